@@ -1,0 +1,1 @@
+"""capidx compiler: validate, build and report a capability catalog."""

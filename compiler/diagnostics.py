@@ -1,0 +1,65 @@
+"""Problems as values.
+
+Every check returns `Diagnostic`s instead of raising, so one run reports every problem (as
+check-jsonschema and mkdocs do) and reporters decide how to print them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Literal
+
+Severity = Literal["error", "warning"]
+
+
+class ExitCode(IntEnum):
+    """Exit codes shared by every command (documented in the README)."""
+
+    OK = 0
+    INVALID = 1  # the data, a budget or a build failed
+    USAGE = 2  # bad flags, unreadable input, missing build directory
+
+
+@dataclass(frozen=True, order=True)
+class Diagnostic:
+    """One problem found in one file.
+
+    `line` and `col` are 1-based and point at the offending value in the source file; `pointer`
+    is the JSON path (`$.capabilities[3].category`). Either may be unknown for problems that
+    concern a file as a whole.
+    """
+
+    path: str
+    line: int | None
+    col: int | None
+    pointer: str
+    severity: Severity
+    message: str
+    hint: str | None = None
+    code: str = "schema"
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity == "error"
+
+    def location(self) -> str:
+        parts = [self.path]
+        if self.line is not None:
+            parts.append(str(self.line))
+            if self.col is not None:
+                parts.append(str(self.col))
+        return ":".join(parts)
+
+    def as_text(self) -> str:
+        """`path:line:col: $.json.path: message (hint)` — the format editors and CI logs parse."""
+        text = f"{self.location()}: {self.pointer}: {self.message}" if self.pointer else (
+            f"{self.location()}: {self.message}"
+        )
+        return f"{text} ({self.hint})" if self.hint else text
+
+    def promoted(self) -> Diagnostic:
+        """The same problem as an error (`--strict`)."""
+        if self.is_error:
+            return self
+        return Diagnostic(self.path, self.line, self.col, self.pointer, "error", self.message, self.hint, self.code)

@@ -1,0 +1,63 @@
+"""Text normalization shared by the index builder and the resolver.
+
+Lives in the server package because the server may import nothing from the compiler; the
+compiler imports it from here, so a name is normalized the same way when the index is built and
+when a request is resolved. Pure functions, standard library only (cheap to import).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_NON_ALNUM = re.compile(r"[^0-9a-z]+")
+_WORD = re.compile(r"[0-9a-z]+")
+
+# Words that carry no meaning for matching capability names and descriptions.
+STOP_WORDS = frozenset(
+    """
+    a an and any are as at be been but by can could do does doing for from get gets had has have how i
+    if in into is it its me my of on onto or our so than that the their them then there these this those
+    to too up us use used uses using via was we what when where which while who will with within without
+    would you your yours want wants need needs let lets make makes also just only about like some more
+    most other such each every all both own same very s t
+    """.split()
+)
+
+
+def normalize(text: str) -> str:
+    """Case-, spacing- and punctuation-insensitive key: 'MCP-Servers ' -> 'mcp servers'."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return _NON_ALNUM.sub(" ", folded).strip()
+
+
+def stem(word: str) -> str:
+    """Light, predictable normalization of plurals and verb forms (not a full stemmer).
+
+    'servers' -> 'server', 'completions' -> 'completion', 'running' -> 'run', 'edited' -> 'edit',
+    'policies' -> 'policy'. Short words are left alone so 'gas' or 'mcp' survive.
+    """
+    if len(word) <= 3:
+        return word
+    for suffix, replacement in (("ies", "y"), ("sses", "ss")):
+        if word.endswith(suffix) and len(word) > len(suffix) + 2:
+            return word[: -len(suffix)] + replacement
+    if word.endswith("ing") and len(word) > 5:
+        base = word[:-3]
+        return base[:-1] if len(base) > 2 and base[-1] == base[-2] and base[-1] not in "lsz" else base
+    if word.endswith("ed") and len(word) > 4:
+        base = word[:-2]
+        return base[:-1] if len(base) > 2 and base[-1] == base[-2] and base[-1] not in "lsz" else base
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def terms(text: str) -> list[str]:
+    """Meaningful, stemmed terms of a text, in order, with repeats (for term frequencies)."""
+    return [stem(word) for word in _WORD.findall(normalize(text)) if word not in STOP_WORDS]
+
+
+def slugify(text: str) -> str:
+    """URL- and file-safe identifier: 'MCP Servers' -> 'mcp-servers'."""
+    return normalize(text).replace(" ", "-")

@@ -1,0 +1,1 @@
+"""Bundled Jinja templates, one per artifact kind (package data)."""
