@@ -1,0 +1,187 @@
+"""Reporters turn a `ValidationResult` into text; they never decide anything (exit codes live elsewhere).
+
+- `text`: `path:line:col: $.json.path: message (hint)`, warnings marked `warning:`, repetitive
+  warnings grouped per file unless verbose, then a one-line summary. Colour only when asked.
+- `json`: one stable object, documented in docs/configuration.md, listing every diagnostic.
+- `github`: workflow commands (`::error file=…,line=…,col=…,title=…::message`), one per diagnostic,
+  which GitHub Actions shows as annotations on the pull request's diff.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+import click
+
+from capidx.compiler.diagnostics import Diagnostic
+
+if TYPE_CHECKING:
+    from capidx.compiler.validate import ValidationResult
+
+# Warnings that pile up (one per source) and are grouped into one line per file by the text reporter.
+GROUPED_WARNINGS = {
+    "never-verified": ("sources never verified", "add verifiedDate after checking them"),
+    "verified-age": ("sources verified more than staleness.warn_days ago", "re-check them, update verifiedDate"),
+    "stale": ("stale sources", "re-check them, update verifiedDate"),
+}
+GROUP_THRESHOLD = 3  # a file with more than this many warnings of one kind gets one line for them
+
+
+class Reporter:
+    name: ClassVar[str]
+
+    def __init__(self, *, color: bool = False, verbosity: int = 0, cwd: Path | None = None) -> None:
+        """`verbosity`: -1 quiet (errors only, no summary), 0 normal, 1 verbose (no grouping)."""
+        self.color = color
+        self.verbosity = verbosity
+        self.cwd = cwd or Path.cwd()
+
+    def render(self, result: ValidationResult) -> str:
+        raise NotImplementedError
+
+    def display_path(self, path: str) -> str:
+        """Paths below the working directory are shown relative to it, as editors and CI expect."""
+        candidate = Path(path)
+        if candidate.is_absolute():
+            try:
+                return str(candidate.relative_to(self.cwd))
+            except ValueError:
+                return path
+        return path
+
+
+class TextReporter(Reporter):
+    name = "text"
+
+    def render(self, result: ValidationResult) -> str:
+        shown = [d for d in result.diagnostics if d.is_error or self.verbosity >= 0]
+        lines = [self._line(d) for d in (shown if self.verbosity > 0 else self._grouped(shown))]
+        if self.verbosity >= 0:
+            lines.append(self._summary(result))
+        return "\n".join(lines)
+
+    def _line(self, diagnostic: Diagnostic) -> str:
+        location = f"{self.display_path(diagnostic.path)}"
+        if diagnostic.line is not None:
+            location += f":{diagnostic.line}" + (f":{diagnostic.col}" if diagnostic.col is not None else "")
+        fg = "red" if diagnostic.is_error else "yellow"
+        text = click.style(f"{location}:", fg=fg, bold=True) if self.color else f"{location}:"
+        if diagnostic.pointer:
+            text += f" {diagnostic.pointer}:"
+        if not diagnostic.is_error:
+            text += " " + (click.style("warning:", fg=fg) if self.color else "warning:")
+        text += f" {diagnostic.message}"
+        if diagnostic.hint:
+            text += " " + (click.style(f"({diagnostic.hint})", dim=True) if self.color else f"({diagnostic.hint})")
+        return text
+
+    def _grouped(self, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+        counts = Counter((d.path, d.code) for d in diagnostics if not d.is_error and d.code in GROUPED_WARNINGS)
+        out: list[Diagnostic] = []
+        done: set[tuple[str, str]] = set()
+        for diagnostic in diagnostics:
+            key = (diagnostic.path, diagnostic.code)
+            if diagnostic.is_error or counts.get(key, 0) <= GROUP_THRESHOLD:
+                out.append(diagnostic)
+            elif key not in done:
+                done.add(key)
+                label, hint = GROUPED_WARNINGS[diagnostic.code]
+                out.append(
+                    Diagnostic(
+                        diagnostic.path,
+                        diagnostic.line,
+                        diagnostic.col,
+                        "",
+                        "warning",
+                        f"{counts[key]} {label}",
+                        f"{hint}; -v lists them",
+                        diagnostic.code,
+                    )
+                )
+        return out
+
+    def _summary(self, result: ValidationResult) -> str:
+        errors, warnings = len(result.errors), len(result.warnings)
+        files = _plural(len(result.checked), "file")
+        if errors:
+            text = f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')}" + (
+                f" in {files}" if result.checked else ""
+            )
+            return click.style(text, fg="red", bold=True) if self.color else text
+        text = f"{files} valid" + (f" ({_plural(warnings, 'warning')})" if warnings else "")
+        return click.style(text, fg="green") if self.color else text
+
+
+class JsonReporter(Reporter):
+    """`{"ok", "errors", "warnings", "files", "diagnostics": [...]}`; the keys are a stable interface."""
+
+    name = "json"
+
+    def render(self, result: ValidationResult) -> str:
+        document = {
+            "ok": result.ok,
+            "errors": len(result.errors),
+            "warnings": len(result.warnings),
+            "files": len(result.checked),
+            "diagnostics": [self._entry(d) for d in result.diagnostics],
+        }
+        return json.dumps(document, indent=2)
+
+    def _entry(self, diagnostic: Diagnostic) -> dict[str, object]:
+        return {
+            "path": self.display_path(diagnostic.path),
+            "line": diagnostic.line,
+            "col": diagnostic.col,
+            "pointer": diagnostic.pointer,
+            "severity": diagnostic.severity,
+            "code": diagnostic.code,
+            "message": diagnostic.message,
+            "hint": diagnostic.hint,
+        }
+
+
+class GithubReporter(Reporter):
+    name = "github"
+
+    def render(self, result: ValidationResult) -> str:
+        return "\n".join(self._command(d) for d in result.diagnostics)
+
+    def _command(self, diagnostic: Diagnostic) -> str:
+        properties = {"file": self.display_path(diagnostic.path).replace(os.sep, "/")}
+        if diagnostic.line is not None:
+            properties["line"] = str(diagnostic.line)
+            if diagnostic.col is not None:
+                properties["col"] = str(diagnostic.col)
+        properties["title"] = f"capidx {diagnostic.code}"
+        message = f"{diagnostic.pointer}: {diagnostic.message}" if diagnostic.pointer else diagnostic.message
+        if diagnostic.hint:
+            message += f" ({diagnostic.hint})"
+        level = "error" if diagnostic.is_error else "warning"
+        fields = ",".join(f"{key}={_escape(value, property_value=True)}" for key, value in properties.items())
+        return f"::{level} {fields}::{_escape(message)}"
+
+
+def _escape(text: str, *, property_value: bool = False) -> str:
+    """GitHub's workflow-command escaping (actions/toolkit `escapeData` / `escapeProperty`)."""
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if property_value else text
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+REPORTER_BY_NAME: dict[str, type[Reporter]] = {
+    reporter.name: reporter for reporter in (TextReporter, JsonReporter, GithubReporter)
+}
+
+
+def use_color(stream_is_tty: bool, environ: Iterable[tuple[str, str]] | None = None) -> bool:
+    """Colour only on a terminal, and never when NO_COLOR is set to anything (https://no-color.org)."""
+    env = dict(environ if environ is not None else os.environ.items())
+    return stream_is_tty and not env.get("NO_COLOR")

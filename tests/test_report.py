@@ -1,0 +1,572 @@
+"""`capidx report` on synthetic manifests: figures, budgets, deltas, formats and exit codes.
+
+The manifests come from `manifest_factory`, which validates each one against the build-manifest
+schema; tests against a real `capidx build` live in test_report_build.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from manifest_factory import PRIMARY, make_manifest, uri, write_build
+
+from capidx.compiler.cli import cli
+from capidx.compiler.cli_report import _wants_color
+from capidx.compiler.report import BaselineError, build_report
+from capidx.compiler.report_formats import MARKER, render_text
+from capidx.compiler.report_json import report_to_dict
+from capidx.compiler.report_manifest import Manifest, ManifestError, load_manifest
+
+# --- helpers ------------------------------------------------------------------------------------
+
+
+def _manifest(tmp_path: Path, name: str = "build", **kwargs) -> Manifest:
+    return load_manifest(write_build(tmp_path / name, make_manifest(**kwargs)))
+
+
+def _row(report, kind: str):
+    return next(row for row in report.kinds if row.kind == kind)
+
+
+def _run(*args: str, env: dict[str, str] | None = None):
+    return CliRunner().invoke(cli, ["report", *args], env=env)
+
+
+@pytest.fixture
+def within_budget(tmp_path: Path) -> Path:
+    return write_build(tmp_path / "ok", make_manifest(budgets={"full": 100_000, "agent": 10_000}))
+
+
+@pytest.fixture
+def breached(tmp_path: Path) -> Path:
+    return write_build(tmp_path / "breached", make_manifest(budgets={"full": 20_000, "agent": 10_000}))
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> tuple[Path, Path]:
+    """A baseline and a build: one capability added, one agent's document grown, one capability removed."""
+    before = make_manifest(
+        capabilities={"mcp-servers": "api-integration", "plugins": "customization", "old-thing": "testing"},
+        budgets={"agent": 10_000},
+    )
+    after = make_manifest(
+        capabilities={"mcp-servers": "api-integration", "plugins": "customization", "new-thing": "testing"},
+        tokens={"agents/alpha-cli": 4_000},
+        budgets={"agent": 10_000},
+    )
+    return write_build(tmp_path / "base", before), write_build(tmp_path / "head", after)
+
+
+# --- figures ------------------------------------------------------------------------------------
+
+
+def test_every_kind_in_the_manifest_gets_a_row_with_its_totals(tmp_path: Path) -> None:
+    manifest = make_manifest(tokens={"agents/alpha-cli": 2_500, "agents/beta-ide": 2_100, "agents/gamma-web": 2_000})
+    report = build_report(load_manifest(write_build(tmp_path / "b", manifest)))
+    kinds = {artifact["kind"] for artifact in manifest["artifacts"]}
+    assert {row.kind for row in report.kinds} == kinds
+    agent = _row(report, "agent")
+    assert agent.documents == 3
+    assert agent.tokens[PRIMARY] == 6_600
+    assert agent.largest[PRIMARY] == 2_500
+    assert agent.largest_uri == uri("agents/alpha-cli")
+    assert report.totals.documents == len(manifest["artifacts"])
+    assert report.totals.tokens[PRIMARY] == sum(a["tokens"][PRIMARY] for a in manifest["artifacts"])
+
+
+def test_rows_follow_the_schema_order_without_budgets(tmp_path: Path) -> None:
+    report = build_report(_manifest(tmp_path))
+    assert [row.kind for row in report.kinds] == [
+        "summary",
+        "full",
+        "stats",
+        "agent",
+        "capability",
+        "category",
+        "lookup",
+        "compare",
+        "list",
+        "sources",
+        "index",
+    ]
+    assert all(row.status == "unbudgeted" for row in report.kinds)
+
+
+def test_every_encoding_is_totalled(tmp_path: Path) -> None:
+    report = build_report(_manifest(tmp_path, encodings=(PRIMARY, "o200k_base"), tokens={"full": 10_000}))
+    full = _row(report, "full")
+    assert full.tokens == {PRIMARY: 10_000, "o200k_base": 9_000}
+    assert report.totals.tokens["o200k_base"] < report.totals.tokens[PRIMARY]
+
+
+def test_shares_are_of_the_largest_document_against_200k_and_1m(tmp_path: Path) -> None:
+    data = report_to_dict(build_report(_manifest(tmp_path, tokens={"full": 50_000})))
+    full = next(row for row in data["kinds"] if row["kind"] == "full")
+    assert full["share"] == {"200k": 0.25, "1m": 0.05}
+    assert data["totals"]["share"]["1m"] == round(data["totals"]["tokens"][PRIMARY] / 1_000_000, 6)
+
+
+def test_the_three_largest_agent_capability_and_lookup_documents_are_named(tmp_path: Path) -> None:
+    report = build_report(
+        _manifest(tmp_path, tokens={"capabilities/plugins": 5_000, "tools/lookup/beta-ide/mcp-servers": 900})
+    )
+    assert set(report.largest) == {"agent", "capability", "lookup"}
+    assert all(len(docs) == 3 for docs in report.largest.values())
+    assert report.largest["capability"][0].uri == uri("capabilities/plugins")
+    assert report.largest["lookup"][0].tokens == 900
+    tokens = [doc.tokens for doc in report.largest["agent"]]
+    assert tokens == sorted(tokens, reverse=True)
+
+
+# --- budgets ------------------------------------------------------------------------------------
+
+
+def test_breaches_come_first_then_kinds_near_their_budget(tmp_path: Path) -> None:
+    budgets = {"summary": 100_000, "lookup": 100, "agent": 2_110}  # agent largest is 2,000-2,099
+    report = build_report(_manifest(tmp_path, budgets=budgets))
+    assert [row.kind for row in report.kinds][:2] == ["lookup", "agent"]
+    assert _row(report, "lookup").status == "breach"
+    assert _row(report, "agent").status == "near"
+    assert _row(report, "summary").status == "ok"
+    assert _row(report, "full").status == "unbudgeted"
+    assert [breach.kind for breach in report.breaches] == ["lookup"]
+    assert [finding.reason for finding in report.warnings] == ["near-budget"]
+    assert not report.ok
+
+
+def test_a_budgeted_kind_without_documents_still_has_a_row(tmp_path: Path) -> None:
+    report = build_report(_manifest(tmp_path, budgets={"snippet": 500}))
+    snippet = _row(report, "snippet")
+    assert (snippet.documents, snippet.status, snippet.largest_uri) == (0, "ok", None)
+
+
+# --- baseline -----------------------------------------------------------------------------------
+
+
+def test_changes_are_matched_by_uri_and_compared_by_sha256(pair: tuple[Path, Path]) -> None:
+    base, head = pair
+    report = build_report(load_manifest(head), load_manifest(base))
+    added = {change.uri for change in report.added}
+    removed = {change.uri for change in report.removed}
+    assert uri("capabilities/new-thing") in added and uri("capabilities/old-thing") in removed
+    assert uri("tools/lookup/alpha-cli/new-thing") in added
+    changed = {change.uri: change for change in report.changed}
+    grown = changed[uri("agents/alpha-cli")]
+    assert (grown.after, grown.delta) == (4_000, 4_000 - grown.before)
+    assert uri("agents/beta-ide") not in changed  # same sha256: not a change
+    assert all(change.before is None for change in report.added)
+    assert all(change.after is None for change in report.removed)
+
+
+def test_deltas_per_kind_and_growth_warnings(pair: tuple[Path, Path]) -> None:
+    base, head = pair
+    report = build_report(load_manifest(head), load_manifest(base))
+    agent = _row(report, "agent")
+    assert agent.total_delta.tokens == agent.tokens[PRIMARY] - agent.total_delta.before
+    assert agent.largest_delta.after == 4_000
+    assert agent.largest_delta.relative > 0.10
+    assert any(f.kind == "agent" and f.reason == "growth" for f in report.warnings)
+    summary = _row(report, "summary")
+    assert (summary.total_delta.tokens, summary.total_delta.relative) == (0, 0.0)
+    assert not any(f.kind == "summary" for f in report.warnings)
+
+
+def test_growth_of_exactly_ten_percent_is_not_a_warning(tmp_path: Path) -> None:
+    base = _manifest(tmp_path, "base", tokens={"full": 10_000})
+    head = _manifest(tmp_path, "head", tokens={"full": 11_000})
+    assert not build_report(head, base).warnings
+    head = _manifest(tmp_path, "head2", tokens={"full": 11_001})
+    assert [f.kind for f in build_report(head, base).warnings] == ["full"]
+
+
+def test_a_kind_new_in_the_build_has_no_relative_change(tmp_path: Path) -> None:
+    base = _manifest(tmp_path, "base", kinds=("summary", "full"))
+    head = _manifest(tmp_path, "head")
+    agent = _row(build_report(head, base), "agent")
+    assert agent.total_delta.before == 0 and agent.total_delta.relative is None
+    assert agent.documents_delta.tokens == 3
+
+
+def test_a_baseline_measured_with_another_encoding_is_refused(tmp_path: Path) -> None:
+    base = _manifest(tmp_path, "base", encodings=("o200k_base",))
+    with pytest.raises(BaselineError, match="o200k_base"):
+        build_report(_manifest(tmp_path, "head"), base)
+
+
+# --- loading ------------------------------------------------------------------------------------
+
+
+def test_a_directory_without_manifest_names_the_file(tmp_path: Path) -> None:
+    with pytest.raises(ManifestError) as caught:
+        load_manifest(tmp_path)
+    assert caught.value.path == tmp_path / "manifest.json"
+    assert "capidx build" in str(caught.value)
+
+
+def test_invalid_json_reports_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "manifest.json"
+    path.write_text('{"format": 1,\n  "capidx": }\n', encoding="utf-8")
+    with pytest.raises(ManifestError, match=r"manifest\.json: 2:13: invalid JSON"):
+        load_manifest(path)
+
+
+def test_schema_errors_name_the_json_path(tmp_path: Path) -> None:
+    manifest = make_manifest()
+    manifest["artifacts"][0]["tokens"][PRIMARY] = -1
+    del manifest["budgets"]
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+    with pytest.raises(ManifestError) as caught:
+        load_manifest(path)
+    problems = caught.value.problems
+    assert any(p.startswith("$.artifacts[0].tokens.cl100k_base: -1 is less than the minimum") for p in problems)
+    assert any("'budgets' is a required property" in p for p in problems)
+
+
+def test_duplicate_uris_and_missing_primary_counts_are_refused(tmp_path: Path) -> None:
+    manifest = make_manifest()
+    manifest["artifacts"][1]["uri"] = manifest["artifacts"][0]["uri"]
+    manifest["artifacts"][2]["tokens"] = {"o200k_base": 5}
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+    with pytest.raises(ManifestError) as caught:
+        load_manifest(path)
+    assert [p.split(":")[0] for p in caught.value.problems] == ["$.artifacts[1].uri", "$.artifacts[2].tokens"]
+
+
+# --- the command: exit codes --------------------------------------------------------------------
+
+
+def test_within_budget_exits_0(within_budget: Path) -> None:
+    result = _run("--build", str(within_budget))
+    assert result.exit_code == 0, result.output
+    assert "OK: all budgets met" in result.output
+
+
+def test_a_breach_exits_1_and_no_fail_exits_0(breached: Path) -> None:
+    result = _run("--build", str(breached))
+    assert result.exit_code == 1
+    assert "FAIL: 1 budget breached" in result.output
+    assert "full is 24,0" in result.output
+    assert _run("--build", str(breached), "--no-fail").exit_code == 0
+
+
+@pytest.mark.parametrize("output_format", ["text", "markdown", "json", "github", "html"])
+def test_every_format_fails_on_a_breach(breached: Path, output_format: str) -> None:
+    result = _run("--build", str(breached), "--format", output_format, env={"GITHUB_STEP_SUMMARY": ""})
+    assert result.exit_code == 1, result.output
+
+
+def test_a_missing_build_exits_2_naming_the_manifest(tmp_path: Path) -> None:
+    result = _run("--build", str(tmp_path / "nowhere"))
+    assert result.exit_code == 2
+    assert str(tmp_path / "nowhere") in result.output and "cannot read the build manifest" in result.output
+
+
+def test_an_invalid_manifest_exits_2_naming_file_and_problem(tmp_path: Path) -> None:
+    (tmp_path / "manifest.json").write_text('{"format": 2}', encoding="utf-8")
+    result = _run("--build", str(tmp_path))
+    assert result.exit_code == 2
+    assert f"{tmp_path / 'manifest.json'}: $.format: 1 was expected" in result.output
+
+
+def test_an_invalid_baseline_exits_2(within_budget: Path, tmp_path: Path) -> None:
+    (tmp_path / "base.json").write_text("[]", encoding="utf-8")
+    result = _run("--build", str(within_budget), "--against", str(tmp_path / "base.json"))
+    assert result.exit_code == 2
+    assert "base.json: $: [] is not of type 'object'" in result.output
+
+
+def test_an_unknown_format_is_a_usage_error(within_budget: Path) -> None:
+    result = _run("--build", str(within_budget), "--format", "yaml")
+    assert result.exit_code == 2
+    assert "'yaml' is not one of" in result.output
+
+
+def test_an_unwritable_output_exits_2(within_budget: Path, tmp_path: Path) -> None:
+    result = _run("--build", str(within_budget), "--output", str(tmp_path / "no" / "such" / "dir.txt"))
+    assert result.exit_code == 2
+    assert "cannot write the report" in result.output
+
+
+def test_the_build_defaults_to_paths_out_from_capidx_yaml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_build(tmp_path / "site" / "index", make_manifest())
+    (tmp_path / "capidx.yaml").write_text("paths:\n  out: site/index\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    result = _run()
+    assert result.exit_code == 0, result.output
+    assert f"capidx token report: {Path('site/index/manifest.json')}" in result.output
+
+
+def test_the_build_defaults_to_build_without_a_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_build(tmp_path / "build", make_manifest())
+    monkeypatch.chdir(tmp_path)
+    assert _run().exit_code == 0
+
+
+def test_a_broken_capidx_yaml_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "capidx.yaml").write_text("paths:\n  outt: x\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    result = _run()
+    assert result.exit_code == 2
+    assert "unknown key 'outt'" in result.output and "did you mean 'out'" in result.output
+
+
+# --- formats ------------------------------------------------------------------------------------
+
+
+def test_text_columns_are_aligned(pair: tuple[Path, Path]) -> None:
+    base, head = pair
+    result = _run("--build", str(head), "--against", str(base))
+    table = _text_table(result.output)
+    header = table[0]
+    for column in ("docs", "tokens", "largest", "budget", "200K", "1M"):
+        start = header.index(column)
+        end = start + len(column)
+        for line in table[1:]:
+            cell = line[start:end]
+            # Right-aligned: a figure ends exactly under the header's last letter (or the cell is blank).
+            assert cell.strip() == "" or (cell[-1] != " " and line[end : end + 1] in ("", " ")), (column, line)
+    assert "Δ tokens" in header and "▲ +" in result.output
+
+
+def _text_table(output: str) -> list[str]:
+    lines = output.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("kind "))
+    end = next(i for i, line in enumerate(lines) if line.startswith("total ")) + 1
+    return lines[start:end]
+
+
+def test_text_has_no_colour_unless_asked(breached: Path) -> None:
+    manifest = load_manifest(breached)
+    report = build_report(manifest)
+    assert "\x1b[" not in render_text(report)
+    coloured = render_text(report, color=True)
+    assert "\x1b[31m" in coloured  # the breach in red
+    assert "\x1b[" not in _run("--build", str(breached)).output  # CliRunner is not a terminal
+
+
+class _Stream:
+    def __init__(self, tty: bool) -> None:
+        self._tty = tty
+
+    def isatty(self) -> bool:
+        return self._tty
+
+
+def test_colour_only_on_a_terminal_and_never_with_no_color() -> None:
+    assert _wants_color(_Stream(True), {})
+    assert not _wants_color(_Stream(False), {})
+    assert not _wants_color(_Stream(True), {"NO_COLOR": "1"})
+    assert _wants_color(_Stream(True), {"NO_COLOR": ""})  # no-color.org: set *and* non-empty
+
+
+def test_markdown_has_the_marker_heading_and_a_compact_table(pair: tuple[Path, Path]) -> None:
+    base, head = pair
+    result = _run("--build", str(head), "--against", str(base), "--format", "markdown")
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    assert lines[:2] == [MARKER, "## capidx token report"]
+    table = [line for line in lines if line.startswith("| ")]
+    assert table[0].startswith("| Kind | Docs | Tokens | Largest | Budget |")
+    assert any(line.startswith("| ✅ agent |") for line in table)
+    assert any(line.startswith("| **total** |") for line in table)
+    assert "<details><summary>Changes against the baseline:" in result.output
+    assert "| added | `capabilities/new-thing` |" in result.output
+    assert "| removed | `capabilities/old-thing` |" in result.output
+    assert "| changed | `agents/alpha-cli` |" in result.output
+    assert "`agents/alpha-cli` 4,000" in result.output  # the largest agent document, named
+
+
+def test_markdown_lists_at_most_twenty_changes_per_list(tmp_path: Path) -> None:
+    base = _manifest(tmp_path, "base", agents=("alpha-cli",))
+    head = _manifest(tmp_path, "head", agents=("alpha-cli", *(f"agent-{i}" for i in range(8))))
+    data = report_to_dict(build_report(head, base))
+    assert len(data["changes"]["added"]) > 20  # JSON lists every change
+    result = _run("--build", str(head.path), "--against", str(base.path), "--format", "markdown")
+    assert sum(line.startswith("| added |") for line in result.output.splitlines()) == 21
+    assert "| added | … " in result.output
+
+
+def test_json_is_stable_and_complete(pair: tuple[Path, Path]) -> None:
+    base, head = pair
+    first = _run("--build", str(head), "--against", str(base), "--format", "json").output
+    assert first == _run("--build", str(head), "--against", str(base), "--format", "json").output
+    data = json.loads(first)
+    assert list(data) == [
+        "reportFormat",
+        "ok",
+        "encoding",
+        "windows",
+        "build",
+        "baseline",
+        "kinds",
+        "totals",
+        "largest",
+        "changes",
+        "breaches",
+        "warnings",
+    ]
+    assert data["ok"] is True and data["baseline"]["manifest"].endswith("manifest.json")
+    assert set(data["changes"]) == {"added", "removed", "changed"}
+    agent = next(row for row in data["kinds"] if row["kind"] == "agent")
+    assert agent["budget"] == {
+        "kind": "agent",
+        "budget": 10_000,
+        "tokens": 4_000,
+        "uri": uri("agents/alpha-cli"),
+        "ok": True,
+        "use": 0.4,
+        "over": 0,
+    }
+    assert set(agent["delta"]) == {"tokens", "largest", "documents"}
+
+
+def test_json_without_baseline_has_null_baseline_and_empty_changes(within_budget: Path) -> None:
+    data = json.loads(_run("--build", str(within_budget), "--format", "json").output)
+    assert data["baseline"] is None
+    assert data["changes"] == {"added": [], "removed": [], "changed": []}
+    assert all(row["delta"] is None for row in data["kinds"]) and data["totals"]["delta"] is None
+
+
+def test_json_breaches_list_the_budget_rows_that_failed(breached: Path) -> None:
+    data = json.loads(_run("--build", str(breached), "--format", "json").output)
+    assert data["ok"] is False
+    assert [(b["kind"], b["budget"], b["ok"]) for b in data["breaches"]] == [("full", 20_000, False)]
+    assert data["breaches"][0]["over"] == data["breaches"][0]["tokens"] - 20_000
+
+
+def test_github_prints_annotations_and_appends_the_step_summary(tmp_path: Path) -> None:
+    head = write_build(tmp_path / "head", make_manifest(budgets={"full": 20_000, "agent": 2_110}))
+    summary = tmp_path / "summary.md"
+    summary.write_text("# earlier step\n", encoding="utf-8")
+    result = _run("--build", str(head), "--format", "github", env={"GITHUB_STEP_SUMMARY": str(summary)})
+    assert result.exit_code == 1
+    lines = result.output.splitlines()
+    assert lines[0].startswith("::error title=capidx budget breached (full)::full is 24,0")
+    assert lines[1].startswith("::warning title=capidx token report (agent)::agent: agents/")
+    assert "%25 of the budget" in lines[1]  # "%" is escaped in workflow commands
+    assert lines[-1].startswith("capidx report: 1 budget breached, 1 warning")
+    written = summary.read_text(encoding="utf-8")
+    assert written.startswith("# earlier step\n" + MARKER + "\n## capidx token report\n")
+    _run("--build", str(head), "--format", "github", env={"GITHUB_STEP_SUMMARY": str(summary)})
+    assert summary.read_text(encoding="utf-8").count(MARKER) == 2  # appended again, never overwritten
+
+
+def test_github_without_step_summary_only_prints(within_budget: Path) -> None:
+    result = _run("--build", str(within_budget), "--format", "github", env={"GITHUB_STEP_SUMMARY": ""})
+    assert result.exit_code == 0
+    assert result.output.splitlines() == [result.output.splitlines()[-1]]
+    assert "::" not in result.output
+
+
+def test_output_file_gets_the_report(pair: tuple[Path, Path], tmp_path: Path) -> None:
+    base, head = pair
+    target = tmp_path / "report.md"
+    result = _run("--build", str(head), "--against", str(base), "--format", "markdown", "--output", str(target))
+    assert result.exit_code == 0 and result.output == ""
+    assert target.read_text(encoding="utf-8").startswith(MARKER)
+
+
+# --- HTML ---------------------------------------------------------------------------------------
+
+_VOID = {"meta", "br", "hr", "img", "input", "link", "source", "wbr", "col", "area", "base", "embed", "track"}
+
+
+class _TagChecker(HTMLParser):
+    """Balanced tags, and nothing loaded from elsewhere."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.stack: list[str] = []
+        self.problems: list[str] = []
+        self.tags: set[str] = set()
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.add(tag)
+        for name, value in attrs:
+            if name in {"src", "href"} or (value and "url(" in value):
+                self.problems.append(f"external reference <{tag} {name}={value!r}>")
+        if tag not in _VOID:
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if not self.stack or self.stack[-1] != tag:
+            self.problems.append(f"</{tag}> closes <{self.stack[-1] if self.stack else None}>")
+        else:
+            self.stack.pop()
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def check_html(page: str) -> _TagChecker:
+    checker = _TagChecker()
+    checker.feed(page)
+    checker.close()
+    assert not checker.problems, checker.problems
+    assert not checker.stack, f"unclosed: {checker.stack}"
+    assert page.startswith("<!DOCTYPE html>")
+    assert {"script", "link", "img", "iframe"}.isdisjoint(checker.tags)
+    return checker
+
+
+def test_html_is_one_well_formed_self_contained_page_with_the_figures(pair: tuple[Path, Path]) -> None:
+    base, head = pair
+    result = _run("--build", str(head), "--against", str(base), "--format", "html")
+    assert result.exit_code == 0
+    checker = check_html(result.output)
+    text = " ".join(" ".join(checker.text).split())
+    report = build_report(load_manifest(head), load_manifest(base))
+    assert f"{report.totals.tokens[PRIMARY]:,}" in text
+    assert "4,000" in text and "10,000" in text  # largest agent document and its budget
+    assert "agents/alpha-cli" in text and "capabilities/new-thing" in text
+    assert "200K window" in text and "1M window" in text
+    assert 'class="fill ok" style="width: 40.00%' in result.output  # 4,000 of 10,000
+
+
+def test_html_shows_a_breach_beyond_its_budget_mark(breached: Path) -> None:
+    result = _run("--build", str(breached), "--format", "html")
+    check_html(result.output)
+    assert "1 budget breached" in result.output
+    assert 'class="fill breach" style="width: 100.00%' in result.output
+    assert "over the budget of 20,000" in result.output
+
+
+def test_html_escapes_text_from_the_manifest(tmp_path: Path) -> None:
+    manifest = make_manifest(budgets={"full": 1})
+    manifest["uriPrefix"] = "x://"
+    for artifact in manifest["artifacts"]:
+        artifact["uri"] = artifact["uri"].replace("capability-index://", "x://<b>")
+    manifest["budgets"][0]["uri"] = "x://<b>full"
+    result = _run("--build", str(write_build(tmp_path / "b", manifest)), "--format", "html", "--no-fail")
+    check_html(result.output)
+    assert "<b>" not in result.output and "&lt;b&gt;" in result.output
+
+
+# --- cheap imports ------------------------------------------------------------------------------
+
+
+def test_the_report_never_imports_a_tokenizer_or_the_mcp_sdk(within_budget: Path) -> None:
+    code = (
+        "import sys\n"
+        "from click.testing import CliRunner\n"
+        "from capidx.compiler.cli import cli\n"
+        "for fmt in ('text', 'markdown', 'json', 'github', 'html'):\n"
+        f"    result = CliRunner().invoke(cli, ['report', '--build', {str(within_budget)!r}, '--format', fmt])\n"
+        "    assert result.exit_code == 0, result.output\n"
+        "loaded = sorted(name for name in sys.modules if name.split('.')[0] in {'tiktoken', 'mcp'})\n"
+        "print(loaded)\n"
+    )
+    env = {**os.environ, "GITHUB_STEP_SUMMARY": ""}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

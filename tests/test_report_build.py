@@ -1,0 +1,141 @@
+"""`capidx report` on real builds: a small catalog built once, changed (a capability added, one removed,
+a description rewritten) and built again, so the report's figures and changes are checked against what
+`capidx build` actually writes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from catalog_factory import documents, write_catalog
+from click.testing import CliRunner
+from test_report import check_html
+
+from capidx.compiler.cli import cli
+from capidx.compiler.report_formats import MARKER
+
+FORMATS = ("text", "markdown", "json", "github", "html")
+BUDGETS = "budgets:\n  summary: 50000\n  agent: 50000\n  capability: 50000\n  lookup: 50000\n"
+
+
+def _build(root: Path, docs: dict[str, Any], budgets: str = BUDGETS) -> Path:
+    write_catalog(root, docs)
+    (root / "capidx.yaml").write_text(budgets, encoding="utf-8")
+    out = root / "build"
+    result = CliRunner().invoke(cli, ["build", "--config", str(root / "capidx.yaml"), "--out", str(out), "-q"])
+    # A breaching build exits 1 and is still written; anything else must succeed.
+    assert result.exit_code in (0, 1), result.output
+    assert (out / "manifest.json").is_file(), result.output
+    return out
+
+
+def _changed_catalog() -> dict[str, Any]:
+    docs = documents()
+    claude = docs["claude-code"]["capabilities"]
+    claude[:] = [capability for capability in claude if capability["name"] != "Hooks"]  # only Claude had it
+    claude.append(
+        {
+            "category": "context-awareness",
+            "name": "Checkpoints",
+            "description": "Saves the workspace before each edit so a session can rewind to any earlier step.",
+            "available": True,
+        }
+    )
+    vscode_mcp = next(c for c in docs["vscode-copilot"]["capabilities"] if c["name"] == "MCP Servers")
+    vscode_mcp["description"] += " Servers are configured per workspace in .vscode/mcp.json or per user profile."
+    return docs
+
+
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("report-builds")
+    return {
+        "base": _build(root / "base", documents()),
+        "head": _build(root / "head", _changed_catalog()),
+        "breached": _build(root / "breached", documents(), "budgets:\n  capability: 50\n  summary: 50000\n"),
+    }
+
+
+def _report(*args: str) -> Any:
+    return CliRunner().invoke(cli, ["report", *args], env={"GITHUB_STEP_SUMMARY": ""})
+
+
+def _manifest(build: Path) -> dict[str, Any]:
+    return json.loads((build / "manifest.json").read_text(encoding="utf-8"))
+
+
+def _json(*args: str) -> dict[str, Any]:
+    result = _report(*args, "--format", "json", "--no-fail")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+@pytest.mark.parametrize("output_format", FORMATS)
+def test_every_format_reports_a_real_build(builds: dict[str, Path], output_format: str) -> None:
+    result = _report("--build", str(builds["head"]), "--against", str(builds["base"]), "--format", output_format)
+    assert result.exit_code == 0, result.output
+    if output_format == "html":
+        check_html(result.output)
+    if output_format == "markdown":
+        assert result.output.startswith(MARKER + "\n## capidx token report\n")
+
+
+def test_figures_match_the_manifest(builds: dict[str, Path]) -> None:
+    manifest = _manifest(builds["head"])
+    encoding = manifest["encodings"][0]
+    data = _json("--build", str(builds["head"]))
+    kinds = {row["kind"]: row for row in data["kinds"]}
+    assert set(kinds) >= {artifact["kind"] for artifact in manifest["artifacts"]}
+    for kind, row in kinds.items():
+        of_kind = [a for a in manifest["artifacts"] if a["kind"] == kind]
+        assert row["documents"] == len(of_kind)
+        assert row["tokens"][encoding] == sum(a["tokens"][encoding] for a in of_kind)
+        assert row["largest"][encoding] == max((a["tokens"][encoding] for a in of_kind), default=0)
+    assert data["totals"]["tokens"][encoding] == sum(a["tokens"][encoding] for a in manifest["artifacts"])
+    budgets = {row["kind"]: row for row in manifest["budgets"]}
+    assert {kind: kinds[kind]["budget"]["tokens"] for kind in budgets} == {k: b["tokens"] for k, b in budgets.items()}
+    agents = sorted((a for a in manifest["artifacts"] if a["kind"] == "agent"), key=lambda a: -a["tokens"][encoding])
+    assert [doc["uri"] for doc in data["largest"]["agent"]] == [a["uri"] for a in agents[:3]]
+
+
+def test_changes_against_the_base_build(builds: dict[str, Path]) -> None:
+    data = _json("--build", str(builds["head"]), "--against", str(builds["base"]))
+    prefix = data["build"]["uriPrefix"]
+    changes = {
+        name: {entry["uri"].removeprefix(prefix) for entry in entries} for name, entries in data["changes"].items()
+    }
+    assert {"capabilities/checkpoints", "tools/compare/checkpoints", "tools/lookup/claude-code/checkpoints"} <= (
+        changes["added"]
+    )
+    assert {"capabilities/hooks", "tools/compare/hooks", "tools/lookup/claude-code/hooks"} <= changes["removed"]
+    assert {"agents/vscode-copilot", "agents/claude-code", "full"} <= changes["changed"]
+    # Exactly the artifacts whose sha256 differs, and nothing else.
+    before = {a["uri"]: a["sha256"] for a in _manifest(builds["base"])["artifacts"]}
+    after = {a["uri"]: a["sha256"] for a in _manifest(builds["head"])["artifacts"]}
+    differ = {uri for uri in before.keys() & after.keys() if before[uri] != after[uri]}
+    assert {prefix + uri for uri in changes["changed"]} == differ
+    capability = next(row for row in data["kinds"] if row["kind"] == "capability")
+    assert capability["delta"]["documents"]["tokens"] == 0  # one added, one removed
+
+
+def test_the_text_report_names_the_changes(builds: dict[str, Path]) -> None:
+    result = _report("--build", str(builds["head"]), "--against", str(builds["base"]))
+    assert "Changes against the baseline:" in result.output
+    assert "+ capabilities/checkpoints" in result.output
+    assert "\u2212 capabilities/hooks" in result.output
+    assert "~ agents/vscode-copilot" in result.output
+
+
+def test_a_real_breach_fails_unless_no_fail(builds: dict[str, Path]) -> None:
+    breached = str(builds["breached"])
+    assert _report("--build", breached).exit_code == 1
+    assert _report("--build", breached, "--no-fail").exit_code == 0
+    github = _report("--build", breached, "--format", "github")
+    assert github.exit_code == 1
+    assert github.output.startswith("::error title=capidx budget breached (capability)::capability: capabilities/")
+    data = _json("--build", breached)
+    assert data["ok"] is False and [b["kind"] for b in data["breaches"]] == ["capability"]
+    assert data["kinds"][0]["kind"] == "capability" and data["kinds"][0]["status"] == "breach"
