@@ -7,17 +7,18 @@ file: callers pass only the flags the user actually gave (`None` means "not give
 
 from __future__ import annotations
 
-import difflib
-import json
 from dataclasses import dataclass, field, fields, replace
-from functools import cache
-from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from capidx.compiler.diagnostics import Diagnostic
+from capidx.compiler.sourcemap import SourceMap
+
+if TYPE_CHECKING:
+    from capidx.compiler.load import SourceFile
 
 CONFIG_FILE_NAME = "capidx.yaml"
+ALIAS_FILE_NAMES = ("aliases.json", "aliases.yaml", "aliases.yml")
 DEFAULT_URI_PREFIX = "capability-index://"
 DEFAULT_ENCODING = "cl100k_base"
 
@@ -88,9 +89,10 @@ class Config:
         return replace(self, **given)
 
 
-@cache
 def config_schema() -> dict[str, Any]:
-    return json.loads(resources.files("capidx.schema").joinpath("config-schema.json").read_text("utf-8"))
+    from capidx.compiler.schemas import CONFIG_SCHEMA, bundled_schema
+
+    return bundled_schema(CONFIG_SCHEMA)
 
 
 def find_config_file(start: Path) -> Path | None:
@@ -101,17 +103,21 @@ def find_config_file(start: Path) -> Path | None:
 def default_config(root: Path) -> Config:
     """Defaults for a project rooted at `root` (the directory holding capidx.yaml, or the cwd)."""
     agents = root / "agents"
-    aliases = agents / "aliases.json"
     templates = root / "templates"
     return Config(
         root=root,
         config_file=None,
         agents=agents,
-        aliases=aliases if aliases.is_file() else None,
+        aliases=default_aliases(agents),
         schema=None,
         templates=templates if _is_user_templates(templates) else None,
         out=root / "build",
     )
+
+
+def default_aliases(agents: Path) -> Path | None:
+    """The catalog's alias table (`aliases.json`, or `aliases.yaml`/`.yml`) when there is one."""
+    return next((agents / name for name in ALIAS_FILE_NAMES if (agents / name).is_file()), None)
 
 
 def _is_user_templates(path: Path) -> bool:
@@ -130,15 +136,12 @@ def config_from_mapping(data: dict[str, Any], root: Path, config_file: Path | No
     staleness = data.get("staleness", {})
     relationships = data.get("relationships", {})
     injection = data.get("injection", {})
-    labels = tuple(
-        InjectionLabel(item["label"], float(item["min_confidence"])) for item in injection.get("labels", [])
-    )
+    labels = tuple(InjectionLabel(item["label"], float(item["min_confidence"])) for item in injection.get("labels", []))
     aliases: Path | None = base.aliases
     if "aliases" in paths:
         aliases = None if paths["aliases"] is None else root / paths["aliases"]
     elif "agents" in paths:
-        candidate = root / paths["agents"] / "aliases.json"
-        aliases = candidate if candidate.is_file() else None
+        aliases = default_aliases(root / paths["agents"])
     return replace(
         base,
         config_file=config_file,
@@ -162,74 +165,69 @@ def config_from_mapping(data: dict[str, Any], root: Path, config_file: Path | No
     )
 
 
-def check_config_mapping(data: Any, path: str) -> list[Diagnostic]:
-    """Schema errors for a parsed capidx.yaml, with "did you mean" for unknown keys."""
-    import jsonschema
+def check_config_mapping(data: Any, path: str, source: SourceFile | None = None) -> list[Diagnostic]:
+    """Problems of a parsed capidx.yaml, in two phases: each option (types, unknown keys with "did you
+    mean"), then options against each other. With the file's `source`, every problem has a line:col.
+    """
+    from capidx.compiler.load import SourceFile
+    from capidx.compiler.schemas import CONFIG_SCHEMA, bundled_validator, schema_diagnostics
 
     if data is None:
         return []
-    validator = jsonschema.Draft202012Validator(config_schema())
-    problems: list[Diagnostic] = []
-    for error in sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path)):
-        pointer = _json_path(error.absolute_path)
-        if error.validator == "additionalProperties":
-            problems.extend(_unknown_key_diagnostics(error, path, pointer))
-            continue
-        problems.append(Diagnostic(path, None, None, pointer, "error", error.message, code="config"))
+    source = source or SourceFile(Path(path), b"", "", data, SourceMap())
+    if not isinstance(data, dict):
+        return [source.diagnostic((), "error", "capidx.yaml must be a mapping of settings", code="config")]
+    problems = schema_diagnostics(bundled_validator(CONFIG_SCHEMA), source, code="config")
+    return problems or _check_across_options(data, source)
+
+
+def _check_across_options(data: dict[str, Any], source: SourceFile) -> list[Diagnostic]:
+    problems = []
+    staleness = data.get("staleness", {})
+    warn_days, old_days = staleness.get("warn_days", Staleness.warn_days), staleness.get("old_days", Staleness.old_days)
+    if old_days < warn_days:
+        where = ("staleness", "old_days" if "old_days" in staleness else "warn_days")
+        problems.append(
+            source.diagnostic(
+                where,
+                "error",
+                f"old_days ({old_days}) is less than warn_days ({warn_days})",
+                "old_days is the stronger warning: make it at least warn_days",
+                "config",
+            )
+        )
+    thresholds = [label["min_confidence"] for label in data.get("injection", {}).get("labels", [])]
+    if thresholds != sorted(thresholds, reverse=True):
+        problems.append(
+            source.diagnostic(
+                ("injection", "labels"),
+                "error",
+                "labels are not ordered by min_confidence",
+                "list the highest min_confidence first",
+                "config",
+            )
+        )
     return problems
-
-
-def _unknown_key_diagnostics(error: Any, path: str, pointer: str) -> list[Diagnostic]:
-    allowed = sorted(error.schema.get("properties", {}))
-    extra = sorted(set(error.instance) - set(allowed))
-    out = []
-    for key in extra:
-        close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
-        hint = f"did you mean '{close[0]}'?" if close else f"valid keys: {', '.join(allowed)}"
-        key_pointer = f"{pointer}.{key}" if pointer != "$" else f"$.{key}"
-        out.append(Diagnostic(path, None, None, key_pointer, "error", f"unknown key '{key}'", hint, "config"))
-    return out
-
-
-def _json_path(parts: Any) -> str:
-    text = "$"
-    for part in parts:
-        text += f"[{part}]" if isinstance(part, int) else f".{part}"
-    return text
 
 
 def load_config(config_path: Path | None, cwd: Path) -> tuple[Config, list[Diagnostic]]:
     """Read capidx.yaml (given, or found in `cwd`); defaults when there is none.
 
-    Returns the config and any problems; on problems the returned config is the defaults, so a
-    caller can still report everything before deciding to stop.
+    Returns the config and any problems, each with the file's line:col; on problems the returned config
+    is the defaults, so a caller can still report everything before deciding to stop. Every problem has
+    the code `config` or `io`: a broken configuration is a usage error (exit 2).
     """
-    import yaml
+    from capidx.compiler.load import load_file
 
     path = config_path or find_config_file(cwd)
     if path is None:
         return default_config(cwd.resolve()), []
     path = path.resolve()
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        return default_config(path.parent), [
-            Diagnostic(str(path), None, None, "", "error", f"cannot read config: {exc}", code="io")
-        ]
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark else None
-        col = mark.column + 1 if mark else None
-        return default_config(path.parent), [
-            Diagnostic(str(path), line, col, "", "error", f"invalid YAML: {exc}", code="parse")
-        ]
-    if data is not None and not isinstance(data, dict):
-        return default_config(path.parent), [
-            Diagnostic(str(path), 1, 1, "$", "error", "capidx.yaml must be a mapping of settings", code="config")
-        ]
-    problems = check_config_mapping(data, str(path))
+    source, problems = load_file(path, allow_empty=True)
+    problems = [problem if problem.code == "io" else replace(problem, code="config") for problem in problems]
+    if source is None or problems:
+        return default_config(path.parent), problems
+    problems = check_config_mapping(source.data, str(path), source)
     if problems:
         return default_config(path.parent), problems
-    return config_from_mapping(data or {}, path.parent, path), []
+    return config_from_mapping(source.data or {}, path.parent, path), []

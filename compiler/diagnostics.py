@@ -6,6 +6,7 @@ check-jsonschema and mkdocs do) and reporters decide how to print them.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Literal
@@ -53,8 +54,10 @@ class Diagnostic:
 
     def as_text(self) -> str:
         """`path:line:col: $.json.path: message (hint)` — the format editors and CI logs parse."""
-        text = f"{self.location()}: {self.pointer}: {self.message}" if self.pointer else (
-            f"{self.location()}: {self.message}"
+        text = (
+            f"{self.location()}: {self.pointer}: {self.message}"
+            if self.pointer
+            else (f"{self.location()}: {self.message}")
         )
         return f"{text} ({self.hint})" if self.hint else text
 
@@ -63,3 +66,16 @@ class Diagnostic:
         if self.is_error:
             return self
         return Diagnostic(self.path, self.line, self.col, self.pointer, "error", self.message, self.hint, self.code)
+
+
+# Problems that stop capidx from checking at all (a file it cannot read, a broken capidx.yaml or
+# --schema file) are usage/I-O errors; everything else that is wrong with the data is "invalid".
+USAGE_CODES = frozenset({"io", "config", "schema-file"})
+
+
+def exit_code_for(diagnostics: Iterable[Diagnostic]) -> ExitCode:
+    """2 if anything could not be read or configured, else 1 if there is an error, else 0 (warnings pass)."""
+    errors = [diagnostic for diagnostic in diagnostics if diagnostic.is_error]
+    if any(diagnostic.code in USAGE_CODES for diagnostic in errors):
+        return ExitCode.USAGE
+    return ExitCode.INVALID if errors else ExitCode.OK

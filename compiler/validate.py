@@ -1,22 +1,30 @@
 """`capidx validate`: load every data file, check it, and collect every problem.
 
-INTERIM IMPLEMENTATION: the public interface (`validate_project`, `ValidationResult`,
-`LoadedDocument`) is fixed; the body is being replaced with the full validator (positions,
-lint rules, malformed-input handling).
+`validate_project` is pure apart from reading the files: it returns a `ValidationResult` (data); the
+reporters in `capidx.compiler.reporters` turn it into text, JSON or GitHub annotations, and `execute`
+ties config, validation and reporting together for the command line. `capidx build` calls
+`validate_project` too and builds only from a result that is `ok`.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from capidx.compiler.config import Config
-from capidx.compiler.diagnostics import Diagnostic
+from capidx.compiler import discover, lint
+from capidx.compiler.config import Config, default_aliases, load_config
+from capidx.compiler.diagnostics import Diagnostic, ExitCode, exit_code_for
+from capidx.compiler.load import SourceFile, load_file
+from capidx.compiler.schemas import (
+    ALIASES_SCHEMA,
+    CAPABILITY_SCHEMA,
+    bundled_validator,
+    load_schema_file,
+    schema_diagnostics,
+)
 
 
 @dataclass(frozen=True)
@@ -34,6 +42,7 @@ class ValidationResult:
     documents: tuple[LoadedDocument, ...]  # capability documents, sorted by agent id
     aliases: LoadedDocument | None
     diagnostics: tuple[Diagnostic, ...]
+    checked: tuple[Path, ...] = ()  # every file that was looked at, readable or not
 
     @property
     def errors(self) -> tuple[Diagnostic, ...]:
@@ -52,26 +61,113 @@ def validate_project(
     config: Config, paths: Sequence[Path] = (), *, strict: bool = False, today: date | None = None
 ) -> ValidationResult:
     """Validate the catalog named by `config` (or only `paths`, when given)."""
-    import jsonschema
-
-    schema_text = (
-        config.schema.read_text("utf-8")
-        if config.schema
-        else resources.files("capidx.schema").joinpath("capability-schema.json").read_text("utf-8")
-    )
-    validator = jsonschema.Draft202012Validator(
-        json.loads(schema_text), format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
-    )
+    today = today or date.today()
+    inputs = discover.collect(config, paths)
+    diagnostics = list(inputs.problems)
+    validator, problems = _capability_validator(config)
+    diagnostics += problems
     documents: list[LoadedDocument] = []
+    sources: list[SourceFile] = []
+    for path in inputs.documents if validator is not None else ():
+        source, problems = load_file(path)
+        diagnostics += problems
+        if source is not None:
+            diagnostics += _check_document(source, validator, config, today)
+            documents.append(LoadedDocument(path, discover.agent_id(path), source.data, source.raw))
+            sources.append(source)
+    diagnostics += lint.check_duplicate_agents((doc.agent_id or "", doc.path) for doc in documents)
+    diagnostics += lint.check_across_agents(sources)
+    catalog_complete = len(sources) == len(inputs.documents)
+    aliases, problems = _check_alias_tables(inputs, sources, catalog_complete)
+    diagnostics += problems
+    if strict:
+        diagnostics = [diagnostic.promoted() for diagnostic in diagnostics]
+    return ValidationResult(
+        tuple(sorted(documents, key=lambda doc: (doc.agent_id or "", str(doc.path)))),
+        aliases,
+        tuple(sorted(diagnostics, key=_reading_order)),
+        inputs.checked,
+    )
+
+
+def _capability_validator(config: Config) -> tuple[Any | None, list[Diagnostic]]:
+    if config.schema is None:
+        return bundled_validator(CAPABILITY_SCHEMA), []
+    return load_schema_file(config.schema)
+
+
+def _check_document(source: SourceFile, validator: Any, config: Config, today: date) -> list[Diagnostic]:
+    return [
+        *schema_diagnostics(validator, source),
+        *lint.check_document(source, config, today),
+        *lint.check_agent_directory(source.path),
+    ]
+
+
+def _check_alias_tables(
+    inputs: discover.Inputs, sources: list[SourceFile], catalog_complete: bool
+) -> tuple[LoadedDocument | None, list[Diagnostic]]:
+    names = {name for source in sources for name in lint.capability_names(source.data)}
+    for path in inputs.context:  # read quietly: only their names matter here
+        context, problems = load_file(path)
+        catalog_complete = catalog_complete and context is not None
+        names.update(lint.capability_names(context.data) if context else ())
+    first: LoadedDocument | None = None
     diagnostics: list[Diagnostic] = []
-    for path in sorted(config.agents.glob("*/capabilities/current.json")):
-        raw = path.read_bytes()
-        data = json.loads(raw)
-        documents.append(LoadedDocument(path, path.parent.parent.name, data, raw))
-        for error in validator.iter_errors(data):
-            diagnostics.append(Diagnostic(str(path), None, None, error.json_path, "error", error.message))
-    aliases = None
-    if config.aliases:
-        raw = config.aliases.read_bytes()
-        aliases = LoadedDocument(config.aliases, None, json.loads(raw), raw)
-    return ValidationResult(tuple(documents), aliases, tuple(diagnostics))
+    for path in inputs.aliases:
+        source, problems = load_file(path)
+        diagnostics += problems
+        if source is None:
+            continue
+        diagnostics += schema_diagnostics(bundled_validator(ALIASES_SCHEMA), source)
+        if catalog_complete:  # with a document unreadable, its names are unknown: no false alarms
+            diagnostics += lint.check_alias_targets(source, names)
+        first = first or LoadedDocument(path, None, source.data, source.raw)
+    return first, diagnostics
+
+
+def _reading_order(diagnostic: Diagnostic) -> tuple[str, int, int, str]:
+    return diagnostic.path, diagnostic.line or 0, diagnostic.col or 0, diagnostic.message
+
+
+@dataclass(frozen=True)
+class ValidateArgs:
+    """`capidx validate`'s options, parsed. `None` means "not given": capidx.yaml or the default applies."""
+
+    cwd: Path
+    paths: tuple[Path, ...] = ()
+    config_file: Path | None = None
+    agents: Path | None = None
+    aliases: Path | None = None
+    no_aliases: bool = False
+    schema: Path | None = None
+    max_age_days: int | None = None
+    strict: bool = False
+    today: date | None = None
+
+
+def effective_config(args: ValidateArgs) -> tuple[Config, list[Diagnostic]]:
+    """capidx.yaml (or defaults) with the flags the user gave on top; paths in flags are relative to the cwd."""
+    config, problems = load_config(_absolute(args.config_file, args.cwd), args.cwd)
+    agents, aliases = _absolute(args.agents, args.cwd), _absolute(args.aliases, args.cwd)
+    if agents is not None and aliases is None:
+        aliases = default_aliases(agents)  # the alias table follows the catalog unless named
+    config = config.with_overrides(agents=agents, aliases=aliases, schema=_absolute(args.schema, args.cwd))
+    if args.no_aliases:
+        config = replace(config, aliases=None)
+    if args.max_age_days is not None:
+        config = replace(config, staleness=replace(config.staleness, error_days=args.max_age_days))
+    return config, problems
+
+
+def execute(args: ValidateArgs) -> tuple[ExitCode, ValidationResult]:
+    """Run the command: a broken configuration stops before any data is read (exit 2)."""
+    config, problems = effective_config(args)
+    if problems:
+        return ExitCode.USAGE, ValidationResult((), None, tuple(problems))
+    result = validate_project(config, args.paths, strict=args.strict, today=args.today)
+    return exit_code_for(result.diagnostics), result
+
+
+def _absolute(path: Path | None, cwd: Path) -> Path | None:
+    return None if path is None else cwd / path

@@ -1,0 +1,104 @@
+"""Which files `capidx validate` reads: the configured catalog, or the PATHS given on the command line.
+
+A directory contributes every `*/capabilities/current.{json,yaml,yml}` below it and its own
+`aliases.{json,yaml,yml}`; a file is a capability document unless it is named like an alias table.
+Paths that do not exist are problems (code `io`, exit 2), reported together with everything else.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from capidx.compiler.config import ALIAS_FILE_NAMES, Config
+from capidx.compiler.diagnostics import Diagnostic
+from capidx.compiler.load import file_problem
+
+CAPABILITY_FILE_NAMES = ("current.json", "current.yaml", "current.yml")
+_SKIPPED_DIRECTORIES = frozenset({"node_modules", "__pycache__"})
+
+
+@dataclass(frozen=True)
+class Inputs:
+    documents: tuple[Path, ...]
+    aliases: tuple[Path, ...]
+    # When only an alias table is named (pre-commit passes the changed files), its catalog is read
+    # too, quietly, so that alias targets can still be checked.
+    context: tuple[Path, ...]
+    problems: tuple[Diagnostic, ...]
+
+    @property
+    def checked(self) -> tuple[Path, ...]:
+        return self.documents + self.aliases
+
+
+def collect(config: Config, paths: Sequence[Path]) -> Inputs:
+    return _from_paths(paths) if paths else _from_config(config)
+
+
+def agent_id(path: Path) -> str:
+    """`agents/<id>/capabilities/current.json` -> `<id>`; any other file is named after itself."""
+    return path.parent.parent.name if path.parent.name == "capabilities" else path.stem
+
+
+def catalog_documents(root: Path) -> list[Path]:
+    """Every `capabilities/current.*` below `root`, sorted; hidden and build folders are skipped.
+
+    Symbolic links to folders are not followed (they could loop); linked files are read, and a
+    link that loops is reported when it is read.
+    """
+    found = []
+    for folder, subfolders, _ in os.walk(root):
+        subfolders[:] = sorted(d for d in subfolders if not d.startswith(".") and d not in _SKIPPED_DIRECTORIES)
+        if os.path.basename(folder) == "capabilities":
+            found += [Path(folder, name) for name in CAPABILITY_FILE_NAMES if os.path.lexists(Path(folder, name))]
+    return found
+
+
+def _alias_tables(folder: Path) -> list[Path]:
+    return [folder / name for name in ALIAS_FILE_NAMES if os.path.lexists(folder / name)]
+
+
+def _from_config(config: Config) -> Inputs:
+    aliases = (config.aliases,) if config.aliases else ()
+    if not config.agents.is_dir():
+        hint = "run capidx where agents/ is, or pass --agents DIR, --config FILE or PATHS"
+        problem = file_problem(config.agents, "catalog directory not found", hint)
+        return Inputs((), aliases, (), (problem,))
+    documents = catalog_documents(config.agents)
+    problems = () if documents else (_nothing_found(config.agents),)
+    return Inputs(tuple(documents), aliases, (), problems)
+
+
+def _from_paths(paths: Sequence[Path]) -> Inputs:
+    documents: dict[str, Path] = {}
+    aliases: dict[str, Path] = {}
+    context: list[Path] = []
+    problems: list[Diagnostic] = []
+    for path in paths:
+        if not os.path.lexists(path):
+            problems.append(file_problem(path, "does not exist"))
+        elif path.is_dir():
+            found = catalog_documents(path)
+            tables = _alias_tables(path)
+            documents.update((_key(p), p) for p in found)
+            aliases.update((_key(p), p) for p in tables)
+            if not found and not tables:
+                problems.append(_nothing_found(path))
+        elif path.name.lower() in ALIAS_FILE_NAMES:
+            aliases[_key(path)] = path
+            context += [p for p in catalog_documents(path.parent) if _key(p) not in documents]
+        else:
+            documents[_key(path)] = path
+    context = [p for p in context if _key(p) not in documents]
+    return Inputs(tuple(documents.values()), tuple(aliases.values()), tuple(context), tuple(problems))
+
+
+def _key(path: Path) -> str:
+    return os.path.normcase(os.path.abspath(path))
+
+
+def _nothing_found(folder: Path) -> Diagnostic:
+    return file_problem(folder, "no capability documents found", "expected <agent>/capabilities/current.json below it")

@@ -1,0 +1,327 @@
+"""Rules a JSON Schema cannot express. Each finding is a `Diagnostic` with its own `code`.
+
+Every rule reads the data defensively: the schema check reports wrong types and missing keys, so a rule
+simply skips what it cannot read instead of failing on it.
+
+Freshness never turns into an error on its own: without a configured hard limit (`staleness.error_days`
+or `--max-age-days`) age only ever produces warnings, so a pre-commit hook cannot start failing on
+unchanged data just because time passed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+import warnings
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from capidx.compiler.config import Config, Staleness
+from capidx.compiler.diagnostics import Diagnostic
+from capidx.compiler.load import SourceFile
+from capidx.server.text import normalize, slugify, terms
+
+AGENT_SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_REVERIFY = "re-check the source and update verifiedDate"
+
+
+def check_document(source: SourceFile, config: Config, today: date) -> list[Diagnostic]:
+    """All single-document rules for one capability document."""
+    capabilities = list(_items(source.data, "capabilities"))
+    problems = _duplicate_names(source, capabilities)
+    for index, capability in capabilities:
+        parts = ("capabilities", index)
+        problems += _vague_description(source, parts, capability, config.min_description_entropy)
+        problems += _deprecated_without_date(source, parts, capability)
+        problems += _use_when_patterns(source, parts, capability)
+        for source_index, citation in _items(capability, "sources"):
+            source_parts = (*parts, "sources", source_index)
+            problems += _excerpt_missing(source, source_parts, citation)
+            problems += _freshness(source, source_parts, citation, config.staleness, today)
+    return problems
+
+
+def check_agent_directory(path: Path) -> list[Diagnostic]:
+    """`agents/<id>/capabilities/current.json`: <id> becomes URIs and file names, so it must be a slug."""
+    if path.parent.name != "capabilities":
+        return []
+    agent_id = path.parent.parent.name
+    if AGENT_SLUG.match(agent_id):
+        return []
+    message = f"agent directory name '{agent_id}' is not a slug (lower-case letters, digits, single hyphens)"
+    hint = f"rename the directory to '{slugify(agent_id)}'" if slugify(agent_id) else None
+    return [Diagnostic(str(path), None, None, "", "error", message, hint, "agent-dir-slug")]
+
+
+def check_duplicate_agents(paths_by_agent: Iterable[tuple[str, Path]]) -> list[Diagnostic]:
+    """Two documents for one agent (current.json beside current.yaml) would silently shadow each other."""
+    first: dict[str, Path] = {}
+    problems = []
+    for agent_id, path in paths_by_agent:
+        if agent_id in first:
+            other = first[agent_id]
+            hint = f"{other.name if other.parent == path.parent else other} is the other one; keep one"
+            message = f"second capability document for agent '{agent_id}'"
+            problems.append(Diagnostic(str(path), None, None, "", "error", message, hint, "duplicate-agent"))
+        else:
+            first[agent_id] = path
+    return problems
+
+
+def check_alias_targets(source: SourceFile, capability_names: Iterable[str]) -> list[Diagnostic]:
+    """Every alias must lead to a capability some agent has (compared like the resolver does: normalized)."""
+    table = source.data.get("aliases") if isinstance(source.data, dict) else None
+    if not isinstance(table, dict):
+        return []
+    known = {normalize(name): name for name in capability_names}
+    problems = []
+    for phrase, target in table.items():
+        if not isinstance(target, str) or not target.strip() or normalize(target) in known:
+            continue
+        problems.append(
+            source.diagnostic(
+                ("aliases", phrase),
+                "error",
+                f"alias target '{target}' is not the name of any capability",
+                _closest(target, known.values()),
+                "alias-target",
+            )
+        )
+    return problems
+
+
+def check_across_agents(sources: Sequence[SourceFile]) -> list[Diagnostic]:
+    """One canonical capability should be spelled and categorized alike in every agent (warnings).
+
+    Repeats within one document are left to the duplicate-name rule.
+    """
+    seen: dict[str, tuple[int, str, Any]] = {}
+    problems = []
+    for number, source in enumerate(sources):
+        for index, capability in _items(source.data, "capabilities"):
+            name, category = capability.get("name"), capability.get("category")
+            if not isinstance(name, str) or not normalize(name):
+                continue
+            owner, first_name, first_category = seen.setdefault(normalize(name), (number, name, category))
+            if owner == number:
+                continue
+            parts = ("capabilities", index)
+            if name != first_name:
+                message = f"'{name}' is spelled '{first_name}' elsewhere"
+                problems.append(
+                    source.diagnostic(
+                        (*parts, "name"), "warning", message, "use one spelling for one capability", "name-spelling"
+                    )
+                )
+            if isinstance(category, str) and isinstance(first_category, str) and category != first_category:
+                message = f"'{first_name}' has category '{first_category}' elsewhere"
+                problems.append(
+                    source.diagnostic(
+                        (*parts, "category"),
+                        "warning",
+                        message,
+                        "use one category for one capability",
+                        "category-mismatch",
+                    )
+                )
+    return problems
+
+
+def capability_names(data: Any) -> Iterator[str]:
+    for _, capability in _items(data, "capabilities"):
+        if isinstance(capability.get("name"), str):
+            yield capability["name"]
+
+
+def _items(container: Any, key: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(index, item) for the object items of `container[key]`, skipping whatever is not an object."""
+    items = container.get(key) if isinstance(container, dict) else None
+    if isinstance(items, list):
+        yield from ((index, item) for index, item in enumerate(items) if isinstance(item, dict))
+
+
+def _duplicate_names(source: SourceFile, capabilities: list[tuple[int, dict[str, Any]]]) -> list[Diagnostic]:
+    first: dict[str, int] = {}
+    problems = []
+    for index, capability in capabilities:
+        name = capability.get("name")
+        if not isinstance(name, str) or not normalize(name):
+            continue
+        key = normalize(name)  # case, spacing and punctuation: the names would share one slug and one URI
+        if key in first:
+            line = source.source_map.locate(("capabilities", first[key], "name"))
+            where = f"first at $.capabilities[{first[key]}]" + (f", line {line[0]}" if line else "")
+            problems.append(
+                source.diagnostic(
+                    ("capabilities", index, "name"),
+                    "error",
+                    f"duplicate capability name '{name}'",
+                    where,
+                    "duplicate-capability",
+                )
+            )
+        else:
+            first[key] = index
+    return problems
+
+
+def _vague_description(
+    source: SourceFile, parts: tuple[Any, ...], capability: dict[str, Any], minimum: float
+) -> list[Diagnostic]:
+    """Descriptions feed the lexical matcher; one with a handful of distinct terms ('TODO', 'Supports
+    plugins.') matches nothing. Shannon entropy of the stemmed terms, in bits (lint.min_description_entropy).
+    """
+    description = capability.get("description")
+    if not isinstance(description, str) or not description.strip():
+        return []
+    words = terms(description)
+    bits = -sum(n / len(words) * math.log2(n / len(words)) for n in Counter(words).values()) if words else 0.0
+    if bits >= minimum:
+        return []
+    return [
+        source.diagnostic(
+            (*parts, "description"),
+            "warning",
+            f"description too vague ({bits:.1f} bits of term entropy, under {minimum:g})",
+            "say what it does, when to use it and its limits",
+            "vague-description",
+        )
+    ]
+
+
+def _deprecated_without_date(
+    source: SourceFile, parts: tuple[Any, ...], capability: dict[str, Any]
+) -> list[Diagnostic]:
+    deprecated = capability.get("status") == "deprecated" or capability.get("maturityLevel") == "deprecated"
+    if not deprecated or capability.get("deprecatedDate"):
+        return []
+    field = "status" if capability.get("status") == "deprecated" else "maturityLevel"
+    return [
+        source.diagnostic(
+            (*parts, field),
+            "error",
+            "deprecated capability without deprecatedDate",
+            "add deprecatedDate: YYYY-MM-DD (when it was deprecated)",
+            "deprecated-date",
+        )
+    ]
+
+
+def _use_when_patterns(source: SourceFile, parts: tuple[Any, ...], capability: dict[str, Any]) -> list[Diagnostic]:
+    problems = []
+    for index, rule in _items(capability, "useWhen"):
+        pattern = rule.get("pattern")
+        if not isinstance(pattern, str):
+            continue
+        where = (*parts, "useWhen", index, "pattern")
+        # The regex engine warns (e.g. "Possible nested set") only when it compiles a pattern, not when
+        # it serves one from its cache, so the cache is cleared for the result not to depend on history.
+        re.purge()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                re.compile(pattern, re.IGNORECASE)
+            except re.error as exc:
+                at = f" at position {exc.pos}" if exc.pos is not None else ""
+                problems.append(
+                    source.diagnostic(
+                        where,
+                        "error",
+                        f"invalid regular expression: {exc.msg}{at}",
+                        "patterns are Python regular expressions",
+                        "use-when-regex",
+                    )
+                )
+        problems += [
+            source.diagnostic(where, "warning", f"regular expression: {warning.message}", None, "use-when-regex")
+            for warning in caught
+        ]
+    return problems
+
+
+def _excerpt_missing(source: SourceFile, parts: tuple[Any, ...], citation: dict[str, Any]) -> list[Diagnostic]:
+    if citation.get("sourceGranularity") != "excerpt" or citation.get("excerpt"):
+        return []
+    return [
+        source.diagnostic(
+            (*parts, "sourceGranularity"),
+            "error",
+            "sourceGranularity is 'excerpt' but there is no excerpt",
+            "quote the supporting passage (50-300 characters) in excerpt",
+            "excerpt-required",
+        )
+    ]
+
+
+def _freshness(
+    source: SourceFile, parts: tuple[Any, ...], citation: dict[str, Any], staleness: Staleness, today: date
+) -> list[Diagnostic]:
+    if "verifiedDate" not in citation:
+        return [
+            source.diagnostic(
+                parts,
+                "warning",
+                "source never verified",
+                "check that it supports the claim, then add verifiedDate: YYYY-MM-DD",
+                "never-verified",
+            )
+        ]
+    verified = _date(citation["verifiedDate"])
+    if verified is None:
+        return []  # the schema reports the malformed date
+    where, age = (*parts, "verifiedDate"), (today - verified).days
+    if age < 0:
+        return [
+            source.diagnostic(
+                where,
+                "error",
+                f"verifiedDate {verified} is in the future (today is {today})",
+                "a source can only have been verified on or before today",
+                "future-date",
+            )
+        ]
+    if staleness.error_days is not None and age > staleness.error_days:
+        return [
+            source.diagnostic(
+                where,
+                "error",
+                f"verified {age} days ago, over the {staleness.error_days}-day limit",
+                _REVERIFY,
+                "too-old",
+            )
+        ]
+    if age > staleness.old_days:
+        return [
+            source.diagnostic(
+                where, "warning", f"stale: verified {age} days ago (over {staleness.old_days})", _REVERIFY, "stale"
+            )
+        ]
+    if age > staleness.warn_days:
+        return [
+            source.diagnostic(
+                where, "warning", f"verified {age} days ago (over {staleness.warn_days})", _REVERIFY, "verified-age"
+            )
+        ]
+    return []
+
+
+def _date(value: Any) -> date | None:
+    if not isinstance(value, str) or not _ISO_DATE.match(value):
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        return None
+
+
+def _closest(word: str, candidates: Iterable[str]) -> str:
+    by_folded = {candidate.casefold(): candidate for candidate in candidates}
+    close = difflib.get_close_matches(word.casefold(), list(by_folded), n=1, cutoff=0.6)
+    if close:
+        return f"did you mean '{by_folded[close[0]]}'?"
+    return "use the name of a capability in some agent's document"

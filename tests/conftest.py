@@ -1,0 +1,36 @@
+"""Shared fixtures. Keep this small: helpers used by one test module live in that module."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+# What a copy of the working tree leaves out: VCS data, build output, caches, virtual environments.
+_NOT_SOURCE = shutil.ignore_patterns(
+    ".git",
+    "build",
+    "dist",
+    ".capidx-build-*",
+    "*.egg-info",
+    "__pycache__",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".venv",
+    ".benchmarks",
+)
+
+
+def copy_source_tree(target: Path) -> Path:
+    """Copy the working tree (uncommitted edits included) for builds that must not touch the checkout."""
+    shutil.copytree(REPO, target, ignore=_NOT_SOURCE, symlinks=True)
+    return target
+
+
+@pytest.fixture(scope="session")
+def source_tree_factory(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """`make("name")` -> a fresh copy of the working tree in a temporary directory."""
+    return lambda name: copy_source_tree(tmp_path_factory.mktemp(name) / "capidx")

@@ -1,0 +1,217 @@
+"""capidx.yaml: defaults, paths, precedence of flags, and problems reported with line:col."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from capidx.compiler.cli import cli
+from capidx.compiler.config import (
+    Config,
+    Staleness,
+    check_config_mapping,
+    config_from_mapping,
+    default_config,
+    load_config,
+)
+from capidx.compiler.validate import ValidateArgs, effective_config
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_no_file_means_defaults(tmp_path: Path) -> None:
+    config, problems = load_config(None, tmp_path)
+
+    assert problems == []
+    assert config.config_file is None
+    assert config.agents == tmp_path / "agents"
+    assert config.aliases is None  # there is no alias table
+    assert config.out == tmp_path / "build"
+    assert config.staleness == Staleness(30, 90, None)
+    assert config.encodings == ("cl100k_base",)
+
+
+def test_alias_table_found_in_any_supported_format(tmp_path: Path) -> None:
+    write(tmp_path / "agents" / "aliases.yaml", "aliases: {}\n")
+    assert default_config(tmp_path).aliases == tmp_path / "agents" / "aliases.yaml"
+
+
+def test_paths_are_relative_to_the_config_file(tmp_path: Path) -> None:
+    config_file = write(tmp_path / "project" / "capidx.yaml", "paths:\n  agents: data\n  out: site\n")
+    write(tmp_path / "project" / "data" / "aliases.json", "{}")
+
+    config, problems = load_config(config_file, tmp_path)  # run from elsewhere
+
+    assert problems == []
+    assert config.root == tmp_path / "project"
+    assert config.agents == tmp_path / "project" / "data"
+    assert config.aliases == tmp_path / "project" / "data" / "aliases.json"  # follows the catalog
+    assert config.out == tmp_path / "project" / "site"
+
+
+def test_every_section_is_read(tmp_path: Path) -> None:
+    data = {
+        "paths": {"aliases": None, "schema": "s.json"},
+        "staleness": {"warn_days": 10, "old_days": 20, "error_days": 40},
+        "lint": {"min_description_entropy": 1.5},
+        "uri_prefix": "caps://",
+        "encodings": ["o200k_base", "cl100k_base"],
+        "budgets": {"summary": 2000},
+        "relationships": {"max_similar": 2},
+        "injection": {"max_tokens": 300, "labels": [{"label": "yes", "min_confidence": 0.7}]},
+        "serve": {"transport": "http"},
+    }
+    assert check_config_mapping(data, "capidx.yaml") == []
+    config = config_from_mapping(data, tmp_path, tmp_path / "capidx.yaml")
+    assert config.aliases is None
+    assert config.schema == tmp_path / "s.json"
+    assert config.staleness == Staleness(10, 20, 40)
+    assert config.min_description_entropy == 1.5
+    assert (config.uri_prefix, config.primary_encoding, config.budgets) == ("caps://", "o200k_base", {"summary": 2000})
+    assert config.relationships.max_similar == 2
+    assert config.injection.max_tokens == 300 and config.injection.labels[0].label == "yes"
+    assert config.serve == {"transport": "http"}
+
+
+def test_empty_file_means_defaults(tmp_path: Path) -> None:
+    config, problems = load_config(write(tmp_path / "capidx.yaml", "# nothing yet\n"), tmp_path)
+    assert problems == []
+    assert config.staleness == Staleness()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "stalenes:\n  warn_days: 3\n",
+            ["capidx.yaml:1:1: $.stalenes: unknown key 'stalenes' (did you mean 'staleness'?)"],
+        ),
+        (
+            "paths:\n  agents: a\n  outt: b\n",
+            ["capidx.yaml:3:3: $.paths.outt: unknown key 'outt' (did you mean 'out'?)"],
+        ),
+        ("zzz: 1\n", ["capidx.yaml:1:1: $.zzz: unknown key 'zzz' (valid keys: paths, staleness, lint, uri_prefix,"]),
+        (
+            "staleness:\n  warn_days: '30'\nencodings: cl100k_base\n",
+            [
+                "capidx.yaml:2:14: $.staleness.warn_days: expected integer, received string",
+                "capidx.yaml:3:12: $.encodings: expected array, received string",
+            ],
+        ),
+        (
+            "serve:\n  transport: sse\n",
+            ["capidx.yaml:2:14: $.serve.transport: 'sse' is not a valid transport (allowed values: stdio, http)"],
+        ),
+        ("uri_prefix: Caps\n", ["capidx.yaml:1:13: $.uri_prefix: 'Caps' does not match the pattern"]),
+        ("- a\n- b\n", ["capidx.yaml:1:1: $: capidx.yaml must be a mapping of settings"]),
+        ("paths: [\n", ["capidx.yaml:2:1: invalid YAML: while parsing a flow"]),
+        ("a: 1\na: 2\n", ["capidx.yaml:2:1: $.a: duplicate key 'a'"]),
+        (
+            "injection:\n  labels:\n    - {label: low, min_confidence: 0.1}\n"
+            "    - {label: high, min_confidence: 0.9}\n",
+            ["capidx.yaml:3:5: $.injection.labels: labels are not ordered by min_confidence"],
+        ),
+        (
+            "staleness:\n  warn_days: 60\n  old_days: 30\n",
+            [
+                "capidx.yaml:3:13: $.staleness.old_days: old_days (30) is less than warn_days (60) (old_days is the "
+                "stronger warning"
+            ],
+        ),
+    ],
+    ids=[
+        "unknown-top",
+        "unknown-nested",
+        "unknown-unlike",
+        "wrong-types",
+        "enum",
+        "pattern",
+        "not-mapping",
+        "bad-yaml",
+        "duplicate-key",
+        "labels-order",
+        "warn-vs-old",
+    ],
+)
+def test_problems_have_positions(tmp_path: Path, text: str, expected: list[str]) -> None:
+    config_file = write(tmp_path / "capidx.yaml", text)
+
+    config, problems = load_config(config_file, tmp_path)
+
+    rendered = [f"{Path(p.path).name}{p.as_text()[len(p.path) :]}" for p in problems]
+    for line in expected:
+        assert any(text.startswith(line) for text in rendered), (line, rendered)
+    assert all(problem.code in ("config", "io") for problem in problems)
+    assert config == default_config(tmp_path)  # defaults on problems, so callers can report and stop
+
+
+def test_with_overrides_ignores_flags_not_given(tmp_path: Path) -> None:
+    config = default_config(tmp_path)
+    assert config.with_overrides(agents=None, out=None) == config
+    assert config.with_overrides(out=tmp_path / "o").out == tmp_path / "o"
+    with pytest.raises(TypeError, match="unknown override"):
+        config.with_overrides(nope=1)
+
+
+def _effective(tmp_path: Path, **flags: object) -> Config:
+    config, problems = effective_config(ValidateArgs(cwd=tmp_path, **flags))  # type: ignore[arg-type]
+    assert problems == []
+    return config
+
+
+def test_flags_beat_the_file_which_beats_defaults(tmp_path: Path) -> None:
+    write(
+        tmp_path / "capidx.yaml",
+        "paths:\n  agents: from-file\n  schema: file-schema.json\nstaleness:\n  error_days: 100\n  warn_days: 5\n",
+    )
+    write(tmp_path / "from-flag" / "aliases.yml", "aliases: {}\n")
+
+    from_file = _effective(tmp_path)
+    assert from_file.agents == tmp_path / "from-file"
+    assert from_file.staleness == Staleness(5, 90, 100)
+
+    flagged = _effective(tmp_path, agents=Path("from-flag"), schema=Path("flag.json"), max_age_days=7)
+    assert flagged.agents == tmp_path / "from-flag"
+    assert flagged.aliases == tmp_path / "from-flag" / "aliases.yml"  # the table follows --agents
+    assert flagged.schema == tmp_path / "flag.json"
+    assert flagged.staleness == Staleness(5, 90, 7)  # only the flag's field changes
+
+    assert _effective(tmp_path, aliases=Path("x.json")).aliases == tmp_path / "x.json"
+    assert _effective(tmp_path, agents=Path("from-flag"), no_aliases=True).aliases is None
+
+
+def test_config_errors_stop_validate_with_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(tmp_path / "settings" / "capidx.yaml", "staleness:\n  warn_day: 3\n")
+    monkeypatch.chdir(tmp_path)
+
+    result = CliRunner().invoke(cli, ["validate", "--config", "settings/capidx.yaml"])
+
+    assert result.exit_code == 2
+    assert result.output.splitlines()[0] == (
+        "settings/capidx.yaml:2:3: $.staleness.warn_day: unknown key 'warn_day' (did you mean 'warn_days'?)"
+    )
+
+
+def _schema_keys(node: dict, prefix: str = "") -> list[str]:
+    keys = []
+    for name, child in node.get("properties", {}).items():
+        keys.append(prefix + name)
+        if child.get("type") == "object" and name != "budgets":
+            keys += _schema_keys(child, f"{prefix}{name}.")
+    return keys
+
+
+def test_every_key_is_documented() -> None:
+    import json
+
+    repo = Path(__file__).resolve().parent.parent
+    schema = json.loads((repo / "schema" / "config-schema.json").read_text("utf-8"))
+    documentation = (repo / "docs" / "configuration.md").read_text("utf-8")
+    missing = [key for key in _schema_keys(schema) if f"`{key}" not in documentation]
+    assert missing == []

@@ -1,0 +1,179 @@
+"""`validate_project` as the build uses it, the bundled catalog, and the cost of `capidx validate`."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from datetime import date
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from capidx.compiler.cli import cli
+from capidx.compiler.config import default_config, load_config
+from capidx.compiler.diagnostics import Diagnostic, ExitCode, exit_code_for
+from capidx.compiler.validate import LoadedDocument, ValidationResult, validate_project
+
+REPO = Path(__file__).resolve().parent.parent
+CASES = Path(__file__).parent / "cases" / "validate"
+TODAY = date(2026, 1, 15)
+
+
+def copy_case(case: str, tmp_path: Path) -> Path:
+    target = tmp_path / "project"
+    shutil.copytree(CASES / case, target, ignore=shutil.ignore_patterns("expected.txt"))
+    return target
+
+
+def test_result_holds_parsed_documents_for_the_build(tmp_path: Path) -> None:
+    project = copy_case("valid/full", tmp_path)
+
+    result = validate_project(default_config(project), today=TODAY)
+
+    assert isinstance(result, ValidationResult)
+    assert result.ok and result.errors == () and result.warnings == ()
+    assert [doc.agent_id for doc in result.documents] == ["alpha", "beta-2"]
+    alpha = result.documents[0]
+    assert isinstance(alpha, LoadedDocument)
+    assert alpha.raw == alpha.path.read_bytes()
+    assert alpha.data == json.loads(alpha.raw)
+    beta = result.documents[1]
+    assert beta.data["agent"]["lastUpdated"] == "2026-01-10T00:00:00Z"  # YAML dates stay strings
+    assert result.aliases is not None and result.aliases.agent_id is None
+    assert result.aliases.data["aliases"]["tdd"] == "Test Generation"
+
+
+def test_strict_promotes_warnings(tmp_path: Path) -> None:
+    project = copy_case("valid/warnings-grouped", tmp_path)
+    config = default_config(project)
+
+    relaxed = validate_project(config, today=TODAY)
+    strict = validate_project(config, strict=True, today=TODAY)
+
+    assert relaxed.ok and len(relaxed.warnings) == 7
+    assert not strict.ok and len(strict.errors) == 7 and strict.warnings == ()
+
+
+def test_today_decides_freshness_and_time_alone_never_fails(tmp_path: Path) -> None:
+    project = copy_case("valid/full", tmp_path)
+    config = default_config(project)
+
+    years_later = validate_project(config, today=date(2031, 1, 1))
+
+    assert years_later.ok  # without error_days, age only warns: a hook cannot break on unchanged data
+    assert {d.code for d in years_later.warnings} == {"stale"}
+
+
+def test_paths_limit_what_is_validated(tmp_path: Path) -> None:
+    project = copy_case("valid/full", tmp_path)
+    only = project / "agents" / "alpha" / "capabilities" / "current.json"
+
+    result = validate_project(default_config(project), [only], today=TODAY)
+
+    assert [doc.path for doc in result.documents] == [only]
+    assert result.aliases is None and result.checked == (only,)
+
+
+def test_exit_codes() -> None:
+    def make(severity: str, code: str) -> Diagnostic:
+        return Diagnostic("f", None, None, "", severity, "m", None, code)  # type: ignore[arg-type]
+
+    assert exit_code_for([]) is ExitCode.OK
+    assert exit_code_for([make("warning", "stale")]) is ExitCode.OK
+    assert exit_code_for([make("error", "schema"), make("warning", "io")]) is ExitCode.INVALID
+    assert exit_code_for([make("error", "schema"), make("error", "io")]) is ExitCode.USAGE
+
+
+def test_bundled_catalog_is_valid(monkeypatch: pytest.MonkeyPatch) -> None:
+    if not any((REPO / "agents").glob("*/capabilities/current.*")):
+        pytest.skip("the bundled catalog is not there yet")
+    monkeypatch.chdir(REPO)
+
+    result = CliRunner().invoke(cli, ["validate", "-q"])
+
+    assert result.exit_code == 0, result.output
+    config, problems = load_config(None, REPO)
+    assert not problems
+    assert validate_project(config).documents  # and the build gets documents from it
+
+
+def test_validate_does_not_import_heavy_packages(tmp_path: Path) -> None:
+    """mcp costs most of a second, tiktoken and jinja2 are build-only, rfc3987_syntax builds a grammar (~1.3 s)."""
+    project = copy_case("invalid/many-errors", tmp_path)
+    script = (
+        "import sys\n"
+        "from capidx.compiler.cli import cli\n"
+        "try:\n"
+        "    cli(['validate'])\n"
+        "except SystemExit as exit:\n"
+        "    code = exit.code\n"
+        "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'mcp', 'tiktoken', 'jinja2', 'rfc3987_syntax'})\n"
+        "print('HEAVY', heavy, code)\n"
+    )
+    output = subprocess.run(
+        [sys.executable, "-c", script], cwd=project, capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    assert "HEAVY [] 1" in output, output
+
+
+SMALL_SCHEMA_2020 = """\
+$schema: https://json-schema.org/draft/2020-12/schema
+type: object
+required: [agent, capabilities]
+properties:
+  capabilities:
+    type: array
+    items:
+      type: object
+      required: [name]
+      properties:
+        name: {type: string, minLength: 3}
+        homepage: {type: string, format: uri}
+"""
+
+
+def _run_schema(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, schema_text: str | None) -> tuple[int, str]:
+    project = copy_case("valid/full", tmp_path)
+    monkeypatch.chdir(project)
+    if schema_text is not None:
+        (project / "s.yaml").write_text(schema_text)
+    doc = project / "agents" / "alpha" / "capabilities" / "current.json"
+    data = json.loads(doc.read_text())
+    data["capabilities"][0]["homepage"] = "not a uri"
+    doc.write_text(json.dumps(data, indent=2))
+    result = CliRunner().invoke(cli, ["validate", "--today", "2026-01-15", "--schema", "s.yaml"])
+    return result.exit_code, result.output
+
+
+def test_user_schema_in_yaml_draft_2020_12(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    code, output = _run_schema(tmp_path, monkeypatch, SMALL_SCHEMA_2020)
+
+    assert code == 1
+    assert "current.json:22:19: $.capabilities[0].homepage: 'not a uri' is not a valid uri" in output
+    assert "1 error" in output  # the bundled schema (where category etc. live) is not applied
+
+
+def test_user_schema_with_unknown_draft_is_checked_as_2020_12(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = SMALL_SCHEMA_2020.replace("https://json-schema.org/draft/2020-12/schema", "https://example.com/my-draft")
+
+    code, output = _run_schema(tmp_path, monkeypatch, text)
+
+    assert code == 1
+    assert "s.yaml:1:10: $.$schema: warning: unknown $schema 'https://example.com/my-draft'" in output
+
+
+def test_missing_user_schema_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    code, output = _run_schema(tmp_path, monkeypatch, None)
+
+    assert code == 2
+    assert "s.yaml: does not exist" in output
+
+
+def test_user_schema_with_a_broken_ref(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    code, output = _run_schema(tmp_path, monkeypatch, "type: object\nproperties:\n  agent: {$ref: '#/$defs/nope'}\n")
+
+    assert code == 2
+    assert "current.json: the schema cannot be applied: _WrappedReferencingError: PointerToNowhere" in output

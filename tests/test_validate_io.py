@@ -1,0 +1,193 @@
+"""`capidx validate` on input that cannot be read as intended: a clear message and exit code, never a traceback.
+
+Cases that a fixture folder cannot hold (links, huge or unreadable files) are made here at run time;
+the rest live in tests/cases/validate/invalid/.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from capidx.compiler import load
+from capidx.compiler.cli import cli
+
+VALID = Path(__file__).parent / "cases" / "validate" / "valid" / "full"
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of a valid project, as the working directory."""
+    target = tmp_path / "project"
+    shutil.copytree(VALID, target, ignore=shutil.ignore_patterns("expected.txt"))
+    monkeypatch.chdir(target)
+    return target
+
+
+def run(*args: str) -> Result:
+    result = CliRunner().invoke(cli, ["validate", "--today", "2026-01-15", *args])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    return result
+
+
+def test_the_fixture_project_is_valid(project: Path) -> None:
+    assert run().exit_code == 0
+
+
+def test_symlink_loop_is_reported_by_name(project: Path) -> None:
+    document = project / "agents" / "alpha" / "capabilities" / "current.json"
+    document.unlink()
+    document.symlink_to(document.name)  # current.json -> current.json
+
+    result = run()
+
+    assert result.exit_code == 2
+    assert "agents/alpha/capabilities/current.json: symbolic link loop" in result.output
+
+
+def test_symlink_loop_given_as_path(project: Path) -> None:
+    loop = project / "loop.json"
+    loop.symlink_to("loop.json")
+
+    result = run("loop.json")
+
+    assert result.exit_code == 2
+    assert "loop.json: symbolic link loop" in result.output
+
+
+def test_broken_symlink(project: Path) -> None:
+    (project / "agents" / "alpha" / "capabilities" / "current.json").unlink()
+    (project / "agents" / "alpha" / "capabilities" / "current.json").symlink_to("gone.json")
+
+    result = run()
+
+    assert result.exit_code == 2
+    assert "current.json: broken symbolic link (target 'gone.json' does not exist)" in result.output
+
+
+def test_a_file_over_the_size_limit_is_refused_unread(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    huge = project / "agents" / "alpha" / "capabilities" / "current.json"
+    with huge.open("r+b") as handle:
+        handle.truncate(50 * 1024 * 1024)  # sparse: instant, and no disk used
+    real_open = open
+
+    def refuse_to_read_it(path: object, *args: object, **kwargs: object) -> object:
+        assert Path(str(path)) != huge, "a file over the limit must not be opened"
+        return real_open(path, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(load, "open", refuse_to_read_it, raising=False)
+    result = run()
+
+    assert result.exit_code == 2
+    assert "current.json: file is 50.0 MB, over the 10 MB limit for data files" in result.output
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_unreadable_file_permission(project: Path) -> None:
+    document = project / "agents" / "alpha" / "capabilities" / "current.json"
+    document.chmod(0)
+    try:
+        result = run()
+    finally:
+        document.chmod(0o644)
+    assert result.exit_code == 2
+    assert "current.json: permission denied" in result.output
+
+
+def test_unreadable_file_simulated(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same path as above, for runs as root (where chmod 000 does not stop reading)."""
+    real_open = open
+
+    def deny(path: object, *args: object, **kwargs: object) -> object:
+        if str(path).endswith("alpha/capabilities/current.json"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(load, "open", deny, raising=False)
+    result = run()
+
+    assert result.exit_code == 2
+    assert "agents/alpha/capabilities/current.json: permission denied" in result.output
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_a_named_pipe_is_not_read(project: Path) -> None:
+    """Reading a FIFO would block forever."""
+    document = project / "agents" / "alpha" / "capabilities" / "current.json"
+    document.unlink()
+    os.mkfifo(document)
+
+    result = run()
+
+    assert result.exit_code == 2
+    assert "current.json: is not a regular file" in result.output
+
+
+def test_aliases_option_pointing_at_a_directory(project: Path) -> None:
+    result = run("--aliases", "agents")
+
+    assert result.exit_code == 2
+    assert "agents: is a directory, expected a file" in result.output
+
+
+def test_missing_config_file(project: Path) -> None:
+    result = run("--config", "nothere.yaml")
+
+    assert result.exit_code == 2
+    assert "nothere.yaml: does not exist" in result.output
+
+
+def test_missing_paths_are_all_reported_with_the_rest(project: Path) -> None:
+    result = run("nothere.json", "agents", "gone/")
+
+    assert result.exit_code == 2
+    assert "nothere.json: does not exist" in result.output
+    assert "gone: does not exist" in result.output or "gone/: does not exist" in result.output
+    assert "3 files" in result.output  # the existing catalog was still checked
+
+
+def test_deeply_nested_json(project: Path) -> None:
+    (project / "agents" / "alpha" / "capabilities" / "current.json").write_text("[" * 100_000 + "]" * 100_000)
+
+    result = run()
+
+    assert result.exit_code == 1
+    assert "current.json: invalid JSON: nested too deeply" in result.output
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "invalid YAML: nested too deeply"),  # libyaml's composer would crash here
+        ("- " * 100_000 + "x\n", "invalid YAML: nested too deeply"),
+        ("a: &a\n  b: *a\n", "current.yaml:1:4: unusable YAML: recursive alias: a value contains itself"),
+        (
+            "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+            + "".join(f"{n}: &{n} [{', '.join([f'*{p}'] * 10)}]\n" for p, n in zip("abcdefg", "bcdefgh", strict=True)),
+            "unusable YAML: aliases expand to more than 1,000,000 values",
+        ),
+        ("agent: {}\n1: one\n", "current.yaml:2:1: $['1']: key '1' is not a string (quote it"),
+    ],
+    ids=["flow-nesting", "block-nesting", "recursive-alias", "billion-laughs", "non-string-key"],
+)
+def test_yaml_that_is_not_json_data(project: Path, text: str, message: str) -> None:
+    (project / "agents" / "alpha" / "capabilities" / "current.json").unlink()
+    (project / "agents" / "alpha" / "capabilities" / "current.yaml").write_text(text)
+
+    result = run()
+
+    assert result.exit_code == 1
+    assert message in result.output
+
+
+def test_json_is_read_with_positions_only_when_needed(project: Path) -> None:
+    """A valid JSON file is never scanned for positions (the scanner is the slow part of loading)."""
+    source, problems = load.load_file(project / "agents" / "alpha" / "capabilities" / "current.json")
+    assert source is not None and not problems
+    assert source._map is None
+    assert json.loads(source.raw) == source.data

@@ -1,0 +1,110 @@
+"""The wheel works outside the checkout: schemas (and templates) ship inside it and load via importlib.resources.
+
+The wheel is built from a copy of the working tree (building in place would write build/ into the
+checkout), in build's isolated environment: `--no-isolation` would use this interpreter's setuptools,
+which may predate the PEP 639 `license = "MIT"` the project declares (setuptools >= 77). It is installed
+with --no-deps into a virtualenv that sees this interpreter's site-packages, so the dependencies are
+already there and no network is needed for the install.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import venv
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parent.parent
+CASES = Path(__file__).parent / "cases" / "validate"
+
+
+@pytest.fixture(scope="module")
+def wheel(source_tree_factory: Callable[[str], Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    source = source_tree_factory("wheel-source")
+    out = tmp_path_factory.mktemp("dist")
+    subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(source)],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    (built,) = out.glob("capidx-*.whl")
+    return built
+
+
+@pytest.fixture(scope="module")
+def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The virtualenv's bin directory, with the wheel installed."""
+    env = tmp_path_factory.mktemp("venv") / "env"
+    venv.EnvBuilder(system_site_packages=True, with_pip=True).create(env)
+    bin_dir = env / ("Scripts" if sys.platform == "win32" else "bin")
+    subprocess.run(
+        [str(bin_dir / "python"), "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(wheel)],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    return bin_dir
+
+
+def test_wheel_contains_package_data(wheel: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for schema in ("capability-schema.json", "aliases-schema.json", "config-schema.json"):
+        assert f"capidx/schema/{schema}" in names
+    templates = sorted(path.name for path in (REPO / "templates").glob("*.j2"))
+    for template in templates:  # present once the templates are written
+        assert f"capidx/templates/{template}" in names
+
+
+def test_installed_wheel_validates_a_catalog_outside_the_checkout(installed: Path, tmp_path: Path) -> None:
+    project = tmp_path / "elsewhere"
+    shutil.copytree(CASES / "valid" / "full", project, ignore=shutil.ignore_patterns("expected.txt"))
+
+    result = subprocess.run(
+        [str(installed / "capidx"), "validate", "--today", "2026-01-15"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "3 files valid" in result.stdout
+
+    broken = project / "agents" / "alpha" / "capabilities" / "current.json"
+    broken.write_text(broken.read_text().replace('"code-refactoring"', '"code-refactor"', 1))
+    result = subprocess.run(
+        [str(installed / "capidx"), "validate", "--format", "json"], cwd=project, capture_output=True, text=True
+    )
+    assert result.returncode == 1
+    assert json.loads(result.stdout)["diagnostics"][0]["line"] == 11
+
+
+def test_installed_code_and_data_come_from_the_wheel(installed: Path, tmp_path: Path) -> None:
+    """The editable install of the checkout is visible too (system site-packages): prove it is not used."""
+    script = (
+        "import sys, importlib.resources as r\n"
+        "import capidx.compiler.validate, capidx.compiler.cli, capidx.schema\n"
+        "mods = {m.__name__: m.__file__ for m in list(sys.modules.values())"
+        " if m.__name__.startswith('capidx.') and getattr(m, '__file__', None)}\n"
+        "print(sys.prefix)\n"
+        "print(r.files('capidx.schema').joinpath('capability-schema.json'))\n"
+        "print('\\n'.join(sorted(mods.values())))\n"
+    )
+    lines = subprocess.run(
+        [str(installed / "python"), "-c", script], cwd=tmp_path, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    prefix, schema, *modules = lines
+    assert schema.startswith(prefix) and modules
+    assert all(module.startswith(prefix) for module in modules), modules
+    assert not any(str(REPO) in line for line in lines)
