@@ -2,10 +2,78 @@
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
+
 import click
+
+_DIR = click.Path(file_okay=False, path_type=Path)
+_EXISTING_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
+_EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+def _absolute(path: Path | None) -> Path | None:
+    return path.resolve() if path is not None else None
 
 
 @click.command()
-def build() -> None:
-    """(not implemented yet)"""
-    raise click.ClickException("capidx build is not implemented yet")
+@click.option("--config", "config_file", type=_EXISTING_FILE, help="capidx.yaml to use. Default: ./capidx.yaml if any.")
+@click.option("--agents", type=_EXISTING_DIR, help="Catalog root holding <agent>/capabilities/current.json.")
+@click.option("--schema", type=_EXISTING_FILE, help="Capability schema. Default: the bundled one.")
+@click.option("--aliases", type=_EXISTING_FILE, help="Alias table. Default: <agents>/aliases.json if it exists.")
+@click.option("--no-aliases", is_flag=True, help="Build without an alias table.")
+@click.option("--templates", type=_EXISTING_DIR, help="Folder whose templates override the bundled ones by name.")
+@click.option("--out", type=_DIR, help="Build directory (replaced atomically). Default: build")
+@click.option(
+    "--encoding",
+    "encodings",
+    multiple=True,
+    metavar="NAME",
+    help="tiktoken encoding to measure (repeatable; the first is used for budgets). Default: cl100k_base",
+)
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing on success.")
+@click.option("--strict", is_flag=True, help="Treat validation warnings as errors.")
+def build(
+    config_file: Path | None,
+    agents: Path | None,
+    schema: Path | None,
+    aliases: Path | None,
+    no_aliases: bool,
+    templates: Path | None,
+    out: Path | None,
+    encodings: tuple[str, ...],
+    quiet: bool,
+    strict: bool,
+) -> None:
+    """Validate the catalog and compile it into a token-measured build directory.
+
+    \b
+    Exit codes: 0 built (or up to date), 1 invalid data, template error, encoding that cannot be
+    loaded or budget breach (a breaching build is still written), 2 usage error (bad flag or
+    config, unknown encoding, --out that is not a build directory).
+    """
+    from capidx.compiler.build import execute
+    from capidx.compiler.config import default_aliases, load_config
+    from capidx.compiler.diagnostics import ExitCode
+
+    if aliases is not None and no_aliases:
+        raise click.UsageError("--aliases and --no-aliases exclude each other")
+    config, problems = load_config(_absolute(config_file), Path.cwd())
+    for problem in problems:
+        click.echo(problem.as_text(), err=True)
+    if problems:
+        raise SystemExit(ExitCode.USAGE)
+    config = config.with_overrides(
+        agents=_absolute(agents),
+        schema=_absolute(schema),
+        aliases=_absolute(aliases),
+        templates=_absolute(templates),
+        out=_absolute(out),
+        encodings=encodings or None,
+    )
+    if agents is not None and aliases is None and not no_aliases:
+        # --agents moves the catalog; its alias table moves with it (as paths.agents does in capidx.yaml).
+        config = dataclasses.replace(config, aliases=default_aliases(config.agents))
+    if no_aliases:
+        config = dataclasses.replace(config, aliases=None)
+    raise SystemExit(execute(config, strict=strict, quiet=quiet).exit_code)

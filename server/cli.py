@@ -1,12 +1,102 @@
 """`capidx serve`: option parsing only. Imports click alone; the MCP SDK is imported inside the
-command so other commands stay fast."""
+command (by `capidx.server.serve`) so other commands stay fast."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import click
+
+if TYPE_CHECKING:
+    from capidx.server.settings import Settings
+
+EXIT_USAGE = 2
+
+
+class ServeError(click.ClickException):
+    """Bad settings, no build or a build that cannot be served: exit 2 with the reasons."""
+
+    exit_code = EXIT_USAGE
 
 
 @click.command()
-def serve() -> None:
-    """(not implemented yet)"""
-    raise click.ClickException("capidx serve is not implemented yet")
+@click.option(
+    "--build",
+    metavar="DIR",
+    default=None,
+    help="Build directory to serve. [default: serve.build or paths.out of capidx.yaml, else build/]",
+)
+@click.option(
+    "--config",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="capidx.yaml to read. [default: ./capidx.yaml when it exists]",
+)
+@click.option(
+    "--resources/--no-resources",
+    default=None,
+    help="Advertise the resources capability at all. [default: on]",
+)
+@click.option(
+    "--expose",
+    metavar="LIST",
+    default=None,
+    help="Comma list of resources to offer: summary, stats, full, agents, capabilities, categories. "
+    "[default: all but full]",
+)
+@click.option(
+    "--index-tool/--no-index-tool",
+    default=None,
+    help="Also offer the tool get_capability_index(variant) for the exposed variants. [default: off]",
+)
+@click.option("--transport", type=click.Choice(["stdio", "http"]), default=None, help="[default: stdio]")
+@click.option("--host", metavar="HOST", default=None, help="HTTP bind address. [default: 127.0.0.1]")
+@click.option("--port", type=click.IntRange(0, 65535), default=None, help="HTTP port, 0 = any free. [default: 8000]")
+@click.option(
+    "--allowed-host",
+    "allowed_hosts",
+    metavar="HOST[:PORT]",
+    multiple=True,
+    help="Host header to accept over HTTP (repeatable; required to bind a non-loopback address).",
+)
+@click.option(
+    "--allowed-origin",
+    "allowed_origins",
+    metavar="ORIGIN",
+    multiple=True,
+    help="Origin header to accept over HTTP (repeatable).",
+)
+@click.option("--reload/--no-reload", default=None, help="Swap in new builds while running. [default: on]")
+@click.option("--print-config", is_flag=True, help="Print the effective settings and their sources, then exit.")
+def serve(config: Path | None, print_config: bool, **flags: object) -> None:
+    """Serve a build directory over MCP: resources, resource templates and four read-only tools.
+
+    \b
+    Settings: flags > CAPIDX_* environment > the serve: section of capidx.yaml > defaults.
+    Exit codes: 0 stopped, 2 bad settings or no servable build.
+    """
+    from capidx.server.settings import SettingsError, render, resolve_settings
+
+    try:
+        settings = resolve_settings(flags, os.environ, Path.cwd(), config)
+    except SettingsError as error:
+        raise ServeError("\n".join(error.problems)) from None
+    if print_config:
+        click.echo(render(settings), nl=False)
+        return
+    _run(settings)
+
+
+def _run(settings: Settings) -> None:
+    from capidx.server.serve import StartupError, configure_logging, run
+    from capidx.server.snapshot import BuildError
+
+    configure_logging()
+    try:
+        run(settings)
+    except (BuildError, StartupError) as error:
+        raise ServeError(str(error)) from None
+    except KeyboardInterrupt:
+        pass
