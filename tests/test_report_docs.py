@@ -188,9 +188,11 @@ def _steps(job: str) -> list[dict[str, Any]]:
     return _workflow()["jobs"][job]["steps"]
 
 
-def test_validate_runs_strict_with_annotations() -> None:
+def test_validate_annotates_without_failing_on_staleness_warnings() -> None:
+    """Time passing must not turn CI red on unchanged data: no --strict in the recipe."""
     runs = [step["run"] for step in _steps("validate") if "run" in step]
-    assert any(run.startswith("capidx validate") and "--strict" in run and "--format github" in run for run in runs)
+    validate_runs = [run for run in runs if run.startswith("capidx validate")]
+    assert validate_runs and all("--format github" in run and "--strict" not in run for run in validate_runs)
 
 
 def test_the_report_job_builds_both_branches_comments_uploads_and_checks_last() -> None:
