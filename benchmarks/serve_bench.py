@@ -1,0 +1,221 @@
+"""Benchmarks for `capidx serve`: startup, first vs warm read, read latency over stdio, HTTP throughput.
+
+    python benchmarks/serve_bench.py                 # builds the bundled catalog into a temp dir
+    python benchmarks/serve_bench.py --build build   # or serve an existing build
+    python benchmarks/serve_bench.py --json          # machine-readable
+
+Every measurement goes through a real client and a real subprocess (`capidx serve`): the stdio
+figures use the MCP Python SDK client (response cache off), the HTTP figures raw JSON-RPC POSTs
+with httpx2 against the stateless streamable-HTTP endpoint, so they measure the server rather
+than client-side session machinery. Counts and durations are bounded by the flags.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+REPO = Path(__file__).resolve().parent.parent
+CLI = [sys.executable, "-c", "from capidx.compiler.cli import main; main()"]
+SUMMARY = "capability-index://summary"
+FULL = "capability-index://full"
+MODES = {"2025-11-25": "legacy", "2026-07-28": "auto"}
+
+
+def build_bundled(out: Path) -> Path:
+    result = subprocess.run(
+        [*CLI, "build", "--agents", str(REPO / "agents"), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if not (out / "manifest.json").is_file():
+        raise SystemExit(f"capidx build failed:\n{result.stderr[-2000:]}")
+    return out
+
+
+def stdio_params(build: Path) -> StdioServerParameters:
+    command, *args = [*CLI, "serve", "--build", str(build), "--no-reload", "--expose", "summary,stats,full"]
+    return StdioServerParameters(command=command, args=args, cwd=str(build.parent))
+
+
+def percentile(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def summarize(samples: list[float]) -> dict[str, float]:
+    ms = [s * 1000 for s in samples]
+    return {
+        "n": len(ms),
+        "p50_ms": round(percentile(ms, 0.50), 3),
+        "p99_ms": round(percentile(ms, 0.99), 3),
+        "mean_ms": round(statistics.fmean(ms), 3),
+    }
+
+
+async def startup(build: Path, runs: int) -> dict[str, Any]:
+    """Spawn -> initialized, and the first read after start against warm reads."""
+    spawn, first, warm = [], [], []
+    for _ in range(runs):
+        started = time.perf_counter()
+        async with Client(stdio_params(build), mode="legacy", cache=None) as client:
+            spawn.append(time.perf_counter() - started)
+            t = time.perf_counter()
+            await client.read_resource(SUMMARY)
+            first.append(time.perf_counter() - t)
+            for _ in range(20):
+                t = time.perf_counter()
+                await client.read_resource(SUMMARY)
+                warm.append(time.perf_counter() - t)
+    return {"spawn_to_initialized": summarize(spawn), "first_read": summarize(first), "warm_read": summarize(warm)}
+
+
+async def stdio_reads(build: Path, reads: int) -> dict[str, Any]:
+    results: dict[str, Any] = {}
+    for revision, mode in MODES.items():
+        async with Client(stdio_params(build), mode=mode, cache=None) as client:
+            for uri in (SUMMARY, FULL):
+                await client.read_resource(uri)  # warm-up
+                samples = []
+                for _ in range(reads):
+                    t = time.perf_counter()
+                    await client.read_resource(uri)
+                    samples.append(time.perf_counter() - t)
+                results[f"{revision} {uri.rsplit('/', 1)[1]}"] = summarize(samples)
+            samples = []
+            for _ in range(reads):
+                t = time.perf_counter()
+                await client.call_tool("lookup_capability", {"agent": "claude", "capability": "mcp"})
+                samples.append(time.perf_counter() - t)
+            results[f"{revision} lookup_capability"] = summarize(samples)
+    return results
+
+
+def start_http(build: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    command = [*CLI, "serve", "--build", str(build), "--no-reload", "--expose", "summary,stats,full"]
+    command += ["--transport", "http", "--port", "0"]
+    stderr = log.open("w")
+    proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=stderr, cwd=build.parent)
+    stderr.close()
+    deadline = time.monotonic() + 30
+    while not (found := re.search(r"listening on (\S+)", log.read_text())):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit(f"HTTP server did not start:\n{log.read_text()}")
+        time.sleep(0.05)
+    return proc, found.group(1)
+
+
+async def http_throughput(url: str, uri: str, concurrency: int, seconds: float, cap: int) -> dict[str, Any]:
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        "MCP-Protocol-Version": "2025-11-25",
+    }
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": uri}})
+    done = 0
+    failures = 0
+    latencies: list[float] = []
+    deadline = time.perf_counter() + seconds
+
+    async def worker(http: httpx2.AsyncClient) -> None:
+        nonlocal done, failures
+        while time.perf_counter() < deadline and done < cap:
+            t = time.perf_counter()
+            response = await http.post(url, content=body, headers=headers)
+            latencies.append(time.perf_counter() - t)
+            if response.status_code != 200 or b'"contents"' not in response.content:
+                failures += 1
+            done += 1
+
+    limits = httpx2.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx2.AsyncClient(limits=limits, timeout=30) as http:
+        started = time.perf_counter()
+        async with anyio.create_task_group() as tg:
+            for _ in range(concurrency):
+                tg.start_soon(worker, http)
+        elapsed = time.perf_counter() - started
+    return {
+        "concurrency": concurrency,
+        "reads": done,
+        "failures": failures,
+        "reads_per_second": round(done / elapsed, 1),
+        **summarize(latencies),
+    }
+
+
+async def run(args: argparse.Namespace, build: Path) -> dict[str, Any]:
+    report: dict[str, Any] = {"build": str(build), "python": sys.version.split()[0]}
+    manifest = json.loads((build / "manifest.json").read_text("utf-8"))
+    sizes = {a["uri"]: (a["bytes"], a["tokens"]) for a in manifest["artifacts"] if a["uri"] in (SUMMARY, FULL)}
+    report["artifacts"] = {uri: {"bytes": b, "tokens": t} for uri, (b, t) in sizes.items()}
+    report["startup"] = await startup(build, args.startup_runs)
+    report["stdio"] = await stdio_reads(build, args.reads)
+    proc, url = start_http(build, Path(tempfile.mkdtemp()) / "http.log")
+    try:
+        report["http"] = [
+            await http_throughput(url, uri, n, args.http_seconds, args.http_cap)
+            for uri in (SUMMARY, FULL)
+            for n in args.concurrency
+        ]
+        for row, uri in zip(report["http"], [u for u in (SUMMARY, FULL) for _ in args.concurrency], strict=True):
+            row["uri"] = uri
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+    return report
+
+
+def print_report(report: dict[str, Any]) -> None:
+    print(f"build: {report['build']}")
+    for uri, info in report["artifacts"].items():
+        print(f"  {uri}: {info['bytes']:,} bytes, {info['tokens']}")
+    print("startup (stdio, legacy handshake):")
+    for name, row in report["startup"].items():
+        print(f"  {name:<22} p50 {row['p50_ms']:>9.2f} ms   p99 {row['p99_ms']:>9.2f} ms   (n={row['n']})")
+    print("stdio round trips (SDK client, cache off):")
+    for name, row in report["stdio"].items():
+        print(f"  {name:<30} p50 {row['p50_ms']:>7.3f} ms   p99 {row['p99_ms']:>7.3f} ms   (n={row['n']})")
+    print("HTTP resources/read (stateless, raw JSON-RPC POSTs, keep-alive):")
+    for row in report["http"]:
+        print(
+            f"  {row['uri'].rsplit('/', 1)[1]:<8} x{row['concurrency']:<3} {row['reads_per_second']:>8.1f} reads/s   "
+            f"p50 {row['p50_ms']:>7.2f} ms   p99 {row['p99_ms']:>7.2f} ms   ({row['reads']} reads, "
+            f"{row['failures']} failed)"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--build", type=Path, help="build directory (default: build the bundled catalog)")
+    parser.add_argument("--reads", type=int, default=1000, help="reads per stdio latency series")
+    parser.add_argument("--startup-runs", type=int, default=5)
+    parser.add_argument("--concurrency", type=lambda s: [int(x) for x in s.split(",")], default=[1, 4, 16])
+    parser.add_argument("--http-seconds", type=float, default=5.0, help="time limit per HTTP series")
+    parser.add_argument("--http-cap", type=int, default=20_000, help="read limit per HTTP series")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        build = args.build.resolve() if args.build else build_bundled(Path(scratch) / "build")
+        report = anyio.run(run, args, build)
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print_report(report)
+
+
+if __name__ == "__main__":
+    main()

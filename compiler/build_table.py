@@ -1,0 +1,39 @@
+"""The table `capidx build` prints: per artifact kind, count, largest, total, budget and status."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from capidx.compiler.artifacts import ALL_KINDS
+
+_HEADER = ("kind", "count", "largest", "total", "budget", "status")
+
+
+def kind_table(sizes: Iterable[tuple[str, int]], budgets: Iterable[Mapping[str, Any]]) -> str:
+    """`sizes`: (kind, primary tokens) per artifact; `budgets`: manifest budget rows."""
+    totals: dict[str, list[int]] = {}
+    for kind, tokens in sizes:
+        totals.setdefault(kind, []).append(tokens)
+    by_kind = {row["kind"]: row for row in budgets}
+    order = [kind for kind in ALL_KINDS if kind in totals] + sorted(set(totals) - set(ALL_KINDS))
+    rows = [_HEADER]
+    for kind in order:
+        values = totals[kind]
+        budget = by_kind.get(kind)
+        rows.append(
+            (
+                kind,
+                f"{len(values):,}",
+                f"{max(values):,}",
+                f"{sum(values):,}",
+                f"{budget['budget']:,}" if budget else "-",
+                ("ok" if budget["ok"] else "OVER") if budget else "-",
+            )
+        )
+    widths = [max(len(row[column]) for row in rows) for column in range(len(_HEADER))]
+    lines = []
+    for row in rows:
+        cells = [row[0].ljust(widths[0])] + [cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)

@@ -1,0 +1,133 @@
+"""Tool documents derived from the catalog: lookup, compare, list and sources (pure).
+
+Shapes are specified in docs/build-directory.md ("Tool documents"); the server returns them verbatim.
+Optional fields are omitted when the data has no value for them, so documents stay small.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from capidx.compiler.catalog import CanonicalCapability, Capability, Catalog, ImplementationNotes, Source
+
+
+def dumps(value: Any) -> str:
+    """The one JSON serialization of every tool document (the server re-serializes filtered ones with it)."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def _put(target: dict[str, Any], key: str, value: Any) -> None:
+    if value is not None and value != () and value != [] and value != {}:
+        target[key] = value
+
+
+def notes_fields(notes: ImplementationNotes | None) -> dict[str, Any] | None:
+    if notes is None:
+        return None
+    out: dict[str, Any] = {}
+    _put(out, "setup", notes.setup)
+    _put(out, "configFile", notes.config_file)
+    _put(out, "startUrl", notes.start_url)
+    _put(out, "gotchas", list(notes.gotchas))
+    return out or None
+
+
+def source_fields(source: Source, *, excerpt: bool = False) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "url": source.url,
+        "description": source.description,
+        "sourceGranularity": source.granularity,
+    }
+    _put(out, "verifiedDate", source.verified_date)
+    _put(out, "publishedDate", source.published_date)
+    _put(out, "status", source.status)
+    _put(out, "supersededBy", source.superseded_by)
+    if excerpt:
+        _put(out, "excerpt", source.excerpt)
+    return out
+
+
+def record_fields(record: Capability) -> dict[str, Any]:
+    """Everything an agent-facing answer about one record says, except identity (name/slug/category)."""
+    out: dict[str, Any] = {"available": record.available, "description": record.description}
+    _put(out, "terminology", record.terminology)
+    _put(out, "tier", record.tier)
+    _put(out, "maturityLevel", record.maturity)
+    _put(out, "status", record.status)
+    _put(out, "introducedIn", record.introduced_in)
+    _put(out, "deprecatedDate", record.deprecated_date)
+    _put(out, "supersededBy", record.superseded_by)
+    _put(out, "implementationNotes", notes_fields(record.notes))
+    _put(out, "sources", [source_fields(source) for source in record.sources])
+    return out
+
+
+def _identity(capability: CanonicalCapability) -> dict[str, Any]:
+    return {"name": capability.name, "slug": capability.slug, "category": capability.category}
+
+
+def lookup_document(agent_id: str, capability: CanonicalCapability) -> dict[str, Any]:
+    record = capability.record(agent_id)
+    body: dict[str, Any] = _identity(capability)
+    if record is None:
+        body.update(available=False, recorded=False)
+    else:
+        body.update(record_fields(record), recorded=True, category=record.category)
+        _put(body, "limitations", list(record.limitations))
+        _put(body, "requirements", list(record.requirements))
+    return {"agent": agent_id, "capability": body, "availableFor": list(capability.available_for)}
+
+
+def compare_document(catalog: Catalog, capability: CanonicalCapability) -> dict[str, Any]:
+    entries = []
+    for agent_id in catalog.agent_ids:
+        record = capability.record(agent_id)
+        if record is None or not record.available:
+            entries.append({"agent": agent_id, "available": False})
+            continue
+        entry = {"agent": agent_id, **record_fields(record)}
+        for key in ("introducedIn", "deprecatedDate", "supersededBy"):  # compare stays to the contract's fields
+            entry.pop(key, None)
+        entries.append(entry)
+    return {"capability": _identity(capability), "agents": entries}
+
+
+def list_document(
+    records: Iterable[tuple[CanonicalCapability, Capability]], *, agent: str | None, category: str | None
+) -> dict[str, Any]:
+    """Rows for the given records; rows name their agent only when the filter has none."""
+    rows = []
+    for capability, record in records:
+        row: dict[str, Any] = {"name": capability.name, "slug": capability.slug, "category": record.category}
+        _put(row, "tier", record.tier)
+        row["available"] = record.available
+        if agent is None:
+            row["agent"] = record.agent
+        rows.append(row)
+    rows.sort(key=lambda row: (row["category"], row["slug"], row.get("agent", "")))
+    return {"filter": _filter(agent=agent, category=category), "capabilities": rows}
+
+
+def sources_document(records: Iterable[Capability], *, agent: str | None, capability: str | None) -> dict[str, Any]:
+    """One row per unique URL cited by the given records, sorted by URL."""
+    cited: dict[str, list[tuple[Capability, Source]]] = {}
+    for record in records:
+        for source in record.sources:
+            cited.setdefault(source.url, []).append((record, source))
+    rows = [_source_row(citations) for _, citations in sorted(cited.items())]
+    return {"filter": _filter(agent=agent, capability=capability), "sources": rows}
+
+
+def _source_row(citations: list[tuple[Capability, Source]]) -> dict[str, Any]:
+    """One row per URL; its details come from the most recently verified citation (ties: first cited)."""
+    best = max(citations, key=lambda pair: pair[1].verified_date or "")
+    row = source_fields(best[1], excerpt=True)
+    cited_by = sorted({(record.agent, record.slug) for record, _ in citations})
+    row["citedBy"] = [{"agent": agent, "capability": slug} for agent, slug in cited_by]
+    return row
+
+
+def _filter(**params: str | None) -> dict[str, str]:
+    return {key: value for key, value in params.items() if value}

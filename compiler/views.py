@@ -1,0 +1,114 @@
+"""Small pure helpers that templates call: citation numbering and matrix markers.
+
+Kept in Python (not Jinja) because they carry rules worth testing: each URL is listed once per
+document and cited by number; when capabilities cite the same URL with different details (another
+verification date, say), each distinct variant gets a letter (`[2a]`, `[2b]`) so nothing is lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from capidx.compiler.catalog import Capability, Source
+
+AVAILABLE, UNAVAILABLE, NOT_RECORDED = "✓", "✗", "-"
+TIER_MARKS = {"free": "f", "pro": "p", "business": "b", "enterprise": "e"}
+
+
+def mark(record: Capability | None) -> str:
+    """Matrix cell: ✓ (tier not stated), ✓f/✓p/✓b/✓e (tier), ✗ not available, - not recorded."""
+    if record is None:
+        return NOT_RECORDED
+    if not record.available:
+        return UNAVAILABLE
+    return AVAILABLE + TIER_MARKS.get(record.tier or "", "")
+
+
+def record_traits(record: Capability) -> list[str]:
+    """The short facts after a record's ✓/✗: "term", tier, maturity, status, since, deprecation.
+
+    Enum values are distinct across tier, maturity and status except `deprecated` (maturity and
+    status), which is therefore labelled; everything else is positional (the legend says so).
+    """
+    parts = [f'"{record.terminology}"'] if record.terminology else []
+    parts += [value for value in (record.tier,) if value]
+    if record.maturity:
+        parts.append("maturity deprecated" if record.maturity == "deprecated" else record.maturity)
+    if record.status:
+        parts.append("status deprecated" if record.status == "deprecated" else record.status)
+    if record.introduced_in:
+        parts.append(f"since {record.introduced_in}")
+    if record.deprecated_date:
+        parts.append(f"deprecated {record.deprecated_date}")
+    if record.superseded_by:
+        parts.append(f"superseded by {record.superseded_by}")
+    return parts
+
+
+def source_traits(source: Source) -> list[str]:
+    """granularity, verification (date or `unverified`), then whatever else the source records."""
+    parts = [source.granularity, f"verified {source.verified_date}" if source.verified_date else "unverified"]
+    if source.published_date:
+        parts.append(f"published {source.published_date}")
+    if source.status:
+        parts.append(source.status)
+    if source.superseded_by:
+        parts.append(f"superseded by {source.superseded_by}")
+    if source.excerpt:
+        parts.append(f'excerpt: "{source.excerpt}"')
+    parts += [f"{key}: {value}" for key, value in source.extra]
+    return parts
+
+
+@dataclass(frozen=True)
+class Reference:
+    number: int
+    url: str
+    variants: tuple[tuple[str, Source], ...]  # (label, source); label is "" when the URL has one variant
+
+
+class References:
+    """Numbers the sources of the given records in order of first citation."""
+
+    def __init__(self, records: Iterable[Capability]) -> None:
+        by_url: dict[str, list[Source]] = {}
+        for record in records:
+            for source in record.sources:
+                variants = by_url.setdefault(source.url, [])
+                if source not in variants:
+                    variants.append(source)
+        self.entries: tuple[Reference, ...] = tuple(
+            Reference(number, url, _labelled(variants))
+            for number, (url, variants) in enumerate(by_url.items(), start=1)
+        )
+        self._labels = {source: f"{entry.number}{label}" for entry in self.entries for label, source in entry.variants}
+
+        self._numbers = {entry.url: entry.number for entry in self.entries}
+
+    def cite(self, source: Source) -> str:
+        return self._labels[source]
+
+    def link(self, url: str) -> str:
+        """`[3]` when the URL is already in the list (it is written once), else the URL itself."""
+        number = self._numbers.get(url)
+        return f"[{number}]" if number else url
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+
+def _labelled(variants: list[Source]) -> tuple[tuple[str, Source], ...]:
+    if len(variants) == 1:
+        return (("", variants[0]),)
+    return tuple((_letters(index), source) for index, source in enumerate(variants))
+
+
+def _letters(index: int) -> str:
+    """a, b, …, z, aa, ab, … (a URL with more than 26 variants is unlikely, but must not break)."""
+    text = ""
+    index += 1
+    while index:
+        index, rest = divmod(index - 1, 26)
+        text = chr(ord("a") + rest) + text
+    return text

@@ -1,0 +1,317 @@
+"""MCP wiring: a lowlevel `Server` whose handlers answer from the current snapshot.
+
+`Hub` holds the current `View` (a snapshot plus everything listed for it, computed once) and swaps
+it atomically on reload: a request reads `hub.view` once at its start, so requests in flight finish
+on the snapshot they started with. After a swap the hub notifies clients on both protocol
+revisions: 2025-11-25 connections through their own session (`notifications/resources/list_changed`,
+`notifications/resources/updated` for URIs they `resources/subscribe`d), 2026-07-28 connections
+through the `subscriptions/listen` bus.
+
+Per-connection state lives in the server lifespan, which `Server.run` enters once per connection
+(stdio, in-memory). Streamable HTTP enters it once for the whole app and runs stateless, so legacy
+push notifications are off there (`legacy_push=False`): 2025-11-25 HTTP clients re-list on their own,
+2026-07-28 HTTP clients get events through `subscriptions/listen`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import mcp_types as types
+from mcp.server.caching import CacheHint
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
+from mcp.server.session import ServerSession
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    ResourcesListChanged,
+    ResourceUpdated,
+    ToolsListChanged,
+)
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from capidx.server import resources as res
+from capidx.server import tools
+from capidx.server.settings import Settings
+from capidx.server.snapshot import Snapshot
+
+logger = logging.getLogger("capidx.server")
+
+SERVER_NAME = "capidx"
+INSTRUCTIONS = (
+    "What AI coding agents can do, per agent and capability. Use lookup_capability for one agent and one "
+    "capability, compare_capability across agents, list_capabilities to browse."
+)
+# A build never changes under a snapshot; with live reload a new one may replace it at any time,
+# so clients that do not listen for change events should not cache for long.
+TTL_MS_RELOAD = 60_000
+TTL_MS_STATIC = 3_600_000
+
+
+@dataclass(frozen=True)
+class View:
+    """One snapshot and what a client sees of it, computed once per build."""
+
+    snapshot: Snapshot
+    resources: tuple[types.Resource, ...]
+    templates: tuple[types.ResourceTemplate, ...]
+    tools: tuple[types.Tool, ...]
+
+    @classmethod
+    def of(cls, snapshot: Snapshot, settings: Settings) -> View:
+        kinds = settings.exposed_kinds
+        variants = settings.index_variants if settings.index_tool else None
+        return cls(
+            snapshot=snapshot,
+            resources=tuple(res.list_resources(snapshot, kinds)),
+            templates=tuple(res.list_templates(snapshot, kinds)),
+            tools=tuple(tools.tool_list(snapshot, variants)),
+        )
+
+
+@dataclass(eq=False)
+class Peer:
+    """One connection's state: its session (2025-11-25 push) and subscribed URIs."""
+
+    session: ServerSession | None = None
+    subscriptions: set[str] = field(default_factory=set)
+
+
+class Hub:
+    """The current view, the connections and the change-event bus of one running server."""
+
+    def __init__(self, snapshot: Snapshot, settings: Settings, *, legacy_push: bool = True) -> None:
+        self.settings = settings
+        self.kinds = settings.exposed_kinds
+        self.view = View.of(snapshot, settings)
+        self.validators = tools.Validators.for_variants(settings.index_variants if settings.index_tool else None)
+        self.legacy_push = legacy_push
+        self.ttl_ms = TTL_MS_RELOAD if settings.reload else TTL_MS_STATIC
+        self.bus = InMemorySubscriptionBus()
+        self.listen = ListenHandler(self.bus)
+        self.peers: set[Peer] = set()
+        self.watched: Counter[str] = Counter()  # URIs that 2026-07-28 listeners asked about
+
+    @property
+    def snapshot(self) -> Snapshot:
+        return self.view.snapshot
+
+    # --- reload ---------------------------------------------------------------------------------------
+
+    async def swap(self, snapshot: Snapshot) -> None:
+        """Serve `snapshot` from now on, then tell clients what changed."""
+        old = self.view
+        new = View.of(snapshot, self.settings)
+        self.view = new  # one assignment: every later request sees the new build
+        listed = _dump(old.resources, old.templates) != _dump(new.resources, new.templates)
+        tooled = _dump(old.tools) != _dump(new.tools)
+        subscribed = set(self.watched) | {uri for peer in self.peers for uri in peer.subscriptions}
+        updated = {uri for uri in subscribed if self._sha(old, uri) != self._sha(new, uri)}
+        logger.info(
+            "serving build %s (%d artifacts); %d subscribed resource(s) changed",
+            snapshot.digest[:12],
+            len(snapshot.artifacts),
+            len(updated),
+        )
+        await self._notify_modern(listed, tooled, updated)
+        if self.legacy_push:
+            for peer in list(self.peers):
+                await self._notify_legacy(peer, listed, tooled, updated)
+
+    def _sha(self, view: View, uri: str) -> str | None:
+        try:
+            return res.read_resource(view.snapshot, self.kinds, uri).artifact.sha256
+        except res.ResourceNotFound:
+            return None
+
+    async def _notify_modern(self, listed: bool, tooled: bool, updated: set[str]) -> None:
+        if listed and self.settings.resources:
+            await self.bus.publish(ResourcesListChanged())
+        if tooled:
+            await self.bus.publish(ToolsListChanged())
+        for uri in sorted(updated):
+            await self.bus.publish(ResourceUpdated(uri=uri))
+
+    async def _notify_legacy(self, peer: Peer, listed: bool, tooled: bool, updated: set[str]) -> None:
+        session = peer.session
+        if session is None:
+            return
+        try:
+            if listed and self.settings.resources:
+                await session.send_resource_list_changed()
+            if tooled:
+                await session.send_tool_list_changed()
+            for uri in sorted(updated & peer.subscriptions):
+                await session.send_resource_updated(uri)
+        except Exception as error:  # a closed connection must not stop the others from hearing
+            logger.debug("dropping a disconnected client: %r", error)
+            self.peers.discard(peer)
+
+    # --- handlers -------------------------------------------------------------------------------------
+
+    async def list_resources(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=list(self.view.resources))
+
+    async def list_templates(
+        self, ctx: Ctx, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=list(self.view.templates))
+
+    async def read_resource(self, ctx: Ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        snapshot = self.snapshot
+        try:
+            read = res.read_resource(snapshot, self.kinds, params.uri)
+        except res.ResourceNotFound as error:
+            raise MCPError(types.INVALID_PARAMS, error.message, error.data()) from None
+        return res.read_result(read, self.ttl_ms)
+
+    async def subscribe(self, ctx: Ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
+        try:
+            res.read_resource(self.snapshot, self.kinds, params.uri)
+        except res.ResourceNotFound as error:
+            raise MCPError(types.INVALID_PARAMS, error.message, error.data()) from None
+        peer = ctx.lifespan_context
+        peer.session = ctx.session
+        peer.subscriptions.add(params.uri)
+        return types.EmptyResult()
+
+    async def unsubscribe(self, ctx: Ctx, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+        ctx.lifespan_context.subscriptions.discard(params.uri)
+        return types.EmptyResult()
+
+    async def initialized(self, ctx: Ctx, params: types.NotificationParams) -> None:
+        """A 2025-11-25 client finished the handshake: keep its session for push notifications."""
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            ctx.lifespan_context.session = ctx.session
+
+    async def subscriptions_listen(
+        self, ctx: Ctx, params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        uris = tuple(dict.fromkeys(params.notifications.resource_subscriptions or ()))
+        self.watched.update(uris)
+        try:
+            return await self.listen(ctx, params)
+        finally:
+            self.watched.subtract(uris)
+            for uri in uris:
+                if self.watched[uri] <= 0:
+                    del self.watched[uri]
+
+    async def complete(self, ctx: Ctx, params: types.CompleteRequestParams) -> types.CompleteResult:
+        values: list[str] = []
+        if isinstance(params.ref, types.ResourceTemplateReference):
+            values = res.complete(self.snapshot, self.kinds, params.ref.uri, params.argument.value)
+        return types.CompleteResult(completion=types.Completion(values=values, total=len(values), has_more=False))
+
+    async def list_tools(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=list(self.view.tools))
+
+    async def call_tool(self, ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+        try:
+            return tools.call_tool(self.snapshot, self.validators, params.name, params.arguments)
+        except tools.UnknownTool as error:
+            raise MCPError(types.INVALID_PARAMS, str(error), {"tool": params.name}) from None
+
+    def input_schema(self, name: str) -> Mapping[str, Any] | None:
+        return next((tool.input_schema for tool in self.view.tools if tool.name == name), None)
+
+    @asynccontextmanager
+    async def connection(self, server: Server[Any]) -> AsyncIterator[Peer]:
+        """The server lifespan: one `Peer` per connection, forgotten when it closes."""
+        peer = Peer()
+        self.peers.add(peer)
+        try:
+            yield peer
+        finally:
+            self.peers.discard(peer)
+
+    def close(self) -> None:
+        """End every open `subscriptions/listen` stream gracefully (shutdown)."""
+        self.listen.close()
+
+
+Ctx = ServerRequestContext[Peer, Any]
+
+
+def _dump(*groups: tuple[Any, ...]) -> list[list[dict[str, Any]]]:
+    return [[item.model_dump(by_alias=True, exclude_none=True) for item in group] for group in groups]
+
+
+class CapidxServer(Server[Peer]):
+    """`Server` whose default initialization options advertise what the hub really sends."""
+
+    def __init__(self, hub: Hub, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.hub = hub
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        push = self.hub.legacy_push
+        default = NotificationOptions(resources_changed=push and self.hub.settings.resources, tools_changed=push)
+        return super().create_initialization_options(
+            notification_options or default, experimental_capabilities, extensions
+        )
+
+
+def build_server(hub: Hub) -> CapidxServer:
+    """The lowlevel server for `hub`. With resources off, no resources handler is registered at all,
+    so the capability is not advertised and every resources/* request fails (METHOD_NOT_FOUND)."""
+    hint = CacheHint(ttl_ms=hub.ttl_ms, scope="public")
+    handlers: dict[str, Any] = {
+        "on_list_tools": hub.list_tools,
+        "on_call_tool": hub.call_tool,
+        "on_subscriptions_listen": hub.subscriptions_listen,
+    }
+    cache_hints: dict[str, CacheHint] = {"tools/list": hint}
+    if hub.settings.resources:
+        handlers |= {
+            "on_list_resources": hub.list_resources,
+            "on_list_resource_templates": hub.list_templates,
+            "on_read_resource": hub.read_resource,
+            "on_completion": hub.complete,
+        }
+        if hub.legacy_push:
+            handlers |= {"on_subscribe_resource": hub.subscribe, "on_unsubscribe_resource": hub.unsubscribe}
+        cache_hints |= {"resources/list": hint, "resources/templates/list": hint, "resources/read": hint}
+    server = CapidxServer(
+        hub,
+        name=SERVER_NAME,
+        version=_version(),
+        title="capidx capability index",
+        instructions=_instructions(hub),
+        cache_hints=cache_hints,
+        lifespan=hub.connection,
+        get_tool_input_schema=hub.input_schema,
+        **handlers,
+    )
+    if hub.legacy_push:
+        server.add_notification_handler("notifications/initialized", types.NotificationParams, hub.initialized)
+    return server
+
+
+def _instructions(hub: Hub) -> str:
+    summary = hub.snapshot.variant("summary")
+    if summary is not None and "summary" in hub.kinds:
+        return f"{INSTRUCTIONS} The resource {summary.uri} is a compact overview ({summary.description})."
+    return INSTRUCTIONS
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("capidx")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        return "0"

@@ -1,0 +1,115 @@
+"""Live reload: notice a new build, load and verify it fully, then swap it in.
+
+`capidx build` replaces the whole directory by rename, so the watcher observes the directory's
+*parent* (non-recursively, only entries named like the build) with watchfiles, and also polls the
+build's `manifest.json` identity once a second: that catches in-place rewrites, platforms without
+file-system events and a parent that cannot be watched. Both only wake the reloader; the reloader
+loads in a worker thread, skips a build whose manifest digest is unchanged, and logs a broken build
+to stderr while the last good one keeps being served.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import anyio
+
+from capidx.server.app import Hub
+from capidx.server.snapshot import MANIFEST_NAME, BuildError, load_snapshot
+
+logger = logging.getLogger("capidx.server")
+
+POLL_SECONDS = 1.0
+# A swap is two renames: a check that lands between them sees no build; look again once before
+# reporting the build as broken.
+SETTLE_SECONDS = 0.3
+
+
+def _signature(directory: Path) -> tuple[int, ...] | None:
+    """Cheap identity of the build: directory inode plus manifest inode, size and mtime."""
+    try:
+        folder = os.stat(directory)
+        manifest = os.stat(directory / MANIFEST_NAME)
+    except OSError:
+        return None
+    return folder.st_ino, manifest.st_ino, manifest.st_size, manifest.st_mtime_ns
+
+
+class Reloader:
+    """Watches `directory` and swaps new builds into `hub`."""
+
+    def __init__(self, hub: Hub, directory: Path, *, poll_seconds: float = POLL_SECONDS) -> None:
+        self.hub = hub
+        self.directory = directory
+        self.poll_seconds = poll_seconds
+        self._wake = anyio.Event()
+        self._signature = _signature(directory)
+        self._last_error: str | None = None
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    async def run(self, stop: anyio.Event) -> None:
+        """Watch until `stop` is set."""
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._watch_parent, stop)
+            tg.start_soon(self._poll, stop)
+            tg.start_soon(self._reload_loop)
+            await stop.wait()
+            tg.cancel_scope.cancel()
+
+    async def _reload_loop(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake = anyio.Event()
+            await self.check()
+
+    async def _poll(self, stop: anyio.Event) -> None:
+        while not stop.is_set():
+            await anyio.sleep(self.poll_seconds)
+            if _signature(self.directory) != self._signature:
+                self.wake()
+
+    async def _watch_parent(self, stop: anyio.Event) -> None:
+        from watchfiles import awatch
+
+        name = self.directory.name
+
+        def concerns_build(_change: object, path: str) -> bool:
+            return Path(path).name == name
+
+        try:
+            async for _changes in awatch(
+                self.directory.parent, watch_filter=concerns_build, recursive=False, stop_event=stop, debounce=400
+            ):
+                self.wake()
+        except (OSError, RuntimeError) as error:  # e.g. inotify limits: polling still works
+            logger.info("file-system events unavailable for %s (%s); polling every %ss", name, error, self.poll_seconds)
+
+    async def check(self) -> bool:
+        """Load the build if it changed; True when a new build was swapped in."""
+        signature = _signature(self.directory)
+        try:
+            snapshot = await anyio.to_thread.run_sync(load_snapshot, self.directory)
+        except BuildError:
+            await anyio.sleep(SETTLE_SECONDS)
+            signature = _signature(self.directory)
+            try:
+                snapshot = await anyio.to_thread.run_sync(load_snapshot, self.directory)
+            except BuildError as error:
+                self._signature = signature
+                self._report(str(error))
+                return False
+        self._signature = signature
+        self._last_error = None
+        if snapshot.digest == self.hub.snapshot.digest:
+            return False
+        await self.hub.swap(snapshot)
+        return True
+
+    def _report(self, message: str) -> None:
+        if message != self._last_error:  # say it once, not every poll
+            logger.error("ignoring the new build: %s; still serving %s", message, self.hub.snapshot.digest[:12])
+        self._last_error = message

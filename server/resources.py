@@ -1,0 +1,184 @@
+"""Resources: what is listed and what may be read, for one snapshot and one exposure.
+
+Pure functions. A URI is answered by looking a document up in the manifest, either by its exact URI
+or, for a templated kind, by resolving the template value as a name (the same resolution as the
+tools), then finding the document by `(kind, params)`. No file path is ever built from a URI.
+What the exposure does not list can be neither listed nor read: both raise the same error, so a
+hidden resource is indistinguishable from a missing one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote
+
+import mcp_types as types
+
+from capidx.server.resolve import MatchIndex, Resolution, resolve_agent, resolve_capability, resolve_category
+from capidx.server.snapshot import RESOURCE_KINDS, TEMPLATE_KINDS, VARIANT_KINDS, Artifact, Snapshot
+
+TOKENS_META = "capidx/tokens"
+SHA_META = "capidx/sha256"
+RESOLUTION_META = "capidx/resolution"
+# How much a client should want each resource in context (MCP annotations.priority, 0..1).
+PRIORITY = {"summary": 1.0, "stats": 0.5, "full": 0.1, "agent": 0.5, "capability": 0.5, "category": 0.5}
+MAX_VALUE_LENGTH = 200
+# Template values are names, never paths: anything path-like is rejected before resolution.
+_PATHLIKE = re.compile(r"[/\\?#]|\.\.|%2e|%2f|%5c|%00|^[.~]", re.IGNORECASE)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+CATALOG_KEYS = {"agent": "agents", "capability": "capabilities", "category": "categories"}
+RESOLVERS: dict[str, Callable[[MatchIndex, str], Resolution]] = {
+    "agent": resolve_agent,
+    "capability": resolve_capability,
+    "category": resolve_category,
+}
+
+
+class ResourceNotFound(Exception):
+    """Maps to JSON-RPC -32602 (INVALID_PARAMS) with the URI in `data`."""
+
+    def __init__(self, uri: str, message: str, candidates: Iterable[str] = ()) -> None:
+        super().__init__(message)
+        self.uri = uri
+        self.message = message
+        self.candidates = tuple(candidates)
+
+    def data(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"uri": self.uri}
+        if self.candidates:
+            data["candidates"] = list(self.candidates)
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class Read:
+    artifact: Artifact
+    resolution: Resolution | None = None  # set when a template value was resolved as a name
+
+
+def _meta(artifact: Artifact) -> dict[str, Any]:
+    return {TOKENS_META: dict(artifact.tokens), SHA_META: artifact.sha256}
+
+
+def _annotations(kind: str) -> types.Annotations:
+    return types.Annotations(audience=["assistant"], priority=PRIORITY[kind])
+
+
+def list_resources(snapshot: Snapshot, kinds: frozenset[str]) -> list[types.Resource]:
+    """The exposed variants (summary, stats, full) with size, token counts and priority."""
+    listed = []
+    for kind in VARIANT_KINDS:
+        artifact = snapshot.variant(kind)
+        if artifact is None or kind not in kinds:
+            continue
+        listed.append(
+            types.Resource(
+                uri=artifact.uri,
+                name=kind,
+                title=artifact.title,
+                description=artifact.description,
+                mime_type=artifact.mime_type,
+                size=artifact.size,
+                annotations=_annotations(kind),
+                _meta=_meta(artifact),
+            )
+        )
+    return listed
+
+
+def list_templates(snapshot: Snapshot, kinds: frozenset[str]) -> list[types.ResourceTemplate]:
+    return [
+        types.ResourceTemplate(
+            uri_template=template.uri_template,
+            name=template.name,
+            title=template.title,
+            description=template.description,
+            mime_type=template.mime_type,
+            annotations=_annotations(kind),
+        )
+        for kind in TEMPLATE_KINDS
+        if kind in kinds and (template := snapshot.templates.get(kind)) is not None
+    ]
+
+
+def readable(snapshot: Snapshot, kinds: frozenset[str]) -> tuple[list[str], list[str]]:
+    """Exposed concrete URIs and URI templates, for error messages."""
+    uris = [r.uri for r in list_resources(snapshot, kinds)]
+    templates = [t.uri_template for t in list_templates(snapshot, kinds)]
+    return uris, templates
+
+
+def read_resource(snapshot: Snapshot, kinds: frozenset[str], uri: str) -> Read:
+    """The document behind `uri`, or `ResourceNotFound` (unknown, hidden, ambiguous or path-like)."""
+    artifact = snapshot.artifacts.get(uri)
+    if artifact is not None and artifact.kind in RESOURCE_KINDS and artifact.kind in kinds:
+        return Read(artifact)
+    for kind in TEMPLATE_KINDS:
+        template = snapshot.templates.get(kind)
+        if template is None or kind not in kinds or not uri.startswith(template.uri_base):
+            continue
+        value = _template_value(snapshot, kinds, uri, uri[len(template.uri_base) :], kind)
+        resolution = RESOLVERS[kind](snapshot.index, value)
+        if resolution.status == "ambiguous":
+            options = [template.uri_base + c.value for c in resolution.candidates]
+            raise ResourceNotFound(uri, f"{uri} matches more than one {kind}: {', '.join(options)}", options)
+        found = snapshot.find(kind, **{template.parameter: resolution.value}) if resolution.ok else None
+        if found is None:
+            closest = [template.uri_base + c.value for c in resolution.candidates]
+            hint = f" (closest: {', '.join(closest)})" if closest else ""
+            raise ResourceNotFound(uri, f"Resource not found: {uri}: no {kind} matches {value!r}{hint}", closest)
+        return Read(found, resolution)
+    raise _not_found(snapshot, kinds, uri)
+
+
+def _template_value(snapshot: Snapshot, kinds: frozenset[str], uri: str, raw: str, kind: str) -> str:
+    """The template value as a name; path-like values (traversal, encoded separators) are refused."""
+    if not raw or len(raw) > MAX_VALUE_LENGTH or _PATHLIKE.search(raw) or _CONTROL.search(raw):
+        raise _not_found(snapshot, kinds, uri, f"not a valid {kind} name")
+    try:
+        value = unquote(raw, errors="strict") if "%" in raw else raw
+    except UnicodeDecodeError:
+        raise _not_found(snapshot, kinds, uri, f"not a valid {kind} name") from None
+    if _PATHLIKE.search(value) or _CONTROL.search(value) or not value.strip():
+        raise _not_found(snapshot, kinds, uri, f"not a valid {kind} name")
+    return value
+
+
+def _not_found(snapshot: Snapshot, kinds: frozenset[str], uri: str, reason: str = "") -> ResourceNotFound:
+    uris, templates = readable(snapshot, kinds)
+    readable_text = ", ".join(uris) or "none"
+    template_text = ", ".join(templates) or "none"
+    why = f" ({reason})" if reason else ""
+    return ResourceNotFound(
+        uri, f"Resource not found: {uri}{why}. Readable: {readable_text}; templates: {template_text}"
+    )
+
+
+def read_result(read: Read, ttl_ms: int) -> types.ReadResourceResult:
+    artifact = read.artifact
+    meta = {RESOLUTION_META: read.resolution.describe()} if read.resolution is not None else None
+    return types.ReadResourceResult(
+        contents=[
+            types.TextResourceContents(
+                uri=artifact.uri, mime_type=artifact.mime_type, text=artifact.text, _meta=_meta(artifact)
+            )
+        ],
+        ttl_ms=ttl_ms,
+        cache_scope="public",
+        _meta=meta,
+    )
+
+
+def complete(snapshot: Snapshot, kinds: frozenset[str], template_uri: str, prefix: str) -> list[str]:
+    """Values for an exposed template's parameter that start with `prefix` (completion/complete)."""
+    for kind in TEMPLATE_KINDS:
+        template = snapshot.templates.get(kind)
+        if template is not None and kind in kinds and template.uri_template == template_uri:
+            values = snapshot.catalog.get(CATALOG_KEYS[kind], ())
+            wanted = prefix.casefold()
+            return [value for value in values if value.startswith(wanted)][:100]
+    return []

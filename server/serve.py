@@ -1,0 +1,128 @@
+"""Run the server: load the build, then serve it over stdio or streamable HTTP until stopped.
+
+Everything the server says goes to stderr: on stdio, stdout is the protocol channel.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import sys
+from collections.abc import Awaitable, Callable
+
+import anyio
+
+from capidx.server.app import Hub, build_server
+from capidx.server.reload import Reloader
+from capidx.server.settings import Settings
+from capidx.server.snapshot import load_snapshot
+
+logger = logging.getLogger("capidx.server")
+
+
+def configure_logging() -> None:
+    """Log to stderr. A no-op for the root logger when something (pytest, an embedding app) set it up."""
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="capidx serve: %(levelname)s: %(message)s")
+    logger.setLevel(logging.INFO)
+
+
+def run(settings: Settings) -> None:
+    """Blocking entry point. Raises `BuildError` before serving if the build cannot be served."""
+    snapshot = load_snapshot(settings.build)
+    logger.info(
+        "serving %s (build %s, %d artifacts) over %s",
+        snapshot.directory,
+        snapshot.digest[:12],
+        len(snapshot.artifacts),
+        settings.transport,
+    )
+    hub = Hub(snapshot, settings, legacy_push=settings.transport == "stdio")
+    main = _serve_http if settings.transport == "http" else _serve_stdio
+    try:
+        anyio.run(main, hub, settings)
+    except BaseExceptionGroup as group:  # task groups wrap what their tasks raise
+        error = _sole(group)
+        if isinstance(error, StartupError | KeyboardInterrupt):
+            raise error from None
+        raise
+
+
+def _sole(error: BaseException) -> BaseException:
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error
+
+
+class StartupError(Exception):
+    """The transport could not start (e.g. the port is taken)."""
+
+
+async def _with_reload(hub: Hub, settings: Settings, serve: Callable[[], Awaitable[None]]) -> None:
+    stop = anyio.Event()
+    async with anyio.create_task_group() as tg:
+        if settings.reload:
+            tg.start_soon(Reloader(hub, settings.build).run, stop)
+        try:
+            await serve()
+        finally:
+            stop.set()
+            hub.close()
+
+
+async def _serve_stdio(hub: Hub, settings: Settings) -> None:
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(hub)
+
+    async def serve() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    await _with_reload(hub, settings, serve)
+
+
+async def _serve_http(hub: Hub, settings: Settings) -> None:
+    import uvicorn
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    hosts, origins = settings.security_hosts()
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=list(hosts), allowed_origins=list(origins)
+    )
+    app = build_server(hub).streamable_http_app(stateless_http=True, transport_security=security, host=settings.host)
+    config = uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=5,
+    )
+
+    class Server(uvicorn.Server):
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            # Open subscriptions/listen streams would hold their connections (and the shutdown)
+            # forever: end them gracefully first.
+            hub.close()
+            await super().shutdown(sockets)
+
+    server = Server(config)
+
+    async def announce() -> None:
+        while not server.started:
+            await anyio.sleep(0.01)
+        host, port = server.servers[0].sockets[0].getsockname()[:2]
+        shown = f"[{host}]" if ":" in host else host
+        logger.info("listening on http://%s:%d/mcp", shown, port)
+
+    async def serve() -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(announce)
+            try:
+                await server.serve()
+            except SystemExit:  # uvicorn exits when it cannot bind; it has logged why
+                raise StartupError(f"cannot listen on {settings.host}:{settings.port}") from None
+            tg.cancel_scope.cancel()
+
+    await _with_reload(hub, settings, serve)

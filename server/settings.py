@@ -1,0 +1,418 @@
+"""Effective settings for `capidx serve`: flags > CAPIDX_* environment > capidx.yaml `serve:` > defaults.
+
+Every value remembers where it came from, so `--print-config` can say so and every error can name
+the value and its source (`CAPIDX_EXPOSE: unknown resource 'fulll' (did you mean 'full'?)`). All
+problems are collected and reported together; nothing falls back silently.
+
+The server reads capidx.yaml itself (it may not import the compiler) and validates only the `serve`
+section, against the `serve` sub-schema of the bundled config schema; `paths.out` is read as the
+default build directory.
+"""
+
+from __future__ import annotations
+
+import difflib
+import ipaddress
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from capidx.server.schema_check import Validator
+
+CONFIG_FILE_NAME = "capidx.yaml"
+EXPOSABLE = ("summary", "stats", "full", "agents", "capabilities", "categories")
+DEFAULT_EXPOSE = ("summary", "stats", "agents", "capabilities", "categories")
+# Exposure name -> artifact kind in the manifest.
+EXPOSE_KIND = {
+    "summary": "summary",
+    "stats": "stats",
+    "full": "full",
+    "agents": "agent",
+    "capabilities": "capability",
+    "categories": "category",
+}
+TRANSPORTS = ("stdio", "http")
+LOOPBACK_ALLOWED_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
+LOOPBACK_ALLOWED_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
+_TRUE = frozenset({"true", "1", "yes", "on"})
+_FALSE = frozenset({"false", "0", "no", "off"})
+
+# setting name -> (environment variable, flag)
+NAMES: dict[str, tuple[str, str]] = {
+    "build": ("CAPIDX_BUILD", "--build"),
+    "resources": ("CAPIDX_RESOURCES", "--resources/--no-resources"),
+    "expose": ("CAPIDX_EXPOSE", "--expose"),
+    "index_tool": ("CAPIDX_INDEX_TOOL", "--index-tool"),
+    "transport": ("CAPIDX_TRANSPORT", "--transport"),
+    "host": ("CAPIDX_HOST", "--host"),
+    "port": ("CAPIDX_PORT", "--port"),
+    "allowed_hosts": ("CAPIDX_ALLOWED_HOSTS", "--allowed-host"),
+    "allowed_origins": ("CAPIDX_ALLOWED_ORIGINS", "--allowed-origin"),
+    "reload": ("CAPIDX_RELOAD", "--reload/--no-reload"),
+}
+DEFAULTS: dict[str, Any] = {
+    "build": Path("build"),
+    "resources": True,
+    "expose": DEFAULT_EXPOSE,
+    "index_tool": False,
+    "transport": "stdio",
+    "host": "127.0.0.1",
+    "port": 8000,
+    "allowed_hosts": (),
+    "allowed_origins": (),
+    "reload": True,
+}
+
+
+class SettingsError(Exception):
+    """One or more settings are invalid; `problems` holds one message each."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = tuple(problems)
+
+
+@dataclass(frozen=True)
+class Settings:
+    build: Path
+    resources: bool
+    expose: tuple[str, ...]
+    index_tool: bool
+    transport: str
+    host: str
+    port: int
+    allowed_hosts: tuple[str, ...]
+    allowed_origins: tuple[str, ...]
+    reload: bool
+    config_file: Path | None = None
+    sources: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def exposed_kinds(self) -> frozenset[str]:
+        """Artifact kinds served as resources; empty when the resources capability is off."""
+        return frozenset(EXPOSE_KIND[name] for name in self.expose) if self.resources else frozenset()
+
+    @property
+    def index_variants(self) -> tuple[str, ...]:
+        """Variants `get_capability_index` may return: the exposed ones among summary/stats/full."""
+        return tuple(name for name in ("summary", "stats", "full") if name in self.expose)
+
+    @property
+    def loopback(self) -> bool:
+        return is_loopback(self.host)
+
+    def security_hosts(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """Host and Origin headers accepted over HTTP (DNS-rebinding protection is always on)."""
+        if self.loopback:
+            return LOOPBACK_ALLOWED_HOSTS + self.allowed_hosts, LOOPBACK_ALLOWED_ORIGINS + self.allowed_origins
+        origins = self.allowed_origins or tuple(f"{s}://{h}" for h in self.allowed_hosts for s in ("http", "https"))
+        return self.allowed_hosts, origins
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+# --- parsing one value ------------------------------------------------------------------------------
+
+
+def _bool(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in _TRUE:
+        return True
+    if lowered in _FALSE:
+        return False
+    raise ValueError(f"expected true/false, 1/0 or yes/no, got {text!r}")
+
+
+def _list(text: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(item.strip() for item in text.split(",") if item.strip()))
+
+
+def _expose(items: Sequence[str]) -> tuple[str, ...]:
+    problems = [f"unknown resource {item!r}{did_you_mean(item, EXPOSABLE)}" for item in items if item not in EXPOSABLE]
+    if problems:
+        raise ValueError("; ".join(problems) + f" (choose from {', '.join(EXPOSABLE)})")
+    return tuple(dict.fromkeys(items))
+
+
+def _transport(text: str) -> str:
+    value = text.strip().lower()
+    if value not in TRANSPORTS:
+        raise ValueError(f"unknown transport {text!r}{did_you_mean(value, TRANSPORTS)} (choose stdio or http)")
+    return value
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text.strip())
+    except ValueError:
+        raise ValueError(f"expected a port number 0-65535, got {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise ValueError(f"expected a port number 0-65535, got {port}")
+    return port
+
+
+def _host(text: str) -> str:
+    host = text.strip()
+    if not host or any(c.isspace() for c in host) or "/" in host:
+        raise ValueError(f"expected a host name or IP address, got {text!r}")
+    return host
+
+
+ENV_PARSERS: dict[str, Callable[[str], Any]] = {
+    "build": lambda text: Path(text),
+    "resources": _bool,
+    "expose": lambda text: _expose(_list(text)),
+    "index_tool": _bool,
+    "transport": _transport,
+    "host": _host,
+    "port": _port,
+    "allowed_hosts": _list,
+    "allowed_origins": _list,
+    "reload": _bool,
+}
+
+
+def did_you_mean(word: str, choices: Sequence[str]) -> str:
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+# --- the three sources ------------------------------------------------------------------------------
+
+
+def from_flags(flags: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Flags the user gave (`None` or an empty tuple = not given), parsed."""
+    values: dict[str, Any] = {}
+    problems: list[str] = []
+    for name, raw in flags.items():
+        if raw is None or raw == ():
+            continue
+        flag = NAMES[name][1]
+        try:
+            if name == "expose":
+                values[name] = _expose(_list(raw))
+            elif name == "build":
+                values[name] = Path(raw)
+            elif name == "host":
+                values[name] = _host(raw)
+            elif name in ("allowed_hosts", "allowed_origins"):
+                values[name] = tuple(dict.fromkeys(item for part in raw for item in _list(part)))
+            else:
+                values[name] = raw
+        except ValueError as error:
+            problems.append(f"{flag}: {error}")
+    return values, problems
+
+
+def from_environment(environ: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
+    """CAPIDX_* variables; an empty variable counts as unset."""
+    values: dict[str, Any] = {}
+    problems: list[str] = []
+    for name, (variable, _flag) in NAMES.items():
+        raw = environ.get(variable, "")
+        if not raw.strip():
+            continue
+        try:
+            values[name] = ENV_PARSERS[name](raw)
+        except ValueError as error:
+            problems.append(f"{variable}: {error}")
+    return values, problems
+
+
+@cache
+def serve_schema() -> dict[str, Any]:
+    text = resources.files("capidx.schema").joinpath("config-schema.json").read_text("utf-8")
+    return json.loads(text)["properties"]["serve"]
+
+
+def find_config(cwd: Path, explicit: Path | None) -> Path | None:
+    if explicit is not None:
+        return explicit
+    candidate = cwd / CONFIG_FILE_NAME
+    return candidate if candidate.is_file() else None
+
+
+def from_file(path: Path) -> tuple[dict[str, Any], list[str]]:
+    """The `serve:` section of capidx.yaml (and `paths.out` as the default build), validated."""
+    import yaml
+
+    try:
+        text = path.read_text("utf-8")
+    except OSError as error:
+        return {}, [f"{path}: cannot read: {error.strerror}"]
+    try:
+        root = yaml.compose(text)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        return {}, [f"{where}: not valid YAML: {getattr(error, 'problem', error)}"]
+    if data is None:
+        return {}, []
+    if not isinstance(data, dict):
+        return {}, [f"{path}:1:1: expected a mapping of settings at the top level"]
+    values: dict[str, Any] = {}
+    problems = _check_section(path, root, data.get("serve"))
+    serve = data.get("serve")
+    if isinstance(serve, dict) and not problems:
+        values = _file_values(path.parent, serve)
+    out = (data.get("paths") or {}).get("out") if isinstance(data.get("paths"), dict) else None
+    if "build" not in values and isinstance(out, str):
+        values["build"] = path.parent / out
+        values["_build_key"] = "paths.out"
+    return values, problems
+
+
+def _file_values(base: Path, serve: Mapping[str, Any]) -> dict[str, Any]:
+    values = {name: tuple(dict.fromkeys(raw)) if isinstance(raw, list) else raw for name, raw in serve.items()}
+    if "build" in values:
+        values["build"] = base / values["build"]  # relative to the directory holding capidx.yaml
+    return values
+
+
+def _check_section(path: Path, root: Any, serve: Any) -> list[str]:
+    if serve is None:
+        return []
+    validator = Validator(serve_schema())
+    problems = []
+    for error in sorted(validator.iter_errors(serve), key=lambda e: list(map(str, e.absolute_path))):
+        keys = ["serve", *error.absolute_path]
+        line, column = _locate(root, keys)
+        pointer = ".".join(str(k) if not isinstance(k, int) else f"[{k}]" for k in keys).replace(".[", "[")
+        problems.append(f"{path}:{line}:{column}: {pointer}: {_explain(error)}")
+    return problems
+
+
+def _explain(error: Any) -> str:
+    if error.validator == "enum":
+        return f"unknown value {error.instance!r}{did_you_mean(str(error.instance), error.validator_value)} " + (
+            f"(choose from {', '.join(map(str, error.validator_value))})"
+        )
+    if error.validator == "additionalProperties":
+        known = sorted(error.schema.get("properties", {}))
+        extra = sorted(set(error.instance) - set(known))
+        return "; ".join(f"unknown key {key!r}{did_you_mean(key, known)}" for key in extra)
+    if error.validator == "type":
+        return f"expected {error.validator_value}, got {json.dumps(error.instance)}"
+    return error.message
+
+
+def _locate(node: Any, keys: Sequence[Any]) -> tuple[int, int]:
+    """Line and column (1-based) of the YAML node at `keys`, or of the closest parent found."""
+    mark = node.start_mark if node is not None else None
+    for key in keys:
+        child = None
+        if node is not None and node.id == "mapping":
+            child = next((v for k, v in node.value if k.value == key), None)
+        elif node is not None and node.id == "sequence" and isinstance(key, int) and key < len(node.value):
+            child = node.value[key]
+        if child is None:
+            break
+        node, mark = child, child.start_mark
+    return (mark.line + 1, mark.column + 1) if mark else (1, 1)
+
+
+# --- merge ------------------------------------------------------------------------------------------
+
+
+def resolve_settings(
+    flags: Mapping[str, Any],
+    environ: Mapping[str, str],
+    cwd: Path,
+    config: Path | None = None,
+) -> Settings:
+    """Merge the sources; raises `SettingsError` listing every problem."""
+    config_file = find_config(cwd, config)
+    problems: list[str] = []
+    file_values: dict[str, Any] = {}
+    if config is not None and not config.is_file():
+        problems.append(f"--config: {config} does not exist")
+    elif config_file is not None:
+        file_values, file_problems = from_file(config_file)
+        problems += file_problems
+    env_values, env_problems = from_environment(environ)
+    flag_values, flag_problems = from_flags(flags)
+    problems += env_problems + flag_problems
+    chosen: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    build_key = file_values.pop("_build_key", "serve.build")
+    for name in NAMES:
+        env_name, flag = NAMES[name]
+        if name in flag_values:
+            chosen[name], sources[name] = flag_values[name], f"flag {flag.split('/')[0]}"
+        elif name in env_values:
+            chosen[name], sources[name] = env_values[name], f"env {env_name}"
+        elif name in file_values:
+            key = build_key if name == "build" else f"serve.{name}"
+            chosen[name], sources[name] = file_values[name], f"file {config_file} ({key})"
+        else:
+            chosen[name], sources[name] = DEFAULTS[name], "default"
+    if not sources["build"].startswith("file "):
+        chosen["build"] = cwd / chosen["build"]  # flags, environment and the default are relative to the cwd
+    settings = Settings(**chosen, config_file=config_file, sources=sources)
+    problems += _cross_checks(settings) if not problems else []
+    if problems:
+        raise SettingsError(problems)
+    return settings
+
+
+def _cross_checks(settings: Settings) -> list[str]:
+    problems = []
+    if settings.transport == "http" and not settings.loopback and not settings.allowed_hosts:
+        problems.append(
+            f"{settings.sources['host'].removeprefix('flag ').removeprefix('env ')}: {settings.host} is not a "
+            "loopback address; binding it requires --allowed-host HOST[:PORT] (or CAPIDX_ALLOWED_HOSTS, "
+            "serve.allowed_hosts) naming the Host headers to accept, so DNS-rebinding protection stays on"
+        )
+    if settings.index_tool and not settings.index_variants:
+        problems.append(
+            f"{settings.sources['index_tool'].removeprefix('flag ').removeprefix('env ')}: get_capability_index "
+            "would have nothing to return: expose at least one of summary, stats, full"
+        )
+    return problems
+
+
+def render(settings: Settings) -> str:
+    """`--print-config`: the effective `serve:` section as YAML, each line saying where it came from."""
+    hosts, origins = settings.security_hosts()
+    rows = [
+        ("build", str(settings.build)),
+        ("resources", _yaml_bool(settings.resources)),
+        ("expose", f"[{', '.join(settings.expose)}]"),
+        ("index_tool", _yaml_bool(settings.index_tool)),
+        ("transport", settings.transport),
+        ("host", settings.host),
+        ("port", str(settings.port)),
+        ("allowed_hosts", f"[{', '.join(settings.allowed_hosts)}]"),
+        ("allowed_origins", f"[{', '.join(settings.allowed_origins)}]"),
+        ("reload", _yaml_bool(settings.reload)),
+    ]
+    width = max(len(f"  {name}: {value}") for name, value in rows) + 2
+    lines = [
+        "# capidx serve: effective settings (flags > environment > capidx.yaml > defaults)",
+        f"# config file: {settings.config_file or 'none'}",
+        "serve:",
+    ]
+    lines += [f"{f'  {name}: {value}':<{width}}# {settings.sources[name]}" for name, value in rows]
+    lines += [
+        f"# accepted Host headers over HTTP: {', '.join(hosts)}",
+        f"# accepted Origin headers over HTTP: {', '.join(origins)}",
+        "# tools: lookup_capability, compare_capability, list_capabilities, get_sources"
+        + (f", get_capability_index ({', '.join(settings.index_variants)})" if settings.index_tool else ""),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _yaml_bool(value: bool) -> str:
+    return "true" if value else "false"

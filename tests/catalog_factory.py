@@ -1,0 +1,272 @@
+"""A small, valid catalog written into a temporary directory, for build tests.
+
+Three agents whose names exercise nickname derivation ("copilot" is ambiguous, "claude" is not,
+"vs code" names one agent), and capabilities that cover every case the build distinguishes: shared
+across agents, recorded as unavailable, not recorded at all for an agent, sources with and without
+verifiedDate, a URL cited by several capabilities with different details, implementation notes,
+aliases/triggers/useWhen, an unknown extra field, text that looks like a special token, non-ASCII.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+MCP_SPEC = "https://modelcontextprotocol.io/specification"
+# Agents repeat a capability's vocabulary verbatim (as in the bundled catalog); documents print it once.
+MCP_VOCABULARY: dict[str, Any] = {
+    "aliases": ["model context protocol", "tool servers"],
+    "triggers": ["connect a database", "add a tool server", "use an external tool"],
+    "useWhen": [
+        {"pattern": r"\b(mcp|model context protocol)\b", "confidence": 0.9},
+        {
+            "pattern": r"\b(tool servers?|connect (it |the agent )?to (an? |my )?(database|service)s?)\b",
+            "confidence": 0.6,
+        },
+    ],
+}
+INSTRUCTIONS_VOCABULARY: dict[str, Any] = {
+    "triggers": ["always follow these rules", "remember our coding conventions"],
+    "useWhen": [{"pattern": r"\b(instructions? files?|project rules|conventions)\b", "confidence": 0.7}],
+}
+
+
+def _source(url: str, description: str, verified: str | None = "2026-01-10", **more: Any) -> dict[str, Any]:
+    source: dict[str, Any] = {"url": url, "description": description, "sourceGranularity": "section"}
+    if verified:
+        source["verifiedDate"] = verified
+    source.update(more)
+    return source
+
+
+CLAUDE: dict[str, Any] = {
+    "$schema": "../../../schema/capability-schema.json",
+    "agent": {"name": "Claude Code", "vendor": "Anthropic", "version": "2.1.0", "lastUpdated": "2026-01-15T09:30:00Z"},
+    "capabilities": [
+        {
+            "category": "api-integration",
+            "name": "MCP Servers",
+            "description": "Connects external tools and data sources through the Model Context Protocol.",
+            "available": True,
+            "terminology": "MCP servers",
+            "tier": "pro",
+            "maturityLevel": "stable",
+            "status": "active",
+            "introducedIn": "0.2.0",
+            "limitations": ["Tool output counts against the context window", "Servers run with your permissions"],
+            "requirements": ["Node.js 18 or newer for npx-based servers"],
+            **MCP_VOCABULARY,
+            "implementationNotes": {
+                "setup": "claude mcp add <name> -- <command>",
+                "configFile": ".mcp.json",
+                "startUrl": "https://docs.anthropic.com/en/docs/claude-code/mcp",
+                "gotchas": ["Project-scoped servers need approval on first use"],
+            },
+            "sources": [
+                _source("https://docs.anthropic.com/en/docs/claude-code/mcp", "Claude Code MCP guide"),
+                _source(MCP_SPEC, "MCP specification", "2026-01-02", status="active"),
+            ],
+        },
+        {
+            "category": "customization",
+            "name": "Custom Instructions",
+            "description": (
+                "Project memory in CLAUDE.md files is loaded into every session — even <|endoftext|> stays text."
+            ),
+            **INSTRUCTIONS_VOCABULARY,
+            "available": True,
+            "terminology": "CLAUDE.md memory",
+            "tier": "free",
+            "maturityLevel": "stable",
+            "sources": [_source("https://docs.anthropic.com/en/docs/claude-code/memory", "Memory docs", None)],
+        },
+        {
+            "category": "agent-orchestration",
+            "name": "Subagents",
+            "description": "Delegates focused tasks to specialised subagents with their own context window.",
+            "available": True,
+            "terminology": "subagents",
+            "maturityLevel": "beta",
+            "status": "active",
+            "reviewNote": "Checked against the Zürich meetup demo",
+            "sources": [
+                _source(
+                    "https://docs.anthropic.com/en/docs/claude-code/sub-agents",
+                    "Subagents docs",
+                    "2025-06-01",
+                    publishedDate="2025-05-20",
+                    sourceGranularity="dedicated",
+                    excerpt="Custom subagents in Claude Code are specialized AI assistants that can be invoked.",
+                )
+            ],
+        },
+        {
+            "category": "customization",
+            "name": "Hooks",
+            "description": "Runs shell commands at lifecycle events such as before a tool call.",
+            "available": True,
+            "tier": "free",
+            "implementationNotes": {
+                "configFile": "~/.claude/settings.json",
+                "gotchas": ["Hooks run without a sandbox"],
+            },
+        },
+    ],
+    "integrations": [
+        {"platform": "VS Code", "supported": True, "features": ["diff view", "selection context"]},
+        {"platform": "Emacs", "supported": False},
+    ],
+    "models": [{"name": "Claude Sonnet 4.5", "provider": "Anthropic", "available": True, "tier": "pro"}],
+    "documentation": {
+        "officialDocs": "https://docs.anthropic.com/en/docs/claude-code/overview",
+        "github": "https://github.com/anthropics/claude-code",
+    },
+}
+
+COPILOT_CLI: dict[str, Any] = {
+    "agent": {
+        "name": "GitHub Copilot CLI",
+        "vendor": "GitHub",
+        "version": "0.0.339",
+        "lastUpdated": "2026-01-20T00:00:00Z",
+    },
+    "capabilities": [
+        {
+            "category": "api-integration",
+            "name": "MCP Servers",
+            "description": "Adds MCP servers with the /mcp command; the GitHub MCP server is built in.",
+            "available": True,
+            **MCP_VOCABULARY,
+            "terminology": "MCP servers",
+            "tier": "business",
+            "maturityLevel": "beta",
+            "sources": [_source(MCP_SPEC, "MCP specification", "2025-08-01", status="active")],
+        },
+        {
+            "category": "customization",
+            "name": "Custom Instructions",
+            "description": "Reads .github/copilot-instructions.md and AGENTS.md files.",
+            **INSTRUCTIONS_VOCABULARY,
+            "available": True,
+            "terminology": "custom instructions",
+            "status": "modified",
+        },
+        {
+            "category": "agent-orchestration",
+            "name": "Subagents",
+            "description": "No user-defined subagents; a single agent loop handles every task.",
+            "available": False,
+            "sources": [_source("https://docs.github.com/copilot/cli", "Copilot CLI docs", "2025-01-05")],
+        },
+        {
+            "category": "code-explanation",
+            "name": "Code Review",
+            "description": "Reviews staged changes on request.",
+            "available": True,
+            "tier": "enterprise",
+            "maturityLevel": "deprecated",
+            "status": "deprecated",
+            "deprecatedDate": "2025-12-01",
+            "supersededBy": "Copilot code review on GitHub.com",
+        },
+    ],
+    "integrations": [{"platform": "Terminal", "supported": True}],
+    "documentation": {"officialDocs": "https://docs.github.com/copilot/cli"},
+}
+
+VSCODE_COPILOT: dict[str, Any] = {
+    "agent": {
+        "name": "GitHub Copilot in VS Code",
+        "vendor": "GitHub",
+        "version": "latest",
+        "lastUpdated": "2026-01-18T12:00:00+01:00",
+    },
+    "capabilities": [
+        {
+            "category": "api-integration",
+            "name": "MCP Servers",
+            "description": "Uses MCP servers configured in .vscode/mcp.json in agent mode.",
+            "available": True,
+            **MCP_VOCABULARY,
+            "aliases": ["mcp.json"],
+            "terminology": "MCP servers",
+            "tier": "free",
+            "maturityLevel": "stable",
+            "implementationNotes": {"setup": "MCP: Add Server command", "configFile": ".vscode/mcp.json"},
+            "sources": [_source(MCP_SPEC, "MCP specification", "2026-01-02", status="active")],
+        },
+        {
+            "category": "customization",
+            "name": "Custom Instructions",
+            "description": "Applies .github/copilot-instructions.md and *.instructions.md files.",
+            **INSTRUCTIONS_VOCABULARY,
+            "available": True,
+            "terminology": "custom instructions",
+            "tier": "free",
+        },
+        {
+            "category": "code-completion",
+            "name": "Inline Suggestions",
+            "description": "Ghost-text completions while typing, accepted with Tab.",
+            "available": True,
+            "terminology": "inline suggestions",
+            "tier": "free",
+            "maturityLevel": "stable",
+            "triggers": ["autocomplete"],
+        },
+    ],
+    "models": [{"name": "GPT-4.1", "provider": "OpenAI", "available": False}],
+}
+
+ALIASES: dict[str, Any] = {
+    "$comment": "what people type -> canonical capability name",
+    "aliases": {"memory file": "Custom Instructions", "tab completion": "Inline Suggestions", "mcp": "MCP Servers"},
+}
+
+AGENT_IDS = ("claude-code", "copilot-cli", "vscode-copilot")
+
+
+def documents() -> dict[str, dict[str, Any]]:
+    """Fresh copies of the three capability documents, keyed by agent id (safe to mutate)."""
+    return copy.deepcopy({"claude-code": CLAUDE, "copilot-cli": COPILOT_CLI, "vscode-copilot": VSCODE_COPILOT})
+
+
+def write_catalog(
+    root: Path,
+    docs: dict[str, dict[str, Any]] | None = None,
+    aliases: dict[str, Any] | None = ALIASES,
+    agents_dir: str = "agents",
+) -> Path:
+    """Write the catalog under `root/<agents_dir>` (pretty-printed like hand-written files); returns that folder."""
+    agents = root / agents_dir
+    for agent_id, document in (docs if docs is not None else documents()).items():
+        path = agents / agent_id / "capabilities" / "current.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if aliases is not None:
+        agents.mkdir(parents=True, exist_ok=True)
+        (agents / "aliases.json").write_text(json.dumps(aliases, indent=2) + "\n", encoding="utf-8")
+    return agents
+
+
+def snapshot(directory: Path) -> dict[str, bytes]:
+    """Every file under `directory` (relative POSIX path -> bytes), to compare builds byte for byte."""
+    return {
+        path.relative_to(directory).as_posix(): path.read_bytes()
+        for path in sorted(directory.rglob("*"))
+        if path.is_file()
+    }
+
+
+def run_cli(args: list[str], cwd: Path) -> Any:
+    """`capidx <args>` in-process with `cwd` as the working directory (so no capidx.yaml is picked up)."""
+    import contextlib
+
+    from click.testing import CliRunner
+
+    from capidx.compiler.cli import cli
+
+    with contextlib.chdir(cwd):
+        return CliRunner().invoke(cli, args, catch_exceptions=False)

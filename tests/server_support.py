@@ -1,0 +1,577 @@
+"""Test support for `capidx serve`: builds to serve, fixtures and client helpers.
+
+Test modules import the fixture functions they use (`fixture_catalog_build`, registered under the
+name `catalog_build`): a plain import keeps the helpers and the fixtures in one module.
+
+- `catalog_build` (the main fixture): a REAL `capidx build` of a small invented catalog
+  (`write_catalog`), built once per session.
+- `hand_build`: the same catalog written by hand by `write_build`, following docs/build-directory.md
+  (manifest, every artifact kind, `index/match.json`, correct sha256). Used where a test needs a
+  build the compiler would never write (corrupt files, escaping paths, quick variants).
+- `bundled_build`: a real build of the repository's own `agents/`, for the budget check.
+
+Tests touching only the contract are parametrized over the first two, so they also check that the
+compiler's output and the hand-written reading of the contract agree.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from capidx.server.text import normalize, slugify, terms
+
+PREFIX = "capability-index://"
+REPO = Path(__file__).resolve().parent.parent
+# Protocol revision -> the `mcp.Client` mode that pins it (in-process: no probe).
+REVISIONS = {"2025-11-25": "legacy", "2026-07-28": "2026-07-28"}
+
+
+def dumps(value: Any) -> str:
+    """The contract's compact JSON."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class Cap:
+    name: str
+    category: str
+    description: str
+    aliases: tuple[str, ...] = ()
+    # agent id -> per-agent facts; an agent missing here has not recorded the capability at all.
+    agents: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    @property
+    def slug(self) -> str:
+        return slugify(self.name)
+
+
+AGENTS: dict[str, tuple[str, str]] = {
+    "claude-code": ("Claude Code", "Anthropic"),
+    "copilot-cli": ("GitHub Copilot CLI", "GitHub"),
+    "gemini-cli": ("Gemini CLI", "Google"),
+    "vscode-copilot": ("GitHub Copilot in VS Code", "Microsoft"),
+}
+
+_SRC = "https://docs.example.com/"
+
+CAPABILITIES: tuple[Cap, ...] = (
+    Cap(
+        "MCP Servers",
+        "api-integration",
+        "Connect external tools and data sources through Model Context Protocol servers.",
+        ("model context protocol", "mcp", "tool servers"),
+        {
+            "claude-code": {"available": True, "tier": "free", "setup": "claude mcp add NAME -- COMMAND"},
+            "copilot-cli": {"available": True, "terminology": "MCP servers"},
+            "gemini-cli": {"available": True, "setup": "Add mcpServers to ~/.gemini/settings.json"},
+            "vscode-copilot": {"available": True, "terminology": "MCP servers in agent mode"},
+        },
+    ),
+    Cap(
+        "Plugins",
+        "customization",
+        "Install packaged bundles of commands, agents and hooks from a marketplace.",
+        ("add-ons", "plugin marketplace"),
+        {
+            "claude-code": {"available": True},
+            "copilot-cli": {"available": False},
+            "gemini-cli": {"available": True, "terminology": "Extensions"},
+        },
+    ),
+    Cap(
+        "Hooks",
+        "customization",
+        "Run shell commands automatically at lifecycle events such as before or after a tool call.",
+        ("lifecycle hooks",),
+        {
+            "claude-code": {"available": True, "limitations": ["Hooks run with your shell permissions."]},
+            "copilot-cli": {"available": True},
+            "gemini-cli": {"available": True},
+        },
+    ),
+    Cap(
+        "Plan Mode",
+        "agent-orchestration",
+        "Draft a step-by-step plan for review before any file is edited.",
+        ("planning mode",),
+        {
+            "claude-code": {"available": True},
+            "copilot-cli": {"available": True},
+            "gemini-cli": {"available": False},
+            "vscode-copilot": {"available": True, "terminology": "Plan agent"},
+        },
+    ),
+    Cap(
+        "Web Search",
+        "context-awareness",
+        "Search the internet and ground answers in current web results.",
+        ("internet search", "google search"),
+        {
+            "claude-code": {"available": True, "terminology": "WebSearch tool"},
+            "gemini-cli": {"available": True, "terminology": "Google Search grounding"},
+            "copilot-cli": {"available": False},
+        },
+    ),
+    Cap(
+        "Session Resume",
+        "context-awareness",
+        "Continue an earlier conversation with its full history restored.",
+        ("continue conversation",),
+        {"claude-code": {"available": True}, "gemini-cli": {"available": True, "terminology": "/chat resume"}},
+    ),
+    Cap(
+        "Context Compaction",
+        "context-awareness",
+        "Summarize a long conversation to free context space and keep working.",
+        ("compact",),
+        {"claude-code": {"available": True, "terminology": "/compact"}, "gemini-cli": {"available": True}},
+    ),
+    Cap(
+        "Inline Code Completion",
+        "code-completion",
+        "Ghost-text suggestions that appear while typing in the editor.",
+        ("autocomplete", "ghost text"),
+        {
+            "claude-code": {"available": False},
+            "copilot-cli": {"available": False},
+            "vscode-copilot": {"available": True, "tier": "free"},
+        },
+    ),
+)
+
+
+@dataclass
+class _Writer:
+    root: Path
+    generation: str
+    artifacts: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, kind: str, path: str, text: str, params: Mapping[str, str], title: str) -> None:
+        data = text.encode("utf-8")
+        target = self.root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        tokens = max(1, math.ceil(len(data) / 4))  # the fixture estimates; a real build measures
+        uri_tail = path.rsplit(".", 1)[0]
+        mime = "application/json" if path.endswith(".json") else "text/markdown"
+        self.artifacts.append(
+            {
+                "kind": kind,
+                "uri": PREFIX + uri_tail,
+                "path": path,
+                "mimeType": mime,
+                "title": title,
+                "description": f"{title} ({tokens} cl100k_base tokens)",
+                "bytes": len(data),
+                "sha256": hashlib.sha256(data).hexdigest(),
+                "tokens": {"cl100k_base": tokens},
+                "words": len(text.split()),
+                "lines": text.count("\n"),
+                "params": dict(params),
+            }
+        )
+
+
+def _facts(cap: Cap, agent: str) -> dict[str, Any] | None:
+    return dict(cap.agents[agent]) if agent in cap.agents else None
+
+
+def _lookup(cap: Cap, agent: str) -> dict[str, Any]:
+    facts = _facts(cap, agent)
+    available_for = sorted(a for a, f in cap.agents.items() if f.get("available"))
+    base = {"name": cap.name, "slug": cap.slug, "category": cap.category}
+    if facts is None:
+        capability = base | {"available": False, "recorded": False}
+    else:
+        capability = base | {"available": bool(facts["available"]), "recorded": True, "description": cap.description}
+        for key in ("terminology", "tier", "limitations"):
+            if key in facts:
+                capability[key] = facts[key]
+        if "setup" in facts:
+            capability["implementationNotes"] = {"setup": facts["setup"]}
+        capability["sources"] = [{"url": f"{_SRC}{agent}/{cap.slug}", "verifiedDate": "2026-01-02"}]
+    return {"agent": agent, "capability": capability, "availableFor": available_for}
+
+
+def _compare(cap: Cap) -> dict[str, Any]:
+    entries = []
+    for agent in sorted(AGENTS):
+        facts = _facts(cap, agent)
+        if not facts or not facts["available"]:
+            entries.append({"agent": agent, "available": False})
+            continue
+        entry = {"agent": agent, "available": True, "description": cap.description}
+        if "terminology" in facts:
+            entry["terminology"] = facts["terminology"]
+        if "setup" in facts:
+            entry["implementationNotes"] = {"setup": facts["setup"]}
+        entries.append(entry)
+    return {"capability": {"name": cap.name, "slug": cap.slug, "category": cap.category}, "agents": entries}
+
+
+def _row(cap: Cap, agent: str | None, facts: Mapping[str, Any]) -> dict[str, Any]:
+    row = {"name": cap.name, "slug": cap.slug, "category": cap.category, "available": bool(facts["available"])}
+    if agent is not None:
+        row["agent"] = agent
+    if "tier" in facts:
+        row["tier"] = facts["tier"]
+    return row
+
+
+def _sources(pairs: list[tuple[str, Cap]], filt: dict[str, str]) -> dict[str, Any]:
+    rows = [
+        {
+            "url": f"{_SRC}{agent}/{cap.slug}",
+            "description": f"{AGENTS[agent][0]} documentation: {cap.name}",
+            "verifiedDate": "2026-01-02",
+            "sourceGranularity": "section",
+            "citedBy": [{"agent": agent, "capability": cap.slug}],
+        }
+        for agent, cap in pairs
+    ]
+    return {"filter": filt, "sources": sorted(rows, key=lambda r: r["url"])}
+
+
+def _match_index(caps: tuple[Cap, ...]) -> dict[str, Any]:
+    agent_names: dict[str, set[str]] = {}
+    for agent_id, (name, vendor) in AGENTS.items():
+        spellings = {agent_id, name, " ".join(w for w in name.split() if w.lower() != vendor.lower())}
+        for spelling in spellings:
+            agent_names.setdefault(normalize(spelling), set()).add(agent_id)
+    for word, ids in (("claude", ["claude-code"]), ("gemini", ["gemini-cli"]), ("vscode", ["vscode-copilot"])):
+        agent_names.setdefault(word, set()).update(ids)
+    agent_names.setdefault("copilot", set()).update(["copilot-cli", "vscode-copilot"])
+    aliases = {normalize(alias): cap.slug for cap in caps for alias in cap.aliases}
+    terminology: dict[str, list[dict[str, str]]] = {}
+    rows = []
+    for cap in caps:
+        wording = [f["terminology"] for f in cap.agents.values() if "terminology" in f]
+        text = " ".join([cap.name, *wording, *cap.aliases, cap.description])
+        counts = Counter(terms(text))
+        for agent, facts in sorted(cap.agents.items()):
+            if "terminology" in facts:
+                terminology.setdefault(normalize(facts["terminology"]), []).append(
+                    {"agent": agent, "capability": cap.slug}
+                )
+        rows.append(
+            {
+                "slug": cap.slug,
+                "name": cap.name,
+                "category": cap.category,
+                "key": normalize(cap.name),
+                "agents": {
+                    a: {k: v for k, v in f.items() if k in ("available", "terminology")}
+                    for a, f in sorted(cap.agents.items())
+                },
+                "terms": dict(sorted(counts.items())),
+                "length": sum(counts.values()),
+            }
+        )
+    n = len(rows)
+    df = Counter(term for row in rows for term in row["terms"])
+    return {
+        "version": 1,
+        "agents": [{"id": a, "name": n_, "vendor": v} for a, (n_, v) in sorted(AGENTS.items())],
+        "agentNames": {k: sorted(v) for k, v in sorted(agent_names.items())},
+        "capabilities": rows,
+        "aliases": dict(sorted(aliases.items())),
+        "terminology": dict(sorted(terminology.items())),
+        "idf": {t: round(math.log(1 + (n - d + 0.5) / (d + 0.5)), 6) for t, d in sorted(df.items())},
+        "avgLength": sum(r["length"] for r in rows) / n,
+        "categories": sorted({cap.category for cap in caps}),
+    }
+
+
+def write_build(out: Path, *, generation: str = "1", caps: tuple[Cap, ...] = CAPABILITIES) -> Path:
+    """Write a complete build directory at `out` (replacing it); `generation` changes the text."""
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    w = _Writer(out, generation)
+    categories = sorted({cap.category for cap in caps})
+    names = "\n".join(f"- {cap.name} ({cap.category})" for cap in caps)
+    w.add("summary", "summary.md", f"# Capability index (generation {generation})\n\n{names}\n", {}, "Summary")
+    full = "\n".join(f"## {cap.name}\n\n{cap.description}\n" for cap in caps)
+    w.add("full", "full.md", f"# Full capability index (generation {generation})\n\n{full}", {}, "Full index")
+    stats = {"agents": len(AGENTS), "capabilities": len(caps), "generation": generation}
+    w.add("stats", "stats.json", dumps(stats), {}, "Statistics")
+    for agent, (name, _vendor) in sorted(AGENTS.items()):
+        mine = "\n".join(
+            f"- {c.name}: {'yes' if c.agents[agent]['available'] else 'no'}" for c in caps if agent in c.agents
+        )
+        w.add("agent", f"agents/{agent}.md", f"# {name}\n\n{mine}\n", {"agent": agent}, name)
+    for cap in caps:
+        w.add(
+            "capability",
+            f"capabilities/{cap.slug}.md",
+            f"# {cap.name}\n\n{cap.description}\n",
+            {"capability": cap.slug},
+            cap.name,
+        )
+    for category in categories:
+        listed = "\n".join(f"- {c.name}" for c in caps if c.category == category)
+        w.add("category", f"categories/{category}.md", f"# {category}\n\n{listed}\n", {"category": category}, category)
+    for agent in sorted(AGENTS):
+        for cap in caps:
+            doc = _lookup(cap, agent)
+            w.add(
+                "lookup",
+                f"tools/lookup/{agent}/{cap.slug}.json",
+                dumps(doc),
+                {"agent": agent, "capability": cap.slug},
+                f"lookup {agent} {cap.slug}",
+            )
+    for cap in caps:
+        w.add(
+            "compare",
+            f"tools/compare/{cap.slug}.json",
+            dumps(_compare(cap)),
+            {"capability": cap.slug},
+            f"compare {cap.slug}",
+        )
+    for agent in sorted(AGENTS):
+        rows = [_row(c, None, c.agents[agent]) for c in caps if agent in c.agents]
+        w.add(
+            "list",
+            f"tools/list/{agent}/_all.json",
+            dumps({"filter": {"agent": agent}, "capabilities": rows}),
+            {"agent": agent},
+            f"list {agent}",
+        )
+        for category in categories:
+            rows = [_row(c, None, c.agents[agent]) for c in caps if agent in c.agents and c.category == category]
+            if rows:
+                doc = {"filter": {"agent": agent, "category": category}, "capabilities": rows}
+                w.add(
+                    "list",
+                    f"tools/list/{agent}/{category}.json",
+                    dumps(doc),
+                    {"agent": agent, "category": category},
+                    f"list {agent} {category}",
+                )
+    for category in categories:
+        rows = [_row(c, a, f) for c in caps if c.category == category for a, f in sorted(c.agents.items())]
+        doc = {"filter": {"category": category}, "capabilities": rows}
+        w.add("list", f"tools/list/_all/{category}.json", dumps(doc), {"category": category}, f"list {category}")
+    for agent in sorted(AGENTS):
+        pairs = [(agent, c) for c in caps if agent in c.agents]
+        w.add(
+            "sources",
+            f"tools/sources/{agent}/_all.json",
+            dumps(_sources(pairs, {"agent": agent})),
+            {"agent": agent},
+            f"sources {agent}",
+        )
+        for cap in caps:
+            if agent in cap.agents:
+                doc = _sources([(agent, cap)], {"agent": agent, "capability": cap.slug})
+                w.add(
+                    "sources",
+                    f"tools/sources/{agent}/{cap.slug}.json",
+                    dumps(doc),
+                    {"agent": agent, "capability": cap.slug},
+                    f"sources {agent} {cap.slug}",
+                )
+    for cap in caps:
+        pairs = [(a, cap) for a in sorted(cap.agents)]
+        w.add(
+            "sources",
+            f"tools/sources/_all/{cap.slug}.json",
+            dumps(_sources(pairs, {"capability": cap.slug})),
+            {"capability": cap.slug},
+            f"sources {cap.slug}",
+        )
+    w.add("index", "index/match.json", dumps(_match_index(caps)), {}, "Match index")
+    manifest = {
+        "format": 1,
+        "capidx": "0.1.0",
+        "inputDigest": "sha256:" + hashlib.sha256(generation.encode()).hexdigest(),
+        "uriPrefix": PREFIX,
+        "encodings": ["cl100k_base"],
+        "catalog": {
+            "agents": sorted(AGENTS),
+            "capabilities": sorted(cap.slug for cap in caps),
+            "categories": categories,
+        },
+        "resourceTemplates": [
+            {
+                "kind": kind,
+                "uriTemplate": f"{PREFIX}{plural}/{{{kind}}}",
+                "name": f"{kind}-document",
+                "title": f"One {kind}",
+                "description": f"One {kind}'s document (Markdown). Values: {', '.join(values)}.",
+                "mimeType": "text/markdown",
+                "parameter": kind,
+            }
+            for kind, plural, values in (
+                ("agent", "agents", sorted(AGENTS)),
+                ("capability", "capabilities", sorted(cap.slug for cap in caps)),
+                ("category", "categories", categories),
+            )
+        ],
+        "budgets": [],
+        "artifacts": sorted(w.artifacts, key=lambda a: a["path"]),
+    }
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return out
+
+
+def rewrite_manifest(build: Path, edit: Any) -> None:
+    """Apply `edit(manifest)` in place (for corrupt-build tests)."""
+    path = build / "manifest.json"
+    manifest = json.loads(path.read_text("utf-8"))
+    edit(manifest)
+    path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def swap_in(new_build: Path, target: Path) -> None:
+    """Replace `target` by `new_build` the way `capidx build` does: rename aside, rename in, delete."""
+    aside = target.with_name(f".capidx-old-{os.getpid()}")
+    if target.exists():
+        os.rename(target, aside)
+    os.rename(new_build, target)
+    if aside.exists():
+        shutil.rmtree(aside)
+
+
+def capidx_command(*args: str) -> list[str]:
+    """Run the installed CLI with the interpreter running the tests."""
+    return [sys.executable, "-c", "from capidx.compiler.cli import main; main()", *args]
+
+
+def run_capidx(
+    *args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        capidx_command(*args),
+        cwd=cwd,
+        env=None if env is None else {**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+# --- a real catalog of the same data, for `capidx build` ----------------------------------------------
+
+
+def write_catalog(root: Path, caps: tuple[Cap, ...] = CAPABILITIES, *, note: str = "") -> Path:
+    """Write agents/<id>/capabilities/current.json for the invented catalog; `note` changes descriptions."""
+    for agent, (name, vendor) in AGENTS.items():
+        capabilities = []
+        for cap in caps:
+            facts = cap.agents.get(agent)
+            if facts is None:
+                continue
+            entry: dict[str, Any] = {
+                "category": cap.category,
+                "name": cap.name,
+                "description": cap.description + note,
+                "available": bool(facts["available"]),
+                "aliases": list(cap.aliases),
+                "sources": [
+                    {
+                        "url": f"{_SRC}{agent}/{cap.slug}",
+                        "description": f"{name} documentation: {cap.name}",
+                        "sourceGranularity": "section",
+                        "verifiedDate": "2026-01-02",
+                    }
+                ],
+            }
+            for key in ("terminology", "tier", "limitations"):
+                if key in facts:
+                    entry[key] = facts[key]
+            if "setup" in facts:
+                entry["implementationNotes"] = {"setup": facts["setup"]}
+            capabilities.append(entry)
+        document = {
+            "agent": {"name": name, "vendor": vendor, "version": "latest", "lastUpdated": "2026-01-02T00:00:00Z"},
+            "capabilities": capabilities,
+        }
+        target = root / agent / "capabilities" / "current.json"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    return root
+
+
+def real_build(catalog: Path, out: Path) -> Path:
+    """Run `capidx build` for real; fail loudly with its output."""
+    result = run_capidx("build", "--agents", str(catalog), "--out", str(out), "--no-aliases", cwd=out.parent)
+    if result.returncode != 0:
+        raise AssertionError(f"capidx build failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
+    return out
+
+
+# --- fixtures -----------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session", name="catalog_build")
+def fixture_catalog_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("catalog")
+    return real_build(write_catalog(root / "agents"), root / "build")
+
+
+@pytest.fixture(scope="session", name="hand_build")
+def fixture_hand_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_build(tmp_path_factory.mktemp("hand") / "build")
+
+
+@pytest.fixture(scope="session", name="bundled_build")
+def fixture_bundled_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("bundled")
+    result = run_capidx("build", "--agents", str(REPO / "agents"), "--out", str(root / "build"), cwd=root)
+    if result.returncode not in (0, 1) or not (root / "build" / "manifest.json").is_file():
+        raise AssertionError(f"capidx build of the bundled catalog failed:\n{result.stderr[-2000:]}")
+    return root / "build"
+
+
+@pytest.fixture(params=["real", "hand"], name="any_build")
+def fixture_any_build(request: pytest.FixtureRequest) -> Path:
+    """Both readings of the contract: the compiler's and the hand-written one."""
+    return request.getfixturevalue("catalog_build" if request.param == "real" else "hand_build")
+
+
+# --- in-memory server ---------------------------------------------------------------------------------
+
+
+def make_hub(
+    build: Path,
+    flags: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    config: Path | None = None,
+) -> Any:
+    from capidx.server.app import Hub
+    from capidx.server.settings import resolve_settings
+    from capidx.server.snapshot import load_snapshot
+
+    settings = resolve_settings({"build": str(build), **(flags or {})}, env or {}, cwd or build.parent, config)
+    return Hub(load_snapshot(settings.build), settings)
+
+
+@asynccontextmanager
+async def connect(hub_or_build: Any, revision: str = "2026-07-28", **client_options: Any) -> Any:
+    """An `mcp.Client` talking to an in-process server, pinned to `revision`, response cache off."""
+    from mcp import Client
+
+    from capidx.server.app import build_server
+
+    hub = make_hub(hub_or_build) if isinstance(hub_or_build, Path) else hub_or_build
+    client_options.setdefault("cache", None)
+    async with Client(build_server(hub), mode=REVISIONS[revision], **client_options) as client:
+        yield client

@@ -1,0 +1,233 @@
+"""`capidx build` when things go wrong: every failure leaves the previous build untouched.
+
+Also: template overrides, budgets, encodings, the no-op rebuild, another repository's layout.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from catalog_factory import documents, run_cli, snapshot, write_catalog
+
+from capidx.compiler import tokens, validate
+from capidx.compiler.build import run_build
+from capidx.compiler.config import default_config
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def first_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A project with a good build; tests copy it so that each starts from the same state."""
+    root = tmp_path_factory.mktemp("good")
+    write_catalog(root)
+    result = run_cli(["build", "--out", str(root / "build"), "-q"], cwd=root)
+    assert result.exit_code == 0, result.output
+    return root
+
+
+@pytest.fixture
+def project(first_build: Path, tmp_path: Path) -> Path:
+    target = tmp_path / "project"
+    shutil.copytree(first_build, target)
+    return target
+
+
+def _build(project: Path, *args: str) -> object:
+    return run_cli(["build", "--out", str(project / "build"), *args], cwd=project)
+
+
+def test_invalid_data_exits_1_and_keeps_the_previous_build(project: Path) -> None:
+    before = snapshot(project / "build")
+    docs = documents()
+    del docs["claude-code"]["capabilities"][0]["available"]
+    write_catalog(project, docs)
+    result = _build(project)
+    assert result.exit_code == 1
+    assert "available" in result.stderr
+    assert "validation error" in result.stderr
+    assert snapshot(project / "build") == before
+
+
+def test_a_template_typo_fails_naming_file_and_line(project: Path) -> None:
+    before = snapshot(project / "build")
+    templates = project / "templates"
+    templates.mkdir()
+    (templates / "summary.md.j2").write_text("# Summary\n\n{{ catalog.agentz }}\n", encoding="utf-8")
+    result = _build(project, "--templates", str(templates))
+    assert result.exit_code == 1
+    assert f"{templates / 'summary.md.j2'}:3:" in result.stderr
+    assert "agentz" in result.stderr
+    assert snapshot(project / "build") == before
+
+
+def test_a_template_syntax_error_names_file_and_line(project: Path) -> None:
+    templates = project / "templates"
+    templates.mkdir()
+    (templates / "category.md.j2").write_text("line one\n{% if %}\n", encoding="utf-8")
+    result = _build(project, "--templates", str(templates))
+    assert result.exit_code == 1
+    assert "category.md.j2:2: template syntax error" in result.stderr
+
+
+def test_a_user_template_overrides_the_bundled_one(project: Path) -> None:
+    templates = project / "templates"  # beside the project: picked up without a flag
+    templates.mkdir()
+    (templates / "summary.md.j2").write_text(
+        "Custom: {% for a in catalog.agents %}{{ a.id }} {% endfor %}\n", encoding="utf-8"
+    )
+    result = _build(project)
+    assert result.exit_code == 0, result.stderr
+    assert (project / "build" / "summary.md").read_text("utf-8") == "Custom: claude-code copilot-cli vscode-copilot\n"
+    assert (project / "build" / "full.md").read_text("utf-8").startswith("# Capability index")  # others bundled
+
+
+def test_an_unknown_encoding_is_a_usage_error(project: Path) -> None:
+    before = snapshot(project / "build")
+    result = _build(project, "--encoding", "cl100k_base", "--encoding", "no_such_base")
+    assert result.exit_code == 2
+    assert "unknown tiktoken encoding 'no_such_base'" in result.stderr
+    assert snapshot(project / "build") == before
+
+
+def test_an_encoding_that_cannot_be_downloaded_fails_clearly(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tiktoken.load
+    import tiktoken.registry
+
+    def no_network(url: str) -> bytes:
+        raise ConnectionError(f"network disabled in tests: {url}")
+
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "empty-cache"))
+    monkeypatch.setattr(tiktoken.load, "read_file", no_network)
+    monkeypatch.delitem(tiktoken.registry.ENCODINGS, "o200k_base", raising=False)
+    before = snapshot(project / "build")
+    result = _build(project, "--encoding", "cl100k_base", "--encoding", "o200k_base")
+    assert result.exit_code == 1
+    assert "cannot load tiktoken encoding 'o200k_base'" in result.stderr
+    assert "TIKTOKEN_CACHE_DIR" in result.stderr and "network disabled" in result.stderr
+    assert snapshot(project / "build") == before
+
+
+def test_a_budget_breach_exits_1_and_still_writes(project: Path) -> None:
+    config = project / "capidx.yaml"
+    config.write_text("budgets:\n  summary: 10\n  agent: 100\n  full: 100000\n", encoding="utf-8")
+    (project / "build").rename(project / "old")  # the breaching build is written anyway
+    result = _build(project)
+    assert result.exit_code == 1
+    lines = result.stderr.strip().splitlines()
+    summary_tokens = json.loads((project / "build" / "manifest.json").read_text("utf-8"))["budgets"]
+    rows = {row["kind"]: row for row in summary_tokens}
+    assert not rows["summary"]["ok"] and rows["full"]["ok"]
+    tokens = rows["summary"]["tokens"]
+    assert f"summary: {tokens:,} tokens > budget 10 (+{100 * (tokens - 10) / 10:.1f}%)" in lines
+    agent = rows["agent"]
+    assert any(line.startswith(f"agent: {agent['tokens']:,} tokens > budget 100 (+") for line in lines)
+    assert f"over budget: build written to {project / 'build'} for inspection" in lines
+    assert (project / "build" / "summary.md").is_file()
+    assert "OVER" in result.stdout
+
+
+def test_no_op_rebuild_is_up_to_date_and_writes_nothing(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(name: str) -> None:
+        raise AssertionError("the tokenizer must not load on a no-op rebuild")
+
+    def no_validation(*args: object, **kwargs: object) -> None:
+        raise AssertionError("unchanged inputs that passed validation need no validation")
+
+    monkeypatch.setattr(tokens, "load_encoding", refuse)
+    monkeypatch.setattr(validate, "validate_project", no_validation)
+    manifest = project / "build" / "manifest.json"
+    inode = manifest.stat().st_ino
+    result = _build(project)
+    assert result.exit_code == 0, result.stderr
+    assert "up to date" in result.stdout
+    assert manifest.stat().st_ino == inode
+
+
+def test_strict_always_validates(project: Path) -> None:
+    """The factory data has unverified and stale sources: warnings, which --strict makes errors."""
+    result = _build(project, "--strict")
+    assert result.exit_code == 1
+    assert "never verified" in result.stderr or "unverified" in result.stderr
+
+
+def test_a_rebuild_links_unchanged_files_instead_of_writing_them(project: Path) -> None:
+    docs = documents()
+    docs["copilot-cli"]["capabilities"][3]["description"] = "Reviews staged changes when asked to."
+    write_catalog(project, docs)
+    old_hooks = (project / "build" / "capabilities" / "hooks.md").stat().st_ino
+    result = run_build(default_config(project))
+    assert result.exit_code == 0
+    assert result.linked > 0
+    assert (project / "build" / "capabilities" / "hooks.md").stat().st_ino == old_hooks  # unchanged: shared
+    assert "when asked to" in (project / "build" / "agents" / "copilot-cli.md").read_text("utf-8")
+
+
+def test_changed_inputs_with_unchanged_artifacts_reuse_token_counts(project: Path) -> None:
+    """A config change that alters no artifact's bytes re-renders but tokenizes nothing."""
+    before = snapshot(project / "build")
+
+    def refuse(name: str) -> None:
+        raise AssertionError("no artifact changed: nothing to tokenize")
+
+    (project / "capidx.yaml").write_text("budgets:\n  summary: 5000\n", encoding="utf-8")
+    config = default_config(project)
+    config = config.with_overrides(budgets={"summary": 5000})
+    from capidx.compiler.tokens import TokenCounter
+
+    result = run_build(config, counter_factory=lambda enc, known: TokenCounter(enc, known, loader=refuse))
+    assert result.exit_code == 0 and not result.up_to_date
+    assert result.tokenized == 0 and result.encoders_loaded == ()
+    after = snapshot(project / "build")
+    assert {path for path in after if after[path] != before.get(path)} == {"manifest.json"}
+
+
+def test_one_changed_capability_tokenizes_only_changed_artifacts(project: Path) -> None:
+    docs = documents()
+    docs["copilot-cli"]["capabilities"][3]["description"] = "Reviews staged changes when asked to."
+    write_catalog(project, docs)
+    result = run_build(default_config(project))
+    assert result.exit_code == 0
+    total = len(result.manifest["artifacts"])
+    assert 0 < result.tokenized < total / 2
+
+
+def test_out_that_is_not_a_build_directory_is_refused(project: Path) -> None:
+    precious = project / "precious"
+    precious.mkdir()
+    (precious / "notes.txt").write_text("keep me", encoding="utf-8")
+    result = run_cli(["build", "--out", str(precious)], cwd=project)
+    assert result.exit_code == 2
+    assert "refusing to replace" in result.stderr
+    assert (precious / "notes.txt").read_text("utf-8") == "keep me"
+
+
+def test_builds_another_repositorys_layout_without_touching_it(tmp_path: Path) -> None:
+    other = tmp_path / "other-repo"
+    agents = write_catalog(other, agents_dir="data/catalog")
+    schema = other / "spec" / "capabilities.schema.json"
+    schema.parent.mkdir(parents=True)
+    shutil.copy(REPO / "schema" / "capability-schema.json", schema)
+    (other / "capidx.yaml").write_text("paths:\n  out: nowhere\n", encoding="utf-8")  # not used: cwd differs
+    before = snapshot(other)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = tmp_path / "site" / "index"
+    result = run_cli(["build", "--agents", str(agents), "--schema", str(schema), "--out", str(out), "-q"], elsewhere)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == ""
+    assert snapshot(other) == before
+    manifest = json.loads((out / "manifest.json").read_text("utf-8"))
+    assert manifest["catalog"]["agents"] == ["claude-code", "copilot-cli", "vscode-copilot"]
+    index = json.loads((out / "index" / "match.json").read_text("utf-8"))
+    assert index["aliases"]["memory file"] == "custom-instructions"  # the alias table moved with --agents
+    assert list(elsewhere.iterdir()) == []
+    nothing = run_cli(["build", "--agents", str(agents), "--no-aliases", "--out", str(tmp_path / "b"), "-q"], elsewhere)
+    assert nothing.exit_code == 0
+    index = json.loads((tmp_path / "b" / "index" / "match.json").read_text("utf-8"))
+    assert "memory file" not in index["aliases"]

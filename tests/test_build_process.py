@@ -1,0 +1,100 @@
+"""`capidx build` as a real process: a killed build, determinism across cwd/locale/hash seed/file order."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from catalog_factory import ALIASES, documents, run_cli, snapshot, write_catalog
+
+from capidx.compiler.write import OLD_PREFIX, PAUSE_ENV, TEMP_PREFIX
+
+pytestmark = pytest.mark.slow
+
+CAPIDX = [sys.executable, "-c", "from capidx.compiler.cli import main; main()"]
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if key != PAUSE_ENV}
+    env.update(extra)
+    return env
+
+
+def test_a_killed_build_leaves_the_previous_one_and_the_next_build_cleans_up(tmp_path: Path) -> None:
+    write_catalog(tmp_path)
+    out = tmp_path / "build"
+    assert run_cli(["build", "--out", str(out), "-q"], tmp_path).exit_code == 0
+    before = snapshot(out)
+    docs = documents()
+    docs["claude-code"]["capabilities"][0]["description"] = "Changed, so the new build differs."
+    write_catalog(tmp_path, docs)
+
+    ready = tmp_path / "ready"
+    process = subprocess.Popen(
+        [*CAPIDX, "build", "--out", str(out), "-q"],
+        cwd=tmp_path,
+        env=_env(**{PAUSE_ENV: str(ready)}),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not ready.exists() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert ready.exists(), "the build never reached the swap"
+        temp = Path(ready.read_text("utf-8"))
+        assert temp.name.startswith(TEMP_PREFIX) and (temp / "manifest.json").is_file()
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+    assert snapshot(out) == before  # killed while writing: the previous build is intact
+    assert temp.is_dir()  # and the half-finished one is left behind
+
+    assert run_cli(["build", "--out", str(out), "-q"], tmp_path).exit_code == 0
+    assert not temp.exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith((TEMP_PREFIX, OLD_PREFIX))] == []
+    assert "Changed, so the new build differs." in (out / "full.md").read_text("utf-8")
+
+
+def test_builds_are_byte_identical_whatever_the_cwd_locale_hash_seed_or_file_order(tmp_path: Path) -> None:
+    first = tmp_path / "first"
+    write_catalog(first)
+    assert run_cli(["build", "--out", str(first / "build"), "-q"], first).exit_code == 0
+
+    second = tmp_path / "second" / "nested"
+    docs = documents()
+    order = list(docs.items())
+    random.Random(7).shuffle(order)
+    write_catalog(second, dict(reversed(order)), aliases=None)  # other creation order
+    shutil.copy(first / "agents" / "aliases.json", second / "agents" / "aliases.json")
+    cwd = tmp_path / "somewhere-else"
+    cwd.mkdir()
+    completed = subprocess.run(
+        [*CAPIDX, "build", "--agents", str(second / "agents"), "--out", str(second / "build"), "-q"],
+        cwd=cwd,
+        env=_env(LC_ALL="C", LANG="C", PYTHONHASHSEED="12345", TZ="Pacific/Kiritimati"),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert snapshot(second / "build") == snapshot(first / "build")
+    assert ALIASES  # the alias table is part of both builds
+
+
+def test_the_cli_entry_point_builds(tmp_path: Path) -> None:
+    write_catalog(tmp_path)
+    completed = subprocess.run(
+        [*CAPIDX, "build", "--out", str(tmp_path / "site")], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert completed.returncode == 0, completed.stderr
+    header = completed.stdout.splitlines()[0].split()
+    assert header == ["kind", "count", "largest", "total", "budget", "status"]
+    assert f"build written: {tmp_path / 'site'}" in completed.stdout

@@ -1,0 +1,178 @@
+"""`capidx serve --transport http`: streamable HTTP on an ephemeral loopback port, both revisions."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.client.subscriptions import ResourcesListChanged
+from server_support import (  # noqa: F401 (fixtures)
+    PREFIX,
+    capidx_command,
+    fixture_catalog_build,
+    swap_in,
+    write_build,
+)
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+MODES = {"2025-11-25": "legacy", "2026-07-28": "auto"}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+}
+HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@contextmanager
+def http_server(build: Path, *args: str) -> Iterator[tuple[str, int]]:
+    """Start `capidx serve --transport http --port 0`; yield (url, port) once it listens."""
+    log = build.parent / f"http-{time.monotonic_ns()}.log"
+    command = capidx_command("serve", "--build", str(build), "--transport", "http", "--port", "0", *args)
+    with (
+        log.open("w") as stderr,
+        subprocess.Popen(command, cwd=build.parent, stdin=subprocess.DEVNULL, stderr=stderr) as proc,
+    ):
+        try:
+            deadline = time.monotonic() + 30
+            while not (found := re.search(r"listening on (http://\S+:(\d+)/mcp)", log.read_text())):
+                assert proc.poll() is None, log.read_text()
+                assert time.monotonic() < deadline, log.read_text()
+                time.sleep(0.05)
+            yield found.group(1), int(found.group(2))
+        finally:
+            proc.terminate()
+            proc.wait(timeout=15)
+
+
+@pytest.fixture(scope="module")
+def served(catalog_build: Path) -> Iterator[tuple[str, int]]:
+    with http_server(catalog_build, "--expose", "summary,stats,full") as address:
+        yield address
+
+
+@pytest.mark.parametrize("revision", sorted(MODES))
+async def test_http_serves_both_revisions(served: tuple[str, int], catalog_build: Path, revision: str) -> None:
+    url, _port = served
+    async with Client(url, mode=MODES[revision], cache=None) as client:
+        assert client.protocol_version == revision
+        assert len((await client.list_resources()).resources) == 3
+        full = await client.read_resource(PREFIX + "full")
+        assert full.contents[0].text.encode("utf-8") == (catalog_build / "full.md").read_bytes()
+        result = await client.call_tool("compare_capability", {"capability": "hooks"})
+        assert result.content[0].text == (catalog_build / "tools/compare/hooks.json").read_text("utf-8")
+
+
+def test_a_bad_host_header_is_rejected(served: tuple[str, int]) -> None:
+    url, port = served
+    good = httpx2.post(url, json=INITIALIZE, headers=HEADERS, timeout=10)
+    assert good.status_code == 200
+    evil = httpx2.post(url, json=INITIALIZE, headers={**HEADERS, "Host": f"evil.example:{port}"}, timeout=10)
+    assert evil.status_code == 421
+    origin = httpx2.post(url, json=INITIALIZE, headers={**HEADERS, "Origin": "http://evil.example"}, timeout=10)
+    assert origin.status_code == 403
+    assert httpx2.post(url, json=INITIALIZE, headers=HEADERS, timeout=10).status_code == 200  # still up
+
+
+def test_oversized_and_malformed_requests_fail_while_the_server_stays_up(served: tuple[str, int]) -> None:
+    url, _port = served
+    huge = {**INITIALIZE, "params": {**INITIALIZE["params"], "pad": "x" * (5 * 1024 * 1024)}}
+    assert httpx2.post(url, content=json.dumps(huge), headers=HEADERS, timeout=30).status_code == 413
+    assert httpx2.post(url, content=b"{not json", headers=HEADERS, timeout=10).status_code == 400
+    assert httpx2.post(url, json=INITIALIZE, headers=HEADERS, timeout=10).status_code == 200
+
+
+async def test_stateless_needs_no_session_affinity(served: tuple[str, int]) -> None:
+    url, _port = served
+    async with Client(url, mode="legacy", cache=None) as first, Client(url, mode="legacy", cache=None) as second:
+        assert (await first.read_resource(PREFIX + "stats")).contents == (
+            await second.read_resource(PREFIX + "stats")
+        ).contents
+
+
+async def test_a_non_loopback_bind_accepts_only_the_allowed_hosts(catalog_build: Path) -> None:
+    with http_server(catalog_build, "--host", "0.0.0.0", "--allowed-host", "capidx.test:*") as (_url, port):
+        local = f"http://127.0.0.1:{port}/mcp"
+        assert httpx2.post(local, json=INITIALIZE, headers=HEADERS, timeout=10).status_code == 421
+        allowed = {**HEADERS, "Host": f"capidx.test:{port}"}
+        assert httpx2.post(local, json=INITIALIZE, headers=allowed, timeout=10).status_code == 200
+        async with (
+            httpx2.AsyncClient(headers={"Host": f"capidx.test:{port}"}) as http,
+            Client(streamable_http_client(local, http_client=http), mode="legacy", cache=None) as client,
+        ):
+            assert (await client.list_tools()).tools
+
+
+async def test_reload_reaches_a_2026_listener_over_http(tmp_path: Path) -> None:
+    build = write_build(tmp_path / "build", generation="1")
+    with http_server(build) as (url, _port):
+        async with Client(url, mode="auto", cache=None) as client:
+            assert client.protocol_version == "2026-07-28"
+            async with client.listen(resources_list_changed=True) as subscription:
+                swap_in(write_build(tmp_path / ".capidx-build-2", generation="2"), build)
+                with anyio.fail_after(15):
+                    async for event in subscription:
+                        assert event == ResourcesListChanged()
+                        break
+            assert "generation 2" in (await client.read_resource(PREFIX + "summary")).contents[0].text
+
+
+async def test_shutdown_ends_open_listen_streams_gracefully(tmp_path: Path) -> None:
+    build = write_build(tmp_path / "build")
+    command = capidx_command("serve", "--build", str(build), "--transport", "http", "--port", "0")
+    log = tmp_path / "log"
+    with (
+        log.open("w") as stderr,
+        subprocess.Popen(command, cwd=tmp_path, stdin=subprocess.DEVNULL, stderr=stderr) as proc,
+    ):
+        try:
+            while not (found := re.search(r"listening on (\S+)", log.read_text())):
+                assert proc.poll() is None, log.read_text()
+                await anyio.sleep(0.05)
+            async with (
+                Client(found.group(1), mode="auto", cache=None) as client,
+                client.listen(resources_list_changed=True) as subscription,
+            ):
+                started = time.monotonic()
+                proc.send_signal(signal.SIGTERM)
+                with anyio.fail_after(10):
+                    async for _event in subscription:
+                        pass  # a graceful close ends the loop
+            await anyio.to_thread.run_sync(proc.wait, 10)
+            assert time.monotonic() - started < 5
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+def test_a_port_in_use_exits_2(catalog_build: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        command = capidx_command("serve", "--build", str(catalog_build), "--transport", "http", "--port", str(port))
+        result = subprocess.run(
+            command, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, check=False
+        )
+    assert result.returncode == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in result.stderr

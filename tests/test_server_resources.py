@@ -1,0 +1,281 @@
+"""Resources and resource templates through a real MCP client, on both protocol revisions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from mcp.shared.exceptions import MCPError
+from server_support import (  # noqa: F401 (fixtures)
+    PREFIX,
+    REVISIONS,
+    connect,
+    fixture_any_build,
+    fixture_catalog_build,
+    fixture_hand_build,
+    make_hub,
+)
+
+pytestmark = pytest.mark.anyio
+
+INVALID_PARAMS = -32602
+METHOD_NOT_FOUND = -32601
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(params=sorted(REVISIONS))
+def revision(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+def manifest_entry(build: Path, uri: str) -> dict:
+    manifest = json.loads((build / "manifest.json").read_text("utf-8"))
+    return next(a for a in manifest["artifacts"] if a["uri"] == uri)
+
+
+async def test_default_listing_is_summary_and_stats_with_every_field(any_build: Path, revision: str) -> None:
+    async with connect(any_build, revision) as client:
+        listed = (await client.list_resources()).resources
+    assert [r.uri for r in listed] == [PREFIX + "summary", PREFIX + "stats"]
+    for resource in listed:
+        entry = manifest_entry(any_build, resource.uri)
+        assert resource.title == entry["title"]
+        assert resource.description == entry["description"]
+        assert resource.mime_type == entry["mimeType"]
+        assert resource.size == entry["bytes"]
+        assert resource.annotations.audience == ["assistant"]
+        assert resource.meta["capidx/tokens"] == entry["tokens"]
+        assert resource.meta["capidx/sha256"] == entry["sha256"]
+    assert listed[0].annotations.priority == 1.0  # summary: read it first
+    assert 0.3 <= listed[1].annotations.priority <= 0.7  # stats: medium
+
+
+async def test_full_is_listed_only_when_asked_for_and_has_low_priority(any_build: Path, revision: str) -> None:
+    hub = make_hub(any_build, {"expose": "summary,stats,full"})
+    async with connect(hub, revision) as client:
+        listed = {r.name: r for r in (await client.list_resources()).resources}
+    assert set(listed) == {"summary", "stats", "full"}
+    assert 0.1 <= listed["full"].annotations.priority <= 0.2
+    assert listed["full"].meta["capidx/tokens"]["cl100k_base"] > listed["summary"].meta["capidx/tokens"]["cl100k_base"]
+
+
+async def test_templates_come_from_the_manifest(any_build: Path, revision: str) -> None:
+    manifest = json.loads((any_build / "manifest.json").read_text("utf-8"))
+    async with connect(any_build, revision) as client:
+        templates = (await client.list_resource_templates()).resource_templates
+    assert [t.uri_template for t in templates] == [t["uriTemplate"] for t in manifest["resourceTemplates"]]
+    assert [t.description for t in templates] == [t["description"] for t in manifest["resourceTemplates"]]
+
+
+@pytest.mark.parametrize("variant", ["summary", "stats", "full"])
+async def test_reads_return_the_bytes_unchanged(any_build: Path, revision: str, variant: str) -> None:
+    entry = manifest_entry(any_build, PREFIX + variant)
+    hub = make_hub(any_build, {"expose": "summary,stats,full"})
+    async with connect(hub, revision) as client:
+        result = await client.read_resource(PREFIX + variant)
+    (content,) = result.contents
+    assert content.text.encode("utf-8") == (any_build / entry["path"]).read_bytes()
+    assert content.mime_type == entry["mimeType"]
+    assert content.uri == entry["uri"]
+
+
+@pytest.mark.parametrize(
+    ("uri", "expected"),
+    [
+        ("agents/claude-code", "agents/claude-code"),
+        ("agents/claude", "agents/claude-code"),
+        ("agents/Claude%20Code", "agents/claude-code"),
+        ("agents/gemini", "agents/gemini-cli"),
+        ("capabilities/mcp", "capabilities/mcp-servers"),
+        ("capabilities/model%20context%20protocol", "capabilities/mcp-servers"),
+        ("capabilities/Extensions", "capabilities/plugins"),
+        ("capabilities/hoks", "capabilities/hooks"),
+        ("categories/customization", "categories/customization"),
+        ("categories/api", "categories/api-integration"),
+    ],
+)
+async def test_template_values_resolve_like_the_tools(any_build: Path, revision: str, uri: str, expected: str) -> None:
+    async with connect(any_build, revision) as client:
+        result = await client.read_resource(PREFIX + uri)
+    (content,) = result.contents
+    entry = manifest_entry(any_build, PREFIX + expected)
+    assert content.uri == PREFIX + expected
+    assert content.text.encode("utf-8") == (any_build / entry["path"]).read_bytes()
+    if uri != expected:
+        assert result.meta["capidx/resolution"]["value"] == expected.split("/")[1]
+
+
+async def test_ambiguous_template_value_lists_the_candidates(any_build: Path, revision: str) -> None:
+    async with connect(any_build, revision) as client:
+        with pytest.raises(MCPError) as caught:
+            await client.read_resource(PREFIX + "agents/copilot")
+    assert caught.value.code == INVALID_PARAMS
+    assert PREFIX + "agents/copilot-cli" in caught.value.message
+    assert PREFIX + "agents/vscode-copilot" in caught.value.message
+    assert caught.value.data["uri"] == PREFIX + "agents/copilot"
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        PREFIX + "nothing",
+        PREFIX + "full",  # hidden by default: indistinguishable from missing
+        PREFIX + "index/match",  # internal artifacts are never resources
+        PREFIX + "tools/lookup/claude-code/mcp-servers",
+        PREFIX + "agents/nobody-at-all",
+        "file:///etc/passwd",
+        "capability-index:/summary",
+        "",
+    ],
+)
+async def test_unknown_or_hidden_uri_is_invalid_params_naming_what_is_readable(
+    any_build: Path, revision: str, uri: str
+) -> None:
+    async with connect(any_build, revision) as client:
+        with pytest.raises(MCPError) as caught:
+            await client.read_resource(uri)
+        assert (await client.read_resource(PREFIX + "summary")).contents  # still serving
+    assert caught.value.code == INVALID_PARAMS
+    assert caught.value.data["uri"] == uri
+    if "agents/" not in uri:
+        assert PREFIX + "summary" in caught.value.message
+        assert PREFIX + "agents/{agent}" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "..",
+        "../manifest",
+        "..%2Fmanifest",
+        "%2e%2e",
+        "%2E%2E%2Fsummary",
+        "claude-code/../../manifest",
+        "%2Fetc%2Fpasswd",
+        "/etc/passwd",
+        "..\\\\manifest",
+        "claude%5Ccode",
+        "claude-code%00",
+        ".hidden",
+        "~root",
+        "a" * 300,
+        "%ff%fe",
+    ],
+)
+async def test_path_traversal_is_refused_the_same_way(any_build: Path, value: str) -> None:
+    async with connect(any_build) as client:
+        for kind in ("agents", "capabilities", "categories"):
+            uri = f"{PREFIX}{kind}/{value}"
+            with pytest.raises(MCPError) as caught:
+                await client.read_resource(uri)
+            assert caught.value.code == INVALID_PARAMS
+            assert caught.value.data["uri"] == uri
+
+
+@pytest.mark.parametrize(
+    ("flags", "listed", "templates", "readable", "hidden"),
+    [
+        ({"expose": "summary"}, ["summary"], [], ["summary"], ["stats", "full", "agents/claude-code"]),
+        ({"expose": "full"}, ["full"], [], ["full"], ["summary", "stats", "capabilities/mcp-servers"]),
+        ({"expose": "agents,categories"}, [], ["agents", "categories"], ["agents/claude-code"], ["summary"]),
+        (
+            {"expose": "capabilities"},
+            [],
+            ["capabilities"],
+            ["capabilities/mcp"],
+            ["agents/claude-code", "categories/customization"],
+        ),
+        (
+            {},
+            ["summary", "stats"],
+            ["agents", "capabilities", "categories"],
+            ["summary", "stats", "agents/claude-code", "categories/customization"],
+            ["full"],
+        ),
+    ],
+)
+async def test_exposure_is_enforced_on_list_and_read(
+    any_build: Path, revision: str, flags: dict, listed: list, templates: list, readable: list, hidden: list
+) -> None:
+    hub = make_hub(any_build, flags)
+    async with connect(hub, revision) as client:
+        assert [r.name for r in (await client.list_resources()).resources] == listed
+        got = [
+            t.uri_template.removeprefix(PREFIX).split("/")[0]
+            for t in (await client.list_resource_templates()).resource_templates
+        ]
+        assert got == templates
+        for uri in readable:
+            assert (await client.read_resource(PREFIX + uri)).contents
+        for uri in hidden:
+            with pytest.raises(MCPError) as caught:
+                await client.read_resource(PREFIX + uri)
+            assert caught.value.code == INVALID_PARAMS
+
+
+async def test_no_resources_turns_the_capability_off(any_build: Path, revision: str) -> None:
+    hub = make_hub(any_build, {"resources": False})
+    async with connect(hub, revision) as client:
+        assert client.server_capabilities.resources is None
+        for call in (
+            client.list_resources(),
+            client.list_resource_templates(),
+            client.read_resource(PREFIX + "summary"),
+        ):
+            with pytest.raises(MCPError) as caught:
+                await call
+            assert caught.value.code == METHOD_NOT_FOUND
+        assert (await client.list_tools()).tools  # tools are unaffected
+
+
+async def test_environment_and_file_settings_reach_the_server(any_build: Path, tmp_path: Path) -> None:
+    (tmp_path / "capidx.yaml").write_text("serve:\n  expose: [summary, full]\n", encoding="utf-8")
+    from_file = make_hub(any_build, cwd=tmp_path)
+    from_env = make_hub(any_build, env={"CAPIDX_EXPOSE": "stats"}, cwd=tmp_path)
+    from_flag = make_hub(any_build, {"expose": "agents"}, env={"CAPIDX_EXPOSE": "stats"}, cwd=tmp_path)
+    for hub, names in ((from_file, ["summary", "full"]), (from_env, ["stats"]), (from_flag, [])):
+        async with connect(hub) as client:
+            assert [r.name for r in (await client.list_resources()).resources] == names
+
+
+async def test_reads_and_lists_carry_a_public_cache_hint_on_2026(any_build: Path) -> None:
+    async with connect(any_build, "2026-07-28") as client:
+        listed = await client.list_resources()
+        read = await client.read_resource(PREFIX + "summary")
+        templates = await client.list_resource_templates()
+    for result in (listed, read, templates):
+        assert result.cache_scope == "public"
+        assert result.ttl_ms > 0
+    static = make_hub(any_build, {"reload": False})
+    async with connect(static, "2026-07-28") as client:
+        assert (await client.read_resource(PREFIX + "summary")).ttl_ms >= listed.ttl_ms
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+async def test_subscribe_to_unknown_uri_is_refused(any_build: Path) -> None:
+    async with connect(any_build, "2025-11-25") as client:
+        with pytest.raises(MCPError) as caught:
+            await client.session.subscribe_resource(PREFIX + "full")
+        assert caught.value.code == INVALID_PARAMS
+        await client.session.subscribe_resource(PREFIX + "summary")
+
+
+async def test_template_values_complete_for_exposed_templates_only(any_build: Path, revision: str) -> None:
+    import mcp_types as types
+
+    hub = make_hub(any_build, {"expose": "agents"})
+    async with connect(hub, revision) as client:
+        agents = await client.complete(
+            types.ResourceTemplateReference(uri=PREFIX + "agents/{agent}"), {"name": "agent", "value": "c"}
+        )
+        hidden = await client.complete(
+            types.ResourceTemplateReference(uri=PREFIX + "capabilities/{capability}"),
+            {"name": "capability", "value": ""},
+        )
+    assert agents.completion.values == ["claude-code", "copilot-cli"]
+    assert hidden.completion.values == []

@@ -1,0 +1,163 @@
+"""Loading a build: the manifest is the only index, every byte is verified, nothing escapes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import pytest
+from server_support import (  # noqa: F401 (fixtures)
+    fixture_any_build,
+    fixture_catalog_build,
+    fixture_hand_build,
+    rewrite_manifest,
+    write_build,
+)
+
+from capidx.server.snapshot import BuildError, NoBuildError, load_snapshot, safe_path
+
+
+@pytest.fixture
+def build(tmp_path: Path) -> Path:
+    return write_build(tmp_path / "build")
+
+
+def test_every_listed_artifact_is_loaded_once_and_verified(any_build: Path) -> None:
+    manifest = json.loads((any_build / "manifest.json").read_text("utf-8"))
+    snapshot = load_snapshot(any_build)
+    assert len(snapshot.artifacts) == len(manifest["artifacts"])
+    for entry in manifest["artifacts"]:
+        artifact = snapshot.artifacts[entry["uri"]]
+        assert artifact.text.encode("utf-8") == (any_build / entry["path"]).read_bytes()
+        assert artifact.sha256 == hashlib.sha256(artifact.text.encode("utf-8")).hexdigest()
+        if entry["mimeType"] == "application/json":
+            assert artifact.value == json.loads(artifact.text)
+    assert snapshot.find("lookup", agent="claude-code", capability="mcp-servers") is not None
+    assert snapshot.find("list", agent="claude-code", category=None).params == {"agent": "claude-code"}
+
+
+def test_files_the_manifest_does_not_list_are_never_read(build: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (build / "secret.md").write_text("not listed", encoding="utf-8")
+    (build / "agents" / "intruder.md").write_text("not listed either", encoding="utf-8")
+    read: list[Path] = []
+    original = Path.read_bytes
+
+    def spy(self: Path) -> bytes:
+        read.append(self)
+        return original(self)
+
+    monkeypatch.setattr(Path, "read_bytes", spy)
+    load_snapshot(build)
+    listed = {a["path"] for a in json.loads((build / "manifest.json").read_text("utf-8"))["artifacts"]}
+    assert {p.relative_to(build.resolve()).as_posix() for p in read} == listed | {"manifest.json"}
+
+
+def test_sha_mismatch_refuses_naming_the_file(build: Path) -> None:
+    target = build / "summary.md"
+    target.write_bytes(target.read_bytes().replace(b"Capability", b"Capabilitx"))  # same size
+    with pytest.raises(BuildError) as caught:
+        load_snapshot(build)
+    assert str(target.resolve()) in str(caught.value)
+    assert "does not match manifest.json" in str(caught.value)
+    assert "capidx build" in str(caught.value)
+
+
+def test_size_mismatch_refuses(build: Path) -> None:
+    with (build / "stats.json").open("a", encoding="utf-8") as handle:
+        handle.write(" ")
+    with pytest.raises(BuildError, match=r"stats\.json"):
+        load_snapshot(build)
+
+
+def test_missing_artifact_refuses(build: Path) -> None:
+    (build / "agents" / "gemini-cli.md").unlink()
+    with pytest.raises(BuildError, match=r"gemini-cli\.md: listed in manifest\.json but missing"):
+        load_snapshot(build)
+
+
+def test_no_build(tmp_path: Path) -> None:
+    with pytest.raises(NoBuildError, match="run `capidx build`"):
+        load_snapshot(tmp_path / "nothing")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(NoBuildError, match=r"manifest\.json is missing"):
+        load_snapshot(tmp_path / "empty")
+    (tmp_path / "file").write_text("x", encoding="utf-8")
+    with pytest.raises(NoBuildError, match="not a directory"):
+        load_snapshot(tmp_path / "file")
+
+
+def test_invalid_manifest_names_the_json_path(build: Path) -> None:
+    rewrite_manifest(build, lambda m: m["artifacts"][0].update(bytes="many"))
+    with pytest.raises(BuildError) as caught:
+        load_snapshot(build)
+    assert "/artifacts/0/bytes" in str(caught.value)
+    (build / "manifest.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(BuildError, match="not valid JSON"):
+        load_snapshot(build)
+
+
+@pytest.mark.parametrize("path", ["../outside.md", "/etc/passwd", "a/../../outside.md", "./summary.md", "a\\b.md"])
+def test_manifest_paths_that_could_escape_are_refused(build: Path, path: str) -> None:
+    rewrite_manifest(build, lambda m: m["artifacts"][0].update(path=path))
+    with pytest.raises(BuildError):
+        load_snapshot(build)
+
+
+@pytest.mark.parametrize("path", ["../outside.md", "/etc/passwd", "a/../../x", "", "a//b", "a\x00b", "..", "."])
+def test_safe_path_refuses_traversal_even_past_the_schema(tmp_path: Path, path: str) -> None:
+    with pytest.raises(BuildError):
+        safe_path(tmp_path, path)
+
+
+def test_symlink_pointing_outside_is_refused(build: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.md"
+    outside.write_bytes((build / "summary.md").read_bytes())  # same bytes: only containment can catch it
+    (build / "summary.md").unlink()
+    os.symlink(outside, build / "summary.md")
+    with pytest.raises(BuildError, match="resolves outside the build directory"):
+        load_snapshot(build)
+
+
+def test_symlinked_directory_outside_is_refused(build: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    os.rename(build / "agents", elsewhere)
+    os.symlink(elsewhere, build / "agents")
+    with pytest.raises(BuildError, match="resolves outside the build directory"):
+        load_snapshot(build)
+
+
+def test_a_symlinked_build_directory_itself_is_fine(build: Path, tmp_path: Path) -> None:
+    link = tmp_path / "current"
+    os.symlink(build, link)
+    assert load_snapshot(link).digest == load_snapshot(build).digest
+
+
+def test_duplicate_uris_are_refused(build: Path) -> None:
+    def duplicate(manifest: dict) -> None:
+        manifest["artifacts"][1]["uri"] = manifest["artifacts"][0]["uri"]
+
+    rewrite_manifest(build, duplicate)
+    with pytest.raises(BuildError, match="same URI"):
+        load_snapshot(build)
+
+
+def test_the_match_index_is_required(build: Path) -> None:
+    rewrite_manifest(build, lambda m: m.update(artifacts=[a for a in m["artifacts"] if a["kind"] != "index"]))
+    with pytest.raises(BuildError, match="expected one artifact of kind 'index'"):
+        load_snapshot(build)
+
+
+def test_a_broken_match_index_is_refused(build: Path) -> None:
+    index = build / "index" / "match.json"
+    data = b'{"version": 1}'
+    index.write_bytes(data)
+    rewrite_manifest(
+        build,
+        lambda m: next(a for a in m["artifacts"] if a["kind"] == "index").update(
+            bytes=len(data), sha256=hashlib.sha256(data).hexdigest()
+        ),
+    )
+    with pytest.raises(BuildError, match="not a match index"):
+        load_snapshot(build)

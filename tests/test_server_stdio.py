@@ -1,0 +1,129 @@
+"""`capidx serve` as a real subprocess over stdio, driven by the SDK client on both revisions."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.shared.exceptions import MCPError
+from server_support import (  # noqa: F401 (fixtures)
+    PREFIX,
+    capidx_command,
+    fixture_catalog_build,
+    swap_in,
+    write_build,
+)
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+# Protocol revision -> client mode over a real transport ("auto" probes server/discover first).
+MODES = {"2025-11-25": "legacy", "2026-07-28": "auto"}
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def server(build: Path, *args: str, cwd: Path | None = None) -> StdioServerParameters:
+    command, *rest = capidx_command("serve", "--build", str(build), *args)
+    return StdioServerParameters(command=command, args=rest, cwd=cwd or build.parent)
+
+
+@pytest.mark.parametrize("revision", sorted(MODES))
+async def test_real_subprocess_serves_both_revisions(catalog_build: Path, revision: str) -> None:
+    async with Client(server(catalog_build, "--no-reload"), mode=MODES[revision], cache=None) as client:
+        assert client.protocol_version == revision
+        listed = (await client.list_resources()).resources
+        assert [r.uri for r in listed] == [PREFIX + "summary", PREFIX + "stats"]
+        summary = await client.read_resource(PREFIX + "summary")
+        assert summary.contents[0].text.encode("utf-8") == (catalog_build / "summary.md").read_bytes()
+        templates = (await client.list_resource_templates()).resource_templates
+        assert len(templates) == 3
+        result = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "mcp"})
+        expected = (catalog_build / "tools/lookup/claude-code/mcp-servers.json").read_text("utf-8")
+        assert result.content[0].text == expected
+        bad = await client.call_tool("lookup_capability", {"agent": 1})
+        assert bad.is_error
+        huge = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "x" * 1_000_000})
+        assert huge.is_error and "Arguments too large" in huge.content[0].text
+        with pytest.raises(MCPError) as caught:
+            await client.read_resource(PREFIX + "agents/../manifest")
+        assert caught.value.code == -32602
+        assert (await client.list_tools()).tools  # still up
+
+
+async def test_reload_reaches_a_2025_client_of_a_real_subprocess(tmp_path: Path) -> None:
+    build = write_build(tmp_path / "build", generation="1")
+    heard: list[object] = []
+
+    async def on_message(message: object) -> None:
+        heard.append(message)
+
+    async with Client(server(build), mode="legacy", cache=None, message_handler=on_message) as client:
+        assert "generation 1" in (await client.read_resource(PREFIX + "summary")).contents[0].text
+        swap_in(write_build(tmp_path / ".capidx-build-2", generation="2"), build)
+        with anyio.fail_after(15):
+            while not any(isinstance(m, types.ResourceListChangedNotification) for m in heard):
+                await anyio.sleep(0.05)
+        assert "generation 2" in (await client.read_resource(PREFIX + "summary")).contents[0].text
+
+
+async def test_no_reload_keeps_serving_the_first_build(tmp_path: Path) -> None:
+    build = write_build(tmp_path / "build", generation="1")
+    async with Client(server(build, "--no-reload"), mode="auto", cache=None) as client:
+        swap_in(write_build(tmp_path / ".capidx-build-2", generation="2"), build)
+        await anyio.sleep(1.5)  # longer than the poll interval
+        assert "generation 1" in (await client.read_resource(PREFIX + "summary")).contents[0].text
+
+
+def run_serve(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        capidx_command("serve", *args),
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_sha_mismatch_refuses_to_start(tmp_path: Path) -> None:
+    build = write_build(tmp_path / "build")
+    target = build / "agents" / "claude-code.md"
+    target.write_bytes(target.read_bytes().replace(b"Claude", b"Claudx"))
+    result = run_serve("--build", str(build), cwd=tmp_path)
+    assert result.returncode == 2
+    assert "claude-code.md" in result.stderr and "does not match manifest.json" in result.stderr
+    assert result.stdout == ""
+
+
+def test_no_build_exits_2_suggesting_capidx_build(tmp_path: Path) -> None:
+    result = run_serve(cwd=tmp_path)
+    assert result.returncode == 2
+    assert f"no build at {tmp_path / 'build'}" in result.stderr
+    assert "capidx build" in result.stderr
+    assert result.stdout == ""
+
+
+def test_stdin_closing_stops_the_server_cleanly(catalog_build: Path) -> None:
+    result = run_serve("--build", str(catalog_build), cwd=catalog_build.parent)
+    assert result.returncode == 0
+    assert result.stdout == ""  # stdout is the protocol channel: nothing else is ever written there
+    assert "serving" in result.stderr
+
+
+def test_help_does_not_import_the_sdk() -> None:
+    code = (
+        "import sys; from click.testing import CliRunner; from capidx.compiler.cli import cli; "
+        "CliRunner().invoke(cli, ['serve', '--help']); print('mcp' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert result.stdout.strip() == "False"

