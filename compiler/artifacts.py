@@ -14,7 +14,7 @@ MIME_BY_SUFFIX = {".md": "text/markdown", ".json": "application/json"}
 
 # Kinds the server may expose as MCP resources, in display order; the rest are internal tool documents.
 RESOURCE_KINDS = ("summary", "full", "stats", "agent", "capability", "category")
-TOOL_KINDS = ("lookup", "compare", "list", "sources", "index")
+TOOL_KINDS = ("lookup", "compare", "list", "sources", "snippet", "index")
 ALL_KINDS = RESOURCE_KINDS + TOOL_KINDS
 ALL = "_all"  # path segment meaning "every agent" / "every category"
 

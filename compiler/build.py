@@ -8,6 +8,7 @@ every file is intact, the build is up to date and nothing is rendered, tokenized
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -23,7 +24,15 @@ from capidx.compiler.build_table import kind_table
 from capidx.compiler.catalog import Catalog, CatalogError, build_catalog
 from capidx.compiler.config import Config
 from capidx.compiler.diagnostics import ExitCode
-from capidx.compiler.manifest import is_intact, known_token_counts, manifest_document, read_previous, serialize
+from capidx.compiler.manifest import (
+    MATCH_INDEX,
+    is_intact,
+    known_token_counts,
+    manifest_document,
+    previous_json,
+    read_previous,
+    serialize,
+)
 from capidx.compiler.tokens import EncodingUnavailable, TokenCounter, check_names, reported_name
 from capidx.compiler.write import MANIFEST, OutputError, check_output_dir, remove_leftovers, write_tree
 
@@ -51,11 +60,17 @@ class BuildResult:
     linked: int = 0  # unchanged files hard-linked from the previous build instead of written
 
 
-def execute(config: Config, *, strict: bool = False, quiet: bool = False, err: TextIO | None = None) -> BuildResult:
-    """Run a build and print its outcome: the table to stdout, problems to stderr."""
+def execute(
+    config: Config, *, strict: bool = False, quiet: bool = False, verbose: bool = False, err: TextIO | None = None
+) -> BuildResult:
+    """Run a build and print its outcome: the table to stdout, problems to stderr.
+
+    Validation problems are printed by the text reporter of `capidx validate`: repetitive warnings grouped
+    per file (`verbose` lists each), `quiet` shows errors only."""
     err = err or sys.stderr
+    verbosity = -1 if quiet else (1 if verbose else 0)
     try:
-        result = run_build(config, strict=strict, err=err, progress=_progress_factory(err))
+        result = run_build(config, strict=strict, err=err, progress=_progress_factory(err), verbosity=verbosity)
     except BuildFailure as failure:
         print(f"error: {failure}", file=err)
         if failure.exit_code == ExitCode.INVALID:
@@ -72,8 +87,11 @@ def run_build(
     err: TextIO | None = None,
     progress: Callable[[str, int], Any] | None = None,
     counter_factory: Callable[..., TokenCounter] = TokenCounter,
+    verbosity: int = 0,
 ) -> BuildResult:
-    """The build proper; raises BuildFailure for every failure that leaves the previous build untouched."""
+    """The build proper; raises BuildFailure for every failure that leaves the previous build untouched.
+
+    `verbosity` is the validation reporter's: -1 errors only, 0 grouped warnings, 1 every warning."""
     encodings = _encodings(config.encodings)
     out = config.out
     try:
@@ -96,11 +114,13 @@ def run_build(
         if quick == previous.get("inputDigest") and is_intact(out, previous):
             return _up_to_date(out, previous)
 
-    validation = _validate(config, strict, err or sys.stderr)
+    validation = _validate(config, strict, err or sys.stderr, verbosity)
     inputs = _validated_inputs(config, validation)
     digest = _input_digest(config, inputs, templates, encodings)
     if previous and previous.get("inputDigest") == digest and is_intact(out, previous):
         return _up_to_date(out, previous)
+
+    from capidx.compiler.enhance import SettingsError
 
     try:
         catalog = build_catalog(
@@ -114,6 +134,8 @@ def run_build(
         raise BuildFailure(f"template error: {exc}", ExitCode.INVALID) from None
     except EncodingUnavailable as exc:
         raise BuildFailure(str(exc), exc.exit_code) from None
+    except SettingsError as exc:
+        raise BuildFailure(f"configuration: {exc}", ExitCode.USAGE) from None
 
     budgets = check_budgets(config.budgets, measured, encodings[0])
     manifest = manifest_document(
@@ -152,12 +174,13 @@ def _encodings(names: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(reported_name(name) for name in names))
 
 
-def _validate(config: Config, strict: bool, err: TextIO) -> Any:
+def _validate(config: Config, strict: bool, err: TextIO, verbosity: int = 0) -> Any:
+    from capidx.compiler.reporters import REPORTER_BY_NAME
     from capidx.compiler.validate import validate_project
 
     result = validate_project(config, strict=strict)
-    for diagnostic in result.diagnostics:
-        print(diagnostic.as_text(), file=err)
+    if result.diagnostics and (text := REPORTER_BY_NAME["text"](verbosity=verbosity).render(result)):
+        print(text, file=err)
     if not result.ok:
         count = len(result.errors)
         raise BuildFailure(f"{count} validation error{'s' if count != 1 else ''}", ExitCode.INVALID)
@@ -204,6 +227,8 @@ def _input_digest(
         "encodings": list(encodings),
         "budgets": config.budgets,
         "staleDays": config.staleness.old_days,
+        "relationships": dataclasses.asdict(config.relationships),
+        "injection": dataclasses.asdict(config.injection),
     }
     parts.append(("config", digests.settings_bytes(settings)))
     parts.append(("capidx", _version().encode() + b"\0" + digests.compiler_fingerprint()))
@@ -225,15 +250,21 @@ def _render_and_measure(
     progress: Callable[[str, int], Any] | None,
     counter_factory: Callable[..., TokenCounter],
 ) -> tuple[list[Measured], TokenCounter]:
+    from capidx.compiler.enhance import enhance_for_build
     from capidx.compiler.plan import markdown_artifacts, stats_artifact, summary_artifact, tool_artifacts
 
     counter = counter_factory(encodings, known_token_counts(previous))
-    artifacts = [*markdown_artifacts(catalog, env, config.uri_prefix), *tool_artifacts(catalog, config.uri_prefix)]
+    previous_index = previous_json(config.out, previous, MATCH_INDEX, encodings[0])  # reuses its label overhead
+    enhanced = enhance_for_build(catalog, config, counter, encodings[0], previous_index)
+    artifacts = [
+        *markdown_artifacts(catalog, env, config.uri_prefix, enhanced),
+        *tool_artifacts(catalog, config.uri_prefix, enhanced),
+    ]
     with _bar(progress, "measuring", len(artifacts)) as tick:
         measured = _measure(artifacts, counter, tick)
     del artifacts  # their texts: only the measured bytes are needed from here on
     full_tokens = next(item.tokens[encodings[0]] for item in measured if item.artifact.kind == "full")
-    measured += _measure([summary_artifact(catalog, env, config.uri_prefix, full_tokens)], counter)
+    measured += _measure([summary_artifact(catalog, env, config.uri_prefix, full_tokens, enhanced)], counter)
     stats = stats_artifact(catalog, measured, encodings, config.staleness.old_days, config.uri_prefix)
     measured += _measure([stats], counter)
     return measured, counter

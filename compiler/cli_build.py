@@ -31,7 +31,8 @@ def _absolute(path: Path | None) -> Path | None:
     metavar="NAME",
     help="tiktoken encoding to measure (repeatable; the first is used for budgets). Default: cl100k_base",
 )
-@click.option("-q", "--quiet", is_flag=True, help="Print nothing on success.")
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing on success; of validation problems, only errors.")
+@click.option("-v", "--verbose", is_flag=True, help="List every validation warning (default: repetitive ones grouped).")
 @click.option("--strict", is_flag=True, help="Treat validation warnings as errors.")
 def build(
     config_file: Path | None,
@@ -43,6 +44,7 @@ def build(
     out: Path | None,
     encodings: tuple[str, ...],
     quiet: bool,
+    verbose: bool,
     strict: bool,
 ) -> None:
     """Validate the catalog and compile it into a token-measured build directory.
@@ -76,4 +78,6 @@ def build(
         config = dataclasses.replace(config, aliases=default_aliases(config.agents))
     if no_aliases:
         config = dataclasses.replace(config, aliases=None)
-    raise SystemExit(execute(config, strict=strict, quiet=quiet).exit_code)
+    if quiet and verbose:
+        raise click.UsageError("--quiet and --verbose exclude each other")
+    raise SystemExit(execute(config, strict=strict, quiet=quiet, verbose=verbose).exit_code)

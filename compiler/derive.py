@@ -68,7 +68,10 @@ def _identity(capability: CanonicalCapability) -> dict[str, Any]:
     return {"name": capability.name, "slug": capability.slug, "category": capability.category}
 
 
-def lookup_document(agent_id: str, capability: CanonicalCapability) -> dict[str, Any]:
+def lookup_document(
+    agent_id: str, capability: CanonicalCapability, relationships: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """`relationships`: the document's `relationships` object (`Enhanced.relationships`); left out when empty."""
     record = capability.record(agent_id)
     body: dict[str, Any] = _identity(capability)
     if record is None:
@@ -77,10 +80,14 @@ def lookup_document(agent_id: str, capability: CanonicalCapability) -> dict[str,
         body.update(record_fields(record), recorded=True, category=record.category)
         _put(body, "limitations", list(record.limitations))
         _put(body, "requirements", list(record.requirements))
-    return {"agent": agent_id, "capability": body, "availableFor": list(capability.available_for)}
+    document = {"agent": agent_id, "capability": body, "availableFor": list(capability.available_for)}
+    _put(document, "relationships", relationships)
+    return document
 
 
-def compare_document(catalog: Catalog, capability: CanonicalCapability) -> dict[str, Any]:
+def compare_document(
+    catalog: Catalog, capability: CanonicalCapability, relationships: dict[str, Any] | None = None
+) -> dict[str, Any]:
     entries = []
     for agent_id in catalog.agent_ids:
         record = capability.record(agent_id)
@@ -91,7 +98,9 @@ def compare_document(catalog: Catalog, capability: CanonicalCapability) -> dict[
         for key in ("introducedIn", "deprecatedDate", "supersededBy"):  # compare stays to the contract's fields
             entry.pop(key, None)
         entries.append(entry)
-    return {"capability": _identity(capability), "agents": entries}
+    document = {"capability": _identity(capability), "agents": entries}
+    _put(document, "relationships", relationships)
+    return document
 
 
 def list_document(

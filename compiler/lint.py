@@ -11,10 +11,8 @@ unchanged data just because time passed.
 from __future__ import annotations
 
 import difflib
-import math
 import re
 import warnings
-from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import date
 from pathlib import Path
@@ -23,7 +21,8 @@ from typing import Any
 from capidx.compiler.config import Config, Staleness
 from capidx.compiler.diagnostics import Diagnostic
 from capidx.compiler.load import SourceFile
-from capidx.server.text import normalize, slugify, terms
+from capidx.compiler.semantics import description_stats, low_information
+from capidx.server.text import normalize, slugify
 
 AGENT_SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -174,20 +173,20 @@ def _vague_description(
     source: SourceFile, parts: tuple[Any, ...], capability: dict[str, Any], minimum: float
 ) -> list[Diagnostic]:
     """Descriptions feed the lexical matcher; one with a handful of distinct terms ('TODO', 'Supports
-    plugins.') matches nothing. Shannon entropy of the stemmed terms, in bits (lint.min_description_entropy).
+    plugins.') matches nothing. Term entropy in bits, computed by `semantics.description_stats` (the one
+    implementation, also behind match.json's `semantics`), against lint.min_description_entropy.
     """
     description = capability.get("description")
     if not isinstance(description, str) or not description.strip():
         return []
-    words = terms(description)
-    bits = -sum(n / len(words) * math.log2(n / len(words)) for n in Counter(words).values()) if words else 0.0
-    if bits >= minimum:
+    stats = description_stats(description)
+    if not low_information(stats, minimum):
         return []
     return [
         source.diagnostic(
             (*parts, "description"),
             "warning",
-            f"description too vague ({bits:.1f} bits of term entropy, under {minimum:g})",
+            f"description too vague ({stats.entropy:.1f} bits of term entropy, under {minimum:g})",
             "say what it does, when to use it and its limits",
             "vague-description",
         )

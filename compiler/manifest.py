@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -14,6 +15,7 @@ from capidx.compiler.derive import dumps
 from capidx.compiler.write import MANIFEST
 
 FORMAT = 1
+MATCH_INDEX = "index/match.json"  # path of the resolution index (its injection overhead is reused)
 
 _TEMPLATES = {
     "agent": ("agents/{agent}", "Agent capabilities", "Every capability of one agent with details and sources."),
@@ -87,6 +89,22 @@ def read_previous(out: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) and data.get("format") == FORMAT else None
+
+
+def previous_json(out: Path, previous: dict[str, Any] | None, path: str, primary: str) -> Any | None:
+    """A JSON artifact of the current build, parsed, when that build was measured with the same `primary`
+    encoding and the file still has the sha256 its manifest lists; None otherwise (then: recompute)."""
+    if not previous or (previous.get("encodings") or [None])[0] != primary:
+        return None
+    rows = (row for row in previous.get("artifacts", ()) if isinstance(row, dict))
+    row = next((row for row in rows if row.get("path") == path), None)
+    try:
+        data = (out / path).read_bytes()
+        if row is None or hashlib.sha256(data).hexdigest() != row.get("sha256"):
+            return None
+        return json.loads(data)
+    except (OSError, ValueError):
+        return None
 
 
 def known_token_counts(previous: dict[str, Any] | None) -> dict[str, dict[str, int]]:

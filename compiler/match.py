@@ -1,18 +1,20 @@
 """index/match.json: everything the server needs to resolve names, computed once at build time (pure).
 
 Keys are normalized with the server's own `normalize`/`terms` so build and run time cannot drift.
-The shape is specified in docs/build-directory.md ("index/match.json").
+The shape is specified in docs/build-directory.md ("index/match.json" and "The enhanced index").
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from capidx.compiler.catalog import Agent, CanonicalCapability, Catalog
-from capidx.server.text import STOP_WORDS, normalize, terms
+from capidx.compiler.enhance import Enhanced, enhance
+from capidx.compiler.triggers import verb_forms
+from capidx.server.text import STOP_WORDS, normalize, stem, terms
 
 INDEX_VERSION = 1
 
@@ -23,16 +25,32 @@ GENERIC_NAME_WORDS = frozenset(
     plugin pro studio terminal the tool tools vs web""".split()
 )
 
+# Well-known product names and how people shorten them: an agent named "... in Visual Studio Code" is
+# also "... in VS Code" and "... in vscode". Applied to agent names before any nickname is derived.
+PRODUCT_ABBREVIATIONS: Mapping[str, tuple[str, ...]] = {"visual studio code": ("vs code", "vscode")}
 
-def match_index(catalog: Catalog) -> dict[str, Any]:
-    entries = [_capability_entry(capability) for capability in catalog.capabilities]
+# Words that name a *kind* of feature in every agent, not one feature. An agent's wording that is only
+# one such word after normalization ("@ commands" -> "commands") would claim the word for one
+# capability, so it is not a terminology key (multi-word wordings always are). Singular forms; a word
+# is compared as it is and stemmed ("commands" -> "command").
+GENERIC_FEATURE_WORDS = frozenset(
+    """agent chat code command config configuration context editor feature file mode model option prompt
+    session setting shell terminal tool""".split()
+)
+
+
+def match_index(catalog: Catalog, enhanced: Enhanced | None = None) -> dict[str, Any]:
+    """The index; `enhanced` (default: computed with default settings and no `injection`) adds the
+    relationships, semantics and triggers of the enhanced index."""
+    enhanced = enhanced if enhanced is not None else enhance(catalog)
+    entries = [_capability_entry(capability, enhanced) for capability in catalog.capabilities]
     documents = [entry.pop("_terms") for entry in entries]
     for entry, counts in zip(entries, documents, strict=True):
         entry["terms"] = dict(sorted(counts.items()))
         entry["length"] = sum(counts.values())
     total = len(entries)
     frequency = Counter(term for counts in documents for term in counts)
-    return {
+    index = {
         "version": INDEX_VERSION,
         "agents": [{"id": agent.id, "name": agent.name, "vendor": agent.vendor} for agent in catalog.agents],
         "agentNames": agent_names(catalog.agents),
@@ -42,14 +60,20 @@ def match_index(catalog: Catalog) -> dict[str, Any]:
         "idf": {term: round(_idf(total, df), 6) for term, df in sorted(frequency.items())},
         "avgLength": round(sum(entry["length"] for entry in entries) / total, 6) if total else 0,
         "categories": list(catalog.categories),
+        "verbs": verb_forms(),
+        "actionTriggers": {verb: list(slugs) for verb, slugs in enhanced.action_triggers.items()},
+        "triggerPhrases": {phrase: list(slugs) for phrase, slugs in enhanced.trigger_phrases.items()},
     }
+    if enhanced.injection:
+        index["injection"] = dict(enhanced.injection)
+    return index
 
 
 def _idf(total: int, df: int) -> float:
     return math.log(1 + (total - df + 0.5) / (df + 0.5))
 
 
-def _capability_entry(capability: CanonicalCapability) -> dict[str, Any]:
+def _capability_entry(capability: CanonicalCapability, enhanced: Enhanced) -> dict[str, Any]:
     agents: dict[str, Any] = {}
     texts = [capability.name]
     aliases = set(capability.table_aliases)
@@ -67,7 +91,8 @@ def _capability_entry(capability: CanonicalCapability) -> dict[str, Any]:
         texts.append(record.description)
     texts.extend(sorted(aliases))
     texts.extend(sorted(triggers))
-    return {
+    semantics = enhanced.semantics[capability.slug]
+    entry: dict[str, Any] = {
         "slug": capability.slug,
         "name": capability.name,
         "category": capability.category,
@@ -77,7 +102,16 @@ def _capability_entry(capability: CanonicalCapability) -> dict[str, Any]:
         "triggers": sorted(triggers),
         "useWhen": [{"pattern": pattern, "confidence": confidence} for pattern, confidence in sorted(use_when)],
         "_terms": Counter(term for text in texts for term in terms(text)),
+        "semantics": {
+            "entropy": semantics.entropy,
+            "uniqueTerms": semantics.unique_terms,
+            "totalTerms": semantics.total_terms,
+        },
+        "similarTo": enhanced.similar_rows(capability.slug),
     }
+    if successor := enhanced.superseded_by.get(capability.slug):
+        entry["supersededBy"] = successor
+    return entry
 
 
 def _aliases(catalog: Catalog) -> dict[str, str]:
@@ -97,21 +131,39 @@ def _terminology(catalog: Catalog) -> dict[str, list[dict[str, str]]]:
     wording: dict[str, set[tuple[str, str]]] = {}
     for capability in catalog.capabilities:
         for record in capability.records:
-            if record.terminology:
-                wording.setdefault(normalize(record.terminology), set()).add((record.agent, capability.slug))
+            key = normalize(record.terminology or "")
+            if terminology_key(key):
+                wording.setdefault(key, set()).add((record.agent, capability.slug))
     return {
         key: [{"agent": agent, "capability": slug} for agent, slug in sorted(pairs)]
         for key, pairs in sorted(wording.items())
     }
 
 
+def terminology_key(key: str) -> bool:
+    """Whether a normalized wording may stand for a capability on its own: a phrase of several words
+    ("plan mode"), or one distinctive word ("extensions"): at least three letters, not a stop word and not
+    a generic feature word ("commands", "mode", "files", "settings", "tools": `GENERIC_FEATURE_WORDS`)."""
+    words = key.split()
+    if len(words) != 1:
+        return len(words) > 1
+    word = words[0]
+    generic = word in GENERIC_FEATURE_WORDS or stem(word) in GENERIC_FEATURE_WORDS
+    return len(word) > 2 and word not in STOP_WORDS and not generic
+
+
 def agent_names(agents: Iterable[Agent]) -> dict[str, list[str]]:
     """Every way people name an agent -> the agent ids it may mean.
 
-    Strong names (id, name, name without the vendor) belong to their agent alone; nicknames (single
-    words of the id or name that are not generic, sub-phrases of the name, the vendor) map to every
-    agent they fit, so "copilot" names both Copilot agents and is reported as ambiguous by the server.
-    A strong name is never diluted by a nickname of another agent.
+    Strong names belong to their agent alone: the id, the name, the name without the vendor, the vendor
+    followed by the name ("google gemini cli"), each also with well-known product names abbreviated
+    (`PRODUCT_ABBREVIATIONS`: "copilot in vs code"), and for a name of the form "<product> in <host>" the
+    two words orders without "in" ("vs code copilot", "copilot vscode"). Nicknames map to every agent they
+    fit, so "copilot" and "github copilot" name both Copilot agents and the server reports them as
+    ambiguous: distinctive single words of the name or id, runs of two or more words of the name without
+    the vendor, leading words of the name ("github copilot"), the vendor followed by leading words of the
+    name without it ("google gemini"), and the vendor. A strong name is never diluted by a nickname of
+    another agent.
     """
     strong: dict[str, set[str]] = {}
     weak: dict[str, set[str]] = {}
@@ -125,14 +177,36 @@ def agent_names(agents: Iterable[Agent]) -> dict[str, list[str]]:
     return {key: sorted(ids) for key, ids in sorted(merged.items()) if key}
 
 
+def _name_variants(agent: Agent) -> list[list[str]]:
+    """The agent's name as words, then the same name with each well-known product name abbreviated."""
+    variants = [normalize(agent.name)]
+    for long, shorts in PRODUCT_ABBREVIATIONS.items():
+        for variant in list(variants):
+            if f" {long} " in f" {variant} ":
+                variants += [f" {variant} ".replace(f" {long} ", f" {short} ").strip() for short in shorts]
+    return [variant.split() for variant in variants]
+
+
 def _strong_names(agent: Agent) -> set[str]:
-    name = normalize(agent.name)
-    return {normalize(agent.id), agent.id.replace("-", ""), name, " ".join(_without_vendor(agent, name.split()))}
+    keys = {normalize(agent.id), agent.id.replace("-", "")}
+    vendor = normalize(agent.vendor)
+    for words in _name_variants(agent):
+        own = _without_vendor(agent, words)
+        keys.update((" ".join(words), " ".join(own)))
+        if own == words:  # the name does not say who makes it: people add the vendor ("google gemini cli")
+            keys.add(f"{vendor} {' '.join(words)}")
+        if "in" in own[1:-1]:  # "<product> in <host>": also said "<host> <product>" and "<product> <host>"
+            split = own.index("in")
+            product, host = " ".join(own[:split]), " ".join(own[split + 1 :])
+            keys.update((f"{host} {product}", f"{product} {host}"))
+    return keys
 
 
 def _nicknames(agent: Agent) -> set[str]:
-    words = _without_vendor(agent, normalize(agent.name).split())
-    keys = {word for word in [*words, *normalize(agent.id).split()] if _distinctive(word)}
+    vendor = normalize(agent.vendor)
+    name = normalize(agent.name).split()
+    words = _without_vendor(agent, name)
+    keys = {vendor, *(word for word in [*words, *normalize(agent.id).split()] if _distinctive(word))}
     for start in range(len(words)):
         for end in range(start + 2, len(words) + 1):
             phrase = words[start:end]
@@ -140,11 +214,21 @@ def _nicknames(agent: Agent) -> set[str]:
                 keys.add(" ".join(phrase))
                 if len(phrase) == 2:
                     keys.add("".join(phrase))  # "vs code" is also typed "vscode"
-                if len(phrase) == 3 and not STOP_WORDS.intersection(phrase):
-                    short = phrase[0][0] + phrase[1][0]  # "visual studio code" -> "vs code", "vscode"
-                    keys.update((f"{short} {phrase[2]}", short + phrase[2]))
-    keys.add(normalize(agent.vendor))
+    keys.update(_leading(name))  # "github copilot" for "github copilot cli"
+    if words == name:
+        keys.update(f"{vendor} {lead}" for lead in _leading(words))  # "google gemini"
+    text = f" {' '.join(name)} "
+    for long, shorts in PRODUCT_ABBREVIATIONS.items():
+        if f" {long} " in text:
+            keys.update(shorts)  # the product alone: "vs code"
     return keys
+
+
+def _leading(words: list[str]) -> list[str]:
+    """Leading runs of words that could be said on their own: not ending in a stop word, a single word
+    only when distinctive."""
+    runs = [words[:end] for end in range(1, len(words))]
+    return [" ".join(run) for run in runs if run[-1] not in STOP_WORDS and (len(run) > 1 or _distinctive(run[0]))]
 
 
 def _without_vendor(agent: Agent, words: list[str]) -> list[str]:

@@ -1,7 +1,9 @@
 """Which artifacts a catalog produces, with their paths, URIs, params and text (pure apart from Jinja).
 
-Markdown goes through templates; tool documents and the index are JSON values serialized with
-`derive.dumps`. The summary and stats are made last because they quote other artifacts' sizes.
+Markdown (snippets included) goes through templates; tool documents and the index are JSON values
+serialized with `derive.dumps`. The summary and stats are made last because they quote other
+artifacts' sizes. `Enhanced` (capidx.compiler.enhance) carries the relationships, triggers and
+semantics, computed once per build.
 """
 
 from __future__ import annotations
@@ -14,9 +16,13 @@ import jinja2
 from capidx.compiler import derive
 from capidx.compiler.artifacts import ALL, Artifact, Measured, make_artifact
 from capidx.compiler.catalog import CanonicalCapability, Capability, Catalog
+from capidx.compiler.enhance import Enhanced
 from capidx.compiler.match import match_index
 from capidx.compiler.render import get_renderer
+from capidx.compiler.snippets import TEMPLATE as SNIPPET_TEMPLATE
+from capidx.compiler.snippets import snippet_artifacts
 from capidx.compiler.stats import stats_document
+from capidx.compiler.triggers import compact_trigger_line
 from capidx.compiler.views import References
 
 Renderer = Callable[..., str]
@@ -31,10 +37,13 @@ def _tidy(render: Renderer) -> Renderer:
     return lambda **context: render(**context).rstrip() + "\n"
 
 
-def markdown_artifacts(catalog: Catalog, env: jinja2.Environment, prefix: str) -> Iterator[Artifact]:
-    """full.md and one document per agent, canonical capability and category."""
-    render = _renderers(env, "full", "agent", "capability", "category")
-    shared = {"catalog": catalog, "prefix": prefix}
+def markdown_artifacts(
+    catalog: Catalog, env: jinja2.Environment, prefix: str, enhanced: Enhanced
+) -> Iterator[Artifact]:
+    """full.md, one document per agent, canonical capability and category, and the snippets."""
+    render = _renderers(env, "full", "agent", "capability", "category", SNIPPET_TEMPLATE)
+    related = {capability.slug: enhanced.similar_rows(capability.slug) for capability in catalog.capabilities}
+    shared = {"catalog": catalog, "prefix": prefix, "related": related}
     records = [record for agent in catalog.agents for record in agent.capabilities]
     yield make_artifact(
         "full",
@@ -79,10 +88,23 @@ def markdown_artifacts(catalog: Catalog, env: jinja2.Environment, prefix: str) -
             render["category"](**shared, category=category, capabilities=capabilities),
             category=category,
         )
+    yield from snippet_artifacts(catalog, render[SNIPPET_TEMPLATE], prefix, enhanced)
 
 
-def summary_artifact(catalog: Catalog, env: jinja2.Environment, prefix: str, full_tokens: int) -> Artifact:
-    text = _renderers(env, "summary")["summary"](catalog=catalog, prefix=prefix, full_tokens=full_tokens)
+def summary_artifact(
+    catalog: Catalog, env: jinja2.Environment, prefix: str, full_tokens: int, enhanced: Enhanced
+) -> Artifact:
+    """`triggers`: the compact `verb→slugs` line (`triggers.compact_trigger_line`), "" when no verb qualifies.
+
+    It is made from names and explicit triggers only: descriptions mention verbs in passing ("debug" in a
+    description of usage metrics), and a line injected into every conversation must not send agents there.
+    """
+    text = _renderers(env, "summary")["summary"](
+        catalog=catalog,
+        prefix=prefix,
+        full_tokens=full_tokens,
+        triggers=compact_trigger_line(enhanced.named_triggers),
+    )
     return make_artifact(
         "summary",
         "summary.md",
@@ -102,7 +124,8 @@ def stats_artifact(
         "stats.json",
         prefix,
         "Capability index statistics",
-        "Counts by category, tier, maturity and status; source freshness; size and tokens of every artifact.",
+        "Counts by category, tier, maturity and status; source freshness; description entropy; size and tokens of "
+        "every artifact.",
         derive.dumps(document) + "\n",
     )
 
@@ -111,10 +134,10 @@ def _json(kind: str, path: str, prefix: str, title: str, blurb: str, value: Any,
     return make_artifact(kind, path, prefix, title, blurb, derive.dumps(value), **params)
 
 
-def tool_artifacts(catalog: Catalog, prefix: str) -> Iterator[Artifact]:
+def tool_artifacts(catalog: Catalog, prefix: str, enhanced: Enhanced) -> Iterator[Artifact]:
     """lookup, compare, list and sources documents, and index/match.json."""
     for capability in catalog.capabilities:
-        yield from _per_capability(catalog, capability, prefix)
+        yield from _per_capability(catalog, capability, prefix, enhanced)
     yield from _lists(catalog, prefix)
     yield from _agent_sources(catalog, prefix)
     yield _json(
@@ -122,12 +145,14 @@ def tool_artifacts(catalog: Catalog, prefix: str) -> Iterator[Artifact]:
         "index/match.json",
         prefix,
         "Name resolution index",
-        "Normalized agent and capability names, aliases, terminology and BM25 statistics.",
-        match_index(catalog),
+        "Normalized agent and capability names, aliases, terminology, BM25 statistics, relationships and triggers.",
+        match_index(catalog, enhanced),
     )
 
 
-def _per_capability(catalog: Catalog, capability: CanonicalCapability, prefix: str) -> Iterator[Artifact]:
+def _per_capability(
+    catalog: Catalog, capability: CanonicalCapability, prefix: str, enhanced: Enhanced
+) -> Iterator[Artifact]:
     slug, name = capability.slug, capability.name
     for agent_id in catalog.agent_ids:
         yield _json(
@@ -136,7 +161,7 @@ def _per_capability(catalog: Catalog, capability: CanonicalCapability, prefix: s
             prefix,
             f"{name} for {agent_id}",
             f"Lookup answer: {name} for {agent_id}.",
-            derive.lookup_document(agent_id, capability),
+            derive.lookup_document(agent_id, capability, enhanced.relationships(capability, agent_id)),
             agent=agent_id,
             capability=slug,
         )
@@ -157,7 +182,7 @@ def _per_capability(catalog: Catalog, capability: CanonicalCapability, prefix: s
         prefix,
         f"Compare {name}",
         f"{name} compared across every agent.",
-        derive.compare_document(catalog, capability),
+        derive.compare_document(catalog, capability, enhanced.relationships(capability)),
         capability=slug,
     )
     yield _json(

