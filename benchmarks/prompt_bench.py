@@ -262,6 +262,9 @@ class Answer:
         if self.data and "candidates" in self.data and not any("candidates" in p for p in parts):
             names = ", ".join(f"{c.get('slug')} {c.get('matchConfidence')}" for c in self.data["candidates"])
             parts.append(f"candidates [{names}]")
+        if self.data and "suggestions" in self.data:
+            rows = ", ".join(f"{s.get('capability')} {s.get('confidence')}" for s in self.data["suggestions"])
+            parts.append(f"suggestions [{rows}] {self.data.get('totalTokens')}/{self.data.get('maxTokens')} tokens")
         if self.is_error and not parts:
             parts.append(f"error: {self.text[:160]}")
         return "; ".join(parts) or self.text[:160]
@@ -282,8 +285,16 @@ class Verdict:
     retry_arguments: dict[str, Any] | None = None
 
 
-def _document_facts(tool: str, data: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """What a real document answered (None when the answer is candidates or an error)."""
+def _document_facts(
+    tool: str, data: Mapping[str, Any] | None, resolution: Mapping[str, Any] | None = None
+) -> dict[str, Any] | None:
+    """What a real document answered (None when the answer is candidates or an error).
+
+    Budgeted suggestions (a lookup whose capability was free text) answer like the document when the
+    server resolved the capability and suggests it first: the snippet is that answer, labelled.
+    """
+    if data and "suggestions" in data:
+        return _suggestion_facts(tool, data, resolution or {})
     if not data or "candidates" in data:
         return None
     if tool == "lookup_capability":
@@ -297,6 +308,17 @@ def _document_facts(tool: str, data: Mapping[str, Any] | None) -> dict[str, Any]
     elif "filter" in data:
         return {"filter": data["filter"]}
     return None
+
+
+def _suggestion_facts(tool: str, data: Mapping[str, Any], resolution: Mapping[str, Any]) -> dict[str, Any] | None:
+    res = resolution.get("capability")
+    rows = data.get("suggestions") or ()
+    if tool != "lookup_capability" or not isinstance(res, dict) or res.get("status") != "resolved" or not rows:
+        return None
+    first = rows[0]
+    if first.get("capability") != res.get("value"):
+        return None
+    return {"agent": data.get("agent"), "capability": first["capability"], "available": first.get("available")}
 
 
 def _unresolved(answer: Answer) -> list[tuple[str, int | None, Mapping[str, Any]]]:
@@ -326,11 +348,14 @@ def _retry_arguments(arguments: Mapping[str, Any], answer: Answer) -> dict[str, 
     if not changed and answer.data and answer.data.get("candidates") and "capability" in retry:
         retry["capability"] = answer.data["candidates"][0]["slug"]
         changed = True
+    if not changed and answer.data and answer.data.get("suggestions") and "capability" in retry:
+        retry["capability"] = answer.data["suggestions"][0]["capability"]
+        changed = True
     return retry if changed else None
 
 
 def judge(tool: str, arguments: Mapping[str, Any], expect: Mapping[str, Any], answer: Answer) -> Verdict:
-    facts = _document_facts(tool, answer.data) if not answer.is_error else None
+    facts = _document_facts(tool, answer.data, answer.resolution) if not answer.is_error else None
     if "ambiguousAgent" in expect:
         wanted = set(expect["ambiguousAgent"])
         for key, _, res in _unresolved(answer):

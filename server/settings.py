@@ -21,8 +21,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from capidx.server.schema_check import Validator
-
 CONFIG_FILE_NAME = "capidx.yaml"
 EXPOSABLE = ("summary", "stats", "full", "agents", "capabilities", "categories")
 DEFAULT_EXPOSE = ("summary", "stats", "agents", "capabilities", "categories")
@@ -236,6 +234,13 @@ def serve_schema() -> dict[str, Any]:
     return json.loads(text)["properties"]["serve"]
 
 
+def serve_validator() -> Any:
+    """A `jsonschema` validator for the `serve:` section (imported only when a config file has one)."""
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(serve_schema(), format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+
 def find_config(cwd: Path, explicit: Path | None) -> Path | None:
     if explicit is not None:
         return explicit
@@ -284,7 +289,7 @@ def _file_values(base: Path, serve: Mapping[str, Any]) -> dict[str, Any]:
 def _check_section(path: Path, root: Any, serve: Any) -> list[str]:
     if serve is None:
         return []
-    validator = Validator(serve_schema())
+    validator = serve_validator()
     problems = []
     for error in sorted(validator.iter_errors(serve), key=lambda e: list(map(str, e.absolute_path))):
         keys = ["serve", *error.absolute_path]
@@ -305,6 +310,8 @@ def _explain(error: Any) -> str:
         return "; ".join(f"unknown key {key!r}{did_you_mean(key, known)}" for key in extra)
     if error.validator == "type":
         return f"expected {error.validator_value}, got {json.dumps(error.instance)}"
+    if error.validator == "uniqueItems":
+        return "has non-unique elements"
     return error.message
 
 

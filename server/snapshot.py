@@ -25,7 +25,6 @@ from types import MappingProxyType
 from typing import Any
 
 from capidx.server.resolve import MatchIndex
-from capidx.server.schema_check import Validator, best_error
 
 MANIFEST_NAME = "manifest.json"
 RESOURCE_KINDS = ("summary", "full", "stats", "agent", "capability", "category")
@@ -97,6 +96,7 @@ class Snapshot:
     documents: Mapping[DocumentKey, Artifact]  # by (kind, sorted params)
     templates: Mapping[str, Template]  # by kind
     index: MatchIndex
+    kinds: frozenset[str] = frozenset()  # every artifact kind present
 
     def find(self, kind: str, **params: str | None) -> Artifact | None:
         """The document answering `kind` for `params`; a `None` or absent param means 'all'."""
@@ -104,6 +104,10 @@ class Snapshot:
 
     def variant(self, kind: str) -> Artifact | None:
         return self.find(kind)
+
+    def has_kind(self, kind: str) -> bool:
+        """Whether the build has any document of `kind` (older builds have no snippets)."""
+        return kind in self.kinds
 
 
 def document_key(kind: str, params: Mapping[str, str | None]) -> DocumentKey:
@@ -117,8 +121,11 @@ def manifest_schema() -> dict[str, Any]:
 
 
 @cache
-def manifest_validator() -> Validator:
-    return Validator(manifest_schema())
+def manifest_validator() -> Any:
+    """A `jsonschema` Draft 2020-12 validator for the manifest (imported here, not at module import)."""
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(manifest_schema(), format_checker=Draft202012Validator.FORMAT_CHECKER)
 
 
 def load_snapshot(directory: Path) -> Snapshot:
@@ -141,6 +148,7 @@ def load_snapshot(directory: Path) -> Snapshot:
         documents=MappingProxyType(documents),
         templates=MappingProxyType(_templates(root, manifest)),
         index=_match_index(root, artifacts),
+        kinds=frozenset(artifact.kind for artifact in artifacts),
     )
 
 
@@ -167,10 +175,21 @@ def _parse_manifest(root: Path, data: bytes) -> dict[str, Any]:
         manifest = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise BuildError(f"{where}: not valid JSON ({error}); rebuild with `capidx build`") from error
-    error = best_error(manifest_validator().errors(manifest))
+    from jsonschema.exceptions import best_match
+
+    error = best_match(manifest_validator().iter_errors(manifest))
     if error is not None:
-        raise BuildError(f"{where}: {error.pointer}: {error.message} (see schema/build-manifest.schema.json)")
+        pointer = "/" + "/".join(str(part) for part in error.absolute_path)
+        raise BuildError(
+            f"{where}: {pointer}: {_short(error.message)} (see schema/build-manifest.schema.json); "
+            "rebuild with `capidx build`"
+        )
     return manifest
+
+
+def _short(message: str, limit: int = 200) -> str:
+    """jsonschema messages quote the offending value, which may be a whole object: keep them readable."""
+    return message if len(message) <= limit else message[: limit - 1] + "…"
 
 
 def safe_path(root: Path, relative: str) -> Path:

@@ -30,6 +30,9 @@ from typing import NamedTuple, Protocol
 
 DEFAULT_MAX_SNIPPETS = 3
 DEFAULT_MAX_TOKENS = 500
+# For a build that does not state its measured `overheadTokens`: a generous upper bound of one label line
+# and separator ("✓ Recommended (0.85)\n" and a blank line are 9 cl100k_base tokens).
+FALLBACK_OVERHEAD_TOKENS = 12
 BLOCK_SEPARATOR = "\n\n"
 _EPSILON = 1e-9  # 0.1 + 0.7 is still "at least 0.8"
 

@@ -18,14 +18,19 @@ from typing import Any
 
 import mcp_types as types
 
+from capidx.server import suggest
 from capidx.server.resolve import Resolution, resolve_agent, resolve_capability, resolve_category
-from capidx.server.schema_check import SchemaError, Validator
 from capidx.server.snapshot import Artifact, Snapshot
+from capidx.server.text import normalize
 
 RESOLUTION_META = "capidx/resolution"
 URI_META = "capidx/uri"
 MAX_NAME = 200
 MAX_ARGUMENT_BYTES = 16_384
+# A capability argument of at least this many words that no name, alias, wording or trigger matches
+# is a question ("how do I add an MCP server to gemini"): it is answered with budgeted suggestions.
+FREE_TEXT_WORDS = 3
+SUGGESTED_NAMES = 3  # candidates named when no snippet fits the budget
 
 
 class ToolName(StrEnum):
@@ -74,7 +79,8 @@ INPUT_SCHEMAS: dict[ToolName, dict[str, Any]] = {
     ToolName.SOURCES: _input({"agent": _text(_AGENT), "capability": _text(_CAPABILITY)}),
 }
 
-# Loose on purpose: documents, or `candidates` when a name had no clear match.
+# Loose on purpose, a documented union (docs/server.md, "Response format"): the document, or
+# `suggestions` (budgeted snippets) for free text and unclear names, or `candidates` (builds without snippets).
 OUTPUT_SCHEMAS: dict[ToolName, dict[str, Any]] = {
     ToolName.LOOKUP: {
         "type": "object",
@@ -82,10 +88,14 @@ OUTPUT_SCHEMAS: dict[ToolName, dict[str, Any]] = {
             "agent": {"type": "string"},
             "capability": _OBJECT,
             "availableFor": _ARRAY,
+            "suggestions": _ARRAY,
             "candidates": _ARRAY,
         },
     },
-    ToolName.COMPARE: {"type": "object", "properties": {"capability": _OBJECT, "agents": _ARRAY, "candidates": _ARRAY}},
+    ToolName.COMPARE: {
+        "type": "object",
+        "properties": {"capability": _OBJECT, "agents": _ARRAY, "suggestions": _ARRAY, "candidates": _ARRAY},
+    },
     ToolName.LIST: {"type": "object", "properties": {"filter": _OBJECT, "capabilities": _ARRAY}},
     ToolName.SOURCES: {"type": "object", "properties": {"filter": _OBJECT, "sources": _ARRAY, "candidates": _ARRAY}},
 }
@@ -149,28 +159,31 @@ class UnknownTool(Exception):
 
 @dataclass(frozen=True)
 class Validators:
-    """Compiled input validators, built once per server."""
+    """Input validators (`jsonschema`, Draft 2020-12), built once per server."""
 
-    by_name: Mapping[str, Validator]
+    by_name: Mapping[str, Any]
 
     @classmethod
     def for_variants(cls, variants: tuple[str, ...] | None) -> Validators:
+        from jsonschema import Draft202012Validator
+
         schemas = {name.value: schema for name, schema in INPUT_SCHEMAS.items()}
         if variants:
             schemas[ToolName.INDEX.value] = index_input_schema(variants)
-        return cls({name: Validator(schema) for name, schema in schemas.items()})
+        checker = Draft202012Validator.FORMAT_CHECKER
+        return cls({name: Draft202012Validator(schema, format_checker=checker) for name, schema in schemas.items()})
 
     def problems(self, name: str, arguments: Mapping[str, Any]) -> list[str]:
         errors = sorted(self.by_name[name].iter_errors(arguments), key=lambda e: list(map(str, e.absolute_path)))
         return [_explain(error) for error in errors[:5]]
 
 
-def _explain(error: SchemaError) -> str:
+def _explain(error: Any) -> str:
     """A short message that never echoes the (possibly huge) offending value."""
     where = ".".join(str(part) for part in error.absolute_path) or "arguments"
     schema = error.schema if isinstance(error.schema, dict) else {}
     explain = {
-        "type": lambda: f"must be a {schema.get('type')}",
+        "type": lambda: f"must be {'an' if str(schema.get('type'))[:1] in 'aeiou' else 'a'} {schema.get('type')}",
         "maxLength": lambda: f"must be at most {error.validator_value} characters",
         "minLength": lambda: "must not be empty",
         "maxItems": lambda: f"must have at most {error.validator_value} items",
@@ -246,6 +259,96 @@ def _candidates(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
     return value
 
 
+# --- budgeted suggestions ---------------------------------------------------------------------------
+
+
+def wants_suggestions(snapshot: Snapshot, resolution: Resolution) -> bool:
+    """For a lookup: no clear winner, or free text that only scoring could resolve -- and a build with
+    snippets to answer with (older builds have none: they answer with the document or candidates)."""
+    if not snapshot.has_kind("snippet"):
+        return False
+    if resolution.status == "ambiguous":
+        return True
+    free_text = len(normalize(resolution.query).split()) >= FREE_TEXT_WORDS
+    return resolution.ok and resolution.scored and free_text
+
+
+def _snippet(snapshot: Snapshot, slug: str, agent: str | None) -> Artifact | None:
+    """The agent's own snippet for the capability, else the cross-agent one."""
+    own = snapshot.find("snippet", agent=agent, capability=slug) if agent is not None else None
+    return own or snapshot.find("snippet", capability=slug)
+
+
+def _suggestion_candidates(
+    snapshot: Snapshot, pairs: list[tuple[str, float]], agent: str | None
+) -> list[suggest.Candidate]:
+    primary = snapshot.encodings[0]
+    found = []
+    for slug, confidence in pairs:
+        artifact = _snippet(snapshot, slug, agent)
+        if artifact is not None and primary in artifact.tokens:
+            found.append(suggest.Candidate(slug, confidence, artifact.text, artifact.tokens[primary]))
+    return found
+
+
+def suggestions(snapshot: Snapshot, resolution: Resolution, agent: str | None) -> dict[str, Any]:
+    """Ranked snippets packed within the build's budget (match.json `injection`), then related ones."""
+    index = snapshot.index
+    injection = index.injection
+    max_snippets = _setting(injection, "max_snippets", suggest.DEFAULT_MAX_SNIPPETS)
+    ranked = resolution.ranked or resolution.candidates  # scored results rank every candidate, winner first
+    # Twice as many as fit: room to skip a snippet too large for the budget, without trying the whole catalog.
+    pairs = [(c.value, c.confidence) for c in ranked if c.value in index.capabilities][: 2 * max_snippets]
+    related: list[tuple[str, float]] = []
+    if pairs:
+        top, confidence = pairs[0]
+        related = [(slug, round(confidence * score, 3)) for slug, score in index.capabilities[top].similar]
+    result = suggest.suggest(
+        _suggestion_candidates(snapshot, pairs, agent),
+        labels=(injection.labels if injection and injection.labels else suggest.DEFAULT_LABELS),
+        max_snippets=max_snippets,
+        max_tokens=_setting(injection, "max_tokens", suggest.DEFAULT_MAX_TOKENS),
+        related=_suggestion_candidates(snapshot, [(s, c) for s, c in related if s in index.capabilities], agent),
+        overhead_tokens=_setting(injection, "overhead_tokens", suggest.FALLBACK_OVERHEAD_TOKENS),
+    )
+    rows = []
+    for item in result.suggestions:
+        entry = index.capabilities[item.key]
+        row: dict[str, Any] = {"capability": item.key, "name": entry.name, "label": item.label}
+        row |= {"confidence": item.confidence, "tokens": item.tokens, "snippet": item.snippet}
+        if agent is not None:
+            row["available"] = bool(entry.agents.get(agent, {}).get("available", False))
+        if item.related:
+            row["related"] = True
+        rows.append(row)
+    value: dict[str, Any] = {"query": resolution.query}
+    if agent is not None:
+        value["agent"] = agent
+    value |= {"suggestions": rows, "totalTokens": result.total_tokens, "maxTokens": result.max_tokens}
+    value["omitted"] = list(result.omitted)
+    text = suggest.render_suggestions(result)
+    if not rows:  # nothing fit the budget (or no candidate has a snippet): name the candidates instead
+        names = ", ".join(f"{index.capabilities[slug].name} ({slug})" for slug, _ in pairs[:SUGGESTED_NAMES])
+        text = f"{text or 'No snippet to suggest'}. Candidates: {names}. Call again with one slug."
+    return {"text": text, "value": value}
+
+
+def _setting(injection: Any, name: str, default: int) -> int:
+    value = getattr(injection, name, None) if injection is not None else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else default
+
+
+def _suggested(
+    snapshot: Snapshot, resolution: Resolution, agent_id: str | None, **meta: Resolution | list[Resolution]
+) -> types.CallToolResult:
+    answer = suggestions(snapshot, resolution, agent_id)
+    return types.CallToolResult(
+        content=[types.TextContent(text=answer["text"])],
+        structured_content=answer["value"],
+        _meta={RESOLUTION_META: _describe(meta)},
+    )
+
+
 def _resolve_agents(snapshot: Snapshot, names: list[str]) -> tuple[list[Resolution], str | None]:
     resolutions = [resolve_agent(snapshot.index, name) for name in names]
     problems = [_agent_problem(r) for r in resolutions if not r.ok]
@@ -260,6 +363,8 @@ def lookup_capability(snapshot: Snapshot, agent: str, capability: str) -> types.
     if not agent_res.ok:
         return _error(_agent_problem(agent_res), agent=agent_res)
     cap_res = resolve_capability(snapshot.index, capability, agent=agent_res.value)
+    if wants_suggestions(snapshot, cap_res):
+        return _suggested(snapshot, cap_res, agent_res.value, agent=agent_res, capability=cap_res)
     if cap_res.status == "ambiguous":
         return _synthesized(_candidates(snapshot, cap_res, agent_res.value), agent=agent_res, capability=cap_res)
     if not cap_res.ok:
@@ -272,6 +377,8 @@ def lookup_capability(snapshot: Snapshot, agent: str, capability: str) -> types.
 
 def compare_capability(snapshot: Snapshot, capability: str, agents: list[str] | None = None) -> types.CallToolResult:
     cap_res = resolve_capability(snapshot.index, capability)
+    if cap_res.status == "ambiguous" and snapshot.has_kind("snippet"):
+        return _suggested(snapshot, cap_res, None, capability=cap_res)
     if cap_res.status == "ambiguous":
         return _synthesized(_candidates(snapshot, cap_res, None), capability=cap_res)
     if not cap_res.ok:

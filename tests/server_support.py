@@ -6,8 +6,10 @@ name `catalog_build`): a plain import keeps the helpers and the fixtures in one 
 - `catalog_build` (the main fixture): a REAL `capidx build` of a small invented catalog
   (`write_catalog`), built once per session.
 - `hand_build`: the same catalog written by hand by `write_build`, following docs/build-directory.md
-  (manifest, every artifact kind, `index/match.json`, correct sha256). Used where a test needs a
-  build the compiler would never write (corrupt files, escaping paths, quick variants).
+  (manifest, every artifact kind incl. snippets, `index/match.json` with the enhanced index, correct
+  sha256). Used where a test needs a build the compiler would never write (corrupt files, escaping
+  paths, quick variants); `write_build(..., enhanced=False)` writes a build from before the enhanced
+  index (no snippets, no triggers, verbs, useWhen or injection), which must still be served.
 - `bundled_build`: a real build of the repository's own `agents/`, for the budget check.
 
 Tests touching only the contract are parametrized over the first two, so they also check that the
@@ -53,6 +55,8 @@ class Cap:
     aliases: tuple[str, ...] = ()
     # agent id -> per-agent facts; an agent missing here has not recorded the capability at all.
     agents: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    triggers: tuple[str, ...] = ()
+    use_when: tuple[tuple[str, float], ...] = ()  # (pattern, confidence)
 
     @property
     def slug(self) -> str:
@@ -80,6 +84,8 @@ CAPABILITIES: tuple[Cap, ...] = (
             "gemini-cli": {"available": True, "setup": "Add mcpServers to ~/.gemini/settings.json"},
             "vscode-copilot": {"available": True, "terminology": "MCP servers in agent mode"},
         },
+        ("connect a database server",),
+        ((r"\bmcp\b", 0.9),),
     ),
     Cap(
         "Plugins",
@@ -125,6 +131,8 @@ CAPABILITIES: tuple[Cap, ...] = (
             "gemini-cli": {"available": True, "terminology": "Google Search grounding"},
             "copilot-cli": {"available": False},
         },
+        ("look it up online",),
+        ((r"\b(online|on the web)\b", 0.8),),
     ),
     Cap(
         "Session Resume",
@@ -246,7 +254,54 @@ def _sources(pairs: list[tuple[str, Cap]], filt: dict[str, str]) -> dict[str, An
     return {"filter": filt, "sources": sorted(rows, key=lambda r: r["url"])}
 
 
-def _match_index(caps: tuple[Cap, ...]) -> dict[str, Any]:
+# A few of the curated action verbs, stemmed form -> verb (the build writes the whole table).
+VERBS = {
+    "approv": "approve",
+    "approval": "approve",
+    "approve": "approve",
+    "connect": "connect",
+    "connection": "connect",
+    "continu": "continue",
+    "continue": "continue",
+    "ran": "run",
+    "run": "run",
+    "runner": "run",
+    "search": "search",
+    "searcher": "search",
+    "summariz": "summarize",
+    "summarize": "summarize",
+}
+DEFAULT_INJECTION = {
+    "labels": [
+        {"label": "✓ Recommended", "minConfidence": 0.8},
+        {"label": "○ Consider", "minConfidence": 0.5},
+        {"label": "△ Possible", "minConfidence": 0.0},
+    ],
+    "maxSnippets": 3,
+    "maxTokens": 500,
+    "overheadTokens": 9,
+}
+
+
+def _similar(caps: tuple[Cap, ...]) -> dict[str, list[dict[str, Any]]]:
+    """Jaccard over each capability's term set (name, description, aliases), like the build's `similarTo`."""
+    sets = {cap.slug: set(terms(" ".join([cap.name, cap.description, *cap.aliases]))) for cap in caps}
+    similar: dict[str, list[dict[str, Any]]] = {}
+    for cap in caps:
+        rows = []
+        for other in caps:
+            union = sets[cap.slug] | sets[other.slug]
+            shared = sets[cap.slug] & sets[other.slug]
+            score = round(len(shared) / len(union), 3) if union else 0.0
+            if other.slug != cap.slug and score >= 0.05:
+                rows.append({"capability": other.slug, "name": other.name, "score": score, "shared": sorted(shared)})
+        similar[cap.slug] = sorted(rows, key=lambda r: (-r["score"], r["capability"]))[:3]
+    return similar
+
+
+def _match_index(
+    caps: tuple[Cap, ...], *, enhanced: bool = True, injection: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     agent_names: dict[str, set[str]] = {}
     for agent_id, (name, vendor) in AGENTS.items():
         spellings = {agent_id, name, " ".join(w for w in name.split() if w.lower() != vendor.lower())}
@@ -258,32 +313,40 @@ def _match_index(caps: tuple[Cap, ...]) -> dict[str, Any]:
     aliases = {normalize(alias): cap.slug for cap in caps for alias in cap.aliases}
     terminology: dict[str, list[dict[str, str]]] = {}
     rows = []
+    similar = _similar(caps)
     for cap in caps:
         wording = [f["terminology"] for f in cap.agents.values() if "terminology" in f]
-        text = " ".join([cap.name, *wording, *cap.aliases, cap.description])
+        text = " ".join([cap.name, *wording, *cap.aliases, *(cap.triggers if enhanced else ()), cap.description])
         counts = Counter(terms(text))
         for agent, facts in sorted(cap.agents.items()):
             if "terminology" in facts:
                 terminology.setdefault(normalize(facts["terminology"]), []).append(
                     {"agent": agent, "capability": cap.slug}
                 )
-        rows.append(
-            {
-                "slug": cap.slug,
-                "name": cap.name,
-                "category": cap.category,
-                "key": normalize(cap.name),
-                "agents": {
-                    a: {k: v for k, v in f.items() if k in ("available", "terminology")}
-                    for a, f in sorted(cap.agents.items())
-                },
-                "terms": dict(sorted(counts.items())),
-                "length": sum(counts.values()),
+        row: dict[str, Any] = {
+            "slug": cap.slug,
+            "name": cap.name,
+            "category": cap.category,
+            "key": normalize(cap.name),
+            "agents": {
+                a: {k: v for k, v in f.items() if k in ("available", "terminology")}
+                for a, f in sorted(cap.agents.items())
+            },
+            "terms": dict(sorted(counts.items())),
+            "length": sum(counts.values()),
+        }
+        if enhanced:
+            row |= {
+                "aliases": sorted(cap.aliases),
+                "triggers": sorted(cap.triggers),
+                "useWhen": [{"pattern": p, "confidence": c} for p, c in cap.use_when],
+                "similarTo": similar[cap.slug],
+                "semantics": {"entropy": 3.0, "uniqueTerms": len(counts), "totalTerms": sum(counts.values())},
             }
-        )
+        rows.append(row)
     n = len(rows)
     df = Counter(term for row in rows for term in row["terms"])
-    return {
+    index: dict[str, Any] = {
         "version": 1,
         "agents": [{"id": a, "name": n_, "vendor": v} for a, (n_, v) in sorted(AGENTS.items())],
         "agentNames": {k: sorted(v) for k, v in sorted(agent_names.items())},
@@ -294,10 +357,45 @@ def _match_index(caps: tuple[Cap, ...]) -> dict[str, Any]:
         "avgLength": sum(r["length"] for r in rows) / n,
         "categories": sorted({cap.category for cap in caps}),
     }
+    if enhanced:
+        found: dict[str, set[str]] = {}
+        for cap in caps:
+            for term in terms(" ".join([cap.name, cap.description, *cap.triggers])):
+                if term in VERBS:
+                    found.setdefault(VERBS[term], set()).add(cap.slug)
+        index |= {
+            "verbs": dict(sorted(VERBS.items())),
+            "actionTriggers": {verb: sorted(slugs) for verb, slugs in sorted(found.items())},
+            "triggerPhrases": {normalize(t): [cap.slug] for cap in caps for t in sorted(cap.triggers)},
+            "injection": dict(DEFAULT_INJECTION if injection is None else injection),
+        }
+    return index
 
 
-def write_build(out: Path, *, generation: str = "1", caps: tuple[Cap, ...] = CAPABILITIES) -> Path:
-    """Write a complete build directory at `out` (replacing it); `generation` changes the text."""
+def snippet_text(cap: Cap, agent: str | None) -> str:
+    """A few lines, like the build's snippet template."""
+    if agent is None:
+        having = ", ".join(a for a, f in sorted(cap.agents.items()) if f["available"]) or "no agent"
+        return f"**{cap.name}** ({cap.category}): {having}\n{cap.description}\n"
+    facts = cap.agents[agent]
+    state = "✓ available" if facts["available"] else "✗ not available"
+    setup = f"\nSetup: `{facts['setup']}`" if "setup" in facts else ""
+    return f"**{cap.name}** ({agent}): {state}\n{cap.description}{setup}\n"
+
+
+def write_build(
+    out: Path,
+    *,
+    generation: str = "1",
+    caps: tuple[Cap, ...] = CAPABILITIES,
+    enhanced: bool = True,
+    injection: Mapping[str, Any] | None = None,
+) -> Path:
+    """Write a complete build directory at `out` (replacing it); `generation` changes the text.
+
+    `enhanced=False`: a build from before the enhanced index (no snippets, no triggers or injection);
+    `injection`: match.json's `injection` instead of the defaults.
+    """
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
@@ -395,7 +493,25 @@ def write_build(out: Path, *, generation: str = "1", caps: tuple[Cap, ...] = CAP
             {"capability": cap.slug},
             f"sources {cap.slug}",
         )
-    w.add("index", "index/match.json", dumps(_match_index(caps)), {}, "Match index")
+    if enhanced:
+        for cap in caps:
+            for agent in sorted(cap.agents):
+                w.add(
+                    "snippet",
+                    f"tools/snippets/{agent}/{cap.slug}.md",
+                    snippet_text(cap, agent),
+                    {"agent": agent, "capability": cap.slug},
+                    f"snippet {agent} {cap.slug}",
+                )
+            w.add(
+                "snippet",
+                f"tools/snippets/_all/{cap.slug}.md",
+                snippet_text(cap, None),
+                {"capability": cap.slug},
+                f"snippet {cap.slug}",
+            )
+    index = _match_index(caps, enhanced=enhanced, injection=injection)
+    w.add("index", "index/match.json", dumps(index), {}, "Match index")
     manifest = {
         "format": 1,
         "capidx": "0.1.0",
@@ -498,6 +614,10 @@ def write_catalog(root: Path, caps: tuple[Cap, ...] = CAPABILITIES, *, note: str
                     entry[key] = facts[key]
             if "setup" in facts:
                 entry["implementationNotes"] = {"setup": facts["setup"]}
+            if cap.triggers:
+                entry["triggers"] = list(cap.triggers)
+            if cap.use_when:
+                entry["useWhen"] = [{"pattern": p, "confidence": c} for p, c in cap.use_when]
             capabilities.append(entry)
         document = {
             "agent": {"name": name, "vendor": vendor, "version": "latest", "lastUpdated": "2026-01-02T00:00:00Z"},

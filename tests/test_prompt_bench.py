@@ -155,6 +155,30 @@ def test_judge_retries_with_the_top_candidate() -> None:
     assert verdict.retry_arguments == {"agent": "claude", "capability": "mcp-servers"}
 
 
+def _suggestions(status: str, *slugs: str, available: bool = True) -> object:
+    rows = [{"capability": slug, "label": "✓ Recommended", "available": available} for slug in slugs]
+    value = {"query": "q", "agent": "claude-code", "suggestions": rows, "totalTokens": 90, "maxTokens": 500}
+    resolution = {"agent": {"status": "resolved", "value": "claude-code"}, "capability": {"status": status}}
+    if status == "resolved":
+        resolution["capability"]["value"] = slugs[0]
+    else:
+        resolution["capability"]["candidates"] = [{"value": slug, "matchConfidence": 0.5} for slug in slugs]
+    return _answer(value, resolution)
+
+
+def test_judge_budgeted_suggestions() -> None:
+    args = {"agent": "claude", "capability": "how do I connect tools"}
+    resolved = _suggestions("resolved", "mcp-servers", "plugins")
+    assert bench.judge("lookup_capability", args, LOOKUP, resolved).outcome == "correct"
+    assert "suggestions [mcp-servers" in resolved.summary()
+    other = _suggestions("resolved", "plugins", "mcp-servers")
+    assert bench.judge("lookup_capability", args, LOOKUP, other).outcome == "wrong"
+    lacking = _suggestions("resolved", "mcp-servers", available=False)
+    assert bench.judge("lookup_capability", args, LOOKUP, lacking).outcome == "wrong"
+    unclear = bench.judge("lookup_capability", args, LOOKUP, _suggestions("ambiguous", "plugins", "mcp-servers"))
+    assert (unclear.outcome, unclear.retry_arguments) == ("unresolved", {"agent": "claude", "capability": "plugins"})
+
+
 def test_judge_ambiguous_agent() -> None:
     expect = {"ambiguousAgent": ["copilot-cli", "vscode-copilot"]}
     both = [{"value": "copilot-cli"}, {"value": "vscode-copilot"}]

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from server_support import fixture_any_build, fixture_catalog_build, fixture_hand_build  # noqa: F401 (fixtures)
 
-from capidx.server.resolve import MatchIndex, resolve_agent, resolve_capability, resolve_category
+from capidx.server import resolve
+from capidx.server.resolve import MatchIndex, resolve_agent, resolve_capability, resolve_category, score_capabilities
 from capidx.server.snapshot import load_snapshot
 
 
@@ -130,3 +131,217 @@ def test_categories(index: MatchIndex, query: str, category: str) -> None:
 def test_unknown_category(index: MatchIndex) -> None:
     resolution = resolve_category(index, "cooking")
     assert resolution.status == "unknown" and len(resolution.candidates) == 3
+
+
+# --- the mechanisms, one by one, on small hand-made indexes -------------------------------------------
+
+
+def make_index(caps: list[dict], **extra: object) -> MatchIndex:
+    """A match.json as docs/build-directory.md describes it, from {slug, name, description, aliases?,
+    triggers?, useWhen?, terminology?} rows (terms, idf and lengths computed like the build does)."""
+    import math
+    from collections import Counter
+
+    from capidx.server.text import normalize, terms
+
+    rows, aliases, terminology = [], {}, {}
+    for cap in caps:
+        wording = cap.get("terminology", {})
+        texts = [cap["name"], *wording.values(), cap["description"], *cap.get("aliases", ()), *cap.get("triggers", ())]
+        counts = Counter(t for text in texts for t in terms(text))
+        for alias in cap.get("aliases", ()):
+            aliases[normalize(alias)] = cap["slug"]
+        for agent, word in wording.items():
+            terminology.setdefault(normalize(word), []).append({"agent": agent, "capability": cap["slug"]})
+        row = {
+            "slug": cap["slug"],
+            "name": cap["name"],
+            "category": "c",
+            "key": normalize(cap["name"]),
+            "agents": {agent: {"available": True, "terminology": word} for agent, word in wording.items()},
+            "terms": dict(counts),
+            "length": sum(counts.values()),
+        }
+        row |= {key: cap[key] for key in ("aliases", "triggers", "useWhen", "similarTo") if key in cap}
+        rows.append(row)
+    df = Counter(t for row in rows for t in row["terms"])
+    n = len(rows)
+    data = {
+        "agents": [{"id": "a", "name": "Agent A", "vendor": "V"}],
+        "agentNames": {},
+        "aliases": aliases,
+        "capabilities": rows,
+        "terminology": terminology,
+        "idf": {t: math.log(1 + (n - d + 0.5) / (d + 0.5)) for t, d in df.items()},
+        "avgLength": sum(r["length"] for r in rows) / n,
+        "categories": ["c"],
+    }
+    return MatchIndex.from_json(data | extra)
+
+
+LOGS = [
+    {"slug": "log-rotation", "name": "Log Rotation", "description": "Keeps disk use bounded by archiving old files."},
+    {
+        "slug": "disk-cleanup",
+        "name": "Disk Cleanup",
+        "description": "Removes temporary files. Unlike log rotation it never touches log files: logs and log "
+        "rotation settings stay as they are.",
+    },
+    {"slug": "release-notes", "name": "Release Notes", "description": "Drafts a changelog.", "aliases": ["changelog"]},
+]
+
+
+def test_field_weights_a_name_match_beats_description_mentions(monkeypatch: pytest.MonkeyPatch) -> None:
+    index = make_index(LOGS)
+    resolution = resolve_capability(index, "log rotation settings")
+    assert (resolution.status, resolution.value) == ("resolved", "log-rotation")
+    # the same scoring without field weights: the description that repeats the words is not far behind
+    monkeypatch.setattr(resolve, "FIELD_WEIGHTS", dict.fromkeys(resolve.FIELD_WEIGHTS, 0.0))
+    monkeypatch.setattr(resolve, "DESCRIPTION_ONLY", 1.0)
+    flat = make_index(LOGS)
+    scores, _ = resolve.score_capabilities(flat, "log rotation settings")
+    assert scores["disk-cleanup"] >= scores["log-rotation"] - 0.15
+
+
+@pytest.mark.parametrize("query", ["release note", "the Release-Notes", "changelogs"])
+def test_stemmed_keys_are_a_second_exact_tier(query: str) -> None:
+    resolution = resolve_capability(make_index(LOGS), query)
+    assert (resolution.status, resolution.value, resolution.resolved_by) == ("resolved", "release-notes", "stemmed")
+    assert resolution.confidence == 1.0
+
+
+def test_a_typo_of_a_name_is_corrected_then_looked_up() -> None:
+    caps = [
+        {"slug": "breakpoints", "name": "Breakpoints", "description": "Pause a program at a line."},
+        {
+            "slug": "conditional-breakpoints",
+            "name": "Conditional Breakpoints",
+            "description": "Breakpoints that pause only when a condition holds.",
+        },
+    ]
+    resolution = resolve_capability(make_index(caps), "brekpoints")
+    assert (resolution.status, resolution.value, resolution.resolved_by) == ("resolved", "breakpoints", "fuzzy")
+    assert 0.8 < resolution.confidence < 1.0  # as similar as the corrected word
+
+
+def test_known_verbs_are_not_mistaken_for_typos() -> None:
+    caps = [
+        {"slug": "budgets", "name": "Budgets", "description": "Set a spending limit per team."},
+        {"slug": "tracing", "name": "Tracing", "description": "Trace each request across services."},
+    ]
+    without_verbs = resolve_capability(make_index(caps), "track budget")  # 'track' looks like 'trace'
+    assert {c.value for c in (without_verbs.ranked or without_verbs.candidates)} >= {"tracing"}
+    with_verbs = make_index(caps, verbs={"track": "track", "tracking": "track"})
+    resolution = resolve_capability(with_verbs, "track budget")
+    assert (resolution.status, resolution.value) == ("resolved", "budgets")
+    assert "tracing" not in {c.value for c in resolution.ranked}
+
+
+FLAGS = [
+    {
+        "slug": "feature-flags",
+        "name": "Feature Flags",
+        "description": "Ship dark launches safely.",
+        "useWhen": [{"pattern": r"\b(toggle|flip)\b.{0,10}\bfeatures?\b", "confidence": 0.9}],
+    },
+    {
+        "slug": "config-files",
+        "name": "Config Files",
+        "description": "A feature of every project: users toggle a feature and flip settings in config files.",
+        "useWhen": [{"pattern": "([unclosed", "confidence": 0.99}],  # broken: ignored, never fatal
+    },
+]
+
+
+def test_use_when_patterns_are_strong_evidence_calibrated_by_their_confidence() -> None:
+    index = make_index(FLAGS)
+    assert [len(c.use_when) for c in index.capabilities.values()] == [1, 0]
+    resolution = resolve_capability(index, "flip a feature for beta users")
+    assert (resolution.status, resolution.value) == ("resolved", "feature-flags")
+    assert resolution.confidence >= 0.9
+    weaker = [dict(FLAGS[0], useWhen=[{"pattern": FLAGS[0]["useWhen"][0]["pattern"], "confidence": 0.5}]), FLAGS[1]]
+    scores, _ = score_capabilities(make_index(weaker), "flip a feature for beta users")
+    assert scores["feature-flags"] < resolution.confidence
+
+
+def test_trigger_phrases_resolve_as_written() -> None:
+    caps = [
+        {"slug": "deployments", "name": "Deployments", "description": "Release builds.", "triggers": ["ship it"]},
+        {"slug": "rollbacks", "name": "Rollbacks", "description": "Undo a release."},
+    ]
+    with_map = make_index(caps, triggerPhrases={"ship it to production": ["deployments"]})
+    resolution = resolve_capability(with_map, "Ship it to production!")
+    assert (resolution.value, resolution.resolved_by) == ("deployments", "trigger")
+    older = resolve_capability(make_index(caps), "ship it")  # no triggerPhrases map: the capability's own list
+    assert (older.value, older.resolved_by) == ("deployments", "trigger")
+
+
+def test_a_name_or_alias_inside_a_question_is_strong_evidence() -> None:
+    resolution = resolve_capability(make_index(LOGS), "how do I get a changelog for my repo")
+    assert (resolution.status, resolution.value, resolution.resolved_by) == ("resolved", "release-notes", "lexical")
+
+
+def test_specific_action_verbs_point_to_their_capabilities() -> None:
+    caps = [
+        {"slug": "time-travel", "name": "Time Travel", "description": "Return the workspace to an earlier state."},
+        {"slug": "snapshots", "name": "Snapshots", "description": "Save the workspace state."},
+    ]
+    index = make_index(
+        caps, verbs={"rewind": "rewind", "rewound": "rewind"}, actionTriggers={"rewind": ["time-travel"]}
+    )
+    resolution = resolve_capability(index, "rewound everything")
+    assert resolution.ranked[0].value == "time-travel"
+    assert resolve_capability(make_index(caps), "rewound everything").ranked == ()
+
+
+def test_an_older_index_without_the_enhanced_fields_still_resolves() -> None:
+    index = make_index(LOGS)
+    assert index.injection is None and not index.verbs and not index.trigger_phrases
+    assert resolve_capability(index, "log rotation").value == "log-rotation"
+    with_budget = make_index(LOGS, injection={"maxTokens": 200, "maxSnippets": 2, "overheadTokens": 9, "labels": []})
+    assert (with_budget.injection.max_tokens, with_budget.injection.max_snippets) == (200, 2)
+
+
+def agent_index(agent_names: dict[str, list[str]]) -> MatchIndex:
+    data = {
+        "agents": [
+            {"id": "copilot-cli", "name": "GitHub Copilot CLI", "vendor": "GitHub"},
+            {"id": "vscode-copilot", "name": "GitHub Copilot in Visual Studio Code", "vendor": "Microsoft"},
+            {"id": "gemini-cli", "name": "Gemini CLI", "vendor": "Google"},
+        ],
+        "agentNames": agent_names,
+        "aliases": {},
+        "capabilities": [],
+        "terminology": {},
+        "idf": {},
+        "avgLength": 1,
+        "categories": [],
+    }
+    return MatchIndex.from_json(data)
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("Copilot in VS Code", "vscode-copilot"),  # 'copilot' and 'vs code' are two names of one agent
+        ("GitHub Copilot in VSCode", "vscode-copilot"),
+        ("Google Gemini CLI", "gemini-cli"),  # the vendor and the name
+        ("the gemini cli", "gemini-cli"),
+    ],
+)
+def test_agent_words_spread_over_several_names(query: str, expected: str) -> None:
+    index = agent_index(
+        {
+            "copilot": ["copilot-cli", "vscode-copilot"],
+            "github": ["copilot-cli", "vscode-copilot"],
+            "copilot cli": ["copilot-cli"],
+            "vs code": ["vscode-copilot"],
+            "vscode": ["vscode-copilot"],
+            "gemini": ["gemini-cli"],
+            "google": ["gemini-cli"],
+        }
+    )
+    resolution = resolve_agent(index, query)
+    assert (resolution.status, resolution.value) == ("resolved", expected)
+    assert resolve_agent(index, "GitHub Copilot").status == "ambiguous"
+    assert resolve_agent(index, "copilot code cli").status == "unknown"  # no one agent has all three

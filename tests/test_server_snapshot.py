@@ -98,6 +98,42 @@ def test_invalid_manifest_names_the_json_path(build: Path) -> None:
         load_snapshot(build)
 
 
+@pytest.mark.parametrize(
+    ("edit", "where", "says"),
+    [
+        (lambda m: m.update(format=2), ": /format:", "1 was expected"),
+        (lambda m: m.update(uriPrefix="NOT A PREFIX"), ": /uriPrefix:", "does not match"),
+        (lambda m: m.pop("catalog"), ": /:", "'catalog' is a required property"),
+        (lambda m: m.update(extra=1), ": /:", "'extra' was unexpected"),
+        (lambda m: m["artifacts"][0].update(bytes=-1), ": /artifacts/0/bytes:", "less than the minimum"),
+        (lambda m: m["artifacts"][0].update(bytes=True), ": /artifacts/0/bytes:", "not of type 'integer'"),
+        (lambda m: m["artifacts"][0].update(kind="nope"), ": /artifacts/0/kind:", "is not one of"),
+        (lambda m: m["artifacts"][0]["params"].update(agent="Not A Slug"), ": /artifacts/0/params/agent:", "match"),
+        (lambda m: m["encodings"].clear(), ": /encodings:", "should be non-empty"),
+        (lambda m: m.update(inputDigest="sha256:XYZ"), ": /inputDigest:", "does not match"),
+    ],
+)
+def test_an_invalid_manifest_refuses_to_start_naming_path_and_problem(build: Path, edit, where: str, says: str) -> None:
+    rewrite_manifest(build, edit)
+    with pytest.raises(BuildError) as caught:
+        load_snapshot(build)
+    message = str(caught.value)
+    assert f"manifest.json{where}" in message and says in message, message
+    assert "capidx build" in message and len(message) < 700  # readable, never the whole manifest
+
+
+def test_the_server_validates_with_jsonschema_and_imports_it_lazily() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, capidx.server.snapshot as s; before = 'jsonschema' in sys.modules; "
+        "v = s.manifest_validator(); print(before, type(v).__module__, v.FORMAT_CHECKER is not None)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert result.stdout.split() == ["False", "jsonschema.validators", "True"]
+
+
 @pytest.mark.parametrize("path", ["../outside.md", "/etc/passwd", "a/../../outside.md", "./summary.md", "a\\b.md"])
 def test_manifest_paths_that_could_escape_are_refused(build: Path, path: str) -> None:
     rewrite_manifest(build, lambda m: m["artifacts"][0].update(path=path))

@@ -17,6 +17,7 @@ from server_support import (  # noqa: F401 (fixtures)
     fixture_catalog_build,
     fixture_hand_build,
     make_hub,
+    write_build,
 )
 
 pytestmark = pytest.mark.anyio
@@ -105,7 +106,7 @@ async def test_lookup_returns_the_precompiled_document_unchanged(any_build: Path
         ("vscode-copilot", "Plan agent", "vscode-copilot", "plan-mode", "terminology"),
         ("claude-code", "mcp srvers", "claude-code", "mcp-servers", "fuzzy"),
         ("claude-code", "hoks", "claude-code", "hooks", "fuzzy"),
-        ("gemni", "run a shell command before each tool call", "gemini-cli", "hooks", "lexical"),
+        ("gemni", "lifecycle hook", "gemini-cli", "hooks", "stemmed"),
     ],
 )
 async def test_resolution_order_is_reported(
@@ -145,9 +146,13 @@ async def test_ambiguous_agent_is_an_error_result_naming_both(any_build: Path, r
     assert [c["value"] for c in candidates] == ["copilot-cli", "vscode-copilot"]
 
 
-async def test_low_margin_returns_top_three_with_confidence(any_build: Path, revision: str) -> None:
-    async with connect(any_build, revision) as client:
+async def test_low_margin_without_snippets_returns_top_three_with_confidence(tmp_path: Path, revision: str) -> None:
+    older = write_build(tmp_path / "build", enhanced=False)  # a build from before snippets
+    async with connect(older, revision) as client:
         result = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "tool"})
+        free_text = await client.call_tool(
+            "lookup_capability", {"agent": "gemini", "capability": "run a shell command before each tool call"}
+        )
     assert not result.is_error
     value = result.structured_content
     assert json.loads(text_of(result)) == value
@@ -158,6 +163,9 @@ async def test_low_margin_returns_top_three_with_confidence(any_build: Path, rev
     assert all(0 < c <= 1 for c in confidences)
     assert {"mcp-servers", "hooks"} <= {c["slug"] for c in value["candidates"]}
     assert all("available" in c for c in value["candidates"])
+    # free text with a clear winner: the document, as before snippets existed
+    assert text_of(free_text) == document(older, "lookup", agent="gemini-cli", capability="hooks")
+    assert free_text.meta["capidx/resolution"]["capability"]["resolvedBy"] == "lexical"
 
 
 async def test_nothing_matches_is_an_error_with_suggestions(any_build: Path) -> None:
@@ -227,7 +235,7 @@ async def test_sources_by_agent_capability_or_both(any_build: Path, revision: st
         ("lookup_capability", {"agent": "claude", "capability": "mcp", "extra": 1}, "unknown argument(s): 'extra'"),
         ("lookup_capability", {"agent": "claude", "capability": "x" * 201}, "at most 200 characters"),
         ("lookup_capability", {"agent": "claude", "capability": "x" * 1_000_000}, "Arguments too large"),
-        ("compare_capability", {"capability": "mcp", "agents": "claude"}, "agents: must be a array"),
+        ("compare_capability", {"capability": "mcp", "agents": "claude"}, "agents: must be an array"),
         ("compare_capability", {"capability": "mcp", "agents": ["a"] * 21}, "at most 20 items"),
         ("list_capabilities", {"agent": None}, "agent: must be a string"),
     ],
@@ -273,3 +281,131 @@ async def test_index_tool_works_without_the_resources_capability(any_build: Path
         assert client.server_capabilities.resources is None
         result = await client.call_tool("get_capability_index", {"variant": "full"})
     assert text_of(result) == (any_build / "full.md").read_text("utf-8")
+
+
+# --- budgeted suggestions -----------------------------------------------------------------------------
+
+LABELS = ("✓ Recommended", "○ Consider", "△ Possible")
+
+
+def snippet(build: Path, **params: str) -> tuple[str, int]:
+    manifest = json.loads((build / "manifest.json").read_text("utf-8"))
+    (entry,) = [a for a in manifest["artifacts"] if a["kind"] == "snippet" and a["params"] == params]
+    return (build / entry["path"]).read_text("utf-8"), entry["tokens"]["cl100k_base"]
+
+
+async def test_free_text_lookup_answers_with_labelled_snippets_within_budget(any_build: Path, revision: str) -> None:
+    question = "run a shell command before each tool call"
+    async with connect(any_build, revision) as client:
+        result = await client.call_tool("lookup_capability", {"agent": "gemini", "capability": question})
+    assert not result.is_error
+    value = result.structured_content
+    assert value["query"] == question and value["agent"] == "gemini-cli"
+    rows = value["suggestions"]
+    assert 1 <= len(rows) <= 3
+    assert rows[0]["capability"] == "hooks" and rows[0]["name"] == "Hooks" and rows[0]["available"] is True
+    assert all(row["label"] in LABELS for row in rows)
+    assert [row["confidence"] for row in rows] == sorted((row["confidence"] for row in rows), reverse=True)
+    for row in rows:  # each snippet is the agent's precompiled one, with its measured tokens
+        text, tokens = snippet(any_build, agent="gemini-cli", capability=row["capability"])
+        assert (row["snippet"], row["tokens"]) == (text, tokens)
+    assert value["totalTokens"] <= value["maxTokens"] == 500
+    assert value["totalTokens"] >= sum(row["tokens"] for row in rows)
+    first_line = text_of(result).splitlines()[0]
+    assert first_line == f"{rows[0]['label']} ({rows[0]['confidence']:.2f})"
+    assert rows[0]["snippet"] in text_of(result)
+    resolution = result.meta["capidx/resolution"]["capability"]
+    assert resolution["status"] == "resolved" and resolution["value"] == "hooks"
+
+
+async def test_no_clear_winner_answers_with_suggestions(any_build: Path) -> None:
+    async with connect(any_build) as client:
+        lookup = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "tool"})
+        compare = await client.call_tool("compare_capability", {"capability": "tool"})
+    assert lookup.meta["capidx/resolution"]["capability"]["status"] == "ambiguous"
+    assert {"mcp-servers", "hooks"} & {row["capability"] for row in lookup.structured_content["suggestions"]}
+    rows = compare.structured_content["suggestions"]
+    assert "agent" not in compare.structured_content
+    for row in rows:  # no agent: the cross-agent snippets
+        assert (row["snippet"], row["tokens"]) == snippet(any_build, capability=row["capability"])
+        assert "available" not in row
+
+
+async def test_a_snippet_the_agent_does_not_record_falls_back_to_the_cross_agent_one(hand_build: Path) -> None:
+    async with connect(hand_build) as client:
+        result = await client.call_tool(
+            "lookup_capability", {"agent": "vscode-copilot", "capability": "search the internet for current results"}
+        )
+    row = result.structured_content["suggestions"][0]
+    assert row["capability"] == "web-search" and row["available"] is False  # not recorded for vscode-copilot
+    assert row["snippet"] == snippet(hand_build, capability="web-search")[0]
+
+
+async def test_names_still_answer_with_the_document(any_build: Path) -> None:
+    async with connect(any_build) as client:  # several words, but an alias
+        result = await client.call_tool(
+            "lookup_capability", {"agent": "claude", "capability": "Model Context Protocol"}
+        )
+    assert text_of(result) == document(any_build, "lookup", agent="claude-code", capability="mcp-servers")
+
+
+async def test_no_snippet_fits_a_tiny_budget(tmp_path: Path) -> None:
+    tiny = write_build(tmp_path / "build", injection={"maxTokens": 5, "maxSnippets": 3, "overheadTokens": 9})
+    async with connect(tiny) as client:
+        result = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "tool"})
+    assert not result.is_error
+    value = result.structured_content
+    assert value["suggestions"] == [] and value["totalTokens"] == 0 and value["maxTokens"] == 5
+    assert value["omitted"]
+    text = text_of(result)
+    assert text.startswith("no snippet fits the budget of 5 tokens")
+    assert "Candidates: " in text and "Call again with one slug." in text
+    assert all(f"({slug})" in text for slug in value["omitted"][:3])
+
+
+async def test_a_real_build_with_a_tiny_budget_in_capidx_yaml(tmp_path: Path) -> None:
+    from server_support import real_build, write_catalog
+
+    (tmp_path / "capidx.yaml").write_text("injection:\n  max_tokens: 5\n", encoding="utf-8")
+    build = real_build(write_catalog(tmp_path / "agents"), tmp_path / "build")
+    index = json.loads((build / "index" / "match.json").read_text("utf-8"))
+    if index.get("injection", {}).get("maxTokens") != 5:
+        pytest.skip("this compiler does not write match.json `injection` yet")
+    async with connect(build) as client:
+        result = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "tool"})
+    assert result.structured_content["suggestions"] == []
+    assert text_of(result).startswith("no snippet fits the budget of 5 tokens")
+
+
+async def test_related_capabilities_are_appended_only_while_budget_remains(tmp_path: Path) -> None:
+    question = "summarize a long conversation to free context space"  # one clear match, related ones after it
+    roomy = write_build(tmp_path / "roomy")
+    async with connect(roomy) as client:
+        result = await client.call_tool("lookup_capability", {"agent": "claude", "capability": question})
+    rows = result.structured_content["suggestions"]
+    assert rows[0]["capability"] == "context-compaction" and "related" not in rows[0]
+    related = [row for row in rows if row.get("related")]
+    assert related, rows
+    similar = json.loads((roomy / "index" / "match.json").read_text("utf-8"))["capabilities"]
+    (entry,) = [row for row in similar if row["slug"] == "context-compaction"]
+    assert {row["capability"] for row in related} <= {item["capability"] for item in entry["similarTo"]}
+    assert all(row["confidence"] <= rows[0]["confidence"] for row in related)
+    # a budget that only fits the first snippet: nothing related is appended
+    first = rows[0]["tokens"] + 9
+    tight = write_build(tmp_path / "tight", injection={"maxTokens": first, "maxSnippets": 3, "overheadTokens": 9})
+    async with connect(tight) as client:
+        result = await client.call_tool("lookup_capability", {"agent": "claude", "capability": question})
+    assert [row["capability"] for row in result.structured_content["suggestions"]] == ["context-compaction"]
+    assert result.structured_content["totalTokens"] == first
+
+
+async def test_suggestions_fit_the_output_schema(any_build: Path) -> None:
+    import jsonschema
+
+    async with connect(any_build) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        lookup = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "tool"})
+        compare = await client.call_tool("compare_capability", {"capability": "tool"})
+    jsonschema.validate(lookup.structured_content, tools["lookup_capability"].output_schema)
+    jsonschema.validate(compare.structured_content, tools["compare_capability"].output_schema)
+    assert "suggestions" in tools["lookup_capability"].output_schema["properties"]
