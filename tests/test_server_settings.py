@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -142,9 +144,9 @@ def test_index_tool_needs_an_exposed_variant() -> None:
 
 
 def run(args: list[str], env: dict | None = None, cwd: Path | None = None):
-    runner = CliRunner()
-    with runner.isolated_filesystem(temp_dir=cwd):
-        return runner.invoke(cli, ["serve", *args], env={"CAPIDX_EXPOSE": None, **(env or {})})
+    """Run `capidx serve` in an empty directory (inside `cwd` when given), so no capidx.yaml leaks in."""
+    with tempfile.TemporaryDirectory(dir=cwd) as empty, contextlib.chdir(empty):
+        return CliRunner().invoke(cli, ["serve", *args], env={"CAPIDX_EXPOSE": None, **(env or {})})
 
 
 def test_print_config_names_every_source(tmp_path: Path) -> None:
