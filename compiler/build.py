@@ -1,7 +1,9 @@
 """`capidx build`: validate → catalog → render → measure → budget → write, I/O only at the edges.
 
-Nothing is written before everything is rendered and measured, so invalid data, a template error or
-an encoding that cannot be loaded leave the previous build untouched. A budget breach still writes
+Files are written as they are rendered, but into a temporary sibling directory that replaces the
+current build only once everything is rendered and measured (and is removed on failure), so invalid
+data, a template error or an encoding that cannot be loaded leave the previous build untouched.
+Tokenizing (threads) and writing (a helper process) overlap rendering. A budget breach still writes
 the build (for inspection) and exits 1. When the inputs' digest equals the current build's and
 every file is intact, the build is up to date and nothing is rendered, tokenized or written.
 """
@@ -10,10 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from importlib import metadata, resources
+from itertools import chain
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -34,7 +37,7 @@ from capidx.compiler.manifest import (
     serialize,
 )
 from capidx.compiler.tokens import EncodingUnavailable, TokenCounter, check_names, reported_name
-from capidx.compiler.write import MANIFEST, OutputError, check_output_dir, remove_leftovers, write_tree
+from capidx.compiler.write import MANIFEST, OutputError, TreeWriter, check_output_dir, remove_leftovers
 
 # Above this many artifacts a TTY gets progress bars (small catalogs build faster than a bar draws).
 PROGRESS_THRESHOLD = 5_000
@@ -122,34 +125,41 @@ def run_build(
 
     from capidx.compiler.enhance import SettingsError
 
+    # Files are written (into a temporary sibling of `out`, by a helper process) as they are rendered.
+    writer = TreeWriter(out, _previous_shas(previous))
     try:
-        catalog = build_catalog(
-            [(doc.agent_id or doc.path.parent.parent.name, doc.data) for doc in validation.documents],
-            validation.aliases.data if validation.aliases else None,
-        )
-        measured, counter = _render_and_measure(config, catalog, env, encodings, previous, progress, counter_factory)
-    except CatalogError as exc:
-        raise BuildFailure(str(exc), ExitCode.INVALID) from None
-    except TemplateFailure as exc:
-        raise BuildFailure(f"template error: {exc}", ExitCode.INVALID) from None
-    except EncodingUnavailable as exc:
-        raise BuildFailure(str(exc), exc.exit_code) from None
-    except SettingsError as exc:
-        raise BuildFailure(f"configuration: {exc}", ExitCode.USAGE) from None
+        try:
+            catalog = build_catalog(
+                [(doc.agent_id or doc.path.parent.parent.name, doc.data) for doc in validation.documents],
+                validation.aliases.data if validation.aliases else None,
+            )
+            measured, counter = _render_and_measure(
+                config, catalog, env, encodings, previous, progress, counter_factory, writer.add
+            )
+        except CatalogError as exc:
+            raise BuildFailure(str(exc), ExitCode.INVALID) from None
+        except TemplateFailure as exc:
+            raise BuildFailure(f"template error: {exc}", ExitCode.INVALID) from None
+        except EncodingUnavailable as exc:
+            raise BuildFailure(str(exc), exc.exit_code) from None
+        except SettingsError as exc:
+            raise BuildFailure(f"configuration: {exc}", ExitCode.USAGE) from None
 
-    budgets = check_budgets(config.budgets, measured, encodings[0])
-    manifest = manifest_document(
-        version=_version(),
-        input_digest=digest,
-        prefix=config.uri_prefix,
-        encodings=encodings,
-        catalog=catalog,
-        measured=measured,
-        budgets=budgets,
-    )
-    files = [(item.artifact.path, item.data) for item in measured] + [(MANIFEST, serialize(manifest))]
-    with _bar(progress, "writing", len(files)) as tick:
-        linked = write_tree(out, files, tick, unchanged=_unchanged_paths(previous, measured))
+        budgets = check_budgets(config.budgets, measured, encodings[0])
+        manifest = manifest_document(
+            version=_version(),
+            input_digest=digest,
+            prefix=config.uri_prefix,
+            encodings=encodings,
+            catalog=catalog,
+            measured=measured,
+            budgets=budgets,
+        )
+        writer.add(MANIFEST, serialize(manifest))
+        with _bar(progress, "writing", writer.files) as tick:
+            linked = writer.finish(tick)
+    finally:
+        writer.abort()  # a failed build leaves nothing behind (nothing to do after `finish`)
     return BuildResult(
         ExitCode.OK if all(result.ok for result in budgets) else ExitCode.INVALID,
         out,
@@ -161,12 +171,13 @@ def run_build(
     )
 
 
-def _unchanged_paths(previous: dict[str, Any] | None, measured: Sequence[Measured]) -> set[str]:
-    """Paths whose bytes the current build already has (same path, same sha256)."""
-    before = {
-        row.get("path"): row.get("sha256") for row in (previous or {}).get("artifacts", ()) if isinstance(row, dict)
+def _previous_shas(previous: dict[str, Any] | None) -> dict[str, str]:
+    """path -> sha256 of the current build's files: those a new file equals are hard-linked, not written."""
+    return {
+        row["path"]: row["sha256"]
+        for row in (previous or {}).get("artifacts", ())
+        if isinstance(row, dict) and isinstance(row.get("path"), str) and isinstance(row.get("sha256"), str)
     }
-    return {item.artifact.path for item in measured if before.get(item.artifact.path) == item.sha256}
 
 
 def _encodings(names: Sequence[str]) -> tuple[str, ...]:
@@ -249,35 +260,51 @@ def _render_and_measure(
     previous: dict[str, Any] | None,
     progress: Callable[[str, int], Any] | None,
     counter_factory: Callable[..., TokenCounter],
+    write: Callable[[str, bytes, str], None] | None = None,
 ) -> tuple[list[Measured], TokenCounter]:
     from capidx.compiler.enhance import enhance_for_build
     from capidx.compiler.plan import markdown_artifacts, stats_artifact, summary_artifact, tool_artifacts
 
     counter = counter_factory(encodings, known_token_counts(previous))
-    previous_index = previous_json(config.out, previous, MATCH_INDEX, encodings[0])  # reuses its label overhead
-    enhanced = enhance_for_build(catalog, config, counter, encodings[0], previous_index)
-    artifacts = [
-        *markdown_artifacts(catalog, env, config.uri_prefix, enhanced),
-        *tool_artifacts(catalog, config.uri_prefix, enhanced),
-    ]
-    with _bar(progress, "measuring", len(artifacts)) as tick:
-        measured = _measure(artifacts, counter, tick)
-    del artifacts  # their texts: only the measured bytes are needed from here on
-    full_tokens = next(item.tokens[encodings[0]] for item in measured if item.artifact.kind == "full")
-    measured += _measure([summary_artifact(catalog, env, config.uri_prefix, full_tokens, enhanced)], counter)
-    stats = stats_artifact(catalog, measured, encodings, config.staleness.old_days, config.uri_prefix)
-    measured += _measure([stats], counter)
+    try:
+        previous_index = previous_json(config.out, previous, MATCH_INDEX, encodings[0])  # reuses its label overhead
+        enhanced = enhance_for_build(catalog, config, counter, encodings[0], previous_index)
+        artifacts = chain(
+            markdown_artifacts(catalog, env, config.uri_prefix, enhanced),
+            tool_artifacts(catalog, config.uri_prefix, enhanced),
+        )
+        # Rendering and tokenizing overlap: each text goes to the counter's threads as soon as it is rendered.
+        expected = len((previous or {}).get("artifacts", ()))  # for the progress bar: the last build's size
+        with _bar(progress, "rendering", expected) as tick:
+            measured = _measure(artifacts, counter, tick, write)
+        full_tokens = next(item.tokens[encodings[0]] for item in measured if item.artifact.kind == "full")
+        summary = summary_artifact(catalog, env, config.uri_prefix, full_tokens, enhanced)
+        measured += _measure([summary], counter, write=write)
+        stats = stats_artifact(catalog, measured, encodings, config.staleness.old_days, config.uri_prefix)
+        measured += _measure([stats], counter, write=write)
+    finally:
+        counter.close()
     return measured, counter
 
 
-def _measure(artifacts: Sequence[Artifact], counter: TokenCounter, tick: Callable[[int], None] | None = None) -> list:
-    encoded = [encode(artifact) for artifact in artifacts]
-    counts = counter.count([(sha, artifact.text) for artifact, (_, sha) in zip(artifacts, encoded, strict=True)], tick)
-    # The text is dropped once measured: the bytes are kept for writing (halves peak memory).
-    return [
-        Measured(replace(artifact, text=""), data, sha, tokens, count_words(artifact.text), count_lines(artifact.text))
-        for artifact, (data, sha), tokens in zip(artifacts, encoded, counts, strict=True)
-    ]
+def _measure(
+    artifacts: Iterable[Artifact],
+    counter: TokenCounter,
+    tick: Callable[[int], None] | None = None,
+    write: Callable[[str, bytes, str], None] | None = None,
+) -> list:
+    """Encode, write and measure artifacts as they come; only their bytes are kept (the texts are dropped)."""
+    done = []
+    for artifact in artifacts:
+        data, sha = encode(artifact)
+        if write:
+            write(artifact.path, data, sha)
+        counter.submit(sha, artifact.text)
+        done.append((replace(artifact, text=""), data, sha, count_words(artifact.text), count_lines(artifact.text)))
+        if tick:
+            tick(1)
+    counter.wait()
+    return [Measured(artifact, data, sha, counter.counts(sha), *sizes) for artifact, data, sha, *sizes in done]
 
 
 def _up_to_date(out: Path, previous: dict[str, Any]) -> BuildResult:

@@ -15,11 +15,12 @@ import re
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import date
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from capidx.compiler.config import Config, Staleness
-from capidx.compiler.diagnostics import Diagnostic
+from capidx.compiler.diagnostics import Diagnostic, Severity
 from capidx.compiler.load import SourceFile
 from capidx.compiler.semantics import description_stats, low_information
 from capidx.server.text import normalize, slugify
@@ -218,29 +219,32 @@ def _use_when_patterns(source: SourceFile, parts: tuple[Any, ...], capability: d
         if not isinstance(pattern, str):
             continue
         where = (*parts, "useWhen", index, "pattern")
-        # The regex engine warns (e.g. "Possible nested set") only when it compiles a pattern, not when
-        # it serves one from its cache, so the cache is cleared for the result not to depend on history.
-        re.purge()
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                re.compile(pattern, re.IGNORECASE)
-            except re.error as exc:
-                at = f" at position {exc.pos}" if exc.pos is not None else ""
-                problems.append(
-                    source.diagnostic(
-                        where,
-                        "error",
-                        f"invalid regular expression: {exc.msg}{at}",
-                        "patterns are Python regular expressions",
-                        "use-when-regex",
-                    )
-                )
         problems += [
-            source.diagnostic(where, "warning", f"regular expression: {warning.message}", None, "use-when-regex")
-            for warning in caught
+            source.diagnostic(where, severity, message, hint, "use-when-regex")
+            for severity, message, hint in _pattern_findings(pattern)
         ]
     return problems
+
+
+@lru_cache(maxsize=8192)
+def _pattern_findings(pattern: str) -> tuple[tuple[Severity, str, str | None], ...]:
+    """What compiling `pattern` reports: an error, or the regex engine's warnings. Remembered per pattern
+    (catalogs repeat a capability's patterns in every agent's document; compiling is the costly part)."""
+    findings: list[tuple[Severity, str, str | None]] = []
+    # The regex engine warns (e.g. "Possible nested set") only when it compiles a pattern, not when
+    # it serves one from its cache, so the cache is cleared for the result not to depend on history.
+    re.purge()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            re.compile(pattern, re.IGNORECASE)
+        except re.error as exc:
+            at = f" at position {exc.pos}" if exc.pos is not None else ""
+            findings.append(
+                ("error", f"invalid regular expression: {exc.msg}{at}", "patterns are Python regular expressions")
+            )
+    findings += [("warning", f"regular expression: {warning.message}", None) for warning in caught]
+    return tuple(findings)
 
 
 def _excerpt_missing(source: SourceFile, parts: tuple[Any, ...], citation: dict[str, Any]) -> list[Diagnostic]:

@@ -19,7 +19,16 @@ from pathlib import Path
 from typing import Any
 
 from capidx.compiler.diagnostics import Diagnostic, Severity
-from capidx.compiler.sourcemap import Parts, Position, SourceMap, YamlShapeError, json_path, scan_json, walk_yaml
+from capidx.compiler.sourcemap import (
+    JsonPositions,
+    Parts,
+    Position,
+    SourceMap,
+    YamlShapeError,
+    json_path,
+    scan_json,
+    walk_yaml,
+)
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 YAML_SUFFIXES = frozenset({".yaml", ".yml"})
@@ -41,12 +50,12 @@ class SourceFile:
         self.raw = raw
         self.text = text
         self.data = data
-        self._map = source_map
+        self._map: SourceMap | JsonPositions | None = source_map
 
     @property
-    def source_map(self) -> SourceMap:
+    def source_map(self) -> SourceMap | JsonPositions:
         if self._map is None:  # JSON positions are only needed when there is something to report
-            self._map = scan_json(self.text)
+            self._map = JsonPositions(self.text)
         return self._map
 
     def diagnostic(
@@ -175,9 +184,10 @@ def _parse_json(path: Path, raw: bytes, text: str) -> tuple[SourceFile | None, l
         ]
     except RecursionError:
         return None, [Diagnostic(str(path), None, None, "", "error", "invalid JSON: nested too deeply", None, "parse")]
-    source = SourceFile(path, raw, text, data)
     if not suspicious:
-        return source, []
+        return SourceFile(path, raw, text, data), []
+    # Duplicate keys or NaN-like literals: the full scan finds and places them.
+    source = SourceFile(path, raw, text, data, scan_json(text))
     return source, _json_oddities(source)
 
 

