@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
 _WORD = re.compile(r"[0-9a-z]+")
@@ -31,6 +32,7 @@ def normalize(text: str) -> str:
     return _NON_ALNUM.sub(" ", folded).strip()
 
 
+@lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """Light, predictable normalization of plurals and verb forms (not a full stemmer).
 
@@ -54,8 +56,17 @@ def stem(word: str) -> str:
 
 
 def terms(text: str) -> list[str]:
-    """Meaningful, stemmed terms of a text, in order, with repeats (for term frequencies)."""
-    return [stem(word) for word in _WORD.findall(normalize(text)) if word not in STOP_WORDS]
+    """Meaningful, stemmed terms of a text, in order, with repeats (for term frequencies).
+
+    A fresh list each call; the work is memoized because the build asks for the same descriptions'
+    terms in several derivations (relationships, triggers, semantics, the match index).
+    """
+    return list(_terms(text))
+
+
+@lru_cache(maxsize=16384)
+def _terms(text: str) -> tuple[str, ...]:
+    return tuple(stem(word) for word in _WORD.findall(normalize(text)) if word not in STOP_WORDS)
 
 
 def slugify(text: str) -> str:
