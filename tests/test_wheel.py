@@ -27,8 +27,13 @@ CASES = Path(__file__).parent / "cases" / "validate"
 
 
 @pytest.fixture(scope="module")
-def wheel(source_tree_factory: Callable[[str], Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
-    source = source_tree_factory("wheel-source")
+def wheel_source(source_tree_factory: Callable[[str], Path]) -> Path:
+    return source_tree_factory("wheel-source")
+
+
+@pytest.fixture(scope="module")
+def wheel(wheel_source: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    source = wheel_source
     out = tmp_path_factory.mktemp("dist")
     subprocess.run(
         [sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(source)],
@@ -108,3 +113,11 @@ def test_installed_code_and_data_come_from_the_wheel(installed: Path, tmp_path: 
     assert schema.startswith(prefix) and modules
     assert all(module.startswith(prefix) for module in modules), modules
     assert not any(str(REPO) in line for line in lines)
+
+
+def test_building_the_package_leaves_build_free_for_capidx(wheel: Path, wheel_source: Path) -> None:
+    """setuptools' scratch directory defaults to ./build, where `capidx build` writes the index; a
+    `pip install .` then made the README's main command fail (capidx refuses to replace a directory that
+    is not a capidx build). setup.cfg moves setuptools' scratch directory out of the way."""
+    assert wheel.exists()
+    assert not (wheel_source / "build").exists()
