@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Iterable, Mapping
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from capidx.compiler.discover import catalog_documents
 
 
 def input_digest(parts: Iterable[tuple[str, bytes]]) -> str:
@@ -33,30 +34,26 @@ def settings_bytes(settings: Mapping[str, Any]) -> bytes:
     return json.dumps(settings, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
+_SHARED_SERVER_MODULES = frozenset({"text.py", "suggest.py"})
+
+
 @cache
 def compiler_fingerprint() -> bytes:
-    """The bytes of the code that shapes the output: the compiler package and the shared text module."""
+    """The bytes of the code that shapes the output: the compiler package and the server modules it uses
+    (`text` for normalization, `suggest` for the injection overhead written into match.json)."""
     digest = hashlib.sha256()
     for package in ("capidx.compiler", "capidx.server"):
         root = resources.files(package)
         for entry in sorted(root.iterdir(), key=lambda item: item.name):
-            if entry.name.endswith(".py") and (package == "capidx.compiler" or entry.name == "text.py"):
+            if entry.name.endswith(".py") and (package == "capidx.compiler" or entry.name in _SHARED_SERVER_MODULES):
                 digest.update(entry.name.encode() + b"\0" + entry.read_bytes())
     return digest.digest()
 
 
-CAPABILITY_FILE_NAMES = ("current.json", "current.yaml", "current.yml")
-_SKIPPED = frozenset({"node_modules", "__pycache__"})
-
-
 def catalog_files(root: Path) -> list[Path]:
-    """Every `capabilities/current.*` below `root` (hidden and tool folders skipped), sorted."""
-    found = []
-    for folder, subfolders, _ in os.walk(root):
-        subfolders[:] = sorted(name for name in subfolders if not name.startswith(".") and name not in _SKIPPED)
-        if os.path.basename(folder) == "capabilities":
-            found += [Path(folder, name) for name in CAPABILITY_FILE_NAMES if os.path.isfile(Path(folder, name))]
-    return sorted(found)
+    """`discover.catalog_documents` that are regular files: the digest reads each one, so a broken link
+    or a folder named `current.json` is left out (the digests then differ, and validation reports it)."""
+    return [path for path in catalog_documents(root) if path.is_file()]
 
 
 def relative_label(path: Path, root: Path, fallback: str) -> str:

@@ -170,7 +170,7 @@ def injection_section(injection: Injection, overhead_tokens: int) -> dict[str, A
     return {
         "maxTokens": injection.max_tokens,
         "maxSnippets": injection.max_snippets,
-        "labels": [{"label": label.label, "minConfidence": label.min_confidence} for label in injection.labels],
+        "labels": _label_rows(injection.labels),
         "overheadTokens": overhead_tokens,
     }
 
@@ -201,8 +201,12 @@ def _previous_overhead(labels: tuple[InjectionLabel, ...], previous: Mapping[str
     section = (previous or {}).get("injection")
     if not isinstance(section, dict) or not isinstance(section.get("overheadTokens"), int):
         return None
-    wanted = [{"label": label.label, "minConfidence": label.min_confidence} for label in labels]
-    return section["overheadTokens"] if section.get("labels") == wanted else None
+    return section["overheadTokens"] if section.get("labels") == _label_rows(labels) else None
+
+
+def _label_rows(labels: Iterable[InjectionLabel]) -> list[dict[str, Any]]:
+    """match.json's `injection.labels`."""
+    return [{"label": label.label, "minConfidence": label.min_confidence} for label in labels]
 
 
 def counter_batch(counter: Any, encoding: str) -> Callable[[list[str]], list[int]]:

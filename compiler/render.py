@@ -133,7 +133,10 @@ def get_renderer(env: jinja2.Environment, name: str) -> Callable[..., str]:
         where = f"{exc.filename or exc.name or name}:{exc.lineno}"
         raise TemplateFailure(f"{where}: template syntax error: {exc.message}") from None
     except jinja2.TemplateNotFound as exc:
-        raise TemplateFailure(f"template not found: {exc.name}") from None
+        raise TemplateFailure(
+            f"template not found: {exc.name} (known: {', '.join(template_names(env))}; a template in the folder "
+            "given by paths.templates or --templates overrides a bundled one of the same name)"
+        ) from None
 
     def render(**context: Any) -> str:
         try:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from capidx.compiler.artifacts import ALL_KINDS
 from capidx.compiler.diagnostics import ExitCode
 from capidx.compiler.report_manifest import Manifest, ManifestError, load_manifest
 
@@ -23,11 +24,6 @@ NEAR_BUDGET = 0.9  # a kind at or above 90% of its budget is "near" (a warning)
 GROWTH_WARNING = 0.10  # a kind growing more than 10% against the baseline is a warning
 TOP_DOCUMENTS = 3
 LARGEST_KINDS = ("agent", "capability", "lookup")
-# The schema's order; kinds a build does not know (a budget row, say) sort after these.
-KIND_ORDER = (
-    "summary", "full", "stats", "agent", "capability", "category",
-    "lookup", "compare", "list", "sources", "snippet", "index",
-)
 # One document per build: "largest" says nothing new for these.
 SINGLE_KINDS = frozenset({"summary", "full", "stats", "index"})
 
@@ -234,7 +230,8 @@ def _by_kind(artifacts: Iterable[Mapping[str, Any]]) -> dict[str, list[Mapping[s
 
 
 def _kind_key(kind: str) -> tuple[int, str]:
-    return (KIND_ORDER.index(kind) if kind in KIND_ORDER else len(KIND_ORDER), kind)
+    """The schema's order (`ALL_KINDS`); kinds a build does not know (a budget row, say) sort after these."""
+    return (ALL_KINDS.index(kind) if kind in ALL_KINDS else len(ALL_KINDS), kind)
 
 
 def _kind_rows(build: Manifest, baseline: Manifest | None, encoding: str) -> tuple[KindRow, ...]:

@@ -83,7 +83,6 @@ class References:
             for number, (url, variants) in enumerate(by_url.items(), start=1)
         )
         self._labels = {source: f"{entry.number}{label}" for entry in self.entries for label, source in entry.variants}
-
         self._numbers = {entry.url: entry.number for entry in self.entries}
 
     def cite(self, source: Source) -> str:
