@@ -89,12 +89,6 @@ class Config:
         return replace(self, **given)
 
 
-def config_schema() -> dict[str, Any]:
-    from capidx.compiler.schemas import CONFIG_SCHEMA, bundled_schema
-
-    return bundled_schema(CONFIG_SCHEMA)
-
-
 def find_config_file(start: Path) -> Path | None:
     candidate = start / CONFIG_FILE_NAME
     return candidate if candidate.is_file() else None

@@ -54,11 +54,8 @@ class Diagnostic:
 
     def as_text(self) -> str:
         """`path:line:col: $.json.path: message (hint)` — the format editors and CI logs parse."""
-        text = (
-            f"{self.location()}: {self.pointer}: {self.message}"
-            if self.pointer
-            else (f"{self.location()}: {self.message}")
-        )
+        pointer = f"{self.pointer}: " if self.pointer else ""
+        text = f"{self.location()}: {pointer}{self.message}"
         return f"{text} ({self.hint})" if self.hint else text
 
     def promoted(self) -> Diagnostic:

@@ -75,7 +75,7 @@ def _from_config(config: Config) -> Inputs:
 def _from_paths(paths: Sequence[Path]) -> Inputs:
     documents: dict[str, Path] = {}
     aliases: dict[str, Path] = {}
-    context: list[Path] = []
+    context: dict[str, Path] = {}
     problems: list[Diagnostic] = []
     for path in paths:
         if not os.path.lexists(path):
@@ -89,11 +89,11 @@ def _from_paths(paths: Sequence[Path]) -> Inputs:
                 problems.append(_nothing_found(path))
         elif path.name.lower() in ALIAS_FILE_NAMES:
             aliases[_key(path)] = path
-            context += [p for p in catalog_documents(path.parent) if _key(p) not in documents]
+            context.update((_key(p), p) for p in catalog_documents(path.parent))
         else:
             documents[_key(path)] = path
-    context = [p for p in context if _key(p) not in documents]
-    return Inputs(tuple(documents.values()), tuple(aliases.values()), tuple(context), tuple(problems))
+    quiet = tuple(p for key, p in context.items() if key not in documents)
+    return Inputs(tuple(documents.values()), tuple(aliases.values()), quiet, tuple(problems))
 
 
 def _key(path: Path) -> str:

@@ -48,8 +48,7 @@ def compile_check(validator: Any) -> Check | None:
     """
     if type(validator).__name__ not in _DRAFTS:
         return None
-    format_checker = getattr(validator, "format_checker", None)
-    return _compile(validator.schema, format_checker, formats_allowed=format_checker is not None)
+    return _compile(validator.schema, getattr(validator, "format_checker", None))
 
 
 def compile_schema(schema: Any) -> Check | None:
@@ -58,13 +57,14 @@ def compile_schema(schema: Any) -> Check | None:
     declared = schema.get("$schema", _DRAFT_URIS[0]) if isinstance(schema, dict) else None
     if declared not in _DRAFT_URIS:
         return None
-    return _compile(schema, None, formats_allowed=False)
+    return _compile(schema, None)
 
 
-def _compile(schema: Any, format_checker: Any, *, formats_allowed: bool) -> Check | None:
+def _compile(schema: Any, format_checker: Any) -> Check | None:
+    """The check, or None; formats in the schema are checked by `format_checker` (None: no fast check)."""
     formats: set[str] = set()
     root = {key: value for key, value in schema.items() if key != "$id"} if isinstance(schema, dict) else schema
-    if not _shared_semantics(root, formats) or (formats and not formats_allowed):
+    if not _shared_semantics(root, formats) or (formats and format_checker is None):
         return None
     import fastjsonschema
 
@@ -73,7 +73,7 @@ def _compile(schema: Any, format_checker: Any, *, formats_allowed: bool) -> Chec
         # A deep copy because fastjsonschema rewrites the `$ref`s of the schema it is given (and the same
         # dict serves jsonschema); use_default=False, or it writes `default` values into documents.
         validate = fastjsonschema.compile(copy.deepcopy(schema), formats=conforms, use_default=False)
-    except (fastjsonschema.JsonSchemaDefinitionException, RecursionError, ValueError, TypeError):
+    except Exception:  # a bad `$ref` or regex, deep nesting: no fast check, and jsonschema reports the problem
         return None
 
     def check(instance: Any) -> bool:

@@ -105,9 +105,10 @@ def check_across_agents(sources: Sequence[SourceFile]) -> list[Diagnostic]:
     for number, source in enumerate(sources):
         for index, capability in _items(source.data, "capabilities"):
             name, category = capability.get("name"), capability.get("category")
-            if not isinstance(name, str) or not normalize(name):
+            key = normalize(name) if isinstance(name, str) else ""
+            if not key:
                 continue
-            owner, first_name, first_category = seen.setdefault(normalize(name), (number, name, category))
+            owner, first_name, first_category = seen.setdefault(key, (number, name, category))
             if owner == number:
                 continue
             parts = ("capabilities", index)
@@ -150,9 +151,10 @@ def _duplicate_names(source: SourceFile, capabilities: list[tuple[int, dict[str,
     problems = []
     for index, capability in capabilities:
         name = capability.get("name")
-        if not isinstance(name, str) or not normalize(name):
+        # Names differing only in case, spacing and punctuation would share one slug and one URI.
+        key = normalize(name) if isinstance(name, str) else ""
+        if not key:
             continue
-        key = normalize(name)  # case, spacing and punctuation: the names would share one slug and one URI
         if key in first:
             line = source.source_map.locate(("capabilities", first[key], "name"))
             where = f"first at $.capabilities[{first[key]}]" + (f", line {line[0]}" if line else "")

@@ -20,6 +20,7 @@ from typing import Any
 
 from capidx.compiler.diagnostics import Diagnostic, Severity
 from capidx.compiler.sourcemap import (
+    Duplicate,
     JsonPositions,
     Parts,
     Position,
@@ -192,12 +193,7 @@ def _parse_json(path: Path, raw: bytes, text: str) -> tuple[SourceFile | None, l
 
 
 def _json_oddities(source: SourceFile) -> list[Diagnostic]:
-    problems = [
-        source.diagnostic(
-            dup.parts, "error", f"duplicate key '{dup.parts[-1]}'", _first_at(dup.first), "duplicate-key", key=True
-        )
-        for dup in source.source_map.duplicates
-    ]
+    problems = _duplicate_keys(source, source.source_map.duplicates)
     for (line, col), literal in source.source_map.bad_literals:
         problems.append(
             Diagnostic(
@@ -212,6 +208,15 @@ def _json_oddities(source: SourceFile) -> list[Diagnostic]:
             )
         )
     return problems
+
+
+def _duplicate_keys(source: SourceFile, duplicates: tuple[Duplicate, ...]) -> list[Diagnostic]:
+    return [
+        source.diagnostic(
+            dup.parts, "error", f"duplicate key '{dup.parts[-1]}'", _first_at(dup.first), "duplicate-key", key=True
+        )
+        for dup in duplicates
+    ]
 
 
 def _first_at(position: Position) -> str:
@@ -272,12 +277,7 @@ def _parse_yaml(path: Path, raw: bytes, text: str) -> tuple[SourceFile | None, l
     finally:
         loader.dispose()
     source = SourceFile(path, raw, text, data, source_map)
-    problems = [
-        source.diagnostic(
-            dup.parts, "error", f"duplicate key '{dup.parts[-1]}'", _first_at(dup.first), "duplicate-key", key=True
-        )
-        for dup in source_map.duplicates
-    ]
+    problems = _duplicate_keys(source, source_map.duplicates)
     problems += [
         source.diagnostic(
             parts,

@@ -10,13 +10,11 @@ from __future__ import annotations
 import difflib
 import json
 import re
-import sys
 from collections.abc import Callable, Iterable
 from dataclasses import replace
-from functools import cache
+from functools import cache, cached_property
 from importlib import resources
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from capidx.compiler.diagnostics import Diagnostic
@@ -36,89 +34,64 @@ _FORMAT_HINTS = {
 _MAX_LISTED = 25
 
 
-def import_jsonschema(*, with_iri: bool = False) -> ModuleType:
-    """Import jsonschema without the one optional dependency that makes it slow.
-
-    With the `format-nongpl` extra, jsonschema imports `rfc3987_syntax` to check the `iri` and
-    `iri-reference` formats; that import builds a Lark grammar and costs about 1.3 s, ten times everything
-    else `capidx validate` does. Hiding it while jsonschema is imported makes jsonschema skip exactly
-    those two checkers (no bundled schema uses them). A user schema that does asks for them.
-    """
-    if with_iri or "jsonschema" in sys.modules or "rfc3987_syntax" in sys.modules:
-        import jsonschema
-
-        return jsonschema
-    sys.modules["rfc3987_syntax"] = None  # type: ignore[assignment]  # None makes the import fail
-    try:
-        import jsonschema
-    finally:
-        del sys.modules["rfc3987_syntax"]
-    return jsonschema
-
-
 @cache
 def bundled_schema(name: str) -> dict[str, Any]:
     return json.loads(resources.files("capidx.schema").joinpath(name).read_text("utf-8"))
 
 
 @cache
-def bundled_validator(name: str) -> Any:
+def bundled_validator(name: str) -> LazyValidator:
     return LazyValidator(bundled_schema(name))
 
 
 class LazyValidator:
-    """A bundled schema's jsonschema validator, made on first use (anything else is delegated to it).
+    """A schema's jsonschema validator, made on first use (anything else is delegated to it), with its fast check.
 
     Importing jsonschema costs about 0.1 s, more than a no-op `capidx build` needs in all: a document
-    the fast check (`fastschema.compile_schema`, formats by its own conservative rules) proves valid
-    never needs it. A document that check does not vouch for (a `mailto:` URI, say) gets the exact
-    fast check, made with jsonschema's format checker (`fastschema.compile_check`), before jsonschema
-    itself is asked to describe its errors.
+    valid under a schema without `format` (capidx.yaml's) is proved so by `fastschema.compile_schema`
+    alone. A schema with `format` needs jsonschema's format checker for its fast check
+    (`fastschema.compile_check`), and jsonschema describes the errors of any document not proved valid.
     """
 
     def __init__(self, schema: dict[str, Any]) -> None:
         self.schema = schema
-        self._validator: Any = None
-        self._own: Callable[[Any], bool] | None = compile_schema(schema)
-        self._exact: Callable[[Any], bool] | None = None
-        self._exact_ready = False
 
-    @property
+    @cached_property
     def jsonschema_validator(self) -> Any:
-        if self._validator is None:
-            self._validator = make_validator(self.schema)
-        return self._validator
+        return make_validator(self.schema)
 
     def iter_errors(self, instance: Any) -> Any:
         return self.jsonschema_validator.iter_errors(instance)
 
     def fast_check(self) -> Callable[[Any], bool] | None:
-        """The first fast check tried: the one without jsonschema when the schema allows it."""
-        return self._own or self._exact_check()
+        """The fast check (made without jsonschema when the schema allows it), or None."""
+        return self._fast_check
+
+    @cached_property
+    def _fast_check(self) -> Callable[[Any], bool] | None:
+        return compile_schema(self.schema) or compile_check(self.jsonschema_validator)
 
     def certainly_valid(self, instance: Any) -> bool:
-        if self._own is not None and self._own(instance):
-            return True
-        exact = self._exact_check()
-        return exact is not None and exact is not self._own and exact(instance)
-
-    def _exact_check(self) -> Callable[[Any], bool] | None:
-        if not self._exact_ready:
-            self._exact, self._exact_ready = compile_check(self.jsonschema_validator), True
-        return self._exact
+        """True when the fast check proves `instance` valid; errors are always left to jsonschema."""
+        check = self._fast_check
+        try:
+            return check is not None and check(instance)
+        except Exception:  # e.g. RecursionError on absurd nesting: jsonschema decides, and reports it
+            return False
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.jsonschema_validator, name)
 
 
-def make_validator(schema: dict[str, Any], *, with_iri: bool = False) -> Any:
+def make_validator(schema: dict[str, Any]) -> Any:
     """A validator for the schema's own draft (2020-12 when it names none), with format checking on."""
-    jsonschema = import_jsonschema(with_iri=with_iri)
+    import jsonschema
+
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     return cls(schema, format_checker=cls.FORMAT_CHECKER)
 
 
-def load_schema_file(path: Path) -> tuple[Any | None, list[Diagnostic]]:
+def load_schema_file(path: Path) -> tuple[LazyValidator | None, list[Diagnostic]]:
     """A validator for a user's schema file; problems with the file itself carry the code `schema-file` (exit 2)."""
     source, problems = load_file(path)
     problems = [replace(problem, code="schema-file") for problem in problems if problem.is_error]
@@ -127,7 +100,8 @@ def load_schema_file(path: Path) -> tuple[Any | None, list[Diagnostic]]:
     schema = source.data
     if not isinstance(schema, dict):
         return None, [source.diagnostic((), "error", "a JSON Schema must be an object", code="schema-file")]
-    jsonschema = import_jsonschema(with_iri="iri" in source.text)
+    import jsonschema
+
     declared = schema.get("$schema")
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     known = jsonschema.validators.validator_for(schema, default=None) is not None
@@ -142,7 +116,9 @@ def load_schema_file(path: Path) -> tuple[Any | None, list[Diagnostic]]:
                 "schema-file",
             )
         )
-    meta = cls(cls.META_SCHEMA)
+    # Formats on, as jsonschema's own check_schema does: the meta-schema's `regex` format is what finds
+    # a `pattern` that does not compile, here with its position instead of failing later on every document.
+    meta = cls(cls.META_SCHEMA, format_checker=cls.FORMAT_CHECKER)
     errors = [
         source.diagnostic(
             tuple(error.absolute_path),
@@ -154,12 +130,12 @@ def load_schema_file(path: Path) -> tuple[Any | None, list[Diagnostic]]:
     ]
     if errors:
         return None, errors
-    return make_validator(schema, with_iri="iri" in source.text), warnings
+    return LazyValidator(schema), warnings
 
 
-def schema_diagnostics(validator: Any, source: SourceFile, code: str = "schema") -> list[Diagnostic]:
+def schema_diagnostics(validator: LazyValidator, source: SourceFile, code: str = "schema") -> list[Diagnostic]:
     """Every schema error of the file, deduplicated, as positioned diagnostics."""
-    if _certainly_valid(validator, source.data):
+    if validator.certainly_valid(source.data):
         return []
     found: dict[Diagnostic, None] = {}
     try:
@@ -174,31 +150,6 @@ def schema_diagnostics(validator: Any, source: SourceFile, code: str = "schema")
         message = f"the schema cannot be applied: {type(exc).__name__}: {_short_message(str(exc))}"
         found.setdefault(Diagnostic(str(source.path), None, None, "", "error", message, None, "schema-file"))
     return list(found)
-
-
-# Fast checks by validator (a few live at a time: the bundled ones and the user's schema of this run).
-_FAST_CHECKS: dict[int, tuple[Any, Callable[[Any], bool] | None]] = {}
-_MAX_FAST_CHECKS = 16
-
-
-def _certainly_valid(validator: Any, data: Any) -> bool:
-    """True when the fast check (`fastschema`) proves `data` valid; errors are always left to jsonschema."""
-    check: Callable[[Any], bool] | None
-    if isinstance(validator, LazyValidator):
-        check = validator.certainly_valid
-    else:
-        entry = _FAST_CHECKS.get(id(validator))
-        if entry is None or entry[0] is not validator:
-            if len(_FAST_CHECKS) >= _MAX_FAST_CHECKS:
-                _FAST_CHECKS.clear()
-            entry = _FAST_CHECKS[id(validator)] = (validator, compile_check(validator))
-        check = entry[1]
-    if check is None:
-        return False
-    try:
-        return check(data)
-    except Exception:  # e.g. RecursionError on absurd nesting: jsonschema decides, and reports it
-        return False
 
 
 def _describe(error: Any, source: SourceFile, code: str) -> list[Diagnostic]:
