@@ -6,16 +6,10 @@ Optional fields are omitted when the data has no value for them, so documents st
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 
 from capidx.compiler.catalog import CanonicalCapability, Capability, Catalog, ImplementationNotes, Source
-
-
-def dumps(value: Any) -> str:
-    """The one JSON serialization of every tool document (the server re-serializes filtered ones with it)."""
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
 def _put(target: dict[str, Any], key: str, value: Any) -> None:

@@ -10,7 +10,6 @@ locale and the clock are not inputs: the digest is the same on every machine.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable, Mapping
 from functools import cache
 from importlib import resources
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from capidx.compiler.discover import catalog_documents
+from capidx.server.text import canonical_json
 
 
 def input_digest(parts: Iterable[tuple[str, bytes]]) -> str:
@@ -31,7 +31,7 @@ def input_digest(parts: Iterable[tuple[str, bytes]]) -> str:
 
 
 def settings_bytes(settings: Mapping[str, Any]) -> bytes:
-    return json.dumps(settings, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return canonical_json(settings).encode("utf-8")
 
 
 _SHARED_SERVER_MODULES = frozenset({"text.py", "suggest.py"})

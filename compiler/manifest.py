@@ -11,8 +11,8 @@ from typing import Any
 from capidx.compiler.artifacts import Measured, as_manifest_entry
 from capidx.compiler.budgets import BudgetResult
 from capidx.compiler.catalog import Catalog
-from capidx.compiler.derive import dumps
 from capidx.compiler.write import MANIFEST
+from capidx.server.text import canonical_json
 
 FORMAT = 1
 MATCH_INDEX = "index/match.json"  # path of the resolution index (its injection overhead is reused)
@@ -77,8 +77,8 @@ def manifest_document(
 
 def serialize(manifest: dict[str, Any]) -> bytes:
     """Compact JSON with one artifact per line: small, and still readable in a diff or with grep."""
-    head = dumps({key: value for key, value in manifest.items() if key != "artifacts"})
-    rows = ",\n".join(dumps(row) for row in manifest["artifacts"])
+    head = canonical_json({key: value for key, value in manifest.items() if key != "artifacts"})
+    rows = ",\n".join(canonical_json(row) for row in manifest["artifacts"])
     return f'{head[:-1]},"artifacts":[\n{rows}\n]}}\n'.encode()
 
 

@@ -1,7 +1,7 @@
 """Which artifacts a catalog produces, with their paths, URIs, params and text (pure apart from Jinja).
 
 Markdown (snippets included) goes through templates; tool documents and the index are JSON values
-serialized with `derive.dumps`. The summary and stats are made last because they quote other
+serialized with `capidx.server.text.canonical_json`. The summary and stats are made last because they quote other
 artifacts' sizes. `Enhanced` (capidx.compiler.enhance) carries the relationships, triggers and
 semantics, computed once per build.
 """
@@ -24,6 +24,7 @@ from capidx.compiler.snippets import snippet_artifacts
 from capidx.compiler.stats import stats_document
 from capidx.compiler.triggers import compact_trigger_line
 from capidx.compiler.views import References
+from capidx.server.text import canonical_json
 
 Renderer = Callable[..., str]
 
@@ -126,12 +127,12 @@ def stats_artifact(
         "Capability index statistics",
         "Counts by category, tier, maturity and status; source freshness; description entropy; size and tokens of "
         "every artifact.",
-        derive.dumps(document) + "\n",
+        canonical_json(document) + "\n",
     )
 
 
 def _json(kind: str, path: str, prefix: str, title: str, blurb: str, value: Any, **params: str | None) -> Artifact:
-    return make_artifact(kind, path, prefix, title, blurb, derive.dumps(value), **params)
+    return make_artifact(kind, path, prefix, title, blurb, canonical_json(value), **params)
 
 
 def tool_artifacts(catalog: Catalog, prefix: str, enhanced: Enhanced) -> Iterator[Artifact]:

@@ -68,12 +68,11 @@ class View:
     @classmethod
     def of(cls, snapshot: Snapshot, settings: Settings) -> View:
         kinds = settings.exposed_kinds
-        variants = settings.index_variants if settings.index_tool else None
         return cls(
             snapshot=snapshot,
             resources=tuple(res.list_resources(snapshot, kinds)),
             templates=tuple(res.list_templates(snapshot, kinds)),
-            tools=tuple(tools.tool_list(snapshot, variants)),
+            tools=tuple(tools.tool_list(snapshot, settings.tool_variants)),
         )
 
 
@@ -92,7 +91,7 @@ class Hub:
         self.settings = settings
         self.kinds = settings.exposed_kinds
         self.view = View.of(snapshot, settings)
-        self.validators = tools.Validators.for_variants(settings.index_variants if settings.index_tool else None)
+        self.validators = tools.Validators.for_variants(settings.tool_variants)
         self.legacy_push = legacy_push
         self.ttl_ms = TTL_MS_RELOAD if settings.reload else TTL_MS_STATIC
         self.bus = InMemorySubscriptionBus()
@@ -166,22 +165,20 @@ class Hub:
         return types.ListResourceTemplatesResult(resource_templates=list(self.view.templates))
 
     async def read_resource(self, ctx: Ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
-        snapshot = self.snapshot
-        try:
-            read = res.read_resource(snapshot, self.kinds, params.uri)
-        except res.ResourceNotFound as error:
-            raise MCPError(types.INVALID_PARAMS, error.message, error.data()) from None
-        return res.read_result(read, self.ttl_ms)
+        return res.read_result(self._read(params.uri), self.ttl_ms)
 
     async def subscribe(self, ctx: Ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
-        try:
-            res.read_resource(self.snapshot, self.kinds, params.uri)
-        except res.ResourceNotFound as error:
-            raise MCPError(types.INVALID_PARAMS, error.message, error.data()) from None
+        self._read(params.uri)  # only what may be read may be subscribed to
         peer = ctx.lifespan_context
         peer.session = ctx.session
         peer.subscriptions.add(params.uri)
         return types.EmptyResult()
+
+    def _read(self, uri: str) -> res.Read:
+        try:
+            return res.read_resource(self.snapshot, self.kinds, uri)
+        except res.ResourceNotFound as error:
+            raise MCPError(types.INVALID_PARAMS, error.message, error.data()) from None
 
     async def unsubscribe(self, ctx: Ctx, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
         ctx.lifespan_context.subscriptions.discard(params.uri)

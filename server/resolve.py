@@ -179,6 +179,7 @@ class MatchIndex:
     stemmed: Mapping[str, tuple[tuple[str, str | None, str], ...]] = field(default_factory=dict)
     verb_stems: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # verb -> its stemmed forms
     agent_words: frozenset[str] = frozenset()  # words naming an agent ('gemini'): not about a capability
+    max_idf: float = 1.0  # the rarest term's idf (what an unknown term weighs)
     _compact_agents: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     _agent_words: Mapping[str, frozenset[str]] = field(default_factory=dict, repr=False)
 
@@ -210,6 +211,7 @@ class MatchIndex:
         verb_stems: dict[str, set[str]] = {}
         for form, verb in verbs.items():
             verb_stems.setdefault(verb, set()).add(form)
+        idf = {k: float(v) for k, v in data["idf"].items()}
         return cls(
             agents=MappingProxyType(agents),
             agent_names=MappingProxyType(agent_names),
@@ -217,7 +219,7 @@ class MatchIndex:
             keys=MappingProxyType(keys),
             aliases=MappingProxyType(aliases),
             terminology=MappingProxyType(terminology),
-            idf=MappingProxyType({k: float(v) for k, v in data["idf"].items()}),
+            idf=MappingProxyType(idf),
             avg_length=float(data["avgLength"]) or 1.0,
             categories=tuple(data["categories"]),
             trigger_phrases=MappingProxyType(triggers),
@@ -227,6 +229,7 @@ class MatchIndex:
             stemmed=MappingProxyType(_stemmed_keys(capabilities, aliases, terminology, triggers)),
             verb_stems=MappingProxyType({verb: tuple(sorted(forms)) for verb, forms in verb_stems.items()}),
             agent_words=frozenset(_agent_words(agent_names)),
+            max_idf=max(idf.values(), default=1.0) or 1.0,
             _compact_agents=MappingProxyType(_compact(agent_names)),
             _agent_words=MappingProxyType(_words_per_agent(agent_names)),
         )
@@ -570,7 +573,7 @@ def _term_forms(index: MatchIndex, term: str) -> tuple[str, ...]:
 def _lexical(index: MatchIndex, corrected: Corrected) -> tuple[dict[str, float], dict[str, bool]]:
     """Field-weighted BM25 relative to the best, times the share of the query's idf mass explained."""
     query = [(t, w, _term_forms(index, t)) for t, w in zip(corrected.terms, corrected.weights, strict=True)]
-    max_idf = max(index.idf.values(), default=1.0) or 1.0
+    max_idf = index.max_idf
     about = [item for item in query if item[0] not in index.agent_words] or query
     total = sum(_idf(index, forms, max_idf) for _, _, forms in about) or 1.0
     scores: dict[str, float] = {}
@@ -607,7 +610,7 @@ def _contained(index: MatchIndex, corrected: Corrected) -> dict[str, float]:
     """A whole name, alias, wording or trigger phrase found inside the query, as consecutive terms."""
     query = corrected.terms
     trust = dict(zip(query, corrected.weights, strict=True))
-    max_idf = max(index.idf.values(), default=1.0) or 1.0
+    max_idf = index.max_idf
     total = sum(index.idf.get(t, max_idf) for t in query if t not in index.agent_words) or 1.0
     found: dict[str, float] = {}
     for slug, entry in index.capabilities.items():

@@ -100,6 +100,11 @@ class Settings:
         return tuple(name for name in ("summary", "stats", "full") if name in self.expose)
 
     @property
+    def tool_variants(self) -> tuple[str, ...] | None:
+        """What `get_capability_index` offers; None when the tool is off."""
+        return self.index_variants if self.index_tool else None
+
+    @property
     def loopback(self) -> bool:
         return is_loopback(self.host)
 
@@ -198,12 +203,8 @@ def from_flags(flags: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
             continue
         flag = NAMES[name][1]
         try:
-            if name == "expose":
-                values[name] = _expose(_list(raw))
-            elif name == "build":
-                values[name] = Path(raw)
-            elif name == "host":
-                values[name] = _host(raw)
+            if name in ("expose", "build", "host"):  # free text, parsed as from the environment
+                values[name] = ENV_PARSERS[name](raw)
             elif name in ("allowed_hosts", "allowed_origins"):
                 values[name] = tuple(dict.fromkeys(item for part in raw for item in _list(part)))
             else:
@@ -378,16 +379,21 @@ def _cross_checks(settings: Settings) -> list[str]:
     problems = []
     if settings.transport == "http" and not settings.loopback and not settings.allowed_hosts:
         problems.append(
-            f"{settings.sources['host'].removeprefix('flag ').removeprefix('env ')}: {settings.host} is not a "
+            f"{_origin(settings, 'host')}: {settings.host} is not a "
             "loopback address; binding it requires --allowed-host HOST[:PORT] (or CAPIDX_ALLOWED_HOSTS, "
             "serve.allowed_hosts) naming the Host headers to accept, so DNS-rebinding protection stays on"
         )
     if settings.index_tool and not settings.index_variants:
         problems.append(
-            f"{settings.sources['index_tool'].removeprefix('flag ').removeprefix('env ')}: get_capability_index "
+            f"{_origin(settings, 'index_tool')}: get_capability_index "
             "would have nothing to return: expose at least one of summary, stats, full"
         )
     return problems
+
+
+def _origin(settings: Settings, name: str) -> str:
+    """Where a setting came from, as an error message names it: `--host`, `CAPIDX_HOST`, `file ... (serve.host)`."""
+    return settings.sources[name].removeprefix("flag ").removeprefix("env ")
 
 
 def render(settings: Settings) -> str:

@@ -110,7 +110,7 @@ def suggest(
         for candidate in group:
             if len(chosen) >= max_snippets:
                 break
-            label = label_for(candidate.confidence, thresholds)
+            label = _label(candidate.confidence, thresholds)
             if candidate.key in seen or label is None:
                 continue
             if candidate.tokens < 0:
@@ -127,10 +127,12 @@ def suggest(
 
 def label_for(confidence: float, labels: Iterable[LabelLike | tuple[str, float]] = DEFAULT_LABELS) -> str | None:
     """The label of the highest threshold `confidence` reaches; None below every threshold."""
-    for label in _sorted_labels(labels):
-        if confidence >= label.min_confidence - _EPSILON:
-            return label.label
-    return None
+    return _label(confidence, _sorted_labels(labels))
+
+
+def _label(confidence: float, thresholds: tuple[Label, ...]) -> str | None:
+    """`label_for` over labels already sorted by `_sorted_labels`."""
+    return next((label.label for label in thresholds if confidence >= label.min_confidence - _EPSILON), None)
 
 
 def render_suggestions(result: SuggestionResult) -> str:

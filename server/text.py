@@ -1,4 +1,4 @@
-"""Text normalization shared by the index builder and the resolver.
+"""Text normalization and the canonical JSON form, shared by the compiler and the server.
 
 Lives in the server package because the server may import nothing from the compiler; the
 compiler imports it from here, so a name is normalized the same way when the index is built and
@@ -7,6 +7,7 @@ when a request is resolved. Pure functions, standard library only (cheap to impo
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from functools import lru_cache
@@ -72,3 +73,12 @@ def _terms(text: str) -> tuple[str, ...]:
 def slugify(text: str) -> str:
     """URL- and file-safe identifier: 'MCP Servers' -> 'mcp-servers'."""
     return normalize(text).replace(" ", "-")
+
+
+def canonical_json(value: object) -> str:
+    """The one JSON serialization of tool documents and the manifest: compact, sorted keys, UTF-8 text.
+
+    The build writes documents with it, and the server re-serializes a filtered document with it, so a
+    filtered answer is byte-for-byte what the build would have written (docs/build-directory.md).
+    """
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))

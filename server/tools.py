@@ -10,7 +10,6 @@ can correct itself: SEP-1303), resolves names (`capidx.server.resolve`), finds t
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -21,7 +20,7 @@ import mcp_types as types
 from capidx.server import suggest
 from capidx.server.resolve import Resolution, resolve_agent, resolve_capability, resolve_category
 from capidx.server.snapshot import Artifact, Snapshot
-from capidx.server.text import normalize
+from capidx.server.text import canonical_json, normalize
 
 RESOLUTION_META = "capidx/resolution"
 URI_META = "capidx/uri"
@@ -39,11 +38,6 @@ class ToolName(StrEnum):
     LIST = "list_capabilities"
     SOURCES = "get_sources"
     INDEX = "get_capability_index"
-
-
-def dumps(value: Any) -> str:
-    """The build's compact JSON (docs/build-directory.md, "Tool documents")."""
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
 # --- schemas ----------------------------------------------------------------------------------------
@@ -224,7 +218,7 @@ def _document(artifact: Artifact, **resolution: Resolution | list[Resolution]) -
 def _synthesized(value: dict[str, Any], **resolution: Resolution | list[Resolution]) -> types.CallToolResult:
     """A value the build has no document for (a filtered comparison, an empty list, candidates)."""
     return types.CallToolResult(
-        content=[types.TextContent(text=dumps(value))],
+        content=[types.TextContent(text=canonical_json(value))],
         structured_content=value,
         _meta={RESOLUTION_META: _describe(resolution)},
     )
@@ -355,6 +349,15 @@ def _resolve_agents(snapshot: Snapshot, names: list[str]) -> tuple[list[Resoluti
     return resolutions, " ".join(problems) or None
 
 
+def _filtered(snapshot: Snapshot, kind: str, listed: str, resolved: Mapping[str, Resolution]) -> types.CallToolResult:
+    """The `kind` document for the resolved filter; an empty `listed` list when the build has none for it."""
+    params = {key: r.value for key, r in resolved.items()}
+    document = snapshot.find(kind, **params)
+    if document is None:
+        return _synthesized({"filter": params, listed: []}, **resolved)
+    return _document(document, **resolved)
+
+
 # --- the tools --------------------------------------------------------------------------------------
 
 
@@ -414,11 +417,8 @@ def list_capabilities(
             if resolved["category"].status == "ambiguous":
                 return _error(f"Category {category!r} is ambiguous: it could be {options}.", **resolved)
             return _error(f"Unknown category {category!r}. Closest: {options}.", **resolved)
-    params = {key: r.value for key, r in resolved.items()}
-    document = snapshot.find("list", **params)
-    if document is None:  # an agent with nothing in that category has no document
-        return _synthesized({"filter": params, "capabilities": []}, **resolved)
-    return _document(document, **resolved)
+    # An agent with nothing in that category has no document.
+    return _filtered(snapshot, "list", "capabilities", resolved)
 
 
 def get_sources(snapshot: Snapshot, agent: str | None = None, capability: str | None = None) -> types.CallToolResult:
@@ -436,11 +436,8 @@ def get_sources(snapshot: Snapshot, agent: str | None = None, capability: str | 
             return _synthesized(_candidates(snapshot, resolved["capability"], agent_id), **resolved)
         if not resolved["capability"].ok:
             return _error(_capability_problem(resolved["capability"]), **resolved)
-    params = {key: r.value for key, r in resolved.items()}
-    document = snapshot.find("sources", **params)
-    if document is None:  # the agent has not recorded that capability: nothing cited
-        return _synthesized({"filter": params, "sources": []}, **resolved)
-    return _document(document, **resolved)
+    # The agent has not recorded that capability: no document, nothing cited.
+    return _filtered(snapshot, "sources", "sources", resolved)
 
 
 def get_capability_index(snapshot: Snapshot, variant: str) -> types.CallToolResult:
@@ -466,7 +463,7 @@ def call_tool(
     if name not in validators.by_name:
         raise UnknownTool(f"Unknown tool: {name!r}. Tools: {', '.join(validators.by_name)}")
     arguments = dict(arguments or {})
-    if len(dumps(arguments).encode("utf-8")) > MAX_ARGUMENT_BYTES:
+    if len(canonical_json(arguments).encode("utf-8")) > MAX_ARGUMENT_BYTES:
         return _error(f"Arguments too large (limit {MAX_ARGUMENT_BYTES} bytes): names are short strings.")
     problems = validators.problems(name, arguments)
     if problems:

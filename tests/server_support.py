@@ -40,6 +40,8 @@ PREFIX = "capability-index://"
 REPO = Path(__file__).resolve().parent.parent
 # Protocol revision -> the `mcp.Client` mode that pins it (in-process: no probe).
 REVISIONS = {"2025-11-25": "legacy", "2026-07-28": "2026-07-28"}
+# Protocol revision -> client mode over a real transport ("auto" probes server/discover first).
+TRANSPORT_MODES = {"2025-11-25": "legacy", "2026-07-28": "auto"}
 
 
 def dumps(value: Any) -> str:
@@ -664,6 +666,16 @@ def fixture_bundled_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def fixture_any_build(request: pytest.FixtureRequest) -> Path:
     """Both readings of the contract: the compiler's and the hand-written one."""
     return request.getfixturevalue("catalog_build" if request.param == "real" else "hand_build")
+
+
+@pytest.fixture(name="anyio_backend")
+def fixture_anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(params=sorted(REVISIONS), name="revision")
+def fixture_revision(request: pytest.FixtureRequest) -> str:
+    return request.param
 
 
 # --- in-memory server ---------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import jsonschema
 import pytest
 from catalog_factory import AGENT_IDS, ALIASES, documents, run_cli, snapshot, write_catalog
 
-from capidx.compiler.derive import dumps
+from capidx.server.text import canonical_json as dumps
 from capidx.server.text import normalize
 
 REPO = Path(__file__).resolve().parent.parent

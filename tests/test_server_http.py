@@ -19,14 +19,15 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ResourcesListChanged
 from server_support import (  # noqa: F401 (fixtures)
     PREFIX,
+    TRANSPORT_MODES,
     capidx_command,
+    fixture_anyio_backend,
     fixture_catalog_build,
     swap_in,
     write_build,
 )
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
-MODES = {"2025-11-25": "legacy", "2026-07-28": "auto"}
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -34,11 +35,6 @@ INITIALIZE = {
     "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
 }
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @contextmanager
@@ -68,10 +64,10 @@ def served(catalog_build: Path) -> Iterator[tuple[str, int]]:
         yield address
 
 
-@pytest.mark.parametrize("revision", sorted(MODES))
+@pytest.mark.parametrize("revision", sorted(TRANSPORT_MODES))
 async def test_http_serves_both_revisions(served: tuple[str, int], catalog_build: Path, revision: str) -> None:
     url, _port = served
-    async with Client(url, mode=MODES[revision], cache=None) as client:
+    async with Client(url, mode=TRANSPORT_MODES[revision], cache=None) as client:
         assert client.protocol_version == revision
         assert len((await client.list_resources()).resources) == 3
         full = await client.read_resource(PREFIX + "full")

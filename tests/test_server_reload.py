@@ -10,17 +10,21 @@ import anyio
 import mcp_types as types
 import pytest
 from mcp.client.subscriptions import ResourcesListChanged, ResourceUpdated
-from server_support import PREFIX, connect, make_hub, real_build, swap_in, write_build, write_catalog
+from server_support import (  # noqa: F401 (fixtures)
+    PREFIX,
+    connect,
+    fixture_anyio_backend,
+    make_hub,
+    real_build,
+    swap_in,
+    write_build,
+    write_catalog,
+)
 
 from capidx.server.reload import Reloader
 
 pytestmark = pytest.mark.anyio
 SUMMARY = PREFIX + "summary"
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 def generation(text: str) -> str:

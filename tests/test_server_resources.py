@@ -9,11 +9,12 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from server_support import (  # noqa: F401 (fixtures)
     PREFIX,
-    REVISIONS,
     connect,
     fixture_any_build,
+    fixture_anyio_backend,
     fixture_catalog_build,
     fixture_hand_build,
+    fixture_revision,
     make_hub,
 )
 
@@ -21,16 +22,6 @@ pytestmark = pytest.mark.anyio
 
 INVALID_PARAMS = -32602
 METHOD_NOT_FOUND = -32601
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(params=sorted(REVISIONS))
-def revision(request: pytest.FixtureRequest) -> str:
-    return request.param
 
 
 def manifest_entry(build: Path, uri: str) -> dict:

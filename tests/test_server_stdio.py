@@ -14,7 +14,9 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from server_support import (  # noqa: F401 (fixtures)
     PREFIX,
+    TRANSPORT_MODES,
     capidx_command,
+    fixture_anyio_backend,
     fixture_catalog_build,
     swap_in,
     write_build,
@@ -22,23 +24,15 @@ from server_support import (  # noqa: F401 (fixtures)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
-# Protocol revision -> client mode over a real transport ("auto" probes server/discover first).
-MODES = {"2025-11-25": "legacy", "2026-07-28": "auto"}
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
 
 def server(build: Path, *args: str, cwd: Path | None = None) -> StdioServerParameters:
     command, *rest = capidx_command("serve", "--build", str(build), *args)
     return StdioServerParameters(command=command, args=rest, cwd=cwd or build.parent)
 
 
-@pytest.mark.parametrize("revision", sorted(MODES))
+@pytest.mark.parametrize("revision", sorted(TRANSPORT_MODES))
 async def test_real_subprocess_serves_both_revisions(catalog_build: Path, revision: str) -> None:
-    async with Client(server(catalog_build, "--no-reload"), mode=MODES[revision], cache=None) as client:
+    async with Client(server(catalog_build, "--no-reload"), mode=TRANSPORT_MODES[revision], cache=None) as client:
         assert client.protocol_version == revision
         listed = (await client.list_resources()).resources
         assert [r.uri for r in listed] == [PREFIX + "summary", PREFIX + "stats"]

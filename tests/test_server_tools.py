@@ -9,13 +9,14 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from server_support import (  # noqa: F401 (fixtures)
     PREFIX,
-    REVISIONS,
     connect,
     dumps,
     fixture_any_build,
+    fixture_anyio_backend,
     fixture_bundled_build,
     fixture_catalog_build,
     fixture_hand_build,
+    fixture_revision,
     make_hub,
     write_build,
 )
@@ -24,16 +25,6 @@ pytestmark = pytest.mark.anyio
 
 INVALID_PARAMS = -32602
 TOOLS = ["lookup_capability", "compare_capability", "list_capabilities", "get_sources"]
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(params=sorted(REVISIONS))
-def revision(request: pytest.FixtureRequest) -> str:
-    return request.param
 
 
 def document(build: Path, kind: str, **params: str) -> str:
