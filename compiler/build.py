@@ -36,7 +36,8 @@ from capidx.compiler.manifest import (
     read_previous,
     serialize,
 )
-from capidx.compiler.tokens import EncodingUnavailable, TokenCounter, check_names, reported_name
+from capidx.compiler.tokenproc import start_counter
+from capidx.compiler.tokens import EncodingUnavailable, check_names, reported_name
 from capidx.compiler.write import MANIFEST, OutputError, TreeWriter, check_output_dir, remove_leftovers
 
 # Above this many artifacts a TTY gets progress bars (small catalogs build faster than a bar draws).
@@ -89,7 +90,7 @@ def run_build(
     strict: bool = False,
     err: TextIO | None = None,
     progress: Callable[[str, int], Any] | None = None,
-    counter_factory: Callable[..., TokenCounter] = TokenCounter,
+    counter_factory: Callable[..., Any] = start_counter,
     verbosity: int = 0,
 ) -> BuildResult:
     """The build proper; raises BuildFailure for every failure that leaves the previous build untouched.
@@ -106,7 +107,7 @@ def run_build(
         raise BuildFailure(str(exc), ExitCode.USAGE) from None
     remove_leftovers(out.parent)
 
-    from capidx.compiler.render import TemplateFailure, make_environment, templates_digest
+    from capidx.compiler.render import make_environment, templates_digest
 
     env = make_environment(config.templates)
     templates = templates_digest(env)
@@ -117,6 +118,27 @@ def run_build(
         if quick == previous.get("inputDigest") and is_intact(out, previous):
             return _up_to_date(out, previous)
 
+    # Counting starts now, in a second process where it can: a cold build's encodings load meanwhile.
+    counter = counter_factory(encodings, known_token_counts(previous))
+    try:
+        return _validate_and_build(config, strict, err, verbosity, env, templates, previous, counter, progress)
+    finally:
+        counter.close()
+
+
+def _validate_and_build(
+    config: Config,
+    strict: bool,
+    err: TextIO | None,
+    verbosity: int,
+    env: Any,
+    templates: list[tuple[str, bytes]],
+    previous: dict[str, Any] | None,
+    counter: Any,
+    progress: Callable[[str, int], Any] | None,
+) -> BuildResult:
+    encodings = counter.encodings
+    out = config.out
     validation = _validate(config, strict, err or sys.stderr, verbosity)
     inputs = _validated_inputs(config, validation)
     digest = _input_digest(config, inputs, templates, encodings)
@@ -124,6 +146,7 @@ def run_build(
         return _up_to_date(out, previous)
 
     from capidx.compiler.enhance import SettingsError
+    from capidx.compiler.render import TemplateFailure
 
     # Files are written (into a temporary sibling of `out`, by a helper process) as they are rendered.
     writer = TreeWriter(out, _previous_shas(previous))
@@ -133,9 +156,7 @@ def run_build(
                 [(doc.agent_id or doc.path.parent.parent.name, doc.data) for doc in validation.documents],
                 validation.aliases.data if validation.aliases else None,
             )
-            measured, counter = _render_and_measure(
-                config, catalog, env, encodings, previous, progress, counter_factory, writer.add
-            )
+            measured = _render_and_measure(config, catalog, env, encodings, previous, progress, counter, writer.add)
         except CatalogError as exc:
             raise BuildFailure(str(exc), ExitCode.INVALID) from None
         except TemplateFailure as exc:
@@ -259,37 +280,33 @@ def _render_and_measure(
     encodings: Sequence[str],
     previous: dict[str, Any] | None,
     progress: Callable[[str, int], Any] | None,
-    counter_factory: Callable[..., TokenCounter],
+    counter: Any,
     write: Callable[[str, bytes, str], None] | None = None,
-) -> tuple[list[Measured], TokenCounter]:
+) -> list[Measured]:
     from capidx.compiler.enhance import enhance_for_build
     from capidx.compiler.plan import markdown_artifacts, stats_artifact, summary_artifact, tool_artifacts
 
-    counter = counter_factory(encodings, known_token_counts(previous))
-    try:
-        previous_index = previous_json(config.out, previous, MATCH_INDEX, encodings[0])  # reuses its label overhead
-        enhanced = enhance_for_build(catalog, config, counter, encodings[0], previous_index)
-        artifacts = chain(
-            markdown_artifacts(catalog, env, config.uri_prefix, enhanced),
-            tool_artifacts(catalog, config.uri_prefix, enhanced),
-        )
-        # Rendering and tokenizing overlap: each text goes to the counter's threads as soon as it is rendered.
-        expected = len((previous or {}).get("artifacts", ()))  # for the progress bar: the last build's size
-        with _bar(progress, "rendering", expected) as tick:
-            measured = _measure(artifacts, counter, tick, write)
-        full_tokens = next(item.tokens[encodings[0]] for item in measured if item.artifact.kind == "full")
-        summary = summary_artifact(catalog, env, config.uri_prefix, full_tokens, enhanced)
-        measured += _measure([summary], counter, write=write)
-        stats = stats_artifact(catalog, measured, encodings, config.staleness.old_days, config.uri_prefix)
-        measured += _measure([stats], counter, write=write)
-    finally:
-        counter.close()
-    return measured, counter
+    previous_index = previous_json(config.out, previous, MATCH_INDEX, encodings[0])  # reuses its label overhead
+    enhanced = enhance_for_build(catalog, config, counter, encodings[0], previous_index)
+    artifacts = chain(
+        markdown_artifacts(catalog, env, config.uri_prefix, enhanced),
+        tool_artifacts(catalog, config.uri_prefix, enhanced),
+    )
+    # Rendering and tokenizing overlap: each text goes to the counter as soon as it is rendered.
+    expected = len((previous or {}).get("artifacts", ()))  # for the progress bar: the last build's size
+    with _bar(progress, "rendering", expected) as tick:
+        measured = _measure(artifacts, counter, tick, write)
+    full_tokens = next(item.tokens[encodings[0]] for item in measured if item.artifact.kind == "full")
+    summary = summary_artifact(catalog, env, config.uri_prefix, full_tokens, enhanced)
+    measured += _measure([summary], counter, write=write)
+    stats = stats_artifact(catalog, measured, encodings, config.staleness.old_days, config.uri_prefix)
+    measured += _measure([stats], counter, write=write)
+    return measured
 
 
 def _measure(
     artifacts: Iterable[Artifact],
-    counter: TokenCounter,
+    counter: Any,
     tick: Callable[[int], None] | None = None,
     write: Callable[[str, bytes, str], None] | None = None,
 ) -> list:
@@ -299,7 +316,7 @@ def _measure(
         data, sha = encode(artifact)
         if write:
             write(artifact.path, data, sha)
-        counter.submit(sha, artifact.text)
+        counter.submit(sha, artifact.text, data)
         done.append((replace(artifact, text=""), data, sha, count_words(artifact.text), count_lines(artifact.text)))
         if tick:
             tick(1)

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import os
 from array import array
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from capidx.compiler.diagnostics import ExitCode
+from capidx.compiler.pieces import split, splits_safely
 
 if TYPE_CHECKING:  # imported when first needed: a no-op build tokenizes nothing
     from concurrent.futures import Future, ThreadPoolExecutor
@@ -89,6 +90,11 @@ class TokenCounter:
     `submit` queues a text and returns at once: texts are counted in batches by worker threads while
     the caller goes on (rendering the next artifacts); `wait` collects every count. `count` does both.
 
+    For an encoding whose pattern allows it (`pieces.splits_safely`), a text is cut into pieces whose
+    counts add up to its own, and each distinct piece is tokenized once: artifacts repeat each other's
+    descriptions, so this tokenizes about a third of the text of a build. Other encodings count each
+    text whole.
+
     A batch is tokenized in one call: its texts joined by one of the encoding's special tokens, which
     tiktoken, asked to recognize it, encodes as a single token *between* independently encoded
     pieces (it splits the text at special tokens before anything else), so each text's count is the
@@ -109,13 +115,18 @@ class TokenCounter:
         self._known: dict[str, dict[str, int]] = {sha: dict(counts) for sha, counts in (known or {}).items()}
         self._loader = loader
         self._loaded: dict[str, Any] = {}
+        self._split: dict[str, bool] = {}  # per loaded encoding: are texts cut into pieces?
         self._threads = threads or _worker_threads()
         self._pool: ThreadPoolExecutor | None = None
-        self._queued: dict[str, set[str]] = {name: set() for name in self.encodings}  # shas submitted, per encoding
-        self._batch: dict[str, list[tuple[str, str]]] = {name: [] for name in self.encodings}
+        # Per encoding: every piece seen (its count once tokenized, None while queued), the texts waiting
+        # for their pieces' counts, and the batch of pieces being filled.
+        self._pieces: dict[str, dict[str, int | None]] = {name: {} for name in self.encodings}
+        self._waiting: dict[str, dict[str, list[str]]] = {name: {} for name in self.encodings}
+        self._batch: dict[str, list[str]] = {name: [] for name in self.encodings}
         self._batch_chars = dict.fromkeys(self.encodings, 0)
         self._running: list[Future[tuple[str, list[tuple[str, int]]]]] = []
-        self.encoded_texts = 0  # how many texts were actually tokenized (tests: 0 on a no-op rebuild)
+        self.encoded_texts = 0  # how many texts had to be counted (tests: 0 on a no-op rebuild)
+        self.encoded_chars = 0  # how many characters were actually tokenized (distinct pieces only)
 
     @property
     def loaded(self) -> tuple[str, ...]:
@@ -128,18 +139,32 @@ class TokenCounter:
         self.wait(progress)
         return [self.counts(sha) for sha, _ in items]
 
-    def submit(self, sha: str, text: str) -> None:
-        """Queue `text` (whose UTF-8 bytes have this sha256) for counting in every encoding it is not known in."""
+    def submit(self, sha: str, text: str, data: bytes | None = None, encodings: Collection[str] | None = None) -> None:
+        """Queue `text` (whose UTF-8 bytes, `data` if given, have this sha256) for counting in every encoding
+        (of `encodings`, default all) it is not known in."""
+        cut: list[str] | None = None
+        queued = False
         for name in self.encodings:
-            if name in self._known.get(sha, ()) or sha in self._queued[name]:
+            if name in self._known.get(sha, ()) or sha in self._waiting[name]:
                 continue
-            if name not in self._loaded:  # first text to count in it: load (errors surface here, in the caller)
-                self._loaded[name] = self._loader(name)
-            self._queued[name].add(sha)
-            self._batch[name].append((sha, text))
-            self._batch_chars[name] += len(text) + 1
-            if self._batch_chars[name] >= _BATCH_CHARS:
-                self._dispatch(name)
+            if encodings is not None and name not in encodings:
+                continue
+            self.load(name)
+            if self._split[name]:
+                cut = cut if cut is not None else split(text)
+                parts = cut
+            else:
+                parts = [text]
+            self._waiting[name][sha] = parts
+            self._queue(name, parts)
+            queued = True
+        self.encoded_texts += queued
+
+    def load(self, name: str) -> None:
+        """Load an encoding (once; errors surface here, in the caller): done by the first text to count in it."""
+        if name not in self._loaded:
+            self._loaded[name] = encoding = self._loader(name)
+            self._split[name] = splits_safely(encoding)
 
     def wait(self, progress: Callable[[int], None] | None = None) -> None:
         """Count everything submitted; then `counts` answers for every submitted sha."""
@@ -149,21 +174,26 @@ class TokenCounter:
         try:
             for future in running:
                 name, counted = future.result()
-                for sha, length in counted:
-                    self._known.setdefault(sha, {})[name] = length
-                self.encoded_texts += len(counted)
+                self._pieces[name].update(counted)
                 if progress:
                     progress(len(counted))
         finally:
             for future in running:
                 future.cancel()
-        for queued in self._queued.values():
-            queued.clear()
+        for name, waiting in self._waiting.items():
+            pieces = self._pieces[name]
+            for sha, parts in waiting.items():
+                self._known.setdefault(sha, {})[name] = sum(map(pieces.__getitem__, parts))
+            waiting.clear()
 
     def counts(self, sha: str) -> dict[str, int]:
         """{encoding: tokens} of a counted (or known) text."""
         known = self._known[sha]
         return {name: known[name] for name in self.encodings}
+
+    def counted(self, sha: str, name: str) -> int:
+        """The count of a counted (or known) text in one encoding."""
+        return self._known[sha][name]
 
     def close(self) -> None:
         """Drop work not started (a failed build) and let the worker threads end."""
@@ -172,6 +202,20 @@ class TokenCounter:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+
+    def _queue(self, name: str, parts: list[str]) -> None:
+        """Put the pieces not seen yet into the batch being filled."""
+        pieces, batch = self._pieces[name], self._batch[name]
+        added = 0
+        for part in parts:
+            if part not in pieces:
+                pieces[part] = None
+                batch.append(part)
+                added += len(part) + 1
+        self.encoded_chars += added
+        self._batch_chars[name] += added
+        if self._batch_chars[name] >= _BATCH_CHARS:
+            self._dispatch(name)
 
     def _dispatch(self, name: str, parts: int = 1) -> None:
         """Hand the batch being filled to the threads, in `parts` pieces (the last one: every thread helps)."""
@@ -197,20 +241,20 @@ def _worker_threads() -> int:
     return max(1, min(4, cpus))
 
 
-def _count_batch(name: str, encoding: Any, batch: list[tuple[str, str]]) -> tuple[str, list[tuple[str, int]]]:
-    """(name, [(sha, tokens)]) for a batch, in a worker thread."""
+def _count_batch(name: str, encoding: Any, batch: list[str]) -> tuple[str, list[tuple[str, int]]]:
+    """(name, [(text, tokens)]) for a batch of texts, in a worker thread."""
     separator = _separator(encoding)
-    alone = [item for item in batch if separator is None or separator[0] in item[1]]
-    joined = [item for item in batch if separator is not None and separator[0] not in item[1]]
-    counted = [(sha, len(encoding.encode_ordinary(text))) for sha, text in alone]
+    alone = [text for text in batch if separator is None or separator[0] in text]
+    joined = [text for text in batch if separator is not None and separator[0] not in text]
+    counted = [(text, len(encoding.encode_ordinary(text))) for text in alone]
     if joined:
         assert separator is not None
         special, token = separator
-        tokens = _encode_with_special(encoding, special.join(text for _, text in joined) + special, special)
+        tokens = _encode_with_special(encoding, special.join(joined) + special, special)
         start = 0
-        for sha, _ in joined:
+        for text in joined:
             end = tokens.index(token, start)
-            counted.append((sha, end - start))
+            counted.append((text, end - start))
             start = end + 1
     return name, counted
 

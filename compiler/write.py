@@ -5,7 +5,11 @@ swapped in with two renames: the old build → `<parent>/.capidx-old-<random>`, 
 then the old one is removed. A failed or killed build therefore never touches the previous one. On
 POSIX there is a window of two syscalls between the renames where `out` does not exist; a reader
 that opens `out` then gets "not found" and retries (the server keeps serving the build it loaded).
-Leftovers of killed builds (`.capidx-build-*`, `.capidx-old-*`) are removed by the next build.
+Leftovers of killed builds (`.capidx-build-*`, `.capidx-old-*`) are removed by the next build, but
+not the temporary directory of a build still running beside it (two builds into sibling folders, e.g.
+two `--out` in one parent): a build holds an exclusive `flock` on its temporary directory until the
+swap, and a directory that cannot be locked is in use. (Where `flock` does not exist, every leftover is
+removed, as before.)
 """
 
 from __future__ import annotations
@@ -52,6 +56,8 @@ def remove_leftovers(parent: Path) -> list[Path]:
     if parent.is_dir():
         for path in sorted(parent.iterdir()):
             if path.name.startswith((TEMP_PREFIX, OLD_PREFIX)) and path.is_dir() and not path.is_symlink():
+                if _in_use(path):
+                    continue
                 shutil.rmtree(path, ignore_errors=True)
                 removed.append(path)
     return removed
@@ -72,6 +78,7 @@ def write_tree(
     """
     out.parent.mkdir(parents=True, exist_ok=True)
     temp = _make_sibling(out.parent, TEMP_PREFIX)
+    lock = _hold(temp)
     try:
         tree = _Tree(os.fspath(temp), os.fspath(out))
         for relative, data in files:
@@ -83,6 +90,8 @@ def write_tree(
     except BaseException:
         shutil.rmtree(temp, ignore_errors=True)
         raise
+    finally:
+        _release(lock)
     return tree.linked
 
 
@@ -105,6 +114,7 @@ class TreeWriter:
         out.parent.mkdir(parents=True, exist_ok=True)
         self.out = out
         self.temp = _make_sibling(out.parent, TEMP_PREFIX)
+        self._lock = _hold(self.temp)
         self.files = 0
         self._previous = previous or {}
         self._kept: list[tuple[str, bytes, bool]] = []
@@ -161,6 +171,8 @@ class TreeWriter:
             self._helper.communicate()
         if not self._done:
             shutil.rmtree(self.temp, ignore_errors=True)
+        _release(self._lock)
+        self._lock = None
 
     def _start_helper(self) -> None:
         self._may_start = False
@@ -174,6 +186,9 @@ class TreeWriter:
             )
         except OSError:
             return  # written by `finish`, then
+        from capidx.compiler import pipes  # here: the helper runs this module alone, without capidx
+
+        pipes.enlarge(self._helper.stdin)
         kept, self._kept = self._kept, []
         for relative, data, link in kept:
             self._send(relative, data, link)
@@ -273,6 +288,46 @@ def _make_sibling(parent: Path, prefix: str) -> Path:
             return path
         except FileExistsError:
             continue
+
+
+def _hold(directory: Path) -> int | None:
+    """An exclusive lock on `directory` (a file descriptor to close), so that no other build removes it as a
+    leftover; None where `flock` does not exist."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX
+        return None
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:  # a new directory nobody else knows yet: cannot happen; the lock is a courtesy anyway
+        os.close(fd)
+        return None
+    return fd
+
+
+def _release(fd: int | None) -> None:
+    if fd is not None:
+        os.close(fd)
+
+
+def _in_use(directory: Path) -> bool:
+    """Whether a running build holds `directory` (see `_hold`)."""
+    try:
+        import fcntl
+    except ImportError:
+        return False
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing also drops a lock taken here
+    return False
 
 
 def _swap(temp: Path, out: Path) -> None:

@@ -96,20 +96,18 @@ def test_an_unknown_encoding_is_a_usage_error(project: Path) -> None:
 def test_an_encoding_that_cannot_be_downloaded_fails_clearly(
     project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import tiktoken.load
-    import tiktoken.registry
-
-    def no_network(url: str) -> bytes:
-        raise ConnectionError(f"network disabled in tests: {url}")
-
+    """Counting runs in a child process, so the download must fail there: an empty tiktoken cache and a
+    proxy that refuses connections (port 9, discard) make it fail at once, without touching the network."""
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "empty-cache"))
-    monkeypatch.setattr(tiktoken.load, "read_file", no_network)
-    monkeypatch.delitem(tiktoken.registry.ENCODINGS, "o200k_base", raising=False)
+    for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"):
+        monkeypatch.setenv(name, "http://127.0.0.1:9")
+    for name in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
     before = snapshot(project / "build")
     result = _build(project, "--encoding", "cl100k_base", "--encoding", "o200k_base")
     assert result.exit_code == 1
     assert "cannot load tiktoken encoding 'o200k_base'" in result.stderr
-    assert "TIKTOKEN_CACHE_DIR" in result.stderr and "network disabled" in result.stderr
+    assert f"TIKTOKEN_CACHE_DIR={tmp_path / 'empty-cache'}" in result.stderr and "Fix:" in result.stderr
     assert snapshot(project / "build") == before
 
 

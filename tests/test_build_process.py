@@ -63,6 +63,34 @@ def test_a_killed_build_leaves_the_previous_one_and_the_next_build_cleans_up(tmp
     assert "Changed, so the new build differs." in (out / "full.md").read_text("utf-8")
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="builds mark their temporary directory with flock (POSIX)")
+def test_a_build_never_removes_the_temporary_directory_of_a_build_running_beside_it(tmp_path: Path) -> None:
+    write_catalog(tmp_path)
+    ready = tmp_path / "ready"
+    running = subprocess.Popen(
+        [*CAPIDX, "build", "--out", str(tmp_path / "one"), "-q"],
+        cwd=tmp_path,
+        env=_env(**{PAUSE_ENV: str(ready)}),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not ready.exists() and running.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert ready.exists(), "the first build never reached the swap"
+        temp = Path(ready.read_text("utf-8"))
+        # A second build into a sibling folder cleans leftovers of the same parent: not this one, in use.
+        assert run_cli(["build", "--out", str(tmp_path / "two"), "-q"], tmp_path).exit_code == 0
+        assert (temp / "manifest.json").is_file()
+    finally:
+        running.send_signal(signal.SIGKILL)
+        running.wait()
+    # Killed, it holds nothing any more: now it is a leftover, and the next build removes it.
+    assert run_cli(["build", "--out", str(tmp_path / "two"), "-q"], tmp_path).exit_code == 0
+    assert not temp.exists()
+
+
 def test_builds_are_byte_identical_whatever_the_cwd_locale_hash_seed_or_file_order(tmp_path: Path) -> None:
     first = tmp_path / "first"
     write_catalog(first)
