@@ -52,7 +52,13 @@ def make_environment(user_templates: Path | None) -> jinja2.Environment:
     env.filters["commas"] = lambda value: f"{value:,}"
     env.filters["inline"] = _inline
     env.filters["cell"] = _cell
-    env.globals.update(mark=views.mark, record_traits=views.record_traits, source_traits=views.source_traits)
+    env.globals.update(
+        mark=views.mark,
+        marks=views.marks,
+        agent_records=views.agent_records,
+        record_traits=views.record_traits,
+        source_traits=views.source_traits,
+    )
     return env
 
 

@@ -1,8 +1,10 @@
-"""Small pure helpers that templates call: citation numbering and matrix markers.
+"""Small pure helpers that templates call: citation numbering, matrix markers and record lookups.
 
 Kept in Python (not Jinja) because they carry rules worth testing: each URL is listed once per
 document and cited by number; when capabilities cite the same URL with different details (another
 verification date, say), each distinct variant gets a letter (`[2a]`, `[2b]`) so nothing is lost.
+They also do what a template would otherwise do per table cell or per citation (a lookup, a call): a
+Jinja call costs microseconds, and documents make hundreds of thousands of them at scale.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from capidx.compiler.catalog import Capability, Source
+from capidx.compiler.catalog import Agent, CanonicalCapability, Capability, Source
 
 AVAILABLE, UNAVAILABLE, NOT_RECORDED = "✓", "✗", "-"
 TIER_MARKS = {"free": "f", "pro": "p", "business": "b", "enterprise": "e"}
@@ -23,6 +25,20 @@ def mark(record: Capability | None) -> str:
     if not record.available:
         return UNAVAILABLE
     return AVAILABLE + TIER_MARKS.get(record.tier or "", "")
+
+
+def agent_records(capability: CanonicalCapability, agents: Iterable[Agent]) -> list[tuple[Agent, Capability | None]]:
+    """(agent, its record of `capability` or None) for each agent, in the agents' order.
+
+    One call per table instead of a `capability.record(agent.id)` lookup per cell (a linear search each).
+    """
+    by_agent = {record.agent: record for record in capability.records}
+    return [(agent, by_agent.get(agent.id)) for agent in agents]
+
+
+def marks(capability: CanonicalCapability, agents: Iterable[Agent]) -> list[str]:
+    """The matrix cells (`mark`) of one capability's row, one per agent in the agents' order."""
+    return [mark(record) for _, record in agent_records(capability, agents)]
 
 
 def record_traits(record: Capability) -> list[str]:
@@ -67,6 +83,11 @@ class Reference:
     url: str
     variants: tuple[tuple[str, Source], ...]  # (label, source); label is "" when the URL has one variant
 
+    @property
+    def single(self) -> Source | None:
+        """The source when the URL has one variant (the usual case), else None: one lookup for templates."""
+        return self.variants[0][1] if len(self.variants) == 1 else None
+
 
 class References:
     """Numbers the sources of the given records in order of first citation."""
@@ -87,6 +108,10 @@ class References:
 
     def cite(self, source: Source) -> str:
         return self._labels[source]
+
+    def cites(self, sources: Iterable[Source]) -> str:
+        """`[1][2a]`: a record's citations in one call (templates cite every record of a document)."""
+        return "".join(f"[{self._labels[source]}]" for source in sources)
 
     def link(self, url: str) -> str:
         """`[3]` when the URL is already in the list (it is written once), else the URL itself."""
