@@ -115,15 +115,25 @@ def list_document(
 
 def sources_document(records: Iterable[Capability], *, agent: str | None, capability: str | None) -> dict[str, Any]:
     """One row per unique URL cited by the given records, sorted by URL."""
+    rows = [source_row(citations) for citations in citations_by_url(records)]
+    return {"filter": sources_filter(agent, capability), "sources": rows}
+
+
+def sources_filter(agent: str | None, capability: str | None) -> dict[str, str]:
+    """The `filter` of a sources document."""
+    return _filter(agent=agent, capability=capability)
+
+
+def citations_by_url(records: Iterable[Capability]) -> list[list[tuple[Capability, Source]]]:
+    """The (record, source) citations of the given records grouped by URL, in URL order: one group per row."""
     cited: dict[str, list[tuple[Capability, Source]]] = {}
     for record in records:
         for source in record.sources:
             cited.setdefault(source.url, []).append((record, source))
-    rows = [_source_row(citations) for _, citations in sorted(cited.items())]
-    return {"filter": _filter(agent=agent, capability=capability), "sources": rows}
+    return [cited[url] for url in sorted(cited)]
 
 
-def _source_row(citations: list[tuple[Capability, Source]]) -> dict[str, Any]:
+def source_row(citations: list[tuple[Capability, Source]]) -> dict[str, Any]:
     """One row per URL; its details come from the most recently verified citation (ties: first cited)."""
     best = max(citations, key=lambda pair: pair[1].verified_date or "")
     row = source_fields(best[1], excerpt=True)

@@ -18,8 +18,9 @@ from capidx.compiler.catalog import CanonicalCapability, Catalog
 from capidx.compiler.config import Config, Injection, InjectionLabel, Relationships
 from capidx.compiler.relations import KeywordSource, SimilarEdge, keyword_sets, similar_edges
 from capidx.compiler.semantics import SemanticStats, description_stats
-from capidx.compiler.triggers import TriggerSource, action_triggers, trigger_phrases
+from capidx.compiler.triggers import TriggerSource, trigger_maps, trigger_phrases
 from capidx.server.suggest import measure_overhead
+from capidx.server.text import terms
 
 # The reason given for a similar-to edge: at most this many shared terms, the most distinctive first.
 MAX_SHARED_TERMS = 4
@@ -42,6 +43,15 @@ class Enhanced:
     named_triggers: Mapping[str, tuple[str, ...]]  # verb -> slugs (names and explicit triggers only)
     trigger_phrases: Mapping[str, tuple[str, ...]]  # normalized phrase -> slugs
     injection: Mapping[str, Any] = field(default_factory=dict)  # match.json's `injection` (empty: left out)
+    # `terms()` of the catalog texts analysed here, for match.json's term counts to reuse: each distinct text
+    # is analysed once per build (the server's bounded memo of `terms` cycles on a large catalog). Not data
+    # of the index: left out of comparisons and repr, and dropped with the Enhanced at the end of the build.
+    text_terms: Mapping[str, tuple[str, ...]] = field(default_factory=dict, compare=False, repr=False)
+
+    def terms_of(self, text: str) -> tuple[str, ...]:
+        """`terms(text)`, from `text_terms` when the text was analysed."""
+        found = self.text_terms.get(text)
+        return found if found is not None else tuple(terms(text))
 
     def similar_rows(self, slug: str) -> list[dict[str, Any]]:
         """`similarTo` rows: `{"capability", "name", "score", "shared"}`, best first."""
@@ -57,6 +67,14 @@ class Enhanced:
         with the capability available; for a comparison, the capability's (`canonical_superseded_by`)
         and every agent with it available.
         """
+        out = self.direct_relationships(capability, agent)
+        if similar := self.similar_rows(capability.slug):
+            out["similarTo"] = similar
+        return out
+
+    def direct_relationships(self, capability: CanonicalCapability, agent: str | None = None) -> dict[str, Any]:
+        """`relationships` without `similarTo`: the part that depends on the agent. `similarTo` is the same in
+        every document of the capability, so the build serializes it once per capability."""
         same = [other for other in capability.available_for if other != agent]
         if agent is None:
             successor = self.superseded_by.get(capability.slug)
@@ -68,8 +86,6 @@ class Enhanced:
             out["sameCapability"] = same
         if successor:
             out["supersededBy"] = successor
-        if similar := self.similar_rows(capability.slug):
-            out["similarTo"] = similar
         return out
 
 
@@ -87,13 +103,15 @@ def enhance(
 ) -> Enhanced:
     """The enhanced index of `catalog` (pure); `injection` is match.json's section, as made by `injection_section`."""
     relationships = relationships or Relationships()
-    sets = keyword_sets(keyword_sources(catalog))
+    text_terms = _TermTable()
+    sets = keyword_sets(keyword_sources(catalog), text_terms.__getitem__)
     try:
         similar = similar_edges(sets, relationships.similarity_threshold, relationships.max_similar)
     except ValueError as exc:  # the config schema allows a threshold of 0, Jaccard edges need > 0
         raise SettingsError(f"relationships: {exc}") from None
     descriptions = {capability.slug: canonical_description(capability) for capability in catalog.capabilities}
     sources = list(trigger_sources(catalog))
+    triggers, named_triggers = trigger_maps(sources, text_terms.__getitem__)
     return Enhanced(
         similar=_with_reasons(similar, sets),
         names={capability.slug: capability.name for capability in catalog.capabilities},
@@ -104,11 +122,20 @@ def enhance(
         },
         descriptions=descriptions,
         semantics={slug: description_stats(text) for slug, text in descriptions.items()},
-        action_triggers=action_triggers(sources),
-        named_triggers=action_triggers(TriggerSource(item.key, item.name, "", item.triggers) for item in sources),
+        action_triggers=triggers,
+        named_triggers=named_triggers,
         trigger_phrases=trigger_phrases(sources),
         injection=dict(injection or {}),
+        text_terms=text_terms,
     )
+
+
+class _TermTable(dict[str, tuple[str, ...]]):
+    """`terms()` of each text, computed on first lookup (a memo scoped to one `enhance` call)."""
+
+    def __missing__(self, text: str) -> tuple[str, ...]:
+        found = self[text] = tuple(terms(text))
+        return found
 
 
 def _with_reasons(
@@ -117,9 +144,12 @@ def _with_reasons(
     """Edges whose `shared` terms are cut to the `MAX_SHARED_TERMS` most distinctive ones (used by the fewest
     capabilities; ties alphabetical), in that order: "hook, lifecycle" says more than "run, tool, file"."""
     frequency = Counter(term for terms in sets.values() for term in terms)
+    # Each term's position in the (frequency, term) order, computed once: sorting the shared terms of every edge
+    # by it gives the same order with a C-level key (edges share dozens of terms on a large catalog).
+    position = {term: index for index, term in enumerate(sorted(frequency, key=lambda term: (frequency[term], term)))}
 
     def reason(shared: tuple[str, ...]) -> tuple[str, ...]:
-        return tuple(sorted(shared, key=lambda term: (frequency[term], term))[:MAX_SHARED_TERMS])
+        return tuple(sorted(shared, key=position.__getitem__)[:MAX_SHARED_TERMS])
 
     return {
         slug: tuple(SimilarEdge(edge.target, edge.score, reason(edge.shared)) for edge in edges)

@@ -14,7 +14,7 @@ from typing import Any
 from capidx.compiler.catalog import Agent, CanonicalCapability, Catalog
 from capidx.compiler.enhance import Enhanced, enhance
 from capidx.compiler.triggers import verb_forms
-from capidx.server.text import STOP_WORDS, normalize, stem, terms
+from capidx.server.text import STOP_WORDS, normalize, stem
 
 INDEX_VERSION = 1
 
@@ -101,7 +101,7 @@ def _capability_entry(capability: CanonicalCapability, enhanced: Enhanced) -> di
         "aliases": sorted(aliases),
         "triggers": sorted(triggers),
         "useWhen": [{"pattern": pattern, "confidence": confidence} for pattern, confidence in sorted(use_when)],
-        "_terms": Counter(term for text in texts for term in terms(text)),
+        "_terms": Counter(term for text in texts for term in enhanced.terms_of(text)),
         "semantics": {
             "entropy": semantics.entropy,
             "uniqueTerms": semantics.unique_terms,

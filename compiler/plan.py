@@ -9,13 +9,14 @@ semantics, computed once per build.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from functools import lru_cache
 from typing import Any
 
 import jinja2
 
 from capidx.compiler import derive
 from capidx.compiler.artifacts import ALL, Artifact, Measured, make_artifact
-from capidx.compiler.catalog import CanonicalCapability, Capability, Catalog
+from capidx.compiler.catalog import CanonicalCapability, Capability, Catalog, Source
 from capidx.compiler.enhance import Enhanced
 from capidx.compiler.match import match_index
 from capidx.compiler.render import get_renderer
@@ -136,11 +137,17 @@ def _json(kind: str, path: str, prefix: str, title: str, blurb: str, value: Any,
 
 
 def tool_artifacts(catalog: Catalog, prefix: str, enhanced: Enhanced) -> Iterator[Artifact]:
-    """lookup, compare, list and sources documents, and index/match.json."""
+    """lookup, compare, list and sources documents, and index/match.json.
+
+    Texts are exactly `canonical_json` of the `derive` documents, but parts that many documents share are
+    serialized once and spliced in: a capability's `similarTo` rows (in each agent's lookup and the
+    comparison) and a source cited by one record (in up to three sources documents).
+    """
+    rows = _SourceRows()
     for capability in catalog.capabilities:
-        yield from _per_capability(catalog, capability, prefix, enhanced)
+        yield from _per_capability(catalog, capability, prefix, enhanced, rows)
     yield from _lists(catalog, prefix)
-    yield from _agent_sources(catalog, prefix)
+    yield from _agent_sources(catalog, prefix, rows)
     yield _json(
         "index",
         "index/match.json",
@@ -152,49 +159,112 @@ def tool_artifacts(catalog: Catalog, prefix: str, enhanced: Enhanced) -> Iterato
 
 
 def _per_capability(
-    catalog: Catalog, capability: CanonicalCapability, prefix: str, enhanced: Enhanced
+    catalog: Catalog, capability: CanonicalCapability, prefix: str, enhanced: Enhanced, rows: _SourceRows
 ) -> Iterator[Artifact]:
     slug, name = capability.slug, capability.name
+    similar = enhanced.similar_rows(slug)
+    similar_text = canonical_json(similar) if similar else None
     for agent_id in catalog.agent_ids:
-        yield _json(
+        relationships = _relationships_text(enhanced.direct_relationships(capability, agent_id), similar_text)
+        yield make_artifact(
             "lookup",
             f"tools/lookup/{agent_id}/{slug}.json",
             prefix,
             f"{name} for {agent_id}",
             f"Lookup answer: {name} for {agent_id}.",
-            derive.lookup_document(agent_id, capability, enhanced.relationships(capability, agent_id)),
+            _with_member(derive.lookup_document(agent_id, capability), "relationships", relationships),
             agent=agent_id,
             capability=slug,
         )
         record = capability.record(agent_id)
-        yield _json(
+        yield make_artifact(
             "sources",
             f"tools/sources/{agent_id}/{slug}.json",
             prefix,
             f"Sources: {name} for {agent_id}",
             f"Sources cited for {name} by {agent_id}.",
-            derive.sources_document([record] if record else [], agent=agent_id, capability=slug),
+            rows.document([record] if record else [], agent=agent_id, capability=slug),
             agent=agent_id,
             capability=slug,
         )
-    yield _json(
+    relationships = _relationships_text(enhanced.direct_relationships(capability), similar_text)
+    yield make_artifact(
         "compare",
         f"tools/compare/{slug}.json",
         prefix,
         f"Compare {name}",
         f"{name} compared across every agent.",
-        derive.compare_document(catalog, capability, enhanced.relationships(capability)),
+        _with_member(derive.compare_document(catalog, capability), "relationships", relationships),
         capability=slug,
     )
-    yield _json(
+    yield make_artifact(
         "sources",
         f"tools/sources/{ALL}/{slug}.json",
         prefix,
         f"Sources: {name}",
         f"Sources cited for {name} by any agent.",
-        derive.sources_document(capability.records, agent=None, capability=slug),
+        rows.document(capability.records, agent=None, capability=slug),
         capability=slug,
     )
+
+
+def _relationships_text(direct: dict[str, Any], similar_text: str | None) -> str | None:
+    """canonical_json of `Enhanced.relationships` from its agent-dependent part and the serialized `similarTo`;
+    None when empty (the document then has no `relationships`, as `derive` leaves it out)."""
+    if not direct and similar_text is None:
+        return None
+    return _with_member(direct, "similarTo", similar_text)
+
+
+def _object_text(members: dict[str, str]) -> str:
+    """canonical_json of an object whose member values are already canonical JSON: keys sorted, compact."""
+    return "{" + ",".join(f"{_key_text(key)}:{members[key]}" for key in sorted(members)) + "}"
+
+
+@lru_cache(maxsize=64)
+def _key_text(key: str) -> str:
+    """canonical_json of a member name (the few names `_with_member` is given, so the memo stays tiny)."""
+    return canonical_json(key)
+
+
+def _with_member(document: dict[str, Any], key: str, text: str | None) -> str:
+    """canonical_json of `document` with `key` set to the value serialized as `text` (left out when None)."""
+    if text is None:
+        return canonical_json(document)
+    if all(other < key for other in document):  # the usual case: the new member goes last
+        head = canonical_json(document)
+        return f"{head[:-1]}{',' if document else ''}{_key_text(key)}:{text}}}"
+    members = {other: canonical_json(value) for other, value in document.items()}
+    members[key] = text
+    return _object_text(members)
+
+
+class _SourceRows:
+    """Sources documents made from rows serialized once per citation.
+
+    A URL cited by a single record has the same row in that record's agent and capability document, the
+    capability's `_all` document and the agent's `_all` document. Rows are keyed by the identity of the
+    (record, source) objects, which the catalog keeps alive for the whole of `tool_artifacts`; the memo goes
+    with this object at the end of it.
+    """
+
+    def __init__(self) -> None:
+        self._rows: dict[tuple[int, int], str] = {}
+
+    def document(self, records: Sequence[Capability], *, agent: str | None, capability: str | None) -> str:
+        """`canonical_json(derive.sources_document(records, agent=agent, capability=capability))`."""
+        rows = ",".join([self._row(citations) for citations in derive.citations_by_url(records)])
+        return _with_member({"filter": derive.sources_filter(agent, capability)}, "sources", f"[{rows}]")
+
+    def _row(self, citations: list[tuple[Capability, Source]]) -> str:
+        if len(citations) != 1:
+            return canonical_json(derive.source_row(citations))
+        record, source = citations[0]
+        key = (id(record), id(source))
+        text = self._rows.get(key)
+        if text is None:
+            text = self._rows[key] = canonical_json(derive.source_row(citations))
+        return text
 
 
 def _lists(catalog: Catalog, prefix: str) -> Iterator[Artifact]:
@@ -231,14 +301,14 @@ def _list(
     )
 
 
-def _agent_sources(catalog: Catalog, prefix: str) -> Iterator[Artifact]:
+def _agent_sources(catalog: Catalog, prefix: str, rows: _SourceRows) -> Iterator[Artifact]:
     for agent in catalog.agents:
-        yield _json(
+        yield make_artifact(
             "sources",
             f"tools/sources/{agent.id}/{ALL}.json",
             prefix,
             f"Sources: {agent.id}",
             f"Every source cited by {agent.id}.",
-            derive.sources_document(agent.capabilities, agent=agent.id, capability=None),
+            rows.document(agent.capabilities, agent=agent.id, capability=None),
             agent=agent.id,
         )

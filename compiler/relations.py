@@ -38,7 +38,7 @@ from __future__ import annotations
 import heapq
 from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from itertools import chain, combinations
 
@@ -75,18 +75,29 @@ class SimilarEdge:
 Edges = dict[str, tuple[SimilarEdge, ...]]
 
 
-def keyword_set(source: KeywordSource) -> frozenset[str]:
-    """The stemmed, stop-word-free terms of every text field of `source`."""
-    texts = (source.name, *source.terminology, source.description, *source.aliases, *source.triggers)
-    return frozenset(term for text in texts for term in terms(text))
+def keyword_set(source: KeywordSource, terms_of: Callable[[str], Iterable[str]] = terms) -> frozenset[str]:
+    """The stemmed, stop-word-free terms of every text field of `source`.
+
+    `terms_of` is `terms` or a memo of it (the build analyses each distinct text once).
+    """
+    return frozenset(term for text in _texts(source) for term in terms_of(text))
 
 
-def keyword_sets(sources: Iterable[KeywordSource]) -> dict[str, frozenset[str]]:
-    """Keyword set per key, sorted by key. Sources sharing a key (one per agent) are merged."""
-    merged: defaultdict[str, set[str]] = defaultdict(set)
+def keyword_sets(
+    sources: Iterable[KeywordSource], terms_of: Callable[[str], Iterable[str]] = terms
+) -> dict[str, frozenset[str]]:
+    """Keyword set per key, sorted by key. Sources sharing a key (one per agent) are merged.
+
+    The texts of one key are gathered first, so a name or alias every agent repeats is analysed once.
+    """
+    texts: defaultdict[str, set[str]] = defaultdict(set)
     for source in sources:
-        merged[source.key] |= keyword_set(source)
-    return {key: frozenset(merged[key]) for key in sorted(merged)}
+        texts[source.key].update(_texts(source))
+    return {key: frozenset(term for text in texts[key] for term in terms_of(text)) for key in sorted(texts)}
+
+
+def _texts(source: KeywordSource) -> tuple[str, ...]:
+    return (source.name, *source.terminology, source.description, *source.aliases, *source.triggers)
 
 
 def common_term_cap(document_frequencies: Iterable[int], n: int, work_per_capability: int = WORK_PER_CAPABILITY) -> int:
@@ -131,9 +142,7 @@ def similar_edges(
     index = _Index.build(sets, max_df)
     best: list[list[tuple[float, int, int]]] = [[] for _ in index.docs]
     if max_similar:
-        for i, j, score in _scored_pairs(index, threshold):
-            _keep(best[i], (score, -index.rank[j], j), max_similar)
-            _keep(best[j], (score, -index.rank[i], i), max_similar)
+        _keep_best(index, threshold, max_similar, best)
     return _edges(index.order, index.docs, best)
 
 
@@ -203,24 +212,42 @@ class _Index:
         )
 
 
-def _scored_pairs(index: _Index, threshold: float) -> Iterator[tuple[int, int, float]]:
-    """Every proposed pair (i, j), i < j, whose Jaccard score reaches `threshold`, with the score."""
-    sizes, masks, common_sizes = index.sizes, index.masks, index.common_sizes
+def _keep_best(index: _Index, threshold: float, limit: int, best: list[list[tuple[float, int, int]]]) -> None:
+    """For every proposed pair (i, j), i < j, whose Jaccard score reaches `threshold`, `_keep` the entry in
+    both `best[i]` and `best[j]`.
+
+    One loop with `_keep` inlined and the per-document values hoisted: it runs once per candidate pair,
+    hundreds of thousands of times on a large catalog.
+    """
+    sizes, masks, common_sizes, rank, common = index.sizes, index.masks, index.common_sizes, index.rank, index.common
+    push, replace = heapq.heappush, heapq.heapreplace
     for i, doc in enumerate(index.docs):
         if not doc:
             continue
-        last = bisect_right(sizes, sizes[i] / threshold + _EPSILON)  # size filter: partners in (i, last)
-        proposing = [term for term in doc if term not in index.common]
+        size_i, mask_i, common_i, entry_i = sizes[i], masks[i], common_sizes[i], -rank[i]
+        last = bisect_right(sizes, size_i / threshold + _EPSILON)  # size filter: partners in (i, last)
+        proposing = [term for term in doc if term not in common]
         for j, shared in _count_shared(i, last, proposing, index.postings).items():
             # The union is at least sizes[j] (>= sizes[i]): skip the intersection when sharing
             # every common term could not reach the threshold.
-            at_most = shared + (common_sizes[i] if common_sizes[i] < common_sizes[j] else common_sizes[j])
-            if at_most < threshold * sizes[j] - _EPSILON:
+            common_j = common_sizes[j]
+            if shared + (common_i if common_i < common_j else common_j) < threshold * sizes[j] - _EPSILON:
                 continue
-            together = shared + (masks[i] & masks[j]).bit_count()
-            union = sizes[i] + sizes[j] - together
-            if together >= threshold * union - _EPSILON:
-                yield i, j, round(together / union, 3)
+            together = shared + (mask_i & masks[j]).bit_count()
+            union = size_i + sizes[j] - together
+            if together < threshold * union - _EPSILON:
+                continue
+            score = round(together / union, 3)
+            heap, entry = best[i], (score, -rank[j], j)
+            if len(heap) < limit:
+                push(heap, entry)
+            elif entry > heap[0]:
+                replace(heap, entry)
+            heap, entry = best[j], (score, entry_i, i)
+            if len(heap) < limit:
+                push(heap, entry)
+            elif entry > heap[0]:
+                replace(heap, entry)
 
 
 def _count_shared(i: int, last: int, proposing: list[str], postings: dict[str, list[int]]) -> Counter[int]:

