@@ -15,6 +15,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from capidx.server.text import terms
 
@@ -32,18 +33,40 @@ class SemanticStats:
 
 def term_entropy(items: Iterable[str]) -> float:
     """Shannon entropy in bits of the frequency distribution of `items` (0.0 when empty)."""
-    counts = Counter(items)
+    return _entropy(Counter(items))
+
+
+def description_stats(text: str) -> SemanticStats:
+    """Entropy and term counts of a description.
+
+    Memoized (bounded): one build asks about the same description in validate's lint, the canonical
+    description, the enhanced index and stats.json. The result is frozen, so sharing it is safe.
+    """
+    return _description_stats(text)
+
+
+@lru_cache(maxsize=1 << 16)
+def _description_stats(text: str) -> SemanticStats:
+    found = terms(text)
+    counts = Counter(found)
+    return SemanticStats(round(_entropy(counts), 3), len(counts), len(found))
+
+
+# count·log2(count) of the counts terms of a description have (a lookup is cheaper than the logarithm;
+# the lint computes the entropy of every description of a catalog).
+_C_LOG2_C = (0.0, *(count * math.log2(count) for count in range(1, 64)))
+
+
+def _entropy(counts: Counter[str]) -> float:
     total = sum(counts.values())
     if not total:
         return 0.0
     # Σ -p·log2(p), computed as log2(N) - Σ c·log2(c) / N to keep the sum of like-sized terms stable.
-    return max(0.0, math.log2(total) - sum(count * math.log2(count) for count in counts.values()) / total)
-
-
-def description_stats(text: str) -> SemanticStats:
-    """Entropy and term counts of a description."""
-    found = terms(text)
-    return SemanticStats(round(term_entropy(found), 3), len(set(found)), len(found))
+    if max(counts.values()) < len(_C_LOG2_C):
+        weighted = sum(map(_C_LOG2_C.__getitem__, counts.values()))
+    else:
+        weighted = sum(count * math.log2(count) for count in counts.values())
+    return max(0.0, math.log2(total) - weighted / total)
 
 
 def low_information(stats: SemanticStats, threshold: float) -> bool:

@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 Part = str | int
@@ -69,12 +70,43 @@ def json_path(parts: Parts) -> str:
 
 
 class _LineIndex:
+    """Line and column of any offset, from the start of every line (for `scan_json`, which asks for all)."""
+
     def __init__(self, text: str) -> None:
         self._starts = [0, *(match.end() for match in re.finditer("\n", text))]
 
     def position(self, offset: int) -> Position:
         line = bisect.bisect_right(self._starts, offset)
         return line, offset - self._starts[line - 1] + 1
+
+
+class _LineCounter:
+    """Line and column of offsets asked for one by one, counting newlines from the nearest one answered.
+
+    `JsonPositions` is asked for a few offsets of a text, or for many in reading order (the lint walks a
+    document front to back): counting the newlines between neighbouring answers (in C, `str.count`)
+    reads the text about once, where finding every line start first costs a Python object per line.
+    """
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        # Offsets answered so far, ascending, with their line and the offset where that line starts.
+        self._offsets = [0]
+        self._lines = [1]
+        self._starts = [0]
+
+    def position(self, offset: int) -> Position:
+        offsets = self._offsets
+        at = bisect.bisect_right(offsets, offset) - 1
+        known = offsets[at]
+        newlines = self._text.count("\n", known, offset)
+        line = self._lines[at] + newlines
+        start = self._text.rfind("\n", known, offset) + 1 if newlines else self._starts[at]
+        if known != offset:
+            offsets.insert(at + 1, offset)
+            self._lines.insert(at + 1, line)
+            self._starts.insert(at + 1, start)
+        return line, offset - start + 1
 
 
 @dataclass
@@ -120,8 +152,72 @@ def scan_json(text: str) -> SourceMap:
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _MEMBER = re.compile(r'("[^"\\]*(?:\\.[^"\\]*)*")[ \t\n\r]*:[ \t\n\r]*', re.DOTALL)
-_SEPARATOR = re.compile(r"[ \t\n\r]*,?[ \t\n\r]*")  # after a value: to the next one, or to the closing bracket
 _scan_value = json.JSONDecoder().scan_once  # the C scanner: (value, end) of the JSON value at an offset
+
+# Building blocks of the regexes that step over values without building them (possessive: no backtracking).
+_STRING = r'"[^"\\]*+(?:\\.[^"\\]*+)*+"'
+_WS = r"[ \t\n\r]*+"
+
+
+def _value_pattern(depth: int) -> str:
+    """A value of a valid JSON text with at most `depth` levels of brackets (a regex, uncompiled).
+
+    Skipping a value only needs its end: in a valid text that is where its brackets balance, so a regex
+    (strings matched whole, for the brackets inside them; `[` and `{` alike) finds it in C without
+    building the value, as the C scanner would. `re` has no recursion, so the nesting is spelled out to
+    `depth` levels (the pattern grows linearly); possessive quantifiers keep a failed match linear.
+    """
+    inside = rf'(?:[^\[\]{{}}"]++|{_STRING})*+'  # no brackets: strings, literals, commas, colons, whitespace
+    for _ in range(depth - 1):
+        inside = rf'(?:[^\[\]{{}}"]++|{_STRING}|[\[{{]{inside}[\]}}])*+'
+    return rf'(?:{_STRING}|[\[{{]{inside}[\]}}]|[^ \t\n\r{{}}\[\],:"]++)'
+
+
+# Values nested deeper than this (rare in capability documents) are skipped by the C scanner instead.
+_DEPTH = 24
+# After a value: its separator, then the next member's key and colon (group 1; None at the closing brace).
+_NEXT_KEY = rf"{_WS},?{_WS}(?:({_STRING}){_WS}:{_WS})?"
+_NEXT_KEY_ONLY = re.compile(_NEXT_KEY, re.DOTALL)
+_NEXT_ITEM = re.compile(rf"{_WS},?{_WS}")
+
+
+@cache
+def _after_member() -> re.Pattern[str]:
+    """One step of a walk over an object: past a value, its separator, and the next key and colon.
+
+    Compiled on first use (a few milliseconds, which commands that locate nothing need not pay).
+    """
+    return re.compile(_value_pattern(_DEPTH) + _NEXT_KEY, re.DOTALL)
+
+
+# A key asked for this often gets a regex of its own that finds it among the members in one call.
+_SEARCH_AFTER = 16
+_MAX_SEARCHES = 64  # keys, over the process's life: each pattern costs about 2 ms to compile
+_searches: dict[str, re.Pattern[str]] = {}
+_asked: dict[str, int] = {}
+
+
+def _member_search(key: str) -> re.Pattern[str] | None:
+    """The regex finding member `key` of an object from its first member, once `key` is asked for often.
+
+    A walk takes a Python step per member before the one asked for (the `sources` of a capability
+    comes after nine others); this regex passes them all in one call: lazily repeated whole members
+    (`key: value,`), then `key` itself, spelled as `json.dumps` writes it. It fails (and the walk,
+    which decodes every key, answers) when the key is absent, written with other escapes, or behind
+    a value nested too deeply. A key is found this way only after it has been asked for
+    `_SEARCH_AFTER` times: the keys of an alias table, each asked for once, never cost a compilation.
+    """
+    if key in _searches:
+        return _searches[key]
+    count = _asked[key] = _asked.get(key, 0) + 1
+    if count < _SEARCH_AFTER or len(_searches) >= _MAX_SEARCHES:
+        if len(_asked) > 100_000:  # keys asked for rarely: forget them rather than grow forever
+            _asked.clear()
+        return None
+    literal = re.escape(json.dumps(key, ensure_ascii=False))
+    member = rf"{_STRING}{_WS}:{_WS}{_value_pattern(_DEPTH)}{_WS},{_WS}"
+    pattern = _searches[key] = re.compile(rf"(?>{member})*?({literal}){_WS}:{_WS}", re.DOTALL)
+    return pattern
 
 
 def _skip(text: str, at: int) -> int:
@@ -133,9 +229,10 @@ class JsonPositions:
     """Positions in a JSON text that `json.loads` accepted without oddities, found on demand.
 
     `scan_json` tokenizes the whole text in Python; this walks only the containers on the way to the
-    positions asked for, and each of them only as far as needed, skipping over child values with the
-    C scanner: locating a few values costs little, and locating one in every record of a large file a
-    fraction of a full scan. Same answers as `scan_json(text).locate` for a text without duplicate
+    positions asked for, and each of them only as far as needed, stepping over child values in C (a
+    regex, or the C scanner): locating a few values costs little, and locating one in every record of
+    a large file a fraction of a full scan. Lines are counted the same way, between the offsets asked
+    for (`_LineCounter`). Same answers as `scan_json(text).locate` for a text without duplicate
     keys or non-JSON literals; such a text needs `scan_json`, which reports them (`duplicates` and
     `bad_literals` are empty here).
     """
@@ -147,7 +244,7 @@ class JsonPositions:
         self._text = text
         self._root = _skip(text, 0)
         self._containers: dict[int, _Container | None] = {}  # by offset of the opening bracket
-        self._lines: _LineIndex | None = None
+        self._lines: _LineCounter | None = None
 
     def locate(self, parts: Parts, *, key: bool = False) -> Position | None:
         """Position of the value at `parts` (or of its key); the nearest ancestor when it is absent."""
@@ -170,21 +267,39 @@ class JsonPositions:
 
     def _position(self, offset: int) -> Position:
         if self._lines is None:
-            self._lines = _LineIndex(self._text)
+            self._lines = _LineCounter(self._text)
         return self._lines.position(offset)
 
 
 class _Container:
-    """An object or array of a JSON text, its children's offsets read as far as asked for so far."""
+    """An object or array of a JSON text, its children's offsets read as far as asked for so far.
 
-    __slots__ = ("is_object", "items", "members", "resume", "text")
+    A step over an object reads past the value of the member read last and up to the next member's
+    value in one regex call (a key asked for often is searched for in one call, `_member_search`); a
+    step over an array passes an item with the C scanner. The value of the child read last is passed
+    only when a later child is wanted: the child asked for is often the last one needed (`capabilities`
+    of the root), and passing it would cost a scan of all of it.
+    """
+
+    __slots__ = ("is_object", "items", "members", "pending", "start", "text")
 
     def __init__(self, text: str, is_object: bool, start: int) -> None:
         self.text = text
+        self.start = start  # of the first child, or of the closing bracket
         self.is_object = is_object
         self.members: dict[str, tuple[int, int]] = {}  # key -> (key offset, value offset)
         self.items: list[int] = []  # value offsets
-        self.resume = start  # where the next child starts; -1 once every child is read
+        self.pending = -1  # the value offset of the child read last; -1 once every child is read
+        if text[start] in "}]":
+            return
+        if is_object:
+            member = _MEMBER.match(text, start)  # "key" : (and the whitespace around)
+            assert member is not None  # json.loads accepted the text
+            self.members[_key(member.group(1))] = (start, member.end())
+            self.pending = member.end()
+        else:
+            self.items.append(start)
+            self.pending = start
 
     @classmethod
     def at(cls, text: str, offset: int) -> _Container | None:
@@ -196,29 +311,49 @@ class _Container:
         if self.is_object:
             if not isinstance(part, str):
                 return None
-            while part not in self.members and self.resume >= 0:
-                self._read_next()
-            return self.members.get(part)
+            members = self.members
+            if part not in members and self.pending >= 0 and (search := _member_search(part)) is not None:
+                found = search.match(self.text, self.start)
+                if found is not None:
+                    members[part] = (found.start(1), found.end())
+            while part not in members and self.pending >= 0:
+                self._read_member()
+            return members.get(part)
         if type(part) is not int or part < 0:
             return None
-        while len(self.items) <= part and self.resume >= 0:
-            self._read_next()
-        return (None, self.items[part]) if part < len(self.items) else None
+        items = self.items
+        while len(items) <= part and self.pending >= 0:
+            self._read_item()
+        return (None, items[part]) if part < len(items) else None
 
-    def _read_next(self) -> None:
-        text, at = self.text, self.resume
-        if text[at] in "}]":
-            self.resume = -1
+    def _read_member(self) -> None:
+        text = self.text
+        step = _after_member().match(text, self.pending)
+        if step is None:  # nested too deeply for the regex
+            step = _NEXT_KEY_ONLY.match(text, _scan_value(text, self.pending)[1])
+            assert step is not None  # it matches the empty string
+        name = step.group(1)
+        if name is None:  # the closing brace
+            self.pending = -1
             return
-        if self.is_object:
-            member = _MEMBER.match(text, at)  # "key" : (and the whitespace around)
-            assert member is not None  # json.loads accepted the text
-            name = member.group(1)
-            self.members[json.loads(name) if "\\" in name else name[1:-1]] = (at, member.end())
-            at = member.end()
+        self.members[_key(name)] = (step.start(1), step.end())
+        self.pending = step.end()
+
+    def _read_item(self) -> None:
+        # Items (whole capabilities, say) are passed by the C scanner: faster than the regex on large
+        # values, though it builds them (cheap while `validate_project` holds the garbage collector).
+        text = self.text
+        at = _NEXT_ITEM.match(text, _scan_value(text, self.pending)[1]).end()  # type: ignore[union-attr]
+        if text[at] in "}]":
+            self.pending = -1
         else:
             self.items.append(at)
-        self.resume = _SEPARATOR.match(text, _scan_value(text, at)[1]).end()  # type: ignore[union-attr]
+            self.pending = at
+
+
+def _key(literal: str) -> str:
+    """The key a JSON string literal spells (decoded only when it holds an escape)."""
+    return json.loads(literal) if "\\" in literal else literal[1:-1]
 
 
 def _punctuation(char: str, stack: list[_Frame], values: dict[Parts, Position], position: Position) -> None:

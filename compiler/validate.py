@@ -8,7 +8,9 @@ ties config, validation and reporting together for the command line. `capidx bui
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import gc
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
@@ -61,7 +63,30 @@ def validate_project(
     config: Config, paths: Sequence[Path] = (), *, strict: bool = False, today: date | None = None
 ) -> ValidationResult:
     """Validate the catalog named by `config` (or only `paths`, when given)."""
-    today = today or date.today()
+    with _collector_paused():
+        return _validate_project(config, paths, strict=strict, today=today or date.today())
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection while a catalog is read and checked; restored afterwards.
+
+    Parsed documents are trees (JSON data cannot form reference cycles, and YAML with a recursive alias
+    is refused before it is built), freed by reference counting alone; yet each one grows the heap,
+    and the collector's full passes, triggered by that growth, traverse every object of every document
+    loaded before: half a second of validating a catalog of 20,000 capabilities, for nothing. Whatever
+    cycles a check does make are collected once the collector runs again.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _validate_project(config: Config, paths: Sequence[Path], *, strict: bool, today: date) -> ValidationResult:
     inputs = discover.collect(config, paths)
     diagnostics = list(inputs.problems)
     validator, problems = _capability_validator(config)

@@ -1,0 +1,172 @@
+"""The shortcuts that make `capidx validate` fast on large catalogs give exactly the answers of the slow ways.
+
+- `JsonPositions` (positions found on demand, by regex steps, the C scanner and per-key searches for
+  keys asked for often) equals the full scan `scan_json` for every value and key of tricky JSON:
+  escapes in keys and strings, brackets and quotes inside strings, unicode, nesting deeper than the
+  regexes reach, minified and CRLF texts, keys asked for often enough to get a search of their own;
+- `_LineCounter` (newlines counted between answers) equals the line-start index, in any order;
+- the entropy of the vague-description rule equals the plain formula;
+- `validate_project` leaves the garbage collector as it found it.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import math
+import random
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from capidx.compiler import sourcemap
+from capidx.compiler.config import default_config
+from capidx.compiler.semantics import description_stats, term_entropy
+from capidx.compiler.sourcemap import JsonPositions, Parts, _LineCounter, _LineIndex, scan_json
+from capidx.compiler.validate import validate_project
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _all_parts(value: Any, prefix: Parts = ()) -> list[Parts]:
+    found = [prefix]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += _all_parts(item, (*prefix, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += _all_parts(item, (*prefix, index))
+    return found
+
+
+def _assert_same_positions(text: str, order_seed: int | None = None) -> None:
+    """Every value and key (and absent children) located on demand, in document or shuffled order."""
+    full, lazy = scan_json(text), JsonPositions(text)
+    paths = _all_parts(json.loads(text))
+    asked = paths + [(*path, "absent") for path in paths] + [(*path, 10**6) for path in paths]
+    if order_seed is not None:
+        random.Random(order_seed).shuffle(asked)
+    for parts in asked:
+        for key in (False, True):
+            assert lazy.locate(parts, key=key) == full.locate(parts, key=key), parts
+
+
+def _nested(depth: int) -> Any:
+    value: Any = "bottom"
+    for level in range(depth):
+        value = [value, level] if level % 2 else {"k": value, "[": "]"}
+    return value
+
+
+TRICKY = [
+    '{"a": {"b\\"c": [1, {"d": null}], "é": "x"}, "e": []}',
+    '{"sour\\u0063es": [1, 2], "source": 3, "x\\\\": {"\\"": "\\\\\\""}}',  # a key with an escape
+    '{"s": "brackets [ { } ] and \\"quotes\\" and \\\\", "t": ["]", "}", "{", "["], "u": {"v": "\\\\"}}',
+    '{"日本": {"語": ["🙂", "\\ud83d\\ude42", "a\\u0000b"]}, "\\u65e5": 1, "n": -1.5e+3, "b": [true, false, null]}',
+    '[[[[]]], [[], [[[1, [2, [3]]]]]], {"a": [{"b": [{"c": []}]}]}, {}]',
+    '{"a":[1,2,{"b":"c\\"d"}],"e":{"f":{"g":[]}},"h":"\\\\"}',  # minified
+    '{\r\n  "a": [\r\n    1,\r\n    {"b": "x"}\r\n  ],\r\n  "c": "y"\r\n}\r\n',
+    "  \n\n  {\n\n\n  }  \n",
+    "[]",
+    '  "scalar"  ',
+    json.dumps({"deep": _nested(60), "after": {"k": 1}}),  # deeper than the regexes reach
+    json.dumps({"deep": _nested(60), "after": {"k": 1}}, indent=2),
+]
+
+
+@pytest.mark.parametrize("text", TRICKY)
+def test_positions_on_demand_equal_the_full_scan(text: str) -> None:
+    _assert_same_positions(text)
+    _assert_same_positions(text, order_seed=7)
+
+
+def test_bundled_documents_in_any_order() -> None:
+    for path in sorted((REPO / "agents").glob("*/capabilities/current.json")):
+        _assert_same_positions(path.read_text("utf-8"), order_seed=3)
+
+
+def _records(count: int, seed: int) -> list[dict[str, Any]]:
+    """Records whose often-asked keys sit at varying places, behind values of every kind."""
+    rng = random.Random(seed)
+    fillers = ["plain", 'with "quotes" and [brackets] {braces}', "back\\slash\\", "é 字 🙂", "", "\n\t"]
+    records = []
+    for index in range(count):
+        record: dict[str, Any] = {}
+        for filler in range(rng.randint(0, 5)):
+            record[f"f{filler}"] = rng.choice(
+                [rng.choice(fillers), rng.randint(-5, 5), [rng.choice(fillers)], {"x": [[{}], rng.choice(fillers)]}]
+            )
+        if rng.random() < 0.5:
+            record["deep"] = _nested(rng.choice([3, 30]))
+        if rng.random() < 0.9:
+            record["sources"] = [{"url": rng.choice(fillers), "verifiedDate": "2026-01-01"}]
+        record['weird "key" [x]'] = index
+        records.append(dict(sorted(record.items(), key=lambda _: rng.random())))
+    return records
+
+
+@pytest.mark.parametrize("indent", [None, 2])
+def test_keys_asked_often_are_found_by_their_own_search(indent: int | None) -> None:
+    """Past `_SEARCH_AFTER` requests a key is found by one regex; answers stay those of the full scan,
+    also where the regex cannot answer (an escaped spelling of the key, a value nested too deeply)."""
+    records = _records(120, seed=indent or 0)
+    text = json.dumps({"capabilities": records}, indent=indent, ensure_ascii=False)
+    # The same key spelled with an escape in one record: the search misses it, the walk finds it.
+    text = text.replace('"sources"', '"sour\\u0063es"', 1)
+    full, lazy = scan_json(text), JsonPositions(text)
+    for index in range(len(records)):
+        for key in ("sources", 'weird "key" [x]', "f0", "absent"):
+            for parts in [("capabilities", index, key), ("capabilities", index, key, 0, "verifiedDate")]:
+                assert lazy.locate(parts, key=True) == full.locate(parts, key=True), parts
+                assert lazy.locate(parts) == full.locate(parts), parts
+        assert lazy.locate(("capabilities", index)) == full.locate(("capabilities", index))
+    assert "sources" in sourcemap._searches  # the search was used, not only the walk
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_line_counter_equals_the_line_index(seed: int) -> None:
+    rng = random.Random(seed)
+    text = "".join(rng.choice(["a", "é", "\n", "\r\n", "🙂", " "]) for _ in range(400))
+    for text_ in (text, "", "\n", "no newline", "\n\n\n"):
+        index, counter = _LineIndex(text_), _LineCounter(text_)
+        offsets = list(range(len(text_) + 1)) * 2
+        rng.shuffle(offsets)
+        for offset in offsets:
+            assert counter.position(offset) == index.position(offset), (text_, offset)
+
+
+def _plain_entropy(items: list[str]) -> float:
+    counts = Counter(items)
+    total = sum(counts.values())
+    if not total:
+        return 0.0
+    return max(0.0, math.log2(total) - sum(count * math.log2(count) for count in counts.values()) / total)
+
+
+def test_entropy_equals_the_plain_formula() -> None:
+    rng = random.Random(5)
+    for _ in range(2000):
+        alphabet = "abcdefghij"[: rng.randint(1, 10)]
+        items = [rng.choice(alphabet) for _ in range(rng.choice([0, 1, 5, 40, 200]))]
+        assert term_entropy(items) == _plain_entropy(items)
+        assert term_entropy(iter(items)) == _plain_entropy(items)
+    assert term_entropy(["a"] * 100 + ["b"]) == _plain_entropy(["a"] * 100 + ["b"])  # past the lookup table
+    stats = description_stats("Runs tests, runs linters, runs formatters and reports every failure.")
+    assert stats.unique_terms < stats.total_terms
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_validation_leaves_the_garbage_collector_as_it_was(enabled: bool, tmp_path: Path) -> None:
+    was = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        document = tmp_path / "agents" / "demo" / "capabilities" / "current.json"
+        document.parent.mkdir(parents=True)
+        document.write_text('{"agent": {"name": "Demo"}, "capabilities": []}', "utf-8")
+        result = validate_project(default_config(tmp_path).with_overrides(agents=tmp_path / "agents"))
+        assert result.checked
+        assert gc.isenabled() == enabled
+    finally:
+        gc.enable() if was else gc.disable()
