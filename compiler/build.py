@@ -11,10 +11,11 @@ every file is intact, the build is up to date and nothing is rendered, tokenized
 from __future__ import annotations
 
 import dataclasses
+import gc
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from importlib import metadata, resources
 from itertools import chain
 from pathlib import Path
@@ -294,7 +295,7 @@ def _render_and_measure(
     )
     # Rendering and tokenizing overlap: each text goes to the counter as soon as it is rendered.
     expected = len((previous or {}).get("artifacts", ()))  # for the progress bar: the last build's size
-    with _bar(progress, "rendering", expected) as tick:
+    with _bar(progress, "rendering", expected) as tick, _long_lived_frozen():
         measured = _measure(artifacts, counter, tick, write)
     full_tokens = next(item.tokens[encodings[0]] for item in measured if item.artifact.kind == "full")
     summary = summary_artifact(catalog, env, config.uri_prefix, full_tokens, enhanced)
@@ -304,24 +305,36 @@ def _render_and_measure(
     return measured
 
 
+@contextmanager
+def _long_lived_frozen() -> Iterator[None]:
+    """Exempt what exists now (the catalog, the enhanced index, the validated documents: they live until
+    the end) from the cyclic garbage collector while rendering, which would otherwise walk them at every
+    full collection (5-8 % of a large build's CPU)."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 def _measure(
     artifacts: Iterable[Artifact],
     counter: Any,
     tick: Callable[[int], None] | None = None,
     write: Callable[[str, bytes, str], None] | None = None,
 ) -> list:
-    """Encode, write and measure artifacts as they come; only their bytes are kept (the texts are dropped)."""
+    """Encode, write and measure artifacts as they come; only their figures are kept (texts and bytes are dropped)."""
     done = []
     for artifact in artifacts:
         data, sha = encode(artifact)
         if write:
             write(artifact.path, data, sha)
         counter.submit(sha, artifact.text, data)
-        done.append((replace(artifact, text=""), data, sha, count_words(artifact.text), count_lines(artifact.text)))
+        done.append((artifact.without_text(), len(data), sha, count_words(artifact.text), count_lines(artifact.text)))
         if tick:
             tick(1)
     counter.wait()
-    return [Measured(artifact, data, sha, counter.counts(sha), *sizes) for artifact, data, sha, *sizes in done]
+    return [Measured(artifact, size, sha, counter.counts(sha), *sizes) for artifact, size, sha, *sizes in done]
 
 
 def _up_to_date(out: Path, previous: dict[str, Any]) -> BuildResult:

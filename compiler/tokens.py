@@ -205,13 +205,13 @@ class TokenCounter:
 
     def _queue(self, name: str, parts: list[str]) -> None:
         """Put the pieces not seen yet into the batch being filled."""
-        pieces, batch = self._pieces[name], self._batch[name]
-        added = 0
-        for part in parts:
-            if part not in pieces:
-                pieces[part] = None
-                batch.append(part)
-                added += len(part) + 1
+        pieces = self._pieces[name]
+        fresh = dict.fromkeys([part for part in parts if part not in pieces])  # a text may repeat a piece
+        if not fresh:
+            return
+        pieces.update(fresh)  # None: queued
+        self._batch[name].extend(fresh)
+        added = sum(map(len, fresh)) + len(fresh)
         self.encoded_chars += added
         self._batch_chars[name] += added
         if self._batch_chars[name] >= _BATCH_CHARS:
