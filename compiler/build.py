@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from importlib import metadata, resources
 from itertools import chain
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from capidx.compiler import digest as digests
 from capidx.compiler.artifacts import Artifact, Measured, count_lines, count_words, encode
@@ -40,6 +40,9 @@ from capidx.compiler.manifest import (
 from capidx.compiler.tokenproc import start_counter
 from capidx.compiler.tokens import EncodingUnavailable, check_names, reported_name
 from capidx.compiler.write import MANIFEST, OutputError, TreeWriter, check_output_dir, remove_leftovers
+
+if TYPE_CHECKING:
+    from capidx.compiler.background import BackgroundValidation
 
 # Above this many artifacts a TTY gets progress bars (small catalogs build faster than a bar draws).
 PROGRESS_THRESHOLD = 5_000
@@ -138,12 +141,80 @@ def _validate_and_build(
     counter: Any,
     progress: Callable[[str, int], Any] | None,
 ) -> BuildResult:
+    from capidx.compiler.background import load_unchecked  # here: a no-op build needs none of validation's modules
+
+    err = err or sys.stderr
+    loaded = load_unchecked(config)
+    checker = _start_background(config, strict, verbosity) if loaded is not None else None
+    if loaded is None or checker is None:  # a small catalog, or no second Python: validate first
+        validation = _validate(config, strict, err, verbosity)
+        return _build(config, validation, env, templates, previous, counter, progress, lambda: None)
+    settle = _settler(checker, loaded, config, strict, err, verbosity)
+    try:
+        return _build(config, loaded, env, templates, previous, counter, progress, settle)
+    except Exception:
+        settle()  # invalid data is reported as such, whatever failed while building from it
+        raise
+    finally:
+        checker.close()
+
+
+def _start_background(config: Config, strict: bool, verbosity: int) -> BackgroundValidation | None:
+    from capidx.compiler.background import BackgroundValidation
+
+    try:
+        return BackgroundValidation(config, strict, verbosity)
+    except OSError:
+        return None
+
+
+def _settler(
+    checker: BackgroundValidation, loaded: Any, config: Config, strict: bool, err: TextIO, verbosity: int
+) -> Callable[[], None]:
+    """A function that waits (once) for the background validation's verdict, prints its report and raises
+    BuildFailure when the data is invalid or changed meanwhile."""
+    settled = False
+
+    def settle() -> None:
+        nonlocal settled
+        if settled:
+            return
+        settled = True
+        from capidx.compiler.background import ValidationChanged
+
+        try:
+            verdict = checker.verdict(loaded)
+        except ValidationChanged as exc:
+            raise BuildFailure(str(exc), ExitCode.INVALID) from None
+        except OSError:  # the child failed: validate here instead (same checks, same report)
+            _validate(config, strict, err, verbosity)
+            return
+        if verdict.report:
+            print(verdict.report, file=err)
+        if not verdict.ok:
+            raise BuildFailure(_errors_message(verdict.errors), ExitCode.INVALID)
+
+    return settle
+
+
+def _build(
+    config: Config,
+    validation: Any,
+    env: Any,
+    templates: list[tuple[str, bytes]],
+    previous: dict[str, Any] | None,
+    counter: Any,
+    progress: Callable[[str, int], Any] | None,
+    settle: Callable[[], None],
+) -> BuildResult:
+    """Build from `validation`'s documents; `settle()` is called before anything is decided from them
+    (an up-to-date answer, the swap): it raises when they turn out to be invalid."""
     encodings = counter.encodings
     out = config.out
-    validation = _validate(config, strict, err or sys.stderr, verbosity)
     inputs = _validated_inputs(config, validation)
     digest = _input_digest(config, inputs, templates, encodings)
     if previous and previous.get("inputDigest") == digest and is_intact(out, previous):
+        settle()
         return _up_to_date(out, previous)
 
     from capidx.compiler.enhance import SettingsError
@@ -178,6 +249,7 @@ def _validate_and_build(
             budgets=budgets,
         )
         writer.add(MANIFEST, serialize(manifest))
+        settle()
         with _bar(progress, "writing", writer.files) as tick:
             linked = writer.finish(tick)
     finally:
@@ -215,9 +287,12 @@ def _validate(config: Config, strict: bool, err: TextIO, verbosity: int = 0) -> 
     if result.diagnostics and (text := REPORTER_BY_NAME["text"](verbosity=verbosity).render(result)):
         print(text, file=err)
     if not result.ok:
-        count = len(result.errors)
-        raise BuildFailure(f"{count} validation error{'s' if count != 1 else ''}", ExitCode.INVALID)
+        raise BuildFailure(_errors_message(len(result.errors)), ExitCode.INVALID)
     return result
+
+
+def _errors_message(count: int) -> str:
+    return f"{count} validation error{'s' if count != 1 else ''}"
 
 
 def _may_skip_validation(config: Config, strict: bool) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import jinja2
 import pytest
 from catalog_factory import run_cli, write_catalog
 
@@ -99,3 +100,21 @@ def test_a_typo_in_the_capability_macro_is_still_caught(tmp_path: Path) -> None:
     agent = Agent("a", "A", "Vendor", "1", "2026-01-01", (_record("a"),))
     with pytest.raises(TemplateFailure, match=r"_macros\.md\.j2:\d+: .*descripton"):
         render(agent=agent, refs=References(agent.capabilities), catalog=None, prefix="", related={})
+
+
+def test_synchronous_filters_render_as_jinja_s_own() -> None:
+    """The build registers the synchronous functions behind Jinja's async-capable filters: every one of
+    them must give what the stock environment gives (the compiled-template cache keys on this too)."""
+    source = (
+        "{{ items|join(', ', attribute='name') }}|{{ items|map(attribute='n')|sum }}"
+        "|{{ items|map(attribute='n')|list }}"
+        "|{{ items|selectattr('n', 'gt', 1)|map(attribute='name')|join }}|{{ items|rejectattr('n')|list|length }}"
+        "|{{ (items|first).name }}|{{ items|map(attribute='n')|unique|list }}|{{ items|slice(2)|list|length }}"
+        "|{% for key, group in items|groupby('n') %}{{ key }}:{{ group|length }};{% endfor %}"
+        "|{{ items|map(attribute='n')|select('odd')|list }}|{{ items|map(attribute='n')|reject('odd')|list }}"
+    )
+    items = [{"name": "a", "n": 1}, {"name": "b", "n": 2}, {"name": "c", "n": 2}, {"name": "d", "n": 0}]
+    ours = make_environment(None)
+    assert ours.filters["join"] is jinja2.filters.sync_do_join
+    stock = jinja2.Environment(undefined=jinja2.StrictUndefined)
+    assert ours.from_string(source).render(items=items) == stock.from_string(source).render(items=items)
