@@ -10,6 +10,8 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from capidx.server.text import canonical_json
+
 MIME_BY_SUFFIX = {".md": "text/markdown", ".json": "application/json"}
 
 # Kinds the server may expose as MCP resources, in display order; the rest are internal tool documents.
@@ -52,6 +54,55 @@ class Measured:
     tokens: dict[str, int]
     words: int
     lines: int
+    row: PendingRow | None = field(default=None, repr=False, compare=False)  # made while tokens were counted
+
+    def manifest_entry(self, primary: str) -> tuple[dict[str, Any], str]:
+        """The manifest entry (docs/build-directory.md, "manifest.json") and its canonical JSON."""
+        row = self.row or PendingRow(self.artifact, self.size, self.sha256, self.words, self.lines, primary)
+        return row.complete(self.tokens, primary)
+
+
+class PendingRow:
+    """An artifact's manifest entry and its JSON text, made before its token counts are known.
+
+    A large build serializes tens of thousands of entries; the build makes them while the token
+    counter finishes its last texts (time the build would otherwise spend waiting), and `complete` only
+    adds the counts. The JSON is `canonical_json(entry)` to the byte (keys in sorted
+    order: bytes, description, kind, lines, mimeType, params, path, sha256, title, tokens, uri, words;
+    JSON escaping works character by character, so the description can be escaped in pieces).
+    """
+
+    __slots__ = ("blurb", "entry", "head", "middle", "tail")
+
+    def __init__(self, artifact: Artifact, size: int, sha256: str, words: int, lines: int, primary: str) -> None:
+        self.blurb = artifact.blurb
+        self.entry = {
+            "kind": artifact.kind,
+            "uri": artifact.uri,
+            "path": artifact.path,
+            "mimeType": artifact.mime_type,
+            "title": artifact.title,
+            "bytes": size,
+            "sha256": sha256,
+            "words": words,
+            "lines": lines,
+            "params": dict(artifact.params),
+        }
+        self.head = f'{{"bytes":{size},"description":{canonical_json(artifact.blurb + " ")[:-1]}'
+        self.middle = (
+            f'{canonical_json(f" tokens ({primary}).")[1:]},"kind":{canonical_json(artifact.kind)},"lines":{lines},'
+            f'"mimeType":{canonical_json(artifact.mime_type)},"params":{canonical_json(self.entry["params"])},'
+            f'"path":{canonical_json(artifact.path)},"sha256":{canonical_json(sha256)},'
+            f'"title":{canonical_json(artifact.title)},"tokens":'
+        )
+        self.tail = f',"uri":{canonical_json(artifact.uri)},"words":{words}}}'
+
+    def complete(self, tokens: dict[str, int], primary: str) -> tuple[dict[str, Any], str]:
+        count = f"{tokens[primary]:,}"
+        entry = dict(self.entry)
+        entry["description"] = f"{self.blurb} {count} tokens ({primary})."
+        entry["tokens"] = tokens if len(tokens) == 1 else dict(sorted(tokens.items()))
+        return entry, f"{self.head}{count}{self.middle}{canonical_json(entry['tokens'])}{self.tail}"
 
 
 def make_artifact(
@@ -73,22 +124,3 @@ def count_words(text: str) -> int:
 
 def count_lines(text: str) -> int:
     return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
-
-
-def as_manifest_entry(item: Measured, primary: str) -> dict[str, Any]:
-    artifact = item.artifact
-    tokens = item.tokens
-    return {
-        "kind": artifact.kind,
-        "uri": artifact.uri,
-        "path": artifact.path,
-        "mimeType": artifact.mime_type,
-        "title": artifact.title,
-        "description": f"{artifact.blurb} {tokens[primary]:,} tokens ({primary}).",
-        "bytes": item.size,
-        "sha256": item.sha256,
-        "tokens": tokens if len(tokens) == 1 else dict(sorted(tokens.items())),
-        "words": item.words,
-        "lines": item.lines,
-        "params": dict(artifact.params),
-    }

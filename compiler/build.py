@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from capidx.compiler import digest as digests
-from capidx.compiler.artifacts import Artifact, Measured, count_lines, count_words, encode
+from capidx.compiler.artifacts import Artifact, Measured, PendingRow, count_lines, count_words, encode
 from capidx.compiler.budgets import BudgetResult, check_budgets
 from capidx.compiler.build_table import kind_table
 from capidx.compiler.catalog import Catalog, CatalogError, build_catalog
@@ -239,7 +239,7 @@ def _build(
             raise BuildFailure(f"configuration: {exc}", ExitCode.USAGE) from None
 
         budgets = check_budgets(config.budgets, measured, encodings[0])
-        manifest = manifest_document(
+        manifest, rows = manifest_document(
             version=_version(),
             input_digest=digest,
             prefix=config.uri_prefix,
@@ -248,7 +248,7 @@ def _build(
             measured=measured,
             budgets=budgets,
         )
-        writer.add(MANIFEST, serialize(manifest))
+        writer.add(MANIFEST, serialize(manifest, rows))
         settle()
         with _bar(progress, "writing", writer.files) as tick:
             linked = writer.finish(tick)
@@ -371,12 +371,12 @@ def _render_and_measure(
     # Rendering and tokenizing overlap: each text goes to the counter as soon as it is rendered.
     expected = len((previous or {}).get("artifacts", ()))  # for the progress bar: the last build's size
     with _bar(progress, "rendering", expected) as tick, _long_lived_frozen():
-        measured = _measure(artifacts, counter, tick, write)
+        measured = _measure(artifacts, counter, encodings[0], tick, write)
     full_tokens = next(item.tokens[encodings[0]] for item in measured if item.artifact.kind == "full")
     summary = summary_artifact(catalog, env, config.uri_prefix, full_tokens, enhanced)
-    measured += _measure([summary], counter, write=write)
+    measured += _measure([summary], counter, encodings[0], write=write)
     stats = stats_artifact(catalog, measured, encodings, config.staleness.old_days, config.uri_prefix)
-    measured += _measure([stats], counter, write=write)
+    measured += _measure([stats], counter, encodings[0], write=write)
     return measured
 
 
@@ -395,10 +395,13 @@ def _long_lived_frozen() -> Iterator[None]:
 def _measure(
     artifacts: Iterable[Artifact],
     counter: Any,
+    primary: str,
     tick: Callable[[int], None] | None = None,
     write: Callable[[str, bytes, str], None] | None = None,
 ) -> list:
-    """Encode, write and measure artifacts as they come; only their figures are kept (texts and bytes are dropped)."""
+    """Encode, write and measure artifacts as they come; only their figures are kept (texts and bytes are dropped).
+
+    Their manifest rows are made while the counter finishes the last texts (otherwise time spent waiting)."""
     done = []
     for artifact in artifacts:
         data, sha = encode(artifact)
@@ -408,8 +411,12 @@ def _measure(
         done.append((artifact.without_text(), len(data), sha, count_words(artifact.text), count_lines(artifact.text)))
         if tick:
             tick(1)
+    rows = [PendingRow(*item, primary) for item in done]
     counter.wait()
-    return [Measured(artifact, size, sha, counter.counts(sha), *sizes) for artifact, size, sha, *sizes in done]
+    return [
+        Measured(artifact, size, sha, counter.counts(sha), words, lines, row)
+        for (artifact, size, sha, words, lines), row in zip(done, rows, strict=True)
+    ]
 
 
 def _up_to_date(out: Path, previous: dict[str, Any]) -> BuildResult:

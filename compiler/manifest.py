@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from capidx.compiler.artifacts import Measured, as_manifest_entry
+from capidx.compiler.artifacts import Measured
 from capidx.compiler.budgets import BudgetResult
 from capidx.compiler.catalog import Catalog
 from capidx.compiler.write import MANIFEST
@@ -56,8 +56,14 @@ def manifest_document(
     catalog: Catalog,
     measured: Sequence[Measured],
     budgets: Iterable[BudgetResult],
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], list[str]]:
+    """The manifest, and its artifact entries as canonical JSON (for `serialize`)."""
     primary = encodings[0]
+    entries, texts = [], []
+    for item in sorted(measured, key=lambda m: m.artifact.path):
+        entry, text = item.manifest_entry(primary)
+        entries.append(entry)
+        texts.append(text)
     return {
         "format": FORMAT,
         "capidx": version,
@@ -71,15 +77,17 @@ def manifest_document(
         },
         "resourceTemplates": resource_templates(prefix, measured, primary),
         "budgets": [result.as_manifest_row() for result in budgets],
-        "artifacts": [as_manifest_entry(item, primary) for item in sorted(measured, key=lambda m: m.artifact.path)],
-    }
+        "artifacts": entries,
+    }, texts
 
 
-def serialize(manifest: dict[str, Any]) -> bytes:
-    """Compact JSON with one artifact per line: small, and still readable in a diff or with grep."""
+def serialize(manifest: dict[str, Any], rows: Sequence[str] | None = None) -> bytes:
+    """Compact JSON with one artifact per line: small, and still readable in a diff or with grep.
+
+    `rows`: the artifacts' entries as canonical JSON when already made (`manifest_document` makes them)."""
     head = canonical_json({key: value for key, value in manifest.items() if key != "artifacts"})
-    rows = ",\n".join(canonical_json(row) for row in manifest["artifacts"])
-    return f'{head[:-1]},"artifacts":[\n{rows}\n]}}\n'.encode()
+    text = ",\n".join(rows if rows is not None else [canonical_json(row) for row in manifest["artifacts"]])
+    return f'{head[:-1]},"artifacts":[\n{text}\n]}}\n'.encode()
 
 
 def read_previous(out: Path) -> dict[str, Any] | None:

@@ -169,3 +169,36 @@ def test_a_cold_build_measures_every_artifact_exactly(tmp_path: Path) -> None:
     for row in manifest["artifacts"]:
         text = (tmp_path / "build" / row["path"]).read_text("utf-8")
         assert row["tokens"]["cl100k_base"] == _tokens(text), row["path"]
+
+
+@pytest.mark.parametrize("encodings", [("cl100k_base",), ("o200k_base", "cl100k_base")])
+def test_manifest_rows_made_before_the_counts_are_canonical_json(encodings: tuple[str, ...]) -> None:
+    """`PendingRow` assembles an entry's JSON from pieces made before the counts are known: it must be
+    `canonical_json` of the entry, whatever the text holds (quotes, backslashes, controls, non-ASCII)."""
+    from capidx.compiler.artifacts import Measured, make_artifact
+    from capidx.server.text import canonical_json
+
+    odd = 'say "hi" \\ back\tslash\n\u2028 é 字 🙂 \x01'
+    artifact = make_artifact(
+        "lookup", f"tools/lookup/a/{odd}.json", "capability-index://", f"Title {odd}", f"Blurb {odd}", "{}",
+        agent=odd, capability="x",
+    )  # fmt: skip
+    tokens = {name: 1234567 + index for index, name in enumerate(encodings)}
+    measured = Measured(artifact.without_text(), 42, "ab" * 32, tokens, 7, 1)
+    primary = encodings[0]
+    entry, text = measured.manifest_entry(primary)
+    assert text == canonical_json(entry)
+    assert entry == {
+        "kind": "lookup",
+        "uri": artifact.uri,
+        "path": artifact.path,
+        "mimeType": "application/json",
+        "title": artifact.title,
+        "description": f"{artifact.blurb} {tokens[primary]:,} tokens ({primary}).",
+        "bytes": 42,
+        "sha256": "ab" * 32,
+        "tokens": dict(sorted(tokens.items())),
+        "words": 7,
+        "lines": 1,
+        "params": {"agent": odd, "capability": "x"},
+    }
