@@ -7,10 +7,30 @@ module that spells them.
 from __future__ import annotations
 
 import hashlib
+import json.encoder as json_encoder
 from dataclasses import dataclass, field
 from typing import Any
 
 from capidx.server.text import canonical_json
+
+# A string as `canonical_json` writes it (the function json.dumps uses for strings with ensure_ascii=False),
+# called directly: the manifest quotes hundreds of thousands of strings.
+_json_string = json_encoder.encode_basestring
+
+
+def _flat_json(mapping: dict[str, Any]) -> str:
+    """`canonical_json` of a flat object of strings and integers (params, token counts), without the
+    encoder's per-call cost; anything else goes to `canonical_json`."""
+    items = []
+    for key in sorted(mapping):
+        value = mapping[key]
+        if type(value) is str:
+            items.append(f"{_json_string(key)}:{_json_string(value)}")
+        elif type(value) is int:
+            items.append(f"{_json_string(key)}:{value}")
+        else:
+            return canonical_json(mapping)
+    return "{" + ",".join(items) + "}"
 
 MIME_BY_SUFFIX = {".md": "text/markdown", ".json": "application/json"}
 
@@ -88,21 +108,21 @@ class PendingRow:
             "lines": lines,
             "params": dict(artifact.params),
         }
-        self.head = f'{{"bytes":{size},"description":{canonical_json(artifact.blurb + " ")[:-1]}'
+        quote = _json_string
+        self.head = f'{{"bytes":{size},"description":{quote(artifact.blurb + " ")[:-1]}'
         self.middle = (
-            f'{canonical_json(f" tokens ({primary}).")[1:]},"kind":{canonical_json(artifact.kind)},"lines":{lines},'
-            f'"mimeType":{canonical_json(artifact.mime_type)},"params":{canonical_json(self.entry["params"])},'
-            f'"path":{canonical_json(artifact.path)},"sha256":{canonical_json(sha256)},'
-            f'"title":{canonical_json(artifact.title)},"tokens":'
+            f'{quote(f" tokens ({primary}).")[1:]},"kind":{quote(artifact.kind)},"lines":{lines},'
+            f'"mimeType":{quote(artifact.mime_type)},"params":{_flat_json(self.entry["params"])},'
+            f'"path":{quote(artifact.path)},"sha256":{quote(sha256)},"title":{quote(artifact.title)},"tokens":'
         )
-        self.tail = f',"uri":{canonical_json(artifact.uri)},"words":{words}}}'
+        self.tail = f',"uri":{quote(artifact.uri)},"words":{words}}}'
 
     def complete(self, tokens: dict[str, int], primary: str) -> tuple[dict[str, Any], str]:
         count = f"{tokens[primary]:,}"
         entry = dict(self.entry)
         entry["description"] = f"{self.blurb} {count} tokens ({primary})."
         entry["tokens"] = tokens if len(tokens) == 1 else dict(sorted(tokens.items()))
-        return entry, f"{self.head}{count}{self.middle}{canonical_json(entry['tokens'])}{self.tail}"
+        return entry, f"{self.head}{count}{self.middle}{_flat_json(entry['tokens'])}{self.tail}"
 
 
 def make_artifact(
