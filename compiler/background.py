@@ -28,7 +28,7 @@ from typing import IO, Any
 from capidx.compiler import discover
 from capidx.compiler.config import Config
 from capidx.compiler.load import load_file
-from capidx.compiler.validate import LoadedDocument, ValidationResult
+from capidx.compiler.validate import LoadedDocument, ValidationResult, collector_paused
 
 LARGE_INPUT = 4 << 20  # bytes of capability documents
 _CHILD = "from capidx.compiler.background import child_main; child_main()"
@@ -55,6 +55,11 @@ def load_unchecked(config: Config) -> ValidationResult | None:
     inputs = discover.collect(config, ())
     if inputs.problems or sum(_size(path) for path in inputs.documents) <= LARGE_INPUT:
         return None
+    with collector_paused():  # parsed JSON holds no cycles (see validate.collector_paused)
+        return _load(inputs)
+
+
+def _load(inputs: discover.Inputs) -> ValidationResult | None:
     documents = []
     for path in inputs.documents:
         source, problems = load_file(path)

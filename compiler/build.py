@@ -219,15 +219,17 @@ def _build(
 
     from capidx.compiler.enhance import SettingsError
     from capidx.compiler.render import TemplateFailure
+    from capidx.compiler.validate import collector_paused
 
     # Files are written (into a temporary sibling of `out`, by a helper process) as they are rendered.
     writer = TreeWriter(out, _previous_shas(previous))
     try:
         try:
-            catalog = build_catalog(
-                [(doc.agent_id or doc.path.parent.parent.name, doc.data) for doc in validation.documents],
-                validation.aliases.data if validation.aliases else None,
-            )
+            with collector_paused():  # a tree of frozen dataclasses: nothing for the cyclic collector
+                catalog = build_catalog(
+                    [(doc.agent_id or doc.path.parent.parent.name, doc.data) for doc in validation.documents],
+                    validation.aliases.data if validation.aliases else None,
+                )
             measured = _render_and_measure(config, catalog, env, encodings, previous, progress, counter, writer.add)
         except CatalogError as exc:
             raise BuildFailure(str(exc), ExitCode.INVALID) from None
@@ -361,9 +363,11 @@ def _render_and_measure(
 ) -> list[Measured]:
     from capidx.compiler.enhance import enhance_for_build
     from capidx.compiler.plan import markdown_artifacts, stats_artifact, summary_artifact, tool_artifacts
+    from capidx.compiler.validate import collector_paused
 
     previous_index = previous_json(config.out, previous, MATCH_INDEX, encodings[0])  # reuses its label overhead
-    enhanced = enhance_for_build(catalog, config, counter, encodings[0], previous_index)
+    with collector_paused():  # derived data (sets, tuples, dicts) only: nothing for the cyclic collector
+        enhanced = enhance_for_build(catalog, config, counter, encodings[0], previous_index)
     artifacts = chain(
         markdown_artifacts(catalog, env, config.uri_prefix, enhanced),
         tool_artifacts(catalog, config.uri_prefix, enhanced),

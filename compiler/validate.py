@@ -63,12 +63,12 @@ def validate_project(
     config: Config, paths: Sequence[Path] = (), *, strict: bool = False, today: date | None = None
 ) -> ValidationResult:
     """Validate the catalog named by `config` (or only `paths`, when given)."""
-    with _collector_paused():
+    with collector_paused():
         return _validate_project(config, paths, strict=strict, today=today or date.today())
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
     """No cyclic garbage collection while a catalog is read and checked; restored afterwards.
 
     Parsed documents are trees (JSON data cannot form reference cycles, and YAML with a recursive alias
