@@ -118,13 +118,16 @@ class TokenCounter:
         self._split: dict[str, bool] = {}  # per loaded encoding: are texts cut into pieces?
         self._threads = threads or _worker_threads()
         self._pool: ThreadPoolExecutor | None = None
-        # Per encoding: every piece seen (its count once tokenized, None while queued), the texts waiting
-        # for their pieces' counts, and the batch of pieces being filled.
-        self._pieces: dict[str, dict[str, int | None]] = {name: {} for name in self.encodings}
-        self._waiting: dict[str, dict[str, list[str]]] = {name: {} for name in self.encodings}
+        # Per encoding: a number for every distinct piece seen and its count by number (-1 while queued); the
+        # texts waiting for counts, as the numbers of their pieces (a text's own piece strings are dropped
+        # at once: only distinct pieces are kept); and the batch of pieces being filled, with their numbers.
+        self._ids: dict[str, dict[str, int]] = {name: {} for name in self.encodings}
+        self._piece_counts: dict[str, list[int]] = {name: [] for name in self.encodings}
+        self._waiting: dict[str, dict[str, array[int]]] = {name: {} for name in self.encodings}
         self._batch: dict[str, list[str]] = {name: [] for name in self.encodings}
+        self._batch_ids: dict[str, list[int]] = {name: [] for name in self.encodings}
         self._batch_chars = dict.fromkeys(self.encodings, 0)
-        self._running: list[Future[tuple[str, list[tuple[str, int]]]]] = []
+        self._running: list[Future[tuple[str, list[int], list[int]]]] = []
         self.encoded_texts = 0  # how many texts had to be counted (tests: 0 on a no-op rebuild)
         self.encoded_chars = 0  # how many characters were actually tokenized (distinct pieces only)
 
@@ -155,8 +158,7 @@ class TokenCounter:
                 parts = cut
             else:
                 parts = [text]
-            self._waiting[name][sha] = parts
-            self._queue(name, parts)
+            self._waiting[name][sha] = self._queue(name, parts)
             queued = True
         self.encoded_texts += queued
 
@@ -173,17 +175,19 @@ class TokenCounter:
         running, self._running = self._running, []
         try:
             for future in running:
-                name, counted = future.result()
-                self._pieces[name].update(counted)
+                name, numbers, counted = future.result()
+                piece_counts = self._piece_counts[name]
+                for number, tokens in zip(numbers, counted, strict=True):
+                    piece_counts[number] = tokens
                 if progress:
                     progress(len(counted))
         finally:
             for future in running:
                 future.cancel()
         for name, waiting in self._waiting.items():
-            pieces = self._pieces[name]
-            for sha, parts in waiting.items():
-                self._known.setdefault(sha, {})[name] = sum(map(pieces.__getitem__, parts))
+            piece_counts = self._piece_counts[name]
+            for sha, numbers in waiting.items():
+                self._known.setdefault(sha, {})[name] = sum(map(piece_counts.__getitem__, numbers))
             waiting.clear()
 
     def counts(self, sha: str) -> dict[str, int]:
@@ -203,32 +207,46 @@ class TokenCounter:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
 
-    def _queue(self, name: str, parts: list[str]) -> None:
-        """Put the pieces not seen yet into the batch being filled."""
-        pieces = self._pieces[name]
-        fresh = dict.fromkeys([part for part in parts if part not in pieces])  # a text may repeat a piece
-        if not fresh:
-            return
-        pieces.update(fresh)  # None: queued
-        self._batch[name].extend(fresh)
-        added = sum(map(len, fresh)) + len(fresh)
-        self.encoded_chars += added
-        self._batch_chars[name] += added
-        if self._batch_chars[name] >= _BATCH_CHARS:
-            self._dispatch(name)
+    def _queue(self, name: str, parts: list[str]) -> array[int]:
+        """Put the pieces not seen yet into the batch being filled; the numbers of all of `parts`."""
+        ids = self._ids[name]
+        numbers = list(map(ids.get, parts))  # one lookup per piece; None: not seen yet
+        if None in numbers:
+            piece_counts, batch, batch_ids = self._piece_counts[name], self._batch[name], self._batch_ids[name]
+            index = numbers.index(None)
+            while True:  # steps only through the pieces not seen yet (a text may repeat one)
+                piece = parts[index]
+                number = ids.get(piece)
+                if number is None:
+                    number = ids[piece] = len(piece_counts)
+                    piece_counts.append(-1)
+                    batch.append(piece)
+                    batch_ids.append(number)
+                    self.encoded_chars += len(piece) + 1
+                    self._batch_chars[name] += len(piece) + 1
+                numbers[index] = number
+                try:
+                    index = numbers.index(None, index + 1)
+                except ValueError:
+                    break
+            if self._batch_chars[name] >= _BATCH_CHARS:
+                self._dispatch(name)
+        return array("I", numbers)
 
     def _dispatch(self, name: str, parts: int = 1) -> None:
         """Hand the batch being filled to the threads, in `parts` pieces (the last one: every thread helps)."""
-        batch = self._batch[name]
+        batch, numbers = self._batch[name], self._batch_ids[name]
         if not batch:
             return
-        self._batch[name], self._batch_chars[name] = [], 0
+        self._batch[name], self._batch_ids[name], self._batch_chars[name] = [], [], 0
         if self._pool is None:
             from concurrent.futures import ThreadPoolExecutor
 
             self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="capidx-tokens")
-        for piece in (batch[index::parts] for index in range(min(parts, len(batch)))):
-            self._running.append(self._pool.submit(_count_batch, name, self._loaded[name], piece))
+        for index in range(min(parts, len(batch))):
+            self._running.append(
+                self._pool.submit(_count_batch, name, self._loaded[name], batch[index::parts], numbers[index::parts])
+            )
 
 
 def _worker_threads() -> int:
@@ -241,22 +259,28 @@ def _worker_threads() -> int:
     return max(1, min(4, cpus))
 
 
-def _count_batch(name: str, encoding: Any, batch: list[str]) -> tuple[str, list[tuple[str, int]]]:
-    """(name, [(text, tokens)]) for a batch of texts, in a worker thread."""
+def _count_batch(
+    name: str, encoding: Any, batch: list[str], numbers: list[int]
+) -> tuple[str, list[int], list[int]]:
+    """(name, numbers, tokens of each text of `batch`, in order), in a worker thread."""
     separator = _separator(encoding)
-    alone = [text for text in batch if separator is None or separator[0] in text]
-    joined = [text for text in batch if separator is not None and separator[0] not in text]
-    counted = [(text, len(encoding.encode_ordinary(text))) for text in alone]
+    counted = [0] * len(batch)
+    joined = []
+    for index, text in enumerate(batch):
+        if separator is None or separator[0] in text:
+            counted[index] = len(encoding.encode_ordinary(text))
+        else:
+            joined.append(index)
     if joined:
         assert separator is not None
         special, token = separator
-        tokens = _encode_with_special(encoding, special.join(joined) + special, special)
+        tokens = _encode_with_special(encoding, special.join(batch[index] for index in joined) + special, special)
         start = 0
-        for text in joined:
+        for index in joined:
             end = tokens.index(token, start)
-            counted.append((text, end - start))
+            counted[index] = end - start
             start = end + 1
-    return name, counted
+    return name, numbers, counted
 
 
 def _separator(encoding: Any) -> tuple[str, int] | None:
