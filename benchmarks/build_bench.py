@@ -1,7 +1,10 @@
 """Whole-process time, CPU and peak memory of `capidx build`: `python benchmarks/build_bench.py [--quick]`.
 
 Every figure is one separate process, started from a fresh wrapper process so that `RUSAGE_CHILDREN`
-reports that process alone: wall time, CPU time (user + system, all threads) and peak RSS. Cases:
+reports that process alone: wall time, CPU time (user + system, all threads, its helper processes
+included) and peak RSS (of its largest process: that is what `RUSAGE_CHILDREN` keeps). "all procs" is
+the peak of the RSS of the build and its helper processes together, sampled every 50 ms from /proc
+(Linux; 0 elsewhere). Cases:
 
 - baselines: `python -c pass` (interpreter start) and `capidx --version` (CLI start);
 - the bundled catalog, cold (no previous build) and as a no-op rebuild;
@@ -36,13 +39,32 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 _WRAPPER = """
-import json, resource, subprocess, sys, time
+import json, os, resource, subprocess, sys, time
+
+def tree_rss_kib(root):
+    # Resident memory of `root` and every process below it (Linux /proc; 0 elsewhere).
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        try:
+            with open(f"/proc/{pid}/status") as status:
+                total += next((int(line.split()[1]) for line in status if line.startswith("VmRSS:")), 0)
+            with open(f"/proc/{pid}/task/{pid}/children") as children:
+                todo += [int(child) for child in children.read().split()]
+        except (OSError, ValueError):
+            continue
+    return total
+
 start = time.perf_counter()
-done = subprocess.run(sys.argv[2:], cwd=sys.argv[1], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+child = subprocess.Popen(sys.argv[2:], cwd=sys.argv[1], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+tree_peak = 0
+while child.poll() is None:
+    tree_peak = max(tree_peak, tree_rss_kib(child.pid))
+    time.sleep(0.05)
 elapsed = time.perf_counter() - start
 usage = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(json.dumps({"seconds": elapsed, "cpu": usage.ru_utime + usage.ru_stime,
-                  "peak_mib": usage.ru_maxrss / 1024, "exit": done.returncode}))
+                  "peak_mib": usage.ru_maxrss / 1024, "tree_mib": tree_peak / 1024, "exit": child.returncode}))
 """
 CAPIDX = [sys.executable, "-c", "from capidx.compiler.cli import main; main()"]
 # (agents, capabilities per agent): 1k, then the curve.
@@ -114,8 +136,8 @@ def row(label: str, figures: dict, per_k: float | None = None) -> None:
         spread = f"  [{low:.2f} / {mid:.2f} / {high:.2f}]"
     cost = f"{per_k:8.2f} s" if per_k is not None else " " * 10
     print(
-        f"{label:<40} {figures['seconds']:7.2f} s {figures['cpu']:7.2f} s {figures['peak_mib']:7.0f} MiB {cost}"
-        f"{status}{spread}",
+        f"{label:<40} {figures['seconds']:7.2f} s {figures['cpu']:7.2f} s {figures['peak_mib']:7.0f} MiB "
+        f"{figures['tree_mib']:7.0f} MiB {cost}{status}{spread}",
         flush=True,
     )
 
@@ -146,7 +168,7 @@ def _run(work: Path, outs: Path, env: dict[str, str], options: argparse.Namespac
         f"floors: creating a 1.6 KB file there takes {file_creation_us(outs):.0f} µs; "
         f"tiktoken encodes {tokenizer_mb_per_s(env):.1f} MB/s on one thread"
     )
-    print(f"{'case':<40} {'wall':>9} {'cpu':>9} {'peak RSS':>11} {'wall/1k caps':>10}")
+    print(f"{'case':<40} {'wall':>9} {'cpu':>9} {'peak RSS':>11} {'all procs':>11} {'wall/1k caps':>10}")
     row("python -c pass", measure(REPO, [sys.executable, "-c", "pass"], env, repeat))
     row("capidx --version", measure(REPO, [*CAPIDX, "--version"], env, repeat))
     bundled = outs / "bundled"
