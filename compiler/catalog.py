@@ -296,6 +296,8 @@ def _model(item: Mapping[str, Any]) -> Model:
 
 def _extra(item: Mapping[str, Any], known: frozenset[str], prefix: str = "") -> Extra:
     """Unknown keys flattened to (dotted key, text) pairs; nested values are walked."""
+    if item.keys() <= known:  # the usual case, checked at C speed
+        return ()
     pairs: list[tuple[str, str]] = []
     for key, value in item.items():
         if key not in known:

@@ -58,6 +58,10 @@ def record_fields(record: Capability) -> dict[str, Any]:
     return out
 
 
+# Members of `record_fields` a comparison leaves out: compare stays to the contract's fields.
+NOT_COMPARED = ("introducedIn", "deprecatedDate", "supersededBy")
+
+
 def _identity(capability: CanonicalCapability) -> dict[str, Any]:
     return {"name": capability.name, "slug": capability.slug, "category": capability.category}
 
@@ -89,7 +93,7 @@ def compare_document(
             entries.append({"agent": agent_id, "available": False})
             continue
         entry = {"agent": agent_id, **record_fields(record)}
-        for key in ("introducedIn", "deprecatedDate", "supersededBy"):  # compare stays to the contract's fields
+        for key in NOT_COMPARED:
             entry.pop(key, None)
         entries.append(entry)
     document = {"capability": _identity(capability), "agents": entries}

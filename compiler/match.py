@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from itertools import chain
 from typing import Any
 
 from capidx.compiler.catalog import Agent, CanonicalCapability, Catalog
@@ -49,7 +50,7 @@ def match_index(catalog: Catalog, enhanced: Enhanced | None = None) -> dict[str,
         entry["terms"] = dict(sorted(counts.items()))
         entry["length"] = sum(counts.values())
     total = len(entries)
-    frequency = Counter(term for counts in documents for term in counts)
+    frequency = Counter(chain.from_iterable(documents))  # each document's distinct terms
     index = {
         "version": INDEX_VERSION,
         "agents": [{"id": agent.id, "name": agent.name, "vendor": agent.vendor} for agent in catalog.agents],
@@ -101,7 +102,7 @@ def _capability_entry(capability: CanonicalCapability, enhanced: Enhanced) -> di
         "aliases": sorted(aliases),
         "triggers": sorted(triggers),
         "useWhen": [{"pattern": pattern, "confidence": confidence} for pattern, confidence in sorted(use_when)],
-        "_terms": Counter(term for text in texts for term in enhanced.terms_of(text)),
+        "_terms": Counter(chain.from_iterable(map(enhanced.terms_of, texts))),
         "semantics": {
             "entropy": semantics.entropy,
             "uniqueTerms": semantics.unique_terms,

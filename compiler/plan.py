@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
+from json.encoder import encode_basestring  # what canonical_json uses for strings (ensure_ascii=False)
 from typing import Any
 
 import jinja2
@@ -141,7 +142,8 @@ def tool_artifacts(catalog: Catalog, prefix: str, enhanced: Enhanced) -> Iterato
 
     Texts are exactly `canonical_json` of the `derive` documents, but parts that many documents share are
     serialized once and spliced in: a capability's `similarTo` rows (in each agent's lookup and the
-    comparison) and a source cited by one record (in up to three sources documents).
+    comparison), a record's fields (in its lookup and the comparison), a source cited by one record (in up to
+    three sources documents) and a record's list row (in three lists). The documents themselves are not built.
     """
     rows = _SourceRows()
     for capability in catalog.capabilities:
@@ -164,19 +166,22 @@ def _per_capability(
     slug, name = capability.slug, capability.name
     similar = enhanced.similar_rows(slug)
     similar_text = canonical_json(similar) if similar else None
+    # Each record's fields are serialized once, member by member, for its lookup and the comparison.
+    fields = {record.agent: _fields_texts(record) for record in capability.records}
+    texts = _CapabilityTexts(capability)
     for agent_id in catalog.agent_ids:
         relationships = _relationships_text(enhanced.direct_relationships(capability, agent_id), similar_text)
+        record = capability.record(agent_id)
         yield make_artifact(
             "lookup",
             f"tools/lookup/{agent_id}/{slug}.json",
             prefix,
             f"{name} for {agent_id}",
             f"Lookup answer: {name} for {agent_id}.",
-            _with_member(derive.lookup_document(agent_id, capability), "relationships", relationships),
+            texts.lookup(agent_id, record, fields.get(agent_id), relationships),
             agent=agent_id,
             capability=slug,
         )
-        record = capability.record(agent_id)
         yield make_artifact(
             "sources",
             f"tools/sources/{agent_id}/{slug}.json",
@@ -194,7 +199,7 @@ def _per_capability(
         prefix,
         f"Compare {name}",
         f"{name} compared across every agent.",
-        _with_member(derive.compare_document(catalog, capability), "relationships", relationships),
+        texts.compare(catalog.agent_ids, fields, relationships),
         capability=slug,
     )
     yield make_artifact(
@@ -208,6 +213,82 @@ def _per_capability(
     )
 
 
+def _fields_texts(record: Capability) -> dict[str, str]:
+    """`derive.record_fields(record)` with each member value serialized (canonical JSON)."""
+    return {key: _value_text(value) for key, value in derive.record_fields(record).items()}
+
+
+def _value_text(value: Any) -> str:
+    """canonical_json(value); strings and booleans without going through the encoder."""
+    if type(value) is str:
+        return encode_basestring(value)
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    return canonical_json(value)
+
+
+def _strings_text(items: Sequence[str]) -> str:
+    """canonical_json(list(items)) for strings."""
+    return "[" + ",".join([encode_basestring(item) for item in items]) + "]"
+
+
+def _filter_text(**params: str | None) -> str:
+    """canonical_json of a document's `filter` (`derive.sources_filter`, `derive.list_document`): the given
+    parameters with a value, whose names (agent, capability, category) are plain and in sorted order."""
+    return "{" + ",".join([f'"{key}":{encode_basestring(value)}' for key, value in params.items() if value]) + "}"
+
+
+class _CapabilityTexts:
+    """canonical_json of a capability's lookup and compare documents (`derive.lookup_document`,
+    `derive.compare_document`) from its records' serialized fields, without building the documents."""
+
+    def __init__(self, capability: CanonicalCapability) -> None:
+        self._capability = capability
+        self._name = encode_basestring(capability.name)
+        self._slug = encode_basestring(capability.slug)
+        self._available_for = _strings_text(capability.available_for)
+        self._unrecorded: str | None = None
+
+    def lookup(
+        self, agent_id: str, record: Capability | None, fields: dict[str, str] | None, relationships: str | None
+    ) -> str:
+        if record is None or fields is None:
+            if self._unrecorded is None:
+                capability = self._capability
+                self._unrecorded = canonical_json(
+                    {"name": capability.name, "slug": capability.slug, "category": capability.category}
+                    | {"available": False, "recorded": False}
+                )
+            body = self._unrecorded
+        else:
+            members = {**fields, "name": self._name, "slug": self._slug, "recorded": "true"}
+            members["category"] = encode_basestring(record.category)
+            if record.limitations:
+                members["limitations"] = _strings_text(record.limitations)
+            if record.requirements:
+                members["requirements"] = _strings_text(record.requirements)
+            body = _object_text(members)
+        text = f'{{"agent":{encode_basestring(agent_id)},"availableFor":{self._available_for},"capability":{body}'
+        return f"{text},\"relationships\":{relationships}}}" if relationships is not None else text + "}"
+
+    def compare(self, agent_ids: Sequence[str], fields: dict[str, dict[str, str]], relationships: str | None) -> str:
+        entries = []
+        for agent_id in agent_ids:
+            record = self._capability.record(agent_id)
+            agent = encode_basestring(agent_id)
+            if record is None or not record.available:
+                entries.append(f'{{"agent":{agent},"available":false}}')
+                continue
+            compared = {key: text for key, text in fields[agent_id].items() if key not in derive.NOT_COMPARED}
+            entries.append(f'{{"agent":{agent},{_object_text(compared)[1:]}')  # "agent" sorts before the rest
+        capability = self._capability
+        identity = canonical_json({"name": capability.name, "slug": capability.slug, "category": capability.category})
+        text = f'{{"agents":[{",".join(entries)}],"capability":{identity}'
+        return f"{text},\"relationships\":{relationships}}}" if relationships is not None else text + "}"
+
+
 def _relationships_text(direct: dict[str, Any], similar_text: str | None) -> str | None:
     """canonical_json of `Enhanced.relationships` from its agent-dependent part and the serialized `similarTo`;
     None when empty (the document then has no `relationships`, as `derive` leaves it out)."""
@@ -218,7 +299,7 @@ def _relationships_text(direct: dict[str, Any], similar_text: str | None) -> str
 
 def _object_text(members: dict[str, str]) -> str:
     """canonical_json of an object whose member values are already canonical JSON: keys sorted, compact."""
-    return "{" + ",".join(f"{_key_text(key)}:{members[key]}" for key in sorted(members)) + "}"
+    return "{" + ",".join([f"{_key_text(key)}:{members[key]}" for key in sorted(members)]) + "}"
 
 
 @lru_cache(maxsize=64)
@@ -254,7 +335,7 @@ class _SourceRows:
     def document(self, records: Sequence[Capability], *, agent: str | None, capability: str | None) -> str:
         """`canonical_json(derive.sources_document(records, agent=agent, capability=capability))`."""
         rows = ",".join([self._row(citations) for citations in derive.citations_by_url(records)])
-        return _with_member({"filter": derive.sources_filter(agent, capability)}, "sources", f"[{rows}]")
+        return f'{{"filter":{_filter_text(agent=agent, capability=capability)},"sources":[{rows}]}}'
 
     def _row(self, citations: list[tuple[Capability, Source]]) -> str:
         if len(citations) != 1:
@@ -277,28 +358,67 @@ def _lists(catalog: Catalog, prefix: str) -> Iterator[Artifact]:
             by_agent.setdefault(record.agent, []).append(pair)
             by_category.setdefault(record.category, []).append(pair)
             by_pair.setdefault((record.agent, record.category), []).append(pair)
-    for agent_id, rows in sorted(by_agent.items()):
-        yield _list(prefix, rows, agent_id, None)
-    for category, rows in sorted(by_category.items()):
-        yield _list(prefix, rows, None, category)
-    for (agent_id, category), rows in sorted(by_pair.items()):
-        yield _list(prefix, rows, agent_id, category)
+    rows = _ListRows()
+    for agent_id, pairs in sorted(by_agent.items()):
+        yield _list(prefix, rows, pairs, agent_id, None)
+    for category, pairs in sorted(by_category.items()):
+        yield _list(prefix, rows, pairs, None, category)
+    for (agent_id, category), pairs in sorted(by_pair.items()):
+        yield _list(prefix, rows, pairs, agent_id, category)
 
 
 def _list(
-    prefix: str, rows: list[tuple[CanonicalCapability, Capability]], agent: str | None, category: str | None
+    prefix: str,
+    rows: _ListRows,
+    pairs: list[tuple[CanonicalCapability, Capability]],
+    agent: str | None,
+    category: str | None,
 ) -> Artifact:
     scope = " in ".join(part for part in (agent, category) if part)
-    return _json(
+    return make_artifact(
         "list",
         f"tools/list/{agent or ALL}/{category or ALL}.json",
         prefix,
         f"Capabilities: {scope}",
         f"List of capabilities: {scope}.",
-        derive.list_document(rows, agent=agent, category=category),
+        rows.document(pairs, agent=agent, category=category),
         agent=agent,
         category=category,
     )
+
+
+class _ListRows:
+    """List documents made from rows serialized once per record (each record is in three lists)."""
+
+    def __init__(self) -> None:
+        self._rows: dict[int, str] = {}
+
+    def document(
+        self, pairs: list[tuple[CanonicalCapability, Capability]], *, agent: str | None, category: str | None
+    ) -> str:
+        """`canonical_json(derive.list_document(pairs, agent=agent, category=category))`."""
+        if agent is None:
+            ordered = sorted(pairs, key=lambda pair: (pair[1].category, pair[0].slug, pair[1].agent))
+            # "agent" sorts before every other member of a row
+            texts = [
+                f'{{"agent":{encode_basestring(pair[1].agent)},{self._row(*pair)[1:]}' for pair in ordered
+            ]
+        else:
+            ordered = sorted(pairs, key=lambda pair: (pair[1].category, pair[0].slug))
+            texts = [self._row(*pair) for pair in ordered]
+        return f'{{"capabilities":[{",".join(texts)}],"filter":{_filter_text(agent=agent, category=category)}}}'
+
+    def _row(self, capability: CanonicalCapability, record: Capability) -> str:
+        """A row without `agent` (the record is only in this catalog's lists, so its id is a stable key)."""
+        key = id(record)
+        text = self._rows.get(key)
+        if text is None:
+            row: dict[str, Any] = {"name": capability.name, "slug": capability.slug, "category": record.category}
+            if record.tier is not None:  # as `derive.list_document`
+                row["tier"] = record.tier
+            row["available"] = record.available
+            text = self._rows[key] = canonical_json(row)
+        return text
 
 
 def _agent_sources(catalog: Catalog, prefix: str, rows: _SourceRows) -> Iterator[Artifact]:

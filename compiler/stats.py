@@ -102,24 +102,49 @@ def description_semantics(catalog: Catalog) -> dict[str, Any]:
 
 
 def artifact_figures(measured: Sequence[Measured], encodings: Sequence[str]) -> dict[str, Any]:
-    """Per artifact kind (and in total): count, bytes, words, lines, tokens, largest, context share."""
+    """Per artifact kind (and in total): count, bytes, words, lines, tokens, largest, context share.
+
+    The total adds up the kinds' figures (one pass over the artifacts, not two): its largest artifact is the
+    largest of the kinds' largest.
+    """
+    primary = encodings[0]
     kinds: dict[str, list[Measured]] = {}
     for item in measured:
         kinds.setdefault(item.artifact.kind, []).append(item)
-    figures = {kind: _figures(items, encodings) for kind, items in sorted(kinds.items())}
-    return {"byKind": figures, "total": _figures(list(measured), encodings)}
+    sums = {kind: _sums(items, encodings) for kind, items in sorted(kinds.items())}
+    figures = {kind: _figures(*parts, primary) for kind, parts in sums.items()}
+    largest = max((parts[1] for parts in sums.values()), key=lambda item: _size_key(item, primary), default=None)
+    total = {
+        "count": sum(parts[0]["count"] for parts in sums.values()),
+        "bytes": sum(parts[0]["bytes"] for parts in sums.values()),
+        "words": sum(parts[0]["words"] for parts in sums.values()),
+        "lines": sum(parts[0]["lines"] for parts in sums.values()),
+        "tokens": {name: sum(parts[0]["tokens"][name] for parts in sums.values()) for name in encodings},
+    }
+    return {"byKind": figures, "total": _figures(total, largest, primary)}
 
 
-def _figures(items: Sequence[Measured], encodings: Sequence[str]) -> dict[str, Any]:
+def _size_key(item: Measured, primary: str) -> tuple[int, str]:
+    return item.tokens[primary], item.artifact.path
+
+
+def _sums(items: Sequence[Measured], encodings: Sequence[str]) -> tuple[dict[str, Any], Measured | None]:
+    """The counts of some artifacts, and the largest of them (most tokens; ties: the alphabetically last path)."""
     primary = encodings[0]
-    tokens = {name: sum(item.tokens[name] for item in items) for name in encodings}
-    largest = max(items, key=lambda item: (item.tokens[primary], item.artifact.path)) if items else None
-    return {
+    counts = {
         "count": len(items),
         "bytes": sum(item.size for item in items),
         "words": sum(item.words for item in items),
         "lines": sum(item.lines for item in items),
-        "tokens": tokens,
+        "tokens": {name: sum(item.tokens[name] for item in items) for name in encodings},
+    }
+    return counts, max(items, key=lambda item: _size_key(item, primary)) if items else None
+
+
+def _figures(counts: dict[str, Any], largest: Measured | None, primary: str) -> dict[str, Any]:
+    tokens = counts["tokens"]
+    return {
+        **counts,
         "largest": {"uri": largest.artifact.uri, "tokens": largest.tokens} if largest else None,
         "contextShare": {
             "total": _share(tokens[primary]),

@@ -133,3 +133,60 @@ def test_tool_documents_match_the_derive_documents() -> None:
     for agent in catalog.agents:
         own = derive.sources_document(agent.capabilities, agent=agent.id, capability=None)
         assert texts[f"tools/sources/{agent.id}/_all.json"] == canonical_json(own)
+    lists = [path for path in texts if path.startswith("tools/list/")]
+    assert len(lists) > len(catalog.agents)
+    for path in lists:
+        agent, category = (None if part == "_all" else part for part in path[len("tools/list/") : -5].split("/"))
+        pairs = [
+            (capability, record)
+            for capability in catalog.capabilities
+            for record in capability.records
+            if agent in (None, record.agent) and category in (None, record.category)
+        ]
+        assert texts[path] == canonical_json(derive.list_document(pairs, agent=agent, category=category))
+
+
+def _reference_figures(items: list, encodings: list[str]) -> dict[str, object]:
+    from capidx.compiler.stats import _share
+
+    primary = encodings[0]
+    tokens = {name: sum(item.tokens[name] for item in items) for name in encodings}
+    largest = max(items, key=lambda item: (item.tokens[primary], item.artifact.path)) if items else None
+    return {
+        "count": len(items),
+        "bytes": sum(item.size for item in items),
+        "words": sum(item.words for item in items),
+        "lines": sum(item.lines for item in items),
+        "tokens": tokens,
+        "largest": {"uri": largest.artifact.uri, "tokens": largest.tokens} if largest else None,
+        "contextShare": {
+            "total": _share(tokens[primary]),
+            "largest": _share(largest.tokens[primary] if largest else 0),
+        },
+    }
+
+
+@pytest.mark.parametrize("count", [0, 1, 7, 60])
+def test_artifact_figures_total_matches_a_pass_over_every_artifact(count: int) -> None:
+    from capidx.compiler.artifacts import Artifact, Measured
+    from capidx.compiler.stats import artifact_figures
+
+    rng = random.Random(count)
+    encodings = ["o200k_base", "cl100k_base"]
+    measured = []
+    for index in range(count):
+        kind = rng.choice(["lookup", "list", "agent", "compare"])
+        path = f"tools/{kind}/{rng.randint(0, 5)}-{index}.json"
+        tokens = {name: rng.randint(0, 3) for name in encodings}  # small: ties between kinds and within one
+        artifact = Artifact(kind, path, f"capidx://{path}", "t", "b", "")
+        measured.append(Measured(artifact, rng.randint(0, 99), "0" * 64, tokens, rng.randint(0, 9), rng.randint(0, 9)))
+    kinds = sorted({item.artifact.kind for item in measured})
+    by_kind = {kind: [item for item in measured if item.artifact.kind == kind] for kind in kinds}
+    expected = {
+        "byKind": {kind: _reference_figures(items, encodings) for kind, items in by_kind.items()},
+        "total": _reference_figures(measured, encodings),
+    }
+    figures = artifact_figures(measured, encodings)
+    assert figures == expected
+    assert canonical_json(figures) == canonical_json(expected)
+    assert [list(value) for value in figures["byKind"].values()] == [list(v) for v in expected["byKind"].values()]
