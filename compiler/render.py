@@ -18,6 +18,7 @@ from typing import Any
 
 import jinja2
 from jinja2.bccache import Bucket
+from jinja2.utils import internalcode
 
 from capidx.compiler import views
 
@@ -50,6 +51,7 @@ def make_environment(user_templates: Path | None) -> jinja2.Environment:
         **_CODE_OPTIONS,
     )
     _use_sync_filters(env)
+    env.context_class = _Context
     env.filters["commas"] = lambda value: f"{value:,}"
     env.filters["inline"] = _inline
     env.filters["cell"] = _cell
@@ -57,6 +59,7 @@ def make_environment(user_templates: Path | None) -> jinja2.Environment:
         mark=views.mark,
         marks=views.marks,
         agent_records=views.agent_records,
+        group_by_category=views.group_by_category,
         record_traits=views.record_traits,
         source_traits=views.source_traits,
     )
@@ -74,6 +77,41 @@ def _use_sync_filters(env: jinja2.Environment) -> None:
         synchronous = getattr(function, "__wrapped__", None)
         if getattr(function, "jinja_async_variant", False) and callable(synchronous):
             env.filters[name] = synchronous
+
+
+_EVAL_CONTEXT = jinja2.pass_eval_context(lambda: None).jinja_pass_arg  # how macros want to be called
+
+
+class _Context(jinja2.runtime.Context):
+    """Jinja's context with a shorter path for the template's calls (`helper(x)`, `refs.cites(...)`, macros).
+
+    Templates make hundreds of thousands of calls at scale, and `Context.call` asks each callable (and its
+    `__call__`) whether it wants the context, eval context or environment passed in. Callables marked
+    for that (Jinja's `pass_*` decorators) still go the original way; the others are called directly,
+    as `Context.call` would (without Jinja's loop and block bookkeeping arguments).
+    """
+
+    @internalcode
+    def call(__self, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+        function = getattr(__obj, "__call__", None)  # noqa: B004
+        pass_arg = getattr(function, "jinja_pass_arg", None)
+        if pass_arg is None:
+            pass_arg = getattr(__obj, "jinja_pass_arg", None)
+        else:
+            __obj = function
+        if pass_arg is not None:
+            if pass_arg is not _EVAL_CONTEXT:  # the context (or the environment): Jinja's own way
+                return jinja2.runtime.Context.call(__self, __obj, *args, **kwargs)
+            args = (__self.eval_ctx, *args)  # macros are called so
+        if kwargs:
+            kwargs.pop("_block_vars", None)
+            kwargs.pop("_loop_vars", None)
+        try:
+            return __obj(*args, **kwargs)
+        except StopIteration:
+            return __self.environment.undefined(
+                "value was undefined because a callable raised a StopIteration exception"
+            )
 
 
 class _BytecodeCache(jinja2.FileSystemBytecodeCache):
@@ -161,9 +199,19 @@ def get_renderer(env: jinja2.Environment, name: str) -> Callable[..., str]:
             "given by paths.templates or --templates overrides a bundled one of the same name)"
         ) from None
 
+    # What `template.render` does, minus its per-call setup: the globals are merged into each context from
+    # a plain dict made once (not from a ChainMap), as snippets render thousands of times per build.
+    # Jinja's `handle_exception` rewrites the traceback to template lines, as `render` would.
+    environment, root, blocks = template.environment, template.root_render_func, template.blocks
+    make_context, concat, globals_ = environment.context_class, environment.concat, dict(template.globals)
+
     def render(**context: Any) -> str:
         try:
-            return template.render(**context)
+            try:
+                parent = {**globals_, **context}
+                return concat(root(make_context(environment, parent, template.name, blocks, globals=globals_)))
+            except Exception:
+                environment.handle_exception()
         except jinja2.TemplateSyntaxError as exc:  # an {% include %} or {% import %} of a broken template
             raise TemplateFailure(
                 f"{exc.filename or exc.name}:{exc.lineno}: template syntax error: {exc.message}"
