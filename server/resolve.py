@@ -84,6 +84,10 @@ class Candidate:
     confidence: float
 
 
+# The `_meta` key under which resources and tools say how each name was resolved (`Resolution.describe`).
+RESOLUTION_META = "capidx/resolution"
+
+
 @dataclass(frozen=True, slots=True)
 class Resolution:
     """How a name was resolved. `candidates` holds the top matches (ambiguous) or suggestions (unknown);

@@ -17,12 +17,18 @@ from urllib.parse import unquote
 
 import mcp_types as types
 
-from capidx.server.resolve import MatchIndex, Resolution, resolve_agent, resolve_capability, resolve_category
+from capidx.server.resolve import (
+    RESOLUTION_META,
+    MatchIndex,
+    Resolution,
+    resolve_agent,
+    resolve_capability,
+    resolve_category,
+)
 from capidx.server.snapshot import RESOURCE_KINDS, TEMPLATE_KINDS, VARIANT_KINDS, Artifact, Snapshot
 
 TOKENS_META = "capidx/tokens"
 SHA_META = "capidx/sha256"
-RESOLUTION_META = "capidx/resolution"
 # How much a client should want each resource in context (MCP annotations.priority, 0..1).
 PRIORITY = {"summary": 1.0, "stats": 0.5, "full": 0.1, "agent": 0.5, "capability": 0.5, "category": 0.5}
 MAX_VALUE_LENGTH = 200

@@ -18,11 +18,10 @@ from typing import Any
 import mcp_types as types
 
 from capidx.server import suggest
-from capidx.server.resolve import Resolution, resolve_agent, resolve_capability, resolve_category
+from capidx.server.resolve import RESOLUTION_META, Resolution, resolve_agent, resolve_capability, resolve_category
 from capidx.server.snapshot import Artifact, Snapshot
 from capidx.server.text import canonical_json, normalize
 
-RESOLUTION_META = "capidx/resolution"
 URI_META = "capidx/uri"
 MAX_NAME = 200
 MAX_ARGUMENT_BYTES = 16_384
