@@ -273,6 +273,8 @@ def from_file(path: Path) -> tuple[dict[str, Any], list[str]]:
     serve = data.get("serve")
     if isinstance(serve, dict) and not problems:
         values = _file_values(path.parent, serve)
+        # where each value is written, for problems found only once every source is merged
+        values["_positions"] = {name: _locate(root, ["serve", name]) for name in serve}
     out = (data.get("paths") or {}).get("out") if isinstance(data.get("paths"), dict) else None
     if "build" not in values and isinstance(out, str):
         values["build"] = path.parent / out
@@ -355,6 +357,7 @@ def resolve_settings(
     chosen: dict[str, Any] = {}
     sources: dict[str, str] = {}
     build_key = file_values.pop("_build_key", "serve.build")
+    positions: dict[str, tuple[int, int]] = file_values.pop("_positions", {})
     for name in NAMES:
         env_name, flag = NAMES[name]
         if name in flag_values:
@@ -369,23 +372,28 @@ def resolve_settings(
     if not sources["build"].startswith("file "):
         chosen["build"] = cwd / chosen["build"]  # flags, environment and the default are relative to the cwd
     settings = Settings(**chosen, config_file=config_file, sources=sources)
-    problems += _cross_checks(settings) if not problems else []
+    where = {name: _origin(settings, name) for name in NAMES}
+    for name, (line, column) in positions.items():
+        if name in where and sources[name].startswith("file "):  # file:line:col: key, as other file problems
+            where[name] = f"{config_file}:{line}:{column}: serve.{name}"
+    problems += _cross_checks(settings, where) if not problems else []
     if problems:
         raise SettingsError(problems)
     return settings
 
 
-def _cross_checks(settings: Settings) -> list[str]:
+def _cross_checks(settings: Settings, where: Mapping[str, str]) -> list[str]:
+    """Problems of combinations; `where[name]` names where a setting came from (flag, variable, file:line:col)."""
     problems = []
     if settings.transport == "http" and not settings.loopback and not settings.allowed_hosts:
         problems.append(
-            f"{_origin(settings, 'host')}: {settings.host} is not a "
+            f"{where['host']}: {settings.host} is not a "
             "loopback address; binding it requires --allowed-host HOST[:PORT] (or CAPIDX_ALLOWED_HOSTS, "
             "serve.allowed_hosts) naming the Host headers to accept, so DNS-rebinding protection stays on"
         )
     if settings.index_tool and not settings.index_variants:
         problems.append(
-            f"{_origin(settings, 'index_tool')}: get_capability_index "
+            f"{where['index_tool']}: get_capability_index "
             "would have nothing to return: expose at least one of summary, stats, full"
         )
     return problems

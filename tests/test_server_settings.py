@@ -119,6 +119,27 @@ def test_invalid_file_values_name_file_line_and_column(tmp_path: Path, yaml_text
     assert message in problem
 
 
+@pytest.mark.parametrize(
+    ("yaml_text", "message"),
+    [
+        (
+            "serve:\n  transport: http\n  host: 0.0.0.0\n",
+            ":3:9: serve.host: 0.0.0.0 is not a loopback address",
+        ),
+        (
+            "serve:\n  expose: [agents]\n  index_tool: true\n",
+            ":3:15: serve.index_tool: get_capability_index would have nothing to return",
+        ),
+    ],
+)
+def test_combinations_found_after_merging_name_the_file_line_and_column(
+    tmp_path: Path, yaml_text: str, message: str
+) -> None:
+    (tmp_path / "capidx.yaml").write_text(yaml_text, encoding="utf-8")
+    (problem,) = problems(cwd=tmp_path)
+    assert problem.startswith(str(tmp_path / "capidx.yaml") + message), problem
+
+
 def test_missing_explicit_config_is_an_error(tmp_path: Path) -> None:
     (problem,) = problems(cwd=tmp_path, config=tmp_path / "nope.yaml")
     assert "--config" in problem and "does not exist" in problem
