@@ -28,6 +28,10 @@ class Inputs:
     # too, quietly, so that alias targets can still be checked.
     context: tuple[Path, ...]
     problems: tuple[Diagnostic, ...]
+    # When only capability documents are named, their catalog's alias tables: checked for targets alone
+    # (a renamed capability must not leave a dangling alias behind a pre-commit hook), with the catalog's
+    # other documents read quietly as context.
+    related_aliases: tuple[Path, ...] = ()
 
     @property
     def checked(self) -> tuple[Path, ...]:
@@ -76,6 +80,7 @@ def _from_paths(paths: Sequence[Path]) -> Inputs:
     documents: dict[str, Path] = {}
     aliases: dict[str, Path] = {}
     context: dict[str, Path] = {}
+    related: dict[str, Path] = {}
     problems: list[Diagnostic] = []
     for path in paths:
         if not os.path.lexists(path):
@@ -92,8 +97,13 @@ def _from_paths(paths: Sequence[Path]) -> Inputs:
             context.update((_key(p), p) for p in catalog_documents(path.parent))
         else:
             documents[_key(path)] = path
+            if path.parent.name == "capabilities":  # <catalog>/<agent>/capabilities/current.*
+                root = path.parent.parent.parent
+                related.update((_key(p), p) for p in _alias_tables(root))
+                context.update((_key(p), p) for p in catalog_documents(root))
     quiet = tuple(p for key, p in context.items() if key not in documents)
-    return Inputs(tuple(documents.values()), tuple(aliases.values()), quiet, tuple(problems))
+    others = tuple(p for key, p in related.items() if key not in aliases)
+    return Inputs(tuple(documents.values()), tuple(aliases.values()), quiet, tuple(problems), others)
 
 
 def _key(path: Path) -> str:

@@ -148,6 +148,9 @@ def _check_alias_tables(
         if catalog_complete:  # with a document unreadable, its names are unknown: no false alarms
             diagnostics += lint.check_alias_targets(source, names)
         first = first or LoadedDocument(path, None, source.data, source.raw)
+    for path in inputs.related_aliases if catalog_complete else ():
+        source, _ = load_file(path)  # not named: only its targets are checked (its own problems are its commit's)
+        diagnostics += lint.check_alias_targets(source, names) if source is not None else []
     return first, diagnostics
 
 

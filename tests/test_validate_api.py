@@ -77,6 +77,29 @@ def test_paths_limit_what_is_validated(tmp_path: Path) -> None:
     assert result.aliases is None and result.checked == (only,)
 
 
+def test_a_named_document_that_renames_an_alias_target_fails_on_the_alias_table(tmp_path: Path) -> None:
+    """pre-commit passes only the changed files: renaming a capability in one document must still report
+    the alias that pointed at the old name, in the (unnamed) alias table, and nothing else about that table."""
+    project = copy_case("valid/full", tmp_path)
+    alpha = project / "agents" / "alpha" / "capabilities" / "current.json"
+    alpha.write_text(alpha.read_text("utf-8").replace('"name": "Test Generation"', '"name": "Test Writing"'), "utf-8")
+
+    result = validate_project(default_config(project), [alpha], today=TODAY)
+
+    assert [(e.path.endswith("aliases.json"), e.code, bool(e.line)) for e in result.errors] == [
+        (True, "alias-target", True)
+    ] * 2  # "unit tests" -> "test-generation" and "tdd" -> "Test Generation"
+    assert {e.message for e in result.errors} == {
+        "alias target 'test-generation' is not the name of any capability",
+        "alias target 'Test Generation' is not the name of any capability",
+    }
+    assert result.checked == (alpha,)  # the table is consulted, not validated as a named file
+
+    untouched = copy_case("valid/full", tmp_path / "again")
+    named = untouched / "agents" / "alpha" / "capabilities" / "current.json"
+    assert validate_project(default_config(untouched), [named], today=TODAY).ok
+
+
 def test_exit_codes() -> None:
     def make(severity: str, code: str) -> Diagnostic:
         return Diagnostic("f", None, None, "", severity, "m", None, code)  # type: ignore[arg-type]
