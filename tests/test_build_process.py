@@ -27,6 +27,27 @@ def _env(**extra: str) -> dict[str, str]:
     return env
 
 
+def _paused_build(project: Path, out: Path) -> tuple[subprocess.Popen[bytes], Path]:
+    """A build of `project` into `out`, started and waited for until it pauses before the swap (the test
+    hook); returns the process (the caller kills it) and its temporary directory."""
+    ready = project / f"ready-{out.name}"
+    process = subprocess.Popen(
+        [*CAPIDX, "build", "--out", str(out), "-q"],
+        cwd=project,
+        env=_env(**{PAUSE_ENV: str(ready)}),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while not ready.exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if not ready.exists():
+        process.kill()
+        process.wait()
+        raise AssertionError("the build never reached the swap")
+    return process, Path(ready.read_text("utf-8"))
+
+
 def test_a_killed_build_leaves_the_previous_one_and_the_next_build_cleans_up(tmp_path: Path) -> None:
     write_catalog(tmp_path)
     out = tmp_path / "build"
@@ -36,20 +57,8 @@ def test_a_killed_build_leaves_the_previous_one_and_the_next_build_cleans_up(tmp
     docs["claude-code"]["capabilities"][0]["description"] = "Changed, so the new build differs."
     write_catalog(tmp_path, docs)
 
-    ready = tmp_path / "ready"
-    process = subprocess.Popen(
-        [*CAPIDX, "build", "--out", str(out), "-q"],
-        cwd=tmp_path,
-        env=_env(**{PAUSE_ENV: str(ready)}),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    process, temp = _paused_build(tmp_path, out)
     try:
-        deadline = time.monotonic() + 60
-        while not ready.exists() and process.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert ready.exists(), "the build never reached the swap"
-        temp = Path(ready.read_text("utf-8"))
         assert temp.name.startswith(TEMP_PREFIX) and (temp / "manifest.json").is_file()
     finally:
         process.send_signal(signal.SIGKILL)
@@ -66,20 +75,8 @@ def test_a_killed_build_leaves_the_previous_one_and_the_next_build_cleans_up(tmp
 @pytest.mark.skipif(sys.platform == "win32", reason="builds mark their temporary directory with flock (POSIX)")
 def test_a_build_never_removes_the_temporary_directory_of_a_build_running_beside_it(tmp_path: Path) -> None:
     write_catalog(tmp_path)
-    ready = tmp_path / "ready"
-    running = subprocess.Popen(
-        [*CAPIDX, "build", "--out", str(tmp_path / "one"), "-q"],
-        cwd=tmp_path,
-        env=_env(**{PAUSE_ENV: str(ready)}),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    running, temp = _paused_build(tmp_path, tmp_path / "one")
     try:
-        deadline = time.monotonic() + 60
-        while not ready.exists() and running.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert ready.exists(), "the first build never reached the swap"
-        temp = Path(ready.read_text("utf-8"))
         # A second build into a sibling folder cleans leftovers of the same parent: not this one, in use.
         assert run_cli(["build", "--out", str(tmp_path / "two"), "-q"], tmp_path).exit_code == 0
         assert (temp / "manifest.json").is_file()

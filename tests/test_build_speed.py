@@ -2,7 +2,7 @@
 
 - token counts of texts tokenized together in one call (joined by a special token) equal
   `encode_ordinary` text by text, whatever the texts contain;
-- positions found on demand (`JsonPositions`) equal those of the full scan (`scan_json`);
+- (positions found on demand equal those of the full scan: tests/test_validate_positions.py);
 - the cache of compiled templates never changes an output and never fails a build;
 - files written by the helper process are those `write_tree` writes, and a failure leaves nothing.
 """
@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 from pathlib import Path
 
@@ -18,7 +17,6 @@ import jinja2.bccache
 import pytest
 
 from capidx.compiler import render
-from capidx.compiler.sourcemap import JsonPositions, scan_json
 from capidx.compiler.tokens import TokenCounter, load_encoding
 from capidx.compiler.write import TreeWriter
 
@@ -94,36 +92,6 @@ def test_nothing_to_count_loads_nothing() -> None:
     assert counter.count([(_sha("a"), "a")]) == [{"cl100k_base": 1}]
     assert counter.loaded == ()
     counter.close()
-
-
-def _all_parts(value: object, prefix: tuple = ()) -> list[tuple]:
-    found = [prefix]
-    if isinstance(value, dict):
-        for key, item in value.items():
-            found += _all_parts(item, (*prefix, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            found += _all_parts(item, (*prefix, index))
-    return found
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        *(path.read_text("utf-8") for path in sorted((REPO / "agents").glob("*/capabilities/current.json"))),
-        '{"a": {"b\\"c": [1, {"d": null}], "é": "x"}, "e": []}',
-        "[]",
-        '  "scalar"  ',
-        '[[], {}, [[1]], {"k": {"k": {"k": 1}}}]',
-    ],
-)
-def test_positions_on_demand_equal_the_full_scan(text: str) -> None:
-    full, lazy = scan_json(text), JsonPositions(text)
-    paths = _all_parts(json.loads(text))
-    asked = paths + [(*path, "absent") for path in paths] + [(*path, 10**6) for path in paths]
-    for parts in asked:
-        for key in (False, True):
-            assert lazy.locate(parts, key=key) == full.locate(parts, key=key), parts
 
 
 def test_template_cache_holds_bundled_templates_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
