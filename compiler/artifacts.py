@@ -55,10 +55,6 @@ class Artifact:
     def mime_type(self) -> str:
         return MIME_BY_SUFFIX[self.path[self.path.rfind(".") :]]
 
-    @property
-    def params_dict(self) -> dict[str, str]:
-        return dict(self.params)
-
     def without_text(self) -> Artifact:
         """The same artifact with its text dropped: a build keeps every artifact's description until the
         manifest is written, but not tens of megabytes of text. (Positional: `dataclasses.replace` costs

@@ -25,7 +25,7 @@ import tempfile
 from dataclasses import dataclass
 from typing import IO, Any
 
-from capidx.compiler import discover
+from capidx.compiler import discover, pipes
 from capidx.compiler.config import Config
 from capidx.compiler.load import load_file
 from capidx.compiler.validate import LoadedDocument, ValidationResult, collector_paused
@@ -116,8 +116,8 @@ class BackgroundValidation:
             verdict = None
         if not isinstance(verdict, Verdict):
             self._errors.seek(0)
-            lines = self._errors.read().decode("utf-8", "replace").strip().splitlines()
-            raise OSError(f"the validation process stopped: {lines[-1] if lines else self._child.returncode}")
+            why = pipes.last_line(self._errors.read()) or f"exit status {self._child.returncode}"
+            raise OSError(f"the validation process stopped: {why}")
         if verdict.ok and verdict.digests != _digests(loaded):
             raise ValidationChanged("the catalog changed while it was being built; run capidx build again")
         return verdict

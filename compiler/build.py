@@ -44,6 +44,7 @@ from capidx.compiler.write import MANIFEST, OutputError, TreeWriter, check_outpu
 if TYPE_CHECKING:
     from capidx.compiler.background import BackgroundValidation
 
+_WRITABLE = "check that the output's folder is writable and has free space"
 # Above this many artifacts a TTY gets progress bars (small catalogs build faster than a bar draws).
 PROGRESS_THRESHOLD = 5_000
 
@@ -94,7 +95,7 @@ def run_build(
     strict: bool = False,
     err: TextIO | None = None,
     progress: Callable[[str, int], Any] | None = None,
-    counter_factory: Callable[..., Any] = start_counter,
+    counter_factory: Callable[..., Any] | None = None,
     verbosity: int = 0,
 ) -> BuildResult:
     """The build proper; raises BuildFailure for every failure that leaves the previous build untouched.
@@ -123,7 +124,7 @@ def run_build(
             return _up_to_date(out, previous)
 
     # Counting starts now, in a second process where it can: a cold build's encodings load meanwhile.
-    counter = counter_factory(encodings, known_token_counts(previous))
+    counter = (counter_factory or start_counter)(encodings, known_token_counts(previous))
     try:
         return _validate_and_build(config, strict, err, verbosity, env, templates, previous, counter, progress)
     finally:
@@ -222,7 +223,10 @@ def _build(
     from capidx.compiler.validate import collector_paused
 
     # Files are written (into a temporary sibling of `out`, by a helper process) as they are rendered.
-    writer = TreeWriter(out, _previous_shas(previous))
+    try:
+        writer = TreeWriter(out, _previous_shas(previous))
+    except OSError as exc:
+        raise BuildFailure(f"cannot write a build next to {out}: {exc} ({_WRITABLE})", ExitCode.INVALID) from None
     try:
         try:
             with collector_paused():  # a tree of frozen dataclasses: nothing for the cyclic collector
@@ -239,6 +243,8 @@ def _build(
             raise BuildFailure(str(exc), exc.exit_code) from None
         except SettingsError as exc:
             raise BuildFailure(f"configuration: {exc}", ExitCode.USAGE) from None
+        except OSError as exc:  # a helper process stopped (the writer's or the counter's message says why)
+            raise BuildFailure(f"{exc} ({_WRITABLE})", ExitCode.INVALID) from None
 
         budgets = check_budgets(config.budgets, measured, encodings[0])
         manifest, rows = manifest_document(
@@ -252,8 +258,11 @@ def _build(
         )
         writer.add(MANIFEST, serialize(manifest, rows))
         settle()
-        with _bar(progress, "writing", writer.files) as tick:
-            linked = writer.finish(tick)
+        try:
+            with _bar(progress, "writing", writer.files) as tick:
+                linked = writer.finish(tick)
+        except OSError as exc:
+            raise BuildFailure(f"writing {out} failed: {exc} ({_WRITABLE})", ExitCode.INVALID) from None
     finally:
         writer.abort()  # a failed build leaves nothing behind (nothing to do after `finish`)
     return BuildResult(

@@ -62,7 +62,8 @@ def record_fields(record: Capability) -> dict[str, Any]:
 NOT_COMPARED = ("introducedIn", "deprecatedDate", "supersededBy")
 
 
-def _identity(capability: CanonicalCapability) -> dict[str, Any]:
+def identity(capability: CanonicalCapability) -> dict[str, Any]:
+    """How tool documents name a capability."""
     return {"name": capability.name, "slug": capability.slug, "category": capability.category}
 
 
@@ -71,7 +72,7 @@ def lookup_document(
 ) -> dict[str, Any]:
     """`relationships`: the document's `relationships` object (`Enhanced.relationships`); left out when empty."""
     record = capability.record(agent_id)
-    body: dict[str, Any] = _identity(capability)
+    body: dict[str, Any] = identity(capability)
     if record is None:
         body.update(available=False, recorded=False)
     else:
@@ -96,9 +97,17 @@ def compare_document(
         for key in NOT_COMPARED:
             entry.pop(key, None)
         entries.append(entry)
-    document = {"capability": _identity(capability), "agents": entries}
+    document = {"capability": identity(capability), "agents": entries}
     _put(document, "relationships", relationships)
     return document
+
+
+def list_row(capability: CanonicalCapability, record: Capability) -> dict[str, Any]:
+    """One record's row in list documents, without the `agent` a list without an agent filter adds."""
+    row: dict[str, Any] = {"name": capability.name, "slug": capability.slug, "category": record.category}
+    _put(row, "tier", record.tier)
+    row["available"] = record.available
+    return row
 
 
 def list_document(
@@ -107,9 +116,7 @@ def list_document(
     """Rows for the given records; rows name their agent only when the filter has none."""
     rows = []
     for capability, record in records:
-        row: dict[str, Any] = {"name": capability.name, "slug": capability.slug, "category": record.category}
-        _put(row, "tier", record.tier)
-        row["available"] = record.available
+        row = list_row(capability, record)
         if agent is None:
             row["agent"] = record.agent
         rows.append(row)

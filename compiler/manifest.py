@@ -81,12 +81,12 @@ def manifest_document(
     }, texts
 
 
-def serialize(manifest: dict[str, Any], rows: Sequence[str] | None = None) -> bytes:
+def serialize(manifest: dict[str, Any], rows: Sequence[str]) -> bytes:
     """Compact JSON with one artifact per line: small, and still readable in a diff or with grep.
 
-    `rows`: the artifacts' entries as canonical JSON when already made (`manifest_document` makes them)."""
+    `rows`: the artifacts' entries as canonical JSON, as `manifest_document` makes them."""
     head = canonical_json({key: value for key, value in manifest.items() if key != "artifacts"})
-    text = ",\n".join(rows if rows is not None else [canonical_json(row) for row in manifest["artifacts"]])
+    text = ",\n".join(rows)
     return f'{head[:-1]},"artifacts":[\n{text}\n]}}\n'.encode()
 
 

@@ -1,4 +1,5 @@
-"""Larger pipes to the build's helper processes, so that the renderer rarely waits for them.
+"""The build's helper processes' pipes: larger ones, so that the renderer rarely waits for them, and
+the last line a helper wrote on stderr, which says why it stopped.
 
 A pipe holds 64 KiB by default on Linux: a few artifacts. When a helper (the file writer, the token
 counter) is briefly descheduled, the build's main thread blocks in `write` after a few artifacts, though
@@ -38,3 +39,9 @@ def _max_size() -> int:
             return int(handle.read())
     except (OSError, ValueError):
         return 0
+
+
+def last_line(errors: bytes) -> str | None:
+    """The last line a helper process wrote on stderr (why it stopped), or None when it wrote nothing."""
+    lines = errors.decode("utf-8", "replace").strip().splitlines()
+    return lines[-1] if lines else None

@@ -256,10 +256,8 @@ class _CapabilityTexts:
     ) -> str:
         if record is None or fields is None:
             if self._unrecorded is None:
-                capability = self._capability
                 self._unrecorded = canonical_json(
-                    {"name": capability.name, "slug": capability.slug, "category": capability.category}
-                    | {"available": False, "recorded": False}
+                    derive.identity(self._capability) | {"available": False, "recorded": False}
                 )
             body = self._unrecorded
         else:
@@ -284,7 +282,7 @@ class _CapabilityTexts:
             compared = {key: text for key, text in fields[agent_id].items() if key not in derive.NOT_COMPARED}
             entries.append(f'{{"agent":{agent},{_object_text(compared)[1:]}')  # "agent" sorts before the rest
         capability = self._capability
-        identity = canonical_json({"name": capability.name, "slug": capability.slug, "category": capability.category})
+        identity = canonical_json(derive.identity(capability))
         text = f'{{"agents":[{",".join(entries)}],"capability":{identity}'
         return f"{text},\"relationships\":{relationships}}}" if relationships is not None else text + "}"
 
@@ -413,11 +411,7 @@ class _ListRows:
         key = id(record)
         text = self._rows.get(key)
         if text is None:
-            row: dict[str, Any] = {"name": capability.name, "slug": capability.slug, "category": record.category}
-            if record.tier is not None:  # as `derive.list_document`
-                row["tier"] = record.tier
-            row["available"] = record.available
-            text = self._rows[key] = canonical_json(row)
+            text = self._rows[key] = canonical_json(derive.list_row(capability, record))
         return text
 
 

@@ -28,7 +28,7 @@ from typing import IO, Any, NoReturn
 
 from capidx.compiler import pipes
 from capidx.compiler.diagnostics import ExitCode
-from capidx.compiler.tokens import EncodingUnavailable, TokenCounter
+from capidx.compiler.tokens import CountsBySha, EncodingUnavailable, TokenCounter
 
 # Frames sent to the child: kind, payload size; a text's payload is an encoding mask, its sha256, its bytes.
 _FRAME = struct.Struct("<BQ")
@@ -41,7 +41,7 @@ _CHILD = "from capidx.compiler.tokenproc import child_main; child_main()"
 _FAILED = 3  # the child's exit status when it reports an error on stderr
 
 
-class TokenProcess:
+class TokenProcess(CountsBySha):
     """`TokenCounter`'s interface, counting in a child process (see the module docstring)."""
 
     def __init__(
@@ -72,13 +72,6 @@ class TokenProcess:
     @property
     def loaded(self) -> tuple[str, ...]:
         return tuple(name for index, name in enumerate(self.encodings) if self._loaded_mask & (1 << index))
-
-    def count(self, items: Sequence[tuple[str, str]], progress: Callable[[int], None] | None = None) -> list[dict]:
-        """Token counts per encoding for each (sha256, text), in order."""
-        for sha, text in items:
-            self.submit(sha, text)
-        self.wait(progress)
-        return [self.counts(sha) for sha, _ in items]
 
     def submit(self, sha: str, text: str, data: bytes | None = None) -> None:
         """Send `text` (whose UTF-8 bytes, `data` if given, have this sha256) to be counted in the encodings
@@ -112,11 +105,6 @@ class TokenProcess:
         if progress:
             progress(rows)
 
-    def counts(self, sha: str) -> dict[str, int]:
-        """{encoding: tokens} of a counted (or known) text."""
-        known = self._known[sha]
-        return {name: known[name] for name in self.encodings}
-
     def close(self) -> None:
         """Stop the child (at once: anything it still counts is not needed any more)."""
         if self._child.poll() is None:
@@ -140,14 +128,14 @@ class TokenProcess:
             self._child.kill()
         self._child.wait()
         self._errors.seek(0)
-        lines = self._errors.read().decode("utf-8", "replace").strip().splitlines()
-        if self._child.returncode == _FAILED and lines:
+        last = pipes.last_line(self._errors.read())
+        if self._child.returncode == _FAILED and last:
             try:
-                report = json.loads(lines[-1])
+                report = json.loads(last)
                 raise EncodingUnavailable(report["message"], ExitCode(report["exit_code"]))
             except (ValueError, KeyError, TypeError):
                 pass
-        detail = lines[-1] if lines else f"exit status {self._child.returncode}"
+        detail = last or f"exit status {self._child.returncode}"
         raise OSError(f"the token-counting process stopped: {detail}")
 
 

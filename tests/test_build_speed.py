@@ -4,7 +4,7 @@
   `encode_ordinary` text by text, whatever the texts contain;
 - (positions found on demand equal those of the full scan: tests/test_validate_positions.py);
 - the cache of compiled templates never changes an output and never fails a build;
-- files written by the helper process are those `write_tree` writes, and a failure leaves nothing.
+- files written by the helper process are those written without it, and a failure leaves nothing.
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ def test_a_broken_template_cache_does_not_fail(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setattr(render._BytecodeCache, "_get_default_cache_dir", lambda self: str(cache))
     render.make_environment(None).get_template("summary.md.j2")
     for entry in cache.iterdir():
-        entry.write_bytes(b"\x00garbage")  # damaged entries are compiled afresh
+        entry.write_bytes(jinja2.bccache.bc_magic + b"\x00garbage")  # damaged entries are compiled afresh
     assert render.make_environment(None).get_template("summary.md.j2") is not None
     for entry in cache.iterdir():
         entry.unlink()
