@@ -252,7 +252,7 @@ def _capability_entry(
     row: Mapping[str, Any], aliases: Mapping[str, str], terminology: Mapping[str, tuple[tuple[str, str], ...]]
 ) -> CapabilityEntry:
     slug = row["slug"]
-    own_aliases = [normalize(a) for a in row.get("aliases", ())] or [a for a, s in aliases.items() if s == slug]
+    own_aliases = [normalize(a) for a in row.get("aliases", ())]
     own_aliases += [a for a, s in aliases.items() if s == slug and a not in own_aliases]  # the alias table
     wordings = [w for w, uses in terminology.items() if any(s == slug for _, s in uses)]
     triggers = [normalize(t) for t in row.get("triggers", ())]

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 CONFIG_FILE_NAME = "capidx.yaml"
-EXPOSABLE = ("summary", "stats", "full", "agents", "capabilities", "categories")
 DEFAULT_EXPOSE = ("summary", "stats", "agents", "capabilities", "categories")
 # Exposure name -> artifact kind in the manifest.
 EXPOSE_KIND = {
@@ -33,6 +32,7 @@ EXPOSE_KIND = {
     "capabilities": "capability",
     "categories": "category",
 }
+EXPOSABLE = tuple(EXPOSE_KIND)
 TRANSPORTS = ("stdio", "http")
 LOOPBACK_ALLOWED_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
 LOOPBACK_ALLOWED_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
@@ -258,8 +258,7 @@ def from_file(path: Path) -> tuple[dict[str, Any], list[str]]:
     except OSError as error:
         return {}, [f"{path}: cannot read: {error.strerror}"]
     try:
-        root = yaml.compose(text)
-        data = yaml.safe_load(text)
+        root, data = _compose_and_load(text)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
@@ -275,11 +274,24 @@ def from_file(path: Path) -> tuple[dict[str, Any], list[str]]:
         values = _file_values(path.parent, serve)
         # where each value is written, for problems found only once every source is merged
         values["_positions"] = {name: _locate(root, ["serve", name]) for name in serve}
-    out = (data.get("paths") or {}).get("out") if isinstance(data.get("paths"), dict) else None
+    paths = data.get("paths")
+    out = paths.get("out") if isinstance(paths, dict) else None
     if "build" not in values and isinstance(out, str):
         values["build"] = path.parent / out
         values["_build_key"] = "paths.out"
     return values, problems
+
+
+def _compose_and_load(text: str) -> tuple[Any, Any]:
+    """The YAML node tree (for positions) and the data built from it (safe types only), parsing once."""
+    import yaml
+
+    loader = yaml.SafeLoader(text)
+    try:
+        root = loader.get_single_node()
+        return root, loader.construct_document(root) if root is not None else None
+    finally:
+        loader.dispose()
 
 
 def _file_values(base: Path, serve: Mapping[str, Any]) -> dict[str, Any]:

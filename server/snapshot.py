@@ -35,6 +35,9 @@ JSON_MIME = "application/json"
 DocumentKey = tuple[str, tuple[tuple[str, str], ...]]
 
 
+_REBUILD = "rebuild with `capidx build`"
+
+
 class BuildError(Exception):
     """The build directory cannot be served. The message names the file and says what to do."""
 
@@ -206,7 +209,7 @@ def safe_path(root: Path, relative: str) -> Path:
         or "\x00" in relative
         or any(part in ("", ".", "..") for part in parts)
     ):
-        raise BuildError(f"{root / MANIFEST_NAME}: artifact path {relative!r} is not a plain relative path")
+        raise BuildError(f"{root / MANIFEST_NAME}: artifact path {relative!r} is not a plain relative path; {_REBUILD}")
     candidate = root.joinpath(*parts)
     try:
         resolved = candidate.resolve(strict=True)
@@ -215,7 +218,7 @@ def safe_path(root: Path, relative: str) -> Path:
     if not resolved.is_relative_to(root):
         raise BuildError(f"{candidate}: resolves outside the build directory (to {resolved}); refusing to serve it")
     if not resolved.is_file():
-        raise BuildError(f"{candidate}: listed in {MANIFEST_NAME} but is not a regular file")
+        raise BuildError(f"{candidate}: listed in {MANIFEST_NAME} but is not a regular file; {_REBUILD}")
     return resolved
 
 
@@ -236,7 +239,7 @@ def _load_artifact(root: Path, entry: Mapping[str, Any]) -> Artifact:
         text = data.decode("utf-8")
         value = json.loads(text) if entry["mimeType"] == JSON_MIME else None
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise BuildError(f"{path}: not valid {entry['mimeType']} ({error})") from error
+        raise BuildError(f"{path}: not valid {entry['mimeType']} ({error}); {_REBUILD}") from error
     return Artifact(
         kind=entry["kind"],
         uri=entry["uri"],
@@ -284,7 +287,7 @@ def _templates(root: Path, manifest: Mapping[str, Any]) -> dict[str, Template]:
         if not template.uri_template.endswith(placeholder) or template.uri_template.count("{") != 1:
             raise BuildError(
                 f"{root / MANIFEST_NAME}: resource template {template.uri_template!r} must end in {placeholder} "
-                "and have no other expression"
+                f"and have no other expression; {_REBUILD}"
             )
         templates[template.kind] = template
     return templates
@@ -293,8 +296,9 @@ def _templates(root: Path, manifest: Mapping[str, Any]) -> dict[str, Template]:
 def _match_index(root: Path, artifacts: tuple[Artifact, ...]) -> MatchIndex:
     indexes = [artifact for artifact in artifacts if artifact.kind == "index"]
     if len(indexes) != 1:
-        raise BuildError(f"{root / MANIFEST_NAME}: expected one artifact of kind 'index', found {len(indexes)}")
+        found = len(indexes)
+        raise BuildError(f"{root / MANIFEST_NAME}: expected one artifact of kind 'index', found {found}; {_REBUILD}")
     try:
         return MatchIndex.from_json(indexes[0].value)
     except (KeyError, TypeError, ValueError) as error:
-        raise BuildError(f"{root / indexes[0].path}: not a match index ({error!r})") from error
+        raise BuildError(f"{root / indexes[0].path}: not a match index ({error!r}); {_REBUILD}") from error

@@ -572,17 +572,23 @@ def capidx_command(*args: str) -> list[str]:
 
 
 def run_capidx(
-    *args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None
+    *args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None, stdin: int | None = None
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         capidx_command(*args),
         cwd=cwd,
         env=None if env is None else {**os.environ, **env},
+        stdin=stdin,
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
+
+
+def run_serve(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`capidx serve` run to its end (it stops at once: the tests give it settings or builds it refuses)."""
+    return run_capidx("serve", *args, cwd=cwd, stdin=subprocess.DEVNULL)
 
 
 # --- a real catalog of the same data, for `capidx build` ----------------------------------------------

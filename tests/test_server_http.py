@@ -23,6 +23,7 @@ from server_support import (  # noqa: F401 (fixtures)
     capidx_command,
     fixture_anyio_backend,
     fixture_catalog_build,
+    run_serve,
     swap_in,
     write_build,
 )
@@ -166,9 +167,8 @@ def test_a_port_in_use_exits_2(catalog_build: Path) -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        command = capidx_command("serve", "--build", str(catalog_build), "--transport", "http", "--port", str(port))
-        result = subprocess.run(
-            command, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, check=False
+        result = run_serve(
+            "--build", str(catalog_build), "--transport", "http", "--port", str(port), cwd=catalog_build.parent
         )
     assert result.returncode == 2
     assert f"cannot listen on 127.0.0.1:{port}" in result.stderr

@@ -18,6 +18,7 @@ from server_support import (  # noqa: F401 (fixtures)
     capidx_command,
     fixture_anyio_backend,
     fixture_catalog_build,
+    run_serve,
     swap_in,
     write_build,
 )
@@ -75,18 +76,6 @@ async def test_no_reload_keeps_serving_the_first_build(tmp_path: Path) -> None:
         swap_in(write_build(tmp_path / ".capidx-build-2", generation="2"), build)
         await anyio.sleep(1.5)  # longer than the poll interval
         assert "generation 1" in (await client.read_resource(PREFIX + "summary")).contents[0].text
-
-
-def run_serve(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        capidx_command("serve", *args),
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 def test_sha_mismatch_refuses_to_start(tmp_path: Path) -> None:
