@@ -28,7 +28,7 @@ from typing import IO, Any
 from capidx.compiler import discover, pipes
 from capidx.compiler.config import Config
 from capidx.compiler.load import load_file
-from capidx.compiler.validate import LoadedDocument, ValidationResult, collector_paused
+from capidx.compiler.validate import LoadedDocument, ValidationResult, collector_paused, document_order
 
 LARGE_INPUT = 4 << 20  # bytes of capability documents
 _CHILD = "from capidx.compiler.background import child_main; child_main()"
@@ -72,7 +72,7 @@ def _load(inputs: discover.Inputs) -> ValidationResult | None:
         if source is None or problems:
             return None
         aliases = LoadedDocument(path, None, source.data, source.raw)
-    documents.sort(key=lambda doc: (doc.agent_id or "", str(doc.path)))
+    documents.sort(key=document_order)
     return ValidationResult(tuple(documents), aliases, (), inputs.checked)
 
 

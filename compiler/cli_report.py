@@ -75,6 +75,7 @@ def report(
     2 usage error or a missing, unreadable or invalid manifest.
     """
     from capidx.compiler.report import ReportOptions, ReportUsageError, run_report
+    from capidx.compiler.reporters import use_color
 
     options = ReportOptions(
         build=build_dir if build_dir is not None else _configured_out(config),
@@ -82,7 +83,7 @@ def report(
         format=output_format,
         output=output,
         fail=not no_fail,
-        color=output is None and _wants_color(sys.stdout, os.environ),
+        color=output is None and use_color(sys.stdout.isatty()),
         step_summary=Path(os.environ["GITHUB_STEP_SUMMARY"]) if os.environ.get("GITHUB_STEP_SUMMARY") else None,
     )
     try:
@@ -102,11 +103,3 @@ def _configured_out(config: Path | None) -> Path:
     # Relative to the working directory when possible: the path is printed in PR comments.
     cwd = Path.cwd().resolve()
     return settings.out.relative_to(cwd) if settings.out.is_relative_to(cwd) else settings.out
-
-
-def _wants_color(stream, environ) -> bool:
-    """Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org)."""
-    if environ.get("NO_COLOR"):
-        return False
-    isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty())

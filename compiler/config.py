@@ -148,7 +148,9 @@ def config_from_mapping(data: dict[str, Any], root: Path, config_file: Path | No
         encodings=tuple(data.get("encodings", (DEFAULT_ENCODING,))),
         budgets=dict(data.get("budgets", {})),
         staleness=replace(Staleness(), **staleness),
-        min_description_entropy=float(data.get("lint", {}).get("min_description_entropy", 2.5)),
+        min_description_entropy=float(
+            data.get("lint", {}).get("min_description_entropy", base.min_description_entropy)
+        ),
         relationships=replace(Relationships(), **relationships),
         injection=replace(
             Injection(),

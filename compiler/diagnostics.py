@@ -76,3 +76,21 @@ def exit_code_for(diagnostics: Iterable[Diagnostic]) -> ExitCode:
     if any(diagnostic.code in USAGE_CODES for diagnostic in errors):
         return ExitCode.USAGE
     return ExitCode.INVALID if errors else ExitCode.OK
+
+
+def escape_workflow_data(text: str) -> str:
+    """GitHub's workflow-command escaping of a message (actions/toolkit `escapeData`).
+
+    As in @actions/core: a newline would end the command.
+    """
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_workflow_property(text: str) -> str:
+    """GitHub's workflow-command escaping of a property value (actions/toolkit `escapeProperty`)."""
+    return escape_workflow_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def plural(count: int, word: str) -> str:
+    """`1 file`, `2 files`, `0 files`."""
+    return f"{count} {word}{'' if count == 1 else 's'}"

@@ -82,6 +82,7 @@ def _from_paths(paths: Sequence[Path]) -> Inputs:
     context: dict[str, Path] = {}
     related: dict[str, Path] = {}
     problems: list[Diagnostic] = []
+    roots: set[str] = set()  # catalog roots already walked for a named document
     for path in paths:
         if not os.path.lexists(path):
             problems.append(file_problem(path, "does not exist"))
@@ -99,8 +100,10 @@ def _from_paths(paths: Sequence[Path]) -> Inputs:
             documents[_key(path)] = path
             if path.parent.name == "capabilities":  # <catalog>/<agent>/capabilities/current.*
                 root = path.parent.parent.parent
-                related.update((_key(p), p) for p in _alias_tables(root))
-                context.update((_key(p), p) for p in catalog_documents(root))
+                if _key(root) not in roots:
+                    roots.add(_key(root))
+                    related.update((_key(p), p) for p in _alias_tables(root))
+                    context.update((_key(p), p) for p in catalog_documents(root))
     quiet = tuple(p for key, p in context.items() if key not in documents)
     others = tuple(p for key, p in related.items() if key not in aliases)
     return Inputs(tuple(documents.values()), tuple(aliases.values()), quiet, tuple(problems), others)

@@ -100,7 +100,7 @@ def load_file(path: Path, *, allow_empty: bool = False) -> tuple[SourceFile | No
     return _parse_json(path, raw, text)
 
 
-def read_limited(path: Path, limit: int = MAX_FILE_BYTES) -> tuple[bytes | None, Diagnostic | None]:
+def read_limited(path: Path) -> tuple[bytes | None, Diagnostic | None]:
     """The file's bytes, or why they cannot be had. Checks the size before reading anything."""
     try:
         info = os.stat(path)
@@ -110,17 +110,17 @@ def read_limited(path: Path, limit: int = MAX_FILE_BYTES) -> tuple[bytes | None,
         return None, file_problem(path, "is a directory, expected a file")
     if not stat.S_ISREG(info.st_mode):
         return None, file_problem(path, "is not a regular file (a device, socket or pipe?)")
-    if info.st_size > limit:
-        return None, _too_large(path, info.st_size, limit)
+    if info.st_size > MAX_FILE_BYTES:
+        return None, _too_large(path, info.st_size, MAX_FILE_BYTES)
     try:
         with open(path, "rb") as handle:
-            raw = handle.read(limit + 1)  # the file may have grown since stat
+            raw = handle.read(MAX_FILE_BYTES + 1)  # the file may have grown since stat
     except PermissionError:
         return None, file_problem(path, "permission denied", "make the file readable by this user")
     except OSError as exc:
         return None, file_problem(path, f"cannot read: {exc.strerror or exc}")
-    if len(raw) > limit:
-        return None, _too_large(path, len(raw), limit)
+    if len(raw) > MAX_FILE_BYTES:
+        return None, _too_large(path, len(raw), MAX_FILE_BYTES)
     return raw, None
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Sequence
 
+from capidx.compiler.diagnostics import escape_workflow_data, escape_workflow_property, plural
 from capidx.compiler.report import (
     WINDOWS,
     Budget,
@@ -89,8 +90,8 @@ def _summary_line(report: Report) -> str:
 def verdict(report: Report) -> str:
     breaches = len(report.breaches)
     warnings = len(report.warnings)
-    verdict = f"{breaches} budget{'s' if breaches != 1 else ''} breached" if breaches else "all budgets met"
-    return verdict + (f", {warnings} warning{'s' if warnings != 1 else ''}" if warnings else "")
+    verdict = f"{plural(breaches, 'budget')} breached" if breaches else "all budgets met"
+    return verdict + (f", {plural(warnings, 'warning')}" if warnings else "")
 
 
 def breach_message(report: Report, budget: Budget) -> str:
@@ -185,16 +186,12 @@ def _painter(color: bool) -> Callable[..., str]:
 def _text_findings(report: Report, paint: Callable[..., str]) -> list[str]:
     lines = []
     if report.breaches:
-        lines.append(paint(f"✗ {_count(len(report.breaches), 'budget')} breached", fg="red", bold=True))
+        lines.append(paint(f"✗ {plural(len(report.breaches), 'budget')} breached", fg="red", bold=True))
         lines += [f"  {breach_message(report, budget)}" for budget in report.breaches]
     if report.warnings:
-        lines.append(paint(f"! {_count(len(report.warnings), 'warning')}", fg="yellow", bold=True))
+        lines.append(paint(f"! {plural(len(report.warnings), 'warning')}", fg="yellow", bold=True))
         lines += [f"  {finding.message}" for finding in report.warnings]
     return [*lines, ""] if lines else []
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'s' if n != 1 else ''}"
 
 
 def _text_table(report: Report, paint: Callable[..., str]) -> list[str]:
@@ -328,8 +325,7 @@ def _md_changes(report: Report) -> list[str]:
         for sign, changes in (("added", report.added), ("removed", report.removed), ("changed", report.changed)):
             ordered = _by_size_of_change(changes)
             for change in ordered[:MAX_LISTED_CHANGES]:
-                before = "" if change.before is None else number(change.before)
-                after = "" if change.after is None else number(change.after)
+                before, after = _figure(change.before), _figure(change.after)
                 delta = delta_text(Delta(change.before or 0, change.after or 0))
                 lines.append(f"| {sign} | `{_md(report.short_uri(change.uri))}` | {before} | {after} | {delta} |")
             if len(ordered) > MAX_LISTED_CHANGES:
@@ -357,16 +353,7 @@ def render_github(report: Report, *, color: bool = False) -> str:
 
 
 def _workflow_command(command: str, title: str, message: str) -> str:
-    return f"::{command} title={_escape_property(title)}::{_escape_data(message)}"
-
-
-def _escape_data(text: str) -> str:
-    # As in @actions/core: a newline would end the command.
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _escape_property(text: str) -> str:
-    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+    return f"::{command} title={escape_workflow_property(title)}::{escape_workflow_data(message)}"
 
 
 # --- JSON and HTML ----------------------------------------------------------------------------------

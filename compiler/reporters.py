@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import click
 
-from capidx.compiler.diagnostics import Diagnostic
+from capidx.compiler.diagnostics import Diagnostic, escape_workflow_data, escape_workflow_property, plural
 
 if TYPE_CHECKING:
     from capidx.compiler.validate import ValidationResult
@@ -107,13 +107,13 @@ class TextReporter(Reporter):
 
     def _summary(self, result: ValidationResult) -> str:
         errors, warnings = len(result.errors), len(result.warnings)
-        files = _plural(len(result.checked), "file")
+        files = plural(len(result.checked), "file")
         if errors:
-            text = f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')}" + (
+            text = f"{plural(errors, 'error')}, {plural(warnings, 'warning')}" + (
                 f" in {files}" if result.checked else ""
             )
             return click.style(text, fg="red", bold=True) if self.color else text
-        text = f"{files} valid" + (f" ({_plural(warnings, 'warning')})" if warnings else "")
+        text = f"{files} valid" + (f" ({plural(warnings, 'warning')})" if warnings else "")
         return click.style(text, fg="green") if self.color else text
 
 
@@ -162,18 +162,8 @@ class GithubReporter(Reporter):
         if diagnostic.hint:
             message += f" ({diagnostic.hint})"
         level = "error" if diagnostic.is_error else "warning"
-        fields = ",".join(f"{key}={_escape(value, property_value=True)}" for key, value in properties.items())
-        return f"::{level} {fields}::{_escape(message)}"
-
-
-def _escape(text: str, *, property_value: bool = False) -> str:
-    """GitHub's workflow-command escaping (actions/toolkit `escapeData` / `escapeProperty`)."""
-    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    return text.replace(":", "%3A").replace(",", "%2C") if property_value else text
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
+        fields = ",".join(f"{key}={escape_workflow_property(value)}" for key, value in properties.items())
+        return f"::{level} {fields}::{escape_workflow_data(message)}"
 
 
 REPORTER_BY_NAME: dict[str, type[Reporter]] = {

@@ -63,17 +63,14 @@ class LazyValidator:
     def iter_errors(self, instance: Any) -> Any:
         return self.jsonschema_validator.iter_errors(instance)
 
+    @cached_property
     def fast_check(self) -> Callable[[Any], bool] | None:
         """The fast check (made without jsonschema when the schema allows it), or None."""
-        return self._fast_check
-
-    @cached_property
-    def _fast_check(self) -> Callable[[Any], bool] | None:
         return compile_schema(self.schema) or compile_check(self.jsonschema_validator)
 
     def certainly_valid(self, instance: Any) -> bool:
         """True when the fast check proves `instance` valid; errors are always left to jsonschema."""
-        check = self._fast_check
+        check = self.fast_check
         try:
             return check is not None and check(instance)
         except Exception:  # e.g. RecursionError on absurd nesting: jsonschema decides, and reports it
@@ -148,7 +145,8 @@ def schema_diagnostics(validator: LazyValidator, source: SourceFile, code: str =
         )
     except Exception as exc:  # a user schema can fail inside jsonschema in many ways (bad $ref, bad regex)
         message = f"the schema cannot be applied: {type(exc).__name__}: {_short_message(str(exc))}"
-        found.setdefault(Diagnostic(str(source.path), None, None, "", "error", message, None, "schema-file"))
+        hint = "fix the schema given by --schema or paths.schema (e.g. a bad $ref or pattern)"
+        found.setdefault(Diagnostic(str(source.path), None, None, "", "error", message, hint, "schema-file"))
     return list(found)
 
 

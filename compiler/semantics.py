@@ -19,8 +19,6 @@ from functools import lru_cache
 
 from capidx.server.text import terms
 
-LOW_INFORMATION_HINT = "say what the capability does, for whom, and how"
-
 
 @dataclass(frozen=True)
 class SemanticStats:
@@ -36,17 +34,13 @@ def term_entropy(items: Iterable[str]) -> float:
     return _entropy(Counter(items))
 
 
+@lru_cache(maxsize=1 << 16)
 def description_stats(text: str) -> SemanticStats:
     """Entropy and term counts of a description.
 
     Memoized (bounded): one build asks about the same description in validate's lint, the canonical
     description, the enhanced index and stats.json. The result is frozen, so sharing it is safe.
     """
-    return _description_stats(text)
-
-
-@lru_cache(maxsize=1 << 16)
-def _description_stats(text: str) -> SemanticStats:
     found = terms(text)
     counts = Counter(found)
     return SemanticStats(round(_entropy(counts), 3), len(counts), len(found))
@@ -72,13 +66,3 @@ def _entropy(counts: Counter[str]) -> float:
 def low_information(stats: SemanticStats, threshold: float) -> bool:
     """True when the description carries fewer bits than `threshold`."""
     return stats.entropy < threshold
-
-
-def low_information_message(stats: SemanticStats, threshold: float, *, hint: bool = True) -> str:
-    """The validator's message, e.g. 'description carries 1.58 bits of term entropy (threshold 2.5): say ...'.
-
-    With `hint=False` only the measurement is returned, for a `Diagnostic` whose `hint` is
-    `LOW_INFORMATION_HINT`.
-    """
-    message = f"description carries {stats.entropy:.2f} bits of term entropy (threshold {threshold:g})"
-    return f"{message}: {LOW_INFORMATION_HINT}" if hint else message

@@ -138,7 +138,7 @@ def scan_json(text: str) -> SourceMap:
         top = stack[-1] if stack else None
         if string is not None and top is not None and top.is_object and top.expect_key:
             position = lines.position(match.start(1))
-            top.key = json.loads(string) if "\\" in string else string[1:-1]
+            top.key = _key(string)
             if top.key in top.seen:
                 duplicates.append(Duplicate(top.child(), position, top.seen[top.key]))
             top.seen[top.key] = keys[top.child()] = position

@@ -108,11 +108,16 @@ def _validate_project(config: Config, paths: Sequence[Path], *, strict: bool, to
     if strict:
         diagnostics = [diagnostic.promoted() for diagnostic in diagnostics]
     return ValidationResult(
-        tuple(sorted(documents, key=lambda doc: (doc.agent_id or "", str(doc.path)))),
+        tuple(sorted(documents, key=document_order)),
         aliases,
         tuple(sorted(diagnostics, key=_reading_order)),
         inputs.checked,
     )
+
+
+def document_order(doc: LoadedDocument) -> tuple[str, str]:
+    """The order of `ValidationResult.documents` (by agent id, then path): the build's order."""
+    return doc.agent_id or "", str(doc.path)
 
 
 def _capability_validator(config: Config) -> tuple[Any | None, list[Diagnostic]]:

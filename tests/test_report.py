@@ -18,7 +18,6 @@ from click.testing import CliRunner
 from manifest_factory import PRIMARY, make_manifest, uri, write_build
 
 from capidx.compiler.cli import cli
-from capidx.compiler.cli_report import _wants_color
 from capidx.compiler.report import BaselineError, build_report
 from capidx.compiler.report_formats import MARKER, render_text
 from capidx.compiler.report_json import report_to_dict
@@ -351,21 +350,6 @@ def test_text_has_no_colour_unless_asked(breached: Path) -> None:
     coloured = render_text(report, color=True)
     assert "\x1b[31m" in coloured  # the breach in red
     assert "\x1b[" not in _run("--build", str(breached)).output  # CliRunner is not a terminal
-
-
-class _Stream:
-    def __init__(self, tty: bool) -> None:
-        self._tty = tty
-
-    def isatty(self) -> bool:
-        return self._tty
-
-
-def test_colour_only_on_a_terminal_and_never_with_no_color() -> None:
-    assert _wants_color(_Stream(True), {})
-    assert not _wants_color(_Stream(False), {})
-    assert not _wants_color(_Stream(True), {"NO_COLOR": "1"})
-    assert _wants_color(_Stream(True), {"NO_COLOR": ""})  # no-color.org: set *and* non-empty
 
 
 def test_markdown_has_the_marker_heading_and_a_compact_table(pair: tuple[Path, Path]) -> None:

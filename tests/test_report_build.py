@@ -139,3 +139,9 @@ def test_a_real_breach_fails_unless_no_fail(builds: dict[str, Path]) -> None:
     data = _json("--build", breached)
     assert data["ok"] is False and [b["kind"] for b in data["breaches"]] == ["capability"]
     assert data["kinds"][0]["kind"] == "capability" and data["kinds"][0]["status"] == "breach"
+
+
+def test_every_format_is_registered() -> None:
+    from capidx.compiler import cli_report, report_formats
+
+    assert set(cli_report.FORMATS) == set(report_formats.RENDERER_BY_NAME)

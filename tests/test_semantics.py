@@ -7,11 +7,9 @@ import math
 import pytest
 
 from capidx.compiler.semantics import (
-    LOW_INFORMATION_HINT,
     SemanticStats,
     description_stats,
     low_information,
-    low_information_message,
     term_entropy,
 )
 
@@ -55,14 +53,3 @@ def test_low_information_against_threshold() -> None:
     assert low_information(weak, 2.5)
     assert not low_information(rich, 2.5)
     assert not low_information(SemanticStats(2.5, 6, 6), 2.5)  # at the threshold is enough
-
-
-def test_message_names_the_measure_the_threshold_and_what_to_do() -> None:
-    stats = description_stats("plan review test")  # log2(3) = 1.585
-    assert low_information_message(stats, 2.5) == (
-        "description carries 1.58 bits of term entropy (threshold 2.5): say what the capability does, for whom, and how"
-    )
-    assert (
-        low_information_message(stats, 3, hint=False) == "description carries 1.58 bits of term entropy (threshold 3)"
-    )
-    assert LOW_INFORMATION_HINT in low_information_message(stats, 2.5)

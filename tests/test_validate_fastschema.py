@@ -132,7 +132,7 @@ def _jsonschema_valid(validator: Any, data: Any) -> bool:
 @pytest.mark.parametrize("name", [CAPABILITY_SCHEMA, ALIASES_SCHEMA, CONFIG_SCHEMA])
 def test_bundled_schemas_have_a_fast_check(name: str) -> None:
     assert compile_check(bundled_validator(name).jsonschema_validator) is not None
-    assert bundled_validator(name).fast_check() is not None
+    assert bundled_validator(name).fast_check is not None
 
 
 def test_config_schema_is_checked_without_jsonschema() -> None:
@@ -154,7 +154,7 @@ def test_fast_check_agrees_with_jsonschema_on_mutated_documents() -> None:
     compared = invalid = 0
     for name, document in documents:
         validator = bundled_validator(name).jsonschema_validator
-        exact, certain = compile_check(validator), bundled_validator(name).fast_check()
+        exact, certain = compile_check(validator), bundled_validator(name).fast_check
         assert exact is not None and certain is not None
         samples = [document] + [_mutate(document, rng) for _ in range(60)]
         for sample in samples:
@@ -165,7 +165,7 @@ def test_fast_check_agrees_with_jsonschema_on_mutated_documents() -> None:
             invalid += not expected
     assert compared > 500 and invalid > 100  # the mutations do reach invalid documents
     for path in sorted((REPO / "agents").glob("*/capabilities/current.json")):  # real data takes the fast path
-        assert bundled_validator(CAPABILITY_SCHEMA).fast_check()(json.loads(path.read_text("utf-8"))), path
+        assert bundled_validator(CAPABILITY_SCHEMA).fast_check(json.loads(path.read_text("utf-8"))), path
 
 
 def _odd_formats() -> dict[str, Any]:
