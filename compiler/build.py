@@ -142,12 +142,13 @@ def _validate_and_build(
     counter: Any,
     progress: Callable[[str, int], Any] | None,
 ) -> BuildResult:
-    from capidx.compiler.background import load_unchecked  # here: a no-op build needs none of validation's modules
+    from capidx.compiler import background  # here: a no-op build needs none of validation's modules
 
     err = err or sys.stderr
-    loaded = load_unchecked(config)
-    checker = _start_background(config, strict, verbosity) if loaded is not None else None
-    if loaded is None or checker is None:  # a small catalog, or no second Python: validate first
+    fork = background.can_fork()
+    loaded = background.load_unchecked(config, fork)
+    checker = _start_background(config, strict, verbosity, fork) if loaded is not None else None
+    if loaded is None or checker is None:  # not worth a new Python, or no child at all: validate first
         validation = _validate(config, strict, err, verbosity)
         return _build(config, validation, env, templates, previous, counter, progress, lambda: None)
     settle = _settler(checker, loaded, config, strict, err, verbosity)
@@ -160,11 +161,11 @@ def _validate_and_build(
         checker.close()
 
 
-def _start_background(config: Config, strict: bool, verbosity: int) -> BackgroundValidation | None:
+def _start_background(config: Config, strict: bool, verbosity: int, fork: bool) -> BackgroundValidation | None:
     from capidx.compiler.background import BackgroundValidation
 
     try:
-        return BackgroundValidation(config, strict, verbosity)
+        return BackgroundValidation(config, strict, verbosity, fork)
     except OSError:
         return None
 
@@ -376,10 +377,10 @@ def _render_and_measure(
 
     previous_index = previous_json(config.out, previous, MATCH_INDEX, encodings[0])  # reuses its label overhead
     with collector_paused():  # derived data (sets, tuples, dicts) only: nothing for the cyclic collector
-        enhanced = enhance_for_build(catalog, config, counter, encodings[0], previous_index)
+        enhanced, indexed = enhance_for_build(catalog, config, counter, encodings[0], previous_index)
     artifacts = chain(
         markdown_artifacts(catalog, env, config.uri_prefix, enhanced),
-        tool_artifacts(catalog, config.uri_prefix, enhanced),
+        tool_artifacts(catalog, config.uri_prefix, enhanced, indexed),
     )
     # Rendering and tokenizing overlap: each text goes to the counter as soon as it is rendered.
     expected = len((previous or {}).get("artifacts", ()))  # for the progress bar: the last build's size

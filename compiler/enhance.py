@@ -8,6 +8,7 @@ them. Shapes: docs/build-directory.md, "The enhanced index".
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -91,11 +92,25 @@ class Enhanced:
 
 def enhance_for_build(
     catalog: Catalog, config: Config, counter: Any, primary: str, previous_index: Mapping[str, Any] | None
-) -> Enhanced:
-    """`enhance` with the settings of `config` and the label overhead measured by `counter` (or reused from
-    `previous_index`, the current build's match.json measured in the same `primary` encoding)."""
-    overhead = injection_overhead(config.injection.labels, counter_batch(counter, primary), previous_index)
-    return enhance(catalog, config.relationships, injection_section(config.injection, overhead))
+) -> tuple[Enhanced, Callable[[], Enhanced]]:
+    """`enhance` with the settings of `config`, first without match.json's `injection`, and a function that
+    returns it with `injection`, whose label overhead is measured by `counter` (or reused from
+    `previous_index`, the current build's match.json measured in the same `primary` encoding).
+
+    Only match.json needs the overhead, and it is made last: the label lines go to `counter` now and their
+    counts are collected when the function is called, so a cold build's counter loads its encoding while
+    the build goes on instead of holding it up here."""
+    labels = tuple(config.injection.labels)
+    count = counter_batch(counter, primary)
+    if _previous_overhead(labels, previous_index) is None:
+        send_ahead(counter, overhead_texts(labels))
+    enhanced = enhance(catalog, config.relationships)
+
+    def with_injection() -> Enhanced:
+        overhead = injection_overhead(labels, count, previous_index)
+        return dataclasses.replace(enhanced, injection=injection_section(config.injection, overhead))
+
+    return enhanced, with_injection
 
 
 def enhance(
@@ -220,11 +235,16 @@ def injection_overhead(
     reused = _previous_overhead(labels, previous)
     if reused is not None:
         return reused
-    texts: list[str] = []
-    measure_overhead(lambda text: texts.append(text) or 0, labels)  # first pass: which texts it measures
-    unique = list(dict.fromkeys(texts))
+    unique = overhead_texts(labels)
     counts = dict(zip(unique, count_texts(unique), strict=True))
     return measure_overhead(counts.__getitem__, labels)
+
+
+def overhead_texts(labels: Iterable[InjectionLabel]) -> list[str]:
+    """The distinct texts `measure_overhead` counts for `labels`, in order (a first pass that only records them)."""
+    texts: list[str] = []
+    measure_overhead(lambda text: texts.append(text) or 0, labels)
+    return list(dict.fromkeys(texts))
 
 
 def _previous_overhead(labels: tuple[InjectionLabel, ...], previous: Mapping[str, Any] | None) -> int | None:
@@ -243,7 +263,17 @@ def counter_batch(counter: Any, encoding: str) -> Callable[[list[str]], list[int
     """Adapt a `tokens.TokenCounter` to `injection_overhead`'s `count_texts` (counts in `encoding`)."""
 
     def count(texts: list[str]) -> list[int]:
-        items = [(hashlib.sha256(text.encode("utf-8")).hexdigest(), text) for text in texts]
-        return [row[encoding] for row in counter.count(items)]
+        return [row[encoding] for row in counter.count(_keyed(texts))]
 
     return count
+
+
+def send_ahead(counter: Any, texts: list[str]) -> None:
+    """Submit `texts` to `counter` and ask for their counts now; a later `count` of them only reads the answer."""
+    for sha, text in _keyed(texts):
+        counter.submit(sha, text)
+    counter.request()
+
+
+def _keyed(texts: list[str]) -> list[tuple[str, str]]:
+    return [(hashlib.sha256(text.encode("utf-8")).hexdigest(), text) for text in texts]

@@ -137,8 +137,11 @@ def _json(kind: str, path: str, prefix: str, title: str, blurb: str, value: Any,
     return make_artifact(kind, path, prefix, title, blurb, canonical_json(value), **params)
 
 
-def tool_artifacts(catalog: Catalog, prefix: str, enhanced: Enhanced) -> Iterator[Artifact]:
-    """lookup, compare, list and sources documents, and index/match.json.
+def tool_artifacts(
+    catalog: Catalog, prefix: str, enhanced: Enhanced, indexed: Callable[[], Enhanced] | None = None
+) -> Iterator[Artifact]:
+    """lookup, compare, list and sources documents, and index/match.json, made last from `indexed()` when given
+    (the build's enhanced index with its `injection` section, whose counts are collected only then).
 
     Texts are exactly `canonical_json` of the `derive` documents, but parts that many documents share are
     serialized once and spliced in: a capability's `similarTo` rows (in each agent's lookup and the
@@ -156,7 +159,7 @@ def tool_artifacts(catalog: Catalog, prefix: str, enhanced: Enhanced) -> Iterato
         prefix,
         "Name resolution index",
         "Normalized agent and capability names, aliases, terminology, BM25 statistics, relationships and triggers.",
-        match_index(catalog, enhanced),
+        match_index(catalog, indexed() if indexed else enhanced),
     )
 
 

@@ -5,7 +5,11 @@ tiktoken releases the GIL while it encodes, but loading an encoding, cutting tex
 looking pieces up are Python work, and on a machine with two CPUs every bit of it done in the build's
 process is time the renderer waits. `TokenProcess` keeps `tokens.TokenCounter`'s interface and runs a
 `TokenCounter` in a child Python: `submit` writes the text's UTF-8 bytes to the child's pipe and returns;
-`wait` asks for every count not collected yet and blocks until they come.
+`wait` asks for every count not collected yet and blocks until they come. Asking and reading can also be
+apart: `request` asks for the counts of what was sent so far and returns at once; the child answers
+requests in order, and `wait_for` reads answers only until the texts it names are known. A build asks
+early for the few texts it needs before rendering and reads the answer when it needs it, so it does not
+stop while a cold child still loads its encoding.
 
 A cold build (no previous counts at all: every artifact will need counting) starts the child with
 `preload`, so the encodings load while the catalog is validated. Otherwise an encoding loads when the
@@ -23,7 +27,7 @@ import struct
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import IO, Any, NoReturn
 
 from capidx.compiler import pipes
@@ -51,8 +55,9 @@ class TokenProcess(CountsBySha):
             raise ValueError("at most 8 encodings")  # they travel as a one-byte mask
         self.encodings = tuple(encodings)
         self._known: dict[str, dict[str, int]] = {sha: dict(counts) for sha, counts in (known or {}).items()}
-        self._sent: set[str] = set()
-        self._unanswered = False
+        self._sent: set[str] = set()  # sent, and no answer read for it yet
+        self._unrequested = False  # texts sent since the last request
+        self._requests = 0  # requests whose answer is not read yet
         self._loaded_mask = 0
         self.encoded_texts = 0
         self._errors: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the child; see close
@@ -83,13 +88,30 @@ class TokenProcess(CountsBySha):
         self._sent.add(sha)
         data = text.encode("utf-8") if data is None else data
         self._write(_FRAME.pack(_TEXT, _TEXT_HEAD.size + len(data)) + _TEXT_HEAD.pack(mask, bytes.fromhex(sha)), data)
-        self._unanswered = True
+        self._unrequested = True
+
+    def request(self) -> None:
+        """Ask the child for the counts of every text sent so far; its answer waits in the pipe until read."""
+        if self._unrequested:
+            self._write(_FRAME.pack(_SYNC, 0), flush=True)
+            self._unrequested = False
+            self._requests += 1
 
     def wait(self, progress: Callable[[int], None] | None = None) -> None:
         """Collect the counts of every text sent; nothing to do (no round trip) when nothing was sent."""
-        if not self._unanswered:
-            return
-        self._write(_FRAME.pack(_SYNC, 0), flush=True)
+        self.request()
+        while self._requests:
+            self._read_answer(progress)
+
+    def wait_for(self, shas: Iterable[str]) -> None:
+        """Read the child's answers, in order, until none of `shas` (texts sent) is waiting for one."""
+        waiting = [sha for sha in shas if sha in self._sent]
+        while any(sha in self._sent for sha in waiting):
+            if not self._requests:  # sent after the last request: ask now
+                self.request()
+            self._read_answer()
+
+    def _read_answer(self, progress: Callable[[int], None] | None = None) -> None:
         assert self._child.stdout is not None
         head = self._child.stdout.read(_REPLY.size)
         if len(head) != _REPLY.size:
@@ -99,9 +121,10 @@ class TokenProcess(CountsBySha):
         if len(body) != rows * _ROW.size:
             self._fail()
         for raw, index, tokens in _ROW.iter_unpack(body):
-            self._known.setdefault(raw.hex(), {})[self.encodings[index]] = tokens
-        self._sent.clear()
-        self._unanswered = False
+            sha = raw.hex()
+            self._known.setdefault(sha, {})[self.encodings[index]] = tokens
+            self._sent.discard(sha)
+        self._requests -= 1
         if progress:
             progress(rows)
 

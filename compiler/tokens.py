@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from array import array
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from capidx.compiler.diagnostics import ExitCode
@@ -99,11 +99,19 @@ class CountsBySha:
     def wait(self, progress: Callable[[int], None] | None = None) -> None:
         raise NotImplementedError
 
-    def count(self, items: Sequence[tuple[str, str]], progress: Callable[[int], None] | None = None) -> list[dict]:
-        """Token counts per encoding for each (sha256, text), in order."""
+    def request(self) -> None:
+        """Ask for the counts of every text submitted so far without waiting for them; `wait_for` or `wait`
+        collects them. (Counting in-process, there is nobody to ask: counts are collected by waiting.)"""
+
+    def wait_for(self, shas: Iterable[str]) -> None:
+        """Block until these submitted texts are counted; a counter may count others meanwhile."""
+        self.wait()
+
+    def count(self, items: Sequence[tuple[str, str]]) -> list[dict]:
+        """Token counts per encoding for each (sha256, text), in order; waits for these texts only."""
         for sha, text in items:
             self.submit(sha, text)
-        self.wait(progress)
+        self.wait_for(sha for sha, _ in items)
         return [self.counts(sha) for sha, _ in items]
 
     def counts(self, sha: str) -> dict[str, int]:
