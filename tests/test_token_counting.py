@@ -5,7 +5,10 @@
 - a pattern nobody has vetted is never cut;
 - `TokenProcess` gives the in-process counter's answers, loads an encoding only when a text needs it
   (unless told to preload for a cold build), reports a load failure as the same error with its exit
-  code, and says so when the child dies;
+  code, and says so when the child dies; its answers can be asked for early and read later, and are
+  read only as far as needed;
+- a cold build's counter may be started before the build (by the CLI): the build uses it when it is
+  cold, and closes it when it is not, which then loads nothing;
 - a cold build's manifest holds, for every artifact, exactly `len(encode_ordinary(file text))`.
 """
 
@@ -20,10 +23,11 @@ from typing import Any
 import pytest
 from catalog_factory import run_cli, write_catalog
 
+from capidx.compiler import tokenproc
 from capidx.compiler.build import run_build
 from capidx.compiler.config import default_config
 from capidx.compiler.pieces import split, splits_safely
-from capidx.compiler.tokenproc import TokenProcess
+from capidx.compiler.tokenproc import TokenProcess, start_for_cold_build
 from capidx.compiler.tokens import EncodingUnavailable, TokenCounter, load_encoding
 
 REPO = Path(__file__).resolve().parent.parent
@@ -159,6 +163,67 @@ def test_a_child_that_dies_is_reported(process_counter: Any) -> None:
     counter._child.wait()
     with pytest.raises(OSError, match="token-counting process stopped"):
         counter.count([(_sha("text " * 100_000), "text " * 100_000)])
+
+
+def test_answers_are_read_in_order_and_only_as_far_as_needed(process_counter: Any) -> None:
+    counter = process_counter(["cl100k_base"], preload=True)
+    first, later = [(_sha(text), text) for text in ("one two", "three four five")]
+    counter.submit(*first)
+    counter.request()  # asked now, read below
+    counter.submit(*later)
+    counter.wait_for([first[0]])
+    assert counter.counts(first[0]) == {"cl100k_base": 2}
+    with pytest.raises(KeyError):  # sent after the request: not asked for, not read
+        counter.counts(later[0])
+    counter.wait_for([later[0], first[0]])  # asks for what no request covered yet
+    assert counter.counts(later[0]) == {"cl100k_base": 3}
+    counter.wait()  # nothing left: no round trip, nothing to read
+    assert counter.encoded_texts == 2
+
+
+def test_a_cold_build_uses_the_counter_started_before_it(tmp_path: Path) -> None:
+    write_catalog(tmp_path)
+    out = tmp_path / "build"
+    started = start_for_cold_build(("cl100k_base",), out)
+    assert isinstance(started, TokenProcess)
+    result = run_build(default_config(tmp_path).with_overrides(out=out), verbosity=-1, started=started)
+    assert result.exit_code == 0 and result.encoders_loaded == ("cl100k_base",)
+    assert started.encoded_texts == result.tokenized > 0  # it counted the build's texts
+    assert started._child.poll() is not None  # and was closed
+    started.close()  # harmless twice
+
+
+def test_a_counter_started_for_a_build_that_is_not_cold_is_closed_unused(tmp_path: Path) -> None:
+    write_catalog(tmp_path)
+    out = tmp_path / "build"
+    config = default_config(tmp_path).with_overrides(out=out)
+    assert run_build(config, verbosity=-1).exit_code == 0
+    assert start_for_cold_build(("cl100k_base",), out) is None  # a build is there: not cold
+    early = TokenProcess(("cl100k_base",), preload=True)  # as if started just before that build landed
+    result = run_build(config, verbosity=-1, started=early)
+    assert result.up_to_date and result.encoders_loaded == ()
+    assert early._child.poll() is not None and early.encoded_texts == 0
+
+
+def test_no_counter_is_started_early_for_an_encoding_that_is_not_bundled(tmp_path: Path) -> None:
+    assert start_for_cold_build(("o200k_base",), tmp_path / "build") is None
+    assert start_for_cold_build(("cl100k_base", "o200k_base"), tmp_path / "build") is None
+
+
+def test_the_cli_starts_a_cold_build_s_counter_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_catalog(tmp_path)
+    calls: list[tuple[Any, ...]] = []
+    original = tokenproc.start_for_cold_build
+
+    def recording(encodings: Any, out: Path) -> Any:
+        calls.append((tuple(encodings), out))
+        return original(encodings, out)
+
+    monkeypatch.setattr(tokenproc, "start_for_cold_build", recording)
+    assert run_cli(["build", "--out", str(tmp_path / "build"), "-q"], tmp_path).exit_code == 0
+    assert calls == [(("cl100k_base",), tmp_path / "build")]
+    assert run_cli(["build", "--out", str(tmp_path / "build"), "-q"], tmp_path).exit_code == 0
+    assert len(calls) == 2  # asked again, and it declines: the build is there now
 
 
 def test_a_cold_build_measures_every_artifact_exactly(tmp_path: Path) -> None:
