@@ -38,7 +38,11 @@ MIME_BY_SUFFIX = {".md": "text/markdown", ".json": "application/json"}
 RESOURCE_KINDS = ("summary", "full", "stats", "agent", "capability", "category")
 TOOL_KINDS = ("lookup", "compare", "list", "sources", "snippet", "index")
 ALL_KINDS = RESOURCE_KINDS + TOOL_KINDS
+# Kinds of which a build has exactly one document: "largest" says nothing about them.
+SINGLE_KINDS = frozenset({"summary", "full", "stats", "index"})
 ALL = "_all"  # path segment meaning "every agent" / "every category"
+# Context windows the share of an artifact is given against (stats.json, capidx report): key -> tokens.
+CONTEXT_WINDOWS = {"200k": 200_000, "1m": 1_000_000}
 
 
 @dataclass(frozen=True)

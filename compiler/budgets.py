@@ -6,9 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from capidx.compiler.artifacts import Measured
-
-SINGLE_KINDS = frozenset({"summary", "full", "stats"})
+from capidx.compiler.artifacts import SINGLE_KINDS, Measured
 
 
 @dataclass(frozen=True)

@@ -14,18 +14,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from capidx.compiler.artifacts import ALL_KINDS
+from capidx.compiler.artifacts import ALL_KINDS, CONTEXT_WINDOWS, SINGLE_KINDS
 from capidx.compiler.diagnostics import ExitCode
 from capidx.compiler.report_manifest import Manifest, ManifestError, load_manifest
 
 # Context windows the shares are computed against: (JSON key, label, tokens).
-WINDOWS = (("200k", "200K", 200_000), ("1m", "1M", 1_000_000))
+WINDOWS = tuple((key, key.upper(), size) for key, size in CONTEXT_WINDOWS.items())
 NEAR_BUDGET = 0.9  # a kind at or above 90% of its budget is "near" (a warning)
 GROWTH_WARNING = 0.10  # a kind growing more than 10% against the baseline is a warning
 TOP_DOCUMENTS = 3
 LARGEST_KINDS = ("agent", "capability", "lookup")
-# One document per build: "largest" says nothing new for these.
-SINGLE_KINDS = frozenset({"summary", "full", "stats", "index"})
 
 
 # --- the report model ---------------------------------------------------------------------------

@@ -9,7 +9,8 @@ from __future__ import annotations
 from importlib import resources
 from typing import Any
 
-from capidx.compiler.report import SINGLE_KINDS, WINDOWS, Budget, Delta, Report, use_percent
+from capidx.compiler.artifacts import SINGLE_KINDS
+from capidx.compiler.report import WINDOWS, Budget, Delta, Report, use_percent
 from capidx.compiler.report_formats import breach_message, delta_text, number, percent, verdict
 from capidx.compiler.report_json import report_to_dict
 

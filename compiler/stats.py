@@ -15,11 +15,10 @@ from collections.abc import Iterable, Sequence
 from datetime import date, timedelta
 from typing import Any
 
-from capidx.compiler.artifacts import Measured
+from capidx.compiler.artifacts import CONTEXT_WINDOWS, Measured
 from capidx.compiler.catalog import Catalog, Source
 from capidx.compiler.semantics import description_stats
 
-CONTEXT_WINDOWS = {"200k": 200_000, "1m": 1_000_000}
 LOWEST_DESCRIPTIONS = 5  # how many of the least informative descriptions stats.json names
 UNSPECIFIED = "unspecified"
 

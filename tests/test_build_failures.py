@@ -124,7 +124,8 @@ def test_a_budget_breach_exits_1_and_still_writes(project: Path) -> None:
     tokens = rows["summary"]["tokens"]
     assert f"summary: {tokens:,} tokens > budget 10 (+{100 * (tokens - 10) / 10:.1f}%)" in lines
     agent = rows["agent"]
-    assert any(line.startswith(f"agent: {agent['tokens']:,} tokens > budget 100 (+") for line in lines)
+    head, tail = f"agent: {agent['tokens']:,} tokens > budget 100 (+", f"(largest: {agent['uri']})"
+    assert any(line.startswith(head) and line.endswith(tail) for line in lines)
     assert f"over budget: build written to {project / 'build'} for inspection" in lines
     assert (project / "build" / "summary.md").is_file()
     assert "OVER" in result.stdout
