@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import click
@@ -54,7 +53,7 @@ def build(
     loaded or budget breach (a breaching build is still written), 2 usage error (bad flag or
     config, unknown encoding, --out that is not a build directory).
     """
-    from capidx.compiler.config import default_aliases, load_config
+    from capidx.compiler.config import load_config, with_catalog
     from capidx.compiler.diagnostics import ExitCode
     from capidx.compiler.tokenproc import start_for_cold_build
     from capidx.compiler.tokens import reported_names
@@ -66,19 +65,10 @@ def build(
         click.echo(problem.as_text(), err=True)
     if problems:
         raise SystemExit(ExitCode.USAGE)
+    config = with_catalog(config, _absolute(agents), _absolute(aliases), no_aliases)
     config = config.with_overrides(
-        agents=_absolute(agents),
-        schema=_absolute(schema),
-        aliases=_absolute(aliases),
-        templates=_absolute(templates),
-        out=_absolute(out),
-        encodings=encodings or None,
+        schema=_absolute(schema), templates=_absolute(templates), out=_absolute(out), encodings=encodings or None
     )
-    if agents is not None and aliases is None and not no_aliases:
-        # --agents moves the catalog; its alias table moves with it (as paths.agents does in capidx.yaml).
-        config = dataclasses.replace(config, aliases=default_aliases(config.agents))
-    if no_aliases:
-        config = dataclasses.replace(config, aliases=None)
     if quiet and verbose:
         raise click.UsageError("--quiet and --verbose exclude each other")
     # A cold build's token counter starts loading its encodings now, while the build's modules are imported.

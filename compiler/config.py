@@ -114,6 +114,18 @@ def default_aliases(agents: Path) -> Path | None:
     return next((agents / name for name in ALIAS_FILE_NAMES if (agents / name).is_file()), None)
 
 
+def with_catalog(config: Config, agents: Path | None, aliases: Path | None, no_aliases: bool) -> Config:
+    """`--agents DIR`, `--aliases FILE` and `--no-aliases` on top of `config` (absolute paths; None: not given).
+
+    A catalog moved by --agents brings its own alias table, `DIR/aliases.*` or none at all, as
+    `paths.agents` does in capidx.yaml: another catalog's table would name capabilities it does not have.
+    --aliases names the table instead; --no-aliases drops it."""
+    config = config.with_overrides(agents=agents, aliases=aliases)
+    if agents is not None and aliases is None:
+        config = replace(config, aliases=default_aliases(agents))
+    return replace(config, aliases=None) if no_aliases else config
+
+
 def _is_user_templates(path: Path) -> bool:
     """A `templates/` folder overrides bundled templates only if it holds templates.
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from capidx.compiler import discover, lint
-from capidx.compiler.config import Config, default_aliases, load_config
+from capidx.compiler.config import Config, load_config, with_catalog
 from capidx.compiler.diagnostics import Diagnostic, ExitCode, exit_code_for
 from capidx.compiler.load import SourceFile, load_file
 from capidx.compiler.schemas import (
@@ -183,11 +183,8 @@ def effective_config(args: ValidateArgs) -> tuple[Config, list[Diagnostic]]:
     """capidx.yaml (or defaults) with the flags the user gave on top; paths in flags are relative to the cwd."""
     config, problems = load_config(_absolute(args.config_file, args.cwd), args.cwd)
     agents, aliases = _absolute(args.agents, args.cwd), _absolute(args.aliases, args.cwd)
-    if agents is not None and aliases is None:
-        aliases = default_aliases(agents)  # the alias table follows the catalog unless named
-    config = config.with_overrides(agents=agents, aliases=aliases, schema=_absolute(args.schema, args.cwd))
-    if args.no_aliases:
-        config = replace(config, aliases=None)
+    config = with_catalog(config, agents, aliases, args.no_aliases)
+    config = config.with_overrides(schema=_absolute(args.schema, args.cwd))
     if args.max_age_days is not None:
         config = replace(config, staleness=replace(config.staleness, error_days=args.max_age_days))
     return config, problems

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -184,6 +185,31 @@ def test_flags_beat_the_file_which_beats_defaults(tmp_path: Path) -> None:
 
     assert _effective(tmp_path, aliases=Path("x.json")).aliases == tmp_path / "x.json"
     assert _effective(tmp_path, agents=Path("from-flag"), no_aliases=True).aliases is None
+
+
+def test_a_catalog_moved_by_agents_brings_its_own_alias_table_or_none(tmp_path: Path) -> None:
+    """`--agents DIR` means DIR's alias table, or none: never the configured one, which names another catalog's
+    capabilities. validate and build agree."""
+    from catalog_factory import documents, run_cli, write_catalog
+
+    write_catalog(tmp_path)  # agents/aliases.json names "MCP Servers"
+    write(tmp_path / "capidx.yaml", "paths:\n  aliases: agents/aliases.json\n")
+    docs = documents()
+    for document in docs.values():
+        document["capabilities"] = [item for item in document["capabilities"] if item["name"] != "MCP Servers"]
+    write_catalog(tmp_path, docs, aliases=None, agents_dir="other")
+
+    assert _effective(tmp_path).aliases == tmp_path / "agents" / "aliases.json"
+    assert _effective(tmp_path, agents=Path("other")).aliases is None
+    validated = run_cli(["validate", "--agents", "other"], tmp_path)
+    assert validated.exit_code == 0, validated.output
+    assert "MCP Servers" not in validated.output
+    built = run_cli(["build", "--agents", "other", "--out", str(tmp_path / "build"), "-q"], tmp_path)
+    assert built.exit_code == 0, built.stderr
+    index = json.loads((tmp_path / "build" / "index" / "match.json").read_text("utf-8"))
+    assert "mcp" not in json.dumps(index["aliases"])
+    # the configured table still applies to the configured catalog, where it fits
+    assert run_cli(["validate"], tmp_path).exit_code == 0
 
 
 def test_config_errors_stop_validate_with_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
