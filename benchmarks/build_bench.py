@@ -4,9 +4,10 @@ Every figure is one separate process, started from a fresh wrapper process so th
 reports that process alone: wall time, CPU time (user + system, all threads, its helper processes
 included) and peak RSS (of its largest process: that is what `RUSAGE_CHILDREN` keeps). "all RSS" is
 the peak of the RSS of the build and its helper processes together, sampled every 50 ms from /proc
-(Linux; 0 elsewhere), and "all PSS" the peak of the sum of their proportional set sizes: a page that
-several processes share (the validation child is a fork of the build) counts once in all, in shares,
-where the RSS sum counts it in each. Cases:
+(Linux; 0 elsewhere), and "all PSS" the peak of the sum of their proportional set sizes, sampled every
+250 ms (reading it costs the measured processes time): a page that several processes share (the
+validation child is a fork of the build) counts once in all, in shares, where the RSS sum counts it in
+each. Cases:
 
 - baselines: `python -c pass` (interpreter start) and `capidx --version` (CLI start);
 - the bundled catalog, cold (no previous build) and as a no-op rebuild;
@@ -47,16 +48,17 @@ def field_kib(path, name):
     with open(path) as lines:
         return next((int(line.split()[1]) for line in lines if line.startswith(name)), 0)
 
-def tree_kib(root):
+def tree_kib(root, with_pss):
     # Resident memory of `root` and every process below it (Linux /proc; 0 elsewhere): the sum of their RSS,
-    # which counts a page shared by several processes (a fork's) in each of them, and the sum of their PSS,
-    # which divides it between them (what they really take together).
+    # which counts a page shared by several processes (a fork's) in each of them, and (`with_pss`) the sum of
+    # their PSS, which divides it between them (what they really take together). Reading PSS walks a
+    # process's page tables (~1 ms per 100 MB), so it is sampled less often, not to slow the build measured.
     rss, pss, todo = 0, 0, [root]
     while todo:
         pid = todo.pop()
         try:
             rss += field_kib(f"/proc/{pid}/status", "VmRSS:")
-            pss += field_kib(f"/proc/{pid}/smaps_rollup", "Pss:")
+            pss += field_kib(f"/proc/{pid}/smaps_rollup", "Pss:") if with_pss else 0
             with open(f"/proc/{pid}/task/{pid}/children") as children:
                 todo += [int(child) for child in children.read().split()]
         except (OSError, ValueError):
@@ -65,9 +67,10 @@ def tree_kib(root):
 
 start = time.perf_counter()
 child = subprocess.Popen(sys.argv[2:], cwd=sys.argv[1], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-tree_peak = pss_peak = 0
+tree_peak = pss_peak = samples = 0
 while child.poll() is None:
-    rss, pss = tree_kib(child.pid)
+    rss, pss = tree_kib(child.pid, samples % 5 == 0)
+    samples += 1
     tree_peak, pss_peak = max(tree_peak, rss), max(pss_peak, pss)
     time.sleep(0.05)
 elapsed = time.perf_counter() - start
