@@ -16,11 +16,12 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from importlib import metadata, resources
+from importlib import resources
 from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from capidx.compiler import __version__
 from capidx.compiler import digest as digests
 from capidx.compiler.artifacts import Artifact, Measured, PendingRow, count_lines, count_words, encode
 from capidx.compiler.budgets import BudgetResult, check_budgets
@@ -280,7 +281,7 @@ def _build(
 
         budgets = check_budgets(config.budgets, measured, encodings[0])
         manifest, rows = manifest_document(
-            version=_version(),
+            version=__version__,
             input_digest=digest,
             prefix=config.uri_prefix,
             encodings=encodings,
@@ -377,7 +378,7 @@ def _input_digest(
         "injection": dataclasses.asdict(config.injection),
     }
     parts.append(("config", digests.settings_bytes(settings)))
-    parts.append(("capidx", _version().encode() + b"\0" + digests.compiler_fingerprint()))
+    parts.append(("capidx", __version__.encode() + b"\0" + digests.compiler_fingerprint()))
     return digests.input_digest(parts)
 
 
@@ -467,13 +468,6 @@ def _up_to_date(out: Path, previous: dict[str, Any]) -> BuildResult:
     return BuildResult(
         ExitCode.OK if ok else ExitCode.INVALID, out, up_to_date=True, manifest=previous, budgets=budgets
     )
-
-
-def _version() -> str:
-    try:
-        return metadata.version("capidx")
-    except metadata.PackageNotFoundError:
-        return "0+unknown"
 
 
 def _print_outcome(result: BuildResult, quiet: bool, err: TextIO) -> None:

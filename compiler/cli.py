@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import click
 
+from capidx.compiler import __version__
 from capidx.compiler.cli_build import build
 from capidx.compiler.cli_report import report
 from capidx.compiler.cli_validate import validate
@@ -14,7 +15,7 @@ from capidx.server.cli import serve
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(package_name="capidx", prog_name="capidx")
+@click.version_option(version=__version__, prog_name="capidx")
 def cli() -> None:
     """capidx: compile a capability catalog into a token-measured index and serve it over MCP.
 

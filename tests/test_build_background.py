@@ -246,6 +246,20 @@ def test_no_fork_with_a_second_thread_alive_or_on_macos(monkeypatch: pytest.Monk
     assert not background.can_fork()
 
 
+def test_without_a_fork_a_small_catalog_is_validated_first_in_process(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where no fork is safe, a small catalog is not worth a new Python: validated before the build, same result."""
+    reference = _build(project, "reference")
+    started: list[int] = []
+    monkeypatch.setattr(background, "can_fork", lambda: False)
+    monkeypatch.setattr(background.BackgroundValidation, "__init__", lambda *args: started.append(1))
+    result = _build(project, "again")
+    assert started == []
+    assert result.exit_code == 0 and result.stderr == reference.stderr
+    assert snapshot(project / "again") == snapshot(project / "reference")
+
+
 def test_without_a_fork_only_a_large_catalog_is_loaded_for_the_background(project: Path) -> None:
     config, _ = load_config(None, project)
     assert background.load_unchecked(config, False) is None  # the factory catalog is far below LARGE_INPUT
