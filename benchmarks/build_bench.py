@@ -5,9 +5,9 @@ reports that process alone: wall time, CPU time (user + system, all threads, its
 included) and peak RSS (of its largest process: that is what `RUSAGE_CHILDREN` keeps). "all RSS" is
 the peak of the RSS of the build and its helper processes together, sampled every 50 ms from /proc
 (Linux; 0 elsewhere), and "all PSS" the peak of the sum of their proportional set sizes, sampled every
-250 ms (reading it costs the measured processes time): a page that several processes share (the
-validation child is a fork of the build) counts once in all, in shares, where the RSS sum counts it in
-each. Cases:
+250 ms (reading it costs the measured processes time; "-" for a run under a second, too short for that).
+A page that several processes share (the validation child is a fork of the build) counts once in PSS,
+in shares, where the RSS sum counts it in each process. Cases:
 
 - baselines: `python -c pass` (interpreter start) and `capidx --version` (CLI start);
 - the bundled catalog, cold (no previous build) and as a no-op rebuild;
@@ -75,8 +75,9 @@ while child.poll() is None:
     time.sleep(0.05)
 elapsed = time.perf_counter() - start
 usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+pss_mib = pss_peak / 1024 if samples >= 20 else None  # under ~1 s: too few PSS samples to mean anything
 print(json.dumps({"seconds": elapsed, "cpu": usage.ru_utime + usage.ru_stime, "peak_mib": usage.ru_maxrss / 1024,
-                  "tree_mib": tree_peak / 1024, "pss_mib": pss_peak / 1024, "exit": child.returncode}))
+                  "tree_mib": tree_peak / 1024, "pss_mib": pss_mib, "exit": child.returncode}))
 """
 CAPIDX = [sys.executable, "-c", "from capidx.compiler.cli import main; main()"]
 # (agents, capabilities per agent): 1k, then the curve.
@@ -147,9 +148,10 @@ def row(label: str, figures: dict, per_k: float | None = None) -> None:
         low, mid, high = figures["spread"]
         spread = f"  [{low:.2f} / {mid:.2f} / {high:.2f}]"
     cost = f"{per_k:8.2f} s" if per_k is not None else " " * 10
+    pss = f"{figures['pss_mib']:7.0f} MiB" if figures["pss_mib"] is not None else f"{'-':>11}"
     print(
         f"{label:<40} {figures['seconds']:7.2f} s {figures['cpu']:7.2f} s {figures['peak_mib']:7.0f} MiB "
-        f"{figures['tree_mib']:7.0f} MiB {figures['pss_mib']:7.0f} MiB {cost}{status}{spread}",
+        f"{figures['tree_mib']:7.0f} MiB {pss} {cost}{status}{spread}",
         flush=True,
     )
 
