@@ -186,6 +186,7 @@ class MatchIndex:
     max_idf: float = 1.0  # the rarest term's idf (what an unknown term weighs)
     _compact_agents: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     _agent_words: Mapping[str, frozenset[str]] = field(default_factory=dict, repr=False)
+    _category_keys: Mapping[str, str] = field(default_factory=dict, repr=False)  # normalized spelling -> slug
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> MatchIndex:
@@ -236,6 +237,7 @@ class MatchIndex:
             max_idf=max(idf.values(), default=1.0) or 1.0,
             _compact_agents=MappingProxyType(_compact(agent_names)),
             _agent_words=MappingProxyType(_words_per_agent(agent_names)),
+            _category_keys=MappingProxyType({normalize(category): category for category in data["categories"]}),
         )
 
     def agent_label(self, agent_id: str) -> str:
@@ -697,7 +699,7 @@ def _capability_suggestions(index: MatchIndex, n: str) -> tuple[Candidate, ...]:
 def resolve_category(index: MatchIndex, query: str) -> Resolution:
     """A category slug from its slug or words ('API integration' -> 'api-integration')."""
     n = normalize(query)
-    spelled = {normalize(category): category for category in index.categories}
+    spelled = index._category_keys
     if n in spelled:
         return Resolution(query, "resolved", spelled[n], "exact", 1.0)
     words = set(n.split())
