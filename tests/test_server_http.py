@@ -39,8 +39,8 @@ HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "app
 
 
 @contextmanager
-def http_server(build: Path, *args: str) -> Iterator[tuple[str, int]]:
-    """Start `capidx serve --transport http --port 0`; yield (url, port) once it listens."""
+def serving(build: Path, *args: str) -> Iterator[tuple[subprocess.Popen[bytes], str, int]]:
+    """Start `capidx serve --transport http --port 0`; yield (process, url, port) once it listens; stop it after."""
     log = build.parent / f"http-{time.monotonic_ns()}.log"
     command = capidx_command("serve", "--build", str(build), "--transport", "http", "--port", "0", *args)
     with (
@@ -53,10 +53,21 @@ def http_server(build: Path, *args: str) -> Iterator[tuple[str, int]]:
                 assert proc.poll() is None, log.read_text()
                 assert time.monotonic() < deadline, log.read_text()
                 time.sleep(0.05)
-            yield found.group(1), int(found.group(2))
+            yield proc, found.group(1), int(found.group(2))
         finally:
-            proc.terminate()
-            proc.wait(timeout=15)
+            proc.terminate()  # nothing to do if it exited already
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+@contextmanager
+def http_server(build: Path, *args: str) -> Iterator[tuple[str, int]]:
+    """`serving`, yielding (url, port)."""
+    with serving(build, *args) as (_proc, url, port):
+        yield url, port
 
 
 @pytest.fixture(scope="module")
@@ -133,31 +144,18 @@ async def test_reload_reaches_a_2026_listener_over_http(tmp_path: Path) -> None:
 
 async def test_shutdown_ends_open_listen_streams_gracefully(tmp_path: Path) -> None:
     build = write_build(tmp_path / "build")
-    command = capidx_command("serve", "--build", str(build), "--transport", "http", "--port", "0")
-    log = tmp_path / "log"
-    with (
-        log.open("w") as stderr,
-        subprocess.Popen(command, cwd=tmp_path, stdin=subprocess.DEVNULL, stderr=stderr) as proc,
-    ):
-        try:
-            while not (found := re.search(r"listening on (\S+)", log.read_text())):
-                assert proc.poll() is None, log.read_text()
-                await anyio.sleep(0.05)
-            async with (
-                Client(found.group(1), mode="auto", cache=None) as client,
-                client.listen(resources_list_changed=True) as subscription,
-            ):
-                started = time.monotonic()
-                proc.send_signal(signal.SIGTERM)
-                with anyio.fail_after(10):
-                    async for _event in subscription:
-                        pass  # a graceful close ends the loop
-            await anyio.to_thread.run_sync(proc.wait, 10)
-            assert time.monotonic() - started < 5
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+    with serving(build) as (proc, url, _port):
+        async with (
+            Client(url, mode="auto", cache=None) as client,
+            client.listen(resources_list_changed=True) as subscription,
+        ):
+            started = time.monotonic()
+            proc.send_signal(signal.SIGTERM)
+            with anyio.fail_after(10):
+                async for _event in subscription:
+                    pass  # a graceful close ends the loop
+        await anyio.to_thread.run_sync(proc.wait, 10)
+        assert time.monotonic() - started < 5
 
 
 def test_a_port_in_use_exits_2(catalog_build: Path) -> None:
