@@ -114,53 +114,41 @@ def run_build(
     `started`: a token counter the caller started ahead for a cold build (`tokenproc.start_for_cold_build`),
     used if the build is indeed cold (no previous build) and closed in any case."""
     try:
-        return _run_build(config, strict, err, progress, counter_factory, verbosity, started)
+        encodings = reported_names(config.encodings)
+        out = config.out
+        try:
+            check_names(encodings)
+            check_output_dir(out)
+        except EncodingUnavailable as exc:
+            raise BuildFailure(str(exc), exc.exit_code) from None
+        except OutputError as exc:
+            raise BuildFailure(str(exc), ExitCode.USAGE) from None
+        remove_leftovers(out.parent)
+
+        from capidx.compiler.render import make_environment, templates_digest
+
+        env = make_environment(config.templates)
+        templates = templates_digest(env)
+        previous = read_previous(out)
+        if previous and _may_skip_validation(config, strict):
+            # Byte-identical inputs (and compiler) to a build that passed validation: nothing to do.
+            quick = _input_digest(config, _inputs_on_disk(config), templates, encodings)
+            if quick == previous.get("inputDigest") and is_intact(out, previous):
+                return _up_to_date(out, previous)
+
+        # Counting starts now (or started before, for a cold build), in a second process where it can: a cold
+        # build's encodings load meanwhile.
+        if started is not None and previous is None and started.encodings == encodings:
+            counter = started
+        else:
+            counter = (counter_factory or start_counter)(encodings, known_token_counts(previous))
+        try:
+            return _validate_and_build(config, strict, err, verbosity, env, templates, previous, counter, progress)
+        finally:
+            counter.close()
     finally:
         if started is not None:
-            started.close()
-
-
-def _run_build(
-    config: Config,
-    strict: bool,
-    err: TextIO | None,
-    progress: Callable[[str, int], Any] | None,
-    counter_factory: Callable[..., Any] | None,
-    verbosity: int,
-    started: Any | None,
-) -> BuildResult:
-    encodings = reported_names(config.encodings)
-    out = config.out
-    try:
-        check_names(encodings)
-        check_output_dir(out)
-    except EncodingUnavailable as exc:
-        raise BuildFailure(str(exc), exc.exit_code) from None
-    except OutputError as exc:
-        raise BuildFailure(str(exc), ExitCode.USAGE) from None
-    remove_leftovers(out.parent)
-
-    from capidx.compiler.render import make_environment, templates_digest
-
-    env = make_environment(config.templates)
-    templates = templates_digest(env)
-    previous = read_previous(out)
-    if previous and _may_skip_validation(config, strict):
-        # Byte-identical inputs (and compiler) to a build that passed validation: nothing to do.
-        quick = _input_digest(config, _inputs_on_disk(config), templates, encodings)
-        if quick == previous.get("inputDigest") and is_intact(out, previous):
-            return _up_to_date(out, previous)
-
-    # Counting starts now (or started before, for a cold build), in a second process where it can: a cold
-    # build's encodings load meanwhile.
-    if started is not None and previous is None and started.encodings == encodings:
-        counter = started
-    else:
-        counter = (counter_factory or start_counter)(encodings, known_token_counts(previous))
-    try:
-        return _validate_and_build(config, strict, err, verbosity, env, templates, previous, counter, progress)
-    finally:
-        counter.close()
+            started.close()  # unused, or closed already (harmless twice)
 
 
 def _validate_and_build(
