@@ -137,6 +137,8 @@ def refused_reason(address: str) -> str | None:
     ):
         if getattr(ip, flag):
             return f"{address} is a {what} address"
+    if not ip.is_global:  # shared (carrier-grade NAT), documentation and other special-purpose ranges
+        return f"{address} is not a public address"
     return None
 
 
