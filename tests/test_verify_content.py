@@ -31,7 +31,7 @@ def test_visible_text_drops_scripts_and_styles() -> None:
 @pytest.mark.parametrize(
     "excerpt",
     [
-        "Don't forget: the --flag turns it \"on\" - see the guide.",
+        'Don\'t forget: the --flag turns it "on" - see the guide.',
         "DON’T FORGET: the --flag turns it “on” — see the guide.",
         "the --flag turns it ... see the guide",
         "Agent Skills are folders",

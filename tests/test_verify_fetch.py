@@ -7,6 +7,7 @@ import socket
 from collections.abc import Iterator
 
 import pytest
+from verify_support import PageServer, Route, default_routes, serving
 
 from capidx.compiler import __version__
 from capidx.compiler.verify.fetch import (
@@ -17,7 +18,6 @@ from capidx.compiler.verify.fetch import (
     fetch,
     refused_reason,
 )
-from verify_support import PageServer, Route, default_routes, serving
 
 SETTINGS = FetchSettings(timeout=0.5, max_bytes=16384, per_host_interval=0, allow_private=True)
 
@@ -73,7 +73,9 @@ def test_cookies_are_never_sent_back(server: PageServer) -> None:
         ("/chain", [301, 308], True),
     ],
 )
-def test_redirects_are_followed_and_reported(server: PageServer, path: str, statuses: list[int], permanent: bool) -> None:
+def test_redirects_are_followed_and_reported(
+    server: PageServer, path: str, statuses: list[int], permanent: bool
+) -> None:
     result = fetch(server.url(path), SETTINGS)
     assert result.outcome == "ok" and result.final_url == server.url("/good")
     assert [hop.status for hop in result.hops] == statuses

@@ -60,7 +60,9 @@ def test_json_replace_and_insert_keep_everything_else(tmp_path: Path) -> None:
 
 
 def test_json_single_member_object_and_tabs(tmp_path: Path) -> None:
-    text = '{\n\t"capabilities": [\n\t\t{"sources": [\n\t\t\t{\n\t\t\t\t"url": "https://x.test/"\n\t\t\t}\n\t\t]}\n\t]\n}'
+    text = (
+        '{\n\t"capabilities": [\n\t\t{"sources": [\n\t\t\t{\n\t\t\t\t"url": "https://x.test/"\n\t\t\t}\n\t\t]}\n\t]\n}'
+    )
     new = _edit(tmp_path / "current.json", text, [Change(SOURCE, "verifiedDate", "2026-11-24")])
     assert new == text.replace('"https://x.test/"', '"https://x.test/",\n\t\t\t\t"verifiedDate": "2026-11-24"')
 
