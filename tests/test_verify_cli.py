@@ -257,3 +257,20 @@ def test_listed_in_help() -> None:
     result = CliRunner().invoke(cli, ["--help"])
     assert "verify" in result.output
     assert "--fail-on" in CliRunner().invoke(cli, ["verify", "--help"]).output
+
+
+def test_the_weekly_workflow_in_ci_md() -> None:
+    import re
+
+    import yaml
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "ci.md").read_text(encoding="utf-8")
+    section = text[text.index("## Weekly source verification") :]
+    workflow = yaml.safe_load(re.search(r"```yaml\n(.*?)```", section, re.DOTALL).group(1))  # type: ignore[union-attr]
+    triggers = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as true
+    assert "schedule" in triggers and "pull_request" not in triggers
+    steps = workflow["jobs"]["verify"]["steps"]
+    verify = next(step for step in steps if "capidx verify" in step.get("run", ""))
+    assert "--write" in verify["run"] and "--format github" in verify["run"] and verify["continue-on-error"]
+    assert any(step.get("uses", "").startswith("peter-evans/create-pull-request@") for step in steps)
+    assert steps[-1]["if"] == "steps.verify.outcome == 'failure'"

@@ -208,3 +208,9 @@ def test_many_urls_fetched_once_each(server: PageServer) -> None:
     run = FetchRun(FetchSettings(timeout=0.5, per_host_interval=0, allow_private=True, concurrency=3))
     run.run([FetchJob(url) for url in urls], lambda result: done.append(result.url))
     assert sorted(done) == sorted(urls) and set(run.results) == set(urls)
+
+
+def test_spaces_and_non_ascii_in_a_path_are_escaped(server: PageServer) -> None:
+    server.routes["/d%C3%A9j%C3%A0%20vu?q=a%20b"] = Route(body=b"ok", headers={"Content-Type": "text/plain"})
+    assert fetch(server.url("/déjà vu?q=a b"), SETTINGS).outcome == "ok"
+    assert fetch(server.url("/d%C3%A9j%C3%A0%20vu?q=a%20b"), SETTINGS).outcome == "ok"

@@ -31,7 +31,7 @@ import zlib
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
-from urllib.parse import urljoin, urlsplit, urlunsplit
+from urllib.parse import quote, urljoin, urlsplit, urlunsplit
 
 from capidx.compiler import __version__
 
@@ -40,6 +40,7 @@ REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 PERMANENT_REDIRECTS = frozenset({301, 308})
 # HEAD answers that say nothing about the page: some servers refuse or mishandle HEAD, so GET decides.
 _ASK_AGAIN_WITH_GET = 400
+_URL_SAFE = "/%:@!$&'()*+,;=-._~?"
 
 
 @dataclass(frozen=True)
@@ -248,7 +249,8 @@ def _request(url: str, method: str, context: _Context) -> _Answer:
         connection = _PinnedConnection(host, port, timeout=timeout)
     connection.pinned_address = address  # type: ignore[attr-defined]
     parts = urlsplit(url)
-    target = urlunsplit(("", "", parts.path or "/", parts.query, ""))
+    # Spaces and non-ASCII characters percent-encoded (http.client refuses them); existing escapes kept.
+    target = urlunsplit(("", "", quote(parts.path or "/", safe=_URL_SAFE), quote(parts.query, safe=_URL_SAFE), ""))
     headers = {
         "User-Agent": settings.user_agent,
         "Accept": "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5",
@@ -376,7 +378,9 @@ def _guarded(url: str, method: str, context: _Context) -> _Answer:
         raise FetchFailure("tls-error", f"certificate rejected: {exc}") from None
     except ConnectionRefusedError:
         raise FetchFailure("refused", "the connection was refused") from None
-    except (http.client.HTTPException, OSError, zlib.error) as exc:
+    except http.client.InvalidURL as exc:
+        raise FetchFailure("invalid-url", f"not a valid URL: {exc}") from None
+    except (http.client.HTTPException, OSError, zlib.error, ValueError) as exc:
         raise FetchFailure("network-error", f"{type(exc).__name__}: {exc}") from None
 
 
