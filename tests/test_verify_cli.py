@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -274,3 +275,39 @@ def test_the_weekly_workflow_in_ci_md() -> None:
     assert "--write" in verify["run"] and "--format github" in verify["run"] and verify["continue-on-error"]
     assert any(step.get("uses", "").startswith("peter-evans/create-pull-request@") for step in steps)
     assert steps[-1]["if"] == "steps.verify.outcome == 'failure'"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_progress_bar_on_a_terminal_only(tmp_path: Path, server: PageServer) -> None:
+    import os
+    import pty
+    import subprocess
+
+    write_catalog(tmp_path, {"alpha": document([source(server.url("/good"))])})
+    primary, secondary = pty.openpty()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", "from capidx.compiler.cli import main; main()", "verify", "agents", *FAST],
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=secondary,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(secondary)
+    terminal = b""
+    with contextlib.suppress(OSError):  # EIO once the terminal's other side is closed
+        while chunk := os.read(primary, 65536):
+            terminal += chunk
+    os.close(primary)
+    assert done.returncode == 0, done.stdout
+    assert b"fetching pages" in terminal and b"fetching pages" not in done.stdout
+
+
+def test_only_the_verify_command_imports_the_verify_package() -> None:
+    """`build` and `validate` must never reach the network: nothing but the command imports the package."""
+    compiler = Path(__file__).resolve().parents[1] / "compiler"
+    importers = {path.name for path in compiler.glob("*.py") if "capidx.compiler.verify" in path.read_text()}
+    assert importers == {"cli_verify.py"}

@@ -157,3 +157,8 @@ def test_sources_read_leniently() -> None:
     assert [(s.parts, s.page_url, s.fragment) for s in found] == [
         (("capabilities", 1, "sources", 0), "https://a.test/", "x")
     ]
+
+
+def test_unknown_granularity_is_unchecked_not_verified() -> None:
+    verdict = judge(_source(granularity=""), FetchResult("u", "ok", 200, "u"), None)
+    assert verdict.outcome == "unchecked" and "sourceGranularity" in verdict.reason and verdict.new_status is None

@@ -170,3 +170,37 @@ def test_json_with_duplicate_keys_is_refused(tmp_path: Path) -> None:
     assert source is not None
     with pytest.raises(RewriteError, match="duplicate"):
         edit_file(source, [Change(SOURCE, "verifiedDate", "2026-11-24")])
+
+
+def test_every_bundled_source_can_be_dated_without_touching_anything_else(tmp_path: Path) -> None:
+    """The bundled catalog's real formatting: a date and `status: active` for every source, nothing else."""
+    import json
+    import shutil
+
+    from capidx.compiler.discover import catalog_documents
+
+    root = Path(__file__).resolve().parents[1] / "agents"
+    documents = catalog_documents(root)
+    assert documents
+    for original in documents:
+        path = tmp_path / original.parent.parent.name / "current.json"
+        path.parent.mkdir()
+        shutil.copyfile(original, path)
+        source, _ = load_file(path)
+        assert source is not None
+        changes = [
+            Change(("capabilities", c, "sources", s), key, value)
+            for c, capability in enumerate(source.data["capabilities"])
+            for s, _ in enumerate(capability.get("sources", []))
+            for key, value in (("verifiedDate", "2026-11-24"), ("status", "active"))
+        ]
+        edit = edit_file(source, changes)
+        lines = edit.diff("x").splitlines()[2:]
+        removed = {line[1:].strip().rstrip(",") for line in lines if line.startswith("-")}
+        added = {line[1:].strip().rstrip(",") for line in lines if line.startswith("+")}
+        new_values = {'"verifiedDate": "2026-11-24"', '"status": "active"'}
+        # a line changes only to gain a comma, or because it is a status; new lines are the new values
+        assert added - removed <= new_values
+        assert all(line in added or line.startswith('"status": ') for line in removed)
+        sources = [s for capability in json.loads(edit.new)["capabilities"] for s in capability.get("sources", [])]
+        assert all(s["verifiedDate"] == "2026-11-24" and s["status"] == "active" for s in sources)

@@ -7,7 +7,7 @@ are pure. The catalog is found exactly as `capidx validate` finds it (capidx.yam
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 
@@ -19,10 +19,9 @@ from capidx.compiler.verify.content import Page, parse_page
 from capidx.compiler.verify.fetch import FetchJob, FetchResult, FetchRun, FetchSettings, Resolver, resolve
 from capidx.compiler.verify.rewrite import FileEdit, RewriteError, changes_for, edit_file, write_file
 from capidx.compiler.verify.sources import Source, document_sources
-from capidx.compiler.verify.verdicts import Verdict, is_text, judge
+from capidx.compiler.verify.verdicts import GRANULARITIES, Verdict, is_text, judge
 
 FAIL_ON = ("broken", "stale", "never")
-_CONTENT_GRANULARITIES = frozenset({"excerpt", "section", "dedicated"})
 
 
 class VerifyUsageError(Exception):
@@ -106,8 +105,6 @@ def _sources_of(source: SourceFile) -> list[Source]:
 
 
 def _located(file: SourceFile, source: Source) -> Source:
-    from dataclasses import replace
-
     line, col = file.source_map.locate((*source.parts, "url")) or (None, None)
     return replace(source, line=line, col=col)
 
@@ -116,7 +113,7 @@ def fetch_jobs(sources: Iterable[Source]) -> list[FetchJob]:
     """One job per page (a URL without its fragment), in first-cited order; the body only when needed."""
     need: dict[str, bool] = {}
     for source in sources:
-        wanted = source.granularity in _CONTENT_GRANULARITIES or bool(source.fragment)
+        wanted = source.granularity in GRANULARITIES or bool(source.fragment)
         need[source.page_url] = need.get(source.page_url, False) or wanted
     return [FetchJob(url, body) for url, body in need.items()]
 

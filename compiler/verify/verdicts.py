@@ -24,6 +24,7 @@ from capidx.compiler.verify.fetch import FetchResult
 from capidx.compiler.verify.sources import Source
 
 OUTCOMES = ("verified", "unsupported", "unchecked", "broken")
+GRANULARITIES = ("excerpt", "section", "dedicated")
 STATUS_CLASSES = (
     "ok",
     "redirected",
@@ -88,6 +89,9 @@ def judge(source: Source, result: FetchResult, page: Page | None) -> Verdict:
         return _broken(source, result, klass)
     new_url = _redirect_target(source, result)
     moved = f"; redirected to {result.final_url}" if result.redirected else ""
+    if source.granularity not in GRANULARITIES:
+        reason = f"sourceGranularity {source.granularity!r} is not one of {', '.join(GRANULARITIES)}: nothing to check"
+        return Verdict(source, "unchecked", klass, reason + moved, result.status, result.final_url, None, new_url)
     if page is None:
         reason = f"the page is {result.content_type or 'not text'}; its content cannot be checked{moved}"
         return Verdict(source, "unchecked", klass, reason, result.status, result.final_url, None, new_url)
