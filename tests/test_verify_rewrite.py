@@ -204,3 +204,14 @@ def test_every_bundled_source_can_be_dated_without_touching_anything_else(tmp_pa
         assert all(line in added or line.startswith('"status": ') for line in removed)
         sources = [s for capability in json.loads(edit.new)["capabilities"] for s in capability.get("sources", [])]
         assert all(s["verifiedDate"] == "2026-11-24" and s["status"] == "active" for s in sources)
+
+
+def test_a_linked_file_is_edited_through_its_link(tmp_path: Path) -> None:
+    target = tmp_path / "real.json"
+    target.write_text(JSON_TEXT)
+    link = tmp_path / "current.json"
+    link.symlink_to(target)
+    source, _ = load_file(link)
+    assert source is not None
+    write_file(source, edit_file(source, [Change(SECOND, "status", "modified")]))
+    assert link.is_symlink() and '"status" : "modified"' in target.read_text()

@@ -31,6 +31,7 @@ import zlib
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
+from functools import cache
 from urllib.parse import quote, urljoin, urlsplit, urlunsplit
 
 from capidx.compiler import __version__
@@ -228,6 +229,12 @@ class _Answer:
     content_type: str
 
 
+@cache
+def _tls_context() -> ssl.SSLContext:
+    """One verifying context for every connection (loading the CA store once; it is thread-safe)."""
+    return ssl.create_default_context()
+
+
 @dataclass(frozen=True)
 class _Context:
     settings: FetchSettings
@@ -244,7 +251,7 @@ def _request(url: str, method: str, context: _Context) -> _Answer:
     timeout = min(settings.timeout, max(deadline - time.monotonic(), 0.001))
     connection: http.client.HTTPConnection
     if scheme == "https":
-        connection = _PinnedTLSConnection(host, port, timeout=timeout, context=ssl.create_default_context())
+        connection = _PinnedTLSConnection(host, port, timeout=timeout, context=_tls_context())
     else:
         connection = _PinnedConnection(host, port, timeout=timeout)
     connection.pinned_address = address  # type: ignore[attr-defined]
@@ -287,6 +294,11 @@ def _read_body(response: http.client.HTTPResponse, settings: FetchSettings, dead
         if size > limit:
             raise FetchFailure("too-large", f"the page is over the {limit:,}-byte limit")
         chunks.append(chunk)
+    if inflater is not None:
+        rest = inflater.flush()
+        if size + len(rest) > limit:
+            raise FetchFailure("too-large", f"the page is over the {limit:,}-byte limit")
+        chunks.append(rest)
     return b"".join(chunks)
 
 

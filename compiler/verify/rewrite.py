@@ -99,8 +99,10 @@ def edit_file(source: SourceFile, changes: Iterable[Change]) -> FileEdit:
 
 
 def write_file(source: SourceFile, edit: FileEdit) -> None:
-    """Replace the file atomically, keeping its mode and byte-order mark; refuse if it changed since read."""
-    path = source.path
+    """Replace the file atomically, keeping its mode and byte-order mark; refuse if it changed since read.
+
+    A symbolic link stays a link: its target is replaced."""
+    path = source.path.resolve()
     try:
         current = path.read_bytes()
     except OSError as exc:

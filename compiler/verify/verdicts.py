@@ -157,6 +157,8 @@ def _broken(source: Source, result: FetchResult, klass: str) -> Verdict:
             advice = "the page is gone: find where it moved and update url"
         elif status >= 500:
             advice = "the server failed: try again later"
+        elif status in (401, 403):
+            advice = "the server refuses the request (it may block automated clients): check the page in a browser"
         elif status == 429:
             advice = "the site limits requests: try again later"
         else:
