@@ -311,3 +311,23 @@ def test_only_the_verify_command_imports_the_verify_package() -> None:
     compiler = Path(__file__).resolve().parents[1] / "compiler"
     importers = {path.name for path in compiler.glob("*.py") if "capidx.compiler.verify" in path.read_text()}
     assert importers == {"cli_verify.py"}
+
+
+def test_a_value_shared_through_a_yaml_alias_is_not_edited(tmp_path: Path, server: PageServer) -> None:
+    folder = tmp_path / "agents" / "alpha" / "capabilities"
+    folder.mkdir(parents=True)
+    text = f"""agent: {{name: A, vendor: V, version: '1', lastUpdated: 2026-01-01T00:00:00Z}}
+capabilities:
+  - name: Hooks
+    status: &shared unknown
+    sources:
+      - url: {server.url("/good")}
+        description: d
+        sourceGranularity: section
+        status: *shared
+"""
+    (folder / "current.yaml").write_text(text)
+    result = _verify(tmp_path, "agents", "--write", *FAST)
+    assert result.exit_code == 2
+    assert "agents/alpha/capabilities/current.yaml: not edited" in result.stdout
+    assert (folder / "current.yaml").read_text() == text

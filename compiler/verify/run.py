@@ -167,7 +167,8 @@ def _edit(
             if edit.changed and options.write:
                 write_file(file, edit)
         except RewriteError as exc:
-            problems.append(f"{file.path}: not edited: {exc}")
+            shown = file.path.relative_to(options.cwd) if file.path.is_relative_to(options.cwd) else file.path
+            problems.append(f"{shown}: not edited: {exc}")
             continue
         if edit.changed:
             edits.append(edit)
