@@ -12,8 +12,8 @@ import click
 
 from capidx.compiler.diagnostics import ExitCode
 
-FORMATS = ("text", "json", "github", "markdown")
-FAIL_ON = ("broken", "stale", "never")
+FORMATS = ("text", "json", "github", "markdown")  # keys of capidx.compiler.verify.report.RENDERERS
+FAIL_ON = ("broken", "stale", "never")  # capidx.compiler.verify.run.FAIL_ON
 
 
 class _VerifyError(click.ClickException):

@@ -331,3 +331,11 @@ capabilities:
     assert result.exit_code == 2
     assert "agents/alpha/capabilities/current.yaml: not edited" in result.stdout
     assert (folder / "current.yaml").read_text() == text
+
+
+def test_the_command_offers_what_the_package_implements() -> None:
+    from capidx.compiler import cli_verify
+    from capidx.compiler.verify import report, run
+
+    assert set(cli_verify.FORMATS) == set(report.RENDERERS) == set(report.FORMATS)
+    assert cli_verify.FAIL_ON == run.FAIL_ON

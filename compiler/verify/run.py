@@ -49,7 +49,6 @@ class VerifyResult:
     edits: tuple[FileEdit, ...]
     written: bool
     problems: tuple[str, ...] = ()  # files that could not be edited
-    documents: tuple[Path, ...] = field(default=())
 
     def count(self, outcome: str) -> int:
         return sum(1 for verdict in self.verdicts if verdict.outcome == outcome)
@@ -144,9 +143,7 @@ def execute(
     texts = pages(run.results)
     verdicts = tuple(judge(source, run.results[source.page_url], texts[source.page_url]) for source in sources)
     edits, problems = _edit(files, verdicts, options)
-    return VerifyResult(
-        verdicts, run.results, tuple(edits), options.write, tuple(problems), tuple(f.path for f in files)
-    )
+    return VerifyResult(verdicts, run.results, tuple(edits), options.write, tuple(problems))
 
 
 def _edit(
