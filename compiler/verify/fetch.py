@@ -421,7 +421,8 @@ class FetchRun:
         if not jobs:
             return
         workers = max(1, min(self.settings.concurrency, len(jobs)))
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="capidx-verify") as pool:
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="capidx-verify")
+        try:
             futures = [
                 pool.submit(
                     fetch,
@@ -438,3 +439,5 @@ class FetchRun:
                 result = future.result()
                 self.results[result.url] = result
                 on_done(result)
+        finally:  # on Ctrl-C, pages not yet started are not fetched
+            pool.shutdown(wait=True, cancel_futures=True)
