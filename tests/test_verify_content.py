@@ -102,7 +102,7 @@ def test_missing_excerpt_is_modified_with_a_reason() -> None:
 
 def test_excerpt_granularity_without_excerpt_cannot_pass() -> None:
     verdict = judge(_source(), _ok(), parse_page(HTML, "text/html"))
-    assert verdict.outcome == "unsupported" and "add the passage" in verdict.reason
+    assert verdict.outcome == "unchecked" and "add the passage" in verdict.reason and verdict.new_status is None
 
 
 def test_missing_anchor_fails_even_when_the_page_mentions_the_capability() -> None:

@@ -7,8 +7,9 @@ A verdict has an `outcome` (what `--write` and `--fail-on` act on), the `status_
   of the capability). Only this earns a `verifiedDate` and `status: active`.
 - `unsupported`: the page is there but the claim is not (excerpt gone, anchor gone, capability not
   mentioned): the source's `status` becomes `modified`.
-- `unchecked`: the page is there but its content cannot be read as text (a PDF, an image): no date,
-  no status change.
+- `unchecked`: the page is there but cannot be checked: its content is not text (a PDF, an image),
+  or the source lacks what it would be checked against (no excerpt, an unknown granularity). No
+  date, no status change.
 - `broken`: no usable page (an HTTP error, a network failure, a refused address, too large, a redirect
   loop). A page that is gone (404, 410) gets `status: unknown`; a failure that may pass (a timeout, a
   5xx) leaves the status alone.
@@ -89,9 +90,9 @@ def judge(source: Source, result: FetchResult, page: Page | None) -> Verdict:
         return _broken(source, result, klass)
     new_url = _redirect_target(source, result)
     moved = f"; redirected to {result.final_url}" if result.redirected else ""
-    if source.granularity not in GRANULARITIES:
-        reason = f"sourceGranularity {source.granularity!r} is not one of {', '.join(GRANULARITIES)}: nothing to check"
-        return Verdict(source, "unchecked", klass, reason + moved, result.status, result.final_url, None, new_url)
+    incomplete = _incomplete(source)
+    if incomplete is not None:  # the data, not the page, is lacking: no status change
+        return Verdict(source, "unchecked", klass, incomplete + moved, result.status, result.final_url, None, new_url)
     if page is None:
         reason = f"the page is {result.content_type or 'not text'}; its content cannot be checked{moved}"
         return Verdict(source, "unchecked", klass, reason, result.status, result.final_url, None, new_url)
@@ -112,13 +113,20 @@ def is_text(content_type: str) -> bool:
     return not media or media.startswith(_TEXT_TYPES) or media.endswith(("+xml", "+json"))
 
 
+def _incomplete(source: Source) -> str | None:
+    """What the source lacks for its page to be checked against it, or None."""
+    if source.granularity not in GRANULARITIES:
+        return f"sourceGranularity {source.granularity!r} is not one of {', '.join(GRANULARITIES)}: nothing to check"
+    if source.granularity == "excerpt" and not source.excerpt:
+        return "sourceGranularity is excerpt but the source has no excerpt: add the passage it relies on"
+    return None
+
+
 def content_problem(source: Source, page: Page) -> str | None:
     """Why the page does not support the source, or None when it does."""
     if source.fragment and not has_anchor(page, source.fragment):
         return f"the page has no anchor #{source.fragment}: point the url at the section's current anchor"
-    if source.granularity == "excerpt":
-        if not source.excerpt:
-            return "sourceGranularity is excerpt but the source has no excerpt: add the passage it relies on"
+    if source.granularity == "excerpt" and source.excerpt:
         if not find_excerpt(page, source.excerpt):
             return "the excerpt is not on the page: find the passage's current wording and update excerpt (or url)"
     elif source.granularity in ("section", "dedicated") and mentions(page, list(source.names)) is None:
