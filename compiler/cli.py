@@ -11,6 +11,7 @@ from capidx.compiler import __version__
 from capidx.compiler.cli_build import build
 from capidx.compiler.cli_report import report
 from capidx.compiler.cli_validate import validate
+from capidx.compiler.cli_verify import verify
 from capidx.server.cli import serve
 
 
@@ -27,6 +28,7 @@ def cli() -> None:
 cli.add_command(validate)
 cli.add_command(build)
 cli.add_command(report)
+cli.add_command(verify)
 cli.add_command(serve)
 
 

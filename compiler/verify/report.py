@@ -1,0 +1,205 @@
+"""Render a `VerifyResult`: text for a terminal, json for programs, github annotations, markdown.
+
+Reporters print; they decide nothing. Every format lists each source that did not verify with its
+file:line:col, the URL and the reason, and a summary table: how the pages answered (by status class)
+and what became of the sources (by outcome). A dry run (no `--write`) also shows the diff `--write`
+would apply.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+from capidx.compiler.diagnostics import escape_workflow_data, escape_workflow_property, plural
+from capidx.compiler.sourcemap import json_path
+from capidx.compiler.verify.run import VerifyResult
+from capidx.compiler.verify.verdicts import OUTCOMES, STATUS_CLASSES, Verdict, status_class
+
+FORMATS = ("text", "json", "github", "markdown")
+# GitHub shows at most 10 error and 10 warning annotations per step: failures are grouped per file and
+# outcome, and whatever groups remain beyond this are folded into one last annotation.
+MAX_ANNOTATIONS = 9
+
+
+def _display(path: Path, cwd: Path) -> str:
+    try:
+        return str(path.relative_to(cwd))
+    except ValueError:
+        return str(path)
+
+
+def _location(verdict: Verdict, cwd: Path) -> str:
+    source = verdict.source
+    where = _display(source.path, cwd)
+    return f"{where}:{source.line}:{source.col}" if source.line is not None else where
+
+
+def _failures(result: VerifyResult) -> list[Verdict]:
+    return [verdict for verdict in result.verdicts if not verdict.passed]
+
+
+def _page_counts(result: VerifyResult) -> Counter[str]:
+    return Counter(status_class(fetched) for fetched in result.fetched.values())
+
+
+def _source_counts(result: VerifyResult) -> Counter[tuple[str, str]]:
+    return Counter((verdict.status_class, verdict.outcome) for verdict in result.verdicts)
+
+
+def _headline(result: VerifyResult) -> str:
+    counts = Counter(verdict.outcome for verdict in result.verdicts)
+    parts = [f"{counts[outcome]} {outcome}" for outcome in OUTCOMES if counts[outcome]]
+    pages = plural(len(result.fetched), "page")
+    return f"{plural(len(result.verdicts), 'source')} on {pages}: {', '.join(parts) or 'nothing to check'}"
+
+
+def _table_rows(result: VerifyResult) -> list[tuple[str, ...]]:
+    """status class | pages | sources per outcome, for the classes that occurred."""
+    pages = _page_counts(result)
+    sources = _source_counts(result)
+    rows = []
+    for klass in STATUS_CLASSES:
+        per_outcome = [sources[(klass, outcome)] for outcome in OUTCOMES]
+        if pages[klass] or any(per_outcome):
+            rows.append((klass, str(pages[klass]), *(str(n) if n else "" for n in per_outcome)))
+    totals = [sum(sources[(k, outcome)] for k in STATUS_CLASSES) for outcome in OUTCOMES]
+    rows.append(("total", str(len(result.fetched)), *(str(n) for n in totals)))
+    return rows
+
+
+_HEADER = ("status", "pages", *OUTCOMES)
+
+
+def _changes_line(result: VerifyResult) -> str:
+    count = sum(len(edit.changes) for edit in result.edits)
+    if not count:
+        return "no changes to write"
+    files = plural(len(result.edits), "file")
+    if result.written:
+        return f"wrote {plural(count, 'change')} to {files}"
+    return f"--write would make {plural(count, 'change')} in {files} (diff below)"
+
+
+def render_text(result: VerifyResult, cwd: Path) -> str:
+    lines = [f"capidx verify: {_headline(result)}", ""]
+    for verdict in _failures(result):
+        lines.append(f"{_location(verdict, cwd)}: {verdict.outcome} ({verdict.status_class}): {verdict.source.url}")
+        lines.append(f"    {verdict.source.agent} / {verdict.source.capability}: {verdict.reason}")
+    if _failures(result):
+        lines.append("")
+    widths = [max(len(row[i]) for row in [_HEADER, *_table_rows(result)]) for i in range(len(_HEADER))]
+    for row in [_HEADER, *_table_rows(result)]:
+        cells = [row[0].ljust(widths[0]), *(cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True))]
+        lines.append("  ".join(cells).rstrip())
+    lines += ["", *result.problems, _changes_line(result)]
+    if not result.written:
+        lines += [edit.diff(_display(edit.path, cwd)).rstrip("\n") for edit in result.edits]
+    return "\n".join(lines)
+
+
+def render_json(result: VerifyResult, cwd: Path) -> str:
+    payload = {
+        "version": 1,
+        "summary": {
+            "sources": len(result.verdicts),
+            "pages": len(result.fetched),
+            "outcomes": {outcome: result.count(outcome) for outcome in OUTCOMES},
+            "statusClasses": dict(sorted(_page_counts(result).items())),
+        },
+        "sources": [_json_source(verdict, cwd) for verdict in result.verdicts],
+        "changes": [
+            {
+                "path": _display(edit.path, cwd),
+                "pointer": json_path((*change.parts, change.key)),
+                "key": change.key,
+                "value": change.value,
+            }
+            for edit in result.edits
+            for change in edit.changes
+        ],
+        "written": result.written,
+        "problems": list(result.problems),
+    }
+    return json.dumps(payload, indent=2, ensure_ascii=False)
+
+
+def _json_source(verdict: Verdict, cwd: Path) -> dict[str, object]:
+    source = verdict.source
+    return {
+        "path": _display(source.path, cwd),
+        "line": source.line,
+        "col": source.col,
+        "pointer": json_path(source.parts),
+        "agent": source.agent,
+        "capability": source.capability,
+        "url": source.url,
+        "outcome": verdict.outcome,
+        "statusClass": verdict.status_class,
+        "httpStatus": verdict.http_status,
+        "finalUrl": verdict.final_url,
+        "reason": verdict.reason,
+        "newStatus": verdict.new_status,
+        "newUrl": verdict.new_url,
+    }
+
+
+def render_markdown(result: VerifyResult, cwd: Path) -> str:
+    icon = "✅" if not _failures(result) else "❌" if result.count("broken") else "⚠️"
+    lines = ["## capidx verify", "", f"{icon} **{_headline(result)}**", ""]
+    lines += ["| " + " | ".join(_HEADER) + " |", "|:--|" + "--:|" * (len(_HEADER) - 1)]
+    lines += ["| " + " | ".join(row) + " |" for row in _table_rows(result)]
+    if _failures(result):
+        lines += ["", "| where | capability | url | outcome | reason |", "|:--|:--|:--|:--|:--|"]
+        for verdict in _failures(result):
+            cells = (
+                f"`{_location(verdict, cwd)}`",
+                f"{verdict.source.agent} / {verdict.source.capability}",
+                verdict.source.url,
+                f"{verdict.outcome} ({verdict.status_class})",
+                verdict.reason,
+            )
+            lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    lines += ["", *(f"- {problem}" for problem in result.problems), _changes_line(result)]
+    if result.edits and not result.written:
+        diff = "\n".join(edit.diff(_display(edit.path, cwd)).rstrip("\n") for edit in result.edits)
+        lines += ["", "<details><summary>diff</summary>", "", "```diff", diff, "```", "", "</details>"]
+    return "\n".join(lines)
+
+
+def render_github(result: VerifyResult, cwd: Path) -> str:
+    """Annotations, one per file and outcome (GitHub drops annotations beyond about ten per step), then
+    the text report for the log. The command also appends the markdown report to the step summary."""
+    groups: dict[tuple[str, str], list[Verdict]] = {}
+    for verdict in _failures(result):
+        level = "error" if verdict.outcome == "broken" else "warning"
+        groups.setdefault((_display(verdict.source.path, cwd), level), []).append(verdict)
+    lines = []
+    ordered = sorted(groups.items(), key=lambda item: (item[0][1] != "error", item[0][0]))
+    for (path, level), verdicts in ordered[:MAX_ANNOTATIONS]:
+        first = verdicts[0].source
+        title = f"capidx verify: {plural(len(verdicts), 'source')} {_VERB[level]}"
+        body = "\n".join(f"line {v.source.line}: {v.source.url}: {v.reason}" for v in verdicts)
+        properties = (
+            f"file={escape_workflow_property(path)},line={first.line or 1},title={escape_workflow_property(title)}"
+        )
+        lines.append(f"::{level} {properties}::{escape_workflow_data(body)}")
+    rest = ordered[MAX_ANNOTATIONS:]
+    if rest:
+        count = sum(len(verdicts) for _, verdicts in rest)
+        files = ", ".join(sorted({path for (path, _), _ in rest}))
+        lines.append(f"::error title=capidx verify::{escape_workflow_data(f'{count} more failing sources in {files}')}")
+    lines.append(render_text(result, cwd))
+    return "\n".join(lines)
+
+
+_VERB = {"error": "broken", "warning": "not verified"}
+
+RENDERERS: dict[str, Callable[[VerifyResult, Path], str]] = {
+    "text": render_text,
+    "json": render_json,
+    "markdown": render_markdown,
+    "github": render_github,
+}

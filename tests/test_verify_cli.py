@@ -1,0 +1,341 @@
+"""`capidx verify` end to end through the CLI, against a local HTTP server (never the internet)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+from verify_support import EXCERPT, PageServer, document, serving, source, write_catalog
+
+from capidx.compiler.cli import cli
+
+FAST = ["--allow-private", "--timeout", "0.5", "--rate-limit", "0", "--max-bytes", "16384", "--today", "2026-11-24"]
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[PageServer]:
+    with serving() as running:
+        yield running
+
+
+def _verify(cwd: Path, *args: str, env: dict[str, str] | None = None) -> Result:
+    with contextlib.chdir(cwd):
+        return CliRunner().invoke(cli, ["verify", *args], env=env, catch_exceptions=False)
+
+
+def _load(agents: Path, agent: str = "alpha") -> Any:
+    return json.loads((agents / agent / "capabilities" / "current.json").read_text())
+
+
+def _sources(agents: Path, agent: str = "alpha") -> list[dict[str, Any]]:
+    return _load(agents, agent)["capabilities"][0]["sources"]
+
+
+def test_dry_run_reports_every_failure_and_writes_nothing(tmp_path: Path, server: PageServer) -> None:
+    agents = write_catalog(
+        tmp_path,
+        {
+            "alpha": document(
+                [source(server.url("/good")), source(server.url("/changed")), source(server.url("/missing"))]
+            )
+        },
+    )
+    before = (agents / "alpha/capabilities/current.json").read_bytes()
+    result = _verify(tmp_path, "agents", *FAST)
+    assert result.exit_code == 1, result.output
+    out = result.stdout
+    assert "3 sources on 3 pages: 1 verified, 1 unsupported, 1 broken" in out
+    assert "agents/alpha/capabilities/current.json:22:18: unsupported (ok)" in out
+    assert "HTTP 404 Not Found" in out and "excerpt is not on the page" in out
+    assert "status" in out and "client-error" in out and "total" in out  # the summary table
+    assert '+          "verifiedDate": "2026-11-24",' in out and '+          "status": "modified"' in out
+    assert (agents / "alpha/capabilities/current.json").read_bytes() == before
+    assert "fetching pages" not in result.stderr  # no progress bar off a terminal
+
+
+def test_write_records_a_date_only_where_earned(tmp_path: Path, server: PageServer) -> None:
+    sources = [
+        source(server.url("/good"), status="unknown"),
+        source(server.url("/changed"), verifiedDate="2025-01-01"),
+        source(server.url("/missing")),
+        source(server.url("/broken"), status="active"),
+        source(server.url("/good#configure-hooks"), "section"),
+        source(server.url("/good#gone"), "section"),
+        source(server.url("/pdf"), "dedicated"),
+    ]
+    agents = write_catalog(tmp_path, {"alpha": document(sources)})
+    result = _verify(tmp_path, "agents", "--write", *FAST)
+    assert result.exit_code == 1, result.output
+    assert "wrote" in result.stdout and "--- a/" not in result.stdout
+    good, changed, missing, broken, section, gone, pdf = _sources(agents)
+    assert (good["verifiedDate"], good["status"]) == ("2026-11-24", "active")
+    assert (changed["verifiedDate"], changed["status"]) == ("2025-01-01", "modified")  # old date kept, none given
+    assert "verifiedDate" not in missing and missing["status"] == "unknown"
+    assert broken == sources[3]  # a 500 may pass: nothing recorded
+    assert (section["verifiedDate"], section["status"]) == ("2026-11-24", "active")
+    assert "verifiedDate" not in gone and gone["status"] == "modified"
+    assert pdf == sources[6]
+
+
+def test_fix_redirects_replaces_only_permanent_redirects(tmp_path: Path, server: PageServer) -> None:
+    sources = [
+        source(server.url("/moved#configure-hooks"), "section"),
+        source(server.url("/chain")),
+        source(server.url("/temporary")),
+    ]
+    agents = write_catalog(tmp_path, {"alpha": document(sources)})
+    assert _verify(tmp_path, "agents", "--write", *FAST).exit_code == 0
+    assert [entry["url"] for entry in _sources(agents)] == [s["url"] for s in sources]
+    result = _verify(tmp_path, "agents", "--write", "--fix-redirects", *FAST)
+    assert result.exit_code == 0, result.output
+    assert [entry["url"] for entry in _sources(agents)] == [
+        server.url("/good#configure-hooks"),
+        server.url("/good"),
+        server.url("/temporary"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("paths", "fail_on", "code"),
+    [
+        (["/changed"], "broken", 0),
+        (["/changed"], "stale", 1),
+        (["/pdf"], "stale", 1),
+        (["/good"], "stale", 0),
+        (["/missing"], "broken", 1),
+        (["/missing", "/loop-a"], "never", 0),
+    ],
+)
+def test_fail_on(tmp_path: Path, server: PageServer, paths: list[str], fail_on: str, code: int) -> None:
+    write_catalog(tmp_path, {"alpha": document([source(server.url(path)) for path in paths])})
+    result = _verify(tmp_path, "agents", "--fail-on", fail_on, *FAST)
+    assert result.exit_code == code, result.output
+
+
+def test_slow_oversized_and_looping_pages_are_broken(tmp_path: Path, server: PageServer) -> None:
+    paths = ["/slow", "/huge", "/huge-unannounced", "/loop-a"]
+    write_catalog(tmp_path, {"alpha": document([source(server.url(path)) for path in paths])})
+    result = _verify(tmp_path, "agents", "--format", "json", *FAST)
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert [entry["statusClass"] for entry in report["sources"]] == [
+        "timeout",
+        "too-large",
+        "too-large",
+        "redirect-loop",
+    ]
+    assert {entry["outcome"] for entry in report["sources"]} == {"broken"}
+
+
+def test_loopback_refused_without_allow_private(tmp_path: Path) -> None:
+    with serving() as quiet:
+        agents = write_catalog(tmp_path, {"alpha": document([source(quiet.url("/good"))])})
+        before = (agents / "alpha/capabilities/current.json").read_bytes()
+        result = _verify(tmp_path, "agents", "--write", "--rate-limit", "0", "--today", "2026-11-24")
+        assert quiet.seen() == []
+    assert result.exit_code == 1
+    assert "blocked" in result.stdout and "loopback" in result.stdout
+    assert (agents / "alpha/capabilities/current.json").read_bytes() == before
+
+
+def test_each_page_fetched_once(tmp_path: Path) -> None:
+    with serving() as counted:
+        url = counted.url("/good")
+        sources = [source(url), source(url + "#hooks", "section"), source(url + "#legacy-anchor", "dedicated")]
+        write_catalog(tmp_path, {"alpha": document(sources), "beta": document([source(url)])})
+        result = _verify(tmp_path, "agents", *FAST)
+        assert result.exit_code == 0, result.output
+        assert [method for method, _, _ in counted.seen("/good")] == ["HEAD", "GET"]
+    assert "4 sources on 1 page: 4 verified" in result.stdout
+
+
+def test_agent_option_limits_the_run(tmp_path: Path) -> None:
+    with serving() as counted:
+        write_catalog(
+            tmp_path,
+            {"alpha": document([source(counted.url("/good"))]), "beta": document([source(counted.url("/changed"))])},
+        )
+        result = _verify(tmp_path, "--agent", "beta", "--agents", "agents", *FAST)
+        assert result.exit_code == 0, result.output
+        assert {path for _, path, _ in counted.seen()} == {"/changed"}
+    unknown = _verify(tmp_path, "--agent", "gamma", "--agents", "agents", *FAST)
+    assert unknown.exit_code == 2 and "gamma" in unknown.output and "alpha, beta" in unknown.output
+
+
+def test_default_catalog_comes_from_capidx_yaml(tmp_path: Path, server: PageServer) -> None:
+    write_catalog(tmp_path / "data", {"alpha": document([source(server.url("/good"))])})
+    (tmp_path / "capidx.yaml").write_text("paths:\n  agents: data/agents\n")
+    result = _verify(tmp_path, *FAST)
+    assert result.exit_code == 0, result.output
+    assert "1 source on 1 page: 1 verified" in result.stdout
+
+
+def test_markdown_and_github_formats(tmp_path: Path, server: PageServer) -> None:
+    write_catalog(tmp_path, {"alpha": document([source(server.url("/good")), source(server.url("/missing"))])})
+    markdown = _verify(tmp_path, "agents", "--format", "markdown", *FAST)
+    assert markdown.stdout.startswith("## capidx verify")
+    assert "| client-error | 1 |" in markdown.stdout and "```diff" in markdown.stdout
+    summary = tmp_path / "summary.md"
+    github = _verify(tmp_path, "agents", "--format", "github", *FAST, env={"GITHUB_STEP_SUMMARY": str(summary)})
+    assert github.exit_code == 1
+    assert github.stdout.startswith("::error file=agents/alpha/capabilities/current.json,line=22,")
+    assert summary.read_text().startswith("## capidx verify")
+
+
+def test_github_annotations_are_grouped_and_capped(tmp_path: Path, server: PageServer) -> None:
+    documents = {
+        f"agent{index:02}": document([source(server.url("/missing")), source(server.url("/changed"))])
+        for index in range(12)
+    }
+    write_catalog(tmp_path, documents)
+    result = _verify(tmp_path, "agents", "--format", "github", *FAST, env={"GITHUB_STEP_SUMMARY": ""})
+    annotations = [line for line in result.stdout.splitlines() if line.startswith("::")]
+    assert len(annotations) == 10
+    assert annotations[-1].startswith("::error title=capidx verify::") and "more failing sources" in annotations[-1]
+
+
+def test_yaml_catalog_round_trip(tmp_path: Path, server: PageServer) -> None:
+    folder = tmp_path / "agents" / "alpha" / "capabilities"
+    folder.mkdir(parents=True)
+    text = f"""# kept
+agent: {{name: A, vendor: V, version: '1', lastUpdated: 2026-01-01T00:00:00Z}}
+capabilities:
+  - name: Hooks
+    sources:
+      - url: {server.url("/good")}   # kept too
+        description: d
+        sourceGranularity: excerpt
+        excerpt: >-
+          {EXCERPT}
+      - url: {server.url("/changed")}
+        description: d
+        sourceGranularity: excerpt
+        excerpt: "{EXCERPT}"
+        status: unknown
+"""
+    (folder / "current.yaml").write_text(text)
+    result = _verify(tmp_path, "agents", "--write", *FAST)
+    assert result.exit_code == 0, result.output
+    expected = text.replace(
+        f"          {EXCERPT}\n", f"          {EXCERPT}\n        verifiedDate: 2026-11-24\n        status: active\n"
+    ).replace("status: unknown", "status: modified")
+    assert (folder / "current.yaml").read_text() == expected
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [('{"capabilities": [}', "current.json:1:"), ("[1, 2", "current.json")],
+)
+def test_unreadable_document_is_a_usage_error(tmp_path: Path, content: str, message: str) -> None:
+    folder = tmp_path / "agents" / "alpha" / "capabilities"
+    folder.mkdir(parents=True)
+    (folder / "current.json").write_text(content)
+    result = _verify(tmp_path, "agents", *FAST)
+    assert result.exit_code == 2 and message in result.output and "Traceback" not in result.output
+
+
+def test_missing_path_and_bad_option(tmp_path: Path) -> None:
+    assert _verify(tmp_path, "nowhere", *FAST).exit_code == 2
+    assert _verify(tmp_path, "--fail-on", "sometimes").exit_code == 2
+    assert _verify(tmp_path, "--timeout", "0").exit_code == 2
+
+
+def test_validate_never_fetches(tmp_path: Path) -> None:
+    with serving() as counted:
+        write_catalog(tmp_path, {"alpha": document([source(counted.url("/good"))])})
+        with contextlib.chdir(tmp_path):
+            CliRunner().invoke(cli, ["validate", "agents"], catch_exceptions=False)
+        assert counted.seen() == []
+
+
+def test_listed_in_help() -> None:
+    result = CliRunner().invoke(cli, ["--help"])
+    assert "verify" in result.output
+    assert "--fail-on" in CliRunner().invoke(cli, ["verify", "--help"]).output
+
+
+def test_the_weekly_workflow_in_ci_md() -> None:
+    import re
+
+    import yaml
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "ci.md").read_text(encoding="utf-8")
+    section = text[text.index("## Weekly source verification") :]
+    workflow = yaml.safe_load(re.search(r"```yaml\n(.*?)```", section, re.DOTALL).group(1))  # type: ignore[union-attr]
+    triggers = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as true
+    assert "schedule" in triggers and "pull_request" not in triggers
+    steps = workflow["jobs"]["verify"]["steps"]
+    verify = next(step for step in steps if "capidx verify" in step.get("run", ""))
+    assert "--write" in verify["run"] and "--format github" in verify["run"] and verify["continue-on-error"]
+    assert any(step.get("uses", "").startswith("peter-evans/create-pull-request@") for step in steps)
+    assert steps[-1]["if"] == "steps.verify.outcome == 'failure'"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_progress_bar_on_a_terminal_only(tmp_path: Path, server: PageServer) -> None:
+    import os
+    import pty
+    import subprocess
+
+    write_catalog(tmp_path, {"alpha": document([source(server.url("/good"))])})
+    primary, secondary = pty.openpty()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", "from capidx.compiler.cli import main; main()", "verify", "agents", *FAST],
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=secondary,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(secondary)
+    terminal = b""
+    with contextlib.suppress(OSError):  # EIO once the terminal's other side is closed
+        while chunk := os.read(primary, 65536):
+            terminal += chunk
+    os.close(primary)
+    assert done.returncode == 0, done.stdout
+    assert b"fetching pages" in terminal and b"fetching pages" not in done.stdout
+
+
+def test_only_the_verify_command_imports_the_verify_package() -> None:
+    """`build` and `validate` must never reach the network: nothing but the command imports the package."""
+    compiler = Path(__file__).resolve().parents[1] / "compiler"
+    importers = {path.name for path in compiler.glob("*.py") if "capidx.compiler.verify" in path.read_text()}
+    assert importers == {"cli_verify.py"}
+
+
+def test_a_value_shared_through_a_yaml_alias_is_not_edited(tmp_path: Path, server: PageServer) -> None:
+    folder = tmp_path / "agents" / "alpha" / "capabilities"
+    folder.mkdir(parents=True)
+    text = f"""agent: {{name: A, vendor: V, version: '1', lastUpdated: 2026-01-01T00:00:00Z}}
+capabilities:
+  - name: Hooks
+    status: &shared unknown
+    sources:
+      - url: {server.url("/good")}
+        description: d
+        sourceGranularity: section
+        status: *shared
+"""
+    (folder / "current.yaml").write_text(text)
+    result = _verify(tmp_path, "agents", "--write", *FAST)
+    assert result.exit_code == 2
+    assert "agents/alpha/capabilities/current.yaml: not edited" in result.stdout
+    assert (folder / "current.yaml").read_text() == text
+
+
+def test_the_command_offers_what_the_package_implements() -> None:
+    from capidx.compiler import cli_verify
+    from capidx.compiler.verify import report, run
+
+    assert set(cli_verify.FORMATS) == set(report.RENDERERS) == set(report.FORMATS)
+    assert cli_verify.FAIL_ON == run.FAIL_ON
