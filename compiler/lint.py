@@ -22,6 +22,7 @@ from typing import Any
 from capidx.compiler.config import Config, Staleness
 from capidx.compiler.diagnostics import Diagnostic, Severity
 from capidx.compiler.load import SourceFile
+from capidx.compiler.regexrisk import MAX_PATTERN_CHARS, backtracking_risk
 from capidx.compiler.semantics import description_stats, low_information
 from capidx.server.text import normalize, slugify
 
@@ -246,7 +247,30 @@ def _pattern_findings(pattern: str) -> tuple[tuple[Severity, str, str | None], .
                 ("error", f"invalid regular expression: {exc.msg}{at}", "patterns are Python regular expressions")
             )
     findings += [("warning", f"regular expression: {warning.message}", None) for warning in caught]
-    return tuple(findings)
+    if findings and findings[0][0] == "error":
+        return tuple(findings)
+    return tuple(findings) + _pattern_safety(pattern)
+
+
+def _pattern_safety(pattern: str) -> tuple[tuple[Severity, str, str | None], ...]:
+    """Errors for a pattern the server must not run: too long, shaped to backtrack catastrophically
+    (`regexrisk`), or one the server's engine (`regex`, in `re`-compatible V0 mode) cannot compile."""
+    if len(pattern) > MAX_PATTERN_CHARS:
+        message = f"regular expression of {len(pattern)} characters (at most {MAX_PATTERN_CHARS})"
+        return (("error", message, "a useWhen pattern names a few phrasings; split long ones into several rules"),)
+    risk = backtracking_risk(pattern)
+    if risk:
+        return (("error", f"regular expression may backtrack catastrophically: {risk[0]}", risk[1]),)
+    import regex  # here: most catalogs have a few patterns, and `validate` is a pre-commit hook
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            regex.compile(pattern, regex.V0 | regex.IGNORECASE)
+    except regex.error as exc:
+        message = f"regular expression the server cannot use: {exc}"
+        return (("error", message, "patterns are Python regular expressions"),)
+    return ()
 
 
 def _excerpt_missing(source: SourceFile, parts: tuple[Any, ...], citation: dict[str, Any]) -> list[Diagnostic]:
