@@ -150,6 +150,7 @@ def _check_alias_tables(
         if source is None:
             continue
         diagnostics += schema_diagnostics(bundled_validator(ALIASES_SCHEMA), source)
+        diagnostics += lint.check_alias_text(source)
         if catalog_complete:  # with a document unreadable, its names are unknown: no false alarms
             diagnostics += lint.check_alias_targets(source, names)
         first = first or LoadedDocument(path, None, source.data, source.raw)
