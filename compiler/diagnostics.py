@@ -91,13 +91,13 @@ def escape_workflow_property(text: str) -> str:
     return escape_workflow_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def visible(text: str) -> str:
+def visible(text: str, keep: str = "") -> str:
     """`text` with every control, format, separator and surrogate character written as an escape (`\\x1b`,
     `\\u202e`): what reporters print, so data quoted in a message cannot move the cursor, ring the bell, end
-    a line or reorder what a terminal shows."""
+    a line or reorder what a terminal shows. Characters in `keep` are left for the caller to escape its way."""
     if text.isprintable():
         return text
-    return "".join(ch if ch.isprintable() else escape_character(ch) for ch in text)
+    return "".join(ch if ch.isprintable() or ch in keep else escape_character(ch) for ch in text)
 
 
 def escape_character(ch: str) -> str:

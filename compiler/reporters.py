@@ -150,7 +150,8 @@ class GithubReporter(Reporter):
     name = "github"
 
     def render(self, result: ValidationResult) -> str:
-        return "\n".join(self._command(_visible(d)) for d in result.diagnostics)
+        # Line breaks are the workflow-command escaping's (%0A), which GitHub shows as line breaks.
+        return "\n".join(self._command(_visible(d, keep="\r\n")) for d in result.diagnostics)
 
     def _command(self, diagnostic: Diagnostic) -> str:
         properties = {"file": self.display_path(diagnostic.path).replace(os.sep, "/")}
@@ -167,11 +168,11 @@ class GithubReporter(Reporter):
         return f"::{level} {fields}::{escape_workflow_data(message)}"
 
 
-def _visible(diagnostic: Diagnostic) -> Diagnostic:
+def _visible(diagnostic: Diagnostic, keep: str = "") -> Diagnostic:
     """The diagnostic with control and invisible characters of the data it quotes escaped (`visible`): a
     terminal or a CI log shows them as text instead of obeying them. (JSON escapes them by itself.)"""
-    path, pointer, message = visible(diagnostic.path), visible(diagnostic.pointer), visible(diagnostic.message)
-    hint = visible(diagnostic.hint) if diagnostic.hint else diagnostic.hint
+    path, pointer, message = (visible(text, keep) for text in (diagnostic.path, diagnostic.pointer, diagnostic.message))
+    hint = visible(diagnostic.hint, keep) if diagnostic.hint else diagnostic.hint
     if (path, pointer, message, hint) == (diagnostic.path, diagnostic.pointer, diagnostic.message, diagnostic.hint):
         return diagnostic
     return replace(diagnostic, path=path, pointer=pointer, message=message, hint=hint)
