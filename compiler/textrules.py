@@ -177,7 +177,7 @@ def _character_problem(text: str, *, single_line: bool) -> tuple[str, str, str] 
         if category == "Cs":
             return f"lone surrogate {at}: not Unicode text", "remove it (a \\u escape without its pair)", "surrogate"
         if category == "Cc" and (single_line or ch not in "\n\t"):
-            if ch in "\n\r":
+            if ch in "\n\r" and single_line:
                 return f"line break {at} in a single-line field", _SINGLE_HINT, "control-character"
             return f"control character {at}", _SINGLE_HINT if single_line else _MULTI_HINT, "control-character"
         if category == "Cf" and (single_line or ch in _BIDI):
