@@ -31,10 +31,12 @@ from capidx.compiler.diagnostics import Diagnostic
 from capidx.compiler.load import SourceFile
 from capidx.compiler.textrules import quote
 
-# Lower-case substrings one of which every match below contains.
+# Lower-case substrings one of which every match below contains: a document (or a string) holding none of
+# them is passed over without walking it or running the expression.
 _KEYWORDS = (
-    *("ignore", "disregard", "forget", "you", "instruction", "system", "assistant", "user", "developer"),
-    *("<|", "[inst", "<<sys"),
+    *("ignore", "disregard", "forget", "you are now", "you must now", "you will now", "you should now"),
+    *("from now on", "instruction", "system:", "assistant:", "user:", "developer:", "<|", "inst]", "sys>>"),
+    "system>",
 )
 _ADDRESSED = re.compile(
     r"\b(?:ignore|disregard|forget)\s+(?:(?:all|any|the|your|my|previous|prior|above|earlier|preceding|former|system|"
@@ -42,7 +44,7 @@ _ADDRESSED = re.compile(
     r"|\byou (?:are|must|will|should) now\b"
     r"|\bfrom now on,? you\b"
     r"|\bnew instructions?\s*:"
-    r"|^[ \t>#]*(?:system|assistant|user|developer)[ \t]*:"
+    r"|^[ \t>#]*(?:system|assistant|user|developer):"
     r"|<\|[a-z_]{2,30}\|>"
     r"|\[/?inst\]"
     r"|<</?sys>>"
@@ -53,6 +55,8 @@ _ADDRESSED = re.compile(
 
 def check_document(source: SourceFile) -> list[Diagnostic]:
     """One warning per string value that reads as instructions to the model."""
+    if "\\u" not in source.text and not _mentions(source.text.lower()):
+        return []  # (a `\\u` escape could spell a keyword the text does not show)
     return [
         source.diagnostic(
             parts,
@@ -67,11 +71,14 @@ def check_document(source: SourceFile) -> list[Diagnostic]:
 
 def addressed_to_reader(text: str) -> str | None:
     """The first phrase of `text` that addresses the reader as instructions, or None."""
-    lower = text.lower()
-    if not any(keyword in lower for keyword in _KEYWORDS):
+    if not _mentions(text.lower()):
         return None
     found = _ADDRESSED.search(text)
     return found.group(0) if found else None
+
+
+def _mentions(lower: str) -> bool:
+    return any(keyword in lower for keyword in _KEYWORDS)
 
 
 def _findings(value: Any, parts: tuple[Any, ...]) -> Iterator[tuple[tuple[Any, ...], str]]:

@@ -8,9 +8,10 @@ enforces the same rules), with the file, line, column and JSON path of the offen
   integrations, alias-table phrases and targets, every object key): no control characters (Unicode
   category Cc: newline, tab, ESC, BEL, DEL, C1), no format characters (Cf: bidi embeddings and overrides
   U+202A-202E, isolates U+2066-2069, zero-width space/joiners, the BOM, soft hyphen), no line or paragraph
-  separators (U+2028/2029), and at most `SINGLE_LINE_MAX` characters (URLs: `URL_MAX`);
+  separators (U+2028/2029); free text among them (not URLs, dates, enumerations) at most `SINGLE_LINE_MAX`
+  characters;
 - **multi-line text** (descriptions, limitations, requirements, notes, excerpts, and any field capidx does
-  not know): no control characters other than newline and tab;
+  not know): no control characters other than newline and tab, no bidi controls (`_BIDI`);
 - **every string and key**: no lone surrogate (a `\\ud800` escape without its pair), which is not Unicode
   text and cannot be written as UTF-8;
 - a capability name must give a slug (its URI and file names): letters or digits, at most `SLUG_MAX` long.
@@ -30,67 +31,92 @@ from capidx.compiler.load import SourceFile
 from capidx.server.text import slugify
 
 SINGLE_LINE_MAX = 200  # a name, version or phrase; room for long product names, not for a paragraph
-URL_MAX = 2000  # the de-facto limit of browsers and servers
 SLUG_MAX = 200  # keeps `tools/lookup/<agent>/<slug>.json` and friends well under the 255-byte file-name limit
 QUOTE_MAX = 60  # characters of a data value quoted in a message
 
 _ANY = "*"  # matches any array index or object key in a field path below
-# Paths (array indexes and free keys as _ANY) of the capability document's single-line fields.
-_SINGLE_LINE = {
+_LIMITED = (
     ("agent", "name"),
     ("agent", "vendor"),
     ("agent", "version"),
-    ("agent", "lastUpdated"),
     ("capabilities", _ANY, "name"),
-    ("capabilities", _ANY, "category"),
     ("capabilities", _ANY, "terminology"),
-    ("capabilities", _ANY, "tier"),
     ("capabilities", _ANY, "introducedIn"),
-    ("capabilities", _ANY, "maturityLevel"),
-    ("capabilities", _ANY, "status"),
-    ("capabilities", _ANY, "deprecatedDate"),
     ("capabilities", _ANY, "supersededBy"),
     ("capabilities", _ANY, "aliases", _ANY),
     ("capabilities", _ANY, "triggers", _ANY),
-    ("capabilities", _ANY, "useWhen", _ANY, "pattern"),  # its length is the regex rule's (lint.py)
     ("capabilities", _ANY, "implementationNotes", "configFile"),
-    ("capabilities", _ANY, "sources", _ANY, "sourceGranularity"),
-    ("capabilities", _ANY, "sources", _ANY, "status"),
-    ("capabilities", _ANY, "sources", _ANY, "verifiedDate"),
-    ("capabilities", _ANY, "sources", _ANY, "publishedDate"),
     ("integrations", _ANY, "platform"),
     ("integrations", _ANY, "features", _ANY),
     ("models", _ANY, "name"),
     ("models", _ANY, "provider"),
     ("models", _ANY, "tier"),
-}
-_URLS = {
+)
+# Single-line too, without a length limit here: enumerations and dates (the schema bounds them), URLs (a long
+# one breaks nothing), a useWhen pattern (the regex rule in lint.py limits its length).
+_UNLIMITED = (
+    ("agent", "lastUpdated"),
+    ("capabilities", _ANY, "category"),
+    ("capabilities", _ANY, "tier"),
+    ("capabilities", _ANY, "maturityLevel"),
+    ("capabilities", _ANY, "status"),
+    ("capabilities", _ANY, "deprecatedDate"),
+    ("capabilities", _ANY, "useWhen", _ANY, "pattern"),
+    ("capabilities", _ANY, "implementationNotes", "startUrl"),
     ("capabilities", _ANY, "sources", _ANY, "url"),
     ("capabilities", _ANY, "sources", _ANY, "supersededBy"),
-    ("capabilities", _ANY, "implementationNotes", "startUrl"),
+    ("capabilities", _ANY, "sources", _ANY, "sourceGranularity"),
+    ("capabilities", _ANY, "sources", _ANY, "status"),
+    ("capabilities", _ANY, "sources", _ANY, "verifiedDate"),
+    ("capabilities", _ANY, "sources", _ANY, "publishedDate"),
     ("documentation", _ANY),
-}
-_UNBOUNDED = {("capabilities", _ANY, "useWhen", _ANY, "pattern")}
-# The alias table: phrase -> capability name, both single-line.
-_ALIAS_SINGLE_LINE = {("aliases", _ANY)}
+)
+# The alias table: phrase -> capability name, both single-line (the schema also limits the phrase's characters).
+_ALIAS_LIMITED = (("aliases", _ANY),)
 
 _LINE_BREAKS = {"Zl", "Zp"}  # U+2028, U+2029: line breaks to some readers, invisible to others
+_LEAF = object()  # in a field tree: the key under which a single-line field's length limit is kept
+
+
+def _tree(paths: tuple[tuple[str, ...], ...], limit: int | None) -> dict[Any, Any]:
+    """Field paths as nested dicts (a walk visits each capability once), each with `limit` under `_LEAF`."""
+    root: dict[Any, Any] = {}
+    for path in paths:
+        node = root
+        for part in path:
+            node = node.setdefault(part, {})
+        node[_LEAF] = limit
+    return root
+
+
+def _merged(*trees: dict[Any, Any]) -> dict[Any, Any]:
+    merged: dict[Any, Any] = {}
+    for tree in trees:
+        for key, value in tree.items():
+            merged[key] = _merged(merged[key], value) if isinstance(value, dict) and key in merged else value
+    return merged
+
+
+# Which fields are single-line (for the characters), and which have a length limit (walked for lengths).
+_DOCUMENT_LENGTHS = _tree(_LIMITED, SINGLE_LINE_MAX)
+_DOCUMENT_LINES = _merged(_tree(_UNLIMITED, None), _DOCUMENT_LENGTHS)
+_ALIAS_LINES = _ALIAS_LENGTHS = _tree(_ALIAS_LIMITED, SINGLE_LINE_MAX)
 
 
 def check_document_text(source: SourceFile) -> list[Diagnostic]:
     """Character and length rules for a capability document, and the slug rule for capability names."""
-    problems = list(_check_strings(source, _SINGLE_LINE, _URLS))
+    problems = _check(source, _DOCUMENT_LINES, _DOCUMENT_LENGTHS)
     capabilities = source.data.get("capabilities") if isinstance(source.data, dict) else None
     for index, capability in enumerate(capabilities if isinstance(capabilities, list) else ()):
         name = capability.get("name") if isinstance(capability, dict) else None
-        if isinstance(name, str) and name:
+        if isinstance(name, str) and name and len(name) <= SINGLE_LINE_MAX:
             problems += _slug_problems(source, ("capabilities", index, "name"), name)
     return problems
 
 
 def check_alias_text(source: SourceFile) -> list[Diagnostic]:
-    """Character and length rules for the alias table (its phrases are also limited by the schema)."""
-    return list(_check_strings(source, _ALIAS_SINGLE_LINE, set()))
+    """Character and length rules for the alias table."""
+    return _check(source, _ALIAS_LINES, _ALIAS_LENGTHS)
 
 
 def quote(value: object, limit: int = QUOTE_MAX) -> str:
@@ -101,35 +127,83 @@ def quote(value: object, limit: int = QUOTE_MAX) -> str:
     return f"'{text}'"
 
 
-def _check_strings(
-    source: SourceFile, single: set[tuple[Any, ...]], urls: set[tuple[Any, ...]]
-) -> Iterator[Diagnostic]:
-    for parts, text, is_key in _strings(source.data, ()):
-        if _isplain(text) and len(text) <= SINGLE_LINE_MAX:
-            continue  # the common case, decided without classifying the field
-        kind = "single" if is_key else _kind(parts, single, urls)
-        found = _character_problem(text, single_line=kind != "multi") or _length_problem(text, kind)
-        if found:
-            message, hint, code = found
-            yield source.diagnostic(parts, "error", message, hint, code, key=is_key)
+def _check(source: SourceFile, lines: dict[Any, Any], lengths: dict[Any, Any]) -> list[Diagnostic]:
+    """Characters of every string and key (unless the file cannot hold a bad one), lengths of single-line fields."""
+    problems: list[Diagnostic] = []
+    seen: set[tuple[Any, ...]] = set()
+    if not _printable_json(source):
+        for parts, text, is_key in _strings(source.data, ()):
+            if text.isprintable():
+                continue
+            single = is_key or _limit(lines, parts) is not _MULTI
+            found = _character_problem(text, single_line=single)
+            if found:
+                seen.add(parts)
+                problems.append(source.diagnostic(parts, "error", *found, key=is_key))
+    too_long: list[tuple[Any, ...]] = []
+    _fields(source.data, lengths, (), too_long)
+    for parts, text, limit in too_long:
+        if parts not in seen:
+            problems.append(source.diagnostic(parts, "error", *_too_long(text, limit)))
+    return problems
 
 
-def _isplain(text: str) -> bool:
-    """Printable (no control, format, separator or surrogate character but the space): nothing to check."""
-    return text.isprintable()
+# The escapes a JSON string can write a control, format or any character with.
+_ESCAPES = ("\\n", "\\r", "\\t", "\\b", "\\f", "\\u")
 
 
-def _kind(parts: tuple[Any, ...], single: set[tuple[Any, ...]], urls: set[tuple[Any, ...]]) -> str:
-    """"single", "url", "pattern" (single-line, length checked elsewhere) or "multi" for the field at `parts`."""
-    shape = tuple(_ANY if isinstance(part, int) else part for part in parts)
-    for candidate in (shape, (*shape[:-1], _ANY)):
-        if candidate in _UNBOUNDED:
-            return "pattern"
-        if candidate in single:
-            return "single"
-        if candidate in urls:
-            return "url"
-    return "multi"
+def _printable_json(source: SourceFile) -> bool:
+    """Whether no string in a JSON file can hold a character the rules look for: its text (outside strings,
+    line breaks and tabs are formatting; JSON allows none inside) is printable and escapes none. Reading the
+    text at C speed spares walking every string of a large catalog. YAML (block scalars, its own escapes)
+    is always walked."""
+    if source.path.suffix.lower() != ".json":
+        return False
+    text = source.text
+    if not text.replace("\n", "").replace("\r", "").replace("\t", "").isprintable():
+        return False
+    unescaped = text.replace("\\\\", "")  # an escaped backslash, left to right as the parser reads them
+    return not any(escape in unescaped for escape in _ESCAPES)
+
+
+_MULTI = object()  # `_limit` of a field that is not single-line
+
+
+def _limit(tree: dict[Any, Any], parts: tuple[Any, ...]) -> Any:
+    """The length limit of the single-line field at `parts` (None: unlimited), or `_MULTI`."""
+    node = tree
+    for part in parts:
+        node = node.get(_ANY if isinstance(part, int) else part) or node.get(_ANY)
+        if node is None:
+            return _MULTI
+    return node.get(_LEAF, _MULTI)
+
+
+def _fields(value: Any, tree: dict[Any, Any], parts: tuple[Any, ...], out: list[tuple[Any, ...]]) -> None:
+    """Append (path, text, limit) for each string field of `value` longer than the limit `tree` gives it.
+    Strings are checked in line and paths built only for what is too long: this visits every capability."""
+    if isinstance(value, dict):
+        items = [(key, value[key], below) for key, below in tree.items() if key in value and key is not _ANY]
+        if _ANY in tree:
+            items += [(key, item, tree[_ANY]) for key, item in value.items()]
+    elif isinstance(value, list) and _ANY in tree:
+        items = [(index, item, tree[_ANY]) for index, item in enumerate(value)]
+    else:
+        return
+    for key, item, below in items:
+        if isinstance(item, str):
+            limit = below.get(_LEAF)
+            if limit is not None and len(item) > limit:
+                out.append(((*parts, key), item, limit))
+        elif isinstance(item, (dict, list)):
+            _fields(item, below, (*parts, key), out)
+
+
+def _too_long(text: str, limit: int) -> tuple[str, str, str]:
+    return f"{len(text):,} characters long (at most {limit:,} in a single-line field)", _LENGTH_HINT, "too-long"
+
+
+_LENGTH_HINT = "shorten it; details belong in the description"
 
 
 def _strings(value: Any, parts: tuple[Any, ...]) -> Iterator[tuple[tuple[Any, ...], str, bool]]:
@@ -193,24 +267,13 @@ def _describe(ch: str) -> str:
     return f"U+{ord(ch):04X}" + (f" ({name})" if name else "")
 
 
-def _length_problem(text: str, kind: str) -> tuple[str, str, str] | None:
-    limit = {"single": SINGLE_LINE_MAX, "url": URL_MAX}.get(kind)
-    if limit is None or len(text) <= limit:
-        return None
-    what = "URL" if kind == "url" else "single-line field"
-    return f"{len(text):,} characters long (at most {limit:,} in a {what})", _LENGTH_HINT, "too-long"
-
-
-_LENGTH_HINT = "shorten it; details belong in the description"
-
-
 def _slug_problems(source: SourceFile, parts: tuple[Any, ...], name: str) -> list[Diagnostic]:
     """The build names a capability's URI and files by its slug: a name must give one, of bounded length."""
     slug = slugify(name)
     if not slug:
         message = f"capability name {quote(name)} has no letters or digits (a-z, 0-9) to form a slug"
         hint = "the slug names the capability's URI and files; add a letter or digit"
-    elif len(slug) > SLUG_MAX and len(name) <= SINGLE_LINE_MAX:  # (a longer name is reported as too long)
+    elif len(slug) > SLUG_MAX:
         message = f"capability name gives a slug of {len(slug):,} characters (at most {SLUG_MAX})"
         hint = "shorten the name; the slug names the capability's URI and files"
     else:
