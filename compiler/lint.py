@@ -241,6 +241,9 @@ def _use_when_patterns(source: SourceFile, parts: tuple[Any, ...], capability: d
 def _pattern_findings(pattern: str) -> tuple[tuple[Severity, str, str | None], ...]:
     """What compiling `pattern` reports: an error, or the regex engine's warnings. Remembered per pattern
     (catalogs repeat a capability's patterns in every agent's document; compiling is the costly part)."""
+    if len(pattern) > MAX_PATTERN_CHARS:  # not even compiled
+        message = f"regular expression of {len(pattern):,} characters (at most {MAX_PATTERN_CHARS})"
+        return (("error", message, "a useWhen pattern names a few phrasings; split long ones into several rules"),)
     findings: list[tuple[Severity, str, str | None]] = []
     # The regex engine warns (e.g. "Possible nested set") only when it compiles a pattern, not when
     # it serves one from its cache, so the cache is cleared for the result not to depend on history.
@@ -261,11 +264,8 @@ def _pattern_findings(pattern: str) -> tuple[tuple[Severity, str, str | None], .
 
 
 def _pattern_safety(pattern: str) -> tuple[tuple[Severity, str, str | None], ...]:
-    """Errors for a pattern the server must not run: too long, shaped to backtrack catastrophically
-    (`regexrisk`), or one the server's engine (`regex`, in `re`-compatible V0 mode) cannot compile."""
-    if len(pattern) > MAX_PATTERN_CHARS:
-        message = f"regular expression of {len(pattern)} characters (at most {MAX_PATTERN_CHARS})"
-        return (("error", message, "a useWhen pattern names a few phrasings; split long ones into several rules"),)
+    """Errors for a pattern the server must not run: shaped to backtrack catastrophically (`regexrisk`), or
+    one the server's engine (`regex`, in `re`-compatible V0 mode) cannot compile."""
     risk = backtracking_risk(pattern)
     if risk:
         return (("error", f"regular expression may backtrack catastrophically: {risk[0]}", risk[1]),)
