@@ -14,7 +14,8 @@ enforces the same rules), with the file, line, column and JSON path of the offen
   not know): no control characters other than newline and tab, no bidi controls (`_BIDI`);
 - **every string and key**: no lone surrogate (a `\\ud800` escape without its pair), which is not Unicode
   text and cannot be written as UTF-8;
-- a capability name must give a slug (its URI and file names): letters or digits, at most `SLUG_MAX` long.
+- a capability name must give a slug (its URI and file names): letters or digits, at most `SLUG_MAX` long;
+  a category, used in file names as it is, must be a slug (a schema given by `--schema` may allow others).
 
 Lint rather than JSON Schema `pattern`s: the message can name the character, its code point and where it
 is, and the rules hold even when `--schema` replaces the bundled schema.
@@ -22,6 +23,7 @@ is, and the rules hold even when `--schema` replaces the bundled schema.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Iterator
 from typing import Any
@@ -111,6 +113,9 @@ def check_document_text(source: SourceFile) -> list[Diagnostic]:
         name = capability.get("name") if isinstance(capability, dict) else None
         if isinstance(name, str) and name and len(name) <= SINGLE_LINE_MAX:
             problems += _slug_problems(source, ("capabilities", index, "name"), name)
+        category = capability.get("category") if isinstance(capability, dict) else None
+        if isinstance(category, str) and not (_SLUG.match(category) and len(category) <= SLUG_MAX):
+            problems += _category_problem(source, ("capabilities", index, "category"), category)
     return problems
 
 
@@ -265,6 +270,18 @@ def _describe(ch: str) -> str:
     """`U+202E (RIGHT-TO-LEFT OVERRIDE)`."""
     name = _NAMES.get(ch) or unicodedata.name(ch, "")
     return f"U+{ord(ch):04X}" + (f" ({name})" if name else "")
+
+
+_SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+
+def _category_problem(source: SourceFile, parts: tuple[Any, ...], category: str) -> list[Diagnostic]:
+    """A category names files and URIs as it is (`categories/<category>.md`): with a schema that allows any
+    category (`--schema`), one such as `../x` would be written outside the build. The bundled schema's
+    categories are all slugs."""
+    message = f"category {quote(category)} is not a slug (lower-case letters, digits, single hyphens)"
+    hint = f"use {quote(slugify(category))}" if slugify(category) else "use a category of the bundled schema"
+    return [source.diagnostic(parts, "error", message, hint, "category-slug")]
 
 
 def _slug_problems(source: SourceFile, parts: tuple[Any, ...], name: str) -> list[Diagnostic]:

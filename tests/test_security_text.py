@@ -317,3 +317,19 @@ def test_messages_quoting_data_cut_long_values(tmp_path: Path) -> None:
     result = _validate(tmp_path)
     [line] = [line for line in result.output.splitlines() if "duplicate capability name" in line]
     assert "…" in line and name not in line
+
+
+def test_a_category_a_custom_schema_allows_must_still_be_a_slug(tmp_path: Path) -> None:
+    """Categories name files as they are: with a schema that allows any category, `../x` would be written
+    outside the build. Validation refuses it (file:line:col) and the build writes nothing anywhere."""
+    schema = json.loads((Path(__file__).parent.parent / "schema" / "capability-schema.json").read_text("utf-8"))
+    schema["$defs"]["category"] = {"type": "string"}
+    (tmp_path / "schema.json").write_text(json.dumps(schema), "utf-8")
+    _write(tmp_path, _document(_capability(category="../../escaped")))
+    validated = _validate(tmp_path, "--schema", "schema.json")
+    assert validated.exit_code == 1
+    assert "$.capabilities[0].category: category '../../escaped' is not a slug" in validated.output
+    before = sorted(path for path in tmp_path.parent.rglob("*") if "escaped" in path.name)
+    built = _build(tmp_path, "--schema", "schema.json")
+    assert built.exit_code == 1 and "Traceback" not in built.output
+    assert sorted(path for path in tmp_path.parent.rglob("*") if "escaped" in path.name) == before == []
