@@ -333,3 +333,22 @@ def test_a_category_a_custom_schema_allows_must_still_be_a_slug(tmp_path: Path) 
     built = _build(tmp_path, "--schema", "schema.json")
     assert built.exit_code == 1 and "Traceback" not in built.output
     assert sorted(path for path in tmp_path.parent.rglob("*") if "escaped" in path.name) == before == []
+
+
+def test_what_a_custom_schema_leaves_out_the_build_still_needs(tmp_path: Path) -> None:
+    """A --schema without `required` let a capability without a name validate, then crash the build with
+    KeyError. `validate` warns (it may check another project's layout); the build stops with the place."""
+    schema = json.loads((Path(__file__).parent.parent / "schema" / "capability-schema.json").read_text("utf-8"))
+    del schema["$defs"]["capability"]["required"]
+    (tmp_path / "schema.json").write_text(json.dumps(schema), "utf-8")
+    capability = _capability()
+    del capability["name"]
+    _write(tmp_path, _document(capability))
+    validated = _validate(tmp_path, "--schema", "schema.json")
+    assert validated.exit_code == 0
+    [line] = [line for line in validated.output.splitlines() if "missing required key 'name'" in line]
+    assert line.startswith("agents/alpha/capabilities/current.json:") and "warning:" in line
+    built = _build(tmp_path, "--schema", "schema.json")
+    assert built.exit_code == 1
+    assert not isinstance(built.exception, Exception) or isinstance(built.exception, SystemExit), built.exception
+    assert "$.capabilities[0]: missing required key 'name'" in built.output and "Traceback" not in built.output
