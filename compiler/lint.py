@@ -55,6 +55,10 @@ def check_agent_directory(path: Path) -> list[Diagnostic]:
     if path.parent.name != "capabilities":
         return []
     agent_id = path.parent.parent.name
+    if AGENT_SLUG.match(agent_id) and len(agent_id) > textrules.SLUG_MAX:
+        message = f"agent directory name of {len(agent_id)} characters (at most {textrules.SLUG_MAX})"
+        hint = "it names the agent's files and URIs; shorten it"
+        return [Diagnostic(str(path), None, None, "", "error", message, hint, "agent-dir-slug")]
     if AGENT_SLUG.match(agent_id):
         return []
     message = f"agent directory name {quote(agent_id)} is not a slug (lower-case letters, digits, single hyphens)"

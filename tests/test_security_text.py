@@ -352,3 +352,14 @@ def test_what_a_custom_schema_leaves_out_the_build_still_needs(tmp_path: Path) -
     assert built.exit_code == 1
     assert not isinstance(built.exception, Exception) or isinstance(built.exception, SystemExit), built.exception
     assert "$.capabilities[0]: missing required key 'name'" in built.output and "Traceback" not in built.output
+
+
+def test_an_agent_directory_name_is_at_most_200_characters(tmp_path: Path) -> None:
+    """It names `agents/<id>.md`: one of 253 characters or more could not be written (255-byte file names)."""
+    long_id = "a" * 253
+    target = tmp_path / "agents" / long_id / "capabilities" / "current.json"
+    target.parent.mkdir(parents=True)
+    target.write_text(json.dumps(_document()), "utf-8")
+    validated = _validate(tmp_path)
+    assert validated.exit_code == 1 and "agent directory name of 253 characters (at most 200)" in validated.output
+    assert _build(tmp_path).exit_code == 1
