@@ -53,7 +53,7 @@ def make_environment(user_templates: Path | None) -> jinja2.Environment:
     _use_sync_filters(env)
     env.context_class = _Context
     env.filters["commas"] = lambda value: f"{value:,}"
-    env.filters.update(mdtext.FILTERS)  # inline, cell, block, code: data stays in its Markdown structure
+    env.filters.update(mdtext.FILTERS)  # inline, line, cell, block, code: data stays in its Markdown structure
     env.globals.update(
         mark=views.mark,
         marks=views.marks,
