@@ -240,7 +240,7 @@ def _verdict(config: Config, strict: bool, verbosity: int) -> Verdict:
     from capidx.compiler.reporters import REPORTER_BY_NAME
     from capidx.compiler.validate import validate_project
 
-    result = validate_project(config, strict=strict)
+    result = validate_project(config, strict=strict, for_build=True)
     report = REPORTER_BY_NAME["text"](verbosity=verbosity).render(result) if result.diagnostics else ""
     return Verdict(result.ok, len(result.errors), report or "", _digests(result))
 

@@ -310,7 +310,7 @@ def _validate(config: Config, strict: bool, err: TextIO, verbosity: int = 0) -> 
     from capidx.compiler.reporters import REPORTER_BY_NAME
     from capidx.compiler.validate import validate_project
 
-    result = validate_project(config, strict=strict)
+    result = validate_project(config, strict=strict, for_build=True)
     if result.diagnostics and (text := REPORTER_BY_NAME["text"](verbosity=verbosity).render(result)):
         print(text, file=err)
     if not result.ok:

@@ -56,7 +56,7 @@ class Diagnostic:
         """`path:line:col: $.json.path: message (hint)` — the format editors and CI logs parse."""
         pointer = f"{self.pointer}: " if self.pointer else ""
         text = f"{self.location()}: {pointer}{self.message}"
-        return f"{text} ({self.hint})" if self.hint else text
+        return visible(f"{text} ({self.hint})" if self.hint else text)
 
     def promoted(self) -> Diagnostic:
         """The same problem as an error (`--strict`)."""
@@ -89,6 +89,23 @@ def escape_workflow_data(text: str) -> str:
 def escape_workflow_property(text: str) -> str:
     """GitHub's workflow-command escaping of a property value (actions/toolkit `escapeProperty`)."""
     return escape_workflow_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def visible(text: str, keep: str = "") -> str:
+    """`text` with every control, format, separator and surrogate character written as an escape (`\\x1b`,
+    `\\u202e`): what reporters print, so data quoted in a message cannot move the cursor, ring the bell, end
+    a line or reorder what a terminal shows. Characters in `keep` are left for the caller to escape its way."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() or ch in keep else escape_character(ch) for ch in text)
+
+
+def escape_character(ch: str) -> str:
+    """`\\x1b`, `\\u202e`, `\\U000e0001`: Python's escape for one character."""
+    code = ord(ch)
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def plural(count: int, word: str) -> str:

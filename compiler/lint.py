@@ -19,10 +19,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from capidx.compiler import instructions, textrules
 from capidx.compiler.config import Config, Staleness
 from capidx.compiler.diagnostics import Diagnostic, Severity
 from capidx.compiler.load import SourceFile
+from capidx.compiler.regexrisk import MAX_PATTERN_CHARS, backtracking_risk
 from capidx.compiler.semantics import description_stats, low_information
+from capidx.compiler.textrules import quote
 from capidx.server.text import normalize, slugify
 
 AGENT_SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -33,7 +36,8 @@ _REVERIFY = "re-check the source and update verifiedDate"
 def check_document(source: SourceFile, config: Config, today: date) -> list[Diagnostic]:
     """All single-document rules for one capability document."""
     capabilities = list(_items(source.data, "capabilities"))
-    problems = _duplicate_names(source, capabilities)
+    problems = _duplicate_names(source, capabilities) + textrules.check_document_text(source)
+    problems += instructions.check_document(source)
     for index, capability in capabilities:
         parts = ("capabilities", index)
         problems += _vague_description(source, parts, capability, config.min_description_entropy)
@@ -51,10 +55,14 @@ def check_agent_directory(path: Path) -> list[Diagnostic]:
     if path.parent.name != "capabilities":
         return []
     agent_id = path.parent.parent.name
+    if AGENT_SLUG.match(agent_id) and len(agent_id) > textrules.SLUG_MAX:
+        message = f"agent directory name of {len(agent_id)} characters (at most {textrules.SLUG_MAX})"
+        hint = "it names the agent's files and URIs; shorten it"
+        return [Diagnostic(str(path), None, None, "", "error", message, hint, "agent-dir-slug")]
     if AGENT_SLUG.match(agent_id):
         return []
-    message = f"agent directory name '{agent_id}' is not a slug (lower-case letters, digits, single hyphens)"
-    hint = f"rename the directory to '{slugify(agent_id)}'" if slugify(agent_id) else None
+    message = f"agent directory name {quote(agent_id)} is not a slug (lower-case letters, digits, single hyphens)"
+    hint = f"rename the directory to {quote(slugify(agent_id))}" if slugify(agent_id) else None
     return [Diagnostic(str(path), None, None, "", "error", message, hint, "agent-dir-slug")]
 
 
@@ -66,7 +74,7 @@ def check_duplicate_agents(paths_by_agent: Iterable[tuple[str, Path]]) -> list[D
         if agent_id in first:
             other = first[agent_id]
             hint = f"{other.name if other.parent == path.parent else other} is the other one; keep one"
-            message = f"second capability document for agent '{agent_id}'"
+            message = f"second capability document for agent {quote(agent_id)}"
             problems.append(Diagnostic(str(path), None, None, "", "error", message, hint, "duplicate-agent"))
         else:
             first[agent_id] = path
@@ -87,12 +95,17 @@ def check_alias_targets(source: SourceFile, capability_names: Iterable[str]) -> 
             source.diagnostic(
                 ("aliases", phrase),
                 "error",
-                f"alias target '{target}' is not the name of any capability",
+                f"alias target {quote(target)} is not the name of any capability",
                 _closest(target, known.values()),
                 "alias-target",
             )
         )
     return problems
+
+
+def check_alias_text(source: SourceFile) -> list[Diagnostic]:
+    """The alias table's phrases and targets are single-line text (`textrules`)."""
+    return textrules.check_alias_text(source)
 
 
 def check_across_agents(sources: Sequence[SourceFile]) -> list[Diagnostic]:
@@ -113,14 +126,14 @@ def check_across_agents(sources: Sequence[SourceFile]) -> list[Diagnostic]:
                 continue
             parts = ("capabilities", index)
             if name != first_name:
-                message = f"'{name}' is spelled '{first_name}' elsewhere"
+                message = f"{quote(name)} is spelled {quote(first_name)} elsewhere"
                 problems.append(
                     source.diagnostic(
                         (*parts, "name"), "warning", message, "use one spelling for one capability", "name-spelling"
                     )
                 )
             if isinstance(category, str) and isinstance(first_category, str) and category != first_category:
-                message = f"'{first_name}' has category '{first_category}' elsewhere"
+                message = f"{quote(first_name)} has category {quote(first_category)} elsewhere"
                 problems.append(
                     source.diagnostic(
                         (*parts, "category"),
@@ -162,7 +175,7 @@ def _duplicate_names(source: SourceFile, capabilities: list[tuple[int, dict[str,
                 source.diagnostic(
                     ("capabilities", index, "name"),
                     "error",
-                    f"duplicate capability name '{name}'",
+                    f"duplicate capability name {quote(name)}",
                     where,
                     "duplicate-capability",
                 )
@@ -232,6 +245,9 @@ def _use_when_patterns(source: SourceFile, parts: tuple[Any, ...], capability: d
 def _pattern_findings(pattern: str) -> tuple[tuple[Severity, str, str | None], ...]:
     """What compiling `pattern` reports: an error, or the regex engine's warnings. Remembered per pattern
     (catalogs repeat a capability's patterns in every agent's document; compiling is the costly part)."""
+    if len(pattern) > MAX_PATTERN_CHARS:  # not even compiled
+        message = f"regular expression of {len(pattern):,} characters (at most {MAX_PATTERN_CHARS})"
+        return (("error", message, "a useWhen pattern names a few phrasings; split long ones into several rules"),)
     findings: list[tuple[Severity, str, str | None]] = []
     # The regex engine warns (e.g. "Possible nested set") only when it compiles a pattern, not when
     # it serves one from its cache, so the cache is cleared for the result not to depend on history.
@@ -246,7 +262,27 @@ def _pattern_findings(pattern: str) -> tuple[tuple[Severity, str, str | None], .
                 ("error", f"invalid regular expression: {exc.msg}{at}", "patterns are Python regular expressions")
             )
     findings += [("warning", f"regular expression: {warning.message}", None) for warning in caught]
-    return tuple(findings)
+    if findings and findings[0][0] == "error":
+        return tuple(findings)
+    return tuple(findings) + _pattern_safety(pattern)
+
+
+def _pattern_safety(pattern: str) -> tuple[tuple[Severity, str, str | None], ...]:
+    """Errors for a pattern the server must not run: shaped to backtrack catastrophically (`regexrisk`), or
+    one the server's engine (`regex`, in `re`-compatible V0 mode) cannot compile."""
+    risk = backtracking_risk(pattern)
+    if risk:
+        return (("error", f"regular expression may backtrack catastrophically: {risk[0]}", risk[1]),)
+    import regex  # here: most catalogs have a few patterns, and `validate` is a pre-commit hook
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            regex.compile(pattern, regex.V0 | regex.IGNORECASE)
+    except regex.error as exc:
+        message = f"regular expression the server cannot use: {exc}"
+        return (("error", message, "patterns are Python regular expressions"),)
+    return ()
 
 
 def _excerpt_missing(source: SourceFile, parts: tuple[Any, ...], citation: dict[str, Any]) -> list[Diagnostic]:
@@ -328,5 +364,5 @@ def _closest(word: str, candidates: Iterable[str]) -> str:
     by_folded = {candidate.casefold(): candidate for candidate in candidates}
     close = difflib.get_close_matches(word.casefold(), list(by_folded), n=1, cutoff=0.6)
     if close:
-        return f"did you mean '{by_folded[close[0]]}'?"
+        return f"did you mean {quote(by_folded[close[0]])}?"
     return "use the name of a capability in some agent's document"

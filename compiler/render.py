@@ -20,7 +20,7 @@ import jinja2
 from jinja2.bccache import Bucket
 from jinja2.utils import internalcode
 
-from capidx.compiler import views
+from capidx.compiler import mdtext, views
 
 BUNDLED_PACKAGE = "capidx.templates"
 
@@ -53,8 +53,7 @@ def make_environment(user_templates: Path | None) -> jinja2.Environment:
     _use_sync_filters(env)
     env.context_class = _Context
     env.filters["commas"] = lambda value: f"{value:,}"
-    env.filters["inline"] = _inline
-    env.filters["cell"] = _cell
+    env.filters.update(mdtext.FILTERS)  # inline, line, cell, block, code: data stays in its Markdown structure
     env.globals.update(
         mark=views.mark,
         marks=views.marks,
@@ -161,16 +160,6 @@ def _bytecode_cache() -> jinja2.BytecodeCache | None:
         return _BytecodeCache(pattern=f"capidx-{key}-%s.cache")
     except (OSError, RuntimeError, ImportError):
         return None
-
-
-def _cell(value: str) -> str:
-    """Text safe inside a Markdown table cell."""
-    return _inline(value).replace("|", "\\|")
-
-
-def _inline(value: str) -> str:
-    """Collapse line breaks so a multi-line string stays on its Markdown line (text is kept)."""
-    return " ".join(value.splitlines()) if "\n" in value else value
 
 
 BUILD_TEMPLATE_SUFFIX = ".md.j2"  # what the build renders (the report's HTML template is not a build input)

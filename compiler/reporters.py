@@ -13,12 +13,13 @@ import json
 import os
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 import click
 
-from capidx.compiler.diagnostics import Diagnostic, escape_workflow_data, escape_workflow_property, plural
+from capidx.compiler.diagnostics import Diagnostic, escape_workflow_data, escape_workflow_property, plural, visible
 
 if TYPE_CHECKING:
     from capidx.compiler.validate import ValidationResult
@@ -59,7 +60,7 @@ class TextReporter(Reporter):
     name = "text"
 
     def render(self, result: ValidationResult) -> str:
-        shown = [d for d in result.diagnostics if d.is_error or self.verbosity >= 0]
+        shown = [_visible(d) for d in result.diagnostics if d.is_error or self.verbosity >= 0]
         lines = [self._line(d) for d in (shown if self.verbosity > 0 else self._grouped(shown))]
         if self.verbosity >= 0:
             lines.append(self._summary(result))
@@ -149,7 +150,8 @@ class GithubReporter(Reporter):
     name = "github"
 
     def render(self, result: ValidationResult) -> str:
-        return "\n".join(self._command(d) for d in result.diagnostics)
+        # Line breaks are the workflow-command escaping's (%0A), which GitHub shows as line breaks.
+        return "\n".join(self._command(_visible(d, keep="\r\n")) for d in result.diagnostics)
 
     def _command(self, diagnostic: Diagnostic) -> str:
         properties = {"file": self.display_path(diagnostic.path).replace(os.sep, "/")}
@@ -164,6 +166,16 @@ class GithubReporter(Reporter):
         level = "error" if diagnostic.is_error else "warning"
         fields = ",".join(f"{key}={escape_workflow_property(value)}" for key, value in properties.items())
         return f"::{level} {fields}::{escape_workflow_data(message)}"
+
+
+def _visible(diagnostic: Diagnostic, keep: str = "") -> Diagnostic:
+    """The diagnostic with control and invisible characters of the data it quotes escaped (`visible`): a
+    terminal or a CI log shows them as text instead of obeying them. (JSON escapes them by itself.)"""
+    path, pointer, message = (visible(text, keep) for text in (diagnostic.path, diagnostic.pointer, diagnostic.message))
+    hint = visible(diagnostic.hint, keep) if diagnostic.hint else diagnostic.hint
+    if (path, pointer, message, hint) == (diagnostic.path, diagnostic.pointer, diagnostic.message, diagnostic.hint):
+        return diagnostic
+    return replace(diagnostic, path=path, pointer=pointer, message=message, hint=hint)
 
 
 REPORTER_BY_NAME: dict[str, type[Reporter]] = {

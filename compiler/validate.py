@@ -16,7 +16,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from capidx.compiler import discover, lint
+from capidx.compiler import contract, discover, lint
 from capidx.compiler.config import Config, load_config, with_catalog
 from capidx.compiler.diagnostics import Diagnostic, ExitCode, exit_code_for
 from capidx.compiler.load import SourceFile, load_file
@@ -60,11 +60,21 @@ class ValidationResult:
 
 
 def validate_project(
-    config: Config, paths: Sequence[Path] = (), *, strict: bool = False, today: date | None = None
+    config: Config,
+    paths: Sequence[Path] = (),
+    *,
+    strict: bool = False,
+    today: date | None = None,
+    for_build: bool = False,
 ) -> ValidationResult:
-    """Validate the catalog named by `config` (or only `paths`, when given)."""
+    """Validate the catalog named by `config` (or only `paths`, when given).
+
+    With a schema other than the bundled one, what the build needs of a document (`contract`) is checked
+    too: warnings for `capidx validate` (a catalog of another layout may be checked against its own
+    schema), errors when the build validates (`for_build`), which then stops with them instead of a crash.
+    """
     with collector_paused():
-        return _validate_project(config, paths, strict=strict, today=today or date.today())
+        return _validate_project(config, paths, strict=strict, today=today or date.today(), for_build=for_build)
 
 
 @contextmanager
@@ -86,7 +96,9 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _validate_project(config: Config, paths: Sequence[Path], *, strict: bool, today: date) -> ValidationResult:
+def _validate_project(
+    config: Config, paths: Sequence[Path], *, strict: bool, today: date, for_build: bool
+) -> ValidationResult:
     inputs = discover.collect(config, paths)
     diagnostics = list(inputs.problems)
     validator, problems = _capability_validator(config)
@@ -98,6 +110,8 @@ def _validate_project(config: Config, paths: Sequence[Path], *, strict: bool, to
         diagnostics += problems
         if source is not None:
             diagnostics += _check_document(source, validator, config, today)
+            if config.schema is not None:
+                diagnostics += contract.check_document(source, "error" if for_build else "warning")
             documents.append(LoadedDocument(path, discover.agent_id(path), source.data, source.raw))
             sources.append(source)
     diagnostics += lint.check_duplicate_agents((doc.agent_id or "", doc.path) for doc in documents)
@@ -150,6 +164,7 @@ def _check_alias_tables(
         if source is None:
             continue
         diagnostics += schema_diagnostics(bundled_validator(ALIASES_SCHEMA), source)
+        diagnostics += lint.check_alias_text(source)
         if catalog_complete:  # with a document unreadable, its names are unknown: no false alarms
             diagnostics += lint.check_alias_targets(source, names)
         first = first or LoadedDocument(path, None, source.data, source.raw)

@@ -94,6 +94,8 @@ class TreeWriter:
 
     def add(self, relative: str, data: bytes, sha256: str | None = None) -> None:
         """One file of the new build (a POSIX path relative to it); linked when the current one has the same sha256."""
+        if not _inside(relative):  # defense in depth: validation refuses the names that could form one
+            raise OSError(f"refused to write {relative!r}: not a path inside the build")
         link = sha256 is not None and self._previous.get(relative) == sha256
         self.files += 1
         if self._helper is not None:
@@ -175,6 +177,12 @@ class TreeWriter:
         from capidx.compiler import pipes  # here: the helper runs this module alone, without capidx
 
         return OSError(f"writing {self.temp} failed: {pipes.last_line(errors) or 'the helper process stopped'}")
+
+
+def _inside(relative: str) -> bool:
+    """Whether `relative` names a file below the build folder: no `..`, `.` or empty part, not absolute."""
+    parts = relative.split("/")
+    return "\\" not in relative and all(part not in ("", ".", "..") for part in parts) and "\0" not in relative
 
 
 class _Tree:

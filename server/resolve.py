@@ -25,13 +25,14 @@ nothing. Order for capabilities:
 from __future__ import annotations
 
 import itertools
-import re
+import time
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
+import regex
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import Levenshtein
 
@@ -127,9 +128,14 @@ class AgentEntry:
 
 @dataclass(frozen=True, slots=True)
 class UseWhen:
-    """A `useWhen` rule: the regular expression (compiled once per build) and its confidence."""
+    """A `useWhen` rule: the regular expression (compiled once per build) and its confidence.
 
-    pattern: re.Pattern[str]
+    Compiled with the `regex` package, not `re`: patterns come from catalog data (a fork's pull request
+    may write them), and only `regex` can stop a match that backtracks catastrophically (`timeout=`).
+    `regex.V0` keeps `re`'s semantics, the ones `capidx validate` checks the patterns against.
+    """
+
+    pattern: regex.Pattern[str]
     confidence: float
 
 
@@ -292,8 +298,8 @@ def _capability_entry(
 def _use_when(rules: Iterable[Mapping[str, Any]]) -> Iterable[UseWhen]:
     for rule in rules:
         try:
-            pattern = re.compile(rule["pattern"], re.IGNORECASE)
-        except (re.error, KeyError, TypeError):  # validated at build time; never fail a whole build on one
+            pattern = regex.compile(rule["pattern"], regex.V0 | regex.IGNORECASE)
+        except (regex.error, KeyError, TypeError):  # validated at build time; never fail a whole build on one
             continue
         yield UseWhen(pattern, min(1.0, max(0.0, float(rule.get("confidence", 0.0)))))
 
@@ -644,17 +650,45 @@ def _occurs(phrase: tuple[str, ...], words: tuple[str, ...]) -> bool:
     return any(words[i : i + size] == phrase for i in range(len(words) - size + 1))
 
 
+# Bounds on the `useWhen` patterns' work per request (defense in depth: `capidx validate` refuses the patterns
+# it can tell backtrack catastrophically, but not every such pattern, and a build may come from elsewhere).
+PATTERN_QUERY_CHARS = 1000  # the patterns see at most this much of a query (a request, not a document)
+PATTERN_TIMEOUT = 0.05  # seconds one search may take before it counts as no match
+PATTERN_BUDGET = 0.25  # seconds all the patterns of one request may take together; the rest count as no match
+
+
 def _patterns(index: MatchIndex, query: str, n: str) -> dict[str, float]:
-    """The highest confidence of the `useWhen` rules matching the query (as typed, or normalized)."""
-    texts = {unicodedata.normalize("NFKC", query).casefold(), n}
+    """The highest confidence of the `useWhen` rules matching the query (as typed, or normalized).
+
+    Every search is bounded in time (`_search`), and all of them together by `PATTERN_BUDGET`: a pattern
+    that backtracks catastrophically costs one request a fraction of a second, never the server minutes.
+    """
+    texts = {unicodedata.normalize("NFKC", query[:PATTERN_QUERY_CHARS]).casefold(), n[:PATTERN_QUERY_CHARS]}
+    deadline = time.monotonic() + PATTERN_BUDGET
     found: dict[str, float] = {}
     for slug, entry in index.capabilities.items():
         best = max(
-            (rule.confidence for rule in entry.use_when if any(rule.pattern.search(t) for t in texts)), default=0.0
+            (
+                rule.confidence
+                for rule in entry.use_when
+                if any(_search(rule.pattern, text, deadline) for text in texts)
+            ),
+            default=0.0,
         )
         if best:
             found[slug] = best
     return found
+
+
+def _search(pattern: regex.Pattern[str], text: str, deadline: float) -> bool:
+    """Whether `pattern` occurs in `text`; a search that runs out of time (its own or the request's) is no match."""
+    left = min(PATTERN_TIMEOUT, deadline - time.monotonic())
+    if left <= 0:
+        return False
+    try:
+        return pattern.search(text, timeout=left) is not None
+    except TimeoutError:
+        return False
 
 
 def _similar_strings(index: MatchIndex, n: str) -> dict[str, float]:

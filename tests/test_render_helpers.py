@@ -94,7 +94,8 @@ def test_a_typo_in_the_capability_macro_is_still_caught(tmp_path: Path) -> None:
     templates = tmp_path / "templates"
     templates.mkdir()
     bundled = (REPO / "templates" / "_macros.md.j2").read_text("utf-8")
-    (templates / "_macros.md.j2").write_text(bundled.replace("{{ cap.description }}", "{{ cap.descripton }}"), "utf-8")
+    typo = bundled.replace("{{ cap.description|block }}", "{{ cap.descripton|block }}")
+    (templates / "_macros.md.j2").write_text(typo, "utf-8")
     env = make_environment(templates)
     render = get_renderer(env, "agent.md.j2")
     agent = Agent("a", "A", "Vendor", "1", "2026-01-01", (_record("a"),))

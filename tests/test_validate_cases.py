@@ -99,5 +99,12 @@ def test_every_rule_has_a_failing_case() -> None:
         "is in the future",
         "second capability document",
         "duplicate key",
+        "may backtrack catastrophically",
+        "control character",
+        "invisible format character",
+        "line break",
+        "to form a slug",
+        "characters long (at most",
+        "lone surrogate",
     ):
         assert message in expected, message

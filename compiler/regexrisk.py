@@ -1,0 +1,115 @@
+"""Does a `useWhen` pattern risk catastrophic backtracking? A bounded, structural check at validate time.
+
+`useWhen` patterns come from catalog data (a fork's pull request may write them) and the server runs them
+against every request. The server bounds each search in time (server/resolve.py), so this check is the
+first of two lines: it refuses, with a clear message, the shapes that make a backtracking engine take
+exponential time, so that such a pattern never reaches a build.
+
+What it catches, read from the parse tree of Python's own regex parser (`re._parser`, the tree `re.compile`
+works from; private, but stable since Python 3.11 where it was renamed from `sre_parse`):
+
+- **nested quantifiers**: a group repeated more than once (`+`, `*`, `{2,}`, `{1,10}`, lazy or greedy) that
+  contains a part of variable length repeated more than once: `(a+)+`, `(a*)*`, `(\\w+\\s?)+`, `(x{1,9}){2,}`.
+  A possessive inner part (`(a++)+`) or an atomic group (`((?>a+))+`) cannot be re-split and is fine,
+  and so is a possessive outer repeat (`(a+)++`), which never gives an iteration back;
+- **alternatives that can match the same text inside a repeated group**: `(a|a)+`, `(a|aa)*`, `(ab|a)+`
+  (the parser factors out their common start, leaving an alternative that may be empty) or alternatives
+  that begin with a character class or `.` (`(\\d\\w|x)+`), whose overlap it does not try to decide.
+
+What it cannot catch: polynomial blow-ups between *adjacent* quantifiers (`\\d+\\d+x`, `.*.*=`), overlaps
+decided by what follows a group, and back-references. It also flags some harmless shapes (`(ab|a)+`,
+`(\\w+ )+` with a separator), which are easy to rewrite. The server's time limit covers what slips through.
+"""
+
+from __future__ import annotations
+
+import re
+import re._constants as c  # type: ignore[import-not-found]
+import re._parser as parser  # type: ignore[import-not-found]
+import warnings
+from typing import Any
+
+MAX_PATTERN_CHARS = 500  # the bundled catalog's longest pattern has ~150; a request is matched against them all
+
+_REPEATS = (c.MAX_REPEAT, c.MIN_REPEAT)
+# (what is wrong, how to fix it), as `backtracking_risk` reports them
+_NESTED = (
+    "a repeated group contains another quantifier, like (a+)+",
+    "rewrite it without a quantifier inside a repeated group ((a+)+ -> a+), or make the inner one possessive (a++)",
+)
+_OVERLAP = (
+    "a repeated group has alternatives that can match the same text, like (a|aa)+",
+    "make the alternatives of a repeated group start differently ((a|aa)+ -> a+)",
+)
+
+
+def backtracking_risk(pattern: str) -> tuple[str, str] | None:
+    """Why `pattern` may backtrack catastrophically and what to do, or None (also when it does not parse:
+    the compile check reports that)."""
+    try:
+        with warnings.catch_warnings():  # the compile check reports the parser's warnings, once
+            warnings.simplefilter("ignore")
+            tree = parser.parse(pattern, re.IGNORECASE)
+    except (re.error, RecursionError, OverflowError):
+        return None
+    return _walk(tree, repeated=False)
+
+
+def _walk(items: Any, *, repeated: bool) -> tuple[str, str] | None:
+    """The first risk among `items` (a parsed sequence); `repeated`: they sit inside a group repeated more than once."""
+    for op, av in items:
+        risk = _item_risk(op, av, repeated)
+        if risk:
+            return risk
+    return None
+
+
+def _item_risk(op: Any, av: Any, repeated: bool) -> tuple[str, str] | None:
+    if op in _REPEATS:
+        low, high, body = av
+        many = high > 1
+        if many and repeated and low != high:
+            return _NESTED
+        if many and _ambiguous(body):
+            return _OVERLAP
+        return _walk(body, repeated=repeated or many)
+    if op is c.POSSESSIVE_REPEAT:  # never gives back what it matched: nothing inside can be re-split
+        return _walk(av[2], repeated=False)
+    if op is c.ATOMIC_GROUP:
+        return _walk(av, repeated=False)
+    if op is c.SUBPATTERN:
+        return _walk(av[3], repeated=repeated)
+    if op is c.BRANCH:
+        return next((risk for branch in av[1] if (risk := _walk(branch, repeated=repeated))), None)
+    if op in (c.ASSERT, c.ASSERT_NOT):
+        return _walk(av[1], repeated=repeated)
+    if op is c.GROUPREF_EXISTS:
+        return _walk(av[1], repeated=repeated) or (_walk(av[2], repeated=repeated) if av[2] else None)
+    return None
+
+
+def _ambiguous(items: Any) -> bool:
+    """Whether a repeated body holds an alternation (at its top, or in a plain group) whose alternatives may
+    start alike: two can start with the same literal, or one starts with anything but a literal."""
+    for op, av in items:
+        if op is c.SUBPATTERN and _ambiguous(av[3]):
+            return True
+        if op is c.BRANCH:
+            starts = [_first_literal(branch) for branch in av[1]]
+            literals = [start for start in starts if start is not None]
+            if len(literals) < len(starts) or len(set(literals)) < len(literals):
+                return True
+    return False
+
+
+def _first_literal(items: Any) -> int | None:
+    """The (case-folded) literal an alternative must start with, or None when that is not one known literal."""
+    for op, av in items:
+        if op is c.AT:  # anchors match no character: look at what follows
+            continue
+        if op is c.LITERAL:
+            return ord(chr(av).casefold()[0])
+        if op is c.SUBPATTERN:
+            return _first_literal(av[3])
+        return None
+    return None
