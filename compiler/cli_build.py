@@ -62,9 +62,14 @@ def build(
     """Validate the catalog and compile it into a token-measured build directory.
 
     \b
-    Exit codes: 0 built (or up to date), 1 invalid data, template error, encoding that cannot be
-    loaded or budget breach (a breaching build is still written), 2 usage error (bad flag or
-    config, unknown encoding, --out that is not a build directory).
+    The first line (stderr, not with -q) names the capidx.yaml in force: ./capidx.yaml or --config,
+    never one beside --agents DIR.
+
+    \b
+    Exit codes: 0 built (or up to date), 1 invalid data, template error, encoding file that cannot
+    be used or budget breach (a breaching build is still written), 2 usage or I/O error (bad flag
+    or config, missing or unreadable catalog, unknown encoding or one not in tiktoken's cache,
+    --out that is not a build directory).
     """
     from capidx.compiler.config import load_config, with_catalog
     from capidx.compiler.diagnostics import ExitCode
