@@ -28,7 +28,7 @@ from capidx.compiler.budgets import BudgetResult, check_budgets
 from capidx.compiler.build_table import kind_table
 from capidx.compiler.catalog import Catalog, CatalogError, build_catalog
 from capidx.compiler.config import Config
-from capidx.compiler.diagnostics import ExitCode
+from capidx.compiler.diagnostics import ExitCode, exit_code_for
 from capidx.compiler.manifest import (
     MATCH_INDEX,
     is_intact,
@@ -314,7 +314,8 @@ def _validate(config: Config, strict: bool, err: TextIO, verbosity: int = 0) -> 
     if result.diagnostics and (text := REPORTER_BY_NAME["text"](verbosity=verbosity).render(result)):
         print(text, file=err)
     if not result.ok:
-        raise BuildFailure(_errors_message(len(result.errors)), ExitCode.INVALID)
+        # As `capidx validate`: a catalog that cannot be found or read is an I/O error (2), not invalid data (1).
+        raise BuildFailure(_errors_message(len(result.errors)), exit_code_for(result.diagnostics))
     return result
 
 
@@ -359,6 +360,7 @@ def _input_digest(
     parts.extend((f"templates/{name}", source) for name, source in templates)
     settings = {
         "uriPrefix": config.uri_prefix,
+        "title": config.title,
         "encodings": list(encodings),
         "budgets": config.budgets,
         "staleDays": config.staleness.old_days,
@@ -394,7 +396,7 @@ def _render_and_measure(
     with collector_paused():  # derived data (sets, tuples, dicts) only: nothing for the cyclic collector
         enhanced, indexed = enhance_for_build(catalog, config, counter, encodings[0], previous_index)
     artifacts = chain(
-        markdown_artifacts(catalog, env, config.uri_prefix, enhanced),
+        markdown_artifacts(catalog, env, config.uri_prefix, enhanced, title=config.title),
         tool_artifacts(catalog, config.uri_prefix, enhanced, indexed),
     )
     # Rendering and tokenizing overlap: each text goes to the counter as soon as it is rendered.
@@ -402,7 +404,7 @@ def _render_and_measure(
     with _bar(progress, "rendering", expected) as tick, _long_lived_frozen():
         measured = _measure(artifacts, counter, encodings[0], tick, write)
     full_tokens = next(item.tokens[encodings[0]] for item in measured if item.artifact.kind == "full")
-    summary = summary_artifact(catalog, env, config.uri_prefix, full_tokens, enhanced)
+    summary = summary_artifact(catalog, env, config.uri_prefix, full_tokens, enhanced, title=config.title)
     measured += _measure([summary], counter, encodings[0], write=write)
     stats = stats_artifact(catalog, measured, encodings, config.staleness.old_days, config.uri_prefix)
     measured += _measure([stats], counter, encodings[0], write=write)

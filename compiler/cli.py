@@ -5,10 +5,15 @@ parses options and delegates to the command's logic module, imported inside the 
 
 from __future__ import annotations
 
+import functools
+import importlib
+from typing import Any
+
 import click
 
 from capidx.compiler import __version__
 from capidx.compiler.cli_build import build
+from capidx.compiler.cli_init import init
 from capidx.compiler.cli_report import report
 from capidx.compiler.cli_validate import validate
 from capidx.compiler.cli_verify import verify
@@ -25,10 +30,39 @@ def cli() -> None:
     """
 
 
+cli.add_command(init)
 cli.add_command(validate)
 cli.add_command(build)
 cli.add_command(report)
 cli.add_command(verify)
+# What `capidx serve` needs beyond the compiler: the `serve` extra (pyproject.toml). Kept out of the base
+# install so that a pre-commit hook (validate) or a CI build installs the compiler alone; the compiler
+# shares only stdlib-only modules with the server (capidx.server.text, capidx.server.suggest).
+SERVE_EXTRA = ("mcp", "rapidfuzz", "watchfiles")
+SERVE_HINT = "capidx serve needs the server's dependencies: pip install 'capidx[serve]'"
+
+
+class _ServeExtraMissing(click.ClickException):
+    exit_code = 2
+
+
+def _needs_serve_extra(callback: Any) -> Any:
+    """`serve`'s callback, first checking that the serve extra is installed (exit 2 with the one-line hint,
+    not an ImportError's traceback). `--help` is answered by click before and works without it."""
+
+    @functools.wraps(callback)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        for name in SERVE_EXTRA:
+            try:
+                importlib.import_module(name)
+            except ImportError:
+                raise _ServeExtraMissing(f"{SERVE_HINT} ({name} is not installed)") from None
+        return callback(*args, **kwargs)
+
+    return checked
+
+
+serve.callback = _needs_serve_extra(serve.callback)
 cli.add_command(serve)
 
 

@@ -15,6 +15,19 @@ def _absolute(path: Path | None) -> Path | None:
     return path.resolve() if path is not None else None
 
 
+def config_notice(config_file: Path | None, agents: Path | None) -> str:
+    """Which capidx.yaml is in force: like mkdocs, the working directory's (or --config's), never one found
+    beside --agents DIR. Said on every build because its budgets and paths apply to whatever catalog is
+    built, and a catalog elsewhere may carry its own capidx.yaml that is *not* read (named then)."""
+    line = f"config: {config_file}" if config_file else "config: none (no ./capidx.yaml; defaults, no budgets)"
+    if agents is not None:
+        own = [path for path in (agents / "capidx.yaml", agents.parent / "capidx.yaml") if path.is_file()]
+        ignored = [path for path in own if path != config_file]
+        if ignored:
+            line += f"; not read: {ignored[0]} (pass --config {ignored[0]} to use it)"
+    return line
+
+
 @click.command()
 @click.option("--config", "config_file", type=_EXISTING_FILE, help="capidx.yaml to use. Default: ./capidx.yaml if any.")
 @click.option("--agents", type=_EXISTING_DIR, help="Catalog root holding <agent>/capabilities/current.json.")
@@ -49,9 +62,14 @@ def build(
     """Validate the catalog and compile it into a token-measured build directory.
 
     \b
-    Exit codes: 0 built (or up to date), 1 invalid data, template error, encoding that cannot be
-    loaded or budget breach (a breaching build is still written), 2 usage error (bad flag or
-    config, unknown encoding, --out that is not a build directory).
+    The first line (stderr, not with -q) names the capidx.yaml in force: ./capidx.yaml or --config,
+    never one beside --agents DIR.
+
+    \b
+    Exit codes: 0 built (or up to date), 1 invalid data, template error, encoding file that cannot
+    be used or budget breach (a breaching build is still written), 2 usage or I/O error (bad flag
+    or config, missing or unreadable catalog, unknown encoding or one not in tiktoken's cache,
+    --out that is not a build directory).
     """
     from capidx.compiler.config import load_config, with_catalog
     from capidx.compiler.diagnostics import ExitCode
@@ -71,6 +89,8 @@ def build(
     )
     if quiet and verbose:
         raise click.UsageError("--quiet and --verbose exclude each other")
+    if not quiet:
+        click.echo(config_notice(config.config_file, _absolute(agents)), err=True)
     # A cold build's token counter starts loading its encodings now, while the build's modules are imported.
     started = start_for_cold_build(reported_names(config.encodings), config.out)
     from capidx.compiler.build import execute

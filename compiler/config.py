@@ -21,6 +21,9 @@ CONFIG_FILE_NAME = "capidx.yaml"
 ALIAS_FILE_NAMES = ("aliases.json", "aliases.yaml", "aliases.yml")
 DEFAULT_URI_PREFIX = "capability-index://"
 DEFAULT_ENCODING = "cl100k_base"
+# The catalog's name, the summary's heading (and a variable of every Markdown template). The default is
+# what the bundled catalog describes; another catalog (of MCP servers, of IDE plugins) names itself.
+DEFAULT_TITLE = "Coding-agent capabilities"
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,7 @@ class Config:
     templates: Path | None
     out: Path
     uri_prefix: str = DEFAULT_URI_PREFIX
+    title: str = DEFAULT_TITLE
     encodings: tuple[str, ...] = (DEFAULT_ENCODING,)
     budgets: dict[str, int] = field(default_factory=dict)
     staleness: Staleness = Staleness()
@@ -157,6 +161,7 @@ def config_from_mapping(data: dict[str, Any], root: Path, config_file: Path | No
         templates=root / paths["templates"] if paths.get("templates") else base.templates,
         out=root / paths["out"] if "out" in paths else base.out,
         uri_prefix=data.get("uri_prefix", DEFAULT_URI_PREFIX),
+        title=data.get("title", DEFAULT_TITLE),
         encodings=tuple(data.get("encodings", (DEFAULT_ENCODING,))),
         budgets=dict(data.get("budgets", {})),
         staleness=replace(Staleness(), **staleness),

@@ -18,6 +18,7 @@ import jinja2
 from capidx.compiler import derive
 from capidx.compiler.artifacts import ALL, Artifact, Measured, make_artifact
 from capidx.compiler.catalog import CanonicalCapability, Capability, Catalog, Source
+from capidx.compiler.config import DEFAULT_TITLE
 from capidx.compiler.enhance import Enhanced
 from capidx.compiler.match import match_index
 from capidx.compiler.render import get_renderer
@@ -41,12 +42,14 @@ def _tidy(render: Renderer) -> Renderer:
 
 
 def markdown_artifacts(
-    catalog: Catalog, env: jinja2.Environment, prefix: str, enhanced: Enhanced
+    catalog: Catalog, env: jinja2.Environment, prefix: str, enhanced: Enhanced, *, title: str = DEFAULT_TITLE
 ) -> Iterator[Artifact]:
-    """full.md, one document per agent, canonical capability and category, and the snippets."""
+    """full.md, one document per agent, canonical capability and category, and the snippets.
+
+    `title` (capidx.yaml's `title:`) is a variable of every template, for user templates that want it."""
     render = _renderers(env, "full", "agent", "capability", "category", SNIPPET_TEMPLATE)
     related = {capability.slug: enhanced.similar_rows(capability.slug) for capability in catalog.capabilities}
-    shared = {"catalog": catalog, "prefix": prefix, "related": related}
+    shared = {"catalog": catalog, "prefix": prefix, "related": related, "title": title}
     records = [record for agent in catalog.agents for record in agent.capabilities]
     yield make_artifact(
         "full",
@@ -95,7 +98,13 @@ def markdown_artifacts(
 
 
 def summary_artifact(
-    catalog: Catalog, env: jinja2.Environment, prefix: str, full_tokens: int, enhanced: Enhanced
+    catalog: Catalog,
+    env: jinja2.Environment,
+    prefix: str,
+    full_tokens: int,
+    enhanced: Enhanced,
+    *,
+    title: str = DEFAULT_TITLE,
 ) -> Artifact:
     """`triggers`: the compact `verb→slugs` line (`triggers.compact_trigger_line`), "" when no verb qualifies.
 
@@ -104,6 +113,7 @@ def summary_artifact(
     """
     text = _renderers(env, "summary")["summary"](
         catalog=catalog,
+        title=title,
         prefix=prefix,
         full_tokens=full_tokens,
         triggers=compact_trigger_line(enhanced.named_triggers),

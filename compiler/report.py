@@ -165,6 +165,11 @@ class Report:
     def ok(self) -> bool:
         return not self.breaches
 
+    @property
+    def budgeted(self) -> bool:
+        """Whether the build checked any budget: without one, "all budgets met" would be an empty boast."""
+        return any(row.budget is not None for row in self.kinds)
+
     def short_uri(self, uri: str) -> str:
         return short_uri(uri, self.build.uri_prefix)
 
@@ -404,7 +409,7 @@ def run_report(options: ReportOptions, echo: Any = print) -> int:
 
     try:
         build = load_manifest(options.build)
-        baseline = load_manifest(options.against) if options.against is not None else None
+        baseline = load_manifest(options.against, "--against BASELINE") if options.against is not None else None
         report = build_report(build, baseline)
     except (ManifestError, BaselineError) as exc:
         raise ReportUsageError(str(exc)) from None

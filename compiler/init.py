@@ -1,0 +1,99 @@
+"""`capidx init`: scaffold a catalog that validates, builds and serves at once.
+
+The files come from `compiler/scaffold/` (package data, so a wheel has them too). The CI workflow and
+the pre-commit configuration are the ones docs/ci.md shows (`docs/examples/`, kept identical by a test):
+a maintainer who reads the docs finds the same files in the new repository.
+
+Nothing is overwritten unless asked: every existing target is named and nothing is written, so a
+half-scaffolded repository cannot happen.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+EXAMPLE_AGENT = "example-agent"
+
+# (file in compiler/scaffold/, where it goes in the new catalog)
+SCAFFOLD: tuple[tuple[str, str], ...] = (
+    ("capidx.yaml", "capidx.yaml"),
+    ("current.json", f"agents/{EXAMPLE_AGENT}/capabilities/current.json"),
+    ("aliases.json", "agents/aliases.json"),
+    ("pre-commit-config.yaml", ".pre-commit-config.yaml"),
+    ("workflow.yml", ".github/workflows/capidx.yml"),
+)
+
+NEXT_STEPS = f"""\
+Next:
+  capidx validate && capidx build && capidx serve   # works now, on the example agent
+  1. Rename agents/{EXAMPLE_AGENT}/ to your agent's id and replace its example values; every
+     source url is a placeholder (example.com) that must point to the page documenting the claim.
+  2. In .pre-commit-config.yaml and .github/workflows/capidx.yml replace OWNER (the account that
+     hosts capidx) and COMMIT (a full commit sha or a release tag), then `pre-commit install`.
+  3. Add build/ to .gitignore: it is output."""
+
+
+class InitError(Exception):
+    """Targets exist (without --force), or the directory cannot be written: exit 2."""
+
+
+@dataclass(frozen=True)
+class Scaffolded:
+    root: Path
+    written: tuple[str, ...]  # relative POSIX paths, in SCAFFOLD order
+    replaced: tuple[str, ...]  # those that existed before (only with force)
+
+
+def existing(root: Path) -> list[str]:
+    """The scaffold's targets already present under `root` (anything at the path counts: file, folder, link)."""
+    return [target for _source, target in SCAFFOLD if os.path.lexists(root / target)]
+
+
+def scaffold(root: Path, *, force: bool = False) -> Scaffolded:
+    """Write the scaffold under `root` (created if missing). Without `force`, refuse before writing anything
+    when a target exists; with it, replace the existing files (never a folder)."""
+    present = existing(root)
+    if present and not force:
+        raise InitError(
+            f"{root}: would overwrite {', '.join(present)}; nothing written (pass --force to replace them)"
+        )
+    folders = [target for target in present if (root / target).is_dir() and not (root / target).is_symlink()]
+    if folders:
+        raise InitError(f"{root}: {', '.join(folders)} is a folder, not a file; nothing written")
+    try:
+        for source, target in SCAFFOLD:
+            _write(root / target, _bundled(source))
+    except OSError as exc:
+        raise InitError(f"cannot write the scaffold under {root}: {exc.strerror or exc}") from None
+    return Scaffolded(root, tuple(target for _source, target in SCAFFOLD), tuple(present))
+
+
+def _bundled(name: str) -> bytes:
+    return resources.files("capidx.compiler").joinpath("scaffold", name).read_bytes()
+
+
+def _write(path: Path, data: bytes) -> None:
+    """Whole or not at all: a temporary file in the same folder, renamed over the target."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(descriptor, "wb") as stream:
+            stream.write(data)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def summary(result: Scaffolded, shown_root: str) -> Sequence[str]:
+    """What `capidx init` prints: each file, then what to do next."""
+    lines = [f"{'replaced' if target in result.replaced else 'created'} {target}" for target in result.written]
+    where = "" if shown_root == "." else f"cd {shown_root} && "
+    steps = NEXT_STEPS.replace("  capidx validate", f"  {where}capidx validate", 1)
+    return [f"capidx init: a catalog in {result.root}", *lines, "", steps]

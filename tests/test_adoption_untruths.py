@@ -1,0 +1,171 @@
+"""Small untruths a new user meets (issue #15, item 5), each through the CLI.
+
+`report` without budgets, `report` without a build, the exit code of a missing catalog, which
+capidx.yaml a build of another catalog uses, and the catalog's `title:`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from catalog_factory import run_cli, write_catalog
+from click.testing import CliRunner
+from manifest_factory import make_manifest, write_build
+
+from capidx.compiler.cli import cli
+from capidx.compiler.config import DEFAULT_TITLE, load_config
+
+
+def _report(*args: str) -> object:
+    return CliRunner().invoke(cli, ["report", *args], env={"GITHUB_STEP_SUMMARY": ""})
+
+
+# --- report: no budgets is not "all budgets met" -----------------------------------------------------
+
+
+@pytest.fixture
+def unbudgeted(tmp_path: Path) -> Path:
+    return write_build(tmp_path / "unbudgeted", make_manifest())
+
+
+@pytest.fixture
+def budgeted(tmp_path: Path) -> Path:
+    return write_build(tmp_path / "budgeted", make_manifest(budgets={"summary": 100_000}))
+
+
+@pytest.mark.parametrize(
+    ("output_format", "expected"),
+    [
+        ("text", "OK: no budgets configured;"),
+        ("markdown", "**no budgets configured**"),
+        ("github", "capidx report: no budgets configured;"),
+        ("html", "No budgets configured"),
+    ],
+)
+def test_without_budgets_no_format_claims_they_are_met(unbudgeted: Path, output_format: str, expected: str) -> None:
+    result = _report("--build", str(unbudgeted), "--format", output_format)
+    assert result.exit_code == 0, result.output
+    assert expected in result.output
+    assert "budgets met" not in result.output.lower()
+    assert "✅" not in result.output  # markdown: nothing was checked, so nothing is ticked
+
+
+@pytest.mark.parametrize(
+    ("output_format", "expected"),
+    [
+        ("text", "OK: all budgets met;"),
+        ("markdown", "✅ **all budgets met**"),
+        ("github", "capidx report: all budgets met;"),
+        ("html", "All budgets met"),
+    ],
+)
+def test_with_budgets_they_are_said_to_be_met(budgeted: Path, output_format: str, expected: str) -> None:
+    result = _report("--build", str(budgeted), "--format", output_format)
+    assert result.exit_code == 0, result.output
+    assert expected in result.output
+    assert "no budgets configured" not in result.output.lower()
+
+
+def test_json_says_whether_any_budget_was_checked(unbudgeted: Path, budgeted: Path) -> None:
+    without = json.loads(_report("--build", str(unbudgeted), "--format", "json").output)
+    with_budgets = json.loads(_report("--build", str(budgeted), "--format", "json").output)
+    assert (without["ok"], without["budgeted"]) == (True, False)
+    assert (with_budgets["ok"], with_budgets["budgeted"]) == (True, True)
+
+
+# --- report: no build ---------------------------------------------------------------------------------
+
+
+def test_report_without_a_build_names_where_it_looked_and_what_to_do(tmp_path: Path) -> None:
+    result = run_cli(["report"], cwd=tmp_path)
+    assert result.exit_code == 2
+    assert f"no build at {tmp_path.resolve() / 'build'}: run `capidx build` first, or pass --build DIR" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_report_on_a_folder_without_a_manifest_says_so(tmp_path: Path) -> None:
+    (tmp_path / "build").mkdir()
+    result = run_cli(["report", "--build", "build"], cwd=tmp_path)
+    assert result.exit_code == 2
+    assert f"no build at {tmp_path.resolve() / 'build'} (manifest.json is missing)" in result.output
+
+
+def test_a_missing_baseline_points_at_against(budgeted: Path, tmp_path: Path) -> None:
+    result = _report("--build", str(budgeted), "--against", str(tmp_path / "base"))
+    assert result.exit_code == 2
+    assert f"no build at {tmp_path / 'base'}" in result.output and "pass --against BASELINE" in result.output
+
+
+# --- a missing catalog is an I/O error in every command ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command", [["validate"], ["build"], ["validate", "--agents", "nowhere"], ["build", "--agents", "gone"]]
+)
+def test_a_missing_catalog_exits_2_in_validate_and_build(tmp_path: Path, command: list[str]) -> None:
+    if "gone" in command:
+        (tmp_path / "gone").mkdir()  # exists but holds no documents: still nothing to read
+        command = [*command[:-1], str(tmp_path / "gone")]
+    result = run_cli(command, cwd=tmp_path)
+    assert result.exit_code == 2, result.output
+    assert not (tmp_path / "build").exists()
+
+
+# --- which capidx.yaml is in force ------------------------------------------------------------------
+
+
+def test_build_names_the_config_in_force_and_the_one_it_ignores(tmp_path: Path) -> None:
+    here = tmp_path / "here"
+    here.mkdir()
+    (here / "capidx.yaml").write_text("budgets:\n  summary: 100000\n", encoding="utf-8")
+    other = tmp_path / "other"
+    agents = write_catalog(other)
+    (other / "capidx.yaml").write_text("budgets:\n  summary: 5\n", encoding="utf-8")
+
+    result = run_cli(["build", "--agents", str(agents), "--out", str(tmp_path / "out")], cwd=here)
+
+    assert result.exit_code == 0, result.output  # here's budget applies, not other's (which would breach)
+    first = result.stderr.splitlines()[0]
+    assert first.startswith(f"config: {(here / 'capidx.yaml').resolve()}")
+    assert f"not read: {(other / 'capidx.yaml').resolve()}" in first and "pass --config" in first
+
+
+def test_build_says_when_no_config_is_in_force_and_q_silences_it(tmp_path: Path) -> None:
+    write_catalog(tmp_path)
+    result = run_cli(["build"], cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines()[0].startswith("config: none")
+    rebuilt = run_cli(["build", "-q"], cwd=tmp_path)
+    assert rebuilt.exit_code == 0 and "config:" not in rebuilt.stderr
+
+
+# --- title: -------------------------------------------------------------------------------------------
+
+
+def test_title_defaults_to_the_heading_the_summary_had(tmp_path: Path) -> None:
+    config, problems = load_config(None, tmp_path)
+    assert problems == [] and config.title == DEFAULT_TITLE == "Coding-agent capabilities"
+
+
+def test_title_reaches_the_templates_and_the_input_digest(tmp_path: Path) -> None:
+    write_catalog(tmp_path)
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "summary.md.j2").write_text("# {{ title }}\n", encoding="utf-8")
+    (tmp_path / "capidx.yaml").write_text("title: IDE plugin capabilities\n", encoding="utf-8")
+    assert run_cli(["build", "-q"], cwd=tmp_path).exit_code == 0
+    assert (tmp_path / "build" / "summary.md").read_text("utf-8") == "# IDE plugin capabilities\n"
+
+    (tmp_path / "capidx.yaml").write_text("title: MCP server capabilities\n", encoding="utf-8")
+    assert run_cli(["build", "-q"], cwd=tmp_path).exit_code == 0  # not "up to date": the title is an input
+    assert (tmp_path / "build" / "summary.md").read_text("utf-8") == "# MCP server capabilities\n"
+
+
+@pytest.mark.parametrize("value", ['""', '"two\\nlines"', "[a, list]"])
+def test_a_bad_title_is_a_config_error_with_its_position(tmp_path: Path, value: str) -> None:
+    write_catalog(tmp_path)
+    (tmp_path / "capidx.yaml").write_text(f"title: {value}\n", encoding="utf-8")
+    result = run_cli(["build"], cwd=tmp_path)
+    assert result.exit_code == 2
+    assert "capidx.yaml:1:8: $.title:" in result.stderr
