@@ -32,6 +32,7 @@ from capidx.server.limits import clip
 logger = logging.getLogger("capidx.server")
 
 MAX_HEADER_BYTES = 16 * 1024  # h11's own default, stated: a request head larger than this is a 400
+DESCRIPTOR_MARGIN = 64  # descriptors besides connections: std streams, listening sockets, reloads
 
 
 def _refusal() -> bytes:
@@ -92,6 +93,31 @@ def bounded_protocol(max_connections: int, idle_timeout: float) -> type[H11Proto
             self.transport.close()
 
     return BoundedH11Protocol
+
+
+def ensure_descriptors(max_connections: int) -> None:
+    """Raise the soft open-file limit to fit `max_connections` (plus room for the build's files and
+    the listening sockets) when the hard limit allows; otherwise say that accept() may fail first."""
+    try:
+        import resource
+    except ImportError:  # not POSIX
+        return
+    needed = max_connections + DESCRIPTOR_MARGIN
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft >= needed:
+        return
+    target = needed if hard == resource.RLIM_INFINITY else min(needed, hard)
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    except (ValueError, OSError):
+        target = soft
+    if target < needed:
+        logger.warning(
+            "max_connections %d needs about %d open files, the limit is %d: connections may fail before it",
+            max_connections,
+            needed,
+            target,
+        )
 
 
 def host_allowed(host: str, patterns: Sequence[str]) -> bool:

@@ -78,8 +78,9 @@ async def _serve_http(hub: Hub, settings: Settings) -> None:
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 
-    from capidx.server.http import MAX_HEADER_BYTES, HostGuard, bounded_protocol
+    from capidx.server.http import MAX_HEADER_BYTES, HostGuard, bounded_protocol, ensure_descriptors
 
+    ensure_descriptors(settings.max_connections)
     hosts, origins = settings.security_hosts()
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True, allowed_hosts=list(hosts), allowed_origins=list(origins)

@@ -159,11 +159,20 @@ async def _read(
     splitter = LineSplitter(limit)
     with scope:
         async with messages, replies:
-            while chunk := await anyio.to_thread.run_sync(os.read, fd, CHUNK_BYTES, abandon_on_cancel=True):
+            while chunk := await _read_chunk(fd):
                 for line in splitter.feed(chunk):
                     await _deliver(parse_line(line, limit), messages, replies)
             if (last := splitter.end()) is not None:
                 await _deliver(parse_line(last, limit), messages, replies)
+
+
+async def _read_chunk(fd: int) -> bytes:
+    """The next bytes of stdin; b"" at its end, or when it cannot be read at all (closed, not readable)."""
+    try:
+        return await anyio.to_thread.run_sync(os.read, fd, CHUNK_BYTES, abandon_on_cancel=True)
+    except OSError as error:
+        logger.warning("stdin cannot be read (%s): stopping", error.strerror or error)
+        return b""
 
 
 async def _deliver(
@@ -185,8 +194,9 @@ async def _write(messages: MemoryObjectReceiveStream[SessionMessage], out: Binar
             try:
                 await anyio.to_thread.run_sync(_write_line, out, data.encode("utf-8") + b"\n")
             except OSError as error:  # the client closed stdout: nobody is left to answer
-                logger.debug("stdout closed: %r", error)
-                return
+                logger.warning("stdout closed (%s): answers are dropped until stdin ends", error.strerror or error)
+                async for _dropped in messages:  # keep taking them, so the server never blocks on a send
+                    pass
 
 
 def _write_line(out: BinaryIO, data: bytes) -> None:

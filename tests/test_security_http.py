@@ -47,13 +47,17 @@ JSON_EMPTY = (
 
 
 @contextlib.contextmanager
-def serving(build: Path, env: dict[str, str], *args: str) -> Iterator[tuple[int, Path]]:
+def serving(build: Path, env: dict[str, str], *args: str, open_files: int = 0) -> Iterator[tuple[int, Path]]:
     """`capidx serve --transport http --port 0` with extra CAPIDX_* variables; yields (port, stderr log).
 
     Settings go through the environment on purpose: a server that does not know them still starts,
-    so the tests below fail on what it does, not on an unknown flag."""
+    so the tests below fail on what it does, not on an unknown flag. `open_files`: the server's
+    open-file limit (soft and hard), to run it out of descriptors."""
     log = build.parent / f"http-security-{time.monotonic_ns()}.log"
     command = capidx_command("serve", "--build", str(build), "--transport", "http", "--port", "0", "--no-reload", *args)
+    if open_files:
+        limit = f"import resource; resource.setrlimit(resource.RLIMIT_NOFILE, ({open_files}, {open_files})); "
+        command[2] = limit + command[2]
     with (
         log.open("w") as stderr,
         subprocess.Popen(
@@ -126,6 +130,26 @@ def test_connections_over_the_limit_are_refused_and_the_server_answers_again(han
         time.sleep(0.5)  # let the log thread write what it queued
         refusals = log.read_text().count(REFUSAL_LOG)
         assert 1 <= refusals <= 10, f"{refusals} refusal lines: the rate limit lets 10 per minute through"
+
+
+@pytest.mark.slow
+def test_running_out_of_descriptors_logs_a_bounded_amount_and_recovers(hand_build: Path) -> None:
+    """More connections than the process may open files: accept() fails until they are gone."""
+    with serving(hand_build, {"CAPIDX_MAX_CONNECTIONS": "500"}, open_files=64) as (port, log):
+        sockets = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(120)]
+        try:
+            deadline = time.monotonic() + 30
+            while "out of system resource" not in log.read_text() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert "out of system resource" in log.read_text()  # descriptors really ran out
+            time.sleep(3)  # asyncio retries accept() once a second: let a few more fail
+        finally:
+            for sock in sockets:
+                sock.close()
+        assert mcp_answers(port, time.monotonic() + 30), log.read_text()[-3000:]
+        time.sleep(0.5)  # let the log thread write what it queued
+        failures = log.read_text().count("out of system resource")
+        assert 1 <= failures <= 10, f"{failures} accept() errors logged: the rate limit lets 10 per minute through"
 
 
 @pytest.mark.slow
