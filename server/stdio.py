@@ -207,8 +207,7 @@ def _write_line(out: BinaryIO, data: bytes) -> None:
 def _claim_stdout(fd: int) -> tuple[BinaryIO, Callable[[], None]]:
     """A private duplicate of `fd` for the protocol, with `fd` itself pointed at stderr meanwhile."""
     try:
-        private = os.dup(fd)
-        os.set_inheritable(private, False)
+        private = _dup_above_std(fd)
         os.dup2(2, fd)
     except OSError:  # no descriptors to spare: write the protocol to fd itself
         return os.fdopen(fd, "wb", closefd=False), lambda: None
@@ -220,3 +219,12 @@ def _claim_stdout(fd: int) -> tuple[BinaryIO, Callable[[], None]]:
             logger.debug("could not restore stdout")
 
     return os.fdopen(private, "wb", closefd=False), restore
+
+
+def _dup_above_std(fd: int) -> int:
+    """A non-inheritable duplicate numbered 3 or more, so it cannot become stdin when fd 0 is closed."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX
+        return os.dup(fd)
+    return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
