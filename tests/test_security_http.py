@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
@@ -157,6 +158,42 @@ def test_running_out_of_descriptors_logs_a_bounded_amount_and_recovers(hand_buil
         assert mcp_answers(port, time.monotonic() + 30), log.read_text()[-3000:]
         failures = logged(log, "out of system resource")
         assert 1 <= failures <= 10, f"{failures} accept() errors logged: the rate limit lets 10 per minute through"
+
+
+@pytest.mark.slow
+def test_a_full_stderr_pipe_does_not_freeze_the_server(hand_build: Path) -> None:
+    """The storm above with stderr a 4 KiB pipe that nobody reads once the server listens."""
+    command = capidx_command("serve", "--build", str(hand_build), "--transport", "http", "--port", "0", "--no-reload")
+    command[2] = "import resource; resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64)); " + command[2]
+    environment = {**os.environ, "CAPIDX_MAX_CONNECTIONS": "500"}
+    with subprocess.Popen(
+        command, cwd=hand_build.parent, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, env=environment
+    ) as proc:
+        try:
+            assert proc.stderr is not None
+            with contextlib.suppress(OSError):
+                fcntl.fcntl(proc.stderr.fileno(), fcntl.F_SETPIPE_SZ, 4096)
+            port = _listening_port(proc.stderr)  # from here on, nobody reads stderr
+            sockets = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(120)]
+            time.sleep(2)  # accept() fails meanwhile, and every failure is a multi-line traceback
+            for sock in sockets:
+                sock.close()
+            assert mcp_answers(port, time.monotonic() + 30), "the server stopped answering"
+        finally:
+            proc.kill()
+            proc.wait()
+
+
+def _listening_port(stderr: Any) -> int:
+    deadline = time.monotonic() + 60
+    text = b""
+    while time.monotonic() < deadline:
+        line = stderr.readline()
+        assert line, text.decode(errors="replace")
+        text += line
+        if found := re.search(rb"listening on http://\S+:(\d+)/mcp", line):
+            return int(found.group(1))
+    raise AssertionError(text.decode(errors="replace"))
 
 
 @pytest.mark.slow
