@@ -40,6 +40,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from capidx.server import resources as res
 from capidx.server import tools
+from capidx.server.limits import clip
 from capidx.server.settings import Settings
 from capidx.server.snapshot import Snapshot
 
@@ -215,7 +216,7 @@ class Hub:
         try:
             return tools.call_tool(self.snapshot, self.validators, params.name, params.arguments)
         except tools.UnknownTool as error:
-            raise MCPError(types.INVALID_PARAMS, str(error), {"tool": params.name}) from None
+            raise MCPError(types.INVALID_PARAMS, str(error), {"tool": clip(params.name)}) from None
 
     def input_schema(self, name: str) -> Mapping[str, Any] | None:
         return next((tool.input_schema for tool in self.view.tools if tool.name == name), None)

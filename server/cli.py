@@ -74,6 +74,26 @@ class ServeError(click.ClickException):
     help="Origin header to accept over HTTP (repeatable).",
 )
 @click.option("--reload/--no-reload", default=None, help="Swap in new builds while running. [default: on]")
+@click.option(
+    "--max-connections",
+    type=click.IntRange(min=1),
+    default=None,
+    help="HTTP: open connections at most; one more is answered 503 and closed. [default: 100]",
+)
+@click.option(
+    "--idle-timeout",
+    metavar="SECONDS",
+    type=click.IntRange(min=1),
+    default=None,
+    help="HTTP: close a connection with no request in progress after this long. [default: 5]",
+)
+@click.option(
+    "--max-message-bytes",
+    metavar="BYTES",
+    type=click.IntRange(min=65536),
+    default=None,
+    help="Largest client message: an HTTP body (413) or one stdio line (JSON-RPC error). [default: 4194304]",
+)
 @click.option("--print-config", is_flag=True, help="Print the effective settings and their sources, then exit.")
 def serve(config: Path | None, print_config: bool, **flags: object) -> None:
     """Serve a build directory over MCP: resources, resource templates and four read-only tools.
@@ -95,13 +115,16 @@ def serve(config: Path | None, print_config: bool, **flags: object) -> None:
 
 
 def _run(settings: Settings) -> None:
-    from capidx.server.serve import StartupError, configure_logging, run
+    from capidx.server.logs import configure_logging
+    from capidx.server.serve import StartupError, run
     from capidx.server.snapshot import BuildError
 
-    configure_logging()
+    stop_logging = configure_logging()
     try:
         run(settings)
     except (BuildError, StartupError) as error:
         raise ServeError(str(error)) from None
     except KeyboardInterrupt:
         pass
+    finally:
+        stop_logging()

@@ -17,6 +17,7 @@ from urllib.parse import unquote
 
 import mcp_types as types
 
+from capidx.server.limits import clip
 from capidx.server.resolve import (
     RESOLUTION_META,
     MatchIndex,
@@ -49,7 +50,7 @@ class ResourceNotFound(Exception):
 
     def __init__(self, uri: str, message: str, candidates: Iterable[str] = ()) -> None:
         super().__init__(message)
-        self.uri = uri
+        self.uri = clip(uri)  # what is echoed of the client's URI, here and in messages
         self.message = message
         self.candidates = tuple(candidates)
 
@@ -131,12 +132,12 @@ def read_resource(snapshot: Snapshot, kinds: frozenset[str], uri: str) -> Read:
         resolution = RESOLVERS[kind](snapshot.index, value)
         if resolution.status == "ambiguous":
             options = [template.uri_base + c.value for c in resolution.candidates]
-            raise ResourceNotFound(uri, f"{uri} matches more than one {kind}: {', '.join(options)}", options)
+            raise ResourceNotFound(uri, f"{clip(uri)} matches more than one {kind}: {', '.join(options)}", options)
         found = snapshot.find(kind, **{template.parameter: resolution.value}) if resolution.ok else None
         if found is None:
             closest = [template.uri_base + c.value for c in resolution.candidates]
             hint = f" (closest: {', '.join(closest)})" if closest else ""
-            raise ResourceNotFound(uri, f"Resource not found: {uri}: no {kind} matches {value!r}{hint}", closest)
+            raise ResourceNotFound(uri, f"Resource not found: {clip(uri)}: no {kind} matches {value!r}{hint}", closest)
         return Read(found, resolution)
     raise _not_found(snapshot, kinds, uri)
 
@@ -160,7 +161,7 @@ def _not_found(snapshot: Snapshot, kinds: frozenset[str], uri: str, reason: str 
     template_text = ", ".join(templates) or "none"
     why = f" ({reason})" if reason else ""
     return ResourceNotFound(
-        uri, f"Resource not found: {uri}{why}. Readable: {readable_text}; templates: {template_text}"
+        uri, f"Resource not found: {clip(uri)}{why}. Readable: {readable_text}; templates: {template_text}"
     )
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import logging
 import socket
-import sys
 from collections.abc import Awaitable, Callable
 
 import anyio
@@ -18,12 +17,6 @@ from capidx.server.settings import Settings
 from capidx.server.snapshot import load_snapshot
 
 logger = logging.getLogger("capidx.server")
-
-
-def configure_logging() -> None:
-    """Log to stderr. A no-op for the root logger when something (pytest, an embedding app) set it up."""
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="capidx serve: %(levelname)s: %(message)s")
-    logger.setLevel(logging.INFO)
 
 
 def run(settings: Settings) -> None:
@@ -70,12 +63,12 @@ async def _with_reload(hub: Hub, settings: Settings, serve: Callable[[], Awaitab
 
 
 async def _serve_stdio(hub: Hub, settings: Settings) -> None:
-    from mcp.server.stdio import stdio_server
+    from capidx.server.stdio import stdio_transport
 
     server = build_server(hub)
 
     async def serve() -> None:
-        async with stdio_server() as (read_stream, write_stream):
+        async with stdio_transport(settings.max_message_bytes) as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
     await _with_reload(hub, settings, serve)
@@ -85,15 +78,30 @@ async def _serve_http(hub: Hub, settings: Settings) -> None:
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 
+    from capidx.server.http import MAX_HEADER_BYTES, HostGuard, bounded_protocol, ensure_descriptors
+
+    ensure_descriptors(settings.max_connections)
     hosts, origins = settings.security_hosts()
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True, allowed_hosts=list(hosts), allowed_origins=list(origins)
     )
-    app = build_server(hub).streamable_http_app(stateless_http=True, transport_security=security, host=settings.host)
+    app = build_server(hub).streamable_http_app(
+        stateless_http=True,
+        transport_security=security,
+        host=settings.host,
+        max_request_body_size=settings.max_message_bytes,
+    )
     config = uvicorn.Config(
-        app,
+        HostGuard(app, hosts),
         host=settings.host,
         port=settings.port,
+        http=bounded_protocol(settings.max_connections, settings.idle_timeout),
+        # uvicorn counts the connection asking as well: one more lets each allowed connection have a
+        # request in flight, and still bounds requests left running by connections already gone.
+        limit_concurrency=settings.max_connections + 1,
+        timeout_keep_alive=settings.idle_timeout,
+        h11_max_incomplete_event_size=MAX_HEADER_BYTES,
+        log_config=None,  # uvicorn's records go through our rate-limited handler (capidx.server.logs)
         log_level="warning",
         access_log=False,
         lifespan="on",

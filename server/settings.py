@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 import ipaddress
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -36,6 +37,16 @@ EXPOSABLE = tuple(EXPOSE_KIND)
 TRANSPORTS = ("stdio", "http")
 LOOPBACK_ALLOWED_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
 LOOPBACK_ALLOWED_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
+# Bounds on what one client can make the server hold (docs/server.md "Limits").
+DEFAULT_MAX_CONNECTIONS = 100
+DEFAULT_IDLE_TIMEOUT = 5  # seconds
+DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024  # the SDK's default HTTP body limit, and now stdio's line limit
+MIN_MAX_MESSAGE_BYTES = 64 * 1024  # below this an ordinary tools/call or initialize would not fit
+# `allowed_hosts` / `allowed_origins` patterns: exactly what the SDK's `TransportSecuritySettings` matches
+# (an exact value, or `:*` = any port) and nothing it would silently treat as a literal, such as `*`.
+_HOST_PART = r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?)"
+HOST_PATTERN = re.compile(rf"{_HOST_PART}(:([0-9]{{1,5}}|\*))?")
+ORIGIN_PATTERN = re.compile(rf"https?://{_HOST_PART}(:([0-9]{{1,5}}|\*))?")
 _TRUE = frozenset({"true", "1", "yes", "on"})
 _FALSE = frozenset({"false", "0", "no", "off"})
 
@@ -51,6 +62,9 @@ NAMES: dict[str, tuple[str, str]] = {
     "allowed_hosts": ("CAPIDX_ALLOWED_HOSTS", "--allowed-host"),
     "allowed_origins": ("CAPIDX_ALLOWED_ORIGINS", "--allowed-origin"),
     "reload": ("CAPIDX_RELOAD", "--reload/--no-reload"),
+    "max_connections": ("CAPIDX_MAX_CONNECTIONS", "--max-connections"),
+    "idle_timeout": ("CAPIDX_IDLE_TIMEOUT", "--idle-timeout"),
+    "max_message_bytes": ("CAPIDX_MAX_MESSAGE_BYTES", "--max-message-bytes"),
 }
 DEFAULTS: dict[str, Any] = {
     "build": Path("build"),
@@ -63,6 +77,9 @@ DEFAULTS: dict[str, Any] = {
     "allowed_hosts": (),
     "allowed_origins": (),
     "reload": True,
+    "max_connections": DEFAULT_MAX_CONNECTIONS,
+    "idle_timeout": DEFAULT_IDLE_TIMEOUT,
+    "max_message_bytes": DEFAULT_MAX_MESSAGE_BYTES,
 }
 
 
@@ -86,6 +103,9 @@ class Settings:
     allowed_hosts: tuple[str, ...]
     allowed_origins: tuple[str, ...]
     reload: bool
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
+    idle_timeout: int = DEFAULT_IDLE_TIMEOUT
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     config_file: Path | None = None
     sources: Mapping[str, str] = field(default_factory=dict)
 
@@ -165,6 +185,21 @@ def _port(text: str) -> int:
     return port
 
 
+def _count(minimum: int, what: str) -> Callable[[str], int]:
+    """A parser for a whole number of at least `minimum` (connections, seconds, bytes)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text.strip())
+        except ValueError:
+            raise ValueError(f"expected a whole number of {what} (at least {minimum}), got {text!r}") from None
+        if value < minimum:
+            raise ValueError(f"expected at least {minimum} {what}, got {value}")
+        return value
+
+    return parse
+
+
 def _host(text: str) -> str:
     host = text.strip()
     if not host or any(c.isspace() for c in host) or "/" in host:
@@ -183,6 +218,9 @@ ENV_PARSERS: dict[str, Callable[[str], Any]] = {
     "allowed_hosts": _list,
     "allowed_origins": _list,
     "reload": _bool,
+    "max_connections": _count(1, "connections"),
+    "idle_timeout": _count(1, "seconds"),
+    "max_message_bytes": _count(MIN_MAX_MESSAGE_BYTES, "bytes"),
 }
 
 
@@ -396,7 +434,7 @@ def resolve_settings(
 
 def _cross_checks(settings: Settings, where: Mapping[str, str]) -> list[str]:
     """Problems of combinations; `where[name]` names where a setting came from (flag, variable, file:line:col)."""
-    problems = []
+    problems = _pattern_problems(settings, where)
     if settings.transport == "http" and not settings.loopback and not settings.allowed_hosts:
         problems.append(
             f"{where['host']}: {settings.host} is not a "
@@ -408,6 +446,27 @@ def _cross_checks(settings: Settings, where: Mapping[str, str]) -> list[str]:
             f"{where['index_tool']}: get_capability_index "
             "would have nothing to return: expose at least one of summary, stats, full"
         )
+    return problems
+
+
+def _pattern_problems(settings: Settings, where: Mapping[str, str]) -> list[str]:
+    """Allowed hosts and origins the SDK would match as written. It knows an exact value and a `:*` port
+    wildcard only: `*` or `*.example.com` would silently match nothing but that literal text, so they are
+    refused here instead of leaving an HTTP server that answers every client 421."""
+    problems = []
+    for name, pattern, form in (
+        ("allowed_hosts", HOST_PATTERN, "HOST, HOST:PORT or HOST:* (any port)"),
+        ("allowed_origins", ORIGIN_PATTERN, "http(s)://HOST, http(s)://HOST:PORT or http(s)://HOST:* (any port)"),
+    ):
+        for value in getattr(settings, name):
+            if not pattern.fullmatch(value):
+                why = (
+                    "a wildcard is allowed only as the whole port (`:*`); accepting any host would turn "
+                    "DNS-rebinding protection off, so name the hosts clients use"
+                    if "*" in value
+                    else "not a host name, IP address or [IPv6] address"
+                )
+                problems.append(f"{where[name]}: {value!r} is not a valid pattern ({why}); write {form}")
     return problems
 
 
@@ -430,6 +489,9 @@ def render(settings: Settings) -> str:
         ("allowed_hosts", f"[{', '.join(settings.allowed_hosts)}]"),
         ("allowed_origins", f"[{', '.join(settings.allowed_origins)}]"),
         ("reload", _yaml_bool(settings.reload)),
+        ("max_connections", str(settings.max_connections)),
+        ("idle_timeout", str(settings.idle_timeout)),
+        ("max_message_bytes", str(settings.max_message_bytes)),
     ]
     width = max(len(f"  {name}: {value}") for name, value in rows) + 2
     lines = [

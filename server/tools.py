@@ -18,6 +18,7 @@ from typing import Any
 import mcp_types as types
 
 from capidx.server import suggest
+from capidx.server.limits import clip
 from capidx.server.resolve import RESOLUTION_META, Resolution, resolve_agent, resolve_capability, resolve_category
 from capidx.server.snapshot import Artifact, Snapshot
 from capidx.server.text import canonical_json, normalize
@@ -460,7 +461,7 @@ def call_tool(
 ) -> types.CallToolResult:
     """Validate and run one tool. Raises `UnknownTool` for a tool this server does not offer."""
     if name not in validators.by_name:
-        raise UnknownTool(f"Unknown tool: {name!r}. Tools: {', '.join(validators.by_name)}")
+        raise UnknownTool(f"Unknown tool: {clip(name)!r}. Tools: {', '.join(validators.by_name)}")
     arguments = dict(arguments or {})
     if len(canonical_json(arguments).encode("utf-8")) > MAX_ARGUMENT_BYTES:
         return _error(f"Arguments too large (limit {MAX_ARGUMENT_BYTES} bytes): names are short strings.")

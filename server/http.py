@@ -1,0 +1,161 @@
+"""Bounds for `capidx serve --transport http` (issue #14, findings 8 and 9).
+
+uvicorn alone does not bound what idle clients hold: its `limit_concurrency` answers a *request* 503
+but still accepts and keeps every connection, and its keep-alive timer starts only after a first
+response, so a connection that never sends a request (or sends its head one byte at a time) is
+held forever. About 20,000 such loopback connections exhausted the process's file descriptors.
+`bounded_protocol` returns uvicorn's h11 protocol with two additions:
+
+- at most `max_connections` open connections: one more is answered `503` and closed as soon as it
+  is accepted, so its descriptor is released at once;
+- a connection with no request in progress is closed after `idle_timeout` seconds, counted from
+  the connect or from the end of the previous response, however slowly bytes trickle in.
+
+`HostGuard` checks the Host header of every request, on every path, before routing: a missing or
+empty Host is `400`, one that matches no allowed pattern is `421`. The SDK makes the same check only
+inside its /mcp handler, so Starlette's redirect of `/mcp/` used to answer (and echo) any Host.
+Patterns are the SDK's (`TransportSecuritySettings`): an exact value or `HOST:*` for any port;
+settings.py refuses anything else at start-up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from capidx.server.limits import clip
+
+logger = logging.getLogger("capidx.server")
+
+MAX_HEADER_BYTES = 16 * 1024  # h11's own default, stated: a request head larger than this is a 400
+DESCRIPTOR_MARGIN = 64  # descriptors besides connections: std streams, listening sockets, reloads
+
+
+def _refusal() -> bytes:
+    body = b"Too many open connections"
+    head = (
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\n"
+        f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+    )
+    return head.encode("ascii") + body
+
+
+def bounded_protocol(max_connections: int, idle_timeout: float) -> type[H11Protocol]:
+    """uvicorn's h11 protocol, refusing connections over `max_connections` and closing idle ones."""
+
+    class BoundedH11Protocol(H11Protocol):
+        _refused = False
+        _idle: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            if len(self.server_state.connections) >= max_connections:
+                self._refused = True
+                transport.write(_refusal())
+                transport.close()
+                logger.warning("refused a connection: %d open (max_connections)", max_connections)
+                return
+            super().connection_made(transport)
+            self._arm_idle()
+
+        def data_received(self, data: bytes) -> None:
+            if not self._refused:
+                super().data_received(data)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self._refused:
+                return  # never registered with uvicorn
+            self._disarm_idle()
+            super().connection_lost(exc)
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._arm_idle()
+
+        def _arm_idle(self) -> None:
+            self._disarm_idle()
+            self._idle = self.loop.call_later(idle_timeout, self._idle_expired)
+
+        def _disarm_idle(self) -> None:
+            if self._idle is not None:
+                self._idle.cancel()
+                self._idle = None
+
+        def _idle_expired(self) -> None:
+            self._idle = None
+            if self.transport.is_closing():
+                return
+            if self.cycle is not None and not self.cycle.response_complete:
+                return  # a request is in progress; the timer starts again when its response ends
+            self.transport.close()
+
+    return BoundedH11Protocol
+
+
+def ensure_descriptors(max_connections: int) -> None:
+    """Raise the soft open-file limit to fit `max_connections` (plus room for the build's files and
+    the listening sockets) when the hard limit allows; otherwise say that accept() may fail first."""
+    try:
+        import resource
+    except ImportError:  # not POSIX
+        return
+    needed = max_connections + DESCRIPTOR_MARGIN
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft >= needed:
+        return
+    target = needed if hard == resource.RLIM_INFINITY else min(needed, hard)
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    except (ValueError, OSError):
+        target = soft
+    if target < needed:
+        logger.warning(
+            "max_connections %d needs about %d open files, the limit is %d: connections may fail before it",
+            max_connections,
+            needed,
+            target,
+        )
+
+
+def host_allowed(host: str, patterns: Sequence[str]) -> bool:
+    """The SDK's matching (exact, or `HOST:*` = HOST and a port), with the port required to be digits."""
+    if host in patterns:
+        return True
+    for pattern in patterns:
+        if pattern.endswith(":*"):
+            base = pattern[:-1]  # "HOST:"
+            port = host[len(base) :]
+            if host.startswith(base) and port.isdigit() and port.isascii():
+                return True
+    return False
+
+
+class HostGuard:
+    """ASGI middleware: every HTTP request needs a Host header matching one of `patterns`."""
+
+    def __init__(self, app: Any, patterns: Sequence[str]) -> None:
+        self.app = app
+        self.patterns = tuple(patterns)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            hosts = [value for name, value in scope["headers"] if name == b"host"]
+            host = hosts[0].decode("latin-1").strip() if len(hosts) == 1 else ""
+            if not host:
+                await _respond(send, 400, "Missing or empty Host header")
+                return
+            if not host_allowed(host, self.patterns):
+                logger.warning("rejected a request for Host %r (not in allowed_hosts)", clip(host, 100))
+                await _respond(send, 421, "Invalid Host header")
+                return
+        await self.app(scope, receive, send)
+
+
+async def _respond(send: Any, status: int, text: str) -> None:
+    body = text.encode("ascii")
+    headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,19 @@
+"""What the server echoes back of a client's input: at most `ECHO_CHARS` characters of it.
+
+A 10 MB URI used to come back whole, twice (in the error message and in `data.uri`), so one request
+could make the server build and send twice what it received. `clip` keeps the start of such a value
+and says how long it was, which is all a client needs to recognise its own request. The bound is
+long enough for any URI the server could serve (a prefix, a kind and a name of at most 200
+characters), so an ordinary mistake comes back whole.
+"""
+
+from __future__ import annotations
+
+ECHO_CHARS = 512
+
+
+def clip(text: str, limit: int = ECHO_CHARS) -> str:
+    """`text` if it is short, else its first `limit` characters and its length: `abc… (10000000 characters)`."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text)} characters)"

@@ -1,0 +1,149 @@
+"""Logging for `capidx serve`: to stderr, rate-limited, and never able to stall the server.
+
+Two failures (issue #14, finding 8) shape this module:
+
+- A storm of identical records (a traceback per failed `accept()` once descriptors ran out, a
+  warning per rejected request) wrote 46 MB to stderr in 25 s. `RepeatLimiter` lets the first
+  `burst` records from one call site through per `interval` seconds, drops the rest and says how
+  many it dropped with the next record from that site. Records are keyed by call site, not by text,
+  because the noisy ones embed what varies (a Host header, an address).
+- With stderr a pipe nobody reads, one blocking write froze the event loop for good. Records are
+  formatted where they are logged, then handed to a bounded queue that a daemon thread writes to
+  stderr. A blocked stderr blocks that thread only: the queue fills, further lines are dropped and
+  counted (the count is written once stderr drains), and the server keeps answering.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import sys
+import threading
+import time
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from typing import TextIO
+
+FORMAT = "capidx serve: %(levelname)s: %(message)s"
+BURST = 10  # records per call site per interval
+INTERVAL = 60.0  # seconds
+QUEUE_LINES = 1000  # formatted records waiting for stderr at most
+STOP_WAIT = 2.0  # seconds to let the writer drain at exit (it may be stuck on a full pipe)
+
+
+@dataclass
+class _Window:
+    start: float
+    admitted: int = 1
+    suppressed: int = 0
+
+
+@dataclass
+class RepeatLimiter:
+    """Admit at most `burst` records per key per `interval` seconds; count the rest. Not thread-safe
+    (a `logging.Handler` calls it under its own lock)."""
+
+    burst: int = BURST
+    interval: float = INTERVAL
+    clock: Callable[[], float] = time.monotonic
+    _windows: dict[Hashable, _Window] = field(default_factory=dict)
+
+    def admit(self, key: Hashable) -> tuple[bool, int]:
+        """(emit this record?, how many records of `key` were suppressed before it, to report first)."""
+        now = self.clock()
+        window = self._windows.get(key)
+        if window is None or now - window.start >= self.interval:
+            self._windows[key] = _Window(now)
+            return True, window.suppressed if window else 0
+        if window.admitted < self.burst:
+            window.admitted += 1
+            return True, 0
+        window.suppressed += 1
+        return False, 0
+
+
+def call_site(record: logging.LogRecord) -> Hashable:
+    return record.name, record.levelno, record.pathname, record.lineno
+
+
+class QueueingHandler(logging.Handler):
+    """Rate-limits records, formats them, and queues the text for `writer` without ever blocking."""
+
+    def __init__(self, lines: queue.Queue[str | None], limiter: RepeatLimiter) -> None:
+        super().__init__()
+        self.lines = lines
+        self.limiter = limiter
+        self.dropped = 0  # lines lost to a full queue since the last one that got through
+
+    def emit(self, record: logging.LogRecord) -> None:
+        admitted, suppressed = self.limiter.admit(call_site(record))
+        if not admitted:
+            return
+        if suppressed:
+            self._put(
+                f"capidx serve: {record.levelname}: {suppressed} more like the next one suppressed "
+                f"(at most {self.limiter.burst} per {self.limiter.interval:g} s from one place)"
+            )
+        try:
+            text = self.format(record)
+        except Exception:  # a broken record must not take the server down
+            text = f"capidx serve: {record.levelname}: (unformattable log record from {record.name})"
+        self._put(text)
+
+    def _put(self, text: str) -> None:
+        if self.dropped and self._offer(f"capidx serve: WARNING: {self.dropped} log line(s) dropped: stderr was full"):
+            self.dropped = 0
+        if not self._offer(text):
+            self.dropped += 1
+
+    def _offer(self, text: str) -> bool:
+        try:
+            self.lines.put_nowait(text)
+        except queue.Full:
+            return False
+        return True
+
+
+def _write_lines(lines: queue.Queue[str | None], stream: TextIO) -> None:
+    while (text := lines.get()) is not None:
+        try:
+            stream.write(text + "\n")
+            stream.flush()
+        except (OSError, ValueError):  # stderr closed: nothing left to tell
+            pass
+
+
+def start(stream: TextIO, limiter: RepeatLimiter | None = None) -> tuple[QueueingHandler, Callable[[], None]]:
+    """A handler writing to `stream` through a daemon thread, and the function that stops it."""
+    lines: queue.Queue[str | None] = queue.Queue(QUEUE_LINES)
+    handler = QueueingHandler(lines, limiter or RepeatLimiter())
+    handler.setFormatter(logging.Formatter(FORMAT))
+    writer = threading.Thread(target=_write_lines, args=(lines, stream), name="capidx-log", daemon=True)
+    writer.start()
+
+    def stop() -> None:
+        try:
+            lines.put(None, timeout=STOP_WAIT)
+        except queue.Full:
+            return  # stderr is stuck: the daemon thread dies with the process
+        writer.join(STOP_WAIT)
+
+    return handler, stop
+
+
+def configure_logging() -> Callable[[], None]:
+    """Log to stderr through `start`; returns the function that flushes and stops it. Leaves the root
+    logger alone when something (pytest, an embedding app) already configured it."""
+    logging.getLogger("capidx.server").setLevel(logging.INFO)
+    root = logging.getLogger()
+    if root.handlers:
+        return lambda: None
+    handler, stop = start(sys.stderr)
+    root.addHandler(handler)
+    root.setLevel(logging.WARNING)
+
+    def unconfigure() -> None:
+        root.removeHandler(handler)
+        stop()
+
+    return unconfigure

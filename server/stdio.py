@@ -1,0 +1,230 @@
+"""The stdio transport of `capidx serve`, in place of the SDK's `mcp.server.stdio.stdio_server`.
+
+Why our own (checked against mcp 2.3): the SDK reads stdin through a text wrapper's line iterator, so
+one line is held whole however long it is (a 400 MiB line took 882 MiB), and a line that is not a
+JSON-RPC message becomes an exception that the dispatcher logs at debug level and drops, so the
+client never hears back and waits forever (issue #14, finding 9).
+
+Here stdin is read in chunks and cut into lines by `LineSplitter`, which keeps at most
+`max_line_bytes` of one line and counts the rest as it streams past. Every line gets an answer:
+
+- longer than the bound: discarded, JSON-RPC error -32600 (invalid request) with id null, saying
+  how long it was and what the bound is;
+- not JSON (or not UTF-8): -32700 (parse error), id null;
+- JSON but not a JSON-RPC 2.0 message: -32600, with the message's id when it has a usable one.
+
+Blank lines are skipped. The server then goes on reading. Like the SDK's transport, this one points
+fd 1 at stderr while it runs and writes the protocol to a private duplicate, so stray output from
+anything in the process cannot corrupt the channel; fd 1 is restored on exit.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+import anyio
+import mcp_types as types
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
+
+logger = logging.getLogger("capidx.server")
+
+CHUNK_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Oversized:
+    """A line that was longer than the bound; only its length was kept."""
+
+    size: int
+
+
+class LineSplitter:
+    """Cuts a byte stream into lines (without the newline), holding at most `limit` bytes of one line."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._line = bytearray()
+        self._skipped = 0  # > 0 while the current line is over the limit: its length so far
+
+    def feed(self, chunk: bytes) -> list[bytes | Oversized]:
+        """The lines that `chunk` completes."""
+        done: list[bytes | Oversized] = []
+        start = 0
+        while (end := chunk.find(b"\n", start)) >= 0:
+            self._take(chunk[start:end])
+            done.append(self._finish())
+            start = end + 1
+        self._take(chunk[start:])
+        return done
+
+    def end(self) -> bytes | Oversized | None:
+        """At end of input: the last line if it had no newline."""
+        if not self._line and not self._skipped:
+            return None
+        return self._finish()
+
+    def _take(self, piece: bytes) -> None:
+        if self._skipped:
+            self._skipped += len(piece)
+        elif len(self._line) + len(piece) > self.limit:
+            self._skipped = len(self._line) + len(piece)
+            self._line = bytearray()  # release what was held, not just empty it
+        else:
+            self._line += piece
+
+    def _finish(self) -> bytes | Oversized:
+        if self._skipped:
+            size, self._skipped = self._skipped, 0
+            return Oversized(size)
+        line, self._line = bytes(self._line), bytearray()
+        return line
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """The error to answer an unreadable line with (it never reaches the server)."""
+
+    error: types.JSONRPCError
+
+
+def parse_line(line: bytes | Oversized, limit: int) -> types.JSONRPCMessage | Reply | None:
+    """The message on one line, the error to answer it with, or None for a blank line."""
+    if isinstance(line, Oversized):
+        return _error(None, types.INVALID_REQUEST, f"Message too large: {line.size} bytes (limit {limit}); discarded")
+    if not line.strip():
+        return None
+    try:
+        return types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except ValidationError as error:
+        if any(item["type"] == "json_invalid" for item in error.errors()):
+            return _error(None, types.PARSE_ERROR, "Parse error: the line is not valid JSON")
+        return _error(_request_id(line), types.INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message")
+    except ValueError:  # e.g. not UTF-8
+        return _error(None, types.PARSE_ERROR, "Parse error: the line is not valid JSON")
+
+
+def _error(request_id: Any, code: int, message: str) -> Reply:
+    return Reply(types.JSONRPCError(jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=message)))
+
+
+def _request_id(line: bytes) -> str | int | None:
+    """The id of an invalid request when it has a valid one, so the client can match the error."""
+    try:
+        data = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    request_id = data.get("id") if isinstance(data, dict) else None
+    if isinstance(request_id, bool) or not isinstance(request_id, str | int):
+        return None
+    return request_id
+
+
+@asynccontextmanager
+async def stdio_transport(
+    max_line_bytes: int, stdin_fd: int = 0, stdout_fd: int = 1
+) -> AsyncIterator[tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[Any]]]:
+    """(read stream, write stream) for `Server.run`, over the process's stdin and stdout."""
+    out, restore = _claim_stdout(stdout_fd)
+    read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](0)
+    try:
+        async with anyio.create_task_group() as tg:
+            reading = anyio.CancelScope()
+            tg.start_soon(_read, reading, stdin_fd, max_line_bytes, read_send, write_send.clone())
+            tg.start_soon(_write, write_recv, out)
+            try:
+                yield read_recv, write_send
+            finally:
+                reading.cancel()  # the server is done: stop reading; the writer drains what is queued
+                write_send.close()
+    finally:
+        restore()
+
+
+async def _read(
+    scope: anyio.CancelScope,
+    fd: int,
+    limit: int,
+    messages: MemoryObjectSendStream[SessionMessage | Exception],
+    replies: MemoryObjectSendStream[SessionMessage],
+) -> None:
+    splitter = LineSplitter(limit)
+    with scope:
+        async with messages, replies:
+            while chunk := await _read_chunk(fd):
+                for line in splitter.feed(chunk):
+                    await _deliver(parse_line(line, limit), messages, replies)
+            if (last := splitter.end()) is not None:
+                await _deliver(parse_line(last, limit), messages, replies)
+
+
+async def _read_chunk(fd: int) -> bytes:
+    """The next bytes of stdin; b"" at its end, or when it cannot be read at all (closed, not readable)."""
+    try:
+        return await anyio.to_thread.run_sync(os.read, fd, CHUNK_BYTES, abandon_on_cancel=True)
+    except OSError as error:
+        logger.warning("stdin cannot be read (%s): stopping", error.strerror or error)
+        return b""
+
+
+async def _deliver(
+    parsed: types.JSONRPCMessage | Reply | None,
+    messages: MemoryObjectSendStream[SessionMessage | Exception],
+    replies: MemoryObjectSendStream[SessionMessage],
+) -> None:
+    if isinstance(parsed, Reply):
+        logger.warning("stdin: %s", parsed.error.error.message)
+        await replies.send(SessionMessage(parsed.error))
+    elif parsed is not None:
+        await messages.send(SessionMessage(parsed))
+
+
+async def _write(messages: MemoryObjectReceiveStream[SessionMessage], out: BinaryIO) -> None:
+    async with messages:
+        async for session_message in messages:
+            data = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
+            try:
+                await anyio.to_thread.run_sync(_write_line, out, data.encode("utf-8") + b"\n")
+            except OSError as error:  # the client closed stdout: nobody is left to answer
+                logger.warning("stdout closed (%s): answers are dropped until stdin ends", error.strerror or error)
+                async for _dropped in messages:  # keep taking them, so the server never blocks on a send
+                    pass
+
+
+def _write_line(out: BinaryIO, data: bytes) -> None:
+    out.write(data)
+    out.flush()
+
+
+def _claim_stdout(fd: int) -> tuple[BinaryIO, Callable[[], None]]:
+    """A private duplicate of `fd` for the protocol, with `fd` itself pointed at stderr meanwhile."""
+    try:
+        private = _dup_above_std(fd)
+        os.dup2(2, fd)
+    except OSError:  # no descriptors to spare: write the protocol to fd itself
+        return os.fdopen(fd, "wb", closefd=False), lambda: None
+
+    def restore() -> None:
+        try:
+            os.dup2(private, fd)
+        except OSError:
+            logger.debug("could not restore stdout")
+
+    return os.fdopen(private, "wb", closefd=False), restore
+
+
+def _dup_above_std(fd: int) -> int:
+    """A non-inheritable duplicate numbered 3 or more, so it cannot become stdin when fd 0 is closed."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX
+        return os.dup(fd)
+    return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)

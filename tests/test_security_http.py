@@ -1,0 +1,366 @@
+"""`capidx serve --transport http` under hostile clients (issue #14, findings 8 and 9).
+
+Loopback only, small counts, bounded waits: every wait has a deadline and fails the test when it
+passes; nothing asserts how long something took.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import logging
+import os
+import re
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from click.testing import CliRunner
+from server_support import (  # noqa: F401 (fixtures)
+    capidx_command,
+    fixture_anyio_backend,
+    fixture_hand_build,
+)
+
+from capidx.compiler.cli import cli
+from capidx.server.http import host_allowed
+from capidx.server.logs import RepeatLimiter, start
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+}
+HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+REFUSAL_LOG = "refused a connection"
+# The end of a request head that the SDK would accept, so that only the Host header is wrong.
+JSON_EMPTY = (
+    b"Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 0\r\n\r\n"
+)
+
+
+@contextlib.contextmanager
+def serving(build: Path, env: dict[str, str], *args: str, open_files: int = 0) -> Iterator[tuple[int, Path]]:
+    """`capidx serve --transport http --port 0` with extra CAPIDX_* variables; yields (port, stderr log).
+
+    Settings go through the environment on purpose: a server that does not know them still starts,
+    so the tests below fail on what it does, not on an unknown flag. `open_files`: the server's
+    open-file limit (soft and hard), to run it out of descriptors."""
+    log = build.parent / f"http-security-{time.monotonic_ns()}.log"
+    command = capidx_command("serve", "--build", str(build), "--transport", "http", "--port", "0", "--no-reload", *args)
+    if open_files:
+        limit = f"import resource; resource.setrlimit(resource.RLIMIT_NOFILE, ({open_files}, {open_files})); "
+        command[2] = limit + command[2]
+    with (
+        log.open("w") as stderr,
+        subprocess.Popen(
+            command, cwd=build.parent, stdin=subprocess.DEVNULL, stderr=stderr, env={**os.environ, **env}
+        ) as proc,
+    ):
+        try:
+            deadline = time.monotonic() + 60
+            while not (found := re.search(r"listening on http://\S+:(\d+)/mcp", log.read_text())):
+                assert proc.poll() is None, log.read_text()
+                assert time.monotonic() < deadline, log.read_text()
+                time.sleep(0.05)
+            yield int(found.group(1)), log
+            assert proc.poll() is None, f"the server died:\n{log.read_text()[-3000:]}"
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def answered(sock: socket.socket) -> bytes | None:
+    """What the server did to a connection we never wrote on: its first bytes, b"" for closed, None for
+    nothing yet."""
+    sock.setblocking(False)
+    try:
+        return sock.recv(64) or b""
+    except BlockingIOError:
+        return None
+    except ConnectionError:
+        return b""
+
+
+def mcp_answers(port: int, deadline: float) -> bool:
+    """An MCP initialize succeeds before `deadline` (the server may still be closing what we dropped)."""
+    while time.monotonic() < deadline:
+        try:
+            response = httpx2.post(f"http://127.0.0.1:{port}/mcp", json=INITIALIZE, headers=HEADERS, timeout=10)
+            if response.status_code == 200:
+                return True
+        except httpx2.TransportError:
+            pass
+        time.sleep(0.1)
+    return False
+
+
+def logged(log: Path, text: str) -> int:
+    """How many lines of the server's stderr contain `text`, once at least one does (the server writes
+    its log from a thread: give it until a deadline)."""
+    deadline = time.monotonic() + 15
+    while (count := log.read_text().count(text)) == 0 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return count
+
+
+@pytest.mark.slow
+def test_connections_over_the_limit_are_refused_and_the_server_answers_again(hand_build: Path) -> None:
+    limit, opened = 20, 60
+    with serving(hand_build, {"CAPIDX_MAX_CONNECTIONS": str(limit), "CAPIDX_IDLE_TIMEOUT": "120"}) as (port, log):
+        sockets = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(opened)]
+        try:
+            first: dict[int, bytes] = {}  # socket index -> the first bytes the server sent it (b"": closed)
+            deadline = time.monotonic() + 30
+            while len(first) < opened - limit and time.monotonic() < deadline:
+                for index, sock in enumerate(sockets):
+                    if index not in first and (seen := answered(sock)) is not None:
+                        first[index] = seen
+                time.sleep(0.1)
+            assert len(first) == opened - limit, f"{len(first)} of {opened} refused"
+            assert all(seen == b"" or seen.startswith(b"HTTP/1.1 503") for seen in first.values())
+            held = [sock for index, sock in enumerate(sockets) if index not in first]
+            assert [answered(sock) for sock in held] == [None] * limit  # still open, not answered
+        finally:
+            for s in sockets:
+                s.close()
+        assert mcp_answers(port, time.monotonic() + 30), log.read_text()[-3000:]
+        refusals = logged(log, REFUSAL_LOG)
+        assert 1 <= refusals <= 10, f"{refusals} refusal lines: the rate limit lets 10 per minute through"
+
+
+@pytest.mark.slow
+def test_running_out_of_descriptors_logs_a_bounded_amount_and_recovers(hand_build: Path) -> None:
+    """More connections than the process may open files: accept() fails until they are gone."""
+    with serving(hand_build, {"CAPIDX_MAX_CONNECTIONS": "500"}, open_files=64) as (port, log):
+        sockets = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(120)]
+        try:
+            deadline = time.monotonic() + 30
+            while "out of system resource" not in log.read_text() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert "out of system resource" in log.read_text()  # descriptors really ran out
+            time.sleep(2)  # asyncio retries accept() once a second: let a few more fail
+        finally:
+            for sock in sockets:
+                sock.close()
+        assert mcp_answers(port, time.monotonic() + 30), log.read_text()[-3000:]
+        failures = logged(log, "out of system resource")
+        assert 1 <= failures <= 10, f"{failures} accept() errors logged: the rate limit lets 10 per minute through"
+
+
+@pytest.mark.slow
+def test_a_full_stderr_pipe_does_not_freeze_the_server(hand_build: Path) -> None:
+    """The storm above with stderr a 4 KiB pipe that nobody reads once the server listens."""
+    command = capidx_command("serve", "--build", str(hand_build), "--transport", "http", "--port", "0", "--no-reload")
+    command[2] = "import resource; resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64)); " + command[2]
+    environment = {**os.environ, "CAPIDX_MAX_CONNECTIONS": "500"}
+    with subprocess.Popen(
+        command, cwd=hand_build.parent, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, env=environment
+    ) as proc:
+        try:
+            assert proc.stderr is not None
+            with contextlib.suppress(OSError):
+                fcntl.fcntl(proc.stderr.fileno(), fcntl.F_SETPIPE_SZ, 4096)
+            port = _listening_port(proc.stderr)  # from here on, nobody reads stderr
+            sockets = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(120)]
+            time.sleep(2)  # accept() fails meanwhile, and every failure is a multi-line traceback
+            for sock in sockets:
+                sock.close()
+            assert mcp_answers(port, time.monotonic() + 30), "the server stopped answering"
+        finally:
+            proc.kill()
+            proc.wait()
+
+
+def _listening_port(stderr: Any) -> int:
+    deadline = time.monotonic() + 60
+    text = b""
+    while time.monotonic() < deadline:
+        line = stderr.readline()
+        assert line, text.decode(errors="replace")
+        text += line
+        if found := re.search(rb"listening on http://\S+:(\d+)/mcp", line):
+            return int(found.group(1))
+    raise AssertionError(text.decode(errors="replace"))
+
+
+@pytest.mark.slow
+def test_a_connection_without_a_request_is_closed_after_the_idle_timeout(hand_build: Path) -> None:
+    with serving(hand_build, {"CAPIDX_IDLE_TIMEOUT": "1"}) as (port, _log):
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as silent:
+            assert silent.recv(64) == b""  # closed by the server (a timeout here raises)
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as trickle:
+            trickle.sendall(b"POST /mcp HTTP/1.1\r\n")
+            closed = False
+            for _ in range(150):  # a header byte every 0.1 s: 15 s of a slowloris at most
+                try:
+                    trickle.sendall(b"X")
+                except OSError:
+                    closed = True
+                    break
+                if answered(trickle) is not None:
+                    closed = True
+                    break
+                trickle.setblocking(True)
+                time.sleep(0.1)
+            assert closed, "a request head sent one byte at a time kept the connection open"
+        assert mcp_answers(port, time.monotonic() + 30)
+
+
+def raw_status(port: int, head: bytes) -> bytes:
+    """The status line the server answers a raw request head with."""
+    with socket.create_connection(("127.0.0.1", port), timeout=15) as sock:
+        sock.sendall(head)
+        data = b""
+        while b"\r\n" not in data and (chunk := sock.recv(4096)):
+            data += chunk
+    return data.split(b"\r\n", 1)[0]
+
+
+@pytest.mark.slow
+def test_an_empty_or_foreign_host_is_refused_on_every_path(hand_build: Path) -> None:
+    with serving(hand_build, {}) as (port, _log):
+        for path in (b"/mcp", b"/mcp/", b"/", b"/anything"):
+            for method in (b"GET", b"POST"):
+                for host in (b"Host: \r\n", b"Host:\r\n", b""):
+                    head = method + b" " + path + b" HTTP/1.1\r\n" + host + JSON_EMPTY
+                    status = raw_status(port, head)
+                    assert status.split(b" ")[1] in (b"400", b"421"), (head, status)
+                head = method + b" " + path + b" HTTP/1.1\r\nHost: evil.example\r\n" + JSON_EMPTY
+                assert raw_status(port, head).split(b" ")[1] == b"421", head  # not a redirect to evil.example
+            assert raw_status(port, b"GET " + path + b" HTTP/1.0\r\n\r\n").split(b" ")[1] in (b"400", b"421")
+        good = httpx2.post(f"http://127.0.0.1:{port}/mcp", json=INITIALIZE, headers=HEADERS, timeout=10)
+        assert good.status_code == 200
+
+
+@pytest.mark.slow
+def test_the_message_size_limit_applies_to_http_bodies(hand_build: Path) -> None:
+    with serving(hand_build, {"CAPIDX_MAX_MESSAGE_BYTES": "65536"}) as (port, _log):
+        url = f"http://127.0.0.1:{port}/mcp"
+        padded = {**INITIALIZE, "params": {**INITIALIZE["params"], "pad": "x" * 70_000}}
+        assert httpx2.post(url, json=padded, headers=HEADERS, timeout=10).status_code == 413
+        assert httpx2.post(url, json=INITIALIZE, headers=HEADERS, timeout=10).status_code == 200
+
+
+# --- allowed-host patterns ------------------------------------------------------------------------------
+
+
+def serve_cli(args: list[str], env: dict[str, str] | None = None, config: str | None = None):
+    """`capidx serve ... --print-config` in an empty directory (with `config` as its capidx.yaml)."""
+    with tempfile.TemporaryDirectory() as empty, contextlib.chdir(empty):
+        if config is not None:
+            Path(empty, "capidx.yaml").write_text(config, encoding="utf-8")
+        environment = {"CAPIDX_ALLOWED_HOSTS": None, "CAPIDX_ALLOWED_ORIGINS": None, **(env or {})}
+        return CliRunner().invoke(cli, ["serve", "--transport", "http", *args, "--print-config"], env=environment)
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "config", "where"),
+    [
+        (["--allowed-host", "*"], None, None, "--allowed-host: '*'"),
+        ([], {"CAPIDX_ALLOWED_HOSTS": "*.example.com"}, None, "CAPIDX_ALLOWED_HOSTS: '*.example.com'"),
+        ([], None, "serve:\n  allowed_hosts: ['*']\n", "capidx.yaml:2:18: serve.allowed_hosts: '*'"),
+        (["--allowed-origin", "*"], None, None, "--allowed-origin: '*'"),
+        (["--allowed-host", "http://example.com"], None, None, "not a host name"),
+        (["--allowed-host", "example.com:"], None, None, "--allowed-host: 'example.com:'"),
+    ],
+)
+def test_a_wildcard_or_malformed_allowed_host_stops_the_server(
+    args: list[str], env: dict[str, str] | None, config: str | None, where: str
+) -> None:
+    result = serve_cli(args, env, config)
+    assert result.exit_code == 2, result.output
+    assert where in result.output
+    assert "HOST:*" in result.output  # says what to write instead
+
+
+def test_port_wildcards_and_exact_hosts_are_accepted() -> None:
+    result = serve_cli(
+        ["--allowed-host", "example.com:*", "--allowed-host", "[::1]:8080", "--allowed-origin", "https://example.com:*"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "example.com:*" in result.output
+
+
+@pytest.mark.parametrize(
+    ("host", "allowed"),
+    [
+        ("example.com:8080", True),
+        ("example.com", False),  # HOST:* wants a port, as in the SDK
+        ("example.com:", False),
+        ("example.com:80x", False),
+        ("example.com.evil:80", False),
+        ("exact.test", True),
+        ("*", False),
+    ],
+)
+def test_host_matching_follows_the_sdk_patterns(host: str, allowed: bool) -> None:
+    assert host_allowed(host, ("example.com:*", "exact.test")) is allowed
+
+
+# --- logging: a storm of records, a stderr nobody reads ---------------------------------------------------
+
+
+def test_the_rate_limit_passes_a_burst_then_counts_what_it_drops() -> None:
+    now = [0.0]
+    limiter = RepeatLimiter(burst=3, interval=10.0, clock=lambda: now[0])
+    assert [limiter.admit("a") for _ in range(5)] == [(True, 0)] * 3 + [(False, 0)] * 2
+    assert limiter.admit("b") == (True, 0)  # another call site has its own budget
+    now[0] = 10.0
+    assert limiter.admit("a") == (True, 2)  # the next window first reports the two dropped
+
+
+def test_a_stuck_stderr_does_not_block_logging() -> None:
+    read_end, write_end = os.pipe()
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, 4096)  # Linux: the smallest pipe, full sooner
+    stream = os.fdopen(write_end, "w")
+    handler, stop = start(stream, RepeatLimiter(burst=10**9))
+    log = logging.getLogger(f"capidx.test.{time.monotonic_ns()}")
+    log.propagate = False
+    log.addHandler(handler)
+    try:
+
+        def flood() -> None:
+            for number in range(3000):  # ~300 KB, far more than the pipe holds
+                log.warning("line %d %s", number, "x" * 90)
+
+        flooding = threading.Thread(target=flood, daemon=True)
+        flooding.start()
+        flooding.join(60)
+        assert not flooding.is_alive(), "logging blocked on a full stderr"
+        assert handler.dropped > 0
+        drained = bytearray()
+        draining = threading.Thread(target=lambda: drained.extend(_read_all(read_end)), daemon=True)
+        draining.start()
+        deadline = time.monotonic() + 30
+        while handler.lines.qsize() > 10 and time.monotonic() < deadline:  # the writer catches up
+            time.sleep(0.05)
+        log.warning("after the storm")
+    finally:
+        stop()
+        stream.close()
+    draining.join(30)
+    text = drained.decode()
+    assert "log line(s) dropped: stderr was full" in text
+    assert text.rstrip().endswith("after the storm")
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 65536):
+        chunks.append(chunk)
+    os.close(fd)
+    return b"".join(chunks)

@@ -1,0 +1,190 @@
+"""`capidx serve` over stdio under lines nobody should send, and what errors echo (issue #14, finding 9).
+
+The subprocess tests write raw lines and read raw replies: an SDK client would refuse to send most of
+them. Every read has a deadline; nothing asserts how long something took.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp.shared.exceptions import MCPError
+from server_support import (  # noqa: F401 (fixtures)
+    PREFIX,
+    capidx_command,
+    connect,
+    fixture_anyio_backend,
+    fixture_hand_build,
+)
+
+from capidx.server.stdio import LineSplitter, Oversized, parse_line
+
+PING = b'{"jsonrpc":"2.0","id":%d,"method":"ping"}\n'
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+}
+
+
+class Stdio:
+    """A `capidx serve` subprocess: write raw bytes, read its stdout one JSON line at a time."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self.proc = proc
+        self.lines: queue.Queue[bytes] = queue.Queue()
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line)
+
+    def send(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def reply(self, timeout: float = 60) -> dict[str, Any]:
+        try:
+            return json.loads(self.lines.get(timeout=timeout))
+        except queue.Empty:
+            raise AssertionError(f"no reply within {timeout} s") from None
+
+    def peak_rss_kib(self) -> int:
+        status = Path(f"/proc/{self.proc.pid}/status").read_text()
+        return int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:")))
+
+
+@contextmanager
+def stdio_server(build: Path, env: dict[str, str] | None = None) -> Iterator[Stdio]:
+    command = capidx_command("serve", "--build", str(build), "--no-reload")
+    with subprocess.Popen(
+        command,
+        cwd=build.parent,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, **(env or {})},
+    ) as proc:
+        try:
+            server = Stdio(proc)
+            server.send(json.dumps(INITIALIZE).encode() + b"\n")
+            assert server.reply()["id"] == 0
+            yield server
+        finally:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.slow
+def test_unreadable_lines_get_json_rpc_errors_and_the_server_keeps_serving(hand_build: Path) -> None:
+    with stdio_server(hand_build) as server:
+        server.send(b"garbage\n")
+        assert server.reply() == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": _any()}}
+        server.send(b'{"jsonrpc": "2.0", "id": 1, "method": \n')
+        assert server.reply()["error"]["code"] == -32700
+        server.send(b'{"jsonrpc": "2.0", "id": 7}\n')  # JSON, but neither a request nor a response
+        assert (reply := server.reply())["id"] == 7 and reply["error"]["code"] == -32600
+        server.send(b"\xff\xfe not utf-8\n")
+        assert server.reply()["error"]["code"] == -32700
+        server.send(b"\n   \n" + PING % 2)  # blank lines are skipped, not answered
+        assert server.reply() == {"jsonrpc": "2.0", "id": 2, "result": {}}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads peak memory from /proc")
+def test_an_over_long_line_is_answered_and_not_held(hand_build: Path) -> None:
+    limit = 1024 * 1024
+    with stdio_server(hand_build, {"CAPIDX_MAX_MESSAGE_BYTES": str(limit)}) as server:
+        server.send(PING % 1)
+        assert server.reply()["id"] == 1
+        before = server.peak_rss_kib()
+        line = b"x" * (64 * 1024 * 1024)
+        writer = threading.Thread(target=server.send, args=(line + b"\n" + PING % 2,), daemon=True)
+        writer.start()
+        error = server.reply()
+        assert error["id"] is None and error["error"]["code"] == -32600
+        assert str(len(line)) in error["error"]["message"] and str(limit) in error["error"]["message"]
+        assert server.reply() == {"jsonrpc": "2.0", "id": 2, "result": {}}
+        writer.join(30)
+        grown_mib = (server.peak_rss_kib() - before) / 1024
+        assert grown_mib < 24, f"peak memory grew by {grown_mib:.0f} MiB for a 64 MiB line"
+
+
+@pytest.mark.slow
+def test_a_line_at_the_limit_is_served_and_one_byte_more_is_not(hand_build: Path) -> None:
+    limit = 65536
+    with stdio_server(hand_build, {"CAPIDX_MAX_MESSAGE_BYTES": str(limit)}) as server:
+        ping = (PING % 3).rstrip(b"\n")
+        at_limit = ping[:-1] + b" " * (limit - len(ping)) + b"}"
+        assert len(at_limit) == limit
+        server.send(at_limit + b"\n")
+        assert server.reply() == {"jsonrpc": "2.0", "id": 3, "result": {}}
+        server.send(b" " + at_limit + b"\n")
+        assert server.reply()["error"]["code"] == -32600
+
+
+def test_line_splitter_keeps_at_most_the_limit() -> None:
+    splitter = LineSplitter(4)
+    assert splitter.feed(b"ab\ncdef\nghi") == [b"ab", b"cdef"]
+    assert splitter.feed(b"jk") == []  # 5 bytes: over the limit, dropped as it arrives
+    assert splitter._line == bytearray()
+    assert splitter.feed(b"lm\n\n") == [Oversized(7), b""]
+    assert splitter.feed(b"tail") == []
+    assert splitter.end() == b"tail"
+    assert splitter.end() is None
+
+
+def test_parse_line_answers_what_it_cannot_pass_on() -> None:
+    assert parse_line(b"  ", 100) is None
+    request = parse_line(PING % 1, 100)
+    assert getattr(request, "method", None) == "ping"
+    too_long = parse_line(Oversized(101), 100)
+    assert too_long is not None and too_long.error.error.code == -32600  # type: ignore[union-attr]
+    deep = b"[" * 100_000 + b"]" * 100_000
+    assert parse_line(deep, 10**6).error.error.code in (-32700, -32600)  # type: ignore[union-attr]
+
+
+# --- what an error echoes ---------------------------------------------------------------------------------
+
+
+class _Any:
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, str)
+
+
+def _any() -> Any:
+    return _Any()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("tail", ["nope-" + "x" * 1_000_000, "agents/" + "y" * 1_000_000])
+async def test_a_long_uri_is_clipped_in_the_error(hand_build: Path, tail: str) -> None:
+    async with connect(hand_build) as client:
+        with pytest.raises(MCPError) as caught:
+            await client.read_resource(PREFIX + tail)
+    error = caught.value.error
+    assert error.code == -32602
+    assert len(error.message) < 5_000
+    assert error.data["uri"].startswith(PREFIX + tail[:50])
+    assert len(error.data["uri"]) < 600 and f"({len(PREFIX + tail)} characters)" in error.data["uri"]
+
+
+@pytest.mark.anyio
+async def test_a_long_tool_name_is_clipped_in_the_error(hand_build: Path) -> None:
+    async with connect(hand_build) as client:
+        with pytest.raises(MCPError) as caught:
+            await client.call_tool("t" * 1_000_000, {})
+    assert len(caught.value.error.message) < 5_000
+    assert len(caught.value.error.data["tool"]) < 600
