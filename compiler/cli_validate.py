@@ -81,7 +81,8 @@ def validate(
     """
     if quiet and verbose:
         raise click.UsageError("-q/--quiet and -v/--verbose exclude each other")
-    from capidx.compiler.reporters import REPORTER_BY_NAME, use_color
+    from capidx.compiler.diagnostics import append_step_summary
+    from capidx.compiler.reporters import REPORTER_BY_NAME, GithubReporter, use_color
     from capidx.compiler.validate import ValidateArgs, execute
 
     args = ValidateArgs(
@@ -102,6 +103,11 @@ def validate(
     output = reporter.render(result)
     if output:
         click.echo(output, color=color)
+    if isinstance(reporter, GithubReporter):
+        try:
+            append_step_summary(reporter.step_summary(result))
+        except OSError as exc:
+            raise click.ClickException(f"cannot append to $GITHUB_STEP_SUMMARY: {exc}") from None
     sys.exit(int(code))
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -10,7 +9,7 @@ from typing import Any
 
 import click
 
-from capidx.compiler.diagnostics import ExitCode
+from capidx.compiler.diagnostics import ExitCode, append_step_summary
 
 FORMATS = ("text", "json", "github", "markdown")  # keys of capidx.compiler.verify.report.RENDERERS
 FAIL_ON = ("broken", "stale", "never")  # capidx.compiler.verify.run.FAIL_ON
@@ -141,13 +140,11 @@ def verify(paths: tuple[Path, ...], **options: Any) -> None:
         progress.finish()
     output_format = options["output_format"]
     click.echo(RENDERERS[output_format](result, verify_options.cwd))
-    summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if output_format == "github" and summary:
+    if output_format == "github":
         try:
-            with open(summary, "a", encoding="utf-8") as stream:
-                stream.write(render_markdown(result, verify_options.cwd) + "\n")
+            append_step_summary(render_markdown(result, verify_options.cwd))
         except OSError as exc:
-            raise _VerifyError(f"cannot append to $GITHUB_STEP_SUMMARY ({summary}): {exc.strerror or exc}") from None
+            raise _VerifyError(f"cannot append to $GITHUB_STEP_SUMMARY: {exc}") from None
     sys.exit(exit_code(result, verify_options.fail_on))
 
 

@@ -6,9 +6,11 @@ check-jsonschema and mkdocs do) and reporters decide how to print them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import IntEnum
+from pathlib import Path
 from typing import Literal
 
 Severity = Literal["error", "warning"]
@@ -89,6 +91,23 @@ def escape_workflow_data(text: str) -> str:
 def escape_workflow_property(text: str) -> str:
     """GitHub's workflow-command escaping of a property value (actions/toolkit `escapeProperty`)."""
     return escape_workflow_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+# GitHub shows at most 10 error, 10 warning and 10 notice annotations per step (50 per job) and drops the
+# rest without a word (actions/toolkit docs/problem-matchers.md, "Limitations").
+ANNOTATIONS_PER_LEVEL = 10
+
+
+def append_step_summary(markdown: str, environ: Mapping[str, str] | None = None) -> Path | None:
+    """Append `markdown` to the job's step summary (`$GITHUB_STEP_SUMMARY`), where GitHub shows it on the
+    run's page without a limit on the number of items; None when not running in GitHub Actions.
+    Append, never overwrite: other steps of the same job write their own summaries to this file."""
+    target = (os.environ if environ is None else environ).get("GITHUB_STEP_SUMMARY")
+    if not target:
+        return None
+    with open(target, "a", encoding="utf-8", newline="\n") as stream:
+        stream.write(markdown.rstrip("\n") + "\n")
+    return Path(target)
 
 
 def visible(text: str, keep: str = "") -> str:

@@ -3,8 +3,10 @@
 - `text`: `path:line:col: $.json.path: message (hint)`, warnings marked `warning:`, repetitive
   warnings grouped per file unless verbose, then a one-line summary. Colour only when asked.
 - `json`: one stable object, documented in docs/configuration.md, listing every diagnostic.
-- `github`: workflow commands (`::error file=…,line=…,col=…,title=…::message`), one per diagnostic,
-  which GitHub Actions shows as annotations on the pull request's diff.
+- `github`: workflow commands (`::error file=…,line=…,col=…,title=…::message`), which GitHub Actions
+  shows as annotations on the pull request's diff. GitHub shows only ten annotations of a level per
+  step, so the diagnostics are grouped (one annotation per file and rule, with the count) and capped,
+  the log gets every diagnostic as text, and `step_summary` lists every one for the job's page.
 """
 
 from __future__ import annotations
@@ -19,7 +21,15 @@ from typing import TYPE_CHECKING, ClassVar
 
 import click
 
-from capidx.compiler.diagnostics import Diagnostic, escape_workflow_data, escape_workflow_property, plural, visible
+from capidx.compiler.diagnostics import (
+    ANNOTATIONS_PER_LEVEL,
+    Diagnostic,
+    escape_workflow_data,
+    escape_workflow_property,
+    plural,
+    visible,
+)
+from capidx.compiler.mdtext import cell
 
 if TYPE_CHECKING:
     from capidx.compiler.validate import ValidationResult
@@ -147,23 +157,75 @@ class JsonReporter(Reporter):
 
 
 class GithubReporter(Reporter):
+    """Grouped, capped annotations (see the module docstring); `step_summary` for the full list."""
+
     name = "github"
+    LISTED_LINES = 20  # line numbers named in a grouped annotation's message
+    SUMMARY_ROWS = 2000  # diagnostics in the step summary's table (GitHub caps a summary at 1 MiB)
 
     def render(self, result: ValidationResult) -> str:
-        # Line breaks are the workflow-command escaping's (%0A), which GitHub shows as line breaks.
-        return "\n".join(self._command(_visible(d, keep="\r\n")) for d in result.diagnostics)
+        groups: dict[tuple[str, str, str], list[Diagnostic]] = {}
+        for diagnostic in result.diagnostics:
+            level = "error" if diagnostic.is_error else "warning"
+            groups.setdefault((level, diagnostic.path, diagnostic.code), []).append(_visible(diagnostic, keep="\r\n"))
+        lines: list[str] = []
+        complete = all(len(group) == 1 for group in groups.values())
+        for level in ("error", "warning"):
+            mine = [group for (lvl, _, _), group in groups.items() if lvl == level]
+            shown = mine if len(mine) <= ANNOTATIONS_PER_LEVEL else mine[: ANNOTATIONS_PER_LEVEL - 1]
+            lines += [self._command(group) for group in shown]
+            if rest := mine[len(shown) :]:
+                complete = False
+                count = sum(len(group) for group in rest)
+                files = sorted({self.display_path(group[0].path) for group in rest})
+                message = (
+                    f"{plural(count, level)} more in {', '.join(files)}: GitHub shows only "
+                    f"{ANNOTATIONS_PER_LEVEL} annotations of a level per step; the log and the job summary list all"
+                )
+                lines.append(f"::{level} title=capidx validate::{escape_workflow_data(message)}")
+        if not complete:  # the log keeps what the annotations only count
+            lines.append(TextReporter(verbosity=max(self.verbosity, 1), cwd=self.cwd).render(result))
+        return "\n".join(lines)
 
-    def _command(self, diagnostic: Diagnostic) -> str:
-        properties = {"file": self.display_path(diagnostic.path).replace(os.sep, "/")}
-        if diagnostic.line is not None:
-            properties["line"] = str(diagnostic.line)
-            if diagnostic.col is not None:
-                properties["col"] = str(diagnostic.col)
-        properties["title"] = f"capidx {diagnostic.code}"
-        message = f"{diagnostic.pointer}: {diagnostic.message}" if diagnostic.pointer else diagnostic.message
-        if diagnostic.hint:
-            message += f" ({diagnostic.hint})"
-        level = "error" if diagnostic.is_error else "warning"
+    def step_summary(self, result: ValidationResult) -> str:
+        """Markdown for `$GITHUB_STEP_SUMMARY`: the counts, then every diagnostic in a table."""
+        errors, warnings = len(result.errors), len(result.warnings)
+        verdict = "❌ invalid" if errors else "✅ valid"
+        head = f"### capidx validate: {verdict}\n\n{plural(errors, 'error')}, {plural(warnings, 'warning')}"
+        head += f" in {plural(len(result.checked), 'file')}\n"
+        if not result.diagnostics:
+            return head
+        rows = ["| Level | Location | Rule | Problem |", "|:--|:--|:--|:--|"]
+        for diagnostic in result.diagnostics[: self.SUMMARY_ROWS]:
+            where = self.display_path(diagnostic.path)
+            if diagnostic.line is not None:
+                where += f":{diagnostic.line}" + (f":{diagnostic.col}" if diagnostic.col is not None else "")
+            problem = f"{diagnostic.pointer}: {diagnostic.message}" if diagnostic.pointer else diagnostic.message
+            if diagnostic.hint:
+                problem += f" ({diagnostic.hint})"
+            level = "error" if diagnostic.is_error else "warning"
+            rows.append(f"| {level} | {cell(where)} | {cell(diagnostic.code)} | {cell(problem)} |")
+        if len(result.diagnostics) > self.SUMMARY_ROWS:
+            rows.append(f"\n…and {len(result.diagnostics) - self.SUMMARY_ROWS} more: run `capidx validate -v`")
+        return head + "\n" + "\n".join(rows) + "\n"
+
+    def _command(self, group: list[Diagnostic]) -> str:
+        """One annotation for the diagnostics of one rule in one file, at the first one's position."""
+        first = group[0]
+        properties = {"file": self.display_path(first.path).replace(os.sep, "/")}
+        if first.line is not None:
+            properties["line"] = str(first.line)
+            if first.col is not None:
+                properties["col"] = str(first.col)
+        properties["title"] = f"capidx {first.code}" + (f" ({len(group)})" if len(group) > 1 else "")
+        message = f"{first.pointer}: {first.message}" if first.pointer else first.message
+        if first.hint:
+            message += f" ({first.hint})"
+        if len(group) > 1:
+            lines = [str(d.line) for d in group[1:] if d.line is not None]
+            named = ", ".join(lines[: self.LISTED_LINES]) + (", …" if len(lines) > self.LISTED_LINES else "")
+            message += f"\nand {len(group) - 1} more of this kind in this file" + (f" (lines {named})" if named else "")
+        level = "error" if first.is_error else "warning"
         fields = ",".join(f"{key}={escape_workflow_property(value)}" for key, value in properties.items())
         return f"::{level} {fields}::{escape_workflow_data(message)}"
 

@@ -146,3 +146,71 @@ def test_every_format_is_registered() -> None:
     from capidx.compiler.cli_validate import FORMATS
 
     assert set(FORMATS) == set(REPORTER_BY_NAME)
+
+
+def _never_verified(path: str, line: int) -> Diagnostic:
+    pointer = f"$.capabilities[{line}]"
+    return Diagnostic(path, line, 9, pointer, "warning", "source never verified", None, "never-verified")
+
+
+def _annotations(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("::")]
+
+
+def test_github_groups_one_annotation_per_file_and_rule_and_logs_every_diagnostic() -> None:
+    diagnostics = tuple(_never_verified("a.json", line) for line in range(1, 41))
+    diagnostics += (Diagnostic("a.json", 7, 3, "$.x", "error", "bad value", None, "schema"),)
+    text = GithubReporter().render(ValidationResult((), None, diagnostics, (Path("a.json"),)))
+
+    annotations = _annotations(text)
+    assert len(annotations) == 2  # one per (file, rule), errors first
+    assert annotations[0].startswith("::error file=a.json,line=7,col=3,title=capidx schema::")
+    assert annotations[1].startswith("::warning file=a.json,line=1,col=9,title=capidx never-verified (40)::")
+    assert "and 39 more of this kind in this file (lines 2, 3," in annotations[1]
+    # The log still has every diagnostic, as text lines after the annotations.
+    assert sum("source never verified" in line for line in text.splitlines() if not line.startswith("::")) == 40
+
+
+def test_github_caps_annotations_per_level_at_what_github_shows() -> None:
+    diagnostics = tuple(
+        Diagnostic(f"f{n:02}.json", 1, 1, "$", "error", "bad", None, "schema") for n in range(15)
+    ) + tuple(_never_verified(f"f{n:02}.json", 2) for n in range(3))
+    text = GithubReporter().render(ValidationResult((), None, diagnostics, ()))
+
+    annotations = _annotations(text)
+    errors = [a for a in annotations if a.startswith("::error")]
+    assert len(errors) == 10  # nine files, then one annotation counting the rest
+    assert errors[-1].startswith("::error title=capidx validate::6 errors more in f09.json, f10.json")
+    assert len([a for a in annotations if a.startswith("::warning")]) == 3
+    assert sum(line.startswith("f") and ": bad" in line for line in text.splitlines()) == 15
+
+
+def test_github_step_summary_lists_every_diagnostic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step\n", encoding="utf-8")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    result = run_case("valid/warnings-grouped", tmp_path, monkeypatch, "--format", "github")
+
+    assert result.exit_code == 0
+    text = summary.read_text(encoding="utf-8")
+    assert text.startswith("earlier step\n### capidx validate: ✅ valid")  # appended, not overwritten
+    table = [line for line in text.splitlines() if line.startswith("| warning |")]
+    annotations = _annotations(result.output)
+    assert len(table) > len(annotations)  # everything the annotations group is listed one by one
+    assert sum("never-verified" in row for row in table) == 5
+
+
+def test_github_step_summary_escapes_table_cells() -> None:
+    hostile = Diagnostic("a.json", 1, 1, "$", "error", "a | b\n# heading", None, "schema")
+    markdown = GithubReporter().step_summary(ValidationResult((), None, (hostile,), (Path("a.json"),)))
+    row = markdown.splitlines()[-1]
+    assert row.startswith("| error | a.json:1:1 | schema | ")
+    assert row.count(" | ") == 3  # the message's pipe cannot open a fifth cell
+    assert "\n# heading" not in markdown
+
+
+def test_github_without_a_step_summary_writes_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    result = run_case("valid/warnings-grouped", tmp_path, monkeypatch, "--format", "github")
+    assert result.exit_code == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["project"]
