@@ -125,10 +125,7 @@ def run_build(
             raise BuildFailure(str(exc), ExitCode.USAGE) from None
         remove_leftovers(out.parent)
 
-        from capidx.compiler.render import make_environment, templates_digest
-
-        env = make_environment(config.templates)
-        templates = templates_digest(env)
+        env, templates = _templates(config, err or sys.stderr, verbosity)
         previous = read_previous(out)
         if previous and _may_skip_validation(config, strict):
             # Byte-identical inputs (and compiler) to a build that passed validation: nothing to do.
@@ -149,6 +146,22 @@ def run_build(
     finally:
         if started is not None:
             started.close()  # unused, or closed already (harmless twice)
+
+
+def _templates(config: Config, err: TextIO, verbosity: int) -> tuple[Any, list[tuple[str, bytes]]]:
+    """The Jinja environment and the templates' sources (for the input digest); a template the loader
+    refuses (a link out of its folder, not UTF-8) fails the build. Warns about user files that are not used."""
+    from capidx.compiler.render import TemplateFailure, make_environment, override_warnings, templates_digest
+
+    env = make_environment(config.templates)
+    try:
+        templates = templates_digest(env)
+    except TemplateFailure as exc:
+        raise BuildFailure(f"template error: {exc}", ExitCode.INVALID) from None
+    if verbosity >= 0:
+        for warning in override_warnings(env):
+            print(f"warning: {warning}", file=err)
+    return env, templates
 
 
 def _validate_and_build(
