@@ -163,7 +163,6 @@ def make_environment(user_templates: Path | None) -> jinja2.Environment:
     env.user_loader = user_loader
     _use_sync_filters(env)
     env.context_class = _Context
-    env.globals["lipsum"] = _lipsum
     env.filters["commas"] = lambda value: f"{value:,}"
     env.filters["inline"] = _inline
     env.filters["cell"] = _cell
@@ -174,6 +173,7 @@ def make_environment(user_templates: Path | None) -> jinja2.Environment:
         group_by_category=views.group_by_category,
         record_traits=views.record_traits,
         source_traits=views.source_traits,
+        lipsum=_lipsum,
     )
     return env
 
@@ -201,6 +201,8 @@ class _Context(jinja2.runtime.Context):
     `__call__`) whether it wants the context, eval context or environment passed in. Callables marked
     for that (Jinja's `pass_*` decorators) still go the original way; the others are called directly,
     as `Context.call` would (without Jinja's loop and block bookkeeping arguments).
+    The sandbox is not bypassed: templates compiled by `_Sandbox` call `SandboxedEnvironment.call`, which
+    refuses unsafe callables and only then hands the call to this method.
     """
 
     @internalcode

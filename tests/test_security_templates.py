@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from catalog_factory import run_cli, write_catalog
+from jinja2.sandbox import unsafe
 
 from capidx.compiler import views
 from capidx.compiler.render import TemplateFailure, get_renderer, make_environment, override_warnings
@@ -59,6 +60,15 @@ def test_a_template_cannot_reach_python(tmp_path: Path, source: str) -> None:
     with pytest.raises(TemplateFailure, match=r"t\.md\.j2:1: SecurityError"):
         _render(tmp_path, source.format(marker=marker), **_views())
     assert not marker.exists()
+
+
+def test_the_renderer_s_fast_calls_stay_behind_the_sandbox(tmp_path: Path) -> None:
+    """`_Context.call` (the renderer's shortcut) is reached only through the sandbox's own call check."""
+    called: list[str] = []
+    danger = unsafe(lambda: called.append("ran"))
+    with pytest.raises(TemplateFailure, match=r"t\.md\.j2:2: SecurityError: .* is not safely callable"):
+        _render(tmp_path, "{{ fine() }}\n{{ danger() }}", fine=lambda: "ok", danger=danger)
+    assert called == []
 
 
 def test_the_issue_s_escape_fails_the_build_naming_the_template(tmp_path: Path) -> None:
