@@ -51,6 +51,7 @@ _CODE_OPTIONS: dict[str, Any] = {
 
 MAX_OUTPUT_CHARS = 64 * 1024 * 1024  # per artifact: 5x the largest document of a 20,000-capability catalog
 MAX_TEMPLATE_BYTES = 1024 * 1024  # per template file: the bundled ones are a few KB
+MAX_TEMPLATE_FILES = 10_000  # in the user's templates folder, subfolders included
 _MAX_POWER_BITS = 65536  # `**` with integers: a result of at most this many bits
 _MAX_LIPSUM_WORDS = 100_000
 _PIECES_PER_CHECK = 1024  # the output's size is checked after every so many pieces a template yields
@@ -113,6 +114,18 @@ class _FolderLoader(jinja2.FileSystemLoader):
     def __init__(self, folder: Path) -> None:
         super().__init__(str(folder))
         self.folder = str(folder)
+
+    def list_templates(self) -> list[str]:
+        """Jinja's listing, refused for a folder of more than MAX_TEMPLATE_FILES files (say `paths.templates: /`),
+        which it would otherwise walk to the end."""
+        count = 0
+        for _, _, files in os.walk(self.folder):
+            count += len(files)
+            if count > MAX_TEMPLATE_FILES:
+                raise TemplateFailure(
+                    f"{self.folder}: more than {MAX_TEMPLATE_FILES:,} files: not a templates folder"
+                )
+        return super().list_templates()
 
     def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Callable[[], bool]]:
         filename = posixpath.join(self.folder, *split_template_path(template))

@@ -236,3 +236,15 @@ def test_bundled_templates_still_render_in_the_sandbox(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.stderr
     assert (tmp_path / "build" / "full.md").read_text("utf-8").startswith("# Capability index")
     assert os.listdir(tmp_path / "build" / "agents")
+
+
+def test_a_templates_folder_too_large_to_be_one_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from capidx.compiler import render
+
+    monkeypatch.setattr(render, "MAX_TEMPLATE_FILES", 3)  # instead of making 10,000 files (`paths.templates: /`)
+    folder = tmp_path / "templates"
+    (folder / "deep" / "er").mkdir(parents=True)
+    for index in range(4):
+        (folder / "deep" / "er" / f"f{index}.txt").write_text("x")
+    with pytest.raises(TemplateFailure, match=r"templates: more than 3 files: not a templates folder"):
+        render.templates_digest(render.make_environment(folder))
