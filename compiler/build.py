@@ -14,7 +14,7 @@ import dataclasses
 import gc
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from importlib import resources
 from itertools import chain
@@ -369,6 +369,7 @@ def _input_digest(
 ) -> str:
     parts = list(inputs)
     parts.append(("schema", _schema_bytes(config)))
+    parts.extend(_referenced_schemas(config))
     parts.extend((f"templates/{name}", source) for name, source in templates)
     settings = {
         "uriPrefix": config.uri_prefix,
@@ -387,6 +388,19 @@ def _schema_bytes(config: Config) -> bytes:
     if config.schema is not None:
         return config.schema.read_bytes()
     return resources.files("capidx.schema").joinpath("capability-schema.json").read_bytes()
+
+
+def _referenced_schemas(config: Config) -> list[tuple[str, bytes]]:
+    """The local schema files a user schema refers to (`$ref`): inputs too."""
+    if config.schema is None:
+        return []
+    from capidx.compiler.schemarefs import referenced_files
+
+    parts = []
+    for path in referenced_files(config.schema):
+        with suppress(OSError):  # unreadable: validation reports it
+            parts.append((f"schema/{path.relative_to(config.schema.parent.resolve()).as_posix()}", path.read_bytes()))
+    return parts
 
 
 def _render_and_measure(

@@ -19,17 +19,15 @@ from collections.abc import Iterator
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urldefrag, urljoin, urlsplit
 from urllib.request import url2pathname
 
-from jsonschema_specifications import REGISTRY as SPECIFICATIONS  # the meta-schemas, shipped offline
-from referencing import Registry, Resource
-from referencing.exceptions import Unresolvable
-from referencing.jsonschema import DRAFT202012
-
 from capidx.compiler.diagnostics import Diagnostic
 from capidx.compiler.load import SourceFile, load_file
+
+if TYPE_CHECKING:  # imported where used: `referenced_files` serves a no-op build, which must stay quick
+    from referencing import Registry, Resource
 
 SCHEMA_SUFFIXES = (".json", ".yaml", ".yml")
 _REF_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")
@@ -48,6 +46,8 @@ _NEVER_FETCHED = "capidx never fetches schemas"
 @cache
 def offline_registry() -> Registry:
     """The bundled schemas by `$id`, retrieving nothing: for the bundled validators."""
+    from referencing import Registry
+
     return Registry(retrieve=_refuse).with_resources(_bundled_resources())
 
 
@@ -78,7 +78,7 @@ class _LocalFiles:
         self._declared: dict[str, Path] | None = None
 
     def __call__(self, uri: str) -> Resource:
-        path = self._path(uri)
+        path = self.path(uri)
         source, problems = load_file(path)
         if source is None or any(problem.is_error for problem in problems):
             self.problems += [problem for problem in problems if problem.is_error]
@@ -86,7 +86,8 @@ class _LocalFiles:
         self.loaded[uri] = source
         return _resource(source.data)
 
-    def _path(self, uri: str) -> Path:
+    def path(self, uri: str) -> Path:
+        """The local schema file `uri` names; NonLocalReference when there is none."""
         parts = urlsplit(uri)
         relative = None
         if parts.scheme in ("", "file") and not parts.netloc:
@@ -120,9 +121,11 @@ def check_references(source: SourceFile) -> tuple[Registry, list[Diagnostic]]:
     """The registry to validate with, and an error for each `$ref` of the schema in `source` (and of the
     local schema files it refers to) that is not local; other broken references are left to jsonschema,
     which reports them when a document is checked."""
+    from jsonschema_specifications import REGISTRY as SPECIFICATIONS  # the meta-schemas, shipped offline
+    from referencing import Registry
+
     schema = source.data
-    root_id = schema.get("$id") if isinstance(schema.get("$id"), str) else None
-    files = _LocalFiles(source.path.parent, root_id)
+    files = _LocalFiles(source.path.parent, _root_id(schema))
     registry = Registry(retrieve=files).with_resources(_bundled_resources())
     resolver = SPECIFICATIONS.combine(registry).resolver_with_root(_resource(schema))
     problems: list[Diagnostic] = []
@@ -141,12 +144,47 @@ def check_references(source: SourceFile) -> tuple[Registry, list[Diagnostic]]:
     return registry.with_resources((uri, _resource(file.data)) for uri, file in files.loaded.items()), problems
 
 
+def referenced_files(path: Path) -> list[Path]:
+    """The local schema files the schema at `path` refers to, directly or not, for the build's input digest
+    (editing one must make the next build validate again). Never raises: what cannot be read is left out."""
+    source, _ = load_file(path)
+    if source is None or not isinstance(source.data, dict):
+        return []
+    files = _LocalFiles(path.parent, _root_id(source.data))
+    found: dict[str, Path] = {}
+    pending: list[tuple[Any, str]] = [(source.data, "")]
+    while pending:
+        data, base = pending.pop()
+        for _, reference in _references(data, base, ()):
+            document = urldefrag(reference).url
+            if not document or document in found:
+                continue
+            try:
+                found[document] = files.path(document)
+            except (NonLocalReference, OSError):
+                continue
+            loaded, _ = load_file(found[document])
+            if loaded is not None:
+                pending.append((loaded.data, document))
+    return sorted(set(found.values()) - {path.resolve()})
+
+
+def _root_id(schema: Any) -> str | None:
+    declared = schema.get("$id") if isinstance(schema, dict) else None
+    return declared if isinstance(declared, str) else None
+
+
 def _resource(contents: Any) -> Resource:
+    from referencing import Resource
+    from referencing.jsonschema import DRAFT202012
+
     return Resource.from_contents(contents, default_specification=DRAFT202012)
 
 
 def _resolve(resolver: Any, reference: str) -> NonLocalReference | None:
     """None when `reference` resolves, or fails for another reason than not being local (jsonschema's to report)."""
+    from referencing.exceptions import Unresolvable
+
     try:
         resolver.lookup(reference)
     except Unresolvable as exc:

@@ -171,3 +171,16 @@ def test_the_fast_check_never_fetches(monkeypatch: pytest.MonkeyPatch, silent_se
     schema = {"type": "object", "properties": {"a": {"$ref": f"{url}/a.json"}}}
     assert fastschema.compile_schema(schema) is None
     assert connections() == 0
+
+
+def test_editing_a_referenced_schema_file_makes_the_next_build_check_again(tmp_path: Path) -> None:
+    write_catalog(tmp_path)
+    defs = _write(tmp_path / "schemas" / "defs.json", {"$defs": {"agent": _agent_schema()}})
+    schema = _write(tmp_path / "schemas" / "main.json", _schema({"$ref": "defs.json#/$defs/agent"}))
+    assert run_cli(["build", "-q", "--schema", str(schema)], cwd=tmp_path).exit_code == 0
+    stricter = _agent_schema()
+    stricter["properties"]["name"]["maxLength"] = 3
+    _write(defs, {"$defs": {"agent": stricter}})
+    result = run_cli(["build", "-q", "--schema", str(schema)], cwd=tmp_path)
+    assert result.exit_code == 1
+    assert "$.agent.name: is too long" in result.stderr
