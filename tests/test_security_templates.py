@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from catalog_factory import run_cli, write_catalog
+from catalog_factory import documents, run_cli, write_catalog
 from jinja2.sandbox import unsafe
 
 from capidx.compiler import views
@@ -248,3 +248,41 @@ def test_a_templates_folder_too_large_to_be_one_is_refused(tmp_path: Path, monke
         (folder / "deep" / "er" / f"f{index}.txt").write_text("x")
     with pytest.raises(TemplateFailure, match=r"templates: more than 3 files: not a templates folder"):
         render.templates_digest(render.make_environment(folder))
+
+
+def test_the_sandbox_s_shortcut_for_capidx_records_gives_the_sandbox_s_own_answers() -> None:
+    """`_Sandbox` answers attribute checks for capidx's records at once (speed); the answers must be
+    exactly those of Jinja's immutable sandbox, for every attribute of every kind of record."""
+    from collections import deque
+    from collections.abc import MutableMapping, MutableSequence, MutableSet
+
+    from catalog_factory import ALIASES
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    from capidx.compiler.catalog import build_catalog
+    from capidx.compiler.render import RECORD_TYPES
+
+    catalog = build_catalog(list(documents().items()), ALIASES)
+    records = [catalog, *catalog.agents, *catalog.capabilities]
+    records += [item for agent in catalog.agents for item in agent.capabilities]
+    records += [source for record in records[len(catalog.agents) + 1 :] for source in getattr(record, "sources", ())]
+    records += [views.References([record for agent in catalog.agents for record in agent.capabilities])]
+    records += list(records[-1].entries)
+    found: dict[type, Any] = {}
+    pending = list(records)
+    while pending:  # one instance of each record type reachable from the catalog
+        record = pending.pop()
+        if type(record) in RECORD_TYPES and type(record) not in found:
+            found[type(record)] = record
+            for name in dir(record):
+                value = getattr(record, name)
+                pending += value if isinstance(value, tuple | list) else [value]
+    assert len(found) >= 10, sorted(kind.__name__ for kind in found)
+    ours, jinja = make_environment(None), ImmutableSandboxedEnvironment()
+    for kind, record in found.items():
+        assert not issubclass(kind, str | bytes | type | MutableMapping | MutableSequence | MutableSet | deque)
+        for name in dir(record):
+            value = getattr(record, name)
+            assert ours.is_safe_attribute(record, name, value) == jinja.is_safe_attribute(record, name, value), name
+            if not name.startswith("_"):
+                assert ours.getattr(record, name) == jinja.getattr(record, name), name
