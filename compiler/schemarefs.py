@@ -140,7 +140,7 @@ def check_references(source: SourceFile) -> tuple[Registry, list[Diagnostic]]:
             if uri not in seen:
                 seen.add(uri)
                 pending.append((loaded, uri))
-    problems += files.problems
+    problems += dict.fromkeys(files.problems)  # a file that cannot be read is tried once per reference to it
     return registry.with_resources((uri, _resource(file.data)) for uri, file in files.loaded.items()), problems
 
 
@@ -153,20 +153,26 @@ def referenced_files(path: Path) -> list[Path]:
     files = _LocalFiles(path.parent, _root_id(source.data))
     found: dict[str, Path] = {}
     pending: list[tuple[Any, str]] = [(source.data, "")]
-    while pending:
-        data, base = pending.pop()
-        for _, reference in _references(data, base, ()):
-            document = urldefrag(reference).url
-            if not document or document in found:
-                continue
-            try:
-                found[document] = files.path(document)
-            except (NonLocalReference, OSError):
-                continue
-            loaded, _ = load_file(found[document])
-            if loaded is not None:
-                pending.append((loaded.data, document))
+    try:
+        while pending:
+            data, base = pending.pop()
+            for _, reference in _references(data, base, ()):
+                document = urldefrag(reference).url
+                if document and document not in found:
+                    _follow(document, files, found, pending)
+    except RecursionError:  # a schema nested too deeply to check: validation says so, and the build stops
+        pass
     return sorted(set(found.values()) - {path.resolve()})
+
+
+def _follow(document: str, files: _LocalFiles, found: dict[str, Path], pending: list[tuple[Any, str]]) -> None:
+    try:
+        found[document] = files.path(document)
+    except (NonLocalReference, OSError):
+        return
+    loaded, _ = load_file(found[document])
+    if loaded is not None:
+        pending.append((loaded.data, document))
 
 
 def _root_id(schema: Any) -> str | None:
