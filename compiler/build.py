@@ -14,7 +14,7 @@ import dataclasses
 import gc
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from importlib import resources
 from itertools import chain
@@ -125,10 +125,7 @@ def run_build(
             raise BuildFailure(str(exc), ExitCode.USAGE) from None
         remove_leftovers(out.parent)
 
-        from capidx.compiler.render import make_environment, templates_digest
-
-        env = make_environment(config.templates)
-        templates = templates_digest(env)
+        env, templates = _templates(config, err or sys.stderr, verbosity)
         previous = read_previous(out)
         if previous and _may_skip_validation(config, strict):
             # Byte-identical inputs (and compiler) to a build that passed validation: nothing to do.
@@ -149,6 +146,22 @@ def run_build(
     finally:
         if started is not None:
             started.close()  # unused, or closed already (harmless twice)
+
+
+def _templates(config: Config, err: TextIO, verbosity: int) -> tuple[Any, list[tuple[str, bytes]]]:
+    """The Jinja environment and the templates' sources (for the input digest); a template the loader
+    refuses (a link out of its folder, not UTF-8) fails the build. Warns about user files that are not used."""
+    from capidx.compiler.render import TemplateFailure, make_environment, override_warnings, templates_digest
+
+    env = make_environment(config.templates)
+    try:
+        templates = templates_digest(env)
+    except TemplateFailure as exc:
+        raise BuildFailure(f"template error: {exc}", ExitCode.INVALID) from None
+    if verbosity >= 0:
+        for warning in override_warnings(env):
+            print(f"warning: {warning}", file=err)
+    return env, templates
 
 
 def _validate_and_build(
@@ -357,6 +370,7 @@ def _input_digest(
 ) -> str:
     parts = list(inputs)
     parts.append(("schema", _schema_bytes(config)))
+    parts.extend(_referenced_schemas(config))
     parts.extend((f"templates/{name}", source) for name, source in templates)
     settings = {
         "uriPrefix": config.uri_prefix,
@@ -376,6 +390,19 @@ def _schema_bytes(config: Config) -> bytes:
     if config.schema is not None:
         return config.schema.read_bytes()
     return resources.files("capidx.schema").joinpath("capability-schema.json").read_bytes()
+
+
+def _referenced_schemas(config: Config) -> list[tuple[str, bytes]]:
+    """The local schema files a user schema refers to (`$ref`): inputs too."""
+    if config.schema is None:
+        return []
+    from capidx.compiler.schemarefs import referenced_files
+
+    parts = []
+    for path in referenced_files(config.schema):
+        with suppress(OSError):  # unreadable: validation reports it
+            parts.append((f"schema/{path.relative_to(config.schema.parent.resolve()).as_posix()}", path.read_bytes()))
+    return parts
 
 
 def _render_and_measure(

@@ -72,7 +72,11 @@ def _compile(schema: Any, format_checker: Any) -> Check | None:
     try:
         # A deep copy because fastjsonschema rewrites the `$ref`s of the schema it is given (and the same
         # dict serves jsonschema); use_default=False, or it writes `default` values into documents.
-        validate = fastjsonschema.compile(copy.deepcopy(schema), formats=conforms, use_default=False)
+        # `_NO_FETCHING`: only local `$ref`s get here (`_shared_semantics`), and should one not be, fastjsonschema
+        # must not fetch it (its default for a scheme without a handler is urllib).
+        validate = fastjsonschema.compile(
+            copy.deepcopy(schema), handlers=_NO_FETCHING, formats=conforms, use_default=False
+        )
     except Exception:  # a bad `$ref` or regex, deep nesting: no fast check, and jsonschema reports the problem
         return None
 
@@ -84,6 +88,23 @@ def _compile(schema: Any, format_checker: Any) -> Check | None:
         return True
 
     return check
+
+
+class _Refusing(dict):  # type: ignore[type-arg]
+    """fastjsonschema's `handlers`: one for every URI scheme, refusing to fetch."""
+
+    def __contains__(self, scheme: object) -> bool:
+        return True
+
+    def __missing__(self, scheme: str) -> Callable[[str], Any]:
+        return _refuse
+
+
+def _refuse(uri: str) -> Any:
+    raise ValueError(f"not fetched: {uri} (capidx never fetches schemas)")
+
+
+_NO_FETCHING = _Refusing()
 
 
 def _format_function(format_checker: Any, name: str) -> Callable[[Any], bool]:

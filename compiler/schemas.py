@@ -53,12 +53,13 @@ class LazyValidator:
     (`fastschema.compile_check`), and jsonschema describes the errors of any document not proved valid.
     """
 
-    def __init__(self, schema: dict[str, Any]) -> None:
+    def __init__(self, schema: dict[str, Any], registry: Any = None) -> None:
         self.schema = schema
+        self.registry = registry  # of the local schemas its `$ref`s may name (schemarefs); None: the bundled ones
 
     @cached_property
     def jsonschema_validator(self) -> Any:
-        return make_validator(self.schema)
+        return make_validator(self.schema, self.registry)
 
     def iter_errors(self, instance: Any) -> Any:
         return self.jsonschema_validator.iter_errors(instance)
@@ -80,12 +81,15 @@ class LazyValidator:
         return getattr(self.jsonschema_validator, name)
 
 
-def make_validator(schema: dict[str, Any]) -> Any:
-    """A validator for the schema's own draft (2020-12 when it names none), with format checking on."""
+def make_validator(schema: dict[str, Any], registry: Any = None) -> Any:
+    """A validator for the schema's own draft (2020-12 when it names none), with format checking on, whose
+    `$ref`s resolve in `registry` (default: the bundled schemas) and never over the network."""
     import jsonschema
 
+    from capidx.compiler.schemarefs import offline_registry
+
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+    return cls(schema, format_checker=cls.FORMAT_CHECKER, registry=registry or offline_registry())
 
 
 def load_schema_file(path: Path) -> tuple[LazyValidator | None, list[Diagnostic]]:
@@ -127,7 +131,15 @@ def load_schema_file(path: Path) -> tuple[LazyValidator | None, list[Diagnostic]
     ]
     if errors:
         return None, errors
-    return LazyValidator(schema), warnings
+    from capidx.compiler.schemarefs import check_references
+
+    try:
+        registry, errors = check_references(source)
+    except RecursionError:
+        return None, [source.diagnostic((), "error", "the schema is nested too deeply to check", code="schema-file")]
+    if errors:
+        return None, errors
+    return LazyValidator(schema, registry), warnings
 
 
 def schema_diagnostics(validator: LazyValidator, source: SourceFile, code: str = "schema") -> list[Diagnostic]:

@@ -1,0 +1,186 @@
+"""Schemas never reach the network (issue #14, finding 3): a `$ref` resolves against local schema files only,
+and one that is not local is an error naming the schema file, line and reference (exit 2).
+
+The "server" is a listening socket nobody accepts on: a client's connection completes in the kernel's
+backlog and its request is never answered. The default socket timeout is short during these tests, so
+code that does try to fetch fails after a moment instead of hanging, and the backlog shows it tried.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import socket
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from catalog_factory import documents, run_cli, write_catalog
+
+from capidx.compiler import fastschema
+from capidx.compiler.schemas import bundled_schema
+
+Silent = tuple[str, Callable[[], int]]
+
+
+@pytest.fixture
+def silent_server() -> Iterator[Silent]:
+    """(base URL of a server that never answers, a function counting the connections made to it)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    previous = socket.getdefaulttimeout()
+    socket.setdefaulttimeout(2.0)
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}", lambda: _connections(listener)
+    finally:
+        socket.setdefaulttimeout(previous)
+        listener.close()
+
+
+def _connections(listener: socket.socket) -> int:
+    listener.setblocking(False)
+    count = 0
+    while True:
+        try:
+            connection, _ = listener.accept()
+        except BlockingIOError:
+            return count
+        connection.close()
+        count += 1
+
+
+def _schema(agent: Any) -> dict[str, Any]:
+    """The bundled capability schema (without its `$id`) with `agent` as the schema of `agent`."""
+    schema = copy.deepcopy(bundled_schema("capability-schema.json"))
+    schema.pop("$id")
+    schema["properties"]["agent"] = agent
+    return schema
+
+
+def _write(path: Path, data: Any) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def _line_of(path: Path, text: str) -> int:
+    return next(number for number, line in enumerate(path.read_text("utf-8").splitlines(), 1) if text in line)
+
+
+def test_validate_refuses_a_remote_ref_without_connecting(tmp_path: Path, silent_server: Silent) -> None:
+    url, connections = silent_server
+    write_catalog(tmp_path)
+    schema = _write(tmp_path / "remote.schema.json", _schema({"$ref": f"{url}/agent.json"}))
+    result = run_cli(["validate", "--schema", str(schema)], cwd=tmp_path)
+    assert connections() == 0
+    assert result.exit_code == 2
+    where = f"remote.schema.json:{_line_of(schema, '$ref')}:"
+    assert where in result.output and "$.properties.agent.$ref" in result.output
+    assert f'"{url}/agent.json" is not a local schema file' in result.output
+    assert "Traceback" not in result.output
+
+
+def test_a_schema_named_in_capidx_yaml_is_not_fetched_either(tmp_path: Path, silent_server: Silent) -> None:
+    url, connections = silent_server
+    write_catalog(tmp_path)
+    _write(tmp_path / "schemas" / "capability.json", _schema({"$ref": f"{url}/agent.json#/x"}))
+    (tmp_path / "capidx.yaml").write_text("paths:\n  schema: schemas/capability.json\n", encoding="utf-8")
+    result = run_cli(["validate"], cwd=tmp_path)
+    assert connections() == 0
+    assert result.exit_code == 2
+    assert "capability.json:" in result.output and f"{url}/agent.json#/x" in result.output
+
+
+def test_build_refuses_a_remote_ref_without_connecting(tmp_path: Path, silent_server: Silent) -> None:
+    url, connections = silent_server
+    write_catalog(tmp_path)
+    schema = _write(tmp_path / "remote.schema.json", _schema({"$ref": f"{url}/agent.json"}))
+    result = run_cli(["build", "-q", "--schema", str(schema)], cwd=tmp_path)
+    assert connections() == 0
+    assert result.exit_code != 0  # 2 (a usage problem) where build exits as validate does
+    assert f'"{url}/agent.json" is not a local schema file' in result.stderr
+    assert not (tmp_path / "build").exists()
+
+
+def test_a_local_schema_file_referring_to_a_remote_one_is_refused(tmp_path: Path, silent_server: Silent) -> None:
+    url, connections = silent_server
+    write_catalog(tmp_path)
+    defs = _write(tmp_path / "schemas" / "parts" / "defs.json", {"$defs": {"agent": {"$ref": f"{url}/a.json"}}})
+    schema = _write(tmp_path / "schemas" / "main.json", _schema({"$ref": "parts/defs.json#/$defs/agent"}))
+    result = run_cli(["validate", "--schema", str(schema)], cwd=tmp_path)
+    assert connections() == 0
+    assert result.exit_code == 2
+    assert f"defs.json:{_line_of(defs, '$ref')}:" in result.output and f"{url}/a.json" in result.output
+
+
+@pytest.mark.parametrize("reference", ["../outside.json#/$defs/agent", "missing.json", "/etc/hostname"])
+def test_a_ref_to_a_file_outside_the_schema_folder_or_missing_is_refused(tmp_path: Path, reference: str) -> None:
+    write_catalog(tmp_path)
+    _write(tmp_path / "outside.json", {"$defs": {"agent": {"type": "object"}}})
+    schema = _write(tmp_path / "schemas" / "main.json", _schema({"$ref": reference}))
+    result = run_cli(["validate", "--schema", str(schema)], cwd=tmp_path)
+    assert result.exit_code == 2
+    assert f"main.json:{_line_of(schema, '$ref')}:" in result.output
+    assert "no such schema file inside" in result.output
+
+
+def _agent_schema() -> dict[str, Any]:
+    return copy.deepcopy(bundled_schema("capability-schema.json")["$defs"]["agent"])
+
+
+@pytest.mark.parametrize(
+    "layout",
+    ["relative path", "file URI", "under the schema's $id", "declared $id", "bundled schema", "meta-schema"],
+)
+def test_local_references_resolve_and_still_check_documents(tmp_path: Path, layout: str) -> None:
+    folder = tmp_path / "schemas"
+    _write(folder / "defs.json", {"$defs": {"agent": _agent_schema()}})
+    declared = "https://example.org/elsewhere/other.json"
+    _write(folder / "other.json", {"$id": declared, "$defs": {"agent": _agent_schema()}})
+    reference = {
+        "relative path": "defs.json#/$defs/agent",
+        "file URI": (folder / "defs.json").as_uri() + "#/$defs/agent",
+        "under the schema's $id": "defs.json#/$defs/agent",
+        "declared $id": f"{declared}#/$defs/agent",
+        "bundled schema": "https://capidx.dev/schema/capability-schema.json#/$defs/agent",
+        "meta-schema": "https://json-schema.org/draft/2020-12/schema",
+    }[layout]
+    schema = _schema({"$ref": reference})
+    if layout == "under the schema's $id":
+        schema["$id"] = "https://example.org/schemas/main.json"
+    path = _write(folder / "main.json", schema)
+    write_catalog(tmp_path)
+    assert run_cli(["validate", "-q", "--schema", str(path)], cwd=tmp_path).exit_code == 0
+    if layout == "meta-schema":
+        return  # any schema-shaped agent is valid: nothing more to check
+    docs = documents()
+    docs["claude-code"]["agent"]["name"] = 5
+    write_catalog(tmp_path, docs)
+    result = run_cli(["validate", "-q", "--schema", str(path)], cwd=tmp_path)
+    assert result.exit_code == 1
+    assert "$.agent.name: expected string, received integer" in result.output
+
+
+def test_the_fast_check_never_fetches(monkeypatch: pytest.MonkeyPatch, silent_server: Silent) -> None:
+    """fastjsonschema fetches a remote `$ref` with urllib unless told otherwise; only local references reach it,
+    and should one not be local, it must not fetch either."""
+    url, connections = silent_server
+    monkeypatch.setattr(fastschema, "_shared_semantics", lambda schema, formats: True)
+    schema = {"type": "object", "properties": {"a": {"$ref": f"{url}/a.json"}}}
+    assert fastschema.compile_schema(schema) is None
+    assert connections() == 0
+
+
+def test_editing_a_referenced_schema_file_makes_the_next_build_check_again(tmp_path: Path) -> None:
+    write_catalog(tmp_path)
+    defs = _write(tmp_path / "schemas" / "defs.json", {"$defs": {"agent": _agent_schema()}})
+    schema = _write(tmp_path / "schemas" / "main.json", _schema({"$ref": "defs.json#/$defs/agent"}))
+    assert run_cli(["build", "-q", "--schema", str(schema)], cwd=tmp_path).exit_code == 0
+    stricter = _agent_schema()
+    stricter["properties"]["name"]["maxLength"] = 3
+    _write(defs, {"$defs": {"agent": stricter}})
+    result = run_cli(["build", "-q", "--schema", str(schema)], cwd=tmp_path)
+    assert result.exit_code == 1
+    assert "$.agent.name: is too long" in result.stderr
