@@ -135,11 +135,45 @@ def load_schema_file(path: Path) -> tuple[LazyValidator | None, list[Diagnostic]
 
     try:
         registry, errors = check_references(source)
+        errors += _risky_patterns(source)
     except RecursionError:
         return None, [source.diagnostic((), "error", "the schema is nested too deeply to check", code="schema-file")]
     if errors:
         return None, errors
     return LazyValidator(schema, registry), warnings
+
+
+# Keywords whose values are data, not subschemas: a "pattern" key below them is not a regex to check.
+_VALUE_KEYWORDS = frozenset({"enum", "const", "examples", "default"})
+
+
+def _risky_patterns(source: SourceFile) -> list[Diagnostic]:
+    """An error for each `pattern` / `patternProperties` regex of a user schema that could backtrack
+    catastrophically (regexrisk): jsonschema and fastjsonschema run them with Python's `re`, on every
+    string of every document, without a time limit, so one such pattern in a fork's schema would hang
+    `capidx validate` in CI. The same structural check refuses such `useWhen` patterns in catalog data."""
+    from capidx.compiler.regexrisk import backtracking_risk
+
+    found: list[Diagnostic] = []
+    pending: list[tuple[Any, tuple[Any, ...]]] = [(source.data, ())]
+    while pending:
+        node, parts = pending.pop()
+        if isinstance(node, list):
+            pending += [(item, (*parts, index)) for index, item in enumerate(node)]
+            continue
+        if not isinstance(node, dict):
+            continue
+        regexes = [(("pattern",), node["pattern"])] if isinstance(node.get("pattern"), str) else []
+        if isinstance(node.get("patternProperties"), dict):
+            regexes += [(("patternProperties", key), key) for key in node["patternProperties"]]
+        for where, pattern in regexes:
+            risk = backtracking_risk(pattern)
+            if risk is not None:
+                what, fix = risk
+                message = f"regex {_short(pattern)}: {what}"
+                found.append(source.diagnostic((*parts, *where), "error", message, fix, "schema-file"))
+        pending += [(value, (*parts, key)) for key, value in node.items() if key not in _VALUE_KEYWORDS]
+    return found
 
 
 def schema_diagnostics(validator: LazyValidator, source: SourceFile, code: str = "schema") -> list[Diagnostic]:

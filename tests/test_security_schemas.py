@@ -184,3 +184,22 @@ def test_editing_a_referenced_schema_file_makes_the_next_build_check_again(tmp_p
     result = run_cli(["build", "-q", "--schema", str(schema)], cwd=tmp_path)
     assert result.exit_code == 1
     assert "$.agent.name: is too long" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("where", "pattern"),
+    [("pattern", "^(a+)+$"), ("patternProperties", "^(x|xx)*$")],
+)
+def test_a_user_schema_regex_that_backtracks_is_refused_before_any_document(
+    tmp_path: Path, where: str, pattern: str
+) -> None:
+    """jsonschema runs a schema's `pattern`s with Python's `re`, without a time limit, on every string:
+    `^(a+)+$` against a long run of 'a's followed by '!' would hang validate in CI for hours."""
+    name = {"type": "string", "pattern": pattern} if where == "pattern" else {"patternProperties": {pattern: {}}}
+    write_catalog(tmp_path)
+    schema = _write(tmp_path / "evil.schema.json", _schema({"type": "object", "properties": {"name": name}}))
+    result = run_cli(["validate", "--schema", str(schema)], cwd=tmp_path)
+    assert result.exit_code == 2
+    assert f"evil.schema.json:{_line_of(schema, pattern)}:" in result.output
+    assert "a repeated group" in result.output
+    assert "Traceback" not in result.output
