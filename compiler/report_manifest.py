@@ -71,16 +71,16 @@ def manifest_problems(data: Any) -> list[str]:
     """Schema errors (`$.json.path: message`), then what the schema cannot say."""
     import jsonschema
 
-    validator = jsonschema.Draft202012Validator(_manifest_schema())
+    validator = jsonschema.Draft202012Validator(manifest_schema())
     errors = sorted(validator.iter_errors(data), key=lambda error: list(map(str, error.absolute_path)))
     problems = [f"{_json_path(error.absolute_path)}: {error.message}" for error in errors]
     if len(problems) > _MAX_SCHEMA_ERRORS:
         hidden = len(problems) - _MAX_SCHEMA_ERRORS
         problems = [*problems[:_MAX_SCHEMA_ERRORS], f"… and {hidden} more schema errors"]
-    return problems or _contract_problems(data)
+    return problems or contract_problems(data)
 
 
-def _contract_problems(data: Mapping[str, Any]) -> list[str]:
+def contract_problems(data: Mapping[str, Any]) -> list[str]:
     """Unique URIs and a primary-encoding count on every artifact (the schema states neither)."""
     encoding = data["encodings"][0]
     seen: set[str] = set()
@@ -95,7 +95,7 @@ def _contract_problems(data: Mapping[str, Any]) -> list[str]:
 
 
 @cache
-def _manifest_schema() -> dict[str, Any]:
+def manifest_schema() -> dict[str, Any]:
     text = resources.files("capidx.schema").joinpath("build-manifest.schema.json").read_text("utf-8")
     return json.loads(text)
 
