@@ -53,7 +53,7 @@ def check_location(out: Path, protected: Iterable[tuple[Path, str]], catalog: Pa
     inside = _resolved(catalog)
     if target != inside and target.is_relative_to(inside):
         raise OutputError(f"{out}: is inside the catalog folder {catalog}; refusing to write there. {_CHOOSE}")
-    named = [(Path(target.anchor), "the file system root"), (catalog, "the catalog folder"), *protected]
+    named = [(Path(target.anchor), "the file system root"), *protected, (catalog, "the catalog folder")]
     if (home := _home()) is not None:
         named.append((home, "your home folder"))
     resolved = [(_resolved(folder), folder, what) for folder, what in named]
