@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -12,7 +13,8 @@ _EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 
 def _absolute(path: Path | None) -> Path | None:
-    return path.resolve() if path is not None else None
+    """Absolute, but as given: a link is not followed (messages name the user's path; a link loop is no crash)."""
+    return Path(os.path.abspath(path)) if path is not None else None
 
 
 @click.command()

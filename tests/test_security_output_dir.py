@@ -192,8 +192,9 @@ def test_the_root_and_the_home_folder_are_refused(project: Path, monkeypatch: py
 
 
 def test_a_symlinked_out_is_refused(project: Path) -> None:
-    """`--out` is resolved by the command line (then the target is checked); `paths.out` is not."""
+    """As `--out` or as `paths.out`: replacing a link would not replace what it points to."""
     (project / "link").symlink_to(project / "build")
+    assert "link: is a symbolic link" in refused(project, "link")
     (project / "capidx.yaml").write_text("paths:\n  out: link\n", encoding="utf-8")
     before = tree(project)
     result = run_cli(["build", "-q"], cwd=project)
