@@ -14,7 +14,7 @@ import dataclasses
 import gc
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from importlib import resources
 from itertools import chain
@@ -360,7 +360,9 @@ def _may_skip_validation(config: Config, strict: bool) -> bool:
 def protected_folders(config: Config) -> list[tuple[Path, str]]:
     """Folders `--out` may never be nor hold (besides `/`, the home folder and the catalog): see outdir.py."""
     root = "the project root (the folder of capidx.yaml)" if config.config_file else "the project root"
-    folders = [(config.root, root), (Path.cwd(), "the working folder")]
+    folders = [(config.root, root)]
+    with suppress(OSError):  # the working folder was removed: nothing there to protect
+        folders.append((Path.cwd(), "the working folder"))
     if config.templates is not None:
         folders.append((config.templates, "the templates folder"))
     return folders

@@ -52,8 +52,9 @@ def build(
 
     \b
     Exit codes: 0 built (or up to date), 1 invalid data, template error, encoding that cannot be
-    loaded or budget breach (a breaching build is still written), 2 usage error (bad flag or
-    config, unknown encoding, --out that is not a build directory).
+    loaded or budget breach (a breaching build is still written), 2 usage or I/O error (bad flag or
+    config, unknown encoding, a file that cannot be read, an --out that is not provably a capidx
+    build or is the project, the catalog or a parent of them).
     """
     from capidx.compiler.config import load_config, with_catalog
     from capidx.compiler.diagnostics import ExitCode

@@ -344,6 +344,7 @@ def _swap(temp: Path, out: Path) -> None:
 
 def _pause_for_tests(temp: Path) -> None:
     signal_file = os.environ.get(PAUSE_ENV)
-    if signal_file:
-        Path(signal_file).write_text(str(temp), encoding="utf-8")
+    if signal_file:  # written whole, then renamed: a test polling for the file never reads it half written
+        Path(signal_file + ".part").write_text(str(temp), encoding="utf-8")
+        os.replace(signal_file + ".part", signal_file)
         time.sleep(60)
