@@ -218,15 +218,21 @@ def manifest_problems(data: Any) -> list[str]:
     from capidx.compiler import report_manifest
 
     try:
-        if _fast_check()(data) and type(data["format"]) is int:  # fastjsonschema's `const: 1` accepts True
+        if _fast_valid(data):
             return report_manifest.contract_problems(data)
         return report_manifest.manifest_problems(data) or ["not a build manifest"]
     except RecursionError:
         return ["nested too deeply"]
-    except Exception as exc:  # fastjsonschema's JsonSchemaValueException: jsonschema describes it
-        if type(exc).__name__ != "JsonSchemaValueException":
-            raise
-        return report_manifest.manifest_problems(data) or ["not a build manifest"]
+
+
+def _fast_valid(data: Any) -> bool:
+    import fastjsonschema
+
+    try:
+        _fast_check()(data)
+    except fastjsonschema.JsonSchemaException:
+        return False
+    return type(data["format"]) is int  # fastjsonschema's `const: 1` accepts True; jsonschema does not
 
 
 @cache
