@@ -5,8 +5,8 @@ whatever the folder held: a project root, a web `public/` folder with a PWA `man
 Two rules keep that from happening, checked before anything is read, written or removed:
 
 - **Where**: `--out` is never `/`, the user's home, the project root (the folder of the capidx.yaml in
-  force, or the cwd), the catalog folder or the templates folder, nor a parent of any of them, nor a
-  folder inside the catalog.
+  force, or the cwd), the working folder, the catalog folder or the templates folder, nor a parent of any
+  of them, nor a folder inside the catalog.
 - **What**: a folder that exists must be empty, or provably a capidx build: its `manifest.json` is a
   regular file that parses and is a build manifest by `schema/build-manifest.schema.json`, and the folder
   holds nothing that manifest does not list (no other file, folder, link or device).
