@@ -33,6 +33,7 @@ from typing import IO, Any
 
 from capidx.compiler import discover, pipes
 from capidx.compiler.config import Config
+from capidx.compiler.diagnostics import exit_code_for
 from capidx.compiler.load import load_file
 from capidx.compiler.validate import LoadedDocument, ValidationResult, collector_paused, document_order
 
@@ -46,6 +47,7 @@ class Verdict:
 
     ok: bool
     errors: int
+    exit_code: int  # as `capidx validate` would exit: 2 when a file could not be read at all
     report: str  # the text reporter's output ('' when there is nothing to say)
     digests: dict[str, str]  # str(path) -> sha256 of every document and alias table validated
 
@@ -242,7 +244,8 @@ def _verdict(config: Config, strict: bool, verbosity: int) -> Verdict:
 
     result = validate_project(config, strict=strict, for_build=True)
     report = REPORTER_BY_NAME["text"](verbosity=verbosity).render(result) if result.diagnostics else ""
-    return Verdict(result.ok, len(result.errors), report or "", _digests(result))
+    code = int(exit_code_for(result.diagnostics))
+    return Verdict(result.ok, len(result.errors), code, report or "", _digests(result))
 
 
 def child_main() -> None:

@@ -29,6 +29,7 @@ from capidx.compiler.build_table import kind_table
 from capidx.compiler.catalog import Catalog, CatalogError, build_catalog
 from capidx.compiler.config import Config
 from capidx.compiler.diagnostics import ExitCode, exit_code_for
+from capidx.compiler.load import read_limited
 from capidx.compiler.manifest import (
     MATCH_INDEX,
     is_intact,
@@ -38,9 +39,18 @@ from capidx.compiler.manifest import (
     read_previous,
     serialize,
 )
+from capidx.compiler.outdir import (
+    Replaceable,
+    check_kind,
+    check_listing,
+    check_location,
+    check_output_dir,
+    recheck,
+    remove_leftovers,
+)
 from capidx.compiler.tokenproc import start_counter
 from capidx.compiler.tokens import EncodingUnavailable, check_names, reported_names
-from capidx.compiler.write import MANIFEST, OutputError, TreeWriter, check_output_dir, remove_leftovers
+from capidx.compiler.write import MANIFEST, OutputError, TreeWriter
 
 if TYPE_CHECKING:
     from capidx.compiler.background import BackgroundValidation
@@ -91,7 +101,7 @@ def execute(
         )
     except BuildFailure as failure:
         print(f"error: {failure}", file=err)
-        if failure.exit_code == ExitCode.INVALID:
+        if failure.exit_code in (ExitCode.INVALID, ExitCode.USAGE):
             print(f"build not written; {config.out} is unchanged", file=err)
         return BuildResult(failure.exit_code, config.out)
     _print_outcome(result, quiet, err)
@@ -118,20 +128,32 @@ def run_build(
         out = config.out
         try:
             check_names(encodings)
-            check_output_dir(out)
+            check_location(out, protected_folders(config), config.agents)
+            check_kind(out)
         except EncodingUnavailable as exc:
             raise BuildFailure(str(exc), exc.exit_code) from None
         except OutputError as exc:
             raise BuildFailure(str(exc), ExitCode.USAGE) from None
-        remove_leftovers(out.parent)
 
         env, templates = _templates(config, err or sys.stderr, verbosity)
         previous = read_previous(out)
         if previous and _may_skip_validation(config, strict):
             # Byte-identical inputs (and compiler) to a build that passed validation: nothing to do.
-            quick = _input_digest(config, _inputs_on_disk(config), templates, encodings)
+            on_disk = _inputs_on_disk(config)
+            quick = on_disk is not None and _input_digest(config, on_disk, templates, encodings)
             if quick == previous.get("inputDigest") and is_intact(out, previous):
+                try:
+                    check_listing(out, previous)
+                except OutputError as exc:
+                    raise BuildFailure(str(exc), ExitCode.USAGE) from None
+                remove_leftovers(out.parent)
                 return _up_to_date(out, previous)
+        # Replacing `out` (or writing it): only a provable capidx build may be replaced (outdir.py).
+        try:
+            replaceable = check_output_dir(out)
+        except OutputError as exc:
+            raise BuildFailure(str(exc), ExitCode.USAGE) from None
+        remove_leftovers(out.parent)
 
         # Counting starts now (or started before, for a cold build), in a second process where it can: a cold
         # build's encodings load meanwhile.
@@ -140,7 +162,9 @@ def run_build(
         else:
             counter = (counter_factory or start_counter)(encodings, known_token_counts(previous))
         try:
-            return _validate_and_build(config, strict, err, verbosity, env, templates, previous, counter, progress)
+            return _validate_and_build(
+                config, strict, err, verbosity, env, templates, previous, counter, progress, replaceable
+            )
         finally:
             counter.close()
     finally:
@@ -174,6 +198,7 @@ def _validate_and_build(
     previous: dict[str, Any] | None,
     counter: Any,
     progress: Callable[[str, int], Any] | None,
+    replaceable: Replaceable,
 ) -> BuildResult:
     from capidx.compiler import background  # here: a no-op build needs none of validation's modules
 
@@ -183,10 +208,10 @@ def _validate_and_build(
     checker = _start_background(config, strict, verbosity, fork) if loaded is not None else None
     if loaded is None or checker is None:  # not worth a new Python, or no child at all: validate first
         validation = _validate(config, strict, err, verbosity)
-        return _build(config, validation, env, templates, previous, counter, progress, lambda: None)
+        return _build(config, validation, env, templates, previous, counter, progress, lambda: None, replaceable)
     settle = _settler(checker, loaded, config, strict, err, verbosity)
     try:
-        return _build(config, loaded, env, templates, previous, counter, progress, settle)
+        return _build(config, loaded, env, templates, previous, counter, progress, settle, replaceable)
     except Exception:
         settle()  # invalid data is reported as such, whatever failed while building from it
         raise
@@ -227,7 +252,7 @@ def _settler(
         if verdict.report:
             print(verdict.report, file=err)
         if not verdict.ok:
-            raise BuildFailure(_errors_message(verdict.errors), ExitCode.INVALID)
+            raise BuildFailure(_errors_message(verdict.errors), ExitCode(verdict.exit_code))
 
     return settle
 
@@ -241,6 +266,7 @@ def _build(
     counter: Any,
     progress: Callable[[str, int], Any] | None,
     settle: Callable[[], None],
+    replaceable: Replaceable,
 ) -> BuildResult:
     """Build from `validation`'s documents; `settle()` is called before anything is decided from them
     (an up-to-date answer, the swap): it raises when they turn out to be invalid."""
@@ -258,7 +284,7 @@ def _build(
 
     # Files are written (into a temporary sibling of `out`, by a helper process) as they are rendered.
     try:
-        writer = TreeWriter(out, _previous_shas(previous))
+        writer = TreeWriter(out, _previous_shas(previous), before_swap=lambda: recheck(out, replaceable))
     except OSError as exc:
         raise BuildFailure(f"cannot write a build next to {out}: {exc} ({_WRITABLE})", ExitCode.INVALID) from None
     try:
@@ -295,6 +321,8 @@ def _build(
         try:
             with _bar(progress, "writing", writer.files) as tick:
                 linked = writer.finish(tick)
+        except OutputError as exc:  # something appeared in `out` while the build ran: it stays as it is
+            raise BuildFailure(str(exc), ExitCode.USAGE) from None
         except OSError as exc:
             raise BuildFailure(f"writing {out} failed: {exc} ({_WRITABLE})", ExitCode.INVALID) from None
     finally:
@@ -343,6 +371,17 @@ def _may_skip_validation(config: Config, strict: bool) -> bool:
     return not strict and config.staleness.error_days is None
 
 
+def protected_folders(config: Config) -> list[tuple[Path, str]]:
+    """Folders `--out` may never be nor hold (besides `/`, the home folder and the catalog): see outdir.py."""
+    root = "the project root (the folder of capidx.yaml)" if config.config_file else "the project root"
+    folders = [(config.root, root)]
+    with suppress(OSError):  # the working folder was removed: nothing there to protect
+        folders.append((Path.cwd(), "the working folder"))
+    if config.templates is not None:
+        folders.append((config.templates, "the templates folder"))
+    return folders
+
+
 def _validated_inputs(config: Config, validation: Any) -> list[tuple[str, bytes]]:
     parts = []
     for doc in validation.documents:
@@ -353,15 +392,22 @@ def _validated_inputs(config: Config, validation: Any) -> list[tuple[str, bytes]
     return parts
 
 
-def _inputs_on_disk(config: Config) -> list[tuple[str, bytes]]:
+def _inputs_on_disk(config: Config) -> list[tuple[str, bytes]] | None:
     """The same parts as `_validated_inputs`, read directly. Any difference from what validate
-    reads only makes the digests differ, which means "rebuild": never a stale "up to date"."""
+    reads only makes the digests differ, which means "rebuild": never a stale "up to date".
+    None when a file cannot be read (a pipe, a device, too large, unreadable): validation says why."""
     parts = []
     for path in digests.catalog_files(config.agents):
         label = digests.relative_label(path, config.agents, path.name)
-        parts.append((f"data/{label}", path.read_bytes()))
+        data, _ = read_limited(path)
+        if data is None:
+            return None
+        parts.append((f"data/{label}", data))
     if config.aliases is not None and config.aliases.is_file():
-        parts.append(("aliases", config.aliases.read_bytes()))
+        data, _ = read_limited(config.aliases)
+        if data is None:
+            return None
+        parts.append(("aliases", data))
     return parts
 
 
@@ -387,8 +433,9 @@ def _input_digest(
 
 
 def _schema_bytes(config: Config) -> bytes:
-    if config.schema is not None:
-        return config.schema.read_bytes()
+    if config.schema is not None:  # never a pipe or a device: that would hang; validation reports it
+        data, _ = read_limited(config.schema)
+        return data if data is not None else b"\0unreadable"
     return resources.files("capidx.schema").joinpath("capability-schema.json").read_bytes()
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -12,7 +13,8 @@ _EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 
 def _absolute(path: Path | None) -> Path | None:
-    return path.resolve() if path is not None else None
+    """Absolute, but as given: a link is not followed (messages name the user's path; a link loop is no crash)."""
+    return Path(os.path.abspath(path)) if path is not None else None
 
 
 def config_notice(config_file: Path | None, agents: Path | None) -> str:
@@ -65,11 +67,11 @@ def build(
     The first line (stderr, not with -q) names the capidx.yaml in force: ./capidx.yaml or --config,
     never one beside --agents DIR.
 
-    \b
+    
     Exit codes: 0 built (or up to date), 1 invalid data, template error, encoding file that cannot
     be used or budget breach (a breaching build is still written), 2 usage or I/O error (bad flag
-    or config, missing or unreadable catalog, unknown encoding or one not in tiktoken's cache,
-    --out that is not a build directory).
+    or config, missing or unreadable catalog, unknown encoding or one not in tiktoken's cache, an
+    --out that is not provably a capidx build or is the project, the catalog or a parent of them).
     """
     from capidx.compiler.config import load_config, with_catalog
     from capidx.compiler.diagnostics import ExitCode

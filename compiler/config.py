@@ -7,6 +7,7 @@ file: callers pass only the flags the user actually gave (`None` means "not give
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -95,7 +96,8 @@ class Config:
 
 def find_config_file(start: Path) -> Path | None:
     candidate = start / CONFIG_FILE_NAME
-    return candidate if candidate.is_file() else None
+    # Whatever it is: a capidx.yaml that cannot be read (a folder, a pipe, a link loop) is an error, not "none".
+    return candidate if os.path.lexists(candidate) else None
 
 
 def default_config(root: Path) -> Config:
@@ -115,7 +117,8 @@ def default_config(root: Path) -> Config:
 
 def default_aliases(agents: Path) -> Path | None:
     """The catalog's alias table (`aliases.json`, or `aliases.yaml`/`.yml`) when there is one."""
-    return next((agents / name for name in ALIAS_FILE_NAMES if (agents / name).is_file()), None)
+    # lexists: an aliases.json that cannot be read (a folder, a pipe, a broken link) is reported, not skipped.
+    return next((agents / name for name in ALIAS_FILE_NAMES if os.path.lexists(agents / name)), None)
 
 
 def with_catalog(config: Config, agents: Path | None, aliases: Path | None, no_aliases: bool) -> Config:
@@ -235,7 +238,7 @@ def load_config(config_path: Path | None, cwd: Path) -> tuple[Config, list[Diagn
     path = config_path or find_config_file(cwd)
     if path is None:
         return default_config(cwd.resolve()), []
-    path = path.resolve()
+    path = Path(os.path.abspath(path))  # not resolved: a link loop is reported by load_file, not raised here
     source, problems = load_file(path, allow_empty=True)
     problems = [problem if problem.code == "io" else replace(problem, code="config") for problem in problems]
     if source is None or problems:

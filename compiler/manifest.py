@@ -11,7 +11,6 @@ from typing import Any
 from capidx.compiler.artifacts import Measured
 from capidx.compiler.budgets import BudgetResult
 from capidx.compiler.catalog import Catalog
-from capidx.compiler.write import MANIFEST
 from capidx.server.text import canonical_json
 
 FORMAT = 1
@@ -92,9 +91,12 @@ def serialize(manifest: dict[str, Any], rows: Sequence[str]) -> bytes:
 
 def read_previous(out: Path) -> dict[str, Any] | None:
     """The manifest of the current build in `out`, or None when there is none or it is unreadable."""
+    from capidx.compiler.outdir import manifest_bytes
+
+    raw, _ = manifest_bytes(out)
     try:
-        data = json.loads((out / MANIFEST).read_bytes())
-    except (OSError, ValueError):
+        data = json.loads(raw) if raw is not None else None
+    except (ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) and data.get("format") == FORMAT else None
 

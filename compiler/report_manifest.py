@@ -8,6 +8,8 @@ can exit 2 with a message that says what to fix.
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -16,7 +18,11 @@ from pathlib import Path
 from typing import Any
 
 MANIFEST_NAME = "manifest.json"
+# A manifest larger than this is not one capidx wrote (20,000 capabilities make one of ~50 MB).
+MAX_MANIFEST_BYTES = 512 * 1024 * 1024
 _MAX_SCHEMA_ERRORS = 10
+_MAX_MESSAGE = 200
+_REBUILD = "rebuild with `capidx build`"
 
 
 class ManifestError(Exception):
@@ -53,17 +59,17 @@ def load_manifest(location: Path, option: str = "--build DIR") -> Manifest:
 
     `option` is the flag that names `location`, for the hint when there is no build there."""
     path = manifest_file(location)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ManifestError(path, [_no_build(location, path, option)], prefixed=False) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ManifestError(path, [f"cannot read the build manifest: {exc}"]) from None
+    text = _read(path, location, option)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ManifestError(path, [f"{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}"]) from None
-    problems = manifest_problems(data)
+    except RecursionError:  # the parser's own guard against a stack overflow: not a manifest capidx writes
+        raise ManifestError(path, [f"nested too deeply to be a build manifest; {_REBUILD}"]) from None
+    try:
+        problems = manifest_problems(data)
+    except RecursionError:
+        problems = [f"nested too deeply to be a build manifest; {_REBUILD}"]
     if problems:
         raise ManifestError(path, problems)
     return Manifest(path, data)
@@ -77,20 +83,41 @@ def _no_build(location: Path, path: Path, option: str) -> str:
     return f"{where}: run `capidx build` first, or pass {option}"
 
 
+def _read(path: Path, location: Path, option: str) -> str:
+    """The manifest's text. Only a regular file is read: a pipe would block and a device never end."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise ManifestError(path, [_no_build(location, path, option)], prefixed=False) from None
+    except OSError as exc:
+        raise ManifestError(path, [f"cannot read the build manifest: {exc.strerror or exc}"]) from None
+    if not stat.S_ISREG(info.st_mode):
+        raise ManifestError(path, ["cannot read the build manifest: not a regular file (a pipe or a device?)"])
+    if info.st_size > MAX_MANIFEST_BYTES:
+        raise ManifestError(path, [f"cannot read the build manifest: over {MAX_MANIFEST_BYTES >> 20} MiB"])
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(MAX_MANIFEST_BYTES + 1).decode("utf-8")
+    except OSError as exc:
+        raise ManifestError(path, [f"cannot read the build manifest: {exc.strerror or exc}"]) from None
+    except UnicodeDecodeError as exc:
+        raise ManifestError(path, [f"cannot read the build manifest: {exc}"]) from None
+
+
 def manifest_problems(data: Any) -> list[str]:
     """Schema errors (`$.json.path: message`), then what the schema cannot say."""
     import jsonschema
 
-    validator = jsonschema.Draft202012Validator(_manifest_schema())
+    validator = jsonschema.Draft202012Validator(manifest_schema())
     errors = sorted(validator.iter_errors(data), key=lambda error: list(map(str, error.absolute_path)))
-    problems = [f"{_json_path(error.absolute_path)}: {error.message}" for error in errors]
+    problems = [f"{_json_path(error.absolute_path)}: {_short(error.message)}" for error in errors]
     if len(problems) > _MAX_SCHEMA_ERRORS:
         hidden = len(problems) - _MAX_SCHEMA_ERRORS
         problems = [*problems[:_MAX_SCHEMA_ERRORS], f"… and {hidden} more schema errors"]
-    return problems or _contract_problems(data)
+    return problems or contract_problems(data)
 
 
-def _contract_problems(data: Mapping[str, Any]) -> list[str]:
+def contract_problems(data: Mapping[str, Any]) -> list[str]:
     """Unique URIs and a primary-encoding count on every artifact (the schema states neither)."""
     encoding = data["encodings"][0]
     seen: set[str] = set()
@@ -104,8 +131,13 @@ def _contract_problems(data: Mapping[str, Any]) -> list[str]:
     return problems
 
 
+def _short(message: str) -> str:
+    """jsonschema quotes the offending value, which may be a whole object: keep messages readable."""
+    return message if len(message) <= _MAX_MESSAGE else message[: _MAX_MESSAGE - 1] + "…"
+
+
 @cache
-def _manifest_schema() -> dict[str, Any]:
+def manifest_schema() -> dict[str, Any]:
     text = resources.files("capidx.schema").joinpath("build-manifest.schema.json").read_text("utf-8")
     return json.loads(text)
 

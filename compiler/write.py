@@ -10,10 +10,16 @@ not the temporary directory of a build still running beside it (two builds into 
 two `--out` in one parent): a build holds an exclusive `flock` on its temporary directory until the
 swap, and a directory that cannot be locked is in use. (Where `flock` does not exist, every leftover is
 removed, as before.)
+
+Only what is provably ours is ever removed: the temporary and old directories hold a marker file
+(`MARKER`) from the moment they are ours until they are gone (the marker is removed from the new build
+just before the swap, and from an old one last), and `capidx.compiler.outdir` decides which folder
+`--out` may replace and which leftovers are ours.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shutil
@@ -35,28 +41,35 @@ MANIFEST = "manifest.json"
 PAUSE_ENV = "CAPIDX_TEST_PAUSE_BEFORE_SWAP"
 
 
+MARKER = ".capidx-temporary"  # in a temporary or old build directory: "made by capidx, safe to remove"
+MARKER_TEXT = b"capidx: a temporary build directory; the next capidx build removes it\n"
+
+
 class OutputError(Exception):
     """The output directory cannot be used (exit 2)."""
 
 
-def check_output_dir(out: Path) -> None:
-    """Refuse to replace anything that is not a capidx build: `--out .` must never delete a project."""
-    if out.is_symlink() or (out.exists() and not out.is_dir()):
-        raise OutputError(f"{out}: exists and is not a directory; choose another --out")
-    if out.is_dir() and not (out / MANIFEST).is_file() and any(out.iterdir()):
-        raise OutputError(
-            f"{out}: not empty and not a capidx build directory (no {MANIFEST}); refusing to replace it. "
-            "Choose an empty or new --out directory."
-        )
-
-
-def remove_leftovers(parent: Path) -> None:
-    """Remove temporary directories left by killed builds next to the output directory."""
-    if parent.is_dir():
-        for path in sorted(parent.iterdir()):
-            leftover = path.name.startswith((TEMP_PREFIX, OLD_PREFIX)) and path.is_dir() and not path.is_symlink()
-            if leftover and not _in_use(path):
+def remove_ours(directory: Path) -> None:
+    """Remove a temporary or old build directory, its marker last, so that a removal cut short (kill -9)
+    still leaves a directory the next build recognizes as ours. Links inside are removed, never followed."""
+    try:
+        with os.scandir(directory) as entries:
+            names = [entry.name for entry in entries if entry.name != MARKER]
+    except OSError:
+        return
+    for name in names:
+        path = directory / name
+        try:
+            if stat.S_ISDIR(os.lstat(path).st_mode):
                 shutil.rmtree(path, ignore_errors=True)
+            else:
+                os.unlink(path)
+        except OSError:
+            pass
+    with contextlib.suppress(OSError):
+        os.unlink(directory / MARKER)
+    with contextlib.suppress(OSError):
+        os.rmdir(directory)
 
 
 class TreeWriter:
@@ -79,12 +92,19 @@ class TreeWriter:
 
     HELPER_AFTER = 1000  # files; below this, starting a second Python costs more than it saves
 
-    def __init__(self, out: Path, previous: Mapping[str, str] | None = None) -> None:
-        """`previous`: path -> sha256 of the current build's files (candidates for hard links)."""
+    def __init__(
+        self,
+        out: Path,
+        previous: Mapping[str, str] | None = None,
+        before_swap: Callable[[], None] | None = None,
+    ) -> None:
+        """`previous`: path -> sha256 of the current build's files (candidates for hard links).
+        `before_swap`: called just before the swap; it raises to keep `out` as it is."""
         out.parent.mkdir(parents=True, exist_ok=True)
         self.out = out
         self.temp = _make_sibling(out.parent, TEMP_PREFIX)
         self._lock = _hold(self.temp)
+        self._before_swap = before_swap
         self.files = 0
         self._previous = previous or {}
         self._kept: list[tuple[str, bytes, bool]] = []
@@ -130,6 +150,9 @@ class TreeWriter:
             if progress:
                 progress(self.files)
             _pause_for_tests(self.temp)
+            if self._before_swap is not None:
+                self._before_swap()
+            os.unlink(self.temp / MARKER)  # the build is complete: from now on it is provably ours by its manifest
             _swap(self.temp, self.out)
             self._done = True
             return linked
@@ -142,7 +165,7 @@ class TreeWriter:
             self._helper.kill()
             self._helper.communicate()
         if not self._done:
-            shutil.rmtree(self.temp, ignore_errors=True)
+            remove_ours(self.temp)
         _release(self._lock)
         self._lock = None
 
@@ -259,14 +282,20 @@ def _link_if_equal(current: str, target: str, data: bytes) -> bool:
 
 
 def _make_sibling(parent: Path, prefix: str) -> Path:
-    """A new directory with default permissions (mkdtemp would make it 0700, unreadable by a web server)."""
+    """A new directory with default permissions (mkdtemp would make it 0700, unreadable by a web server),
+    marked as ours."""
     while True:
         path = parent / f"{prefix}{secrets.token_hex(6)}"
         try:
             path.mkdir()
-            return path
         except FileExistsError:
             continue
+        try:
+            _write_file(os.fspath(path / MARKER), MARKER_TEXT)
+        except OSError:
+            os.rmdir(path)
+            raise
+        return path
 
 
 def _hold(directory: Path) -> int | None:
@@ -290,7 +319,7 @@ def _release(fd: int | None) -> None:
         os.close(fd)
 
 
-def _in_use(directory: Path) -> bool:
+def in_use(directory: Path) -> bool:
     """Whether a running build holds `directory` (see `_hold`)."""
     try:
         import fcntl
@@ -315,12 +344,15 @@ def _swap(temp: Path, out: Path) -> None:
         return
     old = out.parent / f"{OLD_PREFIX}{secrets.token_hex(6)}"
     os.rename(out, old)
+    with contextlib.suppress(OSError):  # killed from now on, the next build removes it (its manifest proves it too)
+        _write_file(os.fspath(old / MARKER), MARKER_TEXT)
     os.rename(temp, out)
-    shutil.rmtree(old, ignore_errors=True)
+    remove_ours(old)
 
 
 def _pause_for_tests(temp: Path) -> None:
     signal_file = os.environ.get(PAUSE_ENV)
-    if signal_file:
-        Path(signal_file).write_text(str(temp), encoding="utf-8")
+    if signal_file:  # written whole, then renamed: a test polling for the file never reads it half written
+        Path(signal_file + ".part").write_text(str(temp), encoding="utf-8")
+        os.replace(signal_file + ".part", signal_file)
         time.sleep(60)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -160,7 +161,10 @@ def _build_root(directory: Path) -> Path:
         where = f"{directory} is not a directory" if directory.exists() else f"no build at {directory}"
         raise NoBuildError(f"{where}: run `capidx build` first, or pass --build DIR")
     root = directory.resolve(strict=True)
-    if not (root / MANIFEST_NAME).is_file():
+    manifest = root / MANIFEST_NAME
+    if os.path.lexists(manifest) and not manifest.is_file():  # a pipe would block, a device never end
+        raise BuildError(f"{manifest}: not a regular file (a link loop, a pipe or a device?); {_REBUILD}")
+    if not manifest.is_file():
         raise NoBuildError(f"no build at {directory} ({MANIFEST_NAME} is missing): run `capidx build` first")
     return root
 
@@ -178,13 +182,19 @@ def _parse_manifest(root: Path, data: bytes) -> dict[str, Any]:
         manifest = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise BuildError(f"{where}: not valid JSON ({error}); rebuild with `capidx build`") from error
+    except RecursionError:  # the parser's guard against a stack overflow: no manifest capidx writes is that deep
+        raise BuildError(f"{where}: nested too deeply to be a build manifest; {_REBUILD}") from None
     from jsonschema.exceptions import best_match
 
-    error = best_match(manifest_validator().iter_errors(manifest))
+    try:
+        error = best_match(manifest_validator().iter_errors(manifest))
+        message = None if error is None else _short(error.message)
+    except RecursionError:
+        raise BuildError(f"{where}: nested too deeply to be a build manifest; {_REBUILD}") from None
     if error is not None:
         pointer = "/" + "/".join(str(part) for part in error.absolute_path)
         raise BuildError(
-            f"{where}: {pointer}: {_short(error.message)} (see schema/build-manifest.schema.json); "
+            f"{where}: {pointer}: {message} (see schema/build-manifest.schema.json); "
             "rebuild with `capidx build`"
         )
     return manifest
@@ -240,6 +250,8 @@ def _load_artifact(root: Path, entry: Mapping[str, Any]) -> Artifact:
         value = json.loads(text) if entry["mimeType"] == JSON_MIME else None
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise BuildError(f"{path}: not valid {entry['mimeType']} ({error}); {_REBUILD}") from error
+    except RecursionError:
+        raise BuildError(f"{path}: nested too deeply for a document capidx writes; {_REBUILD}") from None
     return Artifact(
         kind=entry["kind"],
         uri=entry["uri"],
@@ -300,5 +312,5 @@ def _match_index(root: Path, artifacts: tuple[Artifact, ...]) -> MatchIndex:
         raise BuildError(f"{root / MANIFEST_NAME}: expected one artifact of kind 'index', found {found}; {_REBUILD}")
     try:
         return MatchIndex.from_json(indexes[0].value)
-    except (KeyError, TypeError, ValueError) as error:
+    except (KeyError, TypeError, ValueError, RecursionError) as error:
         raise BuildError(f"{root / indexes[0].path}: not a match index ({error!r}); {_REBUILD}") from error

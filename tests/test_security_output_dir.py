@@ -1,0 +1,277 @@
+"""`capidx build --out` replaces only what is provably a capidx build, and removes only leftovers that are ours.
+
+Issue #14, finding 1: `--out DIR` used to delete the whole of DIR when it held any `manifest.json` (a
+project root, a web `public/` folder with a PWA manifest, even a `manifest.json` that is not JSON). Every
+refusal here must exit 2, name the folder and the reason, and leave every file as it was, byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from catalog_factory import documents, run_cli, write_catalog
+
+from capidx.compiler import write
+from capidx.compiler.write import MARKER, OLD_PREFIX, TEMP_PREFIX
+
+
+def tree(root: Path) -> dict[str, object]:
+    """Everything under `root` without following links: files by bytes, links by target, folders by name."""
+    found: dict[str, object] = {}
+    for folder, subfolders, files in os.walk(root):
+        for name in subfolders + files:
+            path = Path(folder, name)
+            key = path.relative_to(root).as_posix()
+            if path.is_symlink():
+                found[key] = ("link", os.readlink(path))
+            elif path.is_dir():
+                found[key] = "dir"
+            elif path.is_file():
+                found[key] = path.read_bytes()
+            else:  # a pipe: reading it would block
+                found[key] = ("special", path.lstat().st_mode)
+    return found
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A project (capidx.yaml, catalog, notes) with a real build in build/; tests copy it."""
+    root = tmp_path_factory.mktemp("built")
+    write_catalog(root)
+    (root / "capidx.yaml").write_text("paths:\n  out: build\n", encoding="utf-8")
+    (root / "NOTES.md").write_text("# my notes\n", encoding="utf-8")
+    result = run_cli(["build", "-q"], cwd=root)
+    assert result.exit_code == 0, result.output
+    return root
+
+
+@pytest.fixture
+def project(built: Path, tmp_path: Path) -> Path:
+    target = tmp_path / "project"
+    shutil.copytree(built, target, symlinks=True)
+    return target
+
+
+def refused(project: Path, out: str, *more: str, cwd: Path | None = None) -> str:
+    """Run a build into `out` that must be refused without touching anything under `project`; its stderr."""
+    before = tree(project)
+    result = run_cli(["build", "--out", out, "-q", *more], cwd=cwd or project)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert tree(project) == before
+    return result.stderr
+
+
+def test_out_dot_in_a_project_is_refused_even_with_a_manifest_json_there(project: Path) -> None:
+    (project / "manifest.json").write_text('{"name": "my-web-app"}\n', encoding="utf-8")
+    message = refused(project, ".")
+    assert f"{project}: is the project root" in message
+    assert "refusing to replace it" in message
+
+
+def test_a_public_folder_with_a_pwa_manifest_is_refused(project: Path) -> None:
+    public = project / "public"
+    public.mkdir()
+    (public / "manifest.json").write_text('{"name": "App", "start_url": "/", "icons": []}\n', encoding="utf-8")
+    (public / "index.html").write_text("<!doctype html>\n", encoding="utf-8")
+    message = refused(project, "public")
+    assert "public: not a capidx build directory" in message
+    assert "not a capidx build manifest" in message
+
+
+def test_a_manifest_json_that_is_not_json_is_refused(project: Path) -> None:
+    folder = project / "site"
+    folder.mkdir()
+    (folder / "manifest.json").write_text("this is not JSON\n", encoding="utf-8")
+    assert "manifest.json is not JSON" in refused(project, "site")
+
+
+def test_a_manifest_json_that_is_a_pipe_or_a_link_is_refused(project: Path) -> None:
+    folder = project / "site"
+    folder.mkdir()
+    os.mkfifo(folder / "manifest.json")  # reading it would block forever
+    assert "manifest.json is not a regular file" in refused(project, "site")
+    (folder / "manifest.json").unlink()
+    (folder / "manifest.json").symlink_to(project / "build" / "manifest.json")
+    assert "manifest.json is not a regular file" in refused(project, "site")
+
+
+@pytest.mark.parametrize("inputs_changed", [False, True], ids=["up-to-date", "changed"])
+def test_a_real_build_with_one_foreign_file_is_refused(project: Path, inputs_changed: bool) -> None:
+    """Whether or not the build would rewrite anything: the answer does not depend on the inputs."""
+    (project / "build" / "index" / "mine.txt").write_text("keep me\n", encoding="utf-8")
+    if inputs_changed:
+        docs = documents()
+        docs["claude-code"]["capabilities"][0]["description"] = "Connects tool servers; changed for this test."
+        write_catalog(project, docs)
+    message = refused(project, "build")
+    assert "index/mine.txt, which its manifest.json does not list" in message
+
+
+def test_a_real_build_with_a_foreign_folder_or_link_is_refused(project: Path) -> None:
+    (project / "build" / "photos").mkdir()
+    assert "it holds photos/" in refused(project, "build", "--strict")
+    (project / "build" / "photos").rmdir()
+    (project / "build" / "notes").symlink_to(project / "NOTES.md")
+    assert "it holds notes," in refused(project, "build", "--strict")
+
+
+def test_a_manifest_listing_nothing_does_not_make_a_folder_a_build(project: Path) -> None:
+    """A schema-valid manifest is not enough: the folder must hold nothing it does not list."""
+    manifest = json.loads((project / "build" / "manifest.json").read_text("utf-8"))
+    folder = project / "docs"
+    folder.mkdir()
+    (folder / "manifest.json").write_text(json.dumps({**manifest, "artifacts": []}), encoding="utf-8")
+    (folder / "summary.md").write_text("a page of mine\n", encoding="utf-8")
+    assert "it holds summary.md" in refused(project, "docs")
+
+
+def test_an_empty_folder_and_a_new_folder_are_built(project: Path) -> None:
+    (project / "empty").mkdir()
+    for out in ("empty", "new/nested"):
+        result = run_cli(["build", "--out", out, "-q"], cwd=project)
+        assert result.exit_code == 0, result.output
+        assert (project / out / "manifest.json").is_file()
+        assert not (project / out / MARKER).exists()
+    assert not [path for path in project.iterdir() if path.name.startswith((TEMP_PREFIX, OLD_PREFIX))]
+
+
+def test_a_previous_build_is_replaced(project: Path) -> None:
+    before = tree(project / "build")
+    docs = documents()
+    del docs["vscode-copilot"]  # fewer agents: some files of the old build are gone from the new one
+    shutil.rmtree(project / "agents")
+    write_catalog(project, docs, aliases=None)
+    result = run_cli(["build", "-q"], cwd=project)
+    assert result.exit_code == 0, result.output
+    after = tree(project / "build")
+    assert after != before and "agents/vscode-copilot.md" in before and "agents/vscode-copilot.md" not in after
+    assert (project / "NOTES.md").read_text("utf-8") == "# my notes\n"
+    assert not [path for path in project.iterdir() if path.name.startswith((TEMP_PREFIX, OLD_PREFIX))]
+
+
+def test_a_parent_of_the_catalog_is_refused(tmp_path: Path) -> None:
+    """No capidx.yaml, the cwd elsewhere: the folder holding the catalog still may not be replaced."""
+    other = tmp_path / "other"
+    agents = write_catalog(other, agents_dir="data/catalog")
+    (other / "manifest.json").write_text("{}", encoding="utf-8")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    before = tree(tmp_path)
+    result = run_cli(["build", "--agents", str(agents), "--out", str(other), "-q"], cwd=elsewhere)
+    assert result.exit_code == 2, result.output
+    assert f"{other}: holds the catalog folder ({agents})" in result.stderr
+    assert tree(tmp_path) == before
+
+
+def test_the_catalog_and_folders_inside_it_are_refused(project: Path) -> None:
+    assert "is the catalog folder" in refused(project, "agents")
+    assert "is inside the catalog folder" in refused(project, "agents/claude-code")
+    assert "is inside the catalog folder" in refused(project, "agents/new-folder")
+
+
+def test_the_templates_folder_is_refused(project: Path) -> None:
+    templates = project / "templates"
+    templates.mkdir()
+    (templates / "summary.md.j2").write_text("# {{ catalog.agents | length }} agents\n", encoding="utf-8")
+    assert "is the templates folder" in refused(project, "templates")
+
+
+def test_the_root_and_the_home_folder_are_refused(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = project / "home"
+    home.mkdir()
+    (home / "manifest.json").write_text("{}", encoding="utf-8")
+    monkeypatch.setenv("HOME", str(home))
+    assert "is your home folder" in refused(project, str(home))
+    assert "/: is the file system root" in refused(project, "/")
+    assert "holds the project root" in refused(project, str(project.parent))
+
+
+def test_a_symlinked_out_is_refused(project: Path) -> None:
+    """As `--out` or as `paths.out`: replacing a link would not replace what it points to."""
+    (project / "link").symlink_to(project / "build")
+    assert "link: is a symbolic link" in refused(project, "link")
+    (project / "capidx.yaml").write_text("paths:\n  out: link\n", encoding="utf-8")
+    before = tree(project)
+    result = run_cli(["build", "-q"], cwd=project)
+    assert result.exit_code == 2, result.output
+    assert "link: is a symbolic link" in result.stderr
+    assert tree(project) == before
+
+
+def test_a_file_that_appears_during_the_build_is_kept(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check is repeated just before the swap: what appeared meanwhile is not deleted with the old build."""
+    docs = documents()
+    docs["claude-code"]["capabilities"][0]["description"] = "Connects tool servers; changed for this test."
+    write_catalog(project, docs)
+
+    def meanwhile(temp: Path) -> None:
+        (project / "build" / "late.txt").write_text("written during the build\n", encoding="utf-8")
+
+    monkeypatch.setattr(write, "_pause_for_tests", meanwhile)
+    before = tree(project / "build")
+    result = run_cli(["build", "-q"], cwd=project)
+    assert result.exit_code == 2, result.output
+    assert "late.txt appeared in it during the build" in result.stderr
+    assert tree(project / "build") == {**before, "late.txt": b"written during the build\n"}
+    assert not [path for path in project.iterdir() if path.name.startswith((TEMP_PREFIX, OLD_PREFIX))]
+
+
+def test_leftover_lookalikes_that_are_not_ours_are_left_alone(project: Path, tmp_path: Path) -> None:
+    """Only directories that hold our marker, or are provably a build, are removed as leftovers."""
+    foreign = project / f"{TEMP_PREFIX}mine"
+    foreign.mkdir()
+    (foreign / "thesis.tex").write_text("years of work\n", encoding="utf-8")
+    fake_marker = project / f"{OLD_PREFIX}fake"
+    fake_marker.mkdir()
+    (fake_marker / MARKER).write_text("something else\n", encoding="utf-8")
+    (fake_marker / "data.csv").write_text("1,2\n", encoding="utf-8")
+    target = tmp_path / "precious"
+    target.mkdir()
+    (target / MARKER).write_bytes(write.MARKER_TEXT)  # even marked: a link is never followed
+    (target / "keep.txt").write_text("keep\n", encoding="utf-8")
+    (project / f"{OLD_PREFIX}link").symlink_to(target, target_is_directory=True)
+    (project / f"{TEMP_PREFIX}file").write_text("a file, not a folder\n", encoding="utf-8")
+    # Ours: one with the marker (a killed build), one an old build without it (an older capidx, or killed
+    # between its two renames).
+    ours = project / f"{TEMP_PREFIX}killed"
+    ours.mkdir()
+    (ours / MARKER).write_bytes(write.MARKER_TEXT)
+    (ours / "summary.md").write_text("half a build\n", encoding="utf-8")
+    shutil.copytree(project / "build", project / f"{OLD_PREFIX}unmarked")
+    keep = {path: tree(path) if path.is_dir() else path.read_bytes() for path in (foreign, fake_marker, target)}
+
+    docs = documents()
+    docs["claude-code"]["capabilities"][0]["description"] = "Connects tool servers; changed for this test."
+    write_catalog(project, docs)
+    result = run_cli(["build", "-q"], cwd=project)
+    assert result.exit_code == 0, result.output
+    assert {path: tree(path) for path in keep} == keep
+    assert (project / f"{OLD_PREFIX}link").is_symlink() and (project / f"{TEMP_PREFIX}file").is_file()
+    assert not ours.exists() and not (project / f"{OLD_PREFIX}unmarked").exists()
+
+
+def test_a_killed_removal_leaves_a_leftover_the_next_build_recognizes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The marker is removed last: a removal cut short keeps the directory provably ours."""
+    leftover = tmp_path / f"{OLD_PREFIX}abc"
+    (leftover / "tools").mkdir(parents=True)
+    (leftover / "tools" / "x.json").write_text("{}", encoding="utf-8")
+    (leftover / MARKER).write_bytes(write.MARKER_TEXT)
+    removed: list[str] = []
+    real_rmtree = shutil.rmtree
+
+    def rmtree_then_die(path: object, *args: object, **kwargs: object) -> None:
+        removed.append(str(path))
+        real_rmtree(path, *args, **kwargs)  # type: ignore[arg-type]
+        assert (leftover / MARKER).is_file()
+
+    monkeypatch.setattr(write.shutil, "rmtree", rmtree_then_die)
+    write.remove_ours(leftover)
+    assert removed == [str(leftover / "tools")]
+    assert not leftover.exists()
