@@ -22,6 +22,13 @@ Runs (a "hint" is what a maintainer adds for the resolver: the alias table, `ali
     python benchmarks/resolution_bench.py            # all runs, tables and the misses
     python benchmarks/resolution_bench.py --json     # machine-readable results
     python benchmarks/resolution_bench.py --runs bundled-ablated catalog2
+    python benchmarks/resolution_bench.py --calibrate  # the calibration table of the scored decision rule
+
+Calibration (`--calibrate`) looks at every query that reached scoring (not an exact, alias, terminology,
+trigger or stemmed lookup) in the same builds, in process with the server's own resolver, and records the
+winner's confidence, its lead over the runner-up and whether the winner is the expected capability. The
+table says, of the answers a rule would resolve, how many are right: the server's thresholds
+(`MIN_CONFIDENCE`, `MIN_LEAD` in server/resolve.py) are chosen from it.
 
 Results are recorded in docs/benchmarks.md.
 """
@@ -172,18 +179,84 @@ async def run_queries(build_dir: Path, queries: Sequence[Mapping[str, Any]], age
                 answer = Answer.of(await client.call_tool("lookup_capability", arguments))
                 outcome = judge(query, agent, answer)
                 rows.append(
-                    Row(query["id"], query["kind"], query["agent"], query["query"],
-                        query["expect"].get("capability"), outcome, answer.summary())
+                    Row(
+                        query["id"],
+                        query["kind"],
+                        query["agent"],
+                        query["query"],
+                        query["expect"].get("capability"),
+                        outcome,
+                        answer.summary(),
+                    )
                 )
     return rows
 
 
-def run(name: str, workdir: Path) -> list[Row]:
+def prepare(name: str, workdir: Path) -> tuple[Path, Path, list[dict[str, Any]]]:
+    """The run's catalog folder, its build and its queries."""
     agents, queries_file, strip = RUNS[name]
     catalog = ablated_copy(agents, workdir / f"{name}-agents") if strip else agents
     build_dir = build_catalog(workdir / f"{name}-build", aliases=not strip, agents_dir=catalog)
-    queries = json.loads(queries_file.read_text(encoding="utf-8"))
+    return catalog, build_dir, json.loads(queries_file.read_text(encoding="utf-8"))
+
+
+def run(name: str, workdir: Path) -> list[Row]:
+    catalog, build_dir, queries = prepare(name, workdir)
     return asyncio.run(run_queries(build_dir, queries, agent_ids(catalog)))
+
+
+@dataclass(frozen=True)
+class Scored:
+    run: str
+    id: str
+    best: float
+    lead: float  # (best - runner-up) / best
+    right: bool
+
+
+def scored_points(name: str, workdir: Path) -> list[Scored]:
+    """Every query of the run that reached scoring: the winner's confidence and lead, and whether it is right."""
+    from capidx.server.resolve import MatchIndex, resolve_agent, resolve_capability
+
+    catalog, build_dir, queries = prepare(name, workdir)
+    index = MatchIndex.from_json(json.loads((build_dir / "index" / "match.json").read_text(encoding="utf-8")))
+    table = agent_ids(catalog)
+    points = []
+    for query in queries:
+        agent = resolve_agent(index, query["agent"]).value or expected_agent(query["agent"], table)
+        res = resolve_capability(index, query["query"], agent=agent)
+        if not res.scored or not res.ranked:
+            continue
+        best = res.ranked[0]
+        runner_up = res.ranked[1].confidence if len(res.ranked) > 1 else 0.0
+        wanted = slugify(query["expect"]["capability"]) if query["expect"].get("capability") else None
+        lead = (best.confidence - runner_up) / best.confidence if best.confidence else 0.0
+        points.append(Scored(name, query["id"], best.confidence, round(lead, 3), best.value == wanted))
+    return points
+
+
+CONFIDENCES = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+LEADS = (0.0, 0.15, 0.25, 0.35, 0.5)
+
+
+def print_calibration(points: Sequence[Scored]) -> None:
+    """Of the scored answers with confidence >= c (and lead >= l), how many would resolve and how many are
+    right, per run and overall."""
+    runs = sorted({p.run for p in points})
+    counts = ", ".join(f"{r} {sum(p.run == r for p in points)}" for r in runs)
+    print(f"\n## calibration: {len(points)} scored answers ({counts})")
+    print("right / resolved at confidence >= c and lead >= l, per run")
+    for lead in LEADS:
+        print(f"\nlead >= {lead}")
+        print(f"{'c':>5}" + "".join(f"{r:>22}" for r in [*runs, "all"]))
+        for c in CONFIDENCES:
+            cells = []
+            for r in [*runs, "all"]:
+                chosen = [p for p in points if (r == "all" or p.run == r) and p.best >= c and p.lead >= lead]
+                right = sum(p.right for p in chosen)
+                share = f"{100 * right / len(chosen):.1f}%" if chosen else "-"
+                cells.append(f"{right:>4}/{len(chosen):<4} {share:>8}")
+            print(f"{c:>5}" + "".join(f"{cell:>22}" for cell in cells))
 
 
 def table(rows: Sequence[Row]) -> list[dict[str, Any]]:
@@ -218,7 +291,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", nargs="+", choices=sorted(RUNS), default=list(RUNS))
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--calibrate", action="store_true", help="print the calibration table of the decision rule")
     args = parser.parse_args(argv)
+    if args.calibrate:
+        with tempfile.TemporaryDirectory(prefix="capidx-resolution-") as tmp:
+            points = [p for name in args.runs for p in scored_points(name, Path(tmp))]
+        print_calibration(points)
+        return 0
     results: dict[str, list[Row]] = {}
     with tempfile.TemporaryDirectory(prefix="capidx-resolution-") as tmp:
         for name in args.runs:

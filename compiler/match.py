@@ -12,9 +12,10 @@ from collections.abc import Iterable, Mapping
 from itertools import chain
 from typing import Any
 
-from capidx.compiler.catalog import Agent, CanonicalCapability, Catalog
+from capidx.compiler.catalog import Agent, CanonicalCapability, Capability, Catalog
 from capidx.compiler.enhance import Enhanced, enhance
 from capidx.compiler.triggers import verb_forms
+from capidx.server.lexicon import identifiers
 from capidx.server.text import STOP_WORDS, normalize, stem
 
 INDEX_VERSION = 1
@@ -45,6 +46,7 @@ def match_index(catalog: Catalog, enhanced: Enhanced | None = None) -> dict[str,
     relationships, semantics and triggers of the enhanced index."""
     enhanced = enhanced if enhanced is not None else enhance(catalog)
     entries = [_capability_entry(capability, enhanced) for capability in catalog.capabilities]
+    literal = _identifiers(catalog)
     documents = [entry.pop("_terms") for entry in entries]
     for entry, counts in zip(entries, documents, strict=True):
         entry["terms"] = dict(sorted(counts.items()))
@@ -64,6 +66,7 @@ def match_index(catalog: Catalog, enhanced: Enhanced | None = None) -> dict[str,
         "verbs": verb_forms(),
         "actionTriggers": {verb: list(slugs) for verb, slugs in enhanced.action_triggers.items()},
         "triggerPhrases": {phrase: list(slugs) for phrase, slugs in enhanced.trigger_phrases.items()},
+        "identifiers": literal,
     }
     if enhanced.injection:
         index["injection"] = dict(enhanced.injection)
@@ -90,6 +93,7 @@ def _capability_entry(capability: CanonicalCapability, enhanced: Enhanced) -> di
         triggers.update(record.triggers)
         use_when.update((rule.pattern, rule.confidence) for rule in record.use_when)
         texts.append(record.description)
+        texts.extend(text for _, text in details(record))
     texts.extend(sorted(aliases))
     texts.extend(sorted(triggers))
     semantics = enhanced.semantics[capability.slug]
@@ -102,7 +106,7 @@ def _capability_entry(capability: CanonicalCapability, enhanced: Enhanced) -> di
         "aliases": sorted(aliases),
         "triggers": sorted(triggers),
         "useWhen": [{"pattern": pattern, "confidence": confidence} for pattern, confidence in sorted(use_when)],
-        "_terms": Counter(chain.from_iterable(map(enhanced.terms_of, texts))),
+        "_terms": Counter(chain.from_iterable((*enhanced.terms_of(text), *identifiers(text)) for text in texts)),
         "semantics": {
             "entropy": semantics.entropy,
             "uniqueTerms": semantics.unique_terms,
@@ -113,6 +117,54 @@ def _capability_entry(capability: CanonicalCapability, enhanced: Enhanced) -> di
     if successor := enhanced.superseded_by.get(capability.slug):
         entry["supersededBy"] = successor
     return entry
+
+
+# Where an identifier (`/compact`, `CLAUDE.md`, `--yolo`: `capidx.server.lexicon.identifiers`) was found in a
+# record, from the field that names a capability most directly to the one that only mentions it.
+IDENTIFIER_FIELDS = ("name", "terminology", "alias", "description", "detail", "source")
+
+
+def details(record: Capability) -> list[tuple[str, str]]:
+    """(field, text) of what a record says beyond its name and description: limitations, requirements,
+    implementation notes ("detail") and its sources' descriptions and excerpts ("source"). Searched as
+    description text; where people find identifiers (`configFile: ".mcp.json"`)."""
+    found = [("detail", text) for text in (*record.limitations, *record.requirements)]
+    if notes := record.notes:
+        found += [("detail", text) for text in (notes.setup, notes.config_file, *notes.gotchas) if text]
+    for source in record.sources:
+        found += [("source", text) for text in (source.description, source.excerpt) if text]
+    return found
+
+
+def _identifiers(catalog: Catalog) -> dict[str, list[dict[str, str]]]:
+    """Identifier token -> where it occurs: `{"capability", "agent", "field"}` (agent omitted for the alias
+    table), the strongest field per capability and agent. One pass over the catalog's texts (linear)."""
+    best: dict[str, dict[tuple[str, str], int]] = {}
+
+    def add(text: str, slug: str, agent: str, field: str) -> None:
+        rank = IDENTIFIER_FIELDS.index(field)
+        for token in identifiers(text):
+            places = best.setdefault(token, {})
+            places[(slug, agent)] = min(places.get((slug, agent), rank), rank)
+
+    for capability in catalog.capabilities:
+        add(capability.name, capability.slug, "", "name")
+        for alias in capability.table_aliases:
+            add(alias, capability.slug, "", "alias")
+        for record in capability.records:
+            add(record.terminology or "", capability.slug, record.agent, "terminology")
+            for alias in (*record.aliases, *record.triggers):
+                add(alias, capability.slug, record.agent, "alias")
+            add(record.description, capability.slug, record.agent, "description")
+            for field, text in details(record):
+                add(text, capability.slug, record.agent, field)
+    return {
+        token: [
+            {"capability": slug, **({"agent": agent} if agent else {}), "field": IDENTIFIER_FIELDS[rank]}
+            for (slug, agent), rank in sorted(places.items())
+        ]
+        for token, places in sorted(best.items())
+    }
 
 
 def _aliases(catalog: Catalog) -> dict[str, str]:
