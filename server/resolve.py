@@ -204,6 +204,10 @@ class MatchIndex:
     _compact_agents: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     _agent_words: Mapping[str, frozenset[str]] = field(default_factory=dict, repr=False)
     _category_keys: Mapping[str, str] = field(default_factory=dict, repr=False)  # normalized spelling -> slug
+    # Inverted once per build, so scoring visits only the capabilities a query can touch: term -> slugs whose
+    # texts have it, and phrase -> ((slug, is_trigger), ...) of names, aliases, wordings and triggers.
+    _postings: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
+    _phrases: Mapping[tuple[str, ...], tuple[tuple[str, bool], ...]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> MatchIndex:
@@ -268,6 +272,8 @@ class MatchIndex:
             _compact_agents=MappingProxyType(_compact(agent_names)),
             _agent_words=MappingProxyType(_words_per_agent(agent_names)),
             _category_keys=MappingProxyType({normalize(category): category for category in data["categories"]}),
+            _postings=MappingProxyType(_postings(capabilities)),
+            _phrases=MappingProxyType(_phrase_owners(capabilities)),
         )
 
     def agent_label(self, agent_id: str) -> str:
@@ -278,6 +284,22 @@ class MatchIndex:
 def stem_key(text: str) -> str:
     """The key two phrasings share when they differ only in plurals, verb forms or stop words."""
     return " ".join(terms(text))
+
+
+def _postings(capabilities: Mapping[str, CapabilityEntry]) -> dict[str, tuple[str, ...]]:
+    found: dict[str, list[str]] = {}
+    for slug, entry in capabilities.items():
+        for term in dict.fromkeys((*entry.terms, *entry.fields)):
+            found.setdefault(term, []).append(slug)
+    return {term: tuple(slugs) for term, slugs in found.items()}
+
+
+def _phrase_owners(capabilities: Mapping[str, CapabilityEntry]) -> dict[tuple[str, ...], tuple[tuple[str, bool], ...]]:
+    found: dict[tuple[str, ...], list[tuple[str, bool]]] = {}
+    for slug, entry in capabilities.items():
+        for phrase, is_trigger in entry.phrases:
+            found.setdefault(phrase, []).append((slug, is_trigger))
+    return {phrase: tuple(owners) for phrase, owners in found.items()}
 
 
 def _capability_entry(row: Mapping[str, Any], table_aliases: Iterable[str], wordings: Iterable[str]) -> CapabilityEntry:
@@ -784,7 +806,11 @@ def _lexical(index: MatchIndex, slots: Sequence[Slot]) -> tuple[dict[str, float]
     scores: dict[str, float] = {}
     explained: dict[str, float] = {}
     fixed: dict[str, bool] = {}
-    for slug, entry in index.capabilities.items():
+    touched = {
+        slug for slot in slots for words, _ in slot.alternatives for t in words for slug in index._postings.get(t, ())
+    }
+    for slug in sorted(touched):
+        entry = index.capabilities[slug]
         norm = K1 * (1 - B + B * entry.length / index.avg_length)
         score = covered = 0.0
         for slot in slots:
@@ -824,12 +850,12 @@ def _contained(index: MatchIndex, corrected: Corrected, parts: frozenset[str] = 
     trust |= {t: trust[t] * IDENTIFIER_PART for t in parts if t in trust}
     max_idf = index.max_idf
     total = sum(index.idf.get(t, max_idf) for t in query if t not in index.agent_words) or 1.0
+    # Every run of consecutive query terms, once: a phrase occurs when it is one of them (a set lookup per
+    # phrase instead of sliding it along the query).
+    runs = {query[i:j] for i in range(len(query)) for j in range(i + 1, len(query) + 1)}
     found: dict[str, float] = {}
-    for slug, entry in index.capabilities.items():
-        best = 0.0
-        for phrase, is_trigger in entry.phrases:
-            if len(phrase) > len(query) or not _occurs(phrase, query):
-                continue
+    for phrase in runs:
+        for slug, is_trigger in index._phrases.get(phrase, ()):
             weight = sum(index.idf.get(t, 0.0) for t in set(phrase))
             specificity = min(1.0, weight / max_idf)
             share = min(1.0, sum(index.idf.get(t, 0.0) for t in set(phrase) if t not in index.agent_words) / total)
@@ -839,15 +865,9 @@ def _contained(index: MatchIndex, corrected: Corrected, parts: frozenset[str] = 
                 + (1.0 - CONTAINED_BASE - CONTAINED_SPECIFICITY) * share
             )
             value *= min(trust[t] for t in phrase) * (CONTAINED_TRIGGER if is_trigger else 1.0)
-            best = max(best, value)
-        if best:
-            found[slug] = best
+            if value > found.get(slug, 0.0):
+                found[slug] = value
     return found
-
-
-def _occurs(phrase: tuple[str, ...], words: tuple[str, ...]) -> bool:
-    size = len(phrase)
-    return any(words[i : i + size] == phrase for i in range(len(words) - size + 1))
 
 
 def _patterns(index: MatchIndex, query: str, n: str) -> dict[str, float]:
