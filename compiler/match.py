@@ -7,6 +7,7 @@ The shape is specified in docs/build-directory.md ("index/match.json" and "The e
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from itertools import chain
@@ -16,7 +17,7 @@ from capidx.compiler.catalog import Agent, CanonicalCapability, Capability, Cata
 from capidx.compiler.enhance import Enhanced, enhance
 from capidx.compiler.triggers import verb_forms
 from capidx.server.lexicon import identifiers
-from capidx.server.text import STOP_WORDS, normalize, stem
+from capidx.server.text import STOP_WORDS, normalize, stem, terms
 
 INDEX_VERSION = 1
 
@@ -181,16 +182,46 @@ def _aliases(catalog: Catalog) -> dict[str, str]:
 
 
 def _terminology(catalog: Catalog) -> dict[str, list[dict[str, str]]]:
+    """Normalized wording -> the (agent, capability) pairs using it. A wording listed inside a longer one
+    ("memory files" in "CLAUDE.md (memory files)") counts unless it is the whole wording of another of the
+    same agent's records ("skills" as a record's whole terminology beats "skills" in "custom commands / skills")."""
     wording: dict[str, set[tuple[str, str]]] = {}
+    whole: set[tuple[str, str]] = set()  # (key, agent)
+    listed: list[tuple[str, str, str]] = []
     for capability in catalog.capabilities:
         for record in capability.records:
-            key = normalize(record.terminology or "")
-            if terminology_key(key):
-                wording.setdefault(key, set()).add((record.agent, capability.slug))
+            keys = wording_keys(record.terminology or "")
+            full = normalize(record.terminology or "")
+            for key in keys:
+                if key == full:
+                    wording.setdefault(key, set()).add((record.agent, capability.slug))
+                    whole.add((key, record.agent))
+                else:
+                    listed.append((key, record.agent, capability.slug))
+    for key, agent, slug in listed:
+        if (key, agent) not in whole:
+            wording.setdefault(key, set()).add((agent, slug))
     return {
         key: [{"agent": agent, "capability": slug} for agent, slug in sorted(pairs)]
         for key, pairs in sorted(wording.items())
     }
+
+
+# Where one `terminology` value lists several wordings: "CLAUDE.md (memory files)", "/compact, auto-compact",
+# "custom commands / skills", "print mode; headless". A slash only separates with spaces around it
+# ("#web/fetch" is one wording).
+_WORDING_SEPARATORS = re.compile(r"\s*(?:[,;()]|\s/\s)\s*")
+
+
+def wording_keys(terminology: str) -> list[str]:
+    """The normalized terminology keys of one record's wording: the whole wording and each wording of two or
+    more words it lists, those that may stand for a capability on their own (`terminology_key`)."""
+    whole = normalize(terminology)
+    parts = [normalize(part) for part in _WORDING_SEPARATORS.split(terminology)]
+    # A listed wording of one meaningful word ("Edit" in "file edit tools (Edit, Write)", "on finish") is too
+    # loose on its own.
+    listed = [part for part in parts if len(terms(part)) > 1]
+    return [key for key in dict.fromkeys([whole, *listed]) if terminology_key(key)]
 
 
 def terminology_key(key: str) -> bool:

@@ -85,6 +85,10 @@ OTHER_AGENT_IDENTIFIER = 0.5
 IDENTIFIER_MIN = 0.6
 IDENTIFIER_LEAD = 0.15
 IDENTIFIER_SIGNAL = 0.9
+# A query word no capability's text has weighs this share of the rarest known term's idf in the query's
+# total: it lowers coverage (the query asks about something not described), but a sentence's incidental
+# words ('go back to how it was three turns ago') should not drown the words that match.
+UNKNOWN_WEIGHT = 0.5
 # Typo correction: an unknown term of at least this many letters is replaced by the closest index term
 # within edit distance 1 (up to 5 letters) or 2; the correction weighs as much as it is similar.
 MIN_CORRECTABLE = 4
@@ -789,7 +793,7 @@ def _slot_idf(index: MatchIndex, alternatives: Sequence[tuple[tuple[str, ...], f
     known = [
         sum(index.idf[t] for t in words) / len(words) for words, _ in alternatives if all(t in index.idf for t in words)
     ]
-    return max(known, default=index.max_idf)
+    return max(known, default=index.max_idf * UNKNOWN_WEIGHT)
 
 
 def _term_forms(index: MatchIndex, term: str) -> tuple[str, ...]:
@@ -849,7 +853,8 @@ def _contained(index: MatchIndex, corrected: Corrected, parts: frozenset[str] = 
     trust = dict(zip(query, corrected.weights, strict=True))
     trust |= {t: trust[t] * IDENTIFIER_PART for t in parts if t in trust}
     max_idf = index.max_idf
-    total = sum(index.idf.get(t, max_idf) for t in query if t not in index.agent_words) or 1.0
+    unknown = max_idf * UNKNOWN_WEIGHT
+    total = sum(index.idf.get(t, unknown) for t in query if t not in index.agent_words) or 1.0
     # Every run of consecutive query terms, once: a phrase occurs when it is one of them (a set lookup per
     # phrase instead of sliding it along the query).
     runs = {query[i:j] for i in range(len(query)) for j in range(i + 1, len(query) + 1)}

@@ -31,7 +31,10 @@ CATALOG = (
         "Custom Instructions",
         "context-awareness",
         "Project rules loaded at the start of every session from CLAUDE.md; edit them with /memory.",
-        agents=BOTH,
+        agents={
+            CLAUDE: {"available": True, "terminology": "CLAUDE.md (memory files), Edit"},
+            GEMINI: {"available": True},
+        },
     ),
     Cap(
         "Context Compaction",
@@ -127,6 +130,14 @@ def test_identifier_words_still_count_when_no_record_has_the_identifier(index: M
 def test_identifier_in_a_sentence_is_weighed_with_the_words(index: MatchIndex) -> None:
     scores, _ = resolve.score_capabilities(index, "what does /compact do", agent=CLAUDE)
     assert max(scores, key=scores.__getitem__) == "context-compaction"
+
+
+def test_a_wording_that_lists_several_names_gives_each_of_them(build: Path, index: MatchIndex) -> None:
+    match = json.loads((build / "index" / "match.json").read_text("utf-8"))
+    assert {"claude md memory files edit", "memory files"} <= match["terminology"].keys()
+    assert "edit" not in match["terminology"]  # one listed word alone is too loose
+    resolution = resolve_capability(index, "memory files", agent=CLAUDE)
+    assert (resolution.value, resolution.resolved_by) == ("custom-instructions", "terminology")
 
 
 # --- abbreviations ------------------------------------------------------------------------------------
