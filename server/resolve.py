@@ -6,6 +6,9 @@ build leaves out (older builds have no `verbs`, `triggerPhrases`, `useWhen`, ...
 nothing. Order for capabilities:
 
 1. exact: the normalized canonical name or slug;
+1b. identifier: a query made of identifiers (`/compact`, `CLAUDE.md`, `--yolo`:
+   `capidx.server.lexicon.identifiers`) resolves to the capability whose records quote them most
+   directly (match.json `identifiers`), before any normalized lookup turns '/memory' into 'memory';
 2. alias: the alias table and each capability's own aliases;
 3. terminology: an agent's own word for it (the asked agent's wording wins);
 4. trigger: an explicit trigger phrase, as written;
@@ -16,10 +19,15 @@ nothing. Order for capabilities:
    (BM25F: a term in a name, alias, an agent's wording or a trigger counts far more than one in a
    description), a whole name, alias or trigger phrase contained in the query, the capability's
    `useWhen` patterns (compiled once per build, each worth its stated confidence), whole-string
-   typo similarity, a verb only a few capabilities do (`actionTriggers`) -- the strongest signal
-   plus half of the next one times what is left;
-7. when the best candidate is not clearly ahead, the top three come back with `matchConfidence`
-   instead of a guess; when nothing scores at all, the closest names come back as suggestions.
+   typo similarity, a verb only a few capabilities do (`actionTriggers`), identifiers quoted in the
+   capability's records -- the strongest signal plus half of the next one times what is left. Query
+   words are slots whose alternatives include verb forms and the lexicon's expansions of
+   abbreviations ('PR' -> 'pull request', `capidx.server.lexicon.ABBREVIATIONS`);
+7. when the best candidate is not clearly ahead (`decide`, calibrated on the blind benchmark), the
+   top three come back with `matchConfidence` instead of a guess; when nothing scores at all, what
+   scored a little and the closest names come back as suggestions;
+8. never a confident wrong "no" (`_guarded`): a loose answer that the asked agent lacks the
+   capability, while a close candidate is one it has, comes back as candidates.
 """
 
 from __future__ import annotations
@@ -306,6 +314,28 @@ def _phrase_owners(capabilities: Mapping[str, CapabilityEntry]) -> dict[tuple[st
     return {phrase: tuple(owners) for phrase, owners in found.items()}
 
 
+# How strongly a literal identifier in each field of a record points to its capability (match.json
+# `identifiers`): a name or an agent's wording names it, a description or note only mentions it.
+IDENTIFIER_EVIDENCE: Mapping[str, float] = MappingProxyType(
+    {"name": 1.0, "terminology": 1.0, "alias": 0.9, "description": 0.8, "detail": 0.6, "source": 0.5}
+)
+
+
+def _identifier_places(data: Any) -> dict[str, tuple[tuple[str, str | None, float], ...]]:
+    places: dict[str, tuple[tuple[str, str | None, float], ...]] = {}
+    if not isinstance(data, Mapping):
+        return places
+    for token, rows in data.items():
+        found = tuple(
+            (str(row["capability"]), row.get("agent"), IDENTIFIER_EVIDENCE.get(str(row.get("field")), 0.5))
+            for row in rows
+            if isinstance(row, Mapping) and "capability" in row
+        )
+        if found:
+            places[str(token)] = found
+    return places
+
+
 def _capability_entry(row: Mapping[str, Any], table_aliases: Iterable[str], wordings: Iterable[str]) -> CapabilityEntry:
     """One capability; `table_aliases` and `wordings` are the normalized alias-table phrases and agents'
     wordings that name it (inverted once by the caller)."""
@@ -349,28 +379,6 @@ def _capability_entry(row: Mapping[str, Any], table_aliases: Iterable[str], word
             if isinstance(item, Mapping) and "capability" in item
         ),
     )
-
-
-# How strongly a literal identifier in each field of a record points to its capability (match.json
-# `identifiers`): a name or an agent's wording names it, a description or note only mentions it.
-IDENTIFIER_EVIDENCE: Mapping[str, float] = MappingProxyType(
-    {"name": 1.0, "terminology": 1.0, "alias": 0.9, "description": 0.8, "detail": 0.6, "source": 0.5}
-)
-
-
-def _identifier_places(data: Any) -> dict[str, tuple[tuple[str, str | None, float], ...]]:
-    places: dict[str, tuple[tuple[str, str | None, float], ...]] = {}
-    if not isinstance(data, Mapping):
-        return places
-    for token, rows in data.items():
-        found = tuple(
-            (str(row["capability"]), row.get("agent"), IDENTIFIER_EVIDENCE.get(str(row.get("field")), 0.5))
-            for row in rows
-            if isinstance(row, Mapping) and "capability" in row
-        )
-        if found:
-            places[str(token)] = found
-    return places
 
 
 def _use_when(rules: Iterable[Mapping[str, Any]]) -> Iterable[UseWhen]:
