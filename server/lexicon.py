@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Mapping
+from functools import lru_cache
 from types import MappingProxyType
 
 # abbreviation (as normalized: lower case, no punctuation) -> its usual expansions
@@ -151,7 +152,8 @@ IDENTIFIER_PATTERN = re.compile(
     """,
     re.VERBOSE,
 )
-_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
+_MARKS = frozenset("/#@._-")
+_PUNCTUATION = ",;:!?()[]{}'\"`"
 _LETTERS = re.compile(r"[a-z]{2,}")
 
 
@@ -159,19 +161,30 @@ def identifiers(text: str) -> list[str]:
     """The identifier tokens of a text, case-folded, in order, with repeats ('Run /compact' -> ['/compact']).
 
     URLs are skipped (a host name is not a feature's identifier), as are dotted numbers and one-letter
-    abbreviations ('v4.2', 'e.g.'): a dotted token needs two parts with at least two letters each.
+    abbreviations ('v4.2', 'e.g.'): a dotted token needs two parts with at least two letters each. Only
+    whitespace-separated words with a mark an identifier needs (`/#@._-`, a sentence's full stop aside)
+    are matched against the pattern, and the result is memoized: the build runs this over every text of
+    the catalog, some of them twice (term counts and the `identifiers` map).
     """
-    folded = _URL.sub(" ", unicodedata.normalize("NFKC", text))
+    return list(_identifiers(text))
+
+
+@lru_cache(maxsize=16384)
+def _identifiers(text: str) -> tuple[str, ...]:
     found = []
-    for match in IDENTIFIER_PATTERN.finditer(folded):
-        token = match.group(0).casefold().rstrip(".-")
-        if "." in token.strip("."):
-            parts = [part for part in token.split(".") if _LETTERS.search(part)]
-            if len(parts) < 2:
-                continue
-        if len(token) > 2:
-            found.append(token)
-    return found
+    for raw in unicodedata.normalize("NFKC", text).split():
+        word = raw.strip(_PUNCTUATION).rstrip(".")
+        if _MARKS.isdisjoint(word) or "://" in word:
+            continue
+        for match in IDENTIFIER_PATTERN.finditer(word):
+            token = match.group(0).casefold().rstrip(".-")
+            if "." in token.strip("."):
+                parts = [part for part in token.split(".") if _LETTERS.search(part)]
+                if len(parts) < 2:
+                    continue
+            if len(token) > 2:
+                found.append(token)
+    return tuple(found)
 
 
 def expansions(word: str) -> tuple[str, ...]:
