@@ -28,7 +28,7 @@ Calibration (`--calibrate`) looks at every query that reached scoring (not an ex
 trigger or stemmed lookup) in the same builds, in process with the server's own resolver, and records the
 winner's confidence, its lead over the runner-up and whether the winner is the expected capability. The
 table says, of the answers a rule would resolve, how many are right: the server's thresholds
-(`MIN_CONFIDENCE`, `MIN_LEAD` in server/resolve.py) are chosen from it.
+(`DECISION_RULE` in server/resolve.py) are chosen from it.
 
 Results are recorded in docs/benchmarks.md.
 """

@@ -527,7 +527,7 @@ def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) 
         resolved = _by_identifier(index, query, evidence, terms(_without_identifiers(query)))
         if resolved is not None:
             return _guarded(index, resolved, agent)
-        return _scored(index, query, n, _correct_terms(index, terms(query)), agent, literal)
+        return _scored(index, query, n, _correct_terms(index, terms(query)), agent)
     if (slug := index.aliases.get(n)) is not None and slug in index.capabilities:
         return Resolution(query, "resolved", slug, "alias", 1.0)
     if (uses := index.terminology.get(n)) is not None:
@@ -546,7 +546,7 @@ def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) 
         resolved = _by_stemmed_key(index, query, key, agent, "fuzzy", round(corrected.similarity, 3))
         if resolved is not None:
             return resolved
-    return _scored(index, query, n, corrected, agent, literal)
+    return _scored(index, query, n, corrected, agent)
 
 
 def _without_identifiers(query: str) -> str:
@@ -666,9 +666,7 @@ def _correct_terms(index: MatchIndex, raw: Sequence[str]) -> Corrected:
     return Corrected(tuple(result), tuple(result.values()))
 
 
-def _scored(
-    index: MatchIndex, query: str, n: str, corrected: Corrected, agent: str | None, literal: Sequence[str] = ()
-) -> Resolution:
+def _scored(index: MatchIndex, query: str, n: str, corrected: Corrected, agent: str | None) -> Resolution:
     confidence, typo = score_capabilities(index, query, corrected, agent)
     ranked = sorted(confidence.items(), key=lambda item: (-item[1], item[0]))
     best_slug, best = ranked[0] if ranked else ("", 0.0)
