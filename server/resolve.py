@@ -56,8 +56,10 @@ B = 0.75
 # benchmark: docs/benchmarks.md, "Resolution on blind queries").
 DECISION_RULE: tuple[tuple[float, float], ...] = ((0.7, 0.15), (0.6, 0.5))  # (min confidence, min lead)
 # At or above this confidence a scored answer may say the asked agent lacks the capability even when a
-# close candidate is one it has (`_guarded`); below it, the candidates come back instead.
+# close candidate (one the winner leads by less than CLOSE_LEAD of its confidence) is one it has
+# (`_guarded`); below it, the candidates come back instead.
 HIGH_CONFIDENCE = 0.9
+CLOSE_LEAD = 0.5
 # Below this, a candidate is noise: with no candidate above it, nothing matched.
 FLOOR = 0.3
 # Whole-string similarity (0-100) that counts as "the same words, mistyped".
@@ -694,12 +696,15 @@ def decide(best: float, runner_up: float) -> bool:
 
 def _guarded(index: MatchIndex, resolution: Resolution, agent: str | None) -> Resolution:
     """Never a confident wrong "no": a loose match (scored or by identifier, below `HIGH_CONFIDENCE`) to a
-    capability the asked agent lacks, while a close candidate is one it has, comes back as candidates."""
+    capability the asked agent lacks, while a close candidate is one it has, comes back as candidates. A
+    candidate is close when it reaches `FLOOR` and the winner leads it by less than `CLOSE_LEAD` of its own
+    confidence (the large lead of `DECISION_RULE`)."""
     if agent is None or not resolution.ok or resolution.confidence >= HIGH_CONFIDENCE or not resolution.scored:
         return resolution
     if _has(index, resolution.value or "", agent):
         return resolution
-    close = [c for c in resolution.ranked[1:] if c.confidence >= FLOOR and _has(index, c.value, agent)]
+    near = max(FLOOR, resolution.confidence * (1.0 - CLOSE_LEAD))
+    close = [c for c in resolution.ranked[1:] if c.confidence >= near and _has(index, c.value, agent)]
     if not close:
         return resolution
     return Resolution(
