@@ -102,7 +102,21 @@ async def stdio_reads(build: Path, reads: int) -> dict[str, Any]:
                 await client.call_tool("lookup_capability", {"agent": "claude", "capability": "mcp"})
                 samples.append(time.perf_counter() - t)
             results[f"{revision} lookup_capability"] = summarize(samples)
+            results[f"{revision} lookup_capability, blind queries"] = await blind_lookups(client, reads)
     return results
+
+
+async def blind_lookups(client: Client, reads: int) -> dict[str, float]:
+    """`lookup_capability` over the blind resolution queries (benchmarks/resolution: exact names, typos,
+    identifiers, abbreviations, whole sentences), cycled: the resolver's scoring path, not only lookups."""
+    queries = json.loads((REPO / "benchmarks" / "resolution" / "bundled_queries.json").read_text("utf-8"))
+    samples = []
+    for i in range(reads):
+        query = queries[i % len(queries)]
+        t = time.perf_counter()
+        await client.call_tool("lookup_capability", {"agent": query["agent"], "capability": query["query"]})
+        samples.append(time.perf_counter() - t)
+    return summarize(samples)
 
 
 def start_http(build: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
@@ -164,6 +178,9 @@ async def run(args: argparse.Namespace, build: Path) -> dict[str, Any]:
     report["artifacts"] = {uri: {"bytes": b, "tokens": t} for uri, (b, t) in sizes.items()}
     report["startup"] = await startup(build, args.startup_runs)
     report["stdio"] = await stdio_reads(build, args.reads)
+    report["http"] = []
+    if args.no_http:
+        return report
     proc, url = start_http(build, Path(tempfile.mkdtemp()) / "http.log")
     try:
         report["http"] = [
@@ -206,6 +223,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=lambda s: [int(x) for x in s.split(",")], default=[1, 4, 16])
     parser.add_argument("--http-seconds", type=float, default=5.0, help="time limit per HTTP series")
     parser.add_argument("--http-cap", type=int, default=20_000, help="read limit per HTTP series")
+    parser.add_argument("--no-http", action="store_true", help="skip the HTTP throughput series")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:

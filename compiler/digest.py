@@ -34,7 +34,7 @@ def settings_bytes(settings: Mapping[str, Any]) -> bytes:
     return canonical_json(settings).encode("utf-8")
 
 
-_SHARED_SERVER_MODULES = frozenset({"text.py", "suggest.py"})
+_SHARED_SERVER_MODULES = frozenset({"text.py", "suggest.py", "lexicon.py"})
 
 
 @cache

@@ -7,15 +7,17 @@ The shape is specified in docs/build-directory.md ("index/match.json" and "The e
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from itertools import chain
 from typing import Any
 
-from capidx.compiler.catalog import Agent, CanonicalCapability, Catalog
+from capidx.compiler.catalog import Agent, CanonicalCapability, Capability, Catalog
 from capidx.compiler.enhance import Enhanced, enhance
 from capidx.compiler.triggers import verb_forms
-from capidx.server.text import STOP_WORDS, normalize, stem
+from capidx.server.lexicon import identifiers
+from capidx.server.text import STOP_WORDS, normalize, stem, terms
 
 INDEX_VERSION = 1
 
@@ -45,6 +47,7 @@ def match_index(catalog: Catalog, enhanced: Enhanced | None = None) -> dict[str,
     relationships, semantics and triggers of the enhanced index."""
     enhanced = enhanced if enhanced is not None else enhance(catalog)
     entries = [_capability_entry(capability, enhanced) for capability in catalog.capabilities]
+    literal = _identifiers(catalog)
     documents = [entry.pop("_terms") for entry in entries]
     for entry, counts in zip(entries, documents, strict=True):
         entry["terms"] = dict(sorted(counts.items()))
@@ -64,6 +67,7 @@ def match_index(catalog: Catalog, enhanced: Enhanced | None = None) -> dict[str,
         "verbs": verb_forms(),
         "actionTriggers": {verb: list(slugs) for verb, slugs in enhanced.action_triggers.items()},
         "triggerPhrases": {phrase: list(slugs) for phrase, slugs in enhanced.trigger_phrases.items()},
+        "identifiers": literal,
     }
     if enhanced.injection:
         index["injection"] = dict(enhanced.injection)
@@ -90,6 +94,7 @@ def _capability_entry(capability: CanonicalCapability, enhanced: Enhanced) -> di
         triggers.update(record.triggers)
         use_when.update((rule.pattern, rule.confidence) for rule in record.use_when)
         texts.append(record.description)
+        texts.extend(text for _, text in details(record))
     texts.extend(sorted(aliases))
     texts.extend(sorted(triggers))
     semantics = enhanced.semantics[capability.slug]
@@ -102,7 +107,7 @@ def _capability_entry(capability: CanonicalCapability, enhanced: Enhanced) -> di
         "aliases": sorted(aliases),
         "triggers": sorted(triggers),
         "useWhen": [{"pattern": pattern, "confidence": confidence} for pattern, confidence in sorted(use_when)],
-        "_terms": Counter(chain.from_iterable(map(enhanced.terms_of, texts))),
+        "_terms": Counter(chain.from_iterable((*enhanced.terms_of(text), *identifiers(text)) for text in texts)),
         "semantics": {
             "entropy": semantics.entropy,
             "uniqueTerms": semantics.unique_terms,
@@ -113,6 +118,54 @@ def _capability_entry(capability: CanonicalCapability, enhanced: Enhanced) -> di
     if successor := enhanced.superseded_by.get(capability.slug):
         entry["supersededBy"] = successor
     return entry
+
+
+# Where an identifier (`/compact`, `CLAUDE.md`, `--yolo`: `capidx.server.lexicon.identifiers`) was found in a
+# record, from the field that names a capability most directly to the one that only mentions it.
+IDENTIFIER_FIELDS = ("name", "terminology", "alias", "description", "detail", "source")
+
+
+def details(record: Capability) -> list[tuple[str, str]]:
+    """(field, text) of what a record says beyond its name and description: limitations, requirements,
+    implementation notes ("detail") and its sources' descriptions and excerpts ("source"). Searched as
+    description text; where people find identifiers (`configFile: ".mcp.json"`)."""
+    found = [("detail", text) for text in (*record.limitations, *record.requirements)]
+    if notes := record.notes:
+        found += [("detail", text) for text in (notes.setup, notes.config_file, *notes.gotchas) if text]
+    for source in record.sources:
+        found += [("source", text) for text in (source.description, source.excerpt) if text]
+    return found
+
+
+def _identifiers(catalog: Catalog) -> dict[str, list[dict[str, str]]]:
+    """Identifier token -> where it occurs: `{"capability", "agent", "field"}` (agent omitted for the alias
+    table), the strongest field per capability and agent. One pass over the catalog's texts (linear)."""
+    best: dict[str, dict[tuple[str, str], int]] = {}
+
+    def add(text: str, slug: str, agent: str, field: str) -> None:
+        rank = IDENTIFIER_FIELDS.index(field)
+        for token in identifiers(text):
+            places = best.setdefault(token, {})
+            places[(slug, agent)] = min(places.get((slug, agent), rank), rank)
+
+    for capability in catalog.capabilities:
+        add(capability.name, capability.slug, "", "name")
+        for alias in capability.table_aliases:
+            add(alias, capability.slug, "", "alias")
+        for record in capability.records:
+            add(record.terminology or "", capability.slug, record.agent, "terminology")
+            for alias in (*record.aliases, *record.triggers):
+                add(alias, capability.slug, record.agent, "alias")
+            add(record.description, capability.slug, record.agent, "description")
+            for field, text in details(record):
+                add(text, capability.slug, record.agent, field)
+    return {
+        token: [
+            {"capability": slug, **({"agent": agent} if agent else {}), "field": IDENTIFIER_FIELDS[rank]}
+            for (slug, agent), rank in sorted(places.items())
+        ]
+        for token, places in sorted(best.items())
+    }
 
 
 def _aliases(catalog: Catalog) -> dict[str, str]:
@@ -129,16 +182,46 @@ def _aliases(catalog: Catalog) -> dict[str, str]:
 
 
 def _terminology(catalog: Catalog) -> dict[str, list[dict[str, str]]]:
+    """Normalized wording -> the (agent, capability) pairs using it. A wording listed inside a longer one
+    ("memory files" in "CLAUDE.md (memory files)") counts unless it is the whole wording of another of the
+    same agent's records ("skills" as a record's whole terminology beats "skills" in "custom commands / skills")."""
     wording: dict[str, set[tuple[str, str]]] = {}
+    whole: set[tuple[str, str]] = set()  # (key, agent)
+    listed: list[tuple[str, str, str]] = []
     for capability in catalog.capabilities:
         for record in capability.records:
-            key = normalize(record.terminology or "")
-            if terminology_key(key):
-                wording.setdefault(key, set()).add((record.agent, capability.slug))
+            keys = wording_keys(record.terminology or "")
+            full = normalize(record.terminology or "")
+            for key in keys:
+                if key == full:
+                    wording.setdefault(key, set()).add((record.agent, capability.slug))
+                    whole.add((key, record.agent))
+                else:
+                    listed.append((key, record.agent, capability.slug))
+    for key, agent, slug in listed:
+        if (key, agent) not in whole:
+            wording.setdefault(key, set()).add((agent, slug))
     return {
         key: [{"agent": agent, "capability": slug} for agent, slug in sorted(pairs)]
         for key, pairs in sorted(wording.items())
     }
+
+
+# Where one `terminology` value lists several wordings: "CLAUDE.md (memory files)", "/compact, auto-compact",
+# "custom commands / skills", "print mode; headless". A slash only separates with spaces around it
+# ("#web/fetch" is one wording).
+_WORDING_SEPARATORS = re.compile(r"\s*(?:[,;()]|\s/\s)\s*")
+
+
+def wording_keys(terminology: str) -> list[str]:
+    """The normalized terminology keys of one record's wording: the whole wording and each wording of two or
+    more words it lists, those that may stand for a capability on their own (`terminology_key`)."""
+    whole = normalize(terminology)
+    parts = [normalize(part) for part in _WORDING_SEPARATORS.split(terminology)]
+    # A listed wording of one meaningful word ("Edit" in "file edit tools (Edit, Write)", "on finish") is too
+    # loose on its own.
+    listed = [part for part in parts if len(terms(part)) > 1]
+    return [key for key in dict.fromkeys([whole, *listed]) if terminology_key(key)]
 
 
 def terminology_key(key: str) -> bool:

@@ -6,6 +6,9 @@ build leaves out (older builds have no `verbs`, `triggerPhrases`, `useWhen`, ...
 nothing. Order for capabilities:
 
 1. exact: the normalized canonical name or slug;
+1b. identifier: a query made of identifiers (`/compact`, `CLAUDE.md`, `--yolo`:
+   `capidx.server.lexicon.identifiers`) resolves to the capability whose records quote them most
+   directly (match.json `identifiers`), before any normalized lookup turns '/memory' into 'memory';
 2. alias: the alias table and each capability's own aliases;
 3. terminology: an agent's own word for it (the asked agent's wording wins);
 4. trigger: an explicit trigger phrase, as written;
@@ -16,10 +19,15 @@ nothing. Order for capabilities:
    (BM25F: a term in a name, alias, an agent's wording or a trigger counts far more than one in a
    description), a whole name, alias or trigger phrase contained in the query, the capability's
    `useWhen` patterns (compiled once per build, each worth its stated confidence), whole-string
-   typo similarity, a verb only a few capabilities do (`actionTriggers`) -- the strongest signal
-   plus half of the next one times what is left;
-7. when the best candidate is not clearly ahead, the top three come back with `matchConfidence`
-   instead of a guess; when nothing scores at all, the closest names come back as suggestions.
+   typo similarity, a verb only a few capabilities do (`actionTriggers`), identifiers quoted in the
+   capability's records -- the strongest signal plus half of the next one times what is left. Query
+   words are slots whose alternatives include verb forms and the lexicon's expansions of
+   abbreviations ('PR' -> 'pull request', `capidx.server.lexicon.ABBREVIATIONS`);
+7. when the best candidate is not clearly ahead (`decide`, calibrated on the blind benchmark), the
+   top three come back with `matchConfidence` instead of a guess; when nothing scores at all, what
+   scored a little and the closest names come back as suggestions;
+8. never a confident wrong "no" (`_guarded`): a loose answer that the asked agent lacks the
+   capability, while a close candidate is one it has, comes back as candidates.
 """
 
 from __future__ import annotations
@@ -36,6 +44,7 @@ import regex
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import Levenshtein
 
+from capidx.server.lexicon import ABBREVIATIONS, IDENTIFIER_PATTERN, expansions, identifiers
 from capidx.server.text import STOP_WORDS, normalize, terms
 
 Status = Literal["resolved", "ambiguous", "unknown"]
@@ -43,9 +52,15 @@ Status = Literal["resolved", "ambiguous", "unknown"]
 # BM25 parameters (the usual defaults).
 K1 = 1.2
 B = 0.75
-# A scored winner must reach this confidence and lead the runner-up by this margin.
-MIN_CONFIDENCE = 0.6
-MIN_MARGIN = 0.15
+# A scored winner resolves when it is confident with a modest lead over the runner-up, or less confident
+# with a large one; a lead is a share of the winner's own confidence (`decide`; calibrated on the blind
+# benchmark: docs/benchmarks.md, "Resolution on blind queries").
+DECISION_RULE: tuple[tuple[float, float], ...] = ((0.7, 0.15), (0.6, 0.5))  # (min confidence, min lead)
+# At or above this confidence a scored answer may say the asked agent lacks the capability even when a
+# close candidate (one the winner leads by less than CLOSE_LEAD of its confidence) is one it has
+# (`_guarded`); below it, the candidates come back instead.
+HIGH_CONFIDENCE = 0.9
+CLOSE_LEAD = 0.5
 # Below this, a candidate is noise: with no candidate above it, nothing matched.
 FLOOR = 0.3
 # Whole-string similarity (0-100) that counts as "the same words, mistyped".
@@ -71,6 +86,20 @@ AGREEMENT = 0.5
 # A verb pointing to at most this many capabilities (`actionTriggers`) is evidence for them.
 SPECIFIC_VERB = 3
 VERB_EVIDENCE = 0.45
+# Identifiers ('/compact', 'CLAUDE.md'): a word that is only part of one weighs this much (the identifier
+# is the evidence); an identifier found in another agent's record weighs this share of the same in the
+# asked agent's; an identifier-only query resolves by identifier when the best capability's evidence
+# reaches IDENTIFIER_MIN and leads by IDENTIFIER_LEAD; otherwise the evidence is a scoring signal of
+# this strength.
+IDENTIFIER_PART = 0.3
+OTHER_AGENT_IDENTIFIER = 0.5
+IDENTIFIER_MIN = 0.6
+IDENTIFIER_LEAD = 0.15
+IDENTIFIER_SIGNAL = 0.9
+# A query word no capability's text has weighs this share of the rarest known term's idf in the query's
+# total: it lowers coverage (the query asks about something not described), but a sentence's incidental
+# words ('go back to how it was three turns ago') should not drown the words that match.
+UNKNOWN_WEIGHT = 0.5
 # Typo correction: an unknown term of at least this many letters is replaced by the closest index term
 # within edit distance 1 (up to 5 letters) or 2; the correction weighs as much as it is similar.
 MIN_CORRECTABLE = 4
@@ -190,9 +219,15 @@ class MatchIndex:
     verb_stems: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # verb -> its stemmed forms
     agent_words: frozenset[str] = frozenset()  # words naming an agent ('gemini'): not about a capability
     max_idf: float = 1.0  # the rarest term's idf (what an unknown term weighs)
+    # Identifier token ('/compact') -> ((slug, agent or None, evidence), ...): where it occurs literally.
+    identifiers: Mapping[str, tuple[tuple[str, str | None, float], ...]] = field(default_factory=dict)
     _compact_agents: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     _agent_words: Mapping[str, frozenset[str]] = field(default_factory=dict, repr=False)
     _category_keys: Mapping[str, str] = field(default_factory=dict, repr=False)  # normalized spelling -> slug
+    # Inverted once per build, so scoring visits only the capabilities a query can touch: term -> slugs whose
+    # texts have it, and phrase -> ((slug, is_trigger), ...) of names, aliases, wordings and triggers.
+    _postings: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
+    _phrases: Mapping[tuple[str, ...], tuple[tuple[str, bool], ...]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> MatchIndex:
@@ -205,7 +240,19 @@ class MatchIndex:
         terminology = {
             normalize(k): tuple((use["agent"], use["capability"]) for use in v) for k, v in data["terminology"].items()
         }
-        capabilities = {row["slug"]: _capability_entry(row, aliases, terminology) for row in data["capabilities"]}
+        # Inverted once, so each capability finds its aliases and wordings without scanning the whole tables
+        # (building the index stays linear in the catalog).
+        alias_of: dict[str, list[str]] = {}
+        for alias, slug in aliases.items():
+            alias_of.setdefault(slug, []).append(alias)
+        wording_of: dict[str, list[str]] = {}
+        for wording, uses in terminology.items():
+            for slug in dict.fromkeys(slug for _, slug in uses):
+                wording_of.setdefault(slug, []).append(wording)
+        capabilities = {
+            row["slug"]: _capability_entry(row, alias_of.get(row["slug"], ()), wording_of.get(row["slug"], ()))
+            for row in data["capabilities"]
+        }
         keys: dict[str, str] = {}
         for entry in capabilities.values():
             keys[entry.key] = entry.slug
@@ -241,9 +288,12 @@ class MatchIndex:
             verb_stems=MappingProxyType({verb: tuple(sorted(forms)) for verb, forms in verb_stems.items()}),
             agent_words=frozenset(_agent_words(agent_names)),
             max_idf=max(idf.values(), default=1.0) or 1.0,
+            identifiers=MappingProxyType(_identifier_places(data.get("identifiers", {}))),
             _compact_agents=MappingProxyType(_compact(agent_names)),
             _agent_words=MappingProxyType(_words_per_agent(agent_names)),
             _category_keys=MappingProxyType({normalize(category): category for category in data["categories"]}),
+            _postings=MappingProxyType(_postings(capabilities)),
+            _phrases=MappingProxyType(_phrase_owners(capabilities)),
         )
 
     def agent_label(self, agent_id: str) -> str:
@@ -256,13 +306,51 @@ def stem_key(text: str) -> str:
     return " ".join(terms(text))
 
 
-def _capability_entry(
-    row: Mapping[str, Any], aliases: Mapping[str, str], terminology: Mapping[str, tuple[tuple[str, str], ...]]
-) -> CapabilityEntry:
+def _postings(capabilities: Mapping[str, CapabilityEntry]) -> dict[str, tuple[str, ...]]:
+    found: dict[str, list[str]] = {}
+    for slug, entry in capabilities.items():
+        for term in dict.fromkeys((*entry.terms, *entry.fields)):
+            found.setdefault(term, []).append(slug)
+    return {term: tuple(slugs) for term, slugs in found.items()}
+
+
+def _phrase_owners(capabilities: Mapping[str, CapabilityEntry]) -> dict[tuple[str, ...], tuple[tuple[str, bool], ...]]:
+    found: dict[tuple[str, ...], list[tuple[str, bool]]] = {}
+    for slug, entry in capabilities.items():
+        for phrase, is_trigger in entry.phrases:
+            found.setdefault(phrase, []).append((slug, is_trigger))
+    return {phrase: tuple(owners) for phrase, owners in found.items()}
+
+
+# How strongly a literal identifier in each field of a record points to its capability (match.json
+# `identifiers`): a name or an agent's wording names it, a description or note only mentions it.
+IDENTIFIER_EVIDENCE: Mapping[str, float] = MappingProxyType(
+    {"name": 1.0, "terminology": 1.0, "alias": 0.9, "description": 0.8, "detail": 0.6, "source": 0.5}
+)
+
+
+def _identifier_places(data: Any) -> dict[str, tuple[tuple[str, str | None, float], ...]]:
+    places: dict[str, tuple[tuple[str, str | None, float], ...]] = {}
+    if not isinstance(data, Mapping):
+        return places
+    for token, rows in data.items():
+        found = tuple(
+            (str(row["capability"]), row.get("agent"), IDENTIFIER_EVIDENCE.get(str(row.get("field")), 0.5))
+            for row in rows
+            if isinstance(row, Mapping) and "capability" in row
+        )
+        if found:
+            places[str(token)] = found
+    return places
+
+
+def _capability_entry(row: Mapping[str, Any], table_aliases: Iterable[str], wordings: Iterable[str]) -> CapabilityEntry:
+    """One capability; `table_aliases` and `wordings` are the normalized alias-table phrases and agents'
+    wordings that name it (inverted once by the caller)."""
     slug = row["slug"]
     own_aliases = [normalize(a) for a in row.get("aliases", ())]
-    own_aliases += [a for a, s in aliases.items() if s == slug and a not in own_aliases]  # the alias table
-    wordings = [w for w, uses in terminology.items() if any(s == slug for _, s in uses)]
+    own_aliases += [a for a in table_aliases if a not in own_aliases]  # the alias table
+    wordings = list(wordings)
     triggers = [normalize(t) for t in row.get("triggers", ())]
     named = {"name": [row["name"], slug, row["key"]], "alias": own_aliases, "terminology": wordings}
     fields: dict[str, float] = {}
@@ -274,6 +362,12 @@ def _capability_entry(
                 fields[term] = max(fields.get(term, 0.0), FIELD_WEIGHTS[kind])
             if words:
                 phrases[words] = phrases.get(words, True) and kind == "trigger"
+    # Identifiers in a name, alias or an agent's wording (as written: normalization would drop '/' or '.').
+    raw_names = [row["name"], *row.get("aliases", ())]
+    raw_names += [str(use.get("terminology", "")) for use in row["agents"].values() if isinstance(use, Mapping)]
+    for text in raw_names:
+        for token in identifiers(text):
+            fields[token] = max(fields.get(token, 0.0), FIELD_WEIGHTS["alias"])
     names = {row["key"], normalize(row["name"]), normalize(slug), *own_aliases, *wordings}
     return CapabilityEntry(
         slug=slug,
@@ -428,12 +522,20 @@ def _best_per_value(pairs: Iterable[tuple[Iterable[str], float]]) -> dict[str, f
 
 
 def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) -> Resolution:
-    """A capability slug; `agent` (an id) makes that agent's own terminology win."""
+    """A capability slug; `agent` (an id) makes that agent's own terminology and identifiers win, and keeps
+    a loose match from saying the agent lacks something when a close candidate is one it has."""
     n = normalize(query)
     if not n:
         return Resolution(query, "unknown", candidates=_capability_suggestions(index, n))
     if (slug := index.keys.get(n)) is not None:
         return Resolution(query, "resolved", slug, "exact", 1.0)
+    literal = identifiers(query)
+    evidence = _identifier_evidence(index, literal, agent)
+    if literal and evidence:  # '/memory' is not the word 'memory': identifiers decide before normalized forms
+        resolved = _by_identifier(index, query, evidence, terms(_without_identifiers(query)))
+        if resolved is not None:
+            return _guarded(index, resolved, agent)
+        return _scored(index, query, n, _correct_terms(index, terms(query)), agent)
     if (slug := index.aliases.get(n)) is not None and slug in index.capabilities:
         return Resolution(query, "resolved", slug, "alias", 1.0)
     if (uses := index.terminology.get(n)) is not None:
@@ -452,7 +554,46 @@ def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) 
         resolved = _by_stemmed_key(index, query, key, agent, "fuzzy", round(corrected.similarity, 3))
         if resolved is not None:
             return resolved
-    return _scored(index, query, n, corrected)
+    return _scored(index, query, n, corrected, agent)
+
+
+def _without_identifiers(query: str) -> str:
+    return IDENTIFIER_PATTERN.sub(" ", query)
+
+
+def _identifier_evidence(index: MatchIndex, literal: Sequence[str], agent: str | None) -> dict[str, float]:
+    """Capability -> how strongly the query's identifiers point to it: per identifier the strongest place it
+    occurs (`IDENTIFIER_EVIDENCE`; in another agent's record `OTHER_AGENT_IDENTIFIER` of that), summed over
+    the identifiers and divided by their number (an identifier nothing mentions lowers every score)."""
+    if not literal:
+        return {}
+    tokens = list(dict.fromkeys(literal))
+    found: dict[str, float] = {}
+    for token in tokens:
+        best: dict[str, float] = {}
+        for slug, who, weight in index.identifiers.get(token, ()):
+            if slug in index.capabilities:
+                value = weight if who is None or agent is None or who == agent else weight * OTHER_AGENT_IDENTIFIER
+                best[slug] = max(best.get(slug, 0.0), value)
+        for slug, value in best.items():
+            found[slug] = found.get(slug, 0.0) + value / len(tokens)
+    return found
+
+
+def _by_identifier(
+    index: MatchIndex, query: str, evidence: Mapping[str, float], rest: Sequence[str]
+) -> Resolution | None:
+    """A query that is only identifiers ('/compact', 'CLAUDE.md') resolves to the capability whose records
+    name them most directly, when it leads the next one by `IDENTIFIER_LEAD` (a field or an agent apart)."""
+    if any(term not in index.agent_words for term in rest):
+        return None  # words besides the identifiers: scoring weighs both
+    ranked = sorted(evidence.items(), key=lambda item: (-item[1], item[0]))
+    best_slug, best = ranked[0]
+    runner_up = ranked[1][1] if len(ranked) > 1 else 0.0
+    if best >= IDENTIFIER_MIN and best - runner_up >= IDENTIFIER_LEAD:
+        everything = tuple(_capability(index, s, round(c, 3)) for s, c in ranked)
+        return Resolution(query, "resolved", best_slug, "identifier", round(best, 3), ranked=everything, scored=True)
+    return None
 
 
 def _by_terminology(
@@ -511,13 +652,14 @@ class Corrected:
 def _correct_terms(index: MatchIndex, raw: Sequence[str]) -> Corrected:
     """Replace each unknown term by the most similar index term within a small edit distance.
 
-    Known words are left alone: index terms, and the forms of the curated action verbs ('track' is a
-    verb, not a typo of 'trace'). Among several terms at the allowed distance the most similar one
-    (rapidfuzz ratio: a missing or swapped letter beats a different letter) wins.
+    Known words are left alone: index terms, the forms of the curated action verbs ('track' is a
+    verb, not a typo of 'trace') and the lexicon's abbreviations ('repo' is not a typo of 'report').
+    Among several terms at the allowed distance the most similar one (rapidfuzz ratio: a missing or
+    swapped letter beats a different letter) wins.
     """
     result: dict[str, float] = {}
     for term in dict.fromkeys(raw):  # unique, in order
-        if term in index.idf or term in index.verbs or len(term) < MIN_CORRECTABLE:
+        if term in index.idf or term in index.verbs or term in ABBREVIATIONS or len(term) < MIN_CORRECTABLE:
             result.setdefault(term, 1.0)
             continue
         limit = 1 if len(term) <= 5 else 2
@@ -532,33 +674,72 @@ def _correct_terms(index: MatchIndex, raw: Sequence[str]) -> Corrected:
     return Corrected(tuple(result), tuple(result.values()))
 
 
-def _scored(index: MatchIndex, query: str, n: str, corrected: Corrected) -> Resolution:
-    confidence, typo = score_capabilities(index, query, corrected)
+def _scored(index: MatchIndex, query: str, n: str, corrected: Corrected, agent: str | None) -> Resolution:
+    confidence, typo = score_capabilities(index, query, corrected, agent)
     ranked = sorted(confidence.items(), key=lambda item: (-item[1], item[0]))
     best_slug, best = ranked[0] if ranked else ("", 0.0)
     everything = tuple(_capability(index, s, c) for s, c in ranked if c >= FLOOR / 2)
-    if best < FLOOR:
-        suggestions = _capability_suggestions(index, n)
+    if best < FLOOR:  # nothing scores: what scored a little first, then the closest names
+        shown = tuple(c for c in everything if c.confidence > 0)[:SUGGESTIONS]
+        fill = tuple(c for c in _capability_suggestions(index, n) if c.value not in {s.value for s in shown})
+        suggestions = (shown + fill)[:SUGGESTIONS]
         return Resolution(query, "unknown", candidates=suggestions, ranked=everything, scored=True)
     runner_up = ranked[1][1] if len(ranked) > 1 else 0.0
-    if best >= MIN_CONFIDENCE and best - runner_up >= MIN_MARGIN:
+    if decide(best, runner_up):
         how = "fuzzy" if typo[best_slug] else "lexical"
-        return Resolution(query, "resolved", best_slug, how, best, ranked=everything, scored=True)
+        resolved = Resolution(query, "resolved", best_slug, how, best, ranked=everything, scored=True)
+        return _guarded(index, resolved, agent)
     return Resolution(query, "ambiguous", candidates=everything[:SUGGESTIONS], ranked=everything, scored=True)
 
 
+def decide(best: float, runner_up: float) -> bool:
+    """Whether a scored winner is clear enough to resolve (`DECISION_RULE`, calibrated on the blind benchmark,
+    docs/benchmarks.md, "Resolution on blind queries"). The lead is relative to the winner's confidence: 0.40
+    against 0.10 is as clear an order as 0.80 against 0.20, but a weak winner needs the larger lead."""
+    lead = (best - runner_up) / best if best > 0 else 0.0
+    return any(best >= confidence and lead >= needed for confidence, needed in DECISION_RULE)
+
+
+def _guarded(index: MatchIndex, resolution: Resolution, agent: str | None) -> Resolution:
+    """Never a confident wrong "no": a loose match (scored or by identifier, below `HIGH_CONFIDENCE`) to a
+    capability the asked agent lacks, while a close candidate is one it has, comes back as candidates. A
+    candidate is close when it reaches `FLOOR` and the winner leads it by less than `CLOSE_LEAD` of its own
+    confidence (the large lead of `DECISION_RULE`)."""
+    if agent is None or not resolution.ok or resolution.confidence >= HIGH_CONFIDENCE or not resolution.scored:
+        return resolution
+    if _has(index, resolution.value or "", agent):
+        return resolution
+    near = max(FLOOR, resolution.confidence * (1.0 - CLOSE_LEAD))
+    close = [c for c in resolution.ranked[1:] if c.confidence >= near and _has(index, c.value, agent)]
+    if not close:
+        return resolution
+    return Resolution(
+        resolution.query,
+        "ambiguous",
+        candidates=resolution.ranked[:SUGGESTIONS],
+        ranked=resolution.ranked,
+        scored=True,
+    )
+
+
+def _has(index: MatchIndex, slug: str, agent: str) -> bool:
+    entry = index.capabilities.get(slug)
+    return entry is not None and bool(entry.agents.get(agent, {}).get("available", False))
+
+
 def score_capabilities(
-    index: MatchIndex, query: str, corrected: Corrected | None = None
+    index: MatchIndex, query: str, corrected: Corrected | None = None, agent: str | None = None
 ) -> tuple[dict[str, float], dict[str, bool]]:
     """Every capability's confidence (0..1) for a free-text query, and whether it needed a typo fix."""
     if corrected is None:
         corrected = _correct_terms(index, terms(query))
     n = normalize(query)
-    signals = {slug: [0.0] * 5 for slug in index.capabilities}  # lexical, contained, pattern, string, verb
-    lexical, needed_fix = _lexical(index, corrected)
+    literal = identifiers(query)
+    signals = {slug: [0.0] * 6 for slug in index.capabilities}  # lexical, contained, pattern, string, verb, identifier
+    lexical, needed_fix = _lexical(index, _slots(index, query, corrected, literal))
     for slug, value in lexical.items():
         signals[slug][0] = value
-    for slug, value in _contained(index, corrected).items():
+    for slug, value in _contained(index, corrected, _identifier_parts(query, literal)).items():
         signals[slug][1] = value
     for slug, value in _patterns(index, query, n).items():
         signals[slug][2] = value
@@ -566,6 +747,8 @@ def score_capabilities(
         signals[slug][3] = value
     for slug, value in _verbs(index, corrected).items():
         signals[slug][4] = value
+    for slug, value in _identifier_evidence(index, literal, agent).items():
+        signals[slug][5] = IDENTIFIER_SIGNAL * value
     confidence: dict[str, float] = {}
     typo: dict[str, bool] = {}
     for slug, values in signals.items():
@@ -575,6 +758,61 @@ def score_capabilities(
     return confidence, typo
 
 
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """One meaningful unit of a query for BM25F: a word, an abbreviation or an identifier.
+
+    `alternatives` are what may stand for it in a capability's text, each a run of terms with how much a
+    match through it counts: the word itself (1.0), another form of the same verb (`VERB_FORM`), an
+    abbreviation's expansions from the lexicon (`capidx.server.lexicon`: 'pr' -> 'pull request', 1.0).
+    `weight` is how much the slot is trusted: a typo fix's similarity, `IDENTIFIER_PART` for a word that is
+    only part of an identifier ('memory' in '/memory': the identifier itself is the evidence).
+    """
+
+    alternatives: tuple[tuple[tuple[str, ...], float], ...]
+    weight: float
+    idf: float  # what the slot weighs in the query's total: its best-known alternative's mean idf
+    about_agent: bool  # a word naming an agent ('gemini'): not about the capability
+    literal: bool = False  # an identifier: found literally, in any field, it counts fully
+    part: bool = False  # only part of an identifier: the identifier's slot carries its weight in the total
+    fixed: bool = False  # a typo correction
+
+
+def _identifier_parts(query: str, literal: Sequence[str]) -> frozenset[str]:
+    """Terms of the query that only occur inside its identifiers ('memory' in '/memory', not in '/memory file')."""
+    if not literal:
+        return frozenset()
+    inside = {t for token in literal for t in terms(token)}
+    return frozenset(inside - set(terms(_without_identifiers(query))))
+
+
+def _slots(index: MatchIndex, query: str, corrected: Corrected, literal: Sequence[str]) -> list[Slot]:
+    parts = _identifier_parts(query, literal)
+    slots = []
+    for term, trust in zip(corrected.terms, corrected.weights, strict=True):
+        alternatives: list[tuple[tuple[str, ...], float]] = [((term,), 1.0)]
+        alternatives += [((form,), VERB_FORM) for form in _term_forms(index, term)[1:]]
+        for expansion in expansions(term):
+            if words := tuple(terms(expansion)):
+                alternatives.append((words, 1.0))
+        part = term in parts
+        weight = trust * (IDENTIFIER_PART if part else 1.0)
+        idf = _slot_idf(index, alternatives)
+        slots.append(Slot(tuple(alternatives), weight, idf, term in index.agent_words, part=part, fixed=trust < 1.0))
+    for token in dict.fromkeys(literal):
+        slots.append(Slot((((token,), 1.0),), 1.0, index.idf.get(token, index.max_idf), False, literal=True))
+    return slots
+
+
+def _slot_idf(index: MatchIndex, alternatives: Sequence[tuple[tuple[str, ...], float]]) -> float:
+    """The idf of the best-known alternative (all its terms in the index), averaged over its terms; an
+    unknown word weighs like the rarest known term: it matched nothing, so coverage drops."""
+    known = [
+        sum(index.idf[t] for t in words) / len(words) for words, _ in alternatives if all(t in index.idf for t in words)
+    ]
+    return max(known, default=index.max_idf * UNKNOWN_WEIGHT)
+
+
 def _term_forms(index: MatchIndex, term: str) -> tuple[str, ...]:
     """The term, then the other forms of the same verb ('approval' -> 'approve', 'approving', ...)."""
     verb = index.verbs.get(term)
@@ -582,30 +820,42 @@ def _term_forms(index: MatchIndex, term: str) -> tuple[str, ...]:
     return (term, *others)
 
 
-def _lexical(index: MatchIndex, corrected: Corrected) -> tuple[dict[str, float], dict[str, bool]]:
+def _lexical(index: MatchIndex, slots: Sequence[Slot]) -> tuple[dict[str, float], dict[str, bool]]:
     """Field-weighted BM25 relative to the best, times the share of the query's idf mass explained."""
-    query = [(t, w, _term_forms(index, t)) for t, w in zip(corrected.terms, corrected.weights, strict=True)]
-    max_idf = index.max_idf
-    about = [item for item in query if item[0] not in index.agent_words] or query
-    total = sum(_idf(index, forms, max_idf) for _, _, forms in about) or 1.0
+    about = [slot for slot in slots if not slot.about_agent] or list(slots)
+    total = sum(slot.idf for slot in about if not slot.part) or 1.0
     scores: dict[str, float] = {}
     explained: dict[str, float] = {}
     fixed: dict[str, bool] = {}
-    for slug, entry in index.capabilities.items():
+    touched = {
+        slug for slot in slots for words, _ in slot.alternatives for t in words for slug in index._postings.get(t, ())
+    }
+    for slug in sorted(touched):
+        entry = index.capabilities[slug]
         norm = K1 * (1 - B + B * entry.length / index.avg_length)
         score = covered = 0.0
-        for term, weight, forms in query:
-            form = next((f for f in forms if f in entry.terms), None)
-            if form is None:
+        for slot in slots:
+            best_score = best_cover = 0.0
+            for words, factor in slot.alternatives:
+                present = [t for t in words if t in entry.terms]
+                if not present:
+                    continue
+                value = 0.0
+                for t in present:
+                    tf = entry.terms[t] + entry.fields.get(t, 0.0)
+                    value += index.idf.get(t, 0.0) * tf * (K1 + 1) / (tf + norm)
+                named = slot.literal or all(t in entry.fields for t in present)
+                share = len(present) / len(words)
+                cover = slot.idf * share * factor * (1.0 if named else DESCRIPTION_ONLY)
+                if (cover, value) > (best_cover, best_score):
+                    best_score, best_cover = value * factor / len(words), cover
+            if not best_score:
                 continue
-            tf = entry.terms[form] + entry.fields.get(form, 0.0)
-            idf = index.idf.get(form, 0.0)
-            score += weight * idf * tf * (K1 + 1) / (tf + norm)
-            if term in index.agent_words and about is not query:
+            score += slot.weight * best_score
+            if slot.about_agent and about is not slots:
                 continue
-            strength = 1.0 if form in entry.fields else DESCRIPTION_ONLY
-            covered += _idf(index, forms, max_idf) * weight * strength * (1.0 if form == term else VERB_FORM)
-            fixed[slug] = fixed.get(slug, False) or weight < 1.0
+            covered += slot.weight * best_cover
+            fixed[slug] = fixed.get(slug, False) or slot.fixed
         if score > 0:
             scores[slug] = score
             explained[slug] = min(1.0, covered / total)
@@ -613,23 +863,21 @@ def _lexical(index: MatchIndex, corrected: Corrected) -> tuple[dict[str, float],
     return {slug: explained[slug] * score / top for slug, score in scores.items()}, fixed
 
 
-def _idf(index: MatchIndex, forms: Sequence[str], default: float) -> float:
-    # An unknown term weighs like the rarest known term: it matched nothing, so coverage drops.
-    return max((index.idf[f] for f in forms if f in index.idf), default=default)
-
-
-def _contained(index: MatchIndex, corrected: Corrected) -> dict[str, float]:
-    """A whole name, alias, wording or trigger phrase found inside the query, as consecutive terms."""
+def _contained(index: MatchIndex, corrected: Corrected, parts: frozenset[str] = frozenset()) -> dict[str, float]:
+    """A whole name, alias, wording or trigger phrase found inside the query, as consecutive terms (a word
+    that is only part of an identifier, `parts`, is trusted `IDENTIFIER_PART`)."""
     query = corrected.terms
     trust = dict(zip(query, corrected.weights, strict=True))
+    trust |= {t: trust[t] * IDENTIFIER_PART for t in parts if t in trust}
     max_idf = index.max_idf
-    total = sum(index.idf.get(t, max_idf) for t in query if t not in index.agent_words) or 1.0
+    unknown = max_idf * UNKNOWN_WEIGHT
+    total = sum(index.idf.get(t, unknown) for t in query if t not in index.agent_words) or 1.0
+    # Every run of consecutive query terms, once: a phrase occurs when it is one of them (a set lookup per
+    # phrase instead of sliding it along the query).
+    runs = {query[i:j] for i in range(len(query)) for j in range(i + 1, len(query) + 1)}
     found: dict[str, float] = {}
-    for slug, entry in index.capabilities.items():
-        best = 0.0
-        for phrase, is_trigger in entry.phrases:
-            if len(phrase) > len(query) or not _occurs(phrase, query):
-                continue
+    for phrase in runs:
+        for slug, is_trigger in index._phrases.get(phrase, ()):
             weight = sum(index.idf.get(t, 0.0) for t in set(phrase))
             specificity = min(1.0, weight / max_idf)
             share = min(1.0, sum(index.idf.get(t, 0.0) for t in set(phrase) if t not in index.agent_words) / total)
@@ -639,15 +887,9 @@ def _contained(index: MatchIndex, corrected: Corrected) -> dict[str, float]:
                 + (1.0 - CONTAINED_BASE - CONTAINED_SPECIFICITY) * share
             )
             value *= min(trust[t] for t in phrase) * (CONTAINED_TRIGGER if is_trigger else 1.0)
-            best = max(best, value)
-        if best:
-            found[slug] = best
+            if value > found.get(slug, 0.0):
+                found[slug] = value
     return found
-
-
-def _occurs(phrase: tuple[str, ...], words: tuple[str, ...]) -> bool:
-    size = len(phrase)
-    return any(words[i : i + size] == phrase for i in range(len(words) - size + 1))
 
 
 # Bounds on the `useWhen` patterns' work per request (defense in depth: `capidx validate` refuses the patterns

@@ -232,11 +232,6 @@ def _agent_problem(resolution: Resolution) -> str:
     return f"Unknown agent {resolution.query!r}. Closest: {closest}."
 
 
-def _capability_problem(resolution: Resolution) -> str:
-    closest = ", ".join(f"{c.label} ({c.value})" for c in resolution.candidates)
-    return f"No capability matches {resolution.query!r}. Closest: {closest}. Try list_capabilities to browse."
-
-
 def _candidates(snapshot: Snapshot, resolution: Resolution, agent: str | None) -> dict[str, Any]:
     rows = []
     for candidate in resolution.candidates:
@@ -249,7 +244,13 @@ def _candidates(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
     value: dict[str, Any] = {"query": resolution.query, "candidates": rows}
     if agent is not None:
         value["agent"] = agent
-    value["hint"] = "No clear match: call again with one candidate's slug."
+    if resolution.status == "unknown":  # a normal answer, not an error: the closest names and where to browse
+        value["hint"] = (
+            f"No capability matches {resolution.query!r}: these are the closest. Call again with one candidate's "
+            "slug, or call list_capabilities to browse every capability."
+        )
+    else:
+        value["hint"] = "No clear match: call again with one candidate's slug."
     return value
 
 
@@ -370,8 +371,8 @@ def lookup_capability(snapshot: Snapshot, agent: str, capability: str) -> types.
         return _suggested(snapshot, cap_res, agent_res.value, agent=agent_res, capability=cap_res)
     if cap_res.status == "ambiguous":
         return _synthesized(_candidates(snapshot, cap_res, agent_res.value), agent=agent_res, capability=cap_res)
-    if not cap_res.ok:
-        return _error(_capability_problem(cap_res), agent=agent_res, capability=cap_res)
+    if not cap_res.ok:  # unknown: suggestions as a normal result (issue 12)
+        return _synthesized(_candidates(snapshot, cap_res, agent_res.value), agent=agent_res, capability=cap_res)
     document = snapshot.find("lookup", agent=agent_res.value, capability=cap_res.value)
     if document is None:
         return _error(f"The build has no lookup document for {agent_res.value} / {cap_res.value}; rebuild it.")
@@ -385,7 +386,7 @@ def compare_capability(snapshot: Snapshot, capability: str, agents: list[str] | 
     if cap_res.status == "ambiguous":
         return _synthesized(_candidates(snapshot, cap_res, None), capability=cap_res)
     if not cap_res.ok:
-        return _error(_capability_problem(cap_res), capability=cap_res)
+        return _synthesized(_candidates(snapshot, cap_res, None), capability=cap_res)
     document = snapshot.find("compare", capability=cap_res.value)
     if document is None:
         return _error(f"The build has no comparison for {cap_res.value}; rebuild it.")
@@ -435,7 +436,7 @@ def get_sources(snapshot: Snapshot, agent: str | None = None, capability: str | 
         if resolved["capability"].status == "ambiguous":
             return _synthesized(_candidates(snapshot, resolved["capability"], agent_id), **resolved)
         if not resolved["capability"].ok:
-            return _error(_capability_problem(resolved["capability"]), **resolved)
+            return _synthesized(_candidates(snapshot, resolved["capability"], agent_id), **resolved)
     # The agent has not recorded that capability: no document, nothing cited.
     return _filtered(snapshot, "sources", "sources", resolved)
 

@@ -164,12 +164,13 @@ async def test_low_margin_without_snippets_returns_top_three_with_confidence(tmp
     assert free_text.meta["capidx/resolution"]["capability"]["resolvedBy"] == "lexical"
 
 
-async def test_nothing_matches_is_an_error_with_suggestions(any_build: Path) -> None:
+async def test_nothing_matches_is_a_normal_result_with_suggestions(any_build: Path) -> None:
+    # issue 12: an unknown capability name gets the closest capabilities as a normal result, not an error
     async with connect(any_build) as client:
         result = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "xyzzy plugh"})
         unknown_agent = await client.call_tool("lookup_capability", {"agent": "emacs", "capability": "mcp"})
-    assert result.is_error
-    assert "Closest:" in text_of(result)
+    assert not result.is_error
+    assert "list_capabilities" in result.structured_content["hint"]
     assert len(result.meta["capidx/resolution"]["capability"]["candidates"]) == 3
     assert unknown_agent.is_error and "Unknown agent 'emacs'" in text_of(unknown_agent)
 

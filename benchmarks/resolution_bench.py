@@ -1,0 +1,314 @@
+"""Resolution benchmark on blind queries: does `lookup_capability` find what people type, without our hints?
+
+The queries in benchmarks/resolution/ were written by someone who had not read the resolver (see the
+README there). Each simulates one call `lookup_capability(agent, capability=query)` against the REAL
+server: `capidx build` into a temporary directory, then `capidx serve` over stdio driven by the MCP SDK
+client. Each answer is judged as one of
+
+- right        resolved to the expected capability for the expected agent with the expected
+               availability (for a capability no agent has: nothing was resolved);
+- shown-first  not resolved, but the expected capability is the first candidate offered;
+- shown-later  not resolved, the expected capability is offered but not first;
+- wrong        another capability resolved, a wrong availability, an error, or the expected
+               capability not offered at all (the worst outcome).
+
+Runs (a "hint" is what a maintainer adds for the resolver: the alias table, `aliases`, `triggers`,
+`useWhen`):
+
+- bundled, hints       the bundled catalog as shipped;
+- bundled, ablated     the same catalog with every hint removed (a generated copy, no alias table);
+- catalog2             a fictional catalog in another voice (it has no hints).
+
+    python benchmarks/resolution_bench.py            # all runs, tables and the misses
+    python benchmarks/resolution_bench.py --json     # machine-readable results
+    python benchmarks/resolution_bench.py --runs bundled-ablated catalog2
+    python benchmarks/resolution_bench.py --calibrate  # the calibration table of the scored decision rule
+
+Calibration (`--calibrate`) looks at every query that reached scoring (not an exact, alias, terminology,
+trigger or stemmed lookup) in the same builds, in process with the server's own resolver, and records the
+winner's confidence, its lead over the runner-up and whether the winner is the expected capability. The
+table says, of the answers a rule would resolve, how many are right: the server's thresholds
+(`DECISION_RULE` in server/resolve.py) are chosen from it.
+
+Results are recorded in docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import sys
+import tempfile
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from prompt_bench import Answer, SetupError, build_catalog, connect
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "benchmarks" / "resolution"
+OUTCOMES = ("right", "shown-first", "shown-later", "wrong")
+KINDS = ("exact", "partial", "typo", "agent-term", "identifier", "abbreviation", "descriptive", "other-agent", "none")
+HINT_FIELDS = ("aliases", "triggers", "useWhen")
+RUNS = {
+    # name: (catalog folder, queries file, strip hints)
+    "bundled-hints": (ROOT / "agents", DATA / "bundled_queries.json", False),
+    "bundled-ablated": (ROOT / "agents", DATA / "bundled_queries.json", True),
+    "catalog2": (DATA / "catalog2" / "agents", DATA / "catalog2_queries.json", True),
+}
+
+
+def slugify(name: str) -> str:
+    return re.sub(r"[^0-9a-z]+", "-", name.lower()).strip("-")
+
+
+def _agent_words(text: str) -> set[str]:
+    """Words of an agent's name as the query files write it ("VS Code" and "Visual Studio Code" alike)."""
+    slug = slugify(text).replace("visual-studio-code", "vscode").replace("vs-code", "vscode")
+    return set(slug.split("-")) - {"github", "in", "for"}
+
+
+def ablated_copy(agents: Path, dest: Path) -> Path:
+    """The catalog without any hint: no alias table, no `aliases` / `triggers` / `useWhen` on a capability."""
+    for path in sorted(agents.glob("*/capabilities/current.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for capability in data.get("capabilities", ()):
+            for key in HINT_FIELDS:
+                capability.pop(key, None)
+        target = dest / path.relative_to(agents)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return dest
+
+
+def agent_ids(agents: Path) -> dict[str, str]:
+    """How the query files name agents -> agent id: the id, the agent's name, and the writer's short forms.
+
+    The query files carry what a user would type ("claude", "VS Code Copilot"); the expected agent id is
+    the one folder whose id or name all the words of that string point to.
+    """
+    table: dict[str, str] = {}
+    for path in sorted(agents.glob("*/capabilities/current.json")):
+        agent_id = path.parts[-3]
+        name = json.loads(path.read_text(encoding="utf-8"))["agent"]["name"]
+        for form in (agent_id, name):
+            table["-".join(sorted(_agent_words(form)))] = agent_id
+    return table
+
+
+def expected_agent(written: str, table: Mapping[str, str]) -> str:
+    words = _agent_words(written)
+    if "-".join(sorted(words)) in table:
+        return table["-".join(sorted(words))]
+    matches = {agent for form, agent in table.items() if words <= set(form.split("-"))}
+    if len(matches) != 1:
+        raise SetupError(f"the benchmark cannot tell which agent {written!r} means: {sorted(matches)}")
+    return matches.pop()
+
+
+@dataclass
+class Row:
+    id: str
+    kind: str
+    agent: str
+    query: str
+    expected: str | None
+    outcome: str
+    answered: str
+
+
+def offered(answer: Answer) -> list[str]:
+    """Capability slugs offered instead of a document, best first (resolution candidates, then the data's)."""
+    slugs: list[str] = []
+    res = answer.resolution.get("capability")
+    if isinstance(res, dict) and res.get("status") != "resolved":
+        slugs += [c.get("value") for c in res.get("candidates", ())]
+    data = answer.data or {}
+    slugs += [c.get("slug") for c in data.get("candidates", ())]
+    slugs += [s.get("capability") for s in data.get("suggestions", ())]
+    return [s for s in dict.fromkeys(slugs) if s]
+
+
+def resolved(answer: Answer) -> dict[str, Any] | None:
+    """The document's facts when the server answered with a capability (None for candidates or an error)."""
+    data = answer.data or {}
+    if answer.is_error or "candidates" in data:
+        return None
+    if "suggestions" in data:
+        res = answer.resolution.get("capability")
+        first = (data.get("suggestions") or [{}])[0]
+        if isinstance(res, dict) and res.get("status") == "resolved" and first.get("capability") == res.get("value"):
+            return {"agent": data.get("agent"), "capability": first["capability"], "available": first.get("available")}
+        return None
+    cap = data.get("capability")
+    if isinstance(cap, dict) and "slug" in cap:
+        return {"agent": data.get("agent"), "capability": cap["slug"], "available": cap.get("available")}
+    return None
+
+
+def judge(query: Mapping[str, Any], agent: str, answer: Answer) -> str:
+    expect = query["expect"]
+    wanted = slugify(expect["capability"]) if expect.get("capability") else None
+    facts = resolved(answer)
+    if wanted is None:
+        return "wrong" if facts else "right"
+    if facts:
+        ok = facts["agent"] == agent and facts["capability"] == wanted and facts["available"] == expect["available"]
+        return "right" if ok else "wrong"
+    shown = offered(answer)
+    if shown[:1] == [wanted]:
+        return "shown-first"
+    return "shown-later" if wanted in shown else "wrong"
+
+
+async def run_queries(build_dir: Path, queries: Sequence[Mapping[str, Any]], agents: Mapping[str, str]) -> list[Row]:
+    rows: list[Row] = []
+    with tempfile.TemporaryFile(mode="w+") as errlog:
+        async with AsyncExitStack() as stack:
+            client = await connect(stack, build_dir, "stdio", errlog)
+            for query in queries:
+                agent = expected_agent(query["agent"], agents)
+                arguments = {"agent": query["agent"], "capability": query["query"]}
+                answer = Answer.of(await client.call_tool("lookup_capability", arguments))
+                outcome = judge(query, agent, answer)
+                rows.append(
+                    Row(
+                        query["id"],
+                        query["kind"],
+                        query["agent"],
+                        query["query"],
+                        query["expect"].get("capability"),
+                        outcome,
+                        answer.summary(),
+                    )
+                )
+    return rows
+
+
+def prepare(name: str, workdir: Path) -> tuple[Path, Path, list[dict[str, Any]]]:
+    """The run's catalog folder, its build and its queries."""
+    agents, queries_file, strip = RUNS[name]
+    catalog = ablated_copy(agents, workdir / f"{name}-agents") if strip else agents
+    build_dir = build_catalog(workdir / f"{name}-build", aliases=not strip, agents_dir=catalog)
+    return catalog, build_dir, json.loads(queries_file.read_text(encoding="utf-8"))
+
+
+def run(name: str, workdir: Path) -> list[Row]:
+    catalog, build_dir, queries = prepare(name, workdir)
+    return asyncio.run(run_queries(build_dir, queries, agent_ids(catalog)))
+
+
+@dataclass(frozen=True)
+class Scored:
+    run: str
+    id: str
+    best: float
+    lead: float  # (best - runner-up) / best
+    right: bool
+
+
+def scored_points(name: str, workdir: Path) -> list[Scored]:
+    """Every query of the run that reached scoring: the winner's confidence and lead, and whether it is right."""
+    from capidx.server.resolve import MatchIndex, resolve_agent, resolve_capability
+
+    catalog, build_dir, queries = prepare(name, workdir)
+    index = MatchIndex.from_json(json.loads((build_dir / "index" / "match.json").read_text(encoding="utf-8")))
+    table = agent_ids(catalog)
+    points = []
+    for query in queries:
+        agent = resolve_agent(index, query["agent"]).value or expected_agent(query["agent"], table)
+        res = resolve_capability(index, query["query"], agent=agent)
+        if not res.scored or not res.ranked:
+            continue
+        best = res.ranked[0]
+        runner_up = res.ranked[1].confidence if len(res.ranked) > 1 else 0.0
+        wanted = slugify(query["expect"]["capability"]) if query["expect"].get("capability") else None
+        lead = (best.confidence - runner_up) / best.confidence if best.confidence else 0.0
+        points.append(Scored(name, query["id"], best.confidence, round(lead, 3), best.value == wanted))
+    return points
+
+
+CONFIDENCES = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+LEADS = (0.0, 0.15, 0.25, 0.35, 0.5)
+
+
+def print_calibration(points: Sequence[Scored]) -> None:
+    """Of the scored answers with confidence >= c (and lead >= l), how many would resolve and how many are
+    right, per run and overall."""
+    runs = sorted({p.run for p in points})
+    counts = ", ".join(f"{r} {sum(p.run == r for p in points)}" for r in runs)
+    print(f"\n## calibration: {len(points)} scored answers ({counts})")
+    print("right / resolved at confidence >= c and lead >= l, per run")
+    for lead in LEADS:
+        print(f"\nlead >= {lead}")
+        print(f"{'c':>5}" + "".join(f"{r:>22}" for r in [*runs, "all"]))
+        for c in CONFIDENCES:
+            cells = []
+            for r in [*runs, "all"]:
+                chosen = [p for p in points if (r == "all" or p.run == r) and p.best >= c and p.lead >= lead]
+                right = sum(p.right for p in chosen)
+                share = f"{100 * right / len(chosen):.1f}%" if chosen else "-"
+                cells.append(f"{right:>4}/{len(chosen):<4} {share:>8}")
+            print(f"{c:>5}" + "".join(f"{cell:>22}" for cell in cells))
+
+
+def table(rows: Sequence[Row]) -> list[dict[str, Any]]:
+    by_kind: dict[str, list[Row]] = defaultdict(list)
+    for row in rows:
+        by_kind[row.kind].append(row)
+    kinds = [k for k in KINDS if k in by_kind] + sorted(set(by_kind) - set(KINDS))
+    lines = []
+    for kind, group in [*((k, by_kind[k]) for k in kinds), ("total", list(rows))]:
+        counts = Counter(r.outcome for r in group)
+        n = len(group)
+        lines.append({"kind": kind, "n": n, **{o: round(100 * counts[o] / n, 1) for o in OUTCOMES}})
+    return lines
+
+
+def print_table(name: str, rows: Sequence[Row]) -> None:
+    print(f"\n## {name}: {len(rows)} queries\n")
+    print(f"{'kind':<13}{'n':>4}" + "".join(f"{o:>13}" for o in OUTCOMES) + f"{'right|first':>13}")
+    for line in table(rows):
+        first = line["right"] + line["shown-first"]
+        cells = "".join(f"{line[o]:>12.1f}%" for o in OUTCOMES)
+        print(f"{line['kind']:<13}{line['n']:>4}{cells}{first:>12.1f}%")
+    misses = [r for r in rows if r.outcome != "right"]
+    if misses:
+        print(f"\nnot right ({len(misses)}):")
+        for r in misses:
+            asked = f"{r.agent!r} / {r.query!r}"
+            print(f"  {r.id} [{r.kind}] {asked} -> expected {r.expected!r}: {r.outcome}; {r.answered}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", nargs="+", choices=sorted(RUNS), default=list(RUNS))
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--calibrate", action="store_true", help="print the calibration table of the decision rule")
+    args = parser.parse_args(argv)
+    if args.calibrate:
+        with tempfile.TemporaryDirectory(prefix="capidx-resolution-") as tmp:
+            points = [p for name in args.runs for p in scored_points(name, Path(tmp))]
+        print_calibration(points)
+        return 0
+    results: dict[str, list[Row]] = {}
+    with tempfile.TemporaryDirectory(prefix="capidx-resolution-") as tmp:
+        for name in args.runs:
+            results[name] = run(name, Path(tmp))
+    if args.json:
+        print(json.dumps({n: {"table": table(r), "rows": [vars(x) for x in r]} for n, r in results.items()}, indent=1))
+    else:
+        for name, rows in results.items():
+            print_table(name, rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,283 @@
+"""Issue 12: the resolver's mechanisms on a small catalog built for real (no aliases, triggers or useWhen).
+
+Identifier tokens, the abbreviation lexicon, the never-a-confident-wrong-"no" rule and linear index
+building; each test pins a mechanism, not an answer of the blind benchmark.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from server_support import Cap, real_build, write_catalog
+
+from capidx.server import resolve
+from capidx.server.lexicon import ABBREVIATIONS, expansions, identifiers
+from capidx.server.resolve import MatchIndex, resolve_capability
+
+CLAUDE = "claude-code"
+GEMINI = "gemini-cli"
+BOTH = {CLAUDE: {"available": True}, GEMINI: {"available": True}}
+
+CATALOG = (
+    Cap(
+        "Persistent Memory",
+        "context-awareness",
+        "Remembers facts about you across sessions in a memory store.",
+        agents=BOTH,
+    ),
+    Cap(
+        "Custom Instructions",
+        "context-awareness",
+        "Project rules loaded at the start of every session from CLAUDE.md; edit them with /memory.",
+        agents={
+            CLAUDE: {"available": True, "terminology": "CLAUDE.md (memory files), Edit"},
+            GEMINI: {"available": True},
+        },
+    ),
+    Cap(
+        "Context Compaction",
+        "context-awareness",
+        "Summarizes the conversation with /compact when the context window fills up.",
+        agents=BOTH,
+    ),
+    Cap(
+        "Auto-Approve Mode",
+        "security",
+        "Runs every action without asking for approval; start it with --yolo.",
+        agents=BOTH,
+    ),
+    Cap(
+        "Pull Request Review",
+        "collaboration",
+        "Reviews pull requests and merge requests and comments on them.",
+        agents=BOTH,
+    ),
+    Cap("Repository Search", "context-awareness", "Searches the repository's code for symbols and text.", agents=BOTH),
+    Cap("Web Search", "context-awareness", "Searches the web for current information.", agents=BOTH),
+    Cap(
+        "Inline Completion",
+        "ide-integration",
+        "Suggests the rest of the line in the editor as you type.",
+        agents={CLAUDE: {"available": False}, GEMINI: {"available": True}},
+    ),
+    Cap(
+        "Editor Integration",
+        "ide-integration",
+        "Shows the agent's proposed changes as diffs in the editor and suggests where to look next.",
+        agents=BOTH,
+    ),
+)
+
+
+@pytest.fixture(scope="module")
+def build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("mechanisms")
+    return real_build(write_catalog(root / "agents", CATALOG), root / "build")
+
+
+@pytest.fixture(scope="module")
+def index(build: Path) -> MatchIndex:
+    return MatchIndex.from_json(json.loads((build / "index" / "match.json").read_text("utf-8")))
+
+
+# --- identifiers --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [
+        ("Run /compact now", ["/compact"]),
+        ("CLAUDE.md and .mcp.json", ["claude.md", ".mcp.json"]),
+        ("start with --yolo", ["--yolo"]),
+        ("#codebase or @workspace", ["#codebase", "@workspace"]),
+        ("set chat.checkpoints.enabled", ["chat.checkpoints.enabled"]),
+        ("the .claude/ folder", [".claude"]),
+        ("export MY_API_KEY", ["my_api_key"]),
+        ("version 4.2, e.g. this; and/or /usr/bin", []),
+        ("see https://docs.example.com/a/b.md", []),
+    ],
+)
+def test_identifiers_are_tokens_of_their_own(text: str, tokens: list[str]) -> None:
+    assert identifiers(text) == tokens
+
+
+def test_the_build_records_where_identifiers_occur(build: Path) -> None:
+    match = json.loads((build / "index" / "match.json").read_text("utf-8"))
+    places = match["identifiers"]["/compact"]
+    assert {p["capability"] for p in places} == {"context-compaction"}
+    assert {p["field"] for p in places} == {"description"}
+    row = next(r for r in match["capabilities"] if r["slug"] == "custom-instructions")
+    assert row["terms"]["claude.md"] >= 1  # a term of its own, besides the words 'claude' and 'md'
+
+
+@pytest.mark.parametrize(
+    ("query", "slug"),
+    [("/memory", "custom-instructions"), ("CLAUDE.md", "custom-instructions"), ("--yolo", "auto-approve-mode")],
+)
+def test_a_literal_identifier_beats_a_word_of_a_name(index: MatchIndex, query: str, slug: str) -> None:
+    # '/memory' is a word of Persistent Memory's name, but only Custom Instructions mentions the command.
+    resolution = resolve_capability(index, query, agent=CLAUDE)
+    assert (resolution.status, resolution.value, resolution.resolved_by) == ("resolved", slug, "identifier")
+
+
+def test_identifier_words_still_count_when_no_record_has_the_identifier(index: MatchIndex) -> None:
+    resolution = resolve_capability(index, "/compaction", agent=CLAUDE)  # nothing quotes it: the word decides
+    assert resolution.value == "context-compaction" or resolution.candidates[0].value == "context-compaction"
+
+
+def test_identifier_in_a_sentence_is_weighed_with_the_words(index: MatchIndex) -> None:
+    scores, _ = resolve.score_capabilities(index, "what does /compact do", agent=CLAUDE)
+    assert max(scores, key=scores.__getitem__) == "context-compaction"
+
+
+def test_a_wording_that_lists_several_names_gives_each_of_them(build: Path, index: MatchIndex) -> None:
+    match = json.loads((build / "index" / "match.json").read_text("utf-8"))
+    assert {"claude md memory files edit", "memory files"} <= match["terminology"].keys()
+    assert "edit" not in match["terminology"]  # one listed word alone is too loose
+    resolution = resolve_capability(index, "memory files", agent=CLAUDE)
+    assert (resolution.value, resolution.resolved_by) == ("custom-instructions", "terminology")
+
+
+# --- abbreviations ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("word", "expansion"),
+    [
+        ("repo", "repository"),
+        ("pr", "pull request"),
+        ("mr", "merge request"),
+        ("config", "configuration"),
+        ("lsp", "language server protocol"),
+        ("ide", "integrated development environment"),
+        ("env", "environment"),
+        ("cmd", "command"),
+        ("mcp", "model context protocol"),
+        ("cli", "command line"),
+        ("auth", "authentication"),
+    ],
+)
+def test_the_lexicon_knows_the_field(word: str, expansion: str) -> None:
+    assert expansion in expansions(word)
+    assert word in ABBREVIATIONS
+
+
+@pytest.mark.parametrize(
+    ("query", "slug"),
+    [("PR review", "pull-request-review"), ("MR review", "pull-request-review"), ("repo search", "repository-search")],
+)
+def test_abbreviations_match_their_expansions(index: MatchIndex, query: str, slug: str) -> None:
+    resolution = resolve_capability(index, query, agent=CLAUDE)
+    shown = resolution.value if resolution.ok else resolution.candidates[0].value
+    assert shown == slug
+    scores, _ = resolve.score_capabilities(index, query, agent=CLAUDE)
+    assert scores[slug] > scores.get("web-search", 0.0)
+
+
+def test_an_abbreviation_is_not_corrected_as_a_typo(index: MatchIndex) -> None:
+    corrected = resolve._correct_terms(index, ["repo", "search"])
+    assert corrected.terms == ("repo", "search") and not corrected.changed
+
+
+# --- never a confident wrong "no" ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("query", ["suggest the rest of the line", "inline suggestions in the editor"])
+def test_a_loose_no_with_a_close_candidate_the_agent_has_comes_back_as_candidates(
+    index: MatchIndex, query: str
+) -> None:
+    # Inline Completion scores clearly first, but Claude lacks it and Editor Integration (which Claude has)
+    # is close: candidates, not "Claude cannot do that".
+    lacking = resolve_capability(index, query, agent=CLAUDE)
+    assert lacking.status == "ambiguous"
+    assert [c.value for c in lacking.candidates[:2]] == ["inline-completion", "editor-integration"]
+    # the agent that has it gets the answer
+    having = resolve_capability(index, query, agent=GEMINI)
+    assert (having.status, having.value) == ("resolved", "inline-completion")
+
+
+def test_a_no_without_a_close_candidate_stands(index: MatchIndex) -> None:
+    resolution = resolve_capability(index, "rest of the line as you type", agent=CLAUDE)
+    assert (resolution.status, resolution.value) == ("resolved", "inline-completion")
+    assert not index.capabilities["inline-completion"].agents[CLAUDE]["available"]
+
+
+def test_the_guard_turns_a_loose_no_into_candidates(index: MatchIndex) -> None:
+    ranked = (
+        resolve.Candidate("inline-completion", "Inline Completion", 0.75),
+        resolve.Candidate("editor-integration", "Editor Integration", 0.5),
+    )
+    loose = resolve.Resolution("q", "resolved", "inline-completion", "lexical", 0.75, ranked=ranked, scored=True)
+    guarded = resolve._guarded(index, loose, CLAUDE)
+    assert guarded.status == "ambiguous"
+    assert [c.value for c in guarded.candidates] == ["inline-completion", "editor-integration"]
+    # the agent that has it, a confident answer, or no close candidate it has: the answer stands
+    assert resolve._guarded(index, loose, GEMINI) == loose
+    sure = resolve.Resolution("q", "resolved", "inline-completion", "lexical", 0.95, ranked=ranked, scored=True)
+    assert resolve._guarded(index, sure, CLAUDE) == sure
+    alone = resolve.Resolution("q", "resolved", "inline-completion", "lexical", 0.75, ranked=ranked[:1], scored=True)
+    assert resolve._guarded(index, alone, CLAUDE) == alone
+
+
+def test_an_exact_name_may_say_no(index: MatchIndex) -> None:
+    resolution = resolve_capability(index, "inline completion", agent=CLAUDE)
+    assert (resolution.status, resolution.value, resolution.resolved_by) == ("resolved", "inline-completion", "exact")
+
+
+# --- linear index building ----------------------------------------------------------------------------
+
+
+class CountingSlug(str):
+    """A slug that counts comparisons: scanning a table once per capability compares every entry's slug."""
+
+    compared = 0
+
+    def __eq__(self, other: object) -> bool:
+        CountingSlug.compared += 1
+        return str.__eq__(self, other)
+
+    __hash__ = str.__hash__
+
+
+def _synthetic_match(size: int) -> dict:
+    rows, aliases, terminology = [], {}, {}
+    for i in range(size):
+        slug = f"cap-{i}"
+        rows.append(
+            {
+                "slug": slug,
+                "name": f"Cap {i}",
+                "category": "c",
+                "key": f"cap {i}",
+                "agents": {"a": {"available": True}},
+                "terms": {"cap": 1, str(i): 1},
+                "length": 2,
+            }
+        )
+        aliases[f"alias {i}"] = CountingSlug(slug)
+        terminology[f"wording {i}"] = [{"agent": "a", "capability": CountingSlug(slug)}]
+    return {
+        "agents": [{"id": "a", "name": "Agent A", "vendor": "V"}],
+        "agentNames": {},
+        "aliases": aliases,
+        "capabilities": rows,
+        "terminology": terminology,
+        "idf": {"cap": 0.1},
+        "avgLength": 2.0,
+        "categories": ["c"],
+    }
+
+
+def _comparisons(size: int) -> int:
+    data = _synthetic_match(size)
+    CountingSlug.compared = 0
+    index = MatchIndex.from_json(data)
+    assert index.capabilities[f"cap-{size - 1}"].names  # aliases and wordings reached their capability
+    return CountingSlug.compared
+
+
+def test_building_the_match_index_is_linear_in_the_catalog() -> None:
+    small, large = _comparisons(200), _comparisons(800)
+    assert large <= 4 * small + 50  # a scan per capability would make it sixteen times as many
