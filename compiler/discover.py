@@ -61,6 +61,23 @@ def catalog_documents(root: Path) -> list[Path]:
     return found
 
 
+def confined(paths: Sequence[Path], root: Path) -> tuple[list[Path], list[Diagnostic]]:
+    """The paths whose real location is inside `root`, and a problem for each that is a symbolic link
+    leading out of it: a catalog arrives in pull requests, and a linked `current.json` would otherwise
+    pull any file of the machine that runs CI (its text quoted in errors, or built into the summary)."""
+    top = os.path.realpath(root)
+    kept: list[Path] = []
+    problems: list[Diagnostic] = []
+    for path in paths:
+        real = os.path.realpath(path)
+        if os.path.commonpath((top, real)) == top:
+            kept.append(path)
+        else:
+            hint = "copy the file into the catalog instead of linking to it"
+            problems.append(file_problem(path, f"refused: a symbolic link to {real}, outside the catalog {top}", hint))
+    return kept, problems
+
+
 def _alias_tables(folder: Path) -> list[Path]:
     return [folder / name for name in ALIAS_FILE_NAMES if os.path.lexists(folder / name)]
 
@@ -71,9 +88,10 @@ def _from_config(config: Config) -> Inputs:
         hint = "run capidx where agents/ is, or pass --agents DIR, --config FILE or PATHS"
         problem = file_problem(config.agents, "catalog directory not found", hint)
         return Inputs((), aliases, (), (problem,))
-    documents = catalog_documents(config.agents)
-    problems = () if documents else (_nothing_found(config.agents),)
-    return Inputs(tuple(documents), aliases, (), problems)
+    documents, problems = confined(catalog_documents(config.agents), config.agents)
+    if not documents and not problems:
+        problems.append(_nothing_found(config.agents))
+    return Inputs(tuple(documents), aliases, (), tuple(problems))
 
 
 def _from_paths(paths: Sequence[Path]) -> Inputs:
@@ -87,11 +105,12 @@ def _from_paths(paths: Sequence[Path]) -> Inputs:
         if not os.path.lexists(path):
             problems.append(file_problem(path, "does not exist"))
         elif path.is_dir():
-            found = catalog_documents(path)
+            found, refused = confined(catalog_documents(path), path)
+            problems += refused
             tables = _alias_tables(path)
             documents.update((_key(p), p) for p in found)
             aliases.update((_key(p), p) for p in tables)
-            if not found and not tables:
+            if not found and not tables and not refused:
                 problems.append(_nothing_found(path))
         elif path.name.lower() in ALIAS_FILE_NAMES:
             aliases[_key(path)] = path

@@ -275,3 +275,30 @@ def test_a_killed_removal_leaves_a_leftover_the_next_build_recognizes(
     write.remove_ours(leftover)
     assert removed == [str(leftover / "tools")]
     assert not leftover.exists()
+
+
+@pytest.mark.parametrize("command", [["validate"], ["build", "-q"], ["validate", "agents"]])
+def test_a_catalog_document_linked_from_outside_the_catalog_is_refused(tmp_path: Path, command: list[str]) -> None:
+    """A fork could otherwise link `current.json` to any file of the CI machine and have it read."""
+    project = tmp_path / "project"
+    agents = write_catalog(project)
+    secret = tmp_path / "outside" / "secret.json"
+    secret.parent.mkdir()
+    first = sorted(agents.glob("*/capabilities/current.json"))[0]
+    secret.write_bytes(first.read_bytes())  # valid data: only where it lives is wrong
+    first.unlink()
+    first.symlink_to(secret)
+
+    result = run_cli(command, cwd=project)
+    assert result.exit_code == 2
+    assert f"refused: a symbolic link to {secret}, outside the catalog" in result.output
+    assert not (project / "build").exists()
+
+
+def test_a_link_inside_the_catalog_is_read(tmp_path: Path) -> None:
+    agents = write_catalog(tmp_path)
+    first = sorted(agents.glob("*/capabilities/current.json"))[0]
+    kept = first.with_name("real.json")
+    first.rename(kept)
+    first.symlink_to(kept.name)
+    assert run_cli(["validate", "-q"], cwd=tmp_path).exit_code == 0
