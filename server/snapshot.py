@@ -169,11 +169,22 @@ def _build_root(directory: Path) -> Path:
     return root
 
 
+# A manifest larger than this is not one capidx wrote (20,000 capabilities make one of ~50 MB); the same
+# bound as `capidx report`'s reader (the server imports nothing from the compiler, hence the copy).
+MAX_MANIFEST_BYTES = 512 * 1024 * 1024
+
+
 def _read_manifest(root: Path) -> bytes:
+    """The manifest's bytes, never more than MAX_MANIFEST_BYTES held (it may grow while read)."""
     try:
-        return (root / MANIFEST_NAME).read_bytes()
+        with open(root / MANIFEST_NAME, "rb") as handle:
+            data = handle.read(MAX_MANIFEST_BYTES + 1)
     except OSError as error:
         raise BuildError(f"{root / MANIFEST_NAME}: cannot read: {error.strerror}") from error
+    if len(data) > MAX_MANIFEST_BYTES:
+        limit = f"over {MAX_MANIFEST_BYTES >> 20} MiB"
+        raise BuildError(f"{root / MANIFEST_NAME}: {limit}, not a build manifest; {_REBUILD}")
+    return data
 
 
 def _parse_manifest(root: Path, data: bytes) -> dict[str, Any]:

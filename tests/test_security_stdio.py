@@ -188,3 +188,4 @@ async def test_a_long_tool_name_is_clipped_in_the_error(hand_build: Path) -> Non
             await client.call_tool("t" * 1_000_000, {})
     assert len(caught.value.error.message) < 5_000
     assert len(caught.value.error.data["tool"]) < 600
+

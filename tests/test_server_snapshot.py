@@ -197,3 +197,17 @@ def test_a_broken_match_index_is_refused(build: Path) -> None:
     )
     with pytest.raises(BuildError, match="not a match index"):
         load_snapshot(build)
+
+
+def test_an_oversized_manifest_is_refused_without_being_read_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server holds at most MAX_MANIFEST_BYTES of a manifest (a lowered limit stands in for 512 MiB)."""
+    from capidx.server import snapshot
+
+    build = tmp_path / "build"
+    build.mkdir()
+    (build / "manifest.json").write_bytes(b"{" + b" " * 4096 + b"}")
+    monkeypatch.setattr(snapshot, "MAX_MANIFEST_BYTES", 1024)
+    with pytest.raises(BuildError, match="over 0 MiB, not a build manifest"):
+        load_snapshot(build)
