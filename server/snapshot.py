@@ -175,16 +175,15 @@ MAX_MANIFEST_BYTES = 512 * 1024 * 1024
 
 
 def _read_manifest(root: Path) -> bytes:
-    """The manifest's bytes, never more than MAX_MANIFEST_BYTES held (it may grow while read)."""
+    """The manifest's bytes; one over MAX_MANIFEST_BYTES is refused before it is read (`_root` made sure it
+    is a regular file)."""
+    path = root / MANIFEST_NAME
     try:
-        with open(root / MANIFEST_NAME, "rb") as handle:
-            data = handle.read(MAX_MANIFEST_BYTES + 1)
+        if path.stat().st_size > MAX_MANIFEST_BYTES:
+            raise BuildError(f"{path}: over {MAX_MANIFEST_BYTES >> 20} MiB, not a build manifest; {_REBUILD}")
+        return path.read_bytes()
     except OSError as error:
-        raise BuildError(f"{root / MANIFEST_NAME}: cannot read: {error.strerror}") from error
-    if len(data) > MAX_MANIFEST_BYTES:
-        limit = f"over {MAX_MANIFEST_BYTES >> 20} MiB"
-        raise BuildError(f"{root / MANIFEST_NAME}: {limit}, not a build manifest; {_REBUILD}")
-    return data
+        raise BuildError(f"{path}: cannot read: {error.strerror}") from error
 
 
 def _parse_manifest(root: Path, data: bytes) -> dict[str, Any]:
