@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.long_setup]
 
 REPO = Path(__file__).resolve().parent.parent
 CASES = Path(__file__).parent / "cases" / "validate"
