@@ -166,12 +166,12 @@ def wire(value: Any) -> str:
 
 
 def capidx_command() -> list[str]:
-    """The installed `capidx` next to this interpreter, else the module entry point."""
+    """The installed `capidx` next to this interpreter, else its entry point run by this interpreter: never a
+    `capidx` found on PATH, which may be another installation."""
     script = Path(sys.executable).with_name("capidx")
     if script.exists():
         return [str(script)]
-    found = shutil.which("capidx")
-    return [found] if found else [sys.executable, "-c", "from capidx.compiler.cli import main; main()"]
+    return [sys.executable, "-c", "from capidx.compiler.cli import main; main()"]
 
 
 class SetupError(RuntimeError):

@@ -34,3 +34,10 @@ def copy_source_tree(target: Path) -> Path:
 def source_tree_factory(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
     """`make("name")` -> a fresh copy of the working tree in a temporary directory."""
     return lambda name: copy_source_tree(tmp_path_factory.mktemp(name) / "capidx")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Files marked `long_setup` first (stable otherwise). With pytest-xdist's loadfile distribution
+    (pyproject.toml) each file runs on one worker in this order, so the files that wait longest (package
+    installs over the network) start at once instead of ending the run alone."""
+    items.sort(key=lambda item: item.get_closest_marker("long_setup") is None)

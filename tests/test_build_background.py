@@ -214,7 +214,9 @@ def test_closing_stops_and_reaps_a_forked_check(project: Path, monkeypatch: pyte
     pid_file = tmp_path / "child.pid"
 
     def slow(*args: Any) -> Any:
-        pid_file.write_text(str(os.getpid()), "utf-8")
+        # Written whole, then renamed: the parent polls for the file and must never read it half written.
+        pid_file.with_suffix(".tmp").write_text(str(os.getpid()), "utf-8")
+        pid_file.with_suffix(".tmp").replace(pid_file)
         time.sleep(60)
 
     monkeypatch.setattr(background, "_verdict", slow)

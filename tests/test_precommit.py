@@ -2,7 +2,13 @@
 
 pre-commit needs a git repository and a revision to install a hook from; the checkout must not be
 committed to, so the working tree is copied and committed in a temporary directory. The hook's
-environment (a virtualenv with capidx installed by pip) is built once and shared by both runs.
+environment (a virtualenv with capidx installed by pip from the package index) is built once and shared by
+every run. `pre-commit` is the one installed for the interpreter running the tests (`python -m pre_commit`),
+never a `pre-commit` found on PATH. Every git and pre-commit process runs with HOME, the XDG directories and
+PRE_COMMIT_HOME in a temporary directory, so no state or cache from an earlier run (or from the user's
+`~/.gitconfig`) is used and nothing is left behind. Only the user's pip configuration is passed on, as it may
+name the package index to install from. git itself is a requirement of the tests (README, "Quick start"):
+pre-commit cannot work without it.
 """
 
 from __future__ import annotations
@@ -11,53 +17,80 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.long_setup]
 
 VALID = Path(__file__).parent / "cases" / "validate" / "valid" / "full"
 GIT = ["git", "-c", "user.name=capidx tests", "-c", "user.email=tests@capidx.invalid", "-c", "commit.gpgsign=false"]
 
 
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run([*GIT, *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+def user_pip_config() -> dict[str, str]:
+    """The user's pip configuration file, if any: HOME moves, and it may name the package index."""
+    if "PIP_CONFIG_FILE" in os.environ:
+        return {}
+    home = Path.home()
+    for candidate in (home / ".config" / "pip" / "pip.conf", home / ".pip" / "pip.conf"):
+        if candidate.is_file():
+            return {"PIP_CONFIG_FILE": str(candidate)}
+    return {}
 
 
 @pytest.fixture(scope="module")
-def hook_source(source_tree_factory: Callable[[str], Path]) -> tuple[Path, str]:
+def isolated_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The environment of every git and pre-commit process: home, caches and pre-commit's store are temporary."""
+    home = tmp_path_factory.mktemp("home")
+    env = {
+        **os.environ,
+        **user_pip_config(),
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "PRE_COMMIT_HOME": str(home / "pre-commit"),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "NO_COLOR": "1",
+        # Installing the hook's environment is most of this module's time; compiling every dependency's
+        # bytecode is a third of that, and the hook imports few of them.
+        "PIP_NO_COMPILE": "1",
+    }
+    env.pop("VIRTUAL_ENV", None)
+    return env
+
+
+def git(env: dict[str, str], cwd: Path, *args: str) -> str:
+    return subprocess.run([*GIT, *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def hook_source(source_tree_factory: Callable[[str], Path], isolated_env: dict[str, str]) -> tuple[Path, str]:
     """(repository, revision) of a commit of the current working tree."""
     repo = source_tree_factory("hook-source")
-    git(repo, "init", "-q")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "working tree under test")
-    return repo, git(repo, "rev-parse", "HEAD")
+    git(isolated_env, repo, "init", "-q")
+    git(isolated_env, repo, "add", "-A")
+    git(isolated_env, repo, "commit", "-q", "-m", "working tree under test")
+    return repo, git(isolated_env, repo, "rev-parse", "HEAD")
 
 
-@pytest.fixture(scope="module")
-def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("pre-commit-home")
-
-
-def make_user_repo(root: Path, hook_source: tuple[Path, str]) -> Path:
+def make_user_repo(root: Path, hook_source: tuple[Path, str], env: dict[str, str]) -> Path:
     """A project using the hook, with a valid catalog committed."""
     shutil.copytree(VALID, root, ignore=shutil.ignore_patterns("expected.txt"))
     repo, rev = hook_source
     config = {"repos": [{"repo": str(repo), "rev": rev, "hooks": [{"id": "capidx-validate"}]}]}
     (root / ".pre-commit-config.yaml").write_text(json.dumps(config, indent=2))  # JSON is YAML
-    git(root, "init", "-q")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "catalog")
+    git(env, root, "init", "-q")
+    git(env, root, "add", "-A")
+    git(env, root, "commit", "-q", "-m", "catalog")
     return root
 
 
-def pre_commit(cwd: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PRE_COMMIT_HOME": str(home), "NO_COLOR": "1"}
-    env.pop("VIRTUAL_ENV", None)
+def pre_commit(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        ["pre-commit", "run", "--color", "never", *args],
+        [sys.executable, "-m", "pre_commit", "run", "--color", "never", *args],
         cwd=cwd,
         env=env,
         capture_output=True,
@@ -67,27 +100,29 @@ def pre_commit(cwd: Path, home: Path, *args: str) -> subprocess.CompletedProcess
 
 
 @pytest.fixture(scope="module")
-def user_repo(tmp_path_factory: pytest.TempPathFactory, hook_source: tuple[Path, str]) -> Path:
-    return make_user_repo(tmp_path_factory.mktemp("user") / "project", hook_source)
+def user_repo(
+    tmp_path_factory: pytest.TempPathFactory, hook_source: tuple[Path, str], isolated_env: dict[str, str]
+) -> Path:
+    return make_user_repo(tmp_path_factory.mktemp("user") / "project", hook_source, isolated_env)
 
 
-def test_hook_passes_on_valid_data(user_repo: Path, pre_commit_home: Path) -> None:
-    result = pre_commit(user_repo, pre_commit_home, "--all-files")
+def test_hook_passes_on_valid_data(user_repo: Path, isolated_env: dict[str, str]) -> None:
+    result = pre_commit(user_repo, isolated_env, "--all-files")
 
     assert result.returncode == 0, result.stdout + result.stderr
     assert "capidx validate" in result.stdout and "Passed" in result.stdout
 
 
-def test_hook_fails_on_a_broken_file_and_points_at_it(user_repo: Path, pre_commit_home: Path) -> None:
+def test_hook_fails_on_a_broken_file_and_points_at_it(user_repo: Path, isolated_env: dict[str, str]) -> None:
     document = user_repo / "agents" / "alpha" / "capabilities" / "current.json"
     original = document.read_text()
     document.write_text(original.replace('"code-refactoring"', '"code-refactor"', 1))
-    git(user_repo, "add", "-A")
+    git(isolated_env, user_repo, "add", "-A")
     try:
-        result = pre_commit(user_repo, pre_commit_home, "--files", "agents/alpha/capabilities/current.json")
+        result = pre_commit(user_repo, isolated_env, "--files", "agents/alpha/capabilities/current.json")
     finally:
         document.write_text(original)
-        git(user_repo, "add", "-A")
+        git(isolated_env, user_repo, "add", "-A")
 
     output = result.stdout + result.stderr
     assert result.returncode == 1, output
@@ -98,11 +133,11 @@ def test_hook_fails_on_a_broken_file_and_points_at_it(user_repo: Path, pre_commi
     ) in output
 
 
-def test_hook_ignores_files_it_does_not_own(user_repo: Path, pre_commit_home: Path) -> None:
+def test_hook_ignores_files_it_does_not_own(user_repo: Path, isolated_env: dict[str, str]) -> None:
     (user_repo / "notes.json").write_text("{ this is not checked")
-    git(user_repo, "add", "-A")
+    git(isolated_env, user_repo, "add", "-A")
 
-    result = pre_commit(user_repo, pre_commit_home, "--files", "notes.json")
+    result = pre_commit(user_repo, isolated_env, "--files", "notes.json")
 
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no files to check" in result.stdout.lower()

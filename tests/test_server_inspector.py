@@ -1,14 +1,14 @@
-"""End to end with a client nobody on the team wrote: the official MCP Inspector in CLI mode.
+"""End to end with a client nobody on the team wrote: the official MCP Inspector's CLI.
 
-The Inspector is installed once with npm into a cache directory (`CAPIDX_INSPECTOR_DIR`, default
-~/.cache/capidx-tests/inspector) and then runs offline. The tests skip cleanly when node/npm are
-missing or the install fails (no network).
+Only the Inspector's CLI package is installed (not the web UI: a quarter of the download), with npm, into
+this session's temporary directory, npm's cache included: nothing from an earlier run is used and nothing is
+left in the home directory. node and npm are the one optional requirement of the tests found on PATH (they
+are not Python packages): without them, or without network to the npm registry, these tests skip.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -17,34 +17,30 @@ from pathlib import Path
 import pytest
 from server_support import PREFIX, fixture_catalog_build  # noqa: F401 (fixtures)
 
-pytestmark = pytest.mark.slow
-INSPECTOR = "@modelcontextprotocol/inspector@0.15.0"
+pytestmark = [pytest.mark.slow, pytest.mark.long_setup]
+INSPECTOR_CLI = "@modelcontextprotocol/inspector-cli@0.15.0"
 SERVE = [sys.executable, "-c", "from capidx.compiler.cli import main; main()", "serve"]
 
 
 @pytest.fixture(scope="module")
-def inspector() -> Path:
-    if shutil.which("node") is None or shutil.which("npm") is None:
+def inspector(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """The command that runs the Inspector's CLI client (`mcp-inspector --cli` without its launcher process)."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
         pytest.skip("node/npm not available")
-    home = Path(os.environ.get("CAPIDX_INSPECTOR_DIR", Path.home() / ".cache" / "capidx-tests" / "inspector"))
-    binary = home / "node_modules" / ".bin" / "mcp-inspector"
-    if not binary.exists():
-        home.mkdir(parents=True, exist_ok=True)
-        try:
-            subprocess.run(
-                ["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", str(home), INSPECTOR],
-                capture_output=True,
-                timeout=300,
-                check=True,
-            )
-        except (subprocess.SubprocessError, OSError) as error:
-            pytest.skip(f"could not install the MCP Inspector: {error}")
-    return binary
+    home = tmp_path_factory.mktemp("inspector")
+    install = [npm, "install", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"]
+    options = ["--fetch-retries=1", "--cache", str(home / "npm-cache"), "--prefix", str(home)]
+    try:
+        subprocess.run([*install, *options, INSPECTOR_CLI], capture_output=True, timeout=300, check=True)
+    except (subprocess.SubprocessError, OSError) as error:
+        pytest.skip(f"could not install the MCP Inspector: {error}")
+    return [node, str(home / "node_modules" / "@modelcontextprotocol" / "inspector-cli" / "build" / "index.js")]
 
 
-def inspect(inspector: Path, build: Path, *method: str) -> subprocess.CompletedProcess[str]:
+def inspect(inspector: list[str], build: Path, *method: str) -> subprocess.CompletedProcess[str]:
     # The server command comes first; the Inspector's --tool-arg takes every following key=value.
-    command = [str(inspector), "--cli", *SERVE, "--build", str(build), "--no-reload", *method]
+    command = [*inspector, *SERVE, "--build", str(build), "--no-reload", *method]
     return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False, cwd=build.parent)
 
 
@@ -53,7 +49,7 @@ def output(result: subprocess.CompletedProcess[str]) -> dict:
     return json.loads(result.stdout)
 
 
-def test_inspector_lists_resources_and_templates(inspector: Path, catalog_build: Path) -> None:
+def test_inspector_lists_resources_and_templates(inspector: list[str], catalog_build: Path) -> None:
     resources = output(inspect(inspector, catalog_build, "--method", "resources/list"))["resources"]
     assert [r["uri"] for r in resources] == [PREFIX + "summary", PREFIX + "stats"]
     assert resources[0]["size"] == (catalog_build / "summary.md").stat().st_size
@@ -66,7 +62,7 @@ def test_inspector_lists_resources_and_templates(inspector: Path, catalog_build:
     }
 
 
-def test_inspector_reads_a_resource_and_a_template(inspector: Path, catalog_build: Path) -> None:
+def test_inspector_reads_a_resource_and_a_template(inspector: list[str], catalog_build: Path) -> None:
     read = output(inspect(inspector, catalog_build, "--method", "resources/read", "--uri", PREFIX + "summary"))
     assert read["contents"][0]["text"] == (catalog_build / "summary.md").read_text("utf-8")
     via_alias = inspect(inspector, catalog_build, "--method", "resources/read", "--uri", PREFIX + "capabilities/mcp")
@@ -75,13 +71,13 @@ def test_inspector_reads_a_resource_and_a_template(inspector: Path, catalog_buil
     assert content["text"] == (catalog_build / "capabilities" / "mcp-servers.md").read_text("utf-8")
 
 
-def test_inspector_sees_hidden_resources_as_errors(inspector: Path, catalog_build: Path) -> None:
+def test_inspector_sees_hidden_resources_as_errors(inspector: list[str], catalog_build: Path) -> None:
     result = inspect(inspector, catalog_build, "--method", "resources/read", "--uri", PREFIX + "full")
     assert result.returncode != 0
     assert "-32602" in result.stdout + result.stderr
 
 
-def test_inspector_calls_a_tool(inspector: Path, catalog_build: Path) -> None:
+def test_inspector_calls_a_tool(inspector: list[str], catalog_build: Path) -> None:
     tools = output(inspect(inspector, catalog_build, "--method", "tools/list"))["tools"]
     assert [t["name"] for t in tools] == ["lookup_capability", "compare_capability", "list_capabilities", "get_sources"]
     call = inspect(

@@ -60,7 +60,7 @@ def test_the_bundled_encoding_is_vetted_for_cutting() -> None:
 
 def test_pieces_rejoin_into_the_text_and_their_counts_add_up_on_random_texts() -> None:
     rng = random.Random(11)
-    for _ in range(20_000):
+    for _ in range(5_000):  # 15,000 texts: each ordered pair of the 36 items meets ~27 times on average
         text = "".join(rng.choice(ALPHABET) for _ in range(rng.randint(0, 16)))
         for candidate in (text, "{" + text, "[" + text):  # both ways of cutting
             pieces = split(candidate)

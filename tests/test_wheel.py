@@ -2,17 +2,27 @@
 
 The wheel is built from a copy of the working tree (building in place would write build/ into the
 checkout), in build's isolated environment: `--no-isolation` would use this interpreter's setuptools,
-which may predate the PEP 639 `license = "MIT"` the project declares (setuptools >= 77). It is installed
-with --no-deps into a virtualenv that sees this interpreter's site-packages, so the dependencies are
-already there and no network is needed for the install.
+which may predate the PEP 639 `license = "MIT"` the project declares (setuptools >= 77).
+
+It is installed, without its dependencies and without network, into a fresh virtualenv that has no pip of its
+own. The dependencies come from the interpreter running the tests: a `.pth` file in the virtualenv names this
+interpreter's site-packages directories. Not `system_site_packages=True`: inside a venv, "system" is the base
+interpreter, which need not have any dependency. A `.pth` line that is a plain path adds the directory without
+running the `.pth` files inside it, so the editable install of the checkout (an import hook started by a `.pth`
+file) stays invisible; `test_installed_code_and_data_come_from_the_wheel` proves it. pip itself is this
+interpreter's, reached through the same `.pth` file and run by the virtualenv's python so that it installs
+there (scripts included, with the virtualenv's python in their first line).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import site
 import subprocess
 import sys
+import sysconfig
 import venv
 import zipfile
 from collections.abc import Callable
@@ -20,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.long_setup]
 
 REPO = Path(__file__).resolve().parent.parent
 CASES = Path(__file__).parent / "cases" / "validate"
@@ -46,18 +56,35 @@ def wheel(wheel_source: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built
 
 
+def running_site_dirs() -> list[str]:
+    """Where the running interpreter's packages (the wheel's dependencies, and pip) are installed."""
+    dirs = [sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], *site.getsitepackages()]
+    if site.ENABLE_USER_SITE:
+        dirs.append(site.getusersitepackages())
+    return [d for d in dict.fromkeys(dirs) if Path(d).is_dir()]
+
+
 @pytest.fixture(scope="module")
 def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The virtualenv's bin directory, with the wheel installed."""
     env = tmp_path_factory.mktemp("venv") / "env"
-    venv.EnvBuilder(system_site_packages=True, with_pip=True).create(env)
+    venv.EnvBuilder(with_pip=False).create(env)
     bin_dir = env / ("Scripts" if sys.platform == "win32" else "bin")
+    python = bin_dir / "python"
+    env_site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    (Path(env_site) / "running-interpreter.pth").write_text("\n".join(running_site_dirs()) + "\n")
     subprocess.run(
-        [str(bin_dir / "python"), "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(wheel)],
+        [str(python), "-m", "pip", "install", "--no-deps", "--no-index", "--ignore-installed", "-q", str(wheel)],
         check=True,
         capture_output=True,
         text=True,
         timeout=600,
+        env={**os.environ, "PIP_NO_INPUT": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
     )
     return bin_dir
 
@@ -96,7 +123,8 @@ def test_installed_wheel_validates_a_catalog_outside_the_checkout(installed: Pat
 
 
 def test_installed_code_and_data_come_from_the_wheel(installed: Path, tmp_path: Path) -> None:
-    """The editable install of the checkout is visible too (system site-packages): prove it is not used."""
+    """The running interpreter's site-packages are visible (for the dependencies) but the editable install of the
+    checkout is not: every capidx module and data file comes from the virtualenv."""
     script = (
         "import sys, importlib.resources as r\n"
         "import capidx.compiler.validate, capidx.compiler.cli, capidx.schema\n"
