@@ -34,6 +34,7 @@ from typing import IO, Any
 from capidx.compiler import discover, pipes
 from capidx.compiler.config import Config
 from capidx.compiler.diagnostics import exit_code_for
+from capidx.compiler.errors import InvalidError
 from capidx.compiler.load import load_file
 from capidx.compiler.validate import LoadedDocument, ValidationResult, collector_paused, document_order
 
@@ -52,7 +53,7 @@ class Verdict:
     digests: dict[str, str]  # str(path) -> sha256 of every document and alias table validated
 
 
-class ValidationChanged(Exception):
+class ValidationChanged(InvalidError):
     """The files the child validated are not the files the build read."""
 
 

@@ -26,9 +26,10 @@ from capidx.compiler import digest as digests
 from capidx.compiler.artifacts import Artifact, Measured, PendingRow, count_lines, count_words, encode
 from capidx.compiler.budgets import BudgetResult, check_budgets
 from capidx.compiler.build_table import kind_table
-from capidx.compiler.catalog import Catalog, CatalogError, build_catalog
+from capidx.compiler.catalog import Catalog, build_catalog
 from capidx.compiler.config import Config
 from capidx.compiler.diagnostics import ExitCode, exit_code_for
+from capidx.compiler.errors import CapidxError, InvalidError
 from capidx.compiler.load import read_limited
 from capidx.compiler.manifest import (
     MATCH_INDEX,
@@ -49,8 +50,8 @@ from capidx.compiler.outdir import (
     remove_leftovers,
 )
 from capidx.compiler.tokenproc import start_counter
-from capidx.compiler.tokens import EncodingUnavailable, check_names, reported_names
-from capidx.compiler.write import MANIFEST, OutputError, TreeWriter
+from capidx.compiler.tokens import check_names, reported_names
+from capidx.compiler.write import MANIFEST, TreeWriter
 
 if TYPE_CHECKING:
     from capidx.compiler.background import BackgroundValidation
@@ -60,10 +61,13 @@ _WRITABLE = "check that the output's folder is writable and has free space"
 PROGRESS_THRESHOLD = 5_000
 
 
-class BuildFailure(Exception):
-    def __init__(self, message: str, exit_code: ExitCode) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
+class ValidationFailed(CapidxError):
+    """The catalog failed validation (its report is printed already): exit 1, or 2 when files could not
+    be read at all, as `capidx validate` exits."""
+
+
+class WriteFailed(InvalidError):
+    """The build could not be written (a full disk, a helper process that stopped): exit 1, `out` unchanged."""
 
 
 @dataclass
@@ -99,11 +103,10 @@ def execute(
         result = run_build(
             config, strict=strict, err=err, progress=_progress_factory(err), verbosity=verbosity, started=started
         )
-    except BuildFailure as failure:
-        print(f"error: {failure}", file=err)
-        if failure.exit_code in (ExitCode.INVALID, ExitCode.USAGE):
-            print(f"build not written; {config.out} is unchanged", file=err)
-        return BuildResult(failure.exit_code, config.out)
+    except CapidxError as failure:  # every failure leaves the previous build as it was, and says so
+        print(f"error: {failure.format_message()}", file=err)
+        print(f"build not written; {config.out} is unchanged", file=err)
+        return BuildResult(ExitCode(failure.exit_code), config.out)
     _print_outcome(result, quiet, err)
     return result
 
@@ -118,7 +121,7 @@ def run_build(
     verbosity: int = 0,
     started: Any | None = None,
 ) -> BuildResult:
-    """The build proper; raises BuildFailure for every failure that leaves the previous build untouched.
+    """The build proper; raises a `CapidxError` for every failure (each leaves the previous build untouched).
 
     `verbosity` is the validation reporter's: -1 errors only, 0 grouped warnings, 1 every warning.
     `started`: a token counter the caller started ahead for a cold build (`tokenproc.start_for_cold_build`),
@@ -126,14 +129,9 @@ def run_build(
     try:
         encodings = reported_names(config.encodings)
         out = config.out
-        try:
-            check_names(encodings)
-            check_location(out, protected_folders(config), config.agents)
-            check_kind(out)
-        except EncodingUnavailable as exc:
-            raise BuildFailure(str(exc), exc.exit_code) from None
-        except OutputError as exc:
-            raise BuildFailure(str(exc), ExitCode.USAGE) from None
+        check_names(encodings)
+        check_location(out, protected_folders(config), config.agents)
+        check_kind(out)
 
         env, templates = _templates(config, err or sys.stderr, verbosity)
         previous = read_previous(out)
@@ -142,17 +140,11 @@ def run_build(
             on_disk = _inputs_on_disk(config)
             quick = on_disk is not None and _input_digest(config, on_disk, templates, encodings)
             if quick == previous.get("inputDigest") and is_intact(out, previous):
-                try:
-                    check_listing(out, previous)
-                except OutputError as exc:
-                    raise BuildFailure(str(exc), ExitCode.USAGE) from None
+                check_listing(out, previous)
                 remove_leftovers(out.parent)
                 return _up_to_date(out, previous)
         # Replacing `out` (or writing it): only a provable capidx build may be replaced (outdir.py).
-        try:
-            replaceable = check_output_dir(out)
-        except OutputError as exc:
-            raise BuildFailure(str(exc), ExitCode.USAGE) from None
+        replaceable = check_output_dir(out)
         remove_leftovers(out.parent)
 
         # Counting starts now (or started before, for a cold build), in a second process where it can: a cold
@@ -175,13 +167,10 @@ def run_build(
 def _templates(config: Config, err: TextIO, verbosity: int) -> tuple[Any, list[tuple[str, bytes]]]:
     """The Jinja environment and the templates' sources (for the input digest); a template the loader
     refuses (a link out of its folder, not UTF-8) fails the build. Warns about user files that are not used."""
-    from capidx.compiler.render import TemplateFailure, make_environment, override_warnings, templates_digest
+    from capidx.compiler.render import make_environment, override_warnings, templates_digest
 
     env = make_environment(config.templates)
-    try:
-        templates = templates_digest(env)
-    except TemplateFailure as exc:
-        raise BuildFailure(f"template error: {exc}", ExitCode.INVALID) from None
+    templates = templates_digest(env)  # TemplateFailure when the loader refuses one
     if verbosity >= 0:
         for warning in override_warnings(env):
             print(f"warning: {warning}", file=err)
@@ -232,7 +221,7 @@ def _settler(
     checker: BackgroundValidation, loaded: Any, config: Config, strict: bool, err: TextIO, verbosity: int
 ) -> Callable[[], None]:
     """A function that waits (once) for the background validation's verdict, prints its report and raises
-    BuildFailure when the data is invalid or changed meanwhile."""
+    ValidationFailed when the data is invalid, ValidationChanged when it changed meanwhile."""
     settled = False
 
     def settle() -> None:
@@ -240,19 +229,15 @@ def _settler(
         if settled:
             return
         settled = True
-        from capidx.compiler.background import ValidationChanged
-
         try:
-            verdict = checker.verdict(loaded)
-        except ValidationChanged as exc:
-            raise BuildFailure(str(exc), ExitCode.INVALID) from None
+            verdict = checker.verdict(loaded)  # ValidationChanged when the files differ from those built
         except OSError:  # the child failed: validate here instead (same checks, same report)
             _validate(config, strict, err, verbosity)
             return
         if verdict.report:
             print(verdict.report, file=err)
         if not verdict.ok:
-            raise BuildFailure(_errors_message(verdict.errors), ExitCode(verdict.exit_code))
+            raise ValidationFailed(_errors_message(verdict.errors), ExitCode(verdict.exit_code))
 
     return settle
 
@@ -278,16 +263,15 @@ def _build(
         settle()
         return _up_to_date(out, previous)
 
-    from capidx.compiler.enhance import SettingsError
-    from capidx.compiler.render import TemplateFailure
     from capidx.compiler.validate import collector_paused
 
     # Files are written (into a temporary sibling of `out`, by a helper process) as they are rendered.
     try:
         writer = TreeWriter(out, _previous_shas(previous), before_swap=lambda: recheck(out, replaceable))
     except OSError as exc:
-        raise BuildFailure(f"cannot write a build next to {out}: {exc} ({_WRITABLE})", ExitCode.INVALID) from None
+        raise WriteFailed(f"cannot write a build next to {out}: {exc} ({_WRITABLE})") from None
     try:
+        # A CatalogError, TemplateFailure, EncodingUnavailable or SettingsError propagates as it is (a CapidxError).
         try:
             with collector_paused():  # a tree of frozen dataclasses: nothing for the cyclic collector
                 catalog = build_catalog(
@@ -295,16 +279,8 @@ def _build(
                     validation.aliases.data if validation.aliases else None,
                 )
             measured = _render_and_measure(config, catalog, env, encodings, previous, progress, counter, writer.add)
-        except CatalogError as exc:
-            raise BuildFailure(str(exc), ExitCode.INVALID) from None
-        except TemplateFailure as exc:
-            raise BuildFailure(f"template error: {exc}", ExitCode.INVALID) from None
-        except EncodingUnavailable as exc:
-            raise BuildFailure(str(exc), exc.exit_code) from None
-        except SettingsError as exc:
-            raise BuildFailure(f"configuration: {exc}", ExitCode.USAGE) from None
         except OSError as exc:  # a helper process stopped (the writer's or the counter's message says why)
-            raise BuildFailure(f"{exc} ({_WRITABLE})", ExitCode.INVALID) from None
+            raise WriteFailed(f"{exc} ({_WRITABLE})") from None
 
         budgets = check_budgets(config.budgets, measured, encodings[0])
         manifest, rows = manifest_document(
@@ -318,13 +294,12 @@ def _build(
         )
         writer.add(MANIFEST, serialize(manifest, rows))
         settle()
+        # An OutputError (something appeared in `out` while the build ran) propagates: `out` stays as it is.
         try:
             with _bar(progress, "writing", writer.files) as tick:
                 linked = writer.finish(tick)
-        except OutputError as exc:  # something appeared in `out` while the build ran: it stays as it is
-            raise BuildFailure(str(exc), ExitCode.USAGE) from None
         except OSError as exc:
-            raise BuildFailure(f"writing {out} failed: {exc} ({_WRITABLE})", ExitCode.INVALID) from None
+            raise WriteFailed(f"writing {out} failed: {exc} ({_WRITABLE})") from None
     finally:
         writer.abort()  # a failed build leaves nothing behind (nothing to do after `finish`)
     return BuildResult(
@@ -356,7 +331,7 @@ def _validate(config: Config, strict: bool, err: TextIO, verbosity: int = 0) -> 
         print(text, file=err)
     if not result.ok:
         # As `capidx validate`: a catalog that cannot be found or read is an I/O error (2), not invalid data (1).
-        raise BuildFailure(_errors_message(len(result.errors)), exit_code_for(result.diagnostics))
+        raise ValidationFailed(_errors_message(len(result.errors)), exit_code_for(result.diagnostics))
     return result
 
 

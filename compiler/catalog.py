@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from capidx.compiler.errors import InvalidError
 from capidx.server.text import slugify
 
 # (dotted key, value as text) for keys the model does not know, in document order.
@@ -34,7 +35,7 @@ _INTEGRATION_KEYS = frozenset("platform supported features".split())
 _MODEL_KEYS = frozenset("name provider available tier".split())
 
 
-class CatalogError(ValueError):
+class CatalogError(InvalidError):
     """The documents passed validation but cannot form a catalog (e.g. an agent id that is not a slug)."""
 
 

@@ -17,6 +17,7 @@ from capidx.compiler.cli_init import init
 from capidx.compiler.cli_report import report
 from capidx.compiler.cli_validate import validate
 from capidx.compiler.cli_verify import verify
+from capidx.compiler.errors import UsageError
 from capidx.server.cli import serve
 
 
@@ -42,10 +43,6 @@ SERVE_EXTRA = ("mcp", "rapidfuzz", "watchfiles")
 SERVE_HINT = "capidx serve needs the server's dependencies: pip install 'capidx[serve]'"
 
 
-class _ServeExtraMissing(click.ClickException):
-    exit_code = 2
-
-
 def _needs_serve_extra(callback: Any) -> Any:
     """`serve`'s callback, first checking that the serve extra is installed (exit 2 with the one-line hint,
     not an ImportError's traceback). `--help` is answered by click before and works without it."""
@@ -56,7 +53,7 @@ def _needs_serve_extra(callback: Any) -> Any:
             try:
                 importlib.import_module(name)
             except ImportError:
-                raise _ServeExtraMissing(f"{SERVE_HINT} ({name} is not installed)") from None
+                raise UsageError(f"{SERVE_HINT} ({name} is not installed)") from None
         return callback(*args, **kwargs)
 
     return checked

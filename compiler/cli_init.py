@@ -7,10 +7,6 @@ from pathlib import Path
 import click
 
 
-class _InitError(click.ClickException):
-    exit_code = 2
-
-
 @click.command()
 @click.argument("directory", required=False, default=".", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--force", is_flag=True, help="Replace scaffold files that exist (default: refuse and write nothing).")
@@ -25,10 +21,7 @@ def init(directory: Path, force: bool) -> None:
     \b
     Exit codes: 0 written, 2 a file exists (named; nothing written) or cannot be written.
     """
-    from capidx.compiler.init import InitError, scaffold, summary
+    from capidx.compiler.init import scaffold, summary
 
-    try:
-        result = scaffold(directory.absolute(), force=force)
-    except InitError as exc:
-        raise _InitError(str(exc)) from None
+    result = scaffold(directory.absolute(), force=force)  # InitError (exit 2) when a file is in the way
     click.echo("\n".join(summary(result, str(directory))))

@@ -8,13 +8,9 @@ from pathlib import Path
 
 import click
 
-from capidx.compiler.diagnostics import ExitCode
+from capidx.compiler.errors import UsageError
 
 FORMATS = ("text", "markdown", "json", "github", "html")
-
-
-class _ReportError(click.ClickException):
-    exit_code = int(ExitCode.USAGE)
 
 
 @click.command()
@@ -74,7 +70,7 @@ def report(
     Exit codes: 0 within budget (or --no-fail), 1 a budget is breached,
     2 usage error or a missing, unreadable or invalid manifest.
     """
-    from capidx.compiler.report import ReportOptions, ReportUsageError, run_report
+    from capidx.compiler.report import ReportOptions, run_report
     from capidx.compiler.reporters import use_color
 
     options = ReportOptions(
@@ -86,11 +82,7 @@ def report(
         color=output is None and use_color(sys.stdout.isatty()),
         step_summary=Path(os.environ["GITHUB_STEP_SUMMARY"]) if os.environ.get("GITHUB_STEP_SUMMARY") else None,
     )
-    try:
-        code = run_report(options, echo=click.echo)
-    except ReportUsageError as exc:
-        raise _ReportError(str(exc)) from None
-    click.get_current_context().exit(code)
+    click.get_current_context().exit(run_report(options, echo=click.echo))
 
 
 def _configured_out(config: Path | None) -> Path:
@@ -99,7 +91,7 @@ def _configured_out(config: Path | None) -> Path:
     settings, problems = load_config(config, Path.cwd())
     errors = [problem for problem in problems if problem.is_error]
     if errors:
-        raise _ReportError("\n".join(problem.as_text() for problem in errors))
+        raise UsageError("\n".join(problem.as_text() for problem in errors))
     # Relative to the working directory when possible: the path is printed in PR comments.
     cwd = Path.cwd().resolve()
     return settings.out.relative_to(cwd) if settings.out.is_relative_to(cwd) else settings.out

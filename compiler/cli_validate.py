@@ -82,6 +82,7 @@ def validate(
     if quiet and verbose:
         raise click.UsageError("-q/--quiet and -v/--verbose exclude each other")
     from capidx.compiler.diagnostics import append_step_summary
+    from capidx.compiler.errors import UsageError
     from capidx.compiler.reporters import REPORTER_BY_NAME, GithubReporter, use_color
     from capidx.compiler.validate import ValidateArgs, execute
 
@@ -107,7 +108,7 @@ def validate(
         try:
             append_step_summary(reporter.step_summary(result))
         except OSError as exc:
-            raise click.ClickException(f"cannot append to $GITHUB_STEP_SUMMARY: {exc}") from None
+            raise UsageError(f"cannot append to $GITHUB_STEP_SUMMARY: {exc}") from None
     sys.exit(int(code))
 
 

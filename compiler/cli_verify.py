@@ -9,14 +9,11 @@ from typing import Any
 
 import click
 
-from capidx.compiler.diagnostics import ExitCode, append_step_summary
+from capidx.compiler.diagnostics import append_step_summary
+from capidx.compiler.errors import UsageError
 
 FORMATS = ("text", "json", "github", "markdown")  # keys of capidx.compiler.verify.report.RENDERERS
 FAIL_ON = ("broken", "stale", "never")  # capidx.compiler.verify.run.FAIL_ON
-
-
-class _VerifyError(click.ClickException):
-    exit_code = int(ExitCode.USAGE)
 
 
 @click.command()
@@ -108,7 +105,7 @@ def verify(paths: tuple[Path, ...], **options: Any) -> None:
     """
     from capidx.compiler.verify.fetch import FetchSettings
     from capidx.compiler.verify.report import RENDERERS, render_markdown
-    from capidx.compiler.verify.run import VerifyOptions, VerifyUsageError, execute, exit_code
+    from capidx.compiler.verify.run import VerifyOptions, execute, exit_code
 
     rate = options["rate_limit"]
     settings = FetchSettings(
@@ -132,10 +129,8 @@ def verify(paths: tuple[Path, ...], **options: Any) -> None:
         today=today.date() if isinstance(today, datetime) else None,
     )
     progress = _Progress(enabled=sys.stderr.isatty())
-    try:
+    try:  # a VerifyUsageError (exit 2) propagates to click
         result = execute(verify_options, on_start=progress.start, on_done=progress.advance)
-    except VerifyUsageError as exc:
-        raise _VerifyError(str(exc)) from None
     finally:
         progress.finish()
     output_format = options["output_format"]
@@ -144,7 +139,7 @@ def verify(paths: tuple[Path, ...], **options: Any) -> None:
         try:
             append_step_summary(render_markdown(result, verify_options.cwd))
         except OSError as exc:
-            raise _VerifyError(f"cannot append to $GITHUB_STEP_SUMMARY: {exc}") from None
+            raise UsageError(f"cannot append to $GITHUB_STEP_SUMMARY: {exc}") from None
     sys.exit(exit_code(result, verify_options.fail_on))
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from capidx.compiler.catalog import CanonicalCapability, Catalog
 from capidx.compiler.config import Config, Injection, InjectionLabel, Relationships
+from capidx.compiler.errors import UsageError
 from capidx.compiler.relations import KeywordSource, SimilarEdge, keyword_sets, similar_edges
 from capidx.compiler.semantics import SemanticStats, description_stats
 from capidx.compiler.triggers import TriggerSource, trigger_maps, trigger_phrases
@@ -27,8 +28,11 @@ from capidx.server.text import terms
 MAX_SHARED_TERMS = 4
 
 
-class SettingsError(ValueError):
-    """A setting the config schema lets through but the computation cannot use (a usage error)."""
+class SettingsError(UsageError):
+    """A setting the config schema lets through but the computation cannot use (exit 2)."""
+
+    def format_message(self) -> str:
+        return f"configuration: {self.message}"
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from capidx.compiler.errors import UsageError
+
 EXAMPLE_AGENT = "example-agent"
 
 # (file in compiler/scaffold/, where it goes in the new catalog)
@@ -38,7 +40,7 @@ Next:
   3. Add build/ to .gitignore: it is output."""
 
 
-class InitError(Exception):
+class InitError(UsageError):
     """Targets exist (without --force), or the directory cannot be written: exit 2."""
 
 

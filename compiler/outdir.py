@@ -30,12 +30,17 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from capidx.compiler.write import MANIFEST, MARKER, MARKER_TEXT, OLD_PREFIX, TEMP_PREFIX, OutputError, remove_ours
+from capidx.compiler.errors import UsageError
+from capidx.compiler.write import MANIFEST, MARKER, MARKER_TEXT, OLD_PREFIX, TEMP_PREFIX, remove_ours
 
 # A manifest larger than this is not one we wrote (a build of 20,000 capabilities has one of ~50 MB);
 # reading it whole to find out would cost more than refusing.
 MAX_MANIFEST_BYTES = 512 * 1024 * 1024
 _CHOOSE = "Choose a new or empty folder for --out."
+
+
+class OutputError(UsageError):
+    """The output directory may not be used or replaced (exit 2); the previous build stays as it is."""
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from jinja2.utils import generate_lorem_ipsum, internalcode
 
 from capidx.compiler import catalog, mdtext, views
+from capidx.compiler.errors import InvalidError
 
 BUNDLED_PACKAGE = "capidx.templates"
 
@@ -57,8 +58,11 @@ _MAX_LIPSUM_WORDS = 100_000
 _PIECES_PER_CHECK = 1024  # the output's size is checked after every so many pieces a template yields
 
 
-class TemplateFailure(Exception):
+class TemplateFailure(InvalidError):
     """A template could not be loaded, compiled or rendered; the message names file and line."""
+
+    def format_message(self) -> str:
+        return f"template error: {self.message}"
 
 
 class _Sandbox(ImmutableSandboxedEnvironment):

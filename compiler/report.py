@@ -16,7 +16,8 @@ from typing import Any
 
 from capidx.compiler.artifacts import ALL_KINDS, CONTEXT_WINDOWS, SINGLE_KINDS
 from capidx.compiler.diagnostics import ExitCode
-from capidx.compiler.report_manifest import Manifest, ManifestError, load_manifest
+from capidx.compiler.errors import UsageError
+from capidx.compiler.report_manifest import Manifest, load_manifest
 
 # Context windows the shares are computed against: (JSON key, label, tokens).
 WINDOWS = tuple((key, key.upper(), size) for key, size in CONTEXT_WINDOWS.items())
@@ -174,7 +175,7 @@ class Report:
         return short_uri(uri, self.build.uri_prefix)
 
 
-class BaselineError(ValueError):
+class BaselineError(UsageError):
     """The baseline cannot be compared with the build (different primary encoding)."""
 
 
@@ -396,23 +397,21 @@ class ReportOptions:
     step_summary: Path | None = None  # $GITHUB_STEP_SUMMARY, for --format github
 
 
-class ReportUsageError(Exception):
-    """A problem with the inputs or the output file: exit code 2."""
+class ReportUsageError(UsageError):
+    """The report cannot be written (exit 2)."""
 
 
 def run_report(options: ReportOptions, echo: Any = print) -> int:
     """Load, compute, render, write; return the exit code (0, or 1 on a breach unless --no-fail).
 
-    Raises `ReportUsageError` for anything that is not about the budgets (exit code 2).
+    Raises a `UsageError` for anything that is not about the budgets (exit code 2): `ManifestError`,
+    `BaselineError`, `ReportUsageError`.
     """
     from capidx.compiler.report_formats import RENDERER_BY_NAME, render_markdown
 
-    try:
-        build = load_manifest(options.build)
-        baseline = load_manifest(options.against, "--against BASELINE") if options.against is not None else None
-        report = build_report(build, baseline)
-    except (ManifestError, BaselineError) as exc:
-        raise ReportUsageError(str(exc)) from None
+    build = load_manifest(options.build)
+    baseline = load_manifest(options.against, "--against BASELINE") if options.against is not None else None
+    report = build_report(build, baseline)
     text = RENDERER_BY_NAME[options.format](report, color=options.color)
     if options.format == "github" and options.step_summary is not None:
         # Append: other steps of the same job write their own summaries to this file.

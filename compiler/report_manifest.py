@@ -17,6 +17,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from capidx.compiler.errors import UsageError
+
 MANIFEST_NAME = "manifest.json"
 # A manifest larger than this is not one capidx wrote (20,000 capabilities make one of ~50 MB).
 MAX_MANIFEST_BYTES = 512 * 1024 * 1024
@@ -25,7 +27,7 @@ _MAX_MESSAGE = 200
 _REBUILD = "rebuild with `capidx build`"
 
 
-class ManifestError(Exception):
+class ManifestError(UsageError):
     """manifest.json is missing, unreadable or does not follow the build-manifest schema."""
 
     def __init__(self, path: Path, problems: Sequence[str], *, prefixed: bool = True) -> None:

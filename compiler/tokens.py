@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from capidx.compiler.diagnostics import ExitCode
+from capidx.compiler.errors import CapidxError
 from capidx.compiler.pieces import split, splits_safely
 
 if TYPE_CHECKING:  # imported when first needed: a no-op build tokenizes nothing
@@ -37,12 +38,11 @@ _REPORTED_NAMES = {offline: name for name, offline in OFFLINE_NAMES.items()}
 _BATCH_CHARS = 500_000
 
 
-class EncodingUnavailable(Exception):
+class EncodingUnavailable(CapidxError):
     """An encoding cannot be used; `exit_code` is USAGE for an unknown name, INVALID for a failed load."""
 
     def __init__(self, message: str, exit_code: ExitCode) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
+        super().__init__(message, exit_code)
 
 
 def reported_name(name: str) -> str:

@@ -45,10 +45,6 @@ MARKER = ".capidx-temporary"  # in a temporary or old build directory: "made by 
 MARKER_TEXT = b"capidx: a temporary build directory; the next capidx build removes it\n"
 
 
-class OutputError(Exception):
-    """The output directory cannot be used (exit 2)."""
-
-
 def remove_ours(directory: Path) -> None:
     """Remove a temporary or old build directory, its marker last, so that a removal cut short (kill -9)
     still leaves a directory the next build recognizes as ours. Links inside are removed, never followed."""

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from capidx.compiler import discover
 from capidx.compiler.diagnostics import ExitCode
+from capidx.compiler.errors import UsageError
 from capidx.compiler.load import SourceFile, load_file
 from capidx.compiler.validate import ValidateArgs, effective_config
 from capidx.compiler.verify.content import Page, parse_page
@@ -24,7 +25,7 @@ from capidx.compiler.verify.verdicts import GRANULARITIES, Verdict, is_text, jud
 FAIL_ON = ("broken", "stale", "never")
 
 
-class VerifyUsageError(Exception):
+class VerifyUsageError(UsageError):
     """Nothing could be verified: a bad option, configuration or input file (exit 2)."""
 
 
