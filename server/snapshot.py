@@ -247,8 +247,7 @@ def _refuse_if_invalid(where: Path, validator: Any, instance: Any, prefix: tuple
     if error is not None:
         pointer = "/" + "/".join(str(part) for part in (*prefix, *error.absolute_path))
         raise BuildError(
-            f"{where}: {pointer}: {message} (see schema/build-manifest.schema.json); "
-            "rebuild with `capidx build`"
+            f"{where}: {pointer}: {message} (see schema/build-manifest.schema.json); rebuild with `capidx build`"
         )
 
 
