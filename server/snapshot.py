@@ -1,15 +1,18 @@
 """Load one build directory into an immutable, verified `Snapshot`.
 
 The build directory is the server's only input (docs/build-directory.md). Loading reads
-`manifest.json`, validates it against the bundled manifest schema, then reads every artifact the
-manifest lists -- and nothing else -- checks its size and sha256, and keeps the bytes in memory.
+`manifest.json`, checks it against the bundled manifest schema, then reads every artifact the
+manifest lists -- and nothing else -- checks its size and sha256, and keeps the text in memory.
 Requests are answered from the snapshot; the disk is never touched again until a reload builds a
-new snapshot beside the old one.
+new snapshot beside the old one. Loading is constant work per artifact (issue 13): the manifest is
+checked by hand (jsonschema only explains a refusal), paths are checked as strings, JSON documents
+are parsed when used.
 
 Security (defense in depth): the schema already forbids absolute paths and `.`/`..` segments, but
-every path is checked again here and then resolved, following symlinks, and must stay inside the
-resolved build directory. Resolution of user input never builds a path: documents are found by
-`(kind, params)` in `Snapshot.documents`.
+every path is checked again here as a string, joined to the build directory resolved once, and must
+stay inside it: each folder is resolved once per load, a file whenever it is a symlink (`safe_path`).
+Resolution of user input never builds a path: documents are found by `(kind, params)` in
+`Snapshot.documents`.
 """
 
 from __future__ import annotations
