@@ -3,6 +3,7 @@
     python benchmarks/serve_bench.py                 # builds the bundled catalog into a temp dir
     python benchmarks/serve_bench.py --build build   # or serve an existing build
     python benchmarks/serve_bench.py --json          # machine-readable
+    python benchmarks/serve_bench.py --start-only --build B [--pythonpath OLD]   # start-up, vs a minimal server
 
 Every measurement goes through a real client and a real subprocess (`capidx serve`): the stdio
 figures use the MCP Python SDK client (response cache off), the HTTP figures raw JSON-RPC POSTs
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import statistics
 import subprocess
@@ -33,6 +35,77 @@ CLI = [sys.executable, "-c", "from capidx.compiler.cli import main; main()"]
 SUMMARY = "capability-index://summary"
 FULL = "capability-index://full"
 MODES = {"2025-11-25": "legacy", "2026-07-28": "auto"}
+
+
+def start_once(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, int]:
+    """Spawn `command`, send `initialize` on its stdin, and time until its answer's line arrives.
+
+    Raw newline-delimited JSON-RPC over the pipes, as a client sends it: this times the server, not a client
+    library. Returns (seconds, peak RSS of the server in KiB, from `wait4` after stdin is closed).
+    """
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "serve_bench", "version": "0"},
+        },
+    }
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=cwd, env=env
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write((json.dumps(request) + "\n").encode())
+    proc.stdin.flush()
+    answer = proc.stdout.readline()
+    seconds = time.perf_counter() - started
+    if b'"result"' not in answer:
+        proc.kill()
+        raise SystemExit(f"{command[:4]}: no initialize result: {answer[:300]!r}")
+    proc.stdin.close()
+    _, _, usage = os.wait4(proc.pid, 0)
+    proc.returncode = 0  # reaped above
+    return seconds, usage.ru_maxrss
+
+
+def start_comparison(build: Path, runs: int, pythonpath: Path | None) -> list[dict[str, Any]]:
+    """spawn -> `initialize` answered for a minimal SDK server, this capidx and (`--pythonpath`) another one.
+
+    The cases are interleaved run by run, so that load on the (shared) machine hits them alike.
+    """
+    serve = ["serve", "--build", str(build), "--no-reload", "--expose", "summary,stats,full"]
+    env = dict(os.environ)
+    cases: list[tuple[str, list[str], dict[str, str]]] = [
+        ("minimal SDK server", [sys.executable, str(REPO / "benchmarks" / "minimal_server.py")], env),
+        ("capidx serve", [*CLI, *serve], env),
+    ]
+    if pythonpath is not None:
+        other = {**env, "PYTHONPATH": os.pathsep.join(filter(None, [str(pythonpath), env.get("PYTHONPATH")]))}
+        cases.append((f"capidx serve ({pythonpath})", [*CLI, *serve], other))
+    samples: dict[str, list[tuple[float, int]]] = {name: [] for name, _, _ in cases}
+    for _ in range(runs):
+        for name, command, case_env in cases:
+            samples[name].append(start_once(command, build.parent, case_env))
+    rows = []
+    for name, _, _ in cases:
+        seconds = sorted(s for s, _ in samples[name])
+        rows.append(
+            {
+                "case": name,
+                "n": runs,
+                "median_s": round(statistics.median(seconds), 3),
+                "min_s": round(seconds[0], 3),
+                "max_s": round(seconds[-1], 3),
+                "peak_rss_mib": round(max(kib for _, kib in samples[name]) / 1024, 1),
+            }
+        )
+    base = rows[0]["median_s"]
+    for row in rows:
+        row["vs_minimal"] = round(row["median_s"] / base, 2)
+    return rows
 
 
 def build_bundled(out: Path) -> Path:
@@ -215,6 +288,16 @@ def print_report(report: dict[str, Any]) -> None:
         )
 
 
+def print_start(build: Path, rows: list[dict[str, Any]]) -> str:
+    lines = [f"spawn -> initialize answered (raw JSON-RPC over stdio), build {build}:"]
+    for row in rows:
+        lines.append(
+            f"  {row['case']:<50} median {row['median_s']:>7.3f} s  (min {row['min_s']:.3f}, max {row['max_s']:.3f},"
+            f" n={row['n']})  {row['vs_minimal']:>5.2f}x minimal   peak RSS {row['peak_rss_mib']:>7.1f} MiB"
+        )
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--build", type=Path, help="build directory (default: build the bundled catalog)")
@@ -225,9 +308,18 @@ def main() -> None:
     parser.add_argument("--http-cap", type=int, default=20_000, help="read limit per HTTP series")
     parser.add_argument("--no-http", action="store_true", help="skip the HTTP throughput series")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--start-only", action="store_true", help="only spawn -> initialize, against benchmarks/minimal_server.py"
+    )
+    parser.add_argument("--pythonpath", type=Path, help="with --start-only: also time the capidx in this folder")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         build = args.build.resolve() if args.build else build_bundled(Path(scratch) / "build")
+        if args.start_only:
+            pythonpath = args.pythonpath.resolve() if args.pythonpath else None
+            rows = start_comparison(build, args.startup_runs, pythonpath)
+            print(json.dumps(rows, indent=2) if args.json else print_start(build, rows))
+            return
         report = anyio.run(run, args, build)
     if args.json:
         print(json.dumps(report, indent=2))

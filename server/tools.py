@@ -396,8 +396,11 @@ def compare_capability(snapshot: Snapshot, capability: str, agents: list[str] | 
     if problem:
         return _error(problem, capability=cap_res, agents=agent_res)
     wanted = {r.value for r in agent_res}
-    value = dict(document.value)
-    value["agents"] = [entry for entry in document.value["agents"] if entry.get("agent") in wanted]
+    whole = document.value
+    if not isinstance(whole, dict) or not isinstance(whole.get("agents"), list):
+        return _error(f"The build's comparison for {cap_res.value} is not a JSON object; rebuild it.")
+    value = dict(whole)
+    value["agents"] = [entry for entry in whole["agents"] if entry.get("agent") in wanted]
     return _synthesized(value, capability=cap_res, agents=agent_res)
 
 
