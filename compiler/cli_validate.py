@@ -9,24 +9,38 @@ from __future__ import annotations
 import sys
 from datetime import date, datetime
 from pathlib import Path
+from typing import Any
 
 import click
 
 FORMATS = ("text", "json", "github")  # keys of capidx.compiler.reporters.REPORTER_BY_NAME
 
 
+def catalog_selection(command: Any) -> Any:
+    """PATHS, --config and --agents: how `validate` and `verify` choose the documents they read."""
+    options = (
+        click.argument("paths", nargs=-1, type=click.Path(path_type=Path)),
+        click.option(
+            "--config",
+            "config_file",
+            type=click.Path(path_type=Path),
+            metavar="FILE",
+            help="Configuration file (default: ./capidx.yaml when present).",
+        ),
+        click.option(
+            "--agents",
+            type=click.Path(path_type=Path),
+            metavar="DIR",
+            help="Catalog directory (overrides paths.agents).",
+        ),
+    )
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
 @click.command()
-@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option(
-    "--config",
-    "config_file",
-    type=click.Path(path_type=Path),
-    metavar="FILE",
-    help="Configuration file (default: ./capidx.yaml when present).",
-)
-@click.option(
-    "--agents", type=click.Path(path_type=Path), metavar="DIR", help="Catalog directory (overrides paths.agents)."
-)
+@catalog_selection
 @click.option(
     "--aliases", type=click.Path(path_type=Path), metavar="FILE", help="Alias table (overrides paths.aliases)."
 )

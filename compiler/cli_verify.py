@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from capidx.compiler.cli_validate import catalog_selection
 from capidx.compiler.diagnostics import append_step_summary
 from capidx.compiler.errors import UsageError
 
@@ -17,17 +18,7 @@ FAIL_ON = ("broken", "stale", "never")  # capidx.compiler.verify.run.FAIL_ON
 
 
 @click.command()
-@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option(
-    "--config",
-    "config_file",
-    type=click.Path(path_type=Path),
-    metavar="FILE",
-    help="Configuration file (default: ./capidx.yaml when present).",
-)
-@click.option(
-    "--agents", type=click.Path(path_type=Path), metavar="DIR", help="Catalog directory (overrides paths.agents)."
-)
+@catalog_selection
 @click.option("--agent", "agent", metavar="ID", help="Verify only this agent's document (its directory name).")
 @click.option(
     "--write",
