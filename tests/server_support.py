@@ -40,6 +40,15 @@ PREFIX = "capability-index://"
 REPO = Path(__file__).resolve().parent.parent
 # Protocol revision -> the `mcp.Client` mode that pins it (in-process: no probe).
 REVISIONS = {"2025-11-25": "legacy", "2026-07-28": "2026-07-28"}
+# A raw streamable-HTTP initialize request (2025-11-25) and the headers the SDK requires, for tests that
+# speak HTTP below the client.
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+}
+HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 # Protocol revision -> client mode over a real transport ("auto" probes server/discover first).
 TRANSPORT_MODES = {"2025-11-25": "legacy", "2026-07-28": "auto"}
 

@@ -24,6 +24,8 @@ import httpx2
 import pytest
 from click.testing import CliRunner
 from server_support import (  # noqa: F401 (fixtures)
+    HEADERS,
+    INITIALIZE,
     capidx_command,
     fixture_anyio_backend,
     fixture_hand_build,
@@ -33,13 +35,6 @@ from capidx.compiler.cli import cli
 from capidx.server.http import host_allowed
 from capidx.server.logs import RepeatLimiter, start
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
-}
-HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 REFUSAL_LOG = "refused a connection"
 # The end of a request head that the SDK would accept, so that only the Host header is wrong.
 JSON_EMPTY = (

@@ -18,6 +18,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ResourcesListChanged
 from server_support import (  # noqa: F401 (fixtures)
+    HEADERS,
+    INITIALIZE,
     PREFIX,
     TRANSPORT_MODES,
     capidx_command,
@@ -29,13 +31,6 @@ from server_support import (  # noqa: F401 (fixtures)
 )
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
-}
-HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
 @contextmanager
