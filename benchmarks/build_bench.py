@@ -79,7 +79,7 @@ pss_mib = pss_peak / 1024 if samples >= 20 else None  # under ~1 s: too few PSS 
 print(json.dumps({"seconds": elapsed, "cpu": usage.ru_utime + usage.ru_stime, "peak_mib": usage.ru_maxrss / 1024,
                   "tree_mib": tree_peak / 1024, "pss_mib": pss_mib, "exit": child.returncode}))
 """
-CAPIDX = [sys.executable, "-c", "from capidx.compiler.cli import main; main()"]
+CAPIDX = [sys.executable, "-c", "from capidx.cli import main; main()"]
 # (agents, capabilities per agent): 1k, then the curve.
 ONE_K = (5, 200)
 CURVE = [(10, 200), (10, 500), (10, 1000), (20, 1000)]
@@ -133,7 +133,7 @@ def file_creation_us(root: Path, files: int = 3000, size: int = 1600) -> float:
 def tokenizer_mb_per_s(env: dict[str, str]) -> float:
     sample = REPO / "docs" / "build-directory.md"
     code = (
-        "import time; from capidx.compiler.tokens import load_encoding; e = load_encoding('cl100k_base'); "
+        "import time; from capidx.compiler.build.tokens import load_encoding; e = load_encoding('cl100k_base'); "
         f"text = open({str(sample)!r}, encoding='utf-8').read() * 4; start = time.perf_counter(); "
         "e.encode_ordinary(text); print(len(text) / (time.perf_counter() - start) / 1e6)"
     )

@@ -171,7 +171,7 @@ def capidx_command() -> list[str]:
     script = Path(sys.executable).with_name("capidx")
     if script.exists():
         return [str(script)]
-    return [sys.executable, "-c", "from capidx.compiler.cli import main; main()"]
+    return [sys.executable, "-c", "from capidx.cli import main; main()"]
 
 
 class SetupError(RuntimeError):

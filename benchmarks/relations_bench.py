@@ -9,7 +9,7 @@ CPU seconds (`time.process_time`) so other work on a shared machine does not ske
 
 A ratio time(2n)/time(n) near 2 means linear scaling; quadratic would be near 4. `recall` is the
 share of the exact (all-pairs) edges that the inverted index finds (the common-term cap makes it
-an approximation; see `capidx.compiler.relations`).
+an approximation; see `capidx.compiler.derive.relations`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Callable
 from itertools import accumulate
 
-from capidx.compiler.relations import (
+from capidx.compiler.derive.relations import (
     COMMON_TERM_FLOOR,
     Edges,
     common_term_cap,

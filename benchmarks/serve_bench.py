@@ -31,7 +31,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 REPO = Path(__file__).resolve().parent.parent
-CLI = [sys.executable, "-c", "from capidx.compiler.cli import main; main()"]
+CLI = [sys.executable, "-c", "from capidx.cli import main; main()"]
 SUMMARY = "capability-index://summary"
 FULL = "capability-index://full"
 MODES = {"2025-11-25": "legacy", "2026-07-28": "auto"}

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-VALIDATE = "import sys; from capidx.compiler.cli import main; sys.argv[0] = 'capidx'; main()"
+VALIDATE = "import sys; from capidx.cli import main; sys.argv[0] = 'capidx'; main()"
 
 
 def measure(command: list[str], runs: int) -> list[float]:

@@ -11,7 +11,7 @@ import json.encoder as json_encoder
 from dataclasses import dataclass, field
 from typing import Any
 
-from capidx.server.text import canonical_json
+from capidx.schema.text import canonical_json
 
 # A string as `canonical_json` writes it (the function json.dumps uses for strings with ensure_ascii=False),
 # called directly: the manifest quotes hundreds of thousands of strings.

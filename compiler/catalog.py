@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from capidx.compiler.errors import InvalidError
-from capidx.server.text import slugify
+from capidx.schema.text import slugify
 
 # (dotted key, value as text) for keys the model does not know, in document order.
 Extra = tuple[tuple[str, str], ...]

@@ -1,67 +1,490 @@
-"""The click layer: the `capidx` group. Each command lives in its own `cli_*` module, which only
-parses options and delegates to the command's logic module, imported inside the command so that
-`capidx validate` never pays for the MCP SDK or a tokenizer (ARCHITECTURE.md, "Expensive imports").
+"""The compiler's commands: `init`, `validate`, `build`, `report` and `verify` — option parsing only.
+
+Each command parses its options and hands them to its stage, imported inside the command, so that
+`capidx --help` and `capidx validate` never pay for Jinja, tiktoken or the MCP SDK (ARCHITECTURE.md,
+"Expensive imports"). The `capidx` group that gathers these and the server's `serve` is `capidx.cli`
+(folder entry/): neither the compiler nor the server imports the other.
 """
 
 from __future__ import annotations
 
-import functools
-import importlib
+import os
+import sys
+from datetime import date, datetime
+from pathlib import Path
 from typing import Any
 
 import click
 
-from capidx.compiler import __version__
-from capidx.compiler.cli_build import build
-from capidx.compiler.cli_init import init
-from capidx.compiler.cli_report import report
-from capidx.compiler.cli_validate import validate
-from capidx.compiler.cli_verify import verify
+from capidx.compiler.diagnostics import append_step_summary
 from capidx.compiler.errors import UsageError
-from capidx.server.cli import serve
 
+# ---- capidx init ---------------------------------------------------------------------------------------
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(version=__version__, prog_name="capidx")
-def cli() -> None:
-    """capidx: compile a capability catalog into a token-measured index and serve it over MCP.
+@click.command()
+@click.argument("directory", required=False, default=".", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--force", is_flag=True, help="Replace scaffold files that exist (default: refuse and write nothing).")
+def init(directory: Path, force: bool) -> None:
+    """Scaffold a catalog in DIRECTORY (default: the current one).
 
     \b
-    Exit codes: 0 success, 1 invalid data / budget breach / failed build, 2 usage or I/O error.
+    Writes capidx.yaml (commented), one example agent and the alias table under agents/, a
+    .pre-commit-config.yaml and a GitHub Actions workflow (.github/workflows/capidx.yml, the one
+    docs/ci.md explains). Then `capidx validate && capidx build && capidx serve` work at once.
+
+    \b
+    Exit codes: 0 written, 2 a file exists (named; nothing written) or cannot be written.
     """
+    from capidx.compiler.init_project import scaffold, summary
+
+    result = scaffold(directory.absolute(), force=force)  # InitError (exit 2) when a file is in the way
+    click.echo("\n".join(summary(result, str(directory))))
 
 
-cli.add_command(init)
-cli.add_command(validate)
-cli.add_command(build)
-cli.add_command(report)
-cli.add_command(verify)
-# What `capidx serve` needs beyond the compiler: the `serve` extra (pyproject.toml). Kept out of the base
-# install so that a pre-commit hook (validate) or a CI build installs the compiler alone; the compiler
-# shares only stdlib-only modules with the server (capidx.server.text, capidx.server.suggest).
-SERVE_EXTRA = ("mcp", "rapidfuzz", "watchfiles")
-SERVE_HINT = "capidx serve needs the server's dependencies: pip install 'capidx[serve]'"
+# ---- capidx validate -----------------------------------------------------------------------------------
+
+VALIDATE_FORMATS = ("text", "json", "github")  # keys of capidx.compiler.validate.reporters.REPORTER_BY_NAME
 
 
-def _needs_serve_extra(callback: Any) -> Any:
-    """`serve`'s callback, first checking that the serve extra is installed (exit 2 with the one-line hint,
-    not an ImportError's traceback). `--help` is answered by click before and works without it."""
+def catalog_selection(command: Any) -> Any:
+    """PATHS, --config and --agents: how `validate` and `verify` choose the documents they read."""
+    options = (
+        click.argument("paths", nargs=-1, type=click.Path(path_type=Path)),
+        click.option(
+            "--config",
+            "config_file",
+            type=click.Path(path_type=Path),
+            metavar="FILE",
+            help="Configuration file (default: ./capidx.yaml when present).",
+        ),
+        click.option(
+            "--agents",
+            type=click.Path(path_type=Path),
+            metavar="DIR",
+            help="Catalog directory (overrides paths.agents).",
+        ),
+    )
+    for option in reversed(options):
+        command = option(command)
+    return command
 
-    @functools.wraps(callback)
-    def checked(*args: Any, **kwargs: Any) -> Any:
-        for name in SERVE_EXTRA:
-            try:
-                importlib.import_module(name)
-            except ImportError:
-                raise UsageError(f"{SERVE_HINT} ({name} is not installed)") from None
-        return callback(*args, **kwargs)
 
-    return checked
+@click.command()
+@catalog_selection
+@click.option(
+    "--aliases", type=click.Path(path_type=Path), metavar="FILE", help="Alias table (overrides paths.aliases)."
+)
+@click.option("--no-aliases", is_flag=True, help="Do not read an alias table.")
+@click.option(
+    "--schema",
+    type=click.Path(path_type=Path),
+    metavar="FILE",
+    help="Validate capability documents against this JSON "
+    "Schema (draft-07 or 2020-12, by its $schema) instead of the bundled one.",
+)
+@click.option(
+    "--max-age-days",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Sources verified longer ago are errors (overrides staleness.error_days; default: age only warns).",
+)
+@click.option("--strict", is_flag=True, help="Treat warnings as errors.")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(VALIDATE_FORMATS),
+    default="text",
+    show_default=True,
+    help="text for people, json for programs, github for workflow annotations.",
+)
+@click.option("-q", "--quiet", is_flag=True, help="Print errors only, without a summary.")
+@click.option("-v", "--verbose", is_flag=True, help="List every warning instead of grouping repetitive ones.")
+@click.option("--today", type=click.DateTime(["%Y-%m-%d"]), hidden=True, help="Judge freshness as of this date.")
+def validate(
+    paths: tuple[Path, ...],
+    config_file: Path | None,
+    agents: Path | None,
+    aliases: Path | None,
+    no_aliases: bool,
+    schema: Path | None,
+    max_age_days: int | None,
+    strict: bool,
+    output_format: str,
+    quiet: bool,
+    verbose: bool,
+    today: datetime | None,
+) -> None:
+    """Check capability documents and the alias table; report every problem with file:line:col.
+
+    PATHS are files or directories (default: the project's catalog). A directory contributes every
+    */capabilities/current.{json,yaml,yml} below it and its aliases.json; a file is a capability
+    document unless it is named aliases.{json,yaml,yml}.
+
+    \b
+    Exit codes: 0 valid (warnings allowed), 1 invalid, 2 usage or I/O error.
+    """
+    if quiet and verbose:
+        raise click.UsageError("-q/--quiet and -v/--verbose exclude each other")
+    from capidx.compiler.validate.reporters import REPORTER_BY_NAME, GithubReporter, use_color
+    from capidx.compiler.validate.run import ValidateArgs, execute
+
+    args = ValidateArgs(
+        cwd=Path.cwd(),
+        paths=paths,
+        config_file=config_file,
+        agents=agents,
+        aliases=aliases,
+        no_aliases=no_aliases,
+        schema=schema,
+        max_age_days=max_age_days,
+        strict=strict,
+        today=_as_date(today),
+    )
+    code, result = execute(args)
+    color = use_color(sys.stdout.isatty())
+    reporter = REPORTER_BY_NAME[output_format](color=color, verbosity=-1 if quiet else int(verbose), cwd=args.cwd)
+    output = reporter.render(result)
+    if output:
+        click.echo(output, color=color)
+    if isinstance(reporter, GithubReporter):
+        try:
+            append_step_summary(reporter.step_summary(result))
+        except OSError as exc:
+            raise UsageError(f"cannot append to $GITHUB_STEP_SUMMARY: {exc}") from None
+    sys.exit(int(code))
 
 
-serve.callback = _needs_serve_extra(serve.callback)
-cli.add_command(serve)
+def _as_date(value: datetime | None) -> date | None:
+    return value.date() if value is not None else None
 
 
-def main() -> None:
-    cli()
+# ---- capidx build --------------------------------------------------------------------------------------
+
+_DIR = click.Path(file_okay=False, path_type=Path)
+_EXISTING_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
+_EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+def _absolute(path: Path | None) -> Path | None:
+    """Absolute, but as given: a link is not followed (messages name the user's path; a link loop is no crash)."""
+    return Path(os.path.abspath(path)) if path is not None else None
+
+
+def config_notice(config_file: Path | None, agents: Path | None) -> str:
+    """Which capidx.yaml is in force: like mkdocs, the working directory's (or --config's), never one found
+    beside --agents DIR. Said on every build because its budgets and paths apply to whatever catalog is
+    built, and a catalog elsewhere may carry its own capidx.yaml that is *not* read (named then)."""
+    line = f"config: {config_file}" if config_file else "config: none (no ./capidx.yaml; defaults, no budgets)"
+    if agents is not None:
+        own = [path for path in (agents / "capidx.yaml", agents.parent / "capidx.yaml") if path.is_file()]
+        ignored = [path for path in own if path != config_file]
+        if ignored:
+            line += f"; not read: {ignored[0]} (pass --config {ignored[0]} to use it)"
+    return line
+
+
+@click.command()
+@click.option("--config", "config_file", type=_EXISTING_FILE, help="capidx.yaml to use. Default: ./capidx.yaml if any.")
+@click.option("--agents", type=_EXISTING_DIR, help="Catalog root holding <agent>/capabilities/current.json.")
+@click.option("--schema", type=_EXISTING_FILE, help="Capability schema. Default: the bundled one.")
+@click.option("--aliases", type=_EXISTING_FILE, help="Alias table. Default: <agents>/aliases.json if it exists.")
+@click.option("--no-aliases", is_flag=True, help="Build without an alias table.")
+@click.option("--templates", type=_EXISTING_DIR, help="Folder whose templates override the bundled ones by name.")
+@click.option("--out", type=_DIR, help="Build directory (replaced atomically). Default: build")
+@click.option(
+    "--encoding",
+    "encodings",
+    multiple=True,
+    metavar="NAME",
+    help="tiktoken encoding to measure (repeatable; the first is used for budgets). Default: cl100k_base",
+)
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing on success; of validation problems, only errors.")
+@click.option("-v", "--verbose", is_flag=True, help="List every validation warning (default: repetitive ones grouped).")
+@click.option("--strict", is_flag=True, help="Treat validation warnings as errors.")
+def build(
+    config_file: Path | None,
+    agents: Path | None,
+    schema: Path | None,
+    aliases: Path | None,
+    no_aliases: bool,
+    templates: Path | None,
+    out: Path | None,
+    encodings: tuple[str, ...],
+    quiet: bool,
+    verbose: bool,
+    strict: bool,
+) -> None:
+    """Validate the catalog and compile it into a token-measured build directory.
+
+    \b
+    The first line (stderr, not with -q) names the capidx.yaml in force: ./capidx.yaml or --config,
+    never one beside --agents DIR.
+
+    
+    Exit codes: 0 built (or up to date), 1 invalid data, template error, encoding file that cannot
+    be used or budget breach (a breaching build is still written), 2 usage or I/O error (bad flag
+    or config, missing or unreadable catalog, unknown encoding or one not in tiktoken's cache, an
+    --out that is not provably a capidx build or is the project, the catalog or a parent of them).
+    """
+    from capidx.compiler.build.tokenproc import start_for_cold_build
+    from capidx.compiler.build.tokens import reported_names
+    from capidx.compiler.config import load_config, with_catalog
+    from capidx.compiler.diagnostics import ExitCode
+
+    if aliases is not None and no_aliases:
+        raise click.UsageError("--aliases and --no-aliases exclude each other")
+    config, problems = load_config(_absolute(config_file), Path.cwd())
+    for problem in problems:
+        click.echo(problem.as_text(), err=True)
+    if problems:
+        raise SystemExit(ExitCode.USAGE)
+    config = with_catalog(config, _absolute(agents), _absolute(aliases), no_aliases)
+    config = config.with_overrides(
+        schema=_absolute(schema), templates=_absolute(templates), out=_absolute(out), encodings=encodings or None
+    )
+    if quiet and verbose:
+        raise click.UsageError("--quiet and --verbose exclude each other")
+    if not quiet:
+        click.echo(config_notice(config.config_file, _absolute(agents)), err=True)
+    # A cold build's token counter starts loading its encodings now, while the build's modules are imported.
+    started = start_for_cold_build(reported_names(config.encodings), config.out)
+    from capidx.compiler.build.pipeline import execute
+
+    raise SystemExit(execute(config, strict=strict, quiet=quiet, verbose=verbose, started=started).exit_code)
+
+
+# ---- capidx report -------------------------------------------------------------------------------------
+
+REPORT_FORMATS = ("text", "markdown", "json", "github", "html")
+
+
+@click.command()
+@click.option(
+    "--build",
+    "build_dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    metavar="DIR",
+    help="Build directory (or its manifest.json) to report on. Default: paths.out from capidx.yaml, else build.",
+)
+@click.option(
+    "--against",
+    type=click.Path(path_type=Path),
+    default=None,
+    metavar="BASELINE",
+    help="Compare with this build directory or manifest.json, e.g. a build of the base branch.",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(REPORT_FORMATS),
+    default="text",
+    show_default=True,
+    help="text for a terminal, markdown for a PR comment, github for annotations and the step summary, "
+    "json for scripts, html for one self-contained page.",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    metavar="FILE",
+    help="Write the report to FILE instead of standard output.",
+)
+@click.option("--no-fail", is_flag=True, help="Exit 0 even when a budget is breached.")
+@click.option(
+    "--config",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="capidx.yaml to take paths.out from (default: ./capidx.yaml when it exists). Ignored with --build.",
+)
+def report(
+    build_dir: Path | None,
+    against: Path | None,
+    output_format: str,
+    output: Path | None,
+    no_fail: bool,
+    config: Path | None,
+) -> None:
+    """Show what a build costs in tokens, per artifact kind, against budgets and context windows.
+
+    Reads only the build's manifest.json. With --against, shows what changed since a baseline build:
+    token deltas per kind and the artifacts added, removed or changed.
+
+    \b
+    Exit codes: 0 within budget (or --no-fail), 1 a budget is breached,
+    2 usage error or a missing, unreadable or invalid manifest.
+    """
+    from capidx.compiler.report.model import ReportOptions, run_report
+    from capidx.compiler.validate.reporters import use_color
+
+    options = ReportOptions(
+        build=build_dir if build_dir is not None else _configured_out(config),
+        against=against,
+        format=output_format,
+        output=output,
+        fail=not no_fail,
+        color=output is None and use_color(sys.stdout.isatty()),
+        step_summary=Path(os.environ["GITHUB_STEP_SUMMARY"]) if os.environ.get("GITHUB_STEP_SUMMARY") else None,
+    )
+    click.get_current_context().exit(run_report(options, echo=click.echo))
+
+
+def _configured_out(config: Path | None) -> Path:
+    from capidx.compiler.config import load_config
+
+    settings, problems = load_config(config, Path.cwd())
+    errors = [problem for problem in problems if problem.is_error]
+    if errors:
+        raise UsageError("\n".join(problem.as_text() for problem in errors))
+    # Relative to the working directory when possible: the path is printed in PR comments.
+    cwd = Path.cwd().resolve()
+    return settings.out.relative_to(cwd) if settings.out.is_relative_to(cwd) else settings.out
+
+
+# ---- capidx verify -------------------------------------------------------------------------------------
+
+VERIFY_FORMATS = ("text", "json", "github", "markdown")  # keys of capidx.compiler.verify.report.RENDERERS
+FAIL_ON = ("broken", "stale", "never")  # capidx.compiler.verify.run.FAIL_ON
+
+
+@click.command()
+@catalog_selection
+@click.option("--agent", "agent", metavar="ID", help="Verify only this agent's document (its directory name).")
+@click.option(
+    "--write",
+    is_flag=True,
+    help="Record the results: verifiedDate and status: active for sources that passed, the status "
+    "the evidence shows for those that failed. Without it, show the diff and write nothing.",
+)
+@click.option(
+    "--fix-redirects", is_flag=True, help="Replace a URL that redirects permanently (301/308) by its final target."
+)
+@click.option(
+    "--allow-private",
+    is_flag=True,
+    help="Allow loopback, private, link-local and other non-public addresses (for tests and intranets).",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(FAIL_ON),
+    default="broken",
+    show_default=True,
+    help="broken: exit 1 when a page cannot be had; stale: also when a page no longer supports its "
+    "source; never: exit 0.",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(VERIFY_FORMATS),
+    default="text",
+    show_default=True,
+    help="text for people, json for programs, github for annotations and the step summary, "
+    "markdown for a pull request.",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(1, 64),
+    default=8,
+    show_default=True,
+    metavar="N",
+    help="Pages fetched at the same time.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.05, max=600),
+    default=10.0,
+    show_default=True,
+    metavar="S",
+    help="Seconds to wait for a connection or for data (a page gets at most 6 x S in all).",
+)
+@click.option(
+    "--rate-limit",
+    type=click.FloatRange(min=0),
+    default=1.0,
+    show_default=True,
+    metavar="R",
+    help="Requests per second to any one host (0: no limit).",
+)
+@click.option(
+    "--max-bytes",
+    type=click.IntRange(min=1024),
+    default=5 * 1024 * 1024,
+    show_default=True,
+    metavar="N",
+    help="Largest page read, in bytes (after decompression).",
+)
+@click.option("--today", type=click.DateTime(["%Y-%m-%d"]), hidden=True, help="The date --write records.")
+def verify(paths: tuple[Path, ...], **options: Any) -> None:
+    """Check every source against its live page: reachable, and still saying what the source claims.
+
+    For sourceGranularity excerpt the excerpt must be in the page's text; for section and dedicated
+    the page must mention the capability (name, alias or terminology); a URL's #fragment must be an
+    anchor of the page. Each page is fetched once. Only public http(s) addresses are contacted.
+
+    \b
+    Exit codes: 0 ok (per --fail-on), 1 sources failed (per --fail-on), 2 usage or I/O error.
+    """
+    from capidx.compiler.verify.fetch import FetchSettings
+    from capidx.compiler.verify.report import RENDERERS, render_markdown
+    from capidx.compiler.verify.run import VerifyOptions, execute, exit_code
+
+    rate = options["rate_limit"]
+    settings = FetchSettings(
+        timeout=options["timeout"],
+        max_bytes=options["max_bytes"],
+        concurrency=options["concurrency"],
+        per_host_interval=1 / rate if rate > 0 else 0.0,
+        allow_private=options["allow_private"],
+    )
+    today = options["today"]
+    verify_options = VerifyOptions(
+        cwd=Path.cwd(),
+        paths=paths,
+        config_file=options["config_file"],
+        agents=options["agents"],
+        agent=options["agent"],
+        write=options["write"],
+        fix_redirects=options["fix_redirects"],
+        fail_on=options["fail_on"],
+        settings=settings,
+        today=today.date() if isinstance(today, datetime) else None,
+    )
+    progress = _Progress(enabled=sys.stderr.isatty())
+    try:  # a VerifyUsageError (exit 2) propagates to click
+        result = execute(verify_options, on_start=progress.start, on_done=progress.advance)
+    finally:
+        progress.finish()
+    output_format = options["output_format"]
+    click.echo(RENDERERS[output_format](result, verify_options.cwd))
+    if output_format == "github":
+        try:
+            append_step_summary(render_markdown(result, verify_options.cwd))
+        except OSError as exc:
+            raise UsageError(f"cannot append to $GITHUB_STEP_SUMMARY: {exc}") from None
+    sys.exit(exit_code(result, verify_options.fail_on))
+
+
+class _Progress:
+    """A progress bar on standard error, only when it is a terminal (logs and pipes stay clean)."""
+
+    def __init__(self, *, enabled: bool) -> None:
+        self.enabled = enabled
+        self.bar: Any = None
+
+    def start(self, total: int) -> None:
+        if self.enabled and total:
+            self.bar = click.progressbar(length=total, label="fetching pages", file=sys.stderr)
+            self.bar.__enter__()
+
+    def advance(self, _: object) -> None:
+        if self.bar is not None:
+            self.bar.update(1)
+
+    def finish(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+            self.bar = None
+
+
+COMMANDS = (init, validate, build, report, verify)

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from capidx.compiler.diagnostics import Diagnostic
-from capidx.compiler.sourcemap import SourceMap
+from capidx.compiler.validate.positions import SourceMap
 
 if TYPE_CHECKING:
-    from capidx.compiler.load import SourceFile
+    from capidx.compiler.validate.load import SourceFile
 
 CONFIG_FILE_NAME = "capidx.yaml"
 ALIAS_FILE_NAMES = ("aliases.json", "aliases.yaml", "aliases.yml")
@@ -185,8 +185,8 @@ def check_config_mapping(data: Any, path: str, source: SourceFile | None = None)
     """Problems of a parsed capidx.yaml, in two phases: each option (types, unknown keys with "did you
     mean"), then options against each other. With the file's `source`, every problem has a line:col.
     """
-    from capidx.compiler.load import SourceFile
-    from capidx.compiler.schemas import CONFIG_SCHEMA, bundled_validator, schema_diagnostics
+    from capidx.compiler.validate.load import SourceFile
+    from capidx.compiler.validate.schemas import CONFIG_SCHEMA, bundled_validator, schema_diagnostics
 
     if data is None:
         return []
@@ -233,7 +233,7 @@ def load_config(config_path: Path | None, cwd: Path) -> tuple[Config, list[Diagn
     is the defaults, so a caller can still report everything before deciding to stop. Every problem has
     the code `config` or `io`: a broken configuration is a usage error (exit 2).
     """
-    from capidx.compiler.load import load_file
+    from capidx.compiler.validate.load import load_file
 
     path = config_path or find_config_file(cwd)
     if path is None:

@@ -5,7 +5,7 @@ setuptools' package-dir (pyproject.toml). This folder is mapped to `capidx` itse
 file, so `capidx` stays a namespace package (no `__init__.py`) in wheels and editable installs alike.
 """
 
-from capidx.compiler.cli import main
+from capidx.cli import main
 
 if __name__ == "__main__":
     main()

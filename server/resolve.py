@@ -7,7 +7,7 @@ nothing. Order for capabilities:
 
 1. exact: the normalized canonical name or slug;
 1b. identifier: a query made of identifiers (`/compact`, `CLAUDE.md`, `--yolo`:
-   `capidx.server.lexicon.identifiers`) resolves to the capability whose records quote them most
+   `capidx.schema.lexicon.identifiers`) resolves to the capability whose records quote them most
    directly (match.json `identifiers`), before any normalized lookup turns '/memory' into 'memory';
 2. alias: the alias table and each capability's own aliases;
 3. terminology: an agent's own word for it (the asked agent's wording wins);
@@ -22,7 +22,7 @@ nothing. Order for capabilities:
    typo similarity, a verb only a few capabilities do (`actionTriggers`), identifiers quoted in the
    capability's records -- the strongest signal plus half of the next one times what is left. Query
    words are slots whose alternatives include verb forms and the lexicon's expansions of
-   abbreviations ('PR' -> 'pull request', `capidx.server.lexicon.ABBREVIATIONS`);
+   abbreviations ('PR' -> 'pull request', `capidx.schema.lexicon.ABBREVIATIONS`);
 7. when the best candidate is not clearly ahead (`decide`, calibrated on the blind benchmark), the
    top three come back with `matchConfidence` instead of a guess; when nothing scores at all, what
    scored a little and the closest names come back as suggestions;
@@ -44,8 +44,8 @@ import regex
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import Levenshtein
 
-from capidx.server.lexicon import ABBREVIATIONS, IDENTIFIER_PATTERN, expansions, identifiers
-from capidx.server.text import STOP_WORDS, normalize, terms
+from capidx.schema.lexicon import ABBREVIATIONS, IDENTIFIER_PATTERN, expansions, identifiers
+from capidx.schema.text import STOP_WORDS, normalize, terms
 
 Status = Literal["resolved", "ambiguous", "unknown"]
 
@@ -764,7 +764,7 @@ class Slot:
 
     `alternatives` are what may stand for it in a capability's text, each a run of terms with how much a
     match through it counts: the word itself (1.0), another form of the same verb (`VERB_FORM`), an
-    abbreviation's expansions from the lexicon (`capidx.server.lexicon`: 'pr' -> 'pull request', 1.0).
+    abbreviation's expansions from the lexicon (`capidx.schema.lexicon`: 'pr' -> 'pull request', 1.0).
     `weight` is how much the slot is trusted: a typo fix's similarity, `IDENTIFIER_PART` for a word that is
     only part of an identifier ('memory' in '/memory': the identifier itself is the evidence).
     """

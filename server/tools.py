@@ -17,11 +17,11 @@ from typing import Any
 
 import mcp_types as types
 
+from capidx.schema.text import canonical_json, normalize
 from capidx.server import suggest
 from capidx.server.limits import clip
 from capidx.server.resolve import RESOLUTION_META, Resolution, resolve_agent, resolve_capability, resolve_category
 from capidx.server.snapshot import Artifact, Snapshot
-from capidx.server.text import canonical_json, normalize
 
 URI_META = "capidx/uri"
 MAX_NAME = 200

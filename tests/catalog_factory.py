@@ -266,7 +266,7 @@ def run_cli(args: list[str], cwd: Path) -> Any:
 
     from click.testing import CliRunner
 
-    from capidx.compiler.cli import cli
+    from capidx.cli import cli
 
     with contextlib.chdir(cwd):
         return CliRunner().invoke(cli, args, catch_exceptions=False)

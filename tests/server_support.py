@@ -34,7 +34,7 @@ from typing import Any
 
 import pytest
 
-from capidx.server.text import normalize, slugify, terms
+from capidx.schema.text import normalize, slugify, terms
 
 PREFIX = "capability-index://"
 REPO = Path(__file__).resolve().parent.parent
@@ -577,7 +577,7 @@ def swap_in(new_build: Path, target: Path) -> None:
 
 def capidx_command(*args: str) -> list[str]:
     """Run the installed CLI with the interpreter running the tests."""
-    return [sys.executable, "-c", "from capidx.compiler.cli import main; main()", *args]
+    return [sys.executable, "-c", "from capidx.cli import main; main()", *args]
 
 
 def run_capidx(

@@ -11,8 +11,8 @@ from pathlib import Path
 import click
 import pytest
 
+from capidx.cli import cli
 from capidx.compiler import __version__
-from capidx.compiler.cli import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 _DEFAULT_ONLY = re.compile(r"\s*\[default: [^\]]*\]\s*")
@@ -95,7 +95,7 @@ def test_bash_completion_as_the_readme_documents_it() -> None:
     readme = (ROOT / "README.md").read_text("utf-8")
     assert "_CAPIDX_COMPLETE=bash_source capidx" in readme
     base = {key: value for key, value in os.environ.items() if not key.startswith("_CAPIDX_COMPLETE")}
-    command = [sys.executable, "-c", "from capidx.compiler.cli import cli; cli(prog_name='capidx')"]
+    command = [sys.executable, "-c", "from capidx.cli import cli; cli(prog_name='capidx')"]
     source = subprocess.run(
         command, env={**base, "_CAPIDX_COMPLETE": "bash_source"}, capture_output=True, text=True, timeout=120
     )

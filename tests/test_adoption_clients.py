@@ -15,8 +15,8 @@ from typing import Any
 import click
 import pytest
 
+from capidx.cli import cli
 from capidx.compiler import __version__
-from capidx.compiler.cli import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVER_JSON = ROOT / "docs" / "examples" / "server.json"

@@ -18,7 +18,7 @@ from catalog_factory import run_cli
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from capidx.compiler.init import SCAFFOLD
+from capidx.compiler.init_project import SCAFFOLD
 
 PREFIX = "capability-index://"
 ROOT = Path(__file__).resolve().parents[1]

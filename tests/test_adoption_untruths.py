@@ -14,7 +14,7 @@ from catalog_factory import run_cli, write_catalog
 from click.testing import CliRunner
 from manifest_factory import make_manifest, write_build
 
-from capidx.compiler.cli import cli
+from capidx.cli import cli
 from capidx.compiler.config import DEFAULT_TITLE, load_config
 
 

@@ -36,11 +36,12 @@ from click.testing import CliRunner, Result
 from manifest_factory import make_manifest, write_build
 from test_validate_cases import DEFAULT_TODAY, parse_expected
 
-from capidx.compiler import build as build_module
-from capidx.compiler import load, tokenproc
-from capidx.compiler.cli import cli
-from capidx.compiler.load import MAX_FILE_BYTES
-from capidx.compiler.tokens import TokenCounter
+from capidx.cli import cli
+from capidx.compiler.build import pipeline as build_module
+from capidx.compiler.build import tokenproc
+from capidx.compiler.build.tokens import TokenCounter
+from capidx.compiler.validate import load
+from capidx.compiler.validate.load import MAX_FILE_BYTES
 
 CASES = Path(__file__).parent / "cases"
 REPO = Path(__file__).resolve().parent.parent

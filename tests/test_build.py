@@ -15,8 +15,8 @@ import jsonschema
 import pytest
 from catalog_factory import AGENT_IDS, ALIASES, documents, run_cli, snapshot, write_catalog
 
-from capidx.server.text import canonical_json as dumps
-from capidx.server.text import normalize
+from capidx.schema.text import canonical_json as dumps
+from capidx.schema.text import normalize
 
 REPO = Path(__file__).resolve().parent.parent
 SLUGS = ("code-review", "custom-instructions", "hooks", "inline-suggestions", "mcp-servers", "subagents")

@@ -1,4 +1,4 @@
-"""Validation in a child process while the build goes on (`compiler/background.py`).
+"""Validation in a child process while the build goes on (`compiler/build/background.py`).
 
 Each test runs both ways of starting the check: a fork of the build (where `can_fork` allows it: every
 catalog) and a new Python (elsewhere: large catalogs only; the threshold is lowered to 0 here so that the
@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from catalog_factory import documents, run_cli, snapshot, write_catalog
 
-from capidx.compiler import background
+from capidx.compiler.build import background
 from capidx.compiler.config import load_config
 
 HAS_FORK = hasattr(os, "fork") and sys.platform != "darwin"

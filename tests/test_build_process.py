@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from catalog_factory import ALIASES, documents, run_cli, snapshot, write_catalog
 
-from capidx.compiler.write import OLD_PREFIX, PAUSE_ENV, TEMP_PREFIX
+from capidx.compiler.build.write import OLD_PREFIX, PAUSE_ENV, TEMP_PREFIX
 
 pytestmark = pytest.mark.slow
 
-CAPIDX = [sys.executable, "-c", "from capidx.compiler.cli import main; main()"]
+CAPIDX = [sys.executable, "-c", "from capidx.cli import main; main()"]
 
 
 def _env(**extra: str) -> dict[str, str]:

@@ -16,9 +16,9 @@ from pathlib import Path
 import jinja2.bccache
 import pytest
 
-from capidx.compiler import render
-from capidx.compiler.tokens import TokenCounter, load_encoding
-from capidx.compiler.write import TreeWriter
+from capidx.compiler.build.tokens import TokenCounter, load_encoding
+from capidx.compiler.build.write import TreeWriter
+from capidx.compiler.render import environment as render
 
 REPO = Path(__file__).resolve().parent.parent
 PIECES = [

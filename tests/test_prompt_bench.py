@@ -15,7 +15,7 @@ from types import ModuleType
 import mcp_types as types
 import pytest
 
-from capidx.server.text import slugify
+from capidx.schema.text import slugify
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH_DIR = ROOT / "benchmarks"

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from capidx.compiler.relations import (
+from capidx.compiler.derive.relations import (
     COMMON_TERM_FLOOR,
     KeywordSource,
     SimilarEdge,

@@ -12,7 +12,7 @@ import jinja2
 import pytest
 
 from capidx.compiler.catalog import Capability
-from capidx.compiler.render import TemplateFailure, get_renderer, make_environment
+from capidx.compiler.render.environment import TemplateFailure, get_renderer, make_environment
 
 SOURCE = (
     "{% macro twice(x, sep='-') %}{{ x }}{{ sep }}{{ x }}{% endmacro %}"

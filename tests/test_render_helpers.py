@@ -14,8 +14,8 @@ import pytest
 from catalog_factory import run_cli, write_catalog
 
 from capidx.compiler.catalog import Agent, CanonicalCapability, Capability, Source
-from capidx.compiler.render import TemplateFailure, get_renderer, make_environment
-from capidx.compiler.views import References, agent_records, mark, marks
+from capidx.compiler.render.environment import TemplateFailure, get_renderer, make_environment
+from capidx.compiler.render.views import References, agent_records, mark, marks
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -17,11 +17,11 @@ import pytest
 from click.testing import CliRunner
 from manifest_factory import PRIMARY, make_manifest, uri, write_build
 
-from capidx.compiler.cli import cli
-from capidx.compiler.report import BaselineError, build_report
-from capidx.compiler.report_formats import MARKER, render_text
-from capidx.compiler.report_json import report_to_dict
-from capidx.compiler.report_manifest import Manifest, ManifestError, load_manifest
+from capidx.cli import cli
+from capidx.compiler.report.formats import MARKER, render_text
+from capidx.compiler.report.json_form import report_to_dict
+from capidx.compiler.report.manifest_reader import Manifest, ManifestError, load_manifest
+from capidx.compiler.report.model import BaselineError, build_report
 
 # --- helpers ------------------------------------------------------------------------------------
 
@@ -544,7 +544,7 @@ def test_the_report_never_imports_a_tokenizer_or_the_mcp_sdk(within_budget: Path
     code = (
         "import sys\n"
         "from click.testing import CliRunner\n"
-        "from capidx.compiler.cli import cli\n"
+        "from capidx.cli import cli\n"
         "for fmt in ('text', 'markdown', 'json', 'github', 'html'):\n"
         f"    result = CliRunner().invoke(cli, ['report', '--build', {str(within_budget)!r}, '--format', fmt])\n"
         "    assert result.exit_code == 0, result.output\n"

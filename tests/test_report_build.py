@@ -14,8 +14,8 @@ from catalog_factory import documents, write_catalog
 from click.testing import CliRunner
 from test_report import check_html
 
-from capidx.compiler.cli import cli
-from capidx.compiler.report_formats import MARKER
+from capidx.cli import cli
+from capidx.compiler.report.formats import MARKER
 
 FORMATS = ("text", "markdown", "json", "github", "html")
 BUDGETS = "budgets:\n  summary: 50000\n  agent: 50000\n  capability: 50000\n  lookup: 50000\n"
@@ -142,6 +142,7 @@ def test_a_real_breach_fails_unless_no_fail(builds: dict[str, Path]) -> None:
 
 
 def test_every_format_is_registered() -> None:
-    from capidx.compiler import cli_report, report_formats
+    from capidx.compiler import cli as cli_report
+    from capidx.compiler.report import formats as report_formats
 
-    assert set(cli_report.FORMATS) == set(report_formats.RENDERER_BY_NAME)
+    assert set(cli_report.REPORT_FORMATS) == set(report_formats.RENDERER_BY_NAME)

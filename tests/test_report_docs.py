@@ -19,8 +19,8 @@ import yaml
 from click.testing import CliRunner
 from manifest_factory import make_manifest, write_build
 
-from capidx.compiler.cli import cli
-from capidx.compiler.report_formats import MARKER
+from capidx.cli import cli
+from capidx.compiler.report.formats import MARKER
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from server_support import Cap, real_build, write_catalog
 
+from capidx.schema.lexicon import ABBREVIATIONS, expansions, identifiers
 from capidx.server import resolve
-from capidx.server.lexicon import ABBREVIATIONS, expansions, identifiers
 from capidx.server.resolve import MatchIndex, resolve_capability
 
 CLAUDE = "claude-code"

@@ -31,7 +31,7 @@ from server_support import (  # noqa: F401 (fixtures)
     fixture_hand_build,
 )
 
-from capidx.compiler.cli import cli
+from capidx.cli import cli
 from capidx.server.http import host_allowed
 from capidx.server.logs import RepeatLimiter, start
 

@@ -17,7 +17,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from server_support import CAPABILITIES, Cap, capidx_command, fixture_anyio_backend, write_build  # noqa: F401
 
-from capidx.compiler.cli import cli
+from capidx.cli import cli
 
 EVIL = (r"^(a+)+$", r"^(a|a)+$", r"^(\w+\s?)+$")
 ATTACK = "a" * 40 + "!"  # each extra "a" doubles a backtracking engine's work on the patterns above

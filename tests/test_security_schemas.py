@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from catalog_factory import documents, run_cli, write_catalog
 
-from capidx.compiler import fastschema
-from capidx.compiler.schemas import bundled_schema
+from capidx.compiler.validate import fastschema
+from capidx.compiler.validate.schemas import bundled_schema
 
 Silent = tuple[str, Callable[[], int]]
 

@@ -13,8 +13,8 @@ import pytest
 from catalog_factory import documents, run_cli, write_catalog
 from jinja2.sandbox import unsafe
 
-from capidx.compiler import views
-from capidx.compiler.render import TemplateFailure, get_renderer, make_environment, override_warnings
+from capidx.compiler.render import views
+from capidx.compiler.render.environment import TemplateFailure, get_renderer, make_environment, override_warnings
 
 # Each escape runs `os.system("touch MARKER")` when templates are not sandboxed (`{marker}` is filled in).
 _SYSTEM = "['__builtins__']['__import__']('os').system('touch {marker}')"
@@ -240,7 +240,7 @@ def test_bundled_templates_still_render_in_the_sandbox(tmp_path: Path) -> None:
 
 
 def test_a_templates_folder_too_large_to_be_one_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from capidx.compiler import render
+    from capidx.compiler.render import environment as render
 
     monkeypatch.setattr(render, "MAX_TEMPLATE_FILES", 3)  # instead of making 10,000 files (`paths.templates: /`)
     folder = tmp_path / "templates"
@@ -261,7 +261,7 @@ def test_the_sandbox_s_shortcut_for_capidx_records_gives_the_sandbox_s_own_answe
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
     from capidx.compiler.catalog import build_catalog
-    from capidx.compiler.render import RECORD_TYPES
+    from capidx.compiler.render.environment import RECORD_TYPES
 
     catalog = build_catalog(list(documents().items()), ALIASES)
     records = [catalog, *catalog.agents, *catalog.capabilities]

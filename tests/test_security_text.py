@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from catalog_factory import run_cli
 
-from capidx.compiler import mdtext
+from capidx.compiler.render import markdown as mdtext
 
 DESCRIPTION = "Reviews a change, explains the problems it finds and proposes concrete fixes in place."
 ESC, BEL, RLO, LRI, ZWSP = "\x1b", "\x07", "\u202e", "\u2066", "\u200b"

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from capidx.compiler.semantics import (
+from capidx.compiler.derive.semantics import (
     SemanticStats,
     description_stats,
     low_information,

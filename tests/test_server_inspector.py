@@ -19,7 +19,7 @@ from server_support import PREFIX, fixture_catalog_build  # noqa: F401 (fixtures
 
 pytestmark = [pytest.mark.slow, pytest.mark.long_setup]
 INSPECTOR_CLI = "@modelcontextprotocol/inspector-cli@0.15.0"
-SERVE = [sys.executable, "-c", "from capidx.compiler.cli import main; main()", "serve"]
+SERVE = [sys.executable, "-c", "from capidx.cli import main; main()", "serve"]
 
 
 @pytest.fixture(scope="module")

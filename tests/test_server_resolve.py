@@ -142,7 +142,7 @@ def make_index(caps: list[dict], **extra: object) -> MatchIndex:
     import math
     from collections import Counter
 
-    from capidx.server.text import normalize, terms
+    from capidx.schema.text import normalize, terms
 
     rows, aliases, terminology = [], {}, {}
     for cap in caps:

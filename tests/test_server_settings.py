@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from capidx.compiler.cli import cli
+from capidx.cli import cli
 from capidx.server.settings import DEFAULT_EXPOSE, SettingsError, resolve_settings
 
 

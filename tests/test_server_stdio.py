@@ -105,7 +105,7 @@ def test_stdin_closing_stops_the_server_cleanly(catalog_build: Path) -> None:
 
 def test_help_does_not_import_the_sdk() -> None:
     code = (
-        "import sys; from click.testing import CliRunner; from capidx.compiler.cli import cli; "
+        "import sys; from click.testing import CliRunner; from capidx.cli import cli; "
         "CliRunner().invoke(cli, ['serve', '--help']); print('mcp' in sys.modules)"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)

@@ -2,7 +2,7 @@
 
 from click.testing import CliRunner
 
-from capidx.compiler.cli import cli
+from capidx.cli import cli
 
 
 def test_version_names_the_program() -> None:

@@ -13,10 +13,10 @@ import unicodedata
 
 import pytest
 
-from capidx.compiler.relations import KeywordSource, keyword_set, keyword_sets
-from capidx.compiler.semantics import SemanticStats, description_stats, term_entropy
-from capidx.compiler.triggers import TriggerSource, action_triggers, trigger_maps, verbs_in
-from capidx.server.text import STOP_WORDS, canonical_json, normalize, stem, terms
+from capidx.compiler.derive.relations import KeywordSource, keyword_set, keyword_sets
+from capidx.compiler.derive.semantics import SemanticStats, description_stats, term_entropy
+from capidx.compiler.derive.triggers import TriggerSource, action_triggers, trigger_maps, verbs_in
+from capidx.schema.text import STOP_WORDS, canonical_json, normalize, stem, terms
 
 _ALPHABET = "abcXYZ019 -_.,;:!?/\\'\"\t\n\x1c\x85\u00a0éÉßİﬁ①Ωω漢字🙂\u200b\u2028"
 
@@ -101,7 +101,7 @@ def test_canonical_json_is_compact_sorted_utf8() -> None:
 @pytest.mark.parametrize("key", ["relationships", "a", "m", "similarTo", "é"])
 @pytest.mark.parametrize("document", [{}, {"agent": "x", "b": [1, 2]}, {"sameCapability": ["a"], "supersededBy": "z"}])
 def test_with_member_splices_like_canonical_json(document: dict[str, object], key: str) -> None:
-    from capidx.compiler.plan import _with_member
+    from capidx.compiler.render.plan import _with_member
 
     value = [{"capability": "b", "score": 0.5, "shared": ["é"]}]
     assert _with_member(document, key, canonical_json(value)) == canonical_json({**document, key: value})
@@ -111,10 +111,10 @@ def test_with_member_splices_like_canonical_json(document: dict[str, object], ke
 def test_tool_documents_match_the_derive_documents() -> None:
     from catalog_factory import ALIASES, documents
 
-    from capidx.compiler import derive
     from capidx.compiler.catalog import build_catalog
-    from capidx.compiler.enhance import enhance
-    from capidx.compiler.plan import tool_artifacts
+    from capidx.compiler.derive import enhance
+    from capidx.compiler.derive import tool_documents as derive
+    from capidx.compiler.render.plan import tool_artifacts
 
     catalog = build_catalog(documents().items(), ALIASES)
     enhanced = enhance(catalog)
@@ -148,7 +148,7 @@ def test_tool_documents_match_the_derive_documents() -> None:
 
 
 def _reference_figures(items: list, encodings: list[str]) -> dict[str, object]:
-    from capidx.compiler.stats import _share
+    from capidx.compiler.derive.stats import _share
 
     primary = encodings[0]
     tokens = {name: sum(item.tokens[name] for item in items) for name in encodings}
@@ -170,7 +170,7 @@ def _reference_figures(items: list, encodings: list[str]) -> dict[str, object]:
 @pytest.mark.parametrize("count", [0, 1, 7, 60])
 def test_artifact_figures_total_matches_a_pass_over_every_artifact(count: int) -> None:
     from capidx.compiler.artifacts import Artifact, Measured
-    from capidx.compiler.stats import artifact_figures
+    from capidx.compiler.derive.stats import artifact_figures
 
     rng = random.Random(count)
     encodings = ["o200k_base", "cl100k_base"]

@@ -23,12 +23,12 @@ from typing import Any
 import pytest
 from catalog_factory import run_cli, write_catalog
 
-from capidx.compiler import tokenproc
-from capidx.compiler.build import run_build
+from capidx.compiler.build import tokenproc
+from capidx.compiler.build.pieces import split, splits_safely
+from capidx.compiler.build.pipeline import run_build
+from capidx.compiler.build.tokenproc import TokenProcess, start_for_cold_build
+from capidx.compiler.build.tokens import EncodingUnavailable, TokenCounter, load_encoding
 from capidx.compiler.config import default_config
-from capidx.compiler.pieces import split, splits_safely
-from capidx.compiler.tokenproc import TokenProcess, start_for_cold_build
-from capidx.compiler.tokens import EncodingUnavailable, TokenCounter, load_encoding
 
 REPO = Path(__file__).resolve().parent.parent
 ENCODING = load_encoding("cl100k_base")
@@ -241,7 +241,7 @@ def test_manifest_rows_made_before_the_counts_are_canonical_json(encodings: tupl
     """`PendingRow` assembles an entry's JSON from pieces made before the counts are known: it must be
     `canonical_json` of the entry, whatever the text holds (quotes, backslashes, controls, non-ASCII)."""
     from capidx.compiler.artifacts import Measured, make_artifact
-    from capidx.server.text import canonical_json
+    from capidx.schema.text import canonical_json
 
     odd = 'say "hi" \\ back\tslash\n\u2028 é 字 🙂 \x01'
     artifact = make_artifact(

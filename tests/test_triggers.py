@@ -7,7 +7,7 @@ from collections import defaultdict
 
 import pytest
 
-from capidx.compiler.triggers import (
+from capidx.compiler.derive.triggers import (
     ACTION_VERBS,
     TriggerSource,
     action_triggers,
@@ -17,7 +17,7 @@ from capidx.compiler.triggers import (
     verb_forms,
     verbs_in,
 )
-from capidx.server.text import STOP_WORDS, stem, terms
+from capidx.schema.text import STOP_WORDS, stem, terms
 
 CATALOG = (
     TriggerSource("checkpoints", "Checkpoints", "Rewind file edits to an earlier state", ("undo my changes",)),

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from capidx.compiler.cli import cli
+from capidx.cli import cli
 from capidx.compiler.config import default_config, load_config
 from capidx.compiler.diagnostics import Diagnostic, ExitCode, exit_code_for
-from capidx.compiler.validate import LoadedDocument, ValidationResult, validate_project
+from capidx.compiler.validate.run import LoadedDocument, ValidationResult, validate_project
 
 REPO = Path(__file__).resolve().parent.parent
 CASES = Path(__file__).parent / "cases" / "validate"
@@ -128,7 +128,7 @@ def test_validate_does_not_import_heavy_packages(tmp_path: Path) -> None:
     project = copy_case("invalid/many-errors", tmp_path)
     script = (
         "import sys\n"
-        "from capidx.compiler.cli import cli\n"
+        "from capidx.cli import cli\n"
         "try:\n"
         "    cli(['validate'])\n"
         "except SystemExit as exit:\n"

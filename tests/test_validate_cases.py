@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from capidx.compiler.cli import cli
+from capidx.cli import cli
 
 CASES = Path(__file__).parent / "cases" / "validate"
 DEFAULT_TODAY = "2026-01-15"

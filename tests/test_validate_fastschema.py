@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from capidx.compiler.fastschema import compile_check, compile_schema
-from capidx.compiler.load import load_file
-from capidx.compiler.schemas import (
+from capidx.compiler.validate.fastschema import compile_check, compile_schema
+from capidx.compiler.validate.load import load_file
+from capidx.compiler.validate.schemas import (
     ALIASES_SCHEMA,
     CAPABILITY_SCHEMA,
     CONFIG_SCHEMA,

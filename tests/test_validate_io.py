@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from capidx.compiler import load
-from capidx.compiler.cli import cli
+from capidx.cli import cli
+from capidx.compiler.validate import load
 
 VALID = Path(__file__).parent / "cases" / "validate" / "valid" / "full"
 

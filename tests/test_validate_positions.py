@@ -21,11 +21,11 @@ from typing import Any
 
 import pytest
 
-from capidx.compiler import sourcemap
 from capidx.compiler.config import default_config
-from capidx.compiler.semantics import description_stats, term_entropy
-from capidx.compiler.sourcemap import JsonPositions, Parts, _LineCounter, _LineIndex, scan_json
-from capidx.compiler.validate import validate_project
+from capidx.compiler.derive.semantics import description_stats, term_entropy
+from capidx.compiler.validate import positions as sourcemap
+from capidx.compiler.validate.positions import JsonPositions, Parts, _LineCounter, _LineIndex, scan_json
+from capidx.compiler.validate.run import validate_project
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from capidx.compiler.cli import cli
+from capidx.cli import cli
 from capidx.compiler.diagnostics import Diagnostic
-from capidx.compiler.reporters import REPORTER_BY_NAME, GithubReporter, TextReporter, use_color
-from capidx.compiler.validate import ValidationResult
+from capidx.compiler.validate.reporters import REPORTER_BY_NAME, GithubReporter, TextReporter, use_color
+from capidx.compiler.validate.run import ValidationResult
 
 CASES = Path(__file__).parent / "cases" / "validate"
 
@@ -143,7 +143,7 @@ def test_text_colour_marks_errors_and_warnings() -> None:
 
 
 def test_every_format_is_registered() -> None:
-    from capidx.compiler.cli_validate import FORMATS
+    from capidx.compiler.cli import VALIDATE_FORMATS as FORMATS
 
     assert set(FORMATS) == set(REPORTER_BY_NAME)
 

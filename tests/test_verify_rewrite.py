@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from capidx.compiler.load import load_file
+from capidx.compiler.validate.load import load_file
 from capidx.compiler.verify.rewrite import Change, RewriteError, edit_file, write_file
 
 SOURCE = ("capabilities", 0, "sources", 0)
@@ -177,7 +177,7 @@ def test_every_bundled_source_can_be_dated_without_touching_anything_else(tmp_pa
     import json
     import shutil
 
-    from capidx.compiler.discover import catalog_documents
+    from capidx.compiler.validate.discover import catalog_documents
 
     root = Path(__file__).resolve().parents[1] / "agents"
     documents = catalog_documents(root)

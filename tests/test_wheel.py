@@ -127,7 +127,7 @@ def test_installed_code_and_data_come_from_the_wheel(installed: Path, tmp_path: 
     checkout is not: every capidx module and data file comes from the virtualenv."""
     script = (
         "import sys, importlib.resources as r\n"
-        "import capidx.compiler.validate, capidx.compiler.cli, capidx.schema\n"
+        "import capidx.compiler.validate.run, capidx.compiler.cli, capidx.schema\n"
         "mods = {m.__name__: m.__file__ for m in list(sys.modules.values())"
         " if m.__name__.startswith('capidx.') and getattr(m, '__file__', None)}\n"
         "print(sys.prefix)\n"

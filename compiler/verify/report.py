@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from capidx.compiler.diagnostics import escape_workflow_data, escape_workflow_property, plural
-from capidx.compiler.sourcemap import json_path
+from capidx.compiler.validate.positions import json_path
 from capidx.compiler.verify.run import VerifyResult
 from capidx.compiler.verify.verdicts import OUTCOMES, STATUS_CLASSES, Verdict, status_class
 

@@ -1,7 +1,7 @@
 """Write what verification earned into the data files, changing nothing else.
 
 A file is edited as text, never re-serialized: each change replaces one scalar value at the offsets
-the parser knows (JSON: the positions `capidx.compiler.sourcemap.scan_json` finds, the value's end
+the parser knows (JSON: the positions `capidx.compiler.validate.positions.scan_json` finds, the value's end
 from the C scanner; YAML: the node marks PyYAML's composer records, as `capidx validate` uses them),
 or inserts one member after the object's last one, in the object's own style (separator, indentation,
 quotes, line endings). Every byte outside the edited values stays as it was. Before anything is
@@ -24,8 +24,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from capidx.compiler.load import YAML_SUFFIXES, SourceFile
-from capidx.compiler.sourcemap import Parts, scan_json
+from capidx.compiler.validate.load import YAML_SUFFIXES, SourceFile
+from capidx.compiler.validate.positions import Parts, scan_json
 from capidx.compiler.verify.verdicts import Verdict
 
 _scan_value = json.JSONDecoder().scan_once

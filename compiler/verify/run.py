@@ -11,11 +11,11 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 
-from capidx.compiler import discover
 from capidx.compiler.diagnostics import ExitCode
 from capidx.compiler.errors import UsageError
-from capidx.compiler.load import SourceFile, load_file
-from capidx.compiler.validate import ValidateArgs, effective_config
+from capidx.compiler.validate import discover
+from capidx.compiler.validate.load import SourceFile, load_file
+from capidx.compiler.validate.run import ValidateArgs, effective_config
 from capidx.compiler.verify.content import Page, parse_page
 from capidx.compiler.verify.fetch import FetchJob, FetchResult, FetchRun, FetchSettings, Resolver, resolve
 from capidx.compiler.verify.rewrite import FileEdit, RewriteError, changes_for, edit_file, write_file

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urldefrag
 
-from capidx.compiler.sourcemap import Parts
+from capidx.compiler.validate.positions import Parts
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,7 @@
+"""Stage 4, build: measure, budget and write — `capidx build` end to end.
+
+- `pipeline.run_build`: validate → catalog → derive → render → measure → budget → write;
+- `tokens`: exact token counts with tiktoken, offline; `budgets` and `table`: budgets and the printed table;
+- `manifest`: `manifest.json`; `digest`: the inputs' digest that makes a no-op rebuild free;
+- `outdir` and `write`: which folder may be replaced, and the atomic write of the build directory.
+"""

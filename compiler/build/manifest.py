@@ -1,0 +1,143 @@
+"""manifest.json: the index of the build directory (schema/build-manifest.schema.json)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from capidx.compiler.artifacts import Measured
+from capidx.compiler.build.budgets import BudgetResult
+from capidx.compiler.catalog import Catalog
+from capidx.schema.text import canonical_json
+
+FORMAT = 1
+MATCH_INDEX = "index/match.json"  # path of the resolution index (its injection overhead is reused)
+
+_TEMPLATES = {
+    "agent": ("agents/{agent}", "Agent capabilities", "Every capability of one agent with details and sources."),
+    "capability": (
+        "capabilities/{capability}",
+        "Capability across agents",
+        "One capability compared across agents, with each agent's details and sources.",
+    ),
+    "category": ("categories/{category}", "Category", "Every capability of one category: matrix and wording."),
+}
+
+
+def resource_templates(prefix: str, measured: Sequence[Measured], primary: str) -> list[dict[str, Any]]:
+    rows = []
+    for kind, (path, title, blurb) in _TEMPLATES.items():
+        sizes = [item.tokens[primary] for item in measured if item.artifact.kind == kind]
+        largest = f" Largest: {max(sizes):,} tokens ({primary})." if sizes else ""
+        rows.append(
+            {
+                "kind": kind,
+                "uriTemplate": prefix + path,
+                "name": kind,
+                "title": title,
+                "description": blurb + largest,
+                "mimeType": "text/markdown",
+                "parameter": kind,
+            }
+        )
+    return rows
+
+
+def manifest_document(
+    *,
+    version: str,
+    input_digest: str,
+    prefix: str,
+    encodings: Sequence[str],
+    catalog: Catalog,
+    measured: Sequence[Measured],
+    budgets: Iterable[BudgetResult],
+) -> tuple[dict[str, Any], list[str]]:
+    """The manifest, and its artifact entries as canonical JSON (for `serialize`)."""
+    primary = encodings[0]
+    entries, texts = [], []
+    for item in sorted(measured, key=lambda m: m.artifact.path):
+        entry, text = item.manifest_entry(primary)
+        entries.append(entry)
+        texts.append(text)
+    return {
+        "format": FORMAT,
+        "capidx": version,
+        "inputDigest": input_digest,
+        "uriPrefix": prefix,
+        "encodings": list(encodings),
+        "catalog": {
+            "agents": list(catalog.agent_ids),
+            "capabilities": [capability.slug for capability in catalog.capabilities],
+            "categories": list(catalog.categories),
+        },
+        "resourceTemplates": resource_templates(prefix, measured, primary),
+        "budgets": [result.as_manifest_row() for result in budgets],
+        "artifacts": entries,
+    }, texts
+
+
+def serialize(manifest: dict[str, Any], rows: Sequence[str]) -> bytes:
+    """Compact JSON with one artifact per line: small, and still readable in a diff or with grep.
+
+    `rows`: the artifacts' entries as canonical JSON, as `manifest_document` makes them."""
+    head = canonical_json({key: value for key, value in manifest.items() if key != "artifacts"})
+    text = ",\n".join(rows)
+    return f'{head[:-1]},"artifacts":[\n{text}\n]}}\n'.encode()
+
+
+def read_previous(out: Path) -> dict[str, Any] | None:
+    """The manifest of the current build in `out`, or None when there is none or it is unreadable."""
+    from capidx.compiler.build.outdir import manifest_bytes
+
+    raw, _ = manifest_bytes(out)
+    try:
+        data = json.loads(raw) if raw is not None else None
+    except (ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) and data.get("format") == FORMAT else None
+
+
+def previous_json(out: Path, previous: dict[str, Any] | None, path: str, primary: str) -> Any | None:
+    """A JSON artifact of the current build, parsed, when that build was measured with the same `primary`
+    encoding and the file still has the sha256 its manifest lists; None otherwise (then: recompute)."""
+    if not previous or (previous.get("encodings") or [None])[0] != primary:
+        return None
+    rows = (row for row in previous.get("artifacts", ()) if isinstance(row, dict))
+    row = next((row for row in rows if row.get("path") == path), None)
+    try:
+        data = (out / path).read_bytes()
+        if row is None or hashlib.sha256(data).hexdigest() != row.get("sha256"):
+            return None
+        return json.loads(data)
+    except (OSError, ValueError):
+        return None
+
+
+def known_token_counts(previous: dict[str, Any] | None) -> dict[str, dict[str, int]]:
+    """sha256 -> {encoding: tokens} from a previous manifest, to skip re-tokenizing unchanged bytes."""
+    known: dict[str, dict[str, int]] = {}
+    for row in (previous or {}).get("artifacts", ()):
+        if isinstance(row, dict) and isinstance(row.get("sha256"), str) and isinstance(row.get("tokens"), dict):
+            known.setdefault(row["sha256"], {}).update(
+                {name: count for name, count in row["tokens"].items() if isinstance(count, int)}
+            )
+    return known
+
+
+def is_intact(out: Path, previous: dict[str, Any]) -> bool:
+    """Every artifact the manifest lists exists with its recorded size.
+
+    Sizes, not hashes: this decides whether an up-to-date build may be left alone, and must stay cheap
+    for tens of thousands of files (a stat each). The server verifies every sha256 when it loads.
+    """
+    for row in previous.get("artifacts", ()):
+        try:
+            if (out / row["path"]).stat().st_size != row["bytes"]:
+                return False
+        except (OSError, KeyError, TypeError):
+            return False
+    return True

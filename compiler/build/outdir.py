@@ -1,0 +1,289 @@
+"""Which folder `capidx build --out` may replace, and which leftovers a build may remove.
+
+A build replaces its output folder as a whole (`compiler/build/write.py`), so a mistaken `--out` would delete
+whatever the folder held: a project root, a web `public/` folder with a PWA `manifest.json` (issue #14).
+Two rules keep that from happening, checked before anything is read, written or removed:
+
+- **Where**: `--out` is never `/`, the user's home, the project root (the folder of the capidx.yaml in
+  force, or the cwd), the working folder, the catalog folder or the templates folder, nor a parent of any
+  of them, nor a folder inside the catalog.
+- **What**: a folder that exists must be empty, or provably a capidx build: its `manifest.json` is a
+  regular file that parses and is a build manifest by `schema/build-manifest.schema.json`, and the folder
+  holds nothing that manifest does not list (no other file, folder, link or device).
+
+Anything else is an `OutputError` (exit 2) naming the folder and the reason. The check is repeated just
+before the swap (`recheck`), so a file put into the folder while the build ran is not lost either.
+
+Leftovers of killed builds (`.capidx-build-*`, `.capidx-old-*`) are removed only when they are
+provably ours: they hold the marker file the build writes into them (`write.MARKER`), or they pass the
+same build check. Symbolic links are never followed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from capidx.compiler.errors import UsageError
+from capidx.compiler.build.write import MANIFEST, MARKER, MARKER_TEXT, OLD_PREFIX, TEMP_PREFIX, remove_ours
+
+# A manifest larger than this is not one we wrote (a build of 20,000 capabilities has one of ~50 MB);
+# reading it whole to find out would cost more than refusing.
+MAX_MANIFEST_BYTES = 512 * 1024 * 1024
+_CHOOSE = "Choose a new or empty folder for --out."
+
+
+class OutputError(UsageError):
+    """The output directory may not be used or replaced (exit 2); the previous build stays as it is."""
+
+
+@dataclass(frozen=True)
+class Replaceable:
+    """What `check_output_dir` found: the folder's manifest (None: absent or empty folder) and what it lists."""
+
+    manifest: bytes | None = None
+    listed: frozenset[str] = frozenset()
+
+
+def check_location(out: Path, protected: Iterable[tuple[Path, str]], catalog: Path) -> None:
+    """Refuse an `--out` that is `/`, the home folder, the catalog or another `protected` folder (with what
+    it is), a parent of one of them, or a folder inside the catalog."""
+    target = _resolved(out)
+    inside = _resolved(catalog)
+    if target != inside and target.is_relative_to(inside):
+        raise OutputError(f"{out}: is inside the catalog folder {catalog}; refusing to write there. {_CHOOSE}")
+    named = [(Path(target.anchor), "the file system root"), *protected, (catalog, "the catalog folder")]
+    if (home := _home()) is not None:
+        named.append((home, "your home folder"))
+    resolved = [(_resolved(folder), folder, what) for folder, what in named]
+    for folder, _, what in resolved:
+        if folder == target:
+            raise OutputError(f"{out}: is {what}; refusing to replace it. {_CHOOSE}")
+    for folder, given, what in resolved:
+        if folder.is_relative_to(target):
+            raise OutputError(f"{out}: holds {what} ({given}); refusing to replace it. {_CHOOSE}")
+
+
+def check_kind(out: Path) -> bool:
+    """Whether `out` exists; OutputError when it is anything but a directory (a link is not followed)."""
+    try:
+        info = os.lstat(out)
+    except (FileNotFoundError, NotADirectoryError):  # to be made: the writer says if it cannot be
+        return False
+    except OSError as exc:
+        raise OutputError(f"{out}: cannot be examined ({exc.strerror or exc}). {_CHOOSE}") from None
+    if stat.S_ISLNK(info.st_mode):
+        raise OutputError(f"{out}: is a symbolic link; refusing to replace it. {_CHOOSE}")
+    if not stat.S_ISDIR(info.st_mode):
+        raise OutputError(f"{out}: exists and is not a directory. {_CHOOSE}")
+    return True
+
+
+def check_output_dir(out: Path) -> Replaceable:
+    """Whether the build may replace `out`: it does not exist, is empty, or is provably a capidx build."""
+    if not check_kind(out):
+        return Replaceable()
+    found, reason = examine(out)
+    if reason is not None:
+        raise OutputError(_not_a_build(out, reason))
+    return found
+
+
+def check_listing(out: Path, manifest: Mapping[str, Any]) -> None:
+    """For a build that is up to date (its manifest is ours: it has this build's input digest), only that
+    the folder holds nothing else: the answer must not depend on whether the inputs changed."""
+    rows = manifest.get("artifacts", ())
+    listed = frozenset([MANIFEST, *(row["path"] for row in rows if isinstance(row, dict) and "path" in row)])
+    if (foreign := next(_unlisted(out, listed), None)) is not None:
+        raise OutputError(_not_a_build(out, f"it holds {foreign}, which its {MANIFEST} does not list"))
+
+
+def recheck(out: Path, earlier: Replaceable) -> None:
+    """Just before the swap: `out` is still what `check_output_dir` allowed (cheaply when its manifest is the same)."""
+    if not os.path.lexists(out):
+        return
+    if earlier.manifest is not None and manifest_bytes(out)[0] == earlier.manifest:
+        if (foreign := next(_unlisted(out, earlier.listed), None)) is None:
+            return
+        raise OutputError(f"{out}: {foreign} appeared in it during the build; refusing to replace it. {_CHOOSE}")
+    check_output_dir(out)
+
+
+def _not_a_build(out: Path, reason: str) -> str:
+    return f"{out}: not a capidx build directory ({reason}); refusing to replace it. {_CHOOSE}"
+
+
+def examine(folder: Path) -> tuple[Replaceable, str | None]:
+    """(what it holds, None) when `folder` is empty or provably a capidx build; else (_, why not)."""
+    try:
+        with os.scandir(folder) as entries:
+            empty = next(entries, None) is None
+    except OSError as exc:
+        return Replaceable(), f"cannot list it: {exc.strerror or exc}"
+    if empty:
+        return Replaceable(), None
+    raw, reason = manifest_bytes(folder)
+    if raw is None:
+        return Replaceable(), reason
+    data, reason = _parse(raw)
+    if reason is not None:
+        return Replaceable(), reason
+    if problems := manifest_problems(data):
+        return Replaceable(), f"{MANIFEST} is not a capidx build manifest: {problems[0]}"
+    listed = frozenset([MANIFEST, *(row["path"] for row in data["artifacts"])])
+    if (foreign := next(_unlisted(folder, listed), None)) is not None:
+        return Replaceable(), f"it holds {foreign}, which its {MANIFEST} does not list"
+    return Replaceable(raw, listed), None
+
+
+def is_capidx_build(folder: Path) -> bool:
+    """Whether `folder` is a non-empty, provable capidx build (for leftovers that lost their marker)."""
+    found, reason = examine(folder)
+    return reason is None and found.manifest is not None
+
+
+def remove_leftovers(parent: Path) -> None:
+    """Remove the temporary folders of killed builds next to the output folder, when provably ours and
+    not in use by a build running beside this one. Anything else is left alone."""
+    from capidx.compiler.build.write import in_use
+
+    for path in _leftover_candidates(parent):
+        if not in_use(path) and (_has_marker(path) or is_capidx_build(path)):
+            remove_ours(path)
+
+
+def _leftover_candidates(parent: Path) -> Iterator[Path]:
+    try:
+        with os.scandir(parent) as entries:
+            names = sorted(entry.name for entry in entries if entry.name.startswith((TEMP_PREFIX, OLD_PREFIX)))
+    except OSError:
+        return
+    for name in names:
+        path = parent / name
+        try:
+            if stat.S_ISDIR(os.lstat(path).st_mode):  # a link is never followed
+                yield path
+        except OSError:
+            continue
+
+
+def _has_marker(folder: Path) -> bool:
+    marker = folder / MARKER
+    try:
+        info = os.lstat(marker)
+        if not stat.S_ISREG(info.st_mode) or info.st_size != len(MARKER_TEXT):
+            return False
+        with open(marker, "rb") as handle:
+            return handle.read(len(MARKER_TEXT) + 1) == MARKER_TEXT
+    except OSError:
+        return False
+
+
+def manifest_bytes(folder: Path) -> tuple[bytes | None, str]:
+    """The bytes of `folder`'s manifest.json, or (None, why not): never from a link, a pipe or a device."""
+    path = folder / MANIFEST
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None, f"it is not empty and has no {MANIFEST}"
+    except OSError as exc:
+        return None, f"cannot read its {MANIFEST}: {exc.strerror or exc}"
+    if not stat.S_ISREG(info.st_mode):
+        return None, f"its {MANIFEST} is not a regular file"
+    if info.st_size > MAX_MANIFEST_BYTES:
+        return None, f"its {MANIFEST} is larger than any capidx build manifest"
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(MAX_MANIFEST_BYTES + 1), ""
+    except OSError as exc:
+        return None, f"cannot read its {MANIFEST}: {exc.strerror or exc}"
+
+
+def _parse(raw: bytes) -> tuple[Any, str | None]:
+    try:
+        return json.loads(raw), None
+    except (ValueError, UnicodeDecodeError) as exc:
+        return None, f"its {MANIFEST} is not JSON ({type(exc).__name__})"
+    except RecursionError:
+        return None, f"its {MANIFEST} is nested too deeply to be a build manifest"
+
+
+def manifest_problems(data: Any) -> list[str]:
+    """Why `data` is not a capidx build manifest ([] when it is).
+
+    The yes/no answer comes from the schema compiled by fastjsonschema (jsonschema takes about a second
+    per 4,000 artifacts, fastjsonschema a twentieth of that: this runs before every build that replaces
+    one); jsonschema, through `report_manifest.manifest_problems`, says what is wrong when it is not."""
+    from capidx.compiler.report import manifest_reader as report_manifest
+
+    try:
+        if _fast_valid(data):
+            return report_manifest.contract_problems(data)
+        return report_manifest.manifest_problems(data) or ["not a build manifest"]
+    except RecursionError:
+        return ["nested too deeply"]
+
+
+def _fast_valid(data: Any) -> bool:
+    import fastjsonschema
+
+    try:
+        _fast_check()(data)
+    except fastjsonschema.JsonSchemaException:
+        return False
+    return type(data["format"]) is int  # fastjsonschema's `const: 1` accepts True; jsonschema does not
+
+
+@cache
+def _fast_check() -> Any:
+    import fastjsonschema
+
+    from capidx.compiler.report.manifest_reader import manifest_schema
+
+    return fastjsonschema.compile(manifest_schema())
+
+
+def _unlisted(folder: Path, listed: frozenset[str]) -> Iterator[str]:
+    """Entries of `folder` (relative POSIX paths) that are not `listed` files or their folders; links,
+    devices and pipes are never listed. Stops at the first when the caller wants only one."""
+    folders = {path.rsplit("/", 1)[0] for path in listed if "/" in path}
+    folders |= {prefix for path in folders for prefix in _prefixes(path)}
+    stack = [""]
+    while stack:
+        base = stack.pop()
+        try:
+            with os.scandir(folder / base if base else folder) as entries:
+                items = [(entry.name, entry.is_dir(follow_symlinks=False), entry.is_file(follow_symlinks=False))
+                         for entry in entries]
+        except OSError as exc:
+            yield f"{base or '.'} (cannot list it: {exc.strerror or exc})"
+            return
+        for name, is_dir, is_file in sorted(items):
+            relative = f"{base}/{name}" if base else name
+            if is_dir and relative in folders:
+                stack.append(relative)
+            elif not (is_file and relative in listed):
+                yield relative + ("/" if is_dir else "")
+
+
+def _prefixes(path: str) -> Iterator[str]:
+    parts = path.split("/")
+    for end in range(1, len(parts)):
+        yield "/".join(parts[:end])
+
+
+def _resolved(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def _home() -> Path | None:
+    try:
+        return _resolved(Path.home())
+    except (RuntimeError, KeyError, OSError):  # no HOME and no passwd entry
+        return None

@@ -1,0 +1,545 @@
+"""`capidx build`: validate → catalog → render → measure → budget → write, I/O only at the edges.
+
+Files are written as they are rendered, but into a temporary sibling directory that replaces the
+current build only once everything is rendered and measured (and is removed on failure), so invalid
+data, a template error or an encoding that cannot be loaded leave the previous build untouched.
+Tokenizing (threads) and writing (a helper process) overlap rendering. A budget breach still writes
+the build (for inspection) and exits 1. When the inputs' digest equals the current build's and
+every file is intact, the build is up to date and nothing is rendered, tokenized or written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from importlib import resources
+from itertools import chain
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from capidx.compiler import __version__
+from capidx.compiler.build import digest as digests
+from capidx.compiler.artifacts import Artifact, Measured, PendingRow, count_lines, count_words, encode
+from capidx.compiler.build.budgets import BudgetResult, check_budgets
+from capidx.compiler.build.table import kind_table
+from capidx.compiler.catalog import Catalog, build_catalog
+from capidx.compiler.config import Config
+from capidx.compiler.diagnostics import ExitCode, exit_code_for
+from capidx.compiler.errors import CapidxError, InvalidError
+from capidx.compiler.validate.load import read_limited
+from capidx.compiler.build.manifest import (
+    MATCH_INDEX,
+    is_intact,
+    known_token_counts,
+    manifest_document,
+    previous_json,
+    read_previous,
+    serialize,
+)
+from capidx.compiler.build.outdir import (
+    Replaceable,
+    check_kind,
+    check_listing,
+    check_location,
+    check_output_dir,
+    recheck,
+    remove_leftovers,
+)
+from capidx.compiler.build.tokenproc import start_counter
+from capidx.compiler.build.tokens import check_names, reported_names
+from capidx.compiler.build.write import MANIFEST, TreeWriter
+
+if TYPE_CHECKING:
+    from capidx.compiler.build.background import BackgroundValidation
+
+_WRITABLE = "check that the output's folder is writable and has free space"
+# Above this many artifacts a TTY gets progress bars (small catalogs build faster than a bar draws).
+PROGRESS_THRESHOLD = 5_000
+
+
+class ValidationFailed(CapidxError):
+    """The catalog failed validation (its report is printed already): exit 1, or 2 when files could not
+    be read at all, as `capidx validate` exits."""
+
+
+class WriteFailed(InvalidError):
+    """The build could not be written (a full disk, a helper process that stopped): exit 1, `out` unchanged."""
+
+
+@dataclass
+class BuildResult:
+    """What a build did; `execute` prints it. Tests inspect it directly."""
+
+    exit_code: ExitCode
+    out: Path
+    up_to_date: bool = False
+    manifest: dict[str, Any] = field(default_factory=dict)
+    budgets: tuple[BudgetResult, ...] = ()
+    tokenized: int = 0  # texts actually tokenized (0 on a no-op rebuild)
+    encoders_loaded: tuple[str, ...] = ()
+    linked: int = 0  # unchanged files hard-linked from the previous build instead of written
+
+
+def execute(
+    config: Config,
+    *,
+    strict: bool = False,
+    quiet: bool = False,
+    verbose: bool = False,
+    err: TextIO | None = None,
+    started: Any | None = None,
+) -> BuildResult:
+    """Run a build and print its outcome: the table to stdout, problems to stderr.
+
+    Validation problems are printed by the text reporter of `capidx validate`: repetitive warnings grouped
+    per file (`verbose` lists each), `quiet` shows errors only. `started`: see `run_build`."""
+    err = err or sys.stderr
+    verbosity = -1 if quiet else (1 if verbose else 0)
+    try:
+        result = run_build(
+            config, strict=strict, err=err, progress=_progress_factory(err), verbosity=verbosity, started=started
+        )
+    except CapidxError as failure:  # every failure leaves the previous build as it was, and says so
+        print(f"error: {failure.format_message()}", file=err)
+        print(f"build not written; {config.out} is unchanged", file=err)
+        return BuildResult(ExitCode(failure.exit_code), config.out)
+    _print_outcome(result, quiet, err)
+    return result
+
+
+def run_build(
+    config: Config,
+    *,
+    strict: bool = False,
+    err: TextIO | None = None,
+    progress: Callable[[str, int], Any] | None = None,
+    counter_factory: Callable[..., Any] | None = None,
+    verbosity: int = 0,
+    started: Any | None = None,
+) -> BuildResult:
+    """The build proper; raises a `CapidxError` for every failure (each leaves the previous build untouched).
+
+    `verbosity` is the validation reporter's: -1 errors only, 0 grouped warnings, 1 every warning.
+    `started`: a token counter the caller started ahead for a cold build (`tokenproc.start_for_cold_build`),
+    used if the build is indeed cold (no previous build) and closed in any case."""
+    try:
+        encodings = reported_names(config.encodings)
+        out = config.out
+        check_names(encodings)
+        check_location(out, protected_folders(config), config.agents)
+        check_kind(out)
+
+        env, templates = _templates(config, err or sys.stderr, verbosity)
+        previous = read_previous(out)
+        if previous and _may_skip_validation(config, strict):
+            # Byte-identical inputs (and compiler) to a build that passed validation: nothing to do.
+            on_disk = _inputs_on_disk(config)
+            quick = on_disk is not None and _input_digest(config, on_disk, templates, encodings)
+            if quick == previous.get("inputDigest") and is_intact(out, previous):
+                check_listing(out, previous)
+                remove_leftovers(out.parent)
+                return _up_to_date(out, previous)
+        # Replacing `out` (or writing it): only a provable capidx build may be replaced (outdir.py).
+        replaceable = check_output_dir(out)
+        remove_leftovers(out.parent)
+
+        # Counting starts now (or started before, for a cold build), in a second process where it can: a cold
+        # build's encodings load meanwhile.
+        if started is not None and previous is None and started.encodings == encodings:
+            counter = started
+        else:
+            counter = (counter_factory or start_counter)(encodings, known_token_counts(previous))
+        try:
+            return _validate_and_build(
+                config, strict, err, verbosity, env, templates, previous, counter, progress, replaceable
+            )
+        finally:
+            counter.close()
+    finally:
+        if started is not None:
+            started.close()  # unused, or closed already (harmless twice)
+
+
+def _templates(config: Config, err: TextIO, verbosity: int) -> tuple[Any, list[tuple[str, bytes]]]:
+    """The Jinja environment and the templates' sources (for the input digest); a template the loader
+    refuses (a link out of its folder, not UTF-8) fails the build. Warns about user files that are not used."""
+    from capidx.compiler.render.environment import make_environment, override_warnings, templates_digest
+
+    env = make_environment(config.templates)
+    templates = templates_digest(env)  # TemplateFailure when the loader refuses one
+    if verbosity >= 0:
+        for warning in override_warnings(env):
+            print(f"warning: {warning}", file=err)
+    return env, templates
+
+
+def _validate_and_build(
+    config: Config,
+    strict: bool,
+    err: TextIO | None,
+    verbosity: int,
+    env: Any,
+    templates: list[tuple[str, bytes]],
+    previous: dict[str, Any] | None,
+    counter: Any,
+    progress: Callable[[str, int], Any] | None,
+    replaceable: Replaceable,
+) -> BuildResult:
+    from capidx.compiler.build import background  # here: a no-op build needs none of validation's modules
+
+    err = err or sys.stderr
+    fork = background.can_fork()
+    loaded = background.load_unchecked(config, fork)
+    checker = _start_background(config, strict, verbosity, fork) if loaded is not None else None
+    if loaded is None or checker is None:  # not worth a new Python, or no child at all: validate first
+        validation = _validate(config, strict, err, verbosity)
+        return _build(config, validation, env, templates, previous, counter, progress, lambda: None, replaceable)
+    settle = _settler(checker, loaded, config, strict, err, verbosity)
+    try:
+        return _build(config, loaded, env, templates, previous, counter, progress, settle, replaceable)
+    except Exception:
+        settle()  # invalid data is reported as such, whatever failed while building from it
+        raise
+    finally:
+        checker.close()
+
+
+def _start_background(config: Config, strict: bool, verbosity: int, fork: bool) -> BackgroundValidation | None:
+    from capidx.compiler.build.background import BackgroundValidation
+
+    try:
+        return BackgroundValidation(config, strict, verbosity, fork)
+    except OSError:
+        return None
+
+
+def _settler(
+    checker: BackgroundValidation, loaded: Any, config: Config, strict: bool, err: TextIO, verbosity: int
+) -> Callable[[], None]:
+    """A function that waits (once) for the background validation's verdict, prints its report and raises
+    ValidationFailed when the data is invalid, ValidationChanged when it changed meanwhile."""
+    settled = False
+
+    def settle() -> None:
+        nonlocal settled
+        if settled:
+            return
+        settled = True
+        try:
+            verdict = checker.verdict(loaded)  # ValidationChanged when the files differ from those built
+        except OSError:  # the child failed: validate here instead (same checks, same report)
+            _validate(config, strict, err, verbosity)
+            return
+        if verdict.report:
+            print(verdict.report, file=err)
+        if not verdict.ok:
+            raise ValidationFailed(_errors_message(verdict.errors), ExitCode(verdict.exit_code))
+
+    return settle
+
+
+def _build(
+    config: Config,
+    validation: Any,
+    env: Any,
+    templates: list[tuple[str, bytes]],
+    previous: dict[str, Any] | None,
+    counter: Any,
+    progress: Callable[[str, int], Any] | None,
+    settle: Callable[[], None],
+    replaceable: Replaceable,
+) -> BuildResult:
+    """Build from `validation`'s documents; `settle()` is called before anything is decided from them
+    (an up-to-date answer, the swap): it raises when they turn out to be invalid."""
+    encodings = counter.encodings
+    out = config.out
+    inputs = _validated_inputs(config, validation)
+    digest = _input_digest(config, inputs, templates, encodings)
+    if previous and previous.get("inputDigest") == digest and is_intact(out, previous):
+        settle()
+        return _up_to_date(out, previous)
+
+    from capidx.compiler.validate.run import collector_paused
+
+    # Files are written (into a temporary sibling of `out`, by a helper process) as they are rendered.
+    try:
+        writer = TreeWriter(out, _previous_shas(previous), before_swap=lambda: recheck(out, replaceable))
+    except OSError as exc:
+        raise WriteFailed(f"cannot write a build next to {out}: {exc} ({_WRITABLE})") from None
+    try:
+        # A CatalogError, TemplateFailure, EncodingUnavailable or SettingsError propagates as it is (a CapidxError).
+        try:
+            with collector_paused():  # a tree of frozen dataclasses: nothing for the cyclic collector
+                catalog = build_catalog(
+                    [(doc.agent_id or doc.path.parent.parent.name, doc.data) for doc in validation.documents],
+                    validation.aliases.data if validation.aliases else None,
+                )
+            measured = _render_and_measure(config, catalog, env, encodings, previous, progress, counter, writer.add)
+        except OSError as exc:  # a helper process stopped (the writer's or the counter's message says why)
+            raise WriteFailed(f"{exc} ({_WRITABLE})") from None
+
+        budgets = check_budgets(config.budgets, measured, encodings[0])
+        manifest, rows = manifest_document(
+            version=__version__,
+            input_digest=digest,
+            prefix=config.uri_prefix,
+            encodings=encodings,
+            catalog=catalog,
+            measured=measured,
+            budgets=budgets,
+        )
+        writer.add(MANIFEST, serialize(manifest, rows))
+        settle()
+        # An OutputError (something appeared in `out` while the build ran) propagates: `out` stays as it is.
+        try:
+            with _bar(progress, "writing", writer.files) as tick:
+                linked = writer.finish(tick)
+        except OSError as exc:
+            raise WriteFailed(f"writing {out} failed: {exc} ({_WRITABLE})") from None
+    finally:
+        writer.abort()  # a failed build leaves nothing behind (nothing to do after `finish`)
+    return BuildResult(
+        ExitCode.OK if all(result.ok for result in budgets) else ExitCode.INVALID,
+        out,
+        manifest=manifest,
+        budgets=budgets,
+        tokenized=counter.encoded_texts,
+        encoders_loaded=counter.loaded,
+        linked=linked,
+    )
+
+
+def _previous_shas(previous: dict[str, Any] | None) -> dict[str, str]:
+    """path -> sha256 of the current build's files: those a new file equals are hard-linked, not written."""
+    return {
+        row["path"]: row["sha256"]
+        for row in (previous or {}).get("artifacts", ())
+        if isinstance(row, dict) and isinstance(row.get("path"), str) and isinstance(row.get("sha256"), str)
+    }
+
+
+def _validate(config: Config, strict: bool, err: TextIO, verbosity: int = 0) -> Any:
+    from capidx.compiler.validate.reporters import REPORTER_BY_NAME
+    from capidx.compiler.validate.run import validate_project
+
+    result = validate_project(config, strict=strict, for_build=True)
+    if result.diagnostics and (text := REPORTER_BY_NAME["text"](verbosity=verbosity).render(result)):
+        print(text, file=err)
+    if not result.ok:
+        # As `capidx validate`: a catalog that cannot be found or read is an I/O error (2), not invalid data (1).
+        raise ValidationFailed(_errors_message(len(result.errors)), exit_code_for(result.diagnostics))
+    return result
+
+
+def _errors_message(count: int) -> str:
+    return f"{count} validation error{'s' if count != 1 else ''}"
+
+
+def _may_skip_validation(config: Config, strict: bool) -> bool:
+    """Validation depends on the clock only through staleness: warnings (which --strict makes errors)
+    and `staleness.error_days`. Without both, valid data stays valid, so an unchanged catalog need not
+    be validated again."""
+    return not strict and config.staleness.error_days is None
+
+
+def protected_folders(config: Config) -> list[tuple[Path, str]]:
+    """Folders `--out` may never be nor hold (besides `/`, the home folder and the catalog): see outdir.py."""
+    root = "the project root (the folder of capidx.yaml)" if config.config_file else "the project root"
+    folders = [(config.root, root)]
+    with suppress(OSError):  # the working folder was removed: nothing there to protect
+        folders.append((Path.cwd(), "the working folder"))
+    if config.templates is not None:
+        folders.append((config.templates, "the templates folder"))
+    return folders
+
+
+def _validated_inputs(config: Config, validation: Any) -> list[tuple[str, bytes]]:
+    parts = []
+    for doc in validation.documents:
+        label = digests.relative_label(doc.path, config.agents, f"{doc.agent_id}/capabilities/{doc.path.name}")
+        parts.append((f"data/{label}", doc.raw))
+    if validation.aliases is not None:
+        parts.append(("aliases", validation.aliases.raw))
+    return parts
+
+
+def _inputs_on_disk(config: Config) -> list[tuple[str, bytes]] | None:
+    """The same parts as `_validated_inputs`, read directly. Any difference from what validate
+    reads only makes the digests differ, which means "rebuild": never a stale "up to date".
+    None when a file cannot be read (a pipe, a device, too large, unreadable): validation says why."""
+    parts = []
+    for path in digests.catalog_files(config.agents):
+        label = digests.relative_label(path, config.agents, path.name)
+        data, _ = read_limited(path)
+        if data is None:
+            return None
+        parts.append((f"data/{label}", data))
+    if config.aliases is not None and config.aliases.is_file():
+        data, _ = read_limited(config.aliases)
+        if data is None:
+            return None
+        parts.append(("aliases", data))
+    return parts
+
+
+def _input_digest(
+    config: Config, inputs: list[tuple[str, bytes]], templates: list[tuple[str, bytes]], encodings: Sequence[str]
+) -> str:
+    parts = list(inputs)
+    parts.append(("schema", _schema_bytes(config)))
+    parts.extend(_referenced_schemas(config))
+    parts.extend((f"templates/{name}", source) for name, source in templates)
+    settings = {
+        "uriPrefix": config.uri_prefix,
+        "title": config.title,
+        "encodings": list(encodings),
+        "budgets": config.budgets,
+        "staleDays": config.staleness.old_days,
+        "relationships": dataclasses.asdict(config.relationships),
+        "injection": dataclasses.asdict(config.injection),
+    }
+    parts.append(("config", digests.settings_bytes(settings)))
+    parts.append(("capidx", __version__.encode() + b"\0" + digests.compiler_fingerprint()))
+    return digests.input_digest(parts)
+
+
+def _schema_bytes(config: Config) -> bytes:
+    if config.schema is not None:  # never a pipe or a device: that would hang; validation reports it
+        data, _ = read_limited(config.schema)
+        return data if data is not None else b"\0unreadable"
+    return resources.files("capidx.schema").joinpath("capability-schema.json").read_bytes()
+
+
+def _referenced_schemas(config: Config) -> list[tuple[str, bytes]]:
+    """The local schema files a user schema refers to (`$ref`): inputs too."""
+    if config.schema is None:
+        return []
+    from capidx.compiler.validate.schemarefs import referenced_files
+
+    parts = []
+    for path in referenced_files(config.schema):
+        with suppress(OSError):  # unreadable: validation reports it
+            parts.append((f"schema/{path.relative_to(config.schema.parent.resolve()).as_posix()}", path.read_bytes()))
+    return parts
+
+
+def _render_and_measure(
+    config: Config,
+    catalog: Catalog,
+    env: Any,
+    encodings: Sequence[str],
+    previous: dict[str, Any] | None,
+    progress: Callable[[str, int], Any] | None,
+    counter: Any,
+    write: Callable[[str, bytes, str], None] | None = None,
+) -> list[Measured]:
+    from capidx.compiler.derive.enhance import enhance_for_build
+    from capidx.compiler.render.plan import markdown_artifacts, stats_artifact, summary_artifact, tool_artifacts
+    from capidx.compiler.validate.run import collector_paused
+
+    previous_index = previous_json(config.out, previous, MATCH_INDEX, encodings[0])  # reuses its label overhead
+    with collector_paused():  # derived data (sets, tuples, dicts) only: nothing for the cyclic collector
+        enhanced, indexed = enhance_for_build(catalog, config, counter, encodings[0], previous_index)
+    artifacts = chain(
+        markdown_artifacts(catalog, env, config.uri_prefix, enhanced, title=config.title),
+        tool_artifacts(catalog, config.uri_prefix, enhanced, indexed),
+    )
+    # Rendering and tokenizing overlap: each text goes to the counter as soon as it is rendered.
+    expected = len((previous or {}).get("artifacts", ()))  # for the progress bar: the last build's size
+    with _bar(progress, "rendering", expected) as tick, _long_lived_frozen():
+        measured = _measure(artifacts, counter, encodings[0], tick, write)
+    full_tokens = next(item.tokens[encodings[0]] for item in measured if item.artifact.kind == "full")
+    summary = summary_artifact(catalog, env, config.uri_prefix, full_tokens, enhanced, title=config.title)
+    measured += _measure([summary], counter, encodings[0], write=write)
+    stats = stats_artifact(catalog, measured, encodings, config.staleness.old_days, config.uri_prefix)
+    measured += _measure([stats], counter, encodings[0], write=write)
+    return measured
+
+
+@contextmanager
+def _long_lived_frozen() -> Iterator[None]:
+    """Exempt what exists now (the catalog, the enhanced index, the validated documents: they live until
+    the end) from the cyclic garbage collector while rendering, which would otherwise walk them at every
+    full collection (5-8 % of a large build's CPU)."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+def _measure(
+    artifacts: Iterable[Artifact],
+    counter: Any,
+    primary: str,
+    tick: Callable[[int], None] | None = None,
+    write: Callable[[str, bytes, str], None] | None = None,
+) -> list:
+    """Encode, write and measure artifacts as they come; only their figures are kept (texts and bytes are dropped).
+
+    Their manifest rows are made while the counter finishes the last texts (otherwise time spent waiting)."""
+    done = []
+    for artifact in artifacts:
+        data, sha = encode(artifact)
+        if write:
+            write(artifact.path, data, sha)
+        counter.submit(sha, artifact.text, data)
+        done.append((artifact.without_text(), len(data), sha, count_words(artifact.text), count_lines(artifact.text)))
+        if tick:
+            tick(1)
+    rows = [PendingRow(*item, primary) for item in done]
+    counter.wait()
+    return [
+        Measured(artifact, size, sha, counter.counts(sha), words, lines, row)
+        for (artifact, size, sha, words, lines), row in zip(done, rows, strict=True)
+    ]
+
+
+def _up_to_date(out: Path, previous: dict[str, Any]) -> BuildResult:
+    budgets = tuple(
+        BudgetResult(row["kind"], row["budget"], row["tokens"], row["uri"]) for row in previous.get("budgets", ())
+    )
+    ok = all(result.ok for result in budgets)
+    return BuildResult(
+        ExitCode.OK if ok else ExitCode.INVALID, out, up_to_date=True, manifest=previous, budgets=budgets
+    )
+
+
+def _print_outcome(result: BuildResult, quiet: bool, err: TextIO) -> None:
+    manifest = result.manifest
+    primary = manifest["encodings"][0]
+    if not quiet:
+        sizes = [(row["kind"], row["tokens"][primary]) for row in manifest["artifacts"]]
+        print(kind_table(sizes, manifest["budgets"]))
+        state = "up to date (inputs unchanged)" if result.up_to_date else "written"
+        print(f"build {state}: {result.out} ({len(manifest['artifacts']):,} artifacts, tokens: {primary})")
+    breaches = [budget for budget in result.budgets if not budget.ok]
+    for budget in breaches:
+        print(budget.breach_text(), file=err)
+    if breaches:
+        print(f"over budget: build written to {result.out} for inspection", file=err)
+
+
+def _progress_factory(err: TextIO) -> Callable[[str, int], Any] | None:
+    if not err.isatty():
+        return None
+    import click
+
+    def make(label: str, length: int) -> Any:
+        return click.progressbar(length=length, label=label, file=err) if length >= PROGRESS_THRESHOLD else None
+
+    return make
+
+
+@contextmanager
+def _bar(progress: Callable[[str, int], Any] | None, label: str, length: int) -> Iterator[Callable[[int], None] | None]:
+    bar = progress(label, length) if progress else None
+    if bar is None:
+        yield None
+        return
+    with bar:
+        yield bar.update

@@ -1,0 +1,325 @@
+"""index/match.json: everything the server needs to resolve names, computed once at build time (pure).
+
+Keys are normalized with the server's own `normalize`/`terms` so build and run time cannot drift.
+The shape is specified in docs/build-directory.md ("index/match.json" and "The enhanced index").
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from itertools import chain
+from typing import Any
+
+from capidx.compiler.catalog import Agent, CanonicalCapability, Capability, Catalog
+from capidx.compiler.derive.enhance import Enhanced, enhance
+from capidx.compiler.derive.triggers import verb_forms
+from capidx.schema.lexicon import identifiers
+from capidx.schema.text import STOP_WORDS, normalize, stem, terms
+
+INDEX_VERSION = 1
+
+# Words too common in product names to stand for one agent on their own ("code" is Claude Code and
+# VS Code; "cli" is half the market). They still count inside longer names ("copilot cli").
+GENERIC_NAME_WORDS = frozenset(
+    """ai agent agents app assistant chat cli code coder coding desktop dev editor extension ide in for of on
+    plugin pro studio terminal the tool tools vs web""".split()
+)
+
+# Well-known product names and how people shorten them: an agent named "... in Visual Studio Code" is
+# also "... in VS Code" and "... in vscode". Applied to agent names before any nickname is derived.
+PRODUCT_ABBREVIATIONS: Mapping[str, tuple[str, ...]] = {"visual studio code": ("vs code", "vscode")}
+
+# Words that name a *kind* of feature in every agent, not one feature. An agent's wording that is only
+# one such word after normalization ("@ commands" -> "commands") would claim the word for one
+# capability, so it is not a terminology key (multi-word wordings always are). Singular forms; a word
+# is compared as it is and stemmed ("commands" -> "command").
+GENERIC_FEATURE_WORDS = frozenset(
+    """agent chat code command config configuration context editor feature file mode model option prompt
+    session setting shell terminal tool""".split()
+)
+
+
+def match_index(catalog: Catalog, enhanced: Enhanced | None = None) -> dict[str, Any]:
+    """The index; `enhanced` (default: computed with default settings and no `injection`) adds the
+    relationships, semantics and triggers of the enhanced index."""
+    enhanced = enhanced if enhanced is not None else enhance(catalog)
+    entries = [_capability_entry(capability, enhanced) for capability in catalog.capabilities]
+    literal = _identifiers(catalog)
+    documents = [entry.pop("_terms") for entry in entries]
+    for entry, counts in zip(entries, documents, strict=True):
+        entry["terms"] = dict(sorted(counts.items()))
+        entry["length"] = sum(counts.values())
+    total = len(entries)
+    frequency = Counter(chain.from_iterable(documents))  # each document's distinct terms
+    index = {
+        "version": INDEX_VERSION,
+        "agents": [{"id": agent.id, "name": agent.name, "vendor": agent.vendor} for agent in catalog.agents],
+        "agentNames": agent_names(catalog.agents),
+        "capabilities": entries,
+        "aliases": _aliases(catalog),
+        "terminology": _terminology(catalog),
+        "idf": {term: round(_idf(total, df), 6) for term, df in sorted(frequency.items())},
+        "avgLength": round(sum(entry["length"] for entry in entries) / total, 6) if total else 0,
+        "categories": list(catalog.categories),
+        "verbs": verb_forms(),
+        "actionTriggers": {verb: list(slugs) for verb, slugs in enhanced.action_triggers.items()},
+        "triggerPhrases": {phrase: list(slugs) for phrase, slugs in enhanced.trigger_phrases.items()},
+        "identifiers": literal,
+    }
+    if enhanced.injection:
+        index["injection"] = dict(enhanced.injection)
+    return index
+
+
+def _idf(total: int, df: int) -> float:
+    return math.log(1 + (total - df + 0.5) / (df + 0.5))
+
+
+def _capability_entry(capability: CanonicalCapability, enhanced: Enhanced) -> dict[str, Any]:
+    agents: dict[str, Any] = {}
+    texts = [capability.name]
+    aliases = set(capability.table_aliases)
+    triggers: set[str] = set()
+    use_when: set[tuple[str, float]] = set()
+    for record in capability.records:
+        agent: dict[str, Any] = {"available": record.available}
+        if record.terminology:
+            agent["terminology"] = record.terminology
+            texts.append(record.terminology)
+        agents[record.agent] = agent
+        aliases.update(record.aliases)
+        triggers.update(record.triggers)
+        use_when.update((rule.pattern, rule.confidence) for rule in record.use_when)
+        texts.append(record.description)
+        texts.extend(text for _, text in details(record))
+    texts.extend(sorted(aliases))
+    texts.extend(sorted(triggers))
+    semantics = enhanced.semantics[capability.slug]
+    entry: dict[str, Any] = {
+        "slug": capability.slug,
+        "name": capability.name,
+        "category": capability.category,
+        "key": normalize(capability.name),
+        "agents": agents,
+        "aliases": sorted(aliases),
+        "triggers": sorted(triggers),
+        "useWhen": [{"pattern": pattern, "confidence": confidence} for pattern, confidence in sorted(use_when)],
+        "_terms": Counter(chain.from_iterable((*enhanced.terms_of(text), *identifiers(text)) for text in texts)),
+        "semantics": {
+            "entropy": semantics.entropy,
+            "uniqueTerms": semantics.unique_terms,
+            "totalTerms": semantics.total_terms,
+        },
+        "similarTo": enhanced.similar_rows(capability.slug),
+    }
+    if successor := enhanced.superseded_by.get(capability.slug):
+        entry["supersededBy"] = successor
+    return entry
+
+
+# Where an identifier (`/compact`, `CLAUDE.md`, `--yolo`: `capidx.schema.lexicon.identifiers`) was found in a
+# record, from the field that names a capability most directly to the one that only mentions it.
+IDENTIFIER_FIELDS = ("name", "terminology", "alias", "description", "detail", "source")
+
+
+def details(record: Capability) -> list[tuple[str, str]]:
+    """(field, text) of what a record says beyond its name and description: limitations, requirements,
+    implementation notes ("detail") and its sources' descriptions and excerpts ("source"). Searched as
+    description text; where people find identifiers (`configFile: ".mcp.json"`)."""
+    found = [("detail", text) for text in (*record.limitations, *record.requirements)]
+    if notes := record.notes:
+        found += [("detail", text) for text in (notes.setup, notes.config_file, *notes.gotchas) if text]
+    for source in record.sources:
+        found += [("source", text) for text in (source.description, source.excerpt) if text]
+    return found
+
+
+def _identifiers(catalog: Catalog) -> dict[str, list[dict[str, str]]]:
+    """Identifier token -> where it occurs: `{"capability", "agent", "field"}` (agent omitted for the alias
+    table), the strongest field per capability and agent. One pass over the catalog's texts (linear)."""
+    best: dict[str, dict[tuple[str, str], int]] = {}
+
+    def add(text: str, slug: str, agent: str, field: str) -> None:
+        rank = IDENTIFIER_FIELDS.index(field)
+        for token in identifiers(text):
+            places = best.setdefault(token, {})
+            places[(slug, agent)] = min(places.get((slug, agent), rank), rank)
+
+    for capability in catalog.capabilities:
+        add(capability.name, capability.slug, "", "name")
+        for alias in capability.table_aliases:
+            add(alias, capability.slug, "", "alias")
+        for record in capability.records:
+            add(record.terminology or "", capability.slug, record.agent, "terminology")
+            for alias in (*record.aliases, *record.triggers):
+                add(alias, capability.slug, record.agent, "alias")
+            add(record.description, capability.slug, record.agent, "description")
+            for field, text in details(record):
+                add(text, capability.slug, record.agent, field)
+    return {
+        token: [
+            {"capability": slug, **({"agent": agent} if agent else {}), "field": IDENTIFIER_FIELDS[rank]}
+            for (slug, agent), rank in sorted(places.items())
+        ]
+        for token, places in sorted(best.items())
+    }
+
+
+def _aliases(catalog: Catalog) -> dict[str, str]:
+    """Normalized alias -> slug. The alias table wins over capabilities' own aliases; among those the
+    first capability by slug wins (validate reports an alias claimed by two capabilities)."""
+    table: dict[str, str] = {}
+    for phrase, slug in catalog.alias_table:
+        table.setdefault(normalize(phrase), slug)
+    for capability in catalog.capabilities:
+        for record in capability.records:
+            for alias in record.aliases:
+                table.setdefault(normalize(alias), capability.slug)
+    return dict(sorted(table.items()))
+
+
+def _terminology(catalog: Catalog) -> dict[str, list[dict[str, str]]]:
+    """Normalized wording -> the (agent, capability) pairs using it. A wording listed inside a longer one
+    ("memory files" in "CLAUDE.md (memory files)") counts unless it is the whole wording of another of the
+    same agent's records ("skills" as a record's whole terminology beats "skills" in "custom commands / skills")."""
+    wording: dict[str, set[tuple[str, str]]] = {}
+    whole: set[tuple[str, str]] = set()  # (key, agent)
+    listed: list[tuple[str, str, str]] = []
+    for capability in catalog.capabilities:
+        for record in capability.records:
+            keys = wording_keys(record.terminology or "")
+            full = normalize(record.terminology or "")
+            for key in keys:
+                if key == full:
+                    wording.setdefault(key, set()).add((record.agent, capability.slug))
+                    whole.add((key, record.agent))
+                else:
+                    listed.append((key, record.agent, capability.slug))
+    for key, agent, slug in listed:
+        if (key, agent) not in whole:
+            wording.setdefault(key, set()).add((agent, slug))
+    return {
+        key: [{"agent": agent, "capability": slug} for agent, slug in sorted(pairs)]
+        for key, pairs in sorted(wording.items())
+    }
+
+
+# Where one `terminology` value lists several wordings: "CLAUDE.md (memory files)", "/compact, auto-compact",
+# "custom commands / skills", "print mode; headless". A slash only separates with spaces around it
+# ("#web/fetch" is one wording).
+_WORDING_SEPARATORS = re.compile(r"\s*(?:[,;()]|\s/\s)\s*")
+
+
+def wording_keys(terminology: str) -> list[str]:
+    """The normalized terminology keys of one record's wording: the whole wording and each wording of two or
+    more words it lists, those that may stand for a capability on their own (`terminology_key`)."""
+    whole = normalize(terminology)
+    parts = [normalize(part) for part in _WORDING_SEPARATORS.split(terminology)]
+    # A listed wording of one meaningful word ("Edit" in "file edit tools (Edit, Write)", "on finish") is too
+    # loose on its own.
+    listed = [part for part in parts if len(terms(part)) > 1]
+    return [key for key in dict.fromkeys([whole, *listed]) if terminology_key(key)]
+
+
+def terminology_key(key: str) -> bool:
+    """Whether a normalized wording may stand for a capability on its own: a phrase of several words
+    ("plan mode"), or one distinctive word ("extensions"): at least three letters, not a stop word and not
+    a generic feature word ("commands", "mode", "files", "settings", "tools": `GENERIC_FEATURE_WORDS`)."""
+    words = key.split()
+    if len(words) != 1:
+        return len(words) > 1
+    word = words[0]
+    generic = word in GENERIC_FEATURE_WORDS or stem(word) in GENERIC_FEATURE_WORDS
+    return len(word) > 2 and word not in STOP_WORDS and not generic
+
+
+def agent_names(agents: Iterable[Agent]) -> dict[str, list[str]]:
+    """Every way people name an agent -> the agent ids it may mean.
+
+    Strong names belong to their agent alone: the id, the name, the name without the vendor, the vendor
+    followed by the name ("google gemini cli"), each also with well-known product names abbreviated
+    (`PRODUCT_ABBREVIATIONS`: "copilot in vs code"), and for a name of the form "<product> in <host>" the
+    two words orders without "in" ("vs code copilot", "copilot vscode"). Nicknames map to every agent they
+    fit, so "copilot" and "github copilot" name both Copilot agents and the server reports them as
+    ambiguous: distinctive single words of the name or id, runs of two or more words of the name without
+    the vendor, leading words of the name ("github copilot"), the vendor followed by leading words of the
+    name without it ("google gemini"), and the vendor. A strong name is never diluted by a nickname of
+    another agent.
+    """
+    strong: dict[str, set[str]] = {}
+    weak: dict[str, set[str]] = {}
+    for agent in agents:
+        for key in _strong_names(agent):
+            strong.setdefault(key, set()).add(agent.id)
+        for key in _nicknames(agent):
+            weak.setdefault(key, set()).add(agent.id)
+    merged = {key: ids for key, ids in weak.items() if key not in strong}
+    merged.update(strong)
+    return {key: sorted(ids) for key, ids in sorted(merged.items()) if key}
+
+
+def _name_variants(agent: Agent) -> list[list[str]]:
+    """The agent's name as words, then the same name with each well-known product name abbreviated."""
+    variants = [normalize(agent.name)]
+    for long, shorts in PRODUCT_ABBREVIATIONS.items():
+        for variant in list(variants):
+            if f" {long} " in f" {variant} ":
+                variants += [f" {variant} ".replace(f" {long} ", f" {short} ").strip() for short in shorts]
+    return [variant.split() for variant in variants]
+
+
+def _strong_names(agent: Agent) -> set[str]:
+    keys = {normalize(agent.id), agent.id.replace("-", "")}
+    vendor = normalize(agent.vendor)
+    for words in _name_variants(agent):
+        own = _without_vendor(agent, words)
+        keys.update((" ".join(words), " ".join(own)))
+        if own == words:  # the name does not say who makes it: people add the vendor ("google gemini cli")
+            keys.add(f"{vendor} {' '.join(words)}")
+        if "in" in own[1:-1]:  # "<product> in <host>": also said "<host> <product>" and "<product> <host>"
+            split = own.index("in")
+            product, host = " ".join(own[:split]), " ".join(own[split + 1 :])
+            keys.update((f"{host} {product}", f"{product} {host}"))
+    return keys
+
+
+def _nicknames(agent: Agent) -> set[str]:
+    vendor = normalize(agent.vendor)
+    name = normalize(agent.name).split()
+    words = _without_vendor(agent, name)
+    keys = {vendor, *(word for word in [*words, *normalize(agent.id).split()] if _distinctive(word))}
+    for start in range(len(words)):
+        for end in range(start + 2, len(words) + 1):
+            phrase = words[start:end]
+            if phrase[0] not in STOP_WORDS and phrase[-1] not in STOP_WORDS:
+                keys.add(" ".join(phrase))
+                if len(phrase) == 2:
+                    keys.add("".join(phrase))  # "vs code" is also typed "vscode"
+    keys.update(_leading(name))  # "github copilot" for "github copilot cli"
+    if words == name:
+        keys.update(f"{vendor} {lead}" for lead in _leading(words))  # "google gemini"
+    text = f" {' '.join(name)} "
+    for long, shorts in PRODUCT_ABBREVIATIONS.items():
+        if f" {long} " in text:
+            keys.update(shorts)  # the product alone: "vs code"
+    return keys
+
+
+def _leading(words: list[str]) -> list[str]:
+    """Leading runs of words that could be said on their own: not ending in a stop word, a single word
+    only when distinctive."""
+    runs = [words[:end] for end in range(1, len(words))]
+    return [" ".join(run) for run in runs if run[-1] not in STOP_WORDS and (len(run) > 1 or _distinctive(run[0]))]
+
+
+def _without_vendor(agent: Agent, words: list[str]) -> list[str]:
+    vendor = set(normalize(agent.vendor).split())
+    kept = [word for word in words if word not in vendor]
+    return kept or words
+
+
+def _distinctive(word: str) -> bool:
+    return word not in STOP_WORDS and word not in GENERIC_NAME_WORDS and len(word) > 1

@@ -1,0 +1,47 @@
+"""Snippets: the few lines per capability the server packs into budgeted suggestions (kind `snippet`).
+
+`tools/snippets/<agent>/<capability>.md` for every capability an agent's file records (availability,
+tier, maturity, description, setup and config file) and `tools/snippets/_all/<capability>.md` for the
+canonical capability (category, the agents that have it, one description). Rendered with the
+`snippet.md.j2` template, so a project can restyle them; measured like every artifact, so the server
+sums the manifest's `tokens` instead of running a tokenizer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from capidx.compiler.artifacts import ALL, Artifact, make_artifact
+from capidx.compiler.catalog import Catalog
+from capidx.compiler.derive.enhance import Enhanced
+
+TEMPLATE = "snippet"
+
+
+def snippet_artifacts(
+    catalog: Catalog, render: Callable[..., str], prefix: str, enhanced: Enhanced
+) -> Iterator[Artifact]:
+    """One snippet per recorded agent × capability pair, then one per canonical capability."""
+    agents = {agent.id: agent for agent in catalog.agents}
+    for capability in catalog.capabilities:
+        for record in capability.records:
+            agent = agents[record.agent]
+            yield make_artifact(
+                "snippet",
+                f"tools/snippets/{agent.id}/{capability.slug}.md",
+                prefix,
+                f"Snippet: {capability.name} for {agent.id}",
+                f"Suggestion text: {capability.name} in {agent.name}.",
+                render(capability=capability, record=record, agent=agent, description=record.description),
+                agent=agent.id,
+                capability=capability.slug,
+            )
+        yield make_artifact(
+            "snippet",
+            f"tools/snippets/{ALL}/{capability.slug}.md",
+            prefix,
+            f"Snippet: {capability.name}",
+            f"Suggestion text: {capability.name} across agents.",
+            render(capability=capability, record=None, agent=None, description=enhanced.descriptions[capability.slug]),
+            capability=capability.slug,
+        )

@@ -1,0 +1,194 @@
+"""Action triggers: the verbs users say to a coding agent, mapped to the capabilities they call for.
+
+A user asks to "debug", "run the tests" or "rewind"; the summary can carry a compact line such as
+`debug→debugging-tools; rewind→checkpoints` so an agent finds the capability from the verb alone.
+Verbs come from a curated list (`ACTION_VERBS`, ordered from the most to the least common
+request), matched against the terms (`server.text.terms`: stop words removed, light stemming) of
+each capability's name, description and explicit `triggers`.
+
+The light stemmer maps "runs" and "running" to "run" but leaves "creating" as "creat" and
+"completion" as "completion", so every verb is expanded into its inflections and a few derived
+nouns ("creating", "debugger", "completion", "deployment") and each of their stems points back to
+the verb (`verb_forms()`). The build can write that table next to the trigger map so the server
+resolves a user's word with `stem()` and one lookup, without knowing any English.
+
+Explicit trigger phrases are also kept whole, normalized, in a separate phrase → keys map
+(`trigger_phrases`): the verb map stays verb-keyed and small.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from types import MappingProxyType
+
+from capidx.schema.text import normalize, stem, terms
+
+# Ordered by how often users ask for them: the compact summary line lists verbs in this order.
+ACTION_VERBS: tuple[str, ...] = tuple(
+    """
+    run test debug fix explain refactor write generate create add
+    edit review search find complete suggest document commit install configure
+    connect deploy build execute plan summarize rename format lint migrate
+    translate undo rewind revert restore resume switch select approve restrict
+    sandbox monitor trace measure automate script schedule delegate fetch browse
+    push merge analyze audit benchmark profile optimize compare check validate
+    verify inspect index navigate read remember retry sync update upgrade
+    import export upload download clone scaffold mock track watch block
+    customize integrate orchestrate ask chat compile preview reset diff scan
+    delete
+    """.split()
+)
+
+# Forms the suffix rules below cannot produce. "built" and "found" are left out on purpose: as
+# "built-in" and "not found" they say nothing about building or finding.
+_IRREGULAR_FORMS: Mapping[str, tuple[str, ...]] = {
+    "complete": ("autocomplete", "autocompletion"),
+    "run": ("ran",),
+    "write": ("wrote", "written"),
+    "undo": ("undid", "undone"),
+    "rewind": ("rewound",),
+    "explain": ("explanation",),
+    "analyze": ("analysis", "analyse", "analysed", "analysing"),
+    "compare": ("comparison",),
+    "approve": ("approval",),
+    "optimize": ("optimise", "optimised", "optimising", "optimisation"),
+    "summarize": ("summarise", "summarised", "summarising", "summarisation"),
+    "customize": ("customise", "customised", "customising", "customisation"),
+}
+# Forms the rules do produce but that mean something else ("Enterprise edition", "differ").
+_MISLEADING_FORMS = frozenset({"audition", "chatter", "commitment", "differ", "edition", "fixation", "formation"})
+_SIBILANT_ENDINGS = ("s", "sh", "ch", "x", "z", "o")
+
+
+@dataclass(frozen=True)
+class TriggerSource:
+    """The text of one capability that triggers are found in. `key` is its slug."""
+
+    key: str
+    name: str
+    description: str = ""
+    triggers: tuple[str, ...] = ()
+
+
+def surface_forms(verb: str) -> frozenset[str]:
+    """Inflections and derived nouns of `verb`: 'create' → creates, creating, created, creation, ...
+
+    Deliberately generous: a form that is not an English word ('testation') costs nothing,
+    because it never occurs in a text.
+    """
+    forms = {verb, verb + "s", verb + "ing", verb + "ed", verb + "er", verb + "ion", verb + "ation", verb + "ment"}
+    if verb.endswith(_SIBILANT_ENDINGS):
+        forms.add(verb + "es")
+    if verb.endswith("e"):
+        base = verb[:-1]
+        forms |= {verb + "d", verb + "r", base + "ing", base + "ion", base + "ation"}
+    if verb.endswith("y") and verb[-2] not in "aeiou":
+        base = verb[:-1]
+        forms |= {base + "ies", base + "ied", base + "ier", base + "ication"}
+    if verb[-1] not in "aeiouwxy":  # a doubled final consonant: running, planned, debugger
+        forms |= {verb + verb[-1] + "ing", verb + verb[-1] + "ed", verb + verb[-1] + "er"}
+    forms.update(_IRREGULAR_FORMS.get(verb, ()))
+    return frozenset(forms - _MISLEADING_FORMS)
+
+
+def verb_forms() -> dict[str, str]:
+    """Stem of every surface form → its verb, sorted by stem (a fresh dict, ready to write to the index).
+
+    Where two verbs would share a stem the more common verb (earlier in `ACTION_VERBS`) keeps it;
+    the tests check that the curated list has no such clash.
+    """
+    return dict(_verb_by_stem())
+
+
+@cache
+def _verb_by_stem() -> Mapping[str, str]:
+    table: dict[str, str] = {}
+    for verb in ACTION_VERBS:
+        for form in sorted(surface_forms(verb)):
+            table.setdefault(stem(form), verb)
+    return MappingProxyType(dict(sorted(table.items())))
+
+
+def verbs_in(text: str, terms_of: Callable[[str], Iterable[str]] = terms) -> tuple[str, ...]:
+    """Curated verbs found in `text`, each once, in order of first appearance.
+
+    `terms_of` is `terms` or a memo of it (the build analyses each distinct text once).
+    """
+    forms = _verb_by_stem()
+    found = (forms.get(term) for term in terms_of(text))
+    return tuple(dict.fromkeys(verb for verb in found if verb is not None))
+
+
+def action_triggers(items: Iterable[TriggerSource]) -> dict[str, tuple[str, ...]]:
+    """Verb → sorted capability keys, from names, descriptions and explicit trigger phrases.
+
+    Sorted by verb. Every curated verb found counts, wherever it occurs in a phrase ("write
+    tests" → write, test); words outside the curated list are kept only in `trigger_phrases`.
+    """
+    return trigger_maps(items)[0]
+
+
+def trigger_maps(
+    items: Iterable[TriggerSource], terms_of: Callable[[str], Iterable[str]] = terms
+) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
+    """`action_triggers(items)` and `action_triggers` of the same items without their descriptions.
+
+    One pass for both, and the verbs of each distinct text are found once: agents repeat a
+    capability's name and trigger phrases, and the build needs both maps. `terms_of` as for `verbs_in`.
+    """
+    everywhere: defaultdict[str, set[str]] = defaultdict(set)
+    named: defaultdict[str, set[str]] = defaultdict(set)
+    found: dict[str, tuple[str, ...]] = {}
+
+    def verbs(text: str) -> tuple[str, ...]:
+        known = found.get(text)
+        if known is None:
+            known = found[text] = verbs_in(text, terms_of)
+        return known
+
+    for item in items:
+        for text in (item.name, *item.triggers):
+            for verb in verbs(text):
+                everywhere[verb].add(item.key)
+                named[verb].add(item.key)
+        for verb in verbs(item.description):
+            everywhere[verb].add(item.key)
+    return _by_verb(everywhere), _by_verb(named)
+
+
+def _by_verb(keys_by_verb: Mapping[str, set[str]]) -> dict[str, tuple[str, ...]]:
+    return {verb: tuple(sorted(keys_by_verb[verb])) for verb in sorted(keys_by_verb)}
+
+
+def trigger_phrases(items: Iterable[TriggerSource]) -> dict[str, tuple[str, ...]]:
+    """Normalized explicit trigger phrase → sorted capability keys, sorted by phrase."""
+    keys_by_phrase: defaultdict[str, set[str]] = defaultdict(set)
+    for item in items:
+        for phrase in item.triggers:
+            if key := normalize(phrase):
+                keys_by_phrase[key].add(item.key)
+    return {phrase: tuple(sorted(keys_by_phrase[phrase])) for phrase in sorted(keys_by_phrase)}
+
+
+def compact_trigger_line(triggers: Mapping[str, Sequence[str]], max_verbs: int = 12, max_targets: int = 3) -> str:
+    """'debug→debugging-tools,checkpoints; test→test-generation; ...' for the summary.
+
+    Only verbs that point to 1..`max_targets` capabilities are listed (a verb that maps to half
+    the catalog tells an agent nothing), most common verbs first (`ACTION_VERBS` order; verbs
+    outside it after them, alphabetically), at most `max_verbs` of them. Empty when none qualifies.
+    """
+    if max_verbs < 0 or max_targets < 1:
+        raise ValueError(f"need max_verbs >= 0 and max_targets >= 1, got {max_verbs} and {max_targets}")
+    useful = [verb for verb, keys in triggers.items() if 0 < len(set(keys)) <= max_targets]
+    chosen = sorted(useful, key=_priority)[:max_verbs]
+    return "; ".join(f"{verb}→{','.join(sorted(set(triggers[verb])))}" for verb in chosen)
+
+
+def _priority(verb: str) -> tuple[int, str]:
+    return (_PRIORITY.get(verb, len(_PRIORITY)), verb)
+
+
+_PRIORITY: Mapping[str, int] = {verb: position for position, verb in enumerate(ACTION_VERBS)}

@@ -1,0 +1,466 @@
+"""Markdown rendering with Jinja: sandboxed, strict, overridable, and failing with the template's file and line.
+
+`StrictUndefined` turns a typo into an error instead of a blank. A template in the user's
+templates folder (config `paths.templates` or `--templates`) overrides the bundled one of the same
+name, like a theme's custom_dir. Errors become `TemplateFailure` naming the template file and line.
+
+User templates may come from a fork's pull request (docs/ci.md builds pull-request heads), so every
+template runs in Jinja's immutable sandbox: no attribute starting with `_` (so no `__globals__`,
+`__class__`, ...), no call of anything marked unsafe, no mutation of lists and dicts, `range` capped at
+the sandbox's `MAX_RANGE`. On top of it (`_Sandbox`): repetition (`*`) and powers (`**`) that would make
+huge values are refused, `lipsum` is capped, an artifact's output is capped at `MAX_OUTPUT_CHARS`, and
+running out of memory or stack is a template error like any other. Templates are read only from inside
+their folder (`_FolderLoader`: no symbolic link out of it), as UTF-8, and of a sane size.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import hashlib
+import importlib
+import itertools
+import os
+import posixpath
+import traceback
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import jinja2.meta
+from jinja2.bccache import Bucket
+from jinja2.exceptions import SecurityError
+from jinja2.loaders import split_template_path
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+from jinja2.utils import generate_lorem_ipsum, internalcode
+
+from capidx.compiler import catalog
+from capidx.compiler.errors import InvalidError
+from capidx.compiler.render import markdown as mdtext
+from capidx.compiler.render import views
+
+BUNDLED_PACKAGE = "capidx.templates"
+
+
+# Environment options that shape the compiled code (so they also name the bytecode cache's files).
+_CODE_OPTIONS: dict[str, Any] = {
+    "autoescape": False,  # Markdown, not HTML: text is shown verbatim
+    "keep_trailing_newline": True,
+    "trim_blocks": True,
+    "lstrip_blocks": True,
+}
+
+
+MAX_OUTPUT_CHARS = 64 * 1024 * 1024  # per artifact: 5x the largest document of a 20,000-capability catalog
+MAX_TEMPLATE_BYTES = 1024 * 1024  # per template file: the bundled ones are a few KB
+MAX_TEMPLATE_FILES = 10_000  # in the user's templates folder, subfolders included
+_MAX_POWER_BITS = 65536  # `**` with integers: a result of at most this many bits
+_MAX_LIPSUM_WORDS = 100_000
+_PIECES_PER_CHECK = 1024  # the output's size is checked after every so many pieces a template yields
+
+
+class TemplateFailure(InvalidError):
+    """A template could not be loaded, compiled or rendered; the message names file and line."""
+
+    def format_message(self) -> str:
+        return f"template error: {self.message}"
+
+
+class _Sandbox(ImmutableSandboxedEnvironment):
+    """Jinja's immutable sandbox, plus bounds on the operators that make a huge value from a small template
+    (`'x' * 10**9`, `2 ** 10**9`): they fail with a SecurityError before the value is made.
+
+    Every call a template makes goes through `SandboxedEnvironment.call`, which refuses unsafe callables and
+    only then hands the call to the context (`_Context.call`); attribute and item access go through the
+    sandbox's `getattr`/`getitem`. `user_loader`: the loader of the user's folder, if any."""
+
+    intercepted_binops = frozenset({"*", "**"})
+    user_loader: _FolderLoader | None = None
+
+    # capidx's own records (`RECORD_TYPES`) are no function, method, type, frame, generator, string or mutable
+    # container, so for them the sandbox's answer is "any name not starting with `_`"; given at once, not
+    # through the ten or so checks that establish it per access, which doubled the rendering time of a large
+    # catalog (hundreds of thousands of accesses).
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if type(obj) in RECORD_TYPES and not attribute.startswith("_"):
+            try:  # what an environment without the sandbox does (a record has no items to fall back to)
+                return getattr(obj, attribute)
+            except AttributeError:
+                return self.undefined(obj=obj, name=attribute)
+        return super().getattr(obj, attribute)
+
+    def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
+        if type(obj) in RECORD_TYPES:
+            return not attr.startswith("_")
+        return super().is_safe_attribute(obj, attr, value)
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        if operator == "*":
+            _check_repetition(left, right)
+            _check_repetition(right, left)
+        else:
+            _check_power(left, right)
+        return super().call_binop(context, operator, left, right)
+
+
+# The catalog's frozen dataclasses and the views' records: plain objects (tests/test_security_templates.py
+# checks that the sandbox's own answer for each of their attributes is the one `_Sandbox` gives at once).
+RECORD_TYPES: frozenset[type] = frozenset(
+    {
+        catalog.Source,
+        catalog.ImplementationNotes,
+        catalog.UseWhen,
+        catalog.Capability,
+        catalog.Integration,
+        catalog.Model,
+        catalog.Agent,
+        catalog.Vocabulary,
+        catalog.CanonicalCapability,
+        catalog.Catalog,
+        views.Reference,
+        views.References,
+    }
+)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_repetition(sequence: Any, times: Any) -> None:
+    if isinstance(sequence, str | list | tuple) and _is_int(times) and len(sequence) * times > MAX_OUTPUT_CHARS:
+        raise SecurityError(f"a repetition (*) too large for a template (at most {MAX_OUTPUT_CHARS:,} items)")
+
+
+def _check_power(base: Any, exponent: Any) -> None:
+    if not (_is_int(base) and _is_int(exponent) and abs(base) > 1 and exponent > 0):
+        return
+    if abs(base).bit_length() * exponent > _MAX_POWER_BITS:
+        raise SecurityError(f"a power (**) too large for a template (at most {_MAX_POWER_BITS:,} bits)")
+
+
+def _lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> str:
+    """Jinja's `lipsum`, refusing more than `_MAX_LIPSUM_WORDS` words (its time and size grow with n x max)."""
+    if n * max > _MAX_LIPSUM_WORDS:
+        raise SecurityError(f"lipsum too large for a template (at most {_MAX_LIPSUM_WORDS:,} words)")
+    return str(generate_lorem_ipsum(n=n, html=html, min=min, max=max))
+
+
+class _FolderLoader(jinja2.FileSystemLoader):
+    """The user's templates: regular files inside the folder only, UTF-8, at most MAX_TEMPLATE_BYTES.
+
+    A symbolic link whose target leaves the folder is refused (rather than skipped for the bundled
+    template of that name: the user meant something by it). `list_templates` does not follow symbolic
+    links to folders (Jinja's default)."""
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__(str(folder))
+        self.folder = str(folder)
+
+    def list_templates(self) -> list[str]:
+        """Jinja's listing, refused for a folder of more than MAX_TEMPLATE_FILES files (say `paths.templates: /`),
+        which it would otherwise walk to the end."""
+        count = 0
+        for _, _, files in os.walk(self.folder):
+            count += len(files)
+            if count > MAX_TEMPLATE_FILES:
+                raise TemplateFailure(
+                    f"{self.folder}: more than {MAX_TEMPLATE_FILES:,} files: not a templates folder"
+                )
+        return super().list_templates()
+
+    def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Callable[[], bool]]:
+        filename = posixpath.join(self.folder, *split_template_path(template))
+        if not os.path.lexists(filename):
+            raise jinja2.TemplateNotFound(template)
+        real_folder, real = os.path.realpath(self.folder), os.path.realpath(filename)
+        if os.path.commonpath([real_folder, real]) != real_folder:
+            raise TemplateFailure(
+                f"{filename}: refused: a symbolic link to {real}, outside the templates folder {self.folder} "
+                "(templates are read only from inside their folder)"
+            )
+        if not os.path.isfile(filename):
+            raise TemplateFailure(f"{filename}: not a regular file (a template must be a file of UTF-8 text)")
+        return _read_template(filename), os.path.normpath(filename), lambda: False
+
+
+def _read_template(filename: str) -> str:
+    try:
+        with open(filename, "rb") as file:
+            data = file.read(MAX_TEMPLATE_BYTES + 1)
+    except OSError as exc:
+        raise TemplateFailure(f"{filename}: cannot read the template: {exc.strerror or exc}") from None
+    if len(data) > MAX_TEMPLATE_BYTES:
+        raise TemplateFailure(f"{filename}: template larger than {MAX_TEMPLATE_BYTES:,} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise TemplateFailure(
+            f"{filename}:{line}:{column}: not UTF-8 text (byte 0x{data[exc.start]:02x}); save the template as UTF-8"
+        ) from None
+
+
+def make_environment(user_templates: Path | None) -> jinja2.Environment:
+    loaders: list[jinja2.BaseLoader] = []
+    user_loader = _FolderLoader(user_templates) if user_templates is not None else None
+    if user_loader is not None:
+        loaders.append(user_loader)
+    loaders.append(jinja2.PackageLoader(BUNDLED_PACKAGE, "."))
+    env = _Sandbox(
+        loader=jinja2.ChoiceLoader(loaders),
+        undefined=jinja2.StrictUndefined,
+        auto_reload=False,
+        bytecode_cache=_bytecode_cache(),
+        **_CODE_OPTIONS,
+    )
+    env.user_loader = user_loader
+    _use_sync_filters(env)
+    env.context_class = _Context
+    env.filters["commas"] = lambda value: f"{value:,}"
+    env.filters.update(mdtext.FILTERS)  # inline, line, cell, block, code: data stays in its Markdown structure
+    env.globals.update(
+        mark=views.mark,
+        marks=views.marks,
+        agent_records=views.agent_records,
+        group_by_category=views.group_by_category,
+        record_traits=views.record_traits,
+        source_traits=views.source_traits,
+        lipsum=_lipsum,
+    )
+    return env
+
+
+def _use_sync_filters(env: jinja2.Environment) -> None:
+    """Register the synchronous implementation of Jinja's filters that have an async variant (`join`,
+    `map`, `sum`, ...). Those filters are wrappers that ask, on every call, whether the environment is
+    async and then call the synchronous function; ours never is, and the wrappers cost more than the
+    joins themselves (hundreds of thousands of calls in a large build). Same functions, same results."""
+    if env.is_async:
+        return
+    for name, function in list(env.filters.items()):
+        synchronous = getattr(function, "__wrapped__", None)
+        if getattr(function, "jinja_async_variant", False) and callable(synchronous):
+            env.filters[name] = synchronous
+
+
+_EVAL_CONTEXT = jinja2.pass_eval_context(lambda: None).jinja_pass_arg  # how macros want to be called
+
+
+class _Context(jinja2.runtime.Context):
+    """Jinja's context with a shorter path for the template's calls (`helper(x)`, `refs.cites(...)`, macros).
+
+    Templates make hundreds of thousands of calls at scale, and `Context.call` asks each callable (and its
+    `__call__`) whether it wants the context, eval context or environment passed in. Callables marked
+    for that (Jinja's `pass_*` decorators) still go the original way; the others are called directly,
+    as `Context.call` would (without Jinja's loop and block bookkeeping arguments).
+    The sandbox is not bypassed: templates compiled by `_Sandbox` call `SandboxedEnvironment.call`, which
+    refuses unsafe callables and only then hands the call to this method.
+    """
+
+    @internalcode
+    def call(__self, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+        function = getattr(__obj, "__call__", None)  # noqa: B004
+        pass_arg = getattr(function, "jinja_pass_arg", None)
+        if pass_arg is None:
+            pass_arg = getattr(__obj, "jinja_pass_arg", None)
+        else:
+            __obj = function
+        if pass_arg is not None:
+            if pass_arg is not _EVAL_CONTEXT:  # the context (or the environment): Jinja's own way
+                return jinja2.runtime.Context.call(__self, __obj, *args, **kwargs)
+            args = (__self.eval_ctx, *args)  # macros are called so
+        if kwargs:
+            kwargs.pop("_block_vars", None)
+            kwargs.pop("_loop_vars", None)
+        try:
+            return __obj(*args, **kwargs)
+        except StopIteration:
+            return __self.environment.undefined(
+                "value was undefined because a callable raised a StopIteration exception"
+            )
+
+
+class _BytecodeCache(jinja2.FileSystemBytecodeCache):
+    """Jinja's own cache of compiled templates, kept between runs, for the bundled templates.
+
+    Compiling them takes longer than a whole no-op build (~70 ms). An entry is keyed by template
+    name and file and checked against the source's checksum, so an edited template is compiled
+    afresh; file names carry the Jinja version, `_CODE_OPTIONS` and the filter set, which shape the
+    compiled code.
+    User templates are not cached (one entry per file, ever: temporary folders would pile up).
+    A cache that cannot be read or written only means compiling again: it never fails a build.
+    """
+
+    def __init__(self, pattern: str) -> None:
+        super().__init__(pattern=pattern)
+        self.bundled = os.path.dirname(os.path.abspath(importlib.import_module(BUNDLED_PACKAGE).__file__ or ""))
+
+    def get_bucket(self, environment: jinja2.Environment, name: str, filename: str | None, source: str) -> Any:
+        if filename is None or os.path.dirname(os.path.abspath(filename)) != self.bundled:
+            return _Uncached(environment, self.get_cache_key(name, filename), self.get_source_checksum(source))
+        return super().get_bucket(environment, name, filename, source)
+
+    def load_bytecode(self, bucket: Any) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except Exception:  # a damaged or foreign entry
+            bucket.reset()
+
+    def dump_bytecode(self, bucket: Any) -> None:
+        if not isinstance(bucket, _Uncached):
+            with contextlib.suppress(OSError):
+                super().dump_bytecode(bucket)
+
+
+class _Uncached(Bucket):
+    """A user template's bucket: compiled every time, never stored."""
+
+
+def _bytecode_cache() -> jinja2.BytecodeCache | None:
+    """In Jinja's per-user folder in the temp directory (private to the user, checked by Jinja); none
+    where it cannot be used."""
+    version = getattr(jinja2, "__version__", "")
+    # The compiled code also depends on how each filter takes its arguments (Jinja decides at compile time
+    # whether to pass a context): `_use_sync_filters` changes that for some, hence "sync-filters".
+    # The sandbox compiles every call and intercepted operator differently, hence "sandbox".
+    key = hashlib.sha256(f"{version} {sorted(_CODE_OPTIONS.items())} sync-filters sandbox".encode()).hexdigest()[:16]
+    try:
+        return _BytecodeCache(pattern=f"capidx-{key}-%s.cache")
+    except (OSError, RuntimeError, ImportError):
+        return None
+
+
+BUILD_TEMPLATE_SUFFIX = ".md.j2"  # what the build renders (the report's HTML template is not a build input)
+
+
+def template_names(env: jinja2.Environment) -> list[str]:
+    return sorted(name for name in env.list_templates() if name.endswith(BUILD_TEMPLATE_SUFFIX))
+
+
+def templates_digest(env: jinja2.Environment) -> list[tuple[str, bytes]]:
+    """(name, source bytes) of every build template the loader resolves (overrides win), for the input digest."""
+    assert env.loader is not None
+    return [(name, env.loader.get_source(env, name)[0].encode("utf-8")) for name in template_names(env)]
+
+
+def get_renderer(env: jinja2.Environment, name: str) -> Callable[..., str]:
+    """A function rendering template `name`; load, syntax and render errors become TemplateFailure."""
+    try:
+        template = env.get_template(name)
+    except jinja2.TemplateSyntaxError as exc:
+        where = f"{exc.filename or exc.name or name}:{exc.lineno}"
+        raise TemplateFailure(f"{where}: template syntax error: {exc.message}") from None
+    except jinja2.TemplateNotFound as exc:
+        raise TemplateFailure(
+            f"template not found: {exc.name} (known: {', '.join(template_names(env))}; a template in the folder "
+            "given by paths.templates or --templates overrides a bundled one of the same name)"
+        ) from None
+
+    # What `template.render` does, minus its per-call setup: the globals are merged into each context from
+    # a plain dict made once (not from a ChainMap), as snippets render thousands of times per build.
+    # Jinja's `handle_exception` rewrites the traceback to template lines, as `render` would.
+    environment, root, blocks = template.environment, template.root_render_func, template.blocks
+    make_context, globals_ = environment.context_class, dict(template.globals)
+    where = template.filename or template.name or name
+
+    def render(**context: Any) -> str:
+        try:
+            try:
+                parent = {**globals_, **context}
+                return _bounded_concat(root(make_context(environment, parent, template.name, blocks, globals=globals_)))
+            except Exception:
+                environment.handle_exception()
+        except _OutputTooLarge:
+            raise TemplateFailure(
+                f"{where}: the output is larger than {MAX_OUTPUT_CHARS:,} characters (a loop that never ends?)"
+            ) from None
+        except TemplateFailure:  # an {% include %} or {% import %} the loader refused
+            raise
+        except jinja2.TemplateSyntaxError as exc:  # an {% include %} or {% import %} of a broken template
+            raise TemplateFailure(
+                f"{exc.filename or exc.name}:{exc.lineno}: template syntax error: {exc.message}"
+            ) from None
+        except RecursionError as exc:
+            raise TemplateFailure(
+                f"{_template_location(exc, template)}: RecursionError: templates nested too deeply "
+                "(a macro, include or import that calls itself without end?)"
+            ) from None
+        except MemoryError:
+            raise TemplateFailure(
+                f"{where}: out of memory while rendering (a template that makes a huge value?)"
+            ) from None
+        except Exception as exc:
+            raise TemplateFailure(f"{_template_location(exc, template)}: {type(exc).__name__}: {exc}") from None
+
+    return render
+
+
+class _OutputTooLarge(Exception):
+    """An artifact's text grew past MAX_OUTPUT_CHARS."""
+
+
+def _bounded_concat(pieces: Iterable[str]) -> str:
+    """`"".join(pieces)`, stopping with _OutputTooLarge once the text passes MAX_OUTPUT_CHARS.
+
+    Pieces are joined a batch at a time (a check per piece would cost more than the join), so the text
+    may pass the cap by one batch before it stops; a single piece is bounded by what `_Sandbox` allows."""
+    iterator = iter(pieces)
+    chunks, size = [], 0
+    while batch := list(itertools.islice(iterator, _PIECES_PER_CHECK)):
+        chunk = "".join(batch)
+        size += len(chunk)
+        if size > MAX_OUTPUT_CHARS:
+            raise _OutputTooLarge
+        chunks.append(chunk)
+    return "".join(chunks)
+
+
+def _template_location(exc: BaseException, template: jinja2.Template) -> str:
+    """The innermost template frame of the error (Jinja rewrites tracebacks to template lines)."""
+    frames = [
+        frame
+        for frame in traceback.extract_tb(exc.__traceback__)
+        if frame.filename.endswith(".j2") or frame.filename == "<template>"
+    ]
+    if frames:
+        return f"{frames[-1].filename}:{frames[-1].lineno}"
+    return template.filename or template.name or "<template>"
+
+
+def override_warnings(env: jinja2.Environment) -> list[str]:
+    """Warnings for user template files that change nothing: named like no bundled build template
+    (a typo such as `agnet.md.j2`) and included or imported by no user template, with a did-you-mean.
+
+    A file another user template refers to (a macro library, a partial) is used, so it is not warned
+    about; when a user template names a template computed at render time, nothing can be told apart
+    and nothing is warned about."""
+    user = getattr(env, "user_loader", None)
+    if user is None:
+        return []
+    bundled = template_names(jinja2.Environment(loader=jinja2.PackageLoader(BUNDLED_PACKAGE, ".")))
+    names = [name for name in user.list_templates() if name.endswith(".j2")]
+    referenced: set[str] = set()
+    for name in names:
+        try:
+            found = jinja2.meta.find_referenced_templates(env.parse(user.get_source(env, name)[0]))
+            referenced.update(found)  # type: ignore[arg-type]
+        except (TemplateFailure, jinja2.TemplateError):
+            continue  # reported when the template is used; an unused one is warned about below
+    if None in referenced:
+        return []
+    warnings = []
+    for name in names:
+        if name in bundled or name in referenced:
+            continue
+        stems = {template.removesuffix(BUILD_TEMPLATE_SUFFIX): template for template in bundled}
+        close = difflib.get_close_matches(name.removesuffix(BUILD_TEMPLATE_SUFFIX), list(stems), n=1, cutoff=0.6)
+        hint = f"did you mean '{stems[close[0]]}'?" if close else f"bundled templates: {', '.join(bundled)}"
+        warnings.append(
+            f"{posixpath.join(user.folder, name)}: overrides no bundled template and no template includes or "
+            f"imports it, so it is not used ({hint})"
+        )
+    return warnings

@@ -1,0 +1,382 @@
+"""Renderers for `capidx report`: the same `Report` as text, Markdown, JSON, GitHub annotations or HTML.
+
+Results are data, reporters print them (STYLE.md): each renderer is a pure function from a `Report`
+to a string, registered in `RENDERER_BY_NAME`. Side effects (the step summary file, colour detection)
+stay in `capidx.compiler.report.model.run_report`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+
+from capidx.compiler.diagnostics import escape_workflow_data, escape_workflow_property, plural
+from capidx.compiler.report.json_form import report_to_dict
+from capidx.compiler.report.model import (
+    WINDOWS,
+    Budget,
+    Change,
+    Delta,
+    KindRow,
+    Report,
+    share,
+    use_percent,
+)
+
+MARKER = "<!-- capidx-report -->"
+HEADING = "## capidx token report"
+MINUS = "\u2212"
+UP, DOWN = "▲", "▼"
+MAX_LISTED_CHANGES = 20  # per list in text and Markdown; JSON and HTML list every change
+STATUS_TEXT = {"breach": "BREACH", "near": "near", "ok": "ok", "unbudgeted": "-"}
+STATUS_ICON = {"breach": "❌", "near": "⚠️", "ok": "✅", "unbudgeted": ""}
+_COLOURS = {"breach": ("red", True), "near": ("yellow", False), "ok": ("green", False)}
+
+
+# --- numbers --------------------------------------------------------------------------------------
+
+
+def number(value: int) -> str:
+    text = f"{abs(value):,}"
+    return f"{MINUS}{text}" if value < 0 else text
+
+
+def signed(value: int) -> str:
+    return f"+{value:,}" if value >= 0 else f"{MINUS}{abs(value):,}"
+
+
+def percent(fraction: float) -> str:
+    """Shares of a context window: small numbers keep two decimals so they do not read as 0."""
+    value = abs(fraction) * 100
+    if value == 0:
+        text = "0%"
+    elif value < 0.01:
+        text = "<0.01%"
+    elif value < 1:
+        text = f"{value:.2f}%"
+    else:
+        text = f"{value:.1f}%"
+    return f"{MINUS}{text}" if fraction < 0 else text
+
+
+def delta_text(delta: Delta | None) -> str:
+    """`▲ +1,234 (+5.2%)`, `▼ −120 (−3.1%)`, `▲ +500 (new)`, `▼ −80 (gone)`, `±0`; empty without a baseline."""
+    if delta is None:
+        return ""
+    if delta.tokens == 0:
+        return "±0"
+    marker = UP if delta.tokens > 0 else DOWN
+    if delta.relative is None:
+        return f"{marker} {signed(delta.tokens)} (new)"
+    if delta.after == 0:
+        return f"{marker} {signed(delta.tokens)} (gone)"
+    relative = percent(delta.relative)
+    return f"{marker} {signed(delta.tokens)} ({relative if delta.relative < 0 else '+' + relative})"
+
+
+def use_text(budget: Budget | None) -> str:
+    return use_percent(budget) if budget else ""
+
+
+def _summary_line(report: Report) -> str:
+    totals = report.totals
+    text = (
+        f"{number(totals.tokens.get(report.encoding, 0))} {report.encoding} tokens "
+        f"in {number(totals.documents)} documents"
+    )
+    return text + (f", {delta_text(totals.delta)} against the baseline" if totals.delta else "")
+
+
+def verdict(report: Report) -> str:
+    breaches = len(report.breaches)
+    warnings = len(report.warnings)
+    if breaches:
+        verdict = f"{plural(breaches, 'budget')} breached"
+    else:
+        verdict = "all budgets met" if report.budgeted else "no budgets configured"
+    return verdict + (f", {plural(warnings, 'warning')}" if warnings else "")
+
+
+def breach_message(report: Report, budget: Budget) -> str:
+    document = report.short_uri(budget.uri)
+    subject = document if document == budget.kind else f"{budget.kind}: {document}"
+    return (
+        f"{subject} is {number(budget.tokens)} tokens, "
+        f"{number(budget.tokens - budget.budget)} over the budget of {number(budget.budget)} ({use_percent(budget)})"
+    )
+
+
+# --- the table every format shares ------------------------------------------------------------------
+
+
+def _columns(report: Report) -> list[tuple[str, str]]:
+    """(header, alignment) — the kind table's columns."""
+    columns = [("kind", "<"), ("docs", ">"), ("tokens", ">"), ("largest", ">"), ("budget", ">"), ("used", ">"),
+               ("status", "<")]
+    columns += [(label, ">") for _key, label, _size in WINDOWS]
+    if report.baseline is not None:
+        columns += [("Δ tokens", "<"), ("Δ largest", "<")]
+    return columns
+
+
+def _row_cells(report: Report, row: KindRow) -> list[str]:
+    largest = row.largest.get(report.encoding, 0)
+    cells = [
+        row.kind,
+        number(row.documents),
+        number(row.tokens.get(report.encoding, 0)),
+        "" if row.single else number(largest),
+        number(row.budget.budget) if row.budget else "",
+        use_text(row.budget),
+        STATUS_TEXT[row.status],
+    ]
+    cells += [percent(share(largest, size)) for _key, _label, size in WINDOWS]
+    if report.baseline is not None:
+        cells += [delta_text(row.total_delta), "" if row.single else delta_text(row.largest_delta)]
+    return cells
+
+
+def _total_cells(report: Report) -> list[str]:
+    total = report.totals.tokens.get(report.encoding, 0)
+    cells = ["total", number(report.totals.documents), number(total), "", "", "", ""]
+    cells += [percent(share(total, size)) for _key, _label, size in WINDOWS]
+    if report.baseline is not None:
+        cells += [delta_text(report.totals.delta), ""]
+    return cells
+
+
+_FOOTNOTE = (
+    "Shares of a {windows} context window: the largest document of each kind (what one read costs);\n"
+    "the total row adds every document up."
+).format(windows=" and a ".join(label for _key, label, _size in WINDOWS))
+
+
+# --- text -------------------------------------------------------------------------------------------
+
+
+def render_text(report: Report, *, color: bool = False) -> str:
+    paint = _painter(color)
+    lines = [paint(f"capidx token report: {report.build.manifest}", bold=True)]
+    lines.append(f"capidx {report.build.capidx}, {report.encoding}, {_catalog_text(report)}")
+    if report.baseline:
+        lines.append(f"baseline: {report.baseline.manifest} (capidx {report.baseline.capidx})")
+    lines.append("")
+    lines += _text_findings(report, paint)
+    lines += _text_table(report, paint)
+    lines += ["", _FOOTNOTE, ""]
+    lines += _text_largest(report)
+    if report.baseline:
+        lines += _text_changes(report)
+    closing = f"{'FAIL' if report.breaches else 'OK'}: {verdict(report)}; {_summary_line(report)}"
+    lines.append(paint(closing, fg="red" if report.breaches else "green", bold=True))
+    return "\n".join(lines) + "\n"
+
+
+def _catalog_text(report: Report) -> str:
+    info = report.build
+    return f"{info.agents} agents, {info.capabilities} capabilities, {info.categories} categories"
+
+
+def _painter(color: bool) -> Callable[..., str]:
+    import click
+
+    def paint(text: str, fg: str | None = None, bold: bool = False) -> str:
+        return click.style(text, fg=fg, bold=bold) if color and (fg or bold) else text
+
+    return paint
+
+
+def _text_findings(report: Report, paint: Callable[..., str]) -> list[str]:
+    lines = []
+    if report.breaches:
+        lines.append(paint(f"✗ {plural(len(report.breaches), 'budget')} breached", fg="red", bold=True))
+        lines += [f"  {breach_message(report, budget)}" for budget in report.breaches]
+    if report.warnings:
+        lines.append(paint(f"! {plural(len(report.warnings), 'warning')}", fg="yellow", bold=True))
+        lines += [f"  {finding.message}" for finding in report.warnings]
+    return [*lines, ""] if lines else []
+
+
+def _text_table(report: Report, paint: Callable[..., str]) -> list[str]:
+    columns = _columns(report)
+    rows = [_row_cells(report, row) for row in report.kinds]
+    total = _total_cells(report)
+    widths = [max(len(cells[i]) for cells in [[h for h, _ in columns], *rows, total]) for i in range(len(columns))]
+
+    def line(cells: Sequence[str], status: str | None = None) -> str:
+        padded = [f"{cell:{align}{width}}" for cell, (_h, align), width in zip(cells, columns, widths, strict=True)]
+        if status in _COLOURS:
+            fg, bold = _COLOURS[status]
+            padded[6] = paint(padded[6], fg=fg, bold=bold)
+        padded = [_paint_delta(cell, paint) if header.startswith("Δ") else cell
+                  for cell, (header, _a) in zip(padded, columns, strict=True)]
+        return "  ".join(padded).rstrip()
+
+    out = [paint(line([header for header, _ in columns]), bold=True)]
+    out += [line(cells, row.status) for cells, row in zip(rows, report.kinds, strict=True)]
+    out.append(paint(line(total), bold=True))
+    return out
+
+
+def _paint_delta(cell: str, paint: Callable[..., str]) -> str:
+    if UP in cell:
+        return paint(cell, fg="yellow")
+    return paint(cell, fg="green") if DOWN in cell else cell
+
+
+def _text_largest(report: Report) -> list[str]:
+    lines = [f"Largest documents ({report.encoding} tokens):"]
+    width = max((len(number(doc.tokens)) for docs in report.largest.values() for doc in docs), default=0)
+    for kind, documents in report.largest.items():
+        for index, doc in enumerate(documents):
+            label = kind if index == 0 else ""
+            lines.append(f"  {label:<11} {number(doc.tokens):>{width}}  {report.short_uri(doc.uri)}")
+    return [*lines, ""]
+
+
+def _text_changes(report: Report) -> list[str]:
+    """Added, removed and changed artifacts, largest change first, in columns: before → after  delta."""
+    lines = [f"Changes against the baseline: {_changes_count(report)}"]
+    groups = [(sign, _by_size_of_change(changes)[:MAX_LISTED_CHANGES], len(changes))
+              for sign, changes in (("+", report.added), (MINUS, report.removed), ("~", report.changed))]
+    shown = [change for _sign, changes, _count in groups for change in changes]
+    width = max((len(report.short_uri(change.uri)) for change in shown), default=0)
+    before_width = max((len(_figure(change.before)) for change in shown), default=0)
+    after_width = max((len(_figure(change.after)) for change in shown), default=0)
+    for sign, changes, count in groups:
+        for change in changes:
+            arrow = "→" if change.before is not None and change.after is not None else " "
+            lines.append(
+                f"  {sign} {report.short_uri(change.uri):<{width}}  {_figure(change.before):>{before_width}} {arrow} "
+                f"{_figure(change.after):>{after_width}}  {delta_text(Delta(change.before or 0, change.after or 0))}"
+            )
+        if count > MAX_LISTED_CHANGES:
+            lines.append(f"    … {count - MAX_LISTED_CHANGES} more (--format json lists every change)")
+    return [*lines, ""]
+
+
+def _figure(tokens: int | None) -> str:
+    return "" if tokens is None else number(tokens)
+
+
+def _changes_count(report: Report) -> str:
+    return f"{len(report.added)} added, {len(report.removed)} removed, {len(report.changed)} changed"
+
+
+def _by_size_of_change(changes: Iterable[Change]) -> list[Change]:
+    return sorted(changes, key=lambda change: (-abs(change.delta), change.uri))
+
+
+# --- Markdown ---------------------------------------------------------------------------------------
+
+
+def render_markdown(report: Report, *, color: bool = False) -> str:
+    """A compact PR comment / step summary. The marker lets CI find and update one comment in place."""
+    lines = [MARKER, HEADING, ""]
+    icon = "❌" if report.breaches else "✅" if report.budgeted else "ℹ️"
+    lines.append(f"{icon} **{verdict(report)}** · {_summary_line(report)} · {_catalog_text(report)}")
+    lines.append("")
+    if report.breaches or report.warnings:
+        lines += [f"- ❌ {_md(breach_message(report, budget))}" for budget in report.breaches]
+        lines += [f"- ⚠️ {_md(finding.message)}" for finding in report.warnings]
+        lines.append("")
+    lines += _md_table(report)
+    lines += ["", f"<sub>{_FOOTNOTE}</sub>", ""]
+    lines += _md_largest(report)
+    if report.baseline:
+        lines += _md_changes(report)
+    baseline = f" against `{report.baseline.manifest}`" if report.baseline else ""
+    lines.append(f"<sub>capidx {report.build.capidx} · `{report.build.manifest}`{baseline}</sub>")
+    return "\n".join(lines) + "\n"
+
+
+def _md(text: str) -> str:
+    """Escape what would break a table cell or start markup."""
+    return text.replace("|", "\\|").replace("<", "&lt;")
+
+
+def _md_table(report: Report) -> list[str]:
+    columns = _columns(report)
+    header = "| " + " | ".join(h.capitalize() if h[0].isalpha() and h.islower() else h for h, _ in columns) + " |"
+    rule = "|" + "|".join(":--" if align == "<" else "--:" for _h, align in columns) + "|"
+    lines = [header, rule]
+    for row in report.kinds:
+        cells = _row_cells(report, row)
+        cells[0] = f"{STATUS_ICON[row.status]} {row.kind}".strip()
+        cells[6] = row.status if row.status != "unbudgeted" else ""
+        lines.append("| " + " | ".join(_md(cell) for cell in cells) + " |")
+    total = [f"**{cell}**" if cell else "" for cell in _total_cells(report)]
+    lines.append("| " + " | ".join(total) + " |")
+    return lines
+
+
+def _md_largest(report: Report) -> list[str]:
+    rows = [
+        f"| {kind} | " + " · ".join(f"`{_md(report.short_uri(doc.uri))}` {number(doc.tokens)}" for doc in docs) + " |"
+        for kind, docs in report.largest.items()
+        if docs
+    ]
+    if not rows:
+        return []
+    return ["**Largest documents** (what to trim first)", "", "| Kind | Documents (tokens) |", "|:--|:--|", *rows, ""]
+
+
+def _md_changes(report: Report) -> list[str]:
+    lines = [f"<details><summary>Changes against the baseline: {_changes_count(report)}</summary>", ""]
+    if report.added or report.removed or report.changed:
+        lines += ["| | Document | Before | After | Δ |", "|:--|:--|--:|--:|:--|"]
+        for sign, changes in (("added", report.added), ("removed", report.removed), ("changed", report.changed)):
+            ordered = _by_size_of_change(changes)
+            for change in ordered[:MAX_LISTED_CHANGES]:
+                before, after = _figure(change.before), _figure(change.after)
+                delta = delta_text(Delta(change.before or 0, change.after or 0))
+                lines.append(f"| {sign} | `{_md(report.short_uri(change.uri))}` | {before} | {after} | {delta} |")
+            if len(ordered) > MAX_LISTED_CHANGES:
+                lines.append(f"| {sign} | … {len(ordered) - MAX_LISTED_CHANGES} more | | | |")
+    else:
+        lines.append("No artifact changed.")
+    return [*lines, "", "</details>", ""]
+
+
+# --- GitHub -----------------------------------------------------------------------------------------
+
+
+def render_github(report: Report, *, color: bool = False) -> str:
+    """Workflow commands: `::error` per breach, `::warning` per finding, then one plain summary line."""
+    lines = [
+        _workflow_command("error", f"capidx budget breached ({budget.kind})", breach_message(report, budget))
+        for budget in report.breaches
+    ]
+    lines += [
+        _workflow_command("warning", f"capidx token report ({finding.kind})", finding.message)
+        for finding in report.warnings
+    ]
+    lines.append(f"capidx report: {verdict(report)}; {_summary_line(report)}")
+    return "\n".join(lines) + "\n"
+
+
+def _workflow_command(command: str, title: str, message: str) -> str:
+    return f"::{command} title={escape_workflow_property(title)}::{escape_workflow_data(message)}"
+
+
+# --- JSON and HTML ----------------------------------------------------------------------------------
+
+
+def render_json(report: Report, *, color: bool = False) -> str:
+    return json.dumps(report_to_dict(report), ensure_ascii=False, indent=2) + "\n"
+
+
+def render_html(report: Report, *, color: bool = False) -> str:
+    """One self-contained page: inline CSS, no scripts, no external assets."""
+    from capidx.compiler.report.html import render_page
+
+    return render_page(report)
+
+
+RENDERER_BY_NAME: dict[str, Callable[..., str]] = {
+    "text": render_text,
+    "markdown": render_markdown,
+    "json": render_json,
+    "github": render_github,
+    "html": render_html,
+}

@@ -1,0 +1,431 @@
+"""`capidx report`: what a build costs in a context window, and what a change does to that cost.
+
+The report reads `manifest.json` and nothing else (docs/build-directory.md): every figure was
+measured by `capidx build`, so this module never imports a tokenizer. Loading and validation live in
+`report_manifest`; `build_report` is pure and returns a `Report` value; `report_json` gives its JSON
+form and `report_formats` prints it; `run_report` ties them together for the command.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from capidx.compiler.artifacts import ALL_KINDS, CONTEXT_WINDOWS, SINGLE_KINDS
+from capidx.compiler.diagnostics import ExitCode
+from capidx.compiler.errors import UsageError
+from capidx.compiler.report.manifest_reader import Manifest, load_manifest
+
+# Context windows the shares are computed against: (JSON key, label, tokens).
+WINDOWS = tuple((key, key.upper(), size) for key, size in CONTEXT_WINDOWS.items())
+NEAR_BUDGET = 0.9  # a kind at or above 90% of its budget is "near" (a warning)
+GROWTH_WARNING = 0.10  # a kind growing more than 10% against the baseline is a warning
+TOP_DOCUMENTS = 3
+LARGEST_KINDS = ("agent", "capability", "lookup")
+
+
+# --- the report model ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Delta:
+    """A figure in the baseline and in the build."""
+
+    before: int
+    after: int
+
+    @property
+    def tokens(self) -> int:
+        return self.after - self.before
+
+    @property
+    def relative(self) -> float | None:
+        """Change as a fraction of the baseline; None when there was nothing before."""
+        return self.tokens / self.before if self.before else None
+
+
+@dataclass(frozen=True)
+class Budget:
+    """One row of the manifest's `budgets`: the largest document of `kind` against its budget."""
+
+    kind: str
+    budget: int
+    tokens: int
+    uri: str
+    ok: bool
+
+    @property
+    def use(self) -> float:
+        return self.tokens / self.budget
+
+    @property
+    def near(self) -> bool:
+        return self.ok and self.use >= NEAR_BUDGET
+
+
+@dataclass(frozen=True)
+class Document:
+    kind: str
+    uri: str
+    path: str
+    title: str
+    tokens: int  # primary encoding
+
+
+@dataclass(frozen=True)
+class KindRow:
+    """Every document of one artifact kind."""
+
+    kind: str
+    documents: int
+    tokens: Mapping[str, int]  # total per encoding
+    largest: Mapping[str, int]  # largest document per encoding
+    largest_uri: str | None
+    bytes: int
+    budget: Budget | None
+    total_delta: Delta | None  # primary encoding, None without a baseline
+    largest_delta: Delta | None
+    documents_delta: Delta | None
+
+    @property
+    def status(self) -> str:
+        """breach, near, ok, or unbudgeted."""
+        if self.budget is None:
+            return "unbudgeted"
+        if not self.budget.ok:
+            return "breach"
+        return "near" if self.budget.near else "ok"
+
+    @property
+    def single(self) -> bool:
+        return self.kind in SINGLE_KINDS
+
+
+@dataclass(frozen=True)
+class Change:
+    """An artifact added, removed or changed (sha256 differs) against the baseline."""
+
+    kind: str
+    uri: str
+    path: str
+    before: int | None  # primary-encoding tokens; None when added
+    after: int | None  # None when removed
+
+    @property
+    def delta(self) -> int:
+        return (self.after or 0) - (self.before or 0)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A warning: a kind near its budget, or growing fast."""
+
+    kind: str
+    reason: str  # "near-budget" or "growth"
+    message: str
+
+
+@dataclass(frozen=True)
+class BuildInfo:
+    manifest: Path
+    capidx: str
+    input_digest: str
+    encodings: tuple[str, ...]
+    uri_prefix: str
+    agents: int
+    capabilities: int
+    categories: int
+
+
+@dataclass(frozen=True)
+class Totals:
+    documents: int
+    tokens: Mapping[str, int]
+    bytes: int
+    delta: Delta | None
+
+
+@dataclass(frozen=True)
+class Report:
+    build: BuildInfo
+    baseline: BuildInfo | None
+    encoding: str  # the primary encoding: budgets, shares and deltas use it
+    kinds: tuple[KindRow, ...]  # breaches first, then near, then the schema's order
+    totals: Totals
+    largest: Mapping[str, tuple[Document, ...]]  # agent / capability / lookup → top documents
+    added: tuple[Change, ...]
+    removed: tuple[Change, ...]
+    changed: tuple[Change, ...]
+    breaches: tuple[Budget, ...]
+    warnings: tuple[Finding, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.breaches
+
+    @property
+    def budgeted(self) -> bool:
+        """Whether the build checked any budget: without one, "all budgets met" would be an empty boast."""
+        return any(row.budget is not None for row in self.kinds)
+
+    def short_uri(self, uri: str) -> str:
+        return short_uri(uri, self.build.uri_prefix)
+
+
+class BaselineError(UsageError):
+    """The baseline cannot be compared with the build (different primary encoding)."""
+
+
+def share(tokens: int, window: int) -> float:
+    return tokens / window
+
+
+# --- building the report (pure) -----------------------------------------------------------------
+
+
+def build_report(build: Manifest, baseline: Manifest | None = None) -> Report:
+    encoding = build.encoding
+    if baseline is not None and encoding not in baseline.data["encodings"]:
+        raise BaselineError(
+            f"{baseline.path}: the baseline was measured with {', '.join(baseline.data['encodings'])}, "
+            f"not {encoding}; compare builds measured with the same primary encoding"
+        )
+    rows = _kind_rows(build, baseline, encoding)
+    added, removed, changed = _changes(build, baseline, encoding) if baseline else ((), (), ())
+    breaches = tuple(row for row in build.data["budgets"] if not row["ok"])
+    return Report(
+        build=_build_info(build),
+        baseline=_build_info(baseline) if baseline else None,
+        encoding=encoding,
+        kinds=rows,
+        totals=_totals(build, baseline, encoding),
+        largest=_largest(build.artifacts, encoding),
+        added=added,
+        removed=removed,
+        changed=changed,
+        breaches=tuple(sorted((Budget(**row) for row in breaches), key=lambda b: (-b.use, b.kind))),
+        warnings=tuple(_warnings(rows, build.data["uriPrefix"])),
+    )
+
+
+def _build_info(manifest: Manifest) -> BuildInfo:
+    data = manifest.data
+    catalog = data["catalog"]
+    return BuildInfo(
+        manifest=manifest.path,
+        capidx=data["capidx"],
+        input_digest=data["inputDigest"],
+        encodings=tuple(data["encodings"]),
+        uri_prefix=data["uriPrefix"],
+        agents=len(catalog["agents"]),
+        capabilities=len(catalog["capabilities"]),
+        categories=len(catalog["categories"]),
+    )
+
+
+def _by_kind(artifacts: Iterable[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for artifact in artifacts:
+        groups.setdefault(artifact["kind"], []).append(artifact)
+    return groups
+
+
+def _kind_key(kind: str) -> tuple[int, str]:
+    """The schema's order (`ALL_KINDS`); kinds a build does not know (a budget row, say) sort after these."""
+    return (ALL_KINDS.index(kind) if kind in ALL_KINDS else len(ALL_KINDS), kind)
+
+
+def _kind_rows(build: Manifest, baseline: Manifest | None, encoding: str) -> tuple[KindRow, ...]:
+    now = _by_kind(build.artifacts)
+    before = _by_kind(baseline.artifacts) if baseline else {}
+    budgets = _budgets_by_kind(build.data["budgets"])
+    kinds = sorted(set(now) | set(before) | set(budgets), key=_kind_key)
+    rows = [_kind_row(kind, now.get(kind, []), before.get(kind, []), budgets.get(kind), baseline, encoding)
+            for kind in kinds]
+    severity = {"breach": 0, "near": 1}
+    return tuple(sorted(rows, key=lambda row: (severity.get(row.status, 2), _kind_key(row.kind))))
+
+
+def _budgets_by_kind(rows: Iterable[Mapping[str, Any]]) -> dict[str, Budget]:
+    """One budget per kind; should a kind have several rows, the tightest one stands for it."""
+    chosen: dict[str, Budget] = {}
+    for row in rows:
+        budget = Budget(**row)
+        current = chosen.get(budget.kind)
+        if current is None or (not budget.ok, budget.use) > (not current.ok, current.use):
+            chosen[budget.kind] = budget
+    return chosen
+
+
+def _kind_row(
+    kind: str,
+    artifacts: Sequence[Mapping[str, Any]],
+    baseline_artifacts: Sequence[Mapping[str, Any]],
+    budget: Budget | None,
+    baseline: Manifest | None,
+    encoding: str,
+) -> KindRow:
+    encodings = sorted({name for artifact in artifacts for name in artifact["tokens"]})
+    largest = max(artifacts, key=lambda item: (item["tokens"][encoding], item["uri"]), default=None)
+    compared = baseline is not None
+    return KindRow(
+        kind=kind,
+        documents=len(artifacts),
+        tokens={name: _total(artifacts, name) for name in encodings},
+        largest={name: _max(artifacts, name) for name in encodings},
+        largest_uri=largest["uri"] if largest else None,
+        bytes=sum(item["bytes"] for item in artifacts),
+        budget=budget,
+        total_delta=Delta(_total(baseline_artifacts, encoding), _total(artifacts, encoding)) if compared else None,
+        largest_delta=Delta(_max(baseline_artifacts, encoding), _max(artifacts, encoding)) if compared else None,
+        documents_delta=Delta(len(baseline_artifacts), len(artifacts)) if compared else None,
+    )
+
+
+def _total(artifacts: Iterable[Mapping[str, Any]], encoding: str) -> int:
+    return sum(item["tokens"].get(encoding, 0) for item in artifacts)
+
+
+def _max(artifacts: Iterable[Mapping[str, Any]], encoding: str) -> int:
+    return max((item["tokens"].get(encoding, 0) for item in artifacts), default=0)
+
+
+def _totals(build: Manifest, baseline: Manifest | None, encoding: str) -> Totals:
+    encodings = build.data["encodings"]
+    return Totals(
+        documents=len(build.artifacts),
+        tokens={name: _total(build.artifacts, name) for name in encodings},
+        bytes=sum(item["bytes"] for item in build.artifacts),
+        delta=Delta(_total(baseline.artifacts, encoding), _total(build.artifacts, encoding)) if baseline else None,
+    )
+
+
+def _largest(artifacts: Sequence[Mapping[str, Any]], encoding: str) -> dict[str, tuple[Document, ...]]:
+    groups = _by_kind(artifacts)
+    return {
+        kind: tuple(
+            _document(item, encoding)
+            for item in sorted(groups.get(kind, []), key=lambda item: (-item["tokens"][encoding], item["uri"]))[
+                :TOP_DOCUMENTS
+            ]
+        )
+        for kind in LARGEST_KINDS
+    }
+
+
+def _document(artifact: Mapping[str, Any], encoding: str) -> Document:
+    tokens = artifact["tokens"][encoding]
+    return Document(artifact["kind"], artifact["uri"], artifact["path"], artifact["title"], tokens)
+
+
+def _changes(
+    build: Manifest, baseline: Manifest, encoding: str
+) -> tuple[tuple[Change, ...], tuple[Change, ...], tuple[Change, ...]]:
+    """Artifacts added, removed and changed, matched by URI and compared by sha256; sorted by URI."""
+    now = {item["uri"]: item for item in build.artifacts}
+    before = {item["uri"]: item for item in baseline.artifacts}
+    added = tuple(_change(now[uri], None, now[uri], encoding) for uri in sorted(now.keys() - before.keys()))
+    removed = tuple(_change(before[uri], before[uri], None, encoding) for uri in sorted(before.keys() - now.keys()))
+    changed = tuple(
+        _change(now[uri], before[uri], now[uri], encoding)
+        for uri in sorted(now.keys() & before.keys())
+        if now[uri]["sha256"] != before[uri]["sha256"]
+    )
+    return added, removed, changed
+
+
+def _change(
+    artifact: Mapping[str, Any], old: Mapping[str, Any] | None, new: Mapping[str, Any] | None, encoding: str
+) -> Change:
+    return Change(
+        kind=artifact["kind"],
+        uri=artifact["uri"],
+        path=artifact["path"],
+        before=old["tokens"].get(encoding, 0) if old else None,
+        after=new["tokens"].get(encoding, 0) if new else None,
+    )
+
+
+def _warnings(rows: Iterable[KindRow], prefix: str) -> Iterable[Finding]:
+    """Kinds within 10% of their budget, then kinds growing more than 10% against the baseline."""
+    for row in rows:
+        if row.budget is not None and row.budget.near:
+            b = row.budget
+            yield Finding(
+                row.kind,
+                "near-budget",
+                f"{row.kind}: {short_uri(b.uri, prefix)} is {b.tokens:,} tokens, "
+                f"{use_percent(b)} of the budget of {b.budget:,}",
+            )
+    for row in rows:
+        figures = (("total", row.total_delta),) if row.single else (
+            ("total", row.total_delta), ("largest", row.largest_delta))
+        grown = [(label, delta) for label, delta in figures
+                 if delta is not None and delta.relative is not None and delta.relative > GROWTH_WARNING]
+        if grown:
+            parts = "; ".join(f"{label} {d.before:,} → {d.after:,} tokens (▲ +{d.relative:.1%})" for label, d in grown)
+            yield Finding(row.kind, "growth", f"{row.kind}: grew more than {GROWTH_WARNING:.0%}: {parts}")
+
+
+def use_percent(budget: Budget) -> str:
+    """Rounded towards the verdict: 99.6% of a budget that holds reads 99%, 100.01% of one that breaks 101%."""
+    value = budget.use * 100
+    return f"{math.floor(value) if budget.ok else math.ceil(value)}%"
+
+
+def short_uri(uri: str, prefix: str) -> str:
+    """`capability-index://agents/x` → `agents/x`, for tables and messages."""
+    return uri[len(prefix):] if uri.startswith(prefix) else uri
+
+
+# --- running the command (the other I/O edge) ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """Parsed `capidx report` options (check-jsonschema's parse-then-execute)."""
+
+    build: Path
+    against: Path | None = None
+    format: str = "text"
+    output: Path | None = None
+    fail: bool = True
+    color: bool = False
+    step_summary: Path | None = None  # $GITHUB_STEP_SUMMARY, for --format github
+
+
+class ReportUsageError(UsageError):
+    """The report cannot be written (exit 2)."""
+
+
+def run_report(options: ReportOptions, echo: Any = print) -> int:
+    """Load, compute, render, write; return the exit code (0, or 1 on a breach unless --no-fail).
+
+    Raises a `UsageError` for anything that is not about the budgets (exit code 2): `ManifestError`,
+    `BaselineError`, `ReportUsageError`.
+    """
+    from capidx.compiler.report.formats import RENDERER_BY_NAME, render_markdown
+
+    build = load_manifest(options.build)
+    baseline = load_manifest(options.against, "--against BASELINE") if options.against is not None else None
+    report = build_report(build, baseline)
+    text = RENDERER_BY_NAME[options.format](report, color=options.color)
+    if options.format == "github" and options.step_summary is not None:
+        # Append: other steps of the same job write their own summaries to this file.
+        _write(options.step_summary, render_markdown(report) + "\n", mode="a")
+    if options.output is None:
+        echo(text.rstrip("\n"))
+    else:
+        _write(options.output, text, mode="w")
+    return int(ExitCode.INVALID if report.breaches and options.fail else ExitCode.OK)
+
+
+def _write(path: Path, text: str, mode: str) -> None:
+    try:
+        with path.open(mode, encoding="utf-8", newline="\n") as stream:
+            stream.write(text)
+    except OSError as exc:
+        raise ReportUsageError(f"{path}: cannot write the report: {exc.strerror or exc}") from None

@@ -1,0 +1,136 @@
+"""Which files `capidx validate` reads: the configured catalog, or the PATHS given on the command line.
+
+A directory contributes every `*/capabilities/current.{json,yaml,yml}` below it and its own
+`aliases.{json,yaml,yml}`; a file is a capability document unless it is named like an alias table.
+Paths that do not exist are problems (code `io`, exit 2), reported together with everything else.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from capidx.compiler.config import ALIAS_FILE_NAMES, Config
+from capidx.compiler.diagnostics import Diagnostic
+from capidx.compiler.validate.load import file_problem
+
+CAPABILITY_FILE_NAMES = ("current.json", "current.yaml", "current.yml")
+_SKIPPED_DIRECTORIES = frozenset({"node_modules", "__pycache__"})
+
+
+@dataclass(frozen=True)
+class Inputs:
+    documents: tuple[Path, ...]
+    aliases: tuple[Path, ...]
+    # When only an alias table is named (pre-commit passes the changed files), its catalog is read
+    # too, quietly, so that alias targets can still be checked.
+    context: tuple[Path, ...]
+    problems: tuple[Diagnostic, ...]
+    # When only capability documents are named, their catalog's alias tables: checked for targets alone
+    # (a renamed capability must not leave a dangling alias behind a pre-commit hook), with the catalog's
+    # other documents read quietly as context.
+    related_aliases: tuple[Path, ...] = ()
+
+    @property
+    def checked(self) -> tuple[Path, ...]:
+        return self.documents + self.aliases
+
+
+def collect(config: Config, paths: Sequence[Path]) -> Inputs:
+    return _from_paths(paths) if paths else _from_config(config)
+
+
+def agent_id(path: Path) -> str:
+    """`agents/<id>/capabilities/current.json` -> `<id>`; any other file is named after itself."""
+    return path.parent.parent.name if path.parent.name == "capabilities" else path.stem
+
+
+def catalog_documents(root: Path) -> list[Path]:
+    """Every `capabilities/current.*` below `root`, sorted; hidden and build folders are skipped.
+
+    Symbolic links to folders are not followed (they could loop); linked files are read, and a
+    link that loops is reported when it is read.
+    """
+    found = []
+    for folder, subfolders, _ in os.walk(root):
+        subfolders[:] = sorted(d for d in subfolders if not d.startswith(".") and d not in _SKIPPED_DIRECTORIES)
+        if os.path.basename(folder) == "capabilities":
+            found += [Path(folder, name) for name in CAPABILITY_FILE_NAMES if os.path.lexists(Path(folder, name))]
+    return found
+
+
+def confined(paths: Sequence[Path], root: Path) -> tuple[list[Path], list[Diagnostic]]:
+    """The paths whose real location is inside `root`, and a problem for each that is a symbolic link
+    leading out of it: a catalog arrives in pull requests, and a linked `current.json` would otherwise
+    pull any file of the machine that runs CI (its text quoted in errors, or built into the summary)."""
+    top = os.path.realpath(root)
+    kept: list[Path] = []
+    problems: list[Diagnostic] = []
+    for path in paths:
+        real = os.path.realpath(path)
+        if os.path.commonpath((top, real)) == top:
+            kept.append(path)
+        else:
+            hint = "copy the file into the catalog instead of linking to it"
+            problems.append(file_problem(path, f"refused: a symbolic link to {real}, outside the catalog {top}", hint))
+    return kept, problems
+
+
+def _alias_tables(folder: Path) -> list[Path]:
+    return [folder / name for name in ALIAS_FILE_NAMES if os.path.lexists(folder / name)]
+
+
+def _from_config(config: Config) -> Inputs:
+    aliases = (config.aliases,) if config.aliases else ()
+    if not config.agents.is_dir():
+        hint = "run capidx where agents/ is, or pass --agents DIR, --config FILE or PATHS"
+        problem = file_problem(config.agents, "catalog directory not found", hint)
+        return Inputs((), aliases, (), (problem,))
+    documents, problems = confined(catalog_documents(config.agents), config.agents)
+    if not documents and not problems:
+        problems.append(_nothing_found(config.agents))
+    return Inputs(tuple(documents), aliases, (), tuple(problems))
+
+
+def _from_paths(paths: Sequence[Path]) -> Inputs:
+    documents: dict[str, Path] = {}
+    aliases: dict[str, Path] = {}
+    context: dict[str, Path] = {}
+    related: dict[str, Path] = {}
+    problems: list[Diagnostic] = []
+    roots: set[str] = set()  # catalog roots already walked for a named document
+    for path in paths:
+        if not os.path.lexists(path):
+            problems.append(file_problem(path, "does not exist"))
+        elif path.is_dir():
+            found, refused = confined(catalog_documents(path), path)
+            problems += refused
+            tables = _alias_tables(path)
+            documents.update((_key(p), p) for p in found)
+            aliases.update((_key(p), p) for p in tables)
+            if not found and not tables and not refused:
+                problems.append(_nothing_found(path))
+        elif path.name.lower() in ALIAS_FILE_NAMES:
+            aliases[_key(path)] = path
+            context.update((_key(p), p) for p in catalog_documents(path.parent))
+        else:
+            documents[_key(path)] = path
+            if path.parent.name == "capabilities":  # <catalog>/<agent>/capabilities/current.*
+                root = path.parent.parent.parent
+                if _key(root) not in roots:
+                    roots.add(_key(root))
+                    related.update((_key(p), p) for p in _alias_tables(root))
+                    context.update((_key(p), p) for p in catalog_documents(root))
+    quiet = tuple(p for key, p in context.items() if key not in documents)
+    others = tuple(p for key, p in related.items() if key not in aliases)
+    return Inputs(tuple(documents.values()), tuple(aliases.values()), quiet, tuple(problems), others)
+
+
+def _key(path: Path) -> str:
+    return os.path.normcase(os.path.abspath(path))
+
+
+def _nothing_found(folder: Path) -> Diagnostic:
+    return file_problem(folder, "no capability documents found", "expected <agent>/capabilities/current.json below it")

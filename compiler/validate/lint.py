@@ -1,0 +1,368 @@
+"""Rules a JSON Schema cannot express. Each finding is a `Diagnostic` with its own `code`.
+
+Every rule reads the data defensively: the schema check reports wrong types and missing keys, so a rule
+simply skips what it cannot read instead of failing on it.
+
+Freshness never turns into an error on its own: without a configured hard limit (`staleness.error_days`
+or `--max-age-days`) age only ever produces warnings, so a pre-commit hook cannot start failing on
+unchanged data just because time passed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import warnings
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import date
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from capidx.compiler.config import Config, Staleness
+from capidx.compiler.derive.semantics import description_stats, low_information
+from capidx.compiler.diagnostics import Diagnostic, Severity
+from capidx.compiler.validate import instructions, textrules
+from capidx.compiler.validate.load import SourceFile
+from capidx.compiler.validate.regexrisk import MAX_PATTERN_CHARS, backtracking_risk
+from capidx.compiler.validate.textrules import quote
+from capidx.schema.text import normalize, slugify
+
+AGENT_SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_REVERIFY = "re-check the source and update verifiedDate"
+
+
+def check_document(source: SourceFile, config: Config, today: date) -> list[Diagnostic]:
+    """All single-document rules for one capability document."""
+    capabilities = list(_items(source.data, "capabilities"))
+    problems = _duplicate_names(source, capabilities) + textrules.check_document_text(source)
+    problems += instructions.check_document(source)
+    for index, capability in capabilities:
+        parts = ("capabilities", index)
+        problems += _vague_description(source, parts, capability, config.min_description_entropy)
+        problems += _deprecated_without_date(source, parts, capability)
+        problems += _use_when_patterns(source, parts, capability)
+        for source_index, citation in _items(capability, "sources"):
+            source_parts = (*parts, "sources", source_index)
+            problems += _excerpt_missing(source, source_parts, citation)
+            problems += _freshness(source, source_parts, citation, config.staleness, today)
+    return problems
+
+
+def check_agent_directory(path: Path) -> list[Diagnostic]:
+    """`agents/<id>/capabilities/current.json`: <id> becomes URIs and file names, so it must be a slug."""
+    if path.parent.name != "capabilities":
+        return []
+    agent_id = path.parent.parent.name
+    if AGENT_SLUG.match(agent_id) and len(agent_id) > textrules.SLUG_MAX:
+        message = f"agent directory name of {len(agent_id)} characters (at most {textrules.SLUG_MAX})"
+        hint = "it names the agent's files and URIs; shorten it"
+        return [Diagnostic(str(path), None, None, "", "error", message, hint, "agent-dir-slug")]
+    if AGENT_SLUG.match(agent_id):
+        return []
+    message = f"agent directory name {quote(agent_id)} is not a slug (lower-case letters, digits, single hyphens)"
+    hint = f"rename the directory to {quote(slugify(agent_id))}" if slugify(agent_id) else None
+    return [Diagnostic(str(path), None, None, "", "error", message, hint, "agent-dir-slug")]
+
+
+def check_duplicate_agents(paths_by_agent: Iterable[tuple[str, Path]]) -> list[Diagnostic]:
+    """Two documents for one agent (current.json beside current.yaml) would silently shadow each other."""
+    first: dict[str, Path] = {}
+    problems = []
+    for agent_id, path in paths_by_agent:
+        if agent_id in first:
+            other = first[agent_id]
+            hint = f"{other.name if other.parent == path.parent else other} is the other one; keep one"
+            message = f"second capability document for agent {quote(agent_id)}"
+            problems.append(Diagnostic(str(path), None, None, "", "error", message, hint, "duplicate-agent"))
+        else:
+            first[agent_id] = path
+    return problems
+
+
+def check_alias_targets(source: SourceFile, capability_names: Iterable[str]) -> list[Diagnostic]:
+    """Every alias must lead to a capability some agent has (compared like the resolver does: normalized)."""
+    table = source.data.get("aliases") if isinstance(source.data, dict) else None
+    if not isinstance(table, dict):
+        return []
+    known = {normalize(name): name for name in capability_names}
+    problems = []
+    for phrase, target in table.items():
+        if not isinstance(target, str) or not target.strip() or normalize(target) in known:
+            continue
+        problems.append(
+            source.diagnostic(
+                ("aliases", phrase),
+                "error",
+                f"alias target {quote(target)} is not the name of any capability",
+                _closest(target, known.values()),
+                "alias-target",
+            )
+        )
+    return problems
+
+
+def check_alias_text(source: SourceFile) -> list[Diagnostic]:
+    """The alias table's phrases and targets are single-line text (`textrules`)."""
+    return textrules.check_alias_text(source)
+
+
+def check_across_agents(sources: Sequence[SourceFile]) -> list[Diagnostic]:
+    """One canonical capability should be spelled and categorized alike in every agent (warnings).
+
+    Repeats within one document are left to the duplicate-name rule.
+    """
+    seen: dict[str, tuple[int, str, Any]] = {}
+    problems = []
+    for number, source in enumerate(sources):
+        for index, capability in _items(source.data, "capabilities"):
+            name, category = capability.get("name"), capability.get("category")
+            key = normalize(name) if isinstance(name, str) else ""
+            if not key:
+                continue
+            owner, first_name, first_category = seen.setdefault(key, (number, name, category))
+            if owner == number:
+                continue
+            parts = ("capabilities", index)
+            if name != first_name:
+                message = f"{quote(name)} is spelled {quote(first_name)} elsewhere"
+                problems.append(
+                    source.diagnostic(
+                        (*parts, "name"), "warning", message, "use one spelling for one capability", "name-spelling"
+                    )
+                )
+            if isinstance(category, str) and isinstance(first_category, str) and category != first_category:
+                message = f"{quote(first_name)} has category {quote(first_category)} elsewhere"
+                problems.append(
+                    source.diagnostic(
+                        (*parts, "category"),
+                        "warning",
+                        message,
+                        "use one category for one capability",
+                        "category-mismatch",
+                    )
+                )
+    return problems
+
+
+def capability_names(data: Any) -> Iterator[str]:
+    for _, capability in _items(data, "capabilities"):
+        if isinstance(capability.get("name"), str):
+            yield capability["name"]
+
+
+def _items(container: Any, key: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(index, item) for the object items of `container[key]`, skipping whatever is not an object."""
+    items = container.get(key) if isinstance(container, dict) else None
+    if isinstance(items, list):
+        yield from ((index, item) for index, item in enumerate(items) if isinstance(item, dict))
+
+
+def _duplicate_names(source: SourceFile, capabilities: list[tuple[int, dict[str, Any]]]) -> list[Diagnostic]:
+    first: dict[str, int] = {}
+    problems = []
+    for index, capability in capabilities:
+        name = capability.get("name")
+        # Names differing only in case, spacing and punctuation would share one slug and one URI.
+        key = normalize(name) if isinstance(name, str) else ""
+        if not key:
+            continue
+        if key in first:
+            line = source.source_map.locate(("capabilities", first[key], "name"))
+            where = f"first at $.capabilities[{first[key]}]" + (f", line {line[0]}" if line else "")
+            problems.append(
+                source.diagnostic(
+                    ("capabilities", index, "name"),
+                    "error",
+                    f"duplicate capability name {quote(name)}",
+                    where,
+                    "duplicate-capability",
+                )
+            )
+        else:
+            first[key] = index
+    return problems
+
+
+def _vague_description(
+    source: SourceFile, parts: tuple[Any, ...], capability: dict[str, Any], minimum: float
+) -> list[Diagnostic]:
+    """Descriptions feed the lexical matcher; one with a handful of distinct terms ('TODO', 'Supports
+    plugins.') matches nothing. Term entropy in bits, computed by `semantics.description_stats` (the one
+    implementation, also behind match.json's `semantics`), against lint.min_description_entropy.
+    """
+    description = capability.get("description")
+    if not isinstance(description, str) or not description.strip():
+        return []
+    stats = description_stats(description)
+    if not low_information(stats, minimum):
+        return []
+    return [
+        source.diagnostic(
+            (*parts, "description"),
+            "warning",
+            f"description too vague ({stats.entropy:.1f} bits of term entropy, under {minimum:g})",
+            "say what it does, when to use it and its limits",
+            "vague-description",
+        )
+    ]
+
+
+def _deprecated_without_date(
+    source: SourceFile, parts: tuple[Any, ...], capability: dict[str, Any]
+) -> list[Diagnostic]:
+    deprecated = capability.get("status") == "deprecated" or capability.get("maturityLevel") == "deprecated"
+    if not deprecated or capability.get("deprecatedDate"):
+        return []
+    field = "status" if capability.get("status") == "deprecated" else "maturityLevel"
+    return [
+        source.diagnostic(
+            (*parts, field),
+            "error",
+            "deprecated capability without deprecatedDate",
+            "add deprecatedDate: YYYY-MM-DD (when it was deprecated)",
+            "deprecated-date",
+        )
+    ]
+
+
+def _use_when_patterns(source: SourceFile, parts: tuple[Any, ...], capability: dict[str, Any]) -> list[Diagnostic]:
+    problems = []
+    for index, rule in _items(capability, "useWhen"):
+        pattern = rule.get("pattern")
+        if not isinstance(pattern, str):
+            continue
+        where = (*parts, "useWhen", index, "pattern")
+        problems += [
+            source.diagnostic(where, severity, message, hint, "use-when-regex")
+            for severity, message, hint in _pattern_findings(pattern)
+        ]
+    return problems
+
+
+@lru_cache(maxsize=8192)
+def _pattern_findings(pattern: str) -> tuple[tuple[Severity, str, str | None], ...]:
+    """What compiling `pattern` reports: an error, or the regex engine's warnings. Remembered per pattern
+    (catalogs repeat a capability's patterns in every agent's document; compiling is the costly part)."""
+    if len(pattern) > MAX_PATTERN_CHARS:  # not even compiled
+        message = f"regular expression of {len(pattern):,} characters (at most {MAX_PATTERN_CHARS})"
+        return (("error", message, "a useWhen pattern names a few phrasings; split long ones into several rules"),)
+    findings: list[tuple[Severity, str, str | None]] = []
+    # The regex engine warns (e.g. "Possible nested set") only when it compiles a pattern, not when
+    # it serves one from its cache, so the cache is cleared for the result not to depend on history.
+    re.purge()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            re.compile(pattern, re.IGNORECASE)
+        except re.error as exc:
+            at = f" at position {exc.pos}" if exc.pos is not None else ""
+            findings.append(
+                ("error", f"invalid regular expression: {exc.msg}{at}", "patterns are Python regular expressions")
+            )
+    findings += [("warning", f"regular expression: {warning.message}", None) for warning in caught]
+    if findings and findings[0][0] == "error":
+        return tuple(findings)
+    return tuple(findings) + _pattern_safety(pattern)
+
+
+def _pattern_safety(pattern: str) -> tuple[tuple[Severity, str, str | None], ...]:
+    """Errors for a pattern the server must not run: shaped to backtrack catastrophically (`regexrisk`), or
+    one the server's engine (`regex`, in `re`-compatible V0 mode) cannot compile."""
+    risk = backtracking_risk(pattern)
+    if risk:
+        return (("error", f"regular expression may backtrack catastrophically: {risk[0]}", risk[1]),)
+    import regex  # here: most catalogs have a few patterns, and `validate` is a pre-commit hook
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            regex.compile(pattern, regex.V0 | regex.IGNORECASE)
+    except regex.error as exc:
+        message = f"regular expression the server cannot use: {exc}"
+        return (("error", message, "patterns are Python regular expressions"),)
+    return ()
+
+
+def _excerpt_missing(source: SourceFile, parts: tuple[Any, ...], citation: dict[str, Any]) -> list[Diagnostic]:
+    if citation.get("sourceGranularity") != "excerpt" or citation.get("excerpt"):
+        return []
+    return [
+        source.diagnostic(
+            (*parts, "sourceGranularity"),
+            "error",
+            "sourceGranularity is 'excerpt' but there is no excerpt",
+            "quote the supporting passage (50-300 characters) in excerpt",
+            "excerpt-required",
+        )
+    ]
+
+
+def _freshness(
+    source: SourceFile, parts: tuple[Any, ...], citation: dict[str, Any], staleness: Staleness, today: date
+) -> list[Diagnostic]:
+    if "verifiedDate" not in citation:
+        return [
+            source.diagnostic(
+                parts,
+                "warning",
+                "source never verified",
+                "check that it supports the claim, then add verifiedDate: YYYY-MM-DD",
+                "never-verified",
+            )
+        ]
+    verified = _date(citation["verifiedDate"])
+    if verified is None:
+        return []  # the schema reports the malformed date
+    where, age = (*parts, "verifiedDate"), (today - verified).days
+    if age < 0:
+        return [
+            source.diagnostic(
+                where,
+                "error",
+                f"verifiedDate {verified} is in the future (today is {today})",
+                "a source can only have been verified on or before today",
+                "future-date",
+            )
+        ]
+    if staleness.error_days is not None and age > staleness.error_days:
+        return [
+            source.diagnostic(
+                where,
+                "error",
+                f"verified {age} days ago, over the {staleness.error_days}-day limit",
+                _REVERIFY,
+                "too-old",
+            )
+        ]
+    if age > staleness.old_days:
+        return [
+            source.diagnostic(
+                where, "warning", f"stale: verified {age} days ago (over {staleness.old_days})", _REVERIFY, "stale"
+            )
+        ]
+    if age > staleness.warn_days:
+        return [
+            source.diagnostic(
+                where, "warning", f"verified {age} days ago (over {staleness.warn_days})", _REVERIFY, "verified-age"
+            )
+        ]
+    return []
+
+
+def _date(value: Any) -> date | None:
+    if not isinstance(value, str) or not _ISO_DATE.match(value):
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        return None
+
+
+def _closest(word: str, candidates: Iterable[str]) -> str:
+    by_folded = {candidate.casefold(): candidate for candidate in candidates}
+    close = difflib.get_close_matches(word.casefold(), list(by_folded), n=1, cutoff=0.6)
+    if close:
+        return f"did you mean {quote(by_folded[close[0]])}?"
+    return "use the name of a capability in some agent's document"

@@ -1,0 +1,301 @@
+"""Read a JSON or YAML data file defensively and keep a map of where each value is.
+
+Every failure becomes a `Diagnostic` naming the file (and line:col where there is one) and what to do:
+a missing file, a directory, a symbolic-link loop, a file over the size limit (refused before it is read),
+bytes that are not UTF-8, an empty file, a syntax error. Nothing here raises for bad input.
+
+Problems that stop a file from being read at all get the code `io` (exit 2); problems with what was read
+get `parse` (exit 1).
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import stat
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from capidx.compiler.diagnostics import Diagnostic, Severity
+from capidx.compiler.validate.positions import (
+    Duplicate,
+    JsonPositions,
+    Parts,
+    Position,
+    SourceMap,
+    YamlShapeError,
+    json_path,
+    scan_json,
+    walk_yaml,
+)
+
+MAX_FILE_BYTES = 10 * 1024 * 1024
+YAML_SUFFIXES = frozenset({".yaml", ".yml"})
+
+# Hints for the json module's terse messages (its wording has been stable since Python 3.5).
+_JSON_HINTS = {
+    "Expecting property name enclosed in double quotes": "a trailing comma, or a key in single quotes?",
+    "Expecting value": "a trailing comma, a missing value, or a comment? JSON allows none of these",
+    "Extra data": "a JSON file holds exactly one value; is a comma or bracket missing before this?",
+    "Invalid control character at": "write line breaks and tabs inside strings as \\n and \\t",
+}
+
+
+class SourceFile:
+    """A parsed data file: its bytes, text, data, and (computed on first use for JSON) its source map."""
+
+    def __init__(self, path: Path, raw: bytes, text: str, data: Any, source_map: SourceMap | None = None) -> None:
+        self.path = path
+        self.raw = raw
+        self.text = text
+        self.data = data
+        self._map: SourceMap | JsonPositions | None = source_map
+
+    @property
+    def source_map(self) -> SourceMap | JsonPositions:
+        if self._map is None:  # JSON positions are only needed when there is something to report
+            self._map = JsonPositions(self.text)
+        return self._map
+
+    def diagnostic(
+        self,
+        parts: Parts,
+        severity: Severity,
+        message: str,
+        hint: str | None = None,
+        code: str = "schema",
+        *,
+        key: bool = False,
+    ) -> Diagnostic:
+        """A problem at the value (or, with `key`, the key) at `parts`."""
+        line, col = self.source_map.locate(tuple(parts), key=key) or (None, None)
+        return Diagnostic(str(self.path), line, col, json_path(tuple(parts)), severity, message, hint, code)
+
+
+def file_problem(path: Path, message: str, hint: str | None = None, code: str = "io") -> Diagnostic:
+    return Diagnostic(str(path), None, None, "", "error", message, hint, code)
+
+
+def load_file(path: Path, *, allow_empty: bool = False) -> tuple[SourceFile | None, list[Diagnostic]]:
+    """Read, decode and parse one data file; `(None, problems)` when it cannot be used at all.
+
+    An empty file is a problem unless `allow_empty` (an empty capidx.yaml means "all defaults").
+    """
+    raw, problem = read_limited(path)
+    if problem is not None:
+        return None, [problem]
+    assert raw is not None
+    text, problem = _decode(path, raw)
+    if problem is not None:
+        return None, [problem]
+    if not text.strip() and allow_empty:
+        return SourceFile(path, raw, text, None, SourceMap()), []
+    if not text.strip():
+        what = "mapping" if path.suffix.lower() in YAML_SUFFIXES else "JSON object"
+        return None, [Diagnostic(str(path), 1, 1, "", "error", "file is empty", f"expected a {what}", "parse")]
+    if _is_yaml(path, text):
+        return _parse_yaml(path, raw, text)
+    return _parse_json(path, raw, text)
+
+
+def read_limited(path: Path) -> tuple[bytes | None, Diagnostic | None]:
+    """The file's bytes, or why they cannot be had. Checks the size before reading anything."""
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        return None, _stat_problem(path, exc)
+    if stat.S_ISDIR(info.st_mode):
+        return None, file_problem(path, "is a directory, expected a file")
+    if not stat.S_ISREG(info.st_mode):
+        return None, file_problem(path, "is not a regular file (a device, socket or pipe?)")
+    if info.st_size > MAX_FILE_BYTES:
+        return None, _too_large(path, info.st_size, MAX_FILE_BYTES)
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)  # the file may have grown since stat
+    except PermissionError:
+        return None, file_problem(path, "permission denied", "make the file readable by this user")
+    except OSError as exc:
+        return None, file_problem(path, f"cannot read: {exc.strerror or exc}")
+    if len(raw) > MAX_FILE_BYTES:
+        return None, _too_large(path, len(raw), MAX_FILE_BYTES)
+    return raw, None
+
+
+def _stat_problem(path: Path, exc: OSError) -> Diagnostic:
+    if exc.errno == errno.ELOOP:
+        return file_problem(path, "symbolic link loop", "point the link at a real file")
+    if exc.errno == errno.ENOENT:
+        if os.path.lexists(path):
+            return file_problem(path, f"broken symbolic link (target {os.readlink(path)!r} does not exist)")
+        return file_problem(path, "does not exist")
+    if exc.errno == errno.EACCES:
+        return file_problem(path, "permission denied", "make the file and its folders readable by this user")
+    return file_problem(path, f"cannot read: {exc.strerror or exc}")
+
+
+def _too_large(path: Path, size: int, limit: int) -> Diagnostic:
+    return file_problem(
+        path,
+        f"file is {size / 1024 / 1024:.1f} MB, over the {limit // 1024 // 1024} MB limit for data files",
+        "split the catalog into one file per agent",
+    )
+
+
+def _decode(path: Path, raw: bytes) -> tuple[str, Diagnostic | None]:
+    try:
+        return raw.decode("utf-8-sig"), None  # a leading BOM is tolerated and not counted as a column
+    except UnicodeDecodeError as exc:
+        offset = exc.start
+        line_start = raw.rfind(b"\n", 0, offset) + 1
+        line = raw.count(b"\n", 0, offset) + 1
+        col = len(raw[line_start:offset].decode("utf-8", "replace")) + 1
+        message = f"not valid UTF-8: byte 0x{raw[offset]:02x} at offset {offset}"
+        return "", Diagnostic(str(path), line, col, "", "error", message, "save the file as UTF-8", "parse")
+
+
+def _is_yaml(path: Path, text: str) -> bool:
+    suffix = path.suffix.lower()
+    if suffix in YAML_SUFFIXES:
+        return True
+    return suffix != ".json" and not text.lstrip().startswith(("{", "["))
+
+
+def _parse_json(path: Path, raw: bytes, text: str) -> tuple[SourceFile | None, list[Diagnostic]]:
+    suspicious: list[bool] = []
+
+    def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        mapping = dict(pairs)
+        if len(mapping) != len(pairs):
+            suspicious.append(True)
+        return mapping
+
+    def constant_hook(name: str) -> float:
+        suspicious.append(True)
+        return float(name)
+
+    try:
+        data = json.loads(text, object_pairs_hook=pairs_hook, parse_constant=constant_hook)
+    except json.JSONDecodeError as exc:
+        hint = next((hint for prefix, hint in _JSON_HINTS.items() if exc.msg.startswith(prefix)), None)
+        return None, [
+            Diagnostic(str(path), exc.lineno, exc.colno, "", "error", f"invalid JSON: {exc.msg}", hint, "parse")
+        ]
+    except RecursionError:
+        return None, [Diagnostic(str(path), None, None, "", "error", "invalid JSON: nested too deeply", None, "parse")]
+    if not suspicious:
+        return SourceFile(path, raw, text, data), []
+    # Duplicate keys or NaN-like literals: the full scan finds and places them.
+    source = SourceFile(path, raw, text, data, scan_json(text))
+    return source, _json_oddities(source)
+
+
+def _json_oddities(source: SourceFile) -> list[Diagnostic]:
+    problems = _duplicate_keys(source, source.source_map.duplicates)
+    for (line, col), literal in source.source_map.bad_literals:
+        problems.append(
+            Diagnostic(
+                str(source.path),
+                line,
+                col,
+                "",
+                "error",
+                f"invalid JSON: {literal} is not a JSON value",
+                "use null or a string",
+                "parse",
+            )
+        )
+    return problems
+
+
+def _duplicate_keys(source: SourceFile, duplicates: tuple[Duplicate, ...]) -> list[Diagnostic]:
+    return [
+        source.diagnostic(
+            dup.parts, "error", f"duplicate key '{dup.parts[-1]}'", _first_at(dup.first), "duplicate-key", key=True
+        )
+        for dup in duplicates
+    ]
+
+
+def _first_at(position: Position) -> str:
+    return f"first at line {position[0]}, column {position[1]}; parsers keep only the last value"
+
+
+@cache
+def _yaml_loader() -> type:
+    """A safe YAML loader that keeps dates as strings, as JSON would (the schema's `format: date` checks them).
+
+    It pairs libyaml's event parser (fast, iterative) with PyYAML's Python composer: libyaml's own
+    composer recurses in C and crashes the interpreter on deeply nested input, where the Python one
+    raises RecursionError, which is reported like any other problem.
+    """
+    import yaml
+    from yaml.composer import Composer
+    from yaml.constructor import SafeConstructor
+    from yaml.resolver import Resolver
+
+    try:
+        from yaml._yaml import CParser
+    except ImportError:  # PyYAML built without libyaml
+
+        class Loader(yaml.SafeLoader):
+            pass
+
+    else:
+
+        class Loader(Composer, CParser, SafeConstructor, Resolver):  # type: ignore[no-redef]
+            def __init__(self, stream: str) -> None:
+                CParser.__init__(self, stream)
+                Composer.__init__(self)
+                SafeConstructor.__init__(self)
+                Resolver.__init__(self)
+
+    Loader.add_constructor("tag:yaml.org,2002:timestamp", SafeConstructor.construct_yaml_str)
+    return Loader
+
+
+def _parse_yaml(path: Path, raw: bytes, text: str) -> tuple[SourceFile | None, list[Diagnostic]]:
+    import yaml
+
+    loader = _yaml_loader()(text)
+    try:
+        node = loader.get_single_node()
+        source_map, non_string_keys = walk_yaml(node)
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.MarkedYAMLError as exc:
+        return None, [_yaml_problem(path, exc)]
+    except yaml.YAMLError as exc:
+        message = " ".join(str(exc).split())
+        return None, [Diagnostic(str(path), None, None, "", "error", f"invalid YAML: {message}", None, "parse")]
+    except YamlShapeError as exc:
+        line, col = exc.position
+        return None, [Diagnostic(str(path), line, col, "", "error", f"unusable YAML: {exc}", None, "parse")]
+    except RecursionError:
+        return None, [Diagnostic(str(path), None, None, "", "error", "invalid YAML: nested too deeply", None, "parse")]
+    finally:
+        loader.dispose()
+    source = SourceFile(path, raw, text, data, source_map)
+    problems = _duplicate_keys(source, source_map.duplicates)
+    problems += [
+        source.diagnostic(
+            parts,
+            "error",
+            f"key {key!r} is not a string",
+            "quote it: JSON data allows only string keys",
+            "parse",
+            key=True,
+        )
+        for parts, _, key in non_string_keys
+    ]
+    # Data with non-string keys is not JSON data: checking it further would only confuse (or crash) the schema.
+    return (None if non_string_keys else source), problems
+
+
+def _yaml_problem(path: Path, exc: Any) -> Diagnostic:
+    mark = exc.problem_mark or exc.context_mark
+    line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
+    # PyYAML reads context first: "while parsing a block mapping, did not find expected key".
+    message = "invalid YAML: " + ", ".join(part for part in (exc.context, exc.problem) if part)
+    return Diagnostic(str(path), line, col, "", "error", message, None, "parse")

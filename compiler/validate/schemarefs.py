@@ -1,0 +1,238 @@
+"""`$ref`s resolve against local schema files only: nothing is ever fetched.
+
+A schema given by `--schema` or `paths.schema` may come from a fork's pull request, and jsonschema (like
+fastjsonschema) fetches a remote `$ref` over the network by default: a request per document, and a hang
+on a server that never answers. Here a reference may point to
+- a place in the schema itself (`#/$defs/x`, an anchor);
+- a schema file (JSON or YAML) inside the schema's folder: by relative path (`defs.json#/x`), `file:` URI,
+  a URI under the folder the schema's own `$id` names, or the `$id` the file declares;
+- a bundled capidx schema or a JSON Schema meta-schema, by its `$id`.
+Anything else is an error at the `$ref`'s line (code `schema-file`: exit 2), found before any document is
+checked (`check_references`); and the registry handed to jsonschema retrieves nothing else either, so a
+reference the check did not see cannot reach the network.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urldefrag, urljoin, urlsplit
+from urllib.request import url2pathname
+
+from capidx.compiler.diagnostics import Diagnostic
+from capidx.compiler.validate.load import SourceFile, load_file
+
+if TYPE_CHECKING:  # imported where used: `referenced_files` serves a no-op build, which must stay quick
+    from referencing import Registry, Resource
+
+SCHEMA_SUFFIXES = (".json", ".yaml", ".yml")
+_REF_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")
+_NOT_SCHEMAS = frozenset({"enum", "const", "examples", "default"})  # values, not subschemas
+_MAX_SCANNED = 500  # schema files read to find a declared `$id` (a schema folder holds a handful)
+_CODE = "schema-file"
+
+
+class NonLocalReference(Exception):
+    """A reference to something that is not a local schema file (so it would have to be fetched)."""
+
+
+_NEVER_FETCHED = "capidx never fetches schemas"
+
+
+@cache
+def offline_registry() -> Registry:
+    """The bundled schemas by `$id`, retrieving nothing: for the bundled validators."""
+    from referencing import Registry
+
+    return Registry(retrieve=_refuse).with_resources(_bundled_resources())
+
+
+@cache
+def _bundled_resources() -> tuple[tuple[str, Resource], ...]:
+    found = []
+    for entry in resources.files("capidx.schema").iterdir():
+        if entry.name.endswith(".json"):
+            schema = json.loads(entry.read_text("utf-8"))
+            if isinstance(schema, dict) and isinstance(schema.get("$id"), str):
+                found.append((schema["$id"], _resource(schema)))
+    return tuple(found)
+
+
+def _refuse(uri: str) -> Resource:
+    raise NonLocalReference(_NEVER_FETCHED)
+
+
+class _LocalFiles:
+    """A registry's `retrieve`: schema files inside one folder, nothing else; remembers what it read."""
+
+    def __init__(self, folder: Path, root_id: str | None) -> None:
+        self.folder = folder.resolve()
+        # The folder stands for the directory of the schema's own `$id`: `https://x/s/cap.json` -> `https://x/s/`.
+        self.id_folder = root_id.rsplit("/", 1)[0] + "/" if root_id and urlsplit(root_id).scheme else None
+        self.loaded: dict[str, SourceFile] = {}
+        self.problems: list[Diagnostic] = []
+        self._declared: dict[str, Path] | None = None
+
+    def __call__(self, uri: str) -> Resource:
+        path = self.path(uri)
+        source, problems = load_file(path)
+        if source is None or any(problem.is_error for problem in problems):
+            self.problems += [problem for problem in problems if problem.is_error]
+            raise NonLocalReference(f"{path} cannot be read")
+        self.loaded[uri] = source
+        return _resource(source.data)
+
+    def path(self, uri: str) -> Path:
+        """The local schema file `uri` names; NonLocalReference when there is none."""
+        parts = urlsplit(uri)
+        relative = None
+        if parts.scheme in ("", "file") and not parts.netloc:
+            relative = url2pathname(parts.path)
+        elif self.id_folder and uri.startswith(self.id_folder):
+            relative = url2pathname(urlsplit(uri[len(self.id_folder) :]).path)
+        if relative is not None:
+            path = (self.folder / relative).resolve()
+            if path.is_relative_to(self.folder) and path.is_file():
+                return path
+            raise NonLocalReference(f"no such schema file inside {self.folder}")
+        declared = self._declared_ids().get(uri)
+        if declared is None:
+            raise NonLocalReference(_NEVER_FETCHED)
+        return declared
+
+    def _declared_ids(self) -> dict[str, Path]:
+        """`$id` -> file, for the schema files of the folder (read once, when a reference needs it)."""
+        if self._declared is None:
+            self._declared = {}
+            files = sorted(path for path in self.folder.iterdir() if path.suffix in SCHEMA_SUFFIXES)
+            for path in files[:_MAX_SCANNED]:
+                source, _ = load_file(path) if path.is_file() else (None, [])
+                declared = source.data.get("$id") if source is not None and isinstance(source.data, dict) else None
+                if isinstance(declared, str):
+                    self._declared.setdefault(declared.rstrip("#"), path)
+        return self._declared
+
+
+def check_references(source: SourceFile) -> tuple[Registry, list[Diagnostic]]:
+    """The registry to validate with, and an error for each `$ref` of the schema in `source` (and of the
+    local schema files it refers to) that is not local; other broken references are left to jsonschema,
+    which reports them when a document is checked."""
+    from jsonschema_specifications import REGISTRY as SPECIFICATIONS  # the meta-schemas, shipped offline
+    from referencing import Registry
+
+    schema = source.data
+    files = _LocalFiles(source.path.parent, _root_id(schema))
+    registry = Registry(retrieve=files).with_resources(_bundled_resources())
+    resolver = SPECIFICATIONS.combine(registry).resolver_with_root(_resource(schema))
+    problems: list[Diagnostic] = []
+    pending, seen = [(source, "")], set()
+    while pending:
+        current, base = pending.pop()
+        for parts, reference in _references(current.data, base, ()):
+            cause = _resolve(resolver, reference)
+            if cause is not None:
+                problems.append(_not_local(current, parts, cause, source.path.parent))
+        for uri, loaded in files.loaded.items():
+            if uri not in seen:
+                seen.add(uri)
+                pending.append((loaded, uri))
+    problems += dict.fromkeys(files.problems)  # a file that cannot be read is tried once per reference to it
+    return registry.with_resources((uri, _resource(file.data)) for uri, file in files.loaded.items()), problems
+
+
+def referenced_files(path: Path) -> list[Path]:
+    """The local schema files the schema at `path` refers to, directly or not, for the build's input digest
+    (editing one must make the next build validate again). Never raises: what cannot be read is left out."""
+    source, _ = load_file(path)
+    if source is None or not isinstance(source.data, dict):
+        return []
+    files = _LocalFiles(path.parent, _root_id(source.data))
+    found: dict[str, Path] = {}
+    pending: list[tuple[Any, str]] = [(source.data, "")]
+    try:
+        while pending:
+            data, base = pending.pop()
+            for _, reference in _references(data, base, ()):
+                document = urldefrag(reference).url
+                if document and document not in found:
+                    _follow(document, files, found, pending)
+    except RecursionError:  # a schema nested too deeply to check: validation says so, and the build stops
+        pass
+    return sorted(set(found.values()) - {path.resolve()})
+
+
+def _follow(document: str, files: _LocalFiles, found: dict[str, Path], pending: list[tuple[Any, str]]) -> None:
+    try:
+        found[document] = files.path(document)
+    except (NonLocalReference, OSError):
+        return
+    loaded, _ = load_file(found[document])
+    if loaded is not None:
+        pending.append((loaded.data, document))
+
+
+def _root_id(schema: Any) -> str | None:
+    declared = schema.get("$id") if isinstance(schema, dict) else None
+    return declared if isinstance(declared, str) else None
+
+
+def _resource(contents: Any) -> Resource:
+    from referencing import Resource
+    from referencing.jsonschema import DRAFT202012
+
+    return Resource.from_contents(contents, default_specification=DRAFT202012)
+
+
+def _resolve(resolver: Any, reference: str) -> NonLocalReference | None:
+    """None when `reference` resolves, or fails for another reason than not being local (jsonschema's to report)."""
+    from referencing.exceptions import Unresolvable
+
+    try:
+        resolver.lookup(reference)
+    except Unresolvable as exc:
+        cause: BaseException | None = exc
+        while cause is not None:
+            if isinstance(cause, NonLocalReference):
+                return cause
+            cause = cause.__cause__
+    return None
+
+
+def _references(node: Any, base: str, parts: tuple[Any, ...]) -> Iterator[tuple[tuple[Any, ...], str]]:
+    """(JSON path of the keyword, the reference made absolute against the `$id`s above it) for every
+    `$ref`, `$dynamicRef` and `$recursiveRef` below `node`."""
+    if isinstance(node, list):
+        for index, item in enumerate(node):
+            yield from _references(item, base, (*parts, index))
+        return
+    if not isinstance(node, dict):
+        return
+    declared = node.get("$id")
+    if isinstance(declared, str) and not declared.startswith("#"):
+        base = urljoin(base, declared)
+    for keyword in _REF_KEYWORDS:
+        value = node.get(keyword)
+        if isinstance(value, str):
+            target = urljoin(base, value)
+            # A dynamic reference's fragment names an anchor found at run time: only its document must be local.
+            yield (*parts, keyword), target if keyword == "$ref" else urldefrag(target).url or base or "#"
+    for key, value in node.items():
+        if key not in _NOT_SCHEMAS and isinstance(value, dict | list):
+            yield from _references(value, base, (*parts, key))
+
+
+def _not_local(source: SourceFile, parts: tuple[Any, ...], cause: NonLocalReference, folder: Path) -> Diagnostic:
+    reference = source.data
+    for part in parts:
+        reference = reference[part]
+    return source.diagnostic(
+        parts,
+        "error",
+        f"{parts[-1]} {json.dumps(reference, ensure_ascii=False)[:200]} is not a local schema file ({cause})",
+        f"copy the schema it names into {folder} and refer to it by a relative path",
+        _CODE,
+    )

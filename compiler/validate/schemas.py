@@ -1,0 +1,325 @@
+"""JSON Schema checking whose messages say what is wrong, where, and what to write instead.
+
+jsonschema's own messages repeat the whole offending value and stop at "is not one of [...]"; here each
+error becomes a `Diagnostic` at the value's line:col with a hint: the closest allowed value, the unknown
+key's likely spelling, the expected date format.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from functools import cache, cached_property
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from capidx.compiler.diagnostics import Diagnostic
+from capidx.compiler.validate.fastschema import compile_check, compile_schema
+from capidx.compiler.validate.load import SourceFile, load_file
+
+CAPABILITY_SCHEMA = "capability-schema.json"
+ALIASES_SCHEMA = "aliases-schema.json"
+CONFIG_SCHEMA = "config-schema.json"
+
+_FORMAT_HINTS = {
+    "date": "write the date as YYYY-MM-DD",
+    "date-time": "write an RFC 3339 date-time such as 2026-01-31T09:00:00Z",
+    "uri": "write an absolute URI such as https://example.com/docs",
+    "email": "write an address such as name@example.com",
+}
+_MAX_LISTED = 25
+
+
+@cache
+def bundled_schema(name: str) -> dict[str, Any]:
+    return json.loads(resources.files("capidx.schema").joinpath(name).read_text("utf-8"))
+
+
+@cache
+def bundled_validator(name: str) -> LazyValidator:
+    return LazyValidator(bundled_schema(name))
+
+
+class LazyValidator:
+    """A schema's jsonschema validator, made on first use (anything else is delegated to it), with its fast check.
+
+    Importing jsonschema costs about 0.1 s, more than a no-op `capidx build` needs in all: a document
+    valid under a schema without `format` (capidx.yaml's) is proved so by `fastschema.compile_schema`
+    alone. A schema with `format` needs jsonschema's format checker for its fast check
+    (`fastschema.compile_check`), and jsonschema describes the errors of any document not proved valid.
+    """
+
+    def __init__(self, schema: dict[str, Any], registry: Any = None) -> None:
+        self.schema = schema
+        self.registry = registry  # of the local schemas its `$ref`s may name (schemarefs); None: the bundled ones
+
+    @cached_property
+    def jsonschema_validator(self) -> Any:
+        return make_validator(self.schema, self.registry)
+
+    def iter_errors(self, instance: Any) -> Any:
+        return self.jsonschema_validator.iter_errors(instance)
+
+    @cached_property
+    def fast_check(self) -> Callable[[Any], bool] | None:
+        """The fast check (made without jsonschema when the schema allows it), or None."""
+        return compile_schema(self.schema) or compile_check(self.jsonschema_validator)
+
+    def certainly_valid(self, instance: Any) -> bool:
+        """True when the fast check proves `instance` valid; errors are always left to jsonschema."""
+        check = self.fast_check
+        try:
+            return check is not None and check(instance)
+        except Exception:  # e.g. RecursionError on absurd nesting: jsonschema decides, and reports it
+            return False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.jsonschema_validator, name)
+
+
+def make_validator(schema: dict[str, Any], registry: Any = None) -> Any:
+    """A validator for the schema's own draft (2020-12 when it names none), with format checking on, whose
+    `$ref`s resolve in `registry` (default: the bundled schemas) and never over the network."""
+    import jsonschema
+
+    from capidx.compiler.validate.schemarefs import offline_registry
+
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    return cls(schema, format_checker=cls.FORMAT_CHECKER, registry=registry or offline_registry())
+
+
+def load_schema_file(path: Path) -> tuple[LazyValidator | None, list[Diagnostic]]:
+    """A validator for a user's schema file; problems with the file itself carry the code `schema-file` (exit 2)."""
+    source, problems = load_file(path)
+    problems = [replace(problem, code="schema-file") for problem in problems if problem.is_error]
+    if source is None or problems:
+        return None, problems
+    schema = source.data
+    if not isinstance(schema, dict):
+        return None, [source.diagnostic((), "error", "a JSON Schema must be an object", code="schema-file")]
+    import jsonschema
+
+    declared = schema.get("$schema")
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    known = jsonschema.validators.validator_for(schema, default=None) is not None
+    warnings = []
+    if "$schema" in schema and not known:
+        warnings.append(
+            source.diagnostic(
+                ("$schema",),
+                "warning",
+                f"unknown $schema {declared!r}",
+                "checked as JSON Schema draft 2020-12",
+                "schema-file",
+            )
+        )
+    # Formats on, as jsonschema's own check_schema does: the meta-schema's `regex` format is what finds
+    # a `pattern` that does not compile, here with its position instead of failing later on every document.
+    meta = cls(cls.META_SCHEMA, format_checker=cls.FORMAT_CHECKER)
+    errors = [
+        source.diagnostic(
+            tuple(error.absolute_path),
+            "error",
+            f"not a valid schema: {_short_message(error.message)}",
+            code="schema-file",
+        )
+        for error in meta.iter_errors(schema)
+    ]
+    if errors:
+        return None, errors
+    from capidx.compiler.validate.schemarefs import check_references
+
+    try:
+        registry, errors = check_references(source)
+        errors += _risky_patterns(source)
+    except RecursionError:
+        return None, [source.diagnostic((), "error", "the schema is nested too deeply to check", code="schema-file")]
+    if errors:
+        return None, errors
+    return LazyValidator(schema, registry), warnings
+
+
+# Keywords whose values are data, not subschemas: a "pattern" key below them is not a regex to check.
+_VALUE_KEYWORDS = frozenset({"enum", "const", "examples", "default"})
+
+
+def _risky_patterns(source: SourceFile) -> list[Diagnostic]:
+    """An error for each `pattern` / `patternProperties` regex of a user schema that could backtrack
+    catastrophically (regexrisk): jsonschema and fastjsonschema run them with Python's `re`, on every
+    string of every document, without a time limit, so one such pattern in a fork's schema would hang
+    `capidx validate` in CI. The same structural check refuses such `useWhen` patterns in catalog data."""
+    from capidx.compiler.validate.regexrisk import backtracking_risk
+
+    found: list[Diagnostic] = []
+    pending: list[tuple[Any, tuple[Any, ...]]] = [(source.data, ())]
+    while pending:
+        node, parts = pending.pop()
+        if isinstance(node, list):
+            pending += [(item, (*parts, index)) for index, item in enumerate(node)]
+            continue
+        if not isinstance(node, dict):
+            continue
+        regexes = [(("pattern",), node["pattern"])] if isinstance(node.get("pattern"), str) else []
+        if isinstance(node.get("patternProperties"), dict):
+            regexes += [(("patternProperties", key), key) for key in node["patternProperties"]]
+        for where, pattern in regexes:
+            risk = backtracking_risk(pattern)
+            if risk is not None:
+                what, fix = risk
+                message = f"regex {_short(pattern)}: {what}"
+                found.append(source.diagnostic((*parts, *where), "error", message, fix, "schema-file"))
+        pending += [(value, (*parts, key)) for key, value in node.items() if key not in _VALUE_KEYWORDS]
+    return found
+
+
+def schema_diagnostics(validator: LazyValidator, source: SourceFile, code: str = "schema") -> list[Diagnostic]:
+    """Every schema error of the file, deduplicated, as positioned diagnostics."""
+    if validator.certainly_valid(source.data):
+        return []
+    found: dict[Diagnostic, None] = {}
+    try:
+        for error in validator.iter_errors(source.data):
+            for diagnostic in _describe(error, source, code):
+                found.setdefault(diagnostic)
+    except RecursionError:
+        found.setdefault(
+            Diagnostic(str(source.path), None, None, "", "error", "nested too deeply to check", None, "parse")
+        )
+    except Exception as exc:  # a user schema can fail inside jsonschema in many ways (bad $ref, bad regex)
+        message = f"the schema cannot be applied: {type(exc).__name__}: {_short_message(str(exc))}"
+        hint = "fix the schema given by --schema or paths.schema (e.g. a bad $ref or pattern)"
+        found.setdefault(Diagnostic(str(source.path), None, None, "", "error", message, hint, "schema-file"))
+    return list(found)
+
+
+def _describe(error: Any, source: SourceFile, code: str) -> list[Diagnostic]:
+    if error.validator in ("anyOf", "oneOf") and error.context:
+        from jsonschema.exceptions import best_match
+
+        return _describe(best_match(error.context), source, code)
+    parts = tuple(error.absolute_path)
+    if "propertyNames" in error.relative_schema_path:
+        key = error.instance
+        message = (
+            f"key {_short(key)} does not match the pattern {error.validator_value}"
+            if error.validator == "pattern"
+            else f"key {_short(key)}: {_message(error, parts)}"
+        )
+        return [source.diagnostic((*parts, key), "error", message, code=code, key=True)]
+    if error.validator in ("additionalProperties", "unevaluatedProperties") and isinstance(error.instance, dict):
+        return _unknown_keys(error, parts, source, code)
+    if error.validator == "required" and isinstance(error.instance, dict):
+        return _missing_keys(error, parts, source, code)
+    return [source.diagnostic(parts, "error", _message(error, parts), _hint(error), code)]
+
+
+def _unknown_keys(error: Any, parts: tuple[Any, ...], source: SourceFile, code: str) -> list[Diagnostic]:
+    known = list(error.schema.get("properties", {}))
+    patterns = list(error.schema.get("patternProperties", {}))
+    extra = [key for key in error.instance if key not in known and not any(re.search(p, key) for p in patterns)]
+    problems = []
+    for key in extra:
+        close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+        hint = f"did you mean '{close[0]}'?" if close else _listing("valid keys", known)
+        problems.append(source.diagnostic((*parts, key), "error", f"unknown key '{key}'", hint, code, key=True))
+    return problems or [source.diagnostic(parts, "error", _short_message(error.message), None, code)]
+
+
+def _missing_keys(error: Any, parts: tuple[Any, ...], source: SourceFile, code: str) -> list[Diagnostic]:
+    known = set(error.schema.get("properties", {}))
+    strangers = [key for key in error.instance if key not in known]
+    problems = []
+    for key in (name for name in error.validator_value if name not in error.instance):
+        close = difflib.get_close_matches(key, strangers, n=1, cutoff=0.6)
+        hint = f"'{close[0]}' is present: a typo for '{key}'?" if close else None
+        problems.append(source.diagnostic(parts, "error", f"missing required key '{key}'", hint, code))
+    return problems
+
+
+def _message(error: Any, parts: tuple[Any, ...]) -> str:
+    kind, value, expected = error.validator, error.instance, error.validator_value
+    if kind == "type":
+        wanted = " or ".join(expected) if isinstance(expected, list) else expected
+        return f"expected {wanted}, received {json_type(value)}"
+    if kind == "enum":
+        return f"{_short(value)} is not a valid {_subject(parts)}"
+    if kind == "const":
+        return f"must be {_short(expected)}"
+    if kind == "format":
+        return f"{_short(value)} is not a valid {expected}"
+    if kind == "minLength" and isinstance(value, str):
+        return "must not be empty" if expected == 1 else f"is too short ({len(value)} characters, at least {expected})"
+    if kind == "maxLength" and isinstance(value, str):
+        return f"is too long ({len(value)} characters, at most {expected})"
+    if kind == "pattern":
+        return f"{_short(value)} does not match the pattern {expected}"
+    if kind in ("minItems", "maxItems") and isinstance(value, list):
+        bound = "at least" if kind == "minItems" else "at most"
+        return f"has {len(value)} items, expected {bound} {expected}"
+    if kind == "uniqueItems":
+        return "items must be unique"
+    return _short_message(error.message)
+
+
+def _hint(error: Any) -> str | None:
+    kind, value, expected = error.validator, error.instance, error.validator_value
+    if kind == "enum":
+        allowed = [str(item) for item in expected]
+        close = _closest(value, allowed) if isinstance(value, str) else None
+        return f"did you mean '{close}'?" if close else _listing("allowed values", allowed)
+    if kind == "format":
+        return _FORMAT_HINTS.get(expected)
+    if kind == "uniqueItems" and isinstance(value, list):
+        seen: list[Any] = []
+        for item in value:
+            if item in seen:
+                return f"{_short(item)} appears more than once"
+            seen.append(item)
+    return None
+
+
+def _closest(value: str, allowed: list[str]) -> str | None:
+    """The allowed value a typo most likely meant: similar spelling, or the only one containing it ('chat')."""
+    close = difflib.get_close_matches(value, allowed, n=1, cutoff=0.6)
+    if close:
+        return close[0]
+    containing = [item for item in allowed if value.strip() and value.strip().casefold() in item.casefold()]
+    return containing[0] if len(containing) == 1 else None
+
+
+def _subject(parts: tuple[Any, ...]) -> str:
+    """What the value is, for messages: the nearest key name ('category'), or 'value'."""
+    return next((part for part in reversed(parts) if isinstance(part, str)), "value")
+
+
+def _listing(label: str, items: Iterable[str]) -> str | None:
+    items = list(items)
+    if not items:
+        return None
+    shown = ", ".join(items[:_MAX_LISTED])
+    return f"{label}: {shown}" + (f", … ({len(items) - _MAX_LISTED} more)" if len(items) > _MAX_LISTED else "")
+
+
+def json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    for python_type, name in ((int, "integer"), (float, "number"), (str, "string"), (list, "array"), (dict, "object")):
+        if isinstance(value, python_type):
+            return name
+    return type(value).__name__
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = f"'{value}'" if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 2] + "…" + text[-1]
+
+
+def _short_message(message: str, limit: int = 200) -> str:
+    message = " ".join(message.split())
+    return message if len(message) <= limit else message[: limit - 1] + "…"

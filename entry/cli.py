@@ -1,0 +1,61 @@
+"""The `capidx` command: one click group gathering the compiler's commands and the server's `serve`.
+
+It lives here, in the top package (folder entry/), because it is the one place that knows both sides: the
+compiler (`capidx.compiler.cli`) and the server (`capidx.server.cli`) never import each other — the build
+directory is their only contract. Each command imports its work lazily, so `capidx validate` pays for
+neither the MCP SDK nor a tokenizer.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from typing import Any
+
+import click
+
+from capidx.compiler import __version__
+from capidx.compiler.cli import COMMANDS
+from capidx.compiler.errors import UsageError
+from capidx.server.cli import serve
+
+# What `capidx serve` needs beyond the compiler: the `serve` extra (pyproject.toml). Kept out of the base
+# install so that a pre-commit hook (validate) or a CI build installs the compiler alone.
+SERVE_EXTRA = ("mcp", "rapidfuzz", "watchfiles")
+SERVE_HINT = "capidx serve needs the server's dependencies: pip install 'capidx[serve]'"
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(version=__version__, prog_name="capidx")
+def cli() -> None:
+    """capidx: compile a capability catalog into a token-measured index and serve it over MCP.
+
+    \b
+    Exit codes: 0 success, 1 invalid data / budget breach / failed build, 2 usage or I/O error.
+    """
+
+
+def _needs_serve_extra(callback: Any) -> Any:
+    """`serve`'s callback, first checking that the serve extra is installed (exit 2 with the one-line hint,
+    not an ImportError's traceback). `--help` is answered by click before and works without it."""
+
+    @functools.wraps(callback)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        for name in SERVE_EXTRA:
+            try:
+                importlib.import_module(name)
+            except ImportError:
+                raise UsageError(f"{SERVE_HINT} ({name} is not installed)") from None
+        return callback(*args, **kwargs)
+
+    return checked
+
+
+for _command in COMMANDS:
+    cli.add_command(_command)
+serve.callback = _needs_serve_extra(serve.callback)
+cli.add_command(serve)
+
+
+def main() -> None:
+    cli()
