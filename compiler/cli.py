@@ -315,7 +315,7 @@ def report(
     Exit codes: 0 within budget (or --no-fail), 1 a budget is breached,
     2 usage error or a missing, unreadable or invalid manifest.
     """
-    from capidx.compiler.report.model import ReportOptions, run_report
+    from capidx.compiler.report.run import ReportOptions, run_report
     from capidx.compiler.validate.reporters import use_color
 
     options = ReportOptions(

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from capidx.compiler.diagnostics import Diagnostic
 from capidx.compiler.validate.positions import SourceMap
+from capidx.schema import labels
 
 if TYPE_CHECKING:
     from capidx.compiler.validate.load import SourceFile
@@ -46,11 +47,8 @@ class InjectionLabel:
     min_confidence: float
 
 
-DEFAULT_LABELS = (
-    InjectionLabel("✓ Recommended", 0.8),
-    InjectionLabel("○ Consider", 0.5),
-    InjectionLabel("△ Possible", 0.0),
-)
+# The server's defaults too (a build without `injection.labels` is served with them): one definition.
+DEFAULT_LABELS = tuple(InjectionLabel(label.label, label.min_confidence) for label in labels.DEFAULT_LABELS)
 
 
 @dataclass(frozen=True)

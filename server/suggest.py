@@ -18,39 +18,33 @@ When nothing fits, `suggestions` is empty and `omitted` names every candidate tr
 can say "no snippet fits the budget of N tokens". `render_suggestions` turns a result into the
 plain text the server returns; callers that answer with JSON use the result's fields instead.
 
-Standard library only, nothing from the compiler (labels from `capidx.compiler.config` work as
-they are: anything with `label` and `min_confidence`, or a plain `(label, min_confidence)` pair).
+The label line and its measurement are shared with the build (`capidx.schema.labels`); nothing
+comes from the compiler (its configured labels work as they are: anything with `label` and
+`min_confidence`, or a plain `(label, min_confidence)` pair).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+
+from capidx.schema.labels import (
+    BLOCK_SEPARATOR,
+    DEFAULT_LABELS,
+    Label,
+    LabelLike,
+    label_line,
+    sorted_labels,
+)
 
 DEFAULT_MAX_SNIPPETS = 3
 DEFAULT_MAX_TOKENS = 500
 # For a build that does not state its measured `overheadTokens`: a generous upper bound of one label line
 # and separator ("✓ Recommended (0.85)\n" and a blank line are 9 cl100k_base tokens).
 FALLBACK_OVERHEAD_TOKENS = 12
-BLOCK_SEPARATOR = "\n\n"
 _EPSILON = 1e-9  # 0.1 + 0.7 is still "at least 0.8"
 
 
-class Label(NamedTuple):
-    label: str
-    min_confidence: float
-
-
-class LabelLike(Protocol):
-    @property
-    def label(self) -> str: ...
-
-    @property
-    def min_confidence(self) -> float: ...
-
-
-DEFAULT_LABELS = (Label("✓ Recommended", 0.8), Label("○ Consider", 0.5), Label("△ Possible", 0.0))
 
 
 @dataclass(frozen=True)
@@ -101,7 +95,7 @@ def suggest(
     """Pack labelled snippets greedily, in rank order, within `max_snippets` and `max_tokens`."""
     if min(max_snippets, max_tokens, overhead_tokens) < 0:
         raise ValueError("max_snippets, max_tokens and overhead_tokens must be >= 0")
-    thresholds = _sorted_labels(labels)
+    thresholds = sorted_labels(labels)
     chosen: list[Suggestion] = []
     omitted: list[str] = []
     seen: set[str] = set()
@@ -127,7 +121,7 @@ def suggest(
 
 def label_for(confidence: float, labels: Iterable[LabelLike | tuple[str, float]] = DEFAULT_LABELS) -> str | None:
     """The label of the highest threshold `confidence` reaches; None below every threshold."""
-    return _label(confidence, _sorted_labels(labels))
+    return _label(confidence, sorted_labels(labels))
 
 
 def _label(confidence: float, thresholds: tuple[Label, ...]) -> str | None:
@@ -144,38 +138,11 @@ def render_suggestions(result: SuggestionResult) -> str:
     if result.nothing_fits:
         return f"no snippet fits the budget of {result.max_tokens} tokens (omitted: {', '.join(result.omitted)})"
     return BLOCK_SEPARATOR.join(
-        f"{_label_line(suggestion.label, suggestion.confidence)}{suggestion.snippet}"
+        f"{label_line(suggestion.label, suggestion.confidence)}{suggestion.snippet}"
         for suggestion in result.suggestions
     )
 
 
-def measure_overhead(
-    count: Callable[[str], int], labels: Iterable[LabelLike | tuple[str, float]] = DEFAULT_LABELS
-) -> int:
-    """`overhead_tokens` for these labels, with the build's token counter: the largest label line plus a separator.
-
-    Every label line `render_suggestions` can write ("✓ Recommended (0.00)\n" … "(1.00)\n") is
-    measured on its own, and the separator on its own: pieces measured apart are an upper bound on
-    what they add to a snippet (the label line ends in ")\n", which BPE pre-tokenizers such as
-    cl100k_base's keep apart from the snippet's first word).
-    """
-    lines = (
-        _label_line(label.label, hundredths / 100) for label in _sorted_labels(labels) for hundredths in range(101)
-    )
-    return max((count(line) for line in lines), default=0) + count(BLOCK_SEPARATOR)
-
-
-def _label_line(label: str, confidence: float) -> str:
-    return f"{label} ({confidence:.2f})\n"
-
-
-def _sorted_labels(labels: Iterable[LabelLike | tuple[str, float]]) -> tuple[Label, ...]:
-    """Highest threshold first, whatever order they came in (stable for equal thresholds)."""
-    pairs = (
-        Label(item.label, float(item.min_confidence)) if hasattr(item, "label") else Label(item[0], float(item[1]))
-        for item in labels
-    )
-    return tuple(sorted(pairs, key=lambda label: -label.min_confidence))
 
 
 def _suggestion(candidate: Candidate, label: str, related: bool) -> Suggestion:

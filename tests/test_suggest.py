@@ -6,6 +6,7 @@ import pytest
 
 from capidx.compiler.config import DEFAULT_LABELS as CONFIG_LABELS
 from capidx.compiler.config import InjectionLabel
+from capidx.schema.labels import measure_overhead
 from capidx.server.suggest import (
     BLOCK_SEPARATOR,
     DEFAULT_LABELS,
@@ -14,7 +15,6 @@ from capidx.server.suggest import (
     Suggestion,
     SuggestionResult,
     label_for,
-    measure_overhead,
     render_suggestions,
     suggest,
 )

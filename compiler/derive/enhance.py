@@ -21,8 +21,8 @@ from capidx.compiler.derive.relations import KeywordSource, SimilarEdge, keyword
 from capidx.compiler.derive.semantics import SemanticStats, description_stats
 from capidx.compiler.derive.triggers import TriggerSource, trigger_maps, trigger_phrases
 from capidx.compiler.errors import UsageError
+from capidx.schema.labels import measure_overhead
 from capidx.schema.text import terms
-from capidx.server.suggest import measure_overhead
 
 # The reason given for a similar-to edge: at most this many shared terms, the most distinctive first.
 MAX_SHARED_TERMS = 4

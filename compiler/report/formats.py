@@ -1,8 +1,8 @@
 """Renderers for `capidx report`: the same `Report` as text, Markdown, JSON, GitHub annotations or HTML.
 
 Results are data, reporters print them (STYLE.md): each renderer is a pure function from a `Report`
-to a string, registered in `RENDERER_BY_NAME`. Side effects (the step summary file, colour detection)
-stay in `capidx.compiler.report.model.run_report`.
+to a string, registered in `run.RENDERER_BY_NAME`. Side effects (the step summary file, colour detection)
+stay in `capidx.compiler.report.run`.
 """
 
 from __future__ import annotations
@@ -364,19 +364,3 @@ def _workflow_command(command: str, title: str, message: str) -> str:
 
 def render_json(report: Report, *, color: bool = False) -> str:
     return json.dumps(report_to_dict(report), ensure_ascii=False, indent=2) + "\n"
-
-
-def render_html(report: Report, *, color: bool = False) -> str:
-    """One self-contained page: inline CSS, no scripts, no external assets."""
-    from capidx.compiler.report.html import render_page
-
-    return render_page(report)
-
-
-RENDERER_BY_NAME: dict[str, Callable[..., str]] = {
-    "text": render_text,
-    "markdown": render_markdown,
-    "json": render_json,
-    "github": render_github,
-    "html": render_html,
-}

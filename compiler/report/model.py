@@ -3,7 +3,7 @@
 The report reads `manifest.json` and nothing else (docs/build-directory.md): every figure was
 measured by `capidx build`, so this module never imports a tokenizer. Loading and validation live in
 `report_manifest`; `build_report` is pure and returns a `Report` value; `report_json` gives its JSON
-form and `report_formats` prints it; `run_report` ties them together for the command.
+form and `formats` prints it; `run.run_report` ties them together for the command.
 """
 
 from __future__ import annotations
@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from capidx.compiler.artifacts import ALL_KINDS, CONTEXT_WINDOWS, SINGLE_KINDS
-from capidx.compiler.diagnostics import ExitCode
 from capidx.compiler.errors import UsageError
-from capidx.compiler.report.manifest_reader import Manifest, load_manifest
+from capidx.compiler.report.manifest_reader import Manifest
 
 # Context windows the shares are computed against: (JSON key, label, tokens).
 WINDOWS = tuple((key, key.upper(), size) for key, size in CONTEXT_WINDOWS.items())
@@ -379,53 +378,3 @@ def use_percent(budget: Budget) -> str:
 def short_uri(uri: str, prefix: str) -> str:
     """`capability-index://agents/x` → `agents/x`, for tables and messages."""
     return uri[len(prefix):] if uri.startswith(prefix) else uri
-
-
-# --- running the command (the other I/O edge) ---------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ReportOptions:
-    """Parsed `capidx report` options (check-jsonschema's parse-then-execute)."""
-
-    build: Path
-    against: Path | None = None
-    format: str = "text"
-    output: Path | None = None
-    fail: bool = True
-    color: bool = False
-    step_summary: Path | None = None  # $GITHUB_STEP_SUMMARY, for --format github
-
-
-class ReportUsageError(UsageError):
-    """The report cannot be written (exit 2)."""
-
-
-def run_report(options: ReportOptions, echo: Any = print) -> int:
-    """Load, compute, render, write; return the exit code (0, or 1 on a breach unless --no-fail).
-
-    Raises a `UsageError` for anything that is not about the budgets (exit code 2): `ManifestError`,
-    `BaselineError`, `ReportUsageError`.
-    """
-    from capidx.compiler.report.formats import RENDERER_BY_NAME, render_markdown
-
-    build = load_manifest(options.build)
-    baseline = load_manifest(options.against, "--against BASELINE") if options.against is not None else None
-    report = build_report(build, baseline)
-    text = RENDERER_BY_NAME[options.format](report, color=options.color)
-    if options.format == "github" and options.step_summary is not None:
-        # Append: other steps of the same job write their own summaries to this file.
-        _write(options.step_summary, render_markdown(report) + "\n", mode="a")
-    if options.output is None:
-        echo(text.rstrip("\n"))
-    else:
-        _write(options.output, text, mode="w")
-    return int(ExitCode.INVALID if report.breaches and options.fail else ExitCode.OK)
-
-
-def _write(path: Path, text: str, mode: str) -> None:
-    try:
-        with path.open(mode, encoding="utf-8", newline="\n") as stream:
-            stream.write(text)
-    except OSError as exc:
-        raise ReportUsageError(f"{path}: cannot write the report: {exc.strerror or exc}") from None

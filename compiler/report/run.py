@@ -1,0 +1,79 @@
+"""`capidx report`, run: load the manifests, compute the report, render it, write it (the I/O edges).
+
+`model` computes, `formats` and `html` render; this module alone knows all of them, so none of them
+imports another's caller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from capidx.compiler.diagnostics import ExitCode
+from capidx.compiler.errors import UsageError
+from capidx.compiler.report.formats import render_github, render_json, render_markdown, render_text
+from capidx.compiler.report.html import render_page
+from capidx.compiler.report.manifest_reader import load_manifest
+from capidx.compiler.report.model import Report, build_report
+
+
+def render_html(report: Report, *, color: bool = False) -> str:
+    """One self-contained page: inline CSS, no scripts, no external assets."""
+    return render_page(report)
+
+
+RENDERER_BY_NAME: dict[str, Callable[..., str]] = {
+    "text": render_text,
+    "markdown": render_markdown,
+    "json": render_json,
+    "github": render_github,
+    "html": render_html,
+}
+
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """Parsed `capidx report` options (check-jsonschema's parse-then-execute)."""
+
+    build: Path
+    against: Path | None = None
+    format: str = "text"
+    output: Path | None = None
+    fail: bool = True
+    color: bool = False
+    step_summary: Path | None = None  # $GITHUB_STEP_SUMMARY, for --format github
+
+
+class ReportUsageError(UsageError):
+    """The report cannot be written (exit 2)."""
+
+
+def run_report(options: ReportOptions, echo: Any = print) -> int:
+    """Load, compute, render, write; return the exit code (0, or 1 on a breach unless --no-fail).
+
+    Raises a `UsageError` for anything that is not about the budgets (exit code 2): `ManifestError`,
+    `BaselineError`, `ReportUsageError`.
+    """
+    build = load_manifest(options.build)
+    baseline = load_manifest(options.against, "--against BASELINE") if options.against is not None else None
+    report = build_report(build, baseline)
+    text = RENDERER_BY_NAME[options.format](report, color=options.color)
+    if options.format == "github" and options.step_summary is not None:
+        # Append: other steps of the same job write their own summaries to this file.
+        _write(options.step_summary, render_markdown(report) + "\n", mode="a")
+    if options.output is None:
+        echo(text.rstrip("\n"))
+    else:
+        _write(options.output, text, mode="w")
+    return int(ExitCode.INVALID if report.breaches and options.fail else ExitCode.OK)
+
+
+def _write(path: Path, text: str, mode: str) -> None:
+    try:
+        with path.open(mode, encoding="utf-8", newline="\n") as stream:
+            stream.write(text)
+    except OSError as exc:
+        raise ReportUsageError(f"{path}: cannot write the report: {exc.strerror or exc}") from None
