@@ -133,7 +133,7 @@ def file_creation_us(root: Path, files: int = 3000, size: int = 1600) -> float:
 def tokenizer_mb_per_s(env: dict[str, str]) -> float:
     sample = REPO / "docs" / "build-directory.md"
     code = (
-        "import time; from capidx.compiler.build.tokens import load_encoding; e = load_encoding('cl100k_base'); "
+        "import time; from capidx.compiler.emit.tokens import load_encoding; e = load_encoding('cl100k_base'); "
         f"text = open({str(sample)!r}, encoding='utf-8').read() * 4; start = time.perf_counter(); "
         "e.encode_ordinary(text); print(len(text) / (time.perf_counter() - start) / 1e6)"
     )

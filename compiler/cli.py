@@ -226,10 +226,10 @@ def build(
     or config, missing or unreadable catalog, unknown encoding or one not in tiktoken's cache, an
     --out that is not provably a capidx build or is the project, the catalog or a parent of them).
     """
-    from capidx.compiler.build.tokenproc import start_for_cold_build
-    from capidx.compiler.build.tokens import reported_names
     from capidx.compiler.config import load_config, with_catalog
     from capidx.compiler.diagnostics import ExitCode
+    from capidx.compiler.emit.tokenproc import start_for_cold_build
+    from capidx.compiler.emit.tokens import reported_names
 
     if aliases is not None and no_aliases:
         raise click.UsageError("--aliases and --no-aliases exclude each other")
@@ -248,7 +248,7 @@ def build(
         click.echo(config_notice(config.config_file, _absolute(agents)), err=True)
     # A cold build's token counter starts loading its encodings now, while the build's modules are imported.
     started = start_for_cold_build(reported_names(config.encodings), config.out)
-    from capidx.compiler.build.pipeline import execute
+    from capidx.compiler.emit.pipeline import execute
 
     raise SystemExit(execute(config, strict=strict, quiet=quiet, verbose=verbose, started=started).exit_code)
 

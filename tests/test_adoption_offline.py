@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from catalog_factory import run_cli, snapshot, write_catalog
 
-from capidx.compiler.build import tokens
-from capidx.compiler.build.tokens import EncodingUnavailable
+from capidx.compiler.emit import tokens
+from capidx.compiler.emit.tokens import EncodingUnavailable
 
 O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
 CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
@@ -145,7 +145,7 @@ def test_a_cached_file_is_found_where_tiktoken_keeps_it(proxy: list, empty_cache
     assert tokens.cache_problem("cl100k_base") is None
 
     script = (
-        "from capidx.compiler.build.tokens import load_cached; "
+        "from capidx.compiler.emit.tokens import load_cached; "
         "print(len(load_cached('cl100k_base').encode('hi there')))"
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=os.environ)

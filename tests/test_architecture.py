@@ -65,7 +65,7 @@ def _offenders(side: str, forbidden: tuple[str, ...]) -> dict[str, list[str]]:
 def test_the_layout_was_read() -> None:
     assert len([m for m in MODULES if m.startswith("capidx.compiler.")]) > 30
     assert len([m for m in MODULES if m.startswith("capidx.server.")]) > 10
-    assert "capidx.compiler.build.pipeline" in GRAPH["capidx.compiler.cli"]  # a lazy import is seen
+    assert "capidx.compiler.emit.pipeline" in GRAPH["capidx.compiler.cli"]  # a lazy import is seen
 
 
 def test_the_server_imports_nothing_from_the_compiler() -> None:
@@ -145,5 +145,5 @@ def test_starting_the_server_loads_no_compiler_module_nor_jsonschema_or_tiktoken
 
 
 def test_building_loads_no_server_module() -> None:
-    code = "import sys, capidx.compiler.build.pipeline; print(sorted(m for m in sys.modules if 'capidx.server' in m))"
+    code = "import sys, capidx.compiler.emit.pipeline; print(sorted(m for m in sys.modules if 'capidx.server' in m))"
     assert _loaded(code) == "[]"

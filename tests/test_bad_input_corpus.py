@@ -37,9 +37,9 @@ from manifest_factory import make_manifest, write_build
 from test_validate_cases import DEFAULT_TODAY, parse_expected
 
 from capidx.cli import cli
-from capidx.compiler.build import pipeline as build_module
-from capidx.compiler.build import tokenproc
-from capidx.compiler.build.tokens import TokenCounter
+from capidx.compiler.emit import pipeline as build_module
+from capidx.compiler.emit import tokenproc
+from capidx.compiler.emit.tokens import TokenCounter
 from capidx.compiler.validate import load
 from capidx.compiler.validate.load import MAX_FILE_BYTES
 

@@ -1,4 +1,4 @@
-"""Validation in a child process while the build goes on (`compiler/build/background.py`).
+"""Validation in a child process while the build goes on (`compiler/emit/background.py`).
 
 Each test runs both ways of starting the check: a fork of the build (where `can_fork` allows it: every
 catalog) and a new Python (elsewhere: large catalogs only; the threshold is lowered to 0 here so that the
@@ -25,8 +25,8 @@ from typing import Any
 import pytest
 from catalog_factory import documents, run_cli, snapshot, write_catalog
 
-from capidx.compiler.build import background
 from capidx.compiler.config import load_config
+from capidx.compiler.emit import background
 
 HAS_FORK = hasattr(os, "fork") and sys.platform != "darwin"
 START_METHODS = [

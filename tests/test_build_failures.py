@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from catalog_factory import documents, run_cli, snapshot, write_catalog
 
-from capidx.compiler.build import pipeline as build
-from capidx.compiler.build.pipeline import run_build
 from capidx.compiler.config import default_config
+from capidx.compiler.emit import pipeline as build
+from capidx.compiler.emit.pipeline import run_build
 from capidx.compiler.validate import run as validate
 
 REPO = Path(__file__).resolve().parent.parent
@@ -187,7 +187,7 @@ def test_changed_inputs_with_unchanged_artifacts_reuse_token_counts(project: Pat
     (project / "capidx.yaml").write_text("budgets:\n  summary: 5000\n", encoding="utf-8")
     config = default_config(project)
     config = config.with_overrides(budgets={"summary": 5000})
-    from capidx.compiler.build.tokens import TokenCounter
+    from capidx.compiler.emit.tokens import TokenCounter
 
     result = run_build(config, counter_factory=lambda enc, known: TokenCounter(enc, known, loader=refuse))
     assert result.exit_code == 0 and not result.up_to_date

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from catalog_factory import ALIASES, documents, run_cli, snapshot, write_catalog
 
-from capidx.compiler.build.write import OLD_PREFIX, PAUSE_ENV, TEMP_PREFIX
+from capidx.compiler.emit.write import OLD_PREFIX, PAUSE_ENV, TEMP_PREFIX
 
 pytestmark = pytest.mark.slow
 

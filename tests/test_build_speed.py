@@ -16,8 +16,8 @@ from pathlib import Path
 import jinja2.bccache
 import pytest
 
-from capidx.compiler.build.tokens import TokenCounter, load_encoding
-from capidx.compiler.build.write import TreeWriter
+from capidx.compiler.emit.tokens import TokenCounter, load_encoding
+from capidx.compiler.emit.write import TreeWriter
 from capidx.compiler.render import environment as render
 
 REPO = Path(__file__).resolve().parent.parent

@@ -2,28 +2,31 @@
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
+import importlib.util
+from importlib import resources
 
-from capidx.compiler.build import digest
-
-COMPILER = Path(__file__).resolve().parent.parent / "compiler"
-# `capidx serve` is only registered as a command by the compiler's CLI; it does not shape build output.
-NOT_OUTPUT_SHAPING = {"cli"}
+from capidx.compiler.emit import digest
 
 
-def _server_modules_imported_by_the_compiler() -> set[str]:
-    found: set[str] = set()
-    for path in COMPILER.glob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
-            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("capidx.server."):
-                found.add(node.module.removeprefix("capidx.server."))
-            elif isinstance(node, ast.ImportFrom) and node.module == "capidx.server":
-                found.update(alias.name for alias in node.names)
-    return found - NOT_OUTPUT_SHAPING
+def test_the_fingerprint_covers_the_compiler_and_the_contract_and_not_the_server() -> None:
+    assert digest.FINGERPRINTED_PACKAGES == ("capidx.compiler", "capidx.schema")
 
 
-def test_every_server_module_the_compiler_uses_is_fingerprinted() -> None:
-    used = _server_modules_imported_by_the_compiler()
-    assert used, "the compiler is expected to share at least server.text"
-    assert {f"{name}.py" for name in used} <= digest._SHARED_SERVER_MODULES
+def test_a_module_deep_in_a_stage_changes_the_fingerprint(monkeypatch) -> None:
+    """Every .py file of the fingerprinted packages counts, however deep: a stage's module changing must make
+    the next build a full one."""
+    spec = importlib.util.find_spec("capidx.compiler.derive.relations")
+    assert spec is not None and spec.origin is not None
+    before = digest.compiler_fingerprint()
+    real_read_bytes = type(resources.files("capidx.compiler")).read_bytes
+
+    def edited(self):  # the same file with one byte more, as an edit would leave it
+        data = real_read_bytes(self)
+        return data + b"#" if str(self) == spec.origin else data
+
+    digest.compiler_fingerprint.cache_clear()
+    monkeypatch.setattr(type(resources.files("capidx.compiler")), "read_bytes", edited)
+    try:
+        assert digest.compiler_fingerprint() != before
+    finally:
+        digest.compiler_fingerprint.cache_clear()

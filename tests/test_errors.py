@@ -27,7 +27,7 @@ COMPILER = Path(capidx.compiler.__file__).resolve().parent
 # message). Deriving them from CapidxError would suggest they may travel to click; they may not.
 INTERNAL = {
     # the tiktoken file is not in the cache: tokens.py words it as EncodingUnavailable (exit 2)
-    "capidx.compiler.build.tokens._NotCached": "caught in tokens.load_encoding",
+    "capidx.compiler.emit.tokens._NotCached": "caught in tokens.load_encoding",
     # stops a runaway render early: render.py words it as TemplateFailure (exit 1)
     "capidx.compiler.render.environment._OutputTooLarge": "caught in render.get_renderer",
     # a recursive or exploding YAML alias: load.py turns it into a diagnostic at the alias's line:col
@@ -76,8 +76,8 @@ def test_the_codes_are_on_the_tree() -> None:
     assert UsageError("x").exit_code == ExitCode.USAGE == 2
     assert InvalidError("x").exit_code == ExitCode.INVALID == 1
     assert CapidxError("x", ExitCode.USAGE).exit_code == 2  # an error whose code is known only when raised
-    from capidx.compiler.build.outdir import OutputError
-    from capidx.compiler.build.tokens import EncodingUnavailable
+    from capidx.compiler.emit.outdir import OutputError
+    from capidx.compiler.emit.tokens import EncodingUnavailable
     from capidx.compiler.render.environment import TemplateFailure
 
     assert OutputError("x").exit_code == 2 and TemplateFailure("x").exit_code == 1

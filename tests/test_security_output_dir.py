@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from catalog_factory import documents, run_cli, write_catalog
 
-from capidx.compiler.build import write
-from capidx.compiler.build.write import MARKER, OLD_PREFIX, TEMP_PREFIX
+from capidx.compiler.emit import write
+from capidx.compiler.emit.write import MARKER, OLD_PREFIX, TEMP_PREFIX
 
 
 def tree(root: Path) -> dict[str, object]:

@@ -112,8 +112,8 @@ def test_tool_documents_match_the_derive_documents() -> None:
     from catalog_factory import ALIASES, documents
 
     from capidx.compiler.catalog import build_catalog
-    from capidx.compiler.derive import enhance
     from capidx.compiler.derive import tool_documents as derive
+    from capidx.compiler.derive.enhance import enhance
     from capidx.compiler.render.plan import tool_artifacts
 
     catalog = build_catalog(documents().items(), ALIASES)

@@ -23,12 +23,12 @@ from typing import Any
 import pytest
 from catalog_factory import run_cli, write_catalog
 
-from capidx.compiler.build import tokenproc
-from capidx.compiler.build.pieces import split, splits_safely
-from capidx.compiler.build.pipeline import run_build
-from capidx.compiler.build.tokenproc import TokenProcess, start_for_cold_build
-from capidx.compiler.build.tokens import EncodingUnavailable, TokenCounter, load_encoding
 from capidx.compiler.config import default_config
+from capidx.compiler.emit import tokenproc
+from capidx.compiler.emit.pieces import split, splits_safely
+from capidx.compiler.emit.pipeline import run_build
+from capidx.compiler.emit.tokenproc import TokenProcess, start_for_cold_build
+from capidx.compiler.emit.tokens import EncodingUnavailable, TokenCounter, load_encoding
 
 REPO = Path(__file__).resolve().parent.parent
 ENCODING = load_encoding("cl100k_base")

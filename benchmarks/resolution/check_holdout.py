@@ -16,6 +16,7 @@ import os
 import re
 import sys
 from collections import Counter
+from pathlib import Path
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -38,7 +39,7 @@ def load_catalog(agents_dir):
     catalog = {}
     for path in sorted(glob.glob(os.path.join(agents_dir, "*", "capabilities", "current.json"))):
         aid = os.path.basename(os.path.dirname(os.path.dirname(path)))
-        doc = json.load(open(path, encoding="utf-8"))
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
         catalog[aid] = {"name": doc["agent"]["name"],
                         "records": {c["name"]: c for c in doc["capabilities"]}}
     return catalog
@@ -59,46 +60,46 @@ def check(filename, agents_dir, prefix):
     errors = []
     catalog = load_catalog(agents_dir)
     names = set(n for a in catalog.values() for n in a["records"])
-    items = json.load(open(os.path.join(HERE, filename), encoding="utf-8"))
+    items = json.loads(Path(HERE, filename).read_text(encoding="utf-8"))
     ids = [it["id"] for it in items]
     if len(set(ids)) != len(ids):
         errors.append("duplicate ids")
     for n, it in enumerate(items, 1):
-        where = "%s %s" % (filename, it.get("id"))
-        if it["id"] != "%s%03d" % (prefix, n):
-            errors.append("%s: id out of sequence" % where)
+        where = f"{filename} {it.get('id')}"
+        if it["id"] != f"{prefix}{n:03d}":
+            errors.append(f"{where}: id out of sequence")
         if set(it) != {"id", "kind", "agent", "query", "expect"} or set(it["expect"]) != {"capability", "available"}:
-            errors.append("%s: unexpected fields" % where)
+            errors.append(f"{where}: unexpected fields")
         if it["kind"] not in KINDS:
-            errors.append("%s: bad kind %r" % (where, it["kind"]))
+            errors.append("{}: bad kind {!r}".format(where, it["kind"]))
         hits = agents_named(it["agent"], catalog)
         if len(hits) != 1:
-            errors.append("%s: agent %r names %s" % (where, it["agent"], hits))
+            errors.append("{}: agent {!r} names {}".format(where, it["agent"], hits))
             continue
         aid = hits[0]
         cap, avail = it["expect"]["capability"], it["expect"]["available"]
         if it["kind"] == "none":
             if cap is not None or avail is not None:
-                errors.append("%s: none must expect null/null" % where)
+                errors.append(f"{where}: none must expect null/null")
             continue
         if cap not in names:
-            errors.append("%s: %r is not a capability name" % (where, cap))
+            errors.append(f"{where}: {cap!r} is not a capability name")
             continue
         record = catalog[aid]["records"].get(cap)
         if record is None:
-            errors.append("%s: %s has no record of %r" % (where, aid, cap))
+            errors.append(f"{where}: {aid} has no record of {cap!r}")
             continue
         if avail is not record["available"]:
-            errors.append("%s: available %r, record says %r" % (where, avail, record["available"]))
+            errors.append("{}: available {!r}, record says {!r}".format(where, avail, record["available"]))
         if it["kind"] == "other-agent" and avail is not False:
-            errors.append("%s: other-agent must expect false" % where)
+            errors.append(f"{where}: other-agent must expect false")
         if it["kind"] in ("identifier", "agent-term") and it["query"].lower() not in public_text(record):
-            errors.append("%s: %r not found in %s's %r record" % (where, it["query"], aid, cap))
+            errors.append("{}: {!r} not found in {}'s {!r} record".format(where, it["query"], aid, cap))
     kinds = Counter(it["kind"] for it in items)
     avails = Counter(str(it["expect"]["available"]).lower() for it in items)
-    print("%s: %d queries; %s; available %s" % (
-        filename, len(items), ", ".join("%s %d" % (k, kinds[k]) for k in KINDS),
-        ", ".join("%s %d" % kv for kv in sorted(avails.items()))))
+    kind_counts = ", ".join(f"{k} {kinds[k]}" for k in KINDS)
+    avail_counts = ", ".join(f"{k} {v}" for k, v in sorted(avails.items()))
+    print(f"{filename}: {len(items)} queries; {kind_counts}; available {avail_counts}")
     return errors
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from capidx.compiler.artifacts import Measured
-from capidx.compiler.build.budgets import BudgetResult
 from capidx.compiler.catalog import Catalog
+from capidx.compiler.emit.budgets import BudgetResult
 from capidx.schema.text import canonical_json
 
 FORMAT = 1
@@ -91,7 +91,7 @@ def serialize(manifest: dict[str, Any], rows: Sequence[str]) -> bytes:
 
 def read_previous(out: Path) -> dict[str, Any] | None:
     """The manifest of the current build in `out`, or None when there is none or it is unreadable."""
-    from capidx.compiler.build.outdir import manifest_bytes
+    from capidx.compiler.emit.outdir import manifest_bytes
 
     raw, _ = manifest_bytes(out)
     try:

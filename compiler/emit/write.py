@@ -13,7 +13,7 @@ removed, as before.)
 
 Only what is provably ours is ever removed: the temporary and old directories hold a marker file
 (`MARKER`) from the moment they are ours until they are gone (the marker is removed from the new build
-just before the swap, and from an old one last), and `capidx.compiler.build.outdir` decides which folder
+just before the swap, and from an old one last), and `capidx.compiler.emit.outdir` decides which folder
 `--out` may replace and which leftovers are ours.
 """
 
@@ -177,7 +177,7 @@ class TreeWriter:
             )
         except OSError:
             return  # written by `finish`, then
-        from capidx.compiler.build import pipes  # here: the helper runs this module alone, without capidx
+        from capidx.compiler.emit import pipes  # here: the helper runs this module alone, without capidx
 
         pipes.enlarge(self._helper.stdin)
         kept, self._kept = self._kept, []
@@ -193,7 +193,7 @@ class TreeWriter:
         raise self._failure(errors)
 
     def _failure(self, errors: bytes) -> OSError:
-        from capidx.compiler.build import pipes  # here: the helper runs this module alone, without capidx
+        from capidx.compiler.emit import pipes  # here: the helper runs this module alone, without capidx
 
         return OSError(f"writing {self.temp} failed: {pipes.last_line(errors) or 'the helper process stopped'}")
 

@@ -10,9 +10,10 @@ locale and the clock are not inputs: the digest is the same on every machine.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
@@ -34,20 +35,28 @@ def settings_bytes(settings: Mapping[str, Any]) -> bytes:
     return canonical_json(settings).encode("utf-8")
 
 
-_SHARED_SERVER_MODULES = frozenset({"text.py", "suggest.py", "lexicon.py"})
+# The code that shapes build output: the compiler and the contract it shares with the server (text
+# normalization, the lexicon, the suggestion label line). The server shapes none of it.
+FINGERPRINTED_PACKAGES = ("capidx.compiler", "capidx.schema")
 
 
 @cache
 def compiler_fingerprint() -> bytes:
-    """The bytes of the code that shapes the output: the compiler package and the server modules it uses
-    (`text` for normalization, `suggest` for the injection overhead written into match.json)."""
+    """The bytes of every module of `FINGERPRINTED_PACKAGES`, subpackages included, in a fixed order: a code
+    change anywhere in them makes the next build a full one."""
     digest = hashlib.sha256()
-    for package in ("capidx.compiler", "capidx.server"):
-        root = resources.files(package)
-        for entry in sorted(root.iterdir(), key=lambda item: item.name):
-            if entry.name.endswith(".py") and (package == "capidx.compiler" or entry.name in _SHARED_SERVER_MODULES):
-                digest.update(entry.name.encode() + b"\0" + entry.read_bytes())
+    for package in FINGERPRINTED_PACKAGES:
+        for name, data in _python_files(resources.files(package), ""):
+            digest.update(f"{package}/{name}".encode() + b"\0" + data)
     return digest.digest()
+
+
+def _python_files(folder: Traversable, prefix: str) -> Iterator[tuple[str, bytes]]:
+    for entry in sorted(folder.iterdir(), key=lambda item: item.name):
+        if entry.is_dir() and entry.name != "__pycache__":
+            yield from _python_files(entry, f"{prefix}{entry.name}/")
+        elif entry.name.endswith(".py"):
+            yield f"{prefix}{entry.name}", entry.read_bytes()
 
 
 def catalog_files(root: Path) -> list[Path]:

@@ -31,17 +31,16 @@ import threading
 from dataclasses import dataclass
 from typing import IO, Any
 
-from capidx.compiler.validate import discover
-
-from capidx.compiler.build import pipes
 from capidx.compiler.config import Config
 from capidx.compiler.diagnostics import exit_code_for
+from capidx.compiler.emit import pipes
 from capidx.compiler.errors import InvalidError
+from capidx.compiler.validate import discover
 from capidx.compiler.validate.load import load_file
 from capidx.compiler.validate.run import LoadedDocument, ValidationResult, collector_paused, document_order
 
 LARGE_INPUT = 4 << 20  # bytes of capability documents: the least worth a new Python (not a fork)
-_CHILD = "from capidx.compiler.build.background import child_main; child_main()"
+_CHILD = "from capidx.compiler.emit.background import child_main; child_main()"
 
 
 @dataclass(frozen=True)

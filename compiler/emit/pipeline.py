@@ -22,16 +22,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from capidx.compiler import __version__
-from capidx.compiler.build import digest as digests
 from capidx.compiler.artifacts import Artifact, Measured, PendingRow, count_lines, count_words, encode
-from capidx.compiler.build.budgets import BudgetResult, check_budgets
-from capidx.compiler.build.table import kind_table
 from capidx.compiler.catalog import Catalog, build_catalog
 from capidx.compiler.config import Config
 from capidx.compiler.diagnostics import ExitCode, exit_code_for
-from capidx.compiler.errors import CapidxError, InvalidError
-from capidx.compiler.validate.load import read_limited
-from capidx.compiler.build.manifest import (
+from capidx.compiler.emit import digest as digests
+from capidx.compiler.emit.budgets import BudgetResult, check_budgets
+from capidx.compiler.emit.manifest import (
     MATCH_INDEX,
     is_intact,
     known_token_counts,
@@ -40,7 +37,7 @@ from capidx.compiler.build.manifest import (
     read_previous,
     serialize,
 )
-from capidx.compiler.build.outdir import (
+from capidx.compiler.emit.outdir import (
     Replaceable,
     check_kind,
     check_listing,
@@ -49,12 +46,15 @@ from capidx.compiler.build.outdir import (
     recheck,
     remove_leftovers,
 )
-from capidx.compiler.build.tokenproc import start_counter
-from capidx.compiler.build.tokens import check_names, reported_names
-from capidx.compiler.build.write import MANIFEST, TreeWriter
+from capidx.compiler.emit.table import kind_table
+from capidx.compiler.emit.tokenproc import start_counter
+from capidx.compiler.emit.tokens import check_names, reported_names
+from capidx.compiler.emit.write import MANIFEST, TreeWriter
+from capidx.compiler.errors import CapidxError, InvalidError
+from capidx.compiler.validate.load import read_limited
 
 if TYPE_CHECKING:
-    from capidx.compiler.build.background import BackgroundValidation
+    from capidx.compiler.emit.background import BackgroundValidation
 
 _WRITABLE = "check that the output's folder is writable and has free space"
 # Above this many artifacts a TTY gets progress bars (small catalogs build faster than a bar draws).
@@ -189,7 +189,7 @@ def _validate_and_build(
     progress: Callable[[str, int], Any] | None,
     replaceable: Replaceable,
 ) -> BuildResult:
-    from capidx.compiler.build import background  # here: a no-op build needs none of validation's modules
+    from capidx.compiler.emit import background  # here: a no-op build needs none of validation's modules
 
     err = err or sys.stderr
     fork = background.can_fork()
@@ -209,7 +209,7 @@ def _validate_and_build(
 
 
 def _start_background(config: Config, strict: bool, verbosity: int, fork: bool) -> BackgroundValidation | None:
-    from capidx.compiler.build.background import BackgroundValidation
+    from capidx.compiler.emit.background import BackgroundValidation
 
     try:
         return BackgroundValidation(config, strict, verbosity, fork)

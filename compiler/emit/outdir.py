@@ -1,6 +1,6 @@
 """Which folder `capidx build --out` may replace, and which leftovers a build may remove.
 
-A build replaces its output folder as a whole (`compiler/build/write.py`), so a mistaken `--out` would delete
+A build replaces its output folder as a whole (`compiler/emit/write.py`), so a mistaken `--out` would delete
 whatever the folder held: a project root, a web `public/` folder with a PWA `manifest.json` (issue #14).
 Two rules keep that from happening, checked before anything is read, written or removed:
 
@@ -30,8 +30,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from capidx.compiler.emit.write import MANIFEST, MARKER, MARKER_TEXT, OLD_PREFIX, TEMP_PREFIX, remove_ours
 from capidx.compiler.errors import UsageError
-from capidx.compiler.build.write import MANIFEST, MARKER, MARKER_TEXT, OLD_PREFIX, TEMP_PREFIX, remove_ours
 
 # A manifest larger than this is not one we wrote (a build of 20,000 capabilities has one of ~50 MB);
 # reading it whole to find out would cost more than refusing.
@@ -151,7 +151,7 @@ def is_capidx_build(folder: Path) -> bool:
 def remove_leftovers(parent: Path) -> None:
     """Remove the temporary folders of killed builds next to the output folder, when provably ours and
     not in use by a build running beside this one. Anything else is left alone."""
-    from capidx.compiler.build.write import in_use
+    from capidx.compiler.emit.write import in_use
 
     for path in _leftover_candidates(parent):
         if not in_use(path) and (_has_marker(path) or is_capidx_build(path)):

@@ -31,9 +31,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
-from capidx.compiler.build import pipes
 from capidx.compiler.diagnostics import ExitCode
-from capidx.compiler.build.tokens import CountsBySha, EncodingUnavailable, TokenCounter, bundled
+from capidx.compiler.emit import pipes
+from capidx.compiler.emit.tokens import CountsBySha, EncodingUnavailable, TokenCounter, bundled
 
 # Frames sent to the child: kind, payload size; a text's payload is an encoding mask, its sha256, its bytes.
 _FRAME = struct.Struct("<BQ")
@@ -42,7 +42,7 @@ _TEXT_HEAD = struct.Struct("<B32s")
 # The child's answer to a sync: loaded-encodings mask, texts counted so far, number of rows; then the rows.
 _REPLY = struct.Struct("<BQQ")
 _ROW = struct.Struct("<32sBQ")
-_CHILD = "from capidx.compiler.build.tokenproc import child_main; child_main()"
+_CHILD = "from capidx.compiler.emit.tokenproc import child_main; child_main()"
 _FAILED = 3  # the child's exit status when it reports an error on stderr
 
 
@@ -214,7 +214,7 @@ def start_for_cold_build(encodings: Sequence[str], out: Path) -> TokenProcess | 
     tiktoken). `capidx build` starts it before importing the build's own modules, so that the child's start
     and encoding load overlap them; `build.run_build(started=...)` uses it, or closes it if the build turns
     out not to need it. None when not worth it or not possible: the build starts its counter itself."""
-    from capidx.compiler.build.write import MANIFEST  # here: the child runs this module and needs none of `write`
+    from capidx.compiler.emit.write import MANIFEST  # here: the child runs this module and needs none of `write`
 
     if not (sys.executable and bundled(encodings)) or (out / MANIFEST).exists():
         return None

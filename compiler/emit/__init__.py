@@ -1,4 +1,6 @@
-"""Stage 4, build: measure, budget and write — `capidx build` end to end.
+"""Stage 4, emit: measure, budget and write the build directory — `capidx build` end to end.
+
+Not named `build`: a folder of that name is ignored by common .gitignore templates and packaging tools.
 
 - `pipeline.run_build`: validate → catalog → derive → render → measure → budget → write;
 - `tokens`: exact token counts with tiktoken, offline; `budgets` and `table`: budgets and the printed table;

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from capidx.compiler.diagnostics import ExitCode
+from capidx.compiler.emit.pieces import split, splits_safely
 from capidx.compiler.errors import CapidxError
-from capidx.compiler.build.pieces import split, splits_safely
 
 if TYPE_CHECKING:  # imported when first needed: a no-op build tokenizes nothing
     from concurrent.futures import Future, ThreadPoolExecutor
