@@ -87,17 +87,17 @@ def test_a_manifest_json_that_is_not_json_is_refused(project: Path) -> None:
     folder = project / "site"
     folder.mkdir()
     (folder / "manifest.json").write_text("this is not JSON\n", encoding="utf-8")
-    assert "manifest.json is not JSON" in refused(project, "site")
+    assert "manifest.json: 1:1: invalid JSON" in refused(project, "site")
 
 
 def test_a_manifest_json_that_is_a_pipe_or_a_link_is_refused(project: Path) -> None:
     folder = project / "site"
     folder.mkdir()
     os.mkfifo(folder / "manifest.json")  # reading it would block forever
-    assert "manifest.json is not a regular file" in refused(project, "site")
+    assert "manifest.json: not a regular file" in refused(project, "site")
     (folder / "manifest.json").unlink()
     (folder / "manifest.json").symlink_to(project / "build" / "manifest.json")
-    assert "manifest.json is not a regular file" in refused(project, "site")
+    assert "manifest.json: not a regular file" in refused(project, "site")
 
 
 @pytest.mark.parametrize("inputs_changed", [False, True], ids=["up-to-date", "changed"])

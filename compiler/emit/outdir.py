@@ -21,7 +21,6 @@ same build check. Symbolic links are never followed.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from collections.abc import Iterable, Iterator, Mapping
@@ -32,10 +31,9 @@ from typing import Any
 
 from capidx.compiler.emit.write import MANIFEST, MARKER, MARKER_TEXT, OLD_PREFIX, TEMP_PREFIX, remove_ours
 from capidx.compiler.errors import UsageError
+from capidx.schema import builddir
 
 # A manifest larger than this is not one we wrote (a build of 20,000 capabilities has one of ~50 MB);
-# reading it whole to find out would cost more than refusing.
-MAX_MANIFEST_BYTES = 512 * 1024 * 1024
 _CHOOSE = "Choose a new or empty folder for --out."
 
 
@@ -187,31 +185,17 @@ def _has_marker(folder: Path) -> bool:
 
 def manifest_bytes(folder: Path) -> tuple[bytes | None, str]:
     """The bytes of `folder`'s manifest.json, or (None, why not): never from a link, a pipe or a device."""
-    path = folder / MANIFEST
     try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        return None, f"it is not empty and has no {MANIFEST}"
-    except OSError as exc:
-        return None, f"cannot read its {MANIFEST}: {exc.strerror or exc}"
-    if not stat.S_ISREG(info.st_mode):
-        return None, f"its {MANIFEST} is not a regular file"
-    if info.st_size > MAX_MANIFEST_BYTES:
-        return None, f"its {MANIFEST} is larger than any capidx build manifest"
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(MAX_MANIFEST_BYTES + 1), ""
-    except OSError as exc:
-        return None, f"cannot read its {MANIFEST}: {exc.strerror or exc}"
+        return builddir.read_manifest(folder / MANIFEST), ""
+    except builddir.ManifestUnreadable as error:
+        return None, f"it is not empty and has no {MANIFEST}" if error.missing else f"its {MANIFEST}: {error.reason}"
 
 
 def _parse(raw: bytes) -> tuple[Any, str | None]:
     try:
-        return json.loads(raw), None
-    except (ValueError, UnicodeDecodeError) as exc:
-        return None, f"its {MANIFEST} is not JSON ({type(exc).__name__})"
-    except RecursionError:
-        return None, f"its {MANIFEST} is nested too deeply to be a build manifest"
+        return builddir.parse_manifest(Path(MANIFEST), raw), None
+    except builddir.ManifestUnreadable as error:
+        return None, f"its {MANIFEST}: {error.reason}"
 
 
 def manifest_problems(data: Any) -> list[str]:
@@ -219,13 +203,11 @@ def manifest_problems(data: Any) -> list[str]:
 
     The yes/no answer comes from the schema compiled by fastjsonschema (jsonschema takes about a second
     per 4,000 artifacts, fastjsonschema a twentieth of that: this runs before every build that replaces
-    one); jsonschema, through `report_manifest.manifest_problems`, says what is wrong when it is not."""
-    from capidx.compiler.report import manifest_reader as report_manifest
-
+    one); jsonschema, through the contract's `manifest_problems`, says what is wrong when it is not."""
     try:
         if _fast_valid(data):
-            return report_manifest.contract_problems(data)
-        return report_manifest.manifest_problems(data) or ["not a build manifest"]
+            return builddir.contract_problems(data)
+        return builddir.manifest_problems(data) or ["not a build manifest"]
     except RecursionError:
         return ["nested too deeply"]
 
@@ -244,9 +226,7 @@ def _fast_valid(data: Any) -> bool:
 def _fast_check() -> Any:
     import fastjsonschema
 
-    from capidx.compiler.report.manifest_reader import manifest_schema
-
-    return fastjsonschema.compile(manifest_schema())
+    return fastjsonschema.compile(builddir.manifest_schema())
 
 
 def _unlisted(folder: Path, listed: frozenset[str]) -> Iterator[str]:

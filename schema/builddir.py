@@ -1,0 +1,125 @@
+"""The build directory's layout and its manifest reader: what `capidx build` writes and every reader reads.
+
+The compiler writes a build directory, the server and `capidx report` read one; this module is the one
+place that names its files and reads its manifest, so the writer and the readers cannot drift apart. The
+manifest's structure is `build-manifest.schema.json` beside this file. Standard library only at import
+time; `jsonschema` is imported only to explain a manifest that is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Iterable, Mapping
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+MANIFEST = "manifest.json"
+MATCH_INDEX = "index/match.json"  # the resolution index the server loads
+MANIFEST_SCHEMA = "build-manifest.schema.json"
+# A manifest larger than this is not one capidx wrote (20,000 capabilities make one of ~50 MB).
+MAX_MANIFEST_BYTES = 512 * 1024 * 1024
+REBUILD = "rebuild with `capidx build`"
+_MAX_SCHEMA_ERRORS = 10
+_MAX_MESSAGE = 200
+
+
+class ManifestUnreadable(Exception):
+    """The manifest cannot be read or parsed: `reason` says why in a few words, `missing` when there is none.
+
+    Each side wraps it in its own error (the compiler's `CapidxError`, the server's `BuildError`): this
+    package imports neither."""
+
+    def __init__(self, path: Path, reason: str, *, missing: bool = False) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+        self.missing = missing
+
+
+def manifest_path(location: Path) -> Path:
+    """A build directory stands for its manifest.json; a file is taken as the manifest itself."""
+    return location / MANIFEST if location.is_dir() else location
+
+
+def read_manifest(path: Path, *, follow_links: bool = False, limit: int = MAX_MANIFEST_BYTES) -> bytes:
+    """The manifest's bytes. Only a regular file is read (a pipe would block, a device never end; a link only
+    with `follow_links`), and never more than `limit` bytes: a larger file is refused before it is read."""
+    try:
+        info = os.stat(path) if follow_links else os.lstat(path)
+    except FileNotFoundError:
+        raise ManifestUnreadable(path, f"no {MANIFEST}", missing=True) from None
+    except OSError as exc:
+        raise ManifestUnreadable(path, f"cannot read: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise ManifestUnreadable(path, "not a regular file (a link, a pipe or a device?)")
+    if info.st_size > limit:
+        raise ManifestUnreadable(path, f"over {limit >> 20} MiB, not a build manifest")
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        raise ManifestUnreadable(path, f"cannot read: {exc.strerror or exc}") from None
+    if len(data) > limit:  # it grew after the lstat
+        raise ManifestUnreadable(path, f"over {limit >> 20} MiB, not a build manifest")
+    return data
+
+
+def parse_manifest(path: Path, data: bytes) -> Any:
+    """The manifest's JSON value (not yet checked against the schema)."""
+    try:
+        return json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ManifestUnreadable(path, f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise ManifestUnreadable(path, f"{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+    except RecursionError:  # the parser's own guard against a stack overflow: no manifest capidx writes is so deep
+        raise ManifestUnreadable(path, "nested too deeply to be a build manifest") from None
+
+
+@cache
+def manifest_schema() -> dict[str, Any]:
+    return json.loads(resources.files("capidx.schema").joinpath(MANIFEST_SCHEMA).read_text("utf-8"))
+
+
+def manifest_problems(data: Any) -> list[str]:
+    """Why `data` is not a valid build manifest, as `$.json.path: message` lines ([] when it is): the schema's
+    errors (at most ten, then a count), else what the schema cannot state (`contract_problems`)."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(manifest_schema())
+    try:
+        errors = sorted(validator.iter_errors(data), key=lambda error: list(map(str, error.absolute_path)))
+    except RecursionError:
+        return ["nested too deeply to be a build manifest"]
+    problems = [f"{json_path(error.absolute_path)}: {_short(error.message)}" for error in errors]
+    if len(problems) > _MAX_SCHEMA_ERRORS:
+        hidden = len(problems) - _MAX_SCHEMA_ERRORS
+        problems = [*problems[:_MAX_SCHEMA_ERRORS], f"… and {hidden} more schema errors"]
+    return problems or contract_problems(data)
+
+
+def contract_problems(data: Mapping[str, Any]) -> list[str]:
+    """Unique URIs and a primary-encoding count on every artifact (the schema states neither)."""
+    encoding = data["encodings"][0]
+    seen: set[str] = set()
+    problems = []
+    for index, artifact in enumerate(data["artifacts"]):
+        if artifact["uri"] in seen:
+            problems.append(f"$.artifacts[{index}].uri: duplicate URI {artifact['uri']!r}")
+        seen.add(artifact["uri"])
+        if encoding not in artifact["tokens"]:
+            problems.append(f"$.artifacts[{index}].tokens: no count for the primary encoding {encoding!r}")
+    return problems
+
+
+def json_path(parts: Iterable[Any]) -> str:
+    return "$" + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in parts)
+
+
+def _short(message: str) -> str:
+    """jsonschema quotes the offending value, which may be a whole object: keep messages readable."""
+    return message if len(message) <= _MAX_MESSAGE else message[: _MAX_MESSAGE - 1] + "…"
