@@ -320,6 +320,7 @@ def _run(work: Path, env: dict[str, str], options: argparse.Namespace) -> None:
         f"python {sys.version.split()[0]}"
     )
     print(f"capidx {where}; work folder {work}")
+    print(floors(env))
     print(f"{options.runs} runs per case after {options.warmup} warm-up round(s), interleaved; medians shown")
     catalogs = [] if options.no_bundled else [bundled()]
     catalogs += [generated(work, label) for label in options.sizes]
@@ -347,6 +348,22 @@ def _run(work: Path, env: dict[str, str], options: argparse.Namespace) -> None:
             f"{cold.cpu / catalog.capabilities * 1000:7.3f} s {marginal} "
             f"{_mib(cold.max_rss_kib)} {_mib(cold.tree_rss_kib)} {_mib(cold.tree_pss_kib)}"
         )
+
+
+def floors(env: dict[str, str], runs: int = 5) -> str:
+    """Two gauges of the machine at the time of the run, to read the figures against (a shared machine's CPU
+    time grows with contention, not only its wall time): interpreter start, and a fixed pure-Python loop."""
+    starts = [run_process([sys.executable, "-c", "pass"], REPO, env) for _ in range(runs)]
+    loops = []
+    for _ in range(runs):
+        started = time.process_time()
+        sum(index * index for index in range(1_000_000))
+        loops.append(time.process_time() - started)
+    return (
+        f"floors: python -c pass {statistics.median(s.wall for s in starts) * 1000:.0f} ms wall / "
+        f"{statistics.median(s.cpu for s in starts) * 1000:.0f} ms CPU; a fixed loop of 10^6 squares "
+        f"{statistics.median(loops) * 1000:.0f} ms CPU (medians of {runs})"
+    )
 
 
 def _load() -> str:
