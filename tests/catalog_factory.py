@@ -229,8 +229,12 @@ AGENT_IDS = ("claude-code", "copilot-cli", "vscode-copilot")
 
 
 def documents() -> dict[str, dict[str, Any]]:
-    """Fresh copies of the three capability documents, keyed by agent id (safe to mutate)."""
-    return copy.deepcopy({"claude-code": CLAUDE, "copilot-cli": COPILOT_CLI, "vscode-copilot": VSCODE_COPILOT})
+    """Fresh copies of the three capability documents, keyed by agent id (safe to mutate).
+
+    Each is copied on its own: one `deepcopy` of the three would keep lists the literals share (hint lists)
+    shared between the copies too, so editing one agent's would edit the others'."""
+    originals = {"claude-code": CLAUDE, "copilot-cli": COPILOT_CLI, "vscode-copilot": VSCODE_COPILOT}
+    return {agent: copy.deepcopy(document) for agent, document in originals.items()}
 
 
 def write_catalog(
