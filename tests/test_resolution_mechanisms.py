@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from server_support import Cap, real_build, write_catalog
 
-from capidx.server import resolve
+from capidx.server import concepts, resolve
+from capidx.server.concepts import related
 from capidx.server.lexicon import ABBREVIATIONS, expansions, identifiers
 from capidx.server.resolve import MatchIndex, resolve_capability
 
@@ -184,15 +185,15 @@ def test_an_abbreviation_is_not_corrected_as_a_typo(index: MatchIndex) -> None:
 # --- never a confident wrong "no" ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("query", ["suggest the rest of the line", "inline suggestions in the editor"])
-def test_a_loose_no_with_a_close_candidate_the_agent_has_comes_back_as_candidates(
-    index: MatchIndex, query: str
-) -> None:
-    # Inline Completion scores clearly first, but Claude lacks it and Editor Integration (which Claude has)
-    # is close: candidates, not "Claude cannot do that".
+def test_a_loose_no_below_the_stricter_rule_comes_back_as_candidates(index: MatchIndex) -> None:
+    # Inline Completion is the only candidate, clear enough to resolve (`DECISION_RULE`) but not confident
+    # enough to tell Claude, which lacks it, "no" (`NO_RULE`): candidates, not "Claude cannot do that".
+    query = "predict the rest of the line"
     lacking = resolve_capability(index, query, agent=CLAUDE)
     assert lacking.status == "ambiguous"
-    assert [c.value for c in lacking.candidates[:2]] == ["inline-completion", "editor-integration"]
+    assert [c.value for c in lacking.candidates[:1]] == ["inline-completion"]
+    assert resolve.decide(lacking.ranked[0].confidence, 0.0)
+    assert not resolve.decide(lacking.ranked[0].confidence, 0.0, resolve.NO_RULE)
     # the agent that has it gets the answer
     having = resolve_capability(index, query, agent=GEMINI)
     assert (having.status, having.value) == ("resolved", "inline-completion")
@@ -281,3 +282,52 @@ def _comparisons(size: int) -> int:
 def test_building_the_match_index_is_linear_in_the_catalog() -> None:
     small, large = _comparisons(200), _comparisons(800)
     assert large <= 4 * small + 50  # a scan per capability would make it sixteen times as many
+
+
+# --- word families, related wordings, unknown words -------------------------------------------------------
+
+
+def test_related_wordings_come_from_the_concept_lexicon() -> None:
+    assert ("memory",) in related("remember")
+    assert ("checkpoint",) in related("undo")
+    assert related("unrelatedword") == ()
+    # a member that stop words would shorten relates nothing ('pick up' is not 'pick')
+    assert concepts._phrase("pick up") == ()
+    for group in concepts.CONCEPTS:
+        assert all(concepts._phrase(member) for member in group), group
+
+
+def test_word_families_group_index_terms_by_snowball_root() -> None:
+    assert concepts.root("approval") == concepts.root("approve")
+    found = concepts.families(["approval", "approve", "memory", "summarize", "summariz"])
+    assert found[concepts.root("approve")] == ("approval", "approve")
+    assert "memory" not in {t for group in found.values() for t in group}  # a root of one term is no family
+
+
+def test_a_related_wording_finds_the_capability(index: MatchIndex) -> None:
+    # 'autocomplete' is in no text of the catalog; its idea is 'completion', which names Inline Completion
+    resolution = resolve_capability(index, "autocomplete as I type", agent=GEMINI)
+    assert (resolution.status, resolution.value) == ("resolved", "inline-completion")
+
+
+def test_a_related_wording_counts_less_than_the_word_itself(index: MatchIndex) -> None:
+    literal, _ = resolve.score_capabilities(index, "memory between sessions")
+    through_related, _ = resolve.score_capabilities(index, "remember between sessions")
+    assert 0 < through_related["persistent-memory"] < literal["persistent-memory"]
+
+
+def test_another_form_of_a_word_finds_its_family(index: MatchIndex) -> None:
+    # the light stem keeps 'summarizing' ('summariz') apart from 'summarizes'; their Snowball root joins them
+    assert "summariz" not in index.idf
+    as_typed = resolve.Corrected(("summariz",), (1.0,))  # no typo correction: only the family can match
+    confidence, _ = resolve.score_capabilities(index, "summarizing", as_typed)
+    assert max(confidence, key=confidence.__getitem__) == "context-compaction"
+
+
+def test_an_unknown_word_weighs_fully_in_a_short_query(index: MatchIndex) -> None:
+    assert resolve._unknown_idf(index, ["kubernetes", "memory"]) == index.max_idf
+    long = ["please", "kubernetes", "memory", "store", "fact", "session"]
+    assert resolve._unknown_idf(index, long) == index.max_idf * resolve.UNKNOWN_WEIGHT
+    short, _ = resolve.score_capabilities(index, "kubernetes memory")
+    alone, _ = resolve.score_capabilities(index, "memory")
+    assert short["persistent-memory"] < alone["persistent-memory"]
