@@ -200,6 +200,8 @@ class CapabilityEntry:
     fields: Mapping[str, float] = field(default_factory=dict)
     # Stemmed term sequences of names, aliases and wordings (False) and trigger phrases (True).
     phrases: tuple[tuple[tuple[str, ...], bool], ...] = ()
+    # match.json `bigrams` as pairs of Snowball roots (`capidx.server.concepts.root`): words found together.
+    pairs: frozenset[tuple[str, str]] = frozenset()
     use_when: tuple[UseWhen, ...] = ()
     similar: tuple[tuple[str, float], ...] = ()  # `similarTo`: (slug, score), best first
 
@@ -400,6 +402,7 @@ def _capability_entry(row: Mapping[str, Any], table_aliases: Iterable[str], word
         names=tuple(sorted(n for n in names if n)),
         fields=MappingProxyType(fields),
         phrases=tuple(sorted(phrases.items())),
+        pairs=frozenset(_root_pairs(row.get("bigrams", ()))),
         use_when=tuple(_use_when(row.get("useWhen", ()))),
         similar=tuple(
             (item["capability"], float(item.get("score", 0.0)))
@@ -407,6 +410,13 @@ def _capability_entry(row: Mapping[str, Any], table_aliases: Iterable[str], word
             if isinstance(item, Mapping) and "capability" in item
         ),
     )
+
+
+def _root_pairs(bigrams: Iterable[Any]) -> Iterable[tuple[str, str]]:
+    for bigram in bigrams:
+        words = str(bigram).split()
+        if len(words) == 2:
+            yield root(words[0]), root(words[1])
 
 
 def _use_when(rules: Iterable[Mapping[str, Any]]) -> Iterable[UseWhen]:
@@ -805,6 +815,7 @@ class Slot:
     literal: bool = False  # an identifier: found literally, in any field, it counts fully
     part: bool = False  # only part of an identifier: the identifier's slot carries its weight in the total
     fixed: bool = False  # a typo correction
+    root: str = ""  # a word's Snowball root (not an identifier's): consecutive words are looked up as pairs
 
 
 def _identifier_parts(query: str, literal: Sequence[str]) -> frozenset[str]:
@@ -835,7 +846,8 @@ def _slots(index: MatchIndex, query: str, corrected: Corrected, literal: Sequenc
         weight = trust * (IDENTIFIER_PART if part else 1.0)
         own = alternatives[:direct] if _known(index, alternatives[:direct]) else alternatives
         idf = _slot_idf(index, own, unknown)
-        slots.append(Slot(tuple(alternatives), weight, idf, term in index.agent_words, part=part, fixed=trust < 1.0))
+        about_agent = term in index.agent_words
+        slots.append(Slot(tuple(alternatives), weight, idf, about_agent, part=part, fixed=trust < 1.0, root=root(term)))
     for token in dict.fromkeys(literal):
         slots.append(Slot((((token,), 1.0, False),), 1.0, index.idf.get(token, index.max_idf), False, literal=True))
     return slots
@@ -889,11 +901,17 @@ def _lexical(index: MatchIndex, slots: Sequence[Slot]) -> tuple[dict[str, float]
         for t in words
         for slug in index._postings.get(t, ())
     }
+    pairs = [
+        (i, (first.root, second.root))
+        for i, (first, second) in enumerate(itertools.pairwise(slots))
+        if first.root and second.root
+    ]
     for slug in sorted(touched):
         entry = index.capabilities[slug]
         norm = K1 * (1 - B + B * entry.length / index.avg_length)
         score = covered = 0.0
-        for slot in slots:
+        together = {j for i, pair in pairs if pair in entry.pairs for j in (i, i + 1)}
+        for position, slot in enumerate(slots):
             best_score = best_cover = 0.0
             for words, factor, loose in slot.alternatives:
                 present = [t for t in words if t in entry.terms]
@@ -910,6 +928,8 @@ def _lexical(index: MatchIndex, slots: Sequence[Slot]) -> tuple[dict[str, float]
                     best_score, best_cover = value * factor / len(words), cover
             if not best_score:
                 continue
+            if position in together:  # found next to the query's neighbouring word: as telling as a name
+                best_cover = max(best_cover, slot.idf)
             score += slot.weight * best_score
             if slot.about_agent and about is not slots:
                 continue

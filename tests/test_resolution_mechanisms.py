@@ -188,7 +188,7 @@ def test_an_abbreviation_is_not_corrected_as_a_typo(index: MatchIndex) -> None:
 def test_a_loose_no_below_the_stricter_rule_comes_back_as_candidates(index: MatchIndex) -> None:
     # Inline Completion is the only candidate, clear enough to resolve (`DECISION_RULE`) but not confident
     # enough to tell Claude, which lacks it, "no" (`NO_RULE`): candidates, not "Claude cannot do that".
-    query = "predict the rest of the line"
+    query = "predict what I type"
     lacking = resolve_capability(index, query, agent=CLAUDE)
     assert lacking.status == "ambiguous"
     assert [c.value for c in lacking.candidates[:1]] == ["inline-completion"]
@@ -331,3 +331,18 @@ def test_an_unknown_word_weighs_fully_in_a_short_query(index: MatchIndex) -> Non
     short, _ = resolve.score_capabilities(index, "kubernetes memory")
     alone, _ = resolve.score_capabilities(index, "memory")
     assert short["persistent-memory"] < alone["persistent-memory"]
+
+
+def test_the_build_records_word_pairs_of_names_and_descriptions(build: Path) -> None:
+    data = json.loads((build / "index" / "match.json").read_text(encoding="utf-8"))
+    pairs = {row["slug"]: row["bigrams"] for row in data["capabilities"]}
+    assert "context window" in pairs["context-compaction"]  # "... when the context window fills up"
+    assert "window fill" in pairs["context-compaction"]
+    assert pairs["web-search"] == sorted(pairs["web-search"])
+
+
+def test_neighbouring_words_found_together_count_like_a_name(index: MatchIndex) -> None:
+    # 'context' and 'window' both occur in Context Compaction; together they are its description's phrase
+    together, _ = resolve.score_capabilities(index, "context window")
+    apart, _ = resolve.score_capabilities(index, "window context")
+    assert together["context-compaction"] > apart["context-compaction"]
