@@ -792,8 +792,8 @@ def score_capabilities(
 
 
 # One way a query word may occur in a capability's texts: the run of terms, how much a match through it
-# counts, and whether it is loose (another root form or a related wording: the whole run must occur, and a
-# match in a name counts as one in a description).
+# counts, and whether it is loose (another root form or a related wording: the whole run must occur, a
+# match in a name counts as one in a description, and its presence counts, not how often it occurs).
 Alternative = tuple[tuple[str, ...], float, bool]
 
 
@@ -919,7 +919,7 @@ def _lexical(index: MatchIndex, slots: Sequence[Slot]) -> tuple[dict[str, float]
                     continue
                 value = 0.0
                 for t in present:
-                    tf = entry.terms[t] + (0.0 if loose else entry.fields.get(t, 0.0))
+                    tf = 1.0 if loose else entry.terms[t] + entry.fields.get(t, 0.0)
                     value += index.idf.get(t, 0.0) * tf * (K1 + 1) / (tf + norm)
                 named = slot.literal or (not loose and all(t in entry.fields for t in present))
                 share = len(present) / len(words)
