@@ -894,13 +894,13 @@ def _lexical(index: MatchIndex, slots: Sequence[Slot]) -> tuple[dict[str, float]
     scores: dict[str, float] = {}
     explained: dict[str, float] = {}
     fixed: dict[str, bool] = {}
-    touched = {
-        slug
-        for slot in slots
-        for words, _, _ in slot.alternatives
-        for t in words
-        for slug in index._postings.get(t, ())
-    }
+    # slug -> position of a slot -> the slot's alternatives with a word in that capability's texts: each
+    # capability then weighs only what it may match (a query has many alternatives, a capability few of them).
+    touched: dict[str, dict[int, list[Alternative]]] = {}
+    for position, slot in enumerate(slots):
+        for alternative in slot.alternatives:
+            for slug in dict.fromkeys(s for t in alternative[0] for s in index._postings.get(t, ())):
+                touched.setdefault(slug, {}).setdefault(position, []).append(alternative)
     pairs = [
         (i, (first.root, second.root))
         for i, (first, second) in enumerate(itertools.pairwise(slots))
@@ -911,9 +911,10 @@ def _lexical(index: MatchIndex, slots: Sequence[Slot]) -> tuple[dict[str, float]
         norm = K1 * (1 - B + B * entry.length / index.avg_length)
         score = covered = 0.0
         together = {j for i, pair in pairs if pair in entry.pairs for j in (i, i + 1)}
-        for position, slot in enumerate(slots):
+        for position, alternatives in sorted(touched[slug].items()):
+            slot = slots[position]
             best_score = best_cover = 0.0
-            for words, factor, loose in slot.alternatives:
+            for words, factor, loose in alternatives:
                 present = [t for t in words if t in entry.terms]
                 if not present or (loose and len(present) < len(words)):
                     continue
