@@ -22,12 +22,16 @@ nothing. Order for capabilities:
    typo similarity, a verb only a few capabilities do (`actionTriggers`), identifiers quoted in the
    capability's records -- the strongest signal plus half of the next one times what is left. Query
    words are slots whose alternatives include verb forms and the lexicon's expansions of
-   abbreviations ('PR' -> 'pull request', `capidx.server.lexicon.ABBREVIATIONS`);
+   abbreviations ('PR' -> 'pull request', `capidx.server.lexicon.ABBREVIATIONS`) and, weaker, index
+   terms of the same Snowball root and related wordings of the same idea (`capidx.server.concepts`);
+   neighbouring query words found together in a name or description (match.json `bigrams`) count like
+   a name match;
 7. when the best candidate is not clearly ahead (`decide`, calibrated on the blind benchmark), the
    top three come back with `matchConfidence` instead of a guess; when nothing scores at all, what
    scored a little and the closest names come back as suggestions;
 8. never a confident wrong "no" (`_guarded`): a loose answer that the asked agent lacks the
-   capability, while a close candidate is one it has, comes back as candidates.
+   capability, while a close candidate is one it has, or that does not pass the stricter `NO_RULE`,
+   comes back as candidates.
 """
 
 from __future__ import annotations
