@@ -136,11 +136,12 @@ def root(term: str) -> str:
 
 
 def families(vocabulary: Iterable[str]) -> dict[str, tuple[str, ...]]:
-    """root -> the vocabulary's terms with that root, for the roots shared by two or more terms (one pass)."""
+    """root -> the vocabulary's terms with that root (one pass): a query word finds the index's forms of it
+    ('summarizing' -> 'summarize') even when the index has only one."""
     found: dict[str, list[str]] = {}
     for term in vocabulary:
         found.setdefault(root(term), []).append(term)
-    return {key: tuple(sorted(group)) for key, group in found.items() if len(group) > 1}
+    return {key: tuple(sorted(group)) for key, group in found.items()}
 
 
 __all__ = ["CONCEPTS", "families", "related", "root"]

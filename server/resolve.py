@@ -204,8 +204,9 @@ class CapabilityEntry:
     fields: Mapping[str, float] = field(default_factory=dict)
     # Stemmed term sequences of names, aliases and wordings (False) and trigger phrases (True).
     phrases: tuple[tuple[tuple[str, ...], bool], ...] = ()
-    # match.json `bigrams` as pairs of Snowball roots (`capidx.server.concepts.root`): words found together.
-    pairs: frozenset[tuple[str, str]] = frozenset()
+    # match.json `bigrams` ("a b": consecutive terms of its name, wordings and descriptions), as stored: a
+    # query pair is looked up through its words' families (`_pair_keys`), so loading costs no stemming.
+    pairs: frozenset[str] = frozenset()
     use_when: tuple[UseWhen, ...] = ()
     similar: tuple[tuple[str, float], ...] = ()  # `similarTo`: (slug, score), best first
 
@@ -251,7 +252,7 @@ class MatchIndex:
     # texts have it, and phrase -> ((slug, is_trigger), ...) of names, aliases, wordings and triggers.
     _postings: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     _phrases: Mapping[tuple[str, ...], tuple[tuple[str, bool], ...]] = field(default_factory=dict, repr=False)
-    # Snowball root -> the index terms sharing it (`capidx.server.concepts.families`), two or more.
+    # Snowball root -> the index terms with it (`capidx.server.concepts.families`).
     _families: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -406,7 +407,7 @@ def _capability_entry(row: Mapping[str, Any], table_aliases: Iterable[str], word
         names=tuple(sorted(n for n in names if n)),
         fields=MappingProxyType(fields),
         phrases=tuple(sorted(phrases.items())),
-        pairs=frozenset(_root_pairs(row.get("bigrams", ()))),
+        pairs=frozenset(row.get("bigrams", ())),
         use_when=tuple(_use_when(row.get("useWhen", ()))),
         similar=tuple(
             (item["capability"], float(item.get("score", 0.0)))
@@ -414,13 +415,6 @@ def _capability_entry(row: Mapping[str, Any], table_aliases: Iterable[str], word
             if isinstance(item, Mapping) and "capability" in item
         ),
     )
-
-
-def _root_pairs(bigrams: Iterable[Any]) -> Iterable[tuple[str, str]]:
-    for bigram in bigrams:
-        words = str(bigram).split()
-        if len(words) == 2:
-            yield root(words[0]), root(words[1])
 
 
 def _use_when(rules: Iterable[Mapping[str, Any]]) -> Iterable[UseWhen]:
@@ -819,7 +813,7 @@ class Slot:
     literal: bool = False  # an identifier: found literally, in any field, it counts fully
     part: bool = False  # only part of an identifier: the identifier's slot carries its weight in the total
     fixed: bool = False  # a typo correction
-    root: str = ""  # a word's Snowball root (not an identifier's): consecutive words are looked up as pairs
+    term: str = ""  # the word as typed (not an identifier): consecutive words are looked up as pairs
 
 
 def _identifier_parts(query: str, literal: Sequence[str]) -> frozenset[str]:
@@ -851,7 +845,7 @@ def _slots(index: MatchIndex, query: str, corrected: Corrected, literal: Sequenc
         own = alternatives[:direct] if _known(index, alternatives[:direct]) else alternatives
         idf = _slot_idf(index, own, unknown)
         about_agent = term in index.agent_words
-        slots.append(Slot(tuple(alternatives), weight, idf, about_agent, part=part, fixed=trust < 1.0, root=root(term)))
+        slots.append(Slot(tuple(alternatives), weight, idf, about_agent, part=part, fixed=trust < 1.0, term=term))
     for token in dict.fromkeys(literal):
         slots.append(Slot((((token,), 1.0, False),), 1.0, index.idf.get(token, index.max_idf), False, literal=True))
     return slots
@@ -868,6 +862,12 @@ def _slot_idf(index: MatchIndex, alternatives: Sequence[Alternative], unknown: f
     return max(known, default=unknown)
 
 
+def _pair_keys(index: MatchIndex, first: str, second: str) -> frozenset[str]:
+    """The `bigrams` keys two neighbouring query words may have in a capability's texts: each word or another
+    index term of its Snowball root ('summarizing history' finds "summarizes history")."""
+    return frozenset(f"{a} {b}" for a in (first, *_family(index, first)) for b in (second, *_family(index, second)))
+
+
 def _unknown_idf(index: MatchIndex, query_terms: Sequence[str]) -> float:
     """What a query word no text has weighs: the rarest term's idf in a short query, `UNKNOWN_WEIGHT` of it
     in a longer one."""
@@ -880,8 +880,11 @@ def _known(index: MatchIndex, alternatives: Sequence[Alternative]) -> bool:
 
 
 def _family(index: MatchIndex, term: str) -> tuple[str, ...]:
-    """The other index terms with the term's Snowball root ('approval' -> 'approve', 'approving')."""
-    return tuple(t for t in index._families.get(root(term), ()) if t != term)
+    """The other index terms with the term's Snowball root ('approval' -> 'approve', 'approving'), or with the
+    root of the term plus 'e': the light stem drops '-ing' / '-ed' without giving a final 'e' back
+    ('writing' -> 'writ', 'summarizing' -> 'summariz', while 'writes' -> 'write')."""
+    roots = dict.fromkeys((root(term), root(term + "e")))
+    return tuple(dict.fromkeys(t for key in roots for t in index._families.get(key, ()) if t != term))
 
 
 def _term_forms(index: MatchIndex, term: str) -> tuple[str, ...]:
@@ -906,15 +909,15 @@ def _lexical(index: MatchIndex, slots: Sequence[Slot]) -> tuple[dict[str, float]
             for slug in dict.fromkeys(s for t in alternative[0] for s in index._postings.get(t, ())):
                 touched.setdefault(slug, {}).setdefault(position, []).append(alternative)
     pairs = [
-        (i, (first.root, second.root))
+        (i, _pair_keys(index, first.term, second.term))
         for i, (first, second) in enumerate(itertools.pairwise(slots))
-        if first.root and second.root
+        if first.term and second.term
     ]
     for slug in sorted(touched):
         entry = index.capabilities[slug]
         norm = K1 * (1 - B + B * entry.length / index.avg_length)
         score = covered = 0.0
-        together = {j for i, pair in pairs if pair in entry.pairs for j in (i, i + 1)}
+        together = {j for i, keys in pairs if not keys.isdisjoint(entry.pairs) for j in (i, i + 1)}
         for position, alternatives in sorted(touched[slug].items()):
             slot = slots[position]
             best_score = best_cover = 0.0

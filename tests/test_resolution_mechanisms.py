@@ -301,7 +301,8 @@ def test_word_families_group_index_terms_by_snowball_root() -> None:
     assert concepts.root("approval") == concepts.root("approve")
     found = concepts.families(["approval", "approve", "memory", "summarize", "summariz"])
     assert found[concepts.root("approve")] == ("approval", "approve")
-    assert "memory" not in {t for group in found.values() for t in group}  # a root of one term is no family
+    assert found[concepts.root("memory")] == ("memory",)
+    assert found[concepts.root("summarize")] == ("summarize",)
 
 
 def test_a_related_wording_finds_the_capability(index: MatchIndex) -> None:
@@ -317,11 +318,13 @@ def test_a_related_wording_counts_less_than_the_word_itself(index: MatchIndex) -
 
 
 def test_another_form_of_a_word_finds_its_family(index: MatchIndex) -> None:
-    # the light stem keeps 'summarizing' ('summariz') apart from 'summarizes'; their Snowball root joins them
+    # the light stem keeps 'summarizing' ('summariz') apart from 'summarizes' ('summarize'); the family joins them
     assert "summariz" not in index.idf
     as_typed = resolve.Corrected(("summariz",), (1.0,))  # no typo correction: only the family can match
-    confidence, _ = resolve.score_capabilities(index, "summarizing", as_typed)
-    assert max(confidence, key=confidence.__getitem__) == "context-compaction"
+    slots = resolve._slots(index, "summarizing", as_typed, [])
+    assert (("summarize",), resolve.ROOT_FORM, True) in slots[0].alternatives
+    lexical, _ = resolve._lexical(index, slots)
+    assert max(lexical, key=lexical.__getitem__) == "context-compaction"
 
 
 def test_an_unknown_word_weighs_fully_in_a_short_query(index: MatchIndex) -> None:
