@@ -864,8 +864,11 @@ def _slot_idf(index: MatchIndex, alternatives: Sequence[Alternative], unknown: f
 
 def _pair_keys(index: MatchIndex, first: str, second: str) -> frozenset[str]:
     """The `bigrams` keys two neighbouring query words may have in a capability's texts: each word or another
-    index term of its Snowball root ('summarizing history' finds "summarizes history")."""
-    return frozenset(f"{a} {b}" for a in (first, *_family(index, first)) for b in (second, *_family(index, second)))
+    index term of its Snowball root ('summarizing history' finds "summarizes history"), an abbreviation by
+    its expansion's adjacent word ('PR review' finds "request review")."""
+    lefts = (first, *_family(index, first), *(words[-1] for e in expansions(first) if (words := terms(e))))
+    rights = (second, *_family(index, second), *(words[0] for e in expansions(second) if (words := terms(e))))
+    return frozenset(f"{a} {b}" for a in lefts for b in rights)
 
 
 def _unknown_idf(index: MatchIndex, query_terms: Sequence[str]) -> float:

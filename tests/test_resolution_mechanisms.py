@@ -349,3 +349,12 @@ def test_neighbouring_words_found_together_count_like_a_name(index: MatchIndex) 
     together, _ = resolve.score_capabilities(index, "context window")
     apart, _ = resolve.score_capabilities(index, "window context")
     assert together["context-compaction"] > apart["context-compaction"]
+
+
+def test_an_abbreviation_pairs_through_its_expansion(index: MatchIndex) -> None:
+    # "... merge requests and comments on them": 'MR comments' is the pair "request comment"
+    assert "request comment" in resolve._pair_keys(index, "mr", "comment")
+    assert "request comment" in index.capabilities["pull-request-review"].pairs
+    together, _ = resolve.score_capabilities(index, "mr comments")
+    apart, _ = resolve.score_capabilities(index, "comments mr")
+    assert together["pull-request-review"] > apart["pull-request-review"]
