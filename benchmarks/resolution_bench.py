@@ -23,6 +23,7 @@ Runs (a "hint" is what a maintainer adds for the resolver: the alias table, `ali
     python benchmarks/resolution_bench.py --json     # machine-readable results
     python benchmarks/resolution_bench.py --runs bundled-ablated catalog2
     python benchmarks/resolution_bench.py --calibrate  # the calibration table of the scored decision rule
+    python benchmarks/resolution_bench.py --cross-validate  # fit the rule on one catalog, count it on the other
 
 Calibration (`--calibrate`) looks at every query that reached scoring (not an exact, alias, terminology,
 trigger or stemmed lookup) in the same builds, in process with the server's own resolver, and records the
@@ -292,7 +293,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runs", nargs="+", choices=sorted(RUNS), default=list(RUNS))
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--calibrate", action="store_true", help="print the calibration table of the decision rule")
+    parser.add_argument(
+        "--cross-validate", action="store_true", help="fit the decision rule on one catalog, count it on the other"
+    )
     args = parser.parse_args(argv)
+    if args.cross_validate:
+        from resolution_rules import print_cross_validation
+
+        from capidx.server.resolve import DECISION_RULE
+
+        with tempfile.TemporaryDirectory(prefix="capidx-resolution-") as tmp:
+            points = [p for name in ("bundled-ablated", "catalog2") for p in scored_points(name, Path(tmp))]
+        print_cross_validation(points, DECISION_RULE)
+        return 0
     if args.calibrate:
         with tempfile.TemporaryDirectory(prefix="capidx-resolution-") as tmp:
             points = [p for name in args.runs for p in scored_points(name, Path(tmp))]

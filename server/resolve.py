@@ -22,12 +22,16 @@ nothing. Order for capabilities:
    typo similarity, a verb only a few capabilities do (`actionTriggers`), identifiers quoted in the
    capability's records -- the strongest signal plus half of the next one times what is left. Query
    words are slots whose alternatives include verb forms and the lexicon's expansions of
-   abbreviations ('PR' -> 'pull request', `capidx.schema.lexicon.ABBREVIATIONS`);
+   abbreviations ('PR' -> 'pull request', `capidx.schema.lexicon.ABBREVIATIONS`) and, weaker, index
+   terms of the same Snowball root and related wordings of the same idea (`capidx.server.concepts`);
+   neighbouring query words found together in a name or description (match.json `bigrams`) count like
+   a name match;
 7. when the best candidate is not clearly ahead (`decide`, calibrated on the blind benchmark), the
    top three come back with `matchConfidence` instead of a guess; when nothing scores at all, what
    scored a little and the closest names come back as suggestions;
 8. never a confident wrong "no" (`_guarded`): a loose answer that the asked agent lacks the
-   capability, while a close candidate is one it has, comes back as candidates.
+   capability, while a close candidate is one it has, or that does not pass the stricter `NO_RULE`,
+   comes back as candidates.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from rapidfuzz.distance import Levenshtein
 
 from capidx.schema.lexicon import ABBREVIATIONS, IDENTIFIER_PATTERN, expansions, identifiers
 from capidx.schema.text import STOP_WORDS, normalize, terms
+from capidx.server.concepts import families, related, root
 
 Status = Literal["resolved", "ambiguous", "unknown"]
 
@@ -55,12 +60,16 @@ B = 0.75
 # A scored winner resolves when it is confident with a modest lead over the runner-up, or less confident
 # with a large one; a lead is a share of the winner's own confidence (`decide`; calibrated on the blind
 # benchmark: docs/benchmarks.md, "Resolution on blind queries").
-DECISION_RULE: tuple[tuple[float, float], ...] = ((0.7, 0.15), (0.6, 0.5))  # (min confidence, min lead)
+DECISION_RULE: tuple[tuple[float, float], ...] = ((0.7, 0.15), (0.4, 0.5))  # (min confidence, min lead)
 # At or above this confidence a scored answer may say the asked agent lacks the capability even when a
 # close candidate (one the winner leads by less than CLOSE_LEAD of its confidence) is one it has
 # (`_guarded`); below it, the candidates come back instead.
 HIGH_CONFIDENCE = 0.9
 CLOSE_LEAD = 0.5
+# A scored "the agent lacks it" below HIGH_CONFIDENCE must also pass this stricter rule (the decision rule
+# before it was loosened with the concept lexicon, calibrated on the same benchmark), else candidates come
+# back: a "no" costs more than a "yes" when wrong.
+NO_RULE: tuple[tuple[float, float], ...] = ((0.7, 0.15), (0.6, 0.5))
 # Below this, a candidate is noise: with no candidate above it, nothing matched.
 FLOOR = 0.3
 # Whole-string similarity (0-100) that counts as "the same words, mistyped".
@@ -75,6 +84,11 @@ FIELD_WEIGHTS: Mapping[str, float] = MappingProxyType({"name": 4.0, "alias": 3.0
 # same verb ('approval' ~ 'approve') this much of that.
 DESCRIPTION_ONLY = 0.6
 VERB_FORM = 0.8
+# A query word may also stand for another index term of the same Snowball root ('approval' ~ 'approve':
+# `capidx.server.concepts.root`) and, weaker, for a related wording of the same idea ('remember' ~ 'memory':
+# `capidx.server.concepts.CONCEPTS`); a match through one counts this share.
+ROOT_FORM = 0.9
+RELATED = 0.7
 # A whole name, alias, wording or trigger phrase found inside a longer query: a base, plus shares for
 # how specific the phrase is (its idf against the rarest term's) and how much of the query it covers.
 # Trigger phrases count a little less.
@@ -86,6 +100,9 @@ AGREEMENT = 0.5
 # A verb pointing to at most this many capabilities (`actionTriggers`) is evidence for them.
 SPECIFIC_VERB = 3
 VERB_EVIDENCE = 0.45
+# ... times the verb's share of the query's idf, at least this much (a verb among several words still says
+# what the user wants done, but 'deploy to Kubernetes' is as much about Kubernetes).
+VERB_MIN_SHARE = 0.5
 # Identifiers ('/compact', 'CLAUDE.md'): a word that is only part of one weighs this much (the identifier
 # is the evidence); an identifier found in another agent's record weighs this share of the same in the
 # asked agent's; an identifier-only query resolves by identifier when the best capability's evidence
@@ -100,6 +117,10 @@ IDENTIFIER_SIGNAL = 0.9
 # total: it lowers coverage (the query asks about something not described), but a sentence's incidental
 # words ('go back to how it was three turns ago') should not drown the words that match.
 UNKNOWN_WEIGHT = 0.5
+# ... except in a short query (at most this many words about the capability), where every word was chosen:
+# an unknown word there ('voice input', 'deploy to Kubernetes') names something the catalog does not
+# describe and weighs fully.
+SHORT_QUERY = 3
 # Typo correction: an unknown term of at least this many letters is replaced by the closest index term
 # within edit distance 1 (up to 5 letters) or 2; the correction weighs as much as it is similar.
 MIN_CORRECTABLE = 4
@@ -183,6 +204,9 @@ class CapabilityEntry:
     fields: Mapping[str, float] = field(default_factory=dict)
     # Stemmed term sequences of names, aliases and wordings (False) and trigger phrases (True).
     phrases: tuple[tuple[tuple[str, ...], bool], ...] = ()
+    # match.json `bigrams` ("a b": consecutive terms of its name, wordings and descriptions), as stored: a
+    # query pair is looked up through its words' families (`_pair_keys`), so loading costs no stemming.
+    pairs: frozenset[str] = frozenset()
     use_when: tuple[UseWhen, ...] = ()
     similar: tuple[tuple[str, float], ...] = ()  # `similarTo`: (slug, score), best first
 
@@ -228,6 +252,8 @@ class MatchIndex:
     # texts have it, and phrase -> ((slug, is_trigger), ...) of names, aliases, wordings and triggers.
     _postings: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     _phrases: Mapping[tuple[str, ...], tuple[tuple[str, bool], ...]] = field(default_factory=dict, repr=False)
+    # Snowball root -> the index terms with it (`capidx.server.concepts.families`).
+    _families: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> MatchIndex:
@@ -294,6 +320,7 @@ class MatchIndex:
             _category_keys=MappingProxyType({normalize(category): category for category in data["categories"]}),
             _postings=MappingProxyType(_postings(capabilities)),
             _phrases=MappingProxyType(_phrase_owners(capabilities)),
+            _families=MappingProxyType(families(idf)),
         )
 
     def agent_label(self, agent_id: str) -> str:
@@ -380,6 +407,7 @@ def _capability_entry(row: Mapping[str, Any], table_aliases: Iterable[str], word
         names=tuple(sorted(n for n in names if n)),
         fields=MappingProxyType(fields),
         phrases=tuple(sorted(phrases.items())),
+        pairs=frozenset(row.get("bigrams", ())),
         use_when=tuple(_use_when(row.get("useWhen", ()))),
         similar=tuple(
             (item["capability"], float(item.get("score", 0.0)))
@@ -692,26 +720,29 @@ def _scored(index: MatchIndex, query: str, n: str, corrected: Corrected, agent: 
     return Resolution(query, "ambiguous", candidates=everything[:SUGGESTIONS], ranked=everything, scored=True)
 
 
-def decide(best: float, runner_up: float) -> bool:
+def decide(best: float, runner_up: float, rule: Sequence[tuple[float, float]] = DECISION_RULE) -> bool:
     """Whether a scored winner is clear enough to resolve (`DECISION_RULE`, calibrated on the blind benchmark,
     docs/benchmarks.md, "Resolution on blind queries"). The lead is relative to the winner's confidence: 0.40
     against 0.10 is as clear an order as 0.80 against 0.20, but a weak winner needs the larger lead."""
     lead = (best - runner_up) / best if best > 0 else 0.0
-    return any(best >= confidence and lead >= needed for confidence, needed in DECISION_RULE)
+    return any(best >= confidence and lead >= needed for confidence, needed in rule)
 
 
 def _guarded(index: MatchIndex, resolution: Resolution, agent: str | None) -> Resolution:
     """Never a confident wrong "no": a loose match (scored or by identifier, below `HIGH_CONFIDENCE`) to a
     capability the asked agent lacks, while a close candidate is one it has, comes back as candidates. A
     candidate is close when it reaches `FLOOR` and the winner leads it by less than `CLOSE_LEAD` of its own
-    confidence (the large lead of `DECISION_RULE`)."""
+    confidence (the large lead of `DECISION_RULE`). A scored "no" (not an identifier's) must also pass the
+    stricter `NO_RULE`, else the candidates come back too."""
     if agent is None or not resolution.ok or resolution.confidence >= HIGH_CONFIDENCE or not resolution.scored:
         return resolution
     if _has(index, resolution.value or "", agent):
         return resolution
     near = max(FLOOR, resolution.confidence * (1.0 - CLOSE_LEAD))
     close = [c for c in resolution.ranked[1:] if c.confidence >= near and _has(index, c.value, agent)]
-    if not close:
+    runner_up = resolution.ranked[1].confidence if len(resolution.ranked) > 1 else 0.0
+    strict = resolution.resolved_by == "identifier" or decide(resolution.confidence, runner_up, NO_RULE)
+    if not close and strict:
         return resolution
     return Resolution(
         resolution.query,
@@ -758,6 +789,12 @@ def score_capabilities(
     return confidence, typo
 
 
+# One way a query word may occur in a capability's texts: the run of terms, how much a match through it
+# counts, and whether it is loose (another root form or a related wording: the whole run must occur, a
+# match in a name counts as one in a description, and its presence counts, not how often it occurs).
+Alternative = tuple[tuple[str, ...], float, bool]
+
+
 @dataclass(frozen=True, slots=True)
 class Slot:
     """One meaningful unit of a query for BM25F: a word, an abbreviation or an identifier.
@@ -769,13 +806,14 @@ class Slot:
     only part of an identifier ('memory' in '/memory': the identifier itself is the evidence).
     """
 
-    alternatives: tuple[tuple[tuple[str, ...], float], ...]
+    alternatives: tuple[Alternative, ...]
     weight: float
     idf: float  # what the slot weighs in the query's total: its best-known alternative's mean idf
     about_agent: bool  # a word naming an agent ('gemini'): not about the capability
     literal: bool = False  # an identifier: found literally, in any field, it counts fully
     part: bool = False  # only part of an identifier: the identifier's slot carries its weight in the total
     fixed: bool = False  # a typo correction
+    term: str = ""  # the word as typed (not an identifier): consecutive words are looked up as pairs
 
 
 def _identifier_parts(query: str, literal: Sequence[str]) -> frozenset[str]:
@@ -788,29 +826,68 @@ def _identifier_parts(query: str, literal: Sequence[str]) -> frozenset[str]:
 
 def _slots(index: MatchIndex, query: str, corrected: Corrected, literal: Sequence[str]) -> list[Slot]:
     parts = _identifier_parts(query, literal)
+    unknown = _unknown_idf(index, corrected.terms)
     slots = []
     for term, trust in zip(corrected.terms, corrected.weights, strict=True):
-        alternatives: list[tuple[tuple[str, ...], float]] = [((term,), 1.0)]
-        alternatives += [((form,), VERB_FORM) for form in _term_forms(index, term)[1:]]
+        alternatives: list[Alternative] = [((term,), 1.0, False)]
+        alternatives += [((form,), VERB_FORM, False) for form in _term_forms(index, term)[1:]]
         for expansion in expansions(term):
             if words := tuple(terms(expansion)):
-                alternatives.append((words, 1.0))
+                alternatives.append((words, 1.0, False))
+        direct = len(alternatives)
+        alternatives += [((form,), ROOT_FORM, True) for form in _family(index, term)]
+        for words in related(term):
+            alternatives.append((words, RELATED, True))
+            if len(words) == 1:
+                alternatives += [((form,), RELATED, True) for form in _family(index, words[0])]
         part = term in parts
         weight = trust * (IDENTIFIER_PART if part else 1.0)
-        idf = _slot_idf(index, alternatives)
-        slots.append(Slot(tuple(alternatives), weight, idf, term in index.agent_words, part=part, fixed=trust < 1.0))
+        own = alternatives[:direct] if _known(index, alternatives[:direct]) else alternatives
+        idf = _slot_idf(index, own, unknown)
+        about_agent = term in index.agent_words
+        slots.append(Slot(tuple(alternatives), weight, idf, about_agent, part=part, fixed=trust < 1.0, term=term))
     for token in dict.fromkeys(literal):
-        slots.append(Slot((((token,), 1.0),), 1.0, index.idf.get(token, index.max_idf), False, literal=True))
+        slots.append(Slot((((token,), 1.0, False),), 1.0, index.idf.get(token, index.max_idf), False, literal=True))
     return slots
 
 
-def _slot_idf(index: MatchIndex, alternatives: Sequence[tuple[tuple[str, ...], float]]) -> float:
+def _slot_idf(index: MatchIndex, alternatives: Sequence[Alternative], unknown: float) -> float:
     """The idf of the best-known alternative (all its terms in the index), averaged over its terms; an
     unknown word weighs like the rarest known term: it matched nothing, so coverage drops."""
     known = [
-        sum(index.idf[t] for t in words) / len(words) for words, _ in alternatives if all(t in index.idf for t in words)
+        sum(index.idf[t] for t in words) / len(words)
+        for words, _, _ in alternatives
+        if all(t in index.idf for t in words)
     ]
-    return max(known, default=index.max_idf * UNKNOWN_WEIGHT)
+    return max(known, default=unknown)
+
+
+def _pair_keys(index: MatchIndex, first: str, second: str) -> frozenset[str]:
+    """The `bigrams` keys two neighbouring query words may have in a capability's texts: each word or another
+    index term of its Snowball root ('summarizing history' finds "summarizes history"), an abbreviation by
+    its expansion's adjacent word ('PR review' finds "request review")."""
+    lefts = (first, *_family(index, first), *(words[-1] for e in expansions(first) if (words := terms(e))))
+    rights = (second, *_family(index, second), *(words[0] for e in expansions(second) if (words := terms(e))))
+    return frozenset(f"{a} {b}" for a in lefts for b in rights)
+
+
+def _unknown_idf(index: MatchIndex, query_terms: Sequence[str]) -> float:
+    """What a query word no text has weighs: the rarest term's idf in a short query, `UNKNOWN_WEIGHT` of it
+    in a longer one."""
+    about = [t for t in dict.fromkeys(query_terms) if t not in index.agent_words]
+    return index.max_idf * (1.0 if len(about) <= SHORT_QUERY else UNKNOWN_WEIGHT)
+
+
+def _known(index: MatchIndex, alternatives: Sequence[Alternative]) -> bool:
+    return any(all(t in index.idf for t in words) for words, _, _ in alternatives)
+
+
+def _family(index: MatchIndex, term: str) -> tuple[str, ...]:
+    """The other index terms with the term's Snowball root ('approval' -> 'approve', 'approving'), or with the
+    root of the term plus 'e': the light stem drops '-ing' / '-ed' without giving a final 'e' back
+    ('writing' -> 'writ', 'summarizing' -> 'summariz', while 'writes' -> 'write')."""
+    roots = dict.fromkeys((root(term), root(term + "e")))
+    return tuple(dict.fromkeys(t for key in roots for t in index._families.get(key, ()) if t != term))
 
 
 def _term_forms(index: MatchIndex, term: str) -> tuple[str, ...]:
@@ -827,30 +904,43 @@ def _lexical(index: MatchIndex, slots: Sequence[Slot]) -> tuple[dict[str, float]
     scores: dict[str, float] = {}
     explained: dict[str, float] = {}
     fixed: dict[str, bool] = {}
-    touched = {
-        slug for slot in slots for words, _ in slot.alternatives for t in words for slug in index._postings.get(t, ())
-    }
+    # slug -> position of a slot -> the slot's alternatives with a word in that capability's texts: each
+    # capability then weighs only what it may match (a query has many alternatives, a capability few of them).
+    touched: dict[str, dict[int, list[Alternative]]] = {}
+    for position, slot in enumerate(slots):
+        for alternative in slot.alternatives:
+            for slug in dict.fromkeys(s for t in alternative[0] for s in index._postings.get(t, ())):
+                touched.setdefault(slug, {}).setdefault(position, []).append(alternative)
+    pairs = [
+        (i, _pair_keys(index, first.term, second.term))
+        for i, (first, second) in enumerate(itertools.pairwise(slots))
+        if first.term and second.term
+    ]
     for slug in sorted(touched):
         entry = index.capabilities[slug]
         norm = K1 * (1 - B + B * entry.length / index.avg_length)
         score = covered = 0.0
-        for slot in slots:
+        together = {j for i, keys in pairs if not keys.isdisjoint(entry.pairs) for j in (i, i + 1)}
+        for position, alternatives in sorted(touched[slug].items()):
+            slot = slots[position]
             best_score = best_cover = 0.0
-            for words, factor in slot.alternatives:
+            for words, factor, loose in alternatives:
                 present = [t for t in words if t in entry.terms]
-                if not present:
+                if not present or (loose and len(present) < len(words)):
                     continue
                 value = 0.0
                 for t in present:
-                    tf = entry.terms[t] + entry.fields.get(t, 0.0)
+                    tf = 1.0 if loose else entry.terms[t] + entry.fields.get(t, 0.0)
                     value += index.idf.get(t, 0.0) * tf * (K1 + 1) / (tf + norm)
-                named = slot.literal or all(t in entry.fields for t in present)
+                named = slot.literal or (not loose and all(t in entry.fields for t in present))
                 share = len(present) / len(words)
                 cover = slot.idf * share * factor * (1.0 if named else DESCRIPTION_ONLY)
                 if (cover, value) > (best_cover, best_score):
                     best_score, best_cover = value * factor / len(words), cover
             if not best_score:
                 continue
+            if position in together:  # found next to the query's neighbouring word: as telling as a name
+                best_cover = max(best_cover, slot.idf)
             score += slot.weight * best_score
             if slot.about_agent and about is not slots:
                 continue
@@ -870,7 +960,7 @@ def _contained(index: MatchIndex, corrected: Corrected, parts: frozenset[str] = 
     trust = dict(zip(query, corrected.weights, strict=True))
     trust |= {t: trust[t] * IDENTIFIER_PART for t in parts if t in trust}
     max_idf = index.max_idf
-    unknown = max_idf * UNKNOWN_WEIGHT
+    unknown = _unknown_idf(index, query)
     total = sum(index.idf.get(t, unknown) for t in query if t not in index.agent_words) or 1.0
     # Every run of consecutive query terms, once: a phrase occurs when it is one of them (a set lookup per
     # phrase instead of sliding it along the query).
@@ -944,15 +1034,20 @@ def _similar_strings(index: MatchIndex, n: str) -> dict[str, float]:
 
 
 def _verbs(index: MatchIndex, corrected: Corrected) -> dict[str, float]:
-    """A verb of the query that only a few capabilities do (`actionTriggers`: 'rewind' -> checkpoints)."""
+    """A verb of the query that only a few capabilities do (`actionTriggers`: 'rewind' -> checkpoints), worth
+    `VERB_EVIDENCE` when the verb is the whole query and its share of the query's idf otherwise ('deploy to
+    Kubernetes' is about Kubernetes as much as about deploying)."""
     found: dict[str, float] = {}
+    unknown = _unknown_idf(index, corrected.terms)
+    total = sum(index.idf.get(t, unknown) for t in corrected.terms if t not in index.agent_words) or 1.0
     for term in corrected.terms:
         verb = index.verbs.get(term)
         targets = index.action_triggers.get(verb, ()) if verb else ()
         if 0 < len(targets) <= SPECIFIC_VERB:
+            share = max(VERB_MIN_SHARE, min(1.0, index.idf.get(term, unknown) / total))
             for slug in targets:
                 if slug in index.capabilities:
-                    found[slug] = max(found.get(slug, 0.0), VERB_EVIDENCE / len(targets) ** 0.5)
+                    found[slug] = max(found.get(slug, 0.0), VERB_EVIDENCE * share / len(targets) ** 0.5)
     return found
 
 

@@ -13,7 +13,8 @@ import pytest
 from server_support import Cap, real_build, write_catalog
 
 from capidx.schema.lexicon import ABBREVIATIONS, expansions, identifiers
-from capidx.server import resolve
+from capidx.server import concepts, resolve
+from capidx.server.concepts import related
 from capidx.server.resolve import MatchIndex, resolve_capability
 
 CLAUDE = "claude-code"
@@ -184,15 +185,15 @@ def test_an_abbreviation_is_not_corrected_as_a_typo(index: MatchIndex) -> None:
 # --- never a confident wrong "no" ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("query", ["suggest the rest of the line", "inline suggestions in the editor"])
-def test_a_loose_no_with_a_close_candidate_the_agent_has_comes_back_as_candidates(
-    index: MatchIndex, query: str
-) -> None:
-    # Inline Completion scores clearly first, but Claude lacks it and Editor Integration (which Claude has)
-    # is close: candidates, not "Claude cannot do that".
+def test_a_loose_no_below_the_stricter_rule_comes_back_as_candidates(index: MatchIndex) -> None:
+    # Inline Completion is the only candidate, clear enough to resolve (`DECISION_RULE`) but not confident
+    # enough to tell Claude, which lacks it, "no" (`NO_RULE`): candidates, not "Claude cannot do that".
+    query = "predict what I type"
     lacking = resolve_capability(index, query, agent=CLAUDE)
     assert lacking.status == "ambiguous"
-    assert [c.value for c in lacking.candidates[:2]] == ["inline-completion", "editor-integration"]
+    assert [c.value for c in lacking.candidates[:1]] == ["inline-completion"]
+    assert resolve.decide(lacking.ranked[0].confidence, 0.0)
+    assert not resolve.decide(lacking.ranked[0].confidence, 0.0, resolve.NO_RULE)
     # the agent that has it gets the answer
     having = resolve_capability(index, query, agent=GEMINI)
     assert (having.status, having.value) == ("resolved", "inline-completion")
@@ -281,3 +282,79 @@ def _comparisons(size: int) -> int:
 def test_building_the_match_index_is_linear_in_the_catalog() -> None:
     small, large = _comparisons(200), _comparisons(800)
     assert large <= 4 * small + 50  # a scan per capability would make it sixteen times as many
+
+
+# --- word families, related wordings, unknown words -------------------------------------------------------
+
+
+def test_related_wordings_come_from_the_concept_lexicon() -> None:
+    assert ("memory",) in related("remember")
+    assert ("checkpoint",) in related("undo")
+    assert related("unrelatedword") == ()
+    # a member that stop words would shorten relates nothing ('pick up' is not 'pick')
+    assert concepts._phrase("pick up") == ()
+    for group in concepts.CONCEPTS:
+        assert all(concepts._phrase(member) for member in group), group
+
+
+def test_word_families_group_index_terms_by_snowball_root() -> None:
+    assert concepts.root("approval") == concepts.root("approve")
+    found = concepts.families(["approval", "approve", "memory", "summarize", "summariz"])
+    assert found[concepts.root("approve")] == ("approval", "approve")
+    assert found[concepts.root("memory")] == ("memory",)
+    assert found[concepts.root("summarize")] == ("summarize",)
+
+
+def test_a_related_wording_finds_the_capability(index: MatchIndex) -> None:
+    # 'autocomplete' is in no text of the catalog; its idea is 'completion', which names Inline Completion
+    resolution = resolve_capability(index, "autocomplete as I type", agent=GEMINI)
+    assert (resolution.status, resolution.value) == ("resolved", "inline-completion")
+
+
+def test_a_related_wording_counts_less_than_the_word_itself(index: MatchIndex) -> None:
+    literal, _ = resolve.score_capabilities(index, "memory between sessions")
+    through_related, _ = resolve.score_capabilities(index, "remember between sessions")
+    assert 0 < through_related["persistent-memory"] < literal["persistent-memory"]
+
+
+def test_another_form_of_a_word_finds_its_family(index: MatchIndex) -> None:
+    # the light stem keeps 'summarizing' ('summariz') apart from 'summarizes' ('summarize'); the family joins them
+    assert "summariz" not in index.idf
+    as_typed = resolve.Corrected(("summariz",), (1.0,))  # no typo correction: only the family can match
+    slots = resolve._slots(index, "summarizing", as_typed, [])
+    assert (("summarize",), resolve.ROOT_FORM, True) in slots[0].alternatives
+    lexical, _ = resolve._lexical(index, slots)
+    assert max(lexical, key=lexical.__getitem__) == "context-compaction"
+
+
+def test_an_unknown_word_weighs_fully_in_a_short_query(index: MatchIndex) -> None:
+    assert resolve._unknown_idf(index, ["kubernetes", "memory"]) == index.max_idf
+    long = ["please", "kubernetes", "memory", "store", "fact", "session"]
+    assert resolve._unknown_idf(index, long) == index.max_idf * resolve.UNKNOWN_WEIGHT
+    short, _ = resolve.score_capabilities(index, "kubernetes memory")
+    alone, _ = resolve.score_capabilities(index, "memory")
+    assert short["persistent-memory"] < alone["persistent-memory"]
+
+
+def test_the_build_records_word_pairs_of_names_and_descriptions(build: Path) -> None:
+    data = json.loads((build / "index" / "match.json").read_text(encoding="utf-8"))
+    pairs = {row["slug"]: row["bigrams"] for row in data["capabilities"]}
+    assert "context window" in pairs["context-compaction"]  # "... when the context window fills up"
+    assert "window fill" in pairs["context-compaction"]
+    assert pairs["web-search"] == sorted(pairs["web-search"])
+
+
+def test_neighbouring_words_found_together_count_like_a_name(index: MatchIndex) -> None:
+    # 'context' and 'window' both occur in Context Compaction; together they are its description's phrase
+    together, _ = resolve.score_capabilities(index, "context window")
+    apart, _ = resolve.score_capabilities(index, "window context")
+    assert together["context-compaction"] > apart["context-compaction"]
+
+
+def test_an_abbreviation_pairs_through_its_expansion(index: MatchIndex) -> None:
+    # "... merge requests and comments on them": 'MR comments' is the pair "request comment"
+    assert "request comment" in resolve._pair_keys(index, "mr", "comment")
+    assert "request comment" in index.capabilities["pull-request-review"].pairs
+    together, _ = resolve.score_capabilities(index, "mr comments")
+    apart, _ = resolve.score_capabilities(index, "comments mr")
+    assert together["pull-request-review"] > apart["pull-request-review"]

@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
-from itertools import chain
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import chain, pairwise
 from typing import Any
 
 from capidx.compiler.catalog import Agent, CanonicalCapability, Capability, Catalog
@@ -81,6 +81,7 @@ def _idf(total: int, df: int) -> float:
 def _capability_entry(capability: CanonicalCapability, enhanced: Enhanced) -> dict[str, Any]:
     agents: dict[str, Any] = {}
     texts = [capability.name]
+    worded = [capability.name]  # what names or describes it: where word pairs are taken (`bigrams`)
     aliases = set(capability.table_aliases)
     triggers: set[str] = set()
     use_when: set[tuple[str, float]] = set()
@@ -89,11 +90,13 @@ def _capability_entry(capability: CanonicalCapability, enhanced: Enhanced) -> di
         if record.terminology:
             agent["terminology"] = record.terminology
             texts.append(record.terminology)
+            worded.append(record.terminology)
         agents[record.agent] = agent
         aliases.update(record.aliases)
         triggers.update(record.triggers)
         use_when.update((rule.pattern, rule.confidence) for rule in record.use_when)
         texts.append(record.description)
+        worded.append(record.description)
         texts.extend(text for _, text in details(record))
     texts.extend(sorted(aliases))
     texts.extend(sorted(triggers))
@@ -108,6 +111,7 @@ def _capability_entry(capability: CanonicalCapability, enhanced: Enhanced) -> di
         "triggers": sorted(triggers),
         "useWhen": [{"pattern": pattern, "confidence": confidence} for pattern, confidence in sorted(use_when)],
         "_terms": Counter(chain.from_iterable((*enhanced.terms_of(text), *identifiers(text)) for text in texts)),
+        "bigrams": bigrams(enhanced.terms_of(text) for text in dict.fromkeys(worded)),
         "semantics": {
             "entropy": semantics.entropy,
             "uniqueTerms": semantics.unique_terms,
@@ -118,6 +122,13 @@ def _capability_entry(capability: CanonicalCapability, enhanced: Enhanced) -> di
     if successor := enhanced.superseded_by.get(capability.slug):
         entry["supersededBy"] = successor
     return entry
+
+
+def bigrams(texts: Iterable[Sequence[str]]) -> list[str]:
+    """The pairs of consecutive terms (stop words removed) of a capability's name, wordings and descriptions,
+    "a b", sorted: a query's word pair found together there ('tool call', 'release notes') says more than the
+    two words found apart. Limitations, notes and sources are left out to keep the index small."""
+    return sorted({f"{a} {b}" for words in texts for a, b in pairwise(words)})
 
 
 # Where an identifier (`/compact`, `CLAUDE.md`, `--yolo`: `capidx.schema.lexicon.identifiers`) was found in a

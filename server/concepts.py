@@ -1,0 +1,147 @@
+"""Related words of the field, and word families: what lets a described task find the feature that does it.
+
+Why: a user describes what they want to do ("remember this for next time", "undo the last edit", "run it
+from a cron job") while a catalog names and describes the feature in its own words ("memory",
+"checkpoints", "non-interactive mode"). Plain term matching only finds the words both sides share. Two
+general mechanisms widen that, both used by the resolver (server/resolve.py) as lower-weighted
+alternatives of a query word, never as a replacement of the word itself:
+
+- `CONCEPTS`: small groups of words that software-tool documentation uses for the same idea. Written
+  from general knowledge of developer tools (version control, editors, terminals, CI, AI assistants),
+  independently of any catalog: each group is a common idea with its usual wordings. A group is
+  deliberately narrow: a word that means many things in the field ("change", "get", "use") is in no
+  group, because it would relate everything to everything.
+- `root`: the Snowball (Porter 2) stem of a word, via PyStemmer, so that derivations the light
+  `capidx.schema.text.stem` keeps apart ("approval" / "approve", "explanation" / "explain" is not one;
+  "compression" / "compress", "configuration" / "configure") meet. The index keeps its light terms (what
+  the compiler writes in match.json is unchanged); the server groups index terms by root once per build.
+
+Both are matched on `terms()` forms (stemmed, stop words removed), like any query text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+from types import MappingProxyType
+
+import Stemmer
+
+from capidx.schema.text import terms
+
+# Groups of wordings of one idea. A member may be a phrase ("pull request"): it then matches only where
+# all its terms occur. Keep groups narrow; see the module docstring.
+CONCEPTS: tuple[tuple[str, ...], ...] = (
+    # remembering and context
+    ("remember", "memory", "memorize", "recall", "persist", "persistent", "long-term"),
+    ("forget", "clear", "reset"),
+    ("conversation", "chat", "transcript", "dialogue", "thread", "history"),
+    ("compress", "compact", "compaction", "condense", "summarize", "summary", "shrink", "truncate"),
+    ("context window", "context limit", "token limit"),
+    ("resume", "continue", "reopen", "restore session"),
+    ("undo", "revert", "rollback", "roll back", "rewind", "restore", "checkpoint", "snapshot"),
+    # instructions and customization
+    ("instruction", "rule", "guideline", "convention", "style guide", "rulebook"),
+    ("preference", "setting", "option", "configuration", "customize"),
+    ("template", "saved prompt", "snippet", "macro", "shortcut", "alias"),
+    ("persona", "profile", "role", "specialist"),
+    ("subagent", "sub-agent", "worker", "helper", "delegate", "parallel"),
+    ("skill", "procedure", "playbook", "recipe", "workflow"),
+    ("plugin", "extension", "addon", "bundle", "package", "marketplace"),
+    ("hook", "event", "lifecycle", "callback", "trigger"),
+    ("integration", "connector", "connect", "server", "tool server"),
+    # models and reasoning
+    ("model", "llm", "engine", "provider"),
+    ("think", "thinking", "reasoning", "deliberate", "effort"),
+    ("plan", "planning", "propose", "proposal", "approach", "outline", "strategy"),
+    # permissions and safety
+    ("permission", "allow", "deny", "allowlist", "denylist", "block", "approve", "approval", "confirm"),
+    ("automatic", "unattended", "autonomous", "hands-off", "auto-approve"),
+    ("sandbox", "container", "isolate", "isolation", "docker", "contained", "jail"),
+    ("secret", "credential", "password", "api key"),
+    # code work
+    ("edit", "modify", "rewrite", "refactor", "patch"),
+    ("multi-file", "many files", "multiple files", "across files", "changeset"),
+    ("review", "inspect", "audit", "critique", "feedback"),
+    ("bug", "defect", "error", "issue", "problem"),
+    ("test", "unit test", "test case", "coverage", "spec"),
+    ("explain", "explanation", "describe", "understand", "walkthrough", "walk through", "clarify"),
+    ("search", "find", "locate", "grep", "lookup", "query"),
+    ("codebase", "repository", "project", "workspace", "source code"),
+    ("file", "path"),
+    ("mention", "reference", "attach", "cite", "tag"),
+    ("completion", "autocomplete", "suggestion", "type-ahead", "ghost text", "predict", "prediction"),
+    ("inline", "cursor", "selection"),
+    ("editor", "ide"),
+    ("diff", "patch"),
+    # running things
+    ("terminal", "shell", "command line", "console", "bash"),
+    ("run", "execute", "invoke", "launch"),
+    ("script", "headless", "non-interactive", "batch", "scripted", "programmatic"),
+    ("pipeline", "ci", "continuous integration", "cron", "scheduled", "nightly", "automation"),
+    ("cloud", "remote", "hosted", "background", "offload", "handoff"),
+    # the web and media
+    ("internet", "online", "web"),
+    ("fetch", "download", "retrieve", "scrape", "crawl", "open url"),
+    ("url", "link", "web page", "website", "page"),
+    ("image", "picture", "photo", "screenshot", "diagram", "mockup", "visual"),
+    ("voice", "speech", "speak", "dictate", "dictation", "microphone", "talk"),
+    # accounts, cost and observability
+    ("cost", "price", "spend", "spending", "billing", "dollar", "money", "expense", "budget"),
+    ("usage", "consumption", "quota", "token count"),
+    ("telemetry", "metrics", "monitoring", "observability", "tracing", "opentelemetry", "analytics"),
+    ("log", "logging", "audit log", "trace"),
+    # version control
+    ("git", "version control", "source control", "commit", "branch"),
+    ("pull request", "merge request", "code review"),
+)
+
+
+def _phrase(text: str) -> tuple[str, ...]:
+    """The member's terms; () when stop words would drop some of its words ('pick up' is not 'pick', 'in-editor'
+    is not 'editor'): such a member would relate the idea to a different word."""
+    words = tuple(terms(text))
+    return words if len(words) == len(text.replace("-", " ").split()) else ()
+
+
+@lru_cache(maxsize=1)
+def _related_table() -> Mapping[str, tuple[tuple[str, ...], ...]]:
+    """term -> the other members of its groups, as term runs. Only one-term members are keys (a query word
+    is one term); a phrase member is an alternative others may match."""
+    table: dict[str, dict[tuple[str, ...], None]] = {}
+    for group in CONCEPTS:
+        members = [m for m in dict.fromkeys(_phrase(text) for text in group) if m]
+        for member in members:
+            if len(member) != 1:
+                continue
+            others = table.setdefault(member[0], {})
+            for other in members:
+                if other != member:
+                    others[other] = None
+    return MappingProxyType({term: tuple(others) for term, others in table.items()})
+
+
+def related(term: str) -> tuple[tuple[str, ...], ...]:
+    """The other wordings of the ideas a (stemmed) query term belongs to, as term runs; () if none."""
+    return _related_table().get(term, ())
+
+
+_STEMMER = Stemmer.Stemmer("english")
+
+
+@lru_cache(maxsize=65536)
+def root(term: str) -> str:
+    """The Snowball stem of a term (itself already `stem()`-ed): 'approval' and 'approve' -> 'approv'."""
+    return str(_STEMMER.stemWord(term))
+
+
+def families(vocabulary: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """root -> the vocabulary's terms with that root (one pass): a query word finds the index's forms of it
+    ('summarizing' -> 'summarize') even when the index has only one."""
+    found: dict[str, list[str]] = {}
+    for term in vocabulary:
+        found.setdefault(root(term), []).append(term)
+    return {key: tuple(sorted(group)) for key, group in found.items()}
+
+
+__all__ = ["CONCEPTS", "families", "related", "root"]
