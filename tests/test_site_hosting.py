@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from server_support import capidx_command, fixture_bundled_build  # noqa: F401 (fixtures)
+from server_support import capidx_command, fixture_bundled_build, fixture_hand_build  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.slow
 DOCS = Path(__file__).resolve().parents[1] / "docs"
@@ -152,6 +152,15 @@ def test_capidx_serve_refuses_what_the_site_is_not(serve_port: int) -> None:
     assert _request(serve_port, "/site/", headers={"Origin": "http://evil.example"})[0] == 403
     assert _request(serve_port, "/site/", headers={"Host": "evil.example"})[0] == 421
     assert _request(serve_port, "/site/", headers={"Origin": f"http://127.0.0.1:{serve_port}"})[0] == 200
+
+
+def test_a_build_without_a_site_answers_404_under_site(hand_build: Path, tmp_path: Path) -> None:
+    """A build made before the site existed (or with --no-site) is still served; /site/ has nothing."""
+    command = capidx_command("serve", "--build", str(hand_build), "--transport", "http", "--port", "0")
+    with _process(command, tmp_path / "serve.log", r"listening on http://\S+:(\d+)/mcp", tmp_path) as port:
+        assert _request(port, "/site/")[0] == 404
+        assert _request(port, "/site/llms.txt")[0] == 404
+        assert _request(port, "/mcp")[0] != 404  # the MCP endpoint is there (what it answers a GET is the SDK's)
 
 
 def test_the_pages_example_publishes_the_site_folder() -> None:
