@@ -137,7 +137,6 @@ def site_artifacts(catalog: Catalog, settings: SiteSettings, measured: Sequence[
         catalog,
         title=settings.title,
         version=settings.version,
-        input_digest=settings.input_digest,
         old_days=settings.old_days,
         rows=rows,
         agents=agents,

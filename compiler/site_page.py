@@ -122,7 +122,6 @@ def render_page(
     *,
     title: str,
     version: str,
-    input_digest: str,
     old_days: int,
     rows: Sequence[dict[str, Any]],
     agents: Sequence[dict[str, Any]],
@@ -134,7 +133,6 @@ def render_page(
         template.render(
             title=title,
             version=version,
-            input_digest=input_digest,
             counts=site_data.page_counts(catalog, old_days),
             stale_days=old_days,
             reference_date=reference_date(catalog),
