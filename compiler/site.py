@@ -125,19 +125,21 @@ def site_artifacts(catalog: Catalog, settings: SiteSettings, measured: Sequence[
             site_data.category_document(catalog, category, capabilities),
             category=category,
         )
+    quality = site_data.source_quality(catalog, settings.old_days)
     yield _json(
         "site-quality",
         API + "quality.json",
         prefix,
         "Source quality (JSON)",
         "Freshness and status of every cited URL.",
-        site_data.quality_document(catalog, settings.old_days),
+        site_data.quality_document(catalog, settings.old_days, quality),
     )
     page = site_page.render_page(
         catalog,
         title=settings.title,
         version=settings.version,
         old_days=settings.old_days,
+        quality=quality,
         rows=rows,
         agents=agents,
     )

@@ -236,8 +236,8 @@ def quality_counts(rows: Sequence[SourceQuality]) -> dict[str, int]:
     }
 
 
-def quality_document(catalog: Catalog, old_days: int) -> dict[str, Any]:
-    rows = source_quality(catalog, old_days)
+def quality_document(catalog: Catalog, old_days: int, rows: Sequence[SourceQuality]) -> dict[str, Any]:
+    """`rows`: `source_quality(catalog, old_days)` (the page shows its counts too: computed once)."""
     counts = catalog_counts(catalog, old_days)
     return {
         "referenceDate": reference_date(catalog),
@@ -254,9 +254,9 @@ def quality_document(catalog: Catalog, old_days: int) -> dict[str, Any]:
     }
 
 
-def page_counts(catalog: Catalog, old_days: int) -> dict[str, int]:
+def page_counts(catalog: Catalog, quality: Sequence[SourceQuality]) -> dict[str, int]:
     """The page's counts: canonical capabilities, agents, records, and the sources' quality figures."""
-    counts = quality_counts(source_quality(catalog, old_days))
+    counts = quality_counts(quality)
     return {
         "capabilities": len(catalog.capabilities),
         "agents": len(catalog.agents),

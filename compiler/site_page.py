@@ -123,6 +123,7 @@ def render_page(
     title: str,
     version: str,
     old_days: int,
+    quality: Sequence[site_data.SourceQuality],
     rows: Sequence[dict[str, Any]],
     agents: Sequence[dict[str, Any]],
 ) -> str:
@@ -133,7 +134,7 @@ def render_page(
         template.render(
             title=title,
             version=version,
-            counts=site_data.page_counts(catalog, old_days),
+            counts=site_data.page_counts(catalog, quality),
             stale_days=old_days,
             reference_date=reference_date(catalog),
             categories=catalog.categories,

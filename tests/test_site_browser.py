@@ -6,7 +6,8 @@ the same after `#`) reduce the rows, `#agent=ID` shows one agent's cards and `#c
 (desktop and phone width) are written under pytest's tmp path: test artifacts, never committed.
 
 Without a browser these tests skip, saying how to install one, unless CAPIDX_REQUIRE_BROWSER=1 (.ci/run sets it,
-after installing the browser when missing), which makes a missing browser a failure.
+after installing the browser when missing), which makes a missing browser a failure. CAPIDX_BROWSER=/abs/path
+names another Chromium (tests/test_site_browser_missing.py uses it to check the skip and the failure).
 """
 
 from __future__ import annotations
@@ -31,19 +32,29 @@ BROWSER_CANDIDATES = (
     "/usr/lib/chromium/headless_shell",
     "/usr/bin/chromium",
 )
-INSTALL_HINT = (
-    "no headless Chromium found at " + ", ".join(BROWSER_CANDIDATES) + "; install one with "
-    "`apt-get install chromium-headless-shell` (Debian/Ubuntu) to run the browser tests"
-)
+
+
+def install_hint(candidates: tuple[str, ...]) -> str:
+    return (
+        f"no headless Chromium found at {', '.join(candidates)}; install one with "
+        "`apt-get install chromium-headless-shell` (Debian/Ubuntu) to run the browser tests"
+    )
+
+
+def browser_candidates() -> tuple[str, ...]:
+    """CAPIDX_BROWSER (an absolute path: another Chromium, or none at all to see the skip) or the Debian paths."""
+    chosen = os.environ.get("CAPIDX_BROWSER")
+    return (chosen,) if chosen else BROWSER_CANDIDATES
 
 
 @pytest.fixture(scope="module", name="browser")
 def fixture_browser() -> str:
-    found = next((path for path in BROWSER_CANDIDATES if os.access(path, os.X_OK)), None)
+    candidates = browser_candidates()
+    found = next((path for path in candidates if os.path.isabs(path) and os.access(path, os.X_OK)), None)
     if found is None:
         if os.environ.get("CAPIDX_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"CAPIDX_REQUIRE_BROWSER=1 but {INSTALL_HINT}")
-        pytest.skip(INSTALL_HINT)
+            pytest.fail(f"CAPIDX_REQUIRE_BROWSER=1 but {install_hint(candidates)}")
+        pytest.skip(install_hint(candidates))
     return found
 
 
