@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -187,3 +188,33 @@ def test_text_from_the_data_is_escaped_and_unsafe_links_are_not_links(tmp_path: 
     assert page.count("<script") == 1  # the page's own script.js, nothing else
     llms = (tmp_path / "build" / "site" / "llms.txt").read_text("utf-8")
     assert "<script>" not in llms
+
+
+class _Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+
+def test_the_page_is_self_contained_and_accessible_by_construction(built: Path) -> None:
+    parser = _Tags()
+    parser.feed((built / "site" / "index.html").read_text("utf-8"))
+    tags = parser.tags
+    html = next(attrs for tag, attrs in tags if tag == "html")
+    assert html.get("lang") == "en"
+    assert any(tag == "meta" and attrs.get("name") == "viewport" for tag, attrs in tags)  # readable on a phone
+    # static and relative: no CDN, no external font or script, nothing fetched from another origin
+    loaded = [attrs.get("src") or attrs.get("href") for tag, attrs in tags if tag in ("script", "link", "img")]
+    assert loaded and all(url and not re.match(r"[a-z]+:|//|/", url) for url in loaded), loaded
+    # every form control has a label; every expand button names the row it opens, which exists
+    ids = {attrs["id"] for _tag, attrs in tags if attrs.get("id")}
+    labelled = {attrs["for"] for tag, attrs in tags if tag == "label"}
+    controls = [attrs["id"] for tag, attrs in tags if tag in ("input", "select")]
+    assert controls and set(controls) <= labelled
+    buttons = [attrs for tag, attrs in tags if tag == "button" and "expand" in (attrs.get("class") or "")]
+    assert len(buttons) == 6 and all(button["aria-controls"] in ids for button in buttons)
+    headers = [attrs.get("scope") for tag, attrs in tags if tag == "th"]
+    assert headers and set(headers) <= {"col", "row"}
