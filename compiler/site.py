@@ -30,7 +30,7 @@ INDEX_PATH = API + "index.json"
 LLMS_PATH, LLMS_FULL_PATH, PAGE_PATH = SITE + "llms.txt", SITE + "llms-full.txt", SITE + "index.html"
 API_FORMAT = 1
 
-_COPIED = {"agent": "agent", "capability": "capability", "category": "category"}  # Markdown kind -> parameter
+_COPIED_KINDS = frozenset(site_data.MARKDOWN_DIRS)  # agent, capability, category: each kind's parameter has its name
 
 
 @dataclass(frozen=True)
@@ -57,8 +57,8 @@ def with_markdown_copies(artifacts: Iterable[Artifact], prefix: str) -> Iterator
                 "The full index in one Markdown file (llms.txt convention), the text of full.md.",
                 artifact.text,
             )
-        elif artifact.kind in _COPIED:
-            parameter = _COPIED[artifact.kind]
+        elif artifact.kind in _COPIED_KINDS:
+            parameter = artifact.kind
             value = dict(artifact.params)[parameter]
             yield make_artifact(
                 "site-markdown",
