@@ -233,6 +233,8 @@ def quality_counts(rows: Sequence[SourceQuality]) -> dict[str, int]:
         "unverified": sum(1 for row in rows if not row.verified_date),
         "stale": sum(1 for row in rows if row.stale),
         "flagged": sum(1 for row in rows if row.flagged),
+        # `capidx verify --write` sets `unknown` for a page that is gone (broken); unchecked data says it too
+        "statusUnknown": sum(1 for row in rows if row.status == "unknown"),
     }
 
 
