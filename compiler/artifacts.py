@@ -32,14 +32,42 @@ def _flat_json(mapping: dict[str, Any]) -> str:
             return canonical_json(mapping)
     return "{" + ",".join(items) + "}"
 
-MIME_BY_SUFFIX = {".md": "text/markdown", ".json": "application/json"}
+MIME_BY_SUFFIX = {
+    ".md": "text/markdown",
+    ".json": "application/json",
+    ".txt": "text/plain",  # site/llms.txt
+    ".html": "text/html",  # site/index.html and the site's script and style sheet
+    ".js": "text/javascript",
+    ".css": "text/css",
+}
 
 # Kinds the server may expose as MCP resources, in display order; the rest are internal tool documents.
 RESOURCE_KINDS = ("summary", "full", "stats", "agent", "capability", "category")
 TOOL_KINDS = ("lookup", "compare", "list", "sources", "snippet", "index")
-ALL_KINDS = RESOURCE_KINDS + TOOL_KINDS
+# The site's files (compiler/render/site.py): ordinary artifacts, never MCP resources (HTTP serves them as
+# files).
+SITE_KINDS = (
+    "llms",
+    "llms-full",
+    "site-page",
+    "site-script",
+    "site-style",
+    "site-markdown",
+    "site-index",
+    "site-agents",
+    "site-capabilities",
+    "site-agent",
+    "site-capability",
+    "site-category",
+    "site-quality",
+)
+ALL_KINDS = RESOURCE_KINDS + TOOL_KINDS + SITE_KINDS
 # Kinds of which a build has exactly one document: "largest" says nothing about them.
-SINGLE_KINDS = frozenset({"summary", "full", "stats", "index"})
+SINGLE_KINDS = frozenset(
+    {"summary", "full", "stats", "index"}
+    | {"llms", "llms-full", "site-page", "site-script", "site-style", "site-index", "site-agents"}
+    | {"site-capabilities", "site-quality"}
+)
 ALL = "_all"  # path segment meaning "every agent" / "every category"
 # Context windows the share of an artifact is given against (stats.json, capidx report): key -> tokens.
 CONTEXT_WINDOWS = {"200k": 200_000, "1m": 1_000_000}

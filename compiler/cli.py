@@ -201,6 +201,7 @@ def config_notice(config_file: Path | None, agents: Path | None) -> str:
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing on success; of validation problems, only errors.")
 @click.option("-v", "--verbose", is_flag=True, help="List every validation warning (default: repetitive ones grouped).")
 @click.option("--strict", is_flag=True, help="Treat validation warnings as errors.")
+@click.option("--no-site", is_flag=True, help="Skip site/ (JSON API, llms.txt, web page). Default: capidx.yaml's site.")
 def build(
     config_file: Path | None,
     agents: Path | None,
@@ -213,6 +214,7 @@ def build(
     quiet: bool,
     verbose: bool,
     strict: bool,
+    no_site: bool,
 ) -> None:
     """Validate the catalog and compile it into a token-measured build directory.
 
@@ -242,6 +244,8 @@ def build(
     config = config.with_overrides(
         schema=_absolute(schema), templates=_absolute(templates), out=_absolute(out), encodings=encodings or None
     )
+    if no_site:
+        config = config.with_overrides(site=False)
     if quiet and verbose:
         raise click.UsageError("--quiet and --verbose exclude each other")
     if not quiet:

@@ -77,6 +77,7 @@ class Config:
     min_description_entropy: float = 2.5
     relationships: Relationships = Relationships()
     injection: Injection = Injection()
+    site: bool = True  # build/site/: JSON API, llms.txt, the page (compiler/render/site.py); `site: false` / --no-site
     serve: dict[str, Any] = field(default_factory=dict)  # read by capidx.server, passed through verbatim
 
     @property
@@ -175,6 +176,7 @@ def config_from_mapping(data: dict[str, Any], root: Path, config_file: Path | No
             **{key: value for key, value in injection.items() if key != "labels"},
             **({"labels": labels} if labels else {}),
         ),
+        site=bool(data.get("site", True)),
         serve=dict(data.get("serve", {})),
     )
 

@@ -79,6 +79,7 @@ async def _serve_http(hub: Hub, settings: Settings) -> None:
     from mcp.server.transport_security import TransportSecuritySettings
 
     from capidx.server.http import MAX_HEADER_BYTES, HostGuard, bounded_protocol, ensure_descriptors
+    from capidx.server.site_files import SiteFiles
 
     ensure_descriptors(settings.max_connections)
     hosts, origins = settings.security_hosts()
@@ -92,7 +93,7 @@ async def _serve_http(hub: Hub, settings: Settings) -> None:
         max_request_body_size=settings.max_message_bytes,
     )
     config = uvicorn.Config(
-        HostGuard(app, hosts),
+        HostGuard(SiteFiles(app, lambda: hub.snapshot, origins), hosts),  # /site/: the build's site, read-only
         host=settings.host,
         port=settings.port,
         http=bounded_protocol(settings.max_connections, settings.idle_timeout),

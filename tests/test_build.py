@@ -77,6 +77,11 @@ def test_every_artifact_kind_has_its_documents(manifest: dict[str, Any]) -> None
     assert counts == {
         "summary": 1, "full": 1, "stats": 1, "agent": 3, "capability": 6, "category": 5,
         "lookup": pairs, "compare": 6, "list": 3 + 5 + 10, "sources": pairs + 6 + 3, "snippet": 11 + 6, "index": 1,
+        # site/ (on by default): the Markdown copies of the agent, capability and category documents, one API
+        # document per agent, capability and category, and the single files
+        "site-markdown": 3 + 6 + 5, "site-agent": 3, "site-capability": 6, "site-category": 5,
+        "llms": 1, "llms-full": 1, "site-page": 1, "site-script": 1, "site-style": 1, "site-index": 1,
+        "site-agents": 1, "site-capabilities": 1, "site-quality": 1,
     }  # fmt: skip
     summary = by_kind["summary"][0]
     assert (summary["uri"], summary["path"], summary["mimeType"]) == (

@@ -189,6 +189,19 @@ def test_changed_inputs_with_unchanged_artifacts_reuse_token_counts(project: Pat
     config = config.with_overrides(budgets={"summary": 5000})
     from capidx.compiler.emit.tokens import TokenCounter
 
+    result = run_build(config)
+    assert result.exit_code == 0 and not result.up_to_date
+    # site/api/index.json states the build's input digest (issue 17): it changes, and with it stats.json when the
+    # digest's token count differs. Nothing else is tokenized again.
+    after = snapshot(project / "build")
+    changed = {path for path in after if after[path] != before.get(path)}
+    assert changed - {"stats.json"} == {"manifest.json", "site/api/index.json"}
+    assert result.tokenized == len(changed) - 1
+
+    # Without the site, nothing is tokenized at all: no encoding is even loaded.
+    run_build(config.with_overrides(site=False))
+    before = snapshot(project / "build")
+    config = config.with_overrides(site=False, budgets={"summary": 6000})
     result = run_build(config, counter_factory=lambda enc, known: TokenCounter(enc, known, loader=refuse))
     assert result.exit_code == 0 and not result.up_to_date
     assert result.tokenized == 0 and result.encoders_loaded == ()

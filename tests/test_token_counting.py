@@ -36,7 +36,7 @@ ENCODING = load_encoding("cl100k_base")
 # follow them, contractions, letters of other scripts, combining marks, numbers, special-token text.
 ALPHABET = [
     "a", "Z", "9", "0", "123", '"', ":", '":', "\n", "\n\n", "\r\n", " ", "  ", "\t", "'", "'s", "'ll", "\\",
-    "é", "日", "١", "ǅ", "\u0301", "🙂", "/", "#", "-", "|", "*", ">", "[", "{", "}", ",", ".", "<|endoftext|>",
+    "é", "日", "١", "ǅ", "\u0301", "🙂", "/", "#", "-", "|", "*", ">", "<", "[", "{", "}", ",", ".", "<|endoftext|>",
 ]  # fmt: skip
 
 

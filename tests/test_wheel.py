@@ -96,6 +96,8 @@ def test_wheel_contains_package_data(wheel: Path) -> None:
     templates = sorted(path.name for path in (REPO / "templates").glob("*.j2"))
     for template in templates:  # present once the templates are written
         assert f"capidx/templates/{template}" in names
+    for path in sorted((REPO / "templates" / "site").iterdir()):  # the page of build/site and its assets
+        assert f"capidx/templates/site/{path.name}" in names
 
 
 def test_installed_wheel_validates_a_catalog_outside_the_checkout(installed: Path, tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ Two kinds of cut are used, both checked against cl100k_base's pattern (`VETTED_P
 - before the `":` that closes a JSON key ending in an ASCII letter or digit: a chunk that ends with a
   letter or digit never takes a following `"` (letters, digits and contractions are chunks of their
   own, and `"` is not part of any contraction);
-- after a newline followed by an ASCII letter, digit or one of `#|*>[-` (how Markdown lines begin): the
+- after a newline followed by an ASCII letter, digit or one of `#|*>[-<` (how Markdown and HTML lines begin): the
   chunk that ends with the newline is whitespace ending in a line break, which never takes a following
   non-space character, and whether it is the last chunk of a text (`\\s++$`) or not (`\\s*[\\r\\n]`), it
   spans the same characters.
@@ -35,7 +35,7 @@ VETTED_PATTERNS = frozenset(
     }
 )
 _ALNUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
-_LINE_STARTS = _ALNUM | frozenset("#|*>[-")
+_LINE_STARTS = _ALNUM | frozenset("#|*>[-<")
 _KEY_END = '":'
 
 
@@ -57,26 +57,26 @@ def split(text: str) -> list[str]:
 def _at_keys(text: str) -> list[str]:
     parts = text.split(_KEY_END)
     pieces = []
-    current = parts[0]
+    current = [parts[0]]  # the parts of the piece being made, joined once it ends (joining as it grows is quadratic)
     for part in parts[1:]:
-        if current[-1:] in _ALNUM:
-            pieces.append(current)
-            current = _KEY_END + part
+        if current[-1][-1:] in _ALNUM:
+            pieces.append(_KEY_END.join(current))
+            current = ["", part]
         else:  # the piece does not end with a letter or digit (an odd key, or `":` inside a string): no cut
-            current = current + _KEY_END + part
-    pieces.append(current)
+            current.append(part)
+    pieces.append(_KEY_END.join(current))
     return pieces
 
 
 def _at_lines(text: str) -> list[str]:
     lines = text.split("\n")
     pieces = []
-    current = lines[0]
+    current = [lines[0]]  # the lines of the piece being made, joined once it ends (joining as it grows is quadratic)
     for line in lines[1:]:
         if line[:1] in _LINE_STARTS:
-            pieces.append(current + "\n")
-            current = line
+            pieces.append("\n".join(current) + "\n")
+            current = [line]
         else:  # an empty or indented line joins the piece before it
-            current = current + "\n" + line
-    pieces.append(current)
+            current.append(line)
+    pieces.append("\n".join(current))
     return pieces

@@ -278,7 +278,9 @@ def _build(
                     [(doc.agent_id or doc.path.parent.parent.name, doc.data) for doc in validation.documents],
                     validation.aliases.data if validation.aliases else None,
                 )
-            measured = _render_and_measure(config, catalog, env, encodings, previous, progress, counter, writer.add)
+            measured = _render_and_measure(
+                config, catalog, env, encodings, previous, progress, counter, writer.add, input_digest=digest
+            )
         except OSError as exc:  # a helper process stopped (the writer's or the counter's message says why)
             raise WriteFailed(f"{exc} ({_WRITABLE})") from None
 
@@ -401,8 +403,13 @@ def _input_digest(
         "staleDays": config.staleness.old_days,
         "relationships": dataclasses.asdict(config.relationships),
         "injection": dataclasses.asdict(config.injection),
+        "site": config.site,
     }
     parts.append(("config", digests.settings_bytes(settings)))
+    if config.site:  # the page's template, script and style sheet are not compiler code: inputs in their own right
+        from capidx.compiler.render.site_page import site_inputs
+
+        parts.extend(site_inputs())
     parts.append(("capidx", __version__.encode() + b"\0" + digests.compiler_fingerprint()))
     return digests.input_digest(parts)
 
@@ -436,6 +443,8 @@ def _render_and_measure(
     progress: Callable[[str, int], Any] | None,
     counter: Any,
     write: Callable[[str, bytes, str], None] | None = None,
+    *,
+    input_digest: str = "",
 ) -> list[Measured]:
     from capidx.compiler.derive.enhance import enhance_for_build
     from capidx.compiler.render.plan import markdown_artifacts, stats_artifact, summary_artifact, tool_artifacts
@@ -444,10 +453,12 @@ def _render_and_measure(
     previous_index = previous_json(config.out, previous, MATCH_INDEX, encodings[0])  # reuses its label overhead
     with collector_paused():  # derived data (sets, tuples, dicts) only: nothing for the cyclic collector
         enhanced, indexed = enhance_for_build(catalog, config, counter, encodings[0], previous_index)
-    artifacts = chain(
-        markdown_artifacts(catalog, env, config.uri_prefix, enhanced, title=config.title),
-        tool_artifacts(catalog, config.uri_prefix, enhanced, indexed),
-    )
+    markdown: Iterable[Any] = markdown_artifacts(catalog, env, config.uri_prefix, enhanced, title=config.title)
+    if config.site:
+        from capidx.compiler.render.site import with_markdown_copies
+
+        markdown = with_markdown_copies(markdown, config.uri_prefix)
+    artifacts = chain(markdown, tool_artifacts(catalog, config.uri_prefix, enhanced, indexed))
     # Rendering and tokenizing overlap: each text goes to the counter as soon as it is rendered.
     expected = len((previous or {}).get("artifacts", ()))  # for the progress bar: the last build's size
     with _bar(progress, "rendering", expected) as tick, _long_lived_frozen():
@@ -455,9 +466,31 @@ def _render_and_measure(
     full_tokens = next(item.tokens[encodings[0]] for item in measured if item.artifact.kind == "full")
     summary = summary_artifact(catalog, env, config.uri_prefix, full_tokens, enhanced, title=config.title)
     measured += _measure([summary], counter, encodings[0], write=write)
+    if config.site:
+        measured += _site(config, catalog, encodings, input_digest, measured, counter, write)
     stats = stats_artifact(catalog, measured, encodings, config.staleness.old_days, config.uri_prefix)
     measured += _measure([stats], counter, encodings[0], write=write)
     return measured
+
+
+def _site(
+    config: Config,
+    catalog: Catalog,
+    encodings: Sequence[str],
+    input_digest: str,
+    measured: list[Measured],
+    counter: Any,
+    write: Callable[[str, bytes, str], None] | None,
+) -> list[Measured]:
+    """site/ (compiler/render/site.py): its documents, then api/index.json, which lists their measured figures."""
+    from capidx.compiler.render.site import SiteSettings, api_index_artifact, site_artifacts
+
+    settings = SiteSettings(
+        config.uri_prefix, config.title, __version__, input_digest, config.staleness.old_days, tuple(encodings)
+    )
+    done = _measure(site_artifacts(catalog, settings, measured), counter, encodings[0], write=write)
+    index = api_index_artifact(catalog, settings, [*measured, *done])
+    return done + _measure([index], counter, encodings[0], write=write)
 
 
 @contextmanager

@@ -1,0 +1,146 @@
+"""The site's page for people: index.html rendered from the API documents, plus its script and style sheet.
+
+The page's rows are the very documents `site/api/capabilities/<slug>.json` holds (compiler/render/site_data.py),
+with display labels added, so the page cannot say something the JSON does not. Rendered with autoescape on
+in Jinja's immutable sandbox: every string from the data is escaped. A source URL becomes a link only when
+it is http(s) (a `javascript:` URL is valid data, but must not be clickable). The template is bundled (not
+overridable): what it escapes is a security property, not a matter of taste.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import jinja2
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from capidx.compiler.catalog import Catalog
+from capidx.compiler.render import site_data
+
+PACKAGE, FOLDER = "capidx.templates", "site"
+PAGE_TEMPLATE = "index.html.j2"
+ASSETS = ("script.js", "style.css")  # copied verbatim next to index.html
+_SAFE_SCHEMES = ("https://", "http://")
+
+
+@cache
+def _environment() -> jinja2.Environment:
+    return ImmutableSandboxedEnvironment(
+        loader=jinja2.PackageLoader(PACKAGE, FOLDER),
+        autoescape=True,
+        # The documents leave optional members out (as derive does): a missing one renders as nothing.
+        undefined=jinja2.ChainableUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        auto_reload=False,
+    )
+
+
+def asset_text(name: str) -> str:
+    return resources.files(PACKAGE).joinpath(FOLDER, name).read_text(encoding="utf-8")
+
+
+def site_inputs() -> list[tuple[str, bytes]]:
+    """(name, bytes) of the page's template and assets: inputs of the build's digest."""
+    folder = resources.files(PACKAGE).joinpath(FOLDER)
+    return [(f"site/{name}", folder.joinpath(name).read_bytes()) for name in (PAGE_TEMPLATE, *ASSETS)]
+
+
+def safe_href(url: str) -> str:
+    """The URL when a browser may follow it (http or https), else "" (shown as text, not linked)."""
+    return url if url.lower().startswith(_SAFE_SCHEMES) else ""
+
+
+def _label(cell: Mapping[str, Any]) -> tuple[str, str]:
+    """(text, css class) of a matrix cell: the Markdown's mark with the tier spelled out."""
+    if not cell.get("recorded"):
+        return "– not recorded", "unknown"
+    if not cell.get("available"):
+        return "✗ no", "no"
+    tier = cell.get("tier")
+    return (f"✓ {tier}" if tier else "✓ yes"), "yes"
+
+
+def _source_rows(sources: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    rows = []
+    for source in sources:
+        traits = [source["sourceGranularity"]]
+        traits.append(f"verified {source['verifiedDate']}" if source.get("verifiedDate") else "unverified")
+        if source.get("status"):
+            traits.append(source["status"])
+        rows.append({**source, "href": safe_href(source["url"]), "traits": traits})
+    return rows
+
+
+def _search_text(document: Mapping[str, Any], extra: Sequence[str]) -> str:
+    capability = document["capability"]
+    parts = [capability["name"], capability["slug"], capability["category"], *extra]
+    for entry in document["agents"]:
+        parts += [entry.get("terminology") or "", entry.get("description") or ""]
+    return " ".join(part for part in parts if part).lower()
+
+
+def page_row(document: Mapping[str, Any], api: str, markdown: str, vocabulary: Sequence[str]) -> dict[str, Any]:
+    """A matrix row from a capability's API document (`site_data.capability_document`)."""
+    agents = []
+    for entry in document["agents"]:
+        label, css = _label(entry)
+        agents.append({**entry, "label": label, "css": css})
+    tiers = sorted({entry["tier"] for entry in document["agents"] if entry.get("available") and entry.get("tier")})
+    return {
+        "capability": document["capability"],
+        "agents": agents,
+        "sources": _source_rows(document["sources"]),
+        "tiers": tiers,
+        "text": _search_text(document, vocabulary),
+        "api": api,
+        "markdown": markdown,
+    }
+
+
+def agent_view(document: Mapping[str, Any], api: str, markdown: str) -> dict[str, Any]:
+    """An agent's cards from its API document (`site_data.agent_document`)."""
+    sources = {source["cite"]: source for source in _source_rows(document["sources"])}
+    cards = []
+    for entry in document["capabilities"]:
+        label, _ = _label({"recorded": True, **entry})
+        cards.append({**entry, "label": label, "sources": [sources[cite] for cite in entry["cites"]]})
+    return {
+        "agent": document["agent"],
+        "capabilities": cards,
+        "available": sum(1 for card in cards if card["available"]),
+        "api": api,
+        "markdown": markdown,
+    }
+
+
+def render_page(
+    catalog: Catalog,
+    *,
+    title: str,
+    version: str,
+    old_days: int,
+    quality: Sequence[site_data.SourceQuality],
+    rows: Sequence[dict[str, Any]],
+    agents: Sequence[dict[str, Any]],
+) -> str:
+    from capidx.compiler.derive.stats import reference_date
+
+    template = _environment().get_template(PAGE_TEMPLATE)
+    return (
+        template.render(
+            title=title,
+            version=version,
+            counts=site_data.page_counts(catalog, quality),
+            stale_days=old_days,
+            reference_date=reference_date(catalog),
+            categories=catalog.categories,
+            tiers=site_data.TIERS,
+            rows=rows,
+            agents=agents,
+        ).rstrip()
+        + "\n"
+    )

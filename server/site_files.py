@@ -1,0 +1,98 @@
+"""`capidx serve --transport http` serves the build's `site/` under `/site/` (issue 17), read-only.
+
+Like everything the server answers, the files come from the loaded snapshot: only artifacts the manifest lists
+under `site/`, whose sha256 was checked when the build was loaded, looked up by their manifest path (a request
+path is never joined to a folder, so `..` or a link cannot reach anything else). Each is answered verbatim with
+the manifest's media type.
+
+Protections: the Host check (`HostGuard`) wraps this app like the MCP endpoint; a request carrying an Origin
+that is not allowed is refused `403` as the SDK refuses it on /mcp; only GET and HEAD are allowed. Responses
+carry `nosniff` and a content security policy that allows the page's own script and style sheet and nothing
+else (no inline script, no other origin), so data in the page could not run code even if it were not escaped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from capidx.server.http import host_allowed
+from capidx.server.snapshot import Artifact, Snapshot
+
+PREFIX = "/site/"
+SITE_DIR = "site/"
+INDEX = "index.html"
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+_COMMON_HEADERS = [
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"content-security-policy", CONTENT_SECURITY_POLICY.encode("ascii")),
+    (b"cache-control", b"no-cache"),
+]
+
+
+def site_paths(snapshot: Snapshot) -> dict[str, Artifact]:
+    """The snapshot's site files by manifest path."""
+    return {artifact.path: artifact for artifact in snapshot.artifacts.values() if artifact.path.startswith(SITE_DIR)}
+
+
+class SiteFiles:
+    """ASGI middleware: GET/HEAD under `/site/` answered from the current snapshot, anything else to `app`."""
+
+    def __init__(self, app: Any, snapshot: Callable[[], Snapshot], origins: Sequence[str]) -> None:
+        self.app = app
+        self.snapshot = snapshot
+        self.origins = tuple(origins)
+        self._paths: tuple[Snapshot, Mapping[str, Artifact]] | None = None
+
+    def _lookup(self, path: str) -> Artifact | None:
+        snapshot = self.snapshot()
+        if self._paths is None or self._paths[0] is not snapshot:  # a reload swapped the build: index it once
+            self._paths = (snapshot, site_paths(snapshot))
+        return self._paths[1].get(path)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        if path != PREFIX[:-1] and not path.startswith(PREFIX):
+            await self.app(scope, receive, send)
+            return
+        origins = [value for name, value in scope["headers"] if name == b"origin"]
+        if origins and not all(host_allowed(value.decode("latin-1"), self.origins) for value in origins):
+            await _respond(send, 403, "Invalid Origin header")
+            return
+        method = scope["method"]
+        if method not in ("GET", "HEAD"):
+            await _respond(send, 405, "Method Not Allowed", [(b"allow", b"GET, HEAD")])
+            return
+        if path == PREFIX[:-1]:  # relative URLs in the page need the trailing slash
+            await _respond(send, 308, "Permanent Redirect", [(b"location", PREFIX.encode())])
+            return
+        relative = path[1:] + INDEX if path.endswith("/") else path[1:]
+        artifact = self._lookup(relative)
+        if artifact is None:
+            await _respond(send, 404, "Not Found")
+            return
+        body = artifact.text.encode("utf-8")
+        headers = [
+            (b"content-type", f"{artifact.mime_type}; charset=utf-8".encode("latin-1")),
+            (b"content-length", str(len(body)).encode()),
+            (b"etag", f'"{artifact.sha256}"'.encode()),
+            *_COMMON_HEADERS,
+        ]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b"" if method == "HEAD" else body})
+
+
+async def _respond(send: Any, status: int, text: str, extra: Sequence[tuple[bytes, bytes]] = ()) -> None:
+    body = text.encode("ascii")
+    headers = [
+        (b"content-type", b"text/plain; charset=utf-8"),
+        (b"content-length", str(len(body)).encode()),
+        *_COMMON_HEADERS,
+        *extra,
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

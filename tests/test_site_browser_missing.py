@@ -1,0 +1,39 @@
+"""Without a browser the browser tests skip and say how to install one; CAPIDX_REQUIRE_BROWSER=1 makes that a
+failure (issue 17, item 3). Checked by running tests/test_site_browser.py in a child pytest whose CAPIDX_BROWSER
+names a file that does not exist: no browser is started and nothing is built."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+TESTS = Path(__file__).resolve().parent
+MISSING = "/nonexistent/capidx-test/chromium"
+
+
+def _run_browser_tests(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("CAPIDX_")}
+    environment.update(env, CAPIDX_BROWSER=MISSING)
+    command = [sys.executable, "-m", "pytest", str(TESTS / "test_site_browser.py"), "-n", "0", "-rsf",
+               "-p", "no:cacheprovider", f"--basetemp={tmp_path / 'basetemp'}"]  # fmt: skip
+    return subprocess.run(command, cwd=TESTS.parent, env=environment, capture_output=True, text=True, timeout=300)
+
+
+def test_without_a_browser_the_tests_skip_saying_how_to_install_one(tmp_path: Path) -> None:
+    result = _run_browser_tests(tmp_path)
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert "4 skipped" in result.stdout
+    assert "apt-get install chromium-headless-shell" in result.stdout
+    assert MISSING in result.stdout  # the paths it looked at
+
+
+def test_capidx_require_browser_turns_the_skip_into_a_failure(tmp_path: Path) -> None:
+    result = _run_browser_tests(tmp_path, CAPIDX_REQUIRE_BROWSER="1")
+    assert result.returncode == 1, result.stdout[-3000:]
+    assert "skipped" not in result.stdout
+    assert "CAPIDX_REQUIRE_BROWSER=1 but no headless Chromium found" in result.stdout

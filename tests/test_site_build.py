@@ -1,0 +1,239 @@
+"""site/ in the build (issue 17): the JSON API, llms.txt and the page, through `capidx build` and `capidx report`.
+
+The JSON must say what the Markdown and the MCP tool documents say (one source of truth): these tests compare
+the site's documents with the compare documents and the Markdown of the same build."""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+from catalog_factory import AGENT_IDS, documents, run_cli, write_catalog
+
+SITE_KINDS = {
+    "llms", "llms-full", "site-page", "site-script", "site-style", "site-markdown", "site-index", "site-agents",
+    "site-capabilities", "site-agent", "site-capability", "site-category", "site-quality",
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module", name="built")
+def fixture_built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("site")
+    write_catalog(root)
+    result = run_cli(["build", "--out", str(root / "build"), "-q"], cwd=root)
+    assert result.exit_code == 0, result.stderr
+    return root / "build"
+
+
+def _json(build: Path, path: str) -> Any:
+    return json.loads((build / path).read_text("utf-8"))
+
+
+def _site_rows(build: Path) -> dict[str, dict[str, Any]]:
+    return {row["path"]: row for row in _json(build, "manifest.json")["artifacts"] if row["path"].startswith("site/")}
+
+
+def test_every_site_file_is_a_listed_artifact_of_a_site_kind(built: Path) -> None:
+    rows = _site_rows(built)
+    on_disk = {path.relative_to(built).as_posix() for path in (built / "site").rglob("*") if path.is_file()}
+    assert set(rows) == on_disk
+    assert {row["kind"] for row in rows.values()} == SITE_KINDS
+    media = {row["path"].rsplit(".", 1)[1]: row["mimeType"] for row in rows.values()}
+    assert media == {
+        "json": "application/json", "md": "text/markdown", "txt": "text/plain", "html": "text/html",
+        "js": "text/javascript", "css": "text/css",
+    }  # fmt: skip
+
+
+def test_the_api_index_lists_every_other_site_file_with_its_figures(built: Path) -> None:
+    manifest = _json(built, "manifest.json")
+    index = _json(built, "site/api/index.json")
+    assert index["inputDigest"] == manifest["inputDigest"]
+    assert index["capidx"] == manifest["capidx"]
+    assert index["mcp"]["uriPrefix"] == manifest["uriPrefix"]
+    rows = _site_rows(built)
+    listed = {}
+    for endpoint in index["endpoints"]:
+        assert endpoint["urlTemplate"] and endpoint["mediaType"] and endpoint["description"]
+        for document in endpoint["documents"]:
+            path = (Path("site/api") / document["url"]).as_posix()
+            path = re.sub(r"[^/]+/\.\./", "", path)  # site/api/../llms.txt -> site/llms.txt
+            listed[path] = document
+            assert document["bytes"] == rows[path]["bytes"]
+            assert document["tokens"] == rows[path]["tokens"]
+            assert rows[path]["mimeType"] == endpoint["mediaType"]
+            if "parameter" in endpoint:  # the URL is the template with the document's parameter filled in
+                parameter = endpoint["parameter"]
+                assert document["url"] == endpoint["urlTemplate"].replace("{" + parameter + "}", document[parameter])
+    assert set(listed) == set(rows) - {"site/api/index.json"}
+
+
+def test_the_json_says_what_the_tool_documents_and_the_markdown_say(built: Path) -> None:
+    for slug in _json(built, "manifest.json")["catalog"]["capabilities"]:
+        site = _json(built, f"site/api/capabilities/{slug}.json")
+        compare = _json(built, f"tools/compare/{slug}.json")
+        assert site["capability"]["slug"] == compare["capability"]["slug"] == slug
+        compared = {entry["agent"]: entry for entry in compare["agents"]}
+        assert [entry["agent"] for entry in site["agents"]] == list(AGENT_IDS)
+        for entry in site["agents"]:
+            tool = compared[entry["agent"]]
+            assert entry.get("available", False) == tool["available"]
+            if not tool["available"]:  # compare says no more; the site (like the Markdown) keeps the record's details
+                continue
+            for field in ("description", "tier", "terminology", "maturityLevel", "status", "implementationNotes"):
+                assert entry.get(field) == tool.get(field), (slug, entry["agent"], field)
+            cited = [source["url"] for source in tool.get("sources", [])]
+            by_cite = {source["cite"]: source["url"] for source in site["sources"]}
+            assert [by_cite[cite] for cite in entry.get("cites", [])] == cited
+        # the Markdown cites the same numbers for the same URLs
+        markdown = (built / "capabilities" / f"{slug}.md").read_text("utf-8")
+        for source in site["sources"]:
+            assert f"- [{source['number']}] {source['url']}" in markdown
+
+
+def test_the_site_markdown_is_the_build_markdown(built: Path) -> None:
+    assert (built / "site" / "llms-full.txt").read_bytes() == (built / "full.md").read_bytes()
+    for folder in ("agents", "capabilities", "categories"):
+        for path in (built / folder).glob("*.md"):
+            assert (built / "site" / "md" / folder / path.name).read_bytes() == path.read_bytes()
+
+
+def test_llms_txt_follows_the_convention_and_its_links_resolve(built: Path) -> None:
+    text = (built / "site" / "llms.txt").read_text("utf-8")
+    lines = text.splitlines()
+    assert lines[0].startswith("# ") and lines[1] == ""
+    assert lines[2].startswith("> ") and lines[3] == ""  # one-paragraph summary in a blockquote
+    sections = [line[3:] for line in lines if line.startswith("## ")]
+    assert sections == ["Agents", "Capabilities", "Categories", "Optional"]
+    links = re.findall(r"^- \[[^\]]+\]\(([^)]+)\)", text, flags=re.MULTILINE)
+    assert len(links) == len(AGENT_IDS) + 6 + 5 + 3
+    for link in links:
+        assert (built / "site" / link).is_file(), link
+    rows = _site_rows(built)
+    tokens = rows["site/md/agents/claude-code.md"]["tokens"]["cl100k_base"]
+    assert f"(md/agents/claude-code.md): Anthropic; 4 of 4 capabilities available ({tokens:,} tokens)" in text
+
+
+def test_quality_reports_freshness_without_a_wall_clock(built: Path) -> None:
+    quality = _json(built, "site/api/quality.json")
+    assert quality["referenceDate"] == _json(built, "stats.json")["catalog"]["sources"]["referenceDate"]
+    urls = [row["url"] for row in quality["sources"]]
+    assert urls == sorted(set(urls)) and quality["urls"]["sources"] == len(urls)
+    for row in quality["sources"]:
+        assert ("verifiedDate" in row) == ("ageDays" in row)
+        assert row["stale"] == (row.get("ageDays", -1) > quality["staleAfterDays"])
+    assert quality["urls"]["unverified"] == sum(1 for row in quality["sources"] if "verifiedDate" not in row)
+
+
+def test_no_site_and_site_false_leave_it_out(tmp_path: Path) -> None:
+    write_catalog(tmp_path)
+    flagged = run_cli(["build", "--out", str(tmp_path / "flag"), "-q", "--no-site"], cwd=tmp_path)
+    (tmp_path / "capidx.yaml").write_text("site: false\n", encoding="utf-8")
+    configured = run_cli(["build", "--out", str(tmp_path / "config"), "-q"], cwd=tmp_path)
+    for result, out in ((flagged, "flag"), (configured, "config")):
+        assert result.exit_code == 0, result.stderr
+        assert not (tmp_path / out / "site").exists()
+        kinds = {row["kind"] for row in _json(tmp_path / out, "manifest.json")["artifacts"]}
+        assert not kinds & SITE_KINDS and "full" in kinds
+    # switching the site back on is a change of inputs: the build is redone, not "up to date"
+    (tmp_path / "capidx.yaml").write_text("site: true\n", encoding="utf-8")
+    again = run_cli(["build", "--out", str(tmp_path / "config")], cwd=tmp_path)
+    assert again.exit_code == 0 and "up to date" not in again.stdout
+    assert (tmp_path / "config" / "site" / "llms.txt").is_file()
+
+
+def test_a_site_setting_that_is_not_a_boolean_is_a_usage_error(tmp_path: Path) -> None:
+    write_catalog(tmp_path)
+    (tmp_path / "capidx.yaml").write_text("site: sometimes\n", encoding="utf-8")
+    result = run_cli(["build", "--out", str(tmp_path / "build")], cwd=tmp_path)
+    assert result.exit_code == 2
+    assert "capidx.yaml:1:" in result.stderr and "site" in result.stderr
+    assert not (tmp_path / "build").exists()
+
+
+def test_budgets_apply_to_the_site_and_report_lists_it(tmp_path: Path) -> None:
+    write_catalog(tmp_path)
+    (tmp_path / "capidx.yaml").write_text("budgets:\n  llms: 10\n  site-page: 100000\n", encoding="utf-8")
+    result = run_cli(["build", "--out", str(tmp_path / "build")], cwd=tmp_path)
+    assert result.exit_code == 1
+    assert re.search(r"^llms: [\d,]+ tokens > budget 10 ", result.stderr, flags=re.MULTILINE)
+    assert "site-page" not in result.stderr  # within its budget
+    assert (tmp_path / "build" / "site" / "llms.txt").is_file()  # written for inspection
+    report = run_cli(["report", "--build", str(tmp_path / "build")], cwd=tmp_path)
+    for kind in ("llms", "site-page", "site-index", "site-capability"):
+        assert re.search(rf"^\s*{re.escape(kind)}\s", report.stdout, flags=re.MULTILINE), kind
+
+
+def test_text_from_the_data_is_escaped_and_unsafe_links_are_not_links(tmp_path: Path) -> None:
+    docs = documents()
+    record = docs["claude-code"]["capabilities"][0]
+    record["description"] = 'Runs </script><script>alert("x")</script> & <b>bold</b> claims.'
+    record["limitations"] = ["<img src=x onerror=alert(1)>"]
+    record["sources"][0]["url"] = "javascript:alert(1)"
+    record["sources"][0]["description"] = "<i>docs</i>"
+    write_catalog(tmp_path, docs)
+    result = run_cli(["build", "--out", str(tmp_path / "build"), "-q"], cwd=tmp_path)
+    assert result.exit_code in (0, 1), result.stderr  # the schema may warn about the URL; it must not break the page
+    if not (tmp_path / "build" / "site").exists():
+        pytest.fail(f"no site was built: {result.stderr}")
+    page = (tmp_path / "build" / "site" / "index.html").read_text("utf-8")
+    assert "<script>alert" not in page and "</script><script>" not in page
+    assert "<img src=x" not in page and "<b>bold</b>" not in page and "<i>docs</i>" not in page
+    assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in page
+    assert 'href="javascript:' not in page.lower()
+    assert page.count("<script") == 1  # the page's own script.js, nothing else
+    llms = (tmp_path / "build" / "site" / "llms.txt").read_text("utf-8")
+    assert "<script>" not in llms
+
+
+class _Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+
+def test_the_page_is_self_contained_and_accessible_by_construction(built: Path) -> None:
+    parser = _Tags()
+    parser.feed((built / "site" / "index.html").read_text("utf-8"))
+    tags = parser.tags
+    html = next(attrs for tag, attrs in tags if tag == "html")
+    assert html.get("lang") == "en"
+    assert any(tag == "meta" and attrs.get("name") == "viewport" for tag, attrs in tags)  # readable on a phone
+    # static and relative: no CDN, no external font or script, nothing fetched from another origin
+    loaded = [attrs.get("src") or attrs.get("href") for tag, attrs in tags if tag in ("script", "link", "img")]
+    assert loaded and all(url and not re.match(r"[a-z]+:|//|/", url) for url in loaded), loaded
+    # every form control has a label; every expand button names the row it opens, which exists
+    ids = {attrs["id"] for _tag, attrs in tags if attrs.get("id")}
+    labelled = {attrs["for"] for tag, attrs in tags if tag == "label"}
+    controls = [attrs["id"] for tag, attrs in tags if tag in ("input", "select")]
+    assert controls and set(controls) <= labelled
+    buttons = [attrs for tag, attrs in tags if tag == "button" and "expand" in (attrs.get("class") or "")]
+    assert len(buttons) == 6 and all(button["aria-controls"] in ids for button in buttons)
+    headers = [attrs.get("scope") for tag, attrs in tags if tag == "th"]
+    assert headers and set(headers) <= {"col", "row"}
+
+
+def test_the_counts_on_the_page_are_those_of_quality_json(tmp_path: Path) -> None:
+    docs = documents()
+    sources = docs["claude-code"]["capabilities"][0]["sources"]
+    sources[0]["status"] = "modified"  # what `capidx verify --write` records when the page no longer says it
+    sources[1]["status"] = "unknown"  # ... and when the page is gone
+    write_catalog(tmp_path, docs)
+    result = run_cli(["build", "--out", str(tmp_path / "build"), "-q"], cwd=tmp_path)
+    assert result.exit_code == 0, result.stderr
+    quality = _json(tmp_path / "build", "site/api/quality.json")
+    assert quality["urls"]["flagged"] >= 1 and quality["urls"]["statusUnknown"] >= 1
+    page = (tmp_path / "build" / "site" / "index.html").read_text("utf-8")
+    shown = dict(re.findall(r'data-count="([a-z-]+)">(\d+)<', page))
+    assert shown["sources"] == str(quality["urls"]["sources"])
+    assert shown["verified"] == str(quality["urls"]["verified"])
+    assert shown["flagged"] == str(quality["urls"]["flagged"])
+    assert shown["status-unknown"] == str(quality["urls"]["statusUnknown"])
+    assert shown["capabilities"] == "6" and shown["agents"] == str(len(AGENT_IDS))

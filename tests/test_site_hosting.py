@@ -1,0 +1,173 @@
+"""The build's site/ served as it is (issue 17, item 2): by a static host (`python -m http.server` on `build/site`,
+as GitHub Pages serves the uploaded folder) and by `capidx serve --transport http` under `/site/`. Every URL
+the API index lists resolves, and so does every relative link of the page."""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import json
+import posixpath
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+import yaml
+from server_support import capidx_command, fixture_bundled_build, fixture_hand_build  # noqa: F401 (fixtures)
+
+pytestmark = pytest.mark.slow
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+@contextmanager
+def _process(command: list[str], log: Path, pattern: str, cwd: Path) -> Iterator[int]:
+    """Run `command` with its output in `log`; yield the port `pattern` finds there; stop it after."""
+    with log.open("w") as output, subprocess.Popen(command, cwd=cwd, stdin=subprocess.DEVNULL, stdout=output,
+                                                   stderr=subprocess.STDOUT) as process:  # fmt: skip
+        try:
+            deadline = time.monotonic() + 30
+            while not (found := re.search(pattern, log.read_text())):
+                assert process.poll() is None, log.read_text()
+                assert time.monotonic() < deadline, log.read_text()
+                time.sleep(0.05)
+            yield int(found.group(1))
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+@pytest.fixture(scope="module", name="static_port")
+def fixture_static_port(bundled_build: Path) -> Iterator[int]:
+    command = [sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1", "--directory"]
+    with _process([*command, str(bundled_build / "site")], bundled_build.parent / "static.log", r"port (\d+)",
+                  bundled_build.parent) as port:  # fmt: skip
+        yield port
+
+
+@pytest.fixture(scope="module", name="serve_port")
+def fixture_serve_port(bundled_build: Path) -> Iterator[int]:
+    command = capidx_command("serve", "--build", str(bundled_build), "--transport", "http", "--port", "0")
+    with _process(command, bundled_build.parent / "serve.log", r"listening on http://\S+:(\d+)/mcp",
+                  bundled_build.parent) as port:  # fmt: skip
+        yield port
+
+
+def _request(port: int, path: str, method: str = "GET", headers: dict[str, str] | None = None) -> tuple:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        connection.request(method, path, headers=headers or {})
+        response = connection.getresponse()
+        return response.status, dict(response.getheaders()), response.read()
+    finally:
+        connection.close()
+
+
+def _index_urls(index: dict) -> list[tuple[str, dict, str]]:
+    """(URL relative to the site root, the listed document, its media type) for every document of every endpoint."""
+    return [
+        (posixpath.normpath(posixpath.join("api", document["url"])), document, endpoint["mediaType"])
+        for endpoint in index["endpoints"]
+        for document in endpoint["documents"]
+    ]
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for name, value in attrs:
+            if name in ("href", "src") and value and not re.match(r"[a-z]+:|#", value):
+                self.links.append(value)
+
+
+def _relative_links(page: bytes) -> list[str]:
+    parser = _Links()
+    parser.feed(page.decode("utf-8"))
+    return sorted(set(parser.links))
+
+
+def test_every_url_the_api_index_lists_resolves_on_a_static_host(static_port: int, bundled_build: Path) -> None:
+    status, _headers, body = _request(static_port, "/api/index.json")
+    assert status == 200
+    index = json.loads(body)
+    urls = _index_urls(index)
+    assert len(urls) == len(list((bundled_build / "site").rglob("*.*"))) - 1  # everything but index.json itself
+    for url, document, media_type in urls:
+        status, _headers, body = _request(static_port, "/" + url)
+        assert status == 200, url
+        assert len(body) == document["bytes"], url
+        if media_type == "application/json":
+            json.loads(body)
+
+
+def test_every_relative_link_of_the_page_resolves_on_a_static_host(static_port: int) -> None:
+    status, _headers, page = _request(static_port, "/")
+    assert status == 200
+    links = _relative_links(page)
+    assert {"style.css", "script.js", "api/index.json", "llms.txt", "llms-full.txt"} <= set(links)
+    for link in links:
+        assert _request(static_port, "/" + link)[0] == 200, link
+
+
+def test_capidx_serve_answers_the_site_under_site_with_its_media_types(serve_port: int, bundled_build: Path) -> None:
+    status, headers, body = _request(serve_port, "/site/")
+    assert status == 200 and headers["content-type"] == "text/html; charset=utf-8"
+    assert body == (bundled_build / "site" / "index.html").read_bytes()
+    assert "script-src 'self'" in headers["content-security-policy"]
+    assert headers["x-content-type-options"] == "nosniff"
+    status, headers, _body = _request(serve_port, "/site")
+    assert status == 308 and headers["location"] == "/site/"
+    manifest = json.loads((bundled_build / "manifest.json").read_bytes())
+    for row in manifest["artifacts"]:
+        if not row["path"].startswith("site/"):
+            continue
+        status, headers, body = _request(serve_port, "/" + row["path"])
+        assert status == 200, row["path"]
+        assert headers["content-type"] == f"{row['mimeType']}; charset=utf-8", row["path"]
+        assert hashlib.sha256(body).hexdigest() == row["sha256"], row["path"]
+        head = _request(serve_port, "/" + row["path"], "HEAD")
+        assert head[0] == 200 and head[2] == b"" and head[1]["content-length"] == str(row["bytes"])
+
+
+def test_capidx_serve_refuses_what_the_site_is_not(serve_port: int) -> None:
+    assert _request(serve_port, "/site/nothing.html")[0] == 404
+    assert _request(serve_port, "/site/manifest.json")[0] == 404
+    assert _request(serve_port, "/site/../manifest.json")[0] == 404  # paths are looked up, never joined
+    assert _request(serve_port, "/site/%2e%2e/manifest.json")[0] == 404
+    assert _request(serve_port, "/site/api/")[0] == 404  # no listings
+    status, headers, _body = _request(serve_port, "/site/llms.txt", "POST")
+    assert status == 405 and headers["allow"] == "GET, HEAD"
+    assert _request(serve_port, "/site/", headers={"Origin": "http://evil.example"})[0] == 403
+    assert _request(serve_port, "/site/", headers={"Host": "evil.example"})[0] == 421
+    assert _request(serve_port, "/site/", headers={"Origin": f"http://127.0.0.1:{serve_port}"})[0] == 200
+
+
+def test_a_build_without_a_site_answers_404_under_site(hand_build: Path, tmp_path: Path) -> None:
+    """A build made before the site existed (or with --no-site) is still served; /site/ has nothing."""
+    command = capidx_command("serve", "--build", str(hand_build), "--transport", "http", "--port", "0")
+    with _process(command, tmp_path / "serve.log", r"listening on http://\S+:(\d+)/mcp", tmp_path) as port:
+        assert _request(port, "/site/")[0] == 404
+        assert _request(port, "/site/llms.txt")[0] == 404
+        assert _request(port, "/mcp")[0] != 404  # the MCP endpoint is there (what it answers a GET is the SDK's)
+
+
+def test_the_pages_example_publishes_the_site_folder() -> None:
+    workflow = yaml.safe_load((DOCS / "examples" / "pages-site.yml").read_text(encoding="utf-8"))
+    steps = workflow["jobs"]["deploy"]["steps"]
+    assert any("capidx build" in step.get("run", "") for step in steps)
+    upload = next(step for step in steps if str(step.get("uses", "")).startswith("actions/upload-pages-artifact"))
+    assert upload["with"]["path"] == "build/site"
+    assert any(str(step.get("uses", "")).startswith("actions/deploy-pages") for step in steps)
+    assert "examples/pages-site.yml" in (DOCS / "build-directory.md").read_text(encoding="utf-8")
