@@ -706,7 +706,14 @@ def _scored(index: MatchIndex, query: str, n: str, corrected: Corrected, agent: 
     everything = tuple(_capability(index, s, c) for s, c in ranked if c >= FLOOR / 2)
     if best < FLOOR:  # nothing scores: what scored a little first, then the closest names
         shown = tuple(c for c in everything if c.confidence > 0)[:SUGGESTIONS]
-        fill = tuple(c for c in _capability_suggestions(index, n) if c.value not in {s.value for s in shown})
+        # A name that merely looks like the query is weaker evidence than words that scored: its similarity
+        # (another scale, up to 1.0) is scaled below every scored candidate, so no suggestion of an unknown
+        # name claims a confidence a resolved answer would have, and the list stays in order.
+        fill = tuple(
+            Candidate(c.value, c.label, round(c.confidence * FLOOR / 2, 3))
+            for c in _capability_suggestions(index, n)
+            if c.value not in {s.value for s in shown}
+        )
         suggestions = (shown + fill)[:SUGGESTIONS]
         return Resolution(query, "unknown", candidates=suggestions, ranked=everything, scored=True)
     runner_up = ranked[1][1] if len(ranked) > 1 else 0.0

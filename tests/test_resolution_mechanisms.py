@@ -355,3 +355,17 @@ def test_an_abbreviation_pairs_through_its_expansion(index: MatchIndex) -> None:
     together, _ = resolve.score_capabilities(index, "mr comments")
     apart, _ = resolve.score_capabilities(index, "comments mr")
     assert together["pull-request-review"] > apart["pull-request-review"]
+
+
+# --- suggestions for a name nothing matches -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("query", ["xyzzy plugh", "img to HTML blorp"])
+def test_suggestions_for_an_unknown_name_never_claim_more_than_what_scored(index: MatchIndex, query: str) -> None:
+    """Closest names fill the list after what scored a little; their name similarity (another scale) is put
+    below the floor, so the list is in order and no suggestion looks like a confident match."""
+    resolution = resolve_capability(index, query, agent=CLAUDE)
+    assert resolution.status == "unknown" and resolution.candidates
+    confidences = [c.confidence for c in resolution.candidates]
+    assert confidences == sorted(confidences, reverse=True)
+    assert max(confidences) < resolve.FLOOR
