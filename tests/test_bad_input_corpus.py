@@ -36,20 +36,12 @@ from click.testing import CliRunner, Result
 from manifest_factory import make_manifest, write_build
 from test_validate_cases import DEFAULT_TODAY, parse_expected
 
-from capidx.compiler import build as build_module
-from capidx.compiler import load, tokenproc
+from capidx.compiler import load
 from capidx.compiler.cli import cli
 from capidx.compiler.load import MAX_FILE_BYTES
-from capidx.compiler.tokens import TokenCounter
 
 CASES = Path(__file__).parent / "cases"
 REPO = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture(autouse=True)
-def _lazy_counting(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(tokenproc, "start_for_cold_build", lambda encodings, out: None)
-    monkeypatch.setattr(build_module, "start_counter", lambda encodings, known=None: TokenCounter(encodings, known))
 
 
 def invoke(args: list[str], cwd: Path) -> Result:
