@@ -1,0 +1,111 @@
+"""Before/after figures of `capidx build` and `capidx validate -q` in one run, runs interleaved.
+
+    python benchmarks/ab_bench.py --before DIR [--runs 5] [--large]
+
+`--before DIR` is a folder holding another checkout's `capidx` package (as `build_bench.py --pythonpath`
+takes it); "after" is the capidx installed here. Each case runs before, after, before, after, ... so that
+both see the same load, and the median wall and CPU time of each side is printed, with the largest
+peak RSS of all its processes together (sampled every 50 ms, `build_bench.py`'s wrapper) and, for cold
+builds, the files the build wrote. Cases: the bundled catalog (cold build, no-op rebuild, validate -q)
+and 1,000 synthetic capabilities (the same); `--large` adds one cold build of 20,000 capabilities per
+side. Figures are printed, never asserted: on a shared machine read the ratios, not the seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from build_bench import CAPIDX, REPO, run, synthetic
+
+
+def _files(folder: Path) -> int:
+    return sum(len(names) for _, _, names in os.walk(folder))
+
+
+def _case(
+    label: str,
+    envs: dict[str, dict[str, str]],
+    cwd: Path,
+    command: list[str],
+    runs: int,
+    reset: Path | None = None,
+    prepare: Callable[[str], None] | None = None,
+) -> None:
+    figures: dict[str, list[dict]] = {side: [] for side in envs}
+    files: dict[str, int] = {}
+    for _ in range(runs):
+        for side, env in envs.items():
+            if reset is not None:
+                shutil.rmtree(reset, ignore_errors=True)
+            if prepare is not None:
+                prepare(side)
+            result = run(cwd, command, env)
+            figures[side].append(result)
+            if reset is not None:
+                files[side] = _files(reset)
+    parts = []
+    for side, results in figures.items():
+        wall = statistics.median(item["seconds"] for item in results)
+        cpu = statistics.median(item["cpu"] for item in results)
+        peak = max(item["tree_mib"] for item in results)
+        written = f", {files[side]:,} files" if side in files else ""
+        parts.append(f"{side}: {wall:6.2f} s wall {cpu:6.2f} s cpu {peak:5.0f} MiB{written}")
+    ratio = statistics.median(item["cpu"] for item in figures["after"]) / max(
+        1e-9, statistics.median(item["cpu"] for item in figures["before"])
+    )
+    print(f"{label:<34} {' | '.join(parts)} | cpu after/before {ratio:.2f}", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--before", type=Path, required=True, help="folder holding the 'before' capidx package")
+    parser.add_argument("--runs", type=int, default=5, help="runs per side and case (medians are printed)")
+    parser.add_argument("--large", action="store_true", help="also one cold build of 20,000 capabilities per side")
+    options = parser.parse_args()
+    before = dict(os.environ)
+    before["PYTHONPATH"] = os.pathsep.join(filter(None, [str(options.before.resolve()), before.get("PYTHONPATH")]))
+    envs = {"before": before, "after": dict(os.environ)}
+    print(f"cpus: {os.cpu_count()}, load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    with tempfile.TemporaryDirectory(prefix="capidx-ab-") as temp:
+        work = Path(temp)
+        outs = work / "out"
+        bundled = outs / "bundled"
+        config = ["--config", str(REPO / "capidx.yaml")]
+        build = [*CAPIDX, "build", *config, "--out", str(bundled), "-q"]
+        _case("bundled catalog, cold build", envs, REPO, build, options.runs, reset=bundled)
+        _case("bundled catalog, no-op rebuild", envs, REPO, build, options.runs, prepare=_rebuild(build, envs))
+        _case("bundled catalog, validate -q", envs, REPO, [*CAPIDX, "validate", "-q", *config], options.runs)
+        catalog = synthetic(work, 5, 200)
+        out = outs / "k1"
+        build = [*CAPIDX, "build", "--agents", str(catalog), "--out", str(out), "-q"]
+        _case("1,000 capabilities, cold build", envs, work, build, options.runs, reset=out)
+        _case("1,000 capabilities, no-op rebuild", envs, work, build, options.runs, prepare=_rebuild(build, envs))
+        validate = [*CAPIDX, "validate", "-q", "--agents", str(catalog)]
+        _case("1,000 capabilities, validate -q", envs, work, validate, options.runs)
+        shutil.rmtree(out, ignore_errors=True)
+        if options.large:
+            catalog = synthetic(work, 20, 1000)
+            out = outs / "k20"
+            build = [*CAPIDX, "build", "--agents", str(catalog), "--out", str(out), "-q"]
+            _case("20,000 capabilities, cold build", envs, work, build, 1, reset=out)
+
+
+def _rebuild(build: list[str], envs: dict[str, dict[str, str]]) -> Callable[[str], None]:
+    """Before a no-op rebuild: a build by the same side (builds of the two sides differ in input digest)."""
+
+    def prepare(side: str) -> None:
+        run(REPO, build, envs[side])
+
+    return prepare
+
+
+if __name__ == "__main__":
+    main()
