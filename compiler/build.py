@@ -39,7 +39,7 @@ from capidx.compiler.manifest import (
     manifest_document,
     previous_json,
     read_previous,
-    serialize,
+    serialized,
 )
 from capidx.compiler.outdir import (
     Replaceable,
@@ -140,8 +140,17 @@ def run_build(
     remove_leftovers(out.parent)
 
     validation = _validate(config, strict, err or sys.stderr, verbosity)
+    digest = _input_digest(config, _validated_inputs(config, validation), templates, encodings)
+    if previous and previous.get("inputDigest") == digest and is_intact(out, previous):
+        return _up_to_date(out, previous)
+    # A CatalogError propagates as it is (a CapidxError).
+    catalog = build_catalog(
+        [(doc.agent_id or doc.path.parent.parent.name, doc.data) for doc in validation.documents],
+        validation.aliases.data if validation.aliases else None,
+    )
+    del validation  # the parsed documents: a third of a large build's memory, and the catalog holds what it needs
     counter = (counter_factory or TokenCounter)(encodings, known_token_counts(previous))
-    return _build(config, validation, env, templates, previous, counter, progress, replaceable)
+    return _build(config, catalog, digest, env, previous, counter, progress, replaceable)
 
 
 def _templates(config: Config, err: TextIO, verbosity: int) -> tuple[Any, list[tuple[str, bytes]]]:
@@ -159,32 +168,23 @@ def _templates(config: Config, err: TextIO, verbosity: int) -> tuple[Any, list[t
 
 def _build(
     config: Config,
-    validation: Any,
+    catalog: Catalog,
+    digest: str,
     env: Any,
-    templates: list[tuple[str, bytes]],
     previous: dict[str, Any] | None,
     counter: Any,
     progress: Callable[[str, int], Any] | None,
     replaceable: Replaceable,
 ) -> BuildResult:
-    """Build from `validation`'s (valid) documents into a temporary sibling of `out`, then swap it in."""
+    """Build `catalog` into a temporary sibling of `out`, then swap it in."""
     encodings = counter.encodings
     out = config.out
-    inputs = _validated_inputs(config, validation)
-    digest = _input_digest(config, inputs, templates, encodings)
-    if previous and previous.get("inputDigest") == digest and is_intact(out, previous):
-        return _up_to_date(out, previous)
-
     try:
         writer = TreeWriter(out, before_swap=lambda: recheck(out, replaceable))
     except OSError as exc:
         raise WriteFailed(f"cannot write a build next to {out}: {exc} ({_WRITABLE})") from None
     try:
-        # A CatalogError, TemplateFailure, EncodingUnavailable or SettingsError propagates as it is (a CapidxError).
-        catalog = build_catalog(
-            [(doc.agent_id or doc.path.parent.parent.name, doc.data) for doc in validation.documents],
-            validation.aliases.data if validation.aliases else None,
-        )
+        # A TemplateFailure, EncodingUnavailable or SettingsError propagates as it is (a CapidxError).
         try:
             measured = _render_and_measure(config, catalog, env, encodings, previous, progress, counter, writer)
         except OSError as exc:
@@ -202,7 +202,7 @@ def _build(
         )
         # An OutputError (something appeared in `out` while the build ran) propagates: `out` stays as it is.
         try:
-            writer.add(MANIFEST, serialize(manifest, rows))
+            writer.add(MANIFEST, serialized(manifest, rows))
             writer.finish()
         except OSError as exc:
             raise WriteFailed(f"writing {out} failed: {exc} ({_WRITABLE})") from None

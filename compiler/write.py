@@ -25,7 +25,7 @@ import secrets
 import shutil
 import stat
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -86,9 +86,14 @@ class TreeWriter:
         self._done = False
         self.files = 0
 
-    def add(self, relative: str, data: bytes) -> None:
-        """One file of the new build (a POSIX path relative to it)."""
-        _write_file(self._target(relative), data)
+    def add(self, relative: str, data: bytes | Iterable[bytes]) -> None:
+        """One file of the new build (a POSIX path relative to it): its bytes, or its bytes in pieces."""
+        target = self._target(relative)
+        if isinstance(data, bytes):
+            _write_file(target, data)
+            return
+        with open(target, "wb") as handle:
+            handle.writelines(data)
 
     def append(self, relative: str, data: bytes) -> int:
         """Append `data` to the pack at `relative` (created by its first answer); returns where it starts."""
