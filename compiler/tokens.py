@@ -293,7 +293,7 @@ class TokenCounter:
             if not missing:
                 continue
             encoding = self.load(name)
-            tokens = encoding.encode_ordinary_batch([queued[sha] for sha in missing])
+            tokens = encoding.encode_ordinary_batch([queued[sha] for sha in missing], num_threads=_cpus())
             for sha, encoded in zip(missing, tokens, strict=True):
                 self._known.setdefault(sha, {})[name] = len(encoded)
         self.encoded_texts += len(queued)
@@ -315,3 +315,12 @@ class TokenCounter:
         """{encoding: tokens} of a counted (or known) text."""
         known = self._known[sha]
         return {name: known[name] for name in self.encodings}
+
+
+def _cpus() -> int:
+    """Threads for tiktoken's batch API: one per CPU this process may use. (tiktoken's default, 8, costs
+    ~20-40 % more CPU on a 2-CPU machine for the same counts: threads that wait for a CPU.)"""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1

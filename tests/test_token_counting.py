@@ -77,7 +77,7 @@ def test_a_count_known_in_one_encoding_is_asked_only_in_the_other() -> None:
         def __init__(self) -> None:
             self.seen: list[str] = []
 
-        def encode_ordinary_batch(self, texts: list[str]) -> list[list[int]]:
+        def encode_ordinary_batch(self, texts: list[str], num_threads: int = 8) -> list[list[int]]:
             self.seen.extend(texts)
             return [[0] * len(text) for text in texts]
 
