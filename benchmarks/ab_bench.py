@@ -34,23 +34,25 @@ def _case(
     label: str,
     envs: dict[str, dict[str, str]],
     cwd: Path,
-    command: list[str],
+    command: Callable[[str], list[str]],
     runs: int,
-    reset: Path | None = None,
+    reset: Callable[[str], Path] | None = None,
     prepare: Callable[[str], None] | None = None,
 ) -> None:
+    """Run `command(side)` `runs` times per side, interleaved; `reset(side)` (a cold build's output folder) is
+    removed before each run; `prepare(side)` runs before each."""
     figures: dict[str, list[dict]] = {side: [] for side in envs}
     files: dict[str, int] = {}
     for _ in range(runs):
         for side, env in envs.items():
             if reset is not None:
-                shutil.rmtree(reset, ignore_errors=True)
+                shutil.rmtree(reset(side), ignore_errors=True)
             if prepare is not None:
                 prepare(side)
-            result = run(cwd, command, env)
+            result = run(cwd, command(side), env)
             figures[side].append(result)
             if reset is not None:
-                files[side] = _files(reset)
+                files[side] = _files(reset(side))
     parts = []
     for side, results in figures.items():
         wall = statistics.median(item["seconds"] for item in results)
@@ -76,42 +78,63 @@ def main() -> None:
     print(f"cpus: {os.cpu_count()}, load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory(prefix="capidx-ab-") as temp:
         work = Path(temp)
-        outs = work / "out"
-        bundled = outs / "bundled"
+        # Each side builds into its own folders: a build of one is not a build the other may replace.
         config = ["--config", str(REPO / "capidx.yaml")]
-        build = [*CAPIDX, "build", *config, "--out", str(bundled), "-q"]
+
+        def bundled(side: str) -> Path:
+            return work / side / "bundled"
+
+        def build(side: str) -> list[str]:
+            return [*CAPIDX, "build", *config, "--out", str(bundled(side)), "-q"]
+
         _case("bundled catalog, cold build", envs, REPO, build, options.runs, reset=bundled)
         _case("bundled catalog, no-op rebuild", envs, REPO, build, options.runs, prepare=_rebuild(REPO, build, envs))
-        _case("bundled catalog, validate -q", envs, REPO, [*CAPIDX, "validate", "-q", *config], options.runs)
-        catalog = synthetic(work, 5, 200)
-        out = outs / "k1"
-        build = [*CAPIDX, "build", "--agents", str(catalog), "--out", str(out), "-q"]
-        _case("1,000 capabilities, cold build", envs, work, build, options.runs, reset=out)
-        _case("1,000 capabilities, no-op rebuild", envs, work, build, options.runs, prepare=_rebuild(work, build, envs))
-        _case("1,000 capabilities, rebuild (config changed)", envs, work, build, options.runs, prepare=_restyle(work))
-        validate = [*CAPIDX, "validate", "-q", "--agents", str(catalog)]
-        _case("1,000 capabilities, validate -q", envs, work, validate, options.runs)
-        shutil.rmtree(out, ignore_errors=True)
+        validate = [*CAPIDX, "validate", "-q", *config]
+        _case("bundled catalog, validate -q", envs, REPO, lambda side: validate, options.runs)
+        _synthetic(work, envs, 5, 200, options.runs, everything=True)
         if options.large:
-            catalog = synthetic(work, 20, 1000)
-            out = outs / "k20"
-            build = [*CAPIDX, "build", "--agents", str(catalog), "--out", str(out), "-q"]
-            _case("20,000 capabilities, cold build", envs, work, build, 1, reset=out)
+            _synthetic(work, envs, 20, 1000, 1, everything=False)
 
 
-def _rebuild(cwd: Path, build: list[str], envs: dict[str, dict[str, str]]) -> Callable[[str], None]:
+def _synthetic(
+    work: Path, envs: dict[str, dict[str, str]], agents: int, per_agent: int, runs: int, everything: bool
+) -> None:
+    catalog = synthetic(work, agents, per_agent)
+    size = f"{agents * per_agent:,} capabilities"
+
+    def out(side: str) -> Path:
+        return work / side / catalog.name
+
+    def build(side: str) -> list[str]:
+        return [*CAPIDX, "build", "--agents", str(catalog), "--out", str(out(side)), "-q"]
+
+    _case(f"{size}, cold build", envs, work, build, runs, reset=out)
+    if everything:
+        _case(f"{size}, no-op rebuild", envs, work, build, runs, prepare=_rebuild(work, build, envs))
+        _case(f"{size}, rebuild, counts known", envs, work, build, runs, prepare=_restyle(work))
+        (work / "capidx.yaml").unlink()
+        validate = [*CAPIDX, "validate", "-q", "--agents", str(catalog)]
+        _case(f"{size}, validate -q", envs, work, lambda side: validate, runs)
+    for side in envs:
+        shutil.rmtree(out(side), ignore_errors=True)  # keep the disk (and the next case's file system) clean
+
+
+def _rebuild(
+    cwd: Path, build: Callable[[str], list[str]], envs: dict[str, dict[str, str]]
+) -> Callable[[str], None]:
     """Before a no-op rebuild: the same build by the same side, from the same folder (builds of the two sides
     differ in input digest, and the folder decides which capidx.yaml applies)."""
 
     def prepare(side: str) -> None:
-        run(cwd, build, envs[side])
+        run(cwd, build(side), envs[side])
 
     return prepare
 
 
 def _restyle(work: Path) -> Callable[[str], None]:
     """Before a rebuild whose artifacts all exist already: a capidx.yaml that changes no artifact's bytes (a
-    budget), toggled, so every run re-renders everything and finds every token count in the manifest."""
+    budget), changed before every run, so every run re-renders everything and finds every token count in the
+    previous manifest."""
     state = {"budget": 5000}
 
     def prepare(side: str) -> None:
