@@ -487,9 +487,9 @@ def _check_tiling(path: Path, rows: list[dict[str, Any]], size: int) -> None:
 def _load_artifact(root: Path, entry: Mapping[str, Any], file: bytes) -> Artifact:
     """One row's bytes (the whole file, or its slice of a pack), checked against its size and sha256."""
     path = root / entry["path"]
-    offset = entry.get("offset")
+    offset = None if entry.get("offset") is None else int(entry["offset"])  # 3.0 is an integer to JSON Schema
     where = f"{path}" if offset is None else f"{path} (offset {offset})"
-    data = file if offset is None else file[offset : offset + entry["bytes"]]
+    data = file if offset is None else file[offset : offset + int(entry["bytes"])]
     digest = hashlib.sha256(data).hexdigest()
     if len(data) != entry["bytes"] or digest != entry["sha256"]:
         raise BuildError(

@@ -117,6 +117,20 @@ def test_rows_that_do_not_tile_their_pack_are_refused(build: Path, forge: Any, m
         load_snapshot(build)
 
 
+def test_offsets_written_as_json_floats_are_integers(build: Path) -> None:
+    """JSON Schema counts 3.0 as an integer, so the manifest check lets it through: it must slice as 3."""
+
+    def as_floats(manifest: dict[str, Any]) -> None:
+        for row in _packed(manifest):
+            row.update(offset=float(row["offset"]), bytes=float(row["bytes"]))
+
+    rewrite_manifest(build, as_floats)
+    row = _packed({"artifacts": _rows(build)})[1]
+    assert load_snapshot(build).artifacts[row["uri"]].text.encode("utf-8") == artifact_bytes(
+        build, {**row, "offset": int(row["offset"]), "bytes": int(row["bytes"])}
+    )
+
+
 def test_a_file_listed_as_a_pack_and_as_a_whole_artifact_is_refused(build: Path) -> None:
     def mix(manifest: dict[str, Any]) -> None:
         row = _packed(manifest)[0]
