@@ -148,7 +148,7 @@ def run_build(
         [(doc.agent_id or doc.path.parent.parent.name, doc.data) for doc in validation.documents],
         validation.aliases.data if validation.aliases else None,
     )
-    del validation  # the parsed documents: a third of a large build's memory, and the catalog holds what it needs
+    del validation  # the parsed documents are not needed any more: the catalog holds what the build needs
     counter = (counter_factory or TokenCounter)(encodings, known_token_counts(previous))
     return _build(config, catalog, digest, env, previous, counter, progress, replaceable)
 
