@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from catalog_factory import run_cli, write_catalog
 
 from capidx.compiler import fastschema
 from capidx.compiler.fastschema import compile_check
@@ -382,3 +383,18 @@ def test_a_relative_xdg_cache_home_is_ignored(monkeypatch: pytest.MonkeyPatch, t
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")
     monkeypatch.setenv("HOME", str(tmp_path))
     assert fastschema.cache_dir() == tmp_path / ".cache" / "capidx"
+
+
+def test_a_build_works_with_an_unwritable_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the cache folder would be", "utf-8")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    validators = [bundled_validator(name) for name in (CAPABILITY_SCHEMA, ALIASES_SCHEMA, CONFIG_SCHEMA)]
+    for validator in validators:  # compiled afresh in this test, not taken from the session's cache
+        validator.__dict__.pop("fast_check", None)
+    project = tmp_path / "project"
+    write_catalog(project)
+    result = run_cli(["build", "-q", "--out", str(project / "build")], cwd=project)
+    assert result.exit_code == 0, result.output
+    assert (project / "build" / "manifest.json").is_file()
+    assert blocker.read_text("utf-8") == "a file where the cache folder would be"
