@@ -11,6 +11,7 @@ import json.encoder as json_encoder
 from dataclasses import dataclass, field
 from typing import Any
 
+from capidx.compiler.emit.packs import pack_path
 from capidx.schema.text import canonical_json
 
 # A string as `canonical_json` writes it (the function json.dumps uses for strings with ensure_ascii=False),
@@ -102,32 +103,40 @@ class Measured:
     tokens: dict[str, int]
     words: int
     lines: int
-    row: PendingRow | None = field(default=None, repr=False, compare=False)  # made while tokens were counted
+    row: PendingRow | None = field(default=None, repr=False, compare=False)  # made as it was written
+    offset: int | None = None  # where its bytes start in the pack `packs.pack_path(kind)`; None: a file of its own
 
     def manifest_entry(self, primary: str) -> tuple[dict[str, Any], str]:
         """The manifest entry (docs/build-directory.md, "manifest.json") and its canonical JSON."""
-        row = self.row or PendingRow(self.artifact, self.size, self.sha256, self.words, self.lines, primary)
+        row = self.row or PendingRow(
+            self.artifact, self.size, self.sha256, self.words, self.lines, primary, self.offset
+        )
         return row.complete(self.tokens, primary)
 
 
 class PendingRow:
     """An artifact's manifest entry and its JSON text, made before its token counts are known.
 
-    A large build serializes tens of thousands of entries; the build makes them while the token
-    counter finishes its last texts (time the build would otherwise spend waiting), and `complete` only
-    adds the counts. The JSON is `canonical_json(entry)` to the byte (keys in sorted
-    order: bytes, description, kind, lines, mimeType, params, path, sha256, title, tokens, uri, words;
-    JSON escaping works character by character, so the description can be escaped in pieces).
+    A large build serializes tens of thousands of entries; the build makes each as the artifact is written,
+    and `complete` only adds the counts. The JSON is `canonical_json(entry)` to the byte (keys in sorted
+    order: bytes, description, kind, lines, mimeType, offset, params, path, sha256, title, tokens, uri,
+    words; JSON escaping works character by character, so the description can be escaped in pieces).
+
+    A packed answer (`offset` given) has `path` = its pack (`packs.pack_path`), and `offset`.
     """
 
     __slots__ = ("blurb", "entry", "head", "middle", "tail")
 
-    def __init__(self, artifact: Artifact, size: int, sha256: str, words: int, lines: int, primary: str) -> None:
+    def __init__(
+        self, artifact: Artifact, size: int, sha256: str, words: int, lines: int, primary: str, offset: int | None
+    ) -> None:
+        path = artifact.path if offset is None else pack_path(artifact.kind)
+        assert path is not None, f"{artifact.kind} is not packed"
         self.blurb = artifact.blurb
         self.entry = {
             "kind": artifact.kind,
             "uri": artifact.uri,
-            "path": artifact.path,
+            "path": path,
             "mimeType": artifact.mime_type,
             "title": artifact.title,
             "bytes": size,
@@ -136,12 +145,16 @@ class PendingRow:
             "lines": lines,
             "params": dict(artifact.params),
         }
+        if offset is not None:
+            self.entry["offset"] = offset
         quote = _json_string
+        placed = "" if offset is None else f'"offset":{offset},'
         self.head = f'{{"bytes":{size},"description":{quote(artifact.blurb + " ")[:-1]}'
         self.middle = (
             f'{quote(f" tokens ({primary}).")[1:]},"kind":{quote(artifact.kind)},"lines":{lines},'
-            f'"mimeType":{quote(artifact.mime_type)},"params":{_flat_json(self.entry["params"])},'
-            f'"path":{quote(artifact.path)},"sha256":{quote(sha256)},"title":{quote(artifact.title)},"tokens":'
+            f'"mimeType":{quote(artifact.mime_type)},{placed}'
+            f'"params":{_flat_json(self.entry["params"])},"path":{quote(path)},"sha256":{quote(sha256)},'
+            f'"title":{quote(artifact.title)},"tokens":'
         )
         self.tail = f',"uri":{quote(artifact.uri)},"words":{words}}}'
 

@@ -230,8 +230,6 @@ def build(
     """
     from capidx.compiler.config import load_config, with_catalog
     from capidx.compiler.diagnostics import ExitCode
-    from capidx.compiler.emit.tokenproc import start_for_cold_build
-    from capidx.compiler.emit.tokens import reported_names
 
     if aliases is not None and no_aliases:
         raise click.UsageError("--aliases and --no-aliases exclude each other")
@@ -250,11 +248,9 @@ def build(
         raise click.UsageError("--quiet and --verbose exclude each other")
     if not quiet:
         click.echo(config_notice(config.config_file, _absolute(agents)), err=True)
-    # A cold build's token counter starts loading its encodings now, while the build's modules are imported.
-    started = start_for_cold_build(reported_names(config.encodings), config.out)
     from capidx.compiler.emit.pipeline import execute
 
-    raise SystemExit(execute(config, strict=strict, quiet=quiet, verbose=verbose, started=started).exit_code)
+    raise SystemExit(execute(config, strict=strict, quiet=quiet, verbose=verbose).exit_code)
 
 
 # ---- capidx report -------------------------------------------------------------------------------------

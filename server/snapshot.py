@@ -1,8 +1,11 @@
 """Load one build directory into an immutable, verified `Snapshot`.
 
 The build directory is the server's only input (docs/build-directory.md). Loading reads
-`manifest.json`, checks it against the bundled manifest schema, then reads every artifact the
-manifest lists -- and nothing else -- checks its size and sha256, and keeps the text in memory.
+`manifest.json`, checks it against the bundled manifest schema, then reads every file the
+manifest lists -- and nothing else -- checks each artifact's size and sha256, and keeps the text in
+memory. A packed artifact (a tool answer: a row with `offset`) is its own bytes of a pack file; the
+rows of a pack must cover it exactly, without gap or overlap, so an answer is never served with a
+neighbour's bytes, and every answer's sha256 is checked like a file's.
 Requests are answered from the snapshot; the disk is never touched again until a reload builds a
 new snapshot beside the old one. Loading is constant work per artifact (issue 13): the manifest is
 checked by hand (jsonschema only explains a refusal), paths are checked as strings, JSON documents
@@ -156,10 +159,10 @@ def load_snapshot(directory: Path) -> Snapshot:
     root = _build_root(directory)
     manifest_bytes = _read_manifest(root)
     manifest = _parse_manifest(root, manifest_bytes)
-    checked_dirs: dict[str, bool] = {}
-    artifacts = tuple(_load_artifact(root, entry, checked_dirs) for entry in manifest["artifacts"])
+    rows = manifest["artifacts"]
+    files = _read_files(root, rows)
+    artifacts = tuple(_load_artifact(root, entry, files[entry["path"]]) for entry in rows)
     by_uri = _unique(root, artifacts, lambda artifact: artifact.uri, "URI")
-    _unique(root, artifacts, lambda artifact: artifact.path, "path")
     documents = _unique(root, artifacts, lambda artifact: document_key(artifact.kind, artifact.params), "document")
     return Snapshot(
         directory=root,
@@ -317,7 +320,8 @@ def artifact_validator() -> Any:
 class _RowRule:
     """What `$defs/artifact` of the manifest schema asks of a row, read from the schema itself."""
 
-    keys: frozenset[str]  # required, and no others (additionalProperties: false)
+    keys: frozenset[str]  # required
+    optional: frozenset[str]  # allowed besides (additionalProperties: false)
     kinds: frozenset[str]
     strings: tuple[str, ...]
     counts: tuple[str, ...]  # integers >= 0
@@ -333,6 +337,7 @@ def _row_rule() -> _RowRule:
     properties = row["properties"]
     return _RowRule(
         keys=frozenset(row["required"]),
+        optional=frozenset(properties.keys() - set(row["required"])),
         kinds=frozenset(properties["kind"]["enum"]),
         strings=tuple(name for name, rule in properties.items() if rule.get("type") == "string"),
         counts=tuple(name for name, rule in properties.items() if rule.get("type") == "integer"),
@@ -352,13 +357,13 @@ def _is_count(value: Any) -> bool:
 def _artifact_row_ok(row: Any) -> bool:
     """Whether `row` satisfies `$defs/artifact`: the same verdict as jsonschema, in a few microseconds."""
     rule = _row_rule()
-    if not isinstance(row, dict) or row.keys() != rule.keys:
+    if not isinstance(row, dict) or not rule.keys <= row.keys() <= rule.keys | rule.optional:
         return False
     if not isinstance(row["kind"], str) or row["kind"] not in rule.kinds:
         return False
     if not all(isinstance(row[name], str) for name in rule.strings):
         return False
-    if not all(_is_count(row[name]) for name in rule.counts):
+    if not all(_is_count(row[name]) for name in rule.counts if name in row):
         return False
     if not all(pattern.search(row[name]) for name, pattern in rule.patterns):
         return False
@@ -436,23 +441,66 @@ def _followed(root: Path, candidate: Path) -> Path:
     return resolved
 
 
-def _load_artifact(root: Path, entry: Mapping[str, Any], checked_dirs: dict[str, bool]) -> Artifact:
-    path = safe_path(root, entry["path"], checked_dirs)
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise BuildError(f"{path}: cannot read: {error.strerror}") from error
+def _read_files(root: Path, rows: list[dict[str, Any]]) -> dict[str, bytes]:
+    """The bytes of every file the manifest lists (each read once), after checking how its rows use it: a
+    plain file belongs to one row; a pack's rows (each with `offset`) tile it exactly, in offset order."""
+    by_path: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_path.setdefault(row["path"], []).append(row)
+    checked_dirs: dict[str, bool] = {}
+    files = {}
+    for relative, users in by_path.items():
+        path = safe_path(root, relative, checked_dirs)
+        try:
+            data = path.read_bytes()
+        except OSError as error:
+            raise BuildError(f"{path}: cannot read: {error.strerror}") from error
+        packed = ["offset" in row for row in users]
+        if any(packed) and not all(packed):
+            raise BuildError(f"{path}: listed both as a pack and as a whole artifact in {MANIFEST_NAME}; {_REBUILD}")
+        if any(packed):
+            _check_tiling(path, users, len(data))
+        elif len(users) > 1:
+            raise BuildError(
+                f"{root / MANIFEST_NAME}: {relative} is listed for {users[0]['uri']} and {users[1]['uri']}; "
+                f"{_REBUILD}"
+            )
+        files[relative] = data
+    return files
+
+
+def _check_tiling(path: Path, rows: list[dict[str, Any]], size: int) -> None:
+    """Refuse a pack whose answers overlap, leave gaps, or do not end where the file ends."""
+    end = 0
+    for row in sorted(rows, key=lambda row: row["offset"]):
+        if row["offset"] != end:
+            what = "overlaps the answer before it" if row["offset"] < end else "leaves bytes no answer owns"
+            raise BuildError(f"{path}: {row['uri']} at offset {row['offset']} {what}; {_REBUILD}")
+        end += row["bytes"]
+    if end != size:
+        raise BuildError(
+            f"{path}: {size} bytes, but its answers in {MANIFEST_NAME} end at {end}. The build was modified "
+            f"after it was written: {_REBUILD}"
+        )
+
+
+def _load_artifact(root: Path, entry: Mapping[str, Any], file: bytes) -> Artifact:
+    """One row's bytes (the whole file, or its slice of a pack), checked against its size and sha256."""
+    path = root / entry["path"]
+    offset = None if entry.get("offset") is None else int(entry["offset"])  # 3.0 is an integer to JSON Schema
+    where = f"{path}" if offset is None else f"{path} (offset {offset})"
+    data = file if offset is None else file[offset : offset + int(entry["bytes"])]
     digest = hashlib.sha256(data).hexdigest()
     if len(data) != entry["bytes"] or digest != entry["sha256"]:
         raise BuildError(
-            f"{path}: content does not match {MANIFEST_NAME} (sha256 {digest[:12]}…, {len(data)} bytes; "
+            f"{where}: content does not match {MANIFEST_NAME} (sha256 {digest[:12]}…, {len(data)} bytes; "
             f"expected {entry['sha256'][:12]}…, {entry['bytes']} bytes). The build was modified after it "
             "was written: rebuild with `capidx build`"
         )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise BuildError(f"{path}: not valid {entry['mimeType']} ({error}); {_REBUILD}") from error
+        raise BuildError(f"{where}: not valid {entry['mimeType']} ({error}); {_REBUILD}") from error
     return Artifact(
         kind=entry["kind"],
         uri=entry["uri"],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -41,3 +41,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     (pyproject.toml) each file runs on one worker in this order, so the files that wait longest (package
     installs over the network) start at once instead of ending the run alone."""
     items.sort(key=lambda item: item.get_closest_marker("long_setup") is None)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """A user cache of this session's own (the compiled schema checks, compiler/validate/fastschema.py): tests neither
+    write to the real one nor depend on what an earlier run left there. Subprocesses inherit it."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+        yield

@@ -202,3 +202,22 @@ def _resource_templates() -> list[dict[str, str]]:
         }
         for kind, folder in (("agent", "agents"), ("capability", "capabilities"), ("category", "categories"))
     ]
+
+
+def artifact_bytes(build: Path, row: Mapping[str, Any]) -> bytes:
+    """The bytes of one manifest row of a build: its file, or its slice of a pack (a row with `offset`)."""
+    data = (build / row["path"]).read_bytes()
+    if "offset" not in row:
+        return data
+    return data[row["offset"] : row["offset"] + row["bytes"]]
+
+
+def build_text(build: Path, path: str, prefix: str = PREFIX) -> str:
+    """A file of a build by its path, or a packed tool answer by the path it had as a file of its own
+    (`tools/lookup/<agent>/<capability>.json`: its URI's tail, with the extension)."""
+    if not path.startswith("tools/"):
+        return (build / path).read_text("utf-8")
+    uri = prefix + path.rpartition(".")[0]
+    rows = json.loads((build / "manifest.json").read_text("utf-8"))["artifacts"]
+    (row,) = [row for row in rows if row["uri"] == uri]
+    return artifact_bytes(build, row).decode("utf-8")

@@ -37,20 +37,11 @@ from manifest_factory import make_manifest, write_build
 from test_validate_cases import DEFAULT_TODAY, parse_expected
 
 from capidx.cli import cli
-from capidx.compiler.emit import pipeline as build_module
-from capidx.compiler.emit import tokenproc
-from capidx.compiler.emit.tokens import TokenCounter
 from capidx.compiler.validate import load
 from capidx.compiler.validate.load import MAX_FILE_BYTES
 
 CASES = Path(__file__).parent / "cases"
 REPO = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture(autouse=True)
-def _lazy_counting(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(tokenproc, "start_for_cold_build", lambda encodings, out: None)
-    monkeypatch.setattr(build_module, "start_counter", lambda encodings, known=None: TokenCounter(encodings, known))
 
 
 def invoke(args: list[str], cwd: Path) -> Result:

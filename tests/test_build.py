@@ -14,6 +14,7 @@ from typing import Any
 import jsonschema
 import pytest
 from catalog_factory import AGENT_IDS, ALIASES, documents, run_cli, snapshot, write_catalog
+from manifest_factory import artifact_bytes, build_text
 
 from capidx.schema.text import canonical_json as dumps
 from capidx.schema.text import normalize
@@ -37,7 +38,7 @@ def manifest(built: Path) -> dict[str, Any]:
 
 
 def _json(built: Path, path: str) -> Any:
-    return json.loads((built / path).read_text("utf-8"))
+    return json.loads(build_text(built, path))
 
 
 def test_manifest_is_valid_and_lists_every_file_with_its_hash(built: Path, manifest: dict[str, Any]) -> None:
@@ -46,7 +47,7 @@ def test_manifest_is_valid_and_lists_every_file_with_its_hash(built: Path, manif
     listed = {row["path"] for row in manifest["artifacts"]}
     assert listed == set(snapshot(built)) - {"manifest.json"}
     for row in manifest["artifacts"]:
-        data = (built / row["path"]).read_bytes()
+        data = artifact_bytes(built, row)
         assert row["bytes"] == len(data)
         assert row["sha256"] == hashlib.sha256(data).hexdigest()
         assert f"{row['tokens']['cl100k_base']:,} tokens (cl100k_base)." in row["description"]
@@ -90,7 +91,7 @@ def test_every_artifact_kind_has_its_documents(manifest: dict[str, Any]) -> None
         "text/markdown",
     )
     lookup = next(row for row in by_kind["lookup"] if row["params"] == {"agent": "copilot-cli", "capability": "hooks"})
-    assert lookup["path"] == "tools/lookup/copilot-cli/hooks.json"
+    assert lookup["path"] == "tools/lookup.pack" and lookup["offset"] >= 0  # tool answers are packed
     assert lookup["uri"] == "capability-index://tools/lookup/copilot-cli/hooks"
     assert {row["params"].get("category") for row in by_kind["list"] if "agent" not in row["params"]} == set(
         ["agent-orchestration", "api-integration", "code-completion", "code-explanation", "customization"]
@@ -112,7 +113,7 @@ def test_summary_names_every_capability_and_agent(built: Path) -> None:
 def test_lookup_documents_cover_every_agent_and_capability(built: Path) -> None:
     for agent_id in AGENT_IDS:
         for slug in SLUGS:
-            text = (built / f"tools/lookup/{agent_id}/{slug}.json").read_text("utf-8")
+            text = build_text(built, f"tools/lookup/{agent_id}/{slug}.json")
             assert text == dumps(json.loads(text))  # compact, sorted, the one serialization
     missing = _json(built, "tools/lookup/vscode-copilot/subagents.json")
     assert missing == {

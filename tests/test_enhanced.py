@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import tiktoken
 from catalog_factory import AGENT_IDS, documents, run_cli, snapshot, write_catalog
+from manifest_factory import artifact_bytes, build_text
 
 from capidx.compiler.catalog import Agent
 from capidx.compiler.config import InjectionLabel
@@ -33,7 +34,7 @@ def _count(text: str) -> int:
 
 
 def _json(built: Path, path: str) -> Any:
-    return json.loads((built / path).read_text("utf-8"))
+    return json.loads(build_text(built, path))
 
 
 @pytest.fixture(scope="module")
@@ -171,7 +172,7 @@ def test_semantics_per_capability_and_in_stats(factory: Path) -> None:
 
 
 def test_a_snippet_for_every_recorded_pair_and_canonical_capability(factory: Path) -> None:
-    rows = {row["path"]: row for row in _rows(factory, "snippet")}
+    rows = {row["uri"].removeprefix("capability-index://") + ".md": row for row in _rows(factory, "snippet")}
     expected = {
         f"tools/snippets/{agent}/{normalize(item['name']).replace(' ', '-')}.md"
         for agent, doc in documents().items()
@@ -181,17 +182,18 @@ def test_a_snippet_for_every_recorded_pair_and_canonical_capability(factory: Pat
     expected |= {f"tools/snippets/_all/{slug}.md" for slug in slugs}
     assert set(rows) == expected
     for path, row in rows.items():
-        text = (factory / path).read_text("utf-8")
+        assert row["path"] == "tools/snippets.pack"  # every snippet is packed
+        text = artifact_bytes(factory, row).decode("utf-8")
         assert row["tokens"]["cl100k_base"] == _count(text)  # measured like every artifact
         assert row["uri"] == "capability-index://" + path.removesuffix(".md")
         assert row["params"]["capability"] == path.rsplit("/", 1)[1].removesuffix(".md")
         assert row["params"].get("agent", "_all") == path.split("/")[2]
-    pair = (factory / "tools/snippets/claude-code/mcp-servers.md").read_text("utf-8")
+    pair = artifact_bytes(factory, rows["tools/snippets/claude-code/mcp-servers.md"]).decode("utf-8")
     assert pair.startswith("**MCP Servers** (claude-code): ✓ available, ")
     assert "Connects external tools" in pair and "Setup: `claude mcp add" in pair and "Config: `.mcp.json`" in pair
-    unavailable = (factory / "tools/snippets/copilot-cli/subagents.md").read_text("utf-8")
+    unavailable = build_text(factory, "tools/snippets/copilot-cli/subagents.md")
     assert "✗ not available" in unavailable
-    canonical = (factory / "tools/snippets/_all/subagents.md").read_text("utf-8")
+    canonical = build_text(factory, "tools/snippets/_all/subagents.md")
     assert canonical.startswith("**Subagents** (agent-orchestration): available in claude-code\n")
 
 
@@ -275,7 +277,7 @@ def test_a_capability_without_terms_builds_with_no_edges_and_zero_entropy(tmp_pa
     assert entry["similarTo"] == [] and entry["terms"] == {} and entry["length"] == 0
     assert all(edge["capability"] != "all-of-it" for row in index["capabilities"] for edge in row["similarTo"])
     assert "relationships" not in _json(tmp_path / "build", "tools/lookup/claude-code/all-of-it.json")  # all empty
-    assert (tmp_path / "build" / "tools/snippets/claude-code/all-of-it.md").is_file()
+    assert build_text(tmp_path / "build", "tools/snippets/claude-code/all-of-it.md")
 
 
 def test_a_bad_use_when_regex_fails_the_build(tmp_path: Path) -> None:
@@ -479,4 +481,4 @@ def test_lint_and_match_json_share_one_entropy(tmp_path: Path) -> None:
 
 def test_manifest_hashes_cover_the_new_artifacts(factory: Path) -> None:
     for row in _rows(factory, "snippet") + _rows(factory, "index"):
-        assert hashlib.sha256((factory / row["path"]).read_bytes()).hexdigest() == row["sha256"]
+        assert hashlib.sha256(artifact_bytes(factory, row)).hexdigest() == row["sha256"]

@@ -14,6 +14,7 @@ from pathlib import Path
 import anyio
 import httpx2
 import pytest
+from manifest_factory import build_text
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ResourcesListChanged
@@ -80,7 +81,7 @@ async def test_http_serves_both_revisions(served: tuple[str, int], catalog_build
         full = await client.read_resource(PREFIX + "full")
         assert full.contents[0].text.encode("utf-8") == (catalog_build / "full.md").read_bytes()
         result = await client.call_tool("compare_capability", {"capability": "hooks"})
-        assert result.content[0].text == (catalog_build / "tools/compare/hooks.json").read_text("utf-8")
+        assert result.content[0].text == build_text(catalog_build, "tools/compare/hooks.json")
 
 
 def test_a_bad_host_header_is_rejected(served: tuple[str, int]) -> None:

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from manifest_factory import build_text
 from server_support import PREFIX, fixture_catalog_build  # noqa: F401 (fixtures)
 
 pytestmark = [pytest.mark.slow, pytest.mark.long_setup]
@@ -83,7 +84,7 @@ def test_inspector_calls_a_tool(inspector: list[str], catalog_build: Path) -> No
         *("--tool-arg", "agent=gemini", "capability=extensions"),
     )
     result = output(call)
-    expected = (catalog_build / "tools" / "lookup" / "gemini-cli" / "plugins.json").read_text("utf-8")
+    expected = build_text(catalog_build, "tools/lookup/gemini-cli/plugins.json")
     assert result["content"][0]["text"] == expected
     assert result["structuredContent"] == json.loads(expected)
     assert result["_meta"]["capidx/resolution"]["capability"]["resolvedBy"] == "terminology"

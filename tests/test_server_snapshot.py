@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
+from manifest_factory import artifact_bytes
 from server_support import (  # noqa: F401 (fixtures)
     fixture_any_build,
     fixture_catalog_build,
@@ -30,7 +31,7 @@ def test_every_listed_artifact_is_loaded_once_and_verified(any_build: Path) -> N
     assert len(snapshot.artifacts) == len(manifest["artifacts"])
     for entry in manifest["artifacts"]:
         artifact = snapshot.artifacts[entry["uri"]]
-        assert artifact.text.encode("utf-8") == (any_build / entry["path"]).read_bytes()
+        assert artifact.text.encode("utf-8") == artifact_bytes(any_build, entry)
         assert artifact.sha256 == hashlib.sha256(artifact.text.encode("utf-8")).hexdigest()
         if entry["mimeType"] == "application/json":
             assert artifact.value == json.loads(artifact.text)

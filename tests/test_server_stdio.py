@@ -9,6 +9,7 @@ from pathlib import Path
 import anyio
 import mcp_types as types
 import pytest
+from manifest_factory import build_text
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
@@ -42,7 +43,7 @@ async def test_real_subprocess_serves_both_revisions(catalog_build: Path, revisi
         templates = (await client.list_resource_templates()).resource_templates
         assert len(templates) == 3
         result = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "mcp"})
-        expected = (catalog_build / "tools/lookup/claude-code/mcp-servers.json").read_text("utf-8")
+        expected = build_text(catalog_build, "tools/lookup/claude-code/mcp-servers.json")
         assert result.content[0].text == expected
         bad = await client.call_tool("lookup_capability", {"agent": 1})
         assert bad.is_error

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from manifest_factory import artifact_bytes
 from mcp.shared.exceptions import MCPError
 from server_support import (  # noqa: F401 (fixtures)
     PREFIX,
@@ -35,7 +36,7 @@ def _entry(build: Path, kind: str, **params: str) -> dict:
 
 
 def document(build: Path, kind: str, **params: str) -> str:
-    return (build / _entry(build, kind, **params)["path"]).read_text("utf-8")
+    return artifact_bytes(build, _entry(build, kind, **params)).decode("utf-8")
 
 
 def text_of(result) -> str:
@@ -287,7 +288,7 @@ LABELS = ("✓ Recommended", "○ Consider", "△ Possible")
 
 def snippet(build: Path, **params: str) -> tuple[str, int]:
     entry = _entry(build, "snippet", **params)
-    return (build / entry["path"]).read_text("utf-8"), entry["tokens"]["cl100k_base"]
+    return artifact_bytes(build, entry).decode("utf-8"), entry["tokens"]["cl100k_base"]
 
 
 async def test_free_text_lookup_answers_with_labelled_snippets_within_budget(any_build: Path, revision: str) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from catalog_factory import AGENT_IDS, documents, run_cli, write_catalog
+from manifest_factory import build_text
 
 SITE_KINDS = {
     "llms", "llms-full", "site-page", "site-script", "site-style", "site-markdown", "site-index", "site-agents",
@@ -30,7 +31,8 @@ def fixture_built(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _json(build: Path, path: str) -> Any:
-    return json.loads((build / path).read_text("utf-8"))
+    """A build's JSON file, or a packed tool answer by the path it had as a file of its own."""
+    return json.loads(build_text(build, path))
 
 
 def _site_rows(build: Path) -> dict[str, dict[str, Any]]:

@@ -1,6 +1,6 @@
 """A build directory served by any static host is the same API (issue 15, item 7): fetched over HTTP
 from `python -m http.server`, every artifact the manifest lists comes back byte for byte, with the
-Content-Type of its `mimeType`."""
+Content-Type of its `mimeType` (a resource), or as its `bytes` from `offset` of its pack (a tool answer)."""
 
 from __future__ import annotations
 
@@ -55,12 +55,21 @@ def test_every_artifact_is_served_verbatim_with_its_media_type(static_server: in
     assert (status, content_type) == (200, "application/json")
     manifest = json.loads(body)
 
+    packs: dict[str, bytes] = {}
     for artifact in manifest["artifacts"]:
-        status, content_type, body = _get(static_server, artifact["path"])
-        assert status == 200, artifact["path"]
-        assert content_type.split(";")[0] == artifact["mimeType"], artifact["path"]
+        if "offset" in artifact:  # a tool answer: its bytes of the pack (a client would send a Range request)
+            if artifact["path"] not in packs:
+                status, _, packs[artifact["path"]] = _get(static_server, artifact["path"])
+                assert status == 200, artifact["path"]
+            start = artifact["offset"]
+            body = packs[artifact["path"]][start : start + artifact["bytes"]]
+        else:
+            status, content_type, body = _get(static_server, artifact["path"])
+            assert status == 200, artifact["path"]
+            assert content_type.split(";")[0] == artifact["mimeType"], artifact["path"]
         assert len(body) == artifact["bytes"]
-        assert hashlib.sha256(body).hexdigest() == artifact["sha256"], artifact["path"]
+        assert hashlib.sha256(body).hexdigest() == artifact["sha256"], artifact["uri"]
+    assert packs  # the tool answers are packed
 
 
 def test_the_pages_workflow_example_publishes_the_build_directory() -> None:

@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import gc
 import json
 import math
 import random
@@ -21,11 +20,9 @@ from typing import Any
 
 import pytest
 
-from capidx.compiler.config import default_config
 from capidx.compiler.derive.semantics import description_stats, term_entropy
 from capidx.compiler.validate import positions as sourcemap
 from capidx.compiler.validate.positions import JsonPositions, Parts, _LineCounter, _LineIndex, scan_json
-from capidx.compiler.validate.run import validate_project
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -155,18 +152,3 @@ def test_entropy_equals_the_plain_formula() -> None:
     assert term_entropy(["a"] * 100 + ["b"]) == _plain_entropy(["a"] * 100 + ["b"])  # past the lookup table
     stats = description_stats("Runs tests, runs linters, runs formatters and reports every failure.")
     assert stats.unique_terms < stats.total_terms
-
-
-@pytest.mark.parametrize("enabled", [True, False])
-def test_validation_leaves_the_garbage_collector_as_it_was(enabled: bool, tmp_path: Path) -> None:
-    was = gc.isenabled()
-    try:
-        gc.enable() if enabled else gc.disable()
-        document = tmp_path / "agents" / "demo" / "capabilities" / "current.json"
-        document.parent.mkdir(parents=True)
-        document.write_text('{"agent": {"name": "Demo"}, "capabilities": []}', "utf-8")
-        result = validate_project(default_config(tmp_path).with_overrides(agents=tmp_path / "agents"))
-        assert result.checked
-        assert gc.isenabled() == enabled
-    finally:
-        gc.enable() if was else gc.disable()

@@ -101,13 +101,10 @@ def enhance_for_build(
     returns it with `injection`, whose label overhead is measured by `counter` (or reused from
     `previous_index`, the current build's match.json measured in the same `primary` encoding).
 
-    Only match.json needs the overhead, and it is made last: the label lines go to `counter` now and their
-    counts are collected when the function is called, so a cold build's counter loads its encoding while
-    the build goes on instead of holding it up here."""
+    Only match.json needs the overhead, and it is made last: the label lines are counted when the function is
+    called."""
     labels = tuple(config.injection.labels)
     count = counter_batch(counter, primary)
-    if _previous_overhead(labels, previous_index) is None:
-        send_ahead(counter, overhead_texts(labels))
     enhanced = enhance(catalog, config.relationships)
 
     def with_injection() -> Enhanced:
@@ -270,13 +267,6 @@ def counter_batch(counter: Any, encoding: str) -> Callable[[list[str]], list[int
         return [row[encoding] for row in counter.count(_keyed(texts))]
 
     return count
-
-
-def send_ahead(counter: Any, texts: list[str]) -> None:
-    """Submit `texts` to `counter` and ask for their counts now; a later `count` of them only reads the answer."""
-    for sha, text in _keyed(texts):
-        counter.submit(sha, text)
-    counter.request()
 
 
 def _keyed(texts: list[str]) -> list[tuple[str, str]]:

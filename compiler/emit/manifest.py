@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -84,9 +84,17 @@ def serialize(manifest: dict[str, Any], rows: Sequence[str]) -> bytes:
     """Compact JSON with one artifact per line: small, and still readable in a diff or with grep.
 
     `rows`: the artifacts' entries as canonical JSON, as `manifest_document` makes them."""
+    return b"".join(serialized(manifest, rows))
+
+
+def serialized(manifest: dict[str, Any], rows: Sequence[str]) -> Iterator[bytes]:
+    """`serialize`'s bytes in pieces, for writing without holding the whole (50 MB at 20,000 capabilities)
+    two or three times over."""
     head = canonical_json({key: value for key, value in manifest.items() if key != "artifacts"})
-    text = ",\n".join(rows)
-    return f'{head[:-1]},"artifacts":[\n{text}\n]}}\n'.encode()
+    yield f'{head[:-1]},"artifacts":[\n'.encode()
+    for index, row in enumerate(rows):
+        yield (row + ",\n" if index < len(rows) - 1 else row + "\n").encode()
+    yield b"]}\n"
 
 
 def read_previous(out: Path) -> dict[str, Any] | None:
@@ -102,12 +110,13 @@ def read_previous(out: Path) -> dict[str, Any] | None:
 
 
 def previous_json(out: Path, previous: dict[str, Any] | None, path: str, primary: str) -> Any | None:
-    """A JSON artifact of the current build, parsed, when that build was measured with the same `primary`
-    encoding and the file still has the sha256 its manifest lists; None otherwise (then: recompute)."""
+    """A JSON artifact (a file of its own) of the current build, parsed, when that build was measured with the
+    same `primary` encoding and the file still has the sha256 its manifest lists; None otherwise (then:
+    recompute)."""
     if not previous or (previous.get("encodings") or [None])[0] != primary:
         return None
     rows = (row for row in previous.get("artifacts", ()) if isinstance(row, dict))
-    row = next((row for row in rows if row.get("path") == path), None)
+    row = next((row for row in rows if row.get("path") == path and "offset" not in row), None)
     try:
         data = (out / path).read_bytes()
         if row is None or hashlib.sha256(data).hexdigest() != row.get("sha256"):
@@ -129,15 +138,31 @@ def known_token_counts(previous: dict[str, Any] | None) -> dict[str, dict[str, i
 
 
 def is_intact(out: Path, previous: dict[str, Any]) -> bool:
-    """Every artifact the manifest lists exists with its recorded size.
+    """Every file the manifest lists exists with its recorded size (a pack: the end of its last answer).
 
     Sizes, not hashes: this decides whether an up-to-date build may be left alone, and must stay cheap
-    for tens of thousands of files (a stat each). The server verifies every sha256 when it loads.
+    (a stat per file). The server verifies every sha256 when it loads.
     """
-    for row in previous.get("artifacts", ()):
+    sizes = file_sizes(previous.get("artifacts", ()))
+    if sizes is None:
+        return False
+    for path, size in sizes.items():
         try:
-            if (out / row["path"]).stat().st_size != row["bytes"]:
+            if (out / path).stat().st_size != size:
                 return False
-        except (OSError, KeyError, TypeError):
+        except OSError:
             return False
     return True
+
+
+def file_sizes(rows: Iterable[Any]) -> dict[str, int] | None:
+    """path -> the size its file must have: its artifact's `bytes`, or for a pack the end of its last answer;
+    None when a row lacks what this needs (not a manifest capidx wrote)."""
+    sizes: dict[str, int] = {}
+    try:
+        for row in rows:
+            end = row.get("offset", 0) + row["bytes"]
+            sizes[row["path"]] = max(sizes.get(row["path"], 0), end)
+    except (AttributeError, KeyError, TypeError):
+        return None
+    return sizes

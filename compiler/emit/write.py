@@ -24,13 +24,10 @@ import os
 import secrets
 import shutil
 import stat
-import struct
-import subprocess
-import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import NoReturn
+from typing import BinaryIO
 
 TEMP_PREFIX = ".capidx-build-"
 OLD_PREFIX = ".capidx-old-"
@@ -69,184 +66,87 @@ def remove_ours(directory: Path) -> None:
 
 
 class TreeWriter:
-    """Writes a new build into a temporary sibling of `out`, file by file while the build goes on
-    rendering, then swaps it into place atomically.
+    """Writes a new build into a temporary sibling of `out`, in this process, then swaps it into place.
 
-    A file whose path and sha256 equal the current build's is hard-linked from it when its bytes are
-    indeed equal: creating a file costs far more than linking one on many file systems (~1 ms against
-    ~0.05 ms on a virtualized ext4), and files of a build are never modified in place, so sharing them
-    is safe.
-
-    Creating tens of thousands of small files is kernel work (from 0.02 to 1 ms a file, depending on
-    the file system) that another CPU can do meanwhile: past the first `HELPER_AFTER` files, a helper
-    process (this module, run by a second, isolated Python) creates them in the temporary directory
-    as `add` sends them through a pipe. `finish` waits for it, writes what it kept itself, then
-    pauses for tests and swaps; `abort` (called by `finish` on failure, and
-    harmless after it) stops the helper and removes the temporary directory. Small builds, or
-    where no helper can be started, are written by `finish` alone.
+    `add` writes one file; `append` adds one answer to a pack (a file holding many answers back to back:
+    docs/build-directory.md, "Packs") and returns its offset. `finish` closes the packs, pauses for tests,
+    calls `before_swap` and swaps; `abort` (called by `finish` on failure, harmless after it) removes the
+    temporary directory. Nothing is linked or shared with the current build: a build writes few files.
     """
 
-    HELPER_AFTER = 1000  # files; below this, starting a second Python costs more than it saves
-
-    def __init__(
-        self,
-        out: Path,
-        previous: Mapping[str, str] | None = None,
-        before_swap: Callable[[], None] | None = None,
-    ) -> None:
-        """`previous`: path -> sha256 of the current build's files (candidates for hard links).
-        `before_swap`: called just before the swap; it raises to keep `out` as it is."""
+    def __init__(self, out: Path, before_swap: Callable[[], None] | None = None) -> None:
+        """`before_swap`: called just before the swap; it raises to keep `out` as it is."""
         out.parent.mkdir(parents=True, exist_ok=True)
         self.out = out
         self.temp = _make_sibling(out.parent, TEMP_PREFIX)
         self._lock = _hold(self.temp)
         self._before_swap = before_swap
-        self.files = 0
-        self._previous = previous or {}
-        self._kept: list[tuple[str, bytes, bool]] = []
+        self._folders: set[str] = {""}
+        self._packs: dict[str, tuple[BinaryIO, list[int]]] = {}  # path -> (open file, [bytes written])
         self._done = False
-        self._helper: subprocess.Popen[bytes] | None = None
-        self._may_start = bool(sys.executable) and os.path.isfile(__file__)
+        self.files = 0
 
-    def add(self, relative: str, data: bytes, sha256: str | None = None) -> None:
-        """One file of the new build (a POSIX path relative to it); linked when the current one has the same sha256."""
-        if not _inside(relative):  # defense in depth: validation refuses the names that could form one
-            raise OSError(f"refused to write {relative!r}: not a path inside the build")
-        link = sha256 is not None and self._previous.get(relative) == sha256
-        self.files += 1
-        if self._helper is not None:
-            self._send(relative, data, link)
+    def add(self, relative: str, data: bytes | Iterable[bytes]) -> None:
+        """One file of the new build (a POSIX path relative to it): its bytes, or its bytes in pieces."""
+        target = self._target(relative)
+        if isinstance(data, bytes):
+            _write_file(target, data)
             return
-        self._kept.append((relative, data, link))
-        if self._may_start and len(self._kept) >= self.HELPER_AFTER:
-            self._start_helper()
+        with open(target, "wb") as handle:
+            handle.writelines(data)
 
-    def _send(self, relative: str, data: bytes, link: bool) -> None:
-        assert self._helper is not None
-        name = relative.encode("utf-8")
-        try:
-            assert self._helper.stdin is not None
-            self._helper.stdin.write(_HEADER.pack(len(name), len(data), link) + name)
-            self._helper.stdin.write(data)
-        except OSError:  # the helper stopped: say why
-            self._fail()
+    def append(self, relative: str, data: bytes) -> int:
+        """Append `data` to the pack at `relative` (created by its first answer); returns where it starts."""
+        pack = self._packs.get(relative)
+        if pack is None:
+            pack = self._packs[relative] = (open(self._target(relative), "wb"), [0])  # noqa: SIM115 - see finish
+        handle, written = pack
+        offset = written[0]
+        handle.write(data)
+        written[0] = offset + len(data)
+        return offset
 
-    def finish(self, progress: Callable[[int], None] | None = None) -> int:
-        """Wait until every file is written, then swap the new build in; returns how many files were linked."""
+    def finish(self) -> None:
+        """Close the packs, then swap the new build in."""
         try:
-            tree = _Tree(os.fspath(self.temp), os.fspath(self.out))
-            for relative, data, link in self._kept:  # the files kept when there is no helper
-                tree.add(relative, data, link)
-            self._kept, linked = [], tree.linked
-            if self._helper is not None:
-                report, errors = self._helper.communicate()  # closes its input: the end
-                if self._helper.returncode != 0:
-                    raise self._failure(errors)
-                linked += int(report)
-            if progress:
-                progress(self.files)
+            self._close_packs()
             _pause_for_tests(self.temp)
             if self._before_swap is not None:
                 self._before_swap()
             os.unlink(self.temp / MARKER)  # the build is complete: from now on it is provably ours by its manifest
             _swap(self.temp, self.out)
             self._done = True
-            return linked
         finally:
             self.abort()
 
     def abort(self) -> None:
-        """Stop the helper and remove the temporary directory (nothing to do once `finish` has swapped)."""
-        if self._helper is not None and self._helper.poll() is None:
-            self._helper.kill()
-            self._helper.communicate()
+        """Remove the temporary directory (nothing to do once `finish` has swapped)."""
+        self._close_packs()
         if not self._done:
             remove_ours(self.temp)
         _release(self._lock)
         self._lock = None
 
-    def _start_helper(self) -> None:
-        self._may_start = False
-        try:
-            self._helper = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-c", _HELPER, __file__, os.fspath(self.temp), os.fspath(self.out)],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                bufsize=1 << 20,
-            )
-        except OSError:
-            return  # written by `finish`, then
-        from capidx.compiler.emit import pipes  # here: the helper runs this module alone, without capidx
+    def _target(self, relative: str) -> str:
+        if not _inside(relative):  # defense in depth: validation refuses the names that could form one
+            raise OSError(f"refused to write {relative!r}: not a path inside the build")
+        folder = relative.rpartition("/")[0]
+        if folder not in self._folders:
+            os.makedirs(os.path.join(self.temp, folder), exist_ok=True)
+            self._folders.add(folder)
+        self.files += 1
+        return os.path.join(self.temp, relative)
 
-        pipes.enlarge(self._helper.stdin)
-        kept, self._kept = self._kept, []
-        for relative, data, link in kept:
-            self._send(relative, data, link)
-
-    def _fail(self) -> NoReturn:
-        """The helper stopped while files were sent to it."""
-        assert self._helper is not None
-        if self._helper.poll() is None:
-            self._helper.kill()
-        _, errors = self._helper.communicate()
-        raise self._failure(errors)
-
-    def _failure(self, errors: bytes) -> OSError:
-        from capidx.compiler.emit import pipes  # here: the helper runs this module alone, without capidx
-
-        return OSError(f"writing {self.temp} failed: {pipes.last_line(errors) or 'the helper process stopped'}")
+    def _close_packs(self) -> None:
+        packs, self._packs = self._packs, {}
+        for handle, _ in packs.values():
+            handle.close()
 
 
 def _inside(relative: str) -> bool:
     """Whether `relative` names a file below the build folder: no `..`, `.` or empty part, not absolute."""
     parts = relative.split("/")
     return "\\" not in relative and all(part not in ("", ".", "..") for part in parts) and "\0" not in relative
-
-
-class _Tree:
-    """Creates files below `root`, making folders once, hard-linking unchanged files from `current`."""
-
-    def __init__(self, root: str, current: str) -> None:
-        self.root = root
-        self.current = current
-        self.made: set[str] = {""}
-        self.linked = 0
-
-    def add(self, relative: str, data: bytes, link: bool) -> None:
-        folder = relative.rpartition("/")[0]
-        if folder not in self.made:
-            os.makedirs(os.path.join(self.root, folder), exist_ok=True)
-            self.made.add(folder)
-        target = os.path.join(self.root, relative)
-        if link and _link_if_equal(os.path.join(self.current, relative), target, data):
-            self.linked += 1
-        else:
-            _write_file(target, data)
-
-
-# The helper's messages: path length, data length, "link if equal" flag; then the path and the data.
-_HEADER = struct.Struct("<IQ?")
-# Run by `python -I -S -c _HELPER <this file> <temporary directory> <current build>`: this module alone
-# (standard library only), whatever `sys.path` the build had.
-_HELPER = "import runpy, sys; runpy.run_path(sys.argv[1], run_name='capidx_write_helper')['helper_main'](sys.argv[2:])"
-
-
-def helper_main(argv: list[str]) -> None:
-    """The helper process: write the files read from stdin, then print how many were linked."""
-    tree = _Tree(argv[0], argv[1])
-    stream = sys.stdin.buffer
-    try:
-        while header := stream.read(_HEADER.size):
-            name_size, data_size, link = _HEADER.unpack(header)
-            relative = stream.read(name_size).decode("utf-8")
-            data = stream.read(data_size)
-            if len(data) != data_size:
-                raise EOFError("input ended in the middle of a file")
-            tree.add(relative, data, link)
-    except (OSError, EOFError, struct.error) as exc:
-        sys.exit(f"{type(exc).__name__}: {exc}")
-    print(tree.linked)
 
 
 # What `open(path, "wb")` does, without its buffering layer and its extra system calls (fstat, ioctl).
@@ -261,20 +161,6 @@ def _write_file(path: str, data: bytes) -> None:
             view = view[os.write(fd, view) :]
     finally:
         os.close(fd)
-
-
-def _link_if_equal(current: str, target: str, data: bytes) -> bool:
-    try:
-        info = os.lstat(current)
-        if stat.S_ISLNK(info.st_mode) or info.st_size != len(data):
-            return False
-        with open(current, "rb") as handle:
-            if handle.read() != data:
-                return False
-        os.link(current, target)
-    except OSError:  # no such file, or a file system without hard links: write it instead
-        return False
-    return True
 
 
 def _make_sibling(parent: Path, prefix: str) -> Path:

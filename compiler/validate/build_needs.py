@@ -35,7 +35,7 @@ def check_document(source: SourceFile, severity: Severity) -> list[Diagnostic]:
 
 @cache
 def _validator() -> LazyValidator:
-    return LazyValidator(_structure(bundled_schema(CAPABILITY_SCHEMA)))
+    return LazyValidator(_structure(bundled_schema(CAPABILITY_SCHEMA)), ours=True)
 
 
 def _structure(schema: Any) -> Any:

@@ -1,84 +1,64 @@
-"""A fast yes/no answer to "is this document valid?", from fastjsonschema, for capidx's plain schemas.
+"""A fast yes/no answer to "is this document valid?" for capidx's own schemas, from fastjsonschema.
 
-jsonschema walks a document through generic machinery (a validator object per subschema, an error
-object per failure): about a millisecond per capability record, the largest cost of validating a large
-catalog. Almost every document is valid, and a valid document has no errors to describe, so the
-schema is compiled once with fastjsonschema (which generates Python code for it, ten or more times
-faster) to answer only that question.
+jsonschema walks a document through generic machinery (a validator object per subschema): about a
+millisecond per capability record, the largest cost of validating a large catalog. Almost every document
+is valid, and a valid document has no errors to describe, so capidx's own schemas (the bundled
+capability, aliases, config and manifest schemas, and the build contract derived from the capability
+schema) are also compiled by fastjsonschema (Python code, ten or more times faster) to answer only that
+question. True means "valid" for certain; anything else is answered by jsonschema, which also describes
+the errors. A user's schema (--schema) gets no fast check: fastjsonschema differs from jsonschema in
+corners, and only capidx's own schemas are tested to get the same verdicts from both
+(tests/test_validate_fastschema.py). Formats are decided by jsonschema's own format checker.
 
-It is an accelerator, never a second opinion: True means "valid" for certain, and anything else is
-answered by jsonschema itself, which also describes the errors. fastjsonschema follows draft 2019-09
-semantics and differs from jsonschema in corners (Python's `1 == True` in `enum`, `$ref` beside other
-keywords in older drafts), so a schema is compiled only when every keyword in it is one whose meaning
-both libraries share exactly (`_SUPPORTED`), enums hold only strings, and formats are checked by
-jsonschema's own format checker; any other schema gets no fast check (`None`).
+Compiling a schema (generating its code, then compiling that to bytecode) takes ~50-100 ms, more than
+the rest of validating a small catalog, so the compiled code is kept in the user's cache
+(`$XDG_CACHE_HOME/capidx`, else `~/.cache/capidx`), keyed by the schema's sha256, fastjsonschema's
+version and Python's bytecode version. An entry carries its key and the sha256 of its payload: a
+corrupt, truncated or foreign file is ignored and rewritten. Entries are written atomically (a temporary
+file, then a rename), and a cache that cannot be read or written only means compiling again.
 """
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Callable
+import contextlib
+import hashlib
+import json
+import marshal
+import os
+import tempfile
+from collections.abc import Callable, Mapping
+from functools import partial
+from importlib.util import MAGIC_NUMBER
+from pathlib import Path
 from typing import Any
 
 Check = Callable[[Any], bool]
+FormatCheck = Callable[[Any, str], bool]  # (value, format name) -> conforms
 
-# Keywords without any effect on validity (annotations), and the containers `$ref` points into.
-_IGNORED = frozenset(
-    {"title", "description", "$comment", "default", "examples", "deprecated", "readOnly", "writeOnly",
-     "$schema", "$defs", "definitions"}
-)
-_SUPPORTED = frozenset(
-    {"type", "enum", "required", "properties", "additionalProperties", "propertyNames", "items", "minItems",
-     "maxItems", "minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
-     "pattern", "format", "uniqueItems", "$ref"}
-)
-_SUBSCHEMA_MAPS = ("properties", "$defs", "definitions")
-_SUBSCHEMAS = ("additionalProperties", "propertyNames", "items")
-_DRAFTS = frozenset({"Draft202012Validator", "Draft201909Validator"})
-_DRAFT_URIS = tuple(
-    f"https://json-schema.org/draft/{draft}/schema{end}" for draft in ("2020-12", "2019-09") for end in ("", "#")
-)
+CACHE_ENV = "XDG_CACHE_HOME"
+_HEADER = b"capidx-fastschema 1\n"
+_MAX_ENTRY_BYTES = 16 << 20  # far above any schema's compiled code (the capability schema's: ~0.1 MiB)
 
 
-def compile_check(validator: Any) -> Check | None:
-    """A function telling whether an instance is valid under (jsonschema) `validator`'s schema, or None.
-
-    The function answers True only when jsonschema would report no error; False means "maybe
-    invalid: ask jsonschema".
-    """
-    if type(validator).__name__ not in _DRAFTS:
+def compile_check(schema: Mapping[str, Any], format_check: Callable[[], FormatCheck] | None = None) -> Check | None:
+    """A function telling whether an instance is valid under `schema` (one of capidx's own), or None when
+    fastjsonschema cannot compile it. `format_check()` gives the format checker (called only when the
+    schema uses `format`; without it such a schema gets no fast check)."""
+    formats = sorted(_formats(schema))
+    if formats and format_check is None:
         return None
-    return _compile(validator.schema, getattr(validator, "format_checker", None))
-
-
-def compile_schema(schema: Any) -> Check | None:
-    """Like `compile_check`, from the schema alone (jsonschema need not be imported), for a schema
-    without `format` (checking formats takes jsonschema's format checker) of draft 2020-12 or 2019-09."""
-    declared = schema.get("$schema", _DRAFT_URIS[0]) if isinstance(schema, dict) else None
-    if declared not in _DRAFT_URIS:
-        return None
-    return _compile(schema, None)
-
-
-def _compile(schema: Any, format_checker: Any) -> Check | None:
-    """The check, or None; formats in the schema are checked by `format_checker` (None: no fast check)."""
-    formats: set[str] = set()
-    root = {key: value for key, value in schema.items() if key != "$id"} if isinstance(schema, dict) else schema
-    if not _shared_semantics(root, formats) or (formats and format_checker is None):
+    compiled = _compiled(schema, formats)
+    if compiled is None:
         return None
     import fastjsonschema
 
-    conforms = {name: _format_function(format_checker, name) for name in formats}
-    try:
-        # A deep copy because fastjsonschema rewrites the `$ref`s of the schema it is given (and the same
-        # dict serves jsonschema); use_default=False, or it writes `default` values into documents.
-        # `_NO_FETCHING`: only local `$ref`s get here (`_shared_semantics`), and should one not be, fastjsonschema
-        # must not fetch it (its default for a scheme without a handler is urllib).
-        validate = fastjsonschema.compile(
-            copy.deepcopy(schema), handlers=_NO_FETCHING, formats=conforms, use_default=False
-        )
-    except Exception:  # a bad `$ref` or regex, deep nesting: no fast check, and jsonschema reports the problem
-        return None
+    name, code = compiled
+    namespace: dict[str, Any] = {}
+    exec(code, namespace)  # the code fastjsonschema generated for this schema (from the cache, or just now)
+    validate = namespace[name]
+    if formats:
+        conforms = format_check()  # type: ignore[misc]
+        validate = partial(validate, custom_formats={name: partial(_conforms, conforms, name) for name in formats})
 
     def check(instance: Any) -> bool:
         try:
@@ -88,6 +68,100 @@ def _compile(schema: Any, format_checker: Any) -> Check | None:
         return True
 
     return check
+
+
+def _conforms(conforms: FormatCheck, name: str, value: Any) -> bool:
+    return conforms(value, name)
+
+
+def _formats(schema: Any) -> set[str]:
+    """Every `format` named anywhere in `schema` (keywords and property names alike: a superset is harmless)."""
+    if isinstance(schema, list):
+        return set().union(*map(_formats, schema)) if schema else set()
+    if not isinstance(schema, dict):
+        return set()
+    found = {schema["format"]} if isinstance(schema.get("format"), str) else set()
+    return found.union(*map(_formats, schema.values())) if schema else found
+
+
+def _compiled(schema: Mapping[str, Any], formats: list[str]) -> tuple[str, Any] | None:
+    """(name of the validating function, its module's code object), from the cache or compiled now."""
+    import fastjsonschema
+
+    text = json.dumps(schema, sort_keys=True, ensure_ascii=False)
+    key = hashlib.sha256(
+        "\0".join([text, fastjsonschema.VERSION, MAGIC_NUMBER.hex(), *formats]).encode("utf-8")
+    ).hexdigest()
+    path = cache_dir() / f"fastschema-{key}.bin"
+    cached = _read_entry(path, key)
+    if cached is not None:
+        return cached
+    from fastjsonschema.ref_resolver import RefResolver
+
+    try:
+        # Copies (fastjsonschema rewrites the `$ref`s of the schema it is given); use_default=False, or the
+        # code writes `default` values into documents; `_NO_FETCHING`: no `$ref` is ever fetched.
+        source = fastjsonschema.compile_to_code(
+            json.loads(text), handlers=_NO_FETCHING, formats=dict.fromkeys(formats, _never), use_default=False
+        )
+        # The top function's name, as fastjsonschema.compile finds it (it depends on the schema's `$id`).
+        name = RefResolver.from_schema(json.loads(text), handlers=_NO_FETCHING, store={}).get_scope_name()
+        compiled = name, compile(source, f"<fastjsonschema {key[:12]}>", "exec")
+    except Exception:  # a bad `$ref` or regex, deep nesting: no fast check, and jsonschema reports the problem
+        return None
+    _write_entry(path, key, compiled)
+    return compiled
+
+
+def _never(value: Any) -> bool:
+    """A format function stands in while generating code (only its name matters then); never called."""
+    raise AssertionError("format functions are given when checking")
+
+
+def cache_dir() -> Path:
+    """`$XDG_CACHE_HOME/capidx`, or `~/.cache/capidx` (the XDG default) when it is unset or not absolute."""
+    base = os.environ.get(CACHE_ENV, "")
+    return (Path(base) if os.path.isabs(base) else Path.home() / ".cache") / "capidx"
+
+
+def _read_entry(path: Path, key: str) -> tuple[str, Any] | None:
+    """A cache entry, only if it is whole, for this key, and ours; None otherwise (then: compile again)."""
+    try:
+        with open(path, "rb") as handle:
+            if os.fstat(handle.fileno()).st_uid != os.getuid():  # written by someone else: never executed
+                return None
+            data = handle.read(_MAX_ENTRY_BYTES + 1)
+    except (OSError, AttributeError):  # no entry, unreadable; AttributeError: no getuid (Windows)
+        return None
+    head = _HEADER + key.encode() + b"\n"
+    if not data.startswith(head) or len(data) > _MAX_ENTRY_BYTES:
+        return None
+    digest, payload = data[len(head) : len(head) + 64], data[len(head) + 65 :]
+    if hashlib.sha256(payload).hexdigest().encode() != digest:
+        return None
+    try:
+        name, code = marshal.loads(payload)
+    except (EOFError, ValueError, TypeError):
+        return None
+    return (name, code) if isinstance(name, str) and type(code).__name__ == "code" else None
+
+
+def _write_entry(path: Path, key: str, compiled: tuple[str, Any]) -> None:
+    """Store an entry atomically: a reader sees no entry or a whole one. Failure is silent (no cache)."""
+    payload = marshal.dumps(compiled)
+    data = _HEADER + key.encode() + b"\n" + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".fastschema-", suffix=".part")
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(temporary, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
 
 
 class _Refusing(dict):  # type: ignore[type-arg]
@@ -105,38 +179,3 @@ def _refuse(uri: str) -> Any:
 
 
 _NO_FETCHING = _Refusing()
-
-
-def _format_function(format_checker: Any, name: str) -> Callable[[Any], bool]:
-    return lambda value: format_checker.conforms(value, name)
-
-
-def _shared_semantics(schema: Any, formats: set[str]) -> bool:
-    """True when every keyword below `schema` means the same to fastjsonschema and jsonschema.
-
-    `$id` is accepted at the root only (the caller strips it): a nested one would move the base URI
-    of the references below it.
-    """
-    if isinstance(schema, bool):
-        return True
-    if not isinstance(schema, dict):
-        return False
-    keywords = set(schema) - _IGNORED
-    if not keywords <= _SUPPORTED:
-        return False
-    ref = schema.get("$ref")
-    if ref is not None and (not isinstance(ref, str) or not ref.startswith("#") or keywords != {"$ref"}):
-        return False  # only local references, and none with siblings (their meaning changed across drafts)
-    enum = schema.get("enum")
-    if enum is not None and not (isinstance(enum, list) and all(isinstance(value, str) for value in enum)):
-        return False  # Python's 1 == True == 1.0 would make a non-string enum looser than jsonschema's
-    if "format" in schema:
-        if not isinstance(schema["format"], str):
-            return False
-        formats.add(schema["format"])
-    for key in _SUBSCHEMA_MAPS:
-        if key in schema and not (
-            isinstance(schema[key], dict) and all(_shared_semantics(sub, formats) for sub in schema[key].values())
-        ):
-            return False
-    return all(_shared_semantics(schema[key], formats) for key in _SUBSCHEMAS if key in schema)

@@ -8,9 +8,7 @@ ties config, validation and reporting together for the command line. `capidx bui
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
@@ -74,27 +72,7 @@ def validate_project(
     too: warnings for `capidx validate` (a catalog of another layout may be checked against its own
     schema), errors when the build validates (`for_build`), which then stops with them instead of a crash.
     """
-    with collector_paused():
-        return _validate_project(config, paths, strict=strict, today=today or date.today(), for_build=for_build)
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """No cyclic garbage collection while a catalog is read and checked; restored afterwards.
-
-    Parsed documents are trees (JSON data cannot form reference cycles, and YAML with a recursive alias
-    is refused before it is built), freed by reference counting alone; yet each one grows the heap,
-    and the collector's full passes, triggered by that growth, traverse every object of every document
-    loaded before: half a second of validating a catalog of 20,000 capabilities, for nothing. Whatever
-    cycles a check does make are collected once the collector runs again.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
+    return _validate_project(config, paths, strict=strict, today=today or date.today(), for_build=for_build)
 
 
 def _validate_project(

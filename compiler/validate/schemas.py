@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from capidx.compiler.diagnostics import Diagnostic
-from capidx.compiler.validate.fastschema import compile_check, compile_schema
+from capidx.compiler.validate.fastschema import compile_check
 from capidx.compiler.validate.load import SourceFile, load_file
 
 CAPABILITY_SCHEMA = "capability-schema.json"
@@ -41,21 +41,23 @@ def bundled_schema(name: str) -> dict[str, Any]:
 
 @cache
 def bundled_validator(name: str) -> LazyValidator:
-    return LazyValidator(bundled_schema(name))
+    return LazyValidator(bundled_schema(name), ours=True)
 
 
 class LazyValidator:
     """A schema's jsonschema validator, made on first use (anything else is delegated to it), with its fast check.
 
+    Only capidx's own schemas (`ours`) have a fast check (`fastschema`); a user's is checked by jsonschema alone.
     Importing jsonschema costs about 0.1 s, more than a no-op `capidx build` needs in all: a document
-    valid under a schema without `format` (capidx.yaml's) is proved so by `fastschema.compile_schema`
-    alone. A schema with `format` needs jsonschema's format checker for its fast check
-    (`fastschema.compile_check`), and jsonschema describes the errors of any document not proved valid.
+    valid under a schema without `format` (capidx.yaml's) is proved so by the fast check alone. A schema
+    with `format` needs jsonschema's format checker for its fast check, and jsonschema describes the
+    errors of any document not proved valid.
     """
 
-    def __init__(self, schema: dict[str, Any], registry: Any = None) -> None:
+    def __init__(self, schema: dict[str, Any], registry: Any = None, *, ours: bool = False) -> None:
         self.schema = schema
         self.registry = registry  # of the local schemas its `$ref`s may name (schemarefs); None: the bundled ones
+        self.ours = ours
 
     @cached_property
     def jsonschema_validator(self) -> Any:
@@ -66,8 +68,10 @@ class LazyValidator:
 
     @cached_property
     def fast_check(self) -> Callable[[Any], bool] | None:
-        """The fast check (made without jsonschema when the schema allows it), or None."""
-        return compile_schema(self.schema) or compile_check(self.jsonschema_validator)
+        """The fast check of one of capidx's own schemas (made without jsonschema when it has no `format`), or None."""
+        if not self.ours:
+            return None
+        return compile_check(self.schema, lambda: self.jsonschema_validator.format_checker.conforms)
 
     def certainly_valid(self, instance: Any) -> bool:
         """True when the fast check proves `instance` valid; errors are always left to jsonschema."""
