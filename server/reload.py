@@ -16,8 +16,9 @@ from pathlib import Path
 
 import anyio
 
+from capidx.schema.builddir import MANIFEST
 from capidx.server.app import Hub
-from capidx.server.snapshot import MANIFEST_NAME, BuildError, load_snapshot
+from capidx.server.snapshot import BuildError, load_snapshot
 
 logger = logging.getLogger("capidx.server")
 
@@ -31,7 +32,7 @@ def _signature(directory: Path) -> tuple[int, ...] | None:
     """Cheap identity of the build: directory inode plus manifest inode, size and mtime."""
     try:
         folder = os.stat(directory)
-        manifest = os.stat(directory / MANIFEST_NAME)
+        manifest = os.stat(directory / MANIFEST)
     except OSError:
         return None
     return folder.st_ino, manifest.st_ino, manifest.st_size, manifest.st_mtime_ns

@@ -28,14 +28,14 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from capidx.schema import builddir
 from capidx.server.resolve import MatchIndex
 
-MANIFEST_NAME = "manifest.json"
+MANIFEST_NAME = builddir.MANIFEST
 RESOURCE_KINDS = ("summary", "full", "stats", "agent", "capability", "category")
 VARIANT_KINDS = ("summary", "full", "stats")
 TEMPLATE_KINDS = ("agent", "capability", "category")
@@ -44,7 +44,7 @@ JSON_MIME = "application/json"
 DocumentKey = tuple[str, tuple[tuple[str, str], ...]]
 
 
-_REBUILD = "rebuild with `capidx build`"
+_REBUILD = builddir.REBUILD
 
 
 class BuildError(Exception):
@@ -140,10 +140,7 @@ def document_key(kind: str, params: Mapping[str, str | None]) -> DocumentKey:
     return kind, tuple(sorted((key, value) for key, value in params.items() if value is not None))
 
 
-@cache
-def manifest_schema() -> dict[str, Any]:
-    text = resources.files("capidx.schema").joinpath("build-manifest.schema.json").read_text("utf-8")
-    return json.loads(text)
+manifest_schema = builddir.manifest_schema
 
 
 @cache
@@ -192,31 +189,25 @@ def _build_root(directory: Path) -> Path:
     return root
 
 
-# A manifest larger than this is not one capidx wrote (20,000 capabilities make one of ~50 MB); the same
-# bound as `capidx report`'s reader (the server imports nothing from the compiler, hence the copy).
-MAX_MANIFEST_BYTES = 512 * 1024 * 1024
+# A manifest larger than this is not one capidx wrote: the contract's bound, shared with `capidx report`.
+MAX_MANIFEST_BYTES = builddir.MAX_MANIFEST_BYTES
 
 
 def _read_manifest(root: Path) -> bytes:
-    """The manifest's bytes; one over MAX_MANIFEST_BYTES is refused before it is read (`_root` made sure it
-    is a regular file)."""
-    path = root / MANIFEST_NAME
+    """The manifest's bytes, through the contract's reader: a regular file only, and one over
+    MAX_MANIFEST_BYTES refused before it is read."""
     try:
-        if path.stat().st_size > MAX_MANIFEST_BYTES:
-            raise BuildError(f"{path}: over {MAX_MANIFEST_BYTES >> 20} MiB, not a build manifest; {_REBUILD}")
-        return path.read_bytes()
-    except OSError as error:
-        raise BuildError(f"{path}: cannot read: {error.strerror}") from error
+        return builddir.read_manifest(root / MANIFEST_NAME, limit=MAX_MANIFEST_BYTES)
+    except builddir.ManifestUnreadable as error:
+        raise BuildError(f"{error}; {_REBUILD}") from None
 
 
 def _parse_manifest(root: Path, data: bytes) -> dict[str, Any]:
     where = root / MANIFEST_NAME
     try:
-        manifest = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise BuildError(f"{where}: not valid JSON ({error}); rebuild with `capidx build`") from error
-    except RecursionError:  # the parser's guard against a stack overflow: no manifest capidx writes is that deep
-        raise BuildError(f"{where}: nested too deeply to be a build manifest; {_REBUILD}") from None
+        manifest = builddir.parse_manifest(where, data)
+    except builddir.ManifestUnreadable as error:
+        raise BuildError(f"{error}; {_REBUILD}") from None
     _check_manifest(where, manifest)
     return manifest
 

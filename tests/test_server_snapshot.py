@@ -17,6 +17,7 @@ from server_support import (  # noqa: F401 (fixtures)
     write_build,
 )
 
+from capidx.schema import builddir
 from capidx.server.snapshot import BuildError, NoBuildError, load_snapshot, safe_path
 
 
@@ -50,9 +51,18 @@ def test_files_the_manifest_does_not_list_are_never_read(build: Path, monkeypatc
         return original(self)
 
     monkeypatch.setattr(Path, "read_bytes", spy)
+    manifests: list[Path] = []
+    original_manifest = builddir.read_manifest
+
+    def spy_manifest(path: Path, **options: object) -> bytes:
+        manifests.append(path)
+        return original_manifest(path, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(builddir, "read_manifest", spy_manifest)
     load_snapshot(build)
     listed = {a["path"] for a in json.loads((build / "manifest.json").read_text("utf-8"))["artifacts"]}
-    assert {p.relative_to(build.resolve()).as_posix() for p in read} == listed | {"manifest.json"}
+    assert {p.relative_to(build.resolve()).as_posix() for p in read} == listed
+    assert [p.relative_to(build.resolve()).as_posix() for p in manifests] == ["manifest.json"]
 
 
 def test_sha_mismatch_refuses_naming_the_file(build: Path) -> None:
@@ -95,7 +105,7 @@ def test_invalid_manifest_names_the_json_path(build: Path) -> None:
         load_snapshot(build)
     assert "/artifacts/0/bytes" in str(caught.value)
     (build / "manifest.json").write_text("{not json", encoding="utf-8")
-    with pytest.raises(BuildError, match="not valid JSON"):
+    with pytest.raises(BuildError, match="manifest.json: 1:2: invalid JSON"):
         load_snapshot(build)
 
 

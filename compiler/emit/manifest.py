@@ -14,7 +14,6 @@ from capidx.compiler.emit.budgets import BudgetResult
 from capidx.schema.text import canonical_json
 
 FORMAT = 1
-MATCH_INDEX = "index/match.json"  # path of the resolution index (its injection overhead is reused)
 
 _TEMPLATES = {
     "agent": ("agents/{agent}", "Agent capabilities", "Every capability of one agent with details and sources."),

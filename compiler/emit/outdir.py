@@ -29,9 +29,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from capidx.compiler.emit.write import MANIFEST, MARKER, MARKER_TEXT, OLD_PREFIX, TEMP_PREFIX, remove_ours
+from capidx.compiler.emit.write import MARKER, MARKER_TEXT, OLD_PREFIX, TEMP_PREFIX, remove_ours
 from capidx.compiler.errors import UsageError
 from capidx.schema import builddir
+from capidx.schema.builddir import MANIFEST
 
 # A manifest larger than this is not one we wrote (a build of 20,000 capabilities has one of ~50 MB);
 _CHOOSE = "Choose a new or empty folder for --out."

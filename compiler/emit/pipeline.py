@@ -30,7 +30,6 @@ from capidx.compiler.diagnostics import ExitCode, exit_code_for
 from capidx.compiler.emit import digest as digests
 from capidx.compiler.emit.budgets import BudgetResult, check_budgets
 from capidx.compiler.emit.manifest import (
-    MATCH_INDEX,
     is_intact,
     known_token_counts,
     manifest_document,
@@ -50,9 +49,10 @@ from capidx.compiler.emit.outdir import (
 from capidx.compiler.emit.packs import pack_path
 from capidx.compiler.emit.table import kind_table
 from capidx.compiler.emit.tokens import TokenCounter, check_names, reported_names
-from capidx.compiler.emit.write import MANIFEST, TreeWriter
+from capidx.compiler.emit.write import TreeWriter
 from capidx.compiler.errors import CapidxError, InvalidError
 from capidx.compiler.validate.load import read_limited
+from capidx.schema.builddir import MANIFEST, MATCH_INDEX
 
 _WRITABLE = "check that the output's folder is writable and has free space"
 # Above this many artifacts a TTY gets progress bars (small catalogs build faster than a bar draws).

@@ -31,7 +31,6 @@ from typing import BinaryIO
 
 TEMP_PREFIX = ".capidx-build-"
 OLD_PREFIX = ".capidx-old-"
-MANIFEST = "manifest.json"
 # Test-only hook (documented in docs/build-directory.md): when set to a file path, the build creates
 # that file once every artifact is written to the temporary directory, then sleeps before the swap,
 # so a test can kill the process at a known point. Never set it in normal use.

@@ -27,6 +27,7 @@ from capidx.compiler.derive.stats import stats_document
 from capidx.compiler.derive.triggers import compact_trigger_line
 from capidx.compiler.render.environment import get_renderer
 from capidx.compiler.render.views import References
+from capidx.schema.builddir import MATCH_INDEX
 from capidx.schema.text import canonical_json
 
 Renderer = Callable[..., str]
@@ -165,7 +166,7 @@ def tool_artifacts(
     yield from _agent_sources(catalog, prefix, rows)
     yield _json(
         "index",
-        "index/match.json",
+        MATCH_INDEX,
         prefix,
         "Name resolution index",
         "Normalized agent and capability names, aliases, terminology, BM25 statistics, relationships and triggers.",
