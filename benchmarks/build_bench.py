@@ -1,13 +1,13 @@
 """Whole-process time, CPU and peak memory of `capidx build`: `python benchmarks/build_bench.py [--quick]`.
 
 Every figure is one separate process, started from a fresh wrapper process so that `RUSAGE_CHILDREN`
-reports that process alone: wall time, CPU time (user + system, all threads, its helper processes
-included) and peak RSS (of its largest process: that is what `RUSAGE_CHILDREN` keeps). "all RSS" is
-the peak of the RSS of the build and its helper processes together, sampled every 50 ms from /proc
-(Linux; 0 elsewhere), and "all PSS" the peak of the sum of their proportional set sizes, sampled every
-250 ms (reading it costs the measured processes time; "-" for a run under a second, too short for that).
-A page that several processes share (the validation child is a fork of the build) counts once in PSS,
-in shares, where the RSS sum counts it in each process. Cases:
+reports that process alone: wall time, CPU time (user + system, all threads and any child processes)
+and peak RSS (of its largest process: that is what `RUSAGE_CHILDREN` keeps). "all RSS" is the peak of
+the RSS of the build and any processes it starts, sampled every 50 ms from /proc (Linux; 0 elsewhere),
+and "all PSS" the peak of the sum of their proportional set sizes, sampled every 250 ms (reading it
+costs the measured processes time; "-" for a run under a second, too short for that). Since issue 13
+the build runs in one process, so the three agree up to sampling; they were kept for older code
+measured with `--pythonpath`. Cases:
 
 - baselines: `python -c pass` (interpreter start) and `capidx --version` (CLI start);
 - the bundled catalog, cold (no previous build) and as a no-op rebuild;

@@ -2,7 +2,7 @@
 
 The report reads `manifest.json` and nothing else (docs/build-directory.md): every figure was
 measured by `capidx build`, so this module never imports a tokenizer. Loading and validation live in
-`report_manifest`; `build_report` is pure and returns a `Report` value; `report_json` gives its JSON
+`manifest_reader`; `build_report` is pure and returns a `Report` value; `json_form` gives its JSON
 form and `formats` prints it; `run.run_report` ties them together for the command.
 """
 
