@@ -105,7 +105,7 @@ def test_invalid_manifest_names_the_json_path(build: Path) -> None:
         load_snapshot(build)
     assert "/artifacts/0/bytes" in str(caught.value)
     (build / "manifest.json").write_text("{not json", encoding="utf-8")
-    with pytest.raises(BuildError, match="manifest.json: 1:2: invalid JSON"):
+    with pytest.raises(BuildError, match=r"manifest\.json: 1:2: invalid JSON"):
         load_snapshot(build)
 
 

@@ -239,3 +239,26 @@ def test_the_counts_on_the_page_are_those_of_quality_json(tmp_path: Path) -> Non
     assert shown["flagged"] == str(quality["urls"]["flagged"])
     assert shown["status-unknown"] == str(quality["urls"]["statusUnknown"])
     assert shown["capabilities"] == "6" and shown["agents"] == str(len(AGENT_IDS))
+
+
+def test_a_large_catalog_page_links_to_the_details_instead_of_embedding_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Above `DETAIL_RECORDS` records the page keeps the matrix (every cell) but not each record's details:
+    each row links to its capability's JSON and Markdown, which hold them (the same documents as always)."""
+    from capidx.compiler.render import site_page
+
+    write_catalog(tmp_path)
+    small = run_cli(["build", "--out", str(tmp_path / "small"), "-q"], cwd=tmp_path)
+    monkeypatch.setattr(site_page, "DETAIL_RECORDS", 1)
+    large = run_cli(["build", "--out", str(tmp_path / "large"), "-q"], cwd=tmp_path)
+    assert small.exit_code == large.exit_code == 0
+    with_details = (tmp_path / "small" / "site" / "index.html").read_text("utf-8")
+    linked = (tmp_path / "large" / "site" / "index.html").read_text("utf-8")
+    description = documents()["claude-code"]["capabilities"][0]["description"]
+    assert description.split(".")[0] in with_details
+    assert description.split(".")[0] not in linked
+    assert len(linked) < len(with_details)
+    for slug in {row["slug"] for row in _json(tmp_path / "large", "site/api/capabilities.json")["capabilities"]}:
+        assert f'href="api/capabilities/{slug}.json"' in linked and f'id="cap-{slug}"' in linked
+    assert linked.count('class="cell ') == with_details.count('class="cell ')

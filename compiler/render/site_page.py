@@ -22,6 +22,12 @@ from capidx.compiler.render import site_data
 
 PACKAGE, FOLDER = "capidx.templates", "site"
 PAGE_TEMPLATE = "index.html.j2"
+# Up to this many records (agent x capability) the page embeds every record's details (description,
+# limitations, setup, sources); above it, the matrix keeps its cells and each row and card links to the
+# capability's JSON and Markdown documents instead. Measured: at 20,000 records the details made a 45 MB
+# page of 11 M tokens that dominated the build's memory and time and the server's start
+# (docs/benchmarks.md, "Issue 13 targets"); a page of that size is of no use to a person anyway.
+DETAIL_RECORDS = 2_000
 ASSETS = ("script.js", "style.css")  # copied verbatim next to index.html
 _SAFE_SCHEMES = ("https://", "http://")
 
@@ -75,11 +81,13 @@ def _source_rows(sources: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def _search_text(document: Mapping[str, Any], extra: Sequence[str]) -> str:
+def _search_text(document: Mapping[str, Any], extra: Sequence[str], *, descriptions: bool = True) -> str:
     capability = document["capability"]
     parts = [capability["name"], capability["slug"], capability["category"], *extra]
     for entry in document["agents"]:
-        parts += [entry.get("terminology") or "", entry.get("description") or ""]
+        parts.append(entry.get("terminology") or "")
+        if descriptions:
+            parts.append(entry.get("description") or "")
     return " ".join(part for part in parts if part).lower()
 
 
@@ -96,6 +104,7 @@ def page_row(document: Mapping[str, Any], api: str, markdown: str, vocabulary: S
         "sources": _source_rows(document["sources"]),
         "tiers": tiers,
         "text": _search_text(document, vocabulary),
+        "terms": _search_text(document, vocabulary, descriptions=False),  # what a page without details searches
         "api": api,
         "markdown": markdown,
     }
@@ -130,8 +139,10 @@ def render_page(
     from capidx.compiler.derive.stats import reference_date
 
     template = _environment().get_template(PAGE_TEMPLATE)
+    records = sum(len(capability.records) for capability in catalog.capabilities)
     return (
         template.render(
+            details=records <= DETAIL_RECORDS,
             title=title,
             version=version,
             counts=site_data.page_counts(catalog, quality),
