@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -48,5 +49,19 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """A user cache of this session's own (the compiled schema checks, compiler/validate/fastschema.py): tests neither
     write to the real one nor depend on what an earlier run left there. Subprocesses inherit it."""
     with pytest.MonkeyPatch.context() as patch:
+        if "PIP_CACHE_DIR" not in os.environ and "PIP_NO_CACHE_DIR" not in os.environ:
+            # pip's own cache stays where it was (pip keys it by content and checks hashes: it changes what is
+            # downloaded, never what is installed), so the tests that install packages do not fetch again
+            # what `pip install -e '.[test]'` fetched a minute before.
+            patch.setenv("PIP_CACHE_DIR", str(user_pip_cache()))
         patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
         yield
+
+
+def user_pip_cache() -> Path:
+    """Where pip keeps its cache for this user (pip's own rule on Linux and macOS: $XDG_CACHE_HOME/pip, else
+    ~/.cache/pip), read before any test moves HOME or XDG_CACHE_HOME."""
+    if os.environ.get("PIP_CACHE_DIR"):
+        return Path(os.environ["PIP_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "pip"

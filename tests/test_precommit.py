@@ -42,7 +42,8 @@ def user_pip_config() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def isolated_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """The environment of every git and pre-commit process: home, caches and pre-commit's store are temporary."""
+    """The environment of every git and pre-commit process: home, caches and pre-commit's store are temporary
+    (pip's download cache excepted: tests/conftest.py keeps PIP_CACHE_DIR where pip had it)."""
     home = tmp_path_factory.mktemp("home")
     env = {
         **os.environ,
