@@ -22,12 +22,14 @@ import hashlib
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
+import time
 from collections import Counter
-from collections.abc import Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -573,6 +575,47 @@ def swap_in(new_build: Path, target: Path) -> None:
     os.rename(new_build, target)
     if aside.exists():
         shutil.rmtree(aside)
+
+
+@contextmanager
+def running(
+    command: list[str],
+    log: Path,
+    pattern: str,
+    *,
+    cwd: Path,
+    env: Mapping[str, str] | None = None,
+    stdout_too: bool = False,
+    timeout: float = 30,
+) -> Iterator[tuple[subprocess.Popen[bytes], re.Match[str]]]:
+    """Run `command` with its standard error (and output, with `stdout_too`) in `log`; yield the process and the
+    match of `pattern` once the log shows it (a server's "listening on ... port N"); stop it after, killing it if
+    it does not stop. Fails with the log when the process dies first or `timeout` seconds pass."""
+    with (
+        log.open("w") as output,
+        subprocess.Popen(
+            command,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=output if stdout_too else None,
+            stderr=output if not stdout_too else subprocess.STDOUT,
+            env=None if env is None else {**os.environ, **env},
+        ) as process,
+    ):
+        try:
+            deadline = time.monotonic() + timeout
+            while not (found := re.search(pattern, log.read_text())):
+                assert process.poll() is None, log.read_text()
+                assert time.monotonic() < deadline, log.read_text()
+                time.sleep(0.05)
+            yield process, found
+        finally:
+            process.terminate()  # nothing to do if it exited already
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
 
 
 def capidx_command(*args: str) -> list[str]:

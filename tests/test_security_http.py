@@ -29,6 +29,7 @@ from server_support import (  # noqa: F401 (fixtures)
     capidx_command,
     fixture_anyio_backend,
     fixture_hand_build,
+    running,
 )
 
 from capidx.cli import cli
@@ -54,27 +55,10 @@ def serving(build: Path, env: dict[str, str], *args: str, open_files: int = 0) -
     if open_files:
         limit = f"import resource; resource.setrlimit(resource.RLIMIT_NOFILE, ({open_files}, {open_files})); "
         command[2] = limit + command[2]
-    with (
-        log.open("w") as stderr,
-        subprocess.Popen(
-            command, cwd=build.parent, stdin=subprocess.DEVNULL, stderr=stderr, env={**os.environ, **env}
-        ) as proc,
-    ):
-        try:
-            deadline = time.monotonic() + 60
-            while not (found := re.search(r"listening on http://\S+:(\d+)/mcp", log.read_text())):
-                assert proc.poll() is None, log.read_text()
-                assert time.monotonic() < deadline, log.read_text()
-                time.sleep(0.05)
-            yield int(found.group(1)), log
-            assert proc.poll() is None, f"the server died:\n{log.read_text()[-3000:]}"
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    pattern = r"listening on http://\S+:(\d+)/mcp"
+    with running(command, log, pattern, cwd=build.parent, env=env, timeout=60) as (proc, found):
+        yield int(found.group(1)), log
+        assert proc.poll() is None, f"the server died:\n{log.read_text()[-3000:]}"
 
 
 def answered(sock: socket.socket) -> bytes | None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import signal
 import subprocess
 import time
@@ -27,6 +26,7 @@ from server_support import (  # noqa: F401 (fixtures)
     fixture_anyio_backend,
     fixture_catalog_build,
     run_serve,
+    running,
     swap_in,
     write_build,
 )
@@ -39,24 +39,8 @@ def serving(build: Path, *args: str) -> Iterator[tuple[subprocess.Popen[bytes], 
     """Start `capidx serve --transport http --port 0`; yield (process, url, port) once it listens; stop it after."""
     log = build.parent / f"http-{time.monotonic_ns()}.log"
     command = capidx_command("serve", "--build", str(build), "--transport", "http", "--port", "0", *args)
-    with (
-        log.open("w") as stderr,
-        subprocess.Popen(command, cwd=build.parent, stdin=subprocess.DEVNULL, stderr=stderr) as proc,
-    ):
-        try:
-            deadline = time.monotonic() + 30
-            while not (found := re.search(r"listening on (http://\S+:(\d+)/mcp)", log.read_text())):
-                assert proc.poll() is None, log.read_text()
-                assert time.monotonic() < deadline, log.read_text()
-                time.sleep(0.05)
-            yield proc, found.group(1), int(found.group(2))
-        finally:
-            proc.terminate()  # nothing to do if it exited already
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    with running(command, log, r"listening on (http://\S+:(\d+)/mcp)", cwd=build.parent) as (proc, found):
+        yield proc, found.group(1), int(found.group(2))
 
 
 @contextmanager

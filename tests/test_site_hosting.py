@@ -9,9 +9,7 @@ import http.client
 import json
 import posixpath
 import re
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from html.parser import HTMLParser
@@ -19,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from server_support import capidx_command, fixture_bundled_build, fixture_hand_build  # noqa: F401 (fixtures)
+from server_support import capidx_command, fixture_bundled_build, fixture_hand_build, running  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.slow
 DOCS = Path(__file__).resolve().parents[1] / "docs"
@@ -28,22 +26,8 @@ DOCS = Path(__file__).resolve().parents[1] / "docs"
 @contextmanager
 def _process(command: list[str], log: Path, pattern: str, cwd: Path) -> Iterator[int]:
     """Run `command` with its output in `log`; yield the port `pattern` finds there; stop it after."""
-    with log.open("w") as output, subprocess.Popen(command, cwd=cwd, stdin=subprocess.DEVNULL, stdout=output,
-                                                   stderr=subprocess.STDOUT) as process:  # fmt: skip
-        try:
-            deadline = time.monotonic() + 30
-            while not (found := re.search(pattern, log.read_text())):
-                assert process.poll() is None, log.read_text()
-                assert time.monotonic() < deadline, log.read_text()
-                time.sleep(0.05)
-            yield int(found.group(1))
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+    with running(command, log, pattern, cwd=cwd, stdout_too=True) as (_, found):
+        yield int(found.group(1))
 
 
 @pytest.fixture(scope="module", name="static_port")
