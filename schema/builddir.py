@@ -20,6 +20,10 @@ from typing import Any
 MANIFEST = "manifest.json"
 MATCH_INDEX = "index/match.json"  # the resolution index the server loads
 MANIFEST_SCHEMA = "build-manifest.schema.json"
+# The layout's version: 2 since tool answers are packed (issue 13; a row may give an `offset` into a pack).
+# Readers accept every version in READABLE_FORMATS; an older capidx refuses a format it does not know by name.
+FORMAT = 2
+READABLE_FORMATS = (1, 2)
 # A manifest larger than this is not one capidx wrote (20,000 capabilities make one of ~50 MB).
 MAX_MANIFEST_BYTES = 512 * 1024 * 1024
 REBUILD = "rebuild with `capidx build`"

@@ -245,7 +245,7 @@ def _header_ok(manifest: dict[str, Any]) -> bool:
         return False
     if not isinstance(manifest.get("$schema", ""), str) or not isinstance(manifest["capidx"], str):
         return False
-    if isinstance(manifest["format"], bool) or manifest["format"] != top["format"]["const"]:
+    if isinstance(manifest["format"], bool) or manifest["format"] not in top["format"]["enum"]:
         return False
     for name in ("inputDigest", "uriPrefix"):
         if not isinstance(manifest[name], str) or not re.search(top[name]["pattern"], manifest[name]):

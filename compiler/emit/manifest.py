@@ -11,9 +11,8 @@ from typing import Any
 from capidx.compiler.artifacts import Measured
 from capidx.compiler.catalog import Catalog
 from capidx.compiler.emit.budgets import BudgetResult
+from capidx.schema.builddir import FORMAT, READABLE_FORMATS
 from capidx.schema.text import canonical_json
-
-FORMAT = 1
 
 _TEMPLATES = {
     "agent": ("agents/{agent}", "Agent capabilities", "Every capability of one agent with details and sources."),
@@ -105,7 +104,7 @@ def read_previous(out: Path) -> dict[str, Any] | None:
         data = json.loads(raw) if raw is not None else None
     except (ValueError, RecursionError):
         return None
-    return data if isinstance(data, dict) and data.get("format") == FORMAT else None
+    return data if isinstance(data, dict) and data.get("format") in READABLE_FORMATS else None
 
 
 def previous_json(out: Path, previous: dict[str, Any] | None, path: str, primary: str) -> Any | None:

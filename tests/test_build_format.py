@@ -1,0 +1,51 @@
+"""The build directory's format version (`capidx.schema.builddir.FORMAT`): a build says which layout it has,
+and every reader accepts the layouts it knows and refuses the others by name.
+
+Version 2 packs tool answers (rows may have `offset`); version 1 had one file per answer. `capidx build` writes
+the newest; the server, `capidx report` and the build's own --out check read both (the hand-made builds of the
+other tests are version 1, unpacked)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from catalog_factory import run_cli, write_catalog
+from server_support import fixture_catalog_build, fixture_hand_build, rewrite_manifest  # noqa: F401 (fixtures)
+
+from capidx.schema import builddir
+from capidx.server.snapshot import BuildError, load_snapshot
+
+
+def test_the_schema_and_the_contract_name_the_same_versions() -> None:
+    assert tuple(builddir.manifest_schema()["properties"]["format"]["enum"]) == builddir.READABLE_FORMATS
+    assert max(builddir.READABLE_FORMATS) == builddir.FORMAT
+
+
+def test_a_build_writes_the_newest_format_and_a_packed_row_has_an_offset(catalog_build: Path) -> None:
+    manifest = json.loads((catalog_build / "manifest.json").read_text("utf-8"))
+    assert manifest["format"] == builddir.FORMAT
+    assert any("offset" in row for row in manifest["artifacts"])
+
+
+def test_every_reader_accepts_a_version_1_build(hand_build: Path, tmp_path: Path) -> None:
+    manifest = json.loads((hand_build / "manifest.json").read_text("utf-8"))
+    assert manifest["format"] == 1 and not any("offset" in row for row in manifest["artifacts"])
+    assert load_snapshot(hand_build).artifacts
+    assert run_cli(["report", "--build", str(hand_build)], cwd=tmp_path).exit_code == 0
+
+
+@pytest.mark.parametrize("unknown", [3, 0, True, "2"])
+def test_a_format_no_reader_knows_is_refused_by_name(catalog_build: Path, tmp_path: Path, unknown: object) -> None:
+    build = Path(shutil.copytree(catalog_build, tmp_path / "build"))
+    rewrite_manifest(build, lambda manifest: manifest.update(format=unknown))
+    with pytest.raises(BuildError, match="/format"):
+        load_snapshot(build)
+    report = run_cli(["report", "--build", str(build)], cwd=tmp_path)
+    assert report.exit_code == 2 and "$.format" in report.output
+    # the build's --out check: not provably a capidx build, so it is not replaced
+    agents = write_catalog(tmp_path / "project")
+    rebuilt = run_cli(["build", "--agents", str(agents), "--out", str(build), "-q"], cwd=tmp_path)
+    assert rebuilt.exit_code == 2 and "not a capidx build" in rebuilt.output
