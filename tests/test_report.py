@@ -270,10 +270,10 @@ def test_a_missing_build_exits_2_naming_the_manifest(tmp_path: Path) -> None:
 
 
 def test_an_invalid_manifest_exits_2_naming_file_and_problem(tmp_path: Path) -> None:
-    (tmp_path / "manifest.json").write_text('{"format": 2}', encoding="utf-8")
+    (tmp_path / "manifest.json").write_text('{"format": 3}', encoding="utf-8")
     result = _run("--build", str(tmp_path))
     assert result.exit_code == 2
-    assert f"{tmp_path / 'manifest.json'}: $.format: 1 was expected" in result.output
+    assert f"{tmp_path / 'manifest.json'}: $.format: " in result.output
 
 
 def test_an_invalid_baseline_exits_2(within_budget: Path, tmp_path: Path) -> None:
