@@ -724,12 +724,12 @@ def _scored(index: MatchIndex, query: str, n: str, corrected: Corrected, agent: 
     return Resolution(query, "ambiguous", candidates=everything[:SUGGESTIONS], ranked=everything, scored=True)
 
 
-def decide(best: float, runner_up: float, rule: Sequence[tuple[float, float]] = DECISION_RULE) -> bool:
+def decide(best: float, runner_up: float) -> bool:
     """Whether a scored winner is clear enough to resolve (`DECISION_RULE`, calibrated on the blind benchmark,
     docs/benchmarks.md, "Resolution on blind queries"). The lead is relative to the winner's confidence: 0.40
     against 0.10 is as clear an order as 0.80 against 0.20, but a weak winner needs the larger lead."""
     lead = (best - runner_up) / best if best > 0 else 0.0
-    return any(best >= confidence and lead >= needed for confidence, needed in rule)
+    return any(best >= confidence and lead >= needed for confidence, needed in DECISION_RULE)
 
 
 def _guarded(index: MatchIndex, resolution: Resolution, agent: str | None) -> Resolution:

@@ -18,6 +18,7 @@ import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from capidx.compiler.catalog import Catalog
+from capidx.compiler.derive.stats import reference_date
 from capidx.compiler.render import site_data
 
 PACKAGE, FOLDER = "capidx.templates", "site"
@@ -136,16 +137,14 @@ def render_page(
     rows: Sequence[dict[str, Any]],
     agents: Sequence[dict[str, Any]],
 ) -> str:
-    from capidx.compiler.derive.stats import reference_date
-
     template = _environment().get_template(PAGE_TEMPLATE)
-    records = sum(len(capability.records) for capability in catalog.capabilities)
+    counts = site_data.page_counts(catalog, quality)
     return (
         template.render(
-            details=records <= DETAIL_RECORDS,
+            details=counts["records"] <= DETAIL_RECORDS,
             title=title,
             version=version,
-            counts=site_data.page_counts(catalog, quality),
+            counts=counts,
             stale_days=old_days,
             reference_date=reference_date(catalog),
             categories=catalog.categories,
