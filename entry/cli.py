@@ -9,7 +9,7 @@ neither the MCP SDK nor a tokenizer.
 from __future__ import annotations
 
 import functools
-import importlib
+import importlib.util
 from typing import Any
 
 import click
@@ -42,13 +42,20 @@ def _needs_serve_extra(callback: Any) -> Any:
     @functools.wraps(callback)
     def checked(*args: Any, **kwargs: Any) -> Any:
         for name in SERVE_EXTRA:
-            try:
-                importlib.import_module(name)
-            except ImportError:
-                raise UsageError(f"{SERVE_HINT} ({name} is not installed)") from None
+            if not _installed(name):
+                raise UsageError(f"{SERVE_HINT} ({name} is not installed)")
         return callback(*args, **kwargs)
 
     return checked
+
+
+def _installed(name: str) -> bool:
+    """Whether `name` can be imported, found without importing it: importing the MCP SDK takes most of a second,
+    which a build the server refuses (reported before the SDK is imported) should not have to pay."""
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ImportError:  # an import hook may refuse the name outright
+        return False
 
 
 for _command in COMMANDS:

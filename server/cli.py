@@ -116,13 +116,20 @@ def serve(config: Path | None, print_config: bool, **flags: object) -> None:
 
 def _run(settings: Settings) -> None:
     from capidx.server.logs import configure_logging
-    from capidx.server.serve import StartupError, run
-    from capidx.server.snapshot import BuildError
+    from capidx.server.snapshot import BuildError, load_snapshot
 
     stop_logging = configure_logging()
     try:
-        run(settings)
-    except (BuildError, StartupError) as error:
+        # The build is loaded (and refused, if it must be) before the MCP SDK is imported: a missing or
+        # damaged build is reported in a fraction of the SDK's import time.
+        snapshot = load_snapshot(settings.build)
+        from capidx.server.serve import StartupError, run
+
+        try:
+            run(settings, snapshot)
+        except StartupError as error:
+            raise ServeError(str(error)) from None
+    except BuildError as error:
         raise ServeError(str(error)) from None
     except KeyboardInterrupt:
         pass

@@ -14,14 +14,13 @@ import anyio
 from capidx.server.app import Hub, build_server
 from capidx.server.reload import Reloader
 from capidx.server.settings import Settings
-from capidx.server.snapshot import load_snapshot
+from capidx.server.snapshot import Snapshot
 
 logger = logging.getLogger("capidx.server")
 
 
-def run(settings: Settings) -> None:
-    """Blocking entry point. Raises `BuildError` before serving if the build cannot be served."""
-    snapshot = load_snapshot(settings.build)
+def run(settings: Settings, snapshot: Snapshot) -> None:
+    """Blocking entry point: serve `snapshot` (loaded from `settings.build`) until stopped."""
     logger.info(
         "serving %s (build %s, %d artifacts) over %s",
         snapshot.directory,

@@ -9,6 +9,17 @@ from pathlib import Path
 
 import pytest
 
+# The fixtures the server tests share, registered once here: a fixture imported into a test module is a separate
+# fixture of that module, made again there (tests/server_support.py, `made_once`).
+from server_support import (  # noqa: F401 (fixtures)
+    fixture_any_build,
+    fixture_anyio_backend,
+    fixture_bundled_build,
+    fixture_catalog_build,
+    fixture_hand_build,
+    fixture_revision,
+)
+
 REPO = Path(__file__).resolve().parent.parent
 # What a copy of the working tree leaves out: VCS data, build output, caches, virtual environments.
 _NOT_SOURCE = shutil.ignore_patterns(

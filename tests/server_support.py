@@ -1,7 +1,7 @@
 """Test support for `capidx serve`: builds to serve, fixtures and client helpers.
 
-Test modules import the fixture functions they use (`fixture_catalog_build`, registered under the
-name `catalog_build`): a plain import keeps the helpers and the fixtures in one module.
+The fixtures are defined here and registered once, in tests/conftest.py; the builds are made once per run and
+shared by the parallel workers (`made_once`).
 
 - `catalog_build` (the main fixture): a REAL `capidx build` of a small invented catalog
   (`write_catalog`), built once per session.
@@ -18,6 +18,7 @@ compiler's output and the hand-written reading of the contract agree.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import math
@@ -28,7 +29,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -700,24 +701,62 @@ def real_build(catalog: Path, out: Path) -> Path:
 # --- fixtures -----------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="session", name="catalog_build")
-def fixture_catalog_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("catalog")
-    return real_build(write_catalog(root / "agents"), root / "build")
+def made_once(tmp_path_factory: pytest.TempPathFactory, name: str, make: Callable[[Path], Path]) -> Iterator[Path]:
+    """A directory made once per test run and shared by every pytest-xdist worker, checked unchanged at the end.
+
+    Each worker has its own session, so a session fixture alone runs once per worker; a real build costs a
+    subprocess and a second or two of CPU. The first worker to get the lock makes the directory in the run's
+    shared temporary directory; the others wait and reuse it. Tests must only read it: every worker checks,
+    when its session ends, that no file changed, so a test that writes into a shared build fails loudly
+    instead of changing what other tests see. (POSIX `flock`; the suite runs on Linux and macOS.)"""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if "PYTEST_XDIST_WORKER" in os.environ else base
+    root = shared / f"made-once-{name}"
+    complete = shared / f"made-once-{name}.complete"
+    with (shared / f"made-once-{name}.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not complete.exists():
+            shutil.rmtree(root, ignore_errors=True)  # left by a worker whose `make` failed: ours to remove
+            root.mkdir()
+            made = make(root)
+            complete.write_text(made.relative_to(root).as_posix(), encoding="utf-8")
+    made = root / complete.read_text(encoding="utf-8")
+    before = tree_digest(made)
+    yield made
+    assert tree_digest(made) == before, f"a test changed the shared directory {made}: copy it before writing"
 
 
-@pytest.fixture(scope="session", name="hand_build")
-def fixture_hand_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_build(tmp_path_factory.mktemp("hand") / "build")
+def tree_digest(root: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
 
 
-@pytest.fixture(scope="session", name="bundled_build")
-def fixture_bundled_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("bundled")
+def _bundled(root: Path) -> Path:
     result = run_capidx("build", "--agents", str(REPO / "agents"), "--out", str(root / "build"), cwd=root)
     if result.returncode not in (0, 1) or not (root / "build" / "manifest.json").is_file():
         raise AssertionError(f"capidx build of the bundled catalog failed:\n{result.stderr[-2000:]}")
     return root / "build"
+
+
+# Registered once, in tests/conftest.py (a fixture imported into a test module is a separate fixture there, made
+# again for that module).
+@pytest.fixture(scope="session", name="catalog_build")
+def fixture_catalog_build(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    yield from made_once(
+        tmp_path_factory, "catalog", lambda root: real_build(write_catalog(root / "agents"), root / "build")
+    )
+
+
+@pytest.fixture(scope="session", name="hand_build")
+def fixture_hand_build(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    yield from made_once(tmp_path_factory, "hand", lambda root: write_build(root / "build"))
+
+
+@pytest.fixture(scope="session", name="bundled_build")
+def fixture_bundled_build(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    yield from made_once(tmp_path_factory, "bundled", _bundled)
 
 
 @pytest.fixture(params=["real", "hand"], name="any_build")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from catalog_factory import run_cli, write_catalog
-from server_support import fixture_catalog_build, fixture_hand_build, rewrite_manifest  # noqa: F401 (fixtures)
+from server_support import rewrite_manifest
 
 from capidx.schema import builddir
 from capidx.server.snapshot import BuildError, load_snapshot

@@ -19,10 +19,8 @@ from typing import Any
 
 import pytest
 from manifest_factory import artifact_bytes
-from server_support import (  # noqa: F401 (fixtures)
+from server_support import (
     connect,
-    fixture_anyio_backend,
-    fixture_catalog_build,
     rewrite_manifest,
 )
 

@@ -5,13 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from server_support import (  # noqa: F401 (fixtures)
+from server_support import (
     connect,
-    fixture_any_build,
-    fixture_anyio_backend,
-    fixture_bundled_build,
-    fixture_catalog_build,
-    fixture_hand_build,
 )
 
 pytestmark = pytest.mark.anyio

@@ -23,12 +23,10 @@ from typing import Any
 import httpx2
 import pytest
 from click.testing import CliRunner
-from server_support import (  # noqa: F401 (fixtures)
+from server_support import (
     HEADERS,
     INITIALIZE,
     capidx_command,
-    fixture_anyio_backend,
-    fixture_hand_build,
     running,
 )
 

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-from server_support import CAPABILITIES, Cap, capidx_command, fixture_anyio_backend, write_build  # noqa: F401
+from server_support import CAPABILITIES, Cap, capidx_command, write_build
 
 from capidx.cli import cli
 

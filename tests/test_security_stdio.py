@@ -18,12 +18,10 @@ from typing import Any
 
 import pytest
 from mcp.shared.exceptions import MCPError
-from server_support import (  # noqa: F401 (fixtures)
+from server_support import (
     PREFIX,
     capidx_command,
     connect,
-    fixture_anyio_backend,
-    fixture_hand_build,
 )
 
 from capidx.server.stdio import LineSplitter, Oversized, parse_line

@@ -17,14 +17,12 @@ from manifest_factory import build_text
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ResourcesListChanged
-from server_support import (  # noqa: F401 (fixtures)
+from server_support import (
     HEADERS,
     INITIALIZE,
     PREFIX,
     TRANSPORT_MODES,
     capidx_command,
-    fixture_anyio_backend,
-    fixture_catalog_build,
     run_serve,
     running,
     swap_in,

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from manifest_factory import build_text
-from server_support import PREFIX, fixture_catalog_build  # noqa: F401 (fixtures)
+from server_support import PREFIX
 
 pytestmark = [pytest.mark.slow, pytest.mark.long_setup]
 INSPECTOR_CLI = "@modelcontextprotocol/inspector-cli@0.15.0"

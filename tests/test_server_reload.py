@@ -10,10 +10,9 @@ import anyio
 import mcp_types as types
 import pytest
 from mcp.client.subscriptions import ResourcesListChanged, ResourceUpdated
-from server_support import (  # noqa: F401 (fixtures)
+from server_support import (
     PREFIX,
     connect,
-    fixture_anyio_backend,
     make_hub,
     real_build,
     swap_in,

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from server_support import fixture_any_build, fixture_catalog_build, fixture_hand_build  # noqa: F401 (fixtures)
 
 from capidx.server import resolve
 from capidx.server.resolve import MatchIndex, resolve_agent, resolve_capability, resolve_category, score_capabilities

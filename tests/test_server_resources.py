@@ -7,14 +7,9 @@ from pathlib import Path
 
 import pytest
 from mcp.shared.exceptions import MCPError
-from server_support import (  # noqa: F401 (fixtures)
+from server_support import (
     PREFIX,
     connect,
-    fixture_any_build,
-    fixture_anyio_backend,
-    fixture_catalog_build,
-    fixture_hand_build,
-    fixture_revision,
     make_hub,
 )
 

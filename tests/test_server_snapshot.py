@@ -9,10 +9,7 @@ from pathlib import Path
 
 import pytest
 from manifest_factory import artifact_bytes
-from server_support import (  # noqa: F401 (fixtures)
-    fixture_any_build,
-    fixture_catalog_build,
-    fixture_hand_build,
+from server_support import (
     rewrite_manifest,
     write_build,
 )

@@ -16,10 +16,7 @@ from typing import Any
 import jsonschema
 import pytest
 from jsonschema.exceptions import best_match
-from server_support import (  # noqa: F401 (fixtures)
-    fixture_any_build,
-    fixture_catalog_build,
-    fixture_hand_build,
+from server_support import (
     rewrite_manifest,
     write_build,
 )

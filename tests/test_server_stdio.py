@@ -13,12 +13,10 @@ from manifest_factory import build_text
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
-from server_support import (  # noqa: F401 (fixtures)
+from server_support import (
     PREFIX,
     TRANSPORT_MODES,
     capidx_command,
-    fixture_anyio_backend,
-    fixture_catalog_build,
     run_serve,
     swap_in,
     write_build,

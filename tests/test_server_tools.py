@@ -8,16 +8,10 @@ from pathlib import Path
 import pytest
 from manifest_factory import artifact_bytes
 from mcp.shared.exceptions import MCPError
-from server_support import (  # noqa: F401 (fixtures)
+from server_support import (
     PREFIX,
     connect,
     dumps,
-    fixture_any_build,
-    fixture_anyio_backend,
-    fixture_bundled_build,
-    fixture_catalog_build,
-    fixture_hand_build,
-    fixture_revision,
     make_hub,
     write_build,
 )

@@ -20,7 +20,6 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from server_support import fixture_bundled_build  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.slow
 

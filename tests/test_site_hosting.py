@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from server_support import capidx_command, fixture_bundled_build, fixture_hand_build, running  # noqa: F401 (fixtures)
+from server_support import capidx_command, running
 
 pytestmark = pytest.mark.slow
 DOCS = Path(__file__).resolve().parents[1] / "docs"

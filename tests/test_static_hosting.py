@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from server_support import fixture_bundled_build  # noqa: F401 (fixtures)
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
-from server_support import connect, fixture_anyio_backend, fixture_bundled_build, make_hub  # noqa: F401 (fixtures)
+from server_support import connect, make_hub
 
 OPT_IN = "Only if the server exposes it (opt-in):"
 
