@@ -93,6 +93,14 @@ def logged(log: Path, text: str) -> int:
     return count
 
 
+@pytest.fixture(scope="module")
+def small_limits(hand_build: Path) -> Iterator[int]:
+    """One server (its port) for the checks that need small limits but not a server of their own: a 1 s idle
+    timeout and the smallest message limit. Each check ends by showing the server still answers."""
+    with serving(hand_build, {"CAPIDX_IDLE_TIMEOUT": "1", "CAPIDX_MAX_MESSAGE_BYTES": "65536"}) as (port, _log):
+        yield port
+
+
 @pytest.mark.slow
 def test_connections_over_the_limit_are_refused_and_the_server_answers_again(hand_build: Path) -> None:
     limit, opened = 20, 60
@@ -174,26 +182,26 @@ def _listening_port(stderr: Any) -> int:
 
 
 @pytest.mark.slow
-def test_a_connection_without_a_request_is_closed_after_the_idle_timeout(hand_build: Path) -> None:
-    with serving(hand_build, {"CAPIDX_IDLE_TIMEOUT": "1"}) as (port, _log):
-        with socket.create_connection(("127.0.0.1", port), timeout=30) as silent:
-            assert silent.recv(64) == b""  # closed by the server (a timeout here raises)
-        with socket.create_connection(("127.0.0.1", port), timeout=30) as trickle:
-            trickle.sendall(b"POST /mcp HTTP/1.1\r\n")
-            closed = False
-            for _ in range(150):  # a header byte every 0.1 s: 15 s of a slowloris at most
-                try:
-                    trickle.sendall(b"X")
-                except OSError:
-                    closed = True
-                    break
-                if answered(trickle) is not None:
-                    closed = True
-                    break
-                trickle.setblocking(True)
-                time.sleep(0.1)
-            assert closed, "a request head sent one byte at a time kept the connection open"
-        assert mcp_answers(port, time.monotonic() + 30)
+def test_a_connection_without_a_request_is_closed_after_the_idle_timeout(small_limits: int) -> None:
+    port = small_limits
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as silent:
+        assert silent.recv(64) == b""  # closed by the server (a timeout here raises)
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as trickle:
+        trickle.sendall(b"POST /mcp HTTP/1.1\r\n")
+        closed = False
+        for _ in range(150):  # a header byte every 0.1 s: 15 s of a slowloris at most
+            try:
+                trickle.sendall(b"X")
+            except OSError:
+                closed = True
+                break
+            if answered(trickle) is not None:
+                closed = True
+                break
+            trickle.setblocking(True)
+            time.sleep(0.1)
+        assert closed, "a request head sent one byte at a time kept the connection open"
+    assert mcp_answers(port, time.monotonic() + 30)
 
 
 def raw_status(port: int, head: bytes) -> bytes:
@@ -207,28 +215,28 @@ def raw_status(port: int, head: bytes) -> bytes:
 
 
 @pytest.mark.slow
-def test_an_empty_or_foreign_host_is_refused_on_every_path(hand_build: Path) -> None:
-    with serving(hand_build, {}) as (port, _log):
-        for path in (b"/mcp", b"/mcp/", b"/", b"/anything"):
-            for method in (b"GET", b"POST"):
-                for host in (b"Host: \r\n", b"Host:\r\n", b""):
-                    head = method + b" " + path + b" HTTP/1.1\r\n" + host + JSON_EMPTY
-                    status = raw_status(port, head)
-                    assert status.split(b" ")[1] in (b"400", b"421"), (head, status)
-                head = method + b" " + path + b" HTTP/1.1\r\nHost: evil.example\r\n" + JSON_EMPTY
-                assert raw_status(port, head).split(b" ")[1] == b"421", head  # not a redirect to evil.example
-            assert raw_status(port, b"GET " + path + b" HTTP/1.0\r\n\r\n").split(b" ")[1] in (b"400", b"421")
-        good = httpx2.post(f"http://127.0.0.1:{port}/mcp", json=INITIALIZE, headers=HEADERS, timeout=10)
-        assert good.status_code == 200
+def test_an_empty_or_foreign_host_is_refused_on_every_path(small_limits: int) -> None:
+    port = small_limits
+    for path in (b"/mcp", b"/mcp/", b"/", b"/anything"):
+        for method in (b"GET", b"POST"):
+            for host in (b"Host: \r\n", b"Host:\r\n", b""):
+                head = method + b" " + path + b" HTTP/1.1\r\n" + host + JSON_EMPTY
+                status = raw_status(port, head)
+                assert status.split(b" ")[1] in (b"400", b"421"), (head, status)
+            head = method + b" " + path + b" HTTP/1.1\r\nHost: evil.example\r\n" + JSON_EMPTY
+            assert raw_status(port, head).split(b" ")[1] == b"421", head  # not a redirect to evil.example
+        assert raw_status(port, b"GET " + path + b" HTTP/1.0\r\n\r\n").split(b" ")[1] in (b"400", b"421")
+    good = httpx2.post(f"http://127.0.0.1:{port}/mcp", json=INITIALIZE, headers=HEADERS, timeout=10)
+    assert good.status_code == 200
 
 
 @pytest.mark.slow
-def test_the_message_size_limit_applies_to_http_bodies(hand_build: Path) -> None:
-    with serving(hand_build, {"CAPIDX_MAX_MESSAGE_BYTES": "65536"}) as (port, _log):
-        url = f"http://127.0.0.1:{port}/mcp"
-        padded = {**INITIALIZE, "params": {**INITIALIZE["params"], "pad": "x" * 70_000}}
-        assert httpx2.post(url, json=padded, headers=HEADERS, timeout=10).status_code == 413
-        assert httpx2.post(url, json=INITIALIZE, headers=HEADERS, timeout=10).status_code == 200
+def test_the_message_size_limit_applies_to_http_bodies(small_limits: int) -> None:
+    port = small_limits
+    url = f"http://127.0.0.1:{port}/mcp"
+    padded = {**INITIALIZE, "params": {**INITIALIZE["params"], "pad": "x" * 70_000}}
+    assert httpx2.post(url, json=padded, headers=HEADERS, timeout=10).status_code == 413
+    assert httpx2.post(url, json=INITIALIZE, headers=HEADERS, timeout=10).status_code == 200
 
 
 # --- allowed-host patterns ------------------------------------------------------------------------------
