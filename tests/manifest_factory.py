@@ -52,7 +52,14 @@ def manifest_schema() -> dict[str, Any]:
 
 def check(manifest: Mapping[str, Any]) -> None:
     """Raise `jsonschema.ValidationError` unless `manifest` follows the build-manifest schema."""
-    jsonschema.Draft202012Validator(manifest_schema()).validate(manifest)
+    _check_json(json.dumps(manifest, sort_keys=True))
+
+
+@cache
+def _check_json(text: str) -> None:
+    """Each distinct manifest is validated once per process: most tests make the same few, and jsonschema takes
+    tens of milliseconds for one."""
+    jsonschema.Draft202012Validator(manifest_schema()).validate(json.loads(text))
 
 
 def make_manifest(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import subprocess
 import sys
 import urllib.request
 from collections import Counter
@@ -202,24 +201,15 @@ def test_judge_filters_and_comparisons() -> None:
 # --- end to end through the real server -------------------------------------------------------------
 
 
-def _server_ready() -> str | None:
-    """Why the end-to-end run cannot happen yet, or None."""
-    command = bench.capidx_command()
-    for sub, needle in (("build", "--out"), ("serve", "--build")):
-        done = subprocess.run([*command, sub, "--help"], capture_output=True, text=True)
-        if done.returncode != 0 or needle not in done.stdout or "not implemented" in done.stdout:
-            return f"`capidx {sub}` is not implemented yet"
-    return None
-
-
 @pytest.mark.slow
-def test_benchmark_runs_against_the_real_server() -> None:
-    reason = _server_ready()
-    if reason:
-        pytest.skip(reason)
+def test_benchmark_runs_against_the_real_server(bundled_build: Path) -> None:
+    """Both modes end to end over stdio: "no-aliases" builds the catalog itself; "aliases" is served from the
+    shared real build of the same catalog (a default build, aliases on), to build it once per test run."""
     exact = [p for p in PROMPTS if p["kind"] == "exact"][:4]
     rest = bench.select_subset([p for p in PROMPTS if p["kind"] != "exact"], 6)
-    report = bench.run_benchmark(exact + rest)
+    with_aliases = bench.run_benchmark(exact + rest, modes=["aliases"], build_dir=bundled_build)
+    report = bench.run_benchmark(exact + rest, modes=["no-aliases"])
+    report["runs"] = with_aliases["runs"] + report["runs"]
 
     assert report["rawCatalog"]["tokens"] > 10_000
     assert [run["mode"] for run in report["runs"]] == list(bench.MODES)

@@ -25,12 +25,12 @@ import os
 import stat
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 from capidx.compiler.emit.write import MARKER, MARKER_TEXT, OLD_PREFIX, TEMP_PREFIX, remove_ours
 from capidx.compiler.errors import UsageError
+from capidx.compiler.validate.manifests import manifest_problems
 from capidx.schema import builddir
 from capidx.schema.builddir import MANIFEST
 
@@ -197,33 +197,6 @@ def _parse(raw: bytes) -> tuple[Any, str | None]:
         return builddir.parse_manifest(Path(MANIFEST), raw), None
     except builddir.ManifestUnreadable as error:
         return None, f"its {MANIFEST}: {error.reason}"
-
-
-def manifest_problems(data: Any) -> list[str]:
-    """Why `data` is not a capidx build manifest ([] when it is).
-
-    The yes/no answer comes from the schema compiled by fastjsonschema (jsonschema takes about a second
-    per 4,000 artifacts, fastjsonschema a twentieth of that: this runs before every build that replaces
-    one); jsonschema, through the contract's `manifest_problems`, says what is wrong when it is not."""
-    try:
-        if _fast_valid(data):
-            return builddir.contract_problems(data)
-        return builddir.manifest_problems(data) or ["not a build manifest"]
-    except RecursionError:
-        return ["nested too deeply"]
-
-
-def _fast_valid(data: Any) -> bool:
-    check = _fast_check()
-    # fastjsonschema's `const: 1` accepts True; jsonschema does not
-    return check is not None and check(data) and type(data["format"]) is int
-
-
-@cache
-def _fast_check() -> Any:
-    from capidx.compiler.validate.fastschema import compile_check
-
-    return compile_check(builddir.manifest_schema())
 
 
 def _unlisted(folder: Path, listed: frozenset[str]) -> Iterator[str]:

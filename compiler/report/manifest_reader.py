@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from capidx.compiler.errors import UsageError
+from capidx.compiler.validate.manifests import manifest_problems
 from capidx.schema import builddir
 
 
@@ -49,7 +50,7 @@ def load_manifest(location: Path, option: str = "--build DIR") -> Manifest:
         if error.missing:
             raise ManifestError(path, [_no_build(location, option)], prefixed=False) from None
         raise ManifestError(path, [f"{error.reason}; {builddir.REBUILD}"]) from None
-    if problems := builddir.manifest_problems(data):
+    if problems := manifest_problems(data):
         raise ManifestError(path, problems)
     return Manifest(path, data)
 
