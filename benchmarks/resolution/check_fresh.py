@@ -1,0 +1,130 @@
+"""Check the third-round blind query sets (fresh_bundled_queries.json, fresh_catalog2_queries.json).
+
+Stdlib only. Run from anywhere: python benchmarks/resolution/check_fresh.py
+Reads only the catalogs' public fields (name, description, available, terminology, limitations,
+implementationNotes, sources) and agent names; exits 1 on any error. Warnings (an identifier or
+agent-term string that also occurs in another record of the same agent) do not fail the check.
+"""
+import glob
+import json
+import os
+import re
+import sys
+from collections import Counter
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+KINDS = {"exact", "partial", "typo", "agent-term", "identifier", "abbreviation",
+         "descriptive", "other-agent", "none"}
+PUBLIC = ("name", "description", "terminology", "limitations", "implementationNotes")
+SETS = [
+    ("fresh_bundled_queries.json", REPO, "p"),
+    ("fresh_catalog2_queries.json", os.path.join(HERE, "catalog2"), "q"),
+]
+
+
+def load_catalog(root):
+    agents = {}
+    for path in sorted(glob.glob(os.path.join(root, "agents", "*", "capabilities", "current.json"))):
+        agent_id = os.path.basename(os.path.dirname(os.path.dirname(path)))
+        doc = json.load(open(path, encoding="utf-8"))
+        records = {c["name"]: c for c in doc["capabilities"]}
+        agents[agent_id] = {"name": doc["agent"]["name"], "records": records}
+    return agents
+
+
+def words(text):
+    text = re.sub(r"\bvs\s+code\b", "vscode", text.lower())
+    return set(w for w in re.split(r"[^a-z0-9]+", text) if w)
+
+
+def resolve_agent(agents, text):
+    """Agent ids the string names: equal (case-insensitive) to a name or id, or its words a subset
+    of one agent's name and id words ("VS Code" counts as the word "vscode")."""
+    low = text.strip().lower()
+    hits = []
+    for agent_id, a in agents.items():
+        if low in (agent_id, a["name"].lower()) or (words(text) and words(text) <= words(a["name"]) | words(agent_id)):
+            hits.append(agent_id)
+    return hits
+
+
+def public_text(record):
+    parts = []
+    for key in PUBLIC:
+        value = record.get(key)
+        if isinstance(value, str):
+            parts.append(value)
+        elif isinstance(value, list):
+            parts.extend(v for v in value if isinstance(v, str))
+        elif isinstance(value, dict):
+            for v in value.values():
+                parts.extend(v if isinstance(v, list) else [str(v)])
+    parts.extend(s.get("description", "") for s in record.get("sources", []))
+    return "\n".join(parts)
+
+
+def main():
+    errors, warnings, seen = [], [], set()
+    for filename, root, prefix in SETS:
+        agents = load_catalog(root)
+        names = {n for a in agents.values() for n in a["records"]}
+        items = json.load(open(os.path.join(HERE, filename), encoding="utf-8"))
+        kinds, avail = Counter(), Counter()
+        for n, item in enumerate(items, 1):
+            qid = item.get("id")
+            where = f"{filename} {qid}"
+            if qid in seen:
+                errors.append(f"{where}: duplicate id")
+            seen.add(qid)
+            if qid != f"{prefix}{n:03d}":
+                errors.append(f"{where}: expected id {prefix}{n:03d}")
+            kind = item.get("kind")
+            kinds[kind] += 1
+            if kind not in KINDS:
+                errors.append(f"{where}: unknown kind {kind!r}")
+            if not isinstance(item.get("query"), str) or not item["query"].strip():
+                errors.append(f"{where}: empty query")
+                continue
+            hits = resolve_agent(agents, item.get("agent", ""))
+            if len(hits) != 1:
+                errors.append(f"{where}: agent {item.get('agent')!r} names {hits or 'no agent'}")
+                continue
+            agent = agents[hits[0]]
+            exp = item.get("expect", {})
+            cap, available = exp.get("capability"), exp.get("available")
+            avail[available] += 1
+            if kind == "none":
+                if cap is not None or available is not None:
+                    errors.append(f"{where}: kind none must expect null/null")
+                continue
+            if cap not in names:
+                errors.append(f"{where}: {cap!r} is not a capability of the catalog")
+                continue
+            record = agent["records"].get(cap)
+            actual = record["available"] if record else False
+            if available is not actual:
+                errors.append(f"{where}: available {available} but {hits[0]} says {actual}")
+            if record is None:
+                warnings.append(f"{where}: {hits[0]} has no record of {cap!r} (expected false)")
+            if kind == "other-agent" and available is not False:
+                errors.append(f"{where}: other-agent must expect available false")
+            if kind in ("identifier", "agent-term"):
+                if record is None or item["query"] not in public_text(record):
+                    errors.append(f"{where}: {item['query']!r} does not occur in {hits[0]}'s {cap!r}")
+                others = [n for n, r in agent["records"].items()
+                          if n != cap and item["query"] in public_text(r)]
+                if others:
+                    warnings.append(f"{where}: {item['query']!r} also occurs in {others}")
+        print(f"{filename}: {len(items)} queries; kinds {dict(sorted(kinds.items()))}; "
+              f"available {{true: {avail[True]}, false: {avail[False]}, null: {avail[None]}}}")
+    for w in warnings:
+        print("warning:", w)
+    for e in errors:
+        print("ERROR:", e)
+    print("ok" if not errors else f"{len(errors)} error(s)")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
