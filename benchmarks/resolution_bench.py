@@ -68,6 +68,11 @@ RUNS = {
     "holdout-bundled-hints": (ROOT / "agents", DATA / "holdout_bundled_queries.json", False),
     "holdout-bundled-ablated": (ROOT / "agents", DATA / "holdout_bundled_queries.json", True),
     "holdout-catalog2": (DATA / "catalog2" / "agents", DATA / "holdout_catalog2_queries.json", True),
+    # Fresh (README, "Fresh set (third round)"): written blind while round three was being made, by a helper
+    # who saw neither the resolver nor the other sets; round three never saw it. Not run by default either.
+    "fresh-bundled-hints": (ROOT / "agents", DATA / "fresh_bundled_queries.json", False),
+    "fresh-bundled-ablated": (ROOT / "agents", DATA / "fresh_bundled_queries.json", True),
+    "fresh-catalog2": (DATA / "catalog2" / "agents", DATA / "fresh_catalog2_queries.json", True),
 }
 DEFAULT_RUNS = ("bundled-hints", "bundled-ablated", "catalog2")
 
