@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -51,13 +52,17 @@ def _imports(module: str, path: Path) -> set[str]:
     return {name for name in found if name in MODULES and name != module}
 
 
-GRAPH = {module: _imports(module, path) for module, path in MODULES.items()}
+@functools.cache
+def graph() -> dict[str, set[str]]:
+    """module -> the modules of ours it imports. Made on first use, not at import: every parallel worker imports
+    this file to collect it, one runs it."""
+    return {module: _imports(module, path) for module, path in MODULES.items()}
 
 
 def _offenders(side: str, forbidden: tuple[str, ...]) -> dict[str, list[str]]:
     return {
         module: sorted(name for name in imported if name.startswith(forbidden))
-        for module, imported in GRAPH.items()
+        for module, imported in graph().items()
         if module.startswith(side + ".") and any(name.startswith(forbidden) for name in imported)
     }
 
@@ -65,7 +70,7 @@ def _offenders(side: str, forbidden: tuple[str, ...]) -> dict[str, list[str]]:
 def test_the_layout_was_read() -> None:
     assert len([m for m in MODULES if m.startswith("capidx.compiler.")]) > 30
     assert len([m for m in MODULES if m.startswith("capidx.server.")]) > 10
-    assert "capidx.compiler.emit.pipeline" in GRAPH["capidx.compiler.cli"]  # a lazy import is seen
+    assert "capidx.compiler.emit.pipeline" in graph()["capidx.compiler.cli"]  # a lazy import is seen
 
 
 def test_the_server_imports_nothing_from_the_compiler() -> None:
@@ -81,7 +86,7 @@ def test_the_contract_package_imports_only_itself() -> None:
 
 
 def test_no_import_cycles() -> None:
-    cycles = [sorted(component) for component in _strongly_connected(GRAPH) if len(component) > 1]
+    cycles = [sorted(component) for component in _strongly_connected(graph()) if len(component) > 1]
     assert cycles == []
 
 
