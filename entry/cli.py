@@ -9,7 +9,7 @@ neither the MCP SDK nor a tokenizer.
 from __future__ import annotations
 
 import functools
-import importlib
+import importlib.util
 from typing import Any
 
 import click
@@ -42,13 +42,20 @@ def _needs_serve_extra(callback: Any) -> Any:
     @functools.wraps(callback)
     def checked(*args: Any, **kwargs: Any) -> Any:
         for name in SERVE_EXTRA:
-            try:
-                importlib.import_module(name)
-            except ImportError:
-                raise UsageError(f"{SERVE_HINT} ({name} is not installed)") from None
+            if not _installed(name):
+                raise UsageError(f"{SERVE_HINT} ({name} is not installed)")
         return callback(*args, **kwargs)
 
     return checked
+
+
+def _installed(name: str) -> bool:
+    """Whether a top-level module can be found. Found, not imported: each is imported where it is used (rapidfuzz
+    on the first lookup, watchfiles only to reload), so that `initialize` does not wait for them."""
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ImportError:
+        return False
 
 
 for _command in COMMANDS:
