@@ -529,22 +529,26 @@ def _load_artifact(root: Path, entry: Mapping[str, Any], file: bytes | None) -> 
     read on use (`file` None) is checked when it is read (`Artifact.text`)."""
     if file is None:
         return _artifact(entry, None, on_disk=root)
-    path = root / entry["path"]
     offset = None if entry.get("offset") is None else int(entry["offset"])  # 3.0 is an integer to JSON Schema
-    where = f"{path}" if offset is None else f"{path} (offset {offset})"
     data = file if offset is None else file[offset : offset + int(entry["bytes"])]
     digest = hashlib.sha256(data).hexdigest()
     if len(data) != entry["bytes"] or digest != entry["sha256"]:
         raise BuildError(
-            f"{where}: content does not match {MANIFEST_NAME} (sha256 {digest[:12]}…, {len(data)} bytes; "
-            f"expected {entry['sha256'][:12]}…, {entry['bytes']} bytes). The build was modified after it "
-            "was written: rebuild with `capidx build`"
+            f"{_where(root, entry, offset)}: content does not match {MANIFEST_NAME} (sha256 {digest[:12]}…, "
+            f"{len(data)} bytes; expected {entry['sha256'][:12]}…, {entry['bytes']} bytes). The build was modified "
+            "after it was written: rebuild with `capidx build`"
         )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
+        where = _where(root, entry, offset)
         raise BuildError(f"{where}: not valid {entry['mimeType']} ({error}); {_REBUILD}") from error
     return _artifact(entry, text)
+
+
+def _where(root: Path, entry: Mapping[str, Any], offset: int | None) -> str:
+    """An artifact's place, for messages only (a `Path` made per row was a third of loading 78,000 rows)."""
+    return f"{root / entry['path']}" + ("" if offset is None else f" (offset {offset})")
 
 
 def _artifact(entry: Mapping[str, Any], text: str | None, on_disk: Path | None = None) -> Artifact:
