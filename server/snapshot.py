@@ -6,7 +6,7 @@ manifest lists -- and nothing else -- checks each artifact's size and sha256, an
 memory. A packed artifact (a tool answer: a row with `offset`) is its own bytes of a pack file; the
 rows of a pack must cover it exactly, without gap or overlap, so an answer is never served with a
 neighbour's bytes, and every answer's sha256 is checked like a file's. The files of `site/` (served
-over HTTP only; at 20,000 capabilities 40 % of the build's bytes) are checked to be there at load and
+over HTTP only; at 20,000 capabilities 42 % of the build's bytes) are checked to be there at load and
 read from disk when asked for, each time checked against their size and sha256 before they are served
 (`Artifact.text`).
 Requests are answered from the snapshot; apart from `site/` files, the disk is never touched again
