@@ -245,7 +245,7 @@ FORMAT_SAMPLES = {
 
 
 @pytest.mark.parametrize("name", sorted(FORMAT_SAMPLES))
-def test_formats_are_decided_by_jsonschemas_own_format_checker(name: str) -> None:
+def test_formats_are_decided_as_jsonschemas_format_checker_decides(name: str) -> None:
     schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "format": name}
     checker = make_validator(schema)
     check = compile_check(schema)  # formats decided without jsonschema (compiler/validate/formats.py)
