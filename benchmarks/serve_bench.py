@@ -35,6 +35,7 @@ CLI = [sys.executable, "-c", "from capidx.cli import main; main()"]
 SUMMARY = "capability-index://summary"
 FULL = "capability-index://full"
 MODES = {"2025-11-25": "legacy", "2026-07-28": "auto"}
+SCORED_QUERY = "let the agent review my pull request before I merge"  # no exact name: the scoring path
 
 
 def start_once(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, int]:
@@ -141,8 +142,9 @@ def summarize(samples: list[float]) -> dict[str, float]:
 
 
 async def startup(build: Path, runs: int) -> dict[str, Any]:
-    """Spawn -> initialized, and the first read after start against warm reads."""
-    spawn, first, warm = [], [], []
+    """Spawn -> initialized, the first read after start against warm reads, and the first scored lookup
+    against warm ones (the first tool call makes the argument validators and compiles the useWhen patterns)."""
+    spawn, first, warm, first_lookup, warm_lookup = [], [], [], [], []
     for _ in range(runs):
         started = time.perf_counter()
         async with Client(stdio_params(build), mode="legacy", cache=None) as client:
@@ -154,7 +156,17 @@ async def startup(build: Path, runs: int) -> dict[str, Any]:
                 t = time.perf_counter()
                 await client.read_resource(SUMMARY)
                 warm.append(time.perf_counter() - t)
-    return {"spawn_to_initialized": summarize(spawn), "first_read": summarize(first), "warm_read": summarize(warm)}
+            for samples in [first_lookup, *[warm_lookup] * 20]:
+                t = time.perf_counter()
+                await client.call_tool("lookup_capability", {"agent": "claude", "capability": SCORED_QUERY})
+                samples.append(time.perf_counter() - t)
+    return {
+        "spawn_to_initialized": summarize(spawn),
+        "first_read": summarize(first),
+        "warm_read": summarize(warm),
+        "first_lookup": summarize(first_lookup),
+        "warm_lookup": summarize(warm_lookup),
+    }
 
 
 async def stdio_reads(build: Path, reads: int) -> dict[str, Any]:

@@ -50,8 +50,9 @@ def _needs_serve_extra(callback: Any) -> Any:
 
 
 def _installed(name: str) -> bool:
-    """Whether `name` can be imported, found without importing it: importing the MCP SDK takes most of a second,
-    which a build the server refuses (reported before the SDK is imported) should not have to pay."""
+    """Whether a top-level module can be found. Found, not imported: each is imported where it is used (rapidfuzz
+    on the first lookup, watchfiles only to reload), so that `initialize` does not wait for them, and a build the
+    server refuses (reported before the MCP SDK is imported) does not wait for the SDK."""
     try:
         return importlib.util.find_spec(name) is not None
     except ImportError:  # an import hook may refuse the name outright

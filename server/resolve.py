@@ -18,7 +18,7 @@ nothing. Order for capabilities:
 6. scored: every capability gets a confidence from independent signals -- field-weighted BM25
    (BM25F: a term in a name, alias, an agent's wording or a trigger counts far more than one in a
    description), a whole name, alias or trigger phrase contained in the query, the capability's
-   `useWhen` patterns (compiled once per build, each worth its stated confidence), whole-string
+   `useWhen` patterns (compiled once per build, on first use; each worth its stated confidence), whole-string
    typo similarity, a verb only a few capabilities do (`actionTriggers`), identifiers quoted in the
    capability's records -- the strongest signal plus half of the next one times what is left. Query
    words are slots whose alternatives include verb forms and the lexicon's expansions of
@@ -40,16 +40,19 @@ import time
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import regex
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import Levenshtein
 
 from capidx.schema.lexicon import ABBREVIATIONS, IDENTIFIER_PATTERN, expansions, identifiers
 from capidx.schema.text import STOP_WORDS, normalize, terms
 from capidx.server.concepts import families, related, root
+
+if TYPE_CHECKING:  # imported where the patterns are compiled: on the first request that needs them
+    import regex
 
 Status = Literal["resolved", "ambiguous", "unknown"]
 
@@ -175,14 +178,10 @@ class AgentEntry:
 
 @dataclass(frozen=True, slots=True)
 class UseWhen:
-    """A `useWhen` rule: the regular expression (compiled once per build) and its confidence.
+    """A `useWhen` rule: the regular expression as written and its confidence (`MatchIndex.use_when_rules`
+    compiles it)."""
 
-    Compiled with the `regex` package, not `re`: patterns come from catalog data (a fork's pull request
-    may write them), and only `regex` can stop a match that backtracks catastrophically (`timeout=`).
-    `regex.V0` keeps `re`'s semantics, the ones `capidx validate` checks the patterns against.
-    """
-
-    pattern: regex.Pattern[str]
+    pattern: str
     confidence: float
 
 
@@ -320,6 +319,31 @@ class MatchIndex:
             _families=MappingProxyType(families(idf)),
         )
 
+    @cached_property
+    def use_when_rules(self) -> Mapping[str, tuple[tuple[regex.Pattern[str], float], ...]]:
+        """Slug -> its `useWhen` rules compiled (pattern, confidence); a pattern that does not compile is left out.
+
+        Compiled with the `regex` package, not `re`: patterns come from catalog data (a fork's pull request
+        may write them), and only `regex` can stop a match that backtracks catastrophically (`timeout=`).
+        `regex.V0` keeps `re`'s semantics, the ones `capidx validate` checks the patterns against.
+        Compiled once per build on first use, not at load: importing `regex` and compiling the bundled
+        catalog's patterns is ~0.05-0.09 s that `initialize` need not wait for; the first request that
+        scores pays it, before its time budget for the patterns starts (`_patterns`).
+        """
+        import regex
+
+        compiled: dict[str, tuple[tuple[regex.Pattern[str], float], ...]] = {}
+        for slug, entry in self.capabilities.items():
+            rules = []
+            for rule in entry.use_when:
+                try:
+                    rules.append((regex.compile(rule.pattern, regex.V0 | regex.IGNORECASE), rule.confidence))
+                except regex.error:  # validated at build time; never fail a whole build on one
+                    continue
+            if rules:
+                compiled[slug] = tuple(rules)
+        return MappingProxyType(compiled)
+
     def agent_label(self, agent_id: str) -> str:
         agent = self.agents.get(agent_id)
         return agent.name if agent else agent_id
@@ -416,11 +440,9 @@ def _capability_entry(row: Mapping[str, Any], table_aliases: Iterable[str], word
 
 def _use_when(rules: Iterable[Mapping[str, Any]]) -> Iterable[UseWhen]:
     for rule in rules:
-        try:
-            pattern = regex.compile(rule["pattern"], regex.V0 | regex.IGNORECASE)
-        except (regex.error, KeyError, TypeError):  # validated at build time; never fail a whole build on one
-            continue
-        yield UseWhen(pattern, min(1.0, max(0.0, float(rule.get("confidence", 0.0)))))
+        pattern = rule.get("pattern") if isinstance(rule, Mapping) else None
+        if isinstance(pattern, str):  # validated at build time; never fail a whole build on one
+            yield UseWhen(pattern, min(1.0, max(0.0, float(rule.get("confidence", 0.0)))))
 
 
 def _injection(data: Any) -> Injection | None:
@@ -997,15 +1019,12 @@ def _patterns(index: MatchIndex, query: str, n: str) -> dict[str, float]:
     that backtracks catastrophically costs one request a fraction of a second, never the server minutes.
     """
     texts = {unicodedata.normalize("NFKC", query[:PATTERN_QUERY_CHARS]).casefold(), n[:PATTERN_QUERY_CHARS]}
+    rules = index.use_when_rules  # compiled on the first request, before its budget starts
     deadline = time.monotonic() + PATTERN_BUDGET
     found: dict[str, float] = {}
-    for slug, entry in index.capabilities.items():
+    for slug, compiled in rules.items():
         best = max(
-            (
-                rule.confidence
-                for rule in entry.use_when
-                if any(_search(rule.pattern, text, deadline) for text in texts)
-            ),
+            (confidence for pattern, confidence in compiled if any(_search(pattern, text, deadline) for text in texts)),
             default=0.0,
         )
         if best:

@@ -1,9 +1,10 @@
 """`capidx serve --transport http` serves the build's `site/` under `/site/` (issue 17), read-only.
 
 Like everything the server answers, the files come from the loaded snapshot: only artifacts the manifest lists
-under `site/`, whose sha256 was checked when the build was loaded, looked up by their manifest path (a request
-path is never joined to a folder, so `..` or a link cannot reach anything else). Each is answered verbatim with
-the manifest's media type.
+under `site/`, looked up by their manifest path (a request path is never joined to a folder, so `..` or a link
+cannot reach anything else). Each is read from the build when asked for (not held in memory: the site is
+the largest part of a large build), checked against the manifest's size and sha256, and answered verbatim
+with the manifest's media type; a file changed since the build was loaded is answered 503, never served.
 
 Protections: the Host check (`HostGuard`) wraps this app like the MCP endpoint; a request carrying an Origin
 that is not allowed is refused `403` as the SDK refuses it on /mcp; only GET and HEAD are allowed. Responses
@@ -13,14 +14,18 @@ else (no inline script, no other origin), so data in the page could not run code
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import anyio
+
 from capidx.server.http import host_allowed
-from capidx.server.snapshot import Artifact, Snapshot
+from capidx.server.snapshot import SITE_DIR, Artifact, BuildError, Snapshot
+
+logger = logging.getLogger("capidx.server")
 
 PREFIX = "/site/"
-SITE_DIR = "site/"
 INDEX = "index.html"
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
@@ -75,7 +80,12 @@ class SiteFiles:
         if artifact is None:
             await _respond(send, 404, "Not Found")
             return
-        body = artifact.text.encode("utf-8")
+        try:  # read and checked in a worker thread: the page may be megabytes
+            body = await anyio.to_thread.run_sync(_body, artifact)
+        except BuildError as error:
+            logger.warning("not serving %s: %s", artifact.path, error)
+            await _respond(send, 503, "Service Unavailable: the build changed on disk; it is served once reloaded")
+            return
         headers = [
             (b"content-type", f"{artifact.mime_type}; charset=utf-8".encode("latin-1")),
             (b"content-length", str(len(body)).encode()),
@@ -84,6 +94,10 @@ class SiteFiles:
         ]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": b"" if method == "HEAD" else body})
+
+
+def _body(artifact: Artifact) -> bytes:
+    return artifact.text.encode("utf-8")
 
 
 async def _respond(send: Any, status: int, text: str, extra: Sequence[tuple[bytes, bytes]] = ()) -> None:

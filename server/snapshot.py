@@ -5,11 +5,14 @@ The build directory is the server's only input (docs/build-directory.md). Loadin
 manifest lists -- and nothing else -- checks each artifact's size and sha256, and keeps the text in
 memory. A packed artifact (a tool answer: a row with `offset`) is its own bytes of a pack file; the
 rows of a pack must cover it exactly, without gap or overlap, so an answer is never served with a
-neighbour's bytes, and every answer's sha256 is checked like a file's.
-Requests are answered from the snapshot; the disk is never touched again until a reload builds a
-new snapshot beside the old one. Loading is constant work per artifact (issue 13): the manifest is
-checked by hand (jsonschema only explains a refusal), paths are checked as strings, JSON documents
-are parsed when used.
+neighbour's bytes, and every answer's sha256 is checked like a file's. The files of `site/` (served
+over HTTP only; at 20,000 capabilities 42 % of the build's bytes) are checked to be there at load and
+read from disk when asked for, each time checked against their size and sha256 before they are served
+(`Artifact.text`).
+Requests are answered from the snapshot; apart from `site/` files, the disk is never touched again
+until a reload builds a new snapshot beside the old one. Loading is constant work per artifact
+(issue 13): the manifest is checked by hand (jsonschema only explains a refusal), paths are checked as
+strings, JSON documents are parsed when used.
 
 Security (defense in depth): the schema already forbids absolute paths and `.`/`..` segments, but
 every path is checked again here as a string, joined to the build directory resolved once, and must
@@ -40,6 +43,7 @@ RESOURCE_KINDS = ("summary", "full", "stats", "agent", "capability", "category")
 VARIANT_KINDS = ("summary", "full", "stats")
 TEMPLATE_KINDS = ("agent", "capability", "category")
 JSON_MIME = "application/json"
+SITE_DIR = "site/"  # files read when asked for (`Artifact.text`), not at load
 
 DocumentKey = tuple[str, tuple[tuple[str, str], ...]]
 
@@ -71,7 +75,18 @@ class Artifact:
     words: int
     lines: int
     params: Mapping[str, str]
-    text: str
+    loaded: str | None  # the verified text, held since the load; None for a file read on use (`on_disk`)
+    on_disk: Path | None = None  # the resolved build root a `site/` file is read from on each use
+
+    @property
+    def text(self) -> str:
+        """The artifact's text, verbatim. A `site/` file is read now: found as at load (`safe_path`), a
+        regular file opened without blocking, at most its manifest size plus one byte read, and served only
+        if its size and sha256 match the manifest; otherwise `BuildError` (the build changed on disk)."""
+        if self.loaded is not None:
+            return self.loaded
+        assert self.on_disk is not None
+        return _verified_text(self.on_disk, self.path, self.size, self.sha256, self.mime_type)
 
     @property
     def value(self) -> Any:
@@ -432,16 +447,20 @@ def _followed(root: Path, candidate: Path) -> Path:
     return resolved
 
 
-def _read_files(root: Path, rows: list[dict[str, Any]]) -> dict[str, bytes]:
-    """The bytes of every file the manifest lists (each read once), after checking how its rows use it: a
-    plain file belongs to one row; a pack's rows (each with `offset`) tile it exactly, in offset order."""
+def _read_files(root: Path, rows: list[dict[str, Any]]) -> dict[str, bytes | None]:
+    """The bytes of every file the manifest lists (each read once; None for a `site/` file, checked to be there
+    and read on use), after checking how its rows use it: a plain file belongs to one row; a pack's rows (each
+    with `offset`) tile it exactly, in offset order."""
     by_path: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         by_path.setdefault(row["path"], []).append(row)
     checked_dirs: dict[str, bool] = {}
-    files = {}
+    files: dict[str, bytes | None] = {}
     for relative, users in by_path.items():
         path = safe_path(root, relative, checked_dirs)
+        if _read_on_use(relative, users):
+            files[relative] = None  # there, a regular file inside the build: read and verified when asked for
+            continue
         try:
             data = path.read_bytes()
         except OSError as error:
@@ -460,6 +479,36 @@ def _read_files(root: Path, rows: list[dict[str, Any]]) -> dict[str, bytes]:
     return files
 
 
+def _read_on_use(relative: str, users: list[dict[str, Any]]) -> bool:
+    """A `site/` file listed once, whole (not a pack): read when asked for, not at load."""
+    return relative.startswith(SITE_DIR) and len(users) == 1 and "offset" not in users[0]
+
+
+def _verified_text(root: Path, relative: str, size: int, sha256: str, mime_type: str) -> str:
+    """The text of the file at `relative`, only if it still has the size and sha256 the manifest lists."""
+    path = safe_path(root, relative)
+    try:
+        # `safe_path` gave a regular file or a link's resolved target: a link put there since is not followed,
+        # and a pipe or device does not block the open
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as error:
+        raise BuildError(f"{path}: cannot read: {error.strerror}; {_REBUILD}") from error
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise BuildError(f"{path}: not a regular file; {_REBUILD}")
+        data = handle.read(size + 1)
+    digest = hashlib.sha256(data).hexdigest()
+    if len(data) != size or digest != sha256:
+        raise BuildError(
+            f"{path}: content does not match {MANIFEST_NAME} (sha256 {digest[:12]}…, {len(data)} bytes or more; "
+            f"expected {sha256[:12]}…, {size} bytes). The build was modified after it was loaded: {_REBUILD}"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise BuildError(f"{path}: not valid {mime_type} ({error}); {_REBUILD}") from error
+
+
 def _check_tiling(path: Path, rows: list[dict[str, Any]], size: int) -> None:
     """Refuse a pack whose answers overlap, leave gaps, or do not end where the file ends."""
     end = 0
@@ -475,23 +524,34 @@ def _check_tiling(path: Path, rows: list[dict[str, Any]], size: int) -> None:
         )
 
 
-def _load_artifact(root: Path, entry: Mapping[str, Any], file: bytes) -> Artifact:
-    """One row's bytes (the whole file, or its slice of a pack), checked against its size and sha256."""
-    path = root / entry["path"]
+def _load_artifact(root: Path, entry: Mapping[str, Any], file: bytes | None) -> Artifact:
+    """One row's bytes (the whole file, or its slice of a pack), checked against its size and sha256; a file
+    read on use (`file` None) is checked when it is read (`Artifact.text`)."""
+    if file is None:
+        return _artifact(entry, None, on_disk=root)
     offset = None if entry.get("offset") is None else int(entry["offset"])  # 3.0 is an integer to JSON Schema
-    where = f"{path}" if offset is None else f"{path} (offset {offset})"
     data = file if offset is None else file[offset : offset + int(entry["bytes"])]
     digest = hashlib.sha256(data).hexdigest()
     if len(data) != entry["bytes"] or digest != entry["sha256"]:
         raise BuildError(
-            f"{where}: content does not match {MANIFEST_NAME} (sha256 {digest[:12]}…, {len(data)} bytes; "
-            f"expected {entry['sha256'][:12]}…, {entry['bytes']} bytes). The build was modified after it "
-            "was written: rebuild with `capidx build`"
+            f"{_where(root, entry, offset)}: content does not match {MANIFEST_NAME} (sha256 {digest[:12]}…, "
+            f"{len(data)} bytes; expected {entry['sha256'][:12]}…, {entry['bytes']} bytes). The build was modified "
+            "after it was written: rebuild with `capidx build`"
         )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
+        where = _where(root, entry, offset)
         raise BuildError(f"{where}: not valid {entry['mimeType']} ({error}); {_REBUILD}") from error
+    return _artifact(entry, text)
+
+
+def _where(root: Path, entry: Mapping[str, Any], offset: int | None) -> str:
+    """An artifact's place, for messages only (a `Path` made per row was a third of loading 78,000 rows)."""
+    return f"{root / entry['path']}" + ("" if offset is None else f" (offset {offset})")
+
+
+def _artifact(entry: Mapping[str, Any], text: str | None, on_disk: Path | None = None) -> Artifact:
     return Artifact(
         kind=entry["kind"],
         uri=entry["uri"],
@@ -505,7 +565,8 @@ def _load_artifact(root: Path, entry: Mapping[str, Any], file: bytes) -> Artifac
         words=entry["words"],
         lines=entry["lines"],
         params=MappingProxyType(dict(entry["params"])),
-        text=text,
+        loaded=text,
+        on_disk=on_disk,
     )
 
 

@@ -11,8 +11,9 @@ can correct itself: SEP-1303), resolves names (`capidx.server.resolve`), finds t
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
+from types import MappingProxyType
 from typing import Any
 
 import mcp_types as types
@@ -153,23 +154,32 @@ class UnknownTool(Exception):
 
 @dataclass(frozen=True)
 class Validators:
-    """Input validators (`jsonschema`, Draft 2020-12), built once per server."""
+    """Input validators (`jsonschema`, Draft 2020-12) by tool name, each made on its tool's first call.
 
-    by_name: Mapping[str, Any]
+    Made on use, not at start: importing jsonschema costs ~0.1 s that `initialize` need not wait for.
+    """
+
+    by_name: Mapping[str, Mapping[str, Any]]  # tool name -> its input schema
+    _made: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def for_variants(cls, variants: tuple[str, ...] | None) -> Validators:
-        from jsonschema import Draft202012Validator
-
         schemas = {name.value: schema for name, schema in INPUT_SCHEMAS.items()}
         if variants:
             schemas[ToolName.INDEX.value] = index_input_schema(variants)
-        checker = Draft202012Validator.FORMAT_CHECKER
-        return cls({name: Draft202012Validator(schema, format_checker=checker) for name, schema in schemas.items()})
+        return cls(MappingProxyType(schemas))
 
     def problems(self, name: str, arguments: Mapping[str, Any]) -> list[str]:
-        errors = sorted(self.by_name[name].iter_errors(arguments), key=lambda e: list(map(str, e.absolute_path)))
+        errors = sorted(self._validator(name).iter_errors(arguments), key=lambda e: list(map(str, e.absolute_path)))
         return [_explain(error) for error in errors[:5]]
+
+    def _validator(self, name: str) -> Any:
+        if name not in self._made:
+            from jsonschema import Draft202012Validator
+
+            checker = Draft202012Validator.FORMAT_CHECKER
+            self._made[name] = Draft202012Validator(self.by_name[name], format_checker=checker)
+        return self._made[name]
 
 
 def _explain(error: Any) -> str:

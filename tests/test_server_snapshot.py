@@ -5,7 +5,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from manifest_factory import artifact_bytes
@@ -219,3 +221,73 @@ def test_an_oversized_manifest_is_refused_without_being_read_whole(
     monkeypatch.setattr(snapshot, "MAX_MANIFEST_BYTES", 1024)
     with pytest.raises(BuildError, match="over 0 MiB, not a build manifest"):
         load_snapshot(build)
+
+
+@pytest.fixture
+def site_build(catalog_build: Path, tmp_path: Path) -> Path:
+    """A copy of a real build (it has a site/) that a test may damage."""
+    copy = tmp_path / "build"
+    shutil.copytree(catalog_build, copy, symlinks=True)
+    return copy
+
+
+def _site_artifact(snapshot: Any, path: str) -> Any:
+    return next(artifact for artifact in snapshot.artifacts.values() if artifact.path == path)
+
+
+def test_site_files_are_checked_at_load_and_read_when_asked_for(
+    site_build: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """site/ is served over HTTP only and is most of a large build's bytes: not held in memory."""
+    read: list[str] = []
+    original = Path.read_bytes
+
+    def spy(self: Path) -> bytes:
+        read.append(self.relative_to(site_build.resolve()).as_posix())
+        return original(self)
+
+    monkeypatch.setattr(Path, "read_bytes", spy)
+    snapshot = load_snapshot(site_build)
+    rows = json.loads((site_build / "manifest.json").read_text("utf-8"))["artifacts"]
+    site = [row for row in rows if row["path"].startswith("site/")]
+    assert site and not [path for path in read if path.startswith("site/")]
+    for row in site:
+        text = snapshot.artifacts[row["uri"]].text
+        assert text.encode("utf-8") == (site_build / row["path"]).read_bytes()
+        assert hashlib.sha256(text.encode("utf-8")).hexdigest() == row["sha256"]
+
+
+def test_a_missing_site_file_still_refuses_the_build(site_build: Path) -> None:
+    (site_build / "site" / "llms.txt").unlink()
+    with pytest.raises(BuildError, match=r"llms\.txt: listed in manifest\.json but missing"):
+        load_snapshot(site_build)
+
+
+def test_a_site_file_changed_after_loading_is_never_served(site_build: Path) -> None:
+    snapshot = load_snapshot(site_build)
+    target = site_build / "site" / "llms.txt"
+    artifact = _site_artifact(snapshot, "site/llms.txt")
+    original = target.read_bytes()
+    target.write_bytes(original[:-1] + (b"x" if original[-1:] != b"x" else b"y"))  # same size
+    with pytest.raises(BuildError, match=r"llms\.txt: content does not match manifest\.json"):
+        _ = artifact.text
+    target.write_bytes(original + b"more")  # longer: only size + 1 bytes are read
+    with pytest.raises(BuildError, match=r"does not match"):
+        _ = artifact.text
+    target.write_bytes(original)
+    assert artifact.text.encode("utf-8") == original
+
+
+def test_a_site_file_replaced_by_a_link_out_or_a_pipe_is_refused_on_use(site_build: Path, tmp_path: Path) -> None:
+    snapshot = load_snapshot(site_build)
+    target = site_build / "site" / "llms.txt"
+    outside = tmp_path / "outside.txt"
+    outside.write_bytes(target.read_bytes())  # even the right bytes: a link out of the build is not followed
+    target.unlink()
+    target.symlink_to(outside)
+    with pytest.raises(BuildError, match="outside the build"):
+        _ = _site_artifact(snapshot, "site/llms.txt").text
+    target.unlink()
+    os.mkfifo(target)
+    with pytest.raises(BuildError, match="not a regular file"):  # and the open does not block
+        _ = _site_artifact(snapshot, "site/llms.txt").text

@@ -163,6 +163,21 @@ def test_a_valid_manifest_never_imports_jsonschema(any_build: Path) -> None:
     assert result.stdout.split() == ["False"]
 
 
+def test_a_server_is_made_without_jsonschema_or_regex(any_build: Path) -> None:
+    """What `initialize` waits for (the build loaded, the server made) imports neither: jsonschema checks tool
+    arguments and `regex` runs useWhen patterns, each imported by the first call that needs it."""
+    code = (
+        "import sys; from pathlib import Path; from capidx.server.settings import resolve_settings; "
+        "from capidx.server.snapshot import load_snapshot; from capidx.server.app import Hub, build_server; "
+        f"build = Path({str(any_build)!r}); "
+        "settings = resolve_settings({'build': str(build), 'reload': False}, {}, build.parent, None); "
+        "build_server(Hub(load_snapshot(build), settings)); "
+        "print(sorted(name for name in ('jsonschema', 'regex') if name in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert result.stdout.strip() == "[]", result.stdout
+
+
 def test_a_symlinked_folder_deep_in_the_build_leading_out_is_refused(build: Path, tmp_path: Path) -> None:
     nested = next(row["path"] for row in _artifacts(build) if row["path"].count("/") >= 1)
     folder = build / nested.rpartition("/")[0]

@@ -9,6 +9,7 @@ import http.client
 import json
 import posixpath
 import re
+import shutil
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -145,6 +146,23 @@ def test_a_build_without_a_site_answers_404_under_site(hand_build: Path, tmp_pat
         assert _request(port, "/site/")[0] == 404
         assert _request(port, "/site/llms.txt")[0] == 404
         assert _request(port, "/mcp")[0] != 404  # the MCP endpoint is there (what it answers a GET is the SDK's)
+
+
+def test_a_site_file_changed_after_the_start_is_answered_503_never_served(catalog_build: Path, tmp_path: Path) -> None:
+    """Site files are read when asked for and checked against the manifest each time (not held in memory)."""
+    build = tmp_path / "build"
+    shutil.copytree(catalog_build, build, symlinks=True)
+    command = capidx_command("serve", "--build", str(build), "--transport", "http", "--port", "0", "--no-reload")
+    with _process(command, tmp_path / "serve.log", r"listening on http://\S+:(\d+)/mcp", tmp_path) as port:
+        target = build / "site" / "llms.txt"
+        original = target.read_bytes()
+        assert _request(port, "/site/llms.txt")[2] == original
+        target.write_bytes(original.replace(b"#", b"%", 1))  # same size, other bytes
+        status, _headers, body = _request(port, "/site/llms.txt")
+        assert status == 503 and original not in body and b"%" not in body
+        assert _request(port, "/site/")[0] == 200  # the others are still served
+        target.write_bytes(original)
+        assert _request(port, "/site/llms.txt")[0:3:2] == (200, original)
 
 
 def test_the_pages_example_publishes_the_site_folder() -> None:

@@ -142,6 +142,26 @@ def test_validate_does_not_import_heavy_packages(tmp_path: Path) -> None:
     assert "HEAVY [] 1" in output, output
 
 
+def test_a_valid_catalog_is_validated_without_jsonschema_or_regex(tmp_path: Path) -> None:
+    """A valid document is proved valid by the fast check alone (formats included) and useWhen patterns are
+    compiled by `re` alone: jsonschema (with `referencing`, ~0.1 s) is imported only to describe errors."""
+    project = copy_case("valid/full", tmp_path)
+    script = (
+        "import sys\n"
+        "from capidx.cli import cli\n"
+        "try:\n"
+        "    cli(['validate', '-q', '--today', '2026-01-20'])\n"
+        "except SystemExit as exit:\n"
+        "    code = exit.code\n"
+        "loaded = sorted({m.split('.')[0] for m in sys.modules} & {'jsonschema', 'referencing', 'regex'})\n"
+        "print('LOADED', loaded, code)\n"
+    )
+    output = subprocess.run(
+        [sys.executable, "-c", script], cwd=project, capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    assert "LOADED [] 0" in output, output
+
+
 SMALL_SCHEMA_2020 = """\
 $schema: https://json-schema.org/draft/2020-12/schema
 type: object

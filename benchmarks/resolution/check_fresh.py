@@ -23,11 +23,16 @@ SETS = [
 ]
 
 
+def open_text(path):
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
+
+
 def load_catalog(root):
     agents = {}
     for path in sorted(glob.glob(os.path.join(root, "agents", "*", "capabilities", "current.json"))):
         agent_id = os.path.basename(os.path.dirname(os.path.dirname(path)))
-        doc = json.load(open(path, encoding="utf-8"))
+        doc = json.loads(open_text(path))
         records = {c["name"]: c for c in doc["capabilities"]}
         agents[agent_id] = {"name": doc["agent"]["name"], "records": records}
     return agents
@@ -69,7 +74,7 @@ def main():
     for filename, root, prefix in SETS:
         agents = load_catalog(root)
         names = {n for a in agents.values() for n in a["records"]}
-        items = json.load(open(os.path.join(HERE, filename), encoding="utf-8"))
+        items = json.loads(open_text(os.path.join(HERE, filename)))
         kinds, avail = Counter(), Counter()
         for n, item in enumerate(items, 1):
             qid = item.get("id")

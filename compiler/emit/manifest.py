@@ -53,14 +53,13 @@ def manifest_document(
     catalog: Catalog,
     measured: Sequence[Measured],
     budgets: Iterable[BudgetResult],
-) -> tuple[dict[str, Any], list[str]]:
-    """The manifest, and its artifact entries as canonical JSON (for `serialize`)."""
+) -> tuple[dict[str, Any], Iterator[str]]:
+    """The manifest, and its artifact entries as canonical JSON (for `serialize`), made one at a time as
+    they are written: the entries are kept as dicts (`BuildResult.manifest`), their texts are not."""
     primary = encodings[0]
-    entries, texts = [], []
-    for item in sorted(measured, key=lambda m: m.artifact.path):
-        entry, text = item.manifest_entry(primary)
-        entries.append(entry)
-        texts.append(text)
+    ordered = sorted(measured, key=lambda m: m.artifact.path)
+    entries = [item.manifest_entry(primary)[0] for item in ordered]
+    texts = (item.manifest_json(primary) for item in ordered)
     return {
         "format": FORMAT,
         "capidx": version,
@@ -78,21 +77,23 @@ def manifest_document(
     }, texts
 
 
-def serialize(manifest: dict[str, Any], rows: Sequence[str]) -> bytes:
+def serialize(manifest: dict[str, Any], rows: Iterable[str]) -> bytes:
     """Compact JSON with one artifact per line: small, and still readable in a diff or with grep.
 
     `rows`: the artifacts' entries as canonical JSON, as `manifest_document` makes them."""
     return b"".join(serialized(manifest, rows))
 
 
-def serialized(manifest: dict[str, Any], rows: Sequence[str]) -> Iterator[bytes]:
+def serialized(manifest: dict[str, Any], rows: Iterable[str]) -> Iterator[bytes]:
     """`serialize`'s bytes in pieces, for writing without holding the whole (50 MB at 20,000 capabilities)
     two or three times over."""
     head = canonical_json({key: value for key, value in manifest.items() if key != "artifacts"})
-    yield f'{head[:-1]},"artifacts":[\n'.encode()
-    for index, row in enumerate(rows):
-        yield (row + ",\n" if index < len(rows) - 1 else row + "\n").encode()
-    yield b"]}\n"
+    yield f'{head[:-1]},"artifacts":['.encode()
+    separator = "\n"
+    for row in rows:
+        yield (separator + row).encode()
+        separator = ",\n"
+    yield b"\n]}\n"
 
 
 def read_previous(out: Path) -> dict[str, Any] | None:

@@ -8,7 +8,8 @@ schema) are also compiled by fastjsonschema (Python code, ten or more times fast
 question. True means "valid" for certain; anything else is answered by jsonschema, which also describes
 the errors. A user's schema (--schema) gets no fast check: fastjsonschema differs from jsonschema in
 corners, and only capidx's own schemas are tested to get the same verdicts from both
-(tests/test_validate_fastschema.py). Formats are decided by jsonschema's own format checker.
+(tests/test_validate_fastschema.py). Formats are decided by `formats`, by jsonschema's rules without
+importing jsonschema; a schema naming a format `formats` does not know gets no fast check.
 
 Compiling a schema (generating its code, then compiling that to bytecode) takes ~50-100 ms, more than
 the rest of validating a small catalog, so the compiled code is kept in the user's cache
@@ -32,20 +33,20 @@ from importlib.util import MAGIC_NUMBER
 from pathlib import Path
 from typing import Any
 
+from capidx.compiler.validate import formats as format_rules
+
 Check = Callable[[Any], bool]
-FormatCheck = Callable[[Any, str], bool]  # (value, format name) -> conforms
 
 CACHE_ENV = "XDG_CACHE_HOME"
 _HEADER = b"capidx-fastschema 1\n"
 _MAX_ENTRY_BYTES = 16 << 20  # far above any schema's compiled code (the capability schema's: ~0.1 MiB)
 
 
-def compile_check(schema: Mapping[str, Any], format_check: Callable[[], FormatCheck] | None = None) -> Check | None:
+def compile_check(schema: Mapping[str, Any]) -> Check | None:
     """A function telling whether an instance is valid under `schema` (one of capidx's own), or None when
-    fastjsonschema cannot compile it. `format_check()` gives the format checker (called only when the
-    schema uses `format`; without it such a schema gets no fast check)."""
+    fastjsonschema cannot compile it or it names a format `formats` cannot decide."""
     formats = sorted(_formats(schema))
-    if formats and format_check is None:
+    if not format_rules.KNOWN.issuperset(formats):
         return None
     compiled = _compiled(schema, formats)
     if compiled is None:
@@ -57,8 +58,7 @@ def compile_check(schema: Mapping[str, Any], format_check: Callable[[], FormatCh
     exec(code, namespace)  # the code fastjsonschema generated for this schema (from the cache, or just now)
     validate = namespace[name]
     if formats:
-        conforms = format_check()  # type: ignore[misc]
-        validate = partial(validate, custom_formats={name: partial(_conforms, conforms, name) for name in formats})
+        validate = partial(validate, custom_formats={name: partial(_conforms, name) for name in formats})
 
     def check(instance: Any) -> bool:
         try:
@@ -70,8 +70,8 @@ def compile_check(schema: Mapping[str, Any], format_check: Callable[[], FormatCh
     return check
 
 
-def _conforms(conforms: FormatCheck, name: str, value: Any) -> bool:
-    return conforms(value, name)
+def _conforms(name: str, value: Any) -> bool:
+    return format_rules.conforms(value, name)
 
 
 def _formats(schema: Any) -> set[str]:
