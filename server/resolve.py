@@ -79,7 +79,7 @@ FIELD_WEIGHTS: Mapping[str, float] = MappingProxyType({"name": 4.0, "alias": 3.0
 # Coverage (the share of the query a capability explains): a term found only in descriptions explains
 # this much of itself (a description mentions many things); one matched through another form of the
 # same verb ('approval' ~ 'approve') this much of that.
-DESCRIPTION_ONLY = 0.6
+DESCRIPTION_ONLY = 0.8
 VERB_FORM = 0.8
 # A query word may also stand for another index term of the same Snowball root ('approval' ~ 'approve':
 # `capidx.server.concepts.root`) and, weaker, for a related wording of the same idea ('remember' ~ 'memory':
@@ -89,7 +89,7 @@ RELATED = 0.7
 # A whole name, alias, wording or trigger phrase found inside a longer query: a base, plus shares for
 # how specific the phrase is (its idf against the rarest term's) and how much of the query it covers.
 # Trigger phrases count a little less.
-CONTAINED_BASE = 0.3
+CONTAINED_BASE = 0.1
 CONTAINED_SPECIFICITY = 0.3
 CONTAINED_TRIGGER = 0.9
 # How much of the second-strongest signal is added on top of the strongest (agreeing evidence).
