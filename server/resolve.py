@@ -49,7 +49,7 @@ from rapidfuzz.distance import Levenshtein
 
 from capidx.schema.lexicon import ABBREVIATIONS, IDENTIFIER_PATTERN, expansions, identifiers
 from capidx.schema.text import STOP_WORDS, normalize, terms
-from capidx.server.concepts import families, related, root
+from capidx.server.concepts import families, related, related_phrase, root
 
 Status = Literal["resolved", "ambiguous", "unknown"]
 
@@ -118,8 +118,9 @@ UNKNOWN_WEIGHT = 0.5
 # an unknown word there ('voice input', 'deploy to Kubernetes') names something the catalog does not
 # describe and weighs fully.
 SHORT_QUERY = 3
-# Typo correction: an unknown term of at least this many letters is replaced by the closest index term
-# within edit distance 1 (up to 5 letters) or 2; the correction weighs as much as it is similar.
+# Typo correction: an unknown term of at least this many letters is replaced by the closest index term with
+# the same first letter within edit distance 1 (up to 5 letters) or 2; the correction weighs as much as it is
+# similar.
 MIN_CORRECTABLE = 4
 
 
@@ -689,7 +690,7 @@ def _correct_terms(index: MatchIndex, raw: Sequence[str]) -> Corrected:
             continue
         limit = 1 if len(term) <= 5 else 2
         within = process.extract(term, index.idf.keys(), scorer=Levenshtein.distance, score_cutoff=limit, limit=None)
-        close = [match for match in within if len(match[0]) >= MIN_CORRECTABLE]
+        close = [match for match in within if len(match[0]) >= MIN_CORRECTABLE and _plausible_typo(term, match[0])]
         if not close:
             result.setdefault(term, 1.0)
             continue
@@ -697,6 +698,14 @@ def _correct_terms(index: MatchIndex, raw: Sequence[str]) -> Corrected:
         weight = round(fuzz.ratio(term, best) / 100, 3)
         result[best] = max(result.get(best, 0.0), weight)
     return Corrected(tuple(result), tuple(result.values()))
+
+
+def _plausible_typo(typed: str, known: str) -> bool:
+    """Whether `known` may be what was meant by `typed`: they start with the same letter. Studies of spelling
+    errors find the first letter of a misspelled word right in the great majority of cases (Pollock and
+    Zamora, 1984), while a word that differs from an index term in its first letter is usually another word
+    ('fine' is not 'line', 'tune' not 'june')."""
+    return typed[:1] == known[:1]
 
 
 def _scored(index: MatchIndex, query: str, n: str, corrected: Corrected, agent: str | None) -> Resolution:
@@ -829,7 +838,8 @@ def _slots(index: MatchIndex, query: str, corrected: Corrected, literal: Sequenc
     parts = _identifier_parts(query, literal)
     unknown = _unknown_idf(index, corrected.terms)
     slots = []
-    for term, trust in zip(corrected.terms, corrected.weights, strict=True):
+    phrased = _phrase_alternatives(corrected.terms)
+    for position, (term, trust) in enumerate(zip(corrected.terms, corrected.weights, strict=True)):
         alternatives: list[Alternative] = [((term,), 1.0, False)]
         alternatives += [((form,), VERB_FORM, False) for form in _term_forms(index, term)[1:]]
         for expansion in expansions(term):
@@ -841,6 +851,7 @@ def _slots(index: MatchIndex, query: str, corrected: Corrected, literal: Sequenc
             alternatives.append((words, RELATED, True))
             if len(words) == 1:
                 alternatives += [((form,), RELATED, True) for form in _family(index, words[0])]
+        alternatives += [(words, RELATED, True) for words in phrased.get(position, ())]
         part = term in parts
         weight = trust * (IDENTIFIER_PART if part else 1.0)
         own = alternatives[:direct] if _known(index, alternatives[:direct]) else alternatives
@@ -850,6 +861,17 @@ def _slots(index: MatchIndex, query: str, corrected: Corrected, literal: Sequenc
     for token in dict.fromkeys(literal):
         slots.append(Slot((((token,), 1.0, False),), 1.0, index.idf.get(token, index.max_idf), False, literal=True))
     return slots
+
+
+def _phrase_alternatives(query: Sequence[str]) -> dict[int, list[tuple[str, ...]]]:
+    """Position of a query term -> the related wordings of a phrase it starts or ends with its neighbour ('walk
+    through' -> 'explain', 'roll back' -> 'undo': `capidx.server.concepts.related_phrase`); both words get them."""
+    found: dict[int, list[tuple[str, ...]]] = {}
+    for i in range(len(query) - 1):
+        for words in related_phrase((query[i], query[i + 1])):
+            found.setdefault(i, []).append(words)
+            found.setdefault(i + 1, []).append(words)
+    return found
 
 
 def _slot_idf(index: MatchIndex, alternatives: Sequence[Alternative], unknown: float) -> float:
