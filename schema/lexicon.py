@@ -184,7 +184,28 @@ def _identifiers(text: str) -> tuple[str, ...]:
                     continue
             if len(token) > 2:
                 found.append(token)
+        found += _config_paths(word)
     return tuple(found)
+
+
+_PATH_SEGMENT = re.compile(r"[\w.-]+")
+
+
+def _config_paths(word: str) -> list[str]:
+    """A path under a dot-directory names a feature's place ('.claude/agents/' holds Claude's custom agents): its
+    prefixes of two or more plain segments are tokens of their own, case-folded, with '~/' and './' dropped
+    ('~/.claude/agents/<name>.md' -> '.claude/agents'), so a query's path finds a text's longer one. Paths
+    elsewhere ('/usr/bin', 'and/or', 'ci/cd') are not identifiers."""
+    path = word.casefold().removeprefix("~/").removeprefix("./")
+    segments = path.split("/")
+    if len(segments) < 2 or not segments[0].startswith(".") or not _LETTERS.search(segments[0]):
+        return []
+    plain: list[str] = []
+    for segment in segments:
+        if not _PATH_SEGMENT.fullmatch(segment):
+            break
+        plain.append(segment)
+    return ["/".join(plain[:end]) for end in range(2, len(plain) + 1)]
 
 
 def expansions(word: str) -> tuple[str, ...]:
