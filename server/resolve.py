@@ -45,7 +45,7 @@ from typing import Any, Literal
 
 import regex
 from rapidfuzz import fuzz, process
-from rapidfuzz.distance import Levenshtein
+from rapidfuzz.distance import OSA
 
 from capidx.schema.lexicon import ABBREVIATIONS, IDENTIFIER_PATTERN, expansions, identifiers
 from capidx.schema.text import STOP_WORDS, normalize, terms
@@ -106,7 +106,7 @@ VERB_MIN_SHARE = 0.5
 # reaches IDENTIFIER_MIN and leads by IDENTIFIER_LEAD; otherwise the evidence is a scoring signal of
 # this strength.
 IDENTIFIER_PART = 0.3
-OTHER_AGENT_IDENTIFIER = 0.5
+OTHER_AGENT_IDENTIFIER = 0.4
 IDENTIFIER_MIN = 0.6
 IDENTIFIER_LEAD = 0.15
 IDENTIFIER_SIGNAL = 0.9
@@ -118,10 +118,13 @@ UNKNOWN_WEIGHT = 0.5
 # an unknown word there ('voice input', 'deploy to Kubernetes') names something the catalog does not
 # describe and weighs fully.
 SHORT_QUERY = 3
-# Typo correction: an unknown term of at least this many letters is replaced by the closest index term with
-# the same first letter within edit distance 1 (up to 5 letters) or 2; the correction weighs as much as it is
+# Typo correction: an unknown term of at least this many letters is replaced by the closest index term one
+# typing error away (two from a word of at least LONG_TYPO letters), a plausible one (`_plausible_typo`: in a
+# word of up to SHORT_TYPO letters only a missing or swapped letter); the correction weighs as much as it is
 # similar.
 MIN_CORRECTABLE = 4
+SHORT_TYPO = 5
+LONG_TYPO = 9
 
 
 @dataclass(frozen=True, slots=True)
@@ -561,7 +564,7 @@ def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) 
         resolved = _by_identifier(index, query, evidence, terms(_without_identifiers(query)))
         if resolved is not None:
             return _guarded(index, resolved, agent)
-        return _scored(index, query, n, _correct_terms(index, terms(query)), agent)
+        return _scored(index, query, n, _correct_terms(index, terms(query), query), agent)
     if (slug := index.aliases.get(n)) is not None and slug in index.capabilities:
         return Resolution(query, "resolved", slug, "alias", 1.0)
     if (uses := index.terminology.get(n)) is not None:
@@ -574,7 +577,7 @@ def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) 
     raw = terms(query)
     if (resolved := _by_stemmed_key(index, query, " ".join(raw), agent, "stemmed", 1.0)) is not None:
         return resolved
-    corrected = _correct_terms(index, raw)
+    corrected = _correct_terms(index, raw, query)
     if corrected.changed:
         key = " ".join(corrected.terms)
         resolved = _by_stemmed_key(index, query, key, agent, "fuzzy", round(corrected.similarity, 3))
@@ -662,6 +665,9 @@ class Corrected:
 
     terms: tuple[str, ...]
     weights: tuple[float, ...]
+    # Terms beyond the first of each hyphenated word ('fine-tune', 'drag-and-drop'): one word of the query, one
+    # idea, when counting whether the query is short (`_unknown_idf`).
+    compounded: int = 0
 
     @property
     def changed(self) -> bool:
@@ -675,21 +681,22 @@ class Corrected:
         return product
 
 
-def _correct_terms(index: MatchIndex, raw: Sequence[str]) -> Corrected:
-    """Replace each unknown term by the most similar index term within a small edit distance.
+def _correct_terms(index: MatchIndex, raw: Sequence[str], query: str = "") -> Corrected:
+    """Replace each unknown term by the most similar index term that one typing error away explains.
 
     Known words are left alone: index terms, the forms of the curated action verbs ('track' is a
     verb, not a typo of 'trace') and the lexicon's abbreviations ('repo' is not a typo of 'report').
-    Among several terms at the allowed distance the most similar one (rapidfuzz ratio: a missing or
-    swapped letter beats a different letter) wins.
+    A typing error is one missing, extra, wrong or swapped letter (optimal string alignment distance 1;
+    two in a long word), and only a plausible one counts (`_plausible_typo`). Among several terms the
+    most similar one (rapidfuzz ratio: a missing letter beats a different letter) wins.
     """
     result: dict[str, float] = {}
     for term in dict.fromkeys(raw):  # unique, in order
         if term in index.idf or term in index.verbs or term in ABBREVIATIONS or len(term) < MIN_CORRECTABLE:
             result.setdefault(term, 1.0)
             continue
-        limit = 1 if len(term) <= 5 else 2
-        within = process.extract(term, index.idf.keys(), scorer=Levenshtein.distance, score_cutoff=limit, limit=None)
+        limit = 2 if len(term) >= LONG_TYPO else 1
+        within = process.extract(term, index.idf.keys(), scorer=OSA.distance, score_cutoff=limit, limit=None)
         close = [match for match in within if len(match[0]) >= MIN_CORRECTABLE and _plausible_typo(term, match[0])]
         if not close:
             result.setdefault(term, 1.0)
@@ -697,15 +704,31 @@ def _correct_terms(index: MatchIndex, raw: Sequence[str]) -> Corrected:
         best = max(close, key=lambda match: (fuzz.ratio(term, match[0]), -match[1], match[0]))[0]
         weight = round(fuzz.ratio(term, best) / 100, 3)
         result[best] = max(result.get(best, 0.0), weight)
-    return Corrected(tuple(result), tuple(result.values()))
+    return Corrected(tuple(result), tuple(result.values()), _compounded(query))
+
+
+def _compounded(query: str) -> int:
+    """How many terms the query's hyphenated words add beyond one each ('fine-tune a model' -> 1)."""
+    words = (word for word in _without_identifiers(query).split() if "-" in word.strip("-"))
+    return sum(max(0, len(terms(word)) - 1) for word in words)
 
 
 def _plausible_typo(typed: str, known: str) -> bool:
-    """Whether `known` may be what was meant by `typed`: they start with the same letter. Studies of spelling
-    errors find the first letter of a misspelled word right in the great majority of cases (Pollock and
-    Zamora, 1984), while a word that differs from an index term in its first letter is usually another word
-    ('fine' is not 'line', 'tune' not 'june')."""
-    return typed[:1] == known[:1]
+    """Whether `known` may be what was meant by `typed`, rather than `typed` being another word.
+
+    Misspellings keep their first letter in the great majority of cases (Pollock and Zamora, 1984), so a
+    word differing in its first letter is another word ('fine' is not 'line'). In a short word a wrong or
+    extra letter usually makes another real word ('spot' / 'shot', 'time' / 'tide', 'short' / 'shot'),
+    while a missing letter or two swapped ones rarely does ('hoks', 'mdoe', 'swich'): up to
+    `SHORT_TYPO` letters only those count.
+    """
+    if typed[:1] != known[:1]:
+        return False
+    if len(typed) > SHORT_TYPO:
+        return True
+    missing = len(known) == len(typed) + 1
+    swapped = len(known) == len(typed) and sorted(known) == sorted(typed)
+    return missing or swapped
 
 
 def _scored(index: MatchIndex, query: str, n: str, corrected: Corrected, agent: str | None) -> Resolution:
@@ -773,7 +796,7 @@ def score_capabilities(
 ) -> tuple[dict[str, float], dict[str, bool]]:
     """Every capability's confidence (0..1) for a free-text query, and whether it needed a typo fix."""
     if corrected is None:
-        corrected = _correct_terms(index, terms(query))
+        corrected = _correct_terms(index, terms(query), query)
     n = normalize(query)
     literal = identifiers(query)
     signals = {slug: [0.0] * 6 for slug in index.capabilities}  # lexical, contained, pattern, string, verb, identifier
@@ -836,7 +859,7 @@ def _identifier_parts(query: str, literal: Sequence[str]) -> frozenset[str]:
 
 def _slots(index: MatchIndex, query: str, corrected: Corrected, literal: Sequence[str]) -> list[Slot]:
     parts = _identifier_parts(query, literal)
-    unknown = _unknown_idf(index, corrected.terms)
+    unknown = _unknown_idf(index, corrected.terms, corrected.compounded)
     slots = []
     phrased = _phrase_alternatives(corrected.terms)
     for position, (term, trust) in enumerate(zip(corrected.terms, corrected.weights, strict=True)):
@@ -894,11 +917,11 @@ def _pair_keys(index: MatchIndex, first: str, second: str) -> frozenset[str]:
     return frozenset(f"{a} {b}" for a in lefts for b in rights)
 
 
-def _unknown_idf(index: MatchIndex, query_terms: Sequence[str]) -> float:
+def _unknown_idf(index: MatchIndex, query_terms: Sequence[str], compounded: int = 0) -> float:
     """What a query word no text has weighs: the rarest term's idf in a short query, `UNKNOWN_WEIGHT` of it
-    in a longer one."""
+    in a longer one (a hyphenated word counts as one word: `Corrected.compounded`)."""
     about = [t for t in dict.fromkeys(query_terms) if t not in index.agent_words]
-    return index.max_idf * (1.0 if len(about) <= SHORT_QUERY else UNKNOWN_WEIGHT)
+    return index.max_idf * (1.0 if len(about) - compounded <= SHORT_QUERY else UNKNOWN_WEIGHT)
 
 
 def _known(index: MatchIndex, alternatives: Sequence[Alternative]) -> bool:
@@ -983,7 +1006,7 @@ def _contained(index: MatchIndex, corrected: Corrected, parts: frozenset[str] = 
     trust = dict(zip(query, corrected.weights, strict=True))
     trust |= {t: trust[t] * IDENTIFIER_PART for t in parts if t in trust}
     max_idf = index.max_idf
-    unknown = _unknown_idf(index, query)
+    unknown = _unknown_idf(index, query, corrected.compounded)
     total = sum(index.idf.get(t, unknown) for t in query if t not in index.agent_words) or 1.0
     # Every run of consecutive query terms, once: a phrase occurs when it is one of them (a set lookup per
     # phrase instead of sliding it along the query).
@@ -1061,7 +1084,7 @@ def _verbs(index: MatchIndex, corrected: Corrected) -> dict[str, float]:
     `VERB_EVIDENCE` when the verb is the whole query and its share of the query's idf otherwise ('deploy to
     Kubernetes' is about Kubernetes as much as about deploying)."""
     found: dict[str, float] = {}
-    unknown = _unknown_idf(index, corrected.terms)
+    unknown = _unknown_idf(index, corrected.terms, corrected.compounded)
     total = sum(index.idf.get(t, unknown) for t in corrected.terms if t not in index.agent_words) or 1.0
     for term in corrected.terms:
         verb = index.verbs.get(term)
