@@ -104,6 +104,12 @@ def test_identifiers_are_tokens_of_their_own(text: str, tokens: list[str]) -> No
     assert identifiers(text) == tokens
 
 
+def test_a_path_under_a_dot_directory_is_a_token_with_its_prefixes() -> None:
+    assert ".claude/agents" in identifiers("Put them in ~/.claude/agents/<name>.md")
+    assert identifiers(".claude/agents/reviewer.md")[-2:] == [".claude/agents", ".claude/agents/reviewer.md"]
+    assert identifiers("and/or ci/cd /usr/local/bin") == []
+
+
 def test_the_build_records_where_identifiers_occur(build: Path) -> None:
     match = json.loads((build / "index" / "match.json").read_text("utf-8"))
     places = match["identifiers"]["/compact"]
@@ -194,6 +200,19 @@ def test_a_weak_winner_is_offered_not_resolved_whichever_agent_asks(index: Match
         assert resolution.status == "ambiguous"
         assert [c.value for c in resolution.candidates[:1]] == ["inline-completion"]
         assert not resolve.decide(resolution.ranked[0].confidence, 0.0)
+
+
+def test_a_weak_lone_winner_says_yes_but_never_no(index: MatchIndex) -> None:
+    # A lone winner of middling confidence passes the looser cell of `DECISION_RULE` but not `NO_RULE`: the
+    # agent that has it gets the answer, the agent that lacks it gets it as a candidate, not a "no".
+    query = "finish the line as I type"
+    has = resolve_capability(index, query, agent=GEMINI)
+    assert (has.status, has.value) == ("resolved", "inline-completion")
+    runner_up = has.ranked[1].confidence if len(has.ranked) > 1 else 0.0
+    assert resolve.decide(has.confidence, runner_up) and not resolve.decide(has.confidence, runner_up, resolve.NO_RULE)
+    lacks = resolve_capability(index, query, agent=CLAUDE)
+    assert lacks.status == "ambiguous"
+    assert [c.value for c in lacks.candidates[:1]] == ["inline-completion"]
 
 
 def test_a_no_without_a_close_candidate_stands(index: MatchIndex) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from server_support import fixture_any_build, fixture_catalog_build, fixture_hand_build  # noqa: F401 (fixtures)
 
+from capidx.schema.text import terms
 from capidx.server import resolve
 from capidx.server.resolve import MatchIndex, resolve_agent, resolve_capability, resolve_category, score_capabilities
 from capidx.server.snapshot import load_snapshot
@@ -376,3 +377,31 @@ def test_agent_words_spread_over_several_names(query: str, expected: str) -> Non
     assert (resolution.status, resolution.value) == ("resolved", expected)
     assert resolve_agent(index, "GitHub Copilot").status == "ambiguous"
     assert resolve_agent(index, "copilot code cli").status == "unknown"  # no one agent has all three
+
+
+def test_a_phrase_of_the_concept_lexicon_relates_like_a_word(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 'walk me through' is 'walk through' once stop words go: a phrase of the explain group, not two words
+    caps = [
+        {"slug": "code-explanation", "name": "Code Explanation", "description": "Explains what a piece of code does."},
+        {"slug": "step-debugger", "name": "Step Debugger", "description": "Steps through a program line by line."},
+    ]
+    scores, _ = resolve.score_capabilities(make_index(caps), "walk me through this module")
+    assert scores["code-explanation"] > scores["step-debugger"]
+    monkeypatch.setattr(resolve, "related_phrase", lambda words: ())
+    without, _ = resolve.score_capabilities(make_index(caps), "walk me through this module")
+    assert without["code-explanation"] < without["step-debugger"]
+
+
+def test_a_hyphenated_word_is_one_word_of_a_short_query() -> None:
+    # 'fine-tune' is one idea: with two other words the query is short, so its unknown words weigh fully
+    caps = [{"slug": "model-picker", "name": "Model Picker", "description": "Choose the model for a session."}]
+    index = make_index(caps)
+    hyphenated, _ = resolve.score_capabilities(index, "fine-tune a model today")
+    assert resolve._correct_terms(index, ["fine", "tune"], "fine-tune").compounded == 1
+    apart, _ = resolve.score_capabilities(index, "fine tune a model today")
+    assert 0 < hyphenated["model-picker"] < apart["model-picker"]
+
+
+@pytest.mark.parametrize("text", ["I've", "I'll", "I'm", "don't", "you're", "it'd", "wasn't"])
+def test_what_contractions_leave_are_stop_words(text: str) -> None:
+    assert terms(text) == []
