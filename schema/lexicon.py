@@ -133,6 +133,16 @@ ABBREVIATIONS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "dev": ("development",),
         "prod": ("production",),
         "e2e": ("end to end",),
+        "ref": ("reference",),
+        "refs": ("references",),
+        "gh": ("github",),
+        "ext": ("extension",),
+        "exts": ("extensions",),
+        "gen": ("generation", "generate"),
+        "regex": ("regular expression",),
+        "perf": ("performance",),
+        "mgmt": ("management",),
+        "repl": ("read eval print loop",),
     }
 )
 
