@@ -18,7 +18,7 @@ _WORD = re.compile(r"[0-9a-z]+")
 _ASCII_SEPARATORS = str.maketrans({chr(code): " " for code in range(128) if not _WORD.fullmatch(chr(code))})
 
 # Words that carry no meaning for matching capability names and descriptions. The second-to-last line holds the
-# framing of a request ("is there a way to", "can you show me", "tell me if it is able to", "I'd like to know"):
+# framing of a request ("is there a way to", "can you show me", "is it able to", "I'd like to know"):
 # they say how someone asks, not what about. The last line holds what English contractions leave once the
 # apostrophe splits them ("I've" -> 'i', 've'; "don't" -> 'don', 't').
 STOP_WORDS = frozenset(
@@ -28,7 +28,7 @@ STOP_WORDS = frozenset(
     to too up us use used uses using via was we what when where which while who will with within without
     would you your yours want wants need needs let lets make makes also just only about like some more
     most other such each every all both own same very s t
-    way possible possibly able please something anything thing things somehow really actually tell show see know
+    way possible possibly able please something anything thing things somehow really actually show see know
     d ll m re ve don doesn didn isn aren wasn weren won wouldn shouldn couldn haven hasn
     """.split()
 )
