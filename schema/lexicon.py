@@ -159,10 +159,11 @@ IDENTIFIER_PATTERN = re.compile(
     | (?<![\w.])\.?[A-Za-z0-9_][\w-]*(?:\.[A-Za-z0-9_][\w-]*)+   # CLAUDE.md, .mcp.json, a.b.c
     | (?<![\w.])\.[A-Za-z][\w-]+                         # .claude
     | \b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b                      # MY_API_KEY
+    | (?<![\w+])(?i:ctrl|cmd|alt|shift|meta|option|opt|super)(?:\+[A-Za-z0-9]+)+(?![\w+])   # Ctrl+I
     """,
     re.VERBOSE,
 )
-_MARKS = frozenset("/#@._-")
+_MARKS = frozenset("/#@._-+")
 _PUNCTUATION = ",;:!?()[]{}'\"`"
 _LETTERS = re.compile(r"[a-z]{2,}")
 

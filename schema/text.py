@@ -79,8 +79,17 @@ def terms(text: str) -> list[str]:
     return list(_terms(text))
 
 
+# A keyboard shortcut ('Ctrl+I', 'Cmd+Shift+P') names keys, not ideas: its words are not terms ('cmd' is not
+# 'command'); `capidx.schema.lexicon.identifiers` keeps the whole shortcut as a token of its own.
+KEY_CHORD = re.compile(
+    r"(?<![\w+])(?:ctrl|cmd|alt|shift|meta|option|opt|super)(?:\+[a-z0-9]+)+(?![\w+])", re.IGNORECASE
+)
+
+
 @lru_cache(maxsize=16384)
 def _terms(text: str) -> tuple[str, ...]:
+    if "+" in text:
+        text = KEY_CHORD.sub(" ", text)
     return tuple([stem(word) for word in _words(text) if word not in STOP_WORDS])
 
 

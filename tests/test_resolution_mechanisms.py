@@ -96,6 +96,8 @@ def index(build: Path) -> MatchIndex:
         ("set chat.checkpoints.enabled", ["chat.checkpoints.enabled"]),
         ("the .claude/ folder", [".claude"]),
         ("export MY_API_KEY", ["my_api_key"]),
+        ("press Ctrl+I or Cmd+Shift+P", ["ctrl+i", "cmd+shift+p"]),
+        ("C++ and a+b", []),
         ("version 4.2, e.g. this; and/or /usr/bin", []),
         ("see https://docs.example.com/a/b.md", []),
     ],

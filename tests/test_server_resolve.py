@@ -405,3 +405,9 @@ def test_a_hyphenated_word_is_one_word_of_a_short_query() -> None:
 @pytest.mark.parametrize("text", ["I've", "I'll", "I'm", "don't", "you're", "it'd", "wasn't"])
 def test_what_contractions_leave_are_stop_words(text: str) -> None:
     assert terms(text) == []
+
+
+def test_a_keyboard_shortcut_names_keys_not_words() -> None:
+    # 'Cmd+I' is not the word 'cmd' (an abbreviation of 'command'): the shortcut is an identifier, not terms
+    assert terms("Opens a chat (Ctrl+I / Cmd+I)") == ["open", "chat"]
+    assert terms("C++ code") == ["c", "code"]
