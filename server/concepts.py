@@ -61,7 +61,7 @@ CONCEPTS: tuple[tuple[str, ...], ...] = (
     ("secret", "credential", "password", "api key"),
     # code work
     ("edit", "modify", "rewrite", "refactor", "patch"),
-    ("multi-file", "many files", "multiple files", "across files", "changeset"),
+    ("multi-file", "multiple files", "across files", "changeset"),
     ("review", "inspect", "audit", "critique", "feedback"),
     ("bug", "defect", "error", "issue", "problem"),
     ("test", "unit test", "test case", "coverage", "spec"),
