@@ -248,7 +248,7 @@ def scored_points(name: str, workdir: Path) -> list[Scored]:
 
 
 CONFIDENCES = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
-LEADS = (0.0, 0.15, 0.25, 0.35, 0.5)
+LEADS = (0.0, 0.15, 0.25, 0.35, 0.5, 0.65)
 
 
 def print_calibration(points: Sequence[Scored]) -> None:

@@ -133,6 +133,16 @@ ABBREVIATIONS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "dev": ("development",),
         "prod": ("production",),
         "e2e": ("end to end",),
+        "ref": ("reference",),
+        "refs": ("references",),
+        "gh": ("github",),
+        "ext": ("extension",),
+        "exts": ("extensions",),
+        "gen": ("generation", "generate"),
+        "regex": ("regular expression",),
+        "perf": ("performance",),
+        "mgmt": ("management",),
+        "repl": ("read eval print loop",),
     }
 )
 
@@ -149,10 +159,11 @@ IDENTIFIER_PATTERN = re.compile(
     | (?<![\w.])\.?[A-Za-z0-9_][\w-]*(?:\.[A-Za-z0-9_][\w-]*)+   # CLAUDE.md, .mcp.json, a.b.c
     | (?<![\w.])\.[A-Za-z][\w-]+                         # .claude
     | \b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b                      # MY_API_KEY
+    | (?<![\w+])(?i:ctrl|cmd|alt|shift|meta|option|opt|super)(?:\+[A-Za-z0-9]+)+(?![\w+])   # Ctrl+I
     """,
     re.VERBOSE,
 )
-_MARKS = frozenset("/#@._-")
+_MARKS = frozenset("/#@._-+")
 _PUNCTUATION = ",;:!?()[]{}'\"`"
 _LETTERS = re.compile(r"[a-z]{2,}")
 
@@ -184,7 +195,28 @@ def _identifiers(text: str) -> tuple[str, ...]:
                     continue
             if len(token) > 2:
                 found.append(token)
+        found += _config_paths(word)
     return tuple(found)
+
+
+_PATH_SEGMENT = re.compile(r"[\w.-]+")
+
+
+def _config_paths(word: str) -> list[str]:
+    """A path under a dot-directory names a feature's place ('.claude/agents/' holds Claude's custom agents): its
+    prefixes of two or more plain segments are tokens of their own, case-folded, with '~/' and './' dropped
+    ('~/.claude/agents/<name>.md' -> '.claude/agents'), so a query's path finds a text's longer one. Paths
+    elsewhere ('/usr/bin', 'and/or', 'ci/cd') are not identifiers."""
+    path = word.casefold().removeprefix("~/").removeprefix("./")
+    segments = path.split("/")
+    if len(segments) < 2 or not segments[0].startswith(".") or not _LETTERS.search(segments[0]):
+        return []
+    plain: list[str] = []
+    for segment in segments:
+        if not _PATH_SEGMENT.fullmatch(segment):
+            break
+        plain.append(segment)
+    return ["/".join(plain[:end]) for end in range(2, len(plain) + 1)]
 
 
 def expansions(word: str) -> tuple[str, ...]:

@@ -17,7 +17,11 @@ _WORD = re.compile(r"[0-9a-z]+")
 # `_WORD.findall`, three times faster (the build splits every catalog text, the server every index text).
 _ASCII_SEPARATORS = str.maketrans({chr(code): " " for code in range(128) if not _WORD.fullmatch(chr(code))})
 
-# Words that carry no meaning for matching capability names and descriptions.
+# Words that carry no meaning for matching capability names and descriptions: function words, quantifiers and
+# qualifiers ("a few", "a particular file", "a different model": the thing, not which one). The second-to-last
+# line holds the framing of a request ("is there a way to", "can you show me", "is it able to", "I'd like to
+# know"): they say how someone asks, not what about. The last line holds what English contractions leave once
+# the apostrophe splits them ("I've" -> 'i', 've'; "don't" -> 'don', 't').
 STOP_WORDS = frozenset(
     """
     a an and any are as at be been but by can could do does doing for from get gets had has have how i
@@ -25,6 +29,9 @@ STOP_WORDS = frozenset(
     to too up us use used uses using via was we what when where which while who will with within without
     would you your yours want wants need needs let lets make makes also just only about like some more
     most other such each every all both own same very s t
+    few many much several whole various lot lots certain particular specific different entire
+    way possible possibly able please something anything thing things somehow really actually show see know
+    d ll m re ve don doesn didn isn aren wasn weren won wouldn shouldn couldn haven hasn
     """.split()
 )
 
@@ -74,8 +81,17 @@ def terms(text: str) -> list[str]:
     return list(_terms(text))
 
 
+# A keyboard shortcut ('Ctrl+I', 'Cmd+Shift+P') names keys, not ideas: its words are not terms ('cmd' is not
+# 'command'); `capidx.schema.lexicon.identifiers` keeps the whole shortcut as a token of its own.
+KEY_CHORD = re.compile(
+    r"(?<![\w+])(?:ctrl|cmd|alt|shift|meta|option|opt|super)(?:\+[a-z0-9]+)+(?![\w+])", re.IGNORECASE
+)
+
+
 @lru_cache(maxsize=16384)
 def _terms(text: str) -> tuple[str, ...]:
+    if "+" in text:
+        text = KEY_CHORD.sub(" ", text)
     return tuple([stem(word) for word in _words(text) if word not in STOP_WORDS])
 
 

@@ -61,7 +61,7 @@ CONCEPTS: tuple[tuple[str, ...], ...] = (
     ("secret", "credential", "password", "api key"),
     # code work
     ("edit", "modify", "rewrite", "refactor", "patch"),
-    ("multi-file", "many files", "multiple files", "across files", "changeset"),
+    ("multi-file", "multiple files", "across files", "changeset"),
     ("review", "inspect", "audit", "critique", "feedback"),
     ("bug", "defect", "error", "issue", "problem"),
     ("test", "unit test", "test case", "coverage", "spec"),
@@ -105,25 +105,28 @@ def _phrase(text: str) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=1)
-def _related_table() -> Mapping[str, tuple[tuple[str, ...], ...]]:
-    """term -> the other members of its groups, as term runs. Only one-term members are keys (a query word
-    is one term); a phrase member is an alternative others may match."""
-    table: dict[str, dict[tuple[str, ...], None]] = {}
+def _related_table() -> Mapping[tuple[str, ...], tuple[tuple[str, ...], ...]]:
+    """member (a run of terms) -> the other members of its groups, as term runs. A phrase member is a key too: a
+    query's neighbouring words may be one ('walk through' relates to 'explain', 'roll back' to 'undo')."""
+    table: dict[tuple[str, ...], dict[tuple[str, ...], None]] = {}
     for group in CONCEPTS:
         members = [m for m in dict.fromkeys(_phrase(text) for text in group) if m]
         for member in members:
-            if len(member) != 1:
-                continue
-            others = table.setdefault(member[0], {})
+            others = table.setdefault(member, {})
             for other in members:
                 if other != member:
                     others[other] = None
-    return MappingProxyType({term: tuple(others) for term, others in table.items()})
+    return MappingProxyType({member: tuple(others) for member, others in table.items()})
 
 
 def related(term: str) -> tuple[tuple[str, ...], ...]:
     """The other wordings of the ideas a (stemmed) query term belongs to, as term runs; () if none."""
-    return _related_table().get(term, ())
+    return _related_table().get((term,), ())
+
+
+def related_phrase(words: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+    """The same for a run of query terms that is a phrase member ('walk', 'through'); () if it is none."""
+    return _related_table().get(words, ()) if len(words) > 1 else ()
 
 
 _STEMMER = Stemmer.Stemmer("english")
@@ -144,4 +147,4 @@ def families(vocabulary: Iterable[str]) -> dict[str, tuple[str, ...]]:
     return {key: tuple(sorted(group)) for key, group in found.items()}
 
 
-__all__ = ["CONCEPTS", "families", "related", "root"]
+__all__ = ["CONCEPTS", "families", "related", "related_phrase", "root"]

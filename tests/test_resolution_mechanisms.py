@@ -96,12 +96,20 @@ def index(build: Path) -> MatchIndex:
         ("set chat.checkpoints.enabled", ["chat.checkpoints.enabled"]),
         ("the .claude/ folder", [".claude"]),
         ("export MY_API_KEY", ["my_api_key"]),
+        ("press Ctrl+I or Cmd+Shift+P", ["ctrl+i", "cmd+shift+p"]),
+        ("C++ and a+b", []),
         ("version 4.2, e.g. this; and/or /usr/bin", []),
         ("see https://docs.example.com/a/b.md", []),
     ],
 )
 def test_identifiers_are_tokens_of_their_own(text: str, tokens: list[str]) -> None:
     assert identifiers(text) == tokens
+
+
+def test_a_path_under_a_dot_directory_is_a_token_with_its_prefixes() -> None:
+    assert ".claude/agents" in identifiers("Put them in ~/.claude/agents/<name>.md")
+    assert identifiers(".claude/agents/reviewer.md")[-2:] == [".claude/agents", ".claude/agents/reviewer.md"]
+    assert identifiers("and/or ci/cd /usr/local/bin") == []
 
 
 def test_the_build_records_where_identifiers_occur(build: Path) -> None:
@@ -188,12 +196,25 @@ def test_an_abbreviation_is_not_corrected_as_a_typo(index: MatchIndex) -> None:
 def test_a_weak_winner_is_offered_not_resolved_whichever_agent_asks(index: MatchIndex) -> None:
     # Inline Completion is the only candidate but a weak one (below `DECISION_RULE`): the agent that lacks it
     # is not told "no", and the agent that has it is not told "yes" either; both get it as the first candidate.
-    query = "predict what I type"
+    query = "guess what I type"
     for agent in (CLAUDE, GEMINI):
         resolution = resolve_capability(index, query, agent=agent)
         assert resolution.status == "ambiguous"
         assert [c.value for c in resolution.candidates[:1]] == ["inline-completion"]
         assert not resolve.decide(resolution.ranked[0].confidence, 0.0)
+
+
+def test_a_weak_lone_winner_says_yes_but_never_no(index: MatchIndex) -> None:
+    # A lone winner of middling confidence passes the looser cell of `DECISION_RULE` but not `NO_RULE`: the
+    # agent that has it gets the answer, the agent that lacks it gets it as a candidate, not a "no".
+    query = "finish the line as I type"
+    has = resolve_capability(index, query, agent=GEMINI)
+    assert (has.status, has.value) == ("resolved", "inline-completion")
+    runner_up = has.ranked[1].confidence if len(has.ranked) > 1 else 0.0
+    assert resolve.decide(has.confidence, runner_up) and not resolve.decide(has.confidence, runner_up, resolve.NO_RULE)
+    lacks = resolve_capability(index, query, agent=CLAUDE)
+    assert lacks.status == "ambiguous"
+    assert [c.value for c in lacks.candidates[:1]] == ["inline-completion"]
 
 
 def test_a_no_without_a_close_candidate_stands(index: MatchIndex) -> None:
@@ -310,7 +331,8 @@ def test_a_related_wording_finds_the_capability(index: MatchIndex) -> None:
 
 def test_a_related_wording_counts_less_than_the_word_itself(index: MatchIndex) -> None:
     literal, _ = resolve.score_capabilities(index, "memory between sessions")
-    through_related, _ = resolve.score_capabilities(index, "remember between sessions")
+    # 'recall' (in the memory group, not an action verb of the index: no verb evidence on top)
+    through_related, _ = resolve.score_capabilities(index, "recall between sessions")
     assert 0 < through_related["persistent-memory"] < literal["persistent-memory"]
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from capidx.schema.text import terms
 from capidx.server import resolve
 from capidx.server.resolve import MatchIndex, resolve_agent, resolve_capability, resolve_category, score_capabilities
 from capidx.server.snapshot import load_snapshot
@@ -191,15 +192,17 @@ LOGS = [
 
 
 def test_field_weights_a_name_match_beats_description_mentions(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The same two words in a name and, repeated, in another capability's description ('setup' is in neither).
     index = make_index(LOGS)
-    resolution = resolve_capability(index, "log rotation settings")
+    resolution = resolve_capability(index, "log rotation setup")
     assert (resolution.status, resolution.value) == ("resolved", "log-rotation")
-    # the same scoring without field weights: the description that repeats the words is not far behind
+    weighted, _ = resolve.score_capabilities(index, "log rotation setup")
+    # the same scoring without field weights: the description that repeats the words comes much closer
     monkeypatch.setattr(resolve, "FIELD_WEIGHTS", dict.fromkeys(resolve.FIELD_WEIGHTS, 0.0))
     monkeypatch.setattr(resolve, "DESCRIPTION_ONLY", 1.0)
-    flat = make_index(LOGS)
-    scores, _ = resolve.score_capabilities(flat, "log rotation settings")
-    assert scores["disk-cleanup"] >= scores["log-rotation"] - 0.15
+    flat, _ = resolve.score_capabilities(make_index(LOGS), "log rotation setup")
+    margin = weighted["log-rotation"] - weighted["disk-cleanup"]
+    assert flat["log-rotation"] - flat["disk-cleanup"] < margin / 1.5
 
 
 @pytest.mark.parametrize("query", ["release note", "the Release-Notes", "changelogs"])
@@ -226,14 +229,43 @@ def test_a_typo_of_a_name_is_corrected_then_looked_up() -> None:
 def test_known_verbs_are_not_mistaken_for_typos() -> None:
     caps = [
         {"slug": "budgets", "name": "Budgets", "description": "Set a spending limit per team."},
-        {"slug": "tracing", "name": "Tracing", "description": "Trace each request across services."},
+        {"slug": "gardening", "name": "Gardening", "description": "Plant a tree in every yard."},
     ]
-    without_verbs = resolve_capability(make_index(caps), "track budget")  # 'track' looks like 'trace'
-    assert {c.value for c in (without_verbs.ranked or without_verbs.candidates)} >= {"tracing"}
-    with_verbs = make_index(caps, verbs={"track": "track", "tracking": "track"})
-    resolution = resolve_capability(with_verbs, "track budget")
+    without_verbs = resolve_capability(make_index(caps), "plan budget")  # 'plan' looks like 'plant' mistyped
+    assert {c.value for c in (without_verbs.ranked or without_verbs.candidates)} >= {"gardening"}
+    with_verbs = make_index(caps, verbs={"plan": "plan", "planning": "plan"})
+    resolution = resolve_capability(with_verbs, "plan budget")
     assert (resolution.status, resolution.value) == ("resolved", "budgets")
-    assert "tracing" not in {c.value for c in resolution.ranked}
+    assert "gardening" not in {c.value for c in resolution.ranked}
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [
+        ("brekpoint", "breakpoint"),
+        ("thik", "think"),
+        ("mdoe", "mode"),
+        ("sesion", "session"),
+        ("persistant", "persistent"),
+    ],
+)
+def test_a_typo_is_one_plausible_typing_error(typed: str, meant: str) -> None:
+    # one missing, extra, wrong or swapped letter; in a short word only a missing or swapped one
+    caps = [{"slug": "x", "name": "Breakpoint think mode", "description": "A persistent session."}]
+    assert resolve._correct_terms(make_index(caps), [typed]).terms == (meant,)
+
+
+@pytest.mark.parametrize(
+    "word",
+    ["line", "shot", "time", "module"],  # index terms: "fine", "spot", "tide", "mode"
+)
+def test_a_real_word_is_not_taken_for_a_typo_of_another(word: str) -> None:
+    # A different first letter ('line' / 'fine'), a wrong letter in a short word ('shot' / 'spot', 'time' / 'tide')
+    # or two errors in a word shorter than LONG_TYPO ('modules' / 'mode') is another word, not a typo.
+    caps = [{"slug": "x", "name": "Fine spot", "description": "The tide mode of a pipeline."}]
+    index = make_index(caps)
+    corrected = resolve._correct_terms(index, [word])
+    assert corrected.terms == (word,) and not corrected.changed
 
 
 FLAGS = [
@@ -344,3 +376,37 @@ def test_agent_words_spread_over_several_names(query: str, expected: str) -> Non
     assert (resolution.status, resolution.value) == ("resolved", expected)
     assert resolve_agent(index, "GitHub Copilot").status == "ambiguous"
     assert resolve_agent(index, "copilot code cli").status == "unknown"  # no one agent has all three
+
+
+def test_a_phrase_of_the_concept_lexicon_relates_like_a_word(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 'walk me through' is 'walk through' once stop words go: a phrase of the explain group, not two words
+    caps = [
+        {"slug": "code-explanation", "name": "Code Explanation", "description": "Explains what a piece of code does."},
+        {"slug": "step-debugger", "name": "Step Debugger", "description": "Steps through a program line by line."},
+    ]
+    scores, _ = resolve.score_capabilities(make_index(caps), "walk me through this module")
+    assert scores["code-explanation"] > scores["step-debugger"]
+    monkeypatch.setattr(resolve, "related_phrase", lambda words: ())
+    without, _ = resolve.score_capabilities(make_index(caps), "walk me through this module")
+    assert without["code-explanation"] < without["step-debugger"]
+
+
+def test_a_hyphenated_word_is_one_word_of_a_short_query() -> None:
+    # 'fine-tune' is one idea: with two other words the query is short, so its unknown words weigh fully
+    caps = [{"slug": "model-picker", "name": "Model Picker", "description": "Choose the model for a session."}]
+    index = make_index(caps)
+    hyphenated, _ = resolve.score_capabilities(index, "fine-tune a model today")
+    assert resolve._correct_terms(index, ["fine", "tune"], "fine-tune").compounded == 1
+    apart, _ = resolve.score_capabilities(index, "fine tune a model today")
+    assert 0 < hyphenated["model-picker"] < apart["model-picker"]
+
+
+@pytest.mark.parametrize("text", ["I've", "I'll", "I'm", "don't", "you're", "it'd", "wasn't"])
+def test_what_contractions_leave_are_stop_words(text: str) -> None:
+    assert terms(text) == []
+
+
+def test_a_keyboard_shortcut_names_keys_not_words() -> None:
+    # 'Cmd+I' is not the word 'cmd' (an abbreviation of 'command'): the shortcut is an identifier, not terms
+    assert terms("Opens a chat (Ctrl+I / Cmd+I)") == ["open", "chat"]
+    assert terms("C++ code") == ["c", "code"]
