@@ -85,52 +85,57 @@ def stdio_server(build: Path, env: dict[str, str] | None = None) -> Iterator[Std
             proc.wait()
 
 
+LIMIT = 65536  # the smallest message limit there is: every check below runs against the same server
+
+
+@pytest.fixture(scope="module")
+def server(hand_build: Path) -> Iterator[Stdio]:
+    """One stdio server for the checks below (each starts with the server answering, and leaves it answering)."""
+    with stdio_server(hand_build, {"CAPIDX_MAX_MESSAGE_BYTES": str(LIMIT)}) as started:
+        yield started
+
+
 @pytest.mark.slow
-def test_unreadable_lines_get_json_rpc_errors_and_the_server_keeps_serving(hand_build: Path) -> None:
-    with stdio_server(hand_build) as server:
-        server.send(b"garbage\n")
-        assert server.reply() == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": _any()}}
-        server.send(b'{"jsonrpc": "2.0", "id": 1, "method": \n')
-        assert server.reply()["error"]["code"] == -32700
-        server.send(b'{"jsonrpc": "2.0", "id": 7}\n')  # JSON, but neither a request nor a response
-        assert (reply := server.reply())["id"] == 7 and reply["error"]["code"] == -32600
-        server.send(b"\xff\xfe not utf-8\n")
-        assert server.reply()["error"]["code"] == -32700
-        server.send(b"\n   \n" + PING % 2)  # blank lines are skipped, not answered
-        assert server.reply() == {"jsonrpc": "2.0", "id": 2, "result": {}}
+def test_unreadable_lines_get_json_rpc_errors_and_the_server_keeps_serving(server: Stdio) -> None:
+    server.send(b"garbage\n")
+    assert server.reply() == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": _any()}}
+    server.send(b'{"jsonrpc": "2.0", "id": 1, "method": \n')
+    assert server.reply()["error"]["code"] == -32700
+    server.send(b'{"jsonrpc": "2.0", "id": 7}\n')  # JSON, but neither a request nor a response
+    assert (reply := server.reply())["id"] == 7 and reply["error"]["code"] == -32600
+    server.send(b"\xff\xfe not utf-8\n")
+    assert server.reply()["error"]["code"] == -32700
+    server.send(b"\n   \n" + PING % 2)  # blank lines are skipped, not answered
+    assert server.reply() == {"jsonrpc": "2.0", "id": 2, "result": {}}
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads peak memory from /proc")
-def test_an_over_long_line_is_answered_and_not_held(hand_build: Path) -> None:
-    limit = 1024 * 1024
-    with stdio_server(hand_build, {"CAPIDX_MAX_MESSAGE_BYTES": str(limit)}) as server:
-        server.send(PING % 1)
-        assert server.reply()["id"] == 1
-        before = server.peak_rss_kib()
-        line = b"x" * (64 * 1024 * 1024)
-        writer = threading.Thread(target=server.send, args=(line + b"\n" + PING % 2,), daemon=True)
-        writer.start()
-        error = server.reply()
-        assert error["id"] is None and error["error"]["code"] == -32600
-        assert str(len(line)) in error["error"]["message"] and str(limit) in error["error"]["message"]
-        assert server.reply() == {"jsonrpc": "2.0", "id": 2, "result": {}}
-        writer.join(30)
-        grown_mib = (server.peak_rss_kib() - before) / 1024
-        assert grown_mib < 24, f"peak memory grew by {grown_mib:.0f} MiB for a 64 MiB line"
+def test_an_over_long_line_is_answered_and_not_held(server: Stdio) -> None:
+    server.send(PING % 1)
+    assert server.reply()["id"] == 1
+    before = server.peak_rss_kib()
+    line = b"x" * (64 * 1024 * 1024)
+    writer = threading.Thread(target=server.send, args=(line + b"\n" + PING % 2,), daemon=True)
+    writer.start()
+    error = server.reply()
+    assert error["id"] is None and error["error"]["code"] == -32600
+    assert str(len(line)) in error["error"]["message"] and str(LIMIT) in error["error"]["message"]
+    assert server.reply() == {"jsonrpc": "2.0", "id": 2, "result": {}}
+    writer.join(30)
+    grown_mib = (server.peak_rss_kib() - before) / 1024
+    assert grown_mib < 24, f"peak memory grew by {grown_mib:.0f} MiB for a 64 MiB line"
 
 
 @pytest.mark.slow
-def test_a_line_at_the_limit_is_served_and_one_byte_more_is_not(hand_build: Path) -> None:
-    limit = 65536
-    with stdio_server(hand_build, {"CAPIDX_MAX_MESSAGE_BYTES": str(limit)}) as server:
-        ping = (PING % 3).rstrip(b"\n")
-        at_limit = ping[:-1] + b" " * (limit - len(ping)) + b"}"
-        assert len(at_limit) == limit
-        server.send(at_limit + b"\n")
-        assert server.reply() == {"jsonrpc": "2.0", "id": 3, "result": {}}
-        server.send(b" " + at_limit + b"\n")
-        assert server.reply()["error"]["code"] == -32600
+def test_a_line_at_the_limit_is_served_and_one_byte_more_is_not(server: Stdio) -> None:
+    ping = (PING % 3).rstrip(b"\n")
+    at_limit = ping[:-1] + b" " * (LIMIT - len(ping)) + b"}"
+    assert len(at_limit) == LIMIT
+    server.send(at_limit + b"\n")
+    assert server.reply() == {"jsonrpc": "2.0", "id": 3, "result": {}}
+    server.send(b" " + at_limit + b"\n")
+    assert server.reply()["error"]["code"] == -32600
 
 
 def test_line_splitter_keeps_at_most_the_limit() -> None:
