@@ -87,12 +87,28 @@ def test_sha_mismatch_refuses_to_start(tmp_path: Path) -> None:
     assert result.stdout == ""
 
 
-def test_no_build_exits_2_suggesting_capidx_build(tmp_path: Path) -> None:
-    result = run_serve(cwd=tmp_path)
+# Said at exit by the process below: whether the MCP SDK was imported.
+_SAYS_IF_THE_SDK_WAS_IMPORTED = (
+    "import atexit, sys; atexit.register(lambda: print('sdk imported:', 'mcp' in sys.modules, file=sys.stderr))"
+)
+
+
+def test_no_build_exits_2_suggesting_capidx_build_before_importing_the_sdk(tmp_path: Path) -> None:
+    """A missing build is refused first: the user does not wait for the MCP SDK's import to hear it."""
+    code = f"{_SAYS_IF_THE_SDK_WAS_IMPORTED}; from capidx.cli import main; main()"
+    result = subprocess.run(
+        [sys.executable, "-c", code, "serve"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
     assert result.returncode == 2
     assert f"no build at {tmp_path / 'build'}" in result.stderr
     assert "capidx build" in result.stderr
     assert result.stdout == ""
+    assert "sdk imported: False" in result.stderr
 
 
 def test_stdin_closing_stops_the_server_cleanly(catalog_build: Path) -> None:
