@@ -28,7 +28,7 @@ import json
 import os
 import re
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -415,7 +415,7 @@ def safe_path(root: Path, relative: str, checked_dirs: dict[str, bool] | None = 
     try:
         mode = os.lstat(candidate).st_mode
     except OSError as error:
-        raise BuildError(f"{candidate}: listed in {MANIFEST_NAME} but missing; rebuild with `capidx build`") from error
+        raise BuildError(f"{candidate}: listed in {MANIFEST_NAME} but missing; {_REBUILD}") from error
     if stat.S_ISLNK(mode):
         return _followed(root, candidate)
     if not stat.S_ISREG(mode):
@@ -439,7 +439,7 @@ def _followed(root: Path, candidate: Path) -> Path:
     try:
         resolved = candidate.resolve(strict=True)
     except (OSError, RuntimeError) as error:
-        raise BuildError(f"{candidate}: listed in {MANIFEST_NAME} but missing; rebuild with `capidx build`") from error
+        raise BuildError(f"{candidate}: listed in {MANIFEST_NAME} but missing; {_REBUILD}") from error
     if not resolved.is_relative_to(root):
         raise BuildError(f"{candidate}: resolves outside the build directory (to {resolved}); refusing to serve it")
     if not resolved.is_file():
@@ -497,16 +497,32 @@ def _verified_text(root: Path, relative: str, size: int, sha256: str, mime_type:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise BuildError(f"{path}: not a regular file; {_REBUILD}")
         data = handle.read(size + 1)
+    return _checked_text(lambda: str(path), data, size, sha256, mime_type, read=" or more", since="loaded")
+
+
+def _checked_text(
+    where: Callable[[], str],
+    data: bytes,
+    size: int,
+    sha256: str,
+    mime_type: str,
+    *,
+    read: str = "",
+    since: str = "written",
+) -> str:
+    """`data` as text, if it has the manifest's size and sha256 and is UTF-8; else the `BuildError` that says
+    what differs, at `where()`. `read`: " or more" when the read stopped one byte past the size; `since`: when
+    the build must have been changed (after it was written, or after this server loaded it)."""
     digest = hashlib.sha256(data).hexdigest()
     if len(data) != size or digest != sha256:
         raise BuildError(
-            f"{path}: content does not match {MANIFEST_NAME} (sha256 {digest[:12]}…, {len(data)} bytes or more; "
-            f"expected {sha256[:12]}…, {size} bytes). The build was modified after it was loaded: {_REBUILD}"
+            f"{where()}: content does not match {MANIFEST_NAME} (sha256 {digest[:12]}…, {len(data)} bytes{read}; "
+            f"expected {sha256[:12]}…, {size} bytes). The build was modified after it was {since}: {_REBUILD}"
         )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise BuildError(f"{path}: not valid {mime_type} ({error}); {_REBUILD}") from error
+        raise BuildError(f"{where()}: not valid {mime_type} ({error}); {_REBUILD}") from error
 
 
 def _check_tiling(path: Path, rows: list[dict[str, Any]], size: int) -> None:
@@ -531,24 +547,11 @@ def _load_artifact(root: Path, entry: Mapping[str, Any], file: bytes | None) -> 
         return _artifact(entry, None, on_disk=root)
     offset = None if entry.get("offset") is None else int(entry["offset"])  # 3.0 is an integer to JSON Schema
     data = file if offset is None else file[offset : offset + int(entry["bytes"])]
-    digest = hashlib.sha256(data).hexdigest()
-    if len(data) != entry["bytes"] or digest != entry["sha256"]:
-        raise BuildError(
-            f"{_where(root, entry, offset)}: content does not match {MANIFEST_NAME} (sha256 {digest[:12]}…, "
-            f"{len(data)} bytes; expected {entry['sha256'][:12]}…, {entry['bytes']} bytes). The build was modified "
-            "after it was written: rebuild with `capidx build`"
-        )
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        where = _where(root, entry, offset)
-        raise BuildError(f"{where}: not valid {entry['mimeType']} ({error}); {_REBUILD}") from error
-    return _artifact(entry, text)
 
+    def where() -> str:  # for a message only: a `Path` made per row was a third of loading 78,000 rows
+        return f"{root / entry['path']}" + ("" if offset is None else f" (offset {offset})")
 
-def _where(root: Path, entry: Mapping[str, Any], offset: int | None) -> str:
-    """An artifact's place, for messages only (a `Path` made per row was a third of loading 78,000 rows)."""
-    return f"{root / entry['path']}" + ("" if offset is None else f" (offset {offset})")
+    return _artifact(entry, _checked_text(where, data, entry["bytes"], entry["sha256"], entry["mimeType"]))
 
 
 def _artifact(entry: Mapping[str, Any], text: str | None, on_disk: Path | None = None) -> Artifact:
