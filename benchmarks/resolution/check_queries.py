@@ -1,6 +1,8 @@
-"""Check the third-round blind query sets (fresh_bundled_queries.json, fresh_catalog2_queries.json).
+"""Check the held-out and the third-round blind query sets against their catalogs.
 
-Stdlib only. Run from anywhere: python benchmarks/resolution/check_fresh.py
+Stdlib only. Run from anywhere: python benchmarks/resolution/check_queries.py
+(Written for the third-round set as check_fresh.py; the held-out set's own checker, written by its author,
+made the same checks and was folded into this one, which the held-out set passes too.)
 Reads only the catalogs' public fields (name, description, available, terminology, limitations,
 implementationNotes, sources) and agent names; exits 1 on any error. Warnings (an identifier or
 agent-term string that also occurs in another record of the same agent) do not fail the check.
@@ -18,6 +20,8 @@ KINDS = {"exact", "partial", "typo", "agent-term", "identifier", "abbreviation",
          "descriptive", "other-agent", "none"}
 PUBLIC = ("name", "description", "terminology", "limitations", "implementationNotes")
 SETS = [
+    ("holdout_bundled_queries.json", REPO, "h"),
+    ("holdout_catalog2_queries.json", os.path.join(HERE, "catalog2"), "k"),
     ("fresh_bundled_queries.json", REPO, "p"),
     ("fresh_catalog2_queries.json", os.path.join(HERE, "catalog2"), "q"),
 ]
