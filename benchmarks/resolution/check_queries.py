@@ -1,4 +1,4 @@
-"""Check the held-out and the third-round blind query sets against their catalogs.
+"""Check the held-out, third-round and round-four blind query sets against their catalogs.
 
 Stdlib only. Run from anywhere: python benchmarks/resolution/check_queries.py
 (Written for the third-round set as check_fresh.py; the held-out set's own checker, written by its author,
@@ -24,6 +24,8 @@ SETS = [
     ("holdout_catalog2_queries.json", os.path.join(HERE, "catalog2"), "k"),
     ("fresh_bundled_queries.json", REPO, "p"),
     ("fresh_catalog2_queries.json", os.path.join(HERE, "catalog2"), "q"),
+    ("round4_bundled_queries.json", REPO, "r"),
+    ("round4_catalog2_queries.json", os.path.join(HERE, "catalog2"), "s"),
 ]
 
 
@@ -76,6 +78,9 @@ def public_text(record):
 def main():
     errors, warnings, seen = [], [], set()
     for filename, root, prefix in SETS:
+        if not os.path.exists(os.path.join(HERE, filename)):
+            print(f"{filename}: not written yet, skipped")
+            continue
         agents = load_catalog(root)
         names = {n for a in agents.values() for n in a["records"]}
         items = json.loads(open_text(os.path.join(HERE, filename)))
