@@ -46,7 +46,9 @@ def browser_candidates() -> tuple[str, ...]:
     return (chosen,) if chosen else BROWSER_CANDIDATES
 
 
-@pytest.fixture(scope="module", name="browser")
+# Session scope, like the shared builds: pytest sets up wider scopes first, so a module-scoped browser would be
+# looked for only after the bundled build had been made, even when the tests then skip.
+@pytest.fixture(scope="session", name="browser")
 def fixture_browser() -> str:
     candidates = browser_candidates()
     found = next((path for path in candidates if os.path.isabs(path) and os.access(path, os.X_OK)), None)

@@ -30,6 +30,7 @@ def test_without_a_browser_the_tests_skip_saying_how_to_install_one(tmp_path: Pa
     assert "4 skipped" in result.stdout
     assert "apt-get install chromium-headless-shell" in result.stdout
     assert MISSING in result.stdout  # the paths it looked at
+    assert not list((tmp_path / "basetemp").rglob("manifest.json"))  # looked for before anything is built
 
 
 def test_capidx_require_browser_turns_the_skip_into_a_failure(tmp_path: Path) -> None:
@@ -37,3 +38,4 @@ def test_capidx_require_browser_turns_the_skip_into_a_failure(tmp_path: Path) ->
     assert result.returncode == 1, result.stdout[-3000:]
     assert "skipped" not in result.stdout
     assert "CAPIDX_REQUIRE_BROWSER=1 but no headless Chromium found" in result.stdout
+    assert not list((tmp_path / "basetemp").rglob("manifest.json"))
