@@ -203,12 +203,15 @@ def test_judge_filters_and_comparisons() -> None:
 
 @pytest.mark.slow
 def test_benchmark_runs_against_the_real_server(bundled_build: Path) -> None:
-    """Both modes end to end over stdio: "no-aliases" builds the catalog itself; "aliases" is served from the
-    shared real build of the same catalog (a default build, aliases on), to build it once per test run."""
+    """Both modes end to end: "aliases" over stdio (a `capidx serve` subprocess) from the shared real build of the
+    same catalog (a default build, aliases on, built once per test run); "no-aliases" builds the catalog itself
+    (`capidx build --no-aliases`) and talks to the server in process (the bench's `--transport memory`): one
+    subprocess server checks the stdio path, the other transport is checked on the same prompts."""
     exact = [p for p in PROMPTS if p["kind"] == "exact"][:4]
     rest = bench.select_subset([p for p in PROMPTS if p["kind"] != "exact"], 6)
     with_aliases = bench.run_benchmark(exact + rest, modes=["aliases"], build_dir=bundled_build)
-    report = bench.run_benchmark(exact + rest, modes=["no-aliases"])
+    report = bench.run_benchmark(exact + rest, modes=["no-aliases"], transport="memory")
+    assert (with_aliases["transport"], report["transport"]) == ("stdio", "memory")
     report["runs"] = with_aliases["runs"] + report["runs"]
 
     assert report["rawCatalog"]["tokens"] > 10_000
