@@ -73,6 +73,11 @@ RUNS = {
     "fresh-bundled-hints": (ROOT / "agents", DATA / "fresh_bundled_queries.json", False),
     "fresh-bundled-ablated": (ROOT / "agents", DATA / "fresh_bundled_queries.json", True),
     "fresh-catalog2": (DATA / "catalog2" / "agents", DATA / "fresh_catalog2_queries.json", True),
+    # Round four (README, "Round-four set"): written blind while round four was being made, by a helper who saw
+    # neither the resolver nor any other set; round four never saw it. Not run by default.
+    "round4-bundled-hints": (ROOT / "agents", DATA / "round4_bundled_queries.json", False),
+    "round4-bundled-ablated": (ROOT / "agents", DATA / "round4_bundled_queries.json", True),
+    "round4-catalog2": (DATA / "catalog2" / "agents", DATA / "round4_catalog2_queries.json", True),
 }
 DEFAULT_RUNS = ("bundled-hints", "bundled-ablated", "catalog2")
 
