@@ -79,6 +79,13 @@ FLOOR = 0.3
 # Whole-string similarity (0-100) that counts as "the same words, mistyped".
 TYPO_RATIO = 82
 SUGGESTIONS = 3
+# When nothing is resolved, the scorer's candidates offered (round four): up to this many, down to this
+# confidence. A "not resolved, here are the candidates" answer that holds the right capability is far better
+# than one that lacks it; on the blind sets a descriptive sentence's right capability was often ranked 4th or
+# 5th at a confidence of 0.05-0.15 (docs/benchmarks.md, "Round four"). Five short rows cost about 50 tokens
+# more than three; the snippets answering the question stay the top three (server/tools.py).
+SHOWN_CANDIDATES = 5
+SHOWN_FLOOR = 0.05
 
 # BM25F: a query term found in one of these fields counts as this many extra occurrences; a term found
 # only in descriptions counts as itself. Names and aliases are what people call a capability.
@@ -762,8 +769,8 @@ def _scored(index: MatchIndex, query: str, n: str, corrected: Corrected, agent: 
     ranked = sorted(confidence.items(), key=lambda item: (-item[1], item[0]))
     best_slug, best = ranked[0] if ranked else ("", 0.0)
     everything = tuple(_capability(index, s, c) for s, c in ranked if c >= FLOOR / 2)
+    shown = tuple(_capability(index, s, c) for s, c in ranked[:SHOWN_CANDIDATES] if c >= SHOWN_FLOOR)
     if best < FLOOR:  # nothing scores: what scored a little first, then the closest names
-        shown = tuple(c for c in everything if c.confidence > 0)[:SUGGESTIONS]
         # A name that merely looks like the query is weaker evidence than words that scored: its similarity
         # (another scale, up to 1.0) is scaled below every scored candidate, so no suggestion of an unknown
         # name claims a confidence a resolved answer would have, and the list stays in order.
@@ -772,14 +779,14 @@ def _scored(index: MatchIndex, query: str, n: str, corrected: Corrected, agent: 
             for c in _capability_suggestions(index, n)
             if c.value not in {s.value for s in shown}
         )
-        suggestions = (shown + fill)[:SUGGESTIONS]
+        suggestions = shown + fill[: max(0, SUGGESTIONS - len(shown))]
         return Resolution(query, "unknown", candidates=suggestions, ranked=everything, scored=True)
     runner_up = ranked[1][1] if len(ranked) > 1 else 0.0
     if decide(best, runner_up):
         how = "fuzzy" if typo[best_slug] else "lexical"
         resolved = Resolution(query, "resolved", best_slug, how, best, ranked=everything, scored=True)
         return _guarded(index, resolved, agent)
-    return Resolution(query, "ambiguous", candidates=everything[:SUGGESTIONS], ranked=everything, scored=True)
+    return Resolution(query, "ambiguous", candidates=shown, ranked=everything, scored=True)
 
 
 def decide(best: float, runner_up: float, rule: tuple[tuple[float, float], ...] = DECISION_RULE) -> bool:
@@ -808,7 +815,7 @@ def _guarded(index: MatchIndex, resolution: Resolution, agent: str | None) -> Re
     return Resolution(
         resolution.query,
         "ambiguous",
-        candidates=resolution.ranked[:SUGGESTIONS],
+        candidates=resolution.ranked[:SHOWN_CANDIDATES],
         ranked=resolution.ranked,
         scored=True,
     )

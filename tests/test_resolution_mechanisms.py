@@ -391,3 +391,23 @@ def test_suggestions_for_an_unknown_name_never_claim_more_than_what_scored(index
     confidences = [c.confidence for c in resolution.candidates]
     assert confidences == sorted(confidences, reverse=True)
     assert max(confidences) < resolve.FLOOR
+
+
+# --- candidates offered when nothing is resolved --------------------------------------------------------
+
+
+@pytest.mark.parametrize("query", ["search the editor for a memory of pull requests", "web approval in the editor"])
+def test_an_unresolved_answer_offers_the_scorers_top_candidates_down_to_a_low_floor(
+    index: MatchIndex, query: str
+) -> None:
+    """Round four: when nothing is resolved, up to `SHOWN_CANDIDATES` of the scorer's list come back, down to
+    `SHOWN_FLOOR` (below the floor of the snippets' list): the right capability is often ranked 4th or 5th."""
+    resolution = resolve_capability(index, query, agent=CLAUDE)
+    assert resolution.status != "resolved"
+    scores, _ = resolve.score_capabilities(index, query, agent=CLAUDE)
+    ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+    expected = [slug for slug, c in ranked[: resolve.SHOWN_CANDIDATES] if c >= resolve.SHOWN_FLOOR]
+    assert len(expected) > 3  # the query is one that offers more than the snippets' three
+    assert [c.value for c in resolution.candidates][: len(expected)] == expected
+    assert len(resolution.candidates) <= resolve.SHOWN_CANDIDATES
+    assert all(c.confidence >= resolve.SHOWN_FLOOR for c in resolution.candidates[: len(expected)])
