@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import OSA
 
-from capidx.schema.lexicon import ABBREVIATIONS, IDENTIFIER_PATTERN, expansions, identifiers
+from capidx.schema.lexicon import IDENTIFIER_PATTERN, expansions, identifiers
 from capidx.schema.text import STOP_WORDS, normalize, terms
 from capidx.server.concepts import families, related, related_phrase, root
 
@@ -725,7 +725,7 @@ def _correct_terms(index: MatchIndex, raw: Sequence[str], query: str = "") -> Co
     """
     result: dict[str, float] = {}
     for term in dict.fromkeys(raw):  # unique, in order
-        if term in index.idf or term in index.verbs or term in ABBREVIATIONS or len(term) < MIN_CORRECTABLE:
+        if term in index.idf or term in index.verbs or expansions(term) or len(term) < MIN_CORRECTABLE:
             result.setdefault(term, 1.0)
             continue
         limit = 2 if len(term) >= LONG_TYPO else 1

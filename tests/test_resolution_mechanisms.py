@@ -13,6 +13,7 @@ import pytest
 from server_support import Cap, real_build, write_catalog
 
 from capidx.schema.lexicon import ABBREVIATIONS, expansions, identifiers
+from capidx.schema.text import terms
 from capidx.server import concepts, resolve
 from capidx.server.concepts import related
 from capidx.server.resolve import MatchIndex, resolve_capability
@@ -171,6 +172,15 @@ def test_a_wording_that_lists_several_names_gives_each_of_them(build: Path, inde
 def test_the_lexicon_knows_the_field(word: str, expansion: str) -> None:
     assert expansion in expansions(word)
     assert word in ABBREVIATIONS
+
+
+def test_every_abbreviation_expands_as_the_resolver_holds_it() -> None:
+    """The resolver looks words up after `terms()` has stemmed them ('prefs' -> 'pref'): each entry must expand
+    in that form too (round four: 'prefs', 'creds', 'opts' and 'stats' did not)."""
+    for word in ABBREVIATIONS:
+        held = terms(word)
+        assert len(held) == 1 and expansions(held[0]), word
+    assert expansions(terms("prefs")[0]) == ("preferences",)
 
 
 @pytest.mark.parametrize(
