@@ -785,7 +785,7 @@ def _scored(index: MatchIndex, query: str, n: str, corrected: Corrected, agent: 
     if decide(best, runner_up):
         how = "fuzzy" if typo[best_slug] else "lexical"
         resolved = Resolution(query, "resolved", best_slug, how, best, ranked=everything, scored=True)
-        return _guarded(index, resolved, agent)
+        return _guarded(index, resolved, agent, shown)
     return Resolution(query, "ambiguous", candidates=shown, ranked=everything, scored=True)
 
 
@@ -797,11 +797,14 @@ def decide(best: float, runner_up: float, rule: tuple[tuple[float, float], ...] 
     return any(best >= confidence and lead >= needed for confidence, needed in rule)
 
 
-def _guarded(index: MatchIndex, resolution: Resolution, agent: str | None) -> Resolution:
+def _guarded(
+    index: MatchIndex, resolution: Resolution, agent: str | None, offered: tuple[Candidate, ...] | None = None
+) -> Resolution:
     """Never a confident wrong "no": a loose match (scored or by identifier, below `HIGH_CONFIDENCE`) to a
     capability the asked agent lacks comes back as candidates when a close candidate is one it has, or when a
     scored winner passed only the looser cell of `DECISION_RULE`, not `NO_RULE`. A candidate is close when it
-    reaches `FLOOR` and the winner leads it by less than `CLOSE_LEAD` of its own confidence."""
+    reaches `FLOOR` and the winner leads it by less than `CLOSE_LEAD` of its own confidence. The candidates are
+    `offered` (the scorer's list as an unresolved answer shows it), else the first of `ranked`."""
     if agent is None or not resolution.ok or resolution.confidence >= HIGH_CONFIDENCE or not resolution.scored:
         return resolution
     if _has(index, resolution.value or "", agent):
@@ -815,7 +818,7 @@ def _guarded(index: MatchIndex, resolution: Resolution, agent: str | None) -> Re
     return Resolution(
         resolution.query,
         "ambiguous",
-        candidates=resolution.ranked[:SHOWN_CANDIDATES],
+        candidates=offered if offered is not None else resolution.ranked[:SHOWN_CANDIDATES],
         ranked=resolution.ranked,
         scored=True,
     )

@@ -242,6 +242,9 @@ def test_the_guard_turns_a_loose_no_into_candidates(index: MatchIndex) -> None:
     guarded = resolve._guarded(index, loose, CLAUDE)
     assert guarded.status == "ambiguous"
     assert [c.value for c in guarded.candidates] == ["inline-completion", "editor-integration"]
+    # the scorer's wider list, when given, is what an unresolved answer offers (round four)
+    offered = (*ranked, resolve.Candidate("web-search", "Web Search", 0.06))
+    assert resolve._guarded(index, loose, CLAUDE, offered).candidates == offered
     # the agent that has it, a confident answer, or no close candidate it has: the answer stands
     assert resolve._guarded(index, loose, GEMINI) == loose
     sure = resolve.Resolution("q", "resolved", "inline-completion", "lexical", 0.95, ranked=ranked, scored=True)
