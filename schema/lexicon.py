@@ -220,8 +220,25 @@ def _config_paths(word: str) -> list[str]:
 
 
 def expansions(word: str) -> tuple[str, ...]:
-    """The usual expansions of a normalized word, or () when it is not a known abbreviation."""
-    return ABBREVIATIONS.get(word, ())
+    """The usual expansions of a normalized word, or () when it is not a known abbreviation.
+
+    The word may also be the light stem of an abbreviation (`capidx.schema.text.stem`), which is what the
+    resolver holds once a query is split into `terms()`: 'prefs' arrives as 'pref', 'creds' as 'cred'. Before
+    round four such plurals whose stem is not an entry of its own never expanded."""
+    return ABBREVIATIONS.get(word) or _by_stem().get(word, ())
+
+
+@lru_cache(maxsize=1)
+def _by_stem() -> Mapping[str, tuple[str, ...]]:
+    """stem -> expansions, for the abbreviations whose light stem is not an entry itself ('prefs' -> 'pref')."""
+    from capidx.schema.text import stem  # the schema's own text module (no cycle: it imports nothing from here)
+
+    found: dict[str, tuple[str, ...]] = {}
+    for word, expanded in ABBREVIATIONS.items():
+        key = stem(word)
+        if key not in ABBREVIATIONS:
+            found.setdefault(key, expanded)
+    return MappingProxyType(found)
 
 
 __all__ = ["ABBREVIATIONS", "IDENTIFIER_PATTERN", "expansions", "identifiers"]

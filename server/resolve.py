@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import OSA
 
-from capidx.schema.lexicon import ABBREVIATIONS, IDENTIFIER_PATTERN, expansions, identifiers
+from capidx.schema.lexicon import IDENTIFIER_PATTERN, expansions, identifiers
 from capidx.schema.text import STOP_WORDS, normalize, terms
 from capidx.server.concepts import families, related, related_phrase, root
 
@@ -79,6 +79,13 @@ FLOOR = 0.3
 # Whole-string similarity (0-100) that counts as "the same words, mistyped".
 TYPO_RATIO = 82
 SUGGESTIONS = 3
+# When nothing is resolved, the scorer's candidates offered (round four): up to this many, down to this
+# confidence. A "not resolved, here are the candidates" answer that holds the right capability is far better
+# than one that lacks it; on the blind sets a descriptive sentence's right capability was often ranked 4th or
+# 5th at a confidence of 0.05-0.15 (docs/benchmarks.md, "Round four"). Five short rows cost about 50 tokens
+# more than three; the snippets answering the question stay the top three (server/tools.py).
+SHOWN_CANDIDATES = 5
+SHOWN_FLOOR = 0.05
 
 # BM25F: a query term found in one of these fields counts as this many extra occurrences; a term found
 # only in descriptions counts as itself. Names and aliases are what people call a capability.
@@ -718,7 +725,7 @@ def _correct_terms(index: MatchIndex, raw: Sequence[str], query: str = "") -> Co
     """
     result: dict[str, float] = {}
     for term in dict.fromkeys(raw):  # unique, in order
-        if term in index.idf or term in index.verbs or term in ABBREVIATIONS or len(term) < MIN_CORRECTABLE:
+        if term in index.idf or term in index.verbs or expansions(term) or len(term) < MIN_CORRECTABLE:
             result.setdefault(term, 1.0)
             continue
         limit = 2 if len(term) >= LONG_TYPO else 1
@@ -762,8 +769,8 @@ def _scored(index: MatchIndex, query: str, n: str, corrected: Corrected, agent: 
     ranked = sorted(confidence.items(), key=lambda item: (-item[1], item[0]))
     best_slug, best = ranked[0] if ranked else ("", 0.0)
     everything = tuple(_capability(index, s, c) for s, c in ranked if c >= FLOOR / 2)
+    shown = tuple(_capability(index, s, c) for s, c in ranked[:SHOWN_CANDIDATES] if c >= SHOWN_FLOOR)
     if best < FLOOR:  # nothing scores: what scored a little first, then the closest names
-        shown = tuple(c for c in everything if c.confidence > 0)[:SUGGESTIONS]
         # A name that merely looks like the query is weaker evidence than words that scored: its similarity
         # (another scale, up to 1.0) is scaled below every scored candidate, so no suggestion of an unknown
         # name claims a confidence a resolved answer would have, and the list stays in order.
@@ -772,14 +779,14 @@ def _scored(index: MatchIndex, query: str, n: str, corrected: Corrected, agent: 
             for c in _capability_suggestions(index, n)
             if c.value not in {s.value for s in shown}
         )
-        suggestions = (shown + fill)[:SUGGESTIONS]
+        suggestions = shown + fill[: max(0, SUGGESTIONS - len(shown))]
         return Resolution(query, "unknown", candidates=suggestions, ranked=everything, scored=True)
     runner_up = ranked[1][1] if len(ranked) > 1 else 0.0
     if decide(best, runner_up):
         how = "fuzzy" if typo[best_slug] else "lexical"
         resolved = Resolution(query, "resolved", best_slug, how, best, ranked=everything, scored=True)
-        return _guarded(index, resolved, agent)
-    return Resolution(query, "ambiguous", candidates=everything[:SUGGESTIONS], ranked=everything, scored=True)
+        return _guarded(index, resolved, agent, shown)
+    return Resolution(query, "ambiguous", candidates=shown, ranked=everything, scored=True)
 
 
 def decide(best: float, runner_up: float, rule: tuple[tuple[float, float], ...] = DECISION_RULE) -> bool:
@@ -790,11 +797,14 @@ def decide(best: float, runner_up: float, rule: tuple[tuple[float, float], ...] 
     return any(best >= confidence and lead >= needed for confidence, needed in rule)
 
 
-def _guarded(index: MatchIndex, resolution: Resolution, agent: str | None) -> Resolution:
+def _guarded(
+    index: MatchIndex, resolution: Resolution, agent: str | None, offered: tuple[Candidate, ...] | None = None
+) -> Resolution:
     """Never a confident wrong "no": a loose match (scored or by identifier, below `HIGH_CONFIDENCE`) to a
     capability the asked agent lacks comes back as candidates when a close candidate is one it has, or when a
     scored winner passed only the looser cell of `DECISION_RULE`, not `NO_RULE`. A candidate is close when it
-    reaches `FLOOR` and the winner leads it by less than `CLOSE_LEAD` of its own confidence."""
+    reaches `FLOOR` and the winner leads it by less than `CLOSE_LEAD` of its own confidence. The candidates are
+    `offered` (the scorer's list as an unresolved answer shows it), else the first of `ranked`."""
     if agent is None or not resolution.ok or resolution.confidence >= HIGH_CONFIDENCE or not resolution.scored:
         return resolution
     if _has(index, resolution.value or "", agent):
@@ -808,7 +818,7 @@ def _guarded(index: MatchIndex, resolution: Resolution, agent: str | None) -> Re
     return Resolution(
         resolution.query,
         "ambiguous",
-        candidates=resolution.ranked[:SUGGESTIONS],
+        candidates=offered if offered is not None else resolution.ranked[:SHOWN_CANDIDATES],
         ranked=resolution.ranked,
         scored=True,
     )

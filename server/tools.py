@@ -335,7 +335,23 @@ def suggestions(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
     if not rows:  # nothing fit the budget (or no candidate has a snippet): name the candidates instead
         names = ", ".join(f"{index.capabilities[slug].name} ({slug})" for slug, _ in pairs[:SUGGESTED_NAMES])
         text = f"{text or 'No snippet to suggest'}. Candidates: {names}. Call again with one slug."
+    others = _other_candidates(snapshot, resolution, {row["capability"] for row in rows}, agent)
+    if others:
+        value["candidates"] = others
+        names = ", ".join(f"{row['name']} ({row['slug']}, {row['matchConfidence']})" for row in others)
+        text = f"{text.rstrip()}\n\nOther candidates: {names}. Call again with one slug."
     return {"text": text, "value": value}
+
+
+def _other_candidates(
+    snapshot: Snapshot, resolution: Resolution, suggested: set[str], agent: str | None
+) -> list[dict[str, Any]]:
+    """When nothing was resolved, the scorer's candidates that got no snippet, named in one short row each: the
+    right capability is often ranked below the snippets' three (`capidx.server.resolve.SHOWN_CANDIDATES`)."""
+    if resolution.ok:
+        return []
+    rows = _candidates(snapshot, resolution, agent)["candidates"]
+    return [row for row in rows if row["slug"] not in suggested]
 
 
 def _setting(injection: Any, name: str, default: int) -> int:

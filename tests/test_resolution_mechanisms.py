@@ -13,6 +13,7 @@ import pytest
 from server_support import Cap, real_build, write_catalog
 
 from capidx.schema.lexicon import ABBREVIATIONS, expansions, identifiers
+from capidx.schema.text import terms
 from capidx.server import concepts, resolve
 from capidx.server.concepts import related
 from capidx.server.resolve import MatchIndex, resolve_capability
@@ -173,6 +174,15 @@ def test_the_lexicon_knows_the_field(word: str, expansion: str) -> None:
     assert word in ABBREVIATIONS
 
 
+def test_every_abbreviation_expands_as_the_resolver_holds_it() -> None:
+    """The resolver looks words up after `terms()` has stemmed them ('prefs' -> 'pref'): each entry must expand
+    in that form too (round four: 'prefs', 'creds', 'opts' and 'stats' did not)."""
+    for word in ABBREVIATIONS:
+        held = terms(word)
+        assert len(held) == 1 and expansions(held[0]), word
+    assert expansions(terms("prefs")[0]) == ("preferences",)
+
+
 @pytest.mark.parametrize(
     ("query", "slug"),
     [("PR review", "pull-request-review"), ("MR review", "pull-request-review"), ("repo search", "repository-search")],
@@ -232,6 +242,9 @@ def test_the_guard_turns_a_loose_no_into_candidates(index: MatchIndex) -> None:
     guarded = resolve._guarded(index, loose, CLAUDE)
     assert guarded.status == "ambiguous"
     assert [c.value for c in guarded.candidates] == ["inline-completion", "editor-integration"]
+    # the scorer's wider list, when given, is what an unresolved answer offers (round four)
+    offered = (*ranked, resolve.Candidate("web-search", "Web Search", 0.06))
+    assert resolve._guarded(index, loose, CLAUDE, offered).candidates == offered
     # the agent that has it, a confident answer, or no close candidate it has: the answer stands
     assert resolve._guarded(index, loose, GEMINI) == loose
     sure = resolve.Resolution("q", "resolved", "inline-completion", "lexical", 0.95, ranked=ranked, scored=True)
@@ -309,6 +322,10 @@ def test_related_wordings_come_from_the_concept_lexicon() -> None:
     assert ("memory",) in related("remember")
     assert ("checkpoint",) in related("undo")
     assert related("unrelatedword") == ()
+    # round four: everyday words of intent and the field's common tool names
+    assert ("continue",) in concepts.related_phrase(("keep", "going"))
+    assert ("explain",) in related("tell")
+    assert ("pytest",) in related("test")
     # a member that stop words would shorten relates nothing ('pick up' is not 'pick')
     assert concepts._phrase("pick up") == ()
     for group in concepts.CONCEPTS:
@@ -391,3 +408,23 @@ def test_suggestions_for_an_unknown_name_never_claim_more_than_what_scored(index
     confidences = [c.confidence for c in resolution.candidates]
     assert confidences == sorted(confidences, reverse=True)
     assert max(confidences) < resolve.FLOOR
+
+
+# --- candidates offered when nothing is resolved --------------------------------------------------------
+
+
+@pytest.mark.parametrize("query", ["search the editor for a memory of pull requests", "web approval in the editor"])
+def test_an_unresolved_answer_offers_the_scorers_top_candidates_down_to_a_low_floor(
+    index: MatchIndex, query: str
+) -> None:
+    """Round four: when nothing is resolved, up to `SHOWN_CANDIDATES` of the scorer's list come back, down to
+    `SHOWN_FLOOR` (below the floor of the snippets' list): the right capability is often ranked 4th or 5th."""
+    resolution = resolve_capability(index, query, agent=CLAUDE)
+    assert resolution.status != "resolved"
+    scores, _ = resolve.score_capabilities(index, query, agent=CLAUDE)
+    ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+    expected = [slug for slug, c in ranked[: resolve.SHOWN_CANDIDATES] if c >= resolve.SHOWN_FLOOR]
+    assert len(expected) > 3  # the query is one that offers more than the snippets' three
+    assert [c.value for c in resolution.candidates][: len(expected)] == expected
+    assert len(resolution.candidates) <= resolve.SHOWN_CANDIDATES
+    assert all(c.confidence >= resolve.SHOWN_FLOOR for c in resolution.candidates[: len(expected)])

@@ -33,3 +33,23 @@ async def test_an_unknown_agent_is_still_an_error(any_build: Path) -> None:
     async with connect(any_build) as client:
         result = await client.call_tool("lookup_capability", {"agent": "emacs", "capability": "mcp"})
     assert result.is_error and "emacs" in result.content[0].text
+
+
+async def test_an_unresolved_lookup_names_the_candidates_its_snippets_leave_out(bundled_build: Path) -> None:
+    """Round four: the snippets answer with the top three; the scorer's further candidates are named too, in the
+    text and the structured answer, so the model sees them (not only `_meta`)."""
+    async with connect(bundled_build) as client:
+        result = await client.call_tool(
+            "lookup_capability", {"agent": "claude", "capability": "notes about the terminal and the editor window"}
+        )
+    assert not result.is_error
+    resolution = result.meta["capidx/resolution"]["capability"]
+    assert resolution["status"] == "ambiguous"
+    value = result.structured_content
+    suggested = [row["capability"] for row in value["suggestions"]]
+    others = [row["slug"] for row in value["candidates"]]
+    assert others and not set(others) & set(suggested)
+    assert others == [c["value"] for c in resolution["candidates"] if c["value"] not in suggested]
+    text = result.content[0].text
+    assert "Other candidates:" in text and all(slug in text for slug in others)
+    assert all(isinstance(row["available"], bool) for row in value["candidates"])
