@@ -153,20 +153,23 @@ def test_a_malformed_header_is_refused_as_jsonschema_would_name_it(build: Path, 
     assert f"manifest.json: {pointer}:" in str(caught.value), str(caught.value)
 
 
-def test_a_server_is_made_without_jsonschema_or_regex(any_build: Path) -> None:
+def test_a_server_is_made_without_jsonschema_or_regex(catalog_build: Path, hand_build: Path) -> None:
     """What `initialize` waits for (the build loaded, the server made) imports neither: jsonschema only explains a
     manifest the server refuses and checks tool arguments, `regex` runs useWhen patterns, each imported by the
-    first call that needs it (a valid manifest is checked without jsonschema: ~0.1 s of every start)."""
+    first call that needs it (a valid manifest is checked without jsonschema: ~0.1 s of every start). Both
+    readings of the contract in one process (one SDK import), checked after each."""
     code = (
         "import sys; from pathlib import Path; from capidx.server.settings import resolve_settings; "
-        "from capidx.server.snapshot import load_snapshot; from capidx.server.app import Hub, build_server; "
-        f"build = Path({str(any_build)!r}); "
-        "settings = resolve_settings({'build': str(build), 'reload': False}, {}, build.parent, None); "
-        "build_server(Hub(load_snapshot(build), settings)); "
-        "print(sorted(name for name in ('jsonschema', 'regex') if name in sys.modules))"
+        "from capidx.server.snapshot import load_snapshot; from capidx.server.app import Hub, build_server\n"
+        "for build in map(Path, sys.argv[1:]):\n"
+        "    settings = resolve_settings({'build': str(build), 'reload': False}, {}, build.parent, None)\n"
+        "    build_server(Hub(load_snapshot(build), settings))\n"
+        "    print(build.name, sorted(name for name in ('jsonschema', 'regex') if name in sys.modules))"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
-    assert result.stdout.strip() == "[]", result.stdout
+    builds = [catalog_build, hand_build]
+    command = [sys.executable, "-c", code, *map(str, builds)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True)
+    assert result.stdout.splitlines() == [f"{build.name} []" for build in builds], result.stdout
 
 
 def test_a_symlinked_folder_deep_in_the_build_leading_out_is_refused(build: Path, tmp_path: Path) -> None:
