@@ -17,7 +17,10 @@ MISSING = "/nonexistent/capidx-test/chromium"
 
 
 def _run_browser_tests(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    environment = {key: value for key, value in os.environ.items() if not key.startswith("CAPIDX_")}
+    # The child pytest is configured by its command line only: not by the caller's CAPIDX_ settings, nor by
+    # PYTEST_ADDOPTS / PYTEST_PLUGINS (options such as -rA would change the output checked below).
+    environment = {key: value for key, value in os.environ.items()
+                   if not key.startswith("CAPIDX_") and key not in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")}  # fmt: skip
     environment.update(env, CAPIDX_BROWSER=MISSING)
     command = [sys.executable, "-m", "pytest", str(TESTS / "test_site_browser.py"), "-n", "0", "-rsf",
                "-p", "no:cacheprovider", f"--basetemp={tmp_path / 'basetemp'}"]  # fmt: skip
