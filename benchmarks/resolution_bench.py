@@ -78,6 +78,10 @@ RUNS = {
     "round4-bundled-hints": (ROOT / "agents", DATA / "round4_bundled_queries.json", False),
     "round4-bundled-ablated": (ROOT / "agents", DATA / "round4_bundled_queries.json", True),
     "round4-catalog2": (DATA / "catalog2" / "agents", DATA / "round4_catalog2_queries.json", True),
+    # Round five (README, "Round-five set"): written blind while round five was being made; same rules.
+    "round5-bundled-hints": (ROOT / "agents", DATA / "round5_bundled_queries.json", False),
+    "round5-bundled-ablated": (ROOT / "agents", DATA / "round5_bundled_queries.json", True),
+    "round5-catalog2": (DATA / "catalog2" / "agents", DATA / "round5_catalog2_queries.json", True),
 }
 DEFAULT_RUNS = ("bundled-hints", "bundled-ablated", "catalog2")
 

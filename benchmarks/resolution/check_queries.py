@@ -1,4 +1,4 @@
-"""Check the held-out, third-round and round-four blind query sets against their catalogs.
+"""Check the held-out, third-round, round-four and round-five blind query sets against their catalogs.
 
 Stdlib only. Run from anywhere: python benchmarks/resolution/check_queries.py
 (Written for the third-round set as check_fresh.py; the held-out set's own checker, written by its author,
@@ -26,6 +26,8 @@ SETS = [
     ("fresh_catalog2_queries.json", os.path.join(HERE, "catalog2"), "q"),
     ("round4_bundled_queries.json", REPO, "r"),
     ("round4_catalog2_queries.json", os.path.join(HERE, "catalog2"), "s"),
+    ("round5_bundled_queries.json", REPO, "t"),
+    ("round5_catalog2_queries.json", os.path.join(HERE, "catalog2"), "u"),
 ]
 
 
