@@ -219,14 +219,11 @@ def _not_cached(name: str, url: str, corrupt: Path | None) -> str:
         where = f"{corrupt} does not have the sha256 tiktoken expects (a partial or corrupt copy)"
     else:
         where = f"{path} does not exist"
+    saved_as = path if path is not None else "<cache dir>/" + hashlib.sha1(url.encode()).hexdigest()
+    alternative = f"or save {url} as\n  {saved_as}{'' if directory else ' with TIKTOKEN_CACHE_DIR set'}"
     return (
         f"tiktoken encoding '{name}' is not in tiktoken's cache, and capidx never downloads: {where}.\n"
-        f"  Provide it: on a machine with network access run\n"
-        f"    TIKTOKEN_CACHE_DIR=/some/dir python -c \"import tiktoken; tiktoken.get_encoding('{name}')\"\n"
-        f"  then copy /some/dir here and set TIKTOKEN_CACHE_DIR to it (or save {url} as\n"
-        f"  {path if path is not None else '<cache dir>/' + hashlib.sha1(url.encode()).hexdigest()}"
-        f"{'' if directory else ' with TIKTOKEN_CACHE_DIR set'}), "
-        f"or measure with cl100k_base only (bundled, works offline)."
+        + _how_to_provide(name, alternative)
     )
 
 
@@ -235,11 +232,17 @@ def _load_failure(name: str, exc: BaseException) -> str:
     return (
         f"cannot load tiktoken encoding '{name}': {type(exc).__name__}: {exc}\n"
         f"  capidx reads it from tiktoken's cache ({tiktoken_cache_dir() or 'off: TIKTOKEN_CACHE_DIR is empty'}) "
-        f"and never downloads it.\n"
-        f"  Fix: on a machine with network access run\n"
+        f"and never downloads it.\n" + _how_to_provide(name)
+    )
+
+
+def _how_to_provide(name: str, alternative: str = "") -> str:
+    """The one way to get an encoding onto an offline machine, said the same way by both messages."""
+    return (
+        f"  Provide it: on a machine with network access run\n"
         f"    TIKTOKEN_CACHE_DIR=/some/dir python -c \"import tiktoken; tiktoken.get_encoding('{name}')\"\n"
-        f"  copy /some/dir here and set TIKTOKEN_CACHE_DIR to it, or measure with cl100k_base only "
-        f"(bundled, works offline)."
+        f"  then copy /some/dir here and set TIKTOKEN_CACHE_DIR to it{f' ({alternative})' if alternative else ''}, "
+        f"or measure with cl100k_base only (bundled, works offline)."
     )
 
 
