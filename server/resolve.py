@@ -1071,10 +1071,18 @@ def _contained(index: MatchIndex, corrected: Corrected, parts: frozenset[str] = 
 PATTERN_QUERY_CHARS = 1000  # the patterns see at most this much of a query (a request, not a document)
 PATTERN_TIMEOUT = 0.05  # seconds one search may take before it counts as no match
 PATTERN_BUDGET = 0.25  # seconds all the patterns of one request may take together; the rest count as no match
+# How a `useWhen` match counts by the share of the query it explains (`_pattern_coverage`; round five).
+PATTERN_BASE = 0.5
+PATTERN_FULL_SHARE = 0.75
 
 
 def _patterns(index: MatchIndex, query: str, n: str) -> dict[str, float]:
-    """The highest confidence of the `useWhen` rules matching the query (as typed, or normalized).
+    """The strongest `useWhen` evidence per capability: a matching rule's stated confidence times how much of
+    the query the match explains (`_pattern_coverage`), against the input as typed or normalized.
+
+    A rule states how sure it is when it fires, not how much of a long request it accounts for: 'hooks' inside
+    "package my skills and hooks so my team can install them" is one word of eleven, so it counts like a name
+    contained in the query does, by its share (round five, docs/benchmarks.md).
 
     Every search is bounded in time (`_search`), and all of them together by `PATTERN_BUDGET`: a pattern
     that backtracks catastrophically costs one request a fraction of a second, never the server minutes.
@@ -1082,26 +1090,53 @@ def _patterns(index: MatchIndex, query: str, n: str) -> dict[str, float]:
     texts = {unicodedata.normalize("NFKC", query[:PATTERN_QUERY_CHARS]).casefold(), n[:PATTERN_QUERY_CHARS]}
     rules = index.use_when_rules  # compiled on the first request, before its budget starts
     deadline = time.monotonic() + PATTERN_BUDGET
+    weights = _query_weights(index, terms(query))
     found: dict[str, float] = {}
     for slug, compiled in rules.items():
-        best = max(
-            (confidence for pattern, confidence in compiled if any(_search(pattern, text, deadline) for text in texts)),
-            default=0.0,
-        )
+        best = 0.0
+        for pattern, confidence in compiled:
+            for text in texts:
+                span = _search(pattern, text, deadline)
+                if span is not None:
+                    best = max(best, confidence * _pattern_coverage(weights, span, text))
         if best:
             found[slug] = best
     return found
 
 
-def _search(pattern: regex.Pattern[str], text: str, deadline: float) -> bool:
-    """Whether `pattern` occurs in `text`; a search that runs out of time (its own or the request's) is no match."""
+def _query_weights(index: MatchIndex, query: Sequence[str]) -> dict[str, float]:
+    """Each query term's idf (an unknown word as `_unknown_idf` weighs it), agent names left out: the mass a
+    matched span is measured against."""
+    unknown = _unknown_idf(index, query)
+    return {t: index.idf.get(t, unknown) for t in query if t not in index.agent_words}
+
+
+def _pattern_coverage(weights: Mapping[str, float], span: str, text: str) -> float:
+    """How much of the query a `useWhen` match explains, as a factor of the rule's confidence:
+    `PATTERN_BASE` plus the rest in proportion to the share it covers, full from `PATTERN_FULL_SHARE` on.
+
+    The share is the idf mass of the query's terms inside the match (as lexical evidence is weighed), or its
+    share of the characters when that is larger: a match on an identifier or a shortcut (`ctrl+i`) has no
+    terms of its own."""
+    total = sum(weights.values())
+    inside = set(terms(span))
+    by_terms = sum(w for t, w in weights.items() if t in inside) / total if total else 0.0
+    by_chars = len(span.strip()) / len(text.strip()) if text.strip() else 0.0
+    share = max(by_terms, by_chars)
+    return min(1.0, PATTERN_BASE + (1.0 - PATTERN_BASE) * share / PATTERN_FULL_SHARE)
+
+
+def _search(pattern: regex.Pattern[str], text: str, deadline: float) -> str | None:
+    """The text `pattern` matches in `text`, or None; a search that runs out of time (its own or the request's)
+    is no match."""
     left = min(PATTERN_TIMEOUT, deadline - time.monotonic())
     if left <= 0:
-        return False
+        return None
     try:
-        return pattern.search(text, timeout=left) is not None
+        found = pattern.search(text, timeout=left)
     except TimeoutError:
-        return False
+        return None
+    return None if found is None else found.group(0)
 
 
 def _similar_strings(index: MatchIndex, n: str) -> dict[str, float]:
