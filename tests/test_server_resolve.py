@@ -287,12 +287,33 @@ FLAGS = [
 def test_use_when_patterns_are_strong_evidence_calibrated_by_their_confidence() -> None:
     index = make_index(FLAGS)
     assert [len(index.use_when_rules.get(slug, ())) for slug in index.capabilities] == [1, 0]  # compiled on use
-    resolution = resolve_capability(index, "flip a feature for beta users")
-    assert (resolution.status, resolution.value) == ("resolved", "feature-flags")
-    assert resolution.confidence >= 0.9
+    resolution = resolve_capability(index, "flip a feature")  # the rule explains the whole query: full confidence
+    assert resolution.ranked[0].value == "feature-flags"
+    assert resolution.ranked[0].confidence >= 0.9
     weaker = [dict(FLAGS[0], useWhen=[{"pattern": FLAGS[0]["useWhen"][0]["pattern"], "confidence": 0.5}]), FLAGS[1]]
-    scores, _ = score_capabilities(make_index(weaker), "flip a feature for beta users")
-    assert scores["feature-flags"] < resolution.confidence
+    scores, _ = score_capabilities(make_index(weaker), "flip a feature")
+    assert scores["feature-flags"] < resolution.ranked[0].confidence
+
+
+def test_a_use_when_match_counts_by_the_share_of_the_query_it_explains() -> None:
+    """A rule fires on a span; on a long sentence that span explains little of the request, and the rule's
+    confidence is scaled down with it (as a contained name is), so it cannot resolve the sentence alone."""
+    caps = [
+        {
+            "slug": "feature-flags",
+            "name": "Feature Flags",
+            "description": "Ship dark launches safely.",
+            "useWhen": [{"pattern": r"\bflip\b", "confidence": 0.9}],
+        },
+        {"slug": "billing", "name": "Billing", "description": "Invoices and payment methods."},
+    ]
+    index = make_index(caps)
+    alone = score_capabilities(index, "flip")[0]["feature-flags"]
+    sentence = "flip through last quarter's invoices and export every payment to a spreadsheet"
+    diluted = score_capabilities(index, sentence)[0]["feature-flags"]
+    assert alone >= 0.9
+    assert diluted < 0.6 < alone
+    assert resolve_capability(index, sentence).value != "feature-flags"
 
 
 def test_trigger_phrases_resolve_as_written() -> None:
