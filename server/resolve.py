@@ -94,6 +94,10 @@ FIELD_WEIGHTS: Mapping[str, float] = MappingProxyType({"name": 4.0, "alias": 3.0
 # this much of itself (a description mentions many things); one matched through another form of the
 # same verb ('approval' ~ 'approve') this much of that.
 DESCRIPTION_ONLY = 0.8
+# A term that only an alias or a trigger phrase gives a capability (`CapabilityEntry.hinted`) explains this much
+# of itself: a maintainer's hint on one word is no better evidence of what a sentence asks than a description's
+# word (round five; a hint that IS the query still resolves as `alias` or `trigger` before scoring).
+HINT_TERM = 0.9
 VERB_FORM = 0.8
 # A query word may also stand for another index term of the same Snowball root ('approval' ~ 'approve':
 # `capidx.server.concepts.root`) and, weaker, for a related wording of the same idea ('remember' ~ 'memory':
@@ -213,6 +217,9 @@ class CapabilityEntry:
     names: tuple[str, ...] = ()
     # Term -> the BM25F weight of the strongest field it occurs in (name, alias, terminology, trigger).
     fields: Mapping[str, float] = field(default_factory=dict)
+    # Terms of `fields` that only a maintainer's hint (an alias or a trigger phrase) has, not a name or a wording:
+    # in coverage they explain `HINT_TERM` of themselves (round five).
+    hinted: frozenset[str] = frozenset()
     # Stemmed term sequences of names, aliases and wordings (False) and trigger phrases (True).
     phrases: tuple[tuple[tuple[str, ...], bool], ...] = ()
     # match.json `bigrams` ("a b": consecutive terms of its name, wordings and descriptions), as stored: a
@@ -417,12 +424,15 @@ def _capability_entry(row: Mapping[str, Any], table_aliases: Iterable[str], word
     triggers = [normalize(t) for t in row.get("triggers", ())]
     named = {"name": [row["name"], slug, row["key"]], "alias": own_aliases, "terminology": wordings}
     fields: dict[str, float] = {}
+    naming: set[str] = set()  # terms of a name or an agent's wording
     phrases: dict[tuple[str, ...], bool] = {}
     for kind, texts in (*named.items(), ("trigger", triggers)):
         for text in texts:
             words = tuple(terms(text))
             for term in words:
                 fields[term] = max(fields.get(term, 0.0), FIELD_WEIGHTS[kind])
+            if kind in ("name", "terminology"):
+                naming.update(words)
             if words:
                 phrases[words] = phrases.get(words, True) and kind == "trigger"
     # Identifiers in a name, alias or an agent's wording (as written: normalization would drop '/' or '.').
@@ -431,6 +441,7 @@ def _capability_entry(row: Mapping[str, Any], table_aliases: Iterable[str], word
     for text in raw_names:
         for token in identifiers(text):
             fields[token] = max(fields.get(token, 0.0), FIELD_WEIGHTS["alias"])
+    naming.update(token for text in (row["name"], *wordings) for token in identifiers(text))
     names = {row["key"], normalize(row["name"]), normalize(slug), *own_aliases, *wordings}
     return CapabilityEntry(
         slug=slug,
@@ -442,6 +453,7 @@ def _capability_entry(row: Mapping[str, Any], table_aliases: Iterable[str], word
         length=float(row["length"]),
         names=tuple(sorted(n for n in names if n)),
         fields=MappingProxyType(fields),
+        hinted=frozenset(fields) - naming,
         phrases=tuple(sorted(phrases.items())),
         pairs=frozenset(row.get("bigrams", ())),
         use_when=tuple(_use_when(row.get("useWhen", ()))),
@@ -1017,8 +1029,9 @@ def _lexical(index: MatchIndex, slots: Sequence[Slot]) -> tuple[dict[str, float]
                     tf = 1.0 if loose else entry.terms[t] + entry.fields.get(t, 0.0)
                     value += index.idf.get(t, 0.0) * tf * (K1 + 1) / (tf + norm)
                 named = slot.literal or (not loose and all(t in entry.fields for t in present))
+                hinted = named and not slot.literal and any(t in entry.hinted for t in present)
                 share = len(present) / len(words)
-                cover = slot.idf * share * factor * (1.0 if named else DESCRIPTION_ONLY)
+                cover = slot.idf * share * factor * (HINT_TERM if hinted else 1.0 if named else DESCRIPTION_ONLY)
                 if (cover, value) > (best_cover, best_score):
                     best_score, best_cover = value * factor / len(words), cover
             if not best_score:

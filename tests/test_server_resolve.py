@@ -431,3 +431,37 @@ def test_a_keyboard_shortcut_names_keys_not_words() -> None:
     # 'Cmd+I' is not the word 'cmd' (an abbreviation of 'command'): the shortcut is an identifier, not terms
     assert terms("Opens a chat (Ctrl+I / Cmd+I)") == ["open", "chat"]
     assert terms("C++ code") == ["c", "code"]
+
+
+HINTED = [
+    {
+        "slug": "feature-flags",
+        "name": "Feature Flags",
+        "description": "Ship dark launches safely.",
+        "aliases": ["kill switch"],
+    },
+    {"slug": "billing", "name": "Billing", "description": "Invoices, payment methods and spending limits."},
+]
+
+
+def test_an_exact_alias_still_resolves_at_once() -> None:
+    resolution = resolve_capability(make_index(HINTED), "Kill Switch")
+    assert (resolution.status, resolution.value, resolution.resolved_by, resolution.confidence) == (
+        "resolved",
+        "feature-flags",
+        "alias",
+        1.0,
+    )
+
+
+def test_a_word_only_an_alias_gives_explains_less_of_a_sentence_than_a_name_word(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """In coverage, a term that only a maintainer's hint gives a capability counts `HINT_TERM` of itself: an alias
+    word inside a sentence is not the capability's name."""
+    sentence = "a switch for the spending limits"
+    hinted = score_capabilities(make_index(HINTED), sentence)[0]["feature-flags"]
+    assert resolve_capability(make_index(HINTED), sentence).value != "feature-flags"
+    monkeypatch.setattr(resolve, "HINT_TERM", 1.0)
+    as_a_name = score_capabilities(make_index(HINTED), sentence)[0]["feature-flags"]
+    assert 0 < hinted < as_a_name
