@@ -17,8 +17,10 @@ nothing. Order for capabilities:
    term ('brekpoints' -> 'breakpoint', the name of Breakpoints), which resolves as `fuzzy`;
 6. scored: every capability gets a confidence from independent signals -- field-weighted BM25
    (BM25F: a term in a name, alias, an agent's wording or a trigger counts far more than one in a
-   description), a whole name, alias or trigger phrase contained in the query, the capability's
-   `useWhen` patterns (compiled once per build, on first use; each worth its stated confidence), whole-string
+   description; in coverage a term only an alias or trigger gives counts `HINT_TERM`), a whole name, alias
+   or trigger phrase contained in the query, the capability's
+   `useWhen` patterns (compiled once per build, on first use; each worth its stated confidence times how much
+   of the query the match explains), whole-string
    typo similarity, a verb only a few capabilities do (`actionTriggers`), identifiers quoted in the
    capability's records -- the strongest signal plus half of the next one times what is left. Query
    words are slots whose alternatives include verb forms and the lexicon's expansions of
