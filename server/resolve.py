@@ -17,8 +17,10 @@ nothing. Order for capabilities:
    term ('brekpoints' -> 'breakpoint', the name of Breakpoints), which resolves as `fuzzy`;
 6. scored: every capability gets a confidence from independent signals -- field-weighted BM25
    (BM25F: a term in a name, alias, an agent's wording or a trigger counts far more than one in a
-   description), a whole name, alias or trigger phrase contained in the query, the capability's
-   `useWhen` patterns (compiled once per build, on first use; each worth its stated confidence), whole-string
+   description; in coverage a term only an alias or trigger gives counts `HINT_TERM`), a whole name, alias
+   or trigger phrase contained in the query, the capability's
+   `useWhen` patterns (compiled once per build, on first use; each worth its stated confidence times how much
+   of the query the match explains), whole-string
    typo similarity, a verb only a few capabilities do (`actionTriggers`), identifiers quoted in the
    capability's records -- the strongest signal plus half of the next one times what is left. Query
    words are slots whose alternatives include verb forms and the lexicon's expansions of
@@ -94,6 +96,10 @@ FIELD_WEIGHTS: Mapping[str, float] = MappingProxyType({"name": 4.0, "alias": 3.0
 # this much of itself (a description mentions many things); one matched through another form of the
 # same verb ('approval' ~ 'approve') this much of that.
 DESCRIPTION_ONLY = 0.8
+# A term that only an alias or a trigger phrase gives a capability (`CapabilityEntry.hinted`) explains this much
+# of itself: a maintainer's hint on one word is no better evidence of what a sentence asks than a description's
+# word (round five; a hint that IS the query still resolves as `alias` or `trigger` before scoring).
+HINT_TERM = 0.9
 VERB_FORM = 0.8
 # A query word may also stand for another index term of the same Snowball root ('approval' ~ 'approve':
 # `capidx.server.concepts.root`) and, weaker, for a related wording of the same idea ('remember' ~ 'memory':
@@ -213,6 +219,9 @@ class CapabilityEntry:
     names: tuple[str, ...] = ()
     # Term -> the BM25F weight of the strongest field it occurs in (name, alias, terminology, trigger).
     fields: Mapping[str, float] = field(default_factory=dict)
+    # Terms of `fields` that only a maintainer's hint (an alias or a trigger phrase) has, not a name or a wording:
+    # in coverage they explain `HINT_TERM` of themselves (round five).
+    hinted: frozenset[str] = frozenset()
     # Stemmed term sequences of names, aliases and wordings (False) and trigger phrases (True).
     phrases: tuple[tuple[tuple[str, ...], bool], ...] = ()
     # match.json `bigrams` ("a b": consecutive terms of its name, wordings and descriptions), as stored: a
@@ -417,12 +426,15 @@ def _capability_entry(row: Mapping[str, Any], table_aliases: Iterable[str], word
     triggers = [normalize(t) for t in row.get("triggers", ())]
     named = {"name": [row["name"], slug, row["key"]], "alias": own_aliases, "terminology": wordings}
     fields: dict[str, float] = {}
+    naming: set[str] = set()  # terms of a name or an agent's wording
     phrases: dict[tuple[str, ...], bool] = {}
     for kind, texts in (*named.items(), ("trigger", triggers)):
         for text in texts:
             words = tuple(terms(text))
             for term in words:
                 fields[term] = max(fields.get(term, 0.0), FIELD_WEIGHTS[kind])
+            if kind in ("name", "terminology"):
+                naming.update(words)
             if words:
                 phrases[words] = phrases.get(words, True) and kind == "trigger"
     # Identifiers in a name, alias or an agent's wording (as written: normalization would drop '/' or '.').
@@ -431,6 +443,7 @@ def _capability_entry(row: Mapping[str, Any], table_aliases: Iterable[str], word
     for text in raw_names:
         for token in identifiers(text):
             fields[token] = max(fields.get(token, 0.0), FIELD_WEIGHTS["alias"])
+    naming.update(token for text in (row["name"], *wordings) for token in identifiers(text))
     names = {row["key"], normalize(row["name"]), normalize(slug), *own_aliases, *wordings}
     return CapabilityEntry(
         slug=slug,
@@ -442,6 +455,7 @@ def _capability_entry(row: Mapping[str, Any], table_aliases: Iterable[str], word
         length=float(row["length"]),
         names=tuple(sorted(n for n in names if n)),
         fields=MappingProxyType(fields),
+        hinted=frozenset(fields) - naming,
         phrases=tuple(sorted(phrases.items())),
         pairs=frozenset(row.get("bigrams", ())),
         use_when=tuple(_use_when(row.get("useWhen", ()))),
@@ -1017,8 +1031,9 @@ def _lexical(index: MatchIndex, slots: Sequence[Slot]) -> tuple[dict[str, float]
                     tf = 1.0 if loose else entry.terms[t] + entry.fields.get(t, 0.0)
                     value += index.idf.get(t, 0.0) * tf * (K1 + 1) / (tf + norm)
                 named = slot.literal or (not loose and all(t in entry.fields for t in present))
+                hinted = named and not slot.literal and any(t in entry.hinted for t in present)
                 share = len(present) / len(words)
-                cover = slot.idf * share * factor * (1.0 if named else DESCRIPTION_ONLY)
+                cover = slot.idf * share * factor * (HINT_TERM if hinted else 1.0 if named else DESCRIPTION_ONLY)
                 if (cover, value) > (best_cover, best_score):
                     best_score, best_cover = value * factor / len(words), cover
             if not best_score:
@@ -1071,10 +1086,18 @@ def _contained(index: MatchIndex, corrected: Corrected, parts: frozenset[str] = 
 PATTERN_QUERY_CHARS = 1000  # the patterns see at most this much of a query (a request, not a document)
 PATTERN_TIMEOUT = 0.05  # seconds one search may take before it counts as no match
 PATTERN_BUDGET = 0.25  # seconds all the patterns of one request may take together; the rest count as no match
+# How a `useWhen` match counts by the share of the query it explains (`_pattern_coverage`; round five).
+PATTERN_BASE = 0.5
+PATTERN_FULL_SHARE = 0.75
 
 
 def _patterns(index: MatchIndex, query: str, n: str) -> dict[str, float]:
-    """The highest confidence of the `useWhen` rules matching the query (as typed, or normalized).
+    """The strongest `useWhen` evidence per capability: a matching rule's stated confidence times how much of
+    the query the match explains (`_pattern_coverage`), against the input as typed or normalized.
+
+    A rule states how sure it is when it fires, not how much of a long request it accounts for: 'hooks' inside
+    "package my skills and hooks so my team can install them" is one word of eleven, so it counts like a name
+    contained in the query does, by its share (round five, docs/benchmarks.md).
 
     Every search is bounded in time (`_search`), and all of them together by `PATTERN_BUDGET`: a pattern
     that backtracks catastrophically costs one request a fraction of a second, never the server minutes.
@@ -1082,26 +1105,53 @@ def _patterns(index: MatchIndex, query: str, n: str) -> dict[str, float]:
     texts = {unicodedata.normalize("NFKC", query[:PATTERN_QUERY_CHARS]).casefold(), n[:PATTERN_QUERY_CHARS]}
     rules = index.use_when_rules  # compiled on the first request, before its budget starts
     deadline = time.monotonic() + PATTERN_BUDGET
+    weights = _query_weights(index, terms(query))
     found: dict[str, float] = {}
     for slug, compiled in rules.items():
-        best = max(
-            (confidence for pattern, confidence in compiled if any(_search(pattern, text, deadline) for text in texts)),
-            default=0.0,
-        )
+        best = 0.0
+        for pattern, confidence in compiled:
+            for text in texts:
+                span = _search(pattern, text, deadline)
+                if span is not None:
+                    best = max(best, confidence * _pattern_coverage(weights, span, text))
         if best:
             found[slug] = best
     return found
 
 
-def _search(pattern: regex.Pattern[str], text: str, deadline: float) -> bool:
-    """Whether `pattern` occurs in `text`; a search that runs out of time (its own or the request's) is no match."""
+def _query_weights(index: MatchIndex, query: Sequence[str]) -> dict[str, float]:
+    """Each query term's idf (an unknown word as `_unknown_idf` weighs it), agent names left out: the mass a
+    matched span is measured against."""
+    unknown = _unknown_idf(index, query)
+    return {t: index.idf.get(t, unknown) for t in query if t not in index.agent_words}
+
+
+def _pattern_coverage(weights: Mapping[str, float], span: str, text: str) -> float:
+    """How much of the query a `useWhen` match explains, as a factor of the rule's confidence:
+    `PATTERN_BASE` plus the rest in proportion to the share it covers, full from `PATTERN_FULL_SHARE` on.
+
+    The share is the idf mass of the query's terms inside the match (as lexical evidence is weighed), or its
+    share of the characters when that is larger: a match on an identifier or a shortcut (`ctrl+i`) has no
+    terms of its own."""
+    total = sum(weights.values())
+    inside = set(terms(span))
+    by_terms = sum(w for t, w in weights.items() if t in inside) / total if total else 0.0
+    by_chars = len(span.strip()) / len(text.strip()) if text.strip() else 0.0
+    share = max(by_terms, by_chars)
+    return min(1.0, PATTERN_BASE + (1.0 - PATTERN_BASE) * share / PATTERN_FULL_SHARE)
+
+
+def _search(pattern: regex.Pattern[str], text: str, deadline: float) -> str | None:
+    """The text `pattern` matches in `text`, or None; a search that runs out of time (its own or the request's)
+    is no match."""
     left = min(PATTERN_TIMEOUT, deadline - time.monotonic())
     if left <= 0:
-        return False
+        return None
     try:
-        return pattern.search(text, timeout=left) is not None
+        found = pattern.search(text, timeout=left)
     except TimeoutError:
-        return False
+        return None
+    return None if found is None else found.group(0)
 
 
 def _similar_strings(index: MatchIndex, n: str) -> dict[str, float]:

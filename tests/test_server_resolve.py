@@ -287,12 +287,33 @@ FLAGS = [
 def test_use_when_patterns_are_strong_evidence_calibrated_by_their_confidence() -> None:
     index = make_index(FLAGS)
     assert [len(index.use_when_rules.get(slug, ())) for slug in index.capabilities] == [1, 0]  # compiled on use
-    resolution = resolve_capability(index, "flip a feature for beta users")
-    assert (resolution.status, resolution.value) == ("resolved", "feature-flags")
-    assert resolution.confidence >= 0.9
+    resolution = resolve_capability(index, "flip a feature")  # the rule explains the whole query: full confidence
+    assert resolution.ranked[0].value == "feature-flags"
+    assert resolution.ranked[0].confidence >= 0.9
     weaker = [dict(FLAGS[0], useWhen=[{"pattern": FLAGS[0]["useWhen"][0]["pattern"], "confidence": 0.5}]), FLAGS[1]]
-    scores, _ = score_capabilities(make_index(weaker), "flip a feature for beta users")
-    assert scores["feature-flags"] < resolution.confidence
+    scores, _ = score_capabilities(make_index(weaker), "flip a feature")
+    assert scores["feature-flags"] < resolution.ranked[0].confidence
+
+
+def test_a_use_when_match_counts_by_the_share_of_the_query_it_explains() -> None:
+    """A rule fires on a span; on a long sentence that span explains little of the request, and the rule's
+    confidence is scaled down with it (as a contained name is), so it cannot resolve the sentence alone."""
+    caps = [
+        {
+            "slug": "feature-flags",
+            "name": "Feature Flags",
+            "description": "Ship dark launches safely.",
+            "useWhen": [{"pattern": r"\bflip\b", "confidence": 0.9}],
+        },
+        {"slug": "billing", "name": "Billing", "description": "Invoices and payment methods."},
+    ]
+    index = make_index(caps)
+    alone = score_capabilities(index, "flip")[0]["feature-flags"]
+    sentence = "flip through last quarter's invoices and export every payment to a spreadsheet"
+    diluted = score_capabilities(index, sentence)[0]["feature-flags"]
+    assert alone >= 0.9
+    assert diluted < 0.6 < alone
+    assert resolve_capability(index, sentence).value != "feature-flags"
 
 
 def test_trigger_phrases_resolve_as_written() -> None:
@@ -410,3 +431,37 @@ def test_a_keyboard_shortcut_names_keys_not_words() -> None:
     # 'Cmd+I' is not the word 'cmd' (an abbreviation of 'command'): the shortcut is an identifier, not terms
     assert terms("Opens a chat (Ctrl+I / Cmd+I)") == ["open", "chat"]
     assert terms("C++ code") == ["c", "code"]
+
+
+HINTED = [
+    {
+        "slug": "feature-flags",
+        "name": "Feature Flags",
+        "description": "Ship dark launches safely.",
+        "aliases": ["kill switch"],
+    },
+    {"slug": "billing", "name": "Billing", "description": "Invoices, payment methods and spending limits."},
+]
+
+
+def test_an_exact_alias_still_resolves_at_once() -> None:
+    resolution = resolve_capability(make_index(HINTED), "Kill Switch")
+    assert (resolution.status, resolution.value, resolution.resolved_by, resolution.confidence) == (
+        "resolved",
+        "feature-flags",
+        "alias",
+        1.0,
+    )
+
+
+def test_a_word_only_an_alias_gives_explains_less_of_a_sentence_than_a_name_word(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """In coverage, a term that only a maintainer's hint gives a capability counts `HINT_TERM` of itself: an alias
+    word inside a sentence is not the capability's name."""
+    sentence = "a switch for the spending limits"
+    hinted = score_capabilities(make_index(HINTED), sentence)[0]["feature-flags"]
+    assert resolve_capability(make_index(HINTED), sentence).value != "feature-flags"
+    monkeypatch.setattr(resolve, "HINT_TERM", 1.0)
+    as_a_name = score_capabilities(make_index(HINTED), sentence)[0]["feature-flags"]
+    assert 0 < hinted < as_a_name
