@@ -58,30 +58,32 @@ DATA = ROOT / "benchmarks" / "resolution"
 OUTCOMES = ("right", "shown-first", "shown-later", "wrong")
 KINDS = ("exact", "partial", "typo", "agent-term", "identifier", "abbreviation", "descriptive", "other-agent", "none")
 HINT_FIELDS = ("aliases", "triggers", "useWhen")
+
+
+def _runs_of(prefix: str, stem: str) -> dict[str, tuple[Path, Path, bool]]:
+    """The three runs of one query set: (catalog folder, queries file, strip hints) for the bundled catalog with
+    and without its hints and for catalog2 (which has none)."""
+    return {
+        f"{prefix}bundled-hints": (ROOT / "agents", DATA / f"{stem}bundled_queries.json", False),
+        f"{prefix}bundled-ablated": (ROOT / "agents", DATA / f"{stem}bundled_queries.json", True),
+        f"{prefix}catalog2": (DATA / "catalog2" / "agents", DATA / f"{stem}catalog2_queries.json", True),
+    }
+
+
 RUNS = {
-    # name: (catalog folder, queries file, strip hints)
-    "bundled-hints": (ROOT / "agents", DATA / "bundled_queries.json", False),
-    "bundled-ablated": (ROOT / "agents", DATA / "bundled_queries.json", True),
-    "catalog2": (DATA / "catalog2" / "agents", DATA / "catalog2_queries.json", True),
+    # name: (catalog folder, queries file, strip hints); the first set is the tuning set, run by default.
+    **_runs_of("", ""),
     # Held out (benchmarks/resolution/README.md, "Held-out set"): written blind after round two of the resolver
     # began and never used to tune it; not run by default, so that nobody tunes against it by accident.
-    "holdout-bundled-hints": (ROOT / "agents", DATA / "holdout_bundled_queries.json", False),
-    "holdout-bundled-ablated": (ROOT / "agents", DATA / "holdout_bundled_queries.json", True),
-    "holdout-catalog2": (DATA / "catalog2" / "agents", DATA / "holdout_catalog2_queries.json", True),
+    **_runs_of("holdout-", "holdout_"),
     # Fresh (README, "Fresh set (third round)"): written blind while round three was being made, by a helper
     # who saw neither the resolver nor the other sets; round three never saw it. Not run by default either.
-    "fresh-bundled-hints": (ROOT / "agents", DATA / "fresh_bundled_queries.json", False),
-    "fresh-bundled-ablated": (ROOT / "agents", DATA / "fresh_bundled_queries.json", True),
-    "fresh-catalog2": (DATA / "catalog2" / "agents", DATA / "fresh_catalog2_queries.json", True),
+    **_runs_of("fresh-", "fresh_"),
     # Round four (README, "Round-four set"): written blind while round four was being made, by a helper who saw
     # neither the resolver nor any other set; round four never saw it. Not run by default.
-    "round4-bundled-hints": (ROOT / "agents", DATA / "round4_bundled_queries.json", False),
-    "round4-bundled-ablated": (ROOT / "agents", DATA / "round4_bundled_queries.json", True),
-    "round4-catalog2": (DATA / "catalog2" / "agents", DATA / "round4_catalog2_queries.json", True),
+    **_runs_of("round4-", "round4_"),
     # Round five (README, "Round-five set"): written blind while round five was being made; same rules.
-    "round5-bundled-hints": (ROOT / "agents", DATA / "round5_bundled_queries.json", False),
-    "round5-bundled-ablated": (ROOT / "agents", DATA / "round5_bundled_queries.json", True),
-    "round5-catalog2": (DATA / "catalog2" / "agents", DATA / "round5_catalog2_queries.json", True),
+    **_runs_of("round5-", "round5_"),
 }
 DEFAULT_RUNS = ("bundled-hints", "bundled-ablated", "catalog2")
 
