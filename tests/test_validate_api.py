@@ -123,22 +123,28 @@ def test_bundled_catalog_is_valid(monkeypatch: pytest.MonkeyPatch) -> None:
     assert validate_project(config).documents  # and the build gets documents from it
 
 
-def test_validate_does_not_import_heavy_packages(tmp_path: Path) -> None:
-    """mcp costs most of a second, tiktoken and jinja2 are build-only, rfc3987_syntax builds a grammar (~1.3 s)."""
-    project = copy_case("invalid/many-errors", tmp_path)
+def _validate_in_a_child(project: Path, args: list[str], label: str, watched: set[str]) -> str:
+    """Run `capidx validate ARGS` in a fresh interpreter in `project`; print LABEL, which of the `watched`
+    top-level packages it imported, and its exit code."""
     script = (
         "import sys\n"
         "from capidx.cli import cli\n"
         "try:\n"
-        "    cli(['validate'])\n"
+        f"    cli(['validate', *{args!r}])\n"
         "except SystemExit as exit:\n"
         "    code = exit.code\n"
-        "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'mcp', 'tiktoken', 'jinja2', 'rfc3987_syntax'})\n"
-        "print('HEAVY', heavy, code)\n"
+        f"loaded = sorted({{m.split('.')[0] for m in sys.modules}} & set({sorted(watched)!r}))\n"
+        f"print({label!r}, loaded, code)\n"
     )
-    output = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-c", script], cwd=project, capture_output=True, text=True, check=True, timeout=60
     ).stdout
+
+
+def test_validate_does_not_import_heavy_packages(tmp_path: Path) -> None:
+    """mcp costs most of a second, tiktoken and jinja2 are build-only, rfc3987_syntax builds a grammar (~1.3 s)."""
+    project = copy_case("invalid/many-errors", tmp_path)
+    output = _validate_in_a_child(project, [], "HEAVY", {"mcp", "tiktoken", "jinja2", "rfc3987_syntax"})
     assert "HEAVY [] 1" in output, output
 
 
@@ -146,19 +152,8 @@ def test_a_valid_catalog_is_validated_without_jsonschema_or_regex(tmp_path: Path
     """A valid document is proved valid by the fast check alone (formats included) and useWhen patterns are
     compiled by `re` alone: jsonschema (with `referencing`, ~0.1 s) is imported only to describe errors."""
     project = copy_case("valid/full", tmp_path)
-    script = (
-        "import sys\n"
-        "from capidx.cli import cli\n"
-        "try:\n"
-        "    cli(['validate', '-q', '--today', '2026-01-20'])\n"
-        "except SystemExit as exit:\n"
-        "    code = exit.code\n"
-        "loaded = sorted({m.split('.')[0] for m in sys.modules} & {'jsonschema', 'referencing', 'regex'})\n"
-        "print('LOADED', loaded, code)\n"
-    )
-    output = subprocess.run(
-        [sys.executable, "-c", script], cwd=project, capture_output=True, text=True, check=True, timeout=60
-    ).stdout
+    watched = {"jsonschema", "referencing", "regex"}
+    output = _validate_in_a_child(project, ["-q", "--today", "2026-01-20"], "LOADED", watched)
     assert "LOADED [] 0" in output, output
 
 
