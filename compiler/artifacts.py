@@ -108,10 +108,14 @@ class Measured:
 
     def manifest_entry(self, primary: str) -> tuple[dict[str, Any], str]:
         """The manifest entry (docs/build-directory.md, "manifest.json") and its canonical JSON."""
-        return self._row(primary).complete(self.tokens, primary)
+        return self.manifest_dict(primary), self.manifest_json(primary)
+
+    def manifest_dict(self, primary: str) -> dict[str, Any]:
+        """The manifest entry alone (the build keeps the entries; it writes their JSON one at a time)."""
+        return self._row(primary).entry(self.tokens, primary)
 
     def manifest_json(self, primary: str) -> str:
-        """The manifest entry's canonical JSON alone (the build writes it; it keeps the entries besides)."""
+        """The manifest entry's canonical JSON alone."""
         return self._row(primary).json(self.tokens, primary)
 
     def _row(self, primary: str) -> PendingRow:
@@ -123,7 +127,7 @@ class PendingRow:
     """An artifact's manifest entry and its JSON text, made before its token counts are known.
 
     A large build serializes tens of thousands of entries; the build makes each as the artifact is written,
-    and `complete` only adds the counts. The JSON is `canonical_json(entry)` to the byte (keys in sorted
+    and `json` / `entry` only add the counts. The JSON is `canonical_json(entry)` to the byte (keys in sorted
     order: bytes, description, kind, lines, mimeType, offset, params, path, sha256, title, tokens, uri,
     words; JSON escaping works character by character, so the description can be escaped in pieces).
     Until then a row keeps the JSON's pieces and the figures, not the entry as a dict too: at 20,000
@@ -151,10 +155,6 @@ class PendingRow:
             f'"title":{quote(artifact.title)},"tokens":'
         )
         self.tail = f',"uri":{quote(artifact.uri)},"words":{words}}}'
-
-    def complete(self, tokens: dict[str, int], primary: str) -> tuple[dict[str, Any], str]:
-        """The entry and its JSON."""
-        return self.entry(tokens, primary), self.json(tokens, primary)
 
     def json(self, tokens: dict[str, int], primary: str) -> str:
         """`canonical_json` of the entry, from the pieces."""

@@ -58,7 +58,7 @@ def manifest_document(
     they are written: the entries are kept as dicts (`BuildResult.manifest`), their texts are not."""
     primary = encodings[0]
     ordered = sorted(measured, key=lambda m: m.artifact.path)
-    entries = [item.manifest_entry(primary)[0] for item in ordered]
+    entries = [item.manifest_dict(primary) for item in ordered]
     texts = (item.manifest_json(primary) for item in ordered)
     return {
         "format": FORMAT,
