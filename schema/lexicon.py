@@ -23,6 +23,8 @@ from collections.abc import Mapping
 from functools import lru_cache
 from types import MappingProxyType
 
+from capidx.schema.text import KEY_CHORD_PATTERN, stem
+
 # abbreviation (as normalized: lower case, no punctuation) -> its usual expansions
 ABBREVIATIONS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
@@ -159,7 +161,9 @@ IDENTIFIER_PATTERN = re.compile(
     | (?<![\w.])\.?[A-Za-z0-9_][\w-]*(?:\.[A-Za-z0-9_][\w-]*)+   # CLAUDE.md, .mcp.json, a.b.c
     | (?<![\w.])\.[A-Za-z][\w-]+                         # .claude
     | \b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b                      # MY_API_KEY
-    | (?<![\w+])(?i:ctrl|cmd|alt|shift|meta|option|opt|super)(?:\+[A-Za-z0-9]+)+(?![\w+])   # Ctrl+I
+    | """
+    + KEY_CHORD_PATTERN  # Ctrl+I, Cmd+Shift+P
+    + """
     """,
     re.VERBOSE,
 )
@@ -231,8 +235,6 @@ def expansions(word: str) -> tuple[str, ...]:
 @lru_cache(maxsize=1)
 def _by_stem() -> Mapping[str, tuple[str, ...]]:
     """stem -> expansions, for the abbreviations whose light stem is not an entry itself ('prefs' -> 'pref')."""
-    from capidx.schema.text import stem  # the schema's own text module (no cycle: it imports nothing from here)
-
     found: dict[str, tuple[str, ...]] = {}
     for word, expanded in ABBREVIATIONS.items():
         key = stem(word)

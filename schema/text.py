@@ -83,9 +83,8 @@ def terms(text: str) -> list[str]:
 
 # A keyboard shortcut ('Ctrl+I', 'Cmd+Shift+P') names keys, not ideas: its words are not terms ('cmd' is not
 # 'command'); `capidx.schema.lexicon.identifiers` keeps the whole shortcut as a token of its own.
-KEY_CHORD = re.compile(
-    r"(?<![\w+])(?:ctrl|cmd|alt|shift|meta|option|opt|super)(?:\+[a-z0-9]+)+(?![\w+])", re.IGNORECASE
-)
+KEY_CHORD_PATTERN = r"(?<![\w+])(?i:ctrl|cmd|alt|shift|meta|option|opt|super)(?:\+[A-Za-z0-9]+)+(?![\w+])"
+KEY_CHORD = re.compile(KEY_CHORD_PATTERN)
 
 
 @lru_cache(maxsize=16384)
