@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from catalog_factory import snapshot
 
 from capidx.schema.text import normalize, slugify, terms
 
@@ -721,16 +722,9 @@ def made_once(tmp_path_factory: pytest.TempPathFactory, name: str, make: Callabl
             made = make(root)
             complete.write_text(made.relative_to(root).as_posix(), encoding="utf-8")
     made = root / complete.read_text(encoding="utf-8")
-    before = tree_digest(made)
+    before = snapshot(made)
     yield made
-    assert tree_digest(made) == before, f"a test changed the shared directory {made}: copy it before writing"
-
-
-def tree_digest(root: Path) -> str:
-    digest = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
-    return digest.hexdigest()
+    assert snapshot(made) == before, f"a test changed the shared directory {made}: copy it before writing"
 
 
 def _bundled(root: Path) -> Path:
