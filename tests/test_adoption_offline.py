@@ -40,7 +40,8 @@ def proxy(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, int]]]:
     server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), _Recorder)
     server.daemon_threads = True
     server.connections = []  # type: ignore[attr-defined]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() below waits for serve_forever's next poll (0.5 s by default)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{server.server_address[1]}"
     for name in PROXY_VARIABLES:

@@ -153,7 +153,8 @@ class PageServer:
         return Handler
 
     def start(self) -> None:
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        # shutdown() waits for serve_forever's next poll: 0.5 s by default, at the end of every test using the server
+        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
 
     def stop(self) -> None:
         self.stopping.set()
