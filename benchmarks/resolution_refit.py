@@ -25,7 +25,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import resolution_bench as bench
 import resolution_rules as rules
 
-FAMILIES = {"first": "", "holdout": "holdout-", "fresh": "fresh-", "round4": "round4-", "round5": "round5-"}
+FAMILIES = {
+    "first": "",
+    "holdout": "holdout-",
+    "fresh": "fresh-",
+    "round4": "round4-",
+    "round5": "round5-",
+    "round6": "round6-",
+}
 RUNS = ("bundled-ablated", "bundled-hints", "catalog2")
 
 

@@ -1,4 +1,4 @@
-"""Check the held-out, third-round, round-four and round-five blind query sets against their catalogs.
+"""Check the held-out, third-round, round-four, round-five and round-six blind query sets against their catalogs.
 
 Stdlib only. Run from anywhere: python benchmarks/resolution/check_queries.py
 (Written for the third-round set as check_fresh.py; the held-out set's own checker, written by its author,
@@ -28,6 +28,8 @@ SETS = [
     ("round4_catalog2_queries.json", os.path.join(HERE, "catalog2"), "s"),
     ("round5_bundled_queries.json", REPO, "t"),
     ("round5_catalog2_queries.json", os.path.join(HERE, "catalog2"), "u"),
+    ("round6_bundled_queries.json", REPO, "v"),
+    ("round6_catalog2_queries.json", os.path.join(HERE, "catalog2"), "w"),
 ]
 
 
