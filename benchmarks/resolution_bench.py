@@ -87,6 +87,9 @@ RUNS = {
     # Round six (README, "Round-six set"): written blind in session 8 by a helper who saw neither the resolver nor
     # any other set, after the resolver's last change; no round has used it. Not run by default.
     **_runs_of("round6-", "round6_"),
+    # Round seven (README, "Round-seven set"): written blind in session 8 and left unread, for the next resolver
+    # round to be checked on. Not run by default.
+    **_runs_of("round7-", "round7_"),
 }
 DEFAULT_RUNS = ("bundled-hints", "bundled-ablated", "catalog2")
 

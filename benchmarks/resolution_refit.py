@@ -32,6 +32,7 @@ FAMILIES = {
     "round4": "round4-",
     "round5": "round5-",
     "round6": "round6-",
+    "round7": "round7-",
 }
 RUNS = ("bundled-ablated", "bundled-hints", "catalog2")
 

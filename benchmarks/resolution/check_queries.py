@@ -1,4 +1,4 @@
-"""Check the held-out, third-round, round-four, round-five and round-six blind query sets against their catalogs.
+"""Check the held-out, third-round and round-four to round-seven blind query sets against their catalogs.
 
 Stdlib only. Run from anywhere: python benchmarks/resolution/check_queries.py
 (Written for the third-round set as check_fresh.py; the held-out set's own checker, written by its author,
@@ -30,6 +30,8 @@ SETS = [
     ("round5_catalog2_queries.json", os.path.join(HERE, "catalog2"), "u"),
     ("round6_bundled_queries.json", REPO, "v"),
     ("round6_catalog2_queries.json", os.path.join(HERE, "catalog2"), "w"),
+    ("round7_bundled_queries.json", REPO, "x"),
+    ("round7_catalog2_queries.json", os.path.join(HERE, "catalog2"), "y"),
 ]
 
 
