@@ -41,20 +41,29 @@ def count(rule: Rule, points: Iterable[Point]) -> tuple[int, int]:
     return right, len(chosen) - right
 
 
-def candidate_rules() -> list[Rule]:
-    cells = [(c, lead) for c in CONFIDENCES for lead in LEADS]
-    pairs = [(a, b) for a, b in itertools.combinations(cells, 2) if a[0] > b[0] and a[1] < b[1]]
-    return [(cell,) for cell in cells] + pairs
+def candidate_rules(most_cells: int = 2) -> list[Rule]:
+    """Rules of one to `most_cells` cells, each looser in confidence than the one before and asking a larger lead.
+
+    The cells are listed by falling confidence: `itertools.combinations` keeps that order, so a combination whose
+    confidences fall and leads rise is a rule whose cells are not redundant. (Listed by rising confidence, as
+    before session 8, no combination qualified and only one-cell rules were ever tried.)"""
+    cells = sorted(((c, lead) for c in CONFIDENCES for lead in LEADS), key=lambda cell: (-cell[0], cell[1]))
+    return [
+        combo
+        for size in range(1, most_cells + 1)
+        for combo in itertools.combinations(cells, size)
+        if all(a[0] > b[0] and a[1] < b[1] for a, b in itertools.pairwise(combo))
+    ]
 
 
-def fit(points: Sequence[Point]) -> Rule:
-    """The rule with the best "right - PENALTY x wrong" on these points (fewer cells, then stricter, on ties)."""
+def fit(points: Sequence[Point], penalty: float = PENALTY, most_cells: int = 2) -> Rule:
+    """The rule with the best "right - penalty x wrong" on these points (fewer cells, then stricter, on ties)."""
 
     def value(rule: Rule) -> tuple[float, int, Rule]:
         right, wrong = count(rule, points)
-        return (right - PENALTY * wrong, -len(rule), rule)
+        return (right - penalty * wrong, -len(rule), rule)
 
-    return max(candidate_rules(), key=value)
+    return max(candidate_rules(most_cells), key=value)
 
 
 def describe(rule: Rule) -> str:
