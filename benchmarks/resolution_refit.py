@@ -3,8 +3,9 @@
 `resolution_bench.py --cross-validate` fits the rule on one catalog and counts it on the other, within the first
 query set. This script does the same across query families: the rule ("confidence >= c and lead >= l", one to
 three such cells, any resolving) that maximizes "right - PENALTY x wrong" among the scored answers of the FIT
-families is counted on the CHECK families, which took no part in the choice; the server's `DECISION_RULE` is
-counted alongside. Every run (ablated, with hints, catalog2) of each family is used.
+families (`resolution_rules.fit`, up to three cells, as the server has) is counted on the CHECK families, which took
+no part in the choice; the server's `DECISION_RULE` is counted alongside. Every run (ablated, with hints, catalog2)
+of each family is used.
 
     python benchmarks/resolution_refit.py [--fit first holdout] [--check fresh round4 round5] [--penalty 5 10]
 
@@ -14,7 +15,6 @@ Figures: docs/benchmarks.md, "The decision rule refitted on more data".
 from __future__ import annotations
 
 import argparse
-import itertools
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -35,25 +35,6 @@ FAMILIES = {
     "round7": "round7-",
 }
 RUNS = ("bundled-ablated", "bundled-hints", "catalog2")
-
-
-def candidate_rules(most_cells: int = 3) -> list[rules.Rule]:
-    """Cells ordered by falling confidence and rising lead: a looser confidence must ask for a larger lead."""
-    cells = sorted(((c, lead) for c in rules.CONFIDENCES for lead in rules.LEADS), key=lambda cell: (-cell[0], cell[1]))
-    found: list[rules.Rule] = []
-    for size in range(1, most_cells + 1):
-        for combo in itertools.combinations(cells, size):
-            if all(a[0] > b[0] and a[1] < b[1] for a, b in itertools.pairwise(combo)):
-                found.append(combo)
-    return found
-
-
-def fit(points: Sequence[rules.Point], penalty: float) -> rules.Rule:
-    def value(rule: rules.Rule) -> tuple[float, int]:
-        right, wrong = rules.count(rule, points)
-        return right - penalty * wrong, -len(rule)
-
-    return max(candidate_rules(), key=value)
 
 
 def scored(families: Sequence[str], workdir: Path) -> list[rules.Point]:
@@ -78,7 +59,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         fit_points, check_points = scored(args.fit, Path(tmp) / "fit"), scored(args.check, Path(tmp) / "check")
     fit_names, check_names = " ".join(args.fit), " ".join(args.check)
     print(f"scored answers: fit ({fit_names}) {len(fit_points)}, check ({check_names}) {len(check_points)}")
-    rows = [("server", DECISION_RULE)] + [(f"fitted, penalty {p:g}", fit(fit_points, p)) for p in args.penalty]
+    fitted = [(f"fitted, penalty {p:g}", rules.fit(fit_points, p, most_cells=3)) for p in args.penalty]
+    rows = [("server", DECISION_RULE), *fitted]
     for label, rule in rows:
         (fit_right, fit_wrong), (check_right, check_wrong) = (
             rules.count(rule, fit_points),
