@@ -36,7 +36,7 @@ BROWSER_CANDIDATES = (
 def install_hint(candidates: tuple[str, ...]) -> str:
     return (
         f"no headless Chromium found at {', '.join(candidates)}; install one with "
-        "`apt-get install chromium-headless-shell` (Debian/Ubuntu) to run the browser tests"
+        "`apt-get install --no-install-recommends chromium-headless-shell` (Debian/Ubuntu) to run the browser tests"
     )
 
 
