@@ -106,9 +106,11 @@ async def test_a_non_loopback_bind_accepts_only_the_allowed_hosts(catalog_build:
             assert (await client.list_tools()).tools
 
 
-async def test_reload_reaches_a_2026_listener_over_http(tmp_path: Path) -> None:
+async def test_a_2026_listener_over_http_hears_a_reload_and_a_shutdown_ends_its_stream(tmp_path: Path) -> None:
+    """One server's life: a listen stream hears the build swapped in, then SIGTERM ends it gracefully (the loop
+    ends, no error) and the process exits promptly."""
     build = write_build(tmp_path / "build", generation="1")
-    with http_server(build) as (url, _port):
+    with serving(build) as (proc, url, _port):
         async with Client(url, mode="auto", cache=None) as client:
             assert client.protocol_version == "2026-07-28"
             async with client.listen(resources_list_changed=True) as subscription:
@@ -117,21 +119,13 @@ async def test_reload_reaches_a_2026_listener_over_http(tmp_path: Path) -> None:
                     async for event in subscription:
                         assert event == ResourcesListChanged()
                         break
-            assert "generation 2" in (await client.read_resource(PREFIX + "summary")).contents[0].text
+                assert "generation 2" in (await client.read_resource(PREFIX + "summary")).contents[0].text
 
-
-async def test_shutdown_ends_open_listen_streams_gracefully(tmp_path: Path) -> None:
-    build = write_build(tmp_path / "build")
-    with serving(build) as (proc, url, _port):
-        async with (
-            Client(url, mode="auto", cache=None) as client,
-            client.listen(resources_list_changed=True) as subscription,
-        ):
-            started = time.monotonic()
-            proc.send_signal(signal.SIGTERM)
-            with anyio.fail_after(10):
-                async for _event in subscription:
-                    pass  # a graceful close ends the loop
+                started = time.monotonic()
+                proc.send_signal(signal.SIGTERM)
+                with anyio.fail_after(10):
+                    async for _event in subscription:
+                        pass  # a graceful close ends the loop
         await anyio.to_thread.run_sync(proc.wait, 10)
         assert time.monotonic() - started < 5
 
