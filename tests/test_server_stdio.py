@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -30,38 +31,46 @@ def server(build: Path, *args: str, cwd: Path | None = None) -> StdioServerParam
     return StdioServerParameters(command=command, args=rest, cwd=cwd or build.parent)
 
 
-@pytest.mark.parametrize("revision", sorted(TRANSPORT_MODES))
-async def test_real_subprocess_serves_both_revisions(catalog_build: Path, revision: str) -> None:
-    async with Client(server(catalog_build, "--no-reload"), mode=TRANSPORT_MODES[revision], cache=None) as client:
-        assert client.protocol_version == revision
-        listed = (await client.list_resources()).resources
-        assert [r.uri for r in listed] == [PREFIX + "summary", PREFIX + "stats"]
-        summary = await client.read_resource(PREFIX + "summary")
-        assert summary.contents[0].text.encode("utf-8") == (catalog_build / "summary.md").read_bytes()
-        templates = (await client.list_resource_templates()).resource_templates
-        assert len(templates) == 3
-        result = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "mcp"})
-        expected = build_text(catalog_build, "tools/lookup/claude-code/mcp-servers.json")
-        assert result.content[0].text == expected
-        bad = await client.call_tool("lookup_capability", {"agent": 1})
-        assert bad.is_error
-        huge = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "x" * 1_000_000})
-        assert huge.is_error and "Arguments too large" in huge.content[0].text
-        with pytest.raises(MCPError) as caught:
-            await client.read_resource(PREFIX + "agents/../manifest")
-        assert caught.value.code == -32602
-        assert (await client.list_tools()).tools  # still up
+async def check_serving(client: Client, build: Path, revision: str) -> None:
+    """What a real subprocess serves a client of `revision` from `build` (a real build of the test catalog)."""
+    assert client.protocol_version == revision
+    listed = (await client.list_resources()).resources
+    assert [r.uri for r in listed] == [PREFIX + "summary", PREFIX + "stats"]
+    summary = await client.read_resource(PREFIX + "summary")
+    assert summary.contents[0].text.encode("utf-8") == (build / "summary.md").read_bytes()
+    templates = (await client.list_resource_templates()).resource_templates
+    assert len(templates) == 3
+    result = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "mcp"})
+    expected = build_text(build, "tools/lookup/claude-code/mcp-servers.json")
+    assert result.content[0].text == expected
+    bad = await client.call_tool("lookup_capability", {"agent": 1})
+    assert bad.is_error
+    huge = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "x" * 1_000_000})
+    assert huge.is_error and "Arguments too large" in huge.content[0].text
+    with pytest.raises(MCPError) as caught:
+        await client.read_resource(PREFIX + "agents/../manifest")
+    assert caught.value.code == -32602
+    assert (await client.list_tools()).tools  # still up
 
 
-async def test_reload_reaches_a_2025_client_of_a_real_subprocess(tmp_path: Path) -> None:
-    build = write_build(tmp_path / "build", generation="1")
+# One server process per revision, each checked first on what it serves, then on what a new build swapped in does
+# to it: with reload (the default) the client hears of it and reads the new build, with --no-reload nothing changes.
+# A copy of the shared real build, since the swap replaces it.
+
+
+async def test_a_2025_client_of_a_real_subprocess_is_served_and_hears_a_reload(
+    catalog_build: Path, tmp_path: Path
+) -> None:
+    build = shutil.copytree(catalog_build, tmp_path / "build")
     heard: list[object] = []
 
     async def on_message(message: object) -> None:
         heard.append(message)
 
-    async with Client(server(build), mode="legacy", cache=None, message_handler=on_message) as client:
-        assert "generation 1" in (await client.read_resource(PREFIX + "summary")).contents[0].text
+    async with Client(
+        server(build), mode=TRANSPORT_MODES["2025-11-25"], cache=None, message_handler=on_message
+    ) as client:
+        await check_serving(client, build, "2025-11-25")
         swap_in(write_build(tmp_path / ".capidx-build-2", generation="2"), build)
         with anyio.fail_after(15):
             while not any(isinstance(m, types.ResourceListChangedNotification) for m in heard):
@@ -69,12 +78,16 @@ async def test_reload_reaches_a_2025_client_of_a_real_subprocess(tmp_path: Path)
         assert "generation 2" in (await client.read_resource(PREFIX + "summary")).contents[0].text
 
 
-async def test_no_reload_keeps_serving_the_first_build(tmp_path: Path) -> None:
-    build = write_build(tmp_path / "build", generation="1")
-    async with Client(server(build, "--no-reload"), mode="auto", cache=None) as client:
+async def test_a_2026_client_of_a_real_subprocess_is_served_and_no_reload_keeps_the_first_build(
+    catalog_build: Path, tmp_path: Path
+) -> None:
+    build = shutil.copytree(catalog_build, tmp_path / "build")
+    first_summary = (build / "summary.md").read_text("utf-8")
+    async with Client(server(build, "--no-reload"), mode=TRANSPORT_MODES["2026-07-28"], cache=None) as client:
+        await check_serving(client, build, "2026-07-28")
         swap_in(write_build(tmp_path / ".capidx-build-2", generation="2"), build)
         await anyio.sleep(1.5)  # longer than the poll interval
-        assert "generation 1" in (await client.read_resource(PREFIX + "summary")).contents[0].text
+        assert (await client.read_resource(PREFIX + "summary")).contents[0].text == first_summary
 
 
 def test_sha_mismatch_refuses_to_start(tmp_path: Path) -> None:
