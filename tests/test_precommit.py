@@ -56,8 +56,8 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         "GIT_CONFIG_NOSYSTEM": "1",
         "NO_COLOR": "1",
         # Installing the hook's environment is most of this module's time. pip reads its negative options from
-        # the environment inverted: PIP_NO_COMPILE=1 means "compile" (what this said for two sessions, to no
-        # effect), "false" means --no-compile. Not compiling every dependency's bytecode: ~1.7 s of CPU less
+        # the environment inverted: PIP_NO_COMPILE=1 means "compile", pip's default (what this set before, meaning
+        # the opposite), "false" means --no-compile. Not compiling every dependency's bytecode: ~1.7 s of CPU less
         # (0.88x the module's CPU in three interleaved pairs); the hook imports few of them.
         "PIP_NO_COMPILE": "false",
         # pip builds capidx with the setuptools that virtualenv seeds into the hook's environment (named: from
