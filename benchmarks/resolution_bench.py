@@ -183,42 +183,53 @@ def resolved(answer: Answer) -> dict[str, Any] | None:
 
 
 def judge(query: Mapping[str, Any], agent: str, answer: Answer) -> str:
+    return classify(query, agent, resolved(answer), offered(answer))
+
+
+def classify(query: Mapping[str, Any], agent: str, facts: Mapping[str, Any] | None, shown: Sequence[str]) -> str:
+    """The outcome (OUTCOMES) of an answer that resolved to `facts` (agent, capability, available) or, with `facts`
+    None, offered the capability slugs `shown`, best first."""
     expect = query["expect"]
     wanted = slugify(expect["capability"]) if expect.get("capability") else None
-    facts = resolved(answer)
     if wanted is None:
         return "wrong" if facts else "right"
     if facts:
         ok = facts["agent"] == agent and facts["capability"] == wanted and facts["available"] == expect["available"]
         return "right" if ok else "wrong"
-    shown = offered(answer)
     if shown[:1] == [wanted]:
         return "shown-first"
     return "shown-later" if wanted in shown else "wrong"
 
 
-async def run_queries(build_dir: Path, queries: Sequence[Mapping[str, Any]], agents: Mapping[str, str]) -> list[Row]:
-    rows: list[Row] = []
+async def ask_all(
+    build_dir: Path, queries: Sequence[Mapping[str, Any]], agents: Mapping[str, str], transport: str = "stdio"
+) -> list[tuple[Mapping[str, Any], str, Answer]]:
+    """(query, the agent it expects, the server's answer) for each query: one `lookup_capability` call each, over
+    `transport` (prompt_bench.connect: "stdio" runs `capidx serve`, "memory" the same server in process)."""
+    asked = []
     with tempfile.TemporaryFile(mode="w+") as errlog:
         async with AsyncExitStack() as stack:
-            client = await connect(stack, build_dir, "stdio", errlog)
+            client = await connect(stack, build_dir, transport, errlog)
             for query in queries:
-                agent = expected_agent(query["agent"], agents)
                 arguments = {"agent": query["agent"], "capability": query["query"]}
                 answer = Answer.of(await client.call_tool("lookup_capability", arguments))
-                outcome = judge(query, agent, answer)
-                rows.append(
-                    Row(
-                        query["id"],
-                        query["kind"],
-                        query["agent"],
-                        query["query"],
-                        query["expect"].get("capability"),
-                        outcome,
-                        answer.summary(),
-                    )
-                )
-    return rows
+                asked.append((query, expected_agent(query["agent"], agents), answer))
+    return asked
+
+
+async def run_queries(build_dir: Path, queries: Sequence[Mapping[str, Any]], agents: Mapping[str, str]) -> list[Row]:
+    return [
+        Row(
+            query["id"],
+            query["kind"],
+            query["agent"],
+            query["query"],
+            query["expect"].get("capability"),
+            judge(query, agent, answer),
+            answer.summary(),
+        )
+        for query, agent, answer in await ask_all(build_dir, queries, agents)
+    ]
 
 
 def prepare(name: str, workdir: Path) -> tuple[Path, Path, list[dict[str, Any]]]:

@@ -14,7 +14,7 @@ torch (CPU) and the embedding package (about 1.5 GB), for example
 
 Lexical answers come from the real server in process (the bench's `memory` transport: same tool code as
 stdio, no subprocess) and are cached in --cache (default: a folder in the temporary directory).
-Results and the conclusion: docs/benchmarks.md, "A semantic signal (issue 12, item 5)".
+Results and the conclusion: docs/benchmarks.md, "Semantic signal, measured (session 8, 2026-11-27)".
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
-from contextlib import AsyncExitStack
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -52,34 +51,22 @@ def lexical_rows(repo: Path, run: str) -> list[dict]:
     if cache.is_file():
         return json.loads(cache.read_text())
     sys.path.insert(0, str(repo / "benchmarks"))
-    import prompt_bench as pb
     import resolution_bench as rb
-
-    async def go(build_dir, queries, table):
-        rows = []
-        with tempfile.TemporaryFile(mode="w+") as errlog:
-            async with AsyncExitStack() as stack:
-                client = await pb.connect(stack, build_dir, "memory", errlog)
-                for q in queries:
-                    agent = rb.expected_agent(q["agent"], table)
-                    ans = pb.Answer.of(
-                        await client.call_tool("lookup_capability", {"agent": q["agent"], "capability": q["query"]})
-                    )
-                    rows.append(
-                        {
-                            **q,
-                            "agent_id": agent,
-                            "outcome": rb.judge(q, agent, ans),
-                            "resolved": rb.resolved(ans),
-                            "offered": rb.offered(ans),
-                            "summary": ans.summary(),
-                        }
-                    )
-        return rows
 
     with tempfile.TemporaryDirectory(prefix="semprobe-") as tmp:
         catalog, build_dir, queries = rb.prepare(run, Path(tmp))
-        rows = asyncio.run(go(build_dir, queries, rb.agent_ids(catalog)))
+        asked = asyncio.run(rb.ask_all(build_dir, queries, rb.agent_ids(catalog), transport="memory"))
+    rows = [
+        {
+            **query,
+            "agent_id": agent,
+            "outcome": rb.judge(query, agent, answer),
+            "resolved": rb.resolved(answer),
+            "offered": rb.offered(answer),
+            "summary": answer.summary(),
+        }
+        for query, agent, answer in asked
+    ]
     CACHE.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps(rows))
     return rows
@@ -197,16 +184,15 @@ def semantic_rank(cat: dict, agent: str, query: str) -> list[tuple[str, float]]:
 # --- scoring -----------------------------------------------------------------------------------------------
 
 
-def outcome(q: dict, resolved: tuple[str, object] | None, offered: list[str]) -> str:
-    """The project's classes: right / shown-first / shown-later / wrong."""
-    wanted = slugify(q["expect"]["capability"]) if q["expect"].get("capability") else None
-    if wanted is None:
-        return "wrong" if resolved else "right"
-    if resolved:
-        return "right" if resolved == (wanted, q["expect"]["available"]) else "wrong"
-    if offered[:1] == [wanted]:
-        return "shown-first"
-    return "shown-later" if wanted in offered else "wrong"
+def outcome(row: dict, resolved: tuple[str, object] | None, offered: list[str]) -> str:
+    """The bench's judgement (right / shown-first / shown-later / wrong) of an answer for the row's agent that
+    resolved to (slug, available), or offered these slugs."""
+    from resolution_bench import classify
+
+    facts = None
+    if resolved is not None:
+        facts = {"agent": row["agent_id"], "capability": resolved[0], "available": resolved[1]}
+    return classify(row, row["agent_id"], facts, offered)
 
 
 def hybrid(
