@@ -625,6 +625,15 @@ def capidx_command(*args: str) -> list[str]:
     return [sys.executable, "-c", "from capidx.cli import main; main()", *args]
 
 
+@contextmanager
+def serving_http(build: Path, *args: str) -> Iterator[tuple[subprocess.Popen[bytes], str, int]]:
+    """Start `capidx serve --transport http --port 0`; yield (process, url, port) once it listens; stop it after."""
+    log = build.parent / f"http-{time.monotonic_ns()}.log"
+    command = capidx_command("serve", "--build", str(build), "--transport", "http", "--port", "0", *args)
+    with running(command, log, r"listening on (http://\S+:(\d+)/mcp)", cwd=build.parent) as (proc, found):
+        yield proc, found.group(1), int(found.group(2))
+
+
 def run_capidx(
     *args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None, stdin: int | None = None
 ) -> subprocess.CompletedProcess[str]:

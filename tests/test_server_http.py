@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,9 +21,8 @@ from server_support import (
     INITIALIZE,
     PREFIX,
     TRANSPORT_MODES,
-    capidx_command,
     run_serve,
-    running,
+    serving_http,
     swap_in,
     write_build,
 )
@@ -33,18 +31,9 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 @contextmanager
-def serving(build: Path, *args: str) -> Iterator[tuple[subprocess.Popen[bytes], str, int]]:
-    """Start `capidx serve --transport http --port 0`; yield (process, url, port) once it listens; stop it after."""
-    log = build.parent / f"http-{time.monotonic_ns()}.log"
-    command = capidx_command("serve", "--build", str(build), "--transport", "http", "--port", "0", *args)
-    with running(command, log, r"listening on (http://\S+:(\d+)/mcp)", cwd=build.parent) as (proc, found):
-        yield proc, found.group(1), int(found.group(2))
-
-
-@contextmanager
 def http_server(build: Path, *args: str) -> Iterator[tuple[str, int]]:
-    """`serving`, yielding (url, port)."""
-    with serving(build, *args) as (_proc, url, port):
+    """`serving_http`, yielding (url, port)."""
+    with serving_http(build, *args) as (_proc, url, port):
         yield url, port
 
 
@@ -110,7 +99,7 @@ async def test_a_2026_listener_over_http_hears_a_reload_and_a_shutdown_ends_its_
     """One server's life: a listen stream hears the build swapped in, then SIGTERM ends it gracefully (the loop
     ends, no error) and the process exits promptly."""
     build = write_build(tmp_path / "build", generation="1")
-    with serving(build) as (proc, url, _port):
+    with serving_http(build) as (proc, url, _port):
         async with Client(url, mode="auto", cache=None) as client:
             assert client.protocol_version == "2026-07-28"
             async with client.listen(resources_list_changed=True) as subscription:

@@ -11,17 +11,15 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from manifest_factory import build_text
-from server_support import PREFIX, capidx_command, running
+from server_support import PREFIX, capidx_command, serving_http
 
 pytestmark = [pytest.mark.slow, pytest.mark.long_setup]
 INSPECTOR_CLI = "@modelcontextprotocol/inspector-cli@0.15.0"
-SERVE = [sys.executable, "-c", "from capidx.cli import main; main()", "serve"]
 
 
 @pytest.fixture(scope="module")
@@ -43,10 +41,8 @@ def inspector(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
 @pytest.fixture(scope="module")
 def http_url(catalog_build: Path) -> Iterator[str]:
     """One `capidx serve --transport http` for the calls over HTTP (each Inspector call is one node process)."""
-    command = capidx_command("serve", "--build", str(catalog_build), "--transport", "http", "--port", "0")
-    log = catalog_build.parent / "inspector-http.log"
-    with running([*command, "--no-reload"], log, r"listening on (http://\S+/mcp)", cwd=catalog_build.parent) as found:
-        yield found[1].group(1)
+    with serving_http(catalog_build, "--no-reload") as (_proc, url, _port):
+        yield url
 
 
 def inspect(inspector: list[str], target: list[str], cwd: Path, *method: str) -> subprocess.CompletedProcess[str]:
@@ -69,7 +65,7 @@ def output(result: subprocess.CompletedProcess[str]) -> dict:
 
 
 def test_inspector_lists_resources_over_stdio(inspector: list[str], catalog_build: Path) -> None:
-    target = [*SERVE, "--build", str(catalog_build), "--no-reload"]
+    target = capidx_command("serve", "--build", str(catalog_build), "--no-reload")
     resources = output(inspect(inspector, target, catalog_build.parent, "--method", "resources/list"))["resources"]
     assert [r["uri"] for r in resources] == [PREFIX + "summary", PREFIX + "stats"]
     assert resources[0]["size"] == (catalog_build / "summary.md").stat().st_size
