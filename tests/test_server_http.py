@@ -6,7 +6,6 @@ import json
 import signal
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
@@ -30,17 +29,10 @@ from server_support import (
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
-@contextmanager
-def http_server(build: Path, *args: str) -> Iterator[tuple[str, int]]:
-    """`serving_http`, yielding (url, port)."""
-    with serving_http(build, *args) as (_proc, url, port):
-        yield url, port
-
-
 @pytest.fixture(scope="module")
 def served(catalog_build: Path) -> Iterator[tuple[str, int]]:
-    with http_server(catalog_build, "--expose", "summary,stats,full") as address:
-        yield address
+    with serving_http(catalog_build, "--expose", "summary,stats,full") as (_proc, url, port):
+        yield url, port
 
 
 @pytest.mark.parametrize("revision", sorted(TRANSPORT_MODES))
@@ -83,7 +75,7 @@ async def test_stateless_needs_no_session_affinity(served: tuple[str, int]) -> N
 
 
 async def test_a_non_loopback_bind_accepts_only_the_allowed_hosts(catalog_build: Path) -> None:
-    with http_server(catalog_build, "--host", "0.0.0.0", "--allowed-host", "capidx.test:*") as (_url, port):
+    with serving_http(catalog_build, "--host", "0.0.0.0", "--allowed-host", "capidx.test:*") as (_proc, _url, port):
         local = f"http://127.0.0.1:{port}/mcp"
         assert httpx2.post(local, json=INITIALIZE, headers=HEADERS, timeout=10).status_code == 421
         allowed = {**HEADERS, "Host": f"capidx.test:{port}"}
