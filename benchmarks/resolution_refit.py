@@ -9,7 +9,7 @@ of each family is used.
 
     python benchmarks/resolution_refit.py [--fit first holdout] [--check fresh blind-2026-11-25-a ...] [--penalty 5 10]
 
-Figures: docs/benchmarks.md, "The decision rule refitted on more data".
+Figures: docs/benchmarks.md, "Lookup quality and latency".
 """
 
 from __future__ import annotations

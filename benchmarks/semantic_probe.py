@@ -14,7 +14,7 @@ torch (CPU) and the embedding package (about 1.5 GB), for example
 
 Lexical answers come from the real server in process (the bench's `memory` transport: same tool code as
 stdio, no subprocess) and are cached in --cache (default: a folder in the temporary directory).
-Results and the conclusion: docs/benchmarks.md, "Lookup quality".
+Results and the conclusion: docs/benchmarks.md, "Lookup quality and latency".
 """
 
 from __future__ import annotations

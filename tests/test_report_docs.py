@@ -275,7 +275,7 @@ def _visible_commands(group: click.Group, prefix: str = "capidx") -> list[tuple[
 
 @pytest.mark.parametrize(("name", "command"), _visible_commands(cli), ids=lambda value: str(value))
 def test_cli_md_documents_every_command_and_option(name: str, command: click.Command) -> None:
-    """The reference moved out of README must not lose anything: every visible command has a section, and
+    """The command reference documents the whole CLI: every visible command has a section, and
     every visible option is named (all its long forms, or its short form)."""
     text = (DOCS / "cli.md").read_text(encoding="utf-8")
     assert f"## `{name}" in text
