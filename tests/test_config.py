@@ -101,7 +101,7 @@ def test_empty_file_means_defaults(tmp_path: Path) -> None:
         (
             "staleness:\n  warn_days: '30'\nencodings: cl100k_base\n",
             [
-                "capidx.yaml:2:14: $.staleness.warn_days: expected integer, received string",
+                "capidx.yaml:2:14: $.staleness.warn_days: expected integer, received string (write 30, without quotes)",
                 "capidx.yaml:3:12: $.encodings: expected array, received string",
             ],
         ),
