@@ -2,8 +2,9 @@
 
 Everything downstream (derive, render, stats, the match index) reads this model and never the raw
 JSON, so the field names of the data format are translated in exactly one place. Fields the model
-does not know (the schema allows extra keys) are kept as flattened `extra` pairs so that full.md can
-still show them: full.md is lossless (docs/build-directory.md, "Losslessness").
+does not know (extension keys `x-…`, or keys a schema given by --schema allows) are kept as flattened
+`extra` pairs so that full.md can still show them: full.md is lossless (docs/build-directory.md,
+"Losslessness").
 """
 
 from __future__ import annotations
