@@ -21,6 +21,7 @@ from capidx.compiler.validate.load import SourceFile
 EXTENSION_PREFIX = "x-"
 CODE = "unknown-key-typo"
 _MAX_KEY_CHARS = 200  # longer keys are not compared: bounded work on hostile input
+_SHOWN_CHARS = 60  # of an unknown key, in its message
 _MAX_DEPTH = 64  # document levels followed
 _MAX_SUBSCHEMAS = 1000  # subschemas applying to one value (a hostile schema could name thousands)
 _COMBINATORS = ("allOf", "anyOf", "oneOf", "then", "else")
@@ -39,6 +40,12 @@ def suggest(key: str, known: Iterable[str], *, loose: bool = True) -> str | None
             return found
     close = difflib.get_close_matches(key, known, n=1, cutoff=0.6) if loose else []
     return close[0] if close else None
+
+
+def unknown_key(key: str, meant: str | None) -> str:
+    """The message for an unknown key (cut short when long: the key is the data's, any length)."""
+    shown = key if len(key) <= _SHOWN_CHARS else key[: _SHOWN_CHARS - 1] + "…"
+    return f"'{shown}' is not a known key" + (f": did you mean '{meant}'?" if meant else "")
 
 
 def one_edit(a: str, b: str) -> bool:
@@ -65,14 +72,13 @@ def near_misses(source: SourceFile, schema: dict[str, Any], also: Sequence[dict[
         shape = _Shape.of(places)
         if shape.closed or not shape.known:
             continue
-        for key in value:
-            if key in shape.known or key.startswith(EXTENSION_PREFIX) or shape.matches_pattern(key):
+        for key in (key for key in value if isinstance(key, str) and key not in shape.known):
+            if key.startswith(EXTENSION_PREFIX) or shape.matches_pattern(key):
                 continue
             meant = suggest(key, shape.known, loose=False)
             if meant is not None and not (meant in shape.required and meant not in value):
-                message = f"'{key}' is not a known key: did you mean '{meant}'?"
-                hint = "the schema lets it through unread; an extension key starts with 'x-'"
-                found.append(source.diagnostic((*parts, key), "warning", message, hint, CODE, key=True))
+                hint = "the schema lets it through; an extension key starts with 'x-'"
+                found.append(source.diagnostic((*parts, key), "warning", unknown_key(key, meant), hint, CODE, key=True))
     return found
 
 

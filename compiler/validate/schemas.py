@@ -20,7 +20,7 @@ from typing import Any
 
 from capidx.compiler.diagnostics import Diagnostic
 from capidx.compiler.validate.fastschema import compile_check
-from capidx.compiler.validate.keys import suggest
+from capidx.compiler.validate.keys import suggest, unknown_key
 from capidx.compiler.validate.load import SourceFile, load_file
 
 CAPABILITY_SCHEMA = "capability-schema.json"
@@ -240,7 +240,7 @@ def _unknown_keys(error: Any, parts: tuple[Any, ...], source: SourceFile, code: 
     problems = []
     for key in extra:
         meant = suggest(key, known)
-        message = f"{_short(key)} is not a known key" + (f": did you mean '{meant}'?" if meant else "")
+        message = unknown_key(key, meant)
         if meant in missing:
             hint: str | None = f"'{meant}' is required"
         elif meant is None:
@@ -259,14 +259,15 @@ def _missing_keys(error: Any, parts: tuple[Any, ...], source: SourceFile, code: 
     When the schema also rejects that key as unknown, its unknown-key error already says "did you mean"
     and that the key is required: one error for one typo.
     """
-    strangers = [key for key in error.instance if key not in error.schema.get("properties", {})]
+    known = list(error.schema.get("properties", {}))
+    strangers = [key for key in error.instance if key not in known]
     closed = error.schema.get("additionalProperties") is False
     problems = []
     for key in (name for name in error.validator_value if name not in error.instance):
         typo = next((stranger for stranger in strangers if suggest(stranger, [key]) == key), None)
         if typo is None:
             problems.append(source.diagnostic(parts, "error", f"missing required key '{key}'", None, code))
-        elif not (closed and not _named(error.schema, typo)):
+        elif not (closed and not _named(error.schema, typo) and suggest(typo, known) == key):
             hint = f"{_short(typo)} is present: did you mean '{key}'?"
             problems.append(
                 source.diagnostic((*parts, typo), "error", f"missing required key '{key}'", hint, code, key=True)
