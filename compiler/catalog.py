@@ -30,8 +30,9 @@ _CAPABILITY_KEYS = frozenset(
     requirements status deprecatedDate supersededBy sources implementationNotes aliases triggers useWhen""".split()
 )
 _AGENT_KEYS = frozenset("name vendor version lastUpdated".split())
-# Top-level keys of a capability document; `$schema` is build-only (it names the schema, not the agent).
-_DOCUMENT_KEYS = frozenset("$schema agent capabilities integrations models documentation".split())
+# Top-level keys of a capability document; `$schema` and `$comment` are build-only (they name the schema
+# and note things for the file's editors, not the agent: docs/build-directory.md, "Losslessness").
+_DOCUMENT_KEYS = frozenset("$schema $comment agent capabilities integrations models documentation".split())
 _INTEGRATION_KEYS = frozenset("platform supported features".split())
 _MODEL_KEYS = frozenset("name provider available tier".split())
 

@@ -67,6 +67,15 @@ def test_a_misspelled_optional_key_stops_the_build_instead_of_dropping_its_value
     assert snapshot(project / "build") == before
 
 
+def test_a_documents_comment_is_accepted_and_build_only(project: Path) -> None:
+    docs = documents()
+    docs["claude-code"]["$comment"] = "Editors: keep capabilities in category order"
+    write_catalog(project, docs)
+    result = _build(project, "-q")
+    assert result.exit_code == 0, result.output
+    assert "keep capabilities in category order" not in (project / "build" / "full.md").read_text("utf-8")
+
+
 def test_a_template_typo_fails_naming_file_and_line(project: Path) -> None:
     before = snapshot(project / "build")
     templates = project / "templates"
