@@ -13,6 +13,7 @@ or written.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -30,6 +31,7 @@ from capidx.compiler.diagnostics import ExitCode, exit_code_for
 from capidx.compiler.emit import digest as digests
 from capidx.compiler.emit.budgets import BudgetResult, check_budgets
 from capidx.compiler.emit.manifest import (
+    file_sizes,
     is_intact,
     known_token_counts,
     manifest_document,
@@ -50,7 +52,7 @@ from capidx.compiler.emit.packs import pack_path
 from capidx.compiler.emit.table import kind_table
 from capidx.compiler.emit.tokens import TokenCounter, check_names, reported_names
 from capidx.compiler.emit.write import TreeWriter
-from capidx.compiler.errors import CapidxError, InvalidError
+from capidx.compiler.errors import CapidxError, UsageError
 from capidx.compiler.validate.load import read_limited
 from capidx.schema.builddir import MANIFEST, MATCH_INDEX
 
@@ -64,8 +66,9 @@ class ValidationFailed(CapidxError):
     be read at all, as `capidx validate` exits."""
 
 
-class WriteFailed(InvalidError):
-    """The build could not be written (a full disk, a folder that is not writable): exit 1, `out` unchanged."""
+class WriteFailed(UsageError):
+    """The build could not be written (a full disk, a folder that is not writable): exit 2 (an I/O
+    failure, as an input that cannot be read), `out` unchanged."""
 
 
 @dataclass
@@ -182,16 +185,12 @@ def _build(
     try:
         writer = TreeWriter(out, before_swap=lambda: recheck(out, replaceable))
     except OSError as exc:
-        raise WriteFailed(f"cannot write a build next to {out}: {exc} ({_WRITABLE})") from None
+        raise WriteFailed(_write_failure(out, exc, 0, previous, None, f"cannot write a build next to {out}")) from None
     try:
         # A TemplateFailure, EncodingUnavailable or SettingsError propagates as it is (a CapidxError).
-        try:
-            measured = _render_and_measure(
-                config, catalog, env, encodings, previous, progress, counter, writer, input_digest=digest
-            )
-        except OSError as exc:
-            raise WriteFailed(f"writing {out} failed: {exc} ({_WRITABLE})") from None
-
+        measured = _render_and_measure(
+            config, catalog, env, encodings, previous, progress, counter, writer, input_digest=digest
+        )
         budgets = check_budgets(config.budgets, measured, encodings[0])
         manifest, rows = manifest_document(
             version=__version__,
@@ -203,11 +202,11 @@ def _build(
             budgets=budgets,
         )
         # An OutputError (something appeared in `out` while the build ran) propagates: `out` stays as it is.
-        try:
-            writer.add(MANIFEST, serialized(manifest, rows))
-            writer.finish()
-        except OSError as exc:
-            raise WriteFailed(f"writing {out} failed: {exc} ({_WRITABLE})") from None
+        writer.add(MANIFEST, serialized(manifest, rows))
+        writer.finish()
+    except OSError as exc:  # removed first, so that the message can say whether anything stayed
+        left = writer.abort()
+        raise WriteFailed(_write_failure(out, exc, writer.written, previous, left, f"writing {out} failed")) from None
     finally:
         writer.abort()  # a failed build leaves nothing behind (nothing to do after `finish`)
     return BuildResult(
@@ -219,6 +218,30 @@ def _build(
         encoders_loaded=counter.loaded,
         files=writer.files,
     )
+
+
+def _write_failure(
+    out: Path, exc: OSError, written: int, previous: dict[str, Any] | None, left: Path | None, what: str
+) -> str:
+    """One line: what failed and where; for a full disk, how much the build had written and how large the
+    previous one is (about what the new one needs); a temporary folder that could not be removed."""
+    if exc.errno in _FULL:
+        size = sum((file_sizes((previous or {}).get("artifacts", ())) or {}).values())
+        needed = f"the new build needs more than {_size(written)}"
+        needed += f"; the previous build is {_size(size)}" if size else ""
+        message = f"{out}: no space left on device in {out.parent} ({needed}); free space there and build again"
+    else:
+        message = f"{what}: {exc} ({_WRITABLE})"
+    if left is not None:
+        message += f"; {left} could not be removed entirely (the next build removes it)"
+    return message
+
+
+_FULL = frozenset(code for code in (errno.ENOSPC, getattr(errno, "EDQUOT", None)) if code is not None)
+
+
+def _size(size: int) -> str:
+    return f"{size / 2**20:,.1f} MiB" if size >= 2**20 else f"{-(-size // 1024):,} KiB"
 
 
 def _validate(config: Config, strict: bool, err: TextIO, verbosity: int = 0) -> Any:
