@@ -104,8 +104,8 @@ def check_alias_targets(source: SourceFile, capability_names: Iterable[str]) -> 
 
 
 def check_alias_text(source: SourceFile) -> list[Diagnostic]:
-    """The alias table's phrases and targets are single-line text (`textrules`)."""
-    return textrules.check_alias_text(source)
+    """The alias table's phrases and targets are single-line text (`textrules`) that instructs no one."""
+    return textrules.check_alias_text(source) + instructions.check_document(source)
 
 
 def check_across_agents(sources: Sequence[SourceFile]) -> list[Diagnostic]:
