@@ -13,7 +13,6 @@ or written.
 from __future__ import annotations
 
 import dataclasses
-import errno
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -31,7 +30,6 @@ from capidx.compiler.diagnostics import ExitCode, exit_code_for
 from capidx.compiler.emit import digest as digests
 from capidx.compiler.emit.budgets import BudgetResult, check_budgets
 from capidx.compiler.emit.manifest import (
-    file_sizes,
     is_intact,
     known_token_counts,
     manifest_document,
@@ -52,11 +50,11 @@ from capidx.compiler.emit.packs import pack_path
 from capidx.compiler.emit.table import kind_table
 from capidx.compiler.emit.tokens import TokenCounter, check_names, reported_names
 from capidx.compiler.emit.write import TreeWriter
+from capidx.compiler.emit.writefail import write_failure
 from capidx.compiler.errors import CapidxError, UsageError
 from capidx.compiler.validate.load import read_limited
 from capidx.schema.builddir import MANIFEST, MATCH_INDEX
 
-_WRITABLE = "check that the output's folder is writable and has free space"
 # Above this many artifacts a TTY gets progress bars (small catalogs build faster than a bar draws).
 PROGRESS_THRESHOLD = 5_000
 
@@ -185,7 +183,7 @@ def _build(
     try:
         writer = TreeWriter(out, before_swap=lambda: recheck(out, replaceable))
     except OSError as exc:
-        raise WriteFailed(_write_failure(out, exc, 0, previous, None, f"cannot write a build next to {out}")) from None
+        raise WriteFailed(write_failure(out, exc, 0, previous, None, f"cannot write a build next to {out}")) from None
     try:
         # A TemplateFailure, EncodingUnavailable or SettingsError propagates as it is (a CapidxError).
         measured = _render_and_measure(
@@ -206,7 +204,7 @@ def _build(
         writer.finish()
     except OSError as exc:  # removed first, so that the message can say whether anything stayed
         left = writer.abort()
-        raise WriteFailed(_write_failure(out, exc, writer.written, previous, left, f"writing {out} failed")) from None
+        raise WriteFailed(write_failure(out, exc, writer.written, previous, left, f"writing {out} failed")) from None
     finally:
         writer.abort()  # a failed build leaves nothing behind (nothing to do after `finish`)
     return BuildResult(
@@ -218,30 +216,6 @@ def _build(
         encoders_loaded=counter.loaded,
         files=writer.files,
     )
-
-
-def _write_failure(
-    out: Path, exc: OSError, written: int, previous: dict[str, Any] | None, left: Path | None, what: str
-) -> str:
-    """One line: what failed and where; for a full disk, how much the build had written and how large the
-    previous one is (about what the new one needs); a temporary folder that could not be removed."""
-    if exc.errno in _FULL:
-        size = sum((file_sizes((previous or {}).get("artifacts", ())) or {}).values())
-        needed = f"the new build needs more than {_size(written)}"
-        needed += f"; the previous build is {_size(size)}" if size else ""
-        message = f"{out}: no space left on device in {out.parent} ({needed}); free space there and build again"
-    else:
-        message = f"{what}: {exc} ({_WRITABLE})"
-    if left is not None:
-        message += f"; {left} could not be removed entirely (the next build removes it)"
-    return message
-
-
-_FULL = frozenset(code for code in (errno.ENOSPC, getattr(errno, "EDQUOT", None)) if code is not None)
-
-
-def _size(size: int) -> str:
-    return f"{size / 2**20:,.1f} MiB" if size >= 2**20 else f"{-(-size // 1024):,} KiB"
 
 
 def _validate(config: Config, strict: bool, err: TextIO, verbosity: int = 0) -> Any:
