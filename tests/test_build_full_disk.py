@@ -25,6 +25,7 @@ from catalog_factory import documents, run_cli, snapshot, write_catalog
 from capidx.compiler.emit.write import MARKER, NEW_PREFIX, OLD_PREFIX, TEMP_PREFIX
 
 LEFTOVER_PREFIXES = (TEMP_PREFIX, OLD_PREFIX, NEW_PREFIX)
+REPO = Path(__file__).resolve().parent.parent
 SLACK = 16 * 1024  # free bytes left on the disk: far less than a build of the test catalog (~290 KB)
 
 
@@ -41,8 +42,9 @@ def _tmpfs(where: Path) -> Iterator[Path]:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode(errors='replace').strip()}")
     try:
         yield where
-    finally:
-        subprocess.run([umount, str(where)], check=True)
+    finally:  # lazily when a file is still open there (a failing build may leave one): never a mount behind
+        if subprocess.run([umount, str(where)], capture_output=True).returncode != 0:
+            subprocess.run([umount, "-l", str(where)], check=True)
 
 
 @dataclass
@@ -179,3 +181,19 @@ def test_a_removal_that_fails_half_way_keeps_the_folder_for_the_next_build(
     assert result.exit_code == 0, result.output
     assert _leftovers(disk.where) == []
     assert snapshot(out) != before
+
+
+def test_the_issue_s_case_a_cold_build_of_the_bundled_catalog_on_2_mib(tmp_path: Path) -> None:
+    """Issue #31 as reported: the bundled catalog (about 2.6 MiB built) into a new folder on a 2 MiB tmpfs
+    ended in a traceback from closing the packs, and left a `.capidx-build-*` folder filling the disk."""
+    with _tmpfs(tmp_path / "disk") as where:
+        out = where / "build"
+        result = run_cli(["build", "--agents", str(REPO / "agents"), "--out", str(out), "-q"], cwd=tmp_path)
+        assert result.exit_code == 2, result.output
+        assert "Traceback" not in result.output
+        first, *rest = result.stderr.splitlines()
+        assert first.startswith(f"error: {out}: no space left on device in {where} (the new build needs more than ")
+        assert rest == [f"build not written; {out} is unchanged"]
+        assert list(where.iterdir()) == []
+        info = os.statvfs(where)
+        assert info.f_bfree == info.f_blocks  # the disk is empty again
