@@ -23,7 +23,6 @@ A bare `https://…` in prose is left as it is: a renderer that links it makes a
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from typing import Any
 
 # Fields holding an address (capability documents: sources, implementation notes, documentation).
@@ -44,11 +43,14 @@ def defuse(text: str, *, url: bool = False) -> str:
 
 
 def defused(value: Any, key: object = None) -> Any:
-    """A parsed JSON document with every string (keys included) defused; addresses as addresses (`URL_KEYS`)."""
+    """A parsed JSON document with every string (keys included) defused; addresses as addresses (`URL_KEYS`).
+    Strings without `]` or `<` (nearly all) are returned as they are."""
     if isinstance(value, str):
+        if "]" not in value and "<" not in value:
+            return value
         return defuse(value, url=key in URL_KEYS)
-    if isinstance(value, Mapping):
-        return {defuse(name) if isinstance(name, str) else name: defused(item, name) for name, item in value.items()}
+    if isinstance(value, dict):
+        return {name if type(name) is not str else defuse(name): defused(item, name) for name, item in value.items()}
     if isinstance(value, list):
         return [defused(item, key) for item in value]
     return value

@@ -319,7 +319,7 @@ def test_a_temporary_folder_is_never_without_its_marker(tmp_path: Path, monkeypa
         name = Path(os.fsdecode(target)).name  # type: ignore[arg-type]
         if name.startswith(TEMP_PREFIX):
             marker = Path(os.fsdecode(source), MARKER)  # type: ignore[arg-type]
-            renamed.append((name, marker.read_bytes() == write.MARKER_TEXT and write_in_use(Path(source))))
+            renamed.append((name, marker.read_bytes() == write.MARKER_TEXT and _in_use(Path(source))))
         real_rename(source, target, *args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(os, "mkdir", mkdir)
@@ -332,7 +332,7 @@ def test_a_temporary_folder_is_never_without_its_marker(tmp_path: Path, monkeypa
     assert sorted(path.name for path in tmp_path.iterdir()) == ["build"]
 
 
-def write_in_use(folder: Path) -> bool:
+def _in_use(folder: Path) -> bool:
     with write.held(folder) as free:
         return not free
 
