@@ -267,6 +267,10 @@ def _make_temporary(parent: Path) -> tuple[Path, int | None]:
             lock = _lock(staging)
         except (FileNotFoundError, BlockingIOError):  # another build is removing it as a leftover: leave it
             continue
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.rmdir(staging)
+            raise
         try:
             _write_file(os.fspath(staging / MARKER), MARKER_TEXT)
             os.rename(staging, path)  # the lock stays with the directory
