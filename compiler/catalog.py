@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from capidx.compiler.errors import InvalidError
+from capidx.compiler.markup import defused
 from capidx.schema.text import slugify
 
 # (dotted key, value as text) for keys the model does not know, in document order.
@@ -186,8 +187,10 @@ class Catalog:
 
 
 def build_catalog(documents: Iterable[tuple[str, Mapping[str, Any]]], aliases: Mapping[str, Any] | None) -> Catalog:
-    """The catalog for validated documents, given as (agent id, parsed document) pairs (pure)."""
-    agents = tuple(sorted((_agent(agent_id, data) for agent_id, data in documents), key=lambda a: a.id))
+    """The catalog for validated documents, given as (agent id, parsed document) pairs (pure). Markdown link
+    and image syntax in their text is made inert here, once for every artifact (`capidx.compiler.markup`)."""
+    agents = tuple(sorted((_agent(agent_id, defused(data)) for agent_id, data in documents), key=lambda a: a.id))
+    aliases = defused(aliases) if aliases is not None else None
     canonical = _canonical(agents)
     return Catalog(
         agents=agents,

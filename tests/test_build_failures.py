@@ -176,7 +176,7 @@ def test_no_op_rebuild_is_up_to_date_and_writes_nothing(project: Path, monkeypat
 def test_an_output_folder_that_cannot_be_made_fails_clearly(project: Path) -> None:
     (project / "afile").write_text("not a folder", encoding="utf-8")
     result = run_cli(["build", "--out", str(project / "afile" / "build")], cwd=project)
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # an output that cannot be written is an I/O error, as an unreadable input
     assert f"error: cannot write a build next to {project / 'afile' / 'build'}" in result.stderr
     assert "check that the output's folder is writable" in result.stderr and "Traceback" not in result.stderr
 

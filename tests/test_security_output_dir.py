@@ -302,3 +302,77 @@ def test_a_link_inside_the_catalog_is_read(tmp_path: Path) -> None:
     first.rename(kept)
     first.symlink_to(kept.name)
     assert run_cli(["validate", "-q"], cwd=tmp_path).exit_code == 0
+
+
+def test_a_temporary_folder_is_never_without_its_marker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue #31: `kill -9` between making a `.capidx-build-*` folder and writing its marker left a folder no
+    build removed. Such a folder is now never made: it arrives by a rename, marked and locked already."""
+    made: list[str] = []
+    renamed: list[tuple[str, bool]] = []
+    real_mkdir, real_rename = os.mkdir, os.rename
+
+    def mkdir(path: object, *args: object, **kwargs: object) -> None:
+        made.append(Path(os.fsdecode(path)).name)  # type: ignore[arg-type]
+        real_mkdir(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    def rename(source: object, target: object, *args: object) -> None:
+        name = Path(os.fsdecode(target)).name  # type: ignore[arg-type]
+        if name.startswith(TEMP_PREFIX):
+            marker = Path(os.fsdecode(source), MARKER)  # type: ignore[arg-type]
+            renamed.append((name, marker.read_bytes() == write.MARKER_TEXT and _in_use(Path(source))))
+        real_rename(source, target, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "mkdir", mkdir)
+    monkeypatch.setattr(os, "rename", rename)
+    writer = write.TreeWriter(tmp_path / "build")
+    writer.add("x.md", b"x")
+    writer.finish()
+    assert not [name for name in made if name.startswith(TEMP_PREFIX)]
+    assert renamed and all(ok for _, ok in renamed)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["build"]
+
+
+def _in_use(folder: Path) -> bool:
+    with write.held(folder) as free:
+        return not free
+
+
+def test_what_a_build_killed_while_making_its_folder_leaves_is_removed(project: Path) -> None:
+    """A build killed while making its temporary folder leaves `.capidx-new-*` empty, with part of the marker
+    or with all of it (and, killed later, `.capidx-build-*` marked): the next build removes each."""
+    leftovers = {
+        f"{write.NEW_PREFIX}empty": None,
+        f"{write.NEW_PREFIX}part": write.MARKER_TEXT[:9],
+        f"{write.NEW_PREFIX}marked": write.MARKER_TEXT,
+        f"{TEMP_PREFIX}marked": write.MARKER_TEXT,
+    }
+    for name, marker in leftovers.items():
+        (project / name).mkdir()
+        if marker is not None:
+            (project / name / MARKER).write_bytes(marker)
+    (project / f"{TEMP_PREFIX}marked" / "summary.md").write_text("half a build\n", encoding="utf-8")
+    result = run_cli(["build", "-q"], cwd=project)
+    assert result.exit_code == 0, result.output
+    assert not [path.name for path in project.iterdir() if path.name.startswith((TEMP_PREFIX, write.NEW_PREFIX))]
+
+
+def test_a_folder_without_our_marker_is_never_removed(project: Path) -> None:
+    """Named like a temporary folder, but not provably ours: not a byte of it is removed."""
+    foreign = {
+        f"{write.NEW_PREFIX}data": {"thesis.tex": b"years of work\n"},
+        f"{write.NEW_PREFIX}wrong-marker": {MARKER: b"capidx: something else\n"},
+        f"{write.NEW_PREFIX}marker-and-more": {MARKER: write.MARKER_TEXT[:9], "notes.md": b"mine\n"},
+        f"{TEMP_PREFIX}empty": {},
+        f"{TEMP_PREFIX}part-marker": {MARKER: write.MARKER_TEXT[:9]},
+    }
+    for name, files in foreign.items():
+        (project / name).mkdir()
+        for file, data in files.items():
+            (project / name / file).write_bytes(data)
+    before = tree(project)
+    result = run_cli(["build", "-q"], cwd=project)
+    assert result.exit_code == 0, result.output
+    after = tree(project)
+    assert {key: value for key, value in after.items() if key.split("/")[0] in foreign} == {
+        key: value for key, value in before.items() if key.split("/")[0] in foreign
+    }

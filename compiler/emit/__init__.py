@@ -6,5 +6,6 @@ Not named `build`: a folder of that name is ignored by common .gitignore templat
 - `tokens`: exact token counts with tiktoken, offline; `budgets` and `table`: budgets and the printed table;
 - `manifest`: `manifest.json`; `digest`: the inputs' digest that makes a no-op rebuild free; `packs`: which
   tool answers share one file;
-- `outdir` and `write`: which folder may be replaced, and the atomic write of the build directory.
+- `outdir` and `write`: which folder may be replaced, and the atomic write of the build directory;
+  `writefail`: the one line a write that failed (a full disk) ends the build with.
 """

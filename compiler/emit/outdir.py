@@ -16,7 +16,9 @@ before the swap (`recheck`), so a file put into the folder while the build ran i
 
 Leftovers of killed builds (`.capidx-build-*`, `.capidx-old-*`) are removed only when they are
 provably ours: they hold the marker file the build writes into them (`write.MARKER`), or they pass the
-same build check. Symbolic links are never followed.
+same build check. A `.capidx-new-*` folder (a temporary directory being made) is removed when marked, or
+when it holds nothing but a part of the marker: that is all a build killed while making it leaves, and
+removing it loses nothing. Symbolic links are never followed.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from capidx.compiler.emit.write import MARKER, MARKER_TEXT, OLD_PREFIX, TEMP_PREFIX, remove_ours
+from capidx.compiler.emit.write import MARKER, MARKER_TEXT, NEW_PREFIX, OLD_PREFIX, TEMP_PREFIX, held, remove_ours
 from capidx.compiler.errors import UsageError
 from capidx.compiler.validate.manifests import manifest_problems
 from capidx.schema import builddir
@@ -149,18 +151,24 @@ def is_capidx_build(folder: Path) -> bool:
 
 def remove_leftovers(parent: Path) -> None:
     """Remove the temporary folders of killed builds next to the output folder, when provably ours and
-    not in use by a build running beside this one. Anything else is left alone."""
-    from capidx.compiler.emit.write import in_use
-
+    not in use by a build running beside this one (held while removed, so none starts using it). Anything
+    else is left alone."""
     for path in _leftover_candidates(parent):
-        if not in_use(path) and (_has_marker(path) or is_capidx_build(path)):
-            remove_ours(path)
+        with held(path) as free:
+            if free and _is_ours(path):
+                remove_ours(path)
+
+
+def _is_ours(path: Path) -> bool:
+    if path.name.startswith(NEW_PREFIX):
+        return _has_marker(path) or _is_unfinished(path)
+    return _has_marker(path) or is_capidx_build(path)
 
 
 def _leftover_candidates(parent: Path) -> Iterator[Path]:
     try:
         with os.scandir(parent) as entries:
-            names = sorted(entry.name for entry in entries if entry.name.startswith((TEMP_PREFIX, OLD_PREFIX)))
+            names = sorted(entry.name for entry in entries if entry.name.startswith(_LEFTOVER_PREFIXES))
     except OSError:
         return
     for name in names:
@@ -172,16 +180,38 @@ def _leftover_candidates(parent: Path) -> Iterator[Path]:
             continue
 
 
+_LEFTOVER_PREFIXES = (TEMP_PREFIX, OLD_PREFIX, NEW_PREFIX)
+
+
 def _has_marker(folder: Path) -> bool:
+    return _marker_part(folder) == MARKER_TEXT
+
+
+def _is_unfinished(folder: Path) -> bool:
+    """Whether `folder` holds nothing, or nothing but the beginning of our marker (a build killed while
+    writing it)."""
+    try:
+        with os.scandir(folder) as entries:
+            names = [entry.name for entry in entries]
+    except OSError:
+        return False
+    if not names:
+        return True
+    part = _marker_part(folder) if names == [MARKER] else None
+    return part is not None and MARKER_TEXT.startswith(part)
+
+
+def _marker_part(folder: Path) -> bytes | None:
+    """The marker file's bytes when it is a regular file no longer than the marker, else None."""
     marker = folder / MARKER
     try:
         info = os.lstat(marker)
-        if not stat.S_ISREG(info.st_mode) or info.st_size != len(MARKER_TEXT):
-            return False
+        if not stat.S_ISREG(info.st_mode) or info.st_size > len(MARKER_TEXT):
+            return None
         with open(marker, "rb") as handle:
-            return handle.read(len(MARKER_TEXT) + 1) == MARKER_TEXT
+            return handle.read(len(MARKER_TEXT) + 1)
     except OSError:
-        return False
+        return None
 
 
 def manifest_bytes(folder: Path) -> tuple[bytes | None, str]:

@@ -50,11 +50,11 @@ from capidx.compiler.emit.packs import pack_path
 from capidx.compiler.emit.table import kind_table
 from capidx.compiler.emit.tokens import TokenCounter, check_names, reported_names
 from capidx.compiler.emit.write import TreeWriter
-from capidx.compiler.errors import CapidxError, InvalidError
+from capidx.compiler.emit.writefail import write_failure
+from capidx.compiler.errors import CapidxError, UsageError
 from capidx.compiler.validate.load import read_limited
 from capidx.schema.builddir import MANIFEST, MATCH_INDEX
 
-_WRITABLE = "check that the output's folder is writable and has free space"
 # Above this many artifacts a TTY gets progress bars (small catalogs build faster than a bar draws).
 PROGRESS_THRESHOLD = 5_000
 
@@ -64,8 +64,9 @@ class ValidationFailed(CapidxError):
     be read at all, as `capidx validate` exits."""
 
 
-class WriteFailed(InvalidError):
-    """The build could not be written (a full disk, a folder that is not writable): exit 1, `out` unchanged."""
+class WriteFailed(UsageError):
+    """The build could not be written (a full disk, a folder that is not writable): exit 2 (an I/O
+    failure, as an input that cannot be read), `out` unchanged."""
 
 
 @dataclass
@@ -182,16 +183,12 @@ def _build(
     try:
         writer = TreeWriter(out, before_swap=lambda: recheck(out, replaceable))
     except OSError as exc:
-        raise WriteFailed(f"cannot write a build next to {out}: {exc} ({_WRITABLE})") from None
+        raise WriteFailed(write_failure(out, exc, 0, previous, None, f"cannot write a build next to {out}")) from None
     try:
         # A TemplateFailure, EncodingUnavailable or SettingsError propagates as it is (a CapidxError).
-        try:
-            measured = _render_and_measure(
-                config, catalog, env, encodings, previous, progress, counter, writer, input_digest=digest
-            )
-        except OSError as exc:
-            raise WriteFailed(f"writing {out} failed: {exc} ({_WRITABLE})") from None
-
+        measured = _render_and_measure(
+            config, catalog, env, encodings, previous, progress, counter, writer, input_digest=digest
+        )
         budgets = check_budgets(config.budgets, measured, encodings[0])
         manifest, rows = manifest_document(
             version=__version__,
@@ -203,11 +200,11 @@ def _build(
             budgets=budgets,
         )
         # An OutputError (something appeared in `out` while the build ran) propagates: `out` stays as it is.
-        try:
-            writer.add(MANIFEST, serialized(manifest, rows))
-            writer.finish()
-        except OSError as exc:
-            raise WriteFailed(f"writing {out} failed: {exc} ({_WRITABLE})") from None
+        writer.add(MANIFEST, serialized(manifest, rows))
+        writer.finish()
+    except OSError as exc:  # removed first, so that the message can say whether anything stayed
+        left = writer.abort()
+        raise WriteFailed(write_failure(out, exc, writer.written, previous, left, f"writing {out} failed")) from None
     finally:
         writer.abort()  # a failed build leaves nothing behind (nothing to do after `finish`)
     return BuildResult(

@@ -11,10 +11,16 @@ two `--out` in one parent): a build holds an exclusive `flock` on its temporary 
 swap, and a directory that cannot be locked is in use. (Where `flock` does not exist, every leftover is
 removed, as before.)
 
-Only what is provably ours is ever removed: the temporary and old directories hold a marker file
-(`MARKER`) from the moment they are ours until they are gone (the marker is removed from the new build
-just before the swap, and from an old one last), and `capidx.compiler.emit.outdir` decides which folder
-`--out` may replace and which leftovers are ours.
+Only what is provably ours is ever removed: a temporary directory is made under a staging name
+(`.capidx-new-<random>`), locked and marked there, and only then renamed to `.capidx-build-<random>`, so
+a `.capidx-build-*` directory of ours holds the marker file (`MARKER`) from its first moment until it is
+gone (the marker is removed from the new build just before the swap, and from an old one last, after
+everything else is gone). A build killed while staging leaves an empty folder, or one holding nothing
+but the marker or a part of it; `capidx.compiler.emit.outdir` decides which folder `--out` may replace
+and which leftovers are ours.
+
+Every byte goes through `_write_all` (one `os.write` loop), and a failed write names its file: a full
+disk ends the build with one message, and `abort` removes the temporary directory even then.
 """
 
 from __future__ import annotations
@@ -25,12 +31,15 @@ import secrets
 import shutil
 import stat
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, TypeVar
+
+_T = TypeVar("_T")
 
 TEMP_PREFIX = ".capidx-build-"
 OLD_PREFIX = ".capidx-old-"
+NEW_PREFIX = ".capidx-new-"  # a temporary directory while it is made and marked (see the module's docstring)
 # Test-only hook (documented in docs/build-directory.md): when set to a file path, the build creates
 # that file once every artifact is written to the temporary directory, then sleeps before the swap,
 # so a test can kill the process at a known point. Never set it in normal use.
@@ -41,15 +50,11 @@ MARKER = ".capidx-temporary"  # in a temporary or old build directory: "made by 
 MARKER_TEXT = b"capidx: a temporary build directory; the next capidx build removes it\n"
 
 
-def remove_ours(directory: Path) -> None:
-    """Remove a temporary or old build directory, its marker last, so that a removal cut short (kill -9)
-    still leaves a directory the next build recognizes as ours. Links inside are removed, never followed."""
-    try:
-        with os.scandir(directory) as entries:
-            names = [entry.name for entry in entries if entry.name != MARKER]
-    except OSError:
-        return
-    for name in names:
+def remove_ours(directory: Path) -> bool:
+    """Remove a temporary or old build directory, its marker last, so that a removal cut short (kill -9, a
+    file that cannot be removed) still leaves a directory the next build recognizes as ours. Links inside
+    are removed, never followed. Whether the directory is gone."""
+    for name in _entries(directory) or ():
         path = directory / name
         try:
             if stat.S_ISDIR(os.lstat(path).st_mode):
@@ -58,10 +63,24 @@ def remove_ours(directory: Path) -> None:
                 os.unlink(path)
         except OSError:
             pass
+    if _entries(directory) != []:  # something stayed (or cannot be listed): keep the marker for the next build
+        return False
     with contextlib.suppress(OSError):
         os.unlink(directory / MARKER)
     with contextlib.suppress(OSError):
         os.rmdir(directory)
+    return not os.path.lexists(directory)
+
+
+def _entries(directory: Path) -> list[str] | None:
+    """The names in `directory` but the marker; None when it cannot be listed ([] once it is gone)."""
+    try:
+        with os.scandir(directory) as entries:
+            return [entry.name for entry in entries if entry.name != MARKER]
+    except FileNotFoundError:
+        return []
+    except OSError:
+        return None
 
 
 class TreeWriter:
@@ -71,38 +90,42 @@ class TreeWriter:
     docs/build-directory.md, "Packs") and returns its offset. `finish` closes the packs, pauses for tests,
     calls `before_swap` and swaps; `abort` (called by `finish` on failure, harmless after it) removes the
     temporary directory. Nothing is linked or shared with the current build: a build writes few files.
+    A failed write raises the OSError with the file's path; `written` counts the bytes written so far.
     """
 
     def __init__(self, out: Path, before_swap: Callable[[], None] | None = None) -> None:
         """`before_swap`: called just before the swap; it raises to keep `out` as it is."""
         out.parent.mkdir(parents=True, exist_ok=True)
         self.out = out
-        self.temp = _make_sibling(out.parent, TEMP_PREFIX)
-        self._lock = _hold(self.temp)
+        self.temp, self._lock = _make_temporary(out.parent)
         self._before_swap = before_swap
         self._folders: set[str] = {""}
-        self._packs: dict[str, tuple[BinaryIO, list[int]]] = {}  # path -> (open file, [bytes written])
-        self._done = False
+        self._packs: dict[str, _Pack] = {}
+        self._done = self._ended = False
+        self._left: Path | None = None
         self.files = 0
+        self.written = 0
 
     def add(self, relative: str, data: bytes | Iterable[bytes]) -> None:
         """One file of the new build (a POSIX path relative to it): its bytes, or its bytes in pieces."""
         target = self._target(relative)
         if isinstance(data, bytes):
-            _write_file(target, data)
+            self.written += _write_file(target, data)
             return
-        with open(target, "wb") as handle:
-            handle.writelines(data)
+        pack = _Pack(target)
+        try:
+            for piece in data:
+                self.written += pack.write(piece)
+        finally:
+            pack.close()
 
     def append(self, relative: str, data: bytes) -> int:
         """Append `data` to the pack at `relative` (created by its first answer); returns where it starts."""
         pack = self._packs.get(relative)
         if pack is None:
-            pack = self._packs[relative] = (open(self._target(relative), "wb"), [0])  # noqa: SIM115 - see finish
-        handle, written = pack
-        offset = written[0]
-        handle.write(data)
-        written[0] = offset + len(data)
+            pack = self._packs[relative] = _Pack(self._target(relative))
+        offset = pack.size
+        self.written += pack.write(data)
         return offset
 
     def finish(self) -> None:
@@ -118,28 +141,76 @@ class TreeWriter:
         finally:
             self.abort()
 
-    def abort(self) -> None:
-        """Remove the temporary directory (nothing to do once `finish` has swapped)."""
-        self._close_packs()
-        if not self._done:
-            remove_ours(self.temp)
+    def abort(self) -> Path | None:
+        """Remove the temporary directory (nothing to do once `finish` has swapped), even after a failed
+        write; returns it when some of it could not be removed (it keeps its marker: the next build tries)."""
+        if self._ended:
+            return self._left
+        self._ended = True
+        with contextlib.suppress(OSError):  # a write that failed fails again here: it was reported already
+            self._close_packs()
+        self._left = None if self._done or remove_ours(self.temp) else self.temp
         _release(self._lock)
         self._lock = None
+        return self._left
 
     def _target(self, relative: str) -> str:
         if not _inside(relative):  # defense in depth: validation refuses the names that could form one
             raise OSError(f"refused to write {relative!r}: not a path inside the build")
         folder = relative.rpartition("/")[0]
         if folder not in self._folders:
-            os.makedirs(os.path.join(self.temp, folder), exist_ok=True)
+            path = os.path.join(self.temp, folder)
+            _named(os.makedirs, path, path, exist_ok=True)
             self._folders.add(folder)
         self.files += 1
         return os.path.join(self.temp, relative)
 
     def _close_packs(self) -> None:
+        """Close every pack (each one's descriptor even when its last bytes cannot be written); the first
+        failure is raised once all are closed."""
         packs, self._packs = self._packs, {}
-        for handle, _ in packs.values():
-            handle.close()
+        failure: OSError | None = None
+        for pack in packs.values():
+            try:
+                pack.close()
+            except OSError as exc:
+                failure = failure or exc
+        if failure is not None:
+            raise failure
+
+
+class _Pack:
+    """A file written in pieces through `_write_all`, buffered (a pack gets thousands of small answers)."""
+
+    _FLUSH_AT = 1 << 20
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._fd: int | None = _named(os.open, path, path, _CREATE, 0o666)
+        self._buffer = bytearray()
+        self.size = 0
+
+    def write(self, data: bytes) -> int:
+        self._buffer += data
+        self.size += len(data)
+        if len(self._buffer) >= self._FLUSH_AT:
+            self._flush()
+        return len(data)
+
+    def close(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is None:
+            return
+        try:
+            self._flush(fd)
+        finally:
+            os.close(fd)
+
+    def _flush(self, fd: int | None = None) -> None:
+        data, self._buffer = bytes(self._buffer), bytearray()
+        target = self._fd if fd is None else fd
+        if data and target is not None:
+            _named(_write_all, self.path, target, data)
 
 
 def _inside(relative: str) -> bool:
@@ -152,36 +223,70 @@ def _inside(relative: str) -> bool:
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
-def _write_file(path: str, data: bytes) -> None:
-    fd = os.open(path, _CREATE, 0o666)  # the umask applies, as with open()
+def _write_file(path: str, data: bytes) -> int:
+    """Write `data` as the file `path` (created or truncated); its size."""
+    fd = _named(os.open, path, path, _CREATE, 0o666)  # the umask applies, as with open()
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        _named(_write_all, path, fd, data)
     finally:
         os.close(fd)
+    return len(data)
 
 
-def _make_sibling(parent: Path, prefix: str) -> Path:
-    """A new directory with default permissions (mkdtemp would make it 0700, unreadable by a web server),
-    marked as ours."""
+def _write_all(fd: int, data: bytes) -> None:
+    """The one place where the build's bytes meet the disk."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _named(call: Callable[..., _T], path: str, *args: Any, **kwargs: Any) -> _T:
+    """`call(*args)`, whose OSError names `path` (os.write's own says only "No space left on device")."""
+    try:
+        return call(*args, **kwargs)
+    except OSError as exc:
+        if exc.filename is None:
+            exc.filename = path
+        raise
+
+
+def _make_temporary(parent: Path) -> tuple[Path, int | None]:
+    """A new, locked temporary directory beside the output, with default permissions (mkdtemp would make
+    it 0700, unreadable by a web server), and the lock (see `_lock`). It is made as `.capidx-new-<random>`,
+    locked and marked, then renamed: no `.capidx-build-*` directory of ours is ever without its marker."""
     while True:
-        path = parent / f"{prefix}{secrets.token_hex(6)}"
+        token = secrets.token_hex(6)
+        staging, path = parent / f"{NEW_PREFIX}{token}", parent / f"{TEMP_PREFIX}{token}"
+        if os.path.lexists(path):
+            continue
         try:
-            path.mkdir()
+            staging.mkdir()
         except FileExistsError:
             continue
         try:
-            _write_file(os.fspath(path / MARKER), MARKER_TEXT)
+            lock = _lock(staging)
+        except (FileNotFoundError, BlockingIOError):  # another build is removing it as a leftover: leave it
+            continue
         except OSError:
-            os.rmdir(path)
+            with contextlib.suppress(OSError):
+                os.rmdir(staging)
             raise
-        return path
+        try:
+            _write_file(os.fspath(staging / MARKER), MARKER_TEXT)
+            os.rename(staging, path)  # the lock stays with the directory
+        except FileNotFoundError:  # removed by another build between mkdir and lock: start again
+            _release(lock)
+            continue
+        except OSError:
+            _release(lock)
+            remove_ours(staging)
+            raise
+        return path, lock
 
 
-def _hold(directory: Path) -> int | None:
+def _lock(directory: Path) -> int | None:
     """An exclusive lock on `directory` (a file descriptor to close), so that no other build removes it as a
-    leftover; None where `flock` does not exist."""
+    leftover; None where `flock` does not exist. BlockingIOError when another process holds it."""
     try:
         import fcntl
     except ImportError:  # not POSIX
@@ -189,9 +294,9 @@ def _hold(directory: Path) -> int | None:
     fd = os.open(directory, os.O_RDONLY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:  # a new directory nobody else knows yet: cannot happen; the lock is a courtesy anyway
+    except OSError:
         os.close(fd)
-        return None
+        raise BlockingIOError(f"{directory} is locked by another process") from None
     return fd
 
 
@@ -200,23 +305,19 @@ def _release(fd: int | None) -> None:
         os.close(fd)
 
 
-def in_use(directory: Path) -> bool:
-    """Whether a running build holds `directory` (see `_hold`)."""
+@contextlib.contextmanager
+def held(directory: Path) -> Iterator[bool]:
+    """Whether `directory` is free (no running build holds it, see `_lock`), holding it meanwhile so that no
+    build starts using it while the caller removes it; True where `flock` does not exist."""
     try:
-        import fcntl
-    except ImportError:
-        return False
+        fd = _lock(directory)
+    except (OSError, BlockingIOError):
+        yield False
+        return
     try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return True
+        yield True
     finally:
-        os.close(fd)  # closing also drops a lock taken here
-    return False
+        _release(fd)
 
 
 def _swap(temp: Path, out: Path) -> None:

@@ -6,7 +6,7 @@ Nothing here raises on bad data: every problem becomes a `Diagnostic` (file, lin
 - `discover`: which files are read; `load` + `positions`: reading a JSON/YAML file with a map of where each
   value sits; `schemas` (+ `schemarefs`, local `$ref`s only; `fastschema`, the fast yes/no): JSON Schema;
   `build_needs`: what the build needs of a document whatever the schema; `lint`, `textrules`,
-  `instructions`, `regexrisk`: rules a schema cannot express;
+  `instructions`, `links`, `regexrisk`: rules a schema cannot express;
 - `reporters`: text, JSON and GitHub renderings of a result;
 - `manifests`: is a file a capidx build manifest (before `--out` replaces a build, and in `capidx report`).
 """

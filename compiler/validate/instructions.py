@@ -5,7 +5,7 @@ conversation), so a description such as "Ignore all previous instructions and ..
 `<|im_start|>system` speaks to the model instead of describing a capability.
 
 The heuristic, and why: a short list of phrasings that only make sense when *addressed to a model*, matched
-case-insensitively in every string value of a document:
+case-insensitively in every string of a capability document and of the alias table (values and keys):
 
 - overriding what came before: "ignore / disregard / forget", up to three words such as "all", "any",
   "the", "previous", "prior", "above", "earlier", "system", then "instructions / prompts / rules /
@@ -15,8 +15,9 @@ case-insensitively in every string value of a document:
   `user:` or `developer:` (optionally after `#` heading marks or `>`), and chat-template tokens such as
   `<|im_start|>`, `<|system|>`, `<|endoftext|>`, `[INST]`, `<<SYS>>`, `<system>`.
 
-It is a warning, never an error: a capability may legitimately *describe* such text (a guard against
-prompt injection, a chat template feature), and no list of phrasings can recognise every injection.
+It is a warning (an error with `--strict`, as every warning): a capability may legitimately *describe* such
+text (a guard against prompt injection, a chat template feature), and no list of phrasings can recognise
+every injection.
 Plain imperatives ("Run `npm test`", "You can ...") are everyday documentation and are not matched.
 Cheap: a substring pre-check rejects almost every string before any regular expression runs.
 """
@@ -88,6 +89,8 @@ def _findings(value: Any, parts: tuple[Any, ...]) -> Iterator[tuple[tuple[Any, .
             yield parts, match
     elif isinstance(value, dict):
         for key, item in value.items():
+            if isinstance(key, str) and (match := addressed_to_reader(key)):  # alias phrases are keys
+                yield (*parts, key), match
             yield from _findings(item, (*parts, key))
     elif isinstance(value, list):
         for index, item in enumerate(value):

@@ -22,7 +22,7 @@ from typing import Any
 from capidx.compiler.config import Config, Staleness
 from capidx.compiler.derive.semantics import description_stats, low_information
 from capidx.compiler.diagnostics import Diagnostic, Severity
-from capidx.compiler.validate import instructions, textrules
+from capidx.compiler.validate import instructions, links, textrules
 from capidx.compiler.validate.load import SourceFile
 from capidx.compiler.validate.regexrisk import MAX_PATTERN_CHARS, backtracking_risk
 from capidx.compiler.validate.textrules import quote
@@ -37,7 +37,7 @@ def check_document(source: SourceFile, config: Config, today: date) -> list[Diag
     """All single-document rules for one capability document."""
     capabilities = list(_items(source.data, "capabilities"))
     problems = _duplicate_names(source, capabilities) + textrules.check_document_text(source)
-    problems += instructions.check_document(source)
+    problems += instructions.check_document(source) + links.check_document(source)
     for index, capability in capabilities:
         parts = ("capabilities", index)
         problems += _vague_description(source, parts, capability, config.min_description_entropy)
@@ -104,8 +104,8 @@ def check_alias_targets(source: SourceFile, capability_names: Iterable[str]) -> 
 
 
 def check_alias_text(source: SourceFile) -> list[Diagnostic]:
-    """The alias table's phrases and targets are single-line text (`textrules`)."""
-    return textrules.check_alias_text(source)
+    """The alias table's phrases and targets are single-line text (`textrules`) that instructs no one."""
+    return textrules.check_alias_text(source) + instructions.check_document(source) + links.check_document(source)
 
 
 def check_across_agents(sources: Sequence[SourceFile]) -> list[Diagnostic]:

