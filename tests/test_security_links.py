@@ -49,7 +49,7 @@ def _hostile_catalog() -> dict[str, dict[str, Any]]:
     mcp["sources"].append(
         {"url": "javascript:alert(1)", "description": "A script", "sourceGranularity": "section", "excerpt": HOSTILE}
     )
-    mcp["reviewNote"] = ONE_LINE
+    mcp["x-reviewNote"] = ONE_LINE
     claude["capabilities"][2]["sources"][0]["excerpt"] = HOSTILE
     claude["integrations"][0]["features"].append(ONE_LINE)
     claude["documentation"] = {"officialDocs": "javascript:alert(2)"}
