@@ -45,6 +45,13 @@ def test_every_budget_holds(manifest: dict[str, Any]) -> None:
     assert {row["kind"]: row["budget"] for row in manifest["budgets"]}["summary"] == SUMMARY_LIMIT
 
 
+def test_stats_is_counts_a_model_can_use_in_600_tokens(built: Path, manifest: dict[str, Any]) -> None:
+    assert _tokens(manifest, "stats") <= 600
+    catalog = json.loads((built / "stats.json").read_text("utf-8"))["catalog"]
+    assert set(catalog["byAgent"]) == set(manifest["catalog"]["agents"])
+    assert {"byCategory", "byTier", "sources"} <= set(catalog) and "stale" in catalog["sources"]
+
+
 def test_summary_is_small_and_names_every_capability(built: Path, manifest: dict[str, Any]) -> None:
     assert _tokens(manifest, "summary") <= SUMMARY_LIMIT
     summary = (built / "summary.md").read_text("utf-8")

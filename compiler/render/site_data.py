@@ -18,7 +18,7 @@ from typing import Any
 
 from capidx.compiler.catalog import Agent, CanonicalCapability, Capability, Catalog
 from capidx.compiler.derive import tool_documents as derive
-from capidx.compiler.derive.stats import catalog_counts, reference_date
+from capidx.compiler.derive.stats import catalog_counts, description_semantics, reference_date
 from capidx.compiler.render import views
 
 TIERS = tuple(views.TIER_MARKS)  # free, pro, business, enterprise: the schema's order
@@ -254,6 +254,7 @@ def quality_document(catalog: Catalog, old_days: int, rows: Sequence[SourceQuali
             "data says."
         ),
         "sources": [row.as_json() for row in rows],
+        "descriptions": description_semantics(catalog),
     }
 
 
