@@ -21,11 +21,10 @@ from capidx.compiler.derive.semantics import description_stats
 
 LOWEST_DESCRIPTIONS = 5  # how many of the least informative descriptions quality.json names
 UNSPECIFIED = "unspecified"
-NOTE = (
-    "capabilities and the by* counts count records (one per agent and capability), canonicalCapabilities "
-    "the distinct capabilities; "
-    "a source is stale when verified more than staleAfterDays days before referenceDate, the newest date "
-    "in the catalog (not the build date)."
+NOTE = (  # what a model would otherwise guess: which figures count records, and which date "stale" is against
+    "capabilities and the by* counts count records (one per agent and capability), canonicalCapabilities the "
+    "distinct capabilities; a source is stale when verified more than staleAfterDays days before referenceDate, "
+    "the newest date in the catalog (not the build date)."
 )
 
 
