@@ -21,11 +21,13 @@ from capidx.compiler.errors import UsageError
 
 # ---- capidx init ---------------------------------------------------------------------------------------
 
-@click.command()
+@click.command(short_help="Scaffold a catalog and its CI files.")
 @click.argument("directory", required=False, default=".", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--force", is_flag=True, help="Replace scaffold files that exist (default: refuse and write nothing).")
+@click.option(
+    "--force", is_flag=True, help="Replace scaffold files that exist; without it, a file in the way stops everything."
+)
 def init(directory: Path, force: bool) -> None:
-    """Scaffold a catalog in DIRECTORY (default: the current one).
+    """Scaffold a catalog in DIRECTORY, the current one when not given.
 
     \b
     Writes capidx.yaml (commented), one example agent and the alias table under agents/, a
@@ -55,7 +57,8 @@ def catalog_selection(command: Any) -> Any:
             "config_file",
             type=click.Path(path_type=Path),
             metavar="FILE",
-            help="Configuration file (default: ./capidx.yaml when present).",
+            show_default="./capidx.yaml when present",
+            help="Configuration file.",
         ),
         click.option(
             "--agents",
@@ -69,7 +72,7 @@ def catalog_selection(command: Any) -> Any:
     return command
 
 
-@click.command()
+@click.command(short_help="Check the catalog; report file:line:col.")
 @catalog_selection
 @click.option(
     "--aliases", type=click.Path(path_type=Path), metavar="FILE", help="Alias table (overrides paths.aliases)."
@@ -86,7 +89,8 @@ def catalog_selection(command: Any) -> Any:
     "--max-age-days",
     type=click.IntRange(min=1),
     metavar="N",
-    help="Sources verified longer ago are errors (overrides staleness.error_days; default: age only warns).",
+    show_default="age only warns",
+    help="Sources verified longer ago are errors (overrides staleness.error_days).",
 )
 @click.option("--strict", is_flag=True, help="Treat warnings as errors.")
 @click.option(
@@ -116,7 +120,7 @@ def validate(
 ) -> None:
     """Check capability documents and the alias table; report every problem with file:line:col.
 
-    PATHS are files or directories (default: the project's catalog). A directory contributes every
+    PATHS are files or directories; none: the project's catalog. A directory contributes every
     */capabilities/current.{json,yaml,yml} below it and its aliases.json; a file is a capability
     document unless it is named aliases.{json,yaml,yml}.
 
@@ -183,25 +187,59 @@ def config_notice(config_file: Path | None, agents: Path | None) -> str:
     return line
 
 
-@click.command()
-@click.option("--config", "config_file", type=_EXISTING_FILE, help="capidx.yaml to use. Default: ./capidx.yaml if any.")
-@click.option("--agents", type=_EXISTING_DIR, help="Catalog root holding <agent>/capabilities/current.json.")
-@click.option("--schema", type=_EXISTING_FILE, help="Capability schema. Default: the bundled one.")
-@click.option("--aliases", type=_EXISTING_FILE, help="Alias table. Default: <agents>/aliases.json if it exists.")
+@click.command(short_help="Compile the catalog into a build directory.")
+@click.option(
+    "--config",
+    "config_file",
+    type=_EXISTING_FILE,
+    metavar="FILE",
+    show_default="./capidx.yaml when present",
+    help="capidx.yaml to use.",
+)
+@click.option(
+    "--agents",
+    type=_EXISTING_DIR,
+    metavar="DIR",
+    show_default="paths.agents",
+    help="Catalog root holding <agent>/capabilities/current.json.",
+)
+@click.option(
+    "--schema", type=_EXISTING_FILE, metavar="FILE", show_default="the bundled one", help="Capability schema."
+)
+@click.option(
+    "--aliases",
+    type=_EXISTING_FILE,
+    metavar="FILE",
+    show_default="<agents>/aliases.json if it exists",
+    help="Alias table.",
+)
 @click.option("--no-aliases", is_flag=True, help="Build without an alias table.")
-@click.option("--templates", type=_EXISTING_DIR, help="Folder whose templates override the bundled ones by name.")
-@click.option("--out", type=_DIR, help="Build directory (replaced atomically). Default: build")
+@click.option(
+    "--templates", type=_EXISTING_DIR, metavar="DIR", help="Folder whose templates override the bundled ones by name."
+)
+@click.option(
+    "--out",
+    type=_DIR,
+    metavar="DIR",
+    show_default="paths.out, else build",
+    help="Build directory (replaced atomically).",
+)
 @click.option(
     "--encoding",
     "encodings",
     multiple=True,
     metavar="NAME",
-    help="tiktoken encoding to measure (repeatable; the first is used for budgets). Default: cl100k_base",
+    show_default="encodings, else cl100k_base",
+    help="tiktoken encoding to measure (repeatable; the first is used for budgets).",
 )
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing on success; of validation problems, only errors.")
-@click.option("-v", "--verbose", is_flag=True, help="List every validation warning (default: repetitive ones grouped).")
+@click.option(
+    "-v", "--verbose", is_flag=True, help="List every validation warning instead of grouping repetitive ones."
+)
 @click.option("--strict", is_flag=True, help="Treat validation warnings as errors.")
-@click.option("--no-site", is_flag=True, help="Skip site/ (JSON API, llms.txt, web page). Default: capidx.yaml's site.")
+@click.option(
+    "--no-site", is_flag=True, help="Skip site/ (JSON API, llms.txt, web page); without it, capidx.yaml's site decides."
+)
 def build(
     config_file: Path | None,
     agents: Path | None,
@@ -258,14 +296,15 @@ def build(
 REPORT_FORMATS = ("text", "markdown", "json", "github", "html")
 
 
-@click.command()
+@click.command(short_help="Show a build's tokens against budgets.")
 @click.option(
     "--build",
     "build_dir",
     type=click.Path(path_type=Path),
     default=None,
     metavar="DIR",
-    help="Build directory (or its manifest.json) to report on. Default: paths.out from capidx.yaml, else build.",
+    show_default="paths.out, else build",
+    help="Build directory (or its manifest.json) to report on.",
 )
 @click.option(
     "--against",
@@ -296,7 +335,9 @@ REPORT_FORMATS = ("text", "markdown", "json", "github", "html")
     "--config",
     type=click.Path(path_type=Path, dir_okay=False),
     default=None,
-    help="capidx.yaml to take paths.out from (default: ./capidx.yaml when it exists). Ignored with --build.",
+    metavar="FILE",
+    show_default="./capidx.yaml when present",
+    help="capidx.yaml to take paths.out from. Ignored with --build.",
 )
 def report(
     build_dir: Path | None,
@@ -348,7 +389,7 @@ VERIFY_FORMATS = ("text", "json", "github", "markdown")  # keys of capidx.compil
 FAIL_ON = ("broken", "stale", "never")  # capidx.compiler.verify.run.FAIL_ON
 
 
-@click.command()
+@click.command(short_help="Check every source against its live page.")
 @catalog_selection
 @click.option("--agent", "agent", metavar="ID", help="Verify only this agent's document (its directory name).")
 @click.option(

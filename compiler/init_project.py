@@ -36,8 +36,11 @@ Next:
   1. Rename agents/{EXAMPLE_AGENT}/ to your agent's id and replace its example values; every
      source url is a placeholder (example.com) that must point to the page documenting the claim.
   2. In .pre-commit-config.yaml and .github/workflows/capidx.yml replace OWNER (the account that
-     hosts capidx) and COMMIT (a full commit sha or a release tag), then `pre-commit install`.
-  3. Add build/ to .gitignore: it is output."""
+     hosts capidx) and COMMIT (a full commit sha or a release tag), then `pre-commit install`."""
+GITIGNORE = ".gitignore"
+IGNORED = "build/"  # the default paths.out: output, never committed
+_IGNORED_FORMS = frozenset({"build", "build/", "/build", "/build/"})  # lines that already ignore it
+_MAX_GITIGNORE = 1 << 20  # a larger .gitignore is not read (nor changed): the hint says what to add
 
 
 class InitError(UsageError):
@@ -49,6 +52,7 @@ class Scaffolded:
     root: Path
     written: tuple[str, ...]  # relative POSIX paths, in SCAFFOLD order
     replaced: tuple[str, ...]  # those that existed before (only with force)
+    gitignore: str = "kept"  # created, updated (build/ appended), kept (it ignores build/ already) or skipped
 
 
 def existing(root: Path) -> list[str]:
@@ -70,32 +74,61 @@ def scaffold(root: Path, *, force: bool = False) -> Scaffolded:
     try:
         for source, target in SCAFFOLD:
             _write(root / target, _bundled(source))
+        gitignore = _ignore_build(root / GITIGNORE)
     except OSError as exc:
         raise InitError(f"cannot write the scaffold under {root}: {exc.strerror or exc}") from None
-    return Scaffolded(root, tuple(target for _source, target in SCAFFOLD), tuple(present))
+    return Scaffolded(root, tuple(target for _source, target in SCAFFOLD), tuple(present), gitignore)
+
+
+def _ignore_build(path: Path) -> str:
+    """Make `path` (.gitignore) ignore build/: create it, or append one line to it, keeping every other line
+    byte for byte. A link, a folder or a file too large to read is left alone ("skipped")."""
+    if not os.path.lexists(path):
+        _write(path, f"{IGNORED}\n".encode())
+        return "created"
+    if path.is_symlink() or not path.is_file() or path.stat().st_size > _MAX_GITIGNORE:
+        return "skipped"
+    data = path.read_bytes()
+    lines = data.decode("utf-8", "replace").splitlines()
+    if any(line.strip().removeprefix("!") in _IGNORED_FORMS for line in lines):  # "!build/": theirs to decide
+        return "kept"
+    separator = b"" if not data or data.endswith(b"\n") else b"\n"
+    _write(path, data + separator + f"{IGNORED}\n".encode(), mode=path.stat().st_mode & 0o777)
+    return "updated"
 
 
 def _bundled(name: str) -> bytes:
     return resources.files("capidx.compiler").joinpath("scaffold", name).read_bytes()
 
 
-def _write(path: Path, data: bytes) -> None:
+def _write(path: Path, data: bytes, mode: int = 0o644) -> None:
     """Whole or not at all: a temporary file in the same folder, renamed over the target."""
     path.parent.mkdir(parents=True, exist_ok=True)
     descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(descriptor, "wb") as stream:
             stream.write(data)
-        os.chmod(temporary, 0o644)
+        os.chmod(temporary, mode)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
 
 
+_GITIGNORE_LINES = {
+    "created": [f"created {GITIGNORE} ({IGNORED})"],
+    "updated": [f"added {IGNORED} to {GITIGNORE}"],
+    "kept": [],
+    "skipped": [],
+}
+
+
 def summary(result: Scaffolded, shown_root: str) -> Sequence[str]:
     """What `capidx init` prints: each file, then what to do next."""
     lines = [f"{'replaced' if target in result.replaced else 'created'} {target}" for target in result.written]
+    lines += _GITIGNORE_LINES[result.gitignore]
     where = "" if shown_root == "." else f"cd {shown_root} && "
     steps = NEXT_STEPS.replace("  capidx validate", f"  {where}capidx validate", 1)
+    if result.gitignore == "skipped":
+        steps += f"\n  3. Add {IGNORED} to {GITIGNORE}: it is output."
     return [f"capidx init: a catalog in {result.root}", *lines, "", steps]

@@ -22,7 +22,6 @@ from capidx.server.cli import serve
 # What `capidx serve` needs beyond the compiler: the `serve` extra (pyproject.toml). Kept out of the base
 # install so that a pre-commit hook (validate) or a CI build installs the compiler alone.
 SERVE_EXTRA = ("mcp", "rapidfuzz", "watchfiles")
-SERVE_HINT = "capidx serve needs the server's dependencies: pip install 'capidx[serve]'"
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -43,7 +42,9 @@ def _needs_serve_extra(callback: Any) -> Any:
     def checked(*args: Any, **kwargs: Any) -> Any:
         for name in SERVE_EXTRA:
             if not _installed(name):
-                raise UsageError(f"{SERVE_HINT} ({name} is not installed)")
+                from capidx.install_hint import serve_hint
+
+                raise UsageError(f"{serve_hint()} ({name} is not installed)")
         return callback(*args, **kwargs)
 
     return checked

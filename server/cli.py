@@ -21,44 +21,62 @@ class ServeError(click.ClickException):
     exit_code = EXIT_USAGE
 
 
-@click.command()
+@click.command(short_help="Serve a build over MCP (stdio or HTTP).")
 @click.option(
     "--build",
     metavar="DIR",
     default=None,
-    help="Build directory to serve. [default: serve.build or paths.out of capidx.yaml, else build/]",
+    show_default="serve.build or paths.out of capidx.yaml, else build/",
+    help="Build directory to serve.",
 )
 @click.option(
     "--config",
     type=click.Path(path_type=Path, dir_okay=False),
     default=None,
-    help="capidx.yaml to read. [default: ./capidx.yaml when it exists]",
+    show_default="./capidx.yaml when it exists",
+    help="capidx.yaml to read.",
 )
 @click.option(
     "--resources/--no-resources",
     default=None,
-    help="Advertise the resources capability at all. [default: on]",
+    show_default="on",
+    help="Advertise the resources capability at all.",
 )
 @click.option(
     "--expose",
     metavar="LIST",
     default=None,
-    help="Comma list of resources to offer: summary, stats, full, agents, capabilities, categories. "
-    "[default: all but full]",
+    show_default="all but full",
+    help="Comma list of resources to offer: summary, stats, full, agents, capabilities, categories.",
 )
 @click.option(
     "--index-tool/--no-index-tool",
     default=None,
-    help="Also offer the tool get_capability_index(variant) for the exposed variants. [default: off]",
+    show_default="off",
+    help="Also offer the tool get_capability_index(variant) for the exposed variants.",
 )
 @click.option(
     "--transport",
     type=click.Choice(["stdio", "http"]),
     default=None,
-    help="stdio for a client that starts the server, http for streamable HTTP on --host/--port. [default: stdio]",
+    show_default="stdio",
+    help="stdio for a client that starts the server, http for streamable HTTP on --host/--port.",
 )
-@click.option("--host", metavar="HOST", default=None, help="HTTP bind address. [default: 127.0.0.1]")
-@click.option("--port", type=click.IntRange(0, 65535), default=None, help="HTTP port, 0 = any free. [default: 8000]")
+@click.option(
+    "--host",
+    metavar="HOST",
+    default=None,
+    show_default="127.0.0.1",
+    help="HTTP bind address.",
+)
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    metavar="PORT",
+    default=None,
+    show_default="8000",
+    help="HTTP port, 0 = any free.",
+)
 @click.option(
     "--allowed-host",
     "allowed_hosts",
@@ -73,26 +91,35 @@ class ServeError(click.ClickException):
     multiple=True,
     help="Origin header to accept over HTTP (repeatable).",
 )
-@click.option("--reload/--no-reload", default=None, help="Swap in new builds while running. [default: on]")
+@click.option(
+    "--reload/--no-reload",
+    default=None,
+    show_default="on",
+    help="Swap in new builds while running.",
+)
 @click.option(
     "--max-connections",
+    metavar="N",
     type=click.IntRange(min=1),
     default=None,
-    help="HTTP: open connections at most; one more is answered 503 and closed. [default: 100]",
+    show_default="100",
+    help="HTTP: open connections at most; one more is answered 503 and closed.",
 )
 @click.option(
     "--idle-timeout",
     metavar="SECONDS",
     type=click.IntRange(min=1),
     default=None,
-    help="HTTP: close a connection with no request in progress after this long. [default: 5]",
+    show_default="5",
+    help="HTTP: close a connection with no request in progress after this long.",
 )
 @click.option(
     "--max-message-bytes",
     metavar="BYTES",
     type=click.IntRange(min=65536),
     default=None,
-    help="Largest client message: an HTTP body (413) or one stdio line (JSON-RPC error). [default: 4194304]",
+    show_default="4194304",
+    help="Largest client message: an HTTP body (413) or one stdio line (JSON-RPC error).",
 )
 @click.option("--print-config", is_flag=True, help="Print the effective settings and their sources, then exit.")
 def serve(config: Path | None, print_config: bool, **flags: object) -> None:

@@ -77,6 +77,7 @@ async def _serve_http(hub: Hub, settings: Settings) -> None:
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 
+    from capidx.server.browser_page import BrowserPage
     from capidx.server.http import MAX_HEADER_BYTES, HostGuard, bounded_protocol, ensure_descriptors
     from capidx.server.site_files import SiteFiles
 
@@ -91,8 +92,9 @@ async def _serve_http(hub: Hub, settings: Settings) -> None:
         host=settings.host,
         max_request_body_size=settings.max_message_bytes,
     )
+    site = SiteFiles(app, lambda: hub.snapshot, origins)  # /site/: the build's site, read-only
     config = uvicorn.Config(
-        HostGuard(SiteFiles(app, lambda: hub.snapshot, origins), hosts),  # /site/: the build's site, read-only
+        HostGuard(BrowserPage(site, site.has_page), hosts),  # a browser at /mcp gets a page, not a silent stream
         host=settings.host,
         port=settings.port,
         http=bounded_protocol(settings.max_connections, settings.idle_timeout),
@@ -123,6 +125,8 @@ async def _serve_http(hub: Hub, settings: Settings) -> None:
         host, port = server.servers[0].sockets[0].getsockname()[:2]
         shown = f"[{host}]" if ":" in host else host
         logger.info("listening on http://%s:%d/mcp", shown, port)
+        if site.has_page():
+            logger.info("site for people: http://%s:%d/site/", shown, port)
 
     async def serve() -> None:
         async with anyio.create_task_group() as tg:

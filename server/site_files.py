@@ -59,6 +59,10 @@ class SiteFiles:
             self._paths = (snapshot, site_paths(snapshot))
         return self._paths[1].get(path)
 
+    def has_page(self) -> bool:
+        """Whether the current build has a site page to offer at `/site/`."""
+        return self._lookup(PREFIX[1:] + INDEX) is not None
+
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         path = scope.get("path", "") if scope["type"] == "http" else ""
         if path != PREFIX[:-1] and not path.startswith(PREFIX):

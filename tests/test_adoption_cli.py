@@ -1,4 +1,5 @@
-"""The CLI a new user meets (issue #15, item 6): `python -m capidx`, help for every option, shell completion."""
+"""The CLI a new user meets (issue #15, item 6; issue 29, item 9): `python -m capidx`, help for every option, one
+way to write defaults and placeholders, shell completion, build and report tables that name columns alike."""
 
 from __future__ import annotations
 
@@ -109,3 +110,61 @@ def test_bash_completion_as_docs_cli_md_documents_it() -> None:
     )
     assert answer.returncode == 0
     assert "plain,report" in answer.stdout.splitlines()
+
+
+_HAND_WRITTEN_DEFAULT = re.compile(r"(?<!\[)\bdefault\s*:", re.IGNORECASE)
+_RAW_TYPES = ("INTEGER RANGE", "FLOAT RANGE", "INTEGER", "FLOAT", "DIRECTORY", "PATH", "TEXT")
+
+
+def _help(*args: str) -> str:
+    from click.testing import CliRunner
+
+    result = CliRunner().invoke(cli, [*args, "--help"])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+@pytest.mark.parametrize("name", [name for name, _command in _commands()])
+def test_defaults_are_written_one_way(name: str) -> None:
+    """Issue 29, item 9: click's `[default: …]` only, never a "(default: …)" or "Default: …" by hand."""
+    text = " ".join(_help(*name.split()[1:]).split())  # click wraps lines: "[default:" may end one
+    assert not _HAND_WRITTEN_DEFAULT.findall(text), text
+
+
+@pytest.mark.parametrize("name", [name for name, _command in _commands()])
+def test_placeholders_are_named(name: str) -> None:
+    options = _help(*name.split()[1:]).split("\nOptions:\n", 1)[1]
+    for raw in _RAW_TYPES:
+        assert not re.search(rf"--[\w-]+ {raw}\b", options), (raw, options)
+
+
+def test_one_metavar_per_meaning() -> None:
+    metavars: dict[str, set[str]] = {}
+    for _name, command in _commands():
+        for param in command.params:
+            if isinstance(param, click.Option) and not param.is_flag and param.opts[0] in ("--agents", "--config"):
+                metavars.setdefault(param.opts[0], set()).add(param.make_metavar(click.Context(command)))
+    assert metavars == {"--agents": {"DIR"}, "--config": {"FILE"}}
+
+
+def test_the_command_list_is_not_cut() -> None:
+    listing = _help().split("\nCommands:\n", 1)[1]
+    rows = [line.split(None, 1) for line in listing.splitlines() if line.strip()]
+    assert {row[0] for row in rows} == set(cli.commands)
+    assert all(not row[1].endswith("...") for row in rows), rows
+
+
+def test_build_and_report_name_their_columns_alike(tmp_path: Path) -> None:
+    """The quick start prints build's table and then report's: the same figure has the same name."""
+    from catalog_factory import run_cli, write_catalog
+
+    write_catalog(tmp_path)
+    built = run_cli(["build"], cwd=tmp_path)
+    assert built.exit_code == 0, built.output
+    build_header = next(line for line in built.stdout.splitlines() if line.startswith("kind ")).split()
+    reported = run_cli(["report"], cwd=tmp_path)
+    assert reported.exit_code == 0, reported.output
+    report_header = next(line for line in reported.stdout.splitlines() if line.startswith("kind ")).split()
+    shared = [name for name in report_header if name in build_header]
+    assert shared == build_header, (build_header, report_header)  # every build column, in report's order
+    assert build_header[:4] == ["kind", "docs", "tokens", "largest"]

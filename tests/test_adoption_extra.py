@@ -9,6 +9,7 @@ would not have them.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -82,9 +83,56 @@ def test_readme_main_command_works_without_the_serve_extra(base_install_env: dic
     assert (tmp_path / "build" / "manifest.json").is_file()
 
 
-def test_serve_without_the_extra_exits_2_with_a_one_line_hint(base_install_env: dict[str, str], tmp_path: Path) -> None:
-    result = _capidx("serve", cwd=tmp_path, env=base_install_env)
+def _installed_from(env: dict[str, str], tmp_path: Path, record: dict[str, object] | None) -> dict[str, str]:
+    """`env` with a capidx distribution record first on the path, as pip leaves it (PEP 610's direct_url.json
+    when `record` is given; none for an install from a package index)."""
+    info = Path(env["PYTHONPATH"].split(os.pathsep)[0]) / "capidx-0.1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: capidx\nVersion: 0.1.0\n", encoding="utf-8")
+    if record is not None:
+        (info / "direct_url.json").write_text(json.dumps(record), encoding="utf-8")
+    return env
+
+
+@pytest.mark.parametrize(
+    ("record", "command"),
+    [
+        (
+            {"url": "file:///src/my%20capidx", "dir_info": {"editable": True}},
+            "pip install -e '/src/my capidx[serve]'",
+        ),
+        ({"url": "file:///src/capidx", "dir_info": {}}, "pip install '/src/capidx[serve]'"),
+        (
+            {"url": "https://example.org/team/capidx.git", "vcs_info": {"vcs": "git", "requested_revision": "v0.1"}},
+            "pip install 'capidx[serve] @ git+https://example.org/team/capidx.git@v0.1'",
+        ),
+        (
+            {"url": "file:///dl/capidx-0.1.0-py3-none-any.whl", "archive_info": {}},
+            "pip install '/dl/capidx-0.1.0-py3-none-any.whl[serve]'",
+        ),
+        (None, ""),
+    ],
+)
+def test_serve_without_the_extra_says_how_to_add_it_from_where_capidx_came(
+    base_install_env: dict[str, str], tmp_path: Path, record: dict[str, object] | None, command: str
+) -> None:
+    env = _installed_from(base_install_env, tmp_path, record)
+    result = _capidx("serve", cwd=tmp_path, env=env)
     assert result.returncode == 2
-    assert result.stderr.count("\n") == 1 and "pip install 'capidx[serve]'" in result.stderr
-    assert "Traceback" not in result.stderr
-    assert _capidx("serve", "--help", cwd=tmp_path, env=base_install_env).returncode == 0
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    if record is None:  # no record of where it came from: the forms for a source folder and for an index
+        assert "pip install -e '<folder>[serve]'" in result.stderr and "pip install 'capidx[serve]'" in result.stderr
+    else:
+        assert result.stderr.rstrip().endswith(f"{command} (mcp is not installed)"), result.stderr
+    assert _capidx("serve", "--help", cwd=tmp_path, env=env).returncode == 0
+
+
+@pytest.mark.parametrize("text", ["{not json", '["a list"]', '{"url": "file:///x\\u0007y"}', "{}", "x" * 20_000])
+def test_a_broken_install_record_gives_the_generic_hint(
+    base_install_env: dict[str, str], tmp_path: Path, text: str
+) -> None:
+    env = _installed_from(base_install_env, tmp_path, None)
+    info = Path(env["PYTHONPATH"].split(os.pathsep)[0]) / "capidx-0.1.0.dist-info"
+    (info / "direct_url.json").write_text(text, encoding="utf-8")
+    result = _capidx("serve", cwd=tmp_path, env=env)
+    assert result.returncode == 2 and "'<folder>[serve]'" in result.stderr and "Traceback" not in result.stderr

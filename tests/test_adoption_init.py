@@ -75,6 +75,7 @@ def test_init_refuses_to_overwrite_and_writes_nothing(tmp_path: Path) -> None:
     assert (tmp_path / "capidx.yaml").read_text("utf-8") == "title: mine\n"
     assert workflow.read_text("utf-8") == "name: mine\n"
     assert not (tmp_path / "agents").exists() and not (tmp_path / ".pre-commit-config.yaml").exists()
+    assert not (tmp_path / ".gitignore").exists()
 
 
 def test_init_force_replaces_and_says_so(tmp_path: Path) -> None:
@@ -90,6 +91,50 @@ def test_init_will_not_replace_a_folder_even_with_force(tmp_path: Path) -> None:
     result = run_cli(["init", "--force"], cwd=tmp_path)
     assert result.exit_code == 2 and "is a folder" in result.output
     assert not (tmp_path / "agents").exists()
+
+
+def test_init_writes_a_gitignore_for_the_build(tmp_path: Path) -> None:
+    result = run_cli(["init"], cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / ".gitignore").read_bytes() == b"build/\n"
+    assert "created .gitignore (build/)" in result.output and "Add build/" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        (b"*.pyc\n.venv/\n", b"*.pyc\n.venv/\nbuild/\n"),
+        (b"# mine\r\n*.pyc", b"# mine\r\n*.pyc\nbuild/\n"),  # no final newline: one is added before the line
+        (b"", b"build/\n"),
+    ],
+)
+def test_init_adds_build_to_a_gitignore_keeping_every_line(tmp_path: Path, before: bytes, after: bytes) -> None:
+    (tmp_path / ".gitignore").write_bytes(before)
+    result = run_cli(["init"], cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / ".gitignore").read_bytes() == after
+    assert "added build/ to .gitignore" in result.output
+
+
+@pytest.mark.parametrize("line", [b"build/", b"/build", b"  build  ", b"!build/"])
+def test_init_never_duplicates_a_build_line(tmp_path: Path, line: bytes) -> None:
+    before = b"*.pyc\n" + line + b"\n"
+    (tmp_path / ".gitignore").write_bytes(before)
+    result = run_cli(["init"], cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / ".gitignore").read_bytes() == before
+    assert ".gitignore" not in result.output
+
+
+def test_init_leaves_a_gitignore_link_alone_and_says_what_to_add(tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere"
+    target.write_bytes(b"*.pyc\n")
+    (tmp_path / "project").mkdir()
+    (tmp_path / "project" / ".gitignore").symlink_to(target)
+    result = run_cli(["init", "project"], cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    assert target.read_bytes() == b"*.pyc\n" and (tmp_path / "project" / ".gitignore").is_symlink()
+    assert "Add build/ to .gitignore" in result.output
 
 
 def test_init_into_a_path_that_is_a_file_is_a_usage_error(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ small, full.md is lossless and much smaller than its input. Built into a tempora
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,13 @@ def test_every_budget_holds(manifest: dict[str, Any]) -> None:
     assert manifest["budgets"], "capidx.yaml sets budgets"
     assert all(row["ok"] for row in manifest["budgets"]), manifest["budgets"]
     assert {row["kind"]: row["budget"] for row in manifest["budgets"]}["summary"] == SUMMARY_LIMIT
+
+
+def test_stats_is_counts_a_model_can_use_in_600_tokens(built: Path, manifest: dict[str, Any]) -> None:
+    assert _tokens(manifest, "stats") <= 600
+    catalog = json.loads((built / "stats.json").read_text("utf-8"))["catalog"]
+    assert set(catalog["byAgent"]) == set(manifest["catalog"]["agents"])
+    assert {"byCategory", "byTier", "sources"} <= set(catalog) and "stale" in catalog["sources"]
 
 
 def test_summary_is_small_and_names_every_capability(built: Path, manifest: dict[str, Any]) -> None:
@@ -86,3 +94,15 @@ def _scalars(value: Any, key: str = "") -> list[tuple[str, Any]]:
     if isinstance(value, list):
         return [pair for item in value for pair in _scalars(item, key)]
     return [(key, value)]
+
+
+def test_no_list_item_ends_in_doubled_punctuation(built: Path) -> None:
+    """List items that are sentences are joined with a space, not "; " after their full stop (issue 29)."""
+    doubled = []
+    for path in sorted(built.rglob("*")):
+        if path.is_file() and path.suffix in {".md", ".txt", ".html", ".json"}:
+            text = path.read_text("utf-8")
+            name = path.relative_to(built)
+            doubled += [f"{name}: {text[m.start() - 40 : m.end()]!r}" for m in re.finditer(r"\.;", text)]
+    assert not doubled, doubled[:5]
+

@@ -121,5 +121,5 @@ def test_the_cli_entry_point_builds(tmp_path: Path) -> None:
     )
     assert completed.returncode == 0, completed.stderr
     header = completed.stdout.splitlines()[0].split()
-    assert header == ["kind", "count", "largest", "total", "budget", "status"]
+    assert header == ["kind", "docs", "tokens", "largest", "budget", "status"]
     assert f"build written: {tmp_path / 'site'}" in completed.stdout

@@ -148,7 +148,7 @@ def test_bundled_summary_keeps_headroom_and_names_every_capability(bundled: Path
 # --- semantics ----------------------------------------------------------------------------------------
 
 
-def test_semantics_per_capability_and_in_stats(factory: Path) -> None:
+def test_semantics_per_capability_and_in_quality(factory: Path) -> None:
     index = _json(factory, "index/match.json")
     hooks = next(row for row in index["capabilities"] if row["slug"] == "hooks")
     stats = description_stats("Runs shell commands at lifecycle events such as before a tool call.")
@@ -157,7 +157,8 @@ def test_semantics_per_capability_and_in_stats(factory: Path) -> None:
         "uniqueTerms": stats.unique_terms,
         "totalTerms": stats.total_terms,
     }
-    semantics = _json(factory, "stats.json")["semantics"]
+    assert "semantics" not in _json(factory, "stats.json")  # a model has no use for it
+    semantics = _json(factory, "site/api/quality.json")["descriptions"]
     records = [(agent, item["description"]) for agent, doc in documents().items() for item in doc["capabilities"]]
     entropies = [description_stats(text).entropy for _, text in records]
     assert semantics["descriptions"] == len(records)

@@ -119,3 +119,19 @@ def test_synchronous_filters_render_as_jinja_s_own() -> None:
     assert ours.filters["join"] is jinja2.filters.sync_do_join
     stock = jinja2.Environment(undefined=jinja2.StrictUndefined)
     assert ours.from_string(source).render(items=items) == stock.from_string(source).render(items=items)
+
+
+@pytest.mark.parametrize(
+    ("items", "expected"),
+    [
+        ([], ""),
+        (["one phrase"], "one phrase"),
+        (["no hooks", "no MCP"], "no hooks; no MCP"),
+        (["Review it first.", "Exit code 2 blocks."], "Review it first. Exit code 2 blocks."),
+        (["Really?", "a phrase", "Stop!", "end"], "Really? a phrase; Stop! end"),
+        (["trailing space. ", "next"], "trailing space. next"),
+    ],
+)
+def test_phrases_joins_list_items_without_doubled_punctuation(items: list[str], expected: str) -> None:
+    template = make_environment(None).from_string("{{ items|phrases }}")
+    assert template.render(items=items) == expected

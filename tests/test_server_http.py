@@ -123,3 +123,33 @@ def test_a_port_in_use_exits_2(catalog_build: Path) -> None:
         )
     assert result.returncode == 2
     assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
+
+
+BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+
+
+async def test_a_browser_at_mcp_gets_a_page_and_mcp_clients_are_unaffected(served: tuple[str, int]) -> None:
+    url, _port = served
+    page = httpx2.get(url, headers={"Accept": BROWSER_ACCEPT}, timeout=10)  # it used to hang on a silent stream
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert "MCP endpoint" in page.text and 'href="/site/"' in page.text
+    # A GET that asks for the event stream (or carries an MCP header) is the SDK's, as before: never the page.
+    for headers in ({"Accept": "text/event-stream"}, {"Accept": BROWSER_ACCEPT, "MCP-Protocol-Version": "2025-11-25"}):
+        with httpx2.stream("GET", url, headers=headers, timeout=10) as response:
+            assert "text/html" not in response.headers.get("content-type", ""), headers
+    async with Client(url, mode="legacy", cache=None) as client:
+        assert len((await client.list_resources()).resources) == 3
+
+
+def _start_up_log(build: Path, url: str) -> str:
+    """The log of the server listening at `url` (workers share the build's folder, and so its logs)."""
+    return next(text for log in build.parent.glob("http-*.log") if f"listening on {url}" in (text := log.read_text()))
+
+
+def test_the_start_up_log_names_the_site_when_the_build_has_one(catalog_build: Path, hand_build: Path) -> None:
+    for build, has_site in ((catalog_build, True), (hand_build, False)):
+        with serving_http(build) as (_proc, url, _port):
+            page = httpx2.get(url, headers={"Accept": BROWSER_ACCEPT}, timeout=10)  # answered after the log lines
+            assert page.status_code == 200 and ('href="/site/"' in page.text) == has_site
+            log = _start_up_log(build, url)
+        assert (f"site for people: {url.removesuffix('/mcp')}/site/" in log) == has_site, log

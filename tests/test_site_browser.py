@@ -12,8 +12,11 @@ names another Chromium (tests/test_site_browser_missing.py uses it to check the 
 
 from __future__ import annotations
 
+import html
 import json
 import os
+import re
+import shutil
 import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
@@ -89,6 +92,8 @@ class _Dom(HTMLParser):
         self._in_head = False
         self._status: list[str] | None = None
         self.status = ""
+        self.no_match: dict[str, str | None] = {}
+        self.table_wrap: dict[str, str | None] = {}
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         values = dict(attrs)
@@ -107,6 +112,10 @@ class _Dom(HTMLParser):
             self.buttons.append(values)
         elif tag == "p" and values.get("id") == "shown":
             self._status = []
+        elif tag == "p" and values.get("id") == "no-match":
+            self.no_match = values
+        elif tag == "div" and "table-wrap" in classes:
+            self.table_wrap = values
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "thead":
@@ -127,6 +136,23 @@ def _dom(browser: str, tmp_path: Path, build: Path, suffix: str = "") -> _Dom:
     dom = _Dom()
     dom.feed(_run(browser, tmp_path / "profile", "--dump-dom", page))
     return dom
+
+
+# Injected into a copy of the page by the narrow-screen test (never into the build): after the page's script ran,
+# it lists what of the matrix (caption, capability names, agent cells of shown rows) lies outside the viewport.
+_OFF_SCREEN_PROBE = """<script>
+window.addEventListener("load", function () { setTimeout(function () {
+  var width = document.documentElement.clientWidth, off = [];
+  document.querySelectorAll("#matrix-table caption, tbody.capability:not([hidden]) tr.summary-row > *")
+    .forEach(function (element) {
+      var box = element.getBoundingClientRect();
+      var outside = box.right > width + 1 || box.left < -1;
+      if (box.width > 0 && outside) off.push(element.tagName + " " + element.textContent);
+    });
+  var found = {width: width, off: off.slice(0, 5), count: off.length};
+  document.body.setAttribute("data-off-screen", JSON.stringify(found));
+}, 100); });
+</script>"""
 
 
 def _api(build: Path, name: str) -> dict:
@@ -194,3 +220,48 @@ def test_screenshots_at_desktop_and_phone_width(browser: str, tmp_path: Path, bu
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000, shot
         width = int.from_bytes(data[16:20], "big")
         assert width == int(size.split(",")[0])
+
+
+def test_at_420_px_no_agent_column_and_no_caption_is_off_screen(
+    browser: str, tmp_path: Path, bundled_build: Path
+) -> None:
+    """Issue 29, item 8: a phone-width window shows the matrix as one card per capability, every agent's cell on
+    screen, the caption wrapped within the page."""
+    site = tmp_path / "site"
+    shutil.copytree(bundled_build / "site", site)
+    page = site / "index.html"
+    page.write_text(page.read_text("utf-8").replace("</body>", _OFF_SCREEN_PROBE + "</body>"), encoding="utf-8")
+    dumped = _run(browser, tmp_path / "profile", "--window-size=420,900", "--dump-dom", page.as_uri())
+    found = re.search(r'data-off-screen="([^"]*)"', dumped)
+    assert found, "the probe did not run"
+    measured = json.loads(html.unescape(found.group(1)))
+    assert measured["width"] <= 420 and measured["count"] == 0, measured
+
+
+def test_a_filter_with_no_match_says_so_instead_of_an_empty_table(
+    browser: str, tmp_path: Path, bundled_build: Path
+) -> None:
+    none = _dom(browser, tmp_path, bundled_build, "#q=no-such-capability-anywhere")
+    assert none.visible_rows() == set()
+    assert "hidden" not in none.no_match and "hidden" in none.table_wrap
+    some = _dom(browser, tmp_path, bundled_build, "#q=hooks")
+    assert some.visible_rows() and "hidden" in some.no_match and "hidden" not in some.table_wrap
+
+
+def test_the_counts_say_what_they_count(browser: str, tmp_path: Path, bundled_build: Path) -> None:
+    """Issue 29, item 8: the stale line names its date, gone and never-verified unknowns are told apart, and an
+    agent's cards count against the same capability total as the header."""
+    dumped = _run(browser, tmp_path / "profile", "--dump-dom", (bundled_build / "site" / "index.html").as_uri())
+    text = " ".join(re.sub(r"<[^>]+>", " ", html.unescape(dumped)).split())
+    quality = _api(bundled_build, "quality.json")
+    reference = quality["referenceDate"]
+    assert f"days before {reference}, the newest date in the catalog, not the build date" in text
+    assert "page gone, or never checked" not in text
+    assert f"{quality['urls']['gone']} gone (status unknown after a verification)" in text
+    assert f"{quality['urls']['unknownUnverified']} with status unknown, never verified" in text
+    total = len(_api(bundled_build, "capabilities.json")["capabilities"])
+    assert f"{total} capabilities" in text
+    agents = _api(bundled_build, "agents.json")["agents"]
+    for agent in agents:
+        name = re.escape(agent["name"])
+        assert re.search(rf"of the \d+ capabilities recorded for {name} \(the catalog has {total}\)", text), name

@@ -226,18 +226,20 @@ def test_the_counts_on_the_page_are_those_of_quality_json(tmp_path: Path) -> Non
     docs = documents()
     sources = docs["claude-code"]["capabilities"][0]["sources"]
     sources[0]["status"] = "modified"  # what `capidx verify --write` records when the page no longer says it
-    sources[1]["status"] = "unknown"  # ... and when the page is gone
+    sources[1]["status"] = "unknown"  # ... and when the page is gone (it was verified before)
     write_catalog(tmp_path, docs)
     result = run_cli(["build", "--out", str(tmp_path / "build"), "-q"], cwd=tmp_path)
     assert result.exit_code == 0, result.stderr
     quality = _json(tmp_path / "build", "site/api/quality.json")
-    assert quality["urls"]["flagged"] >= 1 and quality["urls"]["statusUnknown"] >= 1
+    assert quality["urls"]["flagged"] >= 1 and quality["urls"]["gone"] >= 1
     page = (tmp_path / "build" / "site" / "index.html").read_text("utf-8")
     shown = dict(re.findall(r'data-count="([a-z-]+)">(\d+)<', page))
     assert shown["sources"] == str(quality["urls"]["sources"])
     assert shown["verified"] == str(quality["urls"]["verified"])
     assert shown["flagged"] == str(quality["urls"]["flagged"])
-    assert shown["status-unknown"] == str(quality["urls"]["statusUnknown"])
+    assert shown["gone"] == str(quality["urls"]["gone"])
+    assert shown["unknown-unverified"] == str(quality["urls"]["unknownUnverified"])
+    assert quality["urls"]["gone"] + quality["urls"]["unknownUnverified"] == quality["urls"]["statusUnknown"]
     assert shown["capabilities"] == "6" and shown["agents"] == str(len(AGENT_IDS))
 
 

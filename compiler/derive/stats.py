@@ -1,26 +1,31 @@
-"""stats.json: catalog counts and the measured size of every other artifact (pure).
+"""stats.json: the catalog's counts a model can use, and the description figures of quality.json (pure).
+
+stats.json is a resource listed by default, so it holds only what helps a model answer: agents, records per
+agent, category, tier, maturity and status, and source freshness. Build metadata (every artifact's size and
+tokens, budgets) is in manifest.json and `capidx report`, not here.
 
 No wall clock: a source is *stale* when it was verified more than `staleness.old_days` days before
 the catalog's reference date, the newest date in the data (agents' lastUpdated, sources'
 verifiedDate). The same data therefore always gives the same stats, whenever it is built.
-
-stats.json cannot contain its own size: it lists every other artifact kind and the totals over
-them; its own figures are in manifest.json like every artifact's.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from datetime import date, timedelta
 from typing import Any
 
-from capidx.compiler.artifacts import CONTEXT_WINDOWS, Measured
 from capidx.compiler.catalog import Catalog, Source
 from capidx.compiler.derive.semantics import description_stats
 
-LOWEST_DESCRIPTIONS = 5  # how many of the least informative descriptions stats.json names
+LOWEST_DESCRIPTIONS = 5  # how many of the least informative descriptions quality.json names
 UNSPECIFIED = "unspecified"
+NOTE = (  # what a model would otherwise guess: which figures count records, and which date "stale" is against
+    "capabilities and the by* counts count records (one per agent and capability), canonicalCapabilities the "
+    "distinct capabilities; a source is stale when verified more than staleAfterDays days before referenceDate, "
+    "the newest date in the catalog (not the build date)."
+)
 
 
 def reference_date(catalog: Catalog) -> str | None:
@@ -100,68 +105,5 @@ def description_semantics(catalog: Catalog) -> dict[str, Any]:
     }
 
 
-def artifact_figures(measured: Sequence[Measured], encodings: Sequence[str]) -> dict[str, Any]:
-    """Per artifact kind (and in total): count, bytes, words, lines, tokens, largest, context share.
-
-    The total adds up the kinds' figures (one pass over the artifacts, not two): its largest artifact is the
-    largest of the kinds' largest.
-    """
-    primary = encodings[0]
-    kinds: dict[str, list[Measured]] = {}
-    for item in measured:
-        kinds.setdefault(item.artifact.kind, []).append(item)
-    sums = {kind: _sums(items, encodings) for kind, items in sorted(kinds.items())}
-    figures = {kind: _figures(*parts, primary) for kind, parts in sums.items()}
-    largest = max((parts[1] for parts in sums.values()), key=lambda item: _size_key(item, primary), default=None)
-    total = {
-        "count": sum(parts[0]["count"] for parts in sums.values()),
-        "bytes": sum(parts[0]["bytes"] for parts in sums.values()),
-        "words": sum(parts[0]["words"] for parts in sums.values()),
-        "lines": sum(parts[0]["lines"] for parts in sums.values()),
-        "tokens": {name: sum(parts[0]["tokens"][name] for parts in sums.values()) for name in encodings},
-    }
-    return {"byKind": figures, "total": _figures(total, largest, primary)}
-
-
-def _size_key(item: Measured, primary: str) -> tuple[int, str]:
-    return item.tokens[primary], item.artifact.path
-
-
-def _sums(items: Sequence[Measured], encodings: Sequence[str]) -> tuple[dict[str, Any], Measured | None]:
-    """The counts of some artifacts, and the largest of them (most tokens; ties: the alphabetically last path)."""
-    primary = encodings[0]
-    counts = {
-        "count": len(items),
-        "bytes": sum(item.size for item in items),
-        "words": sum(item.words for item in items),
-        "lines": sum(item.lines for item in items),
-        "tokens": {name: sum(item.tokens[name] for item in items) for name in encodings},
-    }
-    return counts, max(items, key=lambda item: _size_key(item, primary)) if items else None
-
-
-def _figures(counts: dict[str, Any], largest: Measured | None, primary: str) -> dict[str, Any]:
-    tokens = counts["tokens"]
-    return {
-        **counts,
-        "largest": {"uri": largest.artifact.uri, "tokens": largest.tokens} if largest else None,
-        "contextShare": {
-            "total": _share(tokens[primary]),
-            "largest": _share(largest.tokens[primary] if largest else 0),
-        },
-    }
-
-
-def _share(tokens: int) -> dict[str, float]:
-    """Percent of a context window, 3 decimals (e.g. 0.406 means 0.406 %)."""
-    return {name: round(100 * tokens / size, 3) for name, size in CONTEXT_WINDOWS.items()}
-
-
-def stats_document(catalog: Catalog, measured: Sequence[Measured], encodings: Sequence[str], old_days: int) -> dict:
-    return {
-        "catalog": catalog_counts(catalog, old_days),
-        "artifacts": artifact_figures(measured, encodings),
-        "semantics": description_semantics(catalog),
-        "encodings": list(encodings),
-        "note": "Figures cover every artifact except stats.json itself, whose size is in manifest.json.",
-    }
+def stats_document(catalog: Catalog, old_days: int) -> dict[str, Any]:
+    return {"catalog": catalog_counts(catalog, old_days), "note": NOTE}

@@ -359,7 +359,7 @@ def _render_and_measure(
     measured += _measure([summary], counter, encodings[0], writer)
     if config.site:
         measured += _site(config, catalog, encodings, input_digest, measured, counter, writer)
-    stats = stats_artifact(catalog, measured, encodings, config.staleness.old_days, config.uri_prefix)
+    stats = stats_artifact(catalog, config.staleness.old_days, config.uri_prefix)
     measured += _measure([stats], counter, encodings[0], writer)
     return measured
 

@@ -1,13 +1,17 @@
-"""The table `capidx build` prints: per artifact kind, count, largest, total, budget and status."""
+"""The table `capidx build` prints: per artifact kind, docs, tokens, largest, budget and status.
+
+Its columns are named and ordered as the first ones of `capidx report`'s table (compiler/report/formats.py),
+which the quick start prints right after it: the same figure has the same name in both.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from capidx.compiler.artifacts import ALL_KINDS
+from capidx.compiler.artifacts import ALL_KINDS, SINGLE_KINDS
 
-_HEADER = ("kind", "count", "largest", "total", "budget", "status")
+_HEADER = ("kind", "docs", "tokens", "largest", "budget", "status")
 
 
 def kind_table(sizes: Iterable[tuple[str, int]], budgets: Iterable[Mapping[str, Any]]) -> str:
@@ -25,8 +29,8 @@ def kind_table(sizes: Iterable[tuple[str, int]], budgets: Iterable[Mapping[str, 
             (
                 kind,
                 f"{len(values):,}",
-                f"{max(values):,}",
                 f"{sum(values):,}",
+                "" if kind in SINGLE_KINDS else f"{max(values):,}",  # one document: its tokens say it
                 f"{budget['budget']:,}" if budget else "-",
                 ("ok" if budget["ok"] else "OVER") if budget else "-",
             )

@@ -39,6 +39,7 @@ from capidx.compiler import catalog
 from capidx.compiler.errors import InvalidError
 from capidx.compiler.render import markdown as mdtext
 from capidx.compiler.render import views
+from capidx.compiler.render.phrases import join_phrases
 
 BUNDLED_PACKAGE = "capidx.templates"
 
@@ -221,6 +222,7 @@ def make_environment(user_templates: Path | None) -> jinja2.Environment:
     _use_sync_filters(env)
     env.context_class = _Context
     env.filters["commas"] = lambda value: f"{value:,}"
+    env.filters["phrases"] = join_phrases  # list items as one line of prose
     env.filters.update(mdtext.FILTERS)  # inline, line, cell, block, code: data stays in its Markdown structure
     env.globals.update(
         mark=views.mark,

@@ -15,7 +15,7 @@ from typing import Any
 
 import jinja2
 
-from capidx.compiler.artifacts import ALL, Artifact, Measured, make_artifact
+from capidx.compiler.artifacts import ALL, Artifact, make_artifact
 from capidx.compiler.catalog import CanonicalCapability, Capability, Catalog, Source
 from capidx.compiler.config import DEFAULT_TITLE
 from capidx.compiler.derive import tool_documents as derive
@@ -129,17 +129,14 @@ def summary_artifact(
     )
 
 
-def stats_artifact(
-    catalog: Catalog, measured: Sequence[Measured], encodings: Sequence[str], old_days: int, prefix: str
-) -> Artifact:
-    document = stats_document(catalog, measured, encodings, old_days)
+def stats_artifact(catalog: Catalog, old_days: int, prefix: str) -> Artifact:
+    document = stats_document(catalog, old_days)
     return make_artifact(
         "stats",
         "stats.json",
         prefix,
         "Capability index statistics",
-        "Counts by category, tier, maturity and status; source freshness; description entropy; size and tokens of "
-        "every artifact.",
+        "Counts of agents and capability records by agent, category, tier, maturity and status; source freshness.",
         canonical_json(document) + "\n",
     )
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from capidx.compiler.catalog import Agent, CanonicalCapability, Capability, Catalog
 from capidx.compiler.derive import tool_documents as derive
-from capidx.compiler.derive.stats import catalog_counts, reference_date
+from capidx.compiler.derive.stats import catalog_counts, description_semantics, reference_date
 from capidx.compiler.render import views
 
 TIERS = tuple(views.TIER_MARKS)  # free, pro, business, enterprise: the schema's order
@@ -234,8 +234,11 @@ def quality_counts(rows: Sequence[SourceQuality]) -> dict[str, int]:
         "unverified": sum(1 for row in rows if not row.verified_date),
         "stale": sum(1 for row in rows if row.stale),
         "flagged": sum(1 for row in rows if row.flagged),
-        # `capidx verify --write` sets `unknown` for a page that is gone (broken); unchecked data says it too
+        # `capidx verify --write` sets `unknown` for a page that is gone (broken); unchecked data says it too.
+        # The two are told apart by a verifiedDate: a page once verified and now unknown is gone.
         "statusUnknown": sum(1 for row in rows if row.status == "unknown"),
+        "gone": sum(1 for row in rows if row.status == "unknown" and row.verified_date),
+        "unknownUnverified": sum(1 for row in rows if row.status == "unknown" and not row.verified_date),
     }
 
 
@@ -251,9 +254,11 @@ def quality_document(catalog: Catalog, old_days: int, rows: Sequence[SourceQuali
             "`capidx verify --write` records its verdicts in the catalog: a verified source gets a verifiedDate "
             "and status active; one whose page no longer supports the claim gets status modified, one whose "
             "page is gone status unknown. `flagged` counts status modified only: unknown is also what unchecked "
-            "data says."
+            "data says, so `statusUnknown` is split into `gone` (unknown after a verification) and "
+            "`unknownUnverified` (unknown and never verified)."
         ),
         "sources": [row.as_json() for row in rows],
+        "descriptions": description_semantics(catalog),
     }
 
 

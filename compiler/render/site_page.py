@@ -20,6 +20,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from capidx.compiler.catalog import Catalog
 from capidx.compiler.derive.stats import reference_date
 from capidx.compiler.render import site_data
+from capidx.compiler.render.phrases import join_phrases
 
 PACKAGE, FOLDER = "capidx.templates", "site"
 PAGE_TEMPLATE = "index.html.j2"
@@ -35,7 +36,7 @@ _SAFE_SCHEMES = ("https://", "http://")
 
 @cache
 def _environment() -> jinja2.Environment:
-    return ImmutableSandboxedEnvironment(
+    env = ImmutableSandboxedEnvironment(
         loader=jinja2.PackageLoader(PACKAGE, FOLDER),
         autoescape=True,
         # The documents leave optional members out (as derive does): a missing one renders as nothing.
@@ -44,6 +45,8 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
         auto_reload=False,
     )
+    env.filters["phrases"] = join_phrases  # list items as one line of prose, as in the Markdown
+    return env
 
 
 def asset_text(name: str) -> str:

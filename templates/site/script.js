@@ -9,6 +9,8 @@
   var agentViews = Array.prototype.slice.call(document.querySelectorAll("section.agent-view"));
   var matrix = document.getElementById("matrix");
   var shown = document.getElementById("shown");
+  var noMatch = document.getElementById("no-match");
+  var tableWrap = document.querySelector("#matrix .table-wrap");
   var agentCount = document.querySelectorAll("#matrix-table thead th").length - 1;
   document.documentElement.classList.add("js");
 
@@ -53,6 +55,8 @@
       if (keep) count += 1;
     });
     shown.textContent = count + " of " + rows.length + " capabilities shown.";
+    noMatch.hidden = count !== 0;
+    tableWrap.hidden = count === 0;  // not an empty table head: the line above says why
     document.body.dataset.shown = String(count);
   }
 
