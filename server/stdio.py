@@ -23,13 +23,17 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
 import mcp_types as types
+from anyio.lowlevel import EventLoopToken
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
@@ -157,19 +161,40 @@ async def _read(
     replies: MemoryObjectSendStream[SessionMessage],
 ) -> None:
     splitter = LineSplitter(limit)
+    chunks_in, chunks = anyio.create_memory_object_stream[bytes](0)
+    token = anyio.lowlevel.current_token()
+    threading.Thread(target=_pump, args=(fd, chunks_in, token), name="capidx-stdin", daemon=True).start()
     with scope:
-        async with messages, replies:
-            while chunk := await _read_chunk(fd):
+        async with messages, replies, chunks:
+            async for chunk in chunks:
+                if not chunk:
+                    break
                 for line in splitter.feed(chunk):
                     await _deliver(parse_line(line, limit), messages, replies)
             if (last := splitter.end()) is not None:
                 await _deliver(parse_line(last, limit), messages, replies)
 
 
-async def _read_chunk(fd: int) -> bytes:
+def _pump(fd: int, chunks: MemoryObjectSendStream[bytes], token: EventLoopToken) -> None:
+    """Read stdin in a daemon thread and hand each chunk to the event loop; b"" at its end.
+
+    Not an AnyIO worker thread: a read blocked on a terminal or an idle pipe cannot be interrupted,
+    and the interpreter waits for every non-daemon thread at exit, so a stopped server used to wait
+    for one more line (Enter) before it ended. A daemon thread ends with the process."""
+    while True:
+        chunk = _read_chunk(fd)
+        try:
+            anyio.from_thread.run(chunks.send, chunk, token=token)
+        except Exception:  # the server has stopped reading (stream closed, event loop gone): nobody to hand it to
+            return
+        if not chunk:
+            return
+
+
+def _read_chunk(fd: int) -> bytes:
     """The next bytes of stdin; b"" at its end, or when it cannot be read at all (closed, not readable)."""
     try:
-        return await anyio.to_thread.run_sync(os.read, fd, CHUNK_BYTES, abandon_on_cancel=True)
+        return os.read(fd, CHUNK_BYTES)
     except OSError as error:
         logger.warning("stdin cannot be read (%s): stopping", error.strerror or error)
         return b""
