@@ -110,6 +110,38 @@ def test_unreadable_lines_get_json_rpc_errors_and_the_server_keeps_serving(serve
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(
+    ("request_id", "named"),
+    [
+        ("{}", "object"),
+        ('{"a": 1}', "object"),
+        ("[1]", "array"),
+        ("null", "null"),
+        ("true", "boolean"),
+        ("1.5", "not an integer"),
+        ("9" * 5000, "5000 digits"),
+        ("-" + "9" * 4301, "4301 digits"),
+    ],
+)
+def test_a_request_with_an_unusable_id_is_answered_invalid_request(server: Stdio, request_id: str, named: str) -> None:
+    """JSON-RPC 2.0: an id that is not a string or a number makes the request invalid: -32600 with id null.
+    The SDK's model used to read such a line as a notification, which nobody answers."""
+    server.send(b'{"jsonrpc":"2.0","id":%s,"method":"ping"}\n' % request_id.encode())
+    reply = server.reply()
+    assert reply["id"] is None and reply["error"]["code"] == -32600
+    assert "id" in reply["error"]["message"] and named in reply["error"]["message"]
+    server.send(PING % 4)
+    assert server.reply() == {"jsonrpc": "2.0", "id": 4, "result": {}}
+
+
+@pytest.mark.slow
+def test_a_number_too_long_to_read_is_named_with_the_request_s_id(server: Stdio) -> None:
+    server.send(b'{"jsonrpc":"2.0","id":5,"method":"ping","params":{"n":%s}}\n' % (b"1" * 5000))
+    reply = server.reply()
+    assert reply["id"] == 5 and reply["error"]["code"] == -32600 and "5000 digits" in reply["error"]["message"]
+
+
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads peak memory from /proc")
 def test_an_over_long_line_is_answered_and_not_held(server: Stdio) -> None:
     server.send(PING % 1)
@@ -157,6 +189,11 @@ def test_parse_line_answers_what_it_cannot_pass_on() -> None:
     assert too_long is not None and too_long.error.error.code == -32600  # type: ignore[union-attr]
     deep = b"[" * 100_000 + b"]" * 100_000
     assert parse_line(deep, 10**6).error.error.code in (-32700, -32600)  # type: ignore[union-attr]
+    assert parse_line(b'{"jsonrpc":"2.0","method":"notifications/initialized"}', 100) is not None
+    not_json = parse_line(b'{"jsonrpc":"2.0","id":NaN1,"method":"ping"}', 100)
+    assert not_json.error.error.code == -32700  # type: ignore[union-attr]
+    deep_id = b'{"jsonrpc":"2.0","id":' + b"[" * 100_000 + b"]" * 100_000 + b',"method":"ping"}'
+    assert parse_line(deep_id, 10**6).error.error.code in (-32700, -32600)  # type: ignore[union-attr]
 
 
 # --- what an error echoes ---------------------------------------------------------------------------------
