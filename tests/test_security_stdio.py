@@ -65,7 +65,7 @@ class Stdio:
 
 
 @contextmanager
-def stdio_server(build: Path, env: dict[str, str] | None = None) -> Iterator[Stdio]:
+def stdio_server(build: Path, env: dict[str, str] | None = None, *, initialize: bool = True) -> Iterator[Stdio]:
     command = capidx_command("serve", "--build", str(build), "--no-reload")
     with subprocess.Popen(
         command,
@@ -77,8 +77,9 @@ def stdio_server(build: Path, env: dict[str, str] | None = None) -> Iterator[Std
     ) as proc:
         try:
             server = Stdio(proc)
-            server.send(json.dumps(INITIALIZE).encode() + b"\n")
-            assert server.reply()["id"] == 0
+            if initialize:
+                server.send(json.dumps(INITIALIZE).encode() + b"\n")
+                assert server.reply()["id"] == 0
             yield server
         finally:
             proc.kill()
@@ -168,6 +169,31 @@ def test_a_line_at_the_limit_is_served_and_one_byte_more_is_not(server: Stdio) -
     assert server.reply() == {"jsonrpc": "2.0", "id": 3, "result": {}}
     server.send(b" " + at_limit + b"\n")
     assert server.reply()["error"]["code"] == -32600
+
+
+@pytest.mark.slow
+def test_a_request_before_initialize_is_told_to_initialize_first(hand_build: Path) -> None:
+    """Not -32602 "invalid parameters" (its parameters are fine) but -32600 naming the missing handshake;
+    what the SDK decides otherwise stays: ping is answered, an unknown method is -32601, bad parameters
+    -32602, and after initialize the same request is served."""
+    tools_list = b'{"jsonrpc":"2.0","id":%d,"method":"tools/list"}\n'
+    with stdio_server(hand_build, initialize=False) as server:
+        server.send(tools_list % 1)
+        error = server.reply()
+        assert error["id"] == 1 and error["error"]["code"] == -32600
+        assert "not initialized" in error["error"]["message"] and "initialize first" in error["error"]["message"]
+        server.send(b'{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"%s"}}\n' % PREFIX.encode())
+        assert server.reply()["error"]["code"] == -32600
+        server.send(PING % 3)
+        assert server.reply() == {"jsonrpc": "2.0", "id": 3, "result": {}}
+        server.send(b'{"jsonrpc":"2.0","id":4,"method":"no/such/method"}\n')
+        assert server.reply()["error"]["code"] == -32601
+        server.send(b'{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":5}}\n')
+        assert server.reply()["error"]["code"] == -32602
+        server.send(json.dumps(INITIALIZE).encode() + b"\n")
+        assert "result" in server.reply()
+        server.send(tools_list % 6)
+        assert server.reply()["result"]["tools"]
 
 
 def test_line_splitter_keeps_at_most_the_limit() -> None:
