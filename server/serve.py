@@ -109,7 +109,7 @@ async def _serve_http(hub: Hub, settings: Settings, signalled: Callable[[int], N
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 
-    from capidx.server.http import MAX_HEADER_BYTES, HostGuard, bounded_protocol, ensure_descriptors
+    from capidx.server.http import MAX_HEADER_BYTES, HostGuard, WholeBody, bounded_protocol, ensure_descriptors
     from capidx.server.site_files import SiteFiles
 
     ensure_descriptors(settings.max_connections)
@@ -124,7 +124,8 @@ async def _serve_http(hub: Hub, settings: Settings, signalled: Callable[[int], N
         max_request_body_size=settings.max_message_bytes,
     )
     config = uvicorn.Config(
-        HostGuard(SiteFiles(app, lambda: hub.snapshot, origins), hosts),  # /site/: the build's site, read-only
+        # /site/: the build's site, read-only; /mcp: bodies read whole before the SDK sees them
+        HostGuard(SiteFiles(WholeBody(app, settings.max_message_bytes), lambda: hub.snapshot, origins), hosts),
         host=settings.host,
         port=settings.port,
         http=bounded_protocol(settings.max_connections, settings.idle_timeout),
