@@ -58,14 +58,14 @@ class StartupError(Exception):
     """The transport could not start (e.g. the port is taken)."""
 
 
-async def _with_reload(
+async def _serve_until_stopped(
     hub: Hub,
     settings: Settings,
     serve: Callable[[], Awaitable[None]],
     stop_serving: Callable[[], None],
     signalled: Callable[[int], None],
 ) -> None:
-    """Run `serve` beside the reloader and the signal watcher; a stop signal is noted and calls `stop_serving`."""
+    """Run `serve` beside the reloader and the signal watcher: a stop signal is noted and calls `stop_serving`."""
     stop = anyio.Event()
     watching = anyio.CancelScope()
 
@@ -102,7 +102,7 @@ async def _serve_stdio(hub: Hub, settings: Settings, signalled: Callable[[int], 
             async with stdio_transport(settings.max_message_bytes) as (read_stream, write_stream):
                 await server.run(read_stream, write_stream, server.create_initialization_options())
 
-    await _with_reload(hub, settings, serve, serving.cancel, signalled)
+    await _serve_until_stopped(hub, settings, serve, serving.cancel, signalled)
 
 
 async def _serve_http(hub: Hub, settings: Settings, signalled: Callable[[int], None]) -> None:
@@ -151,7 +151,7 @@ async def _serve_http(hub: Hub, settings: Settings, signalled: Callable[[int], N
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
             # uvicorn would catch SIGINT/SIGTERM itself and raise them again once stopped (exit 0 or
-            # -15); `_with_reload` watches them for both transports and calls `stop` below instead.
+            # -15); `_serve_until_stopped` watches them for both transports and calls `stop` below instead.
             yield
 
     server = Server(config)
@@ -177,4 +177,4 @@ async def _serve_http(hub: Hub, settings: Settings, signalled: Callable[[int], N
                 raise StartupError(f"cannot listen on {settings.host}:{settings.port}") from None
             tg.cancel_scope.cancel()
 
-    await _with_reload(hub, settings, serve, stop, signalled)
+    await _serve_until_stopped(hub, settings, serve, stop, signalled)
