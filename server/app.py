@@ -40,6 +40,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from capidx.server import resources as res
 from capidx.server import tools
+from capidx.server.handshake import explain_uninitialized
 from capidx.server.limits import clip
 from capidx.server.settings import Settings
 from capidx.server.snapshot import Snapshot
@@ -296,6 +297,7 @@ def build_server(hub: Hub) -> CapidxServer:
     )
     if hub.legacy_push:
         server.add_notification_handler("notifications/initialized", types.NotificationParams, hub.initialized)
+    server.middleware.append(explain_uninitialized)
     return server
 
 

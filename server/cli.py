@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from capidx.server.settings import Settings
 
 EXIT_USAGE = 2
+EXIT_SIGINT = 130  # 128 + SIGINT, the shell's convention (server/signals.py)
 
 
 class ServeError(click.ClickException):
@@ -127,7 +128,8 @@ def serve(config: Path | None, print_config: bool, **flags: object) -> None:
 
     \b
     Settings: flags > CAPIDX_* environment > the serve: section of capidx.yaml > defaults.
-    Exit codes: 0 stopped, 2 bad settings or no servable build.
+    Exit codes: 0 stdin ended (stdio), 2 bad settings or no servable build,
+    130 stopped by Ctrl-C (SIGINT), 143 stopped by SIGTERM.
     """
     from capidx.server.settings import SettingsError, render, resolve_settings
 
@@ -143,9 +145,11 @@ def serve(config: Path | None, print_config: bool, **flags: object) -> None:
 
 def _run(settings: Settings) -> None:
     from capidx.server.logs import configure_logging
+    from capidx.server.signals import Stopped, raise_on_stop_signals
     from capidx.server.snapshot import BuildError, load_snapshot
 
     stop_logging = configure_logging()
+    raise_on_stop_signals()
     try:
         # The build is loaded (and refused, if it must be) before the MCP SDK is imported: a missing or
         # damaged build is reported in a fraction of the SDK's import time.
@@ -158,7 +162,9 @@ def _run(settings: Settings) -> None:
             raise ServeError(str(error)) from None
     except BuildError as error:
         raise ServeError(str(error)) from None
-    except KeyboardInterrupt:
-        pass
+    except Stopped as stopped:
+        raise click.exceptions.Exit(stopped.exit_code) from None
+    except KeyboardInterrupt:  # where signals are not watched (Windows): Ctrl-C is still SIGINT's 130
+        raise click.exceptions.Exit(EXIT_SIGINT) from None
     finally:
         stop_logging()

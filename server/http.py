@@ -16,6 +16,10 @@ empty Host is `400`, one that matches no allowed pattern is `421`. The SDK makes
 inside its /mcp handler, so Starlette's redirect of `/mcp/` would otherwise answer (and echo) any Host.
 Patterns are the SDK's (`TransportSecuritySettings`): an exact value or `HOST:*` for any port;
 settings.py refuses anything else at start-up.
+
+`WholeBody` reads a request's body before the SDK sees it (issue #31, item 2): a client that hung up
+half-way through its body made the SDK log a full `ClientDisconnect` traceback at error level; now it
+is one info line, and the SDK never hears of the request.
 """
 
 from __future__ import annotations
@@ -159,3 +163,46 @@ async def _respond(send: Any, status: int, text: str) -> None:
     headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+class WholeBody:
+    """ASGI middleware: the app gets a request once its whole body has arrived, up to `limit` bytes.
+
+    The SDK reads the body whole anyway (and answers 413 above its limit), so holding it here costs no
+    more memory; a body announced or found to be larger than `limit` is handed on as it comes, for the
+    SDK to refuse."""
+
+    def __init__(self, app: Any, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        announced = _content_length(scope) if scope["type"] == "http" else None
+        if scope["type"] != "http" or (announced or 0) > self.limit:
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size, more = 0, True
+        while more and size <= self.limit:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                expected = f"of {announced} " if announced is not None else ""
+                logger.info("a client hung up after %d %sbytes of its request body: nothing to answer", size, expected)
+                return
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            more = message.get("more_body", False)
+        first: list[dict[str, Any]] = [{"type": "http.request", "body": b"".join(chunks), "more_body": more}]
+        del chunks
+
+        async def replay() -> Any:
+            return first.pop() if first else await receive()
+
+        await self.app(scope, replay, send)
+
+
+def _content_length(scope: Any) -> int | None:
+    values = [value for name, value in scope["headers"] if name == b"content-length"]
+    if len(values) != 1 or not values[0].isdigit() or len(values[0]) > 18:
+        return None  # absent, repeated or malformed: h11 has refused the request already, or the body is chunked
+    return int(values[0])

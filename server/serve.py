@@ -1,26 +1,32 @@
 """Run the server: load the build, then serve it over stdio or streamable HTTP until stopped.
 
-Everything the server says goes to stderr: on stdio, stdout is the protocol channel.
+Everything the server says goes to stderr: on stdio, stdout is the protocol channel. SIGINT and
+SIGTERM stop either transport (server/signals.py): `run` then raises `Stopped`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import socket
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 
 import anyio
 
 from capidx.server.app import Hub, build_server
 from capidx.server.reload import Reloader
 from capidx.server.settings import Settings
+from capidx.server.signals import Stopped, watch
 from capidx.server.snapshot import Snapshot
 
 logger = logging.getLogger("capidx.server")
+WAITING = "waiting for an MCP client on stdin (MCP clients start this command themselves); Ctrl-C stops it"
 
 
 def run(settings: Settings, snapshot: Snapshot) -> None:
-    """Blocking entry point: serve `snapshot` (loaded from `settings.build`) until stopped."""
+    """Blocking entry point: serve `snapshot` (loaded from `settings.build`) until stdin ends (stdio) or
+    a signal stops it; then raises `Stopped` with the signal."""
     logger.info(
         "serving %s (build %s, %d artifacts) over %s",
         snapshot.directory,
@@ -30,13 +36,16 @@ def run(settings: Settings, snapshot: Snapshot) -> None:
     )
     hub = Hub(snapshot, settings, legacy_push=settings.transport == "stdio")
     main = _serve_http if settings.transport == "http" else _serve_stdio
+    signalled: list[int] = []
     try:
-        anyio.run(main, hub, settings)
+        anyio.run(main, hub, settings, signalled.append)
     except BaseExceptionGroup as group:  # task groups wrap what their tasks raise
         error = _sole(group)
-        if isinstance(error, StartupError | KeyboardInterrupt):
+        if isinstance(error, StartupError | KeyboardInterrupt | Stopped):
             raise error from None
         raise
+    if signalled:
+        raise Stopped(signalled[0])
 
 
 def _sole(error: BaseException) -> BaseException:
@@ -49,36 +58,59 @@ class StartupError(Exception):
     """The transport could not start (e.g. the port is taken)."""
 
 
-async def _with_reload(hub: Hub, settings: Settings, serve: Callable[[], Awaitable[None]]) -> None:
+async def _serve_until_stopped(
+    hub: Hub,
+    settings: Settings,
+    serve: Callable[[], Awaitable[None]],
+    stop_serving: Callable[[], None],
+    signalled: Callable[[int], None],
+) -> None:
+    """Run `serve` beside the reloader and the signal watcher: a stop signal is noted and calls `stop_serving`."""
     stop = anyio.Event()
+    watching = anyio.CancelScope()
+
+    def on_signal(signum: int) -> None:
+        signalled(signum)
+        stop_serving()
+
+    async def watch_signals() -> None:
+        with watching:
+            await watch(on_signal)
+
     async with anyio.create_task_group() as tg:
+        tg.start_soon(watch_signals)
         if settings.reload:
             tg.start_soon(Reloader(hub, settings.build).run, stop)
         try:
             await serve()
         finally:
+            watching.cancel()
             stop.set()
             hub.close()
 
 
-async def _serve_stdio(hub: Hub, settings: Settings) -> None:
+async def _serve_stdio(hub: Hub, settings: Settings, signalled: Callable[[int], None]) -> None:
     from capidx.server.stdio import stdio_transport
 
     server = build_server(hub)
+    serving = anyio.CancelScope()
 
     async def serve() -> None:
-        async with stdio_transport(settings.max_message_bytes) as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+        if os.isatty(0):  # someone typed `capidx serve` in a terminal: say what it waits for
+            logger.info(WAITING)
+        with serving:
+            async with stdio_transport(settings.max_message_bytes) as (read_stream, write_stream):
+                await server.run(read_stream, write_stream, server.create_initialization_options())
 
-    await _with_reload(hub, settings, serve)
+    await _serve_until_stopped(hub, settings, serve, serving.cancel, signalled)
 
 
-async def _serve_http(hub: Hub, settings: Settings) -> None:
+async def _serve_http(hub: Hub, settings: Settings, signalled: Callable[[int], None]) -> None:
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 
     from capidx.server.browser_page import BrowserPage
-    from capidx.server.http import MAX_HEADER_BYTES, HostGuard, bounded_protocol, ensure_descriptors
+    from capidx.server.http import MAX_HEADER_BYTES, HostGuard, WholeBody, bounded_protocol, ensure_descriptors
     from capidx.server.site_files import SiteFiles
 
     ensure_descriptors(settings.max_connections)
@@ -92,7 +124,8 @@ async def _serve_http(hub: Hub, settings: Settings) -> None:
         host=settings.host,
         max_request_body_size=settings.max_message_bytes,
     )
-    site = SiteFiles(app, lambda: hub.snapshot, origins)  # /site/: the build's site, read-only
+    # /site/: the build's site, read-only; /mcp: bodies read whole before the SDK sees them
+    site = SiteFiles(WholeBody(app, settings.max_message_bytes), lambda: hub.snapshot, origins)
     config = uvicorn.Config(
         HostGuard(BrowserPage(site, site.has_page), hosts),  # a browser at /mcp gets a page, not a silent stream
         host=settings.host,
@@ -117,7 +150,18 @@ async def _serve_http(hub: Hub, settings: Settings) -> None:
             hub.close()
             await super().shutdown(sockets)
 
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            # uvicorn would catch SIGINT/SIGTERM itself and raise them again once stopped (exit 0 or
+            # -15); `_serve_until_stopped` watches them for both transports and calls `stop` below instead.
+            yield
+
     server = Server(config)
+
+    def stop() -> None:
+        """A first signal shuts down gracefully (open requests get `timeout_graceful_shutdown`), a second at once."""
+        server.force_exit = server.should_exit
+        server.should_exit = True
 
     async def announce() -> None:
         while not server.started:
@@ -137,4 +181,4 @@ async def _serve_http(hub: Hub, settings: Settings) -> None:
                 raise StartupError(f"cannot listen on {settings.host}:{settings.port}") from None
             tg.cancel_scope.cancel()
 
-    await _with_reload(hub, settings, serve)
+    await _serve_until_stopped(hub, settings, serve, stop, signalled)

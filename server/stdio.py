@@ -11,7 +11,10 @@ Here stdin is read in chunks and cut into lines by `LineSplitter`, which keeps a
 - longer than the bound: discarded, JSON-RPC error -32600 (invalid request) with id null, saying
   how long it was and what the bound is;
 - not JSON (or not UTF-8): -32700 (parse error), id null;
-- JSON but not a JSON-RPC 2.0 message: -32600, with the message's id when it has a usable one.
+- JSON but not a JSON-RPC 2.0 message: -32600, with the message's id when it has a usable one;
+- a request whose id is not a string or an integer (an object, an array, null, true, 1.5): -32600,
+  id null. The SDK's message model reads such a line as a notification, which gets no answer;
+- an integer longer than the JSON parser takes (4,300 digits): -32600 saying so, not "not JSON".
 
 Blank lines are skipped. The server then goes on reading. Like the SDK's transport, this one points
 fd 1 at stderr while it runs and writes the protocol to a private duplicate, so stray output from
@@ -23,13 +26,17 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
 import mcp_types as types
+from anyio.lowlevel import EventLoopToken
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
@@ -102,13 +109,63 @@ def parse_line(line: bytes | Oversized, limit: int) -> types.JSONRPCMessage | Re
     if not line.strip():
         return None
     try:
-        return types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+        message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
     except ValidationError as error:
         if any(item["type"] == "json_invalid" for item in error.errors()):
-            return _error(None, types.PARSE_ERROR, "Parse error: the line is not valid JSON")
+            return _unparsed(line)
         return _error(_request_id(line), types.INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message")
     except ValueError:  # e.g. not UTF-8
-        return _error(None, types.PARSE_ERROR, "Parse error: the line is not valid JSON")
+        return _error(None, types.PARSE_ERROR, NOT_JSON)
+    if isinstance(message, types.JSONRPCNotification) and (problem := _id_problem(line)):
+        return _error(None, types.INVALID_REQUEST, f"Invalid Request: {problem}")
+    return message
+
+
+NOT_JSON = "Parse error: the line is not valid JSON"
+INT_DIGITS = 4300  # the longest integer the JSON parser takes (Python's default for int(), which pydantic matches)
+_TOO_LONG = object()  # stands for such an integer in a second, slower parse
+
+
+def _unparsed(line: bytes) -> Reply:
+    """The answer to a line the JSON parser refused: -32700, unless the line is JSON whose only fault is an
+    integer too long to read, which is an invalid request (valid JSON) and is named."""
+    lengths: list[int] = []
+
+    def read_int(text: str) -> object:
+        if len(text) <= INT_DIGITS:
+            return int(text)
+        lengths.append(len(text.lstrip("-")))
+        return _TOO_LONG
+
+    try:
+        data = json.loads(line, parse_int=read_int)
+    except (ValueError, RecursionError):
+        return _error(None, types.PARSE_ERROR, NOT_JSON)
+    if not lengths:  # valid to Python but not to the protocol's parser (NaN, Infinity): not JSON
+        return _error(None, types.PARSE_ERROR, NOT_JSON)
+    request_id = data.get("id") if isinstance(data, dict) else None
+    if request_id is _TOO_LONG:
+        problem = f"the id is an integer of {lengths[0]} digits; an id is a string or an integer of at most"
+        return _error(None, types.INVALID_REQUEST, f"Invalid Request: {problem} {INT_DIGITS} digits")
+    usable = request_id if isinstance(request_id, str | int) and not isinstance(request_id, bool) else None
+    problem = f"a number of {max(lengths)} digits is too long to read (at most {INT_DIGITS} digits)"
+    return _error(usable, types.INVALID_REQUEST, f"Invalid Request: {problem}")
+
+
+_ID_TYPES = {dict: "an object", list: "an array", bool: "a boolean", float: "a number that is not an integer"}
+
+
+def _id_problem(line: bytes) -> str | None:
+    """What is wrong with the id of a line read as a notification, or None when it has no id (a true one)."""
+    try:
+        data = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or "id" not in data:
+        return None
+    request_id = data["id"]
+    kind = "null" if request_id is None else _ID_TYPES.get(type(request_id), type(request_id).__name__)
+    return f"the id is {kind}; an id is a string or an integer (a notification has no id at all)"
 
 
 def _error(request_id: Any, code: int, message: str) -> Reply:
@@ -157,19 +214,40 @@ async def _read(
     replies: MemoryObjectSendStream[SessionMessage],
 ) -> None:
     splitter = LineSplitter(limit)
+    chunks_in, chunks = anyio.create_memory_object_stream[bytes](0)
+    token = anyio.lowlevel.current_token()
+    threading.Thread(target=_pump, args=(fd, chunks_in, token), name="capidx-stdin", daemon=True).start()
     with scope:
-        async with messages, replies:
-            while chunk := await _read_chunk(fd):
+        async with messages, replies, chunks:
+            async for chunk in chunks:
+                if not chunk:
+                    break
                 for line in splitter.feed(chunk):
                     await _deliver(parse_line(line, limit), messages, replies)
             if (last := splitter.end()) is not None:
                 await _deliver(parse_line(last, limit), messages, replies)
 
 
-async def _read_chunk(fd: int) -> bytes:
+def _pump(fd: int, chunks: MemoryObjectSendStream[bytes], token: EventLoopToken) -> None:
+    """Read stdin in a daemon thread and hand each chunk to the event loop; b"" at its end.
+
+    Not an AnyIO worker thread: a read blocked on a terminal or an idle pipe cannot be interrupted,
+    and the interpreter waits for every non-daemon thread at exit, so a stopped server used to wait
+    for one more line (Enter) before it ended. A daemon thread ends with the process."""
+    while True:
+        chunk = _read_chunk(fd)
+        try:
+            anyio.from_thread.run(chunks.send, chunk, token=token)
+        except Exception:  # the server has stopped reading (stream closed, event loop gone): nobody to hand it to
+            return
+        if not chunk:
+            return
+
+
+def _read_chunk(fd: int) -> bytes:
     """The next bytes of stdin; b"" at its end, or when it cannot be read at all (closed, not readable)."""
     try:
-        return await anyio.to_thread.run_sync(os.read, fd, CHUNK_BYTES, abandon_on_cancel=True)
+        return os.read(fd, CHUNK_BYTES)
     except OSError as error:
         logger.warning("stdin cannot be read (%s): stopping", error.strerror or error)
         return b""

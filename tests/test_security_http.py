@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import logging
 import os
 import re
@@ -236,7 +237,32 @@ def test_the_message_size_limit_applies_to_http_bodies(small_limits: int) -> Non
     url = f"http://127.0.0.1:{port}/mcp"
     padded = {**INITIALIZE, "params": {**INITIALIZE["params"], "pad": "x" * 70_000}}
     assert httpx2.post(url, json=padded, headers=HEADERS, timeout=10).status_code == 413
+    chunked = (json.dumps(padded)[i : i + 8192].encode() for i in range(0, 80_000, 8192))  # no Content-Length
+    assert httpx2.post(url, content=chunked, headers=HEADERS, timeout=10).status_code == 413
     assert httpx2.post(url, json=INITIALIZE, headers=HEADERS, timeout=10).status_code == 200
+
+
+@pytest.mark.slow
+def test_a_client_that_hangs_up_mid_body_costs_one_log_line(hand_build: Path) -> None:
+    """Content-Length 1000, 11 bytes sent, then the socket closed: one info line, no traceback (it was an
+    error with starlette's ClientDisconnect traceback), for both protocol revisions; the server answers on."""
+    with serving(hand_build, {}) as (port, log):
+        for hung_up, revision in enumerate((b"", b"MCP-Protocol-Version: 2026-07-28\r\n"), start=1):
+            head = (
+                b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n"
+                b"Accept: application/json, text/event-stream\r\n%sContent-Length: 1000\r\n\r\n" % (port, revision)
+            )
+            with socket.create_connection(("127.0.0.1", port), timeout=15) as sock:
+                sock.sendall(head + b'{"jsonrpc":')
+            deadline = time.monotonic() + 15
+            while log.read_text().count("hung up") < hung_up and time.monotonic() < deadline:
+                time.sleep(0.1)
+        assert mcp_answers(port, time.monotonic() + 30)
+        text = log.read_text()
+    lines = [line for line in text.splitlines() if "hung up" in line]
+    assert len(lines) == 2, text
+    assert all("INFO" in line and "11 of 1000 bytes" in line for line in lines), lines
+    assert "Traceback" not in text and "ClientDisconnect" not in text and "ERROR" not in text, text
 
 
 # --- allowed-host patterns ------------------------------------------------------------------------------

@@ -65,7 +65,7 @@ class Stdio:
 
 
 @contextmanager
-def stdio_server(build: Path, env: dict[str, str] | None = None) -> Iterator[Stdio]:
+def stdio_server(build: Path, env: dict[str, str] | None = None, *, initialize: bool = True) -> Iterator[Stdio]:
     command = capidx_command("serve", "--build", str(build), "--no-reload")
     with subprocess.Popen(
         command,
@@ -77,8 +77,9 @@ def stdio_server(build: Path, env: dict[str, str] | None = None) -> Iterator[Std
     ) as proc:
         try:
             server = Stdio(proc)
-            server.send(json.dumps(INITIALIZE).encode() + b"\n")
-            assert server.reply()["id"] == 0
+            if initialize:
+                server.send(json.dumps(INITIALIZE).encode() + b"\n")
+                assert server.reply()["id"] == 0
             yield server
         finally:
             proc.kill()
@@ -110,6 +111,38 @@ def test_unreadable_lines_get_json_rpc_errors_and_the_server_keeps_serving(serve
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(
+    ("request_id", "named"),
+    [
+        ("{}", "object"),
+        ('{"a": 1}', "object"),
+        ("[1]", "array"),
+        ("null", "null"),
+        ("true", "boolean"),
+        ("1.5", "not an integer"),
+        ("9" * 5000, "5000 digits"),
+        ("-" + "9" * 4301, "4301 digits"),
+    ],
+)
+def test_a_request_with_an_unusable_id_is_answered_invalid_request(server: Stdio, request_id: str, named: str) -> None:
+    """JSON-RPC 2.0: an id that is not a string or a number makes the request invalid: -32600 with id null.
+    The SDK's model used to read such a line as a notification, which nobody answers."""
+    server.send(b'{"jsonrpc":"2.0","id":%s,"method":"ping"}\n' % request_id.encode())
+    reply = server.reply()
+    assert reply["id"] is None and reply["error"]["code"] == -32600
+    assert "id" in reply["error"]["message"] and named in reply["error"]["message"]
+    server.send(PING % 4)
+    assert server.reply() == {"jsonrpc": "2.0", "id": 4, "result": {}}
+
+
+@pytest.mark.slow
+def test_a_number_too_long_to_read_is_named_with_the_request_s_id(server: Stdio) -> None:
+    server.send(b'{"jsonrpc":"2.0","id":5,"method":"ping","params":{"n":%s}}\n' % (b"1" * 5000))
+    reply = server.reply()
+    assert reply["id"] == 5 and reply["error"]["code"] == -32600 and "5000 digits" in reply["error"]["message"]
+
+
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads peak memory from /proc")
 def test_an_over_long_line_is_answered_and_not_held(server: Stdio) -> None:
     server.send(PING % 1)
@@ -138,6 +171,31 @@ def test_a_line_at_the_limit_is_served_and_one_byte_more_is_not(server: Stdio) -
     assert server.reply()["error"]["code"] == -32600
 
 
+@pytest.mark.slow
+def test_a_request_before_initialize_is_told_to_initialize_first(hand_build: Path) -> None:
+    """Not -32602 "invalid parameters" (its parameters are fine) but -32600 naming the missing handshake;
+    what the SDK decides otherwise stays: ping is answered, an unknown method is -32601, bad parameters
+    -32602, and after initialize the same request is served."""
+    tools_list = b'{"jsonrpc":"2.0","id":%d,"method":"tools/list"}\n'
+    with stdio_server(hand_build, initialize=False) as server:
+        server.send(tools_list % 1)
+        error = server.reply()
+        assert error["id"] == 1 and error["error"]["code"] == -32600
+        assert "not initialized" in error["error"]["message"] and "initialize first" in error["error"]["message"]
+        server.send(b'{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"%s"}}\n' % PREFIX.encode())
+        assert server.reply()["error"]["code"] == -32600
+        server.send(PING % 3)
+        assert server.reply() == {"jsonrpc": "2.0", "id": 3, "result": {}}
+        server.send(b'{"jsonrpc":"2.0","id":4,"method":"no/such/method"}\n')
+        assert server.reply()["error"]["code"] == -32601
+        server.send(b'{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":5}}\n')
+        assert server.reply()["error"]["code"] == -32602
+        server.send(json.dumps(INITIALIZE).encode() + b"\n")
+        assert "result" in server.reply()
+        server.send(tools_list % 6)
+        assert server.reply()["result"]["tools"]
+
+
 def test_line_splitter_keeps_at_most_the_limit() -> None:
     splitter = LineSplitter(4)
     assert splitter.feed(b"ab\ncdef\nghi") == [b"ab", b"cdef"]
@@ -157,6 +215,11 @@ def test_parse_line_answers_what_it_cannot_pass_on() -> None:
     assert too_long is not None and too_long.error.error.code == -32600  # type: ignore[union-attr]
     deep = b"[" * 100_000 + b"]" * 100_000
     assert parse_line(deep, 10**6).error.error.code in (-32700, -32600)  # type: ignore[union-attr]
+    assert parse_line(b'{"jsonrpc":"2.0","method":"notifications/initialized"}', 100) is not None
+    not_json = parse_line(b'{"jsonrpc":"2.0","id":NaN1,"method":"ping"}', 100)
+    assert not_json.error.error.code == -32700  # type: ignore[union-attr]
+    deep_id = b'{"jsonrpc":"2.0","id":' + b"[" * 100_000 + b"]" * 100_000 + b',"method":"ping"}'
+    assert parse_line(deep_id, 10**6).error.error.code in (-32700, -32600)  # type: ignore[union-attr]
 
 
 # --- what an error echoes ---------------------------------------------------------------------------------

@@ -1,0 +1,144 @@
+"""How `capidx serve` stops: SIGINT (Ctrl-C) and SIGTERM end it with 130 and 143, without a traceback, on
+both transports (issue #29 item 1, issue #31's SIGTERM note).
+
+Each test runs a real `capidx serve` in a subprocess and sends one signal. Every wait has a deadline and fails
+the test when it passes; nothing asserts how long something took.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import queue
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO
+
+import pytest
+from click.testing import CliRunner
+from server_support import INITIALIZE, capidx_command, running
+
+from capidx.cli import cli
+
+pytestmark = pytest.mark.slow
+
+WAITING = "waiting for an MCP client on stdin"
+STOP_WAIT = 20  # seconds a stopped server may take before the test fails; it needs well under one
+
+
+class Lines:
+    """The lines a pipe gives, read by a thread, so that a test can wait for one with a deadline."""
+
+    def __init__(self, pipe: IO[bytes]) -> None:
+        self.seen: list[str] = []
+        self._queue: queue.Queue[str] = queue.Queue()
+        self._reader = threading.Thread(target=self._pump, args=(pipe,), daemon=True)
+        self._reader.start()
+
+    def _pump(self, pipe: IO[bytes]) -> None:
+        for line in pipe:
+            self._queue.put(line.decode("utf-8", "replace"))
+
+    def wait_for(self, text: str, timeout: float = 60) -> str:
+        deadline = time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                line = self._queue.get(timeout=left)
+            except queue.Empty:
+                break
+            self.seen.append(line)
+            if text in line:
+                return line
+        raise AssertionError(f"{text!r} not seen within {timeout} s in:\n{''.join(self.seen)}")
+
+    def rest(self, timeout: float = 10) -> str:
+        """Everything the pipe gave, once it has closed (the process ended)."""
+        self._reader.join(timeout)
+        assert not self._reader.is_alive(), f"the pipe is still open {timeout} s after the process ended"
+        while not self._queue.empty():
+            self.seen.append(self._queue.get())
+        return "".join(self.seen)
+
+
+@contextmanager
+def serve_stdio(build: Path, stdin: int, *args: str) -> Iterator[tuple[subprocess.Popen[bytes], Lines]]:
+    """`capidx serve` over stdio with `stdin`; yields the process and its stderr lines; kills it after."""
+    with subprocess.Popen(
+        capidx_command("serve", "--build", str(build), *args),
+        cwd=build.parent,
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    ) as proc:
+        try:
+            assert proc.stderr is not None
+            yield proc, Lines(proc.stderr)
+        finally:
+            proc.kill()
+            proc.wait()
+
+
+def stopped(proc: subprocess.Popen[bytes]) -> int:
+    try:
+        return proc.wait(timeout=STOP_WAIT)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"the server did not stop within {STOP_WAIT} s of the signal") from None
+
+
+def test_one_ctrl_c_stops_stdio_serve_in_a_terminal(hand_build: Path) -> None:
+    """As typed in a terminal (live reload on, the default): the waiting line, then one SIGINT ends it with 130."""
+    main, terminal = pty.openpty()
+    try:
+        with serve_stdio(hand_build, terminal) as (proc, stderr):
+            os.close(terminal)
+            terminal = -1
+            line = stderr.wait_for(WAITING)
+            assert "Ctrl-C" in line
+            proc.send_signal(signal.SIGINT)
+            assert stopped(proc) == 130
+            log = stderr.rest()
+    finally:
+        os.close(main)
+        if terminal >= 0:
+            os.close(terminal)
+    assert "Traceback" not in log and "KeyboardInterrupt" not in log, log
+    assert log.count(WAITING) == 1
+
+
+def test_sigterm_stops_stdio_serve_with_143(hand_build: Path) -> None:
+    """Not a terminal: no waiting line; SIGTERM while a client is connected ends the server with 143."""
+    with serve_stdio(hand_build, subprocess.PIPE, "--no-reload") as (proc, stderr):
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
+        proc.stdin.flush()
+        replies = Lines(proc.stdout)
+        assert json.loads(replies.wait_for('"id":1'))["result"]["serverInfo"]
+        proc.send_signal(signal.SIGTERM)
+        assert stopped(proc) == 143
+        log = stderr.rest()
+    assert "Traceback" not in log, log
+    assert WAITING not in log
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_stops_http_serve_with_the_shell_s_code(hand_build: Path, signum: int, code: int) -> None:
+    log = hand_build.parent / f"http-signal-{signum}-{time.monotonic_ns()}.log"
+    command = capidx_command("serve", "--build", str(hand_build), "--transport", "http", "--port", "0")
+    with running(command, log, r"listening on http://", cwd=hand_build.parent) as (proc, _found):
+        proc.send_signal(signum)
+        assert stopped(proc) == code
+    text = log.read_text()
+    assert "Traceback" not in text and WAITING not in text, text
+
+
+def test_the_help_states_the_exit_codes_of_a_stop() -> None:
+    result = CliRunner().invoke(cli, ["serve", "--help"])
+    assert result.exit_code == 0
+    assert "130" in result.output and "SIGINT" in result.output
+    assert "143" in result.output and "SIGTERM" in result.output
