@@ -22,6 +22,7 @@ Runs (a "hint" is what a maintainer adds for the resolver: the alias table, `ali
     python benchmarks/resolution_bench.py            # all runs, tables and the misses
     python benchmarks/resolution_bench.py --json     # machine-readable results
     python benchmarks/resolution_bench.py --runs bundled-ablated catalog2
+    python benchmarks/resolution_bench.py --summary  # one line per run: one-call and wrong shares
     python benchmarks/resolution_bench.py --calibrate  # the calibration table of the scored decision rule
     python benchmarks/resolution_bench.py --cross-validate  # fit the rule on one catalog, count it on the other
 
@@ -327,10 +328,22 @@ def print_table(name: str, rows: Sequence[Row]) -> None:
             print(f"  {r.id} [{r.kind}] {asked} -> expected {r.expected!r}: {r.outcome}; {r.answered}")
 
 
+def print_summary(results: Mapping[str, Sequence[Row]]) -> None:
+    """Per run: one call answers it (right, or the expected capability offered first) and wrong, in % and counts."""
+    print(f"{'run':<26}{'n':>5}{'right':>8}{'one-call':>10}{'wrong':>8}")
+    for name, rows in results.items():
+        counts = Counter(r.outcome for r in rows)
+        n = len(rows) or 1
+        one_call = counts["right"] + counts["shown-first"]
+        cells = f"{100 * counts['right'] / n:>7.1f}%{100 * one_call / n:>9.1f}%{100 * counts['wrong'] / n:>7.1f}%"
+        print(f"{name:<26}{len(rows):>5}{cells}  ({one_call} / {counts['wrong']})")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", nargs="+", choices=sorted(RUNS), default=list(DEFAULT_RUNS))
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--summary", action="store_true", help="one line per run: one-call and wrong shares")
     parser.add_argument("--calibrate", action="store_true", help="print the calibration table of the decision rule")
     parser.add_argument(
         "--cross-validate", action="store_true", help="fit the decision rule on one catalog, count it on the other"
@@ -354,7 +367,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="capidx-resolution-") as tmp:
         for name in args.runs:
             results[name] = run(name, Path(tmp))
-    if args.json:
+    if args.summary:
+        print_summary(results)
+    elif args.json:
         print(json.dumps({n: {"table": table(r), "rows": [vars(x) for x in r]} for n, r in results.items()}, indent=1))
     else:
         for name, rows in results.items():
