@@ -3,14 +3,15 @@
 Why: people and models shorten the words of the field ("repo", "PR", "env var", "cmds") while catalogs
 spell them out, and they name features by their identifiers (`/compact`, `CLAUDE.md`, `.mcp.json`,
 `--yolo`, `#codebase`, `@workspace`, `MY_API_KEY`) which plain word splitting turns into ordinary words.
-The resolver (server/resolve.py) and the match index (compiler/derive/match.py) use both, so that build and run
-time agree.
+The query analysis (server/query.py) and the match index (compiler/derive/match.py) use both, so that build and
+run time agree.
 
 The lexicon is general knowledge of software tooling, written independently of any catalog or
 benchmark: every entry is a common abbreviation with its usual expansion. An abbreviation is matched
 as a whole word after normalization; its expansion is compared with the catalog's `terms()` like any
 query text, and the abbreviation itself still counts when a catalog uses it (a catalog that says
-"MCP" matches "MCP" directly). Entries with several usual meanings list them all.
+"MCP" matches "MCP" directly). Entries with several usual meanings list them all. The table is read both ways:
+`expansions` ('cli' -> 'command line interface') and `abbreviations` ('command line interface' -> 'cli').
 
 Standard library only (the server imports it at start).
 """
@@ -23,7 +24,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from types import MappingProxyType
 
-from capidx.schema.text import KEY_CHORD_PATTERN, stem
+from capidx.schema.text import KEY_CHORD_PATTERN, stem, terms
 
 # abbreviation (as normalized: lower case, no punctuation) -> its usual expansions
 ABBREVIATIONS: Mapping[str, tuple[str, ...]] = MappingProxyType(
@@ -66,7 +67,7 @@ ABBREVIATIONS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         # commands and programs
         "cmd": ("command",),
         "cmds": ("commands",),
-        "cli": ("command line",),
+        "cli": ("command line interface", "command line"),
         "args": ("arguments",),
         "arg": ("argument",),
         "param": ("parameter",),
@@ -243,4 +244,19 @@ def _by_stem() -> Mapping[str, tuple[str, ...]]:
     return MappingProxyType(found)
 
 
-__all__ = ["ABBREVIATIONS", "IDENTIFIER_PATTERN", "expansions", "identifiers"]
+def abbreviations(words: tuple[str, ...]) -> tuple[str, ...]:
+    """The abbreviations whose expansion is this run of `terms()` ('command', 'line', 'interface') -> ('cli',)),
+    as terms; () when none."""
+    return _by_expansion().get(words, ())
+
+
+@lru_cache(maxsize=1)
+def _by_expansion() -> Mapping[tuple[str, ...], tuple[str, ...]]:
+    found: dict[tuple[str, ...], dict[str, None]] = {}
+    for word, expanded in ABBREVIATIONS.items():
+        for text in expanded:
+            found.setdefault(tuple(terms(text)), {})[stem(word)] = None
+    return MappingProxyType({words: tuple(abbrevs) for words, abbrevs in found.items() if words})
+
+
+__all__ = ["ABBREVIATIONS", "IDENTIFIER_PATTERN", "abbreviations", "expansions", "identifiers"]
