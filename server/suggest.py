@@ -45,6 +45,8 @@ FALLBACK_OVERHEAD_TOKENS = 12
 _EPSILON = 1e-9  # 0.1 + 0.7 is still "at least 0.8"
 
 
+
+
 @dataclass(frozen=True)
 class Candidate:
     """A ranked match: `snippet` is precompiled text and `tokens` its count measured at build time."""
@@ -139,6 +141,8 @@ def render_suggestions(result: SuggestionResult) -> str:
         f"{label_line(suggestion.label, suggestion.confidence)}{suggestion.snippet}"
         for suggestion in result.suggestions
     )
+
+
 
 
 def _suggestion(candidate: Candidate, label: str, related: bool) -> Suggestion:
