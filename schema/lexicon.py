@@ -26,126 +26,38 @@ from types import MappingProxyType
 
 from capidx.schema.text import KEY_CHORD_PATTERN, stem, terms
 
-# abbreviation (as normalized: lower case, no punctuation) -> its usual expansions
+# abbreviation (as normalized: lower case, no punctuation): its usual expansions, separated by '|'; entries by ';'.
+# Source control and review, configuration, commands, editors and tools, models, everyday shortenings.
+_TABLE = """
+repo: repository; repos: repositories; pr: pull request; prs: pull requests; mr: merge request;
+mrs: merge requests; vcs: version control; scm: source control; ci: continuous integration;
+cd: continuous delivery; cicd: continuous integration; config: configuration; configs: configurations;
+cfg: configuration; conf: configuration; env: environment; envs: environments; var: variable; vars: variables;
+prefs: preferences; perm: permission; perms: permissions; auth: authentication; authn: authentication;
+authz: authorization; creds: credentials; dir: directory; dirs: directories; cwd: working directory;
+pkg: package; pkgs: packages; deps: dependencies; dep: dependency; cmd: command; cmds: commands;
+cli: command line interface | command line; args: arguments; arg: argument; param: parameter;
+params: parameters; opts: options; exec: execute; proc: process; fn: function; func: function;
+impl: implementation; lib: library; libs: libraries; util: utility; utils: utilities; tty: terminal;
+stdin: standard input; stdout: standard output; ide: integrated development environment | editor;
+ides: integrated development environments | editors; lsp: language server protocol | language server;
+vsc: visual studio code; vscode: visual studio code; ui: user interface; tui: terminal user interface;
+gui: graphical user interface; ux: user experience; api: application programming interface;
+sdk: software development kit; mcp: model context protocol; otel: opentelemetry; db: database;
+vm: virtual machine; vms: virtual machines; k8s: kubernetes; os: operating system; fs: file system;
+url: web address | link; llm: language model | large language model; llms: language models;
+ai: artificial intelligence; byok: bring your own key; ctx: context; sys: system; tok: token; toks: tokens;
+img: image; imgs: images; pic: picture | image; pics: pictures | images; doc: documentation | document;
+docs: documentation | documents; msg: message; msgs: messages; info: information; ops: operations;
+op: operation; max: maximum; min: minimum; stats: statistics; temp: temporary; tmp: temporary; sec: security;
+dev: development; prod: production; e2e: end to end; ref: reference; refs: references; gh: github;
+ext: extension; exts: extensions; gen: generation | generate; regex: regular expression; perf: performance;
+mgmt: management; repl: read eval print loop
+"""
 ABBREVIATIONS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
-        # source control and review
-        "repo": ("repository",),
-        "repos": ("repositories",),
-        "pr": ("pull request",),
-        "prs": ("pull requests",),
-        "mr": ("merge request",),
-        "mrs": ("merge requests",),
-        "vcs": ("version control",),
-        "scm": ("source control",),
-        "ci": ("continuous integration",),
-        "cd": ("continuous delivery",),
-        "cicd": ("continuous integration",),
-        # configuration and environment
-        "config": ("configuration",),
-        "configs": ("configurations",),
-        "cfg": ("configuration",),
-        "conf": ("configuration",),
-        "env": ("environment",),
-        "envs": ("environments",),
-        "var": ("variable",),
-        "vars": ("variables",),
-        "prefs": ("preferences",),
-        "perm": ("permission",),
-        "perms": ("permissions",),
-        "auth": ("authentication",),
-        "authn": ("authentication",),
-        "authz": ("authorization",),
-        "creds": ("credentials",),
-        "dir": ("directory",),
-        "dirs": ("directories",),
-        "cwd": ("working directory",),
-        "pkg": ("package",),
-        "pkgs": ("packages",),
-        "deps": ("dependencies",),
-        "dep": ("dependency",),
-        # commands and programs
-        "cmd": ("command",),
-        "cmds": ("commands",),
-        "cli": ("command line interface", "command line"),
-        "args": ("arguments",),
-        "arg": ("argument",),
-        "param": ("parameter",),
-        "params": ("parameters",),
-        "opts": ("options",),
-        "exec": ("execute",),
-        "proc": ("process",),
-        "fn": ("function",),
-        "func": ("function",),
-        "impl": ("implementation",),
-        "lib": ("library",),
-        "libs": ("libraries",),
-        "util": ("utility",),
-        "utils": ("utilities",),
-        "tty": ("terminal",),
-        "stdin": ("standard input",),
-        "stdout": ("standard output",),
-        # editors and tools
-        "ide": ("integrated development environment", "editor"),
-        "ides": ("integrated development environments", "editors"),
-        "lsp": ("language server protocol", "language server"),
-        "vsc": ("visual studio code",),
-        "vscode": ("visual studio code",),
-        "ui": ("user interface",),
-        "tui": ("terminal user interface",),
-        "gui": ("graphical user interface",),
-        "ux": ("user experience",),
-        "api": ("application programming interface",),
-        "sdk": ("software development kit",),
-        "mcp": ("model context protocol",),
-        "otel": ("opentelemetry",),
-        "db": ("database",),
-        "vm": ("virtual machine",),
-        "vms": ("virtual machines",),
-        "k8s": ("kubernetes",),
-        "os": ("operating system",),
-        "fs": ("file system",),
-        "url": ("web address", "link"),
-        # models and AI
-        "llm": ("language model", "large language model"),
-        "llms": ("language models",),
-        "ai": ("artificial intelligence",),
-        "byok": ("bring your own key",),
-        "ctx": ("context",),
-        "sys": ("system",),
-        "tok": ("token",),
-        "toks": ("tokens",),
-        # everyday shortenings
-        "img": ("image",),
-        "imgs": ("images",),
-        "pic": ("picture", "image"),
-        "pics": ("pictures", "images"),
-        "doc": ("documentation", "document"),
-        "docs": ("documentation", "documents"),
-        "msg": ("message",),
-        "msgs": ("messages",),
-        "info": ("information",),
-        "ops": ("operations",),
-        "op": ("operation",),
-        "max": ("maximum",),
-        "min": ("minimum",),
-        "stats": ("statistics",),
-        "temp": ("temporary",),
-        "tmp": ("temporary",),
-        "sec": ("security",),
-        "dev": ("development",),
-        "prod": ("production",),
-        "e2e": ("end to end",),
-        "ref": ("reference",),
-        "refs": ("references",),
-        "gh": ("github",),
-        "ext": ("extension",),
-        "exts": ("extensions",),
-        "gen": ("generation", "generate"),
-        "regex": ("regular expression",),
-        "perf": ("performance",),
-        "mgmt": ("management",),
-        "repl": ("read eval print loop",),
+        word.strip(): tuple(e.strip() for e in expanded.split("|"))
+        for word, expanded in (entry.split(":") for entry in _TABLE.replace("\n", " ").split(";") if entry.strip())
     }
 )
 
