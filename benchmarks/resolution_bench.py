@@ -295,14 +295,14 @@ def resolves(point: Scored, rule: tuple[float, float, float]) -> bool:
 
 
 CONFIDENCES = (0.2, 0.24, 0.28, 0.32, 0.38, 0.45, 0.55, 0.7)
-LEADS = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6)
+LEADS = (0.0, 0.1, 0.14, 0.18, 0.22, 0.3)
 # Fitting the rule: a wrong resolution costs this many right ones.
 PENALTY = 10.0
 
 
 def print_calibration(points: Sequence[Scored]) -> None:
     """Of the ranked answers the rule would resolve at confidence >= c and lead >= l (a winner the asked agent lacks
-    needs the rule's own third value), how many are right."""
+    needs as much more confidence as the server's rule asks), how many are right."""
     from capidx.server.resolve import DECISION_RULE
 
     print(f"\n## calibration: {len(points)} ranked answers; right / resolved at confidence >= c and lead >= l")
@@ -310,7 +310,7 @@ def print_calibration(points: Sequence[Scored]) -> None:
     for c in CONFIDENCES:
         cells = []
         for lead in LEADS:
-            chosen = [p for p in points if resolves(p, (c, lead, max(c, DECISION_RULE[2])))]
+            chosen = [p for p in points if resolves(p, (c, lead, c + DECISION_RULE[2] - DECISION_RULE[0]))]
             right = sum(p.right for p in chosen)
             share = f"{100 * right / len(chosen):.1f}%" if chosen else "-"
             cells.append(f"{right:>4}/{len(chosen):<4} {share:>7}")
@@ -320,8 +320,8 @@ def print_calibration(points: Sequence[Scored]) -> None:
 def fit_rule(points: Sequence[Scored]) -> list[tuple[float, int, int, tuple[float, float, float]]]:
     """Every rule of the grid, best first by right - PENALTY x wrong resolved: (objective, right, wrong, rule)."""
     grid = []
-    for c, lead in itertools.product([x / 100 for x in range(20, 72, 2)], [x / 100 for x in range(0, 80, 5)]):
-        for no in sorted({c, round(c + 0.1, 2), round(c + 0.2, 2)}):
+    for c, lead in itertools.product([x / 100 for x in range(20, 72, 2)], [x / 100 for x in range(0, 60, 2)]):
+        for no in (round(c + 0.1, 2), round(c + 0.2, 2)):  # a "no" needs more confidence than a "yes", by design
             chosen = [p for p in points if resolves(p, (c, lead, no))]
             right = sum(p.right for p in chosen)
             grid.append((right - PENALTY * (len(chosen) - right), right, len(chosen) - right, (c, lead, no)))

@@ -207,9 +207,9 @@ def test_an_abbreviation_is_not_corrected_as_a_typo(index: MatchIndex) -> None:
 def test_the_decision_rule_resolves_a_clear_confident_winner_only() -> None:
     confidence, lead, no = DECISION_RULE
     assert confidence < no  # saying the agent lacks something needs more than saying it has it
-    assert decide(confidence, confidence * (1 - lead))
+    assert decide(confidence, confidence - lead)
     assert not decide(confidence - 0.01, 0.0)  # not confident enough, however alone
-    assert not decide(0.9, 0.9 * (1 - lead) + 0.01)  # confident, but the runner-up is too close
+    assert not decide(0.9, 0.9 - lead + 0.01)  # confident, but the runner-up is too close
     assert not decide(confidence, 0.0, lacks=True) and decide(no, 0.0, lacks=True)
 
 
