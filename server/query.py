@@ -46,6 +46,7 @@ class Vocabulary:
     capability's name roots, and the words that name an agent (not about a capability)."""
 
     terms: frozenset[str]
+    roots: frozenset[str]  # the ranking model's roots
     choices: tuple[str, ...]  # the same terms, sorted: what a typo is compared with
     known: frozenset[str]
     names: tuple[frozenset[str], ...]
@@ -93,6 +94,7 @@ def analyse(text: str, vocabulary: Vocabulary) -> Query:
     if known:  # an identifier the index has is matched as itself, not as its words ('/memory' is not 'memory')
         unknown = [t for token in literal if token not in vocabulary.terms for t in terms(token)]
         words = [correct(term, vocabulary) for term in dict.fromkeys((*rest, *unknown))]
+    words = [part for word in words for part in _parts(word, vocabulary)]
     about = [(t, trust) for t, trust in words if t not in vocabulary.agent_words] or words
     units = [Unit((token,)) for token in known] + _units(about, vocabulary)
     return Query(
@@ -150,6 +152,18 @@ def correct(term: str, vocabulary: Vocabulary) -> tuple[str, float]:
     named = vocabulary.named
     best = max(close, key=lambda m: (-m[1], root(m[0]) in named, fuzz.ratio(term, m[0]), m[0]))[0]
     return best, round(fuzz.ratio(term, best) / 100, 3)
+
+
+def _parts(word: tuple[str, float], vocabulary: Vocabulary) -> list[tuple[str, float]]:
+    """An unknown word written as one that is two known words ('autocomplete', 'toolset'): those two words."""
+    term, trust = word
+    if term in vocabulary.terms or len(term) < 2 * MIN_CORRECTABLE - 1:
+        return [word]
+    for cut in range(3, len(term) - 2):
+        head, tail = term[:cut], term[cut:]
+        if all(part in vocabulary.terms or root(part) in vocabulary.roots for part in (head, tail)):
+            return [(head, trust), (tail, trust)]
+    return [word]
 
 
 def _plausible_typo(typed: str, known: str) -> bool:

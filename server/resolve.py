@@ -177,6 +177,7 @@ class MatchIndex:
         names = tuple(frozenset(root(t) for t in terms(entry.name)) for entry in capabilities.values())
         vocabulary = Vocabulary(
             terms=frozenset(data["idf"]),
+            roots=frozenset(ranker.idf),
             choices=tuple(sorted(data["idf"])),
             known=frozenset(str(k) for k in data.get("verbs", {})),
             names=names,

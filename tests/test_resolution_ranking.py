@@ -88,3 +88,11 @@ def test_the_query_is_analysed_once_into_one_value(index: MatchIndex) -> None:
     assert query.identifiers == ("/compact",)
     assert query.key == "run compact web search"
     assert [unit.words for unit in query.units][-2:] == [("web",), ("search",)]
+
+
+def test_a_word_written_as_one_of_two_known_words_is_split(index: MatchIndex) -> None:
+    # 'websearch' and 'codegeneration' are not typos of one index term: each is two of them written together
+    assert [unit.words for unit in analyse("websearch", index.vocabulary).units] == [("web",), ("search",)]
+    assert first(resolve_capability(index, "websearch", agent=CLAUDE)) == "web-search"
+    assert first(resolve_capability(index, "codegeneration", agent=CLAUDE)) == "code-generation"
+    assert [unit.words for unit in analyse("xylophones", index.vocabulary).units] == [("xylophon",)]  # no split
