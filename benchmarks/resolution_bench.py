@@ -294,8 +294,8 @@ def resolves(point: Scored, rule: tuple[float, float, float]) -> bool:
     return decide(point.best, point.runner_up, point.lacks, rule)
 
 
-CONFIDENCES = (0.2, 0.24, 0.28, 0.32, 0.38, 0.45, 0.55, 0.7)
-LEADS = (0.0, 0.1, 0.14, 0.18, 0.22, 0.3)
+CONFIDENCES = (0.2, 0.26, 0.32, 0.38, 0.45, 0.55, 0.7)
+LEADS = (0.0, 0.1, 0.16, 0.22, 0.3)
 # Fitting the rule: a wrong resolution costs this many right ones.
 PENALTY = 10.0
 
