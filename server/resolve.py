@@ -1,4 +1,4 @@
-"""Name resolution: what the user typed -> an agent id, a capability slug or a category.
+"""Capability resolution: what the user typed -> a capability slug.
 
 Pure functions over `index/match.json` (docs/build-directory.md); the index is computed at build time, and
 the server analyses each query once (`capidx.server.query.analyse`) and looks it up. Capabilities, in order:
@@ -14,203 +14,23 @@ the server analyses each query once (`capidx.server.query.analyse`) and looks it
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from types import MappingProxyType
-from typing import Any, Literal
+from collections.abc import Mapping, Sequence
 
 from rapidfuzz import fuzz
 
-from capidx.schema.text import STOP_WORDS, normalize, terms
-from capidx.server.query import Query, Vocabulary, analyse, root
-from capidx.server.rank import Document, Ranker
-
-Status = Literal["resolved", "ambiguous", "unknown"]
+from capidx.server.matchindex import RESOLUTION_META, Candidate, MatchIndex, Resolution
+from capidx.server.names import SUGGESTIONS, TYPO_RATIO, resolve_agent, resolve_category
+from capidx.server.query import Query, analyse
 
 # The decision rule (fitted on the query sets of benchmarks/resolution; calibration table in
 # benchmarks/resolution/RESULTS.md): a ranked winner resolves when its confidence reaches the first value and it
 # leads the runner-up by the second; a winner the asked agent lacks ("no") needs the third value instead of the
 # first (at least 0.1 more, by design). Anything else comes back as candidates.
 DECISION_RULE: tuple[float, float, float] = (0.26, 0.16, 0.36)
-# Whole-string similarity (0-100) that counts as "the same words, mistyped" (agent and category names).
-TYPO_RATIO = 82
-SUGGESTIONS = 3
 # An unresolved answer offers up to this many ranked candidates, down to this confidence; below half the
 # rule's confidence nothing matched ("unknown") and the closest names fill the list.
 SHOWN_CANDIDATES = 5
 SHOWN_FLOOR = 0.02
-
-
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    """One possible answer, with how sure we are (0..1)."""
-
-    value: str  # agent id, capability slug or category
-    label: str  # display name
-    confidence: float
-
-
-# The `_meta` key under which resources and tools say how each name was resolved (`Resolution.describe`).
-RESOLUTION_META = "capidx/resolution"
-
-
-@dataclass(frozen=True, slots=True)
-class Resolution:
-    """How a name was resolved. `candidates` holds the top matches (ambiguous) or suggestions (unknown);
-    `ranked` every ranked candidate, best first (for budgeted suggestions)."""
-
-    query: str
-    status: Status
-    value: str | None = None
-    resolved_by: str | None = None
-    confidence: float = 0.0
-    candidates: tuple[Candidate, ...] = ()
-    ranked: tuple[Candidate, ...] = field(default=(), compare=False, repr=False)
-    scored: bool = field(default=False, compare=False, repr=False)  # decided by ranking, not by a lookup
-
-    @property
-    def ok(self) -> bool:
-        return self.status == "resolved"
-
-    def describe(self) -> dict[str, Any]:
-        """Resolution metadata for a response's `_meta`."""
-        described: dict[str, Any] = {"input": self.query, "status": self.status}
-        if self.value is not None:
-            described |= {"value": self.value, "resolvedBy": self.resolved_by, "matchConfidence": self.confidence}
-        if self.candidates:
-            described["candidates"] = [
-                {"value": c.value, "label": c.label, "matchConfidence": c.confidence} for c in self.candidates
-            ]
-        return described
-
-
-@dataclass(frozen=True, slots=True)
-class AgentEntry:
-    id: str
-    name: str
-    vendor: str
-
-
-@dataclass(frozen=True, slots=True)
-class CapabilityEntry:
-    slug: str
-    name: str
-    category: str
-    key: str
-    agents: Mapping[str, Mapping[str, Any]]
-    # Normalized strings naming this capability (name, slug, aliases, terminology): suggestions for unknown names.
-    names: tuple[str, ...] = ()
-    similar: tuple[tuple[str, float], ...] = ()  # `similarTo`: (slug, score), best first
-
-
-@dataclass(frozen=True, slots=True)
-class Injection:
-    """match.json `injection`: the budget for suggestions (None: the server's defaults)."""
-
-    max_tokens: int | None = None
-    max_snippets: int | None = None
-    labels: tuple[tuple[str, float], ...] = ()
-    overhead_tokens: int | None = None
-
-
-@dataclass(frozen=True)
-class MatchIndex:
-    """`index/match.json`, parsed once per build and never mutated."""
-
-    agents: Mapping[str, AgentEntry]
-    agent_names: Mapping[str, tuple[str, ...]]
-    capabilities: Mapping[str, CapabilityEntry]
-    keys: Mapping[str, str]  # normalized name or slug -> slug
-    aliases: Mapping[str, str]
-    terminology: Mapping[str, tuple[tuple[str, str], ...]]  # wording -> ((agent, slug), ...)
-    categories: tuple[str, ...]
-    ranker: Ranker
-    vocabulary: Vocabulary
-    injection: Injection | None = None
-    # Stemmed key ('tool approval') -> ((slug, agent or None, source), ...); source: name/alias/terminology.
-    stemmed: Mapping[str, tuple[tuple[str, str | None, str], ...]] = field(default_factory=dict)
-    agent_words: frozenset[str] = frozenset()  # words naming an agent ('gemini'): not about a capability
-    # Identifier token ('/compact') -> ((slug, agent or None, evidence), ...): where it occurs literally.
-    identifiers: Mapping[str, tuple[tuple[str, str | None, float], ...]] = field(default_factory=dict)
-    _compact_agents: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
-    _agent_words: Mapping[str, frozenset[str]] = field(default_factory=dict, repr=False)
-    _category_keys: Mapping[str, str] = field(default_factory=dict, repr=False)  # normalized spelling -> slug
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> MatchIndex:
-        agents = {row["id"]: AgentEntry(row["id"], row["name"], row.get("vendor", "")) for row in data["agents"]}
-        agent_names = {normalize(k): tuple(v) for k, v in data["agentNames"].items()}
-        for agent in agents.values():  # ids and names always resolve, even if the index left them out
-            for spelling in (agent.id, agent.name):
-                agent_names.setdefault(normalize(spelling), (agent.id,))
-        aliases = {normalize(k): v for k, v in data["aliases"].items()}
-        terminology = {
-            normalize(k): tuple((use["agent"], use["capability"]) for use in v) for k, v in data["terminology"].items()
-        }
-        # Inverted once, so each capability finds its aliases and wordings without scanning the whole tables
-        # (loading stays linear in the catalog).
-        named: dict[str, list[str]] = {}
-        for alias, slug in aliases.items():
-            named.setdefault(slug, []).append(alias)
-        for wording, uses in terminology.items():
-            for slug in dict.fromkeys(slug for _, slug in uses):
-                named.setdefault(slug, []).append(wording)
-        rows = data["capabilities"]
-        capabilities = {row["slug"]: _capability_entry(row, named.get(row["slug"], ())) for row in rows}
-        keys: dict[str, str] = {}
-        for entry in capabilities.values():
-            for spelling in (entry.key, normalize(entry.name), normalize(entry.slug)):
-                keys[spelling] = entry.slug
-        ranker = Ranker.build(
-            Document(
-                row["slug"],
-                row["name"],
-                [*row.get("aliases", ()), *named.get(row["slug"], ())],
-                row["category"],
-                row.get("description", row["terms"]),  # older builds: everything counts as description
-                row["terms"],
-            )
-            for row in rows
-        )
-        words = frozenset(_agent_words(agent_names))
-        names = tuple(frozenset(root(t) for t in terms(entry.name)) for entry in capabilities.values())
-        vocabulary = Vocabulary(
-            terms=frozenset(data["idf"]),
-            roots=frozenset(ranker.idf),
-            choices=tuple(sorted(data["idf"])),
-            known=frozenset(str(k) for k in data.get("verbs", {})),
-            names=names,
-            named=frozenset().union(*names),
-            agent_words=words,
-        )
-        return cls(
-            agents=MappingProxyType(agents),
-            agent_names=MappingProxyType(agent_names),
-            capabilities=MappingProxyType(capabilities),
-            keys=MappingProxyType(keys),
-            aliases=MappingProxyType(aliases),
-            terminology=MappingProxyType(terminology),
-            categories=tuple(data["categories"]),
-            ranker=ranker,
-            vocabulary=vocabulary,
-            injection=_injection(data.get("injection")),
-            stemmed=MappingProxyType(_stemmed_keys(capabilities, aliases, terminology)),
-            agent_words=words,
-            identifiers=MappingProxyType(_identifier_places(data.get("identifiers", {}))),
-            _compact_agents=MappingProxyType(_compact(agent_names)),
-            _agent_words=MappingProxyType(_words_per_agent(agent_names)),
-            _category_keys=MappingProxyType({normalize(category): category for category in data["categories"]}),
-        )
-
-    def agent_label(self, agent_id: str) -> str:
-        agent = self.agents.get(agent_id)
-        return agent.name if agent else agent_id
-
-
-def stem_key(text: str) -> str:
-    """The key two phrasings share when they differ only in plurals, verb forms or stop words."""
-    return " ".join(terms(text))
 
 
 # An identifier found in another agent's record weighs this share of the same in the asked agent's; a query of
@@ -219,168 +39,6 @@ def stem_key(text: str) -> str:
 OTHER_AGENT_IDENTIFIER = 0.4
 IDENTIFIER_MIN = 0.6
 IDENTIFIER_LEAD = 0.15
-# How strongly a literal identifier in each field of a record points to its capability (match.json
-# `identifiers`): a name or an agent's wording names it, a description or note only mentions it.
-IDENTIFIER_EVIDENCE: Mapping[str, float] = MappingProxyType(
-    {"name": 1.0, "terminology": 1.0, "alias": 0.9, "description": 0.8, "detail": 0.6, "source": 0.5}
-)
-
-
-def _identifier_places(data: Any) -> dict[str, tuple[tuple[str, str | None, float], ...]]:
-    places: dict[str, tuple[tuple[str, str | None, float], ...]] = {}
-    if not isinstance(data, Mapping):
-        return places
-    for token, rows in data.items():
-        found = tuple(
-            (str(row["capability"]), row.get("agent"), IDENTIFIER_EVIDENCE.get(str(row.get("field")), 0.5))
-            for row in rows
-            if isinstance(row, Mapping) and "capability" in row
-        )
-        if found:
-            places[str(token)] = found
-    return places
-
-
-def _capability_entry(row: Mapping[str, Any], named: Iterable[str]) -> CapabilityEntry:
-    """One capability; `named` are the normalized alias-table phrases and agents' wordings that name it."""
-    slug = row["slug"]
-    names = {
-        row["key"],
-        normalize(row["name"]),
-        normalize(slug),
-        *(normalize(a) for a in row.get("aliases", ())),
-        *named,
-    }
-    return CapabilityEntry(
-        slug=slug,
-        name=row["name"],
-        category=row["category"],
-        key=row["key"],
-        agents=MappingProxyType({k: MappingProxyType(dict(v)) for k, v in row["agents"].items()}),
-        names=tuple(sorted(n for n in names if n)),
-        similar=tuple(
-            (item["capability"], float(item.get("score", 0.0)))
-            for item in row.get("similarTo", ())
-            if isinstance(item, Mapping) and "capability" in item
-        ),
-    )
-
-
-def _injection(data: Any) -> Injection | None:
-    if not isinstance(data, Mapping):
-        return None
-    labels = tuple(
-        (str(item["label"]), float(item["minConfidence"]))
-        for item in data.get("labels", ())
-        if isinstance(item, Mapping) and "label" in item and "minConfidence" in item
-    )
-    return Injection(data.get("maxTokens"), data.get("maxSnippets"), labels, data.get("overheadTokens"))
-
-
-def _stemmed_keys(
-    capabilities: Mapping[str, CapabilityEntry],
-    aliases: Mapping[str, str],
-    terminology: Mapping[str, tuple[tuple[str, str], ...]],
-) -> dict[str, tuple[tuple[str, str | None, str], ...]]:
-    found: dict[str, set[tuple[str, str | None, str]]] = {}
-
-    def add(text: str, slug: str, agent: str | None, source: str) -> None:
-        if slug in capabilities and (key := stem_key(text)):
-            found.setdefault(key, set()).add((slug, agent, source))
-
-    for entry in capabilities.values():
-        for text in (entry.name, entry.slug, entry.key):
-            add(text, entry.slug, None, "name")
-    for alias, slug in aliases.items():
-        add(alias, slug, None, "alias")
-    for wording, uses in terminology.items():
-        for agent, slug in uses:
-            add(wording, slug, agent, "terminology")
-    return {key: tuple(sorted(values, key=lambda v: (v[0], v[1] or "", v[2]))) for key, values in found.items()}
-
-
-def _compact(agent_names: Mapping[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
-    compact: dict[str, set[str]] = {}
-    for spelling, ids in agent_names.items():
-        compact.setdefault(spelling.replace(" ", ""), set()).update(ids)
-    return {k: tuple(sorted(v)) for k, v in compact.items()}
-
-
-def _words_per_agent(agent_names: Mapping[str, tuple[str, ...]]) -> dict[str, frozenset[str]]:
-    """Every word any of an agent's names uses, with the two-word names also written as one word
-    ('vs code' gives 'vs', 'code' and 'vscode')."""
-    words: dict[str, set[str]] = {}
-    for spelling, ids in agent_names.items():
-        parts = spelling.split()
-        joined = {a + b for a, b in itertools.pairwise(parts)}
-        for agent_id in ids:
-            words.setdefault(agent_id, set()).update(parts, joined)
-    return {agent_id: frozenset(w) for agent_id, w in words.items()}
-
-
-def _agent_words(agent_names: Mapping[str, tuple[str, ...]]) -> set[str]:
-    return {spelling for spelling in agent_names if " " not in spelling and spelling not in STOP_WORDS}
-
-
-# --- agents -----------------------------------------------------------------------------------------
-
-
-def resolve_agent(index: MatchIndex, query: str) -> Resolution:
-    """An agent id from its id, name or nickname ('Claude Code', 'claude', 'gemini', 'Copilot in VS Code')."""
-    n = normalize(query)
-    if not n:
-        return Resolution(query, "unknown", candidates=_agent_suggestions(index, n))
-    ids = index.agent_names.get(n) or index._compact_agents.get(n.replace(" ", ""))
-    if ids:
-        if len(ids) > 1:
-            return _ambiguous_agents(index, query, ids)
-        by = "exact" if n == normalize(ids[0]) else "name"
-        return Resolution(query, "resolved", ids[0], by, 1.0)
-    words = set(n.split())
-    containing = sorted(
-        {i for spelling, ids in index.agent_names.items() if words <= set(spelling.split()) for i in ids}
-    )
-    if not containing:
-        # Every meaningful word of the query names one agent, possibly in different names of it:
-        # 'copilot in vs code' uses 'copilot', 'vs code'; 'google gemini cli' the vendor and the name.
-        meaningful = (words - STOP_WORDS) or words
-        containing = sorted(agent for agent, known in index._agent_words.items() if meaningful <= known)
-    if len(containing) == 1:  # every word of the query names this agent ('github copilot cli')
-        return Resolution(query, "resolved", containing[0], "name", 1.0)
-    if containing:  # 'github copilot': both Copilots
-        return _ambiguous_agents(index, query, containing)
-    scored = _best_per_value(
-        (ids, fuzz.ratio(n, spelling)) for spelling, ids in index.agent_names.items() if abs(len(spelling) - len(n)) < 5
-    )
-    ranked = sorted(scored.items(), key=lambda item: (-item[1], item[0]))
-    if ranked and ranked[0][1] >= TYPO_RATIO and (len(ranked) == 1 or ranked[0][1] - ranked[1][1] >= 5):
-        return Resolution(query, "resolved", ranked[0][0], "fuzzy", round(ranked[0][1] / 100, 3))
-    return Resolution(query, "unknown", candidates=_agent_suggestions(index, n))
-
-
-def _ambiguous_agents(index: MatchIndex, query: str, ids: Iterable[str]) -> Resolution:
-    ordered = sorted(ids)
-    share = round(1 / len(ordered), 3)
-    return Resolution(query, "ambiguous", candidates=tuple(_agent(index, i, share) for i in ordered))
-
-
-def _agent(index: MatchIndex, agent_id: str, confidence: float) -> Candidate:
-    return Candidate(agent_id, index.agent_label(agent_id), confidence)
-
-
-def _agent_suggestions(index: MatchIndex, n: str) -> tuple[Candidate, ...]:
-    scored = _best_per_value((ids, fuzz.WRatio(n, spelling)) for spelling, ids in index.agent_names.items())
-    ranked = sorted(scored.items(), key=lambda item: (-item[1], item[0]))[:SUGGESTIONS]
-    return tuple(_agent(index, value, round(score / 100, 3)) for value, score in ranked)
-
-
-def _best_per_value(pairs: Iterable[tuple[Iterable[str], float]]) -> dict[str, float]:
-    best: dict[str, float] = {}
-    for values, score in pairs:
-        for value in values:
-            best[value] = max(best.get(value, 0.0), score)
-    return best
-
 
 # --- capabilities -----------------------------------------------------------------------------------
 
@@ -571,38 +229,10 @@ def _capability_suggestions(index: MatchIndex, n: str) -> tuple[Candidate, ...]:
     return tuple(_capability(index, slug, round(score / 100, 3)) for slug, score in ranked)
 
 
-# --- categories -------------------------------------------------------------------------------------
-
-
-def resolve_category(index: MatchIndex, query: str) -> Resolution:
-    """A category slug from its slug or words ('API integration' -> 'api-integration')."""
-    n = normalize(query)
-    spelled = index._category_keys
-    if n in spelled:
-        return Resolution(query, "resolved", spelled[n], "exact", 1.0)
-    words = set(n.split())
-    containing = sorted(category for key, category in spelled.items() if words and words <= set(key.split()))
-    if len(containing) == 1:  # 'api' -> api-integration
-        return Resolution(query, "resolved", containing[0], "name", 1.0)
-    if containing:
-        share = round(1 / len(containing), 3)
-        return Resolution(query, "ambiguous", candidates=tuple(Candidate(c, c, share) for c in containing))
-    ranked = sorted(
-        ((category, fuzz.ratio(n, key)) for key, category in spelled.items()), key=lambda item: (-item[1], item[0])
-    )
-    if ranked and ranked[0][1] >= TYPO_RATIO and (len(ranked) == 1 or ranked[0][1] - ranked[1][1] >= 5):
-        return Resolution(query, "resolved", ranked[0][0], "fuzzy", round(ranked[0][1] / 100, 3))
-    suggestions = sorted(
-        ((category, fuzz.WRatio(n, key) if n else 0.0) for key, category in spelled.items()),
-        key=lambda item: (-item[1], item[0]),
-    )[:SUGGESTIONS]
-    return Resolution(query, "unknown", candidates=tuple(Candidate(c, c, round(s / 100, 3)) for c, s in suggestions))
-
-
 __all__ = [
     "DECISION_RULE",
+    "RESOLUTION_META",
     "Candidate",
-    "Injection",
     "MatchIndex",
     "Resolution",
     "decide",
@@ -610,5 +240,4 @@ __all__ = [
     "resolve_capability",
     "resolve_category",
     "score_capabilities",
-    "stem_key",
 ]
