@@ -22,22 +22,25 @@ Runs (a "hint" is what a maintainer adds for the resolver: the alias table, `ali
     python benchmarks/resolution_bench.py            # all runs, tables and the misses
     python benchmarks/resolution_bench.py --json     # machine-readable results
     python benchmarks/resolution_bench.py --runs bundled-ablated catalog2
+    python benchmarks/resolution_bench.py --summary  # one line per run: one-call and wrong shares
     python benchmarks/resolution_bench.py --calibrate  # the calibration table of the scored decision rule
-    python benchmarks/resolution_bench.py --cross-validate  # fit the rule on one catalog, count it on the other
+    python benchmarks/resolution_bench.py --fit --runs ...  # fit the decision rule on these runs
 
-Calibration (`--calibrate`) looks at every query that reached scoring (not an exact, alias, terminology,
-trigger or stemmed lookup) in the same builds, in process with the server's own resolver, and records the
-winner's confidence, its lead over the runner-up and whether the winner is the expected capability. The
-table says, of the answers a rule would resolve, how many are right: the server's thresholds
-(`DECISION_RULE` in server/resolve.py) are chosen from it.
+Calibration (`--calibrate`) and fitting (`--fit`) look at every query that reached the ranking model (not an
+exact, identifier, alias, terminology, stemmed or typo-corrected lookup) in the same builds, in process with the
+server's own resolver: the winner's confidence, the runner-up's, whether the asked agent lacks the winner and
+whether it is right. The calibration table says, of the answers a rule would resolve, how many are right;
+`--fit` ranks the rules of a grid by right - PENALTY x wrong. The server's rule (`DECISION_RULE` in
+server/resolve.py) is the best one fitted on the fitting runs.
 
-Results are recorded in docs/benchmarks.md.
+Results are recorded in benchmarks/resolution/RESULTS.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import re
 import sys
@@ -238,16 +241,21 @@ def run(name: str, workdir: Path) -> list[Row]:
 
 @dataclass(frozen=True)
 class Scored:
+    """A query the ranking model answered: its winner's confidence, the runner-up's, whether the asked agent
+    lacks the winner, and whether the winner is the expected answer (capability and availability)."""
+
     run: str
     id: str
     best: float
-    lead: float  # (best - runner-up) / best
+    runner_up: float
+    lacks: bool
     right: bool
 
 
 def scored_points(name: str, workdir: Path) -> list[Scored]:
-    """Every query of the run that reached scoring: the winner's confidence and lead, and whether it is right."""
-    from capidx.server.resolve import MatchIndex, resolve_agent, resolve_capability
+    """Every query of the run that reached the ranking model, with the ranking's winner and runner-up (so that
+    any rule can be applied afterwards)."""
+    from capidx.server.resolve import MatchIndex, resolve_agent, resolve_capability, score_capabilities
 
     catalog, build_dir, queries = prepare(name, workdir)
     index = MatchIndex.from_json(json.loads((build_dir / "index" / "match.json").read_text(encoding="utf-8")))
@@ -256,38 +264,59 @@ def scored_points(name: str, workdir: Path) -> list[Scored]:
     for query in queries:
         agent = resolve_agent(index, query["agent"]).value or expected_agent(query["agent"], table)
         res = resolve_capability(index, query["query"], agent=agent)
-        if not res.scored or not res.ranked:
+        if not res.scored or res.resolved_by == "identifier":
             continue
-        best = res.ranked[0]
-        runner_up = res.ranked[1].confidence if len(res.ranked) > 1 else 0.0
-        wanted = slugify(query["expect"]["capability"]) if query["expect"].get("capability") else None
-        lead = (best.confidence - runner_up) / best.confidence if best.confidence else 0.0
-        points.append(Scored(name, query["id"], best.confidence, round(lead, 3), best.value == wanted))
+        ranked = sorted(score_capabilities(index, query["query"]).items(), key=lambda item: (-item[1], item[0]))
+        if not ranked:
+            continue
+        (slug, best), runner_up = ranked[0], (ranked[1][1] if len(ranked) > 1 else 0.0)
+        available = bool(index.capabilities[slug].agents.get(agent, {}).get("available", False))
+        expect = query["expect"]
+        right = slug == (slugify(expect["capability"]) if expect.get("capability") else None)
+        points.append(
+            Scored(name, query["id"], best, runner_up, not available, right and available == expect["available"])
+        )
     return points
 
 
-CONFIDENCES = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
-LEADS = (0.0, 0.15, 0.25, 0.35, 0.5, 0.65)
+def resolves(point: Scored, rule: tuple[float, float, float]) -> bool:
+    from capidx.server.resolve import decide
+
+    return decide(point.best, point.runner_up, point.lacks, rule)
+
+
+CONFIDENCES = (0.2, 0.26, 0.32, 0.38, 0.45, 0.55, 0.7)
+LEADS = (0.0, 0.1, 0.16, 0.22, 0.3)
+# Fitting the rule: a wrong resolution costs this many right ones.
+PENALTY = 10.0
 
 
 def print_calibration(points: Sequence[Scored]) -> None:
-    """Of the scored answers with confidence >= c (and lead >= l), how many would resolve and how many are
-    right, per run and overall."""
-    runs = sorted({p.run for p in points})
-    counts = ", ".join(f"{r} {sum(p.run == r for p in points)}" for r in runs)
-    print(f"\n## calibration: {len(points)} scored answers ({counts})")
-    print("right / resolved at confidence >= c and lead >= l, per run")
-    for lead in LEADS:
-        print(f"\nlead >= {lead}")
-        print(f"{'c':>5}" + "".join(f"{r:>22}" for r in [*runs, "all"]))
-        for c in CONFIDENCES:
-            cells = []
-            for r in [*runs, "all"]:
-                chosen = [p for p in points if (r == "all" or p.run == r) and p.best >= c and p.lead >= lead]
-                right = sum(p.right for p in chosen)
-                share = f"{100 * right / len(chosen):.1f}%" if chosen else "-"
-                cells.append(f"{right:>4}/{len(chosen):<4} {share:>8}")
-            print(f"{c:>5}" + "".join(f"{cell:>22}" for cell in cells))
+    """Of the ranked answers the rule would resolve at confidence >= c and lead >= l (a winner the asked agent lacks
+    needs as much more confidence as the server's rule asks), how many are right."""
+    from capidx.server.resolve import DECISION_RULE
+
+    print(f"\n## calibration: {len(points)} ranked answers; right / resolved at confidence >= c and lead >= l")
+    print(f"{'c':>5}" + "".join(f"{'lead >= ' + str(lead):>20}" for lead in LEADS))
+    for c in CONFIDENCES:
+        cells = []
+        for lead in LEADS:
+            chosen = [p for p in points if resolves(p, (c, lead, c + DECISION_RULE[2] - DECISION_RULE[0]))]
+            right = sum(p.right for p in chosen)
+            share = f"{100 * right / len(chosen):.1f}%" if chosen else "-"
+            cells.append(f"{right:>4}/{len(chosen):<4} {share:>7}")
+        print(f"{c:>5}" + "".join(f"{cell:>20}" for cell in cells))
+
+
+def fit_rule(points: Sequence[Scored]) -> list[tuple[float, int, int, tuple[float, float, float]]]:
+    """Every rule of the grid, best first by right - PENALTY x wrong resolved: (objective, right, wrong, rule)."""
+    grid = []
+    for c, lead in itertools.product([x / 100 for x in range(20, 72, 2)], [x / 100 for x in range(0, 60, 2)]):
+        for no in (round(c + 0.1, 2), round(c + 0.2, 2)):  # a "no" needs more confidence than a "yes", by design
+            chosen = [p for p in points if resolves(p, (c, lead, no))]
+            right = sum(p.right for p in chosen)
+            grid.append((right - PENALTY * (len(chosen) - right), right, len(chosen) - right, (c, lead, no)))
+    return sorted(grid, key=lambda g: (-g[0], g[3]))
 
 
 def table(rows: Sequence[Row]) -> list[dict[str, Any]]:
@@ -318,23 +347,31 @@ def print_table(name: str, rows: Sequence[Row]) -> None:
             print(f"  {r.id} [{r.kind}] {asked} -> expected {r.expected!r}: {r.outcome}; {r.answered}")
 
 
+def print_summary(results: Mapping[str, Sequence[Row]]) -> None:
+    """Per run: one call answers it (right, or the expected capability offered first) and wrong, in % and counts."""
+    print(f"{'run':<26}{'n':>5}{'right':>8}{'one-call':>10}{'wrong':>8}")
+    for name, rows in results.items():
+        counts = Counter(r.outcome for r in rows)
+        n = len(rows) or 1
+        one_call = counts["right"] + counts["shown-first"]
+        cells = f"{100 * counts['right'] / n:>7.1f}%{100 * one_call / n:>9.1f}%{100 * counts['wrong'] / n:>7.1f}%"
+        print(f"{name:<26}{len(rows):>5}{cells}  ({one_call} / {counts['wrong']})")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", nargs="+", choices=sorted(RUNS), default=list(DEFAULT_RUNS))
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--summary", action="store_true", help="one line per run: one-call and wrong shares")
     parser.add_argument("--calibrate", action="store_true", help="print the calibration table of the decision rule")
-    parser.add_argument(
-        "--cross-validate", action="store_true", help="fit the decision rule on one catalog, count it on the other"
-    )
+    parser.add_argument("--fit", action="store_true", help="fit the decision rule on the runs, best rules first")
     args = parser.parse_args(argv)
-    if args.cross_validate:
-        from resolution_rules import print_cross_validation
-
-        from capidx.server.resolve import DECISION_RULE
-
+    if args.fit:
         with tempfile.TemporaryDirectory(prefix="capidx-resolution-") as tmp:
-            points = [p for name in ("bundled-ablated", "catalog2") for p in scored_points(name, Path(tmp))]
-        print_cross_validation(points, DECISION_RULE)
+            points = [p for name in args.runs for p in scored_points(name, Path(tmp))]
+        print(f"{len(points)} ranked answers; right - {PENALTY:g} x wrong, right, wrong, (confidence, lead, no)")
+        for line in fit_rule(points)[:10]:
+            print(line)
         return 0
     if args.calibrate:
         with tempfile.TemporaryDirectory(prefix="capidx-resolution-") as tmp:
@@ -345,7 +382,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="capidx-resolution-") as tmp:
         for name in args.runs:
             results[name] = run(name, Path(tmp))
-    if args.json:
+    if args.summary:
+        print_summary(results)
+    elif args.json:
         print(json.dumps({n: {"table": table(r), "rows": [vars(x) for x in r]} for n, r in results.items()}, indent=1))
     else:
         for name, rows in results.items():

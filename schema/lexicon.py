@@ -3,14 +3,15 @@
 Why: people and models shorten the words of the field ("repo", "PR", "env var", "cmds") while catalogs
 spell them out, and they name features by their identifiers (`/compact`, `CLAUDE.md`, `.mcp.json`,
 `--yolo`, `#codebase`, `@workspace`, `MY_API_KEY`) which plain word splitting turns into ordinary words.
-The resolver (server/resolve.py) and the match index (compiler/derive/match.py) use both, so that build and run
-time agree.
+The query analysis (server/query.py) and the match index (compiler/derive/match.py) use both, so that build and
+run time agree.
 
 The lexicon is general knowledge of software tooling, written independently of any catalog or
 benchmark: every entry is a common abbreviation with its usual expansion. An abbreviation is matched
 as a whole word after normalization; its expansion is compared with the catalog's `terms()` like any
 query text, and the abbreviation itself still counts when a catalog uses it (a catalog that says
-"MCP" matches "MCP" directly). Entries with several usual meanings list them all.
+"MCP" matches "MCP" directly). Entries with several usual meanings list them all. The table is read both ways:
+`expansions` ('cli' -> 'command line interface') and `abbreviations` ('command line interface' -> 'cli').
 
 Standard library only (the server imports it at start).
 """
@@ -23,128 +24,40 @@ from collections.abc import Mapping
 from functools import lru_cache
 from types import MappingProxyType
 
-from capidx.schema.text import KEY_CHORD_PATTERN, stem
+from capidx.schema.text import KEY_CHORD_PATTERN, stem, terms
 
-# abbreviation (as normalized: lower case, no punctuation) -> its usual expansions
+# abbreviation (as normalized: lower case, no punctuation): its usual expansions, separated by '|'; entries by ';'.
+# Source control and review, configuration, commands, editors and tools, models, everyday shortenings.
+_TABLE = """
+repo: repository; repos: repositories; pr: pull request; prs: pull requests; mr: merge request;
+mrs: merge requests; vcs: version control; scm: source control; ci: continuous integration;
+cd: continuous delivery; cicd: continuous integration; config: configuration; configs: configurations;
+cfg: configuration; conf: configuration; env: environment; envs: environments; var: variable; vars: variables;
+prefs: preferences; perm: permission; perms: permissions; auth: authentication; authn: authentication;
+authz: authorization; creds: credentials; dir: directory; dirs: directories; cwd: working directory;
+pkg: package; pkgs: packages; deps: dependencies; dep: dependency; cmd: command; cmds: commands;
+cli: command line interface | command line; args: arguments; arg: argument; param: parameter;
+params: parameters; opts: options; exec: execute; proc: process; fn: function; func: function;
+impl: implementation; lib: library; libs: libraries; util: utility; utils: utilities; tty: terminal;
+stdin: standard input; stdout: standard output; ide: integrated development environment | editor;
+ides: integrated development environments | editors; lsp: language server protocol | language server;
+vsc: visual studio code; vscode: visual studio code; ui: user interface; tui: terminal user interface;
+gui: graphical user interface; ux: user experience; api: application programming interface;
+sdk: software development kit; mcp: model context protocol; otel: opentelemetry; db: database;
+vm: virtual machine; vms: virtual machines; k8s: kubernetes; os: operating system; fs: file system;
+url: web address | link; llm: language model | large language model; llms: language models;
+ai: artificial intelligence; byok: bring your own key; ctx: context; sys: system; tok: token; toks: tokens;
+img: image; imgs: images; pic: picture | image; pics: pictures | images; doc: documentation | document;
+docs: documentation | documents; msg: message; msgs: messages; info: information; ops: operations;
+op: operation; max: maximum; min: minimum; stats: statistics; temp: temporary; tmp: temporary; sec: security;
+dev: development; prod: production; e2e: end to end; ref: reference; refs: references; gh: github;
+ext: extension; exts: extensions; gen: generation | generate; regex: regular expression; perf: performance;
+mgmt: management; repl: read eval print loop
+"""
 ABBREVIATIONS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
-        # source control and review
-        "repo": ("repository",),
-        "repos": ("repositories",),
-        "pr": ("pull request",),
-        "prs": ("pull requests",),
-        "mr": ("merge request",),
-        "mrs": ("merge requests",),
-        "vcs": ("version control",),
-        "scm": ("source control",),
-        "ci": ("continuous integration",),
-        "cd": ("continuous delivery",),
-        "cicd": ("continuous integration",),
-        # configuration and environment
-        "config": ("configuration",),
-        "configs": ("configurations",),
-        "cfg": ("configuration",),
-        "conf": ("configuration",),
-        "env": ("environment",),
-        "envs": ("environments",),
-        "var": ("variable",),
-        "vars": ("variables",),
-        "prefs": ("preferences",),
-        "perm": ("permission",),
-        "perms": ("permissions",),
-        "auth": ("authentication",),
-        "authn": ("authentication",),
-        "authz": ("authorization",),
-        "creds": ("credentials",),
-        "dir": ("directory",),
-        "dirs": ("directories",),
-        "cwd": ("working directory",),
-        "pkg": ("package",),
-        "pkgs": ("packages",),
-        "deps": ("dependencies",),
-        "dep": ("dependency",),
-        # commands and programs
-        "cmd": ("command",),
-        "cmds": ("commands",),
-        "cli": ("command line",),
-        "args": ("arguments",),
-        "arg": ("argument",),
-        "param": ("parameter",),
-        "params": ("parameters",),
-        "opts": ("options",),
-        "exec": ("execute",),
-        "proc": ("process",),
-        "fn": ("function",),
-        "func": ("function",),
-        "impl": ("implementation",),
-        "lib": ("library",),
-        "libs": ("libraries",),
-        "util": ("utility",),
-        "utils": ("utilities",),
-        "tty": ("terminal",),
-        "stdin": ("standard input",),
-        "stdout": ("standard output",),
-        # editors and tools
-        "ide": ("integrated development environment", "editor"),
-        "ides": ("integrated development environments", "editors"),
-        "lsp": ("language server protocol", "language server"),
-        "vsc": ("visual studio code",),
-        "vscode": ("visual studio code",),
-        "ui": ("user interface",),
-        "tui": ("terminal user interface",),
-        "gui": ("graphical user interface",),
-        "ux": ("user experience",),
-        "api": ("application programming interface",),
-        "sdk": ("software development kit",),
-        "mcp": ("model context protocol",),
-        "otel": ("opentelemetry",),
-        "db": ("database",),
-        "vm": ("virtual machine",),
-        "vms": ("virtual machines",),
-        "k8s": ("kubernetes",),
-        "os": ("operating system",),
-        "fs": ("file system",),
-        "url": ("web address", "link"),
-        # models and AI
-        "llm": ("language model", "large language model"),
-        "llms": ("language models",),
-        "ai": ("artificial intelligence",),
-        "byok": ("bring your own key",),
-        "ctx": ("context",),
-        "sys": ("system",),
-        "tok": ("token",),
-        "toks": ("tokens",),
-        # everyday shortenings
-        "img": ("image",),
-        "imgs": ("images",),
-        "pic": ("picture", "image"),
-        "pics": ("pictures", "images"),
-        "doc": ("documentation", "document"),
-        "docs": ("documentation", "documents"),
-        "msg": ("message",),
-        "msgs": ("messages",),
-        "info": ("information",),
-        "ops": ("operations",),
-        "op": ("operation",),
-        "max": ("maximum",),
-        "min": ("minimum",),
-        "stats": ("statistics",),
-        "temp": ("temporary",),
-        "tmp": ("temporary",),
-        "sec": ("security",),
-        "dev": ("development",),
-        "prod": ("production",),
-        "e2e": ("end to end",),
-        "ref": ("reference",),
-        "refs": ("references",),
-        "gh": ("github",),
-        "ext": ("extension",),
-        "exts": ("extensions",),
-        "gen": ("generation", "generate"),
-        "regex": ("regular expression",),
-        "perf": ("performance",),
-        "mgmt": ("management",),
-        "repl": ("read eval print loop",),
+        word.strip(): tuple(e.strip() for e in expanded.split("|"))
+        for word, expanded in (entry.split(":") for entry in _TABLE.replace("\n", " ").split(";") if entry.strip())
     }
 )
 
@@ -242,4 +155,19 @@ def _by_stem() -> Mapping[str, tuple[str, ...]]:
     return MappingProxyType(found)
 
 
-__all__ = ["ABBREVIATIONS", "IDENTIFIER_PATTERN", "expansions", "identifiers"]
+def abbreviations(words: tuple[str, ...]) -> tuple[str, ...]:
+    """The abbreviations whose expansion is this run of `terms()` ('command', 'line', 'interface') -> ('cli',)),
+    as terms; () when none."""
+    return _by_expansion().get(words, ())
+
+
+@lru_cache(maxsize=1)
+def _by_expansion() -> Mapping[tuple[str, ...], tuple[str, ...]]:
+    found: dict[tuple[str, ...], dict[str, None]] = {}
+    for word, expanded in ABBREVIATIONS.items():
+        for text in expanded:
+            found.setdefault(tuple(terms(text)), {})[stem(word)] = None
+    return MappingProxyType({words: tuple(abbrevs) for words, abbrevs in found.items() if words})
+
+
+__all__ = ["ABBREVIATIONS", "IDENTIFIER_PATTERN", "abbreviations", "expansions", "identifiers"]

@@ -1,7 +1,8 @@
-"""Issue 12: the resolver's mechanisms on a small catalog built for real (no aliases, triggers or useWhen).
+"""The resolver's mechanisms on small catalogs built for real (no aliases, triggers or useWhen).
 
-Identifier tokens, the abbreviation lexicon, the never-a-confident-wrong-"no" rule and linear index
-building; each test pins a mechanism, not an answer of the blind benchmark.
+Identifier tokens, the two-way abbreviation table, a literal name word against an expansion, typo correction,
+the decision rule, the never-a-confident-wrong-"no" rule and linear index building; each test pins a
+mechanism, not an answer of the blind benchmark.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from server_support import Cap, real_build, write_catalog
 
 from capidx.schema.lexicon import ABBREVIATIONS, expansions, identifiers
 from capidx.schema.text import terms
-from capidx.server import concepts, resolve
-from capidx.server.concepts import related
-from capidx.server.resolve import MatchIndex, resolve_capability
+from capidx.server import resolve
+from capidx.server.query import analyse, correct
+from capidx.server.resolve import DECISION_RULE, MatchIndex, decide, resolve_capability, score_capabilities
 
 CLAUDE = "claude-code"
 GEMINI = "gemini-cli"
@@ -138,7 +139,7 @@ def test_identifier_words_still_count_when_no_record_has_the_identifier(index: M
 
 
 def test_identifier_in_a_sentence_is_weighed_with_the_words(index: MatchIndex) -> None:
-    scores, _ = resolve.score_capabilities(index, "what does /compact do", agent=CLAUDE)
+    scores = score_capabilities(index, "what does /compact do")
     assert max(scores, key=scores.__getitem__) == "context-compaction"
 
 
@@ -176,7 +177,7 @@ def test_the_lexicon_knows_the_field(word: str, expansion: str) -> None:
 
 def test_every_abbreviation_expands_as_the_resolver_holds_it() -> None:
     """The resolver looks words up after `terms()` has stemmed them ('prefs' -> 'pref'): each entry must expand
-    in that form too ('prefs', 'creds', 'opts', 'stats')."""
+    in that form too (round four: 'prefs', 'creds', 'opts' and 'stats' did not)."""
     for word in ABBREVIATIONS:
         held = terms(word)
         assert len(held) == 1 and expansions(held[0]), word
@@ -191,66 +192,57 @@ def test_abbreviations_match_their_expansions(index: MatchIndex, query: str, slu
     resolution = resolve_capability(index, query, agent=CLAUDE)
     shown = resolution.value if resolution.ok else resolution.candidates[0].value
     assert shown == slug
-    scores, _ = resolve.score_capabilities(index, query, agent=CLAUDE)
+    scores = score_capabilities(index, query)
     assert scores[slug] > scores.get("web-search", 0.0)
 
 
 def test_an_abbreviation_is_not_corrected_as_a_typo(index: MatchIndex) -> None:
-    corrected = resolve._correct_terms(index, ["repo", "search"])
-    assert corrected.terms == ("repo", "search") and not corrected.changed
+    assert correct("repo", index.vocabulary) == ("repo", 1.0)
+    assert not analyse("repo search", index.vocabulary).corrected_key
 
 
-# --- never a confident wrong "no" ---------------------------------------------------------------------
+# --- the decision rule and never a confident wrong "no" ------------------------------------------------
+
+
+def test_the_decision_rule_resolves_a_clear_confident_winner_only() -> None:
+    confidence, lead, no = DECISION_RULE
+    assert confidence < no  # saying the agent lacks something needs more than saying it has it
+    assert decide(confidence, confidence - lead)
+    assert not decide(confidence - 0.01, 0.0)  # not confident enough, however alone
+    assert not decide(0.9, 0.9 - lead + 0.01)  # confident, but the runner-up is too close
+    assert not decide(confidence, 0.0, lacks=True) and decide(no, 0.0, lacks=True)
 
 
 def test_a_weak_winner_is_offered_not_resolved_whichever_agent_asks(index: MatchIndex) -> None:
-    # Inline Completion is the only candidate but a weak one (below `DECISION_RULE`): the agent that lacks it
-    # is not told "no", and the agent that has it is not told "yes" either; both get it as the first candidate.
-    query = "guess what I type"
+    # Inline Completion is the best candidate but a weak one: the agent that lacks it is not told "no", and the
+    # agent that has it is not told "yes" either; both get it as the first candidate.
+    query = "guess what I type before I do"
     for agent in (CLAUDE, GEMINI):
         resolution = resolve_capability(index, query, agent=agent)
-        assert resolution.status == "ambiguous"
+        assert resolution.status != "resolved"
         assert [c.value for c in resolution.candidates[:1]] == ["inline-completion"]
-        assert not resolve.decide(resolution.ranked[0].confidence, 0.0)
 
 
-def test_a_weak_lone_winner_says_yes_but_never_no(index: MatchIndex) -> None:
-    # A lone winner of middling confidence passes the looser cell of `DECISION_RULE` but not `NO_RULE`: the
-    # agent that has it gets the answer, the agent that lacks it gets it as a candidate, not a "no".
+def test_a_middling_winner_says_yes_but_never_no(index: MatchIndex, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A winner between the rule's two confidences: the agent that has it gets the answer, the agent that lacks
+    # it gets it as the first candidate, not a "no".
     query = "finish the line as I type"
+    best = score_capabilities(index, query)["inline-completion"]
+    monkeypatch.setattr(resolve, "DECISION_RULE", (best - 0.01, 0.0, best + 0.01))
     has = resolve_capability(index, query, agent=GEMINI)
     assert (has.status, has.value) == ("resolved", "inline-completion")
-    runner_up = has.ranked[1].confidence if len(has.ranked) > 1 else 0.0
-    assert resolve.decide(has.confidence, runner_up) and not resolve.decide(has.confidence, runner_up, resolve.NO_RULE)
     lacks = resolve_capability(index, query, agent=CLAUDE)
     assert lacks.status == "ambiguous"
     assert [c.value for c in lacks.candidates[:1]] == ["inline-completion"]
+    monkeypatch.setattr(resolve, "DECISION_RULE", (best - 0.01, 0.0, best - 0.01))  # confident enough: "no" stands
+    assert resolve_capability(index, query, agent=CLAUDE).value == "inline-completion"
 
 
-def test_a_no_without_a_close_candidate_stands(index: MatchIndex) -> None:
+def test_a_confident_no_stands(index: MatchIndex) -> None:
     resolution = resolve_capability(index, "rest of the line as you type", agent=CLAUDE)
     assert (resolution.status, resolution.value) == ("resolved", "inline-completion")
+    assert resolution.confidence >= DECISION_RULE[2]
     assert not index.capabilities["inline-completion"].agents[CLAUDE]["available"]
-
-
-def test_the_guard_turns_a_loose_no_into_candidates(index: MatchIndex) -> None:
-    ranked = (
-        resolve.Candidate("inline-completion", "Inline Completion", 0.75),
-        resolve.Candidate("editor-integration", "Editor Integration", 0.5),
-    )
-    loose = resolve.Resolution("q", "resolved", "inline-completion", "lexical", 0.75, ranked=ranked, scored=True)
-    guarded = resolve._guarded(index, loose, CLAUDE)
-    assert guarded.status == "ambiguous"
-    assert [c.value for c in guarded.candidates] == ["inline-completion", "editor-integration"]
-    # the scorer's wider list, when given, is what an unresolved answer offers
-    offered = (*ranked, resolve.Candidate("web-search", "Web Search", 0.06))
-    assert resolve._guarded(index, loose, CLAUDE, offered).candidates == offered
-    # the agent that has it, a confident answer, or no close candidate it has: the answer stands
-    assert resolve._guarded(index, loose, GEMINI) == loose
-    sure = resolve.Resolution("q", "resolved", "inline-completion", "lexical", 0.95, ranked=ranked, scored=True)
-    assert resolve._guarded(index, sure, CLAUDE) == sure
-    alone = resolve.Resolution("q", "resolved", "inline-completion", "lexical", 0.75, ranked=ranked[:1], scored=True)
-    assert resolve._guarded(index, alone, CLAUDE) == alone
 
 
 def test_an_exact_name_may_say_no(index: MatchIndex) -> None:
@@ -315,116 +307,33 @@ def test_building_the_match_index_is_linear_in_the_catalog() -> None:
     assert large <= 4 * small + 50  # a scan per capability would make it sixteen times as many
 
 
-# --- word families, related wordings, unknown words -------------------------------------------------------
-
-
-def test_related_wordings_come_from_the_concept_lexicon() -> None:
-    assert ("memory",) in related("remember")
-    assert ("checkpoint",) in related("undo")
-    assert related("unrelatedword") == ()
-    # everyday words of intent and the field's common tool names
-    assert ("continue",) in concepts.related_phrase(("keep", "going"))
-    assert ("explain",) in related("tell")
-    assert ("pytest",) in related("test")
-    # a member that stop words would shorten relates nothing ('pick up' is not 'pick')
-    assert concepts._phrase("pick up") == ()
-    for group in concepts.CONCEPTS:
-        assert all(concepts._phrase(member) for member in group), group
-
-
-def test_word_families_group_index_terms_by_snowball_root() -> None:
-    assert concepts.root("approval") == concepts.root("approve")
-    found = concepts.families(["approval", "approve", "memory", "summarize", "summariz"])
-    assert found[concepts.root("approve")] == ("approval", "approve")
-    assert found[concepts.root("memory")] == ("memory",)
-    assert found[concepts.root("summarize")] == ("summarize",)
-
-
-def test_a_related_wording_finds_the_capability(index: MatchIndex) -> None:
-    # 'autocomplete' is in no text of the catalog; its idea is 'completion', which names Inline Completion
-    resolution = resolve_capability(index, "autocomplete as I type", agent=GEMINI)
-    assert (resolution.status, resolution.value) == ("resolved", "inline-completion")
-
-
-def test_a_related_wording_counts_less_than_the_word_itself(index: MatchIndex) -> None:
-    literal, _ = resolve.score_capabilities(index, "memory between sessions")
-    # 'recall' (in the memory group, not an action verb of the index: no verb evidence on top)
-    through_related, _ = resolve.score_capabilities(index, "recall between sessions")
-    assert 0 < through_related["persistent-memory"] < literal["persistent-memory"]
-
-
-def test_another_form_of_a_word_finds_its_family(index: MatchIndex) -> None:
-    # the light stem keeps 'summarizing' ('summariz') apart from 'summarizes' ('summarize'); the family joins them
-    assert "summariz" not in index.idf
-    as_typed = resolve.Corrected(("summariz",), (1.0,))  # no typo correction: only the family can match
-    slots = resolve._slots(index, "summarizing", as_typed, [])
-    assert (("summarize",), resolve.ROOT_FORM, True) in slots[0].alternatives
-    lexical, _ = resolve._lexical(index, slots)
-    assert max(lexical, key=lexical.__getitem__) == "context-compaction"
-
-
-def test_an_unknown_word_weighs_fully_in_a_short_query(index: MatchIndex) -> None:
-    assert resolve._unknown_idf(index, ["kubernetes", "memory"]) == index.max_idf
-    long = ["please", "kubernetes", "memory", "store", "fact", "session"]
-    assert resolve._unknown_idf(index, long) == index.max_idf * resolve.UNKNOWN_WEIGHT
-    short, _ = resolve.score_capabilities(index, "kubernetes memory")
-    alone, _ = resolve.score_capabilities(index, "memory")
-    assert short["persistent-memory"] < alone["persistent-memory"]
-
-
-def test_the_build_records_word_pairs_of_names_and_descriptions(build: Path) -> None:
-    data = json.loads((build / "index" / "match.json").read_text(encoding="utf-8"))
-    pairs = {row["slug"]: row["bigrams"] for row in data["capabilities"]}
-    assert "context window" in pairs["context-compaction"]  # "... when the context window fills up"
-    assert "window fill" in pairs["context-compaction"]
-    assert pairs["web-search"] == sorted(pairs["web-search"])
-
-
-def test_neighbouring_words_found_together_count_like_a_name(index: MatchIndex) -> None:
-    # 'context' and 'window' both occur in Context Compaction; together they are its description's phrase
-    together, _ = resolve.score_capabilities(index, "context window")
-    apart, _ = resolve.score_capabilities(index, "window context")
-    assert together["context-compaction"] > apart["context-compaction"]
-
-
-def test_an_abbreviation_pairs_through_its_expansion(index: MatchIndex) -> None:
-    # "... merge requests and comments on them": 'MR comments' is the pair "request comment"
-    assert "request comment" in resolve._pair_keys(index, "mr", "comment")
-    assert "request comment" in index.capabilities["pull-request-review"].pairs
-    together, _ = resolve.score_capabilities(index, "mr comments")
-    apart, _ = resolve.score_capabilities(index, "comments mr")
-    assert together["pull-request-review"] > apart["pull-request-review"]
-
-
 # --- suggestions for a name nothing matches -------------------------------------------------------------
 
 
 @pytest.mark.parametrize("query", ["xyzzy plugh", "img to HTML blorp"])
 def test_suggestions_for_an_unknown_name_never_claim_more_than_what_scored(index: MatchIndex, query: str) -> None:
-    """Closest names fill the list after what scored a little; their name similarity (another scale) is put
+    """Closest names fill the list after what ranked a little; their name similarity (another scale) is put
     below the floor, so the list is in order and no suggestion looks like a confident match."""
     resolution = resolve_capability(index, query, agent=CLAUDE)
     assert resolution.status == "unknown" and resolution.candidates
     confidences = [c.confidence for c in resolution.candidates]
     assert confidences == sorted(confidences, reverse=True)
-    assert max(confidences) < resolve.FLOOR
+    assert max(confidences) < DECISION_RULE[0] / 2
 
 
 # --- candidates offered when nothing is resolved --------------------------------------------------------
 
 
-@pytest.mark.parametrize("query", ["search the editor for a memory of pull requests", "web approval in the editor"])
-def test_an_unresolved_answer_offers_the_scorers_top_candidates_down_to_a_low_floor(
+@pytest.mark.parametrize("query", ["search the editor for a memory", "editor search memory approval"])
+def test_an_unresolved_answer_offers_the_rankers_top_candidates_down_to_a_low_floor(
     index: MatchIndex, query: str
 ) -> None:
-    """When nothing is resolved, up to `SHOWN_CANDIDATES` of the scorer's list come back, down to
-    `SHOWN_FLOOR` (below the floor of the snippets' list): the right capability is often ranked 4th or 5th."""
+    """When nothing is resolved, up to `SHOWN_CANDIDATES` of the ranking come back, down to `SHOWN_FLOOR` (below
+    the floor of the snippets' list): the right capability is often ranked 4th or 5th."""
     resolution = resolve_capability(index, query, agent=CLAUDE)
     assert resolution.status != "resolved"
-    scores, _ = resolve.score_capabilities(index, query, agent=CLAUDE)
-    ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+    ranked = sorted(score_capabilities(index, query).items(), key=lambda item: (-item[1], item[0]))
     expected = [slug for slug, c in ranked[: resolve.SHOWN_CANDIDATES] if c >= resolve.SHOWN_FLOOR]
     assert len(expected) > 3  # the query is one that offers more than the snippets' three
     assert [c.value for c in resolution.candidates][: len(expected)] == expected
     assert len(resolution.candidates) <= resolve.SHOWN_CANDIDATES
-    assert all(c.confidence >= resolve.SHOWN_FLOOR for c in resolution.candidates[: len(expected)])

@@ -95,7 +95,8 @@ def _server(build: Path) -> StdioServerParameters:
 
 @pytest.mark.anyio
 async def test_an_evil_pattern_in_a_build_does_not_freeze_the_server(tmp_path: Path) -> None:
-    """The build is written by hand (validation would refuse the data): the server is the last line."""
+    """The build is written by hand (validation would refuse the data): the server never runs a catalog's
+    patterns (the resolver ranks words), so an evil one costs it nothing."""
     evil = Cap(
         "Evil Patterns",
         "testing",
@@ -109,11 +110,9 @@ async def test_an_evil_pattern_in_a_build_does_not_freeze_the_server(tmp_path: P
             compared = await client.call_tool("compare_capability", {"capability": ATTACK})
             looked_up = await client.call_tool("lookup_capability", {"agent": "claude", "capability": ATTACK})
         assert compared.content and looked_up.content  # an answer (a "not found" with suggestions is fine)
-        with anyio.fail_after(GUARD_SECONDS):  # and the server still answers, with the patterns still in use
+        with anyio.fail_after(GUARD_SECONDS):  # and the server still answers
             hooks = await client.call_tool("compare_capability", {"capability": "hooks"})
-            matched = await client.call_tool("compare_capability", {"capability": "a" * 12})
         assert not hooks.is_error and json.loads(hooks.content[0].text)["capability"]["slug"] == "hooks"
-        assert not matched.is_error and json.loads(matched.content[0].text)["capability"]["slug"] == "evil-patterns"
 
 
 # Odd pieces of Python regex syntax: flags, sets, escapes, groups, look-arounds, bounds, and some errors.

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from capidx.schema.text import terms
-from capidx.server import resolve
+from capidx.server import rank
+from capidx.server.query import correct
 from capidx.server.resolve import MatchIndex, resolve_agent, resolve_capability, resolve_category, score_capabilities
 from capidx.server.snapshot import load_snapshot
 
@@ -194,13 +195,11 @@ LOGS = [
 def test_field_weights_a_name_match_beats_description_mentions(monkeypatch: pytest.MonkeyPatch) -> None:
     # The same two words in a name and, repeated, in another capability's description ('setup' is in neither).
     index = make_index(LOGS)
-    resolution = resolve_capability(index, "log rotation setup")
-    assert (resolution.status, resolution.value) == ("resolved", "log-rotation")
-    weighted, _ = resolve.score_capabilities(index, "log rotation setup")
-    # the same scoring without field weights: the description that repeats the words comes much closer
-    monkeypatch.setattr(resolve, "FIELD_WEIGHTS", dict.fromkeys(resolve.FIELD_WEIGHTS, 0.0))
-    monkeypatch.setattr(resolve, "DESCRIPTION_ONLY", 1.0)
-    flat, _ = resolve.score_capabilities(make_index(LOGS), "log rotation setup")
+    assert resolve_capability(index, "log rotation setup").ranked[0].value == "log-rotation"
+    weighted = score_capabilities(index, "log rotation setup")
+    # the same ranking without field weights: the description that repeats the words comes much closer
+    monkeypatch.setattr(rank, "FIELD_WEIGHTS", dict.fromkeys(rank.FIELD_WEIGHTS, 1.0))
+    flat = score_capabilities(make_index(LOGS), "log rotation setup")
     margin = weighted["log-rotation"] - weighted["disk-cleanup"]
     assert flat["log-rotation"] - flat["disk-cleanup"] < margin / 1.5
 
@@ -226,7 +225,7 @@ def test_a_typo_of_a_name_is_corrected_then_looked_up() -> None:
     assert 0.8 < resolution.confidence < 1.0  # as similar as the corrected word
 
 
-def test_known_verbs_are_not_mistaken_for_typos() -> None:
+def test_known_verbs_are_not_mistaken_for_typos() -> None:  # match.json `verbs`: words, not typos
     caps = [
         {"slug": "budgets", "name": "Budgets", "description": "Set a spending limit per team."},
         {"slug": "gardening", "name": "Gardening", "description": "Plant a tree in every yard."},
@@ -252,7 +251,8 @@ def test_known_verbs_are_not_mistaken_for_typos() -> None:
 def test_a_typo_is_one_plausible_typing_error(typed: str, meant: str) -> None:
     # one missing, extra, wrong or swapped letter; in a short word only a missing or swapped one
     caps = [{"slug": "x", "name": "Breakpoint think mode", "description": "A persistent session."}]
-    assert resolve._correct_terms(make_index(caps), [typed]).terms == (meant,)
+    fixed, similarity = correct(typed, make_index(caps).vocabulary)
+    assert fixed == meant and 0.5 < similarity < 1.0
 
 
 @pytest.mark.parametrize(
@@ -264,68 +264,7 @@ def test_a_real_word_is_not_taken_for_a_typo_of_another(word: str) -> None:
     # or two errors in a word shorter than LONG_TYPO ('modules' / 'mode') is another word, not a typo.
     caps = [{"slug": "x", "name": "Fine spot", "description": "The tide mode of a pipeline."}]
     index = make_index(caps)
-    corrected = resolve._correct_terms(index, [word])
-    assert corrected.terms == (word,) and not corrected.changed
-
-
-FLAGS = [
-    {
-        "slug": "feature-flags",
-        "name": "Feature Flags",
-        "description": "Ship dark launches safely.",
-        "useWhen": [{"pattern": r"\b(toggle|flip)\b.{0,10}\bfeatures?\b", "confidence": 0.9}],
-    },
-    {
-        "slug": "config-files",
-        "name": "Config Files",
-        "description": "A feature of every project: users toggle a feature and flip settings in config files.",
-        "useWhen": [{"pattern": "([unclosed", "confidence": 0.99}],  # broken: ignored, never fatal
-    },
-]
-
-
-def test_use_when_patterns_are_strong_evidence_calibrated_by_their_confidence() -> None:
-    index = make_index(FLAGS)
-    assert [len(index.use_when_rules.get(slug, ())) for slug in index.capabilities] == [1, 0]  # compiled on use
-    resolution = resolve_capability(index, "flip a feature")  # the rule explains the whole query: full confidence
-    assert resolution.ranked[0].value == "feature-flags"
-    assert resolution.ranked[0].confidence >= 0.9
-    weaker = [dict(FLAGS[0], useWhen=[{"pattern": FLAGS[0]["useWhen"][0]["pattern"], "confidence": 0.5}]), FLAGS[1]]
-    scores, _ = score_capabilities(make_index(weaker), "flip a feature")
-    assert scores["feature-flags"] < resolution.ranked[0].confidence
-
-
-def test_a_use_when_match_counts_by_the_share_of_the_query_it_explains() -> None:
-    """A rule fires on a span; on a long sentence that span explains little of the request, and the rule's
-    confidence is scaled down with it (as a contained name is), so it cannot resolve the sentence alone."""
-    caps = [
-        {
-            "slug": "feature-flags",
-            "name": "Feature Flags",
-            "description": "Ship dark launches safely.",
-            "useWhen": [{"pattern": r"\bflip\b", "confidence": 0.9}],
-        },
-        {"slug": "billing", "name": "Billing", "description": "Invoices and payment methods."},
-    ]
-    index = make_index(caps)
-    alone = score_capabilities(index, "flip")[0]["feature-flags"]
-    sentence = "flip through last quarter's invoices and export every payment to a spreadsheet"
-    diluted = score_capabilities(index, sentence)[0]["feature-flags"]
-    assert alone >= 0.9
-    assert diluted < 0.6 < alone
-    assert resolve_capability(index, sentence).value != "feature-flags"
-
-
-def test_trigger_phrases_resolve_as_written() -> None:
-    caps = [
-        {"slug": "deployments", "name": "Deployments", "description": "Release builds.", "triggers": ["ship it"]},
-        {"slug": "rollbacks", "name": "Rollbacks", "description": "Undo a release."},
-    ]
-    with_map = make_index(caps, triggerPhrases={"ship it to production": ["deployments"]})
-    resolution = resolve_capability(with_map, "Ship it to production!")
-    assert (resolution.value, resolution.resolved_by) == ("deployments", "trigger")
-    older = resolve_capability(make_index(caps), "ship it")  # no triggerPhrases map: the capability's own list
-    assert (older.value, older.resolved_by) == ("deployments", "trigger")
+    assert correct(word, index.vocabulary) == (word, 1.0)
 
 
 def test_a_name_or_alias_inside_a_question_is_strong_evidence() -> None:
@@ -333,22 +272,9 @@ def test_a_name_or_alias_inside_a_question_is_strong_evidence() -> None:
     assert (resolution.status, resolution.value, resolution.resolved_by) == ("resolved", "release-notes", "lexical")
 
 
-def test_specific_action_verbs_point_to_their_capabilities() -> None:
-    caps = [
-        {"slug": "time-travel", "name": "Time Travel", "description": "Return the workspace to an earlier state."},
-        {"slug": "snapshots", "name": "Snapshots", "description": "Save the workspace state."},
-    ]
-    index = make_index(
-        caps, verbs={"rewind": "rewind", "rewound": "rewind"}, actionTriggers={"rewind": ["time-travel"]}
-    )
-    resolution = resolve_capability(index, "rewound everything")
-    assert resolution.ranked[0].value == "time-travel"
-    assert resolve_capability(make_index(caps), "rewound everything").ranked == ()
-
-
 def test_an_older_index_without_the_enhanced_fields_still_resolves() -> None:
     index = make_index(LOGS)
-    assert index.injection is None and not index.verbs and not index.trigger_phrases
+    assert index.injection is None and not index.vocabulary.known
     assert resolve_capability(index, "log rotation").value == "log-rotation"
     with_budget = make_index(LOGS, injection={"maxTokens": 200, "maxSnippets": 2, "overheadTokens": 9, "labels": []})
     assert (with_budget.injection.max_tokens, with_budget.injection.max_snippets) == (200, 2)
@@ -399,29 +325,6 @@ def test_agent_words_spread_over_several_names(query: str, expected: str) -> Non
     assert resolve_agent(index, "copilot code cli").status == "unknown"  # no one agent has all three
 
 
-def test_a_phrase_of_the_concept_lexicon_relates_like_a_word(monkeypatch: pytest.MonkeyPatch) -> None:
-    # 'walk me through' is 'walk through' once stop words go: a phrase of the explain group, not two words
-    caps = [
-        {"slug": "code-explanation", "name": "Code Explanation", "description": "Explains what a piece of code does."},
-        {"slug": "step-debugger", "name": "Step Debugger", "description": "Steps through a program line by line."},
-    ]
-    scores, _ = resolve.score_capabilities(make_index(caps), "walk me through this module")
-    assert scores["code-explanation"] > scores["step-debugger"]
-    monkeypatch.setattr(resolve, "related_phrase", lambda words: ())
-    without, _ = resolve.score_capabilities(make_index(caps), "walk me through this module")
-    assert without["code-explanation"] < without["step-debugger"]
-
-
-def test_a_hyphenated_word_is_one_word_of_a_short_query() -> None:
-    # 'fine-tune' is one idea: with two other words the query is short, so its unknown words weigh fully
-    caps = [{"slug": "model-picker", "name": "Model Picker", "description": "Choose the model for a session."}]
-    index = make_index(caps)
-    hyphenated, _ = resolve.score_capabilities(index, "fine-tune a model today")
-    assert resolve._correct_terms(index, ["fine", "tune"], "fine-tune").compounded == 1
-    apart, _ = resolve.score_capabilities(index, "fine tune a model today")
-    assert 0 < hyphenated["model-picker"] < apart["model-picker"]
-
-
 @pytest.mark.parametrize("text", ["I've", "I'll", "I'm", "don't", "you're", "it'd", "wasn't"])
 def test_what_contractions_leave_are_stop_words(text: str) -> None:
     assert terms(text) == []
@@ -452,16 +355,3 @@ def test_an_exact_alias_still_resolves_at_once() -> None:
         "alias",
         1.0,
     )
-
-
-def test_a_word_only_an_alias_gives_explains_less_of_a_sentence_than_a_name_word(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """In coverage, a term that only a maintainer's hint gives a capability counts `HINT_TERM` of itself: an alias
-    word inside a sentence is not the capability's name."""
-    sentence = "a switch for the spending limits"
-    hinted = score_capabilities(make_index(HINTED), sentence)[0]["feature-flags"]
-    assert resolve_capability(make_index(HINTED), sentence).value != "feature-flags"
-    monkeypatch.setattr(resolve, "HINT_TERM", 1.0)
-    as_a_name = score_capabilities(make_index(HINTED), sentence)[0]["feature-flags"]
-    assert 0 < hinted < as_a_name

@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from itertools import chain, pairwise
+from collections.abc import Iterable, Mapping
+from itertools import chain
 from typing import Any
 
 from capidx.compiler.catalog import Agent, CanonicalCapability, Capability, Catalog
@@ -81,7 +81,7 @@ def _idf(total: int, df: int) -> float:
 def _capability_entry(capability: CanonicalCapability, enhanced: Enhanced) -> dict[str, Any]:
     agents: dict[str, Any] = {}
     texts = [capability.name]
-    worded = [capability.name]  # what names or describes it: where word pairs are taken (`bigrams`)
+    described: list[str] = []  # the records' descriptions: the ranking model's `description` field
     aliases = set(capability.table_aliases)
     triggers: set[str] = set()
     use_when: set[tuple[str, float]] = set()
@@ -90,13 +90,12 @@ def _capability_entry(capability: CanonicalCapability, enhanced: Enhanced) -> di
         if record.terminology:
             agent["terminology"] = record.terminology
             texts.append(record.terminology)
-            worded.append(record.terminology)
         agents[record.agent] = agent
         aliases.update(record.aliases)
         triggers.update(record.triggers)
         use_when.update((rule.pattern, rule.confidence) for rule in record.use_when)
         texts.append(record.description)
-        worded.append(record.description)
+        described.append(record.description)
         texts.extend(text for _, text in details(record))
     texts.extend(sorted(aliases))
     texts.extend(sorted(triggers))
@@ -110,8 +109,8 @@ def _capability_entry(capability: CanonicalCapability, enhanced: Enhanced) -> di
         "aliases": sorted(aliases),
         "triggers": sorted(triggers),
         "useWhen": [{"pattern": pattern, "confidence": confidence} for pattern, confidence in sorted(use_when)],
-        "_terms": Counter(chain.from_iterable((*enhanced.terms_of(text), *identifiers(text)) for text in texts)),
-        "bigrams": bigrams(enhanced.terms_of(text) for text in dict.fromkeys(worded)),
+        "_terms": _counted(enhanced, texts),
+        "description": dict(sorted(_counted(enhanced, described).items())),
         "semantics": {
             "entropy": semantics.entropy,
             "uniqueTerms": semantics.unique_terms,
@@ -124,11 +123,9 @@ def _capability_entry(capability: CanonicalCapability, enhanced: Enhanced) -> di
     return entry
 
 
-def bigrams(texts: Iterable[Sequence[str]]) -> list[str]:
-    """The pairs of consecutive terms (stop words removed) of a capability's name, wordings and descriptions,
-    "a b", sorted: a query's word pair found together there ('tool call', 'release notes') says more than the
-    two words found apart. Limitations, notes and sources are left out to keep the index small."""
-    return sorted({f"{a} {b}" for words in texts for a, b in pairwise(words)})
+def _counted(enhanced: Enhanced, texts: Iterable[str]) -> Counter[str]:
+    """Term counts of the texts, identifier tokens (`/compact`, `claude.md`) beside the words they contain."""
+    return Counter(chain.from_iterable((*enhanced.terms_of(text), *identifiers(text)) for text in texts))
 
 
 # Where an identifier (`/compact`, `CLAUDE.md`, `--yolo`: `capidx.schema.lexicon.identifiers`) was found in a

@@ -1,0 +1,180 @@
+"""The query, analysed once into the one value every tier of the resolver reads (`Query`).
+
+Why: a lookup is tried against exact tiers (a name, an identifier, an alias, an agent's wording, stemmed and
+typo-corrected keys: server/resolve.py) and then ranked (server/rank.py); each reads this value instead of
+normalizing the text again. Analysis is normalization, identifier tokens (`capidx.schema.lexicon.identifiers`),
+`terms()`, a typo correction of each unknown word against the index's own vocabulary, and the query's units
+for ranking: a word, or a run of words an abbreviation stands for, with its alternatives (the abbreviation
+table read both ways: 'docs' -> 'documentation', 'command line interface' -> 'cli'). Words are compared by
+their Snowball root. A literal word of a capability's name never loses to an expansion: a unit whose words
+all occur in one capability's name is matched literally only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import Stemmer
+from rapidfuzz import fuzz, process
+from rapidfuzz.distance import OSA
+
+from capidx.schema.lexicon import IDENTIFIER_PATTERN, abbreviations, expansions, identifiers
+from capidx.schema.text import normalize, terms
+
+# Typo correction: an unknown word of at least this many letters may be one typing error away from an index
+# term (two from a word of at least LONG_TYPO letters); in a word of up to SHORT_TYPO letters only a missing or
+# swapped letter counts (`_plausible_typo`).
+MIN_CORRECTABLE = 4
+SHORT_TYPO = 5
+LONG_TYPO = 9
+# The longest spelled-out run an abbreviation may stand for ('bring your own key').
+LONGEST_EXPANSION = 4
+
+_STEMMER = Stemmer.Stemmer("english")
+
+
+@lru_cache(maxsize=65536)
+def root(term: str) -> str:
+    """The Snowball root of a `terms()` term ('approval', 'approve' -> 'approv'); an identifier stays as it is."""
+    return str(_STEMMER.stemWord(term)) if term.isalnum() else term
+
+
+@dataclass(frozen=True, slots=True)
+class Vocabulary:
+    """What analysis needs of the index: its terms, other words that are not typos (verb forms), each
+    capability's name roots, and the words that name an agent (not about a capability)."""
+
+    terms: frozenset[str]
+    roots: frozenset[str]  # the ranking model's roots
+    choices: tuple[str, ...]  # the same terms, sorted: what a typo is compared with
+    known: frozenset[str]
+    names: tuple[frozenset[str], ...]
+    named: frozenset[str]  # every root of a name: a typo more likely means a name's word
+    agent_words: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """A word of the query, or a spelled-out run an abbreviation stands for, as roots: `words` is what was typed
+    (typo-corrected, `trust` < 1), `alternatives` what may stand for it instead."""
+
+    words: tuple[str, ...]
+    alternatives: tuple[tuple[str, ...], ...] = ()
+    trust: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """Everything the resolver reads of one query, computed once by `analyse`."""
+
+    text: str
+    normalized: str
+    identifiers: tuple[str, ...]
+    key: str  # the terms joined: 'the release notes' and 'release note' share it
+    corrected_key: str  # the same after typo correction; '' when nothing was corrected
+    similarity: float  # how similar the corrected words are to what was typed (1.0: nothing corrected)
+    mistyped: bool  # a word the index does not have: the whole string may be a mistyped name
+    rest: tuple[str, ...]  # terms outside the identifiers
+    units: tuple[Unit, ...]
+
+
+def analyse(text: str, vocabulary: Vocabulary) -> Query:
+    """The one analysis of a query against an index's vocabulary."""
+    literal = tuple(dict.fromkeys(identifiers(text)))
+    raw = terms(text)
+    rest = tuple(terms(IDENTIFIER_PATTERN.sub(" ", text))) if literal else tuple(raw)
+    corrected = [correct(term, vocabulary) for term in raw]
+    similarity = 1.0
+    for _, trust in corrected:
+        similarity *= trust
+    changed = similarity < 1.0
+    known = [token for token in literal if token in vocabulary.terms]
+    words = corrected
+    if known:  # an identifier the index has is matched as itself, not as its words ('/memory' is not 'memory')
+        unknown = [t for token in literal if token not in vocabulary.terms for t in terms(token)]
+        words = [correct(term, vocabulary) for term in dict.fromkeys((*rest, *unknown))]
+    words = [part for word in words for part in _parts(word, vocabulary)]
+    about = [(t, trust) for t, trust in words if t not in vocabulary.agent_words] or words
+    units = [Unit((token,)) for token in known] + _units(about, vocabulary)
+    return Query(
+        text=text,
+        normalized=normalize(text),
+        identifiers=literal,
+        key=" ".join(raw),
+        corrected_key=" ".join(t for t, _ in corrected) if changed else "",
+        similarity=round(similarity, 3),
+        mistyped=any(t not in vocabulary.terms for t in raw),
+        rest=rest,
+        units=tuple(units),
+    )
+
+
+def _units(words: list[tuple[str, float]], vocabulary: Vocabulary) -> list[Unit]:
+    units: list[Unit] = []
+    i = 0
+    while i < len(words):
+        for size in range(min(LONGEST_EXPANSION, len(words) - i), 1, -1):  # 'command line interface' -> 'cli'
+            run = tuple(t for t, _ in words[i : i + size])
+            if short := abbreviations(run):
+                units.append(_unit(run, [(s,) for s in short], 1.0, vocabulary))
+                i += size
+                break
+        else:
+            term, trust = words[i]
+            spelled = [tuple(terms(e)) for e in expansions(term)] + [(s,) for s in abbreviations((term,))]
+            units.append(_unit((term,), spelled, trust, vocabulary))
+            i += 1
+    return units
+
+
+def _unit(run: tuple[str, ...], alternatives: list[tuple[str, ...]], trust: float, vocabulary: Vocabulary) -> Unit:
+    words = tuple(root(t) for t in run)
+    if any(set(words) <= name for name in vocabulary.names):  # a name's own word: no expansion may outrank it
+        return Unit(words, (), trust)
+    others = tuple(dict.fromkeys(roots for a in alternatives if (roots := tuple(root(t) for t in a)) != words))
+    return Unit(words, others, trust)
+
+
+def correct(term: str, vocabulary: Vocabulary) -> tuple[str, float]:
+    """The term, or the index term one plausible typing error away that it most likely is, with the similarity.
+
+        Known words stay: index terms, verb forms ('track' is not a typo of 'trace') and abbreviations ('repo' is
+        not 'report'). Among several close terms the fewest errors away wins, then a word of a name ('modle' is
+    'model', not 'module'), then the most similar (rapidfuzz ratio)."""
+    if term in vocabulary.terms or term in vocabulary.known or expansions(term) or len(term) < MIN_CORRECTABLE:
+        return term, 1.0
+    limit = 2 if len(term) >= LONG_TYPO else 1
+    within = process.extract(term, vocabulary.choices, scorer=OSA.distance, score_cutoff=limit, limit=None)
+    close = [m for m in within if len(m[0]) >= MIN_CORRECTABLE and _plausible_typo(term, m[0])]
+    if not close:
+        return term, 1.0
+    named = vocabulary.named
+    best = max(close, key=lambda m: (-m[1], root(m[0]) in named, fuzz.ratio(term, m[0]), m[0]))[0]
+    return best, round(fuzz.ratio(term, best) / 100, 3)
+
+
+def _parts(word: tuple[str, float], vocabulary: Vocabulary) -> list[tuple[str, float]]:
+    """An unknown word written as one that is two known words ('autocomplete', 'toolset'): those two words."""
+    term, trust = word
+    if term in vocabulary.terms or len(term) < 2 * MIN_CORRECTABLE - 1:
+        return [word]
+    for cut in range(3, len(term) - 2):
+        head, tail = term[:cut], term[cut:]
+        if all(part in vocabulary.terms or root(part) in vocabulary.roots for part in (head, tail)):
+            return [(head, trust), (tail, trust)]
+    return [word]
+
+
+def _plausible_typo(typed: str, known: str) -> bool:
+    """Whether `known` may be what `typed` meant: misspellings keep their first letter ('fine' is not 'line'), and
+    in a short word a wrong or extra letter usually makes another real word ('spot' / 'shot'), while a missing or
+    swapped letter rarely does ('hoks', 'mdoe')."""
+    if typed[:1] != known[:1]:
+        return False
+    if len(typed) > SHORT_TYPO:
+        return True
+    return len(known) == len(typed) + 1 or (len(known) == len(typed) and sorted(known) == sorted(typed))
+
+
+__all__ = ["Query", "Unit", "Vocabulary", "analyse", "correct", "root"]

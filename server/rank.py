@@ -1,0 +1,133 @@
+"""One ranking model for free text: field-weighted BM25 (BM25F) over Snowball roots.
+
+Why: whatever the exact tiers (server/resolve.py) do not answer is ranked by one model instead of signals
+combined by hand. A capability's fields are its name, what its agents and aliases call it ("terminology"),
+its category, its records' descriptions (match.json `description`) and the rest of what they say ("detail":
+notes, limitations, sources: match.json `terms` less the description); each field's frequency of a root is
+normalized by that field's length against its average (BM25F), weighted by `FIELD_WEIGHTS`, summed and
+saturated by `K1`. A query unit (server/query.py) is matched by its own words or, at `EXPANSION`
+of the credit, by an alternative; a capability's confidence is the share of the query's idf it explains,
+so it lies in 0..1 and an unknown word lowers it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from capidx.schema.text import terms
+from capidx.server.query import Unit, root
+
+# Fitted on the query sets of benchmarks/resolution (benchmarks/resolution/RESULTS.md).
+FIELD_WEIGHTS: Mapping[str, float] = MappingProxyType(
+    {"name": 3.0, "terminology": 2.0, "category": 1.0, "description": 1.0, "detail": 0.5}
+)
+K1 = 1.2
+B = 0.5
+# An alternative (an abbreviation's expansion or the abbreviation of a spelled-out run) earns this share of the
+# credit the words themselves would.
+EXPANSION = 0.8
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """One capability as the ranker sees it: its name, wordings and category as texts, its description and
+    everything else its records say as counted terms (match.json `description` and `terms`)."""
+
+    slug: str
+    name: str
+    wordings: Sequence[str]
+    category: str
+    description: Mapping[str, int]
+    everything: Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class Ranker:
+    """The BM25F statistics of a build, computed once when it is loaded (linear in the catalog)."""
+
+    weighted: Mapping[str, Mapping[str, float]]  # slug -> root -> weighted, length-normalized frequency
+    idf: Mapping[str, float]
+    postings: Mapping[str, tuple[str, ...]]  # root -> slugs
+    unknown: float  # what a word no capability has weighs: the rarest root's idf
+
+    @classmethod
+    def build(cls, documents: Iterable[Document]) -> Ranker:
+        counted: dict[str, dict[str, dict[str, float]]] = {}  # slug -> field -> root -> count
+        for doc in documents:
+            texts = {"name": [doc.name], "terminology": doc.wordings, "category": [doc.category.replace("-", " ")]}
+            fields = {field: _roots((t, 1) for text in group for t in terms(text)) for field, group in texts.items()}
+            fields["description"] = _roots(doc.description.items())
+            rest = (
+                (t, n - doc.description.get(t, 0) - fields["name"].get(root(t), 0)) for t, n in doc.everything.items()
+            )
+            fields["detail"] = _roots((t, n) for t, n in rest if n > 0)
+            counted[doc.slug] = fields
+        averages = {
+            field: sum(sum(c[field].values()) for c in counted.values()) / max(1, len(counted)) or 1.0
+            for field in FIELD_WEIGHTS
+        }
+        weighted: dict[str, dict[str, float]] = {}
+        for slug, fields in counted.items():
+            total: dict[str, float] = {}
+            for field, counts in fields.items():
+                length = sum(counts.values()) / averages[field]
+                factor = FIELD_WEIGHTS[field] / (1 - B + B * length)
+                for key, count in counts.items():
+                    total[key] = total.get(key, 0.0) + factor * count
+            weighted[slug] = total
+        postings: dict[str, list[str]] = {}
+        for slug, counts in weighted.items():
+            for key in counts:
+                postings.setdefault(key, []).append(slug)
+        n = len(weighted)
+        idf = {key: math.log(1 + (n - len(s) + 0.5) / (len(s) + 0.5)) for key, s in postings.items()}
+        return cls(
+            weighted=MappingProxyType(weighted),
+            idf=MappingProxyType(idf),
+            postings=MappingProxyType({key: tuple(s) for key, s in postings.items()}),
+            unknown=max(idf.values(), default=1.0),
+        )
+
+    def rank(self, units: Sequence[Unit]) -> dict[str, float]:
+        """Capability -> confidence (0..1): per unit the best of its words and alternatives (an alternative at
+        `EXPANSION`), weighted by the unit's idf, over the query's total."""
+        weights = [sum(self.idf.get(w, self.unknown) for w in unit.words) for unit in units]
+        total = sum(weights) or 1.0
+        touched = {
+            s for unit in units for a in (unit.words, *unit.alternatives) for w in a for s in self.postings.get(w, ())
+        }
+        found: dict[str, float] = {}
+        for slug in sorted(touched):
+            score = 0.0
+            for unit, weight in zip(units, weights, strict=True):
+                best = self._share(slug, unit.words)
+                for alternative in unit.alternatives:
+                    best = max(best, EXPANSION * self._share(slug, alternative))
+                score += weight * unit.trust * best
+            if score > 0:
+                found[slug] = round(min(1.0, score / total), 3)
+        return found
+
+    def _share(self, slug: str, words: Sequence[str]) -> float:
+        """How well the capability matches a run of roots, as a share of a perfect match (every root saturated)."""
+        counts = self.weighted[slug]
+        got = ideal = 0.0
+        for word in words:
+            idf = self.idf.get(word, self.unknown)
+            tf = counts.get(word, 0.0)
+            got += idf * tf * (K1 + 1) / (tf + K1)
+            ideal += idf * (K1 + 1)
+        return got / ideal if ideal else 0.0
+
+
+def _roots(counts: Iterable[tuple[str, int]]) -> dict[str, float]:
+    found: dict[str, float] = {}
+    for term, count in counts:
+        found[root(term)] = found.get(root(term), 0.0) + count
+    return found
+
+
+__all__ = ["EXPANSION", "FIELD_WEIGHTS", "Document", "Ranker"]

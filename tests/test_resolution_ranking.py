@@ -1,0 +1,98 @@
+"""The ranking model's query analysis on a small catalog built for real: a literal word of a capability's name
+against an abbreviation's expansion, the abbreviation table read both ways, typo correction against the index's
+own vocabulary. Each test pins a mechanism (issue 28's examples), not an answer of the blind benchmark."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from server_support import Cap, real_build, write_catalog
+
+from capidx.server.query import analyse, root
+from capidx.server.resolve import MatchIndex, Resolution, resolve_capability, score_capabilities
+
+CLAUDE = "claude-code"
+HAS = {CLAUDE: {"available": True}}
+
+CATALOG = (
+    Cap("Terminal CLI", "ide-integration", "Runs the agent as an interactive program in your shell.", agents=HAS),
+    Cap(
+        "Documentation Generation",
+        "collaboration",
+        "Writes documentation and README files for a project, from the command line or the editor.",
+        agents=HAS,
+    ),
+    Cap("Code Generation", "collaboration", "Generates new functions and classes from a description.", agents=HAS),
+    Cap("Test Generation", "collaboration", "Writes unit tests that cover the code you select.", agents=HAS),
+    Cap("Web Search", "context-awareness", "Searches the web for current information.", agents=HAS),
+)
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> MatchIndex:
+    root_dir = tmp_path_factory.mktemp("ranking")
+    build = real_build(write_catalog(root_dir / "agents", CATALOG), root_dir / "build")
+    return MatchIndex.from_json(json.loads((build / "index" / "match.json").read_text("utf-8")))
+
+
+def first(resolution: Resolution) -> str | None:
+    """What one call answers with: the resolved capability, else the first candidate."""
+    if resolution.ok:
+        return resolution.value
+    return resolution.candidates[0].value if resolution.candidates else None
+
+
+def test_a_literal_name_word_beats_an_expansion(index: MatchIndex) -> None:
+    # 'cli' expands to 'command line', which Documentation Generation's description says; Terminal CLI's name
+    # has the word itself, so the expansion is not tried at all.
+    (unit,) = analyse("cli", index.vocabulary).units
+    assert unit.words == ("cli",) and unit.alternatives == ()
+    resolution = resolve_capability(index, "cli", agent=CLAUDE)
+    assert first(resolution) == "terminal-cli"
+    assert "documentation-generation" not in score_capabilities(index, "cli")
+
+
+def test_an_expansion_counts_when_no_name_has_the_word(index: MatchIndex) -> None:
+    (unit,) = analyse("docs", index.vocabulary).units
+    assert (root("documentation"),) in unit.alternatives
+    assert first(resolve_capability(index, "docs", agent=CLAUDE)) == "documentation-generation"
+    assert first(resolve_capability(index, "generate docs", agent=CLAUDE)) == "documentation-generation"
+
+
+def test_a_spelled_out_run_finds_its_abbreviation(index: MatchIndex) -> None:
+    # 'command line interface' is one unit whose alternative is 'cli': the name word wins over the description
+    (unit,) = analyse("command line interface", index.vocabulary).units
+    assert unit.words == tuple(root(w) for w in ("command", "line", "interface")) and ("cli",) in unit.alternatives
+    assert first(resolve_capability(index, "command line interface", agent=CLAUDE)) == "terminal-cli"
+
+
+def test_words_of_a_name_rank_it_first(index: MatchIndex) -> None:
+    scores = score_capabilities(index, "generate code")
+    assert max(scores, key=scores.__getitem__) == "code-generation"
+    assert first(resolve_capability(index, "generate code", agent=CLAUDE)) == "code-generation"
+
+
+def test_a_typo_is_corrected_against_the_index_vocabulary(index: MatchIndex) -> None:
+    query = analyse("documentaton generaton", index.vocabulary)
+    assert query.corrected_key == "documentation generation" and 0.8 < query.similarity < 1.0
+    resolution = resolve_capability(index, "documentaton generaton", agent=CLAUDE)
+    assert (resolution.value, resolution.resolved_by) == ("documentation-generation", "fuzzy")
+    # a typo inside a sentence is ranked through its correction, trusted as much as it is similar
+    assert first(resolve_capability(index, "serch the web for news", agent=CLAUDE)) == "web-search"
+
+
+def test_the_query_is_analysed_once_into_one_value(index: MatchIndex) -> None:
+    query = analyse("Run /compact on the Web  Search", index.vocabulary)
+    assert query.normalized == "run compact on the web search"
+    assert query.identifiers == ("/compact",)
+    assert query.key == "run compact web search"
+    assert [unit.words for unit in query.units][-2:] == [("web",), ("search",)]
+
+
+def test_a_word_written_as_one_of_two_known_words_is_split(index: MatchIndex) -> None:
+    # 'websearch' and 'codegeneration' are not typos of one index term: each is two of them written together
+    assert [unit.words for unit in analyse("websearch", index.vocabulary).units] == [("web",), ("search",)]
+    assert first(resolve_capability(index, "websearch", agent=CLAUDE)) == "web-search"
+    assert first(resolve_capability(index, "codegeneration", agent=CLAUDE)) == "code-generation"
+    assert [unit.words for unit in analyse("xylophones", index.vocabulary).units] == [("xylophon",)]  # no split
