@@ -40,6 +40,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from capidx.server import resources as res
 from capidx.server import tools
+from capidx.server.instructions import server_instructions
 from capidx.server.limits import clip
 from capidx.server.settings import Settings
 from capidx.server.snapshot import Snapshot
@@ -47,10 +48,6 @@ from capidx.server.snapshot import Snapshot
 logger = logging.getLogger("capidx.server")
 
 SERVER_NAME = "capidx"
-INSTRUCTIONS = (
-    "What AI coding agents can do, per agent and capability. Use lookup_capability for one agent and one "
-    "capability, compare_capability across agents, list_capabilities to browse."
-)
 # A build never changes under a snapshot; with live reload a new one may replace it at any time,
 # so clients that do not listen for change events should not cache for long.
 TTL_MS_RELOAD = 60_000
@@ -288,7 +285,7 @@ def build_server(hub: Hub) -> CapidxServer:
         name=SERVER_NAME,
         version=_version(),
         title="capidx capability index",
-        instructions=_instructions(hub),
+        instructions=server_instructions(hub.snapshot, hub.settings, hub.kinds),
         cache_hints=cache_hints,
         lifespan=hub.connection,
         get_tool_input_schema=hub.input_schema,
@@ -297,13 +294,6 @@ def build_server(hub: Hub) -> CapidxServer:
     if hub.legacy_push:
         server.add_notification_handler("notifications/initialized", types.NotificationParams, hub.initialized)
     return server
-
-
-def _instructions(hub: Hub) -> str:
-    summary = hub.snapshot.variant("summary")
-    if summary is not None and "summary" in hub.kinds:
-        return f"{INSTRUCTIONS} The resource {summary.uri} is a compact overview ({summary.description})."
-    return INSTRUCTIONS
 
 
 def _version() -> str:
