@@ -179,3 +179,28 @@ def test_a_character_budget_must_be_a_positive_integer(tmp_path: Path) -> None:
     result = run_cli(["build"], tmp_path)
     assert result.exit_code == 2
     assert "instructionz" in result.output
+
+
+def test_report_shows_the_form_and_the_per_session_cost(tmp_path: Path) -> None:
+    write_catalog(tmp_path)
+    assert run_cli(["build"], tmp_path).exit_code == 0
+    text = run_cli(["report"], tmp_path)
+    assert text.exit_code == 0, text.output
+    assert "instructions: matrix form, " in text.output and "--instructions summary" in text.output
+    data = json.loads(run_cli(["report", "--format", "json"], tmp_path).output)
+    rows = {row["kind"]: row for row in data["overview"]}
+    assert rows["instructions"]["form"] == "matrix" and rows["instructions"]["tokens"] > 0
+    assert rows["memory"]["characters"] <= rows["memory"]["budget"] == 2_048
+
+
+def test_report_fails_on_a_character_budget_breach(tmp_path: Path) -> None:
+    write_catalog(tmp_path)
+    (tmp_path / "capidx.yaml").write_text("character_budgets:\n  instructions: 50\n", "utf-8")
+    assert run_cli(["build"], tmp_path).exit_code == 1
+    report = run_cli(["report"], tmp_path)
+    assert report.exit_code == 1
+    assert "instructions: " in report.output and "> budget 50 in its shortest form (total)" in report.output
+    assert report.output.rstrip().splitlines()[-1].startswith("FAIL: 1 budget breached")
+    github = run_cli(["report", "--format", "github"], tmp_path)
+    assert "::error title=capidx character budget breached (instructions)::" in github.output
+    assert run_cli(["report", "--no-fail"], tmp_path).exit_code == 0
