@@ -120,7 +120,7 @@ def test_bundled_catalog_has_relationships_everywhere(bundled: Path) -> None:
 # --- triggers -----------------------------------------------------------------------------------------
 
 
-def test_triggers_in_match_json_and_summary(factory: Path) -> None:
+def test_triggers_in_match_json_not_in_the_summary(factory: Path) -> None:
     index = _json(factory, "index/match.json")
     assert index["verbs"][stem("connecting")] == "connect"
     assert index["verbs"][stem("running")] == "run"
@@ -128,19 +128,15 @@ def test_triggers_in_match_json_and_summary(factory: Path) -> None:
     assert "hooks" in index["actionTriggers"]["run"]  # "Runs shell commands ..." in the description
     assert index["triggerPhrases"]["connect a database"] == ["mcp-servers"]
     assert all(normalize(phrase) == phrase for phrase in index["triggerPhrases"])
-    lines = [line for line in (factory / "summary.md").read_text("utf-8").splitlines() if line.startswith("Triggers:")]
-    assert len(lines) == 1
-    assert "connect→mcp-servers" in lines[0] and "complete→inline-suggestions" in lines[0]
-    for pair in lines[0].removeprefix("Triggers: ").split("; "):
-        verb, targets = pair.split("→")
-        assert 1 <= len(targets.split(",")) <= 3 and verb in index["actionTriggers"]
+    # the summary has no derived "Triggers:" line: it bought nothing on the prompt benchmark (the verbs are
+    # in the capability names it lists anyway) and cost ~110 tokens of every conversation
+    assert "Triggers:" not in (factory / "summary.md").read_text("utf-8")
 
 
 def test_bundled_summary_keeps_headroom_and_names_every_capability(bundled: Path) -> None:
     summary = (bundled / "summary.md").read_text("utf-8")
     tokens = _rows(bundled, "summary")[0]["tokens"]["cl100k_base"]
-    assert tokens <= 900, f"summary: {tokens} tokens leaves less than 10% of the 1,000-token limit"
-    assert sum(line.startswith("Triggers: ") for line in summary.splitlines()) == 1
+    assert tokens <= 600, f"summary: {tokens} tokens, over the 600-token goal"
     for row in _json(bundled, "index/match.json")["capabilities"]:
         assert any(line.startswith(f"{row['name']} ") for line in summary.splitlines()), row["name"]
 
@@ -317,9 +313,10 @@ def test_relationship_settings_are_build_inputs(tmp_path: Path) -> None:
 
 def test_builds_are_byte_identical(factory: Path, tmp_path: Path) -> None:
     root = factory.parent
-    again = run_cli(["build", "--out", str(tmp_path / "again"), "-q"], cwd=root)
+    # a folder of the same name: memory.md names the build directory (`<name>/agents/<agent>.md`)
+    again = run_cli(["build", "--out", str(tmp_path / "again" / factory.name), "-q"], cwd=root)
     assert again.exit_code == 0, again.stderr
-    assert snapshot(tmp_path / "again") == snapshot(factory)
+    assert snapshot(tmp_path / "again" / factory.name) == snapshot(factory)
 
 
 # --- agent names and terminology (match.json) ------------------------------------------------------------

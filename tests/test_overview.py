@@ -20,6 +20,7 @@ from capidx.compiler.render.overview import (
     instructions_frame,
     memory_frame,
 )
+from capidx.schema.text import slugify
 from tests.catalog_factory import run_cli, write_catalog
 
 CATEGORIES = ("customization", "security", "testing", "context-awareness", "command-line", "collaboration")
@@ -204,3 +205,25 @@ def test_report_fails_on_a_character_budget_breach(tmp_path: Path) -> None:
     github = run_cli(["report", "--format", "github"], tmp_path)
     assert "::error title=capidx character budget breached (instructions)::" in github.output
     assert run_cli(["report", "--no-fail"], tmp_path).exit_code == 0
+
+
+def test_summary_fits_600_tokens_on_four_agents_and_28_capabilities(tmp_path: Path) -> None:
+    """A catalog the size of the public ai-agent-capabilities one, made of our own bundled data: 4 agents,
+    28 canonical capabilities (the first 28 by slug)."""
+    repo = Path(__file__).resolve().parent.parent
+    documents = {path.parent.parent.name: json.loads(path.read_text("utf-8"))
+                 for path in sorted((repo / "agents").glob("*/capabilities/current.json"))}  # fmt: skip
+    catalog = build_catalog(list(documents.items()), None)
+    kept = {capability.slug for capability in catalog.capabilities[:28]}
+    for document in documents.values():
+        document["capabilities"] = [c for c in document["capabilities"] if slugify(c["name"]) in kept]
+    write_catalog(tmp_path, documents, aliases=None)
+    assert run_cli(["build"], tmp_path).exit_code == 0
+    manifest = _manifest(tmp_path)
+    assert (len(manifest["catalog"]["agents"]), len(manifest["catalog"]["capabilities"])) == (4, 28)
+    summary = next(row for row in manifest["artifacts"] if row["kind"] == "summary")
+    assert summary["tokens"]["cl100k_base"] <= 600
+    text = (tmp_path / "build" / "summary.md").read_text("utf-8")
+    names = [capability.name for capability in catalog.capabilities[:28]]
+    assert [name for name in names if f"\n{name} " not in text] == []
+    assert "Triggers:" not in text

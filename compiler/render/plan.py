@@ -24,7 +24,6 @@ from capidx.compiler.derive.match import match_index
 from capidx.compiler.derive.snippets import TEMPLATE as SNIPPET_TEMPLATE
 from capidx.compiler.derive.snippets import snippet_artifacts
 from capidx.compiler.derive.stats import stats_document
-from capidx.compiler.derive.triggers import compact_trigger_line
 from capidx.compiler.render.environment import get_renderer
 from capidx.compiler.render.overview import Fitted, fit, instructions_frame, memory_frame
 from capidx.compiler.render.views import References
@@ -108,17 +107,12 @@ def summary_artifact(
     *,
     title: str = DEFAULT_TITLE,
 ) -> Artifact:
-    """`triggers`: the compact `verb→slugs` line (`triggers.compact_trigger_line`), "" when no verb qualifies.
-
-    It is made from names and explicit triggers only: descriptions mention verbs in passing ("debug" in a
-    description of usage metrics), and a line injected into every conversation must not send agents there.
-    """
+    """summary.md: the matrix of every capability by agent, and where the details are."""
     text = _renderers(env, "summary")["summary"](
         catalog=catalog,
         title=title,
         prefix=prefix,
         full_tokens=full_tokens,
-        triggers=compact_trigger_line(enhanced.named_triggers),
     )
     return make_artifact(
         "summary",
