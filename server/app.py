@@ -62,15 +62,19 @@ class View:
     resources: tuple[types.Resource, ...]
     templates: tuple[types.ResourceTemplate, ...]
     tools: tuple[types.Tool, ...]
+    instructions: str
 
     @classmethod
-    def of(cls, snapshot: Snapshot, settings: Settings) -> View:
+    def of(cls, snapshot: Snapshot, settings: Settings, *, reloaded: bool = False) -> View:
+        """`reloaded`: a build swapped in while serving, whose lack of instructions.md is logged (the
+        pointer is sent instead), never fatal; at start it is (`server_instructions`)."""
         kinds = settings.exposed_kinds
         return cls(
             snapshot=snapshot,
             resources=tuple(res.list_resources(snapshot, kinds)),
             templates=tuple(res.list_templates(snapshot, kinds)),
             tools=tuple(tools.tool_list(snapshot, settings.tool_variants)),
+            instructions=server_instructions(snapshot, settings, kinds, fallback=reloaded),
         )
 
 
@@ -106,7 +110,7 @@ class Hub:
     async def swap(self, snapshot: Snapshot) -> None:
         """Serve `snapshot` from now on, then tell clients what changed."""
         old = self.view
-        new = View.of(snapshot, self.settings)
+        new = View.of(snapshot, self.settings, reloaded=True)
         self.view = new  # one assignment: every later request sees the new build
         listed = _dump(old.resources, old.templates) != _dump(new.resources, new.templates)
         tooled = _dump(old.tools) != _dump(new.tools)
@@ -244,8 +248,17 @@ class CapidxServer(Server[Peer]):
     """`Server` whose default initialization options advertise what the hub really sends."""
 
     def __init__(self, hub: Hub, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
         self.hub = hub
+        super().__init__(**kwargs)
+
+    @property
+    def instructions(self) -> str:
+        """The current build's: a connection made after a reload gets the new build's instructions."""
+        return self.hub.view.instructions
+
+    @instructions.setter
+    def instructions(self, value: str | None) -> None:
+        """`Server.__init__` sets it; the hub's view is what counts."""
 
     def create_initialization_options(
         self,
@@ -285,7 +298,6 @@ def build_server(hub: Hub) -> CapidxServer:
         name=SERVER_NAME,
         version=_version(),
         title="capidx capability index",
-        instructions=server_instructions(hub.snapshot, hub.settings, hub.kinds),
         cache_hints=cache_hints,
         lifespan=hub.connection,
         get_tool_input_schema=hub.input_schema,

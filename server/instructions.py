@@ -27,19 +27,22 @@ class MissingInstructions(BuildError):
     """`--instructions summary` was asked for, and the build has no instructions.md (an older build)."""
 
 
-def server_instructions(snapshot: Snapshot, settings: Settings, kinds: frozenset[str]) -> str:
+def server_instructions(
+    snapshot: Snapshot, settings: Settings, kinds: frozenset[str], *, fallback: bool = False
+) -> str:
     """The instructions for `settings.instructions`; `kinds`: the resource kinds exposed (the pointer names
     the summary resource only when it is exposed).
 
     A build without instructions.md (made by an older capidx): an explicit `summary` (flag, environment,
-    capidx.yaml) is refused with `MissingInstructions`; the default falls back to the pointer, with a warning."""
+    capidx.yaml) is refused with `MissingInstructions` (unless `fallback`: a build swapped in while serving);
+    otherwise the pointer is sent, with a warning."""
     if settings.instructions == "summary":
         overview = snapshot.variant("instructions")
         if overview is not None:
             return overview.text
         why = f"{snapshot.directory} has no instructions.md (built by an older capidx)"
         source = settings.sources.get("instructions", "default")
-        if source != "default":
+        if source != "default" and not fallback:
             raise MissingInstructions(
                 f"{why}, so there is nothing to send for instructions=summary ({source}): run `capidx build`, "
                 "or choose --instructions pointer"

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -184,3 +185,38 @@ async def test_an_older_build_with_the_default_falls_back_to_the_pointer(
     instructions, _ = await instructions_and_tools(hand_build)
     assert length(instructions) <= POINTER_LIMIT and "lookup_capability" in instructions
     assert "no instructions.md" in caplog.text and "sending the pointer" in caplog.text
+
+
+async def test_a_reloaded_build_sends_its_own_instructions_to_new_connections(tmp_path: Path) -> None:
+    from mcp import Client
+    from server_support import CAPABILITIES, write_catalog
+
+    from capidx.server.app import build_server
+    from capidx.server.snapshot import load_snapshot
+
+    catalog = write_catalog(tmp_path / "agents", CAPABILITIES[:2])
+    build = real_build(catalog, tmp_path / "build")
+    hub = make_hub(build)
+    server = build_server(hub)  # one server, as `capidx serve` keeps while builds come and go
+    async with Client(server, mode="auto", cache=None) as client:
+        before = client.instructions or ""
+    assert CAPABILITIES[0].name in before and CAPABILITIES[2].name not in before
+
+    shutil.rmtree(catalog)
+    write_catalog(catalog, CAPABILITIES)
+    real_build(catalog, build)
+    await hub.swap(load_snapshot(build))
+    async with Client(server, mode="auto", cache=None) as client:
+        after = client.instructions or ""
+    assert after == (build / "instructions.md").read_text("utf-8") and CAPABILITIES[2].name in after
+
+
+async def test_a_reloaded_build_without_instructions_falls_back_to_the_pointer(
+    catalog_build: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from capidx.server.snapshot import load_snapshot
+
+    hub = make_hub(catalog_build, {"instructions": "summary"})  # asked for explicitly
+    await hub.swap(load_snapshot(write_build(tmp_path / "old")))  # an older build appears: not fatal now
+    assert "lookup_capability" in hub.view.instructions and length(hub.view.instructions) <= POINTER_LIMIT
+    assert "no instructions.md" in caplog.text
