@@ -121,8 +121,10 @@ def test_characters_count_utf16_code_units() -> None:
 
 
 def test_catalog_text_cannot_start_a_block_or_open_html() -> None:
-    text = fit(one_agent([("security", "# Heading <b>bold</b>")]), FRAME, 10**9).text
-    assert "\\# Heading \\<b>bold\\</b> ✓" in text
+    catalog = one_agent([("security", "# Heading <b>bold</b>")])
+    assert "\n\\# Heading \\<b>bold\\</b> ✓" in fit(catalog, FRAME, 10**9).text
+    listed = Frame(FRAME.head, FRAME.tail, headings=False)
+    assert "\n- \\# Heading \\<b>bold\\</b> ✓" in fit(catalog, listed, 10**9).text
 
 
 def test_the_frames_say_where_details_live() -> None:
@@ -157,7 +159,12 @@ def test_build_writes_both_overview_artifacts_and_says_which_form(tmp_path: Path
         assert (rows[kind]["form"], rows[kind]["ok"], rows[kind]["namesEveryCapability"]) == ("matrix", True, True)
         artifact = next(row for row in manifest["artifacts"] if row["kind"] == kind)
         assert artifact["path"] == path and artifact["tokens"]["cl100k_base"] > 0
-    assert "build/agents/<agent>.md" in (tmp_path / "build" / "memory.md").read_text("utf-8")
+    memory = (tmp_path / "build" / "memory.md").read_text("utf-8")
+    assert "build/agents/<agent>.md" in memory
+    # written into someone's Markdown file, the block adds no headings to it; the instructions may have them
+    assert not any(line.startswith("#") for line in memory.splitlines())
+    assert "\n- MCP Servers ✓ ✓ ✓\n" in memory
+    assert "\n## api-integration\nMCP Servers ✓ ✓ ✓\n" in (tmp_path / "build" / "instructions.md").read_text("utf-8")
 
 
 def test_a_character_budget_chooses_a_shorter_form_and_a_breach_fails_the_build(tmp_path: Path) -> None:

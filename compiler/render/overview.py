@@ -30,10 +30,15 @@ NAMING_FORMS = frozenset({"matrix", "names"})
 
 @dataclass(frozen=True)
 class Frame:
-    """What surrounds the body: `head` (what this is for, first) and `tail` (how to get details, last)."""
+    """What surrounds the body: `head` (what this is for, first) and `tail` (how to get details, last).
+
+    `headings`: the matrix's categories as `## category` headings; without, as `category:` lines with the
+    capabilities as list items, for a block inside someone's Markdown file, whose outline it must not
+    change."""
 
     head: str
     tail: str
+    headings: bool = True
 
 
 @dataclass(frozen=True)
@@ -73,7 +78,7 @@ def fit(catalog: Catalog, frame: Frame, budget: int) -> Fitted:
     then reports the breach: text is never cut)."""
     text, form = "", FORMS[-1]
     for form in FORMS:
-        text = _join(frame, _BODIES[form](catalog))
+        text = _join(frame, _BODIES[form](catalog, frame.headings))
         if characters(text) <= budget:
             break
     return Fitted(text, form, characters(text), budget)
@@ -83,17 +88,17 @@ def _join(frame: Frame, body: str) -> str:
     return "\n".join(part for part in (frame.head.strip(), body.strip(), frame.tail.strip()) if part) + "\n"
 
 
-def _matrix(catalog: Catalog) -> str:
+def _matrix(catalog: Catalog, headings: bool) -> str:
     legend = (
         f"Columns: {' '.join(catalog.agent_ids)}. {AVAILABLE} available, {UNAVAILABLE} not available, "
         f"{NOT_RECORDED} not recorded."
     )
     lines = [legend]
     for category, capabilities in catalog.by_category().items():
-        lines.append(f"## {inline(category)}")
+        lines.append(f"## {inline(category)}" if headings else f"{inline(category)}:")
         for capability in capabilities:
             cells = " ".join(_cell(record) for _, record in agent_records(capability, catalog.agents))
-            lines.append(f"{line(capability.name)} {cells}")
+            lines.append(f"{line(capability.name)} {cells}" if headings else f"- {line(capability.name)} {cells}")
     return "\n".join(lines)
 
 
@@ -103,14 +108,14 @@ def _cell(record: object) -> str:
     return AVAILABLE if getattr(record, "available", False) else UNAVAILABLE
 
 
-def _names(catalog: Catalog) -> str:
+def _names(catalog: Catalog, _headings: bool) -> str:
     lines = [f"Agents: {', '.join(catalog.agent_ids)}. Capabilities by category (which agent has which: see below):"]
     for category, capabilities in catalog.by_category().items():
         lines.append(f"- {inline(category)}: {', '.join(inline(capability.name) for capability in capabilities)}")
     return "\n".join(lines)
 
 
-def _counts(catalog: Catalog) -> str:
+def _counts(catalog: Catalog, _headings: bool) -> str:
     groups = catalog.by_category()
     counted = ", ".join(f"{inline(category)} ({len(items)})" for category, items in groups.items())
     return (
@@ -119,14 +124,14 @@ def _counts(catalog: Catalog) -> str:
     )
 
 
-def _total(catalog: Catalog) -> str:
+def _total(catalog: Catalog, _headings: bool) -> str:
     return (
         f"{len(catalog.agents):,} agents, {len(catalog.capabilities):,} capabilities in "
         f"{len(catalog.categories):,} categories: to list them, see Details."
     )
 
 
-_BODIES: dict[str, Callable[[Catalog], str]] = {
+_BODIES: dict[str, Callable[[Catalog, bool], str]] = {
     "matrix": _matrix,
     "names": _names,
     "counts": _counts,
@@ -164,4 +169,5 @@ def memory_frame(catalog: Catalog, title: str, build: str) -> Frame:
             f"{build}/capabilities/<capability>.md and {build}/categories/<category>.md (capability: lower-case "
             "name with hyphens)."
         ),
+        headings=False,
     )

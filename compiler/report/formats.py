@@ -177,7 +177,7 @@ def render_text(report: Report, *, color: bool = False) -> str:
 # Where each overview artifact goes, and so who pays its tokens in every session.
 _OVERVIEW_ROUTE = {
     "instructions": "server instructions, every session (capidx serve --instructions summary, the default)",
-    "memory": "memory-file block, every session of an agent reading the file (capidx inject)",
+    "memory": "memory-file block, every session of an agent reading the file (the inject command)",
 }
 
 
