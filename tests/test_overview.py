@@ -134,7 +134,7 @@ def test_the_frames_say_where_details_live() -> None:
     memory = memory_frame(catalog, "Coding-agent capabilities", "out/index")
     # a memory file cannot assume the server is connected: it names the build's files as well
     assert "if the capidx MCP server is connected" in memory.tail
-    assert "out/index/agents/<agent>.md" in memory.tail
+    assert "out/index/agents/{agent}.md" in memory.tail
 
 
 # --- through `capidx build` -------------------------------------------------------------------------
@@ -160,7 +160,7 @@ def test_build_writes_both_overview_artifacts_and_says_which_form(tmp_path: Path
         artifact = next(row for row in manifest["artifacts"] if row["kind"] == kind)
         assert artifact["path"] == path and artifact["tokens"]["cl100k_base"] > 0
     memory = (tmp_path / "build" / "memory.md").read_text("utf-8")
-    assert "build/agents/<agent>.md" in memory
+    assert "build/agents/{agent}.md" in memory
     # written into someone's Markdown file, the block adds no headings to it; the instructions may have them
     assert not any(line.startswith("#") for line in memory.splitlines())
     assert "\n- MCP Servers ✓ ✓ ✓\n" in memory

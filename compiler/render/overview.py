@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from capidx.compiler.catalog import Catalog
+from capidx.compiler.catalog import Capability, Catalog
 from capidx.compiler.render.markdown import inline, line
 from capidx.compiler.render.views import AVAILABLE, NOT_RECORDED, UNAVAILABLE, agent_records
 
@@ -102,14 +102,15 @@ def _matrix(catalog: Catalog, headings: bool) -> str:
     return "\n".join(lines)
 
 
-def _cell(record: object) -> str:
+def _cell(record: Capability | None) -> str:
+    """✓ ✗ or -: availability alone (the summary's tier letters are left to the tools here)."""
     if record is None:
         return NOT_RECORDED
-    return AVAILABLE if getattr(record, "available", False) else UNAVAILABLE
+    return AVAILABLE if record.available else UNAVAILABLE
 
 
 def _names(catalog: Catalog, _headings: bool) -> str:
-    lines = [f"Agents: {', '.join(catalog.agent_ids)}. Capabilities by category (which agent has which: see below):"]
+    lines = [f"Agents: {', '.join(catalog.agent_ids)}. Capabilities by category (which agent has which: see Details):"]
     for category, capabilities in catalog.by_category().items():
         lines.append(f"- {inline(category)}: {', '.join(inline(capability.name) for capability in capabilities)}")
     return "\n".join(lines)
@@ -165,8 +166,8 @@ def memory_frame(catalog: Catalog, title: str, build: str) -> Frame:
         ),
         tail=(
             "Details: if the capidx MCP server is connected, use its tools lookup_capability, compare_capability, "
-            f"list_capabilities and get_sources; otherwise read {build}/agents/<agent>.md, "
-            f"{build}/capabilities/<capability>.md and {build}/categories/<category>.md (capability: lower-case "
+            f"list_capabilities and get_sources; otherwise read {build}/agents/{{agent}}.md, "
+            f"{build}/capabilities/{{capability}}.md and {build}/categories/{{category}}.md (capability: lower-case "
             "name with hyphens)."
         ),
         headings=False,
