@@ -234,3 +234,13 @@ def test_summary_fits_600_tokens_on_four_agents_and_28_capabilities(tmp_path: Pa
     names = [capability.name for capability in catalog.capabilities[:28]]
     assert [name for name in names if f"\n{name} " not in text] == []
     assert "Triggers:" not in text
+
+
+def test_html_report_shows_the_overview_and_its_breach(tmp_path: Path) -> None:
+    write_catalog(tmp_path)
+    (tmp_path / "capidx.yaml").write_text("character_budgets:\n  memory: 50\n", "utf-8")
+    assert run_cli(["build"], tmp_path).exit_code == 1
+    page = run_cli(["report", "--format", "html", "--no-fail"], tmp_path).output
+    assert "<h2>Per session</h2>" in page and "instructions: matrix form, " in page
+    assert "memory: " in page and "&gt; budget 50 in its shortest form (total)" in page
+    assert 'class="verdict fail"' in page

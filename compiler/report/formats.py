@@ -19,6 +19,7 @@ from capidx.compiler.report.model import (
     Change,
     Delta,
     KindRow,
+    Overview,
     Report,
     share,
     use_percent,
@@ -185,11 +186,16 @@ def overview_lines(report: Report) -> list[str]:
     """`Per session: …` lines for the overview artifacts: form, characters against the budget, tokens."""
     lines = ["Per session (the overview, fitted to a character budget):"]
     for item in report.overview:
-        route = _OVERVIEW_ROUTE.get(item.row["kind"], "")
-        lines.append(f"  {overview_text(item.row)}; {number(item.tokens)} {report.encoding} tokens: {route}")
+        lines.append(f"  {overview_line(report, item)}")
         if not item.ok:
             lines.append(f"  {overview_breach(item.row)}")
     return lines
+
+
+def overview_line(report: Report, item: Overview) -> str:
+    """`instructions: matrix form, 1,716 of 2,048 characters; 463 cl100k_base tokens: server instructions, …`"""
+    route = _OVERVIEW_ROUTE.get(item.row["kind"], "")
+    return f"{overview_text(item.row)}; {number(item.tokens)} {report.encoding} tokens: {route}"
 
 
 def _catalog_text(report: Report) -> str:
