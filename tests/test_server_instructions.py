@@ -220,3 +220,15 @@ async def test_a_reloaded_build_without_instructions_falls_back_to_the_pointer(
     await hub.swap(load_snapshot(write_build(tmp_path / "old")))  # an older build appears: not fatal now
     assert "lookup_capability" in hub.view.instructions and length(hub.view.instructions) <= POINTER_LIMIT
     assert "no instructions.md" in caplog.text
+
+
+def test_names_in_a_description_are_listed_whole_as_far_as_they_fit() -> None:
+    from capidx.server.tools import named
+
+    names = [f"name-{index:03d}" for index in range(100)]
+    assert named(" Agents: ", names[:3], 100) == " Agents: name-000, name-001, name-002."
+    clipped = named(" Agents: ", names, 120)
+    assert len(clipped) <= 120 and clipped.endswith(" more.")
+    shown = clipped.removeprefix(" Agents: ").split(" and ")[0].split(", ")
+    assert shown == names[: len(shown)] and f"and {100 - len(shown)} more." in clipped
+    assert named(" Agents: ", names, 20) == ""  # not even one name and the count fit: nothing, never a cut name
