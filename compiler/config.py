@@ -86,6 +86,10 @@ class Config:
     injection: Injection = Injection()
     site: bool = True  # build/site/: JSON API, llms.txt, the page (compiler/render/site.py); `site: false` / --no-site
     serve: dict[str, Any] = field(default_factory=dict)  # read by capidx.server, passed through verbatim
+    # The project's build directory as memory.md names it (`build`): capidx.yaml's `paths.out` relative to the
+    # project, or its folder name when outside it. `--out` does not change it: a one-off build elsewhere (a CI
+    # comparison) must write the same memory block as the project's own build.
+    build_label: str = "build"
 
     @property
     def primary_encoding(self) -> str:
@@ -139,6 +143,15 @@ def with_catalog(config: Config, agents: Path | None, aliases: Path | None, no_a
     return replace(config, aliases=None) if no_aliases else config
 
 
+def _label(root: Path, out: Path) -> str:
+    """`out` as the project names it: relative to `root` when inside it, else its folder name (never an
+    absolute path of the machine that built it)."""
+    try:
+        return Path(os.path.normpath(out)).relative_to(os.path.normpath(root)).as_posix() or "."
+    except ValueError:
+        return Path(os.path.normpath(out)).name
+
+
 def _is_user_templates(path: Path) -> bool:
     """A `templates/` folder overrides bundled templates only if it holds templates.
 
@@ -169,6 +182,7 @@ def config_from_mapping(data: dict[str, Any], root: Path, config_file: Path | No
         schema=root / paths["schema"] if paths.get("schema") else None,
         templates=root / paths["templates"] if paths.get("templates") else base.templates,
         out=root / paths["out"] if "out" in paths else base.out,
+        build_label=_label(root, root / paths["out"]) if "out" in paths else base.build_label,
         uri_prefix=data.get("uri_prefix", DEFAULT_URI_PREFIX),
         title=data.get("title", DEFAULT_TITLE),
         encodings=tuple(data.get("encodings", (DEFAULT_ENCODING,))),

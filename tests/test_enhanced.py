@@ -313,10 +313,9 @@ def test_relationship_settings_are_build_inputs(tmp_path: Path) -> None:
 
 def test_builds_are_byte_identical(factory: Path, tmp_path: Path) -> None:
     root = factory.parent
-    # a folder of the same name: memory.md names the build directory (`<name>/agents/<agent>.md`)
-    again = run_cli(["build", "--out", str(tmp_path / "again" / factory.name), "-q"], cwd=root)
+    again = run_cli(["build", "--out", str(tmp_path / "again"), "-q"], cwd=root)
     assert again.exit_code == 0, again.stderr
-    assert snapshot(tmp_path / "again" / factory.name) == snapshot(factory)
+    assert snapshot(tmp_path / "again") == snapshot(factory)
 
 
 # --- agent names and terminology (match.json) ------------------------------------------------------------

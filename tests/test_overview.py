@@ -244,3 +244,19 @@ def test_html_report_shows_the_overview_and_its_breach(tmp_path: Path) -> None:
     assert "<h2>Per session</h2>" in page and "instructions: matrix form, " in page
     assert "memory: " in page and "&gt; budget 50 in its shortest form (total)" in page
     assert 'class="verdict fail"' in page
+
+
+def test_memory_names_the_projects_build_directory_whatever_out_says(tmp_path: Path) -> None:
+    write_catalog(tmp_path)
+    (tmp_path / "capidx.yaml").write_text("paths:\n  out: site-build/index\n", "utf-8")
+    assert run_cli(["build"], tmp_path).exit_code == 0
+    memory = (tmp_path / "site-build" / "index" / "memory.md").read_bytes()
+    assert b"site-build/index/agents/{agent}.md" in memory
+    # a one-off build elsewhere (a CI comparison) writes the same block, so `inject --check` can compare
+    assert run_cli(["build", "--out", str(tmp_path.parent / f"{tmp_path.name}-other")], tmp_path).exit_code == 0
+    assert (tmp_path.parent / f"{tmp_path.name}-other" / "memory.md").read_bytes() == memory
+    # outside the project, capidx.yaml's folder is named by its name alone, never by an absolute path
+    (tmp_path / "capidx.yaml").write_text(f"paths:\n  out: ../{tmp_path.name}-outside\n", "utf-8")
+    assert run_cli(["build"], tmp_path).exit_code == 0
+    outside = (tmp_path.parent / f"{tmp_path.name}-outside" / "memory.md").read_text("utf-8")
+    assert f" {tmp_path.name}-outside/agents/{{agent}}.md" in outside and str(tmp_path.parent) not in outside

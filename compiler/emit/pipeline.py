@@ -309,7 +309,7 @@ def _input_digest(
         "encodings": list(encodings),
         "budgets": config.budgets,
         "characterBudgets": config.character_budgets,
-        "build": build_label(config),  # memory.md names the build directory
+        "build": config.build_label,  # memory.md names the project's build directory
         "staleDays": config.staleness.old_days,
         "relationships": dataclasses.asdict(config.relationships),
         "injection": dataclasses.asdict(config.injection),
@@ -383,7 +383,7 @@ def _render_and_measure(
     summary = summary_artifact(catalog, env, config.uri_prefix, full_tokens, enhanced, title=config.title)
     measured += _measure([summary], counter, encodings[0], writer)
     fitted = overview_artifacts(
-        catalog, config.uri_prefix, config.character_budgets, title=config.title, build=build_label(config)
+        catalog, config.uri_prefix, config.character_budgets, title=config.title, build=config.build_label
     )
     measured += _measure([artifact for artifact, _ in fitted], counter, encodings[0], writer)
     overview.extend(fit.manifest_row(artifact.kind, artifact.uri) for artifact, fit in fitted)
@@ -455,15 +455,6 @@ def _up_to_date(out: Path, previous: dict[str, Any]) -> BuildResult:
     return BuildResult(
         ExitCode.OK if ok else ExitCode.INVALID, out, up_to_date=True, manifest=previous, budgets=budgets
     )
-
-
-def build_label(config: Config) -> str:
-    """The build directory as memory.md names it: relative to the project root when inside it (`build`),
-    else its folder name; never an absolute path of the machine that built it."""
-    try:
-        return config.out.relative_to(config.root).as_posix() or "."
-    except ValueError:
-        return config.out.name
 
 
 def _overview_ok(manifest: dict[str, Any]) -> bool:
