@@ -28,6 +28,11 @@ DEFAULT_ENCODING = "cl100k_base"
 DEFAULT_TITLE = "Coding-agent capabilities"
 
 
+# Claude Code cuts server instructions (and each tool description) at 2,048 characters; a memory file is
+# held to the same size, as it too is read into every session.
+DEFAULT_CHARACTER_BUDGETS = {"instructions": 2_048, "memory": 2_048}
+
+
 @dataclass(frozen=True)
 class Staleness:
     warn_days: int = 30
@@ -73,12 +78,18 @@ class Config:
     title: str = DEFAULT_TITLE
     encodings: tuple[str, ...] = (DEFAULT_ENCODING,)
     budgets: dict[str, int] = field(default_factory=dict)
+    # Characters of the overview artifacts (compiler/render/overview.py); capidx.yaml's values replace these.
+    character_budgets: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_CHARACTER_BUDGETS))
     staleness: Staleness = Staleness()
     min_description_entropy: float = 2.5
     relationships: Relationships = Relationships()
     injection: Injection = Injection()
     site: bool = True  # build/site/: JSON API, llms.txt, the page (compiler/render/site.py); `site: false` / --no-site
     serve: dict[str, Any] = field(default_factory=dict)  # read by capidx.server, passed through verbatim
+    # The project's build directory as memory.md names it (`build`): capidx.yaml's `paths.out` relative to the
+    # project, or its folder name when outside it. `--out` does not change it: a one-off build elsewhere (a CI
+    # comparison) must write the same memory block as the project's own build.
+    build_label: str = "build"
 
     @property
     def primary_encoding(self) -> str:
@@ -132,6 +143,15 @@ def with_catalog(config: Config, agents: Path | None, aliases: Path | None, no_a
     return replace(config, aliases=None) if no_aliases else config
 
 
+def _label(root: Path, out: Path) -> str:
+    """`out` as the project names it: relative to `root` when inside it, else its folder name (never an
+    absolute path of the machine that built it)."""
+    try:
+        return Path(os.path.normpath(out)).relative_to(os.path.normpath(root)).as_posix() or "."
+    except ValueError:
+        return Path(os.path.normpath(out)).name
+
+
 def _is_user_templates(path: Path) -> bool:
     """A `templates/` folder overrides bundled templates only if it holds templates.
 
@@ -162,10 +182,12 @@ def config_from_mapping(data: dict[str, Any], root: Path, config_file: Path | No
         schema=root / paths["schema"] if paths.get("schema") else None,
         templates=root / paths["templates"] if paths.get("templates") else base.templates,
         out=root / paths["out"] if "out" in paths else base.out,
+        build_label=_label(root, root / paths["out"]) if "out" in paths else base.build_label,
         uri_prefix=data.get("uri_prefix", DEFAULT_URI_PREFIX),
         title=data.get("title", DEFAULT_TITLE),
         encodings=tuple(data.get("encodings", (DEFAULT_ENCODING,))),
         budgets=dict(data.get("budgets", {})),
+        character_budgets={**DEFAULT_CHARACTER_BUDGETS, **data.get("character_budgets", {})},
         staleness=replace(Staleness(), **staleness),
         min_description_entropy=float(
             data.get("lint", {}).get("min_description_entropy", base.min_description_entropy)

@@ -41,6 +41,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from capidx.server import resources as res
 from capidx.server import tools
 from capidx.server.handshake import explain_uninitialized
+from capidx.server.instructions import server_instructions
 from capidx.server.limits import clip
 from capidx.server.settings import Settings
 from capidx.server.snapshot import Snapshot
@@ -48,10 +49,6 @@ from capidx.server.snapshot import Snapshot
 logger = logging.getLogger("capidx.server")
 
 SERVER_NAME = "capidx"
-INSTRUCTIONS = (
-    "What AI coding agents can do, per agent and capability. Use lookup_capability for one agent and one "
-    "capability, compare_capability across agents, list_capabilities to browse."
-)
 # A build never changes under a snapshot; with live reload a new one may replace it at any time,
 # so clients that do not listen for change events should not cache for long.
 TTL_MS_RELOAD = 60_000
@@ -66,15 +63,19 @@ class View:
     resources: tuple[types.Resource, ...]
     templates: tuple[types.ResourceTemplate, ...]
     tools: tuple[types.Tool, ...]
+    instructions: str
 
     @classmethod
-    def of(cls, snapshot: Snapshot, settings: Settings) -> View:
+    def of(cls, snapshot: Snapshot, settings: Settings, *, reloaded: bool = False) -> View:
+        """`reloaded`: a build swapped in while serving, whose lack of instructions.md is logged (the
+        pointer is sent instead), never fatal; at start it is (`server_instructions`)."""
         kinds = settings.exposed_kinds
         return cls(
             snapshot=snapshot,
             resources=tuple(res.list_resources(snapshot, kinds)),
             templates=tuple(res.list_templates(snapshot, kinds)),
             tools=tuple(tools.tool_list(snapshot, settings.tool_variants)),
+            instructions=server_instructions(snapshot, settings, kinds, fallback=reloaded),
         )
 
 
@@ -110,7 +111,7 @@ class Hub:
     async def swap(self, snapshot: Snapshot) -> None:
         """Serve `snapshot` from now on, then tell clients what changed."""
         old = self.view
-        new = View.of(snapshot, self.settings)
+        new = View.of(snapshot, self.settings, reloaded=True)
         self.view = new  # one assignment: every later request sees the new build
         listed = _dump(old.resources, old.templates) != _dump(new.resources, new.templates)
         tooled = _dump(old.tools) != _dump(new.tools)
@@ -248,8 +249,17 @@ class CapidxServer(Server[Peer]):
     """`Server` whose default initialization options advertise what the hub really sends."""
 
     def __init__(self, hub: Hub, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
         self.hub = hub
+        super().__init__(**kwargs)
+
+    @property
+    def instructions(self) -> str:
+        """The current build's: a connection made after a reload gets the new build's instructions."""
+        return self.hub.view.instructions
+
+    @instructions.setter
+    def instructions(self, value: str | None) -> None:
+        """`Server.__init__` sets it; the hub's view is what counts."""
 
     def create_initialization_options(
         self,
@@ -289,7 +299,6 @@ def build_server(hub: Hub) -> CapidxServer:
         name=SERVER_NAME,
         version=_version(),
         title="capidx capability index",
-        instructions=_instructions(hub),
         cache_hints=cache_hints,
         lifespan=hub.connection,
         get_tool_input_schema=hub.input_schema,
@@ -299,13 +308,6 @@ def build_server(hub: Hub) -> CapidxServer:
         server.add_notification_handler("notifications/initialized", types.NotificationParams, hub.initialized)
     server.middleware.append(explain_uninitialized)
     return server
-
-
-def _instructions(hub: Hub) -> str:
-    summary = hub.snapshot.variant("summary")
-    if summary is not None and "summary" in hub.kinds:
-        return f"{INSTRUCTIONS} The resource {summary.uri} is a compact overview ({summary.description})."
-    return INSTRUCTIONS
 
 
 def _version() -> str:

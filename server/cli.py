@@ -122,6 +122,13 @@ class ServeError(click.ClickException):
     show_default="4194304",
     help="Largest client message: an HTTP body (413) or one stdio line (JSON-RPC error).",
 )
+@click.option(
+    "--instructions",
+    type=click.Choice(["pointer", "summary"]),
+    default=None,
+    help="Server instructions: summary = the build's overview (instructions.md), pointer = a short text naming "
+    "the tools. [default: summary]",
+)
 @click.option("--print-config", is_flag=True, help="Print the effective settings and their sources, then exit.")
 def serve(config: Path | None, print_config: bool, **flags: object) -> None:
     """Serve a build directory over MCP: resources, resource templates and four read-only tools.
@@ -144,6 +151,7 @@ def serve(config: Path | None, print_config: bool, **flags: object) -> None:
 
 
 def _run(settings: Settings) -> None:
+    from capidx.server.instructions import server_instructions
     from capidx.server.logs import configure_logging
     from capidx.server.signals import Stopped, raise_on_stop_signals
     from capidx.server.snapshot import BuildError, load_snapshot
@@ -154,6 +162,7 @@ def _run(settings: Settings) -> None:
         # The build is loaded (and refused, if it must be) before the MCP SDK is imported: a missing or
         # damaged build is reported in a fraction of the SDK's import time.
         snapshot = load_snapshot(settings.build)
+        server_instructions(snapshot, settings, settings.exposed_kinds)  # refused before the SDK is imported
         from capidx.server.serve import StartupError, run
 
         try:

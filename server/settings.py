@@ -35,6 +35,10 @@ EXPOSE_KIND = {
 }
 EXPOSABLE = tuple(EXPOSE_KIND)
 TRANSPORTS = ("stdio", "http")
+# What InitializeResult.instructions holds (capidx.server.instructions): the build's overview by default, as
+# clients put instructions into every session and seldom read resources (docs/server.md, "Instructions").
+INSTRUCTIONS = ("pointer", "summary")
+DEFAULT_INSTRUCTIONS = "summary"
 LOOPBACK_ALLOWED_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
 LOOPBACK_ALLOWED_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
 # Bounds on what one client can make the server hold (docs/server.md "Limits").
@@ -65,6 +69,7 @@ NAMES: dict[str, tuple[str, str]] = {
     "max_connections": ("CAPIDX_MAX_CONNECTIONS", "--max-connections"),
     "idle_timeout": ("CAPIDX_IDLE_TIMEOUT", "--idle-timeout"),
     "max_message_bytes": ("CAPIDX_MAX_MESSAGE_BYTES", "--max-message-bytes"),
+    "instructions": ("CAPIDX_INSTRUCTIONS", "--instructions"),
 }
 DEFAULTS: dict[str, Any] = {
     "build": Path("build"),
@@ -80,6 +85,7 @@ DEFAULTS: dict[str, Any] = {
     "max_connections": DEFAULT_MAX_CONNECTIONS,
     "idle_timeout": DEFAULT_IDLE_TIMEOUT,
     "max_message_bytes": DEFAULT_MAX_MESSAGE_BYTES,
+    "instructions": DEFAULT_INSTRUCTIONS,
 }
 
 
@@ -106,6 +112,7 @@ class Settings:
     max_connections: int = DEFAULT_MAX_CONNECTIONS
     idle_timeout: int = DEFAULT_IDLE_TIMEOUT
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    instructions: str = DEFAULT_INSTRUCTIONS
     config_file: Path | None = None
     sources: Mapping[str, str] = field(default_factory=dict)
 
@@ -168,11 +175,17 @@ def _expose(items: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(items))
 
 
-def _transport(text: str) -> str:
-    value = text.strip().lower()
-    if value not in TRANSPORTS:
-        raise ValueError(f"unknown transport {text!r}{did_you_mean(value, TRANSPORTS)} (choose stdio or http)")
-    return value
+def _choice(what: str, choices: tuple[str, str]) -> Callable[[str], str]:
+    """A parser for one of two words (transport, instructions), case-insensitive."""
+
+    def parse(text: str) -> str:
+        value = text.strip().lower()
+        if value not in choices:
+            either = " or ".join(choices)
+            raise ValueError(f"unknown {what} {text!r}{did_you_mean(value, choices)} (choose {either})")
+        return value
+
+    return parse
 
 
 def _port(text: str) -> int:
@@ -212,7 +225,7 @@ ENV_PARSERS: dict[str, Callable[[str], Any]] = {
     "resources": _bool,
     "expose": lambda text: _expose(_list(text)),
     "index_tool": _bool,
-    "transport": _transport,
+    "transport": _choice("transport", TRANSPORTS),
     "host": _host,
     "port": _port,
     "allowed_hosts": _list,
@@ -221,6 +234,7 @@ ENV_PARSERS: dict[str, Callable[[str], Any]] = {
     "max_connections": _count(1, "connections"),
     "idle_timeout": _count(1, "seconds"),
     "max_message_bytes": _count(MIN_MAX_MESSAGE_BYTES, "bytes"),
+    "instructions": _choice("instructions", INSTRUCTIONS),
 }
 
 
@@ -492,6 +506,7 @@ def render(settings: Settings) -> str:
         ("max_connections", str(settings.max_connections)),
         ("idle_timeout", str(settings.idle_timeout)),
         ("max_message_bytes", str(settings.max_message_bytes)),
+        ("instructions", settings.instructions),
     ]
     width = max(len(f"  {name}: {value}") for name, value in rows) + 2
     lines = [

@@ -276,6 +276,8 @@ def _header_ok(manifest: dict[str, Any]) -> bool:
     templates = top["resourceTemplates"]["items"]
     if not _rows_ok(manifest["resourceTemplates"], templates, lambda row: _template_ok(row, templates)):
         return False
+    if "overview" in manifest and not _rows_ok(manifest["overview"], top["overview"]["items"], _overview_ok):
+        return False
     return _rows_ok(manifest["budgets"], top["budgets"]["items"], _budget_ok)
 
 
@@ -295,6 +297,15 @@ def _template_ok(row: dict[str, Any], rule: Mapping[str, Any]) -> bool:
 def _budget_ok(row: dict[str, Any]) -> bool:
     counts_ok = _is_count(row["budget"]) and row["budget"] >= 1 and _is_count(row["tokens"])
     return counts_ok and isinstance(row["kind"], str) and isinstance(row["uri"], str) and isinstance(row["ok"], bool)
+
+
+def _overview_ok(row: dict[str, Any]) -> bool:
+    """A row of `overview` (absent in builds made before the overview artifacts existed)."""
+    properties = manifest_schema()["properties"]["overview"]["items"]["properties"]
+    enums_ok = all(row[name] in properties[name]["enum"] for name in ("kind", "form"))
+    counts_ok = _is_count(row["characters"]) and _is_count(row["budget"]) and row["budget"] >= 1
+    flags_ok = isinstance(row["ok"], bool) and isinstance(row["namesEveryCapability"], bool)
+    return enums_ok and counts_ok and flags_ok and isinstance(row["uri"], str)
 
 
 def _refuse_if_invalid(where: Path, validator: Any, instance: Any, prefix: tuple[str | int, ...]) -> None:

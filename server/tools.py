@@ -10,7 +10,7 @@ can correct itself: SEP-1303), resolves names (`capidx.server.resolve`), finds t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
@@ -31,6 +31,8 @@ MAX_ARGUMENT_BYTES = 16_384
 # is a question ("how do I add an MCP server to gemini"): it is answered with budgeted suggestions.
 FREE_TEXT_WORDS = 3
 SUGGESTED_NAMES = 3  # candidates named when no snippet fits the budget
+# Claude Code cuts each tool description at 2,048 characters: every description stays within it.
+MAX_DESCRIPTION = 2_048
 
 
 class ToolName(StrEnum):
@@ -103,17 +105,37 @@ def index_input_schema(variants: tuple[str, ...]) -> dict[str, Any]:
 
 
 def _descriptions(snapshot: Snapshot) -> dict[ToolName, str]:
-    agents = ", ".join(snapshot.index.agents)
-    categories = ", ".join(snapshot.index.categories)
+    """What each tool does comes first, the names it accepts last, listed only as far as they fit
+    `MAX_DESCRIPTION` (a client never shows the model what is past its cut, and says nothing)."""
+    lookup = (
+        "One agent's support for one capability: availability, tier, setup, limits, sources. "
+        "If the agent lacks it: available=false and availableFor."
+    )
+    listing = "List capabilities of an agent, a category, or both."
     return {
-        ToolName.LOOKUP: (
-            f"One agent's support for one capability: availability, tier, setup, limits, sources. Agents: {agents}. "
-            "If the agent lacks it: available=false and availableFor."
-        ),
+        ToolName.LOOKUP: lookup + named(" Agents: ", snapshot.index.agents, MAX_DESCRIPTION - len(lookup)),
         ToolName.COMPARE: "Compare one capability across agents (optionally only some).",
-        ToolName.LIST: f"List capabilities of an agent, a category, or both. Categories: {categories}.",
+        ToolName.LIST: listing + named(" Categories: ", snapshot.index.categories, MAX_DESCRIPTION - len(listing)),
         ToolName.SOURCES: "Documentation sources for an agent, a capability, or both.",
     }
+
+
+def named(label: str, names: Sequence[str], room: int) -> str:
+    """`label` and as many `names` as fit in `room` characters, each whole, then how many more there are
+    ("" when not even the label fits)."""
+    whole = f"{label}{', '.join(names)}."
+    if len(whole) <= room:
+        return whole
+    reserve = len(f" and {len(names):,} more.")
+    shown: list[str] = []
+    size = len(label)
+    for name in names:
+        if size + len(name) + 2 + reserve > room:
+            break
+        shown.append(name)
+        size += len(name) + 2
+    text = f"{label}{', '.join(shown)} and {len(names) - len(shown):,} more."
+    return text if shown else ""
 
 
 def tool_list(snapshot: Snapshot, variants: tuple[str, ...] | None) -> list[types.Tool]:

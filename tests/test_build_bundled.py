@@ -12,7 +12,7 @@ import pytest
 from catalog_factory import run_cli
 
 REPO = Path(__file__).resolve().parent.parent
-SUMMARY_LIMIT = 1_000
+SUMMARY_LIMIT = 600
 
 
 def _bundled_inputs() -> list[Path]:

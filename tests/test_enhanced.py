@@ -120,7 +120,7 @@ def test_bundled_catalog_has_relationships_everywhere(bundled: Path) -> None:
 # --- triggers -----------------------------------------------------------------------------------------
 
 
-def test_triggers_in_match_json_and_summary(factory: Path) -> None:
+def test_triggers_in_match_json_not_in_the_summary(factory: Path) -> None:
     index = _json(factory, "index/match.json")
     assert index["verbs"][stem("connecting")] == "connect"
     assert index["verbs"][stem("running")] == "run"
@@ -128,19 +128,15 @@ def test_triggers_in_match_json_and_summary(factory: Path) -> None:
     assert "hooks" in index["actionTriggers"]["run"]  # "Runs shell commands ..." in the description
     assert index["triggerPhrases"]["connect a database"] == ["mcp-servers"]
     assert all(normalize(phrase) == phrase for phrase in index["triggerPhrases"])
-    lines = [line for line in (factory / "summary.md").read_text("utf-8").splitlines() if line.startswith("Triggers:")]
-    assert len(lines) == 1
-    assert "connect→mcp-servers" in lines[0] and "complete→inline-suggestions" in lines[0]
-    for pair in lines[0].removeprefix("Triggers: ").split("; "):
-        verb, targets = pair.split("→")
-        assert 1 <= len(targets.split(",")) <= 3 and verb in index["actionTriggers"]
+    # the summary has no derived "Triggers:" line: it bought nothing on the prompt benchmark (the verbs are
+    # in the capability names it lists anyway) and cost ~110 tokens of every conversation
+    assert "Triggers:" not in (factory / "summary.md").read_text("utf-8")
 
 
 def test_bundled_summary_keeps_headroom_and_names_every_capability(bundled: Path) -> None:
     summary = (bundled / "summary.md").read_text("utf-8")
     tokens = _rows(bundled, "summary")[0]["tokens"]["cl100k_base"]
-    assert tokens <= 900, f"summary: {tokens} tokens leaves less than 10% of the 1,000-token limit"
-    assert sum(line.startswith("Triggers: ") for line in summary.splitlines()) == 1
+    assert tokens <= 600, f"summary: {tokens} tokens, over the 600-token goal"
     for row in _json(bundled, "index/match.json")["capabilities"]:
         assert any(line.startswith(f"{row['name']} ") for line in summary.splitlines()), row["name"]
 

@@ -15,7 +15,7 @@ import pytest
 
 from capidx.compiler.derive.relations import KeywordSource, keyword_set, keyword_sets
 from capidx.compiler.derive.semantics import SemanticStats, description_stats, term_entropy
-from capidx.compiler.derive.triggers import TriggerSource, action_triggers, trigger_maps, verbs_in
+from capidx.compiler.derive.triggers import TriggerSource, action_triggers, verbs_in
 from capidx.schema.text import STOP_WORDS, canonical_json, normalize, stem, terms
 
 _ALPHABET = "abcXYZ019 -_.,;:!?/\\'\"\t\n\x1c\x85\u00a0éÉßİﬁ①Ωω漢字🙂\u200b\u2028"
@@ -62,7 +62,7 @@ def test_description_stats_matches_term_entropy() -> None:
         assert description_stats(text) == expected, text
 
 
-def test_trigger_maps_match_action_triggers() -> None:
+def test_action_triggers_with_a_memo_match_action_triggers() -> None:
     rng = random.Random(3)
     phrases = ["run the tests", "debug it", "rewind edits", "write tests", "deploy", "plan mode", "search files"]
     items = [
@@ -74,9 +74,8 @@ def test_trigger_maps_match_action_triggers() -> None:
         )
         for _ in range(40)
     ]
-    everywhere, named = trigger_maps(items)
-    assert everywhere == action_triggers(items)
-    assert named == action_triggers(TriggerSource(item.key, item.name, "", item.triggers) for item in items)
+    memo: dict[str, tuple[str, ...]] = {}
+    assert action_triggers(items, lambda text: memo.setdefault(text, tuple(terms(text)))) == action_triggers(items)
     assert verbs_in("Run tests, then fix them", terms_of=lambda text: tuple(terms(text))) == ("run", "test", "fix")
 
 

@@ -11,7 +11,6 @@ from capidx.compiler.derive.triggers import (
     ACTION_VERBS,
     TriggerSource,
     action_triggers,
-    compact_trigger_line,
     surface_forms,
     trigger_phrases,
     verb_forms,
@@ -135,41 +134,3 @@ def test_empty_input() -> None:
     assert action_triggers([]) == {}
     assert trigger_phrases([]) == {}
     assert action_triggers([TriggerSource("x", "The", "of and")]) == {}
-
-
-# --- the compact line -----------------------------------------------------------------------------
-
-
-def test_compact_line_renders_verbs_in_priority_order() -> None:
-    triggers = {
-        "rewind": ("checkpoints",),
-        "debug": ("checkpoints", "debugging-tools"),
-        "test": ("test-generation",),
-    }
-    assert compact_trigger_line(triggers) == (
-        "test→test-generation; debug→checkpoints,debugging-tools; rewind→checkpoints"
-    )
-
-
-def test_compact_line_drops_verbs_that_point_everywhere() -> None:
-    triggers = {"run": ("a", "b", "c", "d"), "plan": ("planning",), "zap": ("z",)}
-    assert compact_trigger_line(triggers) == "plan→planning; zap→z"  # unknown verbs last
-    assert compact_trigger_line(triggers, max_targets=4) == "run→a,b,c,d; plan→planning; zap→z"
-
-
-def test_compact_line_respects_max_verbs_and_is_deterministic() -> None:
-    triggers = action_triggers(CATALOG)
-    line = compact_trigger_line(triggers, max_verbs=3)
-    assert line == "test→test-generation; debug→debugging-tools; write→test-generation"
-    shuffled = list(triggers.items())
-    random.Random(1).shuffle(shuffled)
-    assert compact_trigger_line(dict(shuffled), max_verbs=3) == line
-    assert compact_trigger_line(triggers, max_verbs=0) == ""
-    assert compact_trigger_line({}) == ""
-
-
-def test_compact_line_rejects_nonsense_limits() -> None:
-    with pytest.raises(ValueError):
-        compact_trigger_line({}, max_verbs=-1)
-    with pytest.raises(ValueError):
-        compact_trigger_line({}, max_targets=0)

@@ -19,7 +19,7 @@ from capidx.compiler.catalog import CanonicalCapability, Catalog
 from capidx.compiler.config import Config, Injection, InjectionLabel, Relationships
 from capidx.compiler.derive.relations import KeywordSource, SimilarEdge, keyword_sets, similar_edges
 from capidx.compiler.derive.semantics import SemanticStats, description_stats
-from capidx.compiler.derive.triggers import TriggerSource, trigger_maps, trigger_phrases
+from capidx.compiler.derive.triggers import TriggerSource, action_triggers, trigger_phrases
 from capidx.compiler.errors import UsageError
 from capidx.schema.labels import measure_overhead
 from capidx.schema.text import terms
@@ -45,7 +45,6 @@ class Enhanced:
     descriptions: Mapping[str, str]  # slug -> the one description that stands for the capability
     semantics: Mapping[str, SemanticStats]  # of `descriptions`
     action_triggers: Mapping[str, tuple[str, ...]]  # verb -> slugs (names, descriptions, explicit triggers)
-    named_triggers: Mapping[str, tuple[str, ...]]  # verb -> slugs (names and explicit triggers only)
     trigger_phrases: Mapping[str, tuple[str, ...]]  # normalized phrase -> slugs
     injection: Mapping[str, Any] = field(default_factory=dict)  # match.json's `injection` (empty: left out)
     # `terms()` of the catalog texts analysed here, for match.json's term counts to reuse: each distinct text
@@ -127,7 +126,7 @@ def enhance(
         raise SettingsError(f"relationships: {exc}") from None
     descriptions = {capability.slug: canonical_description(capability) for capability in catalog.capabilities}
     sources = list(trigger_sources(catalog))
-    triggers, named_triggers = trigger_maps(sources, text_terms.__getitem__)
+    triggers = action_triggers(sources, text_terms.__getitem__)
     return Enhanced(
         similar=_with_reasons(similar, sets),
         names={capability.slug: capability.name for capability in catalog.capabilities},
@@ -139,7 +138,6 @@ def enhance(
         descriptions=descriptions,
         semantics={slug: description_stats(text) for slug, text in descriptions.items()},
         action_triggers=triggers,
-        named_triggers=named_triggers,
         trigger_phrases=trigger_phrases(sources),
         injection=dict(injection or {}),
         text_terms=text_terms,

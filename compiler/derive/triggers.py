@@ -1,10 +1,10 @@
 """Action triggers: the verbs users say to a coding agent, mapped to the capabilities they call for.
 
-A user asks to "debug", "run the tests" or "rewind"; the summary can carry a compact line such as
-`debug→debugging-tools; rewind→checkpoints` so an agent finds the capability from the verb alone.
-Verbs come from a curated list (`ACTION_VERBS`, ordered from the most to the least common
-request), matched against the terms (`server.text.terms`: stop words removed, light stemming) of
-each capability's name, description and explicit `triggers`.
+A user asks to "debug", "run the tests" or "rewind"; the resolution index (`actionTriggers` in
+index/match.json) maps the verb to the capabilities it calls for. Verbs come from a curated list
+(`ACTION_VERBS`, ordered from the most to the least common request), matched against the terms
+(`server.text.terms`: stop words removed, light stemming) of each capability's name, description and
+explicit `triggers`.
 
 The light stemmer maps "runs" and "running" to "run" but leaves "creating" as "creat" and
 "completion" as "completion", so every verb is expanded into its inflections and a few derived
@@ -19,14 +19,14 @@ Explicit trigger phrases are also kept whole, normalized, in a separate phrase �
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from types import MappingProxyType
 
 from capidx.schema.text import normalize, stem, terms
 
-# Ordered by how often users ask for them: the compact summary line lists verbs in this order.
+# Ordered by how often users ask for them: where two verbs share a stem, the more common one keeps it.
 ACTION_VERBS: tuple[str, ...] = tuple(
     """
     run test debug fix explain refactor write generate create add
@@ -122,25 +122,17 @@ def verbs_in(text: str, terms_of: Callable[[str], Iterable[str]] = terms) -> tup
     return tuple(dict.fromkeys(verb for verb in found if verb is not None))
 
 
-def action_triggers(items: Iterable[TriggerSource]) -> dict[str, tuple[str, ...]]:
+def action_triggers(
+    items: Iterable[TriggerSource], terms_of: Callable[[str], Iterable[str]] = terms
+) -> dict[str, tuple[str, ...]]:
     """Verb → sorted capability keys, from names, descriptions and explicit trigger phrases.
 
     Sorted by verb. Every curated verb found counts, wherever it occurs in a phrase ("write
     tests" → write, test); words outside the curated list are kept only in `trigger_phrases`.
-    """
-    return trigger_maps(items)[0]
-
-
-def trigger_maps(
-    items: Iterable[TriggerSource], terms_of: Callable[[str], Iterable[str]] = terms
-) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
-    """`action_triggers(items)` and `action_triggers` of the same items without their descriptions.
-
-    One pass for both, and the verbs of each distinct text are found once: agents repeat a
-    capability's name and trigger phrases, and the build needs both maps. `terms_of` as for `verbs_in`.
+    The verbs of each distinct text are found once (agents repeat a capability's name and trigger
+    phrases); `terms_of` as for `verbs_in`.
     """
     everywhere: defaultdict[str, set[str]] = defaultdict(set)
-    named: defaultdict[str, set[str]] = defaultdict(set)
     found: dict[str, tuple[str, ...]] = {}
 
     def verbs(text: str) -> tuple[str, ...]:
@@ -150,13 +142,10 @@ def trigger_maps(
         return known
 
     for item in items:
-        for text in (item.name, *item.triggers):
+        for text in (item.name, *item.triggers, item.description):
             for verb in verbs(text):
                 everywhere[verb].add(item.key)
-                named[verb].add(item.key)
-        for verb in verbs(item.description):
-            everywhere[verb].add(item.key)
-    return _by_verb(everywhere), _by_verb(named)
+    return _by_verb(everywhere)
 
 
 def _by_verb(keys_by_verb: Mapping[str, set[str]]) -> dict[str, tuple[str, ...]]:
@@ -171,24 +160,3 @@ def trigger_phrases(items: Iterable[TriggerSource]) -> dict[str, tuple[str, ...]
             if key := normalize(phrase):
                 keys_by_phrase[key].add(item.key)
     return {phrase: tuple(sorted(keys_by_phrase[phrase])) for phrase in sorted(keys_by_phrase)}
-
-
-def compact_trigger_line(triggers: Mapping[str, Sequence[str]], max_verbs: int = 12, max_targets: int = 3) -> str:
-    """'debug→debugging-tools,checkpoints; test→test-generation; ...' for the summary.
-
-    Only verbs that point to 1..`max_targets` capabilities are listed (a verb that maps to half
-    the catalog tells an agent nothing), most common verbs first (`ACTION_VERBS` order; verbs
-    outside it after them, alphabetically), at most `max_verbs` of them. Empty when none qualifies.
-    """
-    if max_verbs < 0 or max_targets < 1:
-        raise ValueError(f"need max_verbs >= 0 and max_targets >= 1, got {max_verbs} and {max_targets}")
-    useful = [verb for verb, keys in triggers.items() if 0 < len(set(keys)) <= max_targets]
-    chosen = sorted(useful, key=_priority)[:max_verbs]
-    return "; ".join(f"{verb}→{','.join(sorted(set(triggers[verb])))}" for verb in chosen)
-
-
-def _priority(verb: str) -> tuple[int, str]:
-    return (_PRIORITY.get(verb, len(_PRIORITY)), verb)
-
-
-_PRIORITY: Mapping[str, int] = {verb: position for position, verb in enumerate(ACTION_VERBS)}

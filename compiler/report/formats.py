@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 
 from capidx.compiler.diagnostics import escape_workflow_data, escape_workflow_property, plural
+from capidx.compiler.emit.table import overview_breach, overview_text
 from capidx.compiler.report.json_form import report_to_dict
 from capidx.compiler.report.model import (
     WINDOWS,
@@ -18,6 +19,7 @@ from capidx.compiler.report.model import (
     Change,
     Delta,
     KindRow,
+    Overview,
     Report,
     share,
     use_percent,
@@ -88,7 +90,7 @@ def _summary_line(report: Report) -> str:
 
 
 def verdict(report: Report) -> str:
-    breaches = len(report.breaches)
+    breaches = len(report.breaches) + sum(not item.ok for item in report.overview)
     warnings = len(report.warnings)
     if breaches:
         verdict = f"{plural(breaches, 'budget')} breached"
@@ -164,12 +166,36 @@ def render_text(report: Report, *, color: bool = False) -> str:
     lines += _text_findings(report, paint)
     lines += _text_table(report, paint)
     lines += ["", _FOOTNOTE, ""]
+    lines += [*overview_lines(report), ""] if report.overview else []
     lines += _text_largest(report)
     if report.baseline:
         lines += _text_changes(report)
-    closing = f"{'FAIL' if report.breaches else 'OK'}: {verdict(report)}; {_summary_line(report)}"
-    lines.append(paint(closing, fg="red" if report.breaches else "green", bold=True))
+    closing = f"{'OK' if report.ok else 'FAIL'}: {verdict(report)}; {_summary_line(report)}"
+    lines.append(paint(closing, fg="green" if report.ok else "red", bold=True))
     return "\n".join(lines) + "\n"
+
+
+# Where each overview artifact goes, and so who pays its tokens in every session.
+_OVERVIEW_ROUTE = {
+    "instructions": "server instructions, every session (capidx serve --instructions summary, the default)",
+    "memory": "memory-file block, every session of an agent reading the file (the inject command)",
+}
+
+
+def overview_lines(report: Report) -> list[str]:
+    """`Per session: …` lines for the overview artifacts: form, characters against the budget, tokens."""
+    lines = ["Per session (the overview, fitted to a character budget):"]
+    for item in report.overview:
+        lines.append(f"  {overview_line(report, item)}")
+        if not item.ok:
+            lines.append(f"  {overview_breach(item.row)}")
+    return lines
+
+
+def overview_line(report: Report, item: Overview) -> str:
+    """`instructions: matrix form, 1,716 of 2,048 characters; 463 cl100k_base tokens: server instructions, …`"""
+    route = _OVERVIEW_ROUTE.get(item.row["kind"], "")
+    return f"{overview_text(item.row)}; {number(item.tokens)} {report.encoding} tokens: {route}"
 
 
 def _catalog_text(report: Report) -> str:
@@ -282,6 +308,9 @@ def render_markdown(report: Report, *, color: bool = False) -> str:
         lines.append("")
     lines += _md_table(report)
     lines += ["", f"<sub>{_FOOTNOTE}</sub>", ""]
+    if report.overview:
+        head, *items = overview_lines(report)
+        lines += [head, *(f"- {_md(item.strip())}" for item in items), ""]
     lines += _md_largest(report)
     if report.baseline:
         lines += _md_changes(report)
@@ -346,6 +375,11 @@ def render_github(report: Report, *, color: bool = False) -> str:
     lines = [
         _workflow_command("error", f"capidx budget breached ({budget.kind})", breach_message(report, budget))
         for budget in report.breaches
+    ]
+    lines += [
+        _workflow_command("error", f"capidx character budget breached ({item.row['kind']})", overview_breach(item.row))
+        for item in report.overview
+        if not item.ok
     ]
     lines += [
         _workflow_command("warning", f"capidx token report ({finding.kind})", finding.message)

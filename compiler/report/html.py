@@ -10,7 +10,8 @@ from importlib import resources
 from typing import Any
 
 from capidx.compiler.artifacts import SINGLE_KINDS
-from capidx.compiler.report.formats import breach_message, delta_text, number, percent, verdict
+from capidx.compiler.emit.table import overview_breach
+from capidx.compiler.report.formats import breach_message, delta_text, number, overview_line, percent, verdict
 from capidx.compiler.report.json_form import report_to_dict
 from capidx.compiler.report.model import WINDOWS, Budget, Delta, Report, use_percent
 
@@ -37,7 +38,9 @@ def render_page(report: Report) -> str:
         windows=[{"key": key, "label": label, "size": size} for key, label, size in WINDOWS],
         verdict=verdict(report).capitalize(),
         single_kinds=sorted(SINGLE_KINDS),
-        breach_messages=[breach_message(report, budget) for budget in report.breaches],
+        breach_messages=[breach_message(report, budget) for budget in report.breaches]
+        + [overview_breach(item.row) for item in report.overview if not item.ok],
+        per_session=[overview_line(report, item) for item in report.overview],
     )
 
 

@@ -44,6 +44,7 @@ def report_to_dict(report: Report) -> dict[str, Any]:
         },
         "breaches": [_budget_dict(budget) for budget in report.breaches],
         "warnings": [{"kind": f.kind, "reason": f.reason, "message": f.message} for f in report.warnings],
+        "overview": [{**item.row, "tokens": item.tokens} for item in report.overview],
     }
 
 

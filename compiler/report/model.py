@@ -140,6 +140,19 @@ class BuildInfo:
 
 
 @dataclass(frozen=True)
+class Overview:
+    """An overview artifact (instructions, memory) as the manifest's `overview` row records it, with its
+    tokens: what it costs in every session that receives it."""
+
+    row: Mapping[str, Any]
+    tokens: int
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.row["ok"])
+
+
+@dataclass(frozen=True)
 class Totals:
     documents: int
     tokens: Mapping[str, int]
@@ -160,10 +173,11 @@ class Report:
     changed: tuple[Change, ...]
     breaches: tuple[Budget, ...]
     warnings: tuple[Finding, ...]
+    overview: tuple[Overview, ...] = ()  # empty for builds made before the overview artifacts
 
     @property
     def ok(self) -> bool:
-        return not self.breaches
+        return not self.breaches and all(item.ok for item in self.overview)
 
     @property
     def budgeted(self) -> bool:
@@ -207,7 +221,13 @@ def build_report(build: Manifest, baseline: Manifest | None = None) -> Report:
         changed=changed,
         breaches=tuple(sorted((Budget(**row) for row in breaches), key=lambda b: (-b.use, b.kind))),
         warnings=tuple(_warnings(rows, build.data["uriPrefix"])),
+        overview=_overview(build, encoding),
     )
+
+
+def _overview(build: Manifest, encoding: str) -> tuple[Overview, ...]:
+    tokens = {row["kind"]: row["tokens"].get(encoding, 0) for row in build.artifacts}
+    return tuple(Overview(row, tokens.get(row["kind"], 0)) for row in build.data.get("overview", ()))
 
 
 def _build_info(manifest: Manifest) -> BuildInfo:

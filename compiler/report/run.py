@@ -68,7 +68,7 @@ def run_report(options: ReportOptions, echo: Any = print) -> int:
         echo(text.rstrip("\n"))
     else:
         _write(options.output, text, mode="w")
-    return int(ExitCode.INVALID if report.breaches and options.fail else ExitCode.OK)
+    return int(ExitCode.INVALID if not report.ok and options.fail else ExitCode.OK)
 
 
 def _write(path: Path, text: str, mode: str) -> None:
