@@ -1,4 +1,4 @@
-"""The compiler's commands: `init`, `validate`, `build`, `report` and `verify` — option parsing only.
+"""The compiler's commands: `init`, `validate`, `build`, `report`, `verify` and `inject` — option parsing only.
 
 Each command parses its options and hands them to its stage, imported inside the command, so that
 `capidx --help` and `capidx validate` never pay for Jinja, tiktoken or the MCP SDK (ARCHITECTURE.md,

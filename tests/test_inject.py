@@ -249,7 +249,7 @@ BAD_MARKERS = {
     "two-blocks": ("<!-- capidx:begin -->\n<!-- capidx:end -->\n<!-- capidx:begin -->\n<!-- capidx:end -->\n", "dup"),
     "begin-only": ("a\n<!-- capidx:begin memory=sha256:00 -->\nb\n", "unbalanced"),
     "end-only": ("a\n  <!-- capidx:end -->\n", "unbalanced"),
-    "end-first": ("<!-- capidx:end -->\nx\n<!-- capidx:begin -->\n", "capidx end marker before its begin"),
+    "end-first": ("<!-- capidx:end -->\nx\n<!-- capidx:begin -->\n", "the capidx end marker comes before its begin"),
 }
 
 
@@ -475,3 +475,21 @@ def test_a_file_changed_since_it_was_read_is_not_overwritten(
     assert "changed while capidx inject ran" in result.output
     assert (project / "AGENTS.md").read_bytes() == b"# Rules, edited\n"
     assert leftovers(project) == []
+
+
+# ---- documentation -----------------------------------------------------------------------------------------
+
+
+def test_inject_md_documents_every_option_and_the_hook_exists() -> None:
+    import click
+    import yaml
+
+    root = Path(__file__).resolve().parent.parent
+    text = (root / "docs" / "inject.md").read_text("utf-8")
+    for param in cli.commands["inject"].params:
+        if isinstance(param, click.Option) and param.name != "help":
+            assert f"`{param.opts[0]}" in text, param.opts[0]
+    hooks = {hook["id"]: hook for hook in yaml.safe_load((root / ".pre-commit-hooks.yaml").read_text("utf-8"))}
+    assert hooks["capidx-inject-check"]["entry"] == "capidx inject --check"
+    assert "capidx-inject-check" in (root / "docs" / "ci.md").read_text("utf-8")
+    assert "inject" in CliRunner().invoke(cli, ["--help"]).output

@@ -96,7 +96,7 @@ def _describe(kinds: list[str], lines: list[int]) -> str:
     if kinds.count("begin") > 1 or kinds.count("end") > 1:
         problem = "duplicated capidx markers"
     elif kinds == ["end", "begin"]:
-        problem = "capidx end marker before its begin marker"
+        problem = "the capidx end marker comes before its begin marker"
     else:
         problem = "unbalanced capidx markers"
     return f"{problem} ({where}): keep one `{BEGIN} … -->` line and one `{END_LINE}` line after it"
