@@ -62,10 +62,13 @@ SITE_KINDS = (
     "site-category",
     "site-quality",
 )
-ALL_KINDS = RESOURCE_KINDS + TOOL_KINDS + SITE_KINDS
+# The overview fitted to a character budget (compiler/render/overview.py): the server's instructions and the
+# body of a memory-file block (`capidx inject`). Never MCP resources: they reach the model by other routes.
+OVERVIEW_KINDS = ("instructions", "memory")
+ALL_KINDS = RESOURCE_KINDS + OVERVIEW_KINDS + TOOL_KINDS + SITE_KINDS
 # Kinds of which a build has exactly one document: "largest" says nothing about them.
 SINGLE_KINDS = frozenset(
-    {"summary", "full", "stats", "index"}
+    {"summary", "full", "stats", "index", "instructions", "memory"}
     | {"llms", "llms-full", "site-page", "site-script", "site-style", "site-index", "site-agents"}
     | {"site-capabilities", "site-quality"}
 )

@@ -28,6 +28,11 @@ DEFAULT_ENCODING = "cl100k_base"
 DEFAULT_TITLE = "Coding-agent capabilities"
 
 
+# Claude Code cuts server instructions (and each tool description) at 2,048 characters; a memory file is
+# held to the same size, as it too is read into every session.
+DEFAULT_CHARACTER_BUDGETS = {"instructions": 2_048, "memory": 2_048}
+
+
 @dataclass(frozen=True)
 class Staleness:
     warn_days: int = 30
@@ -73,6 +78,8 @@ class Config:
     title: str = DEFAULT_TITLE
     encodings: tuple[str, ...] = (DEFAULT_ENCODING,)
     budgets: dict[str, int] = field(default_factory=dict)
+    # Characters of the overview artifacts (compiler/render/overview.py); capidx.yaml's values replace these.
+    character_budgets: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_CHARACTER_BUDGETS))
     staleness: Staleness = Staleness()
     min_description_entropy: float = 2.5
     relationships: Relationships = Relationships()
@@ -166,6 +173,7 @@ def config_from_mapping(data: dict[str, Any], root: Path, config_file: Path | No
         title=data.get("title", DEFAULT_TITLE),
         encodings=tuple(data.get("encodings", (DEFAULT_ENCODING,))),
         budgets=dict(data.get("budgets", {})),
+        character_budgets={**DEFAULT_CHARACTER_BUDGETS, **data.get("character_budgets", {})},
         staleness=replace(Staleness(), **staleness),
         min_description_entropy=float(
             data.get("lint", {}).get("min_description_entropy", base.min_description_entropy)

@@ -77,6 +77,7 @@ def test_every_artifact_kind_has_its_documents(manifest: dict[str, Any]) -> None
     # snippet: one per recorded agent x capability pair (4 + 4 + 3 records), one per canonical capability
     assert counts == {
         "summary": 1, "full": 1, "stats": 1, "agent": 3, "capability": 6, "category": 5,
+        "instructions": 1, "memory": 1,
         "lookup": pairs, "compare": 6, "list": 3 + 5 + 10, "sources": pairs + 6 + 3, "snippet": 11 + 6, "index": 1,
         # site/ (on by default): the Markdown copies of the agent, capability and category documents, one API
         # document per agent, capability and category, and the single files

@@ -53,6 +53,7 @@ def manifest_document(
     catalog: Catalog,
     measured: Sequence[Measured],
     budgets: Iterable[BudgetResult],
+    overview: Sequence[dict[str, Any]] = (),
 ) -> tuple[dict[str, Any], Iterator[str]]:
     """The manifest, and its artifact entries as canonical JSON (for `serialize`), made one at a time as
     they are written: the entries are kept as dicts (`BuildResult.manifest`), their texts are not."""
@@ -73,6 +74,7 @@ def manifest_document(
         },
         "resourceTemplates": resource_templates(prefix, measured, primary),
         "budgets": [result.as_manifest_row() for result in budgets],
+        "overview": list(overview),
         "artifacts": entries,
     }, texts
 

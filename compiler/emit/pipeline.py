@@ -47,7 +47,7 @@ from capidx.compiler.emit.outdir import (
     remove_leftovers,
 )
 from capidx.compiler.emit.packs import pack_path
-from capidx.compiler.emit.table import kind_table
+from capidx.compiler.emit.table import kind_table, overview_breach, overview_text
 from capidx.compiler.emit.tokens import TokenCounter, check_names, reported_names
 from capidx.compiler.emit.write import TreeWriter
 from capidx.compiler.errors import CapidxError, InvalidError
@@ -185,9 +185,19 @@ def _build(
         raise WriteFailed(f"cannot write a build next to {out}: {exc} ({_WRITABLE})") from None
     try:
         # A TemplateFailure, EncodingUnavailable or SettingsError propagates as it is (a CapidxError).
+        overview: list[dict[str, Any]] = []
         try:
             measured = _render_and_measure(
-                config, catalog, env, encodings, previous, progress, counter, writer, input_digest=digest
+                config,
+                catalog,
+                env,
+                encodings,
+                previous,
+                progress,
+                counter,
+                writer,
+                input_digest=digest,
+                overview=overview,
             )
         except OSError as exc:
             raise WriteFailed(f"writing {out} failed: {exc} ({_WRITABLE})") from None
@@ -201,6 +211,7 @@ def _build(
             catalog=catalog,
             measured=measured,
             budgets=budgets,
+            overview=overview,
         )
         # An OutputError (something appeared in `out` while the build ran) propagates: `out` stays as it is.
         try:
@@ -211,7 +222,7 @@ def _build(
     finally:
         writer.abort()  # a failed build leaves nothing behind (nothing to do after `finish`)
     return BuildResult(
-        ExitCode.OK if all(result.ok for result in budgets) else ExitCode.INVALID,
+        ExitCode.OK if all(result.ok for result in budgets) and _overview_ok(manifest) else ExitCode.INVALID,
         out,
         manifest=manifest,
         budgets=budgets,
@@ -297,6 +308,8 @@ def _input_digest(
         "title": config.title,
         "encodings": list(encodings),
         "budgets": config.budgets,
+        "characterBudgets": config.character_budgets,
+        "build": build_label(config),  # memory.md names the build directory
         "staleDays": config.staleness.old_days,
         "relationships": dataclasses.asdict(config.relationships),
         "injection": dataclasses.asdict(config.injection),
@@ -342,9 +355,18 @@ def _render_and_measure(
     writer: TreeWriter,
     *,
     input_digest: str = "",
+    overview: list[dict[str, Any]] | None = None,
 ) -> list[Measured]:
+    """Every artifact, written and measured; `overview` collects the manifest rows of the overview's fits."""
+    overview = [] if overview is None else overview
     from capidx.compiler.derive.enhance import enhance_for_build
-    from capidx.compiler.render.plan import markdown_artifacts, stats_artifact, summary_artifact, tool_artifacts
+    from capidx.compiler.render.plan import (
+        markdown_artifacts,
+        overview_artifacts,
+        stats_artifact,
+        summary_artifact,
+        tool_artifacts,
+    )
 
     previous_index = previous_json(config.out, previous, MATCH_INDEX, encodings[0])  # reuses its label overhead
     enhanced, indexed = enhance_for_build(catalog, config, counter, encodings[0], previous_index)
@@ -360,6 +382,11 @@ def _render_and_measure(
     full_tokens = next(item.tokens[encodings[0]] for item in measured if item.artifact.kind == "full")
     summary = summary_artifact(catalog, env, config.uri_prefix, full_tokens, enhanced, title=config.title)
     measured += _measure([summary], counter, encodings[0], writer)
+    fitted = overview_artifacts(
+        catalog, config.uri_prefix, config.character_budgets, title=config.title, build=build_label(config)
+    )
+    measured += _measure([artifact for artifact, _ in fitted], counter, encodings[0], writer)
+    overview.extend(fit.manifest_row(artifact.kind, artifact.uri) for artifact, fit in fitted)
     if config.site:
         measured += _site(config, catalog, encodings, input_digest, measured, counter, writer)
     stats = stats_artifact(catalog, measured, encodings, config.staleness.old_days, config.uri_prefix)
@@ -424,10 +451,23 @@ def _up_to_date(out: Path, previous: dict[str, Any]) -> BuildResult:
     budgets = tuple(
         BudgetResult(row["kind"], row["budget"], row["tokens"], row["uri"]) for row in previous.get("budgets", ())
     )
-    ok = all(result.ok for result in budgets)
+    ok = all(result.ok for result in budgets) and _overview_ok(previous)
     return BuildResult(
         ExitCode.OK if ok else ExitCode.INVALID, out, up_to_date=True, manifest=previous, budgets=budgets
     )
+
+
+def build_label(config: Config) -> str:
+    """The build directory as memory.md names it: relative to the project root when inside it (`build`),
+    else its folder name; never an absolute path of the machine that built it."""
+    try:
+        return config.out.relative_to(config.root).as_posix() or "."
+    except ValueError:
+        return config.out.name
+
+
+def _overview_ok(manifest: dict[str, Any]) -> bool:
+    return all(row.get("ok", True) for row in manifest.get("overview", ()))
 
 
 def _print_outcome(result: BuildResult, quiet: bool, err: TextIO) -> None:
@@ -436,11 +476,14 @@ def _print_outcome(result: BuildResult, quiet: bool, err: TextIO) -> None:
     if not quiet:
         sizes = [(row["kind"], row["tokens"][primary]) for row in manifest["artifacts"]]
         print(kind_table(sizes, manifest["budgets"]))
+        for row in manifest.get("overview", ()):
+            print(overview_text(row))
         state = "up to date (inputs unchanged)" if result.up_to_date else "written"
         print(f"build {state}: {result.out} ({len(manifest['artifacts']):,} artifacts, tokens: {primary})")
-    breaches = [budget for budget in result.budgets if not budget.ok]
-    for budget in breaches:
-        print(budget.breach_text(), file=err)
+    breaches = [budget.breach_text() for budget in result.budgets if not budget.ok]
+    breaches += [overview_breach(row) for row in manifest.get("overview", ()) if not row["ok"]]
+    for breach in breaches:
+        print(breach, file=err)
     if breaches:
         print(f"over budget: build written to {result.out} for inspection", file=err)
 

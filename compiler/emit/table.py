@@ -37,3 +37,17 @@ def kind_table(sizes: Iterable[tuple[str, int]], budgets: Iterable[Mapping[str, 
         cells = [row[0].ljust(widths[0])] + [cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)]
         lines.append("  ".join(cells).rstrip())
     return "\n".join(lines)
+
+
+def overview_text(row: Mapping[str, Any]) -> str:
+    """A manifest `overview` row as the build prints it: `instructions: matrix form, 1,716 of 2,048 characters`."""
+    names = "" if row.get("namesEveryCapability") else "; capabilities are not named (only categories)"
+    return f"{row['kind']}: {row['form']} form, {row['characters']:,} of {row['budget']:,} characters{names}"
+
+
+def overview_breach(row: Mapping[str, Any]) -> str:
+    """`instructions: 2,300 characters > budget 2,048 in its shortest form (total)`."""
+    return (
+        f"{row['kind']}: {row['characters']:,} characters > budget {row['budget']:,} in its shortest form "
+        f"({row['form']}): raise character_budgets.{row['kind']} in capidx.yaml or shorten the title"
+    )

@@ -8,7 +8,7 @@ semantics, computed once per build.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from json.encoder import encode_basestring  # what canonical_json uses for strings (ensure_ascii=False)
 from typing import Any
@@ -26,6 +26,7 @@ from capidx.compiler.derive.snippets import snippet_artifacts
 from capidx.compiler.derive.stats import stats_document
 from capidx.compiler.derive.triggers import compact_trigger_line
 from capidx.compiler.render.environment import get_renderer
+from capidx.compiler.render.overview import Fitted, fit, instructions_frame, memory_frame
 from capidx.compiler.render.views import References
 from capidx.schema.builddir import MATCH_INDEX
 from capidx.schema.text import canonical_json
@@ -127,6 +128,41 @@ def summary_artifact(
         "Compact matrix of every capability by agent, grouped by category.",
         text,
     )
+
+
+def overview_artifacts(
+    catalog: Catalog, prefix: str, budgets: Mapping[str, int], *, title: str, build: str
+) -> list[tuple[Artifact, Fitted]]:
+    """instructions.md (sent by `capidx serve --instructions summary`) and memory.md (the body `capidx inject`
+    writes into a memory file), each in the richest form that fits its character budget."""
+    instructions = fit(catalog, instructions_frame(catalog, title, prefix), budgets["instructions"])
+    memory = fit(catalog, memory_frame(catalog, title, build), budgets["memory"])
+    return [
+        (
+            make_artifact(
+                "instructions",
+                "instructions.md",
+                prefix,
+                "Server instructions",
+                f"The overview sent as the server's instructions ({instructions.form} form, "
+                f"{instructions.characters:,} characters).",
+                instructions.text,
+            ),
+            instructions,
+        ),
+        (
+            make_artifact(
+                "memory",
+                "memory.md",
+                prefix,
+                "Memory-file overview",
+                f"The overview for a memory file such as AGENTS.md ({memory.form} form, {memory.characters:,} "
+                "characters).",
+                memory.text,
+            ),
+            memory,
+        ),
+    ]
 
 
 def stats_artifact(

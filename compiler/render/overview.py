@@ -1,0 +1,167 @@
+"""The overview that reaches the model at session start: the `instructions` and `memory` artifacts.
+
+Clients put server instructions (and memory files such as AGENTS.md) into every session, and Claude Code
+cuts server instructions at 2,048 characters without telling anyone. So the overview is fitted to a
+character budget here, at build time, by choosing the richest of a few documented forms that fits whole
+(docs/build-directory.md, "The overview"), never by cutting text:
+
+- `matrix`: every capability by category with one cell per agent (✓ ✗ -);
+- `names`: every capability name by category, without cells;
+- `counts`: the categories with how many capabilities each holds;
+- `total`: the number of capabilities and categories alone.
+
+The head says what the overview is for, the tail how to get details; both come from the caller, so the
+server's instructions and a memory file share one fitter. Pure: text in, text out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from capidx.compiler.catalog import Catalog
+from capidx.compiler.render.markdown import inline, line
+from capidx.compiler.render.views import AVAILABLE, NOT_RECORDED, UNAVAILABLE, agent_records
+
+FORMS = ("matrix", "names", "counts", "total")
+# Forms that name every canonical capability (the others name only categories).
+NAMING_FORMS = frozenset({"matrix", "names"})
+
+
+@dataclass(frozen=True)
+class Frame:
+    """What surrounds the body: `head` (what this is for, first) and `tail` (how to get details, last)."""
+
+    head: str
+    tail: str
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """The text, the form it has and its size against its budget."""
+
+    text: str
+    form: str
+    characters: int
+    budget: int
+
+    @property
+    def ok(self) -> bool:
+        return self.characters <= self.budget
+
+    def manifest_row(self, kind: str, uri: str) -> dict[str, object]:
+        """A row of the manifest's `overview` (schema/build-manifest.schema.json)."""
+        return {
+            "kind": kind,
+            "uri": uri,
+            "form": self.form,
+            "characters": self.characters,
+            "budget": self.budget,
+            "ok": self.ok,
+            "namesEveryCapability": self.form in NAMING_FORMS,
+        }
+
+
+def characters(text: str) -> int:
+    """Length as JavaScript's `String.length` counts it (UTF-16 code units), the unit a client's cut uses;
+    never less than the number of code points."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def fit(catalog: Catalog, frame: Frame, budget: int) -> Fitted:
+    """The richest form whose whole text fits `budget` characters; the last form when none fits (the build
+    then reports the breach: text is never cut)."""
+    text, form = "", FORMS[-1]
+    for form in FORMS:
+        text = _join(frame, _BODIES[form](catalog))
+        if characters(text) <= budget:
+            break
+    return Fitted(text, form, characters(text), budget)
+
+
+def _join(frame: Frame, body: str) -> str:
+    return "\n".join(part for part in (frame.head.strip(), body.strip(), frame.tail.strip()) if part) + "\n"
+
+
+def _matrix(catalog: Catalog) -> str:
+    legend = (
+        f"Columns: {' '.join(catalog.agent_ids)}. {AVAILABLE} available, {UNAVAILABLE} not available, "
+        f"{NOT_RECORDED} not recorded."
+    )
+    lines = [legend]
+    for category, capabilities in catalog.by_category().items():
+        lines.append(f"## {inline(category)}")
+        for capability in capabilities:
+            cells = " ".join(_cell(record) for _, record in agent_records(capability, catalog.agents))
+            lines.append(f"{line(capability.name)} {cells}")
+    return "\n".join(lines)
+
+
+def _cell(record: object) -> str:
+    if record is None:
+        return NOT_RECORDED
+    return AVAILABLE if getattr(record, "available", False) else UNAVAILABLE
+
+
+def _names(catalog: Catalog) -> str:
+    lines = [f"Agents: {', '.join(catalog.agent_ids)}. Capabilities by category (which agent has which: see below):"]
+    for category, capabilities in catalog.by_category().items():
+        lines.append(f"- {inline(category)}: {', '.join(inline(capability.name) for capability in capabilities)}")
+    return "\n".join(lines)
+
+
+def _counts(catalog: Catalog) -> str:
+    groups = catalog.by_category()
+    counted = ", ".join(f"{inline(category)} ({len(items)})" for category, items in groups.items())
+    return (
+        f"Agents: {', '.join(catalog.agent_ids)}. Capabilities per category: {counted}. "
+        "To list a category's names, see Details."
+    )
+
+
+def _total(catalog: Catalog) -> str:
+    return (
+        f"{len(catalog.agents):,} agents, {len(catalog.capabilities):,} capabilities in "
+        f"{len(catalog.categories):,} categories: to list them, see Details."
+    )
+
+
+_BODIES: dict[str, Callable[[Catalog], str]] = {
+    "matrix": _matrix,
+    "names": _names,
+    "counts": _counts,
+    "total": _total,
+}
+
+
+def instructions_frame(catalog: Catalog, title: str, prefix: str) -> Frame:
+    """The server's instructions: the server is connected, so details come from its tools and resources."""
+    return Frame(
+        head=(
+            f"{inline(title)}: which of {len(catalog.agents):,} agents has which of "
+            f"{len(catalog.capabilities):,} capabilities. Check here before answering from memory."
+        ),
+        tail=(
+            "Details: lookup_capability(agent, capability) for one agent; compare_capability(capability) across "
+            "agents; list_capabilities(agent?, category?) to list names; get_sources(agent?, capability?) to cite. "
+            f"Resources: {prefix}agents/{{agent}}, {prefix}capabilities/{{capability}}, "
+            f"{prefix}categories/{{category}} (capability: lower-case name with hyphens)."
+        ),
+    )
+
+
+def memory_frame(catalog: Catalog, title: str, build: str) -> Frame:
+    """A memory file's form (AGENTS.md and the like): the MCP server may not be connected, so it says where
+    details live in both cases. `build`: the build directory as the project names it (e.g. `build`)."""
+    return Frame(
+        head=(
+            f"{inline(title)}: which of {len(catalog.agents):,} agents has which of "
+            f"{len(catalog.capabilities):,} capabilities (generated by capidx; do not edit by hand)."
+        ),
+        tail=(
+            "Details: if the capidx MCP server is connected, use its tools lookup_capability, compare_capability, "
+            f"list_capabilities and get_sources; otherwise read {build}/agents/<agent>.md, "
+            f"{build}/capabilities/<capability>.md and {build}/categories/<category>.md (capability: lower-case "
+            "name with hyphens)."
+        ),
+    )
