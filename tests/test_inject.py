@@ -7,6 +7,7 @@ runs the command on what `capidx build` writes.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from pathlib import Path
@@ -143,11 +144,22 @@ def test_the_begin_marker_names_the_builds_memory_by_its_sha256(project: Path) -
     assert inject("AGENTS.md").exit_code == 0
     second = (project / "AGENTS.md").read_text("utf-8").splitlines()[0]
 
-    import hashlib
-
     for line, text in ((first, MEMORY), (second, NEWER)):
         assert line.startswith(BEGIN + " memory=sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16])
         assert "capidx" in line and line.endswith("-->")
+
+
+def test_a_block_on_the_first_line_after_a_byte_order_mark_is_found(project: Path) -> None:
+    assert inject("AGENTS.md").exit_code == 0
+    path = project / "AGENTS.md"
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes() + b"\n## Ours\n")
+    write_memory_build(project / "build", NEWER)
+
+    assert inject("AGENTS.md").output == "AGENTS.md: block updated\n"
+
+    text = path.read_bytes()
+    assert text.startswith(b"\xef\xbb\xbf" + BEGIN.encode()) and text.endswith(END.encode() + b"\n\n## Ours\n")
+    assert body_of(text.decode("utf-8")) == NEWER
 
 
 def test_the_file_mode_is_kept(project: Path) -> None:
