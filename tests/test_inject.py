@@ -57,7 +57,11 @@ def leftovers(folder: Path) -> list[str]:
 
 
 def test_a_missing_file_and_its_folder_are_created_holding_the_memory_verbatim(project: Path) -> None:
-    result = inject("AGENTS.md", ".github/copilot-instructions.md")
+    umask = os.umask(0o027)
+    try:
+        result = inject("AGENTS.md", ".github/copilot-instructions.md")
+    finally:
+        umask = os.umask(umask)
 
     assert result.exit_code == 0, result.output
     assert result.output.splitlines() == ["AGENTS.md: created", ".github/copilot-instructions.md: created"]
@@ -65,6 +69,7 @@ def test_a_missing_file_and_its_folder_are_created_holding_the_memory_verbatim(p
         text = path.read_text("utf-8")
         assert text.startswith(BEGIN) and text.endswith(END + "\n")
         assert body_of(text) == MEMORY
+        assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask  # as any new file, not mkstemp's 0600
     assert leftovers(project) == []
 
 

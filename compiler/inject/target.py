@@ -112,8 +112,8 @@ def write_atomically(target: Target, data: bytes) -> None:
         try:
             with os.fdopen(descriptor, "wb") as stream:
                 stream.write(data)
-                if target.mode is not None:
-                    os.fchmod(stream.fileno(), target.mode)
+            if target.mode is not None:
+                os.chmod(temporary, target.mode)
             os.replace(temporary, target.path)
         except BaseException:
             with contextlib.suppress(OSError):
