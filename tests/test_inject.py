@@ -74,7 +74,7 @@ def test_a_missing_file_and_its_folder_are_created_holding_the_memory_verbatim(p
 
 
 # (original bytes, newline the block must use)
-SURROUNDINGS = {
+FILE_STYLES = {
     "lf": (b"# Project\n\nOur rules.\n", "\n"),
     "crlf": (b"# Project\r\n\r\nOur rules.\r\n", "\r\n"),
     "no-final-newline": (b"# Project\n\nOur rules.", "\n"),
@@ -84,9 +84,9 @@ SURROUNDINGS = {
 }
 
 
-@pytest.mark.parametrize("case", SURROUNDINGS)
+@pytest.mark.parametrize("case", FILE_STYLES)
 def test_a_block_added_to_a_file_keeps_every_byte_before_it(project: Path, case: str) -> None:
-    original, newline = SURROUNDINGS[case]
+    original, newline = FILE_STYLES[case]
     (project / "AGENTS.md").write_bytes(original)
 
     result = inject("AGENTS.md")
@@ -102,9 +102,9 @@ def test_a_block_added_to_a_file_keeps_every_byte_before_it(project: Path, case:
     assert added.endswith(END + newline)
 
 
-@pytest.mark.parametrize("case", [case for case in SURROUNDINGS if case != "empty"])
+@pytest.mark.parametrize("case", [case for case in FILE_STYLES if case != "empty"])
 def test_a_block_updated_in_place_keeps_every_byte_before_and_after_it(project: Path, case: str) -> None:
-    text, newline = SURROUNDINGS[case]
+    text, newline = FILE_STYLES[case]
     before = text
     after = text.replace(b"Project", b"Tail").replace(b"Projekt", b"Ende")  # text after the block, same style
     (project / "AGENTS.md").write_bytes(before)

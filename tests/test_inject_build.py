@@ -34,7 +34,7 @@ def test_inject_follows_the_catalog_through_rebuilds(tmp_path: Path) -> None:
         {
             "category": "context-awareness",
             "name": "Checkpoints",
-            "description": "Saves the workspace before each edit so a session can rewind to any earlier step.",
+            "description": "Saves the workspace before each edit so the agent can rewind to any earlier step.",
             "available": True,
         }
     )
