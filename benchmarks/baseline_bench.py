@@ -13,7 +13,7 @@ catalog (the bundled one, then generated ones, `gen_catalog.py`):
 Every case runs once per round after `--warmup` discarded rounds, `-n` rounds, interleaved (A B A B ...) so that
 load on a shared machine hits every case alike; medians are printed, and each ratio's range over the rounds.
 Figures per process: wall time (spawn to exit, `time.perf_counter`), CPU time (user + system from `os.wait4`,
-which includes the processes it waited for: a build's helpers), "max RSS" (wait4's `ru_maxrss`: the largest
+which includes the processes it waited for: a build's worker processes), "max RSS" (wait4's `ru_maxrss`: the largest
 single process of the tree, exact) and "tree RSS" / "tree PSS": the sum over the process and all its
 descendants of /proc/<pid>/status VmRSS (sampled every 20 ms; a page shared by a fork counts in each
 process) and of /proc/<pid>/smaps_rollup Pss (every 100 ms; shared pages divided between the processes

@@ -71,25 +71,16 @@ def _runs_of(prefix: str, stem: str) -> dict[str, tuple[Path, Path, bool]]:
 
 
 RUNS = {
-    # name: (catalog folder, queries file, strip hints); the first set is the tuning set, run by default.
+    # name: (catalog folder, queries file, strip hints). The first set is the tuning set, run by default; the others
+    # were written blind (benchmarks/resolution/README.md) and run only when named, so nobody tunes against them
+    # by accident. The check set is kept unread for checking the next resolver change.
     **_runs_of("", ""),
-    # Held out (benchmarks/resolution/README.md, "Held-out set"): written blind after round two of the resolver
-    # began and never used to tune it; not run by default, so that nobody tunes against it by accident.
     **_runs_of("holdout-", "holdout_"),
-    # Fresh (README, "Fresh set (third round)"): written blind while round three was being made, by a helper
-    # who saw neither the resolver nor the other sets; round three never saw it. Not run by default either.
     **_runs_of("fresh-", "fresh_"),
-    # Round four (README, "Round-four set"): written blind while round four was being made, by a helper who saw
-    # neither the resolver nor any other set; round four never saw it. Not run by default.
-    **_runs_of("round4-", "round4_"),
-    # Round five (README, "Round-five set"): written blind while round five was being made; same rules.
-    **_runs_of("round5-", "round5_"),
-    # Round six (README, "Round-six set"): written blind in session 8 by a helper who saw neither the resolver nor
-    # any other set, after the resolver's last change; no round has used it. Not run by default.
-    **_runs_of("round6-", "round6_"),
-    # Round seven (README, "Round-seven set"): written blind in session 8 and left unread, for the next resolver
-    # round to be checked on. Not run by default.
-    **_runs_of("round7-", "round7_"),
+    **_runs_of("blind-2026-11-25-a-", "blind-2026-11-25-a_"),
+    **_runs_of("blind-2026-11-25-b-", "blind-2026-11-25-b_"),
+    **_runs_of("blind-2026-11-27-", "blind-2026-11-27_"),
+    **_runs_of("check-2026-11-27-", "check-2026-11-27_"),
 }
 DEFAULT_RUNS = ("bundled-hints", "bundled-ablated", "catalog2")
 

@@ -7,9 +7,9 @@ families (`resolution_rules.fit`, up to three cells, as the server has) is count
 no part in the choice; the server's `DECISION_RULE` is counted alongside. Every run (ablated, with hints, catalog2)
 of each family is used.
 
-    python benchmarks/resolution_refit.py [--fit first holdout] [--check fresh round4 round5] [--penalty 5 10]
+    python benchmarks/resolution_refit.py [--fit first holdout] [--check fresh blind-2026-11-25-a ...] [--penalty 5 10]
 
-Figures: docs/benchmarks.md, "The decision rule refitted on more data".
+Figures: docs/benchmarks.md, "Lookup quality and latency".
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ FAMILIES = {
     "first": "",
     "holdout": "holdout-",
     "fresh": "fresh-",
-    "round4": "round4-",
-    "round5": "round5-",
-    "round6": "round6-",
-    "round7": "round7-",
+    "blind-2026-11-25-a": "blind-2026-11-25-a-",
+    "blind-2026-11-25-b": "blind-2026-11-25-b-",
+    "blind-2026-11-27": "blind-2026-11-27-",
+    "check-2026-11-27": "check-2026-11-27-",
 }
 RUNS = ("bundled-ablated", "bundled-hints", "catalog2")
 
@@ -50,7 +50,8 @@ def scored(families: Sequence[str], workdir: Path) -> list[rules.Point]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fit", nargs="+", choices=FAMILIES, default=["first", "holdout"])
-    parser.add_argument("--check", nargs="+", choices=FAMILIES, default=["fresh", "round4", "round5"])
+    check = ["fresh", "blind-2026-11-25-a", "blind-2026-11-25-b"]
+    parser.add_argument("--check", nargs="+", choices=FAMILIES, default=check)
     parser.add_argument("--penalty", nargs="+", type=float, default=[5.0, 10.0])
     args = parser.parse_args(argv)
     from capidx.server.resolve import DECISION_RULE

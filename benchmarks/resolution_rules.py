@@ -45,8 +45,8 @@ def candidate_rules(most_cells: int = 2) -> list[Rule]:
     """Rules of one to `most_cells` cells, each looser in confidence than the one before and asking a larger lead.
 
     The cells are listed by falling confidence: `itertools.combinations` keeps that order, so a combination whose
-    confidences fall and leads rise is a rule whose cells are not redundant. (Listed by rising confidence, as
-    before session 8, no combination qualified and only one-cell rules were ever tried.)"""
+    confidences fall and leads rise is a rule whose cells are not redundant (listed by rising confidence, no
+    combination would qualify)."""
     cells = sorted(((c, lead) for c in CONFIDENCES for lead in LEADS), key=lambda cell: (-cell[0], cell[1]))
     return [
         combo

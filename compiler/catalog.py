@@ -2,8 +2,9 @@
 
 Everything downstream (derive, render, stats, the match index) reads this model and never the raw
 JSON, so the field names of the data format are translated in exactly one place. Fields the model
-does not know (the schema allows extra keys) are kept as flattened `extra` pairs so that full.md can
-still show them: full.md is lossless (docs/build-directory.md, "Losslessness").
+does not know (extension keys `x-…`, or keys a schema given by --schema allows) are kept as flattened
+`extra` pairs so that full.md can still show them: full.md is lossless (docs/build-directory.md,
+"Losslessness").
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ _CAPABILITY_KEYS = frozenset(
     requirements status deprecatedDate supersededBy sources implementationNotes aliases triggers useWhen""".split()
 )
 _AGENT_KEYS = frozenset("name vendor version lastUpdated".split())
-# Top-level keys of a capability document; `$schema` is build-only (it names the schema, not the agent).
-_DOCUMENT_KEYS = frozenset("$schema agent capabilities integrations models documentation".split())
+# Top-level keys of a capability document; `$schema` and `$comment` are build-only (they name the schema
+# and note things for the file's editors, not the agent: docs/build-directory.md, "Losslessness").
+_DOCUMENT_KEYS = frozenset("$schema $comment agent capabilities integrations models documentation".split())
 _INTEGRATION_KEYS = frozenset("platform supported features".split())
 _MODEL_KEYS = frozenset("name provider available tier".split())
 

@@ -17,7 +17,7 @@ Severity = Literal["error", "warning"]
 
 
 class ExitCode(IntEnum):
-    """Exit codes shared by every command (documented in the README)."""
+    """Exit codes shared by every command (documented in docs/cli.md)."""
 
     OK = 0
     INVALID = 1  # the data, a budget or a build failed

@@ -227,8 +227,7 @@ def expansions(word: str) -> tuple[str, ...]:
     """The usual expansions of a normalized word, or () when it is not a known abbreviation.
 
     The word may also be the light stem of an abbreviation (`capidx.schema.text.stem`), which is what the
-    resolver holds once a query is split into `terms()`: 'prefs' arrives as 'pref', 'creds' as 'cred'. Before
-    round four such plurals whose stem is not an entry of its own never expanded."""
+    resolver holds once a query is split into `terms()`: 'prefs' arrives as 'pref', 'creds' as 'cred'."""
     return ABBREVIATIONS.get(word) or _by_stem().get(word, ())
 
 

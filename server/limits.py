@@ -1,7 +1,7 @@
 """What the server echoes back of a client's input: at most `ECHO_CHARS` characters of it.
 
-A 10 MB URI used to come back whole, twice (in the error message and in `data.uri`), so one request
-could make the server build and send twice what it received. `clip` keeps the start of such a value
+Unbounded, a 10 MB URI would come back whole, twice (in the error message and in `data.uri`), so one
+request could make the server build and send twice what it received. `clip` keeps the start of such a value
 and says how long it was, which is all a client needs to recognise its own request. The bound is
 long enough for any URI the server could serve (a prefix, a kind and a name of at most 200
 characters), so an ordinary mistake comes back whole.

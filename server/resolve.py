@@ -62,11 +62,10 @@ Status = Literal["resolved", "ambiguous", "unknown"]
 K1 = 1.2
 B = 0.75
 # A scored winner resolves when it is confident with a modest lead over the runner-up, less confident with a
-# large one, or (round three) weaker still but nearly alone: a lead is a share of the winner's own confidence
-# (`decide`; calibrated on the blind benchmark: docs/benchmarks.md, "Resolution on blind queries"). Looser cells
-# (0.4 with a 50 % lead in round two; 0.55 with a 15-50 % lead in round three) fitted the tuning sets without a
-# wrong answer but were wrong 4-6 times on the held-out set: a wrong answer costs more than a list of candidates
-# with the right one first, so they are not used. The third cell added no wrong answer on either.
+# large one, or weaker still but nearly alone: a lead is a share of the winner's own confidence (`decide`;
+# calibrated on the blind benchmark: docs/benchmarks.md, "Lookup quality and latency"). Looser cells fitted the
+# tuning sets but were wrong on the held-out set: a wrong answer costs more than a list of candidates with the
+# right one first.
 DECISION_RULE: tuple[tuple[float, float], ...] = ((0.7, 0.15), (0.6, 0.5), (0.45, 0.65))  # (min confidence, lead)
 # A scored "the asked agent lacks it" needs the stricter cells only (the issue's worst answer is a confident
 # wrong "no"): a weak, lone winner the agent lacks comes back as a candidate.
@@ -81,11 +80,11 @@ FLOOR = 0.3
 # Whole-string similarity (0-100) that counts as "the same words, mistyped".
 TYPO_RATIO = 82
 SUGGESTIONS = 3
-# When nothing is resolved, the scorer's candidates offered (round four): up to this many, down to this
-# confidence. A "not resolved, here are the candidates" answer that holds the right capability is far better
-# than one that lacks it; on the blind sets a descriptive sentence's right capability was often ranked 4th or
-# 5th at a confidence of 0.05-0.15 (docs/benchmarks.md, "Round four"). Five short rows cost about 50 tokens
-# more than three; the snippets answering the question stay the top three (server/tools.py).
+# When nothing is resolved, the scorer's candidates offered: up to this many, down to this confidence. A
+# "not resolved, here are the candidates" answer that holds the right capability is far better than one that
+# lacks it, and a descriptive sentence's right capability is often ranked 4th or 5th at a low confidence. Five
+# short rows cost about 50 tokens more than three; the snippets answering the question stay the top three
+# (server/tools.py).
 SHOWN_CANDIDATES = 5
 SHOWN_FLOOR = 0.05
 
@@ -98,7 +97,7 @@ FIELD_WEIGHTS: Mapping[str, float] = MappingProxyType({"name": 4.0, "alias": 3.0
 DESCRIPTION_ONLY = 0.8
 # A term that only an alias or a trigger phrase gives a capability (`CapabilityEntry.hinted`) explains this much
 # of itself: a maintainer's hint on one word is no better evidence of what a sentence asks than a description's
-# word (round five; a hint that IS the query still resolves as `alias` or `trigger` before scoring).
+# word (a hint that IS the query still resolves as `alias` or `trigger` before scoring).
 HINT_TERM = 0.9
 VERB_FORM = 0.8
 # A query word may also stand for another index term of the same Snowball root ('approval' ~ 'approve':
@@ -220,7 +219,7 @@ class CapabilityEntry:
     # Term -> the BM25F weight of the strongest field it occurs in (name, alias, terminology, trigger).
     fields: Mapping[str, float] = field(default_factory=dict)
     # Terms of `fields` that only a maintainer's hint (an alias or a trigger phrase) has, not a name or a wording:
-    # in coverage they explain `HINT_TERM` of themselves (round five).
+    # in coverage they explain `HINT_TERM` of themselves.
     hinted: frozenset[str] = frozenset()
     # Stemmed term sequences of names, aliases and wordings (False) and trigger phrases (True).
     phrases: tuple[tuple[tuple[str, ...], bool], ...] = ()
@@ -805,7 +804,7 @@ def _scored(index: MatchIndex, query: str, n: str, corrected: Corrected, agent: 
 
 def decide(best: float, runner_up: float, rule: tuple[tuple[float, float], ...] = DECISION_RULE) -> bool:
     """Whether a scored winner is clear enough to resolve (`DECISION_RULE`, calibrated on the blind benchmark,
-    docs/benchmarks.md, "Resolution on blind queries"). The lead is relative to the winner's confidence: 0.40
+    docs/benchmarks.md, "Lookup quality and latency"). The lead is relative to the winner's confidence: 0.40
     against 0.10 is as clear an order as 0.80 against 0.20, but a weak winner needs the larger lead."""
     lead = (best - runner_up) / best if best > 0 else 0.0
     return any(best >= confidence and lead >= needed for confidence, needed in rule)
@@ -1086,7 +1085,7 @@ def _contained(index: MatchIndex, corrected: Corrected, parts: frozenset[str] = 
 PATTERN_QUERY_CHARS = 1000  # the patterns see at most this much of a query (a request, not a document)
 PATTERN_TIMEOUT = 0.05  # seconds one search may take before it counts as no match
 PATTERN_BUDGET = 0.25  # seconds all the patterns of one request may take together; the rest count as no match
-# How a `useWhen` match counts by the share of the query it explains (`_pattern_coverage`; round five).
+# How a `useWhen` match counts by the share of the query it explains (`_pattern_coverage`).
 PATTERN_BASE = 0.5
 PATTERN_FULL_SHARE = 0.75
 
@@ -1097,7 +1096,7 @@ def _patterns(index: MatchIndex, query: str, n: str) -> dict[str, float]:
 
     A rule states how sure it is when it fires, not how much of a long request it accounts for: 'hooks' inside
     "package my skills and hooks so my team can install them" is one word of eleven, so it counts like a name
-    contained in the query does, by its share (round five, docs/benchmarks.md).
+    contained in the query does, by its share.
 
     Every search is bounded in time (`_search`), and all of them together by `PATTERN_BUDGET`: a pattern
     that backtracks catastrophically costs one request a fraction of a second, never the server minutes.

@@ -90,7 +90,7 @@ CLAUDE: dict[str, Any] = {
             "terminology": "subagents",
             "maturityLevel": "beta",
             "status": "active",
-            "reviewNote": "Checked against the Zürich meetup demo",
+            "x-reviewNote": "Checked against the Zürich meetup demo",
             "sources": [
                 _source(
                     "https://docs.anthropic.com/en/docs/claude-code/sub-agents",

@@ -89,11 +89,11 @@ def test_every_command_shows_its_help(name: str) -> None:
     assert result.exit_code == 0 and "Usage:" in result.output
 
 
-def test_bash_completion_as_the_readme_documents_it() -> None:
+def test_bash_completion_as_docs_cli_md_documents_it() -> None:
     """`_CAPIDX_COMPLETE=bash_source capidx` prints a completion script; completing `capidx re` offers
     `report` (click's protocol: COMP_WORDS / COMP_CWORD, answers as `type,value` lines)."""
-    readme = (ROOT / "README.md").read_text("utf-8")
-    assert "_CAPIDX_COMPLETE=bash_source capidx" in readme
+    reference = (ROOT / "docs" / "cli.md").read_text("utf-8")
+    assert "_CAPIDX_COMPLETE=bash_source capidx" in reference
     base = {key: value for key, value in os.environ.items() if not key.startswith("_CAPIDX_COMPLETE")}
     command = [sys.executable, "-c", "from capidx.cli import cli; cli(prog_name='capidx')"]
     source = subprocess.run(

@@ -1,4 +1,4 @@
-"""`--encoding o200k_base` never reaches the network (issue #15, item 5): README promises nothing is downloaded.
+"""`--encoding o200k_base` never reaches the network (issue #15, item 5): docs/cli.md promises nothing is downloaded.
 
 Every test points the proxy variables at a local socket that records each connection made to it, and
 asserts that none was made. A control test first shows that tiktoken's own downloader, called directly,

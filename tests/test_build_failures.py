@@ -53,6 +53,29 @@ def test_invalid_data_exits_1_and_keeps_the_previous_build(project: Path) -> Non
     assert snapshot(project / "build") == before
 
 
+def test_a_misspelled_optional_key_stops_the_build_instead_of_dropping_its_value(project: Path) -> None:
+    before = snapshot(project / "build")
+    docs = documents()
+    capability = docs["claude-code"]["capabilities"][0]
+    capability["terminolgy"] = capability.pop("terminology")
+    capability["x-owner"] = "docs team"  # an extension key is let through
+    write_catalog(project, docs)
+    result = _build(project)
+    assert result.exit_code == 1, result.output
+    assert "'terminolgy' is not a known key: did you mean 'terminology'?" in result.stderr
+    assert "x-owner" not in result.stderr
+    assert snapshot(project / "build") == before
+
+
+def test_a_documents_comment_is_accepted_and_build_only(project: Path) -> None:
+    docs = documents()
+    docs["claude-code"]["$comment"] = "Editors: keep capabilities in category order"
+    write_catalog(project, docs)
+    result = _build(project, "-q")
+    assert result.exit_code == 0, result.output
+    assert "keep capabilities in category order" not in (project / "build" / "full.md").read_text("utf-8")
+
+
 def test_a_template_typo_fails_naming_file_and_line(project: Path) -> None:
     before = snapshot(project / "build")
     templates = project / "templates"

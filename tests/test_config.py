@@ -91,17 +91,17 @@ def test_empty_file_means_defaults(tmp_path: Path) -> None:
     [
         (
             "stalenes:\n  warn_days: 3\n",
-            ["capidx.yaml:1:1: $.stalenes: unknown key 'stalenes' (did you mean 'staleness'?)"],
+            ["capidx.yaml:1:1: $.stalenes: 'stalenes' is not a known key: did you mean 'staleness'?"],
         ),
         (
             "paths:\n  agents: a\n  outt: b\n",
-            ["capidx.yaml:3:3: $.paths.outt: unknown key 'outt' (did you mean 'out'?)"],
+            ["capidx.yaml:3:3: $.paths.outt: 'outt' is not a known key: did you mean 'out'?"],
         ),
-        ("zzz: 1\n", ["capidx.yaml:1:1: $.zzz: unknown key 'zzz' (valid keys: paths, staleness, lint, uri_prefix,"]),
+        ("zzz: 1\n", ["capidx.yaml:1:1: $.zzz: 'zzz' is not a known key (known keys: paths, staleness, lint,"]),
         (
             "staleness:\n  warn_days: '30'\nencodings: cl100k_base\n",
             [
-                "capidx.yaml:2:14: $.staleness.warn_days: expected integer, received string",
+                "capidx.yaml:2:14: $.staleness.warn_days: expected integer, received string (write 30, without quotes)",
                 "capidx.yaml:3:12: $.encodings: expected array, received string",
             ],
         ),
@@ -220,7 +220,7 @@ def test_config_errors_stop_validate_with_exit_2(tmp_path: Path, monkeypatch: py
 
     assert result.exit_code == 2
     assert result.output.splitlines()[0] == (
-        "settings/capidx.yaml:2:3: $.staleness.warn_day: unknown key 'warn_day' (did you mean 'warn_days'?)"
+        "settings/capidx.yaml:2:3: $.staleness.warn_day: 'warn_day' is not a known key: did you mean 'warn_days'?"
     )
 
 

@@ -315,7 +315,7 @@ def test_a_broken_capidx_yaml_exits_2(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.chdir(tmp_path)
     result = _run()
     assert result.exit_code == 2
-    assert "unknown key 'outt'" in result.output and "did you mean 'out'" in result.output
+    assert "'outt' is not a known key: did you mean 'out'?" in result.output
 
 
 # --- formats ------------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 WORKFLOW = DOCS / "examples" / "capidx.yml"
 PRE_COMMIT = DOCS / "examples" / "pre-commit-config.yaml"
-CHECKED_DOCS = (DOCS / "ci.md", DOCS / "report.md", DOCS / "inject.md")
+CHECKED_DOCS = (DOCS / "ci.md", DOCS / "report.md", DOCS / "cli.md", DOCS / "inject.md")
 
 _FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 _INLINE = re.compile(r"(?<!`)`(capidx [^`]+)`(?!`)")
@@ -257,3 +257,34 @@ def test_report_md_documents_every_json_key(tmp_path: Path) -> None:
     text = (DOCS / "report.md").read_text(encoding="utf-8")
     undocumented = sorted(key for key in keys if f"`{key}`" not in text and f'"{key}"' not in text)
     assert undocumented == []
+
+
+# --- docs/cli.md ------------------------------------------------------------------------------------
+
+
+def _visible_commands(group: click.Group, prefix: str = "capidx") -> list[tuple[str, click.Command]]:
+    found = []
+    for name, command in group.commands.items():
+        if command.hidden:
+            continue
+        found.append((f"{prefix} {name}", command))
+        if isinstance(command, click.Group):
+            found += _visible_commands(command, f"{prefix} {name}")
+    return found
+
+
+@pytest.mark.parametrize(("name", "command"), _visible_commands(cli), ids=lambda value: str(value))
+def test_cli_md_documents_every_command_and_option(name: str, command: click.Command) -> None:
+    """The command reference documents the whole CLI: every visible command has a section, and
+    every visible option is named (all its long forms, or its short form)."""
+    text = (DOCS / "cli.md").read_text(encoding="utf-8")
+    assert f"## `{name}" in text
+    missing = []
+    for param in command.params:
+        if not isinstance(param, click.Option) or param.hidden or param.name == "help":
+            continue
+        flags = (*param.opts, *param.secondary_opts)
+        longs, shorts = [f for f in flags if f.startswith("--")], [f for f in flags if not f.startswith("--")]
+        if not all(flag in text for flag in longs) and not any(f"`{flag}" in text for flag in shorts):
+            missing.append(param.opts[0])
+    assert missing == []

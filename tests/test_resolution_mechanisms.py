@@ -176,7 +176,7 @@ def test_the_lexicon_knows_the_field(word: str, expansion: str) -> None:
 
 def test_every_abbreviation_expands_as_the_resolver_holds_it() -> None:
     """The resolver looks words up after `terms()` has stemmed them ('prefs' -> 'pref'): each entry must expand
-    in that form too (round four: 'prefs', 'creds', 'opts' and 'stats' did not)."""
+    in that form too ('prefs', 'creds', 'opts', 'stats')."""
     for word in ABBREVIATIONS:
         held = terms(word)
         assert len(held) == 1 and expansions(held[0]), word
@@ -242,7 +242,7 @@ def test_the_guard_turns_a_loose_no_into_candidates(index: MatchIndex) -> None:
     guarded = resolve._guarded(index, loose, CLAUDE)
     assert guarded.status == "ambiguous"
     assert [c.value for c in guarded.candidates] == ["inline-completion", "editor-integration"]
-    # the scorer's wider list, when given, is what an unresolved answer offers (round four)
+    # the scorer's wider list, when given, is what an unresolved answer offers
     offered = (*ranked, resolve.Candidate("web-search", "Web Search", 0.06))
     assert resolve._guarded(index, loose, CLAUDE, offered).candidates == offered
     # the agent that has it, a confident answer, or no close candidate it has: the answer stands
@@ -322,7 +322,7 @@ def test_related_wordings_come_from_the_concept_lexicon() -> None:
     assert ("memory",) in related("remember")
     assert ("checkpoint",) in related("undo")
     assert related("unrelatedword") == ()
-    # round four: everyday words of intent and the field's common tool names
+    # everyday words of intent and the field's common tool names
     assert ("continue",) in concepts.related_phrase(("keep", "going"))
     assert ("explain",) in related("tell")
     assert ("pytest",) in related("test")
@@ -417,7 +417,7 @@ def test_suggestions_for_an_unknown_name_never_claim_more_than_what_scored(index
 def test_an_unresolved_answer_offers_the_scorers_top_candidates_down_to_a_low_floor(
     index: MatchIndex, query: str
 ) -> None:
-    """Round four: when nothing is resolved, up to `SHOWN_CANDIDATES` of the scorer's list come back, down to
+    """When nothing is resolved, up to `SHOWN_CANDIDATES` of the scorer's list come back, down to
     `SHOWN_FLOOR` (below the floor of the snippets' list): the right capability is often ranked 4th or 5th."""
     resolution = resolve_capability(index, query, agent=CLAUDE)
     assert resolution.status != "resolved"

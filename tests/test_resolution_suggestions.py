@@ -36,7 +36,7 @@ async def test_an_unknown_agent_is_still_an_error(any_build: Path) -> None:
 
 
 async def test_an_unresolved_lookup_names_the_candidates_its_snippets_leave_out(bundled_build: Path) -> None:
-    """Round four: the snippets answer with the top three; the scorer's further candidates are named too, in the
+    """The snippets answer with the top three; the scorer's further candidates are named too, in the
     text and the structured answer, so the model sees them (not only `_meta`)."""
     async with connect(bundled_build) as client:
         result = await client.call_tool(

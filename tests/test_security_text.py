@@ -108,7 +108,7 @@ def test_single_line_fields_refuse_control_format_and_line_break_characters(
 
 
 def test_an_object_key_is_single_line_text(tmp_path: Path) -> None:
-    _write(tmp_path, _with_text("key", f"note{RLO}"))
+    _write(tmp_path, _with_text("key", f"x-note{RLO}"))  # an extension key: allowed, and still text
     code, diagnostics = _report(tmp_path)
     assert code == 1
     [error] = _errors(diagnostics)

@@ -157,18 +157,59 @@ def _annotations(text: str) -> list[str]:
     return [line for line in text.splitlines() if line.startswith("::")]
 
 
-def test_github_groups_one_annotation_per_file_and_rule_and_logs_every_diagnostic() -> None:
+def _schema_error(path: str, line: int) -> Diagnostic:
+    return Diagnostic(path, line, 3, f"$.capabilities[{line}]", "error", "bad value", None, "schema")
+
+
+def test_github_annotates_every_error_line_while_under_the_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result = run_case("invalid/type-hints", tmp_path, monkeypatch, "--format", "github")
+
+    assert result.exit_code == 1
+    annotations = _annotations(result.output)
+    assert [a.split(",col=")[0] for a in annotations] == [
+        f"::error file=agents/alpha/capabilities/current.yaml,line={line}" for line in (4, 10, 11, 14, 19)
+    ]
+    assert not any("more of this kind" in a for a in annotations)
+    assert annotations == result.output.splitlines()  # nothing grouped: the annotations are the whole output
+
+
+def test_github_groups_only_what_is_over_the_limit_and_logs_every_diagnostic() -> None:
     diagnostics = tuple(_never_verified("a.json", line) for line in range(1, 41))
-    diagnostics += (Diagnostic("a.json", 7, 3, "$.x", "error", "bad value", None, "schema"),)
+    diagnostics += (_schema_error("a.json", 7),)
     text = GithubReporter().render(ValidationResult((), None, diagnostics, (Path("a.json"),)))
 
     annotations = _annotations(text)
-    assert len(annotations) == 2  # one per (file, rule), errors first
-    assert annotations[0].startswith("::error file=a.json,line=7,col=3,title=capidx schema::")
-    assert annotations[1].startswith("::warning file=a.json,line=1,col=9,title=capidx never-verified (40)::")
-    assert "and 39 more of this kind in this file (lines 2, 3," in annotations[1]
+    errors, warnings = annotations[:1], annotations[1:]
+    assert errors == ["::error file=a.json,line=7,col=3,title=capidx schema::$.capabilities[7]: bad value"]
+    assert len(warnings) == 10  # nine lines alone, then one annotation for the other 31
+    assert [w.split(",col=")[0] for w in warnings[:9]] == [f"::warning file=a.json,line={n}" for n in range(1, 10)]
+    assert warnings[9].startswith("::warning file=a.json,line=10,col=9,title=capidx never-verified (31)::")
+    assert "and 30 more of this kind in this file (lines 11, 12," in warnings[9]
     # The log still has every diagnostic, as text lines after the annotations.
     assert sum("source never verified" in line for line in text.splitlines() if not line.startswith("::")) == 40
+
+
+def test_github_names_one_other_line_as_line() -> None:
+    diagnostics = tuple(_schema_error("a.json", line) for line in range(10, 21))  # eleven: two share one
+    annotations = _annotations(GithubReporter().render(ValidationResult((), None, diagnostics, ())))
+
+    assert len(annotations) == 10
+    assert annotations[-1].startswith("::error file=a.json,line=19,col=3,title=capidx schema (2)::")
+    assert annotations[-1].endswith("%0Aand 1 more of this kind in this file (line 20)")
+
+
+def test_github_fills_the_limit_across_files_and_rules() -> None:
+    crowded = tuple(_schema_error("a.json", line) for line in range(1, 13))
+    others = (_schema_error("b.json", 5), Diagnostic("c.json", 2, 1, "$", "error", "bad", None, "io"))
+    annotations = _annotations(GithubReporter().render(ValidationResult((), None, crowded + others, ())))
+
+    assert len(annotations) == 10
+    grouped = [a for a in annotations if "more of this kind" in a]
+    assert len(grouped) == 1 and "title=capidx schema (5)" in grouped[0]  # a.json's last five lines
+    assert "(lines 9, 10, 11, 12)" in grouped[0]
+    assert sum("file=b.json" in a or "file=c.json" in a for a in annotations) == 2
 
 
 def test_github_caps_annotations_per_level_at_what_github_shows() -> None:
@@ -196,7 +237,7 @@ def test_github_step_summary_lists_every_diagnostic(tmp_path: Path, monkeypatch:
     assert text.startswith("earlier step\n### capidx validate: ✅ valid")  # appended, not overwritten
     table = [line for line in text.splitlines() if line.startswith("| warning |")]
     annotations = _annotations(result.output)
-    assert len(table) > len(annotations)  # everything the annotations group is listed one by one
+    assert len(table) == len(annotations) == 7  # under GitHub's limits: an annotation for each
     assert sum("never-verified" in row for row in table) == 5
 
 

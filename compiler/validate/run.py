@@ -17,11 +17,12 @@ from typing import Any
 from capidx.compiler.config import Config, load_config, with_catalog
 from capidx.compiler.diagnostics import Diagnostic, ExitCode, exit_code_for
 from capidx.compiler.validate import build_needs as contract
-from capidx.compiler.validate import discover, lint
+from capidx.compiler.validate import discover, keys, lint
 from capidx.compiler.validate.load import SourceFile, load_file
 from capidx.compiler.validate.schemas import (
     ALIASES_SCHEMA,
     CAPABILITY_SCHEMA,
+    bundled_schema,
     bundled_validator,
     load_schema_file,
     schema_diagnostics,
@@ -120,11 +121,14 @@ def _capability_validator(config: Config) -> tuple[Any | None, list[Diagnostic]]
 
 
 def _check_document(source: SourceFile, validator: Any, config: Config, today: date) -> list[Diagnostic]:
-    return [
+    problems = [
         *schema_diagnostics(validator, source),
         *lint.check_document(source, config, today),
         *lint.check_agent_directory(source.path),
     ]
+    if config.schema is not None:  # capidx's own schema is closed: its unknown keys are errors already
+        problems += keys.near_misses(source, validator.schema, [bundled_schema(CAPABILITY_SCHEMA)])
+    return problems
 
 
 def _check_alias_tables(

@@ -7,6 +7,7 @@ key's likely spelling, the expected date format.
 
 from __future__ import annotations
 
+import calendar
 import difflib
 import json
 import re
@@ -19,6 +20,7 @@ from typing import Any
 
 from capidx.compiler.diagnostics import Diagnostic
 from capidx.compiler.validate.fastschema import compile_check
+from capidx.compiler.validate.keys import suggest, unknown_key
 from capidx.compiler.validate.load import SourceFile, load_file
 
 CAPABILITY_SCHEMA = "capability-schema.json"
@@ -32,6 +34,19 @@ _FORMAT_HINTS = {
     "email": "write an address such as name@example.com",
 }
 _MAX_LISTED = 25
+_EXTENSIONS = "^x-"  # the `patternProperties` of capidx's own schemas that lets extension keys in
+# How to write a value of each JSON type, for "expected boolean, received string".
+_TYPE_HINTS = {
+    "boolean": "write true or false, without quotes",
+    "number": "write a number without quotes, such as 0.5",
+    "integer": "write a whole number without quotes, such as 30",
+    "string": "write text in quotes",
+    "array": "write a list: [\"first\", \"second\"], or in YAML one '- item' per line",
+    "object": "write keys and values: {\"key\": \"value\"}, or in YAML 'key: value' lines indented below",
+    "null": "write null",
+}
+_MONTHS = "January February March April May June July August September October November December".split()
+_DATE_PARTS = re.compile(r"(\d{4})-(\d{2})-(\d{2})", re.ASCII)
 
 
 @cache
@@ -219,26 +234,52 @@ def _describe(error: Any, source: SourceFile, code: str) -> list[Diagnostic]:
 
 
 def _unknown_keys(error: Any, parts: tuple[Any, ...], source: SourceFile, code: str) -> list[Diagnostic]:
+    extra = [key for key in error.instance if not _named(error.schema, key)]
     known = list(error.schema.get("properties", {}))
-    patterns = list(error.schema.get("patternProperties", {}))
-    extra = [key for key in error.instance if key not in known and not any(re.search(p, key) for p in patterns)]
+    missing = [key for key in error.schema.get("required", ()) if key not in error.instance]
     problems = []
     for key in extra:
-        close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
-        hint = f"did you mean '{close[0]}'?" if close else _listing("valid keys", known)
-        problems.append(source.diagnostic((*parts, key), "error", f"unknown key '{key}'", hint, code, key=True))
+        meant = suggest(key, known)
+        message = unknown_key(key, meant)
+        if meant in missing:
+            hint: str | None = f"'{meant}' is required"
+        elif meant is None:
+            hint = _listing("known keys", known)
+            if _EXTENSIONS in error.schema.get("patternProperties", {}):
+                hint = (hint + "; " if hint else "") + "an extension key starts with 'x-'"
+        else:
+            hint = None
+        problems.append(source.diagnostic((*parts, key), "error", message, hint, code, key=True))
     return problems or [source.diagnostic(parts, "error", _short_message(error.message), None, code)]
 
 
 def _missing_keys(error: Any, parts: tuple[Any, ...], source: SourceFile, code: str) -> list[Diagnostic]:
-    known = set(error.schema.get("properties", {}))
+    """One error per missing key, at the present key that looks like its misspelling when there is one.
+
+    When the schema also rejects that key as unknown, its unknown-key error already says "did you mean"
+    and that the key is required: one error for one typo.
+    """
+    known = list(error.schema.get("properties", {}))
     strangers = [key for key in error.instance if key not in known]
+    closed = error.schema.get("additionalProperties") is False
     problems = []
     for key in (name for name in error.validator_value if name not in error.instance):
-        close = difflib.get_close_matches(key, strangers, n=1, cutoff=0.6)
-        hint = f"'{close[0]}' is present: a typo for '{key}'?" if close else None
-        problems.append(source.diagnostic(parts, "error", f"missing required key '{key}'", hint, code))
+        typo = next((stranger for stranger in strangers if suggest(stranger, [key]) == key), None)
+        if typo is None:
+            problems.append(source.diagnostic(parts, "error", f"missing required key '{key}'", None, code))
+        elif not (closed and not _named(error.schema, typo) and suggest(typo, known) == key):
+            hint = f"{_short(typo)} is present: did you mean '{key}'?"
+            problems.append(
+                source.diagnostic((*parts, typo), "error", f"missing required key '{key}'", hint, code, key=True)
+            )
     return problems
+
+
+def _named(schema: dict[str, Any], key: str) -> bool:
+    """Whether `properties` or `patternProperties` of `schema` name `key`."""
+    if key in schema.get("properties", {}):
+        return True
+    return any(re.search(pattern, key) for pattern in schema.get("patternProperties", {}))
 
 
 def _message(error: Any, parts: tuple[Any, ...]) -> str:
@@ -272,14 +313,55 @@ def _hint(error: Any) -> str | None:
         allowed = [str(item) for item in expected]
         close = _closest(value, allowed) if isinstance(value, str) else None
         return f"did you mean '{close}'?" if close else _listing("allowed values", allowed)
+    if kind == "type":
+        return _type_hint(expected, value)
     if kind == "format":
-        return _FORMAT_HINTS.get(expected)
+        impossible = _impossible_date(value) if expected in ("date", "date-time") else None
+        return impossible or _FORMAT_HINTS.get(expected)
     if kind == "uniqueItems" and isinstance(value, list):
         seen: list[Any] = []
         for item in value:
             if item in seen:
                 return f"{_short(item)} appears more than once"
             seen.append(item)
+    return None
+
+
+def _type_hint(expected: str | list[str], value: Any) -> str | None:
+    """How to write the expected type, naming the value itself where it only needs its quotes changed."""
+    wanted = [name for name in ([expected] if isinstance(expected, str) else expected) if name != "null"]
+    kind = wanted[0] if wanted else "null"
+    if isinstance(value, str) and len(value) <= 40:
+        text = value.strip()
+        if kind == "boolean" and text.casefold() in ("true", "false"):
+            return f"write {text.casefold()}, without quotes"
+        if kind in ("number", "integer") and json_type(_number(text)) in ({kind} | {"integer"}):
+            return f"write {text}, without quotes"
+    if kind == "string" and isinstance(value, int | float) and not isinstance(value, bool):
+        return f"write it in quotes: \"{value}\""
+    return _TYPE_HINTS.get(kind)
+
+
+def _number(text: str) -> Any:
+    try:
+        return json.loads(text) if len(text) <= 40 else None
+    except ValueError:
+        return None
+
+
+def _impossible_date(value: Any) -> str | None:
+    """For a date in the right shape that is not in the calendar, what is wrong with it."""
+    match = _DATE_PARTS.match(value) if isinstance(value, str) else None
+    if match is None:
+        return None
+    year, month, day = (int(group) for group in match.groups())
+    if year == 0:
+        return "there is no year 0000: write the date as YYYY-MM-DD"
+    if not 1 <= month <= 12:
+        return f"there is no month {month:02d}: write the date as YYYY-MM-DD"
+    days = calendar.monthrange(year, month)[1]
+    if not 1 <= day <= days:
+        return f"that day does not exist: {_MONTHS[month - 1]} {year} has {days} days"
     return None
 
 

@@ -1,0 +1,211 @@
+"""Unknown keys: which known key a misspelled one meant, and near misses that an open schema lets through.
+
+capidx's own schemas are closed, so an unknown key there is an error (`schemas`), with the key it most
+likely meant. A user's schema (`--schema`) may leave objects open; a key one edit (or a change of case)
+away from a known one is then still most likely a typo whose value the build drops without a word, so it
+gets a warning. The keys known at a place are the user's schema's and the bundled schema's (what the build
+reads). Keys starting with `x-` are extension fields: never reported.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from capidx.compiler.diagnostics import Diagnostic
+from capidx.compiler.validate.load import SourceFile
+
+EXTENSION_PREFIX = "x-"
+CODE = "unknown-key-typo"
+_MAX_KEY_CHARS = 200  # longer keys are not compared: bounded work on hostile input
+_SHOWN_CHARS = 60  # of an unknown key, in its message
+_MAX_DEPTH = 64  # document levels followed
+_MAX_SUBSCHEMAS = 1000  # subschemas applying to one value (a hostile schema could name thousands)
+_COMBINATORS = ("allOf", "anyOf", "oneOf", "then", "else")
+
+
+def suggest(key: str, known: Iterable[str], *, loose: bool = True) -> str | None:
+    """The known key `key` most likely meant: the same in another case, one edit away (an insertion, a
+    deletion, a substitution or two neighbours swapped), or with `loose`, any similar spelling."""
+    known = [name for name in known if name != key]
+    if len(key) > _MAX_KEY_CHARS or not known:
+        return None
+    folded = key.casefold()
+    for test in (lambda name: name.casefold() == folded, lambda name: one_edit(folded, name.casefold())):
+        found = next((name for name in known if test(name)), None)
+        if found is not None:
+            return found
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6) if loose else []
+    return close[0] if close else None
+
+
+def unknown_key(key: str, meant: str | None) -> str:
+    """The message for an unknown key (cut short when long: the key is the data's, any length)."""
+    shown = key if len(key) <= _SHOWN_CHARS else key[: _SHOWN_CHARS - 1] + "…"
+    return f"'{shown}' is not a known key" + (f": did you mean '{meant}'?" if meant else "")
+
+
+def one_edit(a: str, b: str) -> bool:
+    """Whether `a` and `b` differ by exactly one insertion, deletion, substitution or transposition."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    start = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    if len(a) != len(b):
+        return a[start:] == b[start + 1 :] if len(b) > len(a) else a[start + 1 :] == b[start:]
+    if a[start + 1 :] == b[start + 1 :]:
+        return True
+    return a[start : start + 2] == b[start : start + 2][::-1] and a[start + 2 :] == b[start + 2 :]
+
+
+def near_misses(source: SourceFile, schema: dict[str, Any], also: Sequence[dict[str, Any]] = ()) -> list[Diagnostic]:
+    """A warning for each key of `source` that neither `schema` nor the `also` schemas name, one edit or a
+    case change from one that they do. Objects `schema` closes (`additionalProperties: false`) are left
+    alone: the schema check reports their unknown keys itself, as it reports a required key that is missing
+    (at the key that looks like its misspelling).
+    """
+    found = []
+    top = [_Place(schema, schema), *(_Place(other, other, closes=False) for other in also)]
+    for parts, value, places in _objects(source.data, top):
+        shape = _Shape.of(places)
+        if shape.closed or not shape.known:
+            continue
+        for key in (key for key in value if isinstance(key, str) and key not in shape.known):
+            if key.startswith(EXTENSION_PREFIX) or shape.matches_pattern(key):
+                continue
+            meant = suggest(key, shape.known, loose=False)
+            if meant is not None and not (meant in shape.required and meant not in value):
+                hint = "the schema lets it through; an extension key starts with 'x-'"
+                found.append(source.diagnostic((*parts, key), "warning", unknown_key(key, meant), hint, CODE, key=True))
+    return found
+
+
+@dataclass(frozen=True)
+class _Place:
+    """A subschema, with the schema document its local `$ref`s resolve in; only the checked schema's
+    (`closes`) can close an object, the others only name keys."""
+
+    schema: Any
+    root: dict[str, Any]
+    closes: bool = True
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """What the subschemas applying to one object say about its keys."""
+
+    known: frozenset[str]
+    patterns: tuple[str, ...]
+    closed: bool
+    required: frozenset[str]  # by the checked schema, whose check reports them missing
+    places: tuple[_Place, ...]
+
+    @classmethod
+    def of(cls, places: Sequence[_Place]) -> _Shape:
+        known: set[str] = set()
+        patterns: list[str] = []
+        closed = False
+        required: set[str] = set()
+        for place in places:
+            schema = place.schema
+            known.update(schema.get("properties", {}) if isinstance(schema.get("properties"), dict) else ())
+            if isinstance(schema.get("patternProperties"), dict):
+                patterns += [p for p in schema["patternProperties"] if isinstance(p, str)]
+            if place.closes:
+                closed = closed or False in (schema.get("additionalProperties"), schema.get("unevaluatedProperties"))
+                required.update(key for key in schema.get("required", ()) if isinstance(key, str))
+        return cls(frozenset(known), tuple(patterns), closed, frozenset(required), tuple(places))
+
+    def matches_pattern(self, key: str) -> bool:
+        # The patterns of a user's schema passed `regexrisk` when it was loaded (`load_schema_file`).
+        return any(_searches(pattern, key) for pattern in self.patterns)
+
+    def below(self, key: str) -> list[_Place]:
+        """The subschemas that apply to the value of `key`."""
+        out = []
+        for place in self.places:
+            schema = place.schema
+            properties = schema.get("properties")
+            if isinstance(properties, dict) and key in properties:
+                out.append(replace(place, schema=properties[key]))
+                continue
+            pattern_properties = schema.get("patternProperties")
+            matched = [
+                replace(place, schema=sub)
+                for pattern, sub in (pattern_properties.items() if isinstance(pattern_properties, dict) else ())
+                if _searches(pattern, key)
+            ]
+            if matched:
+                out += matched
+            elif isinstance(schema.get("additionalProperties"), dict):
+                out.append(replace(place, schema=schema["additionalProperties"]))
+        return out
+
+
+def _searches(pattern: str, key: str) -> bool:
+    try:
+        return re.search(pattern, key) is not None
+    except re.error:
+        return False
+
+
+def _objects(
+    value: Any, places: list[_Place], parts: tuple[Any, ...] = ()
+) -> Iterator[tuple[tuple[Any, ...], dict[str, Any], list[_Place]]]:
+    """(parts, object, subschemas applying to it) for every object of the document a schema describes."""
+    if len(parts) > _MAX_DEPTH:
+        return
+    places = [expanded for place in places for expanded in _expand(place)]
+    if not places:
+        return
+    if isinstance(value, dict):
+        yield parts, value, places
+        shape = _Shape.of(places)
+        for key, child in value.items():
+            yield from _objects(child, shape.below(key), (*parts, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            below = [replace(p, schema=p.schema["items"]) for p in places if isinstance(p.schema.get("items"), dict)]
+            for place in places:
+                prefix = place.schema.get("prefixItems")
+                if isinstance(prefix, list) and index < len(prefix) and isinstance(prefix[index], dict):
+                    below.append(replace(place, schema=prefix[index]))
+            yield from _objects(item, below, (*parts, index))
+
+
+def _expand(place: _Place) -> list[_Place]:
+    """The subschema and those it brings in (local `$ref`s, combinators), each once; `true` says nothing."""
+    out: list[_Place] = []
+    seen: set[int] = set()
+    pending = [place]
+    while pending and len(out) < _MAX_SUBSCHEMAS:
+        current = pending.pop()
+        schema = current.schema
+        if not isinstance(schema, dict) or id(schema) in seen:
+            continue
+        seen.add(id(schema))
+        out.append(current)
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#"):
+            pending.append(replace(current, schema=_resolve(current.root, ref[1:])))
+        for word in _COMBINATORS:
+            subs = schema.get(word)
+            subs = subs if isinstance(subs, list) else [subs]
+            pending += [replace(current, schema=sub) for sub in subs if isinstance(sub, dict)]
+    return out
+
+
+def _resolve(root: dict[str, Any], pointer: str) -> Any:
+    """The value at a JSON pointer (`/$defs/capability`) of `root`, or None."""
+    node: Any = root
+    for token in pointer.split("/")[1:] if pointer else []:
+        token = token.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and token in node:
+            node = node[token]
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            return None
+    return node
