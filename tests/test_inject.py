@@ -240,7 +240,7 @@ def test_check_exits_0_when_current_and_1_when_stale_writing_nothing(project: Pa
     assert lines[0].startswith("AGENTS.md: stale: the block holds memory sha256:")
     assert lines[1].startswith("CLAUDE.md: stale")
     assert lines[2] == "GEMINI.md: missing: the file does not exist"
-    assert "capidx inject" in lines[3]
+    assert lines[3].endswith("then capidx inject AGENTS.md CLAUDE.md GEMINI.md")
     assert {name: (project / name).read_bytes() for name in files} == files
     assert not (project / "GEMINI.md").exists()
     assert leftovers(project) == []
@@ -256,6 +256,7 @@ def test_check_names_a_file_without_block_and_a_block_edited_by_hand(project: Pa
 
     assert result.exit_code == 1
     assert "AGENTS.md: no capidx block" in result.output
+    assert result.output.endswith("capidx inject AGENTS.md CLAUDE.md\n")
     assert "CLAUDE.md: the block differs from the build's memory.md (edited by hand?)" in result.output
 
 

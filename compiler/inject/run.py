@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shlex
 import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -57,8 +58,9 @@ def execute(options: InjectOptions, echo: Callable[[str], Any] = print) -> int:
     if options.check:
         for plan in plans:
             echo(f"{plan.target.shown}: {plan.stale or 'current'}")
-        if any(plan.stale for plan in plans):
-            echo("run `capidx inject` with the same files to update them")
+        stale = [shlex.quote(plan.target.shown) for plan in plans if plan.stale]
+        if stale:
+            echo(f"to update: capidx build (if the catalog changed), then capidx inject {' '.join(stale)}")
             return int(ExitCode.INVALID)
         return int(ExitCode.OK)
     for plan in plans:
