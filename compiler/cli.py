@@ -258,21 +258,15 @@ def build(
 REPORT_FORMATS = ("text", "markdown", "json", "github", "html")
 
 
-def _build_option(help_text: str) -> Any:
-    """`--build DIR` of the commands that read a build (`report`, `inject`)."""
-    default = " Default: paths.out from capidx.yaml, else build."
-    return click.option(
-        "--build", "build_dir", type=click.Path(path_type=Path), default=None, metavar="DIR", help=help_text + default
-    )
-
-
-def _config_option(help_text: str) -> Any:
-    """`--config FILE` of the commands that read a build (`report`, `inject`): where paths.out comes from."""
-    return click.option("--config", type=click.Path(path_type=Path, dir_okay=False), default=None, help=help_text)
-
-
 @click.command()
-@_build_option("Build directory (or its manifest.json) to report on.")
+@click.option(
+    "--build",
+    "build_dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    metavar="DIR",
+    help="Build directory (or its manifest.json) to report on. Default: paths.out from capidx.yaml, else build.",
+)
 @click.option(
     "--against",
     type=click.Path(path_type=Path),
@@ -298,7 +292,12 @@ def _config_option(help_text: str) -> Any:
     help="Write the report to FILE instead of standard output.",
 )
 @click.option("--no-fail", is_flag=True, help="Exit 0 even when a budget is breached.")
-@_config_option("capidx.yaml to take paths.out from (default: ./capidx.yaml when it exists). Ignored with --build.")
+@click.option(
+    "--config",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="capidx.yaml to take paths.out from (default: ./capidx.yaml when it exists). Ignored with --build.",
+)
 def report(
     build_dir: Path | None,
     against: Path | None,
@@ -497,11 +496,24 @@ class _Progress:
 # ---- capidx inject -------------------------------------------------------------------------------------
 
 
-@click.command()
+@click.command(short_help="Write the overview into AGENTS.md and other memory files.")
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
-@_build_option("Build directory whose memory.md goes into the files.")
+@click.option(
+    "--build",
+    "build_dir",
+    type=click.Path(path_type=Path),
+    metavar="DIR",
+    show_default="paths.out, else build",
+    help="Build directory whose memory.md goes into the files.",
+)
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 when a file's block is missing or stale.")
-@_config_option("capidx.yaml in force (default: ./capidx.yaml when it exists); its folder is the project.")
+@click.option(
+    "--config",
+    type=click.Path(path_type=Path, dir_okay=False),
+    metavar="FILE",
+    show_default="./capidx.yaml when present",
+    help="capidx.yaml in force; its folder is the project.",
+)
 def inject(files: tuple[Path, ...], build_dir: Path | None, check: bool, config: Path | None) -> None:
     """Write the index's overview into memory files agents read at start (AGENTS.md, CLAUDE.md, …).
 
