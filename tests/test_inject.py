@@ -338,6 +338,16 @@ def _file_as_folder(project: Path) -> tuple[str, str]:
     return "docs/AGENTS.md", "is not a folder"
 
 
+def _inside_git(project: Path) -> tuple[str, str]:
+    (project / ".git" / "hooks").mkdir(parents=True)
+    (project / ".git" / "hooks" / "pre-commit").write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
+    return ".git/hooks/pre-commit", "inside .git"
+
+
+def _inside_build(project: Path) -> tuple[str, str]:
+    return "build/memory.md", "inside the build directory"
+
+
 def _too_large(project: Path) -> tuple[str, str]:
     (project / "AGENTS.md").write_bytes(b"x" * (4 * 1024 * 1024 + 1))
     return "AGENTS.md", "larger than 4 MiB"
@@ -356,6 +366,8 @@ BAD_PATHS = {
         _folder,
         _fifo,
         _file_as_folder,
+        _inside_git,
+        _inside_build,
         _too_large,
     )
 }

@@ -83,7 +83,7 @@ def _plan_all(options: InjectOptions, memory: Memory) -> list[Plan]:
     problems = []
     for name in options.files:
         try:
-            target = open_target(name, options.project, options.cwd)
+            target = open_target(name, options.project, options.cwd, options.build)
             if target.path not in plans:  # the same file twice (or through a link) is done once
                 plans[target.path] = _plan(target, memory)
         except InjectError as error:

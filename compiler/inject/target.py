@@ -39,9 +39,9 @@ class Target:
     mode: int | None
 
 
-def open_target(name: Path, project: Path, cwd: Path) -> Target:
+def open_target(name: Path, project: Path, cwd: Path, build: Path) -> Target:
     """Read the memory file `name` (relative to `cwd`) or learn that it is missing; `InjectError` when it may
-    not be used."""
+    not be used. `build` is the build directory, which is never written."""
     shown = str(name)
     given = Path(os.path.abspath(cwd / name))
     root = _resolve(project, shown)
@@ -50,6 +50,7 @@ def open_target(name: Path, project: Path, cwd: Path) -> Target:
         inside = given.is_relative_to(root) or given.is_relative_to(project)
         how = "a symbolic link on the way leads out of" if inside else "it is outside"
         raise InjectError(f"{shown}: {how} the project ({project}); name a file inside it")
+    _refuse_special_folders(path, root, _resolve(Path(os.path.abspath(cwd / build)), shown), shown)
     try:
         info = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
@@ -63,6 +64,15 @@ def open_target(name: Path, project: Path, cwd: Path) -> Target:
         raise InjectError(f"{shown}: not a regular file (a folder, a pipe or a device?)")
     raw = _read(path, shown)
     return Target(shown, path, _decode(raw, shown), raw, stat.S_IMODE(info.st_mode))
+
+
+def _refuse_special_folders(path: Path, root: Path, build: Path, shown: str) -> None:
+    """Not git's own files (a hook is a program: text written into it would run) and not the build, which the
+    next `capidx build` replaces (and whose memory.md would no longer match its manifest)."""
+    if ".git" in path.relative_to(root).parts:
+        raise InjectError(f"{shown}: inside .git; name a memory file of the working tree")
+    if path.is_relative_to(build if build.is_dir() else build.parent):
+        raise InjectError(f"{shown}: inside the build directory, which capidx build replaces")
 
 
 def _resolve(path: Path, shown: str) -> Path:
