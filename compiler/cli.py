@@ -1,4 +1,4 @@
-"""The compiler's commands: `init`, `validate`, `build`, `report` and `verify` — option parsing only.
+"""The compiler's commands: `init`, `validate`, `build`, `report`, `verify` and `inject` — option parsing only.
 
 Each command parses its options and hands them to its stage, imported inside the command, so that
 `capidx --help` and `capidx validate` never pay for Jinja, tiktoken or the MCP SDK (ARCHITECTURE.md,
@@ -371,13 +371,19 @@ def report(
     click.get_current_context().exit(run_report(options, echo=click.echo))
 
 
-def _configured_out(config: Path | None) -> Path:
+def _settings(config: Path | None) -> Any:
+    """The capidx.yaml in force (--config, else ./capidx.yaml, else defaults); its errors are usage errors."""
     from capidx.compiler.config import load_config
 
-    settings, problems = load_config(config, Path.cwd())
+    settings, problems = load_config(_absolute(config), Path.cwd())
     errors = [problem for problem in problems if problem.is_error]
     if errors:
         raise UsageError("\n".join(problem.as_text() for problem in errors))
+    return settings
+
+
+def _configured_out(config: Path | None) -> Path:
+    settings = _settings(config)
     # Relative to the working directory when possible: the path is printed in PR comments.
     cwd = Path.cwd().resolve()
     return settings.out.relative_to(cwd) if settings.out.is_relative_to(cwd) else settings.out
@@ -528,4 +534,47 @@ class _Progress:
             self.bar = None
 
 
-COMMANDS = (init, validate, build, report, verify)
+# ---- capidx inject -------------------------------------------------------------------------------------
+
+
+@click.command(short_help="Write the overview into AGENTS.md and other memory files.")
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--build",
+    "build_dir",
+    type=click.Path(path_type=Path),
+    metavar="DIR",
+    show_default="paths.out, else build",
+    help="Build directory whose memory.md goes into the files.",
+)
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 when a file's block is missing or stale.")
+@click.option(
+    "--config",
+    type=click.Path(path_type=Path, dir_okay=False),
+    metavar="FILE",
+    show_default="./capidx.yaml when present",
+    help="capidx.yaml in force; its folder is the project.",
+)
+def inject(files: tuple[Path, ...], build_dir: Path | None, check: bool, config: Path | None) -> None:
+    """Write the index's overview into memory files agents read at start (AGENTS.md, CLAUDE.md, …).
+
+    FILES are Markdown files: AGENTS.md, CLAUDE.md, GEMINI.md, .github/copilot-instructions.md or any
+    other. Writes one block between `<!-- capidx:begin … -->` and `<!-- capidx:end -->` holding the build's
+    memory.md, creating a missing file; every byte outside the block stays as it was. A file already
+    current is not written. Files must be inside the project (the folder of the capidx.yaml in force).
+
+    \b
+    Exit codes: 0 written or current, 1 (--check) a block is missing or stale, 2 bad input: markers that
+    do not pair, a path out of the project, a file that is not UTF-8 or not a regular file, no build or
+    one without memory.md (nothing is written then).
+    """
+    from capidx.compiler.inject.run import InjectOptions, execute
+
+    settings = _settings(config)
+    options = InjectOptions(
+        files=files, build=build_dir or settings.out, project=settings.root, cwd=Path.cwd(), check=check
+    )
+    click.get_current_context().exit(execute(options, echo=click.echo))
+
+
+COMMANDS = (init, validate, build, report, verify, inject)

@@ -126,6 +126,20 @@ def write_build(directory: Path, manifest: Mapping[str, Any]) -> Path:
     return directory
 
 
+def write_memory_build(directory: Path, text: str | bytes, **options: Any) -> Path:
+    """A build (`make_manifest(**options)`) whose manifest also lists a `memory` artifact, `memory.md` holding
+    `text`, measured like the build measures it: what `capidx inject` reads."""
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    manifest = make_manifest(**options)
+    row = _artifact("summary", "memory", "memory.md", {}, manifest["encodings"], {"memory": len(data) // 4})
+    row.update(kind="memory", bytes=len(data), sha256=hashlib.sha256(data).hexdigest(), title="Memory")
+    manifest["artifacts"] = sorted([*manifest["artifacts"], row], key=lambda item: item["path"])
+    manifest["inputDigest"] = "sha256:" + hashlib.sha256(manifest["inputDigest"].encode() + data).hexdigest()
+    write_build(directory, manifest)
+    (directory / "memory.md").write_bytes(data)
+    return directory
+
+
 def uri(suffix: str) -> str:
     return PREFIX + suffix
 

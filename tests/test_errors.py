@@ -26,6 +26,8 @@ COMPILER = Path(capidx.compiler.__file__).resolve().parent
 # user reads in its own form (a diagnostic with file:line:col, a verdict, or a CapidxError with a better
 # message). Deriving them from CapidxError would suggest they may travel to click; they may not.
 INTERNAL = {
+    # markers that do not pair in one memory file: inject.run collects it with the other files' problems (exit 2)
+    "capidx.compiler.inject.block.MarkerError": "caught in inject.run",
     # the tiktoken file is not in the cache: tokens.py words it as EncodingUnavailable (exit 2)
     "capidx.compiler.emit.tokens._NotCached": "caught in tokens.load_encoding",
     # stops a runaway render early: render.py words it as TemplateFailure (exit 1)

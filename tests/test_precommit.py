@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from manifest_factory import write_memory_build
 
 pytestmark = [pytest.mark.slow, pytest.mark.long_setup]
 
@@ -150,3 +151,36 @@ def test_hook_ignores_files_it_does_not_own(user_repo: Path, isolated_env: dict[
 
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no files to check" in result.stdout.lower()
+
+
+def test_inject_check_hook_passes_when_current_and_fails_when_the_build_moved_on(
+    tmp_path_factory: pytest.TempPathFactory, hook_source: tuple[Path, str], isolated_env: dict[str, str]
+) -> None:
+    """`capidx-inject-check` with the memory files in `args`: it runs on every commit (the build, not a staged
+    file, makes a block stale) and only checks."""
+    root = tmp_path_factory.mktemp("inject") / "project"
+    root.mkdir()
+    repo, rev = hook_source
+    hook = {"id": "capidx-inject-check", "args": ["AGENTS.md"]}
+    config = {"repos": [{"repo": str(repo), "rev": rev, "hooks": [hook]}]}
+    (root / ".pre-commit-config.yaml").write_text(json.dumps(config))
+    (root / ".gitignore").write_text("build/\n")
+    (root / "AGENTS.md").write_text("# Rules\n\nOurs.\n")
+    write_memory_build(root / "build", "# Capabilities\n\n- hooks: alpha\n")
+    injected = subprocess.run([sys.executable, "-m", "capidx", "inject", "AGENTS.md"], cwd=root, capture_output=True)
+    assert injected.returncode == 0, injected.stderr
+    git(isolated_env, root, "init", "-q")
+    git(isolated_env, root, "add", "-A")
+    git(isolated_env, root, "commit", "-q", "-m", "memory file")
+
+    current = pre_commit(root, isolated_env, "--all-files")
+    assert current.returncode == 0, current.stdout + current.stderr
+    assert "capidx inject --check" in current.stdout and "Passed" in current.stdout
+
+    before = (root / "AGENTS.md").read_bytes()
+    write_memory_build(root / "build", "# Capabilities\n\n- hooks: alpha, beta\n")  # the catalog changed, rebuilt
+    stale = pre_commit(root, isolated_env, "--all-files")
+    output = stale.stdout + stale.stderr
+    assert stale.returncode == 1, output
+    assert "AGENTS.md: stale" in output
+    assert (root / "AGENTS.md").read_bytes() == before

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 WORKFLOW = DOCS / "examples" / "capidx.yml"
 PRE_COMMIT = DOCS / "examples" / "pre-commit-config.yaml"
-CHECKED_DOCS = (DOCS / "ci.md", DOCS / "report.md", DOCS / "cli.md")
+CHECKED_DOCS = (DOCS / "ci.md", DOCS / "report.md", DOCS / "cli.md", DOCS / "inject.md")
 
 _FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 _INLINE = re.compile(r"(?<!`)`(capidx [^`]+)`(?!`)")

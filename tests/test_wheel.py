@@ -102,6 +102,8 @@ def test_wheel_contains_package_data(wheel: Path) -> None:
         assert f"capidx/templates/{template}" in names
     for path in sorted((REPO / "templates" / "site").iterdir()):  # the page of build/site and its assets
         assert f"capidx/templates/site/{path.name}" in names
+    for init in sorted((REPO / "compiler").rglob("__init__.py")):  # every package pyproject.toml must list
+        assert f"capidx/compiler/{init.relative_to(REPO / 'compiler').as_posix()}" in names
 
 
 def test_installed_wheel_validates_a_catalog_outside_the_checkout(installed: Path, tmp_path: Path) -> None:

@@ -1,0 +1,146 @@
+"""The memory files `capidx inject` may read and write: inside the project, regular, UTF-8, bounded; written
+atomically.
+
+Defense in depth, because the file names come from the command line, a pre-commit configuration or a CI
+script, and the files (or links) may come from a pull request: a path is refused when it, or a symbolic link
+on the way, leads out of the project (the folder of the capidx.yaml in force, else the working directory);
+a link is followed to its target, which is what gets written (the link stays a link). Nothing but regular
+files is read (a pipe would block, a device never end), and nothing larger than `MAX_BYTES`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from capidx.compiler.errors import UsageError
+
+# A memory file is read whole by an agent at start: one of 4 MiB is not one, whatever it claims.
+MAX_BYTES = 4 * 1024 * 1024
+TEMP_SUFFIX = ".capidx-inject.tmp"  # a temporary file beside its target: `.<name>.<random>.capidx-inject.tmp`
+
+
+class InjectError(UsageError):
+    """A memory file that may not or cannot be read or written (exit 2; the message names it)."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """One memory file: as the user named it, where it really is, and what it holds (None: not there yet)."""
+
+    shown: str
+    path: Path  # links resolved: the file written
+    text: str | None
+    raw: bytes | None
+    mode: int | None
+
+
+def open_target(name: Path, project: Path, cwd: Path, build: Path) -> Target:
+    """Read the memory file `name` (relative to `cwd`) or learn that it is missing; `InjectError` when it may
+    not be used. `build` is the build directory, which is never written."""
+    shown = str(name)
+    given = Path(os.path.abspath(cwd / name))
+    root = _resolve(project, shown)
+    path = _resolve(given, shown)
+    if not path.is_relative_to(root):
+        inside = given.is_relative_to(root) or given.is_relative_to(project)
+        how = "a symbolic link on the way leads out of" if inside else "it is outside"
+        raise InjectError(f"{shown}: {how} the project ({project}); name a file inside it")
+    _refuse_special_folders(path, root, _resolve(Path(os.path.abspath(cwd / build)), shown), shown)
+    try:
+        info = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        if os.path.lexists(given):
+            raise InjectError(f"{shown}: a symbolic link to a missing file ({path})") from None
+        _check_folder(path.parent, root, shown)
+        return Target(shown, path, None, None, None)
+    except OSError as exc:
+        raise InjectError(f"{shown}: cannot read it: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise InjectError(f"{shown}: not a regular file (a folder, a pipe or a device?)")
+    raw = _read(path, shown)
+    return Target(shown, path, _decode(raw, shown), raw, stat.S_IMODE(info.st_mode))
+
+
+def _refuse_special_folders(path: Path, root: Path, build: Path, shown: str) -> None:
+    """Not git's own files (a hook is a program: text written into it would run) and not the build, which the
+    next `capidx build` replaces (and whose memory.md would no longer match its manifest)."""
+    if ".git" in path.relative_to(root).parts:
+        raise InjectError(f"{shown}: inside .git; name a memory file of the working tree")
+    if path.is_relative_to(build if build.is_dir() else build.parent):
+        raise InjectError(f"{shown}: inside the build directory, which capidx build replaces")
+
+
+def _resolve(path: Path, shown: str) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError) as exc:  # a link loop: RuntimeError before Python 3.13, OSError since
+        raise InjectError(f"{shown}: cannot follow its symbolic links ({exc})") from None
+
+
+def _check_folder(folder: Path, root: Path, shown: str) -> None:
+    """The nearest existing folder above a missing file must be a folder (the rest is created)."""
+    while not os.path.lexists(folder) and folder != root:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise InjectError(f"{shown}: {folder} is not a folder")
+
+
+def _read(path: Path, shown: str) -> bytes:
+    try:
+        with open(path, "rb") as stream:
+            raw = stream.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise InjectError(f"{shown}: cannot read it: {exc.strerror or exc}") from None
+    if len(raw) > MAX_BYTES:
+        raise InjectError(f"{shown}: larger than {MAX_BYTES >> 20} MiB, not a memory file an agent reads")
+    return raw
+
+
+def _decode(raw: bytes, shown: str) -> str:
+    try:
+        return raw.decode("utf-8")  # a byte-order mark stays in the text: it is outside the block
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise InjectError(f"{shown}: not UTF-8 ({exc.reason} at byte {exc.start}, line {line})") from None
+
+
+def write_atomically(target: Target, data: bytes) -> None:
+    """Replace (or create) the file in one rename: a temporary file in the same folder, given the file's mode
+    (a new file gets the umask's), then `os.replace`. Refused when the file changed since it was read."""
+    if _current_bytes(target) != target.raw:
+        raise InjectError(f"{target.shown}: it changed while capidx inject ran; nothing written to it, run again")
+    folder = target.path.parent
+    temporary = folder / f".{target.path.name}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o666)
+        try:
+            with os.fdopen(descriptor, "wb") as stream:
+                stream.write(data)
+            if target.mode is not None:
+                os.chmod(temporary, target.mode)
+            os.replace(temporary, target.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
+    except OSError as exc:
+        raise InjectError(f"{target.shown}: cannot write it: {exc.strerror or exc}") from None
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _current_bytes(target: Target) -> bytes | None:
+    try:
+        with open(target.path, "rb") as stream:
+            return stream.read(MAX_BYTES + 1)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise InjectError(f"{target.shown}: cannot read it again: {exc.strerror or exc}") from None

@@ -1,0 +1,525 @@
+"""`capidx inject FILE...`: one marked block per memory file, equal to the build's memory.md; every byte outside
+it kept; idempotent; `--check` for CI; every bad input refused with exit 2 before any file is written.
+
+Builds here are synthetic (tests/manifest_factory.py: a valid manifest plus memory.md); tests/test_inject_build.py
+runs the command on what `capidx build` writes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from manifest_factory import make_manifest, write_build, write_memory_build
+
+from capidx.cli import cli
+
+MEMORY = "# Coding-agent capabilities\n\n| capability | alpha | beta |\n|---|---|---|\n| hooks | ✓ | – |\n"
+NEWER = MEMORY.replace("| hooks | ✓ | – |", "| hooks | ✓ | ✓ |")
+BEGIN = "<!-- capidx:begin"
+END = "<!-- capidx:end -->"
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project without capidx.yaml (the working directory is the project) and a build at build/."""
+    root = tmp_path / "project"
+    root.mkdir()
+    monkeypatch.chdir(root)
+    write_memory_build(root / "build", MEMORY)
+    return root
+
+
+def inject(*args: str) -> Result:
+    return CliRunner().invoke(cli, ["inject", *args])
+
+
+def block_of(text: str) -> str:
+    start = text.index(BEGIN)
+    return text[start : text.index(END) + len(END)]
+
+
+def body_of(text: str, newline: str = "\n") -> str:
+    """The lines between the markers, with their line breaks."""
+    block = block_of(text)
+    return block[block.index(newline) + len(newline) : -len(END)]
+
+
+def leftovers(folder: Path) -> list[str]:
+    return sorted(path.name for path in folder.rglob("*") if "capidx-inject" in path.name)
+
+
+# ---- writing -----------------------------------------------------------------------------------------------
+
+
+def test_a_missing_file_and_its_folder_are_created_holding_the_memory_verbatim(project: Path) -> None:
+    umask = os.umask(0o027)
+    try:
+        result = inject("AGENTS.md", ".github/copilot-instructions.md")
+    finally:
+        umask = os.umask(umask)
+
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines() == ["AGENTS.md: created", ".github/copilot-instructions.md: created"]
+    for path in (project / "AGENTS.md", project / ".github" / "copilot-instructions.md"):
+        text = path.read_text("utf-8")
+        assert text.startswith(BEGIN) and text.endswith(END + "\n")
+        assert body_of(text) == MEMORY
+        assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask  # as any new file, not mkstemp's 0600
+    assert leftovers(project) == []
+
+
+# (original bytes, newline the block must use)
+FILE_STYLES = {
+    "lf": (b"# Project\n\nOur rules.\n", "\n"),
+    "crlf": (b"# Project\r\n\r\nOur rules.\r\n", "\r\n"),
+    "no-final-newline": (b"# Project\n\nOur rules.", "\n"),
+    "crlf-no-final-newline": (b"# Project\r\nOur rules.", "\r\n"),
+    "bom-unicode": ("\ufeff# Projekt — Regeln ✓\n\nÜberall 日本語 👍\n".encode(), "\n"),
+    "empty": (b"", "\n"),
+}
+
+
+@pytest.mark.parametrize("case", FILE_STYLES)
+def test_a_block_added_to_a_file_keeps_every_byte_before_it(project: Path, case: str) -> None:
+    original, newline = FILE_STYLES[case]
+    (project / "AGENTS.md").write_bytes(original)
+
+    result = inject("AGENTS.md")
+
+    assert result.exit_code == 0, result.output
+    assert result.output == "AGENTS.md: block added\n"
+    after = (project / "AGENTS.md").read_bytes()
+    assert after.startswith(original)
+    text = after.decode("utf-8")
+    assert body_of(text, newline) == MEMORY.replace("\n", newline)
+    added = after[len(original) :].decode("utf-8")
+    assert added.count("\n") == added.count(newline)  # one line-ending style: the file's
+    assert added.endswith(END + newline)
+
+
+@pytest.mark.parametrize("case", [case for case in FILE_STYLES if case != "empty"])
+def test_a_block_updated_in_place_keeps_every_byte_before_and_after_it(project: Path, case: str) -> None:
+    text, newline = FILE_STYLES[case]
+    before = text
+    after = text.replace(b"Project", b"Tail").replace(b"Projekt", b"Ende")  # text after the block, same style
+    (project / "AGENTS.md").write_bytes(before)
+    assert inject("AGENTS.md").exit_code == 0
+    injected = (project / "AGENTS.md").read_bytes()
+    # the block is now in the middle: text before it (the original), text after it (no final newline kept)
+    (project / "AGENTS.md").write_bytes(injected + newline.encode() + after)
+    whole = (project / "AGENTS.md").read_bytes()
+    start, end = whole.index(BEGIN.encode()), whole.index(END.encode()) + len(END)
+    write_memory_build(project / "build", NEWER)
+
+    result = inject("AGENTS.md")
+
+    assert result.exit_code == 0, result.output
+    assert result.output == "AGENTS.md: block updated\n"
+    updated = (project / "AGENTS.md").read_bytes()
+    assert updated.startswith(whole[:start])
+    assert updated.endswith(whole[end:])
+    assert body_of(updated.decode("utf-8"), newline) == NEWER.replace("\n", newline)
+
+
+def test_a_second_run_changes_nothing_and_says_so(project: Path) -> None:
+    (project / "CLAUDE.md").write_bytes(b"# Notes\r\n\r\nKeep this.")
+    assert inject("CLAUDE.md").exit_code == 0
+    first = (project / "CLAUDE.md").read_bytes()
+    stamp = os.stat(project / "CLAUDE.md").st_mtime_ns
+    os.utime(project / "CLAUDE.md", ns=(stamp - 10**9, stamp - 10**9))
+
+    result = inject("CLAUDE.md")
+
+    assert result.exit_code == 0, result.output
+    assert result.output == "CLAUDE.md: unchanged (the block is current)\n"
+    assert (project / "CLAUDE.md").read_bytes() == first
+    assert os.stat(project / "CLAUDE.md").st_mtime_ns == stamp - 10**9  # not even rewritten
+    assert inject("--check", "CLAUDE.md").exit_code == 0
+
+
+def test_the_begin_marker_names_the_builds_memory_by_its_sha256(project: Path) -> None:
+    assert inject("AGENTS.md").exit_code == 0
+    first = (project / "AGENTS.md").read_text("utf-8").splitlines()[0]
+    write_memory_build(project / "build", NEWER)
+    assert inject("AGENTS.md").exit_code == 0
+    second = (project / "AGENTS.md").read_text("utf-8").splitlines()[0]
+
+    for line, text in ((first, MEMORY), (second, NEWER)):
+        assert line.startswith(BEGIN + " memory=sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16])
+        assert "capidx" in line and line.endswith("-->")
+
+
+def test_a_block_on_the_first_line_after_a_byte_order_mark_is_found(project: Path) -> None:
+    assert inject("AGENTS.md").exit_code == 0
+    path = project / "AGENTS.md"
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes() + b"\n## Ours\n")
+    write_memory_build(project / "build", NEWER)
+
+    assert inject("AGENTS.md").output == "AGENTS.md: block updated\n"
+
+    text = path.read_bytes()
+    assert text.startswith(b"\xef\xbb\xbf" + BEGIN.encode()) and text.endswith(END.encode() + b"\n\n## Ours\n")
+    assert body_of(text.decode("utf-8")) == NEWER
+
+
+def test_the_file_mode_is_kept(project: Path) -> None:
+    path = project / "AGENTS.md"
+    path.write_text("# Rules\n", encoding="utf-8")
+    path.chmod(0o640)
+
+    assert inject("AGENTS.md").exit_code == 0
+
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+
+
+def test_a_link_inside_the_project_stays_a_link_and_its_target_is_written(project: Path) -> None:
+    (project / "docs").mkdir()
+    (project / "docs" / "AGENTS.md").write_text("# Shared\n", encoding="utf-8")
+    (project / "CLAUDE.md").symlink_to(Path("docs") / "AGENTS.md")
+
+    result = inject("CLAUDE.md", "docs/AGENTS.md")  # the same file twice: written once
+
+    assert result.exit_code == 0, result.output
+    assert result.output == "CLAUDE.md: block added\n"
+    assert (project / "CLAUDE.md").is_symlink()
+    assert body_of((project / "docs" / "AGENTS.md").read_text("utf-8")) == MEMORY
+
+
+def test_the_project_and_the_build_follow_capidx_yaml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "catalog"
+    root.mkdir()
+    (root / "capidx.yaml").write_text("paths:\n  out: out/index\n", encoding="utf-8")
+    write_memory_build(root / "out" / "index", MEMORY)
+    monkeypatch.chdir(root)
+
+    assert inject("AGENTS.md").exit_code == 0
+    assert body_of((root / "AGENTS.md").read_text("utf-8")) == MEMORY
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    result = inject("--config", str(root / "capidx.yaml"), str(root / "GEMINI.md"))
+    assert result.exit_code == 0, result.output
+    assert body_of((root / "GEMINI.md").read_text("utf-8")) == MEMORY
+    outside = inject("--config", str(root / "capidx.yaml"), "AGENTS.md")  # the cwd is not the project then
+    assert outside.exit_code == 2
+    assert "outside the project" in outside.output
+    assert not (elsewhere / "AGENTS.md").exists()
+
+
+def test_build_names_another_build(project: Path) -> None:
+    write_memory_build(project / "other", NEWER)
+
+    assert inject("--build", "other", "AGENTS.md").exit_code == 0
+
+    assert body_of((project / "AGENTS.md").read_text("utf-8")) == NEWER
+
+
+# ---- --check -----------------------------------------------------------------------------------------------
+
+
+def test_check_exits_0_when_current_and_1_when_stale_writing_nothing(project: Path) -> None:
+    (project / "AGENTS.md").write_bytes(b"# Rules\r\n")
+    assert inject("AGENTS.md", "CLAUDE.md").exit_code == 0
+
+    current = inject("--check", "AGENTS.md", "CLAUDE.md")
+    assert current.exit_code == 0, current.output
+    assert current.output.splitlines() == ["AGENTS.md: current", "CLAUDE.md: current"]
+
+    write_memory_build(project / "build", NEWER)  # the catalog changed and was rebuilt
+    files = {name: (project / name).read_bytes() for name in ("AGENTS.md", "CLAUDE.md")}
+    stale = inject("--check", "AGENTS.md", "CLAUDE.md", "GEMINI.md")
+
+    assert stale.exit_code == 1, stale.output
+    lines = stale.output.splitlines()
+    assert lines[0].startswith("AGENTS.md: stale: the block holds memory sha256:")
+    assert lines[1].startswith("CLAUDE.md: stale")
+    assert lines[2] == "GEMINI.md: missing: the file does not exist"
+    assert lines[3].endswith("then capidx inject AGENTS.md CLAUDE.md GEMINI.md")
+    assert {name: (project / name).read_bytes() for name in files} == files
+    assert not (project / "GEMINI.md").exists()
+    assert leftovers(project) == []
+
+
+def test_check_names_a_file_without_block_and_a_block_edited_by_hand(project: Path) -> None:
+    (project / "AGENTS.md").write_text("# Rules\n", encoding="utf-8")
+    assert inject("CLAUDE.md").exit_code == 0
+    claude = project / "CLAUDE.md"
+    claude.write_text(claude.read_text("utf-8").replace("hooks", "hook"), encoding="utf-8")
+
+    result = inject("--check", "AGENTS.md", "CLAUDE.md")
+
+    assert result.exit_code == 1
+    assert "AGENTS.md: no capidx block" in result.output
+    assert result.output.endswith("capidx inject AGENTS.md CLAUDE.md\n")
+    assert "CLAUDE.md: the block differs from the build's memory.md (edited by hand?)" in result.output
+
+
+# ---- bad input: exit 2, every file untouched -------------------------------------------------------------
+
+BAD_MARKERS = {
+    "two-begins": ("a\n<!-- capidx:begin x -->\nb\n<!-- capidx:begin y -->\n<!-- capidx:end -->\n", "duplicated"),
+    "two-blocks": ("<!-- capidx:begin -->\n<!-- capidx:end -->\n<!-- capidx:begin -->\n<!-- capidx:end -->\n", "dup"),
+    "begin-only": ("a\n<!-- capidx:begin memory=sha256:00 -->\nb\n", "unbalanced"),
+    "end-only": ("a\n  <!-- capidx:end -->\n", "unbalanced"),
+    "end-first": ("<!-- capidx:end -->\nx\n<!-- capidx:begin -->\n", "the capidx end marker comes before its begin"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_MARKERS)
+def test_markers_that_do_not_pair_are_refused(project: Path, case: str) -> None:
+    text, problem = BAD_MARKERS[case]
+    (project / "AGENTS.md").write_text(text, encoding="utf-8")
+
+    result = inject("AGENTS.md", "CLAUDE.md")
+    check = inject("--check", "AGENTS.md")
+
+    assert result.exit_code == 2 and check.exit_code == 2
+    assert f"AGENTS.md: {problem}" in result.output
+    assert "line " in result.output and "nothing written" in result.output
+    assert (project / "AGENTS.md").read_text("utf-8") == text
+    assert not (project / "CLAUDE.md").exists()  # checked first, so the good file is not written either
+
+
+def _outside(project: Path) -> tuple[str, str]:
+    (project.parent / "elsewhere.md").write_text("# theirs\n", encoding="utf-8")
+    return "../elsewhere.md", "outside the project"
+
+
+def _absolute_outside(project: Path) -> tuple[str, str]:
+    (project.parent / "elsewhere.md").write_text("# theirs\n", encoding="utf-8")
+    return str(project.parent / "elsewhere.md"), "outside the project"
+
+
+def _file_link_out(project: Path) -> tuple[str, str]:
+    (project.parent / "elsewhere.md").write_text("# theirs\n", encoding="utf-8")
+    (project / "AGENTS.md").symlink_to(project.parent / "elsewhere.md")
+    return "AGENTS.md", "symbolic link on the way leads out of the project"
+
+
+def _folder_link_out(project: Path) -> tuple[str, str]:
+    (project.parent / "outside").mkdir()
+    (project / ".github").symlink_to(project.parent / "outside")
+    return ".github/copilot-instructions.md", "symbolic link on the way leads out of the project"
+
+
+def _dangling_link(project: Path) -> tuple[str, str]:
+    (project / "AGENTS.md").symlink_to("missing.md")
+    return "AGENTS.md", "a symbolic link to a missing file"
+
+
+def _link_loop(project: Path) -> tuple[str, str]:
+    (project / "AGENTS.md").symlink_to("AGENTS.md")
+    return "AGENTS.md", "symbolic link"
+
+
+def _not_utf8(project: Path) -> tuple[str, str]:
+    (project / "AGENTS.md").write_bytes("# Règles\n".encode("latin-1"))
+    return "AGENTS.md", "not UTF-8"
+
+
+def _folder(project: Path) -> tuple[str, str]:
+    (project / "AGENTS.md").mkdir()
+    return "AGENTS.md", "not a regular file"
+
+
+def _fifo(project: Path) -> tuple[str, str]:
+    os.mkfifo(project / "AGENTS.md")
+    return "AGENTS.md", "not a regular file"
+
+
+def _file_as_folder(project: Path) -> tuple[str, str]:
+    (project / "docs").write_text("a file\n", encoding="utf-8")
+    return "docs/AGENTS.md", "is not a folder"
+
+
+def _inside_git(project: Path) -> tuple[str, str]:
+    (project / ".git" / "hooks").mkdir(parents=True)
+    (project / ".git" / "hooks" / "pre-commit").write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
+    return ".git/hooks/pre-commit", "inside .git"
+
+
+def _inside_build(project: Path) -> tuple[str, str]:
+    return "build/memory.md", "inside the build directory"
+
+
+def _too_large(project: Path) -> tuple[str, str]:
+    (project / "AGENTS.md").write_bytes(b"x" * (4 * 1024 * 1024 + 1))
+    return "AGENTS.md", "larger than 4 MiB"
+
+
+BAD_PATHS = {
+    fn.__name__.strip("_"): fn
+    for fn in (
+        _outside,
+        _absolute_outside,
+        _file_link_out,
+        _folder_link_out,
+        _dangling_link,
+        _link_loop,
+        _not_utf8,
+        _folder,
+        _fifo,
+        _file_as_folder,
+        _inside_git,
+        _inside_build,
+        _too_large,
+    )
+}
+
+
+def snapshot(folder: Path) -> dict[str, bytes | str]:
+    """Every entry under `folder`: a file's bytes, a link's target, a folder or special file's kind."""
+    entries: dict[str, bytes | str] = {}
+    for path in sorted(folder.rglob("*")):
+        key = str(path.relative_to(folder))
+        if path.is_symlink():
+            entries[key] = "-> " + os.readlink(path)
+        elif stat.S_ISREG(os.lstat(path).st_mode):
+            entries[key] = path.read_bytes()
+        else:
+            entries[key] = stat.filemode(os.lstat(path).st_mode)[0]
+    return entries
+
+
+@pytest.mark.parametrize("case", BAD_PATHS)
+@pytest.mark.parametrize("check", [False, True], ids=["write", "check"])
+def test_a_file_that_may_not_be_used_is_refused_and_nothing_is_written(
+    project: Path, case: str, check: bool
+) -> None:
+    (project / "CLAUDE.md").write_text("# Ours\n", encoding="utf-8")
+    name, problem = BAD_PATHS[case](project)
+    before = snapshot(project.parent)
+
+    result = inject(*(["--check"] if check else []), "CLAUDE.md", name, "GEMINI.md")
+
+    assert result.exit_code == 2, result.output
+    assert f"{name}: " in result.output and problem in result.output
+    assert "Traceback" not in result.output
+    assert snapshot(project.parent) == before  # the good files named with it were neither written nor created
+
+
+def test_every_bad_file_is_named_at_once(project: Path) -> None:
+    (project / "AGENTS.md").write_bytes(b"\xff\xfe")
+    (project / "CLAUDE.md").write_text("<!-- capidx:end -->\n", encoding="utf-8")
+
+    result = inject("AGENTS.md", "CLAUDE.md", "../x.md")
+
+    assert result.exit_code == 2
+    assert "AGENTS.md: not UTF-8" in result.output
+    assert "CLAUDE.md: unbalanced" in result.output
+    assert "../x.md: it is outside the project" in result.output
+
+
+def test_no_build_says_to_run_capidx_build(project: Path) -> None:
+    result = inject("--build", "nowhere", "AGENTS.md")
+
+    assert result.exit_code == 2
+    assert "capidx build" in result.output
+    assert not (project / "AGENTS.md").exists()
+
+
+def test_a_build_without_memory_says_to_run_capidx_build(project: Path) -> None:
+    write_build(project / "old", make_manifest())
+
+    result = inject("--build", "old", "AGENTS.md")
+    check = inject("--check", "--build", "old", "AGENTS.md")
+
+    assert result.exit_code == 2 and check.exit_code == 2
+    assert "no memory artifact" in result.output and "capidx build" in result.output
+    assert not (project / "AGENTS.md").exists()
+
+
+def test_a_memory_md_that_does_not_match_the_manifest_is_refused(project: Path) -> None:
+    (project / "build" / "memory.md").write_text(NEWER, encoding="utf-8")
+
+    result = inject("AGENTS.md")
+
+    assert result.exit_code == 2
+    assert "sha256" in result.output and "capidx build" in result.output
+    assert not (project / "AGENTS.md").exists()
+
+
+def test_a_memory_holding_a_marker_line_is_refused(project: Path) -> None:
+    """A catalog whose text renders a marker on a line of its own would end the block early on the next run."""
+    write_memory_build(project / "build", MEMORY + "<!-- capidx:end -->\n")
+
+    result = inject("AGENTS.md")
+
+    assert result.exit_code == 2
+    assert "marker" in result.output
+    assert not (project / "AGENTS.md").exists()
+
+
+def test_no_file_named_is_a_usage_error(project: Path) -> None:
+    result = inject()
+
+    assert result.exit_code == 2
+    assert "FILES" in result.output
+
+
+# ---- atomicity ---------------------------------------------------------------------------------------------
+
+
+def test_a_failed_write_leaves_the_file_and_no_temporary_file(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project / "AGENTS.md").write_bytes(b"# Rules\n")
+
+    def refuse(source: object, target: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    result = inject("AGENTS.md", "docs/CLAUDE.md")
+
+    assert result.exit_code == 2
+    assert "AGENTS.md: cannot write it: No space left on device" in result.output
+    assert (project / "AGENTS.md").read_bytes() == b"# Rules\n"
+    assert leftovers(project) == []
+
+
+def test_a_file_changed_since_it_was_read_is_not_overwritten(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another writer between the check and the write: its text wins, and the user is told to run again."""
+    from capidx.compiler.inject import target
+
+    (project / "AGENTS.md").write_bytes(b"# Rules\n")
+    real = target.open_target
+
+    def open_then_edit(*args: object) -> target.Target:
+        opened = real(*args)  # type: ignore[arg-type]
+        (project / "AGENTS.md").write_bytes(b"# Rules, edited\n")
+        return opened
+
+    monkeypatch.setattr(target, "open_target", open_then_edit)
+    monkeypatch.setattr("capidx.compiler.inject.run.open_target", open_then_edit)
+    result = inject("AGENTS.md")
+
+    assert result.exit_code == 2
+    assert "changed while capidx inject ran" in result.output
+    assert (project / "AGENTS.md").read_bytes() == b"# Rules, edited\n"
+    assert leftovers(project) == []
+
+
+# ---- documentation -----------------------------------------------------------------------------------------
+
+
+def test_inject_md_documents_every_option_and_the_hook_exists() -> None:
+    import click
+    import yaml
+
+    root = Path(__file__).resolve().parent.parent
+    text = (root / "docs" / "inject.md").read_text("utf-8")
+    for param in cli.commands["inject"].params:
+        if isinstance(param, click.Option) and param.name != "help":
+            assert f"`{param.opts[0]}" in text, param.opts[0]
+    hooks = {hook["id"]: hook for hook in yaml.safe_load((root / ".pre-commit-hooks.yaml").read_text("utf-8"))}
+    assert hooks["capidx-inject-check"]["entry"] == "capidx inject --check"
+    assert "capidx-inject-check" in (root / "docs" / "ci.md").read_text("utf-8")
+    assert "inject" in CliRunner().invoke(cli, ["--help"]).output

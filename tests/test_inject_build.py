@@ -1,0 +1,55 @@
+"""`capidx inject` on what `capidx build` writes: a small catalog built, injected into AGENTS.md, changed and
+built again, so `--check` and the update are checked against the real memory artifact.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from catalog_factory import documents, run_cli, write_catalog
+
+AGENTS_MD = b"# Project rules\r\n\r\nUse tabs.\r\n\r\n## More\r\nNo final newline, CRLF, \xc3\xbcnicode."
+
+
+def test_inject_follows_the_catalog_through_rebuilds(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    write_catalog(root)
+    assert run_cli(["build", "-q"], root).exit_code == 0
+    (root / "AGENTS.md").write_bytes(AGENTS_MD)
+
+    first = run_cli(["inject", "AGENTS.md", ".github/copilot-instructions.md"], root)
+    assert first.exit_code == 0, first.output
+    injected = (root / "AGENTS.md").read_bytes()
+    assert injected.startswith(AGENTS_MD)
+    memory = (root / "build" / "memory.md").read_text("utf-8")
+    assert memory.replace("\n", "\r\n") in injected.decode("utf-8")
+    new_file = (root / ".github" / "copilot-instructions.md").read_text("utf-8")
+    assert memory in new_file
+    again = run_cli(["inject", "AGENTS.md", ".github/copilot-instructions.md"], root)
+    assert again.exit_code == 0 and again.output.count("unchanged") == 2
+    assert run_cli(["inject", "--check", "AGENTS.md"], root).exit_code == 0
+
+    docs = documents()  # the catalog changes (a capability added) and is built again
+    docs["claude-code"]["capabilities"].append(
+        {
+            "category": "context-awareness",
+            "name": "Checkpoints",
+            "description": "Saves the workspace before each edit so the agent can rewind to any earlier step.",
+            "available": True,
+        }
+    )
+    write_catalog(root, docs)
+    assert run_cli(["build", "-q"], root).exit_code == 0
+    assert (root / "build" / "memory.md").read_text("utf-8") != memory
+
+    stale = run_cli(["inject", "--check", "AGENTS.md", ".github/copilot-instructions.md"], root)
+    assert stale.exit_code == 1, stale.output
+    assert "AGENTS.md: stale" in stale.output and "copilot-instructions.md: stale" in stale.output
+    assert (root / "AGENTS.md").read_bytes() == injected
+
+    updated = run_cli(["inject", "AGENTS.md"], root)
+    assert updated.exit_code == 0 and updated.output == "AGENTS.md: block updated\n"
+    text = (root / "AGENTS.md").read_bytes().decode("utf-8")
+    assert text.startswith(AGENTS_MD.decode("utf-8"))
+    assert "Checkpoints" in text
+    assert run_cli(["inject", "--check", "AGENTS.md"], root).exit_code == 0
