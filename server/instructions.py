@@ -55,5 +55,6 @@ def pointer(snapshot: Snapshot, kinds: frozenset[str]) -> str:
     """The short pointer: what the server is for, its tools, and the summary resource when it is exposed."""
     summary = snapshot.variant("summary")
     if summary is not None and "summary" in kinds:
-        return f"{POINTER} The resource {summary.uri} is a compact overview ({summary.description})."
+        described = summary.description.rstrip(".")
+        return f"{POINTER} The resource {summary.uri} is a compact overview: {described}."
     return POINTER

@@ -98,6 +98,7 @@ async def test_pointer_instructions_stay_a_short_pointer(bundled_build: Path, re
     assert length(instructions) <= POINTER_LIMIT
     assert "lookup_capability" in instructions and "capability-index://summary" in instructions
     assert "Plan Mode" not in instructions  # a pointer, not the matrix
+    assert ".)" not in instructions and ".." not in instructions and instructions.endswith(".")
 
 
 async def test_every_tool_description_fits_the_cut(bundled_build: Path, large_build: Path) -> None:
