@@ -8,8 +8,10 @@ import pytest
 
 from capidx.schema.text import terms
 from capidx.server import rank
+from capidx.server.matchindex import MatchIndex
+from capidx.server.names import resolve_agent, resolve_category
 from capidx.server.query import correct
-from capidx.server.resolve import MatchIndex, resolve_agent, resolve_capability, resolve_category, score_capabilities
+from capidx.server.resolve import resolve_capability, score_capabilities
 from capidx.server.snapshot import load_snapshot
 
 
