@@ -15,6 +15,7 @@ from typing import Any, Literal
 from capidx.schema.text import STOP_WORDS, normalize, terms
 from capidx.server.query import Vocabulary, root
 from capidx.server.rank import Document, Ranker
+from capidx.server.suggest import Injection
 
 Status = Literal["resolved", "ambiguous", "unknown"]
 # The `_meta` key under which resources and tools say how each name was resolved (`Resolution.describe`).
@@ -75,16 +76,6 @@ class CapabilityEntry:
     similar: tuple[tuple[str, float], ...]  # `similarTo`: (slug, score), best first
 
 
-@dataclass(frozen=True, slots=True)
-class Injection:
-    """match.json `injection`: the budget for suggestions (None: the server's defaults)."""
-
-    max_tokens: int | None = None
-    max_snippets: int | None = None
-    labels: tuple[tuple[str, float], ...] = ()
-    overhead_tokens: int | None = None
-
-
 @dataclass(frozen=True)
 class MatchIndex:
     """`index/match.json`, parsed once per build and never mutated."""
@@ -128,7 +119,7 @@ class MatchIndex:
             for slug in dict.fromkeys(slug for _, slug in uses):
                 named.setdefault(slug, []).append(wording)
         capabilities = {row["slug"]: _capability_entry(row, named.get(row["slug"], ())) for row in rows}
-        keys = {spelling: row["slug"] for row in rows for spelling in (row["key"], *_spellings(row))}
+        keys = {spelling: row["slug"] for row in rows for spelling in _spellings(row)}
         ranker = Ranker.build(
             Document(
                 row["slug"],
@@ -175,7 +166,7 @@ class MatchIndex:
             category_keys=MappingProxyType({normalize(category): category for category in data["categories"]}),
             ranker=ranker,
             vocabulary=vocabulary,
-            injection=_injection(data.get("injection")),
+            injection=Injection.from_json(data.get("injection")),
         )
 
     def agent_label(self, agent_id: str) -> str:
@@ -188,7 +179,7 @@ def _spellings(row: Mapping[str, Any]) -> tuple[str, str]:
 
 def _capability_entry(row: Mapping[str, Any], named: Iterable[str]) -> CapabilityEntry:
     """One capability; `named` are the normalized alias-table phrases and agents' wordings that name it."""
-    names = {row["key"], *_spellings(row), *(normalize(a) for a in row.get("aliases", ())), *named}
+    names = {*_spellings(row), *(normalize(a) for a in row.get("aliases", ())), *named}
     return CapabilityEntry(
         slug=row["slug"],
         name=row["name"],
@@ -217,23 +208,12 @@ def _identifier_places(data: Any) -> dict[str, tuple[tuple[str, str | None, floa
     return {token: found for token, found in places.items() if found}
 
 
-def _injection(data: Any) -> Injection | None:
-    if not isinstance(data, Mapping):
-        return None
-    labels = tuple(
-        (str(item["label"]), float(item["minConfidence"]))
-        for item in data.get("labels", ())
-        if isinstance(item, Mapping) and "label" in item and "minConfidence" in item
-    )
-    return Injection(data.get("maxTokens"), data.get("maxSnippets"), labels, data.get("overheadTokens"))
-
-
 def _stemmed_keys(
     rows: list[Mapping[str, Any]], aliases: Mapping[str, str], terminology: Mapping[str, tuple[tuple[str, str], ...]]
 ) -> dict[str, tuple[tuple[str, str | None, str], ...]]:
     """The key two phrasings share when they differ only in plurals, verb forms or stop words -> what it names."""
     slugs = {row["slug"] for row in rows}
-    texts = [(text, row["slug"], None, "name") for row in rows for text in (row["name"], row["slug"], row["key"])]
+    texts = [(text, row["slug"], None, "name") for row in rows for text in (row["name"], row["slug"])]
     texts += [(alias, slug, None, "alias") for alias, slug in aliases.items()]
     texts += [(wording, slug, agent, "terminology") for wording, uses in terminology.items() for agent, slug in uses]
     found: dict[str, set[tuple[str, str | None, str]]] = {}

@@ -179,13 +179,12 @@ def test_match_index(built: Path) -> None:
     assert index["aliases"]["memory file"] == "custom-instructions"
     assert index["terminology"]["claude md memory"] == [{"agent": "claude-code", "capability": "custom-instructions"}]
     entry = next(item for item in index["capabilities"] if item["slug"] == "mcp-servers")
-    assert entry["key"] == "mcp servers"
     assert entry["agents"]["claude-code"] == {"available": True, "terminology": "MCP servers"}
     assert entry["terms"]["connect"] >= 1  # a trigger phrase ("connect a database") counts as a record's text
     # Only what the server reads: the ranking model computes its own statistics from `terms` and `description`.
     assert set(index) == {"version", "agents", "agentNames", "capabilities", "aliases", "terminology", "categories",
                           "verbs", "identifiers", "injection"}  # fmt: skip
-    assert set(entry) == {"slug", "name", "category", "key", "agents", "aliases", "terms", "description", "similarTo"}
+    assert set(entry) == {"slug", "name", "category", "agents", "aliases", "terms", "description", "similarTo"}
     assert index["agents"][0].keys() == {"id", "name"}
     assert all(normalize(key) == key for key in names)
 

@@ -84,7 +84,6 @@ def _capability_entry(capability: CanonicalCapability, enhanced: Enhanced) -> di
         "slug": capability.slug,
         "name": capability.name,
         "category": capability.category,
-        "key": normalize(capability.name),
         "agents": agents,
         "aliases": sorted(aliases),
         "terms": dict(sorted(_counted(enhanced, texts).items())),
