@@ -89,8 +89,7 @@ class MatchIndex:
     keys: Mapping[str, str]  # normalized name or slug -> slug
     aliases: Mapping[str, str]
     terminology: Mapping[str, tuple[tuple[str, str], ...]]  # wording -> ((agent, slug), ...)
-    # Stemmed key ('tool approval') -> ((slug, agent or None, source), ...); source: name, alias or terminology.
-    stemmed: Mapping[str, tuple[tuple[str, str | None, str], ...]]
+    stemmed: Mapping[str, tuple[str, ...]]  # `terms()` of a name or alias ('tool approval') -> slugs
     # Identifier token ('/compact') -> ((slug, agent or None, evidence), ...): where it occurs literally.
     identifiers: Mapping[str, tuple[tuple[str, str | None, float], ...]]
     categories: tuple[str, ...]
@@ -160,7 +159,7 @@ class MatchIndex:
             keys=MappingProxyType(keys),
             aliases=MappingProxyType(aliases),
             terminology=MappingProxyType(terminology),
-            stemmed=MappingProxyType(_stemmed_keys(rows, aliases, terminology)),
+            stemmed=MappingProxyType(_stemmed_keys(rows, aliases)),
             identifiers=MappingProxyType(_identifier_places(data.get("identifiers", {}))),
             categories=tuple(data["categories"]),
             category_keys=MappingProxyType({normalize(category): category for category in data["categories"]}),
@@ -208,16 +207,11 @@ def _identifier_places(data: Any) -> dict[str, tuple[tuple[str, str | None, floa
     return {token: found for token, found in places.items() if found}
 
 
-def _stemmed_keys(
-    rows: list[Mapping[str, Any]], aliases: Mapping[str, str], terminology: Mapping[str, tuple[tuple[str, str], ...]]
-) -> dict[str, tuple[tuple[str, str | None, str], ...]]:
-    """The key two phrasings share when they differ only in plurals, verb forms or stop words -> what it names."""
+def _stemmed_keys(rows: list[Mapping[str, Any]], aliases: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
+    """The key two phrasings of a name or alias share when they differ only in plurals, verb forms or stop words."""
     slugs = {row["slug"] for row in rows}
-    texts = [(text, row["slug"], None, "name") for row in rows for text in (row["name"], row["slug"])]
-    texts += [(alias, slug, None, "alias") for alias, slug in aliases.items()]
-    texts += [(wording, slug, agent, "terminology") for wording, uses in terminology.items() for agent, slug in uses]
-    found: dict[str, set[tuple[str, str | None, str]]] = {}
-    for text, slug, agent, source in texts:
+    found: dict[str, set[str]] = {}
+    for text, slug in [*((text, row["slug"]) for row in rows for text in (row["name"], row["slug"])), *aliases.items()]:
         if slug in slugs and (key := " ".join(terms(text))):
-            found.setdefault(key, set()).add((slug, agent, source))
-    return {key: tuple(sorted(values, key=lambda v: (v[0], v[1] or "", v[2]))) for key, values in found.items()}
+            found.setdefault(key, set()).add(slug)
+    return {key: tuple(sorted(values)) for key, values in found.items()}

@@ -49,10 +49,9 @@ def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) 
         return Resolution(query, "resolved", slug, "alias", 1.0)
     if (uses := index.terminology.get(n)) is not None and (resolved := _by_terminology(index, q, uses, agent)):
         return resolved
-    if resolved := _by_stemmed_key(index, q, q.key, agent, "stemmed", 1.0):
-        return resolved
-    if q.corrected_key and (resolved := _by_stemmed_key(index, q, q.corrected_key, agent, "fuzzy", q.similarity)):
-        return resolved
+    for key, how, confidence in ((q.key, "stemmed", 1.0), (q.corrected_key, "fuzzy", q.similarity)):
+        if len(slugs := index.stemmed.get(key, ())) == 1:  # a name or alias in other forms ('the release notes')
+            return Resolution(query, "resolved", slugs[0], how, confidence)
     if q.mistyped:  # a whole name, alias or wording mistyped ('hoks', 'mcp srvers')
         similar = {slug: max(fuzz.ratio(n, name) for name in c.names) for slug, c in index.capabilities.items()}
         if resolved := typo_winner(query, similar):
@@ -101,25 +100,6 @@ def _by_terminology(
         return Resolution(q.text, "resolved", slugs[0], "terminology", 1.0)
     if slugs:  # several agents use this word for different capabilities
         return ambiguous(q.text, slugs, lambda slug: index.capabilities[slug].name)
-    return None
-
-
-def _by_stemmed_key(
-    index: MatchIndex, q: Query, key: str, agent: str | None, how: str, confidence: float
-) -> Resolution | None:
-    """Names and aliases first, then the asked agent's wording, then anyone's: the first group naming exactly
-    one capability wins; a group naming several is left to ranking."""
-    entries = index.stemmed.get(key, ()) if key else ()
-    groups = (
-        {slug for slug, _, source in entries if source in ("name", "alias")},
-        {slug for slug, who, source in entries if source == "terminology" and who == agent},
-        {slug for slug, _, source in entries if source == "terminology"},
-    )
-    for slugs in groups:
-        if len(slugs) == 1:
-            return Resolution(q.text, "resolved", slugs.pop(), how, confidence)
-        if slugs:
-            return None
     return None
 
 
