@@ -71,7 +71,7 @@ def resolve_category(index: MatchIndex, query: str) -> Resolution:
 
 def typo_winner(query: str, similarity: Mapping[str, float]) -> Resolution | None:
     """The one value clearly most similar to the query (`TYPO_RATIO`, 5 ahead of the next) resolves as `fuzzy`."""
-    ranked = _best_first(similarity)
+    ranked = best_first(similarity)
     if ranked and ranked[0][1] >= TYPO_RATIO and (len(ranked) == 1 or ranked[0][1] - ranked[1][1] >= 5):
         return Resolution(query, "resolved", ranked[0][0], "fuzzy", round(ranked[0][1] / 100, 3))
     return None
@@ -79,7 +79,7 @@ def typo_winner(query: str, similarity: Mapping[str, float]) -> Resolution | Non
 
 def closest(similarity: Mapping[str, float], label: Callable[[str], str]) -> tuple[Candidate, ...]:
     """The `SUGGESTIONS` values most similar to an unknown name, as candidates."""
-    return tuple(Candidate(v, label(v), round(s / 100, 3)) for v, s in _best_first(similarity)[:SUGGESTIONS])
+    return tuple(Candidate(v, label(v), round(s / 100, 3)) for v, s in best_first(similarity)[:SUGGESTIONS])
 
 
 def ambiguous(query: str, values: Iterable[str], label: Callable[[str], str]) -> Resolution:
@@ -97,5 +97,6 @@ def _best_per_value(pairs: Iterable[tuple[Iterable[str], float]]) -> dict[str, f
     return best
 
 
-def _best_first(scored: Mapping[str, float]) -> list[tuple[str, float]]:
+def best_first(scored: Mapping[str, float]) -> list[tuple[str, float]]:
+    """Highest score first, ties by value: every resolver's order."""
     return sorted(scored.items(), key=lambda item: (-item[1], item[0]))

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from rapidfuzz import fuzz
 
 from capidx.server.matchindex import Candidate, MatchIndex, Resolution
-from capidx.server.names import SUGGESTIONS, ambiguous, closest, typo_winner
+from capidx.server.names import SUGGESTIONS, ambiguous, best_first, closest, typo_winner
 from capidx.server.query import Query, analyse
 
 # The decision rule (fitted on the query sets of benchmarks/resolution; calibration table in
@@ -81,7 +81,7 @@ def _by_identifier(index: MatchIndex, q: Query, evidence: Mapping[str, float], a
     name them most directly, when it leads the next one by `IDENTIFIER_LEAD` (a field or an agent apart)."""
     if any(term not in index.agent_words for term in q.rest):
         return None  # words besides the identifiers: scoring weighs both
-    ranked = sorted(evidence.items(), key=_best_first)
+    ranked = best_first(evidence)
     best_slug, best = ranked[0]
     runner_up = ranked[1][1] if len(ranked) > 1 else 0.0
     if best < IDENTIFIER_MIN or best - runner_up < IDENTIFIER_LEAD:
@@ -111,7 +111,7 @@ def score_capabilities(index: MatchIndex, query: str | Query) -> dict[str, float
 
 def _by_ranking(index: MatchIndex, q: Query, agent: str | None) -> Resolution:
     """The ranking model's answer, as `decide` rules: the winner, or the top candidates."""
-    ordered = [_candidate(index, s, c) for s, c in sorted(score_capabilities(index, q).items(), key=_best_first)]
+    ordered = [_candidate(index, s, c) for s, c in best_first(score_capabilities(index, q))]
     floor = DECISION_RULE[0] / 2  # below it a candidate is noise: suggestions' snippets skip it
     everything = tuple(c for c in ordered if c.confidence >= floor)
     shown = tuple(c for c in ordered[:SHOWN_CANDIDATES] if c.confidence >= SHOWN_FLOOR)
@@ -163,6 +163,3 @@ def _closest(index: MatchIndex, n: str) -> tuple[Candidate, ...]:
     }
     return closest(similar, lambda slug: index.capabilities[slug].name)
 
-
-def _best_first(item: tuple[str, float]) -> tuple[float, str]:
-    return (-item[1], item[0])

@@ -1,4 +1,4 @@
-"""The enhanced index: relationships, action triggers, description semantics, the injection settings.
+"""The enhanced index: relationships, the summary's action triggers, canonical descriptions, the injection settings.
 
 Computed once per build from the catalog (pure apart from the token count of the label overhead) with
 the already tested pure functions of `relations`, `triggers` and `semantics`; the documents that carry
@@ -18,8 +18,8 @@ from typing import Any
 from capidx.compiler.catalog import CanonicalCapability, Catalog
 from capidx.compiler.config import Config, Injection, InjectionLabel, Relationships
 from capidx.compiler.derive.relations import KeywordSource, SimilarEdge, keyword_sets, similar_edges
-from capidx.compiler.derive.semantics import SemanticStats, description_stats
-from capidx.compiler.derive.triggers import TriggerSource, trigger_maps, trigger_phrases
+from capidx.compiler.derive.semantics import description_stats
+from capidx.compiler.derive.triggers import TriggerSource, trigger_maps
 from capidx.compiler.errors import UsageError
 from capidx.schema.labels import measure_overhead
 from capidx.schema.text import terms
@@ -43,10 +43,7 @@ class Enhanced:
     names: Mapping[str, str]  # slug -> canonical name, to name the target of an edge
     superseded_by: Mapping[str, str]  # only capabilities whose records name a successor
     descriptions: Mapping[str, str]  # slug -> the one description that stands for the capability
-    semantics: Mapping[str, SemanticStats]  # of `descriptions`
-    action_triggers: Mapping[str, tuple[str, ...]]  # verb -> slugs (names, descriptions, explicit triggers)
     named_triggers: Mapping[str, tuple[str, ...]]  # verb -> slugs (names and explicit triggers only)
-    trigger_phrases: Mapping[str, tuple[str, ...]]  # normalized phrase -> slugs
     injection: Mapping[str, Any] = field(default_factory=dict)  # match.json's `injection` (empty: left out)
     # `terms()` of the catalog texts analysed here, for match.json's term counts to reuse: each distinct text
     # is analysed once per build (the server's bounded memo of `terms` cycles on a large catalog). Not data
@@ -126,8 +123,7 @@ def enhance(
     except ValueError as exc:  # the config schema allows a threshold of 0, Jaccard edges need > 0
         raise SettingsError(f"relationships: {exc}") from None
     descriptions = {capability.slug: canonical_description(capability) for capability in catalog.capabilities}
-    sources = list(trigger_sources(catalog))
-    triggers, named_triggers = trigger_maps(sources, text_terms.__getitem__)
+    _, named_triggers = trigger_maps(trigger_sources(catalog), text_terms.__getitem__)
     return Enhanced(
         similar=_with_reasons(similar, sets),
         names={capability.slug: capability.name for capability in catalog.capabilities},
@@ -137,10 +133,7 @@ def enhance(
             if (successor := canonical_superseded_by(capability))
         },
         descriptions=descriptions,
-        semantics={slug: description_stats(text) for slug, text in descriptions.items()},
-        action_triggers=triggers,
         named_triggers=named_triggers,
-        trigger_phrases=trigger_phrases(sources),
         injection=dict(injection or {}),
         text_terms=text_terms,
     )
