@@ -211,7 +211,8 @@ def _stemmed_keys(rows: list[Mapping[str, Any]], aliases: Mapping[str, str]) -> 
     """The key two phrasings of a name or alias share when they differ only in plurals, verb forms or stop words."""
     slugs = {row["slug"] for row in rows}
     found: dict[str, set[str]] = {}
-    for text, slug in [*((text, row["slug"]) for row in rows for text in (row["name"], row["slug"])), *aliases.items()]:
+    names = [(text, row["slug"]) for row in rows for text in (row["name"], row["slug"])]
+    for text, slug in [*names, *aliases.items()]:
         if slug in slugs and (key := " ".join(terms(text))):
             found.setdefault(key, set()).add(slug)
     return {key: tuple(sorted(values)) for key, values in found.items()}
