@@ -146,8 +146,9 @@ def _no_rule(
 ) -> Resolution:
     """Never a confident wrong "no": a ranked or identifier answer that the asked agent lacks the capability
     stands only at the rule's stricter confidence; below it, the candidates come back instead."""
-    available = agent is None or index.capabilities[resolution.value or ""].agents.get(agent, {}).get("available")
-    if available or decide(resolution.confidence, runner_up, lacks=True):
+    entry = index.capabilities.get(resolution.value or "")
+    has = agent is None or (entry is not None and entry.agents.get(agent, {}).get("available"))
+    if has or decide(resolution.confidence, runner_up, lacks=True):
         return resolution
     return Resolution(resolution.query, "ambiguous", candidates=offered, ranked=resolution.ranked, scored=True)
 
