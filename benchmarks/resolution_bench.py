@@ -256,7 +256,9 @@ class Scored:
 def scored_points(name: str, workdir: Path) -> list[Scored]:
     """Every query of the run that reached the ranking model, with the ranking's winner and runner-up (so that
     any rule can be applied afterwards)."""
-    from capidx.server.resolve import MatchIndex, resolve_agent, resolve_capability, score_capabilities
+    from capidx.server.matchindex import MatchIndex
+    from capidx.server.names import resolve_agent
+    from capidx.server.resolve import resolve_capability, score_capabilities
 
     catalog, build_dir, queries = prepare(name, workdir)
     index = MatchIndex.from_json(json.loads((build_dir / "index" / "match.json").read_text(encoding="utf-8")))

@@ -1,19 +1,10 @@
-"""A small, general lexicon of software abbreviations and acronyms, and the identifier tokens of a text.
+"""Software abbreviations ('repo', 'PR', 'cmds') read both ways, and the identifier tokens of a text.
 
-Why: people and models shorten the words of the field ("repo", "PR", "env var", "cmds") while catalogs
-spell them out, and they name features by their identifiers (`/compact`, `CLAUDE.md`, `.mcp.json`,
-`--yolo`, `#codebase`, `@workspace`, `MY_API_KEY`) which plain word splitting turns into ordinary words.
-The query analysis (server/query.py) and the match index (compiler/derive/match.py) use both, so that build and
-run time agree.
-
-The lexicon is general knowledge of software tooling, written independently of any catalog or
-benchmark: every entry is a common abbreviation with its usual expansion. An abbreviation is matched
-as a whole word after normalization; its expansion is compared with the catalog's `terms()` like any
-query text, and the abbreviation itself still counts when a catalog uses it (a catalog that says
-"MCP" matches "MCP" directly). Entries with several usual meanings list them all. The table is read both ways:
-`expansions` ('cli' -> 'command line interface') and `abbreviations` ('command line interface' -> 'cli').
-
-Standard library only (the server imports it at start).
+Why: people shorten the words of the field while catalogs spell them out, and name features by identifiers
+(`/compact`, `CLAUDE.md`, `--yolo`, `#codebase`, `MY_API_KEY`) that word splitting would break; the query
+analysis (server/query.py) and the match index (compiler/derive/match.py) share this module so build and run
+time agree. The table is general knowledge of software tooling, written independently of any catalog or
+benchmark; an entry with several usual meanings lists them all. Standard library only.
 """
 
 from __future__ import annotations
@@ -26,8 +17,7 @@ from types import MappingProxyType
 
 from capidx.schema.text import KEY_CHORD_PATTERN, stem, terms
 
-# abbreviation (as normalized: lower case, no punctuation): its usual expansions, separated by '|'; entries by ';'.
-# Source control and review, configuration, commands, editors and tools, models, everyday shortenings.
+# abbreviation (normalized): its usual expansions, separated by '|'; entries by ';'.
 _TABLE = """
 repo: repository; repos: repositories; pr: pull request; prs: pull requests; mr: merge request;
 mrs: merge requests; vcs: version control; scm: source control; ci: continuous integration;
@@ -88,12 +78,8 @@ _LETTERS = re.compile(r"[a-z]{2,}")
 def identifiers(text: str) -> list[str]:
     """The identifier tokens of a text, case-folded, in order, with repeats ('Run /compact' -> ['/compact']).
 
-    URLs are skipped (a host name is not a feature's identifier), as are dotted numbers and one-letter
-    abbreviations ('v4.2', 'e.g.'): a dotted token needs two parts with at least two letters each. Only
-    whitespace-separated words with a mark an identifier needs (`/#@._-`, a sentence's full stop aside)
-    are matched against the pattern, and the result is memoized: the build runs this over every text of
-    the catalog, some of them twice (term counts and the `identifiers` map).
-    """
+    Not URLs, dotted numbers or one-letter abbreviations ('v4.2', 'e.g.'); only words with a mark an identifier
+    needs meet the pattern. Memoized: the build reads many texts twice (term counts and `identifiers`)."""
     return list(_identifiers(text))
 
 
@@ -137,37 +123,30 @@ def _config_paths(word: str) -> list[str]:
 
 
 def expansions(word: str) -> tuple[str, ...]:
-    """The usual expansions of a normalized word, or () when it is not a known abbreviation.
-
-    The word may also be the light stem of an abbreviation (`capidx.schema.text.stem`), which is what the
-    resolver holds once a query is split into `terms()`: 'prefs' arrives as 'pref', 'creds' as 'cred'."""
-    return ABBREVIATIONS.get(word) or _by_stem().get(word, ())
-
-
-@lru_cache(maxsize=1)
-def _by_stem() -> Mapping[str, tuple[str, ...]]:
-    """stem -> expansions, for the abbreviations whose light stem is not an entry itself ('prefs' -> 'pref')."""
-    found: dict[str, tuple[str, ...]] = {}
-    for word, expanded in ABBREVIATIONS.items():
-        key = stem(word)
-        if key not in ABBREVIATIONS:
-            found.setdefault(key, expanded)
-    return MappingProxyType(found)
+    """The usual expansions of a normalized word, or () when it is not a known abbreviation. The word may be
+    the light stem of one (`capidx.schema.text.stem`), as a query's `terms()` hold it: 'prefs' as 'pref'."""
+    return ABBREVIATIONS.get(word) or _BY_STEM.get(word, ())
 
 
 def abbreviations(words: tuple[str, ...]) -> tuple[str, ...]:
-    """The abbreviations whose expansion is this run of `terms()` ('command', 'line', 'interface') -> ('cli',)),
-    as terms; () when none."""
-    return _by_expansion().get(words, ())
+    """The abbreviations, as terms, whose expansion is this run of `terms()` (('command', 'line', 'interface')
+    -> ('cli',)); () when none."""
+    return _BY_EXPANSION.get(words, ())
 
 
-@lru_cache(maxsize=1)
-def _by_expansion() -> Mapping[tuple[str, ...], tuple[str, ...]]:
-    found: dict[tuple[str, ...], dict[str, None]] = {}
+def _inverted() -> tuple[Mapping[str, tuple[str, ...]], Mapping[tuple[str, ...], tuple[str, ...]]]:
+    """The table indexed by the stems of its abbreviations that are not entries themselves, and by expansion."""
+    by_stem: dict[str, tuple[str, ...]] = {}
+    by_expansion: dict[tuple[str, ...], dict[str, None]] = {}
     for word, expanded in ABBREVIATIONS.items():
+        if stem(word) not in ABBREVIATIONS:
+            by_stem.setdefault(stem(word), expanded)
         for text in expanded:
-            found.setdefault(tuple(terms(text)), {})[stem(word)] = None
-    return MappingProxyType({words: tuple(abbrevs) for words, abbrevs in found.items() if words})
+            by_expansion.setdefault(tuple(terms(text)), {})[stem(word)] = None
+    expansion = {words: tuple(abbrevs) for words, abbrevs in by_expansion.items() if words}
+    return MappingProxyType(by_stem), MappingProxyType(expansion)
 
+
+_BY_STEM, _BY_EXPANSION = _inverted()
 
 __all__ = ["ABBREVIATIONS", "IDENTIFIER_PATTERN", "abbreviations", "expansions", "identifiers"]

@@ -1,38 +1,33 @@
-"""Agent and category names: what the user typed -> an agent id or a category slug.
+"""Agent and category names, and the typo and suggestion helpers every resolver shares.
 
-Why: agents and categories have few, short names (match.json `agentNames`, `categories`), so they resolve by
-exact spelling, by the words of their names and by typo tolerance alone; capabilities need the ranking
-model (`capidx.server.resolve`).
+Why: agents and categories have few, short names (match.json `agentNames`, `categories`), so exact spelling,
+the words of their names and typo tolerance suffice; capabilities need the ranking model (server/resolve.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from rapidfuzz import fuzz
 
 from capidx.schema.text import STOP_WORDS, normalize
 from capidx.server.matchindex import Candidate, MatchIndex, Resolution
 
-# Whole-string similarity (0-100) that counts as "the same words, mistyped" (agent and category names).
+# Whole-string similarity (0-100) that counts as "the same words, mistyped", when 5 ahead of the next.
 TYPO_RATIO = 82
 SUGGESTIONS = 3
-
-
-# --- agents -----------------------------------------------------------------------------------------
 
 
 def resolve_agent(index: MatchIndex, query: str) -> Resolution:
     """An agent id from its id, name or nickname ('Claude Code', 'claude', 'gemini', 'Copilot in VS Code')."""
     n = normalize(query)
     if not n:
-        return Resolution(query, "unknown", candidates=_agent_suggestions(index, n))
-    ids = index.agent_names.get(n) or index._compact_agents.get(n.replace(" ", ""))
+        return _unknown_agent(index, query, n)
+    ids = index.agent_names.get(n) or index.compact_agent_names.get(n.replace(" ", ""))
+    if ids and len(ids) == 1:
+        return Resolution(query, "resolved", ids[0], "exact" if n == normalize(ids[0]) else "name", 1.0)
     if ids:
-        if len(ids) > 1:
-            return _ambiguous_agents(index, query, ids)
-        by = "exact" if n == normalize(ids[0]) else "name"
-        return Resolution(query, "resolved", ids[0], by, 1.0)
+        return ambiguous(query, ids, index.agent_label)
     words = set(n.split())
     containing = sorted(
         {i for spelling, ids in index.agent_names.items() if words <= set(spelling.split()) for i in ids}
@@ -41,34 +36,57 @@ def resolve_agent(index: MatchIndex, query: str) -> Resolution:
         # Every meaningful word of the query names one agent, possibly in different names of it:
         # 'copilot in vs code' uses 'copilot', 'vs code'; 'google gemini cli' the vendor and the name.
         meaningful = (words - STOP_WORDS) or words
-        containing = sorted(agent for agent, known in index._agent_words.items() if meaningful <= known)
+        containing = sorted(agent for agent, known in index.words_per_agent.items() if meaningful <= known)
     if len(containing) == 1:  # every word of the query names this agent ('github copilot cli')
         return Resolution(query, "resolved", containing[0], "name", 1.0)
     if containing:  # 'github copilot': both Copilots
-        return _ambiguous_agents(index, query, containing)
-    scored = _best_per_value(
+        return ambiguous(query, containing, index.agent_label)
+    near = _best_per_value(
         (ids, fuzz.ratio(n, spelling)) for spelling, ids in index.agent_names.items() if abs(len(spelling) - len(n)) < 5
     )
-    ranked = sorted(scored.items(), key=lambda item: (-item[1], item[0]))
+    return typo_winner(query, near) or _unknown_agent(index, query, n)
+
+
+def _unknown_agent(index: MatchIndex, query: str, n: str) -> Resolution:
+    similar = _best_per_value((ids, fuzz.WRatio(n, spelling)) for spelling, ids in index.agent_names.items())
+    return Resolution(query, "unknown", candidates=closest(similar, index.agent_label))
+
+
+def resolve_category(index: MatchIndex, query: str) -> Resolution:
+    """A category slug from its slug or words ('API integration' -> 'api-integration')."""
+    n = normalize(query)
+    spelled = index.category_keys
+    if n in spelled:
+        return Resolution(query, "resolved", spelled[n], "exact", 1.0)
+    words = set(n.split())
+    containing = sorted(category for key, category in spelled.items() if words and words <= set(key.split()))
+    if len(containing) == 1:  # 'api' -> api-integration
+        return Resolution(query, "resolved", containing[0], "name", 1.0)
+    if containing:
+        return ambiguous(query, containing, str)
+    resolved = typo_winner(query, {category: fuzz.ratio(n, key) for key, category in spelled.items()})
+    similar = {category: fuzz.WRatio(n, key) if n else 0.0 for key, category in spelled.items()}
+    return resolved or Resolution(query, "unknown", candidates=closest(similar, str))
+
+
+def typo_winner(query: str, similarity: Mapping[str, float]) -> Resolution | None:
+    """The one value clearly most similar to the query (`TYPO_RATIO`, 5 ahead of the next) resolves as `fuzzy`."""
+    ranked = best_first(similarity)
     if ranked and ranked[0][1] >= TYPO_RATIO and (len(ranked) == 1 or ranked[0][1] - ranked[1][1] >= 5):
         return Resolution(query, "resolved", ranked[0][0], "fuzzy", round(ranked[0][1] / 100, 3))
-    return Resolution(query, "unknown", candidates=_agent_suggestions(index, n))
+    return None
 
 
-def _ambiguous_agents(index: MatchIndex, query: str, ids: Iterable[str]) -> Resolution:
-    ordered = sorted(ids)
+def closest(similarity: Mapping[str, float], label: Callable[[str], str]) -> tuple[Candidate, ...]:
+    """The `SUGGESTIONS` values most similar to an unknown name, as candidates."""
+    return tuple(Candidate(v, label(v), round(s / 100, 3)) for v, s in best_first(similarity)[:SUGGESTIONS])
+
+
+def ambiguous(query: str, values: Iterable[str], label: Callable[[str], str]) -> Resolution:
+    """Several values the query names equally: each with an equal share of the confidence."""
+    ordered = sorted(values)
     share = round(1 / len(ordered), 3)
-    return Resolution(query, "ambiguous", candidates=tuple(_agent(index, i, share) for i in ordered))
-
-
-def _agent(index: MatchIndex, agent_id: str, confidence: float) -> Candidate:
-    return Candidate(agent_id, index.agent_label(agent_id), confidence)
-
-
-def _agent_suggestions(index: MatchIndex, n: str) -> tuple[Candidate, ...]:
-    scored = _best_per_value((ids, fuzz.WRatio(n, spelling)) for spelling, ids in index.agent_names.items())
-    ranked = sorted(scored.items(), key=lambda item: (-item[1], item[0]))[:SUGGESTIONS]
-    return tuple(_agent(index, value, round(score / 100, 3)) for value, score in ranked)
+    return Resolution(query, "ambiguous", candidates=tuple(Candidate(v, label(v), share) for v in ordered))
 
 
 def _best_per_value(pairs: Iterable[tuple[Iterable[str], float]]) -> dict[str, float]:
@@ -79,29 +97,6 @@ def _best_per_value(pairs: Iterable[tuple[Iterable[str], float]]) -> dict[str, f
     return best
 
 
-# --- categories -------------------------------------------------------------------------------------
-
-
-def resolve_category(index: MatchIndex, query: str) -> Resolution:
-    """A category slug from its slug or words ('API integration' -> 'api-integration')."""
-    n = normalize(query)
-    spelled = index._category_keys
-    if n in spelled:
-        return Resolution(query, "resolved", spelled[n], "exact", 1.0)
-    words = set(n.split())
-    containing = sorted(category for key, category in spelled.items() if words and words <= set(key.split()))
-    if len(containing) == 1:  # 'api' -> api-integration
-        return Resolution(query, "resolved", containing[0], "name", 1.0)
-    if containing:
-        share = round(1 / len(containing), 3)
-        return Resolution(query, "ambiguous", candidates=tuple(Candidate(c, c, share) for c in containing))
-    ranked = sorted(
-        ((category, fuzz.ratio(n, key)) for key, category in spelled.items()), key=lambda item: (-item[1], item[0])
-    )
-    if ranked and ranked[0][1] >= TYPO_RATIO and (len(ranked) == 1 or ranked[0][1] - ranked[1][1] >= 5):
-        return Resolution(query, "resolved", ranked[0][0], "fuzzy", round(ranked[0][1] / 100, 3))
-    suggestions = sorted(
-        ((category, fuzz.WRatio(n, key) if n else 0.0) for key, category in spelled.items()),
-        key=lambda item: (-item[1], item[0]),
-    )[:SUGGESTIONS]
-    return Resolution(query, "unknown", candidates=tuple(Candidate(c, c, round(s / 100, 3)) for c, s in suggestions))
+def best_first(scored: Mapping[str, float]) -> list[tuple[str, float]]:
+    """Highest score first, ties by value: every resolver's order."""
+    return sorted(scored.items(), key=lambda item: (-item[1], item[0]))

@@ -1,17 +1,14 @@
 """The query, analysed once into the one value every tier of the resolver reads (`Query`).
 
-Why: a lookup is tried against exact tiers (a name, an identifier, an alias, an agent's wording, stemmed and
-typo-corrected keys: server/resolve.py) and then ranked (server/rank.py); each reads this value instead of
-normalizing the text again. Analysis is normalization, identifier tokens (`capidx.schema.lexicon.identifiers`),
-`terms()`, a typo correction of each unknown word against the index's own vocabulary, and the query's units
-for ranking: a word, or a run of words an abbreviation stands for, with its alternatives (the abbreviation
-table read both ways: 'docs' -> 'documentation', 'command line interface' -> 'cli'). Words are compared by
-their Snowball root. A literal word of a capability's name never loses to an expansion: a unit whose words
-all occur in one capability's name is matched literally only.
+Why: the exact tiers (server/resolve.py) and the ranking model (server/rank.py) read one analysis instead of
+normalizing again: identifiers, `terms()`, typos corrected against the index's vocabulary, and the units to
+rank: each word, or a run an abbreviation stands for, as Snowball roots with the abbreviation table's other
+reading as alternatives, unless the words all occur in one capability's name.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -85,10 +82,7 @@ def analyse(text: str, vocabulary: Vocabulary) -> Query:
     raw = terms(text)
     rest = tuple(terms(IDENTIFIER_PATTERN.sub(" ", text))) if literal else tuple(raw)
     corrected = [correct(term, vocabulary) for term in raw]
-    similarity = 1.0
-    for _, trust in corrected:
-        similarity *= trust
-    changed = similarity < 1.0
+    similarity = math.prod(trust for _, trust in corrected)
     known = [token for token in literal if token in vocabulary.terms]
     words = corrected
     if known:  # an identifier the index has is matched as itself, not as its words ('/memory' is not 'memory')
@@ -102,7 +96,7 @@ def analyse(text: str, vocabulary: Vocabulary) -> Query:
         normalized=normalize(text),
         identifiers=literal,
         key=" ".join(raw),
-        corrected_key=" ".join(t for t, _ in corrected) if changed else "",
+        corrected_key=" ".join(t for t, _ in corrected) if similarity < 1.0 else "",
         similarity=round(similarity, 3),
         mistyped=any(t not in vocabulary.terms for t in raw),
         rest=rest,
@@ -139,9 +133,9 @@ def _unit(run: tuple[str, ...], alternatives: list[tuple[str, ...]], trust: floa
 def correct(term: str, vocabulary: Vocabulary) -> tuple[str, float]:
     """The term, or the index term one plausible typing error away that it most likely is, with the similarity.
 
-        Known words stay: index terms, verb forms ('track' is not a typo of 'trace') and abbreviations ('repo' is
-        not 'report'). Among several close terms the fewest errors away wins, then a word of a name ('modle' is
-    'model', not 'module'), then the most similar (rapidfuzz ratio)."""
+    Known words stay: index terms, verb forms ('track' is not 'trace') and abbreviations ('repo' is not 'report').
+    Of several close terms the fewest errors away wins, then a word of a name ('modle' is 'model', not 'module'),
+    then the most similar."""
     if term in vocabulary.terms or term in vocabulary.known or expansions(term) or len(term) < MIN_CORRECTABLE:
         return term, 1.0
     limit = 2 if len(term) >= LONG_TYPO else 1

@@ -1,13 +1,9 @@
 """One ranking model for free text: field-weighted BM25 (BM25F) over Snowball roots.
 
-Why: whatever the exact tiers (server/resolve.py) do not answer is ranked by one model instead of signals
-combined by hand. A capability's fields are its name, what its agents and aliases call it ("terminology"),
-its category, its records' descriptions (match.json `description`) and the rest of what they say ("detail":
-notes, limitations, sources: match.json `terms` less the description); each field's frequency of a root is
-normalized by that field's length against its average (BM25F), weighted by `FIELD_WEIGHTS`, summed and
-saturated by `K1`. A query unit (server/query.py) is matched by its own words or, at `EXPANSION`
-of the credit, by an alternative; a capability's confidence is the share of the query's idf it explains,
-so it lies in 0..1 and an unknown word lowers it.
+Why: what the exact tiers (server/resolve.py) do not answer is ranked by one model, not by signals combined by
+hand. Fields: a capability's name, its wordings and aliases, its category, its records' descriptions, and the
+rest they say (match.json `terms` less the description). A capability's confidence is the share of the query's
+idf it explains (0..1): an alternative of a query unit (server/query.py) earns `EXPANSION` of the credit.
 """
 
 from __future__ import annotations

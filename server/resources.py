@@ -18,14 +18,9 @@ from urllib.parse import unquote
 import mcp_types as types
 
 from capidx.server.limits import clip
-from capidx.server.resolve import (
-    RESOLUTION_META,
-    MatchIndex,
-    Resolution,
-    resolve_agent,
-    resolve_capability,
-    resolve_category,
-)
+from capidx.server.matchindex import RESOLUTION_META, MatchIndex, Resolution
+from capidx.server.names import resolve_agent, resolve_category
+from capidx.server.resolve import resolve_capability
 from capidx.server.snapshot import RESOURCE_KINDS, TEMPLATE_KINDS, VARIANT_KINDS, Artifact, Snapshot
 
 TOKENS_META = "capidx/tokens"

@@ -36,7 +36,7 @@ from types import MappingProxyType
 from typing import Any
 
 from capidx.schema import builddir
-from capidx.server.resolve import MatchIndex
+from capidx.server.matchindex import MatchIndex
 
 MANIFEST_NAME = builddir.MANIFEST
 RESOURCE_KINDS = ("summary", "full", "stats", "agent", "capability", "category")

@@ -25,8 +25,9 @@ comes from the compiler (its configured labels work as they are: anything with `
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from capidx.schema.labels import (
     BLOCK_SEPARATOR,
@@ -43,6 +44,27 @@ DEFAULT_MAX_TOKENS = 500
 # and separator ("✓ Recommended (0.85)\n" and a blank line are 9 cl100k_base tokens).
 FALLBACK_OVERHEAD_TOKENS = 12
 _EPSILON = 1e-9  # 0.1 + 0.7 is still "at least 0.8"
+
+
+@dataclass(frozen=True, slots=True)
+class Injection:
+    """A build's budget for suggestions (match.json `injection`); a None field: the default above."""
+
+    max_tokens: int | None = None
+    max_snippets: int | None = None
+    labels: tuple[tuple[str, float], ...] = ()
+    overhead_tokens: int | None = None
+
+    @classmethod
+    def from_json(cls, data: Any) -> Injection | None:
+        if not isinstance(data, Mapping):
+            return None
+        labels = tuple(
+            (str(item["label"]), float(item["minConfidence"]))
+            for item in data.get("labels", ())
+            if isinstance(item, Mapping) and "label" in item and "minConfidence" in item
+        )
+        return cls(data.get("maxTokens"), data.get("maxSnippets"), labels, data.get("overheadTokens"))
 
 
 

@@ -21,7 +21,9 @@ import mcp_types as types
 from capidx.schema.text import canonical_json, normalize
 from capidx.server import suggest
 from capidx.server.limits import clip
-from capidx.server.resolve import RESOLUTION_META, Resolution, resolve_agent, resolve_capability, resolve_category
+from capidx.server.matchindex import RESOLUTION_META, Resolution
+from capidx.server.names import resolve_agent, resolve_category
+from capidx.server.resolve import resolve_capability
 from capidx.server.snapshot import Artifact, Snapshot
 
 URI_META = "capidx/uri"

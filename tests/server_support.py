@@ -342,48 +342,29 @@ def _match_index(
             "slug": cap.slug,
             "name": cap.name,
             "category": cap.category,
-            "key": normalize(cap.name),
             "agents": {
                 a: {k: v for k, v in f.items() if k in ("available", "terminology")}
                 for a, f in sorted(cap.agents.items())
             },
             "terms": dict(sorted(counts.items())),
-            "length": sum(counts.values()),
         }
         if enhanced:
             row |= {
                 "aliases": sorted(cap.aliases),
-                "triggers": sorted(cap.triggers),
-                "useWhen": [{"pattern": p, "confidence": c} for p, c in cap.use_when],
-                "similarTo": similar[cap.slug],
-                "semantics": {"entropy": 3.0, "uniqueTerms": len(counts), "totalTerms": sum(counts.values())},
+                "similarTo": [{"capability": edge["capability"], "score": edge["score"]} for edge in similar[cap.slug]],
             }
         rows.append(row)
-    n = len(rows)
-    df = Counter(term for row in rows for term in row["terms"])
     index: dict[str, Any] = {
         "version": 1,
-        "agents": [{"id": a, "name": n_, "vendor": v} for a, (n_, v) in sorted(AGENTS.items())],
+        "agents": [{"id": a, "name": n_} for a, (n_, _) in sorted(AGENTS.items())],
         "agentNames": {k: sorted(v) for k, v in sorted(agent_names.items())},
         "capabilities": rows,
         "aliases": dict(sorted(aliases.items())),
         "terminology": dict(sorted(terminology.items())),
-        "idf": {t: round(math.log(1 + (n - d + 0.5) / (d + 0.5)), 6) for t, d in sorted(df.items())},
-        "avgLength": sum(r["length"] for r in rows) / n,
         "categories": sorted({cap.category for cap in caps}),
     }
     if enhanced:
-        found: dict[str, set[str]] = {}
-        for cap in caps:
-            for term in terms(" ".join([cap.name, cap.description, *cap.triggers])):
-                if term in VERBS:
-                    found.setdefault(VERBS[term], set()).add(cap.slug)
-        index |= {
-            "verbs": dict(sorted(VERBS.items())),
-            "actionTriggers": {verb: sorted(slugs) for verb, slugs in sorted(found.items())},
-            "triggerPhrases": {normalize(t): [cap.slug] for cap in caps for t in sorted(cap.triggers)},
-            "injection": dict(DEFAULT_INJECTION if injection is None else injection),
-        }
+        index |= {"verbs": sorted(VERBS), "injection": dict(DEFAULT_INJECTION if injection is None else injection)}
     return index
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from pathlib import Path
 from typing import Any
 
@@ -181,15 +180,13 @@ def test_match_index(built: Path) -> None:
     assert index["aliases"]["memory file"] == "custom-instructions"
     assert index["terminology"]["claude md memory"] == [{"agent": "claude-code", "capability": "custom-instructions"}]
     entry = next(item for item in index["capabilities"] if item["slug"] == "mcp-servers")
-    assert entry["key"] == "mcp servers"
     assert entry["agents"]["claude-code"] == {"available": True, "terminology": "MCP servers"}
-    assert {"pattern": r"\b(mcp|model context protocol)\b", "confidence": 0.9} in entry["useWhen"]
-    assert "connect a database" in entry["triggers"]
-    assert entry["length"] == sum(entry["terms"].values())
-    total = len(index["capabilities"])
-    df = sum(1 for item in index["capabilities"] if "mcp" in item["terms"])
-    assert index["idf"]["mcp"] == pytest.approx(math.log(1 + (total - df + 0.5) / (df + 0.5)), abs=1e-6)
-    assert index["avgLength"] == pytest.approx(sum(i["length"] for i in index["capabilities"]) / total, abs=1e-6)
+    assert entry["terms"]["connect"] >= 1  # a trigger phrase ("connect a database") counts as a record's text
+    # Only what the server reads: the ranking model computes its own statistics from `terms` and `description`.
+    assert set(index) == {"version", "agents", "agentNames", "capabilities", "aliases", "terminology", "categories",
+                          "verbs", "identifiers", "injection"}  # fmt: skip
+    assert set(entry) == {"slug", "name", "category", "agents", "aliases", "terms", "description", "similarTo"}
+    assert index["agents"][0].keys() == {"id", "name"}
     assert all(normalize(key) == key for key in names)
 
 

@@ -9,8 +9,9 @@ import json
 import pytest
 from server_support import Cap, real_build, write_catalog
 
+from capidx.server.matchindex import MatchIndex, Resolution
 from capidx.server.query import analyse, root
-from capidx.server.resolve import MatchIndex, Resolution, resolve_capability, score_capabilities
+from capidx.server.resolve import resolve_capability, score_capabilities
 
 CLAUDE = "claude-code"
 HAS = {CLAUDE: {"available": True}}

@@ -8,8 +8,10 @@ import pytest
 
 from capidx.schema.text import terms
 from capidx.server import rank
+from capidx.server.matchindex import MatchIndex
+from capidx.server.names import resolve_agent, resolve_category
 from capidx.server.query import correct
-from capidx.server.resolve import MatchIndex, resolve_agent, resolve_capability, resolve_category, score_capabilities
+from capidx.server.resolve import resolve_capability, score_capabilities
 from capidx.server.snapshot import load_snapshot
 
 
@@ -139,8 +141,7 @@ def test_unknown_category(index: MatchIndex) -> None:
 
 def make_index(caps: list[dict], **extra: object) -> MatchIndex:
     """A match.json as docs/build-directory.md describes it, from {slug, name, description, aliases?,
-    triggers?, useWhen?, terminology?} rows (terms, idf and lengths computed like the build does)."""
-    import math
+    triggers?, terminology?} rows (terms counted like the build does)."""
     from collections import Counter
 
     from capidx.schema.text import normalize, terms
@@ -158,23 +159,17 @@ def make_index(caps: list[dict], **extra: object) -> MatchIndex:
             "slug": cap["slug"],
             "name": cap["name"],
             "category": "c",
-            "key": normalize(cap["name"]),
             "agents": {agent: {"available": True, "terminology": word} for agent, word in wording.items()},
             "terms": dict(counts),
-            "length": sum(counts.values()),
         }
-        row |= {key: cap[key] for key in ("aliases", "triggers", "useWhen", "similarTo") if key in cap}
+        row |= {key: cap[key] for key in ("aliases", "similarTo") if key in cap}
         rows.append(row)
-    df = Counter(t for row in rows for t in row["terms"])
-    n = len(rows)
     data = {
-        "agents": [{"id": "a", "name": "Agent A", "vendor": "V"}],
+        "agents": [{"id": "a", "name": "Agent A"}],
         "agentNames": {},
         "aliases": aliases,
         "capabilities": rows,
         "terminology": terminology,
-        "idf": {t: math.log(1 + (n - d + 0.5) / (d + 0.5)) for t, d in df.items()},
-        "avgLength": sum(r["length"] for r in rows) / n,
         "categories": ["c"],
     }
     return MatchIndex.from_json(data | extra)
@@ -209,6 +204,14 @@ def test_stemmed_keys_are_a_second_exact_tier(query: str) -> None:
     resolution = resolve_capability(make_index(LOGS), query)
     assert (resolution.status, resolution.value, resolution.resolved_by) == ("resolved", "release-notes", "stemmed")
     assert resolution.confidence == 1.0
+
+
+def test_an_agents_wording_in_another_form_is_ranked_not_looked_up() -> None:
+    # stemmed keys are names and aliases only: a wording's words rank its capability (the terminology field)
+    guide = {"slug": "tours", "name": "Guided Tours", "description": "Explains code."}
+    guide["terminology"] = {"a": "walk throughs"}
+    resolution = resolve_capability(make_index([*LOGS, guide]), "walk through")
+    assert (resolution.status, resolution.value, resolution.resolved_by) == ("resolved", "tours", "lexical")
 
 
 def test_a_typo_of_a_name_is_corrected_then_looked_up() -> None:

@@ -15,7 +15,6 @@ import pytest
 
 from capidx.compiler.derive.relations import KeywordSource, keyword_set, keyword_sets
 from capidx.compiler.derive.semantics import SemanticStats, description_stats, term_entropy
-from capidx.compiler.derive.triggers import TriggerSource, action_triggers, verbs_in
 from capidx.schema.text import STOP_WORDS, canonical_json, normalize, stem, terms
 
 _ALPHABET = "abcXYZ019 -_.,;:!?/\\'\"\t\n\x1c\x85\u00a0éÉßİﬁ①Ωω漢字🙂\u200b\u2028"
@@ -60,23 +59,6 @@ def test_description_stats_matches_term_entropy() -> None:
         found = terms(text)
         expected = SemanticStats(round(term_entropy(found), 3), len(set(found)), len(found))
         assert description_stats(text) == expected, text
-
-
-def test_action_triggers_with_a_memo_match_action_triggers() -> None:
-    rng = random.Random(3)
-    phrases = ["run the tests", "debug it", "rewind edits", "write tests", "deploy", "plan mode", "search files"]
-    items = [
-        TriggerSource(
-            key=f"cap-{rng.randint(0, 9)}",
-            name=rng.choice(["Test runner", "Debugger", "Checkpoints", "Plan mode"]),
-            description=" and ".join(rng.sample(phrases, 3)),
-            triggers=tuple(rng.sample(phrases, rng.randint(0, 2))),
-        )
-        for _ in range(40)
-    ]
-    memo: dict[str, tuple[str, ...]] = {}
-    assert action_triggers(items, lambda text: memo.setdefault(text, tuple(terms(text)))) == action_triggers(items)
-    assert verbs_in("Run tests, then fix them", terms_of=lambda text: tuple(terms(text))) == ("run", "test", "fix")
 
 
 def test_keyword_sets_merge_like_keyword_set() -> None:

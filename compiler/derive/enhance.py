@@ -1,4 +1,4 @@
-"""The enhanced index: relationships, action triggers, description semantics, the injection settings.
+"""The enhanced index: relationships, the summary's action triggers, canonical descriptions, the injection settings.
 
 Computed once per build from the catalog (pure apart from the token count of the label overhead) with
 the already tested pure functions of `relations`, `triggers` and `semantics`; the documents that carry
@@ -19,7 +19,6 @@ from capidx.compiler.catalog import CanonicalCapability, Catalog
 from capidx.compiler.config import Config, Injection, InjectionLabel, Relationships
 from capidx.compiler.derive.relations import KeywordSource, SimilarEdge, keyword_sets, similar_edges
 from capidx.compiler.derive.semantics import SemanticStats, description_stats
-from capidx.compiler.derive.triggers import TriggerSource, action_triggers, trigger_phrases
 from capidx.compiler.errors import UsageError
 from capidx.schema.labels import measure_overhead
 from capidx.schema.text import terms
@@ -44,8 +43,6 @@ class Enhanced:
     superseded_by: Mapping[str, str]  # only capabilities whose records name a successor
     descriptions: Mapping[str, str]  # slug -> the one description that stands for the capability
     semantics: Mapping[str, SemanticStats]  # of `descriptions`
-    action_triggers: Mapping[str, tuple[str, ...]]  # verb -> slugs (names, descriptions, explicit triggers)
-    trigger_phrases: Mapping[str, tuple[str, ...]]  # normalized phrase -> slugs
     injection: Mapping[str, Any] = field(default_factory=dict)  # match.json's `injection` (empty: left out)
     # `terms()` of the catalog texts analysed here, for match.json's term counts to reuse: each distinct text
     # is analysed once per build (the server's bounded memo of `terms` cycles on a large catalog). Not data
@@ -125,8 +122,6 @@ def enhance(
     except ValueError as exc:  # the config schema allows a threshold of 0, Jaccard edges need > 0
         raise SettingsError(f"relationships: {exc}") from None
     descriptions = {capability.slug: canonical_description(capability) for capability in catalog.capabilities}
-    sources = list(trigger_sources(catalog))
-    triggers = action_triggers(sources, text_terms.__getitem__)
     return Enhanced(
         similar=_with_reasons(similar, sets),
         names={capability.slug: capability.name for capability in catalog.capabilities},
@@ -137,8 +132,6 @@ def enhance(
         },
         descriptions=descriptions,
         semantics={slug: description_stats(text) for slug, text in descriptions.items()},
-        action_triggers=triggers,
-        trigger_phrases=trigger_phrases(sources),
         injection=dict(injection or {}),
         text_terms=text_terms,
     )
@@ -183,13 +176,6 @@ def keyword_sources(catalog: Catalog) -> Iterator[KeywordSource]:
                 aliases=record.aliases + (capability.table_aliases if position == 0 else ()),
                 triggers=record.triggers,
             )
-
-
-def trigger_sources(catalog: Catalog) -> Iterator[TriggerSource]:
-    for capability in catalog.capabilities:
-        for record in capability.records:
-            yield TriggerSource(capability.slug, capability.name, record.description, record.triggers)
-
 
 def canonical_description(capability: CanonicalCapability) -> str:
     """The description that stands for the capability across agents: the most informative (highest term

@@ -6,7 +6,6 @@ The shape is specified in docs/build-directory.md ("index/match.json" and "The e
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -43,39 +42,23 @@ GENERIC_FEATURE_WORDS = frozenset(
 
 
 def match_index(catalog: Catalog, enhanced: Enhanced | None = None) -> dict[str, Any]:
-    """The index; `enhanced` (default: computed with default settings and no `injection`) adds the
-    relationships, semantics and triggers of the enhanced index."""
+    """The index; `enhanced` (default: computed with default settings and no `injection`) gives the term
+    analysis, the `similarTo` edges and the `injection` section."""
     enhanced = enhanced if enhanced is not None else enhance(catalog)
-    entries = [_capability_entry(capability, enhanced) for capability in catalog.capabilities]
-    literal = _identifiers(catalog)
-    documents = [entry.pop("_terms") for entry in entries]
-    for entry, counts in zip(entries, documents, strict=True):
-        entry["terms"] = dict(sorted(counts.items()))
-        entry["length"] = sum(counts.values())
-    total = len(entries)
-    frequency = Counter(chain.from_iterable(documents))  # each document's distinct terms
     index = {
         "version": INDEX_VERSION,
-        "agents": [{"id": agent.id, "name": agent.name, "vendor": agent.vendor} for agent in catalog.agents],
+        "agents": [{"id": agent.id, "name": agent.name} for agent in catalog.agents],
         "agentNames": agent_names(catalog.agents),
-        "capabilities": entries,
+        "capabilities": [_capability_entry(capability, enhanced) for capability in catalog.capabilities],
         "aliases": _aliases(catalog),
         "terminology": _terminology(catalog),
-        "idf": {term: round(_idf(total, df), 6) for term, df in sorted(frequency.items())},
-        "avgLength": round(sum(entry["length"] for entry in entries) / total, 6) if total else 0,
         "categories": list(catalog.categories),
-        "verbs": verb_forms(),
-        "actionTriggers": {verb: list(slugs) for verb, slugs in enhanced.action_triggers.items()},
-        "triggerPhrases": {phrase: list(slugs) for phrase, slugs in enhanced.trigger_phrases.items()},
-        "identifiers": literal,
+        "verbs": sorted(verb_forms()),
+        "identifiers": _identifiers(catalog),
     }
     if enhanced.injection:
         index["injection"] = dict(enhanced.injection)
     return index
-
-
-def _idf(total: int, df: int) -> float:
-    return math.log(1 + (total - df + 0.5) / (df + 0.5))
 
 
 def _capability_entry(capability: CanonicalCapability, enhanced: Enhanced) -> dict[str, Any]:
@@ -84,7 +67,6 @@ def _capability_entry(capability: CanonicalCapability, enhanced: Enhanced) -> di
     described: list[str] = []  # the records' descriptions: the ranking model's `description` field
     aliases = set(capability.table_aliases)
     triggers: set[str] = set()
-    use_when: set[tuple[str, float]] = set()
     for record in capability.records:
         agent: dict[str, Any] = {"available": record.available}
         if record.terminology:
@@ -93,34 +75,23 @@ def _capability_entry(capability: CanonicalCapability, enhanced: Enhanced) -> di
         agents[record.agent] = agent
         aliases.update(record.aliases)
         triggers.update(record.triggers)
-        use_when.update((rule.pattern, rule.confidence) for rule in record.use_when)
         texts.append(record.description)
         described.append(record.description)
         texts.extend(text for _, text in details(record))
     texts.extend(sorted(aliases))
     texts.extend(sorted(triggers))
-    semantics = enhanced.semantics[capability.slug]
-    entry: dict[str, Any] = {
+    return {
         "slug": capability.slug,
         "name": capability.name,
         "category": capability.category,
-        "key": normalize(capability.name),
         "agents": agents,
         "aliases": sorted(aliases),
-        "triggers": sorted(triggers),
-        "useWhen": [{"pattern": pattern, "confidence": confidence} for pattern, confidence in sorted(use_when)],
-        "_terms": _counted(enhanced, texts),
+        "terms": dict(sorted(_counted(enhanced, texts).items())),
         "description": dict(sorted(_counted(enhanced, described).items())),
-        "semantics": {
-            "entropy": semantics.entropy,
-            "uniqueTerms": semantics.unique_terms,
-            "totalTerms": semantics.total_terms,
-        },
-        "similarTo": enhanced.similar_rows(capability.slug),
+        "similarTo": [
+            {"capability": row["capability"], "score": row["score"]} for row in enhanced.similar_rows(capability.slug)
+        ],
     }
-    if successor := enhanced.superseded_by.get(capability.slug):
-        entry["supersededBy"] = successor
-    return entry
 
 
 def _counted(enhanced: Enhanced, texts: Iterable[str]) -> Counter[str]:
