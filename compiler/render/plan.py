@@ -196,7 +196,8 @@ def tool_artifacts(
         MATCH_INDEX,
         prefix,
         "Name resolution index",
-        "Normalized agent and capability names, aliases, terminology, term counts for the BM25F ranking, identifiers and relationships.",
+        "Normalized agent and capability names, aliases, terminology, term counts for the BM25F ranking, "
+        "identifiers and relationships.",
         match_index(catalog, indexed() if indexed else enhanced),
     )
 
