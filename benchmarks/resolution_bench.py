@@ -83,8 +83,9 @@ RUNS = {
     **_runs_of("blind-2026-11-25-a-", "blind-2026-11-25-a_"),
     **_runs_of("blind-2026-11-25-b-", "blind-2026-11-25-b_"),
     **_runs_of("blind-2026-11-27-", "blind-2026-11-27_"),
-    **_runs_of("check-2026-11-27-", "check-2026-11-27_"),
+    **_runs_of("blind-2026-11-27-b-", "blind-2026-11-27-b_"),
     **_runs_of("blind-2026-11-28-", "blind-2026-11-28_"),
+    **_runs_of("check-2026-11-28-", "check-2026-11-28_"),
 }
 DEFAULT_RUNS = ("bundled-hints", "bundled-ablated", "catalog2")
 

@@ -28,8 +28,12 @@ SETS = [
     ("blind-2026-11-25-b_catalog2_queries.json", os.path.join(HERE, "catalog2"), "u"),
     ("blind-2026-11-27_bundled_queries.json", REPO, "v"),
     ("blind-2026-11-27_catalog2_queries.json", os.path.join(HERE, "catalog2"), "w"),
-    ("check-2026-11-27_bundled_queries.json", REPO, "x"),
-    ("check-2026-11-27_catalog2_queries.json", os.path.join(HERE, "catalog2"), "y"),
+    ("blind-2026-11-27-b_bundled_queries.json", REPO, "x"),
+    ("blind-2026-11-27-b_catalog2_queries.json", os.path.join(HERE, "catalog2"), "y"),
+    ("blind-2026-11-28_bundled_queries.json", REPO, "z"),
+    ("blind-2026-11-28_catalog2_queries.json", os.path.join(HERE, "catalog2"), "n"),
+    ("check-2026-11-28_bundled_queries.json", REPO, "g"),
+    ("check-2026-11-28_catalog2_queries.json", os.path.join(HERE, "catalog2"), "j"),
 ]
 
 
