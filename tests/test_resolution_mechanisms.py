@@ -178,7 +178,7 @@ def test_the_lexicon_knows_the_field(word: str, expansion: str) -> None:
 
 def test_every_abbreviation_expands_as_the_resolver_holds_it() -> None:
     """The resolver looks words up after `terms()` has stemmed them ('prefs' -> 'pref'): each entry must expand
-    in that form too (round four: 'prefs', 'creds', 'opts' and 'stats' did not)."""
+    in that form too ('prefs', 'creds', 'opts' and 'stats' once did not)."""
     for word in ABBREVIATIONS:
         held = terms(word)
         assert len(held) == 1 and expansions(held[0]), word

@@ -1,17 +1,14 @@
-"""Issue #14, finding 4: a `useWhen` regex from the data must not be able to freeze the server.
+"""Issue #14, finding 4: a `useWhen` regex from the data must not be able to freeze anything.
 
-Two lines of defence, each tested through its public interface: `capidx validate` refuses patterns shaped
-to backtrack catastrophically (and overlong ones), and the server bounds every search in time, so even a
-build that carries such a pattern (written by hand here, as a build from elsewhere could) answers promptly.
+`capidx validate` refuses patterns shaped to backtrack catastrophically (and overlong ones), for whoever runs
+them; the server runs none of a catalog's patterns, so even a build that carries such a pattern (written by hand
+here, as a build from elsewhere could) answers promptly.
 """
 
 from __future__ import annotations
 
 import json
-import random
-import warnings
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
@@ -113,40 +110,3 @@ async def test_an_evil_pattern_in_a_build_does_not_freeze_the_server(tmp_path: P
         with anyio.fail_after(GUARD_SECONDS):  # and the server still answers
             hooks = await client.call_tool("compare_capability", {"capability": "hooks"})
         assert not hooks.is_error and json.loads(hooks.content[0].text)["capability"]["slug"] == "hooks"
-
-
-# Odd pieces of Python regex syntax: flags, sets, escapes, groups, look-arounds, bounds, and some errors.
-ODD_PIECES = (
-    *(r"a", r"\d", r"\w", r".", r"[a-z]", r"[[a]]", r"(?i)", r"(?x)", r"\N{DIGIT ONE}", r"(?P<n>a)", r"(?P=n)"),
-    *(r"\1", r"(?<=a)", r"(?<!ab)", r"(?<=a|bc)", r"{", r"}", r"{1,}", r"{,2}", r"a{2}", r"(?>a)", r"a++"),
-    *(r"(?#c)", r"\b", r"\Z", r"\z", r"\G", r"\p{L}", r"\X", r"(?(1)a|b)", r"[\w-a]", r"[a-\w]", r"[--]"),
-    *(r"[&&]", r"[a||b]", r"[~~]", r"(?u)", r"(?a)", r"(?L)", r"(?s:a)", r"(?-i:a)", r"\u00e9", r"\x41", r"\0"),
-    *(r"\400", r"\8", r"(?P<1>a)", r"(?P<é>a)", r"a{3,2}", r"a{99999999999}", r"[]a]", r"[^]a]", r"*", r"a**"),
-    *(r"a{1}{2}", r"(?V1)", r"(?r)", r"(?f)", r"(?w)"),
-)
-
-
-def _compiles(compile_: Any, pattern: str, flags: int) -> bool:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            compile_(pattern, flags)
-    except Exception:  # each engine has its own error type; any refusal counts
-        return False
-    return True
-
-
-def test_the_servers_engine_accepts_every_pattern_validate_accepts() -> None:
-    """`capidx validate` compiles `useWhen` patterns with `re` only; the server compiles them with `regex.V0`
-    and would skip one it cannot compile. So what `re` accepts, `regex.V0` must accept too."""
-    import re
-
-    import regex
-
-    rng = random.Random(13)
-    pairs = [a + b for a in ODD_PIECES for b in ODD_PIECES]
-    patterns = [*ODD_PIECES, *pairs, *("".join(rng.choices(ODD_PIECES, k=3)) for _ in range(1000))]
-    accepted = [p for p in patterns if _compiles(re.compile, p, re.IGNORECASE)]
-    assert len(accepted) > 1000 and len(accepted) < len(patterns)  # both kinds are tried
-    refused = [p for p in accepted if not _compiles(regex.compile, p, regex.V0 | regex.IGNORECASE)]
-    assert refused == []
