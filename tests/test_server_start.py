@@ -155,8 +155,8 @@ def test_a_malformed_header_is_refused_as_jsonschema_would_name_it(build: Path, 
 
 def test_a_server_is_made_without_jsonschema_or_regex(catalog_build: Path, hand_build: Path) -> None:
     """What `initialize` waits for (the build loaded, the server made) imports neither: jsonschema only explains a
-    manifest the server refuses and checks tool arguments, `regex` runs useWhen patterns, each imported by the
-    first call that needs it (a valid manifest is checked without jsonschema: ~0.1 s of every start). Both
+    manifest the server refuses and checks tool arguments, imported by the first call that needs it (a valid
+    manifest is checked without jsonschema: ~0.1 s of every start); `regex` the server never needs. Both
     readings of the contract in one process (one SDK import), checked after each."""
     code = (
         "import sys; from pathlib import Path; from capidx.server.settings import resolve_settings; "
