@@ -37,7 +37,7 @@ from manifest_factory import make_manifest, write_build
 from test_validate_cases import DEFAULT_TODAY, parse_expected
 
 from capidx.cli import cli
-from capidx.compiler.validate import load
+from capidx.compiler import files
 from capidx.compiler.validate.load import MAX_FILE_BYTES
 
 CASES = Path(__file__).parent / "cases"
@@ -178,7 +178,7 @@ def _deny_reading(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         refuse(self)
         return real_read_bytes(self)
 
-    monkeypatch.setattr(load, "open", guarded_open, raising=False)
+    monkeypatch.setattr(files, "open", guarded_open, raising=False)
     monkeypatch.setattr(Path, "read_bytes", guarded_read_bytes)
 
 

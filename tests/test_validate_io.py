@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from capidx.cli import cli
+from capidx.compiler import files
 from capidx.compiler.validate import load
 
 VALID = Path(__file__).parent / "cases" / "validate" / "valid" / "full"
@@ -81,7 +82,7 @@ def test_a_file_over_the_size_limit_is_refused_unread(project: Path, monkeypatch
         assert Path(str(path)) != huge, "a file over the limit must not be opened"
         return real_open(path, *args, **kwargs)  # type: ignore[call-overload]
 
-    monkeypatch.setattr(load, "open", refuse_to_read_it, raising=False)
+    monkeypatch.setattr(files, "open", refuse_to_read_it, raising=False)
     result = run()
 
     assert result.exit_code == 2
@@ -109,7 +110,7 @@ def test_unreadable_file_simulated(project: Path, monkeypatch: pytest.MonkeyPatc
             raise PermissionError(13, "Permission denied", str(path))
         return real_open(path, *args, **kwargs)  # type: ignore[call-overload]
 
-    monkeypatch.setattr(load, "open", deny, raising=False)
+    monkeypatch.setattr(files, "open", deny, raising=False)
     result = run()
 
     assert result.exit_code == 2

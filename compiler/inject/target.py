@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from capidx.compiler.errors import UsageError
+from capidx.compiler.files import read_at_most
 
 # A memory file is read whole by an agent at start: one of 4 MiB is not one, whatever it claims.
 MAX_BYTES = 4 * 1024 * 1024
@@ -92,11 +93,10 @@ def _check_folder(folder: Path, root: Path, shown: str) -> None:
 
 def _read(path: Path, shown: str) -> bytes:
     try:
-        with open(path, "rb") as stream:
-            raw = stream.read(MAX_BYTES + 1)
+        raw = read_at_most(path, MAX_BYTES)
     except OSError as exc:
         raise InjectError(f"{shown}: cannot read it: {exc.strerror or exc}") from None
-    if len(raw) > MAX_BYTES:
+    if raw is None:
         raise InjectError(f"{shown}: larger than {MAX_BYTES >> 20} MiB, not a memory file an agent reads")
     return raw
 

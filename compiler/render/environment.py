@@ -37,6 +37,7 @@ from jinja2.utils import generate_lorem_ipsum, internalcode
 
 from capidx.compiler import catalog
 from capidx.compiler.errors import InvalidError
+from capidx.compiler.files import read_at_most
 from capidx.compiler.render import markdown as mdtext
 from capidx.compiler.render import views
 from capidx.compiler.render.phrases import join_phrases
@@ -189,11 +190,10 @@ class _FolderLoader(jinja2.FileSystemLoader):
 
 def _read_template(filename: str) -> str:
     try:
-        with open(filename, "rb") as file:
-            data = file.read(MAX_TEMPLATE_BYTES + 1)
+        data = read_at_most(filename, MAX_TEMPLATE_BYTES)
     except OSError as exc:
         raise TemplateFailure(f"{filename}: cannot read the template: {exc.strerror or exc}") from None
-    if len(data) > MAX_TEMPLATE_BYTES:
+    if data is None:
         raise TemplateFailure(f"{filename}: template larger than {MAX_TEMPLATE_BYTES:,} bytes")
     try:
         return data.decode("utf-8")

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from capidx.compiler.diagnostics import Diagnostic, Severity
+from capidx.compiler.files import read_at_most
 from capidx.compiler.validate.positions import (
     Duplicate,
     JsonPositions,
@@ -113,14 +114,13 @@ def read_limited(path: Path) -> tuple[bytes | None, Diagnostic | None]:
     if info.st_size > MAX_FILE_BYTES:
         return None, _too_large(path, info.st_size, MAX_FILE_BYTES)
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_FILE_BYTES + 1)  # the file may have grown since stat
+        raw = read_at_most(path, MAX_FILE_BYTES)  # the file may have grown since stat
     except PermissionError:
         return None, file_problem(path, "permission denied", "make the file readable by this user")
     except OSError as exc:
         return None, file_problem(path, f"cannot read: {exc.strerror or exc}")
-    if len(raw) > MAX_FILE_BYTES:
-        return None, _too_large(path, len(raw), MAX_FILE_BYTES)
+    if raw is None:
+        return None, _too_large(path, MAX_FILE_BYTES + 1, MAX_FILE_BYTES)
     return raw, None
 
 
