@@ -4,8 +4,10 @@ built again, so `--check` and the update are checked against the real memory art
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import pytest
 from catalog_factory import documents, run_cli, write_catalog
 
 AGENTS_MD = b"# Project rules\r\n\r\nUse tabs.\r\n\r\n## More\r\nNo final newline, CRLF, \xc3\xbcnicode."
@@ -53,3 +55,36 @@ def test_inject_follows_the_catalog_through_rebuilds(tmp_path: Path) -> None:
     assert text.startswith(AGENTS_MD.decode("utf-8"))
     assert "Checkpoints" in text
     assert run_cli(["inject", "--check", "AGENTS.md"], root).exit_code == 0
+
+
+def _open_fences(text: str, upto: str) -> int:
+    """How many code fences are open (0 or 1) at the first line holding `upto`, as CommonMark counts them."""
+    fence = ""
+    for row in text[: text.index(upto)].splitlines():
+        stripped = row.lstrip(" ")
+        if len(row) - len(stripped) > 3:
+            continue
+        marker = stripped[:3]
+        if not fence and marker in ("```", "~~~"):
+            fence = marker
+        elif fence and stripped.startswith(fence) and not stripped.strip("`~ "):
+            fence = ""
+    return 1 if fence else 0
+
+
+@pytest.mark.parametrize("title", ["```text", "~~~", "# Heading", "> quoted", "- item"])
+def test_a_title_that_would_start_a_block_stays_text_in_the_injected_block(tmp_path: Path, title: str) -> None:
+    """capidx.yaml's `title` begins the first line of memory.md and instructions.md: escaped as a line, it can
+    open no fence (which would swallow the rest of AGENTS.md), heading, quote or list."""
+    write_catalog(tmp_path)
+    (tmp_path / "capidx.yaml").write_text(f"title: {json.dumps(title)}\n", "utf-8")
+    assert run_cli(["build", "-q"], tmp_path).exit_code == 0
+    for name in ("memory.md", "instructions.md"):
+        first = (tmp_path / "build" / name).read_text("utf-8").splitlines()[0]
+        assert first.startswith("\\" + title[0]), first
+    (tmp_path / "AGENTS.md").write_text("# Rules\n\nBefore the block.\n", "utf-8")
+    assert run_cli(["inject", "AGENTS.md"], tmp_path).exit_code == 0
+    (tmp_path / "AGENTS.md").write_text((tmp_path / "AGENTS.md").read_text("utf-8") + "\nAfter the block.\n", "utf-8")
+    text = (tmp_path / "AGENTS.md").read_text("utf-8")
+    assert _open_fences(text, "After the block.") == 0
+    assert [row for row in text.splitlines() if row.startswith("#")] == ["# Rules"]
