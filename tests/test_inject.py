@@ -483,6 +483,29 @@ def test_a_failed_write_leaves_the_file_and_no_temporary_file(
     assert leftovers(project) == []
 
 
+def test_a_full_disk_on_the_second_file_leaves_every_file_as_it_was(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Exit 2 means nothing written in any file: the first file is not replaced before the second is written."""
+    (project / "AGENTS.md").write_bytes(b"# Rules\n")
+    (project / "CLAUDE.md").write_bytes(b"# Claude\n")
+    real_open = os.open
+
+    def full_for_claude(path: object, *args: object, **kwargs: object) -> int:
+        if Path(str(path)).name.startswith(".CLAUDE.md."):
+            raise OSError(28, "No space left on device")
+        return real_open(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", full_for_claude)
+    result = inject("AGENTS.md", "CLAUDE.md")
+
+    assert result.exit_code == 2
+    assert "CLAUDE.md: cannot write it: No space left on device" in result.output
+    assert (project / "AGENTS.md").read_bytes() == b"# Rules\n"
+    assert (project / "CLAUDE.md").read_bytes() == b"# Claude\n"
+    assert leftovers(project) == []
+
+
 def test_a_file_changed_since_it_was_read_is_not_overwritten(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

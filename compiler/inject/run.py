@@ -1,7 +1,9 @@
 """`capidx inject`, run: read the build's memory artifact, check every file named, then write or report.
 
 Every file is read and checked before any is written, so a bad one (markers that do not pair, a path out of
-the project, bytes that are not UTF-8) leaves all of them untouched. A file already current is not written.
+the project, bytes that are not UTF-8) leaves all of them untouched; and every new text is written to a
+temporary file before any is renamed into place, so one that cannot be written (a full disk) leaves all of
+them untouched too. A file already current is not written.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 
 from capidx.compiler.diagnostics import ExitCode
 from capidx.compiler.inject import block
-from capidx.compiler.inject.target import InjectError, Target, open_target, write_atomically
+from capidx.compiler.inject.target import InjectError, Target, open_target, write_all
 from capidx.compiler.report.manifest_reader import load_manifest
 from capidx.schema import builddir
 
@@ -63,9 +65,8 @@ def execute(options: InjectOptions, echo: Callable[[str], Any] = print) -> int:
             echo(f"to update: capidx build (if the catalog changed), then capidx inject {' '.join(stale)}")
             return int(ExitCode.INVALID)
         return int(ExitCode.OK)
+    write_all([(plan.target, plan.new.encode("utf-8")) for plan in plans if plan.stale is not None])
     for plan in plans:
-        if plan.stale is not None:
-            write_atomically(plan.target, plan.new.encode("utf-8"))
         echo(f"{plan.target.shown}: {_done(plan)}")
     return int(ExitCode.OK)
 

@@ -14,6 +14,7 @@ import contextlib
 import os
 import secrets
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -109,9 +110,31 @@ def _decode(raw: bytes, shown: str) -> str:
         raise InjectError(f"{shown}: not UTF-8 ({exc.reason} at byte {exc.start}, line {line})") from None
 
 
-def write_atomically(target: Target, data: bytes) -> None:
-    """Replace (or create) the file in one rename: a temporary file in the same folder, given the file's mode
-    (a new file gets the umask's), then `os.replace`. Refused when the file changed since it was read."""
+def write_all(writes: Sequence[tuple[Target, bytes]]) -> None:
+    """Replace (or create) every file, all or none: each is first written whole to a temporary file in its
+    own folder (given the file's mode; a new file gets the umask's), and only when every one is written are
+    they renamed over their targets (a rename needs no space), so a full disk fails before any file changes.
+    Refused when a file changed since it was read. On any failure no temporary file is left."""
+    staged: list[tuple[Target, Path]] = []
+    try:
+        for target, data in writes:
+            staged.append((target, _stage(target, data)))
+        while staged:
+            target, temporary = staged[0]
+            try:
+                os.replace(temporary, target.path)
+            except OSError as exc:
+                raise InjectError(f"{target.shown}: cannot write it: {exc.strerror or exc}") from None
+            staged.pop(0)
+    finally:
+        for _target, temporary in staged:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+
+
+def _stage(target: Target, data: bytes) -> Path:
+    """`data` in a new temporary file beside the target, with the target's mode; `InjectError` (and nothing
+    left) when it cannot be written."""
     if _current_bytes(target) != target.raw:
         raise InjectError(f"{target.shown}: it changed while capidx inject ran; nothing written to it, run again")
     folder = target.path.parent
@@ -124,13 +147,13 @@ def write_atomically(target: Target, data: bytes) -> None:
                 stream.write(data)
             if target.mode is not None:
                 os.chmod(temporary, target.mode)
-            os.replace(temporary, target.path)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
             raise
     except OSError as exc:
         raise InjectError(f"{target.shown}: cannot write it: {exc.strerror or exc}") from None
+    return temporary
 
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
