@@ -572,7 +572,12 @@ def inject(files: tuple[Path, ...], build_dir: Path | None, check: bool, config:
 
     settings = _settings(config)
     options = InjectOptions(
-        files=files, build=build_dir or settings.out, project=settings.root, cwd=Path.cwd(), check=check
+        files=files,
+        build=build_dir or settings.out,
+        project=settings.root,
+        cwd=Path.cwd(),
+        check=check,
+        project_out=settings.out,
     )
     click.get_current_context().exit(execute(options, echo=click.echo))
 

@@ -220,6 +220,22 @@ def test_build_names_another_build(project: Path) -> None:
     assert body_of((project / "AGENTS.md").read_text("utf-8")) == NEWER
 
 
+def test_the_projects_own_build_is_refused_when_build_names_another(project: Path) -> None:
+    """`--build other` reads another build; the project's build folder (paths.out) is still never written."""
+    write_memory_build(project / "other", NEWER)
+    before = snapshot(project / "build")
+
+    default = inject("--build", "other", "build/AGENTS.md")
+
+    assert default.exit_code == 2, default.output
+    assert "build/AGENTS.md: inside the build directory" in default.output
+    assert snapshot(project / "build") == before
+    (project / "capidx.yaml").write_text("paths:\n  out: site/index\n", encoding="utf-8")  # not built yet
+    configured = inject("--build", "other", "site/index/AGENTS.md")
+    assert configured.exit_code == 2, configured.output
+    assert "inside the build directory" in configured.output and not (project / "site").exists()
+
+
 # ---- --check -----------------------------------------------------------------------------------------------
 
 

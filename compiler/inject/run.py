@@ -35,6 +35,7 @@ class InjectOptions:
     project: Path  # the folder of the capidx.yaml in force, else the working directory
     cwd: Path
     check: bool = False
+    project_out: Path | None = None  # the project's own build directory (paths.out), never written either
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,7 @@ def _plan_all(options: InjectOptions, memory: Memory) -> list[Plan]:
     problems = []
     for name in options.files:
         try:
-            target = open_target(name, options.project, options.cwd, options.build)
+            target = open_target(name, options.project, options.cwd, options.build, options.project_out)
             if target.path not in plans:  # the same file twice (or through a link) is done once
                 plans[target.path] = _plan(target, memory)
         except InjectError as error:

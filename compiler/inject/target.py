@@ -41,9 +41,10 @@ class Target:
     mode: int | None
 
 
-def open_target(name: Path, project: Path, cwd: Path, build: Path) -> Target:
+def open_target(name: Path, project: Path, cwd: Path, build: Path, project_out: Path | None = None) -> Target:
     """Read the memory file `name` (relative to `cwd`) or learn that it is missing; `InjectError` when it may
-    not be used. `build` is the build directory, which is never written."""
+    not be used. `build` is the build directory read (`--build`, or its manifest.json) and `project_out` the
+    project's own (`paths.out`): neither is ever written."""
     shown = str(name)
     given = Path(os.path.abspath(cwd / name))
     root = _resolve(project, shown)
@@ -52,7 +53,11 @@ def open_target(name: Path, project: Path, cwd: Path, build: Path) -> Target:
         inside = given.is_relative_to(root) or given.is_relative_to(project)
         how = "a symbolic link on the way leads out of" if inside else "it is outside"
         raise InjectError(f"{shown}: {how} the project ({project}); name a file inside it")
-    _refuse_special_folders(path, root, _resolve(Path(os.path.abspath(cwd / build)), shown), shown)
+    build = _resolve(Path(os.path.abspath(cwd / build)), shown)
+    builds = [build if build.is_dir() else build.parent]
+    if project_out is not None:  # a folder by configuration, whether built yet or not
+        builds.append(_resolve(Path(os.path.abspath(cwd / project_out)), shown))
+    _refuse_special_folders(path, root, builds, shown)
     try:
         info = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
@@ -68,12 +73,13 @@ def open_target(name: Path, project: Path, cwd: Path, build: Path) -> Target:
     return Target(shown, path, _decode(raw, shown), raw, stat.S_IMODE(info.st_mode))
 
 
-def _refuse_special_folders(path: Path, root: Path, build: Path, shown: str) -> None:
-    """Not git's own files (a hook is a program: text written into it would run) and not the build, which the
-    next `capidx build` replaces (and whose memory.md would no longer match its manifest)."""
+def _refuse_special_folders(path: Path, root: Path, builds: Sequence[Path], shown: str) -> None:
+    """Not git's own files (a hook is a program: text written into it would run) and not a build (the one
+    read, or the project's own when `--build` names another), which the next `capidx build` replaces (and
+    whose memory.md would no longer match its manifest)."""
     if ".git" in path.relative_to(root).parts:
         raise InjectError(f"{shown}: inside .git; name a memory file of the working tree")
-    if path.is_relative_to(build if build.is_dir() else build.parent):
+    if any(path.is_relative_to(build) for build in builds):
         raise InjectError(f"{shown}: inside the build directory, which capidx build replaces")
 
 
