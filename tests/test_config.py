@@ -105,6 +105,16 @@ def test_empty_file_means_defaults(tmp_path: Path) -> None:
                 "capidx.yaml:3:12: $.encodings: expected array, received string",
             ],
         ),
+        *(
+            (
+                f"lint:\n  min_description_entropy: '{constant}'\n",
+                [
+                    "capidx.yaml:2:28: $.lint.min_description_entropy: expected number, received string "
+                    "(write a number without quotes, such as 0.5)"
+                ],
+            )
+            for constant in ("NaN", "Infinity", "-Infinity")
+        ),
         (
             "serve:\n  transport: sse\n",
             ["capidx.yaml:2:14: $.serve.transport: 'sse' is not a valid transport (allowed values: stdio, http)"],
@@ -131,6 +141,9 @@ def test_empty_file_means_defaults(tmp_path: Path) -> None:
         "unknown-nested",
         "unknown-unlike",
         "wrong-types",
+        "nan-as-text",
+        "infinity-as-text",
+        "minus-infinity-as-text",
         "enum",
         "pattern",
         "not-mapping",

@@ -343,10 +343,16 @@ def _type_hint(expected: str | list[str], value: Any) -> str | None:
 
 
 def _number(text: str) -> Any:
+    """The JSON value `text` spells, or None; NaN and Infinity are not JSON (nor numbers the schema takes),
+    so quoting them is not what is wrong."""
     try:
-        return json.loads(text) if len(text) <= 40 else None
+        return json.loads(text, parse_constant=_no_constant) if len(text) <= 40 else None
     except ValueError:
         return None
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(name)
 
 
 def _impossible_date(value: Any) -> str | None:
