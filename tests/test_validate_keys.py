@@ -13,9 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from capidx.cli import cli
-from capidx.compiler.validate.keys import one_edit, suggest, unknown_key
+from capidx.compiler.validate.keys import one_edit, suggest, unknown_key, within_edits
 
-KNOWN = ["category", "name", "description", "available", "terminology", "tier", "sources", "url"]
+KNOWN = ["category", "name", "description", "available", "terminology", "tier", "sources", "url", "status"]
 
 
 @pytest.mark.parametrize(
@@ -42,14 +42,64 @@ def test_one_edit(a: str, b: str, expected: bool) -> None:
         ("terminolgy", False, "terminology"),
         ("URL", False, "url"),  # a change of case
         ("Terminology", False, "terminology"),
-        ("descripshun", True, "description"),  # similar spelling, only when loose
-        ("descripshun", False, None),
+        ("dscriptin", True, "description"),  # two edits, only when loose and the key is long
+        ("dscriptin", False, None),
+        ("descripshun", True, None),  # three edits: no likely typo
+        ("tags", True, None),  # nothing alike (difflib thought 'status')
+        ("title", True, None),  # not 'tier'
+        ("src", True, None),  # not 'sources'
+        ("tiee", True, "tier"),  # short keys: one edit only
+        ("tre", True, None),
         ("zzz", True, None),
         ("x" * 1000, True, None),  # long keys are not compared
     ],
 )
 def test_suggest(key: str, loose: bool, expected: str | None) -> None:
     assert suggest(key, KNOWN, loose=loose) == expected
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "limit", "expected"),
+    [
+        ("dscriptin", "description", 2, True),
+        ("descripshun", "description", 2, False),
+        ("implemnetation", "implementation", 2, True),  # a swap and nothing else
+        ("abcdef", "badcfe", 2, False),  # three swaps
+        ("", "ab", 2, True),
+        ("x" * 200, "y" * 200, 2, False),
+    ],
+)
+def test_within_edits(a: str, b: str, limit: int, expected: bool) -> None:
+    assert within_edits(a, b, limit) is expected
+
+
+def _key_messages(tmp_path: Path, capability: dict[str, object]) -> list[str]:
+    folder = tmp_path / "agents" / "alpha" / "capabilities"
+    folder.mkdir(parents=True, exist_ok=True)
+    document = {
+        "agent": {"name": "Alpha", "vendor": "V", "version": "1", "lastUpdated": "2026-01-01"},
+        "capabilities": [capability],
+    }
+    (folder / "current.json").write_text(json.dumps(document), encoding="utf-8")
+    result = CliRunner().invoke(
+        cli, ["validate", "--format", "json", "--today", "2026-01-15", str(tmp_path / "agents")]
+    )
+    return [d["message"] + " | " + str(d.get("hint")) for d in json.loads(result.output)["diagnostics"]]
+
+
+BASE = {"category": "hooks", "name": "Hooks", "description": "Runs commands at lifecycle events.", "available": True}
+
+
+@pytest.mark.parametrize("key", ["tags", "title", "src"])
+def test_an_unlike_key_gets_no_suggestion(tmp_path: Path, key: str) -> None:
+    [message] = [m for m in _key_messages(tmp_path, {**BASE, key: "x"}) if f"'{key}'" in m]
+    assert "did you mean" not in message and "known keys:" in message
+
+
+def test_a_key_already_present_in_another_case_is_said_to_be(tmp_path: Path) -> None:
+    [message] = [m for m in _key_messages(tmp_path, {**BASE, "Available": False}) if "'Available'" in m]
+    assert "'Available' is not a known key: 'available' is already there, in another case" in message
+    assert "did you mean" not in message
 
 
 def test_a_long_unknown_key_is_cut_short_in_its_message() -> None:

@@ -9,9 +9,8 @@ reads). Keys starting with `x-` are extension fields: never reported.
 
 from __future__ import annotations
 
-import difflib
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -21,30 +20,38 @@ from capidx.compiler.validate.load import SourceFile
 EXTENSION_PREFIX = "x-"
 CODE = "unknown-key-typo"
 _MAX_KEY_CHARS = 200  # longer keys are not compared: bounded work on hostile input
+_LONG_KEY = 8  # characters from which two edits still make a likely typo (`implemntaton`)
 _SHOWN_CHARS = 60  # of an unknown key, in its message
 _MAX_DEPTH = 64  # document levels followed
 _MAX_SUBSCHEMAS = 1000  # subschemas applying to one value (a hostile schema could name thousands)
 _COMBINATORS = ("allOf", "anyOf", "oneOf", "then", "else")
 
 
-def suggest(key: str, known: Iterable[str], *, loose: bool = True) -> str | None:
+def suggest(key: str, known: Iterable[str], *, loose: bool = True, present: Container[str] = ()) -> str | None:
     """The known key `key` most likely meant: the same in another case, one edit away (an insertion, a
-    deletion, a substitution or two neighbours swapped), or with `loose`, any similar spelling."""
-    known = [name for name in known if name != key]
+    deletion, a substitution or two neighbours swapped), or with `loose` and a long key (`_LONG_KEY`), two.
+    Nothing looser: `tags` is not `status`, nor `src` `sources`. A key the object already has (`present`) is
+    returned only in another case (`unknown_key` then says it is already there), never as a spelling."""
+    folded = key.casefold()
+    known = [name for name in known if name != key and (name not in present or name.casefold() == folded)]
     if len(key) > _MAX_KEY_CHARS or not known:
         return None
-    folded = key.casefold()
-    for test in (lambda name: name.casefold() == folded, lambda name: one_edit(folded, name.casefold())):
+    tests = [lambda name: name.casefold() == folded, lambda name: one_edit(folded, name.casefold())]
+    if loose and len(key) >= _LONG_KEY:
+        tests.append(lambda name: within_edits(folded, name.casefold(), 2))
+    for test in tests:
         found = next((name for name in known if test(name)), None)
         if found is not None:
             return found
-    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6) if loose else []
-    return close[0] if close else None
+    return None
 
 
-def unknown_key(key: str, meant: str | None) -> str:
-    """The message for an unknown key (cut short when long: the key is the data's, any length)."""
+def unknown_key(key: str, meant: str | None, present: Container[str] = ()) -> str:
+    """The message for an unknown key (cut short when long: the key is the data's, any length); `meant`
+    among the object's keys (`present`) is the same key in another case."""
     shown = key if len(key) <= _SHOWN_CHARS else key[: _SHOWN_CHARS - 1] + "…"
+    if meant is not None and meant in present:
+        return f"'{shown}' is not a known key: '{meant}' is already there, in another case"
     return f"'{shown}' is not a known key" + (f": did you mean '{meant}'?" if meant else "")
 
 
@@ -58,6 +65,28 @@ def one_edit(a: str, b: str) -> bool:
     if a[start + 1 :] == b[start + 1 :]:
         return True
     return a[start : start + 2] == b[start : start + 2][::-1] and a[start + 2 :] == b[start + 2 :]
+
+
+def within_edits(a: str, b: str, limit: int) -> bool:
+    """Whether `a` becomes `b` by at most `limit` insertions, deletions, substitutions or swaps of neighbours
+    (optimal string alignment, computed only in the band `limit` wide around the diagonal: linear work)."""
+    if abs(len(a) - len(b)) > limit:
+        return False
+    over = limit + 1
+    before: list[int] = []
+    previous = [min(j, over) for j in range(len(b) + 1)]
+    for i in range(1, len(a) + 1):
+        current = [over] * (len(b) + 1)
+        current[0] = min(i, over)
+        for j in range(max(1, i - limit), min(len(b), i + limit) + 1):
+            value = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                value = min(value, before[j - 2] + 1)
+            current[j] = min(value, over)
+        if min(current) > limit:
+            return False
+        before, previous = previous, current
+    return previous[len(b)] <= limit
 
 
 def near_misses(source: SourceFile, schema: dict[str, Any], also: Sequence[dict[str, Any]] = ()) -> list[Diagnostic]:
@@ -75,10 +104,11 @@ def near_misses(source: SourceFile, schema: dict[str, Any], also: Sequence[dict[
         for key in (key for key in value if isinstance(key, str) and key not in shape.known):
             if key.startswith(EXTENSION_PREFIX) or shape.matches_pattern(key):
                 continue
-            meant = suggest(key, shape.known, loose=False)
+            meant = suggest(key, shape.known, loose=False, present=value)
             if meant is not None and not (meant in shape.required and meant not in value):
                 hint = "the schema lets it through; an extension key starts with 'x-'"
-                found.append(source.diagnostic((*parts, key), "warning", unknown_key(key, meant), hint, CODE, key=True))
+                message = unknown_key(key, meant, value)
+                found.append(source.diagnostic((*parts, key), "warning", message, hint, CODE, key=True))
     return found
 
 

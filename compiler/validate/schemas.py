@@ -239,9 +239,11 @@ def _unknown_keys(error: Any, parts: tuple[Any, ...], source: SourceFile, code: 
     missing = [key for key in error.schema.get("required", ()) if key not in error.instance]
     problems = []
     for key in extra:
-        meant = suggest(key, known)
-        message = unknown_key(key, meant)
-        if meant in missing:
+        meant = suggest(key, known, present=error.instance)
+        message = unknown_key(key, meant, error.instance)
+        if meant in error.instance:
+            hint = "keep one of the two"
+        elif meant in missing:
             hint: str | None = f"'{meant}' is required"
         elif meant is None:
             hint = _listing("known keys", known)
