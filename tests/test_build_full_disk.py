@@ -101,13 +101,18 @@ def disk(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.Mon
         with _tmpfs(tmp_path / "disk") as where:
             yield _real_disk(where)
         return
+    fake = _simulated(tmp_path / "disk", monkeypatch)
+    yield Disk(Path(fake.root), fake.fill, fake.release)
+
+
+def _simulated(where: Path, monkeypatch: pytest.MonkeyPatch) -> _FakeDisk:
+    """The folder `where`, created on the simulated disk (unlimited until filled)."""
     if not Path("/proc/self/fd").is_dir():
         pytest.skip("the simulated disk finds a descriptor's file through /proc/self/fd")
-    where = tmp_path / "disk"
     where.mkdir()
     fake = _FakeDisk(where, os.write)
     monkeypatch.setattr(os, "write", fake.write)
-    yield Disk(where, fake.fill, fake.release)
+    return fake
 
 
 def _changed_catalog(project: Path) -> None:
@@ -197,3 +202,19 @@ def test_the_issue_s_case_a_cold_build_of_the_bundled_catalog_on_2_mib(tmp_path:
         assert list(where.iterdir()) == []
         info = os.statvfs(where)
         assert info.f_bfree == info.f_blocks  # the disk is empty again
+
+
+def test_a_disk_full_before_the_first_byte_names_no_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing written and no previous build: no "needs more than 0 KiB", which would say nothing."""
+    where = tmp_path / "disk"
+    _simulated(where, monkeypatch).free = 0
+    project = tmp_path / "project"
+    write_catalog(project)
+    out = where / "build"
+
+    result = run_cli(["build", "--out", str(out), "-q"], cwd=project)
+
+    assert result.exit_code == 2, result.output
+    first = result.stderr.splitlines()[0]
+    assert first == f"error: {out}: no space left on device in {where}; free space there and build again", first
+    assert _leftovers(where) == [] and not out.exists()

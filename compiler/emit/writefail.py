@@ -21,13 +21,16 @@ _WRITABLE = "check that the output's folder is writable and has free space"
 def write_failure(
     out: Path, exc: OSError, written: int, previous: dict[str, Any] | None, left: Path | None, what: str
 ) -> str:
-    """One line: what failed and where; for a full disk, how much the build had written and how large the
-    previous one is (about what the new one needs); a temporary folder that could not be removed."""
+    """One line: what failed and where; for a full disk, how much the build had written (when anything) and
+    how large the previous one is (about what the new one needs); a temporary folder that could not be
+    removed."""
     if exc.errno in _FULL:
         size = sum((file_sizes((previous or {}).get("artifacts", ())) or {}).values()) + _manifest_size(out, previous)
-        needed = f"the new build needs more than {_size(written)}"
-        needed += f"; the previous build is {_size(size)}" if size else ""
-        message = f"{out}: no space left on device in {out.parent} ({needed}); free space there and build again"
+        # nothing written yet: "needs more than 0 KiB" would say nothing
+        sizes = [f"the new build needs more than {_size(written)}"] if written else []
+        sizes += [f"the previous build is {_size(size)}"] if size else []
+        needed = f" ({'; '.join(sizes)})" if sizes else ""
+        message = f"{out}: no space left on device in {out.parent}{needed}; free space there and build again"
     else:
         message = f"{what}: {exc} ({_WRITABLE})"
     if left is not None:
