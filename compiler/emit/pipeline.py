@@ -368,7 +368,7 @@ def _render_and_measure(
     with _bar(progress, "rendering", expected) as tick:
         measured = _measure(artifacts, counter, encodings[0], writer, tick)
     full_tokens = next(item.tokens[encodings[0]] for item in measured if item.artifact.kind == "full")
-    summary = summary_artifact(catalog, env, config.uri_prefix, full_tokens, enhanced, title=config.title)
+    summary = summary_artifact(catalog, env, config.uri_prefix, full_tokens, title=config.title)
     measured += _measure([summary], counter, encodings[0], writer)
     fitted = overview_artifacts(
         catalog, config.uri_prefix, config.character_budgets, title=config.title, build=config.build_label

@@ -103,7 +103,6 @@ def summary_artifact(
     env: jinja2.Environment,
     prefix: str,
     full_tokens: int,
-    enhanced: Enhanced,
     *,
     title: str = DEFAULT_TITLE,
 ) -> Artifact:
