@@ -1,12 +1,24 @@
-"""Reading a file whose size nobody vouches for: at most a limit, decided by what was read, not by `stat`.
+"""Files of the user's that capidx reads or replaces, one way each.
 
-Why: catalogs, templates and memory files may come from a pull request; a file can grow between `stat` and
+Reading a file whose size nobody vouches for: at most a limit, decided by what was read, not by `stat`.
+Catalogs, templates and memory files may come from a pull request; a file can grow between `stat` and
 `read`, and a pipe or device has no size, so every reader takes one byte more than its limit and checks.
+
+Replacing a file whole or not at all (`capidx init`'s scaffold, `capidx inject`'s memory files): the new
+bytes go to a temporary file in the same folder (a rename across file systems is no rename), created
+exclusively and never through a link, given the mode wanted, then renamed over the file; on any failure
+the temporary file is removed. `write_beside` is the first half, for a caller that renames several
+files only once all are written.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import secrets
 from pathlib import Path
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 def read_at_most(path: str | Path, limit: int) -> bytes | None:
@@ -14,3 +26,34 @@ def read_at_most(path: str | Path, limit: int) -> bytes | None:
     with open(path, "rb") as stream:
         data = stream.read(limit + 1)
     return None if len(data) > limit else data
+
+
+def write_beside(path: Path, data: bytes, mode: int | None, suffix: str = "") -> Path:
+    """A new temporary file `.<name>.<random><suffix>` in `path`'s folder (created, with its parents, when
+    missing) holding `data`, with `mode` (None: what the umask gives a new file); the caller renames it over
+    `path` or removes it. On failure nothing is left and the `OSError` is raised."""
+    folder = path.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    temporary = folder / f".{path.name}.{secrets.token_hex(4)}{suffix}"
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o666)
+    try:
+        with os.fdopen(descriptor, "wb") as stream:
+            stream.write(data)
+        if mode is not None:
+            os.chmod(temporary, mode)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    return temporary
+
+
+def write_whole(path: Path, data: bytes, mode: int | None, suffix: str = "") -> None:
+    """Replace (or create) `path` with `data` in one rename (`write_beside`, then `os.replace`)."""
+    temporary = write_beside(path, data, mode, suffix)
+    try:
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise

@@ -11,13 +11,13 @@ half-scaffolded repository cannot happen.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 from capidx.compiler.errors import UsageError
+from capidx.compiler.files import write_whole
 
 EXAMPLE_AGENT = "example-agent"
 
@@ -39,6 +39,7 @@ Next:
      hosts capidx) and COMMIT (a full commit sha or a release tag), then `pre-commit install`."""
 GITIGNORE = ".gitignore"
 IGNORED = "build/"  # the default paths.out: output, never committed
+_MODE = 0o644  # of a file capidx init creates, whatever the umask
 _IGNORED_FORMS = frozenset({"build", "build/", "/build", "/build/"})  # lines that already ignore it
 _MAX_GITIGNORE = 1 << 20  # a larger .gitignore is not read (nor changed): the hint says what to add
 
@@ -73,7 +74,7 @@ def scaffold(root: Path, *, force: bool = False) -> Scaffolded:
         raise InitError(f"{root}: {', '.join(folders)} is a folder, not a file; nothing written")
     try:
         for source, target in SCAFFOLD:
-            _write(root / target, _bundled(source))
+            write_whole(root / target, _bundled(source), _MODE)  # whole or not at all
         gitignore = _ignore_build(root / GITIGNORE)
     except OSError as exc:
         raise InitError(f"cannot write the scaffold under {root}: {exc.strerror or exc}") from None
@@ -84,7 +85,7 @@ def _ignore_build(path: Path) -> str:
     """Make `path` (.gitignore) ignore build/: create it, or append one line to it, keeping every other line
     byte for byte. A link, a folder or a file too large to read is left alone ("skipped")."""
     if not os.path.lexists(path):
-        _write(path, f"{IGNORED}\n".encode())
+        write_whole(path, f"{IGNORED}\n".encode(), _MODE)
         return "created"
     if path.is_symlink() or not path.is_file() or path.stat().st_size > _MAX_GITIGNORE:
         return "skipped"
@@ -93,26 +94,12 @@ def _ignore_build(path: Path) -> str:
     if any(line.strip().removeprefix("!") in _IGNORED_FORMS for line in lines):  # "!build/": theirs to decide
         return "kept"
     separator = b"" if not data or data.endswith(b"\n") else b"\n"
-    _write(path, data + separator + f"{IGNORED}\n".encode(), mode=path.stat().st_mode & 0o777)
+    write_whole(path, data + separator + f"{IGNORED}\n".encode(), path.stat().st_mode & 0o777)
     return "updated"
 
 
 def _bundled(name: str) -> bytes:
     return resources.files("capidx.compiler").joinpath("scaffold", name).read_bytes()
-
-
-def _write(path: Path, data: bytes, mode: int = 0o644) -> None:
-    """Whole or not at all: a temporary file in the same folder, renamed over the target."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(descriptor, "wb") as stream:
-            stream.write(data)
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 _GITIGNORE_LINES = {

@@ -7,7 +7,10 @@ driven by the MCP SDK's client, which reads the summary resource.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -173,3 +176,29 @@ def test_the_example_agent_is_marked_as_an_example_with_placeholder_sources(tmp_
     urls = [source["url"] for capability in document["capabilities"] for source in capability["sources"]]
     assert urls and all(url.startswith("https://example.com/replace-with-") for url in urls)
     assert all("verifiedDate" not in source for c in document["capabilities"] for source in c["sources"])
+
+
+def test_init_files_get_0644_whatever_the_umask_and_a_gitignore_keeps_its_mode(tmp_path: Path) -> None:
+    (tmp_path / ".gitignore").write_bytes(b"*.pyc\n")
+    (tmp_path / ".gitignore").chmod(0o600)
+    previous = os.umask(0o077)
+    try:
+        assert run_cli(["init"], cwd=tmp_path).exit_code == 0
+    finally:
+        os.umask(previous)
+    assert {target: stat.S_IMODE((tmp_path / target).stat().st_mode) for target in TARGETS} == dict.fromkeys(
+        TARGETS, 0o644
+    )
+    assert stat.S_IMODE((tmp_path / ".gitignore").stat().st_mode) == 0o600
+
+
+def test_a_failed_write_leaves_no_temporary_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(source: object, target: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    result = run_cli(["init"], cwd=tmp_path)
+
+    assert result.exit_code == 2
+    assert "cannot write the scaffold" in result.output and "No space left on device" in result.output
+    assert [path for path in tmp_path.rglob("*") if path.is_file()] == []

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from capidx.compiler.errors import UsageError
-from capidx.compiler.files import read_at_most
+from capidx.compiler.files import read_at_most, write_beside
 
 # A memory file is read whole by an agent at start: one of 4 MiB is not one, whatever it claims.
 MAX_BYTES = 4 * 1024 * 1024
@@ -143,26 +142,10 @@ def _stage(target: Target, data: bytes) -> Path:
     left) when it cannot be written."""
     if _current_bytes(target) != target.raw:
         raise InjectError(f"{target.shown}: it changed while capidx inject ran; nothing written to it, run again")
-    folder = target.path.parent
-    temporary = folder / f".{target.path.name}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o666)
-        try:
-            with os.fdopen(descriptor, "wb") as stream:
-                stream.write(data)
-            if target.mode is not None:
-                os.chmod(temporary, target.mode)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            raise
+        return write_beside(target.path, data, target.mode, TEMP_SUFFIX)
     except OSError as exc:
         raise InjectError(f"{target.shown}: cannot write it: {exc.strerror or exc}") from None
-    return temporary
-
-
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 def _current_bytes(target: Target) -> bytes | None:
