@@ -14,7 +14,8 @@ Here stdin is read in chunks and cut into lines by `LineSplitter`, which keeps a
 - JSON but not a JSON-RPC 2.0 message: -32600, with the message's id when it has a usable one;
 - a request whose id is not a string or an integer (an object, an array, null, true, 1.5): -32600,
   id null. The SDK's message model reads such a line as a notification, which gets no answer;
-- an integer longer than the JSON parser takes (4,300 digits): -32600 saying so, not "not JSON".
+- an integer longer than the JSON parser takes (4,300 digits), or arrays and objects nested deeper than
+  it takes (about 200 levels; the standard library reads them): -32600 saying so, not "not JSON".
 
 Blank lines are skipped. The server then goes on reading. Like the SDK's transport, this one points
 fd 1 at stderr while it runs and writes the protocol to a private duplicate, so stray output from
@@ -128,8 +129,10 @@ _TOO_LONG = object()  # stands for such an integer in a second, slower parse
 
 def _unparsed(line: bytes) -> Reply:
     """The answer to a line the JSON parser refused: -32700, unless the line is JSON whose only fault is an
-    integer too long to read, which is an invalid request (valid JSON) and is named."""
+    integer too long to read or a nesting too deep to read, which is an invalid request (valid JSON) and is
+    named, with the request's id."""
     lengths: list[int] = []
+    constants: list[str] = []
 
     def read_int(text: str) -> object:
         if len(text) <= INT_DIGITS:
@@ -138,18 +141,35 @@ def _unparsed(line: bytes) -> Reply:
         return _TOO_LONG
 
     try:
-        data = json.loads(line, parse_int=read_int)
+        data = json.loads(line, parse_int=read_int, parse_constant=constants.append)
     except (ValueError, RecursionError):
-        return _error(None, types.PARSE_ERROR, NOT_JSON)
-    if not lengths:  # valid to Python but not to the protocol's parser (NaN, Infinity): not JSON
         return _error(None, types.PARSE_ERROR, NOT_JSON)
     request_id = data.get("id") if isinstance(data, dict) else None
     if request_id is _TOO_LONG:
         problem = f"the id is an integer of {lengths[0]} digits; an id is a string or an integer of at most"
         return _error(None, types.INVALID_REQUEST, f"Invalid Request: {problem} {INT_DIGITS} digits")
     usable = request_id if isinstance(request_id, str | int) and not isinstance(request_id, bool) else None
-    problem = f"a number of {max(lengths)} digits is too long to read (at most {INT_DIGITS} digits)"
-    return _error(usable, types.INVALID_REQUEST, f"Invalid Request: {problem}")
+    if lengths:
+        problem = f"a number of {max(lengths)} digits is too long to read (at most {INT_DIGITS} digits)"
+        return _error(usable, types.INVALID_REQUEST, f"Invalid Request: {problem}")
+    if not constants and (depth := _depth(data)) >= DEEP:
+        problem = f"the message is nested too deeply ({depth} levels) to read"
+        return _error(usable, types.INVALID_REQUEST, f"Invalid Request: {problem}")
+    return _error(None, types.PARSE_ERROR, NOT_JSON)  # valid to Python only (NaN, a lone surrogate): not JSON
+
+
+DEEP = 100  # the protocol's parser stops near 200 levels; JSON it refused that is this deep was refused for that
+
+
+def _depth(data: object) -> int:
+    """How deeply arrays and objects nest in `data` (a loop: the value may be nested past the recursion limit)."""
+    deepest, pending = 0, [(data, 1)]
+    while pending:
+        value, level = pending.pop()
+        if isinstance(value, dict | list):
+            deepest = max(deepest, level)
+            pending += [(item, level + 1) for item in (value.values() if isinstance(value, dict) else value)]
+    return deepest
 
 
 _ID_TYPES = {dict: "an object", list: "an array", bool: "a boolean", float: "a number that is not an integer"}

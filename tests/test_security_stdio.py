@@ -143,6 +143,18 @@ def test_a_number_too_long_to_read_is_named_with_the_request_s_id(server: Stdio)
 
 
 @pytest.mark.slow
+def test_json_nested_too_deeply_to_read_is_named_with_the_request_s_id(server: Stdio) -> None:
+    """Valid JSON (the standard library reads it) that the protocol's parser refuses for its depth: not -32700."""
+    server.send(b'{"jsonrpc":"2.0","id":6,"method":"ping","params":{"n":%s}}\n' % (b"[" * 500 + b"]" * 500))
+    reply = server.reply()
+    assert reply["id"] == 6 and reply["error"]["code"] == -32600 and "nested too deeply" in reply["error"]["message"]
+    server.send(b'{"jsonrpc":"2.0","id":7,"method":"ping","params":{"n":%s}}\n' % (b"[" * 500 + b"]" * 499))
+    assert server.reply() == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": _any()}}
+    server.send(PING % 8)
+    assert server.reply() == {"jsonrpc": "2.0", "id": 8, "result": {}}
+
+
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads peak memory from /proc")
 def test_an_over_long_line_is_answered_and_not_held(server: Stdio) -> None:
     server.send(PING % 1)
