@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import select
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -265,12 +266,18 @@ def _pump(fd: int, chunks: MemoryObjectSendStream[bytes], token: EventLoopToken)
 
 
 def _read_chunk(fd: int) -> bytes:
-    """The next bytes of stdin; b"" at its end, or when it cannot be read at all (closed, not readable)."""
-    try:
-        return os.read(fd, CHUNK_BYTES)
-    except OSError as error:
-        logger.warning("stdin cannot be read (%s): stopping", error.strerror or error)
-        return b""
+    """The next bytes of stdin; b"" at its end, or when it cannot be read at all (closed, not readable).
+
+    A stdin left non-blocking by the parent (O_NONBLOCK is shared with it, so it is not changed here) has
+    no bytes yet rather than no more: wait until it is readable, then read again."""
+    while True:
+        try:
+            return os.read(fd, CHUNK_BYTES)
+        except BlockingIOError:
+            select.select([fd], [], [])
+        except OSError as error:
+            logger.warning("stdin cannot be read (%s): stopping", error.strerror or error)
+            return b""
 
 
 async def _deliver(

@@ -86,6 +86,31 @@ def stdio_server(build: Path, env: dict[str, str] | None = None, *, initialize: 
             proc.wait()
 
 
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "set_blocking"), reason="needs a non-blocking pipe")
+def test_a_non_blocking_stdin_is_waited_on_not_taken_for_its_end(hand_build: Path) -> None:
+    """A parent may leave stdin O_NONBLOCK: a read with nothing to read yet fails with EAGAIN, which used to
+    end the server (exit 0) before the first message."""
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    command = capidx_command("serve", "--build", str(hand_build), "--no-reload")
+    with subprocess.Popen(
+        command, cwd=hand_build.parent, stdin=read_end, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    ) as proc:
+        os.close(read_end)
+        try:
+            server = Stdio(proc)
+            os.write(write_end, json.dumps(INITIALIZE).encode() + b"\n")
+            assert server.reply()["id"] == 0
+            os.write(write_end, PING % 1)
+            assert server.reply() == {"jsonrpc": "2.0", "id": 1, "result": {}}
+            os.close(write_end)
+            assert proc.wait(timeout=60) == 0  # its real end still ends it
+        finally:
+            proc.kill()
+            proc.wait()
+
+
 LIMIT = 65536  # the smallest message limit there is: every check below runs against the same server
 
 
