@@ -30,7 +30,7 @@ import os
 import select
 import threading
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -255,14 +255,15 @@ def _pump(fd: int, chunks: MemoryObjectSendStream[bytes], token: EventLoopToken)
     Not an AnyIO worker thread: a read blocked on a terminal or an idle pipe cannot be interrupted,
     and the interpreter waits for every non-daemon thread at exit, so a stopped server used to wait
     for one more line (Enter) before it ended. A daemon thread ends with the process."""
-    while True:
-        chunk = _read_chunk(fd)
-        try:
+    try:
+        while chunk := _read_chunk(fd):
             anyio.from_thread.run(chunks.send, chunk, token=token)
-        except Exception:  # the server has stopped reading (stream closed, event loop gone): nobody to hand it to
-            return
-        if not chunk:
-            return
+        anyio.from_thread.run(chunks.send, b"", token=token)
+    except Exception:  # the server has stopped reading (stream closed, event loop gone): nobody to hand it to
+        return
+    finally:
+        with suppress(Exception):  # the event loop may be gone already
+            anyio.from_thread.run_sync(chunks.close, token=token)
 
 
 def _read_chunk(fd: int) -> bytes:
@@ -322,6 +323,7 @@ def _claim_stdout(fd: int) -> tuple[BinaryIO, Callable[[], None]]:
             os.dup2(private, fd)
         except OSError:
             logger.debug("could not restore stdout")
+        os.close(private)  # not through the file object: closing that flushes, which may block on a full pipe
 
     return os.fdopen(private, "wb", closefd=False), restore
 

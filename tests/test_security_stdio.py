@@ -24,7 +24,7 @@ from server_support import (
     connect,
 )
 
-from capidx.server.stdio import LineSplitter, Oversized, parse_line
+from capidx.server.stdio import LineSplitter, Oversized, parse_line, stdio_transport
 
 PING = b'{"jsonrpc":"2.0","id":%d,"method":"ping"}\n'
 INITIALIZE = {
@@ -292,3 +292,34 @@ async def test_a_long_tool_name_is_clipped_in_the_error(hand_build: Path) -> Non
     assert len(caught.value.error.message) < 5_000
     assert len(caught.value.error.data["tool"]) < 600
 
+
+
+# --- what a session leaves behind -------------------------------------------------------------------------
+
+
+async def _one_session() -> None:
+    """One stdio session in-process over pipes: a ping, then end of input."""
+    stdin_read, stdin_write = os.pipe()
+    stdout_read, stdout_write = os.pipe()
+    try:
+        os.write(stdin_write, PING % 1)
+        os.close(stdin_write)
+        async with stdio_transport(LIMIT, stdin_fd=stdin_read, stdout_fd=stdout_write) as (messages, replies):
+            replies.close()
+            async for _message in messages:
+                pass
+            messages.close()
+    finally:
+        for fd in (stdin_read, stdout_read, stdout_write):
+            os.close(fd)
+
+
+@pytest.mark.anyio
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts open descriptors in /proc")
+async def test_a_stdio_session_leaves_no_descriptor_open() -> None:
+    """The transport writes to a private duplicate of stdout; every session used to leave one open."""
+    await _one_session()  # whatever is opened once per process (the event loop's own) is opened here
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(10):
+        await _one_session()
+    assert len(os.listdir("/proc/self/fd")) == before
