@@ -27,12 +27,13 @@ from __future__ import annotations
 import json
 import logging
 import os
+import queue
 import select
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import Any
 
 import anyio
 import anyio.from_thread
@@ -210,14 +211,15 @@ async def stdio_transport(
     max_line_bytes: int, stdin_fd: int = 0, stdout_fd: int = 1
 ) -> AsyncIterator[tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[Any]]]:
     """(read stream, write stream) for `Server.run`, over the process's stdin and stdout."""
-    out, restore = _claim_stdout(stdout_fd)
+    out, restore, owned = _claim_stdout(stdout_fd)
+    writer = _Writer(out, anyio.lowlevel.current_token())
     read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](0)
     try:
         async with anyio.create_task_group() as tg:
             reading = anyio.CancelScope()
             tg.start_soon(_read, reading, stdin_fd, max_line_bytes, read_send, write_send.clone())
-            tg.start_soon(_write, write_recv, out)
+            tg.start_soon(_write, write_recv, writer)
             try:
                 yield read_recv, write_send
             finally:
@@ -225,6 +227,8 @@ async def stdio_transport(
                 write_send.close()
     finally:
         restore()
+        if owned and writer.finished:  # a writer stuck on a full pipe keeps it: the process is stopping
+            os.close(out)
 
 
 async def _read(
@@ -293,39 +297,83 @@ async def _deliver(
         await messages.send(SessionMessage(parsed))
 
 
-async def _write(messages: MemoryObjectReceiveStream[SessionMessage], out: BinaryIO) -> None:
+async def _write(messages: MemoryObjectReceiveStream[SessionMessage], writer: _Writer) -> None:
     async with messages:
         async for session_message in messages:
             data = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
-            try:
-                await anyio.to_thread.run_sync(_write_line, out, data.encode("utf-8") + b"\n")
-            except OSError as error:  # the client closed stdout: nobody is left to answer
-                logger.warning("stdout closed (%s): answers are dropped until stdin ends", error.strerror or error)
-                async for _dropped in messages:  # keep taking them, so the server never blocks on a send
-                    pass
+            await writer.write(data.encode("utf-8") + b"\n")
+    await writer.drain()
 
 
-def _write_line(out: BinaryIO, data: bytes) -> None:
-    out.write(data)
-    out.flush()
+PENDING_REPLIES = 8  # replies handed to the writer thread and not yet written; the server waits beyond that
 
 
-def _claim_stdout(fd: int) -> tuple[BinaryIO, Callable[[], None]]:
-    """A private duplicate of `fd` for the protocol, with `fd` itself pointed at stderr meanwhile."""
+class _Writer:
+    """Writes replies to stdout in a daemon thread, in order, so the event loop never waits on a blocked write.
+
+    Why: a client that stops reading stdout fills the pipe and write() blocks. In an AnyIO worker thread
+    that blocked write held a stop signal forever (cancelling waits for the thread, and the interpreter
+    joins such threads at exit). The event loop waits here only on `room` and `done`, which cancellation
+    interrupts, and a daemon thread ends with the process."""
+
+    def __init__(self, fd: int, token: EventLoopToken) -> None:
+        self._fd = fd
+        self._token = token
+        self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._room = anyio.Semaphore(PENDING_REPLIES)
+        self._done = anyio.Event()
+        self.finished = False  # True once everything handed over is written (or dropped) and the thread ended
+        threading.Thread(target=self._run, name="capidx-stdout", daemon=True).start()
+
+    async def write(self, data: bytes) -> None:
+        await self._room.acquire()
+        self._queue.put(data)
+
+    async def drain(self) -> None:
+        """Wait until everything handed over is written; the thread then ends."""
+        self._queue.put(None)
+        await self._done.wait()
+
+    def _run(self) -> None:
+        broken = False
+        while (data := self._queue.get()) is not None:
+            if not broken:
+                try:
+                    _write_all(self._fd, data)
+                except OSError as error:  # the client closed stdout: nobody is left to answer
+                    broken = True
+                    logger.warning("stdout closed (%s): answers are dropped until stdin ends", error.strerror or error)
+            self._call(self._room.release)
+        self.finished = True
+        self._call(self._done.set)
+
+    def _call(self, function: Callable[[], object]) -> None:
+        with suppress(Exception):  # the event loop may be gone already
+            anyio.from_thread.run_sync(function, token=self._token)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _claim_stdout(fd: int) -> tuple[int, Callable[[], None], bool]:
+    """A private duplicate of `fd` for the protocol, with `fd` itself pointed at stderr meanwhile; the function
+    that points `fd` back; whether the descriptor is a duplicate (the caller closes it when done)."""
     try:
         private = _dup_above_std(fd)
         os.dup2(2, fd)
     except OSError:  # no descriptors to spare: write the protocol to fd itself
-        return os.fdopen(fd, "wb", closefd=False), lambda: None
+        return fd, lambda: None, False
 
     def restore() -> None:
         try:
             os.dup2(private, fd)
         except OSError:
             logger.debug("could not restore stdout")
-        os.close(private)  # not through the file object: closing that flushes, which may block on a full pipe
 
-    return os.fdopen(private, "wb", closefd=False), restore
+    return private, restore, True
 
 
 def _dup_above_std(fd: int) -> int:
