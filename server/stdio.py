@@ -213,13 +213,14 @@ async def stdio_transport(
     """(read stream, write stream) for `Server.run`, over the process's stdin and stdout."""
     out, restore, owned = _claim_stdout(stdout_fd)
     writer = _Writer(out, anyio.lowlevel.current_token())
+    in_flight = _InFlight()
     read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](0)
     try:
         async with anyio.create_task_group() as tg:
             reading = anyio.CancelScope()
-            tg.start_soon(_read, reading, stdin_fd, max_line_bytes, read_send, write_send.clone())
-            tg.start_soon(_write, write_recv, writer)
+            tg.start_soon(_read, reading, stdin_fd, max_line_bytes, read_send, write_send.clone(), in_flight)
+            tg.start_soon(_write, write_recv, writer, in_flight)
             try:
                 yield read_recv, write_send
             finally:
@@ -237,6 +238,7 @@ async def _read(
     limit: int,
     messages: MemoryObjectSendStream[SessionMessage | Exception],
     replies: MemoryObjectSendStream[SessionMessage],
+    in_flight: _InFlight,
 ) -> None:
     splitter = LineSplitter(limit)
     chunks_in, chunks = anyio.create_memory_object_stream[bytes](0)
@@ -248,9 +250,11 @@ async def _read(
                 if not chunk:
                     break
                 for line in splitter.feed(chunk):
-                    await _deliver(parse_line(line, limit), messages, replies)
+                    await _deliver(parse_line(line, limit), messages, replies, in_flight)
             if (last := splitter.end()) is not None:
-                await _deliver(parse_line(last, limit), messages, replies)
+                await _deliver(parse_line(last, limit), messages, replies, in_flight)
+            # Closing the stream makes the SDK cancel the handlers still running: wait for them first
+            await in_flight.settled(EOF_GRACE_SECONDS)
 
 
 def _pump(fd: int, chunks: MemoryObjectSendStream[bytes], token: EventLoopToken) -> None:
@@ -289,19 +293,52 @@ async def _deliver(
     parsed: types.JSONRPCMessage | Reply | None,
     messages: MemoryObjectSendStream[SessionMessage | Exception],
     replies: MemoryObjectSendStream[SessionMessage],
+    in_flight: _InFlight,
 ) -> None:
     if isinstance(parsed, Reply):
         logger.warning("stdin: %s", parsed.error.error.message)
         await replies.send(SessionMessage(parsed.error))
     elif parsed is not None:
+        if isinstance(parsed, types.JSONRPCRequest):
+            in_flight.sent(parsed.id)
         await messages.send(SessionMessage(parsed))
 
 
-async def _write(messages: MemoryObjectReceiveStream[SessionMessage], writer: _Writer) -> None:
+EOF_GRACE_SECONDS = 5  # at the end of stdin, how long requests still being handled may take to be answered
+
+
+class _InFlight:
+    """The ids of the requests passed to the server and not answered yet (a count each: a client may reuse one)."""
+
+    def __init__(self) -> None:
+        self._ids: dict[str | int, int] = {}
+        self._idle = anyio.Event()
+        self._idle.set()
+
+    def sent(self, request_id: str | int) -> None:
+        self._ids[request_id] = self._ids.get(request_id, 0) + 1
+        if self._idle.is_set():
+            self._idle = anyio.Event()
+
+    def answered(self, request_id: Any) -> None:
+        if (count := self._ids.pop(request_id, 0)) > 1:
+            self._ids[request_id] = count - 1
+        if not self._ids:
+            self._idle.set()
+
+    async def settled(self, seconds: float) -> None:
+        """Wait until every request is answered, or `seconds` (one the server never answers must not hold it)."""
+        with anyio.move_on_after(seconds):
+            await self._idle.wait()
+
+
+async def _write(messages: MemoryObjectReceiveStream[SessionMessage], writer: _Writer, in_flight: _InFlight) -> None:
     async with messages:
         async for session_message in messages:
-            data = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
-            await writer.write(data.encode("utf-8") + b"\n")
+            message = session_message.message
+            await writer.write(message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8") + b"\n")
+            if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+                in_flight.answered(message.id)
     await writer.drain()
 
 

@@ -111,6 +111,24 @@ def test_a_non_blocking_stdin_is_waited_on_not_taken_for_its_end(hand_build: Pat
             proc.wait()
 
 
+@pytest.mark.slow
+def test_requests_still_being_handled_when_stdin_ends_are_answered(hand_build: Path) -> None:
+    """End of input closes the message stream, on which the SDK cancels the handlers still running: their
+    requests used to go unanswered. Everything is written at once, then stdin is closed."""
+    call = (
+        b'{"jsonrpc":"2.0","id":%d,"method":"tools/call",'
+        b'"params":{"name":"compare_capability","arguments":{"capability":"mcp"}}}\n'
+    )
+    initialized = b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+    data = json.dumps(INITIALIZE).encode() + b"\n" + initialized + b"".join(call % n for n in range(1, 7)) + PING % 7
+    command = capidx_command("serve", "--build", str(hand_build), "--no-reload")
+    done = subprocess.run(command, cwd=hand_build.parent, input=data, capture_output=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert sorted(reply["id"] for reply in replies) == list(range(8))  # initialize is id 0 here
+    assert all("result" in reply for reply in replies)
+
+
 LIMIT = 65536  # the smallest message limit there is: every check below runs against the same server
 
 
