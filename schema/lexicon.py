@@ -73,13 +73,16 @@ IDENTIFIER_PATTERN = re.compile(
 _MARKS = frozenset("/#@._-+")
 _PUNCTUATION = ",;:!?()[]{}'\"`"
 _LETTERS = re.compile(r"[a-z]{2,}")
+MAX_WORD = 200  # a longer word is no identifier anyone types: skipped, so hostile text cannot cost more
+MAX_PATH_SEGMENTS = 6  # a dot-directory path's prefixes stop here, so a word yields a few short tokens
 
 
 def identifiers(text: str) -> list[str]:
     """The identifier tokens of a text, case-folded, in order, with repeats ('Run /compact' -> ['/compact']).
 
     Not URLs, dotted numbers or one-letter abbreviations ('v4.2', 'e.g.'); only words with a mark an identifier
-    needs meet the pattern. Memoized: the build reads many texts twice (term counts and `identifiers`)."""
+    needs meet the pattern, and no word longer than `MAX_WORD` characters (hostile text). Memoized: the build
+    reads many texts twice (term counts and `identifiers`)."""
     return list(_identifiers(text))
 
 
@@ -88,7 +91,7 @@ def _identifiers(text: str) -> tuple[str, ...]:
     found = []
     for raw in unicodedata.normalize("NFKC", text).split():
         word = raw.strip(_PUNCTUATION).rstrip(".")
-        if _MARKS.isdisjoint(word) or "://" in word:
+        if len(word) > MAX_WORD or _MARKS.isdisjoint(word) or "://" in word:
             continue
         for match in IDENTIFIER_PATTERN.finditer(word):
             token = match.group(0).casefold().rstrip(".-")
@@ -109,9 +112,10 @@ def _config_paths(word: str) -> list[str]:
     """A path under a dot-directory names a feature's place ('.claude/agents/' holds Claude's custom agents): its
     prefixes of two or more plain segments are tokens of their own, case-folded, with '~/' and './' dropped
     ('~/.claude/agents/<name>.md' -> '.claude/agents'), so a query's path finds a text's longer one. Paths
-    elsewhere ('/usr/bin', 'and/or', 'ci/cd') are not identifiers."""
+    elsewhere ('/usr/bin', 'and/or', 'ci/cd') are not identifiers. Only the first `MAX_PATH_SEGMENTS`
+    segments count: a path of k segments has k prefixes of O(k²) characters in all."""
     path = word.casefold().removeprefix("~/").removeprefix("./")
-    segments = path.split("/")
+    segments = path.split("/", MAX_PATH_SEGMENTS)[:MAX_PATH_SEGMENTS]
     if len(segments) < 2 or not segments[0].startswith(".") or not _LETTERS.search(segments[0]):
         return []
     plain: list[str] = []

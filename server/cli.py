@@ -151,7 +151,7 @@ def serve(config: Path | None, print_config: bool, **flags: object) -> None:
 
 
 def _run(settings: Settings) -> None:
-    from capidx.server.instructions import server_instructions
+    from capidx.server.instructions import refuse_missing_instructions
     from capidx.server.logs import configure_logging
     from capidx.server.signals import Stopped, raise_on_stop_signals
     from capidx.server.snapshot import BuildError, load_snapshot
@@ -162,7 +162,7 @@ def _run(settings: Settings) -> None:
         # The build is loaded (and refused, if it must be) before the MCP SDK is imported: a missing or
         # damaged build is reported in a fraction of the SDK's import time.
         snapshot = load_snapshot(settings.build)
-        server_instructions(snapshot, settings, settings.exposed_kinds)  # refused before the SDK is imported
+        refuse_missing_instructions(snapshot, settings)  # refused before the SDK is imported
         from capidx.server.serve import StartupError, run
 
         try:

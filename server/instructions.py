@@ -40,15 +40,27 @@ def server_instructions(
         overview = snapshot.variant("instructions")
         if overview is not None:
             return overview.text
-        why = f"{snapshot.directory} has no instructions.md (built by an older capidx)"
-        source = settings.sources.get("instructions", "default")
-        if source != "default" and not fallback:
-            raise MissingInstructions(
-                f"{why}, so there is nothing to send for instructions=summary ({source}): run `capidx build`, "
-                "or choose --instructions pointer"
-            )
-        logger.warning("%s: sending the pointer as the server instructions; run `capidx build`", why)
+        if not fallback:
+            refuse_missing_instructions(snapshot, settings)
+        logger.warning("%s: sending the pointer as the server instructions; run `capidx build`", _missing(snapshot))
     return pointer(snapshot, kinds)
+
+
+def refuse_missing_instructions(snapshot: Snapshot, settings: Settings) -> None:
+    """Raise `MissingInstructions` when `summary` was asked for explicitly and the build has no instructions.md.
+
+    Why apart: `capidx serve` checks this before importing the SDK, and the warning of the default's
+    fallback is left to the one `server_instructions` call that builds the server, so it is logged once."""
+    source = settings.sources.get("instructions", "default")
+    if settings.instructions == "summary" and source != "default" and snapshot.variant("instructions") is None:
+        raise MissingInstructions(
+            f"{_missing(snapshot)}, so there is nothing to send for instructions=summary ({source}): "
+            "run `capidx build`, or choose --instructions pointer"
+        )
+
+
+def _missing(snapshot: Snapshot) -> str:
+    return f"{snapshot.directory} has no instructions.md (built by an older capidx)"
 
 
 def pointer(snapshot: Snapshot, kinds: frozenset[str]) -> str:

@@ -14,7 +14,8 @@ Here stdin is read in chunks and cut into lines by `LineSplitter`, which keeps a
 - JSON but not a JSON-RPC 2.0 message: -32600, with the message's id when it has a usable one;
 - a request whose id is not a string or an integer (an object, an array, null, true, 1.5): -32600,
   id null. The SDK's message model reads such a line as a notification, which gets no answer;
-- an integer longer than the JSON parser takes (4,300 digits): -32600 saying so, not "not JSON".
+- an integer longer than the JSON parser takes (4,300 digits), or arrays and objects nested deeper than
+  it takes (about 200 levels; the standard library reads them): -32600 saying so, not "not JSON".
 
 Blank lines are skipped. The server then goes on reading. Like the SDK's transport, this one points
 fd 1 at stderr while it runs and writes the protocol to a private duplicate, so stray output from
@@ -26,11 +27,13 @@ from __future__ import annotations
 import json
 import logging
 import os
+import queue
+import select
 import threading
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import Any
 
 import anyio
 import anyio.from_thread
@@ -128,8 +131,10 @@ _TOO_LONG = object()  # stands for such an integer in a second, slower parse
 
 def _unparsed(line: bytes) -> Reply:
     """The answer to a line the JSON parser refused: -32700, unless the line is JSON whose only fault is an
-    integer too long to read, which is an invalid request (valid JSON) and is named."""
+    integer too long to read or a nesting too deep to read, which is an invalid request (valid JSON) and is
+    named, with the request's id."""
     lengths: list[int] = []
+    constants: list[str] = []
 
     def read_int(text: str) -> object:
         if len(text) <= INT_DIGITS:
@@ -138,18 +143,35 @@ def _unparsed(line: bytes) -> Reply:
         return _TOO_LONG
 
     try:
-        data = json.loads(line, parse_int=read_int)
+        data = json.loads(line, parse_int=read_int, parse_constant=constants.append)
     except (ValueError, RecursionError):
-        return _error(None, types.PARSE_ERROR, NOT_JSON)
-    if not lengths:  # valid to Python but not to the protocol's parser (NaN, Infinity): not JSON
         return _error(None, types.PARSE_ERROR, NOT_JSON)
     request_id = data.get("id") if isinstance(data, dict) else None
     if request_id is _TOO_LONG:
         problem = f"the id is an integer of {lengths[0]} digits; an id is a string or an integer of at most"
         return _error(None, types.INVALID_REQUEST, f"Invalid Request: {problem} {INT_DIGITS} digits")
     usable = request_id if isinstance(request_id, str | int) and not isinstance(request_id, bool) else None
-    problem = f"a number of {max(lengths)} digits is too long to read (at most {INT_DIGITS} digits)"
-    return _error(usable, types.INVALID_REQUEST, f"Invalid Request: {problem}")
+    if lengths:
+        problem = f"a number of {max(lengths)} digits is too long to read (at most {INT_DIGITS} digits)"
+        return _error(usable, types.INVALID_REQUEST, f"Invalid Request: {problem}")
+    if not constants and (depth := _depth(data)) >= DEEP:
+        problem = f"the message is nested too deeply ({depth} levels) to read"
+        return _error(usable, types.INVALID_REQUEST, f"Invalid Request: {problem}")
+    return _error(None, types.PARSE_ERROR, NOT_JSON)  # valid to Python only (NaN, a lone surrogate): not JSON
+
+
+DEEP = 100  # the protocol's parser stops near 200 levels; JSON it refused that is this deep was refused for that
+
+
+def _depth(data: object) -> int:
+    """How deeply arrays and objects nest in `data` (a loop: the value may be nested past the recursion limit)."""
+    deepest, pending = 0, [(data, 1)]
+    while pending:
+        value, level = pending.pop()
+        if isinstance(value, dict | list):
+            deepest = max(deepest, level)
+            pending += [(item, level + 1) for item in (value.values() if isinstance(value, dict) else value)]
+    return deepest
 
 
 _ID_TYPES = {dict: "an object", list: "an array", bool: "a boolean", float: "a number that is not an integer"}
@@ -189,14 +211,16 @@ async def stdio_transport(
     max_line_bytes: int, stdin_fd: int = 0, stdout_fd: int = 1
 ) -> AsyncIterator[tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[Any]]]:
     """(read stream, write stream) for `Server.run`, over the process's stdin and stdout."""
-    out, restore = _claim_stdout(stdout_fd)
+    out, restore, owned = _claim_stdout(stdout_fd)
+    writer = _Writer(out, anyio.lowlevel.current_token())
+    in_flight = _InFlight()
     read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](0)
     try:
         async with anyio.create_task_group() as tg:
             reading = anyio.CancelScope()
-            tg.start_soon(_read, reading, stdin_fd, max_line_bytes, read_send, write_send.clone())
-            tg.start_soon(_write, write_recv, out)
+            tg.start_soon(_read, reading, stdin_fd, max_line_bytes, read_send, write_send.clone(), in_flight)
+            tg.start_soon(_write, write_recv, writer, in_flight)
             try:
                 yield read_recv, write_send
             finally:
@@ -204,6 +228,8 @@ async def stdio_transport(
                 write_send.close()
     finally:
         restore()
+        if owned and writer.finished:  # a writer stuck on a full pipe keeps it: the process is stopping
+            os.close(out)
 
 
 async def _read(
@@ -212,6 +238,7 @@ async def _read(
     limit: int,
     messages: MemoryObjectSendStream[SessionMessage | Exception],
     replies: MemoryObjectSendStream[SessionMessage],
+    in_flight: _InFlight,
 ) -> None:
     splitter = LineSplitter(limit)
     chunks_in, chunks = anyio.create_memory_object_stream[bytes](0)
@@ -223,9 +250,11 @@ async def _read(
                 if not chunk:
                     break
                 for line in splitter.feed(chunk):
-                    await _deliver(parse_line(line, limit), messages, replies)
+                    await _deliver(parse_line(line, limit), messages, replies, in_flight)
             if (last := splitter.end()) is not None:
-                await _deliver(parse_line(last, limit), messages, replies)
+                await _deliver(parse_line(last, limit), messages, replies, in_flight)
+            # Closing the stream makes the SDK cancel the handlers still running: wait for them first
+            await in_flight.settled(EOF_GRACE_SECONDS)
 
 
 def _pump(fd: int, chunks: MemoryObjectSendStream[bytes], token: EventLoopToken) -> None:
@@ -234,61 +263,146 @@ def _pump(fd: int, chunks: MemoryObjectSendStream[bytes], token: EventLoopToken)
     Not an AnyIO worker thread: a read blocked on a terminal or an idle pipe cannot be interrupted,
     and the interpreter waits for every non-daemon thread at exit, so a stopped server used to wait
     for one more line (Enter) before it ended. A daemon thread ends with the process."""
-    while True:
-        chunk = _read_chunk(fd)
-        try:
+    try:
+        while chunk := _read_chunk(fd):
             anyio.from_thread.run(chunks.send, chunk, token=token)
-        except Exception:  # the server has stopped reading (stream closed, event loop gone): nobody to hand it to
-            return
-        if not chunk:
-            return
+        anyio.from_thread.run(chunks.send, b"", token=token)
+    except Exception:  # the server has stopped reading (stream closed, event loop gone): nobody to hand it to
+        return
+    finally:
+        with suppress(Exception):  # the event loop may be gone already
+            anyio.from_thread.run_sync(chunks.close, token=token)
 
 
 def _read_chunk(fd: int) -> bytes:
-    """The next bytes of stdin; b"" at its end, or when it cannot be read at all (closed, not readable)."""
-    try:
-        return os.read(fd, CHUNK_BYTES)
-    except OSError as error:
-        logger.warning("stdin cannot be read (%s): stopping", error.strerror or error)
-        return b""
+    """The next bytes of stdin; b"" at its end, or when it cannot be read at all (closed, not readable).
+
+    A stdin left non-blocking by the parent (O_NONBLOCK is shared with it, so it is not changed here) has
+    no bytes yet rather than no more: wait until it is readable, then read again."""
+    while True:
+        try:
+            return os.read(fd, CHUNK_BYTES)
+        except BlockingIOError:
+            select.select([fd], [], [])
+        except OSError as error:
+            logger.warning("stdin cannot be read (%s): stopping", error.strerror or error)
+            return b""
 
 
 async def _deliver(
     parsed: types.JSONRPCMessage | Reply | None,
     messages: MemoryObjectSendStream[SessionMessage | Exception],
     replies: MemoryObjectSendStream[SessionMessage],
+    in_flight: _InFlight,
 ) -> None:
     if isinstance(parsed, Reply):
         logger.warning("stdin: %s", parsed.error.error.message)
         await replies.send(SessionMessage(parsed.error))
     elif parsed is not None:
+        if isinstance(parsed, types.JSONRPCRequest):
+            in_flight.sent(parsed.id)
         await messages.send(SessionMessage(parsed))
 
 
-async def _write(messages: MemoryObjectReceiveStream[SessionMessage], out: BinaryIO) -> None:
+EOF_GRACE_SECONDS = 5  # at the end of stdin, how long requests still being handled may take to be answered
+
+
+class _InFlight:
+    """The ids of the requests passed to the server and not answered yet (a count each: a client may reuse one)."""
+
+    def __init__(self) -> None:
+        self._ids: dict[str | int, int] = {}
+        self._idle = anyio.Event()
+        self._idle.set()
+
+    def sent(self, request_id: str | int) -> None:
+        self._ids[request_id] = self._ids.get(request_id, 0) + 1
+        if self._idle.is_set():
+            self._idle = anyio.Event()
+
+    def answered(self, request_id: Any) -> None:
+        if (count := self._ids.pop(request_id, 0)) > 1:
+            self._ids[request_id] = count - 1
+        if not self._ids:
+            self._idle.set()
+
+    async def settled(self, seconds: float) -> None:
+        """Wait until every request is answered, or `seconds` (one the server never answers must not hold it)."""
+        with anyio.move_on_after(seconds):
+            await self._idle.wait()
+
+
+async def _write(messages: MemoryObjectReceiveStream[SessionMessage], writer: _Writer, in_flight: _InFlight) -> None:
     async with messages:
         async for session_message in messages:
-            data = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
-            try:
-                await anyio.to_thread.run_sync(_write_line, out, data.encode("utf-8") + b"\n")
-            except OSError as error:  # the client closed stdout: nobody is left to answer
-                logger.warning("stdout closed (%s): answers are dropped until stdin ends", error.strerror or error)
-                async for _dropped in messages:  # keep taking them, so the server never blocks on a send
-                    pass
+            message = session_message.message
+            await writer.write(message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8") + b"\n")
+            if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+                in_flight.answered(message.id)
+    await writer.drain()
 
 
-def _write_line(out: BinaryIO, data: bytes) -> None:
-    out.write(data)
-    out.flush()
+PENDING_REPLIES = 8  # replies handed to the writer thread and not yet written; the server waits beyond that
 
 
-def _claim_stdout(fd: int) -> tuple[BinaryIO, Callable[[], None]]:
-    """A private duplicate of `fd` for the protocol, with `fd` itself pointed at stderr meanwhile."""
+class _Writer:
+    """Writes replies to stdout in a daemon thread, in order, so the event loop never waits on a blocked write.
+
+    Why: a client that stops reading stdout fills the pipe and write() blocks. In an AnyIO worker thread
+    that blocked write held a stop signal forever (cancelling waits for the thread, and the interpreter
+    joins such threads at exit). The event loop waits here only on `room` and `done`, which cancellation
+    interrupts, and a daemon thread ends with the process."""
+
+    def __init__(self, fd: int, token: EventLoopToken) -> None:
+        self._fd = fd
+        self._token = token
+        self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._room = anyio.Semaphore(PENDING_REPLIES)
+        self._done = anyio.Event()
+        self.finished = False  # True once everything handed over is written (or dropped) and the thread ended
+        threading.Thread(target=self._run, name="capidx-stdout", daemon=True).start()
+
+    async def write(self, data: bytes) -> None:
+        await self._room.acquire()
+        self._queue.put(data)
+
+    async def drain(self) -> None:
+        """Wait until everything handed over is written; the thread then ends."""
+        self._queue.put(None)
+        await self._done.wait()
+
+    def _run(self) -> None:
+        broken = False
+        while (data := self._queue.get()) is not None:
+            if not broken:
+                try:
+                    _write_all(self._fd, data)
+                except OSError as error:  # the client closed stdout: nobody is left to answer
+                    broken = True
+                    logger.warning("stdout closed (%s): answers are dropped until stdin ends", error.strerror or error)
+            self._call(self._room.release)
+        self.finished = True
+        self._call(self._done.set)
+
+    def _call(self, function: Callable[[], object]) -> None:
+        with suppress(Exception):  # the event loop may be gone already
+            anyio.from_thread.run_sync(function, token=self._token)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _claim_stdout(fd: int) -> tuple[int, Callable[[], None], bool]:
+    """A private duplicate of `fd` for the protocol, with `fd` itself pointed at stderr meanwhile; the function
+    that points `fd` back; whether the descriptor is a duplicate (the caller closes it when done)."""
     try:
         private = _dup_above_std(fd)
         os.dup2(2, fd)
     except OSError:  # no descriptors to spare: write the protocol to fd itself
-        return os.fdopen(fd, "wb", closefd=False), lambda: None
+        return fd, lambda: None, False
 
     def restore() -> None:
         try:
@@ -296,7 +410,7 @@ def _claim_stdout(fd: int) -> tuple[BinaryIO, Callable[[], None]]:
         except OSError:
             logger.debug("could not restore stdout")
 
-    return os.fdopen(private, "wb", closefd=False), restore
+    return private, restore, True
 
 
 def _dup_above_std(fd: int) -> int:

@@ -115,6 +115,15 @@ def test_a_path_under_a_dot_directory_is_a_token_with_its_prefixes() -> None:
     assert identifiers("and/or ci/cd /usr/local/bin") == []
 
 
+@pytest.mark.parametrize("repeat", [60, 16000])
+def test_a_deep_dot_directory_path_yields_a_few_short_tokens(repeat: int) -> None:
+    """A path of k segments used to yield k prefixes, O(k²) characters in all (16,000 segments: 384 MB)."""
+    tokens = identifiers(".claude/" + "ab/" * repeat + " and ~/.claude/agents/<name>.md")
+    assert len(tokens) <= 10
+    assert all(len(token) <= 200 for token in tokens)
+    assert ".claude/agents" in tokens
+
+
 def test_the_build_records_where_identifiers_occur(build: Path) -> None:
     match = json.loads((build / "index" / "match.json").read_text("utf-8"))
     places = match["identifiers"]["/compact"]

@@ -24,7 +24,7 @@ from server_support import (
     connect,
 )
 
-from capidx.server.stdio import LineSplitter, Oversized, parse_line
+from capidx.server.stdio import LineSplitter, Oversized, parse_line, stdio_transport
 
 PING = b'{"jsonrpc":"2.0","id":%d,"method":"ping"}\n'
 INITIALIZE = {
@@ -86,6 +86,49 @@ def stdio_server(build: Path, env: dict[str, str] | None = None, *, initialize: 
             proc.wait()
 
 
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "set_blocking"), reason="needs a non-blocking pipe")
+def test_a_non_blocking_stdin_is_waited_on_not_taken_for_its_end(hand_build: Path) -> None:
+    """A parent may leave stdin O_NONBLOCK: a read with nothing to read yet fails with EAGAIN, which used to
+    end the server (exit 0) before the first message."""
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    command = capidx_command("serve", "--build", str(hand_build), "--no-reload")
+    with subprocess.Popen(
+        command, cwd=hand_build.parent, stdin=read_end, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    ) as proc:
+        os.close(read_end)
+        try:
+            server = Stdio(proc)
+            os.write(write_end, json.dumps(INITIALIZE).encode() + b"\n")
+            assert server.reply()["id"] == 0
+            os.write(write_end, PING % 1)
+            assert server.reply() == {"jsonrpc": "2.0", "id": 1, "result": {}}
+            os.close(write_end)
+            assert proc.wait(timeout=60) == 0  # its real end still ends it
+        finally:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.slow
+def test_requests_still_being_handled_when_stdin_ends_are_answered(hand_build: Path) -> None:
+    """End of input closes the message stream, on which the SDK cancels the handlers still running: their
+    requests used to go unanswered. Everything is written at once, then stdin is closed."""
+    call = (
+        b'{"jsonrpc":"2.0","id":%d,"method":"tools/call",'
+        b'"params":{"name":"compare_capability","arguments":{"capability":"mcp"}}}\n'
+    )
+    initialized = b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+    data = json.dumps(INITIALIZE).encode() + b"\n" + initialized + b"".join(call % n for n in range(1, 7)) + PING % 7
+    command = capidx_command("serve", "--build", str(hand_build), "--no-reload")
+    done = subprocess.run(command, cwd=hand_build.parent, input=data, capture_output=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert sorted(reply["id"] for reply in replies) == list(range(8))  # initialize is id 0 here
+    assert all("result" in reply for reply in replies)
+
+
 LIMIT = 65536  # the smallest message limit there is: every check below runs against the same server
 
 
@@ -140,6 +183,18 @@ def test_a_number_too_long_to_read_is_named_with_the_request_s_id(server: Stdio)
     server.send(b'{"jsonrpc":"2.0","id":5,"method":"ping","params":{"n":%s}}\n' % (b"1" * 5000))
     reply = server.reply()
     assert reply["id"] == 5 and reply["error"]["code"] == -32600 and "5000 digits" in reply["error"]["message"]
+
+
+@pytest.mark.slow
+def test_json_nested_too_deeply_to_read_is_named_with_the_request_s_id(server: Stdio) -> None:
+    """Valid JSON (the standard library reads it) that the protocol's parser refuses for its depth: not -32700."""
+    server.send(b'{"jsonrpc":"2.0","id":6,"method":"ping","params":{"n":%s}}\n' % (b"[" * 500 + b"]" * 500))
+    reply = server.reply()
+    assert reply["id"] == 6 and reply["error"]["code"] == -32600 and "nested too deeply" in reply["error"]["message"]
+    server.send(b'{"jsonrpc":"2.0","id":7,"method":"ping","params":{"n":%s}}\n' % (b"[" * 500 + b"]" * 499))
+    assert server.reply() == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": _any()}}
+    server.send(PING % 8)
+    assert server.reply() == {"jsonrpc": "2.0", "id": 8, "result": {}}
 
 
 @pytest.mark.slow
@@ -255,3 +310,34 @@ async def test_a_long_tool_name_is_clipped_in_the_error(hand_build: Path) -> Non
     assert len(caught.value.error.message) < 5_000
     assert len(caught.value.error.data["tool"]) < 600
 
+
+
+# --- what a session leaves behind -------------------------------------------------------------------------
+
+
+async def _one_session() -> None:
+    """One stdio session in-process over pipes: a ping, then end of input."""
+    stdin_read, stdin_write = os.pipe()
+    stdout_read, stdout_write = os.pipe()
+    try:
+        os.write(stdin_write, PING % 1)
+        os.close(stdin_write)
+        async with stdio_transport(LIMIT, stdin_fd=stdin_read, stdout_fd=stdout_write) as (messages, replies):
+            replies.close()
+            async for _message in messages:
+                pass
+            messages.close()
+    finally:
+        for fd in (stdin_read, stdout_read, stdout_write):
+            os.close(fd)
+
+
+@pytest.mark.anyio
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts open descriptors in /proc")
+async def test_a_stdio_session_leaves_no_descriptor_open() -> None:
+    """The transport writes to a private duplicate of stdout; every session used to leave one open."""
+    await _one_session()  # whatever is opened once per process (the event loop's own) is opened here
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(10):
+        await _one_session()
+    assert len(os.listdir("/proc/self/fd")) == before

@@ -180,6 +180,13 @@ def test_an_older_build_with_explicit_summary_is_refused_at_start(tmp_path: Path
     assert "--instructions pointer" in result.stderr
 
 
+def test_an_older_build_with_the_default_is_warned_about_once_at_start(tmp_path: Path) -> None:
+    old = write_build(tmp_path / "build")
+    result = run_serve("--build", str(old), "--no-reload", cwd=tmp_path)  # stdin closed: serves, then ends
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count("no instructions.md") == 1, result.stderr
+
+
 async def test_an_older_build_with_the_default_falls_back_to_the_pointer(
     hand_build: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

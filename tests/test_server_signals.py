@@ -13,6 +13,7 @@ import pty
 import queue
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -124,6 +125,38 @@ def test_sigterm_stops_stdio_serve_with_143(hand_build: Path) -> None:
         log = stderr.rest()
     assert "Traceback" not in log, log
     assert WAITING not in log
+
+
+def _wait_until_full(pipe: IO[bytes], timeout: float = 60) -> None:
+    """Wait until the pipe holds over half of what it can and stops filling (its writer is then blocked)."""
+    import fcntl
+    import termios
+
+    size = fcntl.fcntl(pipe.fileno(), 1032)  # F_GETPIPE_SZ (Linux)
+    deadline, last = time.monotonic() + timeout, -1
+    while time.monotonic() < deadline:
+        held = int.from_bytes(fcntl.ioctl(pipe.fileno(), termios.FIONREAD, b"\0\0\0\0"), sys.byteorder)
+        if held == last and held > size // 2:
+            return
+        last = held
+        time.sleep(0.2)
+    raise AssertionError(f"stdout did not fill within {timeout} s")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads how full a pipe is (Linux fcntl)")
+def test_sigterm_stops_stdio_serve_while_the_client_does_not_read_stdout(bundled_build: Path) -> None:
+    """A client that stops reading leaves a reply blocked in write() on a full pipe: the writer used to be an
+    AnyIO worker thread, which the stop waited for, so the process never ended (nor on a second SIGTERM)."""
+    read_full = b'{"jsonrpc":"2.0","id":%d,"method":"resources/read","params":{"uri":"capability-index://full"}}\n'
+    with serve_stdio(bundled_build, subprocess.PIPE, "--no-reload", "--expose", "summary,stats,full") as (proc, _):
+        assert proc.stdin is not None and proc.stdout is not None
+        initialized = b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+        proc.stdin.write(json.dumps(INITIALIZE).encode() + b"\n" + initialized)
+        proc.stdin.write(b"".join(read_full % n for n in range(2, 8)))
+        proc.stdin.flush()
+        _wait_until_full(proc.stdout)
+        proc.send_signal(signal.SIGTERM)
+        assert stopped(proc) == 143
 
 
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
