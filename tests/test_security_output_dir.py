@@ -376,3 +376,20 @@ def test_a_folder_without_our_marker_is_never_removed(project: Path) -> None:
     assert {key: value for key, value in after.items() if key.split("/")[0] in foreign} == {
         key: value for key, value in before.items() if key.split("/")[0] in foreign
     }
+
+
+@pytest.mark.skipif(os.name != "posix", reason="flock is POSIX")
+def test_a_file_system_that_refuses_locks_still_builds(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Some network file systems answer flock with ENOLCK: the lock is a courtesy, so the build goes on
+    without it (one temporary folder, swapped in), rather than making staging folders for ever."""
+    import errno
+    import fcntl
+
+    def refuse(fd: int, operation: int) -> None:
+        raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))
+
+    monkeypatch.setattr(fcntl, "flock", refuse)
+    result = run_cli(["build", "-q", "--no-site"], cwd=project)  # another config: a real build, not a no-op
+    assert result.exit_code == 0, result.output
+    assert json.loads((project / "build" / "manifest.json").read_text(encoding="utf-8"))["artifacts"]
+    assert [p.name for p in project.iterdir() if p.name.startswith((".capidx-", TEMP_PREFIX, OLD_PREFIX))] == []

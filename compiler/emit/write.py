@@ -286,7 +286,8 @@ def _make_temporary(parent: Path) -> tuple[Path, int | None]:
 
 def _lock(directory: Path) -> int | None:
     """An exclusive lock on `directory` (a file descriptor to close), so that no other build removes it as a
-    leftover; None where `flock` does not exist. BlockingIOError when another process holds it."""
+    leftover; None where `flock` does not exist or the file system refuses it (the lock is then a courtesy
+    nobody can offer). BlockingIOError when another process holds it."""
     try:
         import fcntl
     except ImportError:  # not POSIX
@@ -294,9 +295,12 @@ def _lock(directory: Path) -> int | None:
     fd = os.open(directory, os.O_RDONLY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
+    except BlockingIOError:
         os.close(fd)
         raise BlockingIOError(f"{directory} is locked by another process") from None
+    except OSError:  # ENOLCK, EOPNOTSUPP (some network file systems): no lock, rather than never a folder
+        os.close(fd)
+        return None
     return fd
 
 
@@ -311,7 +315,7 @@ def held(directory: Path) -> Iterator[bool]:
     build starts using it while the caller removes it; True where `flock` does not exist."""
     try:
         fd = _lock(directory)
-    except (OSError, BlockingIOError):
+    except OSError:
         yield False
         return
     try:
