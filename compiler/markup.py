@@ -53,8 +53,6 @@ def defused(value: Any, key: object = None) -> Any:
     """A parsed JSON document with every string (keys included) defused; addresses as addresses (`URL_KEYS`).
     Strings without `]` or `<` (nearly all) are returned as they are."""
     if isinstance(value, str):
-        if "]" not in value and "<" not in value:
-            return value
         return defuse(value, url=key in URL_KEYS)
     if isinstance(value, dict):
         return {name if type(name) is not str else defuse(name): defused(item, name) for name, item in value.items()}

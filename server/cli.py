@@ -126,8 +126,9 @@ class ServeError(click.ClickException):
     "--instructions",
     type=click.Choice(["pointer", "summary"]),
     default=None,
+    show_default="summary",
     help="Server instructions: summary = the build's overview (instructions.md), pointer = a short text naming "
-    "the tools. [default: summary]",
+    "the tools.",
 )
 @click.option("--print-config", is_flag=True, help="Print the effective settings and their sources, then exit.")
 def serve(config: Path | None, print_config: bool, **flags: object) -> None:

@@ -150,7 +150,7 @@ def _unparsed(line: bytes) -> Reply:
     if request_id is _TOO_LONG:
         problem = f"the id is an integer of {lengths[0]} digits; an id is a string or an integer of at most"
         return _error(None, types.INVALID_REQUEST, f"Invalid Request: {problem} {INT_DIGITS} digits")
-    usable = request_id if isinstance(request_id, str | int) and not isinstance(request_id, bool) else None
+    usable = _usable_id(request_id)
     if lengths:
         problem = f"a number of {max(lengths)} digits is too long to read (at most {INT_DIGITS} digits)"
         return _error(usable, types.INVALID_REQUEST, f"Invalid Request: {problem}")
@@ -177,12 +177,22 @@ def _depth(data: object) -> int:
 _ID_TYPES = {dict: "an object", list: "an array", bool: "a boolean", float: "a number that is not an integer"}
 
 
-def _id_problem(line: bytes) -> str | None:
-    """What is wrong with the id of a line read as a notification, or None when it has no id (a true one)."""
+def _loaded(line: bytes) -> Any:
+    """The line's JSON value, or None when the standard library cannot read it either."""
     try:
-        data = json.loads(line)
+        return json.loads(line)
     except (ValueError, RecursionError):
         return None
+
+
+def _usable_id(request_id: Any) -> str | int | None:
+    """`request_id` when JSON-RPC allows it (a string or an integer), else None."""
+    return request_id if isinstance(request_id, str | int) and not isinstance(request_id, bool) else None
+
+
+def _id_problem(line: bytes) -> str | None:
+    """What is wrong with the id of a line read as a notification, or None when it has no id (a true one)."""
+    data = _loaded(line)
     if not isinstance(data, dict) or "id" not in data:
         return None
     request_id = data["id"]
@@ -196,14 +206,8 @@ def _error(request_id: Any, code: int, message: str) -> Reply:
 
 def _request_id(line: bytes) -> str | int | None:
     """The id of an invalid request when it has a valid one, so the client can match the error."""
-    try:
-        data = json.loads(line)
-    except (ValueError, RecursionError):
-        return None
-    request_id = data.get("id") if isinstance(data, dict) else None
-    if isinstance(request_id, bool) or not isinstance(request_id, str | int):
-        return None
-    return request_id
+    data = _loaded(line)
+    return _usable_id(data.get("id")) if isinstance(data, dict) else None
 
 
 @asynccontextmanager

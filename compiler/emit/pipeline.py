@@ -343,10 +343,9 @@ def _render_and_measure(
     writer: TreeWriter,
     *,
     input_digest: str = "",
-    overview: list[dict[str, Any]] | None = None,
+    overview: list[dict[str, Any]],
 ) -> list[Measured]:
     """Every artifact, written and measured; `overview` collects the manifest rows of the overview's fits."""
-    overview = [] if overview is None else overview
     from capidx.compiler.derive.enhance import enhance_for_build
     from capidx.compiler.render.plan import (
         markdown_artifacts,

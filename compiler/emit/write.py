@@ -198,19 +198,19 @@ class _Pack:
         return len(data)
 
     def close(self) -> None:
-        fd, self._fd = self._fd, None
+        fd = self._fd
         if fd is None:
             return
         try:
-            self._flush(fd)
+            self._flush()
         finally:
+            self._fd = None
             os.close(fd)
 
-    def _flush(self, fd: int | None = None) -> None:
+    def _flush(self) -> None:
         data, self._buffer = bytes(self._buffer), bytearray()
-        target = self._fd if fd is None else fd
-        if data and target is not None:
-            _named(_write_all, self.path, target, data)
+        if data:
+            _named(_write_all, self.path, self._fd, data)
 
 
 def _inside(relative: str) -> bool:

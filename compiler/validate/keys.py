@@ -57,14 +57,7 @@ def unknown_key(key: str, meant: str | None, present: Container[str] = ()) -> st
 
 def one_edit(a: str, b: str) -> bool:
     """Whether `a` and `b` differ by exactly one insertion, deletion, substitution or transposition."""
-    if a == b or abs(len(a) - len(b)) > 1:
-        return False
-    start = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
-    if len(a) != len(b):
-        return a[start:] == b[start + 1 :] if len(b) > len(a) else a[start + 1 :] == b[start:]
-    if a[start + 1 :] == b[start + 1 :]:
-        return True
-    return a[start : start + 2] == b[start : start + 2][::-1] and a[start + 2 :] == b[start + 2 :]
+    return a != b and within_edits(a, b, 1)
 
 
 def within_edits(a: str, b: str, limit: int) -> bool:
