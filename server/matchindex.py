@@ -139,8 +139,6 @@ class MatchIndex:
             choices=tuple(sorted(vocabulary_terms)),
             known=frozenset(str(k) for k in data.get("verbs", ())),
             names=names,
-            named=frozenset().union(*names),
-            agent_words=agent_words,
         )
         compact: dict[str, set[str]] = {}
         words: dict[str, set[str]] = {}  # an agent's names' words, two-word names also joined ('vscode')

@@ -39,16 +39,14 @@ def root(term: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Vocabulary:
-    """What analysis needs of the index: its terms, other words that are not typos (verb forms), each
-    capability's name roots, and the words that name an agent (not about a capability)."""
+    """What analysis needs of the index: its terms and roots, other words that are not typos (verb forms), and
+    each capability's name roots."""
 
     terms: frozenset[str]
     roots: frozenset[str]  # the ranking model's roots
     choices: tuple[str, ...]  # the same terms, sorted: what a typo is compared with
     known: frozenset[str]
     names: tuple[frozenset[str], ...]
-    named: frozenset[str]  # every root of a name: a typo more likely means a name's word
-    agent_words: frozenset[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,8 +87,7 @@ def analyse(text: str, vocabulary: Vocabulary) -> Query:
         unknown = [t for token in literal if token not in vocabulary.terms for t in terms(token)]
         words = [correct(term, vocabulary) for term in dict.fromkeys((*rest, *unknown))]
     words = [part for word in words for part in _parts(word, vocabulary)]
-    about = [(t, trust) for t, trust in words if t not in vocabulary.agent_words] or words
-    units = [Unit((token,)) for token in known] + _units(about, vocabulary)
+    units = [Unit((token,)) for token in known] + _units(words, vocabulary)
     return Query(
         text=text,
         normalized=normalize(text),
@@ -134,8 +131,7 @@ def correct(term: str, vocabulary: Vocabulary) -> tuple[str, float]:
     """The term, or the index term one plausible typing error away that it most likely is, with the similarity.
 
     Known words stay: index terms, verb forms ('track' is not 'trace') and abbreviations ('repo' is not 'report').
-    Of several close terms the fewest errors away wins, then a word of a name ('modle' is 'model', not 'module'),
-    then the most similar."""
+    Of several close terms the fewest errors away wins, then the most similar."""
     if term in vocabulary.terms or term in vocabulary.known or expansions(term) or len(term) < MIN_CORRECTABLE:
         return term, 1.0
     limit = 2 if len(term) >= LONG_TYPO else 1
@@ -143,8 +139,7 @@ def correct(term: str, vocabulary: Vocabulary) -> tuple[str, float]:
     close = [m for m in within if len(m[0]) >= MIN_CORRECTABLE and _plausible_typo(term, m[0])]
     if not close:
         return term, 1.0
-    named = vocabulary.named
-    best = max(close, key=lambda m: (-m[1], root(m[0]) in named, fuzz.ratio(term, m[0]), m[0]))[0]
+    best = max(close, key=lambda m: (-m[1], fuzz.ratio(term, m[0]), m[0]))[0]
     return best, round(fuzz.ratio(term, best) / 100, 3)
 
 
