@@ -34,6 +34,8 @@ SETS = [
     ("blind-2026-11-28_catalog2_queries.json", os.path.join(HERE, "catalog2"), "n"),
     ("check-2026-11-28_bundled_queries.json", REPO, "g"),
     ("check-2026-11-28_catalog2_queries.json", os.path.join(HERE, "catalog2"), "j"),
+    ("check-2026-11-28-b_bundled_queries.json", REPO, "e"),
+    ("check-2026-11-28-b_catalog2_queries.json", os.path.join(HERE, "catalog2"), "f"),
 ]
 
 
