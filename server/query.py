@@ -164,6 +164,3 @@ def _plausible_typo(typed: str, known: str) -> bool:
     if len(typed) > SHORT_TYPO:
         return True
     return len(known) == len(typed) + 1 or (len(known) == len(typed) and sorted(known) == sorted(typed))
-
-
-__all__ = ["Query", "Unit", "Vocabulary", "analyse", "correct", "root"]

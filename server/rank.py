@@ -99,12 +99,9 @@ class Ranker:
         for slug in sorted(touched):
             score = 0.0
             for unit, weight in zip(units, weights, strict=True):
-                best = self._share(slug, unit.words)
-                for alternative in unit.alternatives:
-                    best = max(best, EXPANSION * self._share(slug, alternative))
-                score += weight * unit.trust * best
-            if score > 0:
-                found[slug] = round(min(1.0, score / total), 3)
+                shares = (self._share(slug, unit.words), *(EXPANSION * self._share(slug, a) for a in unit.alternatives))
+                score += weight * unit.trust * max(shares)
+            found[slug] = round(min(1.0, score / total), 3)
         return found
 
     def _share(self, slug: str, words: Sequence[str]) -> float:
@@ -124,6 +121,3 @@ def _roots(counts: Iterable[tuple[str, int]]) -> dict[str, float]:
     for term, count in counts:
         found[root(term)] = found.get(root(term), 0.0) + count
     return found
-
-
-__all__ = ["EXPANSION", "FIELD_WEIGHTS", "Document", "Ranker"]

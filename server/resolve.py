@@ -7,7 +7,7 @@ answer the rest, and never say with a loose match that the asked agent lacks som
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping
 
 from rapidfuzz import fuzz
 
@@ -39,40 +39,38 @@ def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) 
     a loose match from saying the agent lacks something."""
     q = analyse(query, index.vocabulary)
     n = q.normalized
-    if not n:
-        return Resolution(query, "unknown", candidates=_closest(index, n))
     if (slug := index.keys.get(n)) is not None:
         return Resolution(query, "resolved", slug, "exact", 1.0)
-    if evidence := _identifier_evidence(index, q.identifiers, agent):  # '/memory' is not the word 'memory'
+    if evidence := _identifier_evidence(index, q, agent):  # '/memory' is not the word 'memory'
         return _by_identifier(index, q, evidence, agent) or _by_ranking(index, q, agent)
-    if (slug := index.aliases.get(n)) is not None and slug in index.capabilities:
+    if (slug := index.aliases.get(n)) is not None:
         return Resolution(query, "resolved", slug, "alias", 1.0)
-    if (uses := index.terminology.get(n)) is not None and (resolved := _by_terminology(index, q, uses, agent)):
-        return resolved
+    if uses := index.terminology.get(n):  # an agent's wording: the asked agent's own first
+        slugs = sorted({slug for who, slug in uses if who == agent}) or sorted({slug for _, slug in uses})
+        if len(slugs) > 1:  # several agents use this word for different capabilities
+            return ambiguous(query, slugs, lambda slug: index.capabilities[slug].name)
+        return Resolution(query, "resolved", slugs[0], "terminology", 1.0)
     for key, how, confidence in ((q.key, "stemmed", 1.0), (q.corrected_key, "fuzzy", q.similarity)):
         if len(slugs := index.stemmed.get(key, ())) == 1:  # a name or alias in other forms ('the release notes')
             return Resolution(query, "resolved", slugs[0], how, confidence)
-    if q.mistyped:  # a whole name, alias or wording mistyped ('hoks', 'mcp srvers')
-        similar = {slug: max(fuzz.ratio(n, name) for name in c.names) for slug, c in index.capabilities.items()}
-        if resolved := typo_winner(query, similar):
-            return resolved
+    # A whole name, alias or wording mistyped ('hoks', 'mcp srvers').
+    if q.mistyped and (resolved := typo_winner(query, _similarity(index, n, fuzz.ratio))):
+        return resolved
     return _by_ranking(index, q, agent)
 
 
-def _identifier_evidence(index: MatchIndex, literal: Sequence[str], agent: str | None) -> dict[str, float]:
+def _identifier_evidence(index: MatchIndex, q: Query, agent: str | None) -> dict[str, float]:
     """Capability -> how strongly the query's identifiers point to it: per identifier the strongest place it
     occurs (`IDENTIFIER_EVIDENCE`; in another agent's record `OTHER_AGENT_IDENTIFIER` of that), summed over
     the identifiers and divided by their number (an identifier nothing mentions lowers every score)."""
-    tokens = list(dict.fromkeys(literal))
     found: dict[str, float] = {}
-    for token in tokens:
+    for token in q.identifiers:
         best: dict[str, float] = {}
         for slug, who, weight in index.identifiers.get(token, ()):
-            if slug in index.capabilities:
-                value = weight if who is None or agent is None or who == agent else weight * OTHER_AGENT_IDENTIFIER
-                best[slug] = max(best.get(slug, 0.0), value)
+            value = weight if who is None or agent is None or who == agent else weight * OTHER_AGENT_IDENTIFIER
+            best[slug] = max(best.get(slug, 0.0), value)
         for slug, value in best.items():
-            found[slug] = found.get(slug, 0.0) + value / len(tokens)
+            found[slug] = found.get(slug, 0.0) + value / len(q.identifiers)
     return found
 
 
@@ -86,32 +84,19 @@ def _by_identifier(index: MatchIndex, q: Query, evidence: Mapping[str, float], a
     runner_up = ranked[1][1] if len(ranked) > 1 else 0.0
     if best < IDENTIFIER_MIN or best - runner_up < IDENTIFIER_LEAD:
         return None
-    everything = tuple(_candidate(index, s, round(c, 3)) for s, c in ranked)
+    everything = tuple(Candidate(s, index.capabilities[s].name, round(c, 3)) for s, c in ranked)
     resolved = Resolution(q.text, "resolved", best_slug, "identifier", round(best, 3), ranked=everything, scored=True)
     return _no_rule(index, resolved, agent, everything[:SHOWN_CANDIDATES], round(runner_up, 3))
 
 
-def _by_terminology(
-    index: MatchIndex, q: Query, uses: tuple[tuple[str, str], ...], agent: str | None
-) -> Resolution | None:
-    own = sorted({slug for who, slug in uses if who == agent and slug in index.capabilities})
-    slugs = own or sorted({slug for _, slug in uses if slug in index.capabilities})
-    if len(slugs) == 1:
-        return Resolution(q.text, "resolved", slugs[0], "terminology", 1.0)
-    if slugs:  # several agents use this word for different capabilities
-        return ambiguous(q.text, slugs, lambda slug: index.capabilities[slug].name)
-    return None
-
-
-def score_capabilities(index: MatchIndex, query: str | Query) -> dict[str, float]:
+def score_capabilities(index: MatchIndex, query: str) -> dict[str, float]:
     """Every capability's ranked confidence (0..1) for a free-text query."""
-    q = query if isinstance(query, Query) else analyse(query, index.vocabulary)
-    return index.ranker.rank(q.units)
+    return index.ranker.rank(analyse(query, index.vocabulary).units)
 
 
 def _by_ranking(index: MatchIndex, q: Query, agent: str | None) -> Resolution:
     """The ranking model's answer, as `decide` rules: the winner, or the top candidates."""
-    ordered = [_candidate(index, s, c) for s, c in best_first(score_capabilities(index, q))]
+    ordered = [Candidate(s, index.capabilities[s].name, c) for s, c in best_first(index.ranker.rank(q.units))]
     floor = DECISION_RULE[0] / 2  # below it a candidate is noise: suggestions' snippets skip it
     everything = tuple(c for c in ordered if c.confidence >= floor)
     shown = tuple(c for c in ordered[:SHOWN_CANDIDATES] if c.confidence >= SHOWN_FLOOR)
@@ -119,13 +104,14 @@ def _by_ranking(index: MatchIndex, q: Query, agent: str | None) -> Resolution:
     if best < floor:  # nothing matched: what ranked a little first, then the closest names
         # A name that merely looks like the query is weaker evidence than words that ranked: its similarity is
         # scaled below, so no suggestion of an unknown name claims a confidence a resolved answer would have.
+        similar = _similarity(index, q.normalized, fuzz.WRatio)
         fill = tuple(
             Candidate(c.value, c.label, round(c.confidence * DECISION_RULE[0] / 4, 3))
-            for c in _closest(index, q.normalized)
+            for c in closest(similar, lambda slug: index.capabilities[slug].name)
             if c.value not in {s.value for s in shown}
         )
         suggestions = shown + fill[: max(0, SUGGESTIONS - len(shown))]
-        return Resolution(q.text, "unknown", candidates=suggestions, ranked=everything, scored=True)
+        return Resolution(q.text, "unknown", candidates=suggestions, scored=True)
     runner_up = ordered[1].confidence if len(ordered) > 1 else 0.0
     if decide(best, runner_up):
         how = "fuzzy" if q.corrected_key else "lexical"
@@ -146,21 +132,12 @@ def _no_rule(
 ) -> Resolution:
     """Never a confident wrong "no": a ranked or identifier answer that the asked agent lacks the capability
     stands only at the rule's stricter confidence; below it, the candidates come back instead."""
-    entry = index.capabilities.get(resolution.value or "")
-    has = agent is None or (entry is not None and entry.agents.get(agent, {}).get("available"))
+    has = agent is None or index.capabilities[resolution.value or ""].agents.get(agent, {}).get("available")
     if has or decide(resolution.confidence, runner_up, lacks=True):
         return resolution
     return Resolution(resolution.query, "ambiguous", candidates=offered, ranked=resolution.ranked, scored=True)
 
 
-def _candidate(index: MatchIndex, slug: str, confidence: float) -> Candidate:
-    return Candidate(slug, index.capabilities[slug].name, confidence)
-
-
-def _closest(index: MatchIndex, n: str) -> tuple[Candidate, ...]:
-    similar = {
-        slug: max((fuzz.WRatio(n, name) for name in c.names), default=0.0) if n else 0.0
-        for slug, c in index.capabilities.items()
-    }
-    return closest(similar, lambda slug: index.capabilities[slug].name)
-
+def _similarity(index: MatchIndex, n: str, scorer: Callable[[str, str], float]) -> dict[str, float]:
+    """Capability -> how similar its closest name is to the normalized query (0-100)."""
+    return {slug: max(scorer(n, name) for name in c.names) for slug, c in index.capabilities.items()}
