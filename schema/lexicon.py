@@ -13,6 +13,7 @@ import re
 import unicodedata
 from collections.abc import Mapping
 from functools import lru_cache
+from itertools import takewhile
 from types import MappingProxyType
 
 from capidx.schema.text import KEY_CHORD_PATTERN, stem, terms
@@ -51,43 +52,34 @@ ABBREVIATIONS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     }
 )
 
-# An identifier as people type it: a slash command (`/compact`), a flag (`--yolo`, `-p` is too short to
-# tell from a hyphen), a mention (`#codebase`, `@workspace`), a dotted name with a letter in two of its
-# parts (`CLAUDE.md`, `.mcp.json`, `chat.checkpoints.enabled`; not `4.2` or `e.g.`), a dotfile or
-# dot-directory (`.claude`, `.github/`), an environment variable (`MY_API_KEY`, upper case with an
-# underscore). Matched on the NFKC text before case folding (environment variables are upper case).
+# An identifier as people type it (an example beside each kind): a flag needs two dashes (`-p` cannot be told
+# from a hyphen), a dotted name a letter in two of its parts (`identifiers`: not `4.2` or `e.g.`). Matched on the
+# NFKC text before case folding (environment variables are upper case).
 IDENTIFIER_PATTERN = re.compile(
-    r"""
+    rf"""
       (?<![\w/.])/[A-Za-z][\w-]*(?![\w/])               # /compact
     | (?<![\w-])--[A-Za-z][\w-]+                         # --yolo
     | (?<![\w#@])[#@][A-Za-z][\w-]*                      # #codebase, @workspace
     | (?<![\w.])\.?[A-Za-z0-9_][\w-]*(?:\.[A-Za-z0-9_][\w-]*)+   # CLAUDE.md, .mcp.json, a.b.c
     | (?<![\w.])\.[A-Za-z][\w-]+                         # .claude
     | \b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b                      # MY_API_KEY
-    | """
-    + KEY_CHORD_PATTERN  # Ctrl+I, Cmd+Shift+P
-    + """
+    | {KEY_CHORD_PATTERN}                               # Ctrl+I, Cmd+Shift+P
     """,
     re.VERBOSE,
 )
 _MARKS = frozenset("/#@._-+")
 _PUNCTUATION = ",;:!?()[]{}'\"`"
 _LETTERS = re.compile(r"[a-z]{2,}")
+_PATH_SEGMENT = re.compile(r"[\w.-]+")
 MAX_WORD = 200  # a longer word is no identifier anyone types: skipped, so hostile text cannot cost more
-MAX_PATH_SEGMENTS = 6  # a dot-directory path's prefixes stop here, so a word yields a few short tokens
-
-
-def identifiers(text: str) -> list[str]:
-    """The identifier tokens of a text, case-folded, in order, with repeats ('Run /compact' -> ['/compact']).
-
-    Not URLs, dotted numbers or one-letter abbreviations ('v4.2', 'e.g.'); only words with a mark an identifier
-    needs meet the pattern, and no word longer than `MAX_WORD` characters (hostile text). Memoized: the build
-    reads many texts twice (term counts and `identifiers`)."""
-    return list(_identifiers(text))
+# A dot-directory path's prefixes stop here: k segments would make k prefixes of O(k²) characters in all.
+MAX_PATH_SEGMENTS = 6
 
 
 @lru_cache(maxsize=16384)
-def _identifiers(text: str) -> tuple[str, ...]:
+def identifiers(text: str) -> tuple[str, ...]:
+    """The identifier tokens of a text, case-folded, in order, with repeats ('Run /compact' -> ('/compact',));
+    not URLs. Memoized: the build reads many texts twice (term counts and `identifiers`)."""
     found = []
     for raw in unicodedata.normalize("NFKC", text).split():
         word = raw.strip(_PUNCTUATION).rstrip(".")
@@ -95,41 +87,30 @@ def _identifiers(text: str) -> tuple[str, ...]:
             continue
         for match in IDENTIFIER_PATTERN.finditer(word):
             token = match.group(0).casefold().rstrip(".-")
-            if "." in token.strip("."):
-                parts = [part for part in token.split(".") if _LETTERS.search(part)]
-                if len(parts) < 2:
-                    continue
-            if len(token) > 2:
+            parts = token.strip(".").split(".")
+            if len(token) > 2 and (len(parts) == 1 or sum(bool(_LETTERS.search(part)) for part in parts) >= 2):
                 found.append(token)
         found += _config_paths(word)
     return tuple(found)
-
-
-_PATH_SEGMENT = re.compile(r"[\w.-]+")
 
 
 def _config_paths(word: str) -> list[str]:
     """A path under a dot-directory names a feature's place ('.claude/agents/' holds Claude's custom agents): its
     prefixes of two or more plain segments are tokens of their own, case-folded, with '~/' and './' dropped
     ('~/.claude/agents/<name>.md' -> '.claude/agents'), so a query's path finds a text's longer one. Paths
-    elsewhere ('/usr/bin', 'and/or', 'ci/cd') are not identifiers. Only the first `MAX_PATH_SEGMENTS`
-    segments count: a path of k segments has k prefixes of O(k²) characters in all."""
+    elsewhere ('/usr/bin', 'and/or', 'ci/cd') are not identifiers."""
     path = word.casefold().removeprefix("~/").removeprefix("./")
     segments = path.split("/", MAX_PATH_SEGMENTS)[:MAX_PATH_SEGMENTS]
     if len(segments) < 2 or not segments[0].startswith(".") or not _LETTERS.search(segments[0]):
         return []
-    plain: list[str] = []
-    for segment in segments:
-        if not _PATH_SEGMENT.fullmatch(segment):
-            break
-        plain.append(segment)
+    plain = list(takewhile(_PATH_SEGMENT.fullmatch, segments))
     return ["/".join(plain[:end]) for end in range(2, len(plain) + 1)]
 
 
 def expansions(word: str) -> tuple[str, ...]:
     """The usual expansions of a normalized word, or () when it is not a known abbreviation. The word may be
     the light stem of one (`capidx.schema.text.stem`), as a query's `terms()` hold it: 'prefs' as 'pref'."""
-    return ABBREVIATIONS.get(word) or _BY_STEM.get(word, ())
+    return _BY_WORD.get(word, ())
 
 
 def abbreviations(words: tuple[str, ...]) -> tuple[str, ...]:
@@ -139,18 +120,17 @@ def abbreviations(words: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _inverted() -> tuple[Mapping[str, tuple[str, ...]], Mapping[tuple[str, ...], tuple[str, ...]]]:
-    """The table indexed by the stems of its abbreviations that are not entries themselves, and by expansion."""
-    by_stem: dict[str, tuple[str, ...]] = {}
+    """The table indexed by its abbreviations and their stems (an entry wins over a stem), and by expansion."""
+    by_word = dict(ABBREVIATIONS)
     by_expansion: dict[tuple[str, ...], dict[str, None]] = {}
     for word, expanded in ABBREVIATIONS.items():
-        if stem(word) not in ABBREVIATIONS:
-            by_stem.setdefault(stem(word), expanded)
+        by_word.setdefault(stem(word), expanded)
         for text in expanded:
             by_expansion.setdefault(tuple(terms(text)), {})[stem(word)] = None
     expansion = {words: tuple(abbrevs) for words, abbrevs in by_expansion.items() if words}
-    return MappingProxyType(by_stem), MappingProxyType(expansion)
+    return MappingProxyType(by_word), MappingProxyType(expansion)
 
 
-_BY_STEM, _BY_EXPANSION = _inverted()
+_BY_WORD, _BY_EXPANSION = _inverted()
 
 __all__ = ["ABBREVIATIONS", "IDENTIFIER_PATTERN", "abbreviations", "expansions", "identifiers"]

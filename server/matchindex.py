@@ -17,7 +17,6 @@ from capidx.server.query import Vocabulary, root
 from capidx.server.rank import Document, Ranker
 from capidx.server.suggest import Injection
 
-Status = Literal["resolved", "ambiguous", "unknown"]
 # The `_meta` key under which resources and tools say how each name was resolved (`Resolution.describe`).
 RESOLUTION_META = "capidx/resolution"
 # How strongly a literal identifier in each field of a record points to its capability (match.json
@@ -42,7 +41,7 @@ class Resolution:
     `ranked` every ranked candidate, best first (for budgeted suggestions)."""
 
     query: str
-    status: Status
+    status: Literal["resolved", "ambiguous", "unknown"]
     value: str | None = None
     resolved_by: str | None = None
     confidence: float = 0.0
@@ -105,41 +104,6 @@ class MatchIndex:
         for agent_id, name in agents.items():  # ids and names always resolve, even if the index left them out
             for spelling in (agent_id, name):
                 agent_names.setdefault(normalize(spelling), (agent_id,))
-        aliases = {normalize(k): v for k, v in data["aliases"].items()}
-        terminology = {
-            normalize(k): tuple((use["agent"], use["capability"]) for use in v) for k, v in data["terminology"].items()
-        }
-        rows = data["capabilities"]
-        # Each capability's alias-table phrases and wordings, inverted once (loading stays linear in the catalog).
-        named: dict[str, list[str]] = {}
-        for alias, slug in aliases.items():
-            named.setdefault(slug, []).append(alias)
-        for wording, uses in terminology.items():
-            for slug in dict.fromkeys(slug for _, slug in uses):
-                named.setdefault(slug, []).append(wording)
-        capabilities = {row["slug"]: _capability_entry(row, named.get(row["slug"], ())) for row in rows}
-        keys = {spelling: row["slug"] for row in rows for spelling in _spellings(row)}
-        ranker = Ranker.build(
-            Document(
-                row["slug"],
-                row["name"],
-                [*row.get("aliases", ()), *named.get(row["slug"], ())],
-                row["category"],
-                row.get("description", row["terms"]),  # older builds: everything counts as description
-                row["terms"],
-            )
-            for row in rows
-        )
-        agent_words = frozenset(s for s in agent_names if " " not in s and s not in STOP_WORDS)
-        vocabulary_terms = frozenset(t for row in rows for t in row["terms"])
-        names = tuple(frozenset(root(t) for t in terms(row["name"])) for row in rows)
-        vocabulary = Vocabulary(
-            terms=vocabulary_terms,
-            roots=frozenset(ranker.idf),
-            choices=tuple(sorted(vocabulary_terms)),
-            known=frozenset(str(k) for k in data.get("verbs", ())),
-            names=names,
-        )
         compact: dict[str, set[str]] = {}
         words: dict[str, set[str]] = {}  # an agent's names' words, two-word names also joined ('vscode')
         for spelling, ids in agent_names.items():
@@ -147,22 +111,59 @@ class MatchIndex:
             parts = spelling.split()
             for agent_id in ids:
                 words.setdefault(agent_id, set()).update(parts, (a + b for a, b in itertools.pairwise(parts)))
+        aliases = {normalize(k): v for k, v in data["aliases"].items()}
+        terminology = {
+            normalize(k): tuple((use["agent"], use["capability"]) for use in v) for k, v in data["terminology"].items()
+        }
+        rows = data["capabilities"]
+        # Each capability's aliases, then the alias-table phrases and agents' wordings that name it, inverted once
+        # (loading stays linear in the catalog).
+        named: dict[str, list[str]] = {row["slug"]: list(row.get("aliases", ())) for row in rows}
+        for alias, slug in aliases.items():
+            named.setdefault(slug, []).append(alias)
+        for wording, uses in terminology.items():
+            for slug in dict.fromkeys(slug for _, slug in uses):
+                named.setdefault(slug, []).append(wording)
+        ranker = Ranker.build(
+            Document(
+                row["slug"],
+                row["name"],
+                named[row["slug"]],
+                row["category"],
+                row.get("description", row["terms"]),  # older builds: everything counts as description
+                row["terms"],
+            )
+            for row in rows
+        )
+        spelled = [(text, row["slug"]) for row in rows for text in (row["name"], row["slug"])]
+        keys = {normalize(text): slug for text, slug in spelled}
+        identifiers = {
+            token: tuple((row["capability"], row.get("agent"), IDENTIFIER_EVIDENCE[row["field"]]) for row in found)
+            for token, found in data.get("identifiers", {}).items()
+        }
+        vocabulary_terms = frozenset(t for row in rows for t in row["terms"])
         return cls(
             agents=MappingProxyType(agents),
             agent_names=MappingProxyType(agent_names),
             compact_agent_names=MappingProxyType({k: tuple(sorted(v)) for k, v in compact.items()}),
             words_per_agent=MappingProxyType({k: frozenset(v) for k, v in words.items()}),
-            agent_words=agent_words,
-            capabilities=MappingProxyType(capabilities),
+            agent_words=frozenset(s for s in agent_names if " " not in s and s not in STOP_WORDS),
+            capabilities=MappingProxyType({row["slug"]: _capability_entry(row, named[row["slug"]]) for row in rows}),
             keys=MappingProxyType(keys),
             aliases=MappingProxyType(aliases),
             terminology=MappingProxyType(terminology),
-            stemmed=MappingProxyType(_stemmed_keys(rows, aliases)),
-            identifiers=MappingProxyType(_identifier_places(data.get("identifiers", {}))),
+            stemmed=MappingProxyType(_stemmed_keys([*spelled, *aliases.items()])),
+            identifiers=MappingProxyType(identifiers),
             categories=tuple(data["categories"]),
             category_keys=MappingProxyType({normalize(category): category for category in data["categories"]}),
             ranker=ranker,
-            vocabulary=vocabulary,
+            vocabulary=Vocabulary(
+                terms=vocabulary_terms,
+                roots=frozenset(ranker.idf),
+                choices=tuple(sorted(vocabulary_terms)),
+                known=frozenset(data.get("verbs", ())),
+                names=tuple(frozenset(root(t) for t in terms(row["name"])) for row in rows),
+            ),
             injection=Injection.from_json(data.get("injection")),
         )
 
@@ -170,47 +171,23 @@ class MatchIndex:
         return self.agents.get(agent_id, agent_id)
 
 
-def _spellings(row: Mapping[str, Any]) -> tuple[str, str]:
-    return normalize(row["name"]), normalize(row["slug"])
-
-
 def _capability_entry(row: Mapping[str, Any], named: Iterable[str]) -> CapabilityEntry:
-    """One capability; `named` are the normalized alias-table phrases and agents' wordings that name it."""
-    names = {*_spellings(row), *(normalize(a) for a in row.get("aliases", ())), *named}
+    """One capability; `named` are its aliases and the alias-table phrases and agents' wordings that name it."""
+    names = {normalize(text) for text in (row["name"], row["slug"], *named)}
     return CapabilityEntry(
         slug=row["slug"],
         name=row["name"],
         category=row["category"],
         agents=MappingProxyType({k: MappingProxyType(dict(v)) for k, v in row["agents"].items()}),
         names=tuple(sorted(n for n in names if n)),
-        similar=tuple(
-            (item["capability"], float(item.get("score", 0.0)))
-            for item in row.get("similarTo", ())
-            if isinstance(item, Mapping) and "capability" in item
-        ),
+        similar=tuple((item["capability"], item["score"]) for item in row.get("similarTo", ())),
     )
 
 
-def _identifier_places(data: Any) -> dict[str, tuple[tuple[str, str | None, float], ...]]:
-    if not isinstance(data, Mapping):
-        return {}
-    places = {
-        str(token): tuple(
-            (str(row["capability"]), row.get("agent"), IDENTIFIER_EVIDENCE.get(str(row.get("field")), 0.5))
-            for row in rows
-            if isinstance(row, Mapping) and "capability" in row
-        )
-        for token, rows in data.items()
-    }
-    return {token: found for token, found in places.items() if found}
-
-
-def _stemmed_keys(rows: list[Mapping[str, Any]], aliases: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
+def _stemmed_keys(phrasings: Iterable[tuple[str, str]]) -> dict[str, tuple[str, ...]]:
     """The key two phrasings of a name or alias share when they differ only in plurals, verb forms or stop words."""
-    slugs = {row["slug"] for row in rows}
     found: dict[str, set[str]] = {}
-    names = [(text, row["slug"]) for row in rows for text in (row["name"], row["slug"])]
-    for text, slug in [*names, *aliases.items()]:
-        if slug in slugs and (key := " ".join(terms(text))):
+    for text, slug in phrasings:
+        if key := " ".join(terms(text)):
             found.setdefault(key, set()).add(slug)
     return {key: tuple(sorted(values)) for key, values in found.items()}

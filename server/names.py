@@ -23,28 +23,24 @@ def resolve_agent(index: MatchIndex, query: str) -> Resolution:
     n = normalize(query)
     if not n:
         return _unknown_agent(index, query, n)
-    ids = index.agent_names.get(n) or index.compact_agent_names.get(n.replace(" ", ""))
-    if ids and len(ids) == 1:
+    ids = index.agent_names.get(n) or index.compact_agent_names.get(n.replace(" ", "")) or _containing(index, n)
+    if len(ids) == 1:  # a spelling of the agent, or every word of the query names it ('github copilot cli')
         return Resolution(query, "resolved", ids[0], "exact" if n == normalize(ids[0]) else "name", 1.0)
-    if ids:
+    if ids:  # 'github copilot': both Copilots
         return ambiguous(query, ids, index.agent_label)
-    words = set(n.split())
-    containing = sorted(
-        {i for spelling, ids in index.agent_names.items() if words <= set(spelling.split()) for i in ids}
-    )
-    if not containing:
-        # Every meaningful word of the query names one agent, possibly in different names of it:
-        # 'copilot in vs code' uses 'copilot', 'vs code'; 'google gemini cli' the vendor and the name.
-        meaningful = (words - STOP_WORDS) or words
-        containing = sorted(agent for agent, known in index.words_per_agent.items() if meaningful <= known)
-    if len(containing) == 1:  # every word of the query names this agent ('github copilot cli')
-        return Resolution(query, "resolved", containing[0], "name", 1.0)
-    if containing:  # 'github copilot': both Copilots
-        return ambiguous(query, containing, index.agent_label)
     near = _best_per_value(
         (ids, fuzz.ratio(n, spelling)) for spelling, ids in index.agent_names.items() if abs(len(spelling) - len(n)) < 5
     )
     return typo_winner(query, near) or _unknown_agent(index, query, n)
+
+
+def _containing(index: MatchIndex, n: str) -> tuple[str, ...]:
+    """The agents one of whose names has every word of the query; else those whose names together have every
+    meaningful word ('copilot in vs code' uses 'copilot', 'vs code'; 'google gemini cli' the vendor and the name)."""
+    words = set(n.split())
+    found = {i for spelling, ids in index.agent_names.items() if words <= set(spelling.split()) for i in ids}
+    meaningful = (words - STOP_WORDS) or words
+    return tuple(sorted(found or (agent for agent, known in index.words_per_agent.items() if meaningful <= known)))
 
 
 def _unknown_agent(index: MatchIndex, query: str, n: str) -> Resolution:
@@ -65,7 +61,7 @@ def resolve_category(index: MatchIndex, query: str) -> Resolution:
     if containing:
         return ambiguous(query, containing, str)
     resolved = typo_winner(query, {category: fuzz.ratio(n, key) for key, category in spelled.items()})
-    similar = {category: fuzz.WRatio(n, key) if n else 0.0 for key, category in spelled.items()}
+    similar = {category: fuzz.WRatio(n, key) for key, category in spelled.items()}
     return resolved or Resolution(query, "unknown", candidates=closest(similar, str))
 
 
