@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
-from capidx.schema.text import STOP_WORDS, normalize, terms
+from capidx.schema.text import normalize, terms
 from capidx.server.query import Vocabulary, root
-from capidx.server.rank import Document, Ranker
+from capidx.server.rank import Ranker
 from capidx.server.suggest import Injection
 
 # The `_meta` key under which resources and tools say how each name was resolved (`Resolution.describe`).
@@ -83,12 +83,10 @@ class MatchIndex:
     agent_names: Mapping[str, tuple[str, ...]]  # normalized spelling -> agent ids
     compact_agent_names: Mapping[str, tuple[str, ...]]  # the same spellings without spaces ('vscode')
     words_per_agent: Mapping[str, frozenset[str]]
-    agent_words: frozenset[str]  # one-word agent names ('gemini'): not about a capability
     capabilities: Mapping[str, CapabilityEntry]
     keys: Mapping[str, str]  # normalized name or slug -> slug
     aliases: Mapping[str, str]
     terminology: Mapping[str, tuple[tuple[str, str], ...]]  # wording -> ((agent, slug), ...)
-    stemmed: Mapping[str, tuple[str, ...]]  # `terms()` of a name or alias ('tool approval') -> slugs
     # Identifier token ('/compact') -> ((slug, agent or None, evidence), ...): where it occurs literally.
     identifiers: Mapping[str, tuple[tuple[str, str | None, float], ...]]
     categories: tuple[str, ...]
@@ -124,19 +122,8 @@ class MatchIndex:
         for wording, uses in terminology.items():
             for slug in dict.fromkeys(slug for _, slug in uses):
                 named.setdefault(slug, []).append(wording)
-        ranker = Ranker.build(
-            Document(
-                row["slug"],
-                row["name"],
-                named[row["slug"]],
-                row["category"],
-                row.get("description", row["terms"]),  # older builds: everything counts as description
-                row["terms"],
-            )
-            for row in rows
-        )
-        spelled = [(text, row["slug"]) for row in rows for text in (row["name"], row["slug"])]
-        keys = {normalize(text): slug for text, slug in spelled}
+        ranker = Ranker.build(rows, named)
+        keys = {normalize(text): row["slug"] for row in rows for text in (row["name"], row["slug"])}
         identifiers = {
             token: tuple((row["capability"], row.get("agent"), IDENTIFIER_EVIDENCE[row["field"]]) for row in found)
             for token, found in data.get("identifiers", {}).items()
@@ -147,12 +134,10 @@ class MatchIndex:
             agent_names=MappingProxyType(agent_names),
             compact_agent_names=MappingProxyType({k: tuple(sorted(v)) for k, v in compact.items()}),
             words_per_agent=MappingProxyType({k: frozenset(v) for k, v in words.items()}),
-            agent_words=frozenset(s for s in agent_names if " " not in s and s not in STOP_WORDS),
             capabilities=MappingProxyType({row["slug"]: _capability_entry(row, named[row["slug"]]) for row in rows}),
             keys=MappingProxyType(keys),
             aliases=MappingProxyType(aliases),
             terminology=MappingProxyType(terminology),
-            stemmed=MappingProxyType(_stemmed_keys([*spelled, *aliases.items()])),
             identifiers=MappingProxyType(identifiers),
             categories=tuple(data["categories"]),
             category_keys=MappingProxyType({normalize(category): category for category in data["categories"]}),
@@ -160,7 +145,6 @@ class MatchIndex:
             vocabulary=Vocabulary(
                 terms=vocabulary_terms,
                 roots=frozenset(ranker.idf),
-                choices=tuple(sorted(vocabulary_terms)),
                 known=frozenset(data.get("verbs", ())),
                 names=tuple(frozenset(root(t) for t in terms(row["name"])) for row in rows),
             ),
@@ -183,11 +167,3 @@ def _capability_entry(row: Mapping[str, Any], named: Iterable[str]) -> Capabilit
         similar=tuple((item["capability"], item["score"]) for item in row.get("similarTo", ())),
     )
 
-
-def _stemmed_keys(phrasings: Iterable[tuple[str, str]]) -> dict[str, tuple[str, ...]]:
-    """The key two phrasings of a name or alias share when they differ only in plurals, verb forms or stop words."""
-    found: dict[str, set[str]] = {}
-    for text, slug in phrasings:
-        if key := " ".join(terms(text)):
-            found.setdefault(key, set()).add(slug)
-    return {key: tuple(sorted(values)) for key, values in found.items()}

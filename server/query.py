@@ -8,7 +8,6 @@ reading as alternatives, unless the words all occur in one capability's name.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -44,7 +43,6 @@ class Vocabulary:
 
     terms: frozenset[str]
     roots: frozenset[str]  # the ranking model's roots
-    choices: tuple[str, ...]  # the same terms, sorted: what a typo is compared with
     known: frozenset[str]
     names: tuple[frozenset[str], ...]
 
@@ -66,9 +64,7 @@ class Query:
     text: str
     normalized: str
     identifiers: tuple[str, ...]
-    key: str  # the terms joined: 'the release notes' and 'release note' share it
-    corrected_key: str  # the same after typo correction; '' when nothing was corrected
-    similarity: float  # how similar the corrected words are to what was typed (1.0: nothing corrected)
+    corrected: bool  # a word was taken for a typo of an index term
     mistyped: bool  # a word the index does not have: the whole string may be a mistyped name
     rest: tuple[str, ...]  # terms outside the identifiers
     units: tuple[Unit, ...]
@@ -80,7 +76,6 @@ def analyse(text: str, vocabulary: Vocabulary) -> Query:
     raw = terms(text)
     rest = tuple(terms(IDENTIFIER_PATTERN.sub(" ", text))) if literal else tuple(raw)
     corrected = [correct(term, vocabulary) for term in raw]
-    similarity = math.prod(trust for _, trust in corrected)
     known = [token for token in literal if token in vocabulary.terms]
     words = corrected
     if known:  # an identifier the index has is matched as itself, not as its words ('/memory' is not 'memory')
@@ -92,9 +87,7 @@ def analyse(text: str, vocabulary: Vocabulary) -> Query:
         text=text,
         normalized=normalize(text),
         identifiers=literal,
-        key=" ".join(raw),
-        corrected_key=" ".join(t for t, _ in corrected) if similarity < 1.0 else "",
-        similarity=round(similarity, 3),
+        corrected=any(trust < 1.0 for _, trust in corrected),
         mistyped=any(t not in vocabulary.terms for t in raw),
         rest=rest,
         units=tuple(units),
@@ -135,7 +128,7 @@ def correct(term: str, vocabulary: Vocabulary) -> tuple[str, float]:
     if term in vocabulary.terms or term in vocabulary.known or expansions(term) or len(term) < MIN_CORRECTABLE:
         return term, 1.0
     limit = 2 if len(term) >= LONG_TYPO else 1
-    within = process.extract(term, vocabulary.choices, scorer=OSA.distance, score_cutoff=limit, limit=None)
+    within = process.extract(term, vocabulary.terms, scorer=OSA.distance, score_cutoff=limit, limit=None)
     close = [m for m in within if len(m[0]) >= MIN_CORRECTABLE and _plausible_typo(term, m[0])]
     if not close:
         return term, 1.0

@@ -12,6 +12,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any
 
 from capidx.schema.text import terms
 from capidx.server.query import Unit, root
@@ -27,19 +28,6 @@ B = 0.5
 EXPANSION = 0.8
 
 
-@dataclass(frozen=True, slots=True)
-class Document:
-    """One capability as the ranker sees it: its name, wordings and category as texts, its description and
-    everything else its records say as counted terms (match.json `description` and `terms`)."""
-
-    slug: str
-    name: str
-    wordings: Sequence[str]
-    category: str
-    description: Mapping[str, int]
-    everything: Mapping[str, int]
-
-
 @dataclass(frozen=True)
 class Ranker:
     """The BM25F statistics of a build, computed once when it is loaded (linear in the catalog)."""
@@ -50,17 +38,17 @@ class Ranker:
     unknown: float  # what a word no capability has weighs: the rarest root's idf
 
     @classmethod
-    def build(cls, documents: Iterable[Document]) -> Ranker:
+    def build(cls, rows: Iterable[Mapping[str, Any]], wordings: Mapping[str, Sequence[str]]) -> Ranker:
+        """From match.json's capability rows and, per slug, the aliases and wordings that name the capability."""
         counted: dict[str, dict[str, dict[str, float]]] = {}  # slug -> field -> root -> count
-        for doc in documents:
-            texts = {"name": [doc.name], "terminology": doc.wordings, "category": [doc.category.replace("-", " ")]}
+        for row in rows:
+            texts = {"name": [row["name"]], "terminology": wordings[row["slug"]], "category": [row["category"]]}
             fields = {field: _roots((t, 1) for text in group for t in terms(text)) for field, group in texts.items()}
-            fields["description"] = _roots(doc.description.items())
-            rest = (
-                (t, n - doc.description.get(t, 0) - fields["name"].get(root(t), 0)) for t, n in doc.everything.items()
-            )
+            described = row.get("description", row["terms"])  # older builds: everything counts as description
+            fields["description"] = _roots(described.items())
+            rest = ((t, n - described.get(t, 0) - fields["name"].get(root(t), 0)) for t, n in row["terms"].items())
             fields["detail"] = _roots((t, n) for t, n in rest if n > 0)
-            counted[doc.slug] = fields
+            counted[row["slug"]] = fields
         averages = {
             field: sum(sum(c[field].values()) for c in counted.values()) / max(1, len(counted)) or 1.0
             for field in FIELD_WEIGHTS

@@ -1,8 +1,8 @@
 """Capability resolution: what the user typed -> a capability slug.
 
 Why: exact tiers answer what is spelled as the index has it (a name, identifiers, an alias, an agent's wording,
-then the same on stemmed and typo-corrected keys); the ranking model (server/rank.py) and one decision rule
-answer the rest, and never say with a loose match that the asked agent lacks something.
+a whole name mistyped); the ranking model (server/rank.py) and one decision rule answer the rest, and never say
+with a loose match that the asked agent lacks something.
 """
 
 from __future__ import annotations
@@ -50,9 +50,6 @@ def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) 
         if len(slugs) > 1:  # several agents use this word for different capabilities
             return ambiguous(query, slugs, lambda slug: index.capabilities[slug].name)
         return Resolution(query, "resolved", slugs[0], "terminology", 1.0)
-    for key, how, confidence in ((q.key, "stemmed", 1.0), (q.corrected_key, "fuzzy", q.similarity)):
-        if len(slugs := index.stemmed.get(key, ())) == 1:  # a name or alias in other forms ('the release notes')
-            return Resolution(query, "resolved", slugs[0], how, confidence)
     # A whole name, alias or wording mistyped ('hoks', 'mcp srvers').
     if q.mistyped and (resolved := typo_winner(query, _similarity(index, n, fuzz.ratio))):
         return resolved
@@ -77,7 +74,7 @@ def _identifier_evidence(index: MatchIndex, q: Query, agent: str | None) -> dict
 def _by_identifier(index: MatchIndex, q: Query, evidence: Mapping[str, float], agent: str | None) -> Resolution | None:
     """A query that is only identifiers ('/compact', 'CLAUDE.md') resolves to the capability whose records
     name them most directly, when it leads the next one by `IDENTIFIER_LEAD` (a field or an agent apart)."""
-    if any(term not in index.agent_words for term in q.rest):
+    if q.rest:
         return None  # words besides the identifiers: scoring weighs both
     ranked = best_first(evidence)
     best_slug, best = ranked[0]
@@ -114,7 +111,7 @@ def _by_ranking(index: MatchIndex, q: Query, agent: str | None) -> Resolution:
         return Resolution(q.text, "unknown", candidates=suggestions, scored=True)
     runner_up = ordered[1].confidence if len(ordered) > 1 else 0.0
     if decide(best, runner_up):
-        how = "fuzzy" if q.corrected_key else "lexical"
+        how = "fuzzy" if q.corrected else "lexical"
         winner = Resolution(q.text, "resolved", ordered[0].value, how, best, ranked=everything, scored=True)
         return _no_rule(index, winner, agent, shown, runner_up)
     return Resolution(q.text, "ambiguous", candidates=shown, ranked=everything, scored=True)

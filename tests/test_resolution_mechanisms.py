@@ -208,7 +208,7 @@ def test_abbreviations_match_their_expansions(index: MatchIndex, query: str, slu
 
 def test_an_abbreviation_is_not_corrected_as_a_typo(index: MatchIndex) -> None:
     assert correct("repo", index.vocabulary) == ("repo", 1.0)
-    assert not analyse("repo search", index.vocabulary).corrected_key
+    assert not analyse("repo search", index.vocabulary).corrected
 
 
 # --- the decision rule and never a confident wrong "no" ------------------------------------------------

@@ -76,7 +76,8 @@ def test_words_of_a_name_rank_it_first(index: MatchIndex) -> None:
 
 def test_a_typo_is_corrected_against_the_index_vocabulary(index: MatchIndex) -> None:
     query = analyse("documentaton generaton", index.vocabulary)
-    assert query.corrected_key == "documentation generation" and 0.8 < query.similarity < 1.0
+    assert query.corrected and [unit.words for unit in query.units] == [("document",), ("generat",)]
+    assert all(0.8 < unit.trust < 1.0 for unit in query.units)
     resolution = resolve_capability(index, "documentaton generaton", agent=CLAUDE)
     assert (resolution.value, resolution.resolved_by) == ("documentation-generation", "fuzzy")
     # a typo inside a sentence is ranked through its correction, trusted as much as it is similar
@@ -87,7 +88,7 @@ def test_the_query_is_analysed_once_into_one_value(index: MatchIndex) -> None:
     query = analyse("Run /compact on the Web  Search", index.vocabulary)
     assert query.normalized == "run compact on the web search"
     assert query.identifiers == ("/compact",)
-    assert query.key == "run compact web search"
+    assert not query.corrected
     assert [unit.words for unit in query.units][-2:] == [("web",), ("search",)]
 
 
