@@ -27,7 +27,7 @@ Runs (a "hint" is what a maintainer adds for the resolver: the alias table, `ali
     python benchmarks/resolution_bench.py --fit --runs ...  # fit the decision rule on these runs
 
 Calibration (`--calibrate`) and fitting (`--fit`) look at every query that reached the ranking model (not an
-exact, identifier, alias, terminology or mistyped-name lookup) in the same builds, in process with the
+exact, identifier, alias, terminology, stemmed or mistyped-name lookup) in the same builds, in process with the
 server's own resolver: the winner's confidence, the runner-up's, whether the asked agent lacks the winner and
 whether it is right. The calibration table says, of the answers a rule would resolve, how many are right;
 `--fit` ranks the rules of a grid by right - PENALTY x wrong. The server's rule (`DECISION_RULE` in

@@ -87,6 +87,7 @@ class MatchIndex:
     keys: Mapping[str, str]  # normalized name or slug -> slug
     aliases: Mapping[str, str]
     terminology: Mapping[str, tuple[tuple[str, str], ...]]  # wording -> ((agent, slug), ...)
+    stemmed: Mapping[str, str]  # `terms()` of a name or alias naming one capability ('tool approval') -> slug
     # Identifier token ('/compact') -> ((slug, agent or None, evidence), ...): where it occurs literally.
     identifiers: Mapping[str, tuple[tuple[str, str | None, float], ...]]
     categories: tuple[str, ...]
@@ -123,7 +124,11 @@ class MatchIndex:
             for slug in dict.fromkeys(slug for _, slug in uses):
                 named.setdefault(slug, []).append(wording)
         ranker = Ranker.build(rows, named)
-        keys = {normalize(text): row["slug"] for row in rows for text in (row["name"], row["slug"])}
+        spelled = [(text, row["slug"]) for row in rows for text in (row["name"], row["slug"])]
+        keys = {normalize(text): slug for text, slug in spelled}
+        stemmed: dict[str, set[str]] = {}
+        for text, slug in [*spelled, *aliases.items()]:
+            stemmed.setdefault(" ".join(terms(text)), set()).add(slug)
         identifiers = {
             token: tuple((row["capability"], row.get("agent"), IDENTIFIER_EVIDENCE[row["field"]]) for row in found)
             for token, found in data.get("identifiers", {}).items()
@@ -138,6 +143,7 @@ class MatchIndex:
             keys=MappingProxyType(keys),
             aliases=MappingProxyType(aliases),
             terminology=MappingProxyType(terminology),
+            stemmed=MappingProxyType({key: min(s) for key, s in stemmed.items() if key and len(s) == 1}),
             identifiers=MappingProxyType(identifiers),
             categories=tuple(data["categories"]),
             category_keys=MappingProxyType({normalize(category): category for category in data["categories"]}),
@@ -166,4 +172,3 @@ def _capability_entry(row: Mapping[str, Any], named: Iterable[str]) -> Capabilit
         names=tuple(sorted(n for n in names if n)),
         similar=tuple((item["capability"], item["score"]) for item in row.get("similarTo", ())),
     )
-

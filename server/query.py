@@ -64,6 +64,7 @@ class Query:
     text: str
     normalized: str
     identifiers: tuple[str, ...]
+    key: str  # the terms joined: 'the release notes' and 'release note' share it
     corrected: bool  # a word was taken for a typo of an index term
     mistyped: bool  # a word the index does not have: the whole string may be a mistyped name
     rest: tuple[str, ...]  # terms outside the identifiers
@@ -87,6 +88,7 @@ def analyse(text: str, vocabulary: Vocabulary) -> Query:
         text=text,
         normalized=normalize(text),
         identifiers=literal,
+        key=" ".join(raw),
         corrected=any(trust < 1.0 for _, trust in corrected),
         mistyped=any(t not in vocabulary.terms for t in raw),
         rest=rest,

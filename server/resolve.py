@@ -1,8 +1,8 @@
 """Capability resolution: what the user typed -> a capability slug.
 
 Why: exact tiers answer what is spelled as the index has it (a name, identifiers, an alias, an agent's wording,
-a whole name mistyped); the ranking model (server/rank.py) and one decision rule answer the rest, and never say
-with a loose match that the asked agent lacks something.
+a name or alias in other forms, a whole name mistyped); the ranking model (server/rank.py) and one decision rule
+answer the rest, and never say with a loose match that the asked agent lacks something.
 """
 
 from __future__ import annotations
@@ -50,6 +50,8 @@ def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) 
         if len(slugs) > 1:  # several agents use this word for different capabilities
             return ambiguous(query, slugs, lambda slug: index.capabilities[slug].name)
         return Resolution(query, "resolved", slugs[0], "terminology", 1.0)
+    if (slug := index.stemmed.get(q.key)) is not None:  # a name or alias in other forms ('the release notes')
+        return Resolution(query, "resolved", slug, "stemmed", 1.0)
     # A whole name, alias or wording mistyped ('hoks', 'mcp srvers').
     if q.mistyped and (resolved := typo_winner(query, _similarity(index, n, fuzz.ratio))):
         return resolved

@@ -88,7 +88,7 @@ def test_the_query_is_analysed_once_into_one_value(index: MatchIndex) -> None:
     query = analyse("Run /compact on the Web  Search", index.vocabulary)
     assert query.normalized == "run compact on the web search"
     assert query.identifiers == ("/compact",)
-    assert not query.corrected
+    assert query.key == "run compact web search" and not query.corrected
     assert [unit.words for unit in query.units][-2:] == [("web",), ("search",)]
 
 

@@ -200,14 +200,14 @@ def test_field_weights_a_name_match_beats_description_mentions(monkeypatch: pyte
 
 
 @pytest.mark.parametrize("query", ["release note", "the Release-Notes", "changelogs"])
-def test_a_name_or_alias_in_another_form_is_ranked_first(query: str) -> None:
-    # plurals, verb forms and stop words are the ranking model's business (Snowball roots), not a lookup's
+def test_stemmed_keys_are_a_second_exact_tier(query: str) -> None:
     resolution = resolve_capability(make_index(LOGS), query)
-    assert (resolution.status, resolution.value, resolution.resolved_by) == ("resolved", "release-notes", "lexical")
+    assert (resolution.status, resolution.value, resolution.resolved_by) == ("resolved", "release-notes", "stemmed")
+    assert resolution.confidence == 1.0
 
 
 def test_an_agents_wording_in_another_form_is_ranked_not_looked_up() -> None:
-    # a wording's words rank its capability (the terminology field)
+    # stemmed keys are names and aliases only: a wording's words rank its capability (the terminology field)
     guide = {"slug": "tours", "name": "Guided Tours", "description": "Explains code."}
     guide["terminology"] = {"a": "walk throughs"}
     resolution = resolve_capability(make_index([*LOGS, guide]), "walk through")

@@ -97,7 +97,7 @@ async def test_lookup_returns_the_precompiled_document_unchanged(any_build: Path
         ("vscode-copilot", "Plan agent", "vscode-copilot", "plan-mode", "terminology"),
         ("claude-code", "mcp srvers", "claude-code", "mcp-servers", "fuzzy"),
         ("claude-code", "hoks", "claude-code", "hooks", "fuzzy"),
-        ("gemni", "lifecycle hook", "gemini-cli", "hooks", "lexical"),
+        ("gemni", "lifecycle hook", "gemini-cli", "hooks", "stemmed"),
     ],
 )
 async def test_resolution_order_is_reported(
