@@ -35,7 +35,7 @@ from capidx.server.matchindex import MatchIndex
 from capidx.server.names import resolve_agent
 
 # The check set stays unread until the resolver change it checks (benchmarks/resolution/README.md).
-UNREAD = "check-2026-11-28-b-"
+UNREAD = "check-2026-11-28-c-"
 DEFAULT_RUNS = tuple(name for name in RUNS if not name.startswith(UNREAD))
 
 

@@ -87,6 +87,7 @@ RUNS = {
     **_runs_of("blind-2026-11-28-", "blind-2026-11-28_"),
     **_runs_of("check-2026-11-28-", "check-2026-11-28_"),
     **_runs_of("check-2026-11-28-b-", "check-2026-11-28-b_"),
+    **_runs_of("check-2026-11-28-c-", "check-2026-11-28-c_"),
 }
 DEFAULT_RUNS = ("bundled-hints", "bundled-ablated", "catalog2")
 

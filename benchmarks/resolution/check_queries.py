@@ -36,6 +36,8 @@ SETS = [
     ("check-2026-11-28_catalog2_queries.json", os.path.join(HERE, "catalog2"), "j"),
     ("check-2026-11-28-b_bundled_queries.json", REPO, "e"),
     ("check-2026-11-28-b_catalog2_queries.json", os.path.join(HERE, "catalog2"), "f"),
+    ("check-2026-11-28-c_bundled_queries.json", REPO, "l"),
+    ("check-2026-11-28-c_catalog2_queries.json", os.path.join(HERE, "catalog2"), "m"),
 ]
 
 
