@@ -78,13 +78,15 @@ def fit(catalog: Catalog, frame: Frame, budget: int) -> Fitted:
     then reports the breach: text is never cut)."""
     text, form = "", FORMS[-1]
     for form in FORMS:
-        text = _join(frame, _BODIES[form](catalog, frame.headings))
+        text = render(catalog, frame, form)
         if characters(text) <= budget:
             break
     return Fitted(text, form, characters(text), budget)
 
 
-def _join(frame: Frame, body: str) -> str:
+def render(catalog: Catalog, frame: Frame, form: str) -> str:
+    """The whole text of one form (`FORMS`), whatever its size."""
+    body = _BODIES[form](catalog, frame.headings)
     return "\n".join(part for part in (frame.head.strip(), body.strip(), frame.tail.strip()) if part) + "\n"
 
 
