@@ -238,6 +238,15 @@ def test_html_report_shows_the_overview_and_its_breach(tmp_path: Path) -> None:
     assert 'class="verdict fail"' in page
 
 
+def test_markdown_report_fails_on_a_character_budget_alone(tmp_path: Path) -> None:
+    write_catalog(tmp_path)
+    (tmp_path / "capidx.yaml").write_text("character_budgets:\n  memory: 50\n", "utf-8")
+    assert run_cli(["build"], tmp_path).exit_code == 1
+    comment = run_cli(["report", "--format", "markdown", "--no-fail"], tmp_path).output
+    assert "❌ **1 budget breached**" in comment
+    assert "- ❌ memory: " in comment and "budget 50 in its shortest form (total)" in comment
+
+
 def test_memory_names_the_projects_build_directory_whatever_out_says(tmp_path: Path) -> None:
     write_catalog(tmp_path)
     (tmp_path / "capidx.yaml").write_text("paths:\n  out: site-build/index\n", "utf-8")

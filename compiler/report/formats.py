@@ -90,7 +90,7 @@ def _summary_line(report: Report) -> str:
 
 
 def verdict(report: Report) -> str:
-    breaches = len(report.breaches) + sum(not item.ok for item in report.overview)
+    breaches = len(report.breaches) + len(report.overview_breaches)
     warnings = len(report.warnings)
     if breaches:
         verdict = f"{plural(breaches, 'budget')} breached"
@@ -299,11 +299,12 @@ def _by_size_of_change(changes: Iterable[Change]) -> list[Change]:
 def render_markdown(report: Report, *, color: bool = False) -> str:
     """A compact PR comment / step summary. The marker lets CI find and update one comment in place."""
     lines = [MARKER, HEADING, ""]
-    icon = "❌" if report.breaches else "✅" if report.budgeted else "ℹ️"
+    icon = "❌" if not report.ok else "✅" if report.budgeted else "ℹ️"
     lines.append(f"{icon} **{verdict(report)}** · {_summary_line(report)} · {_catalog_text(report)}")
     lines.append("")
-    if report.breaches or report.warnings:
+    if not report.ok or report.warnings:
         lines += [f"- ❌ {_md(breach_message(report, budget))}" for budget in report.breaches]
+        lines += [f"- ❌ {_md(overview_breach(item.row))}" for item in report.overview_breaches]
         lines += [f"- ⚠️ {_md(finding.message)}" for finding in report.warnings]
         lines.append("")
     lines += _md_table(report)
@@ -378,8 +379,7 @@ def render_github(report: Report, *, color: bool = False) -> str:
     ]
     lines += [
         _workflow_command("error", f"capidx character budget breached ({item.row['kind']})", overview_breach(item.row))
-        for item in report.overview
-        if not item.ok
+        for item in report.overview_breaches
     ]
     lines += [
         _workflow_command("warning", f"capidx token report ({finding.kind})", finding.message)

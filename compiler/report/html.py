@@ -39,7 +39,7 @@ def render_page(report: Report) -> str:
         verdict=verdict(report).capitalize(),
         single_kinds=sorted(SINGLE_KINDS),
         breach_messages=[breach_message(report, budget) for budget in report.breaches]
-        + [overview_breach(item.row) for item in report.overview if not item.ok],
+        + [overview_breach(item.row) for item in report.overview_breaches],
         per_session=[overview_line(report, item) for item in report.overview],
     )
 

@@ -176,8 +176,13 @@ class Report:
     overview: tuple[Overview, ...] = ()  # empty for builds made before the overview artifacts
 
     @property
+    def overview_breaches(self) -> tuple[Overview, ...]:
+        """The overview artifacts over their character budget (token budgets are `breaches`)."""
+        return tuple(item for item in self.overview if not item.ok)
+
+    @property
     def ok(self) -> bool:
-        return not self.breaches and all(item.ok for item in self.overview)
+        return not self.breaches and not self.overview_breaches
 
     @property
     def budgeted(self) -> bool:
