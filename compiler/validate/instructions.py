@@ -30,7 +30,7 @@ from typing import Any
 
 from capidx.compiler.diagnostics import Diagnostic
 from capidx.compiler.validate.load import SourceFile
-from capidx.compiler.validate.textrules import quote
+from capidx.compiler.validate.textrules import quote, strings
 
 # Lower-case substrings one of which every match below contains: a document (or a string) holding none of
 # them is passed over without walking it or running the expression.
@@ -83,15 +83,6 @@ def _mentions(lower: str) -> bool:
 
 
 def _findings(value: Any, parts: tuple[Any, ...]) -> Iterator[tuple[tuple[Any, ...], str]]:
-    if isinstance(value, str):
-        match = addressed_to_reader(value)
-        if match:
-            yield parts, match
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            if isinstance(key, str) and (match := addressed_to_reader(key)):  # alias phrases are keys
-                yield (*parts, key), match
-            yield from _findings(item, (*parts, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _findings(item, (*parts, index))
+    for path, text, _ in strings(value, parts):  # values and keys: alias phrases are keys
+        if match := addressed_to_reader(text):
+            yield path, match

@@ -90,8 +90,7 @@ def near_misses(source: SourceFile, schema: dict[str, Any], also: Sequence[dict[
     """
     found = []
     top = [_Place(schema, schema), *(_Place(other, other, closes=False) for other in also)]
-    for parts, value, places in _objects(source.data, top):
-        shape = _Shape.of(places)
+    for parts, value, shape in _objects(source.data, top):
         if shape.closed or not shape.known:
             continue
         for key in (key for key in value if isinstance(key, str) and key not in shape.known):
@@ -176,16 +175,16 @@ def _searches(pattern: str, key: str) -> bool:
 
 def _objects(
     value: Any, places: list[_Place], parts: tuple[Any, ...] = ()
-) -> Iterator[tuple[tuple[Any, ...], dict[str, Any], list[_Place]]]:
-    """(parts, object, subschemas applying to it) for every object of the document a schema describes."""
+) -> Iterator[tuple[tuple[Any, ...], dict[str, Any], _Shape]]:
+    """(parts, object, the shape its subschemas give it) for every object of the document a schema describes."""
     if len(parts) > _MAX_DEPTH:
         return
     places = [expanded for place in places for expanded in _expand(place)]
     if not places:
         return
     if isinstance(value, dict):
-        yield parts, value, places
         shape = _Shape.of(places)
+        yield parts, value, shape
         for key, child in value.items():
             yield from _objects(child, shape.below(key), (*parts, key))
     elif isinstance(value, list):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from capidx.compiler.diagnostics import Diagnostic
 from capidx.compiler.markup import URL_KEYS, link_syntax
 from capidx.compiler.validate.load import SourceFile
-from capidx.compiler.validate.textrules import _strings, quote
+from capidx.compiler.validate.textrules import quote, strings
 
 _HINT = "write it as plain text; put an address in `sources`, which capidx links itself"
 
@@ -19,7 +19,7 @@ def check_document(source: SourceFile) -> list[Diagnostic]:
     if "]" not in source.text and "<" not in source.text and "\\u" not in source.text:
         return []  # (a `\\u` escape could spell a bracket the text does not show)
     problems = []
-    for parts, text, is_key in _strings(source.data, ()):
+    for parts, text, is_key in strings(source.data, ()):
         if not is_key and parts and parts[-1] in URL_KEYS:
             continue
         if (found := link_syntax(text)) is not None:

@@ -22,7 +22,6 @@ from capidx.compiler.validate.load import SourceFile, load_file
 from capidx.compiler.validate.schemas import (
     ALIASES_SCHEMA,
     CAPABILITY_SCHEMA,
-    bundled_schema,
     bundled_validator,
     load_schema_file,
     schema_diagnostics,
@@ -127,7 +126,7 @@ def _check_document(source: SourceFile, validator: Any, config: Config, today: d
         *lint.check_agent_directory(source.path),
     ]
     if config.schema is not None:  # capidx's own schema is closed: its unknown keys are errors already
-        problems += keys.near_misses(source, validator.schema, [bundled_schema(CAPABILITY_SCHEMA)])
+        problems += keys.near_misses(source, validator.schema, [bundled_validator(CAPABILITY_SCHEMA).schema])
     return problems
 
 

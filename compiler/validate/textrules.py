@@ -137,7 +137,7 @@ def _check(source: SourceFile, lines: dict[Any, Any], lengths: dict[Any, Any]) -
     problems: list[Diagnostic] = []
     seen: set[tuple[Any, ...]] = set()
     if not _printable_json(source):
-        for parts, text, is_key in _strings(source.data, ()):
+        for parts, text, is_key in strings(source.data, ()):
             if text.isprintable():
                 continue
             single = is_key or _limit(lines, parts) is not _MULTI
@@ -211,7 +211,7 @@ def _too_long(text: str, limit: int) -> tuple[str, str, str]:
 _LENGTH_HINT = "shorten it; details belong in the description"
 
 
-def _strings(value: Any, parts: tuple[Any, ...]) -> Iterator[tuple[tuple[Any, ...], str, bool]]:
+def strings(value: Any, parts: tuple[Any, ...]) -> Iterator[tuple[tuple[Any, ...], str, bool]]:
     """(path, text, is_key) for every string value and every object key below `value`."""
     if isinstance(value, str):
         yield parts, value, False
@@ -219,10 +219,10 @@ def _strings(value: Any, parts: tuple[Any, ...]) -> Iterator[tuple[tuple[Any, ..
         for key, item in value.items():
             if isinstance(key, str):
                 yield (*parts, key), key, True
-            yield from _strings(item, (*parts, key))
+            yield from strings(item, (*parts, key))
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            yield from _strings(item, (*parts, index))
+            yield from strings(item, (*parts, index))
 
 
 _NAMES = {
