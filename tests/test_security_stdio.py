@@ -316,11 +316,12 @@ async def test_a_long_tool_name_is_clipped_in_the_error(hand_build: Path) -> Non
 
 
 async def _one_session() -> None:
-    """One stdio session in-process over pipes: a ping, then end of input."""
+    """One stdio session in-process over pipes: a notification, then end of input (a request nobody answers
+    would hold the end of input for the transport's grace period)."""
     stdin_read, stdin_write = os.pipe()
     stdout_read, stdout_write = os.pipe()
     try:
-        os.write(stdin_write, PING % 1)
+        os.write(stdin_write, b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
         os.close(stdin_write)
         async with stdio_transport(LIMIT, stdin_fd=stdin_read, stdout_fd=stdout_write) as (messages, replies):
             replies.close()
