@@ -4,6 +4,7 @@ command (by `capidx.server.serve`) so other commands stay fast."""
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,7 +14,6 @@ if TYPE_CHECKING:
     from capidx.server.settings import Settings
 
 EXIT_USAGE = 2
-EXIT_SIGINT = 130  # 128 + SIGINT, the shell's convention (server/signals.py)
 
 
 class ServeError(click.ClickException):
@@ -174,7 +174,7 @@ def _run(settings: Settings) -> None:
         raise ServeError(str(error)) from None
     except Stopped as stopped:
         raise click.exceptions.Exit(stopped.exit_code) from None
-    except KeyboardInterrupt:  # where signals are not watched (Windows): Ctrl-C is still SIGINT's 130
-        raise click.exceptions.Exit(EXIT_SIGINT) from None
+    except KeyboardInterrupt:  # Python's own Ctrl-C handler, once the event loop has put it back
+        raise click.exceptions.Exit(Stopped(signal.SIGINT).exit_code) from None
     finally:
         stop_logging()

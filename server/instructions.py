@@ -16,7 +16,6 @@ from capidx.server.snapshot import BuildError, Snapshot
 
 logger = logging.getLogger("capidx.server")
 
-CHOICES = ("pointer", "summary")
 POINTER = (
     "What AI coding agents can do, per agent and capability. Use lookup_capability for one agent and one "
     "capability, compare_capability across agents, list_capabilities to browse."

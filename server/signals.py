@@ -44,7 +44,7 @@ def _raise_stopped(signum: int, frame: FrameType | None) -> None:
 
 async def watch(stop: Callable[[int], None]) -> None:
     """Call `stop(signum)` for every stop signal, from inside the event loop, until cancelled.
-    Where the loop cannot receive signals (Windows), Ctrl-C stays a KeyboardInterrupt."""
+    Where the loop cannot receive signals (Windows), `raise_on_stop_signals`'s handlers stay in place."""
     if sys.platform == "win32":
         return
     with anyio.open_signal_receiver(*STOP_SIGNALS) as signals:
