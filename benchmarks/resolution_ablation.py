@@ -84,7 +84,7 @@ MECHANISMS: dict[str, Callable[[], Any]] = {
     "spelled-out run -> abbreviation ('command line interface')": lambda: replaced(
         query, "abbreviations", _single_word_abbreviations_only
     ),
-    "a name's literal word beats an expansion": lambda: _vocabulary(names=()),
+    "a name's literal word beats an expansion": lambda: _vocabulary(names={}),
     "never a wrong 'no'": lambda: replaced(resolve, "_no_rule", _never_no),
 }
 BUILD_MECHANISMS: dict[str, Callable[[], Any]] = {
@@ -124,8 +124,8 @@ def judge_runs(runs: Sequence[str], workdir: Path, builds: dict[tuple[Path, bool
             answer = resolve.resolve_capability(index, item["query"], agent=agent)
             facts = None
             if answer.ok and answer.value is not None:
-                record = index.capabilities[answer.value].agents.get(agent, {})
-                facts = {"agent": agent, "capability": answer.value, "available": bool(record.get("available"))}
+                available = index.capabilities[answer.value].available_to(agent)
+                facts = {"agent": agent, "capability": answer.value, "available": available}
             outcome = classify(item, expected, facts, [c.value for c in answer.candidates])
             counts[outcome] += 1
             counts["one call"] += outcome in ("right", "shown-first")

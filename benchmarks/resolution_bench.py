@@ -276,7 +276,7 @@ def scored_points(name: str, workdir: Path) -> list[Scored]:
         if not ranked:
             continue
         (slug, best), runner_up = ranked[0], (ranked[1][1] if len(ranked) > 1 else 0.0)
-        available = bool(index.capabilities[slug].agents.get(agent, {}).get("available", False))
+        available = index.capabilities[slug].available_to(agent)
         expect = query["expect"]
         right = slug == (slugify(expect["capability"]) if expect.get("capability") else None)
         points.append(

@@ -74,6 +74,10 @@ class CapabilityEntry:
     names: tuple[str, ...]  # normalized name, slug, aliases and wordings: what a mistyped name is compared with
     similar: tuple[tuple[str, float], ...]  # `similarTo`: (slug, score), best first
 
+    def available_to(self, agent: str) -> bool:
+        """Whether `agent`'s record says it has the capability (no record: no)."""
+        return bool(self.agents.get(agent, {}).get("available", False))
+
 
 @dataclass(frozen=True)
 class MatchIndex:
@@ -152,7 +156,7 @@ class MatchIndex:
                 terms=vocabulary_terms,
                 roots=frozenset(ranker.idf),
                 known=frozenset(data.get("verbs", ())),
-                names=tuple(frozenset(root(t) for t in terms(row["name"])) for row in rows),
+                names=_name_roots(rows),
             ),
             injection=Injection.from_json(data.get("injection")),
         )
@@ -172,3 +176,13 @@ def _capability_entry(row: Mapping[str, Any], named: Iterable[str]) -> Capabilit
         names=tuple(sorted(n for n in names if n)),
         similar=tuple((item["capability"], item["score"]) for item in row.get("similarTo", ())),
     )
+
+
+def _name_roots(rows: list[Mapping[str, Any]]) -> Mapping[str, frozenset[int]]:
+    """Each root of a capability name -> the positions of the capabilities whose name has it: whether some name
+    has all of a run's roots is then a few set intersections, not a pass over every name."""
+    found: dict[str, set[int]] = {}
+    for position, row in enumerate(rows):
+        for word in terms(row["name"]):
+            found.setdefault(root(word), set()).add(position)
+    return MappingProxyType({word: frozenset(positions) for word, positions in found.items()})

@@ -8,6 +8,7 @@ reading as alternatives, unless the words all occur in one capability's name.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -44,7 +45,7 @@ class Vocabulary:
     terms: frozenset[str]
     roots: frozenset[str]  # the ranking model's roots
     known: frozenset[str]
-    names: tuple[frozenset[str], ...]
+    names: Mapping[str, frozenset[int]]  # a root -> the capabilities (by position) whose name has it
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,12 +77,13 @@ def analyse(text: str, vocabulary: Vocabulary) -> Query:
     literal = tuple(dict.fromkeys(identifiers(text)))
     raw = terms(text)
     rest = tuple(terms(IDENTIFIER_PATTERN.sub(" ", text))) if literal else tuple(raw)
-    corrected = [correct(term, vocabulary) for term in raw]
+    fixed = {term: correct(term, vocabulary) for term in dict.fromkeys(raw)}  # each word corrected once
+    corrected = [fixed[term] for term in raw]
     known = [token for token in literal if token in vocabulary.terms]
     words = corrected
     if known:  # an identifier the index has is matched as itself, not as its words ('/memory' is not 'memory')
         unknown = [t for token in literal if token not in vocabulary.terms for t in terms(token)]
-        words = [correct(term, vocabulary) for term in dict.fromkeys((*rest, *unknown))]
+        words = [fixed.get(term) or correct(term, vocabulary) for term in dict.fromkeys((*rest, *unknown))]
     words = [part for word in words for part in _parts(word, vocabulary)]
     units = [Unit((token,)) for token in known] + _units(words, vocabulary)
     return Query(
@@ -116,7 +118,8 @@ def _units(words: list[tuple[str, float]], vocabulary: Vocabulary) -> list[Unit]
 
 def _unit(run: tuple[str, ...], alternatives: list[tuple[str, ...]], trust: float, vocabulary: Vocabulary) -> Unit:
     words = tuple(root(t) for t in run)
-    if any(set(words) <= name for name in vocabulary.names):  # a name's own word: no expansion may outrank it
+    named_by = [vocabulary.names.get(word, frozenset()) for word in words]  # the capabilities whose name has it
+    if frozenset.intersection(*named_by):  # one name has them all: no expansion may outrank a name's own words
         return Unit(words, (), trust)
     others = tuple(dict.fromkeys(roots for a in alternatives if (roots := tuple(root(t) for t in a)) != words))
     return Unit(words, others, trust)

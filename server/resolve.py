@@ -131,7 +131,7 @@ def _no_rule(
 ) -> Resolution:
     """Never a confident wrong "no": a ranked or identifier answer that the asked agent lacks the capability
     stands only at the rule's stricter confidence; below it, the candidates come back instead."""
-    has = agent is None or index.capabilities[resolution.value or ""].agents.get(agent, {}).get("available")
+    has = agent is None or index.capabilities[resolution.value or ""].available_to(agent)
     if has or decide(resolution.confidence, runner_up, lacks=True):
         return resolution
     return Resolution(resolution.query, "ambiguous", candidates=offered, ranked=resolution.ranked, scored=True)

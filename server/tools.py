@@ -273,7 +273,7 @@ def _candidates(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
         row = {"slug": entry.slug, "name": entry.name, "category": entry.category}
         row["matchConfidence"] = candidate.confidence
         if agent is not None:
-            row["available"] = bool(entry.agents.get(agent, {}).get("available", False))
+            row["available"] = entry.available_to(agent)
         rows.append(row)
     value: dict[str, Any] = {"query": resolution.query, "candidates": rows}
     if agent is not None:
@@ -346,7 +346,7 @@ def suggestions(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
         row: dict[str, Any] = {"capability": item.key, "name": entry.name, "label": item.label}
         row |= {"confidence": item.confidence, "tokens": item.tokens, "snippet": item.snippet}
         if agent is not None:
-            row["available"] = bool(entry.agents.get(agent, {}).get("available", False))
+            row["available"] = entry.available_to(agent)
         if item.related:
             row["related"] = True
         rows.append(row)
