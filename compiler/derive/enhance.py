@@ -1,7 +1,7 @@
-"""The enhanced index: relationships, the summary's action triggers, canonical descriptions, the injection settings.
+"""The enhanced index: relationships, canonical descriptions, the injection settings.
 
 Computed once per build from the catalog (pure apart from the token count of the label overhead) with
-the already tested pure functions of `relations`, `triggers` and `semantics`; the documents that carry
+the already tested pure functions of `relations` and `semantics`; the documents that carry
 the results (lookup, compare, full.md, capability pages, snippets, match.json, stats.json) only read
 them. Shapes: docs/build-directory.md, "The enhanced index".
 """
@@ -18,7 +18,7 @@ from typing import Any
 from capidx.compiler.catalog import CanonicalCapability, Catalog
 from capidx.compiler.config import Config, Injection, InjectionLabel, Relationships
 from capidx.compiler.derive.relations import KeywordSource, SimilarEdge, keyword_sets, similar_edges
-from capidx.compiler.derive.semantics import SemanticStats, description_stats
+from capidx.compiler.derive.semantics import description_stats
 from capidx.compiler.errors import UsageError
 from capidx.schema.labels import measure_overhead
 from capidx.schema.text import terms
@@ -42,7 +42,6 @@ class Enhanced:
     names: Mapping[str, str]  # slug -> canonical name, to name the target of an edge
     superseded_by: Mapping[str, str]  # only capabilities whose records name a successor
     descriptions: Mapping[str, str]  # slug -> the one description that stands for the capability
-    semantics: Mapping[str, SemanticStats]  # of `descriptions`
     injection: Mapping[str, Any] = field(default_factory=dict)  # match.json's `injection` (empty: left out)
     # `terms()` of the catalog texts analysed here, for match.json's term counts to reuse: each distinct text
     # is analysed once per build (the server's bounded memo of `terms` cycles on a large catalog). Not data
@@ -131,7 +130,6 @@ def enhance(
             if (successor := canonical_superseded_by(capability))
         },
         descriptions=descriptions,
-        semantics={slug: description_stats(text) for slug, text in descriptions.items()},
         injection=dict(injection or {}),
         text_terms=text_terms,
     )
