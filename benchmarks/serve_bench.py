@@ -143,7 +143,7 @@ def summarize(samples: list[float]) -> dict[str, float]:
 
 async def startup(build: Path, runs: int) -> dict[str, Any]:
     """Spawn -> initialized, the first read after start against warm reads, and the first scored lookup
-    against warm ones (the first tool call makes the argument validators and compiles the useWhen patterns)."""
+    against warm ones (the first tool call makes the argument validators and imports rapidfuzz)."""
     spawn, first, warm, first_lookup, warm_lookup = [], [], [], [], []
     for _ in range(runs):
         started = time.perf_counter()

@@ -190,7 +190,7 @@ def _vague_description(
 ) -> list[Diagnostic]:
     """Descriptions feed the lexical matcher; one with a handful of distinct terms ('TODO', 'Supports
     plugins.') matches nothing. Term entropy in bits, computed by `semantics.description_stats` (the one
-    implementation, also behind match.json's `semantics`), against lint.min_description_entropy.
+    implementation, also behind the site's quality figures), against lint.min_description_entropy.
     """
     description = capability.get("description")
     if not isinstance(description, str) or not description.strip():
