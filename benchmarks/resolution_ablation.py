@@ -27,15 +27,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from resolution_bench import RUNS, ablated_copy, agent_ids, classify, expected_agent
+from resolution_bench import RUNS, UNREAD, ablated_copy, agent_ids, classify, expected_agent
 
 from capidx.schema import lexicon
 from capidx.server import matchindex, query, resolve
 from capidx.server.matchindex import MatchIndex
 from capidx.server.names import resolve_agent
 
-# The check set stays unread until the resolver change it checks (benchmarks/resolution/README.md).
-UNREAD = "check-2026-11-28-c-"
 DEFAULT_RUNS = tuple(name for name in RUNS if not name.startswith(UNREAD))
 
 

@@ -73,22 +73,18 @@ def _runs_of(prefix: str, stem: str) -> dict[str, tuple[Path, Path, bool]]:
     }
 
 
+# name: (catalog folder, queries file, strip hints), for every query set in benchmarks/resolution (a file
+# `<set>_bundled_queries.json` and its `<set>_catalog2_queries.json`). The first set is the tuning set, run by
+# default; the others were written blind (benchmarks/resolution/README.md) and run only when named, so nobody
+# tunes against them by accident.
 RUNS = {
-    # name: (catalog folder, queries file, strip hints). The first set is the tuning set, run by default; the others
-    # were written blind (benchmarks/resolution/README.md) and run only when named, so nobody tunes against them
-    # by accident. The check set is kept unread for checking the next resolver change.
-    **_runs_of("", ""),
-    **_runs_of("holdout-", "holdout_"),
-    **_runs_of("fresh-", "fresh_"),
-    **_runs_of("blind-2026-11-25-a-", "blind-2026-11-25-a_"),
-    **_runs_of("blind-2026-11-25-b-", "blind-2026-11-25-b_"),
-    **_runs_of("blind-2026-11-27-", "blind-2026-11-27_"),
-    **_runs_of("blind-2026-11-27-b-", "blind-2026-11-27-b_"),
-    **_runs_of("blind-2026-11-28-", "blind-2026-11-28_"),
-    **_runs_of("check-2026-11-28-", "check-2026-11-28_"),
-    **_runs_of("check-2026-11-28-b-", "check-2026-11-28-b_"),
-    **_runs_of("check-2026-11-28-c-", "check-2026-11-28-c_"),
+    name: run
+    for path in sorted(DATA.glob("*bundled_queries.json"))
+    for stem in [path.name.removesuffix("bundled_queries.json")]
+    for name, run in _runs_of(stem.replace("_", "-"), stem).items()
 }
+# The check set, kept unread until the resolver change it checks: run by nothing unless named.
+UNREAD = "check-2026-11-28-c-"
 DEFAULT_RUNS = ("bundled-hints", "bundled-ablated", "catalog2")
 
 

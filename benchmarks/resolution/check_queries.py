@@ -17,27 +17,24 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 KINDS = {"exact", "partial", "typo", "agent-term", "identifier", "abbreviation",
          "descriptive", "other-agent", "none"}
 PUBLIC = ("name", "description", "terminology", "limitations", "implementationNotes")
+CATALOG2 = os.path.join(HERE, "catalog2")
+# Each blind set after the first: its name, and the id letters of its bundled and catalog2 files.
+BLIND_SETS = [
+    ("holdout", "h", "k"),
+    ("fresh", "p", "q"),
+    ("blind-2026-11-25-a", "r", "s"),
+    ("blind-2026-11-25-b", "t", "u"),
+    ("blind-2026-11-27", "v", "w"),
+    ("blind-2026-11-27-b", "x", "y"),
+    ("blind-2026-11-28", "z", "n"),
+    ("check-2026-11-28", "g", "j"),
+    ("check-2026-11-28-b", "e", "f"),
+    ("check-2026-11-28-c", "l", "m"),
+]
 SETS = [
-    ("holdout_bundled_queries.json", REPO, "h"),
-    ("holdout_catalog2_queries.json", os.path.join(HERE, "catalog2"), "k"),
-    ("fresh_bundled_queries.json", REPO, "p"),
-    ("fresh_catalog2_queries.json", os.path.join(HERE, "catalog2"), "q"),
-    ("blind-2026-11-25-a_bundled_queries.json", REPO, "r"),
-    ("blind-2026-11-25-a_catalog2_queries.json", os.path.join(HERE, "catalog2"), "s"),
-    ("blind-2026-11-25-b_bundled_queries.json", REPO, "t"),
-    ("blind-2026-11-25-b_catalog2_queries.json", os.path.join(HERE, "catalog2"), "u"),
-    ("blind-2026-11-27_bundled_queries.json", REPO, "v"),
-    ("blind-2026-11-27_catalog2_queries.json", os.path.join(HERE, "catalog2"), "w"),
-    ("blind-2026-11-27-b_bundled_queries.json", REPO, "x"),
-    ("blind-2026-11-27-b_catalog2_queries.json", os.path.join(HERE, "catalog2"), "y"),
-    ("blind-2026-11-28_bundled_queries.json", REPO, "z"),
-    ("blind-2026-11-28_catalog2_queries.json", os.path.join(HERE, "catalog2"), "n"),
-    ("check-2026-11-28_bundled_queries.json", REPO, "g"),
-    ("check-2026-11-28_catalog2_queries.json", os.path.join(HERE, "catalog2"), "j"),
-    ("check-2026-11-28-b_bundled_queries.json", REPO, "e"),
-    ("check-2026-11-28-b_catalog2_queries.json", os.path.join(HERE, "catalog2"), "f"),
-    ("check-2026-11-28-c_bundled_queries.json", REPO, "l"),
-    ("check-2026-11-28-c_catalog2_queries.json", os.path.join(HERE, "catalog2"), "m"),
+    (f"{name}_{catalog}_queries.json", root, letter)
+    for name, bundled, catalog2 in BLIND_SETS
+    for catalog, root, letter in (("bundled", REPO, bundled), ("catalog2", CATALOG2, catalog2))
 ]
 
 
