@@ -284,22 +284,18 @@ def _synthetic_match(size: int) -> dict:
                 "slug": slug,
                 "name": f"Cap {i}",
                 "category": "c",
-                "key": f"cap {i}",
                 "agents": {"a": {"available": True}},
                 "terms": {"cap": 1, str(i): 1},
-                "length": 2,
             }
         )
         aliases[f"alias {i}"] = CountingSlug(slug)
         terminology[f"wording {i}"] = [{"agent": "a", "capability": CountingSlug(slug)}]
     return {
-        "agents": [{"id": "a", "name": "Agent A", "vendor": "V"}],
+        "agents": [{"id": "a", "name": "Agent A"}],
         "agentNames": {},
         "aliases": aliases,
         "capabilities": rows,
         "terminology": terminology,
-        "idf": {"cap": 0.1},
-        "avgLength": 2.0,
         "categories": ["c"],
     }
 
