@@ -256,7 +256,7 @@ def scored_points(name: str, workdir: Path) -> list[Scored]:
     """Every query of the run that reached the ranking model, with the ranking's winner and runner-up (so that
     any rule can be applied afterwards)."""
     from capidx.server.matchindex import MatchIndex
-    from capidx.server.names import resolve_agent
+    from capidx.server.names import best_first, resolve_agent
     from capidx.server.resolve import resolve_capability, score_capabilities
 
     catalog, build_dir, queries = prepare(name, workdir)
@@ -268,7 +268,7 @@ def scored_points(name: str, workdir: Path) -> list[Scored]:
         res = resolve_capability(index, query["query"], agent=agent)
         if not res.scored or res.resolved_by == "identifier":
             continue
-        ranked = sorted(score_capabilities(index, query["query"]).items(), key=lambda item: (-item[1], item[0]))
+        ranked = best_first(score_capabilities(index, query["query"]))
         if not ranked:
             continue
         (slug, best), runner_up = ranked[0], (ranked[1][1] if len(ranked) > 1 else 0.0)
@@ -368,17 +368,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--calibrate", action="store_true", help="print the calibration table of the decision rule")
     parser.add_argument("--fit", action="store_true", help="fit the decision rule on the runs, best rules first")
     args = parser.parse_args(argv)
-    if args.fit:
+    if args.fit or args.calibrate:
         with tempfile.TemporaryDirectory(prefix="capidx-resolution-") as tmp:
             points = [p for name in args.runs for p in scored_points(name, Path(tmp))]
+        if args.calibrate:
+            print_calibration(points)
+            return 0
         print(f"{len(points)} ranked answers; right - {PENALTY:g} x wrong, right, wrong, (confidence, lead, no)")
         for line in fit_rule(points)[:10]:
             print(line)
-        return 0
-    if args.calibrate:
-        with tempfile.TemporaryDirectory(prefix="capidx-resolution-") as tmp:
-            points = [p for name in args.runs for p in scored_points(name, Path(tmp))]
-        print_calibration(points)
         return 0
     results: dict[str, list[Row]] = {}
     with tempfile.TemporaryDirectory(prefix="capidx-resolution-") as tmp:
