@@ -30,6 +30,7 @@ BLIND_SETS = [
     ("check-2026-11-28", "g", "j"),
     ("check-2026-11-28-b", "e", "f"),
     ("check-2026-11-28-c", "l", "m"),
+    ("check-2026-11-28-d", "a", "d"),
 ]
 SETS = [
     (f"{name}_{catalog}_queries.json", root, letter)
