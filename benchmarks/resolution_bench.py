@@ -257,7 +257,8 @@ def scored_points(name: str, workdir: Path) -> list[Scored]:
     any rule can be applied afterwards)."""
     from capidx.server.matchindex import MatchIndex
     from capidx.server.names import best_first, resolve_agent
-    from capidx.server.resolve import resolve_capability, score_capabilities
+    from capidx.server.query import analyse
+    from capidx.server.resolve import resolve_capability
 
     catalog, build_dir, queries = prepare(name, workdir)
     index = MatchIndex.from_json(json.loads((build_dir / "index" / "match.json").read_text(encoding="utf-8")))
@@ -268,7 +269,7 @@ def scored_points(name: str, workdir: Path) -> list[Scored]:
         res = resolve_capability(index, query["query"], agent=agent)
         if not res.scored or res.resolved_by == "identifier":
             continue
-        ranked = best_first(score_capabilities(index, query["query"]))
+        ranked = best_first(index.ranker.rank(analyse(query["query"], index.vocabulary).units))
         if not ranked:
             continue
         (slug, best), runner_up = ranked[0], (ranked[1][1] if len(ranked) > 1 else 0.0)

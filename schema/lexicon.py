@@ -20,30 +20,29 @@ from capidx.schema.text import KEY_CHORD_PATTERN, stem, terms
 
 # abbreviation (normalized): its usual expansions, separated by '|'; entries by ';'.
 _TABLE = """
-repo: repository; repos: repositories; pr: pull request; prs: pull requests; mr: merge request;
-mrs: merge requests; vcs: version control; scm: source control; ci: continuous integration;
-cd: continuous delivery; cicd: continuous integration; config: configuration; configs: configurations;
-cfg: configuration; conf: configuration; env: environment; envs: environments; var: variable; vars: variables;
-prefs: preferences; perm: permission; perms: permissions; auth: authentication; authn: authentication;
-authz: authorization; creds: credentials; dir: directory; dirs: directories; cwd: working directory;
-pkg: package; pkgs: packages; deps: dependencies; dep: dependency; cmd: command; cmds: commands;
-cli: command line interface | command line; args: arguments; arg: argument; param: parameter;
-params: parameters; opts: options; exec: execute; proc: process; fn: function; func: function;
-impl: implementation; lib: library; libs: libraries; util: utility; utils: utilities; tty: terminal;
+repo: repository; repos: repositories; pr: pull request; prs: pull requests; mr: merge request; mrs: merge requests;
+vcs: version control; scm: source control; ci: continuous integration; cd: continuous delivery;
+cicd: continuous integration; config: configuration; configs: configurations; cfg: configuration; conf: configuration;
+env: environment; envs: environments; var: variable; vars: variables; prefs: preferences; perm: permission;
+perms: permissions; auth: authentication; authn: authentication; authz: authorization; creds: credentials;
+dir: directory; dirs: directories; cwd: working directory; pkg: package; pkgs: packages; deps: dependencies;
+dep: dependency; cmd: command; cmds: commands; cli: command line interface | command line; args: arguments;
+arg: argument; param: parameter; params: parameters; opts: options; exec: execute; proc: process; fn: function;
+func: function; impl: implementation; lib: library; libs: libraries; util: utility; utils: utilities; tty: terminal;
 stdin: standard input; stdout: standard output; ide: integrated development environment | editor;
 ides: integrated development environments | editors; lsp: language server protocol | language server;
 vsc: visual studio code; vscode: visual studio code; ui: user interface; tui: terminal user interface;
 gui: graphical user interface; ux: user experience; api: application programming interface;
-sdk: software development kit; mcp: model context protocol; otel: opentelemetry; db: database;
-vm: virtual machine; vms: virtual machines; k8s: kubernetes; os: operating system; fs: file system;
-url: web address | link; llm: language model | large language model; llms: language models;
-ai: artificial intelligence; byok: bring your own key; ctx: context; sys: system; tok: token; toks: tokens;
-img: image; imgs: images; pic: picture | image; pics: pictures | images; doc: documentation | document;
-docs: documentation | documents; msg: message; msgs: messages; info: information; ops: operations;
-op: operation; max: maximum; min: minimum; stats: statistics; temp: temporary; tmp: temporary; sec: security;
-dev: development; prod: production; e2e: end to end; ref: reference; refs: references; gh: github;
-ext: extension; exts: extensions; gen: generation | generate; regex: regular expression; perf: performance;
-mgmt: management; repl: read eval print loop
+sdk: software development kit; mcp: model context protocol; otel: opentelemetry; db: database; vm: virtual machine;
+vms: virtual machines; k8s: kubernetes; os: operating system; fs: file system; url: web address | link;
+llm: language model | large language model; llms: language models; ai: artificial intelligence;
+byok: bring your own key; ctx: context; sys: system; tok: token; toks: tokens; img: image; imgs: images;
+pic: picture | image; pics: pictures | images; doc: documentation | document; docs: documentation | documents;
+msg: message; msgs: messages; info: information; ops: operations; op: operation; max: maximum; min: minimum;
+stats: statistics; temp: temporary; tmp: temporary; sec: security; dev: development; prod: production;
+e2e: end to end; ref: reference; refs: references; gh: github; ext: extension; exts: extensions;
+gen: generation | generate; regex: regular expression; perf: performance; mgmt: management;
+repl: read eval print loop
 """
 ABBREVIATIONS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
@@ -132,5 +131,3 @@ def _inverted() -> tuple[Mapping[str, tuple[str, ...]], Mapping[tuple[str, ...],
 
 
 _BY_WORD, _BY_EXPANSION = _inverted()
-
-__all__ = ["ABBREVIATIONS", "IDENTIFIER_PATTERN", "abbreviations", "expansions", "identifiers"]

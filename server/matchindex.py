@@ -79,14 +79,30 @@ class CapabilityEntry:
         return bool(self.agents.get(agent, {}).get("available", False))
 
 
+@dataclass(frozen=True, slots=True)
+class NameTable:
+    """The spellings of a few short names (agents, categories) and each value's words, two-word names also joined
+    ('vs code' -> 'vscode'), for server/names.py."""
+
+    spellings: Mapping[str, tuple[str, ...]]  # normalized spelling -> values
+    words: Mapping[str, frozenset[str]]
+
+    @classmethod
+    def build(cls, spellings: Mapping[str, tuple[str, ...]]) -> NameTable:
+        words: dict[str, set[str]] = {}
+        for spelling, values in spellings.items():
+            parts = spelling.split()
+            for value in values:
+                words.setdefault(value, set()).update(parts, (a + b for a, b in itertools.pairwise(parts)))
+        return cls(MappingProxyType(dict(spellings)), MappingProxyType({k: frozenset(v) for k, v in words.items()}))
+
+
 @dataclass(frozen=True)
 class MatchIndex:
     """`index/match.json`, parsed once per build and never mutated."""
 
     agents: Mapping[str, str]  # id -> name
-    agent_names: Mapping[str, tuple[str, ...]]  # normalized spelling -> agent ids
-    compact_agent_names: Mapping[str, tuple[str, ...]]  # the same spellings without spaces ('vscode')
-    words_per_agent: Mapping[str, frozenset[str]]
+    agent_names: NameTable  # -> agent ids
     capabilities: Mapping[str, CapabilityEntry]
     keys: Mapping[str, str]  # normalized name or slug -> slug
     aliases: Mapping[str, str]
@@ -95,7 +111,7 @@ class MatchIndex:
     # Identifier token ('/compact') -> ((slug, agent or None, evidence), ...): where it occurs literally.
     identifiers: Mapping[str, tuple[tuple[str, str | None, float], ...]]
     categories: tuple[str, ...]
-    category_keys: Mapping[str, str]  # normalized spelling -> category
+    category_names: NameTable
     ranker: Ranker
     vocabulary: Vocabulary
     injection: Injection | None
@@ -107,26 +123,19 @@ class MatchIndex:
         for agent_id, name in agents.items():  # ids and names always resolve, even if the index left them out
             for spelling in (agent_id, name):
                 agent_names.setdefault(normalize(spelling), (agent_id,))
-        compact: dict[str, set[str]] = {}
-        words: dict[str, set[str]] = {}  # an agent's names' words, two-word names also joined ('vscode')
-        for spelling, ids in agent_names.items():
-            compact.setdefault(spelling.replace(" ", ""), set()).update(ids)
-            parts = spelling.split()
-            for agent_id in ids:
-                words.setdefault(agent_id, set()).update(parts, (a + b for a, b in itertools.pairwise(parts)))
         aliases = {normalize(k): v for k, v in data["aliases"].items()}
         terminology = {
             normalize(k): tuple((use["agent"], use["capability"]) for use in v) for k, v in data["terminology"].items()
         }
         rows = data["capabilities"]
-        # Each capability's aliases, then the alias-table phrases and agents' wordings that name it, inverted once
-        # (loading stays linear in the catalog).
-        named: dict[str, list[str]] = {row["slug"]: list(row.get("aliases", ())) for row in rows}
+        # Each capability's aliases, then the alias-table phrases and agents' wordings that name it, each once,
+        # inverted once (loading stays linear in the catalog).
+        named = {row["slug"]: dict.fromkeys(map(normalize, row.get("aliases", ()))) for row in rows}
         for alias, slug in aliases.items():
-            named.setdefault(slug, []).append(alias)
+            named.setdefault(slug, {})[alias] = None
         for wording, uses in terminology.items():
-            for slug in dict.fromkeys(slug for _, slug in uses):
-                named.setdefault(slug, []).append(wording)
+            for _, slug in uses:
+                named.setdefault(slug, {})[wording] = None
         ranker = Ranker.build(rows, named)
         spelled = [(text, row["slug"]) for row in rows for text in (row["name"], row["slug"])]
         keys = {normalize(text): slug for text, slug in spelled}
@@ -137,12 +146,9 @@ class MatchIndex:
             token: tuple((row["capability"], row.get("agent"), IDENTIFIER_EVIDENCE[row["field"]]) for row in found)
             for token, found in data.get("identifiers", {}).items()
         }
-        vocabulary_terms = frozenset(t for row in rows for t in row["terms"])
         return cls(
             agents=MappingProxyType(agents),
-            agent_names=MappingProxyType(agent_names),
-            compact_agent_names=MappingProxyType({k: tuple(sorted(v)) for k, v in compact.items()}),
-            words_per_agent=MappingProxyType({k: frozenset(v) for k, v in words.items()}),
+            agent_names=NameTable.build(agent_names),
             capabilities=MappingProxyType({row["slug"]: _capability_entry(row, named[row["slug"]]) for row in rows}),
             keys=MappingProxyType(keys),
             aliases=MappingProxyType(aliases),
@@ -150,12 +156,11 @@ class MatchIndex:
             stemmed=MappingProxyType({key: min(s) for key, s in stemmed.items() if key and len(s) == 1}),
             identifiers=MappingProxyType(identifiers),
             categories=tuple(data["categories"]),
-            category_keys=MappingProxyType({normalize(category): category for category in data["categories"]}),
+            category_names=NameTable.build({normalize(category): (category,) for category in data["categories"]}),
             ranker=ranker,
             vocabulary=Vocabulary(
-                terms=vocabulary_terms,
+                terms=frozenset(t for row in rows for t in row["terms"]),
                 roots=frozenset(ranker.idf),
-                known=frozenset(data.get("verbs", ())),
                 names=_name_roots(rows),
             ),
             injection=Injection.from_json(data.get("injection")),

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 from rapidfuzz import fuzz
 
 from capidx.schema.text import STOP_WORDS, normalize
-from capidx.server.matchindex import Candidate, MatchIndex, Resolution
+from capidx.server.matchindex import Candidate, MatchIndex, NameTable, Resolution
 
 # Whole-string similarity (0-100) that counts as "the same words, mistyped", when 5 ahead of the next.
 TYPO_RATIO = 82
@@ -20,49 +20,35 @@ SUGGESTIONS = 3
 
 def resolve_agent(index: MatchIndex, query: str) -> Resolution:
     """An agent id from its id, name or nickname ('Claude Code', 'claude', 'gemini', 'Copilot in VS Code')."""
-    n = normalize(query)
-    if not n:
-        return _unknown_agent(index, query, n)
-    ids = index.agent_names.get(n) or index.compact_agent_names.get(n.replace(" ", "")) or _containing(index, n)
-    if len(ids) == 1:  # a spelling of the agent, or every word of the query names it ('github copilot cli')
-        return Resolution(query, "resolved", ids[0], "exact" if n == normalize(ids[0]) else "name", 1.0)
-    if ids:  # 'github copilot': both Copilots
-        return ambiguous(query, ids, index.agent_label)
-    near = _best_per_value(
-        (ids, fuzz.ratio(n, spelling)) for spelling, ids in index.agent_names.items() if abs(len(spelling) - len(n)) < 5
-    )
-    return typo_winner(query, near) or _unknown_agent(index, query, n)
-
-
-def _containing(index: MatchIndex, n: str) -> tuple[str, ...]:
-    """The agents one of whose names has every word of the query; else those whose names together have every
-    meaningful word ('copilot in vs code' uses 'copilot', 'vs code'; 'google gemini cli' the vendor and the name)."""
-    words = set(n.split())
-    found = {i for spelling, ids in index.agent_names.items() if words <= set(spelling.split()) for i in ids}
-    meaningful = (words - STOP_WORDS) or words
-    return tuple(sorted(found or (agent for agent, known in index.words_per_agent.items() if meaningful <= known)))
-
-
-def _unknown_agent(index: MatchIndex, query: str, n: str) -> Resolution:
-    similar = _best_per_value((ids, fuzz.WRatio(n, spelling)) for spelling, ids in index.agent_names.items())
-    return Resolution(query, "unknown", candidates=closest(similar, index.agent_label))
+    return _resolve_name(index.agent_names, query, index.agent_label)
 
 
 def resolve_category(index: MatchIndex, query: str) -> Resolution:
-    """A category slug from its slug or words ('API integration' -> 'api-integration')."""
+    """A category slug from its slug or words ('API integration', 'api' -> 'api-integration')."""
+    return _resolve_name(index.category_names, query, str)
+
+
+def _resolve_name(table: NameTable, query: str, label: Callable[[str], str]) -> Resolution:
+    """A spelling, the words of one, or a spelling mistyped; else the most similar values as suggestions."""
     n = normalize(query)
-    spelled = index.category_keys
-    if n in spelled:
-        return Resolution(query, "resolved", spelled[n], "exact", 1.0)
+    found = table.spellings.get(n) or _containing(table, n) if n else ()
+    if len(found) == 1:  # a spelling of the value, or every word of the query names it ('github copilot cli')
+        return Resolution(query, "resolved", found[0], "exact" if n == normalize(found[0]) else "name", 1.0)
+    if found:  # 'github copilot': both Copilots
+        return ambiguous(query, found, label)
+    spelled = table.spellings.items()
+    near = _best_per_value((values, fuzz.ratio(n, s)) for s, values in spelled if n and abs(len(s) - len(n)) < 5)
+    similar = _best_per_value((values, fuzz.WRatio(n, s)) for s, values in spelled)
+    return typo_winner(query, near) or Resolution(query, "unknown", candidates=closest(similar, label))
+
+
+def _containing(table: NameTable, n: str) -> tuple[str, ...]:
+    """The values one of whose spellings has every word of the query; else those whose spellings together have every
+    meaningful word ('copilot in vs code': 'copilot', 'vs code'; 'google gemini cli': the vendor and the name)."""
     words = set(n.split())
-    containing = sorted(category for key, category in spelled.items() if words and words <= set(key.split()))
-    if len(containing) == 1:  # 'api' -> api-integration
-        return Resolution(query, "resolved", containing[0], "name", 1.0)
-    if containing:
-        return ambiguous(query, containing, str)
-    resolved = typo_winner(query, {category: fuzz.ratio(n, key) for key, category in spelled.items()})
-    similar = {category: fuzz.WRatio(n, key) for key, category in spelled.items()}
-    return resolved or Resolution(query, "unknown", candidates=closest(similar, str))
+    found = {v for spelling, values in table.spellings.items() if words <= set(spelling.split()) for v in values}
+    meaningful = (words - STOP_WORDS) or words
+    return tuple(sorted(found or (value for value, known in table.words.items() if meaningful <= known)))
 
 
 def typo_winner(query: str, similarity: Mapping[str, float]) -> Resolution | None:

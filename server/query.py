@@ -1,9 +1,7 @@
-"""The query, analysed once into the one value every tier of the resolver reads (`Query`).
-
-Why: the exact tiers (server/resolve.py) and the ranking model (server/rank.py) read one analysis instead of
-normalizing again: identifiers, `terms()`, typos corrected against the index's vocabulary, and the units to
-rank: each word, or a run an abbreviation stands for, as Snowball roots with the abbreviation table's other
-reading as alternatives, unless the words all occur in one capability's name.
+"""The query analysed once (`Query`), so that the exact tiers (server/resolve.py) and the ranking model
+(server/rank.py) never normalize again: identifiers, `terms()`, typos corrected against the index's vocabulary,
+and the units to rank (each word, or a run an abbreviation stands for, as Snowball roots; the abbreviation
+table's other reading is an alternative unless one capability's name has all the words).
 """
 
 from __future__ import annotations
@@ -39,12 +37,10 @@ def root(term: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Vocabulary:
-    """What analysis needs of the index: its terms and roots, other words that are not typos (verb forms), and
-    each capability's name roots."""
+    """What analysis needs of the index: its terms and roots, and each capability's name roots."""
 
     terms: frozenset[str]
     roots: frozenset[str]  # the ranking model's roots
-    known: frozenset[str]
     names: Mapping[str, frozenset[int]]  # a root -> the capabilities (by position) whose name has it
 
 
@@ -78,9 +74,8 @@ def analyse(text: str, vocabulary: Vocabulary) -> Query:
     raw = terms(text)
     rest = tuple(terms(IDENTIFIER_PATTERN.sub(" ", text))) if literal else tuple(raw)
     fixed = {term: correct(term, vocabulary) for term in dict.fromkeys(raw)}  # each word corrected once
-    corrected = [fixed[term] for term in raw]
+    words = [fixed[term] for term in raw]
     known = [token for token in literal if token in vocabulary.terms]
-    words = corrected
     if known:  # an identifier the index has is matched as itself, not as its words ('/memory' is not 'memory')
         unknown = [t for token in literal if token not in vocabulary.terms for t in terms(token)]
         words = [fixed.get(term) or correct(term, vocabulary) for term in dict.fromkeys((*rest, *unknown))]
@@ -91,7 +86,7 @@ def analyse(text: str, vocabulary: Vocabulary) -> Query:
         normalized=normalize(text),
         identifiers=literal,
         key=" ".join(raw),
-        corrected=any(trust < 1.0 for _, trust in corrected),
+        corrected=any(trust < 1.0 for _, trust in fixed.values()),
         mistyped=any(t not in vocabulary.terms for t in raw),
         rest=rest,
         units=tuple(units),
@@ -126,11 +121,9 @@ def _unit(run: tuple[str, ...], alternatives: list[tuple[str, ...]], trust: floa
 
 
 def correct(term: str, vocabulary: Vocabulary) -> tuple[str, float]:
-    """The term, or the index term one plausible typing error away that it most likely is, with the similarity.
-
-    Known words stay: index terms, verb forms ('track' is not 'trace') and abbreviations ('repo' is not 'report').
-    Of several close terms the fewest errors away wins, then the most similar."""
-    if term in vocabulary.terms or term in vocabulary.known or expansions(term) or len(term) < MIN_CORRECTABLE:
+    """The term, or the index term one plausible typing error away that it most likely is (the fewest errors away,
+    then the most similar), with the similarity; index terms and abbreviations stay ('repo' is not 'report')."""
+    if term in vocabulary.terms or expansions(term) or len(term) < MIN_CORRECTABLE:
         return term, 1.0
     limit = 2 if len(term) >= LONG_TYPO else 1
     within = process.extract(term, vocabulary.terms, scorer=OSA.distance, score_cutoff=limit, limit=None)

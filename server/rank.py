@@ -1,14 +1,14 @@
-"""One ranking model for free text: field-weighted BM25 (BM25F) over Snowball roots.
-
-Why: what the exact tiers (server/resolve.py) do not answer is ranked by one model, not by signals combined by
-hand. Fields: a capability's name, its wordings and aliases, its category, its records' descriptions, and the
-rest they say (match.json `terms` less the description). A capability's confidence is the share of the query's
-idf it explains (0..1): an alternative of a query unit (server/query.py) earns `EXPANSION` of the credit.
+"""What the exact tiers (server/resolve.py) do not answer is ranked by one model, not by signals combined by hand:
+field-weighted BM25 (BM25F) over Snowball roots of a capability's name, its wordings and aliases, its category,
+its records' descriptions and the rest (match.json `terms` less name and descriptions). A capability's confidence
+is the share of the query's idf it explains (0..1); an alternative of a query unit (server/query.py) earns
+`EXPANSION`.
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -34,13 +34,12 @@ class Ranker:
 
     weighted: Mapping[str, Mapping[str, float]]  # slug -> root -> weighted, length-normalized frequency
     idf: Mapping[str, float]
-    postings: Mapping[str, tuple[str, ...]]  # root -> slugs
     unknown: float  # what a word no capability has weighs: the rarest root's idf
 
     @classmethod
-    def build(cls, rows: Iterable[Mapping[str, Any]], wordings: Mapping[str, Sequence[str]]) -> Ranker:
+    def build(cls, rows: Iterable[Mapping[str, Any]], wordings: Mapping[str, Iterable[str]]) -> Ranker:
         """From match.json's capability rows and, per slug, the aliases and wordings that name the capability."""
-        counted: dict[str, dict[str, dict[str, float]]] = {}  # slug -> field -> root -> count
+        counted: dict[str, dict[str, Counter[str]]] = {}  # slug -> field -> root -> count
         for row in rows:
             texts = {"name": [row["name"]], "terminology": wordings[row["slug"]], "category": [row["category"]]}
             fields = {field: _roots((t, 1) for text in group for t in terms(text)) for field, group in texts.items()}
@@ -53,43 +52,30 @@ class Ranker:
             field: sum(sum(c[field].values()) for c in counted.values()) / max(1, len(counted)) or 1.0
             for field in FIELD_WEIGHTS
         }
-        weighted: dict[str, dict[str, float]] = {}
+        weighted: dict[str, Counter[str]] = {}
         for slug, fields in counted.items():
-            total: dict[str, float] = {}
+            weighted[slug] = Counter()
             for field, counts in fields.items():
-                length = sum(counts.values()) / averages[field]
-                factor = FIELD_WEIGHTS[field] / (1 - B + B * length)
-                for key, count in counts.items():
-                    total[key] = total.get(key, 0.0) + factor * count
-            weighted[slug] = total
-        postings: dict[str, list[str]] = {}
-        for slug, counts in weighted.items():
-            for key in counts:
-                postings.setdefault(key, []).append(slug)
+                factor = FIELD_WEIGHTS[field] / (1 - B + B * sum(counts.values()) / averages[field])
+                weighted[slug].update({key: factor * count for key, count in counts.items()})
+        holders = Counter(key for counts in weighted.values() for key in counts)  # root -> capabilities that have it
         n = len(weighted)
-        idf = {key: math.log(1 + (n - len(s) + 0.5) / (len(s) + 0.5)) for key, s in postings.items()}
-        return cls(
-            weighted=MappingProxyType(weighted),
-            idf=MappingProxyType(idf),
-            postings=MappingProxyType({key: tuple(s) for key, s in postings.items()}),
-            unknown=max(idf.values(), default=1.0),
-        )
+        idf = {key: math.log(1 + (n - df + 0.5) / (df + 0.5)) for key, df in holders.items()}
+        return cls(MappingProxyType(weighted), MappingProxyType(idf), unknown=max(idf.values(), default=1.0))
 
     def rank(self, units: Sequence[Unit]) -> dict[str, float]:
         """Capability -> confidence (0..1): per unit the best of its words and alternatives (an alternative at
         `EXPANSION`), weighted by the unit's idf, over the query's total."""
         weights = [sum(self.idf.get(w, self.unknown) for w in unit.words) for unit in units]
         total = sum(weights) or 1.0
-        touched = {
-            s for unit in units for a in (unit.words, *unit.alternatives) for w in a for s in self.postings.get(w, ())
-        }
         found: dict[str, float] = {}
-        for slug in sorted(touched):
+        for slug in self.weighted:
             score = 0.0
             for unit, weight in zip(units, weights, strict=True):
                 shares = (self._share(slug, unit.words), *(EXPANSION * self._share(slug, a) for a in unit.alternatives))
                 score += weight * unit.trust * max(shares)
-            found[slug] = round(min(1.0, score / total), 3)
+            if score:
+                found[slug] = round(min(1.0, score / total), 3)
         return found
 
     def _share(self, slug: str, words: Sequence[str]) -> float:
@@ -104,8 +90,8 @@ class Ranker:
         return got / ideal if ideal else 0.0
 
 
-def _roots(counts: Iterable[tuple[str, int]]) -> dict[str, float]:
-    found: dict[str, float] = {}
+def _roots(counts: Iterable[tuple[str, int]]) -> Counter[str]:
+    found: Counter[str] = Counter()
     for term, count in counts:
-        found[root(term)] = found.get(root(term), 0.0) + count
+        found[root(term)] += count
     return found

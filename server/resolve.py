@@ -7,6 +7,7 @@ answer the rest, and never say with a loose match that the asked agent lacks som
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping
 
 from rapidfuzz import fuzz
@@ -19,16 +20,15 @@ from capidx.server.query import Query, analyse
 # benchmarks/resolution/RESULTS.md): a ranked winner resolves when its confidence reaches the first value and it
 # leads the runner-up by the second; a winner the asked agent lacks ("no") needs the third value instead of the
 # first (at least 0.1 more, by design). Anything else comes back as candidates.
-DECISION_RULE: tuple[float, float, float] = (0.26, 0.16, 0.36)
+DECISION_RULE: tuple[float, float, float] = (0.3, 0.16, 0.4)
 # An unresolved answer offers up to this many ranked candidates, down to this confidence; below half the
 # rule's confidence nothing matched ("unknown") and the closest names fill the list.
 SHOWN_CANDIDATES = 5
 SHOWN_FLOOR = 0.02
 
 
-# An identifier found in another agent's record weighs this share of the same in the asked agent's; a query of
-# identifiers resolves by identifier when the best capability's evidence reaches IDENTIFIER_MIN and leads by
-# IDENTIFIER_LEAD (a field or an agent apart).
+# An identifier found in another agent's record weighs this share of the same in the asked agent's; the evidence
+# and the lead over the runner-up (a field or an agent apart) an identifier answer needs.
 OTHER_AGENT_IDENTIFIER = 0.4
 IDENTIFIER_MIN = 0.6
 IDENTIFIER_LEAD = 0.15
@@ -58,24 +58,23 @@ def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) 
     return _by_ranking(index, q, agent)
 
 
-def _identifier_evidence(index: MatchIndex, q: Query, agent: str | None) -> dict[str, float]:
+def _identifier_evidence(index: MatchIndex, q: Query, agent: str | None) -> Counter[str]:
     """Capability -> how strongly the query's identifiers point to it: per identifier the strongest place it
     occurs (`IDENTIFIER_EVIDENCE`; in another agent's record `OTHER_AGENT_IDENTIFIER` of that), summed over
     the identifiers and divided by their number (an identifier nothing mentions lowers every score)."""
-    found: dict[str, float] = {}
+    found: Counter[str] = Counter()
     for token in q.identifiers:
         best: dict[str, float] = {}
         for slug, who, weight in index.identifiers.get(token, ()):
-            value = weight if who is None or agent is None or who == agent else weight * OTHER_AGENT_IDENTIFIER
-            best[slug] = max(best.get(slug, 0.0), value)
-        for slug, value in best.items():
-            found[slug] = found.get(slug, 0.0) + value / len(q.identifiers)
+            share = 1.0 if who is None or agent is None or who == agent else OTHER_AGENT_IDENTIFIER
+            best[slug] = max(best.get(slug, 0.0), weight * share / len(q.identifiers))
+        found.update(best)
     return found
 
 
 def _by_identifier(index: MatchIndex, q: Query, evidence: Mapping[str, float], agent: str | None) -> Resolution | None:
-    """A query that is only identifiers ('/compact', 'CLAUDE.md') resolves to the capability whose records
-    name them most directly, when it leads the next one by `IDENTIFIER_LEAD` (a field or an agent apart)."""
+    """A query that is only identifiers ('/compact', 'CLAUDE.md') resolves to the capability whose records name
+    them most directly, when clearly so."""
     if q.rest:
         return None  # words besides the identifiers: scoring weighs both
     ranked = best_first(evidence)
@@ -86,11 +85,6 @@ def _by_identifier(index: MatchIndex, q: Query, evidence: Mapping[str, float], a
     everything = tuple(Candidate(s, index.capabilities[s].name, round(c, 3)) for s, c in ranked)
     resolved = Resolution(q.text, "resolved", best_slug, "identifier", round(best, 3), ranked=everything, scored=True)
     return _no_rule(index, resolved, agent, everything[:SHOWN_CANDIDATES], round(runner_up, 3))
-
-
-def score_capabilities(index: MatchIndex, query: str) -> dict[str, float]:
-    """Every capability's ranked confidence (0..1) for a free-text query."""
-    return index.ranker.rank(analyse(query, index.vocabulary).units)
 
 
 def _by_ranking(index: MatchIndex, q: Query, agent: str | None) -> Resolution:

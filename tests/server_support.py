@@ -9,7 +9,7 @@ shared by the parallel workers (`made_once`).
   (manifest, every artifact kind incl. snippets, `index/match.json` with the enhanced index, correct
   sha256). Used where a test needs a build the compiler would never write (corrupt files, escaping
   paths, quick variants); `write_build(..., enhanced=False)` writes a build from before the enhanced
-  index (no snippets, no triggers, verbs, useWhen or injection), which must still be served.
+  index (no snippets, no triggers, useWhen or injection), which must still be served.
 - `bundled_build`: a real build of the repository's own `agents/`, for the budget check.
 
 Tests touching only the contract are parametrized over the first two, so they also check that the
@@ -55,6 +55,13 @@ INITIALIZE = {
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 # Protocol revision -> client mode over a real transport ("auto" probes server/discover first).
 TRANSPORT_MODES = {"2025-11-25": "legacy", "2026-07-28": "auto"}
+
+
+def score_capabilities(index: Any, query: str) -> dict[str, float]:
+    """Every capability's ranked confidence (0..1) for a free-text query: the ranking model alone."""
+    from capidx.server.query import analyse
+
+    return dict(index.ranker.rank(analyse(query, index.vocabulary).units))
 
 
 def dumps(value: Any) -> str:
@@ -269,23 +276,6 @@ def _sources(pairs: list[tuple[str, Cap]], filt: dict[str, str]) -> dict[str, An
     return {"filter": filt, "sources": sorted(rows, key=lambda r: r["url"])}
 
 
-# A few of the curated action verbs, stemmed form -> verb (the build writes the whole table).
-VERBS = {
-    "approv": "approve",
-    "approval": "approve",
-    "approve": "approve",
-    "connect": "connect",
-    "connection": "connect",
-    "continu": "continue",
-    "continue": "continue",
-    "ran": "run",
-    "run": "run",
-    "runner": "run",
-    "search": "search",
-    "searcher": "search",
-    "summariz": "summarize",
-    "summarize": "summarize",
-}
 DEFAULT_INJECTION = {
     "labels": [
         {"label": "✓ Recommended", "minConfidence": 0.8},
@@ -364,7 +354,7 @@ def _match_index(
         "categories": sorted({cap.category for cap in caps}),
     }
     if enhanced:
-        index |= {"verbs": sorted(VERBS), "injection": dict(DEFAULT_INJECTION if injection is None else injection)}
+        index |= {"injection": dict(DEFAULT_INJECTION if injection is None else injection)}
     return index
 
 

@@ -184,7 +184,7 @@ def test_match_index(built: Path) -> None:
     assert entry["terms"]["connect"] >= 1  # a trigger phrase ("connect a database") counts as a record's text
     # Only what the server reads: the ranking model computes its own statistics from `terms` and `description`.
     assert set(index) == {"version", "agents", "agentNames", "capabilities", "aliases", "terminology", "categories",
-                          "verbs", "identifiers", "injection"}  # fmt: skip
+                          "identifiers", "injection"}  # fmt: skip
     assert set(entry) == {"slug", "name", "category", "agents", "aliases", "terms", "description", "similarTo"}
     assert index["agents"][0].keys() == {"id", "name"}
     assert all(normalize(key) == key for key in names)

@@ -11,14 +11,14 @@ import json
 from pathlib import Path
 
 import pytest
-from server_support import Cap, real_build, write_catalog
+from server_support import Cap, real_build, score_capabilities, write_catalog
 
 from capidx.schema.lexicon import ABBREVIATIONS, expansions, identifiers
 from capidx.schema.text import terms
 from capidx.server import resolve
 from capidx.server.matchindex import MatchIndex
 from capidx.server.query import analyse, correct
-from capidx.server.resolve import DECISION_RULE, decide, resolve_capability, score_capabilities
+from capidx.server.resolve import DECISION_RULE, decide, resolve_capability
 
 CLAUDE = "claude-code"
 GEMINI = "gemini-cli"

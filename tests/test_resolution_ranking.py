@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from server_support import Cap, real_build, write_catalog
+from server_support import Cap, real_build, score_capabilities, write_catalog
 
 from capidx.server.matchindex import MatchIndex, Resolution
 from capidx.server.query import analyse, root
-from capidx.server.resolve import resolve_capability, score_capabilities
+from capidx.server.resolve import resolve_capability
 
 CLAUDE = "claude-code"
 HAS = {CLAUDE: {"available": True}}

@@ -14,7 +14,6 @@ from typing import Any
 
 from capidx.compiler.catalog import Agent, CanonicalCapability, Capability, Catalog
 from capidx.compiler.derive.enhance import Enhanced, enhance
-from capidx.compiler.derive.triggers import verb_forms
 from capidx.schema.lexicon import identifiers
 from capidx.schema.text import STOP_WORDS, normalize, stem, terms
 
@@ -53,7 +52,6 @@ def match_index(catalog: Catalog, enhanced: Enhanced | None = None) -> dict[str,
         "aliases": _aliases(catalog),
         "terminology": _terminology(catalog),
         "categories": list(catalog.categories),
-        "verbs": sorted(verb_forms()),
         "identifiers": _identifiers(catalog),
     }
     if enhanced.injection:
