@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
@@ -295,17 +296,36 @@ def build(
 
 REPORT_FORMATS = ("text", "markdown", "json", "github", "html")
 
+_Command = TypeVar("_Command", bound=Callable[..., Any])
+
+
+def build_option(help_text: str) -> Callable[[_Command], _Command]:
+    """--build DIR as `report` and `inject` take it: defined once so that the two cannot drift apart; each says
+    in its help what it reads from the build."""
+    return click.option(
+        "--build",
+        "build_dir",
+        type=click.Path(path_type=Path),
+        metavar="DIR",
+        show_default="paths.out, else build",
+        help=help_text,
+    )
+
+
+def config_option(help_text: str) -> Callable[[_Command], _Command]:
+    """--config FILE as `report` and `inject` take it (read by `_settings`): defined once so that the two cannot
+    drift apart; each says in its help what it takes from capidx.yaml."""
+    return click.option(
+        "--config",
+        type=click.Path(path_type=Path, dir_okay=False),
+        metavar="FILE",
+        show_default="./capidx.yaml when present",
+        help=help_text,
+    )
+
 
 @click.command(short_help="Show a build's tokens against budgets.")
-@click.option(
-    "--build",
-    "build_dir",
-    type=click.Path(path_type=Path),
-    default=None,
-    metavar="DIR",
-    show_default="paths.out, else build",
-    help="Build directory (or its manifest.json) to report on.",
-)
+@build_option("Build directory (or its manifest.json) to report on.")
 @click.option(
     "--against",
     type=click.Path(path_type=Path),
@@ -331,14 +351,7 @@ REPORT_FORMATS = ("text", "markdown", "json", "github", "html")
     help="Write the report to FILE instead of standard output.",
 )
 @click.option("--no-fail", is_flag=True, help="Exit 0 even when a budget is breached.")
-@click.option(
-    "--config",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
-    metavar="FILE",
-    show_default="./capidx.yaml when present",
-    help="capidx.yaml to take paths.out from. Ignored with --build.",
-)
+@config_option("capidx.yaml to take paths.out from. Ignored with --build.")
 def report(
     build_dir: Path | None,
     against: Path | None,
@@ -539,22 +552,9 @@ class _Progress:
 
 @click.command(short_help="Write the overview into AGENTS.md and other memory files.")
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option(
-    "--build",
-    "build_dir",
-    type=click.Path(path_type=Path),
-    metavar="DIR",
-    show_default="paths.out, else build",
-    help="Build directory whose memory.md goes into the files.",
-)
+@build_option("Build directory whose memory.md goes into the files.")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 when a file's block is missing or stale.")
-@click.option(
-    "--config",
-    type=click.Path(path_type=Path, dir_okay=False),
-    metavar="FILE",
-    show_default="./capidx.yaml when present",
-    help="capidx.yaml in force; its folder is the project.",
-)
+@config_option("capidx.yaml in force; its folder is the project.")
 def inject(files: tuple[Path, ...], build_dir: Path | None, check: bool, config: Path | None) -> None:
     """Write the index's overview into memory files agents read at start (AGENTS.md, CLAUDE.md, …).
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from capidx.server.http import send_response
+
 MCP_PATHS = ("/mcp", "/mcp/")
 _MCP_HEADERS = (b"mcp-session-id", b"mcp-protocol-version", b"last-event-id")
 _HEAD = (
@@ -56,5 +58,4 @@ class BrowserPage:
             return
         body = page(self.has_site())
         headers = [*_HEADERS, (b"content-length", str(len(body)).encode())]
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
+        await send_response(send, 200, headers, body)

@@ -149,20 +149,31 @@ class HostGuard:
             hosts = [value for name, value in scope["headers"] if name == b"host"]
             host = hosts[0].decode("latin-1").strip() if len(hosts) == 1 else ""
             if not host:
-                await _respond(send, 400, "Missing or empty Host header")
+                await send_text(send, 400, "Missing or empty Host header")
                 return
             if not host_allowed(host, self.patterns):
                 logger.warning("rejected a request for Host %r (not in allowed_hosts)", clip(host, 100))
-                await _respond(send, 421, "Invalid Host header")
+                await send_text(send, 421, "Invalid Host header")
                 return
         await self.app(scope, receive, send)
 
 
-async def _respond(send: Any, status: int, text: str) -> None:
-    body = text.encode("ascii")
-    headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())]
+async def send_response(send: Any, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:
+    """The two ASGI messages of a whole response, for every middleware that answers a request itself: each such
+    answer is small or already read whole, so it is never streamed. Headers go out in the order given."""
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+async def send_text(send: Any, status: int, text: str, extra: Sequence[tuple[bytes, bytes]] = ()) -> None:
+    """A short plain-text answer (a refusal, a redirect); `extra` headers follow its type and length."""
+    body = text.encode("ascii")
+    headers = [
+        (b"content-type", b"text/plain; charset=utf-8"),
+        (b"content-length", str(len(body)).encode()),
+        *extra,
+    ]
+    await send_response(send, status, headers, body)
 
 
 class WholeBody:

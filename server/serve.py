@@ -36,16 +36,13 @@ def run(settings: Settings, snapshot: Snapshot) -> None:
     )
     hub = Hub(snapshot, settings, legacy_push=settings.transport == "stdio")
     main = _serve_http if settings.transport == "http" else _serve_stdio
-    signalled: list[int] = []
     try:
-        anyio.run(main, hub, settings, signalled.append)
+        anyio.run(main, hub, settings)
     except BaseExceptionGroup as group:  # task groups wrap what their tasks raise
         error = _sole(group)
         if isinstance(error, StartupError | KeyboardInterrupt | Stopped):
             raise error from None
         raise
-    if signalled:
-        raise Stopped(signalled[0])
 
 
 def _sole(error: BaseException) -> BaseException:
@@ -63,14 +60,18 @@ async def _serve_until_stopped(
     settings: Settings,
     serve: Callable[[], Awaitable[None]],
     stop_serving: Callable[[], None],
-    signalled: Callable[[int], None],
 ) -> None:
-    """Run `serve` beside the reloader and the signal watcher: a stop signal is noted and calls `stop_serving`."""
+    """Run `serve` beside the reloader and the signal watcher: a stop signal is noted and calls `stop_serving`.
+
+    The first signal noted is raised as `Stopped` once serving has ended, outside the task group so that no
+    exception group wraps it: the transport stops in its own way first (a session cancelled, open HTTP requests
+    given their grace), and `run` still ends with the signal that caused it."""
     stop = anyio.Event()
     watching = anyio.CancelScope()
+    signalled: list[int] = []
 
     def on_signal(signum: int) -> None:
-        signalled(signum)
+        signalled.append(signum)
         stop_serving()
 
     async def watch_signals() -> None:
@@ -87,9 +88,11 @@ async def _serve_until_stopped(
             watching.cancel()
             stop.set()
             hub.close()
+    if signalled:
+        raise Stopped(signalled[0])
 
 
-async def _serve_stdio(hub: Hub, settings: Settings, signalled: Callable[[int], None]) -> None:
+async def _serve_stdio(hub: Hub, settings: Settings) -> None:
     from capidx.server.stdio import stdio_transport
 
     server = build_server(hub)
@@ -102,10 +105,10 @@ async def _serve_stdio(hub: Hub, settings: Settings, signalled: Callable[[int], 
             async with stdio_transport(settings.max_message_bytes) as (read_stream, write_stream):
                 await server.run(read_stream, write_stream, server.create_initialization_options())
 
-    await _serve_until_stopped(hub, settings, serve, serving.cancel, signalled)
+    await _serve_until_stopped(hub, settings, serve, serving.cancel)
 
 
-async def _serve_http(hub: Hub, settings: Settings, signalled: Callable[[int], None]) -> None:
+async def _serve_http(hub: Hub, settings: Settings) -> None:
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 
@@ -181,4 +184,4 @@ async def _serve_http(hub: Hub, settings: Settings, signalled: Callable[[int], N
                 raise StartupError(f"cannot listen on {settings.host}:{settings.port}") from None
             tg.cancel_scope.cancel()
 
-    await _serve_until_stopped(hub, settings, serve, stop, signalled)
+    await _serve_until_stopped(hub, settings, serve, stop)

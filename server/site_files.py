@@ -20,7 +20,7 @@ from typing import Any
 
 import anyio
 
-from capidx.server.http import host_allowed
+from capidx.server.http import host_allowed, send_response, send_text
 from capidx.server.snapshot import SITE_DIR, Artifact, BuildError, Snapshot
 
 logger = logging.getLogger("capidx.server")
@@ -96,8 +96,7 @@ class SiteFiles:
             (b"etag", f'"{artifact.sha256}"'.encode()),
             *_COMMON_HEADERS,
         ]
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
-        await send({"type": "http.response.body", "body": b"" if method == "HEAD" else body})
+        await send_response(send, 200, headers, b"" if method == "HEAD" else body)
 
 
 def _body(artifact: Artifact) -> bytes:
@@ -105,12 +104,4 @@ def _body(artifact: Artifact) -> bytes:
 
 
 async def _respond(send: Any, status: int, text: str, extra: Sequence[tuple[bytes, bytes]] = ()) -> None:
-    body = text.encode("ascii")
-    headers = [
-        (b"content-type", b"text/plain; charset=utf-8"),
-        (b"content-length", str(len(body)).encode()),
-        *_COMMON_HEADERS,
-        *extra,
-    ]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    await send_text(send, status, text, [*_COMMON_HEADERS, *extra])

@@ -250,9 +250,7 @@ async def _read(
     threading.Thread(target=_pump, args=(fd, chunks_in, token), name="capidx-stdin", daemon=True).start()
     with scope:
         async with messages, replies, chunks:
-            async for chunk in chunks:
-                if not chunk:
-                    break
+            async for chunk in chunks:  # ends when the pump closes its end
                 for line in splitter.feed(chunk):
                     await _deliver(parse_line(line, limit), messages, replies, in_flight)
             if (last := splitter.end()) is not None:
@@ -262,7 +260,8 @@ async def _read(
 
 
 def _pump(fd: int, chunks: MemoryObjectSendStream[bytes], token: EventLoopToken) -> None:
-    """Read stdin in a daemon thread and hand each chunk to the event loop; b"" at its end.
+    """Read stdin in a daemon thread and hand each chunk to the event loop. However reading ends, the
+    stream is closed: that is how the reader learns that stdin has ended.
 
     Not an AnyIO worker thread: a read blocked on a terminal or an idle pipe cannot be interrupted,
     and the interpreter waits for every non-daemon thread at exit, so a stopped server used to wait
@@ -270,7 +269,6 @@ def _pump(fd: int, chunks: MemoryObjectSendStream[bytes], token: EventLoopToken)
     try:
         while chunk := _read_chunk(fd):
             anyio.from_thread.run(chunks.send, chunk, token=token)
-        anyio.from_thread.run(chunks.send, b"", token=token)
     except Exception:  # the server has stopped reading (stream closed, event loop gone): nobody to hand it to
         return
     finally:
