@@ -76,7 +76,6 @@ MECHANISMS: dict[str, Callable[[], Any]] = {
     "whole-name typo tier": lambda: replaced(resolve, "typo_winner", lambda text, similarity: None),
     "typo correction of words": lambda: replaced(query, "correct", lambda term, vocabulary: (term, 1.0)),
     "typo plausibility (first letter, short words)": lambda: replaced(query, "_plausible_typo", lambda a, b: True),
-    "known verb forms are no typos": lambda: _vocabulary(known=frozenset()),
     "compound split ('autocomplete')": lambda: replaced(query, "_parts", lambda word, vocabulary: [word]),
     "abbreviation expansions ('docs')": lambda: replaced(query, "expansions", lambda word: ()),
     "spelled-out run -> abbreviation ('command line interface')": lambda: replaced(

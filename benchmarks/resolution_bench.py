@@ -84,7 +84,7 @@ RUNS = {
     for name, run in _runs_of(stem.replace("_", "-"), stem).items()
 }
 # The check set, kept unread until the resolver change it checks: run by nothing unless named.
-UNREAD = "check-2026-11-28-c-"
+UNREAD = "check-2026-11-28-d-"
 DEFAULT_RUNS = ("bundled-hints", "bundled-ablated", "catalog2")
 
 
@@ -288,7 +288,7 @@ def resolves(point: Scored, rule: tuple[float, float, float]) -> bool:
     return decide(point.best, point.runner_up, point.lacks, rule)
 
 
-CONFIDENCES = (0.2, 0.26, 0.32, 0.38, 0.45, 0.55, 0.7)
+CONFIDENCES = (0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.7)
 LEADS = (0.0, 0.1, 0.16, 0.22, 0.3)
 # Fitting the rule: a wrong resolution costs this many right ones.
 PENALTY = 10.0

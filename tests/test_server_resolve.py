@@ -263,6 +263,20 @@ def test_a_name_or_alias_inside_a_question_is_strong_evidence() -> None:
     assert (resolution.status, resolution.value, resolution.resolved_by) == ("resolved", "release-notes", "lexical")
 
 
+def test_a_phrase_naming_a_capability_counts_once_in_its_terminology_field() -> None:
+    # The build lists a record's aliases in the capability row and in the alias table: the same phrase twice.
+    # Counted once, it weighs what one mention weighs, however many lists name it.
+    caps = [
+        {"slug": "release-notes", "name": "Release notes", "description": "Drafts the notes of a release.",
+         "aliases": ["changelog writer"]},
+        {"slug": "other", "name": "Other", "description": "Keeps a changelog of every file."},
+    ]  # fmt: skip
+    query = "writer of the changelog for a deploy"
+    listed_twice = score_capabilities(make_index(caps), query)
+    assert listed_twice == score_capabilities(make_index(caps, aliases={}), query)
+    assert listed_twice["release-notes"] > listed_twice["other"]
+
+
 def test_an_older_index_without_the_enhanced_fields_still_resolves() -> None:
     index = make_index(LOGS)
     assert index.injection is None
