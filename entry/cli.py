@@ -24,7 +24,19 @@ from capidx.server.cli import serve
 SERVE_EXTRA = ("mcp", "rapidfuzz", "watchfiles")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class _Capidx(click.Group):
+    """The group, with one change to click's way: a Ctrl-C during a command ends it with 130 (the shell's code
+    for SIGINT), as `capidx serve` does once it runs, not with click's "Aborted!" and 1, the code of a failed
+    build or invalid data. The command's own clean-up has run by then: it is unwinding a KeyboardInterrupt."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise click.exceptions.Exit(130) from None
+
+
+@click.group(cls=_Capidx, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(version=__version__, prog_name="capidx")
 def cli() -> None:
     """capidx: compile a capability catalog into a token-measured index and serve it over MCP.

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 import pytest
+from click.testing import CliRunner
 
 from capidx.cli import cli
 from capidx.compiler import __version__
@@ -50,6 +51,42 @@ def test_python_dash_m_capidx_passes_exit_codes_through(tmp_path: Path) -> None:
         [sys.executable, "-m", "capidx", "report"], cwd=tmp_path, capture_output=True, text=True, timeout=120
     )
     assert result.returncode == 2 and "no build at" in result.stderr
+
+
+# A Ctrl-C that arrives while the CLI's modules load: an import hook raises what the signal would raise.
+_INTERRUPTED_IMPORT = """
+import sys
+class Interrupt:
+    def find_spec(self, name, path=None, target=None):
+        if name == "capidx.compiler.cli":
+            raise KeyboardInterrupt
+sys.meta_path.insert(0, Interrupt())
+from capidx.__main__ import main
+main()
+"""
+
+
+def test_ctrl_c_while_the_cli_loads_ends_with_130_not_a_traceback() -> None:
+    result = subprocess.run([sys.executable, "-c", _INTERRUPTED_IMPORT], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 130
+    assert result.stderr == ""
+
+
+def test_the_console_script_is_the_guarded_entry() -> None:
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert re.search(r'^capidx = "capidx\.__main__:main"$', pyproject, re.MULTILINE)
+
+
+def test_ctrl_c_during_a_command_ends_it_with_130(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from capidx.compiler.validate import run
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(run, "execute", interrupted)
+    result = CliRunner().invoke(cli, ["validate"], catch_exceptions=False)
+    assert result.exit_code == 130
+    assert "Aborted" not in result.output
 
 
 def test_the_walk_covers_every_command() -> None:
