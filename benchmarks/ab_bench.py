@@ -119,9 +119,7 @@ def _synthetic(
         shutil.rmtree(out(side), ignore_errors=True)  # keep the disk (and the next case's file system) clean
 
 
-def _rebuild(
-    cwd: Path, build: Callable[[str], list[str]], envs: dict[str, dict[str, str]]
-) -> Callable[[str], None]:
+def _rebuild(cwd: Path, build: Callable[[str], list[str]], envs: dict[str, dict[str, str]]) -> Callable[[str], None]:
     """Before a no-op rebuild: the same build by the same side, from the same folder (builds of the two sides
     differ in input digest, and the folder decides which capidx.yaml applies)."""
 

@@ -33,6 +33,7 @@ def _flat_json(mapping: dict[str, Any]) -> str:
             return canonical_json(mapping)
     return "{" + ",".join(items) + "}"
 
+
 MIME_BY_SUFFIX = {
     ".md": "text/markdown",
     ".json": "application/json",

@@ -22,6 +22,7 @@ from capidx.compiler.errors import UsageError
 
 # ---- capidx init ---------------------------------------------------------------------------------------
 
+
 @click.command(short_help="Scaffold a catalog and its CI files.")
 @click.argument("directory", required=False, default=".", type=click.Path(file_okay=False, path_type=Path))
 @click.option(

@@ -66,9 +66,7 @@ def scaffold(root: Path, *, force: bool = False) -> Scaffolded:
     when a target exists; with it, replace the existing files (never a folder)."""
     present = existing(root)
     if present and not force:
-        raise InitError(
-            f"{root}: would overwrite {', '.join(present)}; nothing written (pass --force to replace them)"
-        )
+        raise InitError(f"{root}: would overwrite {', '.join(present)}; nothing written (pass --force to replace them)")
     folders = [target for target in present if (root / target).is_dir() and not (root / target).is_symlink()]
     if folders:
         raise InitError(f"{root}: {', '.join(folders)} is a folder, not a file; nothing written")

@@ -483,8 +483,7 @@ def _read_files(root: Path, rows: list[dict[str, Any]]) -> dict[str, bytes | Non
             _check_tiling(path, users, len(data))
         elif len(users) > 1:
             raise BuildError(
-                f"{root / MANIFEST_NAME}: {relative} is listed for {users[0]['uri']} and {users[1]['uri']}; "
-                f"{_REBUILD}"
+                f"{root / MANIFEST_NAME}: {relative} is listed for {users[0]['uri']} and {users[1]['uri']}; {_REBUILD}"
             )
         files[relative] = data
     return files

@@ -67,8 +67,6 @@ class Injection:
         return cls(data.get("maxTokens"), data.get("maxSnippets"), labels, data.get("overheadTokens"))
 
 
-
-
 @dataclass(frozen=True)
 class Candidate:
     """A ranked match: `snippet` is precompiled text and `tokens` its count measured at build time."""
@@ -163,8 +161,6 @@ def render_suggestions(result: SuggestionResult) -> str:
         f"{label_line(suggestion.label, suggestion.confidence)}{suggestion.snippet}"
         for suggestion in result.suggestions
     )
-
-
 
 
 def _suggestion(candidate: Candidate, label: str, related: bool) -> Suggestion:

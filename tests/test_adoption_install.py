@@ -132,9 +132,7 @@ def _rev(project: Path) -> str:
     return str(repo["rev"])
 
 
-def test_pre_commit_autoupdate_moves_a_full_sha_rev(
-    source_tree_factory: Callable[[str], Path], tmp_path: Path
-) -> None:
+def test_pre_commit_autoupdate_moves_a_full_sha_rev(source_tree_factory: Callable[[str], Path], tmp_path: Path) -> None:
     """With no tag, autoupdate moves `rev:` to the newest commit's sha; once a tag exists, to the tag."""
     repo = source_tree_factory("hook-upstream")
     git(repo, "init", "-q")

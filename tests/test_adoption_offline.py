@@ -146,8 +146,7 @@ def test_a_cached_file_is_found_where_tiktoken_keeps_it(proxy: list, empty_cache
     assert tokens.cache_problem("cl100k_base") is None
 
     script = (
-        "from capidx.compiler.emit.tokens import load_cached; "
-        "print(len(load_cached('cl100k_base').encode('hi there')))"
+        "from capidx.compiler.emit.tokens import load_cached; print(len(load_cached('cl100k_base').encode('hi there')))"
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=os.environ)
     assert result.returncode == 0, result.stderr

@@ -341,8 +341,10 @@ def test_a_manifest_that_is_not_a_regular_file(kind: str, tmp_path: Path) -> Non
     run_manifest_commands(folder, ManifestCase(exit_code=2, build_exit=2), tmp_path)
     # Named directly (not its folder), by report and as a baseline:
     good = write_build(tmp_path / "good", make_manifest())
-    for args in (["report", "--build", str(folder / "manifest.json")],
-                 ["report", "--build", str(good), "--against", str(folder / "manifest.json")]):
+    for args in (
+        ["report", "--build", str(folder / "manifest.json")],
+        ["report", "--build", str(good), "--against", str(folder / "manifest.json")],
+    ):
         result = invoke(args, tmp_path)
         assert_clean(result, "report")
         assert result.exit_code == 2, result.output

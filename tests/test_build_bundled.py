@@ -105,4 +105,3 @@ def test_no_list_item_ends_in_doubled_punctuation(built: Path) -> None:
             name = path.relative_to(built)
             doubled += [f"{name}: {text[m.start() - 40 : m.end()]!r}" for m in re.finditer(r"\.;", text)]
     assert not doubled, doubled[:5]
-

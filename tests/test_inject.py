@@ -405,9 +405,7 @@ def snapshot(folder: Path) -> dict[str, bytes | str]:
 
 @pytest.mark.parametrize("case", BAD_PATHS)
 @pytest.mark.parametrize("check", [False, True], ids=["write", "check"])
-def test_a_file_that_may_not_be_used_is_refused_and_nothing_is_written(
-    project: Path, case: str, check: bool
-) -> None:
+def test_a_file_that_may_not_be_used_is_refused_and_nothing_is_written(project: Path, case: str, check: bool) -> None:
     (project / "CLAUDE.md").write_text("# Ours\n", encoding="utf-8")
     name, problem = BAD_PATHS[case](project)
     before = snapshot(project.parent)
@@ -482,9 +480,7 @@ def test_no_file_named_is_a_usage_error(project: Path) -> None:
 # ---- atomicity ---------------------------------------------------------------------------------------------
 
 
-def test_a_failed_write_leaves_the_file_and_no_temporary_file(
-    project: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_failed_write_leaves_the_file_and_no_temporary_file(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (project / "AGENTS.md").write_bytes(b"# Rules\n")
 
     def refuse(source: object, target: object) -> None:
@@ -522,9 +518,7 @@ def test_a_full_disk_on_the_second_file_leaves_every_file_as_it_was(
     assert leftovers(project) == []
 
 
-def test_a_file_changed_since_it_was_read_is_not_overwritten(
-    project: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_file_changed_since_it_was_read_is_not_overwritten(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Another writer between the check and the write: its text wins, and the user is told to run again."""
     from capidx.compiler.inject import target
 

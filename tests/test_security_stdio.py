@@ -311,7 +311,6 @@ async def test_a_long_tool_name_is_clipped_in_the_error(hand_build: Path) -> Non
     assert len(caught.value.error.data["tool"]) < 600
 
 
-
 # --- what a session leaves behind -------------------------------------------------------------------------
 
 

@@ -5,6 +5,7 @@ Reads only the catalogs' public fields (name, description, available, terminolog
 implementationNotes, sources) and agent names; exits 1 on any error. Warnings (an identifier or
 agent-term string that also occurs in another record of the same agent) do not fail the check.
 """
+
 import glob
 import json
 import os
@@ -14,8 +15,7 @@ from collections import Counter
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-KINDS = {"exact", "partial", "typo", "agent-term", "identifier", "abbreviation",
-         "descriptive", "other-agent", "none"}
+KINDS = {"exact", "partial", "typo", "agent-term", "identifier", "abbreviation", "descriptive", "other-agent", "none"}
 PUBLIC = ("name", "description", "terminology", "limitations", "implementationNotes")
 CATALOG2 = os.path.join(HERE, "catalog2")
 # Each blind set after the first: its name, and the id letters of its bundled and catalog2 files.
@@ -136,12 +136,13 @@ def main():
             if kind in ("identifier", "agent-term"):
                 if record is None or item["query"] not in public_text(record):
                     errors.append(f"{where}: {item['query']!r} does not occur in {hits[0]}'s {cap!r}")
-                others = [n for n, r in agent["records"].items()
-                          if n != cap and item["query"] in public_text(r)]
+                others = [n for n, r in agent["records"].items() if n != cap and item["query"] in public_text(r)]
                 if others:
                     warnings.append(f"{where}: {item['query']!r} also occurs in {others}")
-        print(f"{filename}: {len(items)} queries; kinds {dict(sorted(kinds.items()))}; "
-              f"available {{true: {avail[True]}, false: {avail[False]}, null: {avail[None]}}}")
+        print(
+            f"{filename}: {len(items)} queries; kinds {dict(sorted(kinds.items()))}; "
+            f"available {{true: {avail[True]}, false: {avail[False]}, null: {avail[None]}}}"
+        )
     for w in warnings:
         print("warning:", w)
     for e in errors:

@@ -175,6 +175,7 @@ def keyword_sources(catalog: Catalog) -> Iterator[KeywordSource]:
                 triggers=record.triggers,
             )
 
+
 def canonical_description(capability: CanonicalCapability) -> str:
     """The description that stands for the capability across agents: the most informative (highest term
     entropy) of the records that have it available, or of all records when none has; ties go to the first

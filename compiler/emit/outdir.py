@@ -239,8 +239,10 @@ def _unlisted(folder: Path, listed: frozenset[str]) -> Iterator[str]:
         base = stack.pop()
         try:
             with os.scandir(folder / base if base else folder) as entries:
-                items = [(entry.name, entry.is_dir(follow_symlinks=False), entry.is_file(follow_symlinks=False))
-                         for entry in entries]
+                items = [
+                    (entry.name, entry.is_dir(follow_symlinks=False), entry.is_file(follow_symlinks=False))
+                    for entry in entries
+                ]
         except OSError as exc:
             yield f"{base or '.'} (cannot list it: {exc.strerror or exc})"
             return

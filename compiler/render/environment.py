@@ -168,9 +168,7 @@ class _FolderLoader(jinja2.FileSystemLoader):
         for _, _, files in os.walk(self.folder):
             count += len(files)
             if count > MAX_TEMPLATE_FILES:
-                raise TemplateFailure(
-                    f"{self.folder}: more than {MAX_TEMPLATE_FILES:,} files: not a templates folder"
-                )
+                raise TemplateFailure(f"{self.folder}: more than {MAX_TEMPLATE_FILES:,} files: not a templates folder")
         return super().list_templates()
 
     def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Callable[[], bool]]:

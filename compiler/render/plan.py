@@ -310,7 +310,7 @@ class _CapabilityTexts:
                 members["requirements"] = _strings_text(record.requirements)
             body = _object_text(members)
         text = f'{{"agent":{encode_basestring(agent_id)},"availableFor":{self._available_for},"capability":{body}'
-        return f"{text},\"relationships\":{relationships}}}" if relationships is not None else text + "}"
+        return f'{text},"relationships":{relationships}}}' if relationships is not None else text + "}"
 
     def compare(self, agent_ids: Sequence[str], fields: dict[str, dict[str, str]], relationships: str | None) -> str:
         entries = []
@@ -325,7 +325,7 @@ class _CapabilityTexts:
         capability = self._capability
         identity = canonical_json(derive.identity(capability))
         text = f'{{"agents":[{",".join(entries)}],"capability":{identity}'
-        return f"{text},\"relationships\":{relationships}}}" if relationships is not None else text + "}"
+        return f'{text},"relationships":{relationships}}}' if relationships is not None else text + "}"
 
 
 def _relationships_text(direct: dict[str, Any], similar_text: str | None) -> str | None:
@@ -439,9 +439,7 @@ class _ListRows:
         if agent is None:
             ordered = sorted(pairs, key=lambda pair: (pair[1].category, pair[0].slug, pair[1].agent))
             # "agent" sorts before every other member of a row
-            texts = [
-                f'{{"agent":{encode_basestring(pair[1].agent)},{self._row(*pair)[1:]}' for pair in ordered
-            ]
+            texts = [f'{{"agent":{encode_basestring(pair[1].agent)},{self._row(*pair)[1:]}' for pair in ordered]
         else:
             ordered = sorted(pairs, key=lambda pair: (pair[1].category, pair[0].slug))
             texts = [self._row(*pair) for pair in ordered]

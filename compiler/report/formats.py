@@ -113,8 +113,15 @@ def breach_message(report: Report, budget: Budget) -> str:
 
 def _columns(report: Report) -> list[tuple[str, str]]:
     """(header, alignment) — the kind table's columns."""
-    columns = [("kind", "<"), ("docs", ">"), ("tokens", ">"), ("largest", ">"), ("budget", ">"), ("used", ">"),
-               ("status", "<")]
+    columns = [
+        ("kind", "<"),
+        ("docs", ">"),
+        ("tokens", ">"),
+        ("largest", ">"),
+        ("budget", ">"),
+        ("used", ">"),
+        ("status", "<"),
+    ]
     columns += [(label, ">") for _key, label, _size in WINDOWS]
     if report.baseline is not None:
         columns += [("Δ tokens", "<"), ("Δ largest", "<")]
@@ -234,8 +241,10 @@ def _text_table(report: Report, paint: Callable[..., str]) -> list[str]:
         if status in _COLOURS:
             fg, bold = _COLOURS[status]
             padded[6] = paint(padded[6], fg=fg, bold=bold)
-        padded = [_paint_delta(cell, paint) if header.startswith("Δ") else cell
-                  for cell, (header, _a) in zip(padded, columns, strict=True)]
+        padded = [
+            _paint_delta(cell, paint) if header.startswith("Δ") else cell
+            for cell, (header, _a) in zip(padded, columns, strict=True)
+        ]
         return "  ".join(padded).rstrip()
 
     out = [paint(line([header for header, _ in columns]), bold=True)]
@@ -263,8 +272,10 @@ def _text_largest(report: Report) -> list[str]:
 def _text_changes(report: Report) -> list[str]:
     """Added, removed and changed artifacts, largest change first, in columns: before → after  delta."""
     lines = [f"Changes against the baseline: {_changes_count(report)}"]
-    groups = [(sign, _by_size_of_change(changes)[:MAX_LISTED_CHANGES], len(changes))
-              for sign, changes in (("+", report.added), (MINUS, report.removed), ("~", report.changed))]
+    groups = [
+        (sign, _by_size_of_change(changes)[:MAX_LISTED_CHANGES], len(changes))
+        for sign, changes in (("+", report.added), (MINUS, report.removed), ("~", report.changed))
+    ]
     shown = [change for _sign, changes, _count in groups for change in changes]
     width = max((len(report.short_uri(change.uri)) for change in shown), default=0)
     before_width = max((len(_figure(change.before)) for change in shown), default=0)

@@ -64,4 +64,3 @@ def _width(fraction: float) -> str:
     """CSS for a bar's fill: a share of its track, capped at the track; a hairline when non-zero."""
     width = f"width: {min(max(fraction, 0.0), 1.0) * 100:.2f}%"
     return f"{width}; min-width: 2px" if fraction > 0 else width
-

@@ -34,9 +34,7 @@ def report_to_dict(report: Report) -> dict[str, Any]:
         "baseline": _info_dict(report.baseline) if report.baseline else None,
         "kinds": [_kind_dict(row, report.encoding) for row in report.kinds],
         "totals": _totals_dict(report.totals, report.encoding),
-        "largest": {
-            kind: [_document_dict(doc) for doc in docs] for kind, docs in report.largest.items()
-        },
+        "largest": {kind: [_document_dict(doc) for doc in docs] for kind, docs in report.largest.items()},
         "changes": {
             "added": [_change_dict(change) for change in report.added],
             "removed": [_change_dict(change) for change in report.removed],
@@ -96,7 +94,9 @@ def _kind_dict(row: KindRow, encoding: str) -> dict[str, Any]:
         "bytes": row.bytes,
         "budget": _budget_dict(row.budget) if row.budget else None,
         "share": _shares(row.largest.get(encoding, 0)),
-        "delta": None if row.total_delta is None else {
+        "delta": None
+        if row.total_delta is None
+        else {
             "tokens": _delta_dict(row.total_delta),
             "largest": _delta_dict(row.largest_delta),
             "documents": _delta_dict(row.documents_delta),

@@ -267,8 +267,10 @@ def _kind_rows(build: Manifest, baseline: Manifest | None, encoding: str) -> tup
     before = _by_kind(baseline.artifacts) if baseline else {}
     budgets = _budgets_by_kind(build.data["budgets"])
     kinds = sorted(set(now) | set(before) | set(budgets), key=_kind_key)
-    rows = [_kind_row(kind, now.get(kind, []), before.get(kind, []), budgets.get(kind), baseline, encoding)
-            for kind in kinds]
+    rows = [
+        _kind_row(kind, now.get(kind, []), before.get(kind, []), budgets.get(kind), baseline, encoding)
+        for kind in kinds
+    ]
     severity = {"breach": 0, "near": 1}
     return tuple(sorted(rows, key=lambda row: (severity.get(row.status, 2), _kind_key(row.kind))))
 
@@ -385,10 +387,16 @@ def _warnings(rows: Iterable[KindRow], prefix: str) -> Iterable[Finding]:
                 f"{use_percent(b)} of the budget of {b.budget:,}",
             )
     for row in rows:
-        figures = (("total", row.total_delta),) if row.single else (
-            ("total", row.total_delta), ("largest", row.largest_delta))
-        grown = [(label, delta) for label, delta in figures
-                 if delta is not None and delta.relative is not None and delta.relative > GROWTH_WARNING]
+        figures = (
+            (("total", row.total_delta),)
+            if row.single
+            else (("total", row.total_delta), ("largest", row.largest_delta))
+        )
+        grown = [
+            (label, delta)
+            for label, delta in figures
+            if delta is not None and delta.relative is not None and delta.relative > GROWTH_WARNING
+        ]
         if grown:
             parts = "; ".join(f"{label} {d.before:,} → {d.after:,} tokens (▲ +{d.relative:.1%})" for label, d in grown)
             yield Finding(row.kind, "growth", f"{row.kind}: grew more than {GROWTH_WARNING:.0%}: {parts}")
@@ -402,4 +410,4 @@ def use_percent(budget: Budget) -> str:
 
 def short_uri(uri: str, prefix: str) -> str:
     """`capability-index://agents/x` → `agents/x`, for tables and messages."""
-    return uri[len(prefix):] if uri.startswith(prefix) else uri
+    return uri[len(prefix) :] if uri.startswith(prefix) else uri

@@ -33,7 +33,6 @@ RENDERER_BY_NAME: dict[str, Callable[..., str]] = {
 }
 
 
-
 @dataclass(frozen=True)
 class ReportOptions:
     """Parsed `capidx report` options (check-jsonschema's parse-then-execute)."""

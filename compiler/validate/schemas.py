@@ -41,8 +41,8 @@ _TYPE_HINTS = {
     "number": "write a number without quotes, such as 0.5",
     "integer": "write a whole number without quotes, such as 30",
     "string": "write text in quotes",
-    "array": "write a list: [\"first\", \"second\"], or in YAML one '- item' per line",
-    "object": "write keys and values: {\"key\": \"value\"}, or in YAML 'key: value' lines indented below",
+    "array": 'write a list: ["first", "second"], or in YAML one \'- item\' per line',
+    "object": 'write keys and values: {"key": "value"}, or in YAML \'key: value\' lines indented below',
     "null": "write null",
 }
 _MONTHS = "January February March April May June July August September October November December".split()
@@ -340,7 +340,7 @@ def _type_hint(expected: str | list[str], value: Any) -> str | None:
         if kind in ("number", "integer") and json_type(_number(text)) in ({kind} | {"integer"}):
             return f"write {text}, without quotes"
     if kind == "string" and isinstance(value, int | float) and not isinstance(value, bool):
-        return f"write it in quotes: \"{value}\""
+        return f'write it in quotes: "{value}"'
     return _TYPE_HINTS.get(kind)
 
 
