@@ -495,6 +495,24 @@ def test_a_failed_write_leaves_the_file_and_no_temporary_file(project: Path, mon
     assert leftovers(project) == []
 
 
+def test_a_failed_run_leaves_no_folder_it_created(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (project / "docs").mkdir()
+    real_open = os.open
+
+    def full_for_claude(path: object, *args: object, **kwargs: object) -> int:
+        if Path(str(path)).name.startswith(".CLAUDE.md."):
+            raise OSError(28, "No space left on device")
+        return real_open(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", full_for_claude)
+    result = inject(".github/instructions/copilot.md", "docs/CLAUDE.md")
+
+    assert result.exit_code == 2
+    assert not (project / ".github").exists()  # created for the first file, removed with its temporary file
+    assert (project / "docs").is_dir()  # there before the run: stays
+    assert leftovers(project) == []
+
+
 def test_a_full_disk_on_the_second_file_leaves_every_file_as_it_was(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -119,10 +119,13 @@ def write_all(writes: Sequence[tuple[Target, bytes]]) -> None:
     """Replace (or create) every file, all or none: each is first written whole to a temporary file in its
     own folder (given the file's mode; a new file gets the umask's), and only when every one is written are
     they renamed over their targets (a rename needs no space), so a full disk fails before any file changes.
-    Refused when a file changed since it was read. On any failure no temporary file is left."""
+    Refused when a file changed since it was read. On any failure no temporary file is left, nor a folder this
+    run created for a new file (`.github/`) that is still empty."""
     staged: list[tuple[Target, Path]] = []
+    created: list[Path] = []
     try:
         for target, data in writes:
+            created += _missing_folders(target.path.parent)
             staged.append((target, _stage(target, data)))
         while staged:
             target, temporary = staged[0]
@@ -131,10 +134,23 @@ def write_all(writes: Sequence[tuple[Target, bytes]]) -> None:
             except OSError as exc:
                 raise InjectError(f"{target.shown}: cannot write it: {exc.strerror or exc}") from None
             staged.pop(0)
+        created.clear()  # every file is in place: its folders stay
     finally:
         for _target, temporary in staged:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
+        for folder in sorted(created, key=lambda path: len(path.parts), reverse=True):
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # only an empty folder goes: one a file was renamed into, or another writer used, stays
+
+
+def _missing_folders(folder: Path) -> list[Path]:
+    """`folder` and those of its parents that do not exist yet: what writing a file into it creates."""
+    missing = []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    return missing
 
 
 def _stage(target: Target, data: bytes) -> Path:
