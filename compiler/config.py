@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from capidx.compiler.diagnostics import Diagnostic
+from capidx.compiler.markup import defuse
 from capidx.compiler.validate.positions import SourceMap
 from capidx.schema import labels
 
@@ -184,7 +185,7 @@ def config_from_mapping(data: dict[str, Any], root: Path, config_file: Path | No
         out=root / paths["out"] if "out" in paths else base.out,
         build_label=_label(root, root / paths["out"]) if "out" in paths else base.build_label,
         uri_prefix=data.get("uri_prefix", DEFAULT_URI_PREFIX),
-        title=data.get("title", DEFAULT_TITLE),
+        title=defuse(data.get("title", DEFAULT_TITLE)),  # it heads documents models read: no live link or image
         encodings=tuple(data.get("encodings", (DEFAULT_ENCODING,))),
         budgets=dict(data.get("budgets", {})),
         character_budgets={**DEFAULT_CHARACTER_BUDGETS, **data.get("character_budgets", {})},

@@ -162,6 +162,19 @@ def test_title_reaches_the_templates_and_the_input_digest(tmp_path: Path) -> Non
     assert (tmp_path / "build" / "summary.md").read_text("utf-8") == "# MCP server capabilities\n"
 
 
+def test_a_title_cannot_carry_a_live_link_or_image_into_any_artifact(tmp_path: Path) -> None:
+    # The title heads what models read (summary, overview, memory, llms.txt): a fork's pull request may set it.
+    write_catalog(tmp_path)
+    title = "Caps ![x](https://attacker.example/p.png) [go](https://attacker.example) <img src=x> <https://a.example>"
+    (tmp_path / "capidx.yaml").write_text(f"title: '{title}'\n", encoding="utf-8")
+    assert run_cli(["build", "-q"], cwd=tmp_path).exit_code == 0
+    build = tmp_path / "build"
+    for name in ("summary.md", "instructions.md", "memory.md", "site/llms.txt"):
+        text = (build / name).read_text("utf-8")
+        assert "attacker.example" in text, name  # the title is there, as text
+        assert "](https://attacker" not in text and "<img" not in text and "<https:" not in text, name
+
+
 @pytest.mark.parametrize("value", ['""', '"two\\nlines"', "[a, list]"])
 def test_a_bad_title_is_a_config_error_with_its_position(tmp_path: Path, value: str) -> None:
     write_catalog(tmp_path)
