@@ -53,7 +53,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent / "resolution"))
 
+from check_queries import UNREAD as UNREAD_SET
 from prompt_bench import Answer, SetupError, build_catalog, connect
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,7 +86,7 @@ RUNS = {
     for name, run in _runs_of(stem.replace("_", "-"), stem).items()
 }
 # The check set, kept unread until the resolver change it checks: run by nothing unless named.
-UNREAD = "check-2026-11-28-d-"
+UNREAD = f"{UNREAD_SET}-"
 DEFAULT_RUNS = ("bundled-hints", "bundled-ablated", "catalog2")
 
 

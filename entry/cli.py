@@ -33,6 +33,7 @@ class _Capidx(click.Group):
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
+            click.echo(err=True)  # the shell's prompt on a line of its own, after the terminal's ^C
             raise click.exceptions.Exit(130) from None
 
 
@@ -42,7 +43,7 @@ def cli() -> None:
     """capidx: compile a capability catalog into a token-measured index and serve it over MCP.
 
     \b
-    Exit codes: 0 success, 1 invalid data / budget breach / failed build, 2 usage or I/O error.
+    Exit codes: 0 success, 1 invalid data / budget breach / failed build, 2 usage or I/O error, 130 Ctrl-C.
     """
 
 

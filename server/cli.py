@@ -158,7 +158,7 @@ def _run(settings: Settings) -> None:
     from capidx.server.snapshot import BuildError, load_snapshot
 
     stop_logging = configure_logging()
-    raise_on_stop_signals()
+    restore_signals = raise_on_stop_signals()
     try:
         # The build is loaded (and refused, if it must be) before the MCP SDK is imported: a missing or
         # damaged build is reported in a fraction of the SDK's import time.
@@ -177,4 +177,5 @@ def _run(settings: Settings) -> None:
     except KeyboardInterrupt:  # Python's own Ctrl-C handler, once the event loop has put it back
         raise click.exceptions.Exit(Stopped(signal.SIGINT).exit_code) from None
     finally:
+        restore_signals()  # first: a signal from here on is Python's own KeyboardInterrupt (130) or a plain exit
         stop_logging()

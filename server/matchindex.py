@@ -81,8 +81,8 @@ class CapabilityEntry:
 
 @dataclass(frozen=True, slots=True)
 class NameTable:
-    """The spellings of a few short names (agents, categories) and each value's words, two-word names also joined
-    ('vs code' -> 'vscode'), for server/names.py."""
+    """The spellings of a few short names (agents, categories) and each value's words, also as written together
+    ('vs code' -> 'vscode', 'github copilot cli' -> 'githubcopilotcli'), for server/names.py."""
 
     spellings: Mapping[str, tuple[str, ...]]  # normalized spelling -> values
     words: Mapping[str, frozenset[str]]
@@ -93,7 +93,7 @@ class NameTable:
         for spelling, values in spellings.items():
             parts = spelling.split()
             for value in values:
-                words.setdefault(value, set()).update(parts, (a + b for a, b in itertools.pairwise(parts)))
+                words.setdefault(value, set()).update(parts, ["".join(parts)], map("".join, itertools.pairwise(parts)))
         return cls(MappingProxyType(dict(spellings)), MappingProxyType({k: frozenset(v) for k, v in words.items()}))
 
 

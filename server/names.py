@@ -29,9 +29,9 @@ def resolve_category(index: MatchIndex, query: str) -> Resolution:
 
 
 def _resolve_name(table: NameTable, query: str, label: Callable[[str], str]) -> Resolution:
-    """A spelling, the words of one, or a spelling mistyped; else the most similar values as suggestions."""
+    """A spelling, the words of one (stop words alone name nothing), or a spelling mistyped; else suggestions."""
     n = normalize(query)
-    found = table.spellings.get(n) or _containing(table, n) if n else ()
+    found = table.spellings.get(n) or (_containing(table, n) if set(n.split()) - STOP_WORDS else ())
     if len(found) == 1:  # a spelling of the value, or every word of the query names it ('github copilot cli')
         return Resolution(query, "resolved", found[0], "exact" if n == normalize(found[0]) else "name", 1.0)
     if found:  # 'github copilot': both Copilots
@@ -47,7 +47,7 @@ def _containing(table: NameTable, n: str) -> tuple[str, ...]:
     meaningful word ('copilot in vs code': 'copilot', 'vs code'; 'google gemini cli': the vendor and the name)."""
     words = set(n.split())
     found = {v for spelling, values in table.spellings.items() if words <= set(spelling.split()) for v in values}
-    meaningful = (words - STOP_WORDS) or words
+    meaningful = words - STOP_WORDS
     return tuple(sorted(found or (value for value, known in table.words.items() if meaningful <= known)))
 
 

@@ -32,10 +32,18 @@ class Stopped(BaseException):
         return 128 + self.signum
 
 
-def raise_on_stop_signals() -> None:
-    """Until the event loop takes over: a stop signal raises `Stopped` in the main thread."""
+def raise_on_stop_signals() -> Callable[[], None]:
+    """Until the event loop takes over: a stop signal raises `Stopped` in the main thread. Returns what puts the
+    previous handlers back, for when serving is over: a `Stopped` raised later would have nobody to catch it."""
+    previous = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
     for signum in STOP_SIGNALS:
         signal.signal(signum, _raise_stopped)
+
+    def restore() -> None:
+        for signum, handler in previous.items():
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)  # None: not set from Python
+
+    return restore
 
 
 def _raise_stopped(signum: int, frame: FrameType | None) -> None:

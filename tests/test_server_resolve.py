@@ -330,6 +330,44 @@ def test_agent_words_spread_over_several_names(query: str, expected: str) -> Non
     assert resolve_agent(index, "copilot code cli").status == "unknown"  # no one agent has all three
 
 
+@pytest.mark.parametrize(
+    ("query", "expected"), [("githubcopilotcli", "copilot-cli"), ("googlegeminicli", "gemini-cli")]
+)
+def test_a_name_written_as_one_word_resolves_by_name(query: str, expected: str) -> None:
+    index = agent_index({"github copilot cli": ["copilot-cli"], "google gemini cli": ["gemini-cli"]})
+    resolution = resolve_agent(index, query)
+    assert (resolution.status, resolution.value, resolution.resolved_by) == ("resolved", expected, "name")
+
+
+@pytest.mark.parametrize("query", ["in", "the", "in the"])
+def test_stop_words_alone_name_no_agent(query: str) -> None:
+    index = agent_index({"copilot in vs code": ["vscode-copilot"], "the gemini": ["gemini-cli"]})
+    assert resolve_agent(index, query).status == "unknown"
+
+
+def category_index(categories: list[str]) -> MatchIndex:
+    empty: dict[str, list[str]] = {}
+    return MatchIndex.from_json({"agents": [], "agentNames": empty, "aliases": empty, "capabilities": [],
+                                 "terminology": empty, "categories": categories})  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("query", "status", "value"),
+    [
+        ("api-integration", "resolved", "api-integration"),  # the slug
+        ("integration of the api", "resolved", "api-integration"),  # its meaningful words, in any order
+        ("codecompletion", "resolved", "code-completion"),  # written as one word
+        ("code", "ambiguous", None),  # a word of two categories
+        ("the", "unknown", None),  # a stop word names none
+        ("code-completoin", "resolved", "code-completion"),  # a typo
+    ],
+)
+def test_categories_resolve_like_agent_names(query: str, status: str, value: str | None) -> None:
+    index = category_index(["api-integration", "code-completion", "code-generation"])
+    resolution = resolve_category(index, query)
+    assert (resolution.status, resolution.value) == (status, value)
+
+
 @pytest.mark.parametrize("text", ["I've", "I'll", "I'm", "don't", "you're", "it'd", "wasn't"])
 def test_what_contractions_leave_are_stop_words(text: str) -> None:
     assert terms(text) == []

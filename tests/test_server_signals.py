@@ -175,3 +175,12 @@ def test_the_help_states_the_exit_codes_of_a_stop() -> None:
     assert result.exit_code == 0
     assert "130" in result.output and "SIGINT" in result.output
     assert "143" in result.output and "SIGTERM" in result.output
+
+
+def test_serve_puts_the_signal_handlers_back_when_it_ends(tmp_path: Path) -> None:
+    # A stop signal raises `Stopped` only while serve can catch it; after serve has ended (here: refusing a
+    # missing build), a Ctrl-C must be Python's own KeyboardInterrupt again, not an uncaught `Stopped`.
+    before = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    result = CliRunner().invoke(cli, ["serve", "--build", str(tmp_path / "missing")])
+    assert result.exit_code == 2
+    assert {signum: signal.getsignal(signum) for signum in before} == before
