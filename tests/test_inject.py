@@ -513,6 +513,23 @@ def test_a_failed_run_leaves_no_folder_it_created(project: Path, monkeypatch: py
     assert leftovers(project) == []
 
 
+def test_a_folder_that_holds_a_renamed_file_stays(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real_replace = os.replace
+
+    def refuse_the_second(source: object, target: object) -> None:
+        if Path(str(target)).name == "CLAUDE.md":
+            raise OSError(13, "Permission denied")
+        real_replace(source, target)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "replace", refuse_the_second)
+    result = inject(".github/copilot-instructions.md", "notes/CLAUDE.md")
+
+    assert result.exit_code == 2
+    assert (project / ".github" / "copilot-instructions.md").is_file()  # renamed before the failure: kept
+    assert not (project / "notes").exists()  # created for the file that failed, empty again: removed
+    assert leftovers(project) == []
+
+
 def test_a_full_disk_on_the_second_file_leaves_every_file_as_it_was(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
