@@ -48,9 +48,9 @@ def write_beside(path: Path, data: bytes, mode: int | None, suffix: str = "") ->
     return temporary
 
 
-def write_whole(path: Path, data: bytes, mode: int | None, suffix: str = "") -> None:
+def write_whole(path: Path, data: bytes, mode: int | None) -> None:
     """Replace (or create) `path` with `data` in one rename (`write_beside`, then `os.replace`)."""
-    temporary = write_beside(path, data, mode, suffix)
+    temporary = write_beside(path, data, mode)
     try:
         os.replace(temporary, path)
     except BaseException:

@@ -11,13 +11,14 @@ half-scaffolded repository cannot happen.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 from capidx.compiler.errors import UsageError
-from capidx.compiler.files import write_whole
+from capidx.compiler.files import read_at_most, write_whole
 
 EXAMPLE_AGENT = "example-agent"
 
@@ -82,17 +83,18 @@ def scaffold(root: Path, *, force: bool = False) -> Scaffolded:
 def _ignore_build(path: Path) -> str:
     """Make `path` (.gitignore) ignore build/: create it, or append one line to it, keeping every other line
     byte for byte. A link, a folder or a file too large to read is left alone ("skipped")."""
-    if not os.path.lexists(path):
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
         write_whole(path, f"{IGNORED}\n".encode(), _MODE)
         return "created"
-    if path.is_symlink() or not path.is_file() or path.stat().st_size > _MAX_GITIGNORE:
+    if not stat.S_ISREG(info.st_mode) or (data := read_at_most(path, _MAX_GITIGNORE)) is None:
         return "skipped"
-    data = path.read_bytes()
     lines = data.decode("utf-8", "replace").splitlines()
     if any(line.strip().removeprefix("!") in _IGNORED_FORMS for line in lines):  # "!build/": theirs to decide
         return "kept"
     separator = b"" if not data or data.endswith(b"\n") else b"\n"
-    write_whole(path, data + separator + f"{IGNORED}\n".encode(), path.stat().st_mode & 0o777)
+    write_whole(path, data + separator + f"{IGNORED}\n".encode(), info.st_mode & 0o777)
     return "updated"
 
 

@@ -20,11 +20,13 @@ _MAX_RECORD = 16_384  # direct_url.json is a few hundred bytes; anything larger 
 
 def serve_install_command(record: dict[str, Any] | None) -> str:
     """The pip command that adds the extra to an install described by `record` (direct_url.json), or ""."""
-    url = record.get("url") if isinstance(record, dict) else None
+    if not isinstance(record, dict):
+        return ""
+    url = record.get("url")
     if not isinstance(url, str) or not url or not url.isprintable():
         return ""
     parts = urlsplit(url)
-    vcs = record.get("vcs_info") if isinstance(record, dict) else None
+    vcs = record.get("vcs_info")
     if isinstance(vcs, dict) and isinstance(vcs.get("vcs"), str):
         revision = vcs.get("requested_revision")
         at = f"@{revision}" if isinstance(revision, str) and revision else ""

@@ -215,7 +215,7 @@ async def stdio_transport(
     max_line_bytes: int, stdin_fd: int = 0, stdout_fd: int = 1
 ) -> AsyncIterator[tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[Any]]]:
     """(read stream, write stream) for `Server.run`, over the process's stdin and stdout."""
-    out, restore, owned = _claim_stdout(stdout_fd)
+    out, restore = _claim_stdout(stdout_fd)
     writer = _Writer(out, anyio.lowlevel.current_token())
     in_flight = _InFlight()
     read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
@@ -232,7 +232,7 @@ async def stdio_transport(
                 write_send.close()
     finally:
         restore()
-        if owned and writer.finished:  # a writer stuck on a full pipe keeps it: the process is stopping
+        if out != stdout_fd and writer.finished:  # our duplicate; a writer stuck on a full pipe keeps it
             os.close(out)
 
 
@@ -272,8 +272,7 @@ def _pump(fd: int, chunks: MemoryObjectSendStream[bytes], token: EventLoopToken)
     except Exception:  # the server has stopped reading (stream closed, event loop gone): nobody to hand it to
         return
     finally:
-        with suppress(Exception):  # the event loop may be gone already
-            anyio.from_thread.run_sync(chunks.close, token=token)
+        _in_loop(chunks.close, token)
 
 
 def _read_chunk(fd: int) -> bytes:
@@ -382,13 +381,15 @@ class _Writer:
                 except OSError as error:  # the client closed stdout: nobody is left to answer
                     broken = True
                     logger.warning("stdout closed (%s): answers are dropped until stdin ends", error.strerror or error)
-            self._call(self._room.release)
+            _in_loop(self._room.release, self._token)
         self.finished = True
-        self._call(self._done.set)
+        _in_loop(self._done.set, self._token)
 
-    def _call(self, function: Callable[[], object]) -> None:
-        with suppress(Exception):  # the event loop may be gone already
-            anyio.from_thread.run_sync(function, token=self._token)
+
+def _in_loop(function: Callable[[], object], token: EventLoopToken) -> None:
+    """Run `function` in the event loop from a thread of ours, unless the loop is gone already."""
+    with suppress(Exception):
+        anyio.from_thread.run_sync(function, token=token)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -397,14 +398,14 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _claim_stdout(fd: int) -> tuple[int, Callable[[], None], bool]:
-    """A private duplicate of `fd` for the protocol, with `fd` itself pointed at stderr meanwhile; the function
-    that points `fd` back; whether the descriptor is a duplicate (the caller closes it when done)."""
+def _claim_stdout(fd: int) -> tuple[int, Callable[[], None]]:
+    """A private duplicate of `fd` for the protocol (the caller closes it when done), with `fd` itself pointed at
+    stderr meanwhile; and the function that points `fd` back."""
     try:
         private = _dup_above_std(fd)
         os.dup2(2, fd)
     except OSError:  # no descriptors to spare: write the protocol to fd itself
-        return fd, lambda: None, False
+        return fd, lambda: None
 
     def restore() -> None:
         try:
@@ -412,7 +413,7 @@ def _claim_stdout(fd: int) -> tuple[int, Callable[[], None], bool]:
         except OSError:
             logger.debug("could not restore stdout")
 
-    return private, restore, True
+    return private, restore
 
 
 def _dup_above_std(fd: int) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -262,6 +263,24 @@ def snapshot(directory: Path) -> dict[str, bytes]:
         for path in sorted(directory.rglob("*"))
         if path.is_file()
     }
+
+
+def tree(root: Path) -> dict[str, object]:
+    """Everything under `root` without following links: files by bytes, links by target, folders by name."""
+    found: dict[str, object] = {}
+    for folder, subfolders, files in os.walk(root):
+        for name in subfolders + files:
+            path = Path(folder, name)
+            key = path.relative_to(root).as_posix()
+            if path.is_symlink():
+                found[key] = ("link", os.readlink(path))
+            elif path.is_dir():
+                found[key] = "dir"
+            elif path.is_file():
+                found[key] = path.read_bytes()
+            else:  # a pipe: reading it would block
+                found[key] = ("special", path.lstat().st_mode)
+    return found
 
 
 def run_cli(args: list[str], cwd: Path) -> Any:

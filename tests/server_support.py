@@ -597,9 +597,32 @@ def capidx_command(*args: str) -> list[str]:
 
 
 @contextmanager
-def serving_http(build: Path, *args: str) -> Iterator[tuple[subprocess.Popen[bytes], str, int]]:
-    """Start `capidx serve --transport http --port 0`; yield (process, url, port) once it listens; stop it after."""
-    log = build.parent / f"http-{time.monotonic_ns()}.log"
+def serving_stdio(
+    build: Path, *args: str, stdin: Any = subprocess.PIPE, stderr: Any = subprocess.DEVNULL, env: Any = None
+) -> Iterator[subprocess.Popen[bytes]]:
+    """`capidx serve --build BUILD ARGS...` over stdio, its stdout a pipe; killed when the block ends."""
+    with subprocess.Popen(
+        capidx_command("serve", "--build", str(build), *args),
+        cwd=build.parent,
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        env=env,
+    ) as proc:
+        try:
+            yield proc
+        finally:
+            proc.kill()
+            proc.wait()
+
+
+@contextmanager
+def serving_http(
+    build: Path, *args: str, log: Path | None = None
+) -> Iterator[tuple[subprocess.Popen[bytes], str, int]]:
+    """Start `capidx serve --transport http --port 0`, its log in `log` (default: a new file beside the build);
+    yield (process, url, port) once it listens; stop it after."""
+    log = log or build.parent / f"http-{time.monotonic_ns()}.log"
     command = capidx_command("serve", "--build", str(build), "--transport", "http", "--port", "0", *args)
     with running(command, log, r"listening on (http://\S+:(\d+)/mcp)", cwd=build.parent) as (proc, found):
         yield proc, found.group(1), int(found.group(2))

@@ -77,7 +77,7 @@ def test_the_console_script_is_the_guarded_entry() -> None:
     assert re.search(r'^capidx = "capidx\.__main__:main"$', pyproject, re.MULTILINE)
 
 
-def test_ctrl_c_during_a_command_ends_it_with_130(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ctrl_c_during_a_command_ends_it_with_130(monkeypatch: pytest.MonkeyPatch) -> None:
     from capidx.compiler.validate import run
 
     def interrupted(*args: object, **kwargs: object) -> None:
@@ -154,8 +154,6 @@ _RAW_TYPES = ("INTEGER RANGE", "FLOAT RANGE", "INTEGER", "FLOAT", "DIRECTORY", "
 
 
 def _help(*args: str) -> str:
-    from click.testing import CliRunner
-
     result = CliRunner().invoke(cli, [*args, "--help"])
     assert result.exit_code == 0, result.output
     return result.output

@@ -58,7 +58,7 @@ def _capidx(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedP
     )
 
 
-def test_the_blocker_blocks(base_install_env: dict[str, str], tmp_path: Path) -> None:
+def test_the_blocker_blocks(base_install_env: dict[str, str]) -> None:
     result = subprocess.run(
         [sys.executable, "-c", "import mcp"], env=base_install_env, capture_output=True, text=True, timeout=60
     )
@@ -83,14 +83,14 @@ def test_readme_main_command_works_without_the_serve_extra(base_install_env: dic
     assert (tmp_path / "build" / "manifest.json").is_file()
 
 
-def _installed_from(env: dict[str, str], tmp_path: Path, record: dict[str, object] | None) -> dict[str, str]:
+def _installed_from(env: dict[str, str], record: dict[str, object] | str | None) -> dict[str, str]:
     """`env` with a capidx distribution record first on the path, as pip leaves it (PEP 610's direct_url.json
-    when `record` is given; none for an install from a package index)."""
+    when `record` is given, as JSON or as the file's text; none for an install from a package index)."""
     info = Path(env["PYTHONPATH"].split(os.pathsep)[0]) / "capidx-0.1.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: capidx\nVersion: 0.1.0\n", encoding="utf-8")
     if record is not None:
-        (info / "direct_url.json").write_text(json.dumps(record), encoding="utf-8")
+        (info / "direct_url.json").write_text(record if isinstance(record, str) else json.dumps(record), "utf-8")
     return env
 
 
@@ -116,7 +116,7 @@ def _installed_from(env: dict[str, str], tmp_path: Path, record: dict[str, objec
 def test_serve_without_the_extra_says_how_to_add_it_from_where_capidx_came(
     base_install_env: dict[str, str], tmp_path: Path, record: dict[str, object] | None, command: str
 ) -> None:
-    env = _installed_from(base_install_env, tmp_path, record)
+    env = _installed_from(base_install_env, record)
     result = _capidx("serve", cwd=tmp_path, env=env)
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
@@ -131,8 +131,6 @@ def test_serve_without_the_extra_says_how_to_add_it_from_where_capidx_came(
 def test_a_broken_install_record_gives_the_generic_hint(
     base_install_env: dict[str, str], tmp_path: Path, text: str
 ) -> None:
-    env = _installed_from(base_install_env, tmp_path, None)
-    info = Path(env["PYTHONPATH"].split(os.pathsep)[0]) / "capidx-0.1.0.dist-info"
-    (info / "direct_url.json").write_text(text, encoding="utf-8")
+    env = _installed_from(base_install_env, text)
     result = _capidx("serve", cwd=tmp_path, env=env)
     assert result.returncode == 2 and "'<folder>[serve]'" in result.stderr and "Traceback" not in result.stderr

@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 from catalog_factory import documents, run_cli, snapshot, write_catalog
 
-from capidx.compiler.emit.write import MARKER, NEW_PREFIX, OLD_PREFIX, TEMP_PREFIX
+from capidx.compiler.emit.outdir import LEFTOVER_PREFIXES
+from capidx.compiler.emit.write import MARKER, TEMP_PREFIX
 
-LEFTOVER_PREFIXES = (TEMP_PREFIX, OLD_PREFIX, NEW_PREFIX)
 REPO = Path(__file__).resolve().parent.parent
 SLACK = 16 * 1024  # free bytes left on the disk: far less than a build of the test catalog (~290 KB)
 

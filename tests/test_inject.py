@@ -13,6 +13,7 @@ import stat
 from pathlib import Path
 
 import pytest
+from catalog_factory import tree
 from click.testing import CliRunner, Result
 from manifest_factory import make_manifest, write_build, write_memory_build
 
@@ -223,13 +224,13 @@ def test_build_names_another_build(project: Path) -> None:
 def test_the_projects_own_build_is_refused_when_build_names_another(project: Path) -> None:
     """`--build other` reads another build; the project's build folder (paths.out) is still never written."""
     write_memory_build(project / "other", NEWER)
-    before = snapshot(project / "build")
+    before = tree(project / "build")
 
     default = inject("--build", "other", "build/AGENTS.md")
 
     assert default.exit_code == 2, default.output
     assert "build/AGENTS.md: inside the build directory" in default.output
-    assert snapshot(project / "build") == before
+    assert tree(project / "build") == before
     (project / "capidx.yaml").write_text("paths:\n  out: site/index\n", encoding="utf-8")  # not built yet
     configured = inject("--build", "other", "site/index/AGENTS.md")
     assert configured.exit_code == 2, configured.output
@@ -389,33 +390,19 @@ BAD_PATHS = {
 }
 
 
-def snapshot(folder: Path) -> dict[str, bytes | str]:
-    """Every entry under `folder`: a file's bytes, a link's target, a folder or special file's kind."""
-    entries: dict[str, bytes | str] = {}
-    for path in sorted(folder.rglob("*")):
-        key = str(path.relative_to(folder))
-        if path.is_symlink():
-            entries[key] = "-> " + os.readlink(path)
-        elif stat.S_ISREG(os.lstat(path).st_mode):
-            entries[key] = path.read_bytes()
-        else:
-            entries[key] = stat.filemode(os.lstat(path).st_mode)[0]
-    return entries
-
-
 @pytest.mark.parametrize("case", BAD_PATHS)
 @pytest.mark.parametrize("check", [False, True], ids=["write", "check"])
 def test_a_file_that_may_not_be_used_is_refused_and_nothing_is_written(project: Path, case: str, check: bool) -> None:
     (project / "CLAUDE.md").write_text("# Ours\n", encoding="utf-8")
     name, problem = BAD_PATHS[case](project)
-    before = snapshot(project.parent)
+    before = tree(project.parent)
 
     result = inject(*(["--check"] if check else []), "CLAUDE.md", name, "GEMINI.md")
 
     assert result.exit_code == 2, result.output
     assert f"{name}: " in result.output and problem in result.output
     assert "Traceback" not in result.output
-    assert snapshot(project.parent) == before  # the good files named with it were neither written nor created
+    assert tree(project.parent) == before  # the good files named with it were neither written nor created
 
 
 def test_every_bad_file_is_named_at_once(project: Path) -> None:
@@ -495,16 +482,21 @@ def test_a_failed_write_leaves_the_file_and_no_temporary_file(project: Path, mon
     assert leftovers(project) == []
 
 
-def test_a_failed_run_leaves_no_folder_it_created(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (project / "docs").mkdir()
+def _full_disk_for(monkeypatch: pytest.MonkeyPatch, prefix: str) -> None:
+    """Writing a file whose name starts with `prefix` fails as on a full disk; every other write works."""
     real_open = os.open
 
-    def full_for_claude(path: object, *args: object, **kwargs: object) -> int:
-        if Path(str(path)).name.startswith(".CLAUDE.md."):
+    def full(path: object, *args: object, **kwargs: object) -> int:
+        if Path(str(path)).name.startswith(prefix):
             raise OSError(28, "No space left on device")
         return real_open(path, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(os, "open", full_for_claude)
+    monkeypatch.setattr(os, "open", full)
+
+
+def test_a_failed_run_leaves_no_folder_it_created(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (project / "docs").mkdir()
+    _full_disk_for(monkeypatch, ".CLAUDE.md.")
     result = inject(".github/instructions/copilot.md", "docs/CLAUDE.md")
 
     assert result.exit_code == 2
@@ -536,14 +528,7 @@ def test_a_full_disk_on_the_second_file_leaves_every_file_as_it_was(
     """Exit 2 means nothing written in any file: the first file is not replaced before the second is written."""
     (project / "AGENTS.md").write_bytes(b"# Rules\n")
     (project / "CLAUDE.md").write_bytes(b"# Claude\n")
-    real_open = os.open
-
-    def full_for_claude(path: object, *args: object, **kwargs: object) -> int:
-        if Path(str(path)).name.startswith(".CLAUDE.md."):
-            raise OSError(28, "No space left on device")
-        return real_open(path, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(os, "open", full_for_claude)
+    _full_disk_for(monkeypatch, ".CLAUDE.md.")
     result = inject("AGENTS.md", "CLAUDE.md")
 
     assert result.exit_code == 2
@@ -565,7 +550,6 @@ def test_a_file_changed_since_it_was_read_is_not_overwritten(project: Path, monk
         (project / "AGENTS.md").write_bytes(b"# Rules, edited\n")
         return opened
 
-    monkeypatch.setattr(target, "open_target", open_then_edit)
     monkeypatch.setattr("capidx.compiler.inject.run.open_target", open_then_edit)
     result = inject("AGENTS.md")
 

@@ -13,28 +13,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from catalog_factory import documents, run_cli, write_catalog
+from catalog_factory import documents, run_cli, tree, write_catalog
 
 from capidx.compiler.emit import write
 from capidx.compiler.emit.write import MARKER, OLD_PREFIX, TEMP_PREFIX
-
-
-def tree(root: Path) -> dict[str, object]:
-    """Everything under `root` without following links: files by bytes, links by target, folders by name."""
-    found: dict[str, object] = {}
-    for folder, subfolders, files in os.walk(root):
-        for name in subfolders + files:
-            path = Path(folder, name)
-            key = path.relative_to(root).as_posix()
-            if path.is_symlink():
-                found[key] = ("link", os.readlink(path))
-            elif path.is_dir():
-                found[key] = "dir"
-            elif path.is_file():
-                found[key] = path.read_bytes()
-            else:  # a pipe: reading it would block
-                found[key] = ("special", path.lstat().st_mode)
-    return found
 
 
 @pytest.fixture(scope="module")

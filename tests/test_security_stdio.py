@@ -22,6 +22,7 @@ from server_support import (
     PREFIX,
     capidx_command,
     connect,
+    serving_stdio,
 )
 
 from capidx.server.stdio import LineSplitter, Oversized, parse_line, stdio_transport
@@ -66,24 +67,12 @@ class Stdio:
 
 @contextmanager
 def stdio_server(build: Path, env: dict[str, str] | None = None, *, initialize: bool = True) -> Iterator[Stdio]:
-    command = capidx_command("serve", "--build", str(build), "--no-reload")
-    with subprocess.Popen(
-        command,
-        cwd=build.parent,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, **(env or {})},
-    ) as proc:
-        try:
-            server = Stdio(proc)
-            if initialize:
-                server.send(json.dumps(INITIALIZE).encode() + b"\n")
-                assert server.reply()["id"] == 0
-            yield server
-        finally:
-            proc.kill()
-            proc.wait()
+    with serving_stdio(build, "--no-reload", env={**os.environ, **(env or {})}) as proc:
+        server = Stdio(proc)
+        if initialize:
+            server.send(json.dumps(INITIALIZE).encode() + b"\n")
+            assert server.reply()["id"] == 0
+        yield server
 
 
 @pytest.mark.slow
@@ -93,22 +82,15 @@ def test_a_non_blocking_stdin_is_waited_on_not_taken_for_its_end(hand_build: Pat
     end the server (exit 0) before the first message."""
     read_end, write_end = os.pipe()
     os.set_blocking(read_end, False)
-    command = capidx_command("serve", "--build", str(hand_build), "--no-reload")
-    with subprocess.Popen(
-        command, cwd=hand_build.parent, stdin=read_end, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
-    ) as proc:
+    with serving_stdio(hand_build, "--no-reload", stdin=read_end) as proc:
         os.close(read_end)
-        try:
-            server = Stdio(proc)
-            os.write(write_end, json.dumps(INITIALIZE).encode() + b"\n")
-            assert server.reply()["id"] == 0
-            os.write(write_end, PING % 1)
-            assert server.reply() == {"jsonrpc": "2.0", "id": 1, "result": {}}
-            os.close(write_end)
-            assert proc.wait(timeout=60) == 0  # its real end still ends it
-        finally:
-            proc.kill()
-            proc.wait()
+        server = Stdio(proc)
+        os.write(write_end, json.dumps(INITIALIZE).encode() + b"\n")
+        assert server.reply()["id"] == 0
+        os.write(write_end, PING % 1)
+        assert server.reply() == {"jsonrpc": "2.0", "id": 1, "result": {}}
+        os.close(write_end)
+        assert proc.wait(timeout=60) == 0  # its real end still ends it
 
 
 @pytest.mark.slow
@@ -270,7 +252,8 @@ def test_parse_line_answers_what_it_cannot_pass_on() -> None:
     assert too_long is not None and too_long.error.error.code == -32600  # type: ignore[union-attr]
     deep = b"[" * 100_000 + b"]" * 100_000
     assert parse_line(deep, 10**6).error.error.code in (-32700, -32600)  # type: ignore[union-attr]
-    assert parse_line(b'{"jsonrpc":"2.0","method":"notifications/initialized"}', 100) is not None
+    notification = parse_line(b'{"jsonrpc":"2.0","method":"notifications/initialized"}', 100)
+    assert getattr(notification, "method", None) == "notifications/initialized"  # passed on, not an error
     not_json = parse_line(b'{"jsonrpc":"2.0","id":NaN1,"method":"ping"}', 100)
     assert not_json.error.error.code == -32700  # type: ignore[union-attr]
     deep_id = b'{"jsonrpc":"2.0","id":' + b"[" * 100_000 + b"]" * 100_000 + b',"method":"ping"}'

@@ -141,15 +141,12 @@ async def test_a_browser_at_mcp_gets_a_page_and_mcp_clients_are_unaffected(serve
         assert len((await client.list_resources()).resources) == 3
 
 
-def _start_up_log(build: Path, url: str) -> str:
-    """The log of the server listening at `url` (workers share the build's folder, and so its logs)."""
-    return next(text for log in build.parent.glob("http-*.log") if f"listening on {url}" in (text := log.read_text()))
-
-
-def test_the_start_up_log_names_the_site_when_the_build_has_one(catalog_build: Path, hand_build: Path) -> None:
+def test_the_start_up_log_names_the_site_when_the_build_has_one(
+    catalog_build: Path, hand_build: Path, tmp_path: Path
+) -> None:
     for build, has_site in ((catalog_build, True), (hand_build, False)):
-        with serving_http(build) as (_proc, url, _port):
+        with serving_http(build, log=tmp_path / f"{build.parent.name}.log") as (_proc, url, _port):
             page = httpx2.get(url, headers={"Accept": BROWSER_ACCEPT}, timeout=10)  # answered after the log lines
             assert page.status_code == 200 and ('href="/site/"' in page.text) == has_site
-            log = _start_up_log(build, url)
+            log = (tmp_path / f"{build.parent.name}.log").read_text()
         assert (f"site for people: {url.removesuffix('/mcp')}/site/" in log) == has_site, log

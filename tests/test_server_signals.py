@@ -23,7 +23,7 @@ from typing import IO
 
 import pytest
 from click.testing import CliRunner
-from server_support import INITIALIZE, capidx_command, running
+from server_support import INITIALIZE, serving_http, serving_stdio
 
 from capidx.cli import cli
 
@@ -70,19 +70,9 @@ class Lines:
 @contextmanager
 def serve_stdio(build: Path, stdin: int, *args: str) -> Iterator[tuple[subprocess.Popen[bytes], Lines]]:
     """`capidx serve` over stdio with `stdin`; yields the process and its stderr lines; kills it after."""
-    with subprocess.Popen(
-        capidx_command("serve", "--build", str(build), *args),
-        cwd=build.parent,
-        stdin=stdin,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    ) as proc:
-        try:
-            assert proc.stderr is not None
-            yield proc, Lines(proc.stderr)
-        finally:
-            proc.kill()
-            proc.wait()
+    with serving_stdio(build, *args, stdin=stdin, stderr=subprocess.PIPE) as proc:
+        assert proc.stderr is not None
+        yield proc, Lines(proc.stderr)
 
 
 def stopped(proc: subprocess.Popen[bytes]) -> int:
@@ -162,8 +152,7 @@ def test_sigterm_stops_stdio_serve_while_the_client_does_not_read_stdout(bundled
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_signal_stops_http_serve_with_the_shell_s_code(hand_build: Path, signum: int, code: int) -> None:
     log = hand_build.parent / f"http-signal-{signum}-{time.monotonic_ns()}.log"
-    command = capidx_command("serve", "--build", str(hand_build), "--transport", "http", "--port", "0")
-    with running(command, log, r"listening on http://", cwd=hand_build.parent) as (proc, _found):
+    with serving_http(hand_build, log=log) as (proc, _url, _port):
         proc.send_signal(signum)
         assert stopped(proc) == code
     text = log.read_text()

@@ -87,7 +87,7 @@ def _capability_entry(capability: CanonicalCapability, enhanced: Enhanced) -> di
         "terms": dict(sorted(_counted(enhanced, texts).items())),
         "description": dict(sorted(_counted(enhanced, described).items())),
         "similarTo": [
-            {"capability": row["capability"], "score": row["score"]} for row in enhanced.similar_rows(capability.slug)
+            {"capability": edge.target, "score": edge.score} for edge in enhanced.similar.get(capability.slug, ())
         ],
     }
 

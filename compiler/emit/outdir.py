@@ -168,7 +168,7 @@ def _is_ours(path: Path) -> bool:
 def _leftover_candidates(parent: Path) -> Iterator[Path]:
     try:
         with os.scandir(parent) as entries:
-            names = sorted(entry.name for entry in entries if entry.name.startswith(_LEFTOVER_PREFIXES))
+            names = sorted(entry.name for entry in entries if entry.name.startswith(LEFTOVER_PREFIXES))
     except OSError:
         return
     for name in names:
@@ -180,7 +180,8 @@ def _leftover_candidates(parent: Path) -> Iterator[Path]:
             continue
 
 
-_LEFTOVER_PREFIXES = (TEMP_PREFIX, OLD_PREFIX, NEW_PREFIX)
+# How the folders a build leaves while it runs are named (one it was stopped in may stay).
+LEFTOVER_PREFIXES = (TEMP_PREFIX, OLD_PREFIX, NEW_PREFIX)
 
 
 def _has_marker(folder: Path) -> bool:

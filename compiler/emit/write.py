@@ -208,7 +208,7 @@ class _Pack:
             os.close(fd)
 
     def _flush(self) -> None:
-        data, self._buffer = bytes(self._buffer), bytearray()
+        data, self._buffer = self._buffer, bytearray()  # handed over, not copied
         if data:
             _named(_write_all, self.path, self._fd, data)
 
@@ -233,7 +233,7 @@ def _write_file(path: str, data: bytes) -> int:
     return len(data)
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _write_all(fd: int, data: bytes | bytearray) -> None:
     """The one place where the build's bytes meet the disk."""
     view = memoryview(data)
     while view:

@@ -51,11 +51,11 @@ def memory_id(marker_line: str) -> str | None:
     return found.group(1) if found else None
 
 
-def staleness(text: str | None, rendered: str, sha256: str) -> str | None:
-    """Why a file holding `text` (None: no file) is not current against the block `rendered`; None when it is."""
+def staleness(text: str | None, block: Block | None, rendered: str, sha256: str) -> str | None:
+    """Why a file holding `text` (None: no file) with its `block` (`find_block`) is not current against the
+    block `rendered`; None when it is."""
     if text is None:
         return "missing: the file does not exist"
-    block = find_block(text)
     if block is None:
         return "no capidx block"
     held = block.text(text)
@@ -79,9 +79,8 @@ def find_block(text: str) -> Block | None:
     if not markers:
         return None
     kinds = [match.group(1) for match in markers]
-    shown = markers[:_MAX_SHOWN]
-    lines = [text.count("\n", 0, match.start()) + 1 for match in shown]
     if kinds != ["begin", "end"]:
+        lines = [text.count("\n", 0, match.start()) + 1 for match in markers[:_MAX_SHOWN]]
         raise MarkerError(_describe(kinds, lines))
     line_end = text.find("\n", markers[1].start())
     end = len(text) if line_end < 0 else line_end
@@ -123,12 +122,11 @@ def expected_block(text: str | None, memory: str, sha256: str) -> str:
     return render_block(memory, sha256, newline_of(text) if text else "\n")
 
 
-def splice(text: str | None, rendered: str) -> str:
-    """`text` with its block replaced by `rendered`, or `rendered` appended after a blank line when it has no
-    block (a new or empty file is the block alone). Every character outside the block stays as it was."""
+def splice(text: str | None, block: Block | None, rendered: str) -> str:
+    """`text` with its `block` (`find_block`) replaced by `rendered`, or `rendered` appended after a blank line
+    when it has none (a new or empty file is the block alone). Every character outside the block stays as it was."""
     if not text:
         return rendered + "\n"
-    block = find_block(text)
     if block is not None:
         return text[: block.start] + rendered + text[block.end :]
     newline = newline_of(text)

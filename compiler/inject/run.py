@@ -46,11 +46,12 @@ class Memory:
 
 @dataclass(frozen=True)
 class Plan:
-    """One file: what it holds, what it should hold, and why it is not current (None: it is)."""
+    """One file: what it should hold, why it is not current (None: it is) and what writing it does."""
 
     target: Target
     new: str
     stale: str | None
+    done: str
 
 
 def execute(options: InjectOptions, echo: Callable[[str], Any] = print) -> int:
@@ -68,16 +69,8 @@ def execute(options: InjectOptions, echo: Callable[[str], Any] = print) -> int:
         return int(ExitCode.OK)
     write_all([(plan.target, plan.new.encode("utf-8")) for plan in plans if plan.stale is not None])
     for plan in plans:
-        echo(f"{plan.target.shown}: {_done(plan)}")
+        echo(f"{plan.target.shown}: {plan.done}")
     return int(ExitCode.OK)
-
-
-def _done(plan: Plan) -> str:
-    if plan.stale is None:
-        return "unchanged (the block is current)"
-    if plan.target.text is None:
-        return "created"
-    return "block updated" if block.find_block(plan.target.text) else "block added"
 
 
 def _plan_all(options: InjectOptions, memory: Memory) -> list[Plan]:
@@ -98,9 +91,13 @@ def _plan_all(options: InjectOptions, memory: Memory) -> list[Plan]:
 
 
 def _plan(target: Target, memory: Memory) -> Plan:
+    found = block.find_block(target.text) if target.text else None  # the file's markers, read once
     rendered = block.expected_block(target.text, memory.text, memory.sha256)
-    stale = block.staleness(target.text, rendered, memory.sha256)
-    return Plan(target, block.splice(target.text, rendered) if stale else target.text or "", stale)
+    stale = block.staleness(target.text, found, rendered, memory.sha256)
+    if stale is None:
+        return Plan(target, "", None, "unchanged (the block is current)")
+    done = "created" if target.text is None else "block updated" if found else "block added"
+    return Plan(target, block.splice(target.text, found, rendered), stale, done)
 
 
 def load_memory(location: Path) -> Memory:

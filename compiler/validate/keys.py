@@ -188,8 +188,9 @@ def _objects(
         for key, child in value.items():
             yield from _objects(child, shape.below(key), (*parts, key))
     elif isinstance(value, list):
+        items = [replace(p, schema=p.schema["items"]) for p in places if isinstance(p.schema.get("items"), dict)]
         for index, item in enumerate(value):
-            below = [replace(p, schema=p.schema["items"]) for p in places if isinstance(p.schema.get("items"), dict)]
+            below = list(items)  # every element's, then the element's own `prefixItems` entry
             for place in places:
                 prefix = place.schema.get("prefixItems")
                 if isinstance(prefix, list) and index < len(prefix) and isinstance(prefix[index], dict):

@@ -237,24 +237,17 @@ def _annotation_groups(diagnostics: list[Diagnostic], limit: int) -> list[list[D
     marks one line of the pull request's diff, so grouping only what does not fit hides the fewest lines.
     When even one annotation per file and rule is too many, they are all grouped (the caller caps them).
     """
-    rest: dict[tuple[str, str], list[Diagnostic]] = {}
-    for diagnostic in diagnostics:
-        rest.setdefault((diagnostic.path, diagnostic.code), []).append(diagnostic)
-    alone = 0  # the first `alone` diagnostics get an annotation each; adding one frees a group at most
-    while alone < len(diagnostics) and alone + 1 + len(rest) - _frees(rest, diagnostics[alone]) <= limit:
-        group = rest[(diagnostics[alone].path, diagnostics[alone].code)]
-        group.pop(0)
-        if not group:
-            del rest[(diagnostics[alone].path, diagnostics[alone].code)]
+    alone = 0  # the first `alone` diagnostics get an annotation each, the rest one per file and rule
+    while alone < len(diagnostics) and alone + 1 + len({_rule(d) for d in diagnostics[alone + 1 :]}) <= limit:
         alone += 1
-    order = {id(diagnostic): index for index, diagnostic in enumerate(diagnostics)}
-    grouped = sorted(rest.values(), key=lambda group: order[id(group[0])])  # in reading order
-    return [[diagnostic] for diagnostic in diagnostics[:alone]] + grouped
+    rest: dict[tuple[str, str], list[Diagnostic]] = {}  # in reading order: a group where its first one stands
+    for diagnostic in diagnostics[alone:]:
+        rest.setdefault(_rule(diagnostic), []).append(diagnostic)
+    return [[diagnostic] for diagnostic in diagnostics[:alone]] + list(rest.values())
 
 
-def _frees(groups: dict[tuple[str, str], list[Diagnostic]], diagnostic: Diagnostic) -> int:
-    """1 when `diagnostic` is the last one of its group (taking it out leaves one group fewer), else 0."""
-    return int(len(groups[(diagnostic.path, diagnostic.code)]) == 1)
+def _rule(diagnostic: Diagnostic) -> tuple[str, str]:
+    return diagnostic.path, diagnostic.code
 
 
 def _visible(diagnostic: Diagnostic, keep: str = "") -> Diagnostic:

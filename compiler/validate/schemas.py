@@ -20,7 +20,7 @@ from typing import Any
 
 from capidx.compiler.diagnostics import Diagnostic
 from capidx.compiler.validate.fastschema import compile_check
-from capidx.compiler.validate.keys import suggest, unknown_key
+from capidx.compiler.validate.keys import EXTENSION_PREFIX, suggest, unknown_key
 from capidx.compiler.validate.load import SourceFile, load_file
 
 CAPABILITY_SCHEMA = "capability-schema.json"
@@ -34,7 +34,7 @@ _FORMAT_HINTS = {
     "email": "write an address such as name@example.com",
 }
 _MAX_LISTED = 25
-_EXTENSIONS = "^x-"  # the `patternProperties` of capidx's own schemas that lets extension keys in
+_EXTENSIONS = f"^{EXTENSION_PREFIX}"  # the `patternProperties` of capidx's own schemas that lets extension keys in
 # How to write a value of each JSON type, for "expected boolean, received string".
 _TYPE_HINTS = {
     "boolean": "write true or false, without quotes",
