@@ -126,33 +126,40 @@ def parse_line(line: bytes | Oversized, limit: int) -> types.JSONRPCMessage | Re
 
 NOT_JSON = "Parse error: the line is not valid JSON"
 INT_DIGITS = 4300  # the longest integer the JSON parser takes (Python's default for int(), which pydantic matches)
-_TOO_LONG = object()  # stands for such an integer in a second, slower parse
+
+
+@dataclass(frozen=True, slots=True)
+class _TooLong:
+    """Stands for an integer too long to read, in a second, slower parse: how many digits it has."""
+
+    digits: int
 
 
 def _unparsed(line: bytes) -> Reply:
     """The answer to a line the JSON parser refused: -32700, unless the line is JSON whose only fault is an
     integer too long to read or a nesting too deep to read, which is an invalid request (valid JSON) and is
     named, with the request's id."""
-    lengths: list[int] = []
+    too_long: list[_TooLong] = []
     constants: list[str] = []
 
-    def read_int(text: str) -> object:
+    def read_int(text: str) -> int | _TooLong:
         if len(text) <= INT_DIGITS:
             return int(text)
-        lengths.append(len(text.lstrip("-")))
-        return _TOO_LONG
+        too_long.append(_TooLong(len(text.lstrip("-"))))
+        return too_long[-1]
 
     try:
         data = json.loads(line, parse_int=read_int, parse_constant=constants.append)
     except (ValueError, RecursionError):
         return _error(None, types.PARSE_ERROR, NOT_JSON)
     request_id = data.get("id") if isinstance(data, dict) else None
-    if request_id is _TOO_LONG:
-        problem = f"the id is an integer of {lengths[0]} digits; an id is a string or an integer of at most"
+    if isinstance(request_id, _TooLong):
+        problem = f"the id is an integer of {request_id.digits} digits; an id is a string or an integer of at most"
         return _error(None, types.INVALID_REQUEST, f"Invalid Request: {problem} {INT_DIGITS} digits")
     usable = _usable_id(request_id)
-    if lengths:
-        problem = f"a number of {max(lengths)} digits is too long to read (at most {INT_DIGITS} digits)"
+    if too_long:
+        longest = max(number.digits for number in too_long)
+        problem = f"a number of {longest} digits is too long to read (at most {INT_DIGITS} digits)"
         return _error(usable, types.INVALID_REQUEST, f"Invalid Request: {problem}")
     if not constants and (depth := _depth(data)) >= DEEP:
         problem = f"the message is nested too deeply ({depth} levels) to read"

@@ -160,6 +160,12 @@ def test_a_request_with_an_unusable_id_is_answered_invalid_request(server: Stdio
     assert server.reply() == {"jsonrpc": "2.0", "id": 4, "result": {}}
 
 
+def test_a_too_long_id_is_named_by_its_own_length_not_an_earlier_number_s() -> None:
+    line = b'{"jsonrpc":"2.0","params":{"n":%s},"id":%s,"method":"ping"}' % (b"1" * 5000, b"2" * 4400)
+    message = parse_line(line, 10**6).error.error.message  # type: ignore[union-attr]
+    assert "the id is an integer of 4400 digits" in message
+
+
 @pytest.mark.slow
 def test_a_number_too_long_to_read_is_named_with_the_request_s_id(server: Stdio) -> None:
     server.send(b'{"jsonrpc":"2.0","id":5,"method":"ping","params":{"n":%s}}\n' % (b"1" * 5000))
