@@ -76,7 +76,8 @@ def scaffold(root: Path, *, force: bool = False) -> Scaffolded:
             write_whole(root / target, _bundled(source), _MODE)  # whole or not at all
         gitignore = _ignore_build(root / GITIGNORE)
     except OSError as exc:
-        raise InitError(f"cannot write the scaffold under {root}: {exc.strerror or exc}") from None
+        file = f"{exc.filename}: " if exc.filename else ""  # which file, when the error says
+        raise InitError(f"cannot write the scaffold under {root}: {file}{exc.strerror or exc}") from None
     return Scaffolded(root, tuple(target for _source, target in SCAFFOLD), tuple(present), gitignore)
 
 

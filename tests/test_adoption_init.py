@@ -201,4 +201,15 @@ def test_a_failed_write_leaves_no_temporary_file(tmp_path: Path, monkeypatch: py
 
     assert result.exit_code == 2
     assert "cannot write the scaffold" in result.output and "No space left on device" in result.output
+
+
+def test_a_failed_write_names_the_file_when_the_system_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(source: object, target: object) -> None:
+        raise OSError(errno.EACCES, "Permission denied", str(target))
+
+    monkeypatch.setattr(os, "replace", refuse)
+    result = run_cli(["init"], cwd=tmp_path)
+
+    assert result.exit_code == 2
+    assert f"{tmp_path / 'capidx.yaml'}: Permission denied" in result.output
     assert [path for path in tmp_path.rglob("*") if path.is_file()] == []

@@ -494,6 +494,19 @@ def _full_disk_for(monkeypatch: pytest.MonkeyPatch, prefix: str) -> None:
     monkeypatch.setattr(os, "open", full)
 
 
+def test_a_memory_text_holding_a_marker_line_is_refused_with_its_line(project: Path) -> None:
+    # Catalog text that starts a line with a marker would end the block early on the next run.
+    write_memory_build(
+        project / "build", "# Capabilities\n\nsee <!-- capidx:end --> inline is fine\n<!-- capidx:end -->\n"
+    )
+    (project / "AGENTS.md").write_bytes(b"# Rules\n")
+    result = inject("AGENTS.md")
+
+    assert result.exit_code == 2
+    assert "memory.md:4: a line starting with a capidx marker; remove it from the catalog" in result.output
+    assert (project / "AGENTS.md").read_bytes() == b"# Rules\n"
+
+
 def test_a_failed_run_leaves_no_folder_it_created(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (project / "docs").mkdir()
     _full_disk_for(monkeypatch, ".CLAUDE.md.")

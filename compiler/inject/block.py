@@ -68,8 +68,10 @@ def staleness(text: str | None, block: Block | None, rendered: str, sha256: str)
     return "the block differs from the build's memory.md (edited by hand?)"
 
 
-def has_marker(text: str) -> bool:
-    return _MARKER.search(text) is not None
+def marker_line(text: str) -> int | None:
+    """The line (from 1) of the first capidx marker in `text`, None when it has none."""
+    found = _MARKER.search(text)
+    return None if found is None else text.count("\n", 0, found.start()) + 1
 
 
 def find_block(text: str) -> Block | None:

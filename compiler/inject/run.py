@@ -116,8 +116,8 @@ def load_memory(location: Path) -> Memory:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise InjectError(f"{path}: not UTF-8; {builddir.REBUILD}") from None
-    if block.has_marker(text):  # it would end the block early on the next run: the catalog's text is refused
-        raise InjectError(f"{path}: holds a line starting with a capidx marker; remove it from the catalog")
+    if line := block.marker_line(text):  # it would end the block early on the next run: the catalog's text is refused
+        raise InjectError(f"{path}:{line}: a line starting with a capidx marker; remove it from the catalog")
     return Memory(text, row["sha256"])
 
 

@@ -61,7 +61,7 @@ def open_target(name: Path, project: Path, cwd: Path, build: Path, project_out: 
         info = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
         if os.path.lexists(given):
-            raise InjectError(f"{shown}: a symbolic link to a missing file ({path})") from None
+            raise InjectError(f"{shown}: a symbolic link to a missing file ({path}); fix or remove the link") from None
         _check_folder(path.parent, root, shown)
         return Target(shown, path, None, None, None)
     except OSError as exc:
