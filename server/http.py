@@ -19,18 +19,23 @@ settings.py refuses anything else at start-up.
 
 `WholeBody` reads a request's body before the SDK sees it (issue #31, item 2): a client that hung up
 half-way through its body made the SDK log a full `ClientDisconnect` traceback at error level; now it
-is one info line, and the SDK never hears of the request.
+is one info line, and the SDK never hears of the request. A request whose id JSON-RPC does not allow (an
+object, an array, null, a boolean, a fraction) is answered `400` with `-32600` naming the id, as on stdio:
+on the 2025-11-25 revision the SDK read it as a notification and answered `202` with nothing in it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Sequence
 from typing import Any
 
+from mcp_types import INVALID_REQUEST
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from capidx.server.jsonrpc_id import id_problem
 from capidx.server.limits import clip
 
 logger = logging.getLogger("capidx.server")
@@ -176,6 +181,14 @@ async def send_text(send: Any, status: int, text: str, extra: Sequence[tuple[byt
     await send_response(send, status, headers, body)
 
 
+async def send_invalid_request(send: Any, problem: str) -> None:
+    """A JSON-RPC `-32600` error with id null, in the status and body the SDK gives its own invalid requests."""
+    error = {"code": INVALID_REQUEST, "message": f"Invalid Request: {problem}"}
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": error}, separators=(",", ":")).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send_response(send, 400, headers, body)
+
+
 class WholeBody:
     """ASGI middleware: the app gets a request once its whole body has arrived, up to `limit` bytes.
 
@@ -203,8 +216,13 @@ class WholeBody:
             chunks.append(message.get("body", b""))
             size += len(chunks[-1])
             more = message.get("more_body", False)
-        first: list[dict[str, Any]] = [{"type": "http.request", "body": b"".join(chunks), "more_body": more}]
+        body = b"".join(chunks)
         del chunks
+        if not more and scope["method"] == "POST" and (problem := id_problem(body)):
+            await send_invalid_request(send, problem)
+            return
+        first: list[dict[str, Any]] = [{"type": "http.request", "body": body, "more_body": more}]
+        del body
 
         async def replay() -> Any:
             return first.pop() if first else await receive()

@@ -44,6 +44,8 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from capidx.server.jsonrpc_id import id_problem, loaded, usable_id
+
 logger = logging.getLogger("capidx.server")
 
 CHUNK_BYTES = 64 * 1024
@@ -119,7 +121,7 @@ def parse_line(line: bytes | Oversized, limit: int) -> types.JSONRPCMessage | Re
         return _error(_request_id(line), types.INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message")
     except ValueError:  # e.g. not UTF-8
         return _error(None, types.PARSE_ERROR, NOT_JSON)
-    if isinstance(message, types.JSONRPCNotification) and (problem := _id_problem(line)):
+    if isinstance(message, types.JSONRPCNotification) and (problem := id_problem(line)):
         return _error(None, types.INVALID_REQUEST, f"Invalid Request: {problem}")
     return message
 
@@ -156,7 +158,7 @@ def _unparsed(line: bytes) -> Reply:
     if isinstance(request_id, _TooLong):
         problem = f"the id is an integer of {request_id.digits} digits; an id is a string or an integer of at most"
         return _error(None, types.INVALID_REQUEST, f"Invalid Request: {problem} {INT_DIGITS} digits")
-    usable = _usable_id(request_id)
+    usable = usable_id(request_id)
     if too_long:
         longest = max(number.digits for number in too_long)
         problem = f"a number of {longest} digits is too long to read (at most {INT_DIGITS} digits)"
@@ -181,40 +183,14 @@ def _depth(data: object) -> int:
     return deepest
 
 
-_ID_TYPES = {dict: "an object", list: "an array", bool: "a boolean", float: "a number that is not an integer"}
-
-
-def _loaded(line: bytes) -> Any:
-    """The line's JSON value, or None when the standard library cannot read it either."""
-    try:
-        return json.loads(line)
-    except (ValueError, RecursionError):
-        return None
-
-
-def _usable_id(request_id: Any) -> str | int | None:
-    """`request_id` when JSON-RPC allows it (a string or an integer), else None."""
-    return request_id if isinstance(request_id, str | int) and not isinstance(request_id, bool) else None
-
-
-def _id_problem(line: bytes) -> str | None:
-    """What is wrong with the id of a line read as a notification, or None when it has no id (a true one)."""
-    data = _loaded(line)
-    if not isinstance(data, dict) or "id" not in data:
-        return None
-    request_id = data["id"]
-    kind = "null" if request_id is None else _ID_TYPES.get(type(request_id), type(request_id).__name__)
-    return f"the id is {kind}; an id is a string or an integer (a notification has no id at all)"
-
-
 def _error(request_id: Any, code: int, message: str) -> Reply:
     return Reply(types.JSONRPCError(jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=message)))
 
 
 def _request_id(line: bytes) -> str | int | None:
     """The id of an invalid request when it has a valid one, so the client can match the error."""
-    data = _loaded(line)
-    return _usable_id(data.get("id")) if isinstance(data, dict) else None
+    data = loaded(line)
+    return usable_id(data.get("id")) if isinstance(data, dict) else None
 
 
 @asynccontextmanager

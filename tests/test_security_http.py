@@ -243,6 +243,25 @@ def test_the_message_size_limit_applies_to_http_bodies(small_limits: int) -> Non
 
 
 @pytest.mark.slow
+def test_a_request_with_an_unusable_id_is_answered_invalid_request(small_limits: int) -> None:
+    """As on stdio: an id that is not a string or an integer makes the request invalid, -32600 with id null and
+    the id named, on both revisions (on 2025-11-25 the SDK read it as a notification: 202 and no answer)."""
+    url = f"http://127.0.0.1:{small_limits}/mcp"
+    unusable = {'{"a":1}': "an object", "[1]": "an array", "null": "null", "true": "a boolean", "1.5": "not an integer"}
+    for revision in ("2025-11-25", "2026-07-28"):
+        headers = {**HEADERS, "MCP-Protocol-Version": revision}
+        for request_id, named in unusable.items():
+            body = f'{{"jsonrpc":"2.0","id":{request_id},"method":"ping"}}'
+            response = httpx2.post(url, content=body, headers=headers, timeout=10)
+            assert response.status_code == 400, (revision, request_id, response.status_code)
+            reply = response.json()
+            assert reply["id"] is None and reply["error"]["code"] == -32600 and named in reply["error"]["message"]
+    notification = {"jsonrpc": "2.0", "method": "notifications/initialized"}  # no id at all: still a notification
+    assert httpx2.post(url, json=notification, headers=HEADERS, timeout=10).status_code == 202
+    assert httpx2.post(url, json=INITIALIZE, headers=HEADERS, timeout=10).status_code == 200
+
+
+@pytest.mark.slow
 def test_a_client_that_hangs_up_mid_body_costs_one_log_line(hand_build: Path) -> None:
     """Content-Length 1000, 11 bytes sent, then the socket closed: one info line, no traceback (it was an
     error with starlette's ClientDisconnect traceback), for both protocol revisions; the server answers on."""

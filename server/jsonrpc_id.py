@@ -1,0 +1,37 @@
+"""What JSON-RPC 2.0 allows as a request id, for both transports (server/stdio.py, server/http.py).
+
+Why: the SDK's message model reads a request whose id is an object, an array, null, a boolean or a fraction
+as a notification, which nobody answers, so the client waits forever; each transport answers such a request
+`-32600` naming what the id is instead.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+_ID_TYPES = {dict: "an object", list: "an array", bool: "a boolean", float: "a number that is not an integer"}
+
+
+def loaded(message: bytes) -> Any:
+    """The message's JSON value, or None when the standard library cannot read it either."""
+    try:
+        return json.loads(message)
+    except (ValueError, RecursionError):
+        return None
+
+
+def usable_id(request_id: Any) -> str | int | None:
+    """`request_id` when JSON-RPC allows it (a string or an integer), else None."""
+    return request_id if isinstance(request_id, str | int) and not isinstance(request_id, bool) else None
+
+
+def id_problem(message: bytes) -> str | None:
+    """What is wrong with the id of a message that calls a method, or None: a usable id, or none at all (a
+    notification), or not a single method call (a response, a batch, not JSON)."""
+    data = loaded(message)
+    if not isinstance(data, dict) or "id" not in data or "method" not in data or usable_id(data["id"]) is not None:
+        return None
+    request_id = data["id"]
+    kind = "null" if request_id is None else _ID_TYPES.get(type(request_id), type(request_id).__name__)
+    return f"the id is {kind}; an id is a string or an integer (a notification has no id at all)"
