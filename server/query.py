@@ -1,7 +1,7 @@
 """The query analysed once (`Query`), so that the exact tiers (server/resolve.py) and the ranking model
 (server/rank.py) never normalize again: identifiers, `terms()`, typos corrected against the index's vocabulary,
 and the units to rank (each word, or a run an abbreviation stands for, as Snowball roots; the abbreviation
-table's other reading is an alternative unless one capability's name has all the words).
+table's other readings are alternatives unless one capability's name has all the words).
 """
 
 from __future__ import annotations
@@ -105,8 +105,9 @@ def _units(words: list[tuple[str, float]], vocabulary: Vocabulary) -> list[Unit]
                 break
         else:
             term, trust = words[i]
-            spelled = [tuple(terms(e)) for e in expansions(term)] + [(s,) for s in abbreviations((term,))]
-            units.append(_unit((term,), spelled, trust, vocabulary))
+            short = abbreviations((term,))  # 'picture' -> 'pic', whose other reading ('image') may be meant too
+            spelled = [tuple(terms(e)) for e in (*expansions(term), *(e for s in short for e in expansions(s)))]
+            units.append(_unit((term,), [*spelled, *((s,) for s in short)], trust, vocabulary))
             i += 1
     return units
 

@@ -114,8 +114,7 @@ def _by_ranking(index: MatchIndex, q: Query, agent: str | None) -> Resolution:
 
 
 def decide(best: float, runner_up: float, lacks: bool = False, rule: tuple[float, float, float] | None = None) -> bool:
-    """Whether a ranked winner is clear enough to resolve: confident enough (more so for a winner the asked agent
-    lacks) and ahead of the runner-up by the rule's lead (confidences are shares of the query explained)."""
+    """Whether a ranked winner is confident enough and far enough ahead (confidences: shares of the query)."""
     confidence, lead, no = rule or DECISION_RULE
     return best >= (no if lacks else confidence) and best - runner_up >= lead
 

@@ -27,6 +27,7 @@ CATALOG = (
     Cap("Code Generation", "collaboration", "Generates new functions and classes from a description.", agents=HAS),
     Cap("Test Generation", "collaboration", "Writes unit tests that cover the code you select.", agents=HAS),
     Cap("Web Search", "context-awareness", "Searches the web for current information.", agents=HAS),
+    Cap("Image Input", "context-awareness", "Reads screenshots and diagrams attached to a prompt.", agents=HAS),
 )
 
 
@@ -66,6 +67,15 @@ def test_a_spelled_out_run_finds_its_abbreviation(index: MatchIndex) -> None:
     (unit,) = analyse("command line interface", index.vocabulary).units
     assert unit.words == tuple(root(w) for w in ("command", "line", "interface")) and ("cli",) in unit.alternatives
     assert first(resolve_capability(index, "command line interface", agent=CLAUDE)) == "terminal-cli"
+
+
+def test_the_other_readings_of_a_words_abbreviation_are_alternatives(index: MatchIndex) -> None:
+    # 'pic' stands for 'picture' or 'image': 'picture' may mean what the catalog calls an image
+    (unit,) = analyse("picture", index.vocabulary).units
+    assert (root("image"),) in unit.alternatives and ("pic",) in unit.alternatives
+    assert first(resolve_capability(index, "attach a picture", agent=CLAUDE)) == "image-input"
+    # a word no abbreviation of the table stands for has no such alternatives
+    assert analyse("screenshot", index.vocabulary).units[0].alternatives == ()
 
 
 def test_words_of_a_name_rank_it_first(index: MatchIndex) -> None:
