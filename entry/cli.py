@@ -8,8 +8,10 @@ neither the MCP SDK nor a tokenizer.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
+from collections.abc import Iterator
 from typing import Any
 
 import click
@@ -25,16 +27,27 @@ SERVE_EXTRA = ("mcp", "rapidfuzz", "watchfiles")
 
 
 class _Capidx(click.Group):
-    """The group, with one change to click's way: a Ctrl-C during a command ends it with 130 (the shell's code
-    for SIGINT), as `capidx serve` does once it runs, not with click's "Aborted!" and 1, the code of a failed
-    build or invalid data. The command's own clean-up has run by then: it is unwinding a KeyboardInterrupt."""
+    """The group, with one change to click's way: a Ctrl-C while the arguments are read or a command runs ends
+    it with 130 (the shell's code for SIGINT), as `capidx serve` does once it runs, not with click's "Aborted!"
+    and 1, the code of a failed build or invalid data. The command's own clean-up has run by then: it is
+    unwinding a KeyboardInterrupt."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        with _interrupt_exits_130():
+            return super().make_context(*args, **kwargs)
 
     def invoke(self, ctx: click.Context) -> Any:
-        try:
+        with _interrupt_exits_130():
             return super().invoke(ctx)
-        except KeyboardInterrupt:
-            click.echo(err=True)  # the shell's prompt on a line of its own, after the terminal's ^C
-            raise click.exceptions.Exit(130) from None
+
+
+@contextlib.contextmanager
+def _interrupt_exits_130() -> Iterator[None]:
+    try:
+        yield
+    except KeyboardInterrupt:
+        click.echo(err=True)  # the shell's prompt on a line of its own, after the terminal's ^C
+        raise click.exceptions.Exit(130) from None
 
 
 @click.group(cls=_Capidx, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

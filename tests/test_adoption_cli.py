@@ -89,6 +89,16 @@ def test_ctrl_c_during_a_command_ends_it_with_130(monkeypatch: pytest.MonkeyPatc
     assert "Aborted" not in result.output
 
 
+def test_ctrl_c_while_the_arguments_are_read_ends_with_130(monkeypatch: pytest.MonkeyPatch) -> None:
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(type(cli), "parse_args", interrupted)  # what the signal raises while click parses
+    result = CliRunner().invoke(cli, ["validate"], catch_exceptions=False)
+    assert result.exit_code == 130
+    assert "Aborted" not in result.output
+
+
 def test_the_walk_covers_every_command() -> None:
     assert {name for name, _command in _commands()} >= {
         "capidx",
