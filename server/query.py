@@ -46,8 +46,7 @@ class Vocabulary:
 
 @dataclass(frozen=True, slots=True)
 class Unit:
-    """A word of the query, or a spelled-out run an abbreviation stands for, as roots: `words` is what was typed
-    (typo-corrected, `trust` < 1), `alternatives` what may stand for it instead."""
+    """A query word, or a run an abbreviation stands for, as roots (`trust` < 1: typo-corrected); its alternatives."""
 
     words: tuple[str, ...]
     alternatives: tuple[tuple[str, ...], ...] = ()
@@ -148,9 +147,8 @@ def _parts(word: tuple[str, float], vocabulary: Vocabulary) -> list[tuple[str, f
 
 
 def _plausible_typo(typed: str, known: str) -> bool:
-    """Whether `known` may be what `typed` meant: misspellings keep their first letter ('fine' is not 'line'), and
-    in a short word a wrong or extra letter usually makes another real word ('spot' / 'shot'), while a missing or
-    swapped letter rarely does ('hoks', 'mdoe')."""
+    """Whether `known` may be what `typed` meant: misspellings keep their first letter ('fine' is not 'line'); in a
+    short word a wrong or extra letter makes another word ('spot'), a missing or swapped one rarely ('hoks')."""
     if typed[:1] != known[:1]:
         return False
     if len(typed) > SHORT_TYPO:

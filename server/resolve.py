@@ -1,8 +1,8 @@
 """Capability resolution: what the user typed -> a capability slug.
 
 Why: exact tiers answer what is spelled as the index has it (a name, identifiers, an alias, an agent's wording,
-a name or alias in other forms, a whole name mistyped); the ranking model (server/rank.py) and one decision rule
-answer the rest, and never say with a loose match that the asked agent lacks something.
+a name or alias in other forms, words of one name only, a whole name mistyped); the ranking model (server/rank.py)
+and one decision rule answer the rest, and never say with a loose match that the asked agent lacks something.
 """
 
 from __future__ import annotations
@@ -12,20 +12,19 @@ from collections.abc import Callable, Mapping
 
 from rapidfuzz import fuzz
 
+from capidx.schema.text import STOP_WORDS
 from capidx.server.matchindex import Candidate, MatchIndex, Resolution
 from capidx.server.names import SUGGESTIONS, ambiguous, best_first, closest, typo_winner
 from capidx.server.query import Query, analyse
 
-# The decision rule (fitted on the query sets of benchmarks/resolution; calibration table in
-# benchmarks/resolution/RESULTS.md): a ranked winner resolves when its confidence reaches the first value and it
-# leads the runner-up by the second; a winner the asked agent lacks ("no") needs the third value instead of the
-# first (at least 0.1 more, by design). Anything else comes back as candidates.
+# The decision rule (fitted on the query sets of benchmarks/resolution, calibration table in its RESULTS.md): a
+# ranked winner resolves when its confidence reaches the first value and it leads the runner-up by the second; a
+# winner the asked agent lacks ("no") needs the third value instead (0.1 more at least). Else: candidates.
 DECISION_RULE: tuple[float, float, float] = (0.3, 0.16, 0.4)
 # An unresolved answer offers up to this many ranked candidates, down to this confidence; below half the
 # rule's confidence nothing matched ("unknown") and the closest names fill the list.
 SHOWN_CANDIDATES = 5
 SHOWN_FLOOR = 0.02
-
 
 # An identifier found in another agent's record weighs this share of the same in the asked agent's; the evidence
 # and the lead over the runner-up (a field or an agent apart) an identifier answer needs.
@@ -35,8 +34,7 @@ IDENTIFIER_LEAD = 0.15
 
 
 def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) -> Resolution:
-    """A capability slug; `agent` (an id) makes that agent's own terminology and identifiers win, and keeps
-    a loose match from saying the agent lacks something."""
+    """A capability slug; the asked `agent` (an id) has its own wordings and identifiers win, and no loose "no"."""
     q = analyse(query, index.vocabulary)
     n = q.normalized
     if (slug := index.keys.get(n)) is not None:
@@ -52,16 +50,23 @@ def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) 
         return Resolution(query, "resolved", slugs[0], "terminology", 1.0)
     if (slug := index.stemmed.get(q.key)) is not None:  # a name or alias in other forms ('the release notes')
         return Resolution(query, "resolved", slug, "stemmed", 1.0)
+    if slug := _name_part(index, n):  # words in a row of one name only ('in-editor', 'permissions')
+        return Resolution(query, "resolved", slug, "partial", 1.0)
     # A whole name, alias or wording mistyped ('hoks', 'mcp srvers').
     if q.mistyped and (resolved := typo_winner(query, _similarity(index, n, fuzz.ratio))):
         return resolved
     return _by_ranking(index, q, agent)
 
 
+def _name_part(index: MatchIndex, n: str) -> str | None:
+    """The one capability whose name (or slug) has all the query's words in a row, unless all are stop words."""
+    found = {slug for key, slug in index.keys.items() if f" {n} " in f" {key} "}
+    return found.pop() if len(found) == 1 and set(n.split()) - STOP_WORDS else None
+
+
 def _identifier_evidence(index: MatchIndex, q: Query, agent: str | None) -> Counter[str]:
-    """Capability -> how strongly the query's identifiers point to it: per identifier the strongest place it
-    occurs (`IDENTIFIER_EVIDENCE`; in another agent's record `OTHER_AGENT_IDENTIFIER` of that), summed over
-    the identifiers and divided by their number (an identifier nothing mentions lowers every score)."""
+    """Capability -> the mean over the query's identifiers of the strongest place each occurs in its records
+    (`IDENTIFIER_EVIDENCE`, in another agent's `OTHER_AGENT_IDENTIFIER` of that; nowhere: 0, lowering all)."""
     found: Counter[str] = Counter()
     for token in q.identifiers:
         best: dict[str, float] = {}
@@ -73,8 +78,7 @@ def _identifier_evidence(index: MatchIndex, q: Query, agent: str | None) -> Coun
 
 
 def _by_identifier(index: MatchIndex, q: Query, evidence: Mapping[str, float], agent: str | None) -> Resolution | None:
-    """A query that is only identifiers ('/compact', 'CLAUDE.md') resolves to the capability whose records name
-    them most directly, when clearly so."""
+    """A query of identifiers only ('/compact', 'CLAUDE.md'): the capability whose records name them most directly."""
     if q.rest:
         return None  # words besides the identifiers: scoring weighs both
     ranked = best_first(evidence)
@@ -122,8 +126,7 @@ def decide(best: float, runner_up: float, lacks: bool = False, rule: tuple[float
 def _no_rule(
     index: MatchIndex, resolution: Resolution, agent: str | None, offered: tuple[Candidate, ...], runner_up: float
 ) -> Resolution:
-    """Never a confident wrong "no": a ranked or identifier answer that the asked agent lacks the capability
-    stands only at the rule's stricter confidence; below it, the candidates come back instead."""
+    """Never a confident wrong "no": an answer the asked agent lacks needs the rule's stricter confidence."""
     has = agent is None or index.capabilities[resolution.value or ""].available_to(agent)
     if has or decide(resolution.confidence, runner_up, lacks=True):
         return resolution

@@ -28,6 +28,7 @@ CATALOG = (
     Cap("Test Generation", "collaboration", "Writes unit tests that cover the code you select.", agents=HAS),
     Cap("Web Search", "context-awareness", "Searches the web for current information.", agents=HAS),
     Cap("Image Input", "context-awareness", "Reads screenshots and diagrams attached to a prompt.", agents=HAS),
+    Cap("In-editor Prompt", "ide-integration", "Opens a chat box at the cursor in the editor.", agents=HAS),
 )
 
 
@@ -76,6 +77,20 @@ def test_the_other_readings_of_a_words_abbreviation_are_alternatives(index: Matc
     assert first(resolve_capability(index, "attach a picture", agent=CLAUDE)) == "image-input"
     # a word no abbreviation of the table stands for has no such alternatives
     assert analyse("screenshot", index.vocabulary).units[0].alternatives == ()
+
+
+def test_words_in_a_row_of_one_name_only_resolve_it(index: MatchIndex) -> None:
+    # 'in' is a stop word, but 'in editor' is a run of words of one name only
+    for query, slug in (
+        ("in-editor", "in-editor-prompt"),
+        ("WEB", "web-search"),
+        ("documentation", "documentation-generation"),
+    ):
+        resolution = resolve_capability(index, query, agent=CLAUDE)
+        assert (resolution.value, resolution.resolved_by) == (slug, "partial"), query
+    # words of several names, words not in a row, or stop words alone are left to the ranking model
+    for query in ("generation", "search web", "in"):
+        assert resolve_capability(index, query, agent=CLAUDE).resolved_by != "partial", query
 
 
 def test_words_of_a_name_rank_it_first(index: MatchIndex) -> None:
