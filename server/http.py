@@ -20,8 +20,9 @@ settings.py refuses anything else at start-up.
 `WholeBody` reads a request's body before the SDK sees it (issue #31, item 2): a client that hung up
 half-way through its body made the SDK log a full `ClientDisconnect` traceback at error level; now it
 is one info line, and the SDK never hears of the request. A request whose id JSON-RPC does not allow (an
-object, an array, null, a boolean, a fraction) is answered `400` with `-32600` naming the id, as on stdio:
-on the 2025-11-25 revision the SDK read it as a notification and answered `202` with nothing in it.
+object, an array, null, a boolean, a fraction; a body up to 64 KiB) is answered `400` with `-32600` naming
+the id, as on stdio, where the SDK would answer `202` with nothing in it (on the 2025-11-25 revision it reads
+such a request as a notification); every other answer is the SDK's own.
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ logger = logging.getLogger("capidx.server")
 
 MAX_HEADER_BYTES = 16 * 1024  # h11's own default, stated: a request head larger than this is a 400
 DESCRIPTOR_MARGIN = 64  # descriptors besides connections: std streams, listening sockets, reloads
+# A body the SDK answers 202 (taken for a notification) is checked for an id JSON-RPC does not allow up to this
+# size: notifications are small, and a larger body is not kept for the length of its request.
+ID_CHECK_BYTES = 64 * 1024
 
 
 def _refusal() -> bytes:
@@ -218,16 +222,26 @@ class WholeBody:
             more = message.get("more_body", False)
         body = b"".join(chunks)
         del chunks
-        if not more and scope["method"] == "POST" and (problem := id_problem(body)):
-            await send_invalid_request(send, problem)
-            return
         first: list[dict[str, Any]] = [{"type": "http.request", "body": body, "more_body": more}]
+        kept = body if len(body) <= ID_CHECK_BYTES else b""  # not the whole body for the request's length
         del body
+        replaced = False
 
         async def replay() -> Any:
             return first.pop() if first else await receive()
 
-        await self.app(scope, replay, send)
+        async def answer(message: dict[str, Any]) -> None:
+            """The SDK's answers, but for its `202` to a request it took for a notification because of an id
+            JSON-RPC does not allow: that request is answered -32600, as on stdio (the SDK's own checks of
+            path, Origin, headers and JSON ran first; a body is parsed again only here)."""
+            nonlocal replaced
+            if message["type"] == "http.response.start" and message["status"] == 202 and (problem := id_problem(kept)):
+                replaced = True
+                await send_invalid_request(send, problem)
+            elif not replaced:
+                await send(message)
+
+        await self.app(scope, replay, answer)
 
 
 def _content_length(scope: Any) -> int | None:

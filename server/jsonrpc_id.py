@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-_ID_TYPES = {dict: "an object", list: "an array", bool: "a boolean", float: "a number that is not an integer"}
+_ID_TYPES = {dict: "an object", list: "an array", bool: "a boolean", float: "a number with a fraction or an exponent"}
 
 
 def loaded(message: bytes) -> Any:

@@ -1,7 +1,6 @@
-"""The query analysed once (`Query`), so that the exact tiers (server/resolve.py) and the ranking model
-(server/rank.py) never normalize again: identifiers, `terms()`, typos corrected against the index's vocabulary,
-and the units to rank (each word, or a run an abbreviation stands for, as Snowball roots; the abbreviation
-table's other readings are alternatives unless one capability's name has all the words).
+"""The query analysed once (`Query`) for the exact tiers (server/resolve.py) and the ranking model (server/rank.py):
+identifiers, `terms()`, typos corrected against the index's vocabulary, and the units to rank (a word, or a run an
+abbreviation stands for, as Snowball roots; the table's other readings are alternatives unless a name has them all).
 """
 
 from __future__ import annotations
@@ -104,8 +103,9 @@ def _units(words: list[tuple[str, float]], vocabulary: Vocabulary) -> list[Unit]
                 break
         else:
             term, trust = words[i]
-            short = abbreviations((term,))  # 'picture' -> 'pic', whose other reading ('image') may be meant too
-            spelled = [tuple(terms(e)) for e in (*expansions(term), *(e for s in short for e in expansions(s)))]
+            short = abbreviations((term,))  # 'picture' -> 'pic', whose other one-word reading ('image') may be meant
+            siblings = [e for s in short for e in expansions(s) if " " not in e]  # 'editor' -/-> 'integrated ...'
+            spelled = [tuple(terms(e)) for e in (*expansions(term), *siblings)]
             units.append(_unit((term,), [*spelled, *((s,) for s in short)], trust, vocabulary))
             i += 1
     return units

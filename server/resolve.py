@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 
 from rapidfuzz import fuzz
 
-from capidx.schema.text import STOP_WORDS
+from capidx.schema.text import specific
 from capidx.server.matchindex import Candidate, MatchIndex, Resolution
 from capidx.server.names import SUGGESTIONS, ambiguous, best_first, closest, typo_winner
 from capidx.server.query import Query, analyse
@@ -50,8 +50,8 @@ def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) 
         return Resolution(query, "resolved", slugs[0], "terminology", 1.0)
     if (slug := index.stemmed.get(q.key)) is not None:  # a name or alias in other forms ('the release notes')
         return Resolution(query, "resolved", slug, "stemmed", 1.0)
-    if slug := _name_part(index, n):  # words in a row of one name only ('in-editor', 'permissions')
-        return Resolution(query, "resolved", slug, "partial", 1.0)
+    if (slug := _name_part(index, n)) and (agent is None or index.capabilities[slug].available_to(agent)):
+        return Resolution(query, "resolved", slug, "partial", 1.0)  # one the agent lacks: the ranking's no-rule
     # A whole name, alias or wording mistyped ('hoks', 'mcp srvers').
     if q.mistyped and (resolved := typo_winner(query, _similarity(index, n, fuzz.ratio))):
         return resolved
@@ -59,9 +59,9 @@ def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) 
 
 
 def _name_part(index: MatchIndex, n: str) -> str | None:
-    """The one capability whose name (or slug) has all the query's words in a row, unless all are stop words."""
+    """The one capability whose name (or slug) has the query's words in a row, one of them `specific` ('memory')."""
     found = {slug for key, slug in index.keys.items() if f" {n} " in f" {key} "}
-    return found.pop() if len(found) == 1 and set(n.split()) - STOP_WORDS else None
+    return found.pop() if len(found) == 1 and any(map(specific, n.split())) else None
 
 
 def _identifier_evidence(index: MatchIndex, q: Query, agent: str | None) -> Counter[str]:

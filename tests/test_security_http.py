@@ -244,10 +244,11 @@ def test_the_message_size_limit_applies_to_http_bodies(small_limits: int) -> Non
 
 @pytest.mark.slow
 def test_a_request_with_an_unusable_id_is_answered_invalid_request(small_limits: int) -> None:
-    """As on stdio: an id that is not a string or an integer makes the request invalid, -32600 with id null and
-    the id named, on both revisions (on 2025-11-25 the SDK read it as a notification: 202 and no answer)."""
+    """As on stdio: an id that is not a string or an integer makes the request invalid, -32600 with id null, on
+    both revisions: the SDK answers it so on 2026-07-28; on 2025-11-25 it read the request as a notification (202,
+    no answer), and that answer is replaced by ours, which names the id."""
     url = f"http://127.0.0.1:{small_limits}/mcp"
-    unusable = {'{"a":1}': "an object", "[1]": "an array", "null": "null", "true": "a boolean", "1.5": "not an integer"}
+    unusable = {'{"a":1}': "an object", "[1]": "an array", "null": "null", "true": "a boolean", "1.5": "a fraction"}
     for revision in ("2025-11-25", "2026-07-28"):
         headers = {**HEADERS, "MCP-Protocol-Version": revision}
         for request_id, named in unusable.items():
@@ -255,8 +256,15 @@ def test_a_request_with_an_unusable_id_is_answered_invalid_request(small_limits:
             response = httpx2.post(url, content=body, headers=headers, timeout=10)
             assert response.status_code == 400, (revision, request_id, response.status_code)
             reply = response.json()
-            assert reply["id"] is None and reply["error"]["code"] == -32600 and named in reply["error"]["message"]
-    notification = {"jsonrpc": "2.0", "method": "notifications/initialized"}  # no id at all: still a notification
+            assert reply["id"] is None and reply["error"]["code"] == -32600, (revision, request_id, reply)
+            assert revision != "2025-11-25" or named in reply["error"]["message"]
+    # The SDK's own checks come first: a foreign Origin, another path; a true notification (no id) is still one.
+    bad = '{"jsonrpc":"2.0","id":null,"method":"ping"}'
+    assert (
+        httpx2.post(url, content=bad, headers={**HEADERS, "Origin": "http://evil.test"}, timeout=10).status_code == 403
+    )
+    assert httpx2.post(url.replace("/mcp", "/other"), content=bad, headers=HEADERS, timeout=10).status_code == 404
+    notification = {"jsonrpc": "2.0", "method": "notifications/initialized"}
     assert httpx2.post(url, json=notification, headers=HEADERS, timeout=10).status_code == 202
     assert httpx2.post(url, json=INITIALIZE, headers=HEADERS, timeout=10).status_code == 200
 
