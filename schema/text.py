@@ -34,13 +34,6 @@ STOP_WORDS = frozenset(
     d ll m re ve don doesn didn isn aren wasn weren won wouldn shouldn couldn haven hasn
     """.split()
 )
-# Words that name a *kind* of feature in every agent, not one feature ("commands", "mode", "tool"): alone they
-# name no capability, neither as an agent's wording (compiler/derive/match.py) nor as a query (server/resolve.py).
-# Singular forms; a word is compared as it is and stemmed ("commands" -> "command").
-GENERIC_FEATURE_WORDS = frozenset(
-    """agent chat code command config configuration context editor feature file mode model option prompt
-    session setting shell terminal tool""".split()
-)
 
 
 def normalize(text: str) -> str:
@@ -99,12 +92,6 @@ def _terms(text: str) -> tuple[str, ...]:
     if "+" in text:
         text = KEY_CHORD.sub(" ", text)
     return tuple([stem(word) for word in _words(text) if word not in STOP_WORDS])
-
-
-def specific(word: str) -> bool:
-    """Whether a normalized word can single out one feature: at least three letters, not a stop word and not a
-    generic feature word ('extensions', 'memory'; not 'in', 'pr', 'commands' or 'mode')."""
-    return len(word) > 2 and word not in STOP_WORDS and GENERIC_FEATURE_WORDS.isdisjoint((word, stem(word)))
 
 
 def slugify(text: str) -> str:

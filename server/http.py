@@ -20,9 +20,9 @@ settings.py refuses anything else at start-up.
 `WholeBody` reads a request's body before the SDK sees it (issue #31, item 2): a client that hung up
 half-way through its body made the SDK log a full `ClientDisconnect` traceback at error level; now it
 is one info line, and the SDK never hears of the request. A request whose id JSON-RPC does not allow (an
-object, an array, null, a boolean, a fraction; a body up to 64 KiB) is answered `400` with `-32600` naming
-the id, as on stdio, where the SDK would answer `202` with nothing in it (on the 2025-11-25 revision it reads
-such a request as a notification); every other answer is the SDK's own.
+object, an array, null, a boolean, a fraction) is answered `400` with `-32600` naming the id, the answer stdio
+gives it, in place of the SDK's `202` with nothing in it (on the 2025-11-25 revision the SDK reads such a
+request as a notification); every other answer is the SDK's own.
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ logger = logging.getLogger("capidx.server")
 
 MAX_HEADER_BYTES = 16 * 1024  # h11's own default, stated: a request head larger than this is a 400
 DESCRIPTOR_MARGIN = 64  # descriptors besides connections: std streams, listening sockets, reloads
-# A body the SDK answers 202 (taken for a notification) is checked for an id JSON-RPC does not allow up to this
-# size: notifications are small, and a larger body is not kept for the length of its request.
+# A body the SDK may answer 202 (taken for a notification) is kept up to this size until that answer, to check its
+# id then; a larger one is checked before the SDK reads it.
 ID_CHECK_BYTES = 64 * 1024
 
 
@@ -223,7 +223,10 @@ class WholeBody:
         body = b"".join(chunks)
         del chunks
         first: list[dict[str, Any]] = [{"type": "http.request", "body": body, "more_body": more}]
-        kept = body if len(body) <= ID_CHECK_BYTES else b""  # not the whole body for the request's length
+        # The id matters only if the SDK answers 202: a small body is kept until the first answer and read then;
+        # a larger one (no notification is that large) is read now, and only what is wrong with its id is kept.
+        small: bytes | None = body if len(body) <= ID_CHECK_BYTES else None
+        problem = None if small is not None else id_problem(body)
         del body
         replaced = False
 
@@ -232,13 +235,17 @@ class WholeBody:
 
         async def answer(message: dict[str, Any]) -> None:
             """The SDK's answers, but for its `202` to a request it took for a notification because of an id
-            JSON-RPC does not allow: that request is answered -32600, as on stdio (the SDK's own checks of
-            path, Origin, headers and JSON ran first; a body is parsed again only here)."""
-            nonlocal replaced
-            if message["type"] == "http.response.start" and message["status"] == 202 and (problem := id_problem(kept)):
-                replaced = True
-                await send_invalid_request(send, problem)
-            elif not replaced:
+            JSON-RPC does not allow: that request gets the -32600 stdio gives it instead (the SDK's own checks
+            of path, Origin, headers and JSON have run by then)."""
+            nonlocal small, problem, replaced
+            if message["type"] == "http.response.start":
+                accepted = message["status"] == 202
+                problem = (id_problem(small) if small is not None else problem) if accepted else None
+                small = None
+                if problem:
+                    replaced = True
+                    await send_invalid_request(send, problem)
+            if not replaced:
                 await send(message)
 
         await self.app(scope, replay, answer)

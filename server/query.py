@@ -104,7 +104,7 @@ def _units(words: list[tuple[str, float]], vocabulary: Vocabulary) -> list[Unit]
         else:
             term, trust = words[i]
             short = abbreviations((term,))  # 'picture' -> 'pic', whose other one-word reading ('image') may be meant
-            siblings = [e for s in short for e in expansions(s) if " " not in e]  # 'editor' -/-> 'integrated ...'
+            siblings = [e for s in short for e in expansions(s) if len(terms(e)) == 1]  # not "integrated ..."
             spelled = [tuple(terms(e)) for e in (*expansions(term), *siblings)]
             units.append(_unit((term,), [*spelled, *((s,) for s in short)], trust, vocabulary))
             i += 1

@@ -1,8 +1,8 @@
 """Capability resolution: what the user typed -> a capability slug.
 
 Why: exact tiers answer what is spelled as the index has it (a name, identifiers, an alias, an agent's wording,
-a name or alias in other forms, words of one name only, a whole name mistyped); the ranking model (server/rank.py)
-and one decision rule answer the rest, and never say with a loose match that the asked agent lacks something.
+a name or alias in other forms, a whole name mistyped); the ranking model (server/rank.py) and one decision rule
+answer the rest, and never say with a loose match that the asked agent lacks something.
 """
 
 from __future__ import annotations
@@ -12,19 +12,20 @@ from collections.abc import Callable, Mapping
 
 from rapidfuzz import fuzz
 
-from capidx.schema.text import specific
 from capidx.server.matchindex import Candidate, MatchIndex, Resolution
 from capidx.server.names import SUGGESTIONS, ambiguous, best_first, closest, typo_winner
 from capidx.server.query import Query, analyse
 
-# The decision rule (fitted on the query sets of benchmarks/resolution, calibration table in its RESULTS.md): a
-# ranked winner resolves when its confidence reaches the first value and it leads the runner-up by the second; a
-# winner the asked agent lacks ("no") needs the third value instead (0.1 more at least). Else: candidates.
+# The decision rule (fitted on the query sets of benchmarks/resolution; calibration table in
+# benchmarks/resolution/RESULTS.md): a ranked winner resolves when its confidence reaches the first value and it
+# leads the runner-up by the second; a winner the asked agent lacks ("no") needs the third value instead of the
+# first (at least 0.1 more, by design). Anything else comes back as candidates.
 DECISION_RULE: tuple[float, float, float] = (0.3, 0.16, 0.4)
 # An unresolved answer offers up to this many ranked candidates, down to this confidence; below half the
 # rule's confidence nothing matched ("unknown") and the closest names fill the list.
 SHOWN_CANDIDATES = 5
 SHOWN_FLOOR = 0.02
+
 
 # An identifier found in another agent's record weighs this share of the same in the asked agent's; the evidence
 # and the lead over the runner-up (a field or an agent apart) an identifier answer needs.
@@ -34,7 +35,8 @@ IDENTIFIER_LEAD = 0.15
 
 
 def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) -> Resolution:
-    """A capability slug; the asked `agent` (an id) has its own wordings and identifiers win, and no loose "no"."""
+    """A capability slug; `agent` (an id) makes that agent's own terminology and identifiers win, and keeps
+    a loose match from saying the agent lacks something."""
     q = analyse(query, index.vocabulary)
     n = q.normalized
     if (slug := index.keys.get(n)) is not None:
@@ -50,23 +52,16 @@ def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) 
         return Resolution(query, "resolved", slugs[0], "terminology", 1.0)
     if (slug := index.stemmed.get(q.key)) is not None:  # a name or alias in other forms ('the release notes')
         return Resolution(query, "resolved", slug, "stemmed", 1.0)
-    if (slug := _name_part(index, n)) and (agent is None or index.capabilities[slug].available_to(agent)):
-        return Resolution(query, "resolved", slug, "partial", 1.0)  # one the agent lacks: the ranking's no-rule
     # A whole name, alias or wording mistyped ('hoks', 'mcp srvers').
     if q.mistyped and (resolved := typo_winner(query, _similarity(index, n, fuzz.ratio))):
         return resolved
     return _by_ranking(index, q, agent)
 
 
-def _name_part(index: MatchIndex, n: str) -> str | None:
-    """The one capability whose name (or slug) has the query's words in a row, one of them `specific` ('memory')."""
-    found = {slug for key, slug in index.keys.items() if f" {n} " in f" {key} "}
-    return found.pop() if len(found) == 1 and any(map(specific, n.split())) else None
-
-
 def _identifier_evidence(index: MatchIndex, q: Query, agent: str | None) -> Counter[str]:
-    """Capability -> the mean over the query's identifiers of the strongest place each occurs in its records
-    (`IDENTIFIER_EVIDENCE`, in another agent's `OTHER_AGENT_IDENTIFIER` of that; nowhere: 0, lowering all)."""
+    """Capability -> how strongly the query's identifiers point to it: per identifier the strongest place it
+    occurs (`IDENTIFIER_EVIDENCE`; in another agent's record `OTHER_AGENT_IDENTIFIER` of that), summed over
+    the identifiers and divided by their number (an identifier nothing mentions lowers every score)."""
     found: Counter[str] = Counter()
     for token in q.identifiers:
         best: dict[str, float] = {}
@@ -78,7 +73,8 @@ def _identifier_evidence(index: MatchIndex, q: Query, agent: str | None) -> Coun
 
 
 def _by_identifier(index: MatchIndex, q: Query, evidence: Mapping[str, float], agent: str | None) -> Resolution | None:
-    """A query of identifiers only ('/compact', 'CLAUDE.md'): the capability whose records name them most directly."""
+    """A query that is only identifiers ('/compact', 'CLAUDE.md') resolves to the capability whose records name
+    them most directly, when clearly so."""
     if q.rest:
         return None  # words besides the identifiers: scoring weighs both
     ranked = best_first(evidence)
@@ -118,7 +114,8 @@ def _by_ranking(index: MatchIndex, q: Query, agent: str | None) -> Resolution:
 
 
 def decide(best: float, runner_up: float, lacks: bool = False, rule: tuple[float, float, float] | None = None) -> bool:
-    """Whether a ranked winner is confident enough and far enough ahead (confidences: shares of the query)."""
+    """Whether a ranked winner is clear enough to resolve: confident enough (more so for a winner the asked agent
+    lacks) and ahead of the runner-up by the rule's lead (confidences are shares of the query explained)."""
     confidence, lead, no = rule or DECISION_RULE
     return best >= (no if lacks else confidence) and best - runner_up >= lead
 
@@ -126,7 +123,8 @@ def decide(best: float, runner_up: float, lacks: bool = False, rule: tuple[float
 def _no_rule(
     index: MatchIndex, resolution: Resolution, agent: str | None, offered: tuple[Candidate, ...], runner_up: float
 ) -> Resolution:
-    """Never a confident wrong "no": an answer the asked agent lacks needs the rule's stricter confidence."""
+    """Never a confident wrong "no": a ranked or identifier answer that the asked agent lacks the capability
+    stands only at the rule's stricter confidence; below it, the candidates come back instead."""
     has = agent is None or index.capabilities[resolution.value or ""].available_to(agent)
     if has or decide(resolution.confidence, runner_up, lacks=True):
         return resolution

@@ -28,8 +28,6 @@ CATALOG = (
     Cap("Test Generation", "collaboration", "Writes unit tests that cover the code you select.", agents=HAS),
     Cap("Web Search", "context-awareness", "Searches the web for current information.", agents=HAS),
     Cap("Image Input", "context-awareness", "Reads screenshots and diagrams attached to a prompt.", agents=HAS),
-    Cap("In-editor Prompt", "ide-integration", "Opens a chat box at the cursor in the editor.", agents=HAS),
-    Cap("Voice Input", "collaboration", "Takes spoken requests.", agents={CLAUDE: {"available": False}}),
 )
 
 
@@ -80,17 +78,6 @@ def test_the_other_readings_of_a_words_abbreviation_are_alternatives(index: Matc
     # siblings ('link' is a reading of 'url', but 'web address' is not taken for another name of a link)
     assert analyse("screenshot", index.vocabulary).units[0].alternatives == ()
     assert analyse("link", index.vocabulary).units[0].alternatives == (("url",),)
-
-
-def test_words_in_a_row_of_one_name_only_resolve_it(index: MatchIndex) -> None:
-    for query, slug in (("WEB", "web-search"), ("documentation", "documentation-generation"), ("voice", "voice-input")):
-        resolution = resolve_capability(index, query)
-        assert (resolution.value, resolution.resolved_by) == (slug, "partial"), query
-    assert resolve_capability(index, "web", agent=CLAUDE).resolved_by == "partial"  # an agent that has it
-    # words of several names, words not in a row, stop words and generic feature words ('editor', 'prompt': a
-    # kind of feature) are left to the ranking model, and so is a capability the asked agent lacks: its no-rule
-    for query in ("generation", "input", "search web", "in", "in-editor", "prompt", "voice"):
-        assert resolve_capability(index, query, agent=CLAUDE).resolved_by != "partial", query
 
 
 def test_words_of_a_name_rank_it_first(index: MatchIndex) -> None:

@@ -243,30 +243,35 @@ def test_the_message_size_limit_applies_to_http_bodies(small_limits: int) -> Non
 
 
 @pytest.mark.slow
-def test_a_request_with_an_unusable_id_is_answered_invalid_request(small_limits: int) -> None:
+def test_a_request_with_an_unusable_id_is_answered_invalid_request(hand_build: Path) -> None:
     """As on stdio: an id that is not a string or an integer makes the request invalid, -32600 with id null, on
     both revisions: the SDK answers it so on 2026-07-28; on 2025-11-25 it read the request as a notification (202,
-    no answer), and that answer is replaced by ours, which names the id."""
-    url = f"http://127.0.0.1:{small_limits}/mcp"
+    no answer), and that answer is replaced by ours, which names the id, for a small body and a large one."""
     unusable = {'{"a":1}': "an object", "[1]": "an array", "null": "null", "true": "a boolean", "1.5": "a fraction"}
-    for revision in ("2025-11-25", "2026-07-28"):
-        headers = {**HEADERS, "MCP-Protocol-Version": revision}
-        for request_id, named in unusable.items():
-            body = f'{{"jsonrpc":"2.0","id":{request_id},"method":"ping"}}'
-            response = httpx2.post(url, content=body, headers=headers, timeout=10)
-            assert response.status_code == 400, (revision, request_id, response.status_code)
-            reply = response.json()
-            assert reply["id"] is None and reply["error"]["code"] == -32600, (revision, request_id, reply)
-            assert revision != "2025-11-25" or named in reply["error"]["message"]
-    # The SDK's own checks come first: a foreign Origin, another path; a true notification (no id) is still one.
-    bad = '{"jsonrpc":"2.0","id":null,"method":"ping"}'
-    assert (
-        httpx2.post(url, content=bad, headers={**HEADERS, "Origin": "http://evil.test"}, timeout=10).status_code == 403
-    )
-    assert httpx2.post(url.replace("/mcp", "/other"), content=bad, headers=HEADERS, timeout=10).status_code == 404
-    notification = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-    assert httpx2.post(url, json=notification, headers=HEADERS, timeout=10).status_code == 202
-    assert httpx2.post(url, json=INITIALIZE, headers=HEADERS, timeout=10).status_code == 200
+    with serving(hand_build, {}) as (port, log):
+        url = f"http://127.0.0.1:{port}/mcp"
+        for revision in ("2025-11-25", "2026-07-28"):
+            headers = {**HEADERS, "MCP-Protocol-Version": revision}
+            for request_id, named in unusable.items():
+                for pad in ("", "x" * 100_000):  # kept until the SDK answers / checked before it reads the body
+                    body = f'{{"jsonrpc":"2.0","id":{request_id},"method":"ping","params":{{"pad":"{pad}"}}}}'
+                    response = httpx2.post(url, content=body, headers=headers, timeout=10)
+                    assert response.status_code == 400, (revision, request_id, len(pad), response.status_code)
+                    reply = response.json()
+                    assert reply["id"] is None and reply["error"]["code"] == -32600, (revision, request_id, reply)
+                    assert revision != "2025-11-25" or named in reply["error"]["message"]
+        # The SDK's own checks come first: a foreign Origin, another path; a true notification (no id) is still
+        # one, and a request streams its answer as before.
+        bad = '{"jsonrpc":"2.0","id":null,"method":"ping"}'
+        foreign = {**HEADERS, "Origin": "http://evil.test"}
+        assert httpx2.post(url, content=bad, headers=foreign, timeout=10).status_code == 403
+        assert httpx2.post(url.replace("/mcp", "/other"), content=bad, headers=HEADERS, timeout=10).status_code == 404
+        notification = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert httpx2.post(url, json=notification, headers=HEADERS, timeout=10).status_code == 202
+        assert httpx2.post(url, json=INITIALIZE, headers=HEADERS, timeout=10).status_code == 200
+        assert mcp_answers(port, time.monotonic() + 30)
+        # the SDK's own answer was dropped whole: no ASGI error about messages after a finished response
+        assert "Traceback" not in log.read_text() and "ASGI" not in log.read_text()
 
 
 @pytest.mark.slow

@@ -15,7 +15,7 @@ from typing import Any
 from capidx.compiler.catalog import Agent, CanonicalCapability, Capability, Catalog
 from capidx.compiler.derive.enhance import Enhanced, enhance
 from capidx.schema.lexicon import identifiers
-from capidx.schema.text import STOP_WORDS, normalize, specific, terms
+from capidx.schema.text import STOP_WORDS, normalize, stem, terms
 
 INDEX_VERSION = 1
 
@@ -29,6 +29,15 @@ GENERIC_NAME_WORDS = frozenset(
 # Well-known product names and how people shorten them: an agent named "... in Visual Studio Code" is
 # also "... in VS Code" and "... in vscode". Applied to agent names before any nickname is derived.
 PRODUCT_ABBREVIATIONS: Mapping[str, tuple[str, ...]] = {"visual studio code": ("vs code", "vscode")}
+
+# Words that name a *kind* of feature in every agent, not one feature. An agent's wording that is only
+# one such word after normalization ("@ commands" -> "commands") would claim the word for one
+# capability, so it is not a terminology key (multi-word wordings always are). Singular forms; a word
+# is compared as it is and stemmed ("commands" -> "command").
+GENERIC_FEATURE_WORDS = frozenset(
+    """agent chat code command config configuration context editor feature file mode model option prompt
+    session setting shell terminal tool""".split()
+)
 
 
 def match_index(catalog: Catalog, enhanced: Enhanced | None = None) -> dict[str, Any]:
@@ -194,10 +203,14 @@ def wording_keys(terminology: str) -> list[str]:
 
 def terminology_key(key: str) -> bool:
     """Whether a normalized wording may stand for a capability on its own: a phrase of several words
-    ("plan mode"), or one `specific` word ("extensions", not "commands": Gemini CLI's `@ commands` would
-    otherwise claim every "commands" for File References)."""
+    ("plan mode"), or one distinctive word ("extensions"): at least three letters, not a stop word and not
+    a generic feature word ("commands", "mode", "files", "settings", "tools": `GENERIC_FEATURE_WORDS`)."""
     words = key.split()
-    return len(words) > 1 or (len(words) == 1 and specific(words[0]))
+    if len(words) != 1:
+        return len(words) > 1
+    word = words[0]
+    generic = word in GENERIC_FEATURE_WORDS or stem(word) in GENERIC_FEATURE_WORDS
+    return len(word) > 2 and word not in STOP_WORDS and not generic
 
 
 def agent_names(agents: Iterable[Agent]) -> dict[str, list[str]]:
