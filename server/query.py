@@ -147,8 +147,9 @@ def _parts(word: tuple[str, float], vocabulary: Vocabulary) -> list[tuple[str, f
 
 
 def _plausible_typo(typed: str, known: str) -> bool:
-    """Whether `known` may be what `typed` meant: misspellings keep their first letter ('fine' is not 'line'); in a
-    short word a wrong or extra letter makes another word ('spot'), a missing or swapped one rarely ('hoks')."""
+    """Whether `known` may be what `typed` meant: misspellings keep their first letter ('fine' is not 'line'), and
+    in a short word a wrong or extra letter usually makes another real word ('spot' / 'shot'), while a missing or
+    swapped letter rarely does ('hoks', 'mdoe')."""
     if typed[:1] != known[:1]:
         return False
     if len(typed) > SHORT_TYPO:

@@ -64,7 +64,8 @@ class Ranker:
         return cls(MappingProxyType(weighted), MappingProxyType(idf), unknown=max(idf.values(), default=1.0))
 
     def rank(self, units: Sequence[Unit]) -> dict[str, float]:
-        """Capability -> confidence (0..1): each unit's best match (an alternative at `EXPANSION`) by idf, over all."""
+        """Capability -> confidence (0..1): per unit the best of its words and alternatives (an alternative at
+        `EXPANSION`), weighted by the unit's idf, over the query's total."""
         weights = [sum(self.idf.get(w, self.unknown) for w in unit.words) for unit in units]
         total = sum(weights) or 1.0
         found: dict[str, float] = {}
