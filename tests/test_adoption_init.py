@@ -201,6 +201,7 @@ def test_a_failed_write_leaves_no_temporary_file(tmp_path: Path, monkeypatch: py
 
     assert result.exit_code == 2
     assert "cannot write the scaffold" in result.output and "No space left on device" in result.output
+    assert [path for path in tmp_path.rglob("*") if path.is_file()] == []
 
 
 def test_a_failed_write_names_the_file_when_the_system_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -145,8 +145,9 @@ def test_the_start_up_log_names_the_site_when_the_build_has_one(
     catalog_build: Path, hand_build: Path, tmp_path: Path
 ) -> None:
     for build, has_site in ((catalog_build, True), (hand_build, False)):
-        with serving_http(build, log=tmp_path / f"{build.parent.name}.log") as (_proc, url, _port):
+        log = tmp_path / f"{build.parent.name}.log"
+        with serving_http(build, log=log) as (_proc, url, _port):
             page = httpx2.get(url, headers={"Accept": BROWSER_ACCEPT}, timeout=10)  # answered after the log lines
             assert page.status_code == 200 and ('href="/site/"' in page.text) == has_site
-            log = (tmp_path / f"{build.parent.name}.log").read_text()
-        assert (f"site for people: {url.removesuffix('/mcp')}/site/" in log) == has_site, log
+            text = log.read_text()
+        assert (f"site for people: {url.removesuffix('/mcp')}/site/" in text) == has_site, text
