@@ -4,6 +4,7 @@
     python benchmarks/serve_bench.py --build build   # or serve an existing build
     python benchmarks/serve_bench.py --json          # machine-readable
     python benchmarks/serve_bench.py --start-only --build B [--pythonpath OLD]   # start-up, vs a minimal server
+    python benchmarks/serve_bench.py --no-http --pythonpath OLD   # the stdio series of the capidx in OLD
 
 Every measurement goes through a real client and a real subprocess (`capidx serve`): the stdio
 figures use the MCP Python SDK client (response cache off), the HTTP figures raw JSON-RPC POSTs
@@ -121,9 +122,13 @@ def build_bundled(out: Path) -> Path:
     return out
 
 
+# Set by --pythonpath outside --start-only: the environment of every stdio server, importing capidx from there.
+SERVER_ENV: dict[str, str] | None = None
+
+
 def stdio_params(build: Path) -> StdioServerParameters:
     command, *args = [*CLI, "serve", "--build", str(build), "--no-reload", "--expose", "summary,stats,full"]
-    return StdioServerParameters(command=command, args=args, cwd=str(build.parent))
+    return StdioServerParameters(command=command, args=args, cwd=str(build.parent), env=SERVER_ENV)
 
 
 def percentile(samples: list[float], q: float) -> float:
@@ -323,7 +328,11 @@ def main() -> None:
     parser.add_argument(
         "--start-only", action="store_true", help="only spawn -> initialize, against benchmarks/minimal_server.py"
     )
-    parser.add_argument("--pythonpath", type=Path, help="with --start-only: also time the capidx in this folder")
+    parser.add_argument(
+        "--pythonpath",
+        type=Path,
+        help="a folder holding a capidx package: with --start-only also timed, else it serves the stdio series",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         build = args.build.resolve() if args.build else build_bundled(Path(scratch) / "build")
@@ -332,6 +341,10 @@ def main() -> None:
             rows = start_comparison(build, args.startup_runs, pythonpath)
             print(json.dumps(rows, indent=2) if args.json else print_start(build, rows))
             return
+        if args.pythonpath:
+            global SERVER_ENV
+            path = os.pathsep.join(filter(None, [str(args.pythonpath.resolve()), os.environ.get("PYTHONPATH")]))
+            SERVER_ENV = {**os.environ, "PYTHONPATH": path}
         report = anyio.run(run, args, build)
     if args.json:
         print(json.dumps(report, indent=2))

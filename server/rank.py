@@ -30,9 +30,10 @@ EXPANSION = 0.8
 
 @dataclass(frozen=True)
 class Ranker:
-    """The BM25F statistics of a build, computed once when it is loaded (linear in the catalog)."""
+    """The BM25F statistics of a build, computed once when it is loaded (linear in the catalog), kept per root so
+    that a query visits only the capabilities that have its words."""
 
-    weighted: Mapping[str, Mapping[str, float]]  # slug -> root -> weighted, length-normalized frequency
+    postings: Mapping[str, Mapping[str, float]]  # root -> slug -> weighted, length-normalized frequency
     idf: Mapping[str, float]
     unknown: float  # what a word no capability has weighs: the rarest root's idf
 
@@ -52,42 +53,41 @@ class Ranker:
             field: sum(sum(c[field].values()) for c in counted.values()) / max(1, len(counted)) or 1.0
             for field in FIELD_WEIGHTS
         }
-        weighted: dict[str, Counter[str]] = {}
+        postings: dict[str, Counter[str]] = {}
         for slug, fields in counted.items():
-            weighted[slug] = Counter()
             for field, counts in fields.items():
                 factor = FIELD_WEIGHTS[field] / (1 - B + B * sum(counts.values()) / averages[field])
-                weighted[slug].update({key: factor * count for key, count in counts.items()})
-        holders = Counter(key for counts in weighted.values() for key in counts)  # root -> capabilities that have it
-        n = len(weighted)
-        idf = {key: math.log(1 + (n - df + 0.5) / (df + 0.5)) for key, df in holders.items()}
-        return cls(MappingProxyType(weighted), MappingProxyType(idf), unknown=max(idf.values(), default=1.0))
+                for key, count in counts.items():
+                    postings.setdefault(key, Counter())[slug] += factor * count
+        idf = {key: math.log(1 + (len(counted) - len(df) + 0.5) / (len(df) + 0.5)) for key, df in postings.items()}
+        frozen = MappingProxyType({key: MappingProxyType(dict(held)) for key, held in postings.items()})
+        return cls(frozen, MappingProxyType(idf), unknown=max(idf.values(), default=1.0))
 
     def rank(self, units: Sequence[Unit]) -> dict[str, float]:
         """Capability -> confidence (0..1): per unit the best of its words and alternatives (an alternative at
         `EXPANSION`), weighted by the unit's idf, over the query's total."""
         weights = [sum(self.idf.get(w, self.unknown) for w in unit.words) for unit in units]
         total = sum(weights) or 1.0
-        found: dict[str, float] = {}
-        for slug in self.weighted:
-            score = 0.0
-            for unit, weight in zip(units, weights, strict=True):
-                shares = (self._share(slug, unit.words), *(EXPANSION * self._share(slug, a) for a in unit.alternatives))
-                score += weight * unit.trust * max(shares)
-            if score:
-                found[slug] = round(min(1.0, score / total), 3)
-        return found
+        scores: dict[str, float] = {}
+        for unit, weight in zip(units, weights, strict=True):
+            best = self._shares(unit.words)
+            for alternative in unit.alternatives:
+                for slug, share in self._shares(alternative).items():
+                    best[slug] = max(best.get(slug, 0.0), EXPANSION * share)
+            for slug, share in best.items():
+                scores[slug] = scores.get(slug, 0.0) + weight * unit.trust * share
+        return {slug: round(min(1.0, score / total), 3) for slug, score in scores.items() if score}
 
-    def _share(self, slug: str, words: Sequence[str]) -> float:
-        """How well the capability matches a run of roots, as a share of a perfect match (every root saturated)."""
-        counts = self.weighted[slug]
-        got = ideal = 0.0
+    def _shares(self, words: Sequence[str]) -> dict[str, float]:
+        """Capability -> how well it matches a run of roots, as a share of a perfect match (every root saturated)."""
+        got: dict[str, float] = {}
+        ideal = 0.0
         for word in words:
             idf = self.idf.get(word, self.unknown)
-            tf = counts.get(word, 0.0)
-            got += idf * tf * (K1 + 1) / (tf + K1)
+            for slug, tf in self.postings.get(word, {}).items():
+                got[slug] = got.get(slug, 0.0) + idf * tf * (K1 + 1) / (tf + K1)
             ideal += idf * (K1 + 1)
-        return got / ideal if ideal else 0.0
+        return {slug: value / ideal for slug, value in got.items()} if ideal else {}
 
 
 def _roots(counts: Iterable[tuple[str, int]]) -> Counter[str]:

@@ -97,7 +97,7 @@ def _by_ranking(index: MatchIndex, q: Query, agent: str | None) -> Resolution:
     if best < floor:  # nothing matched: what ranked a little first, then the closest names
         # A name that merely looks like the query is weaker evidence than words that ranked: its similarity is
         # scaled below, so no suggestion of an unknown name claims a confidence a resolved answer would have.
-        similar = _similarity(index, q.normalized, fuzz.WRatio)
+        similar = _similarity(index, q.normalized, fuzz.WRatio) if len(shown) < SUGGESTIONS else {}
         fill = tuple(
             Candidate(c.value, c.label, round(c.confidence * DECISION_RULE[0] / 4, 3))
             for c in closest(similar, lambda slug: index.capabilities[slug].name)
