@@ -91,7 +91,22 @@ KEY_CHORD = re.compile(KEY_CHORD_PATTERN)
 def _terms(text: str) -> tuple[str, ...]:
     if "+" in text:
         text = KEY_CHORD.sub(" ", text)
-    return tuple([stem(word) for word in _words(text) if word not in STOP_WORDS])
+    words = _words(text)
+    if "non" in words:
+        words = _negated(words)
+    return tuple([stem(word) for word in words if word not in STOP_WORDS])
+
+
+def _negated(words: list[str]) -> list[str]:
+    """'non' and the word after it as one word, however written ('non-interactive', 'non interactive'): the
+    negated word names the opposite, so 'interactive' must not match 'Non-interactive Mode'."""
+    bound: list[str] = []
+    for word in words:
+        if bound and bound[-1] == "non":
+            bound[-1] += word
+        else:
+            bound.append(word)
+    return bound
 
 
 def slugify(text: str) -> str:

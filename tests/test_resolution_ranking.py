@@ -28,6 +28,7 @@ CATALOG = (
     Cap("Test Generation", "collaboration", "Writes unit tests that cover the code you select.", agents=HAS),
     Cap("Web Search", "context-awareness", "Searches the web for current information.", agents=HAS),
     Cap("Image Input", "context-awareness", "Reads screenshots and diagrams attached to a prompt.", agents=HAS),
+    Cap("Non-interactive Mode", "ide-integration", "Answers one prompt from a script and exits.", agents=HAS),
 )
 
 
@@ -110,3 +111,12 @@ def test_a_word_written_as_one_of_two_known_words_is_split(index: MatchIndex) ->
     assert first(resolve_capability(index, "websearch", agent=CLAUDE)) == "web-search"
     assert first(resolve_capability(index, "codegeneration", agent=CLAUDE)) == "code-generation"
     assert [unit.words for unit in analyse("xylophones", index.vocabulary).units] == [("xylophon",)]  # no split
+
+
+def test_a_word_negated_by_non_is_not_the_word(index: MatchIndex) -> None:
+    # 'Non-interactive Mode' names the opposite of 'interactive': the prefix stays bound to its word (in the index
+    # and in the query, however it is written), so the negated name is never an answer for the plain word.
+    assert "non-interactive-mode" not in score_capabilities(index, "interactive")
+    assert first(resolve_capability(index, "interactive", agent=CLAUDE)) == "terminal-cli"
+    for spelled in ("non-interactive", "Non Interactive", "noninteractive", "the non-interactive mode"):
+        assert resolve_capability(index, spelled, agent=CLAUDE).value == "non-interactive-mode", spelled
