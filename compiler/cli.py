@@ -318,7 +318,7 @@ def config_option(help_text: str) -> Callable[[_Command], _Command]:
     drift apart; each says in its help what it takes from capidx.yaml."""
     return click.option(
         "--config",
-        type=click.Path(path_type=Path, dir_okay=False),
+        type=_EXISTING_FILE,
         metavar="FILE",
         show_default="./capidx.yaml when present",
         help=help_text,

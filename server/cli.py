@@ -32,7 +32,7 @@ class ServeError(click.ClickException):
 )
 @click.option(
     "--config",
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),  # worded as build, report and inject word it
     default=None,
     show_default="./capidx.yaml when it exists",
     help="capidx.yaml to read.",

@@ -237,6 +237,23 @@ def test_config_errors_stop_validate_with_exit_2(tmp_path: Path, monkeypatch: py
     )
 
 
+@pytest.mark.parametrize("given", ["missing.yaml", "a-folder"])
+def test_a_config_that_is_not_a_file_is_one_usage_error_worded_alike_by_every_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str
+) -> None:
+    # validate and verify report it in their chosen output format instead (text, JSON, GitHub annotations).
+    (tmp_path / "a-folder").mkdir()
+    monkeypatch.chdir(tmp_path)
+    errors = set()
+    for command in (["build"], ["report"], ["inject", "AGENTS.md"], ["serve"]):
+        result = CliRunner().invoke(cli, [*command, "--config", given])
+        assert result.exit_code == 2, (command, result.output)
+        (error,) = [line for line in result.output.splitlines() if given in line]
+        errors.add(error)
+    assert len(errors) == 1, errors
+    assert not (tmp_path / "build").exists() and not (tmp_path / "AGENTS.md").exists()
+
+
 def _schema_keys(node: dict, prefix: str = "") -> list[str]:
     keys = []
     for name, child in node.get("properties", {}).items():
