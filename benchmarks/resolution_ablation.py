@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from resolution_bench import RUNS, UNREAD, ablated_copy, agent_ids, classify, expected_agent
 
 from capidx.schema import lexicon
-from capidx.server import matchindex, query, resolve
+from capidx.server import matchindex, query, resolve, semantic
 from capidx.server.matchindex import MatchIndex
 from capidx.server.names import resolve_agent
 
@@ -83,6 +83,7 @@ MECHANISMS: dict[str, Callable[[], Any]] = {
     ),
     "a name's literal word beats an expansion": lambda: _vocabulary(names={}),
     "never a wrong 'no'": lambda: replaced(resolve, "_no_rule", _never_no),
+    "meaning in the order of what is offered": lambda: replaced(semantic, "model", lambda: None),
 }
 BUILD_MECHANISMS: dict[str, Callable[[], Any]] = {
     "dot-directory path tokens ('.claude/agents')": lambda: replaced(lexicon, "_config_paths", lambda word: []),

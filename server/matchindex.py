@@ -15,6 +15,7 @@ from typing import Any, Literal
 from capidx.schema.text import normalize, terms
 from capidx.server.query import Vocabulary, root
 from capidx.server.rank import Ranker
+from capidx.server.semantic import Meanings
 from capidx.server.suggest import Injection
 
 # The `_meta` key under which resources and tools say how each name was resolved (`Resolution.describe`).
@@ -114,6 +115,7 @@ class MatchIndex:
     category_names: NameTable
     ranker: Ranker
     vocabulary: Vocabulary
+    meanings: Meanings
     injection: Injection | None
 
     @classmethod
@@ -163,6 +165,7 @@ class MatchIndex:
                 roots=frozenset(ranker.idf),
                 names=_name_roots(rows),
             ),
+            meanings=Meanings.of(rows),
             injection=Injection.from_json(data.get("injection")),
         )
 

@@ -15,6 +15,7 @@ from rapidfuzz import fuzz
 from capidx.server.matchindex import Candidate, MatchIndex, Resolution
 from capidx.server.names import SUGGESTIONS, ambiguous, best_first, closest, typo_winner
 from capidx.server.query import Query, analyse
+from capidx.server.semantic import WEIGHT
 
 # The decision rule (fitted on the query sets of benchmarks/resolution; calibration table in
 # benchmarks/resolution/RESULTS.md): a ranked winner resolves when its confidence reaches the first value and it
@@ -88,12 +89,21 @@ def _by_identifier(index: MatchIndex, q: Query, evidence: Mapping[str, float], a
 
 
 def _by_ranking(index: MatchIndex, q: Query, agent: str | None) -> Resolution:
-    """The ranking model's answer, as `decide` rules: the winner, or the top candidates."""
+    """The ranking model's answer, as `decide` rules: the winner, or the top candidates in the order of words and
+    meaning together (server/semantic.py)."""
     ordered = [Candidate(s, index.capabilities[s].name, c) for s, c in best_first(index.ranker.rank(q.units))]
     floor = DECISION_RULE[0] / 2  # below it a candidate is noise: suggestions' snippets skip it
-    everything = tuple(c for c in ordered if c.confidence >= floor)
-    shown = tuple(c for c in ordered[:SHOWN_CANDIDATES] if c.confidence >= SHOWN_FLOOR)
     best = ordered[0].confidence if ordered else 0.0
+    runner_up = ordered[1].confidence if len(ordered) > 1 else 0.0
+    if decide(best, runner_up):
+        everything = tuple(c for c in ordered if c.confidence >= floor)
+        shown = tuple(c for c in ordered[:SHOWN_CANDIDATES] if c.confidence >= SHOWN_FLOOR)
+        how = "fuzzy" if q.corrected else "lexical"
+        winner = Resolution(q.text, "resolved", ordered[0].value, how, best, ranked=everything, scored=True)
+        return _no_rule(index, winner, agent, shown, runner_up)
+    above = {c.value for c in ordered if c.confidence >= floor}
+    offered = _by_meaning(index, q.text, [c for c in ordered if c.confidence >= SHOWN_FLOOR])
+    shown, everything = tuple(offered[:SHOWN_CANDIDATES]), tuple(c for c in offered if c.value in above)
     if best < floor:  # nothing matched: what ranked a little first, then the closest names
         # A name that merely looks like the query is weaker evidence than words that ranked: its similarity is
         # scaled below, so no suggestion of an unknown name claims a confidence a resolved answer would have.
@@ -105,12 +115,16 @@ def _by_ranking(index: MatchIndex, q: Query, agent: str | None) -> Resolution:
         )
         suggestions = shown + fill[: max(0, SUGGESTIONS - len(shown))]
         return Resolution(q.text, "unknown", candidates=suggestions, scored=True)
-    runner_up = ordered[1].confidence if len(ordered) > 1 else 0.0
-    if decide(best, runner_up):
-        how = "fuzzy" if q.corrected else "lexical"
-        winner = Resolution(q.text, "resolved", ordered[0].value, how, best, ranked=everything, scored=True)
-        return _no_rule(index, winner, agent, shown, runner_up)
     return Resolution(q.text, "ambiguous", candidates=shown, ranked=everything, scored=True)
+
+
+def _by_meaning(index: MatchIndex, query: str, candidates: list[Candidate]) -> list[Candidate]:
+    """The candidates by confidence plus `WEIGHT` x closeness of meaning, each shown with that blend (0..1)."""
+    close = index.meanings.closeness(query, (c.value for c in candidates))
+    if close is None:
+        return candidates
+    blend = [(c, (c.confidence + WEIGHT * max(0.0, close.get(c.value, 0.0))) / (1 + WEIGHT)) for c in candidates]
+    return [Candidate(c.value, c.label, round(b, 3)) for c, b in sorted(blend, key=lambda cb: (-cb[1], cb[0].value))]
 
 
 def decide(best: float, runner_up: float, lacks: bool = False, rule: tuple[float, float, float] | None = None) -> bool:

@@ -182,10 +182,13 @@ def test_match_index(built: Path) -> None:
     entry = next(item for item in index["capabilities"] if item["slug"] == "mcp-servers")
     assert entry["agents"]["claude-code"] == {"available": True, "terminology": "MCP servers"}
     assert entry["terms"]["connect"] >= 1  # a trigger phrase ("connect a database") counts as a record's text
-    # Only what the server reads: the ranking model computes its own statistics from `terms` and `description`.
+    # Only what the server reads: the ranking model computes its own statistics from `terms` and `description`;
+    # `descriptions`, as written, are what it embeds for the order of what it offers.
     assert set(index) == {"version", "agents", "agentNames", "capabilities", "aliases", "terminology", "categories",
                           "identifiers", "injection"}  # fmt: skip
-    assert set(entry) == {"slug", "name", "category", "agents", "aliases", "terms", "description", "similarTo"}
+    assert set(entry) == {
+        "slug", "name", "category", "agents", "aliases", "terms", "description", "descriptions", "similarTo"
+    }  # fmt: skip
     assert index["agents"][0].keys() == {"id", "name"}
     assert all(normalize(key) == key for key in names)
 

@@ -15,7 +15,7 @@ from server_support import Cap, real_build, score_capabilities, write_catalog
 
 from capidx.schema.lexicon import ABBREVIATIONS, expansions, identifiers
 from capidx.schema.text import terms
-from capidx.server import resolve
+from capidx.server import resolve, semantic
 from capidx.server.matchindex import MatchIndex
 from capidx.server.query import analyse, correct
 from capidx.server.resolve import DECISION_RULE, decide, resolve_capability
@@ -332,10 +332,12 @@ def test_suggestions_for_an_unknown_name_never_claim_more_than_what_scored(index
 
 @pytest.mark.parametrize("query", ["search the editor for a memory", "editor search memory approval"])
 def test_an_unresolved_answer_offers_the_rankers_top_candidates_down_to_a_low_floor(
-    index: MatchIndex, query: str
+    index: MatchIndex, query: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """When nothing is resolved, up to `SHOWN_CANDIDATES` of the ranking come back, down to `SHOWN_FLOOR` (below
-    the floor of the snippets' list): the right capability is often ranked 4th or 5th."""
+    the floor of the snippets' list): the right capability is often ranked 4th or 5th. (In the words' order here:
+    meaning reorders them, tests/test_resolution_meaning.py.)"""
+    monkeypatch.setattr(semantic, "model", lambda: None)
     resolution = resolve_capability(index, query, agent=CLAUDE)
     assert resolution.status != "resolved"
     ranked = sorted(score_capabilities(index, query).items(), key=lambda item: (-item[1], item[0]))

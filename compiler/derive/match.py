@@ -86,6 +86,7 @@ def _capability_entry(capability: CanonicalCapability, enhanced: Enhanced) -> di
         "aliases": sorted(aliases),
         "terms": dict(sorted(_counted(enhanced, texts).items())),
         "description": dict(sorted(_counted(enhanced, described).items())),
+        "descriptions": list(dict.fromkeys(described)),  # as written: the server embeds them (server/semantic.py)
         "similarTo": [
             {"capability": edge.target, "score": edge.score} for edge in enhanced.similar.get(capability.slug, ())
         ],

@@ -196,7 +196,7 @@ def tool_artifacts(
         prefix,
         "Name resolution index",
         "Normalized agent and capability names, aliases, terminology, term counts for the BM25F ranking, "
-        "identifiers and relationships.",
+        "descriptions, identifiers and relationships.",
         match_index(catalog, indexed() if indexed else enhanced),
     )
 

@@ -1,0 +1,59 @@
+"""Meaning beside words, for what is offered when nothing resolves: the ranking model's confidence plus `WEIGHT`
+times the cosine, in WordLlama's static word embeddings, between the query and a capability's name and records'
+descriptions (match.json `descriptions`). A question often shares few words with the right record and some with
+another (it asks about mistakes, the record speaks of bugs). Only the order changes: nothing resolves or says "no"
+by meaning. The model ships in the `wordllama` package and is read from it, never downloaded, once per process on
+first use (~0.3 s); without it the order stays the ranking model's.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+WEIGHT = 0.5  # fitted on the blind query sets (benchmarks/resolution/RESULTS.md)
+_LOCK = threading.Lock()
+_LOADED: list[Any] = []  # [] not tried yet, [None] unavailable, [model]
+
+
+def model() -> Any | None:
+    """The embedding model, loaded once per process from the files its package ships; None if unavailable."""
+    with _LOCK:
+        if not _LOADED:
+            try:
+                import wordllama
+
+                here = Path(wordllama.__file__).parent
+                _LOADED.append(wordllama.WordLlama.load(cache_dir=here, disable_download=True))
+            except Exception as error:  # not installed, or its files are missing: words alone order the offer
+                logging.getLogger(__name__).warning("suggestions ordered by words only: no embedding model (%s)", error)
+                _LOADED.append(None)
+        return _LOADED[0]
+
+
+@dataclass(frozen=True)
+class Meanings:
+    """Each capability's text, embedded on first use (once per build)."""
+
+    texts: Mapping[str, str]  # slug -> name and descriptions
+    _vectors: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def of(cls, rows: Iterable[Mapping[str, Any]]) -> Meanings:
+        """From match.json's capability rows (a build made before `descriptions`: none, and no reordering)."""
+        return cls({r["slug"]: " . ".join([r["name"], *r["descriptions"]]) for r in rows if "descriptions" in r})
+
+    def closeness(self, query: str, slugs: Iterable[str]) -> dict[str, float] | None:
+        """Slug -> cosine of meaning with the query (None without the model)."""
+        found = model()
+        if found is None or not self.texts:
+            return None
+        with _LOCK:
+            if not self._vectors:
+                self._vectors.update(zip(self.texts, found.embed(list(self.texts.values()), norm=True), strict=True))
+        asked = found.embed([query], norm=True)[0]
+        return {slug: float(self._vectors[slug] @ asked) for slug in slugs if slug in self._vectors}

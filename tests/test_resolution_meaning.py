@@ -1,0 +1,123 @@
+"""Meaning in the order of what is offered (server/semantic.py), on a small catalog built for real: with a
+stand-in model whose closeness each test chooses (the mechanism, not the embeddings' numbers), and with the real
+model, read from its package and never downloaded."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+from server_support import Cap, real_build, write_catalog
+
+from capidx.server import semantic
+from capidx.server.matchindex import MatchIndex, Resolution
+from capidx.server.resolve import resolve_capability
+
+CLAUDE = "claude-code"
+HAS = {CLAUDE: {"available": True}}
+CATALOG = (
+    Cap("Code Review", "collaboration", "Points out bugs in your pending changes.", agents=HAS),
+    Cap("Git Integration", "collaboration", "Commits your changes and pushes branches.", agents=HAS),
+    Cap("Web Search", "context-awareness", "Searches the web for current information.", agents=HAS),
+)
+# Shares 'changes' with both and 'push' with Git Integration only; means what Code Review does.
+QUESTION = "mistakes in my changes before I push"
+
+
+class StandIn:
+    """Says a text means the same as the query (cosine 1) when it holds one of `alike`, else nothing like it (0)."""
+
+    def __init__(self, *alike: str) -> None:
+        self.alike = alike
+
+    def embed(self, texts: Sequence[str], norm: bool = True) -> np.ndarray:
+        same = [any(word in text.lower() for word in self.alike) for text in texts]
+        return np.array([[1.0, 0.0] if hit else [0.0, 1.0] for hit in same])
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("meaning")
+    return real_build(write_catalog(root / "agents", CATALOG), root / "build")
+
+
+@pytest.fixture
+def index(built: Path) -> MatchIndex:
+    """A fresh index per test: capability vectors are made once per index, by whichever model is in place."""
+    return MatchIndex.from_json(json.loads((built / "index" / "match.json").read_text("utf-8")))
+
+
+def offered(resolution: Resolution) -> list[str]:
+    return [c.value for c in resolution.candidates]
+
+
+def with_model(monkeypatch: pytest.MonkeyPatch, model: object) -> None:
+    monkeypatch.setattr(semantic, "model", lambda: model)
+
+
+def test_the_match_index_keeps_each_capabilitys_descriptions_as_written(built: Path) -> None:
+    rows = json.loads((built / "index" / "match.json").read_text("utf-8"))["capabilities"]
+    assert {row["slug"]: row["descriptions"] for row in rows}["code-review"] == [CATALOG[0].description]
+
+
+def test_meaning_orders_what_is_offered(index: MatchIndex, monkeypatch: pytest.MonkeyPatch) -> None:
+    with_model(monkeypatch, None)
+    words_only = resolve_capability(index, QUESTION, agent=CLAUDE)
+    assert not words_only.ok and offered(words_only)[:2] == ["git-integration", "code-review"]
+
+    with_model(monkeypatch, StandIn("mistake", "bug"))
+    both = resolve_capability(index, QUESTION, agent=CLAUDE)
+    assert not both.ok and offered(both)[:2] == ["code-review", "git-integration"]
+    shown = [c.confidence for c in both.candidates]
+    assert shown == sorted(shown, reverse=True) and all(0 <= c <= 1 for c in shown)
+    assert set(offered(both)) == set(offered(words_only))  # the same candidates, in another order
+
+
+def test_meaning_neither_resolves_nor_offers_nor_changes_a_resolved_answer(
+    index: MatchIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The stand-in says each question means Code Review. Words resolve the first to Git Integration, and that
+    # stands; the second shares no word with Code Review, which is then not offered.
+    with_model(monkeypatch, StandIn("commits and pushes branches", "where are the mistakes", "bug"))
+    assert resolve_capability(index, "commits and pushes branches", agent=CLAUDE).value == "git-integration"
+    unresolved = resolve_capability(index, "where are the mistakes in the web results", agent=CLAUDE)
+    assert not unresolved.ok and offered(unresolved) == ["web-search"]
+
+
+def test_a_build_made_before_descriptions_keeps_the_words_order(built: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = json.loads((built / "index" / "match.json").read_text("utf-8"))
+    for row in data["capabilities"]:
+        del row["descriptions"]
+    with_model(monkeypatch, StandIn("mistake", "bug"))
+    older = MatchIndex.from_json(data)
+    assert offered(resolve_capability(older, QUESTION, agent=CLAUDE))[:2] == ["git-integration", "code-review"]
+
+
+def test_the_model_is_read_from_its_package_and_never_downloaded(monkeypatch: pytest.MonkeyPatch) -> None:
+    import requests
+
+    def no_network(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the embedding model tried to download")
+
+    monkeypatch.setattr(requests, "get", no_network)
+    monkeypatch.setattr(requests.Session, "request", no_network)
+    monkeypatch.setattr(semantic, "_LOADED", [])
+    meanings = semantic.Meanings({"review": "Finds bugs and mistakes in code", "weather": "Rain expected tomorrow"})
+    close = meanings.closeness("catch errors in my code", ["review", "weather"])
+    assert close is not None and close["review"] > close["weather"]
+
+
+def test_without_the_model_words_alone_order_and_a_warning_says_why(
+    index: MatchIndex, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setitem(sys.modules, "wordllama", None)  # as if the package were not installed
+    monkeypatch.setattr(semantic, "_LOADED", [])
+    with caplog.at_level(logging.WARNING, logger=semantic.__name__):
+        answer = resolve_capability(index, QUESTION, agent=CLAUDE)
+    assert offered(answer)[:2] == ["git-integration", "code-review"]
+    assert [r.levelno for r in caplog.records if r.name == semantic.__name__] == [logging.WARNING]
