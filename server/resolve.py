@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 
 from rapidfuzz import fuzz
 
+from capidx.schema.text import normalize, terms
 from capidx.server.matchindex import Candidate, MatchIndex, Resolution
 from capidx.server.names import SUGGESTIONS, ambiguous, best_first, closest, typo_winner
 from capidx.server.query import Query, analyse
@@ -102,7 +103,7 @@ def _by_ranking(index: MatchIndex, q: Query, agent: str | None) -> Resolution:
         winner = Resolution(q.text, "resolved", ordered[0].value, how, best, ranked=everything, scored=True)
         return _no_rule(index, winner, agent, shown, runner_up)
     above = {c.value for c in ordered if c.confidence >= floor}
-    offered = _by_meaning(index, q.text, [c for c in ordered if c.confidence >= SHOWN_FLOOR])
+    offered = _by_meaning(index, q, [c for c in ordered if c.confidence >= SHOWN_FLOOR])
     shown, everything = tuple(offered[:SHOWN_CANDIDATES]), tuple(c for c in offered if c.value in above)
     if best < floor:  # nothing matched: what ranked a little first, then the closest names
         # A name that merely looks like the query is weaker evidence than words that ranked: its similarity is
@@ -118,13 +119,21 @@ def _by_ranking(index: MatchIndex, q: Query, agent: str | None) -> Resolution:
     return Resolution(q.text, "ambiguous", candidates=shown, ranked=everything, scored=True)
 
 
-def _by_meaning(index: MatchIndex, query: str, candidates: list[Candidate]) -> list[Candidate]:
-    """The candidates by confidence plus `WEIGHT` x closeness of meaning, each shown with that blend (0..1)."""
-    close = index.meanings.closeness(query, (c.value for c in candidates))
-    if close is None:
-        return candidates
-    blend = [(c, (c.confidence + WEIGHT * max(0.0, close.get(c.value, 0.0))) / (1 + WEIGHT)) for c in candidates]
-    return [Candidate(c.value, c.label, round(b, 3)) for c, b in sorted(blend, key=lambda cb: (-cb[1], cb[0].value))]
+def _by_meaning(index: MatchIndex, q: Query, candidates: list[Candidate]) -> list[Candidate]:
+    """The candidates by confidence plus `WEIGHT` x closeness of meaning, each shown with that blend (0..1); first,
+    whatever their blend, those whose name holds the query, a partial name ('permissions', 'in-editor')."""
+    close = index.meanings.closeness(q.text, (c.value for c in candidates)) or {}
+    weight = WEIGHT if close else 0.0  # no model, or a build without descriptions: the words' order
+    blend = {c.value: (c.confidence + weight * max(0.0, close.get(c.value, 0.0))) / (1 + weight) for c in candidates}
+    order = sorted(candidates, key=lambda c: (_holds(c.label, q), -blend[c.value], c.value))
+    return [Candidate(c.value, c.label, round(blend[c.value], 3)) for c in order]
+
+
+def _holds(name: str, q: Query) -> int:
+    """0: the name holds the query as written ('in-editor': In-editor Prompt, not Editor Bridge), 1: in other
+    forms ('permission': Tool Permissions), 2: neither."""
+    forms = ((normalize(name), q.normalized), (" ".join(terms(name)), q.key))
+    return next((i for i, (held, asked) in enumerate(forms) if asked and f" {asked} " in f" {held} "), 2)
 
 
 def decide(best: float, runner_up: float, lacks: bool = False, rule: tuple[float, float, float] | None = None) -> bool:

@@ -24,19 +24,25 @@ CATALOG = (
     Cap("Code Review", "collaboration", "Points out bugs in your pending changes.", agents=HAS),
     Cap("Git Integration", "collaboration", "Commits your changes and pushes branches.", agents=HAS),
     Cap("Web Search", "context-awareness", "Searches the web for current information.", agents=HAS),
+    Cap("Tool Permissions", "security", "Lets you allow or deny each tool the agent may call.", agents=HAS),
+    Cap("Auto-Approve Mode", "security", "Grants every permission: no permission prompts for any tool.", agents=HAS),
+    Cap("Editor Bridge", "ide-integration", "Connects the agent to your editor's open files.", agents=HAS),
+    Cap("In-editor Prompt", "ide-integration", "A prompt box inside the editor, at the cursor.", agents=HAS),
 )
 # Shares 'changes' with both and 'push' with Git Integration only; means what Code Review does.
 QUESTION = "mistakes in my changes before I push"
 
 
 class StandIn:
-    """Says a text means the same as the query (cosine 1) when it holds one of `alike`, else nothing like it (0)."""
+    """Says a text means the same as the query (cosine 1) when it holds one of `alike` and none of `unlike`, else
+    nothing like it (0)."""
 
-    def __init__(self, *alike: str) -> None:
-        self.alike = alike
+    def __init__(self, *alike: str, unlike: Sequence[str] = ()) -> None:
+        self.alike, self.unlike = alike, unlike
 
     def embed(self, texts: Sequence[str], norm: bool = True) -> np.ndarray:
-        same = [any(word in text.lower() for word in self.alike) for text in texts]
+        lower = [text.lower() for text in texts]
+        same = [any(w in text for w in self.alike) and not any(w in text for w in self.unlike) for text in lower]
         return np.array([[1.0, 0.0] if hit else [0.0, 1.0] for hit in same])
 
 
@@ -87,6 +93,24 @@ def test_meaning_neither_resolves_nor_offers_nor_changes_a_resolved_answer(
     assert resolve_capability(index, "commits and pushes branches", agent=CLAUDE).value == "git-integration"
     unresolved = resolve_capability(index, "where are the mistakes in the web results", agent=CLAUDE)
     assert not unresolved.ok and offered(unresolved) == ["web-search"]
+
+
+SAYS_OTHERWISE = StandIn("permission", "in-editor", "open files", unlike=("tool permissions", "in-editor prompt"))
+
+
+@pytest.mark.parametrize("model", [None, SAYS_OTHERWISE])
+def test_a_capability_whose_name_holds_the_query_is_offered_first(
+    index: MatchIndex, monkeypatch: pytest.MonkeyPatch, model: StandIn | None
+) -> None:
+    # With or without a model that says the query means another capability: a partial name, as written or in
+    # other forms, comes first; as written beats other forms ('in-editor' is In-editor Prompt's, not Editor
+    # Bridge's, although both names hold 'editor').
+    with_model(monkeypatch, model)
+    for query in ("permissions", "permission"):
+        answer = resolve_capability(index, query, agent=CLAUDE)
+        assert not answer.ok and offered(answer)[0] == "tool-permissions", query
+    answer = resolve_capability(index, "in-editor", agent=CLAUDE)
+    assert not answer.ok and offered(answer)[:2] == ["in-editor-prompt", "editor-bridge"]
 
 
 def test_a_build_made_before_descriptions_keeps_the_words_order(built: Path, monkeypatch: pytest.MonkeyPatch) -> None:
