@@ -120,3 +120,10 @@ def test_a_word_negated_by_non_is_not_the_word(index: MatchIndex) -> None:
     assert first(resolve_capability(index, "interactive", agent=CLAUDE)) == "terminal-cli"
     for spelled in ("non-interactive", "Non Interactive", "noninteractive", "the non-interactive mode"):
         assert resolve_capability(index, spelled, agent=CLAUDE).value == "non-interactive-mode", spelled
+
+
+def test_a_mistyped_name_has_no_word_more_than_the_name(index: MatchIndex) -> None:
+    # 'gpu image input' is close to 'image input' as a string (ratio 85), but a typo adds no word: the extra
+    # word is something the catalog does not have, left to the ranking model and the decision rule.
+    assert resolve_capability(index, "imgae inptu", agent=CLAUDE).value == "image-input"
+    assert resolve_capability(index, "gpu image input", agent=CLAUDE).resolved_by != "fuzzy"
