@@ -55,7 +55,7 @@ def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) 
     if (slug := index.stemmed.get(q.key)) is not None:  # a name or alias in other forms ('the release notes')
         return Resolution(query, "resolved", slug, "stemmed", 1.0)
     # A whole name, alias or wording mistyped ('hoks', 'mcp srvers'); a typo adds no word ('gpu usage metrics').
-    if q.mistyped and (resolved := typo_winner(query, _similarity(index, n, fuzz.ratio, len(n.split())))):
+    if q.mistyped and (resolved := typo_winner(query, _similarity(index, n, fuzz.ratio, n.count(" ") + 1))):
         return resolved
     return _by_ranking(index, q, agent)
 
@@ -157,6 +157,6 @@ def _no_rule(
 def _similarity(index: MatchIndex, n: str, scorer: Callable[[str, str], float], words: int = 0) -> dict[str, float]:
     """Capability -> how similar its closest name of at least `words` words is to the normalized query (0-100)."""
     return {
-        slug: max((scorer(n, name) for name in c.names if len(name.split()) >= words), default=0.0)
+        slug: max((scorer(n, name) for name in c.names if name.count(" ") >= words - 1), default=0.0)
         for slug, c in index.capabilities.items()
     }

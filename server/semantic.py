@@ -40,7 +40,7 @@ class Meanings:
     """Each capability's text, embedded on first use (once per build)."""
 
     texts: Mapping[str, str]  # slug -> name and descriptions
-    _vectors: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    _matrix: list[Any] = field(default_factory=list, repr=False, compare=False)  # [one row per text, in order]
 
     @classmethod
     def of(cls, rows: Iterable[Mapping[str, Any]]) -> Meanings:
@@ -53,7 +53,7 @@ class Meanings:
         if found is None or not self.texts:
             return None
         with _LOCK:
-            if not self._vectors:
-                self._vectors.update(zip(self.texts, found.embed(list(self.texts.values()), norm=True), strict=True))
-        asked = found.embed([query], norm=True)[0]
-        return {slug: float(self._vectors[slug] @ asked) for slug in slugs if slug in self._vectors}
+            if not self._matrix:
+                self._matrix.append(found.embed(list(self.texts.values()), norm=True))
+        cosines = dict(zip(self.texts, (self._matrix[0] @ found.embed([query], norm=True)[0]).tolist(), strict=True))
+        return {slug: cosines[slug] for slug in slugs if slug in cosines}
