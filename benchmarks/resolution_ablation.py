@@ -64,6 +64,8 @@ def _never_no(index: Any, resolution: Any, agent: Any, offered: Any, runner_up: 
     return resolution
 
 
+_SIMILARITY = resolve._similarity
+
 # mechanism -> what switches it off. Each is described in docs/server.md, "Name resolution".
 MECHANISMS: dict[str, Callable[[], Any]] = {
     "identifier tier": lambda: replaced(resolve, "_identifier_evidence", lambda index, q, agent: {}),
@@ -84,6 +86,10 @@ MECHANISMS: dict[str, Callable[[], Any]] = {
     "a name's literal word beats an expansion": lambda: _vocabulary(names={}),
     "never a wrong 'no'": lambda: replaced(resolve, "_no_rule", _never_no),
     "meaning in the order of what is offered": lambda: replaced(semantic, "model", lambda: None),
+    "a partial name offered first": lambda: replaced(resolve, "_holds", lambda name, q: 2),
+    "a mistyped name has no word more than the name": lambda: replaced(
+        resolve, "_similarity", lambda index, n, scorer, words=0: _SIMILARITY(index, n, scorer)
+    ),
 }
 BUILD_MECHANISMS: dict[str, Callable[[], Any]] = {
     "dot-directory path tokens ('.claude/agents')": lambda: replaced(lexicon, "_config_paths", lambda word: []),
