@@ -88,7 +88,7 @@ MECHANISMS: dict[str, Callable[[], Any]] = {
     "meaning in the order of what is offered": lambda: replaced(semantic, "model", lambda: None),
     "a partial name offered first": lambda: replaced(resolve, "_holds", lambda name, q: 2),
     "a mistyped name has no word more than the name": lambda: replaced(
-        resolve, "_similarity", lambda index, n, scorer, words=0: _SIMILARITY(index, n, scorer)
+        resolve, "_similarity", lambda index, n, scorer, typo=False: _SIMILARITY(index, n, scorer)
     ),
 }
 BUILD_MECHANISMS: dict[str, Callable[[], Any]] = {

@@ -126,6 +126,19 @@ def build_bundled(out: Path) -> Path:
 SERVER_ENV: dict[str, str] | None = None
 
 
+def package_folder(given: Path, scratch: Path) -> Path:
+    """A folder to put on PYTHONPATH so that `capidx` is imported from `given`: itself when it holds a `capidx`
+    package, else (a checkout, whose root is the package) a folder with a `capidx` link to it."""
+    given = given.resolve()
+    if (given / "capidx").is_dir():
+        return given
+    if not (given / "server").is_dir():
+        raise SystemExit(f"--pythonpath {given}: neither a capidx checkout nor a folder holding a capidx package")
+    (scratch / "pythonpath").mkdir()
+    (scratch / "pythonpath" / "capidx").symlink_to(given, target_is_directory=True)
+    return scratch / "pythonpath"
+
+
 def stdio_params(build: Path) -> StdioServerParameters:
     command, *args = [*CLI, "serve", "--build", str(build), "--no-reload", "--expose", "summary,stats,full"]
     return StdioServerParameters(command=command, args=args, cwd=str(build.parent), env=SERVER_ENV)
@@ -213,7 +226,7 @@ def start_http(build: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
     command = [*CLI, "serve", "--build", str(build), "--no-reload", "--expose", "summary,stats,full"]
     command += ["--transport", "http", "--port", "0"]
     stderr = log.open("w")
-    proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=stderr, cwd=build.parent)
+    proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=stderr, cwd=build.parent, env=SERVER_ENV)
     stderr.close()
     deadline = time.monotonic() + 30
     while not (found := re.search(r"listening on (\S+)", log.read_text())):
@@ -331,19 +344,20 @@ def main() -> None:
     parser.add_argument(
         "--pythonpath",
         type=Path,
-        help="a folder holding a capidx package: with --start-only also timed, else it serves the stdio series",
+        help="a capidx checkout (or a folder holding a capidx package): with --start-only also timed, else it serves"
+        " every series",
     )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         build = args.build.resolve() if args.build else build_bundled(Path(scratch) / "build")
+        pythonpath = package_folder(args.pythonpath, Path(scratch)) if args.pythonpath else None
         if args.start_only:
-            pythonpath = args.pythonpath.resolve() if args.pythonpath else None
             rows = start_comparison(build, args.startup_runs, pythonpath)
             print(json.dumps(rows, indent=2) if args.json else print_start(build, rows))
             return
-        if args.pythonpath:
+        if pythonpath:
             global SERVER_ENV
-            path = os.pathsep.join(filter(None, [str(args.pythonpath.resolve()), os.environ.get("PYTHONPATH")]))
+            path = os.pathsep.join(filter(None, [str(pythonpath), os.environ.get("PYTHONPATH")]))
             SERVER_ENV = {**os.environ, "PYTHONPATH": path}
         report = anyio.run(run, args, build)
     if args.json:

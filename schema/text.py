@@ -93,11 +93,11 @@ def _terms(text: str) -> tuple[str, ...]:
         text = KEY_CHORD.sub(" ", text)
     words = _words(text)
     if "non" in words:
-        words = _negated(words)
+        words = bind_negation(words)
     return tuple([stem(word) for word in words if word not in STOP_WORDS])
 
 
-def _negated(words: list[str]) -> list[str]:
+def bind_negation(words: list[str]) -> list[str]:
     """'non' and the word after it as one word, however written ('non-interactive', 'non interactive'): the
     negated word names the opposite, so 'interactive' must not match 'Non-interactive Mode'."""
     bound: list[str] = []

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 
 from rapidfuzz import fuzz
 
-from capidx.schema.text import normalize, terms
+from capidx.schema.text import bind_negation, normalize, terms
 from capidx.server.matchindex import Candidate, MatchIndex, Resolution
 from capidx.server.names import SUGGESTIONS, ambiguous, best_first, closest, typo_winner
 from capidx.server.query import Query, analyse
@@ -54,8 +54,9 @@ def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) 
         return Resolution(query, "resolved", slugs[0], "terminology", 1.0)
     if (slug := index.stemmed.get(q.key)) is not None:  # a name or alias in other forms ('the release notes')
         return Resolution(query, "resolved", slug, "stemmed", 1.0)
-    # A whole name, alias or wording mistyped ('hoks', 'mcp srvers'); a typo adds no word ('gpu usage metrics').
-    if q.mistyped and (resolved := typo_winner(query, _similarity(index, n, fuzz.ratio, n.count(" ") + 1))):
+    # A whole name, alias or wording mistyped ('hoks', 'mcp srvers'); a typo adds no word ('gpu usage metrics'),
+    # though it may split one ('hoo ks').
+    if q.mistyped and (resolved := typo_winner(query, _similarity(index, n, fuzz.ratio, typo=True))):
         return resolved
     return _by_ranking(index, q, agent)
 
@@ -107,10 +108,11 @@ def _by_ranking(index: MatchIndex, q: Query, agent: str | None) -> Resolution:
     shown, everything = tuple(offered[:SHOWN_CANDIDATES]), tuple(c for c in offered if c.value in above)
     if best < floor:  # nothing matched: what ranked a little first, then the closest names
         # A name that merely looks like the query is weaker evidence than words that ranked: its similarity is
-        # scaled below, so no suggestion of an unknown name claims a confidence a resolved answer would have.
+        # scaled below them, so the list stays in order and no closest name claims what a ranked answer would.
         similar = _similarity(index, q.normalized, fuzz.WRatio) if len(shown) < SUGGESTIONS else {}
+        low = shown[-1].confidence if shown else DECISION_RULE[0] / 4
         fill = tuple(
-            Candidate(c.value, c.label, round(c.confidence * DECISION_RULE[0] / 4, 3))
+            Candidate(c.value, c.label, round(min(low, c.confidence * DECISION_RULE[0] / 4), 3))
             for c in closest(similar, lambda slug: index.capabilities[slug].name)
             if c.value not in {s.value for s in shown}
         )
@@ -132,7 +134,8 @@ def _by_meaning(index: MatchIndex, q: Query, candidates: list[Candidate]) -> lis
 def _holds(name: str, q: Query) -> int:
     """0: the name holds the query as written ('in-editor': In-editor Prompt, not Editor Bridge), 1: in other
     forms ('permission': Tool Permissions), 2: neither."""
-    forms = ((normalize(name), q.normalized), (" ".join(terms(name)), q.key))
+    as_written = (" ".join(bind_negation(text.split())) for text in (normalize(name), q.normalized))
+    forms = (tuple(as_written), (" ".join(terms(name)), q.key))
     return next((i for i, (held, asked) in enumerate(forms) if asked and f" {asked} " in f" {held} "), 2)
 
 
@@ -154,9 +157,15 @@ def _no_rule(
     return Resolution(resolution.query, "ambiguous", candidates=offered, ranked=resolution.ranked, scored=True)
 
 
-def _similarity(index: MatchIndex, n: str, scorer: Callable[[str, str], float], words: int = 0) -> dict[str, float]:
-    """Capability -> how similar its closest name of at least `words` words is to the normalized query (0-100)."""
+def _similarity(index: MatchIndex, n: str, scorer: Callable[[str, str], float], typo: bool = False) -> dict[str, float]:
+    """Capability -> how similar its closest name is to the normalized query (0-100); `typo`: only names the query
+    may be a mistyping of, those with as many words or at most two letters fewer."""
+    words, letters = n.count(" "), len(n) - n.count(" ")
+
+    def typable(name: str) -> bool:
+        return not typo or name.count(" ") >= words or len(name) - name.count(" ") + 2 >= letters
+
     return {
-        slug: max((scorer(n, name) for name in c.names if name.count(" ") >= words - 1), default=0.0)
+        slug: max((scorer(n, name) for name in c.names if typable(name)), default=0.0)
         for slug, c in index.capabilities.items()
     }

@@ -48,12 +48,18 @@ class Meanings:
         return cls({r["slug"]: " . ".join([r["name"], *r["descriptions"]]) for r in rows if "descriptions" in r})
 
     def closeness(self, query: str, slugs: Iterable[str]) -> dict[str, float] | None:
-        """Slug -> cosine of meaning with the query (None without the model)."""
-        found = model()
-        if found is None or not self.texts:
+        """Slug -> cosine of meaning with the query; None without the model, the texts or a working embedding."""
+        wanted = [slug for slug in slugs if slug in self.texts]
+        found = model() if wanted else None
+        if found is None:
             return None
-        with _LOCK:
-            if not self._matrix:
-                self._matrix.append(found.embed(list(self.texts.values()), norm=True))
-        cosines = dict(zip(self.texts, (self._matrix[0] @ found.embed([query], norm=True)[0]).tolist(), strict=True))
-        return {slug: cosines[slug] for slug in slugs if slug in cosines}
+        try:
+            with _LOCK:
+                if not self._matrix:
+                    self._matrix.append(found.embed(list(self.texts.values()), norm=True))
+            cosines = (self._matrix[0] @ found.embed([query], norm=True)[0]).tolist()
+        except Exception as error:  # a failing model must not fail the lookup: words alone order the offer
+            logging.getLogger(__name__).warning("suggestions ordered by words only: embedding failed (%s)", error)
+            return None
+        by_slug = dict(zip(self.texts, cosines, strict=True))
+        return {slug: by_slug[slug] for slug in wanted if by_slug[slug] == by_slug[slug]}  # NaN (an empty query): none

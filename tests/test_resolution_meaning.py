@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,6 +30,8 @@ CATALOG = (
     Cap("Auto-Approve Mode", "security", "Grants every permission: no permission prompts for any tool.", agents=HAS),
     Cap("Editor Bridge", "ide-integration", "Connects the agent to your editor's open files.", agents=HAS),
     Cap("In-editor Prompt", "ide-integration", "A prompt box inside the editor, at the cursor.", agents=HAS),
+    Cap("Terminal CLI", "ide-integration", "Runs the agent as an interactive program in your shell.", agents=HAS),
+    Cap("Non-interactive Mode", "ide-integration", "Answers one prompt from a script and exits.", agents=HAS),
 )
 # Shares 'changes' with both and 'push' with Git Integration only; means what Code Review does.
 QUESTION = "mistakes in my changes before I push"
@@ -87,12 +91,31 @@ def test_meaning_orders_what_is_offered(index: MatchIndex, monkeypatch: pytest.M
 def test_meaning_neither_resolves_nor_offers_nor_changes_a_resolved_answer(
     index: MatchIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The stand-in says each question means Code Review. Words resolve the first to Git Integration, and that
-    # stands; the second shares no word with Code Review, which is then not offered.
-    with_model(monkeypatch, StandIn("commits and pushes branches", "where are the mistakes", "bug"))
-    assert resolve_capability(index, "commits and pushes branches", agent=CLAUDE).value == "git-integration"
+    with_model(monkeypatch, None)
+    words = resolve_capability(index, "commit my changes", agent=CLAUDE)
+    assert words.value == "git-integration" and words.resolved_by == "lexical"
+    # The stand-in says each question means Code Review. Words resolved the first: that answer stands, with its
+    # confidence; the second shares no word with Code Review, which is then not offered.
+    with_model(monkeypatch, StandIn("commit my changes", "where are the mistakes", "bug"))
+    both = resolve_capability(index, "commit my changes", agent=CLAUDE)
+    assert (both.value, both.resolved_by, both.confidence) == (words.value, words.resolved_by, words.confidence)
     unresolved = resolve_capability(index, "where are the mistakes in the web results", agent=CLAUDE)
     assert not unresolved.ok and offered(unresolved) == ["web-search"]
+
+
+def test_an_unknown_answer_is_ordered_by_meaning_too_and_stays_in_order(
+    index: MatchIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Nothing matched well (every confidence below half the rule's): meaning still orders what ranked a little,
+    # the closest names follow, the list never rises, and nothing reaches a label above the lowest (0.5).
+    with_model(monkeypatch, StandIn("xyzzy", "bug"))
+    ranked = resolve_capability(index, "xyzzy plugh blorp quux frob web changes", agent=CLAUDE)
+    assert ranked.status == "unknown" and offered(ranked)[0] == "code-review"
+    few = resolve_capability(index, "xyzzy plugh blorp quux frob zork web", agent=CLAUDE)
+    assert few.status == "unknown" and offered(few)[0] == "web-search" and len(few.candidates) > 1
+    for answer in (ranked, few):
+        shown = [c.confidence for c in answer.candidates]
+        assert shown == sorted(shown, reverse=True) and max(shown) < 0.5
 
 
 SAYS_OTHERWISE = StandIn("permission", "in-editor", "open files", unlike=("tool permissions", "in-editor prompt"))
@@ -113,6 +136,15 @@ def test_a_capability_whose_name_holds_the_query_is_offered_first(
     assert not answer.ok and offered(answer)[:2] == ["in-editor-prompt", "editor-bridge"]
 
 
+def test_a_negated_name_does_not_hold_the_plain_word(index: MatchIndex, monkeypatch: pytest.MonkeyPatch) -> None:
+    # 'interactive mode' is not a partial name of Non-interactive Mode ('non' stays bound to its word), so
+    # that name is not put first; here meaning says the question is about Terminal CLI, which then leads.
+    with_model(monkeypatch, StandIn("interactive program", "interactive mode", unlike=("non-interactive",)))
+    answer = resolve_capability(index, "interactive mode", agent=CLAUDE)
+    assert not answer.ok and offered(answer)[0] == "terminal-cli"
+    assert "non-interactive-mode" in offered(answer)  # it was a candidate ('mode'), just not put first
+
+
 def test_a_build_made_before_descriptions_keeps_the_words_order(built: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     data = json.loads((built / "index" / "match.json").read_text("utf-8"))
     for row in data["capabilities"]:
@@ -122,18 +154,44 @@ def test_a_build_made_before_descriptions_keeps_the_words_order(built: Path, mon
     assert offered(resolve_capability(older, QUESTION, agent=CLAUDE))[:2] == ["git-integration", "code-review"]
 
 
-def test_the_model_is_read_from_its_package_and_never_downloaded(monkeypatch: pytest.MonkeyPatch) -> None:
-    import requests
+def test_the_model_is_read_from_its_package_and_never_downloaded(tmp_path: Path) -> None:
+    # A fresh process with an empty home and cache folder and no network at all: the model must come from the
+    # files its package ships, and mean something.
+    probe = """
+import socket
+def refuse(*args, **kwargs):
+    raise OSError("no network")
+socket.socket.connect = refuse
+socket.create_connection = refuse
+from capidx.server import semantic
+meanings = semantic.Meanings({"review": "Finds bugs and mistakes in code", "weather": "Rain expected tomorrow"})
+close = meanings.closeness("catch errors in my code", ["review", "weather"])
+assert close is not None and close["review"] > close["weather"], close
+print("ok")
+"""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache"), "HF_HOME": str(home / "hf")}
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+    assert not list(home.rglob("*"))  # nothing was fetched or cached
 
-    def no_network(*args: object, **kwargs: object) -> None:
-        raise AssertionError("the embedding model tried to download")
 
-    monkeypatch.setattr(requests, "get", no_network)
-    monkeypatch.setattr(requests.Session, "request", no_network)
-    monkeypatch.setattr(semantic, "_LOADED", [])
-    meanings = semantic.Meanings({"review": "Finds bugs and mistakes in code", "weather": "Rain expected tomorrow"})
-    close = meanings.closeness("catch errors in my code", ["review", "weather"])
-    assert close is not None and close["review"] > close["weather"]
+class Broken:
+    """A model that loads but cannot embed."""
+
+    def embed(self, texts: Sequence[str], norm: bool = True) -> np.ndarray:
+        raise RuntimeError("the model broke")
+
+
+def test_a_model_that_fails_to_embed_leaves_the_words_order(
+    index: MatchIndex, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    with_model(monkeypatch, Broken())
+    with caplog.at_level(logging.WARNING, logger=semantic.__name__):
+        answer = resolve_capability(index, QUESTION, agent=CLAUDE)
+    assert not answer.ok and offered(answer)[:2] == ["git-integration", "code-review"]
+    assert any(r.levelno == logging.WARNING for r in caplog.records if r.name == semantic.__name__)
 
 
 def test_without_the_model_words_alone_order_and_a_warning_says_why(

@@ -126,4 +126,5 @@ def test_a_mistyped_name_has_no_word_more_than_the_name(index: MatchIndex) -> No
     # 'gpu image input' is close to 'image input' as a string (ratio 85), but a typo adds no word: the extra
     # word is something the catalog does not have, left to the ranking model and the decision rule.
     assert resolve_capability(index, "imgae inptu", agent=CLAUDE).value == "image-input"
+    assert resolve_capability(index, "ima ge input", agent=CLAUDE).value == "image-input"  # a split word adds none
     assert resolve_capability(index, "gpu image input", agent=CLAUDE).resolved_by != "fuzzy"
