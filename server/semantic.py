@@ -3,7 +3,7 @@ times the cosine, in WordLlama's static word embeddings, between the query and a
 descriptions (match.json `descriptions`). A question often shares few words with the right record and some with
 another (it asks about mistakes, the record speaks of bugs). Only the order changes: nothing resolves or says "no"
 by meaning. The model ships in the `wordllama` package and is read from it, never downloaded, once per process on
-first use (~0.3 s); without it the order stays the ranking model's.
+first use (~0.3 s); without it, or once an embedding has failed, the order stays the ranking model's.
 """
 
 from __future__ import annotations
@@ -58,8 +58,10 @@ class Meanings:
                 if not self._matrix:
                     self._matrix.append(found.embed(list(self.texts.values()), norm=True))
             cosines = (self._matrix[0] @ found.embed([query], norm=True)[0]).tolist()
-        except Exception as error:  # a failing model must not fail the lookup: words alone order the offer
+        except Exception as error:  # a failing model must not fail the lookup: words alone order the offer, from now on
             logging.getLogger(__name__).warning("suggestions ordered by words only: embedding failed (%s)", error)
+            with _LOCK:
+                _LOADED[:] = [None]
             return None
         by_slug = dict(zip(self.texts, cosines, strict=True))
         return {slug: by_slug[slug] for slug in wanted if by_slug[slug] == by_slug[slug]}  # NaN (an empty query): none
