@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -27,6 +26,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "resolution"))
 
 from check_queries import UNREAD  # noqa: E402
+from checkouts import importing, package_folder  # noqa: E402
 
 
 def queries() -> list[tuple[str, str]]:
@@ -57,17 +57,12 @@ def time_pass(build: Path, passes: int) -> list[float]:
     return samples
 
 
-def importing(checkout: Path, shim: Path) -> dict[str, str]:
-    """An environment whose `capidx` is `checkout` (a checkout's root is the package), through a link in `shim`."""
-    (shim / "capidx").symlink_to(checkout.resolve(), target_is_directory=True)
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(shim), os.environ.get("PYTHONPATH")]))}
-
-
 def measure(build: Path, passes: int, checkout: Path) -> list[float]:
     """`time_pass` in a fresh process importing capidx from `checkout`."""
-    with tempfile.TemporaryDirectory() as shim:
+    with tempfile.TemporaryDirectory() as scratch:
+        env = importing(package_folder(checkout, Path(scratch)))
         command = [sys.executable, __file__, "--build", str(build), "--passes", str(passes), "--samples"]
-        done = subprocess.run(command, env=importing(checkout, Path(shim)), capture_output=True, text=True, check=True)
+        done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
     return json.loads(done.stdout)
 
 
@@ -80,8 +75,8 @@ def summary(samples: list[float]) -> dict[str, float]:
 def build_bundled(out: Path) -> Path:
     """The bundled catalog built by this checkout's compiler (an older resolver reads what it knows of it)."""
     command = [sys.executable, "-c", "from capidx.cli import main; main()", "build", "--out", str(out), "--quiet"]
-    with tempfile.TemporaryDirectory() as shim:
-        env = importing(HERE.parent, Path(shim))
+    with tempfile.TemporaryDirectory() as scratch:
+        env = importing(package_folder(HERE.parent, Path(scratch)))
         subprocess.run(command, cwd=HERE.parent, env=env, check=True, capture_output=True)
     return out
 

@@ -32,6 +32,10 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from checkouts import importing, package_folder  # noqa: E402
+
 CLI = [sys.executable, "-c", "from capidx.cli import main; main()"]
 SUMMARY = "capability-index://summary"
 FULL = "capability-index://full"
@@ -85,8 +89,7 @@ def start_comparison(build: Path, runs: int, pythonpath: Path | None) -> list[di
         ("capidx serve", [*CLI, *serve], env),
     ]
     if pythonpath is not None:
-        other = {**env, "PYTHONPATH": os.pathsep.join(filter(None, [str(pythonpath), env.get("PYTHONPATH")]))}
-        cases.append((f"capidx serve ({pythonpath})", [*CLI, *serve], other))
+        cases.append(("capidx serve (--pythonpath)", [*CLI, *serve], importing(pythonpath)))
     samples: dict[str, list[tuple[float, int]]] = {name: [] for name, _, _ in cases}
     for _ in range(runs):
         for name, command, case_env in cases:
@@ -124,19 +127,6 @@ def build_bundled(out: Path) -> Path:
 
 # Set by --pythonpath outside --start-only: the environment of every stdio server, importing capidx from there.
 SERVER_ENV: dict[str, str] | None = None
-
-
-def package_folder(given: Path, scratch: Path) -> Path:
-    """A folder to put on PYTHONPATH so that `capidx` is imported from `given`: itself when it holds a `capidx`
-    package, else (a checkout, whose root is the package) a folder with a `capidx` link to it."""
-    given = given.resolve()
-    if (given / "capidx").is_dir():
-        return given
-    if not (given / "server").is_dir():
-        raise SystemExit(f"--pythonpath {given}: neither a capidx checkout nor a folder holding a capidx package")
-    (scratch / "pythonpath").mkdir()
-    (scratch / "pythonpath" / "capidx").symlink_to(given, target_is_directory=True)
-    return scratch / "pythonpath"
 
 
 def stdio_params(build: Path) -> StdioServerParameters:
@@ -357,8 +347,7 @@ def main() -> None:
             return
         if pythonpath:
             global SERVER_ENV
-            path = os.pathsep.join(filter(None, [str(pythonpath), os.environ.get("PYTHONPATH")]))
-            SERVER_ENV = {**os.environ, "PYTHONPATH": path}
+            SERVER_ENV = importing(pythonpath)
         report = anyio.run(run, args, build)
     if args.json:
         print(json.dumps(report, indent=2))
