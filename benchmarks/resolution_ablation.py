@@ -86,7 +86,7 @@ MECHANISMS: dict[str, Callable[[], Any]] = {
     "a name's literal word beats an expansion": lambda: _vocabulary(names={}),
     "never a wrong 'no'": lambda: replaced(resolve, "_no_rule", _never_no),
     "meaning in the order of what is offered": lambda: replaced(semantic, "model", lambda: None),
-    "a partial name offered first": lambda: replaced(resolve, "_holds", lambda name, q: 2),
+    "a partial name offered first": lambda: replaced(resolve, "_holds", lambda name, asked: 2),
     "a mistyped name has no word more than the name": lambda: replaced(
         resolve, "_similarity", lambda index, n, scorer, typo=False: _SIMILARITY(index, n, scorer)
     ),

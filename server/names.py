@@ -38,8 +38,10 @@ def _resolve_name(table: NameTable, query: str, label: Callable[[str], str]) -> 
         return ambiguous(query, found, label)
     spelled = table.spellings.items()
     near = _best_per_value((values, fuzz.ratio(n, s)) for s, values in spelled if n and abs(len(s) - len(n)) < 5)
-    similar = _best_per_value((values, fuzz.WRatio(n, s)) for s, values in spelled)
-    return typo_winner(query, near) or Resolution(query, "unknown", candidates=closest(similar, label))
+    if resolved := typo_winner(query, near):
+        return resolved
+    similar = _best_per_value((values, fuzz.WRatio(n, s)) for s, values in spelled)  # only when it is shown
+    return Resolution(query, "unknown", candidates=closest(similar, label))
 
 
 def _containing(table: NameTable, n: str) -> tuple[str, ...]:

@@ -127,16 +127,20 @@ def _by_meaning(index: MatchIndex, q: Query, candidates: list[Candidate]) -> lis
     close = index.meanings.closeness(q.text, (c.value for c in candidates)) or {}
     weight = WEIGHT if close else 0.0  # no model, or a build without descriptions: the words' order
     blend = {c.value: (c.confidence + weight * max(0.0, close.get(c.value, 0.0))) / (1 + weight) for c in candidates}
-    order = sorted(candidates, key=lambda c: (_holds(c.label, q), -blend[c.value], c.value))
+    asked = (_as_written(q.normalized), q.key)  # the query's two forms, once
+    order = sorted(candidates, key=lambda c: (_holds(c.label, asked), -blend[c.value], c.value))
     return [Candidate(c.value, c.label, round(blend[c.value], 3)) for c in order]
 
 
-def _holds(name: str, q: Query) -> int:
+def _holds(name: str, asked: tuple[str, str]) -> int:
     """0: the name holds the query as written ('in-editor': In-editor Prompt, not Editor Bridge), 1: in other
-    forms ('permission': Tool Permissions), 2: neither."""
-    as_written = (" ".join(bind_negation(text.split())) for text in (normalize(name), q.normalized))
-    forms = (tuple(as_written), (" ".join(terms(name)), q.key))
-    return next((i for i, (held, asked) in enumerate(forms) if asked and f" {asked} " in f" {held} "), 2)
+    forms, `terms()` ('permission': Tool Permissions), 2: neither."""
+    held = (_as_written(normalize(name)), " ".join(terms(name)))
+    return next((i for i, (h, a) in enumerate(zip(held, asked, strict=True)) if a and f" {a} " in f" {h} "), 2)
+
+
+def _as_written(normalized: str) -> str:
+    return " ".join(bind_negation(normalized.split()))  # 'non interactive' stays one word, as in `terms()`
 
 
 def decide(best: float, runner_up: float, lacks: bool = False, rule: tuple[float, float, float] | None = None) -> bool:
