@@ -15,6 +15,7 @@ push notifications are off there (`legacy_push=False`): 2025-11-25 HTTP clients 
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections import Counter
 from collections.abc import AsyncIterator, Mapping
@@ -22,6 +23,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
 import mcp_types as types
 from mcp.server.caching import CacheHint
 from mcp.server.context import ServerRequestContext
@@ -215,8 +217,11 @@ class Hub:
         return types.ListToolsResult(tools=list(self.view.tools))
 
     async def call_tool(self, ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+        call = functools.partial(tools.call_tool, self.snapshot, self.validators, params.name, params.arguments)
         try:
-            return tools.call_tool(self.snapshot, self.validators, params.name, params.arguments)
+            if self.snapshot.index.meanings.pending:  # off the event loop, so that other sessions are served meanwhile
+                return await anyio.to_thread.run_sync(call)
+            return call()
         except tools.UnknownTool as error:
             raise MCPError(types.INVALID_PARAMS, str(error), {"tool": clip(params.name)}) from None
 

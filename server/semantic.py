@@ -47,6 +47,11 @@ class Meanings:
         """From match.json's capability rows (a build made before `descriptions`: none, and no reordering)."""
         return cls({r["slug"]: " . ".join([r["name"], *r["descriptions"]]) for r in rows if "descriptions" in r})
 
+    @property
+    def pending(self) -> bool:
+        """Whether a lookup may still have to load the model or embed the catalog (0.4 s; seconds for a large one)."""
+        return bool(self.texts) and not self._matrix and _LOADED != [None]
+
     def closeness(self, query: str, slugs: Iterable[str]) -> dict[str, float] | None:
         """Slug -> cosine of meaning with the query; None without the model, the texts or a working embedding."""
         wanted = [slug for slug in slugs if slug in self.texts]

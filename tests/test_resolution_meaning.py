@@ -9,12 +9,14 @@ import logging
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+import anyio
 import numpy as np
 import pytest
-from server_support import Cap, real_build, write_catalog
+from server_support import Cap, connect, make_hub, real_build, write_catalog
 
 from capidx.server import semantic
 from capidx.server.matchindex import MatchIndex, Resolution
@@ -204,3 +206,48 @@ def test_without_the_model_words_alone_order_and_a_warning_says_why(
         answer = resolve_capability(index, QUESTION, agent=CLAUDE)
     assert offered(answer)[:2] == ["git-integration", "code-review"]
     assert [r.levelno for r in caplog.records if r.name == semantic.__name__] == [logging.WARNING]
+
+
+class Waiting(StandIn):
+    """Embeds the catalog only when the test lets it, and says whether it was let or gave up waiting."""
+
+    def __init__(self) -> None:
+        super().__init__("mistake", "bug")
+        self.started, self.go = threading.Event(), threading.Event()
+        self.let: list[bool] = []
+
+    def embed(self, texts: Sequence[str], norm: bool = True) -> np.ndarray:
+        if len(texts) > 1:  # the catalog, on the first lookup that resolves nothing
+            self.started.set()
+            self.let.append(self.go.wait(10))
+        return super().embed(texts, norm)
+
+
+@pytest.mark.anyio
+async def test_the_lookup_that_embeds_the_catalog_does_not_hold_up_other_requests(
+    built: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Embedding a large catalog takes seconds, loading the model 0.4 s: the server must answer other requests (of
+    # this or other sessions) meanwhile. Were the call run on the event loop, nothing else would be answered before
+    # the stand-in gave up waiting.
+    model = Waiting()
+    with_model(monkeypatch, model)
+    monkeypatch.setattr(semantic, "_LOADED", [])  # the model not loaded yet in this process
+    answers = []
+    hub = make_hub(built)
+    assert hub.snapshot.index.meanings.pending
+    async with connect(hub) as client:
+
+        async def ask() -> None:
+            answers.append(await client.call_tool("lookup_capability", {"agent": CLAUDE, "capability": QUESTION}))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(ask)
+            assert await anyio.to_thread.run_sync(model.started.wait, 10)
+            assert (await client.list_tools()).tools  # answered while the catalog is being embedded
+            model.go.set()
+        again = await client.call_tool("lookup_capability", {"agent": CLAUDE, "capability": QUESTION})
+    assert model.let == [True]  # embedded once, and only after the other request was answered
+    assert not hub.snapshot.index.meanings.pending  # later lookups run on the loop, as every other request
+    for answer in (*answers, again):
+        assert [c["slug"] for c in answer.structured_content["candidates"]][:1] == ["code-review"]
