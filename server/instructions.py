@@ -67,5 +67,5 @@ def pointer(snapshot: Snapshot, kinds: frozenset[str]) -> str:
     summary = snapshot.variant("summary")
     if summary is not None and "summary" in kinds:
         described = summary.description.rstrip(".")
-        return f"{POINTER} The resource {summary.uri} is a compact overview: {described}."
+        return f"{POINTER} For an overview, read the resource {summary.uri}: {described}."
     return POINTER

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -99,6 +100,36 @@ async def test_pointer_instructions_stay_a_short_pointer(bundled_build: Path, re
     assert "lookup_capability" in instructions and "capability-index://summary" in instructions
     assert "Plan Mode" not in instructions  # a pointer, not the matrix
     assert ".)" not in instructions and ".." not in instructions and instructions.endswith(".")
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [{}, {"expose": "summary,stats,full"}, {"expose": "agents"}, {"resources": False}],
+    ids=["default", "no-templates", "agents-only", "no-resources"],
+)
+@pytest.mark.parametrize("form", ["summary", "pointer"])
+async def test_the_instructions_name_only_what_the_server_serves(
+    bundled_build: Path, form: str, flags: dict[str, Any]
+) -> None:
+    # The model reads the instructions first and believes them: every tool they name is listed, and every
+    # resource they name can be read, whatever the server was started to expose.
+    from mcp import Client
+
+    from capidx.server.app import build_server
+
+    hub = make_hub(bundled_build, {"instructions": form, **flags})
+    async with Client(build_server(hub), mode="auto", cache=None) as client:
+        instructions = client.instructions or ""
+        tools = {tool.name for tool in (await client.list_tools()).tools}
+        named_tools = set(re.findall(r"\b([a-z]+(?:_[a-z]+)+)\(", instructions)) | set(
+            re.findall(r"\b(lookup_capability|compare_capability|list_capabilities|get_sources)\b", instructions)
+        )
+        assert named_tools and named_tools <= tools
+        templates = set()
+        if flags.get("resources", True):
+            templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
+        for uri in re.findall(r"capability-index://[\w/{}.-]*[\w}]", instructions):
+            assert uri in templates if "{" in uri else (await client.read_resource(uri)).contents, uri
 
 
 async def test_every_tool_description_fits_the_cut(bundled_build: Path, large_build: Path) -> None:

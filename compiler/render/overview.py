@@ -142,8 +142,10 @@ _BODIES: dict[str, Callable[[Catalog, bool], str]] = {
 }
 
 
-def instructions_frame(catalog: Catalog, title: str, prefix: str) -> Frame:
-    """The server's instructions: the server is connected, so details come from its tools and resources."""
+def instructions_frame(catalog: Catalog, title: str) -> Frame:
+    """The server's instructions: the server is connected, so details come from its tools. Resources are left
+    unnamed: which are served is chosen when the server starts (`--expose`, `--no-resources`), after this text
+    was written, and the tools answer everything they would."""
     return Frame(
         head=(
             f"{line(title)}: which of {len(catalog.agents):,} agents has which of "
@@ -151,9 +153,7 @@ def instructions_frame(catalog: Catalog, title: str, prefix: str) -> Frame:
         ),
         tail=(
             "Details: lookup_capability(agent, capability) for one agent; compare_capability(capability) across "
-            "agents; list_capabilities(agent?, category?) to list names; get_sources(agent?, capability?) to cite. "
-            f"Resources: {prefix}agents/{{agent}}, {prefix}capabilities/{{capability}}, "
-            f"{prefix}categories/{{category}} (capability: lower-case name with hyphens)."
+            "agents; list_capabilities(agent?, category?) to list names; get_sources(agent?, capability?) to cite."
         ),
     )
 

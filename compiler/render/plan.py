@@ -128,7 +128,7 @@ def overview_artifacts(
 ) -> list[tuple[Artifact, Fitted]]:
     """instructions.md (sent by `capidx serve --instructions summary`) and memory.md (the body `capidx inject`
     writes into a memory file), each in the richest form that fits its character budget."""
-    instructions = fit(catalog, instructions_frame(catalog, title, prefix), budgets["instructions"])
+    instructions = fit(catalog, instructions_frame(catalog, title), budgets["instructions"])
     memory = fit(catalog, memory_frame(catalog, title, build), budgets["memory"])
     return [
         (
