@@ -195,7 +195,12 @@ class Validators:
 
     def problems(self, name: str, arguments: Mapping[str, Any]) -> list[str]:
         errors = sorted(self._validator(name).iter_errors(arguments), key=lambda e: list(map(str, e.absolute_path)))
-        return [_explain(error) for error in errors[:5]]
+        found = [_explain(error) for error in errors[:5]]
+        # Blank names nothing, as empty does ('minLength'); said in code, not as a schema pattern that every
+        # session's tools/list would carry.
+        properties = self.by_name[name].get("properties", {})
+        blank = [key for key, value in arguments.items() if isinstance(value, str) and value and not value.strip()]
+        return found + [f"{key}: must not be empty" for key in blank if "minLength" in properties.get(key, {})]
 
     def _validator(self, name: str) -> Any:
         if name not in self._made:
@@ -262,8 +267,12 @@ def _agent_problem(resolution: Resolution) -> str:
     if resolution.status == "ambiguous":
         options = ", ".join(f"{c.value} ({c.label})" for c in resolution.candidates)
         return f"Agent {resolution.query!r} is ambiguous: it could be {options}. Call again with one id."
-    closest = ", ".join(c.value for c in resolution.candidates)
-    return f"Unknown agent {resolution.query!r}. Closest: {closest}."
+    return f"Unknown agent {resolution.query!r}.{_closest(resolution)}"
+
+
+def _closest(resolution: Resolution) -> str:
+    """The closest values of an unknown name, when any is like it at all."""
+    return f" Closest: {', '.join(c.value for c in resolution.candidates)}." if resolution.candidates else ""
 
 
 def _candidates(snapshot: Snapshot, resolution: Resolution, agent: str | None) -> dict[str, Any]:
@@ -279,9 +288,9 @@ def _candidates(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
     if agent is not None:
         value["agent"] = agent
     if resolution.status == "unknown":  # a normal answer, not an error: the closest names and where to browse
+        closest = ": these are the closest. Call again with one candidate's slug, or call" if rows else ". Call"
         value["hint"] = (
-            f"No capability matches {resolution.query!r}: these are the closest. Call again with one candidate's "
-            "slug, or call list_capabilities to browse every capability."
+            f"No capability matches {resolution.query!r}{closest} list_capabilities to browse every capability."
         )
     else:
         value["hint"] = "No clear match: call again with one candidate's slug."
@@ -467,10 +476,10 @@ def list_capabilities(
     if category is not None:
         resolved["category"] = resolve_category(snapshot.index, category)
         if not resolved["category"].ok:
-            options = ", ".join(c.value for c in resolved["category"].candidates)
             if resolved["category"].status == "ambiguous":
+                options = ", ".join(c.value for c in resolved["category"].candidates)
                 return _error(f"Category {category!r} is ambiguous: it could be {options}.", **resolved)
-            return _error(f"Unknown category {category!r}. Closest: {options}.", **resolved)
+            return _error(f"Unknown category {category!r}.{_closest(resolved['category'])}", **resolved)
     # An agent with nothing in that category has no document.
     return _filtered(snapshot, "list", "capabilities", resolved)
 

@@ -53,3 +53,27 @@ async def test_an_unresolved_lookup_names_the_candidates_its_snippets_leave_out(
     text = result.content[0].text
     assert "Other candidates:" in text and all(slug in text for slug in others)
     assert all(isinstance(row["available"], bool) for row in value["candidates"])
+
+
+async def test_a_name_like_nothing_gets_no_made_up_candidates(bundled_build: Path) -> None:
+    # Nothing shares a letter with '🤖🤖': the first names in alphabetical order are no suggestion.
+    async with connect(bundled_build) as client:
+        result = await client.call_tool("lookup_capability", {"agent": "claude-code", "capability": "🤖🤖"})
+        agent = await client.call_tool("lookup_capability", {"agent": "🤖", "capability": "hooks"})
+        category = await client.call_tool("list_capabilities", {"category": "🤖"})
+    assert not result.is_error
+    assert result.structured_content["candidates"] == []
+    assert "list_capabilities" in result.structured_content["hint"]
+    assert "closest" not in result.structured_content["hint"]
+    assert result.meta["capidx/resolution"]["capability"]["status"] == "unknown"
+    for error in (agent, category):
+        assert error.is_error and "Unknown" in error.content[0].text and "Closest" not in error.content[0].text
+
+
+@pytest.mark.parametrize("blank", ["   ", "\t", "\u3000"])
+async def test_a_blank_name_is_refused_like_an_empty_one(catalog_build: Path, blank: str) -> None:
+    async with connect(catalog_build) as client:
+        lookup = await client.call_tool("lookup_capability", {"agent": "claude", "capability": blank})
+        listed = await client.call_tool("list_capabilities", {"agent": blank})
+    assert lookup.is_error and "capability: must not be empty" in lookup.content[0].text
+    assert listed.is_error and "agent: must not be empty" in listed.content[0].text
