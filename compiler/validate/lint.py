@@ -31,6 +31,10 @@ from capidx.schema.text import normalize, slugify
 AGENT_SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _REVERIFY = "re-check the source and update verifiedDate"
+# A name shorter than this (normalized) is not compared for a typing error: short names are often one letter
+# apart on purpose.
+NEAR_MISS_MIN = 6
+_DIGITS = re.compile(r"\d")
 
 
 def check_document(source: SourceFile, config: Config, today: date) -> list[Diagnostic]:
@@ -144,6 +148,47 @@ def check_across_agents(sources: Sequence[SourceFile]) -> list[Diagnostic]:
                     )
                 )
     return problems
+
+
+def check_name_near_misses(sources: Sequence[SourceFile]) -> list[Diagnostic]:
+    """A capability name one typing error away from a name other agents use ('Inline Code Completon') makes a
+    second capability, with nothing said at build time: warn where the name with fewer agents is written.
+
+    Names within one error of each other share a string with one letter deleted (or one is such a string of the
+    other), so each name is compared only with the names in its deletion neighbourhood: linear in the
+    catalog's letters, not quadratic in its names. Names shorter than `NEAR_MISS_MIN` letters are left alone."""
+    used: dict[str, list[tuple[int, int, str]]] = {}  # normalized name -> (document, index, name as written)
+    for number, source in enumerate(sources):
+        for index, capability in _items(source.data, "capabilities"):
+            name = capability.get("name")
+            key = normalize(name) if isinstance(name, str) else ""
+            if len(key) >= NEAR_MISS_MIN:
+                used.setdefault(key, []).append((number, index, name))
+    neighbours: dict[str, set[str]] = {}
+    for key in used:
+        for variant in {key, *(key[:i] + key[i + 1 :] for i in range(len(key)))}:
+            neighbours.setdefault(variant, set()).add(key)
+    problems = []
+    for key, places in used.items():
+        documents = {number for number, _, _ in places}
+        near = {other for i in range(len(key) + 1) for other in neighbours.get(key[:i] + key[i + 1 :], ())}
+        near |= neighbours.get(key, set())
+        for other in sorted(near - {key}):
+            others = {number for number, _, _ in used[other]}
+            if documents & others or (len(others), other) < (len(documents), key) or _digits_apart(key, other):
+                continue  # two capabilities of one agent, the better-established name, or 'Python 2' / 'Python 3'
+            number, index, name = places[0]
+            wording = "another agent uses" if len(others) == 1 else f"{len(others)} other agents use"
+            message = f"{quote(name)} is spelled almost like {quote(used[other][0][2])}, which {wording}"
+            hint = "one capability spelled two ways becomes two capabilities: spell it as the others do"
+            problems.append(
+                sources[number].diagnostic(("capabilities", index, "name"), "warning", message, hint, "name-near-miss")
+            )
+    return problems
+
+
+def _digits_apart(one: str, other: str) -> bool:
+    return _DIGITS.sub("", one) == _DIGITS.sub("", other)
 
 
 def capability_names(data: Any) -> Iterator[str]:

@@ -94,7 +94,7 @@ def _validate_project(
             documents.append(LoadedDocument(path, discover.agent_id(path), source.data, source.raw))
             sources.append(source)
     diagnostics += lint.check_duplicate_agents((doc.agent_id or "", doc.path) for doc in documents)
-    diagnostics += lint.check_across_agents(sources)
+    diagnostics += lint.check_across_agents(sources) + lint.check_name_near_misses(sources)
     catalog_complete = len(sources) == len(inputs.documents)
     aliases, problems = _check_alias_tables(inputs, sources, catalog_complete)
     diagnostics += problems
