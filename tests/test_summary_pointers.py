@@ -22,7 +22,7 @@ def _pointers(summary: str) -> tuple[list[str], list[str], list[str]]:
     """(URIs offered as available, tool names, URIs named as opt-in) from the summary's last line."""
     line = next(line for line in summary.splitlines() if line.startswith("More: "))
     available, _, opt_in = line.partition(OPT_IN)
-    uri = re.compile(r"[a-z][a-z0-9+.-]*://[^\s,;()]+")
+    uri = re.compile(r"[a-z][a-z0-9+.-]*://[^\s,;()]*[^\s,;().]")  # a sentence's full stop is not part of it
     tools = re.findall(r"\b[a-z]+_[a-z_]+\b", available)
     return uri.findall(available), tools, uri.findall(opt_in)
 
