@@ -44,6 +44,20 @@ _JSON_HINTS = {
 }
 
 
+def _json_problem(exc: json.JSONDecodeError, text: str) -> tuple[str, str | None]:
+    """The parser's message with what usually causes it: a file that ends too soon, a comma missing at the end
+    of the line before (the parser notices only at the next value), or one of `_JSON_HINTS`."""
+    if not text[exc.pos :].strip() or exc.msg.startswith("Unterminated string"):  # no closing quote up to the end
+        return f"invalid JSON: the file ends inside a value ({exc.msg})", "was it cut short? a } or ] is missing"
+    if exc.msg.startswith("Expecting ',' delimiter"):
+        before = text[: exc.pos].rstrip()
+        if "\n" in text[len(before) : exc.pos]:
+            return f"invalid JSON: {exc.msg}", f"is a comma missing at the end of line {before.count(chr(10)) + 1}?"
+        return f"invalid JSON: {exc.msg}", "two values in a row: a comma is missing between them"
+    hint = next((hint for prefix, hint in _JSON_HINTS.items() if exc.msg.startswith(prefix)), None)
+    return f"invalid JSON: {exc.msg}", hint
+
+
 class SourceFile:
     """A parsed data file: its bytes, text, data, and (computed on first use for JSON) its source map."""
 
@@ -179,10 +193,8 @@ def _parse_json(path: Path, raw: bytes, text: str) -> tuple[SourceFile | None, l
     try:
         data = json.loads(text, object_pairs_hook=pairs_hook, parse_constant=constant_hook)
     except json.JSONDecodeError as exc:
-        hint = next((hint for prefix, hint in _JSON_HINTS.items() if exc.msg.startswith(prefix)), None)
-        return None, [
-            Diagnostic(str(path), exc.lineno, exc.colno, "", "error", f"invalid JSON: {exc.msg}", hint, "parse")
-        ]
+        message, hint = _json_problem(exc, text)
+        return None, [Diagnostic(str(path), exc.lineno, exc.colno, "", "error", message, hint, "parse")]
     except RecursionError:
         return None, [Diagnostic(str(path), None, None, "", "error", "invalid JSON: nested too deeply", None, "parse")]
     if not suspicious:
