@@ -27,7 +27,7 @@ def _env(**extra: str) -> dict[str, str]:
     return env
 
 
-def _paused_build(project: Path, out: Path) -> tuple[subprocess.Popen[bytes], Path]:
+def _paused_build(project: Path, out: Path, stderr: int = subprocess.DEVNULL) -> tuple[subprocess.Popen[bytes], Path]:
     """A build of `project` into `out`, started and waited for until it pauses before the swap (the test
     hook); returns the process (the caller kills it) and its temporary directory."""
     ready = project / f"ready-{out.name}"
@@ -36,7 +36,7 @@ def _paused_build(project: Path, out: Path) -> tuple[subprocess.Popen[bytes], Pa
         cwd=project,
         env=_env(**{PAUSE_ENV: str(ready)}),
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=stderr,
     )
     deadline = time.monotonic() + 60
     while not ready.exists() and process.poll() is None and time.monotonic() < deadline:
@@ -70,6 +70,42 @@ def test_a_killed_build_leaves_the_previous_one_and_the_next_build_cleans_up(tmp
     assert not temp.exists()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith((TEMP_PREFIX, OLD_PREFIX))] == []
     assert "Changed, so the new build differs." in (out / "full.md").read_text("utf-8")
+
+
+@pytest.mark.parametrize("previous", [True, False], ids=["over-a-build", "first-build"])
+def test_ctrl_c_during_a_build_says_what_became_of_it_and_exits_130(tmp_path: Path, previous: bool) -> None:
+    write_catalog(tmp_path)
+    out = tmp_path / "build"
+    if previous:
+        assert run_cli(["build", "--out", str(out), "-q"], tmp_path).exit_code == 0
+        docs = documents()
+        docs["claude-code"]["capabilities"][0]["description"] = "Changed, so the new build differs."
+        write_catalog(tmp_path, docs)
+    before = snapshot(out) if previous else None
+    process, temp = _paused_build(tmp_path, out, stderr=subprocess.PIPE)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    told = stderr.decode("utf-8")
+    assert process.returncode == 130, told
+    assert "Traceback" not in told
+    if previous:
+        assert f"interrupted: build not written; {out} is unchanged" in told
+        assert snapshot(out) == before
+    else:
+        assert f"interrupted: build not written; nothing is at {out}" in told
+        assert not out.exists()
+    assert not temp.exists()  # its own temporary directory, removed on the way out
+
+
+def test_signals_during_the_swap_wait_until_both_renames_are_done() -> None:
+    from capidx.compiler.emit import write
+
+    done = []
+    with pytest.raises(KeyboardInterrupt), write._signals_held():
+        os.kill(os.getpid(), signal.SIGINT)
+        done.append("second rename")
+    assert done == ["second rename"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="builds mark their temporary directory with flock (POSIX)")

@@ -202,5 +202,5 @@ def test_a_broken_template_exits_1_with_file_and_line(tmp_path: Path) -> None:
     result = run_cli(["build", "--out", str(out), "--templates", str(templates), "-q"], cwd=tmp_path)
     assert result.exit_code == 1
     assert "error: template error: " in result.stderr and "category.md.j2:2: template syntax error" in result.stderr
-    assert f"build not written; {out} is unchanged" in result.stderr
+    assert f"build not written; nothing is at {out}" in result.stderr
     assert not out.exists()

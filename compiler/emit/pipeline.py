@@ -97,14 +97,35 @@ def execute(
     per file (`verbose` lists each), `quiet` shows errors only."""
     err = err or sys.stderr
     verbosity = -1 if quiet else (1 if verbose else 0)
+    before = _identity(config.out)
     try:
         result = run_build(config, strict=strict, err=err, progress=_progress_factory(err), verbosity=verbosity)
     except CapidxError as failure:  # every failure leaves the previous build as it was, and says so
         print(f"error: {failure.format_message()}", file=err)
-        print(f"build not written; {config.out} is unchanged", file=err)
+        print(_not_written(config.out), file=err)
         return BuildResult(ExitCode(failure.exit_code), config.out)
+    except KeyboardInterrupt:  # Ctrl-C: say what became of the build; the CLI then exits 130
+        swapped = _identity(config.out) != before
+        print(
+            f"\ninterrupted: {f'the new build was already in {config.out}' if swapped else _not_written(config.out)}",
+            file=err,
+        )
+        raise
     _print_outcome(result, quiet, err)
     return result
+
+
+def _not_written(out: Path) -> str:
+    return f"build not written; {out} is unchanged" if out.exists() else f"build not written; nothing is at {out}"
+
+
+def _identity(out: Path) -> tuple[int, int] | None:
+    """Which build is in `out` (its manifest's inode and change time): a swap puts another one there."""
+    try:
+        found = (out / "manifest.json").stat()
+    except OSError:
+        return None
+    return found.st_ino, found.st_ctime_ns
 
 
 def run_build(

@@ -29,7 +29,9 @@ import contextlib
 import os
 import secrets
 import shutil
+import signal
 import stat
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -329,11 +331,33 @@ def _swap(temp: Path, out: Path) -> None:
         os.rename(temp, out)
         return
     old = out.parent / f"{OLD_PREFIX}{secrets.token_hex(6)}"
-    os.rename(out, old)
-    with contextlib.suppress(OSError):  # killed from now on, the next build removes it (its manifest proves it too)
-        _write_file(os.fspath(old / MARKER), MARKER_TEXT)
-    os.rename(temp, out)
+    with _signals_held():  # between the two renames `out` does not exist: a Ctrl-C waits for the second
+        os.rename(out, old)
+        with contextlib.suppress(OSError):  # killed from now on, the next build removes it (its manifest proves it)
+            _write_file(os.fspath(old / MARKER), MARKER_TEXT)
+        os.rename(temp, out)
     remove_ours(old)
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM received inside are acted on when it ends (as Ctrl-C or termination), not halfway.
+
+    A Python handler that only records them stands in meanwhile (handlers can be set in the main thread only;
+    elsewhere nothing is held)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    held = (signal.SIGINT, signal.SIGTERM)
+    previous = {number: signal.signal(number, lambda number, _frame: received.append(number)) for number in held}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, signal.SIG_DFL if handler is None else handler)  # None: set outside Python
+        for number in dict.fromkeys(received):
+            signal.raise_signal(number)  # now handled as it would have been: KeyboardInterrupt, or the end
 
 
 def _pause_for_tests(temp: Path) -> None:
