@@ -579,6 +579,8 @@ def inject(files: tuple[Path, ...], build_dir: Path | None, check: bool, config:
         cwd=Path.cwd(),
         check=check,
         project_out=settings.out,
+        given_build=None if build_dir is None else str(build_dir),
+        given_config=None if config is None else str(config),
     )
     click.get_current_context().exit(execute(options, echo=click.echo))
 

@@ -56,7 +56,8 @@ def cli() -> None:
     """capidx: compile a capability catalog into a token-measured index and serve it over MCP.
 
     \b
-    Exit codes: 0 success, 1 invalid data / budget breach / failed build, 2 usage or I/O error, 130 Ctrl-C.
+    Exit codes: 0 success, 1 invalid data / budget breach / failed build,
+    2 usage or I/O error, 130 Ctrl-C.
     """
 
 

@@ -65,6 +65,9 @@ class SiteFiles:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         path = scope.get("path", "") if scope["type"] == "http" else ""
+        if path == "/" and scope["method"] in ("GET", "HEAD") and self.has_page():  # a browser pointed at the server
+            await _respond(send, 307, "Temporary Redirect", [(b"location", PREFIX.encode())])
+            return
         if path != PREFIX[:-1] and not path.startswith(PREFIX):
             await self.app(scope, receive, send)
             return

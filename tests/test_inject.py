@@ -263,6 +263,17 @@ def test_check_exits_0_when_current_and_1_when_stale_writing_nothing(project: Pa
     assert leftovers(project) == []
 
 
+def test_check_suggests_commands_with_the_build_and_config_it_was_given(project: Path) -> None:
+    write_memory_build(project / "other dir", NEWER)
+    (project / "alt.yaml").write_text("title: Agents\n", encoding="utf-8")
+    stale = inject("--check", "--build", "other dir", "--config", "alt.yaml", "AGENTS.md")
+    assert stale.exit_code == 1, stale.output
+    assert stale.output.splitlines()[-1] == (
+        "to update: capidx build --out 'other dir' --config alt.yaml (if the catalog changed), "
+        "then capidx inject --build 'other dir' --config alt.yaml AGENTS.md"
+    )
+
+
 def test_check_names_a_file_without_block_and_a_block_edited_by_hand(project: Path) -> None:
     (project / "AGENTS.md").write_text("# Rules\n", encoding="utf-8")
     assert inject("CLAUDE.md").exit_code == 0

@@ -114,6 +114,9 @@ def test_capidx_serve_answers_the_site_under_site_with_its_media_types(serve_por
     assert headers["x-content-type-options"] == "nosniff"
     status, headers, _body = _request(serve_port, "/site")
     assert status == 308 and headers["location"] == "/site/"
+    status, headers, _body = _request(serve_port, "/")  # a browser pointed at the server finds the page
+    assert status == 307 and headers["location"] == "/site/"
+    assert _request(serve_port, "/", "POST")[0] != 307  # only a page request is sent there
     manifest = json.loads((bundled_build / "manifest.json").read_bytes())
     for row in manifest["artifacts"]:
         if not row["path"].startswith("site/"):
@@ -144,6 +147,7 @@ def test_a_build_without_a_site_answers_404_under_site(hand_build: Path, tmp_pat
     command = capidx_command("serve", "--build", str(hand_build), "--transport", "http", "--port", "0")
     with _process(command, tmp_path / "serve.log", r"listening on http://\S+:(\d+)/mcp", tmp_path) as port:
         assert _request(port, "/site/")[0] == 404
+        assert _request(port, "/")[0] == 404  # no page to send a browser to
         assert _request(port, "/site/llms.txt")[0] == 404
         assert _request(port, "/mcp")[0] != 404  # the MCP endpoint is there (what it answers a GET is the SDK's)
 

@@ -36,6 +36,9 @@ class InjectOptions:
     cwd: Path
     check: bool = False
     project_out: Path | None = None  # the project's own build directory (paths.out), never written either
+    # The options given (`--build`, `--config`), repeated in the commands `--check` suggests; each as written.
+    given_build: str | None = None
+    given_config: str | None = None
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,10 @@ class Plan:
     done: str
 
 
+def _command(*words: str) -> str:
+    return " ".join(["capidx", *map(shlex.quote, words)])
+
+
 def execute(options: InjectOptions, echo: Callable[[str], Any] = print) -> int:
     """Check (with `check`) or update every file; return the exit code. `InjectError` (exit 2) names every bad
     input at once, before anything is written."""
@@ -62,9 +69,12 @@ def execute(options: InjectOptions, echo: Callable[[str], Any] = print) -> int:
     if options.check:
         for plan in plans:
             echo(f"{plan.target.shown}: {plan.stale or 'current'}")
-        stale = [shlex.quote(plan.target.shown) for plan in plans if plan.stale]
+        stale = [plan.target.shown for plan in plans if plan.stale]
         if stale:
-            echo(f"to update: capidx build (if the catalog changed), then capidx inject {' '.join(stale)}")
+            config = ("--config", options.given_config) if options.given_config else ()
+            out, build = (("--out", given), ("--build", given)) if (given := options.given_build) else ((), ())
+            again = _command("build", *out, *config), _command("inject", *build, *config, *stale)
+            echo(f"to update: {again[0]} (if the catalog changed), then {again[1]}")
             return int(ExitCode.INVALID)
         return int(ExitCode.OK)
     write_all([(plan.target, plan.new.encode("utf-8")) for plan in plans if plan.stale is not None])
