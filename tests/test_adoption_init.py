@@ -154,6 +154,22 @@ def test_the_ci_files_are_the_ones_docs_ci_md_explains() -> None:
     assert (scaffold / "pre-commit-config.yaml").read_bytes() == (examples / "pre-commit-config.yaml").read_bytes()
 
 
+def test_every_workflow_the_docs_show_installs_capidx_pinned_from_its_repository() -> None:
+    # capidx is not on the package index: a bare `capidx>=…` there could install anyone's package, in jobs
+    # that may push. Every requirement the docs and the scaffold give is the git repository at a commit.
+    texts = [*(ROOT / "docs").rglob("*.md"), *(ROOT / "docs" / "examples").glob("*.y*ml")]
+    texts += list((ROOT / "compiler" / "scaffold").glob("*.y*ml"))
+    found = [
+        (path.name, line.split(":", 1)[1].strip())
+        for path in texts
+        for line in path.read_text("utf-8").splitlines()
+        if line.strip().startswith("CAPIDX_REQUIREMENT:")
+    ]
+    assert len(found) >= 3
+    for name, requirement in found:
+        assert requirement == '"capidx @ git+https://github.com/OWNER/capidx@COMMIT"', (name, requirement)
+
+
 def test_the_scaffolded_pre_commit_config_is_valid_for_pre_commit(tmp_path: Path) -> None:
     assert run_cli(["init"], cwd=tmp_path).exit_code == 0
     config = tmp_path / ".pre-commit-config.yaml"

@@ -95,7 +95,9 @@ def test_report_on_a_folder_without_a_manifest_says_so(tmp_path: Path) -> None:
 def test_a_missing_baseline_points_at_against(budgeted: Path, tmp_path: Path) -> None:
     result = _report("--build", str(budgeted), "--against", str(tmp_path / "base"))
     assert result.exit_code == 2
-    assert f"no build at {tmp_path / 'base'}" in result.output and "pass --against BASELINE" in result.output
+    assert f"no build at {tmp_path / 'base'}" in result.output
+    assert "--against needs an existing build" in result.output  # it was given: no advice to pass it
+    assert "or pass --against" not in result.output
 
 
 # --- a missing catalog is an I/O error in every command ---------------------------------------------

@@ -145,9 +145,13 @@ def test_hook_fails_on_a_broken_file_and_points_at_it(user_repo: Path, isolated_
 
 def test_hook_ignores_files_it_does_not_own(user_repo: Path, isolated_env: dict[str, str]) -> None:
     (user_repo / "notes.json").write_text("{ this is not checked")
+    # a draft beside a capability document: neither validate nor build reads it, so neither does the hook
+    draft = user_repo / "agents" / "alpha" / "capabilities" / "draft-old.json"
+    draft.parent.mkdir(parents=True, exist_ok=True)
+    draft.write_text("{ nor is this")
     git(isolated_env, user_repo, "add", "-A")
 
-    result = pre_commit(user_repo, isolated_env, "--files", "notes.json")
+    result = pre_commit(user_repo, isolated_env, "--files", "notes.json", str(draft.relative_to(user_repo)))
 
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no files to check" in result.stdout.lower()

@@ -60,4 +60,6 @@ def _no_build(location: Path, option: str) -> str:
     where = f"no build at {location.absolute()}"
     if location.is_dir():
         where += f" ({builddir.MANIFEST} is missing)"
+    if option.startswith("--against"):  # given, and wrong: the baseline is a build made beforehand
+        return f"{where}: --against needs an existing build to compare with (`capidx build --out {location}` makes one)"
     return f"{where}: run `capidx build` first, or pass {option}"

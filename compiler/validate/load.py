@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import stat
 from functools import cache
 from pathlib import Path
@@ -58,6 +59,9 @@ def _json_problem(exc: json.JSONDecodeError, text: str) -> tuple[str, str | None
     return f"invalid JSON: {exc.msg}", hint
 
 
+_SCALAR = re.compile(r"[^\s,\]}#]+")  # a number or plain scalar, up to what ends it in JSON or YAML
+
+
 class SourceFile:
     """A parsed data file: its bytes, text, data, and (computed on first use for JSON) its source map."""
 
@@ -73,6 +77,15 @@ class SourceFile:
         if self._map is None:  # JSON positions are only needed when there is something to report
             self._map = JsonPositions(self.text)
         return self._map
+
+    def written(self, parts: Parts) -> str | None:
+        """A scalar's text as the file has it: `0.190`, not the 0.19 it parses to."""
+        found = self.source_map.locate(tuple(parts))
+        lines = self.text.splitlines()
+        if found is None or not 0 < found[0] <= len(lines):
+            return None
+        match = _SCALAR.match(lines[found[0] - 1], found[1] - 1)
+        return match.group(0) if match else None
 
     def diagnostic(
         self,

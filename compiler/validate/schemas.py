@@ -230,7 +230,9 @@ def _describe(error: Any, source: SourceFile, code: str) -> list[Diagnostic]:
         return _unknown_keys(error, parts, source, code)
     if error.validator == "required" and isinstance(error.instance, dict):
         return _missing_keys(error, parts, source, code)
-    return [source.diagnostic(parts, "error", _message(error, parts), _hint(error), code)]
+    quoted = error.validator == "type" and isinstance(error.instance, int | float)  # the hint quotes it as written
+    hint = _hint(error, source.written(parts) if quoted else None)
+    return [source.diagnostic(parts, "error", _message(error, parts), hint, code)]
 
 
 def _unknown_keys(error: Any, parts: tuple[Any, ...], source: SourceFile, code: str) -> list[Diagnostic]:
@@ -309,14 +311,15 @@ def _message(error: Any, parts: tuple[Any, ...]) -> str:
     return _short_message(error.message)
 
 
-def _hint(error: Any) -> str | None:
+def _hint(error: Any, written: str | None = None) -> str | None:
+    """`written`: the value's text in the file, for a number that should have been a string."""
     kind, value, expected = error.validator, error.instance, error.validator_value
     if kind == "enum":
         allowed = [str(item) for item in expected]
         close = _closest(value, allowed) if isinstance(value, str) else None
         return f"did you mean '{close}'?" if close else _listing("allowed values", allowed)
     if kind == "type":
-        return _type_hint(expected, value)
+        return _type_hint(expected, value, written)
     if kind == "format":
         impossible = _impossible_date(value) if expected in ("date", "date-time") else None
         return impossible or _FORMAT_HINTS.get(expected)
@@ -329,7 +332,7 @@ def _hint(error: Any) -> str | None:
     return None
 
 
-def _type_hint(expected: str | list[str], value: Any) -> str | None:
+def _type_hint(expected: str | list[str], value: Any, written: str | None = None) -> str | None:
     """How to write the expected type, naming the value itself where it only needs its quotes changed."""
     wanted = [name for name in ([expected] if isinstance(expected, str) else expected) if name != "null"]
     kind = wanted[0] if wanted else "null"
@@ -340,7 +343,7 @@ def _type_hint(expected: str | list[str], value: Any) -> str | None:
         if kind in ("number", "integer") and json_type(_number(text)) in ({kind} | {"integer"}):
             return f"write {text}, without quotes"
     if kind == "string" and isinstance(value, int | float) and not isinstance(value, bool):
-        return f'write it in quotes: "{value}"'
+        return f'write it in quotes: "{written or value}"'
     return _TYPE_HINTS.get(kind)
 
 
