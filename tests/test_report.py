@@ -446,6 +446,20 @@ def test_github_prints_annotations_and_appends_the_step_summary(tmp_path: Path) 
     assert summary.read_text(encoding="utf-8").count(MARKER) == 2  # appended again, never overwritten
 
 
+def test_github_annotations_past_githubs_ten_per_level_are_counted_in_the_tenth(tmp_path: Path) -> None:
+    # every kind at 95 % of its budget: eleven warnings, one more than GitHub shows in a step
+    largest = {"agent": 2052, "capability": 971, "category": 1286, "full": 24055, "index": 3065, "stats": 490}
+    largest |= {"summary": 1835, "compare": 589, "list": 296, "lookup": 230, "sources": 202}
+    head = write_build(tmp_path / "head", make_manifest(budgets={k: round(v / 0.95) for k, v in largest.items()}))
+    result = _run("--build", str(head), "--format", "github", env={"GITHUB_STEP_SUMMARY": ""})
+    warnings = [line for line in result.output.splitlines() if line.startswith("::warning")]
+    assert len(warnings) == 10
+    assert "2 warnings more: GitHub shows only 10 annotations" in warnings[-1]
+    assert result.output.splitlines()[-1].startswith("capidx report: all budgets met, 11 warnings")
+    text = _run("--build", str(head), env={"GITHUB_STEP_SUMMARY": ""}).output
+    assert text.count("% of the budget of") >= 11  # the text form still lists every one
+
+
 def test_github_without_step_summary_only_prints(within_budget: Path) -> None:
     result = _run("--build", str(within_budget), "--format", "github", env={"GITHUB_STEP_SUMMARY": ""})
     assert result.exit_code == 0
