@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import socket
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -343,3 +344,24 @@ def test_the_command_offers_what_the_package_implements() -> None:
 
     assert set(cli_verify.VERIFY_FORMATS) == set(report.RENDERERS) == set(report.FORMATS)
     assert cli_verify.FAIL_ON == run.FAIL_ON
+
+
+@pytest.mark.parametrize("hosts", [["docs.one.example", "two.example"], ["docs.one.example"]])
+def test_when_no_host_name_resolves_the_report_suspects_the_machine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hosts: list[str]
+) -> None:
+    # No DNS at all (an offline machine): every URL fails the same way, and "check the URL" alone would send
+    # the maintainer to edit URLs that are fine.
+    def no_dns(*_args: Any, **_kwargs: Any) -> Any:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", no_dns)
+    write_catalog(tmp_path, {"alpha": document([source(f"https://{host}/page") for host in hosts])})
+    result = _verify(tmp_path, "agents", "--rate-limit", "0", "--today", "2026-11-24")
+    assert result.exit_code == 1
+    headline = result.stdout.splitlines()[0]
+    assert "unresolved" in result.stdout
+    if len(hosts) > 1:
+        assert "none of 2 host names resolved: is this machine offline or without DNS?" in headline
+    else:  # one host that does not resolve says nothing about the machine
+        assert "offline" not in result.stdout

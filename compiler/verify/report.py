@@ -12,6 +12,7 @@ import json
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from capidx.compiler.diagnostics import escape_workflow_data, escape_workflow_property, plural
 from capidx.compiler.validate.positions import json_path
@@ -53,7 +54,16 @@ def _headline(result: VerifyResult) -> str:
     counts = Counter(verdict.outcome for verdict in result.verdicts)
     parts = [f"{counts[outcome]} {outcome}" for outcome in OUTCOMES if counts[outcome]]
     pages = plural(len(result.fetched), "page")
-    return f"{plural(len(result.verdicts), 'source')} on {pages}: {', '.join(parts) or 'nothing to check'}"
+    line = f"{plural(len(result.verdicts), 'source')} on {pages}: {', '.join(parts) or 'nothing to check'}"
+    return line + (f" ({offline})" if (offline := _offline(result)) else "")
+
+
+def _offline(result: VerifyResult) -> str | None:
+    """When no host name of several resolved, the likelier cause is this machine's network, not every URL."""
+    hosts = {urlsplit(fetched.url).hostname for fetched in result.fetched.values()}
+    if len(hosts) < 2 or any(fetched.outcome != "unresolved" for fetched in result.fetched.values()):
+        return None
+    return f"none of {len(hosts)} host names resolved: is this machine offline or without DNS? the URLs may be right"
 
 
 def _table_rows(result: VerifyResult) -> list[tuple[str, ...]]:
