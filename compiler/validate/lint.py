@@ -191,6 +191,24 @@ def _digits_apart(one: str, other: str) -> bool:
     return _DIGITS.sub("", one) == _DIGITS.sub("", other)
 
 
+def check_successors(sources: Sequence[SourceFile]) -> list[Diagnostic]:
+    """A capability's `supersededBy` names its replacement, which the build's relationships point a model to:
+    it should be a capability some agent has (compared normalized, like alias targets)."""
+    known = {normalize(name): name for source in sources for name in capability_names(source.data)}
+    problems = []
+    for source in sources:
+        for index, capability in _items(source.data, "capabilities"):
+            successor = capability.get("supersededBy")
+            if not isinstance(successor, str) or not successor.strip() or normalize(successor) in known:
+                continue
+            message = f"supersededBy {quote(successor)} is not the name of any capability"
+            hint = _closest(successor, known.values())
+            problems.append(
+                source.diagnostic(("capabilities", index, "supersededBy"), "warning", message, hint, "successor")
+            )
+    return problems
+
+
 def capability_names(data: Any) -> Iterator[str]:
     for _, capability in _items(data, "capabilities"):
         if isinstance(capability.get("name"), str):

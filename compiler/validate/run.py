@@ -95,6 +95,7 @@ def _validate_project(
             sources.append(source)
     diagnostics += lint.check_duplicate_agents((doc.agent_id or "", doc.path) for doc in documents)
     diagnostics += lint.check_across_agents(sources) + lint.check_name_near_misses(sources)
+    diagnostics += lint.check_successors(sources)
     catalog_complete = len(sources) == len(inputs.documents)
     aliases, problems = _check_alias_tables(inputs, sources, catalog_complete)
     diagnostics += problems
