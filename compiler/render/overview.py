@@ -168,7 +168,7 @@ def memory_frame(catalog: Catalog, title: str, build: str) -> Frame:
         ),
         tail=(
             "Details: if the capidx MCP server is connected, use its tools lookup_capability, compare_capability, "
-            f"list_capabilities and get_sources; otherwise read {build}/agents/{{agent}}.md, "
+            f"list_capabilities and get_sources; otherwise (after `capidx build`) read {build}/agents/{{agent}}.md, "
             f"{build}/capabilities/{{capability}}.md and {build}/categories/{{category}}.md (capability: lower-case "
             "name with hyphens)."
         ),
