@@ -7,11 +7,11 @@ check-jsonschema and mkdocs do) and reporters decide how to print them.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 Severity = Literal["error", "warning"]
 
@@ -96,6 +96,17 @@ def escape_workflow_property(text: str) -> str:
 # GitHub shows at most 10 error, 10 warning and 10 notice annotations per step (50 per job) and drops the
 # rest without a word (actions/toolkit docs/problem-matchers.md, "Limitations").
 ANNOTATIONS_PER_LEVEL = 10
+
+
+T = TypeVar("T")
+
+
+def within_annotation_cap(items: Sequence[T]) -> tuple[list[T], list[T]]:
+    """The items that get an annotation each, and the rest, for one last annotation to count: together no
+    more than `ANNOTATIONS_PER_LEVEL`."""
+    if len(items) <= ANNOTATIONS_PER_LEVEL:
+        return list(items), []
+    return list(items[: ANNOTATIONS_PER_LEVEL - 1]), list(items[ANNOTATIONS_PER_LEVEL - 1 :])
 
 
 def append_step_summary(markdown: str, environ: Mapping[str, str] | None = None) -> Path | None:

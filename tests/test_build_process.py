@@ -72,15 +72,22 @@ def test_a_killed_build_leaves_the_previous_one_and_the_next_build_cleans_up(tmp
     assert "Changed, so the new build differs." in (out / "full.md").read_text("utf-8")
 
 
-@pytest.mark.parametrize("previous", [True, False], ids=["over-a-build", "first-build"])
-def test_ctrl_c_during_a_build_says_what_became_of_it_and_exits_130(tmp_path: Path, previous: bool) -> None:
+def _project(tmp_path: Path, *, built: bool) -> Path:
+    """A catalog in `tmp_path` and its build folder; `built`: built once, then the catalog changed, so that the
+    next build has a new build to swap in."""
     write_catalog(tmp_path)
     out = tmp_path / "build"
-    if previous:
+    if built:
         assert run_cli(["build", "--out", str(out), "-q"], tmp_path).exit_code == 0
         docs = documents()
         docs["claude-code"]["capabilities"][0]["description"] = "Changed, so the new build differs."
         write_catalog(tmp_path, docs)
+    return out
+
+
+@pytest.mark.parametrize("previous", [True, False], ids=["over-a-build", "first-build"])
+def test_ctrl_c_during_a_build_says_what_became_of_it_and_exits_130(tmp_path: Path, previous: bool) -> None:
+    out = _project(tmp_path, built=previous)
     before = snapshot(out) if previous else None
     process, temp = _paused_build(tmp_path, out, stderr=subprocess.PIPE)
     process.send_signal(signal.SIGINT)
@@ -95,6 +102,28 @@ def test_ctrl_c_during_a_build_says_what_became_of_it_and_exits_130(tmp_path: Pa
         assert f"interrupted: build not written; nothing is at {out}" in told
         assert not out.exists()
     assert not temp.exists()  # its own temporary directory, removed on the way out
+
+
+@pytest.mark.parametrize("previous", [True, False], ids=["over-a-build", "first-build"])
+def test_ctrl_c_just_after_the_swap_says_the_new_build_is_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, previous: bool
+) -> None:
+    from capidx.compiler.emit import write
+
+    out = _project(tmp_path, built=previous)
+    real = write._swap
+
+    def swap_then_ctrl_c(temp: Path, target: Path) -> None:
+        real(temp, target)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(write, "_swap", swap_then_ctrl_c)
+    result = run_cli(["build", "--out", str(out), "-q"], tmp_path)
+    assert result.exit_code == 130
+    assert f"interrupted: the new build was already in {out}" in result.stderr
+    assert "not written" not in result.stderr
+    assert previous is False or "Changed, so the new build differs." in (out / "full.md").read_text("utf-8")
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith((TEMP_PREFIX, OLD_PREFIX))] == []
 
 
 def test_signals_during_the_swap_wait_until_both_renames_are_done() -> None:

@@ -331,12 +331,17 @@ def _swap(temp: Path, out: Path) -> None:
         os.rename(temp, out)
         return
     old = out.parent / f"{OLD_PREFIX}{secrets.token_hex(6)}"
-    with _signals_held():  # between the two renames `out` does not exist: a Ctrl-C waits for the second
-        os.rename(out, old)
-        with contextlib.suppress(OSError):  # killed from now on, the next build removes it (its manifest proves it)
-            _write_file(os.fspath(old / MARKER), MARKER_TEXT)
-        os.rename(temp, out)
-    remove_ours(old)
+    swapped = False
+    try:
+        with _signals_held():  # between the two renames `out` does not exist: a Ctrl-C waits for the second
+            os.rename(out, old)
+            with contextlib.suppress(OSError):  # killed from now on, the next build removes it (its manifest too)
+                _write_file(os.fspath(old / MARKER), MARKER_TEXT)
+            os.rename(temp, out)
+            swapped = True
+    finally:
+        if swapped:  # also when a held Ctrl-C is acted on as the block ends; never when the second rename failed
+            remove_ours(old)
 
 
 @contextlib.contextmanager
@@ -349,15 +354,15 @@ def _signals_held() -> Iterator[None]:
         yield
         return
     received: list[int] = []
-    held = (signal.SIGINT, signal.SIGTERM)
+    held = (signal.SIGTERM, signal.SIGINT)  # restored in this order: SIGINT's handler is the last to go back
     previous = {number: signal.signal(number, lambda number, _frame: received.append(number)) for number in held}
     try:
         yield
     finally:
         for number, handler in previous.items():
             signal.signal(number, signal.SIG_DFL if handler is None else handler)  # None: set outside Python
-        for number in dict.fromkeys(received):
-            signal.raise_signal(number)  # now handled as it would have been: KeyboardInterrupt, or the end
+        for number in (number for number in held if number in received):  # termination first: it ends it all
+            signal.raise_signal(number)  # now handled as it would have been: the end, or KeyboardInterrupt
 
 
 def _pause_for_tests(temp: Path) -> None:

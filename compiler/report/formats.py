@@ -10,7 +10,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Sequence
 
-from capidx.compiler.diagnostics import ANNOTATIONS_PER_LEVEL, escape_workflow_data, escape_workflow_property, plural
+from capidx.compiler.diagnostics import (
+    ANNOTATIONS_PER_LEVEL,
+    escape_workflow_data,
+    escape_workflow_property,
+    plural,
+    within_annotation_cap,
+)
 from capidx.compiler.emit.table import overview_breach, overview_text
 from capidx.compiler.report.json_form import report_to_dict
 from capidx.compiler.report.model import (
@@ -404,14 +410,15 @@ def render_github(report: Report, *, color: bool = False) -> str:
 def _capped(level: str, commands: list[str]) -> list[str]:
     """GitHub shows `ANNOTATIONS_PER_LEVEL` annotations of a level per step and drops the rest unsaid: past it,
     the last one says how many more there are (every finding is in the text and Markdown forms)."""
-    if len(commands) <= ANNOTATIONS_PER_LEVEL:
-        return commands
-    more = len(commands) - ANNOTATIONS_PER_LEVEL + 1
+    shown, rest = within_annotation_cap(commands)
+    if not rest:
+        return shown
+    more = len(rest)
     message = (
         f"{plural(more, level)} more: GitHub shows only {ANNOTATIONS_PER_LEVEL} annotations of a level per step; "
         "`capidx report` (text or --format markdown) lists them all"
     )
-    return [*commands[: ANNOTATIONS_PER_LEVEL - 1], _workflow_command(level, "capidx token report", message)]
+    return [*shown, _workflow_command(level, "capidx token report", message)]
 
 
 def _workflow_command(command: str, title: str, message: str) -> str:

@@ -5,6 +5,7 @@ with problems turned into one `ManifestError` naming the file and listing every 
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,27 +40,30 @@ class Manifest:
         return self.data["artifacts"]
 
 
-def load_manifest(location: Path, option: str = "--build DIR") -> Manifest:
+def load_manifest(location: Path, option: str = "--build DIR", *, given: bool = False) -> Manifest:
     """Read and validate the manifest of a build directory (or a manifest.json path).
 
-    `option` is the flag that names `location`, for the hint when there is no build there."""
+    `option` is the flag that names `location`, for the hint when there is no build there; `given`: the flag
+    was passed (so the hint says how to make a build there rather than to pass it)."""
     path = builddir.manifest_path(location)
     try:
         data = builddir.parse_manifest(path, builddir.read_manifest(path, follow_links=True))
     except builddir.ManifestUnreadable as error:
         if error.missing:
-            raise ManifestError(path, [_no_build(location, option)], prefixed=False) from None
+            raise ManifestError(path, [_no_build(location, option, given)], prefixed=False) from None
         raise ManifestError(path, [f"{error.reason}; {builddir.REBUILD}"]) from None
     if problems := manifest_problems(data):
         raise ManifestError(path, problems)
     return Manifest(path, data)
 
 
-def _no_build(location: Path, option: str) -> str:
+def _no_build(location: Path, option: str, given: bool) -> str:
     """The server's wording (`capidx serve` with no build): where it looked, and the two ways out."""
     where = f"no build at {location.absolute()}"
     if location.is_dir():
         where += f" ({builddir.MANIFEST} is missing)"
-    if option.startswith("--against"):  # given, and wrong: the baseline is a build made beforehand
-        return f"{where}: --against needs an existing build to compare with (`capidx build --out {location}` makes one)"
+    if given:  # passed, and wrong: say how to make a build there
+        flag = option.split()[0]
+        made = f"`capidx build --out {shlex.quote(str(location))}` makes one"
+        return f"{where}: {flag} needs an existing build{' to compare with' if flag == '--against' else ''} ({made})"
     return f"{where}: run `capidx build` first, or pass {option}"

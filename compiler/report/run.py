@@ -57,7 +57,7 @@ def run_report(options: ReportOptions, echo: Any = print) -> int:
     `BaselineError`, `ReportUsageError`.
     """
     build = load_manifest(options.build)
-    baseline = load_manifest(options.against, "--against BASELINE") if options.against is not None else None
+    baseline = load_manifest(options.against, "--against BASELINE", given=True) if options.against is not None else None
     report = build_report(build, baseline)
     text = RENDERER_BY_NAME[options.format](report, color=options.color)
     if options.format == "github" and options.step_summary is not None:

@@ -23,6 +23,7 @@ from capidx.compiler.config import Config, Staleness
 from capidx.compiler.derive.semantics import description_stats, low_information
 from capidx.compiler.diagnostics import Diagnostic, Severity
 from capidx.compiler.validate import instructions, links, textrules
+from capidx.compiler.validate.keys import one_edit
 from capidx.compiler.validate.load import SourceFile
 from capidx.compiler.validate.regexrisk import MAX_PATTERN_CHARS, backtracking_risk
 from capidx.compiler.validate.textrules import quote
@@ -150,15 +151,16 @@ def check_across_agents(sources: Sequence[SourceFile]) -> list[Diagnostic]:
     return problems
 
 
-def check_name_near_misses(sources: Sequence[SourceFile]) -> list[Diagnostic]:
+def check_name_near_misses(sources: Sequence[SourceFile], context: Sequence[SourceFile] = ()) -> list[Diagnostic]:
     """A capability name one typing error away from a name other agents use ('Inline Code Completon') makes a
     second capability, with nothing said at build time: warn where the name with fewer agents is written.
 
     Names within one error of each other share a string with one letter deleted (or one is such a string of the
-    other), so each name is compared only with the names in its deletion neighbourhood: linear in the
-    catalog's letters, not quadratic in its names. Names shorter than `NEAR_MISS_MIN` letters are left alone."""
+    other), so each name is compared (`one_edit`) only with the names in its deletion neighbourhood: linear in
+    the catalog's letters, not quadratic in its names. Names shorter than `NEAR_MISS_MIN` letters are left
+    alone."""
     used: dict[str, list[tuple[int, int, str]]] = {}  # normalized name -> (document, index, name as written)
-    for number, source in enumerate(sources):
+    for number, source in enumerate((*sources, *context)):  # `context`: compared with, never reported at
         for index, capability in _items(source.data, "capabilities"):
             name = capability.get("name")
             key = normalize(name) if isinstance(name, str) else ""
@@ -166,18 +168,20 @@ def check_name_near_misses(sources: Sequence[SourceFile]) -> list[Diagnostic]:
                 used.setdefault(key, []).append((number, index, name))
     neighbours: dict[str, set[str]] = {}
     for key in used:
-        for variant in {key, *(key[:i] + key[i + 1 :] for i in range(len(key)))}:
+        for variant in _deletions(key):
             neighbours.setdefault(variant, set()).add(key)
     problems = []
     for key, places in used.items():
         documents = {number for number, _, _ in places}
-        near = {other for i in range(len(key) + 1) for other in neighbours.get(key[:i] + key[i + 1 :], ())}
-        near |= neighbours.get(key, set())
-        for other in sorted(near - {key}):
+        near = {other for variant in _deletions(key) for other in neighbours[variant]}  # a superset: confirmed below
+        for other in sorted(other for other in near if one_edit(key, other)):
             others = {number for number, _, _ in used[other]}
             if documents & others or (len(others), other) < (len(documents), key) or _digits_apart(key, other):
                 continue  # two capabilities of one agent, the better-established name, or 'Python 2' / 'Python 3'
-            number, index, name = places[0]
+            named = [place for place in places if place[0] < len(sources)]
+            if not named:
+                continue
+            number, index, name = named[0]
             wording = "another agent uses" if len(others) == 1 else f"{len(others)} other agents use"
             message = f"{quote(name)} is spelled almost like {quote(used[other][0][2])}, which {wording}"
             hint = "one capability spelled two ways becomes two capabilities: spell it as the others do"
@@ -187,14 +191,19 @@ def check_name_near_misses(sources: Sequence[SourceFile]) -> list[Diagnostic]:
     return problems
 
 
+def _deletions(key: str) -> set[str]:
+    """The key and every string one letter shorter: two keys one edit apart share one of them."""
+    return {key, *(key[:i] + key[i + 1 :] for i in range(len(key)))}
+
+
 def _digits_apart(one: str, other: str) -> bool:
     return _DIGITS.sub("", one) == _DIGITS.sub("", other)
 
 
-def check_successors(sources: Sequence[SourceFile]) -> list[Diagnostic]:
+def check_successors(sources: Sequence[SourceFile], names: Iterable[str]) -> list[Diagnostic]:
     """A capability's `supersededBy` names its replacement, which the build's relationships point a model to:
-    it should be a capability some agent has (compared normalized, like alias targets)."""
-    known = {normalize(name): name for source in sources for name in capability_names(source.data)}
+    it should be one of the catalog's capability `names` (compared normalized, like alias targets)."""
+    known = {normalize(name): name for name in names}
     problems = []
     for source in sources:
         for index, capability in _items(source.data, "capabilities"):

@@ -59,6 +59,15 @@ def _json_problem(exc: json.JSONDecodeError, text: str) -> tuple[str, str | None
     return f"invalid JSON: {exc.msg}", hint
 
 
+def _yaml_scalar(text: str) -> Any:
+    import yaml  # only for YAML documents, as in `_parse_yaml`
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise ValueError(error) from None
+
+
 _SCALAR = re.compile(r"[^\s,\]}#]+")  # a number or plain scalar, up to what ends it in JSON or YAML
 
 
@@ -71,6 +80,8 @@ class SourceFile:
         self.text = text
         self.data = data
         self._map: SourceMap | JsonPositions | None = source_map
+        self._yaml = path.suffix.lower() in YAML_SUFFIXES
+        self._lines: list[str] | None = None
 
     @property
     def source_map(self) -> SourceMap | JsonPositions:
@@ -78,14 +89,22 @@ class SourceFile:
             self._map = JsonPositions(self.text)
         return self._map
 
-    def written(self, parts: Parts) -> str | None:
-        """A scalar's text as the file has it: `0.190`, not the 0.19 it parses to."""
+    def written(self, parts: Parts, value: Any) -> str | None:
+        """A scalar's text as the file has it (`0.190`, not the 0.19 it parses to), when the text there reads back
+        as `value` (not an anchor or a tag written before it); else None."""
         found = self.source_map.locate(tuple(parts))
-        lines = self.text.splitlines()
-        if found is None or not 0 < found[0] <= len(lines):
+        if self._lines is None:  # split once: lines as the source map counts them (JSON: "\n"; YAML: every break)
+            self._lines = self.text.splitlines() if self._yaml else self.text.split("\n")
+        if found is None or not 0 < found[0] <= len(self._lines):
             return None
-        match = _SCALAR.match(lines[found[0] - 1], found[1] - 1)
-        return match.group(0) if match else None
+        match = _SCALAR.match(self._lines[found[0] - 1], found[1] - 1)
+        if match is None:
+            return None
+        try:
+            read = _yaml_scalar(match.group(0)) if self._yaml else json.loads(match.group(0))
+        except ValueError:
+            return None
+        return match.group(0) if read == value and type(read) is type(value) else None
 
     def diagnostic(
         self,

@@ -29,6 +29,7 @@ from capidx.compiler.diagnostics import (
     escape_workflow_property,
     plural,
     visible,
+    within_annotation_cap,
 )
 from capidx.compiler.render.markdown import cell
 
@@ -170,10 +171,8 @@ class GithubReporter(Reporter):
         complete = True
         for level in ("error", "warning"):
             mine = [_visible(d, keep="\r\n") for d in result.diagnostics if d.is_error == (level == "error")]
-            groups = _annotation_groups(mine, ANNOTATIONS_PER_LEVEL)
-            shown = groups if len(groups) <= ANNOTATIONS_PER_LEVEL else groups[: ANNOTATIONS_PER_LEVEL - 1]
+            shown, rest = within_annotation_cap(_annotation_groups(mine, ANNOTATIONS_PER_LEVEL))
             lines += [self._command(group) for group in shown]
-            rest = groups[len(shown) :]
             complete = complete and not rest and all(len(group) == 1 for group in shown)
             if rest:
                 count = sum(len(group) for group in rest)

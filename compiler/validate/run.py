@@ -94,10 +94,15 @@ def _validate_project(
             documents.append(LoadedDocument(path, discover.agent_id(path), source.data, source.raw))
             sources.append(source)
     diagnostics += lint.check_duplicate_agents((doc.agent_id or "", doc.path) for doc in documents)
-    diagnostics += lint.check_across_agents(sources) + lint.check_name_near_misses(sources)
-    diagnostics += lint.check_successors(sources)
-    catalog_complete = len(sources) == len(inputs.documents)
-    aliases, problems = _check_alias_tables(inputs, sources, catalog_complete)
+    # The catalog's other documents (named files only, as a pre-commit hook passes them): read quietly, for
+    # the rules that compare a document with the rest.
+    context = [found for path in inputs.context if (found := load_file(path)[0]) is not None]
+    catalog_complete = len(sources) == len(inputs.documents) and len(context) == len(inputs.context)
+    names = {name for source in (*sources, *context) for name in lint.capability_names(source.data)}
+    diagnostics += lint.check_across_agents(sources) + lint.check_name_near_misses(sources, context)
+    if catalog_complete:  # with a document unreadable, its names are unknown: no false alarms
+        diagnostics += lint.check_successors(sources, names)
+    aliases, problems = _check_alias_tables(inputs, names, catalog_complete)
     diagnostics += problems
     if strict:
         diagnostics = [diagnostic.promoted() for diagnostic in diagnostics]
@@ -132,13 +137,8 @@ def _check_document(source: SourceFile, validator: Any, config: Config, today: d
 
 
 def _check_alias_tables(
-    inputs: discover.Inputs, sources: list[SourceFile], catalog_complete: bool
+    inputs: discover.Inputs, names: set[str], catalog_complete: bool
 ) -> tuple[LoadedDocument | None, list[Diagnostic]]:
-    names = {name for source in sources for name in lint.capability_names(source.data)}
-    for path in inputs.context:  # read quietly: only their names matter here
-        context, problems = load_file(path)
-        catalog_complete = catalog_complete and context is not None
-        names.update(lint.capability_names(context.data) if context else ())
     first: LoadedDocument | None = None
     diagnostics: list[Diagnostic] = []
     for path in inputs.aliases:

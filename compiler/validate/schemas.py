@@ -230,8 +230,10 @@ def _describe(error: Any, source: SourceFile, code: str) -> list[Diagnostic]:
         return _unknown_keys(error, parts, source, code)
     if error.validator == "required" and isinstance(error.instance, dict):
         return _missing_keys(error, parts, source, code)
-    quoted = error.validator == "type" and isinstance(error.instance, int | float)  # the hint quotes it as written
-    hint = _hint(error, source.written(parts) if quoted else None)
+    value = error.instance  # a number where a string belongs: the hint quotes it as written
+    wants = error.validator_value if error.validator == "type" else ()
+    quoted = "string" in wants and isinstance(value, int | float) and not isinstance(value, bool)
+    hint = _hint(error, source.written(parts, value) if quoted else None)
     return [source.diagnostic(parts, "error", _message(error, parts), hint, code)]
 
 

@@ -14,15 +14,14 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from capidx.compiler.diagnostics import escape_workflow_data, escape_workflow_property, plural
+from capidx.compiler.diagnostics import escape_workflow_data, escape_workflow_property, plural, within_annotation_cap
 from capidx.compiler.validate.positions import json_path
 from capidx.compiler.verify.run import VerifyResult
 from capidx.compiler.verify.verdicts import OUTCOMES, STATUS_CLASSES, Verdict, status_class
 
 FORMATS = ("text", "json", "github", "markdown")
 # GitHub shows at most 10 error and 10 warning annotations per step: failures are grouped per file and
-# outcome, and whatever groups remain beyond this are folded into one last annotation.
-MAX_ANNOTATIONS = 9
+# outcome, and whatever groups remain beyond that are folded into one last annotation.
 
 
 def _display(path: Path, cwd: Path) -> str:
@@ -188,7 +187,8 @@ def render_github(result: VerifyResult, cwd: Path) -> str:
         groups.setdefault((_display(verdict.source.path, cwd), level), []).append(verdict)
     lines = []
     ordered = sorted(groups.items(), key=lambda item: (item[0][1] != "error", item[0][0]))
-    for (path, level), verdicts in ordered[:MAX_ANNOTATIONS]:
+    shown, rest = within_annotation_cap(ordered)  # errors first: a capped list keeps them
+    for (path, level), verdicts in shown:
         first = verdicts[0].source
         title = f"capidx verify: {plural(len(verdicts), 'source')} {_VERB[level]}"
         body = "\n".join(f"line {v.source.line}: {v.source.url}: {v.reason}" for v in verdicts)
@@ -196,7 +196,6 @@ def render_github(result: VerifyResult, cwd: Path) -> str:
             f"file={escape_workflow_property(path)},line={first.line or 1},title={escape_workflow_property(title)}"
         )
         lines.append(f"::{level} {properties}::{escape_workflow_data(body)}")
-    rest = ordered[MAX_ANNOTATIONS:]
     if rest:
         count = sum(len(verdicts) for _, verdicts in rest)
         files = ", ".join(sorted({path for (path, _), _ in rest}))
