@@ -225,3 +225,19 @@ def test_json_is_read_with_positions_only_when_needed(project: Path) -> None:
     assert source is not None and not problems
     assert source._map is None
     assert json.loads(source.raw) == source.data
+
+
+def test_over_long_names_are_not_compared_for_a_near_miss(tmp_path: Path) -> None:
+    # A name is at most 200 characters; a longer one is an error of its own. Comparing it letter by letter
+    # (every string one letter shorter) would cost the square of its length: a hostile 1 MB name, terabytes.
+    from tests.catalog_factory import documents, run_cli, write_catalog
+
+    docs = documents()
+    names = ["x" * 1_000 + "a", "x" * 1_000 + "b"]  # one letter apart
+    for agent, name in zip(list(docs)[:2], names, strict=True):
+        docs[agent]["capabilities"][0]["name"] = name
+    write_catalog(tmp_path, docs)
+    result = run_cli(["validate", "agents"], tmp_path)
+    assert result.exit_code == 1
+    assert "1,001 characters long (at most 200" in result.output
+    assert "spelled almost like" not in result.output

@@ -164,7 +164,7 @@ def check_name_near_misses(sources: Sequence[SourceFile], context: Sequence[Sour
         for index, capability in _items(source.data, "capabilities"):
             name = capability.get("name")
             key = normalize(name) if isinstance(name, str) else ""
-            if len(key) >= NEAR_MISS_MIN:
+            if NEAR_MISS_MIN <= len(key) <= textrules.SINGLE_LINE_MAX:  # a longer one is an error of its own
                 used.setdefault(key, []).append((number, index, name))
     neighbours: dict[str, set[str]] = {}
     for key in used:
