@@ -198,17 +198,61 @@ def test_filters_in_the_url_reduce_the_rows(browser: str, tmp_path: Path, bundle
 
 
 def test_one_agent_view_and_one_opened_row(browser: str, tmp_path: Path, bundled_build: Path) -> None:
+    # `#agent-ID` is the section's own anchor (the menu's link, which works without the script); `#agent=ID` too
     agents = _api(bundled_build, "agents.json")["agents"]
     chosen = agents[0]["id"]
-    dom = _dom(browser, tmp_path, bundled_build, f"#agent={chosen}")
-    assert "hidden" in dom.sections["matrix"]
-    assert "hidden" not in dom.sections[f"agent-{chosen}"]
-    assert all("hidden" in dom.sections[f"agent-{agent['id']}"] for agent in agents[1:])
+    for form in ("#agent-{}", "#agent={}"):
+        dom = _dom(browser, tmp_path, bundled_build, form.format(chosen))
+        assert "hidden" in dom.sections["matrix"], form
+        assert "hidden" not in dom.sections[f"agent-{chosen}"], form
+        assert all("hidden" in dom.sections[f"agent-{agent['id']}"] for agent in agents[1:]), form
 
     slug = _api(bundled_build, "capabilities.json")["capabilities"][0]["slug"]
     opened = _dom(browser, tmp_path, bundled_build, f"#cap-{slug}")
     assert "hidden" not in opened.details[f"detail-{slug}"]
     assert [b["aria-controls"] for b in opened.buttons if b["aria-expanded"] == "true"] == [f"detail-{slug}"]
+
+
+# Injected into a copy of the page: follows two links within it, then changes a filter as a person would, and
+# records what was shown after each step and the address the page wrote back.
+_NAVIGATION_PROBE = """<script>
+window.addEventListener("load", function () {
+  var steps = [];
+  function record() { steps.push([document.body.dataset.shown, location.hash]); }
+  location.hash = "#q=no-such-capability-anywhere";
+  setTimeout(function () {
+    record();
+    location.hash = "#availability=all";
+    setTimeout(function () {
+      record();
+      var q = document.getElementById("filter-q");
+      q.value = "hooks";
+      q.dispatchEvent(new Event("input", {bubbles: true}));
+      record();
+      document.body.setAttribute("data-steps", JSON.stringify(steps));
+    }, 100);
+  }, 100);
+});
+</script>"""
+
+
+def test_a_link_s_filters_replace_the_ones_in_force_and_a_change_is_written_to_the_address(
+    browser: str, tmp_path: Path, bundled_build: Path
+) -> None:
+    site = tmp_path / "site"
+    shutil.copytree(bundled_build / "site", site)
+    page = site / "index.html"
+    page.write_text(page.read_text("utf-8").replace("</body>", _NAVIGATION_PROBE + "</body>"), encoding="utf-8")
+    dumped = _run(browser, tmp_path / "profile", "--dump-dom", page.as_uri())
+    found = re.search(r'data-steps="([^"]*)"', dumped)
+    assert found, "the probe did not run"
+    (none, _), (every, _), (hooks, address) = json.loads(html.unescape(found.group(1)))
+    capabilities = _api(bundled_build, "capabilities.json")["capabilities"]
+    agents = len(_api(bundled_build, "agents.json")["agents"])
+    assert none == "0"
+    # "#availability=all" alone: the search of the link before does not carry over
+    assert int(every) == sum(1 for row in capabilities if len(row["availableFor"]) == agents) > 0
+    assert int(hooks) >= 1 and address == "#q=hooks&availability=all"
 
 
 def test_screenshots_at_desktop_and_phone_width(browser: str, tmp_path: Path, bundled_build: Path) -> None:

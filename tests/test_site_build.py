@@ -220,6 +220,17 @@ def test_the_page_is_self_contained_and_accessible_by_construction(built: Path) 
     assert len(buttons) == 6 and all(button["aria-controls"] in ids for button in buttons)
     headers = [attrs.get("scope") for tag, attrs in tags if tag == "th"]
     assert headers and set(headers) <= {"col", "row"}
+    # the page reads without its script: every link within it leads to an element there (the agents' views too)
+    anchors = [attrs["href"][1:] for tag, attrs in tags if tag == "a" and (attrs.get("href") or "").startswith("#")]
+    assert any(anchor.startswith("agent-") for anchor in anchors)
+    assert [anchor for anchor in anchors if anchor not in ids] == []
+
+
+def test_each_source_is_numbered_once_and_its_link_set_apart(built: Path) -> None:
+    page = (built / "site" / "index.html").read_text("utf-8")
+    assert "<ol" not in page  # a list's own numbers beside the [n] labels numbered every source twice
+    items = re.findall(r'<li id="src-[^"]+">(.*?)</li>', page, re.S)
+    assert items and all(re.search(r"</(a|code)> · <span class=\"traits\">", item) for item in items), items[:2]
 
 
 def test_the_counts_on_the_page_are_those_of_quality_json(tmp_path: Path) -> None:

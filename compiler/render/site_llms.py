@@ -47,7 +47,7 @@ def llms_txt(catalog: Catalog, title: str, tokens: Mapping[str, int]) -> str:
         available = sum(record.available for record in agent.capabilities)
         lines.append(
             f"- [{_link_text(agent.name)}]({path}): {mdtext.inline(agent.vendor)}; {available} of "
-            f"{len(agent.capabilities)} capabilities available{_tokens(tokens, path)}"
+            f"{_capabilities(len(agent.capabilities))} available{_tokens(tokens, path)}"
         )
     lines += ["", "## Capabilities", ""]
     for capability in catalog.capabilities:
@@ -60,7 +60,7 @@ def llms_txt(catalog: Catalog, title: str, tokens: Mapping[str, int]) -> str:
     lines += ["", "## Categories", ""]
     for category, capabilities in catalog.by_category().items():
         path = site_data.markdown_url("category", category)
-        lines.append(f"- [{_link_text(category)}]({path}): {len(capabilities)} capabilities{_tokens(tokens, path)}")
+        lines.append(f"- [{_link_text(category)}]({path}): {_capabilities(len(capabilities))}{_tokens(tokens, path)}")
     lines += [
         "",
         "## Optional",
@@ -70,3 +70,7 @@ def llms_txt(catalog: Catalog, title: str, tokens: Mapping[str, int]) -> str:
         "- [Source quality](api/quality.json): freshness and status of every cited URL",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _capabilities(count: int) -> str:
+    return f"{count} {'capability' if count == 1 else 'capabilities'}"

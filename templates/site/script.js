@@ -1,6 +1,8 @@
 // capidx site: filters, expandable rows and the per-agent view. The page is complete without this script
 // (every row and card is in the HTML); it only hides and shows. Filters can be given in the URL, as a query
-// (?q=review&tier=pro) or a fragment (#q=review&category=testing); #agent=ID shows one agent's cards.
+// (?q=review&tier=pro) or a fragment (#q=review&category=testing), and are written back to the fragment as they
+// change; #agent-ID (the section's own anchor, so the link works without the script too) or #agent=ID shows
+// one agent's cards.
 "use strict";
 (function () {
   var FILTERS = ["q", "category", "tier", "availability"];
@@ -97,11 +99,21 @@
       }
       return;
     }
-    FILTERS.forEach(function (name) {
-      if (params[name] !== undefined) form.elements[name].value = params[name];
+    var agent = hash.indexOf("agent-") === 0 ? hash.slice(6) : params.agent || "";
+    FILTERS.forEach(function (name) {  // a link's filters replace the ones in force: none carries over
+      form.elements[name].value = params[name] !== undefined ? params[name] : "";
     });
-    showView(params.agent || "");
+    showView(agent);
     applyFilters();
+  }
+
+  function remember() {
+    var values = currentValues();
+    var given = FILTERS.filter(function (name) { return values[name]; }).map(function (name) {
+      return encodeURIComponent(name) + "=" + encodeURIComponent(values[name]);
+    });
+    var url = location.pathname + (given.length ? "#" + given.join("&") : "");  // the fragment alone says them
+    history.replaceState(null, "", url);  // a filtered view can be shared; no hashchange, no reroute
   }
 
   rows.forEach(function (row) {
@@ -110,10 +122,15 @@
       setExpanded(row, this.getAttribute("aria-expanded") !== "true");
     });
   });
-  form.addEventListener("input", applyFilters);
-  form.addEventListener("change", applyFilters);
+  function filtered() {
+    applyFilters();
+    remember();
+  }
+
+  form.addEventListener("input", filtered);
+  form.addEventListener("change", filtered);
   form.addEventListener("submit", function (event) { event.preventDefault(); });
-  form.addEventListener("reset", function () { setTimeout(applyFilters, 0); });
+  form.addEventListener("reset", function () { setTimeout(filtered, 0); });
   window.addEventListener("hashchange", route);
   route();
 })();
