@@ -313,11 +313,18 @@ def _message(error: Any, parts: tuple[Any, ...]) -> str:
     return _short_message(error.message)
 
 
+# Vendors' words for a maturity that the schema names otherwise (docs/data-format.md, "Conventions").
+_VENDOR_WORDS = {"preview": "beta", "public preview": "beta"}
+
+
 def _hint(error: Any, written: str | None = None) -> str | None:
     """`written`: the value's text in the file, for a number that should have been a string."""
     kind, value, expected = error.validator, error.instance, error.validator_value
     if kind == "enum":
         allowed = [str(item) for item in expected]
+        usual = _VENDOR_WORDS.get(value.strip().casefold()) if isinstance(value, str) else None
+        if usual in allowed:
+            return f"record a vendor's '{value}' as '{usual}' and repeat its word in limitations (docs/data-format.md)"
         close = _closest(value, allowed) if isinstance(value, str) else None
         return f"did you mean '{close}'?" if close else _listing("allowed values", allowed)
     if kind == "type":
