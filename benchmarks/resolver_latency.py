@@ -109,8 +109,8 @@ def main() -> None:
         print(f"  {name:<14} {text}   ({len(rows)} series)")
     if args.baseline:
         for key in ("p50", "p99", "mean"):
-            ours = sorted(r[key] for r in results["this checkout"])[len(rows) // 2]
-            theirs = sorted(r[key] for r in results["baseline"])[len(rows) // 2]
+            ours = sorted(r[key] for r in results["this checkout"])[args.series // 2]
+            theirs = sorted(r[key] for r in results["baseline"])[args.series // 2]
             print(f"  {key}: this checkout / baseline = {ours / theirs:.2f} (medians of the series)")
 
 

@@ -138,6 +138,6 @@ def escape_character(ch: str) -> str:
     return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
-def plural(count: int, word: str) -> str:
-    """`1 file`, `2 files`, `0 files`."""
-    return f"{count} {word}{'' if count == 1 else 's'}"
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """`1 file`, `2 files`, `0 files`; `many`: a plural that is not the word and an s (`capabilities`)."""
+    return f"{count} {word if count == 1 else many or word + 's'}"

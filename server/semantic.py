@@ -18,6 +18,7 @@ from typing import Any
 WEIGHT = 0.5  # fitted on the blind query sets (benchmarks/resolution/RESULTS.md)
 _LOCK = threading.Lock()
 _LOADED: list[Any] = []  # [] not tried yet, [None] unavailable, [model]
+logger = logging.getLogger(__name__)
 
 
 def model() -> Any | None:
@@ -30,7 +31,7 @@ def model() -> Any | None:
                 here = Path(wordllama.__file__).parent
                 _LOADED.append(wordllama.WordLlama.load(cache_dir=here, disable_download=True))
             except Exception as error:  # not installed, or its files are missing: words alone order the offer
-                logging.getLogger(__name__).warning("suggestions ordered by words only: no embedding model (%s)", error)
+                logger.warning("suggestions ordered by words only: no embedding model (%s)", error)
                 _LOADED.append(None)
         return _LOADED[0]
 
@@ -64,7 +65,7 @@ class Meanings:
                     self._matrix.append(found.embed(list(self.texts.values()), norm=True))
             cosines = (self._matrix[0] @ found.embed([query], norm=True)[0]).tolist()
         except Exception as error:  # a failing model must not fail the lookup: words alone order the offer, from now on
-            logging.getLogger(__name__).warning("suggestions ordered by words only: embedding failed (%s)", error)
+            logger.warning("suggestions ordered by words only: embedding failed (%s)", error)
             with _LOCK:
                 _LOADED[:] = [None]
             return None

@@ -13,6 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from catalog_factory import documents, run_cli, write_catalog
 from click.testing import CliRunner, Result
 
 from capidx.cli import cli
@@ -230,8 +231,6 @@ def test_json_is_read_with_positions_only_when_needed(project: Path) -> None:
 def test_over_long_names_are_not_compared_for_a_near_miss(tmp_path: Path) -> None:
     # A name is at most 200 characters; a longer one is an error of its own. Comparing it letter by letter
     # (every string one letter shorter) would cost the square of its length: a hostile 1 MB name, terabytes.
-    from tests.catalog_factory import documents, run_cli, write_catalog
-
     docs = documents()
     names = ["x" * 1_000 + "a", "x" * 1_000 + "b"]  # one letter apart
     for agent, name in zip(list(docs)[:2], names, strict=True):

@@ -106,10 +106,8 @@ def execute(
         return BuildResult(ExitCode(failure.exit_code), config.out)
     except KeyboardInterrupt:  # Ctrl-C: say what became of the build; the CLI then exits 130
         swapped = _identity(config.out) != before
-        print(
-            f"\ninterrupted: {f'the new build was already in {config.out}' if swapped else _not_written(config.out)}",
-            file=err,
-        )
+        told = f"the new build was already in {config.out}" if swapped else _not_written(config.out)
+        print(f"\ninterrupted: {told}", file=err)
         raise
     _print_outcome(result, quiet, err)
     return result

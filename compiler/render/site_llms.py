@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from capidx.compiler.catalog import Catalog
+from capidx.compiler.diagnostics import plural
 from capidx.compiler.render import markdown as mdtext
 from capidx.compiler.render import site_data
 
@@ -47,7 +48,7 @@ def llms_txt(catalog: Catalog, title: str, tokens: Mapping[str, int]) -> str:
         available = sum(record.available for record in agent.capabilities)
         lines.append(
             f"- [{_link_text(agent.name)}]({path}): {mdtext.inline(agent.vendor)}; {available} of "
-            f"{_capabilities(len(agent.capabilities))} available{_tokens(tokens, path)}"
+            f"{plural(len(agent.capabilities), 'capability', 'capabilities')} available{_tokens(tokens, path)}"
         )
     lines += ["", "## Capabilities", ""]
     for capability in catalog.capabilities:
@@ -60,7 +61,8 @@ def llms_txt(catalog: Catalog, title: str, tokens: Mapping[str, int]) -> str:
     lines += ["", "## Categories", ""]
     for category, capabilities in catalog.by_category().items():
         path = site_data.markdown_url("category", category)
-        lines.append(f"- [{_link_text(category)}]({path}): {_capabilities(len(capabilities))}{_tokens(tokens, path)}")
+        counted = plural(len(capabilities), "capability", "capabilities")
+        lines.append(f"- [{_link_text(category)}]({path}): {counted}{_tokens(tokens, path)}")
     lines += [
         "",
         "## Optional",
@@ -70,7 +72,3 @@ def llms_txt(catalog: Catalog, title: str, tokens: Mapping[str, int]) -> str:
         "- [Source quality](api/quality.json): freshness and status of every cited URL",
     ]
     return "\n".join(lines) + "\n"
-
-
-def _capabilities(count: int) -> str:
-    return f"{count} {'capability' if count == 1 else 'capabilities'}"

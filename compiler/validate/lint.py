@@ -172,15 +172,15 @@ def check_name_near_misses(sources: Sequence[SourceFile], context: Sequence[Sour
             neighbours.setdefault(variant, set()).add(key)
     problems = []
     for key, places in used.items():
+        named = [place for place in places if place[0] < len(sources)]
+        if not named:
+            continue  # only in `context`: compared with, never reported at
         documents = {number for number, _, _ in places}
         near = {other for variant in _deletions(key) for other in neighbours[variant]}  # a superset: confirmed below
         for other in sorted(other for other in near if one_edit(key, other)):
             others = {number for number, _, _ in used[other]}
             if documents & others or (len(others), other) < (len(documents), key) or _digits_apart(key, other):
                 continue  # two capabilities of one agent, the better-established name, or 'Python 2' / 'Python 3'
-            named = [place for place in places if place[0] < len(sources)]
-            if not named:
-                continue
             number, index, name = named[0]
             wording = "another agent uses" if len(others) == 1 else f"{len(others)} other agents use"
             message = f"{quote(name)} is spelled almost like {quote(used[other][0][2])}, which {wording}"

@@ -230,10 +230,7 @@ def _describe(error: Any, source: SourceFile, code: str) -> list[Diagnostic]:
         return _unknown_keys(error, parts, source, code)
     if error.validator == "required" and isinstance(error.instance, dict):
         return _missing_keys(error, parts, source, code)
-    value = error.instance  # a number where a string belongs: the hint quotes it as written
-    wants = error.validator_value if error.validator == "type" else ()
-    quoted = "string" in wants and isinstance(value, int | float) and not isinstance(value, bool)
-    hint = _hint(error, source.written(parts, value) if quoted else None)
+    hint = _hint(error, lambda: source.written(parts, error.instance))
     return [source.diagnostic(parts, "error", _message(error, parts), hint, code)]
 
 
@@ -317,8 +314,8 @@ def _message(error: Any, parts: tuple[Any, ...]) -> str:
 _VENDOR_WORDS = {"preview": "beta", "public preview": "beta"}
 
 
-def _hint(error: Any, written: str | None = None) -> str | None:
-    """`written`: the value's text in the file, for a number that should have been a string."""
+def _hint(error: Any, written: Callable[[], str | None] = lambda: None) -> str | None:
+    """`written`: the value's text in the file, read only for a number that should have been a string."""
     kind, value, expected = error.validator, error.instance, error.validator_value
     if kind == "enum":
         allowed = [str(item) for item in expected]
@@ -341,7 +338,7 @@ def _hint(error: Any, written: str | None = None) -> str | None:
     return None
 
 
-def _type_hint(expected: str | list[str], value: Any, written: str | None = None) -> str | None:
+def _type_hint(expected: str | list[str], value: Any, written: Callable[[], str | None]) -> str | None:
     """How to write the expected type, naming the value itself where it only needs its quotes changed."""
     wanted = [name for name in ([expected] if isinstance(expected, str) else expected) if name != "null"]
     kind = wanted[0] if wanted else "null"
@@ -352,7 +349,7 @@ def _type_hint(expected: str | list[str], value: Any, written: str | None = None
         if kind in ("number", "integer") and json_type(_number(text)) in ({kind} | {"integer"}):
             return f"write {text}, without quotes"
     if kind == "string" and isinstance(value, int | float) and not isinstance(value, bool):
-        return f'write it in quotes: "{written or value}"'
+        return f'write it in quotes: "{written() or value}"'
     return _TYPE_HINTS.get(kind)
 
 
