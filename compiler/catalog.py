@@ -96,6 +96,11 @@ class Capability:
     use_when: tuple[UseWhen, ...] = ()
     extra: Extra = ()
 
+    @property
+    def deprecated(self) -> bool:
+        """Deprecated by its status or its maturity (the schema allows either)."""
+        return "deprecated" in (self.status, self.maturity)
+
 
 @dataclass(frozen=True)
 class Integration:

@@ -225,6 +225,8 @@ def make_environment(user_templates: Path | None) -> jinja2.Environment:
     env.globals.update(
         mark=views.mark,
         marks=views.marks,
+        any_deprecated=views.any_deprecated,
+        deprecated_legend=views.DEPRECATED_LEGEND,
         agent_records=views.agent_records,
         group_by_category=views.group_by_category,
         record_traits=views.record_traits,

@@ -21,7 +21,15 @@ from dataclasses import dataclass
 
 from capidx.compiler.catalog import Capability, Catalog
 from capidx.compiler.render.markdown import inline, line
-from capidx.compiler.render.views import AVAILABLE, NOT_RECORDED, UNAVAILABLE, agent_records
+from capidx.compiler.render.views import (
+    AVAILABLE,
+    DEPRECATED,
+    DEPRECATED_LEGEND,
+    NOT_RECORDED,
+    UNAVAILABLE,
+    agent_records,
+    any_deprecated,
+)
 
 FORMS = ("matrix", "names", "counts", "total")
 # Forms that name every canonical capability (the others name only categories).
@@ -91,9 +99,10 @@ def render(catalog: Catalog, frame: Frame, form: str) -> str:
 
 
 def _matrix(catalog: Catalog, headings: bool) -> str:
+    deprecated = f", {DEPRECATED_LEGEND}" if any_deprecated(catalog.capabilities) else ""
     legend = (
         f"Columns: {' '.join(catalog.agent_ids)}. {AVAILABLE} available, {UNAVAILABLE} not available, "
-        f"{NOT_RECORDED} not recorded."
+        f"{NOT_RECORDED} not recorded{deprecated}."
     )
     lines = [legend]
     for category, capabilities in catalog.by_category().items():
@@ -105,10 +114,12 @@ def _matrix(catalog: Catalog, headings: bool) -> str:
 
 
 def _cell(record: Capability | None) -> str:
-    """✓ ✗ or -: availability alone (the summary's tier letters are left to the tools here)."""
+    """✓ (✓† if deprecated), ✗ or -: the summary's tier letters are left to the tools here."""
     if record is None:
         return NOT_RECORDED
-    return AVAILABLE if record.available else UNAVAILABLE
+    if not record.available:
+        return UNAVAILABLE
+    return AVAILABLE + (DEPRECATED if record.deprecated else "")
 
 
 def _names(catalog: Catalog, _headings: bool) -> str:

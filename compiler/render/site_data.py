@@ -50,6 +50,8 @@ def cell(record: Capability | None) -> dict[str, Any]:
         value["available"] = record.available
         if record.tier:
             value["tier"] = record.tier
+        if record.deprecated:
+            value["deprecated"] = True
     return value
 
 
@@ -114,7 +116,8 @@ def capabilities_document(catalog: Catalog) -> dict[str, Any]:
         row["url"] = api_url("capability", capability.slug)
         row["markdown"] = "../" + markdown_url("capability", capability.slug)
         rows.append(row)
-    return {"agents": list(catalog.agent_ids), "capabilities": rows, "legend": LEGEND}
+    legend = LEGEND | DEPRECATED_LEGEND if views.any_deprecated(catalog.capabilities) else LEGEND
+    return {"agents": list(catalog.agent_ids), "capabilities": rows, "legend": legend}
 
 
 LEGEND = {
@@ -123,6 +126,7 @@ LEGEND = {
     views.UNAVAILABLE: "not available",
     views.NOT_RECORDED: "not recorded",
 }
+DEPRECATED_LEGEND = {views.DEPRECATED: "deprecated (after an available mark)"}
 
 
 def capability_document(catalog: Catalog, capability: CanonicalCapability) -> dict[str, Any]:

@@ -70,8 +70,8 @@ def _label(cell: Mapping[str, Any]) -> tuple[str, str]:
         return "– not recorded", "unknown"
     if not cell.get("available"):
         return "✗ no", "no"
-    tier = cell.get("tier")
-    return (f"✓ {tier}" if tier else "✓ yes"), "yes"
+    text = f"✓ {cell.get('tier') or 'yes'}" + (", deprecated" if cell.get("deprecated") else "")
+    return text, "yes"
 
 
 def _source_rows(sources: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

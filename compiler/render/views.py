@@ -18,15 +18,23 @@ from capidx.compiler.catalog import Agent, CanonicalCapability, Capability, Sour
 
 AVAILABLE, UNAVAILABLE, NOT_RECORDED = "✓", "✗", "-"
 TIER_MARKS = {"free": "f", "pro": "p", "business": "b", "enterprise": "e"}
+# After ✓ (and its tier), so that a matrix read alone does not present a deprecated feature as plainly available.
+DEPRECATED = "†"
+DEPRECATED_LEGEND = f"{DEPRECATED} deprecated"
 
 
 def mark(record: Capability | None) -> str:
-    """Matrix cell: ✓ (tier not stated), ✓f/✓p/✓b/✓e (tier), ✗ not available, - not recorded."""
+    """Matrix cell: ✓ (tier not stated), ✓f/✓p/✓b/✓e (tier), then † if deprecated; ✗ not available, - not recorded."""
     if record is None:
         return NOT_RECORDED
     if not record.available:
         return UNAVAILABLE
-    return AVAILABLE + TIER_MARKS.get(record.tier or "", "")
+    return AVAILABLE + TIER_MARKS.get(record.tier or "", "") + (DEPRECATED if record.deprecated else "")
+
+
+def any_deprecated(capabilities: Iterable[CanonicalCapability]) -> bool:
+    """Whether a matrix of these capabilities shows a † (its legend then explains it; otherwise it costs nothing)."""
+    return any(record.available and record.deprecated for capability in capabilities for record in capability.records)
 
 
 def agent_records(capability: CanonicalCapability, agents: Iterable[Agent]) -> list[tuple[Agent, Capability | None]]:
