@@ -74,3 +74,7 @@ def test_the_site_data_says_deprecated(tmp_path: Path) -> None:
     cell = next(row for row in data["capabilities"] if row["name"] == NAME)["cells"][AGENT]
     assert cell["deprecated"] is True and cell["mark"] == "✓e†"
     assert "†" in data["legend"]
+
+
+def test_llms_txt_explains_the_mark_its_documents_show(tmp_path: Path) -> None:
+    assert "† deprecated" in (_build(tmp_path) / "site" / "llms.txt").read_text("utf-8")
