@@ -78,3 +78,24 @@ def test_the_site_data_says_deprecated(tmp_path: Path) -> None:
 
 def test_llms_txt_explains_the_mark_its_documents_show(tmp_path: Path) -> None:
     assert "† deprecated" in (_build(tmp_path) / "site" / "llms.txt").read_text("utf-8")
+
+
+def test_the_page_says_deprecated_and_offers_only_the_tiers_in_use(tmp_path: Path) -> None:
+    page = (_build(tmp_path) / "site" / "index.html").read_text("utf-8")
+    assert "✓ enterprise, deprecated" in page
+    tier_menu = page[page.index('id="filter-tier"') :]
+    tier_menu = tier_menu[: tier_menu.index("</select>")]
+    used = {r.get("tier") for doc in documents().values() for r in doc["capabilities"] if r["available"]} - {None}
+    offered = {part.split('"')[0] for part in tier_menu.split('<option value="')[2:]}
+    assert offered == used
+
+
+def test_without_tiers_the_tier_filter_is_hidden(tmp_path: Path) -> None:
+    docs = documents()
+    for document in docs.values():
+        for record in document["capabilities"]:
+            record.pop("tier", None)
+    write_catalog(tmp_path, docs)
+    assert run_cli(["build", "-q"], tmp_path).exit_code == 0
+    page = (tmp_path / "build" / "site" / "index.html").read_text("utf-8")
+    assert '<div class="field" hidden><label for="filter-tier">' in page

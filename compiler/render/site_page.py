@@ -70,8 +70,8 @@ def _label(cell: Mapping[str, Any]) -> tuple[str, str]:
         return "– not recorded", "unknown"
     if not cell.get("available"):
         return "✗ no", "no"
-    text = f"✓ {cell.get('tier') or 'yes'}" + (", deprecated" if cell.get("deprecated") else "")
-    return text, "yes"
+    deprecated = "deprecated" in (cell.get("status"), cell.get("maturityLevel"))  # a record's API fields
+    return f"✓ {cell.get('tier') or 'yes'}" + (", deprecated" if deprecated else ""), "yes"
 
 
 def _source_rows(sources: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -151,7 +151,7 @@ def render_page(
             stale_days=old_days,
             reference_date=reference_date(catalog),
             categories=catalog.categories,
-            tiers=site_data.TIERS,
+            tiers=[tier for tier in site_data.TIERS if any(tier in row["tiers"] for row in rows)],
             rows=rows,
             agents=agents,
         ).rstrip()
