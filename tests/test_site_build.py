@@ -275,3 +275,25 @@ def test_a_large_catalog_page_links_to_the_details_instead_of_embedding_them(
     for slug in {row["slug"] for row in _json(tmp_path / "large", "site/api/capabilities.json")["capabilities"]}:
         assert f'href="api/capabilities/{slug}.json"' in linked and f'id="cap-{slug}"' in linked
     assert linked.count('class="cell ') == with_details.count('class="cell ')
+
+
+def test_the_agent_view_and_its_data_carry_integrations_models_and_documentation(tmp_path: Path) -> None:
+    """What the agent's Markdown says at its top (integrations, models, documentation) is on the page and in
+    the agent's JSON too."""
+    docs = documents()
+    agent = sorted(docs)[0]
+    docs[agent]["models"] = [{"name": "Model One", "provider": "Acme", "available": True}]
+    docs[agent]["documentation"] = {"officialDocs": "https://example.com/docs"}
+    write_catalog(tmp_path, docs)
+    assert run_cli(["build", "-q"], tmp_path).exit_code == 0
+    data = json.loads((tmp_path / "build" / "site" / "api" / "agents" / f"{agent}.json").read_text("utf-8"))
+    assert data["models"] == [{"name": "Model One", "provider": "Acme", "available": True}]
+    integrations = docs[agent].get("integrations", [])
+    assert [item["platform"] for item in data.get("integrations", [])] == [item["platform"] for item in integrations]
+    page = (tmp_path / "build" / "site" / "index.html").read_text("utf-8")
+    view = page[page.index(f'id="agent-{agent}"') :]
+    view = view[: view.index("</section>")]
+    assert "<strong>Models:</strong> Model One (Acme) ✓" in view
+    assert '<a href="https://example.com/docs" rel="noopener noreferrer">official docs</a>' in view
+    for item in integrations:
+        assert item["platform"] in view

@@ -151,12 +151,25 @@ def agent_document(agent: Agent) -> dict[str, Any]:
         _record_identity(record) | record_view(record, refs) | {"url": "../" + api_url("capability", record.slug)}
         for record in agent.capabilities
     ]
-    return {
-        "agent": agent_identity(agent),
+    document: dict[str, Any] = {"agent": agent_identity(agent)}
+    if agent.integrations:  # what the Markdown's "Integrations:" line says, as data
+        document["integrations"] = [
+            _present(platform=i.platform, supported=i.supported, features=list(i.features)) for i in agent.integrations
+        ]
+    if agent.models:
+        document["models"] = [
+            _present(name=m.name, provider=m.provider, available=m.available, tier=m.tier) for m in agent.models
+        ]
+    return document | {
         "capabilities": rows,
         "sources": references_view(refs),
         "markdown": "../../" + markdown_url("agent", agent.id),
     }
+
+
+def _present(**fields: Any) -> dict[str, Any]:
+    """The fields the data states (None and empty lists left out, as everywhere in the API)."""
+    return {key: value for key, value in fields.items() if value is not None and value != []}
 
 
 def _record_identity(record: Capability) -> dict[str, Any]:

@@ -9,6 +9,7 @@ overridable): what it escapes is a security property, not a matter of taste.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib import resources
@@ -74,6 +75,11 @@ def _label(cell: Mapping[str, Any]) -> tuple[str, str]:
     return f"✓ {cell.get('tier') or 'yes'}" + (", deprecated" if deprecated else ""), "yes"
 
 
+def _words(key: str) -> str:
+    """A documentation key as a link's text: 'officialDocs' -> 'official docs'."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", key).lower()
+
+
 def _source_rows(sources: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     rows = []
     for source in sources:
@@ -121,8 +127,12 @@ def agent_view(document: Mapping[str, Any], api: str, markdown: str) -> dict[str
     for entry in document["capabilities"]:
         label, _ = _label({"recorded": True, **entry})
         cards.append({**entry, "label": label, "sources": [sources[cite] for cite in entry["cites"]]})
+    documentation = document["agent"].get("documentation", {})
     return {
         "agent": document["agent"],
+        "links": [(_words(key), href) for key, url in documentation.items() if (href := safe_href(url))],
+        "integrations": document.get("integrations", []),
+        "models": document.get("models", []),
         "capabilities": cards,
         "available": sum(1 for card in cards if card["available"]),
         "api": api,
