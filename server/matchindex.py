@@ -133,11 +133,9 @@ class MatchIndex:
         # Each capability's aliases, then the alias-table phrases and agents' wordings that name it, each once,
         # inverted once (loading stays linear in the catalog).
         named = {row["slug"]: dict.fromkeys(map(normalize, row.get("aliases", ()))) for row in rows}
-        for alias, slug in aliases.items():
-            named.setdefault(slug, {})[alias] = None
-        for wording, uses in terminology.items():
-            for _, slug in uses:
-                named.setdefault(slug, {})[wording] = None
+        wordings = ((wording, slug) for wording, uses in terminology.items() for _, slug in uses)
+        for phrase, slug in itertools.chain(aliases.items(), wordings):
+            named.setdefault(slug, {})[phrase] = None
         ranker = Ranker.build(rows, named)
         spelled = [(text, row["slug"]) for row in rows for text in (row["name"], row["slug"])]
         keys = {normalize(text): slug for text, slug in spelled}
