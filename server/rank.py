@@ -50,13 +50,13 @@ class Ranker:
             fields["detail"] = _roots((t, n) for t, n in rest if n > 0)
             counted[row["slug"]] = fields
         averages = {
-            field: sum(sum(c[field].values()) for c in counted.values()) / max(1, len(counted)) or 1.0
+            field: sum(c[field].total() for c in counted.values()) / max(1, len(counted)) or 1.0
             for field in FIELD_WEIGHTS
         }
         postings: dict[str, Counter[str]] = {}
         for slug, fields in counted.items():
             for field, counts in fields.items():
-                factor = FIELD_WEIGHTS[field] / (1 - B + B * sum(counts.values()) / averages[field])
+                factor = FIELD_WEIGHTS[field] / (1 - B + B * counts.total() / averages[field])
                 for key, count in counts.items():
                     postings.setdefault(key, Counter())[slug] += factor * count
         idf = {key: math.log(1 + (len(counted) - len(df) + 0.5) / (len(df) + 0.5)) for key, df in postings.items()}
