@@ -111,12 +111,14 @@ def _descriptions(snapshot: Snapshot) -> dict[ToolName, str]:
     `MAX_DESCRIPTION` (a client never shows the model what is past its cut, and says nothing)."""
     lookup = (
         "One agent's support for one capability: availability, tier, setup, limits, sources. "
-        "If the agent lacks it: available=false and availableFor."
+        "If the agent lacks it: available=false and availableFor; recorded=false: no data (unknown, not a no)."
     )
     listing = "List capabilities of an agent, a category, or both."
     return {
         ToolName.LOOKUP: lookup + named(" Agents: ", snapshot.index.agents, MAX_DESCRIPTION - len(lookup)),
-        ToolName.COMPARE: "Compare one capability across agents (optionally only some).",
+        ToolName.COMPARE: (
+            "Compare one capability across agents (optionally only some); recorded=false: no data (not a no)."
+        ),
         ToolName.LIST: listing + named(" Categories: ", snapshot.index.categories, MAX_DESCRIPTION - len(listing)),
         ToolName.SOURCES: "Documentation sources for an agent, a capability, or both.",
     }

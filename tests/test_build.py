@@ -142,7 +142,7 @@ def test_compare_list_and_sources_documents(built: Path) -> None:
     assert [entry["agent"] for entry in compare["agents"]] == list(AGENT_IDS)
     assert compare["agents"][1:] == [
         {"agent": "copilot-cli", "available": False},
-        {"agent": "vscode-copilot", "available": False},
+        {"agent": "vscode-copilot", "available": False, "recorded": False},  # no data: not a "no"
     ]
     assert compare["agents"][0]["terminology"] == "subagents"
 

@@ -399,3 +399,21 @@ async def test_suggestions_fit_the_output_schema(any_build: Path) -> None:
     jsonschema.validate(lookup.structured_content, tools["lookup_capability"].output_schema)
     jsonschema.validate(compare.structured_content, tools["compare_capability"].output_schema)
     assert "suggestions" in tools["lookup_capability"].output_schema["properties"]
+
+
+async def test_no_data_is_told_apart_from_a_no(bundled_build: Path) -> None:
+    """Claude Code's file does not mention Inline Chat; Copilot CLI's says it lacks it. A model must not turn
+    the first into "Claude Code cannot": compare says recorded=false, and both tools' descriptions say what that
+    means."""
+    async with connect(bundled_build, "2026-07-28") as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        compare = json.loads(text_of(await client.call_tool("compare_capability", {"capability": "inline chat"})))
+        lookup = json.loads(
+            text_of(await client.call_tool("lookup_capability", {"agent": "claude", "capability": "inline chat"}))
+        )
+    entries = {entry["agent"]: entry for entry in compare["agents"]}
+    assert entries["claude-code"] == {"agent": "claude-code", "available": False, "recorded": False}
+    assert entries["copilot-cli"] == {"agent": "copilot-cli", "available": False}
+    assert lookup["capability"]["recorded"] is False
+    for name in ("lookup_capability", "compare_capability"):
+        assert "recorded=false" in tools[name].description

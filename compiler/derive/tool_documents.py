@@ -90,7 +90,10 @@ def compare_document(
     entries = []
     for agent_id in catalog.agent_ids:
         record = capability.record(agent_id)
-        if record is None or not record.available:
+        if record is None:  # no data is not a "no": said so, as in lookup documents
+            entries.append({"agent": agent_id, "available": False, "recorded": False})
+            continue
+        if not record.available:
             entries.append({"agent": agent_id, "available": False})
             continue
         entry = {"agent": agent_id, **record_fields(record)}

@@ -317,7 +317,10 @@ class _CapabilityTexts:
         for agent_id in agent_ids:
             record = self._capability.record(agent_id)
             agent = encode_basestring(agent_id)
-            if record is None or not record.available:
+            if record is None:
+                entries.append(f'{{"agent":{agent},"available":false,"recorded":false}}')
+                continue
+            if not record.available:
                 entries.append(f'{{"agent":{agent},"available":false}}')
                 continue
             compared = {key: text for key, text in fields[agent_id].items() if key not in derive.NOT_COMPARED}
