@@ -46,7 +46,8 @@ def _words(text: str) -> list[str]:
     folded = unicodedata.normalize("NFKC", text).casefold()
     if folded.isascii():
         return folded.translate(_ASCII_SEPARATORS).split()
-    return _WORD.findall(folded)
+    # An accent is part of a letter's spelling, not a separator: 'Café Mode' is 'cafe mode', not 'caf mode'.
+    return _WORD.findall("".join(c for c in unicodedata.normalize("NFKD", folded) if not unicodedata.combining(c)))
 
 
 @lru_cache(maxsize=65536)

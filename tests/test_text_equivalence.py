@@ -21,8 +21,9 @@ _ALPHABET = "abcXYZ019 -_.,;:!?/\\'\"\t\n\x1c\x85\u00a0éÉßİﬁ①Ωω漢字�
 
 
 def _reference_normalize(text: str) -> str:
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    return re.sub(r"[^0-9a-z]+", " ", folded).strip()
+    folded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text).casefold())
+    unaccented = "".join(c for c in folded if not unicodedata.combining(c))  # 'é' is 'e', not a separator
+    return re.sub(r"[^0-9a-z]+", " ", unaccented).strip()
 
 
 def _reference_terms(text: str) -> list[str]:
@@ -126,3 +127,14 @@ def test_tool_documents_match_the_derive_documents() -> None:
             if agent in (None, record.agent) and category in (None, record.category)
         ]
         assert texts[path] == canonical_json(derive.list_document(pairs, agent=agent, category=category))
+
+
+def test_an_accent_is_spelling_not_a_separator() -> None:
+    """'Café Mode' is 'cafe mode' for the build's slugs and the server's matching alike (one shared function):
+    dropping the accented letter made 'caf-mode', the same slug as 'Caf Mode'."""
+    from capidx.schema.text import normalize, slugify, terms
+
+    assert normalize("Café Mode") == "cafe mode"
+    assert slugify("Résumé Über Straße") == "resume-uber-strasse"
+    assert terms("naïve café") == terms("naive cafe")
+    assert normalize("C++ Support") == normalize("C# Support")  # told apart by validate, not here

@@ -106,5 +106,6 @@ def test_every_rule_has_a_failing_case() -> None:
         "to form a slug",
         "characters long (at most",
         "lone surrogate",
+        "makes the same slug",
     ):
         assert message in expected, message

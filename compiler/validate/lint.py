@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import unicodedata
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import date
@@ -130,7 +131,10 @@ def check_across_agents(sources: Sequence[SourceFile]) -> list[Diagnostic]:
             if owner == number:
                 continue
             parts = ("capabilities", index)
-            if name != first_name:
+            if name != first_name and _symbols(name) != _symbols(first_name):  # 'C# Support', 'C++ Support'
+                message = f"{quote(name)} makes the same slug ({slugify(name)}) as {quote(first_name)} elsewhere"
+                problems.append(source.diagnostic((*parts, "name"), "error", message, _RENAME, "name-slug-collision"))
+            elif name != first_name:
                 message = f"{quote(name)} is spelled {quote(first_name)} elsewhere"
                 problems.append(
                     source.diagnostic(
@@ -231,8 +235,20 @@ def _items(container: Any, key: str) -> Iterator[tuple[int, dict[str, Any]]]:
         yield from ((index, item) for index, item in enumerate(items) if isinstance(item, dict))
 
 
+# Characters a name may be written with or without and still be the same name: a slug drops them all, so names
+# differing in other symbols ('C++' and 'C#') would be merged into one capability without a word.
+_SEPARATORS = frozenset(" -_./:,;'\"()[]&")
+_RENAME = "spell the symbol out, as in 'C Sharp': capabilities are told apart by their names' letters and digits"
+
+
+def _symbols(name: str) -> list[str]:
+    """The characters of a name that its slug drops and that are not mere separators ('+', '#')."""
+    folded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", name).casefold())
+    return [c for c in folded if not (c.isalnum() or c.isspace() or c in _SEPARATORS or unicodedata.combining(c))]
+
+
 def _duplicate_names(source: SourceFile, capabilities: list[tuple[int, dict[str, Any]]]) -> list[Diagnostic]:
-    first: dict[str, int] = {}
+    first: dict[str, tuple[int, str]] = {}
     problems = []
     for index, capability in capabilities:
         name = capability.get("name")
@@ -240,20 +256,22 @@ def _duplicate_names(source: SourceFile, capabilities: list[tuple[int, dict[str,
         key = normalize(name) if isinstance(name, str) else ""
         if not key:
             continue
-        if key in first:
-            line = source.source_map.locate(("capabilities", first[key], "name"))
-            where = f"first at $.capabilities[{first[key]}]" + (f", line {line[0]}" if line else "")
-            problems.append(
-                source.diagnostic(
-                    ("capabilities", index, "name"),
-                    "error",
-                    f"duplicate capability name {quote(name)}",
-                    where,
-                    "duplicate-capability",
-                )
+        if key not in first:
+            first[key] = (index, name)
+            continue
+        first_index, first_name = first[key]
+        line = source.source_map.locate(("capabilities", first_index, "name"))
+        where = f"first at $.capabilities[{first_index}]" + (f", line {line[0]}" if line else "")
+        hint = where if _symbols(name) == _symbols(first_name) else f"{where}; {_RENAME}"
+        problems.append(
+            source.diagnostic(
+                ("capabilities", index, "name"),
+                "error",
+                f"duplicate capability name {quote(name)}",
+                hint,
+                "duplicate-capability",
             )
-        else:
-            first[key] = index
+        )
     return problems
 
 
