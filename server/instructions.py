@@ -18,7 +18,8 @@ logger = logging.getLogger("capidx.server")
 
 POINTER = (
     "What AI coding agents can do, per agent and capability. Use lookup_capability for one agent and one "
-    "capability, compare_capability across agents, list_capabilities to browse."
+    "capability, compare_capability across agents, list_capabilities to browse, get_sources for the documentation "
+    "behind an answer."
 )
 
 
@@ -42,7 +43,10 @@ def server_instructions(
         if not fallback:
             refuse_missing_instructions(snapshot, settings)
         logger.warning("%s: sending the pointer as the server instructions; run `capidx build`", _missing(snapshot))
-    return pointer(snapshot, kinds)
+    text = pointer(snapshot, kinds)
+    if (variants := settings.tool_variants) and "summary" in variants:  # where resources are not read
+        text += " get_capability_index returns the overview (variant summary)."
+    return text
 
 
 def refuse_missing_instructions(snapshot: Snapshot, settings: Settings) -> None:

@@ -33,6 +33,7 @@ MAX_ARGUMENT_BYTES = 16_384
 # is a question ("how do I add an MCP server to gemini"): it is answered with budgeted suggestions.
 FREE_TEXT_WORDS = 3
 SUGGESTED_NAMES = 3  # candidates named when no snippet fits the budget
+COVERED_SHOWN = 12  # agent ids an unknown-agent error lists; more are in the tool descriptions
 # Claude Code cuts each tool description at 2,048 characters: every description stays within it.
 MAX_DESCRIPTION = 2_048
 
@@ -265,11 +266,16 @@ def _synthesized(value: dict[str, Any], **resolution: Resolution | list[Resoluti
     )
 
 
-def _agent_problem(resolution: Resolution) -> str:
+def _agent_problem(snapshot: Snapshot, resolution: Resolution) -> str:
     if resolution.status == "ambiguous":
         options = ", ".join(f"{c.value} ({c.label})" for c in resolution.candidates)
         return f"Agent {resolution.query!r} is ambiguous: it could be {options}. Call again with one id."
-    return f"Unknown agent {resolution.query!r}.{_closest(resolution)}"
+    # Said first: the agent is not in this catalog, so the answer must come from elsewhere.
+    ids = list(snapshot.index.agents)
+    if len(ids) <= COVERED_SHOWN:
+        return f"Unknown agent {resolution.query!r}: this catalog covers {', '.join(ids)}."
+    covered = f"{len(ids)} agents, listed in lookup_capability's description"
+    return f"Unknown agent {resolution.query!r}: this catalog covers {covered}.{_closest(resolution)}"
 
 
 def _closest(resolution: Resolution) -> str:
@@ -292,7 +298,8 @@ def _candidates(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
     if resolution.status == "unknown":  # a normal answer, not an error: the closest names and where to browse
         closest = ": these are the closest. Call again with one candidate's slug, or call" if rows else ". Call"
         value["hint"] = (
-            f"No capability matches {resolution.query!r}{closest} list_capabilities to browse every capability."
+            f"No capability matches {resolution.query!r}{closest} list_capabilities with an agent or a category to "
+            "browse."
         )
     else:
         value["hint"] = "No clear match: call again with one candidate's slug."
@@ -407,7 +414,7 @@ def _suggested(
 
 def _resolve_agents(snapshot: Snapshot, names: list[str]) -> tuple[list[Resolution], str | None]:
     resolutions = [resolve_agent(snapshot.index, name) for name in names]
-    problems = [_agent_problem(r) for r in resolutions if not r.ok]
+    problems = [_agent_problem(snapshot, r) for r in resolutions if not r.ok]
     return resolutions, " ".join(problems) or None
 
 
@@ -426,7 +433,7 @@ def _filtered(snapshot: Snapshot, kind: str, listed: str, resolved: Mapping[str,
 def lookup_capability(snapshot: Snapshot, agent: str, capability: str) -> types.CallToolResult:
     agent_res = resolve_agent(snapshot.index, agent)
     if not agent_res.ok:
-        return _error(_agent_problem(agent_res), agent=agent_res)
+        return _error(_agent_problem(snapshot, agent_res), agent=agent_res)
     cap_res = resolve_capability(snapshot.index, capability, agent=agent_res.value)
     if wants_suggestions(snapshot, cap_res):
         return _suggested(snapshot, cap_res, agent_res.value, agent=agent_res, capability=cap_res)
@@ -469,18 +476,21 @@ def list_capabilities(
     snapshot: Snapshot, agent: str | None = None, category: str | None = None
 ) -> types.CallToolResult:
     if agent is None and category is None:
-        return _error("Give an agent, a category, or both (the full list is long: read the summary instead).")
+        return _error("Give an agent, a category, or both (the categories are in this tool's description).")
     resolved: dict[str, Resolution] = {}
     if agent is not None:
         resolved["agent"] = resolve_agent(snapshot.index, agent)
         if not resolved["agent"].ok:
-            return _error(_agent_problem(resolved["agent"]), **resolved)
+            return _error(_agent_problem(snapshot, resolved["agent"]), **resolved)
     if category is not None:
         resolved["category"] = resolve_category(snapshot.index, category)
         if not resolved["category"].ok:
             if resolved["category"].status == "ambiguous":
                 options = ", ".join(c.value for c in resolved["category"].candidates)
                 return _error(f"Category {category!r} is ambiguous: it could be {options}.", **resolved)
+            if (slug := snapshot.index.keys.get(normalize(category))) is not None:  # a capability's name
+                hint = f" {category!r} is a capability ({slug}): call lookup_capability or compare_capability."
+                return _error(f"Unknown category {category!r}.{hint}", **resolved)
             return _error(f"Unknown category {category!r}.{_closest(resolved['category'])}", **resolved)
     # An agent with nothing in that category has no document.
     return _filtered(snapshot, "list", "capabilities", resolved)
@@ -493,7 +503,7 @@ def get_sources(snapshot: Snapshot, agent: str | None = None, capability: str | 
     if agent is not None:
         resolved["agent"] = resolve_agent(snapshot.index, agent)
         if not resolved["agent"].ok:
-            return _error(_agent_problem(resolved["agent"]), **resolved)
+            return _error(_agent_problem(snapshot, resolved["agent"]), **resolved)
     agent_id = resolved["agent"].value if "agent" in resolved else None
     if capability is not None:
         resolved["capability"] = resolve_capability(snapshot.index, capability, agent=agent_id)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from server_support import REPO, TRANSPORT_MODES, made_once, make_hub, real_build, run_serve, write_build
+from server_support import REPO, TRANSPORT_MODES, connect, made_once, make_hub, real_build, run_serve, write_build
 
 from capidx.compiler.catalog import build_catalog
 from capidx.server.settings import resolve_settings
@@ -100,6 +100,18 @@ async def test_pointer_instructions_stay_a_short_pointer(bundled_build: Path, re
     assert "lookup_capability" in instructions and "capability-index://summary" in instructions
     assert "Plan Mode" not in instructions  # a pointer, not the matrix
     assert ".)" not in instructions and ".." not in instructions and instructions.endswith(".")
+    for tool in ("lookup_capability", "compare_capability", "list_capabilities", "get_sources"):
+        assert tool in instructions
+    assert "get_capability_index" not in instructions  # off by default
+
+
+async def test_the_pointer_names_the_index_tool_where_resources_are_not_read(bundled_build: Path) -> None:
+    """The setup for clients that do not read resources: the overview is reached through the tool, and the
+    pointer says so instead of naming a resource the server does not offer."""
+    flags = {"instructions": "pointer", "resources": False, "index_tool": True, "expose": "summary"}
+    instructions, tools = await instructions_and_tools(bundled_build, **flags)
+    assert "get_capability_index" in instructions and "get_capability_index" in [tool.name for tool in tools]
+    assert "capability-index://" not in instructions and length(instructions) <= POINTER_LIMIT
 
 
 @pytest.mark.parametrize(
@@ -271,3 +283,14 @@ def test_names_in_a_description_are_listed_whole_as_far_as_they_fit() -> None:
     shown = clipped.removeprefix(" Agents: ").split(" and ")[0].split(", ")
     assert shown == names[: len(shown)] and f"and {100 - len(shown)} more." in clipped
     assert named(" Agents: ", names, 20) == ""  # not even one name and the count fit: nothing, never a cut name
+
+
+async def test_an_unknown_agent_in_a_large_catalog_points_at_the_list_instead_of_repeating_it(
+    large_build: Path,
+) -> None:
+    async with connect(large_build, "2026-07-28") as client:
+        result = await client.call_tool("lookup_capability", {"agent": "cursor", "capability": "hooks"})
+    (block,) = result.content
+    assert result.is_error
+    assert block.text.startswith("Unknown agent 'cursor': this catalog covers 250 agents, listed in lookup_capability")
+    assert len(block.text) < 400  # not 250 ids

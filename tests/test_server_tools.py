@@ -417,3 +417,23 @@ async def test_no_data_is_told_apart_from_a_no(bundled_build: Path) -> None:
     assert lookup["capability"]["recorded"] is False
     for name in ("lookup_capability", "compare_capability"):
         assert "recorded=false" in tools[name].description
+
+
+async def test_errors_say_what_the_catalog_covers_and_where_to_go(any_build: Path) -> None:
+    """An agent the catalog does not cover is said to be outside it, with the ids it covers (so a model answers
+    from elsewhere, not from the closest id); a capability's name given as a category points to the capability
+    tools; the advice never points at a resource the server may not expose."""
+    async with connect(any_build, "2026-07-28") as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        cursor = await client.call_tool("lookup_capability", {"agent": "cursor", "capability": "hooks"})
+        plan = await client.call_tool("list_capabilities", {"category": "Plan Mode"})
+        neither = await client.call_tool("list_capabilities", {})
+        voice = await client.call_tool("compare_capability", {"capability": "zzqx voice telepathy"})
+    ids = ("claude-code", "copilot-cli", "gemini-cli", "vscode-copilot")
+    assert cursor.is_error and text_of(cursor) == f"Unknown agent 'cursor': this catalog covers {', '.join(ids)}."
+    assert plan.is_error and "'Plan Mode' is a capability (plan-mode)" in text_of(plan)
+    assert "lookup_capability" in text_of(plan)
+    assert neither.is_error and "summary" not in text_of(neither)
+    assert "categories" in text_of(neither) and "Categories:" in tools["list_capabilities"].description
+    hint = voice.structured_content["hint"]
+    assert "list_capabilities with an agent or a category" in hint and "every capability" not in hint
