@@ -374,6 +374,8 @@ def suggestions(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
     value |= {"suggestions": rows, "totalTokens": result.total_tokens, "maxTokens": result.max_tokens}
     value["omitted"] = list(result.omitted)
     text = suggest.render_suggestions(result)
+    if rows and not resolution.ok:  # said first: candidates, not the answer ('voice mode' is not Plan Mode)
+        text = f"No clear match for {resolution.query!r}; the closest capabilities, best first:\n\n{text}"
     if not rows:  # nothing fit the budget (or no candidate has a snippet): name the candidates instead
         names = ", ".join(f"{index.capabilities[slug].name} ({slug})" for slug, _ in pairs[:SUGGESTED_NAMES])
         text = f"{text or 'No snippet to suggest'}. Candidates: {names}. Call again with one slug."

@@ -302,7 +302,7 @@ async def test_free_text_lookup_answers_with_labelled_snippets_within_budget(any
         assert (row["snippet"], row["tokens"]) == (text, tokens)
     assert value["totalTokens"] <= value["maxTokens"] == 500
     assert value["totalTokens"] >= sum(row["tokens"] for row in rows)
-    first_line = text_of(result).splitlines()[0]
+    first_line = text_of(result).splitlines()[0]  # resolved: the winner's label first, no "no clear match"
     assert first_line == f"{rows[0]['label']} ({rows[0]['confidence']:.2f})"
     assert rows[0]["snippet"] in text_of(result)
     resolution = result.meta["capidx/resolution"]["capability"]
@@ -320,6 +320,8 @@ async def test_no_clear_winner_answers_with_suggestions(any_build: Path) -> None
     for row in rows:  # no agent: the cross-agent snippets
         assert (row["snippet"], row["tokens"]) == snippet(any_build, capability=row["capability"])
         assert "available" not in row
+    for result in (lookup, compare):  # the text says first that these are candidates, not the answer
+        assert text_of(result).startswith("No clear match for 'tool'; the closest capabilities, best first:\n\n")
 
 
 async def test_a_snippet_the_agent_does_not_record_falls_back_to_the_cross_agent_one(hand_build: Path) -> None:
