@@ -262,3 +262,15 @@ def test_memory_names_the_projects_build_directory_whatever_out_says(tmp_path: P
     assert run_cli(["build"], tmp_path).exit_code == 0
     outside = (tmp_path.parent / f"{tmp_path.name}-outside" / "memory.md").read_text("utf-8")
     assert f" {tmp_path.name}-outside/agents/{{agent}}.md" in outside and str(tmp_path.parent) not in outside
+
+
+def test_many_agents_leave_room_for_the_capability_names() -> None:
+    """Where the agent ids alone would crowd the names out (hundreds of agents, a few capabilities), the
+    overview still names every capability and counts the agents instead of listing them."""
+    catalog = synthetic(300, 10)
+    fitted = fit(catalog, FRAME, 2_048)
+    assert (fitted.form, fitted.ok) == ("capability-names", True)
+    assert "300 agents (ids not listed here)." in fitted.text and "agent-299" not in fitted.text
+    for capability in catalog.capabilities:
+        assert capability.name in fitted.text
+    assert characters(render(catalog, FRAME, "names")) > 2_048

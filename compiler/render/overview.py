@@ -7,6 +7,8 @@ character budget here, at build time, by choosing the richest of a few documente
 
 - `matrix`: every capability by category with one cell per agent (✓ ✗ -);
 - `names`: every capability name by category, without cells;
+- `capability-names`: the same without the agent ids (many agents: the names are what a model needs first,
+  and the ids are listed where details are asked for);
 - `counts`: the categories with how many capabilities each holds;
 - `total`: the number of capabilities and categories alone.
 
@@ -31,9 +33,9 @@ from capidx.compiler.render.views import (
     any_deprecated,
 )
 
-FORMS = ("matrix", "names", "counts", "total")
+FORMS = ("matrix", "names", "capability-names", "counts", "total")
 # Forms that name every canonical capability (the others name only categories).
-NAMING_FORMS = frozenset({"matrix", "names"})
+NAMING_FORMS = frozenset({"matrix", "names", "capability-names"})
 
 
 @dataclass(frozen=True)
@@ -123,7 +125,17 @@ def _cell(record: Capability | None) -> str:
 
 
 def _names(catalog: Catalog, _headings: bool) -> str:
-    lines = [f"Agents: {', '.join(catalog.agent_ids)}. Capabilities by category (which agent has which: see Details):"]
+    agents = f"Agents: {', '.join(catalog.agent_ids)}."
+    return _by_category(catalog, f"{agents} Capabilities by category (which agent has which: see Details):")
+
+
+def _capability_names(catalog: Catalog, _headings: bool) -> str:
+    agents = f"{len(catalog.agents):,} agents (ids not listed here)."
+    return _by_category(catalog, f"{agents} Capabilities by category (which agent has which: see Details):")
+
+
+def _by_category(catalog: Catalog, first: str) -> str:
+    lines = [first]
     for category, capabilities in catalog.by_category().items():
         lines.append(f"- {inline(category)}: {', '.join(inline(capability.name) for capability in capabilities)}")
     return "\n".join(lines)
@@ -148,6 +160,7 @@ def _total(catalog: Catalog, _headings: bool) -> str:
 _BODIES: dict[str, Callable[[Catalog, bool], str]] = {
     "matrix": _matrix,
     "names": _names,
+    "capability-names": _capability_names,
     "counts": _counts,
     "total": _total,
 }
