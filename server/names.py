@@ -6,6 +6,7 @@ the words of their names and typo tolerance suffice; capabilities need the ranki
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 
 from rapidfuzz import fuzz
@@ -16,6 +17,7 @@ from capidx.server.matchindex import Candidate, MatchIndex, NameTable, Resolutio
 # Whole-string similarity (0-100) that counts as "the same words, mistyped", when 5 ahead of the next.
 TYPO_RATIO = 82
 SUGGESTIONS = 3
+_NUMBER = re.compile(r"\d+")
 
 
 def resolve_agent(index: MatchIndex, query: str) -> Resolution:
@@ -37,7 +39,9 @@ def _resolve_name(table: NameTable, query: str, label: Callable[[str], str]) -> 
     if found:  # 'github copilot': both Copilots
         return ambiguous(query, found, label)
     spelled = table.spellings.items()
-    near = _best_per_value((values, fuzz.ratio(n, s)) for s, values in spelled if n and abs(len(s) - len(n)) < 5)
+    near = _best_per_value(
+        (values, fuzz.ratio(n, s)) for s, values in spelled if n and abs(len(s) - len(n)) < 5 and same_numbers(n, s)
+    )
     if resolved := typo_winner(query, near):
         return resolved
     similar = _best_per_value((values, fuzz.WRatio(n, s)) for s, values in spelled)  # only when it is shown
@@ -51,6 +55,12 @@ def _containing(table: NameTable, n: str) -> tuple[str, ...]:
     found = {v for spelling, values in table.spellings.items() if words <= set(spelling.split()) for v in values}
     meaningful = words - STOP_WORDS
     return tuple(sorted(found or (value for value, known in table.words.items() if meaningful <= known)))
+
+
+def same_numbers(typed: str, name: str) -> bool:
+    """Whether two spellings hold the same numbers: a typo does not change a number ('agent-99' is not
+    'agent-09', 'Python 2' not 'Python 3')."""
+    return _NUMBER.findall(typed) == _NUMBER.findall(name)
 
 
 def typo_winner(query: str, similarity: Mapping[str, float]) -> Resolution | None:

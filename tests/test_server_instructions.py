@@ -294,3 +294,11 @@ async def test_an_unknown_agent_in_a_large_catalog_points_at_the_list_instead_of
     assert result.is_error
     assert block.text.startswith("Unknown agent 'cursor': this catalog covers 250 agents, listed in lookup_capability")
     assert len(block.text) < 400  # not 250 ids
+
+
+async def test_an_agent_id_with_another_number_is_not_taken_for_a_typo(large_build: Path) -> None:
+    """'agent-99' differs from 'agent-09' by one character, but a typo does not change a number."""
+    async with connect(large_build, "2026-07-28") as client:
+        result = await client.call_tool("lookup_capability", {"agent": "agent-999", "capability": "hooks"})
+    (block,) = result.content
+    assert result.is_error and block.text.startswith("Unknown agent 'agent-999'")
