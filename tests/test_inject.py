@@ -599,3 +599,16 @@ def test_inject_md_documents_every_option_and_the_hook_exists() -> None:
     assert hooks["capidx-inject-check"]["entry"] == "capidx inject --check"
     assert "capidx-inject-check" in (root / "docs" / "ci.md").read_text("utf-8")
     assert "inject" in CliRunner().invoke(cli, ["--help"]).output
+
+
+def test_a_block_pointing_at_a_build_not_there_yet_says_so(project: Path) -> None:
+    """The block names the project's build folder (paths.out, here build/) for the details; injected from a
+    build elsewhere while build/ does not exist, a model reading it would find nothing there: said, not refused."""
+    os.rename(project / "build", project / "elsewhere")
+    result = inject("AGENTS.md", "--build", "elsewhere")
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1].startswith("note: the block points at build/ (paths.out), which does not")
+    again = inject("AGENTS.md", "--build", "elsewhere")  # still no build/: still said
+    assert "note: the block points at build/" in again.output
+    os.rename(project / "elsewhere", project / "build")
+    assert "note:" not in inject("AGENTS.md").output

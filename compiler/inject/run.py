@@ -80,6 +80,10 @@ def execute(options: InjectOptions, echo: Callable[[str], Any] = print) -> int:
     write_all([(plan.target, plan.new.encode("utf-8")) for plan in plans if plan.stale is not None])
     for plan in plans:
         echo(f"{plan.target.shown}: {plan.done}")
+    out = options.project_out
+    if out is not None and not (options.cwd / out).is_dir():  # the block sends a model to files not there yet
+        shown = out.relative_to(options.project) if out.is_relative_to(options.project) else out
+        echo(f"note: the block points at {shown.as_posix()}/ (paths.out), which does not exist yet: run `capidx build`")
     return int(ExitCode.OK)
 
 
