@@ -21,7 +21,7 @@ import sys
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from resolution_bench import RUNS, UNREAD, ablated_copy, agent_ids, classify, expected_agent
 
 from capidx.schema import lexicon
-from capidx.server import matchindex, query, resolve, semantic
+from capidx.server import matchindex, names, query, resolve, semantic
 from capidx.server.matchindex import MatchIndex
 from capidx.server.names import resolve_agent
 
@@ -66,6 +66,20 @@ def _never_no(index: Any, resolution: Any, agent: Any, offered: Any, runner_up: 
 
 _SIMILARITY = resolve._similarity
 
+
+def _any_numbers(typed: str, name: str) -> bool:
+    return True
+
+
+@contextmanager
+def _all_replaced(*replacements: tuple[Any, str, Any]) -> Iterator[None]:
+    """Several `replaced` at once (a mechanism that lives in more than one module)."""
+    with ExitStack() as stack:
+        for owner, name, value in replacements:
+            stack.enter_context(replaced(owner, name, value))
+        yield
+
+
 # mechanism -> what switches it off. Each is described in docs/server.md, "Name resolution".
 MECHANISMS: dict[str, Callable[[], Any]] = {
     "identifier tier": lambda: replaced(resolve, "_identifier_evidence", lambda index, q, agent: {}),
@@ -87,6 +101,9 @@ MECHANISMS: dict[str, Callable[[], Any]] = {
     "never a wrong 'no'": lambda: replaced(resolve, "_no_rule", _never_no),
     "meaning in the order of what is offered": lambda: replaced(semantic, "model", lambda: None),
     "a partial name offered first": lambda: replaced(resolve, "_holds", lambda name, asked: 2),
+    "a typo does not change a number ('agent-99', 'Python 3')": lambda: _all_replaced(
+        (resolve, "same_numbers", _any_numbers), (names, "same_numbers", _any_numbers)
+    ),
     "a mistyped name has no word more than the name": lambda: replaced(
         resolve, "_similarity", lambda index, n, scorer, typo=False: _SIMILARITY(index, n, scorer)
     ),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
+from functools import lru_cache
 
 from rapidfuzz import fuzz
 
@@ -60,7 +61,13 @@ def _containing(table: NameTable, n: str) -> tuple[str, ...]:
 def same_numbers(typed: str, name: str) -> bool:
     """Whether two spellings hold the same numbers: a typo does not change a number ('agent-99' is not
     'agent-09', 'Python 2' not 'Python 3')."""
-    return _NUMBER.findall(typed) == _NUMBER.findall(name)
+    return _numbers(typed) == _numbers(name)
+
+
+@lru_cache(maxsize=65536)
+def _numbers(text: str) -> tuple[str, ...]:
+    """Memoized: a mistyped query is compared with every name of the index, and the names do not change."""
+    return tuple(_NUMBER.findall(text))
 
 
 def typo_winner(query: str, similarity: Mapping[str, float]) -> Resolution | None:
