@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from functools import lru_cache
 
 from rapidfuzz import fuzz
 
@@ -40,8 +39,9 @@ def _resolve_name(table: NameTable, query: str, label: Callable[[str], str]) -> 
     if found:  # 'github copilot': both Copilots
         return ambiguous(query, found, label)
     spelled = table.spellings.items()
+    numbers = _NUMBER.findall(n)  # a typo does not change a number: 'agent-999' is not 'agent-99'
     near = _best_per_value(
-        (values, fuzz.ratio(n, s)) for s, values in spelled if n and abs(len(s) - len(n)) < 5 and same_numbers(n, s)
+        (values, fuzz.ratio(n, s)) for s, values in spelled if n and abs(len(s) - len(n)) < 5 and keeps(numbers, s)
     )
     if resolved := typo_winner(query, near):
         return resolved
@@ -58,16 +58,9 @@ def _containing(table: NameTable, n: str) -> tuple[str, ...]:
     return tuple(sorted(found or (value for value, known in table.words.items() if meaningful <= known)))
 
 
-def same_numbers(typed: str, name: str) -> bool:
-    """Whether two spellings hold the same numbers: a typo does not change a number ('agent-99' is not
-    'agent-09', 'Python 2' not 'Python 3')."""
-    return _numbers(typed) == _numbers(name)
-
-
-@lru_cache(maxsize=65536)
-def _numbers(text: str) -> tuple[str, ...]:
-    """Memoized: a mistyped query is compared with every name of the index, and the names do not change."""
-    return tuple(_NUMBER.findall(text))
+def keeps(numbers: list[str], spelling: str) -> bool:
+    """Whether a spelling holds these numbers (a query's): ids that differ by a digit are different agents."""
+    return _NUMBER.findall(spelling) == numbers
 
 
 def typo_winner(query: str, similarity: Mapping[str, float]) -> Resolution | None:

@@ -14,7 +14,7 @@ from rapidfuzz import fuzz
 
 from capidx.schema.text import bind_negation, normalize, terms
 from capidx.server.matchindex import Candidate, MatchIndex, Resolution
-from capidx.server.names import SUGGESTIONS, ambiguous, best_first, closest, same_numbers, typo_winner
+from capidx.server.names import SUGGESTIONS, ambiguous, best_first, closest, typo_winner
 from capidx.server.query import Query, analyse
 from capidx.server.semantic import WEIGHT
 
@@ -167,9 +167,7 @@ def _similarity(index: MatchIndex, n: str, scorer: Callable[[str, str], float], 
     words, letters = n.count(" "), len(n) - n.count(" ")
 
     def typable(name: str) -> bool:
-        if not typo:
-            return True
-        return same_numbers(n, name) and (name.count(" ") >= words or len(name) - name.count(" ") + 2 >= letters)
+        return not typo or name.count(" ") >= words or len(name) - name.count(" ") + 2 >= letters
 
     return {
         slug: max((scorer(n, name) for name in c.names if typable(name)), default=0.0)

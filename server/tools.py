@@ -267,15 +267,26 @@ def _synthesized(value: dict[str, Any], **resolution: Resolution | list[Resoluti
 
 
 def _agent_problem(snapshot: Snapshot, resolution: Resolution) -> str:
-    if resolution.status == "ambiguous":
+    return _agents_problem(snapshot, [resolution])
+
+
+def _agents_problem(snapshot: Snapshot, failed: list[Resolution]) -> str:
+    """Each ambiguous name with its options; the unknown ones together, said to be outside the catalog first (the
+    answer must come from elsewhere), with the ids it covers once, or past `COVERED_SHOWN` their number."""
+    problems = []
+    for resolution in (r for r in failed if r.status == "ambiguous"):
         options = ", ".join(f"{c.value} ({c.label})" for c in resolution.candidates)
-        return f"Agent {resolution.query!r} is ambiguous: it could be {options}. Call again with one id."
-    # Said first: the agent is not in this catalog, so the answer must come from elsewhere.
-    ids = list(snapshot.index.agents)
-    if len(ids) <= COVERED_SHOWN:
-        return f"Unknown agent {resolution.query!r}: this catalog covers {', '.join(ids)}."
-    covered = f"{len(ids)} agents, listed in lookup_capability's description"
-    return f"Unknown agent {resolution.query!r}: this catalog covers {covered}.{_closest(resolution)}"
+        problems.append(f"Agent {resolution.query!r} is ambiguous: it could be {options}. Call again with one id.")
+    if unknown := [r for r in failed if r.status != "ambiguous"]:
+        named = ", ".join(repr(r.query) for r in unknown)
+        ids = list(snapshot.index.agents)
+        if len(ids) <= COVERED_SHOWN:
+            covered = f"this catalog covers {', '.join(ids)}."
+        else:
+            closest = _closest(unknown[0]) if len(unknown) == 1 else ""
+            covered = f"not among this catalog's {len(ids):,} agents.{closest}"
+        problems.append(f"Unknown agent{'s' if len(unknown) > 1 else ''} {named}: {covered}")
+    return " ".join(problems)
 
 
 def _closest(resolution: Resolution) -> str:
@@ -416,8 +427,8 @@ def _suggested(
 
 def _resolve_agents(snapshot: Snapshot, names: list[str]) -> tuple[list[Resolution], str | None]:
     resolutions = [resolve_agent(snapshot.index, name) for name in names]
-    problems = [_agent_problem(snapshot, r) for r in resolutions if not r.ok]
-    return resolutions, " ".join(problems) or None
+    failed = [r for r in resolutions if not r.ok]
+    return resolutions, _agents_problem(snapshot, failed) if failed else None
 
 
 def _filtered(snapshot: Snapshot, kind: str, listed: str, resolved: Mapping[str, Resolution]) -> types.CallToolResult:

@@ -75,7 +75,7 @@ def test_many_categories_fall_back_to_the_total() -> None:
     catalog = one_agent([(f"category-number-{index:03d}", f"Cap {index}") for index in range(200)])
     fitted = fit(catalog, FRAME, 2_048)
     assert fitted.form == "total"
-    assert "1 agents, 200 capabilities in 200 categories" in fitted.text
+    assert "1 agent, 200 capabilities in 200 categories" in fitted.text
 
 
 def test_each_form_keeps_head_first_and_tail_last_and_is_never_cut() -> None:

@@ -345,18 +345,3 @@ def test_an_unresolved_answer_offers_the_rankers_top_candidates_down_to_a_low_fl
     assert len(expected) > 3  # the query is one that offers more than the snippets' three
     assert [c.value for c in resolution.candidates][: len(expected)] == expected
     assert len(resolution.candidates) <= resolve.SHOWN_CANDIDATES
-
-
-def test_a_typo_does_not_change_a_number(tmp_path: Path) -> None:
-    """'Python 3 Supprot' is a mistyped Python 3 Support; 'Python 4 Support' is no mistyping of either name:
-    the whole-name typo tier does not resolve a name whose numbers differ from the query's."""
-    both = {CLAUDE: {"available": True}, GEMINI: {"available": True}}
-    caps = tuple(
-        Cap(f"Python {major} Support", "language-support", f"Runs and debugs Python {major} code.", agents=both)
-        for major in (2, 3)
-    )
-    built = real_build(write_catalog(tmp_path / "agents", caps), tmp_path / "build")
-    index = MatchIndex.from_json(json.loads((built / "index" / "match.json").read_text("utf-8")))
-    mistyped = resolve_capability(index, "Python 3 Supprot", agent=CLAUDE)
-    assert (mistyped.value, mistyped.resolved_by) == ("python-3-support", "fuzzy")
-    assert resolve_capability(index, "Pythn 4 Support", agent=CLAUDE).resolved_by != "fuzzy"

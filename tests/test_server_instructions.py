@@ -292,7 +292,7 @@ async def test_an_unknown_agent_in_a_large_catalog_points_at_the_list_instead_of
         result = await client.call_tool("lookup_capability", {"agent": "cursor", "capability": "hooks"})
     (block,) = result.content
     assert result.is_error
-    assert block.text.startswith("Unknown agent 'cursor': this catalog covers 250 agents, listed in lookup_capability")
+    assert block.text.startswith("Unknown agent 'cursor': not among this catalog's 250 agents.")
     assert len(block.text) < 400  # not 250 ids
 
 

@@ -431,11 +431,17 @@ async def test_errors_say_what_the_catalog_covers_and_where_to_go(any_build: Pat
         plan = await client.call_tool("list_capabilities", {"category": "Plan Mode"})
         neither = await client.call_tool("list_capabilities", {})
         voice = await client.call_tool("compare_capability", {"capability": "zzqx voice telepathy"})
+        several = await client.call_tool(
+            "compare_capability", {"capability": "hooks", "agents": ["cursor", "claude", "aider", "copilot"]}
+        )
     ids = ("claude-code", "copilot-cli", "gemini-cli", "vscode-copilot")
     assert cursor.is_error and text_of(cursor) == f"Unknown agent 'cursor': this catalog covers {', '.join(ids)}."
     assert plan.is_error and "'Plan Mode' is a capability (plan-mode)" in text_of(plan)
     assert "lookup_capability" in text_of(plan)
     assert neither.is_error and "summary" not in text_of(neither)
     assert "categories" in text_of(neither) and "Categories:" in tools["list_capabilities"].description
+    text = text_of(several)  # the ambiguous name with its options, the unknown ones together, the ids once
+    assert several.is_error and text.count("gemini-cli") == 1
+    assert "Unknown agents 'cursor', 'aider': this catalog covers " in text and "Agent 'copilot' is ambiguous" in text
     hint = voice.structured_content["hint"]
     assert "list_capabilities with an agent or a category" in hint and "every capability" not in hint

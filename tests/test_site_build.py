@@ -282,18 +282,20 @@ def test_the_agent_view_and_its_data_carry_integrations_models_and_documentation
     the agent's JSON too."""
     docs = documents()
     agent = sorted(docs)[0]
-    docs[agent]["models"] = [{"name": "Model One", "provider": "Acme", "available": True}]
+    docs[agent]["models"] = [
+        {"name": "Model One", "provider": "Acme", "available": True, "tier": "pro"},
+        {"provider": "Acme"},  # nothing stated about its name or availability: no mark, as in the Markdown
+    ]
+    docs[agent]["integrations"] = [{"platform": "VS Code", "supported": False}, {"features": ["chat"]}]
     docs[agent]["documentation"] = {"officialDocs": "https://example.com/docs"}
     write_catalog(tmp_path, docs)
     assert run_cli(["build", "-q"], tmp_path).exit_code == 0
     data = json.loads((tmp_path / "build" / "site" / "api" / "agents" / f"{agent}.json").read_text("utf-8"))
-    assert data["models"] == [{"name": "Model One", "provider": "Acme", "available": True}]
-    integrations = docs[agent].get("integrations", [])
-    assert [item["platform"] for item in data.get("integrations", [])] == [item["platform"] for item in integrations]
+    assert data["models"] == docs[agent]["models"]
+    assert data["integrations"] == [{"platform": "VS Code", "supported": False}, {"features": ["chat"]}]
     page = (tmp_path / "build" / "site" / "index.html").read_text("utf-8")
     view = page[page.index(f'id="agent-{agent}"') :]
     view = view[: view.index("</section>")]
-    assert "<strong>Models:</strong> Model One (Acme) ✓" in view
+    assert "<strong>Models:</strong> Model One (Acme, pro) ✓ · (unnamed) (Acme)</p>" in view
+    assert "<strong>Integrations:</strong> VS Code ✗ · (unnamed) (chat)</p>" in view
     assert '<a href="https://example.com/docs" rel="noopener noreferrer">official docs</a>' in view
-    for item in integrations:
-        assert item["platform"] in view

@@ -130,7 +130,7 @@ def _names(catalog: Catalog, _headings: bool) -> str:
 
 
 def _capability_names(catalog: Catalog, _headings: bool) -> str:
-    agents = f"{len(catalog.agents):,} agents (ids not listed here)."
+    agents = f"{_count(len(catalog.agents), 'agent', 'agents')} (ids not listed here)."
     return _by_category(catalog, f"{agents} Capabilities by category (which agent has which: see Details):")
 
 
@@ -152,9 +152,14 @@ def _counts(catalog: Catalog, _headings: bool) -> str:
 
 def _total(catalog: Catalog, _headings: bool) -> str:
     return (
-        f"{len(catalog.agents):,} agents, {len(catalog.capabilities):,} capabilities in "
-        f"{len(catalog.categories):,} categories: to list them, see Details."
+        f"{_count(len(catalog.agents), 'agent', 'agents')}, "
+        f"{_count(len(catalog.capabilities), 'capability', 'capabilities')} in "
+        f"{_count(len(catalog.categories), 'category', 'categories')}: to list them, see Details."
     )
+
+
+def _count(number: int, one: str, many: str) -> str:
+    return f"{number:,} {one if number == 1 else many}"
 
 
 _BODIES: dict[str, Callable[[Catalog, bool], str]] = {

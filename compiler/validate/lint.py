@@ -235,16 +235,26 @@ def _items(container: Any, key: str) -> Iterator[tuple[int, dict[str, Any]]]:
         yield from ((index, item) for index, item in enumerate(items) if isinstance(item, dict))
 
 
-# Characters a name may be written with or without and still be the same name: a slug drops them all, so names
-# differing in other symbols ('C++' and 'C#') would be merged into one capability without a word.
-_SEPARATORS = frozenset(" -_./:,;'\"()[]&")
-_RENAME = "spell the symbol out, as in 'C Sharp': capabilities are told apart by their names' letters and digits"
+# Characters a name may be written with or without and still be the same name: spaces, dashes, quotes, brackets
+# and the punctuation that separates words. A slug keeps only a-z and 0-9, so names that differ in anything else
+# ('C++' and 'C#', '日本語' and '中文') would be merged into one capability without a word.
+_SEPARATING = frozenset({"Zs", "Zl", "Zp", "Pd", "Pc", "Ps", "Pe", "Pi", "Pf"})
+_SEPARATORS = frozenset(".,;:!?/\\'\"·…&")
+_SLUG_KEEPS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+_RENAME = "write the name with letters a-z and digits ('C Sharp', 'Japanese'): a capability's slug keeps only those"
 
 
 def _symbols(name: str) -> list[str]:
-    """The characters of a name that its slug drops and that are not mere separators ('+', '#')."""
+    """The characters of a name that its slug drops and that are not mere separators ('+', '#', '語')."""
     folded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", name).casefold())
-    return [c for c in folded if not (c.isalnum() or c.isspace() or c in _SEPARATORS or unicodedata.combining(c))]
+    return [
+        c
+        for c in folded
+        if c not in _SLUG_KEEPS
+        and c not in _SEPARATORS
+        and not unicodedata.combining(c)
+        and unicodedata.category(c) not in _SEPARATING
+    ]
 
 
 def _duplicate_names(source: SourceFile, capabilities: list[tuple[int, dict[str, Any]]]) -> list[Diagnostic]:
