@@ -50,6 +50,17 @@ def test_keyword_set_uses_every_field_through_terms() -> None:
     }  # fmt: skip
 
 
+def test_negations_and_vs_relate_nothing() -> None:
+    """'not', 'no' and 'vs' stay words for name resolution ('non-interactive'), but two descriptions that both say
+    "does not" are not related by it: they are left out of keyword sets, and so out of `shared`."""
+    sources = [
+        KeywordSource("a", "Inline Chat", description="Not available in the terminal; no editor vs CLI mode"),
+        KeywordSource("b", "Web Fetch", description="Does not follow redirects; no cookies vs sessions"),
+    ]
+    assert keyword_set(sources[0]) == {"inline", "chat", "available", "terminal", "editor", "cli", "mode"}
+    assert set(keyword_sets(sources)["b"]).isdisjoint({"not", "no", "vs"})
+
+
 def test_sources_sharing_a_key_are_merged_and_sorted() -> None:
     sets = keyword_sets(
         [

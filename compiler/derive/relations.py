@@ -49,6 +49,9 @@ DEFAULT_MAX_SIMILAR = 5
 COMMON_TERM_FLOOR = 50  # a term in at most this many capabilities always proposes candidates
 WORK_PER_CAPABILITY = 500  # candidate pairs the more common terms may propose, per capability
 _EPSILON = 1e-9  # 3/20 must reach a threshold of 0.15 despite binary floating point
+# Words the resolver keeps ('non-interactive' is not 'interactive') but that say nothing about what a capability
+# is: two descriptions that both say "does not" or "X vs Y" are not related by it.
+NOT_KEYWORDS = frozenset({"not", "no", "vs", "versus"})
 
 
 @dataclass(frozen=True)
@@ -80,7 +83,7 @@ def keyword_set(source: KeywordSource, terms_of: Callable[[str], Iterable[str]] 
 
     `terms_of` is `terms` or a memo of it (the build analyses each distinct text once).
     """
-    return frozenset(term for text in _texts(source) for term in terms_of(text))
+    return frozenset(term for text in _texts(source) for term in terms_of(text) if term not in NOT_KEYWORDS)
 
 
 def keyword_sets(
@@ -93,7 +96,10 @@ def keyword_sets(
     texts: defaultdict[str, set[str]] = defaultdict(set)
     for source in sources:
         texts[source.key].update(_texts(source))
-    return {key: frozenset(term for text in texts[key] for term in terms_of(text)) for key in sorted(texts)}
+    return {
+        key: frozenset(term for text in texts[key] for term in terms_of(text) if term not in NOT_KEYWORDS)
+        for key in sorted(texts)
+    }
 
 
 def _texts(source: KeywordSource) -> tuple[str, ...]:
