@@ -41,13 +41,21 @@ def normalize(text: str) -> str:
     return " ".join(_words(text))
 
 
-def _words(text: str) -> list[str]:
-    """The runs of [0-9a-z] of the NFKC-normalized, casefolded text: the words `normalize` joins with spaces."""
+def fold(text: str) -> str:
+    """NFKC-normalized, casefolded, accents taken off: the letters `normalize` and a slug read ('Café' -> 'cafe').
+    An accent is part of a letter's spelling, not a separator: 'Café Mode' is 'cafe mode', not 'caf mode'."""
     folded = unicodedata.normalize("NFKC", text).casefold()
     if folded.isascii():
+        return folded
+    return "".join(c for c in unicodedata.normalize("NFKD", folded) if not unicodedata.combining(c))
+
+
+def _words(text: str) -> list[str]:
+    """The runs of [0-9a-z] of the folded text (`fold`): the words `normalize` joins with spaces."""
+    folded = fold(text)
+    if folded.isascii():
         return folded.translate(_ASCII_SEPARATORS).split()
-    # An accent is part of a letter's spelling, not a separator: 'Café Mode' is 'cafe mode', not 'caf mode'.
-    return _WORD.findall("".join(c for c in unicodedata.normalize("NFKD", folded) if not unicodedata.combining(c)))
+    return _WORD.findall(folded)
 
 
 @lru_cache(maxsize=65536)

@@ -33,7 +33,7 @@ MAX_ARGUMENT_BYTES = 16_384
 # is a question ("how do I add an MCP server to gemini"): it is answered with budgeted suggestions.
 FREE_TEXT_WORDS = 3
 SUGGESTED_NAMES = 3  # candidates named when no snippet fits the budget
-COVERED_SHOWN = 12  # agent ids an unknown-agent error lists; more are in the tool descriptions
+COVERED_SHOWN = 12  # agent ids an unknown-agent error lists; past it, their number and the closest
 # Claude Code cuts each tool description at 2,048 characters: every description stays within it.
 MAX_DESCRIPTION = 2_048
 
@@ -266,10 +266,6 @@ def _synthesized(value: dict[str, Any], **resolution: Resolution | list[Resoluti
     )
 
 
-def _agent_problem(snapshot: Snapshot, resolution: Resolution) -> str:
-    return _agents_problem(snapshot, [resolution])
-
-
 def _agents_problem(snapshot: Snapshot, failed: list[Resolution]) -> str:
     """Each ambiguous name with its options; the unknown ones together, said to be outside the catalog first (the
     answer must come from elsewhere), with the ids it covers once, or past `COVERED_SHOWN` their number."""
@@ -446,7 +442,7 @@ def _filtered(snapshot: Snapshot, kind: str, listed: str, resolved: Mapping[str,
 def lookup_capability(snapshot: Snapshot, agent: str, capability: str) -> types.CallToolResult:
     agent_res = resolve_agent(snapshot.index, agent)
     if not agent_res.ok:
-        return _error(_agent_problem(snapshot, agent_res), agent=agent_res)
+        return _error(_agents_problem(snapshot, [agent_res]), agent=agent_res)
     cap_res = resolve_capability(snapshot.index, capability, agent=agent_res.value)
     if wants_suggestions(snapshot, cap_res):
         return _suggested(snapshot, cap_res, agent_res.value, agent=agent_res, capability=cap_res)
@@ -494,7 +490,7 @@ def list_capabilities(
     if agent is not None:
         resolved["agent"] = resolve_agent(snapshot.index, agent)
         if not resolved["agent"].ok:
-            return _error(_agent_problem(snapshot, resolved["agent"]), **resolved)
+            return _error(_agents_problem(snapshot, [resolved["agent"]]), **resolved)
     if category is not None:
         resolved["category"] = resolve_category(snapshot.index, category)
         if not resolved["category"].ok:
@@ -516,7 +512,7 @@ def get_sources(snapshot: Snapshot, agent: str | None = None, capability: str | 
     if agent is not None:
         resolved["agent"] = resolve_agent(snapshot.index, agent)
         if not resolved["agent"].ok:
-            return _error(_agent_problem(snapshot, resolved["agent"]), **resolved)
+            return _error(_agents_problem(snapshot, [resolved["agent"]]), **resolved)
     agent_id = resolved["agent"].value if "agent" in resolved else None
     if capability is not None:
         resolved["capability"] = resolve_capability(snapshot.index, capability, agent=agent_id)

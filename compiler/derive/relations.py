@@ -83,7 +83,7 @@ def keyword_set(source: KeywordSource, terms_of: Callable[[str], Iterable[str]] 
 
     `terms_of` is `terms` or a memo of it (the build analyses each distinct text once).
     """
-    return frozenset(term for text in _texts(source) for term in terms_of(text) if term not in NOT_KEYWORDS)
+    return _keywords(_texts(source), terms_of)
 
 
 def keyword_sets(
@@ -96,10 +96,11 @@ def keyword_sets(
     texts: defaultdict[str, set[str]] = defaultdict(set)
     for source in sources:
         texts[source.key].update(_texts(source))
-    return {
-        key: frozenset(term for text in texts[key] for term in terms_of(text) if term not in NOT_KEYWORDS)
-        for key in sorted(texts)
-    }
+    return {key: _keywords(texts[key], terms_of) for key in sorted(texts)}
+
+
+def _keywords(texts: Iterable[str], terms_of: Callable[[str], Iterable[str]]) -> frozenset[str]:
+    return frozenset(term for text in texts for term in terms_of(text) if term not in NOT_KEYWORDS)
 
 
 def _texts(source: KeywordSource) -> tuple[str, ...]:

@@ -28,7 +28,7 @@ from capidx.compiler.validate.keys import one_edit
 from capidx.compiler.validate.load import SourceFile
 from capidx.compiler.validate.regexrisk import MAX_PATTERN_CHARS, backtracking_risk
 from capidx.compiler.validate.textrules import quote
-from capidx.schema.text import normalize, slugify
+from capidx.schema.text import fold, normalize, slugify
 
 AGENT_SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -246,14 +246,10 @@ _RENAME = "write the name with letters a-z and digits ('C Sharp', 'Japanese'): a
 
 def _symbols(name: str) -> list[str]:
     """The characters of a name that its slug drops and that are not mere separators ('+', '#', '語')."""
-    folded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", name).casefold())
     return [
         c
-        for c in folded
-        if c not in _SLUG_KEEPS
-        and c not in _SEPARATORS
-        and not unicodedata.combining(c)
-        and unicodedata.category(c) not in _SEPARATING
+        for c in fold(name)
+        if c not in _SLUG_KEEPS and c not in _SEPARATORS and unicodedata.category(c) not in _SEPARATING
     ]
 
 

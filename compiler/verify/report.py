@@ -20,8 +20,6 @@ from capidx.compiler.verify.run import VerifyResult
 from capidx.compiler.verify.verdicts import OUTCOMES, STATUS_CLASSES, Verdict, status_class
 
 FORMATS = ("text", "json", "github", "markdown")
-# GitHub shows at most 10 error and 10 warning annotations per step: failures are grouped per file and
-# outcome, and whatever groups remain beyond that are folded into one last annotation.
 
 
 def _display(path: Path, cwd: Path) -> str:
@@ -179,8 +177,9 @@ def render_markdown(result: VerifyResult, cwd: Path) -> str:
 
 
 def render_github(result: VerifyResult, cwd: Path) -> str:
-    """Annotations, one per file and outcome (GitHub drops annotations beyond about ten per step), then
-    the text report for the log. The command also appends the markdown report to the step summary."""
+    """Annotations, one per file and outcome (GitHub drops annotations beyond ten a level per step: the groups
+    past the cap are folded into one last annotation), then the text report for the log. The command also appends
+    the markdown report to the step summary."""
     groups: dict[tuple[str, str], list[Verdict]] = {}
     for verdict in _failures(result):
         level = "error" if verdict.outcome == "broken" else "warning"
