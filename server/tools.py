@@ -10,7 +10,7 @@ can correct itself: SEP-1303), resolves names (`capidx.server.resolve`), finds t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
@@ -202,8 +202,8 @@ class Validators:
         # Blank names nothing, as empty does ('minLength'); said in code, not as a schema pattern that every
         # session's tools/list would carry.
         properties = self.by_name[name].get("properties", {})
-        blank = [key for key, value in arguments.items() if isinstance(value, str) and value and not value.strip()]
-        return found + [f"{key}: must not be empty" for key in blank if "minLength" in properties.get(key, {})]
+        blank = [where for where, text in _strings(arguments, properties) if text and not text.strip()]
+        return found + [f"{where}: must not be empty" for where in blank]
 
     def _validator(self, name: str) -> Any:
         if name not in self._made:
@@ -212,6 +212,16 @@ class Validators:
             checker = Draft202012Validator.FORMAT_CHECKER
             self._made[name] = Draft202012Validator(self.by_name[name], format_checker=checker)
         return self._made[name]
+
+
+def _strings(arguments: Mapping[str, Any], properties: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    """Where and what each string argument that must not be empty is, also each such string in a list."""
+    for key, value in arguments.items():
+        schema = properties.get(key, {})
+        if isinstance(value, str) and "minLength" in schema:
+            yield key, value
+        if isinstance(value, list) and "minLength" in schema.get("items", {}):
+            yield from ((f"{key}.{i}", item) for i, item in enumerate(value) if isinstance(item, str))
 
 
 def _explain(error: Any) -> str:
@@ -248,10 +258,32 @@ def _describe(resolution: Mapping[str, Resolution | list[Resolution]]) -> dict[s
     }
 
 
+# How a capability was read when not as spelled in the index, said after the answer (`_reading`).
+_LOOSE_READINGS = {"lexical": "by its words", "fuzzy": "by its words, allowing for typos"}
+NEXT_NAMED = 2  # runner-ups a loose reading names
+
+
+def _reading(resolution: Mapping[str, Resolution | list[Resolution]]) -> list[types.TextContent]:
+    """A line after the document when the capability was read loosely ('cloud agent' -> Sandboxing): `_meta` says
+    so too, but clients do not show it to the model, which would take the document for an exact answer."""
+    found = resolution.get("capability")
+    how = _LOOSE_READINGS.get(found.resolved_by or "") if isinstance(found, Resolution) and found.ok else None
+    if how is None or not isinstance(found, Resolution):
+        return []
+    runners = [f"{c.label} ({c.value}, {c.confidence})" for c in found.ranked if c.value != found.value]
+    others = f"; next: {', '.join(runners[:NEXT_NAMED])}" if runners else ""
+    return [
+        types.TextContent(
+            text=f"Read {found.query!r} as {found.value}, {how} (confidence {found.confidence}){others}. If another "
+            "capability was meant, call again with its slug."
+        )
+    ]
+
+
 def _document(artifact: Artifact, **resolution: Resolution | list[Resolution]) -> types.CallToolResult:
-    """The precompiled document, byte for byte, with its parsed value."""
+    """The precompiled document, byte for byte, with its parsed value (and how a loose name was read)."""
     return types.CallToolResult(
-        content=[types.TextContent(text=artifact.text)],
+        content=[types.TextContent(text=artifact.text), *_reading(resolution)],
         structured_content=artifact.value,
         _meta={RESOLUTION_META: _describe(resolution), URI_META: artifact.uri},
     )
@@ -260,7 +292,7 @@ def _document(artifact: Artifact, **resolution: Resolution | list[Resolution]) -
 def _synthesized(value: dict[str, Any], **resolution: Resolution | list[Resolution]) -> types.CallToolResult:
     """A value the build has no document for (a filtered comparison, an empty list, candidates)."""
     return types.CallToolResult(
-        content=[types.TextContent(text=canonical_json(value))],
+        content=[types.TextContent(text=canonical_json(value)), *_reading(resolution)],
         structured_content=value,
         _meta={RESOLUTION_META: _describe(resolution)},
     )
@@ -531,6 +563,19 @@ def get_capability_index(snapshot: Snapshot, variant: str) -> types.CallToolResu
     return types.CallToolResult(content=[types.TextContent(text=artifact.text)], _meta={URI_META: artifact.uri})
 
 
+def _listed(schema: Mapping[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+    """A string where a list of names is wanted, read as the names it separates by commas: models often send
+    `"agents": "claude"` or `"claude, gemini"` (an agent's id never holds a comma; a display name with one is
+    given in a list)."""
+    properties = schema.get("properties", {})
+    return {
+        key: [part.strip() for part in value.split(",") if part.strip()] or [value]
+        if isinstance(value, str) and key in properties and properties[key].get("type") == "array"
+        else value
+        for key, value in arguments.items()
+    }
+
+
 HANDLERS: dict[str, Callable[..., types.CallToolResult]] = {
     ToolName.LOOKUP.value: lookup_capability,
     ToolName.COMPARE.value: compare_capability,
@@ -549,6 +594,7 @@ def call_tool(
     arguments = dict(arguments or {})
     if len(canonical_json(arguments).encode("utf-8")) > MAX_ARGUMENT_BYTES:
         return _error(f"Arguments too large (limit {MAX_ARGUMENT_BYTES} bytes): names are short strings.")
+    arguments = _listed(validators.by_name[name], arguments)
     problems = validators.problems(name, arguments)
     if problems:
         return _error(f"Invalid arguments for {name}: " + "; ".join(problems))

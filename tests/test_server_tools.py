@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -34,8 +35,8 @@ def document(build: Path, kind: str, **params: str) -> str:
 
 
 def text_of(result) -> str:
-    (block,) = result.content
-    return block.text
+    """The answer's first block: the document, or the message; a loose reading adds a line after it."""
+    return result.content[0].text
 
 
 async def test_tools_are_read_only_with_input_and_output_schemas(any_build: Path, revision: str) -> None:
@@ -108,6 +109,39 @@ async def test_resolution_order_is_reported(
     assert not result.is_error, text_of(result)
     assert text_of(result) == document(any_build, "lookup", agent=agent_id, capability=slug)
     assert result.meta["capidx/resolution"]["capability"]["resolvedBy"] == how
+    # Only a reading the index does not spell out (a typo, ranked words) is said to the model, after the document.
+    said = [block.text for block in result.content[1:]]
+    assert said == ([] if how != "fuzzy" else [said[0]])
+    if how == "fuzzy":
+        assert said[0].startswith(f"Read {capability!r} as {slug}, by its words, allowing for typos")
+
+
+async def test_a_loose_reading_is_said_after_the_document(any_build: Path, revision: str) -> None:
+    async with connect(any_build, revision) as client:
+        ranked = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "compaction"})
+        compared = await client.call_tool("compare_capability", {"capability": "compaction", "agents": ["gemini"]})
+        sources = await client.call_tool("get_sources", {"agent": "claude", "capability": "compaction"})
+        exact = await client.call_tool("compare_capability", {"capability": "Context Compaction"})
+        identifier = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "/compact"})
+    assert text_of(ranked) == document(any_build, "lookup", agent="claude-code", capability="context-compaction")
+    for result in (ranked, compared, sources):
+        assert not result.is_error
+        (line,) = [block.text for block in result.content[1:]]
+        assert line.startswith("Read 'compaction' as context-compaction, by its words (confidence ")
+        assert line.endswith("If another capability was meant, call again with its slug.")
+    assert len(exact.content) == len(identifier.content) == 1  # spelled as the index has it: nothing to say
+
+
+async def test_a_loose_reading_names_the_runner_ups(bundled_build: Path) -> None:
+    """'security' ranks Code Review first (its /security-review command), Tool Permissions close behind: the model is
+    told both, so it can ask for the one the user meant."""
+    async with connect(bundled_build) as client:
+        result = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "security"})
+    resolution = result.meta["capidx/resolution"]["capability"]
+    (line,) = [block.text for block in result.content[1:]]
+    assert line.startswith(f"Read 'security' as {resolution['value']}, by its words")
+    runner_ups = line.split("; next: ", 1)[1].split(". If another", 1)[0].split("), ")
+    assert 1 <= len(runner_ups) <= 2 and all(re.match(r"[\w -]+ \([a-z0-9-]+, 0\.\d+", r) for r in runner_ups)
 
 
 async def test_a_capability_the_agent_lacks_is_answered_not_swapped(any_build: Path, revision: str) -> None:
@@ -176,12 +210,19 @@ async def test_compare_whole_and_filtered(any_build: Path, revision: str) -> Non
         whole = await client.call_tool("compare_capability", {"capability": "MCP"})
         some = await client.call_tool("compare_capability", {"capability": "MCP", "agents": ["claude", "Gemini CLI"]})
         bad = await client.call_tool("compare_capability", {"capability": "MCP", "agents": ["copilot"]})
+        # A string where the list belongs, as models often send it: the names it separates by commas.
+        one = await client.call_tool("compare_capability", {"capability": "MCP", "agents": "claude"})
+        two = await client.call_tool("compare_capability", {"capability": "MCP", "agents": "claude, Gemini CLI,"})
+        blank = await client.call_tool("compare_capability", {"capability": "MCP", "agents": " "})
     assert text_of(whole) == expected
     full = json.loads(expected)
     kept = [e for e in full["agents"] if e["agent"] in ("claude-code", "gemini-cli")]
     assert some.structured_content == {**full, "agents": kept}
     assert text_of(some) == dumps({**full, "agents": kept})
     assert bad.is_error and "ambiguous" in text_of(bad)
+    assert [e["agent"] for e in one.structured_content["agents"]] == ["claude-code"]
+    assert two.structured_content == some.structured_content
+    assert blank.is_error and "must not be empty" in text_of(blank)
 
 
 async def test_list_needs_an_agent_or_a_category(any_build: Path, revision: str) -> None:
@@ -227,7 +268,7 @@ async def test_sources_by_agent_capability_or_both(any_build: Path, revision: st
         ("lookup_capability", {"agent": "claude", "capability": "mcp", "extra": 1}, "unknown argument(s): 'extra'"),
         ("lookup_capability", {"agent": "claude", "capability": "x" * 201}, "at most 200 characters"),
         ("lookup_capability", {"agent": "claude", "capability": "x" * 1_000_000}, "Arguments too large"),
-        ("compare_capability", {"capability": "mcp", "agents": "claude"}, "agents: must be an array"),
+        ("compare_capability", {"capability": "mcp", "agents": 3}, "agents: must be an array"),
         ("compare_capability", {"capability": "mcp", "agents": ["a"] * 21}, "at most 20 items"),
         ("list_capabilities", {"agent": None}, "agent: must be a string"),
     ],
