@@ -18,10 +18,11 @@ _WORD = re.compile(r"[0-9a-z]+")
 _ASCII_SEPARATORS = str.maketrans({chr(code): " " for code in range(128) if not _WORD.fullmatch(chr(code))})
 
 # Words that carry no meaning for matching capability names and descriptions: function words, quantifiers and
-# qualifiers ("a few", "a particular file", "a different model": the thing, not which one). The second-to-last
+# qualifiers ("a few", "a particular file", "a different model": the thing, not which one). The third-to-last
 # line holds the framing of a request ("is there a way to", "can you show me", "is it able to", "I'd like to
-# know"): they say how someone asks, not what about. The last line holds what English contractions leave once
-# the apostrophe splits them ("I've" -> 'i', 've'; "don't" -> 'don', 't').
+# know"): they say how someone asks, not what about. The next line holds what English contractions leave once
+# the apostrophe splits them ("I've" -> 'i', 've'; "don't" -> 'don', 't'), the last one the verb of the question
+# a catalog answers ("does it support hooks?": the hooks, not the records that say "supports").
 STOP_WORDS = frozenset(
     """
     a an and any are as at be been but by can could do does doing for from get gets had has have how i
@@ -32,6 +33,7 @@ STOP_WORDS = frozenset(
     few many much several whole various lot lots certain particular specific different entire
     way possible possibly able please something anything thing things somehow really actually show see know
     d ll m re ve don doesn didn isn aren wasn weren won wouldn shouldn couldn haven hasn
+    support supports supported
     """.split()
 )
 

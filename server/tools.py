@@ -329,7 +329,7 @@ def _candidates(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
         row = {"slug": entry.slug, "name": entry.name, "category": entry.category}
         row["matchConfidence"] = candidate.confidence
         if agent is not None:
-            row["available"] = entry.available_to(agent)
+            row |= {"available": entry.available_to(agent), "recorded": agent in entry.agents}
         rows.append(row)
     value: dict[str, Any] = {"query": resolution.query, "candidates": rows}
     if agent is not None:
@@ -403,7 +403,7 @@ def suggestions(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
         row: dict[str, Any] = {"capability": item.key, "name": entry.name, "label": item.label}
         row |= {"confidence": item.confidence, "tokens": item.tokens, "snippet": item.snippet}
         if agent is not None:
-            row["available"] = entry.available_to(agent)
+            row |= {"available": entry.available_to(agent), "recorded": agent in entry.agents}
         if item.related:
             row["related"] = True
         rows.append(row)
@@ -463,9 +463,19 @@ def _filtered(snapshot: Snapshot, kind: str, listed: str, resolved: Mapping[str,
     """The `kind` document for the resolved filter; an empty `listed` list when the build has none for it."""
     params = {key: r.value for key, r in resolved.items()}
     document = snapshot.find(kind, **params)
-    if document is None:
-        return _synthesized({"filter": params, listed: []}, **resolved)
+    if document is None:  # said, so that an empty list is not read as the agent lacking everything in it
+        return _synthesized({"filter": params, listed: [], "hint": _nothing(snapshot, listed, params)}, **resolved)
     return _document(document, **resolved)
+
+
+def _nothing(snapshot: Snapshot, listed: str, params: Mapping[str, str | None]) -> str:
+    """Why a filter has nothing to list: the agent's data does not mention it (no data, not a no), or no source."""
+    agent, capability, category = (params.get(key) for key in ("agent", "capability", "category"))
+    entry = snapshot.index.capabilities.get(capability or "")
+    if agent is not None and (entry is None or agent not in entry.agents):
+        about = f"capability {capability}" if entry else f"capability in {category}" if category else "capability"
+        return f"{agent}'s data records no {about}: the catalog has no data on it, which is not a no."
+    return f"No {listed} recorded for this filter."
 
 
 # --- the tools --------------------------------------------------------------------------------------

@@ -140,10 +140,10 @@ def test_compare_list_and_sources_documents(built: Path) -> None:
     compare = _json(built, "tools/compare/subagents.json")
     assert compare["capability"] == {"category": "agent-orchestration", "name": "Subagents", "slug": "subagents"}
     assert [entry["agent"] for entry in compare["agents"]] == list(AGENT_IDS)
-    assert compare["agents"][1:] == [
-        {"agent": "copilot-cli", "available": False},
-        {"agent": "vscode-copilot", "available": False, "recorded": False},  # no data: not a "no"
-    ]
+    lacks, unrecorded = compare["agents"][1:]
+    assert unrecorded == {"agent": "vscode-copilot", "available": False, "recorded": False}  # no data: not a "no"
+    assert lacks["available"] is False  # a "no" keeps its reason
+    assert lacks["description"].startswith("No user-defined subagents")
     assert compare["agents"][0]["terminology"] == "subagents"
 
     per_agent = _json(built, "tools/list/copilot-cli/_all.json")

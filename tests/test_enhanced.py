@@ -174,7 +174,14 @@ def test_a_snippet_for_every_recorded_pair_and_canonical_capability(factory: Pat
     unavailable = build_text(factory, "tools/snippets/copilot-cli/subagents.md")
     assert "✗ not available" in unavailable
     canonical = build_text(factory, "tools/snippets/_all/subagents.md")
-    assert canonical.startswith("**Subagents** (agent-orchestration): available in claude-code\n")
+    # It also answers for an agent with no record: it says who lacks it, that some agent has no record, and whose
+    # words the description is, so that none reads as the asked agent's own.
+    head, described = canonical.splitlines()[:2]
+    assert head == (
+        "**Subagents** (agent-orchestration): available in claude-code; not available in copilot-cli; "
+        "no record for the other agents"
+    )
+    assert described.startswith("claude-code: Delegates focused tasks")
 
 
 def test_bundled_snippets_are_short_and_within_budget(bundled: Path) -> None:

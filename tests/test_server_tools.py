@@ -240,6 +240,9 @@ async def test_list_needs_an_agent_or_a_category(any_build: Path, revision: str)
     assert empty.structured_content == {
         "filter": {"agent": "vscode-copilot", "category": "customization"},
         "capabilities": [],
+        # An empty list is said to be no data, not the agent lacking everything in the category.
+        "hint": "vscode-copilot's data records no capability in customization: the catalog has no data on it, "
+        "which is not a no.",
     }
     assert unknown.is_error and "cooking" in text_of(unknown)
 
@@ -456,10 +459,32 @@ async def test_no_data_is_told_apart_from_a_no(bundled_build: Path) -> None:
         )
     entries = {entry["agent"]: entry for entry in compare["agents"]}
     assert entries["claude-code"] == {"agent": "claude-code", "available": False, "recorded": False}
-    assert entries["copilot-cli"] == {"agent": "copilot-cli", "available": False}
+    assert entries["copilot-cli"]["available"] is False and "recorded" not in entries["copilot-cli"]
+    assert entries["copilot-cli"]["description"] == lookup_of(bundled_build, "copilot-cli", "inline-chat")
     assert lookup["capability"]["recorded"] is False
     for name in ("lookup_capability", "compare_capability"):
         assert "recorded=false" in tools[name].description
+
+
+def lookup_of(build: Path, agent: str, slug: str) -> str:
+    return json.loads(document(build, "lookup", agent=agent, capability=slug))["capability"]["description"]
+
+
+async def test_suggestions_never_give_another_agents_record_as_a_no(bundled_build: Path) -> None:
+    """Copilot CLI's file does not mention Custom Slash Commands: a free-text question is answered with the
+    cross-agent snippet, which must say who has it, that some agent has no record and whose words its description
+    is, and the row must say recorded=false, not a bare available=false."""
+    async with connect(bundled_build) as client:
+        result = await client.call_tool(
+            "lookup_capability", {"agent": "copilot-cli", "capability": "how do I write my own slash commands?"}
+        )
+    rows = {row["capability"]: row for row in result.structured_content["suggestions"]}
+    row = rows["custom-slash-commands"]
+    assert (row["available"], row["recorded"]) == (False, False)
+    head, described = row["snippet"].splitlines()[:2]
+    assert head.endswith("; no record for the other agents") and "copilot-cli" not in head
+    assert described.split(": ", 1)[0] in head  # the description is named as another agent's
+    assert all(r["recorded"] for r in rows.values() if r["available"])
 
 
 async def test_errors_say_what_the_catalog_covers_and_where_to_go(any_build: Path) -> None:

@@ -2,8 +2,9 @@
 
 `tools/snippets/<agent>/<capability>.md` for every capability an agent's file records (availability,
 tier, maturity, description, setup and config file) and `tools/snippets/_all/<capability>.md` for the
-canonical capability (category, the agents that have it, one description). Rendered with the
-`snippet.md.j2` template, so a project can restyle them; measured like every artifact, so the server
+canonical capability (category, the agents that have it or lack it, whether some agent has no record, one
+description with the agent whose record it is): the server answers with it for an agent with no record.
+Rendered with the `snippet.md.j2` template, so a project can restyle them; measured like every artifact, so the server
 sums the manifest's `tokens` instead of running a tokenizer.
 """
 
@@ -42,6 +43,13 @@ def snippet_artifacts(
             prefix,
             f"Snippet: {capability.name}",
             f"Suggestion text: {capability.name} across agents.",
-            render(capability=capability, record=None, agent=None, description=enhanced.descriptions[capability.slug]),
+            render(
+                capability=capability,
+                record=None,
+                agent=None,
+                description=(described := enhanced.descriptions[capability.slug]),
+                described_by=next((r.agent for r in capability.records if r.description == described), None),
+                unrecorded=len(capability.records) < len(agents),
+            ),
             capability=capability.slug,
         )

@@ -93,10 +93,7 @@ def compare_document(
         if record is None:  # no data is not a "no": said so, as in lookup documents
             entries.append({"agent": agent_id, "available": False, "recorded": False})
             continue
-        if not record.available:
-            entries.append({"agent": agent_id, "available": False})
-            continue
-        entry = {"agent": agent_id, **record_fields(record)}
+        entry = {"agent": agent_id, **record_fields(record)}  # a "no" keeps its reason and sources
         for key in NOT_COMPARED:
             entry.pop(key, None)
         entries.append(entry)

@@ -320,9 +320,6 @@ class _CapabilityTexts:
             if record is None:
                 entries.append(f'{{"agent":{agent},"available":false,"recorded":false}}')
                 continue
-            if not record.available:
-                entries.append(f'{{"agent":{agent},"available":false}}')
-                continue
             compared = {key: text for key, text in fields[agent_id].items() if key not in derive.NOT_COMPARED}
             entries.append(f'{{"agent":{agent},{_object_text(compared)[1:]}')  # "agent" sorts before the rest
         capability = self._capability
