@@ -22,6 +22,7 @@ from capidx.server.matchindex import RESOLUTION_META, MatchIndex, Resolution
 from capidx.server.names import resolve_agent, resolve_category
 from capidx.server.resolve import resolve_capability
 from capidx.server.snapshot import RESOURCE_KINDS, TEMPLATE_KINDS, VARIANT_KINDS, Artifact, Snapshot
+from capidx.server.tools import covered
 
 TOKENS_META = "capidx/tokens"
 SHA_META = "capidx/sha256"
@@ -129,6 +130,11 @@ def read_resource(snapshot: Snapshot, kinds: frozenset[str], uri: str) -> Read:
             options = [template.uri_base + c.value for c in resolution.candidates]
             raise ResourceNotFound(uri, f"{clip(uri)} matches more than one {kind}: {', '.join(options)}", options)
         found = snapshot.find(kind, **{template.parameter: resolution.value}) if resolution.ok else None
+        if found is None and kind == "agent" and resolution.status == "unknown":  # said as the tools say it
+            message = (
+                f"Resource not found: {clip(uri)}: unknown agent {clip(value)!r}: {covered(snapshot, [resolution])}"
+            )
+            raise ResourceNotFound(uri, message)
         if found is None:
             closest = [template.uri_base + c.value for c in resolution.candidates]
             hint = f" (closest: {', '.join(closest)})" if closest else ""

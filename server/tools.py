@@ -307,14 +307,18 @@ def _agents_problem(snapshot: Snapshot, failed: list[Resolution]) -> str:
         problems.append(f"Agent {resolution.query!r} is ambiguous: it could be {options}. Call again with one id.")
     if unknown := [r for r in failed if r.status != "ambiguous"]:
         named = ", ".join(repr(r.query) for r in unknown)
-        ids = list(snapshot.index.agents)
-        if len(ids) <= COVERED_SHOWN:
-            covered = f"this catalog covers {', '.join(ids)}."
-        else:
-            closest = _closest(unknown[0]) if len(unknown) == 1 else ""
-            covered = f"not among this catalog's {len(ids):,} agents.{closest}"
-        problems.append(f"Unknown agent{'s' if len(unknown) > 1 else ''} {named}: {covered}")
+        problems.append(f"Unknown agent{'s' if len(unknown) > 1 else ''} {named}: {covered(snapshot, unknown)}")
     return " ".join(problems)
+
+
+def covered(snapshot: Snapshot, unknown: list[Resolution]) -> str:
+    """What to say of agents outside the catalog: the ids it covers, or past `COVERED_SHOWN` their number and the
+    closest (an id merely spelled like another agent's is no answer to ask it about)."""
+    ids = list(snapshot.index.agents)
+    if len(ids) <= COVERED_SHOWN:
+        return f"this catalog covers {', '.join(ids)}."
+    closest = _closest(unknown[0]) if len(unknown) == 1 else ""
+    return f"not among this catalog's {len(ids):,} agents.{closest}"
 
 
 def _closest(resolution: Resolution) -> str:

@@ -96,6 +96,17 @@ async def test_template_values_resolve_like_the_tools(any_build: Path, revision:
         assert result.meta["capidx/resolution"]["value"] == expected.split("/")[1]
 
 
+async def test_an_unknown_agent_is_said_to_be_outside_the_catalog(any_build: Path) -> None:
+    """As the tools say it: the ids the catalog covers, not the agents merely spelled like it ('cursor' is not
+    close to copilot-cli in any sense a model could use)."""
+    async with connect(any_build) as client:
+        with pytest.raises(MCPError) as caught:
+            await client.read_resource(PREFIX + "agents/cursor")
+    assert caught.value.code == INVALID_PARAMS
+    assert "unknown agent 'cursor': this catalog covers claude-code, " in caught.value.message
+    assert "closest" not in caught.value.message.lower()
+
+
 async def test_ambiguous_template_value_lists_the_candidates(any_build: Path, revision: str) -> None:
     async with connect(any_build, revision) as client:
         with pytest.raises(MCPError) as caught:
