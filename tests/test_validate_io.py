@@ -42,6 +42,62 @@ def test_the_fixture_project_is_valid(project: Path) -> None:
     assert run().exit_code == 0
 
 
+@pytest.mark.parametrize(
+    "command", [["validate"], ["build", "-q"], ["validate", "agents"], ["validate", "agents/aliases.json"]]
+)
+def test_an_alias_table_linked_from_outside_the_catalog_is_refused(tmp_path: Path, command: list[str]) -> None:
+    """As a linked capability document is: a fork could link aliases.json to any file of the CI machine, whose text
+    errors would quote and the build would carry into every document."""
+    project = tmp_path / "project"
+    agents = write_catalog(project)
+    secret = tmp_path / "outside" / "secret.json"
+    secret.parent.mkdir()
+    secret.write_bytes((agents / "aliases.json").read_bytes())  # a valid table: only where it lives is wrong
+    (agents / "aliases.json").unlink()
+    (agents / "aliases.json").symlink_to(secret)
+
+    result = run_cli(command, cwd=project)
+
+    assert result.exit_code == 2
+    assert f"refused: a symbolic link to {secret}, outside the catalog" in result.output
+    assert not (project / "build").exists()
+
+
+def test_an_alias_table_linked_inside_the_catalog_is_read(tmp_path: Path) -> None:
+    agents = write_catalog(tmp_path)
+    (agents / "aliases.json").rename(agents / "table.json")
+    (agents / "aliases.json").symlink_to("table.json")
+    assert run_cli(["validate", "-q"], cwd=tmp_path).exit_code == 0
+
+
+def test_a_file_meant_for_capidx_but_not_read_is_a_warning(tmp_path: Path) -> None:
+    """A misspelled folder or file name dropped an agent, or every alias, while validation passed."""
+    agents = write_catalog(tmp_path)
+    first = sorted(agents.glob("*/capabilities/current.json"))[0]
+    strays = [
+        "agent-a/capabilites/current.json",
+        "agent-b/capabilities/Current.json",
+        "agent-c/capabilities/current.jsn",
+        "agent-d/current.json",
+        "alias.json",
+    ]
+    for stray in strays:
+        (agents / stray).parent.mkdir(parents=True, exist_ok=True)
+        (agents / stray).write_bytes(first.read_bytes())
+    # Left alone: not data, an archive beside a read document, hidden.
+    (agents / "README.md").write_text("# Our catalog\n")
+    (first.parent / "2025-01.json").write_bytes(first.read_bytes())
+    (agents / ".drafts").mkdir()
+    (agents / ".drafts" / "current.json").write_bytes(first.read_bytes())
+
+    for command in (["validate"], ["validate", "agents"]):
+        result = run_cli(command, cwd=tmp_path)
+        warned = sorted(line.split(": warning: ")[0] for line in result.output.splitlines() if "not read" in line)
+        assert result.exit_code == 0
+        assert warned == sorted(f"agents/{stray}" for stray in strays), result.output
+    assert run_cli(["validate", "--strict"], cwd=tmp_path).exit_code == 1
+
+
 def test_symlink_loop_is_reported_by_name(project: Path) -> None:
     document = project / "agents" / "alpha" / "capabilities" / "current.json"
     document.unlink()
@@ -161,6 +217,26 @@ def test_deeply_nested_json(project: Path) -> None:
 
     assert result.exit_code == 1
     assert "current.json: invalid JSON: nested too deeply" in result.output
+
+
+@pytest.mark.parametrize("document", ["current.json", "aliases.json"])
+def test_nesting_the_parser_accepts_but_no_data_needs_is_refused_with_its_place(project: Path, document: str) -> None:
+    """500 levels inside an `x-` value parse (any JSON is allowed there) but broke the build's recursive walks with a
+    traceback: validation refuses them, at the line and column and JSON path where the limit is passed, and a build
+    stops before writing anything."""
+    path = next(project.rglob(document))
+    data = json.loads(path.read_text("utf-8"))
+    data["x-nest"] = json.loads("[" * 500 + "]" * 500)
+    path.write_text(json.dumps(data, indent=1) + "\n")
+
+    result = run()
+
+    assert result.exit_code == 1
+    (line,) = [line for line in result.output.splitlines() if "nested more than" in line]
+    where = rf"\S*{re.escape(document)}:\d+:\d+: \$\.x-nest(\[0\]){{64}}"
+    assert re.fullmatch(rf"{where}: nested more than 64 levels deep.*", line)
+    built = CliRunner().invoke(cli, ["build"])
+    assert built.exit_code == 1 and "Traceback" not in built.output and not (project / "build").exists()
 
 
 @pytest.mark.parametrize(

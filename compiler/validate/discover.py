@@ -14,9 +14,16 @@ from pathlib import Path
 
 from capidx.compiler.config import ALIAS_FILE_NAMES, Config
 from capidx.compiler.diagnostics import Diagnostic
+from capidx.compiler.validate.keys import one_edit
 from capidx.compiler.validate.load import file_problem
 
 CAPABILITY_FILE_NAMES = ("current.json", "current.yaml", "current.yml")
+_READ_NAMES = CAPABILITY_FILE_NAMES + ALIAS_FILE_NAMES
+_DATA_SUFFIXES = (".json", ".yaml", ".yml")
+_UNREAD_HINT = (
+    "capidx reads <agent>/capabilities/current.json (or .yaml, .yml) and aliases.json at the catalog's top; "
+    "rename or move it, or keep other files outside the catalog folder"
+)
 _SKIPPED_DIRECTORIES = frozenset({"node_modules", "__pycache__"})
 
 
@@ -82,16 +89,51 @@ def _alias_tables(folder: Path) -> list[Path]:
     return [folder / name for name in ALIAS_FILE_NAMES if os.path.lexists(folder / name)]
 
 
+def _unlinked(tables: Sequence[Path]) -> tuple[list[Path], list[Diagnostic]]:
+    """The alias tables, less those that are symbolic links out of their own folder: refused as `confined` refuses
+    a linked capability document (a table's text is quoted in errors and built into every document)."""
+    kept: list[Path] = []
+    problems: list[Diagnostic] = []
+    for table in tables:
+        found, refused = confined([table], table.parent)
+        kept += found
+        problems += refused
+    return kept, problems
+
+
 def _from_config(config: Config) -> Inputs:
-    aliases = (config.aliases,) if config.aliases else ()
+    tables, refused = _unlinked([config.aliases] if config.aliases else [])
+    aliases = tuple(tables)
     if not config.agents.is_dir():
         hint = "run capidx where agents/ is, or pass --agents DIR, --config FILE or PATHS"
         problem = file_problem(config.agents, "catalog directory not found", hint)
-        return Inputs((), aliases, (), (problem,))
-    documents, problems = confined(catalog_documents(config.agents), config.agents)
+        return Inputs((), aliases, (), (*refused, problem))
+    found = catalog_documents(config.agents)
+    documents, problems = confined(found, config.agents)
     if not documents and not problems:
         problems.append(_nothing_found(config.agents))
-    return Inputs(tuple(documents), aliases, (), tuple(problems))
+    problems += unread(config.agents, [*found, *([config.aliases] if config.aliases else [])])  # read, or refused
+    return Inputs(tuple(documents), aliases, (), (*refused, *problems))
+
+
+def unread(root: Path, read: Sequence[Path]) -> list[Diagnostic]:
+    """A warning for each file under the catalog that looks meant for capidx but is not read: a data file outside a
+    capabilities folder that holds a document, or a name one typing error from a document's or alias table's
+    (`capabilites/current.json`, `Current.json`, `current.jsn`, `alias.json`, `<agent>/current.json`). Without it
+    a misspelled folder or file drops an agent, or every alias, and validation passes."""
+    known = {_key(path) for path in read}
+    problems = []
+    for folder, subfolders, files in os.walk(root):
+        subfolders[:] = sorted(d for d in subfolders if not d.startswith(".") and d not in _SKIPPED_DIRECTORIES)
+        archive = os.path.basename(folder) == "capabilities" and any(name in files for name in CAPABILITY_FILE_NAMES)
+        for name in sorted(files):
+            path = Path(folder, name)
+            if name.startswith(".") or _key(path) in known:
+                continue
+            misspelled = any(name.lower() == ok or one_edit(name.lower(), ok) for ok in _READ_NAMES)
+            if misspelled or (name.lower().endswith(_DATA_SUFFIXES) and not archive):
+                problems.append(Diagnostic(str(path), None, None, "", "warning", "not read", _UNREAD_HINT, "unread"))
+    return problems
 
 
 def _from_paths(paths: Sequence[Path]) -> Inputs:
@@ -105,15 +147,19 @@ def _from_paths(paths: Sequence[Path]) -> Inputs:
         if not os.path.lexists(path):
             problems.append(file_problem(path, "does not exist"))
         elif path.is_dir():
-            found, refused = confined(catalog_documents(path), path)
-            problems += refused
-            tables = _alias_tables(path)
+            candidates = catalog_documents(path)
+            found, refused = confined(candidates, path)
+            tables, linked = _unlinked(_alias_tables(path))
+            problems += refused + linked
             documents.update((_key(p), p) for p in found)
             aliases.update((_key(p), p) for p in tables)
-            if not found and not tables and not refused:
+            problems += unread(path, [*candidates, *_alias_tables(path)])
+            if not found and not tables and not refused and not linked:
                 problems.append(_nothing_found(path))
         elif path.name.lower() in ALIAS_FILE_NAMES:
-            aliases[_key(path)] = path
+            tables, linked = _unlinked([path])
+            problems += linked
+            aliases.update((_key(p), p) for p in tables)
             context.update((_key(p), p) for p in catalog_documents(path.parent))
         else:
             documents[_key(path)] = path
@@ -121,7 +167,9 @@ def _from_paths(paths: Sequence[Path]) -> Inputs:
                 root = path.parent.parent.parent
                 if _key(root) not in roots:
                     roots.add(_key(root))
-                    related.update((_key(p), p) for p in _alias_tables(root))
+                    tables, linked = _unlinked(_alias_tables(root))
+                    problems += linked
+                    related.update((_key(p), p) for p in tables)
                     context.update((_key(p), p) for p in catalog_documents(root))
     quiet = tuple(p for key, p in context.items() if key not in documents)
     others = tuple(p for key, p in related.items() if key not in aliases)
