@@ -431,8 +431,8 @@ FAIL_ON = ("broken", "stale", "never")  # capidx.compiler.verify.run.FAIL_ON
     type=click.Choice(FAIL_ON),
     default="broken",
     show_default=True,
-    help="broken: exit 1 when a page cannot be had; stale: also when a page no longer supports its "
-    "source; never: exit 0.",
+    help="broken: exit 1 when a page cannot be had; stale: also when a source does not verify (its page no "
+    "longer supports it, or could not be checked); never: exit 0.",
 )
 @click.option(
     "--format",

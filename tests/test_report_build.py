@@ -146,3 +146,23 @@ def test_every_format_is_registered() -> None:
     from capidx.compiler.report import run as report_run
 
     assert set(cli_report.REPORT_FORMATS) == set(report_run.RENDERER_BY_NAME)
+
+
+def test_the_build_table_says_each_status_as_the_report_does(tmp_path: Path) -> None:
+    """The quick start prints the build's table and then the report's: one kind must not be 'OVER' in one and
+    'BREACH' in the other, nor 'ok' in one and 'near' in the other."""
+    root = tmp_path / "project"
+    write_catalog(root, documents())
+    config = root / "capidx.yaml"
+    config.write_text("budgets:\n  capability: 50\n  summary: 50000\n", encoding="utf-8")
+    CliRunner().invoke(cli, ["build", "--config", str(config), "--out", str(root / "build")])
+    summary = next(k for k in _json("--build", str(root / "build"))["kinds"] if k["kind"] == "summary")
+    near = summary["largest"]["cl100k_base"] * 100 // 95  # the summary at 95 % of its budget: near
+    config.write_text(f"budgets:\n  capability: 50\n  summary: {near}\n", encoding="utf-8")
+    built = CliRunner().invoke(cli, ["build", "--config", str(config), "--out", str(root / "build")])
+    report = _json("--build", str(root / "build"))
+    said = {line.split()[0]: line.split()[-1] for line in built.output.splitlines() if line[:1].isalpha()}
+    for kind in report["kinds"]:
+        if kind["status"] != "unbudgeted":
+            assert said[kind["kind"]] == {"breach": "BREACH", "near": "near", "ok": "ok"}[kind["status"]]
+    assert {said["capability"], said["summary"]} == {"BREACH", "near"}

@@ -10,8 +10,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from capidx.compiler.artifacts import ALL_KINDS, SINGLE_KINDS
+from capidx.compiler.report.model import NEAR_BUDGET
 
 _HEADER = ("kind", "docs", "tokens", "largest", "budget", "status")
+# A kind's budget status in words, here and in `capidx report`'s tables.
+STATUS_TEXT = {"breach": "BREACH", "near": "near", "ok": "ok", "unbudgeted": "-"}
 
 
 def kind_table(sizes: Iterable[tuple[str, int]], budgets: Iterable[Mapping[str, Any]]) -> str:
@@ -32,7 +35,7 @@ def kind_table(sizes: Iterable[tuple[str, int]], budgets: Iterable[Mapping[str, 
                 f"{sum(values):,}",
                 "" if kind in SINGLE_KINDS else f"{max(values):,}",  # one document: its tokens say it
                 f"{budget['budget']:,}" if budget else "-",
-                ("ok" if budget["ok"] else "OVER") if budget else "-",
+                _status(budget) if budget else "-",
             )
         )
     widths = [max(len(row[column]) for row in rows) for column in range(len(_HEADER))]
@@ -41,6 +44,13 @@ def kind_table(sizes: Iterable[tuple[str, int]], budgets: Iterable[Mapping[str, 
         cells = [row[0].ljust(widths[0])] + [cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)]
         lines.append("  ".join(cells).rstrip())
     return "\n".join(lines)
+
+
+def _status(budget: Mapping[str, Any]) -> str:
+    """As `capidx report` says it (BREACH, near, ok), so the two tables never disagree about one kind."""
+    if not budget["ok"]:
+        return STATUS_TEXT["breach"]
+    return STATUS_TEXT["near" if budget["tokens"] >= NEAR_BUDGET * budget["budget"] else "ok"]
 
 
 def overview_text(row: Mapping[str, Any]) -> str:

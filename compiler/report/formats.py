@@ -17,7 +17,7 @@ from capidx.compiler.diagnostics import (
     plural,
     within_annotation_cap,
 )
-from capidx.compiler.emit.table import overview_breach, overview_text
+from capidx.compiler.emit.table import STATUS_TEXT, overview_breach, overview_text
 from capidx.compiler.report.json_form import report_to_dict
 from capidx.compiler.report.model import (
     WINDOWS,
@@ -36,7 +36,6 @@ HEADING = "## capidx token report"
 MINUS = "\u2212"
 UP, DOWN = "▲", "▼"
 MAX_LISTED_CHANGES = 20  # per list in text and Markdown; JSON and HTML list every change
-STATUS_TEXT = {"breach": "BREACH", "near": "near", "ok": "ok", "unbudgeted": "-"}
 STATUS_ICON = {"breach": "❌", "near": "⚠️", "ok": "✅", "unbudgeted": ""}
 _COLOURS = {"breach": ("red", True), "near": ("yellow", False), "ok": ("green", False)}
 

@@ -23,7 +23,7 @@ from typing import Any
 from capidx.compiler.config import Config, Staleness
 from capidx.compiler.derive.semantics import description_stats, low_information
 from capidx.compiler.diagnostics import Diagnostic, Severity
-from capidx.compiler.validate import instructions, links, textrules
+from capidx.compiler.validate import discover, instructions, links, textrules
 from capidx.compiler.validate.keys import one_edit
 from capidx.compiler.validate.load import SourceFile
 from capidx.compiler.validate.regexrisk import MAX_PATTERN_CHARS, backtracking_risk
@@ -84,6 +84,27 @@ def check_duplicate_agents(paths_by_agent: Iterable[tuple[str, Path]]) -> list[D
             problems.append(Diagnostic(str(path), None, None, "", "error", message, hint, "duplicate-agent"))
         else:
             first[agent_id] = path
+    return problems
+
+
+def check_agent_names(sources: Sequence[SourceFile], context: Sequence[SourceFile] = ()) -> list[Diagnostic]:
+    """Two agents with one display name (an agent folder copied, its `agent.name` left as it was): the matrices show
+    two columns of that name, and the server answers the name with both. Said at the later document of the two
+    (`context`: compared with, never reported at)."""
+    first: dict[str, Path] = {}
+    problems = []
+    for number, source in enumerate((*sources, *context)):
+        agent = source.data.get("agent") if isinstance(source.data, dict) else None
+        name = agent.get("name") if isinstance(agent, dict) else None
+        key = normalize(name) if isinstance(name, str) else ""
+        if not key:
+            continue
+        if key not in first:
+            first[key] = source.path
+        elif number < len(sources):
+            hint = "give each agent its own name: tables show agents by it, and the server answers it with both"
+            message = f"agent name {quote(name)} is also the name of agent {quote(discover.agent_id(first[key]))}"
+            problems.append(source.diagnostic(("agent", "name"), "warning", message, hint, "agent-name"))
     return problems
 
 

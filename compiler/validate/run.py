@@ -100,6 +100,7 @@ def _validate_project(
     catalog_complete = len(sources) == len(inputs.documents) and len(context) == len(inputs.context)
     names = {name for source in (*sources, *context) for name in lint.capability_names(source.data)}
     diagnostics += lint.check_across_agents(sources) + lint.check_name_near_misses(sources, context)
+    diagnostics += lint.check_agent_names(sources, context)
     if catalog_complete:  # with a document unreadable, its names are unknown: no false alarms
         diagnostics += lint.check_successors(sources, names)
     aliases, problems = _check_alias_tables(inputs, names, catalog_complete)
@@ -126,9 +127,12 @@ def _capability_validator(config: Config) -> tuple[Any | None, list[Diagnostic]]
 
 
 def _check_document(source: SourceFile, validator: Any, config: Config, today: date) -> list[Diagnostic]:
+    schema = schema_diagnostics(validator, source)
+    refused = {problem.pointer for problem in schema}  # the schema's message, with its did-you-mean, says it all
+    linted = lint.check_document(source, config, today)
     problems = [
-        *schema_diagnostics(validator, source),
-        *lint.check_document(source, config, today),
+        *schema,
+        *(problem for problem in linted if problem.code != "category-slug" or problem.pointer not in refused),
         *lint.check_agent_directory(source.path),
     ]
     if config.schema is not None:  # capidx's own schema is closed: its unknown keys are errors already
