@@ -559,15 +559,19 @@ class _Progress:
 def inject(files: tuple[Path, ...], build_dir: Path | None, check: bool, config: Path | None) -> None:
     """Write the index's overview into memory files agents read at start (AGENTS.md, CLAUDE.md, …).
 
-    FILES are Markdown files: AGENTS.md, CLAUDE.md, GEMINI.md, .github/copilot-instructions.md or any
-    other. Writes one block between `<!-- capidx:begin … -->` and `<!-- capidx:end -->` holding the build's
-    memory.md, creating a missing file; every byte outside the block stays as it was. A file already
-    current is not written. Files must be inside the project (the folder of the capidx.yaml in force).
+    FILES are Markdown or plain-text memory files: AGENTS.md, CLAUDE.md, .github/copilot-instructions.md,
+    .cursor/rules/*.mdc, .windsurfrules and the like. Writes one block between `<!-- capidx:begin … -->` and
+    `<!-- capidx:end -->` holding the build's memory.md, creating a missing file; every byte outside the
+    block stays as it was. A file already current is not written. Files must be inside the project (the
+    folder of the capidx.yaml in force).
 
     \b
-    Exit codes: 0 written or current, 1 (--check) a block is missing or stale, 2 bad input: markers that
-    do not pair, a path out of the project, a file that is not UTF-8 or not a regular file, no build or
-    one without memory.md (nothing is written then).
+    Exit codes: 0 written or current, 1 (--check) a block is missing or stale,
+    2 bad input, and nothing is written: markers that do not pair, a path out
+    of the project, the project's inputs (capidx.yaml, the catalog, templates),
+    .git, a build, an executable file, a name that is not Markdown or text
+    (.json, .yaml, .py, Makefile, …), a file that is not UTF-8 or not a regular
+    file, no build or one without memory.md.
     """
     from capidx.compiler.inject.run import InjectOptions, execute
 
@@ -579,10 +583,23 @@ def inject(files: tuple[Path, ...], build_dir: Path | None, check: bool, config:
         cwd=Path.cwd(),
         check=check,
         project_out=settings.out,
+        inputs=_inputs(settings),
         given_build=None if build_dir is None else str(build_dir),
         given_config=None if config is None else str(config),
     )
     click.get_current_context().exit(execute(options, echo=click.echo))
+
+
+def _inputs(settings: Any) -> tuple[tuple[str, Path], ...]:
+    """What `capidx build` reads under these settings, named for a message: inject never writes into them."""
+    named = (
+        ("the capidx.yaml in force", settings.config_file),
+        ("the catalog folder", settings.agents),
+        ("the alias table", settings.aliases),
+        ("the schema", settings.schema),
+        ("the templates folder", settings.templates),
+    )
+    return tuple((what, path) for what, path in named if path is not None)
 
 
 COMMANDS = (init, validate, build, report, verify, inject)

@@ -381,6 +381,85 @@ def _too_large(project: Path) -> tuple[str, str]:
     return "AGENTS.md", "larger than 4 MiB"
 
 
+def _inside_git_in_capitals(project: Path) -> tuple[str, str]:
+    """On a file system that ignores case (macOS, Windows) `.GIT` is the repository's `.git`."""
+    (project / ".GIT" / "hooks").mkdir(parents=True)
+    (project / ".GIT" / "hooks" / "pre-commit").write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
+    return ".GIT/hooks/pre-commit", "inside .git"
+
+
+def _the_config_in_force(project: Path) -> tuple[str, str]:
+    (project / "capidx.yaml").write_text("title: Ours\n", encoding="utf-8")
+    return "capidx.yaml", "it is the capidx.yaml in force (capidx.yaml), an input of capidx build"
+
+
+def _a_config_given_by_config(project: Path) -> tuple[str, str]:
+    """`--config` names the file in force whatever it is called: its name would pass as Markdown."""
+    (project / "settings.md").write_text("title: Ours\n", encoding="utf-8")
+    return "--config=settings.md settings.md", "it is the capidx.yaml in force (settings.md)"
+
+
+def _a_hard_link_to_the_config(project: Path) -> tuple[str, str]:
+    (project / "capidx.yaml").write_text("title: Ours\n", encoding="utf-8")
+    os.link(project / "capidx.yaml", project / "CLAUDE.md")  # the same file under a Markdown name
+    return "CLAUDE.md", "it is the capidx.yaml in force"
+
+
+def _a_link_to_the_config(project: Path) -> tuple[str, str]:
+    (project / "capidx.yaml").write_text("title: Ours\n", encoding="utf-8")
+    (project / "AGENTS.md").symlink_to("capidx.yaml")
+    return "AGENTS.md", "it is the capidx.yaml in force"
+
+
+def _a_capability_document(project: Path) -> tuple[str, str]:
+    document = project / "agents" / "alpha" / "capabilities" / "current.json"
+    document.parent.mkdir(parents=True)
+    document.write_text('{"agent": "alpha"}\n', encoding="utf-8")
+    return "agents/alpha/capabilities/current.json", "inside the catalog folder (agents), an input of capidx build"
+
+
+def _markdown_in_the_catalog(project: Path) -> tuple[str, str]:
+    (project / "agents").mkdir()
+    (project / "agents" / "README.md").write_text("# The catalog\n", encoding="utf-8")
+    return "agents/README.md", "inside the catalog folder (agents)"
+
+
+def _a_moved_catalog(project: Path) -> tuple[str, str]:
+    (project / "capidx.yaml").write_text("paths:\n  agents: data/catalog\n", encoding="utf-8")
+    (project / "data" / "catalog").mkdir(parents=True)
+    return "data/catalog/AGENTS.md", "inside the catalog folder (data/catalog)"
+
+
+def _the_alias_table(project: Path) -> tuple[str, str]:
+    (project / "capidx.yaml").write_text("paths:\n  aliases: names.md\n", encoding="utf-8")
+    (project / "names.md").write_text("{}\n", encoding="utf-8")
+    return "names.md", "it is the alias table (names.md)"
+
+
+def _the_templates_folder(project: Path) -> tuple[str, str]:
+    (project / "templates").mkdir()
+    (project / "templates" / "summary.md.j2").write_text("# {{ title }}\n", encoding="utf-8")
+    return "templates/NOTES.md", "inside the templates folder (templates)"
+
+
+def _an_executable_script(project: Path) -> tuple[str, str]:
+    (project / "deploy").write_text("#!/bin/sh\necho deployed\n", encoding="utf-8")
+    (project / "deploy").chmod(0o755)
+    return "deploy", "deploy: executable (mode 755), a program rather than a memory file; if it is a memory file, clear"
+
+
+def _an_executable_markdown_file(project: Path) -> tuple[str, str]:
+    (project / "AGENTS.md").write_text("# Rules\n", encoding="utf-8")
+    (project / "AGENTS.md").chmod(0o744)
+    return "AGENTS.md", "executable (mode 744)"
+
+
+def _a_link_to_a_script(project: Path) -> tuple[str, str]:
+    (project / "run.sh").write_text("echo hi\n", encoding="utf-8")
+    (project / "AGENTS.md").symlink_to("run.sh")
+    return "AGENTS.md", "run.sh is not a Markdown or plain-text file by its name"
+
+
 BAD_PATHS = {
     fn.__name__.strip("_"): fn
     for fn in (
@@ -397,6 +476,19 @@ BAD_PATHS = {
         _inside_git,
         _inside_build,
         _too_large,
+        _inside_git_in_capitals,
+        _the_config_in_force,
+        _a_config_given_by_config,
+        _a_hard_link_to_the_config,
+        _a_link_to_the_config,
+        _a_capability_document,
+        _markdown_in_the_catalog,
+        _a_moved_catalog,
+        _the_alias_table,
+        _the_templates_folder,
+        _an_executable_script,
+        _an_executable_markdown_file,
+        _a_link_to_a_script,
     )
 }
 
@@ -404,16 +496,95 @@ BAD_PATHS = {
 @pytest.mark.parametrize("case", BAD_PATHS)
 @pytest.mark.parametrize("check", [False, True], ids=["write", "check"])
 def test_a_file_that_may_not_be_used_is_refused_and_nothing_is_written(project: Path, case: str, check: bool) -> None:
-    (project / "CLAUDE.md").write_text("# Ours\n", encoding="utf-8")
-    name, problem = BAD_PATHS[case](project)
+    (project / "GEMINI.md").write_text("# Ours\n", encoding="utf-8")
+    given, problem = BAD_PATHS[case](project)
+    *options, name = given.split(" ")
     before = tree(project.parent)
 
-    result = inject(*(["--check"] if check else []), "CLAUDE.md", name, "GEMINI.md")
+    result = inject(*(["--check"] if check else []), *options, "GEMINI.md", name, "CONVENTIONS.md")
 
     assert result.exit_code == 2, result.output
     assert f"{name}: " in result.output and problem in result.output
     assert "Traceback" not in result.output
     assert tree(project.parent) == before  # the good files named with it were neither written nor created
+
+
+# Names that say the file is code or data, not Markdown; compared ignoring case.
+NOT_MEMORY_NAMES = [
+    "notes.json",
+    "settings.YAML",
+    "ci.yml",
+    "pyproject.toml",
+    "tool.py",
+    "setup.sh",
+    "app.js",
+    "app.ts",
+    "Gemfile.lock",
+    "page.mdx",  # MDX has no HTML comments: the markers would break it
+    "index.html",
+    "guide.rst",
+    "Makefile",
+    "Dockerfile",
+    ".gitignore",
+    ".gitattributes",
+    ".npmrc",
+    ".env",
+    ".python-version",
+    ".github/CODEOWNERS",
+]
+
+
+@pytest.mark.parametrize("name", NOT_MEMORY_NAMES)
+@pytest.mark.parametrize("exists", [False, True], ids=["new", "existing"])
+def test_a_name_that_is_not_markdown_or_plain_text_is_refused(project: Path, name: str, exists: bool) -> None:
+    if exists:
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text("key = 1\n", encoding="utf-8")
+    before = tree(project)
+
+    result = inject("AGENTS.md", name)
+
+    assert result.exit_code == 2, result.output
+    assert f"{name}: {Path(name).name} is not a Markdown or plain-text file by its name; name a memory file" in (
+        result.output
+    )
+    assert "nothing written" in result.output
+    assert tree(project) == before
+
+
+MEMORY_FILES = [
+    "AGENTS.md",
+    "CLAUDE.md",
+    "GEMINI.md",
+    "Agents.MD",
+    ".github/copilot-instructions.md",
+    ".github/instructions/python.instructions.md",
+    ".cursor/rules/capabilities.mdc",
+    ".windsurfrules",
+    ".clinerules",
+    ".cursorrules",
+    ".rules",
+    "CONVENTIONS.markdown",
+    "notes.txt",
+]
+
+
+@pytest.mark.parametrize("exists", [False, True], ids=["new", "existing"])
+def test_memory_files_of_every_agent_are_written(project: Path, exists: bool) -> None:
+    """The suffixes agents use (.md, Cursor's .mdc, plain text) and the dotfiles without one (.windsurfrules)."""
+    (project / "agents").mkdir()  # the catalog folder: what is beside it is not inside it
+    for name in MEMORY_FILES if exists else ():
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text("Rules of our own.\n", encoding="utf-8")
+
+    result = inject(*MEMORY_FILES)
+
+    assert result.exit_code == 0, result.output
+    for name in MEMORY_FILES:
+        text = (project / name).read_text("utf-8")
+        assert body_of(text) == MEMORY
+        assert text.startswith("Rules of our own.\n\n" if exists else BEGIN)
+    assert inject("--check", *MEMORY_FILES).exit_code == 0
 
 
 def test_every_bad_file_is_named_at_once(project: Path) -> None:

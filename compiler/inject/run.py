@@ -36,6 +36,8 @@ class InjectOptions:
     cwd: Path
     check: bool = False
     project_out: Path | None = None  # the project's own build directory (paths.out), never written either
+    # What the project's build reads, each with what to call it: ("the catalog folder", agents/), never written.
+    inputs: tuple[tuple[str, Path], ...] = ()
     # The options given (`--build`, `--config`), repeated in the commands `--check` suggests; each as written.
     given_build: str | None = None
     given_config: str | None = None
@@ -92,7 +94,7 @@ def _plan_all(options: InjectOptions, memory: Memory) -> list[Plan]:
     problems = []
     for name in options.files:
         try:
-            target = open_target(name, options.project, options.cwd, options.build, options.project_out)
+            target = open_target(name, options.project, options.cwd, options.build, options.project_out, options.inputs)
             if target.path not in plans:  # the same file twice (or through a link) is done once
                 plans[target.path] = _plan(target, memory)
         except InjectError as error:

@@ -6,12 +6,18 @@ script, and the files (or links) may come from a pull request: a path is refused
 on the way, leads out of the project (the folder of the capidx.yaml in force, else the working directory);
 a link is followed to its target, which is what gets written (the link stays a link). Nothing but regular
 files is read (a pipe would block, a device never end), and nothing larger than `MAX_BYTES`.
+
+A memory file is also what its name and mode say it is: Markdown or plain text, not a program. Appending a
+Markdown block to `capidx.yaml`, a capability document or a script breaks it (or, in a script, runs), so the
+project's own inputs, executable files and names that say another format are refused (`_check_name`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
+import shlex
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,6 +29,17 @@ from capidx.compiler.files import read_at_most, write_beside
 # A memory file is read whole by an agent at start: one of 4 MiB is not one, whatever it claims.
 MAX_BYTES = 4 * 1024 * 1024
 TEMP_SUFFIX = ".capidx-inject.tmp"  # a temporary file beside its target: `.<name>.<random>.capidx-inject.tmp`
+
+# The suffixes of a memory file, compared ignoring case: Markdown (Cursor's rules are `.mdc`) and plain text.
+# An allow-list, so that an unlisted code or data format is refused rather than corrupted: see `_check_name`.
+# Not `.mdx`: MDX has no HTML comments, so the markers would break it.
+MEMORY_SUFFIXES = frozenset({".md", ".markdown", ".mdown", ".mkd", ".mkdn", ".mdwn", ".mdc", ".txt", ".text"})
+# Names without a suffix that are nonetheless not Markdown: a build recipe (Makefile, Dockerfile, Justfile,
+# .profile), an ignore list, a run-commands file (.bashrc, .npmrc, .envrc), git's own files (.gitattributes),
+# a version pin (.python-version), environment variables, owners, editor settings.
+_NOT_MEMORY_NAME = re.compile(
+    r"(?i).+file|\..*ignore|\..+rc|\.git.*|\..*versions?|\.env|\.editorconfig|\.mailmap|codeowners"
+)
 
 
 class InjectError(UsageError):
@@ -40,10 +57,18 @@ class Target:
     mode: int | None
 
 
-def open_target(name: Path, project: Path, cwd: Path, build: Path, project_out: Path | None = None) -> Target:
+def open_target(
+    name: Path,
+    project: Path,
+    cwd: Path,
+    build: Path,
+    project_out: Path | None = None,
+    inputs: Sequence[tuple[str, Path]] = (),
+) -> Target:
     """Read the memory file `name` (relative to `cwd`) or learn that it is missing; `InjectError` when it may
     not be used. `build` is the build directory read (`--build`, or its manifest.json) and `project_out` the
-    project's own (`paths.out`): neither is ever written."""
+    project's own (`paths.out`): neither is ever written. `inputs` are what the project's build reads, each
+    with what to call it (`the catalog folder`, agents/): files and folders never written either."""
     shown = str(name)
     given = Path(os.path.abspath(cwd / name))
     root = _resolve(project, shown)
@@ -57,6 +82,8 @@ def open_target(name: Path, project: Path, cwd: Path, build: Path, project_out: 
     if project_out is not None:  # a folder by configuration, whether built yet or not
         builds.append(_resolve(Path(os.path.abspath(cwd / project_out)), shown))
     _refuse_special_folders(path, root, builds, shown)
+    _refuse_inputs(path, root, inputs, shown)
+    _check_name(path, shown)
     try:
         info = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
@@ -68,6 +95,7 @@ def open_target(name: Path, project: Path, cwd: Path, build: Path, project_out: 
         raise InjectError(f"{shown}: cannot read it: {exc.strerror or exc}") from None
     if not stat.S_ISREG(info.st_mode):
         raise InjectError(f"{shown}: not a regular file (a folder, a pipe or a device?)")
+    _refuse_executable(info, shown)
     raw = _read(path, shown)
     return Target(shown, path, _decode(raw, shown), raw, stat.S_IMODE(info.st_mode))
 
@@ -76,10 +104,80 @@ def _refuse_special_folders(path: Path, root: Path, builds: Sequence[Path], show
     """Not git's own files (a hook is a program: text written into it would run) and not a build (the one
     read, or the project's own when `--build` names another), which the next `capidx build` replaces (and
     whose memory.md would no longer match its manifest)."""
-    if ".git" in path.relative_to(root).parts:
+    # Ignoring case: on a file system that does (macOS, Windows) `.GIT/hooks/x` is `.git/hooks/x`.
+    if any(part.casefold() == ".git" for part in path.relative_to(root).parts):
         raise InjectError(f"{shown}: inside .git; name a memory file of the working tree")
-    if any(path.is_relative_to(build) for build in builds):
+    if any(_within(path, build) for build in builds):
         raise InjectError(f"{shown}: inside the build directory, which capidx build replaces")
+
+
+def _refuse_inputs(path: Path, root: Path, inputs: Sequence[tuple[str, Path]], shown: str) -> None:
+    """Not what the project's build reads (the capidx.yaml in force, the catalog folder, the alias table, the
+    schema, the templates folder): a block appended to it would make the next validate or build fail, or (in a
+    template or the catalog's text) carry it into every artifact."""
+    for what, place in inputs:
+        place = _resolve_quietly(place)
+        if _within(path, place):
+            where = place.relative_to(root).as_posix() if place.is_relative_to(root) else str(place)
+            relation = "inside" if place.is_dir() else "it is"
+            raise InjectError(
+                f"{shown}: {relation} {what} ({where}), an input of capidx build, not a memory file; "
+                "name one such as AGENTS.md"
+            )
+
+
+def _check_name(path: Path, shown: str) -> None:
+    """`InjectError` unless the name of `path` (the file written, links followed) is that of a Markdown or
+    plain-text file.
+
+    A suffix must be on the allow-list `MEMORY_SUFFIXES`, because the harm is one-sided: a name refused by
+    mistake costs a message (and renaming the file), while a deny-list misses some format nobody listed
+    (.rb, .ini, .lock, …) and silently appends Markdown to it, which is what this check is for. Names without a
+    suffix cannot be listed the same way: the agents' own rule files are dotfiles named by each tool
+    (.windsurfrules, .clinerules, .cursorrules, .rules, .goosehints) and new ones keep appearing. So a name
+    without a suffix passes unless it belongs to a well-known family that is not Markdown (`_NOT_MEMORY_NAME`);
+    a script among them is refused by its execute bits (`_refuse_executable`)."""
+    suffix = path.suffix.lower()
+    if suffix in MEMORY_SUFFIXES or (not suffix and not _NOT_MEMORY_NAME.fullmatch(path.name)):
+        return
+    raise InjectError(
+        f"{shown}: {path.name} is not a Markdown or plain-text file by its name; name a memory file "
+        "(.md, .mdc, .txt, or a name without a suffix such as .windsurfrules)"
+    )
+
+
+def _refuse_executable(info: os.stat_result, shown: str) -> None:
+    """Not a program: text appended to a script would run the next time it does, whatever its name says."""
+    if info.st_mode & (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH):
+        mode = oct(stat.S_IMODE(info.st_mode))[2:]
+        raise InjectError(
+            f"{shown}: executable (mode {mode}), a program rather than a memory file; "
+            f"if it is a memory file, clear its execute bits (chmod a-x {shlex.quote(shown)}) and run again"
+        )
+
+
+def _within(path: Path, place: Path) -> bool:
+    """`path` is `place` or inside it, by name or, for what exists, by device and inode: on a file system that
+    ignores case `Agents/x.md` is inside `agents/` though no name says so, and a hard link is its file."""
+    if path.is_relative_to(place):
+        return True
+    try:
+        wanted = os.stat(place)
+    except OSError:
+        return False  # not there: nothing inside it either, but by name
+    for candidate in (path, *path.parents):
+        with contextlib.suppress(OSError):
+            if os.path.samestat(os.stat(candidate), wanted):
+                return True
+    return False
+
+
+def _resolve_quietly(path: Path) -> Path:
+    """`path` with its links followed as far as they go (a broken input is the build's to report, not ours)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return Path(os.path.abspath(path))
 
 
 def _resolve(path: Path, shown: str) -> Path:
