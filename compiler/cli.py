@@ -555,26 +555,35 @@ class _Progress:
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @build_option("Build directory whose memory.md goes into the files.")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 when a file's block is missing or stale.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Also replace a block edited by hand or not written by capidx, losing the text in it.",
+)
 @config_option("capidx.yaml in force; its folder is the project.")
-def inject(files: tuple[Path, ...], build_dir: Path | None, check: bool, config: Path | None) -> None:
+def inject(files: tuple[Path, ...], build_dir: Path | None, check: bool, force: bool, config: Path | None) -> None:
     """Write the index's overview into memory files agents read at start (AGENTS.md, CLAUDE.md, …).
 
     FILES are Markdown or plain-text memory files: AGENTS.md, CLAUDE.md, .github/copilot-instructions.md,
     .cursor/rules/*.mdc, .windsurfrules and the like. Writes one block between `<!-- capidx:begin … -->` and
     `<!-- capidx:end -->` holding the build's memory.md, creating a missing file; every byte outside the
     block stays as it was. A file already current is not written. Files must be inside the project (the
-    folder of the capidx.yaml in force).
+    folder of the capidx.yaml in force). A block is replaced only when capidx wrote it and nobody edited it
+    since (its text matches the sha256 in its begin marker); --force replaces any other, losing its text.
 
     \b
     Exit codes: 0 written or current, 1 (--check) a block is missing or stale,
-    2 bad input, and nothing is written: markers that do not pair, a path out
-    of the project, the project's inputs (capidx.yaml, the catalog, templates),
-    .git, a build, an executable file, a name that is not Markdown or text
-    (.json, .yaml, .py, Makefile, …), a file that is not UTF-8 or not a regular
-    file, no build or one without memory.md.
+    2 bad input, and nothing is written: a block edited by hand (without
+    --force), markers that do not pair, a path out of the project, the
+    project's inputs (capidx.yaml, the catalog, templates), .git, a build,
+    an executable file, a name that is not Markdown or text (.json, .yaml,
+    .py, Makefile, …), a file that is not UTF-8 or not a regular file, no
+    build or one without memory.md.
     """
     from capidx.compiler.inject.run import InjectOptions, execute
 
+    if check and force:
+        raise click.UsageError("--check writes nothing, so --force has nothing to replace: give one of them")
     settings = _settings(config)
     options = InjectOptions(
         files=files,
@@ -582,6 +591,7 @@ def inject(files: tuple[Path, ...], build_dir: Path | None, check: bool, config:
         project=settings.root,
         cwd=Path.cwd(),
         check=check,
+        force=force,
         project_out=settings.out,
         inputs=_inputs(settings),
         given_build=None if build_dir is None else str(build_dir),

@@ -275,17 +275,223 @@ def test_check_suggests_commands_with_the_build_and_config_it_was_given(project:
 
 
 def test_check_names_a_file_without_block_and_a_block_edited_by_hand(project: Path) -> None:
+    """An edited block is not current (exit 1); the command offered for it is the one that replaces it."""
     (project / "AGENTS.md").write_text("# Rules\n", encoding="utf-8")
     assert inject("CLAUDE.md").exit_code == 0
     claude = project / "CLAUDE.md"
     claude.write_text(claude.read_text("utf-8").replace("hooks", "hook"), encoding="utf-8")
 
-    result = inject("--check", "AGENTS.md", "CLAUDE.md")
+    result = inject("--check", "--build", "build", "AGENTS.md", "CLAUDE.md")
 
     assert result.exit_code == 1
-    assert "AGENTS.md: no capidx block" in result.output
-    assert result.output.endswith("capidx inject AGENTS.md CLAUDE.md\n")
-    assert "CLAUDE.md: the block differs from the build's memory.md (edited by hand?)" in result.output
+    assert result.output.splitlines() == [
+        "AGENTS.md: no capidx block",
+        "CLAUDE.md: the capidx block at line 1 was edited since capidx inject wrote it: it no longer matches the "
+        f"sha256:{hashlib.sha256(MEMORY.encode()).hexdigest()[:16]} its marker records",
+        "to update: capidx build --out build (if the catalog changed), then capidx inject --build build AGENTS.md",
+        "to replace the blocks edited by hand, losing their text: capidx inject --build build --force CLAUDE.md",
+    ]
+
+
+# ---- blocks capidx did not write, or that were edited since: kept unless --force -------------------------
+
+HAND_WRITTEN = """# Contributing
+`capidx inject` adds a block like this:
+
+```markdown
+<!-- capidx:begin -->
+(our hand-written, annotated example)
+<!-- capidx:end -->
+```
+"""
+
+
+def test_a_block_written_by_hand_is_kept_and_the_write_refused(project: Path) -> None:
+    """The markers quoted in a code fence are a block to the tool, but not one it wrote: its text is kept."""
+    (project / "CONTRIBUTING.md").write_text(HAND_WRITTEN, encoding="utf-8")
+    before = tree(project)
+
+    result = inject("AGENTS.md", "CONTRIBUTING.md")
+    check = inject("--check", "CONTRIBUTING.md")
+
+    assert result.exit_code == 2, result.output
+    assert (
+        "CONTRIBUTING.md: the capidx block at line 5 was not written by capidx inject: its begin marker records no "
+        "memory=sha256 (written by hand?). To keep that text, move it out of the block (to quote the markers, put "
+        "them within a line of text); to replace the block with the build's memory, losing that text: "
+        "capidx inject --force CONTRIBUTING.md"
+    ) in result.output
+    assert result.output.rstrip().endswith("nothing written")
+    assert tree(project) == before  # AGENTS.md, named with it, not created either
+    assert check.exit_code == 1, check.output
+    assert check.output.splitlines() == [
+        "CONTRIBUTING.md: the capidx block at line 5 was not written by capidx inject: its begin marker records no "
+        "memory=sha256 (written by hand?)",
+        "to replace the blocks edited by hand, losing their text: capidx inject --force CONTRIBUTING.md",
+    ]
+
+
+def _edit_a_line(block: str) -> str:
+    return block.replace("| hooks |", "| hooks (ours) |")
+
+
+def _add_a_line(block: str) -> str:
+    return block.replace(END, "A rule of ours.\n" + END)
+
+
+def _remove_a_line(block: str) -> str:
+    return block.replace("| hooks | ✓ | – |\n", "")
+
+
+def _text_after_the_end_marker(block: str) -> str:
+    return block.replace(END, END + " and a note of ours")
+
+
+def _text_after_the_begin_marker(block: str) -> str:
+    return block.replace("block) -->", "block) --> and a note of ours", 1)
+
+
+def _another_hash(block: str) -> str:
+    digits = hashlib.sha256(NEWER.encode()).hexdigest()[:16]  # a real memory's hash, not this text's
+    return block.replace(block[block.index("sha256:") + 7 : block.index("sha256:") + 23], digits, 1)
+
+
+def _a_short_hash(block: str) -> str:
+    """A few digits would match some text by chance: a block proves itself with the 16 capidx writes."""
+    start = block.index("sha256:") + 7
+    return block[:start] + hashlib.sha256(MEMORY.encode()).hexdigest()[:4] + block[start + 16 :]
+
+
+def _no_hash(block: str) -> str:
+    return BEGIN + " -->" + block[block.index("\n") :]
+
+
+EDITS = {
+    fn.__name__.strip("_"): fn
+    for fn in (
+        _edit_a_line,
+        _add_a_line,
+        _remove_a_line,
+        _text_after_the_end_marker,
+        _text_after_the_begin_marker,
+        _another_hash,
+        _a_short_hash,
+        _no_hash,
+    )
+}
+
+
+@pytest.mark.parametrize("case", EDITS)
+def test_an_edited_block_is_kept_unless_forced(project: Path, case: str) -> None:
+    path = project / "AGENTS.md"
+    path.write_text("# Rules\n\nOurs.\n", encoding="utf-8")
+    assert inject("AGENTS.md").exit_code == 0
+    injected = path.read_text("utf-8")
+    start = injected.index(BEGIN)
+    edited = injected[:start] + EDITS[case](injected[start:]) + "\n## After\n"
+    path.write_text(edited, encoding="utf-8")
+    write_memory_build(project / "build", NEWER)  # the catalog changed too: the block is stale besides
+
+    refused = inject("AGENTS.md")
+    check = inject("--check", "AGENTS.md")
+
+    assert refused.exit_code == 2, refused.output
+    assert "AGENTS.md: the capidx block at line 5 was " in refused.output
+    assert "capidx inject --force AGENTS.md" in refused.output and "nothing written" in refused.output
+    assert path.read_text("utf-8") == edited
+    assert check.exit_code == 1
+    assert check.output.startswith("AGENTS.md: the capidx block at line 5 was ")
+    assert check.output.splitlines()[-1].endswith("capidx inject --force AGENTS.md")
+
+    forced = inject("--force", "AGENTS.md")
+
+    assert forced.exit_code == 0, forced.output
+    assert forced.output == "AGENTS.md: block replaced (--force: the text that was in it is gone)\n"
+    text = path.read_text("utf-8")
+    assert text.startswith("# Rules\n\nOurs.\n\n" + BEGIN) and text.endswith(END + "\n\n## After\n")
+    assert body_of(text) == NEWER
+    assert inject("--check", "AGENTS.md").exit_code == 0
+    assert inject("AGENTS.md").output == "AGENTS.md: unchanged (the block is current)\n"
+
+
+def _converted_to_crlf(text: str) -> str:
+    """A checkout with `core.autocrlf` turns every line ending into CRLF, the block's too."""
+    return text.replace("\n", "\r\n")
+
+
+def _an_older_note_in_the_marker(text: str) -> str:
+    """What the begin marker says besides the hash is capidx's own note, which a release may reword."""
+    return text.replace("(generated by capidx inject", "(written by capidx inject", 1)
+
+
+def _indented_markers(text: str) -> str:
+    return text.replace(BEGIN, "  " + BEGIN).replace(END, "  " + END)
+
+
+def _blanks_after_the_markers(text: str) -> str:
+    return text.replace("block) -->", "block) -->  ", 1).replace(END, END + "\t")
+
+
+UNEDITED = {
+    fn.__name__.strip("_"): fn
+    for fn in (_converted_to_crlf, _an_older_note_in_the_marker, _indented_markers, _blanks_after_the_markers)
+}
+
+
+@pytest.mark.parametrize("case", UNEDITED)
+def test_a_block_capidx_wrote_is_updated_without_force(project: Path, case: str) -> None:
+    """Only the text between the markers and text after them is anyone's: what else differs is replaced."""
+    path = project / "AGENTS.md"
+    assert inject("AGENTS.md").exit_code == 0
+    path.write_bytes(UNEDITED[case](path.read_text("utf-8")).encode("utf-8"))
+    write_memory_build(project / "build", NEWER)
+
+    stale = inject("--check", "AGENTS.md")
+    result = inject("AGENTS.md")
+
+    assert stale.exit_code == 1 and stale.output.startswith("AGENTS.md: stale: ")
+    assert result.exit_code == 0, result.output
+    assert result.output == "AGENTS.md: block updated\n"
+    newline = "\r\n" if case == "converted_to_crlf" else "\n"
+    assert body_of(path.read_bytes().decode("utf-8"), newline) == NEWER.replace("\n", newline)
+
+
+def test_a_block_differing_only_in_its_markers_is_stale_not_edited(project: Path) -> None:
+    """Same memory, marker reworded: --check says so and a plain inject rewrites it."""
+    path = project / "AGENTS.md"
+    assert inject("AGENTS.md").exit_code == 0
+    path.write_text(_an_older_note_in_the_marker(path.read_text("utf-8")), encoding="utf-8")
+
+    check = inject("--check", "AGENTS.md")
+
+    assert check.exit_code == 1
+    assert check.output.splitlines()[0] == (
+        "AGENTS.md: stale: the block's markers or line endings differ from those capidx inject writes"
+    )
+    assert inject("AGENTS.md").output == "AGENTS.md: block updated\n"
+    assert inject("--check", "AGENTS.md").exit_code == 0
+
+
+def test_force_overrides_nothing_but_an_edited_block(project: Path) -> None:
+    (project / "CLAUDE.md").write_text("<!-- capidx:begin -->\n<!-- capidx:begin -->\n<!-- capidx:end -->\n", "utf-8")
+    (project / "capidx.yaml").write_text("title: Ours\n", encoding="utf-8")
+    before = tree(project)
+
+    result = inject("--force", "CLAUDE.md", "capidx.yaml", "../elsewhere.md")
+
+    assert result.exit_code == 2
+    assert "CLAUDE.md: duplicated capidx markers" in result.output
+    assert "capidx.yaml: it is the capidx.yaml in force" in result.output
+    assert "../elsewhere.md: it is outside the project" in result.output
+    assert tree(project) == before
+
+
+def test_check_and_force_together_are_refused(project: Path) -> None:
+    result = inject("--check", "--force", "AGENTS.md")
+
+    assert result.exit_code == 2
+    assert "--check writes nothing, so --force has nothing to replace: give one of them" in result.output
+    assert not (project / "AGENTS.md").exists()
 
 
 # ---- bad input: exit 2, every file untouched -------------------------------------------------------------

@@ -11,10 +11,15 @@ Markdown is rendered:
 The begin marker names the build's memory artifact by its sha256 (as the build's manifest lists it), not by
 the build's input digest: a catalog change that leaves the memory text alone (a source's date, say) then
 leaves every memory file current, instead of failing `--check` on a block whose text is right.
+
+That sha256 is also how a block proves it is capidx's own, unedited (`edited`): the text between the markers
+must still hash to it. Only such a block is replaced without `--force`; one quoted by hand (an example in
+CONTRIBUTING.md) or edited since holds text nobody else has.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 
@@ -40,6 +45,10 @@ class Block:
     def text(self, document: str) -> str:
         return document[self.start : self.end]
 
+    def line(self, document: str) -> int:
+        """The line (from 1) of the begin marker, for messages."""
+        return document.count("\n", 0, self.start) + 1
+
 
 def begin_marker(sha256: str) -> str:
     return f"{BEGIN} memory=sha256:{sha256[:_ID_LENGTH]} ({_HINT}) -->"
@@ -61,11 +70,35 @@ def staleness(text: str | None, block: Block | None, rendered: str, sha256: str)
     held = block.text(text)
     if held == rendered:
         return None
+    changed = edited(text, block)
+    if changed is not None:
+        return changed
     named = memory_id(held.split("\n", 1)[0])
     wanted = f"sha256:{sha256[:_ID_LENGTH]}"
-    if named is not None and named != wanted:
+    if named != wanted:
         return f"stale: the block holds memory {named}, the build's is {wanted}"
-    return "the block differs from the build's memory.md (edited by hand?)"
+    return "stale: the block's markers or line endings differ from those capidx inject writes"
+
+
+def edited(text: str, block: Block) -> str | None:
+    """Why `block` of `text` is not a block capidx inject wrote and nobody edited since; None when it is one.
+
+    Its begin marker records the memory's sha256 (`_ID_LENGTH` hex digits at least), and the lines between the
+    markers, in LF line endings, must still hash to it, with nothing but blanks after either marker on its line:
+    that is what replacing the block can destroy. The line endings are not compared (a checkout may turn LF
+    into CRLF), nor the rest of the begin marker (a note capidx wrote)."""
+    lines = block.text(text).replace("\r\n", "\n").split("\n")
+    where = f"the capidx block at line {block.line(text)}"
+    named = memory_id(lines[0])
+    if named is None or len(named) < len("sha256:") + _ID_LENGTH:
+        return f"{where} was not written by capidx inject: its begin marker records no memory=sha256 (written by hand?)"
+    body = "\n".join(lines[1:-1])
+    digests = (hashlib.sha256(memory.encode("utf-8")).hexdigest() for memory in (body + "\n", body))
+    kept = any(f"sha256:{digest}".startswith(named) for digest in digests)
+    _marker, closed, after = lines[0].partition("-->")
+    if not kept or not closed or after.strip() or lines[-1].strip() != END_LINE:
+        return f"{where} was edited since capidx inject wrote it: it no longer matches the {named} its marker records"
+    return None
 
 
 def marker_line(text: str) -> int | None:

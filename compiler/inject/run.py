@@ -3,7 +3,8 @@
 Every file is read and checked before any is written, so a bad one (markers that do not pair, a path out of
 the project, bytes that are not UTF-8) leaves all of them untouched; and every new text is written to a
 temporary file before any is renamed into place, so one that cannot be written (a full disk) leaves all of
-them untouched too. A file already current is not written.
+them untouched too. A file already current is not written, and a block capidx did not write as it is (one
+quoted by hand, or edited since: `block.edited`) is replaced only with `force`.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class InjectOptions:
     project: Path  # the folder of the capidx.yaml in force, else the working directory
     cwd: Path
     check: bool = False
+    force: bool = False  # replace a block edited by hand, or one capidx did not write
     project_out: Path | None = None  # the project's own build directory (paths.out), never written either
     # What the project's build reads, each with what to call it: ("the catalog folder", agents/), never written.
     inputs: tuple[tuple[str, Path], ...] = ()
@@ -57,10 +59,19 @@ class Plan:
     new: str
     stale: str | None
     done: str
+    edited: bool = False  # its block holds text capidx did not write: replaced only with --force
 
 
 def _command(*words: str) -> str:
     return " ".join(["capidx", *map(shlex.quote, words)])
+
+
+def _again(options: InjectOptions, command: str, *words: str) -> str:
+    """`capidx build` or `capidx inject` with the `--build` (for a build: `--out`) and `--config` given."""
+    config = ("--config", options.given_config) if options.given_config else ()
+    given = options.given_build
+    build = () if given is None else ("--out", given) if command == "build" else ("--build", given)
+    return _command(command, *build, *config, *words)
 
 
 def execute(options: InjectOptions, echo: Callable[[str], Any] = print) -> int:
@@ -69,16 +80,7 @@ def execute(options: InjectOptions, echo: Callable[[str], Any] = print) -> int:
     memory = load_memory(options.build)
     plans = _plan_all(options, memory)
     if options.check:
-        for plan in plans:
-            echo(f"{plan.target.shown}: {plan.stale or 'current'}")
-        stale = [plan.target.shown for plan in plans if plan.stale]
-        if stale:
-            config = ("--config", options.given_config) if options.given_config else ()
-            out, build = (("--out", given), ("--build", given)) if (given := options.given_build) else ((), ())
-            again = _command("build", *out, *config), _command("inject", *build, *config, *stale)
-            echo(f"to update: {again[0]} (if the catalog changed), then {again[1]}")
-            return int(ExitCode.INVALID)
-        return int(ExitCode.OK)
+        return _report(options, plans, echo)
     write_all([(plan.target, plan.new.encode("utf-8")) for plan in plans if plan.stale is not None])
     for plan in plans:
         echo(f"{plan.target.shown}: {plan.done}")
@@ -89,6 +91,22 @@ def execute(options: InjectOptions, echo: Callable[[str], Any] = print) -> int:
     return int(ExitCode.OK)
 
 
+def _report(options: InjectOptions, plans: list[Plan], echo: Callable[[str], Any]) -> int:
+    """`--check`: one verdict a file, then the commands that make every file current; an edited block's
+    command says `--force`, as a plain `capidx inject` refuses to replace it."""
+    for plan in plans:
+        echo(f"{plan.target.shown}: {plan.stale or 'current'}")
+    stale = [plan.target.shown for plan in plans if plan.stale and not plan.edited]
+    edited = [plan.target.shown for plan in plans if plan.edited]
+    if stale:
+        build, inject = _again(options, "build"), _again(options, "inject", *stale)
+        echo(f"to update: {build} (if the catalog changed), then {inject}")
+    if edited:
+        force = _again(options, "inject", "--force", *edited)
+        echo(f"to replace the blocks edited by hand, losing their text: {force}")
+    return int(ExitCode.INVALID if stale or edited else ExitCode.OK)
+
+
 def _plan_all(options: InjectOptions, memory: Memory) -> list[Plan]:
     plans: dict[Path, Plan] = {}
     problems = []
@@ -96,7 +114,9 @@ def _plan_all(options: InjectOptions, memory: Memory) -> list[Plan]:
         try:
             target = open_target(name, options.project, options.cwd, options.build, options.project_out, options.inputs)
             if target.path not in plans:  # the same file twice (or through a link) is done once
-                plans[target.path] = _plan(target, memory)
+                plans[target.path] = plan = _plan(target, memory)
+                if plan.edited and not (options.check or options.force):
+                    problems.append(_refusal(options, plan))
         except InjectError as error:
             problems.append(error.message)
         except block.MarkerError as error:
@@ -106,14 +126,26 @@ def _plan_all(options: InjectOptions, memory: Memory) -> list[Plan]:
     return list(plans.values())
 
 
+def _refusal(options: InjectOptions, plan: Plan) -> str:
+    """Why an edited block is kept, and the two ways on: keep its text elsewhere, or replace it."""
+    return (
+        f"{plan.target.shown}: {plan.stale}. To keep that text, move it out of the block (to quote the markers, "
+        f"put them within a line of text); to replace the block with the build's memory, losing that text: "
+        f"{_again(options, 'inject', '--force', plan.target.shown)}"
+    )
+
+
 def _plan(target: Target, memory: Memory) -> Plan:
     found = block.find_block(target.text) if target.text else None  # the file's markers, read once
     rendered = block.expected_block(target.text, memory.text, memory.sha256)
     stale = block.staleness(target.text, found, rendered, memory.sha256)
     if stale is None:
         return Plan(target, "", None, "unchanged (the block is current)")
+    edited = target.text is not None and found is not None and block.edited(target.text, found) is not None
     done = "created" if target.text is None else "block updated" if found else "block added"
-    return Plan(target, block.splice(target.text, found, rendered), stale, done)
+    if edited:  # only planned with --force (`_plan_all` refuses it otherwise): say what went
+        done = "block replaced (--force: the text that was in it is gone)"
+    return Plan(target, block.splice(target.text, found, rendered), stale, done, edited)
 
 
 def load_memory(location: Path) -> Memory:
