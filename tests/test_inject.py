@@ -654,12 +654,6 @@ def _an_executable_script(project: Path) -> tuple[str, str]:
     return "deploy", "deploy: executable (mode 755), a program rather than a memory file; if it is a memory file, clear"
 
 
-def _an_executable_markdown_file(project: Path) -> tuple[str, str]:
-    (project / "AGENTS.md").write_text("# Rules\n", encoding="utf-8")
-    (project / "AGENTS.md").chmod(0o744)
-    return "AGENTS.md", "executable (mode 744)"
-
-
 def _a_link_to_a_script(project: Path) -> tuple[str, str]:
     (project / "run.sh").write_text("echo hi\n", encoding="utf-8")
     (project / "AGENTS.md").symlink_to("run.sh")
@@ -693,7 +687,6 @@ BAD_PATHS = {
         _the_alias_table,
         _the_templates_folder,
         _an_executable_script,
-        _an_executable_markdown_file,
         _a_link_to_a_script,
     )
 }
@@ -713,6 +706,19 @@ def test_a_file_that_may_not_be_used_is_refused_and_nothing_is_written(project: 
     assert f"{name}: " in result.output and problem in result.output
     assert "Traceback" not in result.output
     assert tree(project.parent) == before  # the good files named with it were neither written nor created
+
+
+def test_an_executable_file_named_as_markdown_is_a_memory_file(project: Path) -> None:
+    """A Windows drive under WSL, or a FAT stick, shows every file as executable: AGENTS.md there is written (its
+    mode kept); only a name without a suffix is refused for its execute bits."""
+    (project / "AGENTS.md").write_text("# Rules\n", encoding="utf-8")
+    (project / "AGENTS.md").chmod(0o755)
+
+    result = inject("AGENTS.md")
+
+    assert result.exit_code == 0, result.output
+    assert "capidx:begin" in (project / "AGENTS.md").read_text("utf-8")
+    assert stat.S_IMODE((project / "AGENTS.md").stat().st_mode) == 0o755
 
 
 # Names that say the file is code or data, not Markdown; compared ignoring case.

@@ -95,7 +95,8 @@ def open_target(
         raise InjectError(f"{shown}: cannot read it: {exc.strerror or exc}") from None
     if not stat.S_ISREG(info.st_mode):
         raise InjectError(f"{shown}: not a regular file (a folder, a pipe or a device?)")
-    _refuse_executable(info, shown)
+    if not path.suffix:  # a Markdown or text name is a memory file even where every file is executable
+        _refuse_executable(info, shown)
     raw = _read(path, shown)
     return Target(shown, path, _decode(raw, shown), raw, stat.S_IMODE(info.st_mode))
 
@@ -147,7 +148,9 @@ def _check_name(path: Path, shown: str) -> None:
 
 
 def _refuse_executable(info: os.stat_result, shown: str) -> None:
-    """Not a program: text appended to a script would run the next time it does, whatever its name says."""
+    """Not a program: text appended to a script would run the next time it does. Asked only of a name without a
+    suffix (`deploy`, next to `.windsurfrules`): a file system that marks every file executable (a Windows drive
+    under WSL, FAT) must not refuse AGENTS.md, and a script named like Markdown is not worth that cost."""
     if info.st_mode & (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH):
         mode = oct(stat.S_IMODE(info.st_mode))[2:]
         raise InjectError(
