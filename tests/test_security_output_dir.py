@@ -156,6 +156,31 @@ def test_the_catalog_and_folders_inside_it_are_refused(project: Path) -> None:
     assert "is inside the catalog folder" in refused(project, "agents/new-folder")
 
 
+def test_a_folder_inside_a_capidx_build_is_refused(project: Path) -> None:
+    """A build written inside another would be a folder that build's manifest does not list: every later build
+    of the outer one would refuse to replace it. Refused however it is reached, and whatever the outer holds."""
+    build = project / "build"
+    message = refused(project, "build/inner")
+    assert f"build/inner: is inside the capidx build directory {build}; refusing to write there" in message
+    assert "is inside the capidx build directory" in refused(project, "build/agents")  # a folder it lists
+    assert "is inside the capidx build directory" in refused(project, "build/agents/new/deeper")
+    (project / "alias").symlink_to(build, target_is_directory=True)
+    assert f"is inside the capidx build directory {build}" in refused(project, "alias/inner")
+    (build / "inner").mkdir()  # what the build used to leave: the outer one no longer provably a build
+    (build / "inner" / "notes.md").write_text("mine\n", encoding="utf-8")
+    assert "is inside the capidx build directory" in refused(project, "build/inner")
+
+
+def test_a_folder_inside_a_folder_with_another_manifest_is_built(project: Path) -> None:
+    """Only a capidx build manifest marks a build: a web app's `public/` with its own manifest.json may hold one."""
+    public = project / "public"
+    public.mkdir()
+    (public / "manifest.json").write_text('{"name": "App", "start_url": "/", "icons": []}\n', encoding="utf-8")
+    result = run_cli(["build", "--out", "public/capidx", "-q"], cwd=project)
+    assert result.exit_code == 0, result.output
+    assert (public / "capidx" / "manifest.json").is_file()
+
+
 def test_the_templates_folder_is_refused(project: Path) -> None:
     templates = project / "templates"
     templates.mkdir()

@@ -6,7 +6,8 @@ Two rules keep that from happening, checked before anything is read, written or 
 
 - **Where**: `--out` is never `/`, the user's home, the project root (the folder of the capidx.yaml in
   force, or the cwd), the working folder, the catalog folder or the templates folder, nor a parent of any
-  of them, nor a folder inside the catalog.
+  of them, nor a folder inside the catalog, nor a folder inside a capidx build (which the next build of
+  that one would then refuse to replace, for holding a folder its manifest does not list).
 - **What**: a folder that exists must be empty, or provably a capidx build: its `manifest.json` is a
   regular file that parses and is a build manifest by `schema/build-manifest.schema.json`, and the folder
   holds nothing that manifest does not list (no other file, folder, link or device).
@@ -59,6 +60,11 @@ def check_location(out: Path, protected: Iterable[tuple[Path, str]], catalog: Pa
     inside = _resolved(catalog)
     if target != inside and target.is_relative_to(inside):
         raise OutputError(f"{out}: is inside the catalog folder {catalog}; refusing to write there. {_CHOOSE}")
+    if (build := _enclosing_build(target)) is not None:
+        raise OutputError(
+            f"{out}: is inside the capidx build directory {build}; refusing to write there (the next build of"
+            f" {build} would refuse to replace it, for holding a folder its {MANIFEST} does not list). {_CHOOSE}"
+        )
     named = [(Path(target.anchor), "the file system root"), *protected, (catalog, "the catalog folder")]
     if (home := _home()) is not None:
         named.append((home, "your home folder"))
@@ -69,6 +75,20 @@ def check_location(out: Path, protected: Iterable[tuple[Path, str]], catalog: Pa
     for folder, given, what in resolved:
         if folder.is_relative_to(target):
             raise OutputError(f"{out}: holds {what} ({given}); refusing to replace it. {_CHOOSE}")
+
+
+def _enclosing_build(target: Path) -> Path | None:
+    """The nearest folder above `target` that is marked as a capidx build (its manifest.json is a regular
+    file and a build manifest), whatever else it holds: a build written inside it would become a folder
+    that build's manifest does not list."""
+    for folder in target.parents:
+        raw, _ = manifest_bytes(folder)
+        if raw is None:
+            continue
+        data, reason = _parse(raw)
+        if reason is None and not manifest_problems(data):
+            return folder
+    return None
 
 
 def check_kind(out: Path) -> bool:
