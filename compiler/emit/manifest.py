@@ -11,6 +11,7 @@ from typing import Any
 from capidx.compiler.artifacts import Measured
 from capidx.compiler.catalog import Catalog
 from capidx.compiler.emit.budgets import BudgetResult
+from capidx.schema import builddir
 from capidx.schema.builddir import FORMAT, READABLE_FORMATS
 from capidx.schema.text import canonical_json
 
@@ -100,12 +101,9 @@ def serialized(manifest: dict[str, Any], rows: Iterable[str]) -> Iterator[bytes]
 
 def read_previous(out: Path) -> dict[str, Any] | None:
     """The manifest of the current build in `out`, or None when there is none or it is unreadable."""
-    from capidx.compiler.emit.outdir import manifest_bytes
-
-    raw, _ = manifest_bytes(out)
-    try:
-        data = json.loads(raw) if raw is not None else None
-    except (ValueError, RecursionError):
+    try:  # only a regular file of bounded size, as outdir.py reads it
+        data = json.loads(builddir.read_manifest(out / builddir.MANIFEST))
+    except (builddir.ManifestUnreadable, ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) and data.get("format") in READABLE_FORMATS else None
 

@@ -17,9 +17,14 @@ before the swap (`recheck`), so a file put into the folder while the build ran i
 
 Leftovers of killed builds (`.capidx-build-*`, `.capidx-old-*`) are removed only when they are
 provably ours: they hold the marker file the build writes into them (`write.MARKER`), or they pass the
-same build check. A `.capidx-new-*` folder (a temporary directory being made) is removed when marked, or
-when it holds nothing but a part of the marker: that is all a build killed while making it leaves, and
-removing it loses nothing. Symbolic links are never followed.
+same build check (beside, perhaps, a part of the marker). A `.capidx-new-*` folder (a temporary directory
+being made) is removed when marked, or when it holds nothing but a part of the marker: that is all a build
+killed while making it leaves, and removing it loses nothing. Symbolic links are never followed.
+
+One leftover is not removed: the previous build of a folder that is missing, set aside by a swap that was
+killed before the new build took its place (`.capidx-old-<its name>-*`, `write.old_name`). It is the only
+copy of that build, so the next build of that folder puts it back first (`restore_interrupted`), whether
+that build then succeeds or fails, and builds of other folders beside it leave it alone.
 """
 
 from __future__ import annotations
@@ -27,11 +32,24 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from capidx.compiler.emit.write import MARKER, MARKER_TEXT, NEW_PREFIX, OLD_PREFIX, TEMP_PREFIX, held, remove_ours
+from capidx.compiler.emit.manifest import is_intact, read_previous
+from capidx.compiler.emit.write import (
+    MARKER,
+    MARKER_TEXT,
+    NEW_PREFIX,
+    OLD_PREFIX,
+    TEMP_PREFIX,
+    held,
+    owner_of,
+    owner_tag,
+    put_back,
+    remove_ours,
+)
 from capidx.compiler.errors import UsageError
 from capidx.compiler.validate.manifests import manifest_problems
 from capidx.schema import builddir
@@ -140,8 +158,9 @@ def _not_a_build(out: Path, reason: str) -> str:
     return f"{out}: not a capidx build directory ({reason}); refusing to replace it. {_CHOOSE}"
 
 
-def examine(folder: Path) -> tuple[Replaceable, str | None]:
-    """(what it holds, None) when `folder` is empty or provably a capidx build; else (_, why not)."""
+def examine(folder: Path, also: frozenset[str] = frozenset()) -> tuple[Replaceable, str | None]:
+    """(what it holds, None) when `folder` is empty or provably a capidx build; else (_, why not). `also`: names
+    it may hold besides what its manifest lists (a leftover's marker)."""
     try:
         with os.scandir(folder) as entries:
             empty = next(entries, None) is None
@@ -158,22 +177,64 @@ def examine(folder: Path) -> tuple[Replaceable, str | None]:
     if problems := manifest_problems(data):
         return Replaceable(), f"{MANIFEST} is not a capidx build manifest: {problems[0]}"
     listed = frozenset([MANIFEST, *(row["path"] for row in data["artifacts"])])
-    if (foreign := next(_unlisted(folder, listed), None)) is not None:
+    if (foreign := next(_unlisted(folder, listed | also), None)) is not None:
         return Replaceable(), f"it holds {foreign}, which its {MANIFEST} does not list"
     return Replaceable(raw, listed), None
 
 
-def is_capidx_build(folder: Path) -> bool:
-    """Whether `folder` is a non-empty, provable capidx build (for leftovers that lost their marker)."""
-    found, reason = examine(folder)
-    return reason is None and found.manifest is not None
+def restore_interrupted(out: Path) -> Path | None:
+    """When `out` is missing because a build was killed between the two renames of its swap, rename the
+    previous build back into place, so that it is never lost: left aside, a later build would remove it as a
+    leftover, or fail and leave no build at all. Only a `.capidx-old-*` folder named for `out`
+    (`write.old_name`), not a link, that holds a whole build (every listed file at its size) and nothing else
+    but our marker or a part of it; the newest when there are several. The folder it came from, None when
+    nothing was restored; OutputError when it cannot be renamed back (it then stays where it is)."""
+    if os.path.lexists(out):
+        return None
+    for path in _set_aside(out):
+        with held(path) as free:
+            if not (free and _is_whole_build(path)):
+                continue
+            try:
+                put_back(path, out)
+            except OSError as exc:
+                raise OutputError(
+                    f"{out}: is missing, and its previous build in {path} cannot be put back"
+                    f" ({exc.strerror or exc}); rename that folder to {out.name}, then build again"
+                ) from None
+            return path
+    return None
+
+
+def _set_aside(out: Path) -> list[Path]:
+    """The folders beside `out` that `write.old_name` named for it, newest first (never a link)."""
+    tag = owner_tag(out.name)
+    found = []
+    for path in _leftover_candidates(out.parent):
+        if owner_of(path.name) == tag:
+            with suppress(OSError):
+                found.append((os.lstat(path).st_ctime_ns, path.name, path))
+    return [path for *_, path in sorted(found, reverse=True)]
+
+
+def _is_whole_build(folder: Path) -> bool:
+    """Whether `folder` is a set-aside build that may be put back as it is: a provable build beside our
+    marker, and every file its manifest lists there at its size (not one whose removal had begun)."""
+    if not _build_beside_marker(folder):
+        return False
+    previous = read_previous(folder)
+    return previous is not None and is_intact(folder, previous)
 
 
 def remove_leftovers(parent: Path) -> None:
     """Remove the temporary folders of killed builds next to the output folder, when provably ours and
     not in use by a build running beside this one (held while removed, so none starts using it). Anything
-    else is left alone."""
+    else is left alone, and so is the previous build of a folder that is missing (see the module's
+    docstring): the next build of that folder puts it back."""
+    owners = {owner_tag(name) for name in _names(parent) or () if not name.startswith(LEFTOVER_PREFIXES)}
     for path in _leftover_candidates(parent):
+        if (owner := owner_of(path.name)) is not None and owner not in owners:
+            continue
         with held(path) as free:
             if free and _is_ours(path):
                 remove_ours(path)
@@ -182,15 +243,30 @@ def remove_leftovers(parent: Path) -> None:
 def _is_ours(path: Path) -> bool:
     if path.name.startswith(NEW_PREFIX):
         return _has_marker(path) or _is_unfinished(path)
-    return _has_marker(path) or is_capidx_build(path)
+    return _has_marker(path) or _build_beside_marker(path)
+
+
+def _build_beside_marker(folder: Path) -> bool:
+    """Whether `folder` is provably a capidx build but for our marker, whole or in part (a build killed while
+    marking a build it had set aside leaves part of it)."""
+    part = _marker_part(folder)
+    marker_is_ours = MARKER_TEXT.startswith(part) if part is not None else not os.path.lexists(folder / MARKER)
+    if not marker_is_ours:  # another text, a link, a folder by that name: not a folder we may touch
+        return False
+    found, reason = examine(folder, also=frozenset([MARKER]))
+    return reason is None and found.manifest is not None
+
+
+def _names(parent: Path) -> list[str] | None:
+    try:
+        with os.scandir(parent) as entries:
+            return [entry.name for entry in entries]
+    except OSError:
+        return None
 
 
 def _leftover_candidates(parent: Path) -> Iterator[Path]:
-    try:
-        with os.scandir(parent) as entries:
-            names = sorted(entry.name for entry in entries if entry.name.startswith(LEFTOVER_PREFIXES))
-    except OSError:
-        return
+    names = sorted(name for name in _names(parent) or () if name.startswith(LEFTOVER_PREFIXES))
     for name in names:
         path = parent / name
         try:

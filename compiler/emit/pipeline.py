@@ -45,6 +45,7 @@ from capidx.compiler.emit.outdir import (
     check_output_dir,
     recheck,
     remove_leftovers,
+    restore_interrupted,
 )
 from capidx.compiler.emit.packs import pack_path
 from capidx.compiler.emit.table import kind_table, overview_breach, overview_text
@@ -97,8 +98,10 @@ def execute(
     per file (`verbose` lists each), `quiet` shows errors only."""
     err = err or sys.stderr
     verbosity = -1 if quiet else (1 if verbose else 0)
-    before = _identity(config.out)
+    before = None
     try:
+        _restore_interrupted(config.out, err)  # first, so that a Ctrl-C below is told of the build it put back
+        before = _identity(config.out)
         result = run_build(config, strict=strict, err=err, progress=_progress_factory(err), verbosity=verbosity)
     except CapidxError as failure:  # every failure leaves the previous build as it was, and says so
         print(f"error: {failure.format_message()}", file=err)
@@ -111,6 +114,18 @@ def execute(
         raise
     _print_outcome(result, quiet, err)
     return result
+
+
+def _restore_interrupted(out: Path, err: TextIO) -> None:
+    """Put back the previous build of `out` when a killed build left it aside (outdir.restore_interrupted), and
+    say so even with -q: the folder changed without a new build, and the reason is a build that was killed."""
+    restored = restore_interrupted(out)
+    if restored is not None:
+        print(
+            f"warning: {out} was missing: a build was stopped while replacing it; put the previous build back"
+            f" from {restored.name}",
+            file=err,
+        )
 
 
 def _not_written(out: Path) -> str:
@@ -141,6 +156,7 @@ def run_build(
     `counter_factory(encodings, known)`: the token counter (tests); `tokens.TokenCounter` by default."""
     encodings = reported_names(config.encodings)
     out = config.out
+    _restore_interrupted(out, err or sys.stderr)  # before anything else: nothing may remove it meanwhile
     check_names(encodings)
     check_location(out, protected_folders(config), config.agents)
     check_kind(out)

@@ -1,15 +1,20 @@
 """Writing the build directory atomically.
 
 Everything is written into a sibling temporary directory (`<parent>/.capidx-build-<random>`), then
-swapped in with two renames: the old build → `<parent>/.capidx-old-<random>`, the new one → `out`;
-then the old one is removed. A failed or killed build therefore never touches the previous one. On
-POSIX there is a window of two syscalls between the renames where `out` does not exist; a reader
-that opens `out` then gets "not found" and retries (the server keeps serving the build it loaded).
+swapped in. On Linux the two names are exchanged in one step (`exchange`: renameat2 with RENAME_EXCHANGE),
+so `out` never stops existing, and the old build, now under the temporary name, is removed. Where that
+call is missing or the file system refuses it, the swap takes two renames: the old build →
+`<parent>/.capidx-old-<out's name>-<random>` (`old_name`), the new one → `out`. A reader that opens `out`
+between them gets "not found" and retries (the server keeps serving the build it loaded); a build killed
+between them leaves no `out`, and the next build puts the old one back from the folder that names it
+(`capidx.compiler.emit.outdir.restore_interrupted`) before anything else. A failed or killed build
+therefore never loses the previous one.
+
 Leftovers of killed builds (`.capidx-build-*`, `.capidx-old-*`) are removed by the next build, but
 not the temporary directory of a build still running beside it (two builds into sibling folders, e.g.
 two `--out` in one parent): a build holds an exclusive `flock` on its temporary directory until the
 swap, and a directory that cannot be locked is in use. (Where `flock` does not exist, every leftover is
-removed, as before.)
+removed, as before.) Nor the previous build of a folder that is missing: that one is put back.
 
 Only what is provably ours is ever removed: a temporary directory is made under a staging name
 (`.capidx-new-<random>`), locked and marked there, and only then renamed to `.capidx-build-<random>`, so
@@ -26,11 +31,16 @@ disk ends the build with one message, and `abort` removes the temporary director
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
+import functools
+import hashlib
 import os
 import secrets
 import shutil
 import signal
 import stat
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -327,21 +337,121 @@ def held(directory: Path) -> Iterator[bool]:
 
 
 def _swap(temp: Path, out: Path) -> None:
-    if not out.exists():
+    """Put the new build in `temp` in place of `out`, then remove the old one. In one step where the OS can
+    exchange two names (`out` never missing); else in two renames, undone when the second fails, with the
+    old build under a name that says whose it is, so that a build killed in between loses nothing."""
+    if not os.path.lexists(out):
         os.rename(temp, out)
         return
-    old = out.parent / f"{OLD_PREFIX}{secrets.token_hex(6)}"
-    swapped = False
+    old: Path | None = None
     try:
-        with _signals_held():  # between the two renames `out` does not exist: a Ctrl-C waits for the second
-            os.rename(out, old)
-            with contextlib.suppress(OSError):  # killed from now on, the next build removes it (its manifest too)
-                _write_file(os.fspath(old / MARKER), MARKER_TEXT)
-            os.rename(temp, out)
-            swapped = True
+        with _signals_held():  # without an exchange `out` is missing between the renames: a Ctrl-C waits
+            if exchange(temp, out):
+                old = temp  # it holds the previous build now
+                _mark(old)
+            else:
+                old = _rename_twice(temp, out)
     finally:
-        if swapped:  # also when a held Ctrl-C is acted on as the block ends; never when the second rename failed
+        if old is not None:  # also when a held Ctrl-C is acted on as the block ends; never when the swap failed
             remove_ours(old)
+
+
+def _rename_twice(temp: Path, out: Path) -> Path:
+    """The swap without an exchange: `out` aside (see `old_name`), `temp` in its place. When the second rename
+    fails, the first is undone: `out` stays missing only when the process is killed between them, and the
+    next build then puts it back. Returns where the old build is."""
+    old = old_name(out)
+    os.rename(out, old)
+    _mark(old)  # killed from now on, the next build restores it (or, once `out` exists again, removes it)
+    try:
+        os.rename(temp, out)
+    except OSError:
+        with contextlib.suppress(OSError):  # else it stays aside, marked, and the next build puts it back
+            put_back(old, out)
+        raise
+    return old
+
+
+def put_back(old: Path, out: Path) -> None:
+    """Rename a previous build set aside by the swap back to `out`, its marker removed first (the marker is no
+    file of the build: left in, it would make the next build refuse `out`). OSError when either step fails."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(old / MARKER)
+    os.rename(old, out)
+
+
+def _mark(old: Path) -> None:
+    """Give a previous build our marker before it is removed, so that a removal cut short leaves a folder the
+    next build recognizes (the build without it is provably ours too, by its manifest, until removal starts)."""
+    with contextlib.suppress(OSError):
+        _write_file(os.fspath(old / MARKER), MARKER_TEXT)
+
+
+def old_name(out: Path) -> Path:
+    """A fresh name beside `out` for its previous build while the new one moves in:
+    `.capidx-old-<tag>-<12 hex digits>`, where the tag (`owner_tag`) is `out`'s name. The name says whose previous
+    build a leftover is: the next build of `out` restores it, a build of a sibling folder leaves it alone."""
+    return out.parent / f"{OLD_PREFIX}{owner_tag(out.name)}-{secrets.token_hex(6)}"
+
+
+def owner_tag(name: str) -> str:
+    """How `old_name` names the folder `name`: the name itself, or its sha256 when too long for a file name."""
+    if len(os.fsencode(name)) <= _LONGEST_TAG:
+        return name
+    return hashlib.sha256(os.fsencode(name)).hexdigest()[:32]
+
+
+_LONGEST_TAG = 200  # + `.capidx-old-` and `-<12 hex digits>`: within the 255 bytes of a file name
+
+
+def owner_of(leftover: str) -> str | None:
+    """The tag (`owner_tag`) of the folder whose previous build the leftover named `leftover` is; None for a
+    name `old_name` does not make (a `.capidx-old-<12 hex digits>` of a capidx that did not name the owner)."""
+    if not leftover.startswith(OLD_PREFIX):
+        return None
+    tag, dash, token = leftover[len(OLD_PREFIX) :].rpartition("-")
+    if not (dash and tag and len(token) == 12 and all(c in "0123456789abcdef" for c in token)):
+        return None
+    return tag
+
+
+# renameat2's flag that swaps the two names (linux/fs.h), and its "relative to the working folder".
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+# What renameat2 answers when it cannot exchange here: no such system call (an old kernel, a seccomp filter
+# answering ENOSYS or EPERM), or a file system that does not support the flag (EINVAL; some say EOPNOTSUPP).
+# Falling back is harmless even when the reason was another: the plain renames then report it themselves.
+_NOT_HERE = frozenset({errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EPERM})
+
+
+def exchange(first: Path, second: Path) -> bool:
+    """Exchange the names of two existing entries in one atomic step (Linux renameat2 with RENAME_EXCHANGE),
+    so that neither name is missing at any moment. False, with nothing changed, where that is unavailable:
+    another OS, a C library without renameat2, a kernel or file system that refuses the flag. Any other
+    failure is the OSError."""
+    call = _renameat2()
+    if call is None:
+        return False
+    if call(_AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in _NOT_HERE:
+        return False
+    raise OSError(code, os.strerror(code), os.fspath(first), None, os.fspath(second))
+
+
+@functools.cache
+def _renameat2() -> Callable[..., int] | None:
+    """The C library's renameat2 (glibc 2.28+, musl 1.2.1+), or None where there is none to call."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        call = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return None
+    call.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    call.restype = ctypes.c_int
+    return call
 
 
 @contextlib.contextmanager
