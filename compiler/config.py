@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from capidx.compiler.diagnostics import Diagnostic
 from capidx.compiler.markup import defuse
-from capidx.compiler.validate.positions import SourceMap
 from capidx.schema import labels
+from capidx.schema.yamldata import SourceMap
 
 if TYPE_CHECKING:
     from capidx.compiler.validate.load import SourceFile

@@ -32,8 +32,6 @@ INTERNAL = {
     "capidx.compiler.emit.tokens._NotCached": "caught in tokens.load_encoding",
     # stops a runaway render early: render.py words it as TemplateFailure (exit 1)
     "capidx.compiler.render.environment._OutputTooLarge": "caught in render.get_renderer",
-    # a recursive or exploding YAML alias: load.py turns it into a diagnostic at the alias's line:col
-    "capidx.compiler.validate.positions.YamlShapeError": "caught in load.py",
     # a $ref capidx will not follow: schemarefs.py turns it into a diagnostic naming the reference
     "capidx.compiler.validate.schemarefs.NonLocalReference": "caught in schemarefs.py",
     # a page that cannot be fetched is a verdict on that source (broken), reported with the others

@@ -15,23 +15,13 @@ import json
 import os
 import re
 import stat
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 from capidx.compiler.diagnostics import Diagnostic, Severity
 from capidx.compiler.files import read_at_most
-from capidx.compiler.validate.positions import (
-    Duplicate,
-    JsonPositions,
-    Parts,
-    Position,
-    SourceMap,
-    YamlShapeError,
-    json_path,
-    scan_json,
-    walk_yaml,
-)
+from capidx.compiler.validate.positions import JsonPositions, scan_json
+from capidx.schema.yamldata import Duplicate, Parts, Position, SourceMap, YamlShapeError, json_path, parse_yaml
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 MAX_NESTING = 64  # levels of objects and lists a data file may nest (`_too_deep`)
@@ -286,47 +276,11 @@ def _first_at(position: Position) -> str:
     return f"first at line {position[0]}, column {position[1]}; parsers keep only the last value"
 
 
-@cache
-def _yaml_loader() -> type:
-    """A safe YAML loader that keeps dates as strings, as JSON would (the schema's `format: date` checks them).
-
-    It pairs libyaml's event parser (fast, iterative) with PyYAML's Python composer: libyaml's own
-    composer recurses in C and crashes the interpreter on deeply nested input, where the Python one
-    raises RecursionError, which is reported like any other problem.
-    """
-    import yaml
-    from yaml.composer import Composer
-    from yaml.constructor import SafeConstructor
-    from yaml.resolver import Resolver
-
-    try:
-        from yaml._yaml import CParser
-    except ImportError:  # PyYAML built without libyaml
-
-        class Loader(yaml.SafeLoader):
-            pass
-
-    else:
-
-        class Loader(Composer, CParser, SafeConstructor, Resolver):  # type: ignore[no-redef]
-            def __init__(self, stream: str) -> None:
-                CParser.__init__(self, stream)
-                Composer.__init__(self)
-                SafeConstructor.__init__(self)
-                Resolver.__init__(self)
-
-    Loader.add_constructor("tag:yaml.org,2002:timestamp", SafeConstructor.construct_yaml_str)
-    return Loader
-
-
 def _parse_yaml(path: Path, raw: bytes, text: str) -> tuple[SourceFile | None, list[Diagnostic]]:
     import yaml
 
-    loader = _yaml_loader()(text)
     try:
-        node = loader.get_single_node()
-        source_map, non_string_keys = walk_yaml(node)
-        data = loader.construct_document(node) if node is not None else None
+        document = parse_yaml(text)  # the reading `capidx serve` gives capidx.yaml too
     except yaml.MarkedYAMLError as exc:
         return None, [_yaml_problem(path, exc)]
     except yaml.YAMLError as exc:
@@ -337,9 +291,8 @@ def _parse_yaml(path: Path, raw: bytes, text: str) -> tuple[SourceFile | None, l
         return None, [Diagnostic(str(path), line, col, "", "error", f"unusable YAML: {exc}", None, "parse")]
     except RecursionError:
         return None, [Diagnostic(str(path), None, None, "", "error", "invalid YAML: nested too deeply", None, "parse")]
-    finally:
-        loader.dispose()
-    source = SourceFile(path, raw, text, data, source_map)
+    source_map, non_string_keys = document.source_map, document.non_string_keys
+    source = SourceFile(path, raw, text, document.data, source_map)
     problems = _duplicate_keys(source, source_map.duplicates)
     problems += [
         source.diagnostic(

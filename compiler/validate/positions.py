@@ -1,9 +1,10 @@
-"""Where every value of a data file sits in its text: JSON path parts -> (line, column), both 1-based.
+"""Where every value of a JSON text sits: JSON path parts -> (line, column), both 1-based.
 
 The json module gives no positions, so `scan_json` walks the (already successfully parsed) text once
-more with a one-regex tokenizer and a small stack machine. YAML positions come from `yaml.compose`
-node marks (`walk_yaml`). Both also find duplicate keys, which the parsers silently collapse (the last
-value wins), and which `capidx validate` reports as errors.
+more with a one-regex tokenizer and a small stack machine. It also finds duplicate keys, which the parser
+silently collapses (the last value wins), and which `capidx validate` reports as errors. YAML positions
+come from `yaml.compose` node marks, in `capidx.schema.yamldata` (`walk_yaml`), because the server reads
+capidx.yaml too and must read it as validate does; the `SourceMap` and path types are shared from there.
 """
 
 from __future__ import annotations
@@ -11,62 +12,14 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
 
-Part = str | int
-Parts = tuple[Part, ...]
-Position = tuple[int, int]
+from capidx.schema.yamldata import Duplicate, Part, Parts, Position, SourceMap
 
 # Whitespace, then one token: a string, a punctuation character, or a bare literal (number, true, ...).
 _TOKEN = re.compile(r'[ \t\n\r]*(?:("[^"\\]*(?:\\.[^"\\]*)*")|([{}\[\],:])|([^ \t\n\r{}\[\],:"]+))', re.DOTALL)
 _JSON_LITERAL = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null")
-_IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]*")
-# A YAML document whose aliases expand past this many values is refused (a "billion laughs" guard).
-MAX_YAML_VALUES = 1_000_000
-
-
-@dataclass(frozen=True)
-class Duplicate:
-    """A key that appears twice in one object (`position`: the later one, whose value the parser keeps)."""
-
-    parts: Parts
-    position: Position
-    first: Position
-
-
-@dataclass(frozen=True)
-class SourceMap:
-    values: dict[Parts, Position] = field(default_factory=dict)
-    keys: dict[Parts, Position] = field(default_factory=dict)
-    duplicates: tuple[Duplicate, ...] = ()
-    bad_literals: tuple[tuple[Position, str], ...] = ()
-
-    def locate(self, parts: Parts, *, key: bool = False) -> Position | None:
-        """Position of the value at `parts` (or of its key); the nearest ancestor when it is absent."""
-        if key and parts in self.keys:
-            return self.keys[parts]
-        while parts not in self.values:
-            if not parts:
-                return None
-            parts = parts[:-1]
-        return self.values[parts]
-
-
-def json_path(parts: Parts) -> str:
-    """`$.capabilities[3].category`; keys that are not identifiers in brackets: `$.aliases['mcp server']`."""
-    text = "$"
-    for part in parts:
-        if isinstance(part, int):
-            text += f"[{part}]"
-        elif _IDENTIFIER.fullmatch(part):
-            text += f".{part}"
-        else:
-            escaped = part.replace("\\", "\\\\").replace("'", "\\'")
-            text += f"['{escaped}']"
-    return text
 
 
 class _LineIndex:
@@ -369,77 +322,3 @@ def _punctuation(char: str, stack: list[_Frame], values: dict[Parts, Position], 
         top.index += not top.is_object
     else:  # ":"
         stack[-1].expect_key = False
-
-
-class YamlShapeError(Exception):
-    """The YAML is well-formed but cannot be treated as JSON data (recursive alias, too many values)."""
-
-    def __init__(self, message: str, position: Position) -> None:
-        super().__init__(message)
-        self.position = position
-
-
-@dataclass
-class _YamlWalk:
-    values: dict[Parts, Position] = field(default_factory=dict)
-    keys: dict[Parts, Position] = field(default_factory=dict)
-    duplicates: list[Duplicate] = field(default_factory=list)
-    non_string_keys: list[tuple[Parts, Position, str]] = field(default_factory=list)
-    sizes: dict[int, int] = field(default_factory=dict)  # node id -> values once aliases are expanded
-
-
-def walk_yaml(root: Any) -> tuple[SourceMap, list[tuple[Parts, Position, str]]]:
-    """Positions of a composed YAML node tree, plus keys that are not strings (JSON allows only strings).
-
-    Each node is walked once: values reached through an alias are located at the anchored original.
-    Raises `YamlShapeError` for a recursive alias, or when aliases expand the data past
-    `MAX_YAML_VALUES` (a "billion laughs" document would otherwise hang the schema check).
-    Run it before constructing the data: construction flattens merge keys (`<<`) in place.
-    """
-    walk = _YamlWalk()
-    if root is not None:
-        _walk_node(root, (), walk, set())
-    return SourceMap(walk.values, walk.keys, tuple(walk.duplicates)), walk.non_string_keys
-
-
-def _mark(node: Any) -> Position:
-    return node.start_mark.line + 1, node.start_mark.column + 1
-
-
-def _walk_node(node: Any, parts: Parts, walk: _YamlWalk, ancestors: set[int]) -> int:
-    """Record positions below `node`; returns how many values it stands for once aliases are expanded."""
-    walk.values[parts] = _mark(node)
-    if not isinstance(node.value, list):  # a scalar
-        return 1
-    if id(node) in ancestors:
-        raise YamlShapeError("recursive alias: a value contains itself", _mark(node))
-    if id(node) in walk.sizes:  # an alias of a node walked before
-        return walk.sizes[id(node)]
-    ancestors.add(id(node))
-    size = 1 + sum(
-        _walk_node(child, child_parts, walk, ancestors) for child_parts, child in _children(node, parts, walk)
-    )
-    ancestors.discard(id(node))
-    walk.sizes[id(node)] = size
-    if size > MAX_YAML_VALUES:
-        raise YamlShapeError(f"aliases expand to more than {MAX_YAML_VALUES:,} values", _mark(node))
-    return size
-
-
-def _children(node: Any, parts: Parts, walk: _YamlWalk) -> Iterator[tuple[Parts, Any]]:
-    if node.id == "sequence":
-        for index, item in enumerate(node.value):
-            yield (*parts, index), item
-        return
-    seen: dict[str, Position] = {}
-    for key_node, value_node in node.value:
-        if key_node.tag == "tag:yaml.org,2002:merge":
-            continue  # merged values keep the position of the enclosing mapping
-        key = key_node.value if isinstance(key_node.value, str) else "?"
-        child_parts, position = (*parts, key), _mark(key_node)
-        if key_node.tag != "tag:yaml.org,2002:str":
-            walk.non_string_keys.append((child_parts, position, key))
-        if key in seen:
-            walk.duplicates.append(Duplicate(child_parts, position, seen[key]))
-        seen[key] = walk.keys[child_parts] = position
-        yield child_parts, value_node

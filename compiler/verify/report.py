@@ -15,9 +15,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from capidx.compiler.diagnostics import escape_workflow_data, escape_workflow_property, plural, within_annotation_cap
-from capidx.compiler.validate.positions import json_path
 from capidx.compiler.verify.run import VerifyResult
 from capidx.compiler.verify.verdicts import OUTCOMES, STATUS_CLASSES, Verdict, status_class
+from capidx.schema.yamldata import json_path
 
 FORMATS = ("text", "json", "github", "markdown")
 

@@ -1,0 +1,200 @@
+"""YAML read as JSON data, with a map of where every value and key sits: one reading for compiler and server.
+
+capidx.yaml is read by `capidx validate` / `build` (the compiler) and by `capidx serve` (the server), and
+the server may not import the compiler. Both must read the same file the same way, or one command accepts
+what another refuses: dates stay strings (as JSON would have them, and as the schemas expect), a duplicate
+key is found rather than silently collapsed to its last value, a recursive or exploding alias is refused
+before it is expanded, and a problem is placed at the same line:col under the same JSON path. So the
+parsing and the position walk live here. Standard library only at import time; PyYAML is imported when a
+document is parsed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+Part = str | int
+Parts = tuple[Part, ...]
+Position = tuple[int, int]
+
+_IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]*")
+# A YAML document whose aliases expand past this many values is refused (a "billion laughs" guard).
+MAX_YAML_VALUES = 1_000_000
+
+
+@dataclass(frozen=True)
+class Duplicate:
+    """A key that appears twice in one object (`position`: the later one, whose value the parser keeps)."""
+
+    parts: Parts
+    position: Position
+    first: Position
+
+
+@dataclass(frozen=True)
+class SourceMap:
+    values: dict[Parts, Position] = field(default_factory=dict)
+    keys: dict[Parts, Position] = field(default_factory=dict)
+    duplicates: tuple[Duplicate, ...] = ()
+    bad_literals: tuple[tuple[Position, str], ...] = ()
+
+    def locate(self, parts: Parts, *, key: bool = False) -> Position | None:
+        """Position of the value at `parts` (or of its key); the nearest ancestor when it is absent."""
+        if key and parts in self.keys:
+            return self.keys[parts]
+        while parts not in self.values:
+            if not parts:
+                return None
+            parts = parts[:-1]
+        return self.values[parts]
+
+
+def json_path(parts: Parts) -> str:
+    """`$.capabilities[3].category`; keys that are not identifiers in brackets: `$.aliases['mcp server']`."""
+    text = "$"
+    for part in parts:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif _IDENTIFIER.fullmatch(part):
+            text += f".{part}"
+        else:
+            escaped = part.replace("\\", "\\\\").replace("'", "\\'")
+            text += f"['{escaped}']"
+    return text
+
+
+class YamlShapeError(Exception):
+    """The YAML is well-formed but cannot be treated as JSON data (recursive alias, too many values)."""
+
+    def __init__(self, message: str, position: Position) -> None:
+        super().__init__(message)
+        self.position = position
+
+
+@dataclass(frozen=True)
+class YamlDocument:
+    """A parsed YAML document: its data, where each value sits, and the keys that are not strings."""
+
+    data: Any
+    source_map: SourceMap
+    non_string_keys: list[tuple[Parts, Position, str]]
+
+
+def parse_yaml(text: str) -> YamlDocument:
+    """Parse one YAML document as JSON data (safe types only, dates as strings), walking its nodes first.
+
+    Raises what PyYAML raises for text that is not YAML (`yaml.YAMLError`, with a mark when it has a
+    position), `YamlShapeError` for aliases that cannot be JSON data, and `RecursionError` for nesting
+    deeper than the composer can follow; callers word each for their users.
+    """
+    loader = yaml_loader()(text)
+    try:
+        node = loader.get_single_node()
+        source_map, non_string_keys = walk_yaml(node)
+        data = loader.construct_document(node) if node is not None else None
+    finally:
+        loader.dispose()
+    return YamlDocument(data, source_map, non_string_keys)
+
+
+@cache
+def yaml_loader() -> type:
+    """A safe YAML loader that keeps dates as strings, as JSON would (the schema's `format: date` checks them).
+
+    It pairs libyaml's event parser (fast, iterative) with PyYAML's Python composer: libyaml's own
+    composer recurses in C and crashes the interpreter on deeply nested input, where the Python one
+    raises RecursionError, which is reported like any other problem.
+    """
+    import yaml
+    from yaml.composer import Composer
+    from yaml.constructor import SafeConstructor
+    from yaml.resolver import Resolver
+
+    try:
+        from yaml._yaml import CParser
+    except ImportError:  # PyYAML built without libyaml
+
+        class Loader(yaml.SafeLoader):
+            pass
+
+    else:
+
+        class Loader(Composer, CParser, SafeConstructor, Resolver):  # type: ignore[no-redef]
+            def __init__(self, stream: str) -> None:
+                CParser.__init__(self, stream)
+                Composer.__init__(self)
+                SafeConstructor.__init__(self)
+                Resolver.__init__(self)
+
+    Loader.add_constructor("tag:yaml.org,2002:timestamp", SafeConstructor.construct_yaml_str)
+    return Loader
+
+
+@dataclass
+class _YamlWalk:
+    values: dict[Parts, Position] = field(default_factory=dict)
+    keys: dict[Parts, Position] = field(default_factory=dict)
+    duplicates: list[Duplicate] = field(default_factory=list)
+    non_string_keys: list[tuple[Parts, Position, str]] = field(default_factory=list)
+    sizes: dict[int, int] = field(default_factory=dict)  # node id -> values once aliases are expanded
+
+
+def walk_yaml(root: Any) -> tuple[SourceMap, list[tuple[Parts, Position, str]]]:
+    """Positions of a composed YAML node tree, plus keys that are not strings (JSON allows only strings).
+
+    Each node is walked once: values reached through an alias are located at the anchored original.
+    Raises `YamlShapeError` for a recursive alias, or when aliases expand the data past
+    `MAX_YAML_VALUES` (a "billion laughs" document would otherwise hang the schema check).
+    Run it before constructing the data: construction flattens merge keys (`<<`) in place.
+    """
+    walk = _YamlWalk()
+    if root is not None:
+        _walk_node(root, (), walk, set())
+    return SourceMap(walk.values, walk.keys, tuple(walk.duplicates)), walk.non_string_keys
+
+
+def _mark(node: Any) -> Position:
+    return node.start_mark.line + 1, node.start_mark.column + 1
+
+
+def _walk_node(node: Any, parts: Parts, walk: _YamlWalk, ancestors: set[int]) -> int:
+    """Record positions below `node`; returns how many values it stands for once aliases are expanded."""
+    walk.values[parts] = _mark(node)
+    if not isinstance(node.value, list):  # a scalar
+        return 1
+    if id(node) in ancestors:
+        raise YamlShapeError("recursive alias: a value contains itself", _mark(node))
+    if id(node) in walk.sizes:  # an alias of a node walked before
+        return walk.sizes[id(node)]
+    ancestors.add(id(node))
+    size = 1 + sum(
+        _walk_node(child, child_parts, walk, ancestors) for child_parts, child in _children(node, parts, walk)
+    )
+    ancestors.discard(id(node))
+    walk.sizes[id(node)] = size
+    if size > MAX_YAML_VALUES:
+        raise YamlShapeError(f"aliases expand to more than {MAX_YAML_VALUES:,} values", _mark(node))
+    return size
+
+
+def _children(node: Any, parts: Parts, walk: _YamlWalk) -> Iterator[tuple[Parts, Any]]:
+    if node.id == "sequence":
+        for index, item in enumerate(node.value):
+            yield (*parts, index), item
+        return
+    seen: dict[str, Position] = {}
+    for key_node, value_node in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue  # merged values keep the position of the enclosing mapping
+        key = key_node.value if isinstance(key_node.value, str) else "?"
+        child_parts, position = (*parts, key), _mark(key_node)
+        if key_node.tag != "tag:yaml.org,2002:str":
+            walk.non_string_keys.append((child_parts, position, key))
+        if key in seen:
+            walk.duplicates.append(Duplicate(child_parts, position, seen[key]))
+        seen[key] = walk.keys[child_parts] = position
+        yield child_parts, value_node
