@@ -4,23 +4,30 @@ Every value remembers where it came from, so `--print-config` can say so and eve
 the value and its source (`CAPIDX_EXPOSE: unknown resource 'fulll' (did you mean 'full'?)`). All
 problems are collected and reported together; nothing falls back silently.
 
-The server reads capidx.yaml itself (it may not import the compiler) and validates only the `serve`
-section, against the `serve` sub-schema of the bundled config schema; `paths.out` is read as the
-default build directory.
+The server reads capidx.yaml itself (it may not import the compiler), through the YAML reading it shares
+with validate and build (`capidx.schema.yamldata`), and checks the whole file against the bundled config
+schema, not only the `serve:` section it uses: a misspelled `Serve:` or `paths: {ot: dist}` would otherwise
+leave serve running on defaults, on the wrong directory and transport, while validate and build refuse the
+same file. `paths.out` is read as the default build directory.
 """
 
 from __future__ import annotations
 
 import difflib
+import errno
 import ipaddress
 import json
+import os
 import re
+import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from capidx.schema.yamldata import Parts, Position, SourceMap, YamlDocument, YamlShapeError, json_path, parse_yaml
 
 CONFIG_FILE_NAME = "capidx.yaml"
 DEFAULT_EXPOSE = ("summary", "stats", "agents", "capabilities", "categories")
@@ -282,68 +289,131 @@ def from_environment(environ: Mapping[str, str]) -> tuple[dict[str, Any], list[s
 
 
 @cache
-def serve_schema() -> dict[str, Any]:
+def config_schema() -> dict[str, Any]:
     text = resources.files("capidx.schema").joinpath("config-schema.json").read_text("utf-8")
-    return json.loads(text)["properties"]["serve"]
+    schema: dict[str, Any] = json.loads(text)
+    return schema
 
 
-def serve_validator() -> Any:
-    """A `jsonschema` validator for the `serve:` section (imported only when a config file has one)."""
+def config_validator() -> Any:
+    """A `jsonschema` validator for the whole of capidx.yaml, imported only when there is a file to check: the
+    MCP SDK imports jsonschema anyway once serving starts, but `--print-config` and a run refused for want of a
+    build need not pay for it when there is no file."""
     from jsonschema import Draft202012Validator
 
-    return Draft202012Validator(serve_schema(), format_checker=Draft202012Validator.FORMAT_CHECKER)
+    return Draft202012Validator(config_schema(), format_checker=Draft202012Validator.FORMAT_CHECKER)
 
 
 def find_config(cwd: Path, explicit: Path | None) -> Path | None:
     if explicit is not None:
         return explicit
     candidate = cwd / CONFIG_FILE_NAME
-    return candidate if candidate.is_file() else None
+    # Whatever it is: a capidx.yaml that cannot be read (a folder, a pipe, a broken link) is refused, as validate
+    # and build refuse it, never taken for "no file" and the defaults.
+    return candidate if os.path.lexists(candidate) else None
 
 
 def from_file(path: Path) -> tuple[dict[str, Any], list[str]]:
-    """The `serve:` section of capidx.yaml (and `paths.out` as the default build), validated."""
-    import yaml
+    """The `serve:` section of capidx.yaml (and `paths.out` as the default build), once the whole file is valid.
 
+    Every problem is a `file:line:col: $.json.path: message` line (`file: message` for a file that cannot be
+    read at all). The file is checked as `capidx validate` checks it: readable, UTF-8, YAML, no duplicate or
+    non-string keys, valid against config-schema.json everywhere; the rules relating staleness or injection
+    keys to each other concern only the compiler and are left to it.
+    """
     try:
-        text = path.read_text("utf-8")
-    except OSError as error:
-        return {}, [f"{path}: cannot read: {error.strerror}"]
-    try:
-        root, data = _compose_and_load(text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
-        return {}, [f"{where}: not valid YAML: {getattr(error, 'problem', error)}"]
-    if data is None:
+        document = _parse(path, _read(path))
+    except SettingsError as error:
+        return {}, list(error.problems)
+    data = document.data
+    if data is None:  # an empty file, or only comments: every default
         return {}, []
     if not isinstance(data, dict):
-        return {}, [f"{path}:1:1: expected a mapping of settings at the top level"]
-    values: dict[str, Any] = {}
-    problems = _check_section(path, root, data.get("serve"))
-    serve = data.get("serve")
-    if isinstance(serve, dict) and not problems:
-        values = _file_values(path.parent, serve)
-        # where each value is written, for problems found only once every source is merged
-        values["_positions"] = {name: _locate(root, ["serve", name]) for name in serve}
-    paths = data.get("paths")
-    out = paths.get("out") if isinstance(paths, dict) else None
-    if "build" not in values and isinstance(out, str):
+        return {}, [_at(path, document.source_map.locate(()), (), "expected a mapping of settings at the top level")]
+    problems = _schema_problems(path, data, document.source_map)
+    if problems:
+        return {}, problems
+    serve = data.get("serve", {})
+    values = _file_values(path.parent, serve)
+    # where each value is written, for problems found only once every source is merged
+    values["_positions"] = {name: at for name in serve if (at := document.source_map.locate(("serve", name)))}
+    out = data.get("paths", {}).get("out")
+    if "build" not in values and out is not None:
         values["build"] = path.parent / out
         values["_build_key"] = "paths.out"
-    return values, problems
+    return values, []
 
 
-def _compose_and_load(text: str) -> tuple[Any, Any]:
-    """The YAML node tree (for positions) and the data built from it (safe types only), parsing once."""
+def _read(path: Path) -> bytes:
+    """The file's bytes; `SettingsError` saying why they cannot be had. A pipe, socket or device is refused before
+    it is opened: opening a FIFO waits for a writer, so serve would hang at start instead of saying what is wrong."""
+    try:
+        info = os.stat(path)
+    except OSError as error:
+        raise SettingsError([f"{path}: {_stat_problem(path, error)}"]) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise SettingsError([f"{path}: is a directory, expected a file"])
+    not_regular = SettingsError([f"{path}: is not a regular file (a device, socket or pipe?)"])
+    if not stat.S_ISREG(info.st_mode):
+        raise not_regular
+    try:
+        # O_NONBLOCK: should a pipe replace the file between the stat and the open, the open does not wait.
+        with os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise not_regular
+            return handle.read()
+    except OSError as error:
+        raise SettingsError([f"{path}: {_stat_problem(path, error)}"]) from None
+
+
+def _stat_problem(path: Path, error: OSError) -> str:
+    """Why a path cannot be read, in the words validate and build use for the same file."""
+    if error.errno == errno.ENOENT:
+        if os.path.lexists(path):
+            return f"broken symbolic link (target {os.readlink(path)!r} does not exist)"
+        return "does not exist"
+    if error.errno == errno.ELOOP:
+        return "symbolic link loop (point the link at a real file)"
+    if error.errno == errno.EACCES:
+        return "permission denied (make the file and its folders readable by this user)"
+    return f"cannot read: {error.strerror or error}"
+
+
+def _parse(path: Path, raw: bytes) -> YamlDocument:
+    """The YAML document; `SettingsError` when it is not one, or has duplicate or non-string keys (as in validate,
+    the schema is then not applied: the data is not what the file seems to say)."""
     import yaml
 
-    loader = yaml.SafeLoader(text)
     try:
-        root = loader.get_single_node()
-        return root, loader.construct_document(root) if root is not None else None
-    finally:
-        loader.dispose()
+        text = raw.decode("utf-8-sig")  # a leading BOM is tolerated and not counted as a column, as in validate
+    except UnicodeDecodeError as error:
+        at = error.start
+        line = raw.count(b"\n", 0, at) + 1
+        column = len(raw[raw.rfind(b"\n", 0, at) + 1 : at].decode("utf-8", "replace")) + 1
+        raise SettingsError([f"{path}:{line}:{column}: not valid UTF-8: byte 0x{raw[at]:02x} at offset {at}"]) from None
+    try:
+        document = parse_yaml(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        reason = ", ".join(part for part in (getattr(error, "context", None), getattr(error, "problem", None)) if part)
+        raise SettingsError(
+            [_printable(f"{where}: not valid YAML: {reason or ' '.join(str(error).split())}")]
+        ) from None
+    except YamlShapeError as error:
+        line, column = error.position
+        raise SettingsError([f"{path}:{line}:{column}: unusable YAML: {error}"]) from None
+    except RecursionError:
+        raise SettingsError([f"{path}: not valid YAML: nested too deeply"]) from None
+    found: list[tuple[Position, Parts, str]] = []
+    for dup in document.source_map.duplicates:
+        first = f"first at line {dup.first[0]}, column {dup.first[1]}; parsers keep only the last value"
+        found.append((dup.position, dup.parts, f"duplicate key {dup.parts[-1]!r} ({first})"))
+    for parts, at, key in document.non_string_keys:
+        found.append((at, parts, f"key {key!r} is not a string (quote it: JSON data allows only string keys)"))
+    if found:
+        raise SettingsError([_at(path, *problem) for problem in sorted(found, key=lambda problem: problem[0])])
+    return document
 
 
 def _file_values(base: Path, serve: Mapping[str, Any]) -> dict[str, Any]:
@@ -353,48 +423,64 @@ def _file_values(base: Path, serve: Mapping[str, Any]) -> dict[str, Any]:
     return values
 
 
-def _check_section(path: Path, root: Any, serve: Any) -> list[str]:
-    if serve is None:
-        return []
-    validator = serve_validator()
-    problems = []
-    for error in sorted(validator.iter_errors(serve), key=lambda e: list(map(str, e.absolute_path))):
-        keys = ["serve", *error.absolute_path]
-        line, column = _locate(root, keys)
-        pointer = ".".join(str(k) if not isinstance(k, int) else f"[{k}]" for k in keys).replace(".[", "[")
-        problems.append(f"{path}:{line}:{column}: {pointer}: {_explain(error)}")
-    return problems
+def _schema_problems(path: Path, data: dict[str, Any], source_map: SourceMap) -> list[str]:
+    """Every place the file breaks config-schema.json, in the order they are written."""
+    try:
+        errors = list(config_validator().iter_errors(data))
+    except RecursionError:
+        return [f"{path}: nested too deeply to check"]
+    found: list[tuple[Position, Parts, str]] = []
+    for error in errors:
+        parts: Parts = tuple(error.absolute_path)
+        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+            known = list(error.schema.get("properties", {}))  # in the schema's order, as validate lists them
+            found += [
+                (source_map.locate((*parts, key), key=True) or (1, 1), (*parts, key), _unknown_key(str(key), known))
+                for key in error.instance
+                if key not in known
+            ]
+        else:
+            found.append((source_map.locate(parts) or (1, 1), parts, _explain(error)))
+    return [_at(path, *problem) for problem in sorted(found, key=lambda problem: problem[0])]
+
+
+def _unknown_key(key: str, known: Sequence[str]) -> str:
+    hint = did_you_mean(key, known) or f" (known keys: {', '.join(known)})"
+    return f"unknown key {key!r}{hint}"
 
 
 def _explain(error: Any) -> str:
     if error.validator == "enum":
-        return f"unknown value {error.instance!r}{did_you_mean(str(error.instance), error.validator_value)} " + (
-            f"(choose from {', '.join(map(str, error.validator_value))})"
-        )
-    if error.validator == "additionalProperties":
-        known = sorted(error.schema.get("properties", {}))
-        extra = sorted(set(error.instance) - set(known))
-        return "; ".join(f"unknown key {key!r}{did_you_mean(key, known)}" for key in extra)
+        choices = ", ".join(map(str, error.validator_value))
+        meant = did_you_mean(str(error.instance), [str(choice) for choice in error.validator_value])
+        return f"unknown value {_shown(error.instance)}{meant} (choose from {choices})"
     if error.validator == "type":
-        return f"expected {error.validator_value}, got {json.dumps(error.instance)}"
+        expected = error.validator_value
+        wanted = " or ".join(expected) if isinstance(expected, list) else expected
+        return f"expected {wanted}, got {_shown(error.instance)}"
     if error.validator == "uniqueItems":
         return "has non-unique elements"
-    return error.message
+    message = " ".join(str(error.message).split())  # jsonschema's own words: minimum, pattern, required, ...
+    return message if len(message) <= 200 else message[:199] + "…"
 
 
-def _locate(node: Any, keys: Sequence[Any]) -> tuple[int, int]:
-    """Line and column (1-based) of the YAML node at `keys`, or of the closest parent found."""
-    mark = node.start_mark if node is not None else None
-    for key in keys:
-        child = None
-        if node is not None and node.id == "mapping":
-            child = next((v for k, v in node.value if k.value == key), None)
-        elif node is not None and node.id == "sequence" and isinstance(key, int) and key < len(node.value):
-            child = node.value[key]
-        if child is None:
-            break
-        node, mark = child, child.start_mark
-    return (mark.line + 1, mark.column + 1) if mark else (1, 1)
+def _shown(value: Any, limit: int = 60) -> str:
+    """A value as a message names it ('oops', 5, null, [1, 2]), cut to `limit` characters: the value, not a
+    whole section of the file."""
+    text = repr(value) if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _at(path: Path, at: Position | None, parts: Parts, message: str) -> str:
+    """`file:line:col: $.json.path: message`; nothing from the file can move the terminal's cursor or reorder its
+    text (a key is quoted in the path as written)."""
+    line, column = at or (1, 1)
+    return _printable(f"{path}:{line}:{column}: {json_path(parts)}: {message}")
+
+
+def _printable(text: str) -> str:
+    """`text` with every character a terminal would act on (escape, bidi controls, line breaks) as its escape."""
+    return text if text.isprintable() else "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
 
 
 # --- merge ------------------------------------------------------------------------------------------
@@ -410,7 +496,7 @@ def resolve_settings(
     config_file = find_config(cwd, config)
     problems: list[str] = []
     file_values: dict[str, Any] = {}
-    if config is not None and not config.is_file():
+    if config is not None and not os.path.lexists(config):  # anything else there is read, or refused for what it is
         problems.append(f"--config: {config} does not exist")
     elif config_file is not None:
         file_values, file_problems = from_file(config_file)
@@ -439,7 +525,7 @@ def resolve_settings(
     where = {name: _origin(settings, name) for name in NAMES}
     for name, (line, column) in positions.items():
         if name in where and sources[name].startswith("file "):  # file:line:col: key, as other file problems
-            where[name] = f"{config_file}:{line}:{column}: serve.{name}"
+            where[name] = f"{config_file}:{line}:{column}: {json_path(('serve', name))}"
     problems += _cross_checks(settings, where) if not problems else []
     if problems:
         raise SettingsError(problems)

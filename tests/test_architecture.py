@@ -152,3 +152,20 @@ def test_starting_the_server_loads_no_compiler_module_nor_jsonschema_or_tiktoken
 def test_building_loads_no_server_module() -> None:
     code = "import sys, capidx.compiler.emit.pipeline; print(sorted(m for m in sys.modules if 'capidx.server' in m))"
     assert _loaded(code) == "[]"
+
+
+def test_serve_checks_capidx_yaml_without_the_compiler_and_imports_jsonschema_only_for_a_file(tmp_path: Path) -> None:
+    """serve validates the whole capidx.yaml through `capidx.schema` (the compiler stays out), and jsonschema is
+    imported only when there is a file to check: without one, `--print-config` stays as light as before."""
+    code = f"""
+import sys
+from pathlib import Path
+from capidx.server.settings import resolve_settings
+project = Path({str(tmp_path)!r})
+resolve_settings({{}}, {{}}, project)
+without_a_file = 'jsonschema' in sys.modules
+(project / 'capidx.yaml').write_text('paths: {{out: site}}\\n', encoding='utf-8')
+assert resolve_settings({{}}, {{}}, project).build == project / 'site'
+print(without_a_file, 'jsonschema' in sys.modules, sorted(m for m in sys.modules if m.startswith('capidx.compiler')))
+"""
+    assert _loaded(code) == "False True []"

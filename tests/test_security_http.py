@@ -315,7 +315,7 @@ def serve_cli(args: list[str], env: dict[str, str] | None = None, config: str | 
     [
         (["--allowed-host", "*"], None, None, "--allowed-host: '*'"),
         ([], {"CAPIDX_ALLOWED_HOSTS": "*.example.com"}, None, "CAPIDX_ALLOWED_HOSTS: '*.example.com'"),
-        ([], None, "serve:\n  allowed_hosts: ['*']\n", "capidx.yaml:2:18: serve.allowed_hosts: '*'"),
+        ([], None, "serve:\n  allowed_hosts: ['*']\n", "capidx.yaml:2:18: $.serve.allowed_hosts: '*'"),
         (["--allowed-origin", "*"], None, None, "--allowed-origin: '*'"),
         (["--allowed-host", "http://example.com"], None, None, "not a host name"),
         (["--allowed-host", "example.com:"], None, None, "--allowed-host: 'example.com:'"),

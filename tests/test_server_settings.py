@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import re
+import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from capidx.cli import cli
-from capidx.server.settings import DEFAULT_EXPOSE, SettingsError, resolve_settings
+from capidx.server.settings import DEFAULT_EXPOSE, NAMES, SettingsError, resolve_settings
 
 
 def settings(flags: dict | None = None, env: dict | None = None, cwd: Path = Path("/work"), config: Path | None = None):
@@ -103,12 +107,12 @@ def test_every_problem_is_reported_at_once() -> None:
     [
         (
             "serve:\n  expose: [summary, fulll]\n",
-            ":2:21: serve.expose[1]: unknown value 'fulll' (did you mean 'full'?)",
+            ":2:21: $.serve.expose[1]: unknown value 'fulll' (did you mean 'full'?)",
         ),
-        ("serve:\n  exposee: [summary]\n", ":2:3: serve: unknown key 'exposee' (did you mean 'expose'?)"),
-        ("serve:\n  port: high\n", ':2:9: serve.port: expected integer, got "high"'),
-        ("serve:\n  resources: maybe\n", ":2:14: serve.resources: expected boolean"),
-        ("serve:\n  expose: [summary, summary]\n", "serve.expose: has non-unique elements"),
+        ("serve:\n  exposee: [summary]\n", ":2:3: $.serve.exposee: unknown key 'exposee' (did you mean 'expose'?)"),
+        ("serve:\n  port: high\n", ":2:9: $.serve.port: expected integer, got 'high'"),
+        ("serve:\n  resources: maybe\n", ":2:14: $.serve.resources: expected boolean"),
+        ("serve:\n  expose: [summary, summary]\n", "$.serve.expose: has non-unique elements"),
         ("serve: [\n", "not valid YAML"),
     ],
 )
@@ -124,11 +128,11 @@ def test_invalid_file_values_name_file_line_and_column(tmp_path: Path, yaml_text
     [
         (
             "serve:\n  transport: http\n  host: 0.0.0.0\n",
-            ":3:9: serve.host: 0.0.0.0 is not a loopback address",
+            ":3:9: $.serve.host: 0.0.0.0 is not a loopback address",
         ),
         (
             "serve:\n  expose: [agents]\n  index_tool: true\n",
-            ":3:15: serve.index_tool: get_capability_index would have nothing to return",
+            ":3:15: $.serve.index_tool: get_capability_index would have nothing to return",
         ),
     ],
 )
@@ -207,3 +211,183 @@ def test_no_build_suggests_capidx_build(tmp_path: Path) -> None:
     result = run(["--build", str(tmp_path / "missing")])
     assert result.exit_code == 2
     assert "run `capidx build`" in result.output
+
+
+# --- capidx.yaml is checked whole, as validate and build check it ---------------------------------------
+
+# The file of the bug report: a misspelled `Serve:`, and two mistakes in sections serve does not use.
+MISSPELLED = 'Serve:\n  transport: http\npaths:\n  ot: dist\nbudgets:\n  summary: "oops"\n'
+NO_CAPIDX_ENV = {variable: None for variable, _flag in NAMES.values()}
+
+
+def in_project(project: Path, args: list[str], env: dict | None = None):
+    """`capidx serve ARGS` run in `project`, so that its capidx.yaml is the one in force."""
+    with contextlib.chdir(project):
+        return CliRunner().invoke(cli, ["serve", *args], env={**NO_CAPIDX_ENV, **(env or {})})
+
+
+def error_lines(output: str) -> list[str]:
+    """The problems of an exit-2 output, with the project's path cut to the file name."""
+    return [line.removeprefix("Error: ").split("/")[-1] for line in output.splitlines() if "capidx.yaml" in line]
+
+
+def test_a_misspelled_top_level_key_stops_serve_with_every_problem_placed(tmp_path: Path) -> None:
+    (tmp_path / "capidx.yaml").write_text(MISSPELLED, encoding="utf-8")
+    printed = in_project(tmp_path, ["--print-config"])
+    assert printed.exit_code == 2, printed.output
+    assert error_lines(printed.output) == [
+        "capidx.yaml:1:1: $.Serve: unknown key 'Serve' (did you mean 'serve'?)",
+        "capidx.yaml:4:3: $.paths.ot: unknown key 'ot' (did you mean 'out'?)",
+        "capidx.yaml:6:12: $.budgets.summary: expected integer, got 'oops'",
+    ]
+    assert "transport:" not in printed.output  # no settings shown as if they were in force
+    served = in_project(tmp_path, [])  # refused before any build is looked for
+    assert served.exit_code == 2 and "$.Serve: unknown key 'Serve'" in served.output
+    assert "capidx build" not in served.output
+
+
+def test_a_mistake_outside_the_serve_section_stops_serve_too(tmp_path: Path) -> None:
+    (tmp_path / "capidx.yaml").write_text(
+        "paths:\n  ot: dist\nserve:\n  transport: http\nstaleness:\n  warn_days: 0\n", encoding="utf-8"
+    )
+    result = in_project(tmp_path, ["--print-config"])
+    assert result.exit_code == 2, result.output
+    assert error_lines(result.output) == [
+        "capidx.yaml:2:3: $.paths.ot: unknown key 'ot' (did you mean 'out'?)",
+        "capidx.yaml:6:14: $.staleness.warn_days: 0 is less than the minimum of 1",
+    ]
+
+
+def test_a_duplicate_serve_key_is_refused_not_silently_collapsed(tmp_path: Path) -> None:
+    (tmp_path / "capidx.yaml").write_text("serve:\n  transport: http\nserve:\n  port: 9000\n", encoding="utf-8")
+    result = in_project(tmp_path, ["--print-config"])
+    assert result.exit_code == 2, result.output
+    assert error_lines(result.output) == [
+        "capidx.yaml:3:1: $.serve: duplicate key 'serve' (first at line 1, column 1; parsers keep only the last value)"
+    ]
+
+
+def test_a_duplicate_key_inside_serve_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "capidx.yaml").write_text("serve:\n  port: 9000\n  port: 9001\n", encoding="utf-8")
+    (problem,) = problems(cwd=tmp_path)
+    assert problem.endswith("capidx.yaml:3:3: $.serve.port: duplicate key 'port' (first at line 2, column 3; "
+                            "parsers keep only the last value)")  # fmt: skip
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+@pytest.mark.parametrize("explicit", [False, True], ids=["found", "--config"])
+def test_a_capidx_yaml_that_is_a_pipe_is_refused_without_waiting_for_a_writer(tmp_path: Path, explicit: bool) -> None:
+    """Opened, a FIFO with no writer would block start-up for ever; it was also taken for 'config file: none'.
+    Run as a process (with run_capidx's time limit) so that a regression fails instead of hanging the suite."""
+    from server_support import run_capidx
+
+    os.mkfifo(tmp_path / "capidx.yaml")
+    args = ["--config", "capidx.yaml"] if explicit else []
+    result = run_capidx("serve", *args, "--print-config", cwd=tmp_path, stdin=subprocess.DEVNULL)
+    assert result.returncode == 2, result.stdout
+    assert "capidx.yaml: is not a regular file (a device, socket or pipe?)" in result.stderr
+    assert "config file: none" not in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda path: path.mkdir(), "capidx.yaml: is a directory, expected a file"),
+        (lambda path: path.symlink_to("gone.yaml"), "capidx.yaml: broken symbolic link (target 'gone.yaml'"),
+        (
+            lambda path: path.write_bytes(b"title: caf\xe9\n"),
+            "capidx.yaml:1:11: not valid UTF-8: byte 0xe9 at offset 10",
+        ),
+    ],
+    ids=["directory", "broken-link", "not-utf-8"],
+)
+def test_a_capidx_yaml_that_cannot_be_read_is_refused_not_taken_for_none(
+    tmp_path: Path, make: Callable[[Path], object], message: str
+) -> None:
+    make(tmp_path / "capidx.yaml")
+    result = in_project(tmp_path, ["--print-config"])
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        MISSPELLED,
+        "serve:\n  transport: http\nserve:\n  transport: stdio\n",
+        "1: one\nserve: {port: 9000}\n",
+        "title: ''\nencodings: []\nserve:\n  port: 70000\n  expose: [summary, summary]\n",
+        "relationships: {similarity_threshold: 2}\ninjection:\n  labels:\n    - {label: x}\n",
+        "serve:\n  port: 1\n  build: [a]\nsite: maybe\n",
+        "- a list\n",
+        "paths: [\n",
+    ],
+)
+def test_serve_refuses_what_validate_refuses_at_the_same_places(tmp_path: Path, text: str) -> None:
+    (tmp_path / "capidx.yaml").write_text(text, encoding="utf-8")
+    served = in_project(tmp_path, ["--print-config"])
+    validated = in_project_validate(tmp_path)
+    assert (served.exit_code, validated.exit_code) == (2, 2), (served.output, validated.output)
+    assert places(served.output) == places(validated.output) != set(), (served.output, validated.output)
+
+
+def in_project_validate(project: Path):
+    with contextlib.chdir(project):
+        return CliRunner().invoke(cli, ["validate", "-q"])
+
+
+def places(output: str) -> set[tuple[str, ...]]:
+    """line, column and JSON path of each problem in capidx.yaml."""
+    return {match.groups("") for match in re.finditer(r"capidx\.yaml:(\d+):(\d+): (\$\S*:)?", output)}
+
+
+VALID = (
+    "title: 2026-01-31\n"  # a date: read as the text validate reads, which the schema allows
+    "paths:\n  out: site/out\nbudgets:\n  summary: 1000\nserve:\n  transport: http\n  port: 9000\n"
+)
+
+
+def test_a_valid_file_is_still_served_from(tmp_path: Path) -> None:
+    (tmp_path / "capidx.yaml").write_text(VALID, encoding="utf-8")
+    result = in_project(tmp_path, ["--print-config"])
+    assert result.exit_code == 0, result.output
+    served = yaml_settings(result.output)
+    assert (served["transport"], served["port"], served["build"]) == ("http", 9000, str(tmp_path / "site" / "out"))
+    validated = in_project_validate(tmp_path)  # no catalog here: validate stops at that, not at the file
+    assert "agents: catalog directory not found" in validated.output and "capidx.yaml" not in validated.output
+
+
+def test_the_file_capidx_init_writes_is_served_from(tmp_path: Path) -> None:
+    with contextlib.chdir(tmp_path):
+        assert CliRunner().invoke(cli, ["init", "."]).exit_code == 0
+    result = in_project(tmp_path, ["--print-config"])
+    assert result.exit_code == 0, result.output
+    assert f"# config file: {tmp_path / 'capidx.yaml'}" in result.output
+    assert any(line.startswith("  expose:") and "(serve.expose)" in line for line in result.output.splitlines())
+
+
+def test_an_empty_file_means_every_default(tmp_path: Path) -> None:
+    (tmp_path / "capidx.yaml").write_text("# nothing set yet\n", encoding="utf-8")
+    s = settings(cwd=tmp_path)
+    assert s.config_file == tmp_path / "capidx.yaml" and set(s.sources.values()) == {"default"}
+
+
+def test_environment_variables_still_override_a_valid_file_but_never_excuse_a_broken_one(tmp_path: Path) -> None:
+    (tmp_path / "capidx.yaml").write_text(VALID, encoding="utf-8")
+    env = {"CAPIDX_TRANSPORT": "stdio", "CAPIDX_PORT": "9100", "CAPIDX_BUILD": "elsewhere"}
+    result = in_project(tmp_path, ["--print-config"], env=env)
+    assert result.exit_code == 0, result.output
+    served = yaml_settings(result.output)
+    assert (served["transport"], served["port"]) == ("stdio", 9100)
+    lines = result.output.splitlines()
+    assert any(line.startswith("  transport: stdio") and line.endswith("# env CAPIDX_TRANSPORT") for line in lines)
+    assert any(line.startswith(f"  build: {tmp_path / 'elsewhere'}") for line in lines)
+    (tmp_path / "capidx.yaml").write_text(MISSPELLED, encoding="utf-8")
+    broken = in_project(tmp_path, ["--print-config", "--transport", "http"], env=env)
+    assert broken.exit_code == 2 and "$.Serve: unknown key 'Serve'" in broken.output
+
+
+def yaml_settings(output: str) -> dict:
+    import yaml
+
+    return yaml.safe_load(output)["serve"]
