@@ -283,6 +283,16 @@ def tree(root: Path) -> dict[str, object]:
     return found
 
 
+def built_project(root: Path) -> Path:
+    """A project at `root` (the catalog, a capidx.yaml with `out: build`) with a real build in build/: tests of what
+    a later build does to it copy it (`shutil.copytree(root, target, symlinks=True)`)."""
+    write_catalog(root)
+    (root / "capidx.yaml").write_text("paths:\n  out: build\n", encoding="utf-8")
+    result = run_cli(["build", "-q"], cwd=root)
+    assert result.exit_code == 0, result.output
+    return root
+
+
 def run_cli(args: list[str], cwd: Path) -> Any:
     """`capidx <args>` in-process with `cwd` as the working directory (so no capidx.yaml is picked up)."""
     import contextlib

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from catalog_factory import documents, run_cli, tree, write_catalog
+from catalog_factory import built_project, documents, run_cli, tree, write_catalog
 
 from capidx.compiler.emit import write
 from capidx.compiler.emit.write import MARKER, MARKER_TEXT, OLD_PREFIX, TEMP_PREFIX
@@ -31,12 +31,7 @@ PUT_BACK = "was missing: a build was stopped while replacing it; put the previou
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A project (capidx.yaml, catalog) with a real build in build/; tests copy it."""
-    root = tmp_path_factory.mktemp("built")
-    write_catalog(root)
-    (root / "capidx.yaml").write_text("paths:\n  out: build\n", encoding="utf-8")
-    result = run_cli(["build", "-q"], cwd=root)
-    assert result.exit_code == 0, result.output
-    return root
+    return built_project(tmp_path_factory.mktemp("built"))
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from catalog_factory import documents, run_cli, tree, write_catalog
+from catalog_factory import built_project, documents, run_cli, tree, write_catalog
 
 from capidx.compiler.emit import write
 from capidx.compiler.emit.write import MARKER, OLD_PREFIX, TEMP_PREFIX
@@ -22,12 +22,8 @@ from capidx.compiler.emit.write import MARKER, OLD_PREFIX, TEMP_PREFIX
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A project (capidx.yaml, catalog, notes) with a real build in build/; tests copy it."""
-    root = tmp_path_factory.mktemp("built")
-    write_catalog(root)
-    (root / "capidx.yaml").write_text("paths:\n  out: build\n", encoding="utf-8")
+    root = built_project(tmp_path_factory.mktemp("built"))
     (root / "NOTES.md").write_text("# my notes\n", encoding="utf-8")
-    result = run_cli(["build", "-q"], cwd=root)
-    assert result.exit_code == 0, result.output
     return root
 
 
@@ -284,31 +280,46 @@ def test_a_killed_removal_leaves_a_leftover_the_next_build_recognizes(
     assert not leftover.exists()
 
 
-@pytest.mark.parametrize("command", [["validate"], ["build", "-q"], ["validate", "agents"]])
-def test_a_catalog_document_linked_from_outside_the_catalog_is_refused(tmp_path: Path, command: list[str]) -> None:
-    """A fork could otherwise link `current.json` to any file of the CI machine and have it read."""
+LINKED = {  # what a fork links to a file outside the catalog, and the commands that must refuse it
+    "capability document": (
+        lambda agents: sorted(agents.glob("*/capabilities/current.json"))[0],
+        ["validate", "agents"],
+    ),
+    "alias table": (lambda agents: agents / "aliases.json", ["validate", "agents/aliases.json"]),
+}
+
+
+@pytest.mark.parametrize("linked", LINKED)
+@pytest.mark.parametrize("command", [["validate"], ["build", "-q"], None])
+def test_a_file_linked_from_outside_the_catalog_is_refused(
+    tmp_path: Path, linked: str, command: list[str] | None
+) -> None:
+    """A fork could otherwise link `current.json` or `aliases.json` to any file of the CI machine and have it read:
+    its text quoted in errors, or built into every document. (`None`: the command naming the file or its folder.)"""
+    pick, named = LINKED[linked]
     project = tmp_path / "project"
     agents = write_catalog(project)
     secret = tmp_path / "outside" / "secret.json"
     secret.parent.mkdir()
-    first = sorted(agents.glob("*/capabilities/current.json"))[0]
+    first = pick(agents)
     secret.write_bytes(first.read_bytes())  # valid data: only where it lives is wrong
     first.unlink()
     first.symlink_to(secret)
 
-    result = run_cli(command, cwd=project)
+    result = run_cli(command or named, cwd=project)
     assert result.exit_code == 2
     assert f"refused: a symbolic link to {secret}, outside the catalog" in result.output
     assert not (project / "build").exists()
 
 
-def test_a_link_inside_the_catalog_is_read(tmp_path: Path) -> None:
-    agents = write_catalog(tmp_path)
-    first = sorted(agents.glob("*/capabilities/current.json"))[0]
+@pytest.mark.parametrize("linked", LINKED)
+def test_a_link_inside_the_catalog_is_read(tmp_path: Path, linked: str) -> None:
+    first = LINKED[linked][0](write_catalog(tmp_path))
     kept = first.with_name("real.json")
     first.rename(kept)
     first.symlink_to(kept.name)
-    assert run_cli(["validate", "-q"], cwd=tmp_path).exit_code == 0
+    result = run_cli(["validate"], cwd=tmp_path)
+    assert result.exit_code == 0 and "not read" not in result.output  # the file the link leads to is read
 
 
 def test_a_temporary_folder_is_never_without_its_marker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

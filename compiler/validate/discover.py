@@ -121,7 +121,7 @@ def unread(root: Path, read: Sequence[Path]) -> list[Diagnostic]:
     capabilities folder that holds a document, or a name one typing error from a document's or alias table's
     (`capabilites/current.json`, `Current.json`, `current.jsn`, `alias.json`, `<agent>/current.json`). Without it
     a misspelled folder or file drops an agent, or every alias, and validation passes."""
-    known = {_key(path) for path in read}
+    known = {_key(place) for path in read for place in (path, Path(os.path.realpath(path)))}  # and link targets
     problems = []
     for folder, subfolders, files in os.walk(root):
         subfolders[:] = sorted(d for d in subfolders if not d.startswith(".") and d not in _SKIPPED_DIRECTORIES)
