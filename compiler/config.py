@@ -216,7 +216,8 @@ def check_config_mapping(data: Any, path: str, source: SourceFile | None = None)
     source = source or SourceFile(Path(path), b"", "", data, SourceMap())
     if not isinstance(data, dict):
         return [source.diagnostic((), "error", "capidx.yaml must be a mapping of settings", code="config")]
-    problems = schema_diagnostics(bundled_validator(CONFIG_SCHEMA), source, code="config")
+    found = schema_diagnostics(bundled_validator(CONFIG_SCHEMA), source, code="config")
+    problems = sorted(found, key=lambda problem: (problem.line or 0, problem.col or 0))  # as the file reads
     return problems or _check_across_options(data, source)
 
 

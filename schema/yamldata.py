@@ -53,13 +53,20 @@ class SourceMap:
         return self.values[parts]
 
 
+# Of a longer key a path shows this many characters and '…': a key is the data's, of any length (one of 100,000
+# characters made every message naming it 100 KB long); the line and column still point at it.
+SHOWN_KEY = 60
+
+
 def json_path(parts: Parts) -> str:
     """`$.capabilities[3].category`; keys that are not identifiers in brackets: `$.aliases['mcp server']`."""
     text = "$"
     for part in parts:
         if isinstance(part, int):
             text += f"[{part}]"
-        elif _IDENTIFIER.fullmatch(part):
+            continue
+        part = part if len(part) <= SHOWN_KEY else part[: SHOWN_KEY - 1] + "…"
+        if _IDENTIFIER.fullmatch(part):
             text += f".{part}"
         else:
             escaped = part.replace("\\", "\\\\").replace("'", "\\'")

@@ -165,6 +165,15 @@ def test_problems_have_positions(tmp_path: Path, text: str, expected: list[str])
     assert config == default_config(tmp_path)  # defaults on problems, so callers can report and stop
 
 
+def test_problems_come_in_the_order_of_the_file(tmp_path: Path) -> None:
+    """The schema reports a file's problems in its own order (here: the top level's before a nested one's)."""
+    config_file = write(tmp_path / "capidx.yaml", "paths:\n  outt: b\nbudgets:\n  zzz: 3\nSERVE: 1\n")
+
+    _, problems = load_config(config_file, tmp_path)
+
+    assert [(p.line, p.pointer) for p in problems] == [(2, "$.paths.outt"), (4, "$.budgets.zzz"), (5, "$.SERVE")]
+
+
 def test_with_overrides_ignores_flags_not_given(tmp_path: Path) -> None:
     config = default_config(tmp_path)
     assert config.with_overrides(agents=None, out=None) == config

@@ -198,7 +198,13 @@ def schema_diagnostics(validator: LazyValidator, source: SourceFile, code: str =
         return []
     found: dict[Diagnostic, None] = {}
     try:
-        for error in validator.iter_errors(source.data):
+        errors = list(validator.iter_errors(source.data))
+        # A value of the wrong type also fails its enum (`tier: null`): one error, the type's, which says how to
+        # write the value.
+        mistyped = {tuple(error.absolute_path) for error in errors if error.validator == "type"}
+        for error in errors:
+            if error.validator == "enum" and tuple(error.absolute_path) in mistyped:
+                continue
             for diagnostic in _describe(error, source, code):
                 found.setdefault(diagnostic)
     except RecursionError:

@@ -150,7 +150,26 @@ def _check(source: SourceFile, lines: dict[Any, Any], lengths: dict[Any, Any]) -
     for parts, text, limit in too_long:
         if parts not in seen:
             problems.append(source.diagnostic(parts, "error", *_too_long(text, limit)))
+    for parts in _long_keys(source.data):  # the schema names every key but the `x-` ones, which may be any length
+        if parts not in seen:
+            problems.append(source.diagnostic(parts, "error", *_too_long(str(parts[-1]), SINGLE_LINE_MAX), key=True))
     return problems
+
+
+def _long_keys(data: Any) -> Iterator[tuple[Any, ...]]:
+    """The path of each object key longer than `SINGLE_LINE_MAX` (a key is a single-line field); iterative, and
+    paths are built only for what is too long."""
+    stack: list[tuple[tuple[Any, ...], Any]] = [((), data)]
+    while stack:
+        parts, value = stack.pop()
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if isinstance(key, str) and len(key) > SINGLE_LINE_MAX:
+                    yield (*parts, key)
+                if isinstance(item, (dict, list)):
+                    stack.append(((*parts, key), item))
+        elif isinstance(value, list):
+            stack.extend(((*parts, index), item) for index, item in enumerate(value) if isinstance(item, (dict, list)))
 
 
 # The escapes a JSON string can write a control, format or any character with.
