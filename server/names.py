@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 
 from rapidfuzz import fuzz
+from rapidfuzz.distance import OSA
 
 from capidx.schema.text import STOP_WORDS, normalize
 from capidx.server.matchindex import Candidate, MatchIndex, NameTable, Resolution
@@ -17,6 +18,7 @@ from capidx.server.matchindex import Candidate, MatchIndex, NameTable, Resolutio
 # Whole-string similarity (0-100) that counts as "the same words, mistyped", when 5 ahead of the next.
 TYPO_RATIO = 82
 SUGGESTIONS = 3
+LONG_WORD = 9  # a word of this many letters may hold two typing errors (`mistyped_as`)
 _NUMBER = re.compile(r"\d+")
 
 
@@ -41,7 +43,7 @@ def _resolve_name(table: NameTable, query: str, label: Callable[[str], str]) -> 
     spelled = table.spellings.items()
     numbers = _NUMBER.findall(n)  # a typo does not change a number: 'agent-999' is not 'agent-99'
     near = _best_per_value(
-        (values, fuzz.ratio(n, s)) for s, values in spelled if n and abs(len(s) - len(n)) < 5 and keeps(numbers, s)
+        (values, fuzz.ratio(n, s)) for s, values in spelled if n and keeps(numbers, s) and mistyped_as(n, s)
     )
     if resolved := typo_winner(query, near):
         return resolved
@@ -56,6 +58,19 @@ def _containing(table: NameTable, n: str) -> tuple[str, ...]:
     found = {v for spelling, values in table.spellings.items() if words <= set(spelling.split()) for v in values}
     meaningful = words - STOP_WORDS
     return tuple(sorted(found or (value for value, known in table.words.items() if meaningful <= known)))
+
+
+def mistyped_as(typed: str, spelling: str) -> bool:
+    """Whether `typed` may be `spelling` mistyped: word by word, each word at most one typing error away (two in a
+    word of nine letters or more) or cut short ('code refactor'), or run together ('claudecod'). Similar strings are
+    not enough: 'github copilot chat' is as similar to 'github copilot cli' as a typo, but 'chat' is a word, not a
+    mistyped 'cli'."""
+    pairs = list(zip(typed.split(), spelling.split(), strict=False))
+    if len(typed.split()) != len(spelling.split()):
+        pairs = [(typed.replace(" ", ""), spelling.replace(" ", ""))]
+    return all(
+        OSA.distance(a, b) <= (2 if len(b) >= LONG_WORD else 1) or (len(a) >= 3 and b.startswith(a)) for a, b in pairs
+    )
 
 
 def keeps(numbers: list[str], spelling: str) -> bool:

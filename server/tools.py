@@ -263,36 +263,47 @@ _LOOSE_READINGS = {"lexical": "by its words", "fuzzy": "by its words, allowing f
 NEXT_NAMED = 2  # runner-ups a loose reading names
 
 
-def _reading(resolution: Mapping[str, Resolution | list[Resolution]]) -> list[types.TextContent]:
-    """A line after the document when the capability was read loosely ('cloud agent' -> Sandboxing): `_meta` says
-    so too, but clients do not show it to the model, which would take the document for an exact answer."""
+def _reading(snapshot: Snapshot, resolution: Mapping[str, Resolution | list[Resolution]]) -> list[types.TextContent]:
+    """A line after the answer when a name was read loosely ('cloud agent' -> Sandboxing, 'cladue' -> claude-code):
+    `_meta` says so too, but clients do not show it to the model, which would take the answer for an exact one. A
+    capability query that is a category's name ('security') also points to that category's list."""
+    said = []
+    agent = resolution.get("agent")
+    if isinstance(agent, Resolution) and agent.ok and agent.resolved_by == "fuzzy":
+        said.append(f"Read agent {agent.query!r} as {agent.value}, allowing for typos.")
     found = resolution.get("capability")
     how = _LOOSE_READINGS.get(found.resolved_by or "") if isinstance(found, Resolution) and found.ok else None
-    if how is None or not isinstance(found, Resolution):
-        return []
-    runners = [f"{c.label} ({c.value}, {c.confidence})" for c in found.ranked if c.value != found.value]
-    others = f"; next: {', '.join(runners[:NEXT_NAMED])}" if runners else ""
-    return [
-        types.TextContent(
-            text=f"Read {found.query!r} as {found.value}, {how} (confidence {found.confidence}){others}. If another "
+    if isinstance(found, Resolution) and how is not None:
+        runners = [f"{c.label} ({c.value}, {c.confidence:.2f})" for c in found.ranked if c.value != found.value]
+        others = f"; next: {', '.join(runners[:NEXT_NAMED])}" if runners else ""
+        said.append(
+            f"Read {found.query!r} as {found.value}, {how} (match {found.confidence:.2f}){others}. If another "
             "capability was meant, call again with its slug."
         )
-    ]
+        category = snapshot.index.category_names.spellings.get(normalize(found.query), ())
+        if len(category) == 1:
+            listing = f"list_capabilities(category={category[0]!r})"
+            said.append(f"{category[0]} is also a category: {listing} lists what is in it.")
+    return [types.TextContent(text=" ".join(said))] if said else []
 
 
-def _document(artifact: Artifact, **resolution: Resolution | list[Resolution]) -> types.CallToolResult:
+def _document(
+    snapshot: Snapshot, artifact: Artifact, **resolution: Resolution | list[Resolution]
+) -> types.CallToolResult:
     """The precompiled document, byte for byte, with its parsed value (and how a loose name was read)."""
     return types.CallToolResult(
-        content=[types.TextContent(text=artifact.text), *_reading(resolution)],
+        content=[types.TextContent(text=artifact.text), *_reading(snapshot, resolution)],
         structured_content=artifact.value,
         _meta={RESOLUTION_META: _describe(resolution), URI_META: artifact.uri},
     )
 
 
-def _synthesized(value: dict[str, Any], **resolution: Resolution | list[Resolution]) -> types.CallToolResult:
+def _synthesized(
+    snapshot: Snapshot, value: dict[str, Any], **resolution: Resolution | list[Resolution]
+) -> types.CallToolResult:
     """A value the build has no document for (a filtered comparison, an empty list, candidates)."""
     return types.CallToolResult(
-        content=[types.TextContent(text=canonical_json(value)), *_reading(resolution)],
+        content=[types.TextContent(text=canonical_json(value)), *_reading(snapshot, resolution)],
         structured_content=value,
         _meta={RESOLUTION_META: _describe(resolution)},
     )
@@ -418,7 +429,7 @@ def suggestions(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
     value["omitted"] = list(result.omitted)
     text = suggest.render_suggestions(result)
     if rows and not resolution.ok:  # said first: candidates, not the answer ('voice mode' is not Plan Mode)
-        text = f"No clear match for {resolution.query!r}; the closest capabilities, best first:\n\n{text}"
+        text = f"No single clear match for {resolution.query!r}; the closest capabilities:\n\n{text}"
     if not rows:  # nothing fit the budget (or no candidate has a snippet): name the candidates instead
         names = ", ".join(f"{index.capabilities[slug].name} ({slug})" for slug, _ in pairs[:SUGGESTED_NAMES])
         text = f"{text or 'No snippet to suggest'}. Candidates: {names}. Call again with one slug."
@@ -427,6 +438,8 @@ def suggestions(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
         value["candidates"] = others
         names = ", ".join(f"{row['name']} ({row['slug']}, {row['matchConfidence']})" for row in others)
         text = f"{text.rstrip()}\n\nOther candidates: {names}. Call again with one slug."
+    if unrecorded := [row["name"] for row in rows if row.get("recorded") is False]:  # its snippet is another's
+        text = f"{text.rstrip()}\n\n{agent}'s data has no record of {', '.join(unrecorded)}: no data, not a no."
     return {"text": text, "value": value}
 
 
@@ -467,9 +480,13 @@ def _filtered(snapshot: Snapshot, kind: str, listed: str, resolved: Mapping[str,
     """The `kind` document for the resolved filter; an empty `listed` list when the build has none for it."""
     params = {key: r.value for key, r in resolved.items()}
     document = snapshot.find(kind, **params)
-    if document is None:  # said, so that an empty list is not read as the agent lacking everything in it
-        return _synthesized({"filter": params, listed: [], "hint": _nothing(snapshot, listed, params)}, **resolved)
-    return _document(document, **resolved)
+    entry = snapshot.index.capabilities.get(params.get("capability") or "")
+    unrecorded = entry is not None and params.get("agent") is not None and params["agent"] not in entry.agents
+    if document is None or unrecorded:  # said, so that an empty list is not read as the agent lacking it all
+        return _synthesized(
+            snapshot, {"filter": params, listed: [], "hint": _nothing(snapshot, listed, params)}, **resolved
+        )
+    return _document(snapshot, document, **resolved)
 
 
 def _nothing(snapshot: Snapshot, listed: str, params: Mapping[str, str | None]) -> str:
@@ -477,7 +494,9 @@ def _nothing(snapshot: Snapshot, listed: str, params: Mapping[str, str | None]) 
     agent, capability, category = (params.get(key) for key in ("agent", "capability", "category"))
     entry = snapshot.index.capabilities.get(capability or "")
     if agent is not None and (entry is None or agent not in entry.agents):
-        about = f"capability {capability}" if entry else f"capability in {category}" if category else "capability"
+        if entry is not None:
+            return f"{agent}'s data does not mention {capability}: the catalog has no data on it, which is not a no."
+        about = f"capability in {category}" if category else "capability"
         return f"{agent}'s data records no {about}: the catalog has no data on it, which is not a no."
     return f"No {listed} recorded for this filter."
 
@@ -493,13 +512,17 @@ def lookup_capability(snapshot: Snapshot, agent: str, capability: str) -> types.
     if wants_suggestions(snapshot, cap_res):
         return _suggested(snapshot, cap_res, agent_res.value, agent=agent_res, capability=cap_res)
     if cap_res.status == "ambiguous":
-        return _synthesized(_candidates(snapshot, cap_res, agent_res.value), agent=agent_res, capability=cap_res)
+        return _synthesized(
+            snapshot, _candidates(snapshot, cap_res, agent_res.value), agent=agent_res, capability=cap_res
+        )
     if not cap_res.ok:  # unknown: suggestions as a normal result (issue 12)
-        return _synthesized(_candidates(snapshot, cap_res, agent_res.value), agent=agent_res, capability=cap_res)
+        return _synthesized(
+            snapshot, _candidates(snapshot, cap_res, agent_res.value), agent=agent_res, capability=cap_res
+        )
     document = snapshot.find("lookup", agent=agent_res.value, capability=cap_res.value)
     if document is None:
         return _error(f"The build has no lookup document for {agent_res.value} / {cap_res.value}; rebuild it.")
-    return _document(document, agent=agent_res, capability=cap_res)
+    return _document(snapshot, document, agent=agent_res, capability=cap_res)
 
 
 def compare_capability(snapshot: Snapshot, capability: str, agents: list[str] | None = None) -> types.CallToolResult:
@@ -507,14 +530,14 @@ def compare_capability(snapshot: Snapshot, capability: str, agents: list[str] | 
     if cap_res.status == "ambiguous" and snapshot.has_kind("snippet"):
         return _suggested(snapshot, cap_res, None, capability=cap_res)
     if cap_res.status == "ambiguous":
-        return _synthesized(_candidates(snapshot, cap_res, None), capability=cap_res)
+        return _synthesized(snapshot, _candidates(snapshot, cap_res, None), capability=cap_res)
     if not cap_res.ok:
-        return _synthesized(_candidates(snapshot, cap_res, None), capability=cap_res)
+        return _synthesized(snapshot, _candidates(snapshot, cap_res, None), capability=cap_res)
     document = snapshot.find("compare", capability=cap_res.value)
     if document is None:
         return _error(f"The build has no comparison for {cap_res.value}; rebuild it.")
     if not agents:
-        return _document(document, capability=cap_res)
+        return _document(snapshot, document, capability=cap_res)
     agent_res, problem = _resolve_agents(snapshot, agents)
     if problem:
         return _error(problem, capability=cap_res, agents=agent_res)
@@ -524,7 +547,7 @@ def compare_capability(snapshot: Snapshot, capability: str, agents: list[str] | 
         return _error(f"The build's comparison for {cap_res.value} is not a JSON object; rebuild it.")
     value = dict(whole)
     value["agents"] = [entry for entry in whole["agents"] if entry.get("agent") in wanted]
-    return _synthesized(value, capability=cap_res, agents=agent_res)
+    return _synthesized(snapshot, value, capability=cap_res, agents=agent_res)
 
 
 def list_capabilities(
@@ -563,9 +586,9 @@ def get_sources(snapshot: Snapshot, agent: str | None = None, capability: str | 
     if capability is not None:
         resolved["capability"] = resolve_capability(snapshot.index, capability, agent=agent_id)
         if resolved["capability"].status == "ambiguous":
-            return _synthesized(_candidates(snapshot, resolved["capability"], agent_id), **resolved)
+            return _synthesized(snapshot, _candidates(snapshot, resolved["capability"], agent_id), **resolved)
         if not resolved["capability"].ok:
-            return _synthesized(_candidates(snapshot, resolved["capability"], agent_id), **resolved)
+            return _synthesized(snapshot, _candidates(snapshot, resolved["capability"], agent_id), **resolved)
     # The agent has not recorded that capability: no document, nothing cited.
     return _filtered(snapshot, "sources", "sources", resolved)
 
@@ -578,10 +601,13 @@ def get_capability_index(snapshot: Snapshot, variant: str) -> types.CallToolResu
 
 
 def _listed(schema: Mapping[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
-    """A string where a list of names is wanted, read as the names it separates by commas: models often send
-    `"agents": "claude"` or `"claude, gemini"` (an agent's id never holds a comma; a display name with one is
-    given in a list)."""
+    """Arguments as models send them, read as meant: a null for an optional argument is "not given" (many clients
+    send every argument), and a string where a list of names is wanted the names it separates by commas
+    (`"agents": "claude"` or `"claude, gemini"`; an agent's id never holds a comma, a display name with one is given
+    in a list)."""
     properties = schema.get("properties", {})
+    optional = set(properties) - set(schema.get("required", ()))
+    arguments = {key: value for key, value in arguments.items() if value is not None or key not in optional}
     return {
         key: [part.strip() for part in value.split(",") if part.strip()] or [value]
         if isinstance(value, str) and key in properties and properties[key].get("type") == "array"

@@ -32,6 +32,9 @@ def index(any_build: Path) -> MatchIndex:
         ("GitHub Copilot CLI", "copilot-cli", "name"),
         ("gemni", "gemini-cli", "fuzzy"),
         ("claud code", "claude-code", "fuzzy"),
+        ("claude-cod", "claude-code", "fuzzy"),  # a word cut short
+        ("claudecod", "claude-code", "fuzzy"),  # words run together, mistyped
+        ("copliot cli", "copilot-cli", "fuzzy"),  # two letters swapped
     ],
 )
 def test_agents(index: MatchIndex, query: str, agent_id: str, how: str) -> None:
@@ -44,6 +47,15 @@ def test_copilot_is_ambiguous(index: MatchIndex, query: str) -> None:
     resolution = resolve_agent(index, query)
     assert resolution.status == "ambiguous"
     assert [c.value for c in resolution.candidates] == ["copilot-cli", "vscode-copilot"]
+
+
+@pytest.mark.parametrize("query", ["GitHub Copilot Chat", "copilot chat", "gemini code"])
+def test_a_different_word_is_no_typo_of_an_agents_name(index: MatchIndex, query: str) -> None:
+    """'GitHub Copilot Chat' is as similar to 'GitHub Copilot CLI' as a typo would be, but 'chat' is a word of its
+    own, not a mistyped 'cli': taking it for Copilot CLI answered for the wrong agent (a wrong "no" on inline
+    chat). It is not resolved; the closest names are offered."""
+    resolution = resolve_agent(index, query)
+    assert resolution.status != "resolved"
 
 
 def test_unknown_agents_get_suggestions(index: MatchIndex) -> None:

@@ -109,11 +109,12 @@ async def test_resolution_order_is_reported(
     assert not result.is_error, text_of(result)
     assert text_of(result) == document(any_build, "lookup", agent=agent_id, capability=slug)
     assert result.meta["capidx/resolution"]["capability"]["resolvedBy"] == how
-    # Only a reading the index does not spell out (a typo, ranked words) is said to the model, after the document.
-    said = [block.text for block in result.content[1:]]
-    assert said == ([] if how != "fuzzy" else [said[0]])
-    if how == "fuzzy":
-        assert said[0].startswith(f"Read {capability!r} as {slug}, by its words, allowing for typos")
+    # Only a reading the index does not spell out (a typo, ranked words) is said to the model, after the document:
+    # the agent's ('gemni') and the capability's.
+    said = " ".join(block.text for block in result.content[1:])
+    assert (f"Read agent {agent!r} as {agent_id}, allowing for typos." in said) == (agent == "gemni")
+    assert (f"Read {capability!r} as {slug}, by its words, allowing for typos (match " in said) == (how == "fuzzy")
+    assert len(result.content) == 1 + bool(said)
 
 
 async def test_a_loose_reading_is_said_after_the_document(any_build: Path, revision: str) -> None:
@@ -127,7 +128,7 @@ async def test_a_loose_reading_is_said_after_the_document(any_build: Path, revis
     for result in (ranked, compared, sources):
         assert not result.is_error
         (line,) = [block.text for block in result.content[1:]]
-        assert line.startswith("Read 'compaction' as context-compaction, by its words (confidence ")
+        assert line.startswith("Read 'compaction' as context-compaction, by its words (match 0.")
         assert line.endswith("If another capability was meant, call again with its slug.")
     assert len(exact.content) == len(identifier.content) == 1  # spelled as the index has it: nothing to say
 
@@ -141,7 +142,9 @@ async def test_a_loose_reading_names_the_runner_ups(bundled_build: Path) -> None
     (line,) = [block.text for block in result.content[1:]]
     assert line.startswith(f"Read 'security' as {resolution['value']}, by its words")
     runner_ups = line.split("; next: ", 1)[1].split(". If another", 1)[0].split("), ")
-    assert 1 <= len(runner_ups) <= 2 and all(re.match(r"[\w -]+ \([a-z0-9-]+, 0\.\d+", r) for r in runner_ups)
+    assert 1 <= len(runner_ups) <= 2 and all(re.match(r"[\w -]+ \([a-z0-9-]+, 0\.\d\d", r) for r in runner_ups)
+    # 'security' is also a category's name: the line points to its list.
+    assert "security is also a category: list_capabilities(category='security')" in line
 
 
 async def test_a_capability_the_agent_lacks_is_answered_not_swapped(any_build: Path, revision: str) -> None:
@@ -214,6 +217,7 @@ async def test_compare_whole_and_filtered(any_build: Path, revision: str) -> Non
         one = await client.call_tool("compare_capability", {"capability": "MCP", "agents": "claude"})
         two = await client.call_tool("compare_capability", {"capability": "MCP", "agents": "claude, Gemini CLI,"})
         blank = await client.call_tool("compare_capability", {"capability": "MCP", "agents": " "})
+        unset = await client.call_tool("compare_capability", {"capability": "MCP", "agents": None})  # "not given"
     assert text_of(whole) == expected
     full = json.loads(expected)
     kept = [e for e in full["agents"] if e["agent"] in ("claude-code", "gemini-cli")]
@@ -223,6 +227,7 @@ async def test_compare_whole_and_filtered(any_build: Path, revision: str) -> Non
     assert [e["agent"] for e in one.structured_content["agents"]] == ["claude-code"]
     assert two.structured_content == some.structured_content
     assert blank.is_error and "must not be empty" in text_of(blank)
+    assert text_of(unset) == expected
 
 
 async def test_list_needs_an_agent_or_a_category(any_build: Path, revision: str) -> None:
@@ -273,7 +278,8 @@ async def test_sources_by_agent_capability_or_both(any_build: Path, revision: st
         ("lookup_capability", {"agent": "claude", "capability": "x" * 1_000_000}, "Arguments too large"),
         ("compare_capability", {"capability": "mcp", "agents": 3}, "agents: must be an array"),
         ("compare_capability", {"capability": "mcp", "agents": ["a"] * 21}, "at most 20 items"),
-        ("list_capabilities", {"agent": None}, "agent: must be a string"),
+        ("list_capabilities", {"agent": 5}, "agent: must be a string"),
+        ("lookup_capability", {"agent": "claude", "capability": None}, "capability: must be a string"),
     ],
 )
 async def test_bad_arguments_are_error_results_and_the_server_stays_up(
@@ -365,7 +371,7 @@ async def test_no_clear_winner_answers_with_suggestions(any_build: Path) -> None
         assert (row["snippet"], row["tokens"]) == snippet(any_build, capability=row["capability"])
         assert "available" not in row
     for result in (lookup, compare):  # the text says first that these are candidates, not the answer
-        assert text_of(result).startswith("No clear match for 'tool'; the closest capabilities, best first:\n\n")
+        assert text_of(result).startswith("No single clear match for 'tool'; the closest capabilities:\n\n")
 
 
 async def test_a_snippet_the_agent_does_not_record_falls_back_to_the_cross_agent_one(hand_build: Path) -> None:
@@ -485,6 +491,21 @@ async def test_suggestions_never_give_another_agents_record_as_a_no(bundled_buil
     assert head.endswith("; no record for the other agents") and "copilot-cli" not in head
     assert described.split(": ", 1)[0] in head  # the description is named as another agent's
     assert all(r["recorded"] for r in rows.values() if r["available"])
+    # Said in the text too, which is all a model is shown: the snippet is another agent's.
+    assert text_of(result).endswith("copilot-cli's data has no record of Custom Slash Commands: no data, not a no.")
+
+
+async def test_sources_of_a_capability_the_agent_does_not_mention_say_so(bundled_build: Path) -> None:
+    """The build writes an empty sources document for every pair; for a capability the agent's data does not
+    mention, the answer says it is no data, unlike a recorded "no" that cites nothing."""
+    async with connect(bundled_build) as client:
+        unmentioned = await client.call_tool("get_sources", {"agent": "vscode", "capability": "web search"})
+        mentioned = await client.call_tool("get_sources", {"agent": "claude", "capability": "inline code completion"})
+    assert unmentioned.structured_content["sources"] == mentioned.structured_content["sources"] == []
+    assert unmentioned.structured_content["hint"] == (
+        "vscode-copilot's data does not mention web-search: the catalog has no data on it, which is not a no."
+    )
+    assert "hint" not in mentioned.structured_content
 
 
 async def test_errors_say_what_the_catalog_covers_and_where_to_go(any_build: Path) -> None:
