@@ -21,6 +21,10 @@ Part = str | int
 Parts = tuple[Part, ...]
 Position = tuple[int, int]
 
+# Limits every data file is read within, by validate, build and serve alike.
+MAX_FILE_BYTES = 10 * 1024 * 1024
+MAX_NESTING = 64  # levels of objects and lists a data file may nest (`too_deep`)
+
 _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]*")
 # A YAML document whose aliases expand past this many values is refused (a "billion laughs" guard).
 MAX_YAML_VALUES = 1_000_000
@@ -205,3 +209,19 @@ def _children(node: Any, parts: Parts, walk: _YamlWalk) -> Iterator[tuple[Parts,
             walk.duplicates.append(Duplicate(child_parts, position, seen[key]))
         seen[key] = walk.keys[child_parts] = position
         yield child_parts, value_node
+
+
+def too_deep(data: Any) -> Parts | None:
+    """Where a value sits deeper than `MAX_NESTING`, or None. A file the parser accepts may nest hundreds of levels
+    (an `x-` value is any JSON), and recursive walks over it would then fail with a traceback: readers refuse it
+    first. Iterative, and it stops at the limit, so its cost is bounded by the file's size."""
+    stack: list[tuple[Parts, Any]] = [((), data)]
+    while stack:
+        parts, value = stack.pop()
+        if len(parts) > MAX_NESTING:
+            return parts
+        if isinstance(value, dict):
+            stack.extend(((*parts, key), item) for key, item in value.items())
+        elif isinstance(value, list):
+            stack.extend(((*parts, index), item) for index, item in enumerate(value))
+    return None

@@ -27,7 +27,18 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from capidx.schema.yamldata import Parts, Position, SourceMap, YamlDocument, YamlShapeError, json_path, parse_yaml
+from capidx.schema.yamldata import (
+    MAX_FILE_BYTES,
+    MAX_NESTING,
+    Parts,
+    Position,
+    SourceMap,
+    YamlDocument,
+    YamlShapeError,
+    json_path,
+    parse_yaml,
+    too_deep,
+)
 
 CONFIG_FILE_NAME = "capidx.yaml"
 DEFAULT_EXPOSE = ("summary", "stats", "agents", "capabilities", "categories")
@@ -356,14 +367,20 @@ def _read(path: Path) -> bytes:
     not_regular = SettingsError([f"{path}: is not a regular file (a device, socket or pipe?)"])
     if not stat.S_ISREG(info.st_mode):
         raise not_regular
+    too_large = SettingsError([f"{path}: file is over the {MAX_FILE_BYTES // 1024 // 1024} MB limit for data files"])
+    if info.st_size > MAX_FILE_BYTES:  # as validate and build refuse it
+        raise too_large
     try:
         # O_NONBLOCK: should a pipe replace the file between the stat and the open, the open does not wait.
         with os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as handle:
             if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
                 raise not_regular
-            return handle.read()
+            raw = handle.read(MAX_FILE_BYTES + 1)  # the file may have grown since the stat
     except OSError as error:
         raise SettingsError([f"{path}: {_stat_problem(path, error)}"]) from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise too_large
+    return raw
 
 
 def _stat_problem(path: Path, error: OSError) -> str:
@@ -413,6 +430,9 @@ def _parse(path: Path, raw: bytes) -> YamlDocument:
         found.append((at, parts, f"key {key!r} is not a string (quote it: JSON data allows only string keys)"))
     if found:
         raise SettingsError([_at(path, *problem) for problem in sorted(found, key=lambda problem: problem[0])])
+    if (deep := too_deep(document.data)) is not None:
+        where = document.source_map.locate(deep) or (1, 1)
+        raise SettingsError([_at(path, where, deep, f"nested more than {MAX_NESTING} levels deep")])
     return document
 
 

@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,23 @@ def test_a_file_meant_for_capidx_but_not_read_is_a_warning(tmp_path: Path) -> No
         assert result.exit_code == 0
         assert warned == sorted(f"agents/{stray}" for stray in strays), result.output
     assert run_cli(["validate", "--strict"], cwd=tmp_path).exit_code == 1
+
+
+def test_a_catalog_at_the_project_root_reads_its_config_schema_and_templates(tmp_path: Path) -> None:
+    """With `agents: .` the catalog folder holds capidx.yaml, the schema and the templates folder: all read, none
+    'not read'."""
+    write_catalog(tmp_path, agents_dir=".")
+    schema = resources.files("capidx.schema").joinpath("capability-schema.json").read_bytes()
+    (tmp_path / "schema.json").write_bytes(schema)
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "data.json").write_text("{}", encoding="utf-8")  # what a template may include
+    config = "paths:\n  agents: .\n  schema: schema.json\n  templates: templates\n"
+    (tmp_path / "capidx.yaml").write_text(config, encoding="utf-8")
+
+    result = run_cli(["validate"], cwd=tmp_path)
+
+    assert result.exit_code == 0, result.output
+    assert "not read" not in result.output
 
 
 def test_symlink_loop_is_reported_by_name(project: Path) -> None:

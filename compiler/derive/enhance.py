@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from capidx.compiler.catalog import CanonicalCapability, Catalog
+from capidx.compiler.catalog import CanonicalCapability, Capability, Catalog
 from capidx.compiler.config import Config, Injection, InjectionLabel, Relationships
 from capidx.compiler.derive.relations import KeywordSource, SimilarEdge, keyword_sets, similar_edges
 from capidx.compiler.derive.semantics import description_stats
@@ -41,7 +41,7 @@ class Enhanced:
     similar: Mapping[str, tuple[SimilarEdge, ...]]  # `shared`: at most MAX_SHARED_TERMS, rarest first
     names: Mapping[str, str]  # slug -> canonical name, to name the target of an edge
     superseded_by: Mapping[str, str]  # only capabilities whose records name a successor
-    descriptions: Mapping[str, str]  # slug -> the one description that stands for the capability
+    described: Mapping[str, Capability]  # slug -> the record whose description stands for the capability
     injection: Mapping[str, Any] = field(default_factory=dict)  # match.json's `injection` (empty: left out)
     # `terms()` of the catalog texts analysed here, for match.json's term counts to reuse: each distinct text
     # is analysed once per build (the server's bounded memo of `terms` cycles on a large catalog). Not data
@@ -120,7 +120,7 @@ def enhance(
         similar = similar_edges(sets, relationships.similarity_threshold, relationships.max_similar)
     except ValueError as exc:  # the config schema allows a threshold of 0, Jaccard edges need > 0
         raise SettingsError(f"relationships: {exc}") from None
-    descriptions = {capability.slug: canonical_description(capability) for capability in catalog.capabilities}
+    described = {capability.slug: canonical_record(capability) for capability in catalog.capabilities}
     return Enhanced(
         similar=_with_reasons(similar, sets),
         names={capability.slug: capability.name for capability in catalog.capabilities},
@@ -129,7 +129,7 @@ def enhance(
             for capability in catalog.capabilities
             if (successor := canonical_superseded_by(capability))
         },
-        descriptions=descriptions,
+        described=described,
         injection=dict(injection or {}),
         text_terms=text_terms,
     )
@@ -176,13 +176,12 @@ def keyword_sources(catalog: Catalog) -> Iterator[KeywordSource]:
             )
 
 
-def canonical_description(capability: CanonicalCapability) -> str:
-    """The description that stands for the capability across agents: the most informative (highest term
+def canonical_record(capability: CanonicalCapability) -> Capability:
+    """The record whose description stands for the capability across agents: the most informative (highest term
     entropy) of the records that have it available, or of all records when none has; ties go to the first
-    agent by id."""
+    agent by id. The record, not its text: the snippet names whose words they are."""
     candidates = [record for record in capability.records if record.available] or list(capability.records)
-    best = max(candidates, key=lambda record: description_stats(record.description).entropy)  # max keeps the first
-    return best.description
+    return max(candidates, key=lambda record: description_stats(record.description).entropy)  # max keeps the first
 
 
 def canonical_superseded_by(capability: CanonicalCapability) -> str | None:

@@ -112,19 +112,22 @@ def _from_config(config: Config) -> Inputs:
     documents, problems = confined(found, config.agents)
     if not documents and not problems:
         problems.append(_nothing_found(config.agents))
-    problems += unread(config.agents, [*found, *([config.aliases] if config.aliases else [])])  # read, or refused
+    inputs = (config.aliases, config.config_file, config.schema)  # the catalog folder may hold them (`agents: .`)
+    problems += unread(config.agents, [*found, *(path for path in inputs if path)], config.templates)
     return Inputs(tuple(documents), aliases, (), (*refused, *problems))
 
 
-def unread(root: Path, read: Sequence[Path]) -> list[Diagnostic]:
+def unread(root: Path, read: Sequence[Path], templates: Path | None = None) -> list[Diagnostic]:
     """A warning for each file under the catalog that looks meant for capidx but is not read: a data file outside a
     capabilities folder that holds a document, or a name one typing error from a document's or alias table's
     (`capabilites/current.json`, `Current.json`, `current.jsn`, `alias.json`, `<agent>/current.json`). Without it
     a misspelled folder or file drops an agent, or every alias, and validation passes."""
     known = {_key(place) for path in read for place in (path, Path(os.path.realpath(path)))}  # and link targets
+    skipped = {_key(templates)} if templates else set()  # its files are read too, as templates
     problems = []
     for folder, subfolders, files in os.walk(root):
-        subfolders[:] = sorted(d for d in subfolders if not d.startswith(".") and d not in _SKIPPED_DIRECTORIES)
+        kept = (d for d in subfolders if not d.startswith(".") and d not in _SKIPPED_DIRECTORIES)
+        subfolders[:] = sorted(d for d in kept if _key(Path(folder, d)) not in skipped)
         archive = os.path.basename(folder) == "capabilities" and any(name in files for name in CAPABILITY_FILE_NAMES)
         for name in sorted(files):
             path = Path(folder, name)

@@ -89,11 +89,12 @@ def check_duplicate_agents(paths_by_agent: Iterable[tuple[str, Path]]) -> list[D
 
 def check_agent_names(sources: Sequence[SourceFile], context: Sequence[SourceFile] = ()) -> list[Diagnostic]:
     """Two agents with one display name (an agent folder copied, its `agent.name` left as it was): the matrices show
-    two columns of that name, and the server answers the name with both. Said at the later document of the two
-    (`context`: compared with, never reported at)."""
+    two columns of that name, and the server answers the name with both. Said at each checked document whose name
+    an earlier one has; `context` (the rest of the catalog, read when a pre-commit hook names only changed files)
+    comes first, so that a copied folder named alone is still compared with the one it was copied from."""
     first: dict[str, Path] = {}
     problems = []
-    for number, source in enumerate((*sources, *context)):
+    for number, source in enumerate((*context, *sources)):
         agent = source.data.get("agent") if isinstance(source.data, dict) else None
         name = agent.get("name") if isinstance(agent, dict) else None
         key = normalize(name) if isinstance(name, str) else ""
@@ -101,7 +102,7 @@ def check_agent_names(sources: Sequence[SourceFile], context: Sequence[SourceFil
             continue
         if key not in first:
             first[key] = source.path
-        elif number < len(sources):
+        elif number >= len(context):
             hint = "give each agent its own name: tables show agents by it, and the server answers it with both"
             message = f"agent name {quote(name)} is also the name of agent {quote(discover.agent_id(first[key]))}"
             problems.append(source.diagnostic(("agent", "name"), "warning", message, hint, "agent-name"))

@@ -21,10 +21,19 @@ from typing import Any
 from capidx.compiler.diagnostics import Diagnostic, Severity
 from capidx.compiler.files import read_at_most
 from capidx.compiler.validate.positions import JsonPositions, scan_json
-from capidx.schema.yamldata import Duplicate, Parts, Position, SourceMap, YamlShapeError, json_path, parse_yaml
+from capidx.schema.yamldata import (
+    MAX_FILE_BYTES,
+    MAX_NESTING,
+    Duplicate,
+    Parts,
+    Position,
+    SourceMap,
+    YamlShapeError,
+    json_path,
+    parse_yaml,
+    too_deep,
+)
 
-MAX_FILE_BYTES = 10 * 1024 * 1024
-MAX_NESTING = 64  # levels of objects and lists a data file may nest (`_too_deep`)
 YAML_SUFFIXES = frozenset({".yaml", ".yml"})
 
 # Hints for the json module's terse messages (its wording has been stable since Python 3.5).
@@ -134,26 +143,10 @@ def load_file(path: Path, *, allow_empty: bool = False) -> tuple[SourceFile | No
         what = "mapping" if path.suffix.lower() in YAML_SUFFIXES else "JSON object"
         return None, [Diagnostic(str(path), 1, 1, "", "error", "file is empty", f"expected a {what}", "parse")]
     source, problems = _parse_yaml(path, raw, text) if _is_yaml(path, text) else _parse_json(path, raw, text)
-    if source is not None and (deep := _too_deep(source.data)) is not None:
+    if source is not None and (deep := too_deep(source.data)) is not None:
         message = f"nested more than {MAX_NESTING} levels deep"
         return None, [source.diagnostic(deep, "error", message, "no capidx data nests this deep", "parse")]
     return source, problems
-
-
-def _too_deep(data: Any) -> tuple[str | int, ...] | None:
-    """Where a value sits deeper than `MAX_NESTING`, or None. A file the parser accepts may nest hundreds of levels
-    (an `x-` value is any JSON), and the build's recursive walks would then fail with a traceback: validation
-    refuses it first. Iterative, and it stops at the limit, so its cost is bounded by the file's size."""
-    stack: list[tuple[tuple[str | int, ...], Any]] = [((), data)]
-    while stack:
-        parts, value = stack.pop()
-        if len(parts) > MAX_NESTING:
-            return parts
-        if isinstance(value, dict):
-            stack.extend(((*parts, key), item) for key, item in value.items())
-        elif isinstance(value, list):
-            stack.extend(((*parts, index), item) for index, item in enumerate(value))
-    return None
 
 
 def read_limited(path: Path) -> tuple[bytes | None, Diagnostic | None]:
