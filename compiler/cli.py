@@ -575,11 +575,12 @@ def inject(files: tuple[Path, ...], build_dir: Path | None, check: bool, force: 
     Exit codes: 0 written or current, 1 (--check) a block is missing or stale,
     2 bad input, and nothing is written: a block edited by hand (without
     --force), markers that do not pair, a path out of the project, the
-    project's inputs (capidx.yaml, the catalog, templates), .git, a build,
-    an executable file, a name that is not Markdown or text (.json, .yaml,
-    .py, Makefile, …), a file that is not UTF-8 or not a regular file, no
-    build or one without memory.md.
+    files the build reads (capidx.yaml, the alias table, capability
+    documents, templates), .git, a build, an executable file, a name that
+    is not Markdown or text (.json, .yaml, .py, Makefile, …), a file that
+    is not UTF-8 or not a regular file, no build or one without memory.md.
     """
+    from capidx.compiler.inject.inputs import build_inputs
     from capidx.compiler.inject.run import InjectOptions, execute
 
     if check and force:
@@ -593,23 +594,11 @@ def inject(files: tuple[Path, ...], build_dir: Path | None, check: bool, force: 
         check=check,
         force=force,
         project_out=settings.out,
-        inputs=_inputs(settings),
+        inputs=build_inputs(settings),
         given_build=None if build_dir is None else str(build_dir),
         given_config=None if config is None else str(config),
     )
     click.get_current_context().exit(execute(options, echo=click.echo))
-
-
-def _inputs(settings: Any) -> tuple[tuple[str, Path], ...]:
-    """What `capidx build` reads under these settings, named for a message: inject never writes into them."""
-    named = (
-        ("the capidx.yaml in force", settings.config_file),
-        ("the catalog folder", settings.agents),
-        ("the alias table", settings.aliases),
-        ("the schema", settings.schema),
-        ("the templates folder", settings.templates),
-    )
-    return tuple((what, path) for what, path in named if path is not None)
 
 
 COMMANDS = (init, validate, build, report, verify, inject)

@@ -621,19 +621,26 @@ def _a_capability_document(project: Path) -> tuple[str, str]:
     document = project / "agents" / "alpha" / "capabilities" / "current.json"
     document.parent.mkdir(parents=True)
     document.write_text('{"agent": "alpha"}\n', encoding="utf-8")
-    return "agents/alpha/capabilities/current.json", "inside the catalog folder (agents), an input of capidx build"
+    return "agents/alpha/capabilities/current.json", (
+        "it is a capability document (agents/alpha/capabilities/current.json), an input of capidx build"
+    )
 
 
-def _markdown_in_the_catalog(project: Path) -> tuple[str, str]:
-    (project / "agents").mkdir()
-    (project / "agents" / "README.md").write_text("# The catalog\n", encoding="utf-8")
-    return "agents/README.md", "inside the catalog folder (agents)"
+def _a_link_target_of_a_capability_document(project: Path) -> tuple[str, str]:
+    """The build reads the file a document's link leads to (inside the catalog): under a Markdown name too."""
+    (project / "agents" / "alpha" / "capabilities").mkdir(parents=True)
+    (project / "agents" / "alpha" / "notes.md").write_text('{"agent": "alpha"}\n', encoding="utf-8")
+    (project / "agents" / "alpha" / "capabilities" / "current.json").symlink_to(Path("..") / "notes.md")
+    return "agents/alpha/notes.md", "it is a capability document (agents/alpha/capabilities/current.json)"
 
 
-def _a_moved_catalog(project: Path) -> tuple[str, str]:
-    (project / "capidx.yaml").write_text("paths:\n  agents: data/catalog\n", encoding="utf-8")
-    (project / "data" / "catalog").mkdir(parents=True)
-    return "data/catalog/AGENTS.md", "inside the catalog folder (data/catalog)"
+def _a_hard_link_to_a_capability_document(project: Path) -> tuple[str, str]:
+    document = project / "data" / "alpha" / "capabilities" / "current.yaml"
+    document.parent.mkdir(parents=True)
+    document.write_text("agent: alpha\n", encoding="utf-8")
+    (project / "capidx.yaml").write_text("paths:\n  agents: data\n", encoding="utf-8")
+    os.link(document, project / "NOTES.md")
+    return "NOTES.md", "it is a capability document (data/alpha/capabilities/current.yaml)"
 
 
 def _the_alias_table(project: Path) -> tuple[str, str]:
@@ -642,10 +649,84 @@ def _the_alias_table(project: Path) -> tuple[str, str]:
     return "names.md", "it is the alias table (names.md)"
 
 
-def _the_templates_folder(project: Path) -> tuple[str, str]:
+def _an_alias_table_named_agents_md(project: Path) -> tuple[str, str]:
+    """The name a refusal suggests is never one refused itself: here AGENTS.md is the alias table."""
+    (project / "capidx.yaml").write_text("paths:\n  aliases: AGENTS.md\n", encoding="utf-8")
+    (project / "AGENTS.md").write_text("{}\n", encoding="utf-8")
+    return "AGENTS.md", (
+        "AGENTS.md: it is the alias table (AGENTS.md), an input of capidx build, not a memory file; "
+        "name one such as CLAUDE.md\n"
+    )
+
+
+def _a_schema_file_the_schema_refers_to(project: Path) -> tuple[str, str]:
+    (project / "schema").mkdir()
+    (project / "schema" / "capability.json").write_text('{"$ref": "defs.json"}\n', encoding="utf-8")
+    (project / "schema" / "defs.json").write_text('{"type": "object"}\n', encoding="utf-8")
+    os.link(project / "schema" / "defs.json", project / "schema" / "NOTES.md")
+    (project / "capidx.yaml").write_text("paths:\n  schema: schema/capability.json\n", encoding="utf-8")
+    return "schema/NOTES.md", "it is a schema file the schema refers to (schema/defs.json)"
+
+
+def _templates(project: Path, folder: str, summary: str) -> None:
+    """A templates folder (`folder`, given by capidx.yaml) whose summary template is `summary`."""
+    (project / "capidx.yaml").write_text(f"paths:\n  templates: {folder}\n", encoding="utf-8")
+    (project / folder).mkdir(exist_ok=True)
+    (project / folder / "summary.md.j2").write_text(summary, encoding="utf-8")
+
+
+def _a_file_a_template_includes(project: Path) -> tuple[str, str]:
+    """Included by a template, not there yet: a file made under that name would be read by the next build."""
+    _templates(project, "templates", '# {{ title }}\n{% include "partials/notes.md" %}\n')
+    return "templates/partials/notes.md", (
+        "it is a template or a file a template includes (templates/partials/notes.md), an input of capidx build"
+    )
+
+
+def _a_file_a_template_includes_in_turn(project: Path) -> tuple[str, str]:
+    _templates(project, "templates", '{% include "partials/a.md" %}\n')
+    (project / "templates" / "partials").mkdir()
+    (project / "templates" / "partials" / "a.md").write_text('{% import "b.txt" as b %}\n', encoding="utf-8")
+    return "templates/b.txt", "it is a template or a file a template includes (templates/b.txt)"
+
+
+def _a_template(project: Path) -> tuple[str, str]:
     (project / "templates").mkdir()
-    (project / "templates" / "summary.md.j2").write_text("# {{ title }}\n", encoding="utf-8")
-    return "templates/NOTES.md", "inside the templates folder (templates)"
+    (project / "templates" / "agent.md.j2").write_text("# {{ agent.name }}\n", encoding="utf-8")
+    return "templates/agent.md.j2", "it is a template or a file a template includes (templates/agent.md.j2)"
+
+
+def _templates_including_a_computed_name(project: Path) -> tuple[str, str]:
+    """Which file `{% include "parts/" ~ title %}` reads is known only when it renders: the folder is refused."""
+    _templates(project, "templates", '{% include "parts/" ~ title %}\n')
+    return "templates/NOTES.md", (
+        "inside the templates folder (templates), which capidx build may read whole: a template in it includes "
+        "a name computed at render time"
+    )
+
+
+def _a_template_that_does_not_parse(project: Path) -> tuple[str, str]:
+    _templates(project, "templates", "{% include %}\n")
+    return "templates/NOTES.md", "inside the templates folder (templates), which capidx build may read whole"
+
+
+def _templates_at_the_project_root_including_agents_md(project: Path) -> tuple[str, str]:
+    _templates(project, ".", '{% include "AGENTS.md" %}\n')
+    (project / "AGENTS.md").write_text("# Rules\n", encoding="utf-8")
+    return "AGENTS.md", (
+        "AGENTS.md: it is a template or a file a template includes (AGENTS.md), an input of capidx build, not a "
+        "memory file; name one such as CLAUDE.md\n"
+    )
+
+
+def _templates_at_the_project_root_including_a_computed_name(project: Path) -> tuple[str, str]:
+    """Every name a refusal could suggest is inside the folder refused: it suggests none."""
+    _templates(project, ".", '{% include "parts/" ~ title %}\n')
+    return "AGENTS.md", (
+        "AGENTS.md: inside the templates folder (.), which capidx build may read whole: a template in it includes "
+        "a name computed at render time, or one cannot be read or parsed, so which of its files it reads cannot be "
+        "told; not a memory file; name a memory file that capidx build does not read\n"
+    )
 
 
 def _an_executable_script(project: Path) -> tuple[str, str]:
@@ -682,10 +763,18 @@ BAD_PATHS = {
         _a_hard_link_to_the_config,
         _a_link_to_the_config,
         _a_capability_document,
-        _markdown_in_the_catalog,
-        _a_moved_catalog,
+        _a_link_target_of_a_capability_document,
+        _a_hard_link_to_a_capability_document,
         _the_alias_table,
-        _the_templates_folder,
+        _an_alias_table_named_agents_md,
+        _a_schema_file_the_schema_refers_to,
+        _a_file_a_template_includes,
+        _a_file_a_template_includes_in_turn,
+        _a_template,
+        _templates_including_a_computed_name,
+        _a_template_that_does_not_parse,
+        _templates_at_the_project_root_including_agents_md,
+        _templates_at_the_project_root_including_a_computed_name,
         _an_executable_script,
         _a_link_to_a_script,
     )
@@ -797,6 +886,67 @@ def test_memory_files_of_every_agent_are_written(project: Path, exists: bool) ->
         assert body_of(text) == MEMORY
         assert text.startswith("Rules of our own.\n\n" if exists else BEGIN)
     assert inject("--check", *MEMORY_FILES).exit_code == 0
+
+
+def _the_catalog_at_the_project_root(project: Path) -> list[str]:
+    (project / "capidx.yaml").write_text("paths:\n  agents: .\n", encoding="utf-8")
+    (project / "alpha" / "capabilities").mkdir(parents=True)
+    (project / "alpha" / "capabilities" / "current.json").write_text('{"agent": "alpha"}\n', encoding="utf-8")
+    (project / "aliases.json").write_text("{}\n", encoding="utf-8")
+    return ["AGENTS.md", ".windsurfrules", "alpha/README.md", "alpha/capabilities/NOTES.md"]
+
+
+def _markdown_beside_the_catalogs_data(project: Path) -> list[str]:
+    (project / "agents" / "alpha" / "capabilities").mkdir(parents=True)
+    (project / "agents" / "alpha" / "capabilities" / "current.json").write_text("{}\n", encoding="utf-8")
+    (project / "agents" / "README.md").write_text("# The catalog\n", encoding="utf-8")
+    return ["agents/README.md", "agents/alpha/AGENTS.md"]
+
+
+def _a_moved_catalog(project: Path) -> list[str]:
+    (project / "capidx.yaml").write_text("paths:\n  agents: data/catalog\n", encoding="utf-8")
+    (project / "data" / "catalog").mkdir(parents=True)
+    return ["data/catalog/AGENTS.md"]
+
+
+def _markdown_beside_templates(project: Path) -> list[str]:
+    _templates(project, "templates", '{% include "partials/notes.md" %}\n')
+    return ["templates/NOTES.md", "templates/partials/other.md", "AGENTS.md"]
+
+
+def _templates_at_the_project_root(project: Path) -> list[str]:
+    _templates(project, ".", '{% import "_macros.md.j2" as m %}{% include "partials/notes.md" %}\n')
+    return ["AGENTS.md", "CLAUDE.md", "partials/README.md"]
+
+
+UNREAD_PLACES = {
+    fn.__name__.strip("_"): fn
+    for fn in (
+        _the_catalog_at_the_project_root,
+        _markdown_beside_the_catalogs_data,
+        _a_moved_catalog,
+        _markdown_beside_templates,
+        _templates_at_the_project_root,
+    )
+}
+
+
+@pytest.mark.parametrize("case", UNREAD_PLACES)
+def test_a_file_the_build_does_not_read_is_written_wherever_it_is(project: Path, case: str) -> None:
+    """The catalog and templates folders may be the project's own (`paths.agents: .`): what is refused is what
+    the build reads from them (documents, the alias table, templates and what they include), not every file there."""
+    names = UNREAD_PLACES[case](project)
+    existing = names[0]
+    (project / existing).parent.mkdir(parents=True, exist_ok=True)
+    (project / existing).write_text("# Ours\n", encoding="utf-8")
+
+    result = inject(*names)
+
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines() == [f"{existing}: block added", *(f"{name}: created" for name in names[1:])]
+    for name in names:
+        assert body_of((project / name).read_text("utf-8")) == MEMORY
+    assert inject("--check", *names).exit_code == 0
 
 
 def test_every_bad_file_is_named_at_once(project: Path) -> None:

@@ -88,3 +88,33 @@ def test_a_title_that_would_start_a_block_stays_text_in_the_injected_block(tmp_p
     text = (tmp_path / "AGENTS.md").read_text("utf-8")
     assert _open_fences(text, "After the block.") == 0
     assert [row for row in text.splitlines() if row.startswith("#")] == ["# Rules"]
+
+
+def test_a_catalog_at_the_project_root_takes_memory_files_beside_its_data(tmp_path: Path) -> None:
+    """`paths.agents: .`: the project's folder is the catalog folder. The build reads its documents and alias
+    table there, not AGENTS.md, so inject writes the memory files (and the build stays up to date after it),
+    while still refusing what the build reads, with a suggestion that is not refused itself."""
+    root = tmp_path / "project"
+    write_catalog(root, agents_dir=".")
+    (root / "capidx.yaml").write_text("paths: {agents: ., out: ../outbuild}\n", "utf-8")
+    assert run_cli(["build", "-q"], root).exit_code == 0
+
+    written = run_cli(["inject", "AGENTS.md", ".windsurfrules", "claude-code/NOTES.md"], root)
+
+    assert written.exit_code == 0, written.output
+    memory = (tmp_path / "outbuild" / "memory.md").read_text("utf-8")
+    for name in ("AGENTS.md", ".windsurfrules", "claude-code/NOTES.md"):
+        assert memory in (root / name).read_text("utf-8")
+    rebuilt = run_cli(["build"], root)
+    assert rebuilt.exit_code == 0 and "build up to date (inputs unchanged)" in rebuilt.output
+    refused = run_cli(["inject", "capidx.yaml", "aliases.json", "claude-code/capabilities/current.json"], root)
+    assert refused.exit_code == 2
+    assert refused.output.splitlines() == [
+        "Error: capidx.yaml: it is the capidx.yaml in force (capidx.yaml), an input of capidx build, not a memory "
+        "file; name one such as AGENTS.md",
+        "aliases.json: it is the alias table (aliases.json), an input of capidx build, not a memory file; name one "
+        "such as AGENTS.md",
+        "claude-code/capabilities/current.json: it is a capability document (claude-code/capabilities/current.json), "
+        "an input of capidx build, not a memory file; name one such as AGENTS.md",
+        "nothing written",
+    ]

@@ -20,7 +20,7 @@ from typing import Any
 
 from capidx.compiler.diagnostics import ExitCode
 from capidx.compiler.inject import block
-from capidx.compiler.inject.target import InjectError, Target, open_target, write_all
+from capidx.compiler.inject.target import InjectError, Input, Target, open_target, write_all
 from capidx.compiler.report.manifest_reader import load_manifest
 from capidx.schema import builddir
 
@@ -38,8 +38,8 @@ class InjectOptions:
     check: bool = False
     force: bool = False  # replace a block edited by hand, or one capidx did not write
     project_out: Path | None = None  # the project's own build directory (paths.out), never written either
-    # What the project's build reads, each with what to call it: ("the catalog folder", agents/), never written.
-    inputs: tuple[tuple[str, Path], ...] = ()
+    # What the project's build reads (`inputs.build_inputs`), never written.
+    inputs: tuple[Input, ...] = ()
     # The options given (`--build`, `--config`), repeated in the commands `--check` suggests; each as written.
     given_build: str | None = None
     given_config: str | None = None

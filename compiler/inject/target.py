@@ -8,8 +8,9 @@ a link is followed to its target, which is what gets written (the link stays a l
 files is read (a pipe would block, a device never end), and nothing larger than `MAX_BYTES`.
 
 A memory file is also what its name and mode say it is: Markdown or plain text, not a program. Appending a
-Markdown block to `capidx.yaml`, a capability document or a script breaks it (or, in a script, runs), so the
-project's own inputs, executable files and names that say another format are refused (`_check_name`).
+Markdown block to `capidx.yaml`, a capability document or a script breaks it (or, in a script, runs), so what
+the project's build reads (`_refuse_inputs`), executable files and names that say another format
+(`_check_name`) are refused.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import os
 import re
 import shlex
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,8 +43,22 @@ _NOT_MEMORY_NAME = re.compile(
 )
 
 
+# Names a refusal offers instead, in this order, relative to the project: the first the build does not read.
+_SUGGESTED = ("AGENTS.md", "CLAUDE.md", "GEMINI.md")
+
+
 class InjectError(UsageError):
     """A memory file that may not or cannot be read or written (exit 2; the message names it)."""
+
+
+@dataclass(frozen=True)
+class Input:
+    """Something `capidx build` reads, never written: a file, or a folder read whole (every file inside it is
+    refused). `what` names it in a message (`the alias table`); `why` says why it is refused."""
+
+    what: str
+    path: Path
+    why: str = "an input of capidx build, not a memory file"
 
 
 @dataclass(frozen=True)
@@ -63,12 +78,12 @@ def open_target(
     cwd: Path,
     build: Path,
     project_out: Path | None = None,
-    inputs: Sequence[tuple[str, Path]] = (),
+    inputs: Sequence[Input] = (),
 ) -> Target:
     """Read the memory file `name` (relative to `cwd`) or learn that it is missing; `InjectError` when it may
     not be used. `build` is the build directory read (`--build`, or its manifest.json) and `project_out` the
-    project's own (`paths.out`): neither is ever written. `inputs` are what the project's build reads, each
-    with what to call it (`the catalog folder`, agents/): files and folders never written either."""
+    project's own (`paths.out`): neither is ever written. `inputs` are what the project's build reads
+    (`compiler/inject/inputs.py`): never written either."""
     shown = str(name)
     given = Path(os.path.abspath(cwd / name))
     root = _resolve(project, shown)
@@ -82,7 +97,7 @@ def open_target(
     if project_out is not None:  # a folder by configuration, whether built yet or not
         builds.append(_resolve(Path(os.path.abspath(cwd / project_out)), shown))
     _refuse_special_folders(path, root, builds, shown)
-    _refuse_inputs(path, root, inputs, shown)
+    _refuse_inputs(path, root, inputs, shown, lambda: _suggestion(root, cwd, builds, inputs))
     _check_name(path, shown)
     try:
         info = os.stat(path)
@@ -112,19 +127,49 @@ def _refuse_special_folders(path: Path, root: Path, builds: Sequence[Path], show
         raise InjectError(f"{shown}: inside the build directory, which capidx build replaces")
 
 
-def _refuse_inputs(path: Path, root: Path, inputs: Sequence[tuple[str, Path]], shown: str) -> None:
-    """Not what the project's build reads (the capidx.yaml in force, the catalog folder, the alias table, the
-    schema, the templates folder): a block appended to it would make the next validate or build fail, or (in a
-    template or the catalog's text) carry it into every artifact."""
-    for what, place in inputs:
-        place = _resolve_quietly(place)
-        if _within(path, place):
-            where = place.relative_to(root).as_posix() if place.is_relative_to(root) else str(place)
-            relation = "inside" if place.is_dir() else "it is"
-            raise InjectError(
-                f"{shown}: {relation} {what} ({where}), an input of capidx build, not a memory file; "
-                "name one such as AGENTS.md"
-            )
+def _refuse_inputs(path: Path, root: Path, inputs: Sequence[Input], shown: str, suggestion: Callable[[], str]) -> None:
+    """Not what the project's build reads: a block appended to it would make the next validate or build fail,
+    or (in a template or a file one includes) carry it into every artifact.
+
+    What the build reads, not where: a capability document, the alias table, a template or a file a template
+    includes is refused wherever it is, and a Markdown file is not refused for sitting in the catalog folder or
+    the templates folder, which may be the project's own folder (`paths.agents: .`). The build reads nothing
+    else there: a README.md beside the capability documents is no input, and its block reaches no artifact."""
+    found = _input_of(path, inputs)
+    if found is not None:
+        place = found.path
+        shown_place = _relative(place, root)
+        relation = "inside" if _resolve_quietly(place).is_dir() else "it is"
+        raise InjectError(f"{shown}: {relation} {found.what} ({shown_place}), {found.why}; {suggestion()}")
+
+
+def _input_of(path: Path, inputs: Sequence[Input]) -> Input | None:
+    """The first of `inputs` that `path` (links resolved) is or is inside, None when it is none of them."""
+    return next((entry for entry in inputs if _within(path, _resolve_quietly(entry.path))), None)
+
+
+def _suggestion(root: Path, cwd: Path, builds: Sequence[Path], inputs: Sequence[Input]) -> str:
+    """What a refusal offers instead: the first of `_SUGGESTED` at the project's top that would not be refused
+    as an input or a build (AGENTS.md may itself be the alias table, or what a template includes), named from
+    `cwd` as the user would type it; never a name that is refused itself."""
+    for name in _SUGGESTED:
+        candidate = _resolve_quietly(root / name)
+        if _input_of(candidate, inputs) is None and not any(_within(candidate, build) for build in builds):
+            try:
+                typed = os.path.relpath(root / name, cwd)
+            except ValueError:  # another drive (Windows)
+                typed = str(root / name)
+            return f"name one such as {shlex.quote(typed)}"
+    return "name a memory file that capidx build does not read"
+
+
+def _relative(place: Path, root: Path) -> str:
+    """`place` as the project names it: relative to its folder when inside it (the name configured, not a link's
+    target: `agents/a/capabilities/current.json` rather than the file it leads to), else as it is."""
+    for candidate in (Path(os.path.abspath(place)), _resolve_quietly(place)):
+        if candidate.is_relative_to(root):
+            return candidate.relative_to(root).as_posix()
+    return str(place)
 
 
 def _check_name(path: Path, shown: str) -> None:

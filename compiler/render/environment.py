@@ -466,3 +466,45 @@ def override_warnings(env: jinja2.Environment) -> list[str]:
             f"imports it, so it is not used ({hint})"
         )
     return warnings
+
+
+def folder_reads(folder: Path) -> list[Path] | None:
+    """The files of the user's templates folder a build may read, existing or not: every template (`*.j2`, the
+    bundled names included, as a file of that name would override one) and every name a template includes,
+    imports or extends, followed through what those files name in turn; None when that cannot be told (a name
+    computed at render time, a template that cannot be read or parsed, a folder too large to list).
+
+    For `capidx inject`, which must not append its block to a file the build reads: a template may include any
+    file of its folder (`{% include "notes.md" %}`), so a Markdown name there is not enough to say it is unread,
+    nor is a file's sitting in that folder enough to say it is read (the folder may be the project's own)."""
+    env = make_environment(folder)
+    assert env.loader is not None
+    try:
+        pending = [name for name in env.list_templates() if name.endswith(".j2")]
+    except TemplateFailure:
+        return None
+    seen: set[str] = set()
+    reads: list[Path] = []
+    while pending:
+        name = pending.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            reads.append(Path(folder, *split_template_path(name)))  # read if there: refused before it is made
+        except jinja2.TemplateNotFound:  # a name going up (`../x`): the loader never reads it
+            continue
+        try:
+            source = env.loader.get_source(env, name)[0]
+        except jinja2.TemplateNotFound:  # in neither folder yet: nothing it would include
+            continue
+        except TemplateFailure:  # a link out of the folder, not a file, too large, not UTF-8: the build stops there
+            return None
+        try:
+            referenced = list(jinja2.meta.find_referenced_templates(env.parse(source)))
+        except (jinja2.TemplateError, RecursionError):
+            return None
+        if None in referenced:
+            return None
+        pending += [reference for reference in referenced if reference is not None]
+    return sorted(set(reads))
