@@ -576,9 +576,10 @@ def inject(files: tuple[Path, ...], build_dir: Path | None, check: bool, force: 
     2 bad input, and nothing is written: a block edited by hand (without
     --force), markers that do not pair, a path out of the project, the
     files the build reads (capidx.yaml, the alias table, capability
-    documents, templates), .git, a build, an executable file, a name that
-    is not Markdown or text (.json, .yaml, .py, Makefile, …), a file that
-    is not UTF-8 or not a regular file, no build or one without memory.md.
+    documents, templates), .git, a build, a program (a #! script or a
+    binary), a name that is not Markdown or text (.json, .yaml, .py,
+    Makefile, …), a file that is not UTF-8 or not a regular file, no build
+    or one without memory.md.
     """
     from capidx.compiler.inject.inputs import build_inputs
     from capidx.compiler.inject.run import InjectOptions, execute

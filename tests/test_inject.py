@@ -732,7 +732,7 @@ def _templates_at_the_project_root_including_a_computed_name(project: Path) -> t
 def _an_executable_script(project: Path) -> tuple[str, str]:
     (project / "deploy").write_text("#!/bin/sh\necho deployed\n", encoding="utf-8")
     (project / "deploy").chmod(0o755)
-    return "deploy", "deploy: executable (mode 755), a program rather than a memory file; if it is a memory file, clear"
+    return "deploy", "deploy: a program, not a memory file: it starts with a #! line, and a script runs text appended"
 
 
 def _a_link_to_a_script(project: Path) -> tuple[str, str]:
@@ -797,17 +797,70 @@ def test_a_file_that_may_not_be_used_is_refused_and_nothing_is_written(project: 
     assert tree(project.parent) == before  # the good files named with it were neither written nor created
 
 
-def test_an_executable_file_named_as_markdown_is_a_memory_file(project: Path) -> None:
-    """A Windows drive under WSL, or a FAT stick, shows every file as executable: AGENTS.md there is written (its
-    mode kept); only a name without a suffix is refused for its execute bits."""
-    (project / "AGENTS.md").write_text("# Rules\n", encoding="utf-8")
-    (project / "AGENTS.md").chmod(0o755)
+# A program is told by its first bytes, whatever its name and mode: (name, bytes, mode, what the message says).
+_ELF = b"\x7fELF\x02\x01\x01\x00" + bytes(8) + b"\x02\x00\x3e\x00"
+_PE = b"MZ\x90\x00\x03\x00\x00\x00\x04\x00\x00\x00\xff\xff" + bytes(46) + b"\x80\x00\x00\x00"
+PROGRAMS = {
+    "script-executable": ("deploy", b"#!/bin/sh\necho deployed\n", 0o755, "a #! line, and a script runs text"),
+    "script-not-executable": ("deploy", b"#!/bin/sh\necho deployed\n", 0o644, "a #! line"),  # `sh deploy` runs it
+    "script-named-as-markdown": ("setup.md", b"#!/usr/bin/env python3\nprint('hi')\n", 0o644, "a #! line"),
+    "script-named-as-rules": (".windsurfrules", b"#!/bin/sh\nexit 0\n", 0o777, "a #! line"),
+    "elf": ("tool", _ELF, 0o755, "an ELF header, and text appended to an executable breaks it"),
+    "elf-named-as-markdown": ("AGENTS.md", _ELF, 0o644, "an ELF header"),
+    "mach-o-32": ("tool", b"\xfe\xed\xfa\xce" + bytes(12), 0o755, "a Mach-O header"),
+    "mach-o-64": ("tool", b"\xfe\xed\xfa\xcf" + bytes(12), 0o755, "a Mach-O header"),
+    "mach-o-32-reversed": ("tool", b"\xce\xfa\xed\xfe" + bytes(12), 0o755, "a Mach-O header"),
+    "mach-o-64-reversed": ("tool", b"\xcf\xfa\xed\xfe" + bytes(12), 0o755, "a Mach-O header"),
+    "mach-o-universal": ("tool", b"\xca\xfe\xba\xbe" + bytes(12), 0o755, "a Mach-O universal header"),
+    "pe": ("tool.txt", _PE, 0o644, "an MZ (DOS or Windows PE) header"),
+}
 
-    result = inject("AGENTS.md")
+
+@pytest.mark.parametrize("case", PROGRAMS)
+@pytest.mark.parametrize("how", ["write", "check", "force"])
+def test_a_program_is_refused_whatever_its_name_and_mode(project: Path, case: str, how: str) -> None:
+    """Text appended to a script runs with it, and breaks a binary: refused by content, with no advice to change
+    its mode (which decides nothing, and which some file systems cannot change), and --force does not help."""
+    name, content, mode, problem = PROGRAMS[case]
+    (project / name).write_bytes(content)
+    (project / name).chmod(mode)
+    before = tree(project)
+
+    result = inject(*{"write": [], "check": ["--check"], "force": ["--force"]}[how], "AGENTS.md", name)
+
+    assert result.exit_code == 2, result.output
+    assert f"{name}: a program, not a memory file: it starts with {problem}" in result.output
+    assert "chmod" not in result.output and "execute" not in result.output
+    assert "nothing written" in result.output
+    assert tree(project) == before
+    assert stat.S_IMODE((project / name).stat().st_mode) == mode
+
+
+# Text is a memory file whatever its mode: a Windows drive under WSL, or a FAT stick, shows every file as 777.
+EXECUTABLE_TEXT = {
+    "markdown": ("AGENTS.md", "# Rules\n"),
+    "windsurf": (".windsurfrules", "# Rules\n\nUse tabs.\n"),
+    "cursor": (".cursorrules", "Use tabs.\n"),
+    "cline": (".clinerules", "- Use tabs.\n"),
+    "letters-mz": ("NOTES.md", "MZ-80 notes: the letters of an executable's header, but text\n"),
+    "hash-bang-later": ("CLAUDE.md", "# Rules\n#!/bin/sh is how a script starts\n"),
+}
+
+
+@pytest.mark.parametrize("case", EXECUTABLE_TEXT)
+def test_an_executable_text_file_is_a_memory_file(project: Path, case: str) -> None:
+    name, text = EXECUTABLE_TEXT[case]
+    (project / name).write_text(text, encoding="utf-8")
+    (project / name).chmod(0o777 if case == "windsurf" else 0o755)
+    mode = stat.S_IMODE((project / name).stat().st_mode)
+
+    result = inject(name)
 
     assert result.exit_code == 0, result.output
-    assert "capidx:begin" in (project / "AGENTS.md").read_text("utf-8")
-    assert stat.S_IMODE((project / "AGENTS.md").stat().st_mode) == 0o755
+    assert result.output == f"{name}: block added\n"
+    written = (project / name).read_text("utf-8")
+    assert written.startswith(text) and body_of(written) == MEMORY
+    assert stat.S_IMODE((project / name).stat().st_mode) == mode  # kept
 
 
 # Names that say the file is code or data, not Markdown; compared ignoring case.

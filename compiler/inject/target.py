@@ -7,10 +7,10 @@ on the way, leads out of the project (the folder of the capidx.yaml in force, el
 a link is followed to its target, which is what gets written (the link stays a link). Nothing but regular
 files is read (a pipe would block, a device never end), and nothing larger than `MAX_BYTES`.
 
-A memory file is also what its name and mode say it is: Markdown or plain text, not a program. Appending a
-Markdown block to `capidx.yaml`, a capability document or a script breaks it (or, in a script, runs), so what
-the project's build reads (`_refuse_inputs`), executable files and names that say another format
-(`_check_name`) are refused.
+A memory file is also what its name and first bytes say it is: Markdown or plain text, not a program.
+Appending a Markdown block to `capidx.yaml`, a capability document or a script breaks it (or, in a script,
+runs), so what the project's build reads (`_refuse_inputs`), programs (`_refuse_program`) and names that say
+another format (`_check_name`) are refused.
 """
 
 from __future__ import annotations
@@ -43,6 +43,18 @@ _NOT_MEMORY_NAME = re.compile(
 )
 
 
+# The first bytes of a program: a `#!` line (a script, whatever its name or mode) and the headers of the
+# executable formats (ELF; Mach-O, 32 and 64 bits in either byte order, and universal; PE/DOS `MZ`).
+_SHEBANG = b"#!"
+_BINARY_MAGIC = (
+    (b"\x7fELF", "an ELF header"),
+    (b"\xfe\xed\xfa\xce", "a Mach-O header"),
+    (b"\xfe\xed\xfa\xcf", "a Mach-O header"),
+    (b"\xce\xfa\xed\xfe", "a Mach-O header"),
+    (b"\xcf\xfa\xed\xfe", "a Mach-O header"),
+    (b"\xca\xfe\xba\xbe", "a Mach-O universal header"),
+)
+_DOS_HEADER_BYTES = 64  # an `MZ` header's size; it holds NUL bytes, which text does not (`_refuse_program`)
 # Names a refusal offers instead, in this order, relative to the project: the first the build does not read.
 _SUGGESTED = ("AGENTS.md", "CLAUDE.md", "GEMINI.md")
 
@@ -110,9 +122,8 @@ def open_target(
         raise InjectError(f"{shown}: cannot read it: {exc.strerror or exc}") from None
     if not stat.S_ISREG(info.st_mode):
         raise InjectError(f"{shown}: not a regular file (a folder, a pipe or a device?)")
-    if not path.suffix:  # a Markdown or text name is a memory file even where every file is executable
-        _refuse_executable(info, shown)
     raw = _read(path, shown)
+    _refuse_program(raw, shown)
     return Target(shown, path, _decode(raw, shown), raw, stat.S_IMODE(info.st_mode))
 
 
@@ -182,7 +193,7 @@ def _check_name(path: Path, shown: str) -> None:
     suffix cannot be listed the same way: the agents' own rule files are dotfiles named by each tool
     (.windsurfrules, .clinerules, .cursorrules, .rules, .goosehints) and new ones keep appearing. So a name
     without a suffix passes unless it belongs to a well-known family that is not Markdown (`_NOT_MEMORY_NAME`);
-    a script among them is refused by its execute bits (`_refuse_executable`)."""
+    a script among them is refused by its first bytes (`_refuse_program`)."""
     suffix = path.suffix.lower()
     if suffix in MEMORY_SUFFIXES or (not suffix and not _NOT_MEMORY_NAME.fullmatch(path.name)):
         return
@@ -192,16 +203,29 @@ def _check_name(path: Path, shown: str) -> None:
     )
 
 
-def _refuse_executable(info: os.stat_result, shown: str) -> None:
-    """Not a program: text appended to a script would run the next time it does. Asked only of a name without a
-    suffix (`deploy`, next to `.windsurfrules`): a file system that marks every file executable (a Windows drive
-    under WSL, FAT) must not refuse AGENTS.md, and a script named like Markdown is not worth that cost."""
-    if info.st_mode & (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH):
-        mode = oct(stat.S_IMODE(info.st_mode))[2:]
-        raise InjectError(
-            f"{shown}: executable (mode {mode}), a program rather than a memory file; "
-            f"if it is a memory file, clear its execute bits (chmod a-x {shlex.quote(shown)}) and run again"
-        )
+def _refuse_program(raw: bytes, shown: str) -> None:
+    """Not a program: text appended to a script runs the next time the script does, and a binary is broken by
+    it. Told by the file's first bytes, whatever its name and mode: a `#!` line, or an executable's header.
+
+    Not by the execute bits: a Windows drive under WSL (drvfs) or a FAT stick shows every file as mode 777, so
+    they would refuse `.windsurfrules` there, and no `chmod` can clear them; while a script without them still
+    runs through its interpreter (`sh deploy`). Only what a program runs is harmed, and a program's first bytes
+    say it is one. `MZ` counts only with a NUL byte in the first 64 bytes, as a DOS or PE header holds (small
+    numbers in 16- and 32-bit fields, the PE header's offset at byte 60 among them): text that begins with the
+    letters MZ holds none, and is no program."""
+    if raw.startswith(_SHEBANG):
+        what, harm = "a #! line", "a script runs text appended to it"
+    else:
+        what = next((name for magic, name in _BINARY_MAGIC if raw.startswith(magic)), "")
+        if not what and raw.startswith(b"MZ") and b"\0" in raw[:_DOS_HEADER_BYTES]:
+            what = "an MZ (DOS or Windows PE) header"
+        if not what:
+            return
+        harm = "text appended to an executable breaks it"
+    raise InjectError(
+        f"{shown}: a program, not a memory file: it starts with {what}, and {harm}; name a Markdown or "
+        "plain-text memory file"
+    )
 
 
 def _within(path: Path, place: Path) -> bool:
