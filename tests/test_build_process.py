@@ -130,7 +130,7 @@ def test_signals_during_the_swap_wait_until_both_renames_are_done() -> None:
     from capidx.compiler.emit import write
 
     done = []
-    with pytest.raises(KeyboardInterrupt), write._signals_held():
+    with pytest.raises(KeyboardInterrupt), write.signals_held():
         os.kill(os.getpid(), signal.SIGINT)
         done.append("second rename")
     assert done == ["second rename"]

@@ -21,11 +21,12 @@ from pathlib import Path
 import pytest
 from catalog_factory import built_project, documents, run_cli, tree, write_catalog
 
-from capidx.compiler.emit import write
+from capidx.compiler.emit import pipeline, write
 from capidx.compiler.emit.write import MARKER, MARKER_TEXT, OLD_PREFIX, TEMP_PREFIX
 
 CHANGED = "Connects tool servers; changed so that the next build differs."
 PUT_BACK = "was missing: a build was stopped while replacing it; put the previous build back from"
+NOT_WRITTEN_BUT_BACK = "build not written; the previous build was put back at"
 
 
 @pytest.fixture(scope="module")
@@ -82,9 +83,63 @@ def test_a_failing_build_after_a_kill_between_the_renames_puts_the_previous_buil
     result = run_cli(["build", "-q"], cwd=project)
     assert result.exit_code == 1, result.output
     assert f"{PUT_BACK} {old.name}" in result.stderr  # said even with -q
+    assert result.stderr.count(PUT_BACK) == 1
     assert "validation error" in result.stderr
+    assert f"{NOT_WRITTEN_BUT_BACK} {project / 'build'}" in result.stderr  # not "unchanged": it was missing
+    assert "unchanged" not in result.stderr
     assert tree(project / "build") == before  # byte for byte, without the marker
     assert _leftovers(project) == []  # the unpublished new build is removed, as any leftover
+
+
+def test_a_build_refused_for_its_settings_after_the_put_back_says_the_previous_build_is_back(project: Path) -> None:
+    """An unknown encoding is refused once the location of --out is accepted, so the previous build is back
+    first, and the last line says so."""
+    before = tree(project / "build")
+    old = _killed_between_the_renames(project, MARKER_TEXT)
+    result = run_cli(["build", "-q", "--encoding", "no_such_base"], cwd=project)
+    assert result.exit_code == 2, result.output
+    assert f"{PUT_BACK} {old.name}" in result.stderr
+    assert "unknown tiktoken encoding 'no_such_base'" in result.stderr
+    assert result.stderr.rstrip().endswith(f"{NOT_WRITTEN_BUT_BACK} {project / 'build'}")
+    assert tree(project / "build") == before
+
+
+def test_ctrl_c_after_the_put_back_says_the_previous_build_is_back(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not "the new build was already in build" (the folder now holds another build than when the command
+    started), nor "unchanged" (it was missing): what is there is the previous build, put back."""
+    before = tree(project / "build")
+    _killed_between_the_renames(project, MARKER_TEXT)
+
+    def ctrl_c(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pipeline, "_validate", ctrl_c)  # the catalog changed: the build validates it
+    result = run_cli(["build", "-q"], cwd=project)
+    assert result.exit_code == 130, result.output
+    assert f"interrupted: {NOT_WRITTEN_BUT_BACK} {project / 'build'}" in result.stderr
+    assert tree(project / "build") == before
+
+
+REFUSED_PLACES = {"inside-the-catalog": "agents/new-folder", "inside-a-build": "build/inner"}
+
+
+@pytest.mark.parametrize("out", REFUSED_PLACES.values(), ids=REFUSED_PLACES.keys())
+def test_the_previous_build_of_an_out_that_is_refused_stays_where_it_is(project: Path, out: str) -> None:
+    """The location of --out is checked before anything is put back: a set-aside build named for a folder the
+    build refuses is not renamed into the catalog, nor into another build (which every later build of that one
+    would then refuse to replace, for holding a folder its manifest does not list)."""
+    old = write.old_name(project / out)
+    shutil.copytree(project / "build", old)
+    (old / MARKER).write_bytes(MARKER_TEXT)
+    before = tree(project)
+    result = run_cli(["build", "--out", out, "-q"], cwd=project)
+    assert result.exit_code == 2, result.output
+    assert "refusing to write there" in result.stderr
+    assert PUT_BACK not in result.stderr
+    assert f"build not written; nothing is at {project / out}" in result.stderr
+    assert tree(project) == before
 
 
 @pytest.mark.parametrize("marker", MARKERS.values(), ids=MARKERS.keys())

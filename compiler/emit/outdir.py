@@ -23,8 +23,9 @@ killed while making it leaves, and removing it loses nothing. Symbolic links are
 
 One leftover is not removed: the previous build of a folder that is missing, set aside by a swap that was
 killed before the new build took its place (`.capidx-old-<its name>-*`, `write.old_name`). It is the only
-copy of that build, so the next build of that folder puts it back first (`restore_interrupted`), whether
-that build then succeeds or fails, and builds of other folders beside it leave it alone.
+copy of that build, so the next build of that folder puts it back first (`restore_interrupted`), once
+`check_location` and `check_kind` have accepted the folder, whether that build then succeeds or fails; a build
+whose folder is refused, and builds of other folders beside it, leave it alone.
 """
 
 from __future__ import annotations

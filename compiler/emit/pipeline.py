@@ -50,7 +50,7 @@ from capidx.compiler.emit.outdir import (
 from capidx.compiler.emit.packs import pack_path
 from capidx.compiler.emit.table import kind_table, overview_breach, overview_text
 from capidx.compiler.emit.tokens import TokenCounter, check_names, reported_names
-from capidx.compiler.emit.write import TreeWriter
+from capidx.compiler.emit.write import TreeWriter, signals_held
 from capidx.compiler.emit.writefail import write_failure
 from capidx.compiler.errors import CapidxError, UsageError
 from capidx.compiler.validate.load import read_limited
@@ -98,38 +98,68 @@ def execute(
     per file (`verbose` lists each), `quiet` shows errors only."""
     err = err or sys.stderr
     verbosity = -1 if quiet else (1 if verbose else 0)
-    before = None
+    told = _Told(config.out)
     try:
-        _restore_interrupted(config.out, err)  # first, so that a Ctrl-C below is told of the build it put back
-        before = _identity(config.out)
-        result = run_build(config, strict=strict, err=err, progress=_progress_factory(err), verbosity=verbosity)
+        result = run_build(
+            config,
+            strict=strict,
+            err=err,
+            progress=_progress_factory(err),
+            verbosity=verbosity,
+            on_restore=told.restored,
+        )
     except CapidxError as failure:  # every failure leaves the previous build as it was, and says so
         print(f"error: {failure.format_message()}", file=err)
-        print(_not_written(config.out), file=err)
+        print(told.not_written(), file=err)
         return BuildResult(ExitCode(failure.exit_code), config.out)
     except KeyboardInterrupt:  # Ctrl-C: say what became of the build; the CLI then exits 130
-        swapped = _identity(config.out) != before
-        told = f"the new build was already in {config.out}" if swapped else _not_written(config.out)
-        print(f"\ninterrupted: {told}", file=err)
+        print(f"\ninterrupted: {told.interrupted()}", file=err)
         raise
     _print_outcome(result, quiet, err)
     return result
 
 
-def _restore_interrupted(out: Path, err: TextIO) -> None:
+class _Told:
+    """What `execute` says became of `out` when a build fails or is interrupted. `run_build` may first put back
+    the previous build a killed build had set aside (`on_restore`): the folder was missing, so "unchanged" would
+    not be true, and which build the folder holds (what tells a Ctrl-C after the swap) is the one put back."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.before = _identity(out)
+        self.put_back = False
+
+    def restored(self, source: Path) -> None:
+        self.put_back = True
+        self.before = _identity(self.out)
+
+    def not_written(self) -> str:
+        if not self.out.exists():
+            return f"build not written; nothing is at {self.out}"
+        if self.put_back:
+            return f"build not written; the previous build was put back at {self.out}"
+        return f"build not written; {self.out} is unchanged"
+
+    def interrupted(self) -> str:
+        swapped = _identity(self.out) != self.before
+        return f"the new build was already in {self.out}" if swapped else self.not_written()
+
+
+def _restore_interrupted(out: Path, err: TextIO, on_restore: Callable[[Path], None] | None) -> None:
     """Put back the previous build of `out` when a killed build left it aside (outdir.restore_interrupted), and
-    say so even with -q: the folder changed without a new build, and the reason is a build that was killed."""
-    restored = restore_interrupted(out)
-    if restored is not None:
+    say so even with -q: the folder changed without a new build, and the reason is a build that was killed.
+    A Ctrl-C meanwhile waits until `on_restore` is told and the warning printed, so that all that is said is true."""
+    with signals_held():
+        restored = restore_interrupted(out)
+        if restored is None:
+            return
+        if on_restore is not None:
+            on_restore(restored)
         print(
             f"warning: {out} was missing: a build was stopped while replacing it; put the previous build back"
             f" from {restored.name}",
             file=err,
         )
-
-
-def _not_written(out: Path) -> str:
-    return f"build not written; {out} is unchanged" if out.exists() else f"build not written; nothing is at {out}"
 
 
 def _identity(out: Path) -> tuple[int, int] | None:
@@ -149,17 +179,22 @@ def run_build(
     progress: Callable[[str, int], Any] | None = None,
     counter_factory: Callable[..., Any] | None = None,
     verbosity: int = 0,
+    on_restore: Callable[[Path], None] | None = None,
 ) -> BuildResult:
     """The build proper; raises a `CapidxError` for every failure (each leaves the previous build untouched).
 
     `verbosity` is the validation reporter's: -1 errors only, 0 grouped warnings, 1 every warning.
-    `counter_factory(encodings, known)`: the token counter (tests); `tokens.TokenCounter` by default."""
+    `counter_factory(encodings, known)`: the token counter (tests); `tokens.TokenCounter` by default.
+    `on_restore(source)`: told when a killed build's previous build was put back from `source` (see below)."""
     encodings = reported_names(config.encodings)
     out = config.out
-    _restore_interrupted(out, err or sys.stderr)  # before anything else: nothing may remove it meanwhile
-    check_names(encodings)
     check_location(out, protected_folders(config), config.agents)
-    check_kind(out)
+    if not check_kind(out):
+        # Missing: a killed swap may have set the previous build aside. It is put back only once `out` is known
+        # to be a place a build may be written to (a refused `--out` stays missing, and that build stays where
+        # it is), and before anything else: nothing below may remove it as a leftover, or fail and leave none.
+        _restore_interrupted(out, err or sys.stderr, on_restore)
+    check_names(encodings)
 
     env, templates = _templates(config, err or sys.stderr, verbosity)
     previous = read_previous(out)

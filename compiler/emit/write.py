@@ -7,8 +7,8 @@ call is missing or the file system refuses it, the swap takes two renames: the o
 `<parent>/.capidx-old-<out's name>-<random>` (`old_name`), the new one → `out`. A reader that opens `out`
 between them gets "not found" and retries (the server keeps serving the build it loaded); a build killed
 between them leaves no `out`, and the next build puts the old one back from the folder that names it
-(`capidx.compiler.emit.outdir.restore_interrupted`) before anything else. A failed or killed build
-therefore never loses the previous one.
+(`capidx.compiler.emit.outdir.restore_interrupted`) before anything else but checking where `out` is. A failed
+or killed build therefore never loses the previous one.
 
 Leftovers of killed builds (`.capidx-build-*`, `.capidx-old-*`) are removed by the next build, but
 not the temporary directory of a build still running beside it (two builds into sibling folders, e.g.
@@ -345,7 +345,7 @@ def _swap(temp: Path, out: Path) -> None:
         return
     old: Path | None = None
     try:
-        with _signals_held():  # without an exchange `out` is missing between the renames: a Ctrl-C waits
+        with signals_held():  # without an exchange `out` is missing between the renames: a Ctrl-C waits
             if exchange(temp, out):
                 old = temp  # it holds the previous build now
                 _mark(old)
@@ -455,7 +455,7 @@ def _renameat2() -> Callable[..., int] | None:
 
 
 @contextlib.contextmanager
-def _signals_held() -> Iterator[None]:
+def signals_held() -> Iterator[None]:
     """SIGINT and SIGTERM received inside are acted on when it ends (as Ctrl-C or termination), not halfway.
 
     A Python handler that only records them stands in meanwhile (handlers can be set in the main thread only;
