@@ -165,12 +165,14 @@ def test_a_removal_that_fails_half_way_keeps_the_folder_for_the_next_build(
     real_unlink = os.unlink
     refused: list[str] = []
 
-    def unlink(path: Any, *args: Any, **kwargs: Any) -> None:
-        name = Path(os.fsdecode(path))
-        if name.parent.name.startswith(TEMP_PREFIX) and name.name != MARKER and refused in ([], [str(path)]):
-            refused[:] = [str(path)]  # always the same file, as a real failure would be
-            raise OSError(errno.EBUSY, os.strerror(errno.EBUSY), str(path))
-        real_unlink(path, *args, **kwargs)
+    def unlink(path: Any, *args: Any, dir_fd: int | None = None, **kwargs: Any) -> None:
+        name = Path(os.fsdecode(path))  # a path, or a name in the folder `dir_fd` (removal never follows a link)
+        if dir_fd is not None:
+            name = Path(os.readlink(f"/proc/self/fd/{dir_fd}"), name)
+        if name.parent.name.startswith(TEMP_PREFIX) and name.name != MARKER and refused in ([], [str(name)]):
+            refused[:] = [str(name)]  # always the same file, as a real failure would be
+            raise OSError(errno.EBUSY, os.strerror(errno.EBUSY), str(name))
+        real_unlink(path, *args, dir_fd=dir_fd, **kwargs)
 
     with monkeypatch.context() as patch:
         patch.setattr(os, "unlink", unlink)

@@ -113,8 +113,8 @@ def test_ctrl_c_just_after_the_swap_says_the_new_build_is_in(
     out = _project(tmp_path, built=previous)
     real = write._swap
 
-    def swap_then_ctrl_c(temp: Path, target: Path) -> None:
-        real(temp, target)
+    def swap_then_ctrl_c(temp: Path, target: Path, *args: object) -> None:
+        real(temp, target, *args)  # type: ignore[arg-type]
         raise KeyboardInterrupt
 
     monkeypatch.setattr(write, "_swap", swap_then_ctrl_c)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -224,6 +225,85 @@ def test_a_file_that_appears_during_the_build_is_kept(project: Path, monkeypatch
     assert not [path for path in project.iterdir() if path.name.startswith((TEMP_PREFIX, OLD_PREFIX))]
 
 
+def _link_to_files(build: Path, elsewhere: Path) -> None:
+    build.rename(build.with_name("moved"))
+    (elsewhere / "data").mkdir(parents=True)
+    (elsewhere / "data" / "x.csv").write_text("1,2\n", encoding="utf-8")
+    (elsewhere / "thesis.tex").write_text("years of work\n", encoding="utf-8")
+    build.symlink_to(elsewhere, target_is_directory=True)
+
+
+def _link_to_a_build(build: Path, elsewhere: Path) -> None:
+    build.rename(elsewhere)  # provably a capidx build, were the link followed
+    build.symlink_to(elsewhere, target_is_directory=True)
+
+
+def _folder_of_files(build: Path, elsewhere: Path) -> None:
+    build.rename(build.with_name("moved"))
+    (elsewhere / "data").mkdir(parents=True)
+    (elsewhere / "thesis.tex").write_text("years of work\n", encoding="utf-8")
+    elsewhere.rename(build)
+
+
+def _file_added(build: Path, elsewhere: Path) -> None:
+    (build / "late.txt").write_text("written after the last check\n", encoding="utf-8")
+
+
+REPLACED_BY = {
+    "a-link-to-files": (_link_to_files, "a symbolic link"),
+    "a-link-to-a-build": (_link_to_a_build, "a symbolic link"),
+    "a-folder-of-files": (_folder_of_files, "not a capidx build: it is not empty and has no manifest.json"),
+    "a-file-added": (_file_added, "not a capidx build: it holds late.txt, which its manifest.json does not list"),
+}
+
+
+@pytest.mark.parametrize("replaced_by", REPLACED_BY)
+@pytest.mark.parametrize("exchange", [True, False], ids=["exchange", "two-renames"])
+def test_an_out_replaced_just_before_the_swap_is_never_removed(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, replaced_by: str, exchange: bool
+) -> None:
+    """`out` replaced after the last check (`recheck`) and before the swap, which then moves whatever is there
+    aside: what it moved is looked at again (a link with lstat, never followed; a folder by the rule `--out` is
+    checked by) before the marker is written into it and it is removed. Anything else stays where the swap put
+    it, byte for byte, with what a link leads to, through this build and the next; the error names it."""
+    if exchange and not sys.platform.startswith("linux"):
+        pytest.skip("renameat2 is Linux's")
+    replace, reason = REPLACED_BY[replaced_by]
+    docs = documents()
+    docs["claude-code"]["capabilities"][0]["description"] = "Connects tool servers; changed for this test."
+    write_catalog(project, docs)
+    build, elsewhere = project / "build", tmp_path / "elsewhere"
+    linked = replaced_by.startswith("a-link")
+    real_exchange = write.exchange
+    replaced: list[dict[str, object]] = []
+
+    def replaced_first(first: Path, second: Path) -> bool:  # the swap's first step, in both ways of swapping
+        replace(build, elsewhere)
+        replaced.append(tree(elsewhere if linked else build))
+        return real_exchange(first, second)
+
+    monkeypatch.setattr(write, "exchange", replaced_first)
+    if not exchange:
+        monkeypatch.setattr(write, "_renameat2", lambda: None)
+    result = run_cli(["build", "-q"], cwd=project)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    (aside,) = [path for path in project.iterdir() if path.name.startswith((TEMP_PREFIX, OLD_PREFIX))]
+    assert aside.name.startswith(TEMP_PREFIX if exchange else f"{OLD_PREFIX}build-")
+    assert (
+        f"error: {build}: was replaced while the build ran, by something capidx may not remove ({reason}); the new"
+        f" build took its place, and that is left as it is in {aside}"
+    ) in result.stderr
+    assert result.stderr.rstrip().endswith(f"the new build is in {build}")
+    assert "Connects tool servers; changed for this test." in (build / "full.md").read_text("utf-8")
+    assert replaced and tree(elsewhere if linked else aside) == replaced[0]  # no marker, nothing removed
+    assert not linked or os.readlink(aside) == str(elsewhere)
+
+    monkeypatch.undo()
+    assert run_cli(["build", "-q"], cwd=project).exit_code == 0  # up to date; leftovers are looked at
+    assert aside.is_symlink() is linked and tree(elsewhere if linked else aside) == replaced[0]
+
+
 def test_leftover_lookalikes_that_are_not_ours_are_left_alone(project: Path, tmp_path: Path) -> None:
     """Only directories that hold our marker, or are provably a build, are removed as leftovers."""
     foreign = project / f"{TEMP_PREFIX}mine"
@@ -276,8 +356,37 @@ def test_a_killed_removal_leaves_a_leftover_the_next_build_recognizes(
 
     monkeypatch.setattr(write.shutil, "rmtree", rmtree_then_die)
     write.remove_ours(leftover)
-    assert removed == [str(leftover / "tools")]
+    assert [Path(path).name for path in removed] == ["tools"]  # by its name in the folder, or by its path
     assert not leftover.exists()
+
+
+@pytest.mark.parametrize("by_descriptor", [True, False], ids=["by-descriptor", "by-path"])
+def test_removal_never_goes_through_a_link(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, by_descriptor: bool
+) -> None:
+    """A link named as a leftover, even to a marked folder, is left as it is, and so is all it leads to; links
+    inside a folder of ours are removed, never followed; a folder that is not the one a build made is left.
+    (`by-path`: where the OS cannot remove through a directory descriptor, lstat guards the path.)"""
+    monkeypatch.setattr(write, "_BY_DESCRIPTOR", by_descriptor)
+    precious = tmp_path / "precious"
+    (precious / "data").mkdir(parents=True)
+    (precious / "data" / "x.csv").write_text("1,2\n", encoding="utf-8")
+    (precious / MARKER).write_bytes(write.MARKER_TEXT)
+    kept = tree(precious)
+    link = tmp_path / f"{OLD_PREFIX}build-0123456789ab"
+    link.symlink_to(precious, target_is_directory=True)
+    assert write.remove_ours(link) is False
+    assert link.is_symlink() and tree(precious) == kept
+
+    ours = tmp_path / f"{TEMP_PREFIX}0123456789ab"
+    (ours / "tools").mkdir(parents=True)
+    (ours / MARKER).write_bytes(write.MARKER_TEXT)
+    (ours / "all").symlink_to(precious, target_is_directory=True)
+    (ours / "tools" / "data").symlink_to(precious / "data", target_is_directory=True)
+    assert write.remove_ours(ours, made=os.lstat(tmp_path)) is False  # another directory than the one made
+    assert (ours / "all").is_symlink()
+    assert write.remove_ours(ours, made=os.lstat(ours)) is True
+    assert not os.path.lexists(ours) and tree(precious) == kept
 
 
 LINKED = {  # what a fork links to a file outside the catalog, and the commands that must refuse it

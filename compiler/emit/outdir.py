@@ -13,7 +13,8 @@ Two rules keep that from happening, checked before anything is read, written or 
   holds nothing that manifest does not list (no other file, folder, link or device).
 
 Anything else is an `OutputError` (exit 2) naming the folder and the reason. The check is repeated just
-before the swap (`recheck`), so a file put into the folder while the build ran is not lost either.
+before the swap (`recheck`), so a file put into the folder while the build ran is not lost either, and once
+more on what the swap moved aside (`removal_problem`), since `out` can be replaced between the two.
 
 Leftovers of killed builds (`.capidx-build-*`, `.capidx-old-*`) are removed only when they are
 provably ours: they hold the marker file the build writes into them (`write.MARKER`), or they pass the
@@ -153,6 +154,19 @@ def recheck(out: Path, earlier: Replaceable) -> None:
             return
         raise OutputError(f"{out}: {foreign} appeared in it during the build; refusing to replace it. {_CHOOSE}")
     check_output_dir(out)
+
+
+def removal_problem(folder: Path, earlier: Replaceable) -> str | None:
+    """Why the folder a swap has just moved out of `out`'s place may not be removed, None when it may (the
+    writer's `may_remove`; it has found a directory there, not a link). `out` can be replaced between `recheck`
+    and the swap, which moves whatever is there: it must still be what `check_output_dir` lets a build replace,
+    an empty folder or provably a capidx build (cheaply, as in `recheck`, when its manifest is the same)."""
+    if earlier.manifest is not None and manifest_bytes(folder)[0] == earlier.manifest:
+        foreign = next(_unlisted(folder, earlier.listed), None)
+        reason = None if foreign is None else f"it holds {foreign}, which its {MANIFEST} does not list"
+    else:
+        reason = examine(folder)[1]
+    return None if reason is None else f"not a capidx build: {reason}"
 
 
 def _not_a_build(out: Path, reason: str) -> str:

@@ -44,13 +44,14 @@ from capidx.compiler.emit.outdir import (
     check_location,
     check_output_dir,
     recheck,
+    removal_problem,
     remove_leftovers,
     restore_interrupted,
 )
 from capidx.compiler.emit.packs import pack_path
 from capidx.compiler.emit.table import kind_table, overview_breach, overview_text
 from capidx.compiler.emit.tokens import TokenCounter, check_names, reported_names
-from capidx.compiler.emit.write import TreeWriter, signals_held
+from capidx.compiler.emit.write import SetAsideKept, TreeWriter, signals_held
 from capidx.compiler.emit.writefail import write_failure
 from capidx.compiler.errors import CapidxError, UsageError
 from capidx.compiler.validate.load import read_limited
@@ -108,9 +109,9 @@ def execute(
             verbosity=verbosity,
             on_restore=told.restored,
         )
-    except CapidxError as failure:  # every failure leaves the previous build as it was, and says so
+    except CapidxError as failure:  # every failure says what became of the previous build
         print(f"error: {failure.format_message()}", file=err)
-        print(told.not_written(), file=err)
+        print(told.failed(failure), file=err)
         return BuildResult(ExitCode(failure.exit_code), config.out)
     except KeyboardInterrupt:  # Ctrl-C: say what became of the build; the CLI then exits 130
         print(f"\ninterrupted: {told.interrupted()}", file=err)
@@ -132,6 +133,11 @@ class _Told:
     def restored(self, source: Path) -> None:
         self.put_back = True
         self.before = _identity(self.out)
+
+    def failed(self, failure: CapidxError) -> str:
+        if isinstance(failure, SetAsideKept):  # the swap was done: what it moved aside is named in the error
+            return f"the new build is in {self.out}"
+        return self.not_written()
 
     def not_written(self) -> str:
         if not self.out.exists():
@@ -251,7 +257,11 @@ def _build(
     encodings = counter.encodings
     out = config.out
     try:
-        writer = TreeWriter(out, before_swap=lambda: recheck(out, replaceable))
+        writer = TreeWriter(
+            out,
+            before_swap=lambda: recheck(out, replaceable),
+            may_remove=lambda folder: removal_problem(folder, replaceable),
+        )
     except OSError as exc:
         raise WriteFailed(write_failure(out, exc, 0, previous, None, f"cannot write a build next to {out}")) from None
     try:
@@ -271,7 +281,8 @@ def _build(
             budgets=budgets,
             overview=overview,
         )
-        # An OutputError (something appeared in `out` while the build ran) propagates: `out` stays as it is.
+        # An OutputError (something appeared in `out` while the build ran) propagates: `out` stays as it is. So
+        # does a SetAsideKept (`out` replaced after that check, before the swap): the new build is in place.
         writer.add(MANIFEST, serialized(manifest, rows))
         writer.finish()
     except OSError as exc:  # removed first, so that the message can say whether anything stayed

@@ -47,6 +47,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+from capidx.compiler.errors import UsageError
+
 _T = TypeVar("_T")
 
 TEMP_PREFIX = ".capidx-build-"
@@ -62,37 +64,93 @@ MARKER = ".capidx-temporary"  # in a temporary or old build directory: "made by 
 MARKER_TEXT = b"capidx: a temporary build directory; the next capidx build removes it\n"
 
 
-def remove_ours(directory: Path) -> bool:
+def remove_ours(directory: Path, made: os.stat_result | None = None) -> bool:
     """Remove a temporary or old build directory, its marker last, so that a removal cut short (kill -9, a
-    file that cannot be removed) still leaves a directory the next build recognizes as ours. Links inside
-    are removed, never followed. Whether the directory is gone."""
-    for name in _entries(directory) or ():
-        path = directory / name
-        try:
-            if stat.S_ISDIR(os.lstat(path).st_mode):
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                os.unlink(path)
-        except OSError:
-            pass
-    if _entries(directory) != []:  # something stayed (or cannot be listed): keep the marker for the next build
+    file that cannot be removed) still leaves a directory the next build recognizes as ours. Whether the
+    directory is gone.
+
+    Never through a link: `directory` is opened without following one, and what it holds is removed by name
+    inside it (links removed, never followed), so a link put in its place, whenever that happens, is left as
+    it is and so is what it leads to. `made`: the directory as it was made (`os.lstat`); another one by that
+    name is left alone (after a swap, the temporary name holds the previous build, or whatever took its place)."""
+    try:
+        folder = _open_folder(directory)
+    except FileNotFoundError:
+        return True
+    except OSError:  # a link, not a directory, or unreadable: nothing of it is ours to remove
         return False
+    try:
+        if made is not None and not os.path.samestat(made, _folder_stat(directory, folder)):
+            return False
+        for name in _entries(directory, folder) or ():
+            path = _inside_folder(directory, folder, name)
+            try:
+                if stat.S_ISDIR(os.lstat(path, dir_fd=folder).st_mode):
+                    shutil.rmtree(path, ignore_errors=True, dir_fd=folder)
+                else:
+                    os.unlink(path, dir_fd=folder)
+            except OSError:
+                pass
+        if _entries(directory, folder) != []:  # something stayed (or cannot be listed): keep the marker
+            return False
+        with contextlib.suppress(OSError):
+            os.unlink(_inside_folder(directory, folder, MARKER), dir_fd=folder)
+    finally:
+        if folder is not None:
+            os.close(folder)
     with contextlib.suppress(OSError):
-        os.unlink(directory / MARKER)
-    with contextlib.suppress(OSError):
-        os.rmdir(directory)
+        os.rmdir(directory)  # a link by that name now is not removed: rmdir refuses anything but a directory
     return not os.path.lexists(directory)
 
 
-def _entries(directory: Path) -> list[str] | None:
-    """The names in `directory` but the marker; None when it cannot be listed ([] once it is gone)."""
+# Removing and marking work through a descriptor of the directory opened without following a link, and names
+# inside it (shutil.rmtree with dir_fd resists links swapped in meanwhile). Where the OS cannot (no O_NOFOLLOW,
+# no *at calls), a path is used once lstat has found a directory there, not a link.
+_BY_DESCRIPTOR = (
+    hasattr(os, "O_NOFOLLOW")
+    and hasattr(os, "O_DIRECTORY")
+    and {os.open, os.stat, os.unlink} <= os.supports_dir_fd
+    and os.scandir in os.supports_fd
+    and shutil.rmtree.avoids_symlink_attacks
+)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _open_folder(directory: Path) -> int | None:
+    """A descriptor of `directory`, opened without following a link; None where the OS cannot remove through
+    one (`_BY_DESCRIPTOR`), once lstat has found a directory. OSError for a link or anything but a directory."""
+    if not _BY_DESCRIPTOR:
+        if not stat.S_ISDIR(os.lstat(directory).st_mode):
+            raise NotADirectoryError(errno.ENOTDIR, "not a directory (a link is never followed)", os.fspath(directory))
+        return None
+    return os.open(directory, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+
+
+def _folder_stat(directory: Path, folder: int | None) -> os.stat_result:
+    return os.fstat(folder) if folder is not None else os.lstat(directory)
+
+
+def _inside_folder(directory: Path, folder: int | None, name: str) -> str:
+    """How to name `name` in `directory` to calls given `dir_fd=folder`: the name alone, or the whole path."""
+    return name if folder is not None else os.path.join(directory, name)
+
+
+def _entries(directory: Path, folder: int | None) -> list[str] | None:
+    """The names in `directory` (read through `folder` when given) but the marker; None when it cannot be
+    listed ([] once it is gone)."""
     try:
-        with os.scandir(directory) as entries:
+        with os.scandir(directory if folder is None else folder) as entries:
             return [entry.name for entry in entries if entry.name != MARKER]
     except FileNotFoundError:
         return []
     except OSError:
         return None
+
+
+class SetAsideKept(UsageError):
+    """The swap moved aside something that is not provably the previous build (`out` was replaced between the
+    last check and the swap, by a link or by a folder capidx may not remove): it is left where the swap put it,
+    the new build is in `out`, and the build fails (exit 2) with a message naming both."""
 
 
 class TreeWriter:
@@ -101,16 +159,26 @@ class TreeWriter:
     `add` writes one file; `append` adds one answer to a pack (a file holding many answers back to back:
     docs/build-directory.md, "Packs") and returns its offset. `finish` closes the packs, pauses for tests,
     calls `before_swap` and swaps; `abort` (called by `finish` on failure, harmless after it) removes the
-    temporary directory. Nothing is linked or shared with the current build: a build writes few files.
-    A failed write raises the OSError with the file's path; `written` counts the bytes written so far.
+    temporary directory, and only the directory it made (after an exchange, its name holds something else).
+    Nothing is linked or shared with the current build: a build writes few files. A failed write raises the
+    OSError with the file's path; `written` counts the bytes written so far.
     """
 
-    def __init__(self, out: Path, before_swap: Callable[[], None] | None = None) -> None:
-        """`before_swap`: called just before the swap; it raises to keep `out` as it is."""
+    def __init__(
+        self,
+        out: Path,
+        before_swap: Callable[[], None] | None = None,
+        may_remove: Callable[[Path], str | None] | None = None,
+    ) -> None:
+        """`before_swap`: called just before the swap; it raises to keep `out` as it is. `may_remove(folder)`:
+        asked of what the swap moved out of `out`'s place (a directory, not a link: `_refusal` has looked)
+        before it is marked and removed; None when it may be, else why not, and it is then left there."""
         out.parent.mkdir(parents=True, exist_ok=True)
         self.out = out
         self.temp, self._lock = _make_temporary(out.parent)
+        self._made = os.lstat(self.temp)  # which directory `abort` may remove
         self._before_swap = before_swap
+        self._may_remove = may_remove
         self._folders: set[str] = {""}
         self._packs: dict[str, _Pack] = {}
         self._done = self._ended = False
@@ -141,17 +209,25 @@ class TreeWriter:
         return offset
 
     def finish(self) -> None:
-        """Close the packs, then swap the new build in."""
+        """Close the packs, then swap the new build in. `SetAsideKept` when what the swap moved aside was not
+        the previous build and was left where it is (the new build is in `out` then)."""
+        kept = None
         try:
             self._close_packs()
             _pause_for_tests(self.temp)
             if self._before_swap is not None:
                 self._before_swap()
             os.unlink(self.temp / MARKER)  # the build is complete: from now on it is provably ours by its manifest
-            _swap(self.temp, self.out)
+            kept = _swap(self.temp, self.out, self._may_remove)
             self._done = True
         finally:
             self.abort()
+        if kept is not None:
+            where, reason = kept
+            raise SetAsideKept(
+                f"{self.out}: was replaced while the build ran, by something capidx may not remove ({reason});"
+                f" the new build took its place, and that is left as it is in {where}"
+            )
 
     def abort(self) -> Path | None:
         """Remove the temporary directory (nothing to do once `finish` has swapped), even after a failed
@@ -161,7 +237,7 @@ class TreeWriter:
         self._ended = True
         with contextlib.suppress(OSError):  # a write that failed fails again here: it was reported already
             self._close_packs()
-        self._left = None if self._done or remove_ours(self.temp) else self.temp
+        self._left = None if self._done or remove_ours(self.temp, self._made) else self.temp
         _release(self._lock)
         self._lock = None
         return self._left
@@ -336,40 +412,74 @@ def held(directory: Path) -> Iterator[bool]:
         _release(fd)
 
 
-def _swap(temp: Path, out: Path) -> None:
+def _swap(temp: Path, out: Path, may_remove: Callable[[Path], str | None] | None = None) -> tuple[Path, str] | None:
     """Put the new build in `temp` in place of `out`, then remove the old one. In one step where the OS can
     exchange two names (`out` never missing); else in two renames, undone when the second fails, with the
-    old build under a name that says whose it is, so that a build killed in between loses nothing."""
+    old build under a name that says whose it is, so that a build killed in between loses nothing.
+
+    The swap moves whatever is at `out` at that moment, which need not be what was checked: it is marked and
+    removed only when `_refusal` finds nothing against it, else left where the swap put it and returned with
+    the reason (where, why)."""
     if not os.path.lexists(out):
         os.rename(temp, out)
-        return
+        return None
     old: Path | None = None
+    kept: tuple[Path, str] | None = None
     try:
         with signals_held():  # without an exchange `out` is missing between the renames: a Ctrl-C waits
-            if exchange(temp, out):
-                old = temp  # it holds the previous build now
-                _mark(old)
+            if exchange(temp, out):  # `temp` holds what was at `out` now
+                if (reason := _refusal(temp, may_remove)) is None:
+                    old = temp
+                    _mark(old)
+                else:
+                    kept = temp, reason
             else:
-                old = _rename_twice(temp, out)
+                old, kept = _rename_twice(temp, out, may_remove)
     finally:
         if old is not None:  # also when a held Ctrl-C is acted on as the block ends; never when the swap failed
             remove_ours(old)
+    return kept
 
 
-def _rename_twice(temp: Path, out: Path) -> Path:
+def _rename_twice(
+    temp: Path, out: Path, may_remove: Callable[[Path], str | None] | None
+) -> tuple[Path | None, tuple[Path, str] | None]:
     """The swap without an exchange: `out` aside (see `old_name`), `temp` in its place. When the second rename
     fails, the first is undone: `out` stays missing only when the process is killed between them, and the
-    next build then puts it back. Returns where the old build is."""
+    next build then puts it back. Returns where the old build is, to be removed, or (where, why) it was kept."""
     old = old_name(out)
     os.rename(out, old)
-    _mark(old)  # killed from now on, the next build restores it (or, once `out` exists again, removes it)
+    reason = _refusal(old, may_remove)
+    if reason is None:
+        _mark(old)  # killed from now on, the next build restores it (or, once `out` exists again, removes it)
     try:
         os.rename(temp, out)
     except OSError:
-        with contextlib.suppress(OSError):  # else it stays aside, marked, and the next build puts it back
-            put_back(old, out)
+        with contextlib.suppress(OSError):  # else it stays aside (marked if ours), and the next build puts it back
+            if reason is None:
+                put_back(old, out)
+            else:
+                os.rename(old, out)  # untouched: back as it was
         raise
-    return old
+    return (old, None) if reason is None else (None, (old, reason))
+
+
+def _refusal(aside: Path, may_remove: Callable[[Path], str | None] | None) -> str | None:
+    """Why what the swap has just moved out of `out`'s place may be neither marked nor removed; None when it may.
+    `out` can be replaced between the last check and the swap, which then moves whatever took its place: a link,
+    through which the marker would be written into its target and the target's contents removed, or a folder
+    of someone else's. It is looked at by `lstat` (a link is never followed), then asked of `may_remove`."""
+    try:
+        mode = os.lstat(aside).st_mode
+    except FileNotFoundError:
+        return None  # gone already: nothing is removed
+    except OSError as exc:
+        return f"it cannot be examined: {exc.strerror or exc}"
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if not stat.S_ISDIR(mode):
+        return "not a directory"
+    return None if may_remove is None else may_remove(aside)
 
 
 def put_back(old: Path, out: Path) -> None:
@@ -382,9 +492,19 @@ def put_back(old: Path, out: Path) -> None:
 
 def _mark(old: Path) -> None:
     """Give a previous build our marker before it is removed, so that a removal cut short leaves a folder the
-    next build recognizes (the build without it is provably ours too, by its manifest, until removal starts)."""
+    next build recognizes (the build without it is provably ours too, by its manifest, until removal starts).
+    Never through a link, whether in place of the folder or of the marker."""
     with contextlib.suppress(OSError):
-        _write_file(os.fspath(old / MARKER), MARKER_TEXT)
+        folder = _open_folder(old)
+        try:
+            fd = os.open(_inside_folder(old, folder, MARKER), _CREATE | _NOFOLLOW, 0o666, dir_fd=folder)
+            try:
+                _write_all(fd, MARKER_TEXT)
+            finally:
+                os.close(fd)
+        finally:
+            if folder is not None:
+                os.close(folder)
 
 
 def old_name(out: Path) -> Path:
