@@ -71,6 +71,10 @@ def _any_numbers(numbers: list[str], spelling: str) -> bool:
     return True
 
 
+def _about_as_long(typed: str, spelling: str) -> bool:
+    return abs(len(spelling) - len(typed)) < 5  # the rule before: any spelling of about the same length
+
+
 # mechanism -> what switches it off. Each is described in docs/server.md, "Name resolution".
 MECHANISMS: dict[str, Callable[[], Any]] = {
     "identifier tier": lambda: replaced(resolve, "_identifier_evidence", lambda index, q, agent: {}),
@@ -93,6 +97,7 @@ MECHANISMS: dict[str, Callable[[], Any]] = {
     "meaning in the order of what is offered": lambda: replaced(semantic, "model", lambda: None),
     "a partial name offered first": lambda: replaced(resolve, "_holds", lambda name, asked: 2),
     "an agent's typo does not change a number ('agent-99')": lambda: replaced(names, "keeps", _any_numbers),
+    "an agent's name mistyped word by word ('Copilot Chat')": lambda: replaced(names, "mistyped_as", _about_as_long),
     "a mistyped name has no word more than the name": lambda: replaced(
         resolve, "_similarity", lambda index, n, scorer, typo=False: _SIMILARITY(index, n, scorer)
     ),
