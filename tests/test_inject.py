@@ -18,6 +18,7 @@ from click.testing import CliRunner, Result
 from manifest_factory import make_manifest, write_build, write_memory_build
 
 from capidx.cli import cli
+from capidx.compiler.render.environment import MAX_NAMES_FOLLOWED
 
 MEMORY = "# Coding-agent capabilities\n\n| capability | alpha | beta |\n|---|---|---|\n| hooks | ✓ | – |\n"
 NEWER = MEMORY.replace("| hooks | ✓ | – |", "| hooks | ✓ | ✓ |")
@@ -705,6 +706,14 @@ def _templates_including_a_computed_name(project: Path) -> tuple[str, str]:
     )
 
 
+def _templates_naming_too_many_files(project: Path) -> tuple[str, str]:
+    """More names than `MAX_NAMES_FOLLOWED`: the folder counts as read whole (following hostile templates that name
+    hundreds of thousands of files took inject several times the build's time)."""
+    includes = "".join(f'{{% include "p/{number}.md" ignore missing %}}' for number in range(MAX_NAMES_FOLLOWED + 1))
+    _templates(project, "templates", includes)
+    return "templates/NOTES.md", "inside the templates folder (templates), which capidx build may read whole"
+
+
 def _a_template_that_does_not_parse(project: Path) -> tuple[str, str]:
     _templates(project, "templates", "{% include %}\n")
     return "templates/NOTES.md", "inside the templates folder (templates), which capidx build may read whole"
@@ -733,6 +742,14 @@ def _an_executable_script(project: Path) -> tuple[str, str]:
     (project / "deploy").write_text("#!/bin/sh\necho deployed\n", encoding="utf-8")
     (project / "deploy").chmod(0o755)
     return "deploy", "deploy: a program, not a memory file: it starts with a #! line, and a script runs text appended"
+
+
+def _an_executable_script_without_a_shebang(project: Path) -> tuple[str, str]:
+    """A shell runs an executable text file as a script (ENOEXEC): text appended to it would run."""
+    (project / "tools").mkdir()
+    (project / "tools" / "deploy").write_text("echo deployed\n", encoding="utf-8")
+    (project / "tools" / "deploy").chmod(0o755)
+    return "tools/deploy", "tools/deploy: executable, with a name without a suffix: a script that a shell runs"
 
 
 def _a_link_to_a_script(project: Path) -> tuple[str, str]:
@@ -772,10 +789,12 @@ BAD_PATHS = {
         _a_file_a_template_includes_in_turn,
         _a_template,
         _templates_including_a_computed_name,
+        _templates_naming_too_many_files,
         _a_template_that_does_not_parse,
         _templates_at_the_project_root_including_agents_md,
         _templates_at_the_project_root_including_a_computed_name,
         _an_executable_script,
+        _an_executable_script_without_a_shebang,
         _a_link_to_a_script,
     )
 }
@@ -845,6 +864,18 @@ EXECUTABLE_TEXT = {
     "letters-mz": ("NOTES.md", "MZ-80 notes: the letters of an executable's header, but text\n"),
     "hash-bang-later": ("CLAUDE.md", "# Rules\n#!/bin/sh is how a script starts\n"),
 }
+
+
+@pytest.mark.parametrize("name", ["x\\ud800.md", "x\\x00y.md"])
+def test_a_template_including_a_name_no_file_can_have_is_no_problem(project: Path, name: str) -> None:
+    """A lone surrogate or a NUL, which Jinja's string escapes allow, names no file: the build reads nothing there,
+    and inject neither refuses for it nor fails with a traceback."""
+    _templates(project, "templates", f'# {{{{ title }}}}\n{{% include "{name}" ignore missing %}}\n')
+
+    result = inject("AGENTS.md")
+
+    assert result.exit_code == 0, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
 @pytest.mark.parametrize("case", EXECUTABLE_TEXT)

@@ -207,6 +207,16 @@ def test_a_symlinked_out_is_refused(project: Path) -> None:
     assert tree(project) == before
 
 
+def test_a_dangling_link_at_out_is_said_to_be_left_as_it_was(project: Path) -> None:
+    """A link leading nowhere is something there: not 'nothing is at'."""
+    (project / "dangling").symlink_to(project / "nowhere")
+    result = run_cli(["build", "-q", "--out", "dangling"], cwd=project)
+    assert result.exit_code == 2, result.output
+    assert "dangling: is a symbolic link" in result.stderr
+    assert result.stderr.rstrip().endswith(f"build not written; {project / 'dangling'} is unchanged")
+    assert (project / "dangling").is_symlink()
+
+
 def test_a_file_that_appears_during_the_build_is_kept(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The check is repeated just before the swap: what appeared meanwhile is not deleted with the old build."""
     docs = documents()

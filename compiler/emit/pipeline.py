@@ -13,6 +13,7 @@ or written.
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -140,7 +141,7 @@ class _Told:
         return self.not_written()
 
     def not_written(self) -> str:
-        if not self.out.exists():
+        if not os.path.lexists(self.out):  # a dangling link is something, and it is left as it was
             return f"build not written; nothing is at {self.out}"
         if self.put_back:
             return f"build not written; the previous build was put back at {self.out}"

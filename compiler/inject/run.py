@@ -20,7 +20,7 @@ from typing import Any
 
 from capidx.compiler.diagnostics import ExitCode
 from capidx.compiler.inject import block
-from capidx.compiler.inject.target import InjectError, Input, Target, open_target, write_all
+from capidx.compiler.inject.target import InjectError, Input, Target, forget_inputs, open_target, write_all
 from capidx.compiler.report.manifest_reader import load_manifest
 from capidx.schema import builddir
 
@@ -110,6 +110,7 @@ def _report(options: InjectOptions, plans: list[Plan], echo: Callable[[str], Any
 def _plan_all(options: InjectOptions, memory: Memory) -> list[Plan]:
     plans: dict[Path, Plan] = {}
     problems = []
+    forget_inputs()  # what the inputs are on disk is read afresh for each run, then once for all its files
     for name in options.files:
         try:
             target = open_target(name, options.project, options.cwd, options.build, options.project_out, options.inputs)

@@ -16,6 +16,7 @@ another format (`_check_name`) are refused.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import shlex
@@ -124,6 +125,7 @@ def open_target(
         raise InjectError(f"{shown}: not a regular file (a folder, a pipe or a device?)")
     raw = _read(path, shown)
     _refuse_program(raw, shown)
+    _refuse_script(path, info, shown)
     return Target(shown, path, _decode(raw, shown), raw, stat.S_IMODE(info.st_mode))
 
 
@@ -155,8 +157,40 @@ def _refuse_inputs(path: Path, root: Path, inputs: Sequence[Input], shown: str, 
 
 
 def _input_of(path: Path, inputs: Sequence[Input]) -> Input | None:
-    """The first of `inputs` that `path` (links resolved) is or is inside, None when it is none of them."""
-    return next((entry for entry in inputs if _within(path, _resolve_quietly(entry.path))), None)
+    """The first of `inputs` that `path` (links resolved) is or is inside, None when it is none of them: by name,
+    or for what exists by device and inode (on a file system that ignores case `Agents/x.md` is inside `agents/`
+    though no name says so, and a hard link is its file). Each input is resolved and stat-ed once per run
+    (`_indexed`): a templates folder may name thousands of files, and every memory file named is checked."""
+    by_name, by_inode = _indexed(tuple(inputs))
+    for candidate in (path, *path.parents):
+        if (found := by_name.get(candidate)) is not None:
+            return found
+        with contextlib.suppress(OSError, ValueError):  # ValueError: a name no file can have (a NUL)
+            info = os.stat(candidate)
+            if (found := by_inode.get((info.st_dev, info.st_ino))) is not None:
+                return found
+    return None
+
+
+def forget_inputs() -> None:
+    """Drop the index of the inputs (`_indexed`), so that a run sees the files as they are now."""
+    _indexed.cache_clear()
+
+
+@functools.lru_cache(maxsize=1)
+def _indexed(inputs: tuple[Input, ...]) -> tuple[dict[Path, Input], dict[tuple[int, int], Input]]:
+    """The inputs by resolved path and by device and inode (the first input of each wins, as in `inputs`)."""
+    by_name: dict[Path, Input] = {}
+    by_inode: dict[tuple[int, int], Input] = {}
+    folders: dict[Path, Path] = {}  # a folder's links resolved once: thousands of names share a few folders
+    for entry in inputs:
+        parent = entry.path.parent
+        folder = folders.get(parent) or folders.setdefault(parent, _resolve_quietly(parent))
+        by_name.setdefault(folder / entry.path.name, entry)  # a link to a file is caught by its inode below
+        with contextlib.suppress(OSError, ValueError):
+            info = os.stat(entry.path)
+            by_inode.setdefault((info.st_dev, info.st_ino), entry)
+    return by_name, by_inode
 
 
 def _suggestion(root: Path, cwd: Path, builds: Sequence[Path], inputs: Sequence[Input]) -> str:
@@ -228,6 +262,19 @@ def _refuse_program(raw: bytes, shown: str) -> None:
     )
 
 
+def _refuse_script(path: Path, info: os.stat_result, shown: str) -> None:
+    """Not a script without a `#!` line: a shell runs an executable text file as a script (the ENOEXEC fallback),
+    so text appended to `tools/deploy` would run. Asked only of a name without a suffix and without a leading dot:
+    the agents' rule files are dotfiles (`.windsurfrules`), and a Windows drive under WSL or a FAT stick shows
+    every file as executable, where no `chmod` could clear the bits."""
+    if path.suffix or path.name.startswith(".") or not info.st_mode & (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH):
+        return
+    raise InjectError(
+        f"{shown}: executable, with a name without a suffix: a script that a shell runs, not a memory file; name a "
+        "Markdown or plain-text memory file"
+    )
+
+
 def _within(path: Path, place: Path) -> bool:
     """`path` is `place` or inside it, by name or, for what exists, by device and inode: on a file system that
     ignores case `Agents/x.md` is inside `agents/` though no name says so, and a hard link is its file."""
@@ -235,10 +282,10 @@ def _within(path: Path, place: Path) -> bool:
         return True
     try:
         wanted = os.stat(place)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a name no file can have (a NUL), which a template may include
         return False  # not there: nothing inside it either, but by name
     for candidate in (path, *path.parents):
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, ValueError):
             if os.path.samestat(os.stat(candidate), wanted):
                 return True
     return False
@@ -248,7 +295,7 @@ def _resolve_quietly(path: Path) -> Path:
     """`path` with its links followed as far as they go (a broken input is the build's to report, not ours)."""
     try:
         return path.resolve()
-    except (OSError, RuntimeError):
+    except (OSError, RuntimeError, ValueError):
         return Path(os.path.abspath(path))
 
 

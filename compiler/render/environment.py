@@ -468,6 +468,19 @@ def override_warnings(env: jinja2.Environment) -> list[str]:
     return warnings
 
 
+# `folder_reads` follows at most this many template names; past it, the folder counts as read whole (hostile
+# templates of 1 MiB each can name hundreds of thousands, and inject would spend longer than the build).
+MAX_NAMES_FOLLOWED = 10_000
+
+
+def _unencodable(name: str) -> bool:
+    try:
+        os.fsencode(name)
+    except UnicodeError:  # a lone surrogate, from a Jinja string escape
+        return True
+    return False
+
+
 def folder_reads(folder: Path) -> list[Path] | None:
     """The files of the user's templates folder a build may read, existing or not: every template (`*.j2`, the
     bundled names included, as a file of that name would override one) and every name a template includes,
@@ -490,6 +503,8 @@ def folder_reads(folder: Path) -> list[Path] | None:
         if name in seen:
             continue
         seen.add(name)
+        if "\0" in name or _unencodable(name):  # no file has such a name: the loader finds nothing
+            continue
         try:
             reads.append(Path(folder, *split_template_path(name)))  # read if there: refused before it is made
         except jinja2.TemplateNotFound:  # a name going up (`../x`): the loader never reads it
@@ -504,7 +519,7 @@ def folder_reads(folder: Path) -> list[Path] | None:
             referenced = list(jinja2.meta.find_referenced_templates(env.parse(source)))
         except (jinja2.TemplateError, RecursionError):
             return None
-        if None in referenced:
-            return None
+        if None in referenced or len(seen) + len(pending) + len(referenced) > MAX_NAMES_FOLLOWED:
+            return None  # computed at render time, or more names than any project's templates use: read whole
         pending += [reference for reference in referenced if reference is not None]
     return sorted(set(reads))
