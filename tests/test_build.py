@@ -145,6 +145,8 @@ def test_compare_list_and_sources_documents(built: Path) -> None:
     assert lacks["available"] is False  # a "no" keeps its reason
     assert lacks["description"].startswith("No user-defined subagents")
     assert compare["agents"][0]["terminology"] == "subagents"
+    mcp = {entry["agent"]: entry for entry in _json(built, "tools/compare/mcp-servers.json")["agents"]}
+    assert mcp["claude-code"]["limitations"][0] == "Tool output counts against the context window"  # as in lookup
 
     per_agent = _json(built, "tools/list/copilot-cli/_all.json")
     assert per_agent["filter"] == {"agent": "copilot-cli"}

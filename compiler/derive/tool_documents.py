@@ -96,6 +96,8 @@ def compare_document(
         entry = {"agent": agent_id, **record_fields(record)}  # a "no" keeps its reason and sources
         for key in NOT_COMPARED:
             entry.pop(key, None)
+        _put(entry, "limitations", list(record.limitations))  # what a comparison is read for, as in the lookup
+        _put(entry, "requirements", list(record.requirements))
         entries.append(entry)
     document = {"capability": identity(capability), "agents": entries}
     _put(document, "relationships", relationships)

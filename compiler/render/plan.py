@@ -321,6 +321,10 @@ class _CapabilityTexts:
                 entries.append(f'{{"agent":{agent},"available":false,"recorded":false}}')
                 continue
             compared = {key: text for key, text in fields[agent_id].items() if key not in derive.NOT_COMPARED}
+            if record.limitations:  # what a comparison is read for, as in the lookup
+                compared["limitations"] = _strings_text(record.limitations)
+            if record.requirements:
+                compared["requirements"] = _strings_text(record.requirements)
             entries.append(f'{{"agent":{agent},{_object_text(compared)[1:]}')  # "agent" sorts before the rest
         capability = self._capability
         identity = canonical_json(derive.identity(capability))
