@@ -62,6 +62,12 @@ class SourceMap:
 SHOWN_KEY = 60
 
 
+def shown_key(key: object) -> str:
+    """A key as a message shows it: cut to `SHOWN_KEY` characters and '…' (a key is the data's, of any length)."""
+    text = str(key)
+    return text if len(text) <= SHOWN_KEY else text[: SHOWN_KEY - 1] + "…"
+
+
 def json_path(parts: Parts) -> str:
     """`$.capabilities[3].category`; keys that are not identifiers in brackets: `$.aliases['mcp server']`."""
     text = "$"
@@ -69,7 +75,7 @@ def json_path(parts: Parts) -> str:
         if isinstance(part, int):
             text += f"[{part}]"
             continue
-        part = part if len(part) <= SHOWN_KEY else part[: SHOWN_KEY - 1] + "…"
+        part = shown_key(part)
         if _IDENTIFIER.fullmatch(part):
             text += f".{part}"
         else:

@@ -37,6 +37,7 @@ from capidx.schema.yamldata import (
     YamlShapeError,
     json_path,
     parse_yaml,
+    shown_key,
     too_deep,
 )
 
@@ -425,9 +426,11 @@ def _parse(path: Path, raw: bytes) -> YamlDocument:
     found: list[tuple[Position, Parts, str]] = []
     for dup in document.source_map.duplicates:
         first = f"first at line {dup.first[0]}, column {dup.first[1]}; parsers keep only the last value"
-        found.append((dup.position, dup.parts, f"duplicate key {dup.parts[-1]!r} ({first})"))
+        found.append((dup.position, dup.parts, f"duplicate key {shown_key(dup.parts[-1])!r} ({first})"))
     for parts, at, key in document.non_string_keys:
-        found.append((at, parts, f"key {key!r} is not a string (quote it: JSON data allows only string keys)"))
+        found.append(
+            (at, parts, f"key {shown_key(key)!r} is not a string (quote it: JSON data allows only string keys)")
+        )
     if found:
         raise SettingsError([_at(path, *problem) for problem in sorted(found, key=lambda problem: problem[0])])
     if (deep := too_deep(document.data)) is not None:
@@ -466,7 +469,7 @@ def _schema_problems(path: Path, data: dict[str, Any], source_map: SourceMap) ->
 
 def _unknown_key(key: str, known: Sequence[str]) -> str:
     hint = did_you_mean(key, known) or f" (known keys: {', '.join(known)})"
-    return f"unknown key {key!r}{hint}"
+    return f"unknown key {shown_key(key)!r}{hint}"
 
 
 def _explain(error: Any) -> str:

@@ -267,10 +267,7 @@ def _reading(snapshot: Snapshot, resolution: Mapping[str, Resolution | list[Reso
     """A line after the answer when a name was read loosely ('cloud agent' -> Sandboxing, 'cladue' -> claude-code):
     `_meta` says so too, but clients do not show it to the model, which would take the answer for an exact one. A
     capability query that is a category's name ('security') also points to that category's list."""
-    said = []
-    agent = resolution.get("agent")
-    if isinstance(agent, Resolution) and agent.ok and agent.resolved_by == "fuzzy":
-        said.append(f"Read agent {agent.query!r} as {agent.value}, allowing for typos.")
+    said = _agent_readings(resolution)
     found = resolution.get("capability")
     how = _LOOSE_READINGS.get(found.resolved_by or "") if isinstance(found, Resolution) and found.ok else None
     if isinstance(found, Resolution) and how is not None:
@@ -285,6 +282,19 @@ def _reading(snapshot: Snapshot, resolution: Mapping[str, Resolution | list[Reso
             listing = f"list_capabilities(category={category[0]!r})"
             said.append(f"{category[0]} is also a category: {listing} lists what is in it.")
     return [types.TextContent(text=" ".join(said))] if said else []
+
+
+def _agent_readings(resolution: Mapping[str, Resolution | list[Resolution]]) -> list[str]:
+    """'Read agent 'cladue' as claude-code, allowing for typos.' for each agent name (`agent`, or each of
+    compare's `agents`) read as a typo."""
+    agents = [r for value in (resolution.get("agent"), resolution.get("agents")) for r in _listed_of(value)]
+    return [
+        f"Read agent {r.query!r} as {r.value}, allowing for typos." for r in agents if r.ok and r.resolved_by == "fuzzy"
+    ]
+
+
+def _listed_of(value: Resolution | list[Resolution] | None) -> list[Resolution]:
+    return value if isinstance(value, list) else [value] if isinstance(value, Resolution) else []
 
 
 def _document(
@@ -463,8 +473,11 @@ def _suggested(
     snapshot: Snapshot, resolution: Resolution, agent_id: str | None, **meta: Resolution | list[Resolution]
 ) -> types.CallToolResult:
     answer = suggestions(snapshot, resolution, agent_id)
+    content = [types.TextContent(text=answer["text"])]
+    if said := _agent_readings(meta):  # the suggestions themselves say how the capability was read
+        content.append(types.TextContent(text=" ".join(said)))
     return types.CallToolResult(
-        content=[types.TextContent(text=answer["text"])],
+        content=content,
         structured_content=answer["value"],
         _meta={RESOLUTION_META: _describe(meta)},
     )

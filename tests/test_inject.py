@@ -669,6 +669,14 @@ def _a_schema_file_the_schema_refers_to(project: Path) -> tuple[str, str]:
     return "schema/NOTES.md", "it is a schema file the schema refers to (schema/defs.json)"
 
 
+def _what_a_link_to_the_alias_table_will_lead_to(project: Path) -> tuple[str, str]:
+    """The alias table is a link to a file not made yet: made by inject, it would be read as the table."""
+    (project / "capidx.yaml").write_text("paths:\n  aliases: names.md\n", encoding="utf-8")
+    (project / "docs").mkdir()
+    (project / "names.md").symlink_to("docs/AGENTS.md")
+    return "docs/AGENTS.md", "it is the alias table (names.md)"
+
+
 def _templates(project: Path, folder: str, summary: str) -> None:
     """A templates folder (`folder`, given by capidx.yaml) whose summary template is `summary`."""
     (project / "capidx.yaml").write_text(f"paths:\n  templates: {folder}\n", encoding="utf-8")
@@ -701,8 +709,8 @@ def _templates_including_a_computed_name(project: Path) -> tuple[str, str]:
     """Which file `{% include "parts/" ~ title %}` reads is known only when it renders: the folder is refused."""
     _templates(project, "templates", '{% include "parts/" ~ title %}\n')
     return "templates/NOTES.md", (
-        "inside the templates folder (templates), which capidx build may read whole: a template in it includes "
-        "a name computed at render time"
+        "inside the templates folder (templates), which capidx build may read whole: which of its files the "
+        "templates read cannot be told (a name computed at render time"
     )
 
 
@@ -732,9 +740,10 @@ def _templates_at_the_project_root_including_a_computed_name(project: Path) -> t
     """Every name a refusal could suggest is inside the folder refused: it suggests none."""
     _templates(project, ".", '{% include "parts/" ~ title %}\n')
     return "AGENTS.md", (
-        "AGENTS.md: inside the templates folder (.), which capidx build may read whole: a template in it includes "
-        "a name computed at render time, or one cannot be read or parsed, so which of its files it reads cannot be "
-        "told; not a memory file; name a memory file that capidx build does not read\n"
+        "AGENTS.md: inside the templates folder (.), which capidx build may read whole: which of its files the "
+        "templates read cannot be told (a name computed at render time, a template that cannot be read or parsed, "
+        "or more than 10,000 names to follow); not a memory file; name a memory file that capidx build does not "
+        "read\n"
     )
 
 
@@ -783,6 +792,7 @@ BAD_PATHS = {
         _a_link_target_of_a_capability_document,
         _a_hard_link_to_a_capability_document,
         _the_alias_table,
+        _what_a_link_to_the_alias_table_will_lead_to,
         _an_alias_table_named_agents_md,
         _a_schema_file_the_schema_refers_to,
         _a_file_a_template_includes,

@@ -339,6 +339,18 @@ def test_a_capidx_yaml_over_the_size_limit_is_refused_as_validate_refuses_it(tmp
     assert "over the 10 MB limit" in served.output and "over the 10 MB limit" in validated.output
 
 
+@pytest.mark.parametrize("twice", [False, True], ids=["unknown", "duplicate"])
+def test_a_huge_key_is_named_cut_short_by_serve_and_validate(tmp_path: Path, twice: bool) -> None:
+    """A key is the data's, of any length: a message names 60 characters of it, the place points at it."""
+    key = "k" * 100_000
+    (tmp_path / "capidx.yaml").write_text("serve:\n" + f"  ? {key}\n  : 5\n" * (1 + twice), encoding="utf-8")
+    served = in_project(tmp_path, ["--print-config"])
+    validated = in_project_validate(tmp_path)
+    for result in (served, validated):
+        assert result.exit_code == 2, result.output
+        assert "k" * 59 + "…" in result.output and len(result.output) < 1_000
+
+
 def in_project_validate(project: Path):
     with contextlib.chdir(project):
         return CliRunner().invoke(cli, ["validate", "-q"])

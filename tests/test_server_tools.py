@@ -133,6 +133,18 @@ async def test_a_loose_reading_is_said_after_the_document(any_build: Path, revis
     assert len(exact.content) == len(identifier.content) == 1  # spelled as the index has it: nothing to say
 
 
+async def test_an_agent_read_as_a_typo_is_said_in_every_answer(bundled_build: Path) -> None:
+    """A comparison's agents and a free-text answer's agent too, not only a lookup's document."""
+    async with connect(bundled_build) as client:
+        compared = await client.call_tool("compare_capability", {"capability": "mcp", "agents": ["cladue", "gemini"]})
+        suggested = await client.call_tool(
+            "lookup_capability", {"agent": "cladue", "capability": "how do I add an mcp server"}
+        )
+    for result in (compared, suggested):
+        said = [block.text for block in result.content[1:]]
+        assert said == ["Read agent 'cladue' as claude-code, allowing for typos."]
+
+
 async def test_a_loose_reading_names_the_runner_ups(bundled_build: Path) -> None:
     """'security' ranks Code Review first (its /security-review command), Tool Permissions close behind: the model is
     told both, so it can ask for the one the user meant."""

@@ -19,8 +19,8 @@ from capidx.compiler.config import Config
 from capidx.compiler.inject.target import Input
 
 _TEMPLATES_UNKNOWN = (
-    "which capidx build may read whole: a template in it includes a name computed at render time, or one "
-    "cannot be read or parsed, so which of its files it reads cannot be told; not a memory file"
+    "which capidx build may read whole: which of its files the templates read cannot be told (a name computed at "
+    "render time, a template that cannot be read or parsed, or more than 10,000 names to follow); not a memory file"
 )
 
 

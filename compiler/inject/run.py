@@ -20,7 +20,7 @@ from typing import Any
 
 from capidx.compiler.diagnostics import ExitCode
 from capidx.compiler.inject import block
-from capidx.compiler.inject.target import InjectError, Input, Target, forget_inputs, open_target, write_all
+from capidx.compiler.inject.target import InjectError, Input, InputIndex, Target, open_target, write_all
 from capidx.compiler.report.manifest_reader import load_manifest
 from capidx.schema import builddir
 
@@ -110,10 +110,10 @@ def _report(options: InjectOptions, plans: list[Plan], echo: Callable[[str], Any
 def _plan_all(options: InjectOptions, memory: Memory) -> list[Plan]:
     plans: dict[Path, Plan] = {}
     problems = []
-    forget_inputs()  # what the inputs are on disk is read afresh for each run, then once for all its files
+    inputs = InputIndex.of(options.inputs)  # what the build reads, as the files are now: once for all files named
     for name in options.files:
         try:
-            target = open_target(name, options.project, options.cwd, options.build, options.project_out, options.inputs)
+            target = open_target(name, options.project, options.cwd, options.build, options.project_out, inputs)
             if target.path not in plans:  # the same file twice (or through a link) is done once
                 plans[target.path] = plan = _plan(target, memory)
                 if plan.edited and not (options.check or options.force):

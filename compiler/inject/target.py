@@ -16,12 +16,11 @@ another format (`_check_name`) are refused.
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import re
 import shlex
 import stat
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,7 +90,7 @@ def open_target(
     cwd: Path,
     build: Path,
     project_out: Path | None = None,
-    inputs: Sequence[Input] = (),
+    inputs: InputIndex | None = None,
 ) -> Target:
     """Read the memory file `name` (relative to `cwd`) or learn that it is missing; `InjectError` when it may
     not be used. `build` is the build directory read (`--build`, or its manifest.json) and `project_out` the
@@ -110,7 +109,8 @@ def open_target(
     if project_out is not None:  # a folder by configuration, whether built yet or not
         builds.append(_resolve(Path(os.path.abspath(cwd / project_out)), shown))
     _refuse_special_folders(path, root, builds, shown)
-    _refuse_inputs(path, root, inputs, shown, lambda: _suggestion(root, cwd, builds, inputs))
+    index = inputs or InputIndex.of(())
+    _refuse_inputs(path, root, index, shown, lambda: _suggestion(root, cwd, builds, index))
     _check_name(path, shown)
     try:
         info = os.stat(path)
@@ -140,7 +140,7 @@ def _refuse_special_folders(path: Path, root: Path, builds: Sequence[Path], show
         raise InjectError(f"{shown}: inside the build directory, which capidx build replaces")
 
 
-def _refuse_inputs(path: Path, root: Path, inputs: Sequence[Input], shown: str, suggestion: Callable[[], str]) -> None:
+def _refuse_inputs(path: Path, root: Path, inputs: InputIndex, shown: str, suggestion: Callable[[], str]) -> None:
     """Not what the project's build reads: a block appended to it would make the next validate or build fail,
     or (in a template or a file one includes) carry it into every artifact.
 
@@ -156,44 +156,47 @@ def _refuse_inputs(path: Path, root: Path, inputs: Sequence[Input], shown: str, 
         raise InjectError(f"{shown}: {relation} {found.what} ({shown_place}), {found.why}; {suggestion()}")
 
 
-def _input_of(path: Path, inputs: Sequence[Input]) -> Input | None:
-    """The first of `inputs` that `path` (links resolved) is or is inside, None when it is none of them: by name,
-    or for what exists by device and inode (on a file system that ignores case `Agents/x.md` is inside `agents/`
-    though no name says so, and a hard link is its file). Each input is resolved and stat-ed once per run
-    (`_indexed`): a templates folder may name thousands of files, and every memory file named is checked."""
-    by_name, by_inode = _indexed(tuple(inputs))
+def _input_of(path: Path, inputs: InputIndex) -> Input | None:
+    """The input that `path` (links resolved) is or is inside, None when it is none of them: by name, or for what
+    exists by device and inode (on a file system that ignores case `Agents/x.md` is inside `agents/` though no
+    name says so, and a hard link is its file)."""
     for candidate in (path, *path.parents):
-        if (found := by_name.get(candidate)) is not None:
+        if (found := inputs.by_name.get(candidate)) is not None:
             return found
         with contextlib.suppress(OSError, ValueError):  # ValueError: a name no file can have (a NUL)
             info = os.stat(candidate)
-            if (found := by_inode.get((info.st_dev, info.st_ino))) is not None:
+            if (found := inputs.by_inode.get((info.st_dev, info.st_ino))) is not None:
                 return found
     return None
 
 
-def forget_inputs() -> None:
-    """Drop the index of the inputs (`_indexed`), so that a run sees the files as they are now."""
-    _indexed.cache_clear()
+@dataclass(frozen=True)
+class InputIndex:
+    """What the build reads, by resolved path and by device and inode, made once per run (`of`): a templates
+    folder may name thousands of files, and every memory file named is checked against all of them. Made afresh
+    for each run, so that it sees the files as they are."""
+
+    by_name: Mapping[Path, Input]
+    by_inode: Mapping[tuple[int, int], Input]
+
+    @classmethod
+    def of(cls, inputs: Sequence[Input]) -> InputIndex:
+        by_name: dict[Path, Input] = {}
+        by_inode: dict[tuple[int, int], Input] = {}
+        folders: dict[Path, Path] = {}  # a folder's links resolved once: thousands of names share a few folders
+        for entry in inputs:  # the first input of each name or file wins, as listed
+            parent = entry.path.parent
+            folder = folders.get(parent) or folders.setdefault(parent, _resolve_quietly(parent))
+            by_name.setdefault(folder / entry.path.name, entry)
+            if os.path.islink(entry.path):  # a link to a file not made yet: its target's name is read too
+                by_name.setdefault(_resolve_quietly(entry.path), entry)
+            with contextlib.suppress(OSError, ValueError):
+                info = os.stat(entry.path)
+                by_inode.setdefault((info.st_dev, info.st_ino), entry)
+        return cls(by_name, by_inode)
 
 
-@functools.lru_cache(maxsize=1)
-def _indexed(inputs: tuple[Input, ...]) -> tuple[dict[Path, Input], dict[tuple[int, int], Input]]:
-    """The inputs by resolved path and by device and inode (the first input of each wins, as in `inputs`)."""
-    by_name: dict[Path, Input] = {}
-    by_inode: dict[tuple[int, int], Input] = {}
-    folders: dict[Path, Path] = {}  # a folder's links resolved once: thousands of names share a few folders
-    for entry in inputs:
-        parent = entry.path.parent
-        folder = folders.get(parent) or folders.setdefault(parent, _resolve_quietly(parent))
-        by_name.setdefault(folder / entry.path.name, entry)  # a link to a file is caught by its inode below
-        with contextlib.suppress(OSError, ValueError):
-            info = os.stat(entry.path)
-            by_inode.setdefault((info.st_dev, info.st_ino), entry)
-    return by_name, by_inode
-
-
-def _suggestion(root: Path, cwd: Path, builds: Sequence[Path], inputs: Sequence[Input]) -> str:
+def _suggestion(root: Path, cwd: Path, builds: Sequence[Path], inputs: InputIndex) -> str:
     """What a refusal offers instead: the first of `_SUGGESTED` at the project's top that would not be refused
     as an input or a build (AGENTS.md may itself be the alias table, or what a template includes), named from
     `cwd` as the user would type it; never a name that is refused itself."""
@@ -227,7 +230,8 @@ def _check_name(path: Path, shown: str) -> None:
     suffix cannot be listed the same way: the agents' own rule files are dotfiles named by each tool
     (.windsurfrules, .clinerules, .cursorrules, .rules, .goosehints) and new ones keep appearing. So a name
     without a suffix passes unless it belongs to a well-known family that is not Markdown (`_NOT_MEMORY_NAME`);
-    a script among them is refused by its first bytes (`_refuse_program`)."""
+    a script among them is refused by its first bytes (`_refuse_program`) or, without a leading dot, its execute
+    bits (`_refuse_script`)."""
     suffix = path.suffix.lower()
     if suffix in MEMORY_SUFFIXES or (not suffix and not _NOT_MEMORY_NAME.fullmatch(path.name)):
         return
@@ -241,12 +245,13 @@ def _refuse_program(raw: bytes, shown: str) -> None:
     """Not a program: text appended to a script runs the next time the script does, and a binary is broken by
     it. Told by the file's first bytes, whatever its name and mode: a `#!` line, or an executable's header.
 
-    Not by the execute bits: a Windows drive under WSL (drvfs) or a FAT stick shows every file as mode 777, so
-    they would refuse `.windsurfrules` there, and no `chmod` can clear them; while a script without them still
-    runs through its interpreter (`sh deploy`). Only what a program runs is harmed, and a program's first bytes
-    say it is one. `MZ` counts only with a NUL byte in the first 64 bytes, as a DOS or PE header holds (small
-    numbers in 16- and 32-bit fields, the PE header's offset at byte 60 among them): text that begins with the
-    letters MZ holds none, and is no program."""
+    Not by the execute bits alone: a Windows drive under WSL (drvfs) or a FAT stick shows every file as mode 777,
+    so they would refuse `.windsurfrules` there, and no `chmod` can clear them; they are asked only of a name
+    without a suffix or leading dot (`_refuse_script`), which a shell runs as a script even without `#!`.
+
+    `MZ` counts only with a NUL byte in the first 64 bytes, as a DOS or PE header holds (small numbers in 16- and
+    32-bit fields, the PE header's offset at byte 60 among them): text that begins with the letters MZ holds none,
+    and is no program."""
     if raw.startswith(_SHEBANG):
         what, harm = "a #! line", "a script runs text appended to it"
     else:

@@ -497,9 +497,11 @@ def folder_reads(folder: Path) -> list[Path] | None:
     except TemplateFailure:
         return None
     seen: set[str] = set()
+    queued: set[str] = set(pending)  # distinct names waiting in `pending`
     reads: list[Path] = []
     while pending:
         name = pending.pop()
+        queued.discard(name)
         if name in seen:
             continue
         seen.add(name)
@@ -519,7 +521,9 @@ def folder_reads(folder: Path) -> list[Path] | None:
             referenced = list(jinja2.meta.find_referenced_templates(env.parse(source)))
         except (jinja2.TemplateError, RecursionError):
             return None
-        if None in referenced or len(seen) + len(pending) + len(referenced) > MAX_NAMES_FOLLOWED:
+        fresh = {reference for reference in referenced if reference is not None} - seen - queued
+        if None in referenced or len(seen) + len(queued) + len(fresh) > MAX_NAMES_FOLLOWED:
             return None  # computed at render time, or more names than any project's templates use: read whole
-        pending += [reference for reference in referenced if reference is not None]
+        queued |= fresh
+        pending += sorted(fresh)
     return sorted(set(reads))

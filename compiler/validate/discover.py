@@ -46,7 +46,7 @@ class Inputs:
 
 
 def collect(config: Config, paths: Sequence[Path]) -> Inputs:
-    return _from_paths(paths) if paths else _from_config(config)
+    return _from_paths(paths, config) if paths else _from_config(config)
 
 
 def agent_id(path: Path) -> str:
@@ -112,8 +112,7 @@ def _from_config(config: Config) -> Inputs:
     documents, problems = confined(found, config.agents)
     if not documents and not problems:
         problems.append(_nothing_found(config.agents))
-    inputs = (config.aliases, config.config_file, config.schema)  # the catalog folder may hold them (`agents: .`)
-    problems += unread(config.agents, [*found, *(path for path in inputs if path)], config.templates)
+    problems += unread(config.agents, [*found, *_configured(config)], config.templates)
     return Inputs(tuple(documents), aliases, (), (*refused, *problems))
 
 
@@ -139,7 +138,12 @@ def unread(root: Path, read: Sequence[Path], templates: Path | None = None) -> l
     return problems
 
 
-def _from_paths(paths: Sequence[Path]) -> Inputs:
+def _configured(config: Config) -> list[Path]:
+    """The files the configuration names, which the catalog folder may hold (`paths.agents: .`): read, not strays."""
+    return [path for path in (config.aliases, config.config_file, config.schema) if path is not None]
+
+
+def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
     documents: dict[str, Path] = {}
     aliases: dict[str, Path] = {}
     context: dict[str, Path] = {}
@@ -156,7 +160,7 @@ def _from_paths(paths: Sequence[Path]) -> Inputs:
             problems += refused + linked
             documents.update((_key(p), p) for p in found)
             aliases.update((_key(p), p) for p in tables)
-            problems += unread(path, [*candidates, *_alias_tables(path)])
+            problems += unread(path, [*candidates, *_alias_tables(path), *_configured(config)], config.templates)
             if not found and not tables and not refused and not linked:
                 problems.append(_nothing_found(path))
         elif path.name.lower() in ALIAS_FILE_NAMES:

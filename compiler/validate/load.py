@@ -31,6 +31,7 @@ from capidx.schema.yamldata import (
     YamlShapeError,
     json_path,
     parse_yaml,
+    shown_key,
     too_deep,
 )
 
@@ -259,7 +260,12 @@ def _json_oddities(source: SourceFile) -> list[Diagnostic]:
 def _duplicate_keys(source: SourceFile, duplicates: tuple[Duplicate, ...]) -> list[Diagnostic]:
     return [
         source.diagnostic(
-            dup.parts, "error", f"duplicate key '{dup.parts[-1]}'", _first_at(dup.first), "duplicate-key", key=True
+            dup.parts,
+            "error",
+            f"duplicate key '{shown_key(dup.parts[-1])}'",
+            _first_at(dup.first),
+            "duplicate-key",
+            key=True,
         )
         for dup in duplicates
     ]
