@@ -238,15 +238,17 @@ def _lookup(cap: Cap, agent: str) -> dict[str, Any]:
 
 
 def _compare(cap: Cap) -> dict[str, Any]:
+    """As docs/build-directory.md, "compare": a recorded agent's entry (a "no" with its reason), or no data."""
     entries = []
     for agent in sorted(AGENTS):
         facts = _facts(cap, agent)
-        if not facts or not facts["available"]:
-            entries.append({"agent": agent, "available": False})
+        if not facts:
+            entries.append({"agent": agent, "available": False, "recorded": False})
             continue
-        entry = {"agent": agent, "available": True, "description": cap.description}
-        if "terminology" in facts:
-            entry["terminology"] = facts["terminology"]
+        entry = {"agent": agent, "available": bool(facts["available"]), "description": cap.description}
+        for key in ("terminology", "limitations"):
+            if key in facts:
+                entry[key] = facts[key]
         if "setup" in facts:
             entry["implementationNotes"] = {"setup": facts["setup"]}
         entries.append(entry)
