@@ -65,9 +65,8 @@ def mistyped_as(typed: str, spelling: str) -> bool:
     word of nine letters or more) or cut short ('code refactor'), or run together ('claudecod'). Similar strings are
     not enough: 'github copilot chat' is as similar to 'github copilot cli' as a typo, but 'chat' is a word, not a
     mistyped 'cli'."""
-    pairs = list(zip(typed.split(), spelling.split(), strict=False))
-    if len(typed.split()) != len(spelling.split()):
-        pairs = [(typed.replace(" ", ""), spelling.replace(" ", ""))]
+    words, spelled = typed.split(), spelling.split()
+    pairs = zip(words, spelled, strict=True) if len(words) == len(spelled) else [("".join(words), "".join(spelled))]
     return all(
         OSA.distance(a, b) <= (2 if len(b) >= LONG_WORD else 1) or (len(a) >= 3 and b.startswith(a)) for a, b in pairs
     )

@@ -487,11 +487,10 @@ def _explain(error: Any) -> str:
     return message if len(message) <= 200 else message[:199] + "…"
 
 
-def _shown(value: Any, limit: int = 60) -> str:
-    """A value as a message names it ('oops', 5, null, [1, 2]), cut to `limit` characters: the value, not a
+def _shown(value: Any) -> str:
+    """A value as a message names it ('oops', 5, null, [1, 2]), cut as a key is (`shown_key`): the value, not a
     whole section of the file."""
-    text = repr(value) if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return shown_key(repr(value) if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str))
 
 
 def _at(path: Path, at: Position | None, parts: Parts, message: str) -> str:

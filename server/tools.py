@@ -269,8 +269,7 @@ def _reading(snapshot: Snapshot, resolution: Mapping[str, Resolution | list[Reso
     capability query that is a category's name ('security') also points to that category's list."""
     said = _agent_readings(resolution)
     found = resolution.get("capability")
-    how = _LOOSE_READINGS.get(found.resolved_by or "") if isinstance(found, Resolution) and found.ok else None
-    if isinstance(found, Resolution) and how is not None:
+    if isinstance(found, Resolution) and found.ok and (how := _LOOSE_READINGS.get(found.resolved_by or "")):
         runners = [f"{c.label} ({c.value}, {c.confidence:.2f})" for c in found.ranked if c.value != found.value]
         others = f"; next: {', '.join(runners[:NEXT_NAMED])}" if runners else ""
         said.append(

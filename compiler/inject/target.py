@@ -105,9 +105,10 @@ def open_target(
         how = "a symbolic link on the way leads out of" if inside else "it is outside"
         raise InjectError(f"{shown}: {how} the project ({project}); name a file inside it")
     build = _resolve(Path(os.path.abspath(cwd / build)), shown)
-    builds = [build if build.is_dir() else build.parent]
+    folders = [build if build.is_dir() else build.parent]
     if project_out is not None:  # a folder by configuration, whether built yet or not
-        builds.append(_resolve(Path(os.path.abspath(cwd / project_out)), shown))
+        folders.append(_resolve(Path(os.path.abspath(cwd / project_out)), shown))
+    builds = InputIndex.of([Input("the build directory", folder) for folder in folders])
     _refuse_special_folders(path, root, builds, shown)
     index = inputs or InputIndex.of(())
     _refuse_inputs(path, root, index, shown, lambda: _suggestion(root, cwd, builds, index))
@@ -129,14 +130,14 @@ def open_target(
     return Target(shown, path, _decode(raw, shown), raw, stat.S_IMODE(info.st_mode))
 
 
-def _refuse_special_folders(path: Path, root: Path, builds: Sequence[Path], shown: str) -> None:
+def _refuse_special_folders(path: Path, root: Path, builds: InputIndex, shown: str) -> None:
     """Not git's own files (a hook is a program: text written into it would run) and not a build (the one
     read, or the project's own when `--build` names another), which the next `capidx build` replaces (and
     whose memory.md would no longer match its manifest)."""
     # Ignoring case: on a file system that does (macOS, Windows) `.GIT/hooks/x` is `.git/hooks/x`.
     if any(part.casefold() == ".git" for part in path.relative_to(root).parts):
         raise InjectError(f"{shown}: inside .git; name a memory file of the working tree")
-    if any(_within(path, build) for build in builds):
+    if _input_of(path, builds) is not None:
         raise InjectError(f"{shown}: inside the build directory, which capidx build replaces")
 
 
@@ -172,9 +173,9 @@ def _input_of(path: Path, inputs: InputIndex) -> Input | None:
 
 @dataclass(frozen=True)
 class InputIndex:
-    """What the build reads, by resolved path and by device and inode, made once per run (`of`): a templates
-    folder may name thousands of files, and every memory file named is checked against all of them. Made afresh
-    for each run, so that it sees the files as they are."""
+    """Places no memory file may be (what the build reads; the build directories), by resolved path and by device
+    and inode, made once per run (`of`): a templates folder may name thousands of files, and every memory file
+    named is checked against all of them. Made afresh for each run, so that it sees the files as they are."""
 
     by_name: Mapping[Path, Input]
     by_inode: Mapping[tuple[int, int], Input]
@@ -196,13 +197,13 @@ class InputIndex:
         return cls(by_name, by_inode)
 
 
-def _suggestion(root: Path, cwd: Path, builds: Sequence[Path], inputs: InputIndex) -> str:
+def _suggestion(root: Path, cwd: Path, builds: InputIndex, inputs: InputIndex) -> str:
     """What a refusal offers instead: the first of `_SUGGESTED` at the project's top that would not be refused
     as an input or a build (AGENTS.md may itself be the alias table, or what a template includes), named from
     `cwd` as the user would type it; never a name that is refused itself."""
     for name in _SUGGESTED:
         candidate = _resolve_quietly(root / name)
-        if _input_of(candidate, inputs) is None and not any(_within(candidate, build) for build in builds):
+        if _input_of(candidate, inputs) is None and _input_of(candidate, builds) is None:
             try:
                 typed = os.path.relpath(root / name, cwd)
             except ValueError:  # another drive (Windows)
@@ -278,22 +279,6 @@ def _refuse_script(path: Path, info: os.stat_result, shown: str) -> None:
         f"{shown}: executable, with a name without a suffix: a script that a shell runs, not a memory file; name a "
         "Markdown or plain-text memory file"
     )
-
-
-def _within(path: Path, place: Path) -> bool:
-    """`path` is `place` or inside it, by name or, for what exists, by device and inode: on a file system that
-    ignores case `Agents/x.md` is inside `agents/` though no name says so, and a hard link is its file."""
-    if path.is_relative_to(place):
-        return True
-    try:
-        wanted = os.stat(place)
-    except (OSError, ValueError):  # ValueError: a name no file can have (a NUL), which a template may include
-        return False  # not there: nothing inside it either, but by name
-    for candidate in (path, *path.parents):
-        with contextlib.suppress(OSError, ValueError):
-            if os.path.samestat(os.stat(candidate), wanted):
-                return True
-    return False
 
 
 def _resolve_quietly(path: Path) -> Path:

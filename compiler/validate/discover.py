@@ -154,13 +154,13 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
         if not os.path.lexists(path):
             problems.append(file_problem(path, "does not exist"))
         elif path.is_dir():
-            candidates = catalog_documents(path)
+            candidates, every_table = catalog_documents(path), _alias_tables(path)
             found, refused = confined(candidates, path)
-            tables, linked = _unlinked(_alias_tables(path))
+            tables, linked = _unlinked(every_table)
             problems += refused + linked
             documents.update((_key(p), p) for p in found)
             aliases.update((_key(p), p) for p in tables)
-            problems += unread(path, [*candidates, *_alias_tables(path), *_configured(config)], config.templates)
+            problems += unread(path, [*candidates, *every_table, *_configured(config)], config.templates)
             if not found and not tables and not refused and not linked:
                 problems.append(_nothing_found(path))
         elif path.name.lower() in ALIAS_FILE_NAMES:

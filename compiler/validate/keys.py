@@ -16,12 +16,12 @@ from typing import Any
 
 from capidx.compiler.diagnostics import Diagnostic
 from capidx.compiler.validate.load import SourceFile
+from capidx.schema.yamldata import shown_key
 
 EXTENSION_PREFIX = "x-"
 CODE = "unknown-key-typo"
 _MAX_KEY_CHARS = 200  # longer keys are not compared: bounded work on hostile input
 _LONG_KEY = 8  # characters from which two edits still make a likely typo (`implemntaton`)
-_SHOWN_CHARS = 60  # of an unknown key, in its message
 _MAX_DEPTH = 64  # document levels followed
 _MAX_SUBSCHEMAS = 1000  # subschemas applying to one value (a hostile schema could name thousands)
 _COMBINATORS = ("allOf", "anyOf", "oneOf", "then", "else")
@@ -49,7 +49,7 @@ def suggest(key: str, known: Iterable[str], *, loose: bool = True, present: Cont
 def unknown_key(key: str, meant: str | None, present: Container[str] = ()) -> str:
     """The message for an unknown key (cut short when long: the key is the data's, any length); `meant`
     among the object's keys (`present`) is the same key in another case."""
-    shown = key if len(key) <= _SHOWN_CHARS else key[: _SHOWN_CHARS - 1] + "…"
+    shown = shown_key(key)
     if meant is not None and meant in present:
         return f"'{shown}' is not a known key: '{meant}' is already there, in another case"
     return f"'{shown}' is not a known key" + (f": did you mean '{meant}'?" if meant else "")

@@ -158,7 +158,7 @@ def _check(source: SourceFile, lines: dict[Any, Any], lengths: dict[Any, Any]) -
 
 def _long_keys(data: Any) -> Iterator[tuple[Any, ...]]:
     """The path of each object key longer than `SINGLE_LINE_MAX` (a key is a single-line field); iterative, and
-    paths are built only for what is too long."""
+    only objects and lists are stacked (strings and numbers are looked at where they are)."""
     stack: list[tuple[tuple[Any, ...], Any]] = [((), data)]
     while stack:
         parts, value = stack.pop()
