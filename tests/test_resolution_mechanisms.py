@@ -260,6 +260,27 @@ def test_an_exact_name_may_say_no(index: MatchIndex) -> None:
     assert (resolution.status, resolution.value, resolution.resolved_by) == ("resolved", "inline-completion", "exact")
 
 
+@pytest.mark.parametrize(
+    "query", ["does it support hooks?", "hooks limitations", "is hooks available", "hooks requirements"]
+)
+def test_words_asking_about_a_record_do_not_stand_between_a_name_and_its_capability(tmp_path: Path, query: str) -> None:
+    """Support, availability, limitations and requirements are what a capability's document says, not what it is
+    called: 'limitations' would otherwise read as the root 'limit', another capability's word."""
+    worded = (
+        Cap("Hooks", "customization", "Runs your shell commands at lifecycle events.", agents=BOTH),
+        Cap(
+            "Context Compaction",
+            "context-awareness",
+            "Summarizes the conversation near the context limit, where available; support requires a long session.",
+            agents=BOTH,
+        ),
+    )
+    build = real_build(write_catalog(tmp_path / "agents", worded), tmp_path / "build")
+    index = MatchIndex.from_json(json.loads((build / "index" / "match.json").read_text("utf-8")))
+    resolution = resolve_capability(index, query, agent=CLAUDE)
+    assert (resolution.status, resolution.value) == ("resolved", "hooks")
+
+
 # --- linear index building ----------------------------------------------------------------------------
 
 
