@@ -10,6 +10,7 @@ can correct itself: SEP-1303), resolves names (`capidx.server.resolve`), finds t
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -33,6 +34,8 @@ MAX_ARGUMENT_BYTES = 16_384
 # is a question ("how do I add an MCP server to gemini"): it is answered with budgeted suggestions.
 FREE_TEXT_WORDS = 3
 SUGGESTED_NAMES = 3  # candidates named when no snippet fits the budget
+# What joins agents' names in one string: "and", "or", "vs", "versus", "&", "/", "+", ";".
+_JOINED = re.compile(r"\s+(?:and|or|vs\.?|versus)\s+|\s*[&/+;]\s*", re.IGNORECASE)
 COVERED_SHOWN = 12  # agent ids an unknown-agent error lists; past it, their number and the closest
 # Claude Code cuts each tool description at 2,048 characters: every description stays within it.
 MAX_DESCRIPTION = 2_048
@@ -483,7 +486,14 @@ def _suggested(
 
 
 def _resolve_agents(snapshot: Snapshot, names: list[str]) -> tuple[list[Resolution], str | None]:
-    resolutions = [resolve_agent(snapshot.index, name) for name in names]
+    """Each name's agent; a name that is none but joins names of agents ('claude and gemini', 'claude vs codex'),
+    as models write a comparison, is those agents."""
+    resolutions = []
+    for name in names:
+        resolution = resolve_agent(snapshot.index, name)
+        parts = [part for part in _JOINED.split(name) if part.strip()] if not resolution.ok else []
+        joined = [resolve_agent(snapshot.index, part) for part in parts] if len(parts) > 1 else []
+        resolutions += joined if joined and all(r.ok for r in joined) else [resolution]
     failed = [r for r in resolutions if not r.ok]
     return resolutions, _agents_problem(snapshot, failed) if failed else None
 

@@ -230,6 +230,12 @@ async def test_compare_whole_and_filtered(any_build: Path, revision: str) -> Non
         two = await client.call_tool("compare_capability", {"capability": "MCP", "agents": "claude, Gemini CLI,"})
         blank = await client.call_tool("compare_capability", {"capability": "MCP", "agents": " "})
         unset = await client.call_tool("compare_capability", {"capability": "MCP", "agents": None})  # "not given"
+        # Names joined in one string as a sentence joins them; a join that leaves an unknown part stays an error.
+        joined = [
+            await client.call_tool("compare_capability", {"capability": "MCP", "agents": agents})
+            for agents in ("claude and Gemini CLI", ["claude vs. gemini"], "Gemini CLI & claude", ["claude/gemini"])
+        ]
+        half = await client.call_tool("compare_capability", {"capability": "MCP", "agents": "claude and emacs"})
     assert text_of(whole) == expected
     full = json.loads(expected)
     kept = [e for e in full["agents"] if e["agent"] in ("claude-code", "gemini-cli")]
@@ -240,6 +246,8 @@ async def test_compare_whole_and_filtered(any_build: Path, revision: str) -> Non
     assert two.structured_content == some.structured_content
     assert blank.is_error and "must not be empty" in text_of(blank)
     assert text_of(unset) == expected
+    assert all(answer.structured_content == some.structured_content for answer in joined)
+    assert half.is_error and "claude and emacs" in text_of(half)
 
 
 async def test_list_needs_an_agent_or_a_category(any_build: Path, revision: str) -> None:
