@@ -33,7 +33,6 @@ STOP_WORDS = frozenset(
     few many much several whole various lot lots certain particular specific different entire
     way possible possibly able please something anything thing things somehow really actually show see know
     d ll m re ve don doesn didn isn aren wasn weren won wouldn shouldn couldn haven hasn
-    support supports supported available availability limitation limitations requirement requirements
     """.split()
 )
 

@@ -162,6 +162,7 @@ class MatchIndex:
                 terms=frozenset(t for row in rows for t in row["terms"]),
                 roots=frozenset(ranker.idf),
                 names=_name_roots(rows),
+                named=frozenset(t for text in itertools.chain(keys, *named.values()) for t in terms(text)),
             ),
             meanings=Meanings.of(rows),
             injection=Injection.from_json(data.get("injection")),

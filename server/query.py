@@ -24,6 +24,9 @@ SHORT_TYPO = 5
 LONG_TYPO = 9
 # The longest spelled-out run an abbreviation may stand for ('bring your own key').
 LONGEST_EXPANSION = 4
+# Words that ask what a capability's record says ('does it support hooks?', 'hooks limitations'), not what it is
+# called: left out of a query unless a name, alias or wording of the index has them ('Model Availability').
+QUESTION_WORDS = frozenset(("support", "available", "availability", "limitation", "requirement"))  # as `terms()`
 
 _STEMMER = Stemmer.Stemmer("english")
 
@@ -41,6 +44,7 @@ class Vocabulary:
     terms: frozenset[str]
     roots: frozenset[str]  # the ranking model's roots
     names: Mapping[str, frozenset[int]]  # a root -> the capabilities (by position) whose name has it
+    named: frozenset[str]  # the terms of every name, slug, alias and wording
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,8 +73,8 @@ class Query:
 def analyse(text: str, vocabulary: Vocabulary) -> Query:
     """The one analysis of a query against an index's vocabulary."""
     literal = tuple(dict.fromkeys(identifiers(text)))
-    raw = terms(text)
-    rest = tuple(terms(IDENTIFIER_PATTERN.sub(" ", text))) if literal else tuple(raw)
+    raw = _asked(text, vocabulary)
+    rest = tuple(_asked(IDENTIFIER_PATTERN.sub(" ", text), vocabulary)) if literal else tuple(raw)
     fixed = {term: correct(term, vocabulary) for term in dict.fromkeys(raw)}  # each word corrected once
     words = [fixed[term] for term in raw]
     known = [token for token in literal if token in vocabulary.terms]
@@ -89,6 +93,11 @@ def analyse(text: str, vocabulary: Vocabulary) -> Query:
         rest=rest,
         units=tuple(units),
     )
+
+
+def _asked(text: str, vocabulary: Vocabulary) -> list[str]:
+    """`terms()` less the words that ask about a record, unless the index names something with them."""
+    return [term for term in terms(text) if term not in QUESTION_WORDS or term in vocabulary.named]
 
 
 def _units(words: list[tuple[str, float]], vocabulary: Vocabulary) -> list[Unit]:

@@ -57,7 +57,7 @@ def test_negations_and_vs_relate_nothing() -> None:
         KeywordSource("a", "Inline Chat", description="Not available in the terminal; no editor vs CLI mode"),
         KeywordSource("b", "Web Fetch", description="Does not follow redirects; no cookies vs sessions"),
     ]
-    assert keyword_set(sources[0]) == {"inline", "chat", "terminal", "editor", "cli", "mode"}  # "available": a stop word
+    assert keyword_set(sources[0]) == {"inline", "chat", "available", "terminal", "editor", "cli", "mode"}
     assert set(keyword_sets(sources)["b"]).isdisjoint({"not", "no", "vs"})
 
 

@@ -260,13 +260,10 @@ def test_an_exact_name_may_say_no(index: MatchIndex) -> None:
     assert (resolution.status, resolution.value, resolution.resolved_by) == ("resolved", "inline-completion", "exact")
 
 
-@pytest.mark.parametrize(
-    "query", ["does it support hooks?", "hooks limitations", "is hooks available", "hooks requirements"]
-)
-def test_words_asking_about_a_record_do_not_stand_between_a_name_and_its_capability(tmp_path: Path, query: str) -> None:
-    """Support, availability, limitations and requirements are what a capability's document says, not what it is
-    called: 'limitations' would otherwise read as the root 'limit', another capability's word."""
-    worded = (
+@pytest.fixture(scope="module")
+def worded(tmp_path_factory: pytest.TempPathFactory) -> MatchIndex:
+    """A catalog whose records use the words that ask about a record, one of them in a name."""
+    caps = (
         Cap("Hooks", "customization", "Runs your shell commands at lifecycle events.", agents=BOTH),
         Cap(
             "Context Compaction",
@@ -274,11 +271,39 @@ def test_words_asking_about_a_record_do_not_stand_between_a_name_and_its_capabil
             "Summarizes the conversation near the context limit, where available; support requires a long session.",
             agents=BOTH,
         ),
+        Cap("Model Selection", "model-selection", "Switches the model a session uses.", agents=BOTH),
+        Cap(
+            "Model Availability",
+            "model-selection",
+            "Which models an account may use.",
+            agents={CLAUDE: {"available": False}, GEMINI: {"available": True}},
+        ),
     )
-    build = real_build(write_catalog(tmp_path / "agents", worded), tmp_path / "build")
-    index = MatchIndex.from_json(json.loads((build / "index" / "match.json").read_text("utf-8")))
-    resolution = resolve_capability(index, query, agent=CLAUDE)
+    root = tmp_path_factory.mktemp("worded")
+    build = real_build(write_catalog(root / "agents", caps), root / "build")
+    return MatchIndex.from_json(json.loads((build / "index" / "match.json").read_text("utf-8")))
+
+
+@pytest.mark.parametrize(
+    "query", ["does it support hooks?", "hooks limitations", "is hooks available", "hooks requirements"]
+)
+def test_words_asking_about_a_record_do_not_stand_between_a_name_and_its_capability(
+    worded: MatchIndex, query: str
+) -> None:
+    """Support, availability, limitations and requirements are what a capability's document says, not what it is
+    called: 'limitations' would otherwise read as the root 'limit', another capability's word."""
+    resolution = resolve_capability(worded, query, agent=CLAUDE)
     assert (resolution.status, resolution.value) == ("resolved", "hooks")
+
+
+def test_a_name_keeps_its_words_that_ask_about_a_record(worded: MatchIndex) -> None:
+    """'Model Availability' is a name: its word names it ('models availability'), and leaving it out of the name
+    must not make 'model' alone name it, least of all with a confident "no"."""
+    named = resolve_capability(worded, "models availability", agent=CLAUDE)
+    assert (named.status, named.value) == ("resolved", "model-availability")
+    for query in ("does it support other models?", "models", "which model"):
+        answer = resolve_capability(worded, query, agent=CLAUDE)
+        assert not (answer.ok and answer.value == "model-availability"), query
 
 
 # --- linear index building ----------------------------------------------------------------------------
