@@ -10,6 +10,7 @@ can correct itself: SEP-1303), resolves names (`capidx.server.resolve`), finds t
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,8 +35,10 @@ MAX_ARGUMENT_BYTES = 16_384
 # is a question ("how do I add an MCP server to gemini"): it is answered with budgeted suggestions.
 FREE_TEXT_WORDS = 3
 SUGGESTED_NAMES = 3  # candidates named when no snippet fits the budget
-# What joins agents' names in one string: "and", "or", "vs", "versus", "&", "/", "+", ";".
+# What joins agents' names in one string: "and", "or", "vs", "versus", "&", "/", "+", ";"; a call reads at most
+# JOINED_PIECES pieces between them (every run of adjacent pieces is resolved once: at most 36 names).
 _JOINED = re.compile(r"\s+(?:and|or|vs\.?|versus)\s+|\s*[&/+;]\s*", re.IGNORECASE)
+JOINED_PIECES = 8
 COVERED_SHOWN = 12  # agent ids an unknown-agent error lists; past it, their number and the closest
 # Claude Code cuts each tool description at 2,048 characters: every description stays within it.
 MAX_DESCRIPTION = 2_048
@@ -486,16 +489,39 @@ def _suggested(
 
 
 def _resolve_agents(snapshot: Snapshot, names: list[str]) -> tuple[list[Resolution], str | None]:
-    """Each name's agent; a name that is none but joins names of agents ('claude and gemini', 'claude vs codex'),
-    as models write a comparison, is those agents."""
-    resolutions = []
+    """Each name's agent; a name that is none but joins names of agents ('claude and gemini', 'claude code vs copilot
+    in VS Code'), as models write a comparison, is those agents."""
+    resolutions: list[Resolution] = []
+    budget = JOINED_PIECES
     for name in names:
-        resolution = resolve_agent(snapshot.index, name)
-        parts = [part for part in _JOINED.split(name) if part.strip()] if not resolution.ok else []
-        joined = [resolve_agent(snapshot.index, part) for part in parts] if len(parts) > 1 else []
-        resolutions += joined if joined and all(r.ok for r in joined) else [resolution]
+        whole = resolve_agent(snapshot.index, name)
+        ends = [0, *(i for m in _JOINED.finditer(name) for i in m.span()), len(name)] if not whole.ok else []
+        pieces = [(a, b) for a, b in zip(ends[::2], ends[1::2], strict=True) if name[a:b].strip()]
+        if not 1 < len(pieces) <= budget:
+            resolutions.append(whole)
+            continue
+        budget -= len(pieces)
+        resolutions += _joined(snapshot, name, pieces) or [whole]
     failed = [r for r in resolutions if not r.ok]
     return resolutions, _agents_problem(snapshot, failed) if failed else None
+
+
+def _joined(snapshot: Snapshot, name: str, pieces: list[tuple[int, int]]) -> list[Resolution]:
+    """The fewest runs of adjacent pieces that each name an agent ('R&D Agent vs claude': 'R&D Agent', 'claude'); if
+    none, each piece, so that the error names the part that is not an agent; [] if no piece is one."""
+
+    @functools.cache
+    def run(first: int, last: int) -> Resolution:
+        return resolve_agent(snapshot.index, name[pieces[first][0] : pieces[last][1]])
+
+    fewest: list[list[Resolution] | None] = [[]] + [None] * len(pieces)  # by the number of pieces covered
+    for end in range(1, len(pieces) + 1):
+        options = [[*done, run(start, end - 1)] for start in range(end) if (done := fewest[start]) is not None]
+        fewest[end] = min((o for o in options if o[-1].ok), key=len, default=None)
+    if (found := fewest[-1]) is not None:
+        return found
+    each = [run(i, i) for i in range(len(pieces))]
+    return each if any(r.ok for r in each) else []
 
 
 def _filtered(snapshot: Snapshot, kind: str, listed: str, resolved: Mapping[str, Resolution]) -> types.CallToolResult:

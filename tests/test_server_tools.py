@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,9 @@ from server_support import (
     connect,
     dumps,
     make_hub,
+    real_build,
     write_build,
+    write_catalog,
 )
 
 pytestmark = pytest.mark.anyio
@@ -230,12 +233,11 @@ async def test_compare_whole_and_filtered(any_build: Path, revision: str) -> Non
         two = await client.call_tool("compare_capability", {"capability": "MCP", "agents": "claude, Gemini CLI,"})
         blank = await client.call_tool("compare_capability", {"capability": "MCP", "agents": " "})
         unset = await client.call_tool("compare_capability", {"capability": "MCP", "agents": None})  # "not given"
-        # Names joined in one string as a sentence joins them; a join that leaves an unknown part stays an error.
+        # Names joined in one string as a sentence joins them.
         joined = [
             await client.call_tool("compare_capability", {"capability": "MCP", "agents": agents})
             for agents in ("claude and Gemini CLI", ["claude vs. gemini"], "Gemini CLI & claude", ["claude/gemini"])
         ]
-        half = await client.call_tool("compare_capability", {"capability": "MCP", "agents": "claude and emacs"})
     assert text_of(whole) == expected
     full = json.loads(expected)
     kept = [e for e in full["agents"] if e["agent"] in ("claude-code", "gemini-cli")]
@@ -247,7 +249,42 @@ async def test_compare_whole_and_filtered(any_build: Path, revision: str) -> Non
     assert blank.is_error and "must not be empty" in text_of(blank)
     assert text_of(unset) == expected
     assert all(answer.structured_content == some.structured_content for answer in joined)
-    assert half.is_error and "claude and emacs" in text_of(half)
+
+
+async def test_compare_reads_names_joined_in_one_string(tmp_path: Path) -> None:
+    """A join splits only where every part then names an agent: names holding a joiner stay whole ('R&D Agent',
+    'Copilot in VS Code'); an error names the part that is no agent; past eight pieces nothing is split."""
+    agents = write_catalog(tmp_path / "agents")
+    shutil.copytree(agents / "gemini-cli", agents / "rnd-agent")
+    record = agents / "rnd-agent" / "capabilities" / "current.json"
+    data = json.loads(record.read_text("utf-8"))
+    data["agent"]["name"] = "R&D Agent"
+    record.write_text(json.dumps(data), "utf-8")
+    build = real_build(agents, tmp_path / "build")
+    asked = (
+        "R&D Agent vs claude",
+        "claude and R&D Agent",
+        "claude code vs copilot in VS Code",
+        "rnd-agent, claude code/copilot in vs code",
+        "claude and emacs",
+        "copilot and claude",
+        "claude/" * 8 + "gemini",
+    )
+    async with connect(build) as client:
+        answers = [await client.call_tool("compare_capability", {"capability": "MCP", "agents": a}) for a in asked]
+    compared = [sorted(e["agent"] for e in answer.structured_content["agents"]) for answer in answers[:4]]
+    assert compared == [
+        ["claude-code", "rnd-agent"],
+        ["claude-code", "rnd-agent"],
+        ["claude-code", "vscode-copilot"],
+        ["claude-code", "rnd-agent", "vscode-copilot"],
+    ]
+    inputs = [r["input"] for r in answers[0].meta["capidx/resolution"]["agents"]]
+    assert inputs == ["R&D Agent", "claude"]
+    unknown, ambiguous, too_many = answers[4:]
+    assert unknown.is_error and "'emacs'" in text_of(unknown) and "claude and emacs" not in text_of(unknown)
+    assert ambiguous.is_error and "'copilot'" in text_of(ambiguous) and "ambiguous" in text_of(ambiguous)
+    assert too_many.is_error and repr(asked[-1]) in text_of(too_many)
 
 
 async def test_list_needs_an_agent_or_a_category(any_build: Path, revision: str) -> None:
