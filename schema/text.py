@@ -18,11 +18,11 @@ _WORD = re.compile(r"[0-9a-z]+")
 _ASCII_SEPARATORS = str.maketrans({chr(code): " " for code in range(128) if not _WORD.fullmatch(chr(code))})
 
 # Words that carry no meaning for matching capability names and descriptions: function words, quantifiers and
-# qualifiers ("a few", "a particular file", "a different model": the thing, not which one). The third-to-last
+# qualifiers ("a few", "a particular file", "a different model": the thing, not which one). The second-to-last
 # line holds the framing of a request ("is there a way to", "can you show me", "is it able to", "I'd like to
-# know"): they say how someone asks, not what about. The next line holds what English contractions leave once
-# the apostrophe splits them ("I've" -> 'i', 've'; "don't" -> 'don', 't'), the last one the verb of the question
-# a catalog answers ("does it support hooks?": the hooks, not the records that say "supports").
+# know"): they say how someone asks, not what about. The last line holds what English contractions leave once
+# the apostrophe splits them ("I've" -> 'i', 've'; "don't" -> 'don', 't'). Words that ask what a record says
+# ("does it support hooks?") are left out of queries only: server/query.py, QUESTION_WORDS.
 STOP_WORDS = frozenset(
     """
     a an and any are as at be been but by can could do does doing for from get gets had has have how i

@@ -13,7 +13,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from capidx.schema.text import normalize, terms
-from capidx.server.query import Vocabulary, root
+from capidx.server.query import QUESTION_WORDS, Vocabulary, root
 from capidx.server.rank import Ranker
 from capidx.server.semantic import Meanings
 from capidx.server.suggest import Injection
@@ -162,7 +162,7 @@ class MatchIndex:
                 terms=frozenset(t for row in rows for t in row["terms"]),
                 roots=frozenset(ranker.idf),
                 names=_name_roots(rows),
-                named=frozenset(t for text in itertools.chain(keys, *named.values()) for t in terms(text)),
+                named=_question_names(itertools.chain(keys, *named.values())),
             ),
             meanings=Meanings.of(rows),
             injection=Injection.from_json(data.get("injection")),
@@ -193,3 +193,13 @@ def _name_roots(rows: list[Mapping[str, Any]]) -> Mapping[str, frozenset[int]]:
         for word in terms(row["name"]):
             found.setdefault(root(word), set()).add(position)
     return MappingProxyType({word: frozenset(positions) for word, positions in found.items()})
+
+
+def _question_names(texts: Iterable[str]) -> Mapping[str, tuple[frozenset[str], ...]]:
+    """Each question word (server/query.py) -> the terms of every name, alias or wording that has it."""
+    found: dict[str, set[frozenset[str]]] = {}
+    for text in texts:
+        held = frozenset(terms(text))
+        for word in held & QUESTION_WORDS:
+            found.setdefault(word, set()).add(held)
+    return MappingProxyType({word: tuple(names) for word, names in found.items()})

@@ -25,7 +25,8 @@ LONG_TYPO = 9
 # The longest spelled-out run an abbreviation may stand for ('bring your own key').
 LONGEST_EXPANSION = 4
 # Words that ask what a capability's record says ('does it support hooks?', 'hooks limitations'), not what it is
-# called: left out of a query unless a name, alias or wording of the index has them ('Model Availability').
+# called: left out of a query unless it holds every word of a name, alias or wording that has them ('models
+# availability' for Model Availability), or has no other word.
 QUESTION_WORDS = frozenset(("support", "available", "availability", "limitation", "requirement"))  # as `terms()`
 
 _STEMMER = Stemmer.Stemmer("english")
@@ -44,7 +45,7 @@ class Vocabulary:
     terms: frozenset[str]
     roots: frozenset[str]  # the ranking model's roots
     names: Mapping[str, frozenset[int]]  # a root -> the capabilities (by position) whose name has it
-    named: frozenset[str]  # the terms of every name, slug, alias and wording
+    named: Mapping[str, tuple[frozenset[str], ...]]  # a question word -> the terms of each name, alias... with it
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,8 +97,12 @@ def analyse(text: str, vocabulary: Vocabulary) -> Query:
 
 
 def _asked(text: str, vocabulary: Vocabulary) -> list[str]:
-    """`terms()` less the words that ask about a record, unless the index names something with them."""
-    return [term for term in terms(text) if term not in QUESTION_WORDS or term in vocabulary.named]
+    """`terms()` less the words that ask about a record, unless the query holds a whole name that has them."""
+    found = terms(text)
+    held = frozenset(found)
+    if held <= QUESTION_WORDS:  # nothing else asked ('availability'): the word itself
+        return found
+    return [t for t in found if t not in QUESTION_WORDS or any(n <= held for n in vocabulary.named.get(t, ()))]
 
 
 def _units(words: list[tuple[str, float]], vocabulary: Vocabulary) -> list[Unit]:

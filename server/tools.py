@@ -35,10 +35,10 @@ MAX_ARGUMENT_BYTES = 16_384
 # is a question ("how do I add an MCP server to gemini"): it is answered with budgeted suggestions.
 FREE_TEXT_WORDS = 3
 SUGGESTED_NAMES = 3  # candidates named when no snippet fits the budget
-# What joins agents' names in one string: "and", "or", "vs", "versus", "&", "/", "+", ";"; a call reads at most
-# JOINED_PIECES pieces between them (every run of adjacent pieces is resolved once: at most 36 names).
+# What joins agents' names in one string: "and", "or", "vs", "versus", "&", "/", "+", ";". Every run of adjacent
+# pieces between them is resolved once: a call resolves at most JOINED_RUNS runs (one string of eight pieces).
 _JOINED = re.compile(r"\s+(?:and|or|vs\.?|versus)\s+|\s*[&/+;]\s*", re.IGNORECASE)
-JOINED_PIECES = 8
+JOINED_RUNS = 36
 COVERED_SHOWN = 12  # agent ids an unknown-agent error lists; past it, their number and the closest
 # Claude Code cuts each tool description at 2,048 characters: every description stays within it.
 MAX_DESCRIPTION = 2_048
@@ -492,36 +492,43 @@ def _resolve_agents(snapshot: Snapshot, names: list[str]) -> tuple[list[Resoluti
     """Each name's agent; a name that is none but joins names of agents ('claude and gemini', 'claude code vs copilot
     in VS Code'), as models write a comparison, is those agents."""
     resolutions: list[Resolution] = []
-    budget = JOINED_PIECES
+    budget, unread = JOINED_RUNS, []
     for name in names:
         whole = resolve_agent(snapshot.index, name)
         ends = [0, *(i for m in _JOINED.finditer(name) for i in m.span()), len(name)] if not whole.ok else []
         pieces = [(a, b) for a, b in zip(ends[::2], ends[1::2], strict=True) if name[a:b].strip()]
-        if not 1 < len(pieces) <= budget:
+        runs = len(pieces) * (len(pieces) + 1) // 2
+        if len(pieces) < 2 or runs > budget:
+            unread += [name] if len(pieces) > 1 else []
             resolutions.append(whole)
             continue
-        budget -= len(pieces)
+        budget -= runs
         resolutions += _joined(snapshot, name, pieces) or [whole]
     failed = [r for r in resolutions if not r.ok]
-    return resolutions, _agents_problem(snapshot, failed) if failed else None
+    if not failed:
+        return resolutions, None
+    too_many = f" {', '.join(map(repr, unread))}: more names joined than one call reads; give them as a list."
+    return resolutions, _agents_problem(snapshot, failed) + (too_many if unread else "")
 
 
 def _joined(snapshot: Snapshot, name: str, pieces: list[tuple[int, int]]) -> list[Resolution]:
-    """The fewest runs of adjacent pieces that each name an agent ('R&D Agent vs claude': 'R&D Agent', 'claude'); if
-    none, each piece, so that the error names the part that is not an agent; [] if no piece is one."""
+    """The reading of the pieces as runs of adjacent pieces, each an agent's name, with the fewest runs that name no
+    agent, then the fewest pieces in those, then the fewest runs ('R&D Agent vs claude': 'R&D Agent', 'claude'; in
+    'claude code vs copilot in VS Code vs emacs' only 'emacs' fails); [] if no run of it names an agent."""
 
     @functools.cache
     def run(first: int, last: int) -> Resolution:
         return resolve_agent(snapshot.index, name[pieces[first][0] : pieces[last][1]])
 
-    fewest: list[list[Resolution] | None] = [[]] + [None] * len(pieces)  # by the number of pieces covered
+    best: list[tuple[tuple[int, int, int], list[Resolution]]] = [((0, 0, 0), [])]  # by the pieces read so far
     for end in range(1, len(pieces) + 1):
-        options = [[*done, run(start, end - 1)] for start in range(end) if (done := fewest[start]) is not None]
-        fewest[end] = min((o for o in options if o[-1].ok), key=len, default=None)
-    if (found := fewest[-1]) is not None:
-        return found
-    each = [run(i, i) for i in range(len(pieces))]
-    return each if any(r.ok for r in each) else []
+        options = []
+        for start, ((failed, failed_pieces, count), readings) in enumerate(best):
+            bad = not (reading := run(start, end - 1)).ok
+            options.append(((failed + bad, failed_pieces + bad * (end - start), count + 1), [*readings, reading]))
+        best.append(min(options, key=lambda option: option[0]))
+    readings = best[-1][1]
+    return readings if any(r.ok for r in readings) else []
 
 
 def _filtered(snapshot: Snapshot, kind: str, listed: str, resolved: Mapping[str, Resolution]) -> types.CallToolResult:

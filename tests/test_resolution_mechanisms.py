@@ -262,9 +262,10 @@ def test_an_exact_name_may_say_no(index: MatchIndex) -> None:
 
 @pytest.fixture(scope="module")
 def worded(tmp_path_factory: pytest.TempPathFactory) -> MatchIndex:
-    """A catalog whose records use the words that ask about a record, one of them in a name."""
+    """A catalog whose records use the words that ask about a record, two of them in names."""
     caps = (
         Cap("Hooks", "customization", "Runs your shell commands at lifecycle events.", agents=BOTH),
+        Cap("Plugins", "customization", "Installable bundles of commands, agents and hooks.", agents=BOTH),
         Cap(
             "Context Compaction",
             "context-awareness",
@@ -276,6 +277,12 @@ def worded(tmp_path_factory: pytest.TempPathFactory) -> MatchIndex:
             "Model Availability",
             "model-selection",
             "Which models an account may use.",
+            agents={CLAUDE: {"available": False}, GEMINI: {"available": True}},
+        ),
+        Cap(
+            "Windows Support",
+            "ide-integration",
+            "Runs natively on Windows.",
             agents={CLAUDE: {"available": False}, GEMINI: {"available": True}},
         ),
     )
@@ -291,7 +298,8 @@ def test_words_asking_about_a_record_do_not_stand_between_a_name_and_its_capabil
     worded: MatchIndex, query: str
 ) -> None:
     """Support, availability, limitations and requirements are what a capability's document says, not what it is
-    called: 'limitations' would otherwise read as the root 'limit', another capability's word."""
+    called: 'limitations' would otherwise read as the root 'limit', another capability's word; a name with such a
+    word (Windows Support) does not make the word count in every query."""
     resolution = resolve_capability(worded, query, agent=CLAUDE)
     assert (resolution.status, resolution.value) == ("resolved", "hooks")
 
@@ -299,8 +307,9 @@ def test_words_asking_about_a_record_do_not_stand_between_a_name_and_its_capabil
 def test_a_name_keeps_its_words_that_ask_about_a_record(worded: MatchIndex) -> None:
     """'Model Availability' is a name: its word names it ('models availability'), and leaving it out of the name
     must not make 'model' alone name it, least of all with a confident "no"."""
-    named = resolve_capability(worded, "models availability", agent=CLAUDE)
-    assert (named.status, named.value) == ("resolved", "model-availability")
+    for query, slug in (("models availability", "model-availability"), ("does it support windows", "windows-support")):
+        named = resolve_capability(worded, query, agent=GEMINI)
+        assert (named.status, named.value) == ("resolved", slug), query
     for query in ("does it support other models?", "models", "which model"):
         answer = resolve_capability(worded, query, agent=CLAUDE)
         assert not (answer.ok and answer.value == "model-availability"), query

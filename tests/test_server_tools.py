@@ -253,7 +253,8 @@ async def test_compare_whole_and_filtered(any_build: Path, revision: str) -> Non
 
 async def test_compare_reads_names_joined_in_one_string(tmp_path: Path) -> None:
     """A join splits only where every part then names an agent: names holding a joiner stay whole ('R&D Agent',
-    'Copilot in VS Code'); an error names the part that is no agent; past eight pieces nothing is split."""
+    'Copilot in VS Code'); an error names the part that is no agent; past eight names nothing is split, and the
+    error says to give a list."""
     agents = write_catalog(tmp_path / "agents")
     shutil.copytree(agents / "gemini-cli", agents / "rnd-agent")
     record = agents / "rnd-agent" / "capabilities" / "current.json"
@@ -268,6 +269,7 @@ async def test_compare_reads_names_joined_in_one_string(tmp_path: Path) -> None:
         "rnd-agent, claude code/copilot in vs code",
         "claude and emacs",
         "copilot and claude",
+        "claude code vs copilot in VS Code vs emacs",
         "claude/" * 8 + "gemini",
     )
     async with connect(build) as client:
@@ -281,10 +283,11 @@ async def test_compare_reads_names_joined_in_one_string(tmp_path: Path) -> None:
     ]
     inputs = [r["input"] for r in answers[0].meta["capidx/resolution"]["agents"]]
     assert inputs == ["R&D Agent", "claude"]
-    unknown, ambiguous, too_many = answers[4:]
+    unknown, ambiguous, inside, too_many = answers[4:]
     assert unknown.is_error and "'emacs'" in text_of(unknown) and "claude and emacs" not in text_of(unknown)
     assert ambiguous.is_error and "'copilot'" in text_of(ambiguous) and "ambiguous" in text_of(ambiguous)
-    assert too_many.is_error and repr(asked[-1]) in text_of(too_many)
+    assert inside.is_error and "'emacs'" in text_of(inside) and "ambiguous" not in text_of(inside)
+    assert too_many.is_error and repr(asked[-1]) in text_of(too_many) and "as a list" in text_of(too_many)
 
 
 async def test_list_needs_an_agent_or_a_category(any_build: Path, revision: str) -> None:
