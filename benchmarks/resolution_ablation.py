@@ -88,6 +88,9 @@ MECHANISMS: dict[str, Callable[[], Any]] = {
     "typo correction of words": lambda: replaced(query, "correct", lambda term, vocabulary: (term, 1.0)),
     "typo plausibility (first letter, short words)": lambda: replaced(query, "_plausible_typo", lambda a, b: True),
     "compound split ('autocomplete')": lambda: replaced(query, "_parts", lambda word, vocabulary: [word]),
+    "question words left out of a query ('does it support hooks?')": lambda: replaced(
+        query, "QUESTION_WORDS", frozenset()
+    ),
     "abbreviation expansions ('docs')": lambda: replaced(query, "expansions", lambda word: ()),
     "spelled-out run -> abbreviation ('command line interface')": lambda: replaced(
         query, "abbreviations", _single_word_abbreviations_only
