@@ -49,6 +49,7 @@ class Resolution:
     candidates: tuple[Candidate, ...] = ()
     ranked: tuple[Candidate, ...] = field(default=(), compare=False, repr=False)
     scored: bool = field(default=False, compare=False, repr=False)  # decided by ranking, not by a lookup
+    unmatched: tuple[str, ...] = field(default=(), compare=False, repr=False)  # query words no record has
 
     @property
     def ok(self) -> bool:
@@ -63,6 +64,8 @@ class Resolution:
             described["candidates"] = [
                 {"value": c.value, "label": c.label, "matchConfidence": c.confidence} for c in self.candidates
             ]
+        if self.unmatched:
+            described["unmatched"] = list(self.unmatched)
         return described
 
 
