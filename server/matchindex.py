@@ -49,7 +49,6 @@ class Resolution:
     candidates: tuple[Candidate, ...] = ()
     ranked: tuple[Candidate, ...] = field(default=(), compare=False, repr=False)
     scored: bool = field(default=False, compare=False, repr=False)  # decided by ranking, not by a lookup
-    unmatched: tuple[str, ...] = field(default=(), compare=False, repr=False)  # query words no record has
 
     @property
     def ok(self) -> bool:
@@ -64,8 +63,6 @@ class Resolution:
             described["candidates"] = [
                 {"value": c.value, "label": c.label, "matchConfidence": c.confidence} for c in self.candidates
             ]
-        if self.unmatched:
-            described["unmatched"] = list(self.unmatched)
         return described
 
 

@@ -69,7 +69,6 @@ class Query:
     mistyped: bool  # a word the index does not have: the whole string may be a mistyped name
     rest: tuple[str, ...]  # terms outside the identifiers
     units: tuple[Unit, ...]
-    unmatched: tuple[str, ...]  # words no record has in any form, read or spelled out: for the answer to say
 
 
 def analyse(text: str, vocabulary: Vocabulary) -> Query:
@@ -94,13 +93,7 @@ def analyse(text: str, vocabulary: Vocabulary) -> Query:
         mistyped=any(t not in vocabulary.terms for t in raw),
         rest=rest,
         units=tuple(units),
-        unmatched=tuple(dict.fromkeys(word for word, _ in words if not _known(word, vocabulary))),
     )
-
-
-def _known(word: str, vocabulary: Vocabulary) -> bool:
-    spelled = (term for expansion in expansions(word) for term in terms(expansion))
-    return root(word) in vocabulary.roots or any(root(term) in vocabulary.roots for term in spelled)
 
 
 def _asked(text: str, vocabulary: Vocabulary) -> list[str]:

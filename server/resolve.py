@@ -7,7 +7,6 @@ answer the rest, and never say with a loose match that the asked agent lacks som
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter
 from collections.abc import Callable, Mapping
 
@@ -102,9 +101,7 @@ def _by_ranking(index: MatchIndex, q: Query, agent: str | None) -> Resolution:
         everything = tuple(c for c in ordered if c.confidence >= floor)
         shown = tuple(c for c in ordered[:SHOWN_CANDIDATES] if c.confidence >= SHOWN_FLOOR)
         how = "fuzzy" if q.corrected else "lexical"
-        winner = Resolution(
-            q.text, "resolved", ordered[0].value, how, best, ranked=everything, scored=True, unmatched=q.unmatched
-        )
+        winner = Resolution(q.text, "resolved", ordered[0].value, how, best, ranked=everything, scored=True)
         return _no_rule(index, winner, agent, shown, runner_up)
     above = {c.value for c in ordered if c.confidence >= floor}
     offered = _by_meaning(index, q, [c for c in ordered if c.confidence >= SHOWN_FLOOR])
@@ -120,8 +117,8 @@ def _by_ranking(index: MatchIndex, q: Query, agent: str | None) -> Resolution:
             if c.value not in {s.value for s in shown}
         )
         suggestions = shown + fill[: max(0, SUGGESTIONS - len(shown))]
-        return Resolution(q.text, "unknown", candidates=suggestions, scored=True, unmatched=q.unmatched)
-    return Resolution(q.text, "ambiguous", candidates=shown, ranked=everything, scored=True, unmatched=q.unmatched)
+        return Resolution(q.text, "unknown", candidates=suggestions, scored=True)
+    return Resolution(q.text, "ambiguous", candidates=shown, ranked=everything, scored=True)
 
 
 def _by_meaning(index: MatchIndex, q: Query, candidates: list[Candidate]) -> list[Candidate]:
@@ -161,9 +158,7 @@ def _no_rule(
     has = agent is None or index.capabilities[resolution.value or ""].available_to(agent)
     if has or decide(resolution.confidence, runner_up, lacks=True):
         return resolution
-    return dataclasses.replace(
-        resolution, status="ambiguous", value=None, resolved_by=None, confidence=0.0, candidates=offered
-    )
+    return Resolution(resolution.query, "ambiguous", candidates=offered, ranked=resolution.ranked, scored=True)
 
 
 def _similarity(index: MatchIndex, n: str, scorer: Callable[[str, str], float], typo: bool = False) -> dict[str, float]:

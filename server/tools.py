@@ -267,7 +267,6 @@ def _describe(resolution: Mapping[str, Resolution | list[Resolution]]) -> dict[s
 # How a capability was read when not as spelled in the index, said after the answer (`_reading`).
 _LOOSE_READINGS = {"lexical": "by its words", "fuzzy": "by its words, allowing for typos"}
 NEXT_NAMED = 2  # runner-ups a loose reading names
-UNMATCHED_SHOWN = 5  # words of a question that no record has, named at most
 
 
 def _reading(snapshot: Snapshot, resolution: Mapping[str, Resolution | list[Resolution]]) -> list[types.TextContent]:
@@ -287,17 +286,7 @@ def _reading(snapshot: Snapshot, resolution: Mapping[str, Resolution | list[Reso
         if len(category) == 1:
             listing = f"list_capabilities(category={category[0]!r})"
             said.append(f"{category[0]} is also a category: {listing} lists what is in it.")
-        said += [note] if (note := _unmatched(found)) else []
     return [types.TextContent(text=" ".join(said))] if said else []
-
-
-def _unmatched(resolution: Resolution) -> str:
-    """Said when words of the question are in no record ('code coverage badge'): a ranked answer matches the rest of
-    it only, and the model must not take it for an answer to the whole."""
-    if not resolution.unmatched:
-        return ""
-    words = ", ".join(map(repr, resolution.unmatched[:UNMATCHED_SHOWN]))
-    return f"No record in this catalog mentions {words}: nothing here answers that part of the question."
 
 
 def _agent_readings(resolution: Mapping[str, Resolution | list[Resolution]]) -> list[str]:
@@ -383,8 +372,6 @@ def _candidates(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
         )
     else:
         value["hint"] = "No clear match: call again with one candidate's slug."
-    if note := _unmatched(resolution):
-        value["hint"] += f" {note}"
     return value
 
 
@@ -468,8 +455,6 @@ def suggestions(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
         text = f"{text.rstrip()}\n\nOther candidates: {names}. Call again with one slug."
     if unrecorded := [row["name"] for row in rows if row.get("recorded") is False]:  # its snippet is another's
         text = f"{text.rstrip()}\n\n{agent}'s data has no record of {', '.join(unrecorded)}: no data, not a no."
-    if note := _unmatched(resolution):
-        text = f"{text.rstrip()}\n\n{note}"
     return {"text": text, "value": value}
 
 
