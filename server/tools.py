@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
@@ -20,6 +20,7 @@ from typing import Any
 
 import mcp_types as types
 
+from capidx.schema.labels import sorted_labels
 from capidx.schema.text import canonical_json, normalize
 from capidx.server import suggest
 from capidx.server.limits import clip
@@ -269,7 +270,9 @@ _LOOSE_READINGS = {"lexical": "by its words", "fuzzy": "by its words, allowing f
 NEXT_NAMED = 2  # runner-ups a loose reading names
 
 
-def _reading(snapshot: Snapshot, resolution: Mapping[str, Resolution | list[Resolution]]) -> list[types.TextContent]:
+def _reading(
+    snapshot: Snapshot, resolution: Mapping[str, Resolution | list[Resolution]], note: str = ""
+) -> list[types.TextContent]:
     """A line after the answer when a name was read loosely ('cloud agent' -> Sandboxing, 'cladue' -> claude-code):
     `_meta` says so too, but clients do not show it to the model, which would take the answer for an exact one. A
     capability query that is a category's name ('security') also points to that category's list."""
@@ -286,7 +289,19 @@ def _reading(snapshot: Snapshot, resolution: Mapping[str, Resolution | list[Reso
         if len(category) == 1:
             listing = f"list_capabilities(category={category[0]!r})"
             said.append(f"{category[0]} is also a category: {listing} lists what is in it.")
+    said += [note] if note else []
     return [types.TextContent(text=" ".join(said))] if said else []
+
+
+def _unrecorded(snapshot: Snapshot, slug: str, agents: Iterable[str]) -> str:
+    """Said after a lookup or comparison for the asked agents whose data does not mention the capability: their
+    `available: false` beside `recorded: false` would otherwise be read as a no."""
+    entry = snapshot.index.capabilities.get(slug)
+    missing = [agent for agent in dict.fromkeys(agents) if entry is not None and agent not in entry.agents]
+    if entry is None or not missing:
+        return ""
+    whose = f"{missing[0]}'s data has" if len(missing) == 1 else f"The data of {', '.join(missing)} have"
+    return f"{whose} no record of {entry.name}: no data, not a no."
 
 
 def _agent_readings(resolution: Mapping[str, Resolution | list[Resolution]]) -> list[str]:
@@ -303,22 +318,22 @@ def _listed_of(value: Resolution | list[Resolution] | None) -> list[Resolution]:
 
 
 def _document(
-    snapshot: Snapshot, artifact: Artifact, **resolution: Resolution | list[Resolution]
+    snapshot: Snapshot, artifact: Artifact, note: str = "", **resolution: Resolution | list[Resolution]
 ) -> types.CallToolResult:
-    """The precompiled document, byte for byte, with its parsed value (and how a loose name was read)."""
+    """The precompiled document, byte for byte, with its parsed value (and how a loose name was read, and `note`)."""
     return types.CallToolResult(
-        content=[types.TextContent(text=artifact.text), *_reading(snapshot, resolution)],
+        content=[types.TextContent(text=artifact.text), *_reading(snapshot, resolution, note)],
         structured_content=artifact.value,
         _meta={RESOLUTION_META: _describe(resolution), URI_META: artifact.uri},
     )
 
 
 def _synthesized(
-    snapshot: Snapshot, value: dict[str, Any], **resolution: Resolution | list[Resolution]
+    snapshot: Snapshot, value: dict[str, Any], note: str = "", **resolution: Resolution | list[Resolution]
 ) -> types.CallToolResult:
     """A value the build has no document for (a filtered comparison, an empty list, candidates)."""
     return types.CallToolResult(
-        content=[types.TextContent(text=canonical_json(value)), *_reading(snapshot, resolution)],
+        content=[types.TextContent(text=canonical_json(value)), *_reading(snapshot, resolution, note)],
         structured_content=value,
         _meta={RESOLUTION_META: _describe(resolution)},
     )
@@ -370,9 +385,30 @@ def _candidates(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
             f"No capability matches {resolution.query!r}{closest} list_capabilities with an agent or a category to "
             "browse."
         )
+    elif _weak(snapshot, [c.confidence for c in resolution.candidates]):
+        value["hint"] = f"{_no_clear_match(resolution.query)}; otherwise call again with its slug."
     else:
         value["hint"] = "No clear match: call again with one candidate's slug."
     return value
+
+
+def _labels(snapshot: Snapshot) -> tuple[Any, ...]:
+    injection = snapshot.index.injection
+    return tuple(injection.labels if injection and injection.labels else suggest.DEFAULT_LABELS)
+
+
+def _weak(snapshot: Snapshot, confidences: list[float]) -> bool:
+    """Whether every candidate has the lowest confidence label ('△ Possible'): loosely related at best."""
+    thresholds = sorted_labels(_labels(snapshot))
+    lowest = thresholds[-1].label if len(thresholds) > 1 else None
+    return bool(confidences) and all(suggest.label_for(c, thresholds) == lowest for c in confidences)
+
+
+def _no_clear_match(query: str) -> str:
+    """What an unresolved answer whose candidates are all weak says first ('voice input'): the model must not pick one
+    of them for an answer, nor read the catalog's silence as a no."""
+    no_data = "if none of these is it, the catalog has no data on it, which is not a no"
+    return f"Nothing in this catalog clearly matches {query!r}: {no_data}"
 
 
 # --- budgeted suggestions ---------------------------------------------------------------------------
@@ -421,7 +457,7 @@ def suggestions(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
         related = [(slug, round(confidence * score, 3)) for slug, score in index.capabilities[top].similar]
     result = suggest.suggest(
         _suggestion_candidates(snapshot, pairs, agent),
-        labels=(injection.labels if injection and injection.labels else suggest.DEFAULT_LABELS),
+        labels=_labels(snapshot),
         max_snippets=max_snippets,
         max_tokens=_setting(injection, "max_tokens", suggest.DEFAULT_MAX_TOKENS),
         related=_suggestion_candidates(snapshot, [(s, c) for s, c in related if s in index.capabilities], agent),
@@ -444,7 +480,9 @@ def suggestions(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
     value["omitted"] = list(result.omitted)
     text = suggest.render_suggestions(result)
     if rows and not resolution.ok:  # said first: candidates, not the answer ('voice mode' is not Plan Mode)
-        text = f"No single clear match for {resolution.query!r}; the closest capabilities:\n\n{text}"
+        weak = _weak(snapshot, [row["confidence"] for row in rows])
+        opener = f"{_no_clear_match(resolution.query)}. Loosely related:" if weak else None
+        text = f"{opener or f'No single clear match for {resolution.query!r}; the closest capabilities:'}\n\n{text}"
     if not rows:  # nothing fit the budget (or no candidate has a snippet): name the candidates instead
         names = ", ".join(f"{index.capabilities[slug].name} ({slug})" for slug, _ in pairs[:SUGGESTED_NAMES])
         text = f"{text or 'No snippet to suggest'}. Candidates: {names}. Call again with one slug."
@@ -577,7 +615,8 @@ def lookup_capability(snapshot: Snapshot, agent: str, capability: str) -> types.
     document = snapshot.find("lookup", agent=agent_res.value, capability=cap_res.value)
     if document is None:
         return _error(f"The build has no lookup document for {agent_res.value} / {cap_res.value}; rebuild it.")
-    return _document(snapshot, document, agent=agent_res, capability=cap_res)
+    note = _unrecorded(snapshot, cap_res.value or "", [agent_res.value or ""])
+    return _document(snapshot, document, note, agent=agent_res, capability=cap_res)
 
 
 def compare_capability(snapshot: Snapshot, capability: str, agents: list[str] | None = None) -> types.CallToolResult:
@@ -592,7 +631,9 @@ def compare_capability(snapshot: Snapshot, capability: str, agents: list[str] | 
     if document is None:
         return _error(f"The build has no comparison for {cap_res.value}; rebuild it.")
     if not agents:
-        return _document(snapshot, document, capability=cap_res)
+        return _document(
+            snapshot, document, _unrecorded(snapshot, cap_res.value or "", snapshot.index.agents), capability=cap_res
+        )
     agent_res, problem = _resolve_agents(snapshot, agents)
     if problem:
         return _error(problem, capability=cap_res, agents=agent_res)
@@ -602,7 +643,8 @@ def compare_capability(snapshot: Snapshot, capability: str, agents: list[str] | 
         return _error(f"The build's comparison for {cap_res.value} is not a JSON object; rebuild it.")
     value = dict(whole)
     value["agents"] = [entry for entry in whole["agents"] if entry.get("agent") in wanted]
-    return _synthesized(snapshot, value, capability=cap_res, agents=agent_res)
+    note = _unrecorded(snapshot, cap_res.value or "", [r.value or "" for r in agent_res])
+    return _synthesized(snapshot, value, note, capability=cap_res, agents=agent_res)
 
 
 def list_capabilities(

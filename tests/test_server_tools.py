@@ -133,7 +133,39 @@ async def test_a_loose_reading_is_said_after_the_document(any_build: Path, revis
         (line,) = [block.text for block in result.content[1:]]
         assert line.startswith("Read 'compaction' as context-compaction, by its words (match 0.")
         assert line.endswith("If another capability was meant, call again with its slug.")
-    assert len(exact.content) == len(identifier.content) == 1  # spelled as the index has it: nothing to say
+    assert len(identifier.content) == 1  # spelled as the index has it: nothing to say
+    # Of the exact comparison only what its rows cannot say: two agents' data have no record of it.
+    said = [block.text for block in exact.content[1:]]
+    assert said == ["The data of copilot-cli, vscode-copilot have no record of Context Compaction: no data, not a no."]
+
+
+async def test_no_record_is_said_as_no_data_beside_available_false(catalog_build: Path) -> None:
+    """A lookup or comparison row for an agent whose data does not mention the capability says `available: false`
+    with `recorded: false`; a model building a table from `available` would read a no, so the answer says it."""
+    async with connect(catalog_build) as client:
+        unrecorded = await client.call_tool("lookup_capability", {"agent": "vscode-copilot", "capability": "Plugins"})
+        recorded = await client.call_tool("lookup_capability", {"agent": "copilot-cli", "capability": "Plugins"})
+        some = await client.call_tool("compare_capability", {"capability": "Plugins", "agents": "claude, vscode"})
+        none = await client.call_tool("compare_capability", {"capability": "Plugins", "agents": "claude, gemini"})
+    note = "vscode-copilot's data has no record of Plugins: no data, not a no."
+    assert unrecorded.structured_content["capability"]["recorded"] is False
+    assert [block.text for block in unrecorded.content[1:]] == [note]
+    assert [block.text for block in some.content[1:]] == [note]
+    assert len(recorded.content) == len(none.content) == 1  # a recorded "no" (copilot-cli) is a no: nothing to add
+
+
+async def test_weak_candidates_are_not_offered_as_an_answer(catalog_build: Path) -> None:
+    """When every candidate has the lowest label, the answer says that nothing clearly matches and that the catalog's
+    silence is no data, not a no, before the loosely related ones (a stronger one keeps 'No single clear match')."""
+    async with connect(catalog_build) as client:
+        weak = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "database migration tool"})
+        sources = await client.call_tool("get_sources", {"capability": "database migration tool"})
+    opening = (
+        "Nothing in this catalog clearly matches 'database migration tool': if none of these is it, the catalog has"
+    )
+    assert text_of(weak).startswith(opening)
+    assert "no data on it, which is not a no. Loosely related:" in text_of(weak)
+    assert sources.structured_content["hint"].startswith(opening)
 
 
 async def test_an_agent_read_as_a_typo_is_said_in_every_answer(bundled_build: Path) -> None:
