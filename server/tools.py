@@ -268,6 +268,7 @@ def _describe(resolution: Mapping[str, Resolution | list[Resolution]]) -> dict[s
 # How a capability was read when not as spelled in the index, said after the answer (`_reading`).
 _LOOSE_READINGS = {"lexical": "by its words", "fuzzy": "by its words, allowing for typos"}
 NEXT_NAMED = 2  # runner-ups a loose reading names
+NOT_LISTED_SHOWN = 10  # capabilities an agent's list names as not in its data, at most
 
 
 def _reading(
@@ -569,7 +570,9 @@ def _joined(snapshot: Snapshot, name: str, pieces: list[tuple[int, int]]) -> lis
     return readings if any(r.ok for r in readings) else []
 
 
-def _filtered(snapshot: Snapshot, kind: str, listed: str, resolved: Mapping[str, Resolution]) -> types.CallToolResult:
+def _filtered(
+    snapshot: Snapshot, kind: str, listed: str, resolved: Mapping[str, Resolution], note: str = ""
+) -> types.CallToolResult:
     """The `kind` document for the resolved filter; an empty `listed` list when the build has none for it."""
     params = {key: r.value for key, r in resolved.items()}
     document = snapshot.find(kind, **params)
@@ -579,7 +582,23 @@ def _filtered(snapshot: Snapshot, kind: str, listed: str, resolved: Mapping[str,
         return _synthesized(
             snapshot, {"filter": params, listed: [], "hint": _nothing(snapshot, listed, params)}, **resolved
         )
-    return _document(snapshot, document, **resolved)
+    return _document(snapshot, document, note, **resolved)
+
+
+def _not_listed(snapshot: Snapshot, agent: str | None, category: str | None) -> str:
+    """After an agent's list: the capabilities of the catalog (in the category) its data does not mention, which the
+    list leaves out; a model would otherwise read a missing entry as a no."""
+    if agent is None:
+        return ""
+    missing = [
+        entry.name
+        for entry in snapshot.index.capabilities.values()
+        if agent not in entry.agents and category in (None, entry.category)
+    ]
+    if not missing:
+        return ""
+    more = f" and {len(missing) - NOT_LISTED_SHOWN:,} more" if len(missing) > NOT_LISTED_SHOWN else ""
+    return f"Not in {agent}'s data, so not listed: {', '.join(missing[:NOT_LISTED_SHOWN])}{more} (no data, not a no)."
 
 
 def _nothing(snapshot: Snapshot, listed: str, params: Mapping[str, str | None]) -> str:
@@ -668,7 +687,9 @@ def list_capabilities(
                 return _error(f"Unknown category {category!r}.{hint}", **resolved)
             return _error(f"Unknown category {category!r}.{_closest(resolved['category'])}", **resolved)
     # An agent with nothing in that category has no document.
-    return _filtered(snapshot, "list", "capabilities", resolved)
+    values = {key: r.value for key, r in resolved.items()}
+    note = _not_listed(snapshot, values.get("agent"), values.get("category"))
+    return _filtered(snapshot, "list", "capabilities", resolved, note)
 
 
 def get_sources(snapshot: Snapshot, agent: str | None = None, capability: str | None = None) -> types.CallToolResult:

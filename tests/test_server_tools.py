@@ -20,6 +20,8 @@ from server_support import (
     write_catalog,
 )
 
+from capidx.server import tools
+
 pytestmark = pytest.mark.anyio
 
 INVALID_PARAMS = -32602
@@ -320,6 +322,25 @@ async def test_compare_reads_names_joined_in_one_string(tmp_path: Path) -> None:
     assert ambiguous.is_error and "'copilot'" in text_of(ambiguous) and "ambiguous" in text_of(ambiguous)
     assert inside.is_error and "'emacs'" in text_of(inside) and "ambiguous" not in text_of(inside)
     assert too_many.is_error and repr(asked[-1]) in text_of(too_many) and "as a list" in text_of(too_many)
+
+
+async def test_an_agents_list_names_what_its_data_does_not_mention(
+    catalog_build: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The list leaves out capabilities the agent's data does not mention; the answer names them as no data, so that a
+    missing entry is not read as a no (at most `NOT_LISTED_SHOWN`, then how many more)."""
+    async with connect(catalog_build) as client:
+        listed = await client.call_tool("list_capabilities", {"agent": "vscode-copilot"})
+        category = await client.call_tool("list_capabilities", {"category": "customization"})
+        monkeypatch.setattr(tools, "NOT_LISTED_SHOWN", 1)
+        cut = await client.call_tool("list_capabilities", {"agent": "vscode-copilot"})
+    (note,) = [block.text for block in listed.content[1:]]
+    assert note.startswith("Not in vscode-copilot's data, so not listed: ") and note.endswith("(no data, not a no).")
+    assert "Plugins" in note and "Hooks" in note
+    assert {entry["name"] for entry in listed.structured_content["capabilities"]}.isdisjoint({"Plugins", "Hooks"})
+    assert len(category.content) == 1  # no agent: nothing is left out
+    (short,) = [block.text for block in cut.content[1:]]
+    assert re.search(r": \w[\w -]* and \d+ more \(no data, not a no\)\.$", short)
 
 
 async def test_list_needs_an_agent_or_a_category(any_build: Path, revision: str) -> None:
