@@ -405,6 +405,16 @@ def _weak(snapshot: Snapshot, confidences: list[float]) -> bool:
     return bool(confidences) and all(suggest.label_for(c, thresholds) == lowest for c in confidences)
 
 
+def _opener(snapshot: Snapshot, query: str, first: str | None, confidences: list[float]) -> str:
+    """The first line of suggestions that resolved nothing: weak ones are loosely related at best; a first one with the
+    highest label ('✓ Recommended') is not unclear, only not alone ('which models can I use')."""
+    if _weak(snapshot, confidences):
+        return f"{_no_clear_match(query)}. Loosely related:"
+    if first is not None and first == sorted_labels(_labels(snapshot))[0].label:
+        return f"More than one capability matches {query!r} closely; the closest:"
+    return f"No single clear match for {query!r}; the closest capabilities:"
+
+
 def _no_clear_match(query: str) -> str:
     """What an unresolved answer whose candidates are all weak says first ('voice input'): the model must not pick one
     of them for an answer, nor read the catalog's silence as a no."""
@@ -481,9 +491,7 @@ def suggestions(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
     value["omitted"] = list(result.omitted)
     text = suggest.render_suggestions(result)
     if rows and not resolution.ok:  # said first: candidates, not the answer ('voice mode' is not Plan Mode)
-        weak = _weak(snapshot, [row["confidence"] for row in rows])
-        opener = f"{_no_clear_match(resolution.query)}. Loosely related:" if weak else None
-        text = f"{opener or f'No single clear match for {resolution.query!r}; the closest capabilities:'}\n\n{text}"
+        text = f"{_opener(snapshot, resolution.query, rows[0]['label'], [r['confidence'] for r in rows])}\n\n{text}"
     if not rows:  # nothing fit the budget (or no candidate has a snippet): name the candidates instead
         names = ", ".join(f"{index.capabilities[slug].name} ({slug})" for slug, _ in pairs[:SUGGESTED_NAMES])
         text = f"{text or 'No snippet to suggest'}. Candidates: {names}. Call again with one slug."

@@ -170,6 +170,18 @@ async def test_weak_candidates_are_not_offered_as_an_answer(catalog_build: Path)
     assert sources.structured_content["hint"].startswith(opening)
 
 
+async def test_a_strong_first_candidate_is_not_called_unclear(bundled_build: Path) -> None:
+    """Two strong candidates resolve nothing (the lead is too small), but a first one labelled '✓ Recommended' under
+    'No single clear match' contradicts itself: the answer says that more than one matches closely."""
+    async with connect(bundled_build) as client:
+        result = await client.call_tool(
+            "lookup_capability", {"agent": "copilot cli", "capability": "which models can I use"}
+        )
+    first_line, _, rest = text_of(result).partition("\n\n")
+    assert first_line == "More than one capability matches 'which models can I use' closely; the closest:"
+    assert rest.startswith("✓ Recommended")
+
+
 async def test_an_agent_read_as_a_typo_is_said_in_every_answer(bundled_build: Path) -> None:
     """A comparison's agents and a free-text answer's agent too, not only a lookup's document."""
     async with connect(bundled_build) as client:
