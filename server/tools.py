@@ -20,7 +20,7 @@ from typing import Any
 
 import mcp_types as types
 
-from capidx.schema.labels import sorted_labels
+from capidx.schema.labels import Label, sorted_labels
 from capidx.schema.text import canonical_json, normalize
 from capidx.server import suggest
 from capidx.server.limits import clip
@@ -298,11 +298,17 @@ def _unrecorded(snapshot: Snapshot, slug: str, agents: Iterable[str]) -> str:
     """Said after a lookup or comparison for the asked agents whose data does not mention the capability: their
     `available: false` beside `recorded: false` would otherwise be read as a no."""
     entry = snapshot.index.capabilities.get(slug)
-    missing = [agent for agent in dict.fromkeys(agents) if entry is not None and agent not in entry.agents]
-    if entry is None or not missing:
+    if entry is None:
         return ""
-    whose = f"{missing[0]}'s data has" if len(missing) == 1 else f"The data of {', '.join(missing)} have"
-    return f"{whose} no record of {entry.name}: no data, not a no."
+    return _no_record([agent for agent in dict.fromkeys(agents) if agent not in entry.agents], [entry.name])
+
+
+def _no_record(agents: list[str], names: list[str]) -> str:
+    """'copilot-cli's data has no record of Plugins: no data, not a no.'; '' when no agent lacks a record."""
+    if not agents:
+        return ""
+    whose = f"{agents[0]}'s data has" if len(agents) == 1 else f"The data of {', '.join(agents)} have"
+    return f"{whose} no record of {', '.join(names)}: no data, not a no."
 
 
 def _agent_readings(resolution: Mapping[str, Resolution | list[Resolution]]) -> list[str]:
@@ -386,21 +392,21 @@ def _candidates(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
             f"No capability matches {resolution.query!r}{closest} list_capabilities with an agent or a category to "
             "browse."
         )
-    elif _weak(snapshot, [c.confidence for c in resolution.candidates]):
+    elif _weak(_labels(snapshot), [c.confidence for c in resolution.candidates]):
         value["hint"] = f"{_no_clear_match(resolution.query)}; otherwise call again with its slug."
     else:
         value["hint"] = "No clear match: call again with one candidate's slug."
     return value
 
 
-def _labels(snapshot: Snapshot) -> tuple[Any, ...]:
+def _labels(snapshot: Snapshot) -> tuple[Label, ...]:
+    """The build's confidence labels (match.json `injection`), else the defaults; highest threshold first."""
     injection = snapshot.index.injection
-    return tuple(injection.labels if injection and injection.labels else suggest.DEFAULT_LABELS)
+    return sorted_labels(injection.labels if injection and injection.labels else suggest.DEFAULT_LABELS)
 
 
-def _weak(snapshot: Snapshot, confidences: list[float]) -> bool:
+def _weak(thresholds: tuple[Label, ...], confidences: list[float]) -> bool:
     """Whether every candidate has the lowest confidence label ('△ Possible'): loosely related at best."""
-    thresholds = sorted_labels(_labels(snapshot))
     lowest = thresholds[-1].label if len(thresholds) > 1 else None
     return bool(confidences) and all(suggest.label_for(c, thresholds) == lowest for c in confidences)
 
@@ -408,9 +414,10 @@ def _weak(snapshot: Snapshot, confidences: list[float]) -> bool:
 def _opener(snapshot: Snapshot, query: str, first: str | None, confidences: list[float]) -> str:
     """The first line of suggestions that resolved nothing: weak ones are loosely related at best; a first one with the
     highest label ('✓ Recommended') is not unclear, only not alone ('which models can I use')."""
-    if _weak(snapshot, confidences):
+    thresholds = _labels(snapshot)
+    if _weak(thresholds, confidences):
         return f"{_no_clear_match(query)}. Loosely related:"
-    if first is not None and first == sorted_labels(_labels(snapshot))[0].label:
+    if first is not None and first == thresholds[0].label:
         return f"More than one capability matches {query!r} closely; the closest:"
     return f"No single clear match for {query!r}; the closest capabilities:"
 
@@ -500,8 +507,8 @@ def suggestions(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
         value["candidates"] = others
         names = ", ".join(f"{row['name']} ({row['slug']}, {row['matchConfidence']})" for row in others)
         text = f"{text.rstrip()}\n\nOther candidates: {names}. Call again with one slug."
-    if unrecorded := [row["name"] for row in rows if row.get("recorded") is False]:  # its snippet is another's
-        text = f"{text.rstrip()}\n\n{agent}'s data has no record of {', '.join(unrecorded)}: no data, not a no."
+    if agent is not None and (unrecorded := [row["name"] for row in rows if row.get("recorded") is False]):
+        text = f"{text.rstrip()}\n\n{_no_record([agent], unrecorded)}"  # the snippet shown is another agent's
     return {"text": text, "value": value}
 
 
@@ -554,8 +561,10 @@ def _resolve_agents(snapshot: Snapshot, names: list[str]) -> tuple[list[Resoluti
     failed = [r for r in resolutions if not r.ok]
     if not failed:
         return resolutions, None
-    too_many = f" {', '.join(map(repr, unread))}: more names joined than one call reads; give them as a list."
-    return resolutions, _agents_problem(snapshot, failed) + (too_many if unread else "")
+    problem = _agents_problem(snapshot, failed)
+    if unread:
+        problem += f" {', '.join(map(repr, unread))}: more names joined than one call reads; give them as a list."
+    return resolutions, problem
 
 
 def _joined(snapshot: Snapshot, name: str, pieces: list[tuple[int, int]]) -> list[Resolution]:
@@ -593,11 +602,12 @@ def _filtered(
     return _document(snapshot, document, note, **resolved)
 
 
-def _not_listed(snapshot: Snapshot, agent: str | None, category: str | None) -> str:
+def _not_listed(snapshot: Snapshot, resolved: Mapping[str, Resolution]) -> str:
     """After an agent's list: the capabilities of the catalog (in the category) its data does not mention, which the
     list leaves out; a model would otherwise read a missing entry as a no."""
-    if agent is None:
+    if "agent" not in resolved:
         return ""
+    agent, category = resolved["agent"].value, resolved["category"].value if "category" in resolved else None
     missing = [
         entry.name
         for entry in snapshot.index.capabilities.values()
@@ -695,9 +705,7 @@ def list_capabilities(
                 return _error(f"Unknown category {category!r}.{hint}", **resolved)
             return _error(f"Unknown category {category!r}.{_closest(resolved['category'])}", **resolved)
     # An agent with nothing in that category has no document.
-    values = {key: r.value for key, r in resolved.items()}
-    note = _not_listed(snapshot, values.get("agent"), values.get("category"))
-    return _filtered(snapshot, "list", "capabilities", resolved, note)
+    return _filtered(snapshot, "list", "capabilities", resolved, _not_listed(snapshot, resolved))
 
 
 def get_sources(snapshot: Snapshot, agent: str | None = None, capability: str | None = None) -> types.CallToolResult:

@@ -83,6 +83,10 @@ def build(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def index(build: Path) -> MatchIndex:
+    return _match_index(build)
+
+
+def _match_index(build: Path) -> MatchIndex:
     return MatchIndex.from_json(json.loads((build / "index" / "match.json").read_text("utf-8")))
 
 
@@ -287,8 +291,7 @@ def worded(tmp_path_factory: pytest.TempPathFactory) -> MatchIndex:
         ),
     )
     root = tmp_path_factory.mktemp("worded")
-    build = real_build(write_catalog(root / "agents", caps), root / "build")
-    return MatchIndex.from_json(json.loads((build / "index" / "match.json").read_text("utf-8")))
+    return _match_index(real_build(write_catalog(root / "agents", caps), root / "build"))
 
 
 @pytest.mark.parametrize(
