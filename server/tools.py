@@ -21,6 +21,7 @@ from typing import Any
 import mcp_types as types
 
 from capidx.schema.labels import Label, sorted_labels
+from capidx.schema.lexicon import identifiers
 from capidx.schema.text import canonical_json, normalize
 from capidx.server import suggest
 from capidx.server.limits import clip
@@ -301,6 +302,28 @@ def _unrecorded(snapshot: Snapshot, slug: str, agents: Iterable[str]) -> str:
     if entry is None:
         return ""
     return _no_record([agent for agent in dict.fromkeys(agents) if agent not in entry.agents], [entry.name])
+
+
+def _borrowed(snapshot: Snapshot, resolution: Resolution, agent: str) -> str:
+    """ "'extensions' is gemini-cli's word for Plugins, not claude-code's: …" when the capability was found by a wording
+    or identifier that other agents' records use and the asked agent's does not: the answer is the asked agent's
+    record, and would otherwise read as if that agent had the thing named."""
+    index, slug, query = snapshot.index, resolution.value, resolution.query
+    if resolution.resolved_by in ("alias", "terminology"):  # an alias may be an agent's wording too
+        owners = {who for who, used in index.terminology.get(normalize(query), ()) if used == slug}
+        said = "{query!r} is {whose} word for {name}, not {agent}'s"
+    elif resolution.resolved_by == "identifier":  # every field of every record is searched for identifiers
+        tokens = identifiers(query)
+        owners = {who for t in tokens for used, who, _ in index.identifiers.get(t, ()) if used == slug and who}
+        said = "{query!r} is named in {whose} data on {name}, not in {agent}'s"
+    else:
+        return ""
+    entry = index.capabilities.get(slug or "")
+    if entry is None or not owners or agent in owners:
+        return ""
+    whose = f"{min(owners)}'s" if len(owners) == 1 else f"the {' and '.join(sorted(owners))}"
+    said = said.format(query=query, whose=whose, name=entry.name, agent=agent)
+    return f"{said}: the answer is about {agent}'s record of it."
 
 
 def _no_record(agents: list[str], names: list[str]) -> str:
@@ -652,8 +675,9 @@ def lookup_capability(snapshot: Snapshot, agent: str, capability: str) -> types.
     document = snapshot.find("lookup", agent=agent_res.value, capability=cap_res.value)
     if document is None:
         return _error(f"The build has no lookup document for {agent_res.value} / {cap_res.value}; rebuild it.")
-    note = _unrecorded(snapshot, cap_res.value or "", [agent_res.value or ""])
-    return _document(snapshot, document, note, agent=agent_res, capability=cap_res)
+    asked = agent_res.value or ""
+    notes = (_borrowed(snapshot, cap_res, asked), _unrecorded(snapshot, cap_res.value or "", [asked]))
+    return _document(snapshot, document, " ".join(filter(None, notes)), agent=agent_res, capability=cap_res)
 
 
 def compare_capability(snapshot: Snapshot, capability: str, agents: list[str] | None = None) -> types.CallToolResult:
@@ -724,7 +748,9 @@ def get_sources(snapshot: Snapshot, agent: str | None = None, capability: str | 
         if not resolved["capability"].ok:
             return _synthesized(snapshot, _candidates(snapshot, resolved["capability"], agent_id), **resolved)
     # The agent has not recorded that capability: no document, nothing cited.
-    return _filtered(snapshot, "sources", "sources", resolved)
+    found = resolved.get("capability")
+    note = _borrowed(snapshot, found, agent_id) if found and agent_id else ""
+    return _filtered(snapshot, "sources", "sources", resolved, note)
 
 
 def get_capability_index(snapshot: Snapshot, variant: str) -> types.CallToolResult:

@@ -8,6 +8,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from catalog_factory import ALIASES, documents
+from catalog_factory import write_catalog as write_agents
 from manifest_factory import artifact_bytes
 from mcp.shared.exceptions import MCPError
 from server_support import (
@@ -16,6 +18,7 @@ from server_support import (
     dumps,
     make_hub,
     real_build,
+    run_capidx,
     write_build,
     write_catalog,
 )
@@ -154,6 +157,40 @@ async def test_no_record_is_said_as_no_data_beside_available_false(catalog_build
     assert [block.text for block in unrecorded.content[1:]] == [note]
     assert [block.text for block in some.content[1:]] == [note]
     assert len(recorded.content) == len(none.content) == 1  # a recorded "no" (copilot-cli) is a no: nothing to add
+
+
+async def test_another_agents_word_is_said_to_be_theirs(tmp_path: Path) -> None:
+    """A wording or identifier that only other agents' records use finds the capability, and the answer is the asked
+    agent's record: a line says whose word it was, so that the model does not take it for the asked agent's."""
+    docs = documents()
+    (copilot_instructions,) = [c for c in docs["copilot-cli"]["capabilities"] if c["name"] == "Custom Instructions"]
+    copilot_instructions["terminology"] = "repository instructions"
+    aliases = {"aliases": {**ALIASES["aliases"], "agents.md": "Custom Instructions"}}
+    build = tmp_path / "build"
+    catalog = write_agents(tmp_path, docs, aliases)  # with its alias table, which `real_build` leaves out
+    made = run_capidx("build", "--agents", str(catalog), "--out", str(build), cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    async with connect(build) as client:
+
+        async def said(tool: str, agent: str, capability: str) -> list[str]:
+            result = await client.call_tool(tool, {"agent": agent, "capability": capability})
+            assert not result.is_error
+            assert result.meta["capidx/resolution"]["capability"]["value"] == "custom-instructions"
+            return [block.text for block in result.content[1:]]
+
+        wording = await said("lookup_capability", "claude", "repository instructions")
+        identifier = await said("lookup_capability", "claude", "AGENTS.md")
+        cited = await said("get_sources", "claude", "AGENTS.md")
+        own = [
+            await said("lookup_capability", "copilot-cli", "repository instructions"),
+            await said("lookup_capability", "copilot-cli", "AGENTS.md"),
+            await said("lookup_capability", "claude", "memory file"),  # the alias table's phrase: nobody's word
+        ]
+    tail = "not claude-code's: the answer is about claude-code's record of it."
+    assert wording == [f"'repository instructions' is copilot-cli's word for Custom Instructions, {tail}"]
+    data = "'AGENTS.md' is named in copilot-cli's data on Custom Instructions, not in claude-code's"
+    assert identifier == cited == [f"{data}: the answer is about claude-code's record of it."]
+    assert own == [[], [], []]
 
 
 async def test_weak_candidates_are_not_offered_as_an_answer(catalog_build: Path) -> None:
