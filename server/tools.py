@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -570,13 +571,14 @@ def _resolve_agents(snapshot: Snapshot, names: list[str]) -> tuple[list[Resoluti
     in VS Code'), as models write a comparison, is those agents."""
     resolutions: list[Resolution] = []
     budget, unread = JOINED_RUNS, []
-    for name in names:
-        whole = resolve_agent(snapshot.index, name)
+    for asked in names:
+        whole = resolve_agent(snapshot.index, asked)
+        name = unicodedata.normalize("NFKC", asked)  # a full-width '＆' or '／' joins as '&' and '/' do
         ends = [0, *(i for m in _JOINED.finditer(name) for i in m.span()), len(name)] if not whole.ok else []
         pieces = [(a, b) for a, b in zip(ends[::2], ends[1::2], strict=True) if name[a:b].strip()]
         runs = len(pieces) * (len(pieces) + 1) // 2
         if len(pieces) < 2 or runs > budget:
-            unread += [name] if len(pieces) > 1 else []
+            unread += [asked] if len(pieces) > 1 else []
             resolutions.append(whole)
             continue
         budget -= runs

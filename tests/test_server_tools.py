@@ -321,6 +321,7 @@ async def test_compare_whole_and_filtered(any_build: Path, revision: str) -> Non
             await client.call_tool("compare_capability", {"capability": "MCP", "agents": agents})
             for agents in ("claude and Gemini CLI", ["claude vs. gemini"], "Gemini CLI & claude", ["claude/gemini"])
         ]
+        joined.append(await client.call_tool("compare_capability", {"capability": "MCP", "agents": "claude＆gemini"}))
     assert text_of(whole) == expected
     full = json.loads(expected)
     kept = [e for e in full["agents"] if e["agent"] in ("claude-code", "gemini-cli")]
