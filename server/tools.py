@@ -22,8 +22,7 @@ from typing import Any
 import mcp_types as types
 
 from capidx.schema.labels import Label, sorted_labels
-from capidx.schema.lexicon import identifiers
-from capidx.schema.text import canonical_json, normalize
+from capidx.schema.text import canonical_json, normalize, terms
 from capidx.server import suggest
 from capidx.server.limits import clip
 from capidx.server.matchindex import RESOLUTION_META, Resolution
@@ -271,6 +270,7 @@ def _describe(resolution: Mapping[str, Resolution | list[Resolution]]) -> dict[s
 _LOOSE_READINGS = {"lexical": "by its words", "fuzzy": "by its words, allowing for typos"}
 NEXT_NAMED = 2  # runner-ups a loose reading names
 NOT_LISTED_SHOWN = 10  # capabilities an agent's list names as not in its data, at most
+_NAMED_BY = frozenset(("alias", "terminology", "identifier"))  # the tiers a query names a capability in words
 
 
 def _reading(
@@ -306,25 +306,27 @@ def _unrecorded(snapshot: Snapshot, slug: str, agents: Iterable[str]) -> str:
 
 
 def _borrowed(snapshot: Snapshot, resolution: Resolution, agent: str) -> str:
-    """ "'extensions' is gemini-cli's word for Plugins, not claude-code's: …" when the capability was found by a wording
-    or identifier that other agents' records use and the asked agent's does not: the answer is the asked agent's
-    record, and would otherwise read as if that agent had the thing named."""
-    index, slug, query = snapshot.index, resolution.value, resolution.query
-    if resolution.resolved_by in ("alias", "terminology"):  # an alias may be an agent's wording too
-        owners = {who for who, used in index.terminology.get(normalize(query), ()) if used == slug}
-        said = "{query!r} is {whose} word for {name}, not {agent}'s"
-    elif resolution.resolved_by == "identifier":  # every field of every record is searched for identifiers
-        tokens = identifiers(query)
-        owners = {who for t in tokens for used, who, _ in index.identifiers.get(t, ()) if used == slug and who}
-        said = "{query!r} is named in {whose} data on {name}, not in {agent}'s"
-    else:
+    """ "'GEMINI.md' is named in gemini-cli's data on Custom Instructions, not in claude-code's: …" when a name, wording
+    or identifier found the capability and other agents' records of it use the words while the asked agent's does
+    not: the answer is the asked agent's record, and would otherwise read as if that agent had the thing named."""
+    entry = snapshot.index.capabilities.get(resolution.value or "")
+    if resolution.resolved_by not in _NAMED_BY or entry is None or agent not in entry.agents:
         return ""
-    entry = index.capabilities.get(slug or "")
-    if entry is None or not owners or agent in owners:
+    asked = (normalize(resolution.query), " ".join(terms(resolution.query)))  # as written; in other forms
+
+    def says(who: str) -> bool:  # what the model is shown of that agent's record: its lookup document's capability
+        document = snapshot.find("lookup", agent=who, capability=entry.slug)
+        record = canonical_json(
+            document.value.get("capability") if document and isinstance(document.value, dict) else None
+        )
+        held = (normalize(record), " ".join(terms(record)))
+        return any(a and f" {a} " in f" {h} " for a, h in zip(asked, held, strict=True))
+
+    owners = [] if says(agent) else [who for who in sorted(entry.agents) if who != agent and says(who)]
+    if not owners:
         return ""
-    whose = f"{min(owners)}'s" if len(owners) == 1 else f"the {' and '.join(sorted(owners))}"
-    said = said.format(query=query, whose=whose, name=entry.name, agent=agent)
-    return f"{said}: the answer is about {agent}'s record of it."
+    whose = f"{owners[0]}'s record" if len(owners) == 1 else f"the records of {', '.join(owners[:-1])} and {owners[-1]}"
+    return f"'{resolution.query.strip()}' is named in {whose} of {entry.name}; {agent}'s, the answer, does not name it."
 
 
 def _no_record(agents: list[str], names: list[str]) -> str:

@@ -160,14 +160,15 @@ async def test_no_record_is_said_as_no_data_beside_available_false(catalog_build
 
 
 async def test_another_agents_word_is_said_to_be_theirs(tmp_path: Path) -> None:
-    """A wording or identifier that only other agents' records use finds the capability, and the answer is the asked
-    agent's record: a line says whose word it was, so that the model does not take it for the asked agent's."""
+    """A wording, alias or identifier that other agents' records of a capability use and the asked agent's does not
+    finds the capability, and the answer is the asked agent's record: a line says whose word it was, so that the
+    model does not take it for the asked agent's. Said only when true of what the records show."""
     docs = documents()
     (copilot_instructions,) = [c for c in docs["copilot-cli"]["capabilities"] if c["name"] == "Custom Instructions"]
     copilot_instructions["terminology"] = "repository instructions"
-    aliases = {"aliases": {**ALIASES["aliases"], "agents.md": "Custom Instructions"}}
+    table = {"agents.md": "Custom Instructions", "project memories": "Custom Instructions", "pr review": "Code Review"}
     build = tmp_path / "build"
-    catalog = write_agents(tmp_path, docs, aliases)  # with its alias table, which `real_build` leaves out
+    catalog = write_agents(tmp_path, docs, {"aliases": {**ALIASES["aliases"], **table}})  # `real_build` has none
     made = run_capidx("build", "--agents", str(catalog), "--out", str(build), cwd=tmp_path)
     assert made.returncode == 0, made.stderr
     async with connect(build) as client:
@@ -175,22 +176,32 @@ async def test_another_agents_word_is_said_to_be_theirs(tmp_path: Path) -> None:
         async def said(tool: str, agent: str, capability: str) -> list[str]:
             result = await client.call_tool(tool, {"agent": agent, "capability": capability})
             assert not result.is_error
-            assert result.meta["capidx/resolution"]["capability"]["value"] == "custom-instructions"
+            assert result.meta["capidx/resolution"]["capability"]["resolvedBy"] in (
+                "alias",
+                "terminology",
+                "identifier",
+            )
             return [block.text for block in result.content[1:]]
 
         wording = await said("lookup_capability", "claude", "repository instructions")
-        identifier = await said("lookup_capability", "claude", "AGENTS.md")
+        identifier = await said("lookup_capability", "vscode-copilot", "AGENTS.md")
         cited = await said("get_sources", "claude", "AGENTS.md")
+        other_form = await said("lookup_capability", "copilot-cli", "project memories")  # claude's 'project memory'
+        unrecorded = await said("lookup_capability", "claude", "pr review")
         own = [
             await said("lookup_capability", "copilot-cli", "repository instructions"),
-            await said("lookup_capability", "copilot-cli", "AGENTS.md"),
-            await said("lookup_capability", "claude", "memory file"),  # the alias table's phrase: nobody's word
+            await said("lookup_capability", "vscode-copilot", ".github/copilot-instructions.md"),  # its description's
+            await said("lookup_capability", "claude", "project memories"),  # its words in another form
+            await said("lookup_capability", "claude", "memory file"),  # the alias table's phrase: no record's
         ]
-    tail = "not claude-code's: the answer is about claude-code's record of it."
-    assert wording == [f"'repository instructions' is copilot-cli's word for Custom Instructions, {tail}"]
-    data = "'AGENTS.md' is named in copilot-cli's data on Custom Instructions, not in claude-code's"
-    assert identifier == cited == [f"{data}: the answer is about claude-code's record of it."]
-    assert own == [[], [], []]
+    theirs = "is named in copilot-cli's record of Custom Instructions"
+    assert wording == [f"'repository instructions' {theirs}; claude-code's, the answer, does not name it."]
+    assert identifier == [f"'AGENTS.md' {theirs}; vscode-copilot's, the answer, does not name it."]
+    assert cited == [f"'AGENTS.md' {theirs}; claude-code's, the answer, does not name it."]
+    claude = "is named in claude-code's record of Custom Instructions"
+    assert other_form == [f"'project memories' {claude}; copilot-cli's, the answer, does not name it."]
+    assert unrecorded == ["claude-code's data has no record of Code Review: no data, not a no."]  # nothing more
+    assert own == [[], [], [], []]
 
 
 async def test_weak_candidates_are_not_offered_as_an_answer(catalog_build: Path) -> None:
