@@ -100,6 +100,30 @@ def test_a_named_document_that_renames_an_alias_target_fails_on_the_alias_table(
     assert validate_project(default_config(untouched), [named], today=TODAY).ok
 
 
+def test_an_alias_that_is_an_agents_wording_for_another_capability_warns(tmp_path: Path) -> None:
+    """The server reads the alias table before agents' wordings: an alias leading elsewhere than an agent's own
+    wording with the same words answers that agent with the alias's capability, so the table's line is warned."""
+    project = copy_case("valid/full", tmp_path)
+    alpha = project / "agents" / "alpha" / "capabilities" / "current.json"
+    data = json.loads(alpha.read_text("utf-8"))
+    (tests,) = [c for c in data["capabilities"] if c["name"] == "Test Generation"]
+    tests["terminology"] = "PR Review, test drafts"  # 'pr review' is the alias table's phrase for Code Review
+    alpha.write_text(json.dumps(data, indent=2), "utf-8")
+
+    result = validate_project(default_config(project), today=TODAY)
+
+    (warning,) = [w for w in result.warnings if w.code == "alias-wording"]
+    assert warning.path.endswith("aliases.json") and warning.line == 3
+    assert warning.message == (
+        "alias 'pr review' leads to 'Code Review', but alpha's wording 'PR Review, test drafts' uses it for "
+        "'Test Generation'"
+    )
+    (review,) = [c for c in data["capabilities"] if c["name"] == "Code Review"]
+    review["terminology"], tests["terminology"] = tests["terminology"], "test drafts"  # the wording the alias means
+    alpha.write_text(json.dumps(data, indent=2), "utf-8")
+    assert not [w for w in validate_project(default_config(project), today=TODAY).warnings if w.code == "alias-wording"]
+
+
 def test_exit_codes() -> None:
     def make(severity: str, code: str) -> Diagnostic:
         return Diagnostic("f", None, None, "", severity, "m", None, code)  # type: ignore[arg-type]

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from capidx.compiler.config import Config, Staleness
+from capidx.compiler.derive.match import wording_keys
 from capidx.compiler.derive.semantics import description_stats, low_information
 from capidx.compiler.diagnostics import Diagnostic, Severity
 from capidx.compiler.validate import discover, instructions, links, textrules
@@ -128,6 +129,37 @@ def check_alias_targets(source: SourceFile, capability_names: Iterable[str]) -> 
                 "alias-target",
             )
         )
+    return problems
+
+
+def check_alias_wordings(source: SourceFile, documents: Sequence[SourceFile]) -> list[Diagnostic]:
+    """An alias leads every agent to its target, ahead of the agents' own wordings (the server tries the alias table
+    first): a phrase an agent's terminology uses for another capability would answer that agent with the wrong one.
+    Wordings are read as the index keys them (`wording_keys`)."""
+    table = source.data.get("aliases") if isinstance(source.data, dict) else None
+    if not isinstance(table, dict):
+        return []
+    worded: dict[str, list[tuple[str, str, str]]] = {}  # wording key -> (agent, wording, capability name)
+    for document in documents:
+        agent = discover.agent_id(document.path) or "an agent"
+        for _, capability in _items(document.data, "capabilities"):
+            wording, name = capability.get("terminology"), capability.get("name")
+            if isinstance(wording, str) and isinstance(name, str):
+                for key in wording_keys(wording):
+                    worded.setdefault(key, []).append((agent, wording, name))
+    problems = []
+    for phrase, target in table.items():
+        if not isinstance(target, str):
+            continue  # the schema's error
+        clashes = [use for use in worded.get(normalize(phrase), ()) if normalize(use[2]) != normalize(target)]
+        if not clashes:
+            continue
+        agent, wording, name = clashes[0]
+        used = f"{agent}'s wording {quote(wording)} uses it for {quote(name)}"
+        message = f"alias {quote(phrase)} leads to {quote(target)}, but {used}"
+        answered = f"asking {agent} for {quote(phrase)} answers {quote(target)}"
+        hint = f"the alias wins, so {answered}: remove the alias or lead it to {quote(name)}"
+        problems.append(source.diagnostic(("aliases", phrase), "warning", message, hint, "alias-wording"))
     return problems
 
 

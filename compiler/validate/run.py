@@ -103,7 +103,7 @@ def _validate_project(
     diagnostics += lint.check_agent_names(sources, context)
     if catalog_complete:  # with a document unreadable, its names are unknown: no false alarms
         diagnostics += lint.check_successors(sources, names)
-    aliases, problems = _check_alias_tables(inputs, names, catalog_complete)
+    aliases, problems = _check_alias_tables(inputs, names, catalog_complete, (*sources, *context))
     diagnostics += problems
     if strict:
         diagnostics = [diagnostic.promoted() for diagnostic in diagnostics]
@@ -141,7 +141,7 @@ def _check_document(source: SourceFile, validator: Any, config: Config, today: d
 
 
 def _check_alias_tables(
-    inputs: discover.Inputs, names: set[str], catalog_complete: bool
+    inputs: discover.Inputs, names: set[str], catalog_complete: bool, documents: Sequence[SourceFile]
 ) -> tuple[LoadedDocument | None, list[Diagnostic]]:
     first: LoadedDocument | None = None
     diagnostics: list[Diagnostic] = []
@@ -153,7 +153,7 @@ def _check_alias_tables(
         diagnostics += schema_diagnostics(bundled_validator(ALIASES_SCHEMA), source)
         diagnostics += lint.check_alias_text(source)
         if catalog_complete:  # with a document unreadable, its names are unknown: no false alarms
-            diagnostics += lint.check_alias_targets(source, names)
+            diagnostics += lint.check_alias_targets(source, names) + lint.check_alias_wordings(source, documents)
         first = first or LoadedDocument(path, None, source.data, source.raw)
     for path in inputs.related_aliases if catalog_complete else ():
         source, _ = load_file(path)  # not named: only its targets are checked (its own problems are its commit's)
