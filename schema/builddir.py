@@ -80,6 +80,8 @@ def parse_manifest(path: Path, data: bytes) -> Any:
         raise ManifestUnreadable(path, f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise ManifestUnreadable(path, f"{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+    except ValueError:  # Python's limit on the digits of an integer it reads
+        raise ManifestUnreadable(path, "a number of over 4,300 digits: not a build manifest") from None
     except RecursionError:  # the parser's own guard against a stack overflow: no manifest capidx writes is so deep
         raise ManifestUnreadable(path, "nested too deeply to be a build manifest") from None
 

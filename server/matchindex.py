@@ -181,7 +181,7 @@ def _capability_entry(row: Mapping[str, Any], named: Iterable[str]) -> Capabilit
         category=row["category"],
         agents=MappingProxyType({k: MappingProxyType(dict(v)) for k, v in row["agents"].items()}),
         names=tuple(sorted(n for n in names if n)),
-        similar=tuple((item["capability"], item["score"]) for item in row.get("similarTo", ())),
+        similar=tuple((str(item["capability"]), float(item["score"])) for item in row.get("similarTo", ())),
     )
 
 

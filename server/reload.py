@@ -94,14 +94,14 @@ class Reloader:
         signature = _signature(self.directory)
         try:
             snapshot = await anyio.to_thread.run_sync(load_snapshot, self.directory)
-        except BuildError:
+        except Exception:  # a build mid-swap, or any broken one: looked at once more below
             await anyio.sleep(SETTLE_SECONDS)
             signature = _signature(self.directory)
             try:
                 snapshot = await anyio.to_thread.run_sync(load_snapshot, self.directory)
-            except BuildError as error:
+            except Exception as error:  # whatever a hostile build raises, the last good one stays served
                 self._signature = signature
-                self._report(str(error))
+                self._report(str(error) if isinstance(error, BuildError) else f"{error!r} while loading it")
                 return False
         self._signature = signature
         self._last_error = None

@@ -101,7 +101,7 @@ class Artifact:
             return None
         try:
             return json.loads(self.text)
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):  # not JSON, or a number of over 4,300 digits
             return None
 
 
@@ -472,21 +472,50 @@ def _read_files(root: Path, rows: list[dict[str, Any]]) -> dict[str, bytes | Non
         if _read_on_use(relative, users):
             files[relative] = None  # there, a regular file inside the build: read and verified when asked for
             continue
-        try:
-            data = path.read_bytes()
-        except OSError as error:
-            raise BuildError(f"{path}: cannot read: {error.strerror}") from error
         packed = ["offset" in row for row in users]
         if any(packed) and not all(packed):
             raise BuildError(f"{path}: listed both as a pack and as a whole artifact in {MANIFEST_NAME}; {_REBUILD}")
-        if any(packed):
-            _check_tiling(path, users, len(data))
-        elif len(users) > 1:
+        if not any(packed) and len(users) > 1:
             raise BuildError(
                 f"{root / MANIFEST_NAME}: {relative} is listed for {users[0]['uri']} and {users[1]['uri']}; {_REBUILD}"
             )
+
+        def listed_size(size: int, path: Path = path, users: list[dict[str, Any]] = users) -> int:
+            if "offset" in users[0]:
+                _check_tiling(path, users, size)
+            else:
+                _check_size(path, size, users[0]["bytes"], since="written")
+            return size
+
+        data = _read_bounded(path, listed_size)
+        if "offset" in users[0]:
+            _check_tiling(path, users, len(data))  # it grew between the size check and the read
         files[relative] = data
     return files
+
+
+def _read_bounded(path: Path, listed_size: Callable[[int], int]) -> bytes:
+    """The bytes of the regular file at `path`, read only once `listed_size(its size on disk)` accepted that size
+    (it raises otherwise), and never more than one byte past it: a sparse file of gigabytes, or a size of 2**62 in
+    the manifest, costs a `stat`, not a read. A link put there since `safe_path` is not followed, and a pipe or a
+    device does not block the open."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as error:
+        raise BuildError(f"{path}: cannot read: {error.strerror}; {_REBUILD}") from error
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise BuildError(f"{path}: not a regular file; {_REBUILD}")
+        return handle.read(listed_size(info.st_size) + 1)
+
+
+def _check_size(path: Path, size: int, listed: float, *, since: str) -> None:
+    if size != listed:
+        raise BuildError(
+            f"{path}: content does not match {MANIFEST_NAME} ({size} bytes; expected {int(listed)} bytes). The build "
+            f"was modified after it was {since}: {_REBUILD}"
+        )
 
 
 def _read_on_use(relative: str, users: list[dict[str, Any]]) -> bool:
@@ -497,16 +526,12 @@ def _read_on_use(relative: str, users: list[dict[str, Any]]) -> bool:
 def _verified_text(root: Path, relative: str, size: int, sha256: str, mime_type: str) -> str:
     """The text of the file at `relative`, only if it still has the size and sha256 the manifest lists."""
     path = safe_path(root, relative)
-    try:
-        # `safe_path` gave a regular file or a link's resolved target: a link put there since is not followed,
-        # and a pipe or device does not block the open
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
-    except OSError as error:
-        raise BuildError(f"{path}: cannot read: {error.strerror}; {_REBUILD}") from error
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise BuildError(f"{path}: not a regular file; {_REBUILD}")
-        data = handle.read(size + 1)
+
+    def listed_size(found: int) -> int:
+        _check_size(path, found, size, since="loaded")
+        return found
+
+    data = _read_bounded(path, listed_size)
     return _checked_text(lambda: str(path), data, size, sha256, mime_type, read=" or more", since="loaded")
 
 
@@ -626,5 +651,5 @@ def _match_index(root: Path, artifacts: tuple[Artifact, ...]) -> MatchIndex:
     try:
         value = json.loads(indexes[0].text)
         return MatchIndex.from_json(value)
-    except (KeyError, TypeError, ValueError, RecursionError) as error:
+    except (LookupError, TypeError, ValueError, AttributeError, RecursionError) as error:  # a part of another shape
         raise BuildError(f"{root / indexes[0].path}: not a match index ({error!r}); {_REBUILD}") from error

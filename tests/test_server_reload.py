@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 import mcp_types as types
@@ -15,12 +19,15 @@ from server_support import (
     connect,
     make_hub,
     real_build,
+    rewrite_manifest,
     swap_in,
     write_build,
     write_catalog,
 )
 
+from capidx.server import reload
 from capidx.server.reload import Reloader
+from capidx.server.snapshot import BuildError, load_snapshot
 
 pytestmark = pytest.mark.anyio
 SUMMARY = PREFIX + "summary"
@@ -142,3 +149,69 @@ async def test_reload_off_keeps_the_first_build(tmp_path: Path) -> None:
     hub = make_hub(build, {"reload": False})
     assert hub.settings.reload is False
     assert hub.ttl_ms > make_hub(build).ttl_ms  # nothing can change: clients may cache longer
+
+
+def _with_index(build: Path, edit: Callable[[dict[str, Any]], None]) -> Path:
+    """`build` with its match index edited and the manifest updated to match: only the index's shape is wrong."""
+    path = build / "index" / "match.json"
+    index = json.loads(path.read_text("utf-8"))
+    edit(index)
+    data = json.dumps(index).encode("utf-8")
+    path.write_bytes(data)
+
+    def listed(manifest: dict[str, Any]) -> None:
+        (row,) = [row for row in manifest["artifacts"] if row["path"] == "index/match.json"]
+        row.update(bytes=len(data), sha256=hashlib.sha256(data).hexdigest())
+
+    rewrite_manifest(build, listed)
+    return build
+
+
+def _long_number(build: Path) -> Path:
+    manifest = build / "manifest.json"
+    manifest.write_text(manifest.read_text("utf-8").replace("{", '{"n": ' + "9" * 5000 + ",", 1), "utf-8")
+    return build
+
+
+BROKEN: dict[str, Callable[[Path], Path]] = {
+    "agent names not an object": lambda b: _with_index(b, lambda index: index.update(agentNames=[])),
+    "a similarity score not a number": lambda b: _with_index(
+        b, lambda index: index["capabilities"][0].update(similarTo=[{"capability": "hooks", "score": "x"}])
+    ),
+    "a number of 5,000 digits in the manifest": _long_number,
+}
+
+
+@pytest.mark.parametrize("damage", BROKEN.values(), ids=BROKEN.keys())
+async def test_a_build_of_another_shape_is_refused_and_the_last_good_one_served(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, damage: Callable[[Path], Path]
+) -> None:
+    """A hash-consistent build whose index or manifest has a part of another shape is refused with a clear
+    error at start, and ignored by a running server, which keeps serving the last good build."""
+    broken = damage(write_build(tmp_path / "broken", generation="2"))
+    with pytest.raises(BuildError, match=r"rebuild|not a build manifest"):
+        load_snapshot(broken)
+    build = write_build(tmp_path / "build", generation="1")
+    hub = make_hub(build)
+    swap_in(damage(write_build(tmp_path / ".capidx-build-x", generation="2")), build)
+    with caplog.at_level(logging.ERROR, logger="capidx.server"):
+        assert await Reloader(hub, build, poll_seconds=0.1).check() is False
+    assert "ignoring the new build" in caplog.text
+    assert generation(hub.snapshot.artifacts[SUMMARY].text) == "1"
+
+
+async def test_whatever_loading_a_new_build_raises_the_server_keeps_serving(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    build = write_build(tmp_path / "build", generation="1")
+    hub = make_hub(build)
+    rebuild(build, "2")
+
+    def unforeseen(_directory: Path) -> Any:
+        raise MemoryError
+
+    monkeypatch.setattr(reload, "load_snapshot", unforeseen)
+    with caplog.at_level(logging.ERROR, logger="capidx.server"):
+        assert await Reloader(hub, build, poll_seconds=0.1).check() is False
+    assert "ignoring the new build: MemoryError() while loading it" in caplog.text
+    assert generation(hub.snapshot.artifacts[SUMMARY].text) == "1"

@@ -6,6 +6,8 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -43,13 +45,13 @@ def test_files_the_manifest_does_not_list_are_never_read(build: Path, monkeypatc
     (build / "secret.md").write_text("not listed", encoding="utf-8")
     (build / "agents" / "intruder.md").write_text("not listed either", encoding="utf-8")
     read: list[Path] = []
-    original = Path.read_bytes
+    original = os.open
 
-    def spy(self: Path) -> bytes:
-        read.append(self)
-        return original(self)
+    def spy(path: str | os.PathLike[str], flags: int, *args: int, **options: object) -> int:
+        read.append(Path(path))
+        return original(path, flags, *args, **options)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(Path, "read_bytes", spy)
+    monkeypatch.setattr(os, "open", spy)
     manifests: list[Path] = []
     original_manifest = builddir.read_manifest
 
@@ -240,14 +242,15 @@ def test_site_files_are_checked_at_load_and_read_when_asked_for(
 ) -> None:
     """site/ is served over HTTP only and is most of a large build's bytes: not held in memory."""
     read: list[str] = []
-    original = Path.read_bytes
+    original = os.open
 
-    def spy(self: Path) -> bytes:
-        read.append(self.relative_to(site_build.resolve()).as_posix())
-        return original(self)
+    def spy(path: str | os.PathLike[str], flags: int, *args: int, **options: object) -> int:
+        read.append(Path(path).relative_to(site_build.resolve()).as_posix())
+        return original(path, flags, *args, **options)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(Path, "read_bytes", spy)
+    monkeypatch.setattr(os, "open", spy)
     snapshot = load_snapshot(site_build)
+    assert read  # the spy sees the reads of the other files
     rows = json.loads((site_build / "manifest.json").read_text("utf-8"))["artifacts"]
     site = [row for row in rows if row["path"].startswith("site/")]
     assert site and not [path for path in read if path.startswith("site/")]
@@ -255,6 +258,43 @@ def test_site_files_are_checked_at_load_and_read_when_asked_for(
         text = snapshot.artifacts[row["uri"]].text
         assert text.encode("utf-8") == (site_build / row["path"]).read_bytes()
         assert hashlib.sha256(text.encode("utf-8")).hexdigest() == row["sha256"]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="an address-space limit and sparse files, as on Linux")
+def test_a_file_larger_than_listed_is_refused_before_it_is_read(site_build: Path) -> None:
+    """A listed file of gigabytes (sparse: it costs no disk) is refused by its size, not read whole first: a process
+    that may not hold it in memory still gets the clear refusal."""
+    os.truncate(site_build / "summary.md", 4 << 30)
+    script = (
+        "import resource, sys\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))\n"
+        "from pathlib import Path\n"
+        "from capidx.server.snapshot import BuildError, load_snapshot\n"
+        "try:\n"
+        "    load_snapshot(Path(sys.argv[1]))\n"
+        "except BuildError as error:\n"
+        "    print(error)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script, str(site_build)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "summary.md: content does not match manifest.json (4294967296 bytes; expected" in result.stdout
+
+
+def test_a_site_files_listed_size_is_checked_before_it_is_read(site_build: Path) -> None:
+    """A size of 2**62 in the manifest never becomes a read that large; 28068.0 is the integer 28068 to JSON Schema."""
+
+    def listed(size: Any) -> Any:
+        def edit(manifest: dict[str, Any]) -> None:
+            (row,) = [row for row in manifest["artifacts"] if row["path"] == "site/llms.txt"]
+            row["bytes"] = size(row["bytes"])
+
+        rewrite_manifest(site_build, edit)
+        return _site_artifact(load_snapshot(site_build), "site/llms.txt")
+
+    original = (site_build / "site" / "llms.txt").read_bytes()
+    assert listed(float).text.encode("utf-8") == original
+    with pytest.raises(BuildError, match=r"llms\.txt: content does not match manifest\.json"):
+        _ = listed(lambda _: 2**62).text
 
 
 def test_a_missing_site_file_still_refuses_the_build(site_build: Path) -> None:
