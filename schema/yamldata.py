@@ -26,8 +26,13 @@ MAX_FILE_BYTES = 10 * 1024 * 1024
 MAX_NESTING = 64  # levels of objects and lists a data file may nest (`too_deep`)
 
 _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]*")
-# A YAML document whose aliases expand past this many values is refused (a "billion laughs" guard).
+# A YAML document whose aliases expand past this many values, or this many characters of text (twice what a file
+# may hold), is refused (a "billion laughs" guard: every later check reads the expanded data).
 MAX_YAML_VALUES = 1_000_000
+MAX_YAML_CHARACTERS = 2 * MAX_FILE_BYTES
+# Python reads no integer of more digits (`sys.get_int_max_str_digits`); no data file needs one.
+MAX_INT_DIGITS = 4300
+_INT_TAG = "tag:yaml.org,2002:int"
 
 
 @dataclass(frozen=True)
@@ -157,15 +162,16 @@ class _YamlWalk:
     keys: dict[Parts, Position] = field(default_factory=dict)
     duplicates: list[Duplicate] = field(default_factory=list)
     non_string_keys: list[tuple[Parts, Position, str]] = field(default_factory=list)
-    sizes: dict[int, int] = field(default_factory=dict)  # node id -> values once aliases are expanded
+    sizes: dict[int, tuple[int, int]] = field(default_factory=dict)  # node id -> values, characters once expanded
 
 
 def walk_yaml(root: Any) -> tuple[SourceMap, list[tuple[Parts, Position, str]]]:
     """Positions of a composed YAML node tree, plus keys that are not strings (JSON allows only strings).
 
     Each node is walked once: values reached through an alias are located at the anchored original.
-    Raises `YamlShapeError` for a recursive alias, or when aliases expand the data past
-    `MAX_YAML_VALUES` (a "billion laughs" document would otherwise hang the schema check).
+    Raises `YamlShapeError` for a recursive alias, when aliases expand the data past `MAX_YAML_VALUES` or
+    `MAX_YAML_CHARACTERS` (a "billion laughs" document would otherwise hang the checks), or for an integer Python
+    would refuse to read (`MAX_INT_DIGITS`).
     Run it before constructing the data: construction flattens merge keys (`<<`) in place.
     """
     walk = _YamlWalk()
@@ -178,24 +184,31 @@ def _mark(node: Any) -> Position:
     return node.start_mark.line + 1, node.start_mark.column + 1
 
 
-def _walk_node(node: Any, parts: Parts, walk: _YamlWalk, ancestors: set[int]) -> int:
-    """Record positions below `node`; returns how many values it stands for once aliases are expanded."""
+def _walk_node(node: Any, parts: Parts, walk: _YamlWalk, ancestors: set[int]) -> tuple[int, int]:
+    """Record positions below `node`; returns how many values and characters of text it stands for once aliases are
+    expanded."""
     walk.values[parts] = _mark(node)
     if not isinstance(node.value, list):  # a scalar
-        return 1
+        long = node.tag == _INT_TAG and len(node.value) > MAX_INT_DIGITS
+        if long and sum(map(node.value.count, "0123456789")) > MAX_INT_DIGITS:  # '1_000' has 4 digits
+            raise YamlShapeError(f"a number of over {MAX_INT_DIGITS:,} digits", _mark(node))
+        return 1, len(node.value)
     if id(node) in ancestors:
         raise YamlShapeError("recursive alias: a value contains itself", _mark(node))
     if id(node) in walk.sizes:  # an alias of a node walked before
         return walk.sizes[id(node)]
     ancestors.add(id(node))
-    size = 1 + sum(
-        _walk_node(child, child_parts, walk, ancestors) for child_parts, child in _children(node, parts, walk)
-    )
+    values, characters = 1, 0
+    for child_parts, child in _children(node, parts, walk):
+        more, text = _walk_node(child, child_parts, walk, ancestors)
+        values, characters = values + more, characters + text
     ancestors.discard(id(node))
-    walk.sizes[id(node)] = size
-    if size > MAX_YAML_VALUES:
+    walk.sizes[id(node)] = values, characters
+    if values > MAX_YAML_VALUES:
         raise YamlShapeError(f"aliases expand to more than {MAX_YAML_VALUES:,} values", _mark(node))
-    return size
+    if characters > MAX_YAML_CHARACTERS:
+        raise YamlShapeError(f"aliases expand to more than {MAX_YAML_CHARACTERS:,} characters of text", _mark(node))
+    return values, characters
 
 
 def _children(node: Any, parts: Parts, walk: _YamlWalk) -> Iterator[tuple[Parts, Any]]:

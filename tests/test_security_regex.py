@@ -50,7 +50,9 @@ def _validate(tmp_path: Path, patterns: list[str]) -> tuple[int, dict[str, objec
     return result.exit_code, json.loads(result.output)
 
 
-@pytest.mark.parametrize("pattern", [*EVIL, r"(x{1,9}){2,}", r"(ab|a)*c", r"(?:\d+)*z"])
+@pytest.mark.parametrize(
+    "pattern", [*EVIL, r"(x{1,9}){2,}", r"(ab|a)*c", r"(?:\d+)*z", r"^(a?a?)+$", r"^(?:a?){26}a{26}$", r"(a{1,2}){20}"]
+)
 def test_validate_refuses_a_pattern_that_backtracks_catastrophically(tmp_path: Path, pattern: str) -> None:
     code, report = _validate(tmp_path, [pattern])
     assert code == 1
@@ -70,6 +72,9 @@ def test_validate_refuses_a_pattern_that_backtracks_catastrophically(tmp_path: P
         r"(a++)+",  # the inner part is possessive: it cannot be re-split
         r"((?>a+)b)+",  # nor inside an atomic group
         r"(\w|-)+",  # one character class, repeated
+        r"(a?)+",  # a turn that takes nothing ends the repeat: one way to split
+        r"(x?y?z)+",  # every turn ends at a 'z'
+        r"(\d?){3}",  # a few turns: at most 2**3 ways
     ],
 )
 def test_validate_accepts_safe_patterns(tmp_path: Path, pattern: str) -> None:

@@ -187,7 +187,12 @@ def test_editing_a_referenced_schema_file_makes_the_next_build_check_again(tmp_p
 
 @pytest.mark.parametrize(
     ("where", "pattern"),
-    [("pattern", "^(a+)+$"), ("patternProperties", "^(x|xx)*$")],
+    [
+        ("pattern", "^(a+)+$"),
+        ("patternProperties", "^(x|xx)*$"),
+        ("pattern", "^(a?a?)+$"),  # each turn takes none, one or two letters
+        ("pattern", "^(?:a?){26}a{26}$"),  # 2**26 ways to choose which turns take a letter
+    ],
 )
 def test_a_user_schema_regex_that_backtracks_is_refused_before_any_document(
     tmp_path: Path, where: str, pattern: str

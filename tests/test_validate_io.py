@@ -273,8 +273,13 @@ def test_capidx_guards_nesting_the_parser_accepts(project: Path) -> None:
             "unusable YAML: aliases expand to more than 1,000,000 values",
         ),
         ("agent: {}\n1: one\n", "current.yaml:2:1: $['1']: key '1' is not a string (quote it"),
+        (  # few values, but each alias repeats a long text: 3 MB of text read 8 times
+            f'a: &a "{"x" * 3_000_000}"\nb: [{", ".join(["*a"] * 8)}]\n',
+            "current.yaml:2:4: unusable YAML: aliases expand to more than 20,971,520 characters of text",
+        ),
+        ("a: 1_" + "0_" * 5000 + "0\n", "current.yaml:1:4: unusable YAML: a number of over 4,300 digits"),
     ],
-    ids=["recursive-alias", "billion-laughs", "non-string-key"],
+    ids=["recursive-alias", "billion-laughs", "non-string-key", "text-bomb", "long-number"],
 )
 def test_yaml_that_is_not_json_data(project: Path, text: str, message: str) -> None:
     (project / "agents" / "alpha" / "capabilities" / "current.json").unlink()
@@ -284,6 +289,15 @@ def test_yaml_that_is_not_json_data(project: Path, text: str, message: str) -> N
 
     assert result.exit_code == 1
     assert message in result.output
+
+
+def test_a_json_number_python_would_refuse_is_an_error_with_its_place(project: Path) -> None:
+    (project / "agents" / "alpha" / "capabilities" / "current.json").write_text('{\n  "a": ' + "9" * 5000 + "\n}\n")
+
+    result = run()
+
+    assert result.exit_code == 1
+    assert "agents/alpha/capabilities/current.json:2:8: invalid JSON: a number of over 4,300 digits" in result.output
 
 
 def test_json_is_read_with_positions_only_when_needed(project: Path) -> None:

@@ -23,6 +23,7 @@ from capidx.compiler.files import read_at_most
 from capidx.compiler.validate.positions import JsonPositions, scan_json
 from capidx.schema.yamldata import (
     MAX_FILE_BYTES,
+    MAX_INT_DIGITS,
     MAX_NESTING,
     Duplicate,
     Parts,
@@ -36,6 +37,7 @@ from capidx.schema.yamldata import (
 )
 
 YAML_SUFFIXES = frozenset({".yaml", ".yml"})
+_LONG_NUMBER = re.compile(rf"\d{{{MAX_INT_DIGITS + 1}}}")
 
 # Hints for the json module's terse messages (its wording has been stable since Python 3.5).
 _JSON_HINTS = {
@@ -232,11 +234,24 @@ def _parse_json(path: Path, raw: bytes, text: str) -> tuple[SourceFile | None, l
         return None, [Diagnostic(str(path), exc.lineno, exc.colno, "", "error", message, hint, "parse")]
     except RecursionError:
         return None, [Diagnostic(str(path), None, None, "", "error", "invalid JSON: nested too deeply", None, "parse")]
+    except ValueError:  # an integer of more digits than Python reads
+        line, col = _long_number(text)
+        message = f"invalid JSON: a number of over {MAX_INT_DIGITS:,} digits"
+        return None, [Diagnostic(str(path), line, col, "", "error", message, "no capability value is so long", "parse")]
     if not suspicious:
         return SourceFile(path, raw, text, data), []
     # Duplicate keys or NaN-like literals: the full scan finds and places them.
     source = SourceFile(path, raw, text, data, scan_json(text))
     return source, _json_oddities(source)
+
+
+def _long_number(text: str) -> tuple[int | None, int | None]:
+    """Where the first run of more than `MAX_INT_DIGITS` digits starts (line, column), if there is one."""
+    found = _LONG_NUMBER.search(text)
+    if found is None:
+        return None, None
+    start = found.start()
+    return text.count("\n", 0, start) + 1, start - text.rfind("\n", 0, start)
 
 
 def _json_oddities(source: SourceFile) -> list[Diagnostic]:

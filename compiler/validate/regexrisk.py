@@ -1,9 +1,9 @@
 """Does a `useWhen` pattern risk catastrophic backtracking? A bounded, structural check at validate time.
 
-`useWhen` patterns come from catalog data (a fork's pull request may write them) and the server runs them
-against every request. The server bounds each search in time (server/resolve.py), so this check is the
-first of two lines: it refuses, with a clear message, the shapes that make a backtracking engine take
-exponential time, so that such a pattern never reaches a build.
+`useWhen` patterns come from catalog data (a fork's pull request may write them), and so do the `pattern`s of a
+project's own JSON Schema (`paths.schema`), which validate runs on every document. The server runs no catalog
+pattern; other tools reading the data may. This check refuses, with a clear message, the shapes that make a
+backtracking engine take exponential time, so that such a pattern never reaches a build or a schema check.
 
 What it catches, read from the parse tree of Python's own regex parser (`re._parser`, the tree `re.compile`
 works from; private, but stable since Python 3.11 where it was renamed from `sre_parse`):
@@ -14,7 +14,10 @@ works from; private, but stable since Python 3.11 where it was renamed from `sre
   and so is a possessive outer repeat (`(a+)++`), which never gives an iteration back;
 - **alternatives that can match the same text inside a repeated group**: `(a|a)+`, `(a|aa)*`, `(ab|a)+`
   (the parser factors out their common start, leaving an alternative that may be empty) or alternatives
-  that begin with a character class or `.` (`(\\d\\w|x)+`), whose overlap it does not try to decide.
+  that begin with a character class or `.` (`(\\d\\w|x)+`), whose overlap it does not try to decide;
+- **a repeated group whose text splits many ways**: one that may match nothing or more than one character
+  (`(a?a?)+`: each turn takes none, one or two), or a fixed count of more than `MAX_SPLIT_COUNT` turns of a part
+  of variable length (`(?:a?){30}`: each turn takes the letter or not, 2³⁰ ways).
 
 What it cannot catch: polynomial blow-ups between *adjacent* quantifiers (`\\d+\\d+x`, `.*.*=`), overlaps
 decided by what follows a group, and back-references. It also flags some harmless shapes (`(ab|a)+`,
@@ -30,12 +33,17 @@ import warnings
 from typing import Any
 
 MAX_PATTERN_CHARS = 500  # the bundled catalog's longest pattern has ~150; a request is matched against them all
+MAX_SPLIT_COUNT = 16  # turns of a variable-length part a fixed count may ask for: 2**16 ways at most
 
 _REPEATS = (c.MAX_REPEAT, c.MIN_REPEAT)
 # (what is wrong, how to fix it), as `backtracking_risk` reports them
 _NESTED = (
     "a repeated group contains another quantifier, like (a+)+",
     "rewrite it without a quantifier inside a repeated group ((a+)+ -> a+), or make the inner one possessive (a++)",
+)
+_SPLITS = (
+    "a repeated group's text can be split between its turns in many ways, like (a?a?)+ or (?:a?){30}",
+    "give each turn of a repeated group at least one character it must match ((a?a?)+ -> a*)",
 )
 _OVERLAP = (
     "a repeated group has alternatives that can match the same text, like (a|aa)+",
@@ -72,6 +80,9 @@ def _item_risk(op: Any, av: Any, repeated: bool) -> tuple[str, str] | None:
             return _NESTED
         if many and _ambiguous(body):
             return _OVERLAP
+        least, most = body.getwidth()
+        if many and least != most and ((least == 0 and most > 1) or MAX_SPLIT_COUNT < low == high):
+            return _SPLITS
         return _walk(body, repeated=repeated or many)
     if op is c.POSSESSIVE_REPEAT:  # never gives back what it matched: nothing inside can be re-split
         return _walk(av[2], repeated=False)
