@@ -9,11 +9,16 @@ characters), so an ordinary mistake comes back whole.
 
 from __future__ import annotations
 
+import unicodedata
+
 ECHO_CHARS = 512
+# Characters a reader of the message would not see, or that reorder what follows (U+202E, zero-width ones):
+# echoed as escapes, so that the message shows what was sent.
+_UNSEEN = frozenset(("Cc", "Cf", "Cs", "Zl", "Zp"))
 
 
 def clip(text: str, limit: int = ECHO_CHARS) -> str:
-    """`text` if it is short, else its first `limit` characters and its length: `abc… (10000000 characters)`."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}… ({len(text)} characters)"
+    """`text` if it is short, else its first `limit` characters and its length: `abc… (10000000 characters)`;
+    invisible and control characters as `\\u202e`."""
+    shown = "".join(f"\\u{ord(c):04x}" if unicodedata.category(c) in _UNSEEN else c for c in text[:limit])
+    return shown if len(text) <= limit else f"{shown}… ({len(text)} characters)"

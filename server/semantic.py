@@ -63,7 +63,8 @@ class Meanings:
             with _LOCK:
                 if not self._matrix:
                     self._matrix.append(found.embed(list(self.texts.values()), norm=True))
-            cosines = (self._matrix[0] @ found.embed([query], norm=True)[0]).tolist()
+            text = query.encode("utf-8", "replace").decode("utf-8")  # a lone surrogate fails only this query
+            cosines = (self._matrix[0] @ found.embed([text], norm=True)[0]).tolist()
         except Exception as error:  # a failing model must not fail the lookup: words alone order the offer, from now on
             logger.warning("suggestions ordered by words only: embedding failed (%s)", error)
             with _LOCK:

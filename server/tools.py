@@ -789,13 +789,24 @@ HANDLERS: dict[str, Callable[..., types.CallToolResult]] = {
 }
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _whole(value: Any) -> Any:
+    """A string argument with each lone surrogate (no JSON client sends one; a Python caller may) as U+FFFD, which
+    every later step can encode; lists item by item."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    return [_whole(item) for item in value] if isinstance(value, list) else value
+
+
 def call_tool(
     snapshot: Snapshot, validators: Validators, name: str, arguments: Mapping[str, Any] | None
 ) -> types.CallToolResult:
     """Validate and run one tool. Raises `UnknownTool` for a tool this server does not offer."""
     if name not in validators.by_name:
         raise UnknownTool(f"Unknown tool: {clip(name)!r}. Tools: {', '.join(validators.by_name)}")
-    arguments = dict(arguments or {})
+    arguments = {key: _whole(value) for key, value in (arguments or {}).items()}
     if len(canonical_json(arguments).encode("utf-8")) > MAX_ARGUMENT_BYTES:
         return _error(f"Arguments too large (limit {MAX_ARGUMENT_BYTES} bytes): names are short strings.")
     arguments = _listed(validators.by_name[name], arguments)

@@ -251,3 +251,16 @@ async def test_the_lookup_that_embeds_the_catalog_does_not_hold_up_other_request
     assert not hub.snapshot.index.meanings.pending  # later lookups run on the loop, as every other request
     for answer in (*answers, again):
         assert [c["slug"] for c in answer.structured_content["candidates"]][:1] == ["code-review"]
+
+
+def test_a_lone_surrogate_in_a_query_neither_fails_it_nor_gives_meaning_up(
+    index: MatchIndex, caplog: pytest.LogCaptureFixture
+) -> None:
+    """No JSON client can send one, but a Python caller can: the query is embedded with it replaced, and meaning
+    keeps ordering the next queries."""
+    with caplog.at_level(logging.WARNING, logger=semantic.__name__):
+        odd = resolve_capability(index, QUESTION + "\ud800", agent=CLAUDE)
+        after = resolve_capability(index, QUESTION, agent=CLAUDE)
+    assert offered(odd) == offered(after)
+    assert not [r for r in caplog.records if r.name == semantic.__name__]
+    assert semantic.model() is not None

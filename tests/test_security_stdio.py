@@ -301,6 +301,18 @@ async def test_a_long_tool_name_is_clipped_in_the_error(hand_build: Path) -> Non
     assert len(caught.value.error.data["tool"]) < 600
 
 
+@pytest.mark.anyio
+async def test_unseen_characters_are_echoed_as_escapes(hand_build: Path) -> None:
+    """A right-to-left override or a zero-width space in a URI would make the error show another text than the
+    one sent: they come back escaped."""
+    async with connect(hand_build) as client:
+        with pytest.raises(MCPError) as caught:
+            await client.read_resource(PREFIX + "agents/\u202eedualc\u200b")
+    error = caught.value.error
+    assert error.data["uri"] == PREFIX + "agents/\\u202eedualc\\u200b"
+    assert "\u202e" not in error.message and "\u200b" not in error.message
+
+
 # --- what a session leaves behind -------------------------------------------------------------------------
 
 

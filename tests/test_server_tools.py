@@ -24,6 +24,7 @@ from server_support import (
 )
 
 from capidx.server import tools
+from capidx.server.snapshot import load_snapshot
 
 pytestmark = pytest.mark.anyio
 
@@ -45,6 +46,16 @@ def document(build: Path, kind: str, **params: str) -> str:
 def text_of(result) -> str:
     """The answer's first block: the document, or the message; a loose reading adds a line after it."""
     return result.content[0].text
+
+
+def test_a_python_caller_s_lone_surrogate_is_read_as_a_replacement_character(catalog_build: Path) -> None:
+    """The Python API takes any `str`: an argument with a lone surrogate (which no JSON client can send) is answered,
+    not failed with an encoding error."""
+    snapshot = load_snapshot(catalog_build)
+    validators = tools.Validators.for_variants(None)
+    odd = tools.call_tool(snapshot, validators, "lookup_capability", {"agent": "claude\ud800", "capability": "hooks"})
+    plain = tools.call_tool(snapshot, validators, "lookup_capability", {"agent": "claude", "capability": "hooks"})
+    assert not odd.is_error and odd.content[0].text == plain.content[0].text
 
 
 async def test_tools_are_read_only_with_input_and_output_schemas(any_build: Path, revision: str) -> None:
