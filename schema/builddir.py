@@ -27,6 +27,8 @@ READABLE_FORMATS = (1, 2)
 # A manifest larger than this is not one capidx wrote (20,000 capabilities make one of ~50 MB).
 MAX_MANIFEST_BYTES = 512 * 1024 * 1024
 REBUILD = "rebuild with `capidx build`"
+# A folder whose manifest is damaged or missing is not provably a build, and a build replaces nothing else.
+REBUILD_DAMAGED = "delete the folder and run `capidx build` (a build replaces only a folder its manifest proves is one)"
 _MAX_SCHEMA_ERRORS = 10
 _MAX_MESSAGE = 200
 
@@ -47,6 +49,17 @@ class ManifestUnreadable(Exception):
 def manifest_path(location: Path) -> Path:
     """A build directory stands for its manifest.json; a file is taken as the manifest itself."""
     return location / MANIFEST if location.is_dir() else location
+
+
+def make_build(folder: Path) -> str:
+    """How to get a build where there is none: `capidx build`, which replaces a folder holding anything only when
+    its manifest proves it is a build (a non-empty folder without one must be emptied first)."""
+    try:
+        with os.scandir(folder) as entries:
+            empty = next(entries, None) is None
+    except OSError:
+        empty = True
+    return "run `capidx build` first" if empty else "move what it holds away (or delete it), then run `capidx build`"
 
 
 def read_manifest(path: Path, *, follow_links: bool = False, limit: int = MAX_MANIFEST_BYTES) -> bytes:

@@ -49,6 +49,7 @@ DocumentKey = tuple[str, tuple[tuple[str, str], ...]]
 
 
 _REBUILD = builddir.REBUILD
+_DAMAGED = builddir.REBUILD_DAMAGED
 
 
 class BuildError(Exception):
@@ -198,9 +199,9 @@ def _build_root(directory: Path) -> Path:
     root = directory.resolve(strict=True)
     manifest = root / MANIFEST_NAME
     if os.path.lexists(manifest) and not manifest.is_file():  # a pipe would block, a device never end
-        raise BuildError(f"{manifest}: not a regular file (a link loop, a pipe or a device?); {_REBUILD}")
+        raise BuildError(f"{manifest}: not a regular file (a link loop, a pipe or a device?); {_DAMAGED}")
     if not manifest.is_file():
-        raise NoBuildError(f"no build at {directory} ({MANIFEST_NAME} is missing): run `capidx build` first")
+        raise NoBuildError(f"no build at {directory} ({MANIFEST_NAME} is missing): {builddir.make_build(root)}")
     return root
 
 
@@ -214,7 +215,7 @@ def _read_manifest(root: Path) -> bytes:
     try:
         return builddir.read_manifest(root / MANIFEST_NAME, limit=MAX_MANIFEST_BYTES)
     except builddir.ManifestUnreadable as error:
-        raise BuildError(f"{error}; {_REBUILD}") from None
+        raise BuildError(f"{error}; {_DAMAGED}") from None
 
 
 def _parse_manifest(root: Path, data: bytes) -> dict[str, Any]:
@@ -222,7 +223,7 @@ def _parse_manifest(root: Path, data: bytes) -> dict[str, Any]:
     try:
         manifest = builddir.parse_manifest(where, data)
     except builddir.ManifestUnreadable as error:
-        raise BuildError(f"{error}; {_REBUILD}") from None
+        raise BuildError(f"{error}; {_DAMAGED}") from None
     _check_manifest(where, manifest)
     return manifest
 
@@ -241,14 +242,14 @@ def _check_manifest(where: Path, manifest: Any) -> None:
     artifacts = manifest.get("artifacts") if isinstance(manifest, dict) else None
     if not isinstance(artifacts, list):  # not a manifest at all: the schema says what is wrong
         _refuse_if_invalid(where, manifest_validator(), manifest, ())
-        raise BuildError(f"{where}: not a build manifest; {_REBUILD}")
+        raise BuildError(f"{where}: not a build manifest; {_DAMAGED}")
     if not _header_ok(manifest):
         _refuse_if_invalid(where, manifest_validator(), {**manifest, "artifacts": []}, ())
-        raise BuildError(f"{where}: not a valid build manifest header; {_REBUILD}")
+        raise BuildError(f"{where}: not a valid build manifest header; {_DAMAGED}")
     for number, row in enumerate(artifacts):
         if not _artifact_row_ok(row):
             _refuse_if_invalid(where, artifact_validator(), row, ("artifacts", number))
-            raise BuildError(f"{where}: /artifacts/{number}: not a valid artifact row; {_REBUILD}")
+            raise BuildError(f"{where}: /artifacts/{number}: not a valid artifact row; {_DAMAGED}")
 
 
 def _header_ok(manifest: dict[str, Any]) -> bool:
@@ -315,12 +316,10 @@ def _refuse_if_invalid(where: Path, validator: Any, instance: Any, prefix: tuple
         error = best_match(validator.iter_errors(instance))
         message = None if error is None else _short(error.message)
     except RecursionError:
-        raise BuildError(f"{where}: nested too deeply to be a build manifest; {_REBUILD}") from None
+        raise BuildError(f"{where}: nested too deeply to be a build manifest; {_DAMAGED}") from None
     if error is not None:
         pointer = "/" + "/".join(str(part) for part in (*prefix, *error.absolute_path))
-        raise BuildError(
-            f"{where}: {pointer}: {message} (see schema/build-manifest.schema.json); rebuild with `capidx build`"
-        )
+        raise BuildError(f"{where}: {pointer}: {message} (see schema/build-manifest.schema.json); {_DAMAGED}")
 
 
 @cache

@@ -236,6 +236,7 @@ def test_out_that_is_not_a_build_directory_is_refused(project: Path) -> None:
     result = run_cli(["build", "--out", str(precious)], cwd=project)
     assert result.exit_code == 2
     assert "refusing to replace" in result.stderr
+    assert "If it is an earlier capidx build, move out what was added to it (or delete the folder)" in result.stderr
     assert (precious / "notes.txt").read_text("utf-8") == "keep me"
 
 

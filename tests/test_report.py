@@ -209,6 +209,28 @@ def test_a_directory_without_manifest_names_the_file(tmp_path: Path) -> None:
     assert "capidx build" in str(caught.value)
 
 
+def test_a_damaged_or_missing_manifest_says_how_to_get_a_build_back(tmp_path: Path) -> None:
+    """`capidx build` replaces only an empty folder or one its manifest proves is a build: the advice says so."""
+    (tmp_path / "manifest.json").write_text("{", encoding="utf-8")
+    with pytest.raises(ManifestError, match=r"delete the folder and run `capidx build`"):
+        load_manifest(tmp_path)
+    (tmp_path / "manifest.json").unlink()
+    (tmp_path / "notes.txt").write_text("kept", encoding="utf-8")
+    with pytest.raises(ManifestError, match=r"move what it holds away \(or delete it\), then run `capidx build`"):
+        load_manifest(tmp_path)
+
+
+def test_a_report_is_not_written_into_a_build(tmp_path: Path) -> None:
+    """A file the manifest does not list would make the next build refuse to replace the folder."""
+    build = write_build(tmp_path / "build", make_manifest())
+    args = ["report", "--build", str(build), "--format", "html", "--no-fail", "-o"]
+    inside = CliRunner().invoke(cli, [*args, str(build / "report.html")])
+    beside = CliRunner().invoke(cli, [*args, str(tmp_path / "report.html")])
+    assert inside.exit_code == 2 and "is inside the capidx build directory" in inside.output
+    assert not (build / "report.html").exists()
+    assert beside.exit_code == 0 and (tmp_path / "report.html").is_file()
+
+
 def test_invalid_json_reports_line_and_column(tmp_path: Path) -> None:
     path = tmp_path / "manifest.json"
     path.write_text('{"format": 1,\n  "capidx": }\n', encoding="utf-8")

@@ -66,6 +66,16 @@ def test_files_the_manifest_does_not_list_are_never_read(build: Path, monkeypatc
     assert [p.relative_to(build.resolve()).as_posix() for p in manifests] == ["manifest.json"]
 
 
+def test_a_damaged_manifest_is_answered_with_the_way_to_a_new_build(build: Path) -> None:
+    """A build replaces only a folder its manifest proves is one: 'rebuild' alone would send the user to a refusal."""
+    (build / "manifest.json").write_text("{", encoding="utf-8")
+    with pytest.raises(BuildError, match=r"delete the folder and run `capidx build`"):
+        load_snapshot(build)
+    (build / "manifest.json").unlink()
+    with pytest.raises(NoBuildError, match=r"move what it holds away \(or delete it\), then run `capidx build`"):
+        load_snapshot(build)
+
+
 def test_sha_mismatch_refuses_naming_the_file(build: Path) -> None:
     target = build / "summary.md"
     target.write_bytes(target.read_bytes().replace(b"Capability", b"Capabilitx"))  # same size

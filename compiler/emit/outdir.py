@@ -80,7 +80,7 @@ def check_location(out: Path, protected: Iterable[tuple[Path, str]], catalog: Pa
     inside = _resolved(catalog)
     if target != inside and target.is_relative_to(inside):
         raise OutputError(f"{out}: is inside the catalog folder {catalog}; refusing to write there. {_CHOOSE}")
-    if (build := _enclosing_build(target)) is not None:
+    if (build := enclosing_build(target)) is not None:
         raise OutputError(
             f"{out}: is inside the capidx build directory {build}; refusing to write there (the next build of"
             f" {build} would refuse to replace it, for holding a folder its {MANIFEST} does not list). {_CHOOSE}"
@@ -97,7 +97,7 @@ def check_location(out: Path, protected: Iterable[tuple[Path, str]], catalog: Pa
             raise OutputError(f"{out}: holds {what} ({given}); refusing to replace it. {_CHOOSE}")
 
 
-def _enclosing_build(target: Path) -> Path | None:
+def enclosing_build(target: Path) -> Path | None:
     """The nearest folder above `target` that is marked as a capidx build (its manifest.json is a regular
     file and a build manifest), whatever else it holds: a build written inside it would become a folder
     that build's manifest does not list."""
@@ -170,7 +170,11 @@ def removal_problem(folder: Path, earlier: Replaceable) -> str | None:
 
 
 def _not_a_build(out: Path, reason: str) -> str:
-    return f"{out}: not a capidx build directory ({reason}); refusing to replace it. {_CHOOSE}"
+    """What a folder that is not provably a build is, and the two ways on: a build only replaces what it can prove
+    it made, so an earlier build with something added, or with its manifest damaged, needs a person's hand."""
+    mend = "If it is an earlier capidx build, move out what was added to it (or delete the folder) and build again;"
+    refused = f"{out}: not a capidx build directory ({reason}); refusing to replace it."
+    return f"{refused} {mend} or choose a new or empty folder for --out."
 
 
 def examine(folder: Path, also: frozenset[str] = frozenset()) -> tuple[Replaceable, str | None]:

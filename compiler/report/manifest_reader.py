@@ -19,11 +19,11 @@ from capidx.schema import builddir
 class ManifestError(UsageError):
     """manifest.json is missing, unreadable or does not follow the build-manifest schema."""
 
-    def __init__(self, path: Path, problems: Sequence[str], *, prefixed: bool = True) -> None:
+    def __init__(self, path: Path, problems: Sequence[str], *, prefixed: bool = True, hint: str = "") -> None:
         self.path = path
         self.problems = tuple(problems)
-        lines = (f"{path}: {problem}" if prefixed else problem for problem in self.problems)
-        super().__init__("\n".join(lines))
+        lines = [f"{path}: {problem}" if prefixed else problem for problem in self.problems]
+        super().__init__("\n".join([*lines, hint] if hint else lines))
 
 
 @dataclass(frozen=True)
@@ -51,9 +51,9 @@ def load_manifest(location: Path, option: str = "--build DIR", *, given: bool = 
     except builddir.ManifestUnreadable as error:
         if error.missing:
             raise ManifestError(path, [_no_build(location, option, given)], prefixed=False) from None
-        raise ManifestError(path, [f"{error.reason}; {builddir.REBUILD}"]) from None
+        raise ManifestError(path, [f"{error.reason}; {builddir.REBUILD_DAMAGED}"]) from None
     if problems := manifest_problems(data):
-        raise ManifestError(path, problems)
+        raise ManifestError(path, problems, hint=f"Not a build manifest: {builddir.REBUILD_DAMAGED}.")
     return Manifest(path, data)
 
 
@@ -66,4 +66,5 @@ def _no_build(location: Path, option: str, given: bool) -> str:
         flag = option.split()[0]
         made = f"`capidx build --out {shlex.quote(str(location))}` makes one"
         return f"{where}: {flag} needs an existing build{' to compare with' if flag == '--against' else ''} ({made})"
-    return f"{where}: run `capidx build` first, or pass {option}"
+    how = builddir.make_build(location) if location.is_dir() else "run `capidx build` first"
+    return f"{where}: {how}, or pass {option}"

@@ -66,8 +66,21 @@ def run_report(options: ReportOptions, echo: Any = print) -> int:
     if options.output is None:
         echo(text.rstrip("\n"))
     else:
+        _refuse_inside_a_build(options.output)
         _write(options.output, text, mode="w")
     return int(ExitCode.INVALID if not report.ok and options.fail else ExitCode.OK)
+
+
+def _refuse_inside_a_build(path: Path) -> None:
+    """A file written into a build directory is one its manifest does not list: the next `capidx build` would
+    refuse to replace the folder."""
+    from capidx.compiler.emit.outdir import enclosing_build
+
+    if (build := enclosing_build(path.absolute())) is not None:
+        raise ReportUsageError(
+            f"{path}: is inside the capidx build directory {build}; refusing to write there (the next build would "
+            f"refuse to replace a folder holding a file its manifest does not list). Write the report elsewhere."
+        )
 
 
 def _write(path: Path, text: str, mode: str) -> None:
