@@ -279,7 +279,7 @@ def _reading(
     """A line after the answer when a name was read loosely ('cloud agent' -> Sandboxing, 'cladue' -> claude-code):
     `_meta` says so too, but clients do not show it to the model, which would take the answer for an exact one. A
     capability query that is a category's name ('security') also points to that category's list."""
-    said = _agent_readings(resolution)
+    said = _agent_readings(snapshot, resolution)
     found = resolution.get("capability")
     if isinstance(found, Resolution) and found.ok and (how := _LOOSE_READINGS.get(found.resolved_by or "")):
         runners = [f"{c.label} ({c.value}, {c.confidence:.2f})" for c in found.ranked if c.value != found.value]
@@ -337,13 +337,28 @@ def _no_record(agents: list[str], names: list[str]) -> str:
     return f"{whose} no record of {', '.join(names)}: no data, not a no."
 
 
-def _agent_readings(resolution: Mapping[str, Resolution | list[Resolution]]) -> list[str]:
-    """'Read agent 'cladue' as claude-code, allowing for typos.' for each agent name (`agent`, or each of
-    compare's `agents`) read as a typo."""
+def _agent_readings(snapshot: Snapshot, resolution: Mapping[str, Resolution | list[Resolution]]) -> list[str]:
+    """'Read agent 'cladue' as claude-code, allowing for typos.' for each agent name (`agent`, or each of compare's
+    `agents`) and the category read as a typo; and when the capability asked for, not found as a capability's name,
+    is an agent's ('copilot'), that it names an agent: a model that swapped the arguments gets the way back."""
     agents = [r for value in (resolution.get("agent"), resolution.get("agents")) for r in _listed_of(value)]
-    return [
+    said = [
         f"Read agent {r.query!r} as {r.value}, allowing for typos." for r in agents if r.ok and r.resolved_by == "fuzzy"
     ]
+    category = resolution.get("category")
+    if isinstance(category, Resolution) and category.ok and category.resolved_by == "fuzzy":
+        said.append(f"Read category {category.query!r} as {category.value}, allowing for typos.")
+    asked = resolution.get("capability")
+    if isinstance(asked, Resolution) and (not asked.ok or asked.resolved_by in _LOOSE_READINGS):
+        who = resolve_agent(snapshot.index, asked.query)
+        ids = [who.value] if who.ok and who.resolved_by != "fuzzy" else []
+        ids += [c.value for c in who.candidates] if who.status == "ambiguous" else []
+        if ids:
+            said.append(
+                f"{asked.query!r} names an agent ({', '.join(map(str, ids))}), not a capability: give it as an agent"
+                " argument, and what is asked about as `capability`."
+            )
+    return said
 
 
 def _listed_of(value: Resolution | list[Resolution] | None) -> list[Resolution]:
@@ -559,7 +574,7 @@ def _suggested(
 ) -> types.CallToolResult:
     answer = suggestions(snapshot, resolution, agent_id)
     content = [types.TextContent(text=answer["text"])]
-    if said := _agent_readings(meta):  # the suggestions themselves say how the capability was read
+    if said := _agent_readings(snapshot, meta):  # the suggestions themselves say how the capability was read
         content.append(types.TextContent(text=" ".join(said)))
     return types.CallToolResult(
         content=content,
@@ -753,8 +768,17 @@ def get_sources(snapshot: Snapshot, agent: str | None = None, capability: str | 
             return _synthesized(snapshot, _candidates(snapshot, resolved["capability"], agent_id), **resolved)
     # The agent has not recorded that capability: no document, nothing cited.
     found = resolved.get("capability")
-    note = _borrowed(snapshot, found, agent_id) if found and agent_id else ""
-    return _filtered(snapshot, "sources", "sources", resolved, note)
+    notes = [_borrowed(snapshot, found, agent_id), _uncited(snapshot, found, agent_id)] if found and agent_id else []
+    return _filtered(snapshot, "sources", "sources", resolved, " ".join(filter(None, notes)))
+
+
+def _uncited(snapshot: Snapshot, found: Resolution, agent: str) -> str:
+    """An agent's record that cites nothing is answered with an empty list, which alone reads like a lost answer."""
+    document = snapshot.find("sources", agent=agent, capability=found.value)
+    entry = snapshot.index.capabilities.get(found.value or "")
+    if entry is None or document is None or not isinstance(document.value, dict) or document.value.get("sources"):
+        return ""
+    return f"{agent}'s record of {entry.name} cites no sources."
 
 
 def get_capability_index(snapshot: Snapshot, variant: str) -> types.CallToolResult:

@@ -215,6 +215,28 @@ async def test_another_agents_word_is_said_to_be_theirs(tmp_path: Path) -> None:
     assert own == [[], [], [], []]
 
 
+async def test_what_was_read_otherwise_than_asked_is_said(tmp_path: Path) -> None:
+    """An agent's name given as the capability (arguments swapped), a category read as a typo, and a record that
+    cites no sources (an empty list alone reads like a lost answer) each get a line after the answer."""
+    build = real_build(write_agents(tmp_path), tmp_path / "build")
+    async with connect(build) as client:
+        swapped = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "copilot"})
+        named = await client.call_tool("compare_capability", {"capability": "Claude Code"})
+        category = await client.call_tool("list_capabilities", {"category": "customisation"})
+        uncited = await client.call_tool("get_sources", {"agent": "copilot-cli", "capability": "Code Review"})
+        cited = await client.call_tool("get_sources", {"agent": "claude", "capability": "MCP Servers"})
+        plain = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "MCP Servers"})
+    tail = "not a capability: give it as an agent argument, and what is asked about as `capability`."
+    assert f"'copilot' names an agent (copilot-cli, vscode-copilot), {tail}" in swapped.content[-1].text
+    assert f"'Claude Code' names an agent (claude-code), {tail}" in named.content[-1].text
+    assert [b.text for b in category.content[1:]] == [
+        "Read category 'customisation' as customization, allowing for typos."
+    ]
+    assert uncited.structured_content["sources"] == []
+    assert [b.text for b in uncited.content[1:]] == ["copilot-cli's record of Code Review cites no sources."]
+    assert cited.structured_content["sources"] and len(cited.content) == len(plain.content) == 1
+
+
 async def test_weak_candidates_are_not_offered_as_an_answer(catalog_build: Path) -> None:
     """When every candidate has the lowest label, the answer says that nothing clearly matches and that the catalog's
     silence is no data, not a no, before the loosely related ones (a stronger one keeps 'No single clear match')."""
