@@ -124,6 +124,25 @@ def test_an_alias_that_is_an_agents_wording_for_another_capability_warns(tmp_pat
     assert not [w for w in validate_project(default_config(project), today=TODAY).warnings if w.code == "alias-wording"]
 
 
+def test_an_upper_case_alias_is_told_to_be_lower_case_and_a_markdown_file_is_no_document(tmp_path: Path) -> None:
+    project = copy_case("valid/full", tmp_path)
+    table = project / "agents" / "aliases.json"
+    data = json.loads(table.read_text("utf-8"))
+    data["aliases"]["Yolo Mode"] = "Code Review"
+    table.write_text(json.dumps(data, indent=2), "utf-8")
+    (project / "README.md").write_text("# Notes\n\n*not* YAML: *a\n", "utf-8")
+
+    table_errors = validate_project(default_config(project), today=TODAY).errors
+    named = validate_project(default_config(project), [project / "README.md"], today=TODAY).errors
+
+    (error,) = table_errors
+    assert error.message.startswith("key 'Yolo Mode' does not match the pattern") and error.hint == (
+        "use lower case: 'yolo mode'"
+    )
+    (problem,) = named
+    assert problem.message == "not a capability document: capidx reads .json, .yaml and .yml"
+
+
 def test_exit_codes() -> None:
     def make(severity: str, code: str) -> Diagnostic:
         return Diagnostic("f", None, None, "", severity, "m", None, code)  # type: ignore[arg-type]

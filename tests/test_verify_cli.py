@@ -363,5 +363,8 @@ def test_when_no_host_name_resolves_the_report_suspects_the_machine(
     assert "unresolved" in result.stdout
     if len(hosts) > 1:
         assert "none of 2 host names resolved: is this machine offline or without DNS?" in headline
+        # and each source's line says the same, not "check the URL"
+        assert "check the URL" not in result.stdout
+        assert result.stdout.count("no host name resolved in this run: verify again where the network is") == 2
     else:  # one host that does not resolve says nothing about the machine
-        assert "offline" not in result.stdout
+        assert "offline" not in result.stdout and "check the URL" in result.stdout

@@ -168,6 +168,9 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
             problems += linked
             aliases.update((_key(p), p) for p in tables)
             context.update((_key(p), p) for p in catalog_documents(path.parent))
+        elif path.suffix.lower() not in _DATA_SUFFIXES:  # 'capidx validate README.md': no YAML error about Markdown
+            hint = "name an agent's capabilities/current.json (or .yaml), or a catalog folder"
+            problems.append(file_problem(path, "not a capability document: capidx reads .json, .yaml and .yml", hint))
         else:
             documents[_key(path)] = path
             if path.parent.name == "capabilities":  # <catalog>/<agent>/capabilities/current.*

@@ -218,6 +218,17 @@ def schema_diagnostics(validator: LazyValidator, source: SourceFile, code: str =
     return list(found)
 
 
+def _lower_case(key: Any, pattern: Any) -> str | None:
+    """'use lower case: 'yolo mode'' when that is all that keeps a key from its pattern (the alias table's)."""
+    if not isinstance(key, str) or not isinstance(pattern, str) or key == key.lower():
+        return None
+    try:
+        fits = re.search(pattern, key.lower()) is not None
+    except re.error:
+        return None
+    return f"use lower case: {_short(key.lower())}" if fits else None
+
+
 def _describe(error: Any, source: SourceFile, code: str) -> list[Diagnostic]:
     if error.validator in ("anyOf", "oneOf") and error.context:
         from jsonschema.exceptions import best_match
@@ -231,7 +242,8 @@ def _describe(error: Any, source: SourceFile, code: str) -> list[Diagnostic]:
             if error.validator == "pattern"
             else f"key {_short(key)}: {_message(error, parts)}"
         )
-        return [source.diagnostic((*parts, key), "error", message, code=code, key=True)]
+        hint = _lower_case(key, error.validator_value) if error.validator == "pattern" else None
+        return [source.diagnostic((*parts, key), "error", message, hint, code=code, key=True)]
     if error.validator in ("additionalProperties", "unevaluatedProperties") and isinstance(error.instance, dict):
         return _unknown_keys(error, parts, source, code)
     if error.validator == "required" and isinstance(error.instance, dict):

@@ -11,12 +11,20 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from capidx.compiler.diagnostics import escape_workflow_data, escape_workflow_property, plural, within_annotation_cap
 from capidx.compiler.verify.run import VerifyResult
-from capidx.compiler.verify.verdicts import OUTCOMES, STATUS_CLASSES, Verdict, status_class
+from capidx.compiler.verify.verdicts import (
+    OFFLINE_ADVICE,
+    OUTCOMES,
+    STATUS_CLASSES,
+    UNRESOLVED_ADVICE,
+    Verdict,
+    status_class,
+)
 from capidx.schema.yamldata import json_path
 
 FORMATS = ("text", "json", "github", "markdown")
@@ -36,7 +44,20 @@ def _location(verdict: Verdict, cwd: Path) -> str:
 
 
 def _failures(result: VerifyResult) -> list[Verdict]:
-    return [verdict for verdict in result.verdicts if not verdict.passed]
+    return [verdict for verdict in _told(result) if not verdict.passed]
+
+
+def _told(result: VerifyResult) -> list[Verdict]:
+    """The verdicts, each with the advice its reason ends with; when no host name resolved (`_offline`), an
+    unresolved host's advice is to look again online, not to check a URL that may well be right."""
+    if _offline(result) is None:
+        return list(result.verdicts)
+    return [
+        replace(verdict, reason=verdict.reason.removesuffix(UNRESOLVED_ADVICE) + OFFLINE_ADVICE)
+        if verdict.status_class == "unresolved" and verdict.reason.endswith(UNRESOLVED_ADVICE)
+        else verdict
+        for verdict in result.verdicts
+    ]
 
 
 def _page_counts(result: VerifyResult) -> Counter[str]:
@@ -116,7 +137,7 @@ def render_json(result: VerifyResult, cwd: Path) -> str:
             "outcomes": {outcome: result.count(outcome) for outcome in OUTCOMES},
             "statusClasses": dict(sorted(_page_counts(result).items())),
         },
-        "sources": [_json_source(verdict, cwd) for verdict in result.verdicts],
+        "sources": [_json_source(verdict, cwd) for verdict in _told(result)],
         "changes": [
             {
                 "path": _display(edit.path, cwd),

@@ -44,11 +44,14 @@ STATUS_CLASSES = (
 _GONE = frozenset({404, 410})
 _TEXT_TYPES = ("text/", "application/xhtml+xml", "application/xml", "application/json")
 
+UNRESOLVED_ADVICE = "the host name does not exist (any more); check the URL"
+# Said instead when no host name of a run resolved: the machine, not each URL, is the likelier cause.
+OFFLINE_ADVICE = "no host name resolved in this run: verify again where the network is reachable"
 _FAILURE_ADVICE = {
     "timeout": "try again later, or give it more time with --timeout",
     "tls-error": "the site's certificate or TLS setup is broken; check the URL's host",
     "refused": "nothing listens there; check the URL's host and port",
-    "unresolved": "the host name does not exist (any more); check the URL",
+    "unresolved": UNRESOLVED_ADVICE,
     "blocked": "a catalog must cite public pages",
     "too-large": "cite a smaller page (a section of it), or check the URL",
     "redirect-loop": "the site redirects in a circle; find the page's real address",
