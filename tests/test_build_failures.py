@@ -170,6 +170,7 @@ def test_no_op_rebuild_is_up_to_date_and_writes_nothing(project: Path, monkeypat
     result = _build(project)
     assert result.exit_code == 0, result.stderr
     assert "up to date" in result.stdout
+    assert "not validated again: see `capidx validate`" in result.stdout  # its warnings are not printed: say where
     assert manifest.stat().st_ino == inode
 
 

@@ -79,6 +79,7 @@ class BuildResult:
     exit_code: ExitCode
     out: Path
     up_to_date: bool = False
+    validated: bool = True  # False: up to date by the inputs' digest alone, so no validation warning was printed
     manifest: dict[str, Any] = field(default_factory=dict)
     budgets: tuple[BudgetResult, ...] = ()
     tokenized: int = 0  # texts actually tokenized (0 on a no-op rebuild)
@@ -212,7 +213,7 @@ def run_build(
         if quick == previous.get("inputDigest") and is_intact(out, previous):
             check_listing(out, previous)
             remove_leftovers(out.parent)
-            return _up_to_date(out, previous)
+            return _up_to_date(out, previous, validated=False)
     # Replacing `out` (or writing it): only a provable capidx build may be replaced (outdir.py).
     replaceable = check_output_dir(out)
     remove_leftovers(out.parent)
@@ -516,13 +517,18 @@ def _measure(
     ]
 
 
-def _up_to_date(out: Path, previous: dict[str, Any]) -> BuildResult:
+def _up_to_date(out: Path, previous: dict[str, Any], *, validated: bool = True) -> BuildResult:
     budgets = tuple(
         BudgetResult(row["kind"], row["budget"], row["tokens"], row["uri"]) for row in previous.get("budgets", ())
     )
     ok = all(result.ok for result in budgets) and _overview_ok(previous)
     return BuildResult(
-        ExitCode.OK if ok else ExitCode.INVALID, out, up_to_date=True, manifest=previous, budgets=budgets
+        ExitCode.OK if ok else ExitCode.INVALID,
+        out,
+        up_to_date=True,
+        validated=validated,
+        manifest=previous,
+        budgets=budgets,
     )
 
 
@@ -538,7 +544,10 @@ def _print_outcome(result: BuildResult, quiet: bool, err: TextIO) -> None:
         print(kind_table(sizes, manifest["budgets"]))
         for row in manifest.get("overview", ()):
             print(overview_text(row))
-        state = "up to date (inputs unchanged)" if result.up_to_date else "written"
+        unchanged = (
+            "inputs unchanged" if result.validated else "inputs unchanged, not validated again: see `capidx validate`"
+        )
+        state = f"up to date ({unchanged})" if result.up_to_date else "written"
         print(f"build {state}: {result.out} ({len(manifest['artifacts']):,} artifacts, tokens: {primary})")
     breaches = [budget.breach_text() for budget in result.budgets if not budget.ok]
     breaches += [overview_breach(row) for row in manifest.get("overview", ()) if not row["ok"]]
