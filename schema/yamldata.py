@@ -30,8 +30,9 @@ _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]*")
 # may hold), is refused (a "billion laughs" guard: every later check reads the expanded data).
 MAX_YAML_VALUES = 1_000_000
 MAX_YAML_CHARACTERS = 2 * MAX_FILE_BYTES
-# Python reads no integer of more digits (`sys.get_int_max_str_digits`); no data file needs one.
-MAX_INT_DIGITS = 4300
+# Python reads or prints no integer of over 4,300 decimal digits (`sys.get_int_max_str_digits`): an integer literal
+# of more characters than this, in any base (3,000 hex digits are 3,612 decimal ones), is refused. No data needs one.
+MAX_INT_LITERAL = 3000
 _INT_TAG = "tag:yaml.org,2002:int"
 
 
@@ -171,7 +172,7 @@ def walk_yaml(root: Any) -> tuple[SourceMap, list[tuple[Parts, Position, str]]]:
     Each node is walked once: values reached through an alias are located at the anchored original.
     Raises `YamlShapeError` for a recursive alias, when aliases expand the data past `MAX_YAML_VALUES` or
     `MAX_YAML_CHARACTERS` (a "billion laughs" document would otherwise hang the checks), or for an integer Python
-    would refuse to read (`MAX_INT_DIGITS`).
+    would refuse to read (`MAX_INT_LITERAL`).
     Run it before constructing the data: construction flattens merge keys (`<<`) in place.
     """
     walk = _YamlWalk()
@@ -184,14 +185,15 @@ def _mark(node: Any) -> Position:
     return node.start_mark.line + 1, node.start_mark.column + 1
 
 
-def _walk_node(node: Any, parts: Parts, walk: _YamlWalk, ancestors: set[int]) -> tuple[int, int]:
-    """Record positions below `node`; returns how many values and characters of text it stands for once aliases are
-    expanded."""
-    walk.values[parts] = _mark(node)
+def _walk_node(node: Any, parts: Parts | None, walk: _YamlWalk, ancestors: set[int]) -> tuple[int, int]:
+    """Record positions below `node` (none for `parts` None: a key's or a merge's content); returns how many values
+    and characters of text it stands for once aliases are expanded, keys and merged mappings included."""
+    if parts is not None:
+        walk.values[parts] = _mark(node)
     if not isinstance(node.value, list):  # a scalar
-        long = node.tag == _INT_TAG and len(node.value) > MAX_INT_DIGITS
-        if long and sum(map(node.value.count, "0123456789")) > MAX_INT_DIGITS:  # '1_000' has 4 digits
-            raise YamlShapeError(f"a number of over {MAX_INT_DIGITS:,} digits", _mark(node))
+        digits = node.value.replace("_", "").lstrip("+-")
+        if node.tag == _INT_TAG and len(digits) > MAX_INT_LITERAL:
+            raise YamlShapeError(f"an integer of over {MAX_INT_LITERAL:,} digits", _mark(node))
         return 1, len(node.value)
     if id(node) in ancestors:
         raise YamlShapeError("recursive alias: a value contains itself", _mark(node))
@@ -199,9 +201,9 @@ def _walk_node(node: Any, parts: Parts, walk: _YamlWalk, ancestors: set[int]) ->
         return walk.sizes[id(node)]
     ancestors.add(id(node))
     values, characters = 1, 0
-    for child_parts, child in _children(node, parts, walk):
+    for child_parts, child, is_key in _children(node, parts, walk):
         more, text = _walk_node(child, child_parts, walk, ancestors)
-        values, characters = values + more, characters + text
+        values, characters = values + (0 if is_key else more), characters + text
     ancestors.discard(id(node))
     walk.sizes[id(node)] = values, characters
     if values > MAX_YAML_VALUES:
@@ -211,15 +213,21 @@ def _walk_node(node: Any, parts: Parts, walk: _YamlWalk, ancestors: set[int]) ->
     return values, characters
 
 
-def _children(node: Any, parts: Parts, walk: _YamlWalk) -> Iterator[tuple[Parts, Any]]:
+def _children(node: Any, parts: Parts | None, walk: _YamlWalk) -> Iterator[tuple[Parts | None, Any, bool]]:
+    """Each child with its parts (None where positions are not recorded) and whether it is a key."""
     if node.id == "sequence":
         for index, item in enumerate(node.value):
-            yield (*parts, index), item
+            yield (None if parts is None else (*parts, index)), item, False
         return
     seen: dict[str, Position] = {}
     for key_node, value_node in node.value:
+        yield None, key_node, True  # a key is text too: an alias as a key expands like any other
         if key_node.tag == "tag:yaml.org,2002:merge":
-            continue  # merged values keep the position of the enclosing mapping
+            yield None, value_node, False  # merged values keep the position of the enclosing mapping
+            continue
+        if parts is None:
+            yield None, value_node, False
+            continue
         key = key_node.value if isinstance(key_node.value, str) else "?"
         child_parts, position = (*parts, key), _mark(key_node)
         if key_node.tag != "tag:yaml.org,2002:str":
@@ -227,7 +235,7 @@ def _children(node: Any, parts: Parts, walk: _YamlWalk) -> Iterator[tuple[Parts,
         if key in seen:
             walk.duplicates.append(Duplicate(child_parts, position, seen[key]))
         seen[key] = walk.keys[child_parts] = position
-        yield child_parts, value_node
+        yield child_parts, value_node, False
 
 
 def too_deep(data: Any) -> Parts | None:

@@ -223,7 +223,7 @@ class Hub:
                 return await anyio.to_thread.run_sync(call)
             return call()
         except tools.UnknownTool as error:
-            raise MCPError(types.INVALID_PARAMS, str(error), {"tool": clip(params.name)}) from None
+            raise MCPError(types.INVALID_PARAMS, str(error), {"tool": clip(params.name, escape=False)}) from None
 
     def input_schema(self, name: str) -> Mapping[str, Any] | None:
         return next((tool.input_schema for tool in self.view.tools if tool.name == name), None)

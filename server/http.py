@@ -161,7 +161,7 @@ class HostGuard:
                 await send_text(send, 400, "Missing or empty Host header")
                 return
             if not host_allowed(host, self.patterns):
-                logger.warning("rejected a request for Host %r (not in allowed_hosts)", clip(host, 100))
+                logger.warning("rejected a request for Host %r (not in allowed_hosts)", clip(host, 100, escape=False))
                 await send_text(send, 421, "Invalid Host header")
                 return
         await self.app(scope, receive, send)

@@ -12,13 +12,32 @@ from __future__ import annotations
 import unicodedata
 
 ECHO_CHARS = 512
-# Characters a reader of the message would not see, or that reorder what follows (U+202E, zero-width ones):
-# echoed as escapes, so that the message shows what was sent.
+# Characters a reader of a message would not see, or that reorder what follows (U+202E, zero-width ones): echoed as
+# escapes, so that a message shows what was sent. Format and control characters, and the invisible others:
+# variation selectors, the combining grapheme joiner, Hangul fillers.
 _UNSEEN = frozenset(("Cc", "Cf", "Cs", "Zl", "Zp"))
+_INVISIBLE = frozenset([0x034F, 0x115F, 0x1160, 0x3164, 0xFFA0, *range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)])
 
 
-def clip(text: str, limit: int = ECHO_CHARS) -> str:
-    """`text` if it is short, else its first `limit` characters and its length: `abc… (10000000 characters)`;
-    invisible and control characters as `\\u202e`."""
-    shown = "".join(f"\\u{ord(c):04x}" if unicodedata.category(c) in _UNSEEN else c for c in text[:limit])
-    return shown if len(text) <= limit else f"{shown}… ({len(text)} characters)"
+def clip(text: str, limit: int = ECHO_CHARS, *, escape: bool = True) -> str:
+    """`text` if it is short, else as much of it as fits in `limit` characters and its length:
+    `abc… (10000000 characters)`. `escape` (for messages): a backslash and each unseen character as an escape
+    (`\\u202e`, `\\U000e0041`), within the same limit; data fields keep the characters (JSON carries them)."""
+    shown: list[str] = []
+    used = 0
+    for character in text:
+        piece = _escaped(character) if escape else character
+        if used + len(piece) > limit:
+            return f"{''.join(shown)}… ({len(text)} characters)"
+        shown.append(piece)
+        used += len(piece)
+    return "".join(shown)
+
+
+def _escaped(character: str) -> str:
+    code = ord(character)
+    if character == "\\":
+        return "\\\\"
+    if code in _INVISIBLE or unicodedata.category(character) in _UNSEEN:
+        return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+    return character

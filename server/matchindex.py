@@ -7,6 +7,7 @@ once per build, linear in the catalog, keeps each request to lookups.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -181,8 +182,15 @@ def _capability_entry(row: Mapping[str, Any], named: Iterable[str]) -> Capabilit
         category=row["category"],
         agents=MappingProxyType({k: MappingProxyType(dict(v)) for k, v in row["agents"].items()}),
         names=tuple(sorted(n for n in names if n)),
-        similar=tuple((str(item["capability"]), float(item["score"])) for item in row.get("similarTo", ())),
+        similar=tuple((str(item["capability"]), _score(item["score"])) for item in row.get("similarTo", ())),
     )
+
+
+def _score(value: Any) -> float:
+    """A similarity score as the build writes it: a finite number (a string, a boolean or 1e400 is no index's)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError(f"a similarity score must be a finite number, not {value!r:.40}")
+    return float(value)
 
 
 def _name_roots(rows: list[Mapping[str, Any]]) -> Mapping[str, frozenset[int]]:

@@ -101,7 +101,10 @@ class Reloader:
                 snapshot = await anyio.to_thread.run_sync(load_snapshot, self.directory)
             except Exception as error:  # whatever a hostile build raises, the last good one stays served
                 self._signature = signature
-                self._report(str(error) if isinstance(error, BuildError) else f"{error!r} while loading it")
+                if isinstance(error, BuildError):
+                    self._report(str(error))
+                else:  # not foreseen: said with its traceback, once
+                    self._report(f"{error!r} while loading it", error)
                 return False
         self._signature = signature
         self._last_error = None
@@ -110,7 +113,8 @@ class Reloader:
         await self.hub.swap(snapshot)
         return True
 
-    def _report(self, message: str) -> None:
+    def _report(self, message: str, error: BaseException | None = None) -> None:
         if message != self._last_error:  # say it once, not every poll
-            logger.error("ignoring the new build: %s; still serving %s", message, self.hub.snapshot.digest[:12])
+            serving = self.hub.snapshot.digest[:12]
+            logger.error("ignoring the new build: %s; still serving %s", message, serving, exc_info=error)
         self._last_error = message

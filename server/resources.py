@@ -46,7 +46,7 @@ class ResourceNotFound(Exception):
 
     def __init__(self, uri: str, message: str, candidates: Iterable[str] = ()) -> None:
         super().__init__(message)
-        self.uri = clip(uri)  # what is echoed of the client's URI, here and in messages
+        self.uri = clip(uri, escape=False)  # what is echoed of the client's URI as data (JSON carries any character)
         self.message = message
         self.candidates = tuple(candidates)
 
@@ -132,7 +132,7 @@ def read_resource(snapshot: Snapshot, kinds: frozenset[str], uri: str) -> Read:
         found = snapshot.find(kind, **{template.parameter: resolution.value}) if resolution.ok else None
         if found is None and kind == "agent" and resolution.status == "unknown":  # said as the tools say it
             message = (
-                f"Resource not found: {clip(uri)}: unknown agent {clip(value)!r}: {covered(snapshot, [resolution])}"
+                f"Resource not found: {clip(uri)}: unknown agent '{clip(value)}': {covered(snapshot, [resolution])}"
             )
             raise ResourceNotFound(uri, message)
         if found is None:

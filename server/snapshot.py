@@ -650,5 +650,12 @@ def _match_index(root: Path, artifacts: tuple[Artifact, ...]) -> MatchIndex:
     try:
         value = json.loads(indexes[0].text)
         return MatchIndex.from_json(value)
-    except (LookupError, TypeError, ValueError, AttributeError, RecursionError) as error:  # a part of another shape
+    except (
+        LookupError,
+        TypeError,
+        ValueError,
+        AttributeError,
+        ArithmeticError,
+        RecursionError,
+    ) as error:  # a part of another shape
         raise BuildError(f"{root / indexes[0].path}: not a match index ({error!r}); {_REBUILD}") from error

@@ -817,11 +817,13 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _whole(value: Any) -> Any:
-    """A string argument with each lone surrogate (no JSON client sends one; a Python caller may) as U+FFFD, which
-    every later step can encode; lists item by item."""
+    """Arguments with each lone surrogate (no JSON client sends one; a Python caller may) as U+FFFD, which every
+    later step can encode: in strings, keys, and lists, tuples and objects at any depth."""
     if isinstance(value, str):
         return _SURROGATE.sub("\ufffd", value)
-    return [_whole(item) for item in value] if isinstance(value, list) else value
+    if isinstance(value, dict):
+        return {_whole(key): _whole(item) for key, item in value.items()}
+    return [_whole(item) for item in value] if isinstance(value, list | tuple) else value
 
 
 def call_tool(
@@ -829,8 +831,8 @@ def call_tool(
 ) -> types.CallToolResult:
     """Validate and run one tool. Raises `UnknownTool` for a tool this server does not offer."""
     if name not in validators.by_name:
-        raise UnknownTool(f"Unknown tool: {clip(name)!r}. Tools: {', '.join(validators.by_name)}")
-    arguments = {key: _whole(value) for key, value in (arguments or {}).items()}
+        raise UnknownTool(f"Unknown tool: '{clip(name)}'. Tools: {', '.join(validators.by_name)}")
+    arguments = _whole(dict(arguments or {}))
     if len(canonical_json(arguments).encode("utf-8")) > MAX_ARGUMENT_BYTES:
         return _error(f"Arguments too large (limit {MAX_ARGUMENT_BYTES} bytes): names are short strings.")
     arguments = _listed(validators.by_name[name], arguments)

@@ -303,13 +303,14 @@ async def test_a_long_tool_name_is_clipped_in_the_error(hand_build: Path) -> Non
 
 @pytest.mark.anyio
 async def test_unseen_characters_are_echoed_as_escapes(hand_build: Path) -> None:
-    """A right-to-left override or a zero-width space in a URI would make the error show another text than the
-    one sent: they come back escaped."""
+    """A right-to-left override or a zero-width space in a URI would make the error message show another text than
+    the one sent: the message escapes them."""
     async with connect(hand_build) as client:
         with pytest.raises(MCPError) as caught:
             await client.read_resource(PREFIX + "agents/\u202eedualc\u200b")
     error = caught.value.error
-    assert error.data["uri"] == PREFIX + "agents/\\u202eedualc\\u200b"
+    assert error.data["uri"] == PREFIX + "agents/\u202eedualc\u200b"  # data as sent: JSON carries any character
+    assert "agents/\\u202eedualc\\u200b" in error.message
     assert "\u202e" not in error.message and "\u200b" not in error.message
 
 

@@ -179,6 +179,12 @@ BROKEN: dict[str, Callable[[Path], Path]] = {
         b, lambda index: index["capabilities"][0].update(similarTo=[{"capability": "hooks", "score": "x"}])
     ),
     "a number of 5,000 digits in the manifest": _long_number,
+    "a similarity score too large for a float": lambda b: _with_index(
+        b, lambda index: index["capabilities"][0].update(similarTo=[{"capability": "hooks", "score": 10**400}])
+    ),
+    "a similarity score written as text": lambda b: _with_index(
+        b, lambda index: index["capabilities"][0].update(similarTo=[{"capability": "hooks", "score": "0.5"}])
+    ),
 }
 
 
@@ -214,4 +220,6 @@ async def test_whatever_loading_a_new_build_raises_the_server_keeps_serving(
     with caplog.at_level(logging.ERROR, logger="capidx.server"):
         assert await Reloader(hub, build, poll_seconds=0.1).check() is False
     assert "ignoring the new build: MemoryError() while loading it" in caplog.text
+    (record,) = [r for r in caplog.records if "ignoring the new build" in r.getMessage()]
+    assert record.exc_info is not None  # not foreseen: logged with its traceback
     assert generation(hub.snapshot.artifacts[SUMMARY].text) == "1"

@@ -56,6 +56,8 @@ def test_a_python_caller_s_lone_surrogate_is_read_as_a_replacement_character(cat
     odd = tools.call_tool(snapshot, validators, "lookup_capability", {"agent": "claude\ud800", "capability": "hooks"})
     plain = tools.call_tool(snapshot, validators, "lookup_capability", {"agent": "claude", "capability": "hooks"})
     assert not odd.is_error and odd.content[0].text == plain.content[0].text
+    for arguments in ({"agent\ud800": "claude"}, {"agents": [("claude\ud800",)], "capability": {"k": "\ud800"}}):
+        assert tools.call_tool(snapshot, validators, "compare_capability", arguments).is_error  # refused, not raised
 
 
 async def test_tools_are_read_only_with_input_and_output_schemas(any_build: Path, revision: str) -> None:

@@ -277,9 +277,29 @@ def test_capidx_guards_nesting_the_parser_accepts(project: Path) -> None:
             f'a: &a "{"x" * 3_000_000}"\nb: [{", ".join(["*a"] * 8)}]\n',
             "current.yaml:2:4: unusable YAML: aliases expand to more than 20,971,520 characters of text",
         ),
-        ("a: 1_" + "0_" * 5000 + "0\n", "current.yaml:1:4: unusable YAML: a number of over 4,300 digits"),
+        ("a: 1_" + "0_" * 5000 + "0\n", "current.yaml:1:4: unusable YAML: an integer of over 3,000 digits"),
+        ("a: 0x" + "f" * 4000 + "\n", "current.yaml:1:4: unusable YAML: an integer of over 3,000 digits"),
+        ("? " + "9" * 5000 + "\n: x\n", "current.yaml:1:3: unusable YAML: an integer of over 3,000 digits"),
+        (  # merged mappings and keys are expanded text too
+            f'a: &a {{k: "{"x" * 3_000_000}"}}\nb: [{", ".join(["{<<: *a}"] * 8)}]\n',
+            "unusable YAML: aliases expand to more than 20,971,520 characters of text",
+        ),
+        (
+            f'k: &k "{"x" * 3_000_000}"\nb: [{", ".join(["{*k : 1}"] * 8)}]\n',
+            "unusable YAML: aliases expand to more than 20,971,520 characters of text",
+        ),
     ],
-    ids=["recursive-alias", "billion-laughs", "non-string-key", "text-bomb", "long-number"],
+    ids=[
+        "recursive-alias",
+        "billion-laughs",
+        "non-string-key",
+        "text-bomb",
+        "long-number",
+        "long-hex",
+        "long-key",
+        "merge-bomb",
+        "key-bomb",
+    ],
 )
 def test_yaml_that_is_not_json_data(project: Path, text: str, message: str) -> None:
     (project / "agents" / "alpha" / "capabilities" / "current.json").unlink()
@@ -292,12 +312,14 @@ def test_yaml_that_is_not_json_data(project: Path, text: str, message: str) -> N
 
 
 def test_a_json_number_python_would_refuse_is_an_error_with_its_place(project: Path) -> None:
-    (project / "agents" / "alpha" / "capabilities" / "current.json").write_text('{\n  "a": ' + "9" * 5000 + "\n}\n")
+    """Placed at the number (its sign), not at a string of as many digits before it, which is fine JSON."""
+    text = '{\n  "s": "' + "9" * 5000 + '",\n  "a": -' + "9" * 5000 + "\n}\n"
+    (project / "agents" / "alpha" / "capabilities" / "current.json").write_text(text)
 
     result = run()
 
     assert result.exit_code == 1
-    assert "agents/alpha/capabilities/current.json:2:8: invalid JSON: a number of over 4,300 digits" in result.output
+    assert "agents/alpha/capabilities/current.json:3:8: invalid JSON: a number of over 4,300 digits" in result.output
 
 
 def test_json_is_read_with_positions_only_when_needed(project: Path) -> None:

@@ -23,7 +23,6 @@ from capidx.compiler.files import read_at_most
 from capidx.compiler.validate.positions import JsonPositions, scan_json
 from capidx.schema.yamldata import (
     MAX_FILE_BYTES,
-    MAX_INT_DIGITS,
     MAX_NESTING,
     Duplicate,
     Parts,
@@ -37,7 +36,10 @@ from capidx.schema.yamldata import (
 )
 
 YAML_SUFFIXES = frozenset({".yaml", ".yml"})
-_LONG_NUMBER = re.compile(rf"\d{{{MAX_INT_DIGITS + 1}}}")
+# Python reads no JSON integer of more digits (`sys.get_int_max_str_digits`).
+PYTHON_INT_DIGITS = 4300
+# JSON strings (skipped) and the runs of digits between them: one pass, whatever the file holds.
+_STRING_OR_NUMBER = re.compile(r'"(?:[^"\\\n]|\\.)*"|-?[0-9]+')
 
 # Hints for the json module's terse messages (its wording has been stable since Python 3.5).
 _JSON_HINTS = {
@@ -236,7 +238,7 @@ def _parse_json(path: Path, raw: bytes, text: str) -> tuple[SourceFile | None, l
         return None, [Diagnostic(str(path), None, None, "", "error", "invalid JSON: nested too deeply", None, "parse")]
     except ValueError:  # an integer of more digits than Python reads
         line, col = _long_number(text)
-        message = f"invalid JSON: a number of over {MAX_INT_DIGITS:,} digits"
+        message = f"invalid JSON: a number of over {PYTHON_INT_DIGITS:,} digits"
         return None, [Diagnostic(str(path), line, col, "", "error", message, "no capability value is so long", "parse")]
     if not suspicious:
         return SourceFile(path, raw, text, data), []
@@ -246,12 +248,13 @@ def _parse_json(path: Path, raw: bytes, text: str) -> tuple[SourceFile | None, l
 
 
 def _long_number(text: str) -> tuple[int | None, int | None]:
-    """Where the first run of more than `MAX_INT_DIGITS` digits starts (line, column), if there is one."""
-    found = _LONG_NUMBER.search(text)
-    if found is None:
-        return None, None
-    start = found.start()
-    return text.count("\n", 0, start) + 1, start - text.rfind("\n", 0, start)
+    """Where the first number of more than `PYTHON_INT_DIGITS` digits starts (line, column), outside strings."""
+    for found in _STRING_OR_NUMBER.finditer(text):
+        if found.group().startswith('"') or len(found.group().lstrip("-")) <= PYTHON_INT_DIGITS:
+            continue
+        start = found.start()
+        return text.count("\n", 0, start) + 1, start - text.rfind("\n", 0, start)
+    return None, None
 
 
 def _json_oddities(source: SourceFile) -> list[Diagnostic]:

@@ -16,12 +16,15 @@ works from; private, but stable since Python 3.11 where it was renamed from `sre
   (the parser factors out their common start, leaving an alternative that may be empty) or alternatives
   that begin with a character class or `.` (`(\\d\\w|x)+`), whose overlap it does not try to decide;
 - **a repeated group whose text splits many ways**: one that may match nothing or more than one character
-  (`(a?a?)+`: each turn takes none, one or two), or a fixed count of more than `MAX_SPLIT_COUNT` turns of a part
-  of variable length (`(?:a?){30}`: each turn takes the letter or not, 2³⁰ ways).
+  (`(a?a?)+`: each turn takes none, one or two), or more than `MAX_SPLIT_COUNT` turns of a part of variable
+  length (`(aa?)+`, `(?:a?){30}`: each turn takes the letter or not, 2³⁰ ways);
+- **more than `MAX_SPLIT_COUNT` optional parts decided in sequence**, repeated or written out (`a?a?…a?aaa…`,
+  `(?:a?){16}(?:a?){16}`), counting the most of any alternatives.
 
 What it cannot catch: polynomial blow-ups between *adjacent* quantifiers (`\\d+\\d+x`, `.*.*=`), overlaps
 decided by what follows a group, and back-references. It also flags some harmless shapes (`(ab|a)+`,
-`(\\w+ )+` with a separator), which are easy to rewrite. The server's time limit covers what slips through.
+`(\\w+ )+` with a separator, `(x?y?z)+`), which are easy to rewrite. Nothing bounds what slips through in time:
+`re` has no time limit.
 """
 
 from __future__ import annotations
@@ -60,7 +63,39 @@ def backtracking_risk(pattern: str) -> tuple[str, str] | None:
             tree = parser.parse(pattern, re.IGNORECASE)
     except (re.error, RecursionError, OverflowError):
         return None
-    return _walk(tree, repeated=False)
+    return _walk(tree, repeated=False) or (_SPLITS if _choices(tree) > MAX_SPLIT_COUNT else None)
+
+
+def _flexible(items: Any) -> bool:
+    """Whether a part may take more or less text in ways backtracking revisits (a possessive or atomic part decides
+    once): a quantifier with a range, or alternatives of different lengths."""
+    for op, av in items:
+        if op in _REPEATS and (av[0] != av[1] or _flexible(av[2])):
+            return True
+        if op is c.SUBPATTERN and _flexible(av[3]):
+            return True
+        if op is c.BRANCH and (len({branch.getwidth() for branch in av[1]}) > 1 or any(map(_flexible, av[1]))):
+            return True
+    return False
+
+
+def _choices(items: Any) -> int:
+    """How many optional parts a match must decide in sequence (`a?` one, `(?:a?){16}` sixteen, turns multiplying
+    what they repeat; of alternatives the most): past `MAX_SPLIT_COUNT`, a failing match may try 2**n ways
+    (`a?a?…a?aaa…`). A possessive or atomic part decides once."""
+    total = 0
+    for op, av in items:
+        if op in _REPEATS:
+            low, high, body = av
+            turns = 1 if high >= c.MAXREPEAT else high  # an unbounded repeat is judged by `_item_risk`
+            total += (low != high) + turns * _choices(body)
+        elif op is c.SUBPATTERN:
+            total += _choices(av[3])
+        elif op is c.BRANCH:
+            total += max(_choices(branch) for branch in av[1])
+        elif op in (c.ASSERT, c.ASSERT_NOT):
+            total += _choices(av[1])
+    return total
 
 
 def _walk(items: Any, *, repeated: bool) -> tuple[str, str] | None:
@@ -80,10 +115,12 @@ def _item_risk(op: Any, av: Any, repeated: bool) -> tuple[str, str] | None:
             return _NESTED
         if many and _ambiguous(body):
             return _OVERLAP
+        if inner := _walk(body, repeated=repeated or many):  # (a+)+ is said as the nested quantifier it is
+            return inner
         least, most = body.getwidth()
-        if many and least != most and ((least == 0 and most > 1) or MAX_SPLIT_COUNT < low == high):
-            return _SPLITS
-        return _walk(body, repeated=repeated or many)
+        if many and _flexible(body) and ((least == 0 and most > 1) or (least > 0 and high > MAX_SPLIT_COUNT)):
+            return _SPLITS  # (a?a?)+, (aa?)+, (\d\d?){1,50}: each turn may take more or less of the same text
+        return None
     if op is c.POSSESSIVE_REPEAT:  # never gives back what it matched: nothing inside can be re-split
         return _walk(av[2], repeated=False)
     if op is c.ATOMIC_GROUP:
