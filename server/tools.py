@@ -350,9 +350,8 @@ def _agent_readings(snapshot: Snapshot, resolution: Mapping[str, Resolution | li
         said.append(f"Read category {category.query!r} as {category.value}, allowing for typos.")
     asked = resolution.get("capability")
     if isinstance(asked, Resolution) and (not asked.ok or asked.resolved_by in _LOOSE_READINGS):
-        who = resolve_agent(snapshot.index, asked.query)
-        ids = [who.value] if who.ok and who.resolved_by != "fuzzy" else []
-        ids += [c.value for c in who.candidates] if who.status == "ambiguous" else []
+        # an agent's spelling or nickname as it is ('copilot', 'Claude Code'): a lookup, not a search of the names
+        ids = snapshot.index.agent_names.spellings.get(normalize(asked.query), ())
         if ids:
             said.append(
                 f"{asked.query!r} names an agent ({', '.join(map(str, ids))}), not a capability: give it as an agent"
