@@ -28,7 +28,10 @@ READABLE_FORMATS = (1, 2)
 MAX_MANIFEST_BYTES = 512 * 1024 * 1024
 REBUILD = "rebuild with `capidx build`"
 # A folder whose manifest is damaged or missing is not provably a build, and a build replaces nothing else.
-REBUILD_DAMAGED = "delete the folder and run `capidx build` (a build replaces only a folder its manifest proves is one)"
+REBUILD_DAMAGED = (
+    "if it is a capidx build, delete the folder and run `capidx build` (a build replaces only a folder its manifest"
+    " proves is one)"
+)
 _MAX_SCHEMA_ERRORS = 10
 _MAX_MESSAGE = 200
 
@@ -59,7 +62,9 @@ def make_build(folder: Path) -> str:
             empty = next(entries, None) is None
     except OSError:
         empty = True
-    return "run `capidx build` first" if empty else "move what it holds away (or delete it), then run `capidx build`"
+    if empty:
+        return "run `capidx build` first"
+    return "if it held a capidx build, move what it holds away (or delete it), then run `capidx build`"
 
 
 def read_manifest(path: Path, *, follow_links: bool = False, limit: int = MAX_MANIFEST_BYTES) -> bytes:

@@ -164,6 +164,7 @@ class _YamlWalk:
     duplicates: list[Duplicate] = field(default_factory=list)
     non_string_keys: list[tuple[Parts, Position, str]] = field(default_factory=list)
     sizes: dict[int, tuple[int, int]] = field(default_factory=dict)  # node id -> values, characters once expanded
+    placed: set[int] = field(default_factory=set)  # nodes whose positions are recorded (not only met in a merge)
 
 
 def walk_yaml(root: Any) -> tuple[SourceMap, list[tuple[Parts, Position, str]]]:
@@ -197,8 +198,10 @@ def _walk_node(node: Any, parts: Parts | None, walk: _YamlWalk, ancestors: set[i
         return 1, len(node.value)
     if id(node) in ancestors:
         raise YamlShapeError("recursive alias: a value contains itself", _mark(node))
-    if id(node) in walk.sizes:  # an alias of a node walked before
+    if id(node) in walk.sizes and (parts is None or id(node) in walk.placed):  # an alias of a node walked before
         return walk.sizes[id(node)]
+    if parts is not None:  # a node first met inside a merge is walked again, once, where it has a place
+        walk.placed.add(id(node))
     ancestors.add(id(node))
     values, characters = 1, 0
     for child_parts, child, is_key in _children(node, parts, walk):

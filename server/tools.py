@@ -27,6 +27,7 @@ from capidx.server import suggest
 from capidx.server.limits import clip
 from capidx.server.matchindex import RESOLUTION_META, Resolution
 from capidx.server.names import resolve_agent, resolve_category
+from capidx.server.query import root
 from capidx.server.resolve import resolve_capability
 from capidx.server.snapshot import Artifact, Snapshot
 
@@ -349,15 +350,22 @@ def _agent_readings(snapshot: Snapshot, resolution: Mapping[str, Resolution | li
     if isinstance(category, Resolution) and category.ok and category.resolved_by == "fuzzy":
         said.append(f"Read category {category.query!r} as {category.value}, allowing for typos.")
     asked = resolution.get("capability")
-    if isinstance(asked, Resolution) and (not asked.ok or asked.resolved_by in _LOOSE_READINGS):
-        # an agent's spelling or nickname as it is ('copilot', 'Claude Code'): a lookup, not a search of the names
-        ids = snapshot.index.agent_names.spellings.get(normalize(asked.query), ())
-        if ids:
-            said.append(
-                f"{asked.query!r} names an agent ({', '.join(map(str, ids))}), not a capability: give it as an agent"
-                " argument, and what is asked about as `capability`."
-            )
+    if isinstance(asked, Resolution) and not asked.ok and (ids := _agent_spelled(snapshot, asked.query)):
+        said.append(
+            f"{asked.query!r} is also a name of {', '.join(ids)}: if that agent was meant, give it as an agent argument"
+            " and what is asked about as `capability`."
+        )
     return said
+
+
+def _agent_spelled(snapshot: Snapshot, query: str) -> tuple[str, ...]:
+    """The agents `query` is a spelling or nickname of, as written ('copilot', 'Claude Code'), unless every word of it
+    is a word of some capability's name ('code', 'cli' name capabilities too): a lookup, not a search of the names."""
+    normalized = normalize(query)
+    words = [root(term) for term in terms(normalized)]
+    if words and all(word in snapshot.index.vocabulary.names for word in words):
+        return ()
+    return tuple(map(str, snapshot.index.agent_names.spellings.get(normalized, ())))
 
 
 def _listed_of(value: Resolution | list[Resolution] | None) -> list[Resolution]:

@@ -225,9 +225,11 @@ def test_a_report_is_not_written_into_a_build(tmp_path: Path) -> None:
     build = write_build(tmp_path / "build", make_manifest())
     args = ["report", "--build", str(build), "--format", "html", "--no-fail", "-o"]
     inside = CliRunner().invoke(cli, [*args, str(build / "report.html")])
-    beside = CliRunner().invoke(cli, [*args, str(tmp_path / "report.html")])
+    beside = CliRunner().invoke(cli, [*args, str(build / ".." / "report.html")])  # '..' leaves the build
+    (tmp_path / "linked.html").symlink_to(build / "linked.html")
+    linked = CliRunner().invoke(cli, [*args, str(tmp_path / "linked.html")])  # a link into the build is inside
     assert inside.exit_code == 2 and "is inside the capidx build directory" in inside.output
-    assert not (build / "report.html").exists()
+    assert linked.exit_code == 2 and not (build / "report.html").exists() and not (build / "linked.html").exists()
     assert beside.exit_code == 0 and (tmp_path / "report.html").is_file()
 
 

@@ -65,6 +65,9 @@ def _validate(tmp_path: Path, patterns: list[str]) -> tuple[int, dict[str, objec
         r"^(?:a?){16}(?:a?){16}a{32}$",  # 32 choices in two groups
         "^" + "a?" * 30 + "a" * 30 + "$",  # the same written out
         r"^(?:(?:a?){16}b){16}$",  # choices multiplied by turns
+        "(?>" + "a?" * 26 + "a" * 26 + ")",  # an atomic group commits only after its inside backtracked
+        "(?:" + "a?" * 26 + "a" * 26 + ")++",
+        "(a)?(?(1)" + "a?" * 26 + "a" * 26 + "|b)",
     ],
 )
 def test_validate_refuses_a_pattern_that_backtracks_catastrophically(tmp_path: Path, pattern: str) -> None:
@@ -88,6 +91,8 @@ def test_validate_refuses_a_pattern_that_backtracks_catastrophically(tmp_path: P
         r"(\w|-)+",  # one character class, repeated
         r"(a?)+",  # a turn that takes nothing ends the repeat: one way to split
         r"(\d?){3}",  # a few turns: at most 2**3 ways
+        r"^P(?:\d+Y)?(?:\d+M)?(?:\d+W)?(?:\d+D)?(?:T(?:\d+H)?(?:\d+M)?(?:\d+(?:\.\d+)?S)?)?$",  # ISO 8601 durations
+        "^" + "-".join([r"\w+"] * 17) + "$",  # many repeats, none optional
         r"\b(tests?|specs?|docs?|files?|mocks?|stubs?|fixtures?|builds?|runs?|jobs?|steps?|tasks?|hooks?|rules?)\b",
     ],
 )

@@ -205,5 +205,5 @@ def test_a_user_schema_regex_that_backtracks_is_refused_before_any_document(
     result = run_cli(["validate", "--schema", str(schema)], cwd=tmp_path)
     assert result.exit_code == 2
     assert f"evil.schema.json:{_line_of(schema, pattern)}:" in result.output
-    assert "a repeated group" in result.output
+    assert "a repeated group" in result.output or "optional parts decided in sequence" in result.output
     assert "Traceback" not in result.output

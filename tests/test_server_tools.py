@@ -219,18 +219,21 @@ async def test_another_agents_word_is_said_to_be_theirs(tmp_path: Path) -> None:
 
 async def test_what_was_read_otherwise_than_asked_is_said(tmp_path: Path) -> None:
     """An agent's name given as the capability (arguments swapped), a category read as a typo, and a record that
-    cites no sources (an empty list alone reads like a lost answer) each get a line after the answer."""
+    cites no sources (an empty list alone reads like a lost answer) each get a line after the answer; a word that
+    names a capability too ('code') or a capability found by the query's words gets no agent line."""
     build = real_build(write_agents(tmp_path), tmp_path / "build")
     async with connect(build) as client:
-        swapped = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "copilot"})
-        named = await client.call_tool("compare_capability", {"capability": "Claude Code"})
+        swapped = await client.call_tool("compare_capability", {"capability": "Claude Code"})
+        code = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "code"})
+        found = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "copilot"})
         category = await client.call_tool("list_capabilities", {"category": "customisation"})
         uncited = await client.call_tool("get_sources", {"agent": "copilot-cli", "capability": "Code Review"})
         cited = await client.call_tool("get_sources", {"agent": "claude", "capability": "MCP Servers"})
         plain = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "MCP Servers"})
-    tail = "not a capability: give it as an agent argument, and what is asked about as `capability`."
-    assert f"'copilot' names an agent (copilot-cli, vscode-copilot), {tail}" in swapped.content[-1].text
-    assert f"'Claude Code' names an agent (claude-code), {tail}" in named.content[-1].text
+    said = swapped.content[-1].text
+    assert "'Claude Code' is also a name of claude-code: if that agent was meant, give it as an agent argument" in said
+    assert found.meta["capidx/resolution"]["capability"]["status"] == "resolved"  # by its words: not swapped
+    assert not any("is also a name of" in block.text for answer in (code, found) for block in answer.content)
     assert [b.text for b in category.content[1:]] == [
         "Read category 'customisation' as customization, allowing for typos."
     ]

@@ -20,6 +20,7 @@ from click.testing import CliRunner, Result
 from capidx.cli import cli
 from capidx.compiler import files
 from capidx.compiler.validate import load
+from capidx.schema.yamldata import parse_yaml
 
 VALID = Path(__file__).parent / "cases" / "validate" / "valid" / "full"
 
@@ -312,14 +313,19 @@ def test_yaml_that_is_not_json_data(project: Path, text: str, message: str) -> N
 
 
 def test_a_json_number_python_would_refuse_is_an_error_with_its_place(project: Path) -> None:
-    """Placed at the number (its sign), not at a string of as many digits before it, which is fine JSON."""
-    text = '{\n  "s": "' + "9" * 5000 + '",\n  "a": -' + "9" * 5000 + "\n}\n"
+    """Placed at the number (its sign), not at a string or a float of as many digits before it, which are fine."""
+    text = '{\n  "s": "' + "9" * 5000 + '", "f": 0.' + "9" * 5000 + ',\n  "a": -' + "9" * 5000 + "\n}\n"
     (project / "agents" / "alpha" / "capabilities" / "current.json").write_text(text)
 
     result = run()
 
     assert result.exit_code == 1
     assert "agents/alpha/capabilities/current.json:3:8: invalid JSON: a number of over 4,300 digits" in result.output
+
+
+def test_a_duplicate_key_in_an_anchor_first_met_in_a_merge_is_placed_where_it_is_aliased() -> None:
+    document = parse_yaml("a:\n  <<: &m {p: 1, p: 2}\nb: *m\n")
+    assert [(d.parts, d.position) for d in document.source_map.duplicates] == [(("b", "p"), (2, 17))]
 
 
 def test_json_is_read_with_positions_only_when_needed(project: Path) -> None:

@@ -39,7 +39,7 @@ YAML_SUFFIXES = frozenset({".yaml", ".yml"})
 # Python reads no JSON integer of more digits (`sys.get_int_max_str_digits`).
 PYTHON_INT_DIGITS = 4300
 # JSON strings (skipped) and the runs of digits between them: one pass, whatever the file holds.
-_STRING_OR_NUMBER = re.compile(r'"(?:[^"\\\n]|\\.)*"|-?[0-9]+')
+_STRING_OR_NUMBER = re.compile(r'"(?:[^"\\\n]|\\.)*"|-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?')
 
 # Hints for the json module's terse messages (its wording has been stable since Python 3.5).
 _JSON_HINTS = {
@@ -250,8 +250,9 @@ def _parse_json(path: Path, raw: bytes, text: str) -> tuple[SourceFile | None, l
 def _long_number(text: str) -> tuple[int | None, int | None]:
     """Where the first number of more than `PYTHON_INT_DIGITS` digits starts (line, column), outside strings."""
     for found in _STRING_OR_NUMBER.finditer(text):
-        if found.group().startswith('"') or len(found.group().lstrip("-")) <= PYTHON_INT_DIGITS:
-            continue
+        token = found.group()
+        if token.startswith('"') or not token.lstrip("-").isdigit() or len(token.lstrip("-")) <= PYTHON_INT_DIGITS:
+            continue  # a string, a number with a fraction or an exponent (a float: no digit limit), a short integer
         start = found.start()
         return text.count("\n", 0, start) + 1, start - text.rfind("\n", 0, start)
     return None, None

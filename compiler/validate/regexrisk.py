@@ -18,8 +18,9 @@ works from; private, but stable since Python 3.11 where it was renamed from `sre
 - **a repeated group whose text splits many ways**: one that may match nothing or more than one character
   (`(a?a?)+`: each turn takes none, one or two), or more than `MAX_SPLIT_COUNT` turns of a part of variable
   length (`(aa?)+`, `(?:a?){30}`: each turn takes the letter or not, 2³⁰ ways);
-- **more than `MAX_SPLIT_COUNT` optional parts decided in sequence**, repeated or written out (`a?a?…a?aaa…`,
-  `(?:a?){16}(?:a?){16}`), counting the most of any alternatives.
+- **more than `MAX_SPLIT_COUNT` optional parts decided in sequence** (`?`, `*`, `{0,n}`), repeated or written out
+  (`a?a?…a?aaa…`, `(?:a?){16}(?:a?){16}`), atomic, possessive and conditional groups included, counting the most of
+  any alternatives.
 
 What it cannot catch: polynomial blow-ups between *adjacent* quantifiers (`\\d+\\d+x`, `.*.*=`), overlaps
 decided by what follows a group, and back-references. It also flags some harmless shapes (`(ab|a)+`,
@@ -48,6 +49,10 @@ _SPLITS = (
     "a repeated group's text can be split between its turns in many ways, like (a?a?)+ or (?:a?){30}",
     "give each turn of a repeated group at least one character it must match ((a?a?)+ -> a*)",
 )
+_OPTIONALS = (
+    f"more than {MAX_SPLIT_COUNT} optional parts decided in sequence, like a?a?…a?aaa",
+    "make fewer parts optional, or write the alternatives out",
+)
 _OVERLAP = (
     "a repeated group has alternatives that can match the same text, like (a|aa)+",
     "make the alternatives of a repeated group start differently ((a|aa)+ -> a+)",
@@ -63,7 +68,7 @@ def backtracking_risk(pattern: str) -> tuple[str, str] | None:
             tree = parser.parse(pattern, re.IGNORECASE)
     except (re.error, RecursionError, OverflowError):
         return None
-    return _walk(tree, repeated=False) or (_SPLITS if _choices(tree) > MAX_SPLIT_COUNT else None)
+    return _walk(tree, repeated=False) or (_OPTIONALS if _choices(tree) > MAX_SPLIT_COUNT else None)
 
 
 def _flexible(items: Any) -> bool:
@@ -80,19 +85,23 @@ def _flexible(items: Any) -> bool:
 
 
 def _choices(items: Any) -> int:
-    """How many optional parts a match must decide in sequence (`a?` one, `(?:a?){16}` sixteen, turns multiplying
+    """How many optional parts (`?`, `*`, `{0,n}`) a match decides in sequence (`(?:a?){16}` sixteen: turns multiply
     what they repeat; of alternatives the most): past `MAX_SPLIT_COUNT`, a failing match may try 2**n ways
-    (`a?a?…a?aaa…`). A possessive or atomic part decides once."""
+    (`a?a?…a?aaa…`). Inside an atomic, possessive or conditional group they still backtrack before it commits."""
     total = 0
     for op, av in items:
-        if op in _REPEATS:
+        if op in (*_REPEATS, c.POSSESSIVE_REPEAT):
             low, high, body = av
             turns = 1 if high >= c.MAXREPEAT else high  # an unbounded repeat is judged by `_item_risk`
-            total += (low != high) + turns * _choices(body)
+            total += (low == 0) + turns * _choices(body)
         elif op is c.SUBPATTERN:
             total += _choices(av[3])
+        elif op is c.ATOMIC_GROUP:
+            total += _choices(av)
         elif op is c.BRANCH:
             total += max(_choices(branch) for branch in av[1])
+        elif op is c.GROUPREF_EXISTS:
+            total += max(_choices(av[1]), _choices(av[2]) if av[2] else 0)
         elif op in (c.ASSERT, c.ASSERT_NOT):
             total += _choices(av[1])
     return total

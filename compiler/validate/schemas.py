@@ -218,10 +218,13 @@ def schema_diagnostics(validator: LazyValidator, source: SourceFile, code: str =
     return list(found)
 
 
+_HINTED_KEY = 100  # characters of a key the lower-case hint tries its pattern on
+
+
 def _lower_case(key: Any, pattern: Any) -> str | None:
     """'use lower case: 'yolo mode'' when that is all that keeps a key from its pattern (the alias table's)."""
-    if not isinstance(key, str) or not isinstance(pattern, str) or key == key.lower():
-        return None
+    if not isinstance(key, str) or not isinstance(pattern, str) or key == key.lower() or len(key) > _HINTED_KEY:
+        return None  # a longer key is no alias phrase, and a schema's pattern runs here where jsonschema did not
     try:
         fits = re.search(pattern, key.lower()) is not None
     except re.error:
