@@ -207,3 +207,17 @@ def test_a_user_schema_regex_that_backtracks_is_refused_before_any_document(
     assert f"evil.schema.json:{_line_of(schema, pattern)}:" in result.output
     assert "a repeated group" in result.output or "optional parts decided in sequence" in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_regex_in_a_schema_file_reached_by_ref_is_checked_too(tmp_path: Path) -> None:
+    """A local schema file the user schema refers to holds patterns jsonschema runs the same way."""
+    write_catalog(tmp_path)
+    _write(tmp_path / "defs" / "name.json", {"type": "string", "pattern": "^(x|xx)*$"})
+    schema = _write(
+        tmp_path / "evil.schema.json",
+        _schema({"type": "object", "properties": {"name": {"$ref": "defs/name.json"}}}),
+    )
+    result = run_cli(["validate", "--schema", str(schema)], cwd=tmp_path)
+    assert result.exit_code == 2
+    assert "name.json:" in result.output and "a repeated group" in result.output
+    assert "Traceback" not in result.output

@@ -117,10 +117,10 @@ class _LocalFiles:
         return self._declared
 
 
-def check_references(source: SourceFile) -> tuple[Registry, list[Diagnostic]]:
-    """The registry to validate with, and an error for each `$ref` of the schema in `source` (and of the
-    local schema files it refers to) that is not local; other broken references are left to jsonschema,
-    which reports them when a document is checked."""
+def check_references(source: SourceFile) -> tuple[Registry, list[Diagnostic], list[SourceFile]]:
+    """The registry to validate with, an error for each `$ref` of the schema in `source` (and of the local schema
+    files it refers to) that is not local, and those local files (their patterns run as the schema's do); other
+    broken references are left to jsonschema, which reports them when a document is checked."""
     from jsonschema_specifications import REGISTRY as SPECIFICATIONS  # the meta-schemas, shipped offline
     from referencing import Registry
 
@@ -141,7 +141,8 @@ def check_references(source: SourceFile) -> tuple[Registry, list[Diagnostic]]:
                 seen.add(uri)
                 pending.append((loaded, uri))
     problems += dict.fromkeys(files.problems)  # a file that cannot be read is tried once per reference to it
-    return registry.with_resources((uri, _resource(file.data)) for uri, file in files.loaded.items()), problems
+    resources = ((uri, _resource(file.data)) for uri, file in files.loaded.items())
+    return registry.with_resources(resources), problems, list(files.loaded.values())
 
 
 def referenced_files(path: Path) -> list[Path]:

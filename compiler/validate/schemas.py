@@ -150,8 +150,8 @@ def load_schema_file(path: Path) -> tuple[LazyValidator | None, list[Diagnostic]
     from capidx.compiler.validate.schemarefs import check_references
 
     try:
-        registry, errors = check_references(source)
-        errors += _risky_patterns(source)
+        registry, errors, referenced = check_references(source)
+        errors += [problem for schema_file in (source, *referenced) for problem in _risky_patterns(schema_file)]
     except RecursionError:
         return None, [source.diagnostic((), "error", "the schema is nested too deeply to check", code="schema-file")]
     if errors:
