@@ -11,6 +11,7 @@ can correct itself: SEP-1303), resolves names (`capidx.server.resolve`), finds t
 from __future__ import annotations
 
 import functools
+import json
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -307,9 +308,9 @@ def _unrecorded(snapshot: Snapshot, slug: str, agents: Iterable[str]) -> str:
 
 
 def _borrowed(snapshot: Snapshot, resolution: Resolution, agent: str) -> str:
-    """ "'GEMINI.md' is named in gemini-cli's data on Custom Instructions, not in claude-code's: …" when a name, wording
-    or identifier found the capability and other agents' records of it use the words while the asked agent's does
-    not: the answer is the asked agent's record, and would otherwise read as if that agent had the thing named."""
+    """ "'GEMINI.md' is named in the records of copilot-cli and gemini-cli of Custom Instructions; claude-code's, the
+    answer, does not name it." when a name, wording or identifier found the capability and other agents' records of
+    it use the words while the asked agent's does not: the answer would otherwise read as if that agent had it."""
     entry = snapshot.index.capabilities.get(resolution.value or "")
     if resolution.resolved_by not in _NAMED_BY or entry is None or agent not in entry.agents:
         return ""
@@ -317,10 +318,7 @@ def _borrowed(snapshot: Snapshot, resolution: Resolution, agent: str) -> str:
 
     def says(who: str) -> bool:  # what the model is shown of that agent's record: its lookup document's capability
         document = snapshot.find("lookup", agent=who, capability=entry.slug)
-        record = canonical_json(
-            document.value.get("capability") if document and isinstance(document.value, dict) else None
-        )
-        held = (normalize(record), " ".join(terms(record)))
+        held = _record_words(document.text) if document is not None else ("", "")
         return any(a and f" {a} " in f" {h} " for a, h in zip(asked, held, strict=True))
 
     owners = [] if says(agent) else [who for who in sorted(entry.agents) if who != agent and says(who)]
@@ -328,6 +326,18 @@ def _borrowed(snapshot: Snapshot, resolution: Resolution, agent: str) -> str:
         return ""
     whose = f"{owners[0]}'s record" if len(owners) == 1 else f"the records of {', '.join(owners[:-1])} and {owners[-1]}"
     return f"'{resolution.query.strip()}' is named in {whose} of {entry.name}; {agent}'s, the answer, does not name it."
+
+
+@functools.lru_cache(maxsize=1024)
+def _record_words(document: str) -> tuple[str, str]:
+    """A lookup document's capability record as normalized words and as `terms()` (parsed once per document text:
+    the lookups that need it are the exact tiers', the most frequent)."""
+    try:
+        value = json.loads(document)
+    except (ValueError, RecursionError):
+        return "", ""
+    record = canonical_json(value.get("capability") if isinstance(value, dict) else None)
+    return normalize(record), " ".join(terms(record))
 
 
 def _no_record(agents: list[str], names: list[str]) -> str:
