@@ -54,6 +54,18 @@ def manifest_path(location: Path) -> Path:
     return location / MANIFEST if location.is_dir() else location
 
 
+def newer_format(data: Any) -> str | None:
+    """What to say of a manifest a newer capidx wrote (its `format` above this one's), None otherwise: such a build
+    is fine, and rebuilding or deleting it is not the way to read it."""
+    found = data.get("format") if isinstance(data, dict) else None
+    if isinstance(found, bool) or not isinstance(found, int) or found <= FORMAT:
+        return None
+    version = data.get("capidx")
+    made = f"capidx {version}" if isinstance(version, str) and len(version) <= 40 else "a newer capidx"
+    readable = ", ".join(map(str, READABLE_FORMATS))
+    return f"written by {made} (build format {found}; this capidx reads {readable}): upgrade capidx to read it"
+
+
 def make_build(folder: Path) -> str:
     """How to get a build where there is none: `capidx build`, which replaces a folder holding anything only when
     its manifest proves it is a build (a non-empty folder without one must be emptied first)."""

@@ -224,6 +224,8 @@ def _parse_manifest(root: Path, data: bytes) -> dict[str, Any]:
         manifest = builddir.parse_manifest(where, data)
     except builddir.ManifestUnreadable as error:
         raise BuildError(f"{error}; {_DAMAGED}") from None
+    if newer := builddir.newer_format(manifest):
+        raise BuildError(f"{where}: {newer}")
     _check_manifest(where, manifest)
     return manifest
 

@@ -41,10 +41,11 @@ def test_every_reader_accepts_a_version_1_build(hand_build: Path, tmp_path: Path
 def test_a_format_no_reader_knows_is_refused_by_name(catalog_build: Path, tmp_path: Path, unknown: object) -> None:
     build = Path(shutil.copytree(catalog_build, tmp_path / "build"))
     rewrite_manifest(build, lambda manifest: manifest.update(format=unknown))
-    with pytest.raises(BuildError, match="/format"):
+    said = "upgrade capidx to read it" if unknown == 3 else None  # a newer capidx's build: not to be rebuilt
+    with pytest.raises(BuildError, match=said or "/format"):
         load_snapshot(build)
     report = run_cli(["report", "--build", str(build)], cwd=tmp_path)
-    assert report.exit_code == 2 and "$.format" in report.output
+    assert report.exit_code == 2 and (said or "$.format") in report.output
     # the build's --out check: not provably a capidx build, so it is not replaced
     agents = write_catalog(tmp_path / "project")
     rebuilt = run_cli(["build", "--agents", str(agents), "--out", str(build), "-q"], cwd=tmp_path)

@@ -294,7 +294,7 @@ def test_a_missing_build_exits_2_naming_the_manifest(tmp_path: Path) -> None:
 
 
 def test_an_invalid_manifest_exits_2_naming_file_and_problem(tmp_path: Path) -> None:
-    (tmp_path / "manifest.json").write_text('{"format": 3}', encoding="utf-8")
+    (tmp_path / "manifest.json").write_text('{"format": 0}', encoding="utf-8")
     result = _run("--build", str(tmp_path))
     assert result.exit_code == 2
     assert f"{tmp_path / 'manifest.json'}: $.format: " in result.output

@@ -123,7 +123,7 @@ def test_invalid_manifest_names_the_json_path(build: Path) -> None:
 @pytest.mark.parametrize(
     ("edit", "where", "says"),
     [
-        (lambda m: m.update(format=3), ": /format:", "3"),
+        (lambda m: m.update(format=0), ": /format:", "0"),
         (lambda m: m.update(uriPrefix="NOT A PREFIX"), ": /uriPrefix:", "does not match"),
         (lambda m: m.pop("catalog"), ": /:", "'catalog' is a required property"),
         (lambda m: m.update(extra=1), ": /:", "'extra' was unexpected"),

@@ -52,6 +52,8 @@ def load_manifest(location: Path, option: str = "--build DIR", *, given: bool = 
         if error.missing:
             raise ManifestError(path, [_no_build(location, option, given)], prefixed=False) from None
         raise ManifestError(path, [f"{error.reason}; {builddir.REBUILD_DAMAGED}"]) from None
+    if newer := builddir.newer_format(data):
+        raise ManifestError(path, [newer])
     if problems := manifest_problems(data):
         raise ManifestError(path, problems, hint=f"Not a build manifest: {builddir.REBUILD_DAMAGED}.")
     return Manifest(path, data)
