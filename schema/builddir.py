@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from collections.abc import Iterable, Mapping
 from functools import cache
@@ -54,14 +55,19 @@ def manifest_path(location: Path) -> Path:
     return location / MANIFEST if location.is_dir() else location
 
 
+_VERSION = re.compile(r"[0-9A-Za-z.+!-]{1,40}")  # a version quoted back: nothing a terminal would act on
+
+
 def newer_format(data: Any) -> str | None:
     """What to say of a manifest a newer capidx wrote (its `format` above this one's), None otherwise: such a build
     is fine, and rebuilding or deleting it is not the way to read it."""
-    found = data.get("format") if isinstance(data, dict) else None
-    if isinstance(found, bool) or not isinstance(found, int) or found <= FORMAT:
+    if not isinstance(data, dict) or not isinstance(data.get("artifacts"), list):
+        return None  # not a build's header at all: the schema says what it is
+    found, version = data.get("format"), data.get("capidx")
+    if isinstance(found, bool) or not isinstance(found, int) or not FORMAT < found < 10**6:
         return None
-    version = data.get("capidx")
-    made = f"capidx {version}" if isinstance(version, str) and len(version) <= 40 else "a newer capidx"
+    shown = isinstance(version, str) and _VERSION.fullmatch(version)
+    made = f"capidx {version}" if shown else "a newer capidx"
     readable = ", ".join(map(str, READABLE_FORMATS))
     return f"written by {made} (build format {found}; this capidx reads {readable}): upgrade capidx to read it"
 

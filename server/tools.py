@@ -375,7 +375,9 @@ def _agent_spelled(snapshot: Snapshot, query: str) -> tuple[str, ...]:
     words = [root(term) for term in terms(normalized)]
     if words and all(word in snapshot.index.vocabulary.names for word in words):
         return ()
-    return tuple(map(str, snapshot.index.agent_names.spellings.get(normalized, ())))
+    said = set(normalized.split())  # and a word of the agent's id: 'visual studio' is a piece of a name, not the agent
+    spelled = snapshot.index.agent_names.spellings.get(normalized, ())
+    return tuple(str(agent) for agent in spelled if said & set(normalize(agent).split()))
 
 
 def _listed_of(value: Resolution | list[Resolution] | None) -> list[Resolution]:

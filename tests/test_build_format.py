@@ -50,3 +50,14 @@ def test_a_format_no_reader_knows_is_refused_by_name(catalog_build: Path, tmp_pa
     agents = write_catalog(tmp_path / "project")
     rebuilt = run_cli(["build", "--agents", str(agents), "--out", str(build), "-q"], cwd=tmp_path)
     assert rebuilt.exit_code == 2 and "not a capidx build" in rebuilt.output
+
+
+def test_a_newer_capidx_s_version_is_quoted_only_when_it_is_a_plain_version(
+    catalog_build: Path, tmp_path: Path
+) -> None:
+    """The version comes from the manifest: escape sequences or line breaks in it never reach a terminal or a log."""
+    build = Path(shutil.copytree(catalog_build, tmp_path / "build"))
+    rewrite_manifest(build, lambda manifest: manifest.update(format=3, capidx="9.9\x1b[2J\r\nFAKE: ok"))
+    with pytest.raises(BuildError) as caught:
+        load_snapshot(build)
+    assert "written by a newer capidx (build format 3" in str(caught.value) and "\x1b" not in str(caught.value)

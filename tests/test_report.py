@@ -231,6 +231,10 @@ def test_a_report_is_not_written_into_a_build(tmp_path: Path) -> None:
     assert inside.exit_code == 2 and "is inside the capidx build directory" in inside.output
     assert linked.exit_code == 2 and not (build / "report.html").exists() and not (build / "linked.html").exists()
     assert beside.exit_code == 0 and (tmp_path / "report.html").is_file()
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    looped = CliRunner().invoke(cli, [*args, str(tmp_path / "a" / "out.html")])
+    assert looped.exit_code == 2 and "cannot write the report" in looped.output  # said, not a traceback
 
 
 def test_invalid_json_reports_line_and_column(tmp_path: Path) -> None:

@@ -68,6 +68,7 @@ def _validate(tmp_path: Path, patterns: list[str]) -> tuple[int, dict[str, objec
         "(?>" + "a?" * 26 + "a" * 26 + ")",  # an atomic group commits only after its inside backtracked
         "(?:" + "a?" * 26 + "a" * 26 + ")++",
         "(a)?(?(1)" + "a?" * 26 + "a" * 26 + "|b)",
+        "^" + "a{1,3}" * 24 + "$",  # ranges decide how much: 24 choices
     ],
 )
 def test_validate_refuses_a_pattern_that_backtracks_catastrophically(tmp_path: Path, pattern: str) -> None:

@@ -217,7 +217,10 @@ def test_a_regex_in_a_schema_file_reached_by_ref_is_checked_too(tmp_path: Path) 
         tmp_path / "evil.schema.json",
         _schema({"type": "object", "properties": {"name": {"$ref": "defs/name.json"}}}),
     )
+    schema_data = json.loads(schema.read_text("utf-8"))
+    schema_data["$defs"]["again"] = {"$ref": "./defs/name.json"}  # the same file by another reference: said once
+    schema.write_text(json.dumps(schema_data), "utf-8")
     result = run_cli(["validate", "--schema", str(schema)], cwd=tmp_path)
     assert result.exit_code == 2
-    assert "name.json:" in result.output and "a repeated group" in result.output
+    assert "name.json:" in result.output and "a repeated group" in result.output and "1 error," in result.output
     assert "Traceback" not in result.output

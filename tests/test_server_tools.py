@@ -225,6 +225,7 @@ async def test_what_was_read_otherwise_than_asked_is_said(tmp_path: Path) -> Non
     async with connect(build) as client:
         swapped = await client.call_tool("compare_capability", {"capability": "Claude Code"})
         code = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "code"})
+        piece = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "visual studio"})
         found = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "copilot"})
         category = await client.call_tool("list_capabilities", {"category": "customisation"})
         uncited = await client.call_tool("get_sources", {"agent": "copilot-cli", "capability": "Code Review"})
@@ -233,7 +234,7 @@ async def test_what_was_read_otherwise_than_asked_is_said(tmp_path: Path) -> Non
     said = swapped.content[-1].text
     assert "'Claude Code' is also a name of claude-code: if that agent was meant, give it as an agent argument" in said
     assert found.meta["capidx/resolution"]["capability"]["status"] == "resolved"  # by its words: not swapped
-    assert not any("is also a name of" in block.text for answer in (code, found) for block in answer.content)
+    assert not any("is also a name of" in block.text for answer in (code, found, piece) for block in answer.content)
     assert [b.text for b in category.content[1:]] == [
         "Read category 'customisation' as customization, allowing for typos."
     ]

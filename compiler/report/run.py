@@ -76,7 +76,11 @@ def _refuse_inside_a_build(path: Path) -> None:
     refuse to replace the folder."""
     from capidx.compiler.emit.outdir import enclosing_build
 
-    if (build := enclosing_build(path.resolve())) is not None:  # '..' and a linked file read as they land
+    try:
+        target = path.resolve()  # '..' and a linked file read as they land
+    except (OSError, RuntimeError):  # a link loop: the write says so
+        return
+    if (build := enclosing_build(target)) is not None:
         raise ReportUsageError(
             f"{path}: is inside the capidx build directory {build}; refusing to write there (the next build would "
             f"refuse to replace a folder holding a file its manifest does not list). Write the report elsewhere."

@@ -85,15 +85,17 @@ def _flexible(items: Any) -> bool:
 
 
 def _choices(items: Any) -> int:
-    """How many optional parts (`?`, `*`, `{0,n}`) a match decides in sequence (`(?:a?){16}` sixteen: turns multiply
-    what they repeat; of alternatives the most): past `MAX_SPLIT_COUNT`, a failing match may try 2**n ways
-    (`a?a?…a?aaa…`). Inside an atomic, possessive or conditional group they still backtrack before it commits."""
+    """How many optional or ranged parts (`?`, `*`, `{0,n}`, `{1,3}`) a match decides in sequence (`(?:a?){16}`
+    sixteen: turns multiply what they repeat; of alternatives the most): past `MAX_SPLIT_COUNT`, a failing match may
+    try 2**n ways (`a?a?…a?aaa…`). Inside an atomic, possessive or conditional group they still backtrack before it
+    commits."""
     total = 0
     for op, av in items:
         if op in (*_REPEATS, c.POSSESSIVE_REPEAT):
             low, high, body = av
-            turns = 1 if high >= c.MAXREPEAT else high  # an unbounded repeat is judged by `_item_risk`
-            total += (low == 0) + turns * _choices(body)
+            bounded = high < c.MAXREPEAT  # an unbounded repeat's turns are judged by `_item_risk`
+            # a range decides how much (a{1,3}: a choice); of an unbounded one only a possible absence (* but not +)
+            total += (low != high if bounded else low == 0) + (high if bounded else 1) * _choices(body)
         elif op is c.SUBPATTERN:
             total += _choices(av[3])
         elif op is c.ATOMIC_GROUP:

@@ -151,7 +151,8 @@ def load_schema_file(path: Path) -> tuple[LazyValidator | None, list[Diagnostic]
 
     try:
         registry, errors, referenced = check_references(source)
-        errors += [problem for schema_file in (source, *referenced) for problem in _risky_patterns(schema_file)]
+        risky = (problem for schema_file in (source, *referenced) for problem in _risky_patterns(schema_file))
+        errors += dict.fromkeys(risky)  # a file reached by several references is checked, and said, once
     except RecursionError:
         return None, [source.diagnostic((), "error", "the schema is nested too deeply to check", code="schema-file")]
     if errors:
