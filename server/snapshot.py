@@ -474,22 +474,23 @@ def _read_files(root: Path, rows: list[dict[str, Any]]) -> dict[str, bytes | Non
             files[relative] = None  # there, a regular file inside the build: read and verified when asked for
             continue
         packed = ["offset" in row for row in users]
-        if any(packed) and not all(packed):
+        pack = any(packed)
+        if pack and not all(packed):
             raise BuildError(f"{path}: listed both as a pack and as a whole artifact in {MANIFEST_NAME}; {_REBUILD}")
-        if not any(packed) and len(users) > 1:
+        if not pack and len(users) > 1:
             raise BuildError(
                 f"{root / MANIFEST_NAME}: {relative} is listed for {users[0]['uri']} and {users[1]['uri']}; {_REBUILD}"
             )
 
-        def listed_size(size: int, path: Path = path, users: list[dict[str, Any]] = users) -> int:
-            if "offset" in users[0]:
+        def listed_size(size: int, path: Path = path, users: list[dict[str, Any]] = users, pack: bool = pack) -> int:
+            if pack:
                 _check_tiling(path, users, size)
             else:
                 _check_size(path, size, users[0]["bytes"], since="written")
             return size
 
         data = _read_bounded(path, listed_size)
-        if "offset" in users[0]:
+        if pack:
             _check_tiling(path, users, len(data))  # it grew between the size check and the read
         files[relative] = data
     return files

@@ -350,8 +350,8 @@ def _no_record(agents: list[str], names: list[str]) -> str:
 
 def _agent_readings(snapshot: Snapshot, resolution: Mapping[str, Resolution | list[Resolution]]) -> list[str]:
     """'Read agent 'cladue' as claude-code, allowing for typos.' for each agent name (`agent`, or each of compare's
-    `agents`) and the category read as a typo; and when the capability asked for, not found as a capability's name,
-    is an agent's ('copilot'), that it names an agent: a model that swapped the arguments gets the way back."""
+    `agents`) and the category read as a typo; and when nothing answered the capability asked for and it is an
+    agent's name ('copilot'), that it is also that agent's: a model that swapped the arguments gets the way back."""
     agents = [r for value in (resolution.get("agent"), resolution.get("agents")) for r in _listed_of(value)]
     said = [
         f"Read agent {r.query!r} as {r.value}, allowing for typos." for r in agents if r.ok and r.resolved_by == "fuzzy"
@@ -795,7 +795,8 @@ def _uncited(snapshot: Snapshot, found: Resolution, agent: str) -> str:
     """An agent's record that cites nothing is answered with an empty list, which alone reads like a lost answer."""
     document = snapshot.find("sources", agent=agent, capability=found.value)
     entry = snapshot.index.capabilities.get(found.value or "")
-    if entry is None or document is None or not isinstance(document.value, dict) or document.value.get("sources"):
+    value = document.value if document is not None else None  # parsed on each use: once here
+    if entry is None or not isinstance(value, dict) or value.get("sources"):
         return ""
     return f"{agent}'s record of {entry.name} cites no sources."
 

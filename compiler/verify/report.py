@@ -113,10 +113,11 @@ def _changes_line(result: VerifyResult) -> str:
 
 def render_text(result: VerifyResult, cwd: Path) -> str:
     lines = [f"capidx verify: {_headline(result)}", ""]
-    for verdict in _failures(result):
+    failures = _failures(result)
+    for verdict in failures:
         lines.append(f"{_location(verdict, cwd)}: {verdict.outcome} ({verdict.status_class}): {verdict.source.url}")
         lines.append(f"    {verdict.source.agent} / {verdict.source.capability}: {verdict.reason}")
-    if _failures(result):
+    if failures:
         lines.append("")
     widths = [max(len(row[i]) for row in [_HEADER, *_table_rows(result)]) for i in range(len(_HEADER))]
     for row in [_HEADER, *_table_rows(result)]:
@@ -175,13 +176,14 @@ def _json_source(verdict: Verdict, cwd: Path) -> dict[str, object]:
 
 
 def render_markdown(result: VerifyResult, cwd: Path) -> str:
-    icon = "✅" if not _failures(result) else "❌" if result.count("broken") else "⚠️"
+    failures = _failures(result)
+    icon = "✅" if not failures else "❌" if result.count("broken") else "⚠️"
     lines = ["## capidx verify", "", f"{icon} **{_headline(result)}**", ""]
     lines += ["| " + " | ".join(_HEADER) + " |", "|:--|" + "--:|" * (len(_HEADER) - 1)]
     lines += ["| " + " | ".join(row) + " |" for row in _table_rows(result)]
-    if _failures(result):
+    if failures:
         lines += ["", "| where | capability | url | outcome | reason |", "|:--|:--|:--|:--|:--|"]
-        for verdict in _failures(result):
+        for verdict in failures:
             cells = (
                 f"`{_location(verdict, cwd)}`",
                 f"{verdict.source.agent} / {verdict.source.capability}",
