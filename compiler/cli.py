@@ -349,7 +349,7 @@ def config_option(help_text: str) -> Callable[[_Command], _Command]:
     type=click.Path(path_type=Path, dir_okay=False),
     default=None,
     metavar="FILE",
-    help="Write the report to FILE instead of standard output.",
+    help="Write the report to FILE instead of standard output (- is standard output).",
 )
 @click.option("--no-fail", is_flag=True, help="Exit 0 even when a budget is breached.")
 @config_option("capidx.yaml to take paths.out from. Ignored with --build.")

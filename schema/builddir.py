@@ -58,9 +58,9 @@ def manifest_path(location: Path) -> Path:
 _VERSION = re.compile(r"[0-9A-Za-z.+!-]{1,40}")  # a version quoted back: nothing a terminal would act on
 
 
-def newer_format(data: Any) -> str | None:
+def newer_format(data: Any, action: str = "read") -> str | None:
     """What to say of a manifest a newer capidx wrote (its `format` above this one's), None otherwise: such a build
-    is fine, and rebuilding or deleting it is not the way to read it."""
+    is fine, and rebuilding or deleting it is not the way to read it (or, `action`, to replace it)."""
     if not isinstance(data, dict) or not isinstance(data.get("artifacts"), list):
         return None  # not a build's header at all: the schema says what it is
     found, version = data.get("format"), data.get("capidx")
@@ -69,7 +69,7 @@ def newer_format(data: Any) -> str | None:
     shown = isinstance(version, str) and _VERSION.fullmatch(version)
     made = f"capidx {version}" if shown else "a newer capidx"
     readable = ", ".join(map(str, READABLE_FORMATS))
-    return f"written by {made} (build format {found}; this capidx reads {readable}): upgrade capidx to read it"
+    return f"written by {made} (build format {found}; this capidx reads {readable}): upgrade capidx to {action} it"
 
 
 def make_build(folder: Path) -> str:

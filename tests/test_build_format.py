@@ -46,10 +46,27 @@ def test_a_format_no_reader_knows_is_refused_by_name(catalog_build: Path, tmp_pa
         load_snapshot(build)
     report = run_cli(["report", "--build", str(build)], cwd=tmp_path)
     assert report.exit_code == 2 and (said or "$.format") in report.output
-    # the build's --out check: not provably a capidx build, so it is not replaced
+    # the build's --out check: a newer capidx's build is not replaced (upgrading is the way on, not deleting it);
+    # any other unknown format is not provably a capidx build
     agents = write_catalog(tmp_path / "project")
     rebuilt = run_cli(["build", "--agents", str(agents), "--out", str(build), "-q"], cwd=tmp_path)
-    assert rebuilt.exit_code == 2 and "not a capidx build" in rebuilt.output
+    refused = "upgrade capidx to rebuild it" if unknown == 3 else "not a capidx build"
+    assert rebuilt.exit_code == 2 and refused in rebuilt.output
+    assert ("delete" in rebuilt.output) == (unknown != 3)
+
+
+def test_nothing_is_written_inside_a_newer_capidx_s_build(catalog_build: Path, tmp_path: Path) -> None:
+    """A build a newer capidx wrote is still a build: a report or another build put inside it would make its
+    next build refuse to replace it."""
+    newer = Path(shutil.copytree(catalog_build, tmp_path / "newer"))
+    rewrite_manifest(newer, lambda manifest: manifest.update(format=3))
+    (newer / "sub").mkdir()
+    report = run_cli(["report", "--build", str(catalog_build), "-o", str(newer / "sub" / "r.md")], cwd=tmp_path)
+    assert report.exit_code == 2 and "inside the capidx build directory" in report.output
+    agents = write_catalog(tmp_path / "project")
+    built = run_cli(["build", "--agents", str(agents), "--out", str(newer / "sub" / "b"), "-q"], cwd=tmp_path)
+    assert built.exit_code == 2 and "inside the capidx build directory" in built.output
+    assert sorted(p.name for p in (newer / "sub").iterdir()) == []
 
 
 def test_a_newer_capidx_s_version_is_quoted_only_when_it_is_a_plain_version(

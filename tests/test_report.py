@@ -503,6 +503,15 @@ def test_output_file_gets_the_report(pair: tuple[Path, Path], tmp_path: Path) ->
     assert target.read_text(encoding="utf-8").startswith(MARKER)
 
 
+def test_output_dash_is_standard_output(pair: tuple[Path, Path], tmp_path: Path, monkeypatch) -> None:
+    """`-o -` prints, as most command-line tools read it, rather than writing a file named '-'."""
+    base, head = pair
+    monkeypatch.chdir(tmp_path)
+    result = _run("--build", str(head), "--against", str(base), "--format", "markdown", "-o", "-")
+    assert result.exit_code == 0 and result.output.startswith(MARKER)
+    assert not (tmp_path / "-").exists()
+
+
 # --- HTML ---------------------------------------------------------------------------------------
 
 _VOID = {"meta", "br", "hr", "img", "input", "link", "source", "wbr", "col", "area", "base", "embed", "track"}

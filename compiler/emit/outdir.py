@@ -106,7 +106,7 @@ def enclosing_build(target: Path) -> Path | None:
         if raw is None:
             continue
         data, reason = _parse(raw)
-        if reason is None and not manifest_problems(data):
+        if reason is None and (not manifest_problems(data) or builddir.newer_format(data)):
             return folder
     return None
 
@@ -132,8 +132,15 @@ def check_output_dir(out: Path) -> Replaceable:
         return Replaceable()
     found, reason = examine(out)
     if reason is not None:
-        raise OutputError(_not_a_build(out, reason))
+        raise OutputError(_newer_build(out) or _not_a_build(out, reason))
     return found
+
+
+def _newer_build(out: Path) -> str | None:
+    """The refusal of a build a newer capidx wrote: it is a build, and upgrading, not deleting it, is the way on."""
+    raw, _ = manifest_bytes(out)
+    newer = builddir.newer_format(None if raw is None else _parse(raw)[0], "rebuild")
+    return newer and f"{out}: refusing to replace a build {newer}; or choose a new or empty folder for --out."
 
 
 def check_listing(out: Path, manifest: Mapping[str, Any]) -> None:
