@@ -316,10 +316,12 @@ def _borrowed(snapshot: Snapshot, resolution: Resolution, agent: str) -> str:
         return ""
     asked = (normalize(resolution.query), " ".join(terms(resolution.query)))  # as written; in other forms
 
-    def says(who: str) -> bool:  # what the model is shown of that agent's record: its lookup document's capability
-        document = snapshot.find("lookup", agent=who, capability=entry.slug)
+    def says(who: str) -> bool:  # what the model is shown of that agent's record (its lookup document's capability)
+        document = snapshot.find("lookup", agent=who, capability=entry.slug)  # or one of the agent's own aliases
         held = _record_words(document.text) if document is not None else ("", "")
-        return any(a and f" {a} " in f" {h} " for a, h in zip(asked, held, strict=True))
+        own = entry.agents.get(who, {}).get("aliases", ())
+        named = isinstance(own, list) and asked[0] in {normalize(alias) for alias in own if isinstance(alias, str)}
+        return named or any(a and f" {a} " in f" {h} " for a, h in zip(asked, held, strict=True))
 
     owners = [] if says(agent) else [who for who in sorted(entry.agents) if who != agent and says(who)]
     if not owners:
@@ -419,6 +421,22 @@ def _agents_problem(snapshot: Snapshot, failed: list[Resolution]) -> str:
     return " ".join(problems)
 
 
+def _one_agent_problem(snapshot: Snapshot, resolution: Resolution, compare: bool = True) -> str:
+    """Why an agent argument names no one agent: when it joins several agents' names ('claude vs gemini', 'claude,
+    gemini'), that this tool answers for one at a time (and, with `compare`, that compare_capability sets them side
+    by side); else `_agents_problem`."""
+    names = [part.strip() for part in resolution.query.split(",") if part.strip()] or [resolution.query]
+    found, problem = _resolve_agents(snapshot, names)
+    if problem is not None or len(found) < 2:
+        return _agents_problem(snapshot, [resolution])
+    ids = [r.value for r in found]
+    side = f", or compare_capability(capability, agents={ids!r}) to set them side by side" if compare else ""
+    return (
+        f"{resolution.query!r} names {len(ids)} agents ({', '.join(map(str, ids))}): this tool answers for one at a "
+        f"time. Call it once per agent{side}."
+    )
+
+
 def covered(snapshot: Snapshot, unknown: list[Resolution]) -> str:
     """What to say of agents outside the catalog: the ids it covers, or past `COVERED_SHOWN` their number and the
     closest (an id merely spelled like another agent's is no answer to ask it about)."""
@@ -447,10 +465,10 @@ def _candidates(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
     if agent is not None:
         value["agent"] = agent
     if resolution.status == "unknown":  # a normal answer, not an error: the closest names and where to browse
-        closest = ": these are the closest. Call again with one candidate's slug, or call" if rows else ". Call"
+        closest = " These are the closest names: call again with one's slug if it was meant, or call" if rows else ""
         value["hint"] = (
-            f"No capability matches {resolution.query!r}{closest} list_capabilities with an agent or a category to "
-            "browse."
+            f"No capability matches {resolution.query!r}: the catalog has no data on it, which is not a no."
+            f"{closest or ' Call'} list_capabilities with an agent or a category to browse."
         )
     elif _weak(_labels(snapshot), [c.confidence for c in resolution.candidates]):
         value["hint"] = f"{_no_clear_match(resolution.query)}; otherwise call again with its slug."
@@ -664,20 +682,25 @@ def _filtered(
 
 
 def _not_listed(snapshot: Snapshot, resolved: Mapping[str, Resolution]) -> str:
-    """After an agent's list: the capabilities of the catalog (in the category) its data does not mention, which the
-    list leaves out; a model would otherwise read a missing entry as a no."""
-    if "agent" not in resolved:
+    """After a list: the capabilities of the catalog (in the category) that the agent's data does not mention, which
+    the list leaves out; for a category's list, that for each agent whose data leaves some out (up to
+    `NOT_LISTED_SHOWN` agents). A model would otherwise read a missing entry as a no."""
+    category = resolved["category"].value if "category" in resolved else None
+    if "agent" in resolved:
+        agents = [resolved["agent"].value or ""]
+    elif category is not None:
+        agents = list(snapshot.index.agents)
+    else:
         return ""
-    agent, category = resolved["agent"].value, resolved["category"].value if "category" in resolved else None
-    missing = [
-        entry.name
-        for entry in snapshot.index.capabilities.values()
-        if agent not in entry.agents and category in (None, entry.category)
-    ]
-    if not missing:
-        return ""
-    more = f" and {len(missing) - NOT_LISTED_SHOWN:,} more" if len(missing) > NOT_LISTED_SHOWN else ""
-    return f"Not in {agent}'s data, so not listed: {', '.join(missing[:NOT_LISTED_SHOWN])}{more} (no data, not a no)."
+    entries = [entry for entry in snapshot.index.capabilities.values() if category in (None, entry.category)]
+    said = []
+    for agent in agents:
+        if missing := [entry.name for entry in entries if agent not in entry.agents]:
+            more = f" and {len(missing) - NOT_LISTED_SHOWN:,} more" if len(missing) > NOT_LISTED_SHOWN else ""
+            said.append(f"Not in {agent}'s data, so not listed: {', '.join(missing[:NOT_LISTED_SHOWN])}{more}")
+    if (more := len(said) - NOT_LISTED_SHOWN) > 0:
+        said[NOT_LISTED_SHOWN:] = [f"Likewise for {more:,} more agent{'s' if more > 1 else ''}"]
+    return f"{'. '.join(said)} (no data, not a no)." if said else ""
 
 
 def _nothing(snapshot: Snapshot, listed: str, params: Mapping[str, str | None]) -> str:
@@ -698,7 +721,7 @@ def _nothing(snapshot: Snapshot, listed: str, params: Mapping[str, str | None]) 
 def lookup_capability(snapshot: Snapshot, agent: str, capability: str) -> types.CallToolResult:
     agent_res = resolve_agent(snapshot.index, agent)
     if not agent_res.ok:
-        return _error(_agents_problem(snapshot, [agent_res]), agent=agent_res)
+        return _error(_one_agent_problem(snapshot, agent_res), agent=agent_res)
     cap_res = resolve_capability(snapshot.index, capability, agent=agent_res.value)
     if wants_suggestions(snapshot, cap_res):
         return _suggested(snapshot, cap_res, agent_res.value, agent=agent_res, capability=cap_res)
@@ -755,7 +778,7 @@ def list_capabilities(
     if agent is not None:
         resolved["agent"] = resolve_agent(snapshot.index, agent)
         if not resolved["agent"].ok:
-            return _error(_agents_problem(snapshot, [resolved["agent"]]), **resolved)
+            return _error(_one_agent_problem(snapshot, resolved["agent"], compare=False), **resolved)
     if category is not None:
         resolved["category"] = resolve_category(snapshot.index, category)
         if not resolved["category"].ok:
@@ -777,7 +800,7 @@ def get_sources(snapshot: Snapshot, agent: str | None = None, capability: str | 
     if agent is not None:
         resolved["agent"] = resolve_agent(snapshot.index, agent)
         if not resolved["agent"].ok:
-            return _error(_agents_problem(snapshot, [resolved["agent"]]), **resolved)
+            return _error(_one_agent_problem(snapshot, resolved["agent"], compare=False), **resolved)
     agent_id = resolved["agent"].value if "agent" in resolved else None
     if capability is not None:
         resolved["capability"] = resolve_capability(snapshot.index, capability, agent=agent_id)

@@ -182,7 +182,11 @@ def test_match_index(built: Path) -> None:
     assert index["aliases"]["memory file"] == "custom-instructions"
     assert index["terminology"]["claude md memory"] == [{"agent": "claude-code", "capability": "custom-instructions"}]
     entry = next(item for item in index["capabilities"] if item["slug"] == "mcp-servers")
-    assert entry["agents"]["claude-code"] == {"available": True, "terminology": "MCP servers"}
+    assert entry["agents"]["claude-code"] == {
+        "available": True,
+        "terminology": "MCP servers",
+        "aliases": ["model context protocol", "tool servers"],
+    }
     assert entry["terms"]["connect"] >= 1  # a trigger phrase ("connect a database") counts as a record's text
     # Only what the server reads: the ranking model computes its own statistics from `terms` and `description`;
     # `descriptions`, as written, are what it embeds for the order of what it offers.

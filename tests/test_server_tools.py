@@ -179,6 +179,8 @@ async def test_another_agents_word_is_said_to_be_theirs(tmp_path: Path) -> None:
     docs = documents()
     (copilot_instructions,) = [c for c in docs["copilot-cli"]["capabilities"] if c["name"] == "Custom Instructions"]
     copilot_instructions["terminology"] = "repository instructions"
+    (vscode_instructions,) = [c for c in docs["vscode-copilot"]["capabilities"] if c["name"] == "Custom Instructions"]
+    vscode_instructions["aliases"] = ["Repository instructions"]  # its own name for it, though not in its document
     table = {"agents.md": "Custom Instructions", "project memories": "Custom Instructions", "pr review": "Code Review"}
     build = tmp_path / "build"
     catalog = write_agents(tmp_path, docs, {"aliases": {**ALIASES["aliases"], **table}})  # `real_build` has none
@@ -206,15 +208,17 @@ async def test_another_agents_word_is_said_to_be_theirs(tmp_path: Path) -> None:
             await said("lookup_capability", "vscode-copilot", ".github/copilot-instructions.md"),  # its description's
             await said("lookup_capability", "claude", "project memories"),  # its words in another form
             await said("lookup_capability", "claude", "memory file"),  # the alias table's phrase: no record's
+            await said("lookup_capability", "vscode-copilot", "repository instructions"),  # its own alias
         ]
     theirs = "is named in copilot-cli's record of Custom Instructions"
-    assert wording == [f"'repository instructions' {theirs}; claude-code's, the answer, does not name it."]
+    both = "is named in the records of copilot-cli and vscode-copilot of Custom Instructions"  # a wording, an alias
+    assert wording == [f"'repository instructions' {both}; claude-code's, the answer, does not name it."]
     assert identifier == [f"'AGENTS.md' {theirs}; vscode-copilot's, the answer, does not name it."]
     assert cited == [f"'AGENTS.md' {theirs}; claude-code's, the answer, does not name it."]
     claude = "is named in claude-code's record of Custom Instructions"
     assert other_form == [f"'project memories' {claude}; copilot-cli's, the answer, does not name it."]
     assert unrecorded == ["claude-code's data has no record of Code Review: no data, not a no."]  # nothing more
-    assert own == [[], [], [], []]
+    assert own == [[], [], [], [], []]
 
 
 async def test_what_was_read_otherwise_than_asked_is_said(tmp_path: Path) -> None:
@@ -235,9 +239,8 @@ async def test_what_was_read_otherwise_than_asked_is_said(tmp_path: Path) -> Non
     assert "'Claude Code' is also a name of claude-code: if that agent was meant, give it as an agent argument" in said
     assert found.meta["capidx/resolution"]["capability"]["status"] == "resolved"  # by its words: not swapped
     assert not any("is also a name of" in block.text for answer in (code, found, piece) for block in answer.content)
-    assert [b.text for b in category.content[1:]] == [
-        "Read category 'customisation' as customization, allowing for typos."
-    ]
+    (read,) = [b.text for b in category.content[1:]]
+    assert read.startswith("Read category 'customisation' as customization, allowing for typos. Not in ")
     assert uncited.structured_content["sources"] == []
     assert [b.text for b in uncited.content[1:]] == ["copilot-cli's record of Code Review cites no sources."]
     assert cited.structured_content["sources"] and len(cited.content) == len(plain.content) == 1
@@ -434,13 +437,25 @@ async def test_an_agents_list_names_what_its_data_does_not_mention(
         category = await client.call_tool("list_capabilities", {"category": "customization"})
         monkeypatch.setattr(tools, "NOT_LISTED_SHOWN", 1)
         cut = await client.call_tool("list_capabilities", {"agent": "vscode-copilot"})
+        monkeypatch.setattr(tools, "NOT_LISTED_SHOWN", 0)
+        few = await client.call_tool("list_capabilities", {"category": "customization"})
     (note,) = [block.text for block in listed.content[1:]]
     assert note.startswith("Not in vscode-copilot's data, so not listed: ") and note.endswith("(no data, not a no).")
     assert "Plugins" in note and "Hooks" in note
     assert {entry["name"] for entry in listed.structured_content["capabilities"]}.isdisjoint({"Plugins", "Hooks"})
-    assert len(category.content) == 1  # no agent: nothing is left out
+    # a category's list: for each agent whose data leaves some of it out, what
+    (per_agent,) = [block.text for block in category.content[1:]]
+    assert "Not in vscode-copilot's data, so not listed: " in per_agent and per_agent.endswith("(no data, not a no).")
+    rows = category.structured_content["capabilities"]
+    for agent in ("claude-code", "copilot-cli", "gemini-cli", "vscode-copilot"):
+        named = {entry["name"] for entry in rows if entry["agent"] == agent}
+        missing = {entry["name"] for entry in rows} - named
+        assert (f"Not in {agent}'s data" in per_agent) == bool(missing)
+        assert all(name in per_agent for name in missing)
     (short,) = [block.text for block in cut.content[1:]]
     assert re.search(r": \w[\w -]* and \d+ more \(no data, not a no\)\.$", short)
+    (fewer,) = [block.text for block in few.content[1:]]
+    assert fewer == "Likewise for 1 more agent (no data, not a no)."  # past the agents shown, their number
 
 
 async def test_list_needs_an_agent_or_a_category(any_build: Path, revision: str) -> None:
@@ -734,7 +749,20 @@ async def test_errors_say_what_the_catalog_covers_and_where_to_go(any_build: Pat
         several = await client.call_tool(
             "compare_capability", {"capability": "hooks", "agents": ["cursor", "claude", "aider", "copilot"]}
         )
+        joined = [  # several agents where one is wanted: not "unknown"
+            await client.call_tool("lookup_capability", {"agent": "claude vs gemini", "capability": "hooks"}),
+            await client.call_tool("get_sources", {"agent": "claude, copilot cli", "capability": "hooks"}),
+            await client.call_tool("list_capabilities", {"agent": "claude and gemini"}),
+        ]
+        half = await client.call_tool("lookup_capability", {"agent": "claude vs cursor", "capability": "hooks"})
     ids = ("claude-code", "copilot-cli", "gemini-cli", "vscode-copilot")
+    lookup, sources, listing = map(text_of, joined)
+    assert all(answer.is_error for answer in joined)
+    assert lookup.startswith("'claude vs gemini' names 2 agents (claude-code, gemini-cli): this tool answers for one")
+    assert "compare_capability(capability, agents=['claude-code', 'gemini-cli'])" in lookup
+    assert "(claude-code, copilot-cli)" in sources and "Call it once per agent" in listing
+    assert "compare_capability" not in listing  # it compares one capability, and a list names none
+    assert half.is_error and text_of(half).startswith("Unknown agent 'claude vs cursor': this catalog covers")
     assert cursor.is_error and text_of(cursor) == f"Unknown agent 'cursor': this catalog covers {', '.join(ids)}."
     assert plan.is_error and "'Plan Mode' is a capability (plan-mode)" in text_of(plan)
     assert "lookup_capability" in text_of(plan)
@@ -745,3 +773,4 @@ async def test_errors_say_what_the_catalog_covers_and_where_to_go(any_build: Pat
     assert "Unknown agents 'cursor', 'aider': this catalog covers " in text and "Agent 'copilot' is ambiguous" in text
     hint = voice.structured_content["hint"]
     assert "list_capabilities with an agent or a category" in hint and "every capability" not in hint
+    assert "no data on it, which is not a no" in hint  # nothing matched: the model must not answer "no"
