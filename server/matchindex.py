@@ -11,7 +11,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from capidx.schema.text import normalize, terms
 from capidx.server.query import QUESTION_WORDS, Vocabulary, root
@@ -26,6 +26,7 @@ RESOLUTION_META = "capidx/resolution"
 IDENTIFIER_EVIDENCE: Mapping[str, float] = MappingProxyType(
     {"name": 1.0, "terminology": 1.0, "alias": 0.9, "description": 0.8, "detail": 0.6, "source": 0.5}
 )
+K, V = TypeVar("K"), TypeVar("V")
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,9 +141,7 @@ class MatchIndex:
         ranker = Ranker.build(rows, named)
         spelled = [(text, row["slug"]) for row in rows for text in (row["name"], row["slug"])]
         keys = {normalize(text): slug for text, slug in spelled}
-        stemmed: dict[str, set[str]] = {}
-        for text, slug in [*spelled, *aliases.items()]:
-            stemmed.setdefault(" ".join(terms(text)), set()).add(slug)
+        stemmed = _grouped((" ".join(terms(text)), slug) for text, slug in [*spelled, *aliases.items()])
         identifiers = {
             token: tuple((row["capability"], row.get("agent"), IDENTIFIER_EVIDENCE[row["field"]]) for row in found)
             for token, found in data.get("identifiers", {}).items()
@@ -162,8 +161,15 @@ class MatchIndex:
             vocabulary=Vocabulary(
                 terms=frozenset(t for row in rows for t in row["terms"]),
                 roots=frozenset(ranker.idf),
-                names=_name_roots(rows),
-                named=_question_names(itertools.chain(keys, *named.values())),
+                # whether some name has all of a run's roots is then a few set intersections, not a pass over names
+                names=_grouped(
+                    (root(word), position) for position, row in enumerate(rows) for word in terms(row["name"])
+                ),
+                named=_grouped(
+                    (word, held)
+                    for held in map(frozenset, map(terms, itertools.chain(keys, *named.values())))
+                    for word in held & QUESTION_WORDS
+                ),
             ),
             meanings=Meanings.of(rows),
             injection=Injection.from_json(data.get("injection")),
@@ -193,21 +199,9 @@ def _score(value: Any) -> float:
     return float(value)
 
 
-def _name_roots(rows: list[Mapping[str, Any]]) -> Mapping[str, frozenset[int]]:
-    """Each root of a capability name -> the positions of the capabilities whose name has it: whether some name
-    has all of a run's roots is then a few set intersections, not a pass over every name."""
-    found: dict[str, set[int]] = {}
-    for position, row in enumerate(rows):
-        for word in terms(row["name"]):
-            found.setdefault(root(word), set()).add(position)
-    return MappingProxyType({word: frozenset(positions) for word, positions in found.items()})
-
-
-def _question_names(texts: Iterable[str]) -> Mapping[str, tuple[frozenset[str], ...]]:
-    """Each question word (server/query.py) -> the terms of every name, alias or wording that has it."""
-    found: dict[str, set[frozenset[str]]] = {}
-    for text in texts:
-        held = frozenset(terms(text))
-        for word in held & QUESTION_WORDS:
-            found.setdefault(word, set()).add(held)
-    return MappingProxyType({word: tuple(names) for word, names in found.items()})
+def _grouped(pairs: Iterable[tuple[K, V]]) -> Mapping[K, frozenset[V]]:
+    """Each key -> the set of values paired with it."""
+    found: dict[K, set[V]] = {}
+    for key, value in pairs:
+        found.setdefault(key, set()).add(value)
+    return MappingProxyType({key: frozenset(values) for key, values in found.items()})

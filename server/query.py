@@ -45,7 +45,7 @@ class Vocabulary:
     terms: frozenset[str]
     roots: frozenset[str]  # the ranking model's roots
     names: Mapping[str, frozenset[int]]  # a root -> the capabilities (by position) whose name has it
-    named: Mapping[str, tuple[frozenset[str], ...]]  # a question word -> the terms of each name, alias... with it
+    named: Mapping[str, frozenset[frozenset[str]]]  # a question word -> the terms of each name, alias... with it
 
 
 @dataclass(frozen=True, slots=True)
