@@ -180,7 +180,6 @@ class MatchIndex:
 
 
 def _capability_entry(row: Mapping[str, Any], named: Iterable[str]) -> CapabilityEntry:
-    """One capability; `named` are its aliases and the alias-table phrases and agents' wordings that name it."""
     names = {normalize(text) for text in (row["name"], row["slug"], *named)}
     return CapabilityEntry(
         slug=row["slug"],

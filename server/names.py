@@ -14,11 +14,11 @@ from rapidfuzz.distance import OSA
 
 from capidx.schema.text import STOP_WORDS, normalize
 from capidx.server.matchindex import Candidate, MatchIndex, NameTable, Resolution
+from capidx.server.query import LONG_TYPO
 
 # Whole-string similarity (0-100) that counts as "the same words, mistyped", when 5 ahead of the next.
 TYPO_RATIO = 82
 SUGGESTIONS = 3
-LONG_WORD = 9  # a word of this many letters may hold two typing errors (`mistyped_as`)
 _NUMBER = re.compile(r"\d+")
 
 
@@ -61,14 +61,13 @@ def _containing(table: NameTable, n: str) -> tuple[str, ...]:
 
 
 def mistyped_as(typed: str, spelling: str) -> bool:
-    """Whether `typed` may be `spelling` mistyped: word by word, each word at most one typing error away (two in a
-    word of nine letters or more) or cut short ('code refactor'), or run together ('claudecod'). Similar strings are
-    not enough: 'github copilot chat' is as similar to 'github copilot cli' as a typo, but 'chat' is a word, not a
-    mistyped 'cli'."""
+    """Whether `typed` may be `spelling` mistyped word by word ('code refactor') or run together ('claudecod').
+    Similar strings are not enough: 'github copilot chat' is as similar to 'github copilot cli' as a typo, but
+    'chat' is a word, not a mistyped 'cli'."""
     words, spelled = typed.split(), spelling.split()
     pairs = zip(words, spelled, strict=True) if len(words) == len(spelled) else [("".join(words), "".join(spelled))]
     return all(
-        OSA.distance(a, b) <= (2 if len(b) >= LONG_WORD else 1) or (len(a) >= 3 and b.startswith(a)) for a, b in pairs
+        OSA.distance(a, b) <= (2 if len(b) >= LONG_TYPO else 1) or (len(a) >= 3 and b.startswith(a)) for a, b in pairs
     )
 
 

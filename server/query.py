@@ -17,8 +17,8 @@ from capidx.schema.lexicon import IDENTIFIER_PATTERN, abbreviations, expansions,
 from capidx.schema.text import normalize, terms
 
 # Typo correction: an unknown word of at least this many letters may be one typing error away from an index
-# term (two from a word of at least LONG_TYPO letters); in a word of up to SHORT_TYPO letters only a missing or
-# swapped letter counts (`_plausible_typo`).
+# term (two from a word of at least LONG_TYPO letters, as in a mistyped agent name); in a word of up to SHORT_TYPO
+# letters only a missing or swapped letter counts (`_plausible_typo`).
 MIN_CORRECTABLE = 4
 SHORT_TYPO = 5
 LONG_TYPO = 9

@@ -28,7 +28,6 @@ DECISION_RULE: tuple[float, float, float] = (0.3, 0.16, 0.4)
 SHOWN_CANDIDATES = 5
 SHOWN_FLOOR = 0.02
 
-
 # An identifier found in another agent's record weighs this share of the same in the asked agent's; the evidence
 # and the lead over the runner-up (a field or an agent apart) an identifier answer needs.
 OTHER_AGENT_IDENTIFIER = 0.4
@@ -54,17 +53,15 @@ def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) 
         return Resolution(query, "resolved", slugs[0], "terminology", 1.0)
     if (slug := index.stemmed.get(q.key)) is not None:  # a name or alias in other forms ('the release notes')
         return Resolution(query, "resolved", slug, "stemmed", 1.0)
-    # A whole name, alias or wording mistyped ('hoks', 'mcp srvers'); a typo adds no word ('gpu usage metrics'),
-    # though it may split one ('hoo ks').
+    # A whole name, alias or wording mistyped ('hoks', 'mcp srvers', 'hoo ks'; not 'gpu usage metrics').
     if q.mistyped and (resolved := typo_winner(query, _similarity(index, n, fuzz.ratio, typo=True))):
         return resolved
     return _by_ranking(index, q, agent)
 
 
 def _identifier_evidence(index: MatchIndex, q: Query, agent: str | None) -> Counter[str]:
-    """Capability -> how strongly the query's identifiers point to it: per identifier the strongest place it
-    occurs (`IDENTIFIER_EVIDENCE`; in another agent's record `OTHER_AGENT_IDENTIFIER` of that), summed over
-    the identifiers and divided by their number (an identifier nothing mentions lowers every score)."""
+    """Capability -> the mean over the query's identifiers of the strongest place each occurs (in another agent's
+    record at `OTHER_AGENT_IDENTIFIER`): an identifier nothing mentions lowers every score."""
     found: Counter[str] = Counter()
     for token in q.identifiers:
         best: dict[str, float] = {}
@@ -116,8 +113,7 @@ def _by_ranking(index: MatchIndex, q: Query, agent: str | None) -> Resolution:
             for c in closest(similar, lambda slug: index.capabilities[slug].name)
             if c.value not in {s.value for s in shown}
         )
-        suggestions = shown + fill[: max(0, SUGGESTIONS - len(shown))]
-        return Resolution(q.text, "unknown", candidates=suggestions, scored=True)
+        return Resolution(q.text, "unknown", candidates=shown + fill[: SUGGESTIONS - len(shown)], scored=True)
     return Resolution(q.text, "ambiguous", candidates=shown, ranked=everything, scored=True)
 
 
