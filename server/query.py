@@ -72,7 +72,6 @@ class Query:
 
 
 def analyse(text: str, vocabulary: Vocabulary) -> Query:
-    """The one analysis of a query against an index's vocabulary."""
     literal = tuple(dict.fromkeys(identifiers(text)))
     raw = _asked(text, vocabulary)
     rest = tuple(_asked(IDENTIFIER_PATTERN.sub(" ", text), vocabulary)) if literal else tuple(raw)
@@ -129,7 +128,7 @@ def _unit(run: tuple[str, ...], alternatives: list[tuple[str, ...]], trust: floa
     words = tuple(root(t) for t in run)
     named_by = [vocabulary.names.get(word, frozenset()) for word in words]  # the capabilities whose name has it
     if frozenset.intersection(*named_by):  # one name has them all: no expansion may outrank a name's own words
-        return Unit(words, (), trust)
+        alternatives = []
     others = tuple(dict.fromkeys(roots for a in alternatives if (roots := tuple(root(t) for t in a)) != words))
     return Unit(words, others, trust)
 
