@@ -109,6 +109,7 @@ class MatchIndex:
     capabilities: Mapping[str, CapabilityEntry]
     keys: Mapping[str, str]  # normalized name or slug -> slug
     aliases: Mapping[str, str]
+    own_aliases: Mapping[tuple[str, str], str]  # (agent, an alias its record gives) -> slug: the asked agent's first
     terminology: Mapping[str, tuple[tuple[str, str], ...]]  # wording -> ((agent, slug), ...)
     stemmed: Mapping[str, str]  # `terms()` of a name or alias naming one capability ('tool approval') -> slug
     # Identifier token ('/compact') -> ((slug, agent or None, evidence), ...): where it occurs literally.
@@ -152,6 +153,7 @@ class MatchIndex:
             capabilities=MappingProxyType({row["slug"]: _capability_entry(row, named[row["slug"]]) for row in rows}),
             keys=MappingProxyType(keys),
             aliases=MappingProxyType(aliases),
+            own_aliases=_own_aliases(rows),
             terminology=MappingProxyType(terminology),
             stemmed=MappingProxyType({key: min(s) for key, s in stemmed.items() if key and len(s) == 1}),
             identifiers=MappingProxyType(identifiers),
@@ -177,6 +179,19 @@ class MatchIndex:
 
     def agent_label(self, agent_id: str) -> str:
         return self.agents.get(agent_id, agent_id)
+
+
+def _own_aliases(rows: list[Mapping[str, Any]]) -> Mapping[tuple[str, str], str]:
+    """(agent, normalized alias) -> slug, from each agent's record (match.json `agents` `aliases`): a phrase two
+    capabilities' records claim is the asked agent's own first (the first row's when one agent gives it twice)."""
+    found: dict[tuple[str, str], str] = {}
+    for row in rows:
+        for agent, record in row["agents"].items():
+            aliases = record.get("aliases") if isinstance(record, Mapping) else None
+            for alias in aliases if isinstance(aliases, list) else ():
+                if isinstance(alias, str):
+                    found.setdefault((agent, normalize(alias)), row["slug"])
+    return MappingProxyType(found)
 
 
 def _capability_entry(row: Mapping[str, Any], named: Iterable[str]) -> CapabilityEntry:

@@ -44,7 +44,7 @@ def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) 
         return Resolution(query, "resolved", slug, "exact", 1.0)
     if evidence := _identifier_evidence(index, q, agent):  # '/memory' is not the word 'memory'
         return _by_identifier(index, q, evidence, agent) or _by_ranking(index, q, agent)
-    if (slug := index.aliases.get(n)) is not None:
+    if (slug := index.own_aliases.get((agent or "", n)) or index.aliases.get(n)) is not None:  # the agent's own first
         return Resolution(query, "resolved", slug, "alias", 1.0)
     if uses := index.terminology.get(n):  # an agent's wording: the asked agent's own first
         slugs = sorted({slug for who, slug in uses if who == agent}) or sorted({slug for _, slug in uses})
@@ -54,9 +54,26 @@ def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) 
     if (slug := index.stemmed.get(q.key)) is not None:  # a name or alias in other forms ('the release notes')
         return Resolution(query, "resolved", slug, "stemmed", 1.0)
     # A whole name, alias or wording mistyped ('hoks', 'mcp srvers', 'hoo ks'; not 'gpu usage metrics').
-    if q.mistyped and (resolved := typo_winner(query, _similarity(index, n, fuzz.ratio, typo=True))):
-        return resolved
-    return _by_ranking(index, q, agent)
+    typo = typo_winner(query, _similarity(index, n, fuzz.ratio, typo=True)) if q.mistyped else None
+    return _in_category(index, q, typo or _by_ranking(index, q, agent))
+
+
+def _in_category(index: MatchIndex, q: Query, resolution: Resolution) -> Resolution:
+    """A query that is a category's name ('security') and did not find a capability of that category by its words
+    answers with the category's capabilities (those its words rank first), `resolved_by` "category": a capability
+    of another category that shares a word ('security review'), or "no data", would not be what was asked."""
+    category = index.category_names.spellings.get(q.normalized, ())
+    if len(category) != 1 or (resolution.ok and index.capabilities[resolution.value or ""].category == category[0]):
+        return resolution
+    scores = index.ranker.rank(q.units)
+    members = sorted(
+        (s for s, c in index.capabilities.items() if c.category == category[0]), key=lambda s: (-scores.get(s, 0.0), s)
+    )
+    share = round(1 / max(1, len(members)), 3)
+    found = tuple(Candidate(slug, index.capabilities[slug].name, share) for slug in members)
+    return Resolution(
+        q.text, "ambiguous", None, "category", candidates=found[:SHOWN_CANDIDATES], ranked=found, scored=True
+    )
 
 
 def _identifier_evidence(index: MatchIndex, q: Query, agent: str | None) -> Counter[str]:

@@ -17,6 +17,7 @@ from urllib.parse import unquote
 
 import mcp_types as types
 
+from capidx.schema.text import normalize
 from capidx.server.limits import clip
 from capidx.server.matchindex import RESOLUTION_META, MatchIndex, Resolution
 from capidx.server.names import resolve_agent, resolve_category
@@ -128,7 +129,8 @@ def read_resource(snapshot: Snapshot, kinds: frozenset[str], uri: str) -> Read:
         resolution = RESOLVERS[kind](snapshot.index, value)
         if resolution.status == "ambiguous":
             options = [template.uri_base + c.value for c in resolution.candidates]
-            raise ResourceNotFound(uri, f"{clip(uri)} matches more than one {kind}: {', '.join(options)}", options)
+            said = f"{clip(uri)}{_ambiguous(snapshot, kinds, resolution, kind)} {', '.join(options)}"
+            raise ResourceNotFound(uri, said, options)
         found = snapshot.find(kind, **{template.parameter: resolution.value}) if resolution.ok else None
         if found is None and kind == "agent" and resolution.status == "unknown":  # said as the tools say it
             message = (
@@ -138,9 +140,30 @@ def read_resource(snapshot: Snapshot, kinds: frozenset[str], uri: str) -> Read:
         if found is None:
             closest = [template.uri_base + c.value for c in resolution.candidates]
             hint = f" (closest: {', '.join(closest)})" if closest else ""
+            if kind == "category" and (slug := snapshot.index.keys.get(normalize(value))) is not None:
+                hint = f": {value!r} is a capability ({_where(snapshot, kinds, 'capability', slug)})"
             raise ResourceNotFound(uri, f"Resource not found: {clip(uri)}: no {kind} matches {value!r}{hint}", closest)
         return Read(found, resolution)
     raise _not_found(snapshot, kinds, uri)
+
+
+def _ambiguous(snapshot: Snapshot, kinds: frozenset[str], resolution: Resolution, kind: str) -> str:
+    """Why a template value names no one document, as the tools would say it: several documents by one name; none
+    clearly, by its words (the closest follow); or a category's name (its capabilities follow)."""
+    if resolution.resolved_by == "category":
+        (category,) = snapshot.index.category_names.spellings[normalize(resolution.query)]
+        return f" is a category ({_where(snapshot, kinds, 'category', category)}); its capabilities:"
+    if resolution.scored:
+        return f": no {kind} clearly matches {clip(resolution.query)!r}; the closest:"
+    return f" matches more than one {kind}:"
+
+
+def _where(snapshot: Snapshot, kinds: frozenset[str], kind: str, value: str) -> str:
+    """Where to read a document of `kind`: its resource when exposed, else the tool that answers it."""
+    template = snapshot.templates.get(kind)
+    if template is not None and kind in kinds:
+        return f"read {template.uri_base}{value}"
+    return "list_capabilities answers it" if kind == "category" else "lookup_capability answers it"
 
 
 def _template_value(snapshot: Snapshot, kinds: frozenset[str], uri: str, raw: str, kind: str) -> str:

@@ -470,6 +470,8 @@ def _candidates(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
             f"No capability matches {resolution.query!r}: the catalog has no data on it, which is not a no."
             f"{closest or ' Call'} list_capabilities with an agent or a category to browse."
         )
+    elif said := _in_category(snapshot, resolution):
+        value["hint"] = f"{said.removesuffix(' Its capabilities first:')} Call again with one capability's slug."
     elif _weak(_labels(snapshot), [c.confidence for c in resolution.candidates]):
         value["hint"] = f"{_no_clear_match(resolution.query)}; otherwise call again with its slug."
     else:
@@ -498,6 +500,16 @@ def _opener(snapshot: Snapshot, query: str, first: str | None, confidences: list
     if first is not None and first == thresholds[0].label:
         return f"More than one capability matches {query!r} closely; the closest:"
     return f"No single clear match for {query!r}; the closest capabilities:"
+
+
+def _in_category(snapshot: Snapshot, resolution: Resolution) -> str:
+    """What an answer to a category's name ('security') says first: that it is one, and where its whole list is."""
+    if resolution.resolved_by != "category":
+        return ""
+    category = snapshot.index.category_names.spellings.get(normalize(resolution.query), ("",))[0]
+    named = "" if normalize(category) == normalize(resolution.query) else f", {category}"
+    listing = f"list_capabilities(category={category!r})"
+    return f"{resolution.query!r} is a category{named}; {listing} lists all of it. Its capabilities first:"
 
 
 def _no_clear_match(query: str) -> str:
@@ -576,7 +588,11 @@ def suggestions(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
     value["omitted"] = list(result.omitted)
     text = suggest.render_suggestions(result)
     if rows and not resolution.ok:  # said first: candidates, not the answer ('voice mode' is not Plan Mode)
-        text = f"{_opener(snapshot, resolution.query, rows[0]['label'], [r['confidence'] for r in rows])}\n\n{text}"
+        confidences = [r["confidence"] for r in rows]
+        opener = _in_category(snapshot, resolution) or _opener(
+            snapshot, resolution.query, rows[0]["label"], confidences
+        )
+        text = f"{opener}\n\n{text}"
     if not rows:  # nothing fit the budget (or no candidate has a snippet): name the candidates instead
         names = ", ".join(f"{index.capabilities[slug].name} ({slug})" for slug, _ in pairs[:SUGGESTED_NAMES])
         text = f"{text or 'No snippet to suggest'}. Candidates: {names}. Call again with one slug."

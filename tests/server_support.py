@@ -666,7 +666,7 @@ def write_catalog(root: Path, caps: tuple[Cap, ...] = CAPABILITIES, *, note: str
                 "name": cap.name,
                 "description": cap.description + note,
                 "available": bool(facts["available"]),
-                "aliases": list(cap.aliases),
+                "aliases": list(facts.get("aliases", cap.aliases)),  # an agent's own, or the capability's
                 "sources": [
                     {
                         "url": f"{_SRC}{agent}/{cap.slug}",

@@ -403,3 +403,48 @@ def test_an_unresolved_answer_offers_the_rankers_top_candidates_down_to_a_low_fl
     assert len(expected) > 3  # the query is one that offers more than the snippets' three
     assert [c.value for c in resolution.candidates][: len(expected)] == expected
     assert len(resolution.candidates) <= resolve.SHOWN_CANDIDATES
+
+
+# --- an agent's own alias; a category's name ------------------------------------------------------------------
+
+
+def test_an_agents_own_alias_is_read_first(tmp_path: Path) -> None:
+    """Two capabilities' records claim one phrase: the asked agent's own record's reading wins; for an agent with
+    neither (or none asked) the index's one reading stands."""
+    caps = (
+        Cap("Doc Writer", "documentation", "Writes documentation pages from the code.",
+            agents={CLAUDE: {"available": True, "aliases": ["Scribe"]}, GEMINI: {"available": True}}),
+        Cap("Session Replay", "context-awareness", "Replays a past session step by step.",
+            agents={GEMINI: {"available": True, "aliases": ["scribe"]}, CLAUDE: {"available": True}}),
+    )  # fmt: skip
+    index = _match_index(real_build(write_catalog(tmp_path / "agents", caps), tmp_path / "build"))
+    mine = resolve_capability(index, "scribe", agent=CLAUDE)
+    theirs = resolve_capability(index, "SCRIBE", agent=GEMINI)
+    assert (mine.value, mine.resolved_by, theirs.value, theirs.resolved_by) == (
+        "doc-writer", "alias", "session-replay", "alias"
+    )  # fmt: skip
+    either = {resolve_capability(index, "scribe", agent=who).value for who in (None, "copilot-cli")}
+    assert len(either) == 1 and either <= {"doc-writer", "session-replay"}
+
+
+CATEGORIES = (
+    Cap("Code Review", "collaboration",
+        "Reviews a diff for security bugs: a security review with each security finding explained.", agents=BOTH),
+    Cap("Sandboxing", "security", "Runs commands in an isolated container.", agents=BOTH),
+    Cap("Tool Permissions", "security", "Decides which tools run without a prompt.", agents=BOTH),
+    Cap("Usage Metrics", "observability", "Shows token counts and the cost of a session.", agents=BOTH),
+)  # fmt: skip
+
+
+def test_a_category_name_answers_with_that_category(tmp_path: Path) -> None:
+    """'security' is a category: a capability of another category that says 'security' most is not the answer,
+    and nothing matching is not "no data"; its capabilities are offered, those its words rank first first. A
+    capability of the category found by the words stands."""
+    index = _match_index(real_build(write_catalog(tmp_path / "agents", CATEGORIES), tmp_path / "build"))
+    assert resolve_capability(index, "security review", agent=CLAUDE).value == "code-review"  # not the category's name
+    security = resolve_capability(index, "Security", agent=CLAUDE)
+    assert (security.status, security.resolved_by) == ("ambiguous", "category")
+    assert [c.value for c in security.candidates] == ["sandboxing", "tool-permissions"]
+    assert {c.confidence for c in security.candidates} == {0.5}
+    kept = resolve_capability(index, "observability", agent=CLAUDE)  # its category's field found it
+    assert (kept.status, kept.value, kept.resolved_by) == ("resolved", "usage-metrics", "lexical")

@@ -9,13 +9,17 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from server_support import (
     PREFIX,
+    Cap,
     connect,
     make_hub,
+    real_build,
+    write_catalog,
 )
 
 pytestmark = pytest.mark.anyio
 
 INVALID_PARAMS = -32602
+BOTH = {"claude-code": {"available": True}, "gemini-cli": {"available": True}}
 METHOD_NOT_FOUND = -32601
 
 
@@ -115,6 +119,28 @@ async def test_ambiguous_template_value_lists_the_candidates(any_build: Path, re
     assert PREFIX + "agents/copilot-cli" in caught.value.message
     assert PREFIX + "agents/vscode-copilot" in caught.value.message
     assert caught.value.data["uri"] == PREFIX + "agents/copilot"
+
+
+async def test_a_template_value_that_names_no_one_document_says_why(tmp_path: Path) -> None:
+    """As the tools say it: a category's name given as a capability points to the category and lists its
+    capabilities; free words that match nothing clearly are not "more than one capability"; a capability's name given
+    as a category points to the capability."""
+    caps = (
+        Cap("Code Review", "collaboration", "Reviews a diff for security bugs: a security review.", agents=BOTH),
+        Cap("Sandboxing", "security", "Runs commands in an isolated container.", agents=BOTH),
+        Cap("Tool Permissions", "security", "Decides which tools run without a prompt.", agents=BOTH),
+    )
+    build = real_build(write_catalog(tmp_path / "agents", caps), tmp_path / "build")
+    said = {}
+    async with connect(make_hub(build, {"expose": "summary,stats,agents,capabilities,categories"})) as client:
+        for value in ("capabilities/security", "capabilities/voice%20telepathy", "categories/sandboxing"):
+            with pytest.raises(MCPError) as caught:
+                await client.read_resource(PREFIX + value)
+            said[value] = caught.value.message
+    category = said["capabilities/security"]
+    assert f"is a category (read {PREFIX}categories/security); its capabilities: {PREFIX}capabilities/" in category
+    assert "more than one" not in said["capabilities/voice%20telepathy"]
+    assert f"'sandboxing' is a capability (read {PREFIX}capabilities/sandboxing)" in said["categories/sandboxing"]
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ from manifest_factory import artifact_bytes
 from mcp.shared.exceptions import MCPError
 from server_support import (
     PREFIX,
+    Cap,
     connect,
     dumps,
     make_hub,
@@ -285,17 +286,15 @@ async def test_an_agent_read_as_a_typo_is_said_in_every_answer(bundled_build: Pa
 
 
 async def test_a_loose_reading_names_the_runner_ups(bundled_build: Path) -> None:
-    """'security' ranks Code Review first (its /security-review command), Tool Permissions close behind: the model is
-    told both, so it can ask for the one the user meant."""
+    """'cloud agent' ranks Sandboxing first, others behind: the model is told them, so it can ask for the one the
+    user meant."""
     async with connect(bundled_build) as client:
-        result = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "security"})
+        result = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "cloud agent"})
     resolution = result.meta["capidx/resolution"]["capability"]
     (line,) = [block.text for block in result.content[1:]]
-    assert line.startswith(f"Read 'security' as {resolution['value']}, by its words")
+    assert line.startswith(f"Read 'cloud agent' as {resolution['value']}, by its words")
     runner_ups = line.split("; next: ", 1)[1].split(". If another", 1)[0].split("), ")
     assert 1 <= len(runner_ups) <= 2 and all(re.match(r"[\w -]+ \([a-z0-9-]+, 0\.\d\d", r) for r in runner_ups)
-    # 'security' is also a category's name: the line points to its list.
-    assert "security is also a category: list_capabilities(category='security')" in line
 
 
 async def test_a_capability_the_agent_lacks_is_answered_not_swapped(any_build: Path, revision: str) -> None:
@@ -774,3 +773,37 @@ async def test_errors_say_what_the_catalog_covers_and_where_to_go(any_build: Pat
     hint = voice.structured_content["hint"]
     assert "list_capabilities with an agent or a category" in hint and "every capability" not in hint
     assert "no data on it, which is not a no" in hint  # nothing matched: the model must not answer "no"
+
+
+async def test_a_category_given_as_the_capability_answers_with_the_category(tmp_path: Path) -> None:
+    """lookup(claude, 'security'): not the capability of another category that says 'security' most, but the
+    category's capabilities with the asked agent's facts, opened by what the query is and where its list is."""
+    both = {"claude-code": {"available": True}, "gemini-cli": {"available": False}}
+    caps = (
+        Cap("Code Review", "collaboration", "Reviews a diff for security bugs: a security review.", agents=both),
+        Cap("Sandboxing", "security", "Runs commands in an isolated container.", agents=both),
+        Cap("Tool Permissions", "security", "Decides which tools run without a prompt.", agents=both),
+    )
+    caps += (Cap("Usage Metrics", "observability", "Shows token counts and the cost of a session.", agents=both),)
+    build = real_build(write_catalog(tmp_path / "agents", caps), tmp_path / "build")
+    async with connect(build) as client:
+        lookup = await client.call_tool("lookup_capability", {"agent": "gemini", "capability": "Security"})
+        sources = await client.call_tool("get_sources", {"capability": "security"})
+        member = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "observability"})
+    assert not lookup.is_error
+    opener = text_of(lookup).splitlines()[0]
+    assert (
+        opener
+        == "'Security' is a category; list_capabilities(category='security') lists all of it. Its capabilities first:"
+    )
+    rows = lookup.structured_content["suggestions"]
+    assert {row["capability"] for row in rows} == {"sandboxing", "tool-permissions"}
+    assert all(row["available"] is False for row in rows)  # gemini-cli's facts, not the category's
+    assert "list_capabilities(category='security')" in sources.structured_content["hint"]
+    assert [c["slug"] for c in sources.structured_content["candidates"]] == ["sandboxing", "tool-permissions"]
+    # a category's name that its words read as one of its capabilities: that answer, and a pointer to the list
+    (line,) = [block.text for block in member.content[1:]]
+    assert member.structured_content["capability"]["slug"] == "usage-metrics"
+    assert line.endswith(
+        "observability is also a category: list_capabilities(category='observability') lists what is in it."
+    )
