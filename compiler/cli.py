@@ -26,18 +26,22 @@ from capidx.compiler.errors import UsageError
 @click.command(short_help="Scaffold a catalog and its CI files.")
 @click.argument("directory", required=False, default=".", type=click.Path(file_okay=False, path_type=Path))
 @click.option(
-    "--force", is_flag=True, help="Replace scaffold files that exist; without it, a file in the way stops everything."
+    "--force",
+    is_flag=True,
+    help="Write the missing files around ones of yours in the way (kept byte for byte); init never replaces a file.",
 )
 def init(directory: Path, force: bool) -> None:
-    """Scaffold a catalog in DIRECTORY, the current one when not given.
+    """Scaffold a catalog in DIRECTORY, the current one when not given, or add capidx to an existing one.
 
     \b
-    Writes capidx.yaml (commented), one example agent and the alias table under agents/, a
-    .pre-commit-config.yaml and a GitHub Actions workflow (.github/workflows/capidx.yml, the one
-    docs/ci.md explains). Then `capidx validate && capidx build && capidx serve` work at once.
+    Writes what is missing of: capidx.yaml (commented), a .pre-commit-config.yaml, a GitHub Actions
+    workflow (.github/workflows/capidx.yml, the one docs/ci.md explains) and, into a new catalog only,
+    an example agent and alias table under agents/ (not when agents/ holds anything or capidx.yaml is
+    yours). It never replaces or deletes a file, and says per file what it kept and why.
 
     \b
-    Exit codes: 0 written, 2 a file exists (named; nothing written) or cannot be written.
+    Exit codes: 0 written (or nothing missing), 2 a file of yours is in the way without --force (named;
+    nothing written), a folder is where a file goes, or a file cannot be written.
     """
     from capidx.compiler.init_project import scaffold, summary
 

@@ -1,11 +1,17 @@
-"""`capidx init`: scaffold a catalog that validates, builds and serves at once.
+"""`capidx init`: scaffold a catalog that validates, builds and serves at once, or adopt an existing one.
 
 The files come from `compiler/scaffold/` (package data, so a wheel has them too). The CI workflow and
 the pre-commit configuration are the ones docs/ci.md shows (`docs/examples/`, kept identical by a test):
 a maintainer who reads the docs finds the same files in the new repository.
 
-Nothing is overwritten unless asked: every existing target is named and nothing is written, so a
-half-scaffolded repository cannot happen.
+init never replaces or deletes a file, `--force` or not: a maintainer's catalog, alias table and
+configuration are theirs. It writes only what is missing, and says per file what it kept and why:
+- the project files (capidx.yaml, the pre-commit configuration, the workflow): a file that exists with
+  other bytes than the scaffold's stops everything (named; nothing written) unless `--force`, which writes
+  the missing files around it and keeps it byte for byte. One with the scaffold's bytes is already done.
+- the example agent and the sample alias table are written only into a new catalog: never when the
+  catalog folder holds anything, nor next to a capidx.yaml of the maintainer's (whose catalog is theirs).
+- `.gitignore`: only the line `build/` is ever appended.
 """
 
 from __future__ import annotations
@@ -17,68 +23,142 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from capidx.compiler.config import ALIAS_FILE_NAMES
 from capidx.compiler.errors import UsageError
 from capidx.compiler.files import read_at_most, write_whole
+from capidx.compiler.validate.discover import CAPABILITY_FILE_NAMES
 
 EXAMPLE_AGENT = "example-agent"
+CATALOG = "agents"  # the default paths.agents, which the scaffold's capidx.yaml names
+CONFIG = "capidx.yaml"
 
-# (file in compiler/scaffold/, where it goes in the new catalog)
-SCAFFOLD: tuple[tuple[str, str], ...] = (
-    ("capidx.yaml", "capidx.yaml"),
-    ("current.json", f"agents/{EXAMPLE_AGENT}/capabilities/current.json"),
-    ("aliases.json", "agents/aliases.json"),
+# (file in compiler/scaffold/, where it goes in the project): written when missing, never replaced.
+PROJECT_FILES: tuple[tuple[str, str], ...] = (
+    ("capidx.yaml", CONFIG),
     ("pre-commit-config.yaml", ".pre-commit-config.yaml"),
     ("workflow.yml", ".github/workflows/capidx.yml"),
 )
+# The example catalog: written only into an empty (or missing) catalog folder, all of it or none.
+EXAMPLE_FILES: tuple[tuple[str, str], ...] = (
+    ("current.json", f"{CATALOG}/{EXAMPLE_AGENT}/capabilities/current.json"),
+    ("aliases.json", f"{CATALOG}/aliases.json"),
+)
+SCAFFOLD = PROJECT_FILES[:1] + EXAMPLE_FILES + PROJECT_FILES[1:]  # everything a new catalog gets, in order
 
-NEXT_STEPS = f"""\
-Next:
-  capidx validate && capidx build && capidx serve   # works now, on the example agent
-  1. Rename agents/{EXAMPLE_AGENT}/ to your agent's id and replace its example values; every
-     source url is a placeholder (example.com) that must point to the page documenting the claim.
-  2. In .pre-commit-config.yaml and .github/workflows/capidx.yml replace OWNER (the account that
+TRY_IT = "capidx validate && capidx build && capidx serve"
+EXAMPLE_STEP = f"""\
+Rename {CATALOG}/{EXAMPLE_AGENT}/ to your agent's id and replace its example values; every
+     source url is a placeholder (example.com) that must point to the page documenting the claim."""
+CI_STEP = """\
+In .pre-commit-config.yaml and .github/workflows/capidx.yml replace OWNER (the account that
      hosts capidx) and COMMIT (a full commit sha or a release tag), then `pre-commit install`."""
 GITIGNORE = ".gitignore"
 IGNORED = "build/"  # the default paths.out: output, never committed
 _MODE = 0o644  # of a file capidx init creates, whatever the umask
 _IGNORED_FORMS = frozenset({"build", "build/", "/build", "/build/"})  # lines that already ignore it
 _MAX_GITIGNORE = 1 << 20  # a larger .gitignore is not read (nor changed): the hint says what to add
+_MAX_COMPARED = 1 << 20  # a project file larger than this is not the scaffold's (which is a few KiB)
+
+SAME = "same as the scaffold"
+THEIRS = "yours (not the scaffold's bytes), left byte for byte"
+LINK = "a link: left alone, not followed"
+FOLDER = "a folder"
 
 
 class InitError(UsageError):
-    """Targets exist (without --force), or the directory cannot be written: exit 2."""
+    """A project file of the maintainer's is in the way (without --force), or a write fails: exit 2."""
 
 
 @dataclass(frozen=True)
 class Scaffolded:
     root: Path
-    written: tuple[str, ...]  # relative POSIX paths, in SCAFFOLD order
-    replaced: tuple[str, ...]  # those that existed before (only with force)
+    written: tuple[str, ...]  # relative POSIX paths, in SCAFFOLD order; never a file that was there
+    kept: tuple[tuple[str, str], ...]  # (path, why it was left as it is)
     gitignore: str = "kept"  # created, updated (build/ appended), kept (it ignores build/ already) or skipped
-
-
-def existing(root: Path) -> list[str]:
-    """The scaffold's targets already present under `root` (anything at the path counts: file, folder, link)."""
-    return [target for _source, target in SCAFFOLD if os.path.lexists(root / target)]
+    no_example: str = ""  # why the example agent and sample aliases were not written ("": they were)
 
 
 def scaffold(root: Path, *, force: bool = False) -> Scaffolded:
-    """Write the scaffold under `root` (created if missing). Without `force`, refuse before writing anything
-    when a target exists; with it, replace the existing files (never a folder)."""
-    present = existing(root)
-    if present and not force:
-        raise InitError(f"{root}: would overwrite {', '.join(present)}; nothing written (pass --force to replace them)")
-    folders = [target for target in present if (root / target).is_dir() and not (root / target).is_symlink()]
+    """Write what is missing of the scaffold under `root` (created if missing), never replacing a file.
+
+    Every check runs before the first write, so a refusal leaves nothing behind."""
+    present = {target: why for source, target in PROJECT_FILES if (why := _kept_why(root / target, source))}
+    folders = [target for target, why in present.items() if why == FOLDER]
     if folders:
-        raise InitError(f"{root}: {', '.join(folders)} is a folder, not a file; nothing written")
+        raise InitError(f"{root}: {', '.join(folders)} is a folder, not a file; nothing written (move it away)")
+    theirs = [target for target, why in present.items() if why != SAME]
+    if theirs and not force:
+        raise InitError(
+            f"{root}: {', '.join(theirs)} already there, not as the scaffold has it; nothing written (--force"
+            " writes only the missing files and keeps these byte for byte: init never replaces a file)"
+        )
+    no_example = _why_no_example(root, config_is_theirs=CONFIG in theirs)
+    missing = {target for _source, target in PROJECT_FILES if target not in present}
+    missing |= set() if no_example else {target for _source, target in EXAMPLE_FILES}
+    planned = [(source, target) for source, target in SCAFFOLD if target in missing]
     try:
-        for source, target in SCAFFOLD:
+        for source, target in planned:
             write_whole(root / target, _bundled(source), _MODE)  # whole or not at all
         gitignore = _ignore_build(root / GITIGNORE)
     except OSError as exc:
         file = f"{exc.filename}: " if exc.filename else ""  # which file, when the error says
         raise InitError(f"cannot write the scaffold under {root}: {file}{exc.strerror or exc}") from None
-    return Scaffolded(root, tuple(target for _source, target in SCAFFOLD), tuple(present), gitignore)
+    written = tuple(target for _source, target in planned)
+    return Scaffolded(root, written, tuple(present.items()), gitignore, no_example)
+
+
+def _kept_why(path: Path, source: str) -> str | None:
+    """Why the project file at `path` is left as it is (None: it is missing, so init writes it). A folder
+    comes back as FOLDER: capidx cannot work with one there, and init moves nothing."""
+    try:
+        info = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):  # a file where a folder should be: the write says so
+        return None
+    if stat.S_ISLNK(info.st_mode):
+        return LINK
+    if stat.S_ISDIR(info.st_mode):
+        return FOLDER
+    return SAME if stat.S_ISREG(info.st_mode) and _holds(path, _bundled(source)) else THEIRS
+
+
+def _holds(path: Path, data: bytes) -> bool:
+    """Whether the file at `path` holds exactly `data` (one that cannot be read does not: it is kept)."""
+    try:
+        return read_at_most(path, _MAX_COMPARED) == data
+    except OSError:
+        return False
+
+
+def _why_no_example(root: Path, *, config_is_theirs: bool) -> str:
+    """Why the example agent and sample aliases stay out ("": they go in). They would be an agent more in
+    the next build, answering questions about "Example Agent", so they go only into a catalog that is new."""
+    if config_is_theirs:
+        return f"no example agent or sample aliases added: {CONFIG} is yours, and so is the catalog it names"
+    folder = root / CATALOG
+    if not os.path.lexists(folder):
+        return ""
+    if folder.is_symlink() or not folder.is_dir():
+        return f"no example agent or sample aliases added: {CATALOG} is there and is not a plain folder"
+    try:
+        names = [entry.name for entry in os.scandir(folder) if not entry.name.startswith(".")]
+    except OSError as exc:
+        return f"no example agent or sample aliases added: {CATALOG}/ cannot be listed ({exc.strerror or exc})"
+    if not names:
+        return ""
+    return f"no example agent or sample aliases added: {CATALOG}/ already holds {_contents(folder, names)}"
+
+
+def _contents(folder: Path, names: list[str]) -> str:
+    """What the catalog folder holds, for the line saying why no example went in: "4 agents and an alias table"."""
+    agents = sum(1 for name in names if _is_agent(folder / name))
+    parts = [f"{agents} agent{'s' if agents != 1 else ''}"] if agents else []
+    parts += ["an alias table"] if any(name in ALIAS_FILE_NAMES for name in names) else []
+    return " and ".join(parts) or f"{len(names)} other entr{'ies' if len(names) != 1 else 'y'}"
+
+
+def _is_agent(folder: Path) -> bool:
+    """A folder with a capability document where `capidx validate` looks for one."""
+    return any(os.path.lexists(folder / "capabilities" / name) for name in CAPABILITY_FILE_NAMES)
 
 
 def _ignore_build(path: Path) -> str:
@@ -112,11 +192,22 @@ _GITIGNORE_LINES = {
 
 
 def summary(result: Scaffolded, shown_root: str) -> Sequence[str]:
-    """What `capidx init` prints: each file, then what to do next."""
-    lines = [f"{'replaced' if target in result.replaced else 'created'} {target}" for target in result.written]
+    """What `capidx init` prints: each file written or kept (and why), then what to do next."""
+    lines = [f"created {target}" for target in result.written]
+    lines += [f"kept {target}: {why}" for target, why in result.kept]
+    lines += [result.no_example] if result.no_example else []
     lines += _GITIGNORE_LINES[result.gitignore]
+    return [f"capidx init: a catalog in {result.root}", *lines, "", *_next_steps(result, shown_root)]
+
+
+def _next_steps(result: Scaffolded, shown_root: str) -> list[str]:
+    """The steps left to do, numbered; only those about files init wrote (an example, the CI placeholders)."""
     where = "" if shown_root == "." else f"cd {shown_root} && "
-    steps = NEXT_STEPS.replace("  capidx validate", f"  {where}capidx validate", 1)
+    on_what = "works now, on the example agent" if not result.no_example else "now on your catalog"
+    steps = [f"  {where}{TRY_IT}   # {on_what}"]
+    todo = [EXAMPLE_STEP] if not result.no_example else []
+    scaffolded = {*result.written, *(target for target, why in result.kept if why == SAME)}
+    todo += [CI_STEP] if {target for _s, target in PROJECT_FILES[1:]} & scaffolded else []  # OWNER, COMMIT
     if result.gitignore == "skipped":
-        steps += f"\n  3. Add {IGNORED} to {GITIGNORE}: it is output."
-    return [f"capidx init: a catalog in {result.root}", *lines, "", steps]
+        todo.append(f"Add {IGNORED} to {GITIGNORE}: it is output.")
+    return ["Next:", *steps, *(f"  {number}. {step}" for number, step in enumerate(todo, 1))]

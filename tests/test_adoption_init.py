@@ -13,11 +13,12 @@ import os
 import stat
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import yaml
-from catalog_factory import run_cli
+from catalog_factory import run_cli, snapshot, write_catalog
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
@@ -81,12 +82,131 @@ def test_init_refuses_to_overwrite_and_writes_nothing(tmp_path: Path) -> None:
     assert not (tmp_path / ".gitignore").exists()
 
 
-def test_init_force_replaces_and_says_so(tmp_path: Path) -> None:
-    (tmp_path / "capidx.yaml").write_text("title: mine\n", encoding="utf-8")
+SEVEN_ALIASES = {f"phrase {n}": "MCP Servers" for n in range(7)}
+
+
+def maintainers_project(root: Path) -> dict[str, bytes]:
+    """A catalog in use: the maintainer's capidx.yaml, three agents, seven aliases, their own pre-commit file."""
+    write_catalog(root, aliases={"aliases": SEVEN_ALIASES})
+    (root / "capidx.yaml").write_text("title: Our agents\nbudgets:\n  summary: 1500\n", encoding="utf-8")
+    (root / ".pre-commit-config.yaml").write_text("repos: []\n", encoding="utf-8")
+    return snapshot(root)
+
+
+def test_init_force_in_a_project_replaces_and_adds_nothing_of_the_maintainers(tmp_path: Path) -> None:
+    before = maintainers_project(tmp_path)
+
     result = run_cli(["init", "--force"], cwd=tmp_path)
+
     assert result.exit_code == 0, result.output
-    assert "replaced capidx.yaml" in result.output and "created agents/aliases.json" in result.output
-    assert (tmp_path / "capidx.yaml").read_bytes() == (ROOT / "compiler" / "scaffold" / "capidx.yaml").read_bytes()
+    after = snapshot(tmp_path)
+    assert {path: after[path] for path in before} == before  # every file of theirs byte for byte
+    assert sorted(set(after) - set(before)) == [".github/workflows/capidx.yml", ".gitignore"]
+    lines = result.output.splitlines()
+    assert "kept capidx.yaml: yours (not the scaffold's bytes), left byte for byte" in lines
+    assert "kept .pre-commit-config.yaml: yours (not the scaffold's bytes), left byte for byte" in lines
+    assert "no example agent or sample aliases added: capidx.yaml is yours, and so is the catalog it names" in lines
+    assert "created .github/workflows/capidx.yml" in lines and "replaced" not in result.output
+    assert not any("agents/" in line for line in lines if line.startswith("created"))
+
+
+def test_init_without_force_in_a_project_names_what_is_there_and_writes_nothing(tmp_path: Path) -> None:
+    before = maintainers_project(tmp_path)
+
+    result = run_cli(["init"], cwd=tmp_path)
+
+    assert result.exit_code == 2
+    assert snapshot(tmp_path) == before
+    assert "capidx.yaml, .pre-commit-config.yaml already there" in result.output
+    assert "--force writes only the missing files and keeps these byte for byte" in result.output
+
+
+def test_init_around_an_existing_catalog_adds_no_example_and_the_build_has_only_its_agents(tmp_path: Path) -> None:
+    write_catalog(tmp_path)
+    (tmp_path / "agents" / "notes.md").write_text("# our notes\n", encoding="utf-8")
+    before = snapshot(tmp_path)
+
+    result = run_cli(["init"], cwd=tmp_path)
+
+    assert result.exit_code == 0, result.output
+    after = snapshot(tmp_path)
+    assert {path: after[path] for path in before} == before
+    assert sorted(set(after) - set(before)) == [
+        ".github/workflows/capidx.yml",
+        ".gitignore",
+        ".pre-commit-config.yaml",
+        "capidx.yaml",
+    ]
+    lines = result.output.splitlines()
+    assert "no example agent or sample aliases added: agents/ already holds 3 agents and an alias table" in lines
+    assert "created capidx.yaml" in lines and "Rename agents/example-agent" not in result.output
+    assert "capidx validate && capidx build && capidx serve   # now on your catalog" in result.output
+
+    built = run_cli(["build", "--no-site"], cwd=tmp_path)
+    assert built.exit_code == 0, built.output
+    assert "Example Agent" not in (tmp_path / "build" / "summary.md").read_text("utf-8")
+
+
+@pytest.mark.parametrize(
+    ("make", "why"),
+    [
+        (lambda agents: (agents / "aliases.yaml").write_text("aliases: {}\n", "utf-8"), "an alias table"),
+        (lambda agents: (agents / "README.md").write_text("ours\n", "utf-8"), "1 other entry"),
+        (lambda agents: (agents / "draft" / "capabilities").mkdir(parents=True), "1 other entry"),
+    ],
+    ids=["alias-table", "other-file", "folder-without-document"],
+)
+def test_init_adds_no_example_into_a_catalog_folder_that_holds_anything(
+    tmp_path: Path, make: Callable[[Path], object], why: str
+) -> None:
+    (tmp_path / "agents").mkdir()
+    make(tmp_path / "agents")
+    before = snapshot(tmp_path / "agents")
+
+    result = run_cli(["init"], cwd=tmp_path)
+
+    assert result.exit_code == 0, result.output
+    assert snapshot(tmp_path / "agents") == before
+    assert f"no example agent or sample aliases added: agents/ already holds {why}" in result.output.splitlines()
+
+
+def test_init_adds_the_example_into_a_catalog_folder_holding_only_hidden_files(tmp_path: Path) -> None:
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "agents" / ".gitkeep").write_bytes(b"")
+    result = run_cli(["init"], cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "agents" / "example-agent" / "capabilities" / "current.json").is_file()
+    assert "created agents/aliases.json" in result.output and (tmp_path / "agents" / ".gitkeep").read_bytes() == b""
+
+
+def test_init_run_again_changes_nothing_and_says_why(tmp_path: Path) -> None:
+    assert run_cli(["init"], cwd=tmp_path).exit_code == 0
+    before = snapshot(tmp_path)
+
+    result = run_cli(["init"], cwd=tmp_path)
+
+    assert result.exit_code == 0, result.output
+    assert snapshot(tmp_path) == before
+    lines = result.output.splitlines()
+    assert [line for line in lines if line.startswith("created")] == []
+    assert "kept capidx.yaml: same as the scaffold" in lines
+    assert "no example agent or sample aliases added: agents/ already holds 1 agent and an alias table" in lines
+    assert "replace OWNER" in result.output  # the CI files still hold the placeholders
+
+
+def test_init_force_keeps_a_linked_capidx_yaml_and_does_not_follow_it(tmp_path: Path) -> None:
+    shared = tmp_path / "shared.yaml"
+    shared.write_bytes(b"title: shared\n")
+    (tmp_path / "project").mkdir()
+    (tmp_path / "project" / "capidx.yaml").symlink_to(shared)
+
+    refused = run_cli(["init", "project"], cwd=tmp_path)
+    forced = run_cli(["init", "project", "--force"], cwd=tmp_path)
+
+    assert refused.exit_code == 2 and forced.exit_code == 0, forced.output
+    assert shared.read_bytes() == b"title: shared\n" and (tmp_path / "project" / "capidx.yaml").is_symlink()
+    assert "kept capidx.yaml: a link: left alone, not followed" in forced.output.splitlines()
+    assert not (tmp_path / "project" / "agents").exists()
 
 
 def test_init_will_not_replace_a_folder_even_with_force(tmp_path: Path) -> None:
