@@ -89,6 +89,19 @@ class Peer:
     subscriptions: set[str] = field(default_factory=set)
 
 
+def warn_over_budget(snapshot: Snapshot) -> None:
+    """A build over its token budgets is served as built (it is what `capidx build` wrote, for inspection): said once
+    per build, at start and at each reload, so that nobody takes it for one that passed."""
+    if snapshot.over_budget:
+        shown = ", ".join(snapshot.over_budget[:3]) + (", …" if len(snapshot.over_budget) > 3 else "")
+        logger.warning(
+            "build %s breaches %d token budget(s) (%s tokens): served as built; `capidx report` shows them",
+            snapshot.digest[:12],
+            len(snapshot.over_budget),
+            shown,
+        )
+
+
 class Hub:
     """The current view, the connections and the change-event bus of one running server."""
 
@@ -125,6 +138,7 @@ class Hub:
             len(snapshot.artifacts),
             len(updated),
         )
+        warn_over_budget(snapshot)
         await self._notify_modern(listed, tooled, updated)
         if self.legacy_push:
             for peer in list(self.peers):

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Iterator
 
 import anyio
 
-from capidx.server.app import Hub, build_server
+from capidx.server.app import Hub, build_server, warn_over_budget
 from capidx.server.reload import Reloader
 from capidx.server.settings import Settings
 from capidx.server.signals import Stopped, watch
@@ -34,6 +34,7 @@ def run(settings: Settings, snapshot: Snapshot) -> None:
         len(snapshot.artifacts),
         settings.transport,
     )
+    warn_over_budget(snapshot)
     hub = Hub(snapshot, settings, legacy_push=settings.transport == "stdio")
     main = _serve_http if settings.transport == "http" else _serve_stdio
     try:

@@ -139,6 +139,9 @@ class Snapshot:
     templates: Mapping[str, Template]  # by kind
     index: MatchIndex
     kinds: frozenset[str] = frozenset()  # every artifact kind present
+    # The token budgets the build breached ('summary 700 > 600'): `capidx build` writes such a build for inspection
+    # and exits 1; the server serves it as built, and says so.
+    over_budget: tuple[str, ...] = ()
 
     def find(self, kind: str, **params: str | None) -> Artifact | None:
         """The document answering `kind` for `params`; a `None` or absent param means 'all'."""
@@ -189,6 +192,7 @@ def load_snapshot(directory: Path) -> Snapshot:
         templates=MappingProxyType(_templates(root, manifest)),
         index=_match_index(root, artifacts),
         kinds=frozenset(artifact.kind for artifact in artifacts),
+        over_budget=tuple(f"{r['kind']} {r['tokens']:,} > {r['budget']:,}" for r in manifest["budgets"] if not r["ok"]),
     )
 
 

@@ -6,6 +6,7 @@ import hashlib
 import json
 import logging
 import shutil
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from server_support import (
     make_hub,
     real_build,
     rewrite_manifest,
+    run_capidx,
     swap_in,
     write_build,
     write_catalog,
@@ -223,3 +225,23 @@ async def test_whatever_loading_a_new_build_raises_the_server_keeps_serving(
     (record,) = [r for r in caplog.records if "ignoring the new build" in r.getMessage()]
     assert record.exc_info is not None  # not foreseen: logged with its traceback
     assert generation(hub.snapshot.artifacts[SUMMARY].text) == "1"
+
+
+async def test_a_build_over_its_budgets_is_served_and_said_to_be(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`capidx build` writes a build that breaches a budget (for inspection) and exits 1: a running server takes it
+    as it takes any build, and says at the reload, as at a start, that it is over budget."""
+    catalog = write_catalog(tmp_path / "agents")
+    build = real_build(catalog, tmp_path / "build")
+    hub = make_hub(build)
+    reloader = Reloader(hub, build, poll_seconds=0.1)
+    config = tmp_path / "capidx.yaml"
+    config.write_text("budgets:\n  summary: 10\n", encoding="utf-8")
+    made = run_capidx("build", "--agents", str(catalog), "--out", str(build), "--config", str(config), cwd=tmp_path)
+    assert made.returncode == 1, made.stderr
+    with caplog.at_level(logging.WARNING, logger="capidx.server"):
+        assert await reloader.check() is True
+    assert "breaches 1 token budget(s) (summary " in caplog.text and "served as built" in caplog.text
+    started = run_capidx("serve", "--build", str(build), "--no-reload", stdin=subprocess.DEVNULL, cwd=tmp_path)
+    assert "breaches 1 token budget(s) (summary " in started.stderr
