@@ -277,23 +277,26 @@ def build(
 
     if aliases is not None and no_aliases:
         raise click.UsageError("--aliases and --no-aliases exclude each other")
-    config, problems = load_config(_absolute(config_file), Path.cwd())
-    for problem in problems:
-        click.echo(problem.as_text(), err=True)
-    if problems:
-        raise SystemExit(ExitCode.USAGE)
-    config = with_catalog(config, _absolute(agents), _absolute(aliases), no_aliases)
-    config = config.with_overrides(
-        schema=_absolute(schema), templates=_absolute(templates), out=_absolute(out), encodings=encodings or None
-    )
-    if no_site:
-        config = config.with_overrides(site=False)
-    if quiet and verbose:
-        raise click.UsageError("--quiet and --verbose exclude each other")
-    if not quiet:
-        click.echo(config_notice(config.config_file, _absolute(agents)), err=True)
-    from capidx.compiler.emit.pipeline import execute
-
+    try:  # a Ctrl-C before the build starts: nothing was written, and it says so as a later one would
+        config, problems = load_config(_absolute(config_file), Path.cwd())
+        for problem in problems:
+            click.echo(problem.as_text(), err=True)
+        if problems:
+            raise SystemExit(ExitCode.USAGE)
+        config = with_catalog(config, _absolute(agents), _absolute(aliases), no_aliases)
+        config = config.with_overrides(
+            schema=_absolute(schema), templates=_absolute(templates), out=_absolute(out), encodings=encodings or None
+        )
+        if no_site:
+            config = config.with_overrides(site=False)
+        if quiet and verbose:
+            raise click.UsageError("--quiet and --verbose exclude each other")
+        if not quiet:
+            click.echo(config_notice(config.config_file, _absolute(agents)), err=True)
+        from capidx.compiler.emit.pipeline import execute
+    except KeyboardInterrupt:
+        click.echo("\ninterrupted: build not started; nothing was written", err=True)
+        raise
     raise SystemExit(execute(config, strict=strict, quiet=quiet, verbose=verbose).exit_code)
 
 

@@ -188,3 +188,22 @@ def test_the_cli_entry_point_builds(tmp_path: Path) -> None:
     header = completed.stdout.splitlines()[0].split()
     assert header == ["kind", "docs", "tokens", "largest", "budget", "status"]
     assert f"build written: {tmp_path / 'site'}" in completed.stdout
+
+
+def test_ctrl_c_while_the_build_loads_its_configuration_says_nothing_was_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before the build starts (reading capidx.yaml, finding the catalog) a Ctrl-C still says what became of it."""
+    from capidx.compiler import config
+
+    out = _project(tmp_path, built=True)
+    before = (out / "manifest.json").read_bytes()
+
+    def interrupted(*args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(config, "load_config", interrupted)
+    result = run_cli(["build", "--out", str(out), "-q"], tmp_path)
+    assert result.exit_code == 130
+    assert "interrupted: build not started; nothing was written" in result.stderr
+    assert (out / "manifest.json").read_bytes() == before
