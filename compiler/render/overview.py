@@ -182,7 +182,8 @@ def instructions_frame(catalog: Catalog, title: str) -> Frame:
         ),
         tail=(
             "Details: lookup_capability(agent, capability) for one agent; compare_capability(capability) across "
-            "agents; list_capabilities(agent?, category?) to list names; get_sources(agent?, capability?) to cite."
+            "agents; list_capabilities(agent and/or category) to list names; get_sources(agent and/or capability) "
+            "to cite."
         ),
     )
 
