@@ -21,7 +21,8 @@ CAPABILITY_FILE_NAMES = ("current.json", "current.yaml", "current.yml")
 _READ_NAMES = CAPABILITY_FILE_NAMES + ALIAS_FILE_NAMES
 _DATA_SUFFIXES = (".json", ".yaml", ".yml")
 _UNREAD_HINT = (
-    "capidx reads <agent>/capabilities/current.json (or .yaml, .yml) and aliases.json at the catalog's top; "
+    "capidx reads <agent>/capabilities/current.json (or .yaml, .yml) and aliases.json (or .yaml, .yml) at the "
+    "catalog's top; "
     "rename or move it, or keep other files outside the catalog folder"
 )
 _SKIPPED_DIRECTORIES = frozenset({"node_modules", "__pycache__"})
@@ -89,6 +90,18 @@ def _alias_tables(folder: Path) -> list[Path]:
     return [folder / name for name in ALIAS_FILE_NAMES if os.path.lexists(folder / name)]
 
 
+def tables_beside(read: Path) -> list[Diagnostic]:
+    """An error at each alias table beside the one read (`aliases.yaml` next to `aliases.json`): capidx reads one
+    table per catalog, so the other one's phrases would be dropped without a word (as `duplicate-agent` says of
+    two documents for one agent)."""
+    if read.name.lower() not in ALIAS_FILE_NAMES:
+        return []  # a table named by --aliases or paths.aliases: the files beside it are not its rivals
+    others = [path for path in _alias_tables(read.parent) if path.name != read.name]
+    message = f"second alias table beside {read.name}, which is the one capidx reads"
+    hint = f"keep one: move this file's phrases into {read.name}, then remove this file"
+    return [Diagnostic(str(path), None, None, "", "error", message, hint, "duplicate-alias-table") for path in others]
+
+
 def _unlinked(tables: Sequence[Path]) -> tuple[list[Path], list[Diagnostic]]:
     """The alias tables, less those that are symbolic links out of their own folder: refused as `confined` refuses
     a linked capability document (a table's text is quoted in errors and built into every document)."""
@@ -104,6 +117,7 @@ def _unlinked(tables: Sequence[Path]) -> tuple[list[Path], list[Diagnostic]]:
 def _from_config(config: Config) -> Inputs:
     tables, refused = _unlinked([config.aliases] if config.aliases else [])
     aliases = tuple(tables)
+    refused += [problem for table in tables for problem in tables_beside(table)]
     if not config.agents.is_dir():
         hint = "run capidx where agents/ is, or pass --agents DIR, --config FILE or PATHS"
         problem = file_problem(config.agents, "catalog directory not found", hint)
@@ -112,7 +126,8 @@ def _from_config(config: Config) -> Inputs:
     documents, problems = confined(found, config.agents)
     if not documents and not problems:
         problems.append(_nothing_found(config.agents))
-    problems += unread(config.agents, [*found, *_configured(config)], config.templates)
+    beside = [Path(problem.path) for problem in refused if problem.code == "duplicate-alias-table"]
+    problems += unread(config.agents, [*found, *_configured(config), *beside], config.templates)
     return Inputs(tuple(documents), aliases, (), (*refused, *problems))
 
 
@@ -156,8 +171,8 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
         elif path.is_dir():
             candidates, every_table = catalog_documents(path), _alias_tables(path)
             found, refused = confined(candidates, path)
-            tables, linked = _unlinked(every_table)
-            problems += refused + linked
+            tables, linked = _unlinked(every_table[:1])
+            problems += refused + linked + (tables_beside(every_table[0]) if every_table else [])
             documents.update((_key(p), p) for p in found)
             aliases.update((_key(p), p) for p in tables)
             problems += unread(path, [*candidates, *every_table, *_configured(config)], config.templates)
@@ -165,7 +180,7 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
                 problems.append(_nothing_found(path))
         elif path.name.lower() in ALIAS_FILE_NAMES:
             tables, linked = _unlinked([path])
-            problems += linked
+            problems += linked + next((tables_beside(table) for table in _alias_tables(path.parent)), [])
             aliases.update((_key(p), p) for p in tables)
             context.update((_key(p), p) for p in catalog_documents(path.parent))
         elif path.suffix.lower() not in _DATA_SUFFIXES:  # 'capidx validate README.md': no YAML error about Markdown
@@ -183,7 +198,8 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
                     context.update((_key(p), p) for p in catalog_documents(root))
     quiet = tuple(p for key, p in context.items() if key not in documents)
     others = tuple(p for key, p in related.items() if key not in aliases)
-    return Inputs(tuple(documents.values()), tuple(aliases.values()), quiet, tuple(problems), others)
+    unique = tuple(dict.fromkeys(problems))  # two tables named side by side: one error at the second
+    return Inputs(tuple(documents.values()), tuple(aliases.values()), quiet, unique, others)
 
 
 def _key(path: Path) -> str:
