@@ -16,6 +16,7 @@ from typing import Any
 
 from capidx.compiler.config import Config, load_config, with_catalog
 from capidx.compiler.diagnostics import Diagnostic, ExitCode, exit_code_for
+from capidx.compiler.validate import aliases as alias_rules
 from capidx.compiler.validate import build_needs as contract
 from capidx.compiler.validate import discover, keys, lint
 from capidx.compiler.validate.load import SourceFile, load_file
@@ -151,7 +152,7 @@ def _check_alias_tables(
         if source is None:
             continue
         diagnostics += schema_diagnostics(bundled_validator(ALIASES_SCHEMA), source)
-        diagnostics += lint.check_alias_text(source)
+        diagnostics += lint.check_alias_text(source) + alias_rules.check_table_keys(source)
         if catalog_complete:  # with a document unreadable, its names are unknown: no false alarms
             diagnostics += lint.check_alias_targets(source, names) + lint.check_alias_wordings(source, documents)
         first = first or LoadedDocument(path, None, source.data, source.raw)
