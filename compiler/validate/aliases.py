@@ -6,13 +6,49 @@ capability by slug winning. An alias that loses there is dropped without a word,
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from capidx.compiler.diagnostics import Diagnostic
+from capidx.compiler.validate import discover
 from capidx.compiler.validate.load import SourceFile
 from capidx.compiler.validate.textrules import quote
 from capidx.schema.lexicon import identifiers
-from capidx.schema.text import normalize
+from capidx.schema.text import normalize, slugify
+
+_OWN_WORD = "an agent's own word for a capability belongs in its record's `terminology`"
+
+
+@dataclass(frozen=True)
+class _Named:
+    """A capability as the index knows it: its slug (its identity across agents) and its name as first written."""
+
+    slug: str
+    name: str
+
+
+@dataclass(frozen=True)
+class _RecordAlias:
+    """One item of a record's `aliases`, where it is written."""
+
+    document: int
+    parts: tuple[Any, ...]
+    phrase: str
+    owner: _Named
+    agent: str
+
+
+def name_keys(documents: Sequence[SourceFile]) -> dict[str, _Named]:
+    """Normalized capability name or slug -> the capability: the phrases the server answers before any alias."""
+    keys: dict[str, _Named] = {}
+    for document in documents:
+        for _, capability in _capabilities(document.data):
+            named = _named(capability)
+            if named is not None:
+                for key in (normalize(named.name), normalize(named.slug)):
+                    keys.setdefault(key, named)
+    return keys
 
 
 def check_table_keys(source: SourceFile) -> list[Diagnostic]:
@@ -62,3 +98,64 @@ def _same_phrase_hint(earlier: str, earlier_target: Any, target: Any) -> str:
         return f"remove this key: the server reads it as {quote(earlier)}, which already leads to {quote(target)}"
     never = "one phrase leads to one capability, so one of the two would never be used"
     return f"{never}: remove this key or {quote(earlier)}"
+
+
+def check_table_names(source: SourceFile, names: Mapping[str, _Named]) -> list[Diagnostic]:
+    """An alias-table phrase that is another capability's name or slug: the server answers the name first, so the
+    alias never leads to its target."""
+    phrases = source.data.get("aliases") if isinstance(source.data, dict) else None
+    problems = []
+    for phrase, target in phrases.items() if isinstance(phrases, dict) else ():
+        named = names.get(normalize(phrase))
+        if named is None or not isinstance(target, str) or named.slug == slugify(target):
+            continue
+        message = f"alias {quote(phrase)} is the name of the capability {quote(named.name)}: it never leads to"
+        message += f" {quote(target)}"
+        hint = f"the server answers {quote(named.name)} for it; remove the alias or choose another phrase"
+        problems.append(source.diagnostic(("aliases", phrase), "warning", message, hint, "alias-is-name", key=True))
+    return problems
+
+
+def check_record_aliases(sources: Sequence[SourceFile], context: Sequence[SourceFile] = ()) -> list[Diagnostic]:
+    """Capabilities' own `aliases` that are another capability's name or slug (`alias-is-name`): the server answers
+    the name first. Said at each checked record's alias; `context` (the rest of the catalog, when a pre-commit hook
+    names only changed files) is compared with, never reported at."""
+    names = name_keys((*sources, *context))
+    problems = []
+    for alias in _record_aliases(sources):
+        diagnostic = _dead_alias(sources[alias.document], alias, names.get(normalize(alias.phrase)))
+        problems += [diagnostic] if diagnostic is not None else []
+    return problems
+
+
+def _dead_alias(source: SourceFile, alias: _RecordAlias, named: _Named | None) -> Diagnostic | None:
+    if named is None or named.slug == alias.owner.slug:
+        return None
+    message = f"alias {quote(alias.phrase)} of {quote(alias.owner.name)} is the name of the capability"
+    message += f" {quote(named.name)}: the name wins, so the alias is never used"
+    hint = f"remove it or choose another phrase; {_OWN_WORD}"
+    return source.diagnostic(alias.parts, "warning", message, hint, "alias-is-name")
+
+
+def _record_aliases(documents: Sequence[SourceFile]) -> Iterator[_RecordAlias]:
+    for number, document in enumerate(documents):
+        agent = discover.agent_id(document.path)
+        for index, capability in _capabilities(document.data):
+            owner, aliases = _named(capability), capability.get("aliases")
+            if owner is None or not isinstance(aliases, list):
+                continue
+            for item, phrase in enumerate(aliases):
+                if isinstance(phrase, str) and normalize(phrase):
+                    yield _RecordAlias(number, ("capabilities", index, "aliases", item), phrase, owner, agent)
+
+
+def _named(capability: dict[str, Any]) -> _Named | None:
+    name = capability.get("name")
+    slug = slugify(name) if isinstance(name, str) else ""
+    return _Named(slug, name) if slug else None
+
+
+def _capabilities(data: Any) -> Iterator[tuple[int, dict[str, Any]]]:
+    items = data.get("capabilities") if isinstance(data, dict) else None
+    if isinstance(items, list):
+        yield from ((index, item) for index, item in enumerate(items) if isinstance(item, dict))

@@ -105,7 +105,7 @@ def _validate_project(
     if catalog_complete:  # with a document unreadable, its names are unknown: no false alarms
         diagnostics += lint.check_successors(sources, names)
     aliases, problems = _check_alias_tables(inputs, names, catalog_complete, (*sources, *context))
-    diagnostics += problems
+    diagnostics += problems + alias_rules.check_record_aliases(sources, context)
     if strict:
         diagnostics = [diagnostic.promoted() for diagnostic in diagnostics]
     return ValidationResult(
@@ -155,6 +155,7 @@ def _check_alias_tables(
         diagnostics += lint.check_alias_text(source) + alias_rules.check_table_keys(source)
         if catalog_complete:  # with a document unreadable, its names are unknown: no false alarms
             diagnostics += lint.check_alias_targets(source, names) + lint.check_alias_wordings(source, documents)
+            diagnostics += alias_rules.check_table_names(source, alias_rules.name_keys(documents))
         first = first or LoadedDocument(path, None, source.data, source.raw)
     for path in inputs.related_aliases if catalog_complete else ():
         source, _ = load_file(path)  # not named: only its targets are checked (its own problems are its commit's)
