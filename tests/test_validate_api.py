@@ -258,3 +258,16 @@ def test_user_schema_with_a_broken_ref(tmp_path: Path, monkeypatch: pytest.Monke
 
     assert code == 2
     assert "current.json: the schema cannot be applied: _WrappedReferencingError: PointerToNowhere" in output
+
+
+def test_a_shared_alias_is_warned_when_only_one_document_is_named(tmp_path: Path) -> None:
+    """A pre-commit hook names only the changed document: the other agents' records and the catalog's alias table
+    are still compared with, so the alias the index drops is warned where it is written."""
+    project = copy_case("valid/alias-shared", tmp_path)
+    forge = project / "agents" / "forge-cli" / "capabilities" / "current.json"
+
+    result = validate_project(default_config(project), [forge], today=TODAY)
+
+    shared = [(w.path == str(forge), w.pointer) for w in result.warnings if w.code == "alias-shared"]
+    assert shared == [(True, "$.capabilities[0].aliases[0]"), (True, "$.capabilities[0].aliases[1]")]
+    assert "the alias table's phrase for 'Doc Writer'" in result.warnings[-1].message

@@ -51,6 +51,19 @@ def name_keys(documents: Sequence[SourceFile]) -> dict[str, _Named]:
     return keys
 
 
+def table_targets(table: Any, names: Mapping[str, _Named]) -> dict[str, _Named]:
+    """Normalized alias-table phrase -> the capability it leads to, for the phrases whose target exists (the
+    others are `alias-target` errors and left out of the build). The first phrase of a normalized key wins here;
+    a second one is an error of its own (`check_table_keys`)."""
+    phrases = table.get("aliases") if isinstance(table, dict) else None
+    targets: dict[str, _Named] = {}
+    for phrase, target in phrases.items() if isinstance(phrases, dict) else ():
+        found = names.get(normalize(target)) if isinstance(target, str) else None
+        if found is not None and normalize(phrase):
+            targets.setdefault(normalize(phrase), found)
+    return targets
+
+
 def check_table_keys(source: SourceFile) -> list[Diagnostic]:
     """Two keys of the alias table that normalize to one phrase ('ghost text', 'ghost  text', 'ghost-text'): the
     index holds one phrase once, so one of them is never used. An error at the later key, naming the earlier."""
@@ -116,15 +129,27 @@ def check_table_names(source: SourceFile, names: Mapping[str, _Named]) -> list[D
     return problems
 
 
-def check_record_aliases(sources: Sequence[SourceFile], context: Sequence[SourceFile] = ()) -> list[Diagnostic]:
-    """Capabilities' own `aliases` that are another capability's name or slug (`alias-is-name`): the server answers
-    the name first. Said at each checked record's alias; `context` (the rest of the catalog, when a pre-commit hook
-    names only changed files) is compared with, never reported at."""
-    names = name_keys((*sources, *context))
+def check_record_aliases(
+    sources: Sequence[SourceFile], context: Sequence[SourceFile] = (), table: Any = None
+) -> list[Diagnostic]:
+    """Capabilities' own `aliases` the index cannot keep, said at each checked record's alias (`context`, the rest
+    of the catalog when a pre-commit hook names only changed files, is compared with, never reported at):
+    an alias that is another capability's name or slug (`alias-is-name`), and one phrase that is an alias of two
+    capabilities, in records or in the alias `table` (`alias-shared`), which names which one the index keeps."""
+    documents = (*sources, *context)
+    names = name_keys(documents)
+    tabled = table_targets(table, names)
+    claims: dict[str, list[_RecordAlias]] = {}
+    for alias in _record_aliases(documents):
+        claims.setdefault(normalize(alias.phrase), []).append(alias)
     problems = []
-    for alias in _record_aliases(sources):
-        diagnostic = _dead_alias(sources[alias.document], alias, names.get(normalize(alias.phrase)))
-        problems += [diagnostic] if diagnostic is not None else []
+    for key, aliases in claims.items():
+        for alias in aliases:
+            if alias.document >= len(sources):
+                continue
+            diagnostic = _dead_alias(sources[alias.document], alias, names.get(key))
+            diagnostic = diagnostic or _shared_alias(sources[alias.document], alias, aliases, tabled.get(key))
+            problems += [diagnostic] if diagnostic is not None else []
     return problems
 
 
@@ -135,6 +160,25 @@ def _dead_alias(source: SourceFile, alias: _RecordAlias, named: _Named | None) -
     message += f" {quote(named.name)}: the name wins, so the alias is never used"
     hint = f"remove it or choose another phrase; {_OWN_WORD}"
     return source.diagnostic(alias.parts, "warning", message, hint, "alias-is-name")
+
+
+def _shared_alias(
+    source: SourceFile, alias: _RecordAlias, claims: Sequence[_RecordAlias], tabled: _Named | None
+) -> Diagnostic | None:
+    """`alias` when another capability claims its phrase: the alias table (which wins) or another record."""
+    others = [other for other in claims if other.owner.slug != alias.owner.slug]
+    if tabled is not None and tabled.slug != alias.owner.slug:
+        message = f"alias {quote(alias.phrase)} of {quote(alias.owner.name)} is the alias table's phrase for"
+        message += f" {quote(tabled.name)}, which the index keeps"
+    elif tabled is None and others:
+        other = others[0]
+        kept = min((alias.owner, *(claim.owner for claim in others)), key=lambda named: named.slug)
+        message = f"alias {quote(alias.phrase)} of {quote(alias.owner.name)} is also an alias of"
+        message += f" {quote(other.owner.name)} ({other.agent}); the index keeps {quote(kept.name)}"
+    else:
+        return None
+    hint = f"one phrase names one capability: drop it from one of them; {_OWN_WORD}"
+    return source.diagnostic(alias.parts, "warning", message, hint, "alias-shared")
 
 
 def _record_aliases(documents: Sequence[SourceFile]) -> Iterator[_RecordAlias]:

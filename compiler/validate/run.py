@@ -105,7 +105,7 @@ def _validate_project(
     if catalog_complete:  # with a document unreadable, its names are unknown: no false alarms
         diagnostics += lint.check_successors(sources, names)
     aliases, problems = _check_alias_tables(inputs, names, catalog_complete, (*sources, *context))
-    diagnostics += problems + alias_rules.check_record_aliases(sources, context)
+    diagnostics += problems + alias_rules.check_record_aliases(sources, context, _table_data(aliases, inputs))
     if strict:
         diagnostics = [diagnostic.promoted() for diagnostic in diagnostics]
     return ValidationResult(
@@ -161,6 +161,14 @@ def _check_alias_tables(
         source, _ = load_file(path)  # not named: only its targets are checked (its own problems are its commit's)
         diagnostics += lint.check_alias_targets(source, names) if source is not None else []
     return first, diagnostics
+
+
+def _table_data(table: LoadedDocument | None, inputs: discover.Inputs) -> Any:
+    """The alias table the build reads: the one checked, or else the catalog's own when only documents are named."""
+    if table is not None:
+        return table.data
+    related = next((found for path in inputs.related_aliases if (found := load_file(path)[0]) is not None), None)
+    return related.data if related is not None else None
 
 
 def _reading_order(diagnostic: Diagnostic) -> tuple[str, int, int, str]:
