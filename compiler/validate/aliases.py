@@ -135,7 +135,8 @@ def check_record_aliases(
     """Capabilities' own `aliases` the index cannot keep, said at each checked record's alias (`context`, the rest
     of the catalog when a pre-commit hook names only changed files, is compared with, never reported at):
     an alias that is another capability's name or slug (`alias-is-name`), and one phrase that is an alias of two
-    capabilities, in records or in the alias `table` (`alias-shared`), which names which one the index keeps."""
+    capabilities, in records or in the alias `table` (`alias-shared`), which names which one the index keeps (an
+    agent whose own record gives the phrase gets its own reading: server/resolve.py)."""
     documents = (*sources, *context)
     names = name_keys(documents)
     tabled = table_targets(table, names)
@@ -169,12 +170,13 @@ def _shared_alias(
     others = [other for other in claims if other.owner.slug != alias.owner.slug]
     if tabled is not None and tabled.slug != alias.owner.slug:
         message = f"alias {quote(alias.phrase)} of {quote(alias.owner.name)} is the alias table's phrase for"
-        message += f" {quote(tabled.name)}, which the index keeps"
+        message += f" {quote(tabled.name)}, which the index keeps for agents whose own record does not give it"
     elif tabled is None and others:
         other = others[0]
         kept = min((alias.owner, *(claim.owner for claim in others)), key=lambda named: named.slug)
         message = f"alias {quote(alias.phrase)} of {quote(alias.owner.name)} is also an alias of"
-        message += f" {quote(other.owner.name)} ({other.agent}); the index keeps {quote(kept.name)}"
+        message += f" {quote(other.owner.name)} ({other.agent}); the index keeps {quote(kept.name)} for agents whose"
+        message += " own record does not give it"
     else:
         return None
     hint = f"one phrase names one capability: drop it from one of them; {_OWN_WORD}"
