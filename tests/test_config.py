@@ -94,6 +94,13 @@ def test_empty_file_means_defaults(tmp_path: Path) -> None:
             ["capidx.yaml:1:1: $.stalenes: 'stalenes' is not a known key: did you mean 'staleness'?"],
         ),
         (
+            "staleness:\n  warn_days: 30\nstalenes:\n  warn_days: 3\n",
+            [
+                "capidx.yaml:3:1: $.stalenes: 'stalenes' is not a known key: did you mean 'staleness'? (also given) "
+                "(keep one of the two)"
+            ],
+        ),
+        (
             "paths:\n  agents: a\n  outt: b\n",
             ["capidx.yaml:3:3: $.paths.outt: 'outt' is not a known key: did you mean 'out'?"],
         ),
@@ -138,6 +145,7 @@ def test_empty_file_means_defaults(tmp_path: Path) -> None:
     ],
     ids=[
         "unknown-top",
+        "unknown-top-beside-the-right-key",
         "unknown-nested",
         "unknown-unlike",
         "wrong-types",

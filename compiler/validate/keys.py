@@ -46,11 +46,22 @@ def suggest(key: str, known: Iterable[str], *, loose: bool = True, present: Cont
     return None
 
 
+def suggest_also_given(key: str, known: Iterable[str], present: Container[str]) -> str | None:
+    """The known key `key` most likely meant, the object's own keys included: a misspelled second copy of a key
+    the object has (`stalenes` beside `staleness`) still names it, as `unknown_key` then says it is also given."""
+    known = list(known)
+    meant = suggest(key, known, present=present)
+    return meant if meant is not None else suggest(key, [name for name in known if name in present])
+
+
 def unknown_key(key: str, meant: str | None, present: Container[str] = ()) -> str:
     """The message for an unknown key (cut short when long: the key is the data's, any length); `meant`
-    among the object's keys (`present`) is the same key in another case."""
+    among the object's keys (`present`) is the same key in another case, or the key of which `key` is a
+    misspelled second copy."""
     shown = shown_key(key)
     if meant is not None and meant in present:
+        if meant.casefold() != key.casefold():  # a misspelled copy of a key also given (`stalenes` and `staleness`)
+            return f"'{shown}' is not a known key: did you mean '{meant}'? (also given)"
         return f"'{shown}' is not a known key: '{meant}' is already there, in another case"
     return f"'{shown}' is not a known key" + (f": did you mean '{meant}'?" if meant else "")
 

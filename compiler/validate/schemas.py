@@ -20,7 +20,7 @@ from typing import Any
 
 from capidx.compiler.diagnostics import Diagnostic
 from capidx.compiler.validate.fastschema import compile_check
-from capidx.compiler.validate.keys import EXTENSION_PREFIX, suggest, unknown_key
+from capidx.compiler.validate.keys import EXTENSION_PREFIX, suggest, suggest_also_given, unknown_key
 from capidx.compiler.validate.load import SourceFile, load_file
 
 CAPABILITY_SCHEMA = "capability-schema.json"
@@ -262,7 +262,7 @@ def _unknown_keys(error: Any, parts: tuple[Any, ...], source: SourceFile, code: 
     missing = [key for key in error.schema.get("required", ()) if key not in error.instance]
     problems = []
     for key in extra:
-        meant = suggest(key, known, present=error.instance)
+        meant = suggest_also_given(key, known, error.instance)
         message = unknown_key(key, meant, error.instance)
         if meant in error.instance:
             hint = "keep one of the two"
