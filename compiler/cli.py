@@ -19,6 +19,7 @@ import click
 
 from capidx.compiler.diagnostics import append_step_summary
 from capidx.compiler.errors import UsageError
+from capidx.schema.homepath import expand_home
 
 # ---- capidx init ---------------------------------------------------------------------------------------
 
@@ -177,7 +178,8 @@ _EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 def _absolute(path: Path | None) -> Path | None:
     """Absolute, but as given: a link is not followed (messages name the user's path; a link loop is no crash)."""
-    return Path(os.path.abspath(path)) if path is not None else None
+    # `--out=~/x`, or an argument list with no shell: a leading `~` is the home folder still.
+    return Path(os.path.abspath(expand_home(str(path)))) if path is not None else None
 
 
 def config_notice(config_file: Path | None, agents: Path | None) -> str:

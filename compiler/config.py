@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from capidx.compiler.diagnostics import Diagnostic
 from capidx.compiler.markup import defuse
 from capidx.schema import labels
+from capidx.schema.homepath import expand_home
 from capidx.schema.yamldata import SourceMap
 
 if TYPE_CHECKING:
@@ -165,7 +166,7 @@ def _is_user_templates(path: Path) -> bool:
 def config_from_mapping(data: dict[str, Any], root: Path, config_file: Path | None) -> Config:
     """Build a Config from an already validated mapping (pure)."""
     base = default_config(root)
-    paths = data.get("paths", {})
+    paths = {key: value if value is None else expand_home(value) for key, value in data.get("paths", {}).items()}
     staleness = data.get("staleness", {})
     relationships = data.get("relationships", {})
     injection = data.get("injection", {})

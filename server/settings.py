@@ -27,6 +27,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from capidx.schema.homepath import expand_home
 from capidx.schema.yamldata import (
     MAX_FILE_BYTES,
     MAX_NESTING,
@@ -240,7 +241,7 @@ def _host(text: str) -> str:
 
 
 ENV_PARSERS: dict[str, Callable[[str], Any]] = {
-    "build": lambda text: Path(text),
+    "build": lambda text: Path(expand_home(text)),  # no shell expands `~` in a client's env or args
     "resources": _bool,
     "expose": lambda text: _expose(_list(text)),
     "index_tool": _bool,
@@ -351,7 +352,7 @@ def from_file(path: Path) -> tuple[dict[str, Any], list[str]]:
     values["_positions"] = {name: at for name in serve if (at := document.source_map.locate(("serve", name)))}
     out = data.get("paths", {}).get("out")
     if "build" not in values and out is not None:
-        values["build"] = path.parent / out
+        values["build"] = path.parent / expand_home(out)
         values["_build_key"] = "paths.out"
     return values, []
 
@@ -442,7 +443,7 @@ def _parse(path: Path, raw: bytes) -> YamlDocument:
 def _file_values(base: Path, serve: Mapping[str, Any]) -> dict[str, Any]:
     values = {name: tuple(dict.fromkeys(raw)) if isinstance(raw, list) else raw for name, raw in serve.items()}
     if "build" in values:
-        values["build"] = base / values["build"]  # relative to the directory holding capidx.yaml
+        values["build"] = base / expand_home(values["build"])  # relative to the directory holding capidx.yaml
     return values
 
 

@@ -288,3 +288,25 @@ def test_every_key_is_documented() -> None:
     documentation = (repo / "docs" / "configuration.md").read_text("utf-8")
     missing = [key for key in _schema_keys(schema) if f"`{key}" not in documentation]
     assert missing == []
+
+
+def test_a_leading_tilde_is_the_home_folder_in_every_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`paths.out: ~/capidx-build` once made a folder named `~` in the project; `a/~` and `~user` stay as written."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    project = tmp_path / "project"
+    write(
+        project / "capidx.yaml",
+        "paths:\n  out: ~/capidx-build\n  agents: ~/catalog\n  aliases: ~/a.json\n  schema: '~'\n  templates: a/~\n",
+    )
+
+    config, problems = load_config(None, project)
+
+    assert problems == []
+    assert (config.out, config.agents, config.aliases) == (home / "capidx-build", home / "catalog", home / "a.json")
+    assert config.schema == home
+    assert config.templates == project / "a" / "~"
+    assert config.build_label == "capidx-build"
+    flagged = _effective(project, agents=Path("~/other"), schema=Path("~user/s.json"))
+    assert flagged.agents == home / "other"
+    assert flagged.schema == project / "~user" / "s.json"

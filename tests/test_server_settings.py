@@ -411,3 +411,18 @@ def yaml_settings(output: str) -> dict:
     import yaml
 
     return yaml.safe_load(output)["serve"]
+
+
+def test_a_leading_tilde_is_the_home_folder_in_the_file_the_environment_and_flags(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As build reads `paths.out: ~/capidx-build`, so does serve: no shell expands `~` in a client's settings."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    (tmp_path / "capidx.yaml").write_text("paths:\n  out: ~/capidx-build\n", encoding="utf-8")
+    assert settings(cwd=tmp_path).build == home / "capidx-build"
+    (tmp_path / "capidx.yaml").write_text("serve:\n  build: ~/served\n", encoding="utf-8")
+    assert settings(cwd=tmp_path).build == home / "served"
+    assert settings(env={"CAPIDX_BUILD": "~/from-env"}, cwd=tmp_path).build == home / "from-env"
+    assert settings({"build": "~"}, cwd=tmp_path).build == home
+    assert settings({"build": "a/~"}, cwd=tmp_path).build == tmp_path / "a" / "~"

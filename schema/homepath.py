@@ -1,0 +1,20 @@
+"""A leading `~` in a configured path means the home folder, for the compiler and the server alike.
+
+capidx.yaml, the serve variables (`CAPIDX_BUILD`) and options passed without a shell (`--out=~/x`, an MCP
+client's argument list) reach capidx with the `~` a shell would have expanded. Taken as written it names a
+folder called `~` inside the project, which a later `rm -rf ~` meant for it would take for the home folder.
+"""
+
+from __future__ import annotations
+
+import os
+
+_HOME_PREFIXES = ("~/", "~" + os.sep)
+
+
+def expand_home(text: str) -> str:
+    """`text` with a leading `~` or `~/` replaced by the home folder; anything else (`~user`, `a/~`) as written.
+    Without a known home folder the text is returned unchanged."""
+    if text == "~" or text.startswith(_HOME_PREFIXES):
+        return os.path.expanduser(text)
+    return text
