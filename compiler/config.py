@@ -7,7 +7,9 @@ file: callers pass only the flags the user actually gave (`None` means "not give
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,7 +18,7 @@ from capidx.compiler.diagnostics import Diagnostic
 from capidx.compiler.markup import defuse
 from capidx.schema import labels
 from capidx.schema.homepath import expand_home
-from capidx.schema.yamldata import SourceMap
+from capidx.schema.yamldata import SourceMap, json_path
 
 if TYPE_CHECKING:
     from capidx.compiler.validate.load import SourceFile
@@ -65,6 +67,41 @@ class Injection:
     labels: tuple[InjectionLabel, ...] = DEFAULT_LABELS
 
 
+# Settings whose values name something that may turn out wrong only later (a folder, a file, an encoding), with
+# where capidx.yaml writes them: a problem found then is reported at that place, not as if a flag had given it.
+LOCATED = {
+    "agents": ("paths", "agents"),
+    "aliases": ("paths", "aliases"),
+    "schema": ("paths", "schema"),
+    "templates": ("paths", "templates"),
+    "out": ("paths", "out"),
+    "encodings": ("encodings",),
+}
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where capidx.yaml writes a value (`parts` is its JSON path), and the value as written."""
+
+    file: Path
+    line: int | None
+    col: int | None
+    parts: tuple[str | int, ...]
+    value: str
+
+    def diagnostic(self, message: str, hint: str | None = None, code: str = "config") -> Diagnostic:
+        """An error at the value: a usage error (`config`) by default, as every capidx.yaml problem is."""
+        return Diagnostic(str(self.file), self.line, self.col, json_path(self.parts), "error", message, hint, code)
+
+    def place(self, cwd: Path | None = None) -> str:
+        """`capidx.yaml:2:8: $.paths.out`, the file relative to the working directory when it is below it."""
+        shown = self.file
+        with contextlib.suppress(ValueError):
+            shown = self.file.relative_to(cwd or Path.cwd())
+        where = ":".join(str(part) for part in (shown, self.line, self.col) if part is not None)
+        return f"{where}: {json_path(self.parts)}"
+
+
 @dataclass(frozen=True)
 class Config:
     """Effective settings for validate/build/report. Paths are absolute."""
@@ -92,18 +129,32 @@ class Config:
     # project, or its folder name when outside it. `--out` does not change it: a one-off build elsewhere (a CI
     # comparison) must write the same memory block as the project's own build.
     build_label: str = "build"
+    # JSON path -> where capidx.yaml writes it, for the `LOCATED` settings the file gives and no flag overrides.
+    origins: dict[tuple[str | int, ...], Origin] = field(default_factory=dict)
 
     @property
     def primary_encoding(self) -> str:
         return self.encodings[0]
 
+    def origin(self, name: str, index: int | None = None) -> Origin | None:
+        """Where capidx.yaml gives setting `name` (item `index` of a list), None when the file does not."""
+        parts = LOCATED[name] if index is None else (*LOCATED[name], index)
+        return self.origins.get(parts)
+
     def with_overrides(self, **overrides: Any) -> Config:
-        """Apply command-line flags; a `None` value means the flag was not given."""
+        """Apply command-line flags; a `None` value means the flag was not given. An overridden setting is no
+        longer the file's: its origin is dropped."""
         given = {key: value for key, value in overrides.items() if value is not None}
         unknown = set(given) - {f.name for f in fields(self)}
         if unknown:
             raise TypeError(f"unknown override(s): {sorted(unknown)}")
-        return replace(self, **given)
+        return replace(self, **given, origins=_without(self.origins, given))
+
+
+def _without(origins: dict[tuple[str | int, ...], Origin], names: Iterable[str]) -> dict[tuple[str | int, ...], Origin]:
+    """`origins` less those of the settings `names` (a list's items with it)."""
+    dropped = [LOCATED[name] for name in names if name in LOCATED]
+    return {parts: at for parts, at in origins.items() if not any(parts[: len(p)] == p for p in dropped)}
 
 
 def find_config_file(start: Path) -> Path | None:
@@ -141,8 +192,8 @@ def with_catalog(config: Config, agents: Path | None, aliases: Path | None, no_a
     --aliases names the table instead; --no-aliases drops it."""
     config = config.with_overrides(agents=agents, aliases=aliases)
     if agents is not None and aliases is None:
-        config = replace(config, aliases=default_aliases(agents))
-    return replace(config, aliases=None) if no_aliases else config
+        config = replace(config, aliases=default_aliases(agents), origins=_without(config.origins, ["aliases"]))
+    return replace(config, aliases=None, origins=_without(config.origins, ["aliases"])) if no_aliases else config
 
 
 def _label(root: Path, out: Path) -> str:
@@ -271,4 +322,31 @@ def load_config(config_path: Path | None, cwd: Path) -> tuple[Config, list[Diagn
     problems = check_config_mapping(source.data, str(path), source)
     if problems:
         return default_config(path.parent), problems
-    return config_from_mapping(source.data or {}, path.parent, path), []
+    config = config_from_mapping(source.data or {}, path.parent, path)
+    return replace(config, origins=_origins(source, path)), []
+
+
+def _origins(source: SourceFile, path: Path) -> dict[tuple[str | int, ...], Origin]:
+    """Where the file writes each `LOCATED` setting it gives (each item of a list)."""
+    found: dict[tuple[str | int, ...], Origin] = {}
+    for parts in LOCATED.values():
+        value = _at(source.data, parts)
+        places = [(*parts, index) for index in range(len(value))] if isinstance(value, list) else [parts]
+        for place in places:
+            item = _at(source.data, place)
+            if isinstance(item, str):
+                line, col = source.source_map.locate(place) or (None, None)
+                found[place] = Origin(path, line, col, place, item)
+    return found
+
+
+def _at(data: Any, parts: tuple[str | int, ...]) -> Any:
+    """The value at `parts` of validated data, None when absent."""
+    for part in parts:
+        if isinstance(data, dict) and isinstance(part, str):
+            data = data.get(part)
+        elif isinstance(data, list) and isinstance(part, int) and part < len(data):
+            data = data[part]
+        else:
+            return None
+    return data

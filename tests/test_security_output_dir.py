@@ -153,6 +153,23 @@ def test_the_catalog_and_folders_inside_it_are_refused(project: Path) -> None:
     assert "is inside the catalog folder" in refused(project, "agents/new-folder")
 
 
+@pytest.mark.parametrize(
+    ("written", "what"),
+    [(".", "is the project root"), ("agents", "is the catalog folder"), ("''", "is the project root")],
+)
+def test_a_refused_paths_out_is_named_at_its_place_in_capidx_yaml(project: Path, written: str, what: str) -> None:
+    """The user gave no --out: the refusal names the setting that chose the folder, where it is written."""
+    (project / "capidx.yaml").write_text(f"paths:\n  out: {written}\n", encoding="utf-8")
+    before = tree(project)
+    result = run_cli(["build", "-q"], cwd=project)
+    assert result.exit_code == 2, result.output
+    assert tree(project) == before
+    assert "error: capidx.yaml:2:8: $.paths.out: " in result.stderr
+    assert what in result.stderr
+    assert "for paths.out in capidx.yaml" in result.stderr and "--out" not in result.stderr
+    assert "--out." in refused(project, "agents")  # a flag given is named as the flag
+
+
 def test_a_folder_inside_a_capidx_build_is_refused(project: Path) -> None:
     """A build written inside another would be a folder that build's manifest does not list: every later build
     of the outer one would refuse to replace it. Refused however it is reached, and whatever the outer holds."""

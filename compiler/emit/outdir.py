@@ -58,7 +58,8 @@ from capidx.schema import builddir
 from capidx.schema.builddir import MANIFEST
 
 # A manifest larger than this is not one we wrote (a build of 20,000 capabilities has one of ~50 MB);
-_CHOOSE = "Choose a new or empty folder for --out."
+CHOOSE_FOR = "folder for --out"  # the option a refusal names (the build names `paths.out` instead when it set it)
+_CHOOSE = f"Choose a new or empty {CHOOSE_FOR}."
 
 
 class OutputError(UsageError):
@@ -140,7 +141,7 @@ def _newer_build(out: Path) -> str | None:
     """The refusal of a build a newer capidx wrote: it is a build, and upgrading, not deleting it, is the way on."""
     raw, _ = manifest_bytes(out)
     newer = builddir.newer_format(None if raw is None else _parse(raw)[0], "rebuild")
-    return newer and f"{out}: refusing to replace a build {newer}; or choose a new or empty folder for --out."
+    return newer and f"{out}: refusing to replace a build {newer}; or choose a new or empty {CHOOSE_FOR}."
 
 
 def check_listing(out: Path, manifest: Mapping[str, Any]) -> None:
@@ -181,7 +182,7 @@ def _not_a_build(out: Path, reason: str) -> str:
     it made, so an earlier build with something added, or with its manifest damaged, needs a person's hand."""
     mend = "If it is an earlier capidx build, move out what was added to it (or delete the folder) and build again;"
     refused = f"{out}: not a capidx build directory ({reason}); refusing to replace it."
-    return f"{refused} {mend} or choose a new or empty folder for --out."
+    return f"{refused} {mend} or choose a new or empty {CHOOSE_FOR}."
 
 
 def examine(folder: Path, also: frozenset[str] = frozenset()) -> tuple[Replaceable, str | None]:

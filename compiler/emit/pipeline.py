@@ -39,6 +39,8 @@ from capidx.compiler.emit.manifest import (
     serialized,
 )
 from capidx.compiler.emit.outdir import (
+    CHOOSE_FOR,
+    OutputError,
     Replaceable,
     check_kind,
     check_listing,
@@ -112,7 +114,7 @@ def execute(
             on_restore=told.restored,
         )
     except CapidxError as failure:  # every failure says what became of the previous build
-        print(f"error: {failure.format_message()}", file=err)
+        print(f"error: {_placed(failure, config)}", file=err)
         print(told.failed(failure), file=err)
         return BuildResult(ExitCode(failure.exit_code), config.out)
     except KeyboardInterrupt:  # Ctrl-C: say what became of the build; the CLI then exits 130
@@ -120,6 +122,16 @@ def execute(
         raise
     _print_outcome(result, quiet, err)
     return result
+
+
+def _placed(failure: CapidxError, config: Config) -> str:
+    """The failure's message; a refused build directory that capidx.yaml's `paths.out` names is said to be that
+    setting, at its line:col, not `--out` (which the user did not give)."""
+    message = failure.format_message()
+    origin = config.origin("out")
+    if not isinstance(failure, OutputError) or origin is None:
+        return message
+    return f"{origin.place()}: {message.replace(CHOOSE_FOR, 'folder for paths.out in capidx.yaml')}"
 
 
 class _Told:
