@@ -270,7 +270,15 @@ def check_config_mapping(data: Any, path: str, source: SourceFile | None = None)
         return [source.diagnostic((), "error", "capidx.yaml must be a mapping of settings", code="config")]
     found = schema_diagnostics(bundled_validator(CONFIG_SCHEMA), source, code="config")
     problems = sorted(found, key=lambda problem: (problem.line or 0, problem.col or 0))  # as the file reads
-    return problems or _check_across_options(data, source)
+    return problems or [*_check_across_options(data, source), *_check_encodings(data, source)]
+
+
+def _check_encodings(data: dict[str, Any], source: SourceFile) -> list[Diagnostic]:
+    """Each encoding name tiktoken does not know, at its place: `validate` says so, not only `build`."""
+    from capidx.compiler.emit.tokens import unknown_names
+
+    found = unknown_names(data.get("encodings", ()))
+    return [source.diagnostic(("encodings", index), "error", *found[index], "config") for index in sorted(found)]
 
 
 def _check_across_options(data: dict[str, Any], source: SourceFile) -> list[Diagnostic]:

@@ -115,6 +115,9 @@ def test_an_unknown_encoding_is_a_usage_error(project: Path) -> None:
     assert result.exit_code == 2
     assert "unknown tiktoken encoding 'no_such_base'" in result.stderr
     assert snapshot(project / "build") == before
+    misspelled = _build(project, "--encoding", "p50k_bse")
+    assert misspelled.exit_code == 2
+    assert "unknown tiktoken encoding 'p50k_bse' (did you mean 'p50k_base'? known: " in misspelled.stderr
 
 
 def test_an_encoding_that_cannot_be_downloaded_fails_clearly(

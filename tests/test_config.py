@@ -101,6 +101,10 @@ def test_empty_file_means_defaults(tmp_path: Path) -> None:
             ],
         ),
         (
+            "encodings: [cl100k_base, o200k]\n",
+            ["capidx.yaml:1:26: $.encodings[1]: unknown tiktoken encoding 'o200k' (did you mean 'o200k_base'? known: "],
+        ),
+        (
             "paths:\n  agents: a\n  outt: b\n",
             ["capidx.yaml:3:3: $.paths.outt: 'outt' is not a known key: did you mean 'out'?"],
         ),
@@ -146,6 +150,7 @@ def test_empty_file_means_defaults(tmp_path: Path) -> None:
     ids=[
         "unknown-top",
         "unknown-top-beside-the-right-key",
+        "unknown-encoding",
         "unknown-nested",
         "unknown-unlike",
         "wrong-types",
@@ -240,6 +245,18 @@ def test_a_catalog_moved_by_agents_brings_its_own_alias_table_or_none(tmp_path: 
     assert "mcp" not in json.dumps(index["aliases"])
     # the configured table still applies to the configured catalog, where it fits
     assert run_cli(["validate"], tmp_path).exit_code == 0
+
+
+def test_an_unknown_encoding_stops_validate_at_its_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(tmp_path / "capidx.yaml", "encodings:\n  - cl100k_base\n  - p50k_bse\n")
+    monkeypatch.chdir(tmp_path)
+
+    result = CliRunner().invoke(cli, ["validate"])
+
+    assert result.exit_code == 2
+    assert result.output.startswith(
+        "capidx.yaml:3:5: $.encodings[1]: unknown tiktoken encoding 'p50k_bse' (did you mean 'p50k_base'? known: "
+    )
 
 
 def test_config_errors_stop_validate_with_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,6 +15,7 @@ tokenizer is loaded only when some artifact's bytes changed (a no-op rebuild nev
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import os
 import threading
@@ -52,18 +53,28 @@ def bundled(names: Sequence[str]) -> bool:
     return all(name in OFFLINE_NAMES for name in names)
 
 
-def check_names(names: Sequence[str]) -> None:
-    """Fail early (exit 2) on a name tiktoken does not know, before anything is rendered or loaded."""
+def unknown_names(names: Sequence[str]) -> dict[int, tuple[str, str]]:
+    """(message, hint) for each name tiktoken does not know, by its index in `names`; the hint names the closest
+    known one (`o200k` -> `o200k_base`) and lists them all. Listing tiktoken's names reads its registry of
+    plugins only: nothing is downloaded."""
     if bundled(names):
-        return  # known without importing tiktoken (a no-op build needs none)
+        return {}  # known without importing tiktoken (a no-op build needs none)
     import tiktoken
 
-    known = {reported_name(name) for name in tiktoken.list_encoding_names()}
-    for name in names:
+    known = sorted({reported_name(name) for name in tiktoken.list_encoding_names()})
+    found = {}
+    for index, name in enumerate(names):
         if reported_name(name) not in known:
-            raise EncodingUnavailable(
-                f"unknown tiktoken encoding '{name}' (known: {', '.join(sorted(known))})", ExitCode.USAGE
-            )
+            close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+            meant = f"did you mean '{close[0]}'? " if close else ""
+            found[index] = (f"unknown tiktoken encoding '{name}'", f"{meant}known: {', '.join(known)}")
+    return found
+
+
+def check_names(names: Sequence[str]) -> None:
+    """Fail early (exit 2) on a name tiktoken does not know, before anything is rendered or loaded."""
+    for message, hint in unknown_names(names).values():
+        raise EncodingUnavailable(f"{message} ({hint})", ExitCode.USAGE)
     for name in names:
         if name not in OFFLINE_NAMES and (problem := cache_problem(name)) is not None:
             raise EncodingUnavailable(problem, ExitCode.USAGE)
