@@ -14,6 +14,7 @@ from pathlib import Path
 
 from capidx.compiler.config import ALIAS_FILE_NAMES, Config
 from capidx.compiler.diagnostics import Diagnostic
+from capidx.compiler.validate import configured
 from capidx.compiler.validate.keys import one_edit
 from capidx.compiler.validate.load import file_problem
 
@@ -115,19 +116,26 @@ def _unlinked(tables: Sequence[Path]) -> tuple[list[Path], list[Diagnostic]]:
 
 
 def _from_config(config: Config) -> Inputs:
-    tables, refused = _unlinked([config.aliases] if config.aliases else [])
+    table_missing = configured.missing(config, "aliases")
+    tables, refused = _unlinked([config.aliases] if config.aliases and not table_missing else [])
     aliases = tuple(tables)
     refused += [problem for table in tables for problem in tables_beside(table)]
+    refused += [problem for problem in (table_missing, configured.missing(config, "templates")) if problem]
     if not config.agents.is_dir():
         hint = "run capidx where agents/ is, or pass --agents DIR, --config FILE or PATHS"
-        problem = file_problem(config.agents, "catalog directory not found", hint)
+        problem = configured.missing(config, "agents") or file_problem(
+            config.agents, "catalog directory not found", hint
+        )
         return Inputs((), aliases, (), (*refused, problem))
     found = catalog_documents(config.agents)
     documents, problems = confined(found, config.agents)
     if not documents and not problems:
         problems.append(_nothing_found(config.agents))
     beside = [Path(problem.path) for problem in refused if problem.code == "duplicate-alias-table"]
-    problems += unread(config.agents, [*found, *_configured(config), *beside], config.templates)
+    # With paths.aliases wrong, the table the default would read is what it meant: the error names it, and it is
+    # no stray to rename.
+    meant = _alias_tables(config.agents) if table_missing else []
+    problems += unread(config.agents, [*found, *_configured(config), *beside, *meant], config.templates)
     return Inputs(tuple(documents), aliases, (), (*refused, *problems))
 
 

@@ -18,7 +18,7 @@ from capidx.compiler.config import Config, load_config, with_catalog
 from capidx.compiler.diagnostics import Diagnostic, ExitCode, exit_code_for
 from capidx.compiler.validate import aliases as alias_rules
 from capidx.compiler.validate import build_needs as contract
-from capidx.compiler.validate import discover, keys, lint
+from capidx.compiler.validate import configured, discover, keys, lint
 from capidx.compiler.validate.load import SourceFile, load_file
 from capidx.compiler.validate.schemas import (
     ALIASES_SCHEMA,
@@ -125,6 +125,8 @@ def document_order(doc: LoadedDocument) -> tuple[str, str]:
 def _capability_validator(config: Config) -> tuple[Any | None, list[Diagnostic]]:
     if config.schema is None:
         return bundled_validator(CAPABILITY_SCHEMA), []
+    if (problem := configured.missing(config, "schema")) is not None:
+        return None, [problem]
     return load_schema_file(config.schema)
 
 

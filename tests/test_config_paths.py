@@ -1,0 +1,77 @@
+"""A path capidx.yaml names that is not there is reported at its key in capidx.yaml, with the near name meant.
+
+`paths.agents: agnets` used to read "agnets: catalog directory not found (run capidx where agents/ is …)" to a
+user who had; `paths.aliases: agents/alias.json` advised renaming the right file, agents/aliases.json.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from catalog_factory import run_cli, write_catalog
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    write_catalog(tmp_path)  # agents/ with agents/aliases.json
+    (tmp_path / "schema").mkdir()
+    (tmp_path / "schema" / "caps.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "templates").mkdir()
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("setting", "expected"),
+    [
+        (
+            "agents: agnets",
+            "capidx.yaml:2:11: $.paths.agents: catalog directory 'agnets' does not exist (did you mean 'agents'?)",
+        ),
+        (
+            "aliases: agents/alias.json",
+            "capidx.yaml:2:12: $.paths.aliases: alias table 'agents/alias.json' does not exist "
+            "(did you mean 'agents/aliases.json'?)",
+        ),
+        (
+            "schema: schema/capz.json",
+            "capidx.yaml:2:11: $.paths.schema: schema file 'schema/capz.json' does not exist "
+            "(did you mean 'schema/caps.json'?)",
+        ),
+        (
+            "templates: tmpls",
+            "capidx.yaml:2:14: $.paths.templates: templates folder 'tmpls' does not exist (did you mean 'templates'?)",
+        ),
+        (
+            "agents: elsewhere/catalog",
+            "capidx.yaml:2:11: $.paths.agents: catalog directory 'elsewhere/catalog' does not exist "
+            "(correct paths.agents, or pass --agents DIR)",
+        ),
+    ],
+    ids=["agents", "aliases", "schema", "templates", "nothing-near"],
+)
+def test_a_configured_path_that_is_not_there_is_reported_at_its_key(project: Path, setting: str, expected: str) -> None:
+    (project / "capidx.yaml").write_text(f"paths:\n  {setting}\n", encoding="utf-8")
+
+    validated = run_cli(["validate"], project)
+    built = run_cli(["build", "-q"], project)
+
+    assert validated.exit_code == 2, validated.output
+    assert expected in validated.output.splitlines()
+    assert "run capidx where agents/ is" not in validated.output
+    assert "not read" not in validated.output  # agents/aliases.json is what paths.aliases meant, no stray
+    assert built.exit_code == 2, built.output
+    assert any(line.endswith(expected[len("capidx.yaml") :]) for line in built.stderr.splitlines()), built.stderr
+    assert not (project / "build").exists()
+
+
+def test_a_path_given_by_a_flag_keeps_the_flags_wording(project: Path) -> None:
+    """The file's setting is not to blame for a flag, nor for a setting a flag overrides."""
+    (project / "capidx.yaml").write_text("paths:\n  agents: agnets\n", encoding="utf-8")
+
+    result = run_cli(["validate", "--agents", "agnetz"], project)
+
+    assert result.exit_code == 2
+    assert "agnetz: catalog directory not found" in result.output
+    assert "capidx.yaml" not in result.output
+    assert run_cli(["validate", "--agents", "agents"], project).exit_code == 0
