@@ -15,7 +15,7 @@ import re
 import unicodedata
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
-from datetime import date
+from datetime import UTC, date, datetime, time, timedelta
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,7 @@ from capidx.schema.text import fold, normalize, slugify
 
 AGENT_SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_MAX_DATE_TIME = 40  # characters of an RFC 3339 date-time with a long fraction of a second
 _REVERIFY = "re-check the source and update verifiedDate"
 # A name shorter than this (normalized) is not compared for a typing error: short names are often one letter
 # apart on purpose.
@@ -45,6 +46,7 @@ def check_document(source: SourceFile, config: Config, today: date) -> list[Diag
     capabilities = list(_items(source.data, "capabilities"))
     problems = _duplicate_names(source, capabilities) + textrules.check_document_text(source)
     problems += instructions.check_document(source) + links.check_document(source)
+    problems += _future_edit(source, today)
     for index, capability in capabilities:
         parts = ("capabilities", index)
         problems += _vague_description(source, parts, capability, config.min_description_entropy)
@@ -494,6 +496,43 @@ def _freshness(
             )
         ]
     return []
+
+
+# A document edited "today" anywhere on Earth can carry a timestamp up to this late on the checker's `today`:
+# the end of that day at UTC-12, the last time zone to leave it.
+_LAST_ZONE_END = time(12, tzinfo=UTC)
+
+
+def _future_edit(source: SourceFile, today: date) -> list[Diagnostic]:
+    """`agent.lastUpdated` after today, like a `verifiedDate` after today: an edit cannot have happened yet.
+
+    The timestamp carries its own offset, so only an instant later than `today` in every time zone is
+    refused: a maintainer east of a CI runner, who commits early on their tomorrow, is not in the future."""
+    agent = source.data.get("agent") if isinstance(source.data, dict) else None
+    written = agent.get("lastUpdated") if isinstance(agent, dict) else None
+    edited = _instant(written)
+    if edited is None or edited <= datetime.combine(today + timedelta(days=1), _LAST_ZONE_END):
+        return []
+    return [
+        source.diagnostic(
+            ("agent", "lastUpdated"),
+            "error",
+            f"lastUpdated {written} is in the future (today is {today})",
+            "a document can only have been edited on or before today",
+            "future-date",
+        )
+    ]
+
+
+def _instant(value: Any) -> datetime | None:
+    """An RFC 3339 date-time with its offset as an aware datetime, or None (the schema reports a malformed one)."""
+    if not isinstance(value, str) or len(value) > _MAX_DATE_TIME:
+        return None
+    try:
+        instant = datetime.fromisoformat(value.upper())
+    except ValueError:  # also a leap second (…:60), which RFC 3339 allows and Python cannot represent
+        return None
+    return instant if instant.tzinfo is not None else None
 
 
 def _date(value: Any) -> date | None:
