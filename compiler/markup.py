@@ -20,9 +20,10 @@ live again when the JSON is shown as Markdown) and the site's HTML:
   the Markdown image. A tag without attributes (`<name>`, `</b>`, `<owner/repo>`) fetches nothing and
   links nowhere (and is, in catalog text, a placeholder an agent needs as written), so it is left alone.
 
-Addresses (a source's `url`, `supersededBy`, `startUrl`, the documentation links) are URIs by the schema
-and printed as text; they get the same treatment but for `]:`, which a URI may hold (`http://[::1]:80/`).
-A bare `https://…` in prose is left as it is: a renderer that links it makes a link to click, not an image.
+Addresses (a source's `url`, `supersededBy`, `startUrl`, the documentation links) are absolute http(s)
+URLs (`web_address`: `capidx validate` refuses any other, and the site links only those) and printed as
+text; they get the same treatment but for `]:`, which a URI may hold (`http://[::1]:80/`). A bare
+`https://…` in prose is left as it is: a renderer that links it makes a link to click, not an image.
 """
 
 from __future__ import annotations
@@ -32,6 +33,11 @@ from typing import Any
 
 # Fields holding an address (capability documents: sources, implementation notes, documentation).
 URL_KEYS = frozenset({"url", "supersededBy", "startUrl", "officialDocs", "releaseNotes", "github", "apiDocs"})
+
+# An absolute http(s) URL with a host: what a source or documentation address must be, and all the site links.
+# `javascript:` runs script when clicked, `file:`, `data:` and the rest reach what a reader never meant to
+# open; nothing in it may be white space or a control character (a browser drops or reinterprets them).
+_WEB_ADDRESS = re.compile(r"https?://[^\s\x00-\x1f\x7f/?#@]+(?:[/?#][^\s\x00-\x1f\x7f]*)?", re.IGNORECASE | re.ASCII)
 
 # A scan stops at the next `<`, space or `>`: linear in the text, however many `<` it holds.
 _AUTOLINK = r"<(?=[A-Za-z][A-Za-z0-9+.\-]{1,31}:[^\s<>]*>|[^\s<>@]+@[^\s<>@]+>)"
@@ -59,6 +65,12 @@ def defused(value: Any, key: object = None) -> Any:
     if isinstance(value, list):
         return [defused(item, key) for item in value]
     return value
+
+
+def web_address(text: str) -> bool:
+    """Whether `text` is an absolute http or https URL with a host (`_WEB_ADDRESS`): the only addresses the
+    catalog may hold and the site may link."""
+    return _WEB_ADDRESS.fullmatch(text) is not None
 
 
 def link_syntax(text: str) -> str | None:

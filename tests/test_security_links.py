@@ -43,8 +43,8 @@ _LIVE = [
 
 
 def _hostile_catalog() -> dict[str, dict[str, Any]]:
-    """The factory's catalog with link and image syntax in every kind of prose, and a `javascript:` address
-    where the catalog supplies addresses."""
+    """The factory's catalog with link and image syntax in every kind of prose (and in an excerpt of a source
+    whose address validate accepts: `javascript:` and other schemes are refused, see below)."""
     docs = documents()
     claude = docs["claude-code"]
     mcp = claude["capabilities"][0]
@@ -54,13 +54,35 @@ def _hostile_catalog() -> dict[str, dict[str, Any]]:
     mcp["implementationNotes"]["gotchas"].append(ONE_LINE)
     mcp["sources"][0]["description"] = ONE_LINE
     mcp["sources"].append(
-        {"url": "javascript:alert(1)", "description": "A script", "sourceGranularity": "section", "excerpt": HOSTILE}
+        {"url": "https://example.com/a", "description": "A page", "sourceGranularity": "section", "excerpt": HOSTILE}
     )
     mcp["x-reviewNote"] = ONE_LINE
     claude["capabilities"][2]["sources"][0]["excerpt"] = HOSTILE
     claude["integrations"][0]["features"].append(ONE_LINE)
-    claude["documentation"] = {"officialDocs": "javascript:alert(2)"}
     return docs
+
+
+def test_an_address_that_is_not_http_stops_the_build(tmp_path: Path) -> None:
+    """A `javascript:` or `file:` address would reach models verbatim in tool answers and llms-full.txt, and
+    be a link on the site: validate refuses it, at its JSON path, so no build carries it."""
+    docs = documents()
+    claude = docs["claude-code"]
+    claude["capabilities"][0]["sources"][0]["url"] = "javascript:alert(document.cookie)"
+    claude["capabilities"][0]["implementationNotes"]["startUrl"] = "file:///etc/passwd"
+    claude["documentation"] = {"officialDocs": "JavaScript:alert(2)", "x-note": "javascript: is only text here"}
+    write_catalog(tmp_path, docs)
+    result = run_cli(["build", "--out", str(tmp_path / "build"), "-q"], cwd=tmp_path)
+    assert result.exit_code == 1
+    assert not (tmp_path / "build").exists()
+    report = run_cli(["validate", "--format", "json"], cwd=tmp_path)
+    refused = {
+        (d["pointer"], d["severity"]) for d in json.loads(report.output)["diagnostics"] if d["code"] == "url-scheme"
+    }
+    assert refused == {
+        ("$.capabilities[0].sources[0].url", "error"),
+        ("$.capabilities[0].implementationNotes.startUrl", "error"),
+        ("$.documentation.officialDocs", "error"),
+    }
 
 
 @pytest.fixture(scope="module")

@@ -107,5 +107,6 @@ def test_every_rule_has_a_failing_case() -> None:
         "characters long (at most",
         "lone surrogate",
         "makes the same slug",
+        "is not an absolute http(s) URL",
     ):
         assert message in expected, message

@@ -2,9 +2,10 @@
 
 The page's rows are the very documents `site/api/capabilities/<slug>.json` holds (compiler/render/site_data.py),
 with display labels added, so the page cannot say something the JSON does not. Rendered with autoescape on
-in Jinja's immutable sandbox: every string from the data is escaped. A source URL becomes a link only when
-it is http(s) (a `javascript:` URL is valid data, but must not be clickable). The template is bundled (not
-overridable): what it escapes is a security property, not a matter of taste.
+in Jinja's immutable sandbox: every string from the data is escaped. A source or documentation address becomes
+a link only when it is an absolute http(s) URL (`markup.web_address`): `capidx validate` refuses any other, and
+this holds should one reach the page anyway (defense in depth: a `javascript:` href is script injection). The
+template is bundled (not overridable): what it escapes is a security property, not a matter of taste.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from capidx.compiler.catalog import Catalog
 from capidx.compiler.derive.stats import reference_date
+from capidx.compiler.markup import web_address
 from capidx.compiler.render import site_data
 from capidx.compiler.render.phrases import join_phrases
 
@@ -32,7 +34,6 @@ PAGE_TEMPLATE = "index.html.j2"
 # (docs/benchmarks.md, "Build"); a page of that size is of no use to a person anyway.
 DETAIL_RECORDS = 2_000
 ASSETS = ("script.js", "style.css")  # copied verbatim next to index.html
-_SAFE_SCHEMES = ("https://", "http://")
 
 
 @cache
@@ -61,8 +62,8 @@ def site_inputs() -> list[tuple[str, bytes]]:
 
 
 def safe_href(url: str) -> str:
-    """The URL when a browser may follow it (http or https), else "" (shown as text, not linked)."""
-    return url if url.lower().startswith(_SAFE_SCHEMES) else ""
+    """The URL when a browser may follow it (an absolute http or https URL), else "" (shown as text, not linked)."""
+    return url if web_address(url) else ""
 
 
 def _label(cell: Mapping[str, Any]) -> tuple[str, str]:

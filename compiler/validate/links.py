@@ -1,13 +1,23 @@
-"""A warning for Markdown link or image syntax in catalog text (`capidx.compiler.markup` says why).
+"""Links in catalog text and the catalog's addresses (`capidx.compiler.markup` says why).
 
-The build makes such syntax inert (`![x](…)` is shown as `![x] (…)`), so the text still reads, but the
-author probably meant a link: the warning says where, and what to write instead. An error with `--strict`.
+A warning for Markdown link or image syntax in text: the build makes such syntax inert (`![x](…)` is shown
+as `![x] (…)`), so the text still reads, but the author probably meant a link; the warning says where, and
+what to write instead. An error with `--strict`.
+
+An error for an address (a source's `url` or `supersededBy`, `implementationNotes.startUrl`, a
+`documentation` link) that is not an absolute http(s) URL: the schema's `uri` format lets
+`javascript:alert(1)` and `file:///etc/passwd` through, and the address is served to models in tool answers
+and written into llms-full.txt as it is. A lint rule rather than a schema `pattern`: the message says what is
+wrong in words, and the rule holds when `--schema` replaces the bundled schema.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 from capidx.compiler.diagnostics import Diagnostic
-from capidx.compiler.markup import URL_KEYS, link_syntax
+from capidx.compiler.markup import URL_KEYS, link_syntax, web_address
 from capidx.compiler.validate.load import SourceFile
 from capidx.compiler.validate.textrules import quote, strings
 
@@ -26,3 +36,41 @@ def check_document(source: SourceFile) -> list[Diagnostic]:
             message = f"Markdown link or image syntax or HTML ({quote(found)}); the build shows it as text"
             problems.append(source.diagnostic(parts, "warning", message, _HINT, "links", key=is_key))
     return problems
+
+
+_DOCUMENTATION_LINKS = ("officialDocs", "releaseNotes", "github", "apiDocs")  # not its `x-` keys: any value
+_ADDRESS_HINT = "write https:// (or http://), a host without a user name, then the path: capidx links only these"
+
+
+def check_addresses(source: SourceFile) -> list[Diagnostic]:
+    """An error (code `url-scheme`) for each address of a capability document that is not `web_address`."""
+    problems = []
+    for parts, value in _addresses(source.data):
+        if isinstance(value, str) and not web_address(value):
+            message = f"{quote(value)} is not an absolute http(s) URL"
+            problems.append(source.diagnostic(parts, "error", message, _ADDRESS_HINT, "url-scheme"))
+    return problems
+
+
+def _addresses(data: Any) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    """(JSON path, value) of every address field present; null and other types are the schema's to judge."""
+    documentation = data.get("documentation") if isinstance(data, dict) else None
+    if isinstance(documentation, dict):
+        yield from (
+            (("documentation", key), documentation[key]) for key in _DOCUMENTATION_LINKS if key in documentation
+        )
+    for index, capability in _objects(data, "capabilities"):
+        notes = capability.get("implementationNotes")
+        if isinstance(notes, dict) and "startUrl" in notes:
+            yield ("capabilities", index, "implementationNotes", "startUrl"), notes["startUrl"]
+        for number, citation in _objects(capability, "sources"):
+            for key in ("url", "supersededBy"):
+                if key in citation:
+                    yield ("capabilities", index, "sources", number, key), citation[key]
+
+
+def _objects(container: Any, key: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(index, item) for the object items of `container[key]`, skipping whatever is not an object."""
+    items = container.get(key) if isinstance(container, dict) else None
+    if isinstance(items, list):
+        yield from ((index, item) for index, item in enumerate(items) if isinstance(item, dict))

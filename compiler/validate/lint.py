@@ -45,7 +45,7 @@ def check_document(source: SourceFile, config: Config, today: date) -> list[Diag
     """All single-document rules for one capability document."""
     capabilities = list(_items(source.data, "capabilities"))
     problems = _duplicate_names(source, capabilities) + textrules.check_document_text(source)
-    problems += instructions.check_document(source) + links.check_document(source)
+    problems += instructions.check_document(source) + links.check_document(source) + links.check_addresses(source)
     problems += _future_edit(source, today)
     for index, capability in capabilities:
         parts = ("capabilities", index)

@@ -130,13 +130,18 @@ def _capability_validator(config: Config) -> tuple[Any | None, list[Diagnostic]]
     return load_schema_file(config.schema)
 
 
+# Lint codes that repeat what the bundled schema says of the same value (a category not in its enum, an address
+# that is no URI at all): said once, by the schema, when it refused the value.
+_SAID_BY_SCHEMA = frozenset({"category-slug", "url-scheme"})
+
+
 def _check_document(source: SourceFile, validator: Any, config: Config, today: date) -> list[Diagnostic]:
     schema = schema_diagnostics(validator, source)
     refused = {problem.pointer for problem in schema}  # the schema's message, with its did-you-mean, says it all
     linted = lint.check_document(source, config, today)
     problems = [
         *schema,
-        *(problem for problem in linted if problem.code != "category-slug" or problem.pointer not in refused),
+        *(problem for problem in linted if problem.code not in _SAID_BY_SCHEMA or problem.pointer not in refused),
         *lint.check_agent_directory(source.path),
     ]
     if config.schema is not None:  # capidx's own schema is closed: its unknown keys are errors already
