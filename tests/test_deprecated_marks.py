@@ -99,3 +99,20 @@ def test_without_tiers_the_tier_filter_is_hidden(tmp_path: Path) -> None:
     assert run_cli(["build", "-q"], tmp_path).exit_code == 0
     page = (tmp_path / "build" / "site" / "index.html").read_text("utf-8")
     assert '<div class="field" hidden><label for="filter-tier">' in page
+
+
+@pytest.mark.parametrize("available", [True, False])
+def test_a_date_without_deprecation_stops_the_build(tmp_path: Path, available: bool) -> None:
+    """A deprecatedDate on a record neither status nor maturityLevel calls deprecated would make the agent's
+    page say "deprecated <date>" while the matrices show no †: validate refuses it at the date, so no build
+    says both."""
+    docs = documents()
+    record = next(r for r in docs[AGENT]["capabilities"] if r["name"] == NAME)
+    record.update(status="active", maturityLevel="stable", available=available)
+    write_catalog(tmp_path, docs)
+    result = run_cli(["build", "-q"], tmp_path)
+    assert result.exit_code == 1
+    assert not (tmp_path / "build").exists()
+    report = json.loads(run_cli(["validate", "--format", "json"], tmp_path).output)
+    [error] = [d for d in report["diagnostics"] if d["code"] == "deprecated-date"]
+    assert error["severity"] == "error" and error["pointer"].endswith(".deprecatedDate")

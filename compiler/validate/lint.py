@@ -50,7 +50,7 @@ def check_document(source: SourceFile, config: Config, today: date) -> list[Diag
     for index, capability in capabilities:
         parts = ("capabilities", index)
         problems += _vague_description(source, parts, capability, config.min_description_entropy)
-        problems += _deprecated_without_date(source, parts, capability)
+        problems += _deprecation_and_date(source, parts, capability)
         problems += _use_when_patterns(source, parts, capability)
         for source_index, citation in _items(capability, "sources"):
             source_parts = (*parts, "sources", source_index)
@@ -361,22 +361,24 @@ def _vague_description(
     ]
 
 
-def _deprecated_without_date(
-    source: SourceFile, parts: tuple[Any, ...], capability: dict[str, Any]
-) -> list[Diagnostic]:
-    deprecated = capability.get("status") == "deprecated" or capability.get("maturityLevel") == "deprecated"
-    if not deprecated or capability.get("deprecatedDate"):
+def _deprecation_and_date(source: SourceFile, parts: tuple[Any, ...], capability: dict[str, Any]) -> list[Diagnostic]:
+    """A deprecated record (by `status` or `maturityLevel`) has a `deprecatedDate`, and only a deprecated one has.
+
+    A date on a record that is not deprecated contradicts itself: the build would say both (no † in the
+    matrices, "deprecated <date>" in the agent's page and the lookup answer). An error either way, since only
+    the author knows which half is true; `deprecatedDate: null` is no date."""
+    status_says = capability.get("status") == "deprecated"
+    if status_says or capability.get("maturityLevel") == "deprecated":
+        if capability.get("deprecatedDate"):
+            return []
+        where, message = "status" if status_says else "maturityLevel", "deprecated capability without deprecatedDate"
+        hint = "add deprecatedDate: YYYY-MM-DD (when it was deprecated)"
+    elif capability.get("deprecatedDate") is not None:
+        where, message = "deprecatedDate", "deprecatedDate on a capability that is not deprecated"
+        hint = "if it is deprecated, say so: status: deprecated; otherwise remove deprecatedDate"
+    else:
         return []
-    field = "status" if capability.get("status") == "deprecated" else "maturityLevel"
-    return [
-        source.diagnostic(
-            (*parts, field),
-            "error",
-            "deprecated capability without deprecatedDate",
-            "add deprecatedDate: YYYY-MM-DD (when it was deprecated)",
-            "deprecated-date",
-        )
-    ]
+    return [source.diagnostic((*parts, where), "error", message, hint, "deprecated-date")]
 
 
 def _use_when_patterns(source: SourceFile, parts: tuple[Any, ...], capability: dict[str, Any]) -> list[Diagnostic]:
