@@ -266,3 +266,23 @@ def test_full_is_much_smaller_than_its_input(built: Path, manifest: dict[str, An
     inputs = sum(len(encoding.encode_ordinary(path.read_text("utf-8"))) for path in root.rglob("*.json"))
     full = next(row for row in manifest["artifacts"] if row["kind"] == "full")["tokens"]["cl100k_base"]
     assert full <= 0.55 * inputs, f"full.md is {full / inputs:.0%} of the input"
+
+
+def test_an_empty_sources_list_is_the_same_as_none(tmp_path: Path) -> None:
+    """`"sources": []` is accepted and means what leaving `sources` out means: validate says the same of both,
+    and the build's documents and tool answers (a record that cites nothing) are byte for byte the same."""
+    outputs = []
+    for variant, change in (("absent", lambda record: record.pop("sources")), ("empty", lambda record: None)):
+        docs = documents()
+        record = docs["claude-code"]["capabilities"][0]
+        change(record)
+        if variant == "empty":
+            record["sources"] = []
+        root = tmp_path / variant
+        write_catalog(root, docs)
+        checked = json.loads(run_cli(["validate", "--format", "json"], cwd=root).output)
+        assert run_cli(["build", "-q"], cwd=root).exit_code == 0
+        files = snapshot(root / "build")
+        kept = {path: data for path, data in files.items() if path != "manifest.json" and not path.startswith("site/")}
+        outputs.append(([(d["pointer"], d["code"]) for d in checked["diagnostics"]], kept))
+    assert outputs[0] == outputs[1]

@@ -108,5 +108,7 @@ def test_every_rule_has_a_failing_case() -> None:
         "lone surrogate",
         "makes the same slug",
         "is not an absolute http(s) URL",
+        "empty or only white space",
+        "no capabilities recorded",
     ):
         assert message in expected, message

@@ -46,7 +46,9 @@ def check_document(source: SourceFile, config: Config, today: date) -> list[Diag
     capabilities = list(_items(source.data, "capabilities"))
     problems = _duplicate_names(source, capabilities) + textrules.check_document_text(source)
     problems += instructions.check_document(source) + links.check_document(source) + links.check_addresses(source)
-    problems += _future_edit(source, today)
+    problems += _future_edit(source, today) + _no_capabilities(source)
+    said = {problem.pointer for problem in problems}  # e.g. a blank name has no slug, a blank url no scheme
+    problems += [problem for problem in textrules.check_blank(source) if problem.pointer not in said]
     for index, capability in capabilities:
         parts = ("capabilities", index)
         problems += _vague_description(source, parts, capability, config.min_description_entropy)
@@ -366,14 +368,14 @@ def _deprecation_and_date(source: SourceFile, parts: tuple[Any, ...], capability
 
     A date on a record that is not deprecated contradicts itself: the build would say both (no † in the
     matrices, "deprecated <date>" in the agent's page and the lookup answer). An error either way, since only
-    the author knows which half is true; `deprecatedDate: null` is no date."""
+    the author knows which half is true; `deprecatedDate: null` is no date (nor is a blank one: that is `blank`)."""
     status_says = capability.get("status") == "deprecated"
     if status_says or capability.get("maturityLevel") == "deprecated":
         if capability.get("deprecatedDate"):
             return []
         where, message = "status" if status_says else "maturityLevel", "deprecated capability without deprecatedDate"
         hint = "add deprecatedDate: YYYY-MM-DD (when it was deprecated)"
-    elif capability.get("deprecatedDate") is not None:
+    elif isinstance(date_written := capability.get("deprecatedDate"), str) and date_written.strip():
         where, message = "deprecatedDate", "deprecatedDate on a capability that is not deprecated"
         hint = "if it is deprecated, say so: status: deprecated; otherwise remove deprecatedDate"
     else:
@@ -498,6 +500,17 @@ def _freshness(
             )
         ]
     return []
+
+
+def _no_capabilities(source: SourceFile) -> list[Diagnostic]:
+    """`"capabilities": []`: a document that records nothing about its agent, usually a stub or a generator's
+    failure. It adds a column of "not recorded" to every matrix (summary.md is in every conversation). A warning,
+    not an error: the agent is still named (the server resolves it and answers that the catalog has no data on
+    it, which is not a no), a placeholder some catalogs keep on purpose; `--strict` refuses it."""
+    if not isinstance(source.data, dict) or source.data.get("capabilities") != []:
+        return []
+    hint = "record at least one capability (available: false for one it lacks), or leave the agent out for now"
+    return [source.diagnostic(("capabilities",), "warning", "no capabilities recorded", hint, "no-capabilities")]
 
 
 # A document edited "today" anywhere on Earth can carry a timestamp up to this late on the checker's `today`:

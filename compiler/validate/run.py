@@ -131,8 +131,8 @@ def _capability_validator(config: Config) -> tuple[Any | None, list[Diagnostic]]
 
 
 # Lint codes that repeat what the bundled schema says of the same value (a category not in its enum, an address
-# that is no URI at all): said once, by the schema, when it refused the value.
-_SAID_BY_SCHEMA = frozenset({"category-slug", "url-scheme"})
+# that is no URI at all, an empty name): said once, by the schema, when it refused the value.
+_SAID_BY_SCHEMA = frozenset({"category-slug", "url-scheme", "blank"})
 
 
 def _check_document(source: SourceFile, validator: Any, config: Config, today: date) -> list[Diagnostic]:
@@ -159,8 +159,15 @@ def _check_alias_tables(
         diagnostics += problems
         if source is None:
             continue
-        diagnostics += schema_diagnostics(bundled_validator(ALIASES_SCHEMA), source)
-        diagnostics += lint.check_alias_text(source) + alias_rules.check_table_keys(source)
+        schema = schema_diagnostics(bundled_validator(ALIASES_SCHEMA), source)
+        refused = {problem.pointer for problem in schema}
+        diagnostics += schema
+        diagnostics += [
+            found
+            for found in lint.check_alias_text(source)
+            if found.code not in _SAID_BY_SCHEMA or found.pointer not in refused
+        ]
+        diagnostics += alias_rules.check_table_keys(source)
         if catalog_complete:  # with a document unreadable, its names are unknown: no false alarms
             diagnostics += lint.check_alias_targets(source, names) + lint.check_alias_wordings(source, documents)
             diagnostics += alias_rules.check_table_names(source, alias_rules.name_keys(documents))

@@ -120,8 +120,52 @@ def check_document_text(source: SourceFile) -> list[Diagnostic]:
 
 
 def check_alias_text(source: SourceFile) -> list[Diagnostic]:
-    """Character and length rules for the alias table."""
-    return _check(source, _ALIAS_LINES, _ALIAS_LENGTHS)
+    """Character and length rules for the alias table, and no blank target."""
+    return _check(source, _ALIAS_LINES, _ALIAS_LENGTHS) + check_blank(source)
+
+
+# In a JSON file whose text `_printable_json` passes, a blank string can only be written as quotes around spaces.
+_BLANK_JSON = re.compile(r'" *"')
+
+
+def check_blank(source: SourceFile) -> list[Diagnostic]:
+    """An error (code `blank`) for each string value that is empty or only white space: `"limitations": [" "]`
+    rendered as "- Limitations: ; " and `"introducedIn": ""` as "since ". The schema's `minLength` catches only
+    some empty strings and no blank ones; this holds for every field, with any `--schema`. Values under an
+    `x-` key (anything goes there) and `$comment` / `$schema` are left alone. A JSON file without a blank string
+    in its text is not walked (see `_printable_json`)."""
+    if _printable_json(source) and _BLANK_JSON.search(source.text) is None:
+        return []
+    return [
+        source.diagnostic(parts, "error", "empty or only white space", _blank_hint(parts), "blank")
+        for parts in _blank_values(source.data)
+    ]
+
+
+def _blank_values(data: Any) -> Iterator[tuple[Any, ...]]:
+    """The path of each blank string value outside extension keys; iterative (an `x-` value may nest deeply)."""
+    stack: list[tuple[tuple[Any, ...], Any]] = [((), data)]
+    while stack:
+        parts, value = stack.pop()
+        if isinstance(value, str):
+            if not value.strip():
+                yield parts
+        elif isinstance(value, dict):
+            stack.extend(
+                ((*parts, key), item)
+                for key, item in value.items()
+                if not (isinstance(key, str) and (key.startswith("x-") or key in ("$comment", "$schema")))
+            )
+        elif isinstance(value, list):
+            stack.extend(((*parts, index), item) for index, item in enumerate(value))
+
+
+def _blank_hint(parts: tuple[Any, ...]) -> str:
+    return (
+        "remove the item"
+        if parts and isinstance(parts[-1], int)
+        else "write the text, or leave the key out if it is optional"
+    )
 
 
 def quote(value: object, limit: int = QUOTE_MAX) -> str:
