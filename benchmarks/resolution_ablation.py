@@ -104,6 +104,10 @@ MECHANISMS: dict[str, Callable[[], Any]] = {
     "a mistyped name has no word more than the name": lambda: replaced(
         resolve, "_similarity", lambda index, n, scorer, typo=False: _SIMILARITY(index, n, scorer)
     ),
+    "an agent's own alias first ('scribe')": lambda: _index_edit(lambda i: dataclasses.replace(i, own_aliases={})),
+    "a category's name answered with that category ('security')": lambda: replaced(
+        resolve, "_in_category", lambda index, q, resolution: resolution
+    ),
 }
 BUILD_MECHANISMS: dict[str, Callable[[], Any]] = {
     "dot-directory path tokens ('.claude/agents')": lambda: replaced(lexicon, "_config_paths", lambda word: []),
