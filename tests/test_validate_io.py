@@ -44,8 +44,9 @@ def test_the_fixture_project_is_valid(project: Path) -> None:
     assert run().exit_code == 0
 
 
-def test_a_file_meant_for_capidx_but_not_read_is_a_warning(tmp_path: Path) -> None:
-    """A misspelled folder or file name dropped an agent, or every alias, while validation passed."""
+def test_a_file_meant_for_capidx_but_not_read_is_an_error(tmp_path: Path) -> None:
+    """A misspelled folder or file name dropped an agent, or every alias, while validation passed (and `-q`, as CI
+    runs it, hid the warning); another data file outside a capabilities folder is a warning."""
     agents = write_catalog(tmp_path)
     first = sorted(agents.glob("*/capabilities/current.json"))[0]
     strays = [
@@ -64,12 +65,19 @@ def test_a_file_meant_for_capidx_but_not_read_is_a_warning(tmp_path: Path) -> No
     (agents / ".drafts").mkdir()
     (agents / ".drafts" / "current.json").write_bytes(first.read_bytes())
 
-    for command in (["validate"], ["validate", "agents"]):
+    (agents / "agent-e").mkdir()
+    (agents / "agent-e" / "notes.json").write_text("{}", encoding="utf-8")  # data, not named like a document
+
+    named = ": not read: named like a capability document or alias table"
+    for command in (["validate"], ["validate", "agents"], ["validate", "-q"]):
         result = run_cli(command, cwd=tmp_path)
-        warned = sorted(line.split(": warning: ")[0] for line in result.output.splitlines() if "not read" in line)
-        assert result.exit_code == 0
-        assert warned == sorted(f"agents/{stray}" for stray in strays), result.output
-    assert run_cli(["validate", "--strict"], cwd=tmp_path).exit_code == 1
+        refused = sorted(line.split(named)[0] for line in result.output.splitlines() if named in line)
+        assert result.exit_code == 1
+        assert refused == sorted(f"agents/{stray}" for stray in strays[:-1]), result.output
+        for data in ("agents/agent-e/notes.json", "agents/alias.json"):  # data files: a warning, hidden by -q
+            assert (f"{data}: warning: not read" in result.output) == ("-q" not in command)
+    built = run_cli(["build", "-q"], cwd=tmp_path)
+    assert built.exit_code == 1 and f"agents/agent-d/current.json{named}" in built.output
 
 
 def test_a_catalog_at_the_project_root_reads_its_config_schema_and_templates(tmp_path: Path) -> None:

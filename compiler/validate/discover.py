@@ -21,6 +21,7 @@ from capidx.compiler.validate.load import file_problem
 CAPABILITY_FILE_NAMES = ("current.json", "current.yaml", "current.yml")
 _READ_NAMES = CAPABILITY_FILE_NAMES + ALIAS_FILE_NAMES
 _DATA_SUFFIXES = (".json", ".yaml", ".yml")
+_MISPLACED = "not read: named like a capability document or alias table, where capidx does not read one"
 _UNREAD_HINT = (
     "capidx reads <agent>/capabilities/current.json (or .yaml, .yml) and aliases.json (or .yaml, .yml) at the "
     "catalog's top; "
@@ -140,10 +141,10 @@ def _from_config(config: Config) -> Inputs:
 
 
 def unread(root: Path, read: Sequence[Path], templates: Path | None = None) -> list[Diagnostic]:
-    """A warning for each file under the catalog that looks meant for capidx but is not read: a data file outside a
-    capabilities folder that holds a document, or a name one typing error from a document's or alias table's
-    (`capabilites/current.json`, `Current.json`, `current.jsn`, `alias.json`, `<agent>/current.json`). Without it
-    a misspelled folder or file drops an agent, or every alias, and validation passes."""
+    """Each file under the catalog that looks meant for capidx but is not read: an error for a name one typing error
+    from a document's or alias table's (`capabilites/current.json`, `Current.json`, `current.jsn`, `aliase.json`,
+    `<agent>/current.json`), whose agent or aliases would drop out of the build in silence (also with `-q`, as CI
+    runs it); a warning for another data file outside a capabilities folder that holds a document (`alias.json`)."""
     known = {_key(place) for path in read for place in (path, Path(os.path.realpath(path)))}  # and link targets
     skipped = {_key(templates)} if templates else set()  # its files are read too, as templates
     problems = []
@@ -156,7 +157,9 @@ def unread(root: Path, read: Sequence[Path], templates: Path | None = None) -> l
             if name.startswith(".") or _key(path) in known:
                 continue
             misspelled = any(name.lower() == ok or one_edit(name.lower(), ok) for ok in _READ_NAMES)
-            if misspelled or (name.lower().endswith(_DATA_SUFFIXES) and not archive):
+            if misspelled:  # a document or alias table in the wrong place or misspelled: its data would be dropped
+                problems.append(Diagnostic(str(path), None, None, "", "error", _MISPLACED, _UNREAD_HINT, "misplaced"))
+            elif name.lower().endswith(_DATA_SUFFIXES) and not archive:
                 problems.append(Diagnostic(str(path), None, None, "", "warning", "not read", _UNREAD_HINT, "unread"))
     return problems
 
