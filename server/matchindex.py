@@ -140,6 +140,7 @@ class MatchIndex:
         for phrase, slug in itertools.chain(aliases.items(), wordings):
             named.setdefault(slug, {})[phrase] = None
         ranker = Ranker.build(rows, named)
+        capabilities = MappingProxyType({row["slug"]: _capability_entry(row, named[row["slug"]]) for row in rows})
         spelled = [(text, row["slug"]) for row in rows for text in (row["name"], row["slug"])]
         keys = {normalize(text): slug for text, slug in spelled}
         stemmed = _grouped((" ".join(terms(text)), slug) for text, slug in [*spelled, *aliases.items()])
@@ -150,10 +151,10 @@ class MatchIndex:
         return cls(
             agents=MappingProxyType(agents),
             agent_names=NameTable.build(agent_names),
-            capabilities=MappingProxyType({row["slug"]: _capability_entry(row, named[row["slug"]]) for row in rows}),
+            capabilities=capabilities,
             keys=MappingProxyType(keys),
             aliases=MappingProxyType(aliases),
-            own_aliases=_own_aliases(rows),
+            own_aliases=_own_aliases(capabilities),
             terminology=MappingProxyType(terminology),
             stemmed=MappingProxyType({key: min(s) for key, s in stemmed.items() if key and len(s) == 1}),
             identifiers=MappingProxyType(identifiers),
@@ -180,17 +181,23 @@ class MatchIndex:
     def agent_label(self, agent_id: str) -> str:
         return self.agents.get(agent_id, agent_id)
 
+    def category_named(self, query: str) -> str | None:
+        """The category whose name the query is ('security', 'API integration'), else None."""
+        found = self.category_names.spellings.get(normalize(query), ())
+        return found[0] if len(found) == 1 else None
 
-def _own_aliases(rows: list[Mapping[str, Any]]) -> Mapping[tuple[str, str], str]:
+
+def _own_aliases(capabilities: Mapping[str, CapabilityEntry]) -> Mapping[tuple[str, str], str]:
     """(agent, normalized alias) -> slug, from each agent's record (match.json `agents` `aliases`): a phrase two
-    capabilities' records claim is the asked agent's own first (the first row's when one agent gives it twice)."""
+    capabilities' records claim is the asked agent's own first (the first capability's when one agent gives it twice,
+    which validate warns about)."""
     found: dict[tuple[str, str], str] = {}
-    for row in rows:
-        for agent, record in row["agents"].items():
-            aliases = record.get("aliases") if isinstance(record, Mapping) else None
+    for slug, entry in capabilities.items():
+        for agent, record in entry.agents.items():
+            aliases = record.get("aliases")
             for alias in aliases if isinstance(aliases, list) else ():
                 if isinstance(alias, str):
-                    found.setdefault((agent, normalize(alias)), row["slug"])
+                    found.setdefault((agent, normalize(alias)), slug)
     return MappingProxyType(found)
 
 

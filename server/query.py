@@ -128,7 +128,7 @@ def _unit(run: tuple[str, ...], alternatives: list[tuple[str, ...]], trust: floa
     words = tuple(root(t) for t in run)
     named_by = [vocabulary.names.get(word, frozenset()) for word in words]  # the capabilities whose name has it
     if frozenset.intersection(*named_by):  # one name has them all: no expansion may outrank a name's own words
-        alternatives = []
+        return Unit(words, (), trust)
     others = tuple(dict.fromkeys(roots for a in alternatives if (roots := tuple(root(t) for t in a)) != words))
     return Unit(words, others, trust)
 

@@ -1,7 +1,8 @@
 """What the exact tiers (server/resolve.py) do not answer is ranked by one model, not by signals combined by hand:
 field-weighted BM25 (BM25F) over Snowball roots of a capability's name, its wordings and aliases, its category,
 its records' descriptions and the rest (match.json `terms` less name and descriptions). A capability's confidence
-is the share of the query's idf it explains (0..1).
+is the share of the query's idf it explains (0..1); an alternative of a query unit (server/query.py) earns
+`EXPANSION` of the credit.
 """
 
 from __future__ import annotations

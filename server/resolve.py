@@ -62,13 +62,15 @@ def _in_category(index: MatchIndex, q: Query, resolution: Resolution) -> Resolut
     """A query that is a category's name ('security') and did not find a capability of that category by its words
     answers with the category's capabilities (those its words rank first), `resolved_by` "category": a capability
     of another category that shares a word ('security review'), or "no data", would not be what was asked."""
-    category = index.category_names.spellings.get(q.normalized, ())
-    if len(category) != 1 or (resolution.ok and index.capabilities[resolution.value or ""].category == category[0]):
+    category = index.category_named(q.normalized)
+    if category is None or (resolution.ok and index.capabilities[resolution.value or ""].category == category):
         return resolution
     scores = index.ranker.rank(q.units)
     members = sorted(
-        (s for s, c in index.capabilities.items() if c.category == category[0]), key=lambda s: (-scores.get(s, 0.0), s)
+        (s for s, c in index.capabilities.items() if c.category == category), key=lambda s: (-scores.get(s, 0.0), s)
     )
+    if not members:  # a category no capability is in (a hand-edited index): the words' answer stands
+        return resolution
     share = round(1 / max(1, len(members)), 3)
     found = tuple(Candidate(slug, index.capabilities[slug].name, share) for slug in members)
     return Resolution(

@@ -150,9 +150,10 @@ def read_resource(snapshot: Snapshot, kinds: frozenset[str], uri: str) -> Read:
 def _ambiguous(snapshot: Snapshot, kinds: frozenset[str], resolution: Resolution, kind: str) -> str:
     """Why a template value names no one document, as the tools would say it: several documents by one name; none
     clearly, by its words (the closest follow); or a category's name (its capabilities follow)."""
-    if resolution.resolved_by == "category":
-        (category,) = snapshot.index.category_names.spellings[normalize(resolution.query)]
-        return f" is a category ({_where(snapshot, kinds, 'category', category)}); its capabilities:"
+    if resolution.resolved_by == "category" and (category := snapshot.index.category_named(resolution.query)):
+        shown, total = len(resolution.candidates), len(resolution.ranked)
+        some = f"its first {shown} of {total} capabilities" if total > shown else "its capabilities"
+        return f" is a category ({_where(snapshot, kinds, 'category', category)}); {some}:"
     if resolution.scored:
         return f": no {kind} clearly matches {clip(resolution.query)!r}; the closest:"
     return f" matches more than one {kind}:"

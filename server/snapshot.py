@@ -36,6 +36,7 @@ from types import MappingProxyType
 from typing import Any
 
 from capidx.schema import builddir
+from capidx.server.limits import clip
 from capidx.server.matchindex import MatchIndex
 
 MANIFEST_NAME = builddir.MANIFEST
@@ -192,7 +193,9 @@ def load_snapshot(directory: Path) -> Snapshot:
         templates=MappingProxyType(_templates(root, manifest)),
         index=_match_index(root, artifacts),
         kinds=frozenset(artifact.kind for artifact in artifacts),
-        over_budget=tuple(f"{r['kind']} {r['tokens']:,} > {r['budget']:,}" for r in manifest["budgets"] if not r["ok"]),
+        over_budget=tuple(
+            f"{clip(r['kind'])} {r['tokens']:,} > {r['budget']:,}" for r in manifest["budgets"] if not r["ok"]
+        ),
     )
 
 

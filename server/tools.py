@@ -290,10 +290,8 @@ def _reading(
             f"Read {found.query!r} as {found.value}, {how} (match {found.confidence:.2f}){others}. If another "
             "capability was meant, call again with its slug."
         )
-        category = snapshot.index.category_names.spellings.get(normalize(found.query), ())
-        if len(category) == 1:
-            listing = f"list_capabilities(category={category[0]!r})"
-            said.append(f"{category[0]} is also a category: {listing} lists what is in it.")
+        if (category := snapshot.index.category_named(found.query)) is not None:
+            said.append(f"{category} is also a category: {_listing(category)} lists what is in it.")
     said += [note] if note else []
     return [types.TextContent(text=" ".join(said))] if said else []
 
@@ -316,12 +314,12 @@ def _borrowed(snapshot: Snapshot, resolution: Resolution, agent: str) -> str:
         return ""
     asked = (normalize(resolution.query), " ".join(terms(resolution.query)))  # as written; in other forms
 
-    def says(who: str) -> bool:  # what the model is shown of that agent's record (its lookup document's capability)
-        document = snapshot.find("lookup", agent=who, capability=entry.slug)  # or one of the agent's own aliases
+    def says(who: str) -> bool:  # one of the agent's own aliases, or in what the model is shown of its record
+        if snapshot.index.own_aliases.get((who, asked[0])) == entry.slug:
+            return True
+        document = snapshot.find("lookup", agent=who, capability=entry.slug)
         held = _record_words(document.text) if document is not None else ("", "")
-        own = entry.agents.get(who, {}).get("aliases", ())
-        named = isinstance(own, list) and asked[0] in {normalize(alias) for alias in own if isinstance(alias, str)}
-        return named or any(a and f" {a} " in f" {h} " for a, h in zip(asked, held, strict=True))
+        return any(a and f" {a} " in f" {h} " for a, h in zip(asked, held, strict=True))
 
     owners = [] if says(agent) else [who for who in sorted(entry.agents) if who != agent and says(who)]
     if not owners:
@@ -427,9 +425,9 @@ def _one_agent_problem(snapshot: Snapshot, resolution: Resolution, compare: bool
     by side); else `_agents_problem`."""
     names = [part.strip() for part in resolution.query.split(",") if part.strip()] or [resolution.query]
     found, problem = _resolve_agents(snapshot, names)
-    if problem is not None or len(found) < 2:
+    ids = list(dict.fromkeys(r.value for r in found))  # 'claude vs claude' names one agent
+    if problem is not None or len(ids) < 2:
         return _agents_problem(snapshot, [resolution])
-    ids = [r.value for r in found]
     side = f", or compare_capability(capability, agents={ids!r}) to set them side by side" if compare else ""
     return (
         f"{resolution.query!r} names {len(ids)} agents ({', '.join(map(str, ids))}): this tool answers for one at a "
@@ -471,7 +469,7 @@ def _candidates(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
             f"{closest or ' Call'} list_capabilities with an agent or a category to browse."
         )
     elif said := _in_category(snapshot, resolution):
-        value["hint"] = f"{said.removesuffix(' Its capabilities first:')} Call again with one capability's slug."
+        value["hint"] = f"{said} Call again with one capability's slug."
     elif _weak(_labels(snapshot), [c.confidence for c in resolution.candidates]):
         value["hint"] = f"{_no_clear_match(resolution.query)}; otherwise call again with its slug."
     else:
@@ -504,12 +502,15 @@ def _opener(snapshot: Snapshot, query: str, first: str | None, confidences: list
 
 def _in_category(snapshot: Snapshot, resolution: Resolution) -> str:
     """What an answer to a category's name ('security') says first: that it is one, and where its whole list is."""
-    if resolution.resolved_by != "category":
+    category = snapshot.index.category_named(resolution.query) if resolution.resolved_by == "category" else None
+    if category is None:
         return ""
-    category = snapshot.index.category_names.spellings.get(normalize(resolution.query), ("",))[0]
     named = "" if normalize(category) == normalize(resolution.query) else f", {category}"
-    listing = f"list_capabilities(category={category!r})"
-    return f"{resolution.query!r} is a category{named}; {listing} lists all of it. Its capabilities first:"
+    return f"{resolution.query!r} is a category{named}; {_listing(category)} lists all of it."
+
+
+def _listing(category: str) -> str:
+    return f"list_capabilities(category={category!r})"
 
 
 def _no_clear_match(query: str) -> str:
@@ -589,8 +590,11 @@ def suggestions(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
     text = suggest.render_suggestions(result)
     if rows and not resolution.ok:  # said first: candidates, not the answer ('voice mode' is not Plan Mode)
         confidences = [r["confidence"] for r in rows]
-        opener = _in_category(snapshot, resolution) or _opener(
-            snapshot, resolution.query, rows[0]["label"], confidences
+        category = _in_category(snapshot, resolution)
+        opener = (
+            f"{category} Its capabilities first:"
+            if category
+            else _opener(snapshot, resolution.query, rows[0]["label"], confidences)
         )
         text = f"{opener}\n\n{text}"
     if not rows:  # nothing fit the budget (or no candidate has a snippet): name the candidates instead

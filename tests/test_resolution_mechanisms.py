@@ -448,3 +448,14 @@ def test_a_category_name_answers_with_that_category(tmp_path: Path) -> None:
     assert {c.confidence for c in security.candidates} == {0.5}
     kept = resolve_capability(index, "observability", agent=CLAUDE)  # its category's field found it
     assert (kept.status, kept.value, kept.resolved_by) == ("resolved", "usage-metrics", "lexical")
+
+
+def test_a_category_no_capability_is_in_leaves_the_words_answer(tmp_path: Path) -> None:
+    """A hand-edited index may name a category nothing is in: its name is then answered by the words, not with an
+    empty list of its capabilities."""
+    build = real_build(write_catalog(tmp_path / "agents", CATEGORIES), tmp_path / "build")
+    data = json.loads((build / "index" / "match.json").read_text("utf-8"))
+    data["categories"] = [*data["categories"], "testing"]
+    index = MatchIndex.from_json(data)
+    found = resolve_capability(index, "testing", agent=CLAUDE)
+    assert found.resolved_by != "category" and (found.ok or found.candidates)

@@ -139,6 +139,7 @@ async def test_a_template_value_that_names_no_one_document_says_why(tmp_path: Pa
             said[value] = caught.value.message
     category = said["capabilities/security"]
     assert f"is a category (read {PREFIX}categories/security); its capabilities: {PREFIX}capabilities/" in category
+    assert category.count(f"{PREFIX}capabilities/") == 3  # the resource's own URI, then its two capabilities
     assert "more than one" not in said["capabilities/voice%20telepathy"]
     assert f"'sandboxing' is a capability (read {PREFIX}capabilities/sandboxing)" in said["categories/sandboxing"]
 

@@ -754,6 +754,7 @@ async def test_errors_say_what_the_catalog_covers_and_where_to_go(any_build: Pat
             await client.call_tool("list_capabilities", {"agent": "claude and gemini"}),
         ]
         half = await client.call_tool("lookup_capability", {"agent": "claude vs cursor", "capability": "hooks"})
+        twice = await client.call_tool("lookup_capability", {"agent": "claude vs claude code", "capability": "hooks"})
     ids = ("claude-code", "copilot-cli", "gemini-cli", "vscode-copilot")
     lookup, sources, listing = map(text_of, joined)
     assert all(answer.is_error for answer in joined)
@@ -762,6 +763,7 @@ async def test_errors_say_what_the_catalog_covers_and_where_to_go(any_build: Pat
     assert "(claude-code, copilot-cli)" in sources and "Call it once per agent" in listing
     assert "compare_capability" not in listing  # it compares one capability, and a list names none
     assert half.is_error and text_of(half).startswith("Unknown agent 'claude vs cursor': this catalog covers")
+    assert twice.is_error and "names 2 agents" not in text_of(twice)  # one agent named twice is not two
     assert cursor.is_error and text_of(cursor) == f"Unknown agent 'cursor': this catalog covers {', '.join(ids)}."
     assert plan.is_error and "'Plan Mode' is a capability (plan-mode)" in text_of(plan)
     assert "lookup_capability" in text_of(plan)

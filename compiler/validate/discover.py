@@ -144,7 +144,8 @@ def unread(root: Path, read: Sequence[Path], templates: Path | None = None) -> l
     """Each file under the catalog that looks meant for capidx but is not read: an error for a name one typing error
     from a document's or alias table's (`capabilites/current.json`, `Current.json`, `current.jsn`, `aliase.json`,
     `<agent>/current.json`), whose agent or aliases would drop out of the build in silence (also with `-q`, as CI
-    runs it); a warning for another data file outside a capabilities folder that holds a document (`alias.json`)."""
+    runs it); a warning for another data file outside a capabilities folder that holds a document (`alias.json`), or
+    for an alias table in its place that the configuration chose not to read (`--no-aliases`, `paths.aliases`)."""
     known = {_key(place) for path in read for place in (path, Path(os.path.realpath(path)))}  # and link targets
     skipped = {_key(templates)} if templates else set()  # its files are read too, as templates
     problems = []
@@ -157,7 +158,8 @@ def unread(root: Path, read: Sequence[Path], templates: Path | None = None) -> l
             if name.startswith(".") or _key(path) in known:
                 continue
             misspelled = any(name.lower() == ok or one_edit(name.lower(), ok) for ok in _READ_NAMES)
-            if misspelled:  # a document or alias table in the wrong place or misspelled: its data would be dropped
+            chosen = name in ALIAS_FILE_NAMES and _key(Path(folder)) == _key(root)  # --no-aliases, or paths.aliases
+            if misspelled and not chosen:  # a document or alias table misplaced or misspelled: its data would drop
                 problems.append(Diagnostic(str(path), None, None, "", "error", _MISPLACED, _UNREAD_HINT, "misplaced"))
             elif name.lower().endswith(_DATA_SUFFIXES) and not archive:
                 problems.append(Diagnostic(str(path), None, None, "", "warning", "not read", _UNREAD_HINT, "unread"))
