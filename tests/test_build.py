@@ -220,6 +220,10 @@ def test_markdown_documents(built: Path) -> None:
     assert "### Code Review\n✓ enterprise, maturity deprecated, status deprecated, deprecated 2025-12-01" in agent
     capability = (built / "capabilities/subagents.md").read_text("utf-8")
     assert "| vscode-copilot | - | not recorded |" in capability
+    # what an agent's data does not mention is said in its document, not left out in silence
+    vscode = (built / "agents/vscode-copilot.md").read_text("utf-8")
+    assert "Not in its data (" in vscode and "Subagents" in vscode.split("Not in its data", 1)[1].split("\n", 1)[0]
+    assert "No data, not a no." in vscode
     assert "| copilot-cli | ✗ |" in capability
     category = (built / "categories/customization.md").read_text("utf-8")
     assert "| Hooks | ✓f | - | - |" in category

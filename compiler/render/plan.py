@@ -72,7 +72,12 @@ def markdown_artifacts(
             prefix,
             f"{agent.name} capabilities",
             f"Every capability of {agent.name} ({agent.vendor}) with details and sources.",
-            render["agent"](**shared, agent=agent, refs=References(agent.capabilities)),
+            render["agent"](
+                **shared,
+                agent=agent,
+                refs=References(agent.capabilities),
+                unrecorded=[c.name for c in catalog.capabilities if all(r.agent != agent.id for r in c.records)],
+            ),
             agent=agent.id,
         )
     for capability in catalog.capabilities:
