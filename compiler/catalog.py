@@ -15,13 +15,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from capidx.compiler.errors import InvalidError
-from capidx.compiler.markup import defused
+from capidx.compiler.markup import DOCUMENTATION_KEYS, defused
 from capidx.schema.text import slugify
 
 # (dotted key, value as text) for keys the model does not know, in document order.
 Extra = tuple[tuple[str, str], ...]
 
-DOCUMENTATION_KEYS = ("officialDocs", "releaseNotes", "github", "apiDocs")
 _SOURCE_KEYS = frozenset(
     "url description sourceGranularity verifiedDate publishedDate status supersededBy excerpt".split()
 )

@@ -31,8 +31,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+# An agent's `documentation` links, in the order they are shown.
+DOCUMENTATION_KEYS = ("officialDocs", "releaseNotes", "github", "apiDocs")
 # Fields holding an address (capability documents: sources, implementation notes, documentation).
-URL_KEYS = frozenset({"url", "supersededBy", "startUrl", "officialDocs", "releaseNotes", "github", "apiDocs"})
+URL_KEYS = frozenset({"url", "supersededBy", "startUrl", *DOCUMENTATION_KEYS})
 
 # An absolute http(s) URL with a host: what a source or documentation address must be, and all the site links.
 # `javascript:` runs script when clicked, `file:`, `data:` and the rest reach what a reader never meant to
@@ -68,9 +70,10 @@ def defused(value: Any, key: object = None) -> Any:
 
 
 def web_address(text: str) -> bool:
-    """Whether `text` is an absolute http or https URL with a host (`_WEB_ADDRESS`): the only addresses the
-    catalog may hold and the site may link."""
-    return _WEB_ADDRESS.fullmatch(text) is not None
+    r"""Whether `text` is an absolute http or https URL with a host (`_WEB_ADDRESS`): the only addresses the
+    catalog may hold and the site may link. No character of it may be invisible or a control (`isprintable`: the
+    pattern's `\s` is ASCII's, and a no-break or zero-width space, a line separator or a C1 control would pass)."""
+    return text.isprintable() and _WEB_ADDRESS.fullmatch(text) is not None
 
 
 def link_syntax(text: str) -> str | None:

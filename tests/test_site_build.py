@@ -199,6 +199,9 @@ def test_text_from_the_data_is_escaped_and_unsafe_links_are_not_links(tmp_path: 
         "data:text/html,<script>alert(1)</script>",
         "https:///etc/passwd",
         "//attacker.example/x",
+        "https://attacker\u00a0example.com/",  # a no-break space: ASCII's white space is not all of it
+        "https://x.example/attacker\u2028line",
+        "https://attacker\u200b.example/",
     ],
 )
 def test_an_address_that_is_no_web_url_is_never_a_link_on_the_page(address: str) -> None:

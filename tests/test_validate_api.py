@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import subprocess
@@ -271,3 +272,35 @@ def test_a_shared_alias_is_warned_when_only_one_document_is_named(tmp_path: Path
     shared = [(w.path == str(forge), w.pointer) for w in result.warnings if w.code == "alias-shared"]
     assert shared == [(True, "$.capabilities[0].aliases[0]"), (True, "$.capabilities[0].aliases[1]")]
     assert "the alias table's phrase for 'Doc Writer'" in result.warnings[-1].message
+
+
+def test_many_claims_of_one_alias_are_warned_each_once(tmp_path: Path) -> None:
+    """A phrase claimed thousands of times (a hostile pull request's file) is compared once per capability, not
+    once per pair of claims: every claim of the losing capability gets its warning, naming the kept one."""
+    project = copy_case("valid/alias-shared", tmp_path)
+    forge = project / "agents" / "forge-cli" / "capabilities" / "current.json"
+    data = json.loads(forge.read_text("utf-8"))
+    data["capabilities"][0]["aliases"] = ["scribe"] * 2000
+    forge.write_text(json.dumps(data), encoding="utf-8")
+
+    result = validate_project(default_config(project), [forge], today=TODAY)
+
+    shared = [w for w in result.warnings if w.code == "alias-shared"]
+    assert len(shared) == 2000 and all("the index keeps 'Doc Writer'" in w.message for w in shared)
+
+
+def test_a_configured_alias_table_outside_the_catalog_has_no_rivals(tmp_path: Path) -> None:
+    """Two tables side by side are an error in the catalog's top, where capidx looks; a table that paths.aliases names
+    elsewhere is read alone, and an unrelated file beside it is not its rival."""
+    project = copy_case("valid/alias-shared", tmp_path)
+    shared = project / "shared"
+    shared.mkdir()
+    (project / "agents" / "aliases.json").rename(shared / "aliases.json")
+    (shared / "aliases.yaml").write_text("notes: not an alias table capidx reads\n", encoding="utf-8")
+    (project / "capidx.yaml").write_text("paths:\n  aliases: shared/aliases.json\n", encoding="utf-8")
+
+    with contextlib.chdir(project):
+        result = CliRunner().invoke(cli, ["validate", "-q"])
+
+    assert result.exit_code == 0, result.output
+    assert "second alias table" not in result.output

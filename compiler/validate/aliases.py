@@ -13,7 +13,7 @@ from typing import Any
 from capidx.compiler.diagnostics import Diagnostic
 from capidx.compiler.validate import discover
 from capidx.compiler.validate.load import SourceFile
-from capidx.compiler.validate.textrules import quote
+from capidx.compiler.validate.textrules import items, quote
 from capidx.schema.lexicon import identifiers
 from capidx.schema.text import normalize, slugify
 
@@ -43,7 +43,7 @@ def name_keys(documents: Sequence[SourceFile]) -> dict[str, _Named]:
     """Normalized capability name or slug -> the capability: the phrases the server answers before any alias."""
     keys: dict[str, _Named] = {}
     for document in documents:
-        for _, capability in _capabilities(document.data):
+        for _, capability in items(document.data, "capabilities"):
             named = _named(capability)
             if named is not None:
                 for key in (normalize(named.name), normalize(named.slug)):
@@ -53,11 +53,11 @@ def name_keys(documents: Sequence[SourceFile]) -> dict[str, _Named]:
 
 def table_targets(table: Any, names: Mapping[str, _Named]) -> dict[str, _Named]:
     """Normalized alias-table phrase -> the capability it leads to, for the phrases whose target exists (the
-    others are `alias-target` errors and left out of the build). The first phrase of a normalized key wins here;
-    a second one is an error of its own (`check_table_keys`)."""
+    others are `alias-target` errors and left out of the build). The first phrase of a normalized key in sorted order
+    wins here, as in the build (which sorts the table); a second one is an error of its own (`check_table_keys`)."""
     phrases = table.get("aliases") if isinstance(table, dict) else None
     targets: dict[str, _Named] = {}
-    for phrase, target in phrases.items() if isinstance(phrases, dict) else ():
+    for phrase, target in sorted(phrases.items()) if isinstance(phrases, dict) else ():
         found = names.get(normalize(target)) if isinstance(target, str) else None
         if found is not None and normalize(phrase):
             targets.setdefault(normalize(phrase), found)
@@ -145,11 +145,14 @@ def check_record_aliases(
         claims.setdefault(normalize(alias.phrase), []).append(alias)
     problems = []
     for key, aliases in claims.items():
+        owners: dict[str, _RecordAlias] = {}  # slug -> its first claim, in claim order: linear per phrase
+        for claim in aliases:
+            owners.setdefault(claim.owner.slug, claim)
         for alias in aliases:
             if alias.document >= len(sources):
                 continue
             diagnostic = _dead_alias(sources[alias.document], alias, names.get(key))
-            diagnostic = diagnostic or _shared_alias(sources[alias.document], alias, aliases, tabled.get(key))
+            diagnostic = diagnostic or _shared_alias(sources[alias.document], alias, owners, tabled.get(key))
             problems += [diagnostic] if diagnostic is not None else []
     return problems
 
@@ -164,16 +167,17 @@ def _dead_alias(source: SourceFile, alias: _RecordAlias, named: _Named | None) -
 
 
 def _shared_alias(
-    source: SourceFile, alias: _RecordAlias, claims: Sequence[_RecordAlias], tabled: _Named | None
+    source: SourceFile, alias: _RecordAlias, owners: Mapping[str, _RecordAlias], tabled: _Named | None
 ) -> Diagnostic | None:
-    """`alias` when another capability claims its phrase: the alias table (which wins) or another record."""
-    others = [other for other in claims if other.owner.slug != alias.owner.slug]
+    """`alias` when another capability claims its phrase: the alias table (which wins) or another record. `owners`:
+    each claiming capability's first claim, in claim order."""
+    other = next((claim for slug, claim in owners.items() if slug != alias.owner.slug), None)
     if tabled is not None and tabled.slug != alias.owner.slug:
         message = f"alias {quote(alias.phrase)} of {quote(alias.owner.name)} is the alias table's phrase for"
         message += f" {quote(tabled.name)}, which the index keeps for agents whose own record does not give it"
-    elif tabled is None and others:
-        other = others[0]
-        kept = min((alias.owner, *(claim.owner for claim in others)), key=lambda named: named.slug)
+    elif tabled is None and other is not None:
+        low = min(owners)
+        kept = alias.owner if low == alias.owner.slug else owners[low].owner
         message = f"alias {quote(alias.phrase)} of {quote(alias.owner.name)} is also an alias of"
         message += f" {quote(other.owner.name)} ({other.agent}); the index keeps {quote(kept.name)} for agents whose"
         message += " own record does not give it"
@@ -186,7 +190,7 @@ def _shared_alias(
 def _record_aliases(documents: Sequence[SourceFile]) -> Iterator[_RecordAlias]:
     for number, document in enumerate(documents):
         agent = discover.agent_id(document.path)
-        for index, capability in _capabilities(document.data):
+        for index, capability in items(document.data, "capabilities"):
             owner, aliases = _named(capability), capability.get("aliases")
             if owner is None or not isinstance(aliases, list):
                 continue
@@ -199,9 +203,3 @@ def _named(capability: dict[str, Any]) -> _Named | None:
     name = capability.get("name")
     slug = slugify(name) if isinstance(name, str) else ""
     return _Named(slug, name) if slug else None
-
-
-def _capabilities(data: Any) -> Iterator[tuple[int, dict[str, Any]]]:
-    items = data.get("capabilities") if isinstance(data, dict) else None
-    if isinstance(items, list):
-        yield from ((index, item) for index, item in enumerate(items) if isinstance(item, dict))

@@ -120,7 +120,10 @@ def _from_config(config: Config) -> Inputs:
     table_missing = configured.missing(config, "aliases")
     tables, refused = _unlinked([config.aliases] if config.aliases and not table_missing else [])
     aliases = tuple(tables)
-    refused += [problem for table in tables for problem in tables_beside(table)]
+    # Rivals are tables in the catalog's top, where capidx looks for one: a configured table elsewhere has none.
+    refused += [
+        problem for table in tables if _key(table.parent) == _key(config.agents) for problem in tables_beside(table)
+    ]
     refused += [problem for problem in (table_missing, configured.missing(config, "templates")) if problem]
     if not config.agents.is_dir():
         hint = "run capidx where agents/ is, or pass --agents DIR, --config FILE or PATHS"

@@ -17,9 +17,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from capidx.compiler.diagnostics import Diagnostic
-from capidx.compiler.markup import URL_KEYS, link_syntax, web_address
+from capidx.compiler.markup import DOCUMENTATION_KEYS, URL_KEYS, link_syntax, web_address
 from capidx.compiler.validate.load import SourceFile
-from capidx.compiler.validate.textrules import quote, strings
+from capidx.compiler.validate.textrules import items, quote, strings
 
 _HINT = "write it as plain text; put an address in `sources`, which capidx links itself"
 
@@ -38,7 +38,6 @@ def check_document(source: SourceFile) -> list[Diagnostic]:
     return problems
 
 
-_DOCUMENTATION_LINKS = ("officialDocs", "releaseNotes", "github", "apiDocs")  # not its `x-` keys: any value
 _ADDRESS_HINT = "write https:// (or http://), a host without a user name, then the path: capidx links only these"
 
 
@@ -56,21 +55,12 @@ def _addresses(data: Any) -> Iterator[tuple[tuple[Any, ...], Any]]:
     """(JSON path, value) of every address field present; null and other types are the schema's to judge."""
     documentation = data.get("documentation") if isinstance(data, dict) else None
     if isinstance(documentation, dict):
-        yield from (
-            (("documentation", key), documentation[key]) for key in _DOCUMENTATION_LINKS if key in documentation
-        )
-    for index, capability in _objects(data, "capabilities"):
+        yield from ((("documentation", key), documentation[key]) for key in DOCUMENTATION_KEYS if key in documentation)
+    for index, capability in items(data, "capabilities"):
         notes = capability.get("implementationNotes")
         if isinstance(notes, dict) and "startUrl" in notes:
             yield ("capabilities", index, "implementationNotes", "startUrl"), notes["startUrl"]
-        for number, citation in _objects(capability, "sources"):
+        for number, citation in items(capability, "sources"):
             for key in ("url", "supersededBy"):
                 if key in citation:
                     yield ("capabilities", index, "sources", number, key), citation[key]
-
-
-def _objects(container: Any, key: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(index, item) for the object items of `container[key]`, skipping whatever is not an object."""
-    items = container.get(key) if isinstance(container, dict) else None
-    if isinstance(items, list):
-        yield from ((index, item) for index, item in enumerate(items) if isinstance(item, dict))

@@ -43,7 +43,7 @@ _DIGITS = re.compile(r"\d")
 
 def check_document(source: SourceFile, config: Config, today: date) -> list[Diagnostic]:
     """All single-document rules for one capability document."""
-    capabilities = list(_items(source.data, "capabilities"))
+    capabilities = list(textrules.items(source.data, "capabilities"))
     problems = _duplicate_names(source, capabilities) + textrules.check_document_text(source)
     problems += instructions.check_document(source) + links.check_document(source) + links.check_addresses(source)
     problems += _future_edit(source, today) + _no_capabilities(source)
@@ -54,7 +54,7 @@ def check_document(source: SourceFile, config: Config, today: date) -> list[Diag
         problems += _vague_description(source, parts, capability, config.min_description_entropy)
         problems += _deprecation_and_date(source, parts, capability)
         problems += _use_when_patterns(source, parts, capability)
-        for source_index, citation in _items(capability, "sources"):
+        for source_index, citation in textrules.items(capability, "sources"):
             source_parts = (*parts, "sources", source_index)
             problems += _excerpt_missing(source, source_parts, citation)
             problems += _freshness(source, source_parts, citation, config.staleness, today)
@@ -146,7 +146,7 @@ def check_alias_wordings(source: SourceFile, documents: Sequence[SourceFile]) ->
     worded: dict[str, list[tuple[str, str, str]]] = {}  # wording key -> (agent, wording, capability name)
     for document in documents:
         agent = discover.agent_id(document.path) or "an agent"
-        for _, capability in _items(document.data, "capabilities"):
+        for _, capability in textrules.items(document.data, "capabilities"):
             wording, name = capability.get("terminology"), capability.get("name")
             if isinstance(wording, str) and isinstance(name, str):
                 for key in wording_keys(wording):
@@ -180,7 +180,7 @@ def check_across_agents(sources: Sequence[SourceFile]) -> list[Diagnostic]:
     seen: dict[str, tuple[int, str, Any]] = {}
     problems = []
     for number, source in enumerate(sources):
-        for index, capability in _items(source.data, "capabilities"):
+        for index, capability in textrules.items(source.data, "capabilities"):
             name, category = capability.get("name"), capability.get("category")
             key = normalize(name) if isinstance(name, str) else ""
             if not key:
@@ -223,7 +223,7 @@ def check_name_near_misses(sources: Sequence[SourceFile], context: Sequence[Sour
     alone."""
     used: dict[str, list[tuple[int, int, str]]] = {}  # normalized name -> (document, index, name as written)
     for number, source in enumerate((*sources, *context)):  # `context`: compared with, never reported at
-        for index, capability in _items(source.data, "capabilities"):
+        for index, capability in textrules.items(source.data, "capabilities"):
             name = capability.get("name")
             key = normalize(name) if isinstance(name, str) else ""
             if NEAR_MISS_MIN <= len(key) <= textrules.SINGLE_LINE_MAX:  # a longer one is an error of its own
@@ -268,7 +268,7 @@ def check_successors(sources: Sequence[SourceFile], names: Iterable[str]) -> lis
     known = {normalize(name): name for name in names}
     problems = []
     for source in sources:
-        for index, capability in _items(source.data, "capabilities"):
+        for index, capability in textrules.items(source.data, "capabilities"):
             successor = capability.get("supersededBy")
             if not isinstance(successor, str) or not successor.strip() or normalize(successor) in known:
                 continue
@@ -281,16 +281,9 @@ def check_successors(sources: Sequence[SourceFile], names: Iterable[str]) -> lis
 
 
 def capability_names(data: Any) -> Iterator[str]:
-    for _, capability in _items(data, "capabilities"):
+    for _, capability in textrules.items(data, "capabilities"):
         if isinstance(capability.get("name"), str):
             yield capability["name"]
-
-
-def _items(container: Any, key: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(index, item) for the object items of `container[key]`, skipping whatever is not an object."""
-    items = container.get(key) if isinstance(container, dict) else None
-    if isinstance(items, list):
-        yield from ((index, item) for index, item in enumerate(items) if isinstance(item, dict))
 
 
 # Characters a name may be written with or without and still be the same name: spaces, dashes, quotes, brackets
@@ -385,7 +378,7 @@ def _deprecation_and_date(source: SourceFile, parts: tuple[Any, ...], capability
 
 def _use_when_patterns(source: SourceFile, parts: tuple[Any, ...], capability: dict[str, Any]) -> list[Diagnostic]:
     problems = []
-    for index, rule in _items(capability, "useWhen"):
+    for index, rule in textrules.items(capability, "useWhen"):
         pattern = rule.get("pattern")
         if not isinstance(pattern, str):
             continue

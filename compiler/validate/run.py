@@ -135,15 +135,17 @@ def _capability_validator(config: Config) -> tuple[Any | None, list[Diagnostic]]
 _SAID_BY_SCHEMA = frozenset({"category-slug", "url-scheme", "blank"})
 
 
+def _unsaid(linted: Sequence[Diagnostic], schema: Sequence[Diagnostic]) -> list[Diagnostic]:
+    """The lint findings the schema has not said already of the same value (its message, with its did-you-mean,
+    says it all)."""
+    refused = {problem.pointer for problem in schema}
+    return [problem for problem in linted if problem.code not in _SAID_BY_SCHEMA or problem.pointer not in refused]
+
+
 def _check_document(source: SourceFile, validator: Any, config: Config, today: date) -> list[Diagnostic]:
     schema = schema_diagnostics(validator, source)
-    refused = {problem.pointer for problem in schema}  # the schema's message, with its did-you-mean, says it all
-    linted = lint.check_document(source, config, today)
-    problems = [
-        *schema,
-        *(problem for problem in linted if problem.code not in _SAID_BY_SCHEMA or problem.pointer not in refused),
-        *lint.check_agent_directory(source.path),
-    ]
+    linted = _unsaid(lint.check_document(source, config, today), schema)
+    problems = [*schema, *linted, *lint.check_agent_directory(source.path)]
     if config.schema is not None:  # capidx's own schema is closed: its unknown keys are errors already
         problems += keys.near_misses(source, validator.schema, [bundled_validator(CAPABILITY_SCHEMA).schema])
     return problems
@@ -160,13 +162,7 @@ def _check_alias_tables(
         if source is None:
             continue
         schema = schema_diagnostics(bundled_validator(ALIASES_SCHEMA), source)
-        refused = {problem.pointer for problem in schema}
-        diagnostics += schema
-        diagnostics += [
-            found
-            for found in lint.check_alias_text(source)
-            if found.code not in _SAID_BY_SCHEMA or found.pointer not in refused
-        ]
+        diagnostics += [*schema, *_unsaid(lint.check_alias_text(source), schema)]
         diagnostics += alias_rules.check_table_keys(source)
         if catalog_complete:  # with a document unreadable, its names are unknown: no false alarms
             diagnostics += lint.check_alias_targets(source, names) + lint.check_alias_wordings(source, documents)

@@ -80,6 +80,14 @@ _LINE_BREAKS = {"Zl", "Zp"}  # U+2028, U+2029: line breaks to some readers, invi
 _LEAF = object()  # in a field tree: the key under which a single-line field's length limit is kept
 
 
+def items(container: Any, key: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(index, item) for the object items of `container[key]`, skipping whatever is not an object: the rules read
+    data the schema may have refused, so they skip what they cannot read."""
+    found = container.get(key) if isinstance(container, dict) else None
+    if isinstance(found, list):
+        yield from ((index, item) for index, item in enumerate(found) if isinstance(item, dict))
+
+
 def _tree(paths: tuple[tuple[str, ...], ...], limit: int | None) -> dict[Any, Any]:
     """Field paths as nested dicts (a walk visits each capability once), each with `limit` under `_LEAF`."""
     root: dict[Any, Any] = {}
