@@ -19,13 +19,13 @@ import click
 
 from capidx.compiler.diagnostics import append_step_summary
 from capidx.compiler.errors import UsageError
-from capidx.schema.homepath import expand_home
+from capidx.schema.homepath import HomePath
 
 # ---- capidx init ---------------------------------------------------------------------------------------
 
 
 @click.command(short_help="Scaffold a catalog and its CI files.")
-@click.argument("directory", required=False, default=".", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("directory", required=False, default=".", type=HomePath(file_okay=False, path_type=Path))
 @click.option(
     "--force",
     is_flag=True,
@@ -58,18 +58,18 @@ VALIDATE_FORMATS = ("text", "json", "github")  # keys of capidx.compiler.validat
 def catalog_selection(command: Any) -> Any:
     """PATHS, --config and --agents: how `validate` and `verify` choose the documents they read."""
     options = (
-        click.argument("paths", nargs=-1, type=click.Path(path_type=Path)),
+        click.argument("paths", nargs=-1, type=HomePath(path_type=Path)),
         click.option(
             "--config",
             "config_file",
-            type=click.Path(path_type=Path),
+            type=HomePath(path_type=Path),
             metavar="FILE",
             show_default="./capidx.yaml when present",
             help="Configuration file.",
         ),
         click.option(
             "--agents",
-            type=click.Path(path_type=Path),
+            type=HomePath(path_type=Path),
             metavar="DIR",
             help="Catalog directory (overrides paths.agents).",
         ),
@@ -81,13 +81,11 @@ def catalog_selection(command: Any) -> Any:
 
 @click.command(short_help="Check the catalog; report file:line:col.")
 @catalog_selection
-@click.option(
-    "--aliases", type=click.Path(path_type=Path), metavar="FILE", help="Alias table (overrides paths.aliases)."
-)
+@click.option("--aliases", type=HomePath(path_type=Path), metavar="FILE", help="Alias table (overrides paths.aliases).")
 @click.option("--no-aliases", is_flag=True, help="Do not read an alias table.")
 @click.option(
     "--schema",
-    type=click.Path(path_type=Path),
+    type=HomePath(path_type=Path),
     metavar="FILE",
     help="Validate capability documents against this JSON "
     "Schema (draft-07 or 2020-12, by its $schema) instead of the bundled one.",
@@ -171,15 +169,15 @@ def _as_date(value: datetime | None) -> date | None:
 
 # ---- capidx build --------------------------------------------------------------------------------------
 
-_DIR = click.Path(file_okay=False, path_type=Path)
-_EXISTING_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
-_EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+_DIR = HomePath(file_okay=False, path_type=Path)
+_EXISTING_DIR = HomePath(exists=True, file_okay=False, path_type=Path)
+_EXISTING_FILE = HomePath(exists=True, dir_okay=False, path_type=Path)
 
 
 def _absolute(path: Path | None) -> Path | None:
-    """Absolute, but as given: a link is not followed (messages name the user's path; a link loop is no crash)."""
-    # `--out=~/x`, or an argument list with no shell: a leading `~` is the home folder still.
-    return Path(os.path.abspath(expand_home(str(path)))) if path is not None else None
+    """Absolute, but as given: a link is not followed (messages name the user's path; a link loop is no crash).
+    A leading `~` was expanded by HomePath already."""
+    return Path(os.path.abspath(path)) if path is not None else None
 
 
 def config_notice(config_file: Path | None, agents: Path | None) -> str:
@@ -315,7 +313,7 @@ def build_option(help_text: str) -> Callable[[_Command], _Command]:
     return click.option(
         "--build",
         "build_dir",
-        type=click.Path(path_type=Path),
+        type=HomePath(path_type=Path),
         metavar="DIR",
         show_default="paths.out, else build",
         help=help_text,
@@ -338,7 +336,7 @@ def config_option(help_text: str) -> Callable[[_Command], _Command]:
 @build_option("Build directory (or its manifest.json) to report on.")
 @click.option(
     "--against",
-    type=click.Path(path_type=Path),
+    type=HomePath(path_type=Path),
     default=None,
     metavar="BASELINE",
     help="Compare with this build directory or manifest.json, e.g. a build of the base branch.",
@@ -355,7 +353,7 @@ def config_option(help_text: str) -> Callable[[_Command], _Command]:
 @click.option(
     "--output",
     "-o",
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=HomePath(path_type=Path, dir_okay=False),
     default=None,
     metavar="FILE",
     help="Write the report to FILE instead of standard output (- is standard output).",
@@ -561,7 +559,7 @@ class _Progress:
 
 
 @click.command(short_help="Write the overview into AGENTS.md and other memory files.")
-@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("files", nargs=-1, required=True, type=HomePath(path_type=Path))
 @build_option("Build directory whose memory.md goes into the files.")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 when a file's block is missing or stale.")
 @click.option(

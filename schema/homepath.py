@@ -3,11 +3,15 @@
 capidx.yaml, the serve variables (`CAPIDX_BUILD`) and options passed without a shell (`--out=~/x`, an MCP
 client's argument list) reach capidx with the `~` a shell would have expanded. Taken as written it names a
 folder called `~` inside the project, which a later `rm -rf ~` meant for it would take for the home folder.
+`HomePath` is the click type of every path option and argument of the compiler and the server.
 """
 
 from __future__ import annotations
 
 import os
+from typing import Any
+
+import click
 
 _HOME_PREFIXES = ("~/", "~" + os.sep)
 
@@ -18,3 +22,14 @@ def expand_home(text: str) -> str:
     if text == "~" or text.startswith(_HOME_PREFIXES):
         return os.path.expanduser(text)
     return text
+
+
+class HomePath(click.Path):
+    """`click.Path` that expands a leading `~` first, so that click's own checks (`exists=True`) and every
+    command see the path the user meant: `--agents=~/cat` and `capidx init '~/new'` reach us unexpanded
+    when no shell stands between (an `=` joined flag, a quoted word, a client's argument list)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str):
+            value = expand_home(value)
+        return super().convert(value, param, ctx)

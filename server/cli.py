@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from capidx.schema.homepath import HomePath
+
 if TYPE_CHECKING:
     from capidx.server.settings import Settings
 
@@ -32,7 +34,7 @@ class ServeError(click.ClickException):
 )
 @click.option(
     "--config",
-    type=click.Path(path_type=Path, exists=True, dir_okay=False),  # worded as build, report and inject word it
+    type=HomePath(path_type=Path, exists=True, dir_okay=False),  # worded as build, report and inject word it
     default=None,
     show_default="./capidx.yaml when it exists",
     help="capidx.yaml to read.",

@@ -27,7 +27,6 @@ from capidx.compiler.validate.schemas import (
     load_schema_file,
     schema_diagnostics,
 )
-from capidx.schema.homepath import expand_home
 
 
 @dataclass(frozen=True)
@@ -223,4 +222,4 @@ def execute(args: ValidateArgs) -> tuple[ExitCode, ValidationResult]:
 
 
 def _absolute(path: Path | None, cwd: Path) -> Path | None:
-    return None if path is None else cwd / expand_home(str(path))  # `--out=~/x` reaches us unexpanded
+    return None if path is None else cwd / path  # a leading `~` was expanded by the CLI's HomePath
