@@ -11,19 +11,21 @@ configuration are theirs. It writes only what is missing, and says per file what
   the missing files around it and keeps it byte for byte. One with the scaffold's bytes is already done.
 - the example agent and the sample alias table are written only into a new catalog: never when the
   catalog folder holds anything, nor next to a capidx.yaml of the maintainer's (whose catalog is theirs).
-- `.gitignore`: only the line `build/` is ever appended.
+- `.gitignore`: only one line is ever appended, the build directory: `build/`, or the `paths.out` of a
+  capidx.yaml of the maintainer's (not appended, and said, when that file cannot be read).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from capidx.compiler.config import ALIAS_FILE_NAMES
+from capidx.compiler.config import ALIAS_FILE_NAMES, load_config
 from capidx.compiler.errors import UsageError
 from capidx.compiler.files import read_at_most, write_whole
 from capidx.compiler.validate.discover import CAPABILITY_FILE_NAMES
@@ -55,7 +57,8 @@ In .pre-commit-config.yaml and .github/workflows/capidx.yml replace OWNER (the a
 GITIGNORE = ".gitignore"
 IGNORED = "build/"  # the default paths.out: output, never committed
 _MODE = 0o644  # of a file capidx init creates, whatever the umask
-_IGNORED_FORMS = frozenset({"build", "build/", "/build", "/build/"})  # lines that already ignore it
+# A paths.out written into .gitignore as it is: no pattern characters, no line break, no leading `#` or `!`.
+_PLAIN_OUT = re.compile(r"[\w.-]+(?:/[\w.-]+)*")
 _MAX_GITIGNORE = 1 << 20  # a larger .gitignore is not read (nor changed): the hint says what to add
 _MAX_COMPARED = 1 << 20  # a project file larger than this is not the scaffold's (which is a few KiB)
 
@@ -74,8 +77,10 @@ class Scaffolded:
     root: Path
     written: tuple[str, ...]  # relative POSIX paths, in SCAFFOLD order; never a file that was there
     kept: tuple[tuple[str, str], ...]  # (path, why it was left as it is)
-    gitignore: str = "kept"  # created, updated (build/ appended), kept (it ignores build/ already) or skipped
+    gitignore: str = "kept"  # created, updated (`ignored` appended), kept (nothing to add) or skipped
     no_example: str = ""  # why the example agent and sample aliases were not written ("": they were)
+    ignored: str = IGNORED  # the build directory's .gitignore line ("": not known, see `out_unknown`)
+    out_unknown: str = ""  # why the build directory is not known, so .gitignore was left alone
 
 
 def scaffold(root: Path, *, force: bool = False) -> Scaffolded:
@@ -96,15 +101,16 @@ def scaffold(root: Path, *, force: bool = False) -> Scaffolded:
     missing = {target for _source, target in PROJECT_FILES if target not in present}
     missing |= set() if no_example else {target for _source, target in EXAMPLE_FILES}
     planned = [(source, target) for source, target in SCAFFOLD if target in missing]
+    ignored, out_unknown = _build_line(root, present.get(CONFIG))
     try:
         for source, target in planned:
             write_whole(root / target, _bundled(source), _MODE)  # whole or not at all
-        gitignore = _ignore_build(root / GITIGNORE)
+        gitignore = _ignore_build(root / GITIGNORE, ignored) if ignored else "skipped" if out_unknown else "kept"
     except OSError as exc:
         file = f"{exc.filename}: " if exc.filename else ""  # which file, when the error says
         raise InitError(f"cannot write the scaffold under {root}: {file}{exc.strerror or exc}") from None
     written = tuple(target for _source, target in planned)
-    return Scaffolded(root, written, tuple(present.items()), gitignore, no_example)
+    return Scaffolded(root, written, tuple(present.items()), gitignore, no_example, ignored, out_unknown)
 
 
 def _kept_why(path: Path, source: str) -> str | None:
@@ -161,21 +167,46 @@ def _is_agent(folder: Path) -> bool:
     return any(os.path.lexists(folder / "capabilities" / name) for name in CAPABILITY_FILE_NAMES)
 
 
-def _ignore_build(path: Path) -> str:
-    """Make `path` (.gitignore) ignore build/: create it, or append one line to it, keeping every other line
-    byte for byte. A link, a folder or a file too large to read is left alone ("skipped")."""
+def _build_line(root: Path, config_why: str | None) -> tuple[str, str]:
+    """The .gitignore line of the project's build directory, or "" and why it is not known ("" again: no line is
+    needed, the build is outside the project). The scaffold's capidx.yaml builds into build/; a capidx.yaml of the
+    maintainer's names its own `paths.out`, read as `capidx build` reads it (their build/ may be tracked)."""
+    if config_why in (None, SAME):
+        return IGNORED, ""
+    if config_why != THEIRS:
+        return "", f"{CONFIG} is a link (not followed), so its paths.out is not known"
+    config, problems = load_config(root / CONFIG, root)
+    if problems:
+        return "", f"{CONFIG} cannot be read (`capidx validate` says why), so its paths.out is not known"
+    try:
+        relative = Path(os.path.normpath(config.out)).relative_to(os.path.normpath(root)).as_posix()
+    except ValueError:
+        return "", ""  # outside the project: nothing of it to ignore
+    if relative == ".":
+        return "", ""  # the project itself: build refuses it
+    if not _PLAIN_OUT.fullmatch(relative):
+        return "", f"its paths.out ({relative!r}) is not written into .gitignore as a pattern"
+    return f"{relative}/", ""
+
+
+def _ignore_build(path: Path, ignored: str) -> str:
+    """Make `path` (.gitignore) ignore the build directory (line `ignored`): create it, or append one line to it,
+    keeping every other line byte for byte. A link, a folder or a file too large to read is left alone
+    ("skipped")."""
     try:
         info = os.lstat(path)
     except FileNotFoundError:
-        write_whole(path, f"{IGNORED}\n".encode(), _MODE)
+        write_whole(path, f"{ignored}\n".encode(), _MODE)
         return "created"
     if not stat.S_ISREG(info.st_mode) or (data := read_at_most(path, _MAX_GITIGNORE)) is None:
         return "skipped"
     lines = data.decode("utf-8", "replace").splitlines()
-    if any(line.strip().removeprefix("!") in _IGNORED_FORMS for line in lines):  # "!build/": theirs to decide
+    name = ignored.removesuffix("/")
+    forms = {name, f"{name}/", f"/{name}", f"/{name}/"}  # lines that already ignore it
+    if any(line.strip().removeprefix("!") in forms for line in lines):  # "!build/": theirs to decide
         return "kept"
     separator = b"" if not data or data.endswith(b"\n") else b"\n"
-    write_whole(path, data + separator + f"{IGNORED}\n".encode(), info.st_mode & 0o777)
+    write_whole(path, data + separator + f"{ignored}\n".encode(), info.st_mode & 0o777)
     return "updated"
 
 
@@ -183,12 +214,11 @@ def _bundled(name: str) -> bytes:
     return resources.files("capidx.compiler").joinpath("scaffold", name).read_bytes()
 
 
-_GITIGNORE_LINES = {
-    "created": [f"created {GITIGNORE} ({IGNORED})"],
-    "updated": [f"added {IGNORED} to {GITIGNORE}"],
-    "kept": [],
-    "skipped": [],
-}
+def _gitignore_lines(result: Scaffolded) -> list[str]:
+    """What init did to .gitignore, when it did something."""
+    if result.gitignore == "created":
+        return [f"created {GITIGNORE} ({result.ignored})"]
+    return [f"added {result.ignored} to {GITIGNORE}"] if result.gitignore == "updated" else []
 
 
 def summary(result: Scaffolded, shown_root: str) -> Sequence[str]:
@@ -196,7 +226,7 @@ def summary(result: Scaffolded, shown_root: str) -> Sequence[str]:
     lines = [f"created {target}" for target in result.written]
     lines += [f"kept {target}: {why}" for target, why in result.kept]
     lines += [result.no_example] if result.no_example else []
-    lines += _GITIGNORE_LINES[result.gitignore]
+    lines += _gitignore_lines(result)
     return [f"capidx init: a catalog in {result.root}", *lines, "", *_next_steps(result, shown_root)]
 
 
@@ -208,6 +238,8 @@ def _next_steps(result: Scaffolded, shown_root: str) -> list[str]:
     todo = [EXAMPLE_STEP] if not result.no_example else []
     scaffolded = {*result.written, *(target for target, why in result.kept if why == SAME)}
     todo += [CI_STEP] if {target for _s, target in PROJECT_FILES[1:]} & scaffolded else []  # OWNER, COMMIT
-    if result.gitignore == "skipped":
-        todo.append(f"Add {IGNORED} to {GITIGNORE}: it is output.")
+    if result.out_unknown:
+        todo.append(f"Add your build directory (paths.out) to {GITIGNORE}: {result.out_unknown}.")
+    elif result.gitignore == "skipped":
+        todo.append(f"Add {result.ignored} to {GITIGNORE}: it is output.")
     return ["Next:", *steps, *(f"  {number}. {step}" for number, step in enumerate(todo, 1))]

@@ -102,12 +102,37 @@ def test_init_force_in_a_project_replaces_and_adds_nothing_of_the_maintainers(tm
     after = snapshot(tmp_path)
     assert {path: after[path] for path in before} == before  # every file of theirs byte for byte
     assert sorted(set(after) - set(before)) == [".github/workflows/capidx.yml", ".gitignore"]
+    assert after[".gitignore"] == b"build/\n"  # their capidx.yaml keeps the default paths.out
     lines = result.output.splitlines()
     assert "kept capidx.yaml: yours (not the scaffold's bytes), left byte for byte" in lines
     assert "kept .pre-commit-config.yaml: yours (not the scaffold's bytes), left byte for byte" in lines
     assert "no example agent or sample aliases added: capidx.yaml is yours, and so is the catalog it names" in lines
     assert "created .github/workflows/capidx.yml" in lines and "replaced" not in result.output
     assert not any("agents/" in line for line in lines if line.startswith("created"))
+
+
+def test_init_force_ignores_the_build_directory_the_maintainers_capidx_yaml_names(tmp_path: Path) -> None:
+    """Their `paths.out: dist/capidx` once got `build/` appended: their tracked build/ ignored, their output not."""
+    maintainers_project(tmp_path)
+    (tmp_path / "capidx.yaml").write_text("paths:\n  out: dist/capidx\n", encoding="utf-8")
+    (tmp_path / "build").mkdir()
+
+    result = run_cli(["init", "--force"], cwd=tmp_path)
+
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / ".gitignore").read_bytes() == b"dist/capidx/\n"
+    assert "created .gitignore (dist/capidx/)" in result.output.splitlines()
+
+
+def test_init_force_leaves_gitignore_alone_when_the_maintainers_capidx_yaml_cannot_be_read(tmp_path: Path) -> None:
+    maintainers_project(tmp_path)
+    (tmp_path / "capidx.yaml").write_text("paths:\n  out: [dist]\n", encoding="utf-8")
+
+    result = run_cli(["init", "--force"], cwd=tmp_path)
+
+    assert result.exit_code == 0, result.output
+    assert not (tmp_path / ".gitignore").exists()
+    assert "Add your build directory (paths.out) to .gitignore: capidx.yaml cannot be read" in result.output
 
 
 def test_init_without_force_in_a_project_names_what_is_there_and_writes_nothing(tmp_path: Path) -> None:
