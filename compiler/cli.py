@@ -42,7 +42,7 @@ def init(directory: Path, force: bool) -> None:
 
     \b
     Exit codes: 0 written (or nothing missing), 2 a file of yours is in the way without --force (named;
-    nothing written), a folder is where a file goes, or a file cannot be written.
+    nothing written), a folder is where a file goes or a file where a folder goes, or a file cannot be written.
     """
     from capidx.compiler.init_project import scaffold, summary
 

@@ -101,6 +101,8 @@ def scaffold(root: Path, *, force: bool = False) -> Scaffolded:
     missing = {target for _source, target in PROJECT_FILES if target not in present}
     missing |= set() if no_example else {target for _source, target in EXAMPLE_FILES}
     planned = [(source, target) for source, target in SCAFFOLD if target in missing]
+    if blocked := _files_in_the_way(root, [target for _source, target in planned]):
+        raise InitError(f"{root}: {blocked} is a file where a folder goes; nothing written (move it away)")
     ignored, out_unknown = _build_line(root, present.get(CONFIG))
     try:
         for source, target in planned:
@@ -118,13 +120,23 @@ def _kept_why(path: Path, source: str) -> str | None:
     comes back as FOLDER: capidx cannot work with one there, and init moves nothing."""
     try:
         info = os.lstat(path)
-    except (FileNotFoundError, NotADirectoryError):  # a file where a folder should be: the write says so
+    except (FileNotFoundError, NotADirectoryError):  # a file where a folder should be: _files_in_the_way says so
         return None
     if stat.S_ISLNK(info.st_mode):
         return LINK
     if stat.S_ISDIR(info.st_mode):
         return FOLDER
     return SAME if stat.S_ISREG(info.st_mode) and _holds(path, _bundled(source)) else THEIRS
+
+
+def _files_in_the_way(root: Path, targets: list[str]) -> str:
+    """The folders the `targets` go into that are something else (`.github` a file), as "a, b" ("": none): found
+    before the first write, which would otherwise fail after writing the files before it."""
+    folders = {parent for target in targets for parent in Path(target).parents if parent != Path(".")}
+    in_the_way = [
+        folder.as_posix() for folder in folders if os.path.lexists(root / folder) and not (root / folder).is_dir()
+    ]
+    return ", ".join(sorted(in_the_way))
 
 
 def _holds(path: Path, data: bytes) -> bool:

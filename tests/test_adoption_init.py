@@ -241,6 +241,20 @@ def test_init_will_not_replace_a_folder_even_with_force(tmp_path: Path) -> None:
     assert not (tmp_path / "agents").exists()
 
 
+@pytest.mark.parametrize("force", [[], ["--force"]])
+def test_init_refuses_a_file_where_a_folder_goes_before_writing_anything(tmp_path: Path, force: list[str]) -> None:
+    """`.github` a file once got capidx.yaml, .pre-commit-config.yaml and agents/ written, then ".../.github/workflows:
+    Not a directory"."""
+    (tmp_path / ".github").write_text("mine\n", encoding="utf-8")
+    before = snapshot(tmp_path)
+
+    result = run_cli(["init", *force], cwd=tmp_path)
+
+    assert result.exit_code == 2
+    assert ".github is a file where a folder goes; nothing written" in result.output
+    assert snapshot(tmp_path) == before and sorted(os.listdir(tmp_path)) == [".github"]
+
+
 def test_init_writes_a_gitignore_for_the_build(tmp_path: Path) -> None:
     result = run_cli(["init"], cwd=tmp_path)
     assert result.exit_code == 0, result.output
