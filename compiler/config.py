@@ -67,16 +67,10 @@ class Injection:
     labels: tuple[InjectionLabel, ...] = DEFAULT_LABELS
 
 
-# Settings whose values name something that may turn out wrong only later (a folder, a file, an encoding), with
-# where capidx.yaml writes them: a problem found then is reported at that place, not as if a flag had given it.
-LOCATED = {
-    "agents": ("paths", "agents"),
-    "aliases": ("paths", "aliases"),
-    "schema": ("paths", "schema"),
-    "templates": ("paths", "templates"),
-    "out": ("paths", "out"),
-    "encodings": ("encodings",),
-}
+# The path settings: their values name a folder or a file that may turn out wrong only later, so where capidx.yaml
+# writes them is kept: a problem found then is reported at that place, not as if a flag had given it. (An unknown
+# encoding, the one other such setting, is reported when the file is loaded.)
+LOCATED = ("agents", "aliases", "schema", "templates", "out")
 
 
 @dataclass(frozen=True)
@@ -86,7 +80,7 @@ class Origin:
     file: Path
     line: int | None
     col: int | None
-    parts: tuple[str | int, ...]
+    parts: tuple[str, ...]
     value: str
 
     def diagnostic(self, message: str, hint: str | None = None, code: str = "config") -> Diagnostic:
@@ -129,17 +123,16 @@ class Config:
     # project, or its folder name when outside it. `--out` does not change it: a one-off build elsewhere (a CI
     # comparison) must write the same memory block as the project's own build.
     build_label: str = "build"
-    # JSON path -> where capidx.yaml writes it, for the `LOCATED` settings the file gives and no flag overrides.
-    origins: dict[tuple[str | int, ...], Origin] = field(default_factory=dict)
+    # Setting name -> where capidx.yaml writes it, for the `LOCATED` settings the file gives and no flag overrides.
+    origins: dict[str, Origin] = field(default_factory=dict)
 
     @property
     def primary_encoding(self) -> str:
         return self.encodings[0]
 
-    def origin(self, name: str, index: int | None = None) -> Origin | None:
-        """Where capidx.yaml gives setting `name` (item `index` of a list), None when the file does not."""
-        parts = LOCATED[name] if index is None else (*LOCATED[name], index)
-        return self.origins.get(parts)
+    def origin(self, name: str) -> Origin | None:
+        """Where capidx.yaml gives path setting `name`, None when the file does not (or a flag overrides it)."""
+        return self.origins.get(name)
 
     def with_overrides(self, **overrides: Any) -> Config:
         """Apply command-line flags; a `None` value means the flag was not given. An overridden setting is no
@@ -151,10 +144,10 @@ class Config:
         return replace(self, **given, origins=_without(self.origins, given))
 
 
-def _without(origins: dict[tuple[str | int, ...], Origin], names: Iterable[str]) -> dict[tuple[str | int, ...], Origin]:
-    """`origins` less those of the settings `names` (a list's items with it)."""
-    dropped = [LOCATED[name] for name in names if name in LOCATED]
-    return {parts: at for parts, at in origins.items() if not any(parts[: len(p)] == p for p in dropped)}
+def _without(origins: dict[str, Origin], names: Iterable[str]) -> dict[str, Origin]:
+    """`origins` less those of the settings `names`."""
+    dropped = set(names)
+    return {name: at for name, at in origins.items() if name not in dropped}
 
 
 def find_config_file(start: Path) -> Path | None:
@@ -334,27 +327,13 @@ def load_config(config_path: Path | None, cwd: Path) -> tuple[Config, list[Diagn
     return replace(config, origins=_origins(source, path)), []
 
 
-def _origins(source: SourceFile, path: Path) -> dict[tuple[str | int, ...], Origin]:
-    """Where the file writes each `LOCATED` setting it gives (each item of a list)."""
-    found: dict[tuple[str | int, ...], Origin] = {}
-    for parts in LOCATED.values():
-        value = _at(source.data, parts)
-        places = [(*parts, index) for index in range(len(value))] if isinstance(value, list) else [parts]
-        for place in places:
-            item = _at(source.data, place)
-            if isinstance(item, str):
-                line, col = source.source_map.locate(place) or (None, None)
-                found[place] = Origin(path, line, col, place, item)
+def _origins(source: SourceFile, path: Path) -> dict[str, Origin]:
+    """Where the file writes each `LOCATED` setting it gives (`paths.<name>`, a string once validated)."""
+    paths = source.data.get("paths") if isinstance(source.data, dict) else None
+    found: dict[str, Origin] = {}
+    for name in LOCATED:
+        value = paths.get(name) if isinstance(paths, dict) else None
+        if isinstance(value, str):
+            line, col = source.source_map.locate(("paths", name)) or (None, None)
+            found[name] = Origin(path, line, col, ("paths", name), value)
     return found
-
-
-def _at(data: Any, parts: tuple[str | int, ...]) -> Any:
-    """The value at `parts` of validated data, None when absent."""
-    for part in parts:
-        if isinstance(data, dict) and isinstance(part, str):
-            data = data.get(part)
-        elif isinstance(data, list) and isinstance(part, int) and part < len(data):
-            data = data[part]
-        else:
-            return None
-    return data
