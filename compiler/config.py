@@ -87,11 +87,11 @@ class Origin:
         """An error at the value: a usage error (`config`) by default, as every capidx.yaml problem is."""
         return Diagnostic(str(self.file), self.line, self.col, json_path(self.parts), "error", message, hint, code)
 
-    def place(self, cwd: Path | None = None) -> str:
+    def place(self) -> str:
         """`capidx.yaml:2:8: $.paths.out`, the file relative to the working directory when it is below it."""
         shown = self.file
         with contextlib.suppress(ValueError):
-            shown = self.file.relative_to(cwd or Path.cwd())
+            shown = self.file.relative_to(Path.cwd())
         where = ":".join(str(part) for part in (shown, self.line, self.col) if part is not None)
         return f"{where}: {json_path(self.parts)}"
 

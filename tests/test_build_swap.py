@@ -269,6 +269,7 @@ def test_a_set_aside_build_that_cannot_be_renamed_back_is_kept_and_named(
     result = run_cli(["build", "-q"], cwd=project)
     assert result.exit_code == 2, result.output
     assert f"is missing, and its previous build in {old} cannot be put back (Permission denied)" in result.stderr
+    assert "$.paths.out" not in result.stderr  # not a problem of the setting (capidx.yaml gives paths.out)
     assert "Traceback" not in result.output
     assert (old / "manifest.json").is_file() and not (project / "build").exists()
 

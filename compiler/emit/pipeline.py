@@ -126,10 +126,11 @@ def execute(
 
 def _placed(failure: CapidxError, config: Config) -> str:
     """The failure's message; a refused build directory that capidx.yaml's `paths.out` names is said to be that
-    setting, at its line:col, not `--out` (which the user did not give)."""
+    setting, at its line:col, not `--out` (which the user did not give). Only a refusal, which asks for another
+    folder (CHOOSE_FOR): a previous build that cannot be put back is no fault of the setting."""
     message = failure.format_message()
     origin = config.origin("out")
-    if not isinstance(failure, OutputError) or origin is None:
+    if not isinstance(failure, OutputError) or origin is None or CHOOSE_FOR not in message:
         return message
     return f"{origin.place()}: {message.replace(CHOOSE_FOR, 'folder for paths.out in capidx.yaml')}"
 
