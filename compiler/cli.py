@@ -380,6 +380,8 @@ def report(
     from capidx.compiler.report.run import ReportOptions, run_report
     from capidx.compiler.validate.reporters import use_color
 
+    if output == Path("-"):  # standard output, as most tools read it: coloured on a terminal as without -o
+        output = None
     options = ReportOptions(
         build=build_dir if build_dir is not None else _configured_out(config),
         against=against,

@@ -512,6 +512,16 @@ def test_output_dash_is_standard_output(pair: tuple[Path, Path], tmp_path: Path,
     assert not (tmp_path / "-").exists()
 
 
+def test_output_dash_on_a_terminal_is_coloured_as_without_it(within_budget: Path, monkeypatch) -> None:
+    """`-o -` was told apart after the colour was decided (from "no -o"), so it lost the colour on a terminal."""
+    monkeypatch.setattr("capidx.compiler.validate.reporters.use_color", lambda *_args, **_kwargs: True)
+    runner = CliRunner()
+    plain = runner.invoke(cli, ["report", "--build", str(within_budget)], color=True)
+    dashed = runner.invoke(cli, ["report", "--build", str(within_budget), "-o", "-"], color=True)
+    assert "\x1b[" in plain.output
+    assert dashed.output == plain.output and dashed.exit_code == plain.exit_code == 0
+
+
 # --- HTML ---------------------------------------------------------------------------------------
 
 _VOID = {"meta", "br", "hr", "img", "input", "link", "source", "wbr", "col", "area", "base", "embed", "track"}

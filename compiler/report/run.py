@@ -63,7 +63,7 @@ def run_report(options: ReportOptions, echo: Any = print) -> int:
     if options.format == "github" and options.step_summary is not None:
         # Append: other steps of the same job write their own summaries to this file.
         _write(options.step_summary, render_markdown(report) + "\n", mode="a")
-    if options.output is None or options.output == Path("-"):  # '-': standard output, as most tools read it
+    if options.output is None:
         echo(text.rstrip("\n"))
     else:
         _refuse_inside_a_build(options.output)
