@@ -28,7 +28,7 @@ from pathlib import Path
 from capidx.compiler.config import ALIAS_FILE_NAMES, load_config
 from capidx.compiler.errors import UsageError
 from capidx.compiler.files import read_at_most, write_whole
-from capidx.compiler.validate.discover import CAPABILITY_FILE_NAMES
+from capidx.compiler.validate.discover import catalog_documents
 
 EXAMPLE_AGENT = "example-agent"
 CATALOG = "agents"  # the default paths.agents, which the scaffold's capidx.yaml names
@@ -168,15 +168,10 @@ def _why_no_example(root: Path, *, config_is_theirs: bool) -> str:
 
 def _contents(folder: Path, names: list[str]) -> str:
     """What the catalog folder holds, for the line saying why no example went in: "4 agents and an alias table"."""
-    agents = sum(1 for name in names if _is_agent(folder / name))
+    agents = len({document.parent.parent for document in catalog_documents(folder)})  # what validate reads
     parts = [f"{agents} agent{'s' if agents != 1 else ''}"] if agents else []
     parts += ["an alias table"] if any(name in ALIAS_FILE_NAMES for name in names) else []
     return " and ".join(parts) or f"{len(names)} other entr{'ies' if len(names) != 1 else 'y'}"
-
-
-def _is_agent(folder: Path) -> bool:
-    """A folder with a capability document where `capidx validate` looks for one."""
-    return any(os.path.lexists(folder / "capabilities" / name) for name in CAPABILITY_FILE_NAMES)
 
 
 def _build_line(root: Path, config_why: str | None) -> tuple[str, str]:

@@ -178,8 +178,9 @@ def test_init_around_an_existing_catalog_adds_no_example_and_the_build_has_only_
         (lambda agents: (agents / "aliases.yaml").write_text("aliases: {}\n", "utf-8"), "an alias table"),
         (lambda agents: (agents / "README.md").write_text("ours\n", "utf-8"), "1 other entry"),
         (lambda agents: (agents / "draft" / "capabilities").mkdir(parents=True), "1 other entry"),
+        (lambda agents: write_catalog(agents, aliases=None, agents_dir="vendor"), "3 agents"),  # validate finds them
     ],
-    ids=["alias-table", "other-file", "folder-without-document"],
+    ids=["alias-table", "other-file", "folder-without-document", "nested-agents"],
 )
 def test_init_adds_no_example_into_a_catalog_folder_that_holds_anything(
     tmp_path: Path, make: Callable[[Path], object], why: str
