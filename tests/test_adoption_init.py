@@ -93,7 +93,7 @@ def maintainers_project(root: Path) -> dict[str, bytes]:
     return snapshot(root)
 
 
-def test_init_force_in_a_project_replaces_and_adds_nothing_of_the_maintainers(tmp_path: Path) -> None:
+def test_init_force_in_a_project_keeps_and_adds_nothing_of_the_maintainers(tmp_path: Path) -> None:
     before = maintainers_project(tmp_path)
 
     result = run_cli(["init", "--force"], cwd=tmp_path)
