@@ -57,3 +57,12 @@ def test_validate_flags_expand_a_leading_tilde_only(home: Path, project: Path) -
     assert expanded.exit_code == 0, expanded.output
     assert as_written.exit_code == 2
     assert as_written.output.startswith("~user/s.json: ")  # named as given, not looked for under a home
+
+
+def test_serve_config_takes_the_home_folder(home: Path, project: Path) -> None:
+    (home / "c.yaml").write_text("serve:\n  port: 8123\n", encoding="utf-8")
+
+    result = run_cli(["serve", "--config=~/c.yaml", "--print-config"], cwd=project)
+
+    assert result.exit_code == 0, result.output
+    assert f"# config file: {home / 'c.yaml'}" in result.output.splitlines()
