@@ -36,6 +36,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from jinja2.utils import generate_lorem_ipsum, internalcode
 
 from capidx.compiler import catalog
+from capidx.compiler.diagnostics import plural
 from capidx.compiler.errors import InvalidError
 from capidx.compiler.files import read_at_most
 from capidx.compiler.render import markdown as mdtext
@@ -220,6 +221,7 @@ def make_environment(user_templates: Path | None) -> jinja2.Environment:
     _use_sync_filters(env)
     env.context_class = _Context
     env.filters["commas"] = lambda value: f"{value:,}"
+    env.filters["counted"] = plural  # 1 capability, 2 capabilities
     env.filters["phrases"] = join_phrases  # list items as one line of prose
     env.filters.update(mdtext.FILTERS)  # inline, line, cell, block, code: data stays in its Markdown structure
     env.globals.update(
