@@ -157,8 +157,8 @@ def render_suggestions(result: SuggestionResult) -> str:
     """
     if result.nothing_fits:
         return f"no snippet fits the budget of {result.max_tokens} tokens (omitted: {', '.join(result.omitted)})"
-    return BLOCK_SEPARATOR.join(
-        f"{label_line(suggestion.label, suggestion.confidence)}{suggestion.snippet}"
+    return BLOCK_SEPARATOR.join(  # a snippet document ends with its own line break: one blank line between blocks
+        f"{label_line(suggestion.label, suggestion.confidence)}{suggestion.snippet.removesuffix(chr(10))}"
         for suggestion in result.suggestions
     )
 

@@ -581,7 +581,8 @@ async def test_free_text_lookup_answers_with_labelled_snippets_within_budget(any
     assert value["totalTokens"] >= sum(row["tokens"] for row in rows)
     first_line = text_of(result).splitlines()[0]  # resolved: the winner's label first, no "no clear match"
     assert first_line == f"{rows[0]['label']} ({rows[0]['confidence']:.2f})"
-    assert rows[0]["snippet"] in text_of(result)
+    assert rows[0]["snippet"].removesuffix("\n") in text_of(result)  # verbatim, less its last line break
+    assert "\n\n\n" not in text_of(result)  # one blank line between blocks
     resolution = result.meta["capidx/resolution"]["capability"]
     assert resolution["status"] == "resolved" and resolution["value"] == "hooks"
 
