@@ -465,7 +465,7 @@ def _candidates(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
     if resolution.status == "unknown":  # a normal answer, not an error: the closest names and where to browse
         closest = " These are the closest names: call again with one's slug if it was meant, or call" if rows else ""
         value["hint"] = (
-            f"No capability matches {resolution.query!r}: the catalog has no data on it, which is not a no."
+            f"No capability matches {_quoted(resolution.query)}: the catalog has no data on it, which is not a no."
             f"{closest or ' Call'} list_capabilities with an agent or a category to browse."
         )
     elif said := _in_category(snapshot, resolution):
@@ -496,8 +496,8 @@ def _opener(snapshot: Snapshot, query: str, first: str | None, confidences: list
     if _weak(thresholds, confidences):
         return f"{_no_clear_match(query)}. Loosely related:"
     if first is not None and first == thresholds[0].label:
-        return f"More than one capability matches {query!r} closely; the closest:"
-    return f"No single clear match for {query!r}; the closest capabilities:"
+        return f"More than one capability matches {_quoted(query)} closely; the closest:"
+    return f"No single clear match for {_quoted(query)}; the closest capabilities:"
 
 
 def _in_category(snapshot: Snapshot, resolution: Resolution) -> str:
@@ -517,7 +517,16 @@ def _no_clear_match(query: str) -> str:
     """What an unresolved answer whose candidates are all weak says first ('voice input'): the model must not pick one
     of them for an answer, nor read the catalog's silence as a no."""
     no_data = "if none of these is it, the catalog has no data on it, which is not a no"
-    return f"Nothing in this catalog clearly matches {query!r}: {no_data}"
+    return f"Nothing in this catalog clearly matches {_quoted(query)}: {no_data}"
+
+
+# A query quoted back in an answer that did not find it: the model sent it and has it, so a long sentence is cut.
+QUOTED_CHARS = 80
+
+
+def _quoted(query: str) -> str:
+    """`query` as `repr` quotes it, its first `QUOTED_CHARS` characters and its length when longer."""
+    return repr(query) if len(query) <= QUOTED_CHARS else f"{query[: QUOTED_CHARS - 1]!r}… ({len(query)} characters)"
 
 
 # --- budgeted suggestions ---------------------------------------------------------------------------

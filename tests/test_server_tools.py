@@ -810,3 +810,14 @@ async def test_a_category_given_as_the_capability_answers_with_the_category(tmp_
     assert line.endswith(
         "observability is also a category: list_capabilities(category='observability') lists what is in it."
     )
+
+
+async def test_a_long_query_that_found_nothing_is_quoted_short(any_build: Path) -> None:
+    """The model sent the query and has it: an answer that found nothing quotes its start and its length, not all
+    of it again."""
+    query = "zzqx " * 40  # 200 characters that match nothing
+    async with connect(any_build) as client:
+        result = await client.call_tool("lookup_capability", {"agent": "claude", "capability": query})
+    value = result.structured_content
+    said = value["hint"] if "hint" in value else text_of(result)  # candidates keep the query as data: the hint says
+    assert "… (200 characters)" in said and query not in said
