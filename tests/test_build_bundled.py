@@ -84,6 +84,8 @@ def test_full_is_lossless(built: Path) -> None:
             # 'claude.md')
             shown = full.casefold() if key == "alias" else full
             text = str(value).casefold() if key == "alias" else str(value)
+            if (key, value) == ("status", "unknown"):  # says no more than 'unverified' or a date: not shown
+                continue
             if not isinstance(value, bool) and value is not None and text not in shown:
                 missing.append(f"{path.relative_to(REPO)}: {key}={value!r}")
     assert not missing, "\n".join(missing[:20])

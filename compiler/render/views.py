@@ -83,11 +83,12 @@ def record_traits(record: Capability) -> list[str]:
 
 
 def source_traits(source: Source) -> list[str]:
-    """granularity, verification (date or `unverified`), then whatever else the source records."""
+    """granularity, verification (date or `unverified`), then whatever else the source records (a status of
+    `unknown` says nothing `unverified` or a date does not: left out)."""
     parts = [source.granularity, f"verified {source.verified_date}" if source.verified_date else "unverified"]
     if source.published_date:
         parts.append(f"published {source.published_date}")
-    if source.status:
+    if source.status and source.status != "unknown":
         parts.append(source.status)
     if source.superseded_by:
         parts.append(f"superseded by {source.superseded_by}")
