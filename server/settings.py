@@ -287,9 +287,15 @@ def from_flags(flags: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
 
 
 def from_environment(environ: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
-    """CAPIDX_* variables; an empty variable counts as unset."""
+    """CAPIDX_* variables; an empty variable counts as unset. A CAPIDX_ variable that is none of them but close to
+    one (`CAPIDX_RELOD=0`) is a problem, as a misspelled key of capidx.yaml is: ignored, it would leave the setting
+    as it was without a word."""
     values: dict[str, Any] = {}
     problems: list[str] = []
+    known = [variable for variable, _flag in NAMES.values()]
+    for variable in sorted(v for v in environ if v.startswith("CAPIDX_") and v not in known and environ[v].strip()):
+        if close := difflib.get_close_matches(variable, known, n=1, cutoff=0.85):
+            problems.append(_printable(f"{variable}: not a capidx setting (did you mean {close[0]}?)"))
     for name, (variable, _flag) in NAMES.items():
         raw = environ.get(variable, "")
         if not raw.strip():

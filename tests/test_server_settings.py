@@ -96,6 +96,13 @@ def test_empty_variables_count_as_unset() -> None:
     assert settings(env={"CAPIDX_EXPOSE": "", "CAPIDX_PORT": " "}).sources["expose"] == "default"
 
 
+def test_a_misspelled_capidx_variable_is_a_problem_not_ignored() -> None:
+    """CAPIDX_RELOD=0 left reload on without a word; a CAPIDX_ variable far from every setting (another tool's, a
+    test switch) is none of capidx serve's business."""
+    assert problems(env={"CAPIDX_RELOD": "0"}) == ("CAPIDX_RELOD: not a capidx setting (did you mean CAPIDX_RELOAD?)",)
+    assert settings(env={"CAPIDX_REQUIRE_BROWSER": "1", "CAPIDX_RELOD": ""}).reload is True  # unset when empty
+
+
 def test_every_problem_is_reported_at_once() -> None:
     found = problems(env={"CAPIDX_PORT": "x", "CAPIDX_RESOURCES": "y"}, flags={"expose": "nope"})
     assert len(found) == 3
