@@ -140,6 +140,13 @@ def test_empty_file_means_defaults(tmp_path: Path) -> None:
             ["capidx.yaml:3:5: $.injection.labels: labels are not ordered by min_confidence"],
         ),
         (
+            "title: x\nstaleness:\n\twarn_days: 30\n",  # the parser says 'a character', not which
+            [
+                "capidx.yaml:3:1: invalid YAML: while scanning for the next token, found character that cannot start "
+                "any token (a tab: YAML indents with spaces only)"
+            ],
+        ),
+        (
             "staleness:\n  warn_days: 60\n  old_days: 30\n",
             [
                 "capidx.yaml:3:13: $.staleness.old_days: old_days (30) is less than warn_days (60) (old_days is the "
@@ -163,6 +170,7 @@ def test_empty_file_means_defaults(tmp_path: Path) -> None:
         "bad-yaml",
         "duplicate-key",
         "labels-order",
+        "tab",
         "warn-vs-old",
     ],
 )

@@ -300,7 +300,7 @@ def _parse_yaml(path: Path, raw: bytes, text: str) -> tuple[SourceFile | None, l
     try:
         document = parse_yaml(text)  # the reading `capidx serve` gives capidx.yaml too
     except yaml.MarkedYAMLError as exc:
-        return None, [_yaml_problem(path, exc)]
+        return None, [_yaml_problem(path, exc, text)]
     except yaml.YAMLError as exc:
         message = " ".join(str(exc).split())
         return None, [Diagnostic(str(path), None, None, "", "error", f"invalid YAML: {message}", None, "parse")]
@@ -327,9 +327,18 @@ def _parse_yaml(path: Path, raw: bytes, text: str) -> tuple[SourceFile | None, l
     return (None if non_string_keys else source), problems
 
 
-def _yaml_problem(path: Path, exc: Any) -> Diagnostic:
+def _yaml_problem(path: Path, exc: Any, text: str) -> Diagnostic:
     mark = exc.problem_mark or exc.context_mark
     line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
     # PyYAML reads context first: "while parsing a block mapping, did not find expected key".
     message = "invalid YAML: " + ", ".join(part for part in (exc.context, exc.problem) if part)
-    return Diagnostic(str(path), line, col, "", "error", message, None, "parse")
+    hint = None
+    if mark is not None and _character_at(text, mark.line, mark.column) == "\t":
+        hint = "a tab: YAML indents with spaces only"  # the parser's message does not say which character it was
+    return Diagnostic(str(path), line, col, "", "error", message, hint, "parse")
+
+
+def _character_at(text: str, line: int, column: int) -> str:
+    """The character at a 0-based line and column of `text` ('' past its end)."""
+    lines = text.split("\n", line + 1)
+    return lines[line][column : column + 1] if line < len(lines) else ""
