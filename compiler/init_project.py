@@ -102,15 +102,20 @@ def scaffold(root: Path, *, force: bool = False) -> Scaffolded:
     missing |= set() if no_example else {target for _source, target in EXAMPLE_FILES}
     planned = [(source, target) for source, target in SCAFFOLD if target in missing]
     if blocked := _files_in_the_way(root, [target for _source, target in planned]):
-        raise InitError(f"{root}: {blocked} is a file where a folder goes; nothing written (move it away)")
+        raise InitError(
+            f"{root}: {blocked} is a file or a link where a folder goes; nothing written (make it a folder, or move it)"
+        )
     ignored, out_unknown = _build_line(root, present.get(CONFIG))
+    done: list[str] = []
     try:
         for source, target in planned:
             write_whole(root / target, _bundled(source), _MODE)  # whole or not at all
+            done.append(target)
         gitignore = _ignore_build(root / GITIGNORE, ignored) if ignored else "skipped" if out_unknown else "kept"
     except OSError as exc:
         file = f"{exc.filename}: " if exc.filename else ""  # which file, when the error says
-        raise InitError(f"cannot write the scaffold under {root}: {file}{exc.strerror or exc}") from None
+        written = f"; written before it: {', '.join(done)}" if done else "; nothing written"
+        raise InitError(f"cannot write the scaffold under {root}: {file}{exc.strerror or exc}{written}") from None
     written = tuple(target for _source, target in planned)
     return Scaffolded(root, written, tuple(present.items()), gitignore, no_example, ignored, out_unknown)
 
@@ -130,11 +135,14 @@ def _kept_why(path: Path, source: str) -> str | None:
 
 
 def _files_in_the_way(root: Path, targets: list[str]) -> str:
-    """The folders the `targets` go into that are something else (`.github` a file), as "a, b" ("": none): found
-    before the first write, which would otherwise fail after writing the files before it."""
+    """The folders the `targets` go into that are something else (`.github` a file) or a symbolic link (a write
+    through it would land outside the project), as "a, b" ("": none): found before the first write, which would
+    otherwise fail, or write elsewhere, after writing the files before it."""
     folders = {parent for target in targets for parent in Path(target).parents if parent != Path(".")}
     in_the_way = [
-        folder.as_posix() for folder in folders if os.path.lexists(root / folder) and not (root / folder).is_dir()
+        folder.as_posix()
+        for folder in folders
+        if os.path.islink(root / folder) or (os.path.lexists(root / folder) and not (root / folder).is_dir())
     ]
     return ", ".join(sorted(in_the_way))
 

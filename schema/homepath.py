@@ -19,8 +19,8 @@ _HOME_PREFIXES = ("~/", "~" + os.sep)
 def expand_home(text: str) -> str:
     """`text` with a leading `~` or `~/` replaced by the home folder; anything else (`~user`, `a/~`) as written.
     Without a known home folder the text is returned unchanged."""
-    if text == "~" or text.startswith(_HOME_PREFIXES):
-        return os.path.expanduser(text)
+    if (text == "~" or text.startswith(_HOME_PREFIXES)) and os.environ.get("HOME", "unset").strip():
+        return os.path.expanduser(text)  # an empty HOME would make '~/x' '/x' (Python's rule): left as written
     return text
 
 

@@ -140,7 +140,8 @@ def read_resource(snapshot: Snapshot, kinds: frozenset[str], uri: str) -> Read:
         if found is None:
             closest = [template.uri_base + c.value for c in resolution.candidates]
             hint = f" (closest: {', '.join(closest)})" if closest else ""
-            if kind == "category" and (slug := snapshot.index.keys.get(normalize(value))) is not None:
+            named = normalize(value)
+            if kind == "category" and (slug := snapshot.index.keys.get(named) or snapshot.index.aliases.get(named)):
                 hint = f": {value!r} is a capability ({_where(snapshot, kinds, 'capability', slug)})"
             raise ResourceNotFound(uri, f"Resource not found: {clip(uri)}: no {kind} matches {value!r}{hint}", closest)
         return Read(found, resolution)

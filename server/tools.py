@@ -425,9 +425,13 @@ def _one_agent_problem(snapshot: Snapshot, resolution: Resolution, compare: bool
     by side); else `_agents_problem`."""
     names = [part.strip() for part in resolution.query.split(",") if part.strip()] or [resolution.query]
     found, problem = _resolve_agents(snapshot, names)
-    ids = list(dict.fromkeys(r.value for r in found))  # 'claude vs claude' names one agent
-    if problem is not None or len(ids) < 2:
+    if len(found) < 2:  # not names joined: the name itself is unknown or ambiguous
         return _agents_problem(snapshot, [resolution])
+    if problem is not None:  # joined names, one of them no agent or several ('claude and copilot')
+        return f"{resolution.query!r} joins several names, and this tool answers for one agent. {problem}"
+    ids = list(dict.fromkeys(r.value for r in found))
+    if len(ids) == 1:  # 'claude vs claude code'
+        return f"{resolution.query!r} names {ids[0]} more than once: give it once, as the agent argument."
     side = f", or compare_capability(capability, agents={ids!r}) to set them side by side" if compare else ""
     return (
         f"{resolution.query!r} names {len(ids)} agents ({', '.join(map(str, ids))}): this tool answers for one at a "
@@ -570,7 +574,7 @@ def suggestions(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
     # Twice as many as fit: room to skip a snippet too large for the budget, without trying the whole catalog.
     pairs = [(c.value, c.confidence) for c in ranked if c.value in index.capabilities][: 2 * max_snippets]
     related: list[tuple[str, float]] = []
-    if pairs:
+    if pairs and resolution.resolved_by != "category":  # a category's answer is its capabilities, no neighbours
         top, confidence = pairs[0]
         related = [(slug, round(confidence * score, 3)) for slug, score in index.capabilities[top].similar]
     result = suggest.suggest(
@@ -722,13 +726,15 @@ def _not_listed(snapshot: Snapshot, resolved: Mapping[str, Resolution]) -> str:
     else:
         return ""
     entries = [entry for entry in snapshot.index.capabilities.values() if category in (None, entry.category)]
-    said = []
+    said, others = [], 0
     for agent in agents:
-        if missing := [entry.name for entry in entries if agent not in entry.agents]:
+        if len(said) >= NOT_LISTED_SHOWN:  # past the agents named, only whether one leaves any out (stops at the first)
+            others += any(agent not in entry.agents for entry in entries)
+        elif missing := [entry.name for entry in entries if agent not in entry.agents]:
             more = f" and {len(missing) - NOT_LISTED_SHOWN:,} more" if len(missing) > NOT_LISTED_SHOWN else ""
             said.append(f"Not in {agent}'s data, so not listed: {', '.join(missing[:NOT_LISTED_SHOWN])}{more}")
-    if (more := len(said) - NOT_LISTED_SHOWN) > 0:
-        said[NOT_LISTED_SHOWN:] = [f"Likewise for {more:,} more agent{'s' if more > 1 else ''}"]
+    if others:
+        said.append(f"Likewise for {others:,} more agent{'s' if others > 1 else ''}")
     return f"{'. '.join(said)} (no data, not a no)." if said else ""
 
 

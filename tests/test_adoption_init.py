@@ -252,8 +252,24 @@ def test_init_refuses_a_file_where_a_folder_goes_before_writing_anything(tmp_pat
     result = run_cli(["init", *force], cwd=tmp_path)
 
     assert result.exit_code == 2
-    assert ".github is a file where a folder goes; nothing written" in result.output
+    assert ".github is a file or a link where a folder goes; nothing written" in result.output
     assert snapshot(tmp_path) == before and sorted(os.listdir(tmp_path)) == [".github"]
+
+
+@pytest.mark.parametrize("linked", [".github", ".github/workflows"])
+def test_init_writes_nothing_through_a_linked_folder(tmp_path: Path, linked: str) -> None:
+    """A `.github` (or `.github/workflows`) that is a link to a folder outside the project: the workflow would have
+    been written there, and init said 'created .github/workflows/capidx.yml'."""
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    project.mkdir()
+    outside.mkdir()
+    (project / linked).parent.mkdir(parents=True, exist_ok=True)
+    (project / linked).symlink_to(outside, target_is_directory=True)
+
+    result = run_cli(["init"], cwd=project)
+
+    assert result.exit_code == 2 and f"{linked} is a file or a link where a folder goes" in result.output
+    assert list(outside.iterdir()) == [] and not (project / "capidx.yaml").exists()
 
 
 def test_init_writes_a_gitignore_for_the_build(tmp_path: Path) -> None:

@@ -66,3 +66,15 @@ def test_serve_config_takes_the_home_folder(home: Path, project: Path) -> None:
 
     assert result.exit_code == 0, result.output
     assert f"# config file: {home / 'c.yaml'}" in result.output.splitlines()
+
+
+def test_an_empty_home_leaves_the_tilde_as_written(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Python reads `~/q` as `/q` when HOME is set but empty (an MCP client's stripped environment): init wrote a
+    scaffold into `/q` and validate walked the whole file system from `/`. Without a home, `~` stays a name."""
+    from capidx.schema.homepath import expand_home
+
+    monkeypatch.setenv("HOME", "")
+    assert (expand_home("~/q"), expand_home("~")) == ("~/q", "~")
+    result = run_cli(["init", "~/q"], cwd=project)
+    assert result.exit_code == 0, result.output
+    assert (project / "~" / "q" / "capidx.yaml").is_file()  # where it says, inside the project

@@ -763,8 +763,9 @@ async def test_errors_say_what_the_catalog_covers_and_where_to_go(any_build: Pat
     assert "compare_capability(capability, agents=['claude-code', 'gemini-cli'])" in lookup
     assert "(claude-code, copilot-cli)" in sources and "Call it once per agent" in listing
     assert "compare_capability" not in listing  # it compares one capability, and a list names none
-    assert half.is_error and text_of(half).startswith("Unknown agent 'claude vs cursor': this catalog covers")
-    assert twice.is_error and "names 2 agents" not in text_of(twice)  # one agent named twice is not two
+    assert half.is_error and text_of(half).startswith("'claude vs cursor' joins several names, and this tool answers")
+    assert "Unknown agent 'cursor': this catalog covers" in text_of(half)  # the name that is no agent, said as such
+    assert twice.is_error and text_of(twice).startswith("'claude vs claude code' names claude-code more than once")
     assert cursor.is_error and text_of(cursor) == f"Unknown agent 'cursor': this catalog covers {', '.join(ids)}."
     assert plan.is_error and "'Plan Mode' is a capability (plan-mode)" in text_of(plan)
     assert "lookup_capability" in text_of(plan)
@@ -821,3 +822,13 @@ async def test_a_long_query_that_found_nothing_is_quoted_short(any_build: Path) 
     value = result.structured_content
     said = value["hint"] if "hint" in value else text_of(result)  # candidates keep the query as data: the hint says
     assert "… (200 characters)" in said and query not in said
+
+
+async def test_a_category_answer_offers_no_neighbours_from_other_categories(bundled_build: Path) -> None:
+    """'api integration' is a category of one capability: the answer under "Its capabilities first:" is that one,
+    not also its similar-to neighbours of other categories (Sandboxing, in security)."""
+    async with connect(bundled_build) as client:
+        result = await client.call_tool("lookup_capability", {"agent": "copilot cli", "capability": "api integration"})
+    rows = result.structured_content["suggestions"]
+    assert [row["capability"] for row in rows] == ["mcp-servers"]
+    assert "Sandboxing" not in text_of(result)

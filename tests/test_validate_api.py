@@ -304,3 +304,17 @@ def test_a_configured_alias_table_outside_the_catalog_has_no_rivals(tmp_path: Pa
 
     assert result.exit_code == 0, result.output
     assert "second alias table" not in result.output
+
+
+def test_blank_values_are_found_in_the_order_of_the_file(tmp_path: Path) -> None:
+    """Each blank string's position is found on one pass through the text: the values come in document order (in
+    reverse, each lookup started over, and 100,000 blank items took 45 s)."""
+    from capidx.compiler.validate.load import load_file
+    from capidx.compiler.validate.textrules import check_blank
+
+    path = tmp_path / "current.json"
+    path.write_text(json.dumps({"capabilities": [{"name": "X", "limitations": [" "] * 300, "notes": ""}]}, indent=1))
+    source, _ = load_file(path)
+    found = check_blank(source)
+    lines = [problem.line for problem in found]
+    assert len(found) == 301 and lines == sorted(lines)

@@ -148,11 +148,12 @@ def check_record_aliases(
         owners: dict[str, _RecordAlias] = {}  # slug -> its first claim, in claim order: linear per phrase
         for claim in aliases:
             owners.setdefault(claim.owner.slug, claim)
+        kept = owners[min(owners)].owner  # the first capability by slug: the index's reading for other agents
         for alias in aliases:
             if alias.document >= len(sources):
                 continue
             diagnostic = _dead_alias(sources[alias.document], alias, names.get(key))
-            diagnostic = diagnostic or _shared_alias(sources[alias.document], alias, owners, tabled.get(key))
+            diagnostic = diagnostic or _shared_alias(sources[alias.document], alias, owners, kept, tabled.get(key))
             problems += [diagnostic] if diagnostic is not None else []
     return problems
 
@@ -167,17 +168,15 @@ def _dead_alias(source: SourceFile, alias: _RecordAlias, named: _Named | None) -
 
 
 def _shared_alias(
-    source: SourceFile, alias: _RecordAlias, owners: Mapping[str, _RecordAlias], tabled: _Named | None
+    source: SourceFile, alias: _RecordAlias, owners: Mapping[str, _RecordAlias], kept: _Named, tabled: _Named | None
 ) -> Diagnostic | None:
     """`alias` when another capability claims its phrase: the alias table (which wins) or another record. `owners`:
-    each claiming capability's first claim, in claim order."""
+    each claiming capability's first claim, in claim order; `kept`: the one of them the index keeps."""
     other = next((claim for slug, claim in owners.items() if slug != alias.owner.slug), None)
     if tabled is not None and tabled.slug != alias.owner.slug:
         message = f"alias {quote(alias.phrase)} of {quote(alias.owner.name)} is the alias table's phrase for"
         message += f" {quote(tabled.name)}, which the index keeps for agents whose own record does not give it"
     elif tabled is None and other is not None:
-        low = min(owners)
-        kept = alias.owner if low == alias.owner.slug else owners[low].owner
         message = f"alias {quote(alias.phrase)} of {quote(alias.owner.name)} is also an alias of"
         message += f" {quote(other.owner.name)} ({other.agent}); the index keeps {quote(kept.name)} for agents whose"
         message += " own record does not give it"

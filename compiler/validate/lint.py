@@ -519,7 +519,7 @@ def _future_edit(source: SourceFile, today: date) -> list[Diagnostic]:
     agent = source.data.get("agent") if isinstance(source.data, dict) else None
     written = agent.get("lastUpdated") if isinstance(agent, dict) else None
     edited = _instant(written)
-    if edited is None or edited <= datetime.combine(today + timedelta(days=1), _LAST_ZONE_END):
+    if edited is None or today == date.max or edited <= datetime.combine(today + timedelta(days=1), _LAST_ZONE_END):
         return []
     return [
         source.diagnostic(

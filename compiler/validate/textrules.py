@@ -151,7 +151,9 @@ def check_blank(source: SourceFile) -> list[Diagnostic]:
 
 
 def _blank_values(data: Any) -> Iterator[tuple[Any, ...]]:
-    """The path of each blank string value outside extension keys; iterative (an `x-` value may nest deeply)."""
+    """The path of each blank string value outside extension keys, in document order (positions are then found in
+    one pass through the text: in reverse order each lookup started over, quadratic in the number of blanks);
+    iterative (an `x-` value may nest deeply)."""
     stack: list[tuple[tuple[Any, ...], Any]] = [((), data)]
     while stack:
         parts, value = stack.pop()
@@ -160,12 +162,16 @@ def _blank_values(data: Any) -> Iterator[tuple[Any, ...]]:
                 yield parts
         elif isinstance(value, dict):
             stack.extend(
-                ((*parts, key), item)
-                for key, item in value.items()
-                if not (isinstance(key, str) and (key.startswith("x-") or key in ("$comment", "$schema")))
+                reversed(
+                    [
+                        ((*parts, key), item)
+                        for key, item in value.items()
+                        if not (isinstance(key, str) and (key.startswith("x-") or key in ("$comment", "$schema")))
+                    ]
+                )
             )
         elif isinstance(value, list):
-            stack.extend(((*parts, index), item) for index, item in enumerate(value))
+            stack.extend(((*parts, index), value[index]) for index in range(len(value) - 1, -1, -1))
 
 
 def _blank_hint(parts: tuple[Any, ...]) -> str:
