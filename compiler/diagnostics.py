@@ -140,4 +140,4 @@ def escape_character(ch: str) -> str:
 
 def plural(count: int, word: str, many: str | None = None) -> str:
     """`1 file`, `2 files`, `0 files`; `many`: a plural that is not the word and an s (`capabilities`)."""
-    return f"{count} {word if count == 1 else many or word + 's'}"
+    return f"{count:,} {word if count == 1 else many or word + 's'}"

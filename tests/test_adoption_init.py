@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -53,6 +54,12 @@ async def test_init_then_validate_build_and_serve_work_at_once(tmp_path: Path, a
     assert built.stderr.startswith(f"config: {project / 'capidx.yaml'}")
     reported = capidx("report", cwd=project)
     assert reported.returncode == 0 and "all budgets met" in reported.stdout
+    # a one-agent catalog is counted as one: "1 agent", never "1 agents", in every document a model may read
+    texts = [
+        p.read_text("utf-8") for p in (project / "build").rglob("*") if p.suffix in {".md", ".txt", ".json", ".html"}
+    ]
+    assert not [text for text in texts if re.search(r"\b1 (agents|capabilities|records)\b", text)]
+    assert "which of 1 agent has" in (project / "build" / "memory.md").read_text("utf-8")
 
     server = StdioServerParameters(command=sys.executable, args=["-m", "capidx", "serve"], cwd=str(project))
     async with Client(server, mode="auto", cache=None) as client:

@@ -66,6 +66,7 @@ def markdown_artifacts(
         ),
     )
     for agent in catalog.agents:
+        recorded = {record.slug for record in agent.capabilities}
         yield make_artifact(
             "agent",
             f"agents/{agent.id}.md",
@@ -76,7 +77,7 @@ def markdown_artifacts(
                 **shared,
                 agent=agent,
                 refs=References(agent.capabilities),
-                unrecorded=[c.name for c in catalog.capabilities if all(r.agent != agent.id for r in c.records)],
+                unrecorded=[c.name for c in catalog.capabilities if c.slug not in recorded],
             ),
             agent=agent.id,
         )

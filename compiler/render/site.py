@@ -20,6 +20,7 @@ from typing import Any
 
 from capidx.compiler.artifacts import Artifact, Measured, make_artifact
 from capidx.compiler.catalog import Catalog
+from capidx.compiler.diagnostics import plural
 from capidx.compiler.render import site_data, site_page
 from capidx.compiler.render.site_llms import llms_txt
 from capidx.schema.text import canonical_json
@@ -306,7 +307,8 @@ def api_index(catalog: Catalog, settings: SiteSettings, measured: Sequence[Measu
         "format": API_FORMAT,
         "title": settings.title,
         "description": (
-            f"{settings.title}: {len(catalog.agents)} agents, {len(catalog.capabilities)} capabilities. "
+            f"{settings.title}: {plural(len(catalog.agents), 'agent')}, "
+            f"{plural(len(catalog.capabilities), 'capability', 'capabilities')}. "
             "Self-describing: each endpoint lists its documents with their URL (relative to this file), size in "
             "bytes and token counts. The same build is served over MCP by `capidx serve` (see `mcp`)."
         ),

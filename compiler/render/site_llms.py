@@ -34,7 +34,8 @@ def llms_txt(catalog: Catalog, title: str, tokens: Mapping[str, int]) -> str:
     lines = [
         f"# {mdtext.inline(title)}",
         "",
-        f"> {len(catalog.agents)} agents and {len(catalog.capabilities)} capabilities ({records} records): which "
+        f"> {plural(len(catalog.agents), 'agent')} and "
+        f"{plural(len(catalog.capabilities), 'capability', 'capabilities')} ({plural(records, 'record')}): which "
         "agent can do what, on which tier, with numbered sources for every claim. One Markdown document per "
         "agent, capability and category is linked below; the JSON API starts at api/index.json.",
         "",

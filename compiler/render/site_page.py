@@ -21,6 +21,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from capidx.compiler.catalog import Catalog
 from capidx.compiler.derive.stats import reference_date
+from capidx.compiler.diagnostics import plural
 from capidx.compiler.markup import web_address
 from capidx.compiler.render import site_data
 from capidx.compiler.render.phrases import join_phrases
@@ -48,6 +49,7 @@ def _environment() -> jinja2.Environment:
         auto_reload=False,
     )
     env.filters["phrases"] = join_phrases  # list items as one line of prose, as in the Markdown
+    env.filters["counted"] = plural  # 1 capability, 2 capabilities, as in the Markdown
     return env
 
 

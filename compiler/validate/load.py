@@ -333,12 +333,6 @@ def _yaml_problem(path: Path, exc: Any, text: str) -> Diagnostic:
     # PyYAML reads context first: "while parsing a block mapping, did not find expected key".
     message = "invalid YAML: " + ", ".join(part for part in (exc.context, exc.problem) if part)
     hint = None
-    if mark is not None and _character_at(text, mark.line, mark.column) == "\t":
+    if mark is not None and text[mark.index : mark.index + 1] == "\t":  # the mark's index counts characters
         hint = "a tab: YAML indents with spaces only"  # the parser's message does not say which character it was
     return Diagnostic(str(path), line, col, "", "error", message, hint, "parse")
-
-
-def _character_at(text: str, line: int, column: int) -> str:
-    """The character at a 0-based line and column of `text` ('' past its end)."""
-    lines = text.split("\n", line + 1)
-    return lines[line][column : column + 1] if line < len(lines) else ""
