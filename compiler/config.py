@@ -192,10 +192,17 @@ def with_catalog(config: Config, agents: Path | None, aliases: Path | None, no_a
 def _label(root: Path, out: Path) -> str:
     """`out` as the project names it: relative to `root` when inside it, else its folder name (never an
     absolute path of the machine that built it)."""
+    inside = relative_inside(root, out)
+    return Path(os.path.normpath(out)).name if inside is None else inside or "."
+
+
+def relative_inside(root: Path, path: Path) -> str | None:
+    """`path` relative to `root` as POSIX text, both normalized without touching the disk ('.' for `root` itself);
+    None when it is outside."""
     try:
-        return Path(os.path.normpath(out)).relative_to(os.path.normpath(root)).as_posix() or "."
+        return Path(os.path.normpath(path)).relative_to(os.path.normpath(root)).as_posix()
     except ValueError:
-        return Path(os.path.normpath(out)).name
+        return None
 
 
 def _is_user_templates(path: Path) -> bool:

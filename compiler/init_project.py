@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from capidx.compiler.config import ALIAS_FILE_NAMES, load_config
+from capidx.compiler.config import ALIAS_FILE_NAMES, load_config, relative_inside
 from capidx.compiler.errors import UsageError
 from capidx.compiler.files import read_at_most, write_whole
 from capidx.compiler.validate.discover import catalog_documents
@@ -193,9 +193,8 @@ def _build_line(root: Path, config_why: str | None) -> tuple[str, str]:
     config, problems = load_config(root / CONFIG, root)
     if problems:
         return "", f"{CONFIG} cannot be read (`capidx validate` says why), so its paths.out is not known"
-    try:
-        relative = Path(os.path.normpath(config.out)).relative_to(os.path.normpath(root)).as_posix()
-    except ValueError:
+    relative = relative_inside(root, config.out)
+    if relative is None:
         return "", ""  # outside the project: nothing of it to ignore
     if relative == ".":
         return "", ""  # the project itself: build refuses it

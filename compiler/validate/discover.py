@@ -92,12 +92,13 @@ def _alias_tables(folder: Path) -> list[Path]:
     return [folder / name for name in ALIAS_FILE_NAMES if os.path.lexists(folder / name)]
 
 
-def tables_beside(read: Path) -> list[Diagnostic]:
+def tables_beside(read: Path, catalog: Path) -> list[Diagnostic]:
     """An error at each alias table beside the one read (`aliases.yaml` next to `aliases.json`): capidx reads one
     table per catalog, so the other one's phrases would be dropped without a word (as `duplicate-agent` says of
-    two documents for one agent)."""
-    if read.name.lower() not in ALIAS_FILE_NAMES:
-        return []  # a table named by --aliases or paths.aliases: the files beside it are not its rivals
+    two documents for one agent). Only a table of a default name in the `catalog`'s top, where capidx looks, has
+    rivals: one named by --aliases or paths.aliases, or placed elsewhere, is read alone."""
+    if read.name.lower() not in ALIAS_FILE_NAMES or _key(read.parent) != _key(catalog):
+        return []
     others = [path for path in _alias_tables(read.parent) if path.name != read.name]
     message = f"second alias table beside {read.name}, which is the one capidx reads"
     hint = f"keep one: move this file's phrases into {read.name}, then remove this file"
@@ -120,10 +121,7 @@ def _from_config(config: Config) -> Inputs:
     table_missing = configured.missing(config, "aliases")
     tables, refused = _unlinked([config.aliases] if config.aliases and not table_missing else [])
     aliases = tuple(tables)
-    # Rivals are tables in the catalog's top, where capidx looks for one: a configured table elsewhere has none.
-    refused += [
-        problem for table in tables if _key(table.parent) == _key(config.agents) for problem in tables_beside(table)
-    ]
+    refused += [problem for table in tables for problem in tables_beside(table, config.agents)]
     refused += [problem for problem in (table_missing, configured.missing(config, "templates")) if problem]
     if not config.agents.is_dir():
         hint = "run capidx where agents/ is, or pass --agents DIR, --config FILE or PATHS"
@@ -188,7 +186,7 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
             candidates, every_table = catalog_documents(path), _alias_tables(path)
             found, refused = confined(candidates, path)
             tables, linked = _unlinked(every_table[:1])
-            problems += refused + linked + (tables_beside(every_table[0]) if every_table else [])
+            problems += refused + linked + (tables_beside(every_table[0], path) if every_table else [])
             documents.update((_key(p), p) for p in found)
             aliases.update((_key(p), p) for p in tables)
             problems += unread(path, [*candidates, *every_table, *_configured(config)], config.templates)
@@ -196,7 +194,7 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
                 problems.append(_nothing_found(path))
         elif path.name.lower() in ALIAS_FILE_NAMES:
             tables, linked = _unlinked([path])
-            problems += linked + next((tables_beside(table) for table in _alias_tables(path.parent)), [])
+            problems += linked + next((tables_beside(table, path.parent) for table in _alias_tables(path.parent)), [])
             aliases.update((_key(p), p) for p in tables)
             context.update((_key(p), p) for p in catalog_documents(path.parent))
         elif path.suffix.lower() not in _DATA_SUFFIXES:  # 'capidx validate README.md': no YAML error about Markdown
