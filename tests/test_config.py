@@ -131,6 +131,10 @@ def test_empty_file_means_defaults(tmp_path: Path) -> None:
             ["capidx.yaml:2:14: $.serve.transport: 'sse' is not a valid transport (allowed values: stdio, http)"],
         ),
         ("uri_prefix: Caps\n", ["capidx.yaml:1:13: $.uri_prefix: 'Caps' does not match the pattern"]),
+        (
+            'title: "two\\nlines"\n',  # the pattern alone does not say what is wrong with the value
+            ["capidx.yaml:1:8: $.title: 'two\\x0alines' does not match the pattern"],
+        ),
         ("- a\n- b\n", ["capidx.yaml:1:1: $: capidx.yaml must be a mapping of settings"]),
         ("paths: [\n", ["capidx.yaml:2:1: invalid YAML: while parsing a flow"]),
         ("a: 1\na: 2\n", ["capidx.yaml:2:1: $.a: duplicate key 'a'"]),
@@ -166,6 +170,7 @@ def test_empty_file_means_defaults(tmp_path: Path) -> None:
         "minus-infinity-as-text",
         "enum",
         "pattern",
+        "pattern-line-break",
         "not-mapping",
         "bad-yaml",
         "duplicate-key",
@@ -333,3 +338,14 @@ def test_a_leading_tilde_is_the_home_folder_in_every_path(tmp_path: Path, monkey
     assert config.templates == project / "a" / "~"
     assert config.build_label == "capidx-build"
     # Flags: the CLI's HomePath expands them (tests/test_home_paths.py).
+
+
+def test_a_value_with_a_line_break_is_told_to_be_one_line(tmp_path: Path) -> None:
+    """A pattern refusing control characters says only 'does not match the pattern ^[^\\u0000-…]+$'."""
+    config_file = write(tmp_path / "capidx.yaml", 'title: "two\\nlines"\n')
+
+    _, problems = load_config(config_file, tmp_path)
+
+    assert [problem.hint for problem in problems] == [
+        "it holds a line break, a tab or another character that cannot be shown: write it on one line"
+    ]

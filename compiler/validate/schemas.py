@@ -351,6 +351,8 @@ def _hint(error: Any, written: Callable[[], str | None] = lambda: None) -> str |
     if kind == "format":
         impossible = _impossible_date(value) if expected in ("date", "date-time") else None
         return impossible or _FORMAT_HINTS.get(expected)
+    if kind == "pattern" and isinstance(value, str) and not value.isprintable():  # the pattern alone says little
+        return "it holds a line break, a tab or another character that cannot be shown: write it on one line"
     if kind == "uniqueItems" and isinstance(value, list):
         seen: list[Any] = []
         for item in value:
