@@ -26,6 +26,7 @@ from importlib import resources
 from pathlib import Path
 
 from capidx.compiler.config import ALIAS_FILE_NAMES, load_config, relative_inside
+from capidx.compiler.diagnostics import plural
 from capidx.compiler.errors import UsageError
 from capidx.compiler.files import read_at_most, write_whole
 from capidx.compiler.validate.discover import catalog_documents
@@ -116,8 +117,7 @@ def scaffold(root: Path, *, force: bool = False) -> Scaffolded:
         file = f"{exc.filename}: " if exc.filename else ""  # which file, when the error says
         written = f"; written before it: {', '.join(done)}" if done else "; nothing written"
         raise InitError(f"cannot write the scaffold under {root}: {file}{exc.strerror or exc}{written}") from None
-    written = tuple(target for _source, target in planned)
-    return Scaffolded(root, written, tuple(present.items()), gitignore, no_example, ignored, out_unknown)
+    return Scaffolded(root, tuple(done), tuple(present.items()), gitignore, no_example, ignored, out_unknown)
 
 
 def _kept_why(path: Path, source: str) -> str | None:
@@ -177,9 +177,9 @@ def _why_no_example(root: Path, *, config_is_theirs: bool) -> str:
 def _contents(folder: Path, names: list[str]) -> str:
     """What the catalog folder holds, for the line saying why no example went in: "4 agents and an alias table"."""
     agents = len({document.parent.parent for document in catalog_documents(folder)})  # what validate reads
-    parts = [f"{agents} agent{'s' if agents != 1 else ''}"] if agents else []
+    parts = [plural(agents, "agent")] if agents else []
     parts += ["an alias table"] if any(name in ALIAS_FILE_NAMES for name in names) else []
-    return " and ".join(parts) or f"{len(names)} other entr{'ies' if len(names) != 1 else 'y'}"
+    return " and ".join(parts) or plural(len(names), "other entry", "other entries")
 
 
 def _build_line(root: Path, config_why: str | None) -> tuple[str, str]:

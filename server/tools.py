@@ -423,8 +423,7 @@ def _one_agent_problem(snapshot: Snapshot, resolution: Resolution, compare: bool
     """Why an agent argument names no one agent: when it joins several agents' names ('claude vs gemini', 'claude,
     gemini'), that this tool answers for one at a time (and, with `compare`, that compare_capability sets them side
     by side); else `_agents_problem`."""
-    names = [part.strip() for part in resolution.query.split(",") if part.strip()] or [resolution.query]
-    found, problem = _resolve_agents(snapshot, names)
+    found, problem = _resolve_agents(snapshot, _comma_separated(resolution.query))
     if len(found) < 2:  # not names joined: the name itself is unknown or ambiguous
         return _agents_problem(snapshot, [resolution])
     if problem is not None:  # joined names, one of them no agent or several ('claude and copilot')
@@ -875,11 +874,16 @@ def _listed(schema: Mapping[str, Any], arguments: dict[str, Any]) -> dict[str, A
     optional = set(properties) - set(schema.get("required", ()))
     arguments = {key: value for key, value in arguments.items() if value is not None or key not in optional}
     return {
-        key: [part.strip() for part in value.split(",") if part.strip()] or [value]
+        key: _comma_separated(value)
         if isinstance(value, str) and key in properties and properties[key].get("type") == "array"
         else value
         for key, value in arguments.items()
     }
+
+
+def _comma_separated(text: str) -> list[str]:
+    """The names a string separates by commas ('claude, gemini'), or the string itself when it holds none."""
+    return [part.strip() for part in text.split(",") if part.strip()] or [text]
 
 
 HANDLERS: dict[str, Callable[..., types.CallToolResult]] = {

@@ -57,7 +57,6 @@ from capidx.compiler.validate.manifests import manifest_problems
 from capidx.schema import builddir
 from capidx.schema.builddir import MANIFEST
 
-# A manifest larger than this is not one we wrote (a build of 20,000 capabilities has one of ~50 MB);
 CHOOSE_FOR = "folder for --out"  # the option a refusal names (the build names `paths.out` instead when it set it)
 _CHOOSE = f"Choose a new or empty {CHOOSE_FOR}."
 

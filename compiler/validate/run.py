@@ -104,8 +104,8 @@ def _validate_project(
     diagnostics += lint.check_agent_names(sources, context)
     if catalog_complete:  # with a document unreadable, its names are unknown: no false alarms
         diagnostics += lint.check_successors(sources, names)
-    aliases, problems = _check_alias_tables(inputs, names, catalog_complete, (*sources, *context))
-    diagnostics += problems + alias_rules.check_record_aliases(sources, context, _table_data(aliases, inputs))
+    aliases, table, problems = _check_alias_tables(inputs, names, catalog_complete, (*sources, *context))
+    diagnostics += problems + alias_rules.check_record_aliases(sources, context, table)
     if strict:
         diagnostics = [diagnostic.promoted() for diagnostic in diagnostics]
     return ValidationResult(
@@ -152,8 +152,11 @@ def _check_document(source: SourceFile, validator: Any, config: Config, today: d
 
 def _check_alias_tables(
     inputs: discover.Inputs, names: set[str], catalog_complete: bool, documents: Sequence[SourceFile]
-) -> tuple[LoadedDocument | None, list[Diagnostic]]:
+) -> tuple[LoadedDocument | None, Any, list[Diagnostic]]:
+    """The alias table checked (first of those named), the data of the table the build reads (that one, else the
+    catalog's own when only documents are named: each related table is read once, here), and the problems."""
     first: LoadedDocument | None = None
+    related: SourceFile | None = None
     diagnostics: list[Diagnostic] = []
     for path in inputs.aliases:
         source, problems = load_file(path)
@@ -167,18 +170,14 @@ def _check_alias_tables(
             diagnostics += lint.check_alias_targets(source, names) + lint.check_alias_wordings(source, documents)
             diagnostics += alias_rules.check_table_names(source, alias_rules.name_keys(documents))
         first = first or LoadedDocument(path, None, source.data, source.raw)
-    for path in inputs.related_aliases if catalog_complete else ():
+    for path in inputs.related_aliases:
         source, _ = load_file(path)  # not named: only its targets are checked (its own problems are its commit's)
-        diagnostics += lint.check_alias_targets(source, names) if source is not None else []
-    return first, diagnostics
-
-
-def _table_data(table: LoadedDocument | None, inputs: discover.Inputs) -> Any:
-    """The alias table the build reads: the one checked, or else the catalog's own when only documents are named."""
-    if table is not None:
-        return table.data
-    related = next((found for path in inputs.related_aliases if (found := load_file(path)[0]) is not None), None)
-    return related.data if related is not None else None
+        if source is None:
+            continue
+        related = related or source
+        diagnostics += lint.check_alias_targets(source, names) if catalog_complete else []
+    table = first.data if first is not None else related.data if related is not None else None
+    return first, table, diagnostics
 
 
 def _reading_order(diagnostic: Diagnostic) -> tuple[str, int, int, str]:
