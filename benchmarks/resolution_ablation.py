@@ -106,7 +106,7 @@ MECHANISMS: dict[str, Callable[[], Any]] = {
     ),
     "an agent's own alias first ('scribe')": lambda: _index_edit(lambda i: dataclasses.replace(i, own_aliases={})),
     "a category's name answered with that category ('security')": lambda: replaced(
-        resolve, "_in_category", lambda index, q, resolution: resolution
+        resolve, "_in_category", lambda index, q, resolution, agent: resolution
     ),
 }
 BUILD_MECHANISMS: dict[str, Callable[[], Any]] = {

@@ -55,15 +55,17 @@ def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) 
         return Resolution(query, "resolved", slug, "stemmed", 1.0)
     # A whole name, alias or wording mistyped ('hoks', 'mcp srvers', 'hoo ks'; not 'gpu usage metrics').
     typo = typo_winner(query, _similarity(index, n, fuzz.ratio, typo=True)) if q.mistyped else None
-    return _in_category(index, q, typo or _by_ranking(index, q, agent))
+    return _in_category(index, q, typo or _by_ranking(index, q, agent), agent)
 
 
-def _in_category(index: MatchIndex, q: Query, resolution: Resolution) -> Resolution:
-    """A query that is a category's name ('security') and did not find a capability of that category by its words
-    answers with the category's capabilities (those its words rank first), `resolved_by` "category": a capability
-    of another category that shares a word ('security review'), or "no data", would not be what was asked."""
+def _in_category(index: MatchIndex, q: Query, resolution: Resolution, agent: str | None) -> Resolution:
+    """A query that is a category's name ('security') and did not find, by its words, a capability of that category
+    the asked agent has a record of answers with the category's capabilities (those its words rank first),
+    `resolved_by` "category": a capability of another category that shares a word ('security review'), or "no
+    data" on one capability, would not be what was asked."""
     category = index.category_named(q.normalized)
-    if category is None or (resolution.ok and index.capabilities[resolution.value or ""].category == category):
+    found = index.capabilities[resolution.value] if resolution.ok and resolution.value else None
+    if category is None or (found and found.category == category and (agent is None or agent in found.agents)):
         return resolution
     scores = index.ranker.rank(q.units)
     members = sorted(

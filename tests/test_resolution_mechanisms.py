@@ -450,6 +450,23 @@ def test_a_category_name_answers_with_that_category(tmp_path: Path) -> None:
     assert (kept.status, kept.value, kept.resolved_by) == ("resolved", "usage-metrics", "lexical")
 
 
+def test_a_category_name_found_by_its_words_in_a_capability_the_agent_has_no_record_of(tmp_path: Path) -> None:
+    """'performance' finds Token Caching by its words, but the asked agent has no record of it: "no data" on one
+    capability is not what was asked, so the category's capabilities come back (for an agent with a record, the
+    words' answer stands)."""
+    caps = (
+        Cap("Token Caching", "performance", "Caches prompt tokens for performance and speed.",
+            agents={GEMINI: {"available": True}}),
+        Cap("Extended Thinking", "performance", "Thinks longer before it answers.", agents=BOTH),
+    )  # fmt: skip
+    index = _match_index(real_build(write_catalog(tmp_path / "agents", caps), tmp_path / "build"))
+    words = resolve_capability(index, "performance", agent=GEMINI)
+    assert (words.status, words.value) == ("resolved", "token-caching")
+    category = resolve_capability(index, "performance", agent=CLAUDE)
+    assert (category.status, category.resolved_by) == ("ambiguous", "category")
+    assert {c.value for c in category.candidates} == {"token-caching", "extended-thinking"}
+
+
 def test_a_category_no_capability_is_in_leaves_the_words_answer(tmp_path: Path) -> None:
     """A hand-edited index may name a category nothing is in: its name is then answered by the words, not with an
     empty list of its capabilities."""
