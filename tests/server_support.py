@@ -268,10 +268,15 @@ def _sources(pairs: list[tuple[str, Cap]], filt: dict[str, str]) -> dict[str, An
     rows = [
         {
             "url": f"{_SRC}{agent}/{cap.slug}",
-            "description": f"{AGENTS[agent][0]} documentation: {cap.name}",
-            "verifiedDate": "2026-01-02",
-            "sourceGranularity": "section",
-            "citedBy": [{"agent": agent, "capability": cap.slug}],
+            "citations": [
+                {
+                    "agent": agent,
+                    "capability": cap.slug,
+                    "description": f"{AGENTS[agent][0]} documentation: {cap.name}",
+                    "verifiedDate": "2026-01-02",
+                    "sourceGranularity": "section",
+                }
+            ],
         }
         for agent, cap in pairs
     ]

@@ -157,8 +157,9 @@ def test_compare_list_and_sources_documents(built: Path) -> None:
     spec = "https://modelcontextprotocol.io/specification"
     sources = _json(built, "tools/sources/_all/mcp-servers.json")
     row = next(row for row in sources["sources"] if row["url"] == spec)
-    assert row["verifiedDate"] == "2026-01-02"  # details of the most recently verified citation
-    assert [cite["agent"] for cite in row["citedBy"]] == list(AGENT_IDS)
+    assert [cite["agent"] for cite in row["citations"]] == list(AGENT_IDS)
+    dates = ["2026-01-02", "2025-08-01", "2026-01-02"]  # each citation's own, not the newest for all
+    assert [cite["verifiedDate"] for cite in row["citations"]] == dates
     assert [row["url"] for row in sources["sources"]] == sorted(row["url"] for row in sources["sources"])
     assert _json(built, "tools/sources/vscode-copilot/hooks.json") == {
         "filter": {"agent": "vscode-copilot", "capability": "hooks"},

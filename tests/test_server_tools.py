@@ -24,6 +24,7 @@ from server_support import (
     write_catalog,
 )
 
+from capidx.schema.text import slugify
 from capidx.server import tools
 from capidx.server.snapshot import load_snapshot
 
@@ -491,6 +492,70 @@ async def test_sources_by_agent_capability_or_both(any_build: Path, revision: st
     assert text_of(by_capability) == document(any_build, "sources", capability="hooks")
     assert text_of(both) == document(any_build, "sources", agent="gemini-cli", capability="plugins")
     assert unrecorded.structured_content["sources"] == []
+
+
+def _cited(records: dict[str, list[dict]], **only: str) -> list[tuple[str, str, str]]:
+    """Every source entry of the data (one agent's or one capability's), as (agent, capability, canonical JSON of
+    its details): what a sources answer must list, each once, with the record that gives it."""
+    cited = []
+    for agent, capabilities in records.items():
+        for capability in capabilities:
+            slug = slugify(capability["name"])
+            if only.get("agent", agent) == agent and only.get("capability", slug) == slug:
+                cited += [(agent, slug, dumps(source)) for source in capability.get("sources", [])]
+    return sorted(cited)
+
+
+def _answered(result) -> list[tuple[str, str, str]]:
+    """The citations of a sources answer, as `_cited` writes them (the row's URL put back into each)."""
+    rows = result.structured_content["sources"]
+    assert json.loads(text_of(result)) == result.structured_content
+    assert [row["url"] for row in rows] == sorted({row["url"] for row in rows})  # one row per URL, in URL order
+    answered = []
+    for row in rows:
+        for citation in row["citations"]:
+            details = {key: value for key, value in citation.items() if key not in ("agent", "capability")}
+            answered.append((citation["agent"], citation["capability"], dumps({"url": row["url"], **details})))
+    return sorted(answered)
+
+
+async def test_sources_give_every_citation_with_its_own_records_details(tmp_path: Path) -> None:
+    """Records that cite one URL each describe, date and rate it in their own words, and a record may list one URL
+    twice: a sources answer lists every citation once, under its URL, with the details its own record gives (none
+    shown as another record's, no status where the record gives none), so the counts are the data's."""
+    docs = documents()
+    shared = "https://docs.example.com/claude/overview"
+    claude = {capability["name"]: capability for capability in docs["claude-code"]["capabilities"]}
+    claude["MCP Servers"]["sources"].append(
+        {"url": shared, "description": "Overview: MCP", "sourceGranularity": "dedicated", "verifiedDate": "2026-01-12"}
+    )
+    excerpt = "CLAUDE.md holds the instructions Claude Code reads at the start of every conversation."
+    claude["Custom Instructions"]["sources"] += [
+        {"url": shared, "description": "Overview: memory files", "sourceGranularity": "section", "status": "active"},
+        {"url": shared, "description": "Overview: CLAUDE.md", "sourceGranularity": "excerpt", "excerpt": excerpt},
+    ]
+    claude["Subagents"]["sources"].append(
+        {"url": shared, "description": "Overview: subagents", "sourceGranularity": "section", "status": "deprecated"}
+    )
+    records = {agent: document["capabilities"] for agent, document in docs.items()}
+    build = real_build(write_agents(tmp_path, docs), tmp_path / "build")
+    async with connect(build) as client:
+        by_agent = await client.call_tool("get_sources", {"agent": "claude"})
+        twice = await client.call_tool("get_sources", {"agent": "claude", "capability": "Custom Instructions"})
+        by_capability = await client.call_tool("get_sources", {"capability": "MCP Servers"})
+    assert _answered(by_agent) == _cited(records, agent="claude-code")
+    assert len(_answered(by_agent)) == 8  # 5 of them cite one URL: one row, five citations
+    (row,) = [row for row in by_agent.structured_content["sources"] if row["url"] == shared]
+    assert [citation["description"] for citation in row["citations"]] == [
+        "Overview: memory files",  # a record's own order for a URL it cites twice
+        "Overview: CLAUDE.md",
+        "Overview: MCP",
+        "Overview: subagents",
+    ]
+    assert [citation.get("status") for citation in row["citations"]] == ["active", None, None, "deprecated"]
+    assert _answered(twice) == _cited(records, agent="claude-code", capability="custom-instructions")
+    assert len(twice.structured_content["sources"]) == 2 and len(_answered(twice)) == 3
+    assert _answered(by_capability) == _cited(records, capability="mcp-servers")
 
 
 @pytest.mark.parametrize(

@@ -127,7 +127,7 @@ def list_document(
 
 
 def sources_document(records: Iterable[Capability], *, agent: str | None, capability: str | None) -> dict[str, Any]:
-    """One row per unique URL cited by the given records, sorted by URL."""
+    """One row per URL cited by the given records, sorted by URL, listing every citation of it."""
     rows = [source_row(citations) for citations in citations_by_url(records)]
     return {"filter": sources_filter(agent, capability), "sources": rows}
 
@@ -138,21 +138,28 @@ def sources_filter(agent: str | None, capability: str | None) -> dict[str, str]:
 
 
 def citations_by_url(records: Iterable[Capability]) -> list[list[tuple[Capability, Source]]]:
-    """The (record, source) citations of the given records grouped by URL, in URL order: one group per row."""
+    """The (record, source) citations of the given records grouped by URL, in URL order: one group per row.
+
+    In a group, citations are in (agent, capability) order; a record that cites the URL more than once keeps its
+    own order. Every citation is kept, a repeat included, so that a row's counts are the data's."""
     cited: dict[str, list[tuple[Capability, Source]]] = {}
     for record in records:
         for source in record.sources:
             cited.setdefault(source.url, []).append((record, source))
-    return [cited[url] for url in sorted(cited)]
+    return [sorted(cited[url], key=lambda pair: (pair[0].agent, pair[0].slug)) for url in sorted(cited)]
 
 
 def source_row(citations: list[tuple[Capability, Source]]) -> dict[str, Any]:
-    """One row per URL; its details come from the most recently verified citation (ties: first cited)."""
-    best = max(citations, key=lambda pair: pair[1].verified_date or "")
-    row = source_fields(best[1], excerpt=True)
-    cited_by = sorted({(record.agent, record.slug) for record, _ in citations})
-    row["citedBy"] = [{"agent": agent, "capability": slug} for agent, slug in cited_by]
-    return row
+    """A URL and its citations, each with the details its own record gives: records that cite one URL describe,
+    date and rate it each in their own words, and no record's details are shown as another's."""
+    return {"url": citations[0][1].url, "citations": [citation_fields(*pair) for pair in citations]}
+
+
+def citation_fields(record: Capability, source: Source) -> dict[str, Any]:
+    """One citation in a sources row: the citing record, then its source's details without the row's URL."""
+    fields = source_fields(source, excerpt=True)
+    del fields["url"]
+    return {"agent": record.agent, "capability": record.slug, **fields}
 
 
 def _filter(**params: str | None) -> dict[str, str]:

@@ -370,16 +370,15 @@ def _with_member(document: dict[str, Any], key: str, text: str | None) -> str:
 
 
 class _SourceRows:
-    """Sources documents made from rows serialized once per citation.
+    """Sources documents made from citations serialized once each.
 
-    A URL cited by a single record has the same row in that record's agent and capability document, the
-    capability's `_all` document and the agent's `_all` document. Rows are keyed by the identity of the
-    (record, source) objects, which the catalog keeps alive for the whole of `tool_artifacts`; the memo goes
-    with this object at the end of it.
+    A citation is in its record's agent and capability document, the capability's `_all` document and the
+    agent's `_all` document. Citations are keyed by the identity of the (record, source) objects, which the
+    catalog keeps alive for the whole of `tool_artifacts`; the memo goes with this object at the end of it.
     """
 
     def __init__(self) -> None:
-        self._rows: dict[tuple[int, int], str] = {}
+        self._citations: dict[tuple[int, int], str] = {}
 
     def document(self, records: Sequence[Capability], *, agent: str | None, capability: str | None) -> str:
         """`canonical_json(derive.sources_document(records, agent=agent, capability=capability))`."""
@@ -387,13 +386,15 @@ class _SourceRows:
         return f'{{"filter":{_filter_text(agent=agent, capability=capability)},"sources":[{rows}]}}'
 
     def _row(self, citations: list[tuple[Capability, Source]]) -> str:
-        if len(citations) != 1:
-            return canonical_json(derive.source_row(citations))
-        record, source = citations[0]
+        """`canonical_json(derive.source_row(citations))`: "citations" sorts before "url"."""
+        texts = ",".join([self._citation(record, source) for record, source in citations])
+        return f'{{"citations":[{texts}],"url":{encode_basestring(citations[0][1].url)}}}'
+
+    def _citation(self, record: Capability, source: Source) -> str:
         key = (id(record), id(source))
-        text = self._rows.get(key)
+        text = self._citations.get(key)
         if text is None:
-            text = self._rows[key] = canonical_json(derive.source_row(citations))
+            text = self._citations[key] = canonical_json(derive.citation_fields(record, source))
         return text
 
 

@@ -220,24 +220,25 @@ class SourceQuality:
 
 
 def source_quality(catalog: Catalog, old_days: int) -> list[SourceQuality]:
-    """Per unique URL (sorted), as `derive.source_row` picks its details: the most recently verified citation.
+    """Per unique URL (sorted): its freshness is that of its most recently verified citation (ties: the first
+    in (agent, capability) order).
 
     No wall clock: ages count from the catalog's reference date (stats.py), so a build is reproducible."""
     reference = reference_date(catalog)
     today = date.fromisoformat(reference) if reference else None
     rows = []
     for citations in derive.citations_by_url(record for agent in catalog.agents for record in agent.capabilities):
-        row = derive.source_row(citations)
-        verified = row.get("verifiedDate")
+        freshest = max((source for _, source in citations), key=lambda source: source.verified_date or "")
+        verified = freshest.verified_date
         age = (today - date.fromisoformat(verified)).days if verified and today else None
         rows.append(
             SourceQuality(
-                url=row["url"],
+                url=freshest.url,
                 verified_date=verified,
                 age_days=age,
                 stale=age is not None and age > old_days,
-                status=row.get("status"),
-                cited_by=tuple((item["agent"], item["capability"]) for item in row["citedBy"]),
+                status=freshest.status,
+                cited_by=tuple(sorted({(record.agent, record.slug) for record, _ in citations})),
             )
         )
     return rows
