@@ -143,9 +143,17 @@ def read_resource(snapshot: Snapshot, kinds: frozenset[str], uri: str) -> Read:
             named = normalize(value)
             if kind == "category" and (slug := snapshot.index.keys.get(named) or snapshot.index.aliases.get(named)):
                 hint = f": {value!r} is a capability ({_where(snapshot, kinds, 'capability', slug)})"
-            raise ResourceNotFound(uri, f"Resource not found: {clip(uri)}: no {kind} matches {value!r}{hint}", closest)
+            raise ResourceNotFound(uri, f"Resource not found: {clip(uri)}: {_no_match(kind, value)}{hint}", closest)
         return Read(found, resolution)
     raise _not_found(snapshot, kinds, uri)
+
+
+def _no_match(kind: str, value: str) -> str:
+    """'no category matches 'x''; for a capability, what the server knows: no capability matches these words, which
+    is not a no (the catalog may record it in other words)."""
+    if kind != "capability":
+        return f"no {kind} matches {value!r}"
+    return f"no capability matches the words of {value!r}, which is not a no: the catalog may word it otherwise"
 
 
 def _ambiguous(snapshot: Snapshot, kinds: frozenset[str], resolution: Resolution, kind: str) -> str:

@@ -466,15 +466,11 @@ def _candidates(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
     if agent is not None:
         value["agent"] = agent
     if resolution.status == "unknown":  # a normal answer, not an error: the closest names and where to browse
-        closest = " These are the closest names: call again with one's slug if it was meant, or call" if rows else ""
-        value["hint"] = (
-            f"No capability matches {_quoted(resolution.query)}: the catalog has no data on it, which is not a no."
-            f"{closest or ' Call'} list_capabilities with an agent or a category to browse."
-        )
+        value["hint"] = _no_words_match(resolution.query, bool(rows))
     elif said := _in_category(snapshot, resolution):
         value["hint"] = f"{said} Call again with one capability's slug."
     elif _weak(_labels(snapshot), [c.confidence for c in resolution.candidates]):
-        value["hint"] = f"{_no_clear_match(resolution.query)}; otherwise call again with its slug."
+        value["hint"] = f"{_no_clear_match(resolution.query)}; if one is, call again with its slug."
     else:
         value["hint"] = "No clear match: call again with one candidate's slug."
     return value
@@ -518,9 +514,23 @@ def _listing(category: str) -> str:
 
 def _no_clear_match(query: str) -> str:
     """What an unresolved answer whose candidates are all weak says first ('voice input'): the model must not pick one
-    of them for an answer, nor read the catalog's silence as a no."""
-    no_data = "if none of these is it, the catalog has no data on it, which is not a no"
-    return f"Nothing in this catalog clearly matches {_quoted(query)}: {no_data}"
+    of them for an answer, nor read the catalog's silence as a no. Only the query's words failed to match: the
+    catalog may record it in others ('how much have I spent' is Usage Tracking's '/cost')."""
+    return (
+        f"Nothing in this catalog clearly matches {_quoted(query)}. If none of these is it, that is not a no: the "
+        "catalog may word it otherwise, so call again with other words or a capability's own name"
+    )
+
+
+def _no_words_match(query: str, closest: bool) -> str:
+    """The hint of an answer whose candidates matched nothing of the query: said as what the server knows (no
+    capability matches these words), not as the catalog having no data, which it may hold under other words."""
+    names = "a candidate's slug if one was meant, " if closest else ""
+    return (
+        f"No capability matches the words of {_quoted(query)}; that is not a no, as the catalog may word it "
+        f"otherwise. Call again with {names}other words, or a capability's name from list_capabilities with an "
+        "agent or a category."
+    )
 
 
 # A query quoted back in an answer that did not find it: the model sent it and has it, so a long sentence is cut.

@@ -124,7 +124,7 @@ async def test_ambiguous_template_value_lists_the_candidates(any_build: Path, re
 async def test_a_template_value_that_names_no_one_document_says_why(tmp_path: Path) -> None:
     """As the tools say it: a category's name given as a capability points to the category and lists its
     capabilities; free words that match nothing clearly are not "more than one capability"; a capability's name given
-    as a category points to the capability."""
+    as a category points to the capability; words that match nothing are not said to be a no."""
     caps = (
         Cap("Code Review", "collaboration", "Reviews a diff for security bugs: a security review.", agents=BOTH),
         Cap("Sandboxing", "security", "Runs commands in an isolated container.", agents=BOTH),
@@ -141,6 +141,10 @@ async def test_a_template_value_that_names_no_one_document_says_why(tmp_path: Pa
     assert f"is a category (read {PREFIX}categories/security); its capabilities: {PREFIX}capabilities/" in category
     assert category.count(f"{PREFIX}capabilities/") == 3  # the resource's own URI, then its two capabilities
     assert "more than one" not in said["capabilities/voice%20telepathy"]
+    # only these words matched nothing: not said as a no, nor as the catalog having no data on it
+    assert (
+        "not a no" in said["capabilities/voice%20telepathy"] and "no data" not in said["capabilities/voice%20telepathy"]
+    )
     assert f"'sandboxing' is a capability (read {PREFIX}capabilities/sandboxing)" in said["categories/sandboxing"]
 
 
