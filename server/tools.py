@@ -628,8 +628,19 @@ def suggestions(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
         names = ", ".join(f"{row['name']} ({row['slug']}, {row['matchConfidence']})" for row in others)
         text = f"{text.rstrip()}\n\nOther candidates: {names}. Call again with one slug."
     if agent is not None and (unrecorded := [row["name"] for row in rows if row.get("recorded") is False]):
-        text = f"{text.rstrip()}\n\n{_no_record([agent], unrecorded)}"  # the snippet shown is another agent's
+        text = f"{text.rstrip()}\n\n{_unrecorded_suggestions(agent, unrecorded)}"
     return {"text": text, "value": value}
+
+
+def _unrecorded_suggestions(agent: str, names: list[str]) -> str:
+    """The last line of suggestions some of which the agent's data does not mention (their snippets are other agents'):
+    said of the suggestions, so that it is not read as the answer to the question ('PR review' is not Git
+    Integration, and Code Review may be in the data)."""
+    theirs = "its snippet comes" if len(names) == 1 else "their snippets come"
+    return (
+        f"Of these suggestions, {agent}'s data has no record of {', '.join(names)} ({theirs} from other agents' "
+        "records): no data, not a no."
+    )
 
 
 def _other_candidates(

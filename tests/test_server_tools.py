@@ -787,8 +787,11 @@ async def test_suggestions_never_give_another_agents_record_as_a_no(bundled_buil
     assert head.endswith("; no record for the other agents") and "copilot-cli" not in head
     assert described.split(": ", 1)[0] in head  # the description is named as another agent's
     assert all(r["recorded"] for r in rows.values() if r["available"])
-    # Said in the text too, which is all a model is shown: the snippet is another agent's.
-    assert text_of(result).endswith("copilot-cli's data has no record of Custom Slash Commands: no data, not a no.")
+    # Said in the text too, which is all a model is shown: the snippet is another agent's. Said of the suggestion, not
+    # as a bare "copilot-cli's data has no record of ...", which a model reads as the answer to the question.
+    last = text_of(result).split("\n\n")[-1]
+    assert "Custom Slash Commands" in last and last.endswith("not a no.")
+    assert "suggestions" in last.split("copilot-cli's data")[0] and "other agents'" in last
 
 
 async def test_sources_of_a_capability_the_agent_does_not_mention_say_so(bundled_build: Path) -> None:
