@@ -306,9 +306,10 @@ def _unrecorded(snapshot: Snapshot, slug: str, agents: Iterable[str]) -> str:
 
 
 def _borrowed(snapshot: Snapshot, resolution: Resolution, agent: str) -> str:
-    """ "'GEMINI.md' is named in the records of copilot-cli and gemini-cli of Custom Instructions; claude-code's, the
-    answer, does not name it." when a name, wording or identifier found the capability and other agents' records of
-    it use the words while the asked agent's does not: the answer would otherwise read as if that agent had it."""
+    """ "'GEMINI.md' is used in the records of copilot-cli and gemini-cli of Custom Instructions; claude-code's record
+    of Custom Instructions, answered above, does not use it." when a name, wording or identifier found the capability
+    and other agents' records of it use the words while the asked agent's does not: the answer would otherwise read as
+    if that agent had it."""
     entry = snapshot.index.capabilities.get(resolution.value or "")
     if resolution.resolved_by not in _NAMED_BY or entry is None or agent not in entry.agents:
         return ""
@@ -325,7 +326,10 @@ def _borrowed(snapshot: Snapshot, resolution: Resolution, agent: str) -> str:
     if not owners:
         return ""
     whose = f"{owners[0]}'s record" if len(owners) == 1 else f"the records of {', '.join(owners[:-1])} and {owners[-1]}"
-    return f"'{resolution.query.strip()}' is named in {whose} of {entry.name}; {agent}'s, the answer, does not name it."
+    return (
+        f"'{resolution.query.strip()}' is used in {whose} of {entry.name}; {agent}'s record of {entry.name}, answered "
+        "above, does not use it."
+    )
 
 
 @functools.lru_cache(maxsize=1024)

@@ -212,13 +212,25 @@ async def test_another_agents_word_is_said_to_be_theirs(tmp_path: Path) -> None:
             await said("lookup_capability", "claude", "memory file"),  # the alias table's phrase: no record's
             await said("lookup_capability", "vscode-copilot", "repository instructions"),  # its own alias
         ]
-    theirs = "is named in copilot-cli's record of Custom Instructions"
-    both = "is named in the records of copilot-cli and vscode-copilot of Custom Instructions"  # a wording, an alias
-    assert wording == [f"'repository instructions' {both}; claude-code's, the answer, does not name it."]
-    assert identifier == [f"'AGENTS.md' {theirs}; vscode-copilot's, the answer, does not name it."]
-    assert cited == [f"'AGENTS.md' {theirs}; claude-code's, the answer, does not name it."]
-    claude = "is named in claude-code's record of Custom Instructions"
-    assert other_form == [f"'project memories' {claude}; copilot-cli's, the answer, does not name it."]
+
+    def plain(said: list[str], word: str, owners: list[str], asked: str) -> bool:
+        """One line: the word, whose records of the capability use it, then that the asked agent's record of that
+        capability (the answer) does not."""
+        (line,) = said
+        theirs, ours = line.split("; ")
+        return (
+            theirs.startswith(f"'{word}' ")
+            and all(owner in theirs for owner in owners)
+            and asked not in theirs
+            and "Custom Instructions" in theirs
+            and ours.startswith(f"{asked}'s record of Custom Instructions")
+            and " not " in ours
+        )
+
+    assert plain(wording, "repository instructions", ["copilot-cli", "vscode-copilot"], "claude-code")  # two kinds
+    assert plain(identifier, "AGENTS.md", ["copilot-cli"], "vscode-copilot")
+    assert plain(cited, "AGENTS.md", ["copilot-cli"], "claude-code")
+    assert plain(other_form, "project memories", ["claude-code"], "copilot-cli")
     assert unrecorded == ["claude-code's data has no record of Code Review: no data, not a no."]  # nothing more
     assert own == [[], [], [], [], []]
 
