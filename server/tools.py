@@ -614,15 +614,8 @@ def suggestions(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
     value |= {"suggestions": rows, "totalTokens": result.total_tokens, "maxTokens": result.max_tokens}
     value["omitted"] = list(result.omitted)
     text = suggest.render_suggestions(result)
-    if rows and not resolution.ok:  # said first: candidates, not the answer ('voice mode' is not Plan Mode)
-        confidences = [r["confidence"] for r in rows]
-        category = _in_category(snapshot, resolution)
-        opener = (
-            f"{category} Its capabilities first:"
-            if category
-            else _opener(snapshot, resolution.query, rows[0]["label"], confidences)
-        )
-        text = f"{opener}\n\n{text}"
+    if rows:  # said first: how the query was read, or that these are candidates ('voice mode' is not Plan Mode)
+        text = f"{_lead(snapshot, resolution, rows)}\n\n{text}"
     if not rows:  # nothing fit the budget (or no candidate has a snippet): name the candidates instead
         names = ", ".join(f"{index.capabilities[slug].name} ({slug})" for slug, _ in pairs[:SUGGESTED_NAMES])
         text = f"{text or 'No snippet to suggest'}. Candidates: {names}. Call again with one slug."
@@ -631,9 +624,34 @@ def suggestions(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
         value["candidates"] = others
         names = ", ".join(f"{row['name']} ({row['slug']}, {row['matchConfidence']})" for row in others)
         text = f"{text.rstrip()}\n\nOther candidates: {names}. Call again with one slug."
+    elif rows:
+        text = f"{text.rstrip()}\n\n{NEXT_STEP}"
     if agent is not None and (unrecorded := [row["name"] for row in rows if row.get("recorded") is False]):
         text = f"{text.rstrip()}\n\n{_unrecorded_suggestions(agent, unrecorded)}"
     return {"text": text, "value": value}
+
+
+# The last line of suggestions that name no other candidates: a snippet is a summary, the record is a call away.
+NEXT_STEP = (
+    "Call again with one's name or slug for its full record (setup, limits, sources), or with other words if none "
+    "of these is it."
+)
+
+
+def _lead(snapshot: Snapshot, resolution: Resolution, rows: list[dict[str, Any]]) -> str:
+    """The first line of suggestions: for a question its words answered ('Does Copilot CLI support hooks?'), how it
+    was read, as a document's loose reading says it (the labels alone would leave the model guessing what they are);
+    else that these are candidates, or a category's capabilities."""
+    if not resolution.ok:
+        if category := _in_category(snapshot, resolution):
+            return f"{category} Its capabilities first:"
+        return _opener(snapshot, resolution.query, rows[0]["label"], [row["confidence"] for row in rows])
+    entry = snapshot.index.capabilities[resolution.value or ""]
+    how = _LOOSE_READINGS.get(resolution.resolved_by or "", "by its words")
+    return (
+        f"Read {_quoted(resolution.query)} as {entry.name} ({entry.slug}), {how} (match {resolution.confidence:.2f}); "
+        "the closest capabilities, best first:"
+    )
 
 
 def _unrecorded_suggestions(agent: str, names: list[str]) -> str:

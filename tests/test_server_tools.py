@@ -277,6 +277,23 @@ async def test_weak_candidates_are_not_offered_as_an_answer(catalog_build: Path)
         assert "no data" not in said
 
 
+async def test_a_question_its_words_answer_is_led_and_closed_like_other_suggestions(catalog_build: Path) -> None:
+    """A whole question ranking resolves is answered with suggestions too; they open with how it was read (which
+    capability, by its words) and close with what to call next, as every other suggestions answer does: a bare
+    label line first leaves the model guessing what the labels are."""
+    async with connect(catalog_build) as client:
+        result = await client.call_tool(
+            "lookup_capability", {"agent": "claude", "capability": "Does Claude Code support MCP servers?"}
+        )
+    resolution = result.meta["capidx/resolution"]["capability"]
+    assert resolution["status"] == "resolved" and result.structured_content["suggestions"]
+    paragraphs = text_of(result).split("\n\n")
+    lead, last = paragraphs[0], paragraphs[-1]
+    assert "Does Claude Code support MCP servers?" in lead and resolution["value"] in lead
+    assert not lead.startswith(("✓", "○", "△"))
+    assert "Call again" in last and not last.startswith(("✓", "○", "△", "**"))
+
+
 async def test_a_strong_first_candidate_is_not_called_unclear(bundled_build: Path) -> None:
     """Two strong candidates resolve nothing (the lead is too small), but a first one labelled '✓ Recommended' under
     'No single clear match' contradicts itself: the answer says that more than one matches closely."""
@@ -659,8 +676,9 @@ async def test_free_text_lookup_answers_with_labelled_snippets_within_budget(any
         assert (row["snippet"], row["tokens"]) == (text, tokens)
     assert value["totalTokens"] <= value["maxTokens"] == 500
     assert value["totalTokens"] >= sum(row["tokens"] for row in rows)
-    first_line = text_of(result).splitlines()[0]  # resolved: the winner's label first, no "no clear match"
-    assert first_line == f"{rows[0]['label']} ({rows[0]['confidence']:.2f})"
+    lead, _, blocks = text_of(result).partition("\n\n")  # resolved: how it was read, not "no clear match"
+    assert "hooks" in lead and "clear" not in lead
+    assert blocks.splitlines()[0] == f"{rows[0]['label']} ({rows[0]['confidence']:.2f})"  # then the winner first
     assert rows[0]["snippet"].removesuffix("\n") in text_of(result)  # verbatim, less its last line break
     assert "\n\n\n" not in text_of(result)  # one blank line between blocks
     resolution = result.meta["capidx/resolution"]["capability"]
