@@ -149,16 +149,18 @@ def _label(confidence: float, thresholds: tuple[Label, ...]) -> str | None:
     return next((label.label for label in thresholds if confidence >= label.min_confidence - _EPSILON), None)
 
 
-def render_suggestions(result: SuggestionResult) -> str:
+def render_suggestions(result: SuggestionResult, labelled: bool = True) -> str:
     """Plain text: one block per suggestion, a label line then the snippet, blocks separated by a blank line.
 
-    `✓ Recommended (0.85)\\n<snippet>`. A result where nothing fit renders as one sentence naming
-    the budget and the omitted keys; an empty result renders as "".
+    `✓ Recommended (0.85)\\n<snippet>`; without `labelled`, the snippets alone (a category's members, which
+    are no matches: the overhead charged for a label line is then unused). A result where nothing fit renders as
+    one sentence naming the budget and the omitted keys; an empty result renders as "".
     """
     if result.nothing_fits:
         return f"no snippet fits the budget of {result.max_tokens} tokens (omitted: {', '.join(result.omitted)})"
     return BLOCK_SEPARATOR.join(  # a snippet document ends with its own line break: one blank line between blocks
-        f"{label_line(suggestion.label, suggestion.confidence)}{suggestion.snippet.removesuffix(chr(10))}"
+        f"{label_line(suggestion.label, suggestion.confidence) if labelled else ''}"
+        f"{suggestion.snippet.removesuffix(chr(10))}"
         for suggestion in result.suggestions
     )
 

@@ -272,6 +272,9 @@ def _describe(resolution: Mapping[str, Resolution | list[Resolution]]) -> dict[s
 _LOOSE_READINGS = {"lexical": "by its words", "fuzzy": "by its words, allowing for typos"}
 NEXT_NAMED = 2  # runner-ups a loose reading names
 NOT_LISTED_SHOWN = 10  # capabilities an agent's list names as not in its data, at most
+MEMBERS_NAMED = 12  # capabilities an answer to a category's name names, at most
+# The one label of a category's members, which qualifies every one (what their words share is no match confidence).
+MEMBERS = (Label("", 0.0),)
 _NAMED_BY = frozenset(("alias", "terminology", "identifier"))  # the tiers a query names a capability in words
 
 
@@ -462,7 +465,8 @@ def _candidates(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
     for candidate in resolution.candidates:
         entry = snapshot.index.capabilities[candidate.value]
         row = {"slug": entry.slug, "name": entry.name, "category": entry.category}
-        row["matchConfidence"] = candidate.confidence
+        if resolution.resolved_by != "category":  # a category's member is one, not a match of some confidence
+            row["matchConfidence"] = candidate.confidence
         if agent is not None:
             row |= {"available": entry.available_to(agent), "recorded": agent in entry.agents}
         rows.append(row)
@@ -503,13 +507,24 @@ def _opener(snapshot: Snapshot, query: str, first: str | None, confidences: list
     return f"No single clear match for {_quoted(query)}; the closest capabilities:"
 
 
+def _category_asked(snapshot: Snapshot, resolution: Resolution) -> str | None:
+    """The category a capability query named ('security'), answered with its capabilities; None for any other."""
+    return snapshot.index.category_named(resolution.query) if resolution.resolved_by == "category" else None
+
+
 def _in_category(snapshot: Snapshot, resolution: Resolution) -> str:
-    """What an answer to a category's name ('security') says first: that it is one, and where its whole list is."""
-    category = snapshot.index.category_named(resolution.query) if resolution.resolved_by == "category" else None
+    """What an answer to a category's name ('security') says first: that it is one, its capabilities (up to
+    `MEMBERS_NAMED`), and where its whole list is. Its members come as such, not as matches: each is one of it."""
+    category = _category_asked(snapshot, resolution)
     if category is None:
         return ""
     named = "" if normalize(category) == normalize(resolution.query) else f", {category}"
-    return f"{resolution.query!r} is a category{named}; {_listing(category)} lists all of it."
+    members = [c.label for c in resolution.ranked or resolution.candidates]
+    more = f" and {len(members) - MEMBERS_NAMED:,} more" if len(members) > MEMBERS_NAMED else ""
+    return (
+        f"{resolution.query!r} is a category{named}, not one capability. Its capabilities: "
+        f"{', '.join(members[:MEMBERS_NAMED])}{more}; {_listing(category)} lists all of it."
+    )
 
 
 def _listing(category: str) -> str:
@@ -587,12 +602,13 @@ def suggestions(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
     # Twice as many as fit: room to skip a snippet too large for the budget, without trying the whole catalog.
     pairs = [(c.value, c.confidence) for c in ranked if c.value in index.capabilities][: 2 * max_snippets]
     related: list[tuple[str, float]] = []
-    if pairs and resolution.resolved_by != "category":  # a category's answer is its capabilities, no neighbours
+    category = _category_asked(snapshot, resolution)
+    if pairs and category is None:  # a category's answer is its capabilities, no neighbours
         top, confidence = pairs[0]
         related = [(slug, round(confidence * score, 3)) for slug, score in index.capabilities[top].similar]
     result = suggest.suggest(
         _suggestion_candidates(snapshot, pairs, agent),
-        labels=_labels(snapshot),
+        labels=_labels(snapshot) if category is None else MEMBERS,  # a member is one whatever its words' share
         max_snippets=max_snippets,
         max_tokens=_setting(injection, "max_tokens", suggest.DEFAULT_MAX_TOKENS),
         related=_suggestion_candidates(snapshot, [(s, c) for s, c in related if s in index.capabilities], agent),
@@ -601,8 +617,10 @@ def suggestions(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
     rows = []
     for item in result.suggestions:
         entry = index.capabilities[item.key]
-        row: dict[str, Any] = {"capability": item.key, "name": entry.name, "label": item.label}
-        row |= {"confidence": item.confidence, "tokens": item.tokens, "snippet": item.snippet}
+        row: dict[str, Any] = {"capability": item.key, "name": entry.name}
+        if category is None:  # a category's members are its members, not matches: no label nor confidence
+            row |= {"label": item.label, "confidence": item.confidence}
+        row |= {"tokens": item.tokens, "snippet": item.snippet}
         if agent is not None:
             row |= {"available": entry.available_to(agent), "recorded": agent in entry.agents}
         if item.related:
@@ -611,9 +629,11 @@ def suggestions(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
     value: dict[str, Any] = {"query": resolution.query}
     if agent is not None:
         value["agent"] = agent
+    if category is not None:
+        value["category"] = category
     value |= {"suggestions": rows, "totalTokens": result.total_tokens, "maxTokens": result.max_tokens}
     value["omitted"] = list(result.omitted)
-    text = suggest.render_suggestions(result)
+    text = suggest.render_suggestions(result, labelled=category is None)
     if rows:  # said first: how the query was read, or that these are candidates ('voice mode' is not Plan Mode)
         text = f"{_lead(snapshot, resolution, rows)}\n\n{text}"
     if not rows:  # nothing fit the budget (or no candidate has a snippet): name the candidates instead
@@ -622,6 +642,7 @@ def suggestions(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
     others = _other_candidates(snapshot, resolution, {row["capability"] for row in rows}, agent)
     if others:
         value["candidates"] = others
+    if others and category is None:  # a category's are named in its first line
         names = ", ".join(f"{row['name']} ({row['slug']}, {row['matchConfidence']})" for row in others)
         text = f"{text.rstrip()}\n\nOther candidates: {names}. Call again with one slug."
     elif rows:
@@ -644,7 +665,8 @@ def _lead(snapshot: Snapshot, resolution: Resolution, rows: list[dict[str, Any]]
     else that these are candidates, or a category's capabilities."""
     if not resolution.ok:
         if category := _in_category(snapshot, resolution):
-            return f"{category} Its capabilities first:"
+            shown = "Their summaries:" if len(rows) == len(resolution.ranked) else f"Summaries of {len(rows)} of them:"
+            return f"{category} {shown}"
         return _opener(snapshot, resolution.query, rows[0]["label"], [row["confidence"] for row in rows])
     entry = snapshot.index.capabilities[resolution.value or ""]
     how = _LOOSE_READINGS.get(resolution.resolved_by or "", "by its words")

@@ -897,16 +897,22 @@ async def test_a_category_given_as_the_capability_answers_with_the_category(tmp_
         sources = await client.call_tool("get_sources", {"capability": "security"})
         member = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "observability"})
     assert not lookup.is_error
-    opener = text_of(lookup).splitlines()[0]
-    assert (
-        opener
-        == "'Security' is a category; list_capabilities(category='security') lists all of it. Its capabilities first:"
-    )
-    rows = lookup.structured_content["suggestions"]
+    opener = text_of(lookup).splitlines()[0]  # what the query is, what is in it and where its list is
+    assert "'Security' is a category" in opener and "list_capabilities(category='security')" in opener
+    assert "Sandboxing" in opener and "Tool Permissions" in opener
+    value = lookup.structured_content
+    rows = value["suggestions"]
+    assert value["category"] == "security"
     assert {row["capability"] for row in rows} == {"sandboxing", "tool-permissions"}
     assert all(row["available"] is False for row in rows)  # gemini-cli's facts, not the category's
-    assert "list_capabilities(category='security')" in sources.structured_content["hint"]
-    assert [c["slug"] for c in sources.structured_content["candidates"]] == ["sandboxing", "tool-permissions"]
+    # members, not matches: no label or confidence made of an equal share, in the text or the rows
+    assert not re.search(r"\(\d\.\d\d\)", text_of(lookup))
+    assert all("confidence" not in row and "label" not in row for row in rows)
+    hint = sources.structured_content["hint"]
+    assert "list_capabilities(category='security')" in hint and "Sandboxing" in hint and "Tool Permissions" in hint
+    candidates = sources.structured_content["candidates"]
+    assert [c["slug"] for c in candidates] == ["sandboxing", "tool-permissions"]
+    assert all("matchConfidence" not in c for c in candidates)
     # a category's name that its words read as one of its capabilities: that answer, and a pointer to the list
     (line,) = [block.text for block in member.content[1:]]
     assert member.structured_content["capability"]["slug"] == "usage-metrics"

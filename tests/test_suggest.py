@@ -174,6 +174,12 @@ def test_render_writes_a_label_line_then_the_snippet() -> None:
     )
 
 
+def test_render_without_labels_writes_the_snippets_alone() -> None:
+    """A category's members are no matches: no label line, within the budget charged for one."""
+    result = suggest([Candidate("a", 0.25, "Use checkpoints.", 4), Candidate("b", 0.25, "Or undo.", 3)])
+    assert render_suggestions(result, labelled=False) == "Use checkpoints." + BLOCK_SEPARATOR + "Or undo."
+
+
 def test_measure_overhead_takes_the_largest_label_line_and_a_separator() -> None:
     # With characters as the "tokens": "✓ Recommended (0.00)\n" is 21 characters, the separator 2.
     assert measure_overhead(len) == 21 + 2
