@@ -271,7 +271,11 @@ def _describe(resolution: Mapping[str, Resolution | list[Resolution]]) -> dict[s
 # How a capability was read when not as spelled in the index, said after the answer (`_reading`).
 _LOOSE_READINGS = {"lexical": "by its words", "fuzzy": "by its words, allowing for typos"}
 NEXT_NAMED = 2  # runner-ups a loose reading names
-NOT_LISTED_SHOWN = 10  # capabilities an agent's list names as not in its data, at most
+NOT_LISTED_SHOWN = 10  # agents a category's list names as leaving some of it out, at most
+# Characters of names a list's note spells out as not in the data, at most (~150 tokens): every name for the catalogs
+# this is made for, while the note beside a list document, whose budget the build checks, stays bounded for one of
+# hundreds of capabilities.
+NOT_LISTED_CHARS = 600
 MEMBERS_NAMED = 12  # capabilities an answer to a category's name names, at most
 # The one label of a category's members, which qualifies every one (what their words share is no match confidence).
 MEMBERS = (Label("", 0.0),)
@@ -781,7 +785,8 @@ def _filtered(
 def _not_listed(snapshot: Snapshot, resolved: Mapping[str, Resolution]) -> str:
     """After a list: the capabilities of the catalog (in the category) that the agent's data does not mention, which
     the list leaves out; for a category's list, that for each agent whose data leaves some out (up to
-    `NOT_LISTED_SHOWN` agents). A model would otherwise read a missing entry as a no."""
+    `NOT_LISTED_SHOWN` agents). Every name, up to `NOT_LISTED_CHARS` characters of them, then how many more and
+    which list names them. A model would otherwise read a missing entry as a no, and cannot see names not given."""
     category = resolved["category"].value if "category" in resolved else None
     if "agent" in resolved:
         agents = [resolved["agent"].value or ""]
@@ -790,16 +795,36 @@ def _not_listed(snapshot: Snapshot, resolved: Mapping[str, Resolution]) -> str:
     else:
         return ""
     entries = [entry for entry in snapshot.index.capabilities.values() if category in (None, entry.category)]
-    said, others = [], 0
+    said, others, room = [], 0, NOT_LISTED_CHARS
+    where = _narrower("agent" in resolved, category is not None)
     for agent in agents:
         if len(said) >= NOT_LISTED_SHOWN:  # past the agents named, only whether one leaves any out (stops at the first)
             others += any(agent not in entry.agents for entry in entries)
         elif missing := [entry.name for entry in entries if agent not in entry.agents]:
-            more = f" and {len(missing) - NOT_LISTED_SHOWN:,} more" if len(missing) > NOT_LISTED_SHOWN else ""
-            said.append(f"Not in {agent}'s data, so not listed: {', '.join(missing[:NOT_LISTED_SHOWN])}{more}")
+            shown = _within(missing, room)
+            room = max(0, room - len(", ".join(shown)))
+            more = f" and {len(missing) - len(shown):,} more{where}" if len(shown) < len(missing) else ""
+            said.append(f"Not in {agent}'s data, so not listed: {', '.join(shown)}{more}")
     if others:
         said.append(f"Likewise for {others:,} more agent{'s' if others > 1 else ''}")
     return f"{'. '.join(said)} (no data, not a no)." if said else ""
+
+
+def _narrower(agent: bool, category: bool) -> str:
+    """Which list names what a list's note cut short: by the agent and a category; none narrower for both."""
+    if not agent:
+        return " (a list by that agent and this category names them)"
+    return "" if category else " (a list by category too names them)"
+
+
+def _within(names: list[str], room: int) -> list[str]:
+    """The first `names` that, joined by commas, fit in `room` characters; at least one."""
+    size = -2
+    for count, name in enumerate(names):
+        size += len(name) + 2
+        if size > room:
+            return names[: max(1, count)]
+    return names
 
 
 def _nothing(snapshot: Snapshot, listed: str, params: Mapping[str, str | None]) -> str:

@@ -463,11 +463,12 @@ async def test_an_agents_list_names_what_its_data_does_not_mention(
     catalog_build: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The list leaves out capabilities the agent's data does not mention; the answer names them as no data, so that a
-    missing entry is not read as a no (at most `NOT_LISTED_SHOWN`, then how many more)."""
+    missing entry is not read as a no: every one (a model cannot look up a name it is not given), unless their names
+    pass `NOT_LISTED_CHARS`, then how many more and which list names them."""
     async with connect(catalog_build) as client:
         listed = await client.call_tool("list_capabilities", {"agent": "vscode-copilot"})
         category = await client.call_tool("list_capabilities", {"category": "customization"})
-        monkeypatch.setattr(tools, "NOT_LISTED_SHOWN", 1)
+        monkeypatch.setattr(tools, "NOT_LISTED_CHARS", 1)
         cut = await client.call_tool("list_capabilities", {"agent": "vscode-copilot"})
         monkeypatch.setattr(tools, "NOT_LISTED_SHOWN", 0)
         few = await client.call_tool("list_capabilities", {"category": "customization"})
@@ -485,9 +486,25 @@ async def test_an_agents_list_names_what_its_data_does_not_mention(
         assert (f"Not in {agent}'s data" in per_agent) == bool(missing)
         assert all(name in per_agent for name in missing)
     (short,) = [block.text for block in cut.content[1:]]
-    assert re.search(r": \w[\w -]* and \d+ more \(no data, not a no\)\.$", short)
+    assert re.search(r": \w[\w -]* and \d+ more \(.*category.*\) \(no data, not a no\)\.$", short)
     (fewer,) = [block.text for block in few.content[1:]]
     assert fewer == "Likewise for 1 more agent (no data, not a no)."  # past the agents shown, their number
+
+
+async def test_an_agents_list_names_every_capability_its_data_does_not_mention(tmp_path: Path) -> None:
+    """An agent that records one of a catalog's fourteen capabilities: the thirteen others are all named (a model
+    cannot look up or answer about a name it is not given), not ten and 'and 3 more'."""
+    one = {"claude-code": {"available": True}}
+    caps = [
+        Cap("Hooks", "customization", "Runs a command on an event.", agents={**one, "gemini-cli": {"available": True}})
+    ]
+    caps += [Cap(f"Feature {letter}", "customization", f"Does {letter}.", agents=one) for letter in "ABCDEFGHIJKLM"]
+    build = real_build(write_catalog(tmp_path / "agents", tuple(caps)), tmp_path / "build")
+    async with connect(build) as client:
+        listed = await client.call_tool("list_capabilities", {"agent": "gemini"})
+    (note,) = [block.text for block in listed.content[1:]]
+    assert all(f"Feature {letter}" in note for letter in "ABCDEFGHIJKLM")
+    assert "more" not in note and "Hooks" not in note and note.endswith("not a no).")
 
 
 async def test_list_needs_an_agent_or_a_category(any_build: Path, revision: str) -> None:
