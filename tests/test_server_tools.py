@@ -950,7 +950,7 @@ async def test_a_long_query_that_found_nothing_is_quoted_short(any_build: Path) 
 
 
 async def test_a_category_answer_offers_no_neighbours_from_other_categories(bundled_build: Path) -> None:
-    """'api integration' is a category of one capability: the answer under "Its capabilities first:" is that one,
+    """'api integration' is a category of one capability: the answer gives that one as its member,
     not also its similar-to neighbours of other categories (Sandboxing, in security)."""
     async with connect(bundled_build) as client:
         result = await client.call_tool("lookup_capability", {"agent": "copilot cli", "capability": "api integration"})
