@@ -59,24 +59,25 @@ def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) 
 
 
 def _in_category(index: MatchIndex, q: Query, resolution: Resolution, agent: str | None) -> Resolution:
-    """A query that is a category's name ('security') and did not find, by its words, a capability of that category
-    the asked agent has a record of answers with the category's capabilities (those its words rank first),
-    `resolved_by` "category": a capability of another category that shares a word ('security review'), or "no
-    data" on one capability, would not be what was asked."""
+    """A query that is a category's name ('security') answers with the category's capabilities (those its words rank
+    first), `resolved_by` "category", unless its words found one of them that the asked agent has a record of (or
+    any one, when the agent has a record of none): a capability of another category that shares a word ('security
+    review'), or "no data" on one capability while the agent has others of the category, is not what was asked."""
     category = index.category_named(q.normalized)
-    found = index.capabilities[resolution.value] if resolution.ok and resolution.value else None
-    if category is None or (found and found.category == category and (agent is None or agent in found.agents)):
+    if category is None:
         return resolution
     scores = index.ranker.rank(q.units)
     members = sorted(
         (s for s, c in index.capabilities.items() if c.category == category), key=lambda s: (-scores.get(s, 0.0), s)
     )
-    if not members:  # a category no capability is in (a hand-edited index): the words' answer stands
+    recorded = [slug for slug in members if agent is None or agent in index.capabilities[slug].agents]
+    # no member (a hand-edited index), or the words found the agent's own one: the words' answer stands
+    if not members or resolution.value in (recorded or members):
         return resolution
-    share = round(1 / max(1, len(members)), 3)
-    found = tuple(Candidate(slug, index.capabilities[slug].name, share) for slug in members)
+    share = round(1 / len(members), 3)
+    listed = tuple(Candidate(slug, index.capabilities[slug].name, share) for slug in members)
     return Resolution(
-        q.text, "ambiguous", None, "category", candidates=found[:SHOWN_CANDIDATES], ranked=found, scored=True
+        q.text, "ambiguous", None, "category", candidates=listed[:SHOWN_CANDIDATES], ranked=listed, scored=True
     )
 
 

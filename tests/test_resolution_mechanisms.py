@@ -451,13 +451,16 @@ def test_a_category_name_answers_with_that_category(tmp_path: Path) -> None:
 
 
 def test_a_category_name_found_by_its_words_in_a_capability_the_agent_has_no_record_of(tmp_path: Path) -> None:
-    """'performance' finds Token Caching by its words, but the asked agent has no record of it: "no data" on one
-    capability is not what was asked, so the category's capabilities come back (for an agent with a record, the
-    words' answer stands)."""
+    """'performance' finds Token Caching by its words, but the asked agent has no record of it and has one of
+    another capability of the category: "no data" on one capability is not what was asked, so the category's
+    capabilities come back. For an agent with a record of it, or with a record of none of the category (a category
+    of one capability), the words' answer stands: a list would only ask for a second call."""
     caps = (
         Cap("Token Caching", "performance", "Caches prompt tokens for performance and speed.",
             agents={GEMINI: {"available": True}}),
         Cap("Extended Thinking", "performance", "Thinks longer before it answers.", agents=BOTH),
+        Cap("Security Analysis", "security", "Scans the code for security issues.",
+            agents={GEMINI: {"available": True}}),
     )  # fmt: skip
     index = _match_index(real_build(write_catalog(tmp_path / "agents", caps), tmp_path / "build"))
     words = resolve_capability(index, "performance", agent=GEMINI)
@@ -465,6 +468,8 @@ def test_a_category_name_found_by_its_words_in_a_capability_the_agent_has_no_rec
     category = resolve_capability(index, "performance", agent=CLAUDE)
     assert (category.status, category.resolved_by) == ("ambiguous", "category")
     assert {c.value for c in category.candidates} == {"token-caching", "extended-thinking"}
+    alone = resolve_capability(index, "security", agent=CLAUDE)  # Claude has a record of no security capability
+    assert (alone.status, alone.value) == ("resolved", "security-analysis")
 
 
 def test_a_category_no_capability_is_in_leaves_the_words_answer(tmp_path: Path) -> None:
