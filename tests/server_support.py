@@ -265,13 +265,13 @@ def _row(cap: Cap, agent: str | None, facts: Mapping[str, Any]) -> dict[str, Any
 
 
 def _sources(pairs: list[tuple[str, Cap]], filt: dict[str, str]) -> dict[str, Any]:
+    """A citation names its record's agent and capability only where the filter does not."""
     rows = [
         {
             "url": f"{_SRC}{agent}/{cap.slug}",
             "citations": [
                 {
-                    "agent": agent,
-                    "capability": cap.slug,
+                    **{key: value for key, value in (("agent", agent), ("capability", cap.slug)) if key not in filt},
                     "description": f"{AGENTS[agent][0]} documentation: {cap.name}",
                     "verifiedDate": "2026-01-02",
                     "sourceGranularity": "section",

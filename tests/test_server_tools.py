@@ -560,12 +560,32 @@ def _answered(result) -> list[tuple[str, str, str]]:
     rows = result.structured_content["sources"]
     assert json.loads(text_of(result)) == result.structured_content
     assert [row["url"] for row in rows] == sorted({row["url"] for row in rows})  # one row per URL, in URL order
+    fixed = result.structured_content["filter"]
     answered = []
     for row in rows:
         for citation in row["citations"]:
-            details = {key: value for key, value in citation.items() if key not in ("agent", "capability")}
-            answered.append((citation["agent"], citation["capability"], dumps({"url": row["url"], **details})))
+            cites = {key: citation.get(key, fixed.get(key)) for key in ("agent", "capability")}
+            details = {key: value for key, value in citation.items() if key not in cites}
+            answered.append((cites["agent"], cites["capability"], dumps({"url": row["url"], **details})))
     return sorted(answered)
+
+
+async def test_a_citation_names_its_record_only_where_the_filter_does_not(any_build: Path) -> None:
+    """Every citation of a document filtered to one agent is that agent's, and likewise for a capability: the
+    filter names them once, and a citation carries `agent` only when the document is not filtered to one agent,
+    `capability` only when it is not filtered to one capability (as list rows carry `agent`)."""
+    manifest = json.loads((any_build / "manifest.json").read_text("utf-8"))
+    calls = [entry["params"] for entry in manifest["artifacts"] if entry["kind"] == "sources"]
+    async with connect(any_build) as client:
+        results = [await client.call_tool("get_sources", params) for params in calls]
+    kinds = set()
+    for params, result in zip(calls, results, strict=True):
+        assert result.structured_content["filter"] == params
+        open_keys = {"agent", "capability"} - set(params)
+        for row in result.structured_content["sources"]:
+            kinds |= {frozenset(open_keys)}
+            assert all(open_keys == {"agent", "capability"} & set(cite) for cite in row["citations"]), params
+    assert kinds == {frozenset(), frozenset({"agent"}), frozenset({"capability"})}  # the three kinds, each with rows
 
 
 async def test_sources_give_every_citation_with_its_own_records_details(tmp_path: Path) -> None:

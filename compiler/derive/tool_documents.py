@@ -128,7 +128,7 @@ def list_document(
 
 def sources_document(records: Iterable[Capability], *, agent: str | None, capability: str | None) -> dict[str, Any]:
     """One row per URL cited by the given records, sorted by URL, listing every citation of it."""
-    rows = [source_row(citations) for citations in citations_by_url(records)]
+    rows = [source_row(citations, agent=agent, capability=capability) for citations in citations_by_url(records)]
     return {"filter": sources_filter(agent, capability), "sources": rows}
 
 
@@ -149,17 +149,38 @@ def citations_by_url(records: Iterable[Capability]) -> list[list[tuple[Capabilit
     return [sorted(cited[url], key=lambda pair: (pair[0].agent, pair[0].slug)) for url in sorted(cited)]
 
 
-def source_row(citations: list[tuple[Capability, Source]]) -> dict[str, Any]:
+def source_row(
+    citations: list[tuple[Capability, Source]], *, agent: str | None, capability: str | None
+) -> dict[str, Any]:
     """A URL and its citations, each with the details its own record gives: records that cite one URL describe,
-    date and rate it each in their own words, and no record's details are shown as another's."""
-    return {"url": citations[0][1].url, "citations": [citation_fields(*pair) for pair in citations]}
+    date and rate it each in their own words, and no record's details are shown as another's. `agent` and
+    `capability` are the document's filter (`citation_record`)."""
+    citing = [citation_fields(*pair, agent=agent, capability=capability) for pair in citations]
+    return {"url": citations[0][1].url, "citations": citing}
 
 
-def citation_fields(record: Capability, source: Source) -> dict[str, Any]:
-    """One citation in a sources row: the citing record, then its source's details without the row's URL."""
+def citation_fields(record: Capability, source: Source, *, agent: str | None, capability: str | None) -> dict[str, Any]:
+    """One citation in a sources row: who cites it (`citation_record`), then its source's details."""
+    return {**citation_record(record, agent=agent, capability=capability), **citation_details(source)}
+
+
+def citation_record(record: Capability, *, agent: str | None, capability: str | None) -> dict[str, str]:
+    """The citing record's `agent` unless the document is filtered to one agent, and its `capability` unless it is
+    filtered to one capability: the document's filter names those once for every citation, as list rows carry
+    `agent` only where the filter has none."""
+    cites: dict[str, str] = {}
+    if agent is None:
+        cites["agent"] = record.agent
+    if capability is None:
+        cites["capability"] = record.slug
+    return cites
+
+
+def citation_details(source: Source) -> dict[str, Any]:
+    """A source entry's details in a sources row, without the URL the row gives once for all its citations."""
     fields = source_fields(source, excerpt=True)
     del fields["url"]
-    return {"agent": record.agent, "capability": record.slug, **fields}
+    return fields
 
 
 def _filter(**params: str | None) -> dict[str, str]:

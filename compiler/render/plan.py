@@ -370,32 +370,38 @@ def _with_member(document: dict[str, Any], key: str, text: str | None) -> str:
 
 
 class _SourceRows:
-    """Sources documents made from citations serialized once each.
+    """Sources documents made from citations whose details are serialized once each.
 
     A citation is in its record's agent and capability document, the capability's `_all` document and the
-    agent's `_all` document. Citations are keyed by the identity of the (record, source) objects, which the
+    agent's `_all` document, with the same details but not the same keys naming its record (those depend on the
+    document's filter), so only the details are kept, keyed by the identity of the source object, which the
     catalog keeps alive for the whole of `tool_artifacts`; the memo goes with this object at the end of it.
     """
 
     def __init__(self) -> None:
-        self._citations: dict[tuple[int, int], str] = {}
+        self._details: dict[int, str] = {}
 
     def document(self, records: Sequence[Capability], *, agent: str | None, capability: str | None) -> str:
         """`canonical_json(derive.sources_document(records, agent=agent, capability=capability))`."""
-        rows = ",".join([self._row(citations) for citations in derive.citations_by_url(records)])
+        rows = ",".join([self._row(citations, agent, capability) for citations in derive.citations_by_url(records)])
         return f'{{"filter":{_filter_text(agent=agent, capability=capability)},"sources":[{rows}]}}'
 
-    def _row(self, citations: list[tuple[Capability, Source]]) -> str:
-        """`canonical_json(derive.source_row(citations))`: "citations" sorts before "url"."""
-        texts = ",".join([self._citation(record, source) for record, source in citations])
+    def _row(self, citations: list[tuple[Capability, Source]], agent: str | None, capability: str | None) -> str:
+        """`canonical_json(derive.source_row(citations, ...))`: "citations" sorts before "url"."""
+        texts = ",".join([self._citation(record, source, agent, capability) for record, source in citations])
         return f'{{"citations":[{texts}],"url":{encode_basestring(citations[0][1].url)}}}'
 
-    def _citation(self, record: Capability, source: Source) -> str:
-        key = (id(record), id(source))
-        text = self._citations.get(key)
-        if text is None:
-            text = self._citations[key] = canonical_json(derive.citation_fields(record, source))
-        return text
+    def _citation(self, record: Capability, source: Source, agent: str | None, capability: str | None) -> str:
+        """`canonical_json(derive.citation_fields(...))`: the record's keys, which the filter leaves in ("agent"
+        and "capability", in that order), sort before "description", the first of the details."""
+        details = self._details.get(id(source))
+        if details is None:
+            details = self._details[id(source)] = canonical_json(derive.citation_details(source))
+        cites = derive.citation_record(record, agent=agent, capability=capability)
+        if not cites:
+            return details
+        head = ",".join([f"{_key_text(key)}:{encode_basestring(value)}" for key, value in cites.items()])
+        return f"{{{head},{details[1:]}"
 
 
 def _lists(catalog: Catalog, prefix: str) -> Iterator[Artifact]:
