@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from catalog_factory import AGENT_IDS, documents, run_cli, write_catalog
+from catalog_factory import AGENT_IDS, MCP_SPEC, documents, run_cli, write_catalog
 from manifest_factory import build_text
 
 SITE_KINDS = {
@@ -283,6 +283,44 @@ def test_the_counts_on_the_page_are_those_of_quality_json(tmp_path: Path) -> Non
     assert shown["unknown-unverified"] == str(quality["urls"]["unknownUnverified"])
     assert quality["urls"]["gone"] + quality["urls"]["unknownUnverified"] == quality["urls"]["statusUnknown"]
     assert shown["capabilities"] == "6" and shown["agents"] == str(len(AGENT_IDS))
+
+
+def _spec_citation(docs: dict[str, Any], agent: str) -> dict[str, Any]:
+    """The agent's one citation of the MCP specification in `documents()`."""
+    (cited,) = [
+        source
+        for capability in docs[agent]["capabilities"]
+        for source in capability.get("sources", [])
+        if source["url"] == MCP_SPEC
+    ]
+    return cited
+
+
+@pytest.mark.parametrize(
+    ("agent", "status", "flagged"),
+    [("claude-code", "modified", 1), ("vscode-copilot", "modified", 1), ("vscode-copilot", "unknown", 0)],
+)
+def test_a_url_verified_on_one_date_with_different_statuses_shows_the_most_severe(
+    tmp_path: Path, agent: str, status: str, flagged: int
+) -> None:
+    """Two records cite the MCP specification verified on the same newest date, one of them with a worse status
+    than `active`: the URL's row shows the worse one whichever record comes first (flagged rather than hidden), and
+    an older verification's status does not count (copilot-cli's, of 2025-08-01)."""
+    docs = documents()
+    for owner in ("claude-code", "vscode-copilot"):
+        cited = _spec_citation(docs, owner)
+        assert (cited["verifiedDate"], cited["status"]) == ("2026-01-02", "active")
+        if owner == agent:
+            cited["status"] = status
+    _spec_citation(docs, "copilot-cli")["status"] = "modified"
+    write_catalog(tmp_path, docs)
+    result = run_cli(["build", "--out", str(tmp_path / "build"), "-q"], cwd=tmp_path)
+    assert result.exit_code == 0, result.stderr
+    quality = _json(tmp_path / "build", "site/api/quality.json")
+    (row,) = [row for row in quality["sources"] if row["url"] == MCP_SPEC]
+    assert (row["verifiedDate"], row["status"], row["flagged"]) == ("2026-01-02", status, bool(flagged))
+    assert quality["urls"]["flagged"] == flagged
+    assert quality["urls"]["gone"] == (status == "unknown")
 
 
 def test_a_large_catalog_page_links_to_the_details_instead_of_embedding_them(

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from capidx.compiler.catalog import Agent, CanonicalCapability, Capability, Catalog
+from capidx.compiler.catalog import Agent, CanonicalCapability, Capability, Catalog, Source
 from capidx.compiler.derive import tool_documents as derive
 from capidx.compiler.derive.stats import catalog_counts, description_semantics, reference_date
 from capidx.compiler.render import views
@@ -25,6 +25,9 @@ TIERS = tuple(views.TIER_MARKS)  # free, pro, business, enterprise: the schema's
 # The source status `capidx verify --write` sets when a page no longer supports its claim (verdicts.py). Not
 # `unknown`: verify sets it for a page that is gone, but it is also what unchecked data says (the bundled catalog).
 FLAGGED_STATUSES = ("modified",)
+# Source statuses, most severe first: a URL's row shows the worst status among its newest verifications (flagged,
+# then gone or unchecked, then deprecated), so that one record's bad news is not hidden by another's; no status last.
+STATUS_SEVERITY = ("modified", "unknown", "deprecated", "active")
 
 # Where the Markdown copies live inside the site (llms.txt links to them; the site is uploaded on its own).
 MARKDOWN_DIRS = {"agent": "md/agents", "capability": "md/capabilities", "category": "md/categories"}
@@ -220,15 +223,14 @@ class SourceQuality:
 
 
 def source_quality(catalog: Catalog, old_days: int) -> list[SourceQuality]:
-    """Per unique URL (sorted): its freshness is that of its most recently verified citation (ties: the first
-    in (agent, capability) order).
+    """Per unique URL (sorted): its freshness and status are those `_newest` picks from its citations.
 
     No wall clock: ages count from the catalog's reference date (stats.py), so a build is reproducible."""
     reference = reference_date(catalog)
     today = date.fromisoformat(reference) if reference else None
     rows = []
     for citations in derive.citations_by_url(record for agent in catalog.agents for record in agent.capabilities):
-        freshest = max((source for _, source in citations), key=lambda source: source.verified_date or "")
+        freshest = _newest([source for _, source in citations])
         verified = freshest.verified_date
         age = (today - date.fromisoformat(verified)).days if verified and today else None
         rows.append(
@@ -242,6 +244,20 @@ def source_quality(catalog: Catalog, old_days: int) -> list[SourceQuality]:
             )
         )
     return rows
+
+
+def _newest(sources: Sequence[Source]) -> Source:
+    """The citation of one URL whose date and status its row shows: the newest verifiedDate and, among the
+    citations of that date, the most severe status (`STATUS_SEVERITY`). Its date and status do not depend on
+    the citations' order, and a URL one record reports modified is flagged even where another says active."""
+    newest = max(source.verified_date or "" for source in sources)
+    return min((source for source in sources if (source.verified_date or "") == newest), key=_severity)
+
+
+def _severity(source: Source) -> int:
+    """0 for the most severe status; no status (or one this version does not know) ranks last."""
+    status = source.status
+    return STATUS_SEVERITY.index(status) if status in STATUS_SEVERITY else len(STATUS_SEVERITY)
 
 
 def quality_counts(rows: Sequence[SourceQuality]) -> dict[str, int]:
