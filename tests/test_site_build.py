@@ -323,6 +323,25 @@ def test_a_url_verified_on_one_date_with_different_statuses_shows_the_most_sever
     assert quality["urls"]["gone"] == (status == "unknown")
 
 
+def test_quality_names_each_citing_record_once_in_agent_and_capability_order(tmp_path: Path) -> None:
+    """A record that cites one URL twice is one of the records citing it, listed once, in (agent, capability)
+    order like the sources documents' citations."""
+    docs = documents()
+    cited = _spec_citation(docs, "vscode-copilot")
+    (record,) = [c for c in docs["vscode-copilot"]["capabilities"] if cited in c.get("sources", [])]
+    record["sources"].append({**cited, "description": "MCP specification, transports"})
+    write_catalog(tmp_path, docs)
+    result = run_cli(["build", "--out", str(tmp_path / "build"), "-q"], cwd=tmp_path)
+    assert result.exit_code == 0, result.stderr
+    quality = _json(tmp_path / "build", "site/api/quality.json")
+    (row,) = [row for row in quality["sources"] if row["url"] == MCP_SPEC]
+    assert [(cite["agent"], cite["capability"]) for cite in row["citedBy"]] == [
+        ("claude-code", "mcp-servers"),
+        ("copilot-cli", "mcp-servers"),
+        ("vscode-copilot", "mcp-servers"),
+    ]
+
+
 def test_a_large_catalog_page_links_to_the_details_instead_of_embedding_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -129,6 +129,24 @@ def test_tool_documents_match_the_derive_documents() -> None:
         assert texts[path] == canonical_json(derive.list_document(pairs, agent=agent, category=category))
 
 
+def test_a_citations_details_are_its_source_fields_without_the_url() -> None:
+    """A sources row gives its URL once: each citation's details are the source entry's fields (the lookup's and
+    the site's) without it, left out by `source_fields` itself rather than built and deleted."""
+    from catalog_factory import ALIASES, documents
+
+    from capidx.compiler.catalog import build_catalog
+    from capidx.compiler.derive import tool_documents as derive
+
+    catalog = build_catalog(documents().items(), ALIASES)
+    sources = [source for agent in catalog.agents for record in agent.capabilities for source in record.sources]
+    assert any(source.excerpt for source in sources) and any(source.status for source in sources)
+    for source in sources:
+        full = derive.source_fields(source, excerpt=True)
+        without = {key: value for key, value in full.items() if key != "url"}
+        assert derive.source_fields(source, excerpt=True, url=False) == without == derive.citation_details(source)
+        assert full["url"] == source.url
+
+
 def test_an_accent_is_spelling_not_a_separator() -> None:
     """'Café Mode' is 'cafe mode' for the build's slugs and the server's matching alike (one shared function):
     dropping the accented letter made 'caf-mode', the same slug as 'Caf Mode'."""

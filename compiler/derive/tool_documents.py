@@ -28,12 +28,11 @@ def notes_fields(notes: ImplementationNotes | None) -> dict[str, Any] | None:
     return out or None
 
 
-def source_fields(source: Source, *, excerpt: bool = False) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "url": source.url,
-        "description": source.description,
-        "sourceGranularity": source.granularity,
-    }
+def source_fields(source: Source, *, excerpt: bool = False, url: bool = True) -> dict[str, Any]:
+    """A source entry's fields; `url=False` leaves the URL to a sources row, which gives it once for its citations."""
+    out: dict[str, Any] = {"url": source.url} if url else {}
+    out["description"] = source.description
+    out["sourceGranularity"] = source.granularity
     _put(out, "verifiedDate", source.verified_date)
     _put(out, "publishedDate", source.published_date)
     _put(out, "status", source.status)
@@ -178,9 +177,7 @@ def citation_record(record: Capability, *, agent: str | None, capability: str | 
 
 def citation_details(source: Source) -> dict[str, Any]:
     """A source entry's details in a sources row, without the URL the row gives once for all its citations."""
-    fields = source_fields(source, excerpt=True)
-    del fields["url"]
-    return fields
+    return source_fields(source, excerpt=True, url=False)
 
 
 def _filter(**params: str | None) -> dict[str, str]:

@@ -188,8 +188,9 @@ def tool_artifacts(
 
     Texts are exactly `canonical_json` of the `derive` documents, but parts that many documents share are
     serialized once and spliced in: a capability's `similarTo` rows (in each agent's lookup and the
-    comparison), a record's fields (in its lookup and the comparison), a source cited by one record (in up to
-    three sources documents) and a record's list row (in three lists). The documents themselves are not built.
+    comparison), a record's fields (in its lookup and the comparison), a source entry's details (in the three
+    sources documents its citation is in) and a record's list row (in three lists). The documents themselves are
+    not built.
     """
     rows = _SourceRows()
     for capability in catalog.capabilities:

@@ -223,7 +223,8 @@ class SourceQuality:
 
 
 def source_quality(catalog: Catalog, old_days: int) -> list[SourceQuality]:
-    """Per unique URL (sorted): its freshness and status are those `_newest` picks from its citations.
+    """Per unique URL (sorted): its freshness and status are those `_newest` picks from its citations; the records
+    citing it once each, in the (agent, capability) order `derive.citations_by_url` gives.
 
     No wall clock: ages count from the catalog's reference date (stats.py), so a build is reproducible."""
     reference = reference_date(catalog)
@@ -240,7 +241,7 @@ def source_quality(catalog: Catalog, old_days: int) -> list[SourceQuality]:
                 age_days=age,
                 stale=age is not None and age > old_days,
                 status=freshest.status,
-                cited_by=tuple(sorted({(record.agent, record.slug) for record, _ in citations})),
+                cited_by=tuple(dict.fromkeys((record.agent, record.slug) for record, _ in citations)),
             )
         )
     return rows
