@@ -154,8 +154,8 @@ class CanonicalCapability:
     category: str
     records: tuple[Capability, ...]  # sorted by agent id
     table_aliases: tuple[str, ...] = ()  # alias-table phrases that point here, sorted
-    # The vocabulary most records share (agents usually repeat it verbatim); documents print it once
-    # and show a record's own only where it differs.
+    # The vocabulary two or more records share (the most common value; a lone record's own): documents print it
+    # once and show a record's own only where it differs.
     common: Vocabulary = Vocabulary()
 
     def record(self, agent_id: str) -> Capability | None:
@@ -360,11 +360,14 @@ def _most_common(values: Iterable[str]) -> str:
 
 
 def _common_vocabulary(records: Sequence[Capability]) -> Vocabulary:
-    """Per field, the value most records have; ties go to the first agent's (deterministic)."""
+    """Per field, the value most records have (ties: the first agent's, deterministic), when two or more records
+    give it or there is one record: a value only one of several records gives is that agent's own, and shown as
+    shared it would be credited to agents that never said it."""
 
     def pick(values: list[Any]) -> Any:
         counts = Counter(values)
-        return max(values, key=lambda value: counts[value])  # max keeps the first of equals
+        best = max(values, key=lambda value: counts[value])  # max keeps the first of equals
+        return best if counts[best] > 1 or len(values) == 1 else ()
 
     return Vocabulary(
         aliases=pick([record.aliases for record in records]),

@@ -467,3 +467,41 @@ def test_lint_and_quality_share_one_entropy(tmp_path: Path) -> None:
 def test_manifest_hashes_cover_the_new_artifacts(factory: Path) -> None:
     for row in _rows(factory, "snippet") + _rows(factory, "index"):
         assert hashlib.sha256(artifact_bytes(factory, row)).hexdigest() == row["sha256"]
+
+
+# --- shared vocabulary: printed once only when records share it ------------------------------------------------
+
+
+def _agent_document(name: str, aliases: list[str]) -> dict[str, object]:
+    record = {"category": "api-integration", "name": "MCP Servers", "available": True, "aliases": aliases}
+    record["description"] = "Connects external tools and data sources to the agent through the Model Context Protocol."
+    return {
+        "agent": {"name": name, "vendor": "Acme", "version": "1", "lastUpdated": "2026-01-01T00:00:00Z"},
+        "capabilities": [record],
+    }
+
+
+@pytest.mark.parametrize(
+    ("given", "shared"),
+    [
+        ({"a": ["tool servers", ".mcp.json"], "b": ["mcp-config.json"], "c": ["mcp.json"]}, None),  # all differ
+        ({"a": ["tool servers"], "b": ["tool servers"], "c": [".mcp.json"]}, "tool servers"),  # two of three
+        ({"a": [".mcp.json"]}, ".mcp.json"),  # one record: its own is the capability's
+    ],
+)
+def test_aliases_are_printed_as_shared_only_when_records_share_them(
+    tmp_path: Path, given: dict[str, list[str]], shared: str | None
+) -> None:
+    """A capability's document (and full.md, from the same macro) prints once per capability the aliases two or
+    more records give (or a lone record's); an alias list only one of several records gives stays under that
+    record, not credited to agents that never gave it."""
+    write_catalog(tmp_path, {agent: _agent_document(agent.upper(), aliases) for agent, aliases in given.items()}, None)
+    assert run_cli(["build", "--out", str(tmp_path / "build"), "-q"], cwd=tmp_path).exit_code == 0
+    document = (tmp_path / "build" / "capabilities" / "mcp-servers.md").read_text("utf-8")
+    head = document.split("\n## A (`a`)", 1)[0]
+    capability_line = [line for line in head.splitlines() if line.startswith("- Aliases:")]
+    assert capability_line == ([f"- Aliases: {shared}"] if shared else [])
+    for agent, aliases in given.items():
+        section = document.split(f"(`{agent}`)\n", 1)[1].split("\n## ", 1)[0]
+        own = [line for line in section.splitlines() if line.startswith("- Aliases:")]
+        assert own == ([] if "; ".join(aliases) == shared else [f"- Aliases: {'; '.join(aliases)}"]), agent

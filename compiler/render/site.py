@@ -103,7 +103,10 @@ def site_artifacts(catalog: Catalog, settings: SiteSettings, measured: Sequence[
     for capability in catalog.capabilities:
         document = site_data.capability_document(catalog, capability)
         url = site_data.api_url("capability", capability.slug)
-        vocabulary = [*capability.table_aliases, *capability.common.aliases]
+        # every record's aliases, not only the shared ones: a search finds a capability by any agent's word for it
+        vocabulary = list(
+            dict.fromkeys([*capability.table_aliases, *(a for r in capability.records for a in r.aliases)])
+        )
         rows.append(
             site_page.page_row(document, url, site_data.markdown_url("capability", capability.slug), vocabulary)
         )
