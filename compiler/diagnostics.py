@@ -13,6 +13,8 @@ from enum import IntEnum
 from pathlib import Path
 from typing import Literal, TypeVar
 
+from capidx.schema.text import plural as plural  # shared with the server, which imports nothing from the compiler
+
 Severity = Literal["error", "warning"]
 
 
@@ -136,8 +138,3 @@ def escape_character(ch: str) -> str:
     if code <= 0xFF:
         return f"\\x{code:02x}"
     return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
-
-
-def plural(count: int, word: str, many: str | None = None) -> str:
-    """`1 file`, `2 files`, `0 files`; `many`: a plural that is not the word and an s (`capabilities`)."""
-    return f"{count:,} {word if count == 1 else many or word + 's'}"

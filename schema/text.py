@@ -137,3 +137,8 @@ def canonical_json(value: object) -> str:
 # encoder made once (it keeps no state between calls) spares that per document, and the build writes tens of
 # thousands of documents.
 _CANONICAL = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """`1 file`, `2 files`, `0 files`; `many`: a plural that is not the word and an s (`capabilities`)."""
+    return f"{count:,} {word if count == 1 else many or word + 's'}"

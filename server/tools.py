@@ -23,7 +23,7 @@ from typing import Any
 import mcp_types as types
 
 from capidx.schema.labels import Label, sorted_labels
-from capidx.schema.text import canonical_json, normalize, terms
+from capidx.schema.text import canonical_json, normalize, plural, terms
 from capidx.server import suggest
 from capidx.server.limits import clip
 from capidx.server.matchindex import RESOLUTION_META, Resolution
@@ -137,20 +137,24 @@ def _descriptions(snapshot: Snapshot) -> dict[ToolName, str]:
 
 def named(label: str, names: Sequence[str], room: int) -> str:
     """`label` and as many `names` as fit in `room` characters, each whole, then how many more there are
-    ("" when not even the label fits)."""
+    ("" when not even the label and one name fit)."""
     whole = f"{label}{', '.join(names)}."
     if len(whole) <= room:
         return whole
-    reserve = len(f" and {len(names):,} more.")
+    shown = fitting(names, room - len(label) - len(f" and {len(names):,} more."))
+    return f"{label}{', '.join(shown)} and {len(names) - len(shown):,} more." if shown else ""
+
+
+def fitting(names: Sequence[str], room: int) -> list[str]:
+    """The first `names` that, joined by commas, fit in `room` characters: none when the first does not."""
     shown: list[str] = []
-    size = len(label)
+    size = -2
     for name in names:
-        if size + len(name) + 2 + reserve > room:
+        size += len(name) + 2
+        if size > room:
             break
         shown.append(name)
-        size += len(name) + 2
-    text = f"{label}{', '.join(shown)} and {len(names) - len(shown):,} more."
-    return text if shown else ""
+    return shown
 
 
 def tool_list(snapshot: Snapshot, variants: tuple[str, ...] | None) -> list[types.Tool]:
@@ -770,23 +774,24 @@ def _joined(snapshot: Snapshot, name: str, pieces: list[tuple[int, int]]) -> lis
 def _filtered(
     snapshot: Snapshot, kind: str, listed: str, resolved: Mapping[str, Resolution], note: str = ""
 ) -> types.CallToolResult:
-    """The `kind` document for the resolved filter; an empty `listed` list when the build has none for it."""
+    """The `kind` document for the resolved filter; an empty `listed` list when the build has none for it (with `note`
+    all the same: an agent with nothing in a category still gets the names its data does not mention)."""
     params = {key: r.value for key, r in resolved.items()}
     document = snapshot.find(kind, **params)
     entry = snapshot.index.capabilities.get(params.get("capability") or "")
     unrecorded = entry is not None and params.get("agent") is not None and params["agent"] not in entry.agents
     if document is None or unrecorded:  # said, so that an empty list is not read as the agent lacking it all
-        return _synthesized(
-            snapshot, {"filter": params, listed: [], "hint": _nothing(snapshot, listed, params)}, **resolved
-        )
+        value = {"filter": params, listed: [], "hint": _nothing(snapshot, listed, params)}
+        return _synthesized(snapshot, value, note, **resolved)
     return _document(snapshot, document, note, **resolved)
 
 
 def _not_listed(snapshot: Snapshot, resolved: Mapping[str, Resolution]) -> str:
     """After a list: the capabilities of the catalog (in the category) that the agent's data does not mention, which
     the list leaves out; for a category's list, that for each agent whose data leaves some out (up to
-    `NOT_LISTED_SHOWN` agents). Every name, up to `NOT_LISTED_CHARS` characters of them, then how many more and
-    which list names them. A model would otherwise read a missing entry as a no, and cannot see names not given."""
+    `NOT_LISTED_SHOWN` agents). Every name, up to `NOT_LISTED_CHARS` characters of them shared by all, then how many
+    more (only their number once the room is spent), and once which list names them. A model would otherwise read a
+    missing entry as a no, and cannot see names not given."""
     category = resolved["category"].value if "category" in resolved else None
     if "agent" in resolved:
         agents = [resolved["agent"].value or ""]
@@ -795,36 +800,33 @@ def _not_listed(snapshot: Snapshot, resolved: Mapping[str, Resolution]) -> str:
     else:
         return ""
     entries = [entry for entry in snapshot.index.capabilities.values() if category in (None, entry.category)]
-    said, others, room = [], 0, NOT_LISTED_CHARS
-    where = _narrower("agent" in resolved, category is not None)
+    said, others, room, cut = [], 0, NOT_LISTED_CHARS, False
     for agent in agents:
         if len(said) >= NOT_LISTED_SHOWN:  # past the agents named, only whether one leaves any out (stops at the first)
             others += any(agent not in entry.agents for entry in entries)
         elif missing := [entry.name for entry in entries if agent not in entry.agents]:
-            shown = _within(missing, room)
+            shown = fitting(missing, room)
             room = max(0, room - len(", ".join(shown)))
-            more = f" and {len(missing) - len(shown):,} more{where}" if len(shown) < len(missing) else ""
-            said.append(f"Not in {agent}'s data, so not listed: {', '.join(shown)}{more}")
+            cut = cut or len(shown) < len(missing)
+            said.append(f"Not in {agent}'s data, so not listed: {_some_of(shown, len(missing))}")
     if others:
-        said.append(f"Likewise for {others:,} more agent{'s' if others > 1 else ''}")
-    return f"{'. '.join(said)} (no data, not a no)." if said else ""
+        said.append(f"Likewise for {plural(others, 'more agent')}")
+    where = _narrower("agent" in resolved, category is not None) if cut or others else ""
+    return f"{'. '.join(said)} (no data, not a no).{where}" if said else ""
+
+
+def _some_of(shown: list[str], count: int) -> str:
+    """'Hooks, Plugins and 3 more' of `count` capabilities; '5 capabilities' when none is named."""
+    if not shown:
+        return plural(count, "capability", "capabilities")
+    return ", ".join(shown) + (f" and {count - len(shown):,} more" if count > len(shown) else "")
 
 
 def _narrower(agent: bool, category: bool) -> str:
-    """Which list names what a list's note cut short: by the agent and a category; none narrower for both."""
+    """Which list names what a list's note did not: by the agent and a category; none narrower for both."""
     if not agent:
-        return " (a list by that agent and this category names them)"
-    return "" if category else " (a list by category too names them)"
-
-
-def _within(names: list[str], room: int) -> list[str]:
-    """The first `names` that, joined by commas, fit in `room` characters; at least one."""
-    size = -2
-    for count, name in enumerate(names):
-        size += len(name) + 2
-        if size > room:
-            return names[: max(1, count)]
-    return names
+        return " A list by an agent and this category names those not named here."
+    return "" if category else " A list by that agent and a category names those not named here."
 
 
 def _nothing(snapshot: Snapshot, listed: str, params: Mapping[str, str | None]) -> str:

@@ -485,10 +485,35 @@ async def test_an_agents_list_names_what_its_data_does_not_mention(
         missing = {entry["name"] for entry in rows} - named
         assert (f"Not in {agent}'s data" in per_agent) == bool(missing)
         assert all(name in per_agent for name in missing)
-    (short,) = [block.text for block in cut.content[1:]]
-    assert re.search(r": \w[\w -]* and \d+ more \(.*category.*\) \(no data, not a no\)\.$", short)
+    (short,) = [block.text for block in cut.content[1:]]  # no room for one name: their number, and where they are
+    assert re.search(r": \d+ capabilities \(no data, not a no\)\. A list by that agent and a category names", short)
     (fewer,) = [block.text for block in few.content[1:]]
-    assert fewer == "Likewise for 1 more agent (no data, not a no)."  # past the agents shown, their number
+    assert fewer.startswith("Likewise for 1 more agent (no data, not a no).")  # past the agents shown, their number
+
+
+async def test_a_list_with_nothing_in_it_names_what_the_agents_data_does_not_mention(catalog_build: Path) -> None:
+    """An agent with no capability in a category has no list document: its empty answer still names the category's
+    capabilities its data does not mention (the list a cut note points to must name them)."""
+    async with connect(catalog_build) as client:
+        empty = await client.call_tool("list_capabilities", {"agent": "vscode-copilot", "category": "customization"})
+    assert empty.structured_content["capabilities"] == []
+    (note,) = [block.text for block in empty.content[1:]]
+    assert note.startswith("Not in vscode-copilot's data, so not listed: ") and "Plugins" in note and "Hooks" in note
+
+
+async def test_a_categorys_list_shares_its_room_and_points_to_the_narrower_list_once(
+    catalog_build: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agents of a category's list share `NOT_LISTED_CHARS`: once it is spent, an agent's missing capabilities are
+    only counted (not one more name past the bound), and which list names them is said once, not per agent."""
+    monkeypatch.setattr(tools, "NOT_LISTED_CHARS", len("Context Compaction"))  # the longer of copilot-cli's two
+    async with connect(catalog_build) as client:
+        listed = await client.call_tool("list_capabilities", {"category": "context-awareness"})
+    (note,) = [block.text for block in listed.content[1:]]
+    said = dict(re.findall(r"Not in ([\w-]+)'s data, so not listed: ([^.(]*)", note))
+    assert re.fullmatch(r"(Context Compaction|Session Resume) and 1 more", said["copilot-cli"].strip())
+    assert said["vscode-copilot"].strip() == "3 capabilities"  # the room is spent: no name past the bound
+    assert note.count("names those not named here") == 1 and note.endswith("names those not named here.")
 
 
 async def test_an_agents_list_names_every_capability_its_data_does_not_mention(tmp_path: Path) -> None:
