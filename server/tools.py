@@ -298,13 +298,21 @@ def _reading(
         runners = [f"{c.label} ({c.value}, {c.confidence:.2f})" for c in found.ranked if c.value != found.value]
         others = f"; next: {', '.join(runners[:NEXT_NAMED])}" if runners else ""
         said.append(
-            f"Read {found.query!r} as {found.value}, {how} (match {found.confidence:.2f}){others}. If another "
-            "capability was meant, call again with its slug."
+            f"{_read_as(snapshot, found, how)} (match {found.confidence:.2f}){others}. If another capability was "
+            "meant, call again with its slug."
         )
         if (category := snapshot.index.category_named(found.query)) is not None:
             said.append(f"{category} is also a category: {_listing(category)} lists what is in it.")
     said += [note] if note else []
     return [types.TextContent(text=" ".join(said))] if said else []
+
+
+def _read_as(snapshot: Snapshot, resolution: Resolution, how: str) -> str:
+    """ "Read 'cloud agent' as Sandboxing (sandboxing), by its words": how a loosely read capability is said, after a
+    document as before suggestions."""
+    entry = snapshot.index.capabilities.get(resolution.value or "")
+    name = f"{entry.name} ({entry.slug})" if entry is not None else resolution.value
+    return f"Read {_quoted(resolution.query)} as {name}, {how}"
 
 
 def _unrecorded(snapshot: Snapshot, slug: str, agents: Iterable[str]) -> str:
@@ -654,34 +662,56 @@ def suggestions(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
         names = ", ".join(f"{row['name']} ({row['slug']}, {row['matchConfidence']})" for row in others)
         text = f"{text.rstrip()}\n\nOther candidates: {names}. Call again with one slug."
     elif rows:
-        text = f"{text.rstrip()}\n\n{NEXT_STEP}"
+        text = f"{text.rstrip()}\n\n{_next_step(rows, agent, _said_other_words(snapshot, resolution, rows))}"
     if agent is not None and (unrecorded := [row["name"] for row in rows if row.get("recorded") is False]):
         text = f"{text.rstrip()}\n\n{_unrecorded_suggestions(agent, unrecorded)}"
     return {"text": text, "value": value}
 
 
-# The last line of suggestions that name no other candidates: a snippet is a summary, the record is a call away.
-NEXT_STEP = (
-    "Call again with one's name or slug for its full record (setup, limits, sources), or with other words if none "
-    "of these is it."
-)
+def _next_step(rows: list[dict[str, Any]], agent: str | None, other_words_said: bool) -> str:
+    """The last line of suggestions that name no other candidates: a snippet is a summary, the record is a call away;
+    for an agent whose data records none of them, every agent's record is (compare_capability): this tool would
+    answer with no record. Other words are offered unless the first line did."""
+    if agent is None or any(row.get("recorded") for row in rows):
+        step, words = "Call again with one's name or slug for its full record (setup, limits, sources)", ", or with"
+    else:
+        step = "compare_capability with one's name or slug gives every agent's record of it (setup, limits, sources)"
+        words = "; call again with"
+    return f"{step}." if other_words_said else f"{step}{words} other words if none of these is it."
+
+
+def _said_other_words(snapshot: Snapshot, resolution: Resolution, rows: list[dict[str, Any]]) -> bool:
+    """Whether the first line already said to call again with other words (`_no_clear_match`, weak suggestions)."""
+    weak = _weak(_labels(snapshot), [row["confidence"] for row in rows if "confidence" in row])
+    return not resolution.ok and _category_asked(snapshot, resolution) is None and weak
 
 
 def _lead(snapshot: Snapshot, resolution: Resolution, rows: list[dict[str, Any]]) -> str:
     """The first line of suggestions: for a question its words answered ('Does Copilot CLI support hooks?'), how it
-    was read, as a document's loose reading says it (the labels alone would leave the model guessing what they are);
-    else that these are candidates, or a category's capabilities."""
+    was read, as a document's loose reading says it (the labels alone would leave the model guessing what they are),
+    and what the snippets below are; else that these are candidates, or a category's capabilities."""
     if not resolution.ok:
         if category := _in_category(snapshot, resolution):
             shown = "Their summaries:" if len(rows) == len(resolution.ranked) else f"Summaries of {len(rows)} of them:"
             return f"{category} {shown}"
         return _opener(snapshot, resolution.query, rows[0]["label"], [row["confidence"] for row in rows])
-    entry = snapshot.index.capabilities[resolution.value or ""]
     how = _LOOSE_READINGS.get(resolution.resolved_by or "", "by its words")
-    return (
-        f"Read {_quoted(resolution.query)} as {entry.name} ({entry.slug}), {how} (match {resolution.confidence:.2f}); "
-        "the closest capabilities, best first:"
-    )
+    return f"{_read_as(snapshot, resolution, how)}{_heading(rows, resolution.value or '')}"
+
+
+def _heading(rows: list[dict[str, Any]], slug: str) -> str:
+    """What the snippets under a resolved reading are: its own summary or the closest by the query, best first, then
+    capabilities like it (`similarTo` neighbours, not matches of the query)."""
+    ranked = [row for row in rows if not row.get("related")]
+    related = len(rows) - len(ranked)
+    what = []
+    if ranked and ranked[0]["capability"] == slug:
+        what.append("its summary" if len(ranked) == 1 else "its summary, then the next closest")
+    elif ranked:
+        what.append("the closest capability" if len(ranked) == 1 else "the closest capabilities, best first")
+    if related:
+        what.append("a capability like it" if related == 1 else "capabilities like it")
+    return f"; {', then '.join(what)}:"
 
 
 def _unrecorded_suggestions(agent: str, names: list[str]) -> str:

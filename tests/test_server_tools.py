@@ -136,7 +136,7 @@ async def test_resolution_order_is_reported(
     # the agent's ('gemni') and the capability's.
     said = " ".join(block.text for block in result.content[1:])
     assert (f"Read agent {agent!r} as {agent_id}, allowing for typos." in said) == (agent == "gemni")
-    assert (f"Read {capability!r} as {slug}, by its words, allowing for typos (match " in said) == (how == "fuzzy")
+    assert (f" ({slug}), by its words, allowing for typos (match " in said) == (how == "fuzzy")
     assert len(result.content) == 1 + bool(said)
 
 
@@ -151,7 +151,7 @@ async def test_a_loose_reading_is_said_after_the_document(any_build: Path, revis
     for result in (ranked, compared, sources):
         assert not result.is_error
         (line,) = [block.text for block in result.content[1:]]
-        assert line.startswith("Read 'compaction' as context-compaction, by its words (match 0.")
+        assert line.startswith("Read 'compaction' as Context Compaction (context-compaction), by its words (match 0.")
         assert line.endswith("If another capability was meant, call again with its slug.")
     assert len(identifier.content) == 1  # spelled as the index has it: nothing to say
     # Of the exact comparison only what its rows cannot say: two agents' data have no record of it.
@@ -292,6 +292,43 @@ async def test_a_question_its_words_answer_is_led_and_closed_like_other_suggesti
     assert "Does Claude Code support MCP servers?" in lead and resolution["value"] in lead
     assert not lead.startswith(("✓", "○", "△"))
     assert "Call again" in last and not last.startswith(("✓", "○", "△", "**"))
+    assert "(match" not in lead  # the winner's label line right below gives its figure
+
+
+async def test_a_resolved_questions_lead_says_what_its_snippets_are(catalog_build: Path, bundled_build: Path) -> None:
+    """The lead of a question ranking resolved says the same reading as a document's loose reading (name and slug),
+    and names what follows as it is: one snippet is not 'the closest capabilities, best first'."""
+    async with connect(bundled_build) as client:
+        several = await client.call_tool("lookup_capability", {"agent": "gemini", "capability": "add a tool server"})
+    async with connect(catalog_build) as client:
+        one = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "search the internet now"})
+    lead = text_of(several).split("\n\n")[0]
+    assert lead.startswith("Read 'add a tool server' as MCP Servers (mcp-servers), by its words;")
+    assert len(several.structured_content["suggestions"]) > 1 and lead.endswith("its summary, then the next closest:")
+    assert [row["capability"] for row in one.structured_content["suggestions"]] == ["web-search"]
+    assert text_of(one).split("\n\n")[0].endswith("as Web Search (web-search), by its words; its summary:")
+
+
+async def test_the_closing_line_does_not_repeat_the_opener(bundled_build: Path) -> None:
+    """Weak suggestions open by saying to call again with other words: the closing line offers the full record only."""
+    async with connect(bundled_build) as client:
+        weak = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "rename a symbol"})
+    assert text_of(weak).split("\n\n")[0].endswith("Loosely related:")
+    assert text_of(weak).count("other words") == 1
+    assert "for its full record" in text_of(weak).split("\n\n")[-1]
+
+
+async def test_suggestions_the_agent_has_no_record_of_point_to_every_agents_record(catalog_build: Path) -> None:
+    """When the asked agent's data records none of the suggested capabilities, 'its full record' is not a call away
+    (the lookup would say there is none): the closing line points to compare_capability instead."""
+    async with connect(catalog_build) as client:
+        result = await client.call_tool(
+            "lookup_capability", {"agent": "vscode-copilot", "capability": "search the internet with google"}
+        )
+    rows = result.structured_content["suggestions"]
+    assert rows and not any(row["recorded"] for row in rows)
+    closing = text_of(result).split("\n\n")[-2]  # before the line naming the suggestions the agent has no record of
+    assert "compare_capability" in closing and "full record" not in closing
 
 
 async def test_a_strong_first_candidate_is_not_called_unclear(bundled_build: Path) -> None:
@@ -325,7 +362,7 @@ async def test_a_loose_reading_names_the_runner_ups(bundled_build: Path) -> None
         result = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "cloud agent"})
     resolution = result.meta["capidx/resolution"]["capability"]
     (line,) = [block.text for block in result.content[1:]]
-    assert line.startswith(f"Read 'cloud agent' as {resolution['value']}, by its words")
+    assert line.startswith("Read 'cloud agent' as ") and f" ({resolution['value']}), by its words" in line
     runner_ups = line.split("; next: ", 1)[1].split(". If another", 1)[0].split("), ")
     assert 1 <= len(runner_ups) <= 2 and all(re.match(r"[\w -]+ \([a-z0-9-]+, 0\.\d\d", r) for r in runner_ups)
 
