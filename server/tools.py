@@ -26,7 +26,7 @@ from capidx.schema.labels import Label, sorted_labels
 from capidx.schema.text import canonical_json, normalize, plural, terms
 from capidx.server import suggest
 from capidx.server.limits import clip
-from capidx.server.matchindex import RESOLUTION_META, Resolution
+from capidx.server.matchindex import RESOLUTION_META, Candidate, Resolution
 from capidx.server.names import resolve_agent, resolve_category
 from capidx.server.query import root
 from capidx.server.resolve import resolve_capability
@@ -477,11 +477,13 @@ def _closest(resolution: Resolution) -> str:
 
 
 def _candidates(snapshot: Snapshot, resolution: Resolution, agent: str | None) -> dict[str, Any]:
+    """The closest capabilities as rows, with a hint; for a category's name, every member its hint names (one each)."""
+    category = _category_asked(snapshot, resolution)
     rows = []
-    for candidate in resolution.candidates:
+    for candidate in resolution.candidates if category is None else _members(resolution)[:MEMBERS_NAMED]:
         entry = snapshot.index.capabilities[candidate.value]
         row = {"slug": entry.slug, "name": entry.name, "category": entry.category}
-        if resolution.resolved_by != "category":  # a category's member is one, not a match of some confidence
+        if category is None:  # a category's member is one, not a match of some confidence
             row["matchConfidence"] = candidate.confidence
         if agent is not None:
             row |= {"available": entry.available_to(agent), "recorded": agent in entry.agents}
@@ -491,13 +493,18 @@ def _candidates(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
         value["agent"] = agent
     if resolution.status == "unknown":  # a normal answer, not an error: the closest names and where to browse
         value["hint"] = _no_words_match(resolution.query, bool(rows))
-    elif said := _in_category(snapshot, resolution):
-        value["hint"] = f"{said} Call again with one capability's slug."
+    elif category is not None:
+        value["hint"] = f"{_in_category(snapshot, resolution)} Call again with one capability's name or slug."
     elif _weak(_labels(snapshot), [c.confidence for c in resolution.candidates]):
         value["hint"] = f"{_no_clear_match(resolution.query)}; if one is, call again with its slug."
     else:
         value["hint"] = "No clear match: call again with one candidate's slug."
     return value
+
+
+def _members(resolution: Resolution) -> tuple[Candidate, ...]:
+    """A category's capabilities as its answer ranks them: all of them (`candidates` holds only the first few)."""
+    return resolution.ranked or resolution.candidates
 
 
 def _labels(snapshot: Snapshot) -> tuple[Label, ...]:
@@ -535,11 +542,12 @@ def _in_category(snapshot: Snapshot, resolution: Resolution) -> str:
     if category is None:
         return ""
     named = "" if normalize(category) == normalize(resolution.query) else f", {category}"
-    members = [c.label for c in resolution.ranked or resolution.candidates]
+    members = [c.label for c in _members(resolution)]
     more = f" and {len(members) - MEMBERS_NAMED:,} more" if len(members) > MEMBERS_NAMED else ""
     return (
-        f"{resolution.query!r} is a category{named}, not one capability. Its capabilities: "
-        f"{', '.join(members[:MEMBERS_NAMED])}{more}; {_listing(category)} lists all of it."
+        f"{resolution.query!r} is a category{named}, not one capability. Its "
+        f"{plural(len(members), 'capability', 'capabilities')}: {', '.join(members[:MEMBERS_NAMED])}{more}; "
+        f"{_listing(category)} lists all of it."
     )
 
 
@@ -692,11 +700,17 @@ def _lead(snapshot: Snapshot, resolution: Resolution, rows: list[dict[str, Any]]
     and what the snippets below are; else that these are candidates, or a category's capabilities."""
     if not resolution.ok:
         if category := _in_category(snapshot, resolution):
-            shown = "Their summaries:" if len(rows) == len(resolution.ranked) else f"Summaries of {len(rows)} of them:"
-            return f"{category} {shown}"
+            return f"{category} {_summaries(len(rows), len(_members(resolution)))}"
         return _opener(snapshot, resolution.query, rows[0]["label"], [row["confidence"] for row in rows])
     how = _LOOSE_READINGS.get(resolution.resolved_by or "", "by its words")
     return f"{_read_as(snapshot, resolution, how)}{_heading(rows, resolution.value or '')}"
+
+
+def _summaries(shown: int, members: int) -> str:
+    """What a category's answer says of the snippets below its first line: all its members', or some of them."""
+    if shown == members:
+        return "Its summary:" if shown == 1 else "Their summaries:"
+    return "The summary of one of them:" if shown == 1 else f"Summaries of {shown} of them:"
 
 
 def _heading(rows: list[dict[str, Any]], slug: str) -> str:

@@ -1039,3 +1039,54 @@ async def test_a_category_answer_offers_no_neighbours_from_other_categories(bund
     rows = result.structured_content["suggestions"]
     assert [row["capability"] for row in rows] == ["mcp-servers"]
     assert "Sandboxing" not in text_of(result)
+
+
+def _named_members(said: str) -> list[str]:
+    """The capabilities a category's answer names in its first line ('Its 8 capabilities: A, B; list_...')."""
+    match = re.search(r"Its [\d,]+ capabilit(?:y|ies): (.*?); list_capabilities", said)
+    assert match, said
+    return match.group(1).split(", ")
+
+
+async def test_a_categorys_answer_gives_every_member_it_names(bundled_build: Path) -> None:
+    """Every capability an answer to a category's name names is in its structured content (a snippet, or a candidate
+    with its slug), not only the first five; none of them is offered as an 'Other candidate'; a name or a slug
+    both do for the next call; and what its snippets are is said of how many there are."""
+    async with connect(bundled_build) as client:
+        lookup = await client.call_tool(
+            "lookup_capability", {"agent": "vscode-copilot", "capability": "context awareness"}
+        )
+        sources = await client.call_tool("get_sources", {"agent": "claude", "capability": "customization"})
+        one = await client.call_tool("lookup_capability", {"agent": "gemini", "capability": "api integration"})
+    first = text_of(lookup).split("\n\n")[0]
+    named = _named_members(first)
+    value = lookup.structured_content
+    given = [row["name"] for row in value["suggestions"]] + [row["name"] for row in value.get("candidates", [])]
+    assert len(named) > len(value["suggestions"]) and sorted(given) == sorted(named)
+    assert first.endswith(f"Summaries of {len(value['suggestions'])} of them:")
+    assert "Other candidates" not in text_of(lookup)
+    hint = sources.structured_content["hint"]
+    assert [row["name"] for row in sources.structured_content["candidates"]] == _named_members(hint)
+    assert len(_named_members(hint)) > 5 and hint.endswith("Call again with one capability's name or slug.")
+    opener = text_of(one).split("\n\n")[0]  # one member: said of one
+    assert _named_members(opener) == ["MCP Servers"] and "Its 1 capability: " in opener
+    assert opener.endswith("Its summary:") and "Their" not in opener
+
+
+async def test_a_categorys_members_are_all_suggested_whatever_the_labels(tmp_path: Path) -> None:
+    """A category's members are no matches: a configured lowest label above their equal share does not drop them."""
+    (tmp_path / "capidx.yaml").write_text(
+        "injection:\n  labels:\n    - {label: Sure, min_confidence: 0.9}\n    - {label: Maybe, min_confidence: 0.7}\n",
+        encoding="utf-8",
+    )
+    both = {"claude-code": {"available": True}, "gemini-cli": {"available": False}}
+    caps = (
+        Cap("Sandboxing", "security", "Runs commands in an isolated container.", agents=both),
+        Cap("Tool Permissions", "security", "Decides which tools run without a prompt.", agents=both),
+        Cap("Usage Metrics", "observability", "Shows token counts and the cost of a session.", agents=both),
+    )
+    build = real_build(write_catalog(tmp_path / "agents", caps), tmp_path / "build")
+    async with connect(build) as client:
+        lookup = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "security"})
+    rows = lookup.structured_content["suggestions"]
+    assert {row["capability"] for row in rows} == {"sandboxing", "tool-permissions"}
