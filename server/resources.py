@@ -149,11 +149,14 @@ def read_resource(snapshot: Snapshot, kinds: frozenset[str], uri: str) -> Read:
 
 
 def _no_match(kind: str, value: str) -> str:
-    """'no category matches 'x''; for a capability, what the server knows: no capability matches these words, which
-    is not a no (the catalog may record it in other words)."""
+    """'no category matches 'x''; for a capability, what the server knows: none matches it closely enough to answer,
+    which is not a no (the catalog may record it in other words)."""
     if kind != "capability":
         return f"no {kind} matches {value!r}"
-    return f"no capability matches the words of {value!r}, which is not a no: the catalog may word it otherwise"
+    return (
+        f"no capability matches {value!r} closely enough to answer, which is not a no: the catalog may word it "
+        "otherwise"
+    )
 
 
 def _ambiguous(snapshot: Snapshot, kinds: frozenset[str], resolution: Resolution, kind: str) -> str:

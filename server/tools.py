@@ -566,12 +566,13 @@ def _no_clear_match(query: str) -> str:
 
 
 def _no_words_match(query: str, closest: bool) -> str:
-    """The hint of an answer whose candidates matched nothing of the query: said as what the server knows (no
-    capability matches these words), not as the catalog having no data, which it may hold under other words."""
+    """The hint of an answer that resolved nothing: said as what the server knows (no capability matches the query
+    closely enough to answer; some may share a word of it weakly), not as the catalog having no data, which it may
+    hold under other words."""
     names = "a candidate's slug if one was meant, " if closest else ""
     return (
-        f"No capability matches the words of {_quoted(query)}; that is not a no, as the catalog may word it "
-        f"otherwise. Call again with {names}other words, or a capability's name from list_capabilities with an "
+        f"No capability matches {_quoted(query)} closely enough to answer; that is not a no, as the catalog may word "
+        f"it otherwise. Call again with {names}other words, or a capability's name from list_capabilities with an "
         "agent or a category."
     )
 

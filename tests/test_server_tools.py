@@ -1090,3 +1090,19 @@ async def test_a_categorys_members_are_all_suggested_whatever_the_labels(tmp_pat
         lookup = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "security"})
     rows = lookup.structured_content["suggestions"]
     assert {row["capability"] for row in rows} == {"sandboxing", "tool-permissions"}
+
+
+async def test_an_unmatched_capability_is_said_to_match_nothing_closely_enough(bundled_build: Path) -> None:
+    """'database migration tool' shares a word weakly with a record ('tools'): the hint does not say that nothing
+    matches its words, only that nothing matches it closely enough to answer, and that this is not a no; with no
+    candidate at all it offers none to call again with."""
+    async with connect(bundled_build) as client:
+        weak = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "database migration tool"})
+        none = await client.call_tool("get_sources", {"capability": "!!!"})
+    assert weak.meta["capidx/resolution"]["capability"]["status"] == "unknown"
+    hint = weak.structured_content["hint"]
+    assert weak.structured_content["candidates"] and "a candidate's slug" in hint
+    assert "closely enough to answer" in hint and "not a no" in hint and "the words of" not in hint
+    assert none.structured_content["candidates"] == []
+    bare = none.structured_content["hint"]
+    assert "closely enough to answer" in bare and "candidate" not in bare and "other words" in bare
