@@ -324,11 +324,11 @@ def _unrecorded(snapshot: Snapshot, slug: str, agents: Iterable[str]) -> str:
     return _no_record([agent for agent in dict.fromkeys(agents) if agent not in entry.agents], [entry.name])
 
 
-def _borrowed(snapshot: Snapshot, resolution: Resolution, agent: str) -> str:
+def _borrowed(snapshot: Snapshot, resolution: Resolution, agent: str, shown: str = "answered above") -> str:
     """ "'GEMINI.md' is used in the records of copilot-cli and gemini-cli of Custom Instructions; claude-code's record
     of Custom Instructions, answered above, does not use it." when a name, wording or identifier found the capability
     and other agents' records of it use the words while the asked agent's does not: the answer would otherwise read as
-    if that agent had it."""
+    if that agent had it. `shown`: what the answer above shows of that record."""
     entry = snapshot.index.capabilities.get(resolution.value or "")
     if resolution.resolved_by not in _NAMED_BY or entry is None or agent not in entry.agents:
         return ""
@@ -346,8 +346,8 @@ def _borrowed(snapshot: Snapshot, resolution: Resolution, agent: str) -> str:
         return ""
     whose = f"{owners[0]}'s record" if len(owners) == 1 else f"the records of {', '.join(owners[:-1])} and {owners[-1]}"
     return (
-        f"'{resolution.query.strip()}' is used in {whose} of {entry.name}; {agent}'s record of {entry.name}, answered "
-        "above, does not use it."
+        f"'{resolution.query.strip()}' is used in {whose} of {entry.name}; {agent}'s record of {entry.name}, {shown}, "
+        "does not use it."
     )
 
 
@@ -981,7 +981,11 @@ def get_sources(snapshot: Snapshot, agent: str | None = None, capability: str | 
             return _synthesized(snapshot, _candidates(snapshot, resolved["capability"], agent_id), **resolved)
     # The agent has not recorded that capability: no document, nothing cited.
     found = resolved.get("capability")
-    notes = [_borrowed(snapshot, found, agent_id), _uncited(snapshot, found, agent_id)] if found and agent_id else []
+    notes = []
+    if found and agent_id:  # the sources of the record are shown, not the record itself
+        uncited = _uncited(snapshot, found, agent_id)
+        shown = "asked about here" if uncited else "whose sources are listed above"
+        notes = [_borrowed(snapshot, found, agent_id, shown), uncited]
     return _filtered(snapshot, "sources", "sources", resolved, " ".join(filter(None, notes)))
 
 

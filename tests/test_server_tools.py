@@ -230,6 +230,8 @@ async def test_another_agents_word_is_said_to_be_theirs(tmp_path: Path) -> None:
     assert plain(wording, "repository instructions", ["copilot-cli", "vscode-copilot"], "claude-code")  # two kinds
     assert plain(identifier, "AGENTS.md", ["copilot-cli"], "vscode-copilot")
     assert plain(cited, "AGENTS.md", ["copilot-cli"], "claude-code")
+    assert "answered above" in wording[0] and "answered above" in identifier[0]  # the lookup answered the record
+    assert "whose sources are listed above" in cited[0] and "answered" not in cited[0]  # get_sources: only its sources
     assert plain(other_form, "project memories", ["claude-code"], "copilot-cli")
     assert unrecorded == ["claude-code's data has no record of Code Review: no data, not a no."]  # nothing more
     assert own == [[], [], [], [], []]
