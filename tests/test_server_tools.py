@@ -552,7 +552,8 @@ async def test_a_categorys_list_shares_its_room_and_points_to_the_narrower_list_
     said = dict(re.findall(r"Not in ([\w-]+)'s data, so not listed: ([^.(]*)", note))
     assert re.fullmatch(r"(Context Compaction|Session Resume) and 1 more", said["copilot-cli"].strip())
     assert said["vscode-copilot"].strip() == "3 capabilities"  # the room is spent: no name past the bound
-    assert note.count("names those not named here") == 1 and note.endswith("names those not named here.")
+    assert note.count("names those not named here") == 1
+    assert note.endswith("(no data, not a no). A list by an agent and this category names those not named here.")
 
 
 async def test_an_agents_list_names_every_capability_its_data_does_not_mention(tmp_path: Path) -> None:
@@ -1108,3 +1109,15 @@ async def test_an_unmatched_capability_is_said_to_match_nothing_closely_enough(b
     assert none.structured_content["candidates"] == []
     bare = none.structured_content["hint"]
     assert "closely enough to answer" in bare and "candidate" not in bare and "other words" in bare
+
+
+async def test_suggestions_of_several_the_agent_has_no_record_of_are_said_of_all(catalog_build: Path) -> None:
+    """Two suggestions the agent's data does not mention: their snippets, in the plural, come from other agents'."""
+    async with connect(catalog_build) as client:
+        result = await client.call_tool(
+            "lookup_capability", {"agent": "copilot-cli", "capability": "compact the long conversation history"}
+        )
+    unrecorded = [row["name"] for row in result.structured_content["suggestions"] if row["recorded"] is False]
+    last = text_of(result).split("\n\n")[-1]
+    assert len(unrecorded) > 1 and all(name in last for name in unrecorded)
+    assert "(their snippets come from other agents' records)" in last
