@@ -168,6 +168,13 @@ class CanonicalCapability:
     def available_for(self) -> tuple[str, ...]:
         return tuple(record.agent for record in self.records if record.available)
 
+    @property
+    def table_only_aliases(self) -> tuple[str, ...]:
+        """The alias table's phrases for this capability that no record gives (case aside): printed beside the
+        shared vocabulary, while a phrase a record gives stays that record's."""
+        given = {alias.casefold() for record in self.records for alias in record.aliases}
+        return tuple(phrase for phrase in self.table_aliases if phrase.casefold() not in given)
+
 
 @dataclass(frozen=True)
 class Catalog:

@@ -505,3 +505,16 @@ def test_aliases_are_printed_as_shared_only_when_records_share_them(
         section = document.split(f"(`{agent}`)\n", 1)[1].split("\n## ", 1)[0]
         own = [line for line in section.splitlines() if line.startswith("- Aliases:")]
         assert own == ([] if "; ".join(aliases) == shared else [f"- Aliases: {'; '.join(aliases)}"]), agent
+
+
+def test_alias_table_phrases_a_record_gives_stay_that_records(tmp_path: Path) -> None:
+    """The alias table's phrases are printed with the capability's shared vocabulary only where no record gives
+    them: a phrase one agent's record gives ('MCP.json') is that agent's, shown under its record."""
+    table = {"aliases": {"mcp.json": "MCP Servers", "connect tools": "MCP Servers"}}
+    given = {"a": ["tool servers", "MCP.json"], "b": ["mcp-config.json"]}
+    write_catalog(tmp_path, {agent: _agent_document(agent.upper(), aliases) for agent, aliases in given.items()}, table)
+    assert run_cli(["build", "--out", str(tmp_path / "build"), "-q"], cwd=tmp_path).exit_code == 0
+    document = (tmp_path / "build" / "capabilities" / "mcp-servers.md").read_text("utf-8")
+    head, records = document.split("\n## A (`a`)", 1)
+    assert [line for line in head.splitlines() if line.startswith("- Aliases:")] == ["- Aliases: connect tools"]
+    assert "- Aliases: tool servers; MCP.json" in records
