@@ -990,11 +990,15 @@ def get_sources(snapshot: Snapshot, agent: str | None = None, capability: str | 
 
 
 def _uncited(snapshot: Snapshot, found: Resolution, agent: str) -> str:
-    """An agent's record that cites nothing is answered with an empty list, which alone reads like a lost answer."""
-    document = snapshot.find("sources", agent=agent, capability=found.value)
+    """An agent's record that cites nothing is answered with an empty list, which alone reads like a lost answer.
+    Nothing when the agent has no record of the capability: the build writes an empty sources document for every
+    pair, and the answer's hint already says there is no data (there is no record to cite nothing)."""
     entry = snapshot.index.capabilities.get(found.value or "")
+    if entry is None or agent not in entry.agents:
+        return ""
+    document = snapshot.find("sources", agent=agent, capability=found.value)
     value = document.value if document is not None else None  # parsed on each use: once here
-    if entry is None or not isinstance(value, dict) or value.get("sources"):
+    if not isinstance(value, dict) or value.get("sources"):
         return ""
     return f"{agent}'s record of {entry.name} cites no sources."
 

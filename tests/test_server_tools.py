@@ -928,7 +928,8 @@ async def test_suggestions_never_give_another_agents_record_as_a_no(bundled_buil
 
 async def test_sources_of_a_capability_the_agent_does_not_mention_say_so(bundled_build: Path) -> None:
     """The build writes an empty sources document for every pair; for a capability the agent's data does not
-    mention, the answer says it is no data, unlike a recorded "no" that cites nothing."""
+    mention, the answer says it is no data, unlike a recorded "no" that cites nothing, and not that a record it does
+    not have cites nothing."""
     async with connect(bundled_build) as client:
         unmentioned = await client.call_tool("get_sources", {"agent": "vscode", "capability": "web search"})
         mentioned = await client.call_tool("get_sources", {"agent": "claude", "capability": "inline code completion"})
@@ -937,6 +938,9 @@ async def test_sources_of_a_capability_the_agent_does_not_mention_say_so(bundled
         "vscode-copilot's data does not mention web-search: the catalog has no data on it, which is not a no."
     )
     assert "hint" not in mentioned.structured_content
+    assert len(unmentioned.content) == 1  # no line after the hint: there is no record to cite nothing
+    (uncited,) = [b.text for b in mentioned.content[1:]]  # a record that cites nothing: said
+    assert uncited == "claude-code's record of Inline Code Completion cites no sources."
 
 
 async def test_errors_say_what_the_catalog_covers_and_where_to_go(any_build: Path) -> None:
