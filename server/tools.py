@@ -493,13 +493,31 @@ def _candidates(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
         value["agent"] = agent
     if resolution.status == "unknown":  # a normal answer, not an error: the closest names and where to browse
         value["hint"] = _no_words_match(resolution.query, bool(rows))
-    elif category is not None:
-        value["hint"] = f"{_in_category(snapshot, resolution)} Call again with one capability's name or slug."
+        return value
+    elsewhere = _elsewhere(rows, agent)  # what calling again for that agent would not give
+    if category is not None:
+        again = elsewhere or "Call again with one capability's name or slug."
+        value["hint"] = f"{_in_category(snapshot, resolution)} {again}"
     elif _weak(_labels(snapshot), [c.confidence for c in resolution.candidates]):
-        value["hint"] = f"{_no_clear_match(resolution.query)}; if one is, call again with its slug."
+        again = f". {elsewhere}" if elsewhere else "; if one is, call again with its slug."
+        value["hint"] = f"{_no_clear_match(resolution.query)}{again}"
     else:
-        value["hint"] = "No clear match: call again with one candidate's slug."
+        value["hint"] = (
+            f"No clear match. {elsewhere}" if elsewhere else "No clear match: call again with one candidate's slug."
+        )
     return value
+
+
+def _elsewhere(rows: list[dict[str, Any]], agent: str | None) -> str:
+    """Where a candidate's record is when the asked agent's data records none of them: calling again for that agent
+    would answer with no record (or no sources), so every agent's are pointed to, as `_next_step` does for
+    suggestions; "" when no agent was asked or one candidate is recorded."""
+    if agent is None or not rows or any(row.get("recorded") for row in rows):
+        return ""
+    return (
+        f"{agent}'s data has no record of any of these (no data, not a no): compare_capability with one's name or slug "
+        "gives every agent's record of it, and get_sources with it and no agent every agent's sources."
+    )
 
 
 def _members(resolution: Resolution) -> tuple[Candidate, ...]:

@@ -1125,3 +1125,19 @@ async def test_suggestions_of_several_the_agent_has_no_record_of_are_said_of_all
     last = text_of(result).split("\n\n")[-1]
     assert len(unrecorded) > 1 and all(name in last for name in unrecorded)
     assert "(their snippets come from other agents' records)" in last
+
+
+async def test_a_categorys_candidates_the_agent_has_no_record_of_point_to_every_agents_record(
+    catalog_build: Path,
+) -> None:
+    """get_sources for an agent and a category's name answers with the category's capabilities as candidates; when
+    the agent's data records none of them, calling again with one for that agent gives no sources, so the hint points
+    to every agent's record and sources instead (an agent that records them keeps 'Call again')."""
+    async with connect(catalog_build) as client:
+        none = await client.call_tool("get_sources", {"agent": "vscode-copilot", "capability": "customization"})
+        some = await client.call_tool("get_sources", {"agent": "claude", "capability": "customization"})
+    assert not any(row["recorded"] for row in none.structured_content["candidates"])
+    hint = none.structured_content["hint"]
+    assert "Call again" not in hint and "vscode-copilot's data has no record of any of these" in hint
+    assert "compare_capability" in hint and "get_sources with it and no agent" in hint
+    assert some.structured_content["hint"].endswith("Call again with one capability's name or slug.")
