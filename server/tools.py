@@ -275,7 +275,7 @@ def _describe(resolution: Mapping[str, Resolution | list[Resolution]]) -> dict[s
 # How a capability was read when not as spelled in the index, said after the answer (`_reading`).
 _LOOSE_READINGS = {"lexical": "by its words", "fuzzy": "by its words, allowing for typos"}
 NEXT_NAMED = 2  # runner-ups a loose reading names
-NOT_LISTED_SHOWN = 10  # agents a category's list names as leaving some of it out, at most
+NOT_LISTED_SHOWN = 10  # sentences a category's list's note says, at most: one per set of capabilities agents leave out
 # Characters of names a list's note spells out as not in the data, at most (~150 tokens): every name for the catalogs
 # this is made for, while the note beside a list document, whose budget the build checks, stays bounded for one of
 # hundreds of capabilities.
@@ -851,10 +851,12 @@ def _filtered(
 
 def _not_listed(snapshot: Snapshot, resolved: Mapping[str, Resolution]) -> str:
     """After a list: the capabilities of the catalog (in the category) that the agent's data does not mention, which
-    the list leaves out; for a category's list, that for each agent whose data leaves some out (up to
-    `NOT_LISTED_SHOWN` agents). Every name, up to `NOT_LISTED_CHARS` characters of them shared by all, then how many
-    more (only their number once the room is spent), and once which list names them. A model would otherwise read a
-    missing entry as a no, and cannot see names not given."""
+    the list leaves out; for a category's list, the same for the agents whose data leaves some out, those that leave
+    out the same ones together (up to `NOT_LISTED_SHOWN` sentences, then the other agents as leaving some out too).
+    A category's note names every such agent's id, then every capability, within `NOT_LISTED_CHARS` characters
+    shared by all (ids first: a count of names is no use without whose they are), then says how many more (only
+    their number once the room is spent), and once which list names them. A model would otherwise read a missing
+    entry as a no, and cannot see names not given."""
     category = resolved["category"].value if "category" in resolved else None
     if "agent" in resolved:
         agents = [resolved["agent"].value or ""]
@@ -863,19 +865,42 @@ def _not_listed(snapshot: Snapshot, resolved: Mapping[str, Resolution]) -> str:
     else:
         return ""
     entries = [entry for entry in snapshot.index.capabilities.values() if category in (None, entry.category)]
-    said, others, room, cut = [], 0, NOT_LISTED_CHARS, False
+    groups: dict[tuple[str, ...], list[str]] = {}  # what the agents leave out -> those agents, in the index's order
+    others: list[str] = []  # agents past the sentences said
     for agent in agents:
-        if len(said) >= NOT_LISTED_SHOWN:  # past the agents named, only whether one leaves any out (stops at the first)
-            others += any(agent not in entry.agents for entry in entries)
-        elif missing := [entry.name for entry in entries if agent not in entry.agents]:
-            shown = fitting(missing, room)
-            room = max(0, room - len(", ".join(shown)))
-            cut = cut or len(shown) < len(missing)
-            said.append(f"Not in {agent}'s data, so not listed: {_some_of(shown, len(missing))}")
+        if not (missing := tuple(entry.name for entry in entries if agent not in entry.agents)):
+            continue
+        if missing in groups or len(groups) < NOT_LISTED_SHOWN:
+            groups.setdefault(missing, []).append(agent)
+        else:
+            others.append(agent)
+    room = NOT_LISTED_CHARS
+    whose: list[tuple[list[str], int]] = []
+    for ids in [*groups.values(), others]:
+        shown = ids if "agent" in resolved else fitting(ids, room)  # the asked agent is named whatever the room
+        room = max(0, room - len(", ".join(shown)) * ("agent" not in resolved))
+        whose.append((shown, len(ids)))
+    said, cut = [], any(len(shown) < count for shown, count in whose)
+    for missing, (ids, count) in zip(groups, whose[:-1], strict=True):
+        shown = fitting(missing, room)
+        room = max(0, room - len(", ".join(shown)))
+        cut = cut or len(shown) < len(missing)
+        said.append(f"Not in {_data_of(ids, count)}, so not listed: {_some_of(shown, len(missing))}")
     if others:
-        said.append(f"Likewise for {plural(others, 'more agent')}")
+        said.append(f"Some of it is not in {_data_of(*whose[-1])} either")
     where = _narrower("agent" in resolved, category is not None) if cut or others else ""
     return f"{'. '.join(said)} (no data, not a no).{where}" if said else ""
+
+
+def _data_of(ids: list[str], count: int) -> str:
+    """ "copilot-cli's data", "the data of copilot-cli, gemini-cli", "the data of copilot-cli and 3 more agents", "the
+    data of 4 agents": whose data a list's note speaks of, by the `ids` the room let it name of `count` agents."""
+    if count == 1 and ids:
+        return f"{ids[0]}'s data"
+    if not ids:
+        return f"the data of {plural(count, 'agent')}"
+    more = f" and {plural(count - len(ids), 'more agent')}" if count > len(ids) else ""
+    return f"the data of {', '.join(ids)}{more}"
 
 
 def _some_of(shown: list[str], count: int) -> str:

@@ -511,6 +511,8 @@ async def test_an_agents_list_names_what_its_data_does_not_mention(
         cut = await client.call_tool("list_capabilities", {"agent": "vscode-copilot"})
         monkeypatch.setattr(tools, "NOT_LISTED_SHOWN", 0)
         few = await client.call_tool("list_capabilities", {"category": "customization"})
+        monkeypatch.setattr(tools, "NOT_LISTED_CHARS", 600)
+        by_id = await client.call_tool("list_capabilities", {"category": "customization"})
     (note,) = [block.text for block in listed.content[1:]]
     assert note.startswith("Not in vscode-copilot's data, so not listed: ") and note.endswith("(no data, not a no).")
     assert "Plugins" in note and "Hooks" in note
@@ -526,8 +528,10 @@ async def test_an_agents_list_names_what_its_data_does_not_mention(
         assert all(name in per_agent for name in missing)
     (short,) = [block.text for block in cut.content[1:]]  # no room for one name: their number, and where they are
     assert re.search(r": \d+ capabilities \(no data, not a no\)\. A list by that agent and a category names", short)
-    (fewer,) = [block.text for block in few.content[1:]]
-    assert fewer.startswith("Likewise for 1 more agent (no data, not a no).")  # past the agents shown, their number
+    (fewer,) = [block.text for block in few.content[1:]]  # past the sentences said, the agents, by id if it fits
+    assert fewer.startswith("Some of it is not in the data of 1 agent either (no data, not a no). A list by an agent")
+    (ids,) = [block.text for block in by_id.content[1:]]
+    assert ids.startswith("Some of it is not in vscode-copilot's data either (no data, not a no). A list by an agent")
 
 
 async def test_a_list_with_nothing_in_it_names_what_the_agents_data_does_not_mention(catalog_build: Path) -> None:
@@ -543,9 +547,11 @@ async def test_a_list_with_nothing_in_it_names_what_the_agents_data_does_not_men
 async def test_a_categorys_list_shares_its_room_and_points_to_the_narrower_list_once(
     catalog_build: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The agents of a category's list share `NOT_LISTED_CHARS`: once it is spent, an agent's missing capabilities are
-    only counted (not one more name past the bound), and which list names them is said once, not per agent."""
-    monkeypatch.setattr(tools, "NOT_LISTED_CHARS", len("Context Compaction"))  # the longer of copilot-cli's two
+    """The agents of a category's list share `NOT_LISTED_CHARS`, their ids first: once it is spent, an agent's missing
+    capabilities are only counted (not one more name past the bound), and which list names them is said once, not
+    per agent."""
+    ids = len("copilot-cli") + len("vscode-copilot")  # then the longer of copilot-cli's two names
+    monkeypatch.setattr(tools, "NOT_LISTED_CHARS", ids + len("Context Compaction"))
     async with connect(catalog_build) as client:
         listed = await client.call_tool("list_capabilities", {"category": "context-awareness"})
     (note,) = [block.text for block in listed.content[1:]]
@@ -1141,3 +1147,41 @@ async def test_a_categorys_candidates_the_agent_has_no_record_of_point_to_every_
     assert "Call again" not in hint and "vscode-copilot's data has no record of any of these" in hint
     assert "compare_capability" in hint and "get_sources with it and no agent" in hint
     assert some.structured_content["hint"].endswith("Call again with one capability's name or slug.")
+
+
+async def test_a_categorys_list_names_together_the_agents_that_leave_out_the_same_capabilities(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Agents whose data leaves out the same capabilities of a category are named in one sentence, not one each; the
+    agents past `NOT_LISTED_SHOWN` sentences are named by id, not counted as 'more agents' the model cannot look up;
+    they are counted only when not even their ids fit the note's room."""
+
+    def having(*agents: str) -> dict[str, dict[str, bool]]:
+        return {agent: {"available": True} for agent in agents}
+
+    caps = (
+        Cap("Hooks", "customization", "Runs a command.", agents=having("claude-code", "copilot-cli", "gemini-cli")),
+        Cap("Plugins", "customization", "Installs bundles.", agents=having("vscode-copilot")),
+        Cap("Test Generation", "testing", "Writes tests.", agents=having("claude-code")),
+        Cap("Test Runner", "testing", "Runs tests.", agents=having("claude-code", "gemini-cli")),
+    )
+    build = real_build(write_catalog(tmp_path / "agents", caps), tmp_path / "build")
+    async with connect(build) as client:
+        grouped = await client.call_tool("list_capabilities", {"category": "testing"})
+        monkeypatch.setattr(tools, "NOT_LISTED_SHOWN", 1)
+        past = await client.call_tool("list_capabilities", {"category": "testing"})
+        monkeypatch.setattr(tools, "NOT_LISTED_CHARS", len("copilot-cli"))
+        counted = await client.call_tool("list_capabilities", {"category": "testing"})
+    (note,) = [block.text for block in grouped.content[1:]]
+    assert note == (
+        "Not in the data of copilot-cli, vscode-copilot, so not listed: Test Generation, Test Runner. "
+        "Not in gemini-cli's data, so not listed: Test Generation (no data, not a no)."
+    )
+    (note,) = [block.text for block in past.content[1:]]
+    assert note.startswith(
+        "Not in the data of copilot-cli, vscode-copilot, so not listed: Test Generation, Test Runner. "
+        "Some of it is not in gemini-cli's data either (no data, not a no). A list by an agent and this category"
+    )
+    (note,) = [block.text for block in counted.content[1:]]
+    assert note.startswith("Not in the data of copilot-cli and 1 more agent, so not listed: 2 capabilities. ")
+    assert "Some of it is not in the data of 1 agent either" in note
