@@ -844,7 +844,7 @@ def _filtered(
     entry = snapshot.index.capabilities.get(params.get("capability") or "")
     unrecorded = entry is not None and params.get("agent") is not None and params["agent"] not in entry.agents
     if document is None or unrecorded:  # said, so that an empty list is not read as the agent lacking it all
-        value = {"filter": params, listed: [], "hint": _nothing(snapshot, listed, params)}
+        value = {"filter": params, listed: [], "hint": _nothing(snapshot, listed, params, bool(note))}
         return _synthesized(snapshot, value, note, **resolved)
     return _document(snapshot, document, note, **resolved)
 
@@ -917,15 +917,18 @@ def _narrower(agent: bool, category: bool) -> str:
     return "" if category else " A list by that agent and a category names those not named here."
 
 
-def _nothing(snapshot: Snapshot, listed: str, params: Mapping[str, str | None]) -> str:
-    """Why a filter has nothing to list: the agent's data does not mention it (no data, not a no), or no source."""
+def _nothing(snapshot: Snapshot, listed: str, params: Mapping[str, str | None], noted: bool = False) -> str:
+    """Why a filter has nothing to list: the agent's data does not mention it (no data, not a no), or no source.
+    `noted`: a note follows, which for a list names what the agent's data does not mention as no data, not a no:
+    the hint does not say it twice."""
     agent, capability, category = (params.get(key) for key in ("agent", "capability", "category"))
     entry = snapshot.index.capabilities.get(capability or "")
     if agent is not None and (entry is None or agent not in entry.agents):
         if entry is not None:
             return f"{agent}'s data does not mention {capability}: the catalog has no data on it, which is not a no."
         about = f"capability in {category}" if category else "capability"
-        return f"{agent}'s data records no {about}: the catalog has no data on it, which is not a no."
+        no_data = "." if noted else ": the catalog has no data on it, which is not a no."
+        return f"{agent}'s data records no {about}{no_data}"
     return f"No {listed} recorded for this filter."
 
 

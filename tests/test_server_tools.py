@@ -593,10 +593,13 @@ async def test_list_needs_an_agent_or_a_category(any_build: Path, revision: str)
     assert empty.structured_content == {
         "filter": {"agent": "vscode-copilot", "category": "customization"},
         "capabilities": [],
-        # An empty list is said to be no data, not the agent lacking everything in the category.
-        "hint": "vscode-copilot's data records no capability in customization: the catalog has no data on it, "
-        "which is not a no.",
+        # An empty list is said to be no data, not the agent lacking everything in the category: by the note after
+        # it, which names what the agent's data does not mention; the hint does not say it twice.
+        "hint": "vscode-copilot's data records no capability in customization.",
     }
+    (note,) = [block.text for block in empty.content[1:]]
+    assert note.startswith("Not in vscode-copilot's data, so not listed: ") and note.endswith("(no data, not a no).")
+    assert " ".join(block.text for block in empty.content).count("not a no") == 1
     assert unknown.is_error and "cooking" in text_of(unknown)
 
 
