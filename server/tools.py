@@ -698,9 +698,13 @@ def suggestions(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
 def _next_step(rows: list[dict[str, Any]], agent: str | None, other_words_said: bool) -> str:
     """The last line of suggestions that name no other candidates: a snippet is a summary, the record is a call away;
     for an agent whose data records none of them, every agent's record is (compare_capability): this tool would
-    answer with no record. Other words are offered unless the first line did."""
-    if agent is None or any(row.get("recorded") for row in rows):
-        step, words = "Call again with one's name or slug for its full record (setup, limits, sources)", ", or with"
+    answer with no record, and where only some are recorded, the line says so of the others. Other words are offered
+    unless the first line did."""
+    recorded = [row.get("recorded") is not False for row in rows]  # no agent asked: every row has its record
+    if any(recorded):
+        which = "" if all(recorded) else f"; for one {agent} has no record of, compare_capability gives every agent's"
+        step = f"Call again with one's name or slug for its full record (setup, limits, sources{which})"
+        words = ", or with"
     else:
         step = "compare_capability with one's name or slug gives every agent's record of it (setup, limits, sources)"
         words = "; call again with"

@@ -1188,3 +1188,19 @@ async def test_a_categorys_list_names_together_the_agents_that_leave_out_the_sam
     (note,) = [block.text for block in counted.content[1:]]
     assert note.startswith("Not in the data of copilot-cli and 1 more agent, so not listed: 2 capabilities. ")
     assert "Some of it is not in the data of 1 agent either" in note
+
+
+async def test_the_closing_line_is_true_of_suggestions_only_some_of_which_the_agent_records(
+    bundled_build: Path,
+) -> None:
+    """vscode-copilot records Codebase Search but not Web Search, the top suggestion: 'its full record' is a call away
+    for one only, so the closing line says where the other's records are."""
+    async with connect(bundled_build) as client:
+        result = await client.call_tool(
+            "lookup_capability", {"agent": "vscode-copilot", "capability": "search the internet with google"}
+        )
+    recorded = {row["capability"]: row["recorded"] for row in result.structured_content["suggestions"]}
+    assert recorded["web-search"] is False and True in recorded.values()
+    closing = text_of(result).split("\n\n")[-2]  # before the line naming the suggestions the agent has no record of
+    assert closing.startswith("Call again with one's name or slug for its full record")
+    assert "for one vscode-copilot has no record of, compare_capability gives every agent's" in closing
