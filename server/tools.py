@@ -537,13 +537,13 @@ def _weak(thresholds: tuple[Label, ...], confidences: list[float]) -> bool:
     return bool(confidences) and all(suggest.label_for(c, thresholds) == lowest for c in confidences)
 
 
-def _opener(snapshot: Snapshot, query: str, first: str | None, confidences: list[float]) -> str:
-    """The first line of suggestions that resolved nothing: weak ones are loosely related at best; a first one with the
-    highest label ('✓ Recommended') is not unclear, only not alone ('which models can I use')."""
-    thresholds = _labels(snapshot)
-    if _weak(thresholds, confidences):
+def _opener(snapshot: Snapshot, query: str, first: str | None, weak: bool) -> str:
+    """The first line of suggestions that resolved nothing: `weak` ones (`_loosely_related`) are loosely related at
+    best; a first one with the highest label ('✓ Recommended') is not unclear, only not alone ('which models can I
+    use')."""
+    if weak:
         return f"{_no_clear_match(query)}. Loosely related:"
-    if first is not None and first == thresholds[0].label:
+    if first is not None and first == _labels(snapshot)[0].label:
         return f"More than one capability matches {_quoted(query)} closely; the closest:"
     return f"No single clear match for {_quoted(query)}; the closest capabilities:"
 
@@ -677,8 +677,9 @@ def suggestions(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
     value |= {"suggestions": rows, "totalTokens": result.total_tokens, "maxTokens": result.max_tokens}
     value["omitted"] = list(result.omitted)
     text = suggest.render_suggestions(result, labelled=category is None)
+    loose = _loosely_related(snapshot, resolution, rows)  # decided once: the first line and the last both depend on it
     if rows:  # said first: how the query was read, or that these are candidates ('voice mode' is not Plan Mode)
-        text = f"{_lead(snapshot, resolution, rows)}\n\n{text}"
+        text = f"{_lead(snapshot, resolution, rows, loose)}\n\n{text}"
     if not rows:  # nothing fit the budget (or no candidate has a snippet): name the candidates instead
         names = ", ".join(f"{index.capabilities[slug].name} ({slug})" for slug, _ in pairs[:SUGGESTED_NAMES])
         text = f"{text or 'No snippet to suggest'}. Candidates: {names}. Call again with one slug."
@@ -689,7 +690,7 @@ def suggestions(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
         names = ", ".join(f"{row['name']} ({row['slug']}, {row['matchConfidence']})" for row in others)
         text = f"{text.rstrip()}\n\nOther candidates: {names}. Call again with one slug."
     elif rows:
-        text = f"{text.rstrip()}\n\n{_next_step(rows, agent, _said_other_words(snapshot, resolution, rows))}"
+        text = f"{text.rstrip()}\n\n{_next_step(rows, agent, loose)}"
     if agent is not None and (unrecorded := [row["name"] for row in rows if row.get("recorded") is False]):
         text = f"{text.rstrip()}\n\n{_unrecorded_suggestions(agent, unrecorded)}"
     return {"text": text, "value": value}
@@ -711,20 +712,23 @@ def _next_step(rows: list[dict[str, Any]], agent: str | None, other_words_said: 
     return f"{step}." if other_words_said else f"{step}{words} other words if none of these is it."
 
 
-def _said_other_words(snapshot: Snapshot, resolution: Resolution, rows: list[dict[str, Any]]) -> bool:
-    """Whether the first line already said to call again with other words (`_no_clear_match`, weak suggestions)."""
-    weak = _weak(_labels(snapshot), [row["confidence"] for row in rows if "confidence" in row])
-    return not resolution.ok and _category_asked(snapshot, resolution) is None and weak
+def _loosely_related(snapshot: Snapshot, resolution: Resolution, rows: list[dict[str, Any]]) -> bool:
+    """Whether suggestions that resolved nothing, and answer no category's name, all have the lowest label: the first
+    line then says nothing clearly matches and to call again with other words (`_no_clear_match`), which the closing
+    line does not repeat."""
+    if resolution.ok or _category_asked(snapshot, resolution) is not None:
+        return False
+    return _weak(_labels(snapshot), [row["confidence"] for row in rows])
 
 
-def _lead(snapshot: Snapshot, resolution: Resolution, rows: list[dict[str, Any]]) -> str:
+def _lead(snapshot: Snapshot, resolution: Resolution, rows: list[dict[str, Any]], loose: bool) -> str:
     """The first line of suggestions: for a question its words answered ('Does Copilot CLI support hooks?'), how it
     was read, as a document's loose reading says it (the labels alone would leave the model guessing what they are),
     and what the snippets below are; else that these are candidates, or a category's capabilities."""
     if not resolution.ok:
         if category := _in_category(snapshot, resolution):
             return f"{category} {_summaries(len(rows), len(_members(resolution)))}"
-        return _opener(snapshot, resolution.query, rows[0]["label"], [row["confidence"] for row in rows])
+        return _opener(snapshot, resolution.query, rows[0]["label"], loose)
     how = _LOOSE_READINGS.get(resolution.resolved_by or "", "by its words")
     return f"{_read_as(snapshot, resolution, how)}{_heading(rows, resolution.value or '')}"
 
