@@ -18,12 +18,12 @@ from urllib.parse import unquote
 import mcp_types as types
 
 from capidx.schema.text import normalize
+from capidx.server.agent_args import covered
 from capidx.server.limits import clip
 from capidx.server.matchindex import RESOLUTION_META, MatchIndex, Resolution
 from capidx.server.names import resolve_agent, resolve_category
 from capidx.server.resolve import resolve_capability
 from capidx.server.snapshot import RESOURCE_KINDS, TEMPLATE_KINDS, VARIANT_KINDS, Artifact, Snapshot
-from capidx.server.tools import covered
 
 TOKENS_META = "capidx/tokens"
 SHA_META = "capidx/sha256"

@@ -25,7 +25,7 @@ from server_support import (
 )
 
 from capidx.schema.text import slugify
-from capidx.server import tools
+from capidx.server import tools, unlisted
 from capidx.server.snapshot import load_snapshot
 
 pytestmark = pytest.mark.anyio
@@ -507,11 +507,11 @@ async def test_an_agents_list_names_what_its_data_does_not_mention(
     async with connect(catalog_build) as client:
         listed = await client.call_tool("list_capabilities", {"agent": "vscode-copilot"})
         category = await client.call_tool("list_capabilities", {"category": "customization"})
-        monkeypatch.setattr(tools, "NOT_LISTED_CHARS", 1)
+        monkeypatch.setattr(unlisted, "NOT_LISTED_CHARS", 1)
         cut = await client.call_tool("list_capabilities", {"agent": "vscode-copilot"})
-        monkeypatch.setattr(tools, "NOT_LISTED_SHOWN", 0)
+        monkeypatch.setattr(unlisted, "NOT_LISTED_SHOWN", 0)
         few = await client.call_tool("list_capabilities", {"category": "customization"})
-        monkeypatch.setattr(tools, "NOT_LISTED_CHARS", 600)
+        monkeypatch.setattr(unlisted, "NOT_LISTED_CHARS", 600)
         by_id = await client.call_tool("list_capabilities", {"category": "customization"})
     (note,) = [block.text for block in listed.content[1:]]
     assert note.startswith("Not in vscode-copilot's data, so not listed: ") and note.endswith("(no data, not a no).")
@@ -551,7 +551,7 @@ async def test_a_categorys_list_shares_its_room_and_points_to_the_narrower_list_
     capabilities are only counted (not one more name past the bound), and which list names them is said once, not
     per agent."""
     ids = len("copilot-cli") + len("vscode-copilot")  # then the longer of copilot-cli's two names
-    monkeypatch.setattr(tools, "NOT_LISTED_CHARS", ids + len("Context Compaction"))
+    monkeypatch.setattr(unlisted, "NOT_LISTED_CHARS", ids + len("Context Compaction"))
     async with connect(catalog_build) as client:
         listed = await client.call_tool("list_capabilities", {"category": "context-awareness"})
     (note,) = [block.text for block in listed.content[1:]]
@@ -1171,9 +1171,9 @@ async def test_a_categorys_list_names_together_the_agents_that_leave_out_the_sam
     build = real_build(write_catalog(tmp_path / "agents", caps), tmp_path / "build")
     async with connect(build) as client:
         grouped = await client.call_tool("list_capabilities", {"category": "testing"})
-        monkeypatch.setattr(tools, "NOT_LISTED_SHOWN", 1)
+        monkeypatch.setattr(unlisted, "NOT_LISTED_SHOWN", 1)
         past = await client.call_tool("list_capabilities", {"category": "testing"})
-        monkeypatch.setattr(tools, "NOT_LISTED_CHARS", len("copilot-cli"))
+        monkeypatch.setattr(unlisted, "NOT_LISTED_CHARS", len("copilot-cli"))
         counted = await client.call_tool("list_capabilities", {"category": "testing"})
     (note,) = [block.text for block in grouped.content[1:]]
     assert note == (

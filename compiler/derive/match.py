@@ -70,7 +70,7 @@ def _capability_entry(capability: CanonicalCapability, enhanced: Enhanced) -> di
         if record.terminology:
             agent["terminology"] = record.terminology
             texts.append(record.terminology)
-        if record.aliases:  # the agent's own names for it: whose word a query was (server/tools.py `_borrowed`)
+        if record.aliases:  # the agent's own names for it: whose word a query was (server/records.py `borrowed`)
             agent["aliases"] = sorted(record.aliases)
         agents[record.agent] = agent
         aliases.update(record.aliases)

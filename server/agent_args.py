@@ -1,0 +1,121 @@
+"""Agent arguments as models write them, and what is said when they name no one agent.
+
+Models join names in one string ('claude vs gemini', 'claude, gemini') when comparing, and misspell or guess
+ids outside the catalog. `resolve_agents` reads each name, a joined string as the agents it joins (within a
+bounded number of resolutions per call); `one_agent_problem` tells a tool answering for one agent that it was
+given several; `covered` says which agents the catalog has, for the tools and the resource templates alike.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+
+from capidx.server.matchindex import Resolution
+from capidx.server.names import resolve_agent
+from capidx.server.snapshot import Snapshot
+
+# What joins agents' names in one string: "and", "or", "vs", "versus", "&", "/", "+", ";". Every run of adjacent
+# pieces between them is resolved once: a call resolves at most JOINED_RUNS runs (one string of eight pieces).
+_JOINED = re.compile(r"\s+(?:and|or|vs\.?|versus)\s+|\s*[&/+;]\s*", re.IGNORECASE)
+JOINED_RUNS = 36
+COVERED_SHOWN = 12  # agent ids an unknown-agent error lists; past it, their number and the closest
+
+
+def _agents_problem(snapshot: Snapshot, failed: list[Resolution]) -> str:
+    """Each ambiguous name with its options; the unknown ones together, said to be outside the catalog first (the
+    answer must come from elsewhere), with the ids it covers once, or past `COVERED_SHOWN` their number."""
+    problems = []
+    for resolution in (r for r in failed if r.status == "ambiguous"):
+        options = ", ".join(f"{c.value} ({c.label})" for c in resolution.candidates)
+        problems.append(f"Agent {resolution.query!r} is ambiguous: it could be {options}. Call again with one id.")
+    if unknown := [r for r in failed if r.status != "ambiguous"]:
+        named = ", ".join(repr(r.query) for r in unknown)
+        problems.append(f"Unknown agent{'s' if len(unknown) > 1 else ''} {named}: {covered(snapshot, unknown)}")
+    return " ".join(problems)
+
+
+def one_agent_problem(snapshot: Snapshot, resolution: Resolution, compare: bool = True) -> str:
+    """Why an agent argument names no one agent: when it joins several agents' names ('claude vs gemini', 'claude,
+    gemini'), that this tool answers for one at a time (and, with `compare`, that compare_capability sets them side
+    by side); else `_agents_problem`."""
+    found, problem = resolve_agents(snapshot, comma_separated(resolution.query))
+    if len(found) < 2:  # not names joined: the name itself is unknown or ambiguous
+        return _agents_problem(snapshot, [resolution])
+    if problem is not None:  # joined names, one of them no agent or several ('claude and copilot')
+        return f"{resolution.query!r} joins several names, and this tool answers for one agent. {problem}"
+    ids = list(dict.fromkeys(r.value for r in found))
+    if len(ids) == 1:  # 'claude vs claude code'
+        return f"{resolution.query!r} names {ids[0]} more than once: give it once, as the agent argument."
+    side = f", or compare_capability(capability, agents={ids!r}) to set them side by side" if compare else ""
+    return (
+        f"{resolution.query!r} names {len(ids)} agents ({', '.join(map(str, ids))}): this tool answers for one at a "
+        f"time. Call it once per agent{side}."
+    )
+
+
+def covered(snapshot: Snapshot, unknown: list[Resolution]) -> str:
+    """What to say of agents outside the catalog: the ids it covers, or past `COVERED_SHOWN` their number and the
+    closest (an id merely spelled like another agent's is no answer to ask it about)."""
+    ids = list(snapshot.index.agents)
+    if len(ids) <= COVERED_SHOWN:
+        return f"this catalog covers {', '.join(ids)}."
+    hint = closest(unknown[0]) if len(unknown) == 1 else ""
+    return f"not among this catalog's {len(ids):,} agents.{hint}"
+
+
+def closest(resolution: Resolution) -> str:
+    """The closest values of an unknown name, when any is like it at all."""
+    return f" Closest: {', '.join(c.value for c in resolution.candidates)}." if resolution.candidates else ""
+
+
+def resolve_agents(snapshot: Snapshot, names: list[str]) -> tuple[list[Resolution], str | None]:
+    """Each name's agent; a name that is none but joins names of agents ('claude and gemini', 'claude code vs copilot
+    in VS Code'), as models write a comparison, is those agents."""
+    resolutions: list[Resolution] = []
+    budget, unread = JOINED_RUNS, []
+    for asked in names:
+        whole = resolve_agent(snapshot.index, asked)
+        name = unicodedata.normalize("NFKC", asked)  # a full-width '＆' or '／' joins as '&' and '/' do
+        ends = [0, *(i for m in _JOINED.finditer(name) for i in m.span()), len(name)] if not whole.ok else []
+        pieces = [(a, b) for a, b in zip(ends[::2], ends[1::2], strict=True) if name[a:b].strip()]
+        runs = len(pieces) * (len(pieces) + 1) // 2
+        if len(pieces) < 2 or runs > budget:
+            unread += [asked] if len(pieces) > 1 else []
+            resolutions.append(whole)
+            continue
+        budget -= runs
+        resolutions += _joined(snapshot, name, pieces) or [whole]
+    failed = [r for r in resolutions if not r.ok]
+    if not failed:
+        return resolutions, None
+    problem = _agents_problem(snapshot, failed)
+    if unread:
+        problem += f" {', '.join(map(repr, unread))}: more names joined than one call reads; give them as a list."
+    return resolutions, problem
+
+
+def _joined(snapshot: Snapshot, name: str, pieces: list[tuple[int, int]]) -> list[Resolution]:
+    """The reading of the pieces as runs of adjacent pieces, each an agent's name, with the fewest runs that name no
+    agent, then the fewest pieces in those, then the fewest runs ('R&D Agent vs claude': 'R&D Agent', 'claude'; in
+    'claude code vs copilot in VS Code vs emacs' only 'emacs' fails); [] if no run of it names an agent."""
+
+    @functools.cache
+    def run(first: int, last: int) -> Resolution:
+        return resolve_agent(snapshot.index, name[pieces[first][0] : pieces[last][1]])
+
+    best: list[tuple[tuple[int, int, int], list[Resolution]]] = [((0, 0, 0), [])]  # by the pieces read so far
+    for end in range(1, len(pieces) + 1):
+        options = []
+        for start, ((failed, failed_pieces, count), readings) in enumerate(best):
+            bad = not (reading := run(start, end - 1)).ok
+            options.append(((failed + bad, failed_pieces + bad * (end - start), count + 1), [*readings, reading]))
+        best.append(min(options, key=lambda option: option[0]))
+    readings = best[-1][1]
+    return readings if any(r.ok for r in readings) else []
+
+
+def comma_separated(text: str) -> list[str]:
+    """The names a string separates by commas ('claude, gemini'), or the string itself when it holds none."""
+    return [part.strip() for part in text.split(",") if part.strip()] or [text]

@@ -1,0 +1,99 @@
+"""How a name was read, said to the model: a line after the answer when a name was read loosely.
+
+`_meta` says how each name resolved, but clients do not show it to the model, which would take an answer
+to 'cloud agent' or 'cladue' for an exact one. `reading` is that line (the loose capability reading with its
+runner-ups, agents and a category read as typos, a query that is an agent's name); `read_as`, `quoted` and
+`listing` are how a query and a category's list are said, here and in the suggestions (`capidx.server.unresolved`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import mcp_types as types
+
+from capidx.schema.text import normalize, terms
+from capidx.server.matchindex import Resolution
+from capidx.server.query import root
+from capidx.server.snapshot import Snapshot
+
+# How a capability was read when not as spelled in the index, said after the answer (`reading`).
+LOOSE_READINGS = {"lexical": "by its words", "fuzzy": "by its words, allowing for typos"}
+NEXT_NAMED = 2  # runner-ups a loose reading names
+# A query quoted back in an answer that did not find it: the model sent it and has it, so a long sentence is cut.
+QUOTED_CHARS = 80
+
+
+def reading(
+    snapshot: Snapshot, resolution: Mapping[str, Resolution | list[Resolution]], note: str = ""
+) -> list[types.TextContent]:
+    """A line after the answer when a name was read loosely ('cloud agent' -> Sandboxing, 'cladue' -> claude-code):
+    `_meta` says so too, but clients do not show it to the model, which would take the answer for an exact one. A
+    capability query that is a category's name ('security') also points to that category's list."""
+    said = agent_readings(snapshot, resolution)
+    found = resolution.get("capability")
+    if isinstance(found, Resolution) and found.ok and (how := LOOSE_READINGS.get(found.resolved_by or "")):
+        runners = [f"{c.label} ({c.value}, {c.confidence:.2f})" for c in found.ranked if c.value != found.value]
+        others = f"; next: {', '.join(runners[:NEXT_NAMED])}" if runners else ""
+        said.append(
+            f"{read_as(snapshot, found, how)} (match {found.confidence:.2f}){others}. If another capability was "
+            "meant, call again with its slug."
+        )
+        if (category := snapshot.index.category_named(found.query)) is not None:
+            said.append(f"{category} is also a category: {listing(category)} lists what is in it.")
+    said += [note] if note else []
+    return [types.TextContent(text=" ".join(said))] if said else []
+
+
+def read_as(snapshot: Snapshot, resolution: Resolution, how: str) -> str:
+    """ "Read 'cloud agent' as Sandboxing (sandboxing), by its words": how a loosely read capability is said, after a
+    document as before suggestions."""
+    entry = snapshot.index.capabilities.get(resolution.value or "")
+    name = f"{entry.name} ({entry.slug})" if entry is not None else resolution.value
+    return f"Read {quoted(resolution.query)} as {name}, {how}"
+
+
+def agent_readings(snapshot: Snapshot, resolution: Mapping[str, Resolution | list[Resolution]]) -> list[str]:
+    """'Read agent 'cladue' as claude-code, allowing for typos.' for each agent name (`agent`, or each of compare's
+    `agents`) and the category read as a typo; and when nothing answered the capability asked for and it is an
+    agent's name ('copilot'), that it is also that agent's: a model that swapped the arguments gets the way back."""
+    agents = [r for value in (resolution.get("agent"), resolution.get("agents")) for r in _listed_of(value)]
+    said = [
+        f"Read agent {r.query!r} as {r.value}, allowing for typos." for r in agents if r.ok and r.resolved_by == "fuzzy"
+    ]
+    category = resolution.get("category")
+    if isinstance(category, Resolution) and category.ok and category.resolved_by == "fuzzy":
+        said.append(f"Read category {category.query!r} as {category.value}, allowing for typos.")
+    asked = resolution.get("capability")
+    if isinstance(asked, Resolution) and not asked.ok and (ids := _agent_spelled(snapshot, asked.query)):
+        said.append(
+            f"{asked.query!r} is also a name of {', '.join(ids)}: if that agent was meant, give it as an agent argument"
+            " and what is asked about as `capability`."
+        )
+    return said
+
+
+def _agent_spelled(snapshot: Snapshot, query: str) -> tuple[str, ...]:
+    """The agents `query` is a spelling or nickname of, as written ('copilot', 'Claude Code'), unless every word of it
+    is a word of some capability's name ('code', 'cli' name capabilities too): a lookup, not a search of the names."""
+    normalized = normalize(query)
+    words = [root(term) for term in terms(normalized)]
+    if words and all(word in snapshot.index.vocabulary.names for word in words):
+        return ()
+    said = set(normalized.split())  # and a word of the agent's id: 'visual studio' is a piece of a name, not the agent
+    spelled = snapshot.index.agent_names.spellings.get(normalized, ())
+    return tuple(str(agent) for agent in spelled if said & set(normalize(agent).split()))
+
+
+def _listed_of(value: Resolution | list[Resolution] | None) -> list[Resolution]:
+    return value if isinstance(value, list) else [value] if isinstance(value, Resolution) else []
+
+
+def quoted(query: str) -> str:
+    """`query` as `repr` quotes it, its first `QUOTED_CHARS` characters and its length when longer."""
+    return repr(query) if len(query) <= QUOTED_CHARS else f"{query[: QUOTED_CHARS - 1]!r}… ({len(query)} characters)"
+
+
+def listing(category: str) -> str:
+    """The call that lists a category, as every answer that points to it says it."""
+    return f"list_capabilities(category={category!r})"

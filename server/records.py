@@ -1,0 +1,89 @@
+"""What an answer says of records: the asked agents' data with no record of the capability, a name found in other
+agents' records only, and a record that cites nothing.
+
+A lookup answers `available: false` beside `recorded: false` for an agent whose data does not mention the
+capability, and an empty source list for a record that cites nothing: alone, a model reads either as a no or
+a lost answer. These notes, said after the answer, keep "no data" from being read as "not supported".
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Iterable
+
+from capidx.schema.text import canonical_json, normalize, terms
+from capidx.server.matchindex import Resolution
+from capidx.server.snapshot import Snapshot
+
+_NAMED_BY = frozenset(("alias", "terminology", "identifier"))  # the tiers a query names a capability in words
+
+
+def unrecorded(snapshot: Snapshot, slug: str, agents: Iterable[str]) -> str:
+    """Said after a lookup or comparison for the asked agents whose data does not mention the capability: their
+    `available: false` beside `recorded: false` would otherwise be read as a no."""
+    entry = snapshot.index.capabilities.get(slug)
+    if entry is None:
+        return ""
+    return _no_record([agent for agent in dict.fromkeys(agents) if agent not in entry.agents], [entry.name])
+
+
+def borrowed(snapshot: Snapshot, resolution: Resolution, agent: str, shown: str = "answered above") -> str:
+    """ "'GEMINI.md' is used in the records of copilot-cli and gemini-cli of Custom Instructions; claude-code's record
+    of Custom Instructions, answered above, does not use it." when a name, wording or identifier found the capability
+    and other agents' records of it use the words while the asked agent's does not: the answer would otherwise read as
+    if that agent had it. `shown`: what the answer above shows of that record."""
+    entry = snapshot.index.capabilities.get(resolution.value or "")
+    if resolution.resolved_by not in _NAMED_BY or entry is None or agent not in entry.agents:
+        return ""
+    asked = (normalize(resolution.query), " ".join(terms(resolution.query)))  # as written; in other forms
+
+    def says(who: str) -> bool:  # one of the agent's own aliases, or in what the model is shown of its record
+        if snapshot.index.own_aliases.get((who, asked[0])) == entry.slug:
+            return True
+        document = snapshot.find("lookup", agent=who, capability=entry.slug)
+        held = _record_words(document.text) if document is not None else ("", "")
+        return any(a and f" {a} " in f" {h} " for a, h in zip(asked, held, strict=True))
+
+    owners = [] if says(agent) else [who for who in sorted(entry.agents) if who != agent and says(who)]
+    if not owners:
+        return ""
+    whose = f"{owners[0]}'s record" if len(owners) == 1 else f"the records of {', '.join(owners[:-1])} and {owners[-1]}"
+    return (
+        f"'{resolution.query.strip()}' is used in {whose} of {entry.name}; {agent}'s record of {entry.name}, {shown}, "
+        "does not use it."
+    )
+
+
+@functools.lru_cache(maxsize=1024)
+def _record_words(document: str) -> tuple[str, str]:
+    """A lookup document's capability record as normalized words and as `terms()` (parsed once per document text:
+    the lookups that need it are the exact tiers', the most frequent)."""
+    try:
+        value = json.loads(document)
+    except (ValueError, RecursionError):
+        return "", ""
+    record = canonical_json(value.get("capability") if isinstance(value, dict) else None)
+    return normalize(record), " ".join(terms(record))
+
+
+def _no_record(agents: list[str], names: list[str]) -> str:
+    """'copilot-cli's data has no record of Plugins: no data, not a no.'; '' when no agent lacks a record."""
+    if not agents:
+        return ""
+    whose = f"{agents[0]}'s data has" if len(agents) == 1 else f"The data of {', '.join(agents)} have"
+    return f"{whose} no record of {', '.join(names)}: no data, not a no."
+
+
+def uncited(snapshot: Snapshot, found: Resolution, agent: str) -> str:
+    """An agent's record that cites nothing is answered with an empty list, which alone reads like a lost answer.
+    Nothing when the agent has no record of the capability: the build writes an empty sources document for every
+    pair, and the answer's hint already says there is no data (there is no record to cite nothing)."""
+    entry = snapshot.index.capabilities.get(found.value or "")
+    if entry is None or agent not in entry.agents:
+        return ""
+    document = snapshot.find("sources", agent=agent, capability=found.value)
+    value = document.value if document is not None else None  # parsed on each use: once here
+    if not isinstance(value, dict) or value.get("sources"):
+        return ""
+    return f"{agent}'s record of {entry.name} cites no sources."

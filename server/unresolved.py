@@ -1,0 +1,317 @@
+"""What an answer says when a capability name did not resolve: candidates, or budgeted suggestions.
+
+An unknown or unclear name, or a question only scoring could read, is answered with what is closest rather
+than an error: `suggestions` packs the ranked snippets within the build's budget (match.json `injection`)
+with a first line saying how the query was read (or that nothing clearly matches) and a last saying what to
+call next; `candidates` names the closest capabilities as rows with a hint, for builds without snippets and
+for `get_sources`. A query that is a category's name is answered with that category's capabilities.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from capidx.schema.labels import Label, sorted_labels
+from capidx.schema.text import normalize, plural
+from capidx.server import suggest
+from capidx.server.matchindex import Candidate, Resolution
+from capidx.server.readings import LOOSE_READINGS, listing, quoted, read_as
+from capidx.server.snapshot import Artifact, Snapshot
+
+# A capability argument of at least this many words that no name, alias, wording or trigger matches
+# is a question ("how do I add an MCP server to gemini"): it is answered with budgeted suggestions.
+FREE_TEXT_WORDS = 3
+SUGGESTED_NAMES = 3  # candidates named when no snippet fits the budget
+MEMBERS_NAMED = 12  # capabilities an answer to a category's name names, at most
+# The one label of a category's members, which qualifies every one (what their words share is no match confidence).
+MEMBERS = (Label("", 0.0),)
+
+
+def candidates(snapshot: Snapshot, resolution: Resolution, agent: str | None) -> dict[str, Any]:
+    """The closest capabilities as rows, with a hint; for a category's name, every member its hint names (one each)."""
+    category = _category_asked(snapshot, resolution)
+    rows = []
+    for candidate in resolution.candidates if category is None else _members(resolution)[:MEMBERS_NAMED]:
+        entry = snapshot.index.capabilities[candidate.value]
+        row = {"slug": entry.slug, "name": entry.name, "category": entry.category}
+        if category is None:  # a category's member is one, not a match of some confidence
+            row["matchConfidence"] = candidate.confidence
+        if agent is not None:
+            row |= {"available": entry.available_to(agent), "recorded": agent in entry.agents}
+        rows.append(row)
+    value: dict[str, Any] = {"query": resolution.query, "candidates": rows}
+    if agent is not None:
+        value["agent"] = agent
+    if resolution.status == "unknown":  # a normal answer, not an error: the closest names and where to browse
+        value["hint"] = _no_words_match(resolution.query, bool(rows))
+        return value
+    elsewhere = _elsewhere(rows, agent)  # what calling again for that agent would not give
+    if category is not None:
+        again = elsewhere or "Call again with one capability's name or slug."
+        value["hint"] = f"{_in_category(snapshot, resolution)} {again}"
+    elif _weak(_labels(snapshot), [c.confidence for c in resolution.candidates]):
+        again = f". {elsewhere}" if elsewhere else "; if one is, call again with its slug."
+        value["hint"] = f"{_no_clear_match(resolution.query)}{again}"
+    else:
+        value["hint"] = (
+            f"No clear match. {elsewhere}" if elsewhere else "No clear match: call again with one candidate's slug."
+        )
+    return value
+
+
+def _elsewhere(rows: list[dict[str, Any]], agent: str | None) -> str:
+    """Where a candidate's record is when the asked agent's data records none of them: calling again for that agent
+    would answer with no record (or no sources), so every agent's are pointed to, as `_next_step` does for
+    suggestions; "" when no agent was asked or one candidate is recorded."""
+    if agent is None or not rows or any(row.get("recorded") for row in rows):
+        return ""
+    return (
+        f"{agent}'s data has no record of any of these (no data, not a no): compare_capability with one's name or slug "
+        "gives every agent's record of it, and get_sources with it and no agent every agent's sources."
+    )
+
+
+def _members(resolution: Resolution) -> tuple[Candidate, ...]:
+    """A category's capabilities as its answer ranks them: all of them (`candidates` holds only the first few)."""
+    return resolution.ranked or resolution.candidates
+
+
+def _labels(snapshot: Snapshot) -> tuple[Label, ...]:
+    """The build's confidence labels (match.json `injection`), else the defaults; highest threshold first."""
+    injection = snapshot.index.injection
+    return sorted_labels(injection.labels if injection and injection.labels else suggest.DEFAULT_LABELS)
+
+
+def _weak(thresholds: tuple[Label, ...], confidences: list[float]) -> bool:
+    """Whether every candidate has the lowest confidence label ('△ Possible'): loosely related at best."""
+    lowest = thresholds[-1].label if len(thresholds) > 1 else None
+    return bool(confidences) and all(suggest.label_for(c, thresholds) == lowest for c in confidences)
+
+
+def _opener(snapshot: Snapshot, query: str, first: str | None, weak: bool) -> str:
+    """The first line of suggestions that resolved nothing: `weak` ones (`_loosely_related`) are loosely related at
+    best; a first one with the highest label ('✓ Recommended') is not unclear, only not alone ('which models can I
+    use')."""
+    if weak:
+        return f"{_no_clear_match(query)}. Loosely related:"
+    if first is not None and first == _labels(snapshot)[0].label:
+        return f"More than one capability matches {quoted(query)} closely; the closest:"
+    return f"No single clear match for {quoted(query)}; the closest capabilities:"
+
+
+def _category_asked(snapshot: Snapshot, resolution: Resolution) -> str | None:
+    """The category a capability query named ('security'), answered with its capabilities; None for any other."""
+    return snapshot.index.category_named(resolution.query) if resolution.resolved_by == "category" else None
+
+
+def _in_category(snapshot: Snapshot, resolution: Resolution) -> str:
+    """What an answer to a category's name ('security') says first: that it is one, its capabilities (up to
+    `MEMBERS_NAMED`), and where its whole list is. Its members come as such, not as matches: each is one of it."""
+    category = _category_asked(snapshot, resolution)
+    if category is None:
+        return ""
+    named = "" if normalize(category) == normalize(resolution.query) else f", {category}"
+    members = [c.label for c in _members(resolution)]
+    more = f" and {len(members) - MEMBERS_NAMED:,} more" if len(members) > MEMBERS_NAMED else ""
+    return (
+        f"{resolution.query!r} is a category{named}, not one capability. Its "
+        f"{plural(len(members), 'capability', 'capabilities')}: {', '.join(members[:MEMBERS_NAMED])}{more}; "
+        f"{listing(category)} lists all of it."
+    )
+
+
+def _no_clear_match(query: str) -> str:
+    """What an unresolved answer whose candidates are all weak says first ('voice input'): the model must not pick one
+    of them for an answer, nor read the catalog's silence as a no. Only the query's words failed to match: the
+    catalog may record it in others ('how much have I spent' is Usage Tracking's '/cost')."""
+    return (
+        f"Nothing in this catalog clearly matches {quoted(query)}. If none of these is it, that is not a no: the "
+        "catalog may word it otherwise, so call again with other words or a capability's own name"
+    )
+
+
+def _no_words_match(query: str, closest: bool) -> str:
+    """The hint of an answer that resolved nothing: said as what the server knows (no capability matches the query
+    closely enough to answer; some may share a word of it weakly), not as the catalog having no data, which it may
+    hold under other words."""
+    names = "a candidate's slug if one was meant, " if closest else ""
+    return (
+        f"No capability matches {quoted(query)} closely enough to answer; that is not a no, as the catalog may word "
+        f"it otherwise. Call again with {names}other words, or a capability's name from list_capabilities with an "
+        "agent or a category."
+    )
+
+
+def wants_suggestions(snapshot: Snapshot, resolution: Resolution) -> bool:
+    """For a lookup: no clear winner, or free text that only scoring could resolve -- and a build with
+    snippets to answer with (older builds have none: they answer with the document or candidates)."""
+    if not snapshot.has_kind("snippet"):
+        return False
+    if resolution.status == "ambiguous":
+        return True
+    free_text = len(normalize(resolution.query).split()) >= FREE_TEXT_WORDS
+    return resolution.ok and resolution.scored and free_text
+
+
+def _snippet(snapshot: Snapshot, slug: str, agent: str | None) -> Artifact | None:
+    """The agent's own snippet for the capability, else the cross-agent one."""
+    own = snapshot.find("snippet", agent=agent, capability=slug) if agent is not None else None
+    return own or snapshot.find("snippet", capability=slug)
+
+
+def _suggestion_candidates(
+    snapshot: Snapshot, pairs: list[tuple[str, float]], agent: str | None
+) -> list[suggest.Candidate]:
+    primary = snapshot.encodings[0]
+    found = []
+    for slug, confidence in pairs:
+        artifact = _snippet(snapshot, slug, agent)
+        if artifact is not None and primary in artifact.tokens:
+            found.append(suggest.Candidate(slug, confidence, artifact.text, artifact.tokens[primary]))
+    return found
+
+
+def suggestions(snapshot: Snapshot, resolution: Resolution, agent: str | None) -> dict[str, Any]:
+    """Ranked snippets packed within the build's budget (match.json `injection`), then related ones."""
+    index = snapshot.index
+    injection = index.injection
+    max_snippets = _setting(injection, "max_snippets", suggest.DEFAULT_MAX_SNIPPETS)
+    ranked = resolution.ranked or resolution.candidates  # scored results rank every candidate, winner first
+    # Twice as many as fit: room to skip a snippet too large for the budget, without trying the whole catalog.
+    pairs = [(c.value, c.confidence) for c in ranked if c.value in index.capabilities][: 2 * max_snippets]
+    related: list[tuple[str, float]] = []
+    category = _category_asked(snapshot, resolution)
+    if pairs and category is None:  # a category's answer is its capabilities, no neighbours
+        top, confidence = pairs[0]
+        related = [(slug, round(confidence * score, 3)) for slug, score in index.capabilities[top].similar]
+    result = suggest.suggest(
+        _suggestion_candidates(snapshot, pairs, agent),
+        labels=_labels(snapshot) if category is None else MEMBERS,  # a member is one whatever its words' share
+        max_snippets=max_snippets,
+        max_tokens=_setting(injection, "max_tokens", suggest.DEFAULT_MAX_TOKENS),
+        related=_suggestion_candidates(snapshot, [(s, c) for s, c in related if s in index.capabilities], agent),
+        overhead_tokens=_setting(injection, "overhead_tokens", suggest.FALLBACK_OVERHEAD_TOKENS),
+    )
+    rows = []
+    for item in result.suggestions:
+        entry = index.capabilities[item.key]
+        row: dict[str, Any] = {"capability": item.key, "name": entry.name}
+        if category is None:  # a category's members are its members, not matches: no label nor confidence
+            row |= {"label": item.label, "confidence": item.confidence}
+        row |= {"tokens": item.tokens, "snippet": item.snippet}
+        if agent is not None:
+            row |= {"available": entry.available_to(agent), "recorded": agent in entry.agents}
+        if item.related:
+            row["related"] = True
+        rows.append(row)
+    value: dict[str, Any] = {"query": resolution.query}
+    if agent is not None:
+        value["agent"] = agent
+    if category is not None:
+        value["category"] = category
+    value |= {"suggestions": rows, "totalTokens": result.total_tokens, "maxTokens": result.max_tokens}
+    value["omitted"] = list(result.omitted)
+    text = suggest.render_suggestions(result, labelled=category is None)
+    loose = _loosely_related(snapshot, resolution, rows)  # decided once: the first line and the last both depend on it
+    if rows:  # said first: how the query was read, or that these are candidates ('voice mode' is not Plan Mode)
+        text = f"{_lead(snapshot, resolution, rows, loose)}\n\n{text}"
+    if not rows:  # nothing fit the budget (or no candidate has a snippet): name the candidates instead
+        names = ", ".join(f"{index.capabilities[slug].name} ({slug})" for slug, _ in pairs[:SUGGESTED_NAMES])
+        text = f"{text or 'No snippet to suggest'}. Candidates: {names}. Call again with one slug."
+    others = _other_candidates(snapshot, resolution, {row["capability"] for row in rows}, agent)
+    if others:
+        value["candidates"] = others
+    if others and category is None:  # a category's are named in its first line
+        names = ", ".join(f"{row['name']} ({row['slug']}, {row['matchConfidence']})" for row in others)
+        text = f"{text.rstrip()}\n\nOther candidates: {names}. Call again with one slug."
+    elif rows:
+        text = f"{text.rstrip()}\n\n{_next_step(rows, agent, loose)}"
+    if agent is not None and (unrecorded := [row["name"] for row in rows if row.get("recorded") is False]):
+        text = f"{text.rstrip()}\n\n{_unrecorded_suggestions(agent, unrecorded)}"
+    return {"text": text, "value": value}
+
+
+def _next_step(rows: list[dict[str, Any]], agent: str | None, other_words_said: bool) -> str:
+    """The last line of suggestions that name no other candidates: a snippet is a summary, the record is a call away;
+    for an agent whose data records none of them, every agent's record is (compare_capability): this tool would
+    answer with no record, and where only some are recorded, the line says so of the others. Other words are offered
+    unless the first line did."""
+    recorded = [row.get("recorded") is not False for row in rows]  # no agent asked: every row has its record
+    if any(recorded):
+        which = "" if all(recorded) else f"; for one {agent} has no record of, compare_capability gives every agent's"
+        step = f"Call again with one's name or slug for its full record (setup, limits, sources{which})"
+        words = ", or with"
+    else:
+        step = "compare_capability with one's name or slug gives every agent's record of it (setup, limits, sources)"
+        words = "; call again with"
+    return f"{step}." if other_words_said else f"{step}{words} other words if none of these is it."
+
+
+def _loosely_related(snapshot: Snapshot, resolution: Resolution, rows: list[dict[str, Any]]) -> bool:
+    """Whether suggestions that resolved nothing, and answer no category's name, all have the lowest label: the first
+    line then says nothing clearly matches and to call again with other words (`_no_clear_match`), which the closing
+    line does not repeat."""
+    if resolution.ok or _category_asked(snapshot, resolution) is not None:
+        return False
+    return _weak(_labels(snapshot), [row["confidence"] for row in rows])
+
+
+def _lead(snapshot: Snapshot, resolution: Resolution, rows: list[dict[str, Any]], loose: bool) -> str:
+    """The first line of suggestions: for a question its words answered ('Does Copilot CLI support hooks?'), how it
+    was read, as a document's loose reading says it (the labels alone would leave the model guessing what they are),
+    and what the snippets below are; else that these are candidates, or a category's capabilities."""
+    if not resolution.ok:
+        if category := _in_category(snapshot, resolution):
+            return f"{category} {_summaries(len(rows), len(_members(resolution)))}"
+        return _opener(snapshot, resolution.query, rows[0]["label"], loose)
+    how = LOOSE_READINGS.get(resolution.resolved_by or "", "by its words")
+    return f"{read_as(snapshot, resolution, how)}{_heading(rows, resolution.value or '')}"
+
+
+def _summaries(shown: int, members: int) -> str:
+    """What a category's answer says of the snippets below its first line: all its members', or some of them."""
+    if shown == members:
+        return "Its summary:" if shown == 1 else "Their summaries:"
+    return "The summary of one of them:" if shown == 1 else f"Summaries of {shown} of them:"
+
+
+def _heading(rows: list[dict[str, Any]], slug: str) -> str:
+    """What the snippets under a resolved reading are: its own summary or the closest by the query, best first, then
+    capabilities like it (`similarTo` neighbours, not matches of the query)."""
+    ranked = [row for row in rows if not row.get("related")]
+    related = len(rows) - len(ranked)
+    what = []
+    if ranked and ranked[0]["capability"] == slug:
+        what.append("its summary" if len(ranked) == 1 else "its summary, then the next closest")
+    elif ranked:
+        what.append("the closest capability" if len(ranked) == 1 else "the closest capabilities, best first")
+    if related:
+        what.append("a capability like it" if related == 1 else "capabilities like it")
+    return f"; {', then '.join(what)}:"
+
+
+def _unrecorded_suggestions(agent: str, names: list[str]) -> str:
+    """The last line of suggestions some of which the agent's data does not mention (their snippets are other agents'):
+    said of the suggestions, so that it is not read as the answer to the question ('PR review' is not Git
+    Integration, and Code Review may be in the data)."""
+    theirs = "its snippet comes" if len(names) == 1 else "their snippets come"
+    return (
+        f"Of these suggestions, {agent}'s data has no record of {', '.join(names)} ({theirs} from other agents' "
+        "records): no data, not a no."
+    )
+
+
+def _other_candidates(
+    snapshot: Snapshot, resolution: Resolution, suggested: set[str], agent: str | None
+) -> list[dict[str, Any]]:
+    """When nothing was resolved, the scorer's candidates that got no snippet, named in one short row each: the
+    right capability is often ranked below the snippets' three (`capidx.server.resolve.SHOWN_CANDIDATES`)."""
+    if resolution.ok:
+        return []
+    rows = candidates(snapshot, resolution, agent)["candidates"]
+    return [row for row in rows if row["slug"] not in suggested]
+
+
+def _setting(injection: Any, name: str, default: int) -> int:
+    value = getattr(injection, name, None) if injection is not None else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else default
