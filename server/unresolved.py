@@ -46,15 +46,22 @@ def candidates(snapshot: Snapshot, resolution: Resolution, agent: str | None) ->
         value["hint"] = _no_words_match(resolution.query, bool(rows))
         return value
     elsewhere = _elsewhere(rows, agent)  # what calling again for that agent would not give
+    partly = _partly(rows, agent)  # said of the candidates the agent's data has no record of, when only some
     if category is not None:
-        again = elsewhere or "Call again with one capability's name or slug."
+        again = f"{elsewhere}." if elsewhere else f"Call again with one capability's name or slug{partly}."
         value["hint"] = f"{_in_category(snapshot, resolution)} {again}"
     elif _weak(_labels(snapshot), [c.confidence for c in resolution.candidates]):
-        again = f". {elsewhere}" if elsewhere else "; if one is, call again with its slug."
-        value["hint"] = f"{_no_clear_match(resolution.query)}{again}"
+        value["hint"] = (
+            f"Nothing in this catalog clearly matches {quoted(resolution.query)}. {elsewhere}; or call again with "
+            "other words if none of these is it."
+            if elsewhere
+            else f"{_no_clear_match(resolution.query)}; if one is, call again with its slug{partly}."
+        )
     else:
         value["hint"] = (
-            f"No clear match. {elsewhere}" if elsewhere else "No clear match: call again with one candidate's slug."
+            f"No clear match. {elsewhere}."
+            if elsewhere
+            else f"No clear match: call again with one candidate's slug{partly}."
         )
     return value
 
@@ -62,13 +69,28 @@ def candidates(snapshot: Snapshot, resolution: Resolution, agent: str | None) ->
 def _elsewhere(rows: list[dict[str, Any]], agent: str | None) -> str:
     """Where a candidate's record is when the asked agent's data records none of them: calling again for that agent
     would answer with no record (or no sources), so every agent's are pointed to, as `_next_step` does for
-    suggestions; "" when no agent was asked or one candidate is recorded."""
+    suggestions; one candidate is named by its slug. "" when no agent was asked or one candidate is recorded; no
+    closing period, so that a hint can go on."""
     if agent is None or not rows or any(row.get("recorded") for row in rows):
         return ""
+    if len(rows) == 1:
+        return (
+            f"{agent}'s data has no record of it (no data, not a no): compare_capability with {rows[0]['slug']!r} "
+            "gives every agent's record of it, and get_sources with it and no agent every agent's sources"
+        )
     return (
         f"{agent}'s data has no record of any of these (no data, not a no): compare_capability with one's name or slug "
-        "gives every agent's record of it, and get_sources with it and no agent every agent's sources."
+        "gives every agent's record of it, and get_sources with it and no agent every agent's sources"
     )
+
+
+def _partly(rows: list[dict[str, Any]], agent: str | None) -> str:
+    """The clause a hint adds when the agent's data records only some of the candidates (`recorded`): calling again
+    for that agent with one it has no record of would answer with no record, as `_next_step` says of suggestions."""
+    recorded = [row.get("recorded") for row in rows]
+    if agent is None or all(recorded) or not any(recorded):
+        return ""
+    return f"; for one {agent} has no record of, compare_capability gives every agent's"
 
 
 def _members(resolution: Resolution) -> tuple[Candidate, ...]:
@@ -223,7 +245,7 @@ def suggestions(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
         value["candidates"] = others
     if others and category is None:  # a category's are named in its first line
         names = ", ".join(f"{row['name']} ({row['slug']}, {row['matchConfidence']})" for row in others)
-        text = f"{text.rstrip()}\n\nOther candidates: {names}. Call again with one slug."
+        text = f"{text.rstrip()}\n\nOther candidates: {names}. {_call_again(rows, others, agent)}"
     elif rows:
         text = f"{text.rstrip()}\n\n{_next_step(rows, agent, loose)}"
     if agent is not None and (unrecorded := [row["name"] for row in rows if row.get("recorded") is False]):
@@ -231,18 +253,30 @@ def suggestions(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
     return {"text": text, "value": value}
 
 
+def _call_again(rows: list[dict[str, Any]], others: list[dict[str, Any]], agent: str | None) -> str:
+    """The last line's step after suggestions and other candidates: calling again for an agent whose data records
+    none of them would answer with no record, so every agent's record is pointed to (compare_capability); where only
+    some are recorded, the line says so of the others, as `_next_step` does."""
+    recorded = [row.get("recorded") is not False for row in [*rows, *others]]  # no agent asked: every one recorded
+    if not any(recorded):
+        return "compare_capability with one's name or slug gives every agent's record of it (setup, limits, sources)."
+    which = "" if all(recorded) else f"; for one {agent} has no record of, compare_capability gives every agent's"
+    return f"Call again with one slug{which}."
+
+
 def _next_step(rows: list[dict[str, Any]], agent: str | None, other_words_said: bool) -> str:
     """The last line of suggestions that name no other candidates: a snippet is a summary, the record is a call away;
     for an agent whose data records none of them, every agent's record is (compare_capability): this tool would
-    answer with no record, and where only some are recorded, the line says so of the others. Other words are offered
-    unless the first line did."""
+    answer with no record, and where only some are recorded, the line says so of the others. One suggestion is named
+    by its slug. Other words are offered unless the first line did."""
     recorded = [row.get("recorded") is not False for row in rows]  # no agent asked: every row has its record
+    named = f"{rows[0]['capability']!r}" if len(rows) == 1 else "one's name or slug"
     if any(recorded):
         which = "" if all(recorded) else f"; for one {agent} has no record of, compare_capability gives every agent's"
-        step = f"Call again with one's name or slug for its full record (setup, limits, sources{which})"
+        step = f"Call again with {named} for its full record (setup, limits, sources{which})"
         words = ", or with"
     else:
-        step = "compare_capability with one's name or slug gives every agent's record of it (setup, limits, sources)"
+        step = f"compare_capability with {named} gives every agent's record of it (setup, limits, sources)"
         words = "; call again with"
     return f"{step}." if other_words_said else f"{step}{words} other words if none of these is it."
 
