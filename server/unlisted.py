@@ -26,8 +26,9 @@ def not_listed(snapshot: Snapshot, resolved: Mapping[str, Resolution]) -> str:
     the list leaves out; for a category's list, the same for the agents whose data leaves some out, those that leave
     out the same ones together (up to `NOT_LISTED_SHOWN` sentences, then the other agents as leaving some out too).
     A category's note names every such agent's id, then every capability, within `NOT_LISTED_CHARS` characters
-    shared by all (ids first: a count of names is no use without whose they are), then says how many more (only
-    their number once the room is spent), and once which list names them. A model would otherwise read a missing
+    shared by all (ids first: a count of names is no use without whose they are), then says how many more, and once
+    which list names them; the agents whose capabilities no name fits are said with the other agents, in one
+    sentence (a count per agent would say the same thing again and again). A model would otherwise read a missing
     entry as a no, and cannot see names not given."""
     category = resolved["category"].value if "category" in resolved else None
     if "agent" in resolved:
@@ -53,15 +54,32 @@ def not_listed(snapshot: Snapshot, resolved: Mapping[str, Resolution]) -> str:
         room = max(0, room - len(", ".join(shown)) * ("agent" not in resolved))
         whose.append((shown, len(ids)))
     said, cut = [], any(len(shown) < count for shown, count in whose)
+    folded: list[tuple[list[str], int]] = []  # groups past the room for names, said with the other agents
     for missing, (ids, count) in zip(groups, whose[:-1], strict=True):
         shown = fitting(missing, room)
         room = max(0, room - len(", ".join(shown)))
         cut = cut or len(shown) < len(missing)
-        said.append(f"Not in {_data_of(ids, count)}, so not listed: {_some_of(shown, len(missing))}")
-    if others:
-        said.append(f"Some of it is not in {_data_of(*whose[-1])} either")
+        if shown or "agent" in resolved:
+            said.append(f"Not in {_data_of(ids, count)}, so not listed: {_some_of(shown, len(missing))}")
+        else:  # a count alone, said once per group, is no use: these agents are said in one sentence
+            folded.append((ids, count))
+    if folded or others:
+        ids, count = _together([*folded, whose[-1]])
+        said.append(f"Some of it is not in {_data_of(ids, count)} either")
     where = _narrower("agent" in resolved, category is not None) if cut or others else ""
     return f"{'. '.join(said)} (no data, not a no).{where}" if said else ""
+
+
+def _together(whose: list[tuple[list[str], int]]) -> tuple[list[str], int]:
+    """The ids named of several groups of agents, and how many agents they hold, for one sentence: the names stop at
+    the first group the room cut short, so that 'and N more agents' follows the last id named."""
+    ids: list[str] = []
+    total = 0
+    for shown, count in whose:
+        if len(ids) == total:  # every agent before was named
+            ids += shown
+        total += count
+    return ids, total
 
 
 def _data_of(ids: list[str], count: int) -> str:

@@ -9,7 +9,9 @@ catalog grows by, whose data records none (or only some) of the closest capabili
 from __future__ import annotations
 
 import json
+import re
 import shutil
+from itertools import combinations
 from pathlib import Path
 
 import pytest
@@ -99,3 +101,22 @@ async def test_other_candidates_none_of_which_the_agent_records_point_to_every_a
     assert others.endswith(
         "Call again with one slug; for one zeta-b has no record of, compare_capability gives every agent's."
     )
+
+
+async def test_a_categorys_note_says_the_agents_past_the_room_for_names_in_one_sentence(tmp_path: Path) -> None:
+    """Thirteen agents that each leave out a different six of context-awareness's eight capabilities: once the room
+    for names is spent, the agents left are said together in one sentence, not one count-only sentence each."""
+    members = [name for name, record in _records(REPO / "agents").items() if record["category"] == "context-awareness"]
+    pairs = list(combinations(sorted(members), 2))[:13]
+    agents = {f"agent-number-{n + 1:02}": list(pair) for n, pair in enumerate(pairs)}
+    build = crowded_build(tmp_path, agents)
+    async with connect(build) as client:
+        result = await client.call_tool("list_capabilities", {"category": "context-awareness"})
+    note = result.content[-1].text
+    assert not re.search(r"so not listed: \d+ capabilit", note)
+    assert all(note.count(agent) == 1 for agent in agents)
+    named = note.split(". ")
+    assert len([sentence for sentence in named if sentence.startswith("Not in ")]) < 10
+    (together,) = [sentence for sentence in named if sentence.startswith("Some of it is not in the data of ")]
+    assert together.endswith(", vscode-copilot either (no data, not a no)")
+    assert note.endswith("A list by an agent and this category names those not named here.")

@@ -548,8 +548,8 @@ async def test_a_categorys_list_shares_its_room_and_points_to_the_narrower_list_
     catalog_build: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The agents of a category's list share `NOT_LISTED_CHARS`, their ids first: once it is spent, an agent's missing
-    capabilities are only counted (not one more name past the bound), and which list names them is said once, not
-    per agent."""
+    agents left are said together in one sentence (not one more name past the bound, nor a count-only sentence each),
+    and which list names them is said once, not per agent."""
     ids = len("copilot-cli") + len("vscode-copilot")  # then the longer of copilot-cli's two names
     monkeypatch.setattr(unlisted, "NOT_LISTED_CHARS", ids + len("Context Compaction"))
     async with connect(catalog_build) as client:
@@ -557,7 +557,8 @@ async def test_a_categorys_list_shares_its_room_and_points_to_the_narrower_list_
     (note,) = [block.text for block in listed.content[1:]]
     said = dict(re.findall(r"Not in ([\w-]+)'s data, so not listed: ([^.(]*)", note))
     assert re.fullmatch(r"(Context Compaction|Session Resume) and 1 more", said["copilot-cli"].strip())
-    assert said["vscode-copilot"].strip() == "3 capabilities"  # the room is spent: no name past the bound
+    assert "vscode-copilot" not in said  # the room is spent: no name past the bound, the agent said with the others
+    assert "Some of it is not in vscode-copilot's data either (no data, not a no)." in note
     assert note.count("names those not named here") == 1
     assert note.endswith("(no data, not a no). A list by an agent and this category names those not named here.")
 
@@ -1157,7 +1158,8 @@ async def test_a_categorys_list_names_together_the_agents_that_leave_out_the_sam
 ) -> None:
     """Agents whose data leaves out the same capabilities of a category are named in one sentence, not one each; the
     agents past `NOT_LISTED_SHOWN` sentences are named by id, not counted as 'more agents' the model cannot look up;
-    they are counted only when not even their ids fit the note's room."""
+    they are counted only when not even their ids fit the note's room, and once no capability's name fits, the
+    agents left are said in one sentence."""
 
     def having(*agents: str) -> dict[str, dict[str, bool]]:
         return {agent: {"available": True} for agent in agents}
@@ -1186,8 +1188,7 @@ async def test_a_categorys_list_names_together_the_agents_that_leave_out_the_sam
         "Some of it is not in gemini-cli's data either (no data, not a no). A list by an agent and this category"
     )
     (note,) = [block.text for block in counted.content[1:]]
-    assert note.startswith("Not in the data of copilot-cli and 1 more agent, so not listed: 2 capabilities. ")
-    assert "Some of it is not in the data of 1 agent either" in note
+    assert note.startswith("Some of it is not in the data of copilot-cli and 2 more agents either (no data, not a no).")
 
 
 async def test_the_closing_line_is_true_of_suggestions_only_some_of_which_the_agent_records(
