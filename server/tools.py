@@ -311,11 +311,7 @@ def lookup_capability(snapshot: Snapshot, agent: str, capability: str) -> types.
     cap_res = resolve_capability(snapshot.index, capability, agent=agent_res.value)
     if unresolved.wants_suggestions(snapshot, cap_res):
         return _suggested(snapshot, cap_res, agent_res.value, agent=agent_res, capability=cap_res)
-    if cap_res.status == "ambiguous":
-        return _synthesized(
-            snapshot, unresolved.candidates(snapshot, cap_res, agent_res.value), agent=agent_res, capability=cap_res
-        )
-    if not cap_res.ok:  # unknown: suggestions as a normal result (issue 12)
+    if not cap_res.ok:  # ambiguous or unknown: candidates as a normal result (issue 12)
         return _synthesized(
             snapshot, unresolved.candidates(snapshot, cap_res, agent_res.value), agent=agent_res, capability=cap_res
         )
@@ -331,9 +327,7 @@ def compare_capability(snapshot: Snapshot, capability: str, agents: list[str] | 
     cap_res = resolve_capability(snapshot.index, capability)
     if cap_res.status == "ambiguous" and snapshot.has_kind("snippet"):
         return _suggested(snapshot, cap_res, None, capability=cap_res)
-    if cap_res.status == "ambiguous":
-        return _synthesized(snapshot, unresolved.candidates(snapshot, cap_res, None), capability=cap_res)
-    if not cap_res.ok:
+    if not cap_res.ok:  # ambiguous without snippets, or unknown: candidates
         return _synthesized(snapshot, unresolved.candidates(snapshot, cap_res, None), capability=cap_res)
     document = snapshot.find("compare", capability=cap_res.value)
     if document is None:
@@ -393,9 +387,7 @@ def get_sources(snapshot: Snapshot, agent: str | None = None, capability: str | 
     agent_id = resolved["agent"].value if "agent" in resolved else None
     if capability is not None:
         resolved["capability"] = resolve_capability(snapshot.index, capability, agent=agent_id)
-        if resolved["capability"].status == "ambiguous":
-            return _synthesized(snapshot, unresolved.candidates(snapshot, resolved["capability"], agent_id), **resolved)
-        if not resolved["capability"].ok:
+        if not resolved["capability"].ok:  # ambiguous or unknown: candidates
             return _synthesized(snapshot, unresolved.candidates(snapshot, resolved["capability"], agent_id), **resolved)
     # The agent has not recorded that capability: no document, nothing cited.
     found = resolved.get("capability")
