@@ -367,6 +367,10 @@ def test_the_rate_limit_passes_a_burst_then_counts_what_it_drops() -> None:
 
 
 def test_a_stuck_stderr_does_not_block_logging() -> None:
+    """A flood of records into a stderr nobody reads: logging never blocks, the lines past the queue are dropped
+    and counted, and once stderr drains the count and the next line are written. The pipe is always drained
+    before the stream is closed, so that a failed check fails instead of hanging (closing the stream waits for
+    the writer thread, blocked on the full pipe)."""
     read_end, write_end = os.pipe()
     with contextlib.suppress(OSError):
         fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, 4096)  # Linux: the smallest pipe, full sooner
@@ -374,29 +378,33 @@ def test_a_stuck_stderr_does_not_block_logging() -> None:
     handler, stop = start(stream, RepeatLimiter(burst=10**9))
     log = logging.getLogger(f"capidx.test.{time.monotonic_ns()}")
     log.propagate = False
+    log.setLevel(logging.WARNING)  # whatever an earlier test left on the 'capidx' loggers
     log.addHandler(handler)
+    drained = bytearray()
+    draining = threading.Thread(target=lambda: drained.extend(_read_all(read_end)), daemon=True)
+
+    def flood() -> None:
+        for number in range(3000):  # ~370 KB, far more than the pipe and the queue hold
+            log.warning("line %d %s", number, "x" * 90)
+
     try:
-
-        def flood() -> None:
-            for number in range(3000):  # ~300 KB, far more than the pipe holds
-                log.warning("line %d %s", number, "x" * 90)
-
         flooding = threading.Thread(target=flood, daemon=True)
         flooding.start()
         flooding.join(60)
-        assert not flooding.is_alive(), "logging blocked on a full stderr"
-        assert handler.dropped > 0
-        drained = bytearray()
-        draining = threading.Thread(target=lambda: drained.extend(_read_all(read_end)), daemon=True)
+        flooded, dropped, waiting = not flooding.is_alive(), handler.dropped, handler.lines.qsize()
         draining.start()
         deadline = time.monotonic() + 30
         while handler.lines.qsize() > 10 and time.monotonic() < deadline:  # the writer catches up
             time.sleep(0.05)
         log.warning("after the storm")
     finally:
+        if draining.ident is None:
+            draining.start()
         stop()
         stream.close()
     draining.join(30)
+    assert flooded, "logging blocked on a full stderr"
+    assert dropped > 0, f"nothing dropped: {waiting} lines queued"
     text = drained.decode()
     assert "log line(s) dropped: stderr was full" in text
     assert text.rstrip().endswith("after the storm")
