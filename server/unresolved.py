@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from capidx.schema.labels import Label, sorted_labels
-from capidx.schema.text import normalize, plural
+from capidx.schema.text import normalize
 from capidx.server import suggest
 from capidx.server.matchindex import Candidate, Resolution
 from capidx.server.readings import LOOSE_READINGS, listing, quoted, read_as
@@ -135,10 +135,10 @@ def _in_category(snapshot: Snapshot, resolution: Resolution) -> str:
     named = "" if normalize(category) == normalize(resolution.query) else f", {category}"
     members = [c.label for c in _members(resolution)]
     more = f" and {len(members) - MEMBERS_NAMED:,} more" if len(members) > MEMBERS_NAMED else ""
+    its = "Its only capability" if len(members) == 1 else f"Its {len(members):,} capabilities"
     return (
-        f"{resolution.query!r} is a category{named}, not one capability. Its "
-        f"{plural(len(members), 'capability', 'capabilities')}: {', '.join(members[:MEMBERS_NAMED])}{more}; "
-        f"{listing(category)} lists all of it."
+        f"{resolution.query!r} is a category{named}, not one capability. {its}: "
+        f"{', '.join(members[:MEMBERS_NAMED])}{more}; {listing(category)} lists all of it."
     )
 
 

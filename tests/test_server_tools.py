@@ -1059,8 +1059,9 @@ async def test_a_category_answer_offers_no_neighbours_from_other_categories(bund
 
 
 def _named_members(said: str) -> list[str]:
-    """The capabilities a category's answer names in its first line ('Its 8 capabilities: A, B; list_...')."""
-    match = re.search(r"Its [\d,]+ capabilit(?:y|ies): (.*?); list_capabilities", said)
+    """The capabilities a category's answer names in its first line ('Its 8 capabilities: A, B; list_...', 'Its only
+    capability: A; list_...')."""
+    match = re.search(r"Its (?:[\d,]+ capabilities|only capability): (.*?); list_capabilities", said)
     assert match, said
     return match.group(1).split(", ")
 
@@ -1086,7 +1087,7 @@ async def test_a_categorys_answer_gives_every_member_it_names(bundled_build: Pat
     assert [row["name"] for row in sources.structured_content["candidates"]] == _named_members(hint)
     assert len(_named_members(hint)) > 5 and hint.endswith("Call again with one capability's name or slug.")
     opener = text_of(one).split("\n\n")[0]  # one member: said of one
-    assert _named_members(opener) == ["MCP Servers"] and "Its 1 capability: " in opener
+    assert _named_members(opener) == ["MCP Servers"] and "Its only capability: " in opener
     assert opener.endswith("Its summary:") and "Their" not in opener
 
 
