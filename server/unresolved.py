@@ -52,8 +52,7 @@ def candidates(snapshot: Snapshot, resolution: Resolution, agent: str | None) ->
         value["hint"] = f"{_in_category(snapshot, resolution)} {again}"
     elif _weak(_labels(snapshot), [c.confidence for c in resolution.candidates]):
         value["hint"] = (
-            f"Nothing in this catalog clearly matches {quoted(resolution.query)}. {elsewhere}; or call again with "
-            "other words if none of these is it."
+            f"{_nothing_clearly(resolution.query)}. {elsewhere}; or call again with other words if none of these is it."
             if elsewhere
             else f"{_no_clear_match(resolution.query)}; if one is, call again with its slug{partly}."
         )
@@ -73,14 +72,10 @@ def _elsewhere(rows: list[dict[str, Any]], agent: str | None) -> str:
     closing period, so that a hint can go on."""
     if agent is None or not rows or any(row.get("recorded") for row in rows):
         return ""
-    if len(rows) == 1:
-        return (
-            f"{agent}'s data has no record of it (no data, not a no): compare_capability with {rows[0]['slug']!r} "
-            "gives every agent's record of it, and get_sources with it and no agent every agent's sources"
-        )
+    which, named = ("it", repr(rows[0]["slug"])) if len(rows) == 1 else ("any of these", "one's name or slug")
     return (
-        f"{agent}'s data has no record of any of these (no data, not a no): compare_capability with one's name or slug "
-        "gives every agent's record of it, and get_sources with it and no agent every agent's sources"
+        f"{agent}'s data has no record of {which} (no data, not a no): compare_capability with {named} gives every "
+        "agent's record of it, and get_sources with it and no agent every agent's sources"
     )
 
 
@@ -147,9 +142,13 @@ def _no_clear_match(query: str) -> str:
     of them for an answer, nor read the catalog's silence as a no. Only the query's words failed to match: the
     catalog may record it in others ('how much have I spent' is Usage Tracking's '/cost')."""
     return (
-        f"Nothing in this catalog clearly matches {quoted(query)}. If none of these is it, that is not a no: the "
-        "catalog may word it otherwise, so call again with other words or a capability's own name"
+        f"{_nothing_clearly(query)}. If none of these is it, that is not a no: the catalog may word it otherwise, so "
+        "call again with other words or a capability's own name"
     )
+
+
+def _nothing_clearly(query: str) -> str:
+    return f"Nothing in this catalog clearly matches {quoted(query)}"
 
 
 def _no_words_match(query: str, closest: bool) -> str:
@@ -257,11 +256,10 @@ def _call_again(rows: list[dict[str, Any]], others: list[dict[str, Any]], agent:
     """The last line's step after suggestions and other candidates: calling again for an agent whose data records
     none of them would answer with no record, so every agent's record is pointed to (compare_capability); where only
     some are recorded, the line says so of the others, as `_next_step` does."""
-    recorded = [row.get("recorded") is not False for row in [*rows, *others]]  # no agent asked: every one recorded
-    if not any(recorded):
+    listed = [*rows, *others]
+    if not any(row.get("recorded") is not False for row in listed):  # no agent asked: every one recorded
         return "compare_capability with one's name or slug gives every agent's record of it (setup, limits, sources)."
-    which = "" if all(recorded) else f"; for one {agent} has no record of, compare_capability gives every agent's"
-    return f"Call again with one slug{which}."
+    return f"Call again with one slug{_partly(listed, agent)}."
 
 
 def _next_step(rows: list[dict[str, Any]], agent: str | None, other_words_said: bool) -> str:
@@ -272,8 +270,7 @@ def _next_step(rows: list[dict[str, Any]], agent: str | None, other_words_said: 
     recorded = [row.get("recorded") is not False for row in rows]  # no agent asked: every row has its record
     named = f"{rows[0]['capability']!r}" if len(rows) == 1 else "one's name or slug"
     if any(recorded):
-        which = "" if all(recorded) else f"; for one {agent} has no record of, compare_capability gives every agent's"
-        step = f"Call again with {named} for its full record (setup, limits, sources{which})"
+        step = f"Call again with {named} for its full record (setup, limits, sources{_partly(rows, agent)})"
         words = ", or with"
     else:
         step = f"compare_capability with {named} gives every agent's record of it (setup, limits, sources)"
