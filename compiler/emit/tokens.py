@@ -73,7 +73,8 @@ def unknown_names(names: Sequence[str]) -> dict[int, tuple[str, str]]:
 
 def check_names(names: Sequence[str]) -> None:
     """Fail early (exit 2) on a name tiktoken does not know, before anything is rendered or loaded."""
-    for message, hint in unknown_names(names).values():
+    if unknown := unknown_names(names):
+        message, hint = next(iter(unknown.values()))
         raise EncodingUnavailable(f"{message} ({hint})", ExitCode.USAGE)
     for name in names:
         if name not in OFFLINE_NAMES and (problem := cache_problem(name)) is not None:

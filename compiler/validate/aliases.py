@@ -21,7 +21,7 @@ _OWN_WORD = "an agent's own word for a capability belongs in its record's `termi
 
 
 @dataclass(frozen=True)
-class _Named:
+class Named:
     """A capability as the index knows it: its slug (its identity across agents) and its name as first written."""
 
     slug: str
@@ -35,13 +35,13 @@ class _RecordAlias:
     document: int
     parts: tuple[Any, ...]
     phrase: str
-    owner: _Named
+    owner: Named
     agent: str
 
 
-def name_keys(documents: Sequence[SourceFile]) -> dict[str, _Named]:
+def name_keys(documents: Sequence[SourceFile]) -> dict[str, Named]:
     """Normalized capability name or slug -> the capability: the phrases the server answers before any alias."""
-    keys: dict[str, _Named] = {}
+    keys: dict[str, Named] = {}
     for document in documents:
         for _, capability in items(document.data, "capabilities"):
             named = _named(capability)
@@ -51,16 +51,16 @@ def name_keys(documents: Sequence[SourceFile]) -> dict[str, _Named]:
     return keys
 
 
-def table_targets(table: Any, names: Mapping[str, _Named]) -> dict[str, _Named]:
+def table_targets(table: Any, names: Mapping[str, Named]) -> dict[str, Named]:
     """Normalized alias-table phrase -> the capability it leads to, for the phrases whose target exists (the
     others are `alias-target` errors and left out of the build). The first phrase of a normalized key in sorted order
     wins here, as in the build (which sorts the table); a second one is an error of its own (`check_table_keys`)."""
     phrases = table.get("aliases") if isinstance(table, dict) else None
-    targets: dict[str, _Named] = {}
+    targets: dict[str, Named] = {}
     for phrase, target in sorted(phrases.items()) if isinstance(phrases, dict) else ():
         found = names.get(normalize(target)) if isinstance(target, str) else None
-        if found is not None and normalize(phrase):
-            targets.setdefault(normalize(phrase), found)
+        if found is not None and (key := normalize(phrase)):
+            targets.setdefault(key, found)
     return targets
 
 
@@ -113,7 +113,7 @@ def _same_phrase_hint(earlier: str, earlier_target: Any, target: Any) -> str:
     return f"{never}: remove this key or {quote(earlier)}"
 
 
-def check_table_names(source: SourceFile, names: Mapping[str, _Named]) -> list[Diagnostic]:
+def check_table_names(source: SourceFile, names: Mapping[str, Named]) -> list[Diagnostic]:
     """An alias-table phrase that is another capability's name or slug: the server answers the name first, so the
     alias never leads to its target."""
     phrases = source.data.get("aliases") if isinstance(source.data, dict) else None
@@ -130,15 +130,19 @@ def check_table_names(source: SourceFile, names: Mapping[str, _Named]) -> list[D
 
 
 def check_record_aliases(
-    sources: Sequence[SourceFile], context: Sequence[SourceFile] = (), table: Any = None
+    sources: Sequence[SourceFile],
+    context: Sequence[SourceFile] = (),
+    table: Any = None,
+    names: Mapping[str, Named] | None = None,
 ) -> list[Diagnostic]:
     """Capabilities' own `aliases` the index cannot keep, said at each checked record's alias (`context`, the rest
     of the catalog when a pre-commit hook names only changed files, is compared with, never reported at):
     an alias that is another capability's name or slug (`alias-is-name`), and one phrase that is an alias of two
     capabilities, in records or in the alias `table` (`alias-shared`), which names which one the index keeps (an
-    agent whose own record gives the phrase gets its own reading: server/resolve.py)."""
+    agent whose own record gives the phrase gets its own reading: server/resolve.py). `names`: `name_keys` of the
+    same documents, when the caller has it."""
     documents = (*sources, *context)
-    names = name_keys(documents)
+    names = name_keys(documents) if names is None else names
     tabled = table_targets(table, names)
     claims: dict[str, list[_RecordAlias]] = {}
     for alias in _record_aliases(documents):
@@ -158,7 +162,7 @@ def check_record_aliases(
     return problems
 
 
-def _dead_alias(source: SourceFile, alias: _RecordAlias, named: _Named | None) -> Diagnostic | None:
+def _dead_alias(source: SourceFile, alias: _RecordAlias, named: Named | None) -> Diagnostic | None:
     if named is None or named.slug == alias.owner.slug:
         return None
     message = f"alias {quote(alias.phrase)} of {quote(alias.owner.name)} is the name of the capability"
@@ -168,7 +172,7 @@ def _dead_alias(source: SourceFile, alias: _RecordAlias, named: _Named | None) -
 
 
 def _shared_alias(
-    source: SourceFile, alias: _RecordAlias, owners: Mapping[str, _RecordAlias], kept: _Named, tabled: _Named | None
+    source: SourceFile, alias: _RecordAlias, owners: Mapping[str, _RecordAlias], kept: Named, tabled: Named | None
 ) -> Diagnostic | None:
     """`alias` when another capability claims its phrase: the alias table (which wins) or another record. `owners`:
     each claiming capability's first claim, in claim order; `kept`: the one of them the index keeps."""
@@ -198,7 +202,7 @@ def _record_aliases(documents: Sequence[SourceFile]) -> Iterator[_RecordAlias]:
                     yield _RecordAlias(number, ("capabilities", index, "aliases", item), phrase, owner, agent)
 
 
-def _named(capability: dict[str, Any]) -> _Named | None:
+def _named(capability: dict[str, Any]) -> Named | None:
     name = capability.get("name")
     slug = slugify(name) if isinstance(name, str) else ""
-    return _Named(slug, name) if slug else None
+    return Named(slug, name) if slug else None

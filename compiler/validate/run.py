@@ -8,7 +8,7 @@ ties config, validation and reporting together for the command line. `capidx bui
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
@@ -104,8 +104,9 @@ def _validate_project(
     diagnostics += lint.check_agent_names(sources, context)
     if catalog_complete:  # with a document unreadable, its names are unknown: no false alarms
         diagnostics += lint.check_successors(sources, names)
-    aliases, table, problems = _check_alias_tables(inputs, names, catalog_complete, (*sources, *context))
-    diagnostics += problems + alias_rules.check_record_aliases(sources, context, table)
+    named = alias_rules.name_keys((*sources, *context))  # once: the table rules and the records' aliases read it
+    aliases, table, problems = _check_alias_tables(inputs, names, catalog_complete, (*sources, *context), named)
+    diagnostics += problems + alias_rules.check_record_aliases(sources, context, table, named)
     if strict:
         diagnostics = [diagnostic.promoted() for diagnostic in diagnostics]
     return ValidationResult(
@@ -151,7 +152,11 @@ def _check_document(source: SourceFile, validator: Any, config: Config, today: d
 
 
 def _check_alias_tables(
-    inputs: discover.Inputs, names: set[str], catalog_complete: bool, documents: Sequence[SourceFile]
+    inputs: discover.Inputs,
+    names: set[str],
+    catalog_complete: bool,
+    documents: Sequence[SourceFile],
+    named: Mapping[str, alias_rules.Named],
 ) -> tuple[LoadedDocument | None, Any, list[Diagnostic]]:
     """The alias table checked (first of those named), the data of the table the build reads (that one, else the
     catalog's own when only documents are named: each related table is read once, here), and the problems."""
@@ -168,7 +173,7 @@ def _check_alias_tables(
         diagnostics += alias_rules.check_table_keys(source)
         if catalog_complete:  # with a document unreadable, its names are unknown: no false alarms
             diagnostics += lint.check_alias_targets(source, names) + lint.check_alias_wordings(source, documents)
-            diagnostics += alias_rules.check_table_names(source, alias_rules.name_keys(documents))
+            diagnostics += alias_rules.check_table_names(source, named)
         first = first or LoadedDocument(path, None, source.data, source.raw)
     for path in inputs.related_aliases:
         source, _ = load_file(path)  # not named: only its targets are checked (its own problems are its commit's)
