@@ -84,9 +84,6 @@ MECHANISMS: dict[str, Callable[[], Any]] = {
     ),
     "terminology tier": lambda: _index_edit(lambda i: dataclasses.replace(i, terminology={})),
     "stemmed tier (a name or alias in other forms)": lambda: _index_edit(lambda i: dataclasses.replace(i, stemmed={})),
-    "the stemmed tier with abbreviations read both ways ('tool perms')": lambda: replaced(
-        query, "_readings", lambda found: ()
-    ),
     "whole-name typo tier": lambda: replaced(resolve, "typo_winner", lambda text, similarity: None),
     "typo correction of words": lambda: replaced(query, "correct", lambda term, vocabulary: (term, 1.0)),
     "typo plausibility (first letter, short words)": lambda: replaced(query, "_plausible_typo", lambda a, b: True),

@@ -5,7 +5,7 @@ abbreviation stands for, as Snowball roots; the table's other readings are alter
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -24,8 +24,6 @@ SHORT_TYPO = 5
 LONG_TYPO = 9
 # The longest spelled-out run an abbreviation may stand for ('bring your own key').
 LONGEST_EXPANSION = 4
-# At most this many readings of a query with its abbreviations swapped (`_readings`): each may multiply them.
-MAX_READINGS = 16
 # Words that ask what a capability's record says ('does it support hooks?', 'hooks limitations'), not what it is
 # called: left out of a query unless it holds every word of a name, alias or wording that has them ('models
 # availability' for Model Availability), or has no other word.
@@ -67,7 +65,6 @@ class Query:
     normalized: str
     identifiers: tuple[str, ...]
     key: str  # the terms joined: 'the release notes' and 'release note' share it
-    readings: tuple[str, ...]  # the key with abbreviations read both ways: 'tool perms' -> 'tool permission'
     corrected: bool  # a word was taken for a typo of an index term
     mistyped: bool  # a word the index does not have: the whole string may be a mistyped name
     rest: tuple[str, ...]  # terms outside the identifiers
@@ -91,7 +88,6 @@ def analyse(text: str, vocabulary: Vocabulary) -> Query:
         normalized=normalize(text),
         identifiers=literal,
         key=" ".join(raw),
-        readings=_readings(raw),
         corrected=any(trust < 1.0 for _, trust in fixed.values()),
         mistyped=any(t not in vocabulary.terms for t in raw),
         rest=rest,
@@ -108,40 +104,23 @@ def _asked(text: str, vocabulary: Vocabulary) -> list[str]:
     return [t for t in found if t not in QUESTION_WORDS or any(n <= held for n in vocabulary.named.get(t, ()))]
 
 
-def _runs(found: Sequence[str]) -> Iterator[tuple[int, int, tuple[str, ...]]]:
-    """Where the terms split: (start, length, abbreviations) of a spelled-out run an abbreviation stands for
-    ('command line interface': ('cli',)), else (start, 1, ()) of one term."""
-    i = 0
-    while i < len(found):
-        longest = range(min(LONGEST_EXPANSION, len(found) - i), 1, -1)
-        size, short = next(((n, s) for n in longest if (s := abbreviations(tuple(found[i : i + n])))), (1, ()))
-        yield i, size, short
-        i += size
-
-
-def _readings(found: list[str]) -> tuple[str, ...]:
-    """The terms joined with the abbreviation table read both ways ('tool perms' -> 'tool permission', 'model
-    context protocol servers' -> 'mcp server'): the forms a name or alias may have in the index."""
-    readings: list[list[str]] = [[]]
-    for i, _, short in _runs(found):
-        word = found[i]  # one word: as written, as its expansions and as its abbreviations ('documentation' -> 'doc')
-        forms = [[s] for s in short] or [[word], *map(terms, expansions(word)), *([s] for s in abbreviations((word,)))]
-        readings = [reading + form for reading in readings for form in forms][:MAX_READINGS]
-    return tuple(" ".join(reading) for reading in readings if reading != found)
-
-
 def _units(words: list[tuple[str, float]], vocabulary: Vocabulary) -> list[Unit]:
-    found = [term for term, _ in words]
     units: list[Unit] = []
-    for i, size, short in _runs(found):
-        if short:  # 'command line interface' -> 'cli'
-            units.append(_unit(tuple(found[i : i + size]), [(s,) for s in short], 1.0, vocabulary))
-            continue
-        term, trust = words[i]
-        short = abbreviations((term,))  # 'picture' -> 'pic', whose other one-word reading ('image') may be meant
-        siblings = [e for s in short for e in expansions(s) if len(terms(e)) == 1]  # not "integrated ..."
-        spelled = [tuple(terms(e)) for e in (*expansions(term), *siblings)]
-        units.append(_unit((term,), [*spelled, *((s,) for s in short)], trust, vocabulary))
+    i = 0
+    while i < len(words):
+        for size in range(min(LONGEST_EXPANSION, len(words) - i), 1, -1):  # 'command line interface' -> 'cli'
+            run = tuple(t for t, _ in words[i : i + size])
+            if short := abbreviations(run):
+                units.append(_unit(run, [(s,) for s in short], 1.0, vocabulary))
+                i += size
+                break
+        else:
+            term, trust = words[i]
+            short = abbreviations((term,))  # 'picture' -> 'pic', whose other one-word reading ('image') may be meant
+            siblings = [e for s in short for e in expansions(s) if len(terms(e)) == 1]  # not "integrated ..."
+            spelled = [tuple(terms(e)) for e in (*expansions(term), *siblings)]
+            units.append(_unit((term,), [*spelled, *((s,) for s in short)], trust, vocabulary))
+            i += 1
     return units
 
 

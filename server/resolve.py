@@ -51,9 +51,7 @@ def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) 
         if len(slugs) > 1:  # several agents use this word for different capabilities
             return ambiguous(query, slugs, lambda slug: index.capabilities[slug].name)
         return Resolution(query, "resolved", slugs[0], "terminology", 1.0)
-    # A name or alias in other forms ('the release notes'), else with abbreviations read both ways ('tool perms')
-    named = {index.stemmed[key] for key in q.readings if key in index.stemmed}
-    if (slug := index.stemmed.get(q.key, min(named) if len(named) == 1 else None)) is not None:
+    if (slug := index.stemmed.get(q.key)) is not None:  # a name or alias in other forms ('the release notes')
         return Resolution(query, "resolved", slug, "stemmed", 1.0)
     # A whole name, alias or wording mistyped ('hoks', 'mcp srvers', 'hoo ks'; not 'gpu usage metrics').
     typo = typo_winner(query, _similarity(index, n, fuzz.ratio, typo=True)) if q.mistyped else None

@@ -11,7 +11,7 @@ from capidx.schema.text import terms
 from capidx.server import rank
 from capidx.server.matchindex import MatchIndex, Resolution
 from capidx.server.names import resolve_agent, resolve_category
-from capidx.server.query import MAX_READINGS, analyse, correct
+from capidx.server.query import correct
 from capidx.server.resolve import resolve_capability
 from capidx.server.snapshot import load_snapshot
 
@@ -222,41 +222,6 @@ def test_stemmed_keys_are_a_second_exact_tier(query: str) -> None:
     resolution = resolve_capability(make_index(LOGS), query)
     assert (resolution.status, resolution.value, resolution.resolved_by) == ("resolved", "release-notes", "stemmed")
     assert resolution.confidence == 1.0
-
-
-ABBREVIATED = [
-    {"slug": "mcp-servers", "name": "MCP Servers", "description": "Connects external tools."},
-    {"slug": "tool-permissions", "name": "Tool Permissions", "description": "Asks before running a tool."},
-    {"slug": "image-input", "name": "Image Input", "description": "Reads screenshots."},
-    {"slug": "picture-input", "name": "Picture Input", "description": "Reads photos."},
-    {"slug": "release-notes", "name": "Release Notes", "description": "Drafts a changelog.", "aliases": ["docs gen"]},
-]
-
-
-@pytest.mark.parametrize(
-    ("query", "slug"),
-    [
-        ("Model Context Protocol servers", "mcp-servers"),  # a spelled-out run read as its abbreviation
-        ("the tool perms", "tool-permissions"),  # an abbreviation read as its expansion
-        ("documentation generation", "release-notes"),  # an alias holding an abbreviation, spelled out
-    ],
-)
-def test_a_name_or_alias_with_abbreviations_read_both_ways_is_the_stemmed_tier(query: str, slug: str) -> None:
-    resolution = resolve_capability(make_index(ABBREVIATED), query)
-    assert (resolution.status, resolution.value, resolution.resolved_by) == ("resolved", slug, "stemmed")
-
-
-def test_readings_that_name_two_capabilities_resolve_nothing_by_name() -> None:
-    # 'pic' reads as 'picture' or 'image': both names are read, so neither is the name the query spells
-    resolution = resolve_capability(make_index(ABBREVIATED), "pic input")
-    assert resolution.resolved_by != "stemmed"
-    assert {"image-input", "picture-input"} <= {c.value for c in resolution.ranked or resolution.candidates}
-
-
-def test_a_query_of_many_abbreviations_has_a_bounded_number_of_readings() -> None:
-    index = make_index(ABBREVIATED)
-    readings = analyse("docs pics " * 40, index.vocabulary).readings
-    assert 0 < len(readings) <= MAX_READINGS
 
 
 def test_an_agents_wording_in_another_form_is_ranked_not_looked_up() -> None:
