@@ -143,7 +143,10 @@ class MatchIndex:
         capabilities = MappingProxyType({row["slug"]: _capability_entry(row, named[row["slug"]]) for row in rows})
         spelled = [(text, row["slug"]) for row in rows for text in (row["name"], row["slug"])]
         keys = {normalize(text): slug for text, slug in spelled}
-        stemmed = _grouped((" ".join(terms(text)), slug) for text, slug in [*spelled, *aliases.items()])
+        # a key chord ('Cmd+I', in the table as 'cmd i') has no words: 'cmd' alone does not name Inline Chat
+        chords = {normalize(alias) for row in rows for alias in row.get("aliases", ()) if not terms(alias)}
+        named_as = [*spelled, *((alias, slug) for alias, slug in aliases.items() if alias not in chords)]
+        stemmed = _grouped((" ".join(terms(text)), slug) for text, slug in named_as)
         identifiers = {
             token: tuple((row["capability"], row.get("agent"), IDENTIFIER_EVIDENCE[row["field"]]) for row in found)
             for token, found in data.get("identifiers", {}).items()

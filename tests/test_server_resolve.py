@@ -224,6 +224,17 @@ def test_stemmed_keys_are_a_second_exact_tier(query: str) -> None:
     assert resolution.confidence == 1.0
 
 
+def test_a_key_chord_alias_gives_no_stemmed_key() -> None:
+    # 'Cmd+I' is 'cmd i' in the alias table, whose terms() are 'cmd' alone ('i' is a stop word): 'cmd' must not name
+    # Inline Chat by that; the chord itself and its spelling still do
+    chat = {"slug": "inline-chat", "name": "Inline Chat", "description": "Edits in place.", "aliases": ["Cmd+I"]}
+    shell = {"slug": "shell", "name": "Shell Commands", "description": "Runs a cmd in a terminal."}
+    index = make_index([chat, shell])
+    assert resolve_capability(index, "cmd").resolved_by != "stemmed"
+    assert resolve_capability(index, "cmd i").value == "inline-chat"
+    assert resolve_capability(index, "Cmd+I").value == "inline-chat"
+
+
 def test_an_agents_wording_in_another_form_is_ranked_not_looked_up() -> None:
     # stemmed keys are names and aliases only: a wording's words rank its capability (the terminology field)
     guide = {"slug": "tours", "name": "Guided Tours", "description": "Explains code."}
