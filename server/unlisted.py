@@ -115,7 +115,7 @@ def nothing(snapshot: Snapshot, listed: str, params: Mapping[str, str | None], n
     entry = snapshot.index.capabilities.get(capability or "")
     if agent is not None and (entry is None or agent not in entry.agents):
         if entry is not None:
-            return f"{agent}'s data does not mention {capability}: the catalog has no data on it, which is not a no."
+            return f"{agent}'s data does not mention {entry.name}: the catalog has no data on it, which is not a no."
         about = f"capability in {category}" if category else "capability"
         no_data = "." if noted else ": the catalog has no data on it, which is not a no."
         return f"{agent}'s data records no {about}{no_data}"

@@ -945,7 +945,7 @@ async def test_sources_of_a_capability_the_agent_does_not_mention_say_so(bundled
         mentioned = await client.call_tool("get_sources", {"agent": "claude", "capability": "inline code completion"})
     assert unmentioned.structured_content["sources"] == mentioned.structured_content["sources"] == []
     assert unmentioned.structured_content["hint"] == (
-        "vscode-copilot's data does not mention web-search: the catalog has no data on it, which is not a no."
+        "vscode-copilot's data does not mention Web Search: the catalog has no data on it, which is not a no."
     )
     assert "hint" not in mentioned.structured_content
     assert len(unmentioned.content) == 1  # no line after the hint: there is no record to cite nothing
@@ -1206,3 +1206,20 @@ async def test_the_closing_line_is_true_of_suggestions_only_some_of_which_the_ag
     closing = text_of(result).split("\n\n")[-2]  # before the line naming the suggestions the agent has no record of
     assert closing.startswith("Call again with one's name or slug for its full record")
     assert "for one vscode-copilot has no record of, compare_capability gives every agent's" in closing
+
+
+async def test_a_resolved_readings_neighbours_come_last_and_are_said_to_be_like_it(bundled_build: Path) -> None:
+    """Under a reading of free text, snippets of the resolved capability's `similarTo` neighbours follow the ranked
+    ones; the first line says so ('then a capability like it'), so that a neighbour is not read as a match."""
+    query = "remember what it learned about my project for next time"
+    async with connect(bundled_build) as client:
+        result = await client.call_tool("lookup_capability", {"agent": "claude-code", "capability": query})
+    rows = result.structured_content["suggestions"]
+    related = [row["capability"] for row in rows if row.get("related")]
+    assert related and all(not row.get("related") for row in rows[: len(rows) - len(related)])  # neighbours last
+    resolved = rows[0]["capability"]
+    index = json.loads((bundled_build / "index" / "match.json").read_text("utf-8"))
+    (entry,) = [row for row in index["capabilities"] if row["slug"] == resolved]
+    assert set(related) <= {edge["capability"] for edge in entry["similarTo"]}
+    heading = "then a capability like it:" if len(related) == 1 else "then capabilities like it:"
+    assert result.content[0].text.split("\n")[0].endswith(heading)
