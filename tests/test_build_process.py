@@ -19,6 +19,13 @@ from capidx.compiler.emit.write import OLD_PREFIX, PAUSE_ENV, TEMP_PREFIX
 pytestmark = pytest.mark.slow
 
 CAPIDX = [sys.executable, "-c", "from capidx.cli import main; main()"]
+# As started from a terminal: Ctrl-C is Python's KeyboardInterrupt even when the test run itself was started with
+# SIGINT ignored (a background job of a shell without job control), which its processes would otherwise inherit.
+AT_A_TERMINAL = [
+    sys.executable,
+    "-c",
+    "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); from capidx.cli import main; main()",
+]
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -32,7 +39,7 @@ def _paused_build(project: Path, out: Path, stderr: int = subprocess.DEVNULL) ->
     hook); returns the process (the caller kills it) and its temporary directory."""
     ready = project / f"ready-{out.name}"
     process = subprocess.Popen(
-        [*CAPIDX, "build", "--out", str(out), "-q"],
+        [*AT_A_TERMINAL, "build", "--out", str(out), "-q"],
         cwd=project,
         env=_env(**{PAUSE_ENV: str(ready)}),
         stdout=subprocess.DEVNULL,
@@ -130,11 +137,27 @@ def test_signals_during_the_swap_wait_until_both_renames_are_done() -> None:
     from capidx.compiler.emit import write
 
     done = []
-    with pytest.raises(KeyboardInterrupt), write.signals_held():
-        os.kill(os.getpid(), signal.SIGINT)
-        done.append("second rename")
-    assert done == ["second rename"]
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)  # as at a terminal (AT_A_TERMINAL)
+    try:
+        with pytest.raises(KeyboardInterrupt), write.signals_held():
+            os.kill(os.getpid(), signal.SIGINT)
+            done.append("second rename")
+        assert done == ["second rename"]
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, inherited)
+
+
+def test_a_build_started_with_ctrl_c_ignored_keeps_ignoring_it() -> None:
+    from capidx.compiler.emit import write
+
+    inherited = signal.signal(signal.SIGINT, signal.SIG_IGN)  # a background job: Ctrl-C is not for it
+    try:
+        with write.signals_held():
+            os.kill(os.getpid(), signal.SIGINT)
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN  # nothing raised, and still ignored
+    finally:
+        signal.signal(signal.SIGINT, inherited)
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="builds mark their temporary directory with flock (POSIX)")
