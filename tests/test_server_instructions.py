@@ -302,3 +302,23 @@ async def test_an_agent_id_with_another_number_is_not_taken_for_a_typo(large_bui
         result = await client.call_tool("lookup_capability", {"agent": "agent-999", "capability": "hooks"})
     (block,) = result.content
     assert result.is_error and block.text.startswith("Unknown agent 'agent-999'")
+
+
+async def test_the_figures_readme_and_server_md_give_are_what_the_bundled_build_sends(bundled_build: Path) -> None:
+    """README and docs/server.md state the instructions' size for the bundled catalog: a reader takes them as
+    what a session costs, so they must be the build's (a change to the catalog changes them)."""
+    from capidx.compiler.emit.tokens import load_encoding
+
+    encoding = load_encoding("cl100k_base")
+    summary, _ = await instructions_and_tools(bundled_build)
+    pointer, _ = await instructions_and_tools(bundled_build, instructions="pointer")
+    sizes = {
+        form: (length(text), len(encoding.encode_ordinary(text))) for form, text in [("s", summary), ("p", pointer)]
+    }
+    (chars, tokens), (pointer_chars, pointer_tokens) = sizes["s"], sizes["p"]
+    readme = (REPO / "README.md").read_text("utf-8")
+    server_md = (REPO / "docs" / "server.md").read_text("utf-8")
+    assert f"{chars:,} characters and {tokens:,} tokens" in readme
+    assert f"{pointer_chars:,}-character pointer" in readme
+    assert f"| {chars:,} characters, {tokens:,} tokens (cl100k_base) |" in server_md
+    assert f"| {pointer_chars:,} characters, {pointer_tokens:,} tokens |" in server_md
