@@ -448,6 +448,46 @@ def test_a_file_linked_from_outside_the_catalog_is_refused(
     assert not (project / "build").exists()
 
 
+@pytest.mark.parametrize("through", ["the file", "its agent folder"])
+def test_a_document_named_on_the_command_line_is_refused_when_a_link_leads_out(tmp_path: Path, through: str) -> None:
+    """Pre-commit passes the changed files by name: a named `current.json` (or one in a linked agent folder) that
+    leads out of the catalog must be refused as the walk of the catalog refuses it, not read and quoted."""
+    project = tmp_path / "project"
+    agents = write_catalog(project)
+    outside = tmp_path / "outside"
+    (outside / "capabilities").mkdir(parents=True)
+    secret = outside / "capabilities" / "current.json"
+    secret.write_text('{"secret": "do not quote me"}', encoding="utf-8")
+    named = agents / "evil" / "capabilities" / "current.json"
+    if through == "the file":
+        named.parent.mkdir(parents=True)
+        named.symlink_to(secret)
+    else:
+        (agents / "evil").symlink_to(outside, target_is_directory=True)
+
+    result = run_cli(["validate", str(named.relative_to(project))], cwd=project)
+    assert result.exit_code == 2
+    assert f"refused: a symbolic link to {secret}, outside the catalog" in result.output
+    assert "do not quote me" not in result.output and "secret" not in result.output.replace(str(secret), "")
+
+
+def test_an_agent_folder_that_is_a_link_is_an_error_not_a_silent_drop(tmp_path: Path) -> None:
+    """Linked folders are not followed; an agent's folder that is one would leave the build without a word."""
+    project = tmp_path / "project"
+    agents = write_catalog(project)
+    first = sorted(agents.glob("*/capabilities/current.json"))[0].parent.parent
+    moved = tmp_path / "elsewhere" / first.name
+    moved.parent.mkdir()
+    first.rename(moved)
+    first.symlink_to(moved, target_is_directory=True)
+
+    for command in (["validate", "-q"], ["build", "-q"]):
+        result = run_cli(command, cwd=project)
+        assert result.exit_code == 1, result.output
+        assert f"{first.name}: not read: a symbolic link to a folder with a capability document" in result.output
+    assert not (project / "build").exists()
+
+
 @pytest.mark.parametrize("linked", LINKED)
 def test_a_link_inside_the_catalog_is_read(tmp_path: Path, linked: str) -> None:
     first = LINKED[linked][0](write_catalog(tmp_path))

@@ -153,6 +153,7 @@ def unread(root: Path, read: Sequence[Path], templates: Path | None = None) -> l
     for folder, subfolders, files in os.walk(root):
         kept = (d for d in subfolders if not d.startswith(".") and d not in _SKIPPED_DIRECTORIES)
         subfolders[:] = sorted(d for d in kept if _key(Path(folder, d)) not in skipped)
+        problems += [_linked_folder(Path(folder, d)) for d in subfolders if _holds_document(Path(folder, d))]
         archive = os.path.basename(folder) == "capabilities" and any(name in files for name in CAPABILITY_FILE_NAMES)
         for name in sorted(files):
             path = Path(folder, name)
@@ -165,6 +166,21 @@ def unread(root: Path, read: Sequence[Path], templates: Path | None = None) -> l
             elif name.lower().endswith(_DATA_SUFFIXES) and not archive:
                 problems.append(Diagnostic(str(path), None, None, "", "warning", "not read", _UNREAD_HINT, "unread"))
     return problems
+
+
+def _holds_document(folder: Path) -> bool:
+    """Whether `folder` is a symbolic link to a folder that is an agent's (`<agent>/capabilities/current.*`) or its
+    `capabilities` folder: not followed (links to folders could loop, or lead out of the catalog)."""
+    if not folder.is_symlink():
+        return False
+    inside = [folder] if folder.name == "capabilities" else [folder / "capabilities"]
+    return any(os.path.lexists(place / name) for place in inside for name in CAPABILITY_FILE_NAMES)
+
+
+def _linked_folder(folder: Path) -> Diagnostic:
+    message = "not read: a symbolic link to a folder with a capability document; capidx does not follow linked folders"
+    hint = "move the folder into the catalog instead of linking to it"
+    return Diagnostic(str(folder), None, None, "", "error", message, hint, "misplaced")
 
 
 def _configured(config: Config) -> list[Path]:
@@ -201,15 +217,17 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
             hint = "name an agent's capabilities/current.json (or .yaml), or a catalog folder"
             problems.append(file_problem(path, "not a capability document: capidx reads .json, .yaml and .yml", hint))
         else:
-            documents[_key(path)] = path
-            if path.parent.name == "capabilities":  # <catalog>/<agent>/capabilities/current.*
-                root = path.parent.parent.parent
-                if _key(root) not in roots:
-                    roots.add(_key(root))
-                    tables, linked = _unlinked(_alias_tables(root))
-                    problems += linked
-                    related.update((_key(p), p) for p in tables)
-                    context.update((_key(p), p) for p in catalog_documents(root))
+            layout = path.parent.name == "capabilities"  # <catalog>/<agent>/capabilities/current.*
+            root = path.parent.parent.parent if layout else path.parent
+            named, linked = confined([path], root)  # named or found, a link out of the catalog is not read
+            problems += linked
+            documents.update((_key(p), p) for p in named)
+            if layout and _key(root) not in roots:
+                roots.add(_key(root))
+                tables, linked = _unlinked(_alias_tables(root))
+                problems += linked
+                related.update((_key(p), p) for p in tables)
+                context.update((_key(p), p) for p in confined(catalog_documents(root), root)[0])
     quiet = tuple(p for key, p in context.items() if key not in documents)
     others = tuple(p for key, p in related.items() if key not in aliases)
     unique = tuple(dict.fromkeys(problems))  # two tables named side by side: one error at the second
