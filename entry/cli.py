@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib.util
+import signal
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -94,4 +96,15 @@ cli.add_command(serve)
 
 
 def main() -> None:
-    cli()
+    try:
+        cli()
+    finally:
+        _late_ctrl_c_ignored()
+
+
+def _late_ctrl_c_ignored() -> None:
+    """Once a command has said what it did, a Ctrl-C while the interpreter shuts down (tens of milliseconds after a
+    build) would only replace its exit code with the signal's, a finished build reported as interrupted with no
+    word: from here on it is ignored. Not in a test's process (`cli` is called there, never `main`)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)

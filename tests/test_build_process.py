@@ -133,6 +133,44 @@ def test_ctrl_c_just_after_the_swap_says_the_new_build_is_in(
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith((TEMP_PREFIX, OLD_PREFIX))] == []
 
 
+def test_ctrl_c_while_the_outcome_prints_says_the_new_build_is_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build is in place before its table and "build written" are printed: a Ctrl-C then says so and exits
+    130, like a Ctrl-C just after the swap, not 130 with no word."""
+    from capidx.compiler.emit import pipeline
+
+    out = _project(tmp_path, built=True)
+    real = pipeline._print_outcome
+
+    def print_then_ctrl_c(*args: object) -> None:
+        real(*args)  # type: ignore[arg-type]
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pipeline, "_print_outcome", print_then_ctrl_c)
+    result = run_cli(["build", "--out", str(out)], tmp_path)
+    assert result.exit_code == 130
+    assert f"build written: {out}" in result.output
+    assert f"interrupted: the new build was already in {out}" in result.stderr
+    assert "Changed, so the new build differs." in (out / "full.md").read_text("utf-8")
+
+
+def test_once_a_command_has_finished_a_late_ctrl_c_is_ignored(tmp_path: Path) -> None:
+    """After the outcome is printed, the interpreter's shutdown takes tens of milliseconds: a Ctrl-C then would turn
+    a finished build's exit code into the signal's. Seen from an exit handler, SIGINT is ignored by then."""
+    write_catalog(tmp_path)
+    probe = (
+        "import atexit, signal; "
+        "atexit.register(lambda: print('late Ctrl-C ignored:', signal.getsignal(signal.SIGINT) is signal.SIG_IGN)); "
+        "from capidx.cli import main; main()"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", probe, "validate", "-q"], cwd=tmp_path, env=_env(), capture_output=True, text=True
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert "late Ctrl-C ignored: True" in completed.stdout
+
+
 def test_signals_during_the_swap_wait_until_both_renames_are_done() -> None:
     from capidx.compiler.emit import write
 

@@ -105,22 +105,23 @@ def execute(
     verbosity = -1 if quiet else (1 if verbose else 0)
     told = _Told(config.out)
     try:
-        result = run_build(
-            config,
-            strict=strict,
-            err=err,
-            progress=_progress_factory(err),
-            verbosity=verbosity,
-            on_restore=told.restored,
-        )
-    except CapidxError as failure:  # every failure says what became of the previous build
-        print(f"error: {_placed(failure, config)}", file=err)
-        print(told.failed(failure), file=err)
-        return BuildResult(ExitCode(failure.exit_code), config.out)
+        try:
+            result = run_build(
+                config,
+                strict=strict,
+                err=err,
+                progress=_progress_factory(err),
+                verbosity=verbosity,
+                on_restore=told.restored,
+            )
+        except CapidxError as failure:  # every failure says what became of the previous build
+            print(f"error: {_placed(failure, config)}", file=err)
+            print(told.failed(failure), file=err)
+            return BuildResult(ExitCode(failure.exit_code), config.out)
+        _print_outcome(result, quiet, err)  # a Ctrl-C while the table prints: the build is in, and it says so
     except KeyboardInterrupt:  # Ctrl-C: say what became of the build; the CLI then exits 130
         print(f"\ninterrupted: {told.interrupted()}", file=err)
         raise
-    _print_outcome(result, quiet, err)
     return result
 
 
