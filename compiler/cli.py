@@ -382,6 +382,8 @@ def report(
 
     if output == Path("-"):  # standard output, as most tools read it: coloured on a terminal as without -o
         output = None
+    if output is not None:
+        _refuse_build_inputs(output, config)
     options = ReportOptions(
         build=build_dir if build_dir is not None else _configured_out(config),
         against=against,
@@ -403,6 +405,28 @@ def _settings(config: Path | None) -> Any:
     if errors:
         raise UsageError("\n".join(problem.as_text() for problem in errors))
     return settings
+
+
+def _refuse_build_inputs(output: Path, config: Path | None) -> None:
+    """`report -o` never writes over what the project's build reads (capidx.yaml, a capability document, the alias
+    table, a template), as `inject` never appends to it: the next validate would fail on a report. The project is
+    the one capidx.yaml names (--config, else ./capidx.yaml); one that does not load still names its own file."""
+    from capidx.compiler.config import load_config
+    from capidx.compiler.inject.inputs import build_inputs
+    from capidx.compiler.inject.target import Input, InputIndex, input_of
+
+    settings, problems = load_config(_absolute(config), Path.cwd())
+    if any(problem.is_error for problem in problems):
+        inputs: tuple[Input, ...] = tuple(
+            Input("the capidx.yaml in force", path) for path in (settings.config_file,) if path is not None
+        )
+    else:
+        inputs = build_inputs(settings)
+    found = input_of(Path(os.path.abspath(output)), InputIndex.of(inputs))
+    if found is not None:
+        raise UsageError(
+            f"{output}: it is {found.what} ({found.path}), which capidx build reads; write the report elsewhere"
+        )
 
 
 def _configured_out(config: Path | None) -> Path:

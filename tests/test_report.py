@@ -237,6 +237,28 @@ def test_a_report_is_not_written_into_a_build(tmp_path: Path) -> None:
     assert looped.exit_code == 2 and "cannot write the report" in looped.output  # said, not a traceback
 
 
+@pytest.mark.parametrize(
+    ("named", "what"),
+    [
+        ("capidx.yaml", "the capidx.yaml in force"),
+        ("agents/aliases.json", "the alias table"),
+        ("agents/claude-code/capabilities/current.json", "a capability document"),
+    ],
+)
+def test_a_report_never_overwrites_what_the_build_reads(tmp_path: Path, named: str, what: str) -> None:
+    """`-o capidx.yaml` used to replace the project's configuration with a report (exit 0), and the next command
+    failed on it: refused, as `inject` refuses to append to these files, and the file is left as it was."""
+    from catalog_factory import built_project, run_cli
+
+    project = built_project(tmp_path)
+    before = (project / named).read_bytes()
+    result = run_cli(["report", "--format", "json", "-o", named], cwd=project)
+    assert result.exit_code == 2
+    assert f"{named}: it is {what} ({project / named}), which capidx build reads" in result.output
+    assert (project / named).read_bytes() == before
+    assert run_cli(["report", "-o", "report.txt"], cwd=project).exit_code == 0  # anywhere else: written
+
+
 def test_invalid_json_reports_line_and_column(tmp_path: Path) -> None:
     path = tmp_path / "manifest.json"
     path.write_text('{"format": 1,\n  "capidx": }\n', encoding="utf-8")

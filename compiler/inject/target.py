@@ -137,7 +137,7 @@ def _refuse_special_folders(path: Path, root: Path, builds: InputIndex, shown: s
     # Ignoring case: on a file system that does (macOS, Windows) `.GIT/hooks/x` is `.git/hooks/x`.
     if any(part.casefold() == ".git" for part in path.relative_to(root).parts):
         raise InjectError(f"{shown}: inside .git; name a memory file of the working tree")
-    if _input_of(path, builds) is not None:
+    if input_of(path, builds) is not None:
         raise InjectError(f"{shown}: inside the build directory, which capidx build replaces")
 
 
@@ -149,7 +149,7 @@ def _refuse_inputs(path: Path, root: Path, inputs: InputIndex, shown: str, sugge
     includes is refused wherever it is, and a Markdown file is not refused for sitting in the catalog folder or
     the templates folder, which may be the project's own folder (`paths.agents: .`). The build reads nothing
     else there: a README.md beside the capability documents is no input, and its block reaches no artifact."""
-    found = _input_of(path, inputs)
+    found = input_of(path, inputs)
     if found is not None:
         place = found.path
         shown_place = _relative(place, root)
@@ -157,7 +157,7 @@ def _refuse_inputs(path: Path, root: Path, inputs: InputIndex, shown: str, sugge
         raise InjectError(f"{shown}: {relation} {found.what} ({shown_place}), {found.why}; {suggestion()}")
 
 
-def _input_of(path: Path, inputs: InputIndex) -> Input | None:
+def input_of(path: Path, inputs: InputIndex) -> Input | None:
     """The input that `path` (links resolved) is or is inside, None when it is none of them: by name, or for what
     exists by device and inode (on a file system that ignores case `Agents/x.md` is inside `agents/` though no
     name says so, and a hard link is its file)."""
@@ -203,7 +203,7 @@ def _suggestion(root: Path, cwd: Path, builds: InputIndex, inputs: InputIndex) -
     `cwd` as the user would type it; never a name that is refused itself."""
     for name in _SUGGESTED:
         candidate = _resolve_quietly(root / name)
-        if _input_of(candidate, inputs) is None and _input_of(candidate, builds) is None:
+        if input_of(candidate, inputs) is None and input_of(candidate, builds) is None:
             try:
                 typed = os.path.relpath(root / name, cwd)
             except ValueError:  # another drive (Windows)
