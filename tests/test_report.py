@@ -259,6 +259,14 @@ def test_a_report_never_overwrites_what_the_build_reads(tmp_path: Path, named: s
     assert run_cli(["report", "-o", "report.txt"], cwd=project).exit_code == 0  # anywhere else: written
 
 
+def test_the_catalog_line_counts_in_words_a_reader_would_write(tmp_path: Path) -> None:
+    build = write_build(tmp_path / "build", make_manifest(agents=["alpha-cli"], capabilities={"hooks": "automation"}))
+    text = CliRunner().invoke(cli, ["report", "--build", str(build), "--no-fail"]).output
+    assert "1 agent, 1 capability, 1 category" in text  # not '1 agents'
+    markdown = CliRunner().invoke(cli, ["report", "--build", str(build), "--no-fail", "--format", "markdown"]).output
+    assert "1 agent, 1 capability, 1 category" in markdown
+
+
 def test_invalid_json_reports_line_and_column(tmp_path: Path) -> None:
     path = tmp_path / "manifest.json"
     path.write_text('{"format": 1,\n  "capidx": }\n', encoding="utf-8")

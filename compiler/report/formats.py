@@ -212,7 +212,8 @@ def overview_line(report: Report, item: Overview) -> str:
 
 def _catalog_text(report: Report) -> str:
     info = report.build
-    return f"{info.agents} agents, {info.capabilities} capabilities, {info.categories} categories"
+    counts = plural(info.agents, "agent"), plural(info.capabilities, "capability", "capabilities")
+    return f"{counts[0]}, {counts[1]}, {plural(info.categories, 'category', 'categories')}"
 
 
 def _painter(color: bool) -> Callable[..., str]:
