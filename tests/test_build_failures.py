@@ -118,6 +118,8 @@ def test_an_unknown_encoding_is_a_usage_error(project: Path) -> None:
     misspelled = _build(project, "--encoding", "p50k_bse")
     assert misspelled.exit_code == 2
     assert "unknown tiktoken encoding 'p50k_bse' (did you mean 'p50k_base'? known: " in misspelled.stderr
+    shortened = _build(project, "--encoding", "p50k")  # as close to p50k_edit: the base one is meant
+    assert "unknown tiktoken encoding 'p50k' (did you mean 'p50k_base'? known: " in shortened.stderr
 
 
 def test_an_encoding_that_cannot_be_downloaded_fails_clearly(

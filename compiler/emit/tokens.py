@@ -65,8 +65,10 @@ def unknown_names(names: Sequence[str]) -> dict[int, tuple[str, str]]:
     found = {}
     for index, name in enumerate(names):
         if reported_name(name) not in known:
-            close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
-            meant = f"did you mean '{close[0]}'? " if close else ""
+            scores = {known_name: difflib.SequenceMatcher(None, name, known_name).ratio() for known_name in known}
+            top = max(scores.values(), default=0.0)
+            close = min(k for k, score in scores.items() if score == top) if top >= 0.6 else None  # 'p50k': p50k_base
+            meant = f"did you mean '{close}'? " if close else ""
             found[index] = (f"unknown tiktoken encoding '{name}'", f"{meant}known: {', '.join(known)}")
     return found
 
