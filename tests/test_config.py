@@ -116,6 +116,15 @@ def test_empty_file_means_defaults(tmp_path: Path) -> None:
                 "capidx.yaml:3:12: $.encodings: expected array, received string",
             ],
         ),
+        (
+            "budgets:\n  summary: 1e3\nlint:\n  min_description_entropy: 25e-1\n",  # YAML 1.1: text, not numbers
+            [
+                "capidx.yaml:2:12: $.budgets.summary: expected integer, received string (write 1000, without quotes; "
+                "YAML reads an exponent such as 1e3 as text)",
+                "capidx.yaml:4:28: $.lint.min_description_entropy: expected number, received string (write 2.5, "
+                "without quotes; YAML reads an exponent such as 25e-1 as text)",
+            ],
+        ),
         *(
             (
                 f"lint:\n  min_description_entropy: '{constant}'\n",
@@ -165,6 +174,7 @@ def test_empty_file_means_defaults(tmp_path: Path) -> None:
         "unknown-nested",
         "unknown-unlike",
         "wrong-types",
+        "exponent-as-text",
         "nan-as-text",
         "infinity-as-text",
         "minus-infinity-as-text",

@@ -370,8 +370,15 @@ def _type_hint(expected: str | list[str], value: Any, written: Callable[[], str 
         text = value.strip()
         if kind == "boolean" and text.casefold() in ("true", "false"):
             return f"write {text.casefold()}, without quotes"
-        if kind in ("number", "integer") and json_type(_number(text)) in ({kind} | {"integer"}):
-            return f"write {text}, without quotes"
+        number = _number(text)
+        whole = isinstance(number, float) and number.is_integer()  # '1e3' is 1000: a whole number
+        if kind in ("number", "integer") and (
+            json_type(number) in ({kind} | {"integer"}) or (kind, whole) == ("integer", True)
+        ):
+            if "e" not in text.casefold():
+                return f"write {text}, without quotes"
+            plain = str(int(number)) if whole else f"{number:f}".rstrip("0").rstrip(".")
+            return f"write {plain}, without quotes; YAML reads an exponent such as {text} as text"
     if kind == "string" and isinstance(value, int | float) and not isinstance(value, bool):
         return f'write it in quotes: "{written() or value}"'
     return _TYPE_HINTS.get(kind)
