@@ -269,15 +269,20 @@ def check_config_mapping(data: Any, path: str, source: SourceFile | None = None)
     if not isinstance(data, dict):
         return [source.diagnostic((), "error", "capidx.yaml must be a mapping of settings", code="config")]
     found = schema_diagnostics(bundled_validator(CONFIG_SCHEMA), source, code="config")
+    found += _check_encodings(data, source)  # names, whatever else is wrong
     problems = sorted(found, key=lambda problem: (problem.line or 0, problem.col or 0))  # as the file reads
-    return problems or [*_check_across_options(data, source), *_check_encodings(data, source)]
+    return problems or _check_across_options(data, source)
 
 
 def _check_encodings(data: dict[str, Any], source: SourceFile) -> list[Diagnostic]:
-    """Each encoding name tiktoken does not know, at its place: `validate` says so, not only `build`."""
+    """Each encoding name tiktoken does not know, at its place: `validate` says so, not only `build`. A list that
+    is no list of names is the schema's to report."""
     from capidx.compiler.emit.tokens import unknown_names
 
-    found = unknown_names(data.get("encodings", ()))
+    names = data.get("encodings", ())
+    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+        return []
+    found = unknown_names(names)
     return [source.diagnostic(("encodings", index), "error", *found[index], "config") for index in sorted(found)]
 
 
@@ -324,11 +329,10 @@ def load_config(config_path: Path | None, cwd: Path) -> tuple[Config, list[Diagn
         return default_config(cwd.resolve()), []
     path = Path(os.path.abspath(path))  # not resolved: a link loop is reported by load_file, not raised here
     source, problems = load_file(path, allow_empty=True)
+    if source is not None:  # parsed (a duplicate key is reported, not fatal): its settings are checked too
+        problems += check_config_mapping(source.data, str(path), source)
     problems = [problem if problem.code == "io" else replace(problem, code="config") for problem in problems]
     if source is None or problems:
-        return default_config(path.parent), problems
-    problems = check_config_mapping(source.data, str(path), source)
-    if problems:
         return default_config(path.parent), problems
     config = config_from_mapping(source.data or {}, path.parent, path)
     return replace(config, origins=_origins(source, path)), []

@@ -148,6 +148,14 @@ def test_empty_file_means_defaults(tmp_path: Path) -> None:
         ("paths: [\n", ["capidx.yaml:2:1: invalid YAML: while parsing a flow"]),
         ("a: 1\na: 2\n", ["capidx.yaml:2:1: $.a: duplicate key 'a'"]),
         (
+            "title: A\ntitle: B\nbudgts: {summary: 5}\nencodings: [o200k]\n",  # all in one run, not the first alone
+            [
+                "capidx.yaml:2:1: $.title: duplicate key 'title'",
+                "capidx.yaml:3:1: $.budgts: 'budgts' is not a known key: did you mean 'budgets'?",
+                "capidx.yaml:4:13: $.encodings[0]: unknown tiktoken encoding 'o200k' (did you mean 'o200k_base'?",
+            ],
+        ),
+        (
             "injection:\n  labels:\n    - {label: low, min_confidence: 0.1}\n"
             "    - {label: high, min_confidence: 0.9}\n",
             ["capidx.yaml:3:5: $.injection.labels: labels are not ordered by min_confidence"],
@@ -184,6 +192,7 @@ def test_empty_file_means_defaults(tmp_path: Path) -> None:
         "not-mapping",
         "bad-yaml",
         "duplicate-key",
+        "duplicate-key-and-the-rest",
         "labels-order",
         "tab",
         "warn-vs-old",
