@@ -80,6 +80,7 @@ class Scaffolded:
     kept: tuple[tuple[str, str], ...]  # (path, why it was left as it is)
     gitignore: str = "kept"  # created, updated (`ignored` appended), kept (nothing to add) or skipped
     no_example: str = ""  # why the example agent and sample aliases were not written ("": they were)
+    no_catalog: str = ""  # the catalog the maintainer's capidx.yaml names, when it is not there ("": it is)
     ignored: str = IGNORED  # the build directory's .gitignore line ("": not known, see `out_unknown`)
     out_unknown: str = ""  # why the build directory is not known, so .gitignore was left alone
 
@@ -99,6 +100,7 @@ def scaffold(root: Path, *, force: bool = False) -> Scaffolded:
             " writes only the missing files and keeps these byte for byte: init never replaces a file)"
         )
     no_example = _why_no_example(root, config_is_theirs=CONFIG in theirs)
+    no_catalog = _their_missing_catalog(root) if CONFIG in theirs else ""
     missing = {target for _source, target in PROJECT_FILES if target not in present}
     missing |= set() if no_example else {target for _source, target in EXAMPLE_FILES}
     planned = [(source, target) for source, target in SCAFFOLD if target in missing]
@@ -117,7 +119,9 @@ def scaffold(root: Path, *, force: bool = False) -> Scaffolded:
         file = f"{exc.filename}: " if exc.filename else ""  # which file, when the error says
         written = f"; written before it: {', '.join(done)}" if done else "; nothing written"
         raise InitError(f"cannot write the scaffold under {root}: {file}{exc.strerror or exc}{written}") from None
-    return Scaffolded(root, tuple(done), tuple(present.items()), gitignore, no_example, ignored, out_unknown)
+    return Scaffolded(
+        root, tuple(done), tuple(present.items()), gitignore, no_example, no_catalog, ignored, out_unknown
+    )
 
 
 def _kept_why(path: Path, source: str) -> str | None:
@@ -153,6 +157,18 @@ def _holds(path: Path, data: bytes) -> bool:
         return read_at_most(path, _MAX_COMPARED) == data
     except OSError:
         return False
+
+
+def _their_missing_catalog(root: Path) -> str:
+    """The catalog folder the maintainer's capidx.yaml names, as shown from `root`, when there is none yet: the next
+    steps cannot run on it ("": it is there, or the file does not load, which validate will say)."""
+    from capidx.compiler.config import load_config
+
+    config, problems = load_config(root / CONFIG, root)
+    if problems or os.path.lexists(config.agents):
+        return ""
+    folder = Path(os.path.abspath(config.agents))
+    return folder.relative_to(root.absolute()).as_posix() if folder.is_relative_to(root.absolute()) else str(folder)
 
 
 def _why_no_example(root: Path, *, config_is_theirs: bool) -> str:
@@ -248,8 +264,14 @@ def _next_steps(result: Scaffolded, shown_root: str) -> list[str]:
     """The steps left to do, numbered; only those about files init wrote (an example, the CI placeholders)."""
     where = "" if shown_root == "." else f"cd {shown_root} && "
     on_what = "works now, on the example agent" if not result.no_example else "now on your catalog"
+    if result.no_catalog:
+        on_what = f"once {result.no_catalog}/ (your capidx.yaml's catalog) holds an agent"
     steps = [f"  {where}{TRY_IT}   # {on_what}"]
     todo = [EXAMPLE_STEP] if not result.no_example else []
+    if result.no_catalog:
+        todo.append(
+            f"Create {result.no_catalog}/<agent>/capabilities/current.json: the catalog your capidx.yaml names."
+        )
     scaffolded = {*result.written, *(target for target, why in result.kept if why == SAME)}
     todo += [CI_STEP] if {target for _s, target in PROJECT_FILES[1:]} & scaffolded else []  # OWNER, COMMIT
     if result.out_unknown:

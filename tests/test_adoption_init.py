@@ -118,6 +118,20 @@ def test_init_force_in_a_project_keeps_and_adds_nothing_of_the_maintainers(tmp_p
     assert not any("agents/" in line for line in lines if line.startswith("created"))
 
 
+def test_init_beside_a_capidx_yaml_whose_catalog_is_missing_says_to_create_it(tmp_path: Path) -> None:
+    """Their capidx.yaml, no catalog yet: "capidx validate && ..." would fail on a missing folder. The next steps say
+    which folder to create, and nothing is written into it (the catalog is theirs)."""
+    (tmp_path / "capidx.yaml").write_text("title: mine\npaths:\n  agents: data/agents\n", encoding="utf-8")
+
+    result = run_cli(["init", "--force"], cwd=tmp_path)
+
+    assert result.exit_code == 0, result.output
+    assert "# once data/agents/ (your capidx.yaml's catalog) holds an agent" in result.output
+    assert "Create data/agents/<agent>/capabilities/current.json: the catalog your capidx.yaml names." in result.output
+    assert not (tmp_path / "data").exists() and not (tmp_path / "agents").exists()
+    assert "# now on your catalog" not in result.output
+
+
 def test_init_force_ignores_the_build_directory_the_maintainers_capidx_yaml_names(tmp_path: Path) -> None:
     """Their `paths.out: dist/capidx` once got `build/` appended: their tracked build/ ignored, their output not."""
     maintainers_project(tmp_path)
