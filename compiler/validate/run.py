@@ -98,7 +98,12 @@ def _validate_project(
     # The catalog's other documents (named files only, as a pre-commit hook passes them): read quietly, for
     # the rules that compare a document with the rest.
     context = [found for path in inputs.context if (found := load_file(path)[0]) is not None]
-    catalog_complete = len(sources) == len(inputs.documents) and len(context) == len(inputs.context)
+    # Every document read, and each with a list of capabilities: a document that is null, a list, or whose
+    # `capabilities` is misspelled has names nobody knows, which alias targets and successors may name.
+    listed = all(
+        isinstance(s.data, dict) and isinstance(s.data.get("capabilities"), list) for s in (*sources, *context)
+    )
+    catalog_complete = listed and len(sources) == len(inputs.documents) and len(context) == len(inputs.context)
     names = {name for source in (*sources, *context) for name in lint.capability_names(source.data)}
     diagnostics += lint.check_across_agents(sources) + lint.check_name_near_misses(sources, context)
     diagnostics += lint.check_agent_names(sources, context)
