@@ -1,8 +1,8 @@
 """Agent arguments as models write them, and what is said when they name no one agent.
 
-Models join names in one string ('claude vs gemini', 'claude, gemini') when comparing, and misspell or guess
-ids outside the catalog. `resolve_agents` reads each name, a joined string as the agents it joins (within a
-bounded number of resolutions per call); `one_agent_problem` tells a tool answering for one agent that it was
+Models join names in one string ('claude vs gemini', 'claude, gemini', even 'claude gemini') when comparing, and
+misspell or guess ids outside the catalog. `resolve_agents` reads each name, a joined string as the agents it joins
+(within a bounded number of resolutions per call); `one_agent_problem` tells a tool answering for one agent that it was
 given several; `covered` says which agents the catalog has, for the tools and the resource templates alike.
 """
 
@@ -80,6 +80,10 @@ def resolve_agents(snapshot: Snapshot, names: list[str]) -> tuple[list[Resolutio
         name = unicodedata.normalize("NFKC", asked)  # a full-width '＆' or '／' joins as '&' and '/' do
         ends = [0, *(i for m in _JOINED.finditer(name) for i in m.span()), len(name)] if not whole.ok else []
         pieces = [(a, b) for a, b in zip(ends[::2], ends[1::2], strict=True) if name[a:b].strip()]
+        if len(pieces) < 2 and not whole.ok and (spaced := _side_by_side(snapshot, name, budget)):
+            budget -= len(spaced[0]) * (len(spaced[0]) + 1) // 2
+            resolutions += spaced[1]
+            continue
         runs = len(pieces) * (len(pieces) + 1) // 2
         if len(pieces) < 2 or runs > budget:
             unread += [asked] if len(pieces) > 1 else []
@@ -94,6 +98,18 @@ def resolve_agents(snapshot: Snapshot, names: list[str]) -> tuple[list[Resolutio
     if unread:
         problem += f" {', '.join(map(repr, unread))}: more names joined than one call reads; give them as a list."
     return resolutions, problem
+
+
+def _side_by_side(snapshot: Snapshot, name: str, budget: int) -> tuple[list[tuple[int, int]], list[Resolution]] | None:
+    """Names written side by side with spaces alone ('claude gemini'): read as the agents they name only when every
+    run of words names one and they are two or more agents (a mistyped name, 'claude coode', stays one name)."""
+    words = [match.span() for match in re.finditer(r"\S+", name)]
+    if len(words) < 2 or len(words) * (len(words) + 1) // 2 > budget:
+        return None
+    reading = _joined(snapshot, name, words)
+    if not reading or not all(r.ok for r in reading) or len({r.value for r in reading}) < 2:
+        return None
+    return words, reading
 
 
 def _joined(snapshot: Snapshot, name: str, pieces: list[tuple[int, int]]) -> list[Resolution]:

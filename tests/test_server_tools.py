@@ -459,6 +459,22 @@ async def test_compare_whole_and_filtered(any_build: Path, revision: str) -> Non
     assert all(answer.structured_content == some.structured_content for answer in joined)
 
 
+async def test_names_side_by_side_are_read_only_when_each_names_an_agent(any_build: Path) -> None:
+    """'claude gemini' (no joiner) names two agents; a mistyped name or a name with one unknown word stays one name,
+    answered as before (resolved, or unknown with the agents the catalog covers)."""
+    async with connect(any_build) as client:
+        compared = await client.call_tool("compare_capability", {"capability": "hooks", "agents": "claude gemini"})
+        looked_up = await client.call_tool("lookup_capability", {"agent": "claude gemini", "capability": "hooks"})
+        mistyped = await client.call_tool("lookup_capability", {"agent": "claude coode", "capability": "hooks"})
+        half = await client.call_tool("lookup_capability", {"agent": "claude cursor", "capability": "hooks"})
+    assert sorted(e["agent"] for e in compared.structured_content["agents"]) == ["claude-code", "gemini-cli"]
+    assert looked_up.is_error and text_of(looked_up).startswith(
+        "'claude gemini' names 2 agents (claude-code, gemini-cli)"
+    )
+    assert not mistyped.is_error and mistyped.meta["capidx/resolution"]["agent"]["value"] == "claude-code"
+    assert half.is_error and text_of(half).startswith("Unknown agent 'claude cursor'")
+
+
 async def test_compare_reads_names_joined_in_one_string(tmp_path: Path) -> None:
     """A join splits only where every part then names an agent: names holding a joiner stay whole ('R&D Agent',
     'Copilot in VS Code'); an error names the part that is no agent; past eight names nothing is split, and the
