@@ -471,6 +471,57 @@ def test_a_document_named_on_the_command_line_is_refused_when_a_link_leads_out(t
     assert "do not quote me" not in result.output and "secret" not in result.output.replace(str(secret), "")
 
 
+@pytest.mark.parametrize(
+    "named", ["evil/inner/capabilities/current.json", "evil/secret.json", "evil/aliases.json", "evil"]
+)
+def test_a_path_named_through_a_linked_folder_in_the_catalog_is_refused(tmp_path: Path, named: str) -> None:
+    """A link inside the catalog cannot carry the boundary out with it: a file or folder named below it, at any
+    depth, is confined to the catalog, not to the linked folder."""
+    project = tmp_path / "project"
+    agents = write_catalog(project)
+    outside = tmp_path / "outside"
+    (outside / "inner" / "capabilities").mkdir(parents=True)
+    for secret in (outside / "inner/capabilities/current.json", outside / "secret.json", outside / "aliases.json"):
+        secret.write_text('{"do-not-quote-me": 1}', encoding="utf-8")
+    (outside / "capabilities").mkdir()
+    (outside / "capabilities" / "current.json").write_text('{"do-not-quote-me": 1}', encoding="utf-8")
+    (agents / "evil").symlink_to(outside, target_is_directory=True)
+
+    result = run_cli(["validate", f"agents/{named}"], cwd=project)
+    assert "refused: a symbolic link to" in result.output, result.output
+    assert "do-not-quote-me" not in result.output
+
+
+def test_a_named_alias_table_takes_no_context_from_a_linked_document(tmp_path: Path) -> None:
+    """Validating the alias table alone reads the catalog's documents for its did-you-mean hints: a document that
+    is a link out of the catalog is not among them (its names would be quoted)."""
+    project = tmp_path / "project"
+    agents = write_catalog(project)
+    document = json.loads(sorted(agents.glob("*/capabilities/current.json"))[0].read_text("utf-8"))
+    document["capabilities"][0]["name"] = "Secret Launch Codes 4242"
+    secret = tmp_path / "outside.json"
+    secret.write_text(json.dumps(document), encoding="utf-8")
+    (agents / "evil" / "capabilities").mkdir(parents=True)
+    (agents / "evil" / "capabilities" / "current.json").symlink_to(secret)
+    table = json.loads((agents / "aliases.json").read_text("utf-8"))
+    table["aliases"]["launch"] = "Secret Launch Codes 424"
+    (agents / "aliases.json").write_text(json.dumps(table), encoding="utf-8")
+
+    result = run_cli(["validate", "agents/aliases.json"], cwd=project)
+    assert "Secret Launch Codes 424" in result.output  # the table's own text, with its error
+    assert "4242" not in result.output, result.output
+
+
+def test_a_link_to_an_agent_folder_of_the_catalog_is_skipped_not_an_error(tmp_path: Path) -> None:
+    """A linked folder whose document the walk reads under its own name adds nothing and loses nothing."""
+    agents = write_catalog(tmp_path)
+    first = sorted(agents.glob("*/capabilities/current.json"))[0].parent.parent
+    (agents / "nick").symlink_to(first.name, target_is_directory=True)
+    for command in (["validate", "-q"], ["build", "-q"]):
+        result = run_cli(command, cwd=tmp_path)
+        assert result.exit_code == 0, result.output
+
+
 def test_an_agent_folder_that_is_a_link_is_an_error_not_a_silent_drop(tmp_path: Path) -> None:
     """Linked folders are not followed; an agent's folder that is one would leave the build without a word."""
     project = tmp_path / "project"

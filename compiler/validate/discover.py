@@ -153,7 +153,7 @@ def unread(root: Path, read: Sequence[Path], templates: Path | None = None) -> l
     for folder, subfolders, files in os.walk(root):
         kept = (d for d in subfolders if not d.startswith(".") and d not in _SKIPPED_DIRECTORIES)
         subfolders[:] = sorted(d for d in kept if _key(Path(folder, d)) not in skipped)
-        problems += [_linked_folder(Path(folder, d)) for d in subfolders if _holds_document(Path(folder, d))]
+        problems += [_linked_folder(Path(folder, d)) for d in subfolders if _holds_document(Path(folder, d), known)]
         archive = os.path.basename(folder) == "capabilities" and any(name in files for name in CAPABILITY_FILE_NAMES)
         for name in sorted(files):
             path = Path(folder, name)
@@ -168,13 +168,15 @@ def unread(root: Path, read: Sequence[Path], templates: Path | None = None) -> l
     return problems
 
 
-def _holds_document(folder: Path) -> bool:
+def _holds_document(folder: Path, known: set[str]) -> bool:
     """Whether `folder` is a symbolic link to a folder that is an agent's (`<agent>/capabilities/current.*`) or its
-    `capabilities` folder: not followed (links to folders could loop, or lead out of the catalog)."""
+    `capabilities` folder, whose document is not read under its own name (`known`: a link to another agent's folder
+    of the catalog adds nothing): not followed (links to folders could loop, or lead out of the catalog)."""
     if not folder.is_symlink():
         return False
-    inside = [folder] if folder.name == "capabilities" else [folder / "capabilities"]
-    return any(os.path.lexists(place / name) for place in inside for name in CAPABILITY_FILE_NAMES)
+    inside = folder if folder.name == "capabilities" else folder / "capabilities"
+    documents = [inside / name for name in CAPABILITY_FILE_NAMES if os.path.lexists(inside / name)]
+    return any(_key(Path(os.path.realpath(document))) not in known for document in documents)
 
 
 def _linked_folder(folder: Path) -> Diagnostic:
@@ -200,8 +202,11 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
             problems.append(file_problem(path, "does not exist"))
         elif path.is_dir():
             candidates, every_table = catalog_documents(path), _alias_tables(path)
-            found, refused = confined(candidates, path)
+            boundary = _boundary(path, path, config.agents)
+            found, refused = confined(candidates, boundary)
             tables, linked = _unlinked(every_table[:1])
+            tables, out = confined(tables, boundary)
+            linked += out
             problems += refused + linked + (tables_beside(every_table[0], path) if every_table else [])
             documents.update((_key(p), p) for p in found)
             aliases.update((_key(p), p) for p in tables)
@@ -209,29 +214,41 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
             if not found and not tables and not refused and not linked:
                 problems.append(_nothing_found(path))
         elif path.name.lower() in ALIAS_FILE_NAMES:
+            boundary = _boundary(path, path.parent, config.agents)
             tables, linked = _unlinked([path])
-            problems += linked + next((tables_beside(table, path.parent) for table in _alias_tables(path.parent)), [])
+            tables, out = confined(tables, boundary)
+            problems += linked + out
+            problems += next((tables_beside(table, path.parent) for table in _alias_tables(path.parent)), [])
             aliases.update((_key(p), p) for p in tables)
-            context.update((_key(p), p) for p in catalog_documents(path.parent))
+            context.update((_key(p), p) for p in confined(catalog_documents(path.parent), boundary)[0])
         elif path.suffix.lower() not in _DATA_SUFFIXES:  # 'capidx validate README.md': no YAML error about Markdown
             hint = "name an agent's capabilities/current.json (or .yaml), or a catalog folder"
             problems.append(file_problem(path, "not a capability document: capidx reads .json, .yaml and .yml", hint))
         else:
             layout = path.parent.name == "capabilities"  # <catalog>/<agent>/capabilities/current.*
             root = path.parent.parent.parent if layout else path.parent
-            named, linked = confined([path], root)  # named or found, a link out of the catalog is not read
+            boundary = _boundary(path, root, config.agents)
+            named, linked = confined([path], boundary)  # named or found, a link out of the catalog is not read
             problems += linked
             documents.update((_key(p), p) for p in named)
             if layout and _key(root) not in roots:
                 roots.add(_key(root))
                 tables, linked = _unlinked(_alias_tables(root))
-                problems += linked
+                tables, out = confined(tables, boundary)
+                problems += linked + out
                 related.update((_key(p), p) for p in tables)
-                context.update((_key(p), p) for p in confined(catalog_documents(root), root)[0])
+                context.update((_key(p), p) for p in confined(catalog_documents(root), boundary)[0])
     quiet = tuple(p for key, p in context.items() if key not in documents)
     others = tuple(p for key, p in related.items() if key not in aliases)
     unique = tuple(dict.fromkeys(problems))  # two tables named side by side: one error at the second
     return Inputs(tuple(documents.values()), tuple(aliases.values()), quiet, unique, others)
+
+
+def _boundary(path: Path, root: Path, catalog: Path) -> Path:
+    """The folder a named file or folder must really be inside: the configured catalog when the path is written
+    inside it (a linked folder within the catalog, 'agents/evil/...', would otherwise take the boundary out with
+    it), else the named file's own catalog folder `root`."""
+    return catalog if _key(path).startswith(_key(catalog).rstrip(os.sep) + os.sep) else root
 
 
 def _key(path: Path) -> str:
