@@ -411,17 +411,15 @@ def _refuse_build_inputs(output: Path, config: Path | None) -> None:
     """`report -o` never writes over what the project's build reads (capidx.yaml, a capability document, the alias
     table, a template), as `inject` never appends to it: the next validate would fail on a report. The project is
     the one capidx.yaml names (--config, else ./capidx.yaml); one that does not load still names its own file."""
-    from capidx.compiler.config import load_config
+    from capidx.compiler.config import find_config_file, load_config
     from capidx.compiler.inject.inputs import build_inputs
     from capidx.compiler.inject.target import Input, InputIndex, input_of
 
-    settings, problems = load_config(_absolute(config), Path.cwd())
-    if any(problem.is_error for problem in problems):
-        inputs: tuple[Input, ...] = tuple(
-            Input("the capidx.yaml in force", path) for path in (settings.config_file,) if path is not None
-        )
-    else:
-        inputs = build_inputs(settings)
+    named = _absolute(config) or find_config_file(Path.cwd())
+    settings, _ = load_config(named, Path.cwd())  # one that does not load: the defaults beside it, and itself
+    broken = named is not None and settings.config_file is None
+    own = (Input("the capidx.yaml in force", Path(os.path.abspath(named))),) if named is not None and broken else ()
+    inputs = (*own, *build_inputs(settings))
     found = input_of(Path(os.path.abspath(output)), InputIndex.of(inputs))
     if found is not None:
         raise UsageError(

@@ -267,6 +267,22 @@ def test_the_catalog_line_counts_in_words_a_reader_would_write(tmp_path: Path) -
     assert "1 agent, 1 capability, 1 category" in markdown
 
 
+@pytest.mark.parametrize("text", ["title: A\ntitle: B\n", "paths: [\n", "budgts: 1\n"])
+def test_a_report_never_overwrites_a_capidx_yaml_that_does_not_load(tmp_path: Path, text: str) -> None:
+    """A broken capidx.yaml leaves the defaults in force; it is still the file the next build reads, and so are the
+    default catalog's files."""
+    from catalog_factory import built_project, run_cli
+
+    project = built_project(tmp_path)
+    (project / "capidx.yaml").write_text(text, encoding="utf-8")
+    for named in ("capidx.yaml", "agents/aliases.json"):
+        before = (project / named).read_bytes()
+        result = run_cli(["report", "--build", "build", "-o", named], cwd=project)
+        assert result.exit_code == 2, result.output
+        assert "which capidx build reads" in result.output
+        assert (project / named).read_bytes() == before
+
+
 def test_invalid_json_reports_line_and_column(tmp_path: Path) -> None:
     path = tmp_path / "manifest.json"
     path.write_text('{"format": 1,\n  "capidx": }\n', encoding="utf-8")
