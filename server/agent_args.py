@@ -80,10 +80,12 @@ def resolve_agents(snapshot: Snapshot, names: list[str]) -> tuple[list[Resolutio
         name = unicodedata.normalize("NFKC", asked)  # a full-width '＆' or '／' joins as '&' and '/' do
         ends = [0, *(i for m in _JOINED.finditer(name) for i in m.span()), len(name)] if not whole.ok else []
         pieces = [(a, b) for a, b in zip(ends[::2], ends[1::2], strict=True) if name[a:b].strip()]
-        if len(pieces) < 2 and not whole.ok and (spaced := _side_by_side(snapshot, name, budget)):
-            budget -= len(spaced[0]) * (len(spaced[0]) + 1) // 2
-            resolutions += spaced[1]
-            continue
+        words = [match.span() for match in re.finditer(r"\S+", name)] if len(pieces) < 2 and not whole.ok else []
+        if len(words) > 1 and (cost := len(words) * (len(words) + 1) // 2) <= budget:
+            budget -= cost  # a reading that names no agents cost as many resolutions as one that does
+            if spaced := _side_by_side(snapshot, name, words):
+                resolutions += spaced
+                continue
         runs = len(pieces) * (len(pieces) + 1) // 2
         if len(pieces) < 2 or runs > budget:
             unread += [asked] if len(pieces) > 1 else []
@@ -100,16 +102,13 @@ def resolve_agents(snapshot: Snapshot, names: list[str]) -> tuple[list[Resolutio
     return resolutions, problem
 
 
-def _side_by_side(snapshot: Snapshot, name: str, budget: int) -> tuple[list[tuple[int, int]], list[Resolution]] | None:
+def _side_by_side(snapshot: Snapshot, name: str, words: list[tuple[int, int]]) -> list[Resolution] | None:
     """Names written side by side with spaces alone ('claude gemini'): read as the agents they name only when every
     run of words names one and they are two or more agents (a mistyped name, 'claude coode', stays one name)."""
-    words = [match.span() for match in re.finditer(r"\S+", name)]
-    if len(words) < 2 or len(words) * (len(words) + 1) // 2 > budget:
-        return None
     reading = _joined(snapshot, name, words)
     if not reading or not all(r.ok for r in reading) or len({r.value for r in reading}) < 2:
         return None
-    return words, reading
+    return reading
 
 
 def _joined(snapshot: Snapshot, name: str, pieces: list[tuple[int, int]]) -> list[Resolution]:

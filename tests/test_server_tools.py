@@ -475,6 +475,24 @@ async def test_names_side_by_side_are_read_only_when_each_names_an_agent(any_bui
     assert half.is_error and text_of(half).startswith("Unknown agent 'claude cursor'")
 
 
+def test_names_side_by_side_are_charged_to_the_budget(catalog_build: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reading a name word by word costs its runs' resolutions whether or not they name agents: twenty long
+    unknown names cost no more than the call's budget (each was read in full, 36 resolutions apiece)."""
+    from capidx.server import agent_args
+    from capidx.server.snapshot import load_snapshot
+
+    snapshot = load_snapshot(catalog_build)
+    calls: list[str] = []
+    real = agent_args.resolve_agent
+    monkeypatch.setattr(agent_args, "resolve_agent", lambda index, query: (calls.append(query), real(index, query))[1])
+    found, problem = agent_args.resolve_agents(snapshot, ["qa wb ec rd tf yg uh ij"] * 20)
+    assert len(calls) <= 20 + agent_args.JOINED_RUNS
+    assert [r.status for r in found] == ["unknown"] * 20 and problem is not None
+    calls.clear()
+    pair, _ = agent_args.resolve_agents(snapshot, ["claude gemini"])
+    assert [r.value for r in pair] == ["claude-code", "gemini-cli"]  # within the budget: still read
+
+
 async def test_compare_reads_names_joined_in_one_string(tmp_path: Path) -> None:
     """A join splits only where every part then names an agent: names holding a joiner stay whole ('R&D Agent',
     'Copilot in VS Code'); an error names the part that is no agent; past eight names nothing is split, and the
