@@ -120,9 +120,25 @@ def test_empty_file_means_defaults(tmp_path: Path) -> None:
             "budgets:\n  summary: 1e3\nlint:\n  min_description_entropy: 25e-1\n",  # YAML 1.1: text, not numbers
             [
                 "capidx.yaml:2:12: $.budgets.summary: expected integer, received string (write 1000, without quotes; "
-                "YAML reads an exponent such as 1e3 as text)",
+                "in YAML an exponent such as 1e3 is read as text)",
                 "capidx.yaml:4:28: $.lint.min_description_entropy: expected number, received string (write 2.5, "
-                "without quotes; YAML reads an exponent such as 25e-1 as text)",
+                "without quotes; in YAML an exponent such as 25e-1 is read as text)",
+            ],
+        ),
+        (
+            "budgets:\n  summary: 1e30\nlint:\n  min_description_entropy: 5e-7\n",  # exact digits, never rounded
+            [
+                "capidx.yaml:2:12: $.budgets.summary: expected integer, received string (write "
+                f"1{'0' * 30}, without quotes;",
+                "capidx.yaml:4:28: $.lint.min_description_entropy: expected number, received string (write "
+                "0.0000005, without quotes;",
+            ],
+        ),
+        (
+            "lint:\n  min_description_entropy: 1e400\n",  # no number to write: the plain hint
+            [
+                "capidx.yaml:2:28: $.lint.min_description_entropy: expected number, received string "
+                "(write a number without quotes, such as 0.5)"
             ],
         ),
         *(
@@ -183,6 +199,8 @@ def test_empty_file_means_defaults(tmp_path: Path) -> None:
         "unknown-unlike",
         "wrong-types",
         "exponent-as-text",
+        "exponent-written-exactly",
+        "exponent-too-large",
         "nan-as-text",
         "infinity-as-text",
         "minus-infinity-as-text",
@@ -368,3 +386,12 @@ def test_a_value_with_a_line_break_is_told_to_be_one_line(tmp_path: Path) -> Non
     assert [problem.hint for problem in problems] == [
         "it holds a line break, a tab or another character that cannot be shown: write it on one line"
     ]
+
+
+def test_a_huge_encoding_name_is_neither_compared_nor_quoted_in_full(tmp_path: Path) -> None:
+    """Any string is allowed where an encoding is named: one of 200,000 characters is reported shortened, with no
+    did-you-mean (comparing it with every known name would take seconds)."""
+    config_file = write(tmp_path / "capidx.yaml", f"encodings: [{'o200k' * 40_000}]\n")
+    _, problems = load_config(config_file, tmp_path)
+    [problem] = [p for p in problems if "unknown tiktoken encoding" in p.message]
+    assert len(problem.as_text()) < 1_000 and "did you mean" not in problem.as_text()

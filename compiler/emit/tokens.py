@@ -53,6 +53,9 @@ def bundled(names: Sequence[str]) -> bool:
     return all(name in OFFLINE_NAMES for name in names)
 
 
+MAX_NAME = 64  # longer than any encoding's name
+
+
 def unknown_names(names: Sequence[str]) -> dict[int, tuple[str, str]]:
     """(message, hint) for each name tiktoken does not know, by its index in `names`; the hint names the closest
     known one (`o200k` -> `o200k_base`) and lists them all. Listing tiktoken's names reads its registry of
@@ -65,11 +68,14 @@ def unknown_names(names: Sequence[str]) -> dict[int, tuple[str, str]]:
     found = {}
     for index, name in enumerate(names):
         if reported_name(name) not in known:
-            scores = {known_name: difflib.SequenceMatcher(None, name, known_name).ratio() for known_name in known}
+            # A name far longer than any encoding's is neither compared (quadratic) nor quoted in full.
+            likely = len(name) <= MAX_NAME
+            scores = {k: difflib.SequenceMatcher(None, name, k).ratio() for k in known} if likely else {}
             top = max(scores.values(), default=0.0)
             close = min(k for k, score in scores.items() if score == top) if top >= 0.6 else None  # 'p50k': p50k_base
             meant = f"did you mean '{close}'? " if close else ""
-            found[index] = (f"unknown tiktoken encoding '{name}'", f"{meant}known: {', '.join(known)}")
+            shown = name if likely else f"{name[:MAX_NAME]}…"
+            found[index] = (f"unknown tiktoken encoding '{shown}'", f"{meant}known: {', '.join(known)}")
     return found
 
 

@@ -8,8 +8,10 @@ key's likely spelling, the expected date format.
 from __future__ import annotations
 
 import calendar
+import decimal
 import difflib
 import json
+import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import replace
@@ -377,8 +379,10 @@ def _type_hint(expected: str | list[str], value: Any, written: Callable[[], str 
         ):
             if "e" not in text.casefold():
                 return f"write {text}, without quotes"
-            plain = str(int(number)) if whole else f"{number:f}".rstrip("0").rstrip(".")
-            return f"write {plain}, without quotes; YAML reads an exponent such as {text} as text"
+            plain = format(decimal.Decimal(text), "f")  # exactly: 5e-7 is 0.0000005, 1e30 has thirty zeros
+            plain = plain.rstrip("0").rstrip(".") if "." in plain else plain
+            if math.isfinite(number) and len(plain) <= 40:
+                return f"write {plain}, without quotes; in YAML an exponent such as {text} is read as text"
     if kind == "string" and isinstance(value, int | float) and not isinstance(value, bool):
         return f'write it in quotes: "{written() or value}"'
     return _TYPE_HINTS.get(kind)
