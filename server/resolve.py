@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping
 
-from rapidfuzz import fuzz
+from rapidfuzz import fuzz, process
 
 from capidx.schema.text import bind_negation, normalize, terms
 from capidx.server.matchindex import Candidate, MatchIndex, Resolution
@@ -187,7 +187,8 @@ def _similarity(index: MatchIndex, n: str, scorer: Callable[[str, str], float], 
     def typable(name: str) -> bool:
         return not typo or name.count(" ") >= words or len(name) - name.count(" ") + 2 >= letters
 
-    return {
-        slug: max((scorer(n, name) for name in c.names if typable(name)), default=0.0)
-        for slug, c in index.capabilities.items()
-    }
+    pairs = [(name, slug) for slug, c in index.capabilities.items() for name in c.names if typable(name)]
+    best = dict.fromkeys(index.capabilities, 0.0)
+    for _, score, at in process.extract(n, [name for name, _ in pairs], scorer=scorer, limit=None):  # one C loop
+        best[pairs[at][1]] = max(best[pairs[at][1]], score)
+    return best
