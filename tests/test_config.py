@@ -134,12 +134,15 @@ def test_empty_file_means_defaults(tmp_path: Path) -> None:
                 "0.0000005, without quotes;",
             ],
         ),
-        (
-            "lint:\n  min_description_entropy: 1e400\n",  # no number to write: the plain hint
-            [
-                "capidx.yaml:2:28: $.lint.min_description_entropy: expected number, received string "
-                "(write a number without quotes, such as 0.5)"
-            ],
+        *(
+            (
+                f"lint:\n  min_description_entropy: {huge}\n",  # no number to write (1e-999999999: a gigabyte)
+                [
+                    "capidx.yaml:2:28: $.lint.min_description_entropy: expected number, received string "
+                    "(write a number without quotes, such as 0.5)"
+                ],
+            )
+            for huge in ("1e400", "1e-999999999", "1e-99999999999999999999")
         ),
         *(
             (
@@ -201,6 +204,8 @@ def test_empty_file_means_defaults(tmp_path: Path) -> None:
         "exponent-as-text",
         "exponent-written-exactly",
         "exponent-too-large",
+        "exponent-too-small",
+        "exponent-beyond-decimal",
         "nan-as-text",
         "infinity-as-text",
         "minus-infinity-as-text",

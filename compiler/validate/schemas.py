@@ -11,7 +11,6 @@ import calendar
 import decimal
 import difflib
 import json
-import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import replace
@@ -379,13 +378,26 @@ def _type_hint(expected: str | list[str], value: Any, written: Callable[[], str 
         ):
             if "e" not in text.casefold():
                 return f"write {text}, without quotes"
-            plain = format(decimal.Decimal(text), "f")  # exactly: 5e-7 is 0.0000005, 1e30 has thirty zeros
-            plain = plain.rstrip("0").rstrip(".") if "." in plain else plain
-            if math.isfinite(number) and len(plain) <= 40:
+            if (plain := _written_out(text)) is not None:
                 return f"write {plain}, without quotes; in YAML an exponent such as {text} is read as text"
     if kind == "string" and isinstance(value, int | float) and not isinstance(value, bool):
         return f'write it in quotes: "{written() or value}"'
     return _TYPE_HINTS.get(kind)
+
+
+def _written_out(text: str) -> str | None:
+    """A number written with an exponent, as its exact digits (5e-7: 0.0000005, 1e30: thirty zeros); None when that
+    takes more than 40 characters. The exponent is checked first: 1e-999999999 is 40 characters of text, and writing
+    it out would take a gigabyte."""
+    try:
+        exact = decimal.Decimal(text)
+    except decimal.InvalidOperation:
+        return None
+    if not exact.is_finite() or abs(exact.adjusted()) >= 40:
+        return None
+    plain = format(exact, "f")
+    plain = plain.rstrip("0").rstrip(".") if "." in plain else plain
+    return plain if len(plain) <= 40 else None
 
 
 def _number(text: str) -> Any:
