@@ -492,6 +492,30 @@ def test_a_path_named_through_a_linked_folder_in_the_catalog_is_refused(tmp_path
     assert "do-not-quote-me" not in result.output
 
 
+@pytest.mark.parametrize(
+    "written", ["cat2/evil/secret.json", "agents/../cat2/evil/secret.json", "real/evil/secret.json"]
+)
+def test_the_catalog_named_by_another_path_keeps_its_boundary(tmp_path: Path, written: str) -> None:
+    """The catalog reached by another name (a link to it, `..`, or its real folder when `agents` is the link) is
+    still the catalog: a linked-out folder inside it is refused whichever way the path is written."""
+    project = tmp_path / "project"
+    agents = write_catalog(project)
+    agents.rename(project / "real")
+    agents.symlink_to("real", target_is_directory=True)
+    (project / "cat2").symlink_to("real", target_is_directory=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.json").write_text('{"do-not-quote-me": 1}', encoding="utf-8")
+    (outside / "stray-name-of-a-secret.json").write_text("{}", encoding="utf-8")
+    (project / "real" / "evil").symlink_to(outside, target_is_directory=True)
+
+    result = run_cli(["validate", written], cwd=project)
+    assert "refused: a symbolic link to" in result.output, result.output
+    assert "do-not-quote-me" not in result.output
+    folder = run_cli(["validate", "agents/evil"], cwd=project)  # the folder itself: no file of it named
+    assert "stray-name-of-a-secret" not in folder.output, folder.output
+
+
 def test_a_named_alias_table_takes_no_context_from_a_linked_document(tmp_path: Path) -> None:
     """Validating the alias table alone reads the catalog's documents for its did-you-mean hints: a document that
     is a link out of the catalog is not among them (its names would be quoted)."""

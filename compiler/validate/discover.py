@@ -210,7 +210,8 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
             problems += refused + linked + (tables_beside(every_table[0], path) if every_table else [])
             documents.update((_key(p), p) for p in found)
             aliases.update((_key(p), p) for p in tables)
-            problems += unread(path, [*candidates, *every_table, *_configured(config)], config.templates)
+            if confined([path], boundary)[0]:  # a folder linked out: not even its files' names are listed
+                problems += unread(path, [*candidates, *every_table, *_configured(config)], config.templates)
             if not found and not tables and not refused and not linked:
                 problems.append(_nothing_found(path))
         elif path.name.lower() in ALIAS_FILE_NAMES:
@@ -246,9 +247,20 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
 
 def _boundary(path: Path, root: Path, catalog: Path) -> Path:
     """The folder a named file or folder must really be inside: the configured catalog when the path is written
-    inside it (a linked folder within the catalog, 'agents/evil/...', would otherwise take the boundary out with
-    it), else the named file's own catalog folder `root`."""
-    return catalog if _key(path).startswith(_key(catalog).rstrip(os.sep) + os.sep) else root
+    through it, by any name (a linked folder within the catalog, 'agents/evil/...', would otherwise take the boundary
+    out with it; 'cat2/evil/...' with cat2 a link to the catalog too), else the named file's own catalog folder."""
+    try:
+        target = os.stat(catalog)
+    except OSError:
+        return root
+    written = Path(os.path.abspath(path))
+    for folder in (written, *written.parents):
+        try:
+            if os.path.samestat(os.stat(folder), target):
+                return catalog
+        except OSError:
+            continue
+    return root
 
 
 def _key(path: Path) -> str:
