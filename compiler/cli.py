@@ -410,17 +410,19 @@ def _settings(config: Path | None) -> Any:
 def _refuse_build_inputs(output: Path, config: Path | None) -> None:
     """`report -o` never writes over what the project's build reads (capidx.yaml, a capability document, the alias
     table, a template), as `inject` never appends to it: the next validate would fail on a report. The project is
-    the one capidx.yaml names (--config, else ./capidx.yaml); one that does not load still names its own file."""
-    from capidx.compiler.config import find_config_file, load_config
+    the one capidx.yaml names (--config, else ./capidx.yaml). While that file does not load, which files the build
+    reads is unknown (it may name any catalog): no file is written."""
+    from capidx.compiler.config import load_config
     from capidx.compiler.inject.inputs import build_inputs
-    from capidx.compiler.inject.target import Input, InputIndex, input_of
+    from capidx.compiler.inject.target import InputIndex, input_of
 
-    named = _absolute(config) or find_config_file(Path.cwd())
-    settings, _ = load_config(named, Path.cwd())  # one that does not load: the defaults beside it, and itself
-    broken = named is not None and settings.config_file is None
-    own = (Input("the capidx.yaml in force", Path(os.path.abspath(named))),) if named is not None and broken else ()
-    inputs = (*own, *build_inputs(settings))
-    found = input_of(Path(os.path.abspath(output)), InputIndex.of(inputs))
+    settings, problems = load_config(_absolute(config), Path.cwd())
+    if errors := [problem.as_text() for problem in problems if problem.is_error]:
+        raise UsageError(
+            f"{output}: not written: while capidx.yaml does not load, the files capidx build reads are unknown "
+            "(fix it, or write the report to standard output with -o -)\n" + "\n".join(errors)
+        )
+    found = input_of(Path(os.path.abspath(output)), InputIndex.of(build_inputs(settings)))
     if found is not None:
         raise UsageError(
             f"{output}: it is {found.what} ({found.path}), which capidx build reads; write the report elsewhere"
