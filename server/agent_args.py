@@ -81,7 +81,10 @@ def resolve_agents(snapshot: Snapshot, names: list[str]) -> tuple[list[Resolutio
         ends = [0, *(i for m in _JOINED.finditer(name) for i in m.span()), len(name)] if not whole.ok else []
         pieces = [(a, b) for a, b in zip(ends[::2], ends[1::2], strict=True) if name[a:b].strip()]
         words = [match.span() for match in re.finditer(r"\S+", name)] if len(pieces) < 2 and not whole.ok else []
-        if len(words) > 1 and (cost := len(words) * (len(words) + 1) // 2) <= budget:
+        if len(words) > 1 and (cost := len(words) * (len(words) + 1) // 2) > budget:
+            # read alone it would have been read: the names before it spent the call's budget (said, with what to do)
+            unread += [asked] if cost <= JOINED_RUNS else []
+        elif len(words) > 1:
             budget -= cost  # a reading that names no agents cost as many resolutions as one that does
             if spaced := _side_by_side(snapshot, name, words):
                 resolutions += spaced

@@ -488,9 +488,10 @@ def test_names_side_by_side_are_charged_to_the_budget(catalog_build: Path, monke
     found, problem = agent_args.resolve_agents(snapshot, ["qa wb ec rd tf yg uh ij"] * 20)
     assert len(calls) <= 20 + agent_args.JOINED_RUNS
     assert [r.status for r in found] == ["unknown"] * 20 and problem is not None
-    calls.clear()
     pair, _ = agent_args.resolve_agents(snapshot, ["claude gemini"])
     assert [r.value for r in pair] == ["claude-code", "gemini-cli"]  # within the budget: still read
+    _, spent = agent_args.resolve_agents(snapshot, ["qa wb ec rd tf yg uh ij", "claude gemini"])
+    assert spent is not None and "'claude gemini': more names joined than one call reads" in spent  # said, not lost
 
 
 async def test_compare_reads_names_joined_in_one_string(tmp_path: Path) -> None:
