@@ -234,6 +234,8 @@ WEB_CATALOG = (
     Cap("Browser Preview", "ide-integration", "Shows a page in a preview pane.", agents=BOTH),
     Cap("Code Review", "collaboration", "Reviews a diff and writes an audit of risky changes.", agents=BOTH),
     Cap("Sandboxing", "security", "Runs commands in an isolated container.", agents=BOTH),
+    Cap("Sign-in", "security", "Handles authentication of users and records their consent.", agents=BOTH),
+    Cap("YOLO Mode", "security", "Runs actions without asking first.", agents=BOTH),
 )
 
 
@@ -250,8 +252,14 @@ def test_a_winner_without_the_querys_most_telling_word_is_offered_not_resolved(
     assert held.status == "ambiguous"
     assert "web-fetch" in [c.value for c in held.candidates]  # still offered
     assert resolve_capability(index, "web pages", agent=CLAUDE).value == "web-fetch"  # it has every word: resolved
+    # an abbreviation the catalog has only spelled out is a word like any other ('authn': authentication)
+    assert resolve_capability(index, "authn for web pages", agent=CLAUDE).status == "ambiguous"
+    # words of equal weight count alike ('yolo', 'mode', 'consent'): the answer does not depend on their order
+    for text in ("yolo mode consent", "consent yolo mode"):
+        assert resolve_capability(index, text, agent=CLAUDE).value == "yolo-mode", text
     monkeypatch.setattr(Ranker, "has_telling_word", lambda self, slug, units: True)
     assert resolve_capability(index, query, agent=CLAUDE).value == "web-fetch"  # the clause is what holds it back
+    assert resolve_capability(index, "authn for web pages", agent=CLAUDE).value == "web-fetch"
 
 
 def test_a_weak_winner_is_offered_not_resolved_whichever_agent_asks(index: MatchIndex) -> None:
