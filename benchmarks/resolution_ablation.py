@@ -33,7 +33,6 @@ from capidx.schema import lexicon
 from capidx.server import matchindex, names, query, resolve, semantic
 from capidx.server.matchindex import MatchIndex
 from capidx.server.names import resolve_agent
-from capidx.server.rank import Ranker
 
 DEFAULT_RUNS = tuple(name for name in RUNS if not name.startswith(UNREAD))
 
@@ -98,9 +97,6 @@ MECHANISMS: dict[str, Callable[[], Any]] = {
     ),
     "a name's literal word beats an expansion": lambda: _vocabulary(names={}),
     "never a wrong 'no'": lambda: replaced(resolve, "_no_rule", _never_no),
-    "a winner needs the query's most telling word ('accessibility audit of web pages')": lambda: replaced(
-        Ranker, "has_telling_word", lambda self, slug, units: True
-    ),
     "meaning in the order of what is offered": lambda: replaced(semantic, "model", lambda: None),
     "a partial name offered first": lambda: replaced(resolve, "_holds", lambda name, asked: 2),
     "an agent's typo does not change a number ('agent-99')": lambda: replaced(names, "keeps", _any_numbers),

@@ -28,10 +28,9 @@ Runs (a "hint" is what a maintainer adds for the resolver: the alias table, `ali
 
 Calibration (`--calibrate`) and fitting (`--fit`) look at every query that reached the ranking model (not an
 exact, identifier, alias, terminology, stemmed or mistyped-name lookup) in the same builds, in process with the
-server's own resolver: the winner's confidence, the runner-up's, whether the asked agent lacks the winner, whether
-it has the query's most telling word (without it nothing resolves) and whether it is right. The calibration table
-says, of the answers a rule would resolve, how many are right; `--fit` ranks the rules of a grid by right - PENALTY x
-wrong. The server's rule (`DECISION_RULE` in
+server's own resolver: the winner's confidence, the runner-up's, whether the asked agent lacks the winner and
+whether it is right. The calibration table says, of the answers a rule would resolve, how many are right;
+`--fit` ranks the rules of a grid by right - PENALTY x wrong. The server's rule (`DECISION_RULE` in
 server/resolve.py) is the best one fitted on the fitting runs.
 
 Results are recorded in benchmarks/resolution/RESULTS.md.
@@ -245,15 +244,13 @@ def run(name: str, workdir: Path) -> list[Row]:
 @dataclass(frozen=True)
 class Scored:
     """A query the ranking model answered: its winner's confidence, the runner-up's, whether the asked agent
-    lacks the winner, whether the winner has the query's most telling word, and whether the winner is the expected
-    answer (capability and availability)."""
+    lacks the winner, and whether the winner is the expected answer (capability and availability)."""
 
     run: str
     id: str
     best: float
     runner_up: float
     lacks: bool
-    telling: bool
     right: bool
 
 
@@ -274,8 +271,7 @@ def scored_points(name: str, workdir: Path) -> list[Scored]:
         res = resolve_capability(index, query["query"], agent=agent)
         if not res.scored or res.resolved_by == "identifier":
             continue
-        units = analyse(query["query"], index.vocabulary).units
-        ranked = best_first(index.ranker.rank(units))
+        ranked = best_first(index.ranker.rank(analyse(query["query"], index.vocabulary).units))
         if not ranked:
             continue
         (slug, best), runner_up = ranked[0], (ranked[1][1] if len(ranked) > 1 else 0.0)
@@ -283,15 +279,7 @@ def scored_points(name: str, workdir: Path) -> list[Scored]:
         expect = query["expect"]
         right = slug == (slugify(expect["capability"]) if expect.get("capability") else None)
         points.append(
-            Scored(
-                name,
-                query["id"],
-                best,
-                runner_up,
-                not available,
-                index.ranker.has_telling_word(slug, units),
-                right and available == expect["available"],
-            )
+            Scored(name, query["id"], best, runner_up, not available, right and available == expect["available"])
         )
     return points
 
@@ -299,7 +287,7 @@ def scored_points(name: str, workdir: Path) -> list[Scored]:
 def resolves(point: Scored, rule: tuple[float, float, float]) -> bool:
     from capidx.server.resolve import decide
 
-    return point.telling and decide(point.best, point.runner_up, point.lacks, rule)
+    return decide(point.best, point.runner_up, point.lacks, rule)
 
 
 CONFIDENCES = (0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.7)

@@ -78,18 +78,6 @@ class Ranker:
                 scores[slug] = scores.get(slug, 0.0) + weight * unit.trust * share
         return {slug: round(min(1.0, score / total), 3) for slug, score in scores.items() if score}
 
-    def has_telling_word(self, slug: str, units: Sequence[Unit]) -> bool:
-        """Whether the capability has the query's most telling word: of the units some capability has (as written or
-        in an alternative reading), those of the highest weight as `rank` weighs them (every one of a tie), as written
-        or in an alternative. A winner found only through commoner words ('accessibility audit of web pages': Web
-        Fetch has 'web' and 'pages', not 'audit') is not resolved, only offered."""
-        known = [u for u in units if any(word in self.postings for run in (u.words, *u.alternatives) for word in run)]
-        weights = [sum(self.idf.get(word, self.unknown) for word in unit.words) for unit in known]
-        top = max(weights, default=0.0)
-        telling = [unit for unit, weight in zip(known, weights, strict=True) if weight == top]
-        readings = (run for unit in telling for run in (unit.words, *unit.alternatives))
-        return not known or any(slug in self._shares(run) for run in readings)
-
     def _shares(self, words: Sequence[str]) -> dict[str, float]:
         """Capability -> how well it matches a run of roots, as a share of a perfect match (every root saturated)."""
         got: dict[str, float] = {}

@@ -19,9 +19,9 @@ from capidx.server.query import Query, analyse
 from capidx.server.semantic import WEIGHT
 
 # The decision rule (fitted on the query sets of benchmarks/resolution; calibration table in
-# benchmarks/resolution/RESULTS.md): a ranked winner that has the query's most telling word resolves when its
-# confidence reaches the first value and it leads the runner-up by the second; a winner the asked agent lacks ("no")
-# needs the third value instead of the first (at least 0.1 more, by design). Anything else comes back as candidates.
+# benchmarks/resolution/RESULTS.md): a ranked winner resolves when its confidence reaches the first value and it
+# leads the runner-up by the second; a winner the asked agent lacks ("no") needs the third value instead of the
+# first (at least 0.1 more, by design). Anything else comes back as candidates.
 DECISION_RULE: tuple[float, float, float] = (0.3, 0.16, 0.4)
 # An unresolved answer offers up to this many ranked candidates, down to this confidence; below half the
 # rule's confidence nothing matched ("unknown") and the closest names fill the list.
@@ -116,7 +116,7 @@ def _by_ranking(index: MatchIndex, q: Query, agent: str | None) -> Resolution:
     floor = DECISION_RULE[0] / 2  # below it a candidate is noise: suggestions' snippets skip it
     best = ordered[0].confidence if ordered else 0.0
     runner_up = ordered[1].confidence if len(ordered) > 1 else 0.0
-    if decide(best, runner_up) and index.ranker.has_telling_word(ordered[0].value, q.units):
+    if decide(best, runner_up):
         everything = tuple(c for c in ordered if c.confidence >= floor)
         shown = tuple(c for c in ordered[:SHOWN_CANDIDATES] if c.confidence >= SHOWN_FLOOR)
         how = "fuzzy" if q.corrected else "lexical"

@@ -18,7 +18,6 @@ from capidx.schema.text import terms
 from capidx.server import resolve, semantic
 from capidx.server.matchindex import MatchIndex
 from capidx.server.query import analyse, correct
-from capidx.server.rank import Ranker
 from capidx.server.resolve import DECISION_RULE, decide, resolve_capability
 
 CLAUDE = "claude-code"
@@ -226,40 +225,6 @@ def test_the_decision_rule_resolves_a_clear_confident_winner_only() -> None:
     assert not decide(confidence - 0.01, 0.0)  # not confident enough, however alone
     assert not decide(0.9, 0.9 - lead + 0.01)  # confident, but the runner-up is too close
     assert not decide(confidence, 0.0, lacks=True) and decide(no, 0.0, lacks=True)
-
-
-WEB_CATALOG = (
-    Cap("Web Fetch", "context-awareness", "Fetches a web page and reads the page's text.", agents=BOTH),
-    Cap("Web Search", "context-awareness", "Searches the web for answers to a question.", agents=BOTH),
-    Cap("Browser Preview", "ide-integration", "Shows a page in a preview pane.", agents=BOTH),
-    Cap("Code Review", "collaboration", "Reviews a diff and writes an audit of risky changes.", agents=BOTH),
-    Cap("Sandboxing", "security", "Runs commands in an isolated container.", agents=BOTH),
-    Cap("Sign-in", "security", "Handles authentication of users and records their consent.", agents=BOTH),
-    Cap("YOLO Mode", "security", "Runs actions without asking first.", agents=BOTH),
-)
-
-
-def test_a_winner_without_the_querys_most_telling_word_is_offered_not_resolved(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # 'audit' is the rarest of the query's words; Web Fetch wins on the commoner 'web' and 'pages' alone.
-    index = _match_index(real_build(write_catalog(tmp_path / "agents", WEB_CATALOG), tmp_path / "build"))
-    query = "audit of web pages"
-    units = analyse(query, index.vocabulary).units
-    assert not index.ranker.has_telling_word("web-fetch", units)
-    assert index.ranker.has_telling_word("code-review", units)
-    held = resolve_capability(index, query, agent=CLAUDE)
-    assert held.status == "ambiguous"
-    assert "web-fetch" in [c.value for c in held.candidates]  # still offered
-    assert resolve_capability(index, "web pages", agent=CLAUDE).value == "web-fetch"  # it has every word: resolved
-    # an abbreviation the catalog has only spelled out is a word like any other ('authn': authentication)
-    assert resolve_capability(index, "authn for web pages", agent=CLAUDE).status == "ambiguous"
-    # words of equal weight count alike ('yolo', 'mode', 'consent'): the answer does not depend on their order
-    for text in ("yolo mode consent", "consent yolo mode"):
-        assert resolve_capability(index, text, agent=CLAUDE).value == "yolo-mode", text
-    monkeypatch.setattr(Ranker, "has_telling_word", lambda self, slug, units: True)
-    assert resolve_capability(index, query, agent=CLAUDE).value == "web-fetch"  # the clause is what holds it back
-    assert resolve_capability(index, "authn for web pages", agent=CLAUDE).value == "web-fetch"
 
 
 def test_a_weak_winner_is_offered_not_resolved_whichever_agent_asks(index: MatchIndex) -> None:
