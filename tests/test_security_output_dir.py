@@ -516,6 +516,25 @@ def test_the_catalog_named_by_another_path_keeps_its_boundary(tmp_path: Path, wr
     assert "stray-name-of-a-secret" not in folder.output, folder.output
 
 
+def test_dot_dot_after_a_link_and_a_linked_out_folder_are_refused_unwalked(tmp_path: Path) -> None:
+    """'..' after a link is the link target's parent, not the catalog: the path is looked at as written. A named
+    folder that links out is refused whole, before anything below it is listed."""
+    project = tmp_path / "project"
+    agents = write_catalog(project)
+    outside = tmp_path / "outside"
+    (outside / "a" / "b").mkdir(parents=True)
+    (outside / "secret.json").write_text('{"do-not-quote-me": 1}', encoding="utf-8")
+    (outside / "hidden-agent-name" / "capabilities").mkdir(parents=True)
+    (outside / "hidden-agent-name" / "capabilities" / "current.json").write_text("{}", encoding="utf-8")
+    (agents / "evil").symlink_to(outside / "a" / "b", target_is_directory=True)
+    (agents / "evil2").symlink_to(outside, target_is_directory=True)
+
+    for named in ("agents/evil/../../secret.json", "agents/evil/../..", "agents/evil2"):
+        result = run_cli(["validate", named], cwd=project)
+        assert "refused: a symbolic link to" in result.output, (named, result.output)
+        assert "do-not-quote-me" not in result.output and "hidden-agent-name" not in result.output, result.output
+
+
 def test_a_named_alias_table_takes_no_context_from_a_linked_document(tmp_path: Path) -> None:
     """Validating the alias table alone reads the catalog's documents for its did-you-mean hints: a document that
     is a link out of the catalog is not among them (its names would be quoted)."""

@@ -201,8 +201,11 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
         if not os.path.lexists(path):
             problems.append(file_problem(path, "does not exist"))
         elif path.is_dir():
-            candidates, every_table = catalog_documents(path), _alias_tables(path)
             boundary = _boundary(path, path, config.agents)
+            if out := confined([path], boundary)[1]:  # a folder linked out is refused whole, never walked
+                problems += out
+                continue
+            candidates, every_table = catalog_documents(path), _alias_tables(path)
             found, refused = confined(candidates, boundary)
             tables, linked = _unlinked(every_table[:1])
             tables, out = confined(tables, boundary)
@@ -210,8 +213,7 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
             problems += refused + linked + (tables_beside(every_table[0], path) if every_table else [])
             documents.update((_key(p), p) for p in found)
             aliases.update((_key(p), p) for p in tables)
-            if confined([path], boundary)[0]:  # a folder linked out: not even its files' names are listed
-                problems += unread(path, [*candidates, *every_table, *_configured(config)], config.templates)
+            problems += unread(path, [*candidates, *every_table, *_configured(config)], config.templates)
             if not found and not tables and not refused and not linked:
                 problems.append(_nothing_found(path))
         elif path.name.lower() in ALIAS_FILE_NAMES:
@@ -221,7 +223,8 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
             problems += linked + out
             problems += next((tables_beside(table, path.parent) for table in _alias_tables(path.parent)), [])
             aliases.update((_key(p), p) for p in tables)
-            context.update((_key(p), p) for p in confined(catalog_documents(path.parent), boundary)[0])
+            for folder in confined([path.parent], boundary)[0]:  # a folder linked out is not walked for context
+                context.update((_key(p), p) for p in confined(catalog_documents(folder), boundary)[0])
         elif path.suffix.lower() not in _DATA_SUFFIXES:  # 'capidx validate README.md': no YAML error about Markdown
             hint = "name an agent's capabilities/current.json (or .yaml), or a catalog folder"
             problems.append(file_problem(path, "not a capability document: capidx reads .json, .yaml and .yml", hint))
@@ -232,7 +235,7 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
             named, linked = confined([path], boundary)  # named or found, a link out of the catalog is not read
             problems += linked
             documents.update((_key(p), p) for p in named)
-            if layout and _key(root) not in roots:
+            if layout and _key(root) not in roots and confined([root], boundary)[0]:  # not walked when linked out
                 roots.add(_key(root))
                 tables, linked = _unlinked(_alias_tables(root))
                 tables, out = confined(tables, boundary)
@@ -253,10 +256,10 @@ def _boundary(path: Path, root: Path, catalog: Path) -> Path:
         target = os.stat(catalog)
     except OSError:
         return root
-    written = Path(os.path.abspath(path))
-    for folder in (written, *written.parents):
+    parts = Path(os.getcwd(), path).parts  # as written: '..' after a link is the link's target's parent, not undone
+    for end in range(len(parts), 0, -1):
         try:
-            if os.path.samestat(os.stat(folder), target):
+            if os.path.samestat(os.stat(Path(*parts[:end])), target):
                 return catalog
         except OSError:
             continue
