@@ -382,10 +382,9 @@ def report(
 
     if output == Path("-"):  # standard output, as most tools read it: coloured on a terminal as without -o
         output = None
-    if output is not None:
-        _refuse_build_inputs(output, config)
+    settings = _refuse_build_inputs(output, config) if output is not None else None
     options = ReportOptions(
-        build=build_dir if build_dir is not None else _configured_out(config),
+        build=build_dir if build_dir is not None else _configured_out(config, settings),
         against=against,
         format=output_format,
         output=output,
@@ -407,11 +406,11 @@ def _settings(config: Path | None) -> Any:
     return settings
 
 
-def _refuse_build_inputs(output: Path, config: Path | None) -> None:
+def _refuse_build_inputs(output: Path, config: Path | None) -> Any:
     """`report -o` never writes over what the project's build reads (capidx.yaml, a capability document, the alias
     table, a template), as `inject` never appends to it: the next validate would fail on a report. The project is
     the one capidx.yaml names (--config, else ./capidx.yaml). While that file does not load, which files the build
-    reads is unknown (it may name any catalog): no file is written."""
+    reads is unknown (it may name any catalog): no file is written. Returns the settings, loaded once."""
     from capidx.compiler.config import load_config
     from capidx.compiler.inject.inputs import build_inputs
     from capidx.compiler.inject.target import InputIndex, input_of
@@ -427,10 +426,11 @@ def _refuse_build_inputs(output: Path, config: Path | None) -> None:
         raise UsageError(
             f"{output}: it is {found.what} ({found.path}), which capidx build reads; write the report elsewhere"
         )
+    return settings
 
 
-def _configured_out(config: Path | None) -> Path:
-    settings = _settings(config)
+def _configured_out(config: Path | None, settings: Any = None) -> Path:
+    settings = settings or _settings(config)
     # Relative to the working directory when possible: the path is printed in PR comments.
     cwd = Path.cwd().resolve()
     return settings.out.relative_to(cwd) if settings.out.is_relative_to(cwd) else settings.out

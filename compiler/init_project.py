@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from capidx.compiler.config import ALIAS_FILE_NAMES, load_config, relative_inside
-from capidx.compiler.diagnostics import plural
+from capidx.compiler.config import ALIAS_FILE_NAMES, Config, load_config, relative_inside
+from capidx.compiler.diagnostics import Diagnostic, plural
 from capidx.compiler.errors import UsageError
 from capidx.compiler.files import read_at_most, write_whole
 from capidx.compiler.validate.discover import catalog_documents
@@ -100,7 +100,8 @@ def scaffold(root: Path, *, force: bool = False) -> Scaffolded:
             " writes only the missing files and keeps these byte for byte: init never replaces a file)"
         )
     no_example = _why_no_example(root, config_is_theirs=CONFIG in theirs)
-    no_catalog = _their_missing_catalog(root) if CONFIG in theirs else ""
+    loaded = load_config(root / CONFIG, root) if CONFIG in theirs else None  # theirs, read once as capidx reads it
+    no_catalog = _their_missing_catalog(root, *loaded) if loaded else ""
     missing = {target for _source, target in PROJECT_FILES if target not in present}
     missing |= set() if no_example else {target for _source, target in EXAMPLE_FILES}
     planned = [(source, target) for source, target in SCAFFOLD if target in missing]
@@ -108,7 +109,7 @@ def scaffold(root: Path, *, force: bool = False) -> Scaffolded:
         raise InitError(
             f"{root}: {blocked} is a file or a link where a folder goes; nothing written (make it a folder, or move it)"
         )
-    ignored, out_unknown = _build_line(root, present.get(CONFIG))
+    ignored, out_unknown = _build_line(root, present.get(CONFIG), loaded)
     done: list[str] = []
     try:
         for source, target in planned:
@@ -159,12 +160,9 @@ def _holds(path: Path, data: bytes) -> bool:
         return False
 
 
-def _their_missing_catalog(root: Path) -> str:
+def _their_missing_catalog(root: Path, config: Config, problems: list[Diagnostic]) -> str:
     """The catalog folder the maintainer's capidx.yaml names, as shown from `root`, when there is none yet: the next
     steps cannot run on it ("": it is there, or the file does not load, which validate will say)."""
-    from capidx.compiler.config import load_config
-
-    config, problems = load_config(root / CONFIG, root)
     if problems or os.path.lexists(config.agents):
         return ""
     folder = Path(os.path.abspath(config.agents))
@@ -198,7 +196,7 @@ def _contents(folder: Path, names: list[str]) -> str:
     return " and ".join(parts) or plural(len(names), "other entry", "other entries")
 
 
-def _build_line(root: Path, config_why: str | None) -> tuple[str, str]:
+def _build_line(root: Path, config_why: str | None, loaded: tuple[Config, list[Diagnostic]] | None) -> tuple[str, str]:
     """The .gitignore line of the project's build directory, or "" and why it is not known ("" again: no line is
     needed, the build is outside the project). The scaffold's capidx.yaml builds into build/; a capidx.yaml of the
     maintainer's names its own `paths.out`, read as `capidx build` reads it (their build/ may be tracked)."""
@@ -206,7 +204,8 @@ def _build_line(root: Path, config_why: str | None) -> tuple[str, str]:
         return IGNORED, ""
     if config_why != THEIRS:
         return "", f"{CONFIG} is a link (not followed), so its paths.out is not known"
-    config, problems = load_config(root / CONFIG, root)
+    assert loaded is not None  # their file: scaffold read it
+    config, problems = loaded
     if problems:
         return "", f"{CONFIG} cannot be read (`capidx validate` says why), so its paths.out is not known"
     relative = relative_inside(root, config.out)

@@ -81,7 +81,7 @@ def resolve_agents(snapshot: Snapshot, names: list[str]) -> tuple[list[Resolutio
         ends = [0, *(i for m in _JOINED.finditer(name) for i in m.span()), len(name)] if not whole.ok else []
         pieces = [(a, b) for a, b in zip(ends[::2], ends[1::2], strict=True) if name[a:b].strip()]
         words = [match.span() for match in re.finditer(r"\S+", name)] if len(pieces) < 2 and not whole.ok else []
-        if len(words) > 1 and (cost := len(words) * (len(words) + 1) // 2) > budget:
+        if len(words) > 1 and (cost := _runs(len(words))) > budget:
             # read alone it would have been read: the names before it spent the call's budget (said, with what to do)
             unread += [asked] if cost <= JOINED_RUNS else []
         elif len(words) > 1:
@@ -89,7 +89,7 @@ def resolve_agents(snapshot: Snapshot, names: list[str]) -> tuple[list[Resolutio
             if spaced := _side_by_side(snapshot, name, words):
                 resolutions += spaced
                 continue
-        runs = len(pieces) * (len(pieces) + 1) // 2
+        runs = _runs(len(pieces))
         if len(pieces) < 2 or runs > budget:
             unread += [asked] if len(pieces) > 1 else []
             resolutions.append(whole)
@@ -103,6 +103,11 @@ def resolve_agents(snapshot: Snapshot, names: list[str]) -> tuple[list[Resolutio
     if unread:
         problem += f" {', '.join(map(repr, unread))}: more names joined than one call reads; give them as a list."
     return resolutions, problem
+
+
+def _runs(pieces: int) -> int:
+    """The runs of adjacent pieces that many pieces have: the resolutions reading them as names costs."""
+    return pieces * (pieces + 1) // 2
 
 
 def _side_by_side(snapshot: Snapshot, name: str, words: list[tuple[int, int]]) -> list[Resolution] | None:

@@ -105,16 +105,26 @@ def tables_beside(read: Path, catalog: Path) -> list[Diagnostic]:
     return [Diagnostic(str(path), None, None, "", "error", message, hint, "duplicate-alias-table") for path in others]
 
 
-def _unlinked(tables: Sequence[Path]) -> tuple[list[Path], list[Diagnostic]]:
-    """The alias tables, less those that are symbolic links out of their own folder: refused as `confined` refuses
-    a linked capability document (a table's text is quoted in errors and built into every document)."""
+def _unlinked(tables: Sequence[Path], boundary: Path | None = None) -> tuple[list[Path], list[Diagnostic]]:
+    """The alias tables, less those that are symbolic links out of their own folder, or out of `boundary` (a named
+    path's catalog, `_boundary`): refused as `confined` refuses a linked capability document (a table's text is
+    quoted in errors and built into every document)."""
     kept: list[Path] = []
     problems: list[Diagnostic] = []
     for table in tables:
         found, refused = confined([table], table.parent)
         kept += found
         problems += refused
+    if boundary is not None:
+        kept, out = confined(kept, boundary)
+        problems += out
     return kept, problems
+
+
+def _documents_within(folder: Path, boundary: Path) -> list[Path]:
+    """The capability documents below `folder` that really lie inside `boundary`; none, the folder not even walked,
+    when it leads out of it."""
+    return confined(catalog_documents(folder), boundary)[0] if confined([folder], boundary)[0] else []
 
 
 def _from_config(config: Config) -> Inputs:
@@ -207,9 +217,7 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
                 continue
             candidates, every_table = catalog_documents(path), _alias_tables(path)
             found, refused = confined(candidates, boundary)
-            tables, linked = _unlinked(every_table[:1])
-            tables, out = confined(tables, boundary)
-            linked += out
+            tables, linked = _unlinked(every_table[:1], boundary)
             problems += refused + linked + (tables_beside(every_table[0], path) if every_table else [])
             documents.update((_key(p), p) for p in found)
             aliases.update((_key(p), p) for p in tables)
@@ -218,13 +226,11 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
                 problems.append(_nothing_found(path))
         elif path.name.lower() in ALIAS_FILE_NAMES:
             boundary = _boundary(path, path.parent, config.agents)
-            tables, linked = _unlinked([path])
-            tables, out = confined(tables, boundary)
-            problems += linked + out
+            tables, linked = _unlinked([path], boundary)
+            problems += linked
             problems += next((tables_beside(table, path.parent) for table in _alias_tables(path.parent)), [])
             aliases.update((_key(p), p) for p in tables)
-            for folder in confined([path.parent], boundary)[0]:  # a folder linked out is not walked for context
-                context.update((_key(p), p) for p in confined(catalog_documents(folder), boundary)[0])
+            context.update((_key(p), p) for p in _documents_within(path.parent, boundary))
         elif path.suffix.lower() not in _DATA_SUFFIXES:  # 'capidx validate README.md': no YAML error about Markdown
             hint = "name an agent's capabilities/current.json (or .yaml), or a catalog folder"
             problems.append(file_problem(path, "not a capability document: capidx reads .json, .yaml and .yml", hint))
@@ -237,11 +243,10 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
             documents.update((_key(p), p) for p in named)
             if layout and _key(root) not in roots and confined([root], boundary)[0]:  # not walked when linked out
                 roots.add(_key(root))
-                tables, linked = _unlinked(_alias_tables(root))
-                tables, out = confined(tables, boundary)
-                problems += linked + out
+                tables, linked = _unlinked(_alias_tables(root), boundary)
+                problems += linked
                 related.update((_key(p), p) for p in tables)
-                context.update((_key(p), p) for p in confined(catalog_documents(root), boundary)[0])
+                context.update((_key(p), p) for p in _documents_within(root, boundary))
     quiet = tuple(p for key, p in context.items() if key not in documents)
     others = tuple(p for key, p in related.items() if key not in aliases)
     unique = tuple(dict.fromkeys(problems))  # two tables named side by side: one error at the second
