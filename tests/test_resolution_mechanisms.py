@@ -278,6 +278,12 @@ def worded(tmp_path_factory: pytest.TempPathFactory) -> MatchIndex:
         ),
         Cap("Model Selection", "model-selection", "Switches the model a session uses.", agents=BOTH),
         Cap(
+            "Sandboxing",
+            "security",
+            "A feature to enable in the settings: one option, set at setup, and the functionality is on.",
+            agents=BOTH,
+        ),
+        Cap(
             "Model Availability",
             "model-selection",
             "Which models an account may use.",
@@ -295,14 +301,30 @@ def worded(tmp_path_factory: pytest.TempPathFactory) -> MatchIndex:
 
 
 @pytest.mark.parametrize(
-    "query", ["does it support hooks?", "hooks limitations", "is hooks available", "hooks requirements"]
+    "query",
+    [
+        "does it support hooks?",
+        "hooks limitations",
+        "is hooks available",
+        "hooks requirements",
+        "the hooks feature",
+        "enable hooks",
+        "hooks enabled",
+        "hooks setup",
+        "hooks settings",
+        "hooks option",
+        "hooks capability",
+        "hooks functionality",
+    ],
 )
 def test_words_asking_about_a_record_do_not_stand_between_a_name_and_its_capability(
     worded: MatchIndex, query: str
 ) -> None:
-    """Support, availability, limitations and requirements are what a capability's document says, not what it is
-    called: 'limitations' would otherwise read as the root 'limit', another capability's word; a name with such a
-    word (Windows Support) does not make the word count in every query."""
+    """Support, availability, limitations and requirements are what a capability's document says, and feature,
+    setup, settings, enable or option how one asks about a capability, not what it is called: 'limitations' would
+    otherwise read as the root 'limit', another capability's word, and 'setup' or 'enable' rank the record that says
+    them (Sandboxing) above the name; a name with such a word (Windows Support) does not make the word count in
+    every query."""
     resolution = resolve_capability(worded, query, agent=CLAUDE)
     assert (resolution.status, resolution.value) == ("resolved", "hooks")
 
