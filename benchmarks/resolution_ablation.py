@@ -88,7 +88,7 @@ MECHANISMS: dict[str, Callable[[], Any]] = {
     "typo correction of words": lambda: replaced(query, "correct", lambda term, vocabulary: (term, 1.0)),
     "typo plausibility (first letter, short words)": lambda: replaced(query, "_plausible_typo", lambda a, b: True),
     "compound split ('autocomplete')": lambda: replaced(query, "_parts", lambda word, vocabulary: [word]),
-    "question words left out of a query ('does it support hooks?')": lambda: replaced(
+    "words asking about a capability left out of a query ('does it support hooks?', 'hooks setup')": lambda: replaced(
         query, "QUESTION_WORDS", frozenset()
     ),
     "abbreviation expansions ('docs')": lambda: replaced(query, "expansions", lambda word: ()),
