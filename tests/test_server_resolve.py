@@ -206,13 +206,13 @@ LOGS = [
 
 
 def test_field_weights_a_name_match_beats_description_mentions(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The same two words in a name and, repeated, in another capability's description ('setup' is in neither).
+    # The same two words in a name and, repeated, in another capability's description ('policy' is in neither).
     index = make_index(LOGS)
-    assert resolve_capability(index, "log rotation setup").ranked[0].value == "log-rotation"
-    weighted = score_capabilities(index, "log rotation setup")
+    assert resolve_capability(index, "log rotation policy").ranked[0].value == "log-rotation"
+    weighted = score_capabilities(index, "log rotation policy")
     # the same ranking without field weights: the description that repeats the words comes much closer
     monkeypatch.setattr(rank, "FIELD_WEIGHTS", dict.fromkeys(rank.FIELD_WEIGHTS, 1.0))
-    flat = score_capabilities(make_index(LOGS), "log rotation setup")
+    flat = score_capabilities(make_index(LOGS), "log rotation policy")
     margin = weighted["log-rotation"] - weighted["disk-cleanup"]
     assert flat["log-rotation"] - flat["disk-cleanup"] < margin / 1.5
 
