@@ -36,14 +36,14 @@ def borrowed(snapshot: Snapshot, resolution: Resolution, agent: str, shown: str 
     entry = snapshot.index.capabilities.get(resolution.value or "")
     if resolution.resolved_by not in _NAMED_BY or entry is None or agent not in entry.agents:
         return ""
-    asked = (normalize(resolution.query), " ".join(terms(resolution.query)))  # as written; in other forms
+    asked = _words(resolution.query)
 
-    def says(who: str) -> bool:  # one of the agent's own aliases, or in what the model is shown of its record
-        if snapshot.index.own_aliases.get((who, asked[0])) == entry.slug:
-            return True
+    def says(who: str) -> bool:  # in what the model is shown of its record, or in its aliases (not shown), any form
         document = snapshot.find("lookup", agent=who, capability=entry.slug)
-        held = _record_words(document.text) if document is not None else ("", "")
-        return any(a and f" {a} " in f" {h} " for a, h in zip(asked, held, strict=True))
+        aliases = entry.agents[who].get("aliases")
+        held = [_record_words(document.text) if document is not None else ("", "")]
+        held += [_words(alias) for alias in aliases if isinstance(alias, str)] if isinstance(aliases, list) else []
+        return any(a and f" {a} " in f" {h} " for words in held for a, h in zip(asked, words, strict=True))
 
     owners = [] if says(agent) else [who for who in sorted(entry.agents) if who != agent and says(who)]
     if not owners:
@@ -55,6 +55,11 @@ def borrowed(snapshot: Snapshot, resolution: Resolution, agent: str, shown: str 
     )
 
 
+def _words(text: str) -> tuple[str, str]:
+    """A text as normalized words and as `terms()`: 'pull requests' holds 'pull request' in the second form."""
+    return normalize(text), " ".join(terms(text))
+
+
 @functools.lru_cache(maxsize=1024)
 def _record_words(document: str) -> tuple[str, str]:
     """A lookup document's capability record as normalized words and as `terms()` (parsed once per document text:
@@ -63,8 +68,7 @@ def _record_words(document: str) -> tuple[str, str]:
         value = json.loads(document)
     except (ValueError, RecursionError):
         return "", ""
-    record = canonical_json(value.get("capability") if isinstance(value, dict) else None)
-    return normalize(record), " ".join(terms(record))
+    return _words(canonical_json(value.get("capability") if isinstance(value, dict) else None))
 
 
 def _no_record(agents: list[str], names: list[str]) -> str:

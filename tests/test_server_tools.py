@@ -182,7 +182,8 @@ async def test_another_agents_word_is_said_to_be_theirs(tmp_path: Path) -> None:
     (copilot_instructions,) = [c for c in docs["copilot-cli"]["capabilities"] if c["name"] == "Custom Instructions"]
     copilot_instructions["terminology"] = "repository instructions"
     (vscode_instructions,) = [c for c in docs["vscode-copilot"]["capabilities"] if c["name"] == "Custom Instructions"]
-    vscode_instructions["aliases"] = ["Repository instructions"]  # its own name for it, though not in its document
+    # its own names for it, though not in its document; the second holds 'project memories' in another form
+    vscode_instructions["aliases"] = ["Repository instructions", "project memory notes"]
     table = {"agents.md": "Custom Instructions", "project memories": "Custom Instructions", "pr review": "Code Review"}
     build = tmp_path / "build"
     catalog = write_agents(tmp_path, docs, {"aliases": {**ALIASES["aliases"], **table}})  # `real_build` has none
@@ -211,6 +212,7 @@ async def test_another_agents_word_is_said_to_be_theirs(tmp_path: Path) -> None:
             await said("lookup_capability", "claude", "project memories"),  # its words in another form
             await said("lookup_capability", "claude", "memory file"),  # the alias table's phrase: no record's
             await said("lookup_capability", "vscode-copilot", "repository instructions"),  # its own alias
+            await said("lookup_capability", "vscode-copilot", "project memories"),  # within its own alias
         ]
 
     def plain(said: list[str], word: str, owners: list[str], asked: str) -> bool:
@@ -234,7 +236,7 @@ async def test_another_agents_word_is_said_to_be_theirs(tmp_path: Path) -> None:
     assert "whose sources are listed above" in cited[0] and "answered" not in cited[0]  # get_sources: only its sources
     assert plain(other_form, "project memories", ["claude-code"], "copilot-cli")
     assert unrecorded == ["claude-code's data has no record of Code Review: no data, not a no."]  # nothing more
-    assert own == [[], [], [], [], []]
+    assert own == [[], [], [], [], [], []]
 
 
 async def test_what_was_read_otherwise_than_asked_is_said(tmp_path: Path) -> None:
