@@ -22,7 +22,8 @@ half-way through its body made the SDK log a full `ClientDisconnect` traceback a
 is one info line, and the SDK never hears of the request. A request whose id JSON-RPC does not allow (an
 object, an array, null, a boolean, a fraction) is answered `400` with `-32600` naming the id, the answer stdio
 gives it, in place of the SDK's `202` with nothing in it (on the 2025-11-25 revision the SDK reads such a
-request as a notification); every other answer is the SDK's own.
+request as a notification); a lone surrogate escape is read as U+FFFD, as stdio reads it (the SDK answered it 400 on
+2025-11-25); every other answer is the SDK's own.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from typing import Any
 from mcp_types import INVALID_REQUEST
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from capidx.server.jsonrpc_id import id_problem
+from capidx.server.jsonrpc_id import id_problem, surrogates_replaced
 from capidx.server.limits import clip
 
 logger = logging.getLogger("capidx.server")
@@ -222,6 +223,8 @@ class WholeBody:
             more = message.get("more_body", False)
         body = b"".join(chunks)
         del chunks
+        if not more:  # a whole body: a lone surrogate read as U+FFFD, as stdio reads it (the SDK refuses it)
+            body = surrogates_replaced(body) or body
         first: list[dict[str, Any]] = [{"type": "http.request", "body": body, "more_body": more}]
         # The id matters only if the SDK answers 202: a small body is kept until the first answer and read then;
         # a larger one (no notification is that large) is read now, and only what is wrong with its id is kept.

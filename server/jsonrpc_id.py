@@ -1,14 +1,20 @@
-"""What JSON-RPC 2.0 allows as a request id, for both transports (server/stdio.py, server/http.py).
+"""What JSON-RPC 2.0 allows as a request id, and lone surrogates, for both transports (server/stdio.py,
+server/http.py).
 
 Why: the SDK's message model reads a request whose id is an object, an array, null, a boolean or a fraction
 as a notification, which nobody answers, so the client waits forever; each transport answers such a request
-`-32600` naming what the id is instead.
+`-32600` naming what the id is instead. A lone surrogate escape ('\\ud83d', half of an emoji a client split) is
+valid JSON that the SDK's parser refuses, on stdio without the request's id: each transport reads it as U+FFFD.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")  # where a lone one may be: a pair reads as one character
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 _ID_TYPES = {dict: "an object", list: "an array", bool: "a boolean", float: "a number with a fraction or an exponent"}
 
@@ -35,3 +41,16 @@ def id_problem(message: bytes) -> str | None:
     request_id = data["id"]
     kind = "null" if request_id is None else _ID_TYPES.get(type(request_id), type(request_id).__name__)
     return f"the id is {kind}; an id is a string or an integer (a notification has no id at all)"
+
+
+def surrogates_replaced(message: bytes) -> bytes | None:
+    """The message with each lone surrogate in its strings read as U+FFFD, or None when it has none (or the
+    standard library cannot read it either)."""
+    if not _SURROGATE_ESCAPE.search(message):
+        return None
+    try:
+        text = json.dumps(json.loads(message), ensure_ascii=False, separators=(",", ":"))
+    except (ValueError, RecursionError):
+        return None
+    replaced, count = _SURROGATE.subn("\ufffd", text)
+    return replaced.encode("utf-8") if count else None

@@ -10,7 +10,8 @@ Here stdin is read in chunks and cut into lines by `LineSplitter`, which keeps a
 
 - longer than the bound: discarded, JSON-RPC error -32600 (invalid request) with id null, saying
   how long it was and what the bound is;
-- not JSON (or not UTF-8): -32700 (parse error), id null;
+- not JSON (or not UTF-8): -32700 (parse error), id null; a lone surrogate escape ('\\ud83d', valid JSON the
+  SDK's parser refuses) is read as U+FFFD and the request served;
 - JSON but not a JSON-RPC 2.0 message: -32600, with the message's id when it has a usable one;
 - a request whose id is not a string or an integer (an object, an array, null, true, 1.5): -32600,
   id null. The SDK's message model reads such a line as a notification, which gets no answer;
@@ -44,7 +45,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from capidx.server.jsonrpc_id import id_problem, loaded, usable_id
+from capidx.server.jsonrpc_id import id_problem, loaded, surrogates_replaced, usable_id
 
 logger = logging.getLogger("capidx.server")
 
@@ -117,7 +118,8 @@ def parse_line(line: bytes | Oversized, limit: int) -> types.JSONRPCMessage | Re
         message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
     except ValidationError as error:
         if any(item["type"] == "json_invalid" for item in error.errors()):
-            return _unparsed(line)
+            replaced = surrogates_replaced(line)  # has none: parsed as it is, not again
+            return parse_line(replaced, limit) if replaced is not None else _unparsed(line)
         return _error(_request_id(line), types.INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message")
     except ValueError:  # e.g. not UTF-8
         return _error(None, types.PARSE_ERROR, NOT_JSON)
@@ -166,7 +168,7 @@ def _unparsed(line: bytes) -> Reply:
     if not constants and (depth := _depth(data)) >= DEEP:
         problem = f"the message is nested too deeply ({depth} levels) to read"
         return _error(usable, types.INVALID_REQUEST, f"Invalid Request: {problem}")
-    return _error(None, types.PARSE_ERROR, NOT_JSON)  # valid to Python only (NaN, a lone surrogate): not JSON
+    return _error(None, types.PARSE_ERROR, NOT_JSON)  # valid to the standard library only: not JSON
 
 
 DEEP = 100  # the protocol's parser stops near 200 levels; JSON it refused that is this deep was refused for that

@@ -276,6 +276,24 @@ def test_a_request_with_an_unusable_id_is_answered_invalid_request(hand_build: P
 
 
 @pytest.mark.slow
+def test_a_lone_surrogate_is_read_as_a_replacement_character_on_both_revisions(small_limits: int) -> None:
+    """Half of an emoji a client split ('\\ud83d') is valid JSON the SDK's parser refuses (on 2025-11-25 with a
+    400 and id null): it is read as U+FFFD, as stdio reads it, and the request is answered on both revisions."""
+    url = f"http://127.0.0.1:{small_limits}/mcp"
+    for revision in ("2025-11-25", "2026-07-28"):
+        prefix = "io.modelcontextprotocol"
+        envelope = {f"{prefix}/protocolVersion": revision, f"{prefix}/clientCapabilities": {}}
+        arguments = {"agent": "claude", "capability": "hooks\\ud83d"}
+        call = {"name": "lookup_capability", "arguments": arguments, "_meta": envelope}
+        body = json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": call}).replace("\\\\", "\\")
+        assert "\\ud83d" in body  # sent as the escape, as a JavaScript client writes it
+        headers = {**HEADERS, "MCP-Protocol-Version": revision, "Mcp-Method": "tools/call", "Mcp-Name": call["name"]}
+        response = httpx2.post(url, content=body, headers=headers, timeout=10)
+        assert response.status_code == 200, (revision, response.text[:300])
+        assert '"id":9' in response.text.replace(" ", "") and "Hooks" in response.text, revision
+
+
+@pytest.mark.slow
 def test_a_client_that_hangs_up_mid_body_costs_one_log_line(hand_build: Path) -> None:
     """Content-Length 1000, 11 bytes sent, then the socket closed: one info line, no traceback (it was an
     error with starlette's ClientDisconnect traceback), for both protocol revisions; the server answers on."""

@@ -161,6 +161,21 @@ def test_a_request_with_an_unusable_id_is_answered_invalid_request(server: Stdio
     assert server.reply() == {"jsonrpc": "2.0", "id": 4, "result": {}}
 
 
+@pytest.mark.slow
+def test_a_lone_surrogate_is_read_as_a_replacement_character_and_the_request_answered(server: Stdio) -> None:
+    """Half of an emoji a client split ('\\ud83d') is valid JSON that the SDK's parser refuses: it was answered
+    -32700 with id null, so the client waited for its request forever. It is read as U+FFFD."""
+    call = {"name": "lookup_capability", "arguments": {"agent": "claude", "capability": "hooks\\ud83d"}}
+    line = json.dumps({"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": call}).replace("\\\\", "\\")
+    server.send(line.encode() + b"\n")
+    reply = server.reply()
+    assert reply["id"] == 10 and "error" not in reply and "Hooks" in json.dumps(reply)
+    parsed = parse_line(line.encode(), 10**6)
+    assert parsed.params["arguments"]["capability"] == "hooks\ufffd"  # type: ignore[union-attr]
+    server.send(PING % 11)
+    assert server.reply() == {"jsonrpc": "2.0", "id": 11, "result": {}}
+
+
 def test_a_too_long_id_is_named_by_its_own_length_not_an_earlier_number_s() -> None:
     line = b'{"jsonrpc":"2.0","params":{"n":%s},"id":%s,"method":"ping"}' % (b"1" * 5000, b"2" * 4400)
     message = parse_line(line, 10**6).error.error.message  # type: ignore[union-attr]
