@@ -51,6 +51,17 @@ def fold(text: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFKD", folded) if not unicodedata.combining(c))
 
 
+def unread_words(text: str) -> list[str]:
+    """The words of `text` with a letter or digit `normalize` does not read (another script, 'æ'): every lookup
+    leaves them out, so an answer found without them has to say so ('без web search' is not 'web search')."""
+    readable = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+    return [
+        w
+        for w in unicodedata.normalize("NFKC", text).split()
+        if any(c.isalnum() and c not in readable for c in fold(w))
+    ]
+
+
 def _words(text: str) -> list[str]:
     """The runs of [0-9a-z] of the folded text (`fold`): the words `normalize` joins with spaces."""
     folded = fold(text)

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 import mcp_types as types
 
-from capidx.schema.text import normalize, terms
+from capidx.schema.text import normalize, terms, unread_words
 from capidx.server.matchindex import Resolution
 from capidx.server.query import root
 from capidx.server.snapshot import Snapshot
@@ -22,6 +22,7 @@ LOOSE_READINGS = {"lexical": "by its words", "fuzzy": "by its words, allowing fo
 NEXT_NAMED = 2  # runner-ups a loose reading names
 # A query quoted back in an answer that did not find it: the model sent it and has it, so a long sentence is cut.
 QUOTED_CHARS = 80
+UNREAD_NAMED = 5  # words of a query in another script that an answer names as left out
 
 
 def reading(
@@ -55,8 +56,9 @@ def read_as(snapshot: Snapshot, resolution: Resolution, how: str) -> str:
 
 def agent_readings(snapshot: Snapshot, resolution: Mapping[str, Resolution | list[Resolution]]) -> list[str]:
     """'Read agent 'cladue' as claude-code, allowing for typos.' for each agent name (`agent`, or each of compare's
-    `agents`) and the category read as a typo; and when nothing answered the capability asked for and it is an
-    agent's name ('copilot'), that it is also that agent's: a model that swapped the arguments gets the way back."""
+    `agents`) and the category read as a typo; when nothing answered the capability asked for and it is an
+    agent's name ('copilot'), that it is also that agent's: a model that swapped the arguments gets the way back;
+    and the words of any name that were left out as unreadable ('без web search')."""
     agents = [r for value in (resolution.get("agent"), resolution.get("agents")) for r in _listed_of(value)]
     said = [
         f"Read agent {r.query!r} as {r.value}, allowing for typos." for r in agents if r.ok and r.resolved_by == "fuzzy"
@@ -70,6 +72,11 @@ def agent_readings(snapshot: Snapshot, resolution: Mapping[str, Resolution | lis
             f"{asked.query!r} is also a name of {', '.join(ids)}: if that agent was meant, give it as an agent argument"
             " and what is asked about as `capability`."
         )
+    queries = dict.fromkeys(r.query for r in [*agents, *_listed_of(category), *_listed_of(asked)])
+    for query, unread in ((query, unread_words(query)) for query in queries):
+        if unread:  # the answer was found without them: an exact match of the rest is not of what was asked
+            words = ", ".join(quoted(word) for word in unread[:UNREAD_NAMED])
+            said.append(f"Left out of {quoted(query)}: {words} (capidx reads Latin letters and digits only).")
     return said
 
 

@@ -239,6 +239,24 @@ async def test_another_agents_word_is_said_to_be_theirs(tmp_path: Path) -> None:
     assert own == [[], [], [], [], [], []]
 
 
+async def test_words_in_another_script_are_said_to_be_left_out(catalog_build: Path) -> None:
+    """Only Latin letters and digits are read: 'без MCP Servers' ("without MCP servers") matched MCP Servers
+    exactly, and the model was told nothing of the word left out. The answer now names it, for a capability, a
+    category or an agent; a name in Latin letters with accents ('Café') is read whole and gets no such line."""
+    async with connect(catalog_build) as client:
+        lookup = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "без MCP Servers"})
+        listed = await client.call_tool("list_capabilities", {"category": "カスタム customization"})
+        agent = await client.call_tool("lookup_capability", {"agent": "クロード claude", "capability": "MCP Servers"})
+        plain = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "MCP Servers"})
+    assert lookup.structured_content["capability"]["name"] == "MCP Servers"
+    assert (
+        lookup.content[-1].text == "Left out of 'без MCP Servers': 'без' (capidx reads Latin letters and digits only)."
+    )
+    assert listed.content[-1].text.startswith("Left out of 'カスタム customization': 'カスタム' ")
+    assert agent.content[-1].text.startswith("Left out of 'クロード claude': 'クロード' ")
+    assert len(plain.content) == 1
+
+
 async def test_what_was_read_otherwise_than_asked_is_said(tmp_path: Path) -> None:
     """An agent's name given as the capability (arguments swapped), a category read as a typo, and a record that
     cites no sources (an empty list alone reads like a lost answer) each get a line after the answer; a word that
