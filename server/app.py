@@ -55,6 +55,7 @@ SERVER_NAME = "capidx"
 # so clients that do not listen for change events should not cache for long.
 TTL_MS_RELOAD = 60_000
 TTL_MS_STATIC = 3_600_000
+COMPLETION_VALUES = 100  # the protocol's most values in one completion: `total` and `hasMore` tell of the rest
 
 
 @dataclass(frozen=True)
@@ -225,7 +226,10 @@ class Hub:
         values: list[str] = []
         if isinstance(params.ref, types.ResourceTemplateReference):
             values = res.complete(self.snapshot, self.kinds, params.ref.uri, params.argument.value)
-        return types.CompleteResult(completion=types.Completion(values=values, total=len(values), has_more=False))
+        shown = values[:COMPLETION_VALUES]
+        return types.CompleteResult(
+            completion=types.Completion(values=shown, total=len(values), has_more=len(values) > len(shown))
+        )
 
     async def list_tools(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=list(self.view.tools))

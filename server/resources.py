@@ -218,11 +218,12 @@ def read_result(read: Read, ttl_ms: int) -> types.ReadResourceResult:
 
 
 def complete(snapshot: Snapshot, kinds: frozenset[str], template_uri: str, prefix: str) -> list[str]:
-    """Values for an exposed template's parameter that start with `prefix` (completion/complete)."""
+    """Every value for an exposed template's parameter that starts with `prefix` (completion/complete sends the first
+    hundred, with how many there are)."""
     for kind in TEMPLATE_KINDS:
         template = snapshot.templates.get(kind)
         if template is not None and kind in kinds and template.uri_template == template_uri:
             values = snapshot.catalog.get(CATALOG_KEYS[kind], ())
             wanted = prefix.casefold()
-            return [value for value in values if value.startswith(wanted)][:100]
+            return [value for value in values if value.startswith(wanted)]
     return []

@@ -808,3 +808,15 @@ async def connect(hub_or_build: Any, revision: str = "2026-07-28", **client_opti
     client_options.setdefault("cache", None)
     async with Client(build_server(hub), mode=REVISIONS[revision], **client_options) as client:
         yield client
+
+
+def large_catalog_build(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A real build of a synthetic catalog with 250 agents of 4 capabilities (benchmarks/gen_catalog.py), made once
+    per run: more names than a list, a description or a completion holds."""
+
+    def make(root: Path) -> Path:
+        generator = REPO / "benchmarks" / "gen_catalog.py"
+        subprocess.run([sys.executable, str(generator), "250", "4", str(root / "agents")], check=True, timeout=120)
+        return real_build(root / "agents", root / "build")
+
+    yield from made_once(tmp_path_factory, "large-250-agents", make)

@@ -7,13 +7,22 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from server_support import REPO, TRANSPORT_MODES, connect, made_once, make_hub, real_build, run_serve, write_build
+from server_support import (
+    REPO,
+    TRANSPORT_MODES,
+    connect,
+    large_catalog_build,
+    made_once,
+    make_hub,
+    real_build,
+    run_serve,
+    write_build,
+)
 
 from capidx.compiler.catalog import build_catalog
 from capidx.server.settings import resolve_settings
@@ -47,13 +56,7 @@ def fixture_second_build(tmp_path_factory: pytest.TempPathFactory) -> Iterator[P
 @pytest.fixture(scope="module", name="large_build")
 def fixture_large_build(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A real build of a synthetic catalog with 250 agents: their ids alone are longer than the cut."""
-
-    def make(root: Path) -> Path:
-        generator = REPO / "benchmarks" / "gen_catalog.py"
-        subprocess.run([sys.executable, str(generator), "250", "4", str(root / "agents")], check=True, timeout=120)
-        return real_build(root / "agents", root / "build")
-
-    yield from made_once(tmp_path_factory, "large-250-agents", make)
+    yield from large_catalog_build(tmp_path_factory)
 
 
 async def instructions_and_tools(build: Path, revision: str = "2026-07-28", **flags: Any) -> tuple[str, list[Any]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from server_support import (
     PREFIX,
     Cap,
     connect,
+    large_catalog_build,
     make_hub,
     real_build,
     write_catalog,
@@ -306,4 +308,26 @@ async def test_template_values_complete_for_exposed_templates_only(any_build: Pa
             {"name": "capability", "value": ""},
         )
     assert agents.completion.values == ["claude-code", "copilot-cli"]
+    assert (agents.completion.total, agents.completion.has_more) == (2, False)
     assert hidden.completion.values == []
+
+
+@pytest.fixture(scope="module", name="large_build")
+def fixture_large_build(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    yield from large_catalog_build(tmp_path_factory)
+
+
+async def test_a_completion_past_a_hundred_values_says_how_many_there_are(large_build: Path, revision: str) -> None:
+    """The protocol sends at most 100 values: with 250 agents, the first 100, `total` 250 and `hasMore` (the
+    answer said 100 and no more)."""
+    import mcp_types as types
+
+    async with connect(make_hub(large_build, {"expose": "agents"}), revision) as client:
+        every = await client.complete(
+            types.ResourceTemplateReference(uri=PREFIX + "agents/{agent}"), {"name": "agent", "value": ""}
+        )
+        few = await client.complete(
+            types.ResourceTemplateReference(uri=PREFIX + "agents/{agent}"), {"name": "agent", "value": "agent-01"}
+        )
+    assert len(every.completion.values) == 100 and every.completion.total == 250 and every.completion.has_more
+    assert few.completion.total == len(few.completion.values) < 100 and not few.completion.has_more
