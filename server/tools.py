@@ -34,6 +34,8 @@ from capidx.server.snapshot import Artifact, Snapshot
 URI_META = "capidx/uri"
 MAX_NAME = 200
 MAX_ARGUMENT_BYTES = 16_384
+NAMED_UNKNOWN = 3  # unknown argument names an error names, each in at most UNKNOWN_NAME_CHARS characters
+UNKNOWN_NAME_CHARS = 60
 # Claude Code cuts each tool description at 2,048 characters: every description stays within it.
 MAX_DESCRIPTION = 2_048
 
@@ -216,6 +218,14 @@ def _strings(arguments: Mapping[str, Any], properties: Mapping[str, Any]) -> Ite
             yield from ((f"{key}.{i}", item) for i, item in enumerate(value) if isinstance(item, str))
 
 
+def _unknown(names: list[str]) -> str:
+    """'unknown argument(s): 'foo', 'bar'': each name clipped (a key may be as long as the arguments' limit), at most
+    `NAMED_UNKNOWN` of them, and how many more."""
+    named = ", ".join(f"'{clip(name, UNKNOWN_NAME_CHARS)}'" for name in names[:NAMED_UNKNOWN])
+    more = f" and {len(names) - NAMED_UNKNOWN} more" if len(names) > NAMED_UNKNOWN else ""
+    return f"unknown argument(s): {named}{more}"
+
+
 def _explain(error: Any) -> str:
     """A short message that never echoes the (possibly huge) offending value."""
     where = ".".join(str(part) for part in error.absolute_path) or "arguments"
@@ -226,10 +236,7 @@ def _explain(error: Any) -> str:
         "minLength": lambda: "must not be empty",
         "maxItems": lambda: f"must have at most {error.validator_value} items",
         "required": lambda: f"missing required argument {error.message.split(' ', 1)[0]}",
-        "additionalProperties": lambda: (
-            "unknown argument(s): "
-            + ", ".join(sorted(map(repr, set(error.instance) - set(schema.get("properties", {}))))[:5])
-        ),
+        "additionalProperties": lambda: _unknown(sorted(set(error.instance) - set(schema.get("properties", {})))),
         "enum": lambda: f"must be one of {', '.join(map(str, error.validator_value))}",
     }.get(str(error.validator))
     return f"{where}: {explain() if explain else 'invalid value'}"
