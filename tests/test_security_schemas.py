@@ -209,6 +209,23 @@ def test_a_user_schema_regex_that_backtracks_is_refused_before_any_document(
     assert "Traceback" not in result.output
 
 
+@pytest.mark.parametrize("name", ["default", "enum", "const", "examples", "pattern"])
+def test_a_regex_in_a_subschema_named_like_a_keyword_is_checked_too(tmp_path: Path, name: str) -> None:
+    """A property or `$defs` entry may be named 'default' or 'examples': it is a schema there, not a keyword's
+    value, and its patterns run like any other (the check skipped it, and validate hung)."""
+    write_catalog(tmp_path)
+    schema_data = _schema({"type": "object", "properties": {"name": {"$ref": f"#/$defs/{name}"}}})
+    schema_data["$defs"][name] = {"type": "string", "pattern": "^(a+)+$"}
+    schema_data["properties"]["agent"]["properties"][name] = {"type": "string", "pattern": "^(x|xx)*$"}
+    schema = _write(tmp_path / "evil.schema.json", schema_data)
+    result = run_cli(["validate", "--schema", str(schema)], cwd=tmp_path)
+    assert result.exit_code == 2
+    assert (
+        f"$.$defs.{name}.pattern" in result.output and f"$.properties.agent.properties.{name}.pattern" in result.output
+    )
+    assert "Traceback" not in result.output
+
+
 def test_a_regex_in_a_schema_file_reached_by_ref_is_checked_too(tmp_path: Path) -> None:
     """A local schema file the user schema refers to holds patterns jsonschema runs the same way."""
     write_catalog(tmp_path)

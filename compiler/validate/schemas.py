@@ -163,6 +163,8 @@ def load_schema_file(path: Path) -> tuple[LazyValidator | None, list[Diagnostic]
 
 # Keywords whose values are data, not subschemas: a "pattern" key below them is not a regex to check.
 _VALUE_KEYWORDS = frozenset({"enum", "const", "examples", "default"})
+# Keywords whose value maps names to subschemas: there a key named like a value keyword ('default') is a schema.
+_NAME_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
 
 
 def _risky_patterns(source: SourceFile) -> list[Diagnostic]:
@@ -173,13 +175,16 @@ def _risky_patterns(source: SourceFile) -> list[Diagnostic]:
     from capidx.compiler.validate.regexrisk import backtracking_risk
 
     found: list[Diagnostic] = []
-    pending: list[tuple[Any, tuple[Any, ...]]] = [(source.data, ())]
+    pending: list[tuple[Any, tuple[Any, ...], bool]] = [(source.data, (), False)]  # (node, path, keys are names)
     while pending:
-        node, parts = pending.pop()
+        node, parts, names = pending.pop()
         if isinstance(node, list):
-            pending += [(item, (*parts, index)) for index, item in enumerate(node)]
+            pending += [(item, (*parts, index), False) for index, item in enumerate(node)]
             continue
         if not isinstance(node, dict):
+            continue
+        if names:  # every value a subschema, whatever its name ('default', 'pattern')
+            pending += [(value, (*parts, key), False) for key, value in node.items()]
             continue
         regexes = [(("pattern",), node["pattern"])] if isinstance(node.get("pattern"), str) else []
         if isinstance(node.get("patternProperties"), dict):
@@ -190,7 +195,9 @@ def _risky_patterns(source: SourceFile) -> list[Diagnostic]:
                 what, fix = risk
                 message = f"regex {_short(pattern)}: {what}"
                 found.append(source.diagnostic((*parts, *where), "error", message, fix, "schema-file"))
-        pending += [(value, (*parts, key)) for key, value in node.items() if key not in _VALUE_KEYWORDS]
+        pending += [
+            (value, (*parts, key), key in _NAME_MAPS) for key, value in node.items() if key not in _VALUE_KEYWORDS
+        ]
     return found
 
 
