@@ -177,10 +177,23 @@ def test_a_title_cannot_carry_a_live_link_or_image_into_any_artifact(tmp_path: P
         assert "](https://attacker" not in text and "<img" not in text and "<https:" not in text, name
 
 
-@pytest.mark.parametrize("value", ['""', '"two\\nlines"', "[a, list]"])
+@pytest.mark.parametrize("value", ['""', '"two\\nlines"', "[a, list]", '"one line\\n"', ">\n  folded"])
 def test_a_bad_title_is_a_config_error_with_its_position(tmp_path: Path, value: str) -> None:
+    """A line break at the end too ('title: >' folds to 'folded\\n'): a JSON Schema `$` is the string's end, where
+    Python's `re` also lets it match before a final line break."""
     write_catalog(tmp_path)
     (tmp_path / "capidx.yaml").write_text(f"title: {value}\n", encoding="utf-8")
     result = run_cli(["build"], cwd=tmp_path)
     assert result.exit_code == 2
     assert "capidx.yaml:1:8: $.title:" in result.stderr
+
+
+def test_a_uri_prefix_ending_in_a_line_break_is_refused_before_it_reaches_a_manifest(tmp_path: Path) -> None:
+    """It passed validation, and the build wrote a manifest that its own check then refused: report, inject and every
+    later build were locked out of the folder until someone deleted it."""
+    write_catalog(tmp_path)
+    (tmp_path / "capidx.yaml").write_text('uri_prefix: "capability-index://\\n"\n', encoding="utf-8")
+    for command in (["validate", "-q"], ["build", "-q"]):
+        result = run_cli(command, cwd=tmp_path)
+        assert result.exit_code == 2 and "capidx.yaml:1:13: $.uri_prefix:" in result.output, command
+    assert not (tmp_path / "build").exists()

@@ -201,6 +201,12 @@ def _risky_patterns(source: SourceFile) -> list[Diagnostic]:
     return found
 
 
+def _shown_pattern(pattern: Any) -> Any:
+    """A pattern as a message shows it: without the bundled schemas' `(?!\\n)` before a final `$`, which only keeps
+    Python's `re` from letting `$` match before a final line break (JSON Schema's `$` is the string's end)."""
+    return pattern.replace("(?!\\n)$", "$") if isinstance(pattern, str) else pattern
+
+
 def schema_diagnostics(validator: LazyValidator, source: SourceFile, code: str = "schema") -> list[Diagnostic]:
     """Every schema error of the file, deduplicated, as positioned diagnostics."""
     if validator.certainly_valid(source.data):
@@ -250,7 +256,7 @@ def _describe(error: Any, source: SourceFile, code: str) -> list[Diagnostic]:
     if "propertyNames" in error.relative_schema_path:
         key = error.instance
         message = (
-            f"key {_short(key)} does not match the pattern {error.validator_value}"
+            f"key {_short(key)} does not match the pattern {_shown_pattern(error.validator_value)}"
             if error.validator == "pattern"
             else f"key {_short(key)}: {_message(error, parts)}"
         )
@@ -331,7 +337,7 @@ def _message(error: Any, parts: tuple[Any, ...]) -> str:
     if kind == "maxLength" and isinstance(value, str):
         return f"is too long ({len(value)} characters, at most {expected})"
     if kind == "pattern":
-        return f"{_short(value)} does not match the pattern {expected}"
+        return f"{_short(value)} does not match the pattern {_shown_pattern(expected)}"
     if kind in ("minItems", "maxItems") and isinstance(value, list):
         bound = "at least" if kind == "minItems" else "at most"
         return f"has {len(value)} items, expected {bound} {expected}"
