@@ -164,6 +164,24 @@ def test_title_reaches_the_templates_and_the_input_digest(tmp_path: Path) -> Non
     assert (tmp_path / "build" / "summary.md").read_text("utf-8") == "# MCP server capabilities\n"
 
 
+@pytest.mark.parametrize("partial", ["footer.txt", "_macros.j2", "parts/deeper.md"])
+def test_a_file_a_template_includes_is_an_input_of_the_build(tmp_path: Path, partial: str) -> None:
+    """A build whose inputs did not change says 'up to date' and keeps its output: an edited partial (included by a
+    template, or by a file that template includes) changed the output without changing the input digest."""
+    write_catalog(tmp_path)
+    folder = tmp_path / "templates"
+    (folder / "parts").mkdir(parents=True)
+    (folder / "summary.md.j2").write_text('# {{ title }}\n{% include "middle.j2" %}\n', encoding="utf-8")
+    (folder / "middle.j2").write_text(f'{{% include "{partial}" %}}', encoding="utf-8")
+    (folder / partial).write_text("FOOTER v1", encoding="utf-8")
+    assert run_cli(["build", "-q"], cwd=tmp_path).exit_code == 0
+    assert (tmp_path / "build" / "summary.md").read_text("utf-8").endswith("FOOTER v1\n")
+    (folder / partial).write_text("FOOTER v2", encoding="utf-8")
+    rebuilt = run_cli(["build"], cwd=tmp_path)
+    assert rebuilt.exit_code == 0 and "up to date" not in rebuilt.stdout
+    assert (tmp_path / "build" / "summary.md").read_text("utf-8").endswith("FOOTER v2\n")
+
+
 def test_a_title_cannot_carry_a_live_link_or_image_into_any_artifact(tmp_path: Path) -> None:
     # The title heads what models read (summary, overview, memory, llms.txt): a fork's pull request may set it.
     write_catalog(tmp_path)

@@ -346,9 +346,32 @@ def template_names(env: jinja2.Environment) -> list[str]:
 
 
 def templates_digest(env: jinja2.Environment) -> list[tuple[str, bytes]]:
-    """(name, source bytes) of every build template the loader resolves (overrides win), for the input digest."""
+    """(name, source bytes) of every build template the loader resolves (overrides win) and of every file they
+    include, import or extend, in turn, for the input digest: an edited partial ('footer.txt') is an input as the
+    template naming it is. A name computed at render time could be any template: then every one the loader lists."""
     assert env.loader is not None
-    return [(name, env.loader.get_source(env, name)[0].encode("utf-8")) for name in template_names(env)]
+    built = template_names(env)
+    pending, sources = list(built), {}
+    while pending:
+        name = pending.pop()
+        if name in sources:
+            continue
+        try:
+            sources[name] = env.loader.get_source(env, name)[0]
+        except jinja2.TemplateNotFound:  # named but missing: rendering says so
+            continue
+        except TemplateFailure:  # refused by the loader: a build template fails the build; another, when rendered
+            if name in built:
+                raise
+            continue
+        try:
+            referenced = set(jinja2.meta.find_referenced_templates(env.parse(sources[name])))
+        except (jinja2.TemplateError, RecursionError):  # rendering says what is wrong with it
+            continue
+        if None in referenced or len(sources) + len(referenced) > MAX_NAMES_FOLLOWED:
+            referenced = set(env.list_templates())
+        pending += sorted(str(reference) for reference in referenced - {None} - sources.keys())
+    return [(name, sources[name].encode("utf-8")) for name in sorted(sources)]
 
 
 def get_renderer(env: jinja2.Environment, name: str) -> Callable[..., str]:
