@@ -34,6 +34,12 @@ MAX_YAML_CHARACTERS = 2 * MAX_FILE_BYTES
 # of more characters than this, in any base (3,000 hex digits are 3,612 decimal ones), is refused. No data needs one.
 MAX_INT_LITERAL = 3000
 _INT_TAG = "tag:yaml.org,2002:int"
+# The YAML types that are JSON's (dates are read as strings): a set, binary data or an ordered map would reach the
+# artifacts as a Python repr, a set's in an order that changes from run to run.
+_JSON_TAGS = frozenset(
+    f"tag:yaml.org,2002:{kind}" for kind in "str int float bool null seq map merge timestamp".split()
+)
+_NOT_A_NUMBER = re.compile(r"[-+]?\.(?:inf|nan)", re.IGNORECASE)  # YAML's .nan and .inf: JSON has neither
 
 
 @dataclass(frozen=True)
@@ -172,8 +178,8 @@ def walk_yaml(root: Any) -> tuple[SourceMap, list[tuple[Parts, Position, str]]]:
 
     Each node is walked once: values reached through an alias are located at the anchored original.
     Raises `YamlShapeError` for a recursive alias, when aliases expand the data past `MAX_YAML_VALUES` or
-    `MAX_YAML_CHARACTERS` (a "billion laughs" document would otherwise hang the checks), or for an integer Python
-    would refuse to read (`MAX_INT_LITERAL`).
+    `MAX_YAML_CHARACTERS` (a "billion laughs" document would otherwise hang the checks), for an integer Python
+    would refuse to read (`MAX_INT_LITERAL`), and for a value JSON cannot hold (`!!set`, `!!binary`, `.nan`).
     Run it before constructing the data: construction flattens merge keys (`<<`) in place.
     """
     walk = _YamlWalk()
@@ -191,7 +197,14 @@ def _walk_node(node: Any, parts: Parts | None, walk: _YamlWalk, ancestors: set[i
     and characters of text it stands for once aliases are expanded, keys and merged mappings included."""
     if parts is not None:
         walk.values[parts] = _mark(node)
+    if node.tag not in _JSON_TAGS:
+        kind = node.tag.removeprefix("tag:yaml.org,2002:")
+        raise YamlShapeError(
+            f"a value tagged !!{kind} has no JSON form: write a string, number, list or object", _mark(node)
+        )
     if not isinstance(node.value, list):  # a scalar
+        if node.tag == "tag:yaml.org,2002:float" and _NOT_A_NUMBER.fullmatch(node.value):
+            raise YamlShapeError(f"{node.value} is not a number JSON can hold: write a finite number", _mark(node))
         digits = node.value.replace("_", "").lstrip("+-")
         if node.tag == _INT_TAG and len(digits) > MAX_INT_LITERAL:
             raise YamlShapeError(f"an integer of over {MAX_INT_LITERAL:,} digits", _mark(node))

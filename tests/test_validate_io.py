@@ -297,6 +297,13 @@ def test_capidx_guards_nesting_the_parser_accepts(project: Path) -> None:
             f'k: &k "{"x" * 3_000_000}"\nb: [{", ".join(["{*k : 1}"] * 8)}]\n',
             "unusable YAML: aliases expand to more than 20,971,520 characters of text",
         ),
+        # types JSON does not have: a set reached the artifacts as a Python repr in an order that changed between
+        # runs, NaN passed `minimum` and `maximum`
+        ("a:\n  b: !!set {x, y}\n", "current.yaml:2:6: unusable YAML: a value tagged !!set has no JSON form"),
+        ("a: !!binary aGVsbG8=\n", "current.yaml:1:4: unusable YAML: a value tagged !!binary has no JSON form"),
+        ("a: !!omap [{x: 1}]\n", "current.yaml:1:4: unusable YAML: a value tagged !!omap has no JSON form"),
+        ("a: [1, .NaN]\n", "current.yaml:1:8: unusable YAML: .NaN is not a number JSON can hold"),
+        ("a: -.inf\n", "current.yaml:1:4: unusable YAML: -.inf is not a number JSON can hold"),
     ],
     ids=[
         "recursive-alias",
@@ -308,6 +315,11 @@ def test_capidx_guards_nesting_the_parser_accepts(project: Path) -> None:
         "long-key",
         "merge-bomb",
         "key-bomb",
+        "set",
+        "binary",
+        "omap",
+        "nan",
+        "infinity",
     ],
 )
 def test_yaml_that_is_not_json_data(project: Path, text: str, message: str) -> None:
