@@ -111,7 +111,7 @@ class ServeError(click.ClickException):
 @click.option(
     "--idle-timeout",
     metavar="SECONDS",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=86_400),  # settings.MAX_IDLE_TIMEOUT (the CLI imports no server module at start)
     default=None,
     show_default="5",
     help="HTTP: close a connection with no request in progress after this long.",

@@ -41,6 +41,7 @@ from capidx.schema.yamldata import (
     shown_key,
     too_deep,
 )
+from capidx.server.limits import clip
 
 CONFIG_FILE_NAME = "capidx.yaml"
 DEFAULT_EXPOSE = ("summary", "stats", "agents", "capabilities", "categories")
@@ -66,6 +67,7 @@ DEFAULT_MAX_CONNECTIONS = 100
 DEFAULT_IDLE_TIMEOUT = 5  # seconds
 DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024  # the SDK's default HTTP body limit, and now stdio's line limit
 MIN_MAX_MESSAGE_BYTES = 64 * 1024  # below this an ordinary tools/call or initialize would not fit
+MAX_IDLE_TIMEOUT = 86_400  # a day; a timer of 10**400 seconds failed every connection
 # `allowed_hosts` / `allowed_origins` patterns: exactly what the SDK's `TransportSecuritySettings` matches
 # (an exact value, or `:*` = any port) and nothing it would silently treat as a literal, such as `*`.
 _HOST_PART = r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?)"
@@ -218,16 +220,18 @@ def _port(text: str) -> int:
     return port
 
 
-def _count(minimum: int, what: str) -> Callable[[str], int]:
-    """A parser for a whole number of at least `minimum` (connections, seconds, bytes)."""
+def _count(minimum: int, what: str, maximum: int | None = None) -> Callable[[str], int]:
+    """A parser for a whole number of at least `minimum` (connections, seconds, bytes), and at most `maximum`."""
 
     def parse(text: str) -> int:
         try:
             value = int(text.strip())
         except ValueError:
-            raise ValueError(f"expected a whole number of {what} (at least {minimum}), got {text!r}") from None
+            raise ValueError(f"expected a whole number of {what} (at least {minimum}), got {clip(text)!r}") from None
         if value < minimum:
-            raise ValueError(f"expected at least {minimum} {what}, got {value}")
+            raise ValueError(f"expected at least {minimum} {what}, got {clip(str(value))}")
+        if maximum is not None and value > maximum:
+            raise ValueError(f"expected at most {maximum:,} {what}, got {clip(str(value))}")
         return value
 
     return parse
@@ -252,7 +256,7 @@ ENV_PARSERS: dict[str, Callable[[str], Any]] = {
     "allowed_origins": _list,
     "reload": _bool,
     "max_connections": _count(1, "connections"),
-    "idle_timeout": _count(1, "seconds"),
+    "idle_timeout": _count(1, "seconds", MAX_IDLE_TIMEOUT),
     "max_message_bytes": _count(MIN_MAX_MESSAGE_BYTES, "bytes"),
     "instructions": _choice("instructions", INSTRUCTIONS),
 }

@@ -109,6 +109,10 @@ def test_empty_file_means_defaults(tmp_path: Path) -> None:
             ["capidx.yaml:3:3: $.paths.outt: 'outt' is not a known key: did you mean 'out'?"],
         ),
         ("zzz: 1\n", ["capidx.yaml:1:1: $.zzz: 'zzz' is not a known key (known keys: paths, staleness, lint,"]),
+        (  # past a date's range the build failed with a traceback
+            "staleness:\n  warn_days: 30\n  old_days: 800000\n",
+            ["capidx.yaml:3:13: $.staleness.old_days: 800000 is greater than the maximum of 36500"],
+        ),
         (
             "staleness:\n  warn_days: '30'\nencodings: cl100k_base\n",
             [
@@ -200,6 +204,7 @@ def test_empty_file_means_defaults(tmp_path: Path) -> None:
         "unknown-encoding",
         "unknown-nested",
         "unknown-unlike",
+        "days-past-a-date",
         "wrong-types",
         "exponent-as-text",
         "exponent-written-exactly",

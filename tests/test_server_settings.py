@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from capidx.cli import cli
-from capidx.server.settings import DEFAULT_EXPOSE, NAMES, SettingsError, resolve_settings
+from capidx.server.settings import DEFAULT_EXPOSE, MAX_IDLE_TIMEOUT, NAMES, SettingsError, resolve_settings
 
 
 def settings(flags: dict | None = None, env: dict | None = None, cwd: Path = Path("/work"), config: Path | None = None):
@@ -75,6 +75,8 @@ def test_serve_build_beats_paths_out_and_is_relative_to_the_file(tmp_path: Path)
         ("CAPIDX_PORT", "80a", "CAPIDX_PORT: expected a port number 0-65535, got '80a'"),
         ("CAPIDX_PORT", "70000", "CAPIDX_PORT: expected a port number 0-65535, got 70000"),
         ("CAPIDX_HOST", "a b", "CAPIDX_HOST: expected a host name or IP address"),
+        # a timer of 10**400 seconds failed every connection with OverflowError
+        ("CAPIDX_IDLE_TIMEOUT", "1" + "0" * 400, "CAPIDX_IDLE_TIMEOUT: expected at most 86,400 seconds"),
     ],
 )
 def test_invalid_environment_values_name_the_variable(variable: str, value: str, message: str) -> None:
@@ -119,6 +121,7 @@ def test_every_problem_is_reported_at_once() -> None:
         ("serve:\n  exposee: [summary]\n", ":2:3: $.serve.exposee: unknown key 'exposee' (did you mean 'expose'?)"),
         ("serve:\n  port: high\n", ":2:9: $.serve.port: expected integer, got 'high'"),
         ("serve:\n  resources: maybe\n", ":2:14: $.serve.resources: expected boolean"),
+        ("serve:\n  idle_timeout: 100000000\n", ":2:17: $.serve.idle_timeout: 100000000 is greater than the maximum"),
         ("serve:\n  expose: [summary, summary]\n", "$.serve.expose: has non-unique elements"),
         ("serve: [\n", "not valid YAML"),
     ],
@@ -210,6 +213,8 @@ def test_bad_flag_value_stops_with_exit_2() -> None:
     assert result.exit_code == 2
     assert "--expose: unknown resource 'nope'" in result.output
     assert run(["--port", "99999"]).exit_code == 2
+    assert run(["--idle-timeout", str(MAX_IDLE_TIMEOUT + 1)]).exit_code == 2
+    assert run(["--idle-timeout", str(MAX_IDLE_TIMEOUT), "--print-config"]).exit_code == 0
     exposed = run(["--transport", "http", "--host", "0.0.0.0"])
     assert exposed.exit_code == 2 and "--allowed-host" in exposed.output
 
