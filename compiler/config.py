@@ -221,7 +221,10 @@ def config_from_mapping(data: dict[str, Any], root: Path, config_file: Path | No
     staleness = data.get("staleness", {})
     relationships = data.get("relationships", {})
     injection = data.get("injection", {})
-    labels = tuple(InjectionLabel(item["label"], float(item["min_confidence"])) for item in injection.get("labels", []))
+    # shown before each suggestion a model reads: no live link or image, as the title
+    labels = tuple(
+        InjectionLabel(defuse(item["label"]), float(item["min_confidence"])) for item in injection.get("labels", [])
+    )
     aliases: Path | None = base.aliases
     if "aliases" in paths:
         aliases = None if paths["aliases"] is None else root / paths["aliases"]
@@ -235,7 +238,7 @@ def config_from_mapping(data: dict[str, Any], root: Path, config_file: Path | No
         schema=root / paths["schema"] if paths.get("schema") else None,
         templates=root / paths["templates"] if paths.get("templates") else base.templates,
         out=root / paths["out"] if "out" in paths else base.out,
-        build_label=_label(root, root / paths["out"]) if "out" in paths else base.build_label,
+        build_label=defuse(_label(root, root / paths["out"])) if "out" in paths else base.build_label,  # memory.md's
         uri_prefix=data.get("uri_prefix", DEFAULT_URI_PREFIX),
         title=defuse(data.get("title", DEFAULT_TITLE)),  # it heads documents models read: no live link or image
         encodings=tuple(data.get("encodings", (DEFAULT_ENCODING,))),

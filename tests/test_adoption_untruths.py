@@ -195,6 +195,48 @@ def test_a_title_cannot_carry_a_live_link_or_image_into_any_artifact(tmp_path: P
         assert "](https://attacker" not in text and "<img" not in text and "<https:" not in text, name
 
 
+def test_a_suggestion_label_and_the_build_folder_s_name_carry_no_live_link_or_marker_into_what_models_read(
+    tmp_path: Path,
+) -> None:
+    """Like the title, the suggestion labels (sent before each suggestion) and the build folder's name (in memory.md,
+    which `capidx inject` writes into AGENTS.md) come from capidx.yaml, which a pull request may set."""
+    write_catalog(tmp_path)
+    link = "![x](https://attacker.example/p.png)"
+    (tmp_path / "capidx.yaml").write_text(
+        "paths:\n  out: 'out [go](attacker.example) <!-- capidx:end -->'\n"  # a folder name: no slash
+        f"injection:\n  labels:\n    - {{label: '{link}', min_confidence: 0.5}}\n"
+        "    - {label: ok, min_confidence: 0}\n",
+        encoding="utf-8",
+    )
+    assert run_cli(["build", "-q"], cwd=tmp_path).exit_code == 0
+    (out,) = [path for path in tmp_path.iterdir() if path.name.startswith("out ")]
+    memory = (out / "memory.md").read_text("utf-8")
+    assert "attacker.example" in memory and "](attacker" not in memory and "<!--" not in memory
+    (label, _) = json.loads((out / "index" / "match.json").read_text("utf-8"))["injection"]["labels"]
+    assert "attacker.example" in label["label"] and "](https://attacker" not in label["label"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'paths:\n  out: "two\\nlines"\n',
+        'injection:\n  labels:\n    - {label: "a\\u001b[31m", min_confidence: 0.5}\n',
+        'injection:\n  labels:\n    - {label: "right\\u202eto left", min_confidence: 0.5}\n',
+        f"injection:\n  labels:\n    - {{label: {'x' * 41}, min_confidence: 0.5}}\n",
+    ],
+    ids=["out-line-break", "label-escape", "label-bidi", "label-long"],
+)
+def test_a_build_folder_or_label_that_is_not_one_short_line_is_a_config_error(tmp_path: Path, text: str) -> None:
+    write_catalog(tmp_path)
+    (tmp_path / "capidx.yaml").write_text(text, encoding="utf-8")
+    result = run_cli(["validate", "-q"], cwd=tmp_path)
+    assert (
+        result.exit_code == 2
+        and "capidx.yaml:" in result.output
+        and ("$.paths.out" in result.output or "label" in result.output)
+    )
+
+
 @pytest.mark.parametrize("value", ['""', '"two\\nlines"', "[a, list]", '"one line\\n"', ">\n  folded"])
 def test_a_bad_title_is_a_config_error_with_its_position(tmp_path: Path, value: str) -> None:
     """A line break at the end too ('title: >' folds to 'folded\\n'): a JSON Schema `$` is the string's end, where

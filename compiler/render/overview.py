@@ -193,6 +193,7 @@ def instructions_frame(catalog: Catalog, title: str) -> Frame:
 def memory_frame(catalog: Catalog, title: str, build: str) -> Frame:
     """A memory file's form (AGENTS.md and the like): the MCP server may not be connected, so it says where
     details live in both cases. `build`: the build directory as the project names it (e.g. `build`)."""
+    build = inline(build)  # on one line, opening no HTML comment: a marker line would end the injected block
     return Frame(
         head=(
             f"{line(title)}: which of {plural(len(catalog.agents), 'agent')} has which of "
