@@ -259,6 +259,24 @@ def test_a_report_never_overwrites_what_the_build_reads(tmp_path: Path, named: s
     assert run_cli(["report", "-o", "report.txt"], cwd=project).exit_code == 0  # anywhere else: written
 
 
+@pytest.mark.parametrize(
+    "named",
+    ["agents/claude-code/capabilities/current.yml", "agents/new-agent/capabilities/current.json", "agents/r.JSON"],
+)
+def test_a_report_never_adds_a_data_file_to_the_catalog(tmp_path: Path, named: str) -> None:
+    """Not only the files the build reads now: a new data file in the catalog may be one it reads next time (a
+    report written as `current.yml` beside `current.json` broke validate); a text report there is harmless."""
+    from catalog_factory import built_project, run_cli
+
+    project = built_project(tmp_path)
+    (project / named).parent.mkdir(parents=True, exist_ok=True)
+    result = run_cli(["report", "--format", "json", "-o", named], cwd=project)
+    assert result.exit_code == 2 and f"{named}: it is a data file inside the catalog folder" in result.output
+    assert not (project / named).exists()
+    assert run_cli(["validate", "-q"], cwd=project).exit_code == 0
+    assert run_cli(["report", "-o", "agents/report.txt"], cwd=project).exit_code == 0
+
+
 def test_the_catalog_line_counts_in_words_a_reader_would_write(tmp_path: Path) -> None:
     build = write_build(tmp_path / "build", make_manifest(agents=["alpha-cli"], capabilities={"hooks": "automation"}))
     text = CliRunner().invoke(cli, ["report", "--build", str(build), "--no-fail"]).output
