@@ -250,6 +250,15 @@ def test_github_step_summary_escapes_table_cells() -> None:
     assert "\n# heading" not in markdown
 
 
+def test_github_step_summary_shows_no_image_or_link_from_the_data() -> None:
+    """The job's page renders the summary as Markdown: a category quoted from a fork's data,
+    '![x](https://attacker.example/p.png)', showed an image there (and a link would have been one to follow)."""
+    quoted = "'![x](https://attacker.example/p.png)' is not a valid category; see [docs](https://attacker.example)"
+    hostile = Diagnostic("[a](https://attacker.example).json", 1, 1, "$", "error", quoted, None, "schema")
+    markdown = GithubReporter().step_summary(ValidationResult((), None, (hostile,), (Path("a.json"),)))
+    assert "attacker.example/p.png" in markdown and "](https://attacker" not in markdown
+
+
 def test_github_without_a_step_summary_writes_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     result = run_case("valid/warnings-grouped", tmp_path, monkeypatch, "--format", "github")

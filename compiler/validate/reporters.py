@@ -31,6 +31,7 @@ from capidx.compiler.diagnostics import (
     visible,
     within_annotation_cap,
 )
+from capidx.compiler.markup import defuse
 from capidx.compiler.render.markdown import cell
 
 if TYPE_CHECKING:
@@ -203,7 +204,8 @@ class GithubReporter(Reporter):
             if diagnostic.hint:
                 problem += f" ({diagnostic.hint})"
             level = "error" if diagnostic.is_error else "warning"
-            rows.append(f"| {level} | {cell(where)} | {cell(diagnostic.code)} | {cell(problem)} |")
+            # the job's page renders Markdown: a value quoted from a fork's data must not show an image or a link there
+            rows.append(f"| {level} | {cell(defuse(where))} | {cell(diagnostic.code)} | {cell(defuse(problem))} |")
         if len(result.diagnostics) > self.SUMMARY_ROWS:
             rows.append(f"\n…and {len(result.diagnostics) - self.SUMMARY_ROWS} more: run `capidx validate -v`")
         return head + "\n" + "\n".join(rows) + "\n"
