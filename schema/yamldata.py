@@ -11,6 +11,7 @@ document is parsed.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -203,8 +204,8 @@ def _walk_node(node: Any, parts: Parts | None, walk: _YamlWalk, ancestors: set[i
             f"a value tagged !!{kind} has no JSON form: write a string, number, list or object", _mark(node)
         )
     if not isinstance(node.value, list):  # a scalar
-        if node.tag == "tag:yaml.org,2002:float" and _NOT_A_NUMBER.fullmatch(node.value):
-            raise YamlShapeError(f"{node.value} is not a number JSON can hold: write a finite number", _mark(node))
+        if node.tag == "tag:yaml.org,2002:float" and (_NOT_A_NUMBER.fullmatch(node.value) or _overflows(node.value)):
+            raise YamlShapeError(f"{node.value[:40]} is not a number JSON can hold: write a finite number", _mark(node))
         digits = node.value.replace("_", "").lstrip("+-")
         if node.tag == _INT_TAG and len(digits) > MAX_INT_LITERAL:
             raise YamlShapeError(f"an integer of over {MAX_INT_LITERAL:,} digits", _mark(node))
@@ -227,6 +228,14 @@ def _walk_node(node: Any, parts: Parts | None, walk: _YamlWalk, ancestors: set[i
     if characters > MAX_YAML_CHARACTERS:
         raise YamlShapeError(f"aliases expand to more than {MAX_YAML_CHARACTERS:,} characters of text", _mark(node))
     return values, characters
+
+
+def _overflows(literal: str) -> bool:
+    """Whether a YAML float is beyond a double's range ('1.0e+999' reads as infinity)."""
+    try:
+        return math.isinf(float(literal.replace("_", "")))
+    except ValueError:  # a base-60 float (YAML 1.1): never that large in any catalog
+        return False
 
 
 def _children(node: Any, parts: Parts | None, walk: _YamlWalk) -> Iterator[tuple[Parts | None, Any, bool]]:

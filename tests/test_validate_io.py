@@ -304,6 +304,7 @@ def test_capidx_guards_nesting_the_parser_accepts(project: Path) -> None:
         ("a: !!omap [{x: 1}]\n", "current.yaml:1:4: unusable YAML: a value tagged !!omap has no JSON form"),
         ("a: [1, .NaN]\n", "current.yaml:1:8: unusable YAML: .NaN is not a number JSON can hold"),
         ("a: -.inf\n", "current.yaml:1:4: unusable YAML: -.inf is not a number JSON can hold"),
+        ("a:\n  b: 1.0e+999\n", "current.yaml:2:6: unusable YAML: 1.0e+999 is not a number JSON can hold"),
     ],
     ids=[
         "recursive-alias",
@@ -320,6 +321,7 @@ def test_capidx_guards_nesting_the_parser_accepts(project: Path) -> None:
         "omap",
         "nan",
         "infinity",
+        "overflow",
     ],
 )
 def test_yaml_that_is_not_json_data(project: Path, text: str, message: str) -> None:
@@ -341,6 +343,18 @@ def test_a_json_number_python_would_refuse_is_an_error_with_its_place(project: P
 
     assert result.exit_code == 1
     assert "agents/alpha/capabilities/current.json:3:8: invalid JSON: a number of over 4,300 digits" in result.output
+
+
+def test_a_json_number_beyond_a_double_s_range_is_an_error_with_its_place(project: Path) -> None:
+    """`-1e999` is read as minus infinity by every JSON reader: full.md showed `-inf`, and validate said nothing. A
+    string that looks like one, and a large finite number, are fine."""
+    text = '{\n  "s": "-1e999", "f": 1.7e308,\n  "x-far": -1e999\n}\n'
+    (project / "agents" / "alpha" / "capabilities" / "current.json").write_text(text)
+
+    result = run()
+
+    assert result.exit_code == 1
+    assert "current.json:3:12: invalid JSON: -1e999 is beyond a number's range (read as infinity)" in result.output
 
 
 def test_a_duplicate_key_in_an_anchor_first_met_in_a_merge_is_placed_where_it_is_aliased() -> None:

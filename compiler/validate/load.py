@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import os
 import re
 import stat
@@ -229,8 +230,16 @@ def _parse_json(path: Path, raw: bytes, text: str) -> tuple[SourceFile | None, l
         suspicious.append(True)
         return float(name)
 
+    overflowed: list[str] = []
+
+    def float_hook(literal: str) -> float:
+        value = float(literal)
+        if value in (math.inf, -math.inf):  # 1e999: every JSON reader takes it for infinity, which JSON cannot hold
+            overflowed.append(literal)
+        return value
+
     try:
-        data = json.loads(text, object_pairs_hook=pairs_hook, parse_constant=constant_hook)
+        data = json.loads(text, object_pairs_hook=pairs_hook, parse_constant=constant_hook, parse_float=float_hook)
     except json.JSONDecodeError as exc:
         message, hint = _json_problem(exc, text)
         return None, [Diagnostic(str(path), exc.lineno, exc.colno, "", "error", message, hint, "parse")]
@@ -240,11 +249,26 @@ def _parse_json(path: Path, raw: bytes, text: str) -> tuple[SourceFile | None, l
         line, col = _long_number(text)
         message = f"invalid JSON: a number of over {PYTHON_INT_DIGITS:,} digits"
         return None, [Diagnostic(str(path), line, col, "", "error", message, "no capability value is so long", "parse")]
+    if overflowed:
+        line, col = _number_at(text, overflowed[0])
+        message = f"invalid JSON: {overflowed[0][:40]} is beyond a number's range (read as infinity)"
+        return None, [
+            Diagnostic(str(path), line, col, "", "error", message, "write a number of at most about 1.8e308", "parse")
+        ]
     if not suspicious:
         return SourceFile(path, raw, text, data), []
     # Duplicate keys or NaN-like literals: the full scan finds and places them.
     source = SourceFile(path, raw, text, data, scan_json(text))
     return source, _json_oddities(source)
+
+
+def _number_at(text: str, literal: str) -> tuple[int | None, int | None]:
+    """Where the number written `literal` first stands (line, column), outside strings."""
+    for found in _STRING_OR_NUMBER.finditer(text):
+        if found.group() == literal:
+            start = found.start()
+            return text.count("\n", 0, start) + 1, start - text.rfind("\n", 0, start)
+    return None, None
 
 
 def _long_number(text: str) -> tuple[int | None, int | None]:
