@@ -65,7 +65,7 @@ def not_listed(snapshot: Snapshot, resolved: Mapping[str, Resolution]) -> str:
             folded.append((ids, count))
     if folded or others:
         ids, count = _together([*folded, whose[-1]])
-        said.append(f"Some of it is not in {_data_of(ids, count)} either")
+        said.append(f"Some of it is not in {_data_of(ids, count)}{' either' if said else ''}")  # after a sentence
     where = _narrower("agent" in resolved, category is not None) if cut or others else ""
     return f"{'. '.join(said)} (no data, not a no).{where}" if said else ""
 

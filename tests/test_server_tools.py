@@ -584,9 +584,10 @@ async def test_an_agents_list_names_what_its_data_does_not_mention(
     (short,) = [block.text for block in cut.content[1:]]  # no room for one name: their number, and where they are
     assert re.search(r": \d+ capabilities \(no data, not a no\)\. A list by that agent and a category names", short)
     (fewer,) = [block.text for block in few.content[1:]]  # past the sentences said, the agents, by id if it fits
-    assert fewer.startswith("Some of it is not in the data of 1 agent either (no data, not a no). A list by an agent")
+    # no sentence before it: no 'either'
+    assert fewer.startswith("Some of it is not in the data of 1 agent (no data, not a no). A list by an agent")
     (ids,) = [block.text for block in by_id.content[1:]]
-    assert ids.startswith("Some of it is not in vscode-copilot's data either (no data, not a no). A list by an agent")
+    assert ids.startswith("Some of it is not in vscode-copilot's data (no data, not a no). A list by an agent")
 
 
 async def test_a_list_with_nothing_in_it_names_what_the_agents_data_does_not_mention(catalog_build: Path) -> None:
@@ -1258,7 +1259,7 @@ async def test_a_categorys_list_names_together_the_agents_that_leave_out_the_sam
         "Some of it is not in gemini-cli's data either (no data, not a no). A list by an agent and this category"
     )
     (note,) = [block.text for block in counted.content[1:]]
-    assert note.startswith("Some of it is not in the data of copilot-cli and 2 more agents either (no data, not a no).")
+    assert note.startswith("Some of it is not in the data of copilot-cli and 2 more agents (no data, not a no).")
 
 
 async def test_the_closing_line_is_true_of_suggestions_only_some_of_which_the_agent_records(
