@@ -27,6 +27,7 @@ def _agents_problem(snapshot: Snapshot, failed: list[Resolution]) -> str:
     """Each ambiguous name with its options; the unknown ones together, said to be outside the catalog first (the
     answer must come from elsewhere), with the ids it covers once, or past `COVERED_SHOWN` their number."""
     problems = []
+    failed = list({r.query: r for r in failed}.values())  # a name given twice is said once
     for resolution in (r for r in failed if r.status == "ambiguous"):
         options = ", ".join(f"{c.value} ({c.label})" for c in resolution.candidates)
         problems.append(f"Agent {resolution.query!r} is ambiguous: it could be {options}. Call again with one id.")

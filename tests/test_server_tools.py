@@ -1036,6 +1036,9 @@ async def test_errors_say_what_the_catalog_covers_and_where_to_go(any_build: Pat
         several = await client.call_tool(
             "compare_capability", {"capability": "hooks", "agents": ["cursor", "claude", "aider", "copilot"]}
         )
+        repeated = await client.call_tool(
+            "compare_capability", {"capability": "hooks", "agents": ["copilot"] * 3 + ["cursor"] * 2}
+        )
         joined = [  # several agents where one is wanted: not "unknown"
             await client.call_tool("lookup_capability", {"agent": "claude vs gemini", "capability": "hooks"}),
             await client.call_tool("get_sources", {"agent": "claude, copilot cli", "capability": "hooks"}),
@@ -1061,6 +1064,8 @@ async def test_errors_say_what_the_catalog_covers_and_where_to_go(any_build: Pat
     text = text_of(several)  # the ambiguous name with its options, the unknown ones together, the ids once
     assert several.is_error and text.count("gemini-cli") == 1
     assert "Unknown agents 'cursor', 'aider': this catalog covers " in text and "Agent 'copilot' is ambiguous" in text
+    text = text_of(repeated)  # a name given several times is said once
+    assert text.count("Agent 'copilot' is ambiguous") == 1 and "Unknown agent 'cursor':" in text
     hint = voice.structured_content["hint"]
     assert "list_capabilities with an agent or a category" in hint and "every capability" not in hint
     assert "not a no" in hint and "other words" in hint  # nothing matched: the model must not answer "no"
