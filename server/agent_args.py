@@ -12,6 +12,7 @@ import functools
 import re
 import unicodedata
 
+from capidx.schema.text import normalize
 from capidx.server.matchindex import Resolution
 from capidx.server.names import resolve_agent
 from capidx.server.snapshot import Snapshot
@@ -34,7 +35,17 @@ def _agents_problem(snapshot: Snapshot, failed: list[Resolution]) -> str:
     if unknown := [r for r in failed if r.status != "ambiguous"]:
         named = ", ".join(repr(r.query) for r in unknown)
         problems.append(f"Unknown agent{'s' if len(unknown) > 1 else ''} {named}: {covered(snapshot, unknown)}")
+        problems += [said for r in unknown if (said := _not_an_agent(snapshot, r.query))]
     return " ".join(problems)
+
+
+def _not_an_agent(snapshot: Snapshot, name: str) -> str:
+    """What a name given as an agent is when it is a capability's or a category's (the arguments swapped)."""
+    if (slug := snapshot.index.keys.get(normalize(name))) is not None:
+        return f"{name!r} is a capability ({slug}): give it as `capability`, and an agent as `agent`."
+    if (category := snapshot.index.category_named(name)) is not None:
+        return f"{name!r} is a category: list_capabilities(category={category!r}) lists what is in it."
+    return ""
 
 
 def one_agent_problem(snapshot: Snapshot, resolution: Resolution, compare: bool = True) -> str:

@@ -1031,6 +1031,8 @@ async def test_errors_say_what_the_catalog_covers_and_where_to_go(any_build: Pat
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         cursor = await client.call_tool("lookup_capability", {"agent": "cursor", "capability": "hooks"})
         plan = await client.call_tool("list_capabilities", {"category": "Plan Mode"})
+        swapped = await client.call_tool("lookup_capability", {"agent": "Plan Mode", "capability": "claude"})
+        as_agent = await client.call_tool("list_capabilities", {"agent": "customization"})
         neither = await client.call_tool("list_capabilities", {})
         voice = await client.call_tool("compare_capability", {"capability": "zzqx voice telepathy"})
         several = await client.call_tool(
@@ -1059,6 +1061,11 @@ async def test_errors_say_what_the_catalog_covers_and_where_to_go(any_build: Pat
     assert cursor.is_error and text_of(cursor) == f"Unknown agent 'cursor': this catalog covers {', '.join(ids)}."
     assert plan.is_error and "'Plan Mode' is a capability (plan-mode)" in text_of(plan)
     assert "lookup_capability" in text_of(plan)
+    # the arguments swapped: a capability's or a category's name given as the agent is said to be one
+    assert "'Plan Mode' is a capability (plan-mode): give it as `capability`, and an agent as `agent`." in text_of(
+        swapped
+    )
+    assert "'customization' is a category: list_capabilities(category='customization')" in text_of(as_agent)
     assert neither.is_error and "summary" not in text_of(neither)
     assert "categories" in text_of(neither) and "Categories:" in tools["list_capabilities"].description
     text = text_of(several)  # the ambiguous name with its options, the unknown ones together, the ids once
