@@ -143,6 +143,7 @@ def read_resource(snapshot: Snapshot, kinds: frozenset[str], uri: str) -> Read:
             named = normalize(value)
             if kind == "category" and (slug := snapshot.index.keys.get(named) or snapshot.index.aliases.get(named)):
                 hint = f": {value!r} is a capability ({_where(snapshot, kinds, 'capability', slug)})"
+                closest = []  # the categories merely spelled like it are not what was meant
             raise ResourceNotFound(uri, f"Resource not found: {clip(uri)}: {_no_match(kind, value)}{hint}", closest)
         return Read(found, resolution)
     raise _not_found(snapshot, kinds, uri)

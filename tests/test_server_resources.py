@@ -133,12 +133,13 @@ async def test_a_template_value_that_names_no_one_document_says_why(tmp_path: Pa
         Cap("Tool Permissions", "security", "Decides which tools run without a prompt.", agents=BOTH),
     )
     build = real_build(write_catalog(tmp_path / "agents", caps), tmp_path / "build")
-    said = {}
+    said, data = {}, {}
     async with connect(make_hub(build, {"expose": "summary,stats,agents,capabilities,categories"})) as client:
         for value in ("capabilities/security", "capabilities/voice%20telepathy", "categories/sandboxing"):
             with pytest.raises(MCPError) as caught:
                 await client.read_resource(PREFIX + value)
             said[value] = caught.value.message
+            data[value] = caught.value.error.data
     category = said["capabilities/security"]
     assert f"is a category (read {PREFIX}categories/security); its capabilities: {PREFIX}capabilities/" in category
     assert category.count(f"{PREFIX}capabilities/") == 3  # the resource's own URI, then its two capabilities
@@ -148,6 +149,7 @@ async def test_a_template_value_that_names_no_one_document_says_why(tmp_path: Pa
     assert "not a no" in unmatched and "no data" not in unmatched
     assert "closely enough to answer" in unmatched  # not "its words", which a record may share weakly
     assert f"'sandboxing' is a capability (read {PREFIX}capabilities/sandboxing)" in said["categories/sandboxing"]
+    assert not (data["categories/sandboxing"] or {}).get("candidates")  # no category merely spelled like it
 
 
 @pytest.mark.parametrize(
