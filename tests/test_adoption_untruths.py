@@ -182,6 +182,25 @@ def test_a_file_a_template_includes_is_an_input_of_the_build(tmp_path: Path, par
     assert (tmp_path / "build" / "summary.md").read_text("utf-8").endswith("FOOTER v2\n")
 
 
+@pytest.mark.parametrize("old_days", [90, 36500])
+def test_a_catalog_dated_near_year_one_builds(tmp_path: Path, old_days: int) -> None:
+    """The staleness cutoff is the reference date less `old_days`: before year 1, it failed the build with a
+    traceback (OverflowError) on data validate had passed."""
+    from catalog_factory import documents
+
+    docs = documents()
+    for document in docs.values():  # the newest date of the catalog is its reference date: no later one
+        document["agent"]["lastUpdated"] = "0001-02-01T00:00:00Z"
+        for record in document["capabilities"]:
+            for source in record.get("sources", ()):
+                source.pop("verifiedDate", None)
+    write_catalog(tmp_path, docs)
+    (tmp_path / "capidx.yaml").write_text(f"staleness:\n  warn_days: 30\n  old_days: {old_days}\n", encoding="utf-8")
+    result = run_cli(["build", "-q"], cwd=tmp_path)
+    assert result.exit_code in (0, 1) and "Traceback" not in result.output + result.stderr, result.stderr
+    assert (tmp_path / "build" / "stats.json").is_file()
+
+
 def test_a_title_cannot_carry_a_live_link_or_image_into_any_artifact(tmp_path: Path) -> None:
     # The title heads what models read (summary, overview, memory, llms.txt): a fork's pull request may set it.
     write_catalog(tmp_path)

@@ -68,10 +68,19 @@ def _count(values: Iterable[str]) -> dict[str, int]:
     return dict(sorted(Counter(values).items()))
 
 
+def _days_before(reference: str, days: int) -> str:
+    """The ISO date `days` before `reference`; the first date there is when that is before year 1 (a catalog dated
+    '0001-02-01': nothing is older than its reference by that much)."""
+    try:
+        return (date.fromisoformat(reference) - timedelta(days=days)).isoformat()
+    except OverflowError:
+        return date.min.isoformat()
+
+
 def _source_counts(catalog: Catalog, old_days: int) -> dict[str, Any]:
     citations = list(_citations(catalog))
     reference = reference_date(catalog)
-    cutoff = (date.fromisoformat(reference) - timedelta(days=old_days)).isoformat() if reference else None
+    cutoff = _days_before(reference, old_days) if reference else None
     verified = [source.verified_date for source in citations if source.verified_date]
     return {
         "citations": len(citations),
