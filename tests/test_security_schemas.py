@@ -217,12 +217,14 @@ def test_a_regex_in_a_subschema_named_like_a_keyword_is_checked_too(tmp_path: Pa
     schema_data = _schema({"type": "object", "properties": {"name": {"$ref": f"#/$defs/{name}"}}})
     schema_data["$defs"][name] = {"type": "string", "pattern": "^(a+)+$"}
     schema_data["properties"]["agent"]["properties"][name] = {"type": "string", "pattern": "^(x|xx)*$"}
+    schema_data["dependencies"] = {name: {"properties": {name: {"pattern": "^(a|a)+$"}}}}  # draft-07's name map
     schema = _write(tmp_path / "evil.schema.json", schema_data)
     result = run_cli(["validate", "--schema", str(schema)], cwd=tmp_path)
     assert result.exit_code == 2
     assert (
         f"$.$defs.{name}.pattern" in result.output and f"$.properties.agent.properties.{name}.pattern" in result.output
     )
+    assert f"$.dependencies.{name}.properties.{name}.pattern" in result.output
     assert "Traceback" not in result.output
 
 

@@ -164,7 +164,7 @@ def load_schema_file(path: Path) -> tuple[LazyValidator | None, list[Diagnostic]
 # Keywords whose values are data, not subschemas: a "pattern" key below them is not a regex to check.
 _VALUE_KEYWORDS = frozenset({"enum", "const", "examples", "default"})
 # Keywords whose value maps names to subschemas: there a key named like a value keyword ('default') is a schema.
-_NAME_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
+_NAME_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"})
 
 
 def _risky_patterns(source: SourceFile) -> list[Diagnostic]:
