@@ -40,7 +40,6 @@ _INT_TAG = "tag:yaml.org,2002:int"
 _JSON_TAGS = frozenset(
     f"tag:yaml.org,2002:{kind}" for kind in "str int float bool null seq map merge timestamp".split()
 )
-_NOT_A_NUMBER = re.compile(r"[-+]?\.(?:inf|nan)", re.IGNORECASE)  # YAML's .nan and .inf: JSON has neither
 
 
 @dataclass(frozen=True)
@@ -204,7 +203,7 @@ def _walk_node(node: Any, parts: Parts | None, walk: _YamlWalk, ancestors: set[i
             f"a value tagged !!{kind} has no JSON form: write a string, number, list or object", _mark(node)
         )
     if not isinstance(node.value, list):  # a scalar
-        if node.tag == "tag:yaml.org,2002:float" and (_NOT_A_NUMBER.fullmatch(node.value) or _overflows(node.value)):
+        if node.tag == "tag:yaml.org,2002:float" and not _finite(node):
             raise YamlShapeError(f"{node.value[:40]} is not a number JSON can hold: write a finite number", _mark(node))
         digits = node.value.replace("_", "").lstrip("+-")
         if node.tag == _INT_TAG and len(digits) > MAX_INT_LITERAL:
@@ -230,12 +229,22 @@ def _walk_node(node: Any, parts: Parts | None, walk: _YamlWalk, ancestors: set[i
     return values, characters
 
 
-def _overflows(literal: str) -> bool:
-    """Whether a YAML float is beyond a double's range ('1.0e+999' reads as infinity)."""
+def _finite(node: Any) -> bool:
+    """Whether a float node's value, as the loader will read it, is finite: not '.nan', '!!float .na_n', '1.0e+999'
+    (infinity) nor a base-60 float past a double's range."""
+    from yaml.constructor import ConstructorError
+
     try:
-        return math.isinf(float(literal.replace("_", "")))
-    except ValueError:  # a base-60 float (YAML 1.1): never that large in any catalog
-        return False
+        return math.isfinite(_float_reader().construct_yaml_float(node))
+    except (ConstructorError, ValueError, OverflowError):  # not a float the loader reads: it says so itself
+        return True
+
+
+@cache
+def _float_reader() -> Any:
+    from yaml.constructor import SafeConstructor
+
+    return SafeConstructor()
 
 
 def _children(node: Any, parts: Parts | None, walk: _YamlWalk) -> Iterator[tuple[Parts | None, Any, bool]]:

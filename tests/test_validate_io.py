@@ -305,6 +305,9 @@ def test_capidx_guards_nesting_the_parser_accepts(project: Path) -> None:
         ("a: [1, .NaN]\n", "current.yaml:1:8: unusable YAML: .NaN is not a number JSON can hold"),
         ("a: -.inf\n", "current.yaml:1:4: unusable YAML: -.inf is not a number JSON can hold"),
         ("a:\n  b: 1.0e+999\n", "current.yaml:2:6: unusable YAML: 1.0e+999 is not a number JSON can hold"),
+        ("a: !!float .na_n\n", "current.yaml:1:4: unusable YAML: .na_n is not a number JSON can hold"),  # as read
+        ("a: !!float nan\n", "current.yaml:1:4: unusable YAML: nan is not a number JSON can hold"),
+        ("a: " + "9" * 330 + ":00.0\n", "current.yaml:1:4: unusable YAML: 9999"),  # base 60, past a double
     ],
     ids=[
         "recursive-alias",
@@ -322,6 +325,9 @@ def test_capidx_guards_nesting_the_parser_accepts(project: Path) -> None:
         "nan",
         "infinity",
         "overflow",
+        "nan-underscored",
+        "nan-tagged",
+        "base-60-overflow",
     ],
 )
 def test_yaml_that_is_not_json_data(project: Path, text: str, message: str) -> None:
