@@ -223,8 +223,8 @@ class WholeBody:
             more = message.get("more_body", False)
         body = b"".join(chunks)
         del chunks
-        if not more:  # a whole body: a lone surrogate read as U+FFFD, as stdio reads it (the SDK refuses it)
-            body = surrogates_replaced(body) or body
+        if not more and size <= self.limit:  # a whole body within the limit: a lone surrogate read as U+FFFD, as
+            body = surrogates_replaced(body) or body  # stdio reads it (the SDK refuses it); a larger one gets its 413
         first: list[dict[str, Any]] = [{"type": "http.request", "body": body, "more_body": more}]
         # The id matters only if the SDK answers 202: a small body is kept until the first answer and read then;
         # a larger one (no notification is that large) is read now, and only what is wrong with its id is kept.

@@ -46,10 +46,10 @@ def id_problem(message: bytes) -> str | None:
 def surrogates_replaced(message: bytes) -> bytes | None:
     """The message with each lone surrogate in its strings read as U+FFFD, or None when it has none (or the
     standard library cannot read it either)."""
-    if not _SURROGATE_ESCAPE.search(message):
+    if not _SURROGATE_ESCAPE.search(message) or message.startswith(b"\xef\xbb\xbf"):  # a BOM: not JSON-RPC's text
         return None
-    try:
-        text = json.dumps(json.loads(message), ensure_ascii=False, separators=(",", ":"))
+    try:  # strict UTF-8 first: json.loads would also take the bytes of a surrogate, which are not UTF-8
+        text = json.dumps(json.loads(message.decode("utf-8")), ensure_ascii=False, separators=(",", ":"))
     except (ValueError, RecursionError):
         return None
     replaced, count = _SURROGATE.subn("\ufffd", text)

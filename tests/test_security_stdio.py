@@ -25,7 +25,7 @@ from server_support import (
     serving_stdio,
 )
 
-from capidx.server.stdio import LineSplitter, Oversized, parse_line, stdio_transport
+from capidx.server.stdio import LineSplitter, Oversized, Reply, parse_line, stdio_transport
 
 PING = b'{"jsonrpc":"2.0","id":%d,"method":"ping"}\n'
 INITIALIZE = {
@@ -174,6 +174,21 @@ def test_a_lone_surrogate_is_read_as_a_replacement_character_and_the_request_ans
     assert parsed.params["arguments"]["capability"] == "hooks\ufffd"  # type: ignore[union-attr]
     server.send(PING % 11)
     assert server.reply() == {"jsonrpc": "2.0", "id": 11, "result": {}}
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":"\xed\xa0\xbd","b":"\\ud83d"}}',  # not UTF-8
+        b'\xef\xbb\xbf{"jsonrpc":"2.0","id":1,"method":"ping","params":{"b":"\\ud83d"}}',  # a BOM
+    ],
+    ids=["surrogate-bytes", "bom"],
+)
+def test_a_surrogate_escape_does_not_let_other_faults_through(line: bytes) -> None:
+    """Reading a lone surrogate escape as U+FFFD must not read what is refused otherwise: the bytes of a surrogate
+    (not UTF-8) or a byte-order mark, which the standard library's reader would take."""
+    reply = parse_line(line, 10**6)
+    assert isinstance(reply, Reply) and reply.error.error.code == -32700
 
 
 def test_a_too_long_id_is_named_by_its_own_length_not_an_earlier_number_s() -> None:
