@@ -182,6 +182,23 @@ def test_a_file_a_template_includes_is_an_input_of_the_build(tmp_path: Path, par
     assert (tmp_path / "build" / "summary.md").read_text("utf-8").endswith("FOOTER v2\n")
 
 
+def test_a_computed_include_in_a_templates_folder_at_the_project_root_leaves_the_build_up_to_date(
+    tmp_path: Path,
+) -> None:
+    """A name computed at render time could be any file of the templates folder, so each is an input: but not the
+    build's own output (with `paths.templates: .` every build changed the next one's digest) nor hidden folders."""
+    write_catalog(tmp_path)
+    (tmp_path / "summary.md.j2").write_text('# {{ title }}\n{% include "foot" ~ ".txt" %}\n', encoding="utf-8")
+    (tmp_path / "foot.txt").write_text("FOOT v1", encoding="utf-8")
+    (tmp_path / "capidx.yaml").write_text("paths:\n  templates: .\n", encoding="utf-8")
+    assert run_cli(["build", "-q"], cwd=tmp_path).exit_code == 0
+    again = run_cli(["build"], cwd=tmp_path)
+    assert again.exit_code == 0 and "up to date" in again.stdout
+    (tmp_path / "foot.txt").write_text("FOOT v2", encoding="utf-8")  # a file it may include: an input
+    assert "up to date" not in run_cli(["build"], cwd=tmp_path).stdout
+    assert (tmp_path / "build" / "summary.md").read_text("utf-8").endswith("FOOT v2\n")
+
+
 @pytest.mark.parametrize("old_days", [90, 36500])
 def test_a_catalog_dated_near_year_one_builds(tmp_path: Path, old_days: int) -> None:
     """The staleness cutoff is the reference date less `old_days`: before year 1, it failed the build with a

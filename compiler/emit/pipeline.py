@@ -252,7 +252,7 @@ def _templates(config: Config, err: TextIO, verbosity: int) -> tuple[Any, list[t
     from capidx.compiler.render.environment import make_environment, override_warnings, templates_digest
 
     env = make_environment(config.templates)
-    templates = templates_digest(env)  # TemplateFailure when the loader refuses one
+    templates = templates_digest(env, config.out)  # TemplateFailure when the loader refuses one
     if verbosity >= 0:
         for warning in override_warnings(env):
             print(f"warning: {warning}", file=err)

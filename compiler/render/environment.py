@@ -345,11 +345,14 @@ def template_names(env: jinja2.Environment) -> list[str]:
     return sorted(name for name in env.list_templates() if name.endswith(BUILD_TEMPLATE_SUFFIX))
 
 
-def templates_digest(env: jinja2.Environment) -> list[tuple[str, bytes]]:
-    """(name, source bytes) of every build template the loader resolves (overrides win) and of every file they
-    include, import or extend, in turn, for the input digest: an edited partial ('footer.txt') is an input as the
-    template naming it is. A name computed at render time could be any template: then every one the loader lists."""
+def templates_digest(env: jinja2.Environment, out: Path | None = None) -> list[tuple[str, bytes]]:
+    """(name, source bytes) of every build template the loader resolves (overrides win) and of every file the user's
+    templates include, import or extend, in turn, for the input digest: an edited partial ('footer.txt') is an input
+    as the template naming it is (a bundled template names only bundled ones, all listed). A name computed at render
+    time could be any file of the user's folder: then every one, but for hidden folders and the build directory `out`
+    (with `paths.templates: .` the build's own output would change the next build's digest)."""
     assert env.loader is not None
+    user = getattr(env, "user_loader", None)
     built = template_names(env)
     pending, sources = list(built), {}
     while pending:
@@ -364,14 +367,35 @@ def templates_digest(env: jinja2.Environment) -> list[tuple[str, bytes]]:
             if name in built:
                 raise
             continue
+        if not _user_template(user, env, name):
+            continue
         try:
             referenced = set(jinja2.meta.find_referenced_templates(env.parse(sources[name])))
         except (jinja2.TemplateError, RecursionError):  # rendering says what is wrong with it
             continue
         if None in referenced or len(sources) + len(referenced) > MAX_NAMES_FOLLOWED:
-            referenced = set(env.list_templates())
+            referenced = set(_every_user_file(user, out))
         pending += sorted(str(reference) for reference in referenced - {None} - sources.keys())
     return [(name, sources[name].encode("utf-8")) for name in sorted(sources)]
+
+
+def _user_template(user: Any, env: jinja2.Environment, name: str) -> bool:
+    """Whether the user's folder provides `name` (its source is theirs to change)."""
+    try:
+        return user is not None and bool(user.get_source(env, name))
+    except (jinja2.TemplateNotFound, TemplateFailure):
+        return False
+
+
+def _every_user_file(user: Any, out: Path | None) -> list[str]:
+    """The user folder's files, as template names, less hidden folders' and the build directory's."""
+    inside = Path(os.path.relpath(os.path.abspath(out), os.path.abspath(user.folder))).as_posix() if out else ".."
+    skipped = None if inside == "." or inside.startswith("..") else inside + "/"
+    return [
+        name
+        for name in user.list_templates()
+        if not name.startswith(".") and "/." not in name and not (skipped and name.startswith(skipped))
+    ]
 
 
 def get_renderer(env: jinja2.Environment, name: str) -> Callable[..., str]:
