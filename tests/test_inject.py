@@ -947,15 +947,27 @@ def test_a_name_that_is_not_markdown_or_plain_text_is_refused(project: Path, nam
     assert tree(project) == before
 
 
-@pytest.mark.parametrize("name", ["requirements.txt", "requirements-dev.txt", "constraints.txt", "CMakeLists.txt"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "requirements.txt",
+        "requirements-dev.txt",
+        "test-requirements.txt",
+        "dev_requirements.txt",
+        "requirements/dev.txt",
+        "constraints.txt",
+        "CMakeLists.txt",
+    ],
+)
 def test_a_text_file_its_tool_reads_line_by_line_is_refused(project: Path, name: str) -> None:
     """`.txt` is a memory file's suffix too, but pip or CMake would fail on the markers appended to these."""
+    (project / name).parent.mkdir(parents=True, exist_ok=True)
     (project / name).write_text("requests==2.0\n", encoding="utf-8")
     before = tree(project)
 
     result = inject("AGENTS.md", name)
 
-    assert result.exit_code == 2 and f"{name}: {name} is read line by line by its tool" in result.output
+    assert result.exit_code == 2 and f"{Path(name).name} is read line by line by its tool" in result.output
     assert tree(project) == before
 
 

@@ -42,7 +42,9 @@ _NOT_MEMORY_NAME = re.compile(
     r"(?i).+file|\..*ignore|\..+rc|\.git.*|\..*versions?|\.env|\.editorconfig|\.mailmap|codeowners"
 )
 # Plain-text files that tools read line by line: a pip requirements or constraints list, a CMake project, robots.txt.
-_NOT_MEMORY_TEXT = re.compile(r"(?i)(requirements|constraints)([-_.][^/]*)?\.txt|cmakelists\.txt|robots\.txt")
+_NOT_MEMORY_TEXT = re.compile(
+    r"(?i)([^/]*[-_.])?(requirements|constraints)([-_.][^/]*)?\.txt|cmakelists\.txt|robots\.txt"
+)
 
 
 # The first bytes of a program: a `#!` line (a script, whatever its name or mode) and the headers of the
@@ -236,7 +238,8 @@ def _check_name(path: Path, shown: str) -> None:
     a script among them is refused by its first bytes (`_refuse_program`) or, without a leading dot, its execute
     bits (`_refuse_script`)."""
     suffix = path.suffix.lower()
-    if _NOT_MEMORY_TEXT.fullmatch(path.name):
+    pip_folder = suffix == ".txt" and path.parent.name.lower() == "requirements"  # requirements/dev.txt
+    if _NOT_MEMORY_TEXT.fullmatch(path.name) or pip_folder:
         raise InjectError(f"{shown}: {path.name} is read line by line by its tool, not as Markdown; name a memory file")
     if suffix in MEMORY_SUFFIXES or (not suffix and not _NOT_MEMORY_NAME.fullmatch(path.name)):
         return
