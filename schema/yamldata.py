@@ -236,7 +236,9 @@ def _finite(node: Any) -> bool:
 
     try:
         return math.isfinite(_float_reader().construct_yaml_float(node))
-    except (ConstructorError, ValueError, OverflowError):  # not a float the loader reads: it says so itself
+    except OverflowError:  # a base-60 float of many parts: the loader would raise it with no place
+        return False
+    except (ConstructorError, ValueError):  # not a float the loader reads: it says so itself
         return True
 
 

@@ -228,6 +228,17 @@ def test_a_regex_in_a_subschema_named_like_a_keyword_is_checked_too(tmp_path: Pa
     assert "Traceback" not in result.output
 
 
+@pytest.mark.parametrize("keyword", ["examples", "default", "enum", "const"])
+def test_a_regex_in_a_value_keyword_reached_by_ref_is_checked_too(tmp_path: Path, keyword: str) -> None:
+    """jsonschema follows `{"$ref": "#/examples/0"}` into a keyword's value and runs the pattern it finds there."""
+    write_catalog(tmp_path)
+    schema_data = _schema({"type": "object", "properties": {"name": {"$ref": f"#/{keyword}/0"}}})
+    schema_data[keyword] = [{"type": "string", "pattern": "^(a+)+$"}]
+    schema = _write(tmp_path / "evil.schema.json", schema_data)
+    result = run_cli(["validate", "--schema", str(schema)], cwd=tmp_path)
+    assert result.exit_code == 2 and f"$.{keyword}[0].pattern" in result.output and "a repeated group" in result.output
+
+
 def test_a_regex_in_a_schema_file_reached_by_ref_is_checked_too(tmp_path: Path) -> None:
     """A local schema file the user schema refers to holds patterns jsonschema runs the same way."""
     write_catalog(tmp_path)

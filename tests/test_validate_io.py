@@ -308,6 +308,7 @@ def test_capidx_guards_nesting_the_parser_accepts(project: Path) -> None:
         ("a: !!float .na_n\n", "current.yaml:1:4: unusable YAML: .na_n is not a number JSON can hold"),  # as read
         ("a: !!float nan\n", "current.yaml:1:4: unusable YAML: nan is not a number JSON can hold"),
         ("a: " + "9" * 330 + ":00.0\n", "current.yaml:1:4: unusable YAML: 9999"),  # base 60, past a double
+        ("a: 1" + ":0" * 180 + ".5\n", "current.yaml:1:4: unusable YAML: 1:0:0"),  # base 60, too many parts to read
     ],
     ids=[
         "recursive-alias",
@@ -328,6 +329,7 @@ def test_capidx_guards_nesting_the_parser_accepts(project: Path) -> None:
         "nan-underscored",
         "nan-tagged",
         "base-60-overflow",
+        "base-60-parts",
     ],
 )
 def test_yaml_that_is_not_json_data(project: Path, text: str, message: str) -> None:

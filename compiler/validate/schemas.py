@@ -162,8 +162,7 @@ def load_schema_file(path: Path) -> tuple[LazyValidator | None, list[Diagnostic]
 
 
 # Keywords whose values are data, not subschemas: a "pattern" key below them is not a regex to check.
-_VALUE_KEYWORDS = frozenset({"enum", "const", "examples", "default"})
-# Keywords whose value maps names to subschemas: there a key named like a value keyword ('default') is a schema.
+# Keywords whose value maps names to subschemas: there a key named like another keyword ('pattern') is a schema.
 _NAME_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"})
 
 
@@ -195,9 +194,8 @@ def _risky_patterns(source: SourceFile) -> list[Diagnostic]:
                 what, fix = risk
                 message = f"regex {_short(pattern)}: {what}"
                 found.append(source.diagnostic((*parts, *where), "error", message, fix, "schema-file"))
-        pending += [
-            (value, (*parts, key), key in _NAME_MAPS) for key, value in node.items() if key not in _VALUE_KEYWORDS
-        ]
+        # value keywords too: `$ref` may point into `examples` or `default`, and jsonschema runs what it finds there
+        pending += [(value, (*parts, key), key in _NAME_MAPS) for key, value in node.items()]
     return found
 
 
