@@ -25,6 +25,7 @@ from server_support import (
     serving_stdio,
 )
 
+from capidx.server.jsonrpc_id import surrogates_replaced
 from capidx.server.stdio import LineSplitter, Oversized, Reply, parse_line, stdio_transport
 
 PING = b'{"jsonrpc":"2.0","id":%d,"method":"ping"}\n'
@@ -174,6 +175,16 @@ def test_a_lone_surrogate_is_read_as_a_replacement_character_and_the_request_ans
     assert parsed.params["arguments"]["capability"] == "hooks\ufffd"  # type: ignore[union-attr]
     server.send(PING % 11)
     assert server.reply() == {"jsonrpc": "2.0", "id": 11, "result": {}}
+
+
+def test_a_lone_surrogate_is_replaced_where_it_stands_and_nothing_else_changes() -> None:
+    """Re-encoding the whole message grew it (1e9 became 1000000000.0, and 1e400 'Infinity', not JSON), so a request
+    within the size limit could pass it; an escaped backslash before 'ud83d' is no escape, and a pair is a character."""
+    line = b'{"n":1e9,"m":1e400,"a":"\\ud83d x \\\\ud83d \\ud83d\\ude00 \\ude00"}'
+    replaced = surrogates_replaced(line)
+    assert replaced == b'{"n":1e9,"m":1e400,"a":"\\ufffd x \\\\ud83d \\ud83d\\ude00 \\ufffd"}'
+    assert len(replaced) == len(line)
+    assert surrogates_replaced(b'{"a":"\\ud83d\\ude00 \\\\ud800"}') is None  # nothing lone
 
 
 @pytest.mark.parametrize(
