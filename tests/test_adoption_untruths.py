@@ -199,6 +199,23 @@ def test_a_computed_include_in_a_templates_folder_at_the_project_root_leaves_the
     assert (tmp_path / "build" / "summary.md").read_text("utf-8").endswith("FOOT v2\n")
 
 
+def test_a_computed_include_sees_hidden_folders_and_the_build_named_through_a_link(tmp_path: Path) -> None:
+    """A file in a hidden folder may be what a computed name includes; the build directory is skipped by where it
+    really is, also when a link names it."""
+    write_catalog(tmp_path)
+    (tmp_path / ".parts").mkdir()
+    (tmp_path / "summary.md.j2").write_text('# {{ title }}\n{% include ".parts/foot" ~ ".txt" %}\n', encoding="utf-8")
+    (tmp_path / ".parts" / "foot.txt").write_text("FOOT v1", encoding="utf-8")
+    (tmp_path / "capidx.yaml").write_text("paths:\n  templates: .\n", encoding="utf-8")
+    (tmp_path.parent / f"{tmp_path.name}-link").symlink_to(tmp_path, target_is_directory=True)
+    out = str(tmp_path.parent / f"{tmp_path.name}-link" / "build")
+    assert run_cli(["build", "-q", "--out", out], cwd=tmp_path).exit_code == 0
+    assert "up to date" in run_cli(["build", "--out", out], cwd=tmp_path).stdout
+    (tmp_path / ".parts" / "foot.txt").write_text("FOOT v2", encoding="utf-8")
+    assert "up to date" not in run_cli(["build", "--out", out], cwd=tmp_path).stdout
+    assert (tmp_path / "build" / "summary.md").read_text("utf-8").endswith("FOOT v2\n")
+
+
 @pytest.mark.parametrize("old_days", [90, 36500])
 def test_a_catalog_dated_near_year_one_builds(tmp_path: Path, old_days: int) -> None:
     """The staleness cutoff is the reference date less `old_days`: before year 1, it failed the build with a

@@ -349,8 +349,8 @@ def templates_digest(env: jinja2.Environment, out: Path | None = None) -> list[t
     """(name, source bytes) of every build template the loader resolves (overrides win) and of every file the user's
     templates include, import or extend, in turn, for the input digest: an edited partial ('footer.txt') is an input
     as the template naming it is (a bundled template names only bundled ones, all listed). A name computed at render
-    time could be any file of the user's folder: then every one, but for hidden folders and the build directory `out`
-    (with `paths.templates: .` the build's own output would change the next build's digest)."""
+    time could be any file of the user's folder: then every one, but for version control's and the build directory
+    `out` (with `paths.templates: .` the build's own output would change the next build's digest)."""
     assert env.loader is not None
     user = getattr(env, "user_loader", None)
     built = template_names(env)
@@ -387,14 +387,22 @@ def _user_template(user: Any, env: jinja2.Environment, name: str) -> bool:
         return False
 
 
+_VCS_FOLDERS = (".git/", ".hg/", ".svn/")  # version control's own files: they change with every commit
+
+
 def _every_user_file(user: Any, out: Path | None) -> list[str]:
-    """The user folder's files, as template names, less hidden folders' and the build directory's."""
-    inside = Path(os.path.relpath(os.path.abspath(out), os.path.abspath(user.folder))).as_posix() if out else ".."
-    skipped = None if inside == "." or inside.startswith("..") else inside + "/"
+    """The user folder's files, as template names, less version control's and the build directory's (by where they
+    really are: a link may name either)."""
+    folder = os.path.realpath(user.folder)
+    try:
+        inside = os.path.relpath(os.path.realpath(out), folder) if out is not None else ".."
+    except ValueError:  # another drive
+        inside = ".."
+    skipped = None if inside == "." or inside.split(os.sep)[0] == ".." else Path(inside).as_posix() + "/"
     return [
         name
         for name in user.list_templates()
-        if not name.startswith(".") and "/." not in name and not (skipped and name.startswith(skipped))
+        if not name.startswith(_VCS_FOLDERS) and not (skipped and name.startswith(skipped))
     ]
 
 
