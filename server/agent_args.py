@@ -28,7 +28,10 @@ def _agents_problem(snapshot: Snapshot, failed: list[Resolution]) -> str:
     """Each ambiguous name with its options; the unknown ones together, said to be outside the catalog first (the
     answer must come from elsewhere), with the ids it covers once, or past `COVERED_SHOWN` their number."""
     problems = []
-    failed = list({r.query: r for r in failed}.values())  # a name given twice is said once
+    once: dict[str, Resolution] = {}
+    for resolution in failed:  # a name given twice, in any case, is said once, as first written
+        once.setdefault(normalize(resolution.query), resolution)
+    failed = list(once.values())
     for resolution in (r for r in failed if r.status == "ambiguous"):
         options = ", ".join(f"{c.value} ({c.label})" for c in resolution.candidates)
         problems.append(f"Agent {resolution.query!r} is ambiguous: it could be {options}. Call again with one id.")
@@ -42,7 +45,8 @@ def _agents_problem(snapshot: Snapshot, failed: list[Resolution]) -> str:
 def _not_an_agent(snapshot: Snapshot, name: str) -> str:
     """What a name given as an agent is when it is a capability's or a category's (the arguments swapped)."""
     if (slug := snapshot.index.keys.get(normalize(name))) is not None:
-        return f"{name!r} is a capability ({slug}): give it as `capability`, and an agent as `agent`."
+        tools = "lookup_capability and compare_capability take it as `capability`"
+        return f"{name!r} is a capability ({slug}), not an agent: {tools}."
     if (category := snapshot.index.category_named(name)) is not None:
         return f"{name!r} is a category: list_capabilities(category={category!r}) lists what is in it."
     return ""

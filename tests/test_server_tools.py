@@ -1039,7 +1039,7 @@ async def test_errors_say_what_the_catalog_covers_and_where_to_go(any_build: Pat
             "compare_capability", {"capability": "hooks", "agents": ["cursor", "claude", "aider", "copilot"]}
         )
         repeated = await client.call_tool(
-            "compare_capability", {"capability": "hooks", "agents": ["copilot"] * 3 + ["cursor"] * 2}
+            "compare_capability", {"capability": "hooks", "agents": ["copilot", "Copilot", "COPILOT", "cursor"] * 2}
         )
         joined = [  # several agents where one is wanted: not "unknown"
             await client.call_tool("lookup_capability", {"agent": "claude vs gemini", "capability": "hooks"}),
@@ -1062,8 +1062,8 @@ async def test_errors_say_what_the_catalog_covers_and_where_to_go(any_build: Pat
     assert plan.is_error and "'Plan Mode' is a capability (plan-mode)" in text_of(plan)
     assert "lookup_capability" in text_of(plan)
     # the arguments swapped: a capability's or a category's name given as the agent is said to be one
-    assert "'Plan Mode' is a capability (plan-mode): give it as `capability`, and an agent as `agent`." in text_of(
-        swapped
+    assert "'Plan Mode' is a capability (plan-mode), not an agent: lookup_capability and compare_capability take" in (
+        text_of(swapped)
     )
     assert "'customization' is a category: list_capabilities(category='customization')" in text_of(as_agent)
     assert neither.is_error and "summary" not in text_of(neither)

@@ -189,6 +189,15 @@ def test_markdown_and_github_formats(tmp_path: Path, server: PageServer) -> None
     assert summary.read_text().startswith("## capidx verify")
 
 
+def test_the_job_summary_shows_no_image_or_link_from_the_data(tmp_path: Path, server: PageServer) -> None:
+    """A capability named with image syntax showed a live image on the job's page; a fence in the data could end the
+    diff's code block early."""
+    name = "Hooks ![x](https://attacker.example/p.png)"
+    write_catalog(tmp_path, {"alpha": document([source(server.url("/missing"))], name=name, **{"x-note": "```"})})
+    markdown = _verify(tmp_path, "agents", "--format", "markdown", *FAST).stdout
+    assert "attacker.example/p.png" in markdown and "](https://attacker" not in markdown
+
+
 def test_github_annotations_are_grouped_and_capped(tmp_path: Path, server: PageServer) -> None:
     documents = {
         f"agent{index:02}": document([source(server.url("/missing")), source(server.url("/changed"))])

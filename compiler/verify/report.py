@@ -9,6 +9,7 @@ would apply.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
@@ -16,6 +17,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from capidx.compiler.diagnostics import escape_workflow_data, escape_workflow_property, plural, within_annotation_cap
+from capidx.compiler.markup import defuse
+from capidx.compiler.render.markdown import cell, inline
 from capidx.compiler.verify.run import VerifyResult
 from capidx.compiler.verify.verdicts import (
     OFFLINE_ADVICE,
@@ -191,11 +194,13 @@ def render_markdown(result: VerifyResult, cwd: Path) -> str:
                 f"{verdict.outcome} ({verdict.status_class})",
                 verdict.reason,
             )
-            lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
-    lines += ["", *(f"- {problem}" for problem in result.problems), _changes_line(result)]
+            # the job's page renders Markdown: a name or reason from a fork's data shows no image or link there
+            lines.append("| " + " | ".join(cell(defuse(text)) for text in cells) + " |")
+    lines += ["", *(f"- {inline(defuse(problem))}" for problem in result.problems), _changes_line(result)]
     if result.edits and not result.written:
         diff = "\n".join(edit.diff(_display(edit.path, cwd)).rstrip("\n") for edit in result.edits)
-        lines += ["", "<details><summary>diff</summary>", "", "```diff", diff, "```", "", "</details>"]
+        fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", diff)), default=0))  # data cannot close it
+        lines += ["", "<details><summary>diff</summary>", "", f"{fence}diff", diff, fence, "", "</details>"]
     return "\n".join(lines)
 
 
