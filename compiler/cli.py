@@ -408,13 +408,14 @@ def _settings(config: Path | None) -> Any:
 
 def _refuse_build_inputs(output: Path, config: Path | None) -> Any:
     """`report -o` never writes over what the project's build reads (capidx.yaml, a capability document, the alias
-    table, a template) nor adds a data file to the catalog folder (a new `current.yml` is a document), as `inject`
-    never appends to it: the next validate would fail on a report. The project is
+    table, a template) nor adds to the catalog folder a file named as one (a new `current.yml` is a document), as
+    `inject` never appends to it: the next validate would fail on a report. The project is
     the one capidx.yaml names (--config, else ./capidx.yaml). While that file does not load, which files the build
     reads is unknown (it may name any catalog): no file is written. Returns the settings, loaded once."""
     from capidx.compiler.config import load_config
     from capidx.compiler.inject.inputs import build_inputs
     from capidx.compiler.inject.target import InputIndex, input_of
+    from capidx.compiler.validate.discover import meant_for_capidx
 
     settings, problems = load_config(_absolute(config), Path.cwd())
     if errors := [problem.as_text() for problem in problems if problem.is_error]:
@@ -427,11 +428,12 @@ def _refuse_build_inputs(output: Path, config: Path | None) -> Any:
         raise UsageError(
             f"{output}: it is {found.what} ({found.path}), which capidx build reads; write the report elsewhere"
         )
-    target = Path(os.path.realpath(output))  # a new data file there may be one the build reads ('current.yml')
-    if target.suffix.lower() in (".json", ".yaml", ".yml") and target.is_relative_to(os.path.realpath(settings.agents)):
+    target = Path(os.path.realpath(output))  # a new file there may be one the build reads, or validate refuses
+    read = meant_for_capidx(target.name) or target.parent.name == "capabilities"  # 'current.yml', 'aliases.jsonl'
+    if read and target.is_relative_to(os.path.realpath(settings.agents)):
         raise UsageError(
-            f"{output}: it is a data file inside the catalog folder ({settings.agents}), which capidx build reads; "
-            "write the report elsewhere"
+            f"{output}: inside the catalog folder ({settings.agents}), a file of this name is one capidx build reads "
+            "or validate refuses; write the report elsewhere"
         )
     return settings
 

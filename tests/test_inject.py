@@ -960,6 +960,7 @@ def test_a_name_that_is_not_markdown_or_plain_text_is_refused(project: Path, nam
     ],
 )
 def test_a_text_file_its_tool_reads_line_by_line_is_refused(project: Path, name: str) -> None:
+    # not 'agent-constraints.txt', a memory file's name (MEMORY_FILES)
     """`.txt` is a memory file's suffix too, but pip or CMake would fail on the markers appended to these."""
     (project / name).parent.mkdir(parents=True, exist_ok=True)
     (project / name).write_text("requests==2.0\n", encoding="utf-8")
@@ -985,6 +986,7 @@ MEMORY_FILES = [
     ".rules",
     "CONVENTIONS.markdown",
     "notes.txt",
+    "docs/agent-constraints.txt",
 ]
 
 

@@ -261,20 +261,28 @@ def test_a_report_never_overwrites_what_the_build_reads(tmp_path: Path, named: s
 
 @pytest.mark.parametrize(
     "named",
-    ["agents/claude-code/capabilities/current.yml", "agents/new-agent/capabilities/current.json", "agents/r.JSON"],
+    [
+        "agents/claude-code/capabilities/current.yml",
+        "agents/new-agent/capabilities/current.json",
+        "agents/claude-code/capabilities/report.json",
+        "agents/aliases.jsonl",  # one typing error from a read name: validate calls it misplaced, an error
+    ],
 )
-def test_a_report_never_adds_a_data_file_to_the_catalog(tmp_path: Path, named: str) -> None:
-    """Not only the files the build reads now: a new data file in the catalog may be one it reads next time (a
-    report written as `current.yml` beside `current.json` broke validate); a text report there is harmless."""
+def test_a_report_never_adds_to_the_catalog_a_file_the_build_reads_or_validate_refuses(
+    tmp_path: Path, named: str
+) -> None:
+    """Not only the files the build reads now: a new one in the catalog may be read next time (a report written as
+    `current.yml` beside `current.json` broke validate), or refused as misplaced. Another name there is harmless,
+    also with the catalog at the project root."""
     from catalog_factory import built_project, run_cli
 
     project = built_project(tmp_path)
     (project / named).parent.mkdir(parents=True, exist_ok=True)
     result = run_cli(["report", "--format", "json", "-o", named], cwd=project)
-    assert result.exit_code == 2 and f"{named}: it is a data file inside the catalog folder" in result.output
+    assert result.exit_code == 2 and f"{named}: inside the catalog folder" in result.output
     assert not (project / named).exists()
     assert run_cli(["validate", "-q"], cwd=project).exit_code == 0
-    assert run_cli(["report", "-o", "agents/report.txt"], cwd=project).exit_code == 0
+    assert run_cli(["report", "--format", "json", "-o", "agents/report.json"], cwd=project).exit_code == 0
 
 
 def test_the_catalog_line_counts_in_words_a_reader_would_write(tmp_path: Path) -> None:

@@ -43,7 +43,7 @@ _NOT_MEMORY_NAME = re.compile(
 )
 # Plain-text files that tools read line by line: a pip requirements or constraints list, a CMake project, robots.txt.
 _NOT_MEMORY_TEXT = re.compile(
-    r"(?i)([^/]*[-_.])?(requirements|constraints)([-_.][^/]*)?\.txt|cmakelists\.txt|robots\.txt"
+    r"(?i)([^/]*[-_.])?requirements([-_.][^/]*)?\.txt|constraints([-_.][^/]*)?\.txt|cmakelists\.txt|robots\.txt"
 )
 
 

@@ -169,13 +169,19 @@ def unread(root: Path, read: Sequence[Path], templates: Path | None = None) -> l
             path = Path(folder, name)
             if name.startswith(".") or _key(path) in known:
                 continue
-            misspelled = any(name.lower() == ok or one_edit(name.lower(), ok) for ok in _READ_NAMES)
+            misspelled = meant_for_capidx(name)
             chosen = name in ALIAS_FILE_NAMES and _key(Path(folder)) == _key(root)  # --no-aliases, or paths.aliases
             if misspelled and not chosen:  # a document or alias table misplaced or misspelled: its data would drop
                 problems.append(Diagnostic(str(path), None, None, "", "error", _MISPLACED, _UNREAD_HINT, "misplaced"))
             elif name.lower().endswith(_DATA_SUFFIXES) and not archive:
                 problems.append(Diagnostic(str(path), None, None, "", "warning", "not read", _UNREAD_HINT, "unread"))
     return problems
+
+
+def meant_for_capidx(name: str) -> bool:
+    """Whether a file name is one validate reads in a catalog, or one typing error from one ('current.jsonl',
+    'aliase.json'): misplaced, such a file is an error, as its data would drop out of the build."""
+    return any(name.lower() == ok or one_edit(name.lower(), ok) for ok in _READ_NAMES)
 
 
 def _holds_document(folder: Path, known: set[str]) -> bool:
