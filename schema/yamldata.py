@@ -202,13 +202,16 @@ def _walk_node(node: Any, parts: Parts | None, walk: _YamlWalk, ancestors: set[i
         raise YamlShapeError(
             f"a value tagged !!{kind} has no JSON form: write a string, number, list or object", _mark(node)
         )
+    if not isinstance(node.value, list) and id(node) in walk.sizes:  # a scalar met before, through an alias
+        return walk.sizes[id(node)]
     if not isinstance(node.value, list):  # a scalar
         if node.tag == "tag:yaml.org,2002:float" and not _finite(node):
             raise YamlShapeError(f"{node.value[:40]} is not a number JSON can hold: write a finite number", _mark(node))
         digits = node.value.replace("_", "").lstrip("+-")
         if node.tag == _INT_TAG and len(digits) > MAX_INT_LITERAL:
             raise YamlShapeError(f"an integer of over {MAX_INT_LITERAL:,} digits", _mark(node))
-        return 1, len(node.value)
+        walk.sizes[id(node)] = 1, len(node.value)
+        return walk.sizes[id(node)]
     if id(node) in ancestors:
         raise YamlShapeError("recursive alias: a value contains itself", _mark(node))
     if id(node) in walk.sizes and (parts is None or id(node) in walk.placed):  # an alias of a node walked before
@@ -230,16 +233,16 @@ def _walk_node(node: Any, parts: Parts | None, walk: _YamlWalk, ancestors: set[i
 
 
 def _finite(node: Any) -> bool:
-    """Whether a float node's value, as the loader will read it, is finite: not '.nan', '!!float .na_n', '1.0e+999'
-    (infinity) nor a base-60 float past a double's range."""
+    """Whether a float node's value, as the loader will read it, is a finite number: not '.nan', '!!float .na_n',
+    '1.0e+999' (infinity), a base-60 float past a double's range, nor text tagged as a float ('!!float abc')."""
     from yaml.constructor import ConstructorError
 
     try:
         return math.isfinite(_float_reader().construct_yaml_float(node))
-    except OverflowError:  # a base-60 float of many parts: the loader would raise it with no place
-        return False
-    except (ConstructorError, ValueError):  # not a float the loader reads: it says so itself
+    except ConstructorError:  # the loader says so itself, at its place
         return True
+    except (OverflowError, ValueError, IndexError):  # '!!float abc', '!!float ""', base 60 of many parts: no place
+        return False
 
 
 @cache

@@ -45,7 +45,7 @@ def _agents_problem(snapshot: Snapshot, failed: list[Resolution]) -> str:
 def _not_an_agent(snapshot: Snapshot, name: str) -> str:
     """What a name given as an agent is when it is a capability's or a category's (the arguments swapped)."""
     if (slug := snapshot.index.keys.get(normalize(name))) is not None:
-        tools = "lookup_capability and compare_capability take it as `capability`"
+        tools = "lookup_capability, compare_capability and get_sources take it as `capability`"
         return f"{name!r} is a capability ({slug}), not an agent: {tools}."
     if (category := snapshot.index.category_named(name)) is not None:
         return f"{name!r} is a category: list_capabilities(category={category!r}) lists what is in it."

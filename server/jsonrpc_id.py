@@ -13,8 +13,9 @@ import json
 import re
 from typing import Any
 
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")  # where a lone one may be: a pair reads as one character
-_ESCAPE = re.compile(rb"\\\\|\\u([0-9a-fA-F]{4})")  # an escaped backslash, or a \uXXXX escape (group 1)
+_SURROGATE_ESCAPE = re.compile(rb"\\u([dD][89a-fA-F][0-9a-fA-F]{2})")  # a surrogate escape, if its \ is not escaped
+MAX_SURROGATES = 1024
+_LOOKBACK = 64  # backslashes before an escape read to tell whether its own is escaped
 
 _ID_TYPES = {dict: "an object", list: "an array", bool: "a boolean", float: "a number with a fraction or an exponent"}
 
@@ -44,35 +45,37 @@ def id_problem(message: bytes) -> str | None:
 
 
 def surrogates_replaced(message: bytes) -> bytes | None:
-    """The message with each lone surrogate escape written `\\ufffd` (U+FFFD), or None when it has none or is not
-    UTF-8 text without a byte-order mark (which both transports refuse). The escapes are replaced where they stand,
-    six characters for six: nothing else of the message is read again or changes, its size included."""
-    if not _SURROGATE_ESCAPE.search(message) or message.startswith(b"\xef\xbb\xbf"):
+    """The message with each lone surrogate escape written `\\ufffd` (U+FFFD), or None when it has none, more than
+    `MAX_SURROGATES` (no client splits that many emoji), or is not UTF-8 text without a byte-order mark (which both
+    transports refuse). The escapes are replaced where they stand, six characters for six: nothing else of the
+    message is read again or changes, its size included. The work is a search in C and a bounded loop."""
+    found = _SURROGATE_ESCAPE.findall(message, 0) if _SURROGATE_ESCAPE.search(message) else []
+    if not found or len(found) > MAX_SURROGATES or message.startswith(b"\xef\xbb\xbf"):
         return None
     try:
         message.decode("utf-8")  # the bytes of a surrogate, which are not UTF-8, stay refused
     except UnicodeDecodeError:
         return None
-    escapes = list(_ESCAPE.finditer(message))  # an escaped backslash is a token: '\\\\ud83d' holds no escape
-    lone: list[tuple[int, int]] = []
-    paired = False  # the escape before was a high surrogate with its low one right after it
-    for i, escape in enumerate(escapes):
-        if escape.group(1) is None or paired:
-            paired = False
-            continue
-        code = int(escape.group(1), 16)
+    escapes = []  # (start, code) of each surrogate escape: one whose backslash is not itself escaped
+    for escape in _SURROGATE_ESCAPE.finditer(message):
+        start = escape.start()
+        before = message[max(0, start - _LOOKBACK) : start]
+        run = len(before) - len(before.rstrip(b"\\"))  # the backslashes right before this one
+        if run == _LOOKBACK:  # a longer run of backslashes than any message needs: not read
+            return None
+        if run % 2 == 0:
+            escapes.append((start, int(escape.group(1), 16)))
+    lone = []
+    for i, (start, code) in enumerate(escapes):
         if 0xD800 <= code <= 0xDBFF:
             after = escapes[i + 1] if i + 1 < len(escapes) else None
-            low = after is not None and after.start() == escape.end() and after.group(1) is not None
-            paired = low and 0xDC00 <= int(after.group(1), 16) <= 0xDFFF  # type: ignore[union-attr]
-            if not paired:
-                lone.append(escape.span())
-        elif 0xDC00 <= code <= 0xDFFF:
-            lone.append(escape.span())
+            if after is None or after[0] != start + 6 or not 0xDC00 <= after[1] <= 0xDFFF:
+                lone.append(start)
+        elif not (i > 0 and escapes[i - 1][0] == start - 6 and 0xD800 <= escapes[i - 1][1] <= 0xDBFF):
+            lone.append(start)  # a low surrogate after no high one
     if not lone:
         return None
-    parts, start = [], 0
-    for begin, end in lone:
-        parts += [message[start:begin], b"\\ufffd"]
-        start = end
-    return b"".join([*parts, message[start:]])
+    replaced = bytearray(message)
+    for start in lone:
+        replaced[start : start + 6] = b"\\ufffd"
+    return bytes(replaced)

@@ -956,11 +956,13 @@ def test_a_name_that_is_not_markdown_or_plain_text_is_refused(project: Path, nam
         "dev_requirements.txt",
         "requirements/dev.txt",
         "constraints.txt",
+        "upper-constraints.txt",
+        "constraints/py311.txt",
         "CMakeLists.txt",
     ],
 )
 def test_a_text_file_its_tool_reads_line_by_line_is_refused(project: Path, name: str) -> None:
-    # not 'agent-constraints.txt', a memory file's name (MEMORY_FILES)
+    # a memory file named so ('agent-constraints.txt') is refused too: a message costs less than a broken pip file
     """`.txt` is a memory file's suffix too, but pip or CMake would fail on the markers appended to these."""
     (project / name).parent.mkdir(parents=True, exist_ok=True)
     (project / name).write_text("requests==2.0\n", encoding="utf-8")
@@ -986,7 +988,6 @@ MEMORY_FILES = [
     ".rules",
     "CONVENTIONS.markdown",
     "notes.txt",
-    "docs/agent-constraints.txt",
 ]
 
 

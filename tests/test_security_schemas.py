@@ -239,6 +239,21 @@ def test_a_regex_in_a_value_keyword_reached_by_ref_is_checked_too(tmp_path: Path
     assert result.exit_code == 2 and f"$.{keyword}[0].pattern" in result.output and "a repeated group" in result.output
 
 
+def test_a_map_of_names_used_as_a_schema_has_its_regexes_checked_too(tmp_path: Path) -> None:
+    """`{"$ref": "#/$defs"}` makes jsonschema read `$defs` itself as a schema: a `patternProperties` key there runs
+    on every key of the data."""
+    write_catalog(tmp_path)
+    schema_data = _schema({"allOf": [_agent_schema(), {"$ref": "#/$defs"}]})
+    schema_data["$defs"]["patternProperties"] = {"^(a+)+$": True}
+    schema = _write(tmp_path / "evil.schema.json", schema_data)
+    result = run_cli(["validate", "--schema", str(schema)], cwd=tmp_path)
+    assert (
+        result.exit_code == 2 and "$.$defs.patternProperties" in result.output and "a repeated group" in result.output
+    )
+    bundled = _write(tmp_path / "plain.schema.json", _schema(_agent_schema()))  # an ordinary schema: no finding
+    assert run_cli(["validate", "-q", "--schema", str(bundled)], cwd=tmp_path).exit_code == 0
+
+
 def test_a_regex_in_a_schema_file_reached_by_ref_is_checked_too(tmp_path: Path) -> None:
     """A local schema file the user schema refers to holds patterns jsonschema runs the same way."""
     write_catalog(tmp_path)

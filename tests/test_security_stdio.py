@@ -25,7 +25,7 @@ from server_support import (
     serving_stdio,
 )
 
-from capidx.server.jsonrpc_id import surrogates_replaced
+from capidx.server.jsonrpc_id import MAX_SURROGATES, surrogates_replaced
 from capidx.server.stdio import LineSplitter, Oversized, Reply, parse_line, stdio_transport
 
 PING = b'{"jsonrpc":"2.0","id":%d,"method":"ping"}\n'
@@ -185,6 +185,13 @@ def test_a_lone_surrogate_is_replaced_where_it_stands_and_nothing_else_changes()
     assert replaced == b'{"n":1e9,"m":1e400,"a":"\\ufffd x \\\\ud83d \\ud83d\\ude00 \\ufffd"}'
     assert len(replaced) == len(line)
     assert surrogates_replaced(b'{"a":"\\ud83d\\ude00 \\\\ud800"}') is None  # nothing lone
+    # bounded work for a hostile message: past MAX_SURROGATES escapes, or a long run of backslashes, it is not read
+    assert surrogates_replaced(b'{"a":"' + b"\\ud800" * (MAX_SURROGATES + 1) + b'"}') is None
+    assert surrogates_replaced(b'{"a":"' + b"\\\\" * 100 + b'\\ud800"}') is None
+    assert (
+        surrogates_replaced(b'{"a":"' + b"\\ud800" * MAX_SURROGATES + b'"}')
+        == b'{"a":"' + b"\\ufffd" * MAX_SURROGATES + b'"}'
+    )
 
 
 @pytest.mark.parametrize(

@@ -1062,8 +1062,9 @@ async def test_errors_say_what_the_catalog_covers_and_where_to_go(any_build: Pat
     assert plan.is_error and "'Plan Mode' is a capability (plan-mode)" in text_of(plan)
     assert "lookup_capability" in text_of(plan)
     # the arguments swapped: a capability's or a category's name given as the agent is said to be one
-    assert "'Plan Mode' is a capability (plan-mode), not an agent: lookup_capability and compare_capability take" in (
-        text_of(swapped)
+    assert (
+        "'Plan Mode' is a capability (plan-mode), not an agent: lookup_capability, compare_capability and get_sources"
+        in (text_of(swapped))
     )
     assert "'customization' is a category: list_capabilities(category='customization')" in text_of(as_agent)
     assert neither.is_error and "summary" not in text_of(neither)

@@ -309,6 +309,11 @@ def test_capidx_guards_nesting_the_parser_accepts(project: Path) -> None:
         ("a: !!float nan\n", "current.yaml:1:4: unusable YAML: nan is not a number JSON can hold"),
         ("a: " + "9" * 330 + ":00.0\n", "current.yaml:1:4: unusable YAML: 9999"),  # base 60, past a double
         ("a: 1" + ":0" * 180 + ".5\n", "current.yaml:1:4: unusable YAML: 1:0:0"),  # base 60, too many parts to read
+        ("a: !!float abc\n", "current.yaml:1:4: unusable YAML: abc is not a number JSON can hold"),  # was a traceback
+        (  # a long scalar through many aliases: each read once (each reference re-read 4 MB)
+            f"a: &x 1.{'0' * 400_000}1\nb: [{', '.join(['*x'] * 100_000)}]\n",
+            "unusable YAML: aliases expand to more than 20,971,520 characters of text",
+        ),
     ],
     ids=[
         "recursive-alias",
@@ -330,6 +335,8 @@ def test_capidx_guards_nesting_the_parser_accepts(project: Path) -> None:
         "nan-tagged",
         "base-60-overflow",
         "base-60-parts",
+        "float-tagged-text",
+        "scalar-alias-bomb",
     ],
 )
 def test_yaml_that_is_not_json_data(project: Path, text: str, message: str) -> None:

@@ -193,9 +193,11 @@ def test_the_job_summary_shows_no_image_or_link_from_the_data(tmp_path: Path, se
     """A capability named with image syntax showed a live image on the job's page; a fence in the data could end the
     diff's code block early."""
     name = "Hooks ![x](https://attacker.example/p.png)"
-    write_catalog(tmp_path, {"alpha": document([source(server.url("/missing"))], name=name, **{"x-note": "```"})})
+    fenced = source(server.url("/missing"), description="``` a fence in the data")  # beside the line the diff changes
+    write_catalog(tmp_path, {"alpha": document([fenced], name=name)})
     markdown = _verify(tmp_path, "agents", "--format", "markdown", *FAST).stdout
     assert "attacker.example/p.png" in markdown and "](https://attacker" not in markdown
+    assert "``` a fence in the data" in markdown and "\n````diff\n" in markdown  # a longer fence than the data's
 
 
 def test_github_annotations_are_grouped_and_capped(tmp_path: Path, server: PageServer) -> None:

@@ -43,7 +43,7 @@ _NOT_MEMORY_NAME = re.compile(
 )
 # Plain-text files that tools read line by line: a pip requirements or constraints list, a CMake project, robots.txt.
 _NOT_MEMORY_TEXT = re.compile(
-    r"(?i)([^/]*[-_.])?requirements([-_.][^/]*)?\.txt|constraints([-_.][^/]*)?\.txt|cmakelists\.txt|robots\.txt"
+    r"(?i)([^/]*[-_.])?(requirements|constraints)([-_.][^/]*)?\.txt|cmakelists\.txt|robots\.txt"
 )
 
 
@@ -238,7 +238,10 @@ def _check_name(path: Path, shown: str) -> None:
     a script among them is refused by its first bytes (`_refuse_program`) or, without a leading dot, its execute
     bits (`_refuse_script`)."""
     suffix = path.suffix.lower()
-    pip_folder = suffix == ".txt" and path.parent.name.lower() == "requirements"  # requirements/dev.txt
+    pip_folder = suffix == ".txt" and path.parent.name.lower() in (
+        "requirements",
+        "constraints",
+    )  # requirements/dev.txt
     if _NOT_MEMORY_TEXT.fullmatch(path.name) or pip_folder:
         raise InjectError(f"{shown}: {path.name} is read line by line by its tool, not as Markdown; name a memory file")
     if suffix in MEMORY_SUFFIXES or (not suffix and not _NOT_MEMORY_NAME.fullmatch(path.name)):

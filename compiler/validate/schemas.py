@@ -162,8 +162,6 @@ def load_schema_file(path: Path) -> tuple[LazyValidator | None, list[Diagnostic]
 
 
 # Keywords whose values are data, not subschemas: a "pattern" key below them is not a regex to check.
-# Keywords whose value maps names to subschemas: there a key named like another keyword ('pattern') is a schema.
-_NAME_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"})
 
 
 def _risky_patterns(source: SourceFile) -> list[Diagnostic]:
@@ -174,17 +172,15 @@ def _risky_patterns(source: SourceFile) -> list[Diagnostic]:
     from capidx.compiler.validate.regexrisk import backtracking_risk
 
     found: list[Diagnostic] = []
-    pending: list[tuple[Any, tuple[Any, ...], bool]] = [(source.data, (), False)]  # (node, path, keys are names)
+    pending: list[tuple[Any, tuple[Any, ...]]] = [(source.data, ())]
     while pending:
-        node, parts, names = pending.pop()
+        node, parts = pending.pop()
         if isinstance(node, list):
-            pending += [(item, (*parts, index), False) for index, item in enumerate(node)]
+            pending += [(item, (*parts, index)) for index, item in enumerate(node)]
             continue
         if not isinstance(node, dict):
             continue
-        if names:  # every value a subschema, whatever its name ('default', 'pattern')
-            pending += [(value, (*parts, key), False) for key, value in node.items()]
-            continue
+        # Every object may be used as a schema (`{"$ref": "#/$defs"}` makes a map of names one): its regexes run
         regexes = [(("pattern",), node["pattern"])] if isinstance(node.get("pattern"), str) else []
         if isinstance(node.get("patternProperties"), dict):
             regexes += [(("patternProperties", key), key) for key in node["patternProperties"]]
@@ -195,7 +191,7 @@ def _risky_patterns(source: SourceFile) -> list[Diagnostic]:
                 message = f"regex {_short(pattern)}: {what}"
                 found.append(source.diagnostic((*parts, *where), "error", message, fix, "schema-file"))
         # value keywords too: `$ref` may point into `examples` or `default`, and jsonschema runs what it finds there
-        pending += [(value, (*parts, key), key in _NAME_MAPS) for key, value in node.items()]
+        pending += [(value, (*parts, key)) for key, value in node.items()]
     return found
 
 
