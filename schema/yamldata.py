@@ -35,6 +35,9 @@ MAX_YAML_CHARACTERS = 2 * MAX_FILE_BYTES
 # of more characters than this, in any base (3,000 hex digits are 3,612 decimal ones), is refused. No data needs one.
 MAX_INT_LITERAL = 3000
 _INT_TAG = "tag:yaml.org,2002:int"
+# Scalars the loader converts, and what each must be: text tagged so that is not one raises a bare Python error there.
+_KINDS = {"int": "whole number", "bool": "boolean (true or false)", "float": "number"}
+_READ_TAGS = frozenset(f"tag:yaml.org,2002:{kind}" for kind in _KINDS)
 # The YAML types that are JSON's (dates are read as strings): a set, binary data or an ordered map would reach the
 # artifacts as a Python repr, a set's in an order that changes from run to run.
 _JSON_TAGS = frozenset(
@@ -205,11 +208,11 @@ def _walk_node(node: Any, parts: Parts | None, walk: _YamlWalk, ancestors: set[i
     if not isinstance(node.value, list) and id(node) in walk.sizes:  # a scalar met before, through an alias
         return walk.sizes[id(node)]
     if not isinstance(node.value, list):  # a scalar
-        if node.tag == "tag:yaml.org,2002:float" and not _finite(node):
-            raise YamlShapeError(f"{node.value[:40]} is not a number JSON can hold: write a finite number", _mark(node))
         digits = node.value.replace("_", "").lstrip("+-")
         if node.tag == _INT_TAG and len(digits) > MAX_INT_LITERAL:
             raise YamlShapeError(f"an integer of over {MAX_INT_LITERAL:,} digits", _mark(node))
+        if node.tag in _READ_TAGS and (problem := _unreadable(node)):
+            raise YamlShapeError(problem, _mark(node))
         walk.sizes[id(node)] = 1, len(node.value)
         return walk.sizes[id(node)]
     if id(node) in ancestors:
@@ -232,17 +235,25 @@ def _walk_node(node: Any, parts: Parts | None, walk: _YamlWalk, ancestors: set[i
     return values, characters
 
 
-def _finite(node: Any) -> bool:
-    """Whether a float node's value, as the loader will read it, is a finite number: not '.nan', '!!float .na_n',
-    '1.0e+999' (infinity), a base-60 float past a double's range, nor text tagged as a float ('!!float abc')."""
+def _unreadable(node: Any) -> str:
+    """What is wrong with a number or boolean scalar as the loader will read it, else "": a float that is not a
+    finite number ('.nan', '!!float .na_n', '1.0e+999', a base-60 float past a double's range), or text tagged as
+    a number or a boolean ('!!float abc', '!!int ""', '!!bool maybe'), which the loader reads with a traceback."""
     from yaml.constructor import ConstructorError
 
+    kind = node.tag.removeprefix("tag:yaml.org,2002:")
     try:
-        return math.isfinite(_float_reader().construct_yaml_float(node))
+        value = getattr(_float_reader(), f"construct_yaml_{kind}")(node)
     except ConstructorError:  # the loader says so itself, at its place
-        return True
-    except (OverflowError, ValueError, IndexError):  # '!!float abc', '!!float ""', base 60 of many parts: no place
-        return False
+        return ""
+    except (OverflowError, ValueError, IndexError, KeyError):
+        value = None
+    if kind == "float" and isinstance(value, float) and math.isfinite(value):
+        return ""
+    if kind != "float" and value is not None:
+        return ""
+    what = "a number JSON can hold: write a finite number" if kind == "float" else f"a {_KINDS[kind]}"
+    return f"{node.value[:40]!r} is not {what}"
 
 
 @cache

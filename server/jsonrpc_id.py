@@ -14,8 +14,7 @@ import re
 from typing import Any
 
 _SURROGATE_ESCAPE = re.compile(rb"\\u([dD][89a-fA-F][0-9a-fA-F]{2})")  # a surrogate escape, if its \ is not escaped
-MAX_SURROGATES = 1024
-_LOOKBACK = 64  # backslashes before an escape read to tell whether its own is escaped
+MAX_SURROGATES = 100_000  # surrogate escapes walked, at most (a 4 MiB message holds about 700,000)
 
 _ID_TYPES = {dict: "an object", list: "an array", bool: "a boolean", float: "a number with a fraction or an exponent"}
 
@@ -45,26 +44,29 @@ def id_problem(message: bytes) -> str | None:
 
 
 def surrogates_replaced(message: bytes) -> bytes | None:
-    """The message with each lone surrogate escape written `\\ufffd` (U+FFFD), or None when it has none, more than
-    `MAX_SURROGATES` (no client splits that many emoji), or is not UTF-8 text without a byte-order mark (which both
-    transports refuse). The escapes are replaced where they stand, six characters for six: nothing else of the
-    message is read again or changes, its size included. The work is a search in C and a bounded loop."""
-    found = _SURROGATE_ESCAPE.findall(message, 0) if _SURROGATE_ESCAPE.search(message) else []
-    if not found or len(found) > MAX_SURROGATES or message.startswith(b"\xef\xbb\xbf"):
+    """The message with each lone surrogate escape written `\\ufffd` (U+FFFD), or None when it has none, is not JSON
+    in UTF-8 without a byte-order mark (which both transports refuse), or has more than `MAX_SURROGATES` surrogate
+    escapes. Whether one is lone is told by the standard library's reader, in C; only then are the escapes walked,
+    and replaced where they stand, six characters for six: nothing else of the message changes, its size included."""
+    if not _SURROGATE_ESCAPE.search(message) or message.startswith(b"\xef\xbb\xbf"):
         return None
-    try:
-        message.decode("utf-8")  # the bytes of a surrogate, which are not UTF-8, stay refused
-    except UnicodeDecodeError:
+    try:  # reading, then writing without escapes, fails on a lone surrogate only
+        json.dumps(json.loads(message.decode("utf-8")), ensure_ascii=False).encode("utf-8")
         return None
-    escapes = []  # (start, code) of each surrogate escape: one whose backslash is not itself escaped
-    for escape in _SURROGATE_ESCAPE.finditer(message):
-        start = escape.start()
-        before = message[max(0, start - _LOOKBACK) : start]
-        run = len(before) - len(before.rstrip(b"\\"))  # the backslashes right before this one
-        if run == _LOOKBACK:  # a longer run of backslashes than any message needs: not read
+    except UnicodeEncodeError:
+        pass
+    except (ValueError, RecursionError):  # not UTF-8, not JSON: refused as it is
+        return None
+    escapes: list[tuple[int, int]] = []  # (start, code) of each surrogate escape whose backslash is not escaped
+    previous = 0
+    for count, escape in enumerate(_SURROGATE_ESCAPE.finditer(message)):
+        if count == MAX_SURROGATES:
             return None
-        if run % 2 == 0:
+        start = escape.start()
+        gap = message[previous:start]  # since the escape before: the gaps are disjoint, so all of this is linear
+        if (len(gap) - len(gap.rstrip(b"\\"))) % 2 == 0:  # an even run of backslashes before it: not escaped
             escapes.append((start, int(escape.group(1), 16)))
+        previous = escape.end()
     lone = []
     for i, (start, code) in enumerate(escapes):
         if 0xD800 <= code <= 0xDBFF:
@@ -73,9 +75,7 @@ def surrogates_replaced(message: bytes) -> bytes | None:
                 lone.append(start)
         elif not (i > 0 and escapes[i - 1][0] == start - 6 and 0xD800 <= escapes[i - 1][1] <= 0xDBFF):
             lone.append(start)  # a low surrogate after no high one
-    if not lone:
-        return None
     replaced = bytearray(message)
     for start in lone:
         replaced[start : start + 6] = b"\\ufffd"
-    return bytes(replaced)
+    return bytes(replaced) if lone else None

@@ -302,14 +302,17 @@ def test_capidx_guards_nesting_the_parser_accepts(project: Path) -> None:
         ("a:\n  b: !!set {x, y}\n", "current.yaml:2:6: unusable YAML: a value tagged !!set has no JSON form"),
         ("a: !!binary aGVsbG8=\n", "current.yaml:1:4: unusable YAML: a value tagged !!binary has no JSON form"),
         ("a: !!omap [{x: 1}]\n", "current.yaml:1:4: unusable YAML: a value tagged !!omap has no JSON form"),
-        ("a: [1, .NaN]\n", "current.yaml:1:8: unusable YAML: .NaN is not a number JSON can hold"),
-        ("a: -.inf\n", "current.yaml:1:4: unusable YAML: -.inf is not a number JSON can hold"),
-        ("a:\n  b: 1.0e+999\n", "current.yaml:2:6: unusable YAML: 1.0e+999 is not a number JSON can hold"),
-        ("a: !!float .na_n\n", "current.yaml:1:4: unusable YAML: .na_n is not a number JSON can hold"),  # as read
-        ("a: !!float nan\n", "current.yaml:1:4: unusable YAML: nan is not a number JSON can hold"),
-        ("a: " + "9" * 330 + ":00.0\n", "current.yaml:1:4: unusable YAML: 9999"),  # base 60, past a double
-        ("a: 1" + ":0" * 180 + ".5\n", "current.yaml:1:4: unusable YAML: 1:0:0"),  # base 60, too many parts to read
-        ("a: !!float abc\n", "current.yaml:1:4: unusable YAML: abc is not a number JSON can hold"),  # was a traceback
+        ("a: [1, .NaN]\n", "current.yaml:1:8: unusable YAML: '.NaN' is not a number JSON can hold"),
+        ("a: -.inf\n", "current.yaml:1:4: unusable YAML: '-.inf' is not a number JSON can hold"),
+        ("a:\n  b: 1.0e+999\n", "current.yaml:2:6: unusable YAML: '1.0e+999' is not a number JSON can hold"),
+        ("a: !!float .na_n\n", "current.yaml:1:4: unusable YAML: '.na_n' is not a number JSON can hold"),  # as read
+        ("a: !!float nan\n", "current.yaml:1:4: unusable YAML: 'nan' is not a number JSON can hold"),
+        ("a: " + "9" * 330 + ":00.0\n", "current.yaml:1:4: unusable YAML: '9999"),  # base 60, past a double
+        ("a: 1" + ":0" * 180 + ".5\n", "current.yaml:1:4: unusable YAML: '1:0:0"),  # base 60, too many parts to read
+        ("a: !!float abc\n", "current.yaml:1:4: unusable YAML: 'abc' is not a number JSON can hold"),  # was a traceback
+        ("a: !!int abc\n", "current.yaml:1:4: unusable YAML: 'abc' is not a whole number"),
+        ('a: !!int ""\n', "current.yaml:1:4: unusable YAML: '' is not a whole number"),
+        ("a: !!bool maybe\n", "current.yaml:1:4: unusable YAML: 'maybe' is not a boolean (true or false)"),
         (  # a long scalar through many aliases: each read once (each reference re-read 4 MB)
             f"a: &x 1.{'0' * 400_000}1\nb: [{', '.join(['*x'] * 100_000)}]\n",
             "unusable YAML: aliases expand to more than 20,971,520 characters of text",
@@ -336,6 +339,9 @@ def test_capidx_guards_nesting_the_parser_accepts(project: Path) -> None:
         "base-60-overflow",
         "base-60-parts",
         "float-tagged-text",
+        "int-tagged-text",
+        "int-tagged-empty",
+        "bool-tagged-text",
         "scalar-alias-bomb",
     ],
 )
