@@ -243,21 +243,19 @@ def _unreadable(node: Any) -> str:
 
     kind = node.tag.removeprefix("tag:yaml.org,2002:")
     try:
-        value = getattr(_float_reader(), f"construct_yaml_{kind}")(node)
+        value = getattr(_scalar_reader(), f"construct_yaml_{kind}")(node)
     except ConstructorError:  # the loader says so itself, at its place
         return ""
     except (OverflowError, ValueError, IndexError, KeyError):
         value = None
-    if kind == "float" and isinstance(value, float) and math.isfinite(value):
-        return ""
-    if kind != "float" and value is not None:
+    if value is not None and (kind != "float" or math.isfinite(value)):
         return ""
     what = "a number JSON can hold: write a finite number" if kind == "float" else f"a {_KINDS[kind]}"
     return f"{node.value[:40]!r} is not {what}"
 
 
 @cache
-def _float_reader() -> Any:
+def _scalar_reader() -> Any:
     from yaml.constructor import SafeConstructor
 
     return SafeConstructor()

@@ -118,7 +118,7 @@ def parse_line(line: bytes | Oversized, limit: int) -> types.JSONRPCMessage | Re
         message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
     except ValidationError as error:
         if any(item["type"] == "json_invalid" for item in error.errors()):
-            replaced = surrogates_replaced(line)  # has none: parsed as it is, not again
+            replaced = surrogates_replaced(line)  # holds no lone surrogate: parsed once more at most
             return parse_line(replaced, limit) if replaced is not None else _unparsed(line)
         return _error(_request_id(line), types.INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message")
     except ValueError:  # e.g. not UTF-8

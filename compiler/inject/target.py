@@ -45,6 +45,7 @@ _NOT_MEMORY_NAME = re.compile(
 _NOT_MEMORY_TEXT = re.compile(
     r"(?i)([^/]*[-_.])?(requirements|constraints)([-_.][^/]*)?\.txt|cmakelists\.txt|robots\.txt"
 )
+_PIP_FOLDERS = ("requirements", "constraints")
 
 
 # The first bytes of a program: a `#!` line (a script, whatever its name or mode) and the headers of the
@@ -238,11 +239,8 @@ def _check_name(path: Path, shown: str) -> None:
     a script among them is refused by its first bytes (`_refuse_program`) or, without a leading dot, its execute
     bits (`_refuse_script`)."""
     suffix = path.suffix.lower()
-    pip_folder = suffix == ".txt" and path.parent.name.lower() in (
-        "requirements",
-        "constraints",
-    )  # requirements/dev.txt
-    if _NOT_MEMORY_TEXT.fullmatch(path.name) or pip_folder:
+    in_pip_folder = suffix == ".txt" and path.parent.name.lower() in _PIP_FOLDERS  # requirements/dev.txt
+    if _NOT_MEMORY_TEXT.fullmatch(path.name) or in_pip_folder:
         raise InjectError(f"{shown}: {path.name} is read line by line by its tool, not as Markdown; name a memory file")
     if suffix in MEMORY_SUFFIXES or (not suffix and not _NOT_MEMORY_NAME.fullmatch(path.name)):
         return

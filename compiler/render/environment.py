@@ -360,15 +360,15 @@ def templates_digest(env: jinja2.Environment, out: Path | None = None) -> list[t
         if name in sources:
             continue
         try:
-            sources[name] = env.loader.get_source(env, name)[0]
+            sources[name], filename, _ = env.loader.get_source(env, name)
         except jinja2.TemplateNotFound:  # named but missing: rendering says so
             continue
         except TemplateFailure:  # refused by the loader: a build template fails the build; another, when rendered
             if name in built:
                 raise
             continue
-        if not _user_template(user, env, name):
-            continue
+        if user is None or not Path(filename).is_relative_to(os.path.normpath(user.folder)):
+            continue  # a bundled template names only bundled ones, all listed
         try:
             referenced = set(jinja2.meta.find_referenced_templates(env.parse(sources[name])))
         except (jinja2.TemplateError, RecursionError):  # rendering says what is wrong with it
@@ -377,14 +377,6 @@ def templates_digest(env: jinja2.Environment, out: Path | None = None) -> list[t
             referenced = set(_every_user_file(user, out))
         pending += sorted(str(reference) for reference in referenced - {None} - sources.keys())
     return [(name, sources[name].encode("utf-8")) for name in sorted(sources)]
-
-
-def _user_template(user: Any, env: jinja2.Environment, name: str) -> bool:
-    """Whether the user's folder provides `name` (its source is theirs to change)."""
-    try:
-        return user is not None and bool(user.get_source(env, name))
-    except (jinja2.TemplateNotFound, TemplateFailure):
-        return False
 
 
 _VCS_FOLDERS = (".git/", ".hg/", ".svn/")  # version control's own files: they change with every commit

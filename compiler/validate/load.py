@@ -16,6 +16,7 @@ import math
 import os
 import re
 import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -246,11 +247,11 @@ def _parse_json(path: Path, raw: bytes, text: str) -> tuple[SourceFile | None, l
     except RecursionError:
         return None, [Diagnostic(str(path), None, None, "", "error", "invalid JSON: nested too deeply", None, "parse")]
     except ValueError:  # an integer of more digits than Python reads
-        line, col = _long_number(text)
+        line, col = _first_number(text, _too_long)
         message = f"invalid JSON: a number of over {PYTHON_INT_DIGITS:,} digits"
         return None, [Diagnostic(str(path), line, col, "", "error", message, "no capability value is so long", "parse")]
     if overflowed:
-        line, col = _number_at(text, overflowed[0])
+        line, col = _first_number(text, overflowed[0].__eq__)
         message = f"invalid JSON: {overflowed[0][:40]} is beyond a number's range (read as infinity)"
         return None, [
             Diagnostic(str(path), line, col, "", "error", message, "write a number of at most about 1.8e308", "parse")
@@ -262,24 +263,20 @@ def _parse_json(path: Path, raw: bytes, text: str) -> tuple[SourceFile | None, l
     return source, _json_oddities(source)
 
 
-def _number_at(text: str, literal: str) -> tuple[int | None, int | None]:
-    """Where the number written `literal` first stands (line, column), outside strings."""
+def _first_number(text: str, wanted: Callable[[str], bool]) -> tuple[int | None, int | None]:
+    """Where the first number, written as `wanted` takes it, starts (line, column), outside strings."""
     for found in _STRING_OR_NUMBER.finditer(text):
-        if found.group() == literal:
+        token = found.group()
+        if not token.startswith('"') and wanted(token):
             start = found.start()
             return text.count("\n", 0, start) + 1, start - text.rfind("\n", 0, start)
     return None, None
 
 
-def _long_number(text: str) -> tuple[int | None, int | None]:
-    """Where the first number of more than `PYTHON_INT_DIGITS` digits starts (line, column), outside strings."""
-    for found in _STRING_OR_NUMBER.finditer(text):
-        token = found.group()
-        if token.startswith('"') or not token.lstrip("-").isdigit() or len(token.lstrip("-")) <= PYTHON_INT_DIGITS:
-            continue  # a string, a number with a fraction or an exponent (a float: no digit limit), a short integer
-        start = found.start()
-        return text.count("\n", 0, start) + 1, start - text.rfind("\n", 0, start)
-    return None, None
+def _too_long(token: str) -> bool:
+    """An integer of more than `PYTHON_INT_DIGITS` digits (a fraction or an exponent makes a float: no digit limit)."""
+    digits = token.lstrip("-")
+    return digits.isdigit() and len(digits) > PYTHON_INT_DIGITS
 
 
 def _json_oddities(source: SourceFile) -> list[Diagnostic]:

@@ -161,9 +161,6 @@ def load_schema_file(path: Path) -> tuple[LazyValidator | None, list[Diagnostic]
     return LazyValidator(schema, registry), warnings
 
 
-# Keywords whose values are data, not subschemas: a "pattern" key below them is not a regex to check.
-
-
 def _risky_patterns(source: SourceFile) -> list[Diagnostic]:
     """An error for each `pattern` / `patternProperties` regex of a user schema that could backtrack
     catastrophically (regexrisk): jsonschema and fastjsonschema run them with Python's `re`, on every
