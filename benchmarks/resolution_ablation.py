@@ -52,8 +52,9 @@ def _index_edit(edit: Callable[[MatchIndex], MatchIndex]) -> Any:
     return replaced(MatchIndex, "from_json", classmethod(lambda cls, data: edit(parse(cls, data))))
 
 
-def _vocabulary(**changes: Any) -> Any:
-    return _index_edit(lambda i: dataclasses.replace(i, vocabulary=dataclasses.replace(i.vocabulary, **changes)))
+def _expansions_always(run: tuple[str, ...], alternatives: list[Any], trust: float, vocabulary: Any) -> Any:
+    """A query unit as if no name had its words: its expansions stay beside them."""
+    return _UNIT(run, alternatives, trust, dataclasses.replace(vocabulary, names={}))
 
 
 def _single_word_abbreviations_only(run: tuple[str, ...]) -> tuple[str, ...]:
@@ -65,6 +66,7 @@ def _never_no(index: Any, resolution: Any, agent: Any, offered: Any, runner_up: 
 
 
 _SIMILARITY = resolve._similarity
+_UNIT = query._unit
 
 
 def _any_numbers(numbers: list[str], spelling: str) -> bool:
@@ -95,10 +97,13 @@ MECHANISMS: dict[str, Callable[[], Any]] = {
     "spelled-out run -> abbreviation ('command line interface')": lambda: replaced(
         query, "abbreviations", _single_word_abbreviations_only
     ),
-    "a name's literal word beats an expansion": lambda: _vocabulary(names={}),
+    "a name's literal word beats an expansion": lambda: replaced(query, "_unit", _expansions_always),
     "never a wrong 'no'": lambda: replaced(resolve, "_no_rule", _never_no),
     "meaning in the order of what is offered": lambda: replaced(semantic, "model", lambda: None),
     "a partial name offered first": lambda: replaced(resolve, "_holds", lambda name, asked: 2),
+    "a whole name with one word more offered first ('turn on subagents')": lambda: replaced(
+        resolve, "_named", lambda index, q, ordered: None
+    ),
     "an agent's typo does not change a number ('agent-99')": lambda: replaced(names, "keeps", _any_numbers),
     "an agent's name mistyped word by word ('Copilot Chat')": lambda: replaced(names, "mistyped_as", _about_as_long),
     "a mistyped name has no word more than the name": lambda: replaced(
