@@ -190,14 +190,17 @@ class Validators:
             schemas[ToolName.INDEX.value] = index_input_schema(variants)
         return cls(MappingProxyType(schemas))
 
-    def problems(self, name: str, arguments: Mapping[str, Any]) -> list[str]:
+    def problems(self, name: str, arguments: Mapping[str, Any], given: Mapping[str, Any] | None = None) -> list[str]:
+        """What is wrong with `arguments` (as `_listed` reads them), each said where the caller put it in `given`,
+        the arguments as sent: a string read as a list is named as the argument the caller wrote."""
+        given = arguments if given is None else given
         errors = sorted(self._validator(name).iter_errors(arguments), key=lambda e: list(map(str, e.absolute_path)))
-        found = [_explain(error) for error in errors[:5]]
+        found = [f"{_where(error.absolute_path, arguments, given)}: {_explain(error)}" for error in errors[:5]]
         # Blank names nothing, as empty does ('minLength'); said in code, not as a schema pattern that every
         # session's tools/list would carry.
         properties = self.by_name[name].get("properties", {})
-        blank = [where for where, text in _strings(arguments, properties) if text and not text.strip()]
-        return found + [f"{where}: must not be empty" for where in blank]
+        blank = [path for path, text in _strings(arguments, properties) if text and not text.strip()]
+        return found + [f"{_where(path, arguments, given)}: must not be empty" for path in blank]
 
     def _validator(self, name: str) -> Any:
         if name not in self._made:
@@ -208,14 +211,29 @@ class Validators:
         return self._made[name]
 
 
-def _strings(arguments: Mapping[str, Any], properties: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
-    """Where and what each string argument that must not be empty is, also each such string in a list."""
+def _strings(
+    arguments: Mapping[str, Any], properties: Mapping[str, Any]
+) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    """Where (key, and index in a list) and what each string argument that must not be empty is, also each such
+    string in a list."""
     for key, value in arguments.items():
         schema = properties.get(key, {})
         if isinstance(value, str) and "minLength" in schema:
-            yield key, value
+            yield (key,), value
         if isinstance(value, list) and "minLength" in schema.get("items", {}):
-            yield from ((f"{key}.{i}", item) for i, item in enumerate(value) if isinstance(item, str))
+            yield from (((key, i), item) for i, item in enumerate(value) if isinstance(item, str))
+
+
+def _where(path: Sequence[Any], arguments: Mapping[str, Any], given: Mapping[str, Any]) -> str:
+    """A problem's place as the caller wrote the arguments. A string `_listed` read as a list is no list to the
+    caller: its one name is the argument itself (`agents: must not be empty`, not `agents.0`, an item never
+    written), and of several names it separates by commas, the Nth is said as such (`agents (name 2)`)."""
+    if not path:
+        return "arguments"
+    key, *within = path
+    if within and isinstance(given.get(key), str) and isinstance(arguments.get(key), list):
+        return str(key) if len(arguments[key]) == 1 else f"{key} (name {int(within[0]) + 1})"
+    return ".".join(map(str, path))
 
 
 def _unknown(names: list[str]) -> str:
@@ -228,7 +246,6 @@ def _unknown(names: list[str]) -> str:
 
 def _explain(error: Any) -> str:
     """A short message that never echoes the (possibly huge) offending value."""
-    where = ".".join(str(part) for part in error.absolute_path) or "arguments"
     schema = error.schema if isinstance(error.schema, dict) else {}
     explain = {
         "type": lambda: f"must be {'an' if str(schema.get('type'))[:1] in 'aeiou' else 'a'} {schema.get('type')}",
@@ -239,7 +256,7 @@ def _explain(error: Any) -> str:
         "additionalProperties": lambda: _unknown(sorted(set(error.instance) - set(schema.get("properties", {})))),
         "enum": lambda: f"must be one of {', '.join(map(str, error.validator_value))}",
     }.get(str(error.validator))
-    return f"{where}: {explain() if explain else 'invalid value'}"
+    return explain() if explain else "invalid value"
 
 
 # --- results ----------------------------------------------------------------------------------------
@@ -460,8 +477,8 @@ def call_tool(
     arguments = _whole(dict(arguments or {}))
     if len(canonical_json(arguments).encode("utf-8")) > MAX_ARGUMENT_BYTES:
         return _error(f"Arguments too large (limit {MAX_ARGUMENT_BYTES} bytes): names are short strings.")
-    arguments = _listed(validators.by_name[name], arguments)
-    problems = validators.problems(name, arguments)
+    given, arguments = arguments, _listed(validators.by_name[name], arguments)
+    problems = validators.problems(name, arguments, given)
     if problems:
         return _error(f"Invalid arguments for {name}: " + "; ".join(problems))
     return HANDLERS[name](snapshot, **arguments)

@@ -784,6 +784,12 @@ async def test_sources_give_every_citation_with_its_own_records_details(tmp_path
         ("lookup_capability", {"agent": "claude", "capability": "x" * 1_000_000}, "Arguments too large"),
         ("compare_capability", {"capability": "mcp", "agents": 3}, "agents: must be an array"),
         ("compare_capability", {"capability": "mcp", "agents": ["a"] * 21}, "at most 20 items"),
+        # a string is read as a list of its names, but named as the argument written, not as an item never written
+        ("compare_capability", {"capability": "mcp", "agents": ""}, "agents: must not be empty"),
+        ("compare_capability", {"capability": "mcp", "agents": "  "}, "agents: must not be empty"),
+        ("compare_capability", {"capability": "mcp", "agents": "x" * 201}, "agents: must be at most 200 characters"),
+        ("compare_capability", {"capability": "mcp", "agents": "claude, " + "x" * 201}, "agents (name 2): must be"),
+        ("compare_capability", {"capability": "mcp", "agents": ["claude", ""]}, "agents.1: must not be empty"),
         ("list_capabilities", {"agent": 5}, "agent: must be a string"),
         ("lookup_capability", {"agent": "claude", "capability": None}, "capability: must be a string"),
     ],
