@@ -958,6 +958,8 @@ def test_a_name_that_is_not_markdown_or_plain_text_is_refused(project: Path, nam
         "constraints.txt",
         "upper-constraints.txt",
         "constraints/py311.txt",
+        "requirements/ci/test.txt",  # a folder below one of pip's: every folder on the way counts
+        "Constraints/old/py38/pins.txt",
         "CMakeLists.txt",
     ],
 )
@@ -972,6 +974,23 @@ def test_a_text_file_its_tool_reads_line_by_line_is_refused(project: Path, name:
 
     assert result.exit_code == 2 and f"{Path(name).name} is read line by line by its tool" in result.output
     assert tree(project) == before
+
+
+def test_a_text_file_in_another_folder_is_written_even_in_a_project_kept_in_a_requirements_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only the folders between the project and the file tell pip's files: `.txt` is a memory file's suffix in
+    `docs/ci/`, also when the project itself lives in a folder named `requirements`."""
+    project = tmp_path / "requirements" / "app"
+    project.mkdir(parents=True)
+    monkeypatch.chdir(project)
+    write_memory_build(project / "build", MEMORY)
+
+    result = inject("docs/ci/notes.txt", "notes.txt")
+
+    assert result.exit_code == 0, result.output
+    assert body_of((project / "docs" / "ci" / "notes.txt").read_text("utf-8")) == MEMORY
+    assert body_of((project / "notes.txt").read_text("utf-8")) == MEMORY
 
 
 MEMORY_FILES = [

@@ -117,7 +117,7 @@ def open_target(
     _refuse_special_folders(path, root, builds, shown)
     index = inputs or InputIndex.of(())
     _refuse_inputs(path, root, index, shown, lambda: _suggestion(root, cwd, builds, index))
-    _check_name(path, shown)
+    _check_name(path, root, shown)
     try:
         info = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
@@ -226,9 +226,9 @@ def _relative(place: Path, root: Path) -> str:
     return str(place)
 
 
-def _check_name(path: Path, shown: str) -> None:
-    """`InjectError` unless the name of `path` (the file written, links followed) is that of a Markdown or
-    plain-text file.
+def _check_name(path: Path, root: Path, shown: str) -> None:
+    """`InjectError` unless the name of `path` (the file written, links followed, inside the project `root`) is that
+    of a Markdown or plain-text file.
 
     A suffix must be on the allow-list `MEMORY_SUFFIXES`, because the harm is one-sided: a name refused by
     mistake costs a message (and renaming the file), while a deny-list misses some format nobody listed
@@ -239,8 +239,7 @@ def _check_name(path: Path, shown: str) -> None:
     a script among them is refused by its first bytes (`_refuse_program`) or, without a leading dot, its execute
     bits (`_refuse_script`)."""
     suffix = path.suffix.lower()
-    in_pip_folder = suffix == ".txt" and path.parent.name.lower() in _PIP_FOLDERS  # requirements/dev.txt
-    if _NOT_MEMORY_TEXT.fullmatch(path.name) or in_pip_folder:
+    if _NOT_MEMORY_TEXT.fullmatch(path.name) or (suffix == ".txt" and _in_pip_folder(path, root)):
         raise InjectError(f"{shown}: {path.name} is read line by line by its tool, not as Markdown; name a memory file")
     if suffix in MEMORY_SUFFIXES or (not suffix and not _NOT_MEMORY_NAME.fullmatch(path.name)):
         return
@@ -248,6 +247,13 @@ def _check_name(path: Path, shown: str) -> None:
         f"{shown}: {path.name} is not a Markdown or plain-text file by its name; name a memory file "
         "(.md, .mdc, .txt, or a name without a suffix such as .windsurfrules)"
     )
+
+
+def _in_pip_folder(path: Path, root: Path) -> bool:
+    """Whether a folder between the project `root` and `path` is a `requirements/` or `constraints/` folder: its
+    files are pip's at any depth (`requirements/dev.txt`, `requirements/ci/test.txt`, each `-r` of another). The
+    folders above the project are not asked: a project kept in a folder so named has memory files of its own."""
+    return any(folder.lower() in _PIP_FOLDERS for folder in path.relative_to(root).parent.parts)
 
 
 def _refuse_program(raw: bytes, shown: str) -> None:
