@@ -582,6 +582,46 @@ def test_an_agent_folder_that_is_a_link_is_an_error_not_a_silent_drop(tmp_path: 
     assert not (project / "build").exists()
 
 
+@pytest.mark.parametrize("named", ["agents/nick/capabilities/current.json", "agents/nick"])
+def test_a_document_named_through_a_link_to_another_agent_s_folder_is_not_read_as_that_agent(
+    tmp_path: Path, named: str
+) -> None:
+    """The walk of the catalog skips `nick`, a link to another agent's folder, whose document it reads under that
+    agent's name: named (the file or the folder), the document is not read as agent `nick` either, and what is
+    said names the file and the name it is read by."""
+    agents = write_catalog(tmp_path)
+    first = sorted(agents.glob("*/capabilities/current.json"))[0]
+    (agents / "nick").symlink_to(first.parent.parent.name, target_is_directory=True)
+
+    whole = run_cli(["validate"], cwd=tmp_path)
+    result = run_cli(["validate", named], cwd=tmp_path)
+
+    assert whole.exit_code == result.exit_code == 0, result.output
+    assert "nick" not in whole.output
+    said = [line for line in result.output.splitlines() if "nick" in line]
+    assert len(said) == 1 and "$." not in result.output, result.output  # nothing in it checked under the link's name
+    assert said[0].startswith("agents/nick/capabilities/current.json: warning: not read: reached through agents/nick")
+    assert first.relative_to(tmp_path).as_posix() in said[0]
+
+
+@pytest.mark.parametrize("named", ["agents/zed/capabilities/current.json", "agents/zed"])
+def test_a_document_named_through_a_link_the_walk_does_not_follow_is_an_error(tmp_path: Path, named: str) -> None:
+    """`zed` links to a hidden folder of the catalog, whose document the walk reads under no name: the walk calls
+    the link misplaced (its agent would drop out of the build), and so is the named document, not read as `zed`."""
+    agents = write_catalog(tmp_path)
+    first = sorted(agents.glob("*/capabilities/current.json"))[0].parent.parent
+    shutil.copytree(first, agents / ".drafts" / "zed")
+    (agents / "zed").symlink_to(Path(".drafts", "zed"), target_is_directory=True)
+
+    whole = run_cli(["validate", "-q"], cwd=tmp_path)
+    result = run_cli(["validate", "-q", named], cwd=tmp_path)
+
+    assert whole.exit_code == result.exit_code == 1, result.output
+    assert "agents/zed: not read: a symbolic link to a folder" in whole.output
+    assert result.output.startswith("agents/zed/capabilities/current.json: not read: reached through agents/zed")
+    assert "$." not in result.output
+
+
 @pytest.mark.parametrize("linked", LINKED)
 def test_a_link_inside_the_catalog_is_read(tmp_path: Path, linked: str) -> None:
     first = LINKED[linked][0](write_catalog(tmp_path))

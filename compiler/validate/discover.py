@@ -201,6 +201,69 @@ def _linked_folder(folder: Path) -> Diagnostic:
     return Diagnostic(str(folder), None, None, "", "error", message, hint, "misplaced")
 
 
+def _unfollowed(documents: Sequence[Path], folder: Path, boundary: Path) -> tuple[list[Path], list[Diagnostic]]:
+    """The named `documents` (all in or below `folder`) that the walk of the catalog `boundary` would read by these
+    names, and a problem for each it would not: one reached through a folder below the catalog that is a symbolic
+    link, which the walk does not follow. Named (by hand, or by a hook), such a document must not be read under the
+    link's name either (`agents/nick/...` as agent `nick`), but be said to be not read, as `_unread_through`."""
+    link = _linked_on_the_way(folder, boundary)
+    if link is None or not documents:
+        return list(documents), []
+    walked = {_real(path): path for path in confined(catalog_documents(boundary), boundary)[0]}
+    return [], [_unread_through(link, document, walked.get(_real(document))) for document in documents]
+
+
+def _unread_through(link: Path, document: Path, read: Path | None) -> Diagnostic:
+    """What the walk decides of a linked folder, said at the named `document`: when the walk reads its file under its
+    own name (`read`: the link leads to another agent's folder of the catalog), nothing is lost, and a warning names
+    that name; else it is the walk's `misplaced` error (`_linked_folder`), as the document would drop out of the
+    build in silence."""
+    message = f"not read: reached through {link}, a symbolic link to a folder, which capidx does not follow"
+    if read is not None:
+        message += f"; the catalog reads this file as {_typed(read)}"
+        return Diagnostic(str(document), None, None, "", "warning", message, "validate it by that name", "unread")
+    hint = "move the folder into the catalog instead of linking to it"
+    return Diagnostic(str(document), None, None, "", "error", message, hint, "misplaced")
+
+
+def _linked_on_the_way(folder: Path, boundary: Path) -> Path | None:
+    """The first folder below the catalog `boundary`, down to `folder` itself, that is a symbolic link, as the path is
+    written (the catalog itself may be reached through a link: `cat2/...` with cat2 a link to it, and the last place
+    the path is the catalog counts, as in `_boundary`); None when there is none, or when `folder` is not written
+    through the catalog at all."""
+    try:
+        catalog = os.stat(boundary)
+    except OSError:
+        return None
+    written = Path(os.getcwd(), folder)
+    shown = len(written.parts) - len(folder.parts)  # the parts the user wrote start here (all of an absolute path)
+    ends = range(len(written.parts), 0, -1)
+    top = next((end for end in ends if _same_file(Path(*written.parts[:end]), catalog)), None)
+    if top is None:
+        return None
+    for end in range(top + 1, len(written.parts) + 1):
+        if os.path.islink(Path(*written.parts[:end])):
+            return Path(*folder.parts[: end - shown]) if end > shown else Path(*written.parts[:end])
+    return None
+
+
+def _typed(path: Path) -> Path:
+    """`path` as typed in the working directory: relative to it when below it, as the reporters show paths."""
+    absolute, here = Path(os.path.abspath(path)), Path.cwd()
+    return absolute.relative_to(here) if absolute.is_relative_to(here) else path
+
+
+def _real(path: Path) -> str:
+    return _key(Path(os.path.realpath(path)))
+
+
+def _same_file(path: Path, target: os.stat_result) -> bool:
+    try:
+        return os.path.samestat(os.stat(path), target)
+    except OSError:
+        return False
+
+
 def _configured(config: Config) -> list[Path]:
     """The files the configuration names, which the catalog folder may hold (`paths.agents: .`): read, not strays."""
     return [path for path in (config.aliases, config.config_file, config.schema) if path is not None]
@@ -223,12 +286,13 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
                 continue
             candidates, every_table = catalog_documents(path), _alias_tables(path)
             found, refused = confined(candidates, boundary)
+            found, unfollowed = _unfollowed(found, path, boundary)  # named through a linked folder: as the walk
             tables, linked = _unlinked(every_table[:1], boundary)
-            problems += refused + linked + (tables_beside(every_table[0], path) if every_table else [])
+            problems += refused + unfollowed + linked + (tables_beside(every_table[0], path) if every_table else [])
             documents.update((_key(p), p) for p in found)
             aliases.update((_key(p), p) for p in tables)
             problems += unread(path, [*candidates, *every_table, *_configured(config)], config.templates)
-            if not found and not tables and not refused and not linked:
+            if not found and not tables and not refused and not unfollowed and not linked:
                 problems.append(_nothing_found(path))
         elif path.name.lower() in ALIAS_FILE_NAMES:
             boundary = _boundary(path, path.parent, config.agents)
@@ -245,8 +309,11 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
             root = path.parent.parent.parent if layout else path.parent
             boundary = _boundary(path, root, config.agents)
             named, linked = confined([path], boundary)  # named or found, a link out of the catalog is not read
-            problems += linked
+            named, unfollowed = _unfollowed(named, path.parent, boundary)  # nor, as the walk, through a linked folder
+            problems += linked + unfollowed
             documents.update((_key(p), p) for p in named)
+            if unfollowed:  # not read: its catalog is not read for it either
+                continue
             if layout and _key(root) not in roots and confined([root], boundary)[0]:  # not walked when linked out
                 roots.add(_key(root))
                 tables, linked = _unlinked(_alias_tables(root), boundary)
