@@ -107,6 +107,15 @@ class YamlShapeError(Exception):
         self.position = position
 
 
+class YamlTooDeep(YamlShapeError):
+    """A value written nested deeper than `MAX_NESTING` (`parts`: the JSON path there), found while the document is
+    composed, before the composer's recursion can go deep enough to fail with no place to show."""
+
+    def __init__(self, message: str, parts: Parts, position: Position) -> None:
+        super().__init__(message, position)
+        self.parts = parts
+
+
 @dataclass(frozen=True)
 class YamlDocument:
     """A parsed YAML document: its data, where each value sits, and the keys that are not strings."""
@@ -120,8 +129,9 @@ def parse_yaml(text: str) -> YamlDocument:
     """Parse one YAML document as JSON data (safe types only, dates as strings), walking its nodes first.
 
     Raises what PyYAML raises for text that is not YAML (`yaml.YAMLError`, with a mark when it has a
-    position), `YamlShapeError` for aliases that cannot be JSON data, and `RecursionError` for nesting
-    deeper than the composer can follow; callers word each for their users.
+    position), `YamlTooDeep` for nesting past `MAX_NESTING` where it is written, `YamlShapeError` for aliases
+    that cannot be JSON data, and `RecursionError` should anything else recurse too deep; callers word each for
+    their users.
     """
     loader = yaml_loader()(text)
     try:
@@ -133,37 +143,107 @@ def parse_yaml(text: str) -> YamlDocument:
     return YamlDocument(data, source_map, non_string_keys)
 
 
+# Levels a document may be written nested, merge keys (`<<`) and complex keys included, which add none to the
+# data's nesting (`MAX_NESTING`): past this the composer is stopped too, where its recursion is still shallow.
+MAX_WRITTEN_NESTING = 2 * MAX_NESTING
+
+
 @cache
 def yaml_loader() -> type:
     """A safe YAML loader that keeps dates as strings, as JSON would (the schema's `format: date` checks them).
 
     It pairs libyaml's event parser (fast, iterative) with PyYAML's Python composer: libyaml's own
     composer recurses in C and crashes the interpreter on deeply nested input, where the Python one
-    raises RecursionError, which is reported like any other problem.
+    stops at `MAX_NESTING` levels (`_nesting_guard`), with the place and the JSON path where it did.
     """
     import yaml
     from yaml.composer import Composer
     from yaml.constructor import SafeConstructor
     from yaml.resolver import Resolver
 
+    guard = _nesting_guard(Composer)
     try:
         from yaml._yaml import CParser
     except ImportError:  # PyYAML built without libyaml
 
-        class Loader(yaml.SafeLoader):
-            pass
+        class Loader(guard, yaml.SafeLoader):  # type: ignore[valid-type,misc]
+            def __init__(self, stream: str) -> None:
+                yaml.SafeLoader.__init__(self, stream)
+                guard.__init__(self)
 
     else:
 
-        class Loader(Composer, CParser, SafeConstructor, Resolver):  # type: ignore[no-redef]
+        class Loader(guard, CParser, SafeConstructor, Resolver):  # type: ignore[no-redef,valid-type,misc]
             def __init__(self, stream: str) -> None:
                 CParser.__init__(self, stream)
-                Composer.__init__(self)
+                guard.__init__(self)
                 SafeConstructor.__init__(self)
                 Resolver.__init__(self)
 
     Loader.add_constructor("tag:yaml.org,2002:timestamp", SafeConstructor.construct_yaml_str)
     return Loader
+
+
+def _nesting_guard(composer: type) -> type:
+    """PyYAML's composer, counting levels as it descends: a value past `MAX_NESTING` levels of the data (the
+    nesting `too_deep` refuses after parsing) or past `MAX_WRITTEN_NESTING` levels as written raises `YamlTooDeep`.
+
+    The composer recurses once per level, and near 1,000 levels fails with a RecursionError that says nowhere
+    where: a document nested 100,000 deep was refused with the file's name only. Counting as it goes costs a
+    step per node and stops it at the first value too deep, whose place the parser's event still holds.
+    """
+    from yaml.events import AliasEvent
+    from yaml.nodes import MappingNode, SequenceNode
+
+    class NestingGuard(composer):  # type: ignore[valid-type,misc]
+        def __init__(self) -> None:
+            composer.__init__(self)
+            # One entry per level being composed: its JSON path part (None for a key, which has none), and whether
+            # it is a level of the data (a merge's value, or a mapping in a merged list, stands in for its mapping).
+            self.trail: list[tuple[Part | None, bool]] = []
+            self.depth = 0  # levels of the data in `trail`
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if parent is None or self.check_event(AliasEvent):  # the root; an alias nests nothing where it stands
+                return super().compose_node(parent, index)
+            part, counts = self.step(parent, index)
+            self.trail.append((part, counts))
+            self.depth += counts
+            try:
+                if self.depth > MAX_NESTING or len(self.trail) > MAX_WRITTEN_NESTING:
+                    raise YamlTooDeep(self.too_deep(), self.path(), _mark(self.peek_event()))
+                return super().compose_node(parent, index)
+            finally:
+                self.trail.pop()
+                self.depth -= counts
+
+        def step(self, parent: Any, index: Any) -> tuple[Part | None, bool]:
+            if isinstance(parent, SequenceNode):  # an item; in a merged list, a mapping merged in its parent's place
+                merged = bool(self.trail) and self.trail[-1] == ("<<", False)  # (`MAX_WRITTEN_NESTING` bounds these)
+                return ("<<", False) if merged else (index, True)
+            assert isinstance(parent, MappingNode)
+            if index is None:  # a key
+                return None, True
+            if index.tag == "tag:yaml.org,2002:merge":  # merged members sit at the mapping's level
+                return "<<", False
+            return (index.value if isinstance(index.value, str) else "?"), True
+
+        def path(self) -> Parts:
+            """The JSON path of the node being composed (merges skipped; inside a key, its mapping's path)."""
+            parts: list[Part] = []
+            for part, counts in self.trail:
+                if part is None:
+                    break
+                if counts:
+                    parts.append(part)
+            return tuple(parts)
+
+        def too_deep(self) -> str:
+            if self.depth > MAX_NESTING:
+                return f"nested more than {MAX_NESTING} levels deep"
+            return f"written nested more than {MAX_WRITTEN_NESTING} levels deep, merge keys (<<) and keys included"
+
+    return NestingGuard
 
 
 @dataclass
@@ -218,6 +298,10 @@ def _walk_node(node: Any, parts: Parts | None, walk: _YamlWalk, ancestors: set[i
     if id(node) in ancestors:
         raise YamlShapeError("recursive alias: a value contains itself", _mark(node))
     if id(node) in walk.sizes and (parts is None or id(node) in walk.placed):  # an alias of a node walked before
+        return walk.sizes[id(node)]
+    if id(node) in walk.sizes and parts is not None and len(parts) > MAX_NESTING:
+        # Walked again for its positions, through aliases past the nesting `too_deep` refuses: none is needed down
+        # there, and anchors first met in merges, each aliasing the last, would recurse as deep as they expand.
         return walk.sizes[id(node)]
     if parts is not None:  # a node first met inside a merge is walked again, once, where it has a place
         walk.placed.add(id(node))
@@ -287,16 +371,18 @@ def _children(node: Any, parts: Parts | None, walk: _YamlWalk) -> Iterator[tuple
 
 
 def too_deep(data: Any) -> Parts | None:
-    """Where a value sits deeper than `MAX_NESTING`, or None. A file the parser accepts may nest hundreds of levels
-    (an `x-` value is any JSON), and recursive walks over it would then fail with a traceback: readers refuse it
-    first. Iterative, and it stops at the limit, so its cost is bounded by the file's size."""
+    """Where the first value (in the order the file has them) sits deeper than `MAX_NESTING`, or None. A file the
+    parser accepts may nest hundreds of levels (an `x-` value is any JSON), and recursive walks over it would then
+    fail with a traceback: readers refuse it first. Iterative, and it stops at the limit, so its cost is bounded by
+    the file's size. The first in order is the one a reader that stops on the way (`first_too_deep` in the compiler,
+    the YAML composer's guard) would name: the same file gets the same answer whichever reader stops it."""
     stack: list[tuple[Parts, Any]] = [((), data)]
     while stack:
         parts, value = stack.pop()
         if len(parts) > MAX_NESTING:
             return parts
-        if isinstance(value, dict):
-            stack.extend(((*parts, key), item) for key, item in value.items())
+        if isinstance(value, dict):  # pushed last to first, so that the first is taken first
+            stack.extend(((*parts, key), value[key]) for key in reversed(value))
         elif isinstance(value, list):
-            stack.extend(((*parts, index), item) for index, item in enumerate(value))
+            stack.extend(((*parts, index), value[index]) for index in range(len(value) - 1, -1, -1))
     return None

@@ -36,6 +36,7 @@ from capidx.schema.yamldata import (
     SourceMap,
     YamlDocument,
     YamlShapeError,
+    YamlTooDeep,
     json_path,
     parse_yaml,
     shown_key,
@@ -429,6 +430,8 @@ def _parse(path: Path, raw: bytes) -> YamlDocument:
         raise SettingsError(
             [_printable(f"{where}: not valid YAML: {reason or ' '.join(str(error).split())}")]
         ) from None
+    except YamlTooDeep as error:  # as `too_deep` below says it of the parsed data
+        raise SettingsError([_at(path, error.position, error.parts, str(error))]) from None
     except YamlShapeError as error:
         line, column = error.position
         raise SettingsError([f"{path}:{line}:{column}: unusable YAML: {error}"]) from None

@@ -154,6 +154,17 @@ def test_combinations_found_after_merging_name_the_file_line_and_column(
     assert problem.startswith(str(tmp_path / "capidx.yaml") + message), problem
 
 
+@pytest.mark.parametrize("depth", [100, 900])
+def test_nesting_in_the_file_is_placed_however_deep(tmp_path: Path, depth: int) -> None:
+    """900 levels were past the YAML composer's recursion and refused with the file's name only ('not valid YAML:
+    nested too deeply'); they are refused where they pass 64 levels, as 100 levels are, by `capidx serve` as by
+    `capidx validate`."""
+    (tmp_path / "capidx.yaml").write_text("serve:\n  build: " + "[" * depth + "]" * depth + "\n", encoding="utf-8")
+    (problem,) = problems(cwd=tmp_path)
+    where = f"{tmp_path / 'capidx.yaml'}:2:{10 + 63}: $.serve.build" + "[0]" * 63
+    assert problem == f"{where}: nested more than 64 levels deep"
+
+
 def test_missing_explicit_config_is_an_error(tmp_path: Path) -> None:
     (problem,) = problems(cwd=tmp_path, config=tmp_path / "nope.yaml")
     assert "--config" in problem and "does not exist" in problem

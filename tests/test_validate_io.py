@@ -209,13 +209,44 @@ def test_missing_paths_are_all_reported_with_the_rest(project: Path) -> None:
     assert "3 files" in result.output  # the existing catalog was still checked
 
 
-def test_deeply_nested_json(project: Path) -> None:
-    (project / "agents" / "alpha" / "capabilities" / "current.json").write_text("[" * 100_000 + "]" * 100_000)
+# Nesting the json module refuses (its parser stops near 1,000 levels): the whole file, arrays or objects in an `x-`
+# value. Each is (text of the nesting, the offset in it of the first value 65 levels down, the JSON path there).
+_DEEP_JSON = {
+    "file-of-arrays": lambda depth: ("[" * depth + "]" * depth, 65, "$" + "[0]" * 65),
+    "arrays": lambda depth: ("[" * depth + "]" * depth, 64, "$.x-nest" + "[0]" * 64),
+    "objects": lambda depth: ('{"a": ' * depth + "1" + "}" * depth, 64 * 6, "$.x-nest" + ".a" * 64),
+    "mixed": lambda depth: ('[{"a": ' * depth + "1" + "}]" * depth, 64 * 7 // 2, "$.x-nest" + "[0].a" * 32),
+}
 
-    result = run()
 
-    assert result.exit_code == 1
-    assert "current.json: invalid JSON: nested too deeply" in result.output
+@pytest.mark.parametrize("shape", list(_DEEP_JSON))
+def test_json_nested_past_what_the_parser_reads_is_placed_where_it_passes_the_limit(project: Path, shape: str) -> None:
+    """5,000 levels made the json module give up with no place ('invalid JSON: nested too deeply'): the problem is
+    now put where the nesting passes capidx's limit, at the same line, column and JSON path, in the same words, as
+    in a file of 500 levels, which the parser reads and capidx refuses afterwards."""
+    path = project / "agents" / "alpha" / "capabilities" / "current.json"
+    original = path.read_text("utf-8")
+    lines = []
+    for depth in (500, 5_000):
+        nesting, offset, where = _DEEP_JSON[shape](depth)
+        if shape == "file-of-arrays":
+            text, start = nesting, 0
+        else:
+            data = json.loads(original)
+            data["x-nest"] = "@"
+            text = json.dumps(data, indent=1).replace('"@"', nesting)
+            start = text.index(nesting)
+        path.write_text(text, encoding="utf-8")
+
+        result = run()
+
+        assert result.exit_code == 1
+        line = text.count("\n", 0, start + offset) + 1
+        column = start + offset - text.rfind("\n", 0, start + offset)
+        expected = f"agents/alpha/capabilities/current.json:{line}:{column}: {where}: nested more than 64 levels deep"
+        assert result.output.startswith(expected + " ("), result.output[:500]
+        lines.append(result.output)
+    assert lines[0] == lines[1]
 
 
 @pytest.mark.parametrize("document", ["current.json", "aliases.json"])
@@ -244,32 +275,81 @@ def test_nesting_the_parser_accepts_but_no_data_needs_is_refused_with_its_place(
     ids=["flow-nesting", "block-nesting"],
 )
 def test_yaml_nested_too_deeply_is_one_clear_error(project: Path, text: str) -> None:
-    """Absurd nesting is one error naming the file, never a crash (PyYAML 6.0.3's C composer crashed the
-    interpreter here). Who stops it differs by PyYAML version: newer libyaml refuses deep flow nesting itself,
-    with its own words and a position; otherwise capidx's guard says "nested too deeply". Only capidx's part of
-    the message is checked, never the library's words."""
+    """Absurd nesting is one error naming the file and its place, never a crash (PyYAML 6.0.3's C composer crashed
+    the interpreter here). Who stops it differs by PyYAML version: newer libyaml refuses deep flow nesting itself,
+    with its own words and a position; otherwise capidx's guard stops it where it passes 64 levels. Only capidx's
+    part of the message is checked, never the library's words."""
     (project / "agents" / "alpha" / "capabilities" / "current.json").unlink()
     (project / "agents" / "alpha" / "capabilities" / "current.yaml").write_text(text)
 
     result = run()
 
     assert result.exit_code == 1
-    errors = [line for line in result.output.splitlines() if ": invalid YAML: " in line]
+    errors = [line for line in result.output.splitlines() if "current.yaml" in line]
     assert len(errors) == 1, result.output
-    assert re.fullmatch(r"agents/alpha/capabilities/current\.yaml(:\d+:\d+)?: invalid YAML: \S.*", errors[0])
+    capidx = r"\$(\[0\]){65}: nested more than 64 levels deep \(no capidx data nests this deep\)"
+    assert re.fullmatch(rf"agents/alpha/capabilities/current\.yaml:1:\d+: (invalid YAML: \S.*|{capidx})", errors[0])
     assert "1 error, 0 warnings in 3 files" in result.output
 
 
-def test_capidx_guards_nesting_the_parser_accepts(project: Path) -> None:
-    """capidx's own guard: 900 flow levels are within libyaml's limit (1,000) but beyond Python's recursion
-    limit in the composer, so capidx (not the library) reports it."""
+# YAML nested past what PyYAML's composer can follow (it recurses, and gave up near 1,000 levels with no place),
+# and the same nesting 100 levels deep, which it reads (and capidx refuses afterwards).
+_DEEP_YAML = {
+    "flow-lists": lambda depth: "[" * depth + "]" * depth + "\n",
+    "block-lists": lambda depth: "- " * depth + "x\n",
+    "flow-mappings": lambda depth: "{a: " * depth + "1" + "}" * depth + "\n",
+    "block-mappings": lambda depth: "".join(" " * level + "a:\n" for level in range(depth)) + " " * depth + "b: 1\n",
+}
+
+
+@pytest.mark.parametrize("shape", list(_DEEP_YAML))
+def test_yaml_nested_past_what_the_composer_follows_is_placed_where_it_passes_the_limit(
+    project: Path, shape: str
+) -> None:
+    """900 levels are within libyaml's own limit (1,000) but were past the Python composer's recursion: refused with
+    the file's name only ('invalid YAML: nested too deeply'). capidx's guard now stops the composer where the
+    nesting passes 64 levels: the same line, column, JSON path and words as for 100 levels, which it reads."""
     (project / "agents" / "alpha" / "capabilities" / "current.json").unlink()
-    (project / "agents" / "alpha" / "capabilities" / "current.yaml").write_text("[" * 900 + "]" * 900)
+    path = project / "agents" / "alpha" / "capabilities" / "current.yaml"
+    lines = []
+    for depth in (100, 900):
+        path.write_text(_DEEP_YAML[shape](depth), encoding="utf-8")
+
+        result = run()
+
+        assert result.exit_code == 1
+        assert re.match(r"agents/alpha/capabilities/current\.yaml:\d+:\d+: \$\S+: nested more than 64", result.output)
+        lines.append(result.output)
+    assert lines[0] == lines[1]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (  # merge keys nest no data: counted apart, with a limit of their own
+            "a: " + "{<<: " * 3_000 + "{}" + "}" * 3_000 + "\n",
+            r"current\.yaml:1:\d+: \$\.a: written nested more than 128 levels deep, merge keys \(<<\) and keys",
+        ),
+        (  # anchors first met in merges, each holding an alias of the last: 2,200 levels once expanded
+            "x0: {<<: &a0 {k: [1]}}\n"
+            + "".join(f"x{n}: {{<<: &a{n} {{k: [[[[[[[[[[*a{n - 1}]]]]]]]]]]}}}}\n" for n in range(1, 200))
+            + "y: *a199\n",
+            r"current\.yaml:\d+:\d+: \$\.x6(\.k(\[0\]){10}){5}\.k(\[0\]){8}: nested more than 64 levels deep",
+        ),
+    ],
+    ids=["merges", "aliases-through-merges"],
+)
+def test_yaml_nested_through_merges_is_placed(project: Path, text: str, expected: str) -> None:
+    """Nesting a recursive walk could not follow, where the composer does not count it as data: merge keys in
+    merge keys, and aliases expanding past the limit. Both ended in 'invalid YAML: nested too deeply' with no
+    place; both are placed now (the second at the first value too deep, in the order the file has them)."""
+    (project / "agents" / "alpha" / "capabilities" / "current.json").unlink()
+    (project / "agents" / "alpha" / "capabilities" / "current.yaml").write_text(text, encoding="utf-8")
 
     result = run()
 
     assert result.exit_code == 1
-    assert "agents/alpha/capabilities/current.yaml: invalid YAML: nested too deeply" in result.output
+    assert re.match(rf"agents/alpha/capabilities/{expected}", result.output), result.output[:500]
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@
   escapes in keys and strings, brackets and quotes inside strings, unicode, nesting deeper than the
   regexes reach, minified and CRLF texts, keys asked for often enough to get a search of their own;
 - `_LineCounter` (newlines counted between answers) equals the line-start index, in any order;
+- `first_too_deep` (which reads a text the parser gave up on) names the value a walk of the parsed data names;
 - the entropy of the vague-description rule equals the plain formula;
 - `validate_project` leaves the garbage collector as it found it.
 """
@@ -22,7 +23,14 @@ import pytest
 
 from capidx.compiler.derive.semantics import description_stats, term_entropy
 from capidx.compiler.validate import positions as sourcemap
-from capidx.compiler.validate.positions import JsonPositions, Parts, _LineCounter, _LineIndex, scan_json
+from capidx.compiler.validate.positions import (
+    JsonPositions,
+    Parts,
+    _LineCounter,
+    _LineIndex,
+    first_too_deep,
+    scan_json,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -120,6 +128,54 @@ def test_keys_asked_often_are_found_by_their_own_search(indent: int | None) -> N
                 assert lazy.locate(parts) == full.locate(parts), parts
         assert lazy.locate(("capabilities", index)) == full.locate(("capabilities", index))
     assert "sources" in sourcemap._searches  # the search was used, not only the walk
+
+
+def _first_deeper(value: Any, limit: int, parts: Parts = ()) -> Parts | None:
+    """The first value, in the order written, with more than `limit` parts: the plain recursive answer."""
+    if len(parts) > limit:
+        return parts
+    children = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for part, child in children:
+        if (found := _first_deeper(child, limit, (*parts, part))) is not None:
+            return found
+    return None
+
+
+def _random_value(rng: random.Random, depth: int) -> Any:
+    """Strings with brackets, quotes, commas and escapes; lists and objects of up to `depth` levels."""
+    strings = ["[", "]}", '"{', "a,b", "c:d", "\\", "é 🙂", ""]
+    kind = rng.random()
+    if depth == 0 or kind < 0.3:
+        return rng.choice([rng.choice(strings), rng.randint(-9, 9), 1.5e-3, None, True, [], {}])
+    if kind < 0.65:
+        return [_random_value(rng, depth - 1) for _ in range(rng.randint(1, 4))]
+    return {rng.choice(strings) + str(index): _random_value(rng, depth - 1) for index in range(rng.randint(1, 4))}
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_first_value_too_deep_is_the_one_a_walk_of_the_data_finds(seed: int) -> None:
+    """`first_too_deep` (for texts the json module refuses as nested too deeply) passes strings, shallow containers
+    and whole siblings by regex: it names the same value, at the same place, as a recursive walk of the parsed
+    data and the full scan, or None where nothing passes the limit; whatever the layout of the text."""
+    rng = random.Random(seed)
+    value = _random_value(rng, rng.randint(1, 9))
+    text = json.dumps(value, indent=rng.choice([None, 0, 2]), ensure_ascii=rng.random() < 0.5)
+    for limit in range(1, 9):
+        expected = _first_deeper(value, limit)
+        found = first_too_deep(text, limit)
+        if expected is None:
+            assert found is None, (limit, text)
+        else:
+            assert found == (expected, scan_json(text).locate(expected)), (limit, text)
+
+
+def test_the_first_value_too_deep_behind_a_long_run_of_siblings() -> None:
+    """Runs of items of every kind before the deep one: counted right, at a cost that does not grow with depth."""
+    items = ["1", '"a,]"', "[1, [2]]", "{}", "[[[[[[1]]]]]]", '{"k": [1, {"j": "["}]}']
+    text = '{"x": [' + ", ".join(items * 200) + ", " + "[" * 100 + "]" * 100 + "]}"
+    parts, position = first_too_deep(text, 64) or ((), (0, 0))
+    assert parts == ("x", len(items) * 200, *[0] * 63)
+    assert position == (1, text.index("[" * 100) + 64)
 
 
 @pytest.mark.parametrize("seed", range(4))

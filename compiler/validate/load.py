@@ -22,7 +22,7 @@ from typing import Any
 
 from capidx.compiler.diagnostics import Diagnostic, Severity
 from capidx.compiler.files import read_at_most
-from capidx.compiler.validate.positions import JsonPositions, scan_json
+from capidx.compiler.validate.positions import JsonPositions, first_too_deep, scan_json
 from capidx.schema.yamldata import (
     MAX_FILE_BYTES,
     MAX_NESTING,
@@ -31,6 +31,7 @@ from capidx.schema.yamldata import (
     Position,
     SourceMap,
     YamlShapeError,
+    YamlTooDeep,
     json_path,
     parse_yaml,
     shown_key,
@@ -151,9 +152,12 @@ def load_file(path: Path, *, allow_empty: bool = False) -> tuple[SourceFile | No
         return None, [Diagnostic(str(path), 1, 1, "", "error", "file is empty", f"expected a {what}", "parse")]
     source, problems = _parse_yaml(path, raw, text) if _is_yaml(path, text) else _parse_json(path, raw, text)
     if source is not None and (deep := too_deep(source.data)) is not None:
-        message = f"nested more than {MAX_NESTING} levels deep"
-        return None, [source.diagnostic(deep, "error", message, "no capidx data nests this deep", "parse")]
+        return None, [source.diagnostic(deep, "error", *TOO_DEEP, "parse")]
     return source, problems
+
+
+# What a value nested past `MAX_NESTING` is told, whichever reader stops it: the same words at the same place.
+TOO_DEEP = (f"nested more than {MAX_NESTING} levels deep", "no capidx data nests this deep")
 
 
 def read_limited(path: Path) -> tuple[bytes | None, Diagnostic | None]:
@@ -245,7 +249,7 @@ def _parse_json(path: Path, raw: bytes, text: str) -> tuple[SourceFile | None, l
         message, hint = _json_problem(exc, text)
         return None, [Diagnostic(str(path), exc.lineno, exc.colno, "", "error", message, hint, "parse")]
     except RecursionError:
-        return None, [Diagnostic(str(path), None, None, "", "error", "invalid JSON: nested too deeply", None, "parse")]
+        return None, [_nested_too_deep(path, text)]
     except ValueError:  # an integer of more digits than Python reads
         line, col = _first_number(text, _too_long)
         message = f"invalid JSON: a number of over {PYTHON_INT_DIGITS:,} digits"
@@ -261,6 +265,16 @@ def _parse_json(path: Path, raw: bytes, text: str) -> tuple[SourceFile | None, l
     # Duplicate keys or NaN-like literals: the full scan finds and places them.
     source = SourceFile(path, raw, text, data, scan_json(text))
     return source, _json_oddities(source)
+
+
+def _nested_too_deep(path: Path, text: str) -> Diagnostic:
+    """The json module's parser recursed too deep (near 1,000 levels) and says nowhere where: the problem is put
+    where the text first passes capidx's own limit, as it is for a file the parser reads (`too_deep`)."""
+    found = first_too_deep(text, MAX_NESTING)
+    if found is None:  # the interpreter's stack was short already: nothing in the text to point at
+        return Diagnostic(str(path), None, None, "", "error", "invalid JSON: nested too deeply", None, "parse")
+    parts, (line, col) = found
+    return Diagnostic(str(path), line, col, json_path(parts), "error", *TOO_DEEP, "parse")
 
 
 def _first_number(text: str, wanted: Callable[[str], bool]) -> tuple[int | None, int | None]:
@@ -325,6 +339,9 @@ def _parse_yaml(path: Path, raw: bytes, text: str) -> tuple[SourceFile | None, l
     except yaml.YAMLError as exc:
         message = " ".join(str(exc).split())
         return None, [Diagnostic(str(path), None, None, "", "error", f"invalid YAML: {message}", None, "parse")]
+    except YamlTooDeep as exc:  # as `too_deep` would say it of the parsed data
+        (line, col), where = exc.position, json_path(exc.parts)
+        return None, [Diagnostic(str(path), line, col, where, "error", str(exc), TOO_DEEP[1], "parse")]
     except YamlShapeError as exc:
         line, col = exc.position
         return None, [Diagnostic(str(path), line, col, "", "error", f"unusable YAML: {exc}", None, "parse")]
