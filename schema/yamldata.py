@@ -55,14 +55,33 @@ class Duplicate:
 
 
 @dataclass(frozen=True)
+class AliasUse:
+    """A YAML value used where it is not written: through an alias (`key: *name`) or merged (`<<: *name`)."""
+
+    position: Position  # of the alias, where the value is used
+    anchor: str
+    # The path under which the positions inside the value are recorded (where it is first written or used), when
+    # they are: None for a scalar, and for a value whose insides have no place of their own.
+    origin: Parts | None
+    merged: bool = False  # a member a mapping gets from a merge key (its position: the alias after `<<:`)
+
+
+# Of an anchor's name a message shows this many characters and '…' (a name is the data's, of any length).
+SHOWN_ANCHOR = 40
+
+
+@dataclass(frozen=True)
 class SourceMap:
     values: dict[Parts, Position] = field(default_factory=dict)
     keys: dict[Parts, Position] = field(default_factory=dict)
     duplicates: tuple[Duplicate, ...] = ()
     bad_literals: tuple[tuple[Position, str], ...] = ()
+    aliases: dict[Parts, AliasUse] = field(default_factory=dict)  # by the path where the value is used
 
     def locate(self, parts: Parts, *, key: bool = False) -> Position | None:
-        """Position of the value at `parts` (or of its key); the nearest ancestor when it is absent."""
+        """Position of the value at `parts` (or of its key) where it is written, in the anchored value for a path
+        that goes through an alias; the nearest ancestor when it is absent."""
+        parts = self._written(parts)[0] if self.aliases else parts
         if key and parts in self.keys:
             return self.keys[parts]
         while parts not in self.values:
@@ -70,6 +89,45 @@ class SourceMap:
                 return None
             parts = parts[:-1]
         return self.values[parts]
+
+    def alias_use(self, parts: Parts, *, key: bool = False) -> AliasUse | None:
+        """The first alias on the way to the value at `parts`, or None when the path goes through none. With `key`,
+        on the way to its key: written before an alias (`key: *name`), but merged with its value (`<<: *name`)."""
+        if not self.aliases:
+            return None
+        if not key or not parts:
+            return self._written(parts)[1]
+        member = self.aliases.get(parts)
+        return self._written(parts[:-1])[1] or (member if member is not None and member.merged else None)
+
+    def place(self, parts: Parts, *, key: bool = False) -> tuple[Position | None, str]:
+        """Where a problem with the value at `parts` (or its key) is shown, and what its message adds.
+
+        A value used through an alias is shown where it is used, the place the JSON path names (the schema may
+        refuse it there and nowhere else), and the message says where it is written: the anchored value, where
+        every use of it changes. Anywhere else: where the value is written, and nothing added."""
+        written = self.locate(parts, key=key)
+        use = self.alias_use(parts, key=key)
+        if use is None:
+            return written, ""
+        name = use.anchor if len(use.anchor) <= SHOWN_ANCHOR else use.anchor[: SHOWN_ANCHOR - 1] + "…"
+        how = "merged here by <<" if use.merged else "used here"
+        where = f"written at line {written[0]}, column {written[1]}, " if written is not None else ""
+        return use.position, f"; {where}{how} through the alias *{name}"
+
+    def _written(self, parts: Parts) -> tuple[Parts, AliasUse | None]:
+        """`parts` as the path under which the positions of its value are recorded, into anchored values for the
+        aliases on the way, and the first alias on the way (`parts` itself included)."""
+        first: AliasUse | None = None
+        at, steps = 1, 0
+        while at <= len(parts) and steps <= 4 * MAX_NESTING:  # each step goes to an alias written earlier
+            use = self.aliases.get(parts[:at])
+            if use is not None:
+                first = first or use
+                if at < len(parts) and use.origin is not None and use.origin != parts[:at]:
+                    parts, at, steps = (*use.origin, *parts[at:]), len(use.origin), steps + 1
+            at += 1
+        return parts, first
 
 
 # Of a longer key a path shows this many characters and '…': a key is the data's, of any length (one of 100,000
@@ -136,12 +194,15 @@ def parse_yaml(text: str) -> YamlDocument:
     loader = yaml_loader()(text)
     try:
         node = loader.get_single_node()
-        source_map, non_string_keys = walk_yaml(node)
+        source_map, non_string_keys = walk_yaml(node, loader.uses)
         data = loader.construct_document(node) if node is not None else None
     finally:
         loader.dispose()
     return YamlDocument(data, source_map, non_string_keys)
 
+
+# Where the composer saw each alias written (its position and anchor's name), by the alias's slot (`_nesting_guard`).
+Uses = dict[tuple[int, int, bool], tuple[Position, str]]
 
 # Levels a document may be written nested, merge keys (`<<`) and complex keys included, which add none to the
 # data's nesting (`MAX_NESTING`): past this the composer is stopped too, where its recursion is still shallow.
@@ -202,9 +263,18 @@ def _nesting_guard(composer: type) -> type:
             # it is a level of the data (a merge's value, or a mapping in a merged list, stands in for its mapping).
             self.trail: list[tuple[Part | None, bool]] = []
             self.depth = 0  # levels of the data in `trail`
+            # Where each alias is written, and its anchor's name, by its slot: the parent node's id, the item's (or
+            # key and value pair's) index in it, whether it is the key. The node an alias names is the anchored
+            # node itself: this is all that is left of where it was used.
+            self.uses: Uses = {}
 
         def compose_node(self, parent: Any, index: Any) -> Any:
-            if parent is None or self.check_event(AliasEvent):  # the root; an alias nests nothing where it stands
+            if parent is None:  # the root
+                return super().compose_node(parent, index)
+            if self.check_event(AliasEvent):  # it nests nothing where it stands: where it stands is kept
+                event = self.peek_event()
+                is_key = isinstance(parent, MappingNode) and index is None
+                self.uses[(id(parent), len(parent.value), is_key)] = (_mark(event), event.anchor)
                 return super().compose_node(parent, index)
             part, counts = self.step(parent, index)
             self.trail.append((part, counts))
@@ -246,29 +316,37 @@ def _nesting_guard(composer: type) -> type:
     return NestingGuard
 
 
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
 @dataclass
 class _YamlWalk:
+    uses: Uses
     values: dict[Parts, Position] = field(default_factory=dict)
     keys: dict[Parts, Position] = field(default_factory=dict)
     duplicates: list[Duplicate] = field(default_factory=list)
     non_string_keys: list[tuple[Parts, Position, str]] = field(default_factory=list)
     sizes: dict[int, tuple[int, int]] = field(default_factory=dict)  # node id -> values, characters once expanded
-    placed: set[int] = field(default_factory=set)  # nodes whose positions are recorded (not only met in a merge)
+    # Node id -> the path its insides' positions are recorded under (not for a node met only in merges and keys).
+    places: dict[int, Parts] = field(default_factory=dict)
+    aliases: dict[Parts, AliasUse] = field(default_factory=dict)
 
 
-def walk_yaml(root: Any) -> tuple[SourceMap, list[tuple[Parts, Position, str]]]:
+def walk_yaml(root: Any, uses: Uses | None = None) -> tuple[SourceMap, list[tuple[Parts, Position, str]]]:
     """Positions of a composed YAML node tree, plus keys that are not strings (JSON allows only strings).
 
-    Each node is walked once: values reached through an alias are located at the anchored original.
-    Raises `YamlShapeError` for a recursive alias, when aliases expand the data past `MAX_YAML_VALUES` or
-    `MAX_YAML_CHARACTERS` (a "billion laughs" document would otherwise hang the checks), for an integer Python
-    would refuse to read (`MAX_INT_LITERAL`), and for a value JSON cannot hold (`!!set`, `!!binary`, `.nan`).
-    Run it before constructing the data: construction flattens merge keys (`<<`) in place.
+    Each node is walked once: the insides of a value reached through an alias are located in the anchored
+    original, and the alias itself (from `uses`, the composer's record) where it is used (`SourceMap.aliases`), as
+    is each member a mapping gets from a merge key. Raises `YamlShapeError` for a recursive alias, when aliases
+    expand the data past `MAX_YAML_VALUES` or `MAX_YAML_CHARACTERS` (a "billion laughs" document would otherwise
+    hang the checks), for an integer Python would refuse to read (`MAX_INT_LITERAL`), and for a value JSON cannot
+    hold (`!!set`, `!!binary`, `.nan`). Run it before constructing the data: construction flattens merge keys
+    (`<<`) in place.
     """
-    walk = _YamlWalk()
+    walk = _YamlWalk(uses or {})
     if root is not None:
         _walk_node(root, (), walk, set())
-    return SourceMap(walk.values, walk.keys, tuple(walk.duplicates)), walk.non_string_keys
+    return SourceMap(walk.values, walk.keys, tuple(walk.duplicates), (), walk.aliases), walk.non_string_keys
 
 
 def _mark(node: Any) -> Position:
@@ -297,26 +375,68 @@ def _walk_node(node: Any, parts: Parts | None, walk: _YamlWalk, ancestors: set[i
         return walk.sizes[id(node)]
     if id(node) in ancestors:
         raise YamlShapeError("recursive alias: a value contains itself", _mark(node))
-    if id(node) in walk.sizes and (parts is None or id(node) in walk.placed):  # an alias of a node walked before
+    if id(node) in walk.sizes and (parts is None or id(node) in walk.places):  # an alias of a node walked before
         return walk.sizes[id(node)]
     if id(node) in walk.sizes and parts is not None and len(parts) > MAX_NESTING:
         # Walked again for its positions, through aliases past the nesting `too_deep` refuses: none is needed down
         # there, and anchors first met in merges, each aliasing the last, would recurse as deep as they expand.
         return walk.sizes[id(node)]
     if parts is not None:  # a node first met inside a merge is walked again, once, where it has a place
-        walk.placed.add(id(node))
+        walk.places[id(node)] = parts
     ancestors.add(id(node))
     values, characters = 1, 0
-    for child_parts, child, is_key in _children(node, parts, walk):
+    for child_parts, child, is_key, use in _children(node, parts, walk):
         more, text = _walk_node(child, child_parts, walk, ancestors)
         values, characters = values + (0 if is_key else more), characters + text
+        if use is not None and child_parts is not None:
+            walk.aliases[child_parts] = AliasUse(*use, walk.places.get(id(child)))
+        _check_expansion(node, values, characters)  # as it grows: a merged mapping is read again for each use
     ancestors.discard(id(node))
     walk.sizes[id(node)] = values, characters
+    if parts is not None and node.id == "mapping":
+        _record_merged(node, parts, walk)
+    return values, characters
+
+
+def _check_expansion(node: Any, values: int, characters: int) -> None:
     if values > MAX_YAML_VALUES:
         raise YamlShapeError(f"aliases expand to more than {MAX_YAML_VALUES:,} values", _mark(node))
     if characters > MAX_YAML_CHARACTERS:
         raise YamlShapeError(f"aliases expand to more than {MAX_YAML_CHARACTERS:,} characters of text", _mark(node))
-    return values, characters
+
+
+def _record_merged(node: Any, parts: Parts, walk: _YamlWalk) -> None:
+    """The positions of the members a mapping gets from merge keys (`<<: *defaults`, `<<: [*a, *b]`): where each
+    is written, in the merged mapping, and the alias it comes through (none for a mapping written after `<<:`).
+
+    A member two merged mappings both hold is left out, and so is every member when a merged mapping merges in
+    turn: which one the loader keeps has changed between PyYAML versions. A problem with such a member stays
+    placed at the mapping, as the JSON path says. Reading the merged mappings costs what their expansion is
+    charged (`_check_expansion`)."""
+    merges = [(slot, value) for slot, (key, value) in enumerate(node.value) if key.tag == _MERGE_TAG]
+    if not merges:
+        return
+    own = {key.value for key, _ in node.value if key.tag != _MERGE_TAG}
+    found: dict[str, tuple[Any, Any, tuple[Position, str] | None] | None] = {}
+    for slot, value in merges:
+        if value.id == "mapping":
+            sources = [(value, walk.uses.get((id(node), slot, False)))]
+        elif value.id == "sequence":
+            sources = [(item, walk.uses.get((id(value), index, False))) for index, item in enumerate(value.value)]
+        else:
+            return  # the loader refuses it
+        for source, use in sources:
+            if source.id != "mapping" or any(key.tag == _MERGE_TAG for key, _ in source.value):
+                return
+            for key_node, value_node in source.value:
+                if isinstance(key_node.value, str) and key_node.value not in own:
+                    found[key_node.value] = None if key_node.value in found else (key_node, value_node, use)
+    for name, member in found.items():
+        if member is not None:
+            key_node, value_node, use = member
+            walk.keys[(*parts, name)], walk.values[(*parts, name)] = _mark(key_node), _mark(value_node)
+            if use is not None:
+                walk.aliases[(*parts, name)] = AliasUse(*use, walk.places.get(id(value_node)), merged=True)
 
 
 def _unreadable(node: Any) -> str:
@@ -345,20 +465,24 @@ def _scalar_reader() -> Any:
     return SafeConstructor()
 
 
-def _children(node: Any, parts: Parts | None, walk: _YamlWalk) -> Iterator[tuple[Parts | None, Any, bool]]:
-    """Each child with its parts (None where positions are not recorded) and whether it is a key."""
+def _children(
+    node: Any, parts: Parts | None, walk: _YamlWalk
+) -> Iterator[tuple[Parts | None, Any, bool, tuple[Position, str] | None]]:
+    """Each child with its parts (None where positions are not recorded), whether it is a key, and where the alias
+    it is written as stands (None when it is written out)."""
     if node.id == "sequence":
         for index, item in enumerate(node.value):
-            yield (None if parts is None else (*parts, index)), item, False
+            use = walk.uses.get((id(node), index, False)) if walk.uses else None
+            yield (None if parts is None else (*parts, index)), item, False, use
         return
     seen: dict[str, Position] = {}
-    for key_node, value_node in node.value:
-        yield None, key_node, True  # a key is text too: an alias as a key expands like any other
-        if key_node.tag == "tag:yaml.org,2002:merge":
-            yield None, value_node, False  # merged values keep the position of the enclosing mapping
+    for slot, (key_node, value_node) in enumerate(node.value):
+        yield None, key_node, True, None  # a key is text too: an alias as a key expands like any other
+        if key_node.tag == _MERGE_TAG:
+            yield None, value_node, False, None  # merged members are placed with the mapping (`_record_merged`)
             continue
         if parts is None:
-            yield None, value_node, False
+            yield None, value_node, False, None
             continue
         key = key_node.value if isinstance(key_node.value, str) else "?"
         child_parts, position = (*parts, key), _mark(key_node)
@@ -367,7 +491,7 @@ def _children(node: Any, parts: Parts | None, walk: _YamlWalk) -> Iterator[tuple
         if key in seen:
             walk.duplicates.append(Duplicate(child_parts, position, seen[key]))
         seen[key] = walk.keys[child_parts] = position
-        yield child_parts, value_node, False
+        yield child_parts, value_node, False, walk.uses.get((id(node), slot, False)) if walk.uses else None
 
 
 def too_deep(data: Any) -> Parts | None:

@@ -448,8 +448,8 @@ def _parse(path: Path, raw: bytes) -> YamlDocument:
     if found:
         raise SettingsError([_at(path, *problem) for problem in sorted(found, key=lambda problem: problem[0])])
     if (deep := too_deep(document.data)) is not None:
-        where = document.source_map.locate(deep) or (1, 1)
-        raise SettingsError([_at(path, where, deep, f"nested more than {MAX_NESTING} levels deep")])
+        message = f"nested more than {MAX_NESTING} levels deep"
+        raise SettingsError([_at(path, *_placed(document.source_map, deep, message))])
     return document
 
 
@@ -472,13 +472,20 @@ def _schema_problems(path: Path, data: dict[str, Any], source_map: SourceMap) ->
         if error.validator == "additionalProperties" and isinstance(error.instance, dict):
             known = list(error.schema.get("properties", {}))  # in the schema's order, as validate lists them
             found += [
-                (source_map.locate((*parts, key), key=True) or (1, 1), (*parts, key), _unknown_key(str(key), known))
+                _placed(source_map, (*parts, key), _unknown_key(str(key), known), key=True)
                 for key in error.instance
                 if key not in known
             ]
         else:
-            found.append((source_map.locate(parts) or (1, 1), parts, _explain(error)))
+            found.append(_placed(source_map, parts, _explain(error)))
     return [_at(path, *problem) for problem in sorted(found, key=lambda problem: problem[0])]
+
+
+def _placed(source_map: SourceMap, parts: Parts, message: str, *, key: bool = False) -> tuple[Position, Parts, str]:
+    """A problem placed as `capidx validate` places it (`SourceMap.place`): for a value used through an alias,
+    where the alias stands, the message saying where the value is written."""
+    at, written = source_map.place(parts, key=key)
+    return at or (1, 1), parts, message + written
 
 
 def _unknown_key(key: str, known: Sequence[str]) -> str:

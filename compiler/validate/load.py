@@ -124,9 +124,11 @@ class SourceFile:
         *,
         key: bool = False,
     ) -> Diagnostic:
-        """A problem at the value (or, with `key`, the key) at `parts`."""
-        line, col = self.source_map.locate(tuple(parts), key=key) or (None, None)
-        return Diagnostic(str(self.path), line, col, json_path(tuple(parts)), severity, message, hint, code)
+        """A problem at the value (or, with `key`, the key) at `parts`: where the JSON path says, which for a YAML
+        value used through an alias is where the alias stands, the message adding where the value is written."""
+        at, written = self.source_map.place(tuple(parts), key=key)
+        line, col = at or (None, None)
+        return Diagnostic(str(self.path), line, col, json_path(tuple(parts)), severity, message + written, hint, code)
 
 
 def file_problem(path: Path, message: str, hint: str | None = None, code: str = "io") -> Diagnostic:

@@ -301,6 +301,10 @@ class JsonPositions:
                 return self._position(key_offset)
         return self._position(offset)
 
+    def place(self, parts: Parts, *, key: bool = False) -> tuple[Position | None, str]:
+        """As `SourceMap.place`: JSON has no aliases, so a value is shown where it is written, nothing added."""
+        return self.locate(parts, key=key), ""
+
     def _position(self, offset: int) -> Position:
         if self._lines is None:
             self._lines = _LineCounter(self._text)
