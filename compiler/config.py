@@ -206,12 +206,16 @@ def relative_inside(root: Path, path: Path) -> str | None:
 
 
 def _is_user_templates(path: Path) -> bool:
-    """A `templates/` folder overrides bundled templates only if it holds templates.
+    """A `templates/` folder overrides bundled templates only if it holds templates: a `.j2` file at its top or in
+    `site/` (a folder holding only `site/index.html.j2` is one, so the build can say that page is not overridable
+    instead of passing the folder over in silence).
 
     In this repository `templates/` *is* the bundled package; treating it as an override folder
     would be harmless but confusing, so a folder with an `__init__.py` is not a user override.
     """
-    return path.is_dir() and not (path / "__init__.py").exists() and any(path.glob("*.j2"))
+    if not path.is_dir() or (path / "__init__.py").exists():
+        return False
+    return any(path.glob("*.j2")) or any((path / "site").glob("*.j2"))
 
 
 def config_from_mapping(data: dict[str, Any], root: Path, config_file: Path | None) -> Config:

@@ -208,6 +208,26 @@ def test_a_misspelled_override_is_warned_about_with_did_you_mean(tmp_path: Path)
     assert run_cli(["build", "-q"], cwd=tmp_path).stderr == ""  # -q: errors only
 
 
+@pytest.mark.parametrize("configured", [False, True])
+def test_a_folder_holding_only_the_sites_page_is_told_the_page_is_not_overridable(
+    tmp_path: Path, configured: bool
+) -> None:
+    """The site's page is bundled only (what it escapes is a security property): a templates folder holding just
+    `site/index.html.j2` is a templates folder all the same, and the build says the file is not used, instead of
+    passing the folder over in silence."""
+    write_catalog(tmp_path)
+    folder = tmp_path / ("mine" if configured else "templates")
+    (folder / "site").mkdir(parents=True)
+    (folder / "site" / "index.html.j2").write_text("<p>OVERRIDDEN {{ 1 }}</p>\n")
+    if configured:
+        (tmp_path / "capidx.yaml").write_text("paths:\n  templates: mine\n")
+    result = run_cli(["build"], cwd=tmp_path)
+    assert result.exit_code == 0, result.stderr
+    page = folder / "site" / "index.html.j2"
+    assert f"warning: {page}: the site's page is bundled only and cannot be overridden" in result.stderr
+    assert "OVERRIDDEN" not in (tmp_path / "build" / "site" / "index.html").read_text("utf-8")
+
+
 def test_user_files_that_are_used_are_not_warned_about(tmp_path: Path) -> None:
     folder = tmp_path / "templates"
     (folder / "parts").mkdir(parents=True)

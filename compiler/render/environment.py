@@ -23,8 +23,9 @@ import itertools
 import os
 import posixpath
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import jinja2
@@ -482,6 +483,13 @@ def _template_location(exc: BaseException, template: jinja2.Template) -> str:
     return template.filename or template.name or "<template>"
 
 
+# Templates rendered from the bundled package only, whatever a user's folder holds: HTML whose escaping keeps data
+# from becoming script (compiler/render/site_page.py, compiler/report/html.py).
+BUNDLED_ONLY: Mapping[str, str] = MappingProxyType(
+    {"site/index.html.j2": "the site's page", "report.html.j2": "the HTML report's template"}
+)
+
+
 def override_warnings(env: jinja2.Environment) -> list[str]:
     """Warnings for user template files that change nothing: named like no bundled build template
     (a typo such as `agnet.md.j2`) and included or imported by no user template, with a did-you-mean.
@@ -505,6 +513,12 @@ def override_warnings(env: jinja2.Environment) -> list[str]:
         return []
     warnings = []
     for name in names:
+        if name in BUNDLED_ONLY:
+            warnings.append(
+                f"{posixpath.join(user.folder, name)}: {BUNDLED_ONLY[name]} is bundled only and cannot be overridden "
+                "(what it escapes is a security property: docs/security.md), so this file is not used"
+            )
+            continue
         if name in bundled or name in referenced:
             continue
         stems = {template.removesuffix(BUILD_TEMPLATE_SUFFIX): template for template in bundled}
