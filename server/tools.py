@@ -36,6 +36,7 @@ MAX_NAME = 200
 MAX_ARGUMENT_BYTES = 16_384
 NAMED_UNKNOWN = 3  # unknown argument names an error names, each in at most UNKNOWN_NAME_CHARS characters
 UNKNOWN_NAME_CHARS = 60
+SAID_PROBLEMS = 5  # problems an invalid-arguments message names (a list too long may hold thousands of blanks)
 # Claude Code cuts each tool description at 2,048 characters: every description stays within it.
 MAX_DESCRIPTION = 2_048
 
@@ -195,12 +196,15 @@ class Validators:
         the arguments as sent: a string read as a list is named as the argument the caller wrote."""
         given = arguments if given is None else given
         errors = sorted(self._validator(name).iter_errors(arguments), key=lambda e: list(map(str, e.absolute_path)))
-        found = [f"{_where(error.absolute_path, arguments, given)}: {_explain(error)}" for error in errors[:5]]
+        found = [f"{_where(e.absolute_path, arguments, given)}: {_explain(e)}" for e in errors[:SAID_PROBLEMS]]
         # Blank names nothing, as empty does ('minLength'); said in code, not as a schema pattern that every
         # session's tools/list would carry.
         properties = self.by_name[name].get("properties", {})
         blank = [path for path, text in _strings(arguments, properties) if text and not text.strip()]
-        return found + [f"{_where(path, arguments, given)}: must not be empty" for path in blank]
+        found += [
+            f"{_where(path, arguments, given)}: must not be empty" for path in blank[: SAID_PROBLEMS - len(found)]
+        ]
+        return found
 
     def _validator(self, name: str) -> Any:
         if name not in self._made:

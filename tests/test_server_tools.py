@@ -790,6 +790,8 @@ async def test_sources_give_every_citation_with_its_own_records_details(tmp_path
         ("compare_capability", {"capability": "mcp", "agents": "x" * 201}, "agents: must be at most 200 characters"),
         ("compare_capability", {"capability": "mcp", "agents": "claude, " + "x" * 201}, "agents (name 2): must be"),
         ("compare_capability", {"capability": "mcp", "agents": ["claude", ""]}, "agents.1: must not be empty"),
+        # thousands of blank names in a list within the size limit: as many problems said as of any other kind
+        ("compare_capability", {"capability": "mcp", "agents": [" "] * 3_000}, "agents.3: must not be empty"),
         ("list_capabilities", {"agent": 5}, "agent: must be a string"),
         ("lookup_capability", {"agent": "claude", "capability": None}, "capability: must be a string"),
     ],
