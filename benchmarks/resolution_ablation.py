@@ -101,8 +101,8 @@ MECHANISMS: dict[str, Callable[[], Any]] = {
     "never a wrong 'no'": lambda: replaced(resolve, "_no_rule", _never_no),
     "meaning in the order of what is offered": lambda: replaced(semantic, "model", lambda: None),
     "a partial name offered first": lambda: replaced(resolve, "_holds", lambda name, asked: 2),
-    "a whole name with one word more offered first ('turn on subagents')": lambda: replaced(
-        resolve, "_named", lambda index, q, ordered: None
+    "a whole name with one word more offered first ('custom agents config')": lambda: replaced(
+        resolve, "_named", lambda index, q, offered: None
     ),
     "an agent's typo does not change a number ('agent-99')": lambda: replaced(names, "keeps", _any_numbers),
     "an agent's name mistyped word by word ('Copilot Chat')": lambda: replaced(names, "mistyped_as", _about_as_long),

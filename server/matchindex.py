@@ -168,9 +168,8 @@ class MatchIndex:
                 terms=frozenset(t for row in rows for t in row["terms"]),
                 roots=frozenset(ranker.idf),
                 # whether some name has all of a run's roots is then a few set intersections, not a pass over names
-                names=_grouped(
-                    (root(word), position) for position, row in enumerate(rows) for word in terms(row["name"])
-                ),
+                names=_grouped((root(word), row["slug"]) for row in rows for word in terms(row["name"])),
+                name_roots={row["slug"]: frozenset(root(word) for word in terms(row["name"])) for row in rows},
                 named=_grouped(
                     (word, held)
                     for held in map(frozenset, map(terms, itertools.chain(keys, *named.values())))

@@ -48,7 +48,8 @@ class Vocabulary:
 
     terms: frozenset[str]
     roots: frozenset[str]  # the ranking model's roots
-    names: Mapping[str, frozenset[int]]  # a root -> the capabilities (by position) whose name has it
+    names: Mapping[str, frozenset[str]]  # a root -> the capabilities whose name has it
+    name_roots: Mapping[str, frozenset[str]]  # a capability -> its name's roots
     named: Mapping[str, frozenset[frozenset[str]]]  # a question word -> the terms of each name, alias... with it
 
 

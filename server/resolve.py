@@ -15,7 +15,7 @@ from rapidfuzz import fuzz, process
 from capidx.schema.text import bind_negation, normalize, terms
 from capidx.server.matchindex import Candidate, MatchIndex, Resolution
 from capidx.server.names import SUGGESTIONS, ambiguous, best_first, closest, typo_winner
-from capidx.server.query import Query, analyse, root
+from capidx.server.query import Query, analyse
 from capidx.server.semantic import WEIGHT
 
 # The decision rule (fitted on the query sets of benchmarks/resolution; calibration table in
@@ -116,15 +116,15 @@ def _by_ranking(index: MatchIndex, q: Query, agent: str | None) -> Resolution:
     floor = DECISION_RULE[0] / 2  # below it a candidate is noise: suggestions' snippets skip it
     best = ordered[0].confidence if ordered else 0.0
     runner_up = ordered[1].confidence if len(ordered) > 1 else 0.0
-    named = _named(index, q, ordered)
-    if decide(best, runner_up) and named in (None, ordered[0].value):
+    if decide(best, runner_up):
         everything = tuple(c for c in ordered if c.confidence >= floor)
         shown = tuple(c for c in ordered[:SHOWN_CANDIDATES] if c.confidence >= SHOWN_FLOOR)
         how = "fuzzy" if q.corrected else "lexical"
         winner = Resolution(q.text, "resolved", ordered[0].value, how, best, ranked=everything, scored=True)
         return _no_rule(index, winner, agent, shown, runner_up)
     above = {c.value for c in ordered if c.confidence >= floor}
-    offered = _by_meaning(index, q, [c for c in ordered if c.confidence >= SHOWN_FLOOR or c.value == named], named)
+    pool = [c for c in ordered if c.confidence >= SHOWN_FLOOR]
+    offered = _by_meaning(index, q, pool, _named(index, q, {c.value for c in pool}))
     shown, everything = tuple(offered[:SHOWN_CANDIDATES]), tuple(c for c in offered if c.value in above)
     if best < floor:  # nothing matched: what ranked a little first, then the closest names
         # A name that merely looks like the query is weaker evidence than words that ranked: its similarity is
@@ -140,15 +140,18 @@ def _by_ranking(index: MatchIndex, q: Query, agent: str | None) -> Resolution:
     return Resolution(q.text, "ambiguous", candidates=shown, ranked=everything, scored=True)
 
 
-def _named(index: MatchIndex, q: Query, ordered: list[Candidate]) -> str | None:
-    """The one capability whose whole name the query holds with at most one word more, a word no name has ('turn on
-    subagents', 'custom agents config'; not 'IDE plugin'): no other capability resolves, and it is offered right
-    after the names that hold the query."""
-    asked = set(q.key.split())
-    held = [(asked - name, c.value) for c in ordered if (name := set(terms(c.label))) and name <= asked]
-    if len(held) != 1 or len(held[0][0]) > 1 or any(root(word) in index.vocabulary.names for word in held[0][0]):
+def _named(index: MatchIndex, q: Query, offered: set[str]) -> str | None:
+    """Of the capabilities offered, the one whose whole name the query holds with at most one word more, a word no
+    name has ('custom agents config', 'list subagents'; not 'IDE plugin'): it is offered right after the names that
+    hold the query. The query's words as the ranking reads them (typos corrected), looked up by their roots, so a
+    large catalog costs no more than a small one."""
+    vocabulary, asked = index.vocabulary, {word for unit in q.units for word in unit.words}
+    held = {s for r in asked for s in vocabulary.names.get(r, ()) if s in offered and vocabulary.name_roots[s] <= asked}
+    if len(held) != 1:
         return None
-    return held[0][1]
+    (slug,) = held
+    extra = asked - vocabulary.name_roots[slug]
+    return slug if len(extra) <= 1 and not extra & vocabulary.names.keys() else None
 
 
 def _by_meaning(index: MatchIndex, q: Query, candidates: list[Candidate], named: str | None) -> list[Candidate]:

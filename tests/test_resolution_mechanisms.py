@@ -345,27 +345,27 @@ def test_a_name_keeps_its_words_that_ask_about_a_record(worded: MatchIndex) -> N
 NAMED = (
     Cap("Subagents", "customization", "Hands a task to a helper with a context of its own.", agents=BOTH),
     Cap("Custom Agents", "customization",
-        "Define subagents of your own in a config file: turn limits, a turn budget and a list of the tools each turn "
-        "may use.", agents=BOTH),
-    Cap("Plugins", "customization", "Installable bundles of commands and agents.", agents=BOTH),
+        "Define subagents of your own in a config file, with a list of the tools each may use.", agents=BOTH),
+    Cap("Plugins", "customization", "Installable bundles of commands and agents, listed in a config file.",
+        agents=BOTH),
+    Cap("Hooks", "customization", "Runs your commands at events set in a config file.", agents=BOTH),
     Cap("Editor Integration", "ide-integration", "Shows diffs in the editor: an editor plugin for your IDE.",
         agents=BOTH),
 )  # fmt: skip
 
 
 def test_a_whole_name_with_one_word_more_is_offered_first(tmp_path: Path) -> None:
-    """'turn on subagents' asks about Subagents although another record says 'turn' more: the one capability whose
-    whole name a query holds with one word more, a word no name has, comes first and no other resolves. A word
-    that is another name's ('editor plugin') keeps the ranking's answer."""
+    """'subagents config' asks about Subagents although another record says both words: when nothing resolves, the
+    one capability whose whole name a query holds with one word more, a word no name has, is offered first. A word
+    that is another name's ('editor hooks') keeps the order of words and meaning, and a resolved answer stands."""
     index = _match_index(real_build(write_catalog(tmp_path / "agents", NAMED), tmp_path / "build"))
-    for query in ("turn on subagents", "subagents config", "list subagents", "how to configure subagents"):
-        answer = resolve_capability(index, query, agent=CLAUDE)
-        assert answer.value in (None, "subagents"), query
-        assert answer.ok or answer.candidates[0].value == "subagents", query
-    turn = resolve_capability(index, "turn on subagents", agent=CLAUDE)
-    assert not turn.ok and [c.value for c in turn.candidates][:2] == ["subagents", "custom-agents"]
-    editor = resolve_capability(index, "editor plugin", agent=CLAUDE)
-    assert editor.value == "editor-integration" or editor.candidates[0].value == "editor-integration"
+    config = resolve_capability(index, "subagents config", agent=CLAUDE)
+    assert not config.ok and [c.value for c in config.candidates][:2] == ["subagents", "custom-agents"]
+    assert config.candidates[0].confidence < config.candidates[1].confidence  # first by the name, not by its blend
+    editor = resolve_capability(index, "editor hooks", agent=CLAUDE)
+    assert not editor.ok and [c.value for c in editor.candidates][:2] == ["editor-integration", "hooks"]
+    listed = resolve_capability(index, "list subagents", agent=CLAUDE)
+    assert (listed.status, listed.value) == ("resolved", "custom-agents")  # its record says 'list' and 'subagents'
 
 
 # --- linear index building ----------------------------------------------------------------------------
