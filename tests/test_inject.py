@@ -976,6 +976,27 @@ def test_a_text_file_its_tool_reads_line_by_line_is_refused(project: Path, name:
     assert tree(project) == before
 
 
+@pytest.mark.parametrize(("link", "target", "name"), [
+    ("requirements", "deps", "requirements/dev.txt"),  # a folder pip is given by its link's name
+    ("requirements.txt", "notes.txt", "requirements.txt"),  # a file pip reads, linked to a memory-like name
+])  # fmt: skip
+def test_a_pip_file_reached_through_a_link_is_refused_by_the_name_written(
+    project: Path, link: str, target: str, name: str
+) -> None:
+    """pip reads `requirements/dev.txt` whatever the folder's link leads to: the path as written counts as much
+    as the file it reaches."""
+    final = project / target / "dev.txt" if link == "requirements" else project / target
+    final.parent.mkdir(parents=True, exist_ok=True)
+    final.write_text("requests==2.0\n", encoding="utf-8")
+    (project / link).symlink_to(project / target)
+    before = tree(project)
+
+    result = inject("AGENTS.md", name)
+
+    assert result.exit_code == 2 and "is read line by line by its tool" in result.output, result.output
+    assert tree(project) == before
+
+
 def test_a_text_file_in_another_folder_is_written_even_in_a_project_kept_in_a_requirements_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -117,6 +117,7 @@ def open_target(
     _refuse_special_folders(path, root, builds, shown)
     index = inputs or InputIndex.of(())
     _refuse_inputs(path, root, index, shown, lambda: _suggestion(root, cwd, builds, index))
+    _refuse_line_files(given, Path(os.path.abspath(project)), shown)  # as written: pip reads a link's name too
     _check_name(path, root, shown)
     try:
         info = os.stat(path)
@@ -238,9 +239,8 @@ def _check_name(path: Path, root: Path, shown: str) -> None:
     without a suffix passes unless it belongs to a well-known family that is not Markdown (`_NOT_MEMORY_NAME`);
     a script among them is refused by its first bytes (`_refuse_program`) or, without a leading dot, its execute
     bits (`_refuse_script`)."""
+    _refuse_line_files(path, root, shown)
     suffix = path.suffix.lower()
-    if _NOT_MEMORY_TEXT.fullmatch(path.name) or (suffix == ".txt" and _in_pip_folder(path, root)):
-        raise InjectError(f"{shown}: {path.name} is read line by line by its tool, not as Markdown; name a memory file")
     if suffix in MEMORY_SUFFIXES or (not suffix and not _NOT_MEMORY_NAME.fullmatch(path.name)):
         return
     raise InjectError(
@@ -249,11 +249,18 @@ def _check_name(path: Path, root: Path, shown: str) -> None:
     )
 
 
+def _refuse_line_files(path: Path, root: Path, shown: str) -> None:
+    """`InjectError` for a text file its tool reads line by line (pip, CMake), by its name or its folders."""
+    if _NOT_MEMORY_TEXT.fullmatch(path.name) or (path.suffix.lower() == ".txt" and _in_pip_folder(path, root)):
+        raise InjectError(f"{shown}: {path.name} is read line by line by its tool, not as Markdown; name a memory file")
+
+
 def _in_pip_folder(path: Path, root: Path) -> bool:
     """Whether a folder between the project `root` and `path` is a `requirements/` or `constraints/` folder: its
     files are pip's at any depth (`requirements/dev.txt`, `requirements/ci/test.txt`, each `-r` of another). The
     folders above the project are not asked: a project kept in a folder so named has memory files of its own."""
-    return any(folder.lower() in _PIP_FOLDERS for folder in path.relative_to(root).parent.parts)
+    inside = path.is_relative_to(root)  # as written, a path may reach the project through a link from outside
+    return inside and any(folder.lower() in _PIP_FOLDERS for folder in path.relative_to(root).parent.parts)
 
 
 def _refuse_program(raw: bytes, shown: str) -> None:
