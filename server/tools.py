@@ -255,7 +255,7 @@ def _explain(error: Any) -> str:
         "type": lambda: f"must be {'an' if str(schema.get('type'))[:1] in 'aeiou' else 'a'} {schema.get('type')}",
         "maxLength": lambda: f"must be at most {error.validator_value} characters",
         "minLength": lambda: "must not be empty",
-        "maxItems": lambda: f"must have at most {error.validator_value} items",
+        "maxItems": lambda: f"must hold at most {error.validator_value} names",  # a list or a string of names
         "required": lambda: f"missing required argument {error.message.split(' ', 1)[0]}",
         "additionalProperties": lambda: _unknown(sorted(set(error.instance) - set(schema.get("properties", {})))),
         "enum": lambda: f"must be one of {', '.join(map(str, error.validator_value))}",

@@ -783,7 +783,8 @@ async def test_sources_give_every_citation_with_its_own_records_details(tmp_path
         ("lookup_capability", {"agent": "claude", "capability": "x" * 201}, "at most 200 characters"),
         ("lookup_capability", {"agent": "claude", "capability": "x" * 1_000_000}, "Arguments too large"),
         ("compare_capability", {"capability": "mcp", "agents": 3}, "agents: must be an array"),
-        ("compare_capability", {"capability": "mcp", "agents": ["a"] * 21}, "at most 20 items"),
+        ("compare_capability", {"capability": "mcp", "agents": ["a"] * 21}, "agents: must hold at most 20 names"),
+        ("compare_capability", {"capability": "mcp", "agents": ",".join("a" * 25)}, "must hold at most 20 names"),
         # a string is read as a list of its names, but named as the argument written, not as an item never written
         ("compare_capability", {"capability": "mcp", "agents": ""}, "agents: must not be empty"),
         ("compare_capability", {"capability": "mcp", "agents": "  "}, "agents: must not be empty"),
