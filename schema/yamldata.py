@@ -69,6 +69,13 @@ class AliasUse:
 # Of an anchor's name a message shows this many characters and '…' (a name is the data's, of any length).
 SHOWN_ANCHOR = 40
 
+# A member a mapping gets from a merge key: where its key and its value are written, the id of its value's node (for
+# where that value's insides are recorded, `SourceMap.places`), and the alias it comes through when the merged
+# mapping is an item of a merged list (`<<: [*a, *b]`). None for a member two merged mappings both hold.
+_Member = tuple[Position, Position, int, tuple[Position, str] | None]
+# A mapping's merged members: by name, and the alias its merged mapping comes through (`<<: *name`), if any.
+_Merged = tuple[dict[str, _Member | None], tuple[Position, str] | None]
+
 
 @dataclass(frozen=True)
 class SourceMap:
@@ -77,27 +84,58 @@ class SourceMap:
     duplicates: tuple[Duplicate, ...] = ()
     bad_literals: tuple[tuple[Position, str], ...] = ()
     aliases: dict[Parts, AliasUse] = field(default_factory=dict)  # by the path where the value is used
+    # By a mapping's path, the members it gets from merge keys, found when asked for: a mapping merged in many
+    # places is read once, not once for each place (see `_record_merged`).
+    merged: dict[Parts, _Merged] = field(default_factory=dict)
+    places: dict[int, Parts] = field(default_factory=dict)  # node id -> where its insides' positions are recorded
 
     def locate(self, parts: Parts, *, key: bool = False) -> Position | None:
         """Position of the value at `parts` (or of its key) where it is written, in the anchored value for a path
         that goes through an alias; the nearest ancestor when it is absent."""
-        parts = self._written(parts)[0] if self.aliases else parts
-        if key and parts in self.keys:
-            return self.keys[parts]
-        while parts not in self.values:
+        parts = self._written(parts)[0] if self.aliases or self.merged else parts
+        if key and (found := self._position(parts, key=True)) is not None:
+            return found
+        while (found := self._position(parts)) is None:
             if not parts:
                 return None
             parts = parts[:-1]
-        return self.values[parts]
+        return found
+
+    def _position(self, parts: Parts, *, key: bool = False) -> Position | None:
+        """Where the value at `parts` (or its key) is written, `parts` naming it where it is recorded."""
+        found = (self.keys if key else self.values).get(parts)
+        if found is None and (member := self._member(parts)) is not None:
+            return member[0] if key else member[1]
+        return found
+
+    def _member(self, parts: Parts) -> tuple[Position, Position, AliasUse | None] | None:
+        """A member the mapping holding `parts` gets from a merge key (not one it writes itself): where its key and
+        value are written, and the alias it comes through."""
+        if not self.merged or not parts or not isinstance(parts[-1], str) or parts in self.keys:
+            return None
+        members, through = self.merged.get(parts[:-1], ({}, None))
+        member = members.get(parts[-1])
+        if member is None:
+            return None
+        key_at, value_at, value_id, item_use = member
+        use = item_use or through
+        return key_at, value_at, None if use is None else AliasUse(*use, self.places.get(value_id), merged=True)
+
+    def _alias(self, parts: Parts) -> AliasUse | None:
+        """The alias the value at `parts` is used through, where it is used (a merged member: its merge's alias)."""
+        found = self.aliases.get(parts)
+        if found is None and (member := self._member(parts)) is not None:
+            return member[2]
+        return found
 
     def alias_use(self, parts: Parts, *, key: bool = False) -> AliasUse | None:
         """The first alias on the way to the value at `parts`, or None when the path goes through none. With `key`,
         on the way to its key: written before an alias (`key: *name`), but merged with its value (`<<: *name`)."""
-        if not self.aliases:
+        if not self.aliases and not self.merged:
             return None
         if not key or not parts:
             return self._written(parts)[1]
-        member = self.aliases.get(parts)
+        member = self._alias(parts)
         return self._written(parts[:-1])[1] or (member if member is not None and member.merged else None)
 
     def place(self, parts: Parts, *, key: bool = False) -> tuple[Position | None, str]:
@@ -121,7 +159,7 @@ class SourceMap:
         first: AliasUse | None = None
         at, steps = 1, 0
         while at <= len(parts) and steps <= 4 * MAX_NESTING:  # each step goes to an alias written earlier
-            use = self.aliases.get(parts[:at])
+            use = self._alias(parts[:at])
             if use is not None:
                 first = first or use
                 if at < len(parts) and use.origin is not None and use.origin != parts[:at]:
@@ -330,6 +368,9 @@ class _YamlWalk:
     # Node id -> the path its insides' positions are recorded under (not for a node met only in merges and keys).
     places: dict[int, Parts] = field(default_factory=dict)
     aliases: dict[Parts, AliasUse] = field(default_factory=dict)
+    merged: dict[Parts, _Merged] = field(default_factory=dict)
+    # Merged value's node id -> its members (`_merged_members`), None when they are not placed: read once each.
+    merge_tables: dict[int, dict[str, _Member | None] | None] = field(default_factory=dict)
 
 
 def walk_yaml(root: Any, uses: Uses | None = None) -> tuple[SourceMap, list[tuple[Parts, Position, str]]]:
@@ -346,7 +387,8 @@ def walk_yaml(root: Any, uses: Uses | None = None) -> tuple[SourceMap, list[tupl
     walk = _YamlWalk(uses or {})
     if root is not None:
         _walk_node(root, (), walk, set())
-    return SourceMap(walk.values, walk.keys, tuple(walk.duplicates), (), walk.aliases), walk.non_string_keys
+    source_map = SourceMap(walk.values, walk.keys, tuple(walk.duplicates), (), walk.aliases, walk.merged, walk.places)
+    return source_map, walk.non_string_keys
 
 
 def _mark(node: Any) -> Position:
@@ -406,37 +448,56 @@ def _check_expansion(node: Any, values: int, characters: int) -> None:
 
 
 def _record_merged(node: Any, parts: Parts, walk: _YamlWalk) -> None:
-    """The positions of the members a mapping gets from merge keys (`<<: *defaults`, `<<: [*a, *b]`): where each
-    is written, in the merged mapping, and the alias it comes through (none for a mapping written after `<<:`).
+    """The members a mapping gets from merge keys (`<<: *defaults`, `<<: [*a, *b]`): where each is written, in the
+    merged mapping, and the alias it comes through (none for a mapping written after `<<:`).
 
     A member two merged mappings both hold is left out, and so is every member when a merged mapping merges in
     turn: which one the loader keeps has changed between PyYAML versions. A problem with such a member stays
-    placed at the mapping, as the JSON path says. Reading the merged mappings costs what their expansion is
-    charged (`_check_expansion`)."""
-    merges = [(slot, value) for slot, (key, value) in enumerate(node.value) if key.tag == _MERGE_TAG]
-    if not merges:
-        return
-    own = {key.value for key, _ in node.value if key.tag != _MERGE_TAG}
-    found: dict[str, tuple[Any, Any, tuple[Position, str] | None] | None] = {}
-    for slot, value in merges:
-        if value.id == "mapping":
-            sources = [(value, walk.uses.get((id(node), slot, False)))]
-        elif value.id == "sequence":
-            sources = [(item, walk.uses.get((id(value), index, False))) for index, item in enumerate(value.value)]
-        else:
-            return  # the loader refuses it
-        for source, use in sources:
-            if source.id != "mapping" or any(key.tag == _MERGE_TAG for key, _ in source.value):
-                return
-            for key_node, value_node in source.value:
-                if isinstance(key_node.value, str) and key_node.value not in own:
-                    found[key_node.value] = None if key_node.value in found else (key_node, value_node, use)
-    for name, member in found.items():
-        if member is not None:
-            key_node, value_node, use = member
-            walk.keys[(*parts, name)], walk.values[(*parts, name)] = _mark(key_node), _mark(value_node)
-            if use is not None:
-                walk.aliases[(*parts, name)] = AliasUse(*use, walk.places.get(id(value_node)), merged=True)
+    placed at the mapping, as the JSON path says. Each merged value is read for its members once, however many
+    mappings merge it (`_merged_members`): what is kept for a mapping is a reference to that reading, and its
+    members are found when a problem names one (`SourceMap`). A mapping with more than one merge key has its own
+    reading, of no more than its expansion is charged (`_check_expansion`)."""
+    slots = [(slot, value) for slot, (key, value) in enumerate(node.value) if key.tag == _MERGE_TAG]
+    tables: list[_Merged] = []
+    for slot, value in slots:
+        table = _merged_members(value, walk)
+        if table is None:
+            return
+        tables.append((table, walk.uses.get((id(node), slot, False)) if value.id == "mapping" else None))
+    if len(tables) == 1:
+        walk.merged[parts] = tables[0]
+    elif tables:
+        members: dict[str, _Member | None] = {}
+        for table, through in tables:
+            for name, member in table.items():
+                if member is not None and member[3] is None:
+                    member = (*member[:3], through)
+                members[name] = None if name in members else member
+        walk.merged[parts] = members, None
+
+
+def _merged_members(value: Any, walk: _YamlWalk) -> dict[str, _Member | None] | None:
+    """The members merging `value` (a mapping, or a list of them) gives, by name (None for one two mappings hold);
+    None when they are not placed (not mappings, or one merges in turn). Read once for each value."""
+    if id(value) in walk.merge_tables:
+        return walk.merge_tables[id(value)]
+    if value.id == "mapping":
+        sources = [(value, None)]
+    elif value.id == "sequence":
+        sources = [(item, walk.uses.get((id(value), index, False))) for index, item in enumerate(value.value)]
+    else:
+        sources = [(value, None)]  # the loader refuses it
+    members: dict[str, _Member | None] | None = {}
+    for source, use in sources:
+        if source.id != "mapping" or any(key.tag == _MERGE_TAG for key, _ in source.value):
+            members = None
+            break
+        for key_node, value_node in source.value:
+            if isinstance(key_node.value, str) and members is not None:
+                name = key_node.value
+                members[name] = None if name in members else (_mark(key_node), _mark(value_node), id(value_node), use)
+    walk.merge_tables[id(value)] = members
+    return members
 
 
 def _unreadable(node: Any) -> str:

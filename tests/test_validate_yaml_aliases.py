@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import re
 import shutil
+import tracemalloc
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
 from capidx.cli import cli
+from capidx.schema.yamldata import parse_yaml
 from capidx.server.settings import SettingsError, resolve_settings
 
 VALID = Path(__file__).parent / "cases" / "validate" / "valid" / "full"
@@ -154,3 +156,26 @@ def test_serve_places_a_problem_in_an_aliased_value_as_validate_does(project: Pa
         problem.startswith(f"{project / 'capidx.yaml'}:4:9: $.serve.port: ") and note in problem
         for problem in served.value.problems
     ), served.value.problems
+
+
+def test_a_large_mapping_merged_many_times_deep_down_is_read_once() -> None:
+    """Each mapping that merges `*big` gets its 2,000 members: what is kept for it is the one reading of `*big`, not
+    a position and a path for each member (at 58 levels, 150 merges kept 600,000 paths of 60 parts: over half a
+    gigabyte from 20 KB of text, under the expansion limit). A member is still placed at its merge's alias."""
+    big = "{" + ", ".join(f"k{index}: v" for index in range(2000)) + "}"
+    opened = "{a: " * 58
+    text = f"big: &big {big}\nuses: {opened}[\n" + "  {<<: *big},\n" * 150 + "]" + "}" * 58 + "\n"
+
+    tracemalloc.start()
+    try:
+        document = parse_yaml(text)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+    assert peak < 64 * 1024 * 1024, f"{peak / 1024 / 1024:.0f} MB"
+    last = ("uses", *["a"] * 58, 149, "k1999")
+    at, note = document.source_map.place(last)
+    assert at == (152, 8)
+    column = len("big: &big ") + big.index("k1999: v") + len("k1999: ") + 1
+    assert note == f"; written at line 1, column {column}, merged here by << through the alias *big"
