@@ -71,7 +71,8 @@ SHOWN_ANCHOR = 40
 
 # A member a mapping gets from a merge key: where its key and its value are written, the id of its value's node (for
 # where that value's insides are recorded, `SourceMap.places`), and the alias it comes through when the merged
-# mapping is an item of a merged list (`<<: [*a, *b]`). None for a member two merged mappings both hold.
+# mapping is an item of a merged list written after `<<:` (`<<: [*a, *b]`). None for a member two merged mappings
+# both hold.
 _Member = tuple[Position, Position, int, tuple[Position, str] | None]
 # A mapping's merged members: by name, and the alias its merged mapping comes through (`<<: *name`), if any.
 _Merged = tuple[dict[str, _Member | None], tuple[Position, str] | None]
@@ -118,7 +119,7 @@ class SourceMap:
         if member is None:
             return None
         key_at, value_at, value_id, item_use = member
-        use = item_use or through
+        use = through or item_use
         return key_at, value_at, None if use is None else AliasUse(*use, self.places.get(value_id), merged=True)
 
     def _alias(self, parts: Parts) -> AliasUse | None:
@@ -463,14 +464,16 @@ def _record_merged(node: Any, parts: Parts, walk: _YamlWalk) -> None:
         table = _merged_members(value, walk)
         if table is None:
             return
-        tables.append((table, walk.uses.get((id(node), slot, False)) if value.id == "mapping" else None))
+        # The alias after `<<:` is where the members are used, for a list of mappings too (`<<: *list`): the aliases
+        # inside the list stand where the list is written, the same place for every mapping that merges it.
+        tables.append((table, walk.uses.get((id(node), slot, False))))
     if len(tables) == 1:
         walk.merged[parts] = tables[0]
     elif tables:
         members: dict[str, _Member | None] = {}
         for table, through in tables:
             for name, member in table.items():
-                if member is not None and member[3] is None:
+                if member is not None and through is not None:
                     member = (*member[:3], through)
                 members[name] = None if name in members else member
         walk.merged[parts] = members, None

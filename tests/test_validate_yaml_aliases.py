@@ -179,3 +179,25 @@ def test_a_large_mapping_merged_many_times_deep_down_is_read_once() -> None:
     assert at == (152, 8)
     column = len("big: &big ") + big.index("k1999: v") + len("k1999: ") + 1
     assert note == f"; written at line 1, column {column}, merged here by << through the alias *big"
+
+
+def test_members_merged_from_an_aliased_list_are_shown_at_each_merge(project: Path) -> None:
+    """`<<: *list`, the list holding `*defaults`: each mapping that merges it is shown at its own `*list`, not at the
+    `*defaults` inside the list, one line for every capability and not the line the JSON path names."""
+    text = (
+        HEAD
+        + "x-defaults: &defaults {category: nowhere, available: true, sources: []}\n"
+        + "x-list: &list [*defaults]\n"
+        + "capabilities:\n"
+        + f"  - name: Code Review\n    <<: *list\n    description: {DESCRIPTION}\n"
+        + f"  - name: Code Search\n    <<: *list\n    description: {DESCRIPTION}\n"
+    )
+
+    problems = validate(project, text)
+
+    assert [problem.split(": ")[:2] for problem in problems] == [
+        [at(text, "*list"), "$.capabilities[0].category"],
+        [at(text, "*list", 1), "$.capabilities[1].category"],
+    ]
+    for problem in problems:
+        assert f"; {written(text, 'nowhere')}, merged here by << through the alias *list" in problem
