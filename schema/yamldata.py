@@ -230,6 +230,25 @@ def parse_yaml(text: str) -> YamlDocument:
     that cannot be JSON data, and `RecursionError` should anything else recurse too deep; callers word each for
     their users.
     """
+    try:
+        return _parse(text)
+    except yaml_error() as error:
+        # libyaml's scanner looks up to 1,024 characters ahead for a key, so flow nesting written compactly
+        # (`[[[[...`) fails there near 1,000 levels, before the composer's guard sees level 65: the text before
+        # the error, composed once more, is stopped by the guard where it passes the limit, as deeper text is.
+        mark = getattr(error, "problem_mark", None)
+        if mark is None or not 0 < mark.index <= len(text):
+            raise
+        try:
+            _parse(text[: mark.index])
+        except YamlTooDeep as deep:
+            raise deep from None
+        except Exception:  # anything else: the error as first found
+            pass
+        raise
+
+
+def _parse(text: str) -> YamlDocument:
     loader = yaml_loader()(text)
     try:
         node = loader.get_single_node()
@@ -238,6 +257,13 @@ def parse_yaml(text: str) -> YamlDocument:
     finally:
         loader.dispose()
     return YamlDocument(data, source_map, non_string_keys)
+
+
+def yaml_error() -> type[Exception]:
+    """PyYAML's error class, imported when YAML is read (the module stays cheap to import)."""
+    import yaml
+
+    return yaml.YAMLError
 
 
 # Where the composer saw each alias written (its position and anchor's name), by the alias's slot (`_nesting_guard`).
