@@ -997,6 +997,30 @@ def test_a_pip_file_reached_through_a_link_is_refused_by_the_name_written(
     assert tree(project) == before
 
 
+@pytest.mark.parametrize("through", ["the file", "--config"])
+def test_a_linked_pip_folder_is_refused_when_the_project_itself_is_named_through_a_link(
+    project: Path, tmp_path: Path, through: str
+) -> None:
+    """The project reached through a link (`/elsewhere/link/requirements/dev.txt`, or --config so named) still
+    has its `requirements/` link read by pip as requirements/dev.txt."""
+    (project / "deps").mkdir()
+    (project / "deps" / "dev.txt").write_text("requests==2.0\n", encoding="utf-8")
+    (project / "requirements").symlink_to("deps")
+    (project / "capidx.yaml").write_text("title: Ours\n", encoding="utf-8")
+    link = tmp_path / "elsewhere" / "link"
+    link.parent.mkdir()
+    link.symlink_to(project)
+    before = tree(project)
+
+    if through == "the file":
+        result = inject(str(link / "requirements" / "dev.txt"))
+    else:
+        result = inject("--config", str(link / "capidx.yaml"), "requirements/dev.txt")
+
+    assert result.exit_code == 2 and "dev.txt is read line by line by its tool" in result.output, result.output
+    assert tree(project) == before
+
+
 def test_a_text_file_in_another_folder_is_written_even_in_a_project_kept_in_a_requirements_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

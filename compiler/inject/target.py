@@ -117,7 +117,7 @@ def open_target(
     _refuse_special_folders(path, root, builds, shown)
     index = inputs or InputIndex.of(())
     _refuse_inputs(path, root, index, shown, lambda: _suggestion(root, cwd, builds, index))
-    _refuse_line_files(given, Path(os.path.abspath(project)), shown)  # as written: pip reads a link's name too
+    _refuse_line_files(given, _project_as_written(given, Path(os.path.abspath(project)), root), shown)
     _check_name(path, root, shown)
     try:
         info = os.stat(path)
@@ -253,6 +253,27 @@ def _refuse_line_files(path: Path, root: Path, shown: str) -> None:
     """`InjectError` for a text file its tool reads line by line (pip, CMake), by its name or its folders."""
     if _NOT_MEMORY_TEXT.fullmatch(path.name) or (path.suffix.lower() == ".txt" and _in_pip_folder(path, root)):
         raise InjectError(f"{shown}: {path.name} is read line by line by its tool, not as Markdown; name a memory file")
+
+
+def _project_as_written(given: Path, project: Path, root: Path) -> Path:
+    """The folder on the way of `given` (absolute, links not followed) that is the project, so that the folders
+    written after it are asked as pip reads them: the project as named (`project`) or as found (`root`), else the
+    deepest folder of `given` that is the project reached through a link (`/tmp/link/requirements/dev.txt` with
+    `/tmp/link` the project). `root` when none is: only the file's name is asked then."""
+    if given.is_relative_to(project):
+        return project
+    if given.is_relative_to(root):
+        return root
+    try:
+        identity = os.stat(root)
+    except OSError:
+        return root
+    for folder in given.parents:
+        with contextlib.suppress(OSError, ValueError):
+            info = os.stat(folder)
+            if (info.st_dev, info.st_ino) == (identity.st_dev, identity.st_ino):
+                return folder
+    return root
 
 
 def _in_pip_folder(path: Path, root: Path) -> bool:
