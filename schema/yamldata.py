@@ -237,7 +237,7 @@ def parse_yaml(text: str) -> YamlDocument:
         # (`[[[[...`) fails there near 1,000 levels, before the composer's guard sees level 65: the text before
         # the error, composed once more, is stopped by the guard where it passes the limit, as deeper text is.
         mark = getattr(error, "problem_mark", None)
-        if mark is None or not 0 < mark.index <= len(text):
+        if mark is None or not 0 < mark.index <= len(text) or not _flow_opens_before(text, mark.index):
             raise
         try:
             _parse(text[: mark.index])
@@ -246,6 +246,17 @@ def parse_yaml(text: str) -> YamlDocument:
         except Exception:  # anything else: the error as first found
             pass
         raise
+
+
+# How far before an error `_flow_opens_before` looks: 1,000 levels written `{a: ` take 4,000 characters.
+FLOW_WINDOW = 8192
+
+
+def _flow_opens_before(text: str, end: int) -> bool:
+    """Whether flow collections opened and not closed just before `end` pass `MAX_NESTING`: only then can composing
+    the text once more place an error (any other error is not read twice)."""
+    window = text[max(0, end - FLOW_WINDOW) : end]
+    return window.count("[") + window.count("{") - window.count("]") - window.count("}") > MAX_NESTING
 
 
 def _parse(text: str) -> YamlDocument:
