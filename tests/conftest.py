@@ -36,6 +36,18 @@ _NOT_SOURCE = shutil.ignore_patterns(
 )
 
 
+VALID_PROJECT = Path(__file__).parent / "cases" / "validate" / "valid" / "full"
+
+
+@pytest.fixture
+def valid_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of a valid project (tests/cases/validate/valid/full), as the working directory."""
+    target = tmp_path / "project"
+    shutil.copytree(VALID_PROJECT, target, ignore=shutil.ignore_patterns("expected.txt"))
+    monkeypatch.chdir(target)
+    return target
+
+
 def copy_source_tree(target: Path) -> Path:
     """Copy the working tree (uncommitted edits included) for builds that must not touch the checkout."""
     shutil.copytree(REPO, target, ignore=_NOT_SOURCE, symlinks=True)

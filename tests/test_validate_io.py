@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 from importlib import resources
 from pathlib import Path
 
@@ -22,16 +21,10 @@ from capidx.compiler import files
 from capidx.compiler.validate import load
 from capidx.schema.yamldata import parse_yaml
 
-VALID = Path(__file__).parent / "cases" / "validate" / "valid" / "full"
-
 
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A copy of a valid project, as the working directory."""
-    target = tmp_path / "project"
-    shutil.copytree(VALID, target, ignore=shutil.ignore_patterns("expected.txt"))
-    monkeypatch.chdir(target)
-    return target
+def project(valid_project: Path) -> Path:
+    return valid_project
 
 
 def run(*args: str) -> Result:

@@ -10,7 +10,6 @@ two errors at one line.
 from __future__ import annotations
 
 import re
-import shutil
 import tracemalloc
 from pathlib import Path
 
@@ -20,8 +19,6 @@ from click.testing import CliRunner, Result
 from capidx.cli import cli
 from capidx.schema.yamldata import parse_yaml
 from capidx.server.settings import SettingsError, resolve_settings
-
-VALID = Path(__file__).parent / "cases" / "validate" / "valid" / "full"
 
 HEAD = """\
 agent:
@@ -42,11 +39,8 @@ DESCRIPTION = "Reviews a diff, explains each finding and offers a patch that fix
 
 
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    target = tmp_path / "project"
-    shutil.copytree(VALID, target, ignore=shutil.ignore_patterns("expected.txt"))
-    monkeypatch.chdir(target)
-    return target
+def project(valid_project: Path) -> Path:
+    return valid_project
 
 
 def validate(project: Path, text: str) -> list[str]:
