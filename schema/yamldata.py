@@ -35,6 +35,7 @@ MAX_YAML_CHARACTERS = 2 * MAX_FILE_BYTES
 # of more characters than this, in any base (3,000 hex digits are 3,612 decimal ones), is refused. No data needs one.
 MAX_INT_LITERAL = 3000
 _INT_TAG = "tag:yaml.org,2002:int"
+_MERGE_TAG = "tag:yaml.org,2002:merge"
 # Scalars the loader converts, and what each must be: text tagged so that is not one raises a bare Python error there.
 _KINDS = {"int": "whole number", "bool": "boolean (true or false)", "float": "number"}
 _READ_TAGS = frozenset(f"tag:yaml.org,2002:{kind}" for kind in _KINDS)
@@ -370,7 +371,7 @@ def _nesting_guard(composer: type) -> type:
             assert isinstance(parent, MappingNode)
             if index is None:  # a key
                 return None, True
-            if index.tag == "tag:yaml.org,2002:merge":  # merged members sit at the mapping's level
+            if index.tag == _MERGE_TAG:  # merged members sit at the mapping's level
                 return "<<", False
             return (index.value if isinstance(index.value, str) else "?"), True
 
@@ -390,9 +391,6 @@ def _nesting_guard(composer: type) -> type:
             return f"written nested more than {MAX_WRITTEN_NESTING} levels deep, merge keys (<<) and keys included"
 
     return NestingGuard
-
-
-_MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
 @dataclass
@@ -443,9 +441,9 @@ def _walk_node(node: Any, parts: Parts | None, walk: _YamlWalk, ancestors: set[i
         raise YamlShapeError(
             f"a value tagged !!{kind} has no JSON form: write a string, number, list or object", _mark(node)
         )
-    if not isinstance(node.value, list) and id(node) in walk.sizes:  # a scalar met before, through an alias
-        return walk.sizes[id(node)]
-    if not isinstance(node.value, list):  # a scalar
+    if not isinstance(node.value, list):  # a scalar, read once however many aliases use it
+        if id(node) in walk.sizes:
+            return walk.sizes[id(node)]
         digits = node.value.replace("_", "").lstrip("+-")
         if node.tag == _INT_TAG and len(digits) > MAX_INT_LITERAL:
             raise YamlShapeError(f"an integer of over {MAX_INT_LITERAL:,} digits", _mark(node))
@@ -521,12 +519,10 @@ def _merged_members(value: Any, walk: _YamlWalk) -> dict[str, _Member | None] | 
     None when they are not placed (not mappings, or one merges in turn). Read once for each value."""
     if id(value) in walk.merge_tables:
         return walk.merge_tables[id(value)]
-    if value.id == "mapping":
-        sources = [(value, None)]
-    elif value.id == "sequence":
+    if value.id == "sequence":
         sources = [(item, walk.uses.get((id(value), index, False))) for index, item in enumerate(value.value)]
-    else:
-        sources = [(value, None)]  # the loader refuses it
+    else:  # a mapping (a scalar: the loader refuses it)
+        sources = [(value, None)]
     members: dict[str, _Member | None] | None = {}
     for source, use in sources:
         if source.id != "mapping" or any(key.tag == _MERGE_TAG for key, _ in source.value):
@@ -573,8 +569,7 @@ def _children(
     it is written as stands (None when it is written out)."""
     if node.id == "sequence":
         for index, item in enumerate(node.value):
-            use = walk.uses.get((id(node), index, False)) if walk.uses else None
-            yield (None if parts is None else (*parts, index)), item, False, use
+            yield (None if parts is None else (*parts, index)), item, False, walk.uses.get((id(node), index, False))
         return
     seen: dict[str, Position] = {}
     for slot, (key_node, value_node) in enumerate(node.value):
@@ -592,7 +587,7 @@ def _children(
         if key in seen:
             walk.duplicates.append(Duplicate(child_parts, position, seen[key]))
         seen[key] = walk.keys[child_parts] = position
-        yield child_parts, value_node, False, walk.uses.get((id(node), slot, False)) if walk.uses else None
+        yield child_parts, value_node, False, walk.uses.get((id(node), slot, False))
 
 
 def too_deep(data: Any) -> Parts | None:

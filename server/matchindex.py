@@ -147,6 +147,7 @@ class MatchIndex:
         chords = {normalize(alias) for row in rows for alias in row.get("aliases", ()) if not terms(alias)}
         named_as = [*spelled, *((alias, slug) for alias, slug in aliases.items() if alias not in chords)]
         stemmed = _grouped((" ".join(terms(text)), slug) for text, slug in named_as)
+        name_roots = MappingProxyType({row["slug"]: frozenset(map(root, terms(row["name"]))) for row in rows})
         identifiers = {
             token: tuple((row["capability"], row.get("agent"), IDENTIFIER_EVIDENCE[row["field"]]) for row in found)
             for token, found in data.get("identifiers", {}).items()
@@ -168,8 +169,8 @@ class MatchIndex:
                 terms=frozenset(t for row in rows for t in row["terms"]),
                 roots=frozenset(ranker.idf),
                 # whether some name has all of a run's roots is then a few set intersections, not a pass over names
-                names=_grouped((root(word), row["slug"]) for row in rows for word in terms(row["name"])),
-                name_roots={row["slug"]: frozenset(root(word) for word in terms(row["name"])) for row in rows},
+                names=_grouped((word, slug) for slug, roots in name_roots.items() for word in roots),
+                name_roots=name_roots,
                 named=_grouped(
                     (word, held)
                     for held in map(frozenset, map(terms, itertools.chain(keys, *named.values())))

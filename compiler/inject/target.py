@@ -270,8 +270,7 @@ def _project_as_written(given: Path, project: Path, root: Path) -> Path:
         return root
     for folder in given.parents:
         with contextlib.suppress(OSError, ValueError):
-            info = os.stat(folder)
-            if (info.st_dev, info.st_ino) == (identity.st_dev, identity.st_ino):
+            if os.path.samestat(os.stat(folder), identity):
                 return folder
     return root
 

@@ -231,14 +231,9 @@ def _linked_on_the_way(folder: Path, boundary: Path) -> Path | None:
     written (the catalog itself may be reached through a link: `cat2/...` with cat2 a link to it, and the last place
     the path is the catalog counts, as in `_boundary`); None when there is none, or when `folder` is not written
     through the catalog at all."""
-    try:
-        catalog = os.stat(boundary)
-    except OSError:
-        return None
     written = Path(os.getcwd(), folder)
     shown = len(written.parts) - len(folder.parts)  # the parts the user wrote start here (all of an absolute path)
-    ends = range(len(written.parts), 0, -1)
-    top = next((end for end in ends if _same_file(Path(*written.parts[:end]), catalog)), None)
+    top = _catalog_end(written.parts, boundary)
     if top is None:
         return None
     for end in range(top + 1, len(written.parts) + 1):
@@ -257,11 +252,20 @@ def _real(path: Path) -> str:
     return _key(Path(os.path.realpath(path)))
 
 
-def _same_file(path: Path, target: os.stat_result) -> bool:
+def _catalog_end(parts: tuple[str, ...], catalog: Path) -> int | None:
+    """How many of the `parts` of an absolute path, as written, lead to the folder `catalog` the last time they do
+    (by any name: a link to it counts); None when they never do."""
     try:
-        return os.path.samestat(os.stat(path), target)
+        target = os.stat(catalog)
     except OSError:
-        return False
+        return None
+    for end in range(len(parts), 0, -1):
+        try:
+            if os.path.samestat(os.stat(Path(*parts[:end])), target):
+                return end
+        except OSError:
+            continue
+    return None
 
 
 def _configured(config: Config) -> list[Path]:
@@ -330,18 +334,8 @@ def _boundary(path: Path, root: Path, catalog: Path) -> Path:
     """The folder a named file or folder must really be inside: the configured catalog when the path is written
     through it, by any name (a linked folder within the catalog, 'agents/evil/...', would otherwise take the boundary
     out with it; 'cat2/evil/...' with cat2 a link to the catalog too), else the named file's own catalog folder."""
-    try:
-        target = os.stat(catalog)
-    except OSError:
-        return root
     parts = Path(os.getcwd(), path).parts  # as written: '..' after a link is the link's target's parent, not undone
-    for end in range(len(parts), 0, -1):
-        try:
-            if os.path.samestat(os.stat(Path(*parts[:end])), target):
-                return catalog
-        except OSError:
-            continue
-    return root
+    return root if _catalog_end(parts, catalog) is None else catalog
 
 
 def _key(path: Path) -> str:
