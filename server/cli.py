@@ -3,6 +3,7 @@ command (by `capidx.server.serve`) so other commands stay fast."""
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 from pathlib import Path
@@ -161,6 +162,10 @@ def _run(settings: Settings) -> None:
 
     stop_logging = configure_logging()
     restore_signals = raise_on_stop_signals()
+    # No cyclic collection until the build is served (server/serve.py `run` then freezes what is alive and turns
+    # the collector back on): the build's data are trees, with nothing for the collector to find, and walking them
+    # as they grow took a third of the time of loading a large build (docs/benchmarks.md, "Serve start").
+    gc.disable()
     try:
         # The build is loaded (and refused, if it must be) before the MCP SDK is imported: a missing or
         # damaged build is reported in a fraction of the SDK's import time.
@@ -181,3 +186,4 @@ def _run(settings: Settings) -> None:
     finally:
         restore_signals()  # first: a signal from here on is Python's own KeyboardInterrupt (130) or a plain exit
         stop_logging()
+        gc.enable()

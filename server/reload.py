@@ -10,6 +10,7 @@ to stderr while the last good one keeps being served.
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 from pathlib import Path
@@ -111,6 +112,11 @@ class Reloader:
         if snapshot.digest == self.hub.snapshot.digest:
             return False
         await self.hub.swap(snapshot)
+        # The old build is let go now: one full collection finds whatever cycles it held, then the new build is
+        # kept out of later collections, as the first was (server/serve.py).
+        gc.unfreeze()
+        gc.collect()
+        gc.freeze()
         return True
 
     def _report(self, message: str, error: BaseException | None = None) -> None:

@@ -7,6 +7,7 @@ the test when it passes; nothing asserts how long something took.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import pty
@@ -173,3 +174,12 @@ def test_serve_puts_the_signal_handlers_back_when_it_ends(tmp_path: Path) -> Non
     result = CliRunner().invoke(cli, ["serve", "--build", str(tmp_path / "missing")])
     assert result.exit_code == 2
     assert {signum: signal.getsignal(signum) for signum in before} == before
+
+
+def test_serve_turns_the_collector_back_on_when_it_ends(tmp_path: Path) -> None:
+    # The cyclic collector is off while the build loads (server/cli.py); a serve that ends early, here refusing a
+    # missing build, must not leave a caller running in the same process without it.
+    assert gc.isenabled()
+    result = CliRunner().invoke(cli, ["serve", "--build", str(tmp_path / "missing")])
+    assert result.exit_code == 2
+    assert gc.isenabled()
