@@ -179,6 +179,35 @@ def test_no_op_rebuild_is_up_to_date_and_writes_nothing(project: Path, monkeypat
     assert manifest.stat().st_ino == inode
 
 
+@pytest.mark.parametrize(
+    "change",
+    ["misplaced document", "second alias table", "document that is a broken link", "document that is a folder"],
+)
+def test_an_unchanged_catalog_with_a_new_problem_beside_it_is_not_up_to_date(project: Path, change: str) -> None:
+    """What validation finds around the documents it reads (a new agent's document in a misspelled folder, a second
+    alias table, a document that cannot be read) changes none of the bytes the quick check digests: the build must
+    still fail as `capidx validate` does, not answer "up to date"."""
+    agents = project / "agents"
+    if change == "misplaced document":
+        stray = agents / "gemini-cli" / "capabilites" / "current.json"
+        stray.parent.mkdir(parents=True)
+        shutil.copyfile(agents / "claude-code" / "capabilities" / "current.json", stray)
+    elif change == "second alias table":
+        (agents / "aliases.yaml").write_text("aliases:\n  tdd: Hooks\n", encoding="utf-8")
+    elif change == "document that is a broken link":
+        (agents / "gemini-cli" / "capabilities").mkdir(parents=True)
+        (agents / "gemini-cli" / "capabilities" / "current.json").symlink_to("nowhere.json")
+    else:
+        (agents / "gemini-cli" / "capabilities" / "current.json").mkdir(parents=True)
+    before = snapshot(project / "build")
+    validated = run_cli(["validate", "-q"], cwd=project)
+    assert validated.exit_code in (1, 2), validated.output
+    result = _build(project)
+    assert (result.exit_code, "up to date" in result.stdout) == (validated.exit_code, False), result.output
+    assert "validation error" in result.stderr
+    assert snapshot(project / "build") == before
+
+
 def test_an_output_folder_that_cannot_be_made_fails_clearly(project: Path) -> None:
     (project / "afile").write_text("not a folder", encoding="utf-8")
     result = run_cli(["build", "--out", str(project / "afile" / "build")], cwd=project)

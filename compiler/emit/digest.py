@@ -17,7 +17,6 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
-from capidx.compiler.validate.discover import catalog_documents
 from capidx.schema.text import canonical_json
 
 
@@ -57,12 +56,6 @@ def _python_files(folder: Traversable, prefix: str) -> Iterator[tuple[str, bytes
             yield from _python_files(entry, f"{prefix}{entry.name}/")
         elif entry.name.endswith(".py"):
             yield f"{prefix}{entry.name}", entry.read_bytes()
-
-
-def catalog_files(root: Path) -> list[Path]:
-    """`discover.catalog_documents` that are regular files: the digest reads each one, so a broken link
-    or a folder named `current.json` is left out (the digests then differ, and validation reports it)."""
-    return [path for path in catalog_documents(root) if path.is_file()]
 
 
 def relative_label(path: Path, root: Path, fallback: str) -> str:

@@ -365,14 +365,20 @@ def _validated_inputs(config: Config, validation: Any) -> list[tuple[str, bytes]
 def _inputs_on_disk(config: Config) -> list[tuple[str, bytes]] | None:
     """The same parts as `_validated_inputs`, read directly. Any difference from what validate
     reads only makes the digests differ, which means "rebuild": never a stale "up to date".
-    None when a file cannot be read (a pipe, a device, too large, unreadable): validation says why."""
+    None when a document cannot be read (a broken link, a folder, a pipe, too large, unreadable) or the walk of the
+    catalog finds an error (a document in a misspelled folder or behind a linked one, a second alias table): no byte
+    of the digest shows what is wrong around the documents read, so only validation can say it."""
+    from capidx.compiler.validate import discover
+
+    inputs = discover.collect(config, ())
+    if any(problem.is_error for problem in inputs.problems):
+        return None
     parts = []
-    for path in digests.catalog_files(config.agents):
-        label = digests.relative_label(path, config.agents, path.name)
-        data, _ = read_limited(path)
+    for path in inputs.documents:
+        data, _ = read_limited(path)  # first: a link loop cannot be resolved for its label
         if data is None:
             return None
-        parts.append((f"data/{label}", data))
+        parts.append((f"data/{digests.relative_label(path, config.agents, path.name)}", data))
     if config.aliases is not None and config.aliases.is_file():
         data, _ = read_limited(config.aliases)
         if data is None:
