@@ -9,6 +9,8 @@ bytes go to a temporary file in the same folder (a rename across file systems is
 exclusively and never through a link, given the mode wanted, then renamed over the file; on any failure
 the temporary file is removed. `write_beside` is the first half, for a caller that renames several
 files only once all are written.
+
+Walking a folder the user gives (the catalog, the templates folder): `walk`, without recursion.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+from collections.abc import Iterator
 from pathlib import Path
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -57,3 +60,27 @@ def write_whole(path: Path, data: bytes, mode: int | None) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+def walk(top: str | Path) -> Iterator[tuple[str, list[str], list[str]]]:
+    """`os.walk(top)` as capidx uses it (top down, links to folders listed but not followed, a folder that cannot be
+    listed passed over; the caller may prune `subfolders` in place), in the same order, without recursion. Python
+    3.11's `os.walk` recurses once per level, so a catalog or templates folder nested some 1,000 folders deep (which
+    a pull request can hold) would end `validate` and `build` in a RecursionError."""
+    stack = [os.fspath(top)]
+    while stack:
+        folder = stack.pop()
+        subfolders: list[str] = []
+        files: list[str] = []
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    try:
+                        is_dir = entry.is_dir()
+                    except OSError:
+                        is_dir = False
+                    (subfolders if is_dir else files).append(entry.name)
+        except OSError:
+            continue
+        yield folder, subfolders, files
+        stack += [path for name in reversed(subfolders) if not os.path.islink(path := os.path.join(folder, name))]

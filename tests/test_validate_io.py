@@ -212,6 +212,33 @@ _DEEP_JSON = {
 }
 
 
+@pytest.mark.parametrize("folder", ["agents", "templates"])
+def test_a_folder_nested_past_python_s_recursion_limit_is_walked(project: Path, folder: str) -> None:
+    """A pull request can hold folders nested 1,100 deep: walking the catalog or the templates folder must not end
+    in a RecursionError (Python 3.11's os.walk recurses once per level)."""
+    made = [project / folder / "deep"]
+    (project / folder).mkdir(exist_ok=True)
+    for _ in range(1_100):  # os.makedirs recurses once per level too
+        made[-1].mkdir()
+        made.append(made[-1] / "a")
+    try:
+        (made[-2] / "current.json").write_text("{}", encoding="utf-8")  # found there, as a misplaced document
+        if folder == "templates":  # a folder with a template at its top is the project's templates folder
+            (project / "templates" / "summary.md.j2").write_text("# {{ title }}\n", encoding="utf-8")
+        validated = run()
+        assert validated.exit_code == (1 if folder == "agents" else 0), validated.output
+        if folder == "agents":
+            assert "current.json: not read: named like a capability document" in validated.output
+        built = CliRunner().invoke(cli, ["build", "-q"])
+        assert built.exception is None or isinstance(built.exception, SystemExit), built.output
+        assert built.exit_code == validated.exit_code, built.output
+        assert "Traceback" not in built.output
+    finally:  # shutil.rmtree recurses once per level too: pytest could not remove the folder
+        (made[-2] / "current.json").unlink(missing_ok=True)
+        for deep in reversed(made[:-1]):
+            deep.rmdir()
+
+
 @pytest.mark.parametrize("shape", list(_DEEP_JSON))
 def test_json_nested_past_what_the_parser_reads_is_placed_where_it_passes_the_limit(project: Path, shape: str) -> None:
     """5,000 levels made the json module give up with no place ('invalid JSON: nested too deeply'): the problem is

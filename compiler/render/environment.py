@@ -39,7 +39,7 @@ from jinja2.utils import generate_lorem_ipsum, internalcode
 from capidx.compiler import catalog
 from capidx.compiler.diagnostics import plural
 from capidx.compiler.errors import InvalidError
-from capidx.compiler.files import read_at_most
+from capidx.compiler.files import read_at_most, walk
 from capidx.compiler.render import markdown as mdtext
 from capidx.compiler.render import views
 from capidx.compiler.render.phrases import join_phrases
@@ -164,14 +164,17 @@ class _FolderLoader(jinja2.FileSystemLoader):
         self.folder = str(folder)
 
     def list_templates(self) -> list[str]:
-        """Jinja's listing, refused for a folder of more than MAX_TEMPLATE_FILES files (say `paths.templates: /`),
-        which it would otherwise walk to the end."""
-        count = 0
-        for _, _, files in os.walk(self.folder):
-            count += len(files)
-            if count > MAX_TEMPLATE_FILES:
+        """Jinja's listing (every file below the folder, links to folders not followed, by its path in the folder),
+        refused for a folder of more than MAX_TEMPLATE_FILES files (say `paths.templates: /`), which it would otherwise
+        walk to the end. Walked without recursion (`files.walk`): Jinja's own walk is Python 3.11's `os.walk`, which
+        fails with a RecursionError in a folder nested some 1,000 deep."""
+        found: set[str] = set()
+        for folder, _, files in walk(self.folder):
+            inside = os.path.relpath(folder, self.folder)
+            found.update(posixpath.normpath(f"{inside.replace(os.sep, '/')}/{name}") for name in files)
+            if len(found) > MAX_TEMPLATE_FILES:
                 raise TemplateFailure(f"{self.folder}: more than {MAX_TEMPLATE_FILES:,} files: not a templates folder")
-        return super().list_templates()
+        return sorted(found)
 
     def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Callable[[], bool]]:
         filename = posixpath.join(self.folder, *split_template_path(template))

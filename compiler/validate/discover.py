@@ -14,6 +14,7 @@ from pathlib import Path
 
 from capidx.compiler.config import ALIAS_FILE_NAMES, Config
 from capidx.compiler.diagnostics import Diagnostic
+from capidx.compiler.files import walk
 from capidx.compiler.validate import configured
 from capidx.compiler.validate.keys import one_edit
 from capidx.compiler.validate.load import file_problem
@@ -64,7 +65,7 @@ def catalog_documents(root: Path) -> list[Path]:
     link that loops is reported when it is read.
     """
     found = []
-    for folder, subfolders, _ in os.walk(root):
+    for folder, subfolders, _ in walk(root):
         subfolders[:] = sorted(d for d in subfolders if not d.startswith(".") and d not in _SKIPPED_DIRECTORIES)
         if os.path.basename(folder) == "capabilities":
             found += [Path(folder, name) for name in CAPABILITY_FILE_NAMES if os.path.lexists(Path(folder, name))]
@@ -160,7 +161,7 @@ def unread(root: Path, read: Sequence[Path], templates: Path | None = None) -> l
     known = {_key(place) for path in read for place in (path, Path(os.path.realpath(path)))}  # and link targets
     skipped = {_key(templates)} if templates else set()  # its files are read too, as templates
     problems = []
-    for folder, subfolders, files in os.walk(root):
+    for folder, subfolders, files in walk(root):
         kept = (d for d in subfolders if not d.startswith(".") and d not in _SKIPPED_DIRECTORIES)
         subfolders[:] = sorted(d for d in kept if _key(Path(folder, d)) not in skipped)
         problems += [_linked_folder(Path(folder, d)) for d in subfolders if _holds_document(Path(folder, d), known)]
