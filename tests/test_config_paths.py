@@ -75,3 +75,35 @@ def test_a_path_given_by_a_flag_keeps_the_flags_wording(project: Path) -> None:
     assert "agnetz: catalog directory not found" in result.output
     assert "capidx.yaml" not in result.output
     assert run_cli(["validate", "--agents", "agents"], project).exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("setting", "expected"),
+    [
+        (
+            "templates: templates/summary.md.j2",
+            "capidx.yaml:2:14: $.paths.templates: templates folder 'templates/summary.md.j2' is not a folder "
+            "(correct paths.templates, or remove it to use the bundled templates)",
+        ),
+        (
+            "agents: agents/aliases.json",
+            "capidx.yaml:2:11: $.paths.agents: catalog directory 'agents/aliases.json' is not a folder "
+            "(correct paths.agents, or pass --agents DIR)",
+        ),
+    ],
+    ids=["templates", "agents"],
+)
+def test_a_configured_folder_that_is_a_file_is_reported_at_its_key(project: Path, setting: str, expected: str) -> None:
+    """A file where a folder belongs: `paths.templates` naming one template was passed over in silence (the bundled
+    templates were used, exit 0), `paths.agents` naming a file was "not found" at no place in capidx.yaml."""
+    (project / "templates" / "summary.md.j2").write_text("# {{ title }}\n", encoding="utf-8")
+    (project / "capidx.yaml").write_text(f"paths:\n  {setting}\n", encoding="utf-8")
+
+    validated = run_cli(["validate"], project)
+    built = run_cli(["build", "-q"], project)
+
+    assert validated.exit_code == 2, validated.output
+    assert expected in validated.output.splitlines()
+    assert built.exit_code == 2, built.output
+    assert any(line.endswith(expected[len("capidx.yaml") :]) for line in built.stderr.splitlines()), built.stderr
+    assert not (project / "build").exists()

@@ -28,12 +28,18 @@ _WHAT = {
 
 def missing(config: Config, name: str) -> Diagnostic | None:
     """The problem of setting `name` (`agents`, `aliases`, `schema`, `templates`) when capidx.yaml gives it and
-    nothing is there; None when the file does not give it (a flag did, or the default applies) or it exists."""
+    nothing is there, or a file where a folder belongs (`paths.templates` naming one template would otherwise be
+    passed over in silence, the bundled templates used); None when the file does not give it (a flag did, or the
+    default applies) or it exists. (A folder where a file belongs is said when the file is read.)"""
     origin = config.origin(name)
     path = getattr(config, name)
-    if origin is None or path is None or os.path.lexists(path):
+    if origin is None or path is None:
         return None
     what, folder, way_out = _WHAT[name]
+    if os.path.lexists(path) and folder and not path.is_dir():
+        return origin.diagnostic(f"{what} '{origin.value}' is not a folder", way_out)
+    if os.path.lexists(path):
+        return None
     near = _near(Path(path), folder)
     hint = f"did you mean '{PurePath(origin.value).with_name(near).as_posix()}'?" if near else way_out
     return origin.diagnostic(f"{what} '{origin.value}' does not exist", hint)
