@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -260,8 +261,9 @@ def summary(result: Scaffolded, shown_root: str) -> Sequence[str]:
 
 
 def _next_steps(result: Scaffolded, shown_root: str) -> list[str]:
-    """The steps left to do, numbered; only those about files init wrote (an example, the CI placeholders)."""
-    where = "" if shown_root == "." else f"cd {shown_root} && "
+    """The steps left to do, numbered; only those about files init wrote (an example, the CI placeholders). The
+    `cd` is quoted as a shell reads it: the line is meant to be pasted, and `my catalog` must reach `cd` whole."""
+    where = "" if shown_root == "." else f"cd {shlex.quote(shown_root)} && "
     on_what = "works now, on the example agent" if not result.no_example else "now on your catalog"
     if result.no_catalog:
         on_what = f"once {result.no_catalog}/ (your capidx.yaml's catalog) holds an agent"
