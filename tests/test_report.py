@@ -547,6 +547,29 @@ def test_github_prints_annotations_and_appends_the_step_summary(tmp_path: Path) 
     assert summary.read_text(encoding="utf-8").count(MARKER) == 2  # appended again, never overwritten
 
 
+def test_github_refusing_the_output_appends_nothing_to_the_step_summary(tmp_path: Path) -> None:
+    """An -o that is refused (exit 2) leaves the job's summary as it was: no report of a step that failed."""
+    head = write_build(tmp_path / "head", make_manifest(budgets={"full": 20_000}))
+    summary = tmp_path / "summary.md"
+    summary.write_text("# earlier step\n", encoding="utf-8")
+    args = ["--build", str(head), "--format", "github", "-o", str(head / "report.txt")]
+    result = _run(*args, env={"GITHUB_STEP_SUMMARY": str(summary)})
+    assert result.exit_code == 2 and "is inside the capidx build directory" in result.output
+    assert summary.read_text(encoding="utf-8") == "# earlier step\n"
+
+
+def test_github_step_summary_that_cannot_be_written_is_named_and_the_annotations_still_print(
+    tmp_path: Path,
+) -> None:
+    head = write_build(tmp_path / "head", make_manifest(budgets={"full": 20_000}))
+    summary = tmp_path / "no-such-folder" / "summary.md"
+    result = _run("--build", str(head), "--format", "github", env={"GITHUB_STEP_SUMMARY": str(summary)})
+    assert result.exit_code == 2
+    assert f"cannot append to $GITHUB_STEP_SUMMARY ({summary})" in result.output
+    assert "cannot write the report" not in result.output  # the report was printed: only the summary failed
+    assert result.output.startswith("::error title=capidx budget breached (full)::")
+
+
 def test_github_annotations_past_githubs_ten_per_level_are_counted_in_the_tenth(tmp_path: Path) -> None:
     # every kind at 95 % of its budget: eleven warnings, one more than GitHub shows in a step
     largest = {"agent": 2052, "capability": 971, "category": 1286, "full": 24055, "index": 3065, "stats": 490}

@@ -60,14 +60,16 @@ def run_report(options: ReportOptions, echo: Any = print) -> int:
     baseline = load_manifest(options.against, "--against BASELINE", given=True) if options.against is not None else None
     report = build_report(build, baseline)
     text = RENDERER_BY_NAME[options.format](report, color=options.color)
-    if options.format == "github" and options.step_summary is not None:
-        # Append: other steps of the same job write their own summaries to this file.
-        _write(options.step_summary, render_markdown(report) + "\n", mode="a")
     if options.output is None:
         echo(text.rstrip("\n"))
     else:
         _refuse_inside_a_build(options.output)
         _write(options.output, text, mode="w")
+    if options.format == "github" and options.step_summary is not None:
+        # After the report, as `validate --format github` does: a refused -o appends nothing to the job's summary,
+        # and a summary file that cannot be written loses none of the annotations. Append: other steps of the same
+        # job write their own summaries to this file.
+        _append_step_summary(options.step_summary, render_markdown(report) + "\n")
     return int(ExitCode.INVALID if not report.ok and options.fail else ExitCode.OK)
 
 
@@ -85,6 +87,15 @@ def _refuse_inside_a_build(path: Path) -> None:
             f"{path}: is inside the capidx build directory {build}; refusing to write there (the next build would "
             f"refuse to replace a folder holding a file its manifest does not list). Write the report elsewhere."
         )
+
+
+def _append_step_summary(path: Path, markdown: str) -> None:
+    """Append to `$GITHUB_STEP_SUMMARY`, named as such when it fails: the user never gave that path."""
+    try:
+        with path.open("a", encoding="utf-8", newline="\n") as stream:
+            stream.write(markdown)
+    except OSError as exc:
+        raise ReportUsageError(f"cannot append to $GITHUB_STEP_SUMMARY ({path}): {exc.strerror or exc}") from None
 
 
 def _write(path: Path, text: str, mode: str) -> None:
