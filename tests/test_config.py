@@ -238,6 +238,24 @@ def test_problems_have_positions(tmp_path: Path, text: str, expected: list[str])
     assert config == default_config(tmp_path)  # defaults on problems, so callers can report and stop
 
 
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ('title: ""\n', "1:8: $.title"),
+        ("injection:\n  labels:\n    - {label: '', min_confidence: 0}\n", "3:15: $.injection.labels[0].label"),
+    ],
+    ids=["title", "label"],
+)
+def test_an_empty_one_line_text_is_one_problem(valid_project: Path, text: str, where: str) -> None:
+    """Said once, as "must not be empty": not a second time as a pattern (a regex of control characters) it fails."""
+    write(valid_project / "capidx.yaml", text)
+
+    result = CliRunner().invoke(cli, ["validate", "-q"])
+
+    assert result.exit_code == 2, result.output
+    assert result.output.splitlines() == [f"capidx.yaml:{where}: must not be empty"]
+
+
 def test_problems_come_in_the_order_of_the_file(tmp_path: Path) -> None:
     """The schema reports a file's problems in its own order (here: the top level's before a nested one's)."""
     config_file = write(tmp_path / "capidx.yaml", "paths:\n  outt: b\nbudgets:\n  zzz: 3\nSERVE: 1\n")
