@@ -961,6 +961,9 @@ def test_a_name_that_is_not_markdown_or_plain_text_is_refused(project: Path, nam
         "requirements/ci/test.txt",  # a folder below one of pip's: every folder on the way counts
         "Constraints/old/py38/pins.txt",
         "CMakeLists.txt",
+        "requirements3.txt",  # a digit after the word, as projects kept lists for Python 2 and 3
+        "requirement.txt",  # the singular: pip reads whatever -r names
+        "dev-constraint.txt",
     ],
 )
 def test_a_text_file_its_tool_reads_line_by_line_is_refused(project: Path, name: str) -> None:

@@ -42,8 +42,10 @@ _NOT_MEMORY_NAME = re.compile(
     r"(?i).+file|\..*ignore|\..+rc|\.git.*|\..*versions?|\.env|\.editorconfig|\.mailmap|codeowners"
 )
 # Plain-text files that tools read line by line: a pip requirements or constraints list, a CMake project, robots.txt.
+# pip reads whatever `-r` or `-c` names, so the word's singular and a version after it count too (`requirement.txt`,
+# `requirements3.txt`).
 _NOT_MEMORY_TEXT = re.compile(
-    r"(?i)([^/]*[-_.])?(requirements|constraints)([-_.][^/]*)?\.txt|cmakelists\.txt|robots\.txt"
+    r"(?i)([^/]*[-_.])?(requirements?|constraints?)\d*([-_.][^/]*)?\.txt|cmakelists\.txt|robots\.txt"
 )
 _PIP_FOLDERS = ("requirements", "constraints")
 
