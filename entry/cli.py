@@ -12,6 +12,7 @@ import contextlib
 import functools
 import importlib.util
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -96,10 +97,21 @@ cli.add_command(serve)
 
 
 def main() -> None:
+    _unencodable_escaped()
     try:
         cli()
     finally:
         _late_ctrl_c_ignored()
+
+
+def _unencodable_escaped() -> None:
+    """A character standard output cannot encode (a report's ✅ or Δ, a capability named in Chinese, on a Windows
+    console's cp1252 or a non-UTF-8 locale) is written as an escape (`\\u2705`), as Python writes it on standard
+    error, rather than ending the command with a UnicodeEncodeError's traceback and exit 1, the code of invalid data
+    or a breached budget. An error handler the user chose (PYTHONIOENCODING=cp1252:replace) is kept."""
+    stream = sys.stdout
+    if stream is not None and getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+        stream.reconfigure(errors="backslashreplace")
 
 
 def _late_ctrl_c_ignored() -> None:

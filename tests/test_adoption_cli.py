@@ -72,6 +72,27 @@ def test_ctrl_c_while_the_cli_loads_ends_with_130_not_a_traceback() -> None:
     assert result.stderr.strip() == ""  # no traceback, no message: a line break after the terminal's ^C
 
 
+def test_output_the_terminal_cannot_encode_is_escaped_not_a_traceback(tmp_path: Path) -> None:
+    """A Windows console's cp1252 (or a non-UTF-8 locale) has no ✅: the report is printed with an escape in its
+    place, exit 0, not a UnicodeEncodeError's traceback and exit 1, which reads as a breached budget."""
+    from manifest_factory import make_manifest, write_build
+
+    build = write_build(tmp_path / "build", make_manifest(budgets={"full": 100_000}))
+    env = {**os.environ, "PYTHONIOENCODING": "cp1252", "GITHUB_STEP_SUMMARY": ""}
+    result = subprocess.run(
+        [sys.executable, "-m", "capidx", "report", "--build", str(build), "--format", "markdown"],
+        capture_output=True,
+        text=True,
+        encoding="cp1252",
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "\\u2705 **all budgets met**" in result.stdout
+
+
 def test_the_console_script_is_the_guarded_entry() -> None:
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert re.search(r'^capidx = "capidx\.__main__:main"$', pyproject, re.MULTILINE)
