@@ -186,4 +186,7 @@ def _run(settings: Settings) -> None:
     finally:
         restore_signals()  # first: a signal from here on is Python's own KeyboardInterrupt (130) or a plain exit
         stop_logging()
+        # What `run` froze was what the server kept alive; a caller in this process (click's runner) would otherwise
+        # keep all its own objects of that moment frozen too, never collected once they become garbage.
+        gc.unfreeze()
         gc.enable()

@@ -183,3 +183,27 @@ def test_serve_turns_the_collector_back_on_when_it_ends(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["serve", "--build", str(tmp_path / "missing")])
     assert result.exit_code == 2
     assert gc.isenabled()
+
+
+def test_serve_that_served_leaves_nothing_frozen_in_its_caller(hand_build: Path) -> None:
+    # Once the build is served, everything alive is frozen out of the collector's reach (server/serve.py). When serve
+    # ends, a caller in the same process (click's runner) must get its objects back: what was alive then and is
+    # garbage later (the hub, its sessions, the caller's own data) would otherwise never be collected. Run in a child
+    # interpreter, so that this test process is never frozen whatever the outcome.
+    code = (
+        "import gc, json, sys\n"
+        "from click.testing import CliRunner\n"
+        "from capidx.cli import cli\n"
+        "result = CliRunner().invoke(cli, ['serve', '--build', sys.argv[1], '--no-reload'])\n"
+        "print(json.dumps([result.exit_code, gc.isenabled(), gc.get_freeze_count()]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(hand_build)],
+        stdin=subprocess.DEVNULL,  # stdin ends at once: the stdio server stops with exit 0
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == [0, True, 0], done.stderr
