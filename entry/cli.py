@@ -8,6 +8,7 @@ neither the MCP SDK nor a tokenizer.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import functools
 import importlib.util
@@ -108,10 +109,27 @@ def _unencodable_escaped() -> None:
     """A character standard output cannot encode (a report's ✅ or Δ, a capability named in Chinese, on a Windows
     console's cp1252 or a non-UTF-8 locale) is written as an escape (`\\u2705`), as Python writes it on standard
     error, rather than ending the command with a UnicodeEncodeError's traceback and exit 1, the code of invalid data
-    or a breached budget. An error handler the user chose (PYTHONIOENCODING=cp1252:replace) is kept."""
+    or a breached budget. An error handler the user chose (PYTHONIOENCODING=cp1252:replace) is kept.
+
+    The escape is JSON's (`_json_escape`), not Python's backslashreplace: in `--format json` the character is inside
+    a JSON string, where `\\U0001f600` or `\\xe9` would make the whole document unreadable with exit 0."""
     stream = sys.stdout
     if stream is not None and getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
-        stream.reconfigure(errors="backslashreplace")
+        codecs.register_error(_JSON_ESCAPE, _json_escape)
+        stream.reconfigure(errors=_JSON_ESCAPE)
+
+
+_JSON_ESCAPE = "capidx-json-escape"
+
+
+def _json_escape(error: UnicodeError) -> tuple[str, int]:
+    """Each character that cannot be encoded as `\\uXXXX`, one per UTF-16 code unit (a pair for one past U+FFFF):
+    a JSON string reads it back as the same character, and a person reads it as Python's own escape of it."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    units = error.object[error.start : error.end].encode("utf-16-be", "surrogatepass")
+    escaped = "".join(f"\\u{int.from_bytes(units[i : i + 2], 'big'):04x}" for i in range(0, len(units), 2))
+    return escaped, error.end
 
 
 def _late_ctrl_c_ignored() -> None:

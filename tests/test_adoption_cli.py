@@ -3,6 +3,7 @@ way to write defaults and placeholders, shell completion, build and report table
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -91,6 +92,26 @@ def test_output_the_terminal_cannot_encode_is_escaped_not_a_traceback(tmp_path: 
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
     assert "\\u2705 **all budgets met**" in result.stdout
+
+
+@pytest.mark.parametrize("encoding", ["cp1252", "cp1251"])  # neither has the emoji; cp1251 has no é
+def test_json_on_an_output_that_cannot_encode_it_stays_json(tmp_path: Path, encoding: str) -> None:
+    """What standard output cannot encode is escaped, and in `--format json` it lands inside a JSON string: the
+    escape must be one JSON reads as the same character (`\\ud83d\\ude00`, `\\u00e9`), not Python's `\\U0001f600` or
+    `\\xe9`, which make the whole document unreadable to the program the output is piped to, with exit 0."""
+    from manifest_factory import make_manifest, write_build
+
+    build = write_build(tmp_path / "caf\u00e9 \U0001f600" / "build", make_manifest(budgets={"full": 100_000}))
+    env = {**os.environ, "PYTHONIOENCODING": encoding, "GITHUB_STEP_SUMMARY": ""}
+    result = subprocess.run(
+        [sys.executable, "-m", "capidx", "report", "--build", str(build), "--format", "json"],
+        capture_output=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.decode(encoding))["build"]["manifest"] == str(build / "manifest.json")
 
 
 def test_the_console_script_is_the_guarded_entry() -> None:
