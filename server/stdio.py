@@ -378,9 +378,15 @@ def _in_loop(function: Callable[[], object], token: EventLoopToken) -> None:
 
 
 def _write_all(fd: int, data: bytes) -> None:
+    """Write all of `data`. A stdout the parent left non-blocking (O_NONBLOCK is shared with it, so it is not
+    changed here) is full for now, not closed, when a write fails with EAGAIN: wait until it is writable, then
+    write the rest. Taken for closed, one reply was cut after what the pipe held and every later one dropped."""
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view) :]
+        try:
+            view = view[os.write(fd, view) :]
+        except BlockingIOError:
+            select.select([], [fd], [])
 
 
 def _claim_stdout(fd: int) -> tuple[int, Callable[[], None]]:

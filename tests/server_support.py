@@ -605,14 +605,19 @@ def capidx_command(*args: str) -> list[str]:
 
 @contextmanager
 def serving_stdio(
-    build: Path, *args: str, stdin: Any = subprocess.PIPE, stderr: Any = subprocess.DEVNULL, env: Any = None
+    build: Path,
+    *args: str,
+    stdin: Any = subprocess.PIPE,
+    stdout: Any = subprocess.PIPE,
+    stderr: Any = subprocess.DEVNULL,
+    env: Any = None,
 ) -> Iterator[subprocess.Popen[bytes]]:
-    """`capidx serve --build BUILD ARGS...` over stdio, its stdout a pipe; killed when the block ends."""
+    """`capidx serve --build BUILD ARGS...` over stdio, its stdout a pipe (or `stdout`); killed when the block ends."""
     with subprocess.Popen(
         capidx_command("serve", "--build", str(build), *args),
         cwd=build.parent,
         stdin=stdin,
-        stdout=subprocess.PIPE,
+        stdout=stdout,
         stderr=stderr,
         env=env,
     ) as proc:

@@ -6,11 +6,15 @@ them. Every read has a deadline; nothing asserts how long something took.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import queue
 import subprocess
+import sys
+import termios
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -92,6 +96,58 @@ def test_a_non_blocking_stdin_is_waited_on_not_taken_for_its_end(hand_build: Pat
         assert server.reply() == {"jsonrpc": "2.0", "id": 1, "result": {}}
         os.close(write_end)
         assert proc.wait(timeout=60) == 0  # its real end still ends it
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "set_blocking"), reason="needs a non-blocking pipe")
+def test_a_non_blocking_stdout_is_waited_on_when_full_not_taken_for_closed(hand_build: Path) -> None:
+    """A parent may leave stdout O_NONBLOCK too: a reply larger than what the pipe holds gets EAGAIN once the pipe
+    is full, which used to be taken for a closed stdout: the reply was cut after what fitted and every later
+    answer dropped. The reply to a ping echoes its id, so an id of 200,000 characters makes one bigger than a pipe
+    holds; the client reads only once the pipe is full."""
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    big = "x" * 200_000
+    with serving_stdio(hand_build, "--no-reload", stdout=write_end) as proc:
+        os.close(write_end)
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": big, "method": "ping"}).encode() + b"\n")
+        proc.stdin.write(PING % 2)
+        proc.stdin.flush()
+        _wait_until_full(read_end)
+        lines: queue.Queue[bytes] = queue.Queue()
+        threading.Thread(target=_lines, args=(read_end, lines), daemon=True).start()
+        try:
+            got = [json.loads(lines.get(timeout=30)) for _ in range(3)]
+        except queue.Empty:
+            raise AssertionError("answers were dropped") from None
+        assert [reply["id"] for reply in got] == [0, big, 2]
+        assert got[1:] == [{"jsonrpc": "2.0", "id": big, "result": {}}, {"jsonrpc": "2.0", "id": 2, "result": {}}]
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0
+
+
+def _lines(fd: int, lines: queue.Queue[bytes]) -> None:
+    """Every line read from `fd`, until its end (the server is killed at the latest when the test ends)."""
+    with os.fdopen(fd, "rb") as replies:
+        for line in replies:
+            lines.put(line)
+
+
+def _wait_until_full(fd: int, timeout: float = 60) -> None:
+    """Wait, reading nothing, until the pipe at `fd` holds at least a page and has stopped filling: the server's
+    next write finds it full."""
+    deadline = time.monotonic() + timeout
+    last, steady = -1, 0
+    while steady < 10:
+        assert time.monotonic() < deadline, "the server never filled the pipe"
+        buffer = bytearray(4)
+        fcntl.ioctl(fd, termios.FIONREAD, buffer)
+        held = int.from_bytes(buffer, sys.byteorder)
+        steady = steady + 1 if held == last and held >= 4096 else 0
+        last = held
+        time.sleep(0.05)
 
 
 @pytest.mark.slow
