@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import gc
 import logging
-import os
 from pathlib import Path
 
 import anyio
 
-from capidx.schema.builddir import MANIFEST
 from capidx.server.app import Hub
-from capidx.server.snapshot import BuildError, load_snapshot
+from capidx.server.snapshot import BuildError, build_signature, load_snapshot
 
 logger = logging.getLogger("capidx.server")
 
@@ -27,16 +25,6 @@ POLL_SECONDS = 1.0
 # A swap is two renames: a check that lands between them sees no build; look again once before
 # reporting the build as broken.
 SETTLE_SECONDS = 0.3
-
-
-def _signature(directory: Path) -> tuple[int, ...] | None:
-    """Cheap identity of the build: directory inode plus manifest inode, size and mtime."""
-    try:
-        folder = os.stat(directory)
-        manifest = os.stat(directory / MANIFEST)
-    except OSError:
-        return None
-    return folder.st_ino, manifest.st_ino, manifest.st_size, manifest.st_mtime_ns
 
 
 class Reloader:
@@ -47,7 +35,9 @@ class Reloader:
         self.directory = directory
         self.poll_seconds = poll_seconds
         self._wake = anyio.Event()
-        self._signature = _signature(directory)
+        # The served build's, taken when it was loaded: one looked at only now would take a build swapped in since
+        # (while the MCP SDK was imported, about a second) for the one served, and never load it.
+        self._signature = hub.snapshot.signature
         self._last_error: str | None = None
 
     def wake(self) -> None:
@@ -71,7 +61,7 @@ class Reloader:
     async def _poll(self, stop: anyio.Event) -> None:
         while not stop.is_set():
             await anyio.sleep(self.poll_seconds)
-            if _signature(self.directory) != self._signature:
+            if build_signature(self.directory) != self._signature:
                 self.wake()
 
     async def _watch_parent(self, stop: anyio.Event) -> None:
@@ -92,12 +82,12 @@ class Reloader:
 
     async def check(self) -> bool:
         """Load the build if it changed; True when a new build was swapped in."""
-        signature = _signature(self.directory)
+        signature = build_signature(self.directory)
         try:
             snapshot = await anyio.to_thread.run_sync(load_snapshot, self.directory)
         except Exception:  # a build mid-swap, or any broken one: looked at once more below
             await anyio.sleep(SETTLE_SECONDS)
-            signature = _signature(self.directory)
+            signature = build_signature(self.directory)
             try:
                 snapshot = await anyio.to_thread.run_sync(load_snapshot, self.directory)
             except Exception as error:  # whatever a hostile build raises, the last good one stays served

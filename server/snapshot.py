@@ -143,6 +143,8 @@ class Snapshot:
     # The token budgets the build breached ('summary 700 > 600'): `capidx build` writes such a build for inspection
     # and exits 1; the server serves it as built, and says so.
     over_budget: tuple[str, ...] = ()
+    # `build_signature` of the directory, taken before its manifest was read: what the reloader compares with.
+    signature: tuple[int, ...] | None = None
 
     def find(self, kind: str, **params: str | None) -> Artifact | None:
         """The document answering `kind` for `params`; a `None` or absent param means 'all'."""
@@ -171,8 +173,23 @@ def manifest_validator() -> Any:
     return Draft202012Validator(manifest_schema(), format_checker=Draft202012Validator.FORMAT_CHECKER)
 
 
+def build_signature(directory: Path) -> tuple[int, ...] | None:
+    """Cheap identity of the build at `directory`: the folder's inode plus the manifest's inode, size and mtime
+    (None when either is missing). `capidx build` swaps in a new folder, so a rebuild changes it."""
+    try:
+        folder = os.stat(directory)
+        manifest = os.stat(directory / MANIFEST_NAME)
+    except OSError:
+        return None
+    return folder.st_ino, manifest.st_ino, manifest.st_size, manifest.st_mtime_ns
+
+
 def load_snapshot(directory: Path) -> Snapshot:
-    """Read, validate and verify the build in `directory`. Raises `BuildError` naming the problem."""
+    """Read, validate and verify the build in `directory`. Raises `BuildError` naming the problem.
+
+    The snapshot keeps the directory's `build_signature` taken before anything is read, so that a build swapped in
+    while it loads (or before the reloader starts watching) differs from it and is loaded in turn."""
+    signature = build_signature(directory)
     root = _build_root(directory)
     manifest_bytes = _read_manifest(root)
     manifest = _parse_manifest(root, manifest_bytes)
@@ -196,6 +213,7 @@ def load_snapshot(directory: Path) -> Snapshot:
         over_budget=tuple(
             f"{clip(r['kind'])} {r['tokens']:,} > {r['budget']:,}" for r in manifest["budgets"] if not r["ok"]
         ),
+        signature=signature,
     )
 
 

@@ -117,6 +117,20 @@ async def test_a_broken_new_build_is_logged_and_ignored(tmp_path: Path, caplog: 
     assert generation(hub.snapshot.artifacts[SUMMARY].text) == "3"
 
 
+async def test_a_build_swapped_in_before_the_watch_starts_is_picked_up(tmp_path: Path) -> None:
+    """`capidx serve` loads the build, then imports the MCP SDK (about a second) before the reloader starts: a
+    rebuild finished in between was taken for the build being served, as the reloader's first look at the folder
+    found the new one, and it was never loaded."""
+    build = write_build(tmp_path / "build", generation="1")
+    hub = make_hub(build)
+    rebuild(build, "2")
+    stop = anyio.Event()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(Reloader(hub, build, poll_seconds=0.1).run, stop)
+        await wait_for(lambda: generation(hub.snapshot.artifacts[SUMMARY].text) == "2")
+        stop.set()
+
+
 async def test_an_unchanged_build_is_not_swapped(tmp_path: Path) -> None:
     build = write_build(tmp_path / "build", generation="1")
     hub = make_hub(build)
