@@ -7,6 +7,7 @@ import json
 import logging
 import shutil
 import subprocess
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -238,6 +239,36 @@ async def test_whatever_loading_a_new_build_raises_the_server_keeps_serving(
     assert "ignoring the new build: MemoryError() while loading it" in caplog.text
     (record,) = [r for r in caplog.records if "ignoring the new build" in r.getMessage()]
     assert record.exc_info is not None  # not foreseen: logged with its traceback
+    assert generation(hub.snapshot.artifacts[SUMMARY].text) == "1"
+
+
+async def test_stopping_does_not_wait_for_a_build_being_loaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Loading a large build takes seconds (about 9 at 20,000 capabilities) and cannot be interrupted. It ran in an
+    AnyIO worker thread, which a stop waited for: once for the cancelled task, and once more at exit, where the
+    interpreter joins every thread that is not a daemon. One Ctrl-C or stdin closing took as long as the load."""
+    build = write_build(tmp_path / "build", generation="1")
+    hub = make_hub(build)
+    entered, release = threading.Event(), threading.Event()
+    daemon: list[bool] = []
+
+    def endless(_directory: Path) -> Any:
+        daemon.append(threading.current_thread().daemon)
+        entered.set()
+        release.wait(20)
+        raise BuildError("released")
+
+    monkeypatch.setattr(reload, "load_snapshot", endless)
+    stop = anyio.Event()
+    try:
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(Reloader(hub, build, poll_seconds=0.1).run, stop)
+                rebuild(build, "2")
+                await anyio.to_thread.run_sync(entered.wait, 10)
+                stop.set()
+    finally:
+        release.set()
+    assert daemon == [True]  # the interpreter does not wait for it at exit
     assert generation(hub.snapshot.artifacts[SUMMARY].text) == "1"
 
 
