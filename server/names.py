@@ -16,8 +16,9 @@ from capidx.schema.text import STOP_WORDS, normalize
 from capidx.server.matchindex import Candidate, MatchIndex, NameTable, Resolution
 from capidx.server.query import LONG_TYPO
 
-# Whole-string similarity (0-100) that counts as "the same words, mistyped", when 5 ahead of the next.
+# Whole-string similarity (0-100) that counts as "the same words, mistyped", when TYPO_LEAD ahead of the next.
 TYPO_RATIO = 82
+TYPO_LEAD = 5
 SUGGESTIONS = 3
 _NUMBER = re.compile(r"\d+")
 
@@ -77,9 +78,10 @@ def keeps(numbers: list[str], spelling: str) -> bool:
 
 
 def typo_winner(query: str, similarity: Mapping[str, float]) -> Resolution | None:
-    """The one value clearly most similar to the query (`TYPO_RATIO`, 5 ahead of the next) resolves as `fuzzy`."""
+    """The one value clearly most similar to the query (`TYPO_RATIO`, `TYPO_LEAD` ahead of the next) resolves as
+    `fuzzy`; values below `TYPO_RATIO - TYPO_LEAD` may be left out of `similarity`, as they cannot change that."""
     ranked = best_first(similarity)
-    if ranked and ranked[0][1] >= TYPO_RATIO and (len(ranked) == 1 or ranked[0][1] - ranked[1][1] >= 5):
+    if ranked and ranked[0][1] >= TYPO_RATIO and (len(ranked) == 1 or ranked[0][1] - ranked[1][1] >= TYPO_LEAD):
         return Resolution(query, "resolved", ranked[0][0], "fuzzy", round(ranked[0][1] / 100, 3))
     return None
 

@@ -14,7 +14,7 @@ from rapidfuzz import fuzz, process
 
 from capidx.schema.text import bind_negation, normalize, terms
 from capidx.server.matchindex import Candidate, MatchIndex, Resolution
-from capidx.server.names import SUGGESTIONS, ambiguous, best_first, closest, typo_winner
+from capidx.server.names import SUGGESTIONS, TYPO_LEAD, TYPO_RATIO, ambiguous, best_first, closest, typo_winner
 from capidx.server.query import Query, analyse
 from capidx.server.semantic import WEIGHT
 
@@ -54,7 +54,8 @@ def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) 
     if (slug := index.stemmed.get(q.key)) is not None:  # a name or alias in other forms ('the release notes')
         return Resolution(query, "resolved", slug, "stemmed", 1.0)
     # A whole name, alias or wording mistyped ('hoks', 'mcp srvers', 'hoo ks'; not 'gpu usage metrics').
-    typo = typo_winner(query, _similarity(index, n, fuzz.ratio, typo=True)) if q.mistyped else None
+    near = _similarity(index, n, fuzz.ratio, TYPO_RATIO - TYPO_LEAD, typo=True) if q.mistyped else {}
+    typo = typo_winner(query, near)
     return _in_category(index, q, typo or _by_ranking(index, q, agent), agent)
 
 
@@ -129,7 +130,7 @@ def _by_ranking(index: MatchIndex, q: Query, agent: str | None) -> Resolution:
     if best < floor:  # nothing matched: what ranked a little first, then the closest names
         # A name that merely looks like the query is weaker evidence than words that ranked: its similarity is
         # scaled below them, so the list stays in order and no closest name claims what a ranked answer would.
-        similar = _similarity(index, q.normalized, fuzz.WRatio) if len(shown) < SUGGESTIONS else {}
+        similar = _similarity(index, q.normalized, fuzz.WRatio, 0.0) if len(shown) < SUGGESTIONS else {}
         low = shown[-1].confidence if shown else DECISION_RULE[0] / 4
         fill = tuple(
             Candidate(c.value, c.label, round(min(low, c.confidence * DECISION_RULE[0] / 4), 3))
@@ -195,16 +196,16 @@ def _no_rule(
     return Resolution(resolution.query, "ambiguous", candidates=offered, ranked=resolution.ranked, scored=True)
 
 
-def _similarity(index: MatchIndex, n: str, scorer: Callable[[str, str], float], typo: bool = False) -> dict[str, float]:
-    """Capability -> how similar its closest name is to the normalized query (0-100); `typo`: only names the query
-    may be a mistyping of, those with as many words or at most two letters fewer."""
+def _similarity(
+    index: MatchIndex, n: str, scorer: Callable[[str, str], float], cutoff: float, typo: bool = False
+) -> dict[str, float]:
+    """Capability -> how similar its closest name is to the normalized query (0-100), for those at `cutoff` or more
+    (rapidfuzz skips the rest in C); `typo`: only names the query may be a mistyping of, those with as many words or
+    at most two letters fewer."""
     words, letters = n.count(" "), len(n) - n.count(" ")
-
-    def typable(name: str) -> bool:
-        return not typo or name.count(" ") >= words or len(name) - name.count(" ") + 2 >= letters
-
-    pairs = [(name, slug) for slug, c in index.capabilities.items() for name in c.names if typable(name)]
-    best = dict.fromkeys(index.capabilities, 0.0)
-    for _, score, at in process.extract(n, [name for name, _ in pairs], scorer=scorer, limit=None):  # one C loop
-        best[pairs[at][1]] = max(best[pairs[at][1]], score)
+    best: dict[str, float] = {}
+    for _, score, at in process.extract(n, index.names, scorer=scorer, score_cutoff=cutoff, limit=None):
+        slug, spaces, length = index.name_owners[at]
+        if not typo or spaces >= words or length + 2 >= letters:
+            best[slug] = max(best.get(slug, 0.0), score)
     return best
