@@ -10,17 +10,14 @@ to stderr while the last good one keeps being served.
 
 from __future__ import annotations
 
+import functools
 import gc
 import logging
-import threading
-from contextlib import suppress
 from pathlib import Path
 
 import anyio
-import anyio.from_thread
-import anyio.lowlevel
 
-from capidx.server.app import Hub
+from capidx.server.app import Hub, in_daemon_thread
 from capidx.server.snapshot import BuildError, Snapshot, build_signature, load_snapshot
 
 logger = logging.getLogger("capidx.server")
@@ -121,27 +118,7 @@ class Reloader:
 
 
 async def _load(directory: Path) -> Snapshot:
-    """`load_snapshot(directory)` in a daemon thread of its own, waited for in a way a stop interrupts.
-
-    Not an AnyIO worker thread: loading cannot be interrupted and takes seconds on a large build (about 9 at 20,000
-    capabilities), and a stop waited for such a thread twice, for the cancelled task and at exit, where the
-    interpreter joins every thread that is not a daemon: one Ctrl-C, or stdin closing, took as long as the load. A
-    daemon thread is left to end with the process; what it loads is then never used."""
-    done = anyio.Event()
-    token = anyio.lowlevel.current_token()
-    outcome: list[Snapshot | BaseException] = []
-
-    def load() -> None:
-        try:
-            outcome.append(load_snapshot(directory))
-        except BaseException as error:  # raised where the load is awaited
-            outcome.append(error)
-        finally:
-            with suppress(Exception):  # the event loop is gone: the server stopped meanwhile
-                anyio.from_thread.run_sync(done.set, token=token)
-
-    threading.Thread(target=load, name="capidx-reload", daemon=True).start()
-    await done.wait()
-    if isinstance(loaded := outcome[0], BaseException):
-        raise loaded
-    return loaded
+    """`load_snapshot(directory)` in a daemon thread (`in_daemon_thread`): loading cannot be interrupted and takes
+    seconds on a large build (about 9 at 20,000 capabilities); one Ctrl-C, or stdin closing, took as long as the load
+    when a stop waited for it."""
+    return await in_daemon_thread(functools.partial(load_snapshot, directory), "capidx-reload")

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,9 @@ import anyio
 import mcp_types as types
 import pytest
 from mcp.client.subscriptions import ResourcesListChanged, ResourceUpdated
+from mcp.shared.exceptions import MCPError
 from server_support import (
+    CAPABILITIES,
     PREFIX,
     connect,
     make_hub,
@@ -28,7 +31,7 @@ from server_support import (
     write_catalog,
 )
 
-from capidx.server import reload
+from capidx.server import reload, resources
 from capidx.server.reload import Reloader
 from capidx.server.snapshot import BuildError, load_snapshot
 
@@ -270,6 +273,110 @@ async def test_stopping_does_not_wait_for_a_build_being_loaded(tmp_path: Path, m
         release.set()
     assert daemon == [True]  # the interpreter does not wait for it at exit
     assert generation(hub.snapshot.artifacts[SUMMARY].text) == "1"
+
+
+@dataclass
+class Held:
+    """Resolving one URI, made to wait (up to 20 s) until `release` is set."""
+
+    entered: threading.Event = field(default_factory=threading.Event)
+    release: threading.Event = field(default_factory=threading.Event)
+    released: list[bool] = field(default_factory=list)  # per wait: ended by `release`, not by waiting 20 s out
+    daemon: list[bool] = field(default_factory=list)  # per wait: whether its thread is a daemon
+
+
+async def test_a_listen_hears_of_a_document_the_catalog_did_not_have_yet(tmp_path: Path) -> None:
+    """The URIs a listen names are not checked as `resources/subscribe` checks its URI: one naming a capability the
+    catalog does not have yet is acknowledged, and reported as updated by the build that adds it."""
+    newest = CAPABILITIES[-1]
+    build = write_build(tmp_path / "build", generation="1", caps=CAPABILITIES[:-1])
+    hub = make_hub(build)
+    uri = PREFIX + "capabilities/" + newest.slug
+    async with connect(hub, "2026-07-28") as client:
+        with pytest.raises(MCPError):
+            await client.read_resource(uri)
+        async with client.listen(resource_subscriptions=[uri]) as subscription:
+            staging = write_build(tmp_path / ".capidx-build-2", generation="2", caps=CAPABILITIES)
+            swap_in(staging, build)
+            assert await Reloader(hub, build).check()
+            with anyio.fail_after(10):
+                async for event in subscription:
+                    assert event == ResourceUpdated(uri=uri)
+                    break
+        assert newest.name in (await client.read_resource(uri)).contents[0].text
+
+
+def hold_resolving(monkeypatch: pytest.MonkeyPatch, uri: str) -> Held:
+    held = Held()
+    read_resource = resources.read_resource
+
+    def resolve(snapshot: Any, kinds: frozenset[str], asked: str) -> Any:
+        if asked == uri:
+            held.daemon.append(threading.current_thread().daemon)
+            held.entered.set()
+            held.released.append(held.release.wait(20))
+        return read_resource(snapshot, kinds, asked)
+
+    monkeypatch.setattr(resources, "read_resource", resolve)
+    return held
+
+
+async def test_requests_are_answered_while_a_reload_compares_what_was_subscribed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every subscribed URI is resolved in the old and the new build to tell whether it changed: a free-text one
+    takes up to 0.6 s on a large catalog. That ran on the event loop, so no client was answered meanwhile (one listen
+    of 4,000 such URIs: 9 s at each rebuild of the bundled build). Here resolving one such URI is held until a read
+    and a tools/list have been answered; then the subscribed document that changed is reported."""
+    build = write_build(tmp_path / "build", generation="1")
+    hub = make_hub(build)
+    slow = PREFIX + "capabilities/some%20words"
+    held = hold_resolving(monkeypatch, slow)
+    async with (
+        connect(hub, "2026-07-28") as client,
+        anyio.create_task_group() as tg,
+        client.listen(resource_subscriptions=[slow, SUMMARY]) as subscription,
+    ):
+        rebuild(build, "2")
+        tg.start_soon(Reloader(hub, build).check)
+        try:
+            assert await anyio.to_thread.run_sync(held.entered.wait, 10)
+            assert generation((await client.read_resource(SUMMARY)).contents[0].text) == "2"
+            assert (await client.list_tools()).tools
+        finally:
+            held.release.set()
+        events = []
+        with anyio.fail_after(10):
+            async for event in subscription:
+                events.append(event)
+                if event == ResourceUpdated(uri=SUMMARY):
+                    break
+    assert held.released and all(held.released)  # never waited out: the comparison did not hold the requests up
+    assert ResourceUpdated(uri=slow) not in events  # names no document in either build
+
+
+async def test_stopping_does_not_wait_for_a_comparison_of_what_was_subscribed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Comparing the subscribed documents of the two builds cannot be interrupted and may take long on a large
+    catalog: a stop leaves it to a daemon thread, as it leaves a build being loaded (above)."""
+    build = write_build(tmp_path / "build", generation="1")
+    hub = make_hub(build)
+    slow = PREFIX + "capabilities/some%20words"
+    held = hold_resolving(monkeypatch, slow)
+    stop = anyio.Event()
+    try:
+        async with connect(hub, "2026-07-28") as client, client.listen(resource_subscriptions=[slow]):
+            with anyio.fail_after(10):
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(Reloader(hub, build, poll_seconds=0.1).run, stop)
+                    rebuild(build, "2")
+                    assert await anyio.to_thread.run_sync(held.entered.wait, 10)
+                    stop.set()
+            assert held.released == []  # stopped while the comparison was still held
+    finally:
+        held.release.set()
+    assert held.daemon == [True]  # the interpreter does not wait for it at exit
 
 
 async def test_a_build_over_its_budgets_is_served_and_said_to_be(

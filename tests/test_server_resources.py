@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +18,8 @@ from server_support import (
     real_build,
     write_catalog,
 )
+
+from capidx.server.app import MAX_SUBSCRIBED_URIS
 
 pytestmark = pytest.mark.anyio
 
@@ -295,6 +298,43 @@ async def test_subscribe_to_unknown_uri_is_refused(any_build: Path) -> None:
             await client.session.subscribe_resource(PREFIX + "full")
         assert caught.value.code == INVALID_PARAMS
         await client.session.subscribe_resource(PREFIX + "summary")
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+async def test_a_connection_subscribes_to_at_most_so_many_resources(hand_build: Path) -> None:
+    """Each subscribed URI is resolved in the old and the new build at every reload: a connection may subscribe to
+    `MAX_SUBSCRIBED_URIS` (spellings of one agent's name are as many URIs), one already subscribed to does not count
+    again, and one more is refused, saying the limit and what to do, until one is unsubscribed."""
+    spellings = ("".join(s) for s in itertools.product(*((c, c.upper()) if c.isalpha() else c for c in "claude-code")))
+    uris = [PREFIX + "agents/" + spelling for spelling in itertools.islice(spellings, MAX_SUBSCRIBED_URIS + 1)]
+    async with connect(hand_build, "2025-11-25") as client:
+        for uri in uris[:-1]:
+            await client.session.subscribe_resource(uri)
+        await client.session.subscribe_resource(uris[0])
+        with pytest.raises(MCPError) as caught:
+            await client.session.subscribe_resource(uris[-1])
+        assert caught.value.code == INVALID_PARAMS
+        assert f"at most {MAX_SUBSCRIBED_URIS} resources" in caught.value.message
+        assert "unsubscribe from one" in caught.value.message
+        await client.session.unsubscribe_resource(uris[0])
+        await client.session.subscribe_resource(uris[-1])
+
+
+async def test_a_listen_names_at_most_so_many_resources_and_they_are_not_checked(hand_build: Path) -> None:
+    """`subscriptions/listen` is bounded as `resources/subscribe` is (a URI named twice counts once); its URIs are
+    acknowledged as named, readable or not (tests/test_server_reload.py: one fires once a build has its document)."""
+    named = [PREFIX + f"capabilities/not%20yet%20{n}" for n in range(MAX_SUBSCRIBED_URIS + 1)]
+    async with connect(hand_build, "2026-07-28") as client:
+        with pytest.raises(MCPError) as caught:
+            async with client.listen(resource_subscriptions=named):
+                pass
+        assert caught.value.code == INVALID_PARAMS
+        assert f"names {MAX_SUBSCRIBED_URIS + 1} resources, at most {MAX_SUBSCRIBED_URIS}" in caught.value.message
+        assert "name fewer" in caught.value.message
+        async with client.listen(resource_subscriptions=[*named[:-1], *named[:3]]) as subscription:
+            assert subscription.honored is not None
+            assert set(subscription.honored.resource_subscriptions or ()) == set(named[:-1])
+            assert (await client.read_resource(PREFIX + "summary")).contents
 
 
 async def test_template_values_complete_for_exposed_templates_only(any_build: Path, revision: str) -> None:
