@@ -215,9 +215,21 @@ def test_a_damaged_or_missing_manifest_says_how_to_get_a_build_back(tmp_path: Pa
     with pytest.raises(ManifestError, match=r"delete the folder and run `capidx build`"):
         load_manifest(tmp_path)
     (tmp_path / "manifest.json").unlink()
-    (tmp_path / "notes.txt").write_text("kept", encoding="utf-8")
+    (tmp_path / "index").mkdir()
+    (tmp_path / "index" / "match.json").write_text("{}", encoding="utf-8")  # what is left of a build
     with pytest.raises(ManifestError, match=r"move what it holds away \(or delete it\), then run `capidx build`"):
         load_manifest(tmp_path)
+
+
+def test_a_folder_with_no_sign_of_a_build_is_not_offered_for_deletion(tmp_path: Path) -> None:
+    """`--build agents` names the catalog by mistake: the advice points to the build, never to moving or deleting
+    what the named folder holds."""
+    (tmp_path / "agents" / "a" / "capabilities").mkdir(parents=True)
+    (tmp_path / "agents" / "a" / "capabilities" / "current.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(ManifestError) as raised:
+        load_manifest(tmp_path / "agents")
+    assert "holds no capidx build" in str(raised.value)
+    assert "delete" not in str(raised.value) and "move" not in str(raised.value)
 
 
 def test_a_report_is_not_written_into_a_build(tmp_path: Path) -> None:
