@@ -136,13 +136,16 @@ class Hub:
     # --- reload ---------------------------------------------------------------------------------------
 
     async def swap(self, snapshot: Snapshot) -> None:
-        """Serve `snapshot` from now on, then tell clients what changed."""
+        """Serve `snapshot` from now on, then tell clients what changed: the lists at once, the subscribed documents
+        once compared. The comparison takes up to minutes on a large catalog while requests are answered on the new
+        build, so its lists are announced before it: told only after, clients kept using the old lists meanwhile."""
         old = self.view
         new = View.of(snapshot, self.settings, reloaded=True)
         self.view = new  # one assignment: every later request sees the new build
         listed = _dump(old.resources, old.templates) != _dump(new.resources, new.templates)
         tooled = _dump(old.tools) != _dump(new.tools)
         subscribed = frozenset(self.watched) | {uri for peer in self.peers for uri in peer.subscriptions}
+        await self._notify(listed, tooled, set())
         updated: set[str] = set()
         if subscribed:  # off the event loop: requests are answered meanwhile, on the new build
             updated = await in_daemon_thread(functools.partial(self._changed, old, new, subscribed), "capidx-compare")
@@ -153,10 +156,7 @@ class Hub:
             len(updated),
         )
         warn_over_budget(snapshot)
-        await self._notify_modern(listed, tooled, updated)
-        if self.legacy_push:
-            for peer in list(self.peers):
-                await self._notify_legacy(peer, listed, tooled, updated)
+        await self._notify(False, False, updated)
 
     def _changed(self, old: View, new: View, uris: frozenset[str]) -> set[str]:
         """The URIs among `uris` whose document differs between the two builds. Run off the event loop (`swap`): it
@@ -169,6 +169,13 @@ class Hub:
             return res.read_resource(view.snapshot, self.kinds, uri).artifact.sha256
         except res.ResourceNotFound:
             return None
+
+    async def _notify(self, listed: bool, tooled: bool, updated: set[str]) -> None:
+        """Tell both revisions' clients (2026-07-28 through the bus, 2025-11-25 through their sessions)."""
+        await self._notify_modern(listed, tooled, updated)
+        if self.legacy_push:
+            for peer in list(self.peers):
+                await self._notify_legacy(peer, listed, tooled, updated)
 
     async def _notify_modern(self, listed: bool, tooled: bool, updated: set[str]) -> None:
         if listed and self.settings.resources:

@@ -355,6 +355,54 @@ async def test_requests_are_answered_while_a_reload_compares_what_was_subscribed
     assert ResourceUpdated(uri=slow) not in events  # names no document in either build
 
 
+async def test_changed_lists_are_told_while_a_reload_still_compares_what_was_subscribed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The new build is served from the swap on, while the subscribed documents are still being compared (up to
+    minutes on a large catalog): its resource list is the one listed from then on, so both revisions are told at
+    once that it changed, not once the comparison is done. Here the comparison is held until they have been told;
+    the subscribed document that changed is reported after it."""
+    build = write_build(tmp_path / "build", generation="1")
+    hub = make_hub(build)
+    heard: list[types.ServerNotification] = []
+
+    async def on_message(message: object) -> None:
+        if isinstance(message, types.ServerNotification):
+            heard.append(message)
+
+    def legacy_heard(kind: type[types.ServerNotification]) -> bool:
+        return any(isinstance(notification, kind) for notification in heard)
+
+    async with (
+        connect(hub, "2025-11-25", message_handler=on_message) as legacy,
+        connect(hub, "2026-07-28") as client,
+        anyio.create_task_group() as tg,
+        client.listen(resources_list_changed=True, resource_subscriptions=[SUMMARY]) as subscription,
+    ):
+        await legacy.session.send_request(
+            types.SubscribeRequest(params=types.SubscribeRequestParams(uri=SUMMARY)), types.EmptyResult
+        )
+        held = hold_resolving(monkeypatch, SUMMARY)
+        rebuild(build, "2")
+        tg.start_soon(Reloader(hub, build).check)
+        try:
+            assert await anyio.to_thread.run_sync(held.entered.wait, 10)
+            with anyio.fail_after(10):
+                async for event in subscription:
+                    assert event == ResourcesListChanged()  # the document's update waits for the comparison
+                    break
+            await wait_for(lambda: legacy_heard(types.ResourceListChangedNotification))
+            assert not legacy_heard(types.ResourceUpdatedNotification)
+        finally:
+            held.release.set()
+        with anyio.fail_after(10):
+            async for event in subscription:
+                assert event == ResourceUpdated(uri=SUMMARY)
+                break
+        await wait_for(lambda: legacy_heard(types.ResourceUpdatedNotification))
+    assert held.released and all(held.released)
+
+
 async def test_stopping_does_not_wait_for_a_comparison_of_what_was_subscribed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
