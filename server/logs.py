@@ -16,11 +16,14 @@ Two failures (issue #14, finding 8) shape this module:
 from __future__ import annotations
 
 import logging
+import os
 import queue
+import select
 import sys
 import threading
 import time
 from collections.abc import Callable, Hashable
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import TextIO
 
@@ -106,11 +109,42 @@ class QueueingHandler(logging.Handler):
 
 def _write_lines(lines: queue.Queue[str | None], stream: TextIO) -> None:
     while (text := lines.get()) is not None:
+        with suppress(OSError, ValueError):  # stderr closed: nothing left to tell
+            _write_line(stream, text + "\n")
+
+
+def _write_line(stream: TextIO, text: str) -> None:
+    """Write `text` to `stream`, waiting while a stderr the parent left non-blocking is full (O_NONBLOCK is shared
+    with it, so it is not changed here), as the stdout writer does (server/stdio.py `_write_all`). Through the text
+    layer a write failing with EAGAIN loses what the layer held, and was taken for a closed stderr: every line that
+    did not fit was dropped, uncounted. So a non-blocking stderr is written to its descriptor, after what the stream
+    holds; a blocking one (or a stream without a descriptor) as before."""
+    fd = _non_blocking_descriptor(stream)
+    if fd is None:
+        stream.write(text)
+        stream.flush()
+        return
+    while True:  # what the stream holds (anything else written to it) first; a full buffer keeps it on EAGAIN
         try:
-            stream.write(text + "\n")
             stream.flush()
-        except (OSError, ValueError):  # stderr closed: nothing left to tell
-            pass
+            break
+        except BlockingIOError:
+            select.select([], [fd], [])
+    view = memoryview(text.encode(stream.encoding or "utf-8", stream.errors or "strict"))
+    while view:
+        try:
+            view = view[os.write(fd, view) :]
+        except BlockingIOError:
+            select.select([], [fd], [])
+
+
+def _non_blocking_descriptor(stream: TextIO) -> int | None:
+    """`stream`'s file descriptor when it is non-blocking; None when it blocks or there is none to ask."""
+    try:
+        fd = stream.fileno()
+        return None if os.get_blocking(fd) else fd
+    except (AttributeError, OSError, ValueError):  # no descriptor (a test's stream), closed, or no os.get_blocking
+        return None
 
 
 def start(stream: TextIO, limiter: RepeatLimiter | None = None) -> tuple[QueueingHandler, Callable[[], None]]:

@@ -432,6 +432,42 @@ def test_a_stuck_stderr_does_not_block_logging() -> None:
     assert text.rstrip().endswith("after the storm")
 
 
+def test_a_non_blocking_stderr_is_waited_on_not_taken_for_closed() -> None:
+    """A parent may leave stderr O_NONBLOCK (the flag belongs to the open file it shares with the server, often the
+    same pipe or terminal as stdout): a full pipe then fails a write with EAGAIN, which the log writer took for a
+    closed stderr, dropping every line that did not fit without counting it. Fewer lines than the queue holds, into a
+    pipe nobody reads until the writer has stopped taking lines: every one arrives, whole and in order."""
+    read_end, write_end = os.pipe()
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, 4096)  # Linux: the smallest pipe, full sooner
+    os.set_blocking(write_end, False)
+    stream = os.fdopen(write_end, "w", buffering=1, errors="backslashreplace")  # as sys.stderr is opened
+    handler, stop = start(stream, RepeatLimiter(burst=10**9))
+    log = logging.getLogger(f"capidx.test.{time.monotonic_ns()}")
+    log.propagate = False
+    log.setLevel(logging.WARNING)
+    log.addHandler(handler)
+    drained = bytearray()
+    draining = threading.Thread(target=lambda: drained.extend(_read_all(read_end)), daemon=True)
+    sent = [f"line {number} {'x' * 90}" for number in range(300)]  # ~30 KB: more than the pipe, less than the queue
+    try:
+        for line in sent:
+            log.warning("%s", line)
+        deadline = time.monotonic() + 30
+        last, steady = -1, 0
+        while steady < 10 and time.monotonic() < deadline:  # the writer has written what fits, and stopped
+            waiting = handler.lines.qsize()
+            steady = steady + 1 if waiting == last else 0
+            last = waiting
+            time.sleep(0.05)
+    finally:
+        draining.start()
+        stop()
+        stream.close()
+    draining.join(30)
+    assert drained.decode().splitlines() == [f"capidx serve: WARNING: {line}" for line in sent]
+
+
 def _read_all(fd: int) -> bytes:
     chunks = []
     while chunk := os.read(fd, 65536):
