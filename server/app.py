@@ -65,6 +65,9 @@ COMPLETION_VALUES = 100  # the protocol's most values in one completion: `total`
 # of thousands of capabilities). A client subscribes to the handful of documents it has read; unbounded, one listen of
 # 4,000 free-text URIs kept a reload busy for 9 s on the bundled build.
 MAX_SUBSCRIBED_URIS = 100
+# Distinct URIs all open `subscriptions/listen` streams may watch together: one listen is bounded above, but a client
+# may open many (the SDK allows 1,024 at once), and every watched URI is resolved twice at each reload.
+MAX_WATCHED_URIS = 1_000
 
 T = TypeVar("T")
 
@@ -256,6 +259,12 @@ class Hub:
                 f"{MAX_SUBSCRIBED_URIS} may be named in one; name fewer (those whose changes matter)"
             )
             raise MCPError(types.INVALID_PARAMS, message, {"limit": MAX_SUBSCRIBED_URIS})
+        if len(self.watched) + sum(uri not in self.watched for uri in uris) > MAX_WATCHED_URIS:
+            message = (
+                f"Too many watched resources: the open subscriptions/listen streams may watch at most "
+                f"{MAX_WATCHED_URIS} resources together; end a listen before opening another"
+            )
+            raise MCPError(types.INVALID_PARAMS, message, {"limit": MAX_WATCHED_URIS})
         self.watched.update(uris)
         try:
             return await self.listen(ctx, params)

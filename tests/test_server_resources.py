@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Iterator
+from contextlib import AsyncExitStack
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from server_support import (
     write_catalog,
 )
 
-from capidx.server.app import MAX_SUBSCRIBED_URIS
+from capidx.server.app import MAX_SUBSCRIBED_URIS, MAX_WATCHED_URIS
 
 pytestmark = pytest.mark.anyio
 
@@ -335,6 +336,32 @@ async def test_a_listen_names_at_most_so_many_resources_and_they_are_not_checked
             assert subscription.honored is not None
             assert set(subscription.honored.resource_subscriptions or ()) == set(named[:-1])
             assert (await client.read_resource(PREFIX + "summary")).contents
+
+
+async def test_open_listens_watch_at_most_so_many_resources_together(hand_build: Path) -> None:
+    """One listen names at most `MAX_SUBSCRIBED_URIS`, but a client may open many: together they watch at most
+    `MAX_WATCHED_URIS` distinct resources. A listen over the bound is refused, saying it; one naming only what is
+    watched already adds nothing and is honored; once a listen ends, its resources may be watched again."""
+    per_listen = MAX_SUBSCRIBED_URIS
+    batches = [
+        [PREFIX + f"capabilities/watched%20{b}%20{n}" for n in range(per_listen)]
+        for b in range(MAX_WATCHED_URIS // per_listen)
+    ]
+    one_more = [PREFIX + "capabilities/one%20more"]
+    async with connect(hand_build, "2026-07-28") as client:
+        async with AsyncExitStack() as listens:
+            for batch in batches:
+                await listens.enter_async_context(client.listen(resource_subscriptions=batch))
+            with pytest.raises(MCPError) as caught:
+                async with client.listen(resource_subscriptions=one_more):
+                    pass
+            assert caught.value.code == INVALID_PARAMS
+            assert f"at most {MAX_WATCHED_URIS} resources together" in caught.value.message
+            async with client.listen(resource_subscriptions=batches[0][:3]) as again:
+                assert again.honored is not None
+        async with client.listen(resource_subscriptions=one_more) as subscription:
+            assert subscription.honored is not None
+            assert list(subscription.honored.resource_subscriptions or ()) == one_more
 
 
 async def test_template_values_complete_for_exposed_templates_only(any_build: Path, revision: str) -> None:
