@@ -75,8 +75,9 @@ def newer_format(data: Any, action: str = "read") -> str | None:
 def make_build(folder: Path) -> str:
     """How to get a build where there is none: `capidx build`, which replaces a folder holding anything only when
     its manifest proves it is a build (a non-empty folder without one must be emptied first). A folder with no sign
-    of a build (no `index/match.json`: the catalog, a home folder) was named by mistake: nothing in it is to be moved
-    or deleted, the build is elsewhere."""
+    of a build (no `index/match.json`: the catalog, a home folder) is not to be moved or deleted: either it was named
+    by mistake and the build is elsewhere, or it is where a build is looked for by default (`build/`, which other
+    tools write too) and `capidx build` must write elsewhere, so both ways are said."""
     try:
         with os.scandir(folder) as entries:
             empty = next(entries, None) is None
@@ -85,7 +86,10 @@ def make_build(folder: Path) -> str:
     if empty:
         return "run `capidx build` first"
     if not os.path.lexists(folder / MATCH_INDEX):
-        return "it holds no capidx build: name the folder `capidx build` wrote (`build/` unless told otherwise)"
+        return (
+            "it holds no capidx build: name the folder `capidx build` wrote (`build/` unless told otherwise), or have"
+            " it write a new or empty one (`capidx build --out DIR`)"
+        )
     return "if it held a capidx build, move what it holds away (or delete it), then run `capidx build`"
 
 

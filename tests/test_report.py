@@ -232,6 +232,22 @@ def test_a_folder_with_no_sign_of_a_build_is_not_offered_for_deletion(tmp_path: 
     assert "delete" not in str(raised.value) and "move" not in str(raised.value)
 
 
+def test_a_default_build_folder_holding_something_else_says_how_to_get_a_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`build/` is where a build is looked for when none is named, and where other tools write too (setuptools'
+    `build/lib`): it was not named by mistake, and `capidx build` refuses to write over it, so the advice says how to
+    get a build elsewhere, still without offering what the folder holds for moving or deleting."""
+    (tmp_path / "build" / "lib" / "pkg").mkdir(parents=True)
+    (tmp_path / "build" / "lib" / "pkg" / "module.py").write_text("", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["report"])
+    assert result.exit_code == 2, result.output
+    assert "holds no capidx build" in result.output
+    assert "`capidx build --out DIR`" in result.output
+    assert "delete" not in result.output and "move" not in result.output
+
+
 def test_a_report_is_not_written_into_a_build(tmp_path: Path) -> None:
     """A file the manifest does not list would make the next build refuse to replace the folder."""
     build = write_build(tmp_path / "build", make_manifest())
