@@ -261,8 +261,8 @@ class Hub:
             raise MCPError(types.INVALID_PARAMS, message, {"limit": MAX_SUBSCRIBED_URIS})
         if len(self.watched) + sum(uri not in self.watched for uri in uris) > MAX_WATCHED_URIS:
             message = (
-                f"Too many watched resources: the open subscriptions/listen streams may watch at most "
-                f"{MAX_WATCHED_URIS} resources together; end a listen before opening another"
+                f"Too many watched resources: the open subscriptions/listen streams (over HTTP, every client's) may "
+                f"watch at most {MAX_WATCHED_URIS} resources together; end a listen, or try again later"
             )
             raise MCPError(types.INVALID_PARAMS, message, {"limit": MAX_WATCHED_URIS})
         self.watched.update(uris)
