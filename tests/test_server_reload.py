@@ -8,7 +8,7 @@ import logging
 import shutil
 import subprocess
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,14 +56,21 @@ def rebuild(build: Path, generation: str) -> None:
     swap_in(staging, build)
 
 
-async def test_2025_client_hears_list_changed_and_updated_then_reads_new_bytes(tmp_path: Path) -> None:
-    build = write_build(tmp_path / "build", generation="1")
-    hub = make_hub(build)
+def notifications_heard() -> tuple[list[types.ServerNotification], Callable[[object], Awaitable[None]]]:
+    """A list, and a client message handler that appends to it every notification the server sends."""
     heard: list[types.ServerNotification] = []
 
     async def on_message(message: object) -> None:
         if isinstance(message, types.ServerNotification):
             heard.append(message)
+
+    return heard, on_message
+
+
+async def test_2025_client_hears_list_changed_and_updated_then_reads_new_bytes(tmp_path: Path) -> None:
+    build = write_build(tmp_path / "build", generation="1")
+    hub = make_hub(build)
+    heard, on_message = notifications_heard()
 
     stop = anyio.Event()
     async with anyio.create_task_group() as tg, connect(hub, "2025-11-25", message_handler=on_message) as client:
@@ -364,11 +371,7 @@ async def test_changed_lists_are_told_while_a_reload_still_compares_what_was_sub
     the subscribed document that changed is reported after it."""
     build = write_build(tmp_path / "build", generation="1")
     hub = make_hub(build)
-    heard: list[types.ServerNotification] = []
-
-    async def on_message(message: object) -> None:
-        if isinstance(message, types.ServerNotification):
-            heard.append(message)
+    heard, on_message = notifications_heard()
 
     def legacy_heard(kind: type[types.ServerNotification]) -> bool:
         return any(isinstance(notification, kind) for notification in heard)
