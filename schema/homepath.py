@@ -31,5 +31,7 @@ class HomePath(click.Path):
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, str):
+            if not value.strip():  # `--agents "$AGENTS"` with the variable unset: not the current folder
+                self.fail("an empty path names nothing: give a path, or leave the option out", param, ctx)
             value = expand_home(value)
         return super().convert(value, param, ctx)

@@ -245,8 +245,16 @@ def _host(text: str) -> str:
     return host
 
 
+def _build(text: str) -> Path:
+    """No shell expands `~` in a client's env or args; an empty path (`--build "$DIR"`, unset) is not the folder
+    serve runs in."""
+    if not text.strip():
+        raise ValueError("an empty path names nothing: give a path, or leave the option out")
+    return Path(expand_home(text))
+
+
 ENV_PARSERS: dict[str, Callable[[str], Any]] = {
-    "build": lambda text: Path(expand_home(text)),  # no shell expands `~` in a client's env or args
+    "build": _build,
     "resources": _bool,
     "expose": lambda text: _expose(_list(text)),
     "index_tool": _bool,

@@ -107,3 +107,15 @@ def test_a_configured_folder_that_is_a_file_is_reported_at_its_key(project: Path
     assert built.exit_code == 2, built.output
     assert any(line.endswith(expected[len("capidx.yaml") :]) for line in built.stderr.splitlines()), built.stderr
     assert not (project / "build").exists()
+
+
+@pytest.mark.parametrize("key", ["agents", "aliases", "schema", "templates", "out"])
+def test_an_empty_configured_path_is_an_error_at_its_key(project: Path, key: str) -> None:
+    """`paths.agents: ""` read the whole project as the catalog, `paths.out: ""` named the project as the build and
+    `paths.templates: ""` meant the bundled templates: an empty path names nothing (null says so in a file)."""
+    (project / "capidx.yaml").write_text(f'paths:\n  {key}: ""\n', encoding="utf-8")
+
+    validated = run_cli(["validate"], project)
+
+    assert validated.exit_code == 2, validated.output
+    assert f"$.paths.{key}: must not be empty" in validated.output

@@ -78,3 +78,24 @@ def test_an_empty_home_leaves_the_tilde_as_written(project: Path, monkeypatch: p
     result = run_cli(["init", "~/q"], cwd=project)
     assert result.exit_code == 0, result.output
     assert (project / "~" / "q" / "capidx.yaml").is_file()  # where it says, inside the project
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["validate", "--agents", ""],
+        ["build", "--out", " "],
+        ["report", "--build", ""],
+        ["inject", "--build", "", "AGENTS.md"],
+        ["init", ""],
+        ["serve", "--build", "", "--print-config"],
+    ],
+)
+def test_an_empty_path_is_refused_not_read_as_the_current_folder(project: Path, args: list[str]) -> None:
+    # `--agents "$AGENTS"` with the variable unset: validate read the whole current folder (every JSON file under
+    # it as a capability document) and build --out "" named the project itself.
+    result = run_cli(args, cwd=project)
+
+    assert result.exit_code == 2, result.output
+    assert "an empty path names nothing" in result.output
+    assert list(project.iterdir()) == []
