@@ -116,8 +116,8 @@ class MatchIndex:
     identifiers: Mapping[str, tuple[tuple[str, str | None, float], ...]]
     categories: tuple[str, ...]
     category_names: NameTable
-    names: tuple[str, ...]  # every capability's `names`, in one list: whole-string similarity is one C loop over it
-    name_owners: tuple[tuple[str, int, int], ...]  # per name: its capability, its spaces and its other characters
+    names: tuple[str, ...]  # every capability's `names`, each once: whole-string similarity is one C loop over them
+    name_owners: tuple[tuple[str, ...], ...]  # per name: the capabilities that have it
     ranker: Ranker
     vocabulary: Vocabulary
     meanings: Meanings
@@ -143,7 +143,10 @@ class MatchIndex:
             named.setdefault(slug, {})[phrase] = None
         ranker = Ranker.build(rows, named)
         capabilities = MappingProxyType({row["slug"]: _capability_entry(row, named[row["slug"]]) for row in rows})
-        every_name = [(name, slug) for slug, entry in capabilities.items() for name in entry.names]
+        owners: dict[str, list[str]] = {}
+        for slug, entry in capabilities.items():
+            for name in entry.names:
+                owners.setdefault(name, []).append(slug)
         spelled = [(text, row["slug"]) for row in rows for text in (row["name"], row["slug"])]
         keys = {normalize(text): slug for text, slug in spelled}
         # a key chord ('Cmd+I', in the table as 'cmd i') has no words: 'cmd' alone does not name Inline Chat
@@ -167,8 +170,8 @@ class MatchIndex:
             identifiers=MappingProxyType(identifiers),
             categories=tuple(data["categories"]),
             category_names=NameTable.build({normalize(category): (category,) for category in data["categories"]}),
-            names=tuple(name for name, _ in every_name),
-            name_owners=tuple((slug, name.count(" "), len(name) - name.count(" ")) for name, slug in every_name),
+            names=tuple(owners),
+            name_owners=tuple(map(tuple, owners.values())),
             ranker=ranker,
             vocabulary=Vocabulary(
                 terms=frozenset(t for row in rows for t in row["terms"]),

@@ -204,8 +204,8 @@ def _similarity(
     at most two letters fewer."""
     words, letters = n.count(" "), len(n) - n.count(" ")
     best: dict[str, float] = {}
-    for _, score, at in process.extract(n, index.names, scorer=scorer, score_cutoff=cutoff, limit=None):
-        slug, spaces, length = index.name_owners[at]
-        if not typo or spaces >= words or length + 2 >= letters:
-            best[slug] = max(best.get(slug, 0.0), score)
+    for name, score, at in process.extract(n, index.names, scorer=scorer, score_cutoff=cutoff, limit=None):
+        if not typo or name.count(" ") >= words or len(name) - name.count(" ") + 2 >= letters:
+            for slug in index.name_owners[at]:
+                best[slug] = max(best.get(slug, 0.0), score)
     return best
