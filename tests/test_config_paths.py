@@ -115,7 +115,12 @@ def test_an_empty_configured_path_is_an_error_at_its_key(project: Path, key: str
     `paths.templates: ""` meant the bundled templates: an empty path names nothing (null says so in a file)."""
     (project / "capidx.yaml").write_text(f'paths:\n  {key}: ""\n', encoding="utf-8")
 
+    before = sorted(project.rglob("*"))
     validated = run_cli(["validate"], project)
+    built = run_cli(["build", "-q"], project)
 
     assert validated.exit_code == 2, validated.output
     assert f"$.paths.{key}: must not be empty" in validated.output
+    assert built.exit_code == 2, built.output
+    assert f"$.paths.{key}: must not be empty" in built.stderr
+    assert sorted(project.rglob("*")) == before

@@ -155,7 +155,7 @@ def test_the_catalog_and_folders_inside_it_are_refused(project: Path) -> None:
 
 @pytest.mark.parametrize(
     ("written", "what"),
-    [(".", "is the project root"), ("agents", "is the catalog folder"), ("''", "is the project root")],
+    [(".", "is the project root"), ("agents", "is the catalog folder")],  # '': tests/test_config_paths.py
 )
 def test_a_refused_paths_out_is_named_at_its_place_in_capidx_yaml(project: Path, written: str, what: str) -> None:
     """The user gave no --out: the refusal names the setting that chose the folder, where it is written."""
