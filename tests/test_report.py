@@ -221,6 +221,19 @@ def test_a_damaged_or_missing_manifest_says_how_to_get_a_build_back(tmp_path: Pa
         load_manifest(tmp_path)
 
 
+def test_a_file_named_as_the_build_is_not_told_to_delete_a_folder(tmp_path: Path) -> None:
+    """`--build capidx.yaml` names the project's configuration by mistake: it is no build's manifest, so the answer
+    names where the build is, not 'delete the folder'; a damaged manifest.json given by its path still gets that."""
+    (tmp_path / "capidx.yaml").write_text("paths:\n  out: build\n", encoding="utf-8")
+    with pytest.raises(ManifestError) as raised:
+        load_manifest(tmp_path / "capidx.yaml")
+    assert "name the folder `capidx build` wrote" in str(raised.value)
+    assert "delete" not in str(raised.value)
+    (tmp_path / "manifest.json").write_text("{", encoding="utf-8")
+    with pytest.raises(ManifestError, match=r"delete the folder and run `capidx build`"):
+        load_manifest(tmp_path / "manifest.json")
+
+
 def test_a_folder_with_no_sign_of_a_build_is_not_offered_for_deletion(tmp_path: Path) -> None:
     """`--build agents` names the catalog by mistake: the advice points to the build, never to moving or deleting
     what the named folder holds."""

@@ -40,22 +40,27 @@ class Manifest:
         return self.data["artifacts"]
 
 
+# What a file given by another name than manifest.json (`--build capidx.yaml`) is told: no folder is to be deleted.
+_NOT_A_BUILD = f"name the folder `capidx build` wrote (`build/` unless told otherwise), or its {builddir.MANIFEST}"
+
+
 def load_manifest(location: Path, option: str = "--build DIR", *, given: bool = False) -> Manifest:
     """Read and validate the manifest of a build directory (or a manifest.json path).
 
     `option` is the flag that names `location`, for the hint when there is no build there; `given`: the flag
     was passed (so the hint says how to make a build there rather than to pass it)."""
     path = builddir.manifest_path(location)
+    damaged = builddir.REBUILD_DAMAGED if path.name == builddir.MANIFEST else _NOT_A_BUILD
     try:
         data = builddir.parse_manifest(path, builddir.read_manifest(path, follow_links=True))
     except builddir.ManifestUnreadable as error:
         if error.missing:
             raise ManifestError(path, [_no_build(location, option, given)], prefixed=False) from None
-        raise ManifestError(path, [f"{error.reason}; {builddir.REBUILD_DAMAGED}"]) from None
+        raise ManifestError(path, [f"{error.reason}; {damaged}"]) from None
     if newer := builddir.newer_format(data):
         raise ManifestError(path, [newer])
     if problems := manifest_problems(data):
-        raise ManifestError(path, problems, hint=f"Not a build manifest: {builddir.REBUILD_DAMAGED}.")
+        raise ManifestError(path, problems, hint=f"Not a build manifest: {damaged}.")
     return Manifest(path, data)
 
 
