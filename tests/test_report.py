@@ -234,6 +234,16 @@ def test_a_file_named_as_the_build_is_not_told_to_delete_a_folder(tmp_path: Path
         load_manifest(tmp_path / "manifest.json")
 
 
+def test_a_link_to_a_damaged_manifest_keeps_the_advice_for_a_damaged_build(tmp_path: Path) -> None:
+    """`--against base.json`, a link to a build's manifest.json: a damaged manifest is a damaged build whatever the
+    link is called, not a file named by mistake."""
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "manifest.json").write_text("{", encoding="utf-8")
+    (tmp_path / "base.json").symlink_to(tmp_path / "build" / "manifest.json")
+    with pytest.raises(ManifestError, match=r"delete the folder and run `capidx build`"):
+        load_manifest(tmp_path / "base.json", "--against BASELINE", given=True)
+
+
 def test_a_folder_with_no_sign_of_a_build_is_not_offered_for_deletion(tmp_path: Path) -> None:
     """`--build agents` names the catalog by mistake: the advice points to the build, never to moving or deleting
     what the named folder holds."""

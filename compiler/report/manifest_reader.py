@@ -5,6 +5,7 @@ with problems turned into one `ManifestError` naming the file and listing every 
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -50,7 +51,9 @@ def load_manifest(location: Path, option: str = "--build DIR", *, given: bool = 
     `option` is the flag that names `location`, for the hint when there is no build there; `given`: the flag
     was passed (so the hint says how to make a build there rather than to pass it)."""
     path = builddir.manifest_path(location)
-    damaged = builddir.REBUILD_DAMAGED if path.name == builddir.MANIFEST else _NOT_A_BUILD
+    # a link to a manifest.json (`--against base.json`) is the build's manifest, whatever the link is called
+    named = {path.name, Path(os.path.realpath(path)).name}  # realpath: a link loop is no crash
+    damaged = builddir.REBUILD_DAMAGED if builddir.MANIFEST in named else _NOT_A_BUILD
     try:
         data = builddir.parse_manifest(path, builddir.read_manifest(path, follow_links=True))
     except builddir.ManifestUnreadable as error:
