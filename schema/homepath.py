@@ -14,6 +14,8 @@ from typing import Any
 import click
 
 _HOME_PREFIXES = ("~/", "~" + os.sep)
+# What an empty path is told, as an option or as serve's settings take it (`--agents "$AGENTS"` with it unset).
+EMPTY_PATH = "an empty path names nothing: give a path, or leave the option out"
 
 
 def expand_home(text: str) -> str:
@@ -31,7 +33,7 @@ class HomePath(click.Path):
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, str):
-            if not value.strip():  # `--agents "$AGENTS"` with the variable unset: not the current folder
-                self.fail("an empty path names nothing: give a path, or leave the option out", param, ctx)
+            if not value.strip():  # not the current folder
+                self.fail(EMPTY_PATH, param, ctx)
             value = expand_home(value)
         return super().convert(value, param, ctx)

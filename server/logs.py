@@ -114,11 +114,10 @@ def _write_lines(lines: queue.Queue[str | None], stream: TextIO) -> None:
 
 
 def _write_line(stream: TextIO, text: str) -> None:
-    """Write `text` to `stream`, waiting while a stderr the parent left non-blocking is full (O_NONBLOCK is shared
-    with it, so it is not changed here), as the stdout writer does (server/stdio.py `_write_all`). Through the text
-    layer a write failing with EAGAIN loses what the layer held, and was taken for a closed stderr: every line that
-    did not fit was dropped, uncounted. So a non-blocking stderr is written to its descriptor, after what the stream
-    holds; a blocking one (or a stream without a descriptor) as before."""
+    """Write `text` to `stream`, waiting while a stderr the parent left non-blocking is full (`write_all`).
+    Through the text layer a write failing with EAGAIN loses what the layer held, and was taken for a closed stderr:
+    every line that did not fit was dropped, uncounted. So a non-blocking stderr is written to its descriptor, after
+    what the stream holds; a blocking one (or a stream without a descriptor) as before."""
     fd = _non_blocking_descriptor(stream)
     if fd is None:
         stream.write(text)
@@ -130,7 +129,14 @@ def _write_line(stream: TextIO, text: str) -> None:
             break
         except BlockingIOError:
             select.select([], [fd], [])
-    view = memoryview(text.encode(stream.encoding or "utf-8", stream.errors or "strict"))
+    write_all(fd, text.encode(stream.encoding or "utf-8", stream.errors or "strict"))
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of `data` to `fd`. A descriptor the parent left non-blocking (O_NONBLOCK is shared with it, so it
+    is not changed here) is full for now, not closed, when a write fails with EAGAIN: wait until it is writable, then
+    write the rest. The stdout writer (server/stdio.py) and the log writer share it."""
+    view = memoryview(data)
     while view:
         try:
             view = view[os.write(fd, view) :]

@@ -27,7 +27,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from capidx.schema.homepath import expand_home
+from capidx.schema.homepath import EMPTY_PATH, expand_home
 from capidx.schema.yamldata import (
     MAX_FILE_BYTES,
     MAX_NESTING,
@@ -249,7 +249,7 @@ def _build(text: str) -> Path:
     """No shell expands `~` in a client's env or args; an empty path (`--build "$DIR"`, unset) is not the folder
     serve runs in."""
     if not text.strip():
-        raise ValueError("an empty path names nothing: give a path, or leave the option out")
+        raise ValueError(EMPTY_PATH)
     return Path(expand_home(text))
 
 

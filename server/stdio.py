@@ -46,6 +46,7 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from capidx.server.jsonrpc_id import id_problem, loaded, surrogates_replaced, usable_id
+from capidx.server.logs import write_all
 
 logger = logging.getLogger("capidx.server")
 
@@ -362,7 +363,7 @@ class _Writer:
         while (data := self._queue.get()) is not None:
             if not broken:
                 try:
-                    _write_all(self._fd, data)
+                    write_all(self._fd, data)
                 except OSError as error:  # the client closed stdout: nobody is left to answer
                     broken = True
                     logger.warning("stdout closed (%s): answers are dropped until stdin ends", error.strerror or error)
@@ -375,18 +376,6 @@ def _in_loop(function: Callable[[], object], token: EventLoopToken) -> None:
     """Run `function` in the event loop from a thread of ours, unless the loop is gone already."""
     with suppress(Exception):
         anyio.from_thread.run_sync(function, token=token)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    """Write all of `data`. A stdout the parent left non-blocking (O_NONBLOCK is shared with it, so it is not
-    changed here) is full for now, not closed, when a write fails with EAGAIN: wait until it is writable, then
-    write the rest. Taken for closed, one reply was cut after what the pipe held and every later one dropped."""
-    view = memoryview(data)
-    while view:
-        try:
-            view = view[os.write(fd, view) :]
-        except BlockingIOError:
-            select.select([], [fd], [])
 
 
 def _claim_stdout(fd: int) -> tuple[int, Callable[[], None]]:

@@ -191,10 +191,9 @@ class Validators:
             schemas[ToolName.INDEX.value] = index_input_schema(variants)
         return cls(MappingProxyType(schemas))
 
-    def problems(self, name: str, arguments: Mapping[str, Any], given: Mapping[str, Any] | None = None) -> list[str]:
+    def problems(self, name: str, arguments: Mapping[str, Any], given: Mapping[str, Any]) -> list[str]:
         """What is wrong with `arguments` (as `_listed` reads them), each said where the caller put it in `given`,
         the arguments as sent: a string read as a list is named as the argument the caller wrote."""
-        given = arguments if given is None else given
         errors = sorted(self._validator(name).iter_errors(arguments), key=lambda e: list(map(str, e.absolute_path)))
         found = [f"{_where(e.absolute_path, arguments, given)}: {_explain(e)}" for e in errors[:SAID_PROBLEMS]]
         # Blank names nothing, as empty does ('minLength'); said in code, not as a schema pattern that every

@@ -69,7 +69,8 @@ def run_report(options: ReportOptions, echo: Any = print) -> int:
         # After the report, as `validate --format github` does: a refused -o appends nothing to the job's summary,
         # and a summary file that cannot be written loses none of the annotations. Append: other steps of the same
         # job write their own summaries to this file.
-        _append_step_summary(options.step_summary, render_markdown(report) + "\n")
+        summary = options.step_summary  # named as such when it fails: the user never gave that path
+        _write(summary, render_markdown(report) + "\n", "a", f"cannot append to $GITHUB_STEP_SUMMARY ({summary})")
     return int(ExitCode.INVALID if not report.ok and options.fail else ExitCode.OK)
 
 
@@ -89,18 +90,10 @@ def _refuse_inside_a_build(path: Path) -> None:
         )
 
 
-def _append_step_summary(path: Path, markdown: str) -> None:
-    """Append to `$GITHUB_STEP_SUMMARY`, named as such when it fails: the user never gave that path."""
-    try:
-        with path.open("a", encoding="utf-8", newline="\n") as stream:
-            stream.write(markdown)
-    except OSError as exc:
-        raise ReportUsageError(f"cannot append to $GITHUB_STEP_SUMMARY ({path}): {exc.strerror or exc}") from None
-
-
-def _write(path: Path, text: str, mode: str) -> None:
+def _write(path: Path, text: str, mode: str, failure: str | None = None) -> None:
+    """Write (or, mode "a", append) `text`; a failure said as `failure` (default: the report at `path`)."""
     try:
         with path.open(mode, encoding="utf-8", newline="\n") as stream:
             stream.write(text)
     except OSError as exc:
-        raise ReportUsageError(f"{path}: cannot write the report: {exc.strerror or exc}") from None
+        raise ReportUsageError(f"{failure or f'{path}: cannot write the report'}: {exc.strerror or exc}") from None

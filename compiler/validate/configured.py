@@ -36,9 +36,9 @@ def missing(config: Config, name: str) -> Diagnostic | None:
     if origin is None or path is None:
         return None
     what, folder, way_out = _WHAT[name]
-    if os.path.lexists(path) and folder and not path.is_dir():
-        return origin.diagnostic(f"{what} '{origin.value}' is not a folder", way_out)
     if os.path.lexists(path):
+        if folder and not path.is_dir():
+            return origin.diagnostic(f"{what} '{origin.value}' is not a folder", way_out)
         return None
     near = _near(Path(path), folder)
     hint = f"did you mean '{PurePath(origin.value).with_name(near).as_posix()}'?" if near else way_out
