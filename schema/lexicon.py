@@ -42,7 +42,7 @@ msg: message; msgs: messages; info: information; ops: operations; op: operation;
 stats: statistics; temp: temporary; tmp: temporary; sec: security; dev: development; prod: production;
 e2e: end to end; ref: reference; refs: references; gh: github; ext: extension; exts: extensions;
 gen: generation | generate; regex: regular expression; perf: performance; mgmt: management;
-repl: read eval print loop
+repl: read eval print loop; instr: instruction; instrs: instructions; ckpt: checkpoint; ckpts: checkpoints
 """
 ABBREVIATIONS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {

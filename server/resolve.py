@@ -112,12 +112,13 @@ def _by_identifier(index: MatchIndex, q: Query, evidence: Mapping[str, float], a
 
 def _by_ranking(index: MatchIndex, q: Query, agent: str | None) -> Resolution:
     """The ranking model's answer, as `decide` rules: the winner, or the top candidates in the order of words and
-    meaning together (server/semantic.py)."""
+    meaning together (server/semantic.py). A query that names one capability (`_named`) resolves to no other."""
     ordered = [Candidate(s, index.capabilities[s].name, c) for s, c in best_first(index.ranker.rank(q.units))]
     floor = DECISION_RULE[0] / 2  # below it a candidate is noise: suggestions' snippets skip it
     best = ordered[0].confidence if ordered else 0.0
     runner_up = ordered[1].confidence if len(ordered) > 1 else 0.0
-    if decide(best, runner_up):
+    named = _named(index, q, {c.value for c in ordered if c.confidence >= SHOWN_FLOOR})
+    if decide(best, runner_up) and named in (None, ordered[0].value):
         everything = tuple(c for c in ordered if c.confidence >= floor)
         shown = tuple(c for c in ordered[:SHOWN_CANDIDATES] if c.confidence >= SHOWN_FLOOR)
         how = "fuzzy" if q.corrected else "lexical"
@@ -125,7 +126,7 @@ def _by_ranking(index: MatchIndex, q: Query, agent: str | None) -> Resolution:
         return _no_rule(index, winner, agent, shown, runner_up)
     above = {c.value for c in ordered if c.confidence >= floor}
     pool = [c for c in ordered if c.confidence >= SHOWN_FLOOR]
-    offered = _by_meaning(index, q, pool, _named(index, q, {c.value for c in pool}))
+    offered = _by_meaning(index, q, pool, named)
     shown, everything = tuple(offered[:SHOWN_CANDIDATES]), tuple(c for c in offered if c.value in above)
     if best < floor:  # nothing matched: what ranked a little first, then the closest names
         # A name that merely looks like the query is weaker evidence than words that ranked: its similarity is
@@ -143,9 +144,10 @@ def _by_ranking(index: MatchIndex, q: Query, agent: str | None) -> Resolution:
 
 def _named(index: MatchIndex, q: Query, offered: set[str]) -> str | None:
     """Of the capabilities offered, the one whose whole name the query holds with at most one word more, a word no
-    name has ('custom agents config', 'list subagents'; not 'IDE plugin'): it is offered right after the names that
-    hold the query. The query's words as the ranking reads them (typos corrected), looked up by their roots, so a
-    large catalog costs no more than a small one."""
+    name has ('custom agents config', 'turn on subagents'; not 'IDE plugin'): it is offered right after the names
+    that hold the query, and another capability whose record has the words does not resolve. The query's words as
+    the ranking reads them (typos corrected), looked up by their roots, so a large catalog costs no more than a small
+    one."""
     vocabulary, asked = index.vocabulary, {word for unit in q.units for word in unit.words}
     held = {s for r in asked for s in vocabulary.names.get(r, ()) if s in offered and vocabulary.name_roots[s] <= asked}
     if len(held) != 1:
