@@ -101,7 +101,7 @@ MECHANISMS: dict[str, Callable[[], Any]] = {
     "never a wrong 'no'": lambda: replaced(resolve, "_no_rule", _never_no),
     "meaning in the order of what is offered": lambda: replaced(semantic, "model", lambda: None),
     "a partial name offered first": lambda: replaced(resolve, "_holds", lambda name, asked: 2),
-    "a whole name with one word more offered first ('custom agents config')": lambda: replaced(
+    "a whole name with one word more offered first, no other resolved ('turn on subagents')": lambda: replaced(
         resolve, "_named", lambda index, q, offered: None
     ),
     "an agent's typo does not change a number ('agent-99')": lambda: replaced(names, "keeps", _any_numbers),
