@@ -107,7 +107,7 @@ MECHANISMS: dict[str, Callable[[], Any]] = {
     "an agent's typo does not change a number ('agent-99')": lambda: replaced(names, "keeps", _any_numbers),
     "an agent's name mistyped word by word ('Copilot Chat')": lambda: replaced(names, "mistyped_as", _about_as_long),
     "a mistyped name has no word more than the name": lambda: replaced(
-        resolve, "_similarity", lambda index, n, scorer, typo=False: _SIMILARITY(index, n, scorer)
+        resolve, "_similarity", lambda index, n, scorer, cutoff, typo=False: _SIMILARITY(index, n, scorer, cutoff)
     ),
     "an agent's own alias first ('scribe')": lambda: _index_edit(lambda i: dataclasses.replace(i, own_aliases={})),
     "a category's name answered with that category ('security')": lambda: replaced(
