@@ -19,6 +19,7 @@ import logging
 import os
 import queue
 import select
+import selectors
 import sys
 import threading
 import time
@@ -128,7 +129,7 @@ def _write_line(stream: TextIO, text: str) -> None:
             stream.flush()
             break
         except BlockingIOError:
-            select.select([], [fd], [])
+            wait_until_ready(fd, writable=True)
     write_all(fd, text.encode(stream.encoding or "utf-8", stream.errors or "strict"))
 
 
@@ -141,7 +142,35 @@ def write_all(fd: int, data: bytes) -> None:
         try:
             view = view[os.write(fd, view) :]
         except BlockingIOError:
-            select.select([], [fd], [])
+            wait_until_ready(fd, writable=True)
+
+
+# Whether `select.poll` waits on every kind of descriptor: macOS's answers a terminal or another device with POLLNVAL
+# at once (its manual: "does not support devices"), so a wait there would return at once, again and again.
+_POLL_WORKS = hasattr(select, "poll") and sys.platform != "darwin"
+
+
+def wait_until_ready(fd: int, *, writable: bool = False) -> None:
+    """Wait until `fd` (left non-blocking by the parent) can be read, or with `writable` written; also when it is
+    closed or fails, so that the read or write that follows returns its end or its error.
+
+    `select.select` alone refused a descriptor numbered FD_SETSIZE (1024) or more with ValueError, and a process may
+    hold that many (a parent passing a high-numbered stdio, a server with many files open). `poll` has no such limit
+    and needs no descriptor of its own (it still waits when descriptors have run out). Where poll cannot be trusted
+    (`_POLL_WORKS`) select is kept for the descriptors it takes, and the platform's selector (kqueue) waits on the
+    others."""
+    if _POLL_WORKS:
+        waiting = select.poll()
+        waiting.register(fd, select.POLLOUT if writable else select.POLLIN)
+        waiting.poll()
+        return
+    readers, writers = ([], [fd]) if writable else ([fd], [])
+    try:
+        select.select(readers, writers, [])
+    except ValueError:  # numbered FD_SETSIZE or more
+        with selectors.DefaultSelector() as selector:
+            selector.register(fd, selectors.EVENT_WRITE if writable else selectors.EVENT_READ)
+            selector.select()
 
 
 def _non_blocking_descriptor(stream: TextIO) -> int | None:

@@ -29,7 +29,6 @@ import json
 import logging
 import os
 import queue
-import select
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
@@ -46,7 +45,7 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from capidx.server.jsonrpc_id import id_problem, loaded, surrogates_replaced, usable_id
-from capidx.server.logs import write_all
+from capidx.server.logs import wait_until_ready, write_all
 
 logger = logging.getLogger("capidx.server")
 
@@ -270,7 +269,7 @@ def _read_chunk(fd: int) -> bytes:
         try:
             return os.read(fd, CHUNK_BYTES)
         except BlockingIOError:
-            select.select([fd], [], [])
+            wait_until_ready(fd)
         except OSError as error:
             logger.warning("stdin cannot be read (%s): stopping", error.strerror or error)
             return b""

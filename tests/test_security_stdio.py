@@ -10,13 +10,14 @@ import fcntl
 import json
 import os
 import queue
+import select
 import subprocess
 import sys
 import termios
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +30,10 @@ from server_support import (
     serving_stdio,
 )
 
+from capidx.server import logs
 from capidx.server.jsonrpc_id import MAX_SURROGATES, surrogates_replaced
-from capidx.server.stdio import LineSplitter, Oversized, Reply, parse_line, stdio_transport
+from capidx.server.logs import write_all
+from capidx.server.stdio import LineSplitter, Oversized, Reply, _read_chunk, parse_line, stdio_transport
 
 PING = b'{"jsonrpc":"2.0","id":%d,"method":"ping"}\n'
 INITIALIZE = {
@@ -148,6 +151,112 @@ def _wait_until_full(fd: int, timeout: float = 60) -> None:
         steady = steady + 1 if held == last and held >= 4096 else 0
         last = held
         time.sleep(0.05)
+
+
+PAST_FD_SETSIZE = 1100  # select() takes descriptors below FD_SETSIZE (1024) only
+
+
+@contextmanager
+def _renumbered_past_fd_setsize(fd: int) -> Iterator[int]:
+    """`fd` moved to a free number of PAST_FD_SETSIZE or more (the open-files limit raised for it if need be, and put
+    back after); skips the test when the limit cannot be raised that far."""
+    resource = pytest.importorskip("resource", reason="raises the open-files limit with the resource module")
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    high = next(number for number in range(PAST_FD_SETSIZE, PAST_FD_SETSIZE + 1000) if not _is_open(number))
+    if soft != resource.RLIM_INFINITY and soft <= high:
+        if hard != resource.RLIM_INFINITY and hard <= high:
+            pytest.skip(f"the open-files limit ({hard}) does not allow descriptor {high}")
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (high + 1, hard))
+        except (OSError, ValueError) as error:
+            pytest.skip(f"cannot raise the open-files limit past {high}: {error}")
+    try:
+        os.dup2(fd, high, inheritable=False)
+        os.close(fd)
+        yield high
+    finally:
+        with suppress(OSError):
+            os.close(high)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def _is_open(fd: int) -> bool:
+    try:
+        fcntl.fcntl(fd, fcntl.F_GETFD)
+    except OSError:
+        return False
+    return True
+
+
+@pytest.fixture(params=[True, False], ids=["poll", "no-poll"])
+def waiting(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both ways `wait_until_ready` waits: with poll, and as where poll cannot be trusted (macOS)."""
+    if request.param and not hasattr(select, "poll"):
+        pytest.skip("no select.poll here")
+    monkeypatch.setattr(logs, "_POLL_WORKS", request.param)
+
+
+@pytest.mark.skipif(not hasattr(os, "set_blocking"), reason="needs a non-blocking pipe")
+@pytest.mark.usefixtures("waiting")
+def test_a_non_blocking_stdin_numbered_past_fd_setsize_is_waited_on() -> None:
+    """select() refuses a descriptor numbered 1024 (FD_SETSIZE) or more with ValueError: a non-blocking stdin so
+    numbered ended the reader thread at its first wait, and the server took it for the end of stdin. The read starts
+    on an empty pipe; the bytes are written a moment later."""
+    read_end, write_end = os.pipe()
+    with _renumbered_past_fd_setsize(read_end) as fd:
+        os.set_blocking(fd, False)
+        read: queue.Queue[bytes | BaseException] = queue.Queue()
+
+        def reader() -> None:
+            try:
+                read.put(_read_chunk(fd))
+            except BaseException as error:  # handed to the test, which says what it was
+                read.put(error)
+
+        threading.Thread(target=reader, daemon=True).start()
+        time.sleep(0.2)  # the reader finds the pipe empty (EAGAIN) and waits
+        os.write(write_end, b"late bytes")
+        try:
+            got = read.get(timeout=30)
+        finally:
+            os.close(write_end)  # ends a reader still waiting, whatever happened
+        assert got == b"late bytes"
+
+
+@pytest.mark.skipif(not hasattr(os, "set_blocking"), reason="needs a non-blocking pipe")
+@pytest.mark.usefixtures("waiting")
+def test_a_full_non_blocking_stdout_numbered_past_fd_setsize_is_waited_on() -> None:
+    """The same for the writer of replies and log lines (`write_all`): its wait on a full pipe raised ValueError, and
+    the reply was dropped. The pipe is full before the write starts; it is read a moment later."""
+    read_end, write_end = os.pipe()
+    with _renumbered_past_fd_setsize(write_end) as fd:
+        os.set_blocking(fd, False)
+        with suppress(BlockingIOError):
+            while True:  # fill the pipe: the first write of `write_all` fails with EAGAIN
+                os.write(fd, b"f" * 4096)
+        done: queue.Queue[BaseException | None] = queue.Queue()
+
+        def writer() -> None:
+            try:
+                write_all(fd, b"reply\n")
+                done.put(None)
+            except BaseException as error:  # handed to the test, which says what it was
+                done.put(error)
+
+        drained = bytearray()
+
+        def drain() -> None:
+            with os.fdopen(read_end, "rb") as replies:
+                drained.extend(replies.read())  # to the end of the pipe
+
+        threading.Thread(target=writer, daemon=True).start()
+        time.sleep(0.2)
+        draining = threading.Thread(target=drain, daemon=True)
+        draining.start()
+        outcome = done.get(timeout=30)
+    draining.join(30)  # the write end closed with the block: the drain has its end
+    assert outcome is None
+    assert drained.lstrip(b"f") == b"reply\n"
 
 
 @pytest.mark.slow
