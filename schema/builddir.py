@@ -38,16 +38,18 @@ _MAX_MESSAGE = 200
 
 
 class ManifestUnreadable(Exception):
-    """The manifest cannot be read or parsed: `reason` says why in a few words, `missing` when there is none.
+    """The manifest cannot be read or parsed: `reason` says why in a few words, `missing` when there is none,
+    `denied` when this user may not read it (a damaged build is rebuilt; that one is not).
 
     Each side wraps it in its own error (the compiler's `CapidxError`, the server's `BuildError`): this
     package imports neither."""
 
-    def __init__(self, path: Path, reason: str, *, missing: bool = False) -> None:
+    def __init__(self, path: Path, reason: str, *, missing: bool = False, denied: bool = False) -> None:
         super().__init__(f"{path}: {reason}")
         self.path = path
         self.reason = reason
         self.missing = missing
+        self.denied = denied
 
 
 def manifest_path(location: Path) -> Path:
@@ -101,7 +103,7 @@ def read_manifest(path: Path, *, follow_links: bool = False, limit: int = MAX_MA
     except FileNotFoundError:
         raise ManifestUnreadable(path, f"no {MANIFEST}", missing=True) from None
     except OSError as exc:
-        raise ManifestUnreadable(path, f"cannot read: {exc.strerror or exc}") from None
+        raise _cannot_read(path, exc) from None
     if not stat.S_ISREG(info.st_mode):
         raise ManifestUnreadable(path, "not a regular file (a link, a pipe or a device?)")
     if info.st_size > limit:
@@ -110,10 +112,15 @@ def read_manifest(path: Path, *, follow_links: bool = False, limit: int = MAX_MA
         with open(path, "rb") as handle:
             data = handle.read(limit + 1)
     except OSError as exc:
-        raise ManifestUnreadable(path, f"cannot read: {exc.strerror or exc}") from None
+        raise _cannot_read(path, exc) from None
     if len(data) > limit:  # it grew after the lstat
         raise ManifestUnreadable(path, f"over {limit >> 20} MiB, not a build manifest")
     return data
+
+
+def _cannot_read(path: Path, error: OSError) -> ManifestUnreadable:
+    denied = isinstance(error, PermissionError)
+    return ManifestUnreadable(path, f"cannot read: {error.strerror or error}", denied=denied)
 
 
 def parse_manifest(path: Path, data: bytes) -> Any:

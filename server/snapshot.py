@@ -23,6 +23,7 @@ Resolution of user input never builds a path: documents are found by `(kind, par
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -218,16 +219,59 @@ def load_snapshot(directory: Path) -> Snapshot:
 
 
 def _build_root(directory: Path) -> Path:
-    if not directory.is_dir():
-        where = f"{directory} is not a directory" if directory.exists() else f"no build at {directory}"
-        raise NoBuildError(f"{where}: run `capidx build` first, or pass --build DIR")
-    root = directory.resolve(strict=True)
-    manifest = root / MANIFEST_NAME
-    if os.path.lexists(manifest) and not manifest.is_file():  # a pipe would block, a device never end
-        raise BuildError(f"{manifest}: not a regular file (a link loop, a pipe or a device?); {_DAMAGED}")
-    if not manifest.is_file():
-        raise NoBuildError(f"no build at {directory} ({MANIFEST_NAME} is missing): {builddir.make_build(root)}")
+    """The resolved build folder, once it holds a manifest.json that is a regular file (or a link to one).
+
+    Looked at with `os.stat`, not `Path.is_dir`/`is_file`, so that a folder this user may not read is told apart
+    from one without a build: Python 3.11's `Path.is_file` raises the PermissionError (a traceback, exit 1), and
+    where it answers False instead (as `os.path.isfile` does) the folder read as one whose manifest.json is missing,
+    with advice to run `capidx build` that cannot help. An error other than absence is said as it is (`_unreadable`)."""
+    try:
+        if not _is(stat.S_ISDIR, directory):
+            where = f"{directory} is not a directory" if os.path.exists(directory) else f"no build at {directory}"
+            raise NoBuildError(f"{where}: run `capidx build` first, or pass --build DIR")
+        root = directory.resolve(strict=True)
+        manifest = root / MANIFEST_NAME
+        if not _is(stat.S_ISREG, manifest):
+            if os.path.lexists(manifest):  # a pipe would block, a device never end
+                raise BuildError(f"{manifest}: not a regular file (a link loop, a pipe or a device?); {_DAMAGED}")
+            raise NoBuildError(f"no build at {directory} ({MANIFEST_NAME} is missing): {builddir.make_build(root)}")
+    except OSError as error:
+        raise _unreadable(directory, error) from None
     return root
+
+
+_ABSENT = (errno.ENOENT, errno.ENOTDIR, errno.ELOOP)  # nothing there to read (or a link loop, a dangling link)
+
+
+def _is(kind: Callable[[int], bool], path: Path) -> bool:
+    """Whether `path` (links followed) is there and of `kind`; an OSError other than its absence is raised."""
+    try:
+        return kind(os.stat(path).st_mode)
+    except OSError as error:
+        if error.errno in _ABSENT:
+            return False
+        raise
+
+
+def _unreadable(directory: Path, error: OSError) -> BuildError:
+    """A build folder (or a folder above it, or its manifest) this user cannot look into: not a missing build."""
+    where = f"{error.filename}: " if error.filename and Path(error.filename) != directory else ""
+    return BuildError(f"cannot read the build at {directory}: {where}{error.strerror or error}{_advice(error)}")
+
+
+_PERMISSION = "the user running `capidx serve` needs read and search permission on the build and the folders above it"
+
+
+def _advice(error: OSError) -> str:
+    return f"; {_PERMISSION}" if isinstance(error, PermissionError) else ""
+
+
+def _listed_but_unreadable(path: Path, error: OSError) -> BuildError:
+    """An artifact that cannot be looked at: missing, or there but not readable by this user (said so, with why)."""
+    if error.errno in _ABSENT:
+        return BuildError(f"{path}: listed in {MANIFEST_NAME} but missing; {_REBUILD}")
+    reason = error.strerror or error
+    return BuildError(f"{path}: listed in {MANIFEST_NAME} but cannot be read: {reason}{_advice(error)}")
 
 
 # A manifest larger than this is not one capidx wrote: the contract's bound, shared with `capidx report`.
@@ -240,6 +284,8 @@ def _read_manifest(root: Path) -> bytes:
     try:
         return builddir.read_manifest(root / MANIFEST_NAME, limit=MAX_MANIFEST_BYTES)
     except builddir.ManifestUnreadable as error:
+        if error.denied:  # not a damaged build: deleting and rebuilding it is not the way
+            raise BuildError(f"{error}; {_PERMISSION}") from None
         raise BuildError(f"{error}; {_DAMAGED}") from None
 
 
@@ -452,7 +498,7 @@ def safe_path(root: Path, relative: str, checked_dirs: dict[str, bool] | None = 
     try:
         mode = os.lstat(candidate).st_mode
     except OSError as error:
-        raise BuildError(f"{candidate}: listed in {MANIFEST_NAME} but missing; {_REBUILD}") from error
+        raise _listed_but_unreadable(candidate, error) from error
     if stat.S_ISLNK(mode):
         return _followed(root, candidate)
     if not stat.S_ISREG(mode):
@@ -475,7 +521,9 @@ def _followed(root: Path, candidate: Path) -> Path:
     """A symlinked artifact: serve it only if it ends at a regular file inside the build."""
     try:
         resolved = candidate.resolve(strict=True)
-    except (OSError, RuntimeError) as error:
+    except OSError as error:
+        raise _listed_but_unreadable(candidate, error) from error
+    except RuntimeError as error:  # a link loop, on Pythons whose resolve says so with RuntimeError
         raise BuildError(f"{candidate}: listed in {MANIFEST_NAME} but missing; {_REBUILD}") from error
     if not resolved.is_relative_to(root):
         raise BuildError(f"{candidate}: resolves outside the build directory (to {resolved}); refusing to serve it")

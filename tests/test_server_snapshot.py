@@ -2,22 +2,29 @@
 
 from __future__ import annotations
 
+import builtins
+import contextlib
+import errno
 import hashlib
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner, Result
 from manifest_factory import artifact_bytes
 from server_support import (
     rewrite_manifest,
     write_build,
 )
 
+from capidx.cli import cli
 from capidx.schema import builddir
 from capidx.server.snapshot import BuildError, NoBuildError, load_snapshot, safe_path
 
@@ -108,6 +115,134 @@ def test_no_build(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x", encoding="utf-8")
     with pytest.raises(NoBuildError, match="not a directory"):
         load_snapshot(tmp_path / "file")
+
+
+# --- a build this user may not read: said so, not taken for a missing or damaged one ---------------------------
+
+
+def _refuse(monkeypatch: pytest.MonkeyPatch, calls: tuple[str, ...], refused: Callable[[str], bool]) -> None:
+    """Make the functions named in `calls` ("os.stat", "builtins.open") fail with EACCES for the paths `refused`
+    picks, as a permission refuses them. The suite may run as root, whom a mode of 000 stops from nothing."""
+
+    def guard(real: Callable[..., Any]) -> Callable[..., Any]:
+        def guarded(path: Any, *args: Any, **kwargs: Any) -> Any:
+            if isinstance(path, str | os.PathLike) and refused(os.fspath(path)):
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.fspath(path))
+            return real(path, *args, **kwargs)
+
+        return guarded
+
+    for call in calls:
+        module, name = call.split(".")
+        where = builtins if module == "builtins" else os
+        monkeypatch.setattr(where, name, guard(getattr(where, name)))
+
+
+OPENS = ("os.open", "builtins.open")
+
+
+def _deny_folder(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
+    """`folder` as if of mode 000: it can be looked at (stat), nothing in it can, and it cannot be listed or opened."""
+    inside = str(folder.resolve()) + os.sep
+    _refuse(monkeypatch, ("os.stat", "os.lstat"), lambda path: path.startswith(inside))
+    _refuse(monkeypatch, (*OPENS, "os.scandir", "os.listdir"), lambda path: (path + os.sep).startswith(inside))
+
+
+def _deny_file(monkeypatch: pytest.MonkeyPatch, file: Path) -> None:
+    """`file` as if of mode 000: there (stat), but it cannot be opened."""
+    _refuse(monkeypatch, OPENS, lambda path: path == str(file.resolve()))
+
+
+def _serve(build: Path, cwd: Path) -> Result:
+    """`capidx serve --build BUILD` in process, from an empty folder (no capidx.yaml read)."""
+    cwd.mkdir(exist_ok=True)
+    with contextlib.chdir(cwd):
+        return CliRunner().invoke(cli, ["serve", "--build", str(build), "--no-reload"])
+
+
+@contextlib.contextmanager
+def _mode(path: Path, mode: int) -> Iterator[None]:
+    """`path` with `mode` while the block runs; the test is skipped when that does not stop this user reading it
+    (root, or a user with CAP_DAC_OVERRIDE), which the tests with `_deny_folder` and `_deny_file` stand in for."""
+    before = stat.S_IMODE(path.stat().st_mode)
+    path.chmod(mode)
+    try:
+        try:
+            os.listdir(path) if path.is_dir() else path.read_bytes()
+        except PermissionError:
+            yield
+        else:
+            pytest.skip(f"a mode of {mode:03o} does not stop this user reading {path.name}")
+    finally:
+        path.chmod(before)
+
+
+def test_a_build_folder_that_cannot_be_read_is_said_to_be_unreadable_not_missing(
+    build: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its manifest.json was taken for missing ("run `capidx build` first": no help), or Python 3.11's Path.is_file
+    raised the PermissionError (a traceback, exit 1). It is a build this user may not read: said so, with why."""
+    _deny_folder(monkeypatch, build)
+    with pytest.raises(BuildError) as caught:
+        load_snapshot(build)
+    assert not isinstance(caught.value, NoBuildError)
+    message = str(caught.value)
+    assert message.startswith(
+        f"cannot read the build at {build}: {build.resolve() / 'manifest.json'}: Permission denied"
+    )
+    assert "needs read and search permission" in message
+    assert "missing" not in message and "capidx build" not in message
+
+
+def test_serve_on_a_build_folder_that_cannot_be_read_says_so_and_exits_2(
+    build: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Exit 2, as for every build that cannot be served; no traceback."""
+    _deny_folder(monkeypatch, build)
+    result = _serve(build, tmp_path / "elsewhere")
+    assert result.exit_code == 2, result.output
+    assert f"Error: cannot read the build at {build}: " in result.output
+    assert "Permission denied" in result.output and "missing" not in result.output
+
+
+def test_a_folder_of_mode_000_is_said_to_be_unreadable(build: Path, tmp_path: Path) -> None:
+    """The same with real permissions, where they stop this user."""
+    with _mode(build, 0):
+        result = _serve(build, tmp_path / "elsewhere")
+    assert result.exit_code == 2, result.output
+    assert f"Error: cannot read the build at {build}: " in result.output
+    assert "Permission denied" in result.output and "missing" not in result.output
+
+
+def test_a_manifest_that_cannot_be_read_is_not_taken_for_a_damaged_build(
+    build: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A damaged manifest is answered with "delete the folder and run `capidx build`": no way to mend permissions."""
+    _deny_file(monkeypatch, build / "manifest.json")
+    with pytest.raises(BuildError) as caught:
+        load_snapshot(build)
+    message = str(caught.value)
+    assert message.startswith(f"{build.resolve() / 'manifest.json'}: cannot read: Permission denied")
+    assert "needs read and search permission" in message and "delete" not in message
+
+
+def test_a_manifest_of_mode_000_is_said_to_be_unreadable(build: Path, tmp_path: Path) -> None:
+    with _mode(build / "manifest.json", 0):
+        result = _serve(build, tmp_path / "elsewhere")
+    assert result.exit_code == 2, result.output
+    assert "manifest.json: cannot read: Permission denied" in result.output and "delete" not in result.output
+
+
+def test_a_folder_in_the_build_that_cannot_be_read_is_not_taken_for_missing_files(
+    build: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _deny_folder(monkeypatch, build / "index")
+    with pytest.raises(BuildError) as caught:
+        load_snapshot(build)
+    message = str(caught.value)
+    assert message.startswith(f"{build.resolve() / 'index'}")
+    assert "listed in manifest.json but cannot be read: Permission denied" in message
+    assert "missing" not in message
 
 
 def test_invalid_manifest_names_the_json_path(build: Path) -> None:
