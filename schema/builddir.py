@@ -8,6 +8,7 @@ time; `jsonschema` is imported only to explain a manifest that is refused.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -97,7 +98,11 @@ def make_build(folder: Path) -> str:
 
 def read_manifest(path: Path, *, follow_links: bool = False, limit: int = MAX_MANIFEST_BYTES) -> bytes:
     """The manifest's bytes. Only a regular file is read (a pipe would block, a device never end; a link only
-    with `follow_links`), and never more than `limit` bytes: a larger file is refused before it is read."""
+    with `follow_links`), and never more than `limit` bytes: a larger file is refused before it is read.
+
+    Checked with `lstat`, then opened without following a link at the last step (O_NOFOLLOW, where there is one)
+    and without blocking (O_NONBLOCK), and checked again on the open file: a link, a pipe or a larger file put in
+    its place between the check and the open is refused, never read. The folders above it may be links."""
     try:
         info = os.stat(path) if follow_links else os.lstat(path)
     except FileNotFoundError:
@@ -105,17 +110,34 @@ def read_manifest(path: Path, *, follow_links: bool = False, limit: int = MAX_MA
     except OSError as exc:
         raise _cannot_read(path, exc) from None
     if not stat.S_ISREG(info.st_mode):
-        raise ManifestUnreadable(path, "not a regular file (a link, a pipe or a device?)")
+        raise ManifestUnreadable(path, _NOT_REGULAR)
     if info.st_size > limit:
         raise ManifestUnreadable(path, f"over {limit >> 20} MiB, not a build manifest")
+    flags = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
+    if not follow_links:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
-        with open(path, "rb") as handle:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if not follow_links and exc.errno in _LINK_REFUSED:  # a link since the lstat
+            raise ManifestUnreadable(path, "not a regular file (a link: not followed)") from None
+        raise _cannot_read(path, exc) from None
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise ManifestUnreadable(path, _NOT_REGULAR)
             data = handle.read(limit + 1)
     except OSError as exc:
         raise _cannot_read(path, exc) from None
     if len(data) > limit:  # it grew after the lstat
         raise ManifestUnreadable(path, f"over {limit >> 20} MiB, not a build manifest")
     return data
+
+
+_NOT_REGULAR = "not a regular file (a link, a pipe or a device?)"
+# How an O_NOFOLLOW open refuses a link: ELOOP (Linux, macOS), EMLINK (FreeBSD).
+_LINK_REFUSED = (errno.ELOOP, errno.EMLINK)
 
 
 def _cannot_read(path: Path, error: OSError) -> ManifestUnreadable:

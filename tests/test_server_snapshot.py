@@ -8,10 +8,12 @@ import errno
 import hashlib
 import json
 import os
+import queue
 import shutil
 import stat
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -69,7 +71,7 @@ def test_files_the_manifest_does_not_list_are_never_read(build: Path, monkeypatc
     monkeypatch.setattr(builddir, "read_manifest", spy_manifest)
     load_snapshot(build)
     listed = {a["path"] for a in json.loads((build / "manifest.json").read_text("utf-8"))["artifacts"]}
-    assert {p.relative_to(build.resolve()).as_posix() for p in read} == listed
+    assert {p.relative_to(build.resolve()).as_posix() for p in read} == listed | {"manifest.json"}
     assert [p.relative_to(build.resolve()).as_posix() for p in manifests] == ["manifest.json"]
 
 
@@ -325,6 +327,60 @@ def test_a_symlinked_build_directory_itself_is_fine(build: Path, tmp_path: Path)
     link = tmp_path / "current"
     os.symlink(build, link)
     assert load_snapshot(link).digest == load_snapshot(build).digest
+
+
+@pytest.mark.parametrize("swapped_in", ["link", "pipe"])
+def test_a_manifest_replaced_between_its_check_and_its_open_is_refused(
+    build: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, swapped_in: str
+) -> None:
+    """manifest.json is looked at (`lstat`: a regular file, not a link) and then opened. What was put in its place
+    between the two was opened as found: a link followed out of the build (here to a copy of the very manifest, so
+    the build loaded), a pipe waited on forever. The swap is made by that `lstat` itself, after it looked."""
+    if swapped_in == "pipe" and not hasattr(os, "mkfifo"):
+        pytest.skip("no named pipes here")
+    manifest = build.resolve() / "manifest.json"
+    outside = tmp_path / "outside.json"
+    outside.write_bytes(manifest.read_bytes())
+    real_lstat = os.lstat
+    swapped: list[str] = []
+
+    def lstat_then_swap(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        info = real_lstat(path, *args, **kwargs)
+        if not swapped and isinstance(path, str | os.PathLike) and os.fspath(path) == str(manifest):
+            manifest.unlink()
+            manifest.symlink_to(outside) if swapped_in == "link" else os.mkfifo(manifest)
+            swapped.append(swapped_in)
+        return info
+
+    monkeypatch.setattr(os, "lstat", lstat_then_swap)
+    outcome: queue.Queue[object] = queue.Queue()
+
+    def load() -> None:
+        try:
+            outcome.put(load_snapshot(build))
+        except Exception as error:  # handed to the test
+            outcome.put(error)
+
+    threading.Thread(target=load, daemon=True).start()
+    try:
+        got = outcome.get(timeout=30)
+    except queue.Empty:
+        got = "still waiting on the pipe after 30 s"
+    finally:
+        if swapped_in == "pipe":  # a writer that closes at once ends a read still waiting on the pipe
+            with contextlib.suppress(OSError):
+                os.close(os.open(manifest, os.O_WRONLY | os.O_NONBLOCK))
+    assert swapped == [swapped_in]
+    assert isinstance(got, BuildError), got
+    why = "(a link: not followed)" if swapped_in == "link" else "(a link, a pipe or a device?)"
+    assert str(got).startswith(f"{manifest}: not a regular file {why}")
+
+
+def test_a_manifest_reached_through_a_linked_folder_is_read(build: Path, tmp_path: Path) -> None:
+    """Only the manifest itself is opened without following a link: the folders above it may be links."""
+    link = tmp_path / "current"
+    os.symlink(build, link)
+    assert builddir.read_manifest(link / "manifest.json") == (build / "manifest.json").read_bytes()
 
 
 def test_duplicate_uris_are_refused(build: Path) -> None:
