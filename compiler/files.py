@@ -4,10 +4,10 @@ Reading a file whose size nobody vouches for: at most a limit, decided by what w
 Catalogs, templates and memory files may come from a pull request; a file can grow between `stat` and
 `read`, and a pipe or device has no size, so every reader takes one byte more than its limit and checks.
 
-Replacing a file whole or not at all (`capidx init`'s scaffold, `capidx inject`'s memory files): the new
-bytes go to a temporary file in the same folder (a rename across file systems is no rename), created
-exclusively and never through a link, given the mode wanted, then renamed over the file; on any failure
-the temporary file is removed. `write_beside` is the first half, for a caller that renames several
+Replacing a file whole or not at all (`capidx init`'s scaffold, `capidx inject`'s memory files, the report of
+`capidx report -o`): the new bytes go to a temporary file in the same folder (a rename across file systems is no
+rename), created exclusively and never through a link, given the mode wanted, then renamed over the file; on any
+failure the temporary file is removed. `write_beside` is the first half, for a caller that renames several
 files only once all are written.
 
 Walking a folder the user gives (the catalog, the templates folder): `walk`, without recursion.
@@ -31,12 +31,14 @@ def read_at_most(path: str | Path, limit: int) -> bytes | None:
     return None if len(data) > limit else data
 
 
-def write_beside(path: Path, data: bytes, mode: int | None, suffix: str = "") -> Path:
+def write_beside(path: Path, data: bytes, mode: int | None, suffix: str = "", *, make_folder: bool = True) -> Path:
     """A new temporary file `.<name>.<random><suffix>` in `path`'s folder (created, with its parents, when
-    missing) holding `data`, with `mode` (None: what the umask gives a new file); the caller renames it over
-    `path` or removes it. On failure nothing is left and the `OSError` is raised."""
+    missing, unless `make_folder` is false: then a missing folder is the `OSError`) holding `data`, with `mode`
+    (None: what the umask gives a new file); the caller renames it over `path` or removes it. On failure nothing
+    is left and the `OSError` is raised."""
     folder = path.parent
-    folder.mkdir(parents=True, exist_ok=True)
+    if make_folder:
+        folder.mkdir(parents=True, exist_ok=True)
     temporary = folder / f".{path.name}.{secrets.token_hex(4)}{suffix}"
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o666)
     try:
@@ -51,9 +53,9 @@ def write_beside(path: Path, data: bytes, mode: int | None, suffix: str = "") ->
     return temporary
 
 
-def write_whole(path: Path, data: bytes, mode: int | None) -> None:
+def write_whole(path: Path, data: bytes, mode: int | None, *, make_folder: bool = True) -> None:
     """Replace (or create) `path` with `data` in one rename (`write_beside`, then `os.replace`)."""
-    temporary = write_beside(path, data, mode)
+    temporary = write_beside(path, data, mode, make_folder=make_folder)
     try:
         os.replace(temporary, path)
     except BaseException:

@@ -650,6 +650,58 @@ def test_output_file_gets_the_report(pair: tuple[Path, Path], tmp_path: Path) ->
     assert target.read_text(encoding="utf-8").startswith(MARKER)
 
 
+def _report_limited_to(size: int, *args: str) -> subprocess.CompletedProcess[str]:
+    """`capidx report <args>` in a process that may write no file past `size` bytes: a write beyond fails (EFBIG,
+    the signal ignored) part way, as on a full disk, at the OS boundary rather than in capidx's code."""
+    import resource
+    import signal
+
+    def limit() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+
+    command = [sys.executable, "-m", "capidx", "report", *args]
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "GITHUB_STEP_SUMMARY": ""}
+    return subprocess.run(command, capture_output=True, text=True, env=env, preexec_fn=limit, check=False)
+
+
+def test_a_report_cut_short_leaves_the_previous_one_whole(within_budget: Path, tmp_path: Path) -> None:
+    """The file was truncated and then written: a write that failed part way left an empty or cut report where
+    the previous one was. The report is now written beside it and renamed over it."""
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    target = folder / "report.html"
+    target.write_text("previous report\n", encoding="utf-8")
+    args = ("--build", str(within_budget), "--format", "html", "--no-fail", "-o", str(target))
+    assert len(_run(*args[:-2]).output) > 2048  # the page is larger than the limit below
+
+    done = _report_limited_to(2048, *args)
+    assert done.returncode == 2, done.stderr
+    assert f"{target}: cannot write the report" in done.stderr
+    assert target.read_text(encoding="utf-8") == "previous report\n"
+    assert sorted(path.name for path in folder.iterdir()) == ["report.html"]  # no temporary file left
+
+
+def test_a_rewritten_report_keeps_its_mode_and_is_written_through_a_link(within_budget: Path, tmp_path: Path) -> None:
+    """Replacing the file by a rename must not change what writing into it kept: its mode, and a link to it."""
+    target = tmp_path / "report.txt"
+    target.write_text("previous report\n", encoding="utf-8")
+    target.chmod(0o640)
+    (tmp_path / "link.txt").symlink_to(target)
+    for name in ("report.txt", "link.txt"):
+        result = _run("--build", str(within_budget), "-o", str(tmp_path / name))
+        assert result.exit_code == 0, result.output
+    assert (tmp_path / "link.txt").is_symlink() and "OK: all budgets met" in target.read_text(encoding="utf-8")
+    assert os.stat(target).st_mode & 0o777 == 0o640
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["link.txt", "ok", "report.txt"]
+
+
+def test_a_report_to_a_device_is_written_into_it(within_budget: Path) -> None:
+    """A path that is no regular file (/dev/null here, a pipe elsewhere) cannot be replaced by a rename."""
+    assert _run("--build", str(within_budget), "-o", os.devnull).exit_code == 0
+    assert Path(os.devnull).is_char_device()
+
+
 def test_output_dash_is_standard_output(pair: tuple[Path, Path], tmp_path: Path, monkeypatch) -> None:
     """`-o -` prints, as most command-line tools read it, rather than writing a file named '-'."""
     base, head = pair

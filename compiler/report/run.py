@@ -6,6 +6,8 @@ imports another's caller.
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +15,7 @@ from typing import Any
 
 from capidx.compiler.diagnostics import ExitCode
 from capidx.compiler.errors import UsageError
+from capidx.compiler.files import write_whole
 from capidx.compiler.report.formats import render_github, render_json, render_markdown, render_text
 from capidx.compiler.report.html import render_page
 from capidx.compiler.report.manifest_reader import load_manifest
@@ -64,7 +67,7 @@ def run_report(options: ReportOptions, echo: Any = print) -> int:
         echo(text.rstrip("\n"))
     else:
         _refuse_inside_a_build(options.output)
-        _write(options.output, text, mode="w")
+        _replace(options.output, text)
     if options.format == "github" and options.step_summary is not None:
         # After the report, as `validate --format github` does: a refused -o appends nothing to the job's summary,
         # and a summary file that cannot be written loses none of the annotations. Append: other steps of the same
@@ -88,6 +91,26 @@ def _refuse_inside_a_build(path: Path) -> None:
             f"{path}: is inside the capidx build directory {build}; refusing to write there (the next build would "
             f"refuse to replace a folder holding a file its manifest does not list). Write the report elsewhere."
         )
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write the report whole or not at all: a full disk or any failure part way leaves the previous report as it
+    was, where truncating it first would leave it empty or cut. The file keeps its mode, and a link is written
+    through (the file it names is replaced, as opening it would have written there); a missing folder stays an
+    error rather than being created for a mistyped path. A path that is no regular file (/dev/null, a pipe) is
+    written as before: no rename can replace it."""
+    try:
+        info = os.stat(path)
+    except OSError:  # missing, a link to a missing file, a loop: the write says what is wrong
+        info = None
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        _write(path, text, "w")
+        return
+    mode = None if info is None else stat.S_IMODE(info.st_mode)
+    try:
+        write_whole(Path(os.path.realpath(path)), text.encode("utf-8"), mode, make_folder=False)
+    except OSError as exc:
+        raise ReportUsageError(f"{path}: cannot write the report: {exc.strerror or exc}") from None
 
 
 def _write(path: Path, text: str, mode: str, failure: str | None = None) -> None:
