@@ -109,6 +109,38 @@ def test_a_configured_folder_that_is_a_file_is_reported_at_its_key(project: Path
     assert not (project / "build").exists()
 
 
+@pytest.mark.parametrize(
+    ("key", "column", "what", "way_out"),
+    [
+        ("templates", 14, "templates folder", "correct paths.templates, or remove it to use the bundled templates"),
+        ("agents", 11, "catalog directory", "correct paths.agents, or pass --agents DIR"),
+    ],
+    ids=["templates", "agents"],
+)
+def test_a_configured_folder_that_is_a_broken_link_is_said_to_be_one(
+    project: Path, key: str, column: int, what: str, way_out: str
+) -> None:
+    """A link to nothing, or to itself, was told "is not a folder", as if a file stood there: it is said to be a
+    broken link naming where it points (as a broken link to a file is when read), or a loop."""
+    (project / "dangling").symlink_to("gone/folder")
+    (project / "looping").symlink_to("looping")
+    for name, why in [
+        ("dangling", "is a broken symbolic link (target 'gone/folder' does not exist)"),
+        ("looping", "is a symbolic link loop"),
+    ]:
+        (project / "capidx.yaml").write_text(f"paths:\n  {key}: {name}\n", encoding="utf-8")
+        expected = f"capidx.yaml:2:{column}: $.paths.{key}: {what} '{name}' {why} ({way_out})"
+
+        validated = run_cli(["validate"], project)
+        built = run_cli(["build", "-q"], project)
+
+        assert validated.exit_code == 2, validated.output
+        assert expected in validated.output.splitlines()
+        assert built.exit_code == 2, built.output
+        assert any(line.endswith(expected[len("capidx.yaml") :]) for line in built.stderr.splitlines()), built.stderr
+        assert not (project / "build").exists()
+
+
 @pytest.mark.parametrize("key", ["agents", "aliases", "schema", "templates", "out"])
 def test_an_empty_configured_path_is_an_error_at_its_key(project: Path, key: str) -> None:
     """`paths.agents: ""` read the whole project as the catalog, `paths.out: ""` named the project as the build and

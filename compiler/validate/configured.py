@@ -9,6 +9,7 @@ their own wording (the user sees the flag they typed).
 from __future__ import annotations
 
 import difflib
+import errno
 import itertools
 import os
 from pathlib import Path, PurePath
@@ -38,11 +39,25 @@ def missing(config: Config, name: str) -> Diagnostic | None:
     what, folder, way_out = _WHAT[name]
     if os.path.lexists(path):
         if folder and not path.is_dir():
-            return origin.diagnostic(f"{what} '{origin.value}' is not a folder", way_out)
+            return origin.diagnostic(f"{what} '{origin.value}' {_no_folder(path)}", way_out)
         return None
     near = _near(Path(path), folder)
     hint = f"did you mean '{PurePath(origin.value).with_name(near).as_posix()}'?" if near else way_out
     return origin.diagnostic(f"{what} '{origin.value}' does not exist", hint)
+
+
+def _no_folder(path: Path) -> str:
+    """Why `path`, which is there, is no folder. A link that leads nowhere is said to be one, naming where it points,
+    as a broken link to a file is when it is read (`load.read_limited`): "is not a folder" sent the user looking for a
+    file where there is none."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "is a symbolic link loop"
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR) and os.path.islink(path):
+            return f"is a broken symbolic link (target {os.readlink(path)!r} does not exist)"
+    return "is not a folder"
 
 
 def _near(path: Path, folder: bool) -> str | None:
