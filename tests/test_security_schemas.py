@@ -269,3 +269,67 @@ def test_a_regex_in_a_schema_file_reached_by_ref_is_checked_too(tmp_path: Path) 
     assert result.exit_code == 2
     assert "name.json:" in result.output and "a repeated group" in result.output and "1 error," in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("command", ["validate", "build"])
+def test_a_schema_whose_references_loop_is_refused_before_any_document(tmp_path: Path, command: str) -> None:
+    """jsonschema applied `a` -> `b` -> `a` to the same value without end; its RecursionError was reported as a
+    document nested too deeply (exit 1), blaming the data for the schema."""
+    write_catalog(tmp_path)
+    schema_data = _schema({"$ref": "#/$defs/a"})
+    schema_data["$defs"] |= {"a": {"$ref": "#/$defs/b"}, "b": {"allOf": [{"$ref": "#/$defs/a"}]}}
+    schema = _write(tmp_path / "loop.schema.json", schema_data)
+    result = run_cli([command, "--schema", str(schema)], cwd=tmp_path)
+    output = result.output if command == "validate" else result.stderr
+    assert result.exit_code == 2, output
+    line = _line_of(schema, '"#/$defs/b"')
+    assert f"loop.schema.json:{line}:" in output and "$.$defs.a.$ref: the schema's references loop: " in output
+    assert "$.$defs.a → $.$defs.b → $.$defs.b.allOf[0] → $.$defs.a" in output
+    assert "nested too deeply" not in output and "Traceback" not in output
+    assert not (tmp_path / "build").exists()
+
+
+def test_a_schema_applying_itself_or_looping_through_another_file_is_refused(tmp_path: Path) -> None:
+    write_catalog(tmp_path)
+    itself = _schema(_agent_schema())
+    itself["allOf"] = [{"$ref": "#"}]
+    result = run_cli(["validate", "--schema", str(_write(tmp_path / "itself.json", itself))], cwd=tmp_path)
+    assert result.exit_code == 2 and "$.allOf[0].$ref: the schema's references loop: $.allOf[0] → $ → $.allOf[0]" in (
+        result.output
+    )
+
+    folder = tmp_path / "schemas"
+    defs = _write(folder / "defs.json", {"$defs": {"agent": {"$ref": "main.json#/$defs/again"}}})
+    main = _schema({"$ref": "defs.json#/$defs/agent"})
+    main["$defs"]["again"] = {"$ref": "defs.json#/$defs/agent"}
+    result = run_cli(["validate", "--schema", str(_write(folder / "main.json", main))], cwd=tmp_path)
+    assert result.exit_code == 2
+    assert f"defs.json:{_line_of(defs, '$ref')}:" in result.output  # the file each part is in is named
+    assert "the schema's references loop: $.$defs.agent → main.json $.$defs.again → $.$defs.agent" in result.output
+
+
+def test_a_schema_that_refers_to_itself_below_the_value_is_no_loop(tmp_path: Path) -> None:
+    """Recursion that goes into the data ends with it; and draft-07 ignores what sits beside a `$ref`."""
+    write_catalog(tmp_path)
+    tree = _schema({"$ref": "#/$defs/node"})
+    node = _agent_schema()
+    node["properties"]["parent"] = {"$ref": "#/$defs/node"}
+    node["anyOf"] = [{"required": ["name"]}, {"properties": {"children": {"items": {"$ref": "#/$defs/node"}}}}]
+    tree["$defs"]["node"] = node
+    assert (
+        run_cli(["validate", "-q", "--schema", str(_write(tmp_path / "tree.json", tree))], cwd=tmp_path).exit_code == 0
+    )
+    docs = documents()
+    docs["claude-code"]["agent"]["parent"] = {"name": 5}
+    write_catalog(tmp_path, docs)
+    result = run_cli(["validate", "-q", "--schema", str(tmp_path / "tree.json")], cwd=tmp_path)
+    assert result.exit_code == 1 and "$.agent.parent.name: expected string, received integer" in result.output
+
+    draft7 = {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "$ref": "#/definitions/document",
+        "allOf": [{"$ref": "#"}],  # ignored beside the $ref in draft-07: jsonschema never applies it
+        "definitions": {"document": {"type": "object"}},
+    }
+    result = run_cli(["validate", "-q", "--schema", str(_write(tmp_path / "draft7.json", draft7))], cwd=tmp_path)
+    assert result.exit_code == 0, result.output
