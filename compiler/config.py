@@ -18,7 +18,7 @@ from capidx.compiler.diagnostics import Diagnostic
 from capidx.compiler.markup import defuse
 from capidx.schema import labels
 from capidx.schema.homepath import expand_home
-from capidx.schema.yamldata import SourceMap, json_path
+from capidx.schema.yamldata import SourceMap, json_path, whole_numbers
 
 if TYPE_CHECKING:
     from capidx.compiler.validate.load import SourceFile
@@ -219,7 +219,11 @@ def _is_user_templates(path: Path) -> bool:
 
 
 def config_from_mapping(data: dict[str, Any], root: Path, config_file: Path | None) -> Config:
-    """Build a Config from an already validated mapping (pure)."""
+    """Build a Config from an already validated mapping (pure). An integer setting written `500.0` is 500, as
+    serve reads it (`whole_numbers`)."""
+    from capidx.compiler.validate.schemas import CONFIG_SCHEMA, bundled_schema
+
+    data = whole_numbers(data, bundled_schema(CONFIG_SCHEMA))
     base = default_config(root)
     paths = {key: value if value is None else expand_home(value) for key, value in data.get("paths", {}).items()}
     staleness = data.get("staleness", {})

@@ -606,3 +606,25 @@ def too_deep(data: Any) -> Parts | None:
         elif isinstance(value, list):
             stack.extend(((*parts, index), value[index]) for index in range(len(value) - 1, -1, -1))
     return None
+
+
+def whole_numbers(value: Any, schema: Any) -> Any:
+    """`value` with every float that has no fraction (`500.0`) turned into an int where `schema` says `integer`.
+
+    JSON Schema counts 500.0 an integer, so capidx.yaml's check accepts `budgets: {full: 500.0}` as it accepts
+    500 (and the server's reading of a manifest takes 3.0 as 3 likewise); carried on as a float, the setting read
+    `500.0` in the manifest, `capidx report` and `serve --print-config`. Compiler and server read the checked file
+    through this, so both hold the number the file means. Follows `properties` and `items`, the only ways
+    config-schema.json nests; the depth is the schema's, not the file's."""
+    if not isinstance(schema, dict):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        types = schema.get("type")
+        types = types if isinstance(types, list) else [types]
+        return int(value) if "integer" in types and "number" not in types else value
+    properties = schema.get("properties")
+    if isinstance(value, dict) and isinstance(properties, dict):
+        return {key: whole_numbers(item, properties.get(key)) for key, item in value.items()}
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return [whole_numbers(item, schema["items"]) for item in value]
+    return value

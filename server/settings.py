@@ -41,6 +41,7 @@ from capidx.schema.yamldata import (
     parse_yaml,
     shown_key,
     too_deep,
+    whole_numbers,
 )
 from capidx.server.limits import clip
 
@@ -365,7 +366,7 @@ def from_file(path: Path) -> tuple[dict[str, Any], list[str]]:
     problems = _schema_problems(path, data, document.source_map)
     if problems:
         return {}, problems
-    serve = data.get("serve", {})
+    serve = whole_numbers(data, config_schema()).get("serve", {})  # `port: 8000.0` is 8000, as the compiler reads it
     values = _file_values(path.parent, serve)
     # where each value is written, for problems found only once every source is merged
     values["_positions"] = {name: at for name in serve if (at := document.source_map.locate(("serve", name)))}

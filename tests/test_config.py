@@ -80,6 +80,24 @@ def test_every_section_is_read(tmp_path: Path) -> None:
     assert config.serve == {"transport": "http"}
 
 
+def test_an_integer_setting_with_a_fraction_of_zero_is_read_as_an_int(tmp_path: Path) -> None:
+    """The schema accepts 500.0 where it says integer (JSON Schema does): read as 500, so no setting is shown
+    `500.0`. A setting that is a number keeps what is written."""
+    text = (
+        "staleness: {warn_days: 10.0, error_days: 40.0}\nbudgets: {summary: 500.0}\n"
+        "character_budgets: {memory: 1024.0}\nrelationships: {max_similar: 2.0, similarity_threshold: 1.0}\n"
+        "injection: {max_tokens: 300.0, max_snippets: 2.0}\nlint: {min_description_entropy: 2.0}\n"
+    )
+    config, problems = load_config(write(tmp_path / "capidx.yaml", text), tmp_path)
+
+    assert problems == []
+    integers = [config.staleness.warn_days, config.staleness.error_days, config.budgets["summary"]]
+    integers += [config.character_budgets["memory"], config.relationships.max_similar]
+    integers += [config.injection.max_tokens, config.injection.max_snippets]
+    assert integers == [10, 40, 500, 1024, 2, 300, 2] and {type(value) for value in integers} == {int}
+    assert type(config.relationships.similarity_threshold) is float and type(config.min_description_entropy) is float
+
+
 def test_empty_file_means_defaults(tmp_path: Path) -> None:
     config, problems = load_config(write(tmp_path / "capidx.yaml", "# nothing yet\n"), tmp_path)
     assert problems == []

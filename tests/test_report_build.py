@@ -166,3 +166,24 @@ def test_the_build_table_says_each_status_as_the_report_does(tmp_path: Path) -> 
         if kind["status"] != "unbudgeted":
             assert said[kind["kind"]] == {"breach": "BREACH", "near": "near", "ok": "ok"}[kind["status"]]
     assert {said["capability"], said["summary"]} == {"BREACH", "near"}
+
+
+def test_an_integer_setting_written_with_a_fraction_of_zero_is_a_whole_number(tmp_path: Path) -> None:
+    """JSON Schema counts 500.0 an integer, so capidx.yaml accepts it; it was carried on as a float and read
+    `50,000.0` in the manifest, the build's output and the report."""
+    root = tmp_path / "project"
+    write_catalog(root, documents())
+    config = root / "capidx.yaml"
+    config.write_text("budgets:\n  summary: 50000.0\ncharacter_budgets:\n  instructions: 2048.0\n", encoding="utf-8")
+    assert CliRunner().invoke(cli, ["validate", "-q", "--config", str(config)]).exit_code == 0
+    built = CliRunner().invoke(cli, ["build", "--config", str(config), "--out", str(root / "build")])
+    assert built.exit_code == 0, built.output
+    assert "50,000" in built.output and "of 2,048 characters" in built.output and "50,000.0" not in built.output
+
+    manifest = _manifest(root / "build")
+    [budget] = manifest["budgets"]
+    instructions = next(row for row in manifest["overview"] if row["kind"] == "instructions")
+    assert type(budget["budget"]) is int and type(instructions["budget"]) is int
+    assert '"budget":50000,' in (root / "build" / "manifest.json").read_text(encoding="utf-8")
+    text = _report("--build", str(root / "build")).output
+    assert "50,000 " in text and "50,000.0" not in text and "2,048.0" not in text

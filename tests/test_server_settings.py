@@ -209,6 +209,21 @@ def test_print_config_names_every_source(tmp_path: Path) -> None:
     assert yaml.safe_load(result.output)["serve"]["expose"] == ["summary", "full"]  # valid YAML to paste
 
 
+def test_an_integer_setting_with_a_fraction_of_zero_is_a_whole_number(tmp_path: Path) -> None:
+    """capidx.yaml's schema accepts `port: 8001.0` (JSON Schema counts it an integer): serve reads 8001, as the
+    compiler reads such a setting, and --print-config shows what the file means."""
+    config = tmp_path / "capidx.yaml"
+    config.write_text("serve:\n  port: 8001.0\n  max_connections: 50.0\n  idle_timeout: 7.0\n", encoding="utf-8")
+
+    resolved = settings(cwd=tmp_path, config=config)
+    shown = run(["--print-config", "--config", str(config)])
+
+    assert (resolved.port, resolved.max_connections, resolved.idle_timeout) == (8001, 50, 7)
+    assert {type(resolved.port), type(resolved.max_connections), type(resolved.idle_timeout)} == {int}
+    assert shown.exit_code == 0, shown.output
+    assert "  port: 8001 " in shown.output and "  max_connections: 50 " in shown.output and ".0 " not in shown.output
+
+
 def test_print_config_does_not_need_a_build() -> None:
     assert run(["--print-config", "--build", "/nonexistent"]).exit_code == 0
 
