@@ -262,8 +262,11 @@ def summary(result: Scaffolded, shown_root: str) -> Sequence[str]:
 
 def _next_steps(result: Scaffolded, shown_root: str) -> list[str]:
     """The steps left to do, numbered; only those about files init wrote (an example, the CI placeholders). The
-    `cd` is quoted as a shell reads it: the line is meant to be pasted, and `my catalog` must reach `cd` whole."""
-    where = "" if shown_root == "." else f"cd {shlex.quote(shown_root)} && "
+    `cd` is quoted as a shell reads it: the line is meant to be pasted, and `my catalog` must reach `cd` whole.
+    A relative folder starting with `-` is written `./-x`: quoting keeps the dash, and `cd -x` is an option to
+    `cd`, `cd -` the previous folder."""
+    folder = f"./{shown_root}" if shown_root.startswith("-") else shown_root
+    where = "" if shown_root == "." else f"cd {shlex.quote(folder)} && "
     on_what = "works now, on the example agent" if not result.no_example else "now on your catalog"
     if result.no_catalog:
         on_what = f"once {result.no_catalog}/ (your capidx.yaml's catalog) holds an agent"

@@ -343,22 +343,24 @@ def test_init_into_a_path_that_is_a_file_is_a_usage_error(tmp_path: Path) -> Non
     assert result.exit_code == 2
 
 
-def test_the_next_step_quotes_a_folder_name_the_shell_would_split(tmp_path: Path) -> None:
-    """The `cd` line is meant to be pasted into a shell: a folder with a space or a quote must reach `cd` whole."""
-    result = run_cli(["init", "my catalog's ä"], cwd=tmp_path)
+@pytest.mark.parametrize("name", ["my catalog's ä", "-catalog", "-"])
+def test_the_next_step_quotes_a_folder_name_the_shell_would_split(tmp_path: Path, name: str) -> None:
+    """The `cd` line is meant to be pasted into a shell: a folder with a space or a quote must reach `cd` whole, and
+    one whose name starts with `-` must not be read as an option (`cd -catalog`) or the previous folder (`cd -`)."""
+    result = run_cli(["init", "--", name], cwd=tmp_path)
 
     assert result.exit_code == 0, result.output
     [line] = [line for line in result.output.splitlines() if "capidx validate && capidx build" in line]
-    command = line.split("   #")[0].strip()
-    done = subprocess.run(
-        ["sh", "-c", command.replace("capidx validate && capidx build && capidx serve", "pwd")],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
+    stub = tmp_path / "bin" / "capidx"  # says where each of the line's three commands runs, and serves nothing
+    stub.parent.mkdir()
+    stub.write_text("#!/bin/sh\npwd\n", encoding="utf-8")
+    stub.chmod(0o755)
+    environment = {**os.environ, "PATH": f"{stub.parent}{os.pathsep}{os.environ.get('PATH', '')}", "OLDPWD": "/"}
+    done = subprocess.run(  # the line as printed, comment and all, as a paste runs it
+        ["sh", "-c", line.strip()], cwd=tmp_path, env=environment, capture_output=True, text=True, check=False
     )
     assert done.returncode == 0, done.stderr
-    assert Path(done.stdout.strip()) == tmp_path / "my catalog's ä"
+    assert [Path(folder) for folder in done.stdout.splitlines()] == [tmp_path / name] * 3
 
 
 def test_the_ci_files_are_the_ones_docs_ci_md_explains() -> None:
