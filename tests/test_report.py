@@ -696,6 +696,17 @@ def test_a_rewritten_report_keeps_its_mode_and_is_written_through_a_link(within_
     assert sorted(path.name for path in tmp_path.iterdir()) == ["link.txt", "ok", "report.txt"]
 
 
+def test_a_report_to_a_link_loop_is_refused_and_the_link_kept(within_budget: Path, tmp_path: Path) -> None:
+    """A link that leads back to itself names no file to write: opening it failed (ELOOP), exit 2. Replacing the
+    path by a rename must not turn the link into a file holding the report."""
+    loop = tmp_path / "report.md"
+    loop.symlink_to("report.md")
+    result = _run("--build", str(within_budget), "-o", str(loop))
+    assert result.exit_code == 2, result.output
+    assert f"{loop}: cannot write the report" in result.output
+    assert loop.is_symlink() and os.readlink(loop) == "report.md"
+
+
 def test_a_report_to_a_device_is_written_into_it(within_budget: Path) -> None:
     """A path that is no regular file (/dev/null here, a pipe elsewhere) cannot be replaced by a rename."""
     assert _run("--build", str(within_budget), "-o", os.devnull).exit_code == 0

@@ -6,6 +6,7 @@ imports another's caller.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Callable
@@ -101,7 +102,9 @@ def _replace(path: Path, text: str) -> None:
     written as before: no rename can replace it."""
     try:
         info = os.stat(path)
-    except OSError:  # missing, a link to a missing file, a loop: the write says what is wrong
+    except OSError as exc:  # missing, or a link to a missing file: the write says what is wrong
+        if exc.errno == errno.ELOOP:  # a link loop names no file: a rename would replace the link itself
+            raise ReportUsageError(f"{path}: cannot write the report: {exc.strerror or exc}") from None
         info = None
     if info is not None and not stat.S_ISREG(info.st_mode):
         _write(path, text, "w")
