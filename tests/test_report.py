@@ -6,10 +6,12 @@ schema; tests against a real `capidx build` live in test_report_build.py.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -705,6 +707,50 @@ def test_a_report_to_a_link_loop_is_refused_and_the_link_kept(within_budget: Pat
     assert result.exit_code == 2, result.output
     assert f"{loop}: cannot write the report" in result.output
     assert loop.is_symlink() and os.readlink(loop) == "report.md"
+
+
+def _refuse_writing(monkeypatch: pytest.MonkeyPatch, refused: Callable[[Path, int], bool]) -> None:
+    """`os.open` fails with EACCES where `refused(path, flags)`: the suite may run as root, whom modes do not stop."""
+    real_open = os.open
+
+    def guarded(path, flags, *args, **kwargs):
+        if refused(Path(os.path.abspath(path)), flags):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.fspath(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", guarded)
+
+
+def _writing(flags: int) -> bool:
+    return bool(flags & (os.O_WRONLY | os.O_RDWR))
+
+
+def test_a_report_this_user_may_not_write_is_not_replaced(
+    within_budget: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opening a file this user may not write failed (exit 2) and left it as it was; a rename needs only the
+    folder's permission, so replacing the file would write over a report made read-only. Simulated: as root a
+    mode does not stop the write."""
+    target = tmp_path / "report.txt"
+    target.write_text("previous report\n", encoding="utf-8")
+    _refuse_writing(monkeypatch, lambda path, flags: path == target and _writing(flags))
+    result = _run("--build", str(within_budget), "-o", str(target))
+    assert result.exit_code == 2, result.output
+    assert f"{target}: cannot write the report: Permission denied" in result.output
+    assert target.read_text(encoding="utf-8") == "previous report\n"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["ok", "report.txt"]
+
+
+def test_a_read_only_report_is_not_replaced(within_budget: Path, tmp_path: Path) -> None:
+    """The same for real, for a user whom mode 0444 stops."""
+    target = tmp_path / "report.txt"
+    target.write_text("previous report\n", encoding="utf-8")
+    target.chmod(0o444)
+    if os.access(target, os.W_OK):
+        pytest.skip("mode 0444 does not stop this user (root)")
+    result = _run("--build", str(within_budget), "-o", str(target))
+    assert result.exit_code == 2, result.output
+    assert target.read_text(encoding="utf-8") == "previous report\n"
 
 
 def test_a_report_to_a_device_is_written_into_it(within_budget: Path) -> None:

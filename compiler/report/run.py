@@ -98,8 +98,9 @@ def _replace(path: Path, text: str) -> None:
     """Write the report whole or not at all: a full disk or any failure part way leaves the previous report as it
     was, where truncating it first would leave it empty or cut. The file keeps its mode, and a link is written
     through (the file it names is replaced, as opening it would have written there); a missing folder stays an
-    error rather than being created for a mistyped path. A path that is no regular file (/dev/null, a pipe) is
-    written as before: no rename can replace it."""
+    error rather than being created for a mistyped path, and a file this user may not write (opened for writing
+    first, without truncating it) is refused as writing into it was. A path that is no regular file (/dev/null, a
+    pipe) is written as before: no rename can replace it."""
     try:
         info = os.stat(path)
     except OSError as exc:  # missing, or a link to a missing file: the write says what is wrong
@@ -110,8 +111,11 @@ def _replace(path: Path, text: str) -> None:
         _write(path, text, "w")
         return
     mode = None if info is None else stat.S_IMODE(info.st_mode)
+    real = Path(os.path.realpath(path))
     try:
-        write_whole(Path(os.path.realpath(path)), text.encode("utf-8"), mode, make_folder=False)
+        if info is not None:  # a rename needs only the folder's permission: a file this user may not write stays
+            os.close(os.open(real, os.O_WRONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)))
+        write_whole(real, text.encode("utf-8"), mode, make_folder=False)
     except OSError as exc:
         raise ReportUsageError(f"{path}: cannot write the report: {exc.strerror or exc}") from None
 
