@@ -753,6 +753,42 @@ def test_a_read_only_report_is_not_replaced(within_budget: Path, tmp_path: Path)
     assert target.read_text(encoding="utf-8") == "previous report\n"
 
 
+def test_a_report_in_a_folder_that_takes_no_new_file_is_written_into(
+    within_budget: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file this user may write in a folder they may not write to (a shared reports folder) was written into;
+    a temporary file cannot be made beside it, so the report is written into the file as before rather than
+    refused. Simulated: as root a mode does not stop the write."""
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    target = folder / "report.txt"
+    target.write_text("previous report\n", encoding="utf-8")
+    _refuse_writing(monkeypatch, lambda path, flags: path.parent == folder and bool(flags & os.O_CREAT))
+    result = _run("--build", str(within_budget), "-o", str(target))
+    assert result.exit_code == 0, result.output
+    assert "OK: all budgets met" in target.read_text(encoding="utf-8")
+    assert sorted(path.name for path in folder.iterdir()) == ["report.txt"]
+
+
+def test_a_report_in_a_read_only_folder_is_written_into(within_budget: Path, tmp_path: Path) -> None:
+    """The same for real, for a user whom a folder of mode 0555 stops."""
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    target = folder / "report.txt"
+    target.write_text("previous report\n", encoding="utf-8")
+    folder.chmod(0o555)
+    try:
+        if os.access(folder, os.W_OK):
+            pytest.skip("mode 0555 does not stop this user (root)")
+        result = _run("--build", str(within_budget), "-o", str(target))
+        assert result.exit_code == 0, result.output
+        assert "OK: all budgets met" in target.read_text(encoding="utf-8")
+        new = _run("--build", str(within_budget), "-o", str(folder / "new.txt"))  # a new file: no way to make it
+        assert new.exit_code == 2 and "Permission denied" in new.output, new.output
+    finally:
+        folder.chmod(0o755)
+
+
 def test_a_report_to_a_device_is_written_into_it(within_budget: Path) -> None:
     """A path that is no regular file (/dev/null here, a pipe elsewhere) cannot be replaced by a rename."""
     assert _run("--build", str(within_budget), "-o", os.devnull).exit_code == 0

@@ -99,8 +99,9 @@ def _replace(path: Path, text: str) -> None:
     was, where truncating it first would leave it empty or cut. The file keeps its mode, and a link is written
     through (the file it names is replaced, as opening it would have written there); a missing folder stays an
     error rather than being created for a mistyped path, and a file this user may not write (opened for writing
-    first, without truncating it) is refused as writing into it was. A path that is no regular file (/dev/null, a
-    pipe) is written as before: no rename can replace it."""
+    first, without truncating it) is refused as writing into it was; one that may be written but not replaced (its
+    folder takes no new file) is written into, as before. A path that is no regular file (/dev/null, a pipe) is
+    written as before: no rename can replace it."""
     try:
         info = os.stat(path)
     except OSError as exc:  # missing, or a link to a missing file: the write says what is wrong
@@ -115,7 +116,16 @@ def _replace(path: Path, text: str) -> None:
     try:
         if info is not None:  # a rename needs only the folder's permission: a file this user may not write stays
             os.close(os.open(real, os.O_WRONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)))
+    except OSError as exc:
+        raise ReportUsageError(f"{path}: cannot write the report: {exc.strerror or exc}") from None
+    try:
         write_whole(real, text.encode("utf-8"), mode, make_folder=False)
+    except PermissionError as exc:
+        if info is None:
+            raise ReportUsageError(f"{path}: cannot write the report: {exc.strerror or exc}") from None
+        # The file may be written but not replaced: its folder takes no new file, or it is another user's in a
+        # sticky folder (/tmp). Written into, as before: not whole or nothing, but written.
+        _write(path, text, "w")
     except OSError as exc:
         raise ReportUsageError(f"{path}: cannot write the report: {exc.strerror or exc}") from None
 
