@@ -10,17 +10,12 @@ on a server that never answers. Here a reference may point to
 Anything else is an error at the `$ref`'s line (code `schema-file`: exit 2), found before any document is
 checked (`check_references`); and the registry handed to jsonschema retrieves nothing else either, so a
 reference the check did not see cannot reach the network.
-
-References that loop without going into the data (`a` is `{"$ref": "#/$defs/b"}` and `b` refers back to `a`,
-or a schema under `allOf` refers to the schema holding it) are an error of the schema too, found at the same
-time (`_reference_loops`): jsonschema would apply them to the same value without end, and its RecursionError
-read as a document nested too deeply (exit 1), blaming the data for the schema.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -30,7 +25,6 @@ from urllib.request import url2pathname
 
 from capidx.compiler.diagnostics import Diagnostic
 from capidx.compiler.validate.load import SourceFile, load_file
-from capidx.schema.yamldata import json_path
 
 if TYPE_CHECKING:  # imported where used: `referenced_files` serves a no-op build, which must stay quick
     from referencing import Registry, Resource
@@ -40,12 +34,6 @@ _REF_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")
 _NOT_SCHEMAS = frozenset({"enum", "const", "examples", "default"})  # values, not subschemas
 _MAX_SCANNED = 500  # schema files read to find a declared `$id` (a schema folder holds a handful)
 _CODE = "schema-file"
-# Keywords that apply their subschemas to the very value their schema applies to (a `$ref` too): a loop of these
-# never reaches the end of the data. (`then`/`else` only with an `if`; `dependencies` is draft-07's form.)
-_IN_PLACE_LISTS = ("allOf", "anyOf", "oneOf")
-_IN_PLACE = ("not", "if")
-_IN_PLACE_WITH_IF = ("then", "else")
-_IN_PLACE_MAPS = ("dependentSchemas", "dependencies")
 
 
 class NonLocalReference(Exception):
@@ -129,14 +117,10 @@ class _LocalFiles:
         return self._declared
 
 
-def check_references(
-    source: SourceFile, *, ref_alone: bool = False
-) -> tuple[Registry, list[Diagnostic], list[SourceFile]]:
+def check_references(source: SourceFile) -> tuple[Registry, list[Diagnostic], list[SourceFile]]:
     """The registry to validate with, an error for each `$ref` of the schema in `source` (and of the local schema
-    files it refers to) that is not local, or that loops back without going into the data, and those local files
-    (their patterns run as the schema's do); other broken references are left to jsonschema, which reports them
-    when a document is checked. `ref_alone`: the schema's draft (07 and before) ignores the keywords beside a
-    `$ref`."""
+    files it refers to) that is not local, and those local files (their patterns run as the schema's do); other
+    broken references are left to jsonschema, which reports them when a document is checked."""
     from jsonschema_specifications import REGISTRY as SPECIFICATIONS  # the meta-schemas, shipped offline
     from referencing import Registry
 
@@ -157,113 +141,8 @@ def check_references(
                 seen.add(uri)
                 pending.append((loaded, uri))
     problems += dict.fromkeys(files.problems)  # a file that cannot be read is tried once per reference to it
-    resources = [(uri, _resource(file.data)) for uri, file in files.loaded.items()]
-    registry = registry.with_resources(resources)
-    if not problems:  # every reference is local and its file read: where each leads can be known
-        schemas = [(source, ""), *((file, uri) for uri, file in files.loaded.items())]
-        problems += _reference_loops(schemas, SPECIFICATIONS.combine(registry), ref_alone)
-    return registry, problems, list(files.loaded.values())
-
-
-def _reference_loops(schemas: Sequence[tuple[SourceFile, str]], registry: Any, ref_alone: bool) -> list[Diagnostic]:
-    """An error for each loop of references that never goes into the data: `schemas` are the schema (first) and
-    the local files it refers to, each with the URI its references are read against. Every object is a node (any
-    object may be made a schema by a `$ref`, as `_risky_patterns` reads them); an edge goes from a schema to one
-    applied to the same value: the target of its `$ref`, an `allOf` item, its `not`... Without recursion, so a
-    deeply nested schema is walked too."""
-    resolver = registry.resolver_with_root(_resource(schemas[0][0].data))
-    nodes: dict[int, tuple[dict[str, Any], SourceFile, tuple[Any, ...], str]] = {}
-    for source, uri in schemas:
-        pending: list[tuple[Any, tuple[Any, ...], str]] = [(source.data, (), uri)]
-        while pending:
-            node, parts, base = pending.pop()
-            if isinstance(node, list):
-                pending += [(item, (*parts, index), base) for index, item in enumerate(node)]
-            elif isinstance(node, dict):
-                declared = node.get("$id")
-                if isinstance(declared, str) and not declared.startswith("#"):
-                    base = urljoin(base, declared)
-                nodes.setdefault(id(node), (node, source, parts, base))  # a YAML alias: where it is first written
-                pending += [(value, (*parts, key), base) for key, value in reversed(node.items())]
-
-    def applied(key: int) -> Iterator[tuple[tuple[Any, ...], int]]:
-        """(the keyword's parts below the node, the schema it applies to the same value) for each edge."""
-        node, _, _, base = nodes[key]
-        for keyword in _REF_KEYWORDS:
-            if isinstance(value := node.get(keyword), str) and (target := _target(resolver, base, value)) is not None:
-                yield (keyword,), target
-        if ref_alone and "$ref" in node:
-            return
-        for keyword in _IN_PLACE_LISTS:
-            if isinstance(items := node.get(keyword), list):
-                yield from (((keyword, index), id(item)) for index, item in enumerate(items))
-        for keyword in _IN_PLACE + (_IN_PLACE_WITH_IF if "if" in node else ()):
-            if isinstance(item := node.get(keyword), dict):
-                yield (keyword,), id(item)
-        for keyword in _IN_PLACE_MAPS:
-            if isinstance(named := node.get(keyword), dict):
-                yield from (((keyword, name), id(item)) for name, item in named.items() if isinstance(item, dict))
-
-    loops: dict[frozenset[int], list[tuple[int, tuple[Any, ...]]]] = {}
-    done: set[int] = set()
-    for start in nodes:
-        if start in done:
-            continue
-        path = [(start, applied(start))]  # the nodes being walked, each with the edges still to follow
-        steps: list[tuple[Any, ...]] = []  # the keyword taken from each node of `path` to the next
-        on_path = {start: 0}
-        while path:
-            current, edges = path[-1]
-            step = next(edges, None)
-            if step is None:
-                done.add(current)
-                del on_path[current]
-                path.pop()
-                if steps:
-                    steps.pop()
-                continue
-            keyword, target = step
-            if target in on_path:
-                first = on_path[target]
-                loop = [(node, taken) for (node, _), taken in zip(path[first:], [*steps[first:], keyword], strict=True)]
-                loops.setdefault(frozenset(node for node, _ in loop), loop)
-            elif target in nodes and target not in done:
-                on_path[target] = len(path)
-                path.append((target, applied(target)))
-                steps.append(keyword)
-    return [_loop_problem(loop, nodes) for loop in loops.values()]
-
-
-def _target(resolver: Any, base: str, reference: str) -> int | None:
-    """The identity of the schema `reference` names, or None when it does not resolve (jsonschema says so when a
-    document is checked)."""
-    try:
-        return id(resolver.lookup(urljoin(base, reference)).contents)
-    except Exception:
-        return None
-
-
-def _loop_problem(
-    loop: list[tuple[int, tuple[Any, ...]]], nodes: dict[int, tuple[dict[str, Any], SourceFile, tuple[Any, ...], str]]
-) -> Diagnostic:
-    """The loop said at its first reference: the schemas it goes through, back to the first."""
-    first = next((index for index, (_, taken) in enumerate(loop) if taken[0] in _REF_KEYWORDS), 0)
-    loop = loop[first:] + loop[:first]
-    _, source, parts, _ = nodes[loop[0][0]]
-
-    def shown(key: int) -> str:
-        _, where, at, _ = nodes[key]
-        return json_path(at) if where is source else f"{where.path.name} {json_path(at)}"
-
-    chain = " → ".join(shown(node) for node, _ in [*loop, loop[0]])
-    return source.diagnostic(
-        (*parts, *loop[0][1]),
-        "error",
-        f"the schema's references loop: {chain}, never going into the data (checking a document would not end)",
-        "break the loop: a schema may refer back to itself only below a keyword that goes into the value, "
-        "such as properties or items",
-        _CODE,
-    )
+    resources = ((uri, _resource(file.data)) for uri, file in files.loaded.items())
+    return registry.with_resources(resources), problems, list(files.loaded.values())
 
 
 def referenced_files(path: Path) -> list[Path]:

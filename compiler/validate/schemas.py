@@ -151,9 +151,7 @@ def load_schema_file(path: Path) -> tuple[LazyValidator | None, list[Diagnostic]
     from capidx.compiler.validate.schemarefs import check_references
 
     try:
-        # Drafts 3 to 7 ignore the keywords beside a `$ref`: a loop through them is none.
-        older = (jsonschema.Draft3Validator, jsonschema.Draft4Validator, jsonschema.Draft6Validator)
-        registry, errors, referenced = check_references(source, ref_alone=cls in (*older, jsonschema.Draft7Validator))
+        registry, errors, referenced = check_references(source)
         risky = (problem for schema_file in (source, *referenced) for problem in _risky_patterns(schema_file))
         errors += dict.fromkeys(risky)  # a file reached by several references is checked, and said, once
     except RecursionError:
