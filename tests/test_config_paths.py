@@ -99,14 +99,7 @@ def test_a_configured_folder_that_is_a_file_is_reported_at_its_key(project: Path
     (project / "templates" / "summary.md.j2").write_text("# {{ title }}\n", encoding="utf-8")
     (project / "capidx.yaml").write_text(f"paths:\n  {setting}\n", encoding="utf-8")
 
-    validated = run_cli(["validate"], project)
-    built = run_cli(["build", "-q"], project)
-
-    assert validated.exit_code == 2, validated.output
-    assert expected in validated.output.splitlines()
-    assert built.exit_code == 2, built.output
-    assert any(line.endswith(expected[len("capidx.yaml") :]) for line in built.stderr.splitlines()), built.stderr
-    assert not (project / "build").exists()
+    _refused_by_validate_and_build(project, expected)
 
 
 @pytest.mark.parametrize(
@@ -131,14 +124,7 @@ def test_a_configured_folder_that_is_a_broken_link_is_said_to_be_one(
         (project / "capidx.yaml").write_text(f"paths:\n  {key}: {name}\n", encoding="utf-8")
         expected = f"capidx.yaml:2:{column}: $.paths.{key}: {what} '{name}' {why} ({way_out})"
 
-        validated = run_cli(["validate"], project)
-        built = run_cli(["build", "-q"], project)
-
-        assert validated.exit_code == 2, validated.output
-        assert expected in validated.output.splitlines()
-        assert built.exit_code == 2, built.output
-        assert any(line.endswith(expected[len("capidx.yaml") :]) for line in built.stderr.splitlines()), built.stderr
-        assert not (project / "build").exists()
+        _refused_by_validate_and_build(project, expected)
 
 
 @pytest.mark.parametrize("key", ["agents", "aliases", "schema", "templates", "out"])
@@ -156,3 +142,14 @@ def test_an_empty_configured_path_is_an_error_at_its_key(project: Path, key: str
     assert built.exit_code == 2, built.output
     assert f"$.paths.{key}: must not be empty" in built.stderr
     assert sorted(project.rglob("*")) == before
+
+
+def _refused_by_validate_and_build(project: Path, expected: str) -> None:
+    """validate says `expected` (a capidx.yaml problem, exit 2); build stops with it, building nothing."""
+    validated = run_cli(["validate"], project)
+    built = run_cli(["build", "-q"], project)
+    assert validated.exit_code == 2, validated.output
+    assert expected in validated.output.splitlines()
+    assert built.exit_code == 2, built.output
+    assert any(line.endswith(expected[len("capidx.yaml") :]) for line in built.stderr.splitlines()), built.stderr
+    assert not (project / "build").exists()

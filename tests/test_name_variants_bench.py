@@ -3,24 +3,18 @@ Behaviour only: no figure is asserted."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from bench_loader import load_benchmark
 from catalog_factory import write_catalog
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _load() -> ModuleType:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    spec = importlib.util.spec_from_file_location("name_variants", ROOT / "benchmarks" / "name_variants.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("name_variants")
 
 
 def test_every_kind_of_variant_is_made_from_the_name_alone() -> None:

@@ -3,9 +3,7 @@ against the real server (`capidx build` + `capidx serve` over stdio). No network
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 import urllib.request
 from collections import Counter
 from pathlib import Path
@@ -13,6 +11,7 @@ from types import ModuleType
 
 import mcp_types as types
 import pytest
+from bench_loader import load_benchmark
 
 from capidx.schema.text import slugify
 
@@ -21,14 +20,7 @@ BENCH_DIR = ROOT / "benchmarks"
 
 
 def _load(name: str) -> ModuleType:
-    if str(BENCH_DIR) not in sys.path:
-        sys.path.insert(0, str(BENCH_DIR))
-    spec = importlib.util.spec_from_file_location(name, BENCH_DIR / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark(name)
 
 
 bench = _load("prompt_bench")

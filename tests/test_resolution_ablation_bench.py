@@ -4,23 +4,17 @@ hour into a benchmark). Behaviour only: no figure is asserted."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from bench_loader import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _load() -> ModuleType:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    spec = importlib.util.spec_from_file_location("resolution_ablation", ROOT / "benchmarks" / "resolution_ablation.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("resolution_ablation")
 
 
 BENCH = _load()
