@@ -4,6 +4,9 @@ capidx.yaml, the serve variables (`CAPIDX_BUILD`) and options passed without a s
 client's argument list) reach capidx with the `~` a shell would have expanded. Taken as written it names a
 folder called `~` inside the project, which a later `rm -rf ~` meant for it would take for the home folder.
 `HomePath` is the click type of every path option and argument of the compiler and the server.
+
+The words for a configured path that is empty or a link leading nowhere live here too, so that validate, build and
+serve say the same of the same path.
 """
 
 from __future__ import annotations
@@ -16,6 +19,12 @@ import click
 _HOME_PREFIXES = ("~/", "~" + os.sep)
 # What an empty path is told, as an option or as serve's settings take it (`--agents "$AGENTS"` with it unset).
 EMPTY_PATH = "an empty path names nothing: give a path, or leave the option out"
+LINK_LOOP = "symbolic link loop"
+
+
+def broken_link(path: str | os.PathLike[str]) -> str:
+    """What a symbolic link is whose target does not exist, naming the target."""
+    return f"broken symbolic link (target {os.readlink(path)!r} does not exist)"
 
 
 def expand_home(text: str) -> str:

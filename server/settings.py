@@ -27,7 +27,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from capidx.schema.homepath import EMPTY_PATH, expand_home
+from capidx.schema.homepath import EMPTY_PATH, LINK_LOOP, broken_link, expand_home
 from capidx.schema.yamldata import (
     MAX_FILE_BYTES,
     MAX_NESTING,
@@ -409,10 +409,10 @@ def _stat_problem(path: Path, error: OSError) -> str:
     """Why a path cannot be read, in the words validate and build use for the same file."""
     if error.errno == errno.ENOENT:
         if os.path.lexists(path):
-            return f"broken symbolic link (target {os.readlink(path)!r} does not exist)"
+            return broken_link(path)
         return "does not exist"
     if error.errno == errno.ELOOP:
-        return "symbolic link loop (point the link at a real file)"
+        return f"{LINK_LOOP} (point the link at a real file)"
     if error.errno == errno.EACCES:
         return "permission denied (make the file and its folders readable by this user)"
     return f"cannot read: {error.strerror or error}"

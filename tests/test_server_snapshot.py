@@ -155,6 +155,13 @@ def _deny_file(monkeypatch: pytest.MonkeyPatch, file: Path) -> None:
     _refuse(monkeypatch, OPENS, lambda path: path == str(file.resolve()))
 
 
+def _refusal(build: Path) -> BuildError:
+    """The error loading `build` ends in."""
+    with pytest.raises(BuildError) as caught:
+        load_snapshot(build)
+    return caught.value
+
+
 def _serve(build: Path, cwd: Path) -> Result:
     """`capidx serve --build BUILD` in process, from an empty folder (no capidx.yaml read)."""
     cwd.mkdir(exist_ok=True)
@@ -185,10 +192,9 @@ def test_a_build_folder_that_cannot_be_read_is_said_to_be_unreadable_not_missing
     """Its manifest.json was taken for missing ("run `capidx build` first": no help), or Python 3.11's Path.is_file
     raised the PermissionError (a traceback, exit 1). It is a build this user may not read: said so, with why."""
     _deny_folder(monkeypatch, build)
-    with pytest.raises(BuildError) as caught:
-        load_snapshot(build)
-    assert not isinstance(caught.value, NoBuildError)
-    message = str(caught.value)
+    refused = _refusal(build)
+    assert not isinstance(refused, NoBuildError)
+    message = str(refused)
     assert message.startswith(
         f"cannot read the build at {build}: {build.resolve() / 'manifest.json'}: Permission denied"
     )
@@ -221,9 +227,7 @@ def test_a_manifest_that_cannot_be_read_is_not_taken_for_a_damaged_build(
 ) -> None:
     """A damaged manifest is answered with "delete the folder and run `capidx build`": no way to mend permissions."""
     _deny_file(monkeypatch, build / "manifest.json")
-    with pytest.raises(BuildError) as caught:
-        load_snapshot(build)
-    message = str(caught.value)
+    message = str(_refusal(build))
     assert message.startswith(f"{build.resolve() / 'manifest.json'}: cannot read: Permission denied")
     assert "needs read and search permission" in message and "delete" not in message
 
@@ -239,9 +243,7 @@ def test_a_folder_in_the_build_that_cannot_be_read_is_not_taken_for_missing_file
     build: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _deny_folder(monkeypatch, build / "index")
-    with pytest.raises(BuildError) as caught:
-        load_snapshot(build)
-    message = str(caught.value)
+    message = str(_refusal(build))
     assert message.startswith(f"{build.resolve() / 'index'}")
     assert "listed in manifest.json but cannot be read: Permission denied" in message
     assert "missing" not in message

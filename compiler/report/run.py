@@ -106,7 +106,7 @@ def _replace(path: Path, text: str) -> None:
         info = os.stat(path)
     except OSError as exc:  # missing, or a link to a missing file: the write says what is wrong
         if exc.errno == errno.ELOOP:  # a link loop names no file: a rename would replace the link itself
-            raise ReportUsageError(f"{path}: cannot write the report: {exc.strerror or exc}") from None
+            raise _cannot_write(path, exc) from None
         info = None
     if info is not None and not stat.S_ISREG(info.st_mode):
         _write(path, text, "w")
@@ -117,17 +117,17 @@ def _replace(path: Path, text: str) -> None:
         if info is not None:  # a rename needs only the folder's permission: a file this user may not write stays
             os.close(os.open(real, os.O_WRONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)))
     except OSError as exc:
-        raise ReportUsageError(f"{path}: cannot write the report: {exc.strerror or exc}") from None
+        raise _cannot_write(path, exc) from None
     try:
         write_whole(real, text.encode("utf-8"), mode, make_folder=False)
     except PermissionError as exc:
         if info is None:
-            raise ReportUsageError(f"{path}: cannot write the report: {exc.strerror or exc}") from None
+            raise _cannot_write(path, exc) from None
         # The file may be written but not replaced: its folder takes no new file, or it is another user's in a
         # sticky folder (/tmp). Written into, as before: not whole or nothing, but written.
         _write(path, text, "w")
     except OSError as exc:
-        raise ReportUsageError(f"{path}: cannot write the report: {exc.strerror or exc}") from None
+        raise _cannot_write(path, exc) from None
 
 
 def _write(path: Path, text: str, mode: str, failure: str | None = None) -> None:
@@ -136,4 +136,9 @@ def _write(path: Path, text: str, mode: str, failure: str | None = None) -> None
         with path.open(mode, encoding="utf-8", newline="\n") as stream:
             stream.write(text)
     except OSError as exc:
-        raise ReportUsageError(f"{failure or f'{path}: cannot write the report'}: {exc.strerror or exc}") from None
+        raise _cannot_write(path, exc, failure) from None
+
+
+def _cannot_write(path: Path, error: OSError, failure: str | None = None) -> ReportUsageError:
+    """The refusal of a write, said as `failure` (default: the report at `path`) with the system's reason."""
+    return ReportUsageError(f"{failure or f'{path}: cannot write the report'}: {error.strerror or error}")

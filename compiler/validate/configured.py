@@ -16,6 +16,7 @@ from pathlib import Path, PurePath
 
 from capidx.compiler.config import Config
 from capidx.compiler.diagnostics import Diagnostic
+from capidx.schema.homepath import LINK_LOOP, broken_link
 
 _MAX_ENTRIES = 10_000  # entries of one folder compared with a misspelled name: bounded work in a huge folder
 # setting -> (what it names, whether it is a folder, the way out when no near name exists)
@@ -54,9 +55,9 @@ def _no_folder(path: Path) -> str:
         os.stat(path)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            return "is a symbolic link loop"
+            return f"is a {LINK_LOOP}"
         if exc.errno in (errno.ENOENT, errno.ENOTDIR) and os.path.islink(path):
-            return f"is a broken symbolic link (target {os.readlink(path)!r} does not exist)"
+            return f"is a {broken_link(path)}"
     return "is not a folder"
 
 

@@ -23,6 +23,7 @@ from typing import Any
 from capidx.compiler.diagnostics import Diagnostic, Severity
 from capidx.compiler.files import read_at_most
 from capidx.compiler.validate.positions import JsonPositions, first_too_deep, scan_json
+from capidx.schema.homepath import LINK_LOOP, broken_link
 from capidx.schema.yamldata import (
     MAX_FILE_BYTES,
     MAX_NESTING,
@@ -187,10 +188,10 @@ def read_limited(path: Path) -> tuple[bytes | None, Diagnostic | None]:
 
 def _stat_problem(path: Path, exc: OSError) -> Diagnostic:
     if exc.errno == errno.ELOOP:
-        return file_problem(path, "symbolic link loop", "point the link at a real file")
+        return file_problem(path, LINK_LOOP, "point the link at a real file")
     if exc.errno == errno.ENOENT:
         if os.path.lexists(path):
-            return file_problem(path, f"broken symbolic link (target {os.readlink(path)!r} does not exist)")
+            return file_problem(path, broken_link(path))
         return file_problem(path, "does not exist")
     if exc.errno == errno.EACCES:
         return file_problem(path, "permission denied", "make the file and its folders readable by this user")
