@@ -7,9 +7,10 @@
     python benchmarks/serve_bench.py --no-http --pythonpath OLD   # the stdio series of the capidx in OLD
 
 Every measurement goes through a real client and a real subprocess (`capidx serve`): the stdio
-figures use the MCP Python SDK client (response cache off), the HTTP figures raw JSON-RPC POSTs
-with httpx2 against the stateless streamable-HTTP endpoint, so they measure the server rather
-than client-side session machinery. Counts and durations are bounded by the flags.
+figures use the MCP Python SDK client (response cache off) and, beside it, raw newline-delimited JSON-RPC
+over the same pipes (what the server's round trip costs without the SDK client's own work, with the
+server's CPU time per call where /proc shows it); the HTTP figures raw JSON-RPC POSTs with httpx2 against
+the stateless streamable-HTTP endpoint. Counts and durations are bounded by the flags.
 """
 
 from __future__ import annotations
@@ -212,6 +213,83 @@ async def blind_lookups(client: Client, reads: int) -> dict[str, float]:
     return summarize(samples)
 
 
+def raw_round_trips(build: Path, reads: int) -> dict[str, Any]:
+    """The stdio series again with raw JSON-RPC lines instead of the SDK client (protocol 2025-11-25): a client
+    library's own work per call (about a millisecond of CPU for the Python SDK's) is not the server's."""
+    params = stdio_params(build)
+    proc = subprocess.Popen(
+        [params.command, *params.args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        cwd=params.cwd,
+        env=params.env,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    sent = 0
+
+    def call(method: str, arguments: dict[str, Any]) -> None:
+        nonlocal sent
+        sent += 1
+        request = {"jsonrpc": "2.0", "id": sent, "method": method, "params": arguments}
+        proc.stdin.write((json.dumps(request) + "\n").encode())
+        proc.stdin.flush()
+        while (line := proc.stdout.readline()) and json.loads(line).get("id") != sent:
+            pass  # a notification
+        if not line or "result" not in json.loads(line):
+            raise SystemExit(f"{method}: no result: {line[:300]!r}")
+
+    queries = json.loads((REPO / "benchmarks" / "resolution" / "bundled_queries.json").read_text("utf-8"))
+    series = {
+        "summary read": lambda i: ("resources/read", {"uri": SUMMARY}),
+        "lookup_capability": lambda i: (
+            "tools/call",
+            {"name": "lookup_capability", "arguments": {"agent": "claude", "capability": "mcp"}},
+        ),
+        "lookup_capability, blind queries": lambda i: (
+            "tools/call",
+            {
+                "name": "lookup_capability",
+                "arguments": {
+                    "agent": queries[i % len(queries)]["agent"],
+                    "capability": queries[i % len(queries)]["query"],
+                },
+            },
+        ),
+    }
+    results: dict[str, Any] = {}
+    try:
+        call(
+            "initialize",
+            {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+        )
+        proc.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+        for name, request in series.items():
+            for i in range(min(reads, len(queries))):  # warm-up: every query once, as the SDK series had
+                call(*request(i))
+            cpu, samples = _cpu_seconds(proc.pid), []
+            for i in range(reads):
+                t = time.perf_counter()
+                call(*request(i))
+                samples.append(time.perf_counter() - t)
+            results[name] = summarize(samples)
+            if cpu is not None and (after := _cpu_seconds(proc.pid)) is not None:
+                results[name]["server_cpu_ms"] = round((after - cpu) / reads * 1000, 3)
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=15)
+    return results
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of a process so far, from /proc (None elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def start_http(build: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
     command = [*CLI, "serve", "--build", str(build), "--no-reload", "--expose", "summary,stats,full"]
     command += ["--transport", "http", "--port", "0"]
@@ -271,6 +349,7 @@ async def run(args: argparse.Namespace, build: Path) -> dict[str, Any]:
     report["artifacts"] = {uri: {"bytes": b, "tokens": t} for uri, (b, t) in sizes.items()}
     report["startup"] = await startup(build, args.startup_runs)
     report["stdio"] = await stdio_reads(build, args.reads)
+    report["stdio_raw"] = await anyio.to_thread.run_sync(raw_round_trips, build, args.reads)
     report["http"] = []
     if args.no_http:
         return report
@@ -299,6 +378,10 @@ def print_report(report: dict[str, Any]) -> None:
     print("stdio round trips (SDK client, cache off):")
     for name, row in report["stdio"].items():
         print(f"  {name:<30} p50 {row['p50_ms']:>7.3f} ms   p99 {row['p99_ms']:>7.3f} ms   (n={row['n']})")
+    print("stdio round trips (raw JSON-RPC, 2025-11-25; the server's CPU per call):")
+    for name, row in report["stdio_raw"].items():
+        cpu = f"   server CPU {row['server_cpu_ms']:.3f} ms" if "server_cpu_ms" in row else ""
+        print(f"  {name:<32} p50 {row['p50_ms']:>7.3f} ms   p99 {row['p99_ms']:>7.3f} ms{cpu}   (n={row['n']})")
     print("HTTP resources/read (stateless, raw JSON-RPC POSTs, keep-alive):")
     for row in report["http"]:
         print(
