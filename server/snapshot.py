@@ -576,8 +576,9 @@ def _read_bounded(path: Path, listed_size: Callable[[int], int]) -> bytes:
     device does not block the open."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
-    except OSError as error:
-        raise BuildError(f"{path}: cannot read: {error.strerror}; {_REBUILD}") from error
+    except OSError as error:  # not a damaged build when this user may not read it: rebuilding would not help
+        advice = _advice(error) or f"; {_REBUILD}"
+        raise BuildError(f"{path}: cannot read: {error.strerror or error}{advice}") from error
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):

@@ -249,6 +249,24 @@ def test_a_folder_in_the_build_that_cannot_be_read_is_not_taken_for_missing_file
     assert "missing" not in message
 
 
+def test_an_artifact_that_cannot_be_read_asks_for_permission_not_a_rebuild(
+    build: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An artifact this user may not open was answered "rebuild with `capidx build`", which mends no permission:
+    it gets the advice an unreadable manifest gets. A file that is missing or damaged still asks for a rebuild."""
+    summary = build / "summary.md"
+    _deny_file(monkeypatch, summary)
+    message = str(_refusal(build))
+    assert message.startswith(f"{summary.resolve()}: cannot read: Permission denied")
+    assert "needs read and search permission" in message and "capidx build" not in message
+    result = _serve(build, tmp_path / "elsewhere")
+    assert result.exit_code == 2, result.output
+    assert "summary.md: cannot read: Permission denied" in result.output and "rebuild" not in result.output
+    monkeypatch.undo()
+    summary.write_bytes(b"damaged")
+    assert "rebuild with `capidx build`" in str(_refusal(build))
+
+
 def test_invalid_manifest_names_the_json_path(build: Path) -> None:
     rewrite_manifest(build, lambda m: m["artifacts"][0].update(bytes="many"))
     with pytest.raises(BuildError) as caught:
