@@ -38,6 +38,11 @@ _MAX_SCHEMA_ERRORS = 10
 _MAX_MESSAGE = 200
 
 
+def read_permission(command: str) -> str:
+    """What a build that `capidx <command>` may not read needs: one wording for every reader (serve, report)."""
+    return f"the user running `capidx {command}` needs read and search permission on the build and the folders above it"
+
+
 class ManifestUnreadable(Exception):
     """The manifest cannot be read or parsed: `reason` says why in a few words, `missing` when there is none,
     `denied` when this user may not read it (a damaged build is rebuilt; that one is not).

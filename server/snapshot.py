@@ -259,7 +259,7 @@ def _unreadable(directory: Path, error: OSError) -> BuildError:
     return BuildError(f"cannot read the build at {directory}: {where}{error.strerror or error}{_advice(error)}")
 
 
-_PERMISSION = "the user running `capidx serve` needs read and search permission on the build and the folders above it"
+_PERMISSION = builddir.read_permission("serve")
 
 
 def _advice(error: OSError) -> str:

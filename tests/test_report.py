@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -428,6 +429,30 @@ def test_an_invalid_manifest_exits_2_naming_file_and_problem(tmp_path: Path) -> 
     result = _run("--build", str(tmp_path))
     assert result.exit_code == 2
     assert f"{tmp_path / 'manifest.json'}: $.format: " in result.output
+
+
+def test_a_manifest_this_user_may_not_read_asks_for_permission_not_a_new_build(
+    within_budget: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It was taken for a damaged build ("delete the folder and run `capidx build`"), which mends no permission:
+    said as serve says it, with the exit code of a build that cannot be used. Simulated: root reads a file of mode
+    000. The same for a baseline given by --against."""
+    (tmp_path / "damaged").mkdir()
+    (tmp_path / "damaged" / "manifest.json").write_text("{", encoding="utf-8")
+    unusable = _run("--build", str(tmp_path / "damaged")).exit_code
+    baseline = shutil.copytree(within_budget, tmp_path / "base") / "manifest.json"
+    denied: list[Path] = []
+    _refuse_writing(monkeypatch, lambda path, flags: path in denied)
+    advice = "the user running `capidx report` needs read and search permission on the build and the folders above it"
+    for manifest, args in (
+        (within_budget / "manifest.json", ("--build", str(within_budget))),
+        (baseline, ("--build", str(within_budget), "--against", str(baseline.parent))),
+    ):
+        denied[:] = [manifest]
+        result = _run(*args)
+        assert result.exit_code == unusable == 2, result.output
+        assert f"{manifest}: cannot read: Permission denied; {advice}" in result.output
+        assert "delete" not in result.output and "capidx build" not in result.output
 
 
 def test_an_invalid_baseline_exits_2(within_budget: Path, tmp_path: Path) -> None:

@@ -59,6 +59,8 @@ def load_manifest(location: Path, option: str = "--build DIR", *, given: bool = 
     except builddir.ManifestUnreadable as error:
         if error.missing:
             raise ManifestError(path, [_no_build(location, option, given)], prefixed=False) from None
+        if error.denied:  # not a damaged build: deleting and rebuilding it would not mend a permission
+            raise ManifestError(path, [f"{error.reason}; {builddir.read_permission('report')}"]) from None
         raise ManifestError(path, [f"{error.reason}; {damaged}"]) from None
     if newer := builddir.newer_format(data):
         raise ManifestError(path, [newer])
