@@ -5,10 +5,10 @@ Catalogs, templates and memory files may come from a pull request; a file can gr
 `read`, and a pipe or device has no size, so every reader takes one byte more than its limit and checks.
 
 Replacing a file whole or not at all (`capidx init`'s scaffold, `capidx inject`'s memory files, the report of
-`capidx report -o`): the new bytes go to a temporary file in the same folder (a rename across file systems is no
-rename), created exclusively and never through a link, given the mode wanted, then renamed over the file; on any
-failure the temporary file is removed. `write_beside` is the first half, for a caller that renames several
-files only once all are written.
+`capidx report -o`, the documents `capidx verify --write` edits): the new bytes go to a temporary file in the
+same folder (a rename across file systems is no rename), created exclusively and never through a link, given
+the mode wanted, then renamed over the file; on any failure the temporary file is removed. `write_beside` is
+the first half, for a caller that renames several files only once all are written.
 
 Walking a folder the user gives (the catalog, the templates folder): `walk`, without recursion.
 """
@@ -31,15 +31,19 @@ def read_at_most(path: str | Path, limit: int) -> bytes | None:
     return None if len(data) > limit else data
 
 
-def write_beside(path: Path, data: bytes, mode: int | None, suffix: str = "", *, make_folder: bool = True) -> Path:
-    """A new temporary file `.<name>.<random><suffix>` in `path`'s folder (created, with its parents, when
+def write_beside(path: Path, data: bytes, mode: int | None, tag: str = "capidx", *, make_folder: bool = True) -> Path:
+    """A new temporary file `.<tag>-<16 hex digits>.tmp` in `path`'s folder (created, with its parents, when
     missing, unless `make_folder` is false: then a missing folder is the `OSError`) holding `data`, with `mode`
     (None: what the umask gives a new file); the caller renames it over `path` or removes it. On failure nothing
-    is left and the `OSError` is raised."""
+    is left and the `OSError` is raised.
+
+    The name is short and of fixed length, not `path`'s name with more added: a file name of 245 bytes fits the
+    255 a folder entry may have, a temporary name built from it did not (ENAMETOOLONG), so the file could not be
+    written at all. 64 random bits and an exclusive create keep it unique."""
     folder = path.parent
     if make_folder:
         folder.mkdir(parents=True, exist_ok=True)
-    temporary = folder / f".{path.name}.{secrets.token_hex(4)}{suffix}"
+    temporary = folder / f".{tag}-{secrets.token_hex(8)}.tmp"
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o666)
     try:
         with os.fdopen(descriptor, "wb") as stream:

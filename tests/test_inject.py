@@ -75,6 +75,20 @@ def test_a_missing_file_and_its_folder_are_created_holding_the_memory_verbatim(p
     assert leftovers(project) == []
 
 
+def test_a_file_whose_name_fits_a_folder_entry_is_written(project: Path) -> None:
+    """A name of 250 bytes fits the 255 a folder entry may have; its temporary file was named after it with more
+    added, so the write failed (ENAMETOOLONG, exit 2). Created, then updated."""
+    name = "m" * 247 + ".md"
+    assert len(os.fsencode(name)) == 250
+    result = inject(name)
+    assert result.exit_code == 0, result.output
+    write_memory_build(project / "build", NEWER)
+    result = inject(name)
+    assert result.exit_code == 0, result.output
+    assert body_of((project / name).read_text("utf-8")) == NEWER
+    assert leftovers(project) == []
+
+
 # (original bytes, newline the block must use)
 FILE_STYLES = {
     "lf": (b"# Project\n\nOur rules.\n", "\n"),
@@ -1214,14 +1228,19 @@ def test_a_failed_write_leaves_the_file_and_no_temporary_file(project: Path, mon
     assert leftovers(project) == []
 
 
-def _full_disk_for(monkeypatch: pytest.MonkeyPatch, prefix: str) -> None:
-    """Writing a file whose name starts with `prefix` fails as on a full disk; every other write works."""
+def _full_disk_for_the_second(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Making the second temporary file (that of the second file named) fails as on a full disk; every other write
+    works. Counted, not told by name: a temporary name does not hold its file's."""
     real_open = os.open
+    made = 0
 
-    def full(path: object, *args: object, **kwargs: object) -> int:
-        if Path(str(path)).name.startswith(prefix):
-            raise OSError(28, "No space left on device")
-        return real_open(path, *args, **kwargs)  # type: ignore[arg-type]
+    def full(path: object, flags: int, *args: object, **kwargs: object) -> int:
+        nonlocal made
+        if "capidx-inject" in Path(str(path)).name and flags & os.O_CREAT:
+            made += 1
+            if made == 2:
+                raise OSError(28, "No space left on device")
+        return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(os, "open", full)
 
@@ -1241,7 +1260,7 @@ def test_a_memory_text_holding_a_marker_line_is_refused_with_its_line(project: P
 
 def test_a_failed_run_leaves_no_folder_it_created(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (project / "docs").mkdir()
-    _full_disk_for(monkeypatch, ".CLAUDE.md.")
+    _full_disk_for_the_second(monkeypatch)
     result = inject(".github/instructions/copilot.md", "docs/CLAUDE.md")
 
     assert result.exit_code == 2
@@ -1273,7 +1292,7 @@ def test_a_full_disk_on_the_second_file_leaves_every_file_as_it_was(
     """Exit 2 means nothing written in any file: the first file is not replaced before the second is written."""
     (project / "AGENTS.md").write_bytes(b"# Rules\n")
     (project / "CLAUDE.md").write_bytes(b"# Claude\n")
-    _full_disk_for(monkeypatch, ".CLAUDE.md.")
+    _full_disk_for_the_second(monkeypatch)
     result = inject("AGENTS.md", "CLAUDE.md")
 
     assert result.exit_code == 2

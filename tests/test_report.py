@@ -814,6 +814,18 @@ def test_a_report_in_a_read_only_folder_is_written_into(within_budget: Path, tmp
         folder.chmod(0o755)
 
 
+def test_a_report_whose_name_fits_a_folder_entry_is_written(within_budget: Path, tmp_path: Path) -> None:
+    """A name of 250 bytes fits the 255 a folder entry may have; the temporary file beside it was named after it
+    with more added, so the write failed (ENAMETOOLONG) for a report that could be written. New and replaced."""
+    target = tmp_path / ("r" * 246 + ".txt")
+    assert len(os.fsencode(target.name)) == 250
+    for _ in range(2):
+        result = _run("--build", str(within_budget), "-o", str(target))
+        assert result.exit_code == 0, result.output
+        assert "OK: all budgets met" in target.read_text(encoding="utf-8")
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(["ok", target.name])  # nothing left beside
+
+
 def test_a_report_to_a_device_is_written_into_it(within_budget: Path) -> None:
     """A path that is no regular file (/dev/null here, a pipe elsewhere) cannot be replaced by a rename."""
     assert _run("--build", str(within_budget), "-o", os.devnull).exit_code == 0

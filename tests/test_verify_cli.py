@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import socket
 import sys
 from collections.abc import Iterator
@@ -379,3 +380,16 @@ def test_when_no_host_name_resolves_the_report_suspects_the_machine(
         assert result.stdout.count("no host name resolved in this run: verify again where the network is") == 2
     else:  # one host that does not resolve says nothing about the machine
         assert "offline" not in result.stdout and "check the URL" in result.stdout
+
+
+def test_write_to_a_document_whose_name_fits_a_folder_entry(tmp_path: Path, server: PageServer) -> None:
+    """A name of 250 bytes fits the 255 a folder entry may have; the temporary file beside it was named after it
+    with more added, so writing it failed (ENAMETOOLONG)."""
+    agents = write_catalog(tmp_path, {"alpha": document([source(server.url("/good"), status="unknown")])})
+    named = agents / "alpha" / "capabilities" / ("d" * 245 + ".json")
+    assert len(os.fsencode(named.name)) == 250
+    (agents / "alpha" / "capabilities" / "current.json").rename(named)
+    result = _verify(tmp_path, str(named.relative_to(tmp_path)), "--write", *FAST)
+    assert result.exit_code == 0, result.output
+    assert json.loads(named.read_text())["capabilities"][0]["sources"][0]["verifiedDate"] == "2026-11-24"
+    assert sorted(path.name for path in named.parent.iterdir()) == [named.name]  # nothing left beside it

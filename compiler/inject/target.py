@@ -29,7 +29,7 @@ from capidx.compiler.files import read_at_most, write_beside
 
 # A memory file is read whole by an agent at start: one of 4 MiB is not one, whatever it claims.
 MAX_BYTES = 4 * 1024 * 1024
-TEMP_SUFFIX = ".capidx-inject.tmp"  # a temporary file beside its target: `.<name>.<random>.capidx-inject.tmp`
+TEMP_TAG = "capidx-inject"  # a temporary file beside its target: `.capidx-inject-<random>.tmp`
 
 # The suffixes of a memory file, compared ignoring case: Markdown (Cursor's rules are `.mdc`) and plain text.
 # An allow-list, so that an unlisted code or data format is refused rather than corrupted: see `_check_name`.
@@ -409,7 +409,7 @@ def _stage(target: Target, data: bytes) -> Path:
     if _current_bytes(target) != target.raw:
         raise InjectError(f"{target.shown}: it changed while capidx inject ran; nothing written to it, run again")
     try:
-        return write_beside(target.path, data, target.mode, TEMP_SUFFIX)
+        return write_beside(target.path, data, target.mode, TEMP_TAG)
     except OSError as exc:
         raise InjectError(f"{target.shown}: cannot write it: {exc.strerror or exc}") from None
 

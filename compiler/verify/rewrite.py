@@ -16,7 +16,6 @@ import difflib
 import json
 import os
 import re
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
@@ -24,6 +23,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from capidx.compiler.files import write_whole
 from capidx.compiler.validate.load import YAML_SUFFIXES, SourceFile
 from capidx.compiler.validate.positions import Parts, scan_json
 from capidx.compiler.verify.verdicts import Verdict
@@ -110,14 +110,9 @@ def write_file(source: SourceFile, edit: FileEdit) -> None:
     if current != source.raw:
         raise RewriteError("it changed while capidx verify ran; run verify again")
     data = (_BOM if source.raw.startswith(_BOM) else b"") + edit.new.encode("utf-8")
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-        os.chmod(temporary, os.stat(path).st_mode & 0o7777)
-        os.replace(temporary, path)
+        write_whole(path, data, os.stat(path).st_mode & 0o7777, make_folder=False)
     except OSError as exc:
-        Path(temporary).unlink(missing_ok=True)
         raise RewriteError(f"cannot write it: {exc.strerror or exc}") from None
 
 
