@@ -35,6 +35,9 @@ MAX_YAML_CHARACTERS = 2 * MAX_FILE_BYTES
 # of more characters than this, in any base (3,000 hex digits are 3,612 decimal ones), is refused. No data needs one.
 MAX_INT_LITERAL = 3000
 _INT_TAG = "tag:yaml.org,2002:int"
+# The largest whole number every JSON reader holds exactly (RFC 8259, section 6), and so the largest a float may stand
+# for as an integer setting (`whole_numbers`); no integer setting of config-schema.json may be larger.
+MAX_EXACT_INTEGER = 2**53 - 1
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 # Scalars the loader converts, and what each must be: text tagged so that is not one raises a bare Python error there.
 _KINDS = {"int": "whole number", "bool": "boolean (true or false)", "float": "number"}
@@ -614,11 +617,13 @@ def whole_numbers(value: Any, schema: Any) -> Any:
     JSON Schema counts 500.0 an integer, so capidx.yaml's check accepts `budgets: {full: 500.0}` as it accepts
     500 (and the server's reading of a manifest takes 3.0 as 3 likewise); carried on as a float, the setting read
     `500.0` in the manifest, `capidx report` and `serve --print-config`. Compiler and server read the checked file
-    through this, so both hold the number the file means. Follows `properties` and `items`, the only ways
-    config-schema.json nests; the depth is the schema's, not the file's."""
+    through this, so both hold the number the file means. Only a float of at most `MAX_EXACT_INTEGER` is one: past
+    it a float stands for no one integer (`1.0e+300` would become 301 digits), and the schema refuses it anyway.
+    Follows `properties` and `items`, the only ways config-schema.json nests; the depth is the schema's, not the
+    file's."""
     if not isinstance(schema, dict):
         return value
-    if isinstance(value, float) and value.is_integer():
+    if isinstance(value, float) and value.is_integer() and abs(value) <= MAX_EXACT_INTEGER:
         types = schema.get("type")
         types = types if isinstance(types, list) else [types]
         return int(value) if "integer" in types and "number" not in types else value

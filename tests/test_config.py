@@ -98,6 +98,41 @@ def test_an_integer_setting_with_a_fraction_of_zero_is_read_as_an_int(tmp_path: 
     assert type(config.relationships.similarity_threshold) is float and type(config.min_description_entropy) is float
 
 
+def test_a_float_past_the_exact_integers_is_refused_as_out_of_range(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`full: 1.0e+300` has no fraction, so JSON Schema counted it an integer, and it was read as an int of 301 digits
+    that the manifest and `capidx report` then showed. Past 2**53 - 1, the largest integer every JSON reader holds
+    exactly, a float stands for no one integer: refused at its key, with the error an integer out of range gets."""
+    monkeypatch.chdir(tmp_path)
+
+    def problem(value: str) -> str:
+        write(tmp_path / "capidx.yaml", f"title: x\nbudgets:\n  full: {value}\n")
+        result = CliRunner().invoke(cli, ["validate", "-q"])
+        assert result.exit_code == 2, result.output
+        return next(line for line in result.output.splitlines() if "$.budgets" in line).replace(value, "VALUE")
+
+    written = problem("1.0e+300")
+    assert written.startswith("capidx.yaml:3:9: $.budgets.full: ") and str(2**53 - 1) in written
+    assert written.replace("1e+300", "VALUE") == problem(str(10**20))
+
+
+def test_every_integer_setting_has_a_maximum_a_float_holds_exactly() -> None:
+    """An integer setting added without a maximum would let `1.0e+300` through again, as a 301-digit integer."""
+    from capidx.compiler.validate.schemas import CONFIG_SCHEMA, bundled_schema
+    from capidx.schema.yamldata import MAX_EXACT_INTEGER
+
+    found, pending = [], [((), bundled_schema(CONFIG_SCHEMA))]
+    while pending:
+        parts, node = pending.pop()
+        if isinstance(node, dict):
+            if "integer" in (node.get("type") if isinstance(node.get("type"), list) else [node.get("type")]):
+                found.append((parts, node.get("maximum")))
+            pending += [((*parts, key), value) for key, value in node.items()]
+    assert len(found) > 30
+    assert [parts for parts, maximum in found if maximum is None or maximum > MAX_EXACT_INTEGER] == []
+
+
 def test_empty_file_means_defaults(tmp_path: Path) -> None:
     config, problems = load_config(write(tmp_path / "capidx.yaml", "# nothing yet\n"), tmp_path)
     assert problems == []

@@ -224,6 +224,21 @@ def test_an_integer_setting_with_a_fraction_of_zero_is_a_whole_number(tmp_path: 
     assert "  port: 8001 " in shown.output and "  max_connections: 50 " in shown.output and ".0 " not in shown.output
 
 
+def test_a_float_past_the_exact_integers_is_refused_not_read_as_a_huge_integer(tmp_path: Path) -> None:
+    """`max_connections: 1.0e+300` has no fraction, so the schema took it for an integer and serve read an int of
+    301 digits. Past 2**53 - 1 a float stands for no one integer: refused at its key, as validate refuses it; up to
+    it, a whole float is still the integer it means."""
+    config = tmp_path / "capidx.yaml"
+    config.write_text("serve:\n  max_connections: 1.0e+300\n", encoding="utf-8")
+    (problem,) = problems(cwd=tmp_path, config=config)
+    assert problem.startswith(f"{config}:2:20: $.serve.max_connections: ") and str(2**53 - 1) in problem
+
+    config.write_text(f"serve:\n  max_connections: {2**53 - 1}.0\n", encoding="utf-8")
+    shown = run(["--print-config", "--config", str(config)])
+    assert shown.exit_code == 0, shown.output
+    assert f"  max_connections: {2**53 - 1} " in shown.output
+
+
 def test_print_config_does_not_need_a_build() -> None:
     assert run(["--print-config", "--build", "/nonexistent"]).exit_code == 0
 
