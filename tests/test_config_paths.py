@@ -6,7 +6,11 @@ user who had; `paths.aliases: agents/alias.json` advised renaming the right file
 
 from __future__ import annotations
 
+import errno
+import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from catalog_factory import run_cli, write_catalog
@@ -125,6 +129,42 @@ def test_a_configured_folder_that_is_a_broken_link_is_said_to_be_one(
         expected = f"capidx.yaml:2:{column}: $.paths.{key}: {what} '{name}' {why} ({way_out})"
 
         _refused_by_validate_and_build(project, expected)
+
+
+@pytest.mark.parametrize(
+    ("key", "column", "what"), [("templates", 14, "templates folder"), ("agents", 11, "catalog directory")]
+)
+def test_a_configured_link_into_a_folder_this_user_may_not_search_asks_for_permission(
+    project: Path, monkeypatch: pytest.MonkeyPatch, key: str, column: int, what: str
+) -> None:
+    """A link whose folder cannot be looked into: Python 3.11's Path.is_dir raised the PermissionError, and validate
+    and build ended in a traceback. It is said at its key, with the permission needed. Simulated (as if `hidden` had
+    mode 000): root may look into any folder."""
+    (project / "hidden" / "folder").mkdir(parents=True)
+    (project / "linked").symlink_to("hidden/folder")
+    refused = str(project / "linked")
+    inside = str(project / "hidden") + os.sep
+
+    def guard(real: Callable[..., Any]) -> Callable[..., Any]:
+        def guarded(path: Any, *args: Any, **kwargs: Any) -> Any:
+            if isinstance(path, str | os.PathLike):
+                where = os.path.abspath(path)
+                if where == refused or where.startswith(inside):
+                    raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.fspath(path))
+            return real(path, *args, **kwargs)
+
+        return guarded
+
+    for name in ("stat", "scandir", "listdir"):
+        monkeypatch.setattr(os, name, guard(getattr(os, name)))
+    (project / "capidx.yaml").write_text(f"paths:\n  {key}: linked\n", encoding="utf-8")
+    expected = (
+        f"capidx.yaml:2:{column}: $.paths.{key}: {what} 'linked' cannot be read: permission denied (the user running "
+        "capidx needs read and search permission on the folder, the folders above it and, for a link, the folders it "
+        "leads through)"
+    )
+
+    _refused_by_validate_and_build(project, expected)
 
 
 @pytest.mark.parametrize("key", ["agents", "aliases", "schema", "templates", "out"])

@@ -39,12 +39,34 @@ def missing(config: Config, name: str) -> Diagnostic | None:
         return None
     what, folder, way_out = _WHAT[name]
     if os.path.lexists(path):
-        if folder and not path.is_dir():
+        if folder and _search_denied(path):
+            return origin.diagnostic(f"{what} '{origin.value}' cannot be read: permission denied", _SEARCH_PERMISSION)
+        if folder and not os.path.isdir(path):
             return origin.diagnostic(f"{what} '{origin.value}' {_no_folder(path)}", way_out)
         return None
     near = _near(Path(path), folder)
     hint = f"did you mean '{PurePath(origin.value).with_name(near).as_posix()}'?" if near else way_out
     return origin.diagnostic(f"{what} '{origin.value}' does not exist", hint)
+
+
+# What a configured folder this user may not look into needs: no correction of the setting would help there.
+_SEARCH_PERMISSION = (
+    "the user running capidx needs read and search permission on the folder, the folders above it and, for a link,"
+    " the folders it leads through"
+)
+
+
+def _search_denied(path: Path) -> bool:
+    """Whether following `path` is refused for want of permission: a link into a folder this user may not search.
+    Python 3.11's `Path.is_dir` raised that PermissionError (a traceback, exit 1), where it answers False for a
+    path that is not there."""
+    try:
+        os.stat(path)
+    except PermissionError:
+        return True
+    except OSError:  # not there, a loop: said by `_no_folder`
+        pass
+    return False
 
 
 def _no_folder(path: Path) -> str:

@@ -134,7 +134,7 @@ def _from_config(config: Config) -> Inputs:
     aliases = tuple(tables)
     refused += [problem for table in tables for problem in tables_beside(table, config.agents)]
     refused += [problem for problem in (table_missing, configured.missing(config, "templates")) if problem]
-    if not config.agents.is_dir():
+    if not os.path.isdir(config.agents):  # False, not a PermissionError, for a folder this user may not look into
         hint = "run capidx where agents/ is, or pass --agents DIR, --config FILE or PATHS"
         problem = configured.missing(config, "agents") or file_problem(
             config.agents, "catalog directory not found", hint
