@@ -34,6 +34,8 @@ INTERNAL = {
     "capidx.compiler.render.environment._OutputTooLarge": "caught in render.get_renderer",
     # a $ref capidx will not follow: schemarefs.py turns it into a diagnostic naming the reference
     "capidx.compiler.validate.schemarefs.NonLocalReference": "caught in schemarefs.py",
+    # a schema file referencing cannot read: schemarefs.py turns it into a diagnostic of that file
+    "capidx.compiler.validate.schemarefs.UnreadableSchema": "caught in schemarefs.py",
     # a page that cannot be fetched is a verdict on that source (broken), reported with the others
     "capidx.compiler.verify.fetch.FetchFailure": "caught in verify.fetch",
     # a file verify --write cannot edit safely: listed as "not edited: ..." with the other problems

@@ -269,3 +269,70 @@ def test_a_regex_in_a_schema_file_reached_by_ref_is_checked_too(tmp_path: Path) 
     assert result.exit_code == 2
     assert "name.json:" in result.output and "a repeated group" in result.output and "1 error," in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("declared", [5, ["https://json-schema.org/draft/2020-12/schema"], None])
+@pytest.mark.parametrize("where", ["schema", "referenced file"])
+def test_a_schema_draft_that_is_no_string_is_said_at_its_place(tmp_path: Path, where: str, declared: Any) -> None:
+    """jsonschema and referencing read `$schema` as a string: 5 in a file the schema refers to (which no meta-schema
+    checks) or in the schema itself ended in an AttributeError or a TypeError."""
+    write_catalog(tmp_path)
+    agent = _write(tmp_path / "schemas" / "agent.json", {"$schema": declared, **_agent_schema()})
+    schema = _write(tmp_path / "schemas" / "main.json", _schema({"$ref": "agent.json"}))
+    if where == "schema":
+        _write(schema, json.loads(schema.read_text("utf-8")) | {"$schema": declared})
+        _write(agent, _agent_schema())
+    result = run_cli(["validate", "--schema", str(schema)], cwd=tmp_path)
+    assert result.exit_code == 2
+    named = schema if where == "schema" else agent
+    assert f"{named.name}:{_line_of(named, '$schema')}:" in result.output
+    assert "$.$schema: not a valid schema: $schema must be a draft's URI, a string; received " in result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("where", ["schema", "referenced file"])
+def test_a_schema_draft_jsonschema_does_not_know_is_a_warning_saying_how_it_is_checked(
+    tmp_path: Path, where: str
+) -> None:
+    write_catalog(tmp_path)
+    unknown = "https://example.com/drafts/next"
+    agent = _write(tmp_path / "schemas" / "agent.json", {"$schema": unknown, **_agent_schema()})
+    schema_data = _schema({"$ref": "agent.json"})
+    schema_data["$defs"]["again"] = {"$ref": "./agent.json"}  # the same file by another reference: said once
+    schema = _write(tmp_path / "schemas" / "main.json", schema_data)
+    if where == "schema":
+        _write(schema, schema_data | {"$schema": unknown})
+        _write(agent, _agent_schema())
+    result = run_cli(["validate", "--schema", str(schema)], cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    named, how = (schema, "draft 2020-12") if where == "schema" else (agent, "the draft of the schema referring to it")
+    said = f"{named.name}:{_line_of(named, unknown)}:14: $.$schema: warning: unknown $schema '{unknown}' (checked as"
+    assert result.output.count(said) == 1 and how in result.output
+
+
+@pytest.mark.parametrize("where", ["referenced file", "schema"])
+def test_a_schema_file_referencing_cannot_read_is_said_with_its_place(tmp_path: Path, where: str) -> None:
+    """referencing reads every subschema of a file (its `$schema`, its `$id`, the schemas under `properties`) to
+    resolve an anchor: one it could not read ended in a traceback. In a referenced file, which no meta-schema had
+    checked, the meta-schema says where; the schema itself passed its meta-schema, as a subschema in another draft."""
+    write_catalog(tmp_path)
+    folder = tmp_path / "schemas"
+    agent = _agent_schema() | {"$anchor": "agent"}
+    if where == "referenced file":
+        broken = {"properties": ["x-name"]}
+        defs = _write(folder / "defs.json", {"$defs": {"agent": agent, "broken": broken}})
+        schema = _write(folder / "main.json", _schema({"$ref": "defs.json#agent"}))
+        line = _line_of(defs, '"properties": [')
+        said = f"defs.json:{line}:21: $.$defs.broken.properties: not a valid schema"
+    else:
+        schema_data = _schema({"$ref": "#agent"})
+        schema_data["$defs"] |= {
+            "agent": agent,
+            "older": {"$schema": "http://json-schema.org/draft-04/schema#", "id": 5},
+        }
+        schema = _write(folder / "main.json", schema_data)  # `id` is no keyword in 2020-12, a string in draft-04
+        said = "main.json:1:1: $: not a schema jsonschema can read"
+    result = run_cli(["validate", "--schema", str(schema)], cwd=tmp_path)
+    assert result.exit_code == 2
+    assert said in result.output
+    assert "Traceback" not in result.output

@@ -15,7 +15,7 @@ reference the check did not see cannot reach the network.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -38,6 +38,11 @@ _CODE = "schema-file"
 
 class NonLocalReference(Exception):
     """A reference to something that is not a local schema file (so it would have to be fetched)."""
+
+
+class UnreadableSchema(Exception):
+    """A schema that referencing cannot read (a `$schema` or `$id` that is no string, in a subschema a meta-schema
+    did not check): jsonschema would fail on it with whatever Python error follows."""
 
 
 _NEVER_FETCHED = "capidx never fetches schemas"
@@ -69,12 +74,15 @@ def _refuse(uri: str) -> Resource:
 class _LocalFiles:
     """A registry's `retrieve`: schema files inside one folder, nothing else; remembers what it read."""
 
-    def __init__(self, folder: Path, root_id: str | None) -> None:
+    def __init__(
+        self, folder: Path, root_id: str | None, file_errors: Callable[[SourceFile], list[Diagnostic]] | None = None
+    ) -> None:
         self.folder = folder.resolve()
         # The folder stands for the directory of the schema's own `$id`: `https://x/s/cap.json` -> `https://x/s/`.
         self.id_folder = root_id.rsplit("/", 1)[0] + "/" if root_id and urlsplit(root_id).scheme else None
         self.loaded: dict[str, SourceFile] = {}
         self.problems: list[Diagnostic] = []
+        self.file_errors = file_errors or (lambda source: [])
         self._declared: dict[str, Path] | None = None
 
     def __call__(self, uri: str) -> Resource:
@@ -83,6 +91,11 @@ class _LocalFiles:
         if source is None or any(problem.is_error for problem in problems):
             self.problems += [problem for problem in problems if problem.is_error]
             raise NonLocalReference(f"{path} cannot be read")
+        try:
+            _crawled(uri, source.data)
+        except UnreadableSchema as exc:  # said once, with where in the file when its meta-schema can tell
+            self.problems += self.file_errors(source) or [_unreadable(source, exc)]
+            raise
         self.loaded[uri] = source
         return _resource(source.data)
 
@@ -117,16 +130,23 @@ class _LocalFiles:
         return self._declared
 
 
-def check_references(source: SourceFile) -> tuple[Registry, list[Diagnostic], list[SourceFile]]:
+def check_references(
+    source: SourceFile, file_errors: Callable[[SourceFile], list[Diagnostic]]
+) -> tuple[Registry, list[Diagnostic], list[SourceFile]]:
     """The registry to validate with, an error for each `$ref` of the schema in `source` (and of the local schema
     files it refers to) that is not local, and those local files (their patterns run as the schema's do); other
-    broken references are left to jsonschema, which reports them when a document is checked."""
+    broken references are left to jsonschema, which reports them when a document is checked. A file that
+    referencing cannot read is an error too, said by `file_errors` (its `$schema`, its meta-schema's errors)."""
     from jsonschema_specifications import REGISTRY as SPECIFICATIONS  # the meta-schemas, shipped offline
     from referencing import Registry
 
     schema = source.data
-    files = _LocalFiles(source.path.parent, _root_id(schema))
+    files = _LocalFiles(source.path.parent, _root_id(schema), file_errors)
     registry = Registry(retrieve=files).with_resources(_bundled_resources())
+    try:
+        _crawled(_root_id(schema) or "", schema)
+    except UnreadableSchema as exc:
+        return registry, [_unreadable(source, exc)], []
     resolver = SPECIFICATIONS.combine(registry).resolver_with_root(_resource(schema))
     problems: list[Diagnostic] = []
     pending, seen = [(source, "")], set()
@@ -179,6 +199,29 @@ def _follow(document: str, files: _LocalFiles, found: dict[str, Path], pending: 
 def _root_id(schema: Any) -> str | None:
     declared = schema.get("$id") if isinstance(schema, dict) else None
     return declared if isinstance(declared, str) else None
+
+
+def _crawled(uri: str, contents: Any) -> Registry:
+    """`contents` read as referencing reads a schema to resolve an anchor or a URI it does not know yet (`$schema`,
+    `$id` and anchors of every subschema); UnreadableSchema when it cannot."""
+    from referencing import Registry
+
+    try:
+        return Registry().with_resource(uri, _resource(contents)).crawl()
+    except RecursionError:
+        raise
+    except Exception as exc:  # referencing takes the types a meta-schema checks for granted
+        raise UnreadableSchema(f"{type(exc).__name__}: {exc}") from None
+
+
+def _unreadable(source: SourceFile, cause: UnreadableSchema) -> Diagnostic:
+    return source.diagnostic(
+        (),
+        "error",
+        f"not a schema jsonschema can read ({str(cause)[:200]})",
+        "a subschema naming another draft by $schema must be valid in that draft",
+        _CODE,
+    )
 
 
 def _resource(contents: Any) -> Resource:

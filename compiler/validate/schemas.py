@@ -120,45 +120,70 @@ def load_schema_file(path: Path) -> tuple[LazyValidator | None, list[Diagnostic]
         return None, [source.diagnostic((), "error", "a JSON Schema must be an object", code="schema-file")]
     import jsonschema
 
-    declared = schema.get("$schema")
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    known = jsonschema.validators.validator_for(schema, default=None) is not None
-    warnings = []
-    if "$schema" in schema and not known:
-        warnings.append(
-            source.diagnostic(
-                ("$schema",),
-                "warning",
-                f"unknown $schema {declared!r}",
-                "checked as JSON Schema draft 2020-12",
-                "schema-file",
-            )
-        )
+    cls, warnings = _draft(source, jsonschema.Draft202012Validator, "checked as JSON Schema draft 2020-12")
+    errors = [problem for problem in warnings if problem.is_error] or _meta_schema_errors(source, cls)
+    if errors:
+        return None, errors
+    from capidx.compiler.validate.schemarefs import check_references
+
+    try:
+        registry, errors, referenced = check_references(source, lambda file: _local_file_errors(file, cls))
+        risky = (problem for schema_file in (source, *referenced) for problem in _risky_patterns(schema_file))
+        errors += dict.fromkeys(risky)  # a file reached by several references is checked, and said, once
+    except RecursionError:
+        return None, [source.diagnostic((), "error", "the schema is nested too deeply to check", code="schema-file")]
+    # jsonschema applies a referenced file naming no draft it knows with the draft of the schema referring to it
+    said = list(dict.fromkeys(problem for file in referenced for problem in _draft(file, cls, _REFERRER_DRAFT)[1]))
+    errors += [problem for problem in said if problem.is_error]
+    if errors:
+        return None, errors
+    return LazyValidator(schema, registry), warnings + said
+
+
+_REFERRER_DRAFT = "checked as the draft of the schema referring to it"
+
+
+def _draft(source: SourceFile, default: Any, fallback: str) -> tuple[Any, list[Diagnostic]]:
+    """The validator class of the draft the schema in `source` names by `$schema` (`default` when it names none, or
+    one jsonschema does not know: a warning whose hint is `fallback`); an error when `$schema` is no string, which
+    jsonschema and referencing cannot read (they fail with an AttributeError)."""
+    import jsonschema
+
+    data = source.data if isinstance(source.data, dict) else {}  # a file's `true`: no draft named
+    declared = data.get("$schema", "")
+    if not isinstance(declared, str):
+        message = f"not a valid schema: $schema must be a draft's URI, a string; received {json_type(declared)}"
+        hint = 'write it in quotes, such as "https://json-schema.org/draft/2020-12/schema", or leave $schema out'
+        return default, [source.diagnostic(("$schema",), "error", message, hint, "schema-file")]
+    cls = jsonschema.validators.validator_for(data, default=None)
+    if cls is not None or "$schema" not in data:
+        return cls or default, []
+    return default, [
+        source.diagnostic(("$schema",), "warning", f"unknown $schema {declared!r}", fallback, "schema-file")
+    ]
+
+
+def _meta_schema_errors(source: SourceFile, cls: Any) -> list[Diagnostic]:
+    """The errors of the schema in `source` against the meta-schema of its draft (`cls`)."""
     # Formats on, as jsonschema's own check_schema does: the meta-schema's `regex` format is what finds
     # a `pattern` that does not compile, here with its position instead of failing later on every document.
     meta = cls(cls.META_SCHEMA, format_checker=cls.FORMAT_CHECKER)
-    errors = [
+    return [
         source.diagnostic(
             tuple(error.absolute_path),
             "error",
             f"not a valid schema: {_short_message(error.message)}",
             code="schema-file",
         )
-        for error in meta.iter_errors(schema)
+        for error in meta.iter_errors(source.data)
     ]
-    if errors:
-        return None, errors
-    from capidx.compiler.validate.schemarefs import check_references
 
-    try:
-        registry, errors, referenced = check_references(source)
-        risky = (problem for schema_file in (source, *referenced) for problem in _risky_patterns(schema_file))
-        errors += dict.fromkeys(risky)  # a file reached by several references is checked, and said, once
-    except RecursionError:
-        return None, [source.diagnostic((), "error", "the schema is nested too deeply to check", code="schema-file")]
-    if errors:
-        return None, errors
-    return LazyValidator(schema, registry), warnings
+
+def _local_file_errors(source: SourceFile, default: Any) -> list[Diagnostic]:
+    """What is wrong with a local schema file a schema refers to (`default`: the draft of that schema), said when
+    referencing cannot read the file: only then, as a file is used in parts and jsonschema never checks it whole."""
+    cls, said = _draft(source, default, "")
+    return [problem for problem in said if problem.is_error] or _meta_schema_errors(source, cls)
 
 
 def _risky_patterns(source: SourceFile) -> list[Diagnostic]:
