@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import referencing
 from catalog_factory import documents, run_cli, write_catalog
 
 from capidx.compiler.validate import fastschema
-from capidx.compiler.validate.schemas import bundled_schema
+from capidx.compiler.validate.schemas import bundled_schema, load_schema_file
 
 Silent = tuple[str, Callable[[], int]]
 
@@ -336,3 +337,40 @@ def test_a_schema_file_referencing_cannot_read_is_said_with_its_place(tmp_path: 
     assert result.exit_code == 2
     assert said in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_schema_is_read_once_however_many_anchors_it_and_its_files_have(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each anchor the load check looked up (`#a12`, `defs.json#a12`) crawled every resource again, on a registry it
+    never kept crawled: 300 anchored definitions took seconds to load, 600 four times as long. The work is counted
+    here, not timed: crawls of the registry, which must not grow with the number of anchors."""
+
+    def anchored(count: int) -> Path:
+        defs = {f"d{i}": {"$anchor": f"a{i}", "type": "string"} for i in range(count)}
+        _write(tmp_path / str(count) / "defs.json", {"$defs": defs})
+        schema = _schema(_agent_schema())
+        schema["$defs"] |= {f"d{i}": {"$anchor": f"a{i}", "type": "string"} for i in range(count)}
+        named = schema["properties"]["agent"]["properties"]
+        named |= {f"x-{i}": {"$ref": f"#a{i}"} for i in range(count)}
+        named |= {f"x-file-{i}": {"$ref": f"defs.json#a{i}"} for i in range(count)}
+        return _write(tmp_path / str(count) / "main.json", schema)
+
+    few, many = anchored(10), anchored(60)
+    load_schema_file(few)  # what is read once per process (the meta-schemas) is not counted
+    crawls = 0
+    crawl = referencing.Registry.crawl
+
+    def counted(registry: referencing.Registry) -> referencing.Registry:
+        nonlocal crawls
+        crawls += 1
+        return crawl(registry)
+
+    monkeypatch.setattr(referencing.Registry, "crawl", counted)
+    counts = []
+    for path in (few, many):
+        crawls = 0
+        validator, problems = load_schema_file(path)
+        assert validator is not None and problems == []
+        counts.append(crawls)
+    assert counts[1] == counts[0], counts

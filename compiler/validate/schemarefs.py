@@ -81,6 +81,7 @@ class _LocalFiles:
         # The folder stands for the directory of the schema's own `$id`: `https://x/s/cap.json` -> `https://x/s/`.
         self.id_folder = root_id.rsplit("/", 1)[0] + "/" if root_id and urlsplit(root_id).scheme else None
         self.loaded: dict[str, SourceFile] = {}
+        self.crawled: dict[str, Registry] = {}  # each file of `loaded` as a registry of its resources and anchors
         self.problems: list[Diagnostic] = []
         self.file_errors = file_errors or (lambda source: [])
         self._declared: dict[str, Path] | None = None
@@ -92,12 +93,12 @@ class _LocalFiles:
             self.problems += [problem for problem in problems if problem.is_error]
             raise NonLocalReference(f"{path} cannot be read")
         try:
-            _crawled(uri, source.data)
+            _, self.crawled[uri] = _crawled(source.data, uri)
         except UnreadableSchema as exc:  # said once, with where in the file when its meta-schema can tell
             self.problems += self.file_errors(source) or [_unreadable(source, exc)]
             raise
         self.loaded[uri] = source
-        return _resource(source.data)
+        return self.crawled[uri][uri]
 
     def path(self, uri: str) -> Path:
         """The local schema file `uri` names; NonLocalReference when there is none."""
@@ -144,16 +145,23 @@ def check_references(
     files = _LocalFiles(source.path.parent, _root_id(schema), file_errors)
     registry = Registry(retrieve=files).with_resources(_bundled_resources())
     try:
-        _crawled(_root_id(schema) or "", schema)
+        root_uri, root = _crawled(schema)
     except UnreadableSchema as exc:
         return registry, [_unreadable(source, exc)], []
-    resolver = SPECIFICATIONS.combine(registry).resolver_with_root(_resource(schema))
+    # Every resource crawled once, a local file when it is read: a resolver on a registry left uncrawled (as
+    # `resolver_with_root` leaves it) crawls every resource again to look up each anchor it has not seen, and
+    # forgets a file it retrieves, so checking a schema cost the square of its `$anchor`s.
+    known = SPECIFICATIONS.combine(registry, root).crawl()
+    combined = 0  # of the local files read
     problems: list[Diagnostic] = []
     pending, seen = [(source, "")], set()
     while pending:
         current, base = pending.pop()
         for parts, reference in _references(current.data, base, ()):
-            cause = _resolve(resolver, reference)
+            if len(files.crawled) > combined:
+                known = known.combine(*list(files.crawled.values())[combined:])
+                combined = len(files.crawled)
+            cause = _resolve(known.resolver(root_uri), reference)
             if cause is not None:
                 problems.append(_not_local(current, parts, cause, source.path.parent))
         for uri, loaded in files.loaded.items():
@@ -161,7 +169,7 @@ def check_references(
                 seen.add(uri)
                 pending.append((loaded, uri))
     problems += dict.fromkeys(files.problems)  # a file that cannot be read is tried once per reference to it
-    resources = ((uri, _resource(file.data)) for uri, file in files.loaded.items())
+    resources = ((uri, crawled[uri]) for uri, crawled in files.crawled.items())
     return registry.with_resources(resources), problems, list(files.loaded.values())
 
 
@@ -201,13 +209,16 @@ def _root_id(schema: Any) -> str | None:
     return declared if isinstance(declared, str) else None
 
 
-def _crawled(uri: str, contents: Any) -> Registry:
-    """`contents` read as referencing reads a schema to resolve an anchor or a URI it does not know yet (`$schema`,
-    `$id` and anchors of every subschema); UnreadableSchema when it cannot."""
+def _crawled(contents: Any, uri: str | None = None) -> tuple[str, Registry]:
+    """(`uri`, a registry of `contents` under `uri` (default: its own `$id`, as jsonschema reads a root schema), read
+    as referencing reads a schema to resolve an anchor or a URI it does not know yet: `$schema`, `$id` and anchors
+    of every subschema); UnreadableSchema when it cannot."""
     from referencing import Registry
 
     try:
-        return Registry().with_resource(uri, _resource(contents)).crawl()
+        resource = _resource(contents)
+        uri = (resource.id() or "") if uri is None else uri
+        return uri, Registry().with_resource(uri, resource).crawl()
     except RecursionError:
         raise
     except Exception as exc:  # referencing takes the types a meta-schema checks for granted
