@@ -374,3 +374,25 @@ def test_a_schema_is_read_once_however_many_anchors_it_and_its_files_have(
         assert validator is not None and problems == []
         counts.append(crawls)
     assert counts[1] == counts[0], counts
+
+
+@pytest.mark.parametrize("declared", ["#named", "named.json", "https://example.org/elsewhere/named.json"])
+def test_a_draft_07_id_beside_a_ref_leaves_the_ref_where_it_is(tmp_path: Path, declared: str) -> None:
+    """Draft-07 ignores the keywords beside a `$ref`, its `$id` too: jsonschema resolves `#/definitions/agent` below
+    against the schema itself. capidx read it against the `$id` and refused it as not a local schema file."""
+    write_catalog(tmp_path)
+    schema_data = _schema({"$ref": "#/definitions/named"})
+    schema_data["$schema"] = "http://json-schema.org/draft-07/schema#"
+    schema_data["definitions"] = {"named": {"$id": declared, "$ref": "#/definitions/agent"}, "agent": _agent_schema()}
+    schema = _write(tmp_path / "main.json", schema_data)
+    result = run_cli(["validate", "-q", "--schema", str(schema)], cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    docs = documents()
+    docs["claude-code"]["agent"]["name"] = 5
+    write_catalog(tmp_path, docs)
+    result = run_cli(["validate", "-q", "--schema", str(schema)], cwd=tmp_path)
+    assert result.exit_code == 1 and "$.agent.name: expected string, received integer" in result.output
+
+    schema_data["definitions"]["named"]["$ref"] = "https://example.org/elsewhere/agent.json"  # would be fetched
+    result = run_cli(["validate", "-q", "--schema", str(_write(schema, schema_data))], cwd=tmp_path)
+    assert result.exit_code == 2 and "is not a local schema file (capidx never fetches schemas)" in result.output

@@ -153,11 +153,12 @@ def check_references(
     # forgets a file it retrieves, so checking a schema cost the square of its `$anchor`s.
     known = SPECIFICATIONS.combine(registry, root).crawl()
     combined = 0  # of the local files read
+    root_hides = _ref_hides_id(schema, default=False)
     problems: list[Diagnostic] = []
     pending, seen = [(source, "")], set()
     while pending:
         current, base = pending.pop()
-        for parts, reference in _references(current.data, base, ()):
+        for parts, reference in _references(current.data, base, (), _ref_hides_id(current.data, root_hides)):
             if len(files.crawled) > combined:
                 known = known.combine(*list(files.crawled.values())[combined:])
                 combined = len(files.crawled)
@@ -180,12 +181,13 @@ def referenced_files(path: Path) -> list[Path]:
     if source is None or not isinstance(source.data, dict):
         return []
     files = _LocalFiles(path.parent, _root_id(source.data))
+    root_hides = _ref_hides_id(source.data, default=False)
     found: dict[str, Path] = {}
     pending: list[tuple[Any, str]] = [(source.data, "")]
     try:
         while pending:
             data, base = pending.pop()
-            for _, reference in _references(data, base, ()):
+            for _, reference in _references(data, base, (), _ref_hides_id(data, root_hides)):
                 document = urldefrag(reference).url
                 if document and document not in found:
                     _follow(document, files, found, pending)
@@ -257,17 +259,30 @@ def _resolve(resolver: Any, reference: str) -> NonLocalReference | None:
     return None
 
 
-def _references(node: Any, base: str, parts: tuple[Any, ...]) -> Iterator[tuple[tuple[Any, ...], str]]:
+def _ref_hides_id(schema: Any, default: bool) -> bool:
+    """Whether the schema file `schema` is in a draft where `$ref` makes the keywords beside it ignored, `$id`
+    included (drafts 3 to 7: the `$ref` resolves against the base above it); `default` when it names no draft
+    referencing knows (jsonschema applies such a file with the draft of the schema referring to it)."""
+    from referencing.jsonschema import DRAFT3, DRAFT4, DRAFT6, DRAFT7, specification_with
+
+    declared = schema.get("$schema") if isinstance(schema, dict) else None
+    draft = specification_with(declared, default=None) if isinstance(declared, str) else None
+    return default if draft is None else draft in (DRAFT3, DRAFT4, DRAFT6, DRAFT7)
+
+
+def _references(
+    node: Any, base: str, parts: tuple[Any, ...], ref_hides_id: bool
+) -> Iterator[tuple[tuple[Any, ...], str]]:
     """(JSON path of the keyword, the reference made absolute against the `$id`s above it) for every
-    `$ref`, `$dynamicRef` and `$recursiveRef` below `node`."""
+    `$ref`, `$dynamicRef` and `$recursiveRef` below `node`; `ref_hides_id`: an `$id` beside a `$ref` is no `$id`."""
     if isinstance(node, list):
         for index, item in enumerate(node):
-            yield from _references(item, base, (*parts, index))
+            yield from _references(item, base, (*parts, index), ref_hides_id)
         return
     if not isinstance(node, dict):
         return
     declared = node.get("$id")
-    if isinstance(declared, str) and not declared.startswith("#"):
+    if isinstance(declared, str) and not declared.startswith("#") and not (ref_hides_id and "$ref" in node):
         base = urljoin(base, declared)
     for keyword in _REF_KEYWORDS:
         value = node.get(keyword)
@@ -277,7 +292,7 @@ def _references(node: Any, base: str, parts: tuple[Any, ...]) -> Iterator[tuple[
             yield (*parts, keyword), target if keyword == "$ref" else urldefrag(target).url or base or "#"
     for key, value in node.items():
         if key not in _NOT_SCHEMAS and isinstance(value, dict | list):
-            yield from _references(value, base, (*parts, key))
+            yield from _references(value, base, (*parts, key), ref_hides_id)
 
 
 def _not_local(source: SourceFile, parts: tuple[Any, ...], cause: NonLocalReference, folder: Path) -> Diagnostic:
