@@ -396,3 +396,42 @@ def test_a_draft_07_id_beside_a_ref_leaves_the_ref_where_it_is(tmp_path: Path, d
     schema_data["definitions"]["named"]["$ref"] = "https://example.org/elsewhere/agent.json"  # would be fetched
     result = run_cli(["validate", "-q", "--schema", str(_write(schema, schema_data))], cwd=tmp_path)
     assert result.exit_code == 2 and "is not a local schema file (capidx never fetches schemas)" in result.output
+
+
+@pytest.mark.parametrize("name", ["default", "enum", "const", "examples"])
+def test_a_remote_ref_in_a_subschema_named_like_a_value_keyword_is_refused(
+    tmp_path: Path, silent_server: Silent, name: str
+) -> None:
+    """A property or definition may be named 'default': it is a schema there, not the keyword's value, and a remote
+    `$ref` in it was not reported when the schema was loaded (it was never fetched either)."""
+    url, connections = silent_server
+    write_catalog(tmp_path)
+    schema_data = _schema({"type": "object", "properties": {name: {"$ref": f"{url}/a.json"}}})
+    schema_data["$defs"][name] = {"$ref": f"{url}/b.json"}
+    schema = _write(tmp_path / "remote.schema.json", schema_data)
+    result = run_cli(["validate", "--schema", str(schema)], cwd=tmp_path)
+    assert connections() == 0
+    assert result.exit_code == 2
+    assert f'$.properties.agent.properties.{name}.$ref: $ref "{url}/a.json" is not a local schema file' in (
+        result.output
+    )
+    assert f'$.$defs.{name}.$ref: $ref "{url}/b.json" is not a local schema file' in result.output
+
+
+def test_a_ref_in_the_value_of_a_value_keyword_is_no_reference(tmp_path: Path, silent_server: Silent) -> None:
+    """Under the keywords `default`, `examples`, `enum` and `const` an object is a value: a `$ref` key there is data."""
+    url, connections = silent_server
+    write_catalog(tmp_path)
+    agent = _agent_schema()
+    looks_like = {"$ref": f"{url}/a.json"}
+    agent["properties"]["x-unused"] = {
+        "default": looks_like,
+        "examples": [looks_like],
+        "enum": [looks_like],
+        "const": looks_like,
+        "properties": {"default": {"default": looks_like}},
+    }
+    schema = _write(tmp_path / "values.schema.json", _schema(agent))
+    result = run_cli(["validate", "-q", "--schema", str(schema)], cwd=tmp_path)
+    assert connections() == 0
+    assert result.exit_code == 0, result.output

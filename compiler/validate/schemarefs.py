@@ -32,6 +32,10 @@ if TYPE_CHECKING:  # imported where used: `referenced_files` serves a no-op buil
 SCHEMA_SUFFIXES = (".json", ".yaml", ".yml")
 _REF_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")
 _NOT_SCHEMAS = frozenset({"enum", "const", "examples", "default"})  # values, not subschemas
+# Keywords whose value maps names to subschemas: a name there may be spelled like a keyword of `_NOT_SCHEMAS`.
+_NAMED_SCHEMAS = frozenset(
+    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"}
+)
 _MAX_SCANNED = 500  # schema files read to find a declared `$id` (a schema folder holds a handful)
 _CODE = "schema-file"
 
@@ -271,10 +275,11 @@ def _ref_hides_id(schema: Any, default: bool) -> bool:
 
 
 def _references(
-    node: Any, base: str, parts: tuple[Any, ...], ref_hides_id: bool
+    node: Any, base: str, parts: tuple[Any, ...], ref_hides_id: bool, *, names: bool = False
 ) -> Iterator[tuple[tuple[Any, ...], str]]:
     """(JSON path of the keyword, the reference made absolute against the `$id`s above it) for every
-    `$ref`, `$dynamicRef` and `$recursiveRef` below `node`; `ref_hides_id`: an `$id` beside a `$ref` is no `$id`."""
+    `$ref`, `$dynamicRef` and `$recursiveRef` below `node`; `ref_hides_id`: an `$id` beside a `$ref` is no `$id`;
+    `names`: `node` maps names to subschemas (`properties`), so a `default` in it is a schema, not a value."""
     if isinstance(node, list):
         for index, item in enumerate(node):
             yield from _references(item, base, (*parts, index), ref_hides_id)
@@ -291,8 +296,9 @@ def _references(
             # A dynamic reference's fragment names an anchor found at run time: only its document must be local.
             yield (*parts, keyword), target if keyword == "$ref" else urldefrag(target).url or base or "#"
     for key, value in node.items():
-        if key not in _NOT_SCHEMAS and isinstance(value, dict | list):
-            yield from _references(value, base, (*parts, key), ref_hides_id)
+        if (names or key not in _NOT_SCHEMAS) and isinstance(value, dict | list):
+            named = not names and key in _NAMED_SCHEMAS
+            yield from _references(value, base, (*parts, key), ref_hides_id, names=named)
 
 
 def _not_local(source: SourceFile, parts: tuple[Any, ...], cause: NonLocalReference, folder: Path) -> Diagnostic:
