@@ -435,3 +435,42 @@ def test_a_ref_in_the_value_of_a_value_keyword_is_no_reference(tmp_path: Path, s
     result = run_cli(["validate", "-q", "--schema", str(schema)], cwd=tmp_path)
     assert connections() == 0
     assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("command", ["validate", "build"])
+@pytest.mark.parametrize("where", ["the whole schema", "a property"])
+def test_a_schema_whose_references_loop_is_said_once_as_its_own_error(tmp_path: Path, command: str, where: str) -> None:
+    """jsonschema applied `a` -> `b` -> `a` to the same value without end: its RecursionError was reported as every
+    document nested too deeply (exit 1), blaming the data for the schema."""
+    write_catalog(tmp_path)
+    loop = {"a": {"$ref": "#/$defs/b"}, "b": {"allOf": [{"$ref": "#/$defs/a"}]}}
+    schema_data = {"$defs": loop, "$ref": "#/$defs/a"}
+    if where == "a property":  # the loop is met only where a document has the property
+        schema_data = _schema({"$ref": "#/$defs/a"})
+        schema_data["$defs"] |= loop
+    schema = _write(tmp_path / "loop.schema.json", schema_data)
+    result = run_cli([command, "--schema", str(schema)], cwd=tmp_path)
+    output = result.output if command == "validate" else result.stderr
+    assert result.exit_code == 2, output
+    said = "loop.schema.json: checking a document does not end: the schema's references loop without going into"
+    assert output.count(said) == 1
+    assert "nested too deeply" not in output and "Traceback" not in output
+    assert not (tmp_path / "build").exists()
+
+
+def test_a_document_too_deep_for_a_schema_that_ends_is_still_said_of_the_document(tmp_path: Path) -> None:
+    """A schema that goes into the data at each level, through ten references, ends; a document 60 levels deep takes
+    it past Python's recursion limit, and the document is to blame (the same document cut short passes)."""
+    docs = documents()
+    deep: list[Any] = []
+    for _ in range(60):
+        deep = [deep]
+    docs["claude-code"]["x-deep"] = deep
+    write_catalog(tmp_path, docs)
+    hops = {f"h{index}": {"$ref": f"#/$defs/h{index + 1}"} for index in range(10)}
+    hops["h10"] = {"items": {"$ref": "#/$defs/h0"}, "additionalProperties": {"$ref": "#/$defs/h0"}}
+    schema = _write(tmp_path / "deep.schema.json", {"$defs": hops, "$ref": "#/$defs/h0"})
+    result = run_cli(["validate", "-q", "--schema", str(schema)], cwd=tmp_path)
+    assert result.exit_code == 1, result.output
+    assert "claude-code/capabilities/current.json: nested too deeply to check" in result.output
+    assert "loop" not in result.output

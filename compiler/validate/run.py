@@ -89,7 +89,9 @@ def _validate_project(
         source, problems = load_file(path)
         diagnostics += problems
         if source is not None:
-            diagnostics += _check_document(source, validator, config, today)
+            checked = _check_document(source, validator, config, today)
+            # An error of the schema file found with each document (its references loop) is said once.
+            diagnostics += [found for found in checked if found.code != "schema-file" or found not in diagnostics]
             if config.schema is not None:
                 diagnostics += contract.check_document(source, "error" if for_build else "warning")
             documents.append(LoadedDocument(path, discover.agent_id(path), source.data, source.raw))

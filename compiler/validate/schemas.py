@@ -69,10 +69,24 @@ class LazyValidator:
     jsonschema is imported only to describe the errors of a document not proved valid.
     """
 
-    def __init__(self, schema: dict[str, Any], registry: Any = None, *, ours: bool = False) -> None:
+    def __init__(
+        self, schema: dict[str, Any], registry: Any = None, *, ours: bool = False, path: Path | None = None
+    ) -> None:
         self.schema = schema
         self.registry = registry  # of the local schemas its `$ref`s may name (schemarefs); None: the bundled ones
         self.ours = ours
+        self.path = path  # a user's schema file, blamed when applying the schema recurses without end
+
+    def recurses(self, instance: Any) -> bool:
+        """Whether checking `instance` ends in a RecursionError."""
+        try:
+            for _ in self.iter_errors(instance):
+                pass
+        except RecursionError:
+            return True
+        except Exception:  # another failure of the schema: said when a document meets it
+            return False
+        return False
 
     @cached_property
     def jsonschema_validator(self) -> Any:
@@ -137,7 +151,7 @@ def load_schema_file(path: Path) -> tuple[LazyValidator | None, list[Diagnostic]
     errors += [problem for problem in said if problem.is_error]
     if errors:
         return None, errors
-    return LazyValidator(schema, registry), warnings + said
+    return LazyValidator(schema, registry, path=source.path), warnings + said
 
 
 _REFERRER_DRAFT = "checked as the draft of the schema referring to it"
@@ -239,14 +253,38 @@ def schema_diagnostics(validator: LazyValidator, source: SourceFile, code: str =
             for diagnostic in _describe(error, source, code):
                 found.setdefault(diagnostic)
     except RecursionError:
-        found.setdefault(
-            Diagnostic(str(source.path), None, None, "", "error", "nested too deeply to check", None, "parse")
-        )
+        found.setdefault(_recursed(validator, source))
     except Exception as exc:  # a user schema can fail inside jsonschema in many ways (bad $ref, bad regex)
         message = f"the schema cannot be applied: {type(exc).__name__}: {_short_message(str(exc))}"
         hint = "fix the schema given by --schema or paths.schema (e.g. a bad $ref or pattern)"
         found.setdefault(Diagnostic(str(source.path), None, None, "", "error", message, hint, "schema-file"))
     return list(found)
+
+
+_SHALLOW = 8  # levels of a document kept to tell a schema that loops from a document nested too deeply
+
+
+def _recursed(validator: LazyValidator, source: SourceFile) -> Diagnostic:
+    """What to say of a document whose check ended in a RecursionError. When the same document cut to its first
+    levels recurses too, the data's depth is not the cause: the schema applies itself to the same value without end
+    (`a` refers to `b`, which refers back to `a`), an error of the schema file, the same for every document."""
+    if validator.path is not None and validator.recurses(_cut(source.data, _SHALLOW)):
+        message = "checking a document does not end: the schema's references loop without going into the data"
+        hint = (
+            "a schema may refer back to itself only below a keyword that goes into the value, such as properties "
+            "or items"
+        )
+        return Diagnostic(str(validator.path), None, None, "", "error", message, hint, "schema-file")
+    return Diagnostic(str(source.path), None, None, "", "error", "nested too deeply to check", None, "parse")
+
+
+def _cut(value: Any, levels: int) -> Any:
+    """`value` with what is nested more than `levels` deep emptied (`{}`, `[]`)."""
+    if isinstance(value, dict):
+        return {key: _cut(item, levels - 1) for key, item in value.items()} if levels else {}
+    if isinstance(value, list):
+        return [_cut(item, levels - 1) for item in value] if levels else []
+    return value
 
 
 _HINTED_KEY = 100  # characters of a key the lower-case hint tries its pattern on
