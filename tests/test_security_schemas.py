@@ -339,12 +339,35 @@ def test_a_schema_file_referencing_cannot_read_is_said_with_its_place(tmp_path: 
     assert "Traceback" not in result.output
 
 
+def _work_to_load(
+    monkeypatch: pytest.MonkeyPatch, owner: type, method: str, *paths: Path
+) -> list[tuple[int, list[Any]]]:
+    """For each schema file: how many times loading it called `owner.method` (of referencing's, whose calls measure
+    the work done instead of timing it), and the problems said."""
+    load_schema_file(paths[0])  # what is read once per process (the meta-schemas) is not counted
+    calls = 0
+    counted = getattr(owner, method)
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        return counted(*args, **kwargs)
+
+    monkeypatch.setattr(owner, method, counting)
+    found = []
+    for path in paths:
+        calls = 0
+        problems = load_schema_file(path)[1]
+        found.append((calls, problems))
+    return found
+
+
 def test_a_schema_is_read_once_however_many_anchors_it_and_its_files_have(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Each anchor the load check looked up (`#a12`, `defs.json#a12`) crawled every resource again, on a registry it
-    never kept crawled: 300 anchored definitions took seconds to load, 600 four times as long. The work is counted
-    here, not timed: crawls of the registry, which must not grow with the number of anchors."""
+    never kept crawled: 300 anchored definitions took seconds to load, 600 more than three times as long. The crawls
+    must not grow with the number of anchors."""
 
     def anchored(count: int) -> Path:
         defs = {f"d{i}": {"$anchor": f"a{i}", "type": "string"} for i in range(count)}
@@ -356,24 +379,10 @@ def test_a_schema_is_read_once_however_many_anchors_it_and_its_files_have(
         named |= {f"x-file-{i}": {"$ref": f"defs.json#a{i}"} for i in range(count)}
         return _write(tmp_path / str(count) / "main.json", schema)
 
-    few, many = anchored(10), anchored(60)
-    load_schema_file(few)  # what is read once per process (the meta-schemas) is not counted
-    crawls = 0
-    crawl = referencing.Registry.crawl
-
-    def counted(registry: referencing.Registry) -> referencing.Registry:
-        nonlocal crawls
-        crawls += 1
-        return crawl(registry)
-
-    monkeypatch.setattr(referencing.Registry, "crawl", counted)
-    counts = []
-    for path in (few, many):
-        crawls = 0
-        validator, problems = load_schema_file(path)
-        assert validator is not None and problems == []
-        counts.append(crawls)
-    assert counts[1] == counts[0], counts
+    loads = _work_to_load(monkeypatch, referencing.Registry, "crawl", anchored(10), anchored(60))
+    (few, said_of_few), (many, said_of_many) = loads
+    assert said_of_few == said_of_many == []
+    assert many == few
 
 
 @pytest.mark.parametrize("declared", ["#named", "named.json", "https://example.org/elsewhere/named.json"])
@@ -474,3 +483,25 @@ def test_a_document_too_deep_for_a_schema_that_ends_is_still_said_of_the_documen
     assert result.exit_code == 1, result.output
     assert "claude-code/capabilities/current.json: nested too deeply to check" in result.output
     assert "loop" not in result.output
+
+
+def test_a_schema_file_that_cannot_be_used_is_read_once_however_many_references_name_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lookup that fails leaves the registry as it was: each reference to a file that cannot be used read it again,
+    crawled it and checked it against its meta-schema. Two schemas of the same size, one with 10 references to such a
+    file, one with 60, must take as many subschemas read."""
+
+    def referring(count: int) -> Path:
+        broken = {"properties": ["x-name"]}
+        _write(tmp_path / str(count) / "defs.json", {"$defs": {"agent": _agent_schema(), "broken": broken}})
+        schema = _schema({"$ref": "defs.json#/$defs/agent"})
+        targets = ["defs.json#/$defs/agent"] * count + ["#/$defs/agent"] * (60 - count)
+        schema["$defs"] |= {f"d{index}": {"$ref": target} for index, target in enumerate(targets)}
+        return _write(tmp_path / str(count) / "main.json", schema)
+
+    loads = _work_to_load(monkeypatch, referencing.Resource, "subresources", referring(10), referring(60))
+    (few, said_of_few), (many, said_of_many) = loads
+    assert [problem.pointer for problem in said_of_many] == ["$.$defs.broken.properties"]
+    assert len(said_of_few) == 1
+    assert many == few

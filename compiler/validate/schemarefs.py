@@ -89,8 +89,20 @@ class _LocalFiles:
         self.problems: list[Diagnostic] = []
         self.file_errors = file_errors or (lambda source: [])
         self._declared: dict[str, Path] | None = None
+        self._refused: dict[str, tuple[type[Exception], str]] = {}  # URI -> why it cannot be used, found once
 
     def __call__(self, uri: str) -> Resource:
+        # A lookup that fails is not remembered by the registry: a file named by many references is read once.
+        if uri in self._refused:
+            kind, why = self._refused[uri]
+            raise kind(why)
+        try:
+            return self._read(uri)
+        except (NonLocalReference, UnreadableSchema) as exc:
+            self._refused[uri] = (type(exc), str(exc))
+            raise
+
+    def _read(self, uri: str) -> Resource:
         path = self.path(uri)
         source, problems = load_file(path)
         if source is None or any(problem.is_error for problem in problems):
@@ -173,7 +185,7 @@ def check_references(
             if uri not in seen:
                 seen.add(uri)
                 pending.append((loaded, uri))
-    problems += dict.fromkeys(files.problems)  # a file that cannot be read is tried once per reference to it
+    problems += dict.fromkeys(files.problems)  # a file found by two URIs (`defs.json`, `file:…/defs.json`): said once
     resources = ((uri, crawled[uri]) for uri, crawled in files.crawled.items())
     return registry.with_resources(resources), problems, list(files.loaded.values())
 
