@@ -37,6 +37,10 @@ def write_beside(path: Path, data: bytes, mode: int | None, tag: str = "capidx",
     (None: what the umask gives a new file); the caller renames it over `path` or removes it. On failure nothing
     is left and the `OSError` is raised.
 
+    Given a `mode`, the file is made for its owner alone (0600) and given `mode` only once it holds `data`: a file
+    made with the umask's mode (0644) would let anyone open it, and keep reading it, while the text of a document
+    only its owner may read (0600) is written into it.
+
     The name is short and of fixed length, not `path`'s name with more added: a file name of 245 bytes fits the
     255 a folder entry may have, a temporary name built from it did not (ENAMETOOLONG), so the file could not be
     written at all. 64 random bits and an exclusive create keep it unique."""
@@ -44,7 +48,7 @@ def write_beside(path: Path, data: bytes, mode: int | None, tag: str = "capidx",
     if make_folder:
         folder.mkdir(parents=True, exist_ok=True)
     temporary = folder / f".{tag}-{secrets.token_hex(8)}.tmp"
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o666)
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o666 if mode is None else 0o600)
     try:
         with os.fdopen(descriptor, "wb") as stream:
             stream.write(data)

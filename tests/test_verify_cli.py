@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import socket
+import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -393,3 +394,33 @@ def test_write_to_a_document_whose_name_fits_a_folder_entry(tmp_path: Path, serv
     assert result.exit_code == 0, result.output
     assert json.loads(named.read_text())["capabilities"][0]["sources"][0]["verifiedDate"] == "2026-11-24"
     assert sorted(path.name for path in named.parent.iterdir()) == [named.name]  # nothing left beside it
+
+
+def test_write_never_lets_others_read_a_document_only_its_owner_may(
+    tmp_path: Path, server: PageServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The new text goes to a temporary file before it is renamed over the document: made with the umask's mode
+    (0644), that file let anyone open it, and keep reading, while the text of a document of mode 0600 was written
+    into it. It is made for the owner alone, and given the document's mode once written."""
+    agents = write_catalog(tmp_path, {"alpha": document([source(server.url("/good"), status="unknown")])})
+    named = agents / "alpha" / "capabilities" / "current.json"
+    named.chmod(0o600)
+    made: list[int] = []
+    real_open = os.open
+
+    def spy(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        descriptor = real_open(path, flags, *args, **kwargs)
+        if flags & os.O_CREAT:
+            made.append(stat.S_IMODE(os.fstat(descriptor).st_mode))
+        return descriptor
+
+    monkeypatch.setattr(os, "open", spy)
+    umask = os.umask(0o022)
+    try:
+        result = _verify(tmp_path, "agents", "--write", *FAST)
+    finally:
+        os.umask(umask)
+    assert result.exit_code == 0, result.output
+    assert _sources(agents)[0]["verifiedDate"] == "2026-11-24"
+    assert made and all(mode & 0o077 == 0 for mode in made), [oct(mode) for mode in made]
+    assert stat.S_IMODE(named.stat().st_mode) == 0o600
