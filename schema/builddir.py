@@ -19,6 +19,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from capidx.schema.pathkind import PathKind, path_kind
+
 MANIFEST = "manifest.json"
 MATCH_INDEX = "index/match.json"  # the resolution index the server loads
 MANIFEST_SCHEMA = "build-manifest.schema.json"
@@ -59,8 +61,10 @@ class ManifestUnreadable(Exception):
 
 
 def manifest_path(location: Path) -> Path:
-    """A build directory stands for its manifest.json; a file is taken as the manifest itself."""
-    return location / MANIFEST if location.is_dir() else location
+    """A build directory stands for its manifest.json; a file is taken as the manifest itself. So is a location
+    this user may not look at (a folder above it is not searchable), which reading then says is denied: Python
+    3.11's `Path.is_dir` raised that PermissionError."""
+    return location / MANIFEST if path_kind(location) is PathKind.FOLDER else location
 
 
 _VERSION = re.compile(r"[0-9A-Za-z.+!-]{1,40}")  # a version quoted back: nothing a terminal would act on

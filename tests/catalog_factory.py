@@ -303,3 +303,41 @@ def run_cli(args: list[str], cwd: Path) -> Any:
 
     with contextlib.chdir(cwd):
         return CliRunner().invoke(cli, args, catch_exceptions=False)
+
+
+def deny_search(monkeypatch: Any, folder: Path, *links: Path) -> None:
+    """As if this user might not search `folder` (a mode of 000): nothing inside it can be looked at, opened or
+    listed, nor can the folder be listed, though it can be seen from above; each of `links` (a symbolic link into
+    it) is there, but cannot be followed. Simulated, with EACCES where the system would give it: the suite may run
+    as root, whom no mode stops."""
+    import builtins
+    import errno
+
+    inside = os.path.abspath(folder) + os.sep
+    followed = tuple(os.path.abspath(link) for link in links)
+
+    def refused(path: Any, *, follow: bool = True, listing: bool = False) -> bool:
+        if not isinstance(path, str | os.PathLike):
+            return False  # a file descriptor
+        where = os.path.abspath(os.fsdecode(path))
+        if where.startswith(inside) or (listing and where + os.sep == inside):
+            return True
+        if any(where.startswith(link + os.sep) for link in followed):  # through the link: it is followed
+            return True
+        return follow and where in followed
+
+    def guard(real: Any, **how: bool) -> Any:
+        def guarded(path: Any = ".", *args: Any, **kwargs: Any) -> Any:
+            follow = kwargs.get("follow_symlinks", True) and how.get("follow", True)
+            if refused(path, follow=follow, listing=how.get("listing", False)):
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.fspath(path))
+            return real(path, *args, **kwargs)
+
+        return guarded
+
+    monkeypatch.setattr(os, "stat", guard(os.stat))
+    monkeypatch.setattr(os, "lstat", guard(os.lstat, follow=False))
+    monkeypatch.setattr(os, "open", guard(os.open, listing=True))
+    monkeypatch.setattr(builtins, "open", guard(builtins.open, listing=True))
+    monkeypatch.setattr(os, "scandir", guard(os.scandir, listing=True))
+    monkeypatch.setattr(os, "listdir", guard(os.listdir, listing=True))

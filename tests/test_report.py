@@ -17,6 +17,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from catalog_factory import deny_search
 from click.testing import CliRunner
 from manifest_factory import PRIMARY, make_manifest, uri, write_build
 
@@ -452,6 +453,23 @@ def test_a_manifest_this_user_may_not_read_asks_for_permission_not_a_new_build(
         result = _run(*args)
         assert result.exit_code == unusable == 2, result.output
         assert f"{manifest}: cannot read: Permission denied; {advice}" in result.output
+        assert "delete" not in result.output and "capidx build" not in result.output
+
+
+def test_a_build_in_a_folder_this_user_may_not_search_asks_for_permission(
+    within_budget: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Python 3.11's Path.is_dir raised the PermissionError for a build inside a folder this user may not search:
+    report ended in a traceback (exit 1). It is said to be unreadable, with the permission needed, with the exit
+    code of a build that cannot be used; for --build and --against alike. Simulated: root searches any folder."""
+    locked = tmp_path / "locked"
+    build = shutil.copytree(within_budget, locked / "build")
+    deny_search(monkeypatch, locked)
+    advice = "the user running `capidx report` needs read and search permission on the build and the folders above it"
+    for args in (("--build", str(build)), ("--build", str(within_budget), "--against", str(build))):
+        result = _run(*args)
+        assert result.exit_code == 2, result.output
+        assert f"{build}: cannot read: Permission denied; {advice}" in result.output
         assert "delete" not in result.output and "capidx build" not in result.output
 
 

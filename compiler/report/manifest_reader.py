@@ -15,6 +15,7 @@ from typing import Any
 from capidx.compiler.errors import UsageError
 from capidx.compiler.validate.manifests import manifest_problems
 from capidx.schema import builddir
+from capidx.schema.pathkind import PathKind, path_kind
 
 
 class ManifestError(UsageError):
@@ -71,12 +72,13 @@ def load_manifest(location: Path, option: str = "--build DIR", *, given: bool = 
 
 def _no_build(location: Path, option: str, given: bool) -> str:
     """The server's wording (`capidx serve` with no build): where it looked, and the two ways out."""
+    folder = path_kind(location) is PathKind.FOLDER
     where = f"no build at {location.absolute()}"
-    if location.is_dir():
+    if folder:
         where += f" ({builddir.MANIFEST} is missing)"
     if given:  # passed, and wrong: say how to make a build there
         flag = option.split()[0]
         made = f"`capidx build --out {shlex.quote(str(location))}` makes one"
         return f"{where}: {flag} needs an existing build{' to compare with' if flag == '--against' else ''} ({made})"
-    how = builddir.make_build(location) if location.is_dir() else "run `capidx build` first"
+    how = builddir.make_build(location) if folder else "run `capidx build` first"
     return f"{where}: {how}, or pass {option}"

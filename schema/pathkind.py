@@ -1,0 +1,39 @@
+"""What a path the user names is, as far as this user may look: a folder, something else, nothing, or refused.
+
+Python 3.11's `Path.is_dir`, `Path.exists` and `Path.is_file` answer False for a path that is not there, but
+raise PermissionError for one inside a folder this user may not search (a folder above it, or one a link in it
+leads through): a command asking them about a path the user gave ended in a traceback (exit 1). `os.path.isdir`
+and `os.path.lexists` answer False instead, which is no better: the user is told the path does not exist, and
+looks for a typing error where a permission is missing. `path_kind` tells the four apart, so that a command can
+say which permission it needs. Standard library only: the compiler and the server may both use it.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import stat
+
+
+class PathKind(enum.Enum):
+    FOLDER = "folder"  # a folder, through any links
+    OTHER = "other"  # there, and no folder: a file, a device, a link that leads nowhere or round in a loop
+    NOTHING = "nothing"  # nothing by that name (or a folder above it is no folder)
+    DENIED = "denied"  # this user may not look: a folder above it, or one a link in it leads through, is not searchable
+
+
+def path_kind(path: str | os.PathLike[str]) -> PathKind:
+    """What `path` is, following links; never an exception (an embedded NUL is NOTHING, as `os.path.isdir` has it)."""
+    try:
+        return PathKind.FOLDER if stat.S_ISDIR(os.stat(path).st_mode) else PathKind.OTHER
+    except PermissionError:
+        return PathKind.DENIED
+    except (OSError, ValueError):
+        pass
+    try:  # not followed: is there an entry at all (a broken link, a loop), or none?
+        os.lstat(path)
+    except PermissionError:
+        return PathKind.DENIED
+    except (OSError, ValueError):
+        return PathKind.NOTHING
+    return PathKind.OTHER
