@@ -4,7 +4,8 @@ Like everything the server answers, the files come from the loaded snapshot: onl
 under `site/`, looked up by their manifest path (a request path is never joined to a folder, so `..` or a link
 cannot reach anything else). Each is read from the build when asked for (not held in memory: the site is
 the largest part of a large build), checked against the manifest's size and sha256, and answered verbatim
-with the manifest's media type; a file changed since the build was loaded is answered 503, never served.
+with the manifest's media type; a file changed since the build was loaded is answered 503, never served, and so
+is one the server may not read (the body says which: a reload mends the first, only a permission the second).
 
 Protections: the Host check (`HostGuard`) wraps this app like the MCP endpoint; a request carrying an Origin
 that is not allowed is refused `403` as the SDK refuses it on /mcp; only GET and HEAD are allowed. Responses
@@ -21,7 +22,7 @@ from typing import Any
 import anyio
 
 from capidx.server.http import host_allowed, send_response, send_text
-from capidx.server.snapshot import SITE_DIR, Artifact, BuildError, Snapshot
+from capidx.server.snapshot import SITE_DIR, Artifact, BuildDenied, BuildError, Snapshot
 
 logger = logging.getLogger("capidx.server")
 
@@ -37,6 +38,11 @@ _COMMON_HEADERS = [
     (b"content-security-policy", CONTENT_SECURITY_POLICY.encode("ascii")),
     (b"cache-control", b"no-cache"),
 ]
+
+
+_CHANGED = "Service Unavailable: the build changed on disk; it is served once reloaded"
+# A reload reads the same file with the same permission: that is no way out.
+_DENIED = "Service Unavailable: the server may not read this file of the build (permission denied); its log says why"
 
 
 def site_paths(snapshot: Snapshot) -> dict[str, Artifact]:
@@ -89,9 +95,9 @@ class SiteFiles:
             return
         try:  # read and checked in a worker thread: the page may be megabytes
             body = await anyio.to_thread.run_sync(_body, artifact)
-        except BuildError as error:
+        except BuildError as error:  # the log names the file and what it needs; the body, no path of the machine
             logger.warning("not serving %s: %s", artifact.path, error)
-            await _respond(send, 503, "Service Unavailable: the build changed on disk; it is served once reloaded")
+            await _respond(send, 503, _DENIED if isinstance(error, BuildDenied) else _CHANGED)
             return
         headers = [
             (b"content-type", f"{artifact.mime_type}; charset=utf-8".encode("latin-1")),

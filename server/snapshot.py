@@ -62,6 +62,10 @@ class NoBuildError(BuildError):
     """There is no build at the given path at all."""
 
 
+class BuildDenied(BuildError):
+    """Part of the build this user may not read: a permission to give, not a build that changed or is damaged."""
+
+
 @dataclass(frozen=True, slots=True)
 class Artifact:
     """One file of the build, as listed by the manifest, with its verified content."""
@@ -85,7 +89,8 @@ class Artifact:
     def text(self) -> str:
         """The artifact's text, verbatim. A `site/` file is read now: found as at load (`safe_path`), a
         regular file opened without blocking, at most its manifest size plus one byte read, and served only
-        if its size and sha256 match the manifest; otherwise `BuildError` (the build changed on disk)."""
+        if its size and sha256 match the manifest; otherwise `BuildError` (the build changed on disk), or
+        `BuildDenied` when this user may not read it."""
         if self.loaded is not None:
             return self.loaded
         assert self.on_disk is not None
@@ -256,7 +261,8 @@ def _is(kind: Callable[[int], bool], path: Path) -> bool:
 def _unreadable(directory: Path, error: OSError) -> BuildError:
     """A build folder (or a folder above it, or its manifest) this user cannot look into: not a missing build."""
     where = f"{error.filename}: " if error.filename and Path(error.filename) != directory else ""
-    return BuildError(f"cannot read the build at {directory}: {where}{error.strerror or error}{_advice(error)}")
+    kind = BuildDenied if isinstance(error, PermissionError) else BuildError
+    return kind(f"cannot read the build at {directory}: {where}{error.strerror or error}{_advice(error)}")
 
 
 _PERMISSION = builddir.read_permission("serve")
@@ -271,7 +277,8 @@ def _listed_but_unreadable(path: Path, error: OSError) -> BuildError:
     if error.errno in _ABSENT:
         return BuildError(f"{path}: listed in {MANIFEST_NAME} but missing; {_REBUILD}")
     reason = error.strerror or error
-    return BuildError(f"{path}: listed in {MANIFEST_NAME} but cannot be read: {reason}{_advice(error)}")
+    kind = BuildDenied if isinstance(error, PermissionError) else BuildError
+    return kind(f"{path}: listed in {MANIFEST_NAME} but cannot be read: {reason}{_advice(error)}")
 
 
 # A manifest larger than this is not one capidx wrote: the contract's bound, shared with `capidx report`.
@@ -576,9 +583,10 @@ def _read_bounded(path: Path, listed_size: Callable[[int], int]) -> bytes:
     device does not block the open."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
-    except OSError as error:  # not a damaged build when this user may not read it: rebuilding would not help
-        advice = _advice(error) or f"; {_REBUILD}"
-        raise BuildError(f"{path}: cannot read: {error.strerror or error}{advice}") from error
+    except PermissionError as error:  # not a damaged build when this user may not read it: rebuilding would not help
+        raise BuildDenied(f"{path}: cannot read: {error.strerror or error}{_advice(error)}") from error
+    except OSError as error:
+        raise BuildError(f"{path}: cannot read: {error.strerror or error}; {_REBUILD}") from error
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):

@@ -25,9 +25,12 @@ DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
 @contextmanager
-def _process(command: list[str], log: Path, pattern: str, cwd: Path) -> Iterator[int]:
-    """Run `command` with its output in `log`; yield the port `pattern` finds there; stop it after."""
-    with running(command, log, pattern, cwd=cwd, stdout_too=True) as (_, found):
+def _process(
+    command: list[str], log: Path, pattern: str, cwd: Path, env: dict[str, str] | None = None
+) -> Iterator[int]:
+    """Run `command` with its output in `log` (and `env` added to the environment); yield the port `pattern` finds
+    there; stop it after."""
+    with running(command, log, pattern, cwd=cwd, env=env, stdout_too=True) as (_, found):
         yield int(found.group(1))
 
 
@@ -167,6 +170,40 @@ def test_a_site_file_changed_after_the_start_is_answered_503_never_served(catalo
         assert _request(port, "/site/")[0] == 200  # the others are still served
         target.write_bytes(original)
         assert _request(port, "/site/llms.txt")[0:3:2] == (200, original)
+
+
+# Run before the CLI: opening the file CAPIDX_TEST_DENIED names fails as a mode of 000 makes it fail (root
+# opens any file).
+_DENY_OPENING = """
+import errno, os
+_denied, _open = os.environ["CAPIDX_TEST_DENIED"], os.open
+def _guarded(path, *args, **kwargs):
+    if isinstance(path, (str, os.PathLike)) and os.path.abspath(path) == _denied:
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.fspath(path))
+    return _open(path, *args, **kwargs)
+os.open = _guarded
+"""
+
+
+def test_a_site_file_the_server_may_not_read_is_answered_so_not_as_changed(catalog_build: Path, tmp_path: Path) -> None:
+    """A site file this user may not read was answered 503 "the build changed on disk; it is served once reloaded",
+    when the log said permission denied: a reload reads it with the same permission. The body says it cannot be
+    read (and names no path of the machine); the log, the permission needed."""
+    build = tmp_path / "build"
+    shutil.copytree(catalog_build, build, symlinks=True)
+    target = build.resolve() / "site" / "llms.txt"
+    serve = capidx_command("serve", "--build", str(build), "--transport", "http", "--port", "0", "--no-reload")
+    command = [*serve[:2], _DENY_OPENING + serve[2], *serve[3:]]
+    log = tmp_path / "serve.log"
+    with _process(
+        command, log, r"listening on http://\S+:(\d+)/mcp", tmp_path, {"CAPIDX_TEST_DENIED": str(target)}
+    ) as port:
+        status, _headers, body = _request(port, "/site/llms.txt")
+        assert _request(port, "/site/")[0] == 200  # the others are still served
+    assert status == 503
+    assert b"may not read this file of the build (permission denied)" in body and b"changed" not in body
+    assert str(tmp_path).encode() not in body
+    assert "llms.txt: cannot read: Permission denied; the user running `capidx serve` needs read" in log.read_text()
 
 
 def test_the_pages_example_publishes_the_site_folder() -> None:
