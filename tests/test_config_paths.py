@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from catalog_factory import run_cli, write_catalog
+from catalog_factory import deny_search, run_cli, write_catalog
 
 
 @pytest.fixture
@@ -162,6 +162,47 @@ def test_a_configured_link_into_a_folder_this_user_may_not_search_asks_for_permi
         f"capidx.yaml:2:{column}: $.paths.{key}: {what} 'linked' cannot be read: permission denied (the user running "
         "capidx needs read and search permission on the folder, the folders above it and, for a link, the folders it "
         "leads through)"
+    )
+
+    _refused_by_validate_and_build(project, expected)
+
+
+FOLDER_PERMISSION = (
+    "the user running capidx needs read and search permission on the folder, the folders above it and, for a link, "
+    "the folders it leads through"
+)
+FILE_PERMISSION = (
+    "the user running capidx needs read permission on the file, and search permission on the folders above it and, "
+    "for a link, the folders it leads through"
+)
+
+
+@pytest.mark.parametrize(
+    ("key", "column", "what", "permission"),
+    [
+        ("agents", 11, "catalog directory", FOLDER_PERMISSION),
+        ("aliases", 12, "alias table", FILE_PERMISSION),
+        ("schema", 11, "schema file", FILE_PERMISSION),
+        ("templates", 14, "templates folder", FOLDER_PERMISSION),
+    ],
+)
+def test_a_configured_path_in_a_folder_this_user_may_not_search_is_not_said_to_be_missing(
+    project: Path, monkeypatch: pytest.MonkeyPatch, key: str, column: int, what: str, permission: str
+) -> None:
+    """A path whose folder cannot be searched cannot be looked at: os.path.lexists answered False, and the setting
+    was said not to exist, with a correction to make. It is said to be unreadable, with the permission needed.
+    Simulated (as if `hidden` had mode 000): root may search any folder."""
+    hidden = project / "hidden"
+    (hidden / "catalog").mkdir(parents=True)
+    (hidden / "templates").mkdir()
+    (hidden / "aliases.json").write_text("{}", encoding="utf-8")
+    (hidden / "caps.json").write_text("{}", encoding="utf-8")
+    value = {"agents": "hidden/catalog", "templates": "hidden/templates"}.get(key, f"hidden/{key}.json")
+    value = "hidden/caps.json" if key == "schema" else value
+    (project / "capidx.yaml").write_text(f"paths:\n  {key}: {value}\n", encoding="utf-8")
+    deny_search(monkeypatch, hidden)
+    expected = (
+        f"capidx.yaml:2:{column}: $.paths.{key}: {what} '{value}' cannot be read: permission denied ({permission})"
     )
 
     _refused_by_validate_and_build(project, expected)

@@ -17,6 +17,7 @@ from pathlib import Path, PurePath
 from capidx.compiler.config import Config
 from capidx.compiler.diagnostics import Diagnostic
 from capidx.schema.homepath import LINK_LOOP, broken_link
+from capidx.schema.pathkind import PathKind, path_kind
 
 _MAX_ENTRIES = 10_000  # entries of one folder compared with a misspelled name: bounded work in a huge folder
 # setting -> (what it names, whether it is a folder, the way out when no near name exists)
@@ -38,35 +39,29 @@ def missing(config: Config, name: str) -> Diagnostic | None:
     if origin is None or path is None:
         return None
     what, folder, way_out = _WHAT[name]
-    if os.path.lexists(path):
-        if folder and _search_denied(path):
-            return origin.diagnostic(f"{what} '{origin.value}' cannot be read: permission denied", _SEARCH_PERMISSION)
-        if folder and not os.path.isdir(path):
-            return origin.diagnostic(f"{what} '{origin.value}' {_no_folder(path)}", way_out)
-        return None
-    near = _near(Path(path), folder)
-    hint = f"did you mean '{PurePath(origin.value).with_name(near).as_posix()}'?" if near else way_out
-    return origin.diagnostic(f"{what} '{origin.value}' does not exist", hint)
+    kind = path_kind(path)
+    if kind is PathKind.DENIED:  # not absent: no correction of the setting would help (os.path.lexists said absent)
+        needed = SEARCH_PERMISSION if folder else FILE_PERMISSION
+        return origin.diagnostic(f"{what} '{origin.value}' cannot be read: permission denied", needed)
+    if kind is PathKind.NOTHING:
+        near = _near(Path(path), folder)
+        hint = f"did you mean '{PurePath(origin.value).with_name(near).as_posix()}'?" if near else way_out
+        return origin.diagnostic(f"{what} '{origin.value}' does not exist", hint)
+    if folder and kind is PathKind.OTHER:
+        return origin.diagnostic(f"{what} '{origin.value}' {_no_folder(path)}", way_out)
+    return None
 
 
-# What a configured folder this user may not look into needs: no correction of the setting would help there.
-_SEARCH_PERMISSION = (
+# What a folder or file this user may not look at needs (a folder above it, or one a link leads through, is not
+# searchable): Python 3.11's `Path.is_dir` raised that PermissionError, `os.path.lexists` said it does not exist.
+SEARCH_PERMISSION = (
     "the user running capidx needs read and search permission on the folder, the folders above it and, for a link,"
     " the folders it leads through"
 )
-
-
-def _search_denied(path: Path) -> bool:
-    """Whether following `path` is refused for want of permission: a link into a folder this user may not search.
-    Python 3.11's `Path.is_dir` raised that PermissionError (a traceback, exit 1), where it answers False for a
-    path that is not there."""
-    try:
-        os.stat(path)
-    except PermissionError:
-        return True
-    except OSError:  # not there, a loop: said by `_no_folder`
-        pass
-    return False
+FILE_PERMISSION = (
+    "the user running capidx needs read permission on the file, and search permission on the folders above it and,"
+    " for a link, the folders it leads through"
+)
 
 
 def _no_folder(path: Path) -> str:
