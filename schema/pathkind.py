@@ -14,6 +14,16 @@ import enum
 import os
 import stat
 
+# What a folder, or a file, this user may not look at needs: one wording for every command that says so.
+SEARCH_PERMISSION = (
+    "the user running capidx needs read and search permission on the folder, the folders above it and, for a link,"
+    " the folders it leads through"
+)
+FILE_PERMISSION = (
+    "the user running capidx needs read permission on the file, and search permission on the folders above it and,"
+    " for a link, the folders it leads through"
+)
+
 
 class PathKind(enum.Enum):
     FOLDER = "folder"  # a folder, through any links

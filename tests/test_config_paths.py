@@ -81,6 +81,30 @@ def test_a_path_given_by_a_flag_keeps_the_flags_wording(project: Path) -> None:
     assert run_cli(["validate", "--agents", "agents"], project).exit_code == 0
 
 
+def test_a_catalog_folder_this_user_may_not_search_asks_for_permission_not_a_catalog(
+    project: Path, monkeypatch
+) -> None:
+    """`--agents DIR`, or the default agents/, a link into a folder this user may not search: "catalog directory not
+    found (run capidx where agents/ is, or pass --agents DIR …)" sent the user looking for a catalog where one is.
+    Said to be unreadable, with the permission needed. Simulated (as if `hidden` had mode 000)."""
+    hidden = project / "hidden"
+    hidden.mkdir()
+    (project / "agents").rename(hidden / "catalog")
+    for link in ("agents", "linked"):
+        (project / link).symlink_to("hidden/catalog")
+    deny_search(monkeypatch, hidden, project / "agents", project / "linked")
+    said = "catalog directory cannot be read: permission denied (" + FOLDER_PERMISSION + ")"
+
+    for args, shown in ((["validate", "--agents", "linked"], "linked"), (["validate"], "agents")):
+        result = run_cli(args, project)
+        assert result.exit_code == 2, result.output
+        assert f"{shown}: {said}" in result.output.splitlines()
+    built = run_cli(["build", "-q"], project)
+    assert built.exit_code == 2, built.output
+    assert f"agents: {said}" in built.stderr.splitlines()
+    assert "not found" not in built.stderr and not (project / "build").exists()
+
+
 @pytest.mark.parametrize(
     ("setting", "expected"),
     [

@@ -17,7 +17,7 @@ from pathlib import Path, PurePath
 from capidx.compiler.config import Config
 from capidx.compiler.diagnostics import Diagnostic
 from capidx.schema.homepath import LINK_LOOP, broken_link
-from capidx.schema.pathkind import PathKind, path_kind
+from capidx.schema.pathkind import FILE_PERMISSION, SEARCH_PERMISSION, PathKind, path_kind
 
 _MAX_ENTRIES = 10_000  # entries of one folder compared with a misspelled name: bounded work in a huge folder
 # setting -> (what it names, whether it is a folder, the way out when no near name exists)
@@ -50,18 +50,6 @@ def missing(config: Config, name: str) -> Diagnostic | None:
     if folder and kind is PathKind.OTHER:
         return origin.diagnostic(f"{what} '{origin.value}' {_no_folder(path)}", way_out)
     return None
-
-
-# What a folder or file this user may not look at needs (a folder above it, or one a link leads through, is not
-# searchable): Python 3.11's `Path.is_dir` raised that PermissionError, `os.path.lexists` said it does not exist.
-SEARCH_PERMISSION = (
-    "the user running capidx needs read and search permission on the folder, the folders above it and, for a link,"
-    " the folders it leads through"
-)
-FILE_PERMISSION = (
-    "the user running capidx needs read permission on the file, and search permission on the folders above it and,"
-    " for a link, the folders it leads through"
-)
 
 
 def _no_folder(path: Path) -> str:

@@ -18,6 +18,7 @@ from capidx.compiler.files import walk
 from capidx.compiler.validate import configured
 from capidx.compiler.validate.keys import one_edit
 from capidx.compiler.validate.load import file_problem
+from capidx.schema.pathkind import SEARCH_PERMISSION, PathKind, path_kind
 
 CAPABILITY_FILE_NAMES = ("current.json", "current.yaml", "current.yml")
 _READ_NAMES = CAPABILITY_FILE_NAMES + ALIAS_FILE_NAMES
@@ -134,11 +135,8 @@ def _from_config(config: Config) -> Inputs:
     aliases = tuple(tables)
     refused += [problem for table in tables for problem in tables_beside(table, config.agents)]
     refused += [problem for problem in (table_missing, configured.missing(config, "templates")) if problem]
-    if not os.path.isdir(config.agents):  # False, not a PermissionError, for a folder this user may not look into
-        hint = "run capidx where agents/ is, or pass --agents DIR, --config FILE or PATHS"
-        problem = configured.missing(config, "agents") or file_problem(
-            config.agents, "catalog directory not found", hint
-        )
+    if (kind := path_kind(config.agents)) is not PathKind.FOLDER:
+        problem = configured.missing(config, "agents") or _no_catalog(config.agents, kind)
         return Inputs((), aliases, (), (*refused, problem))
     found = catalog_documents(config.agents)
     documents, problems = confined(found, config.agents)
@@ -150,6 +148,15 @@ def _from_config(config: Config) -> Inputs:
     meant = _alias_tables(config.agents) if table_missing else []
     problems += unread(config.agents, [*found, *_configured(config), *beside, *meant], config.templates)
     return Inputs(tuple(documents), aliases, (), (*refused, *problems))
+
+
+def _no_catalog(agents: Path, kind: PathKind) -> Diagnostic:
+    """The problem of a catalog folder given by `--agents` or the default `agents/` that is not one: not found, or
+    not to be looked into (a link into a folder this user may not search), where no other folder would help."""
+    if kind is PathKind.DENIED:
+        return file_problem(agents, "catalog directory cannot be read: permission denied", SEARCH_PERMISSION)
+    hint = "run capidx where agents/ is, or pass --agents DIR, --config FILE or PATHS"
+    return file_problem(agents, "catalog directory not found", hint)
 
 
 def unread(root: Path, read: Sequence[Path], templates: Path | None = None) -> list[Diagnostic]:
