@@ -3,7 +3,9 @@
 capidx.yaml, the serve variables (`CAPIDX_BUILD`) and options passed without a shell (`--out=~/x`, an MCP
 client's argument list) reach capidx with the `~` a shell would have expanded. Taken as written it names a
 folder called `~` inside the project, which a later `rm -rf ~` meant for it would take for the home folder.
-`HomePath` is the click type of every path option and argument of the compiler and the server.
+`HomePath` is the click type of every path option and argument of the compiler and the server. One that must
+exist is refused as unreadable, with the permission needed, when it is inside a folder this user may not search
+(click said it does not exist).
 
 The words for a configured path that is empty or a link leading nowhere live here too, so that validate, build and
 serve say the same of the same path.
@@ -15,6 +17,8 @@ import os
 from typing import Any
 
 import click
+
+from capidx.schema.pathkind import FILE_PERMISSION, SEARCH_PERMISSION, PathKind, path_kind
 
 _HOME_PREFIXES = ("~/", "~" + os.sep)
 # What an empty path is told, as an option or as serve's settings take it (`--agents "$AGENTS"` with it unset).
@@ -45,4 +49,9 @@ class HomePath(click.Path):
             if not value.strip():  # not the current folder
                 self.fail(EMPTY_PATH, param, ctx)
             value = expand_home(value)
+        if self.exists and isinstance(value, str | os.PathLike) and path_kind(value) is PathKind.DENIED:
+            # click says "does not exist" of a path it may not look at, which sends the user looking for a typo
+            needed = SEARCH_PERMISSION if self.dir_okay else FILE_PERMISSION
+            shown = click.format_filename(value)
+            self.fail(f"{self.name.capitalize()} {shown!r} cannot be read: permission denied ({needed}).", param, ctx)
         return super().convert(value, param, ctx)

@@ -105,6 +105,31 @@ def test_a_catalog_folder_this_user_may_not_search_asks_for_permission_not_a_cat
     assert "not found" not in built.stderr and not (project / "build").exists()
 
 
+def test_a_path_option_that_must_exist_in_a_folder_this_user_may_not_search_asks_for_permission(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """build's --agents, --templates, --config and the like, and serve's --config, must name something there: click
+    said a path inside a folder this user may not search "does not exist". It is said to be unreadable, with the
+    permission needed, a folder's or a file's. Simulated (as if `hidden` had mode 000)."""
+    hidden = project / "hidden"
+    hidden.mkdir()
+    (project / "agents").rename(hidden / "catalog")
+    (project / "linked").symlink_to("hidden/catalog")
+    (hidden / "capidx.yaml").write_text("title: x\n", encoding="utf-8")
+    deny_search(monkeypatch, hidden, project / "linked")
+
+    for args, permission in [
+        (["build", "--agents", "linked"], FOLDER_PERMISSION),
+        (["build", "--templates", "hidden/templates"], FOLDER_PERMISSION),
+        (["build", "--config", "hidden/capidx.yaml"], FILE_PERMISSION),
+        (["serve", "--config", "hidden/capidx.yaml", "--print-config"], FILE_PERMISSION),
+    ]:
+        result = run_cli(args, project)
+        assert result.exit_code == 2, result.output
+        assert f"'{args[2]}' cannot be read: permission denied ({permission})." in result.output, result.output
+    assert not (project / "build").exists()
+
+
 @pytest.mark.parametrize(
     ("setting", "expected"),
     [
