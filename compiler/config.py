@@ -18,6 +18,7 @@ from capidx.compiler.diagnostics import Diagnostic
 from capidx.compiler.markup import defuse
 from capidx.schema import labels
 from capidx.schema.homepath import expand_home
+from capidx.schema.pathkind import PathKind, path_kind, searchable
 from capidx.schema.yamldata import SourceMap, json_path, whole_numbers
 
 if TYPE_CHECKING:
@@ -212,8 +213,15 @@ def _is_user_templates(path: Path) -> bool:
 
     In this repository `templates/` *is* the bundled package; treating it as an override folder
     would be harmless but confusing, so a folder with an `__init__.py` is not a user override.
+
+    One this user may not look into (a link into a folder it may not search, or a folder it may not search itself)
+    is taken for one: what it holds cannot be told, and validate and build say it cannot be read rather than use the
+    bundled templates in silence. (Python 3.11's `Path.is_dir` and `Path.exists` raised that PermissionError.)
     """
-    if not path.is_dir() or (path / "__init__.py").exists():
+    kind = path_kind(path)
+    if kind is PathKind.DENIED or (kind is PathKind.FOLDER and not searchable(path)):
+        return True
+    if kind is not PathKind.FOLDER or os.path.exists(path / "__init__.py"):
         return False
     return any(path.glob("*.j2")) or any((path / "site").glob("*.j2"))
 

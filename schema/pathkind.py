@@ -47,3 +47,9 @@ def path_kind(path: str | os.PathLike[str]) -> PathKind:
     except (OSError, ValueError):
         return PathKind.NOTHING
     return PathKind.OTHER
+
+
+def searchable(folder: str | os.PathLike[str]) -> bool:
+    """Whether this user may look into `folder` itself: a folder of mode 000 (or 644) is seen from above, so
+    `path_kind` calls it a FOLDER, but nothing in it can be looked at (Path.exists of a file in it raises)."""
+    return path_kind(os.path.join(folder, ".")) is not PathKind.DENIED

@@ -319,7 +319,10 @@ def deny_search(monkeypatch: Any, folder: Path, *links: Path) -> None:
     def refused(path: Any, *, follow: bool = True, listing: bool = False) -> bool:
         if not isinstance(path, str | os.PathLike):
             return False  # a file descriptor
-        where = os.path.abspath(os.fsdecode(path))
+        written = os.fsdecode(path)
+        where = os.path.abspath(written)
+        if written.endswith(os.sep + ".") or written == ".":  # the folder's own entry: looked up inside it
+            where += os.sep + "."
         if where.startswith(inside) or (listing and where + os.sep == inside):
             return True
         if any(where.startswith(link + os.sep) for link in followed):  # through the link: it is followed

@@ -130,6 +130,39 @@ def test_a_path_option_that_must_exist_in_a_folder_this_user_may_not_search_asks
     assert not (project / "build").exists()
 
 
+@pytest.mark.parametrize("how", ["link", "folder"])
+def test_a_templates_folder_this_user_may_not_look_into_is_said_to_be_unreadable(
+    project: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """The default templates/, a link into a folder this user may not search or a folder it may not search itself:
+    Python 3.11's Path.is_dir or Path.exists raised the PermissionError, and validate and build ended in a traceback.
+    Which templates it holds cannot be told: said to be unreadable, with the permission needed, rather than passed
+    over for the bundled ones. Given by capidx.yaml, the folder was passed over in silence: said at its key. Simulated
+    (as if of mode 000): root may search any folder."""
+    (project / "templates").rmdir()
+    (project / "hidden" / "templates").mkdir(parents=True)
+    (project / "hidden" / "templates" / "summary.md.j2").write_text("# {{ title }}\n", encoding="utf-8")
+    if how == "link":
+        (project / "templates").symlink_to("hidden/templates")
+        deny_search(monkeypatch, project / "hidden", project / "templates")
+    else:
+        (project / "hidden" / "templates").rename(project / "templates")
+        deny_search(monkeypatch, project / "templates")
+    unreadable = f"cannot be read: permission denied ({FOLDER_PERMISSION})"
+    said = f"templates folder {unreadable}"
+
+    validated = run_cli(["validate"], project)
+    assert validated.exit_code == 2, validated.output
+    assert f"templates: {said}" in validated.output.splitlines()
+    built = run_cli(["build", "-q"], project)
+    assert built.exit_code == 2, built.output
+    assert f"templates: {said}" in built.stderr.splitlines()
+    assert not (project / "build").exists()
+    (project / "capidx.yaml").write_text("paths:\n  templates: templates\n", encoding="utf-8")
+    expected = f"capidx.yaml:2:14: $.paths.templates: templates folder 'templates' {unreadable}"
+    _refused_by_validate_and_build(project, expected)
+
+
 @pytest.mark.parametrize(
     ("setting", "expected"),
     [

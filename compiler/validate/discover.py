@@ -18,7 +18,7 @@ from capidx.compiler.files import walk
 from capidx.compiler.validate import configured
 from capidx.compiler.validate.keys import one_edit
 from capidx.compiler.validate.load import file_problem
-from capidx.schema.pathkind import SEARCH_PERMISSION, PathKind, path_kind
+from capidx.schema.pathkind import SEARCH_PERMISSION, PathKind, path_kind, searchable
 
 CAPABILITY_FILE_NAMES = ("current.json", "current.yaml", "current.yml")
 _READ_NAMES = CAPABILITY_FILE_NAMES + ALIAS_FILE_NAMES
@@ -134,7 +134,8 @@ def _from_config(config: Config) -> Inputs:
     tables, refused = _unlinked([config.aliases] if config.aliases and not table_missing else [])
     aliases = tuple(tables)
     refused += [problem for table in tables for problem in tables_beside(table, config.agents)]
-    refused += [problem for problem in (table_missing, configured.missing(config, "templates")) if problem]
+    templates = configured.missing(config, "templates") or _unreadable_templates(config.templates)
+    refused += [problem for problem in (table_missing, templates) if problem]
     if (kind := path_kind(config.agents)) is not PathKind.FOLDER:
         problem = configured.missing(config, "agents") or _no_catalog(config.agents, kind)
         return Inputs((), aliases, (), (*refused, problem))
@@ -148,6 +149,15 @@ def _from_config(config: Config) -> Inputs:
     meant = _alias_tables(config.agents) if table_missing else []
     problems += unread(config.agents, [*found, *_configured(config), *beside, *meant], config.templates)
     return Inputs(tuple(documents), aliases, (), (*refused, *problems))
+
+
+def _unreadable_templates(templates: Path | None) -> Diagnostic | None:
+    """The problem of a templates folder not given by capidx.yaml (the default templates/, --templates) that this
+    user may not look into: which templates it overrides cannot be told, and the bundled ones are not to be used in
+    its place in silence."""
+    if templates is None or (path_kind(templates) is not PathKind.DENIED and searchable(templates)):
+        return None
+    return file_problem(templates, "templates folder cannot be read: permission denied", SEARCH_PERMISSION)
 
 
 def _no_catalog(agents: Path, kind: PathKind) -> Diagnostic:
