@@ -13,7 +13,7 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
-from catalog_factory import documents, run_cli, write_catalog
+from catalog_factory import deny_search, documents, run_cli, write_catalog
 from click.testing import CliRunner, Result
 
 from capidx.cli import cli
@@ -164,6 +164,37 @@ def test_unreadable_file_simulated(project: Path, monkeypatch: pytest.MonkeyPatc
 
     assert result.exit_code == 2
     assert "agents/alpha/capabilities/current.json: permission denied" in result.output
+
+
+def test_a_path_this_user_may_not_look_at_is_said_to_be_unreadable(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PATHS inside a folder this user may not search: a link into it ended validate in a traceback (Python 3.11's
+    Path.is_dir raised the PermissionError), a folder or file inside it was said not to exist; so was a folder this
+    user may not search itself ("no capability documents found"). Each is said to be unreadable, with the permission
+    a folder or a file needs. Simulated (as if of mode 000): root may search any folder."""
+    hidden = project / "hidden"
+    hidden.mkdir()
+    (project / "agents").rename(hidden / "catalog")
+    (project / "linked").symlink_to("hidden/catalog")
+    (project / "closed").mkdir()
+    deny_search(monkeypatch, hidden, project / "linked")
+    deny_search(monkeypatch, project / "closed")
+    folder = "the user running capidx needs read and search permission on the folder, the folders above it and"
+    file = "the user running capidx needs read permission on the file, and search permission on the folders above it"
+    named = {
+        "linked": folder,
+        "hidden/catalog": folder,
+        "hidden/catalog/alpha/capabilities/current.json": file,
+        "closed": folder,
+    }
+
+    result = run(*named)
+
+    assert result.exit_code == 2, result.output
+    for path, permission in named.items():
+        assert f"{path}: cannot be read: permission denied ({permission}" in result.output, result.output
+    assert "does not exist" not in result.output and "no capability documents" not in result.output
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")

@@ -18,7 +18,7 @@ from capidx.compiler.files import walk
 from capidx.compiler.validate import configured
 from capidx.compiler.validate.keys import one_edit
 from capidx.compiler.validate.load import file_problem
-from capidx.schema.pathkind import SEARCH_PERMISSION, PathKind, path_kind, searchable
+from capidx.schema.pathkind import FILE_PERMISSION, SEARCH_PERMISSION, PathKind, path_kind, searchable
 
 CAPABILITY_FILE_NAMES = ("current.json", "current.yaml", "current.yml")
 _READ_NAMES = CAPABILITY_FILE_NAMES + ALIAS_FILE_NAMES
@@ -299,9 +299,13 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
     problems: list[Diagnostic] = []
     roots: set[str] = set()  # catalog roots already walked for a named document
     for path in paths:
-        if not os.path.lexists(path):
+        kind = path_kind(path)  # Python 3.11's Path.is_dir raised a PermissionError; os.path.lexists said "absent"
+        if kind is PathKind.DENIED or (kind is PathKind.FOLDER and not searchable(path)):
+            needed = FILE_PERMISSION if path.suffix.lower() in _DATA_SUFFIXES else SEARCH_PERMISSION
+            problems.append(file_problem(path, "cannot be read: permission denied", needed))
+        elif kind is PathKind.NOTHING:
             problems.append(file_problem(path, "does not exist"))
-        elif path.is_dir():
+        elif kind is PathKind.FOLDER:
             boundary = _boundary(path, path, config.agents)
             if out := confined([path], boundary)[1]:  # a folder linked out is refused whole, never walked
                 problems += out
