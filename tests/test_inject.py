@@ -7,6 +7,7 @@ runs the command on what `capidx build` writes.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import stat
@@ -53,6 +54,29 @@ def body_of(text: str, newline: str = "\n") -> str:
 
 def leftovers(folder: Path) -> list[str]:
     return sorted(path.name for path in folder.rglob("*") if "capidx-inject" in path.name)
+
+
+def test_a_manifest_this_user_may_not_read_names_the_inject_command(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """inject reads the build's manifest with report's reader, which named `capidx report` as the command whose
+    user needs the permission: the user of `capidx inject` does. Simulated: root reads a file of mode 000."""
+    manifest = str(project / "build" / "manifest.json")
+    real_open = os.open
+
+    def guarded(path: object, *args: object, **kwargs: object) -> int:
+        if os.path.abspath(str(path)) == manifest:
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+        return real_open(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", guarded)
+    result = inject("AGENTS.md")
+
+    assert result.exit_code == 2, result.output
+    assert "cannot read: Permission denied; the user running `capidx inject` needs read and search permission" in (
+        result.output
+    )
+    assert "capidx report" not in result.output and not (project / "AGENTS.md").exists()
 
 
 # ---- writing -----------------------------------------------------------------------------------------------

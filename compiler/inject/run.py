@@ -151,7 +151,7 @@ def _plan(target: Target, memory: Memory) -> Plan:
 
 def load_memory(location: Path) -> Memory:
     """The build's memory artifact, checked against its sha256 in the manifest."""
-    manifest = load_manifest(location)
+    manifest = load_manifest(location, command="inject")
     row = _memory_row(manifest.artifacts)
     if row is None:
         raise InjectError(

@@ -46,11 +46,14 @@ class Manifest:
 _NOT_A_BUILD = f"name the folder `capidx build` wrote (`build/` unless told otherwise), or its {builddir.MANIFEST}"
 
 
-def load_manifest(location: Path, option: str = "--build DIR", *, given: bool = False) -> Manifest:
+def load_manifest(
+    location: Path, option: str = "--build DIR", *, given: bool = False, command: str = "report"
+) -> Manifest:
     """Read and validate the manifest of a build directory (or a manifest.json path).
 
     `option` is the flag that names `location`, for the hint when there is no build there; `given`: the flag
-    was passed (so the hint says how to make a build there rather than to pass it)."""
+    was passed (so the hint says how to make a build there rather than to pass it); `command`, the capidx command
+    reading it (`report`, `inject`), whose user a manifest that may not be read needs the permission for."""
     path = builddir.manifest_path(location)
     # a link to a manifest.json (`--against base.json`) is the build's manifest, whatever the link is called
     named = {path.name, Path(os.path.realpath(path)).name}  # realpath: a link loop is no crash
@@ -61,7 +64,7 @@ def load_manifest(location: Path, option: str = "--build DIR", *, given: bool = 
         if error.missing:
             raise ManifestError(path, [_no_build(location, option, given)], prefixed=False) from None
         if error.denied:  # not a damaged build: deleting and rebuilding it would not mend a permission
-            raise ManifestError(path, [f"{error.reason}; {builddir.read_permission('report')}"]) from None
+            raise ManifestError(path, [f"{error.reason}; {builddir.read_permission(command)}"]) from None
         raise ManifestError(path, [f"{error.reason}; {damaged}"]) from None
     if newer := builddir.newer_format(data):
         raise ManifestError(path, [newer])
