@@ -14,7 +14,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from catalog_factory import tree
+from catalog_factory import deny_search, tree
 from click.testing import CliRunner, Result
 from manifest_factory import make_manifest, write_build, write_memory_build
 
@@ -1376,3 +1376,22 @@ def test_a_block_pointing_at_a_build_not_there_yet_says_so(project: Path) -> Non
     assert "note: the block points at build/" in again.output
     os.rename(project / "elsewhere", project / "build")
     assert "note:" not in inject("AGENTS.md").output
+
+
+def test_a_catalog_or_build_folder_this_user_may_not_look_at_is_no_traceback(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """capidx.yaml's catalog a link into a folder this user may not search, its build folder inside one: Python
+    3.11's Path.is_dir raised the PermissionError, and inject ended in a traceback (the second after the file was
+    written). No file inside such a folder could be written, so the catalog refuses none; of such a build folder
+    nothing can be said, so there is no note. Simulated (as if `hidden` had mode 000): root searches any folder."""
+    (project / "hidden" / "catalog").mkdir(parents=True)
+    (project / "catalog").symlink_to("hidden/catalog")
+    (project / "capidx.yaml").write_text("paths:\n  agents: catalog\n  out: hidden/build\n", encoding="utf-8")
+    deny_search(monkeypatch, project / "hidden", project / "catalog")
+
+    result = inject("AGENTS.md", "--build", "build")
+
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines() == ["AGENTS.md: created"]
+    assert body_of((project / "AGENTS.md").read_text("utf-8")) == MEMORY

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from capidx.compiler.config import Config
 from capidx.compiler.inject.target import Input
+from capidx.schema.pathkind import PathKind, path_kind
 
 _TEMPLATES_UNKNOWN = (
     "which capidx build may read whole: which of its files the templates read cannot be told (a name computed at "
@@ -36,7 +37,7 @@ def build_inputs(config: Config) -> tuple[Input, ...]:
 
         found.append(Input("the schema", config.schema))
         found += [Input("a schema file the schema refers to", path) for path in referenced_files(config.schema)]
-    if config.agents.is_dir():
+    if path_kind(config.agents) is PathKind.FOLDER:  # one this user may not look into holds no file it could write
         found += [Input("a capability document", path) for path in catalog_documents(config.agents)]
     if config.templates is not None:
         from capidx.compiler.render.environment import folder_reads

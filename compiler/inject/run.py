@@ -23,6 +23,7 @@ from capidx.compiler.inject import block
 from capidx.compiler.inject.target import InjectError, Input, InputIndex, Target, open_target, write_all
 from capidx.compiler.report.manifest_reader import load_manifest
 from capidx.schema import builddir
+from capidx.schema.pathkind import PathKind, path_kind
 
 MEMORY_KIND = "memory"
 
@@ -85,7 +86,8 @@ def execute(options: InjectOptions, echo: Callable[[str], Any] = print) -> int:
     for plan in plans:
         echo(f"{plan.target.shown}: {plan.done}")
     out = options.project_out
-    if out is not None and not (options.cwd / out).is_dir():  # the block sends a model to files not there yet
+    # the block sends a model to files not there yet (of a folder this user may not look at, nothing can be said)
+    if out is not None and path_kind(options.cwd / out) in (PathKind.NOTHING, PathKind.OTHER):
         shown = out.relative_to(options.project) if out.is_relative_to(options.project) else out
         echo(f"note: the block points at {shown.as_posix()}/ (paths.out), which does not exist yet: run `capidx build`")
     return int(ExitCode.OK)
