@@ -105,6 +105,27 @@ def test_a_catalog_folder_this_user_may_not_search_asks_for_permission_not_a_cat
     assert "not found" not in built.stderr and not (project / "build").exists()
 
 
+def test_a_catalog_folder_this_user_may_not_search_itself_is_not_empty(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A catalog folder this user may see but not search (mode 000) was walked, nothing found in it, and said to
+    hold no capability documents: the default agents/, --agents and paths.agents alike. Said to be unreadable, with
+    the permission needed. Simulated: root searches any folder."""
+    deny_search(monkeypatch, project / "agents")
+    said = "catalog directory cannot be read: permission denied (" + FOLDER_PERMISSION + ")"
+
+    for args in (["validate"], ["validate", "--agents", "agents"]):
+        result = run_cli(args, project)
+        assert result.exit_code == 2, result.output
+        assert f"agents: {said}" in result.output.splitlines()
+    built = run_cli(["build", "-q"], project)
+    assert built.exit_code == 2, built.output
+    assert f"agents: {said}" in built.stderr.splitlines() and "no capability documents" not in built.stderr
+    (project / "capidx.yaml").write_text("paths:\n  agents: agents\n", encoding="utf-8")
+    unreadable = said.replace("catalog directory", "catalog directory 'agents'")
+    _refused_by_validate_and_build(project, f"capidx.yaml:2:11: $.paths.agents: {unreadable}")
+
+
 def test_a_path_option_that_must_exist_in_a_folder_this_user_may_not_search_asks_for_permission(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -136,7 +136,10 @@ def _from_config(config: Config) -> Inputs:
     refused += [problem for table in tables for problem in tables_beside(table, config.agents)]
     templates = configured.missing(config, "templates") or _unreadable_templates(config.templates)
     refused += [problem for problem in (table_missing, templates) if problem]
-    if (kind := path_kind(config.agents)) is not PathKind.FOLDER:
+    kind = path_kind(config.agents)
+    if kind is PathKind.FOLDER and not searchable(config.agents):  # walked, it would seem to hold no document
+        kind = PathKind.DENIED
+    if kind is not PathKind.FOLDER:
         problem = configured.missing(config, "agents") or _no_catalog(config.agents, kind)
         return Inputs((), aliases, (), (*refused, problem))
     found = catalog_documents(config.agents)
@@ -162,7 +165,8 @@ def _unreadable_templates(templates: Path | None) -> Diagnostic | None:
 
 def _no_catalog(agents: Path, kind: PathKind) -> Diagnostic:
     """The problem of a catalog folder given by `--agents` or the default `agents/` that is not one: not found, or
-    not to be looked into (a link into a folder this user may not search), where no other folder would help."""
+    not to be looked into (a link into a folder this user may not search, or a folder it may not search itself),
+    where no other folder would help."""
     if kind is PathKind.DENIED:
         return file_problem(agents, "catalog directory cannot be read: permission denied", SEARCH_PERMISSION)
     hint = "run capidx where agents/ is, or pass --agents DIR, --config FILE or PATHS"
