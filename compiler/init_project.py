@@ -31,6 +31,7 @@ from capidx.compiler.diagnostics import Diagnostic, plural
 from capidx.compiler.errors import UsageError
 from capidx.compiler.files import read_at_most, write_whole
 from capidx.compiler.validate.discover import catalog_documents
+from capidx.schema.pathkind import SEARCH_PERMISSION
 
 EXAMPLE_AGENT = "example-agent"
 CATALOG = "agents"  # the default paths.agents, which the scaffold's capidx.yaml names
@@ -133,6 +134,10 @@ def _kept_why(path: Path, source: str) -> str | None:
         info = os.lstat(path)
     except (FileNotFoundError, NotADirectoryError):  # a file where a folder should be: _files_in_the_way says so
         return None
+    except PermissionError:  # a folder on the way this user may not search: nothing can be checked, nor written
+        raise InitError(
+            f"{path.parent}: cannot be read: permission denied; nothing written ({SEARCH_PERMISSION})"
+        ) from None
     if stat.S_ISLNK(info.st_mode):
         return LINK
     if stat.S_ISDIR(info.st_mode):

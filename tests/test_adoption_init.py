@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from catalog_factory import run_cli, snapshot, write_catalog
+from catalog_factory import deny_search, run_cli, snapshot, write_catalog
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
@@ -446,4 +446,25 @@ def test_a_failed_write_names_the_file_when_the_system_does(tmp_path: Path, monk
 
     assert result.exit_code == 2
     assert f"{tmp_path / 'capidx.yaml'}: Permission denied" in result.output
+    assert [path for path in tmp_path.rglob("*") if path.is_file()] == []
+
+
+@pytest.mark.parametrize("denied", [".", ".github"])
+def test_a_folder_this_user_may_not_search_is_said_so_and_nothing_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, denied: str
+) -> None:
+    """`capidx init DIR` with DIR inside a folder this user may not search, or DIR/.github such a folder: checking
+    what is there raised the PermissionError (traceback, exit 1). Said, with the permission needed; nothing
+    written. Simulated (as if of mode 000): root searches any folder."""
+    project = tmp_path / "closed" / "project"
+    (project / ".github").mkdir(parents=True)
+    deny_search(monkeypatch, tmp_path / "closed" if denied == "." else project / ".github")
+
+    result = run_cli(["init", str(project)], cwd=tmp_path)
+
+    assert result.exit_code == 2, result.output
+    assert ": cannot be read: permission denied; nothing written (the user running capidx needs read and search" in (
+        result.output
+    )
+    monkeypatch.undo()
     assert [path for path in tmp_path.rglob("*") if path.is_file()] == []
