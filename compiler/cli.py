@@ -186,7 +186,8 @@ def config_notice(config_file: Path | None, agents: Path | None) -> str:
     built, and a catalog elsewhere may carry its own capidx.yaml that is *not* read (named then)."""
     line = f"config: {config_file}" if config_file else "config: none (no ./capidx.yaml; defaults, no budgets)"
     if agents is not None:
-        own = [path for path in (agents / "capidx.yaml", agents.parent / "capidx.yaml") if path.is_file()]
+        # os.path: Python 3.11's Path.is_file raises in a catalog this user may not search, which validation reports
+        own = [path for path in (agents / "capidx.yaml", agents.parent / "capidx.yaml") if os.path.isfile(path)]
         ignored = [path for path in own if path != config_file]
         if ignored:
             line += f"; not read: {ignored[0]} (pass --config {ignored[0]} to use it)"

@@ -126,6 +126,21 @@ def test_a_catalog_folder_this_user_may_not_search_itself_is_not_empty(
     _refused_by_validate_and_build(project, f"capidx.yaml:2:11: $.paths.agents: {unreadable}")
 
 
+def test_build_says_which_config_is_read_beside_a_catalog_this_user_may_not_search(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`capidx build --agents DIR` first says which capidx.yaml is in force, and whether DIR holds one it does not
+    read: asked with Path.is_file, a DIR this user may see but not search ended the build in a traceback. The build
+    goes on to say the catalog cannot be read. Simulated (as if agents/ had mode 000)."""
+    deny_search(monkeypatch, project / "agents")
+
+    built = run_cli(["build", "--agents", "agents"], project)
+
+    assert built.exit_code == 2, built.output
+    assert "config: none" in built.stderr
+    assert f"agents: catalog directory cannot be read: permission denied ({FOLDER_PERMISSION})" in built.stderr
+
+
 def test_a_path_option_that_must_exist_in_a_folder_this_user_may_not_search_asks_for_permission(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
