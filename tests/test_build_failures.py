@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from catalog_factory import documents, run_cli, snapshot, write_catalog
+from catalog_factory import deny_search, documents, run_cli, snapshot, write_catalog
 
 from capidx.compiler.config import default_config
 from capidx.compiler.emit import pipeline as build
@@ -39,6 +39,28 @@ def project(first_build: Path, tmp_path: Path) -> Path:
 
 def _build(project: Path, *args: str) -> object:
     return run_cli(["build", "--out", str(project / "build"), *args], cwd=project)
+
+
+def test_an_alias_table_this_user_may_not_read_is_reported_over_a_previous_build(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a previous build, the build first compares its inputs with that build's, and asked the alias table
+    Path.is_file: for a table this user may not look at (a link into a folder it may not search) that raised the
+    PermissionError, and the build ended in a traceback. Validation says why (exit 2); the build is kept.
+    Simulated (as if `private` had mode 000): root searches any folder."""
+    before = snapshot(project / "build")
+    private = project / "agents" / "private"
+    private.mkdir()
+    (project / "agents" / "aliases.json").rename(private / "aliases.json")
+    (project / "agents" / "aliases.json").symlink_to("private/aliases.json")
+    deny_search(monkeypatch, private, project / "agents" / "aliases.json")
+
+    result = _build(project, "-q")
+
+    assert result.exit_code == 2, result.output
+    assert "aliases.json: permission denied" in result.stderr
+    monkeypatch.undo()
+    assert snapshot(project / "build") == before
 
 
 def test_invalid_data_exits_1_and_keeps_the_previous_build(project: Path) -> None:

@@ -59,6 +59,7 @@ from capidx.compiler.emit.writefail import write_failure
 from capidx.compiler.errors import CapidxError, UsageError
 from capidx.compiler.validate.load import read_limited
 from capidx.schema.builddir import MANIFEST, MATCH_INDEX
+from capidx.schema.pathkind import PathKind, path_kind
 
 # Above this many artifacts a TTY gets progress bars (small catalogs build faster than a bar draws).
 PROGRESS_THRESHOLD = 5_000
@@ -379,7 +380,9 @@ def _inputs_on_disk(config: Config) -> list[tuple[str, bytes]] | None:
         if data is None:
             return None
         parts.append((f"data/{digests.relative_label(path, config.agents, path.name)}", data))
-    if config.aliases is not None and config.aliases.is_file():
+    # Path.is_file raised PermissionError for a table this user may not look at: read_limited answers None for it,
+    # as for a document that cannot be read, so that validation says why
+    if config.aliases is not None and (os.path.isfile(config.aliases) or path_kind(config.aliases) is PathKind.DENIED):
         data, _ = read_limited(config.aliases)
         if data is None:
             return None
