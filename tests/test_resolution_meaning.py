@@ -12,13 +12,15 @@ import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from urllib.parse import quote
 
 import anyio
 import numpy as np
 import pytest
+from mcp.shared.exceptions import MCPError
 from server_support import Cap, connect, make_hub, real_build, write_catalog
 
-from capidx.server import semantic
+from capidx.server import app, semantic
 from capidx.server.matchindex import MatchIndex, Resolution
 from capidx.server.resolve import resolve_capability
 
@@ -251,6 +253,56 @@ async def test_the_lookup_that_embeds_the_catalog_does_not_hold_up_other_request
     assert not hub.snapshot.index.meanings.pending  # later lookups run on the loop, as every other request
     for answer in (*answers, again):
         assert [c["slug"] for c in answer.structured_content["candidates"]][:1] == ["code-review"]
+
+
+class WaitingOnQuery(StandIn):
+    """Once `armed`, embeds a query only when the test lets it, and says whether it was let or gave up waiting."""
+
+    def __init__(self) -> None:
+        super().__init__("mistake", "bug")
+        self.armed = False
+        self.started, self.go = threading.Event(), threading.Event()
+        self.let: list[bool] = []
+
+    def embed(self, texts: Sequence[str], norm: bool = True) -> np.ndarray:
+        if self.armed and len(texts) == 1:
+            self.started.set()
+            self.let.append(self.go.wait(10))
+        return super().embed(texts, norm)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("route", ["tool", "resource"])
+async def test_resolving_in_a_large_catalog_does_not_hold_up_other_requests(
+    built: Path, monkeypatch: pytest.MonkeyPatch, route: str
+) -> None:
+    # In a catalog of a thousand capabilities a question nothing names takes some 100 ms to resolve, by a lookup or
+    # a free-text resource URI: other requests must be answered meanwhile, also once the model is loaded. Here the
+    # catalog counts as large with the bound lowered; were the call run on the event loop, nothing else would be
+    # answered before the stand-in gave up waiting.
+    monkeypatch.setattr(app, "INLINE_CAPABILITIES", 1)
+    model = WaitingOnQuery()
+    with_model(monkeypatch, model)
+    monkeypatch.setattr(semantic, "_LOADED", [model])
+    hub = make_hub(built)
+    async with connect(hub) as client:
+        await client.call_tool("lookup_capability", {"agent": CLAUDE, "capability": QUESTION})  # embeds the catalog
+        assert not hub.snapshot.index.meanings.pending
+        model.armed = True
+
+        async def resolve() -> None:
+            if route == "tool":
+                await client.call_tool("lookup_capability", {"agent": CLAUDE, "capability": QUESTION})
+            else:
+                with pytest.raises(MCPError):  # not one capability: the candidates, in an error
+                    await client.read_resource(f"capability-index://capabilities/{quote(QUESTION)}")
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(resolve)
+            assert await anyio.to_thread.run_sync(model.started.wait, 10)
+            assert (await client.list_tools()).tools  # answered while the question is being resolved
+            model.go.set()
+    assert model.let == [True]
 
 
 def test_a_lone_surrogate_in_a_query_neither_fails_it_nor_gives_meaning_up(
