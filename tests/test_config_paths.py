@@ -326,6 +326,29 @@ def test_a_configured_path_in_a_folder_this_user_may_not_search_is_not_said_to_b
     _refused_by_validate_and_build(project, expected)
 
 
+def test_a_configured_alias_table_linked_out_of_its_folder_is_refused_whatever_its_target(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`paths.aliases` naming a link that leads out of the table's folder is refused as such: capidx never reads it,
+    whatever the permissions. Into a folder this user may not search, it was said to be unreadable at its key, with a
+    permission to give that would only have led to the refusal. Simulated (as if `hidden` had mode 000)."""
+    hidden = project / "hidden"
+    hidden.mkdir()
+    (hidden / "aliases.json").write_text("{}", encoding="utf-8")
+    real = os.path.realpath(hidden / "aliases.json")
+    (project / "agents" / "linked.json").symlink_to(hidden / "aliases.json")
+    (project / "capidx.yaml").write_text("paths:\n  aliases: agents/linked.json\n", encoding="utf-8")
+    deny_search(monkeypatch, hidden, project / "agents" / "linked.json")
+
+    validated = run_cli(["validate"], project)
+    built = run_cli(["build", "-q"], project)
+    for result, output in [(validated, validated.output), (built, built.stderr)]:
+        assert result.exit_code == 2, output
+        assert f"agents/linked.json: refused: a symbolic link to {real}, outside the catalog" in output, output
+        assert "cannot be read" not in output
+    assert not (project / "build").exists()
+
+
 @pytest.mark.parametrize("key", ["agents", "aliases", "schema", "templates", "out"])
 def test_an_empty_configured_path_is_an_error_at_its_key(project: Path, key: str) -> None:
     """`paths.agents: ""` read the whole project as the catalog, `paths.out: ""` named the project as the build and

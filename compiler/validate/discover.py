@@ -131,6 +131,10 @@ def _documents_within(folder: Path, boundary: Path) -> list[Path]:
 
 def _from_config(config: Config) -> Inputs:
     table_missing = configured.missing(config, "aliases")
+    if table_missing is not None and config.aliases is not None and _unlinked([config.aliases])[1]:
+        # a link out of its folder into one this user may not search: refused as such below, as it is when the
+        # folder may be searched (no permission would let capidx read it)
+        table_missing = None
     tables, refused = _unlinked([config.aliases] if config.aliases and not table_missing else [])
     aliases = tuple(tables)
     refused += [problem for table in tables for problem in tables_beside(table, config.agents)]
