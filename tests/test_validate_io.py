@@ -197,6 +197,34 @@ def test_a_path_this_user_may_not_look_at_is_said_to_be_unreadable(
     assert "does not exist" not in result.output and "no capability documents" not in result.output
 
 
+def test_a_path_linked_out_of_the_catalog_is_refused_though_this_user_may_not_look_where_it_leads(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A PATH that is a link out of the catalog (pre-commit names a fork's changed files) is refused, as the walk of
+    the catalog refuses it, whatever the permissions: capidx never reads it. Leading into a folder this user may not
+    search, it was said to be unreadable, with a permission to give that would only have led to the refusal.
+    Simulated (as if `outside` had mode 000): root may search any folder."""
+    outside = project / "outside"
+    (outside / "capabilities").mkdir(parents=True)
+    (outside / "capabilities" / "current.json").write_text("{}", encoding="utf-8")
+    (project / "agents" / "evil").symlink_to(outside, target_is_directory=True)
+    document = project / "agents" / "bad" / "capabilities" / "current.json"
+    document.parent.mkdir(parents=True)
+    document.symlink_to(outside / "capabilities" / "current.json")
+    named = {
+        "agents/evil": os.path.realpath(outside),
+        "agents/bad/capabilities/current.json": os.path.realpath(outside / "capabilities" / "current.json"),
+    }
+    deny_search(monkeypatch, outside, *(project / name for name in named))
+
+    result = run(*named)
+
+    assert result.exit_code == 2, result.output
+    for name, target in named.items():
+        assert f"{name}: refused: a symbolic link to {target}, outside the catalog" in result.output, result.output
+    assert "cannot be read" not in result.output
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
 def test_a_named_pipe_is_not_read(project: Path) -> None:
     """Reading a FIFO would block forever."""

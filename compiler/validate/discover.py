@@ -309,6 +309,9 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
     for path in paths:
         kind = path_kind(path)  # Python 3.11's Path.is_dir raised a PermissionError; os.path.lexists said "absent"
         if kind is PathKind.DENIED or (kind is PathKind.FOLDER and not searchable(path)):
+            if out := confined([path], _boundary(path, _named_root(path), config.agents))[1]:
+                problems += out  # a link out of its catalog is refused as such: no permission would let it be read
+                continue
             needed = FILE_PERMISSION if path.suffix.lower() in _DATA_SUFFIXES else SEARCH_PERMISSION
             problems.append(file_problem(path, "cannot be read: permission denied", needed))
         elif kind is PathKind.NOTHING:
@@ -340,7 +343,7 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
             problems.append(file_problem(path, "not a capability document: capidx reads .json, .yaml and .yml", hint))
         else:
             layout = path.parent.name == "capabilities"  # <catalog>/<agent>/capabilities/current.*
-            root = path.parent.parent.parent if layout else path.parent
+            root = _named_root(path)
             boundary = _boundary(path, root, config.agents)
             named, linked = confined([path], boundary)  # named or found, a link out of the catalog is not read
             named, unfollowed = _unfollowed(named, path.parent, boundary)  # nor, as the walk, through a linked folder
@@ -358,6 +361,17 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
     others = tuple(p for key, p in related.items() if key not in aliases)
     unique = tuple(dict.fromkeys(problems))  # two tables named side by side: one error at the second
     return Inputs(tuple(documents.values()), tuple(aliases.values()), quiet, unique, others)
+
+
+def _named_root(path: Path) -> Path:
+    """The catalog folder of a path named on the command line, by its name alone (what it is cannot always be told: a
+    link into a folder this user may not search): a capability document's catalog (<catalog>/<agent>/capabilities/
+    current.json, else its own folder), an alias table's folder, or a folder itself."""
+    if path.name.lower() in ALIAS_FILE_NAMES:
+        return path.parent
+    if path.suffix.lower() in _DATA_SUFFIXES:
+        return path.parent.parent.parent if path.parent.name == "capabilities" else path.parent
+    return path
 
 
 def _boundary(path: Path, root: Path, catalog: Path) -> Path:
