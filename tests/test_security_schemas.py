@@ -505,3 +505,26 @@ def test_a_schema_file_that_cannot_be_used_is_read_once_however_many_references_
     assert [problem.pointer for problem in said_of_many] == ["$.$defs.broken.properties"]
     assert len(said_of_few) == 1
     assert many == few
+
+
+@pytest.mark.parametrize("where", ["schema", "referenced file"])
+def test_draft_07_dependencies_mixing_a_schema_and_key_names_is_a_valid_schema(tmp_path: Path, where: str) -> None:
+    """Drafts 3 to 7 let `dependencies` map a key to a schema and another key to a list of key names. referencing
+    reads every value after a first schema as a schema, and a list ended its reading: the schema was refused as one
+    jsonschema cannot read, though jsonschema applies it."""
+    draft = "http://json-schema.org/draft-07/schema#"
+    agent = _agent_schema() | {"dependencies": {"x-team": {"required": ["version"]}, "x-lead": ["x-team"]}}
+    schema_data = _schema(agent) | {"$schema": draft}
+    if where == "referenced file":
+        _write(tmp_path / "schemas" / "agent.json", agent | {"$schema": draft})
+        schema_data = _schema({"$ref": "agent.json"}) | {"$schema": draft}
+    schema = _write(tmp_path / "schemas" / "main.json", schema_data)
+    write_catalog(tmp_path)
+    result = run_cli(["validate", "-q", "--schema", str(schema)], cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    docs = documents()
+    docs["claude-code"]["agent"]["x-lead"] = "someone"  # without the x-team it depends on
+    write_catalog(tmp_path, docs)
+    result = run_cli(["validate", "-q", "--schema", str(schema)], cwd=tmp_path)
+    assert result.exit_code == 1, result.output
+    assert "claude-code/capabilities/current.json:" in result.output and "$.agent:" in result.output

@@ -27,7 +27,7 @@ from capidx.compiler.diagnostics import Diagnostic
 from capidx.compiler.validate.load import SourceFile, load_file
 
 if TYPE_CHECKING:  # imported where used: `referenced_files` serves a no-op build, which must stay quick
-    from referencing import Registry, Resource
+    from referencing import Registry, Resource, Specification
 
 SCHEMA_SUFFIXES = (".json", ".yaml", ".yml")
 _REF_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")
@@ -254,10 +254,32 @@ def _unreadable(source: SourceFile, cause: UnreadableSchema) -> Diagnostic:
 
 
 def _resource(contents: Any) -> Resource:
-    from referencing import Resource
+    """`contents` as referencing reads the schema of the draft its `$schema` names (2020-12 when none), except that
+    what is no schema where a subschema may stand is not read as one (`_only_schemas`)."""
     from referencing.jsonschema import DRAFT202012
 
-    return Resource.from_contents(contents, default_specification=DRAFT202012)
+    return _only_schemas(DRAFT202012.detect(contents)).create_resource(contents)
+
+
+@cache
+def _only_schemas(specification: Specification) -> Specification:
+    """`specification`, its subresources without the values that are no schema. In drafts 3 to 7 `dependencies` maps
+    a key to a schema or to a list of key names (draft 3: one name), and draft 3's `extends` is a schema or a list of
+    them; referencing reads every value of `dependencies` as a schema when the first one is, and the keys of an
+    `extends` object as schemas, so a valid schema failed to be read (an AttributeError on a list, or a string). Such
+    values hold no `$id` or anchor, and jsonschema applies them as the draft says, whatever referencing reads."""
+    from referencing import Specification
+
+    def subresources_of(contents: Any) -> Iterator[Any]:
+        return (each for each in specification.subresources_of(contents) if isinstance(each, dict | bool))
+
+    return Specification(
+        name=specification.name,
+        id_of=specification.id_of,
+        subresources_of=subresources_of,
+        maybe_in_subresource=specification.maybe_in_subresource,
+        anchors_in=lambda _, contents: specification.anchors_in(contents),
+    )
 
 
 def _resolve(resolver: Any, reference: str) -> NonLocalReference | None:
