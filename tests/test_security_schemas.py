@@ -528,3 +528,23 @@ def test_draft_07_dependencies_mixing_a_schema_and_key_names_is_a_valid_schema(t
     result = run_cli(["validate", "-q", "--schema", str(schema)], cwd=tmp_path)
     assert result.exit_code == 1, result.output
     assert "claude-code/capabilities/current.json:" in result.output and "$.agent:" in result.output
+
+
+def test_a_referenced_file_naming_no_draft_is_read_in_the_draft_of_the_schema(tmp_path: Path) -> None:
+    """A file naming no draft is applied with the draft of the schema referring to it, where an `$id` beside a `$ref`
+    is ignored (draft 7): the load check read it so and let it through, but referencing read the file as 2020-12,
+    resolved the `$ref` against that `$id`, and every document failed with "the schema cannot be applied"."""
+    write_catalog(tmp_path)
+    named = {"$id": "named.json", "$ref": "#/definitions/agent"}
+    _write(tmp_path / "schemas" / "defs.json", {"definitions": {"named": named, "agent": _agent_schema()}})
+    schema_data = _schema({"$ref": "defs.json#/definitions/named"}) | {
+        "$schema": "http://json-schema.org/draft-07/schema#"
+    }
+    schema = _write(tmp_path / "schemas" / "main.json", schema_data)
+    result = run_cli(["validate", "-q", "--schema", str(schema)], cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    docs = documents()
+    docs["claude-code"]["agent"]["name"] = 5
+    write_catalog(tmp_path, docs)
+    result = run_cli(["validate", "-q", "--schema", str(schema)], cwd=tmp_path)
+    assert result.exit_code == 1 and "$.agent.name: expected string, received integer" in result.output

@@ -79,9 +79,14 @@ class _LocalFiles:
     """A registry's `retrieve`: schema files inside one folder, nothing else; remembers what it read."""
 
     def __init__(
-        self, folder: Path, root_id: str | None, file_errors: Callable[[SourceFile], list[Diagnostic]] | None = None
+        self,
+        folder: Path,
+        root_id: str | None,
+        file_errors: Callable[[SourceFile], list[Diagnostic]] | None = None,
+        draft: Specification | None = None,
     ) -> None:
         self.folder = folder.resolve()
+        self.draft = draft  # of a file naming none: the schema's, as jsonschema applies such a file
         # The folder stands for the directory of the schema's own `$id`: `https://x/s/cap.json` -> `https://x/s/`.
         self.id_folder = root_id.rsplit("/", 1)[0] + "/" if root_id and urlsplit(root_id).scheme else None
         self.loaded: dict[str, SourceFile] = {}
@@ -109,7 +114,7 @@ class _LocalFiles:
             self.problems += [problem for problem in problems if problem.is_error]
             raise NonLocalReference(f"{path} cannot be read")
         try:
-            _, self.crawled[uri] = _crawled(source.data, uri)
+            _, self.crawled[uri] = _crawled(source.data, uri, self.draft)
         except UnreadableSchema as exc:  # said once, with where in the file when its meta-schema can tell
             self.problems += self.file_errors(source) or [_unreadable(source, exc)]
             raise
@@ -156,9 +161,11 @@ def check_references(
     referencing cannot read is an error too, said by `file_errors` (its `$schema`, its meta-schema's errors)."""
     from jsonschema_specifications import REGISTRY as SPECIFICATIONS  # the meta-schemas, shipped offline
     from referencing import Registry
+    from referencing.jsonschema import DRAFT202012
 
     schema = source.data
-    files = _LocalFiles(source.path.parent, _root_id(schema), file_errors)
+    draft = _named_draft(schema, DRAFT202012)
+    files = _LocalFiles(source.path.parent, _root_id(schema), file_errors, draft)
     registry = Registry(retrieve=files).with_resources(_bundled_resources())
     try:
         root_uri, root = _crawled(schema)
@@ -227,14 +234,14 @@ def _root_id(schema: Any) -> str | None:
     return declared if isinstance(declared, str) else None
 
 
-def _crawled(contents: Any, uri: str | None = None) -> tuple[str, Registry]:
+def _crawled(contents: Any, uri: str | None = None, draft: Specification | None = None) -> tuple[str, Registry]:
     """(`uri`, a registry of `contents` under `uri` (default: its own `$id`, as jsonschema reads a root schema), read
     as referencing reads a schema to resolve an anchor or a URI it does not know yet: `$schema`, `$id` and anchors
-    of every subschema); UnreadableSchema when it cannot."""
+    of every subschema; in `draft` when it names none); UnreadableSchema when it cannot."""
     from referencing import Registry
 
     try:
-        resource = _resource(contents)
+        resource = _resource(contents, draft)
         uri = (resource.id() or "") if uri is None else uri
         return uri, Registry().with_resource(uri, resource).crawl()
     except RecursionError:
@@ -253,12 +260,15 @@ def _unreadable(source: SourceFile, cause: UnreadableSchema) -> Diagnostic:
     )
 
 
-def _resource(contents: Any) -> Resource:
-    """`contents` as referencing reads the schema of the draft its `$schema` names (2020-12 when none), except that
-    what is no schema where a subschema may stand is not read as one (`_only_schemas`)."""
+def _resource(contents: Any, draft: Specification | None = None) -> Resource:
+    """`contents` as referencing reads the schema of the draft its `$schema` names (`draft` when none, default
+    2020-12, as jsonschema applies a schema naming none), except that what is no schema where a subschema may stand
+    is not read as one (`_only_schemas`). A local file naming no draft must be read in the draft of the schema
+    referring to it: jsonschema applies it in that draft, where (drafts 3 to 7) an `$id` beside a `$ref` is no
+    `$id`, and referencing resolving its `$ref`s as 2020-12 would fail where the check of references did not."""
     from referencing.jsonschema import DRAFT202012
 
-    return _only_schemas(DRAFT202012.detect(contents)).create_resource(contents)
+    return _only_schemas((draft or DRAFT202012).detect(contents)).create_resource(contents)
 
 
 @cache
@@ -301,11 +311,18 @@ def _ref_hides_id(schema: Any, default: bool) -> bool:
     """Whether the schema file `schema` is in a draft where `$ref` makes the keywords beside it ignored, `$id`
     included (drafts 3 to 7: the `$ref` resolves against the base above it); `default` when it names no draft
     referencing knows (jsonschema applies such a file with the draft of the schema referring to it)."""
-    from referencing.jsonschema import DRAFT3, DRAFT4, DRAFT6, DRAFT7, specification_with
+    from referencing.jsonschema import DRAFT3, DRAFT4, DRAFT6, DRAFT7
+
+    draft = _named_draft(schema, None)
+    return default if draft is None else draft in (DRAFT3, DRAFT4, DRAFT6, DRAFT7)
+
+
+def _named_draft(schema: Any, default: Specification | None) -> Specification | None:
+    """The draft the schema file `schema` names by `$schema`; `default` when it names none referencing knows."""
+    from referencing.jsonschema import specification_with
 
     declared = schema.get("$schema") if isinstance(schema, dict) else None
-    draft = specification_with(declared, default=None) if isinstance(declared, str) else None
-    return default if draft is None else draft in (DRAFT3, DRAFT4, DRAFT6, DRAFT7)
+    return specification_with(declared, default=default) if isinstance(declared, str) else default
 
 
 def _references(
