@@ -548,3 +548,53 @@ def test_a_referenced_file_naming_no_draft_is_read_in_the_draft_of_the_schema(tm
     write_catalog(tmp_path, docs)
     result = run_cli(["validate", "-q", "--schema", str(schema)], cwd=tmp_path)
     assert result.exit_code == 1 and "$.agent.name: expected string, received integer" in result.output
+
+
+@pytest.mark.parametrize("kind", ["anchors", "dynamic anchors"])
+def test_checking_a_document_reads_the_schema_once_however_many_anchors_it_meets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """The registry jsonschema validated with was not crawled, and jsonschema adds the schema to it uncrawled: each
+    `$ref` to an anchor a document meets, and each `$dynamicRef` (an anchor looked for in every schema of the dynamic
+    scope), crawled the whole schema again (and the files it refers to), so checking a document cost the size of the
+    schema times the anchors it meets (400 anchors: seconds per document). The crawls must not grow with them."""
+
+    def meeting(count: int) -> tuple[Path, Path]:
+        root = tmp_path / str(count)
+        docs = documents()
+        schema = _schema(_agent_schema())
+        named = schema["properties"]["agent"]["properties"]
+        if kind == "anchors":  # the same schema, whose anchors a document meets `count` of
+            _write(root / "schemas" / "defs.json", {"$defs": {f"d{i}": {"$anchor": f"a{i}"} for i in range(60)}})
+            schema["$defs"] |= {f"d{i}": {"$anchor": f"a{i}", "type": "string"} for i in range(60)}
+            named |= {f"x-{i}": {"$ref": f"#a{i}"} for i in range(60)}
+            named |= {f"x-file-{i}": {"$ref": f"defs.json#a{i}"} for i in range(60)}
+            docs["claude-code"]["agent"] |= {f"x-{i}": "v" for i in range(count)}
+            docs["claude-code"]["agent"] |= {f"x-file-{i}": 1 for i in range(count)}
+        else:
+            schema["$id"] = "https://example.org/schemas/main.json"
+            children = {"type": "array", "items": {"$dynamicRef": "#node"}}
+            tree = {"$dynamicAnchor": "node", "type": "object", "properties": {"children": children}}
+            schema["$defs"]["tree"] = {"$id": "tree.json"} | tree
+            named["x-tree"] = {"$ref": "tree.json"}
+            docs["claude-code"]["agent"]["x-tree"] = {"children": [{"children": []}] * count}
+        write_catalog(root, docs)
+        return root, _write(root / "schemas" / "main.json", schema)
+
+    few, many = meeting(10), meeting(60)
+    calls = 0
+    subresources = referencing.Resource.subresources
+
+    def counting(resource: referencing.Resource) -> Any:  # called for each resource a crawl reads
+        nonlocal calls
+        calls += 1
+        return subresources(resource)
+
+    monkeypatch.setattr(referencing.Resource, "subresources", counting)
+    counts = []
+    for root, schema in (few, few, many):  # the first run reads what is read once per process
+        calls = 0
+        result = run_cli(["validate", "-q", "--schema", str(schema)], cwd=root)
+        assert result.exit_code == 0, result.output
+        counts.append(calls)
+    assert counts[2] == counts[1]

@@ -27,7 +27,7 @@ from capidx.compiler.diagnostics import Diagnostic
 from capidx.compiler.validate.load import SourceFile, load_file
 
 if TYPE_CHECKING:  # imported where used: `referenced_files` serves a no-op build, which must stay quick
-    from referencing import Registry, Resource, Specification
+    from referencing import Registry, Resolver, Resource, Specification
 
 SCHEMA_SUFFIXES = (".json", ".yaml", ".yml")
 _REF_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")
@@ -155,10 +155,11 @@ class _LocalFiles:
 def check_references(
     source: SourceFile, file_errors: Callable[[SourceFile], list[Diagnostic]]
 ) -> tuple[Registry, list[Diagnostic], list[SourceFile]]:
-    """The registry to validate with, an error for each `$ref` of the schema in `source` (and of the local schema
-    files it refers to) that is not local, and those local files (their patterns run as the schema's do); other
-    broken references are left to jsonschema, which reports them when a document is checked. A file that
-    referencing cannot read is an error too, said by `file_errors` (its `$schema`, its meta-schema's errors)."""
+    """The registry to validate with (crawled, retrieving nothing), an error for each `$ref` of the schema in
+    `source` (and of the local schema files it refers to) that is not local, and those local files (their patterns
+    run as the schema's do); other broken references are left to jsonschema, which reports them when a document is
+    checked. A file that referencing cannot read is an error too, said by `file_errors` (its `$schema`, its
+    meta-schema's errors)."""
     from jsonschema_specifications import REGISTRY as SPECIFICATIONS  # the meta-schemas, shipped offline
     from referencing import Registry
     from referencing.jsonschema import DRAFT202012
@@ -193,8 +194,18 @@ def check_references(
                 seen.add(uri)
                 pending.append((loaded, uri))
     problems += dict.fromkeys(files.problems)  # a file found by two URIs (`defs.json`, `file:…/defs.json`): said once
-    resources = ((uri, crawled[uri]) for uri, crawled in files.crawled.items())
-    return registry.with_resources(resources), problems, list(files.loaded.values())
+    # jsonschema validates with every resource and anchor found here: on a registry left to it uncrawled, each anchor
+    # a document meets crawled every resource again (its resolver keeps nothing it crawls), per document.
+    known = known.combine(*list(files.crawled.values())[combined:])
+    return known, problems, list(files.loaded.values())
+
+
+def root_resolver(registry: Registry, schema: Any) -> Resolver:
+    """The resolver jsonschema starts from for `schema`, in the `registry` check_references returned (which holds it
+    crawled). jsonschema's own (`resolver_with_root`) adds the schema to the registry again, uncrawled, and each
+    lookup it does not find there (an anchor of the dynamic scope, at every `$dynamicRef` a document meets) crawled
+    the whole schema again: checking a document cost the size of the schema times its dynamic references."""
+    return registry.resolver(_resource(schema).id() or "")
 
 
 def referenced_files(path: Path) -> list[Path]:

@@ -114,13 +114,20 @@ class LazyValidator:
 
 def make_validator(schema: dict[str, Any], registry: Any = None) -> Any:
     """A validator for the schema's own draft (2020-12 when it names none), with format checking on, whose
-    `$ref`s resolve in `registry` (default: the bundled schemas) and never over the network."""
+    `$ref`s resolve in `registry` (default: the bundled schemas; else one `check_references` crawled, holding the
+    schema) and never over the network."""
     import jsonschema
 
-    from capidx.compiler.validate.schemarefs import offline_registry
+    from capidx.compiler.validate.schemarefs import offline_registry, root_resolver
 
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    return cls(schema, format_checker=cls.FORMAT_CHECKER, registry=registry or offline_registry())
+    if registry is None:
+        return cls(schema, format_checker=cls.FORMAT_CHECKER, registry=offline_registry())
+    resolver = root_resolver(registry, schema)
+    try:
+        return cls(schema, format_checker=cls.FORMAT_CHECKER, registry=registry, _resolver=resolver)
+    except TypeError:  # a jsonschema that takes no resolver makes its own: slower with many anchors, as correct
+        return cls(schema, format_checker=cls.FORMAT_CHECKER, registry=registry)
 
 
 def load_schema_file(path: Path) -> tuple[LazyValidator | None, list[Diagnostic]]:
