@@ -598,3 +598,29 @@ def test_checking_a_document_reads_the_schema_once_however_many_anchors_it_meets
         assert result.exit_code == 0, result.output
         counts.append(calls)
     assert counts[2] == counts[1]
+
+
+def test_a_draft_04_schema_names_its_base_by_id_not_by_dollar_id(tmp_path: Path) -> None:
+    """Drafts 3 and 4 name a schema's URI by `id`; `$id` is no keyword there. The check of references read `$id`
+    and not `id`: a draft-04 schema whose `id` names its folder, referring to a file of that folder by a relative
+    path (resolved against the `id`, as jsonschema does), was refused as "not a local schema file"."""
+    write_catalog(tmp_path)
+    agent = {"type": "object", "properties": {"name": {"type": "string"}}}
+    _write(tmp_path / "schemas" / "agent.json", agent)
+    schema = _write(
+        tmp_path / "schemas" / "main.json",
+        {
+            "$schema": "http://json-schema.org/draft-04/schema#",
+            "id": "https://example.org/schemas/main.json",
+            "type": "object",
+            "properties": {"agent": {"$ref": "#/definitions/agent"}},
+            "definitions": {"agent": {"$id": "https://example.org/elsewhere/", "allOf": [{"$ref": "agent.json"}]}},
+        },
+    )
+    result = run_cli(["validate", "-q", "--schema", str(schema)], cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    docs = documents()
+    docs["claude-code"]["agent"]["name"] = 5
+    write_catalog(tmp_path, docs)
+    result = run_cli(["validate", "-q", "--schema", str(schema)], cwd=tmp_path)
+    assert result.exit_code == 1 and "$.agent.name: expected string, received integer" in result.output

@@ -140,14 +140,15 @@ class _LocalFiles:
         return declared
 
     def _declared_ids(self) -> dict[str, Path]:
-        """`$id` -> file, for the schema files of the folder (read once, when a reference needs it)."""
+        """`$id` (`id` in drafts 3 and 4) -> file, for the schema files of the folder (read once, when a reference
+        needs it)."""
         if self._declared is None:
             self._declared = {}
             files = sorted(path for path in self.folder.iterdir() if path.suffix in SCHEMA_SUFFIXES)
             for path in files[:_MAX_SCANNED]:
                 source, _ = load_file(path) if path.is_file() else (None, [])
-                declared = source.data.get("$id") if source is not None and isinstance(source.data, dict) else None
-                if isinstance(declared, str):
+                declared = _root_id(source.data, self.draft) if source is not None else None
+                if declared is not None:
                     self._declared.setdefault(declared.rstrip("#"), path)
         return self._declared
 
@@ -166,7 +167,7 @@ def check_references(
 
     schema = source.data
     draft = _named_draft(schema, DRAFT202012)
-    files = _LocalFiles(source.path.parent, _root_id(schema), file_errors, draft)
+    files = _LocalFiles(source.path.parent, _root_id(schema, draft), file_errors, draft)
     registry = Registry(retrieve=files).with_resources(_bundled_resources())
     try:
         root_uri, root = _crawled(schema)
@@ -177,12 +178,11 @@ def check_references(
     # forgets a file it retrieves, so checking a schema cost the square of its `$anchor`s.
     known = SPECIFICATIONS.combine(registry, root).crawl()
     combined = 0  # of the local files read
-    root_hides = _ref_hides_id(schema, default=False)
     problems: list[Diagnostic] = []
     pending, seen = [(source, "")], set()
     while pending:
         current, base = pending.pop()
-        for parts, reference in _references(current.data, base, (), _ref_hides_id(current.data, root_hides)):
+        for parts, reference in _references(current.data, base, (), _id_rules(current.data, draft)):
             if len(files.crawled) > combined:
                 known = known.combine(*list(files.crawled.values())[combined:])
                 combined = len(files.crawled)
@@ -214,14 +214,16 @@ def referenced_files(path: Path) -> list[Path]:
     source, _ = load_file(path)
     if source is None or not isinstance(source.data, dict):
         return []
-    files = _LocalFiles(path.parent, _root_id(source.data))
-    root_hides = _ref_hides_id(source.data, default=False)
+    from referencing.jsonschema import DRAFT202012
+
+    draft = _named_draft(source.data, DRAFT202012)
+    files = _LocalFiles(path.parent, _root_id(source.data, draft), draft=draft)
     found: dict[str, Path] = {}
     pending: list[tuple[Any, str]] = [(source.data, "")]
     try:
         while pending:
             data, base = pending.pop()
-            for _, reference in _references(data, base, (), _ref_hides_id(data, root_hides)):
+            for _, reference in _references(data, base, (), _id_rules(data, draft)):
                 document = urldefrag(reference).url
                 if document and document not in found:
                     _follow(document, files, found, pending)
@@ -240,8 +242,9 @@ def _follow(document: str, files: _LocalFiles, found: dict[str, Path], pending: 
         pending.append((loaded.data, document))
 
 
-def _root_id(schema: Any) -> str | None:
-    declared = schema.get("$id") if isinstance(schema, dict) else None
+def _root_id(schema: Any, draft: Specification | None) -> str | None:
+    """The URI the schema file `schema` declares for itself (`draft`: the draft it is read in when it names none)."""
+    declared = schema.get(_id_rules(schema, draft)[0]) if isinstance(schema, dict) else None
     return declared if isinstance(declared, str) else None
 
 
@@ -318,14 +321,15 @@ def _resolve(resolver: Any, reference: str) -> NonLocalReference | None:
     return None
 
 
-def _ref_hides_id(schema: Any, default: bool) -> bool:
-    """Whether the schema file `schema` is in a draft where `$ref` makes the keywords beside it ignored, `$id`
-    included (drafts 3 to 7: the `$ref` resolves against the base above it); `default` when it names no draft
-    referencing knows (jsonschema applies such a file with the draft of the schema referring to it)."""
+def _id_rules(schema: Any, default: Specification | None) -> tuple[str, bool]:
+    """How the schema file `schema` names a subschema's URI, in the draft it names (`default`, the draft of the
+    schema referring to it, when it names none referencing knows: jsonschema applies it so): the keyword (`id` in
+    drafts 3 and 4, where `$id` is no keyword; `$id` since), and whether a `$ref` beside it makes it ignored (drafts 3
+    to 7: the `$ref` resolves against the base above it)."""
     from referencing.jsonschema import DRAFT3, DRAFT4, DRAFT6, DRAFT7
 
-    draft = _named_draft(schema, None)
-    return default if draft is None else draft in (DRAFT3, DRAFT4, DRAFT6, DRAFT7)
+    draft = _named_draft(schema, default)
+    return "id" if draft in (DRAFT3, DRAFT4) else "$id", draft in (DRAFT3, DRAFT4, DRAFT6, DRAFT7)
 
 
 def _named_draft(schema: Any, default: Specification | None) -> Specification | None:
@@ -337,18 +341,20 @@ def _named_draft(schema: Any, default: Specification | None) -> Specification | 
 
 
 def _references(
-    node: Any, base: str, parts: tuple[Any, ...], ref_hides_id: bool, *, names: bool = False
+    node: Any, base: str, parts: tuple[Any, ...], rules: tuple[str, bool], *, names: bool = False
 ) -> Iterator[tuple[tuple[Any, ...], str]]:
     """(JSON path of the keyword, the reference made absolute against the `$id`s above it) for every
-    `$ref`, `$dynamicRef` and `$recursiveRef` below `node`; `ref_hides_id`: an `$id` beside a `$ref` is no `$id`;
-    `names`: `node` maps names to subschemas (`properties`), so a `default` in it is a schema, not a value."""
+    `$ref`, `$dynamicRef` and `$recursiveRef` below `node`; `rules`: the keyword naming a URI (`$id`, or `id`) and
+    whether one beside a `$ref` is none (`_id_rules`); `names`: `node` maps names to subschemas (`properties`), so a
+    `default` in it is a schema, not a value."""
     if isinstance(node, list):
         for index, item in enumerate(node):
-            yield from _references(item, base, (*parts, index), ref_hides_id)
+            yield from _references(item, base, (*parts, index), rules)
         return
     if not isinstance(node, dict):
         return
-    declared = node.get("$id")
+    keyword, ref_hides_id = rules
+    declared = node.get(keyword)
     if isinstance(declared, str) and not declared.startswith("#") and not (ref_hides_id and "$ref" in node):
         base = urljoin(base, declared)
     for keyword in _REF_KEYWORDS:
@@ -360,7 +366,7 @@ def _references(
     for key, value in node.items():
         if (names or key not in _NOT_SCHEMAS) and isinstance(value, dict | list):
             named = not names and key in _NAMED_SCHEMAS
-            yield from _references(value, base, (*parts, key), ref_hides_id, names=named)
+            yield from _references(value, base, (*parts, key), rules, names=named)
 
 
 def _not_local(source: SourceFile, parts: tuple[Any, ...], cause: NonLocalReference, folder: Path) -> Diagnostic:
