@@ -624,3 +624,27 @@ def test_a_draft_04_schema_names_its_base_by_id_not_by_dollar_id(tmp_path: Path)
     write_catalog(tmp_path, docs)
     result = run_cli(["validate", "-q", "--schema", str(schema)], cwd=tmp_path)
     assert result.exit_code == 1 and "$.agent.name: expected string, received integer" in result.output
+
+
+@pytest.mark.parametrize("name", ["id", "$ref"])
+def test_a_draft_03_dependency_on_a_key_named_like_a_keyword_is_no_keyword(tmp_path: Path, name: str) -> None:
+    """Draft 3's `dependencies` maps a key to a schema or to the one key it needs, a string. The check of references
+    read that map as a schema: a key named `id` moved the base of the `$ref`s beside it (`#/definitions/x` was looked
+    for in a file named by the key's dependency), and a key named `$ref` was a reference, so a valid schema was
+    refused as "not a local schema file"."""
+    write_catalog(tmp_path)
+    agent = {"type": "object", "dependencies": {name: "vendor", "name": {"$ref": "#/definitions/named"}}}
+    schema_data = {
+        "$schema": "http://json-schema.org/draft-03/schema#",
+        "type": "object",
+        "properties": {"agent": agent},
+        "definitions": {"named": {"properties": {"name": {"type": "string"}}}},
+    }
+    schema = _write(tmp_path / "schemas" / "main.json", schema_data)
+    result = run_cli(["validate", "-q", "--schema", str(schema)], cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    docs = documents()
+    docs["claude-code"]["agent"]["name"] = 5
+    write_catalog(tmp_path, docs)
+    result = run_cli(["validate", "-q", "--schema", str(schema)], cwd=tmp_path)
+    assert result.exit_code == 1 and "$.agent.name: expected string, received integer" in result.output

@@ -354,10 +354,11 @@ def _references(
     if not isinstance(node, dict):
         return
     keyword, ref_hides_id = rules
-    declared = node.get(keyword)
+    # A map of names holds no keyword: draft 3's `"dependencies": {"id": "name"}` names a key, not a URI.
+    declared = None if names else node.get(keyword)
     if isinstance(declared, str) and not declared.startswith("#") and not (ref_hides_id and "$ref" in node):
         base = urljoin(base, declared)
-    for keyword in _REF_KEYWORDS:
+    for keyword in () if names else _REF_KEYWORDS:
         value = node.get(keyword)
         if isinstance(value, str):
             target = urljoin(base, value)
