@@ -123,11 +123,9 @@ def make_validator(schema: dict[str, Any], registry: Any = None) -> Any:
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     if registry is None:
         return cls(schema, format_checker=cls.FORMAT_CHECKER, registry=offline_registry())
-    resolver = root_resolver(registry, schema)
-    try:
-        return cls(schema, format_checker=cls.FORMAT_CHECKER, registry=registry, _resolver=resolver)
-    except TypeError:  # a jsonschema that takes no resolver makes its own: slower with many anchors, as correct
-        return cls(schema, format_checker=cls.FORMAT_CHECKER, registry=registry)
+    # `_resolver` is not public, but every jsonschema pyproject.toml allows (4.18 to 4.x) takes it; without it each
+    # anchor a document meets crawls the whole schema again (`root_resolver`).
+    return cls(schema, format_checker=cls.FORMAT_CHECKER, registry=registry, _resolver=root_resolver(registry, schema))
 
 
 def load_schema_file(path: Path) -> tuple[LazyValidator | None, list[Diagnostic]]:
