@@ -70,6 +70,17 @@ def _line_of(path: Path, text: str) -> int:
     return next(number for number, line in enumerate(path.read_text("utf-8").splitlines(), 1) if text in line)
 
 
+def _accepted_and_applied(tmp_path: Path, schema: Path) -> None:
+    """The schema is valid (the catalog in `tmp_path` passes it) and applied: an agent name that is no string fails."""
+    result = run_cli(["validate", "-q", "--schema", str(schema)], cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    docs = documents()
+    docs["claude-code"]["agent"]["name"] = 5
+    write_catalog(tmp_path, docs)
+    result = run_cli(["validate", "-q", "--schema", str(schema)], cwd=tmp_path)
+    assert result.exit_code == 1 and "$.agent.name: expected string, received integer" in result.output
+
+
 def test_validate_refuses_a_remote_ref_without_connecting(tmp_path: Path, silent_server: Silent) -> None:
     url, connections = silent_server
     write_catalog(tmp_path)
@@ -394,13 +405,7 @@ def test_a_draft_07_id_beside_a_ref_leaves_the_ref_where_it_is(tmp_path: Path, d
     schema_data["$schema"] = "http://json-schema.org/draft-07/schema#"
     schema_data["definitions"] = {"named": {"$id": declared, "$ref": "#/definitions/agent"}, "agent": _agent_schema()}
     schema = _write(tmp_path / "main.json", schema_data)
-    result = run_cli(["validate", "-q", "--schema", str(schema)], cwd=tmp_path)
-    assert result.exit_code == 0, result.output
-    docs = documents()
-    docs["claude-code"]["agent"]["name"] = 5
-    write_catalog(tmp_path, docs)
-    result = run_cli(["validate", "-q", "--schema", str(schema)], cwd=tmp_path)
-    assert result.exit_code == 1 and "$.agent.name: expected string, received integer" in result.output
+    _accepted_and_applied(tmp_path, schema)
 
     schema_data["definitions"]["named"]["$ref"] = "https://example.org/elsewhere/agent.json"  # would be fetched
     result = run_cli(["validate", "-q", "--schema", str(_write(schema, schema_data))], cwd=tmp_path)
@@ -541,13 +546,7 @@ def test_a_referenced_file_naming_no_draft_is_read_in_the_draft_of_the_schema(tm
         "$schema": "http://json-schema.org/draft-07/schema#"
     }
     schema = _write(tmp_path / "schemas" / "main.json", schema_data)
-    result = run_cli(["validate", "-q", "--schema", str(schema)], cwd=tmp_path)
-    assert result.exit_code == 0, result.output
-    docs = documents()
-    docs["claude-code"]["agent"]["name"] = 5
-    write_catalog(tmp_path, docs)
-    result = run_cli(["validate", "-q", "--schema", str(schema)], cwd=tmp_path)
-    assert result.exit_code == 1 and "$.agent.name: expected string, received integer" in result.output
+    _accepted_and_applied(tmp_path, schema)
 
 
 @pytest.mark.parametrize("kind", ["anchors", "dynamic anchors"])
@@ -617,13 +616,7 @@ def test_a_draft_04_schema_names_its_base_by_id_not_by_dollar_id(tmp_path: Path)
             "definitions": {"agent": {"$id": "https://example.org/elsewhere/", "allOf": [{"$ref": "agent.json"}]}},
         },
     )
-    result = run_cli(["validate", "-q", "--schema", str(schema)], cwd=tmp_path)
-    assert result.exit_code == 0, result.output
-    docs = documents()
-    docs["claude-code"]["agent"]["name"] = 5
-    write_catalog(tmp_path, docs)
-    result = run_cli(["validate", "-q", "--schema", str(schema)], cwd=tmp_path)
-    assert result.exit_code == 1 and "$.agent.name: expected string, received integer" in result.output
+    _accepted_and_applied(tmp_path, schema)
 
 
 @pytest.mark.parametrize("name", ["id", "$ref"])
@@ -641,10 +634,4 @@ def test_a_draft_03_dependency_on_a_key_named_like_a_keyword_is_no_keyword(tmp_p
         "definitions": {"named": {"properties": {"name": {"type": "string"}}}},
     }
     schema = _write(tmp_path / "schemas" / "main.json", schema_data)
-    result = run_cli(["validate", "-q", "--schema", str(schema)], cwd=tmp_path)
-    assert result.exit_code == 0, result.output
-    docs = documents()
-    docs["claude-code"]["agent"]["name"] = 5
-    write_catalog(tmp_path, docs)
-    result = run_cli(["validate", "-q", "--schema", str(schema)], cwd=tmp_path)
-    assert result.exit_code == 1 and "$.agent.name: expected string, received integer" in result.output
+    _accepted_and_applied(tmp_path, schema)
