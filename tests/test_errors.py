@@ -34,6 +34,8 @@ INTERNAL = {
     "capidx.compiler.render.environment._OutputTooLarge": "caught in render.get_renderer",
     # a $ref capidx will not follow: schemarefs.py turns it into a diagnostic naming the reference
     "capidx.compiler.validate.schemarefs.NonLocalReference": "caught in schemarefs.py",
+    # checking a document against a user's schema took too long: schemas.py says it as an error of the schema file
+    "capidx.compiler.validate.schemacost.TooCostly": "caught in schemas.schema_diagnostics",
     # a schema file referencing cannot read: schemarefs.py turns it into a diagnostic of that file
     "capidx.compiler.validate.schemarefs.UnreadableSchema": "caught in schemarefs.py",
     # a page that cannot be fetched is a verdict on that source (broken), reported with the others

@@ -19,7 +19,7 @@ import pytest
 import referencing
 from catalog_factory import documents, run_cli, write_catalog
 
-from capidx.compiler.validate import fastschema
+from capidx.compiler.validate import fastschema, schemacost
 from capidx.compiler.validate.schemas import bundled_schema, load_schema_file
 
 Silent = tuple[str, Callable[[], int]]
@@ -634,4 +634,31 @@ def test_a_draft_03_dependency_on_a_key_named_like_a_keyword_is_no_keyword(tmp_p
         "definitions": {"named": {"properties": {"name": {"type": "string"}}}},
     }
     schema = _write(tmp_path / "schemas" / "main.json", schema_data)
+    _accepted_and_applied(tmp_path, schema)
+
+
+@pytest.mark.parametrize("command", ["validate", "build"])
+def test_a_schema_that_takes_too_long_to_apply_is_stopped_and_said_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    """`anyOf` nested in `anyOf` doubles the work at each level (14 levels: minutes; 30: never done), from a schema a
+    pull request may change: checking a document stops after `MAX_SECONDS`, one error of the schema file, and no
+    other document is checked with it. The clock is set here so that the first reading is past the deadline; the
+    checks that read it are in a subschema naming another draft, which jsonschema applies with that draft's own
+    class: they must be counted too."""
+    write_catalog(tmp_path)
+    monkeypatch.setattr(schemacost, "MAX_SECONDS", -1.0)  # any reading of the clock is too late
+    monkeypatch.setattr(schemacost, "CLOCK_EVERY", 2)  # the root's `$ref` is the first check, the rest the draft-07's
+    agent = _agent_schema() | {"$schema": "http://json-schema.org/draft-07/schema#"}
+    schema = _write(tmp_path / "costly.schema.json", {"$defs": {"agent": _schema(agent)}, "$ref": "#/$defs/agent"})
+    result = run_cli([command, "--schema", str(schema)], cwd=tmp_path)
+    output = result.output if command == "validate" else result.stderr
+    assert result.exit_code == 2, output
+    assert output.count("costly.schema.json: checking a document takes too much work") == 1, output
+    assert "Traceback" not in output and not (tmp_path / "build").exists()
+
+
+def test_a_schema_applied_in_time_is_not_stopped(tmp_path: Path) -> None:
+    write_catalog(tmp_path)
+    schema = _write(tmp_path / "main.json", _schema(_agent_schema()))
     _accepted_and_applied(tmp_path, schema)

@@ -23,6 +23,7 @@ from capidx.compiler.diagnostics import Diagnostic
 from capidx.compiler.validate.fastschema import compile_check
 from capidx.compiler.validate.keys import EXTENSION_PREFIX, suggest, suggest_also_given, unknown_key
 from capidx.compiler.validate.load import SourceFile, load_file
+from capidx.compiler.validate.schemacost import Budget, TooCostly, counted
 
 CAPABILITY_SCHEMA = "capability-schema.json"
 ALIASES_SCHEMA = "aliases-schema.json"
@@ -76,6 +77,7 @@ class LazyValidator:
         self.registry = registry  # of the local schemas its `$ref`s may name (schemarefs); None: the bundled ones
         self.ours = ours
         self.path = path  # a user's schema file, blamed when applying the schema recurses without end
+        self.budget = None if ours else Budget()  # a user's schema may ask for unbounded work (schemacost)
 
     def recurses(self, instance: Any) -> bool:
         """Whether checking `instance` ends in a RecursionError."""
@@ -90,10 +92,14 @@ class LazyValidator:
 
     @cached_property
     def jsonschema_validator(self) -> Any:
-        return make_validator(self.schema, self.registry)
+        return make_validator(self.schema, self.registry, self.budget)
 
     def iter_errors(self, instance: Any) -> Any:
-        return self.jsonschema_validator.iter_errors(instance)
+        """The errors of `instance`; TooCostly (schemacost) when finding them takes too much work."""
+        validator = self.jsonschema_validator
+        if self.budget is not None:
+            self.budget.start()
+        return validator.iter_errors(instance)
 
     @cached_property
     def fast_check(self) -> Callable[[Any], bool] | None:
@@ -112,15 +118,17 @@ class LazyValidator:
         return getattr(self.jsonschema_validator, name)
 
 
-def make_validator(schema: dict[str, Any], registry: Any = None) -> Any:
+def make_validator(schema: dict[str, Any], registry: Any = None, budget: Budget | None = None) -> Any:
     """A validator for the schema's own draft (2020-12 when it names none), with format checking on, whose
     `$ref`s resolve in `registry` (default: the bundled schemas; else one `check_references` crawled, holding the
-    schema) and never over the network."""
+    schema) and never over the network; its keyword checks spend from `budget` when one is given."""
     import jsonschema
 
     from capidx.compiler.validate.schemarefs import offline_registry, root_resolver
 
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    if budget is not None:
+        cls = counted(cls, budget)
     if registry is None:
         return cls(schema, format_checker=cls.FORMAT_CHECKER, registry=offline_registry())
     # `_resolver` is not public, but every jsonschema pyproject.toml allows (4.18 to 4.x) takes it; without it each
@@ -259,6 +267,15 @@ def schema_diagnostics(validator: LazyValidator, source: SourceFile, code: str =
                 found.setdefault(diagnostic)
     except RecursionError:
         found.setdefault(_recursed(validator, source))
+    except TooCostly as exc:  # the schema's fault far more often than the document's: said once (run.py)
+        message = f"checking a document takes too much work ({exc}): the schema's alternatives multiply it"
+        hint = (
+            "anyOf, oneOf or allOf nested in each other try every branch at every level: make the branches exclusive"
+            " (a `type` or `required` each) or the nesting shallower"
+        )
+        found.setdefault(
+            Diagnostic(str(validator.path or source.path), None, None, "", "error", message, hint, "schema-file")
+        )
     except Exception as exc:  # a user schema can fail inside jsonschema in many ways (bad $ref, bad regex)
         message = f"the schema cannot be applied: {type(exc).__name__}: {_short_message(str(exc))}"
         hint = "fix the schema given by --schema or paths.schema (e.g. a bad $ref or pattern)"
