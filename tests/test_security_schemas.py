@@ -19,7 +19,7 @@ import pytest
 import referencing
 from catalog_factory import documents, run_cli, write_catalog
 
-from capidx.compiler.validate import fastschema, schemacost
+from capidx.compiler.validate import fastschema, schemacost, schemas
 from capidx.compiler.validate.schemas import bundled_schema, load_schema_file
 
 Silent = tuple[str, Callable[[], int]]
@@ -662,3 +662,44 @@ def test_a_schema_applied_in_time_is_not_stopped(tmp_path: Path) -> None:
     write_catalog(tmp_path)
     schema = _write(tmp_path / "main.json", _schema(_agent_schema()))
     _accepted_and_applied(tmp_path, schema)
+
+
+def test_following_references_for_unevaluated_properties_is_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`unevaluatedProperties` finds the keys a subschema evaluated by following its `$ref` and `$dynamicRef` in
+    jsonschema's own functions, which make a validator at each step but call no keyword check: a chain whose every
+    level refers to the next by both doubles the work per level (40 levels: never done) before the next keyword
+    check. The validators made count too, so the check stops within a few of them. Here the validators the check
+    makes are counted apart, and too many of them end it as a failure of another kind."""
+    write_catalog(tmp_path)
+    monkeypatch.setattr(schemacost, "MAX_SECONDS", -1.0)  # any reading of the clock is too late
+    monkeypatch.setattr(schemacost, "CLOCK_EVERY", 2)  # unevaluatedProperties is the first check
+    made = 0
+
+    class RanAway(Exception):
+        pass
+
+    def counted(cls: Any, budget: schemacost.Budget) -> Any:
+        counting = schemacost.counted(cls, budget)
+        evolve = counting.evolve
+
+        def evolve_watched(self: Any, **changes: Any) -> Any:
+            nonlocal made
+            made += 1
+            if made > 10_000:
+                raise RanAway
+            return evolve(self, **changes)
+
+        counting.evolve = evolve_watched
+        return counting
+
+    monkeypatch.setattr(schemas, "counted", counted)
+    levels = 40
+    chain = {f"l{n}": {"$ref": f"#/$defs/l{n + 1}", "$dynamicRef": f"#/$defs/l{n + 1}"} for n in range(levels)}
+    schema_data = {"unevaluatedProperties": True, "$ref": "#/$defs/l0", "$defs": {**chain, f"l{levels}": {}}}
+    schema = _write(tmp_path / "costly.schema.json", schema_data)
+    result = run_cli(["validate", "--schema", str(schema)], cwd=tmp_path)
+    assert result.exit_code == 2, result.output
+    assert result.output.count("costly.schema.json: checking a document takes too much work") == 1, result.output
+    assert made < 10, made

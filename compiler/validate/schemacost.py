@@ -3,10 +3,11 @@
 Why: `anyOf` / `oneOf` nested in each other try every branch at every level, so a schema of a few lines can ask for
 more work than a CI job has time for: a chain of 12 levels, each referring twice to the next, took 20 s for the
 bundled catalog's four documents, and each level more doubles it. The schema may come from a pull request, and
-jsonschema has no such bound. `counted` gives a validator class whose keyword checks spend from a `Budget`, also in
-the draft a subschema switches to by a `$schema` of its own (jsonschema applies it with that draft's own class,
-which would count nothing). A count of checks alone bounds no time (a failing check formats the whole value it
-failed on: 0.3 ms for a document of the bundled catalog), so the budget is time, read every `CLOCK_EVERY` checks.
+jsonschema has no such bound. `counted` gives a validator class whose keyword checks, and the validators it makes for
+subschemas, spend from a `Budget`, also in the draft a subschema switches to by a `$schema` of its own (jsonschema
+applies it with that draft's own class, which would count nothing). A count of checks alone bounds no time (a
+failing check formats the whole value it failed on: 0.3 ms for a document of the bundled catalog), so the budget is
+time, read every `CLOCK_EVERY` checks.
 """
 
 from __future__ import annotations
@@ -67,6 +68,10 @@ def counted(cls: Any, budget: Budget) -> Any:
         evolve = new.evolve
 
         def evolve_counted(self: Any, **changes: Any) -> Any:
+            # Spent too: unevaluatedProperties / unevaluatedItems follow `$ref`, `$dynamicRef` and `$recursiveRef`
+            # through jsonschema's own functions, which evolve a validator at each step and call no keyword check
+            # (a chain whose every level holds both a `$ref` and a `$dynamicRef` to the next doubles per level).
+            budget.spend()
             evolved = evolve(self, **changes)  # another draft's own class when the subschema names it
             target = counting(type(evolved))
             if type(evolved) is target:
