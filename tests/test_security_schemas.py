@@ -648,7 +648,7 @@ def test_a_schema_that_takes_too_long_to_apply_is_stopped_and_said_once(
     class: they must be counted too."""
     write_catalog(tmp_path)
     monkeypatch.setattr(schemacost, "MAX_SECONDS", -1.0)  # any reading of the clock is too late
-    monkeypatch.setattr(schemacost, "CLOCK_EVERY", 2)  # the root's `$ref` is the first check, the rest the draft-07's
+    monkeypatch.setattr(schemacost, "CLOCK_EVERY", 3)  # the root spends on its `$ref` and the validator it makes
     agent = _agent_schema() | {"$schema": "http://json-schema.org/draft-07/schema#"}
     schema = _write(tmp_path / "costly.schema.json", {"$defs": {"agent": _schema(agent)}, "$ref": "#/$defs/agent"})
     result = run_cli([command, "--schema", str(schema)], cwd=tmp_path)
@@ -703,3 +703,57 @@ def test_following_references_for_unevaluated_properties_is_counted(
     assert result.exit_code == 2, result.output
     assert result.output.count("costly.schema.json: checking a document takes too much work") == 1, result.output
     assert made < 10, made
+
+
+UNIQUE_CASES = [
+    [1, 1.0],
+    [1, True],
+    [0, False],
+    [None, 0],
+    [{"a": 1, "b": [1, 2]}, {"b": [1, 2], "a": 1.0}],
+    [{"a": [True]}, {"a": [1]}],
+    [[1, [2]], [1, [2.0]]],
+    [[1, 2], [2, 1]],
+    ["1", 1],
+    [{"a": None}, {"a": False}, {}],
+]
+
+
+@pytest.mark.parametrize("items", UNIQUE_CASES, ids=json.dumps)
+def test_unique_items_are_told_apart_as_jsonschema_tells_them(items: list[Any]) -> None:
+    """A user schema's `uniqueItems` is checked in linear time: the same equality as jsonschema's own check."""
+    import jsonschema
+
+    from capidx.compiler.validate.schemas import make_validator
+
+    schema = {"type": "array", "uniqueItems": True}
+    budget = schemacost.Budget()
+    budget.start()
+    ours = make_validator(schema, budget=budget)
+    assert ours.is_valid(items) == jsonschema.Draft202012Validator(schema).is_valid(items)
+
+
+def test_unique_items_of_a_large_array_are_not_compared_pairwise(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """jsonschema compares every pair of items it cannot sort (objects): 8,000 small objects took 93 s, in one keyword
+    check, so the time bound never read its clock. Counted here by jsonschema's equality function, which the pairwise
+    search calls for each pair."""
+    import jsonschema._utils
+
+    compared = []
+    equal = jsonschema._utils.equal
+    monkeypatch.setattr(jsonschema._utils, "equal", lambda one, two: compared.append(1) or equal(one, two))
+    docs = documents()
+    docs["claude-code"]["x-items"] = [{"n": index} for index in range(400)]
+    write_catalog(tmp_path, docs)
+    schema_data = _schema(_agent_schema())
+    schema_data["properties"]["x-items"] = {"type": "array", "uniqueItems": True}
+    schema = _write(tmp_path / "unique.json", schema_data)
+    result = run_cli(["validate", "-q", "--schema", str(schema)], cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    assert len(compared) < 400  # pairwise: 79,800
+    docs["claude-code"]["x-items"].append({"n": 7})
+    write_catalog(tmp_path, docs)
+    result = run_cli(["validate", "-q", "--schema", str(schema)], cwd=tmp_path)
+    assert result.exit_code == 1 and "$.x-items" in result.output, result.output
