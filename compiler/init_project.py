@@ -138,6 +138,8 @@ def _kept_why(path: Path, source: str) -> str | None:
         raise InitError(
             f"{path.parent}: cannot be read: permission denied; nothing written ({SEARCH_PERMISSION})"
         ) from None
+    except OSError as exc:  # a name too long for the file system, a loop of links on the way: nothing can be written
+        raise InitError(f"{path}: {exc.strerror or exc}; nothing written") from None
     if stat.S_ISLNK(info.st_mode):
         return LINK
     if stat.S_ISDIR(info.st_mode):

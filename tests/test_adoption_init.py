@@ -468,3 +468,13 @@ def test_a_folder_this_user_may_not_search_is_said_so_and_nothing_written(
     )
     monkeypatch.undo()
     assert [path for path in tmp_path.rglob("*") if path.is_file()] == []
+
+
+def test_a_folder_name_too_long_for_the_file_system_is_said_so_and_nothing_written(tmp_path: Path) -> None:
+    """A folder name of 300 bytes (a folder entry holds 255): looking at what is there raised ENAMETOOLONG, a
+    traceback (exit 1)."""
+    result = run_cli(["init", "a" * 300], cwd=tmp_path)
+
+    assert result.exit_code == 2, result.output
+    assert "; nothing written" in result.output and "Traceback" not in result.output
+    assert list(tmp_path.iterdir()) == []
