@@ -757,3 +757,25 @@ def test_unique_items_of_a_large_array_are_not_compared_pairwise(
     write_catalog(tmp_path, docs)
     result = run_cli(["validate", "-q", "--schema", str(schema)], cwd=tmp_path)
     assert result.exit_code == 1 and "$.x-items" in result.output, result.output
+
+
+def test_a_looping_schema_that_also_takes_too_long_is_said_too_costly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a RecursionError the document is checked again, cut short, to tell a schema that loops from data too
+    deep: when that check runs out of time, the schema is to blame (it was taken for the document's depth, exit 1).
+    The clock is set in the past just before that second check."""
+    write_catalog(tmp_path)
+    loop = {"a": {"$ref": "#/$defs/b"}, "b": {"allOf": [{"$ref": "#/$defs/a"}]}}
+    schema = _write(tmp_path / "loop.schema.json", {"$defs": loop, "$ref": "#/$defs/a"})
+    cut = schemas._cut
+
+    def cut_late(value: Any, levels: int) -> Any:
+        monkeypatch.setattr(schemacost, "MAX_SECONDS", -1.0)
+        return cut(value, levels)
+
+    monkeypatch.setattr(schemas, "_cut", cut_late)
+    result = run_cli(["validate", "--schema", str(schema)], cwd=tmp_path)
+    assert result.exit_code == 2, result.output
+    assert result.output.count("loop.schema.json: checking a document takes too much work") == 1, result.output
+    assert "nested too deeply" not in result.output and "Traceback" not in result.output

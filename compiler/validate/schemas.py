@@ -86,6 +86,8 @@ class LazyValidator:
                 pass
         except RecursionError:
             return True
+        except TooCostly:  # the schema's fault too: said as such by the caller
+            raise
         except Exception:  # another failure of the schema: said when a document meets it
             return False
         return False
@@ -268,19 +270,21 @@ def schema_diagnostics(validator: LazyValidator, source: SourceFile, code: str =
     except RecursionError:
         found.setdefault(_recursed(validator, source))
     except TooCostly as exc:  # the schema's fault far more often than the document's: said once (run.py)
-        message = f"checking a document takes too much work ({exc}): the schema's alternatives multiply it"
-        hint = (
-            "anyOf, oneOf or allOf nested in each other try every branch at every level: make the branches exclusive"
-            " (a `type` or `required` each) or the nesting shallower"
-        )
-        found.setdefault(
-            Diagnostic(str(validator.path or source.path), None, None, "", "error", message, hint, "schema-file")
-        )
+        found.setdefault(_too_costly(validator, source, exc))
     except Exception as exc:  # a user schema can fail inside jsonschema in many ways (bad $ref, bad regex)
         message = f"the schema cannot be applied: {type(exc).__name__}: {_short_message(str(exc))}"
         hint = "fix the schema given by --schema or paths.schema (e.g. a bad $ref or pattern)"
         found.setdefault(Diagnostic(str(source.path), None, None, "", "error", message, hint, "schema-file"))
     return list(found)
+
+
+def _too_costly(validator: LazyValidator, source: SourceFile, cause: TooCostly) -> Diagnostic:
+    message = f"checking a document takes too much work ({cause}): the schema's alternatives multiply it"
+    hint = (
+        "anyOf, oneOf or allOf nested in each other try every branch at every level: make the branches exclusive"
+        " (a `type` or `required` each) or the nesting shallower"
+    )
+    return Diagnostic(str(validator.path or source.path), None, None, "", "error", message, hint, "schema-file")
 
 
 _SHALLOW = 8  # levels of a document kept to tell a schema that loops from a document nested too deeply
@@ -290,7 +294,11 @@ def _recursed(validator: LazyValidator, source: SourceFile) -> Diagnostic:
     """What to say of a document whose check ended in a RecursionError. When the same document cut to its first
     levels recurses too, the data's depth is not the cause: the schema applies itself to the same value without end
     (`a` refers to `b`, which refers back to `a`), an error of the schema file, the same for every document."""
-    if validator.path is not None and validator.recurses(_cut(source.data, _SHALLOW)):
+    try:
+        loops = validator.path is not None and validator.recurses(_cut(source.data, _SHALLOW))
+    except TooCostly as exc:  # the document cut short takes too long too: the schema is to blame, for that
+        return _too_costly(validator, source, exc)
+    if loops:
         message = "checking a document does not end: the schema's references loop without going into the data"
         hint = (
             "a schema may refer back to itself only below a keyword that goes into the value, such as properties "
