@@ -759,6 +759,21 @@ def test_unique_items_of_a_large_array_are_not_compared_pairwise(
     assert result.exit_code == 1 and "$.x-items" in result.output, result.output
 
 
+def test_the_hint_of_non_unique_items_names_an_item_that_appears_twice(tmp_path: Path) -> None:
+    """The hint names the repeated item by JSON Schema's equality: Python's `in` took `true` for 1 (and `[true]` for
+    `[1]`), naming an item that appears once, and compared every pair of items."""
+    docs = documents()
+    docs["claude-code"]["x-items"] = [1, True, [1], [True], [1]]
+    write_catalog(tmp_path, docs)
+    schema_data = _schema(_agent_schema())
+    schema_data["properties"]["x-items"] = {"type": "array", "uniqueItems": True}
+    schema = _write(tmp_path / "unique.json", schema_data)
+    result = run_cli(["validate", "--schema", str(schema)], cwd=tmp_path)
+    assert result.exit_code == 1, result.output
+    assert "[1] appears more than once" in result.output, result.output
+    assert "true appears" not in result.output and "[true] appears" not in result.output, result.output
+
+
 def test_a_looping_schema_that_also_takes_too_long_is_said_too_costly(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -23,7 +23,7 @@ from capidx.compiler.diagnostics import Diagnostic
 from capidx.compiler.validate.fastschema import compile_check
 from capidx.compiler.validate.keys import EXTENSION_PREFIX, suggest, suggest_also_given, unknown_key
 from capidx.compiler.validate.load import SourceFile, load_file
-from capidx.compiler.validate.schemacost import Budget, TooCostly, counted
+from capidx.compiler.validate.schemacost import Budget, TooCostly, _frozen, counted
 
 CAPABILITY_SCHEMA = "capability-schema.json"
 ALIASES_SCHEMA = "aliases-schema.json"
@@ -452,11 +452,11 @@ def _hint(error: Any, written: Callable[[], str | None] = lambda: None) -> str |
     if kind == "pattern" and isinstance(value, str) and not value.isprintable():  # the pattern alone says little
         return "it holds a line break, a tab or another character that cannot be shown: write it on one line"
     if kind == "uniqueItems" and isinstance(value, list):
-        seen: list[Any] = []
+        seen: set[Any] = set()  # JSON Schema's equality (`true` is not 1), in linear time: not Python's `in`
         for item in value:
-            if item in seen:
+            if (frozen := _frozen(item)) in seen:
                 return f"{_short(item)} appears more than once"
-            seen.append(item)
+            seen.add(frozen)
     return None
 
 
