@@ -91,6 +91,7 @@ def scaffold(root: Path, *, force: bool = False) -> Scaffolded:
     """Write what is missing of the scaffold under `root` (created if missing), never replacing a file.
 
     Every check runs before the first write, so a refusal leaves nothing behind."""
+    _check_names(root)
     present = {target: why for source, target in PROJECT_FILES if (why := _kept_why(root / target, source))}
     folders = [target for target, why in present.items() if why == FOLDER]
     if folders:
@@ -125,6 +126,22 @@ def scaffold(root: Path, *, force: bool = False) -> Scaffolded:
     return Scaffolded(
         root, tuple(done), tuple(present.items()), gitignore, no_example, no_catalog, ignored, out_unknown
     )
+
+
+def _check_names(root: Path) -> None:
+    """Refuse a folder name longer than the file system takes (`PC_NAME_MAX` of the nearest folder that is there: 255
+    bytes on most). Where a folder above it is missing too, looking at the project's files says "not found", and the
+    first write made the folders above it before failing, leaving them behind."""
+    there = next((folder for folder in (root, *root.parents) if os.path.isdir(folder)), Path("."))
+    try:
+        limit = os.pathconf(there, "PC_NAME_MAX")
+    except (OSError, ValueError):  # no such limit to ask for here: the usual one
+        limit = 255
+    for name in root.parts:
+        if len(os.fsencode(name)) > limit:
+            raise InitError(
+                f"{root}: a folder name is longer than the {limit} bytes a name may have here; nothing written"
+            )
 
 
 def _kept_why(path: Path, source: str) -> str | None:

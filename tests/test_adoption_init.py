@@ -478,3 +478,9 @@ def test_a_folder_name_too_long_for_the_file_system_is_said_so_and_nothing_writt
     assert result.exit_code == 2, result.output
     assert "; nothing written" in result.output and "Traceback" not in result.output
     assert list(tmp_path.iterdir()) == []
+    # Below a folder that is not there either, the first write made that folder before failing.
+    result = run_cli(["init", str(Path("new") / ("a" * 300) / "project")], cwd=tmp_path)
+
+    assert result.exit_code == 2, result.output
+    assert "; nothing written" in result.output and "Traceback" not in result.output
+    assert list(tmp_path.iterdir()) == []

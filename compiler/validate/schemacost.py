@@ -101,19 +101,20 @@ def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> An
     pair of items that cannot be sorted (objects), within one keyword check: 8,000 small objects took 93 s."""
     from jsonschema.exceptions import ValidationError
 
-    if unique and validator.is_type(instance, "array") and len(set(map(_frozen, instance))) < len(instance):
+    if unique and validator.is_type(instance, "array") and len(set(map(json_identity, instance))) < len(instance):
         yield ValidationError(f"{instance!r} has non-unique elements")
 
 
-def _frozen(value: Any) -> Any:
+def json_identity(value: Any) -> Any:
     """A hashable stand-in for a JSON value, equal where JSON Schema counts values equal: 1 and 1.0 are, `true` and 1
-    are not, an object's keys have no order."""
+    are not, an object's keys have no order. (jsonschema's own search sorts the items and compares neighbours, which
+    `[[1], [true], [1]]` escapes: this one follows the specification.)"""
     if isinstance(value, bool):
         return ("boolean", value)
     if isinstance(value, str):
         return ("string", value)
     if isinstance(value, list | tuple):
-        return ("array", tuple(map(_frozen, value)))
+        return ("array", tuple(map(json_identity, value)))
     if isinstance(value, dict):
-        return ("object", frozenset((key, _frozen(item)) for key, item in value.items()))
+        return ("object", frozenset((key, json_identity(item)) for key, item in value.items()))
     return ("number", value)  # and null

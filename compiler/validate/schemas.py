@@ -23,7 +23,7 @@ from capidx.compiler.diagnostics import Diagnostic
 from capidx.compiler.validate.fastschema import compile_check
 from capidx.compiler.validate.keys import EXTENSION_PREFIX, suggest, suggest_also_given, unknown_key
 from capidx.compiler.validate.load import SourceFile, load_file
-from capidx.compiler.validate.schemacost import Budget, TooCostly, _frozen, counted
+from capidx.compiler.validate.schemacost import Budget, TooCostly, counted, json_identity
 
 CAPABILITY_SCHEMA = "capability-schema.json"
 ALIASES_SCHEMA = "aliases-schema.json"
@@ -454,7 +454,7 @@ def _hint(error: Any, written: Callable[[], str | None] = lambda: None) -> str |
     if kind == "uniqueItems" and isinstance(value, list):
         seen: set[Any] = set()  # JSON Schema's equality (`true` is not 1), in linear time: not Python's `in`
         for item in value:
-            if (frozen := _frozen(item)) in seen:
+            if (frozen := json_identity(item)) in seen:
                 return f"{_short(item)} appears more than once"
             seen.add(frozen)
     return None
