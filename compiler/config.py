@@ -18,7 +18,7 @@ from capidx.compiler.diagnostics import Diagnostic
 from capidx.compiler.markup import defuse
 from capidx.schema import labels
 from capidx.schema.homepath import expand_home
-from capidx.schema.pathkind import PathKind, path_kind, searchable
+from capidx.schema.pathkind import PathKind, folder_kind
 from capidx.schema.yamldata import SourceMap, json_path, whole_numbers
 
 if TYPE_CHECKING:
@@ -218,8 +218,8 @@ def _is_user_templates(path: Path) -> bool:
     is taken for one: what it holds cannot be told, and validate and build say it cannot be read rather than use the
     bundled templates in silence. (Python 3.11's `Path.is_dir` and `Path.exists` raised that PermissionError.)
     """
-    kind = path_kind(path)
-    if kind is PathKind.DENIED or (kind is PathKind.FOLDER and not searchable(path)):
+    kind = folder_kind(path)
+    if kind is PathKind.DENIED:
         return True
     if kind is not PathKind.FOLDER or os.path.exists(path / "__init__.py"):
         return False

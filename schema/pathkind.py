@@ -49,7 +49,11 @@ def path_kind(path: str | os.PathLike[str]) -> PathKind:
     return PathKind.OTHER
 
 
-def searchable(folder: str | os.PathLike[str]) -> bool:
-    """Whether this user may look into `folder` itself: a folder of mode 000 (or 644) is seen from above, so
-    `path_kind` calls it a FOLDER, but nothing in it can be looked at (Path.exists of a file in it raises)."""
-    return path_kind(os.path.join(folder, ".")) is not PathKind.DENIED
+def folder_kind(path: str | os.PathLike[str]) -> PathKind:
+    """`path_kind`, for a path capidx means to look inside of: a folder this user may not search itself (mode 000 or
+    644) is DENIED too. It is seen from above, so `path_kind` calls it a FOLDER, but nothing in it can be looked at
+    (Path.exists of a file in it raises), and walked it would seem empty."""
+    kind = path_kind(path)
+    if kind is PathKind.FOLDER and path_kind(os.path.join(path, ".")) is PathKind.DENIED:
+        return PathKind.DENIED
+    return kind

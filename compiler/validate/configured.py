@@ -17,7 +17,7 @@ from pathlib import Path, PurePath
 from capidx.compiler.config import Config
 from capidx.compiler.diagnostics import Diagnostic
 from capidx.schema.homepath import LINK_LOOP, broken_link
-from capidx.schema.pathkind import FILE_PERMISSION, SEARCH_PERMISSION, PathKind, path_kind, searchable
+from capidx.schema.pathkind import FILE_PERMISSION, SEARCH_PERMISSION, PathKind, folder_kind, path_kind
 
 _MAX_ENTRIES = 10_000  # entries of one folder compared with a misspelled name: bounded work in a huge folder
 # setting -> (what it names, whether it is a folder, the way out when no near name exists)
@@ -39,8 +39,8 @@ def missing(config: Config, name: str) -> Diagnostic | None:
     if origin is None or path is None:
         return None
     what, folder, way_out = _WHAT[name]
-    kind = path_kind(path)
-    if kind is PathKind.DENIED or (folder and kind is PathKind.FOLDER and not searchable(path)):
+    kind = folder_kind(path) if folder else path_kind(path)
+    if kind is PathKind.DENIED:
         # not absent (os.path.lexists said so), nor empty: no correction of the setting would help
         needed = SEARCH_PERMISSION if folder else FILE_PERMISSION
         return origin.diagnostic(f"{what} '{origin.value}' cannot be read: permission denied", needed)

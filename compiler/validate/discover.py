@@ -18,7 +18,7 @@ from capidx.compiler.files import walk
 from capidx.compiler.validate import configured
 from capidx.compiler.validate.keys import one_edit
 from capidx.compiler.validate.load import file_problem
-from capidx.schema.pathkind import FILE_PERMISSION, SEARCH_PERMISSION, PathKind, path_kind, searchable
+from capidx.schema.pathkind import FILE_PERMISSION, SEARCH_PERMISSION, PathKind, folder_kind
 
 CAPABILITY_FILE_NAMES = ("current.json", "current.yaml", "current.yml")
 _READ_NAMES = CAPABILITY_FILE_NAMES + ALIAS_FILE_NAMES
@@ -140,9 +140,7 @@ def _from_config(config: Config) -> Inputs:
     refused += [problem for table in tables for problem in tables_beside(table, config.agents)]
     templates = configured.missing(config, "templates") or _unreadable_templates(config.templates)
     refused += [problem for problem in (table_missing, templates) if problem]
-    kind = path_kind(config.agents)
-    if kind is PathKind.FOLDER and not searchable(config.agents):  # walked, it would seem to hold no document
-        kind = PathKind.DENIED
+    kind = folder_kind(config.agents)
     if kind is not PathKind.FOLDER:
         problem = configured.missing(config, "agents") or _no_catalog(config.agents, kind)
         return Inputs((), aliases, (), (*refused, problem))
@@ -162,7 +160,7 @@ def _unreadable_templates(templates: Path | None) -> Diagnostic | None:
     """The problem of a templates folder not given by capidx.yaml (the default templates/, --templates) that this
     user may not look into: which templates it overrides cannot be told, and the bundled ones are not to be used in
     its place in silence."""
-    if templates is None or (path_kind(templates) is not PathKind.DENIED and searchable(templates)):
+    if templates is None or folder_kind(templates) is not PathKind.DENIED:
         return None
     return file_problem(templates, "templates folder cannot be read: permission denied", SEARCH_PERMISSION)
 
@@ -307,8 +305,8 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
     problems: list[Diagnostic] = []
     roots: set[str] = set()  # catalog roots already walked for a named document
     for path in paths:
-        kind = path_kind(path)  # Python 3.11's Path.is_dir raised a PermissionError; os.path.lexists said "absent"
-        if kind is PathKind.DENIED or (kind is PathKind.FOLDER and not searchable(path)):
+        kind = folder_kind(path)  # Python 3.11's Path.is_dir raised a PermissionError; os.path.lexists said "absent"
+        if kind is PathKind.DENIED:
             if out := confined([path], _boundary(path, _named_root(path), config.agents))[1]:
                 problems += out  # a link out of its catalog is refused as such: no permission would let it be read
                 continue
