@@ -353,9 +353,9 @@ def _references(
         return
     if not isinstance(node, dict):
         return
-    keyword, ref_hides_id = rules
+    id_keyword, ref_hides_id = rules
     # A map of names holds no keyword: draft 3's `"dependencies": {"id": "name"}` names a key, not a URI.
-    declared = None if names else node.get(keyword)
+    declared = None if names else node.get(id_keyword)
     if isinstance(declared, str) and not declared.startswith("#") and not (ref_hides_id and "$ref" in node):
         base = urljoin(base, declared)
     for keyword in () if names else _REF_KEYWORDS:

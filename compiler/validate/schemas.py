@@ -22,7 +22,7 @@ from typing import Any
 from capidx.compiler.diagnostics import Diagnostic
 from capidx.compiler.validate.fastschema import compile_check
 from capidx.compiler.validate.keys import EXTENSION_PREFIX, suggest, suggest_also_given, unknown_key
-from capidx.compiler.validate.load import SourceFile, load_file
+from capidx.compiler.validate.load import SourceFile, file_problem, load_file
 from capidx.compiler.validate.schemacost import Budget, TooCostly, counted, json_identity
 
 CAPABILITY_SCHEMA = "capability-schema.json"
@@ -274,7 +274,7 @@ def schema_diagnostics(validator: LazyValidator, source: SourceFile, code: str =
     except Exception as exc:  # a user schema can fail inside jsonschema in many ways (bad $ref, bad regex)
         message = f"the schema cannot be applied: {type(exc).__name__}: {_short_message(str(exc))}"
         hint = "fix the schema given by --schema or paths.schema (e.g. a bad $ref or pattern)"
-        found.setdefault(Diagnostic(str(source.path), None, None, "", "error", message, hint, "schema-file"))
+        found.setdefault(file_problem(source.path, message, hint, "schema-file"))
     return list(found)
 
 
@@ -284,7 +284,7 @@ def _too_costly(validator: LazyValidator, source: SourceFile, cause: TooCostly) 
         "anyOf, oneOf or allOf nested in each other try every branch at every level: make the branches exclusive"
         " (a `type` or `required` each) or the nesting shallower"
     )
-    return Diagnostic(str(validator.path or source.path), None, None, "", "error", message, hint, "schema-file")
+    return file_problem(validator.path or source.path, message, hint, "schema-file")
 
 
 _SHALLOW = 8  # levels of a document kept to tell a schema that loops from a document nested too deeply
@@ -304,8 +304,8 @@ def _recursed(validator: LazyValidator, source: SourceFile) -> Diagnostic:
             "a schema may refer back to itself only below a keyword that goes into the value, such as properties "
             "or items"
         )
-        return Diagnostic(str(validator.path), None, None, "", "error", message, hint, "schema-file")
-    return Diagnostic(str(source.path), None, None, "", "error", "nested too deeply to check", None, "parse")
+        return file_problem(validator.path, message, hint, "schema-file")
+    return file_problem(source.path, "nested too deeply to check", code="parse")
 
 
 def _cut(value: Any, levels: int) -> Any:
