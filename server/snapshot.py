@@ -261,8 +261,7 @@ def _is(kind: Callable[[int], bool], path: Path) -> bool:
 def _unreadable(directory: Path, error: OSError) -> BuildError:
     """A build folder (or a folder above it, or its manifest) this user cannot look into: not a missing build."""
     where = f"{error.filename}: " if error.filename and Path(error.filename) != directory else ""
-    kind = BuildDenied if isinstance(error, PermissionError) else BuildError
-    return kind(f"cannot read the build at {directory}: {where}{error.strerror or error}{_advice(error)}")
+    return _refused(error)(f"cannot read the build at {directory}: {where}{error.strerror or error}{_advice(error)}")
 
 
 _PERMISSION = builddir.read_permission("serve")
@@ -272,13 +271,17 @@ def _advice(error: OSError) -> str:
     return f"; {_PERMISSION}" if isinstance(error, PermissionError) else ""
 
 
+def _refused(error: OSError) -> type[BuildError]:
+    """The error for a part of the build that `error` kept from being read: a permission to give, or not."""
+    return BuildDenied if isinstance(error, PermissionError) else BuildError
+
+
 def _listed_but_unreadable(path: Path, error: OSError) -> BuildError:
     """An artifact that cannot be looked at: missing, or there but not readable by this user (said so, with why)."""
     if error.errno in _ABSENT:
         return BuildError(f"{path}: listed in {MANIFEST_NAME} but missing; {_REBUILD}")
     reason = error.strerror or error
-    kind = BuildDenied if isinstance(error, PermissionError) else BuildError
-    return kind(f"{path}: listed in {MANIFEST_NAME} but cannot be read: {reason}{_advice(error)}")
+    return _refused(error)(f"{path}: listed in {MANIFEST_NAME} but cannot be read: {reason}{_advice(error)}")
 
 
 # A manifest larger than this is not one capidx wrote: the contract's bound, shared with `capidx report`.
