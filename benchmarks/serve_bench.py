@@ -16,6 +16,7 @@ the stateless streamable-HTTP endpoint. Counts and durations are bounded by the 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -42,6 +43,12 @@ SUMMARY = "capability-index://summary"
 FULL = "capability-index://full"
 MODES = {"2025-11-25": "legacy", "2026-07-28": "auto"}
 SCORED_QUERY = "let the agent review my pull request before I merge"  # no exact name: the scoring path
+# The `initialize` a raw client sends (start-up and the raw stdio series).
+INITIALIZE = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {},
+    "clientInfo": {"name": "serve_bench", "version": "0"},
+}
 
 
 def start_once(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, int]:
@@ -50,16 +57,7 @@ def start_once(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[floa
     Raw newline-delimited JSON-RPC over the pipes, as a client sends it: this times the server, not a client
     library. Returns (seconds, peak RSS of the server in KiB, from `wait4` after stdin is closed).
     """
-    request = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "serve_bench", "version": "0"},
-        },
-    }
+    request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE}
     started = time.perf_counter()
     proc = subprocess.Popen(
         command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=cwd, env=env
@@ -203,7 +201,7 @@ async def stdio_reads(build: Path, reads: int) -> dict[str, Any]:
 async def blind_lookups(client: Client, reads: int) -> dict[str, float]:
     """`lookup_capability` over the blind resolution queries (benchmarks/resolution: exact names, typos,
     identifiers, abbreviations, whole sentences), cycled: the resolver's scoring path, not only lookups."""
-    queries = json.loads((REPO / "benchmarks" / "resolution" / "bundled_queries.json").read_text("utf-8"))
+    queries = blind_queries()
     samples = []
     for i in range(reads):
         query = queries[i % len(queries)]
@@ -211,6 +209,12 @@ async def blind_lookups(client: Client, reads: int) -> dict[str, float]:
         await client.call_tool("lookup_capability", {"agent": query["agent"], "capability": query["query"]})
         samples.append(time.perf_counter() - t)
     return summarize(samples)
+
+
+@functools.cache
+def blind_queries() -> list[dict[str, Any]]:
+    """The bundled catalog's first blind query set (benchmarks/resolution/bundled_queries.json), read once."""
+    return json.loads((REPO / "benchmarks" / "resolution" / "bundled_queries.json").read_text("utf-8"))
 
 
 def raw_round_trips(build: Path, reads: int) -> dict[str, Any]:
@@ -239,7 +243,7 @@ def raw_round_trips(build: Path, reads: int) -> dict[str, Any]:
         if not line or "result" not in json.loads(line):
             raise SystemExit(f"{method}: no result: {line[:300]!r}")
 
-    queries = json.loads((REPO / "benchmarks" / "resolution" / "bundled_queries.json").read_text("utf-8"))
+    queries = blind_queries()
     series = {
         "summary read": lambda i: ("resources/read", {"uri": SUMMARY}),
         "lookup_capability": lambda i: (
@@ -259,13 +263,10 @@ def raw_round_trips(build: Path, reads: int) -> dict[str, Any]:
     }
     results: dict[str, Any] = {}
     try:
-        call(
-            "initialize",
-            {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
-        )
+        call("initialize", INITIALIZE)
         proc.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
         for name, request in series.items():
-            for i in range(min(reads, len(queries))):  # warm-up: every query once, as the SDK series had
+            for i in range(min(reads, len(queries))):  # warm-up (blind series: each query once, model loaded)
                 call(*request(i))
             cpu, samples = _cpu_seconds(proc.pid), []
             for i in range(reads):
