@@ -113,6 +113,9 @@ MECHANISMS: dict[str, Callable[[], Any]] = {
     "a category's name answered with that category ('security')": lambda: replaced(
         resolve, "_in_category", lambda index, q, resolution, agent: resolution
     ),
+    "a sentence nothing matches answered with what is closest in meaning, not in spelling": lambda: replaced(
+        resolve, "SENTENCE", sys.maxsize
+    ),
 }
 BUILD_MECHANISMS: dict[str, Callable[[], Any]] = {
     "dot-directory path tokens ('.claude/agents')": lambda: replaced(lexicon, "_config_paths", lambda word: []),

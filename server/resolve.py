@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 
 from rapidfuzz import fuzz, process
 
@@ -24,9 +25,12 @@ from capidx.server.semantic import WEIGHT
 # first (at least 0.1 more, by design). Anything else comes back as candidates.
 DECISION_RULE: tuple[float, float, float] = (0.3, 0.16, 0.4)
 # An unresolved answer offers up to this many ranked candidates, down to this confidence; below half the
-# rule's confidence nothing matched ("unknown") and the closest names fill the list.
+# rule's confidence nothing matched ("unknown") and the closest capabilities fill the list (`_closest`).
 SHOWN_CANDIDATES = 5
 SHOWN_FLOOR = 0.02
+# A query of this many words or more that matches nothing is a sentence: what is closest to it in meaning fills the
+# list; a shorter one may be a name mistyped beyond the typo tier: the names closest in spelling fill it.
+SENTENCE = 3
 
 # An identifier found in another agent's record weighs this share of the same in the asked agent's; the evidence
 # and the lead over the runner-up (a field or an agent apart) an identifier answer needs.
@@ -126,12 +130,13 @@ def _by_ranking(index: MatchIndex, q: Query, agent: str | None) -> Resolution:
         return _no_rule(index, winner, agent, shown, runner_up)
     above = {c.value for c in ordered if c.confidence >= floor}
     pool = [c for c in ordered if c.confidence >= SHOWN_FLOOR]
-    offered = _by_meaning(index, q, pool, named)
+    close = index.meanings.closeness(q.text)  # None: no model, words alone
+    offered = _by_meaning(q, pool, named, close or {})
     shown, everything = tuple(offered[:SHOWN_CANDIDATES]), tuple(c for c in offered if c.value in above)
-    if best < floor:  # nothing matched: what ranked a little first, then the closest names
-        # A name that merely looks like the query is weaker evidence than words that ranked: its similarity is
-        # scaled below them, so the list stays in order and no closest name claims what a ranked answer would.
-        similar = _similarity(index, q.normalized, fuzz.WRatio, 0.0) if len(shown) < SUGGESTIONS else {}
+    if best < floor:  # nothing matched: what ranked a little first, then the closest capabilities
+        # Closeness is weaker evidence than words that ranked: it is scaled below them, so the list stays in order
+        # and nothing merely close claims what a ranked answer would.
+        similar = _closest(index, q, close) if len(shown) < SUGGESTIONS else {}
         low = shown[-1].confidence if shown else DECISION_RULE[0] / 4
         fill = tuple(
             Candidate(c.value, c.label, round(min(low, c.confidence * DECISION_RULE[0] / 4), 3))
@@ -157,11 +162,20 @@ def _named(index: MatchIndex, q: Query, offered: set[str]) -> str | None:
     return slug if len(extra) <= 1 and not extra & vocabulary.names.keys() else None
 
 
-def _by_meaning(index: MatchIndex, q: Query, candidates: list[Candidate], named: str | None) -> list[Candidate]:
-    """The candidates by confidence plus `WEIGHT` x closeness of meaning, each shown with that blend (0..1); first,
-    whatever their blend, those whose name holds the query, a partial name ('permissions', 'in-editor'), then the
-    one whose name the query holds."""
-    close = index.meanings.closeness(q.text, (c.value for c in candidates)) or {}
+def _closest(index: MatchIndex, q: Query, close: Mapping[str, float] | None) -> dict[str, float]:
+    """Capability -> how close it is (0-100) to a query nothing matched: a sentence ('live pair programming with a
+    teammate') by meaning, a few words ('kubernets') by the spelling of its names (also without a model)."""
+    if close is not None and len(q.normalized.split()) >= SENTENCE:
+        return {slug: 100 * max(0.0, cosine) for slug, cosine in close.items()}
+    return _similarity(index, q.normalized, fuzz.WRatio, 0.0)
+
+
+def _by_meaning(
+    q: Query, candidates: list[Candidate], named: str | None, close: Mapping[str, float]
+) -> list[Candidate]:
+    """The candidates by confidence plus `WEIGHT` x closeness of meaning (`close`), each shown with that blend (0..1);
+    first, whatever their blend, those whose name holds the query, a partial name ('permissions', 'in-editor'), then
+    the one whose name the query holds."""
     weight = WEIGHT if close else 0.0  # no model, or a build without descriptions: the words' order
     blend = {c.value: (c.confidence + weight * max(0.0, close.get(c.value, 0.0))) / (1 + weight) for c in candidates}
     asked = (_as_written(q.normalized), q.key)  # the query's two forms, once
@@ -172,8 +186,15 @@ def _by_meaning(index: MatchIndex, q: Query, candidates: list[Candidate], named:
 def _holds(name: str, asked: tuple[str, str]) -> int:
     """0: the name holds the query as written ('in-editor': In-editor Prompt, not Editor Bridge), 1: in other
     forms, `terms()` ('permission': Tool Permissions), 2: neither."""
-    held = (_as_written(normalize(name)), " ".join(terms(name)))
+    held = _forms(name)
     return next((i for i, (h, a) in enumerate(zip(held, asked, strict=True)) if a and f" {a} " in f" {h} "), 2)
+
+
+@lru_cache(maxsize=4096)
+def _forms(name: str) -> tuple[str, str]:
+    """A name as written and in other forms; memoized: a catalog's names are few, and each is held up to every
+    query (0.3 ms a query otherwise)."""
+    return _as_written(normalize(name)), " ".join(terms(name))
 
 
 def _as_written(normalized: str) -> str:

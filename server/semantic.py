@@ -53,10 +53,9 @@ class Meanings:
         """Whether a lookup may still have to load the model or embed the catalog (0.4 s; seconds for a large one)."""
         return bool(self.texts) and not self._matrix and _LOADED != [None]
 
-    def closeness(self, query: str, slugs: Iterable[str]) -> dict[str, float] | None:
+    def closeness(self, query: str) -> dict[str, float] | None:
         """Slug -> cosine of meaning with the query; None without the model, the texts or a working embedding."""
-        wanted = [slug for slug in slugs if slug in self.texts]
-        found = model() if wanted else None
+        found = model() if self.texts else None
         if found is None:
             return None
         try:
@@ -70,5 +69,4 @@ class Meanings:
             with _LOCK:
                 _LOADED[:] = [None]
             return None
-        by_slug = dict(zip(self.texts, cosines, strict=True))
-        return {slug: by_slug[slug] for slug in wanted if by_slug[slug] == by_slug[slug]}  # NaN (an empty query): none
+        return {slug: c for slug, c in zip(self.texts, cosines, strict=True) if c == c}  # NaN (an empty query): none

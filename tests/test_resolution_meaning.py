@@ -20,7 +20,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from server_support import Cap, connect, make_hub, real_build, write_catalog
 
-from capidx.server import app, semantic
+from capidx.server import app, resolve, semantic
 from capidx.server.matchindex import MatchIndex, Resolution
 from capidx.server.resolve import resolve_capability
 
@@ -122,6 +122,23 @@ def test_an_unknown_answer_is_ordered_by_meaning_too_and_stays_in_order(
         assert shown == sorted(shown, reverse=True) and max(shown) < 0.5
 
 
+def test_a_sentence_nothing_matches_is_answered_by_meaning_a_few_words_by_spelling(
+    index: MatchIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No capability has a word of these queries; the stand-in says each means what Code Review does.
+    with_model(monkeypatch, StandIn("xyzzy", "bug"))
+    sentence = resolve_capability(index, "xyzzy plugh blorp quux", agent=CLAUDE)
+    assert sentence.status == "unknown" and offered(sentence) == ["code-review"]
+    assert sentence.candidates[0].confidence < resolve.DECISION_RULE[0] / 2
+    # Two words may be a name mistyped beyond the typo tier: the names closest in spelling, whatever the model says.
+    name = resolve_capability(index, "xyzzy termnl", agent=CLAUDE)
+    assert name.status == "unknown" and offered(name)[0] == "terminal-cli" and "code-review" not in offered(name)
+    # Without a model, a sentence has the names closest in spelling too.
+    with_model(monkeypatch, None)
+    unmodelled = resolve_capability(index, "xyzzy plugh blorp quux", agent=CLAUDE)
+    assert unmodelled.status == "unknown" and len(unmodelled.candidates) == 3
+
+
 SAYS_OTHERWISE = StandIn("permission", "in-editor", "open files", unlike=("tool permissions", "in-editor prompt"))
 
 
@@ -169,7 +186,7 @@ socket.socket.connect = refuse
 socket.create_connection = refuse
 from capidx.server import semantic
 meanings = semantic.Meanings({"review": "Finds bugs and mistakes in code", "weather": "Rain expected tomorrow"})
-close = meanings.closeness("catch errors in my code", ["review", "weather"])
+close = meanings.closeness("catch errors in my code")
 assert close is not None and close["review"] > close["weather"], close
 print("ok")
 """
