@@ -133,10 +133,21 @@ def test_a_sentence_nothing_matches_is_answered_by_meaning_a_few_words_by_spelli
     # Two words may be a name mistyped beyond the typo tier: the names closest in spelling, whatever the model says.
     name = resolve_capability(index, "xyzzy termnl", agent=CLAUDE)
     assert name.status == "unknown" and offered(name)[0] == "terminal-cli" and "code-review" not in offered(name)
-    # Without a model, a sentence has the names closest in spelling too.
+    # Without a model, or with one that embeds the sentence as nothing (NaN), a sentence has the names closest in
+    # spelling too.
     with_model(monkeypatch, None)
     unmodelled = resolve_capability(index, "xyzzy plugh blorp quux", agent=CLAUDE)
     assert unmodelled.status == "unknown" and len(unmodelled.candidates) == 3
+    with_model(monkeypatch, Blank())
+    blank = resolve_capability(index, "xyzzy plugh blorp quux", agent=CLAUDE)
+    assert blank.candidates == unmodelled.candidates
+
+
+class Blank(StandIn):
+    """Embeds every capability's text, and the query as not a number (as an embedding of no known token may be)."""
+
+    def embed(self, texts: Sequence[str], norm: bool = True) -> np.ndarray:
+        return np.full((len(texts), 2), np.nan) if len(texts) == 1 else super().embed(texts, norm)
 
 
 SAYS_OTHERWISE = StandIn("permission", "in-editor", "open files", unlike=("tool permissions", "in-editor prompt"))
