@@ -163,6 +163,53 @@ def test_an_encoding_that_cannot_be_downloaded_fails_clearly(
     assert snapshot(project / "build") == before
 
 
+@pytest.mark.parametrize("how", ["folder", "file"])
+def test_an_encodings_cache_file_this_user_may_not_read_is_said_to_be_unreadable(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """TIKTOKEN_CACHE_DIR inside a folder this user may not search: Python 3.11's Path.is_file of the encoding's
+    file raised the PermissionError, and the build ended in a traceback; a cache file this user may not read did so
+    when it was read for its sha256. Said to be unreadable, with the permission needed (exit 2), not "not in the
+    cache", which would send the user downloading a file they have. Simulated: root reads any file."""
+    import io
+
+    from capidx.compiler.emit.tokens import cached_file, first_blob
+
+    hidden = tmp_path / "hidden"
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(hidden / "cache"))
+    blob = first_blob("o200k_base")
+    assert blob is not None
+    cached = cached_file(blob[0])
+    assert cached is not None
+    cached.parent.mkdir(parents=True)
+    cached.write_bytes(b"not the encoding")
+    if how == "folder":
+        deny_search(monkeypatch, hidden)
+    else:
+        real_open = io.open
+
+        def refused(file: object, *args: object, **kwargs: object) -> object:
+            if str(file) == str(cached):
+                raise PermissionError(13, "Permission denied", str(file))
+            return real_open(file, *args, **kwargs)  # type: ignore[call-overload]
+
+        monkeypatch.setattr(io, "open", refused)
+    before = snapshot(project / "build")
+
+    result = _build(project, "--encoding", "cl100k_base", "--encoding", "o200k_base")
+
+    assert result.exit_code == 2, result.output
+    needed = (
+        "the user running capidx needs read permission on the file, and search permission on the folders above it"
+        " and, for a link, the folders it leads through"
+    )
+    said = f"tiktoken encoding 'o200k_base': its file in tiktoken's cache, {cached}, cannot be read: permission denied"
+    assert f"error: {said} ({needed})" in result.stderr.splitlines(), result.stderr
+    assert "not in tiktoken's cache" not in result.stderr
+    monkeypatch.undo()
+    assert snapshot(project / "build") == before
+
+
 def test_a_budget_breach_exits_1_and_still_writes(project: Path) -> None:
     config = project / "capidx.yaml"
     config.write_text("budgets:\n  summary: 10\n  agent: 100\n  full: 100000\n", encoding="utf-8")

@@ -1395,3 +1395,30 @@ def test_a_catalog_or_build_folder_this_user_may_not_look_at_is_no_traceback(
     assert result.exit_code == 0, result.output
     assert result.output.splitlines() == ["AGENTS.md: created"]
     assert body_of((project / "AGENTS.md").read_text("utf-8")) == MEMORY
+
+
+def test_a_memory_file_in_a_folder_this_user_may_not_search_is_said_to_be_unreadable(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file inside a folder this user may not search, named as the memory file: the alias table capidx.yaml names
+    there was asked Path.is_dir (to say "inside" or "it is") and Python 3.11 raised the PermissionError, a traceback;
+    another file there was "cannot read it: Permission denied", without the permission needed. Both are said to be
+    unreadable, with it, and nothing is written. Simulated (as if `hidden` had mode 000): root searches any folder."""
+    (project / "hidden").mkdir()
+    (project / "hidden" / "notes.md").write_text("# Notes\n", encoding="utf-8")
+    (project / "capidx.yaml").write_text("paths:\n  aliases: hidden/notes.md\n", encoding="utf-8")
+    deny_search(monkeypatch, project / "hidden")
+    needed = (
+        "the user running capidx needs read permission on the file, and search permission on the folders above it"
+        " and, for a link, the folders it leads through"
+    )
+
+    result = inject("hidden/notes.md", "hidden/other.md", "AGENTS.md")
+
+    assert result.exit_code == 2, result.output
+    assert result.output.splitlines() == [
+        f"Error: hidden/notes.md: cannot be read: permission denied ({needed})",
+        f"hidden/other.md: cannot be read: permission denied ({needed})",
+        "nothing written",
+    ]
+    assert not (project / "AGENTS.md").exists()

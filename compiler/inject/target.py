@@ -26,6 +26,7 @@ from pathlib import Path
 
 from capidx.compiler.errors import UsageError
 from capidx.compiler.files import read_at_most, write_beside
+from capidx.schema.pathkind import FILE_PERMISSION, PathKind, path_kind
 
 # A memory file is read whole by an agent at start: one of 4 MiB is not one, whatever it claims.
 MAX_BYTES = 4 * 1024 * 1024
@@ -117,6 +118,10 @@ def open_target(
         folders.append(_resolve(Path(os.path.abspath(cwd / project_out)), shown))
     builds = InputIndex.of([Input("the build directory", folder) for folder in folders])
     _refuse_special_folders(path, root, builds, shown)
+    # In a folder this user may not search nothing can be read or written, and what is there cannot be told (asked
+    # whether an input it is is a folder, Path.is_dir raised the PermissionError)
+    if path_kind(given) is PathKind.DENIED:
+        raise InjectError(f"{shown}: cannot be read: permission denied ({FILE_PERMISSION})")
     index = inputs or InputIndex.of(())
     _refuse_inputs(path, root, index, shown, lambda: _suggestion(root, cwd, builds, index))
     _refuse_line_files(given, _project_as_written(given, Path(os.path.abspath(project)), root), shown)
