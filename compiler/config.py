@@ -215,11 +215,12 @@ def _is_user_templates(path: Path) -> bool:
     would be harmless but confusing, so a folder with an `__init__.py` is not a user override.
 
     One this user may not look into (a link into a folder it may not search, or a folder it may not search itself)
-    is taken for one: what it holds cannot be told, and validate and build say it cannot be read rather than use the
-    bundled templates in silence. (Python 3.11's `Path.is_dir` and `Path.exists` raised that PermissionError.)
+    or list (mode 111, where `glob` finds nothing) is taken for one: what it holds cannot be told, and validate and
+    build say it cannot be read or listed rather than use the bundled templates in silence. (Python 3.11's
+    `Path.is_dir` and `Path.exists` raised that PermissionError.)
     """
     kind = folder_kind(path)
-    if kind is PathKind.DENIED:
+    if kind in (PathKind.DENIED, PathKind.UNLISTED):
         return True
     if kind is not PathKind.FOLDER or os.path.exists(path / "__init__.py"):
         return False

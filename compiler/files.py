@@ -10,7 +10,8 @@ same folder (a rename across file systems is no rename), created exclusively and
 the mode wanted, then renamed over the file; on any failure the temporary file is removed. `write_beside` is
 the first half, for a caller that renames several files only once all are written.
 
-Walking a folder the user gives (the catalog, the templates folder): `walk`, without recursion.
+Walking a folder the user gives (the catalog, the templates folder): `walk`, without recursion, stopping at a folder
+below it that this user may not list (`FolderUnreadable`), which passed over would seem empty.
 """
 
 from __future__ import annotations
@@ -18,8 +19,11 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+
+from capidx.compiler.errors import UsageError
+from capidx.schema.pathkind import LIST_PERMISSION, SEARCH_PERMISSION, PathKind, folder_kind
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
@@ -72,12 +76,32 @@ def write_whole(path: Path, data: bytes, mode: int | None, *, make_folder: bool 
         raise
 
 
-def walk(top: str | Path) -> Iterator[tuple[str, list[str], list[str]]]:
-    """`os.walk(top)` as capidx uses it (top down, links to folders listed but not followed, a folder that cannot be
-    listed passed over; the caller may prune `subfolders` in place), in the same order, without recursion. Python
-    3.11's `os.walk` recurses once per level, so a catalog or templates folder nested some 1,000 folders deep (which
-    a pull request can hold) would end `validate` and `build` in a RecursionError."""
-    stack = [os.fspath(top)]
+class FolderUnreadable(UsageError):
+    """A folder below a walked one that this user may not list (exit 2): `problem` and `needed` say it as the
+    diagnostics of validate say a catalog folder that cannot be read."""
+
+    def __init__(self, folder: str, kind: PathKind) -> None:
+        denied = kind is PathKind.DENIED  # not searchable either (mode 000): its entries could not be looked at
+        self.folder = folder
+        self.problem = f"cannot be {'read' if denied else 'listed'}: permission denied"
+        self.needed = SEARCH_PERMISSION if denied else LIST_PERMISSION
+        super().__init__(f"{folder}: {self.problem} ({self.needed})")
+
+
+def walk(
+    top: str | Path, refused: Callable[[FolderUnreadable], object] | None = None
+) -> Iterator[tuple[str, list[str], list[str]]]:
+    """`os.walk(top)` as capidx uses it (top down, links to folders listed but not followed; the caller may prune
+    `subfolders` in place), in the same order, without recursion. Python 3.11's `os.walk` recurses once per level, so
+    a catalog or templates folder nested some 1,000 folders deep (which a pull request can hold) would end `validate`
+    and `build` in a RecursionError.
+
+    A folder below `top` that this user may not list (mode 111, or 000) raises `FolderUnreadable`, or is given to
+    `refused` and passed over: `os.walk` passes it over in silence, and an agent's folder of the catalog dropped out
+    of the build unsaid. `top` itself, and a folder that cannot be listed for another reason (removed meanwhile), are
+    passed over: the caller says what `top` is (`folder_kind`), in its own words, before or after the walk."""
+    start = os.fspath(top)
+    stack = [start]
     while stack:
         folder = stack.pop()
         subfolders: list[str] = []
@@ -90,6 +114,13 @@ def walk(top: str | Path) -> Iterator[tuple[str, list[str], list[str]]]:
                     except OSError:
                         is_dir = False
                     (subfolders if is_dir else files).append(entry.name)
+        except PermissionError:
+            if folder == start:
+                continue
+            if refused is None:
+                raise FolderUnreadable(folder, folder_kind(folder)) from None
+            refused(FolderUnreadable(folder, folder_kind(folder)))
+            continue
         except OSError:
             continue
         yield folder, subfolders, files

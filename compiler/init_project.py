@@ -29,7 +29,7 @@ from pathlib import Path
 from capidx.compiler.config import ALIAS_FILE_NAMES, Config, load_config, relative_inside
 from capidx.compiler.diagnostics import Diagnostic, plural
 from capidx.compiler.errors import UsageError
-from capidx.compiler.files import read_at_most, write_whole
+from capidx.compiler.files import FolderUnreadable, read_at_most, write_whole
 from capidx.compiler.validate.discover import catalog_documents
 from capidx.schema.pathkind import SEARCH_PERMISSION
 
@@ -214,8 +214,12 @@ def _why_no_example(root: Path, *, config_is_theirs: bool) -> str:
 
 
 def _contents(folder: Path, names: list[str]) -> str:
-    """What the catalog folder holds, for the line saying why no example went in: "4 agents and an alias table"."""
-    agents = len({document.parent.parent for document in catalog_documents(folder)})  # what validate reads
+    """What the catalog folder holds, for the line saying why no example went in: "4 agents and an alias table"; its
+    entries counted when a folder in it cannot be listed (validate says which), as which are agents cannot be told."""
+    try:
+        agents = len({document.parent.parent for document in catalog_documents(folder)})  # what validate reads
+    except FolderUnreadable:
+        return plural(len(names), "entry", "entries")
     parts = [plural(agents, "agent")] if agents else []
     parts += ["an alias table"] if any(name in ALIAS_FILE_NAMES for name in names) else []
     return " and ".join(parts) or plural(len(names), "other entry", "other entries")

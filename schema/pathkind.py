@@ -5,7 +5,9 @@ raise PermissionError for one inside a folder this user may not search (a folder
 leads through): a command asking them about a path the user gave ended in a traceback (exit 1). `os.path.isdir`
 and `os.path.lexists` answer False instead, which is no better: the user is told the path does not exist, and
 looks for a typing error where a permission is missing. `path_kind` tells the four apart, so that a command can
-say which permission it needs. Standard library only: the compiler and the server may both use it.
+say which permission it needs. `folder_kind`, for a folder capidx looks inside of, tells one more: a folder this
+user may search but not list, which `glob` and `os.walk` pass over as if it were empty. Standard library only: the
+compiler and the server may both use it.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ FILE_PERMISSION = (
     "the user running capidx needs read permission on the file, and search permission on the folders above it and,"
     " for a link, the folders it leads through"
 )
+# What a folder this user may search but not list (mode 111) needs: its files can be opened by name, but not found.
+LIST_PERMISSION = "the user running capidx needs read permission on the folder, to list what it holds"
 
 
 class PathKind(enum.Enum):
@@ -30,6 +34,7 @@ class PathKind(enum.Enum):
     OTHER = "other"  # there, and no folder: a file, a device, a link that leads nowhere or round in a loop
     NOTHING = "nothing"  # nothing by that name (or a folder above it is no folder)
     DENIED = "denied"  # this user may not look: a folder above it, or one a link in it leads through, is not searchable
+    UNLISTED = "unlisted"  # a folder this user may search but not list (mode 111): only `folder_kind` tells it
 
 
 def path_kind(path: str | os.PathLike[str]) -> PathKind:
@@ -52,8 +57,24 @@ def path_kind(path: str | os.PathLike[str]) -> PathKind:
 def folder_kind(path: str | os.PathLike[str]) -> PathKind:
     """`path_kind`, for a path capidx means to look inside of: a folder this user may not search itself (mode 000 or
     644) is DENIED too. It is seen from above, so `path_kind` calls it a FOLDER, but nothing in it can be looked at
-    (Path.exists of a file in it raises), and walked it would seem empty."""
+    (Path.exists of a file in it raises), and walked it would seem empty. A folder this user may search but not list
+    (mode 111) is UNLISTED: a file in it can be opened by name, but `os.scandir`, and so `glob` and a walk, find
+    none, so it too would seem empty."""
     kind = path_kind(path)
-    if kind is PathKind.FOLDER and path_kind(os.path.join(path, ".")) is PathKind.DENIED:
+    if kind is not PathKind.FOLDER:
+        return kind
+    if path_kind(os.path.join(path, ".")) is PathKind.DENIED:
         return PathKind.DENIED
-    return kind
+    return PathKind.FOLDER if _listable(path) else PathKind.UNLISTED
+
+
+def _listable(folder: str | os.PathLike[str]) -> bool:
+    """Whether this user may list `folder`; only a refusal says no (a folder gone meanwhile is no matter of
+    permission: whoever looks next finds it missing)."""
+    try:
+        with os.scandir(folder):
+            return True
+    except PermissionError:
+        return False
+    except (OSError, ValueError):
+        return True

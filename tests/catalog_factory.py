@@ -344,3 +344,23 @@ def deny_search(monkeypatch: Any, folder: Path, *links: Path) -> None:
     monkeypatch.setattr(builtins, "open", guard(builtins.open, listing=True))
     monkeypatch.setattr(os, "scandir", guard(os.scandir, listing=True))
     monkeypatch.setattr(os, "listdir", guard(os.listdir, listing=True))
+
+
+def deny_listing(monkeypatch: Any, folder: Path) -> None:
+    """As if this user might search `folder` but not list it (a mode of 111): what is inside can be looked at and
+    opened by name, but the folder cannot be listed (`os.scandir`, `os.listdir`, and so `glob` and a walk).
+    Simulated, with EACCES where the system would give it: the suite may run as root, whom no mode stops."""
+    import errno
+
+    where = os.path.abspath(folder)
+
+    def guard(real: Any) -> Any:
+        def guarded(path: Any = ".", *args: Any, **kwargs: Any) -> Any:
+            if isinstance(path, str | os.PathLike) and os.path.abspath(os.fsdecode(path)) == where:
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.fspath(path))
+            return real(path, *args, **kwargs)
+
+        return guarded
+
+    monkeypatch.setattr(os, "scandir", guard(os.scandir))
+    monkeypatch.setattr(os, "listdir", guard(os.listdir))

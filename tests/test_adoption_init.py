@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from catalog_factory import deny_search, run_cli, snapshot, write_catalog
+from catalog_factory import deny_listing, deny_search, run_cli, snapshot, write_catalog
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
@@ -215,6 +215,22 @@ def test_init_adds_no_example_into_a_catalog_folder_that_holds_anything(
     assert result.exit_code == 0, result.output
     assert snapshot(tmp_path / "agents") == before
     assert f"no example agent or sample aliases added: agents/ already holds {why}" in result.output.splitlines()
+
+
+def test_init_into_a_catalog_holding_a_folder_this_user_may_not_list_counts_its_entries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Which entries of the catalog folder are agents is told by walking it as validate does; a folder in it this user
+    may not list (mode 111) stops that walk, which is validate's to say. init writes the rest of the scaffold and
+    counts the entries. Simulated: root lists any folder."""
+    write_catalog(tmp_path / "agents", aliases=None, agents_dir="vendor")
+    deny_listing(monkeypatch, tmp_path / "agents" / "vendor" / "claude-code")
+
+    result = run_cli(["init"], cwd=tmp_path)
+
+    assert result.exit_code == 0, result.output
+    assert "no example agent or sample aliases added: agents/ already holds 1 entry" in result.output.splitlines()
+    assert (tmp_path / "capidx.yaml").is_file()
 
 
 def test_init_adds_the_example_into_a_catalog_folder_holding_only_hidden_files(tmp_path: Path) -> None:

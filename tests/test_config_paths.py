@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from catalog_factory import deny_search, run_cli, write_catalog
+from catalog_factory import deny_listing, deny_search, run_cli, write_catalog
 
 
 @pytest.fixture
@@ -374,4 +374,82 @@ def _refused_by_validate_and_build(project: Path, expected: str) -> None:
     assert expected in validated.output.splitlines()
     assert built.exit_code == 2, built.output
     assert any(line.endswith(expected[len("capidx.yaml") :]) for line in built.stderr.splitlines()), built.stderr
+    assert not (project / "build").exists()
+
+
+LIST_PERMISSION = "the user running capidx needs read permission on the folder, to list what it holds"
+
+
+@pytest.mark.parametrize(
+    ("folder", "what", "column"), [("agents", "catalog directory", 11), ("templates", "templates folder", 14)]
+)
+def test_a_catalog_or_templates_folder_this_user_may_not_list_is_not_passed_over(
+    project: Path, monkeypatch: pytest.MonkeyPatch, folder: str, what: str, column: int
+) -> None:
+    """A catalog or templates folder this user may search but not list (mode 111): the catalog was walked, nothing
+    found in it, and every alias of its table said to name no capability; the default templates/ was passed over for
+    the bundled templates in silence (validate and build exit 0). Said not to be listable, with the permission needed
+    (exit 2): the default folder, and the one capidx.yaml names, at its key. Simulated: root lists any folder."""
+    (project / "templates" / "summary.md.j2").write_text("# {{ title }}\n", encoding="utf-8")
+    deny_listing(monkeypatch, project / folder)
+    said = f"{what} cannot be listed: permission denied ({LIST_PERMISSION})"
+
+    validated = run_cli(["validate"], project)
+    assert validated.exit_code == 2, validated.output
+    assert f"{folder}: {said}" in validated.output.splitlines()
+    assert "alias target" not in validated.output
+    built = run_cli(["build", "-q"], project)
+    assert built.exit_code == 2, built.output
+    assert f"{folder}: {said}" in built.stderr.splitlines()
+    assert not (project / "build").exists()
+    (project / "capidx.yaml").write_text(f"paths:\n  {folder}: {folder}\n", encoding="utf-8")
+    unlisted = said.replace(what, f"{what} '{folder}'")
+    _refused_by_validate_and_build(project, f"capidx.yaml:2:{column}: $.paths.{folder}: {unlisted}")
+
+
+@pytest.mark.parametrize(
+    ("deny", "said"),
+    [
+        (deny_listing, f"cannot be listed: permission denied ({LIST_PERMISSION})"),
+        (deny_search, f"cannot be read: permission denied ({FOLDER_PERMISSION})"),
+    ],
+    ids=["mode-111", "mode-000"],
+)
+def test_an_agent_folder_this_user_may_not_list_does_not_drop_out_of_the_build(
+    project: Path, monkeypatch: pytest.MonkeyPatch, deny: Callable[..., None], said: str
+) -> None:
+    """A folder inside the catalog that this user may not list (an agent's, of mode 111 or 000) was passed over by
+    the walk: the agent dropped out of validate and build, which exited 0. Said to be unreadable, with the
+    permission needed (exit 2), whether the catalog is the configured one or named on the command line; the other
+    agents are checked, and no alias is said to name no capability, as the agent's capabilities are unknown.
+    Simulated: root lists any folder."""
+    deny(monkeypatch, project / "agents" / "vscode-copilot")  # the one agent with the capability an alias names
+    expected = f"agents/vscode-copilot: {said}"
+
+    for args in (["validate"], ["validate", "agents"], ["validate", "agents/copilot-cli/capabilities/current.json"]):
+        result = run_cli(args, project)
+        assert result.exit_code == 2, result.output
+        assert expected in result.output.splitlines(), result.output
+        assert "alias target" not in result.output  # its capabilities are unknown, not missing
+    built = run_cli(["build", "-q"], project)
+    assert built.exit_code == 2, built.output
+    assert expected in built.stderr.splitlines()
+    assert not (project / "build").exists()
+
+
+def test_a_folder_of_the_templates_folder_this_user_may_not_list_stops_the_build(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build lists its templates folder for the templates it holds (overrides, files a template includes under
+    a computed name); a folder in it this user may search but not list (mode 111) was passed over. The build stops
+    with the permission needed (exit 2), nothing written. Simulated: root lists any folder."""
+    (project / "templates" / "summary.md.j2").write_text("# {{ title }}\n", encoding="utf-8")
+    (project / "templates" / "site").mkdir()
+    deny_listing(monkeypatch, project / "templates" / "site")
+
+    built = run_cli(["build", "-q"], project)
+
+    assert built.exit_code == 2, built.output
+    site = project / "templates" / "site"
+    assert f"error: {site}: cannot be listed: permission denied ({LIST_PERMISSION})" in built.stderr.splitlines()
     assert not (project / "build").exists()

@@ -14,7 +14,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from catalog_factory import deny_search, tree
+from catalog_factory import deny_listing, deny_search, tree
 from click.testing import CliRunner, Result
 from manifest_factory import make_manifest, write_build, write_memory_build
 
@@ -1421,4 +1421,23 @@ def test_a_memory_file_in_a_folder_this_user_may_not_search_is_said_to_be_unread
         f"hidden/other.md: cannot be read: permission denied ({needed})",
         "nothing written",
     ]
+    assert not (project / "AGENTS.md").exists()
+
+
+def test_a_folder_of_the_catalog_this_user_may_not_list_stops_inject(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Which files the build reads is told by walking the catalog as validate does; a folder in it this user may
+    search but not list (mode 111) was passed over, its capability documents not refused as memory files. It stops
+    inject, as it stops validate and build, with the permission needed (exit 2). Simulated: root lists any folder."""
+    (project / "catalog" / "agent" / "capabilities").mkdir(parents=True)
+    (project / "capidx.yaml").write_text("paths:\n  agents: catalog\n", encoding="utf-8")
+    deny_listing(monkeypatch, project / "catalog" / "agent")
+
+    result = inject("AGENTS.md")
+
+    assert result.exit_code == 2, result.output
+    folder = project / "catalog" / "agent"
+    needed = "the user running capidx needs read permission on the folder, to list what it holds"
+    assert f"Error: {folder}: cannot be listed: permission denied ({needed})" in result.output.splitlines()
     assert not (project / "AGENTS.md").exists()

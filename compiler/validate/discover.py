@@ -8,17 +8,17 @@ Paths that do not exist are problems (code `io`, exit 2), reported together with
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from capidx.compiler.config import ALIAS_FILE_NAMES, Config
 from capidx.compiler.diagnostics import Diagnostic
-from capidx.compiler.files import walk
+from capidx.compiler.files import FolderUnreadable, walk
 from capidx.compiler.validate import configured
 from capidx.compiler.validate.keys import one_edit
 from capidx.compiler.validate.load import file_problem
-from capidx.schema.pathkind import FILE_PERMISSION, SEARCH_PERMISSION, PathKind, folder_kind
+from capidx.schema.pathkind import FILE_PERMISSION, LIST_PERMISSION, SEARCH_PERMISSION, PathKind, folder_kind
 
 CAPABILITY_FILE_NAMES = ("current.json", "current.yaml", "current.yml")
 _READ_NAMES = CAPABILITY_FILE_NAMES + ALIAS_FILE_NAMES
@@ -44,6 +44,9 @@ class Inputs:
     # (a renamed capability must not leave a dangling alias behind a pre-commit hook), with the catalog's
     # other documents read quietly as context.
     related_aliases: tuple[Path, ...] = ()
+    # False when the catalog, or a folder in it, could not be looked into or listed: the names of the documents there
+    # are unknown, so nothing is said to name none of the catalog's capabilities (alias targets, successors).
+    complete: bool = True
 
     @property
     def checked(self) -> tuple[Path, ...]:
@@ -59,14 +62,15 @@ def agent_id(path: Path) -> str:
     return path.parent.parent.name if path.parent.name == "capabilities" else path.stem
 
 
-def catalog_documents(root: Path) -> list[Path]:
+def catalog_documents(root: Path, refused: Callable[[FolderUnreadable], object] | None = None) -> list[Path]:
     """Every `capabilities/current.*` below `root`, sorted; hidden and build folders are skipped.
 
     Symbolic links to folders are not followed (they could loop); linked files are read, and a
-    link that loops is reported when it is read.
+    link that loops is reported when it is read. A folder below `root` that cannot be listed raises
+    `FolderUnreadable`, or is given to `refused` (`files.walk`).
     """
     found = []
-    for folder, subfolders, _ in walk(root):
+    for folder, subfolders, _ in walk(root, refused):
         subfolders[:] = sorted(d for d in subfolders if not d.startswith(".") and d not in _SKIPPED_DIRECTORIES)
         if os.path.basename(folder) == "capabilities":
             found += [Path(folder, name) for name in CAPABILITY_FILE_NAMES if os.path.lexists(Path(folder, name))]
@@ -123,10 +127,10 @@ def _unlinked(tables: Sequence[Path], boundary: Path | None = None) -> tuple[lis
     return kept, problems
 
 
-def _documents_within(folder: Path, boundary: Path) -> list[Path]:
+def _documents_within(folder: Path, boundary: Path, refused: Callable[[FolderUnreadable], object]) -> list[Path]:
     """The capability documents below `folder` that really lie inside `boundary`; none, the folder not even walked,
     when it leads out of it."""
-    return confined(catalog_documents(folder), boundary)[0] if confined([folder], boundary)[0] else []
+    return confined(catalog_documents(folder, refused), boundary)[0] if confined([folder], boundary)[0] else []
 
 
 def _from_config(config: Config) -> Inputs:
@@ -143,9 +147,12 @@ def _from_config(config: Config) -> Inputs:
     kind = folder_kind(config.agents)
     if kind is not PathKind.FOLDER:
         problem = configured.missing(config, "agents") or _no_catalog(config.agents, kind)
-        return Inputs((), aliases, (), (*refused, problem))
-    found = catalog_documents(config.agents)
+        unseen = kind in (PathKind.DENIED, PathKind.UNLISTED)  # there, but what it holds cannot be told
+        return Inputs((), aliases, (), (*refused, problem), complete=not unseen)
+    unlisted: list[FolderUnreadable] = []
+    found = catalog_documents(config.agents, unlisted.append)
     documents, problems = confined(found, config.agents)
+    problems += [_unlisted(folder) for folder in unlisted]
     if not documents and not problems:
         problems.append(_nothing_found(config.agents))
     beside = [Path(problem.path) for problem in refused if problem.code == "duplicate-alias-table"]
@@ -153,26 +160,38 @@ def _from_config(config: Config) -> Inputs:
     # no stray to rename.
     meant = _alias_tables(config.agents) if table_missing else []
     problems += unread(config.agents, [*found, *_configured(config), *beside, *meant], config.templates)
-    return Inputs(tuple(documents), aliases, (), (*refused, *problems))
+    return Inputs(tuple(documents), aliases, (), (*refused, *problems), complete=not unlisted)
+
+
+def _unlisted(refused: FolderUnreadable) -> Diagnostic:
+    """The problem of a folder of the catalog that could not be listed: an agent in it would drop out unsaid."""
+    return file_problem(Path(refused.folder), refused.problem, refused.needed)
 
 
 def _unreadable_templates(templates: Path | None) -> Diagnostic | None:
     """The problem of a templates folder not given by capidx.yaml (the default templates/, --templates) that this
-    user may not look into: which templates it overrides cannot be told, and the bundled ones are not to be used in
-    its place in silence."""
-    if templates is None or folder_kind(templates) is not PathKind.DENIED:
-        return None
-    return file_problem(templates, "templates folder cannot be read: permission denied", SEARCH_PERMISSION)
+    user may not look into, or list: which templates it overrides cannot be told, and the bundled ones are not to be
+    used in its place in silence."""
+    return None if templates is None else _refused_folder(templates, "templates folder", folder_kind(templates))
 
 
 def _no_catalog(agents: Path, kind: PathKind) -> Diagnostic:
     """The problem of a catalog folder given by `--agents` or the default `agents/` that is not one: not found, or
-    not to be looked into (a link into a folder this user may not search, or a folder it may not search itself),
-    where no other folder would help."""
-    if kind is PathKind.DENIED:
-        return file_problem(agents, "catalog directory cannot be read: permission denied", SEARCH_PERMISSION)
+    not to be looked into (a link into a folder this user may not search, or a folder it may not search itself) or
+    listed, where no other folder would help."""
+    if refused := _refused_folder(agents, "catalog directory", kind):
+        return refused
     hint = "run capidx where agents/ is, or pass --agents DIR, --config FILE or PATHS"
     return file_problem(agents, "catalog directory not found", hint)
+
+
+def _refused_folder(folder: Path, what: str, kind: PathKind) -> Diagnostic | None:
+    """The problem of a folder of `kind` (`folder_kind`) this user may not look into, or list (None: it may)."""
+    if kind is PathKind.DENIED:
+        return file_problem(folder, f"{what} cannot be read: permission denied", SEARCH_PERMISSION)
+    if kind is PathKind.UNLISTED:
+        return file_problem(folder, f"{what} cannot be listed: permission denied", LIST_PERMISSION)
+    return None
 
 
 def unread(root: Path, read: Sequence[Path], templates: Path | None = None) -> list[Diagnostic]:
@@ -184,7 +203,8 @@ def unread(root: Path, read: Sequence[Path], templates: Path | None = None) -> l
     known = {_key(place) for path in read for place in (path, Path(os.path.realpath(path)))}  # and link targets
     skipped = {_key(templates)} if templates else set()  # its files are read too, as templates
     problems = []
-    for folder, subfolders, files in walk(root):
+    # a folder it cannot list is said by catalog_documents, which walks every folder this walk does
+    for folder, subfolders, files in walk(root, refused=lambda _folder: None):
         kept = (d for d in subfolders if not d.startswith(".") and d not in _SKIPPED_DIRECTORIES)
         subfolders[:] = sorted(d for d in kept if _key(Path(folder, d)) not in skipped)
         problems += [_linked_folder(Path(folder, d)) for d in subfolders if _holds_document(Path(folder, d), known)]
@@ -225,7 +245,9 @@ def _linked_folder(folder: Path) -> Diagnostic:
     return Diagnostic(str(folder), None, None, "", "error", message, hint, "misplaced")
 
 
-def _unfollowed(documents: Sequence[Path], folder: Path, boundary: Path) -> tuple[list[Path], list[Diagnostic]]:
+def _unfollowed(
+    documents: Sequence[Path], folder: Path, boundary: Path, refused: Callable[[FolderUnreadable], object]
+) -> tuple[list[Path], list[Diagnostic]]:
     """The named `documents` (all in or below `folder`) that the walk of the catalog `boundary` would read by these
     names, and a problem for each it would not: one reached through a folder below the catalog that is a symbolic
     link, which the walk does not follow. Named (by hand, or by a hook), such a document must not be read under the
@@ -233,7 +255,7 @@ def _unfollowed(documents: Sequence[Path], folder: Path, boundary: Path) -> tupl
     link = _linked_on_the_way(folder, boundary)
     if link is None or not documents:
         return list(documents), []
-    walked = {_real(path): path for path in confined(catalog_documents(boundary), boundary)[0]}
+    walked = {_real(path): path for path in confined(catalog_documents(boundary, refused), boundary)[0]}
     return [], [_unread_through(link, document, walked.get(_real(document))) for document in documents]
 
 
@@ -304,11 +326,15 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
     related: dict[str, Path] = {}
     problems: list[Diagnostic] = []
     roots: set[str] = set()  # catalog roots already walked for a named document
+    unlisted: list[FolderUnreadable] = []  # folders of a catalog walked (named, or read for context) not listed
     for path in paths:
         kind = folder_kind(path)  # Python 3.11's Path.is_dir raised a PermissionError; os.path.lexists said "absent"
-        if kind is PathKind.DENIED:
+        if kind in (PathKind.DENIED, PathKind.UNLISTED):
             if out := confined([path], _boundary(path, _named_root(path), config.agents))[1]:
                 problems += out  # a link out of its catalog is refused as such: no permission would let it be read
+                continue
+            if kind is PathKind.UNLISTED:  # walked, it would hold no capability documents
+                problems.append(file_problem(path, "cannot be listed: permission denied", LIST_PERMISSION))
                 continue
             needed = FILE_PERMISSION if path.suffix.lower() in _DATA_SUFFIXES else SEARCH_PERMISSION
             problems.append(file_problem(path, "cannot be read: permission denied", needed))
@@ -319,9 +345,9 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
             if out := confined([path], boundary)[1]:  # a folder linked out is refused whole, never walked
                 problems += out
                 continue
-            candidates, every_table = catalog_documents(path), _alias_tables(path)
+            candidates, every_table = catalog_documents(path, unlisted.append), _alias_tables(path)
             found, refused = confined(candidates, boundary)
-            found, unfollowed = _unfollowed(found, path, boundary)  # named through a linked folder: as the walk
+            found, unfollowed = _unfollowed(found, path, boundary, unlisted.append)  # named through a linked folder
             tables, linked = _unlinked(every_table[:1], boundary)
             problems += refused + unfollowed + linked + (tables_beside(every_table[0], path) if every_table else [])
             documents.update((_key(p), p) for p in found)
@@ -335,7 +361,7 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
             problems += linked
             problems += next((tables_beside(table, path.parent) for table in _alias_tables(path.parent)), [])
             aliases.update((_key(p), p) for p in tables)
-            context.update((_key(p), p) for p in _documents_within(path.parent, boundary))
+            context.update((_key(p), p) for p in _documents_within(path.parent, boundary, unlisted.append))
         elif path.suffix.lower() not in _DATA_SUFFIXES:  # 'capidx validate README.md': no YAML error about Markdown
             hint = "name an agent's capabilities/current.json (or .yaml), or a catalog folder"
             problems.append(file_problem(path, "not a capability document: capidx reads .json, .yaml and .yml", hint))
@@ -344,7 +370,7 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
             root = _named_root(path)
             boundary = _boundary(path, root, config.agents)
             named, linked = confined([path], boundary)  # named or found, a link out of the catalog is not read
-            named, unfollowed = _unfollowed(named, path.parent, boundary)  # nor, as the walk, through a linked folder
+            named, unfollowed = _unfollowed(named, path.parent, boundary, unlisted.append)  # nor through a linked one
             problems += linked + unfollowed
             documents.update((_key(p), p) for p in named)
             if unfollowed:  # not read: its catalog is not read for it either
@@ -354,11 +380,12 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
                 tables, linked = _unlinked(_alias_tables(root), boundary)
                 problems += linked
                 related.update((_key(p), p) for p in tables)
-                context.update((_key(p), p) for p in _documents_within(root, boundary))
+                context.update((_key(p), p) for p in _documents_within(root, boundary, unlisted.append))
+    problems += [_unlisted(folder) for folder in unlisted]  # also of the catalog read for context: it is incomplete
     quiet = tuple(p for key, p in context.items() if key not in documents)
     others = tuple(p for key, p in related.items() if key not in aliases)
     unique = tuple(dict.fromkeys(problems))  # two tables named side by side: one error at the second
-    return Inputs(tuple(documents.values()), tuple(aliases.values()), quiet, unique, others)
+    return Inputs(tuple(documents.values()), tuple(aliases.values()), quiet, unique, others, complete=not unlisted)
 
 
 def _named_root(path: Path) -> Path:

@@ -105,7 +105,8 @@ def _validate_project(
     listed = all(
         isinstance(s.data, dict) and isinstance(s.data.get("capabilities"), list) for s in (*sources, *context)
     )
-    catalog_complete = listed and len(sources) == len(inputs.documents) and len(context) == len(inputs.context)
+    read = len(sources) == len(inputs.documents) and len(context) == len(inputs.context)
+    catalog_complete = inputs.complete and listed and read
     names = {name for source in (*sources, *context) for name in lint.capability_names(source.data)}
     diagnostics += lint.check_across_agents(sources) + lint.check_name_near_misses(sources, context)
     diagnostics += lint.check_agent_names(sources, context)
