@@ -157,4 +157,11 @@ def _joined(snapshot: Snapshot, name: str, pieces: list[tuple[int, int]]) -> lis
 
 def comma_separated(text: str) -> list[str]:
     """The names a string separates by commas ('claude, gemini'), or the string itself when it holds none."""
-    return [part.strip() for part in text.split(",") if part.strip()] or [text]
+    return [name for _place, name in comma_fields(text)] or [text]
+
+
+def comma_fields(text: str) -> list[tuple[int, str]]:
+    """The names a string separates by commas, each with its place among the fields as written, from 1: an empty or
+    blank field names nothing, yet counts for the place of the names after it, so that a message numbering a name
+    ('claude,,xxx': 'xxx' is name 3) numbers it as the caller counts, not by its place among the names kept (2)."""
+    return [(place, part.strip()) for place, part in enumerate(text.split(","), 1) if part.strip()]

@@ -230,12 +230,16 @@ def _strings(
 def _where(path: Sequence[Any], arguments: Mapping[str, Any], given: Mapping[str, Any]) -> str:
     """A problem's place as the caller wrote the arguments. A string `_listed` read as a list is no list to the
     caller: its one name is the argument itself (`agents: must not be empty`, not `agents.0`, an item never
-    written), and of several names it separates by commas, the Nth is said as such (`agents (name 2)`)."""
+    written), and of several names it separates by commas, the one in the Nth field is said as such (`agents (name
+    2)`), empty fields counted as the caller counts them (`agent_args.comma_fields`)."""
     if not path:
         return "arguments"
     key, *within = path
     if within and isinstance(given.get(key), str) and isinstance(arguments.get(key), list):
-        return str(key) if len(arguments[key]) == 1 else f"{key} (name {int(within[0]) + 1})"
+        if len(arguments[key]) == 1:
+            return str(key)
+        place, _name = agent_args.comma_fields(given[key])[int(within[0])]
+        return f"{key} (name {place})"
     return ".".join(map(str, path))
 
 

@@ -790,6 +790,9 @@ async def test_sources_give_every_citation_with_its_own_records_details(tmp_path
         ("compare_capability", {"capability": "mcp", "agents": "  "}, "agents: must not be empty"),
         ("compare_capability", {"capability": "mcp", "agents": "x" * 201}, "agents: must be at most 200 characters"),
         ("compare_capability", {"capability": "mcp", "agents": "claude, " + "x" * 201}, "agents (name 2): must be"),
+        # an empty field is no name, but counts: the name is numbered by its place as written ('claude,,xxx': name 3)
+        ("compare_capability", {"capability": "mcp", "agents": "claude,, " + "x" * 201}, "agents (name 3): must be"),
+        ("compare_capability", {"capability": "mcp", "agents": ", claude, ,x" + "x" * 200}, "agents (name 4): must"),
         ("compare_capability", {"capability": "mcp", "agents": ["claude", ""]}, "agents.1: must not be empty"),
         # thousands of blank names in a list within the size limit: as many problems said as of any other kind
         ("compare_capability", {"capability": "mcp", "agents": [" "] * 3_000}, "agents.3: must not be empty"),
