@@ -164,9 +164,12 @@ def _named(index: MatchIndex, q: Query, offered: set[str]) -> str | None:
 
 def _closest(index: MatchIndex, q: Query, close: Mapping[str, float] | None) -> dict[str, float]:
     """Capability -> how close it is (0-100) to a query nothing matched: a sentence ('live pair programming with a
-    teammate') by meaning, a few words ('kubernets') by the spelling of its names (also without a model)."""
-    if close and len(q.normalized.split()) >= SENTENCE:  # {}: the query embedded as nothing (NaN)
-        return {slug: 100 * max(0.0, cosine) for slug, cosine in close.items()}
+    teammate') by meaning, a few words ('kubernets') by the spelling of its names (also without a model, and when
+    the model finds nothing close in meaning: no cosine above 0, or none at all, a query embedded as NaN)."""
+    if len(q.normalized.split()) >= SENTENCE:
+        meaning = {slug: 100 * cosine for slug, cosine in (close or {}).items() if cosine > 0}
+        if meaning:
+            return meaning
     return _similarity(index, q.normalized, fuzz.WRatio, 0.0)
 
 

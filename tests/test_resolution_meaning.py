@@ -143,6 +143,33 @@ def test_a_sentence_nothing_matches_is_answered_by_meaning_a_few_words_by_spelli
     assert blank.candidates == unmodelled.candidates
 
 
+def test_a_sentence_nothing_is_close_to_in_meaning_has_the_names_closest_in_spelling(
+    index: MatchIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A model that finds every capability unlike the sentence (cosines 0, or below) says nothing about which is
+    # closest: the sentence is not left without a suggestion, it has the names closest in spelling, as without one.
+    with_model(monkeypatch, None)
+    unmodelled = resolve_capability(index, "xyzzy plugh blorp quux", agent=CLAUDE)
+    assert unmodelled.status == "unknown" and len(unmodelled.candidates) == 3
+    for model in (Unlike(0.0), Unlike(-1.0)):
+        with_model(monkeypatch, model)
+        answer = resolve_capability(index, "xyzzy plugh blorp quux", agent=CLAUDE)
+        assert answer.status == "unknown" and answer.candidates == unmodelled.candidates
+
+
+class Unlike(StandIn):
+    """Embeds every capability's text alike, and the query at `cosine` with each of them."""
+
+    def __init__(self, cosine: float) -> None:
+        super().__init__()
+        self.cosine = cosine
+
+    def embed(self, texts: Sequence[str], norm: bool = True) -> np.ndarray:
+        if len(texts) == 1:
+            return np.array([[self.cosine, (1 - self.cosine**2) ** 0.5]])
+        return np.array([[1.0, 0.0] for _ in texts])
+
+
 class Blank(StandIn):
     """Embeds every capability's text, and the query as not a number (as an embedding of no known token may be)."""
 
