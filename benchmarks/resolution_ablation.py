@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from resolution_bench import RUNS, UNREAD, ablated_copy, agent_ids, classify, expected_agent
 
 from capidx.schema import lexicon
-from capidx.server import matchindex, names, query, resolve, semantic
+from capidx.server import matchindex, names, query, resolve
 from capidx.server.matchindex import MatchIndex
 from capidx.server.names import resolve_agent
 
@@ -65,7 +65,13 @@ def _never_no(index: Any, resolution: Any, agent: Any, offered: Any, runner_up: 
     return resolution
 
 
+def _words_order(q: Any, candidates: Any, named: Any, close: Any) -> Any:
+    """What is offered in the words' order: no cosine (a sentence nothing matches is still filled by meaning)."""
+    return _BY_MEANING(q, candidates, named, {})
+
+
 _SIMILARITY = resolve._similarity
+_BY_MEANING = resolve._by_meaning
 _UNIT = query._unit
 
 
@@ -99,7 +105,7 @@ MECHANISMS: dict[str, Callable[[], Any]] = {
     ),
     "a name's literal word beats an expansion": lambda: replaced(query, "_unit", _expansions_always),
     "never a wrong 'no'": lambda: replaced(resolve, "_no_rule", _never_no),
-    "meaning in the order of what is offered": lambda: replaced(semantic, "model", lambda: None),
+    "meaning in the order of what is offered": lambda: replaced(resolve, "_by_meaning", _words_order),
     "a partial name offered first": lambda: replaced(resolve, "_holds", lambda name, asked: 2),
     "a whole name with one word more offered first, no other resolved ('turn on subagents')": lambda: replaced(
         resolve, "_named", lambda index, q, offered: None

@@ -6,9 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
+import numpy as np
 import pytest
 from bench_loader import load_benchmark
+
+from capidx.server import semantic
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,3 +40,36 @@ def test_each_mechanism_switches_off_and_the_resolver_still_answers(match: dict,
             BENCH.resolve.resolve_capability(index, query, agent="claude-code")
         exact = BENCH.resolve.resolve_capability(index, "Hooks", agent="claude-code")
     assert (exact.value, exact.resolved_by) == ("hooks", "exact")  # no switch touches the exact tier
+
+
+class _Hooks:
+    """A stand-in model: a text means what the query means (cosine 1) when it speaks of lifecycles (only Hooks' does)
+    or is the query."""
+
+    def embed(self, texts: list[str], norm: bool = True) -> Any:
+        alike = [("lifecycle" in text.lower() or "xyzzy" in text.lower()) for text in texts]
+        return np.array([[1.0, 0.0] if hit else [0.0, 1.0] for hit in alike])
+
+
+def test_meaning_in_the_order_and_the_sentence_fill_switch_off_apart(
+    match: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each row removes one mechanism: switching off meaning in the order of what is offered leaves a sentence nothing
+    # matches answered by meaning (Hooks, as the stand-in says); the sentence's own row answers it by spelling.
+    monkeypatch.setattr(semantic, "model", lambda: _Hooks())
+    sentence = "xyzzy plugh blorp quux"
+
+    def first(label: str | None) -> str | None:
+        if label is None:
+            answer = BENCH.resolve.resolve_capability(BENCH.MatchIndex.from_json(match), sentence, agent="claude-code")
+        else:
+            with BENCH.MECHANISMS[label]():
+                index = BENCH.MatchIndex.from_json(match)
+                answer = BENCH.resolve.resolve_capability(index, sentence, agent="claude-code")
+        assert answer.status == "unknown" and answer.candidates, label
+        return answer.candidates[0].value
+
+    assert first(None) == "hooks"
+    assert first("meaning in the order of what is offered") == "hooks"
+    spelled = first("a sentence nothing matches answered with what is closest in meaning, not in spelling")
+    assert spelled != "hooks"
