@@ -1,9 +1,11 @@
 """Meaning beside words, for what is offered when nothing resolves: the ranking model's confidence plus `WEIGHT`
 times the cosine, in WordLlama's static word embeddings, between the query and a capability's name and records'
 descriptions (match.json `descriptions`). A question often shares few words with the right record and some with
-another (it asks about mistakes, the record speaks of bugs). Only the order changes: nothing resolves or says "no"
-by meaning. The model ships in the `wordllama` package and is read from it, never downloaded, once per process on
-first use (~0.3 s); without it, or once an embedding has failed, the order stays the ranking model's.
+another (it asks about mistakes, the record speaks of bugs). Meaning orders what the words found and, for a sentence
+they found nothing for, picks the closest capabilities to suggest; nothing resolves or says "no" by meaning. The model
+ships in the `wordllama` package and is read from it, never downloaded, once per process on first use (~0.3 s);
+without it, or once an embedding has failed, the order stays the ranking model's and the names closest in spelling
+are suggested.
 """
 
 from __future__ import annotations
