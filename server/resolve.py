@@ -28,6 +28,7 @@ DECISION_RULE: tuple[float, float, float] = (0.3, 0.16, 0.4)
 # rule's confidence nothing matched ("unknown") and the closest capabilities fill the list (`_closest`).
 SHOWN_CANDIDATES = 5
 SHOWN_FLOOR = 0.02
+FILL_SCALE = DECISION_RULE[0] / 4  # the closest capabilities' closeness (0..1) is shown scaled by this, at most
 # A query of this many words or more that matches nothing is a sentence: what is closest to it in meaning fills the
 # list; a shorter one may be a name mistyped beyond the typo tier: the names closest in spelling fill it.
 SENTENCE = 3
@@ -137,9 +138,9 @@ def _by_ranking(index: MatchIndex, q: Query, agent: str | None) -> Resolution:
         # Closeness is weaker evidence than words that ranked: it is scaled below them, so the list stays in order
         # and nothing merely close claims what a ranked answer would.
         similar = _closest(index, q, close) if len(shown) < SUGGESTIONS else {}
-        low = shown[-1].confidence if shown else DECISION_RULE[0] / 4
+        low = shown[-1].confidence if shown else FILL_SCALE
         fill = tuple(
-            Candidate(c.value, c.label, round(min(low, c.confidence * DECISION_RULE[0] / 4), 3))
+            Candidate(c.value, c.label, round(min(low, c.confidence * FILL_SCALE), 3))
             for c in closest(similar, lambda slug: index.capabilities[slug].name)
             if c.value not in {s.value for s in shown}
         )
@@ -165,9 +166,10 @@ def _named(index: MatchIndex, q: Query, offered: set[str]) -> str | None:
 def _closest(index: MatchIndex, q: Query, close: Mapping[str, float] | None) -> dict[str, float]:
     """Capability -> how close it is (0-100) to a query nothing matched: a sentence ('live pair programming with a
     teammate') by meaning, a few words ('kubernets') by the spelling of its names (also without a model, and when
-    the model finds nothing close in meaning: no cosine above 0, or none at all, a query embedded as NaN)."""
+    the model finds nothing close in meaning: no cosine that, scaled by `FILL_SCALE`, shows above 0 (noise), or none
+    at all, a query embedded as NaN)."""
     if len(q.normalized.split()) >= SENTENCE:
-        meaning = {slug: 100 * cosine for slug, cosine in (close or {}).items() if cosine > 0}
+        meaning = {slug: 100 * cosine for slug, cosine in (close or {}).items() if round(cosine * FILL_SCALE, 3) > 0}
         if meaning:
             return meaning
     return _similarity(index, q.normalized, fuzz.WRatio, 0.0)

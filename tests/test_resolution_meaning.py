@@ -157,6 +157,24 @@ def test_a_sentence_nothing_is_close_to_in_meaning_has_the_names_closest_in_spel
         assert answer.status == "unknown" and answer.candidates == unmodelled.candidates
 
 
+def test_no_suggestion_by_meaning_is_shown_as_no_match_at_all(
+    index: MatchIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Cosines this small ('the whiteboard weather' against the bundled catalog) are noise, and scaled below the
+    # ranked candidates they would be shown as a match confidence of 0: the names closest in spelling are offered.
+    with_model(monkeypatch, None)
+    unmodelled = resolve_capability(index, "xyzzy plugh blorp quux", agent=CLAUDE)
+    with_model(monkeypatch, Unlike(0.005))
+    answer = resolve_capability(index, "xyzzy plugh blorp quux", agent=CLAUDE)
+    assert answer.status == "unknown" and all(c.confidence > 0 for c in answer.candidates)
+    assert answer.candidates == unmodelled.candidates
+    # A cosine just large enough to be shown is a suggestion by meaning, shown above 0.
+    with_model(monkeypatch, Unlike(0.007))
+    answer = resolve_capability(index, "xyzzy plugh blorp quux", agent=CLAUDE)
+    assert len(answer.candidates) == 3 and answer.candidates != unmodelled.candidates
+    assert all(c.confidence > 0 for c in answer.candidates)
+
+
 class Unlike(StandIn):
     """Embeds every capability's text alike, and the query at `cosine` with each of them."""
 
