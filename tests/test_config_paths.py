@@ -453,3 +453,21 @@ def test_a_folder_of_the_templates_folder_this_user_may_not_list_stops_the_build
     site = project / "templates" / "site"
     assert f"error: {site}: cannot be listed: permission denied ({LIST_PERMISSION})" in built.stderr.splitlines()
     assert not (project / "build").exists()
+
+
+@pytest.mark.parametrize("named", ["agents/copilot-cli/capabilities/current.json", "agents/aliases.json"])
+def test_a_named_file_of_a_catalog_this_user_may_not_list_does_not_find_its_catalog_empty(
+    project: Path, monkeypatch: pytest.MonkeyPatch, named: str
+) -> None:
+    """A document or alias table named on the command line (as the pre-commit hook names the files changed) is read
+    with its catalog's other documents for context; a catalog folder this user may search but not list (mode 111)
+    was walked to nothing, so every alias of its table was said to name no capability (exit 1). The catalog is said
+    not to be listable, with the permission needed (exit 2), as when validate walks it unnamed. Simulated: root lists
+    any folder."""
+    deny_listing(monkeypatch, project / "agents")
+
+    result = run_cli(["validate", named], project)
+
+    assert result.exit_code == 2, result.output
+    assert f"agents: cannot be listed: permission denied ({LIST_PERMISSION})" in result.output.splitlines()
+    assert "alias target" not in result.output  # the other agents' capabilities are unknown, not missing

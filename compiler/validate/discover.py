@@ -130,7 +130,18 @@ def _unlinked(tables: Sequence[Path], boundary: Path | None = None) -> tuple[lis
 def _documents_within(folder: Path, boundary: Path, refused: Callable[[FolderUnreadable], object]) -> list[Path]:
     """The capability documents below `folder` that really lie inside `boundary`; none, the folder not even walked,
     when it leads out of it."""
-    return confined(catalog_documents(folder, refused), boundary)[0] if confined([folder], boundary)[0] else []
+    return confined(_walked(folder, refused), boundary)[0] if confined([folder], boundary)[0] else []
+
+
+def _walked(folder: Path, refused: Callable[[FolderUnreadable], object]) -> list[Path]:
+    """`catalog_documents` of a catalog folder read around a named file, which no caller has looked at: one this user
+    may not look into or list is given to `refused` too, as the walk passes its top over in silence (an alias of a
+    named table, a successor of a named document, would be said to name no capability)."""
+    kind = folder_kind(folder)
+    if kind in (PathKind.DENIED, PathKind.UNLISTED):
+        refused(FolderUnreadable(str(folder), kind))
+        return []
+    return catalog_documents(folder, refused)
 
 
 def _from_config(config: Config) -> Inputs:
@@ -255,7 +266,7 @@ def _unfollowed(
     link = _linked_on_the_way(folder, boundary)
     if link is None or not documents:
         return list(documents), []
-    walked = {_real(path): path for path in confined(catalog_documents(boundary, refused), boundary)[0]}
+    walked = {_real(path): path for path in confined(_walked(boundary, refused), boundary)[0]}
     return [], [_unread_through(link, document, walked.get(_real(document))) for document in documents]
 
 
