@@ -1441,3 +1441,24 @@ def test_a_folder_of_the_catalog_this_user_may_not_list_stops_inject(
     needed = "the user running capidx needs read permission on the folder, to list what it holds"
     assert f"Error: {folder}: cannot be listed: permission denied ({needed})" in result.output.splitlines()
     assert not (project / "AGENTS.md").exists()
+
+
+def test_a_catalog_folder_this_user_may_not_list_stops_inject(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The catalog folder itself of mode 111 (searchable, not listable): walked for the capability documents the build
+    reads, it seemed empty, so a file in it that one of them is (through a link) was written to, where a folder of mode
+    111 inside the catalog stops inject. Its documents cannot be told, so inject stops the same way, with the
+    permission needed (exit 2), nothing written. Simulated: root lists any folder."""
+    (project / "catalog" / "agent" / "capabilities").mkdir(parents=True)
+    (project / "catalog" / "agent" / "capabilities" / "current.json").symlink_to("../../notes.md")
+    (project / "catalog" / "notes.md").write_text("# Notes\n", encoding="utf-8")
+    (project / "capidx.yaml").write_text("paths:\n  agents: catalog\n", encoding="utf-8")
+    assert "it is a capability document (catalog/agent/capabilities/current.json)" in inject("catalog/notes.md").output
+    deny_listing(monkeypatch, project / "catalog")
+
+    result = inject("catalog/notes.md")
+
+    assert result.exit_code == 2, result.output
+    folder = project / "catalog"
+    needed = "the user running capidx needs read permission on the folder, to list what it holds"
+    assert f"Error: {folder}: cannot be listed: permission denied ({needed})" in result.output.splitlines()
+    assert (project / "catalog" / "notes.md").read_text("utf-8") == "# Notes\n"

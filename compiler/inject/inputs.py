@@ -16,8 +16,9 @@ says what they are.
 from __future__ import annotations
 
 from capidx.compiler.config import Config
+from capidx.compiler.files import FolderUnreadable
 from capidx.compiler.inject.target import Input
-from capidx.schema.pathkind import PathKind, path_kind
+from capidx.schema.pathkind import PathKind, folder_kind
 
 _TEMPLATES_UNKNOWN = (
     "which capidx build may read whole: which of its files the templates read cannot be told (a name computed at "
@@ -37,7 +38,10 @@ def build_inputs(config: Config) -> tuple[Input, ...]:
 
         found.append(Input("the schema", config.schema))
         found += [Input("a schema file the schema refers to", path) for path in referenced_files(config.schema)]
-    if path_kind(config.agents) is PathKind.FOLDER:  # one this user may not look into holds no file it could write
+    kind = folder_kind(config.agents)
+    if kind is PathKind.UNLISTED:  # its files can be written by name, but which are documents cannot be told
+        raise FolderUnreadable(str(config.agents), kind)  # as for such a folder inside it (files.walk)
+    if kind is PathKind.FOLDER:  # one this user may not look into holds no file it could write
         found += [Input("a capability document", path) for path in catalog_documents(config.agents)]
     if config.templates is not None:
         from capidx.compiler.render.environment import folder_reads
