@@ -305,11 +305,12 @@ def run_cli(args: list[str], cwd: Path) -> Any:
         return CliRunner().invoke(cli, args, catch_exceptions=False)
 
 
-def deny_search(monkeypatch: Any, folder: Path, *links: Path) -> None:
+def deny_search(monkeypatch: Any, folder: Path, *links: Path, listable: bool = False) -> None:
     """As if this user might not search `folder` (a mode of 000): nothing inside it can be looked at, opened or
     listed, nor can the folder be listed, though it can be seen from above; each of `links` (a symbolic link into
-    it) is there, but cannot be followed. Simulated, with EACCES where the system would give it: the suite may run
-    as root, whom no mode stops."""
+    it) is there, but cannot be followed. `listable`: as if of mode 644 instead, the names of its entries listed
+    (with whether each is a folder, which the listing itself tells), but none of them looked at. Simulated, with
+    EACCES where the system would give it: the suite may run as root, whom no mode stops."""
     import builtins
     import errno
 
@@ -323,7 +324,7 @@ def deny_search(monkeypatch: Any, folder: Path, *links: Path) -> None:
         where = os.path.abspath(written)
         if written.endswith(os.sep + ".") or written == ".":  # the folder's own entry: looked up inside it
             where += os.sep + "."
-        if where.startswith(inside) or (listing and where + os.sep == inside):
+        if where.startswith(inside) or (listing and not listable and where + os.sep == inside):
             return True
         if any(where.startswith(link + os.sep) for link in followed):  # through the link: it is followed
             return True

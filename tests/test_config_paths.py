@@ -471,3 +471,22 @@ def test_a_named_file_of_a_catalog_this_user_may_not_list_does_not_find_its_cata
     assert result.exit_code == 2, result.output
     assert f"agents: cannot be listed: permission denied ({LIST_PERMISSION})" in result.output.splitlines()
     assert "alias target" not in result.output  # the other agents' capabilities are unknown, not missing
+
+
+@pytest.mark.parametrize("folder", ["agents/vscode-copilot", "agents/vscode-copilot/capabilities"])
+def test_an_agent_folder_this_user_may_list_but_not_search_is_said_to_be_unreadable(
+    project: Path, monkeypatch: pytest.MonkeyPatch, folder: str
+) -> None:
+    """A folder of the catalog this user may list but not search (mode 644): its entries are named, but none can be
+    looked at. An agent's folder of that mode ended validate in a PermissionError traceback (asked whether its
+    `capabilities` folder is a link); its `capabilities` folder of that mode hid the document, which was then said
+    to be misplaced, "where capidx does not read one" (exit 1). Each is said to be unreadable (exit 2), and no alias
+    is said to name no capability. Simulated: root searches any folder."""
+    deny_search(monkeypatch, project / folder, listable=True)
+
+    result = run_cli(["validate"], project)
+
+    assert result.exit_code == 2, result.output
+    assert "permission denied" in result.output
+    assert "where capidx does not read one" not in result.output
+    assert "alias target" not in result.output

@@ -70,10 +70,13 @@ def catalog_documents(root: Path, refused: Callable[[FolderUnreadable], object] 
     `FolderUnreadable`, or is given to `refused` (`files.walk`).
     """
     found = []
-    for folder, subfolders, _ in walk(root, refused):
+    for folder, subfolders, files in walk(root, refused):
         subfolders[:] = sorted(d for d in subfolders if not d.startswith(".") and d not in _SKIPPED_DIRECTORIES)
         if os.path.basename(folder) == "capabilities":
-            found += [Path(folder, name) for name in CAPABILITY_FILE_NAMES if os.path.lexists(Path(folder, name))]
+            # listed is there too: in a folder this user may list but not search (mode 644) os.path.lexists answers
+            # False, and the document, dropped, was said to be misplaced; read, it is said to be unreadable
+            there = [name for name in CAPABILITY_FILE_NAMES if name in files or os.path.lexists(Path(folder, name))]
+            found += [Path(folder, name) for name in there]
     return found
 
 
@@ -243,7 +246,7 @@ def _holds_document(folder: Path, known: set[str]) -> bool:
     """Whether `folder` is a symbolic link to a folder that is an agent's (`<agent>/capabilities/current.*`) or its
     `capabilities` folder, whose document is not read under its own name (`known`: a link to another agent's folder
     of the catalog adds nothing): not followed (links to folders could loop, or lead out of the catalog)."""
-    if not folder.is_symlink():
+    if not os.path.islink(folder):  # Path.is_symlink raised PermissionError in a folder this user may not search
         return False
     inside = folder if folder.name == "capabilities" else folder / "capabilities"
     documents = [inside / name for name in CAPABILITY_FILE_NAMES if os.path.lexists(inside / name)]
