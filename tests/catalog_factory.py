@@ -349,15 +349,16 @@ def deny_search(monkeypatch: Any, folder: Path, *links: Path, listable: bool = F
 
 def deny_listing(monkeypatch: Any, folder: Path) -> None:
     """As if this user might search `folder` but not list it (a mode of 111): what is inside can be looked at and
-    opened by name, but the folder cannot be listed (`os.scandir`, `os.listdir`, and so `glob` and a walk).
+    opened by name, but the folder cannot be listed (`os.scandir`, `os.listdir`, and so `glob` and a walk), nor
+    opened (`os.open`, as for a listing by its descriptor), by any name: through a symbolic link to it too.
     Simulated, with EACCES where the system would give it: the suite may run as root, whom no mode stops."""
     import errno
 
-    where = os.path.abspath(folder)
+    where = os.path.realpath(folder)
 
     def guard(real: Any) -> Any:
         def guarded(path: Any = ".", *args: Any, **kwargs: Any) -> Any:
-            if isinstance(path, str | os.PathLike) and os.path.abspath(os.fsdecode(path)) == where:
+            if isinstance(path, str | os.PathLike) and os.path.realpath(os.fsdecode(path)) == where:
                 raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.fspath(path))
             return real(path, *args, **kwargs)
 
@@ -365,3 +366,4 @@ def deny_listing(monkeypatch: Any, folder: Path) -> None:
 
     monkeypatch.setattr(os, "scandir", guard(os.scandir))
     monkeypatch.setattr(os, "listdir", guard(os.listdir))
+    monkeypatch.setattr(os, "open", guard(os.open))

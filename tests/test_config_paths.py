@@ -490,3 +490,17 @@ def test_an_agent_folder_this_user_may_list_but_not_search_is_said_to_be_unreada
     assert "permission denied" in result.output
     assert "where capidx does not read one" not in result.output
     assert "alias target" not in result.output
+
+
+def test_a_catalog_named_through_a_link_to_a_folder_this_user_may_not_list_is_said_so(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`paths.agents` a symbolic link to a catalog folder this user may search but not list (mode 111): the folder
+    is refused its listing by whatever name, so it is said not to be listable at its key, as when named directly.
+    Simulated: root lists any folder."""
+    (project / "linked").symlink_to("agents")
+    (project / "capidx.yaml").write_text("paths:\n  agents: linked\n", encoding="utf-8")
+    deny_listing(monkeypatch, project / "agents")
+    said = f"catalog directory 'linked' cannot be listed: permission denied ({LIST_PERMISSION})"
+
+    _refused_by_validate_and_build(project, f"capidx.yaml:2:11: $.paths.agents: {said}")
