@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from capidx.compiler.errors import UsageError
-from capidx.schema.pathkind import LIST_PERMISSION, SEARCH_PERMISSION, PathKind, folder_kind
+from capidx.schema.pathkind import LIST_PERMISSION, SEARCH_PERMISSION, PathKind, folder_kind, path_kind
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
@@ -96,7 +96,8 @@ def walk(
     a catalog or templates folder nested some 1,000 folders deep (which a pull request can hold) would end `validate`
     and `build` in a RecursionError.
 
-    A folder below `top` that this user may not list (mode 111, or 000) raises `FolderUnreadable`, or is given to
+    A folder below `top` that this user may not list (mode 111, or 000), or may list but not search and so cannot tell
+    what an entry of it is (mode 644, with a symbolic link in it), raises `FolderUnreadable`, or is given to
     `refused` and passed over: `os.walk` passes it over in silence, and an agent's folder of the catalog dropped out
     of the build unsaid. `top` itself, and a folder that cannot be listed for another reason (removed meanwhile), are
     passed over: the caller says what `top` is (`folder_kind`), in its own words, before or after the walk."""
@@ -106,14 +107,19 @@ def walk(
         folder = stack.pop()
         subfolders: list[str] = []
         files: list[str] = []
+        untold = False  # an entry whose kind this user may not look at
         try:
             with os.scandir(folder) as entries:
                 for entry in entries:
                     try:
                         is_dir = entry.is_dir()
-                    except OSError:
-                        is_dir = False
+                    except OSError as error:
+                        is_dir, untold = False, untold or isinstance(error, PermissionError)
                     (subfolders if is_dir else files).append(entry.name)
+            if untold and folder != start and path_kind(os.path.join(folder, ".")) is PathKind.DENIED:
+                # listed but not searchable (mode 644): a link in it, the agent's `capabilities` folder, was taken for
+                # a file, neither walked nor said to be a linked folder, and its agent dropped out unsaid
+                raise PermissionError(folder)
         except PermissionError:
             if folder == start:
                 continue

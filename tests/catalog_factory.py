@@ -343,8 +343,65 @@ def deny_search(monkeypatch: Any, folder: Path, *links: Path, listable: bool = F
     monkeypatch.setattr(os, "lstat", guard(os.lstat, follow=False))
     monkeypatch.setattr(os, "open", guard(os.open, listing=True))
     monkeypatch.setattr(builtins, "open", guard(builtins.open, listing=True))
-    monkeypatch.setattr(os, "scandir", guard(os.scandir, listing=True))
+    scandir = guard(os.scandir, listing=True)
+    if listable:  # a link's kind is not in the listing: asking it follows the link, from inside the folder
+        real_scandir = scandir
+
+        def scandir(path: Any = ".") -> Any:
+            entries = real_scandir(path)
+            if not isinstance(path, str | os.PathLike) or os.path.abspath(os.fsdecode(path)) + os.sep != inside:
+                return entries
+            return _UnsearchedEntries(entries)
+
+    monkeypatch.setattr(os, "scandir", scandir)
     monkeypatch.setattr(os, "listdir", guard(os.listdir, listing=True))
+
+
+class _UnsearchedEntries:
+    """`os.scandir` of a folder this user may list but not search (`deny_search(listable=True)`): each entry's name
+    and type as listed, but whether a symbolic link is a folder, or a file, asks the system through it (EACCES)."""
+
+    def __init__(self, entries: Any) -> None:
+        self._entries = entries
+
+    def __enter__(self) -> Any:
+        self._entries.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> Any:
+        return self._entries.__exit__(*exc)
+
+    def __iter__(self) -> Any:
+        return (_UnsearchedEntry(entry) for entry in self._entries)
+
+    def close(self) -> None:
+        self._entries.close()
+
+
+class _UnsearchedEntry:
+    def __init__(self, entry: Any) -> None:
+        self._entry = entry
+        self.name, self.path = entry.name, entry.path
+
+    def _refused(self, follow_symlinks: bool) -> None:
+        import errno
+
+        if follow_symlinks and self._entry.is_symlink():
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), self.path)
+
+    def is_dir(self, *, follow_symlinks: bool = True) -> bool:
+        self._refused(follow_symlinks)
+        return self._entry.is_dir(follow_symlinks=follow_symlinks)
+
+    def is_file(self, *, follow_symlinks: bool = True) -> bool:
+        self._refused(follow_symlinks)
+        return self._entry.is_file(follow_symlinks=follow_symlinks)
+
+    def is_symlink(self) -> bool:
+        return self._entry.is_symlink()
+
+    def __fspath__(self) -> str:
+        return self.path
 
 
 def deny_listing(monkeypatch: Any, folder: Path) -> None:

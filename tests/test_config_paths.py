@@ -504,3 +504,26 @@ def test_a_catalog_named_through_a_link_to_a_folder_this_user_may_not_list_is_sa
     said = f"catalog directory 'linked' cannot be listed: permission denied ({LIST_PERMISSION})"
 
     _refused_by_validate_and_build(project, f"capidx.yaml:2:11: $.paths.agents: {said}")
+
+
+def test_an_agent_folder_this_user_may_list_but_not_search_holding_a_linked_capabilities_folder_is_said_so(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An agent's folder of mode 644 whose `capabilities` is a symbolic link to a folder: the listing does not say
+    whether a link is a folder, and asking follows it from inside the folder, which is refused. The link was taken
+    for a file, so neither walked nor said to be a linked folder: the agent dropped out of validate and build, which
+    exited 0 (readable, the link is said not to be read, exit 1). The agent's folder is said to be unreadable, with
+    the permission needed (exit 2). Simulated: root searches any folder."""
+    agent = project / "agents" / "vscode-copilot"
+    (project / "elsewhere").mkdir()
+    (agent / "capabilities").rename(project / "elsewhere" / "capabilities")
+    (agent / "capabilities").symlink_to(project / "elsewhere" / "capabilities")
+    assert "a symbolic link to a folder with a capability document" in run_cli(["validate"], project).output
+    deny_search(monkeypatch, agent, listable=True)
+
+    for command in ("validate", "build"):
+        result = run_cli([command], project)
+
+        assert result.exit_code == 2, result.output
+        assert f"{Path('agents', 'vscode-copilot')}: cannot be read: permission denied" in result.output
+        assert "alias target" not in result.output
