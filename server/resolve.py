@@ -131,7 +131,9 @@ def _by_ranking(index: MatchIndex, q: Query, agent: str | None) -> Resolution:
         return _no_rule(index, winner, agent, shown, runner_up)
     above = {c.value for c in ordered if c.confidence >= floor}
     pool = [c for c in ordered if c.confidence >= SHOWN_FLOOR]
-    close = index.meanings.closeness(q.text)  # None: no model, words alone
+    # Meaning orders what ranked and fills a sentence's list; a name nothing ranked for needs neither (nor the model).
+    wanted = pool or len(q.normalized.split()) >= SENTENCE
+    close = index.meanings.closeness(q.text) if wanted else None  # None: no model, words alone
     offered = _by_meaning(q, pool, named, close or {})
     shown, everything = tuple(offered[:SHOWN_CANDIDATES]), tuple(c for c in offered if c.value in above)
     if best < floor:  # nothing matched: what ranked a little first, then the closest capabilities

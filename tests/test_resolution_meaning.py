@@ -188,6 +188,16 @@ class Unlike(StandIn):
         return np.array([[1.0, 0.0] for _ in texts])
 
 
+def test_a_name_nothing_ranks_for_does_not_load_the_model(index: MatchIndex, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Nothing to order and no sentence to fill: the model (0.3 s to load in a fresh process) is not asked.
+    asked: list[str] = []
+    monkeypatch.setattr(semantic, "model", lambda: asked.append("model") or StandIn("xyzzy"))
+    name = resolve_capability(index, "xyzzy termnl", agent=CLAUDE)
+    assert name.status == "unknown" and offered(name)[0] == "terminal-cli" and not asked
+    sentence = resolve_capability(index, "xyzzy plugh blorp quux", agent=CLAUDE)
+    assert sentence.status == "unknown" and asked
+
+
 class Blank(StandIn):
     """Embeds every capability's text, and the query as not a number (as an embedding of no known token may be)."""
 
