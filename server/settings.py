@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from capidx.schema.homepath import EMPTY_PATH, LINK_LOOP, broken_link, expand_home
+from capidx.schema.pathkind import FILE_PERMISSION
 from capidx.schema.yamldata import (
     MAX_FILE_BYTES,
     MAX_NESTING,
@@ -414,7 +415,7 @@ def _stat_problem(path: Path, error: OSError) -> str:
     if error.errno == errno.ELOOP:
         return f"{LINK_LOOP} (point the link at a real file)"
     if error.errno == errno.EACCES:
-        return "permission denied (make the file and its folders readable by this user)"
+        return f"permission denied ({FILE_PERMISSION})"
     return f"cannot read: {error.strerror or error}"
 
 

@@ -24,6 +24,7 @@ from capidx.compiler.diagnostics import Diagnostic, Severity
 from capidx.compiler.files import read_at_most
 from capidx.compiler.validate.positions import JsonPositions, first_too_deep, scan_json
 from capidx.schema.homepath import LINK_LOOP, broken_link
+from capidx.schema.pathkind import FILE_PERMISSION
 from capidx.schema.yamldata import (
     MAX_FILE_BYTES,
     MAX_NESTING,
@@ -194,7 +195,7 @@ def _stat_problem(path: Path, exc: OSError) -> Diagnostic:
             return file_problem(path, broken_link(path))
         return file_problem(path, "does not exist")
     if exc.errno == errno.EACCES:
-        return file_problem(path, "permission denied", "make the file and its folders readable by this user")
+        return file_problem(path, "permission denied", FILE_PERMISSION)
     return file_problem(path, f"cannot read: {exc.strerror or exc}")
 
 
