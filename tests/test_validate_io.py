@@ -19,6 +19,7 @@ from click.testing import CliRunner, Result
 from capidx.cli import cli
 from capidx.compiler import files
 from capidx.compiler.validate import load
+from capidx.schema.pathkind import FILE_PERMISSION
 from capidx.schema.yamldata import parse_yaml
 
 
@@ -562,3 +563,24 @@ def test_over_long_names_are_not_compared_for_a_near_miss(tmp_path: Path) -> Non
     assert result.exit_code == 1
     assert "1,001 characters long (at most 200" in result.output
     assert "spelled almost like" not in result.output
+
+
+def test_a_document_that_cannot_be_opened_names_the_permission_as_every_other_file_read(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A capability document of mode 000 (looked at, but not opened) names the permission needed in the words used
+    for every other file capidx cannot read (FILE_PERMISSION): it said "make the file readable by this user", while
+    the same file in a folder this user may not search, and serve's settings of mode 000, say FILE_PERMISSION.
+    Simulated: root reads files whatever their mode."""
+    real_open = open
+
+    def deny(path: object, *args: object, **kwargs: object) -> object:
+        if str(path).endswith("alpha/capabilities/current.json"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(files, "open", deny, raising=False)
+    result = run()
+
+    assert result.exit_code == 2, result.output
+    assert f"agents/alpha/capabilities/current.json: permission denied ({FILE_PERMISSION})" in result.output

@@ -179,7 +179,7 @@ def read_limited(path: Path) -> tuple[bytes | None, Diagnostic | None]:
     try:
         raw = read_at_most(path, MAX_FILE_BYTES)  # the file may have grown since stat
     except PermissionError:
-        return None, file_problem(path, "permission denied", "make the file readable by this user")
+        return None, file_problem(path, "permission denied", FILE_PERMISSION)
     except OSError as exc:
         return None, file_problem(path, f"cannot read: {exc.strerror or exc}")
     if raw is None:
