@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from capidx.compiler.errors import UsageError
-from capidx.schema.pathkind import LIST_PERMISSION, SEARCH_PERMISSION, PathKind, folder_kind, path_kind
+from capidx.schema.pathkind import PathKind, folder_kind, path_kind, refusal
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
@@ -81,10 +81,11 @@ class FolderUnreadable(UsageError):
     diagnostics of validate say a catalog folder that cannot be read."""
 
     def __init__(self, folder: str, kind: PathKind) -> None:
-        denied = kind is PathKind.DENIED  # not searchable either (mode 000): its entries could not be looked at
         self.folder = folder
-        self.problem = f"cannot be {'read' if denied else 'listed'}: permission denied"
-        self.needed = SEARCH_PERMISSION if denied else LIST_PERMISSION
+        # not listed (UNLISTED), or not searchable either (DENIED, mode 000): its entries could not be looked at
+        said = refusal(kind if kind is PathKind.DENIED else PathKind.UNLISTED)
+        assert said is not None  # both kinds are refusals
+        self.problem, self.needed = said
         super().__init__(f"{folder}: {self.problem} ({self.needed})")
 
 

@@ -54,6 +54,16 @@ def path_kind(path: str | os.PathLike[str]) -> PathKind:
     return PathKind.OTHER
 
 
+def refusal(kind: PathKind, folder: bool = True) -> tuple[str, str] | None:
+    """What is said of a path of `kind` that this user may not look at (DENIED) or list (UNLISTED), and the permission
+    it needs (a `folder`'s, or a file's), in the one wording every command uses; None when it may."""
+    if kind is PathKind.DENIED:
+        return "cannot be read: permission denied", SEARCH_PERMISSION if folder else FILE_PERMISSION
+    if kind is PathKind.UNLISTED:
+        return "cannot be listed: permission denied", LIST_PERMISSION
+    return None
+
+
 def folder_kind(path: str | os.PathLike[str]) -> PathKind:
     """`path_kind`, for a path capidx means to look inside of: a folder this user may not search itself (mode 000 or
     644) is DENIED too. It is seen from above, so `path_kind` calls it a FOLDER, but nothing in it can be looked at

@@ -17,14 +17,7 @@ from pathlib import Path, PurePath
 from capidx.compiler.config import Config
 from capidx.compiler.diagnostics import Diagnostic
 from capidx.schema.homepath import LINK_LOOP, broken_link
-from capidx.schema.pathkind import (
-    FILE_PERMISSION,
-    LIST_PERMISSION,
-    SEARCH_PERMISSION,
-    PathKind,
-    folder_kind,
-    path_kind,
-)
+from capidx.schema.pathkind import PathKind, folder_kind, path_kind, refusal
 
 _MAX_ENTRIES = 10_000  # entries of one folder compared with a misspelled name: bounded work in a huge folder
 # setting -> (what it names, whether it is a folder, the way out when no near name exists)
@@ -47,12 +40,10 @@ def missing(config: Config, name: str) -> Diagnostic | None:
         return None
     what, folder, way_out = _WHAT[name]
     kind = folder_kind(path) if folder else path_kind(path)
-    if kind is PathKind.DENIED:
-        # not absent (os.path.lexists said so), nor empty: no correction of the setting would help
-        needed = SEARCH_PERMISSION if folder else FILE_PERMISSION
-        return origin.diagnostic(f"{what} '{origin.value}' cannot be read: permission denied", needed)
-    if kind is PathKind.UNLISTED:  # walked, it would seem empty: no document found, or no template overridden
-        return origin.diagnostic(f"{what} '{origin.value}' cannot be listed: permission denied", LIST_PERMISSION)
+    if said := refusal(kind, folder):
+        # not absent, nor empty (walked, a folder not listed would seem so): no correction of the setting would help
+        problem, needed = said
+        return origin.diagnostic(f"{what} '{origin.value}' {problem}", needed)
     if kind is PathKind.NOTHING:
         near = _near(Path(path), folder)
         hint = f"did you mean '{PurePath(origin.value).with_name(near).as_posix()}'?" if near else way_out

@@ -18,7 +18,7 @@ from capidx.compiler.files import FolderUnreadable, walk
 from capidx.compiler.validate import configured
 from capidx.compiler.validate.keys import one_edit
 from capidx.compiler.validate.load import file_problem
-from capidx.schema.pathkind import FILE_PERMISSION, LIST_PERMISSION, SEARCH_PERMISSION, PathKind, folder_kind
+from capidx.schema.pathkind import PathKind, folder_kind, refusal
 
 CAPABILITY_FILE_NAMES = ("current.json", "current.yaml", "current.yml")
 _READ_NAMES = CAPABILITY_FILE_NAMES + ALIAS_FILE_NAMES
@@ -201,10 +201,9 @@ def _no_catalog(agents: Path, kind: PathKind) -> Diagnostic:
 
 def _refused_folder(folder: Path, what: str, kind: PathKind) -> Diagnostic | None:
     """The problem of a folder of `kind` (`folder_kind`) this user may not look into, or list (None: it may)."""
-    if kind is PathKind.DENIED:
-        return file_problem(folder, f"{what} cannot be read: permission denied", SEARCH_PERMISSION)
-    if kind is PathKind.UNLISTED:
-        return file_problem(folder, f"{what} cannot be listed: permission denied", LIST_PERMISSION)
+    if said := refusal(kind):
+        problem, needed = said
+        return file_problem(folder, f"{what} {problem}", needed)
     return None
 
 
@@ -343,15 +342,12 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
     unlisted: list[FolderUnreadable] = []  # folders of a catalog walked (named, or read for context) not listed
     for path in paths:
         kind = folder_kind(path)  # Python 3.11's Path.is_dir raised a PermissionError; os.path.lexists said "absent"
-        if kind in (PathKind.DENIED, PathKind.UNLISTED):
+        # UNLISTED: walked, it would hold no capability documents
+        if said := refusal(kind, folder=path.suffix.lower() not in _DATA_SUFFIXES):
             if out := confined([path], _boundary(path, _named_root(path), config.agents))[1]:
                 problems += out  # a link out of its catalog is refused as such: no permission would let it be read
                 continue
-            if kind is PathKind.UNLISTED:  # walked, it would hold no capability documents
-                problems.append(file_problem(path, "cannot be listed: permission denied", LIST_PERMISSION))
-                continue
-            needed = FILE_PERMISSION if path.suffix.lower() in _DATA_SUFFIXES else SEARCH_PERMISSION
-            problems.append(file_problem(path, "cannot be read: permission denied", needed))
+            problems.append(file_problem(path, *said))
         elif kind is PathKind.NOTHING:
             problems.append(file_problem(path, "does not exist"))
         elif kind is PathKind.FOLDER:
