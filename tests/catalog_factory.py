@@ -10,6 +10,7 @@ aliases/triggers/useWhen, an unknown extra field, text that looks like a special
 from __future__ import annotations
 
 import copy
+import errno
 import json
 import os
 from pathlib import Path
@@ -312,7 +313,6 @@ def deny_search(monkeypatch: Any, folder: Path, *links: Path, listable: bool = F
     (with whether each is a folder, which the listing itself tells), but none of them looked at. Simulated, with
     EACCES where the system would give it: the suite may run as root, whom no mode stops."""
     import builtins
-    import errno
 
     inside = os.path.abspath(folder) + os.sep
     followed = tuple(os.path.abspath(link) for link in links)
@@ -334,7 +334,7 @@ def deny_search(monkeypatch: Any, folder: Path, *links: Path, listable: bool = F
         def guarded(path: Any = ".", *args: Any, **kwargs: Any) -> Any:
             follow = kwargs.get("follow_symlinks", True) and how.get("follow", True)
             if refused(path, follow=follow, listing=how.get("listing", False)):
-                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.fspath(path))
+                raise _refused_to(path)
             return real(path, *args, **kwargs)
 
         return guarded
@@ -384,10 +384,8 @@ class _UnsearchedEntry:
         self.name, self.path = entry.name, entry.path
 
     def _refused(self, follow_symlinks: bool) -> None:
-        import errno
-
         if follow_symlinks and self._entry.is_symlink():
-            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), self.path)
+            raise _refused_to(self.path)
 
     def is_dir(self, *, follow_symlinks: bool = True) -> bool:
         self._refused(follow_symlinks)
@@ -409,14 +407,12 @@ def deny_listing(monkeypatch: Any, folder: Path) -> None:
     opened by name, but the folder cannot be listed (`os.scandir`, `os.listdir`, and so `glob` and a walk), nor
     opened (`os.open`, as for a listing by its descriptor), by any name: through a symbolic link to it too.
     Simulated, with EACCES where the system would give it: the suite may run as root, whom no mode stops."""
-    import errno
-
     where = os.path.realpath(folder)
 
     def guard(real: Any) -> Any:
         def guarded(path: Any = ".", *args: Any, **kwargs: Any) -> Any:
             if isinstance(path, str | os.PathLike) and os.path.realpath(os.fsdecode(path)) == where:
-                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.fspath(path))
+                raise _refused_to(path)
             return real(path, *args, **kwargs)
 
         return guarded
@@ -424,3 +420,8 @@ def deny_listing(monkeypatch: Any, folder: Path) -> None:
     monkeypatch.setattr(os, "scandir", guard(os.scandir))
     monkeypatch.setattr(os, "listdir", guard(os.listdir))
     monkeypatch.setattr(os, "open", guard(os.open))
+
+
+def _refused_to(path: Any) -> PermissionError:
+    """The error the system gives a user refused `path` for want of permission."""
+    return PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.fspath(path))
