@@ -102,6 +102,7 @@ class Reloader:
         self._last_error = None
         if snapshot.digest == self.hub.snapshot.digest:
             return False
+        await in_daemon_thread(snapshot.index.meanings.prepare, "capidx-meanings")  # swapped in ready to order
         await self.hub.swap(snapshot)
         # The old build is let go now: one full collection finds whatever cycles it held, then the new build is
         # kept out of later collections, as the first was (server/serve.py).

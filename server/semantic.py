@@ -3,9 +3,9 @@ times the cosine, in WordLlama's static word embeddings, between the query and a
 descriptions (match.json `descriptions`). A question often shares few words with the right record and some with
 another (it asks about mistakes, the record speaks of bugs). Meaning orders what the words found and, for a sentence
 they found nothing for, picks the closest capabilities to suggest; nothing resolves or says "no" by meaning. The model
-ships in the `wordllama` package and is read from it, never downloaded, once per process on first use (~0.3 s);
-without it, or once an embedding has failed, the order stays the ranking model's and the names closest in spelling
-are suggested.
+ships in the `wordllama` package and is read from it, never downloaded, once per process, as a server starts
+(`prepare`); without it, or once an embedding has failed, the order stays the ranking model's and the names closest in
+spelling are suggested.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def model() -> Any | None:
 
 @dataclass(frozen=True)
 class Meanings:
-    """Each capability's text, embedded on first use (once per build)."""
+    """Each capability's text, embedded once per build (`prepare`, or the first lookup that needs it)."""
 
     texts: Mapping[str, str]  # slug -> name and descriptions
     _matrix: list[Any] = field(default_factory=list, repr=False, compare=False)  # [one row per text, in order]
@@ -54,6 +54,13 @@ class Meanings:
     def pending(self) -> bool:
         """Whether a lookup may still have to load the model or embed the catalog (0.4 s; seconds for a large one)."""
         return bool(self.texts) and not self._matrix and _LOADED != [None]
+
+    def prepare(self) -> None:
+        """Load the model and embed the catalog before any lookup needs them: a server does so off the event loop
+        when it starts (server/serve.py) and before it swaps a new build in (server/reload.py), so that no lookup
+        waits 0.4 s for them or leaves the event loop (`pending`) for a name."""
+        if self.closeness(next(iter(self.texts.values()), "")) is not None:
+            logger.info("suggestions ordered by meaning: %d capabilities embedded", len(self.texts))
 
     def closeness(self, query: str) -> dict[str, float] | None:
         """Slug -> cosine of meaning with the query; None without the model, the texts or a working embedding."""

@@ -11,6 +11,7 @@ import gc
 import logging
 import os
 import socket
+import threading
 from collections.abc import Awaitable, Callable, Iterator
 
 import anyio
@@ -41,6 +42,7 @@ def run(settings: Settings, snapshot: Snapshot) -> None:
     # one took 50-200 ms, a pause of every request in flight); what requests make is collected as usual.
     gc.freeze()
     gc.enable()
+    threading.Thread(target=snapshot.index.meanings.prepare, name="capidx-meanings", daemon=True).start()
     main = _serve_http if settings.transport == "http" else _serve_stdio
     try:
         anyio.run(main, hub, settings)

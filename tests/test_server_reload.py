@@ -31,7 +31,7 @@ from server_support import (
     write_catalog,
 )
 
-from capidx.server import reload, resources
+from capidx.server import reload, resources, semantic
 from capidx.server.reload import Reloader
 from capidx.server.snapshot import BuildError, load_snapshot
 
@@ -169,6 +169,23 @@ async def test_a_real_rebuild_by_the_compiler_is_picked_up(tmp_path: Path) -> No
                     break
         assert "Freshly rebuilt" in (await client.read_resource(uri)).contents[0].text
         stop.set()
+
+
+async def test_a_new_build_is_swapped_in_with_its_catalog_embedded(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Embedding a catalog takes seconds when it is large: done before the swap, off the event loop, so that no
+    # lookup on the new build waits for it, nor leaves the event loop for it (`pending`).
+    catalog = write_catalog(tmp_path / "agents")
+    build = real_build(catalog, tmp_path / "build")
+    hub = make_hub(build)
+    write_catalog(catalog, note=" Freshly rebuilt.")
+    real_build(catalog, build)
+    with caplog.at_level(logging.INFO, logger=semantic.__name__):
+        assert await Reloader(hub, build).check() is True
+    meanings = hub.snapshot.index.meanings
+    assert meanings.texts and not meanings.pending
+    assert f"{len(meanings.texts)} capabilities embedded" in caplog.text
 
 
 async def test_reload_off_keeps_the_first_build(tmp_path: Path) -> None:

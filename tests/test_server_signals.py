@@ -118,6 +118,22 @@ def test_sigterm_stops_stdio_serve_with_143(hand_build: Path) -> None:
     assert WAITING not in log
 
 
+def test_the_meaning_model_loads_when_serving_starts_and_a_stop_does_not_wait_for_it(catalog_build: Path) -> None:
+    """Serving starts loading the embedding model and embedding the catalog at once, off the event loop: no request
+    asked for it, and the first question in words no name has does not wait for it. A stop while it loads does not
+    wait for it either."""
+    with serve_stdio(catalog_build, subprocess.PIPE, "--no-reload") as (proc, stderr):
+        stderr.wait_for("serving")
+        proc.send_signal(signal.SIGTERM)
+        assert stopped(proc) == 143
+        assert "Traceback" not in stderr.rest()
+    with serve_stdio(catalog_build, subprocess.PIPE, "--no-reload") as (proc, stderr):
+        assert proc.stdin is not None
+        stderr.wait_for("capabilities embedded")
+        proc.stdin.close()
+        assert stopped(proc) == 0
+
+
 def _wait_until_full(pipe: IO[bytes], timeout: float = 60) -> None:
     """Wait until the pipe holds over half of what it can and stops filling (its writer is then blocked)."""
     import fcntl
