@@ -5,7 +5,9 @@ client's argument list) reach capidx with the `~` a shell would have expanded. T
 folder called `~` inside the project, which a later `rm -rf ~` meant for it would take for the home folder.
 `HomePath` is the click type of every path option and argument of the compiler and the server. One that must
 exist is refused as unreadable, with the permission needed, when it is inside a folder this user may not search
-(click said it does not exist).
+(click said it does not exist). Whether a path may be read or listed is left to the command, which says it in the
+words every command uses for such a path (`pathkind.refusal`): click's own check said only "Directory 'x' is not
+readable.", without the permission needed.
 
 The words for a configured path that is empty or a link leading nowhere live here too, so that validate, build and
 serve say the same of the same path.
@@ -43,6 +45,12 @@ class HomePath(click.Path):
     """`click.Path` that expands a leading `~` first, so that click's own checks (`exists=True`) and every
     command see the path the user meant: `--agents=~/cat` and `capidx init '~/new'` reach us unexpanded
     when no shell stands between (an `=` joined flag, a quoted word, a client's argument list)."""
+
+    def __init__(self, **options: Any) -> None:
+        """click's `readable` check off: a folder this user may search but not list (mode 111) or not search (000),
+        a file it may not read, is refused by the command that reads it, in capidx's words and with the permission
+        needed, with the exit code of an unreadable input (2); click said "is not readable" and printed the usage."""
+        super().__init__(**{**options, "readable": False})
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, str):

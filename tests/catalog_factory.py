@@ -310,8 +310,9 @@ def deny_search(monkeypatch: Any, folder: Path, *links: Path, listable: bool = F
     """As if this user might not search `folder` (a mode of 000): nothing inside it can be looked at, opened or
     listed, nor can the folder be listed, though it can be seen from above; each of `links` (a symbolic link into
     it) is there, but cannot be followed. `listable`: as if of mode 644 instead, the names of its entries listed
-    (with whether each is a folder, which the listing itself tells), but none of them looked at. Simulated, with
-    EACCES where the system would give it: the suite may run as root, whom no mode stops."""
+    (with whether each is a folder, which the listing itself tells), but none of them looked at. `os.access` grants
+    read permission on nothing it refuses. Simulated, with EACCES where the system would give it: the suite may run
+    as root, whom no mode stops."""
     import builtins
 
     inside = os.path.abspath(folder) + os.sep
@@ -355,6 +356,7 @@ def deny_search(monkeypatch: Any, folder: Path, *links: Path, listable: bool = F
 
     monkeypatch.setattr(os, "scandir", scandir)
     monkeypatch.setattr(os, "listdir", guard(os.listdir, listing=True))
+    monkeypatch.setattr(os, "access", _denied_access(os.access, lambda path: refused(path, listing=True)))
 
 
 class _UnsearchedEntries:
@@ -405,13 +407,17 @@ class _UnsearchedEntry:
 def deny_listing(monkeypatch: Any, folder: Path) -> None:
     """As if this user might search `folder` but not list it (a mode of 111): what is inside can be looked at and
     opened by name, but the folder cannot be listed (`os.scandir`, `os.listdir`, and so `glob` and a walk), nor
-    opened (`os.open`, as for a listing by its descriptor), by any name: through a symbolic link to it too.
-    Simulated, with EACCES where the system would give it: the suite may run as root, whom no mode stops."""
+    opened (`os.open`, as for a listing by its descriptor), by any name: through a symbolic link to it too; nor
+    does `os.access` grant it read permission. Simulated, with EACCES where the system would give it: the suite may
+    run as root, whom no mode stops."""
     where = os.path.realpath(folder)
+
+    def unlisted(path: Any) -> bool:
+        return isinstance(path, str | os.PathLike) and os.path.realpath(os.fsdecode(path)) == where
 
     def guard(real: Any) -> Any:
         def guarded(path: Any = ".", *args: Any, **kwargs: Any) -> Any:
-            if isinstance(path, str | os.PathLike) and os.path.realpath(os.fsdecode(path)) == where:
+            if unlisted(path):
                 raise _refused_to(path)
             return real(path, *args, **kwargs)
 
@@ -420,6 +426,19 @@ def deny_listing(monkeypatch: Any, folder: Path) -> None:
     monkeypatch.setattr(os, "scandir", guard(os.scandir))
     monkeypatch.setattr(os, "listdir", guard(os.listdir))
     monkeypatch.setattr(os, "open", guard(os.open))
+    monkeypatch.setattr(os, "access", _denied_access(os.access, unlisted))
+
+
+def _denied_access(real: Any, denied: Any) -> Any:
+    """`os.access` answering False for read permission (`os.R_OK`) on a path `denied` says is refused, as the system
+    answers a user other than root: click's `readable` check asks it."""
+
+    def access(path: Any, mode: int, *args: Any, **kwargs: Any) -> bool:
+        if mode & os.R_OK and denied(path):
+            return False
+        return bool(real(path, mode, *args, **kwargs))
+
+    return access
 
 
 def _refused_to(path: Any) -> PermissionError:

@@ -415,6 +415,43 @@ def test_a_catalog_or_templates_folder_this_user_may_not_list_is_not_passed_over
     ],
     ids=["mode-111", "mode-000"],
 )
+@pytest.mark.parametrize(
+    ("args", "what"),
+    [
+        (["build", "-q", "--templates", "tpl"], "templates folder "),
+        (["build", "-q", "--agents", "tpl"], "catalog directory "),
+        (["validate", "--agents", "tpl"], "catalog directory "),
+        (["validate", "tpl"], ""),
+        (["verify", "tpl"], ""),
+    ],
+    ids=["build-templates", "build-agents", "validate-agents", "validate-paths", "verify-paths"],
+)
+def test_a_folder_given_on_the_command_line_that_this_user_may_not_list_is_said_so_in_capidx_s_words(
+    project: Path, monkeypatch: pytest.MonkeyPatch, deny: Callable[..., None], said: str, args: list[str], what: str
+) -> None:
+    """A folder given by --templates, --agents or as PATHS that this user may search but not list (mode 111), or not
+    search (000), was refused by click's own check before capidx looked: "Directory 'tpl' is not readable.", after
+    the usage line, naming no permission. It is said as a folder capidx.yaml names is, with the permission needed
+    (exit 2). Simulated: root lists and searches any folder."""
+    (project / "tpl").mkdir()
+    deny(monkeypatch, project / "tpl")
+
+    result = run_cli(args, project)
+
+    assert result.exit_code == 2, result.output
+    assert "not readable" not in result.output
+    assert any(line.endswith(f"tpl: {what}{said}") for line in result.output.splitlines()), result.output
+    assert not (project / "build").exists()
+
+
+@pytest.mark.parametrize(
+    ("deny", "said"),
+    [
+        (deny_listing, f"cannot be listed: permission denied ({LIST_PERMISSION})"),
+        (deny_search, f"cannot be read: permission denied ({FOLDER_PERMISSION})"),
+    ],
+    ids=["mode-111", "mode-000"],
+)
 def test_an_agent_folder_this_user_may_not_list_does_not_drop_out_of_the_build(
     project: Path, monkeypatch: pytest.MonkeyPatch, deny: Callable[..., None], said: str
 ) -> None:

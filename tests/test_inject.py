@@ -11,6 +11,7 @@ import errno
 import hashlib
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -1441,6 +1442,25 @@ def test_a_folder_of_the_catalog_this_user_may_not_list_stops_inject(
     needed = "the user running capidx needs read permission on the folder, to list what it holds"
     assert f"Error: {folder}: cannot be listed: permission denied ({needed})" in result.output.splitlines()
     assert not (project / "AGENTS.md").exists()
+
+
+@pytest.mark.parametrize("deny", [deny_listing, deny_search], ids=["mode-111", "mode-000"])
+def test_a_folder_named_as_a_memory_file_that_this_user_may_not_list_is_said_to_be_a_folder(
+    project: Path, monkeypatch: pytest.MonkeyPatch, deny: Callable[..., None]
+) -> None:
+    """A folder named as a memory file, which this user may search but not list (mode 111) or not search (000), was
+    refused by click's own check before inject looked: "Path 'AGENTS.md' is not readable.", after the usage line.
+    It is refused as any folder named is, as not a regular file (exit 2), nothing written. Simulated: root lists and
+    searches any folder."""
+    (project / "AGENTS.md").mkdir()
+    deny(monkeypatch, project / "AGENTS.md")
+
+    result = inject("AGENTS.md")
+
+    assert result.exit_code == 2, result.output
+    assert "not readable" not in result.output
+    assert "Error: AGENTS.md: not a regular file" in result.output
+    assert (project / "AGENTS.md").is_dir()
 
 
 def test_a_catalog_folder_this_user_may_not_list_stops_inject(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
