@@ -492,6 +492,27 @@ def test_a_folder_of_the_templates_folder_this_user_may_not_list_stops_the_build
     assert not (project / "build").exists()
 
 
+@pytest.mark.parametrize("deny", [deny_listing, deny_search], ids=["mode-111", "mode-000"])
+@pytest.mark.parametrize("folder", [".git", "site/.git", ".svn"])
+def test_version_control_s_folder_in_the_templates_folder_is_not_walked(
+    project: Path, monkeypatch: pytest.MonkeyPatch, deny: Callable[..., None], folder: str
+) -> None:
+    """A `.git` inside the templates folder (one checked out by CI as another user, or `paths.templates: .`), which
+    this user may not list (mode 111) or search (000), stopped the build (exit 2), though no file of version
+    control's is ever an input of the build. It is not walked: the build uses the templates beside it. Simulated:
+    root lists and searches any folder."""
+    (project / "templates" / "summary.md.j2").write_text("# Ours {{ title }}\n", encoding="utf-8")
+    (project / "templates" / folder / "objects").mkdir(parents=True)
+    deny(monkeypatch, project / "templates" / folder)
+
+    validated = run_cli(["validate", "-q"], project)
+    built = run_cli(["build", "-q"], project)
+
+    assert validated.exit_code == 0, validated.output
+    assert built.exit_code == 0, built.output
+    assert (project / "build" / "summary.md").read_text("utf-8").startswith("# Ours ")
+
+
 @pytest.mark.parametrize("named", ["agents/copilot-cli/capabilities/current.json", "agents/aliases.json"])
 def test_a_named_file_of_a_catalog_this_user_may_not_list_does_not_find_its_catalog_empty(
     project: Path, monkeypatch: pytest.MonkeyPatch, named: str

@@ -59,6 +59,11 @@ _CODE_OPTIONS: dict[str, Any] = {
 MAX_OUTPUT_CHARS = 64 * 1024 * 1024  # per artifact: 5x the largest document of a 20,000-capability catalog
 MAX_TEMPLATE_BYTES = 1024 * 1024  # per template file: the bundled ones are a few KB
 MAX_TEMPLATE_FILES = 10_000  # in the user's templates folder, subfolders included
+# Version control's own folders, at any depth of the user's templates folder: never listed as templates. Their files
+# change with every commit (as inputs of a computed include, no build would stay up to date), and `.git` is often
+# another user's (a checkout made by CI): one this user may not list stopped the build. Other hidden folders are
+# listed: a template may include `.parts/footer.md`.
+_VCS_FOLDERS = frozenset({".git", ".hg", ".svn"})
 _MAX_POWER_BITS = 65536  # `**` with integers: a result of at most this many bits
 _MAX_LIPSUM_WORDS = 100_000
 _PIECES_PER_CHECK = 1024  # the output's size is checked after every so many pieces a template yields
@@ -157,7 +162,7 @@ class _FolderLoader(jinja2.FileSystemLoader):
 
     A symbolic link whose target leaves the folder is refused (rather than skipped for the bundled
     template of that name: the user meant something by it). `list_templates` does not follow symbolic
-    links to folders (Jinja's default)."""
+    links to folders (Jinja's default), nor walks version control's folders (`_VCS_FOLDERS`)."""
 
     def __init__(self, folder: Path) -> None:
         super().__init__(str(folder))
@@ -169,7 +174,8 @@ class _FolderLoader(jinja2.FileSystemLoader):
         walk to the end. Walked without recursion (`files.walk`): Jinja's own walk is Python 3.11's `os.walk`, which
         fails with a RecursionError in a folder nested some 1,000 deep."""
         found: set[str] = set()
-        for folder, _, files in walk(self.folder):
+        for folder, subfolders, files in walk(self.folder):
+            subfolders[:] = [name for name in subfolders if name not in _VCS_FOLDERS]
             inside = os.path.relpath(folder, self.folder)
             found.update(posixpath.normpath(f"{inside.replace(os.sep, '/')}/{name}") for name in files)
             if len(found) > MAX_TEMPLATE_FILES:
@@ -353,8 +359,8 @@ def templates_digest(env: jinja2.Environment, out: Path | None = None) -> list[t
     """(name, source bytes) of every build template the loader resolves (overrides win) and of every file the user's
     templates include, import or extend, in turn, for the input digest: an edited partial ('footer.txt') is an input
     as the template naming it is (a bundled template names only bundled ones, all listed). A name computed at render
-    time could be any file of the user's folder: then every one, but for version control's and the build directory
-    `out` (with `paths.templates: .` the build's own output would change the next build's digest)."""
+    time could be any file of the user's folder: then every one listed (version control's are not), but for the build
+    directory `out` (with `paths.templates: .` the build's own output would change the next build's digest)."""
     assert env.loader is not None
     user = getattr(env, "user_loader", None)
     built = template_names(env)
@@ -383,23 +389,16 @@ def templates_digest(env: jinja2.Environment, out: Path | None = None) -> list[t
     return [(name, sources[name].encode("utf-8")) for name in sorted(sources)]
 
 
-_VCS_FOLDERS = (".git/", ".hg/", ".svn/")  # version control's own files: they change with every commit
-
-
 def _every_user_file(user: Any, out: Path | None) -> list[str]:
-    """The user folder's files, as template names, less version control's and the build directory's (by where they
-    really are: a link may name either)."""
+    """The user folder's files, as template names (version control's are not listed), less the build directory's (by
+    where it really is: a link may name it)."""
     folder = os.path.realpath(user.folder)
     try:
         inside = os.path.relpath(os.path.realpath(out), folder) if out is not None else ".."
     except ValueError:  # another drive
         inside = ".."
     skipped = None if inside == "." or inside.split(os.sep)[0] == ".." else Path(inside).as_posix() + "/"
-    return [
-        name
-        for name in user.list_templates()
-        if not name.startswith(_VCS_FOLDERS) and not (skipped and name.startswith(skipped))
-    ]
+    return [name for name in user.list_templates() if not (skipped and name.startswith(skipped))]
 
 
 def get_renderer(env: jinja2.Environment, name: str) -> Callable[..., str]:
