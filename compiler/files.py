@@ -11,7 +11,8 @@ the mode wanted, then renamed over the file; on any failure the temporary file i
 the first half, for a caller that renames several files only once all are written.
 
 Walking a folder the user gives (the catalog, the templates folder): `walk`, without recursion, stopping at a folder
-below it that this user may not list (`FolderUnreadable`), which passed over would seem empty.
+below it that this user may not list (`FolderUnreadable`), which passed over would seem empty. `walk_templates` walks
+a templates folder as the build lists it, for the build and for validate alike.
 """
 
 from __future__ import annotations
@@ -26,6 +27,12 @@ from capidx.compiler.errors import UsageError
 from capidx.schema.pathkind import PathKind, folder_kind, path_kind, refusal
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+MAX_TEMPLATE_FILES = 10_000  # in the user's templates folder, subfolders included
+# Version control's own folders, at any depth of the user's templates folder: never walked. Their files change with
+# every commit (as inputs of a computed include, no build would stay up to date), and `.git` is often another user's
+# (a checkout made by CI): one this user may not list stopped the build. Other hidden folders are walked: a template
+# may include `.parts/footer.md`.
+VCS_FOLDERS = frozenset({".git", ".hg", ".svn"})
 
 
 def read_at_most(path: str | Path, limit: int) -> bytes | None:
@@ -132,3 +139,13 @@ def walk(
             continue
         yield folder, subfolders, files
         stack += [path for name in reversed(subfolders) if not os.path.islink(path := os.path.join(folder, name))]
+
+
+def walk_templates(
+    top: str | Path, refused: Callable[[FolderUnreadable], object] | None = None
+) -> Iterator[tuple[str, list[str]]]:
+    """(folder, files) of a templates folder, as `walk` gives them, less version control's folders (`VCS_FOLDERS`):
+    one walk for the build, which lists the templates, and for validate, which says beforehand what would stop it."""
+    for folder, subfolders, files in walk(top, refused):
+        subfolders[:] = [name for name in subfolders if name not in VCS_FOLDERS]
+        yield folder, files

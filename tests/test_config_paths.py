@@ -474,21 +474,33 @@ def test_an_agent_folder_this_user_may_not_list_does_not_drop_out_of_the_build(
     assert not (project / "build").exists()
 
 
-def test_a_folder_of_the_templates_folder_this_user_may_not_list_stops_the_build(
-    project: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("deny", "said"),
+    [
+        (deny_listing, f"cannot be listed: permission denied ({LIST_PERMISSION})"),
+        (deny_search, f"cannot be read: permission denied ({FOLDER_PERMISSION})"),
+    ],
+    ids=["mode-111", "mode-000"],
+)
+def test_a_folder_of_the_templates_folder_this_user_may_not_list_stops_validate_and_the_build(
+    project: Path, monkeypatch: pytest.MonkeyPatch, deny: Callable[..., None], said: str
 ) -> None:
     """The build lists its templates folder for the templates it holds (overrides, files a template includes under
     a computed name); a folder in it this user may search but not list (mode 111) was passed over. The build stops
-    with the permission needed (exit 2), nothing written. Simulated: root lists any folder."""
+    with the permission needed (exit 2), nothing written. validate, which says what the templates folder itself
+    lacks, said nothing of it (exit 0): it says it as the build does. Simulated: root lists any folder."""
     (project / "templates" / "summary.md.j2").write_text("# {{ title }}\n", encoding="utf-8")
     (project / "templates" / "site").mkdir()
-    deny_listing(monkeypatch, project / "templates" / "site")
+    deny(monkeypatch, project / "templates" / "site")
+    expected = f"{Path('templates', 'site')}: {said}"
 
+    validated = run_cli(["validate"], project)
     built = run_cli(["build", "-q"], project)
 
+    assert validated.exit_code == 2, validated.output
+    assert expected in validated.output.splitlines()
     assert built.exit_code == 2, built.output
-    site = project / "templates" / "site"
-    assert f"error: {site}: cannot be listed: permission denied ({LIST_PERMISSION})" in built.stderr.splitlines()
+    assert f"error: {project / 'templates' / 'site'}: {said}" in built.stderr.splitlines()
     assert not (project / "build").exists()
 
 

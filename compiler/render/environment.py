@@ -39,7 +39,7 @@ from jinja2.utils import generate_lorem_ipsum, internalcode
 from capidx.compiler import catalog
 from capidx.compiler.diagnostics import plural
 from capidx.compiler.errors import InvalidError
-from capidx.compiler.files import read_at_most, walk
+from capidx.compiler.files import MAX_TEMPLATE_FILES, read_at_most, walk_templates
 from capidx.compiler.render import markdown as mdtext
 from capidx.compiler.render import views
 from capidx.compiler.render.phrases import join_phrases
@@ -58,12 +58,6 @@ _CODE_OPTIONS: dict[str, Any] = {
 
 MAX_OUTPUT_CHARS = 64 * 1024 * 1024  # per artifact: 5x the largest document of a 20,000-capability catalog
 MAX_TEMPLATE_BYTES = 1024 * 1024  # per template file: the bundled ones are a few KB
-MAX_TEMPLATE_FILES = 10_000  # in the user's templates folder, subfolders included
-# Version control's own folders, at any depth of the user's templates folder: never listed as templates. Their files
-# change with every commit (as inputs of a computed include, no build would stay up to date), and `.git` is often
-# another user's (a checkout made by CI): one this user may not list stopped the build. Other hidden folders are
-# listed: a template may include `.parts/footer.md`.
-_VCS_FOLDERS = frozenset({".git", ".hg", ".svn"})
 _MAX_POWER_BITS = 65536  # `**` with integers: a result of at most this many bits
 _MAX_LIPSUM_WORDS = 100_000
 _PIECES_PER_CHECK = 1024  # the output's size is checked after every so many pieces a template yields
@@ -162,7 +156,7 @@ class _FolderLoader(jinja2.FileSystemLoader):
 
     A symbolic link whose target leaves the folder is refused (rather than skipped for the bundled
     template of that name: the user meant something by it). `list_templates` does not follow symbolic
-    links to folders (Jinja's default), nor walks version control's folders (`_VCS_FOLDERS`)."""
+    links to folders (Jinja's default), nor walks version control's folders (`files.VCS_FOLDERS`)."""
 
     def __init__(self, folder: Path) -> None:
         super().__init__(str(folder))
@@ -174,8 +168,7 @@ class _FolderLoader(jinja2.FileSystemLoader):
         walk to the end. Walked without recursion (`files.walk`): Jinja's own walk is Python 3.11's `os.walk`, which
         fails with a RecursionError in a folder nested some 1,000 deep."""
         found: set[str] = set()
-        for folder, subfolders, files in walk(self.folder):
-            subfolders[:] = [name for name in subfolders if name not in _VCS_FOLDERS]
+        for folder, files in walk_templates(self.folder):
             inside = os.path.relpath(folder, self.folder)
             found.update(posixpath.normpath(f"{inside.replace(os.sep, '/')}/{name}") for name in files)
             if len(found) > MAX_TEMPLATE_FILES:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from capidx.compiler.config import ALIAS_FILE_NAMES, Config
 from capidx.compiler.diagnostics import Diagnostic
-from capidx.compiler.files import FolderUnreadable, walk
+from capidx.compiler.files import MAX_TEMPLATE_FILES, FolderUnreadable, walk, walk_templates
 from capidx.compiler.validate import configured
 from capidx.compiler.validate.keys import one_edit
 from capidx.compiler.validate.load import file_problem
@@ -156,8 +156,7 @@ def _from_config(config: Config) -> Inputs:
     tables, refused = _unlinked([config.aliases] if config.aliases and not table_missing else [])
     aliases = tuple(tables)
     refused += [problem for table in tables for problem in tables_beside(table, config.agents)]
-    templates = configured.missing(config, "templates") or _unreadable_templates(config.templates)
-    refused += [problem for problem in (table_missing, templates) if problem]
+    refused += ([table_missing] if table_missing else []) + _templates_problems(config)
     kind = folder_kind(config.agents)
     if kind is not PathKind.FOLDER:
         problem = configured.missing(config, "agents") or _no_catalog(config.agents, kind)
@@ -180,6 +179,27 @@ def _from_config(config: Config) -> Inputs:
 def _unlisted(refused: FolderUnreadable) -> Diagnostic:
     """The problem of a folder of the catalog that could not be listed: an agent in it would drop out unsaid."""
     return file_problem(Path(refused.folder), refused.problem, refused.needed)
+
+
+def _templates_problems(config: Config) -> list[Diagnostic]:
+    """What would stop the build in the templates folder before it renders: the folder missing, not to be looked
+    into or listed, or a folder in it not to be listed (where a template the build would list cannot be told)."""
+    if problem := configured.missing(config, "templates") or _unreadable_templates(config.templates):
+        return [problem]
+    return [] if config.templates is None else _unlisted_templates(config.templates)
+
+
+def _unlisted_templates(templates: Path) -> list[Diagnostic]:
+    """The problem of each folder of the templates folder that this user may not list, found by the walk the build
+    lists its templates with (`files.walk_templates`), so that validate says what stops the build. A walk past
+    MAX_TEMPLATE_FILES files stops there: the build refuses such a folder (`paths.templates: /`) whole."""
+    unlisted: list[FolderUnreadable] = []
+    seen = 0
+    for _, files in walk_templates(templates, unlisted.append):
+        seen += len(files)
+        if seen > MAX_TEMPLATE_FILES:
+            break
+    return [_unlisted(folder) for folder in unlisted]
 
 
 def _unreadable_templates(templates: Path | None) -> Diagnostic | None:
