@@ -543,6 +543,33 @@ def test_a_named_file_of_a_catalog_this_user_may_not_list_does_not_find_its_cata
     assert "alias target" not in result.output  # the other agents' capabilities are unknown, not missing
 
 
+@pytest.mark.parametrize(
+    "names",
+    [
+        ["agents", "{project}/agents"],
+        ["agents/aliases.json", "{project}/agents/aliases.json"],
+        ["agents", "linked"],
+        ["agents/aliases.json", "linked/copilot-cli/capabilities/current.json"],
+    ],
+    ids=["relative-and-absolute", "two-tables", "a-link", "a-file-through-a-link"],
+)
+def test_a_catalog_folder_this_user_may_not_list_named_by_two_names_is_said_so_once(
+    project: Path, monkeypatch: pytest.MonkeyPatch, names: list[str]
+) -> None:
+    """One catalog folder of mode 111 (searchable, not listable) reached by two names on the command line (as written
+    and as an absolute path, or through a link to it; itself, or the catalog of a file named in it) was said not to be
+    listable once per name: the same line twice, `agents` and `agents`, or `agents` and `linked`. It is said once, by
+    the first name (exit 2). Simulated: root lists any folder."""
+    (project / "linked").symlink_to("agents")
+    deny_listing(monkeypatch, project / "agents")
+
+    result = run_cli(["validate", *(name.format(project=project) for name in names)], project)
+
+    assert result.exit_code == 2, result.output
+    refused = [line for line in result.output.splitlines() if "cannot be listed" in line]
+    assert refused == [f"agents: cannot be listed: permission denied ({LIST_PERMISSION})"], result.output
+
+
 @pytest.mark.parametrize("folder", ["agents/vscode-copilot", "agents/vscode-copilot/capabilities"])
 def test_an_agent_folder_this_user_may_list_but_not_search_is_said_to_be_unreadable(
     project: Path, monkeypatch: pytest.MonkeyPatch, folder: str

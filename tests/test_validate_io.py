@@ -174,7 +174,8 @@ def test_a_path_this_user_may_not_look_at_is_said_to_be_unreadable(
     """PATHS inside a folder this user may not search: a link into it ended validate in a traceback (Python 3.11's
     Path.is_dir raised the PermissionError), a folder or file inside it was said not to exist; so was a folder this
     user may not search itself ("no capability documents found"). Each is said to be unreadable, with the permission
-    a folder or a file needs. Simulated (as if of mode 000): root may search any folder."""
+    a folder or a file needs; the folder a link leads to, named too, is said once, by the first name given.
+    Simulated (as if of mode 000): root may search any folder."""
     hidden = project / "hidden"
     hidden.mkdir()
     (project / "agents").rename(hidden / "catalog")
@@ -192,11 +193,15 @@ def test_a_path_this_user_may_not_look_at_is_said_to_be_unreadable(
     }
 
     result = run(*named)
+    alone = run("hidden/catalog")
 
     assert result.exit_code == 2, result.output
     for path, permission in named.items():
-        assert f"{path}: cannot be read: permission denied ({permission}" in result.output, result.output
+        said = f"{path}: cannot be read: permission denied ({permission}"
+        assert (said in result.output) is (path != "hidden/catalog"), result.output  # it is what `linked` names
     assert "does not exist" not in result.output and "no capability documents" not in result.output
+    assert alone.exit_code == 2, alone.output
+    assert f"hidden/catalog: cannot be read: permission denied ({folder}" in alone.output
 
 
 def test_a_path_linked_out_of_the_catalog_is_refused_though_this_user_may_not_look_where_it_leads(

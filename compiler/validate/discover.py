@@ -360,6 +360,7 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
     problems: list[Diagnostic] = []
     roots: set[str] = set()  # catalog roots already walked for a named document
     unlisted: list[FolderUnreadable] = []  # folders of a catalog walked (named, or read for context) not listed
+    refused_named: list[Diagnostic] = []  # named files and folders this user may not look at or list
     for path in paths:
         kind = folder_kind(path)  # Python 3.11's Path.is_dir raised a PermissionError; os.path.lexists said "absent"
         # UNLISTED: walked, it would hold no capability documents
@@ -367,7 +368,7 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
             if out := confined([path], _boundary(path, _named_root(path), config.agents))[1]:
                 problems += out  # a link out of its catalog is refused as such: no permission would let it be read
                 continue
-            problems.append(file_problem(path, *said))
+            refused_named.append(file_problem(path, *said))
         elif kind is PathKind.NOTHING:
             problems.append(file_problem(path, "does not exist"))
         elif kind is PathKind.FOLDER:
@@ -411,11 +412,21 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
                 problems += linked
                 related.update((_key(p), p) for p in tables)
                 context.update((_key(p), p) for p in _documents_within(root, boundary, unlisted.append))
-    problems += [_unlisted(folder) for folder in unlisted]  # also of the catalog read for context: it is incomplete
+    problems += _refused_once(refused_named, unlisted)  # also of the catalog read for context: it is incomplete
     quiet = tuple(p for key, p in context.items() if key not in documents)
     others = tuple(p for key, p in related.items() if key not in aliases)
     unique = tuple(dict.fromkeys(problems))  # two tables named side by side: one error at the second
     return Inputs(tuple(documents.values()), tuple(aliases.values()), quiet, unique, others, complete=not unlisted)
+
+
+def _refused_once(named: Sequence[Diagnostic], walked: Sequence[FolderUnreadable]) -> list[Diagnostic]:
+    """Each file or folder this user may not look at or list, named or met by a walk, said once, by the first name it
+    was met by: one folder named twice (`agents` and its absolute path, a link to it, the catalog of a named file) was
+    said once per name, and the reporters show each name below the working directory alike."""
+    once: dict[str, Diagnostic] = {}
+    for problem in [*named, *(_unlisted(folder) for folder in walked)]:
+        once.setdefault(_real(Path(problem.path)), problem)
+    return list(once.values())
 
 
 def _named_root(path: Path) -> Path:
