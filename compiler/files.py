@@ -85,7 +85,8 @@ def write_whole(path: Path, data: bytes, mode: int | None, *, make_folder: bool 
 
 class FolderUnreadable(UsageError):
     """A folder below a walked one that this user may not list (exit 2): `problem` and `needed` say it as the
-    diagnostics of validate say a catalog folder that cannot be read."""
+    diagnostics of validate say a catalog folder that cannot be read, and the message names it as they do
+    (`shown`)."""
 
     def __init__(self, folder: str, kind: PathKind) -> None:
         self.folder = folder
@@ -93,7 +94,21 @@ class FolderUnreadable(UsageError):
         said = refusal(kind if kind is PathKind.DENIED else PathKind.UNLISTED)
         assert said is not None  # both kinds are refusals
         self.problem, self.needed = said
-        super().__init__(f"{folder}: {self.problem} ({self.needed})")
+        super().__init__(f"{shown(folder)}: {self.problem} ({self.needed})")
+
+
+def shown(path: str | Path) -> str:
+    """`path` as validate's reporters show a file: relative to the working directory when it is an absolute path below
+    it, else as given. build and inject hold the configured folders as absolute paths, so a folder of the catalog
+    that validate named `agents/x`, they named by its whole path."""
+    text = os.fspath(path)
+    try:
+        here = os.getcwd()
+    except OSError:  # the working folder was removed: nothing is below it
+        return text
+    if os.path.isabs(text) and Path(text).is_relative_to(here):
+        return str(Path(text).relative_to(here))
+    return text
 
 
 def walk(

@@ -1430,7 +1430,8 @@ def test_a_folder_of_the_catalog_this_user_may_not_list_stops_inject(
 ) -> None:
     """Which files the build reads is told by walking the catalog as validate does; a folder in it this user may
     search but not list (mode 111) was passed over, its capability documents not refused as memory files. It stops
-    inject, as it stops validate and build, with the permission needed (exit 2). Simulated: root lists any folder."""
+    inject, as it stops validate and build, with the permission needed (exit 2), naming the folder as validate does:
+    relative to the working directory (it was named by its whole path). Simulated: root lists any folder."""
     (project / "catalog" / "agent" / "capabilities").mkdir(parents=True)
     (project / "capidx.yaml").write_text("paths:\n  agents: catalog\n", encoding="utf-8")
     deny_listing(monkeypatch, project / "catalog" / "agent")
@@ -1438,7 +1439,7 @@ def test_a_folder_of_the_catalog_this_user_may_not_list_stops_inject(
     result = inject("AGENTS.md")
 
     assert result.exit_code == 2, result.output
-    folder = project / "catalog" / "agent"
+    folder = Path("catalog", "agent")
     needed = "the user running capidx needs read permission on the folder, to list what it holds"
     assert f"Error: {folder}: cannot be listed: permission denied ({needed})" in result.output.splitlines()
     assert not (project / "AGENTS.md").exists()
@@ -1467,7 +1468,8 @@ def test_a_catalog_folder_this_user_may_not_list_stops_inject(project: Path, mon
     """The catalog folder itself of mode 111 (searchable, not listable): walked for the capability documents the build
     reads, it seemed empty, so a file in it that one of them is (through a link) was written to, where a folder of mode
     111 inside the catalog stops inject. Its documents cannot be told, so inject stops the same way, with the
-    permission needed (exit 2), nothing written. Simulated: root lists any folder."""
+    permission needed (exit 2), nothing written, naming the folder as validate does. Simulated: root lists any
+    folder."""
     (project / "catalog" / "agent" / "capabilities").mkdir(parents=True)
     (project / "catalog" / "agent" / "capabilities" / "current.json").symlink_to("../../notes.md")
     (project / "catalog" / "notes.md").write_text("# Notes\n", encoding="utf-8")
@@ -1478,7 +1480,7 @@ def test_a_catalog_folder_this_user_may_not_list_stops_inject(project: Path, mon
     result = inject("catalog/notes.md")
 
     assert result.exit_code == 2, result.output
-    folder = project / "catalog"
+    folder = Path("catalog")
     needed = "the user running capidx needs read permission on the folder, to list what it holds"
     assert f"Error: {folder}: cannot be listed: permission denied ({needed})" in result.output.splitlines()
     assert (project / "catalog" / "notes.md").read_text("utf-8") == "# Notes\n"
