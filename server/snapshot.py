@@ -290,12 +290,13 @@ MAX_MANIFEST_BYTES = builddir.MAX_MANIFEST_BYTES
 
 def _read_manifest(root: Path) -> bytes:
     """The manifest's bytes, through the contract's reader: a regular file only, and one over
-    MAX_MANIFEST_BYTES refused before it is read."""
+    MAX_MANIFEST_BYTES refused before it is read. One this user may not read is `BuildDenied`, as any other part
+    of the build is: what a caller branches on to tell a permission to give from a build to make again."""
     try:
         return builddir.read_manifest(root / MANIFEST_NAME, limit=MAX_MANIFEST_BYTES)
     except builddir.ManifestUnreadable as error:
         if error.denied:  # not a damaged build: deleting and rebuilding it is not the way
-            raise BuildError(f"{error}; {_PERMISSION}") from None
+            raise BuildDenied(f"{error}; {_PERMISSION}") from None
         raise BuildError(f"{error}; {_DAMAGED}") from None
 
 

@@ -28,7 +28,7 @@ from server_support import (
 
 from capidx.cli import cli
 from capidx.schema import builddir
-from capidx.server.snapshot import BuildError, NoBuildError, load_snapshot, safe_path
+from capidx.server.snapshot import BuildDenied, BuildError, NoBuildError, load_snapshot, safe_path
 
 
 @pytest.fixture
@@ -230,6 +230,18 @@ def test_a_manifest_that_cannot_be_read_is_not_taken_for_a_damaged_build(
     message = str(_refusal(build))
     assert message.startswith(f"{build.resolve() / 'manifest.json'}: cannot read: Permission denied")
     assert "needs read and search permission" in message and "delete" not in message
+
+
+def test_a_manifest_that_cannot_be_read_is_refused_as_denied_like_the_rest_of_the_build(
+    build: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`BuildDenied` is how a caller tells a permission to give from a build that changed or is damaged: a folder or
+    an artifact this user may not read was refused with it, the manifest alone with a plain `BuildError`."""
+    _deny_file(monkeypatch, build / "manifest.json")
+    assert isinstance(_refusal(build), BuildDenied)
+    monkeypatch.undo()
+    (build / "manifest.json").write_text("{not json", encoding="utf-8")
+    assert not isinstance(_refusal(build), BuildDenied)  # damaged, not denied
 
 
 def test_a_manifest_of_mode_000_is_said_to_be_unreadable(build: Path, tmp_path: Path) -> None:
