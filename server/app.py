@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 import anyio
 import anyio.from_thread
 import anyio.lowlevel
+import anyio.to_thread
 import mcp_types as types
 from mcp.server.caching import CacheHint
 from mcp.server.context import ServerRequestContext
@@ -69,9 +70,10 @@ MAX_SUBSCRIBED_URIS = 100
 # may open many (the SDK allows 1,024 at once), and every watched URI is resolved twice at each reload.
 MAX_WATCHED_URIS = 1_000
 # Resolving a name (a lookup, a free-text resource URI) in a catalog of more capabilities than this takes milliseconds
-# (a question nothing names: about 0.1 ms per capability, 100 ms for 1,250): it runs in a worker thread, so that other
-# requests, of this session or another, are answered meanwhile. Below it, on the event loop: the hop to a thread and
-# back costs more than the lookup (about 0.3 ms against 0.25 ms on the bundled catalog).
+# (a question nothing names: about 0.1 ms per capability, 100 ms for 1,250): it runs in a thread of its own, so that
+# other requests, of this session or another, are answered meanwhile (a daemon thread, which a stop does not wait for:
+# `in_daemon_thread`). Below it, on the event loop: the hop to such a thread and back costs more than the lookup
+# (about 0.3 ms against 0.25 ms on the bundled catalog).
 INLINE_CAPABILITIES = 100
 
 T = TypeVar("T")
@@ -238,12 +240,17 @@ class Hub:
 
     async def _resolving(self, call: Callable[[], T], uri: str | None = None) -> T:
         """`call()`, which may resolve a name (a tool, or `uri` when it is no document's own URI), where it keeps
-        other requests waiting least: in a worker thread when it may load the embedding model and embed the catalog
-        (0.4 s; seconds for a large one) or when the catalog is large (`INLINE_CAPABILITIES`), else on the loop."""
+        other requests waiting least: in a thread when it may load the embedding model and embed the catalog (0.4 s;
+        seconds for a large one) or when the catalog is large (`INLINE_CAPABILITIES`), else on the loop.
+
+        A daemon thread (`in_daemon_thread`), not an AnyIO worker: a stop (a signal, stdin closing) or a cancelled
+        request waited for a worker's lookup to end, and the interpreter joined it at exit. An abandoned lookup only
+        computes an answer nobody sends; AnyIO's limiter on threads still bounds how many run at once, held until
+        each ends, so a client cancelling its lookups cannot pile up threads."""
         index = self.snapshot.index
         named = uri is not None and uri in self.snapshot.artifacts  # read as it is: nothing to resolve
         if not named and (index.meanings.pending or len(index.capabilities) > INLINE_CAPABILITIES):
-            return await anyio.to_thread.run_sync(call)
+            return await in_daemon_thread(call, "capidx-resolve", anyio.to_thread.current_default_thread_limiter())
         return call()
 
     def _read(self, uri: str) -> res.Read:
@@ -330,16 +337,27 @@ class Hub:
 Ctx = ServerRequestContext[Peer, Any]
 
 
-async def in_daemon_thread(call: Callable[[], T], name: str) -> T:
-    """`call()` in a daemon thread of its own, waited for in a way a stop interrupts.
+async def in_daemon_thread(call: Callable[[], T], name: str, limiter: anyio.CapacityLimiter | None = None) -> T:
+    """`call()` in a daemon thread of its own, waited for in a way a stop interrupts; with `limiter`, once it lends
+    a token, which the thread gives back when it ends (not when the wait is cancelled: an abandoned thread still
+    runs, and still counts).
 
     Not an AnyIO worker thread: what runs here cannot be interrupted and may take seconds (loading a large build,
-    comparing the documents subscribed to), and a stop waited for such a thread twice, for the cancelled task and at
-    exit, where the interpreter joins every thread that is not a daemon. A daemon thread is left to end with the
-    process; what it returns is then never used."""
+    comparing the documents subscribed to, resolving a name in a large catalog), and a stop waited for such a thread
+    twice, for the cancelled task and at exit, where the interpreter joins every thread that is not a daemon. A daemon
+    thread is left to end with the process; what it returns is then never used: it only reaches the awaiting task,
+    which is gone, so an abandoned call cannot answer a client or write anything to a transport."""
     done = anyio.Event()
     token = anyio.lowlevel.current_token()
     outcome: list[T | BaseException] = []
+    borrower = object()
+    if limiter is not None:
+        await limiter.acquire_on_behalf_of(borrower)
+
+    def ended() -> None:
+        done.set()
+        if limiter is not None:
+            limiter.release_on_behalf_of(borrower)
 
     def run() -> None:
         try:
@@ -348,9 +366,13 @@ async def in_daemon_thread(call: Callable[[], T], name: str) -> T:
             outcome.append(error)
         finally:
             with suppress(Exception):  # the event loop is gone: the server stopped meanwhile
-                anyio.from_thread.run_sync(done.set, token=token)
+                anyio.from_thread.run_sync(ended, token=token)
 
-    threading.Thread(target=run, name=name, daemon=True).start()
+    try:
+        threading.Thread(target=run, name=name, daemon=True).start()
+    except BaseException:  # no thread to give the token back
+        ended()
+        raise
     await done.wait()
     if isinstance(result := outcome[0], BaseException):
         raise result

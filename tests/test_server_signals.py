@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import pytest
 from click.testing import CliRunner
@@ -223,3 +223,50 @@ def test_serve_that_served_leaves_nothing_frozen_in_its_caller(hand_build: Path)
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.splitlines()[-1]) == [0, True, 0], done.stderr
+
+
+# `capidx serve` with every lookup held for ever once it has started: resolved off the event loop, as a large
+# catalog's are (`app.INLINE_CAPABILITIES`), and said on stderr.
+HELD_LOOKUP = (
+    "import sys, threading\n"
+    "from capidx.server import app, tools\n"
+    "app.INLINE_CAPABILITIES = 0\n"
+    "def held(*args):\n"
+    "    print('lookup held', file=sys.stderr, flush=True)\n"
+    "    threading.Event().wait()\n"
+    "tools.call_tool = held\n"
+    "from capidx.cli import main\n"
+    "main()\n"
+)
+LOOKUP = {
+    "jsonrpc": "2.0",
+    "id": 2,
+    "method": "tools/call",
+    "params": {"name": "lookup_capability", "arguments": {"agent": "claude", "capability": "hooks"}},
+}
+
+
+@pytest.mark.parametrize(("stop", "code"), [("SIGTERM", 143), ("SIGINT", 130), ("stdin closing", 0)])
+def test_a_stop_does_not_wait_for_a_lookup_resolving_in_a_thread(hand_build: Path, stop: str, code: int) -> None:
+    """A large catalog's first lookup takes seconds, in a thread, and cannot be interrupted: in an AnyIO worker
+    thread a signal or stdin closing waited for it to end (here, for ever). Stdin closing still gives the requests
+    in flight their grace (`stdio.EOF_GRACE_SECONDS`) before they are dropped."""
+    command = [sys.executable, "-c", HELD_LOOKUP, "serve", "--build", str(hand_build), "--no-reload"]
+    pipes: dict[str, Any] = {"stdin": subprocess.PIPE, "stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE}
+    with subprocess.Popen(command, cwd=hand_build.parent, **pipes) as proc:
+        try:
+            assert proc.stdin is not None and proc.stderr is not None
+            stderr = Lines(proc.stderr)
+            initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+            proc.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in (INITIALIZE, initialized, LOOKUP)))
+            proc.stdin.flush()
+            stderr.wait_for("lookup held")
+            if stop == "stdin closing":
+                proc.stdin.close()
+            else:
+                proc.send_signal(getattr(signal, stop))
+            assert stopped(proc) == code
+            log = stderr.rest()
+        finally:
+            proc.kill()
+    assert "Traceback" not in log, log

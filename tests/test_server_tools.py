@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import threading
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
 from catalog_factory import ALIASES, documents
 from catalog_factory import write_catalog as write_agents
@@ -1318,3 +1321,41 @@ async def test_a_resolved_readings_neighbours_come_last_and_are_said_to_be_like_
     assert set(related) <= {edge["capability"] for edge in entry["similarTo"]}
     heading = "then a capability like it:" if len(related) == 1 else "then capabilities like it:"
     assert result.content[0].text.split("\n")[0].endswith(heading)
+
+
+async def test_a_stop_does_not_wait_for_a_lookup_resolving_in_a_thread(
+    hand_build: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lookup resolves off the event loop when the catalog is large or its meanings are still being embedded
+    (`app.INLINE_CAPABILITIES`): seconds, for a large catalog's first one, and it cannot be interrupted. In an AnyIO
+    worker thread a stop waited for it, once for the cancelled request and once more at exit, where the interpreter
+    joins every thread that is not a daemon. Here the lookup is held until the client has gone."""
+    from capidx.server import app
+
+    monkeypatch.setattr(app, "INLINE_CAPABILITIES", 0)  # every lookup counts as one in a large catalog
+    entered, release = threading.Event(), threading.Event()
+    released: list[bool] = []  # per lookup: ended by `release`, not by waiting 20 s out
+    daemon: list[bool] = []
+    call_tool = tools.call_tool
+
+    def held(*args: Any) -> Any:
+        daemon.append(threading.current_thread().daemon)
+        entered.set()
+        released.append(release.wait(20))
+        return call_tool(*args)
+
+    monkeypatch.setattr(tools, "call_tool", held)
+    threads = anyio.to_thread.current_default_thread_limiter()
+    try:
+        async with connect(hand_build) as client, anyio.create_task_group() as tg:
+            tg.start_soon(client.call_tool, "lookup_capability", {"agent": "claude", "capability": "hooks"})
+            assert await anyio.to_thread.run_sync(entered.wait, 10)
+            tg.cancel_scope.cancel()  # the client gives up, then goes: the server stops
+        assert released == []  # stopped while the lookup was still held
+        assert threads.borrowed_tokens == 1  # still counted: abandoned lookups cannot pile up threads
+    finally:
+        release.set()
+    with anyio.fail_after(10):
+        while threads.borrowed_tokens:  # given back once the lookup ends
+            await anyio.sleep(0.01)
+    assert released == [True] and daemon == [True]  # the interpreter does not wait for it at exit
