@@ -225,17 +225,23 @@ class Hub:
         return res.read_result(read, self.ttl_ms)
 
     async def subscribe(self, ctx: Ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
-        peer = ctx.lifespan_context
-        if params.uri not in peer.subscriptions and len(peer.subscriptions) >= MAX_SUBSCRIBED_URIS:
-            message = (
-                f"Too many subscriptions: a connection may subscribe to at most {MAX_SUBSCRIBED_URIS} resources; "
-                f"unsubscribe from one (resources/unsubscribe) before subscribing to {clip(params.uri)}"
-            )
-            data = {"uri": clip(params.uri, escape=False), "limit": MAX_SUBSCRIBED_URIS}
-            raise MCPError(types.INVALID_PARAMS, message, data)
-        await self._resolving(functools.partial(self._read, params.uri), params.uri)  # only what may be read
+        """Subscribe to `params.uri` as the request arrives, then check that it may be read, and take it back if not.
+
+        The check may resolve a name in a thread (`_resolving`): a URI subscribed only once checked was not compared
+        by a build swapped in meanwhile, so a client that sent the subscribe and then a read answered from the old
+        build was never told of the change; and subscribes sent together each found the room one had left."""
+        peer, uri = ctx.lifespan_context, params.uri
+        new = uri not in peer.subscriptions
+        if new and len(peer.subscriptions) >= MAX_SUBSCRIBED_URIS:
+            raise _too_many_subscriptions(uri)
         peer.session = ctx.session
-        peer.subscriptions.add(params.uri)
+        peer.subscriptions.add(uri)
+        try:
+            await self._resolving(functools.partial(self._read, uri), uri)  # only what may be read
+        except BaseException:  # refused, or the request cancelled: not subscribed after all
+            if new:
+                peer.subscriptions.discard(uri)
+            raise
         return types.EmptyResult()
 
     async def _resolving(self, call: Callable[[], T], uri: str | None = None) -> T:
@@ -377,6 +383,14 @@ async def in_daemon_thread(call: Callable[[], T], name: str, limiter: anyio.Capa
     if isinstance(result := outcome[0], BaseException):
         raise result
     return result
+
+
+def _too_many_subscriptions(uri: str) -> MCPError:
+    message = (
+        f"Too many subscriptions: a connection may subscribe to at most {MAX_SUBSCRIBED_URIS} resources; "
+        f"unsubscribe from one (resources/unsubscribe) before subscribing to {clip(uri)}"
+    )
+    return MCPError(types.INVALID_PARAMS, message, {"uri": clip(uri, escape=False), "limit": MAX_SUBSCRIBED_URIS})
 
 
 def _dump(*groups: tuple[Any, ...]) -> list[list[dict[str, Any]]]:

@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import threading
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ from server_support import (
     write_catalog,
 )
 
-from capidx.server import reload, resources, semantic
+from capidx.server import app, reload, resources, semantic
 from capidx.server.reload import Reloader
 from capidx.server.snapshot import BuildError, load_snapshot
 
@@ -330,12 +330,13 @@ async def test_a_listen_hears_of_a_document_the_catalog_did_not_have_yet(tmp_pat
         assert newest.name in (await client.read_resource(uri)).contents[0].text
 
 
-def hold_resolving(monkeypatch: pytest.MonkeyPatch, uri: str) -> Held:
+def hold_resolving(monkeypatch: pytest.MonkeyPatch, uri: str, *, first_only: bool = False) -> Held:
+    """Resolving `uri` held (`Held`): every time, or with `first_only` the first time only."""
     held = Held()
     read_resource = resources.read_resource
 
     def resolve(snapshot: Any, kinds: frozenset[str], asked: str) -> Any:
-        if asked == uri:
+        if asked == uri and not (first_only and held.entered.is_set()):
             held.daemon.append(threading.current_thread().daemon)
             held.entered.set()
             held.released.append(held.release.wait(20))
@@ -445,6 +446,37 @@ async def test_stopping_does_not_wait_for_a_comparison_of_what_was_subscribed(
     finally:
         held.release.set()
     assert held.daemon == [True]  # the interpreter does not wait for it at exit
+
+
+async def test_a_subscribe_still_being_checked_when_a_build_is_swapped_in_hears_of_the_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A subscribed URI that names no document as it is (`…/capabilities/mcp`) is checked by resolving it, in a thread
+    in a large catalog. It used to be subscribed only once checked: a build swapped in meanwhile did not compare it, so
+    a client that sent the subscribe, then a read answered from the old build, was never told the document changed.
+    Here the subscribe's check is held while the read is answered and the new build swapped in."""
+    monkeypatch.setattr(app, "INLINE_CAPABILITIES", 0)  # names resolve in a thread, as in a large catalog
+    mcp, *others = CAPABILITIES
+    build = write_build(tmp_path / "build", generation="1")
+    hub = make_hub(build)
+    uri = PREFIX + "capabilities/mcp"
+    held = hold_resolving(monkeypatch, uri, first_only=True)
+    heard, on_message = notifications_heard()
+    subscribe = types.SubscribeRequest(params=types.SubscribeRequestParams(uri=uri))
+    async with connect(hub, "2025-11-25", message_handler=on_message) as client:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(client.session.send_request, subscribe, types.EmptyResult)
+            try:
+                assert await anyio.to_thread.run_sync(held.entered.wait, 10)
+                read = (await client.read_resource(uri)).contents[0].text  # sent after the subscribe
+                changed = replace(mcp, description=mcp.description + " Rebuilt.")
+                swap_in(write_build(tmp_path / ".capidx-build-2", generation="2", caps=(changed, *others)), build)
+                assert await Reloader(hub, build).check()
+            finally:
+                held.release.set()
+        assert "Rebuilt." not in read and "Rebuilt." in (await client.read_resource(uri)).contents[0].text
+        await wait_for(lambda: any(isinstance(n, types.ResourceUpdatedNotification) for n in heard))
+    assert [n.params.uri for n in heard if isinstance(n, types.ResourceUpdatedNotification)] == [uri]
 
 
 async def test_a_build_over_its_budgets_is_served_and_said_to_be(

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import itertools
 import json
+import threading
 from collections.abc import Iterator
 from contextlib import AsyncExitStack
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
 from mcp.shared.exceptions import MCPError
 from server_support import (
@@ -319,6 +322,43 @@ async def test_a_connection_subscribes_to_at_most_so_many_resources(hand_build: 
         assert "unsubscribe from one" in caught.value.message
         await client.session.unsubscribe_resource(uris[0])
         await client.session.subscribe_resource(uris[-1])
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+async def test_a_subscribe_being_checked_holds_its_place_in_the_bound(
+    hand_build: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A subscribed name is checked by resolving it, in a thread in a large catalog. It took its place only once
+    checked, so subscribes sent together each found the room that one had left, and all were let through. Here one
+    subscribe's check is held while another, with no room left for it, is answered."""
+    from capidx.server import app, resources
+
+    monkeypatch.setattr(app, "INLINE_CAPABILITIES", 0)  # names resolve in a thread, as in a large catalog
+    spellings = ("".join(s) for s in itertools.product(*((c, c.upper()) if c.isalpha() else c for c in "claude-code")))
+    uris = [PREFIX + "agents/" + spelling for spelling in itertools.islice(spellings, MAX_SUBSCRIBED_URIS + 1)]
+    held, last = uris[-2:]
+    entered, release, read_resource = threading.Event(), threading.Event(), resources.read_resource
+
+    def hold(snapshot: Any, kinds: frozenset[str], uri: str) -> Any:
+        if uri == held:
+            entered.set()
+            release.wait(20)
+        return read_resource(snapshot, kinds, uri)
+
+    async with connect(hand_build, "2025-11-25") as client:
+        for uri in uris[:-2]:
+            await client.session.subscribe_resource(uri)
+        monkeypatch.setattr(resources, "read_resource", hold)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(client.session.subscribe_resource, held)
+            try:
+                assert await anyio.to_thread.run_sync(entered.wait, 10)
+                with pytest.raises(MCPError) as caught:
+                    await client.session.subscribe_resource(last)
+            finally:
+                release.set()
+        assert caught.value.code == INVALID_PARAMS
+        assert f"at most {MAX_SUBSCRIBED_URIS} resources" in caught.value.message
 
 
 async def test_a_listen_names_at_most_so_many_resources_and_they_are_not_checked(hand_build: Path) -> None:
