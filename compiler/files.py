@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from capidx.compiler.errors import UsageError
@@ -31,7 +31,7 @@ MAX_TEMPLATE_FILES = 10_000  # in the user's templates folder, subfolders includ
 # Version control's own folders, at any depth of the user's templates folder: never walked. Their files change with
 # every commit (as inputs of a computed include, no build would stay up to date), and `.git` is often another user's
 # (a checkout made by CI): one this user may not list stopped the build. Other hidden folders are walked: a template
-# may include `.parts/footer.md`.
+# may include `.parts/footer.md`. Nor is a file in one ever read as a template (`version_control_part`).
 VCS_FOLDERS = frozenset({".git", ".hg", ".svn"})
 
 
@@ -162,5 +162,13 @@ def walk_templates(
     """(folder, files) of a templates folder, as `walk` gives them, less version control's folders (`VCS_FOLDERS`):
     one walk for the build, which lists the templates, and for validate, which says beforehand what would stop it."""
     for folder, subfolders, files in walk(top, refused):
-        subfolders[:] = [name for name in subfolders if name not in VCS_FOLDERS]
+        subfolders[:] = [name for name in subfolders if version_control_part([name]) is None]
         yield folder, files
+
+
+def version_control_part(parts: Iterable[str]) -> str | None:
+    """The first of a path's `parts` that is version control's folder (`VCS_FOLDERS`), in any case, or None. A
+    template may not be read from one: a pull request's template naming `.git/config` (with `paths.templates: .`)
+    would copy into the build what a CI checkout keeps there, its token among it. Any case, as a file system that
+    ignores case (macOS, Windows) opens `.GIT/config` as `.git/config`."""
+    return next((part for part in parts if part.casefold() in VCS_FOLDERS), None)

@@ -162,6 +162,94 @@ def test_an_include_through_a_folder_linked_out_is_refused(tmp_path: Path) -> No
             _render(tmp_path, f"{{% include '{name}' %}}")
 
 
+_TOKEN = "AUTHORIZATION: basic c2VjcmV0LXRva2Vu"  # what actions/checkout keeps in .git/config
+
+
+def _checkout(tmp_path: Path) -> None:
+    """A project built with `paths.templates: .`, as a CI checkout has it: `.git/config` holding the job's token,
+    `.hg` and `.svn` as other version control keeps them."""
+    write_catalog(tmp_path)
+    (tmp_path / "capidx.yaml").write_text("paths:\n  templates: .\n", encoding="utf-8")
+    for folder, name in ((".git", "config"), (".hg", "hgrc"), (".svn", "entries"), ("sub/.git", "config")):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / name).write_text(f'[http]\n\textraheader = "{_TOKEN}"\n', encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("named", "part"),
+    [
+        ('".git/config"', ".git"),
+        ('"./.git/config"', ".git"),
+        ('".GIT/config"', ".GIT"),  # the same file where case is ignored (macOS, Windows)
+        ('"sub/.git/config"', ".git"),
+        ('".hg/hgrc"', ".hg"),
+        ('".svn/entries"', ".svn"),
+        ('".g" ~ "it/config"', ".git"),  # a name computed at render time
+    ],
+)
+def test_a_template_may_not_read_a_file_of_version_control_s_folder(tmp_path: Path, named: str, part: str) -> None:
+    """With `paths.templates: .` a fork's pull request could `{% include ".git/config" %}`: the walk of the templates
+    folder passes over `.git`, but a name given is read, not listed, so the token a CI checkout keeps there went into
+    summary.md. Any name with a `.git`, `.hg` or `.svn` part is refused: a template error (exit 1) naming the file,
+    nothing built, the token nowhere."""
+    _checkout(tmp_path)
+    (tmp_path / "summary.md.j2").write_text(f"# {{{{ title }}}}\n{{% include {named} %}}\n", encoding="utf-8")
+
+    result = run_cli(["build", "-q"], cwd=tmp_path)
+
+    assert result.exit_code == 1, result.output
+    assert f"refused: inside {part}, version control's folder" in result.stderr
+    assert "c2VjcmV0LXRva2Vu" not in result.output + result.stderr
+    assert not (tmp_path / "build").exists()
+
+
+@pytest.mark.parametrize("link", ["notes.txt", "parts/config"])
+def test_a_link_into_version_control_s_folder_is_refused(tmp_path: Path, link: str) -> None:
+    """A link inside the templates folder that leads into `.git` (itself, or through a linked folder `parts`) stays
+    inside the folder, so it was read: it is refused as a name in `.git` is."""
+    _checkout(tmp_path)
+    _link_or_skip(tmp_path / "notes.txt", Path(".git", "config"))
+    _link_or_skip(tmp_path / "parts", Path(".git"))
+    (tmp_path / "summary.md.j2").write_text(f'# {{{{ title }}}}\n{{% include "{link}" %}}\n', encoding="utf-8")
+
+    result = run_cli(["build", "-q"], cwd=tmp_path)
+
+    assert result.exit_code == 1, result.output
+    target = tmp_path / ".git" / "config"
+    assert f"{tmp_path / link}: refused: a symbolic link to {target}, inside .git" in result.stderr
+    assert "c2VjcmV0LXRva2Vu" not in result.output + result.stderr
+    assert not (tmp_path / "build").exists()
+
+
+def test_version_control_s_folder_in_another_case_is_not_listed_either(tmp_path: Path) -> None:
+    """The build reads every `.md.j2` the templates folder lists; one in `.GIT/` (which a file system that ignores
+    case opens as `.git/`), listed, was then refused, failing the build over a file it never needed. The walk passes
+    over version control's folders in any case, as the loader refuses them."""
+    _checkout(tmp_path)
+    (tmp_path / ".GIT").mkdir()
+    (tmp_path / ".GIT" / "notes.md.j2").write_text("not a template of ours\n", encoding="utf-8")
+
+    result = run_cli(["build", "-q"], cwd=tmp_path)
+
+    assert result.exit_code == 0, result.stderr
+
+
+def test_a_hidden_name_that_is_not_version_control_s_folder_is_read(tmp_path: Path) -> None:
+    """Only a part that is `.git`, `.hg` or `.svn` is refused: `.github/`, `.gitkeep`, `.git-parts/` are read."""
+    _checkout(tmp_path)
+    for name in (".github/head.md", ".gitkeep", ".git-parts/foot.md"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(f"[{name}]", encoding="utf-8")
+    includes = "".join(f'{{% include "{name}" %}}' for name in (".github/head.md", ".gitkeep", ".git-parts/foot.md"))
+    (tmp_path / "summary.md.j2").write_text(f"# {{{{ title }}}}\n{includes}\n", encoding="utf-8")
+
+    result = run_cli(["build", "-q"], cwd=tmp_path)
+
+    assert result.exit_code == 0, result.stderr
+    summary = (tmp_path / "build" / "summary.md").read_text("utf-8")
+    assert "[.github/head.md][.gitkeep][.git-parts/foot.md]" in summary
+
+
 def test_a_link_inside_the_folder_is_followed(tmp_path: Path) -> None:
     folder = tmp_path / "templates"
     folder.mkdir()

@@ -39,7 +39,7 @@ from jinja2.utils import generate_lorem_ipsum, internalcode
 from capidx.compiler import catalog
 from capidx.compiler.diagnostics import plural
 from capidx.compiler.errors import InvalidError
-from capidx.compiler.files import MAX_TEMPLATE_FILES, read_at_most, walk_templates
+from capidx.compiler.files import MAX_TEMPLATE_FILES, read_at_most, version_control_part, walk_templates
 from capidx.compiler.render import markdown as mdtext
 from capidx.compiler.render import views
 from capidx.compiler.render.phrases import join_phrases
@@ -151,12 +151,16 @@ def _lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> str
     return str(generate_lorem_ipsum(n=n, html=html, min=min, max=max))
 
 
+_VCS_REFUSED = "templates are never read from .git, .hg or .svn, where a checkout may keep credentials"
+
+
 class _FolderLoader(jinja2.FileSystemLoader):
     """The user's templates: regular files inside the folder only, UTF-8, at most MAX_TEMPLATE_BYTES.
 
     A symbolic link whose target leaves the folder is refused (rather than skipped for the bundled
-    template of that name: the user meant something by it). `list_templates` does not follow symbolic
-    links to folders (Jinja's default), nor walks version control's folders (`files.VCS_FOLDERS`)."""
+    template of that name: the user meant something by it), as is any name inside version control's folders, which
+    `list_templates` does not walk (`files.VCS_FOLDERS`); nor does it follow symbolic links to folders (Jinja's
+    default)."""
 
     def __init__(self, folder: Path) -> None:
         super().__init__(str(folder))
@@ -176,7 +180,14 @@ class _FolderLoader(jinja2.FileSystemLoader):
         return sorted(found)
 
     def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Callable[[], bool]]:
-        filename = posixpath.join(self.folder, *split_template_path(template))
+        """The template's text, refused (`TemplateFailure`, which stops the build) when it is, or its link leads,
+        out of the folder or into version control's folder (`files.version_control_part`): with `paths.templates: .`
+        a pull request's `{% include ".git/config" %}` put the token a CI checkout keeps there into the build, which
+        listing the templates without `.git` did not stop (a name given literally is read, not listed)."""
+        pieces = split_template_path(template)
+        filename = posixpath.join(self.folder, *pieces)
+        if part := version_control_part(pieces):
+            raise TemplateFailure(f"{filename}: refused: inside {part}, version control's folder ({_VCS_REFUSED})")
         if not os.path.lexists(filename):
             raise jinja2.TemplateNotFound(template)
         real_folder, real = os.path.realpath(self.folder), os.path.realpath(filename)
@@ -184,6 +195,11 @@ class _FolderLoader(jinja2.FileSystemLoader):
             raise TemplateFailure(
                 f"{filename}: refused: a symbolic link to {real}, outside the templates folder {self.folder} "
                 "(templates are read only from inside their folder)"
+            )
+        if part := version_control_part(Path(os.path.relpath(real, real_folder)).parts):
+            raise TemplateFailure(
+                f"{filename}: refused: a symbolic link to {real}, inside {part}, version control's folder "
+                f"({_VCS_REFUSED})"
             )
         if not os.path.isfile(filename):
             raise TemplateFailure(f"{filename}: not a regular file (a template must be a file of UTF-8 text)")
