@@ -224,6 +224,46 @@ def test_a_configured_folder_that_is_a_file_is_reported_at_its_key(project: Path
     _refused_by_validate_and_build(project, expected)
 
 
+def test_a_templates_folder_given_by_flag_that_is_a_pipe_or_device_stops_the_build(project: Path) -> None:
+    """click's check of `--templates` refuses a regular file only: a pipe (or `/dev/null`) passed, the templates
+    folder's walk found nothing in it, and the build used the bundled templates in silence (exit 0). It is said to be
+    no folder (exit 2), as `paths.templates` naming one is, nothing built."""
+    if not hasattr(os, "mkfifo"):  # pragma: no cover - Windows
+        pytest.skip("no named pipes here")
+    os.mkfifo(project / "pipe")
+
+    built = run_cli(["build", "-q", "--templates", "pipe"], project)
+
+    assert built.exit_code == 2, built.output
+    hint = "give --templates a folder of templates, or leave it out for the bundled ones"
+    assert f"pipe: templates folder is not a folder ({hint})" in built.stderr.splitlines()
+    assert not (project / "build").exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("agents/aliases.json", "is not a folder"),
+        ("dangling", "is a broken symbolic link (target 'gone/folder' does not exist)"),
+        ("looping", "is a symbolic link loop"),
+    ],
+    ids=["a-file", "a-broken-link", "a-link-loop"],
+)
+def test_a_catalog_folder_given_by_flag_that_is_no_folder_is_not_said_to_be_missing(
+    project: Path, name: str, why: str
+) -> None:
+    """`validate --agents` (which click checks not at all) naming a file, a link to nothing or a loop was "catalog
+    directory not found", which sent the user looking for a typing error: it is said to be what it is (exit 2)."""
+    (project / "dangling").symlink_to("gone/folder")
+    (project / "looping").symlink_to("looping")
+
+    validated = run_cli(["validate", "--agents", name], project)
+
+    assert validated.exit_code == 2, validated.output
+    hint = "run capidx where agents/ is, or pass --agents DIR, --config FILE or PATHS"
+    assert f"{name}: catalog directory {why} ({hint})" in validated.output.splitlines()
+
+
 @pytest.mark.parametrize(
     ("key", "column", "what", "way_out"),
     [

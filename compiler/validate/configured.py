@@ -49,14 +49,14 @@ def missing(config: Config, name: str) -> Diagnostic | None:
         hint = f"did you mean '{PurePath(origin.value).with_name(near).as_posix()}'?" if near else way_out
         return origin.diagnostic(f"{what} '{origin.value}' does not exist", hint)
     if folder and kind is PathKind.OTHER:
-        return origin.diagnostic(f"{what} '{origin.value}' {_no_folder(path)}", way_out)
+        return origin.diagnostic(f"{what} '{origin.value}' {no_folder(path)}", way_out)
     return None
 
 
-def _no_folder(path: Path) -> str:
+def no_folder(path: Path) -> str:
     """Why `path`, which is there, is no folder. A link that leads nowhere is said to be one, naming where it points,
     as a broken link to a file is when it is read (`load.read_limited`): "is not a folder" sent the user looking for a
-    file where there is none."""
+    file where there is none. For a folder capidx.yaml names, and one a flag names (`discover`)."""
     try:
         os.stat(path)
     except OSError as exc:

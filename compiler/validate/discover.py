@@ -204,18 +204,27 @@ def _unlisted_templates(templates: Path) -> list[Diagnostic]:
 
 def _unreadable_templates(templates: Path | None) -> Diagnostic | None:
     """The problem of a templates folder not given by capidx.yaml (the default templates/, --templates) that this
-    user may not look into, or list: which templates it overrides cannot be told, and the bundled ones are not to be
+    user may not look into, or list, or that is no folder (`--templates` naming a pipe or a device, which click lets
+    through as no regular file): which templates it overrides cannot be told, and the bundled ones are not to be
     used in its place in silence."""
-    return None if templates is None else _refused_folder(templates, "templates folder", folder_kind(templates))
+    if templates is None:
+        return None
+    kind = folder_kind(templates)
+    if kind is PathKind.OTHER:
+        hint = "give --templates a folder of templates, or leave it out for the bundled ones"
+        return file_problem(templates, f"templates folder {configured.no_folder(templates)}", hint)
+    return _refused_folder(templates, "templates folder", kind)
 
 
 def _no_catalog(agents: Path, kind: PathKind) -> Diagnostic:
-    """The problem of a catalog folder given by `--agents` or the default `agents/` that is not one: not found, or
-    not to be looked into (a link into a folder this user may not search, or a folder it may not search itself) or
-    listed, where no other folder would help."""
+    """The problem of a catalog folder given by `--agents` or the default `agents/` that is not one: not found, no
+    folder (a file, a pipe, a link leading nowhere), or not to be looked into (a link into a folder this user may not
+    search, or a folder it may not search itself) or listed, where no other folder would help."""
     if refused := _refused_folder(agents, "catalog directory", kind):
         return refused
     hint = "run capidx where agents/ is, or pass --agents DIR, --config FILE or PATHS"
+    if kind is PathKind.OTHER:  # there, but no folder: "not found" sent the user looking for a typing error
+        return file_problem(agents, f"catalog directory {configured.no_folder(agents)}", hint)
     return file_problem(agents, "catalog directory not found", hint)
 
 
