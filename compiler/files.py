@@ -123,8 +123,12 @@ def walk(
     what an entry of it is (mode 644, with a symbolic link in it), raises `FolderUnreadable`, or is given to
     `refused` and passed over: `os.walk` passes it over in silence, and an agent's folder of the catalog dropped out
     of the build unsaid. `top` itself, and a folder that cannot be listed for another reason (removed meanwhile), are
-    passed over: the caller says what `top` is (`folder_kind`), in its own words, before or after the walk."""
+    passed over: the caller says what `top` is (`folder_kind`), in its own words, before or after the walk. So is a
+    `top` this user may list but not search (mode 644): walked, its first subfolder was said not to be readable, where
+    the build's listing of a templates folder came before validate could name the templates folder itself."""
     start = os.fspath(top)
+    if path_kind(os.path.join(start, ".")) is PathKind.DENIED:
+        return
     stack = [start]
     while stack:
         folder = stack.pop()

@@ -545,6 +545,30 @@ def test_a_folder_of_the_templates_folder_this_user_may_not_list_stops_validate_
     assert not (project / "build").exists()
 
 
+@pytest.mark.parametrize("given", ["--templates", "capidx.yaml"])
+def test_a_templates_folder_this_user_may_list_but_not_search_is_named_not_a_folder_in_it(
+    project: Path, monkeypatch: pytest.MonkeyPatch, given: str
+) -> None:
+    """A templates folder of mode 644 holding a folder: the build lists its templates before validating, and the walk
+    stopped at the folder in it ("tpl/site: cannot be read"), never naming the templates folder, whose permission is
+    what is missing. It is passed over as a templates folder not listed is, and validation names it (exit 2).
+    Simulated: root searches any folder."""
+    (project / "tpl" / "site").mkdir(parents=True)
+    (project / "tpl" / "summary.md.j2").write_text("# {{ title }}\n", encoding="utf-8")
+    args = ["build", "-q", "--templates", "tpl"] if given == "--templates" else ["build", "-q"]
+    if given == "capidx.yaml":
+        (project / "capidx.yaml").write_text("paths:\n  templates: tpl\n", encoding="utf-8")
+    deny_search(monkeypatch, project / "tpl", listable=True)
+
+    built = run_cli(args, project)
+
+    assert built.exit_code == 2, built.output
+    assert "site" not in built.stderr, built.stderr
+    folder = "tpl: templates folder" if given == "--templates" else "$.paths.templates: templates folder 'tpl'"
+    assert f"{folder} cannot be read: permission denied ({FOLDER_PERMISSION})" in built.stderr, built.stderr
+    assert not (project / "build").exists()
+
+
 @pytest.mark.parametrize("deny", [deny_listing, deny_search], ids=["mode-111", "mode-000"])
 @pytest.mark.parametrize("folder", [".git", "site/.git", ".svn"])
 def test_version_control_s_folder_in_the_templates_folder_is_not_walked(
