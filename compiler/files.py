@@ -97,18 +97,20 @@ class FolderUnreadable(UsageError):
         super().__init__(f"{shown(folder)}: {self.problem} ({self.needed})")
 
 
-def shown(path: str | Path) -> str:
-    """`path` as validate's reporters show a file: relative to the working directory when it is an absolute path below
-    it, else as given. build and inject hold the configured folders as absolute paths, so a folder of the catalog
-    that validate named `agents/x`, they named by its whole path."""
+def shown(path: str | Path, cwd: str | Path | None = None) -> str:
+    """`path` as validate's reporters show a file (`Reporter.display_path` is this): relative to the working directory
+    (`cwd`, else the process's) when it is an absolute path below it, else as given, so that a path a message names
+    reads as the file it is said of. build and inject hold the configured folders as absolute paths, so a folder of
+    the catalog that validate named `agents/x`, they named by its whole path."""
     text = os.fspath(path)
-    try:
-        here = os.getcwd()
-    except OSError:  # the working folder was removed: nothing is below it
+    if not os.path.isabs(text):
         return text
-    if os.path.isabs(text) and Path(text).is_relative_to(here):
-        return str(Path(text).relative_to(here))
-    return text
+    if cwd is None:
+        try:
+            cwd = os.getcwd()
+        except OSError:  # the working folder was removed: nothing is below it
+            return text
+    return str(Path(text).relative_to(cwd)) if Path(text).is_relative_to(cwd) else text
 
 
 def walk(

@@ -604,6 +604,28 @@ def test_a_document_named_through_a_link_to_another_agent_s_folder_is_not_read_a
     assert first.relative_to(tmp_path).as_posix() in said[0]
 
 
+@pytest.mark.parametrize("form", ["relative", "through-parent", "absolute"])
+def test_the_link_and_the_file_read_are_named_as_the_named_document_is(tmp_path: Path, form: str) -> None:
+    """The warning at a document named through a link names the link and the file the catalog reads: the file was
+    made relative to the working directory on its own (`cat/a/...` beside `../x/cat/nick/...`), the link kept the
+    whole path the user gave (`/tmp/.../cat/nick` beside `cat/nick/...`). All three are shown as the reporter shows
+    the document (`files.shown`), so that each can be copied as it is."""
+    agents = write_catalog(tmp_path, agents_dir="cat")
+    first = sorted(agents.glob("*/capabilities/current.json"))[0].parent.parent.name
+    (agents / "nick").symlink_to(first, target_is_directory=True)
+    prefix = {"relative": "cat", "through-parent": f"../{tmp_path.name}/cat", "absolute": str(agents)}[form]
+    shown = "cat" if form == "absolute" else prefix
+
+    result = run_cli(["validate", f"{prefix}/nick/capabilities/current.json"], cwd=tmp_path)
+
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0] == (
+        f"{shown}/nick/capabilities/current.json: warning: not read: reached through {shown}/nick, a symbolic link to"
+        f" a folder, which capidx does not follow; the catalog reads this file as {shown}/{first}/capabilities/"
+        "current.json (validate it by that name)"
+    )
+
+
 @pytest.mark.parametrize("named", ["agents/zed/capabilities/current.json", "agents/zed"])
 def test_a_document_named_through_a_link_the_walk_does_not_follow_is_an_error(tmp_path: Path, named: str) -> None:
     """`zed` links to a hidden folder of the catalog, whose document the walk reads under no name: the walk calls

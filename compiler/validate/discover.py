@@ -14,7 +14,7 @@ from pathlib import Path
 
 from capidx.compiler.config import ALIAS_FILE_NAMES, Config
 from capidx.compiler.diagnostics import Diagnostic
-from capidx.compiler.files import MAX_TEMPLATE_FILES, FolderUnreadable, walk, walk_templates
+from capidx.compiler.files import MAX_TEMPLATE_FILES, FolderUnreadable, shown, walk, walk_templates
 from capidx.compiler.validate import configured
 from capidx.compiler.validate.keys import one_edit
 from capidx.compiler.validate.load import file_problem
@@ -305,10 +305,12 @@ def _unread_through(link: Path, document: Path, read: Path | None) -> Diagnostic
     """What the walk decides of a linked folder, said at the named `document`: when the walk reads its file under its
     own name (`read`: the link leads to another agent's folder of the catalog), nothing is lost, and a warning names
     that name; else it is the walk's `misplaced` error (`_linked_folder`), as the document would drop out of the
-    build in silence."""
-    message = f"not read: reached through {link}, a symbolic link to a folder, which capidx does not follow"
+    build in silence. The link and the file are named as the reporter names `document` (`files.shown`): the file the
+    catalog reads was made relative to the working directory even where the document was named through `..`, and
+    the link named by its whole path where the document was not."""
+    message = f"not read: reached through {shown(link)}, a symbolic link to a folder, which capidx does not follow"
     if read is not None:
-        message += f"; the catalog reads this file as {_typed(read)}"
+        message += f"; the catalog reads this file as {shown(read)}"
         return Diagnostic(str(document), None, None, "", "warning", message, "validate it by that name", "unread")
     hint = "move the folder into the catalog instead of linking to it"
     return Diagnostic(str(document), None, None, "", "error", message, hint, "misplaced")
@@ -328,12 +330,6 @@ def _linked_on_the_way(folder: Path, boundary: Path) -> Path | None:
         if os.path.islink(Path(*written.parts[:end])):
             return Path(*folder.parts[: end - shown]) if end > shown else Path(*written.parts[:end])
     return None
-
-
-def _typed(path: Path) -> Path:
-    """`path` as typed in the working directory: relative to it when below it, as the reporters show paths."""
-    absolute, here = Path(os.path.abspath(path)), Path.cwd()
-    return absolute.relative_to(here) if absolute.is_relative_to(here) else path
 
 
 def _real(path: Path) -> str:

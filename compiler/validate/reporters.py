@@ -31,6 +31,7 @@ from capidx.compiler.diagnostics import (
     visible,
     within_annotation_cap,
 )
+from capidx.compiler.files import shown
 from capidx.compiler.markup import defuse
 from capidx.compiler.render.markdown import cell
 
@@ -59,14 +60,9 @@ class Reporter:
         raise NotImplementedError
 
     def display_path(self, path: str) -> str:
-        """Paths below the working directory are shown relative to it, as editors and CI expect."""
-        candidate = Path(path)
-        if candidate.is_absolute():
-            try:
-                return str(candidate.relative_to(self.cwd))
-            except ValueError:
-                return path
-        return path
+        """Paths below the working directory are shown relative to it, as editors and CI expect (`files.shown`, which
+        build and inject, and the paths inside validate's messages, use too)."""
+        return shown(path, self.cwd)
 
 
 class TextReporter(Reporter):
