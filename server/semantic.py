@@ -18,13 +18,18 @@ from pathlib import Path
 from typing import Any
 
 WEIGHT = 0.5  # fitted on the blind query sets (benchmarks/resolution/RESULTS.md)
-_LOCK = threading.Lock()
+_LOCK = threading.Lock()  # loading the model, or giving it up; never held while a catalog is embedded
 _LOADED: list[Any] = []  # [] not tried yet, [None] unavailable, [model]
 logger = logging.getLogger(__name__)
 
 
 def model() -> Any | None:
-    """The embedding model, loaded once per process from the files its package ships; None if unavailable."""
+    """The embedding model, loaded once per process from the files its package ships; None if unavailable.
+
+    Once loaded (or given up), answered without the lock: a lookup on the event loop must never wait for a thread
+    that holds it."""
+    if _LOADED:
+        return _LOADED[0]
     with _LOCK:
         if not _LOADED:
             try:
@@ -44,6 +49,9 @@ class Meanings:
 
     texts: Mapping[str, str]  # slug -> name and descriptions
     _matrix: list[Any] = field(default_factory=list, repr=False, compare=False)  # [one row per text, in order]
+    # This catalog's own: a reload embeds the new build's (seconds, for a large one) while lookups on the build
+    # served, on the event loop, go on using its matrix; one lock for every catalog made them wait for it.
+    _embedding: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @classmethod
     def of(cls, rows: Iterable[Mapping[str, Any]]) -> Meanings:
@@ -52,7 +60,10 @@ class Meanings:
 
     @property
     def pending(self) -> bool:
-        """Whether a lookup may still have to load the model or embed the catalog (0.4 s; seconds for a large one)."""
+        """Whether a lookup may still have to load the model or embed the catalog (0.4 s; seconds for a large one).
+
+        Read without a lock: the matrix is appended whole, once embedded, and the model is set once, so a stale
+        answer can only be True (the lookup then runs in a thread, needlessly); False stays False."""
         return bool(self.texts) and not self._matrix and _LOADED != [None]
 
     def prepare(self) -> None:
@@ -68,9 +79,10 @@ class Meanings:
         if found is None:
             return None
         try:
-            with _LOCK:
-                if not self._matrix:
-                    self._matrix.append(found.embed(list(self.texts.values()), norm=True))
+            if not self._matrix:
+                with self._embedding:  # one embedding, whichever of `prepare` and the lookups comes first
+                    if not self._matrix:
+                        self._matrix.append(found.embed(list(self.texts.values()), norm=True))
             text = query.encode("utf-8", "replace").decode("utf-8")  # a lone surrogate fails only this query
             cosines = (self._matrix[0] @ found.embed([text], norm=True)[0]).tolist()
         except Exception as error:  # a failing model must not fail the lookup: words alone order the offer, from now on

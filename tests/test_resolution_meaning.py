@@ -399,3 +399,57 @@ def test_a_lone_surrogate_in_a_query_neither_fails_it_nor_gives_meaning_up(
     assert offered(odd) == offered(after)
     assert not [r for r in caplog.records if r.name == semantic.__name__]
     assert semantic.model() is not None
+
+
+class WaitingOnRebuild(StandIn):
+    """Once `armed`, embeds a catalog (a new build's, before it is swapped in) only when the test lets it, and says
+    whether it was let or gave up waiting."""
+
+    def __init__(self) -> None:
+        super().__init__("mistake", "bug")
+        self.armed = False
+        self.started, self.go = threading.Event(), threading.Event()
+        self.let: list[bool] = []
+
+    def embed(self, texts: Sequence[str], norm: bool = True) -> np.ndarray:
+        if self.armed and len(texts) > 1:
+            self.started.set()
+            self.let.append(self.go.wait(10))
+        return super().embed(texts, norm)
+
+
+@pytest.mark.anyio
+async def test_a_new_build_being_embedded_does_not_hold_up_lookups_on_the_served_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reload embeds the new build's catalog before the swap (seconds, for a large one), in a thread: a lookup on
+    the build still served, whose catalog is embedded, runs on the event loop (a small catalog) and must not wait
+    for it. Were it to wait, the event loop would stand still until the stand-in gave up waiting."""
+    from capidx.server.reload import Reloader
+
+    model = WaitingOnRebuild()
+    monkeypatch.setattr(semantic, "_LOADED", [model])
+    catalog = write_catalog(tmp_path / "agents", CATALOG)
+    build = real_build(catalog, tmp_path / "build")
+    hub = make_hub(build)
+    async with connect(hub) as client:
+        before = await client.call_tool("lookup_capability", {"agent": CLAUDE, "capability": QUESTION})
+        assert not hub.snapshot.index.meanings.pending  # served, embedded: lookups run on the loop
+        write_catalog(catalog, CATALOG, note=" Rebuilt.")
+        real_build(catalog, build)
+        model.armed = True
+        swapped: list[bool] = []
+
+        async def reload() -> None:
+            swapped.append(await Reloader(hub, build).check())
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(reload)
+            try:
+                assert await anyio.to_thread.run_sync(model.started.wait, 10)
+                during = await client.call_tool("lookup_capability", {"agent": CLAUDE, "capability": QUESTION})
+            finally:
+                model.go.set()
+    assert model.let == [True] and swapped == [True]  # embedded only after the lookup was answered
+    for answer in (before, during):
+        assert [c["slug"] for c in answer.structured_content["candidates"]][:1] == ["code-review"]
