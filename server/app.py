@@ -171,14 +171,35 @@ class Hub:
     def _changed(self, old: View, new: View, uris: frozenset[str]) -> set[str]:
         """The URIs among `uris` whose document differs between the two builds. Run off the event loop (`swap`): it
         reads only the two views, which are immutable, the hub's `kinds`, which never changes, and caches that are
-        safe across threads (those `tools/call` already shares with requests from a worker thread)."""
-        return {uri for uri in uris if self._sha(old, uri) != self._sha(new, uri)}
+        safe across threads (those `tools/call` already shares with requests from a worker thread).
 
-    def _sha(self, view: View, uri: str) -> str | None:
-        try:
-            return res.read_resource(view.snapshot, self.kinds, uri).artifact.sha256
-        except res.ResourceNotFound:
-            return None
+        A URI whose reading raises anything but `ResourceNotFound`, in either build, counts as changed, and one error
+        says how many did so, with the first traceback: raised from here it ended the reloader, and the server with
+        it. The URIs a listen names are not checked, and the resolver runs on data a new build brings."""
+        failed: dict[str, Exception] = {}
+
+        def sha(view: View, uri: str) -> object:
+            try:
+                return res.read_resource(view.snapshot, self.kinds, uri).artifact.sha256
+            except res.ResourceNotFound:
+                return None
+            except Exception as error:  # not foreseen
+                failed.setdefault(uri, error)
+                return object()  # equal to nothing: told as changed
+
+        changed = {uri for uri in uris if sha(old, uri) != sha(new, uri)}
+        if failed:
+            uri, error = next(iter(failed.items()))
+            logger.error(
+                "comparing build %s with the one it replaces: %d subscribed resource(s) could not be read (%r "
+                "reading %s); told as changed",
+                new.snapshot.digest[:12],
+                len(failed),
+                error,
+                clip(uri),
+                exc_info=error,
+            )
+        return changed
 
     async def _notify(self, listed: bool, tooled: bool, updated: set[str]) -> None:
         """Tell both revisions' clients (2026-07-28 through the bus, 2025-11-25 through their sessions)."""

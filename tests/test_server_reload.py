@@ -330,6 +330,43 @@ async def test_a_listen_hears_of_a_document_the_catalog_did_not_have_yet(tmp_pat
         assert newest.name in (await client.read_resource(uri)).contents[0].text
 
 
+async def test_a_subscribed_resource_that_cannot_be_compared_is_told_as_changed_and_the_server_keeps_serving(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Comparing what was subscribed resolves names in both builds, and a new build brings the data the resolver runs
+    on: anything but "not found" that a read raises there escaped the swap and ended the reloader, and the server with
+    it. Such a URI is told as changed (what a client then reads says what it is now), once logged with its traceback,
+    and the other URIs are compared as ever."""
+    build = write_build(tmp_path / "build", generation="1")
+    hub = make_hub(build)
+    served = hub.snapshot.digest
+    broken = PREFIX + "capabilities/" + CAPABILITIES[0].slug
+    read_resource = resources.read_resource
+
+    def unforeseen(snapshot: Any, kinds: frozenset[str], uri: str) -> Any:
+        if uri == broken and snapshot.digest != served:
+            raise MemoryError
+        return read_resource(snapshot, kinds, uri)
+
+    monkeypatch.setattr(resources, "read_resource", unforeseen)
+    heard, on_message = notifications_heard()
+    async with connect(hub, "2025-11-25", message_handler=on_message) as client:
+        for uri in (broken, SUMMARY):
+            subscribe = types.SubscribeRequest(params=types.SubscribeRequestParams(uri=uri))
+            await client.session.send_request(subscribe, types.EmptyResult)
+        rebuild(build, "2")
+        with caplog.at_level(logging.ERROR, logger="capidx.server"):
+            assert await Reloader(hub, build).check()
+        await wait_for(lambda: len([n for n in heard if isinstance(n, types.ResourceUpdatedNotification)]) == 2)
+        assert generation((await client.read_resource(SUMMARY)).contents[0].text) == "2"
+    assert sorted(n.params.uri for n in heard if isinstance(n, types.ResourceUpdatedNotification)) == sorted(
+        [broken, SUMMARY]
+    )
+    (record,) = [r for r in caplog.records if "could not be read" in r.getMessage()]
+    assert "1 subscribed resource(s)" in record.getMessage() and "MemoryError()" in record.getMessage()
+    assert record.exc_info is not None  # not foreseen: logged with its traceback
+
+
 def hold_resolving(monkeypatch: pytest.MonkeyPatch, uri: str, *, first_only: bool = False) -> Held:
     """Resolving `uri` held (`Held`): every time, or with `first_only` the first time only."""
     held = Held()
