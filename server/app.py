@@ -104,11 +104,24 @@ class View:
 
 
 @dataclass(eq=False)
+class Checks:
+    """The subscribes of one URI being checked since it was last subscribed to, none of which has succeeded yet."""
+
+    running: int = 0
+
+
+@dataclass(eq=False)
 class Peer:
-    """One connection's state: its session (2025-11-25 push) and subscribed URIs."""
+    """One connection's state: its session (2025-11-25 push) and subscribed URIs.
+
+    `subscriptions` holds a URI from the moment its subscribe arrives (`Hub.subscribe`); `checks` those of them that
+    no subscribe has confirmed yet. A subscribe refused or cancelled takes its URI back only when no other subscribe
+    of it sent since it was subscribed has succeeded or may still, and an unsubscribe puts the subscribes still being
+    checked out of the count: what they end with no longer matters."""
 
     session: ServerSession | None = None
     subscriptions: set[str] = field(default_factory=set)
+    checks: dict[str, Checks] = field(default_factory=dict)
 
 
 def warn_over_budget(snapshot: Snapshot) -> None:
@@ -252,17 +265,26 @@ class Hub:
         by a build swapped in meanwhile, so a client that sent the subscribe and then a read answered from the old
         build was never told of the change; and subscribes sent together each found the room one had left."""
         peer, uri = ctx.lifespan_context, params.uri
-        new = uri not in peer.subscriptions
-        if new and len(peer.subscriptions) >= MAX_SUBSCRIBED_URIS:
-            raise _too_many_subscriptions(uri)
+        if uri not in peer.subscriptions:
+            if len(peer.subscriptions) >= MAX_SUBSCRIBED_URIS:
+                raise _too_many_subscriptions(uri)
+            peer.subscriptions.add(uri)
+            peer.checks[uri] = Checks()
+        checks = peer.checks.get(uri)  # None: confirmed already, whatever this check finds
+        if checks is not None:
+            checks.running += 1
         peer.session = ctx.session
-        peer.subscriptions.add(uri)
         try:
             await self._resolving(functools.partial(self._read, uri), uri)  # only what may be read
-        except BaseException:  # refused, or the request cancelled: not subscribed after all
-            if new:
-                peer.subscriptions.discard(uri)
+        except BaseException:  # refused, or the request cancelled: not subscribed after all, unless by another
+            if checks is not None:
+                checks.running -= 1
+                if not checks.running and peer.checks.get(uri) is checks:
+                    del peer.checks[uri]
+                    peer.subscriptions.discard(uri)
             raise
+        if checks is not None and peer.checks.get(uri) is checks:  # not unsubscribed meanwhile: confirmed
+            del peer.checks[uri]
         return types.EmptyResult()
 
     async def _resolving(self, call: Callable[[], T], uri: str | None = None) -> T:
@@ -287,7 +309,9 @@ class Hub:
             raise MCPError(types.INVALID_PARAMS, error.message, error.data()) from None
 
     async def unsubscribe(self, ctx: Ctx, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+        """Also a subscribe of the URI still being checked: it was sent before, and ends unsubscribed."""
         ctx.lifespan_context.subscriptions.discard(params.uri)
+        ctx.lifespan_context.checks.pop(params.uri, None)
         return types.EmptyResult()
 
     async def initialized(self, ctx: Ctx, params: types.NotificationParams) -> None:

@@ -516,6 +516,42 @@ async def test_a_subscribe_still_being_checked_when_a_build_is_swapped_in_hears_
     assert [n.params.uri for n in heard if isinstance(n, types.ResourceUpdatedNotification)] == [uri]
 
 
+@pytest.mark.parametrize("unsubscribed", [False, True])
+async def test_a_subscribe_cancelled_leaves_the_uri_subscribed_by_another_subscribe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, unsubscribed: bool
+) -> None:
+    """A URI counts as subscribed from the moment its subscribe arrives, and is taken back if that subscribe is
+    refused or cancelled. A second subscribe of the same URI answered meanwhile (with or without an unsubscribe
+    between them) must keep it: taken back, the client was told it was subscribed, and then never told of a change.
+    Here the first subscribe's check is held until the second has been answered, then the first is cancelled."""
+    monkeypatch.setattr(app, "INLINE_CAPABILITIES", 0)  # names resolve in a thread, as in a large catalog
+    mcp, *others = CAPABILITIES
+    build = write_build(tmp_path / "build", generation="1")
+    hub = make_hub(build)
+    uri = PREFIX + "capabilities/mcp"
+    held = hold_resolving(monkeypatch, uri, first_only=True)
+    heard, on_message = notifications_heard()
+    subscribe = types.SubscribeRequest(params=types.SubscribeRequestParams(uri=uri))
+    unsubscribe = types.UnsubscribeRequest(params=types.UnsubscribeRequestParams(uri=uri))
+    async with connect(hub, "2025-11-25", message_handler=on_message) as client:
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(client.session.send_request, subscribe, types.EmptyResult)
+                assert await anyio.to_thread.run_sync(held.entered.wait, 10)
+                if unsubscribed:
+                    await client.session.send_request(unsubscribe, types.EmptyResult)
+                await client.session.send_request(subscribe, types.EmptyResult)
+                tg.cancel_scope.cancel()  # the client gives the first one up: notifications/cancelled
+        finally:
+            held.release.set()
+        assert (await client.list_tools()).tools  # the server is past the first subscribe's end
+        changed = replace(mcp, description=mcp.description + " Rebuilt.")
+        swap_in(write_build(tmp_path / ".capidx-build-2", generation="2", caps=(changed, *others)), build)
+        assert await Reloader(hub, build).check()
+        await wait_for(lambda: any(isinstance(n, types.ResourceUpdatedNotification) for n in heard))
+    assert [n.params.uri for n in heard if isinstance(n, types.ResourceUpdatedNotification)] == [uri]
+
+
 async def test_a_build_over_its_budgets_is_served_and_said_to_be(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
