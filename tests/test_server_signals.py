@@ -118,10 +118,12 @@ def test_sigterm_stops_stdio_serve_with_143(hand_build: Path) -> None:
     assert WAITING not in log
 
 
-def test_the_meaning_model_loads_when_serving_starts_and_a_stop_does_not_wait_for_it(catalog_build: Path) -> None:
+def test_the_meaning_model_loads_when_serving_starts_and_a_stop_meanwhile_ends_with_its_code(
+    catalog_build: Path,
+) -> None:
     """Serving starts loading the embedding model and embedding the catalog at once, off the event loop: no request
-    asked for it, and the first question in words no name has does not wait for it. A stop while it loads does not
-    wait for it either."""
+    asked for it, and the first question in words no name has does not wait for it. A stop while it loads waits only
+    for the model's call under way, if any (`semantic._ModelCalls`), and ends with the stop's code."""
     with serve_stdio(catalog_build, subprocess.PIPE, "--no-reload") as (proc, stderr):
         stderr.wait_for("serving")
         proc.send_signal(signal.SIGTERM)
