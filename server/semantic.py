@@ -10,60 +10,20 @@ spelling are suggested.
 
 from __future__ import annotations
 
-import atexit
 import logging
 import threading
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from capidx.server.model_calls import ModelCalls
 
 WEIGHT = 0.5  # fitted on the blind query sets (benchmarks/resolution/RESULTS.md)
 _LOCK = threading.Lock()  # loading the model, or giving it up; never held while a catalog is embedded
 _LOADED: list[Any] = []  # [] not tried yet, [None] unavailable, [model]
 logger = logging.getLogger(__name__)
-
-
-class _ModelCalls:
-    """Which threads are in the model's own code, so that the interpreter does not shut down under them.
-
-    The model runs in daemon threads (loading at start, embedding a new build, resolving in a large catalog), which
-    a stop does not wait for. But its tokenizer and weights readers are Rust, and Python 3.11 ends a daemon thread that
-    takes the interpreter back during its shutdown by unwinding its stack: met in Rust's frames, that unwinding aborts
-    the process ("FATAL: exception not rethrown", SIGABRT instead of the stop's exit code) whenever a stop came while
-    the model loaded. At exit (`atexit`, before the shutdown) the calls under way are waited for (loading the model
-    takes about 0.2 s, embedding 10,000 capabilities 0.3 s), and no other begins: a thread about to call the model
-    waits for the end of the process, outside its code."""
-
-    def __init__(self) -> None:
-        self._changed = threading.Condition()
-        self._running = 0
-        self._ending = False
-
-    @contextmanager
-    def call(self) -> Iterator[None]:
-        """Around one call into the model; never nested (`end` would wait for the outer call for ever)."""
-        with self._changed:
-            while self._ending:
-                self._changed.wait()
-            self._running += 1
-        try:
-            yield
-        finally:
-            with self._changed:
-                self._running -= 1
-                self._changed.notify_all()
-
-    def end(self) -> None:
-        """At exit: let the calls under way end, and begin no other."""
-        with self._changed:
-            self._ending = True
-            self._changed.wait_for(lambda: not self._running)
-
-
-_CALLS = _ModelCalls()
-atexit.register(_CALLS.end)
+_CALLS = ModelCalls.at_exit()  # a stop lets a call into the model's Rust code end first
 
 
 def model() -> Any | None:

@@ -123,7 +123,7 @@ def test_the_meaning_model_loads_when_serving_starts_and_a_stop_meanwhile_ends_w
 ) -> None:
     """Serving starts loading the embedding model and embedding the catalog at once, off the event loop: no request
     asked for it, and the first question in words no name has does not wait for it. A stop while it loads waits only
-    for the model's call under way, if any (`semantic._ModelCalls`), and ends with the stop's code."""
+    for the model's call under way, if any (`server/model_calls.py`), and ends with the stop's code."""
     with serve_stdio(catalog_build, subprocess.PIPE, "--no-reload") as (proc, stderr):
         stderr.wait_for("serving")
         proc.send_signal(signal.SIGTERM)
