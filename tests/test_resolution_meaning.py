@@ -294,15 +294,17 @@ def test_without_the_model_words_alone_order_and_a_warning_says_why(
 
 
 class Waiting(StandIn):
-    """Embeds the catalog only when the test lets it, and says whether it was let or gave up waiting."""
+    """Once `armed` (from the start unless told otherwise), embeds a catalog only when the test lets it, and says
+    whether it was let or gave up waiting."""
 
-    def __init__(self) -> None:
+    def __init__(self, armed: bool = True) -> None:
         super().__init__("mistake", "bug")
+        self.armed = armed
         self.started, self.go = threading.Event(), threading.Event()
         self.let: list[bool] = []
 
     def embed(self, texts: Sequence[str], norm: bool = True) -> np.ndarray:
-        if len(texts) > 1:  # the catalog, on the first lookup that resolves nothing
+        if self.armed and len(texts) > 1:  # a catalog: the first lookup that resolves nothing, or a new build's
             self.started.set()
             self.let.append(self.go.wait(10))
         return super().embed(texts, norm)
@@ -401,23 +403,6 @@ def test_a_lone_surrogate_in_a_query_neither_fails_it_nor_gives_meaning_up(
     assert semantic.model() is not None
 
 
-class WaitingOnRebuild(StandIn):
-    """Once `armed`, embeds a catalog (a new build's, before it is swapped in) only when the test lets it, and says
-    whether it was let or gave up waiting."""
-
-    def __init__(self) -> None:
-        super().__init__("mistake", "bug")
-        self.armed = False
-        self.started, self.go = threading.Event(), threading.Event()
-        self.let: list[bool] = []
-
-    def embed(self, texts: Sequence[str], norm: bool = True) -> np.ndarray:
-        if self.armed and len(texts) > 1:
-            self.started.set()
-            self.let.append(self.go.wait(10))
-        return super().embed(texts, norm)
-
-
 @pytest.mark.anyio
 async def test_a_new_build_being_embedded_does_not_hold_up_lookups_on_the_served_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -427,7 +412,7 @@ async def test_a_new_build_being_embedded_does_not_hold_up_lookups_on_the_served
     for it. Were it to wait, the event loop would stand still until the stand-in gave up waiting."""
     from capidx.server.reload import Reloader
 
-    model = WaitingOnRebuild()
+    model = Waiting(armed=False)  # armed once the served build is embedded
     monkeypatch.setattr(semantic, "_LOADED", [model])
     catalog = write_catalog(tmp_path / "agents", CATALOG)
     build = real_build(catalog, tmp_path / "build")
