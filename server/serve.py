@@ -15,6 +15,7 @@ import threading
 from collections.abc import Awaitable, Callable, Iterator
 
 import anyio
+import anyio.abc
 
 from capidx.server.app import Hub, build_server, warn_over_budget
 from capidx.server.reload import Reloader
@@ -42,7 +43,6 @@ def run(settings: Settings, snapshot: Snapshot) -> None:
     # one took 50-200 ms, a pause of every request in flight); what requests make is collected as usual.
     gc.freeze()
     gc.enable()
-    threading.Thread(target=snapshot.index.meanings.prepare, name="capidx-meanings", daemon=True).start()
     main = _serve_http if settings.transport == "http" else _serve_stdio
     try:
         anyio.run(main, hub, settings)
@@ -73,7 +73,13 @@ async def _serve_until_stopped(
 
     The first signal noted is raised as `Stopped` once serving has ended, outside the task group so that no
     exception group wraps it: the transport stops in its own way first (a session cancelled, open HTTP requests
-    given their grace), and `run` still ends with the signal that caused it."""
+    given their grace), and `run` still ends with the signal that caused it.
+
+    The embedding model starts loading (and the catalog being embedded) in a daemon thread once the loop receives
+    the signals, not before: until then a signal raises `Stopped` wherever the main thread is, and with that thread
+    importing the model's packages meanwhile, it landed in the import system's own clean-up, where an exception is
+    only printed ("Exception ignored in ... _get_module_lock"), leaving the import lock held: the signal was lost
+    and the thread hung on the lock (3 stops in 100 within 50 ms of "serving")."""
     stop = anyio.Event()
     watching = anyio.CancelScope()
     signalled: list[int] = []
@@ -82,12 +88,14 @@ async def _serve_until_stopped(
         signalled.append(signum)
         stop_serving()
 
-    async def watch_signals() -> None:
+    async def watch_signals(*, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         with watching:
-            await watch(on_signal)
+            await watch(on_signal, task_status.started)
 
     async with anyio.create_task_group() as tg:
-        tg.start_soon(watch_signals)
+        await tg.start(watch_signals)
+        meanings = hub.snapshot.index.meanings
+        threading.Thread(target=meanings.prepare, name="capidx-meanings", daemon=True).start()
         if settings.reload:
             tg.start_soon(Reloader(hub, settings.build).run, stop)
         try:

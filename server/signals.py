@@ -50,11 +50,14 @@ def _raise_stopped(signum: int, frame: FrameType | None) -> None:
     raise Stopped(signum)
 
 
-async def watch(stop: Callable[[int], None]) -> None:
-    """Call `stop(signum)` for every stop signal, from inside the event loop, until cancelled.
-    Where the loop cannot receive signals (Windows), `raise_on_stop_signals`'s handlers stay in place."""
+async def watch(stop: Callable[[int], None], watching: Callable[[], None] = lambda: None) -> None:
+    """Call `stop(signum)` for every stop signal, from inside the event loop, until cancelled; `watching()` once the
+    loop receives them. Where the loop cannot receive signals (Windows), `raise_on_stop_signals`'s handlers stay in
+    place."""
     if sys.platform == "win32":
+        watching()
         return
     with anyio.open_signal_receiver(*STOP_SIGNALS) as signals:
+        watching()
         async for signum in signals:
             stop(signum)
