@@ -183,9 +183,15 @@ async def _serve_http(hub: Hub, settings: Settings) -> None:
         server.should_exit = True
 
     async def announce() -> None:
+        """Say where the server listens, once it does. A stop right after uvicorn started may have closed its
+        sockets before this looks (it looks every 10 ms): then there is nothing to say, and no IndexError to end the
+        stop with exit 1 and a traceback instead of the signal's code."""
         while not server.started:
             await anyio.sleep(0.01)
-        host, port = server.servers[0].sockets[0].getsockname()[:2]
+        sockets = [sock for listening in server.servers for sock in listening.sockets]
+        if not sockets:  # stopped already
+            return
+        host, port = sockets[0].getsockname()[:2]
         shown = f"[{host}]" if ":" in host else host
         logger.info("listening on http://%s:%d/mcp", shown, port)
         if site.has_page():

@@ -368,3 +368,34 @@ def test_a_stop_while_the_model_runs_rust_code_ends_with_the_stops_code(
             proc.kill()
     assert returncode == code, log
     assert "FATAL" not in log and "Traceback" not in log, log
+
+
+# `capidx serve --transport http` stopped by SIGTERM just as uvicorn has started: the signal is sent at the end of
+# its start-up, and the loop lets the watcher take it before start-up returns (a few turns, far under the 10 ms the
+# announcement waits between looks), so that the sockets close before the announcement looks for them.
+STOPPED_AS_IT_STARTS = (
+    "import asyncio, os, signal\n"
+    "import uvicorn\n"
+    "startup = uvicorn.Server.startup\n"
+    "async def stopped_as_it_starts(self, sockets=None):\n"
+    "    await startup(self, sockets)\n"
+    "    os.kill(os.getpid(), signal.SIGTERM)\n"
+    "    for _ in range(20):\n"
+    "        await asyncio.sleep(0)\n"
+    "uvicorn.Server.startup = stopped_as_it_starts\n"
+    "from capidx.cli import main\n"
+    "main()\n"
+)
+
+
+def test_a_sigterm_as_http_serving_starts_ends_with_143(hand_build: Path, tmp_path: Path) -> None:
+    """Where the server listens is said once uvicorn has started, looked for every 10 ms: a stop in between closed
+    the sockets first, and the lookup's IndexError ended the stop with exit 1 and a traceback (3 stops in 80 within
+    150 ms of "serving")."""
+    command = [sys.executable, "-c", STOPPED_AS_IT_STARTS, "serve", "--build", str(hand_build), "--no-reload"]
+    command += ["--transport", "http", "--port", "0"]
+    done = subprocess.run(
+        command, cwd=hand_build.parent, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=STOP_WAIT * 3
+    )
+    assert done.returncode == 143, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
