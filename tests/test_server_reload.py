@@ -485,6 +485,25 @@ async def test_stopping_does_not_wait_for_a_comparison_of_what_was_subscribed(
     assert held.daemon == [True]  # the interpreter does not wait for it at exit
 
 
+MCP_BY_NAME = PREFIX + "capabilities/mcp"  # no document's own URI: subscribing to it resolves the name
+
+
+def held_subscribe_check(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Any, Held]:
+    """A build and its hub whose first check of `MCP_BY_NAME` (resolving it, in a thread, as a large catalog's
+    names are) is held until the test releases it."""
+    monkeypatch.setattr(app, "INLINE_CAPABILITIES", 0)
+    build = write_build(tmp_path / "build", generation="1")
+    return build, make_hub(build), hold_resolving(monkeypatch, MCP_BY_NAME, first_only=True)
+
+
+async def rebuilt_with_mcp_changed(tmp_path: Path, hub: Any, build: Path) -> bool:
+    """Swap in a build whose MCP Servers document says " Rebuilt.", and let the reloader take it."""
+    mcp, *others = CAPABILITIES
+    changed = replace(mcp, description=mcp.description + " Rebuilt.")
+    swap_in(write_build(tmp_path / ".capidx-build-2", generation="2", caps=(changed, *others)), build)
+    return await Reloader(hub, build).check()
+
+
 async def test_a_subscribe_still_being_checked_when_a_build_is_swapped_in_hears_of_the_change(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -492,28 +511,21 @@ async def test_a_subscribe_still_being_checked_when_a_build_is_swapped_in_hears_
     in a large catalog. It used to be subscribed only once checked: a build swapped in meanwhile did not compare it, so
     a client that sent the subscribe, then a read answered from the old build, was never told the document changed.
     Here the subscribe's check is held while the read is answered and the new build swapped in."""
-    monkeypatch.setattr(app, "INLINE_CAPABILITIES", 0)  # names resolve in a thread, as in a large catalog
-    mcp, *others = CAPABILITIES
-    build = write_build(tmp_path / "build", generation="1")
-    hub = make_hub(build)
-    uri = PREFIX + "capabilities/mcp"
-    held = hold_resolving(monkeypatch, uri, first_only=True)
+    build, hub, held = held_subscribe_check(tmp_path, monkeypatch)
     heard, on_message = notifications_heard()
-    subscribe = types.SubscribeRequest(params=types.SubscribeRequestParams(uri=uri))
+    subscribe = types.SubscribeRequest(params=types.SubscribeRequestParams(uri=MCP_BY_NAME))
     async with connect(hub, "2025-11-25", message_handler=on_message) as client:
         async with anyio.create_task_group() as tg:
             tg.start_soon(client.session.send_request, subscribe, types.EmptyResult)
             try:
                 assert await anyio.to_thread.run_sync(held.entered.wait, 10)
-                read = (await client.read_resource(uri)).contents[0].text  # sent after the subscribe
-                changed = replace(mcp, description=mcp.description + " Rebuilt.")
-                swap_in(write_build(tmp_path / ".capidx-build-2", generation="2", caps=(changed, *others)), build)
-                assert await Reloader(hub, build).check()
+                read = (await client.read_resource(MCP_BY_NAME)).contents[0].text  # sent after the subscribe
+                assert await rebuilt_with_mcp_changed(tmp_path, hub, build)
             finally:
                 held.release.set()
-        assert "Rebuilt." not in read and "Rebuilt." in (await client.read_resource(uri)).contents[0].text
+        assert "Rebuilt." not in read and "Rebuilt." in (await client.read_resource(MCP_BY_NAME)).contents[0].text
         await wait_for(lambda: any(isinstance(n, types.ResourceUpdatedNotification) for n in heard))
-    assert [n.params.uri for n in heard if isinstance(n, types.ResourceUpdatedNotification)] == [uri]
+    assert [n.params.uri for n in heard if isinstance(n, types.ResourceUpdatedNotification)] == [MCP_BY_NAME]
 
 
 @pytest.mark.parametrize("unsubscribed", [False, True])
@@ -524,15 +536,10 @@ async def test_a_subscribe_cancelled_leaves_the_uri_subscribed_by_another_subscr
     refused or cancelled. A second subscribe of the same URI answered meanwhile (with or without an unsubscribe
     between them) must keep it: taken back, the client was told it was subscribed, and then never told of a change.
     Here the first subscribe's check is held until the second has been answered, then the first is cancelled."""
-    monkeypatch.setattr(app, "INLINE_CAPABILITIES", 0)  # names resolve in a thread, as in a large catalog
-    mcp, *others = CAPABILITIES
-    build = write_build(tmp_path / "build", generation="1")
-    hub = make_hub(build)
-    uri = PREFIX + "capabilities/mcp"
-    held = hold_resolving(monkeypatch, uri, first_only=True)
+    build, hub, held = held_subscribe_check(tmp_path, monkeypatch)
     heard, on_message = notifications_heard()
-    subscribe = types.SubscribeRequest(params=types.SubscribeRequestParams(uri=uri))
-    unsubscribe = types.UnsubscribeRequest(params=types.UnsubscribeRequestParams(uri=uri))
+    subscribe = types.SubscribeRequest(params=types.SubscribeRequestParams(uri=MCP_BY_NAME))
+    unsubscribe = types.UnsubscribeRequest(params=types.UnsubscribeRequestParams(uri=MCP_BY_NAME))
     async with connect(hub, "2025-11-25", message_handler=on_message) as client:
         try:
             async with anyio.create_task_group() as tg:
@@ -545,11 +552,9 @@ async def test_a_subscribe_cancelled_leaves_the_uri_subscribed_by_another_subscr
         finally:
             held.release.set()
         assert (await client.list_tools()).tools  # the server is past the first subscribe's end
-        changed = replace(mcp, description=mcp.description + " Rebuilt.")
-        swap_in(write_build(tmp_path / ".capidx-build-2", generation="2", caps=(changed, *others)), build)
-        assert await Reloader(hub, build).check()
+        assert await rebuilt_with_mcp_changed(tmp_path, hub, build)
         await wait_for(lambda: any(isinstance(n, types.ResourceUpdatedNotification) for n in heard))
-    assert [n.params.uri for n in heard if isinstance(n, types.ResourceUpdatedNotification)] == [uri]
+    assert [n.params.uri for n in heard if isinstance(n, types.ResourceUpdatedNotification)] == [MCP_BY_NAME]
 
 
 async def test_a_build_over_its_budgets_is_served_and_said_to_be(

@@ -83,6 +83,29 @@ def stopped(proc: subprocess.Popen[bytes]) -> int:
         raise AssertionError(f"the server did not stop within {STOP_WAIT} s of the signal") from None
 
 
+@contextmanager
+def serve_patched(script: str, build: Path) -> Iterator[tuple[subprocess.Popen[bytes], Lines]]:
+    """`capidx serve --no-reload` over stdio, started by `script` (which patches the server, then runs the CLI), with
+    stdin a pipe; yields the process and its stderr lines; kills it after."""
+    command = [sys.executable, "-c", script, "serve", "--build", str(build), "--no-reload"]
+    pipes: dict[str, Any] = {"stdin": subprocess.PIPE, "stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE}
+    with subprocess.Popen(command, cwd=build.parent, **pipes) as proc:
+        try:
+            assert proc.stdin is not None and proc.stderr is not None
+            yield proc, Lines(proc.stderr)
+        finally:
+            proc.kill()
+
+
+def stop_by(proc: subprocess.Popen[bytes], stop: str) -> None:
+    """Stop the server by "stdin closing" or by the signal named."""
+    if stop == "stdin closing":
+        assert proc.stdin is not None
+        proc.stdin.close()
+    else:
+        proc.send_signal(getattr(signal, stop))
+
+
 def test_one_ctrl_c_stops_stdio_serve_in_a_terminal(hand_build: Path) -> None:
     """As typed in a terminal (live reload on, the default): the waiting line, then one SIGINT ends it with 130."""
     main, terminal = pty.openpty()
@@ -158,17 +181,10 @@ def test_the_model_begins_loading_once_the_event_loop_receives_the_stop_signals(
     100, in the import system's clean-up, where an exception is only printed ("Exception ignored in ...
     _get_module_lock"): the import lock stayed held, the signal was lost and the server kept running (the model's
     thread hung on the lock). The model begins loading only once the loop receives the signals."""
-    command = [sys.executable, "-c", MODEL_LOAD_BEGINS, "serve", "--build", str(catalog_build), "--no-reload"]
-    pipes: dict[str, Any] = {"stdin": subprocess.PIPE, "stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE}
-    with subprocess.Popen(command, cwd=catalog_build.parent, **pipes) as proc:
-        try:
-            assert proc.stdin is not None and proc.stderr is not None
-            stderr = Lines(proc.stderr)
-            line = stderr.wait_for("model load begins")
-            proc.stdin.close()
-            assert stopped(proc) == 0
-        finally:
-            proc.kill()
+    with serve_patched(MODEL_LOAD_BEGINS, catalog_build) as (proc, stderr):
+        line = stderr.wait_for("model load begins")
+        stop_by(proc, "stdin closing")
+        assert stopped(proc) == 0
     assert line.strip().endswith("raised where the main thread is: False"), line
 
 
@@ -289,24 +305,15 @@ def test_a_stop_does_not_wait_for_a_lookup_resolving_in_a_thread(hand_build: Pat
     """A large catalog's first lookup takes seconds, in a thread, and cannot be interrupted: in an AnyIO worker
     thread a signal or stdin closing waited for it to end (here, for ever). Stdin closing still gives the requests
     in flight their grace (`stdio.EOF_GRACE_SECONDS`) before they are dropped."""
-    command = [sys.executable, "-c", HELD_LOOKUP, "serve", "--build", str(hand_build), "--no-reload"]
-    pipes: dict[str, Any] = {"stdin": subprocess.PIPE, "stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE}
-    with subprocess.Popen(command, cwd=hand_build.parent, **pipes) as proc:
-        try:
-            assert proc.stdin is not None and proc.stderr is not None
-            stderr = Lines(proc.stderr)
-            initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-            proc.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in (INITIALIZE, initialized, LOOKUP)))
-            proc.stdin.flush()
-            stderr.wait_for("lookup held")
-            if stop == "stdin closing":
-                proc.stdin.close()
-            else:
-                proc.send_signal(getattr(signal, stop))
-            assert stopped(proc) == code
-            log = stderr.rest()
-        finally:
-            proc.kill()
+    with serve_patched(HELD_LOOKUP, hand_build) as (proc, stderr):
+        assert proc.stdin is not None
+        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        proc.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in (INITIALIZE, initialized, LOOKUP)))
+        proc.stdin.flush()
+        stderr.wait_for("lookup held")
+        stop_by(proc, stop)
+        assert stopped(proc) == code
+        log = stderr.rest()
     assert "Traceback" not in log, log
 
 
@@ -351,21 +358,11 @@ def test_a_stop_while_the_model_runs_rust_code_ends_with_the_stops_code(
     such a thread, when it takes the interpreter back during the shutdown, by unwinding its stack, and Rust's frames
     turn that into an abort (SIGABRT, 'FATAL: exception not rethrown'). A call into the model under way is let end
     before the shutdown."""
-    command = [sys.executable, "-c", MODEL_IN_RUST_AT_EXIT, "serve", "--build", str(catalog_build), "--no-reload"]
-    pipes: dict[str, Any] = {"stdin": subprocess.PIPE, "stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE}
-    with subprocess.Popen(command, cwd=catalog_build.parent, **pipes) as proc:
-        try:
-            assert proc.stdin is not None and proc.stderr is not None
-            stderr = Lines(proc.stderr)
-            stderr.wait_for("model loading")
-            if stop == "stdin closing":
-                proc.stdin.close()
-            else:
-                proc.send_signal(getattr(signal, stop))
-            returncode = stopped(proc)
-            log = stderr.rest()
-        finally:
-            proc.kill()
+    with serve_patched(MODEL_IN_RUST_AT_EXIT, catalog_build) as (proc, stderr):
+        stderr.wait_for("model loading")
+        stop_by(proc, stop)
+        returncode = stopped(proc)
+        log = stderr.rest()
     assert returncode == code, log
     assert "FATAL" not in log and "Traceback" not in log, log
 
