@@ -158,12 +158,17 @@ class Hub:
 
     # --- reload ---------------------------------------------------------------------------------------
 
-    async def swap(self, snapshot: Snapshot) -> None:
-        """Serve `snapshot` from now on, then tell clients what changed: the lists at once, the subscribed documents
-        once compared. The comparison takes up to minutes on a large catalog while requests are answered on the new
-        build, so its lists are announced before it: told only after, clients kept using the old lists meanwhile."""
-        old = self.view
-        new = View.of(snapshot, self.settings, reloaded=True)
+    def view_of(self, snapshot: Snapshot) -> View:
+        """What clients will see of a build swapped in while serving; computed before `swap`, so that whatever it
+        raises leaves the served build as it is (server/reload.py reports it as a build it ignores)."""
+        return View.of(snapshot, self.settings, reloaded=True)
+
+    async def swap(self, new: View) -> None:
+        """Serve `new` (`view_of`) from now on, then tell clients what changed: the lists at once, the subscribed
+        documents once compared. The comparison takes up to minutes on a large catalog while requests are answered on
+        the new build, so its lists are announced before it: told only after, clients kept using the old lists
+        meanwhile."""
+        old, snapshot = self.view, new.snapshot
         self.view = new  # one assignment: every later request sees the new build
         listed = _dump(old.resources, old.templates) != _dump(new.resources, new.templates)
         tooled = _dump(old.tools) != _dump(new.tools)

@@ -102,8 +102,13 @@ class Reloader:
         self._last_error = None
         if snapshot.digest == self.hub.snapshot.digest:
             return False
+        try:
+            view = self.hub.view_of(snapshot)
+        except Exception as error:  # not foreseen in a build that loaded: raised from here it ended the server
+            self._report(f"{error!r} while preparing what clients see of it", error)
+            return False
         await in_daemon_thread(snapshot.index.meanings.prepare, "capidx-meanings")  # swapped in ready to order
-        await self.hub.swap(snapshot)
+        await self.hub.swap(view)
         # The old build is let go now: one full collection finds whatever cycles it held, then the new build is
         # kept out of later collections, as the first was (server/serve.py).
         gc.unfreeze()

@@ -259,7 +259,7 @@ async def test_a_reloaded_build_sends_its_own_instructions_to_new_connections(tm
     shutil.rmtree(catalog)
     write_catalog(catalog, CAPABILITIES)
     real_build(catalog, build)
-    await hub.swap(load_snapshot(build))
+    await hub.swap(hub.view_of(load_snapshot(build)))
     async with Client(server, mode="auto", cache=None) as client:
         after = client.instructions or ""
     assert after == (build / "instructions.md").read_text("utf-8") and CAPABILITIES[2].name in after
@@ -271,7 +271,7 @@ async def test_a_reloaded_build_without_instructions_falls_back_to_the_pointer(
     from capidx.server.snapshot import load_snapshot
 
     hub = make_hub(catalog_build, {"instructions": "summary"})  # asked for explicitly
-    await hub.swap(load_snapshot(write_build(tmp_path / "old")))  # an older build appears: not fatal now
+    await hub.swap(hub.view_of(load_snapshot(write_build(tmp_path / "old"))))  # an older build appears: not fatal now
     assert "lookup_capability" in hub.view.instructions and length(hub.view.instructions) <= POINTER_LIMIT
     assert "no instructions.md" in caplog.text
 

@@ -269,6 +269,27 @@ async def test_whatever_loading_a_new_build_raises_the_server_keeps_serving(
     assert generation(hub.snapshot.artifacts[SUMMARY].text) == "1"
 
 
+async def test_whatever_preparing_a_loaded_build_raises_the_server_keeps_serving_the_last_one(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A build that loads, but whose tool list (or anything else clients see of it) cannot be made, is ignored as a
+    broken build is: raised while swapping it in, it ended the server."""
+    build = write_build(tmp_path / "build", generation="1")
+    hub = make_hub(build)
+    rebuild(build, "2")
+
+    def unforeseen(*_args: Any) -> Any:
+        raise ValueError("no tool list")
+
+    monkeypatch.setattr(app.tools, "tool_list", unforeseen)
+    with caplog.at_level(logging.ERROR, logger="capidx.server"):
+        assert await Reloader(hub, build, poll_seconds=0.1).check() is False
+    (record,) = [r for r in caplog.records if "ignoring the new build" in r.getMessage()]
+    assert "ValueError" in record.getMessage() and record.exc_info is not None
+    assert generation(hub.snapshot.artifacts[SUMMARY].text) == "1"
+    assert [tool.name for tool in hub.view.tools]  # the last build's view, whole
+
+
 async def test_stopping_does_not_wait_for_a_build_being_loaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Loading a large build takes seconds (about 9 at 20,000 capabilities) and cannot be interrupted. It ran in an
     AnyIO worker thread, which a stop waited for: once for the cancelled task, and once more at exit, where the
