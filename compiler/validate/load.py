@@ -53,20 +53,45 @@ _JSON_HINTS = {
     "Extra data": "a JSON file holds exactly one value; is a comma or bracket missing before this?",
     "Invalid control character at": "write line breaks and tabs inside strings as \\n and \\t",
 }
+# Messages that end on the position the parser appends (`... at: line 5 column 82`): said in full.
+_JSON_MESSAGES = {
+    "Invalid control character at": "a line break, tab or other control character inside a string",
+    "Unterminated string starting at": "a string that is never closed",
+}
+_JSON_LITERALS = ("true", "false", "null")
 
 
-def _json_problem(exc: json.JSONDecodeError, text: str) -> tuple[str, str | None]:
-    """The parser's message with what usually causes it: a file that ends too soon, a comma missing at the end
-    of the line before (the parser notices only at the next value), or one of `_JSON_HINTS`."""
-    if not text[exc.pos :].strip() or exc.msg.startswith("Unterminated string"):  # no closing quote up to the end
-        return f"invalid JSON: the file ends inside a value ({exc.msg})", "was it cut short? a } or ] is missing"
+def _json_problem(exc: json.JSONDecodeError, text: str) -> tuple[int, int, str, str | None]:
+    """Where and what, with what usually causes it: a file that ends too soon, a comment, single quotes, a trailing
+    comma (placed at the comma, not at the bracket after it), a comma missing at the end of the line before (the
+    parser notices only at the next value), a string left open (a word follows it), or one of `_JSON_HINTS`."""
+    line, col, ahead = exc.lineno, exc.colno, text[exc.pos :]
+    said = next((words for prefix, words in _JSON_MESSAGES.items() if exc.msg.startswith(prefix)), exc.msg)
+    if exc.msg.startswith("Unterminated string"):  # no closing quote up to the end
+        return line, col, f"invalid JSON: {said}", 'was the file cut short, or is a " missing?'
+    if not ahead.strip():
+        return line, col, "invalid JSON: the file ends inside a value", "was it cut short? a } or ] is missing"
+    if ahead.startswith(("//", "/*")):
+        return line, col, "invalid JSON: a comment", "JSON allows no comments: remove it"
+    if ahead.startswith("'"):
+        return line, col, f"invalid JSON: {said}", "strings and keys take double quotes in JSON, not single ones"
+    before = text[: exc.pos].rstrip()
+    trailing = exc.msg.startswith(("Expecting value", "Expecting property name")) and before.endswith(",")
+    if trailing and ahead[:1] in "]}":
+        line, col = before.count("\n") + 1, len(before) - 1 - before.rfind("\n")
+        return line, col, "invalid JSON: a trailing comma", "remove the comma after the last item: JSON allows none"
     if exc.msg.startswith("Expecting ',' delimiter"):
-        before = text[: exc.pos].rstrip()
         if "\n" in text[len(before) : exc.pos]:
-            return f"invalid JSON: {exc.msg}", f"is a comma missing at the end of line {before.count(chr(10)) + 1}?"
-        return f"invalid JSON: {exc.msg}", "two values in a row: a comma is missing between them"
+            hint = f"is a comma missing at the end of line {before.count(chr(10)) + 1}?"
+        elif text[exc.pos - 1 : exc.pos] == '"' and ahead[:1].isalpha() and not ahead.startswith(_JSON_LITERALS):
+            hint = "a word right after a string: is a string before it not closed?"
+        else:
+            hint = "two values in a row: a comma is missing between them"
+        return line, col, f"invalid JSON: {said}", hint
+    if exc.msg.startswith("Invalid control character") and ahead.startswith(("\n", "\r")):
+        return line, col, f"invalid JSON: {said}", 'a string runs to the end of the line: is its closing " missing?'
     hint = next((hint for prefix, hint in _JSON_HINTS.items() if exc.msg.startswith(prefix)), None)
-    return f"invalid JSON: {exc.msg}", hint
+    return line, col, f"invalid JSON: {said}", hint
 
 
 def _yaml_scalar(text: str) -> Any:
@@ -250,8 +275,8 @@ def _parse_json(path: Path, raw: bytes, text: str) -> tuple[SourceFile | None, l
     try:
         data = json.loads(text, object_pairs_hook=pairs_hook, parse_constant=constant_hook, parse_float=float_hook)
     except json.JSONDecodeError as exc:
-        message, hint = _json_problem(exc, text)
-        return None, [Diagnostic(str(path), exc.lineno, exc.colno, "", "error", message, hint, "parse")]
+        line, col, message, hint = _json_problem(exc, text)
+        return None, [Diagnostic(str(path), line, col, "", "error", message, hint, "parse")]
     except RecursionError:
         return None, [_nested_too_deep(path, text)]
     except ValueError:  # an integer of more digits than Python reads
@@ -370,11 +395,23 @@ def _parse_yaml(path: Path, raw: bytes, text: str) -> tuple[SourceFile | None, l
 
 
 def _yaml_problem(path: Path, exc: Any, text: str) -> Diagnostic:
+    """PyYAML's message where the mistake most likely is: a quote left open is placed where it opens (the parser
+    notices at the end of the file), a bracket's problem says where it opens; a tab and a ': ' inside a plain value
+    are said."""
     mark = exc.problem_mark or exc.context_mark
+    problem = exc.problem or ""
+    hint = None
+    opened, context = exc.context_mark, exc.context or ""
+    if opened is not None and context.startswith("while scanning a quoted scalar") and "end of stream" in problem:
+        mark, hint = opened, "it is never closed: is a closing quote missing?"
+    elif opened is not None and context.startswith("while parsing a flow"):
+        where = f"line {opened.line + 1}, column {opened.column + 1}"
+        hint = f"is the bracket opened at {where} closed, and a comma between its items?"
+    elif mark is not None and text[mark.index : mark.index + 1] == "\t":  # the mark's index counts characters
+        hint = "a tab: YAML indents with spaces only"  # the parser's message does not say which character it was
+    elif problem.startswith("mapping values are not allowed"):
+        hint = "a ': ' inside a value: put the whole value in quotes"
     line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
     # PyYAML reads context first: "while parsing a block mapping, did not find expected key".
-    message = "invalid YAML: " + ", ".join(part for part in (exc.context, exc.problem) if part)
-    hint = None
-    if mark is not None and text[mark.index : mark.index + 1] == "\t":  # the mark's index counts characters
-        hint = "a tab: YAML indents with spaces only"  # the parser's message does not say which character it was
+    message = "invalid YAML: " + ", ".join(part for part in (exc.context, problem) if part)
     return Diagnostic(str(path), line, col, "", "error", message, hint, "parse")
