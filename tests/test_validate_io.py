@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 from importlib import resources
 from pathlib import Path
 
@@ -266,6 +267,66 @@ def test_missing_paths_are_all_reported_with_the_rest(project: Path) -> None:
     assert "nothere.json: does not exist" in result.output
     assert "gone: does not exist" in result.output or "gone/: does not exist" in result.output
     assert "3 files" in result.output  # the existing catalog was still checked
+
+
+@pytest.mark.parametrize(
+    ("names", "shown", "read"),
+    [
+        (["agents", "cat2"], "agents", 3),
+        (["cat3", "cat2"], "cat3", 3),
+        (["cat2", "{project}/agents"], "cat2", 3),
+        (["agents", "cat2/alpha/capabilities/current.json", "cat2/aliases.json"], "agents", 3),
+        (["cat2/alpha/capabilities/current.json", "agents/alpha/capabilities/current.json"], "cat2", 1),
+        (["agents/alpha", "cat2/alpha"], "agents", 1),
+        (["cat2", "agents/alpha"], "cat2", 3),
+    ],
+    ids=[
+        "folder-and-link",
+        "two-links",
+        "link-and-absolute",
+        "folder-and-files-through-a-link",
+        "one-file-two-names",
+        "agent-folder-two-names",
+        "catalog-and-its-agent",
+    ],
+)
+def test_one_catalog_named_by_two_names_is_read_once(project: Path, names: list[str], shown: str, read: int) -> None:
+    """A catalog folder, or a file or folder in it, named twice through different names (a link to it and the folder
+    itself, two links to it): its documents were matched by the path as written, so each was read twice and said to
+    be the second capability document of its own agent (exit 1). Each file is read once, by the first name given,
+    and a stray file in a named folder is warned of once."""
+    (project / "cat2").symlink_to("agents", target_is_directory=True)
+    (project / "cat3").symlink_to("agents", target_is_directory=True)
+    (project / "agents" / "alpha" / "notes.json").write_text("{}", encoding="utf-8")
+
+    result = run("-v", *(name.format(project=project) for name in names))
+    named_files = all(name.endswith(".json") for name in names)  # a catalog walked for context is not searched
+
+    assert result.exit_code == 0, result.output
+    assert "second capability document" not in result.output
+    strays = [line.split(":")[0] for line in result.output.splitlines() if "notes.json: warning: not read" in line]
+    assert strays == ([] if named_files else [str(Path(shown, "alpha", "notes.json"))]), result.output
+    assert result.output.splitlines()[-1].startswith(f"{read} file{'s' if read > 1 else ''} valid"), result.output
+
+
+def test_a_copy_of_the_catalog_named_beside_it_still_has_second_documents(project: Path) -> None:
+    """Reading one file once by two names must not take two files for one: a copy of the catalog named with it gives
+    each agent a second document (exit 1), and a document linked to another agent's stays that agent's own."""
+    shutil.copytree(project / "agents", project / "copy")
+    beta = project / "agents" / "beta-2" / "capabilities"
+    (beta / "current.yaml").unlink()
+    (beta / "current.json").symlink_to(Path("..", "..", "alpha", "capabilities", "current.json"))
+
+    result = run("agents", "copy")
+
+    assert result.exit_code == 1, result.output
+    second = [line.split(":")[0] for line in result.output.splitlines() if "second capability document" in line]
+    assert second == [
+        str(Path("copy", "alpha", "capabilities", "current.json")),
+        str(Path("copy", "beta-2", "capabilities", "current.yaml")),
+    ]
+    linked = f"{Path('agents', 'beta-2', 'capabilities', 'current.json')}:3:13: $.agent.name: warning: agent name"
+    assert linked in result.output, result.output  # read as beta-2's document, not dropped as alpha's
 
 
 # Nesting the json module refuses (its parser stops near 1,000 levels): the whole file, arrays or objects in an `x-`

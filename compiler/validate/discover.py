@@ -8,8 +8,8 @@ Paths that do not exist are problems (code `io`, exit 2), reported together with
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from capidx.compiler.config import ALIAS_FILE_NAMES, Config
@@ -364,6 +364,7 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
     related: dict[str, Path] = {}
     problems: list[Diagnostic] = []
     roots: set[str] = set()  # catalog roots already walked for a named document
+    walked: set[str] = set()  # named folders walked, by their real location: one folder named twice is read once
     unlisted: list[FolderUnreadable] = []  # folders of a catalog walked (named, or read for context) not listed
     refused_named: list[Diagnostic] = []  # named files and folders this user may not look at or list
     for path in paths:
@@ -381,13 +382,16 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
             if out := confined([path], boundary)[1]:  # a folder linked out is refused whole, never walked
                 problems += out
                 continue
+            if _real(path) in walked:  # `agents cat2`, cat2 a link to agents: read by the first name alone
+                continue
+            walked.add(_real(path))
             candidates, every_table = catalog_documents(path, unlisted.append), _alias_tables(path)
             found, refused = confined(candidates, boundary)
             found, unfollowed = _unfollowed(found, path, boundary, unlisted.append)  # named through a linked folder
             tables, linked = _unlinked(every_table[:1], boundary)
             problems += refused + unfollowed + linked + (tables_beside(every_table[0], path) if every_table else [])
-            documents.update((_key(p), p) for p in found)
-            aliases.update((_key(p), p) for p in tables)
+            _add(documents, found)
+            _add(aliases, tables)
             problems += unread(path, [*candidates, *every_table, *_configured(config)], config.templates)
             if not found and not tables and not refused and not unfollowed and not linked:
                 problems.append(_nothing_found(path))
@@ -396,8 +400,8 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
             tables, linked = _unlinked([path], boundary)
             problems += linked
             problems += next((tables_beside(table, path.parent) for table in _alias_tables(path.parent)), [])
-            aliases.update((_key(p), p) for p in tables)
-            context.update((_key(p), p) for p in _documents_within(path.parent, boundary, unlisted.append))
+            _add(aliases, tables)
+            _add(context, _documents_within(path.parent, boundary, unlisted.append))
         elif path.suffix.lower() not in _DATA_SUFFIXES:  # 'capidx validate README.md': no YAML error about Markdown
             hint = "name an agent's capabilities/current.json (or .yaml), or a catalog folder"
             problems.append(file_problem(path, "not a capability document: capidx reads .json, .yaml and .yml", hint))
@@ -408,20 +412,37 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
             named, linked = confined([path], boundary)  # named or found, a link out of the catalog is not read
             named, unfollowed = _unfollowed(named, path.parent, boundary, unlisted.append)  # nor through a linked one
             problems += linked + unfollowed
-            documents.update((_key(p), p) for p in named)
+            _add(documents, named)
             if unfollowed:  # not read: its catalog is not read for it either
                 continue
-            if layout and _key(root) not in roots and confined([root], boundary)[0]:  # not walked when linked out
-                roots.add(_key(root))
+            if layout and _real(root) not in roots and confined([root], boundary)[0]:  # not walked when linked out
+                roots.add(_real(root))
                 tables, linked = _unlinked(_alias_tables(root), boundary)
                 problems += linked
-                related.update((_key(p), p) for p in tables)
-                context.update((_key(p), p) for p in _documents_within(root, boundary, unlisted.append))
+                _add(related, tables)
+                _add(context, _documents_within(root, boundary, unlisted.append))
     problems += _refused_once(refused_named, unlisted)  # also of the catalog read for context: it is incomplete
     quiet = tuple(p for key, p in context.items() if key not in documents)
     others = tuple(p for key, p in related.items() if key not in aliases)
-    unique = tuple(dict.fromkeys(problems))  # two tables named side by side: one error at the second
+    unique = _once(problems)
     return Inputs(tuple(documents.values()), tuple(aliases.values()), quiet, unique, others, complete=not unlisted)
+
+
+def _add(found: dict[str, Path], paths: Iterable[Path]) -> None:
+    """Each of `paths` into `found` by the folder entry it names (`_entry`), unless one is there already: a file met by
+    two names (`agents/x/...` and `cat2/x/...`, cat2 a link to agents; a folder and a document in it named through
+    the link) is one document, read once by the first name, not the second document of its agent."""
+    for path in paths:
+        found.setdefault(_entry(path), path)
+
+
+def _once(problems: Sequence[Diagnostic]) -> tuple[Diagnostic, ...]:
+    """Each problem once, by the first name its file was met by (`_entry`): two tables named side by side give one
+    error at the second, and a stray file below two named folders that are one (`agents`, `cat2/x`) one warning."""
+    once: dict[Diagnostic, Diagnostic] = {}
+    for problem in problems:
+        once.setdefault(replace(problem, path=_entry(Path(problem.path))), problem)
+    return tuple(once.values())
 
 
 def _refused_once(named: Sequence[Diagnostic], walked: Sequence[FolderUnreadable]) -> list[Diagnostic]:
@@ -455,6 +476,16 @@ def _boundary(path: Path, root: Path, catalog: Path) -> Path:
 
 def _key(path: Path) -> str:
     return os.path.normcase(os.path.abspath(path))
+
+
+def _entry(path: Path) -> str:
+    """The folder entry `path` names, by whatever name it was reached: its folder's real location and its own name.
+    Not the file's real location: a document of the catalog that is a link to another agent's is that agent's own
+    document, its entry another; nor its path as written: `cat2/x/capabilities/current.json`, cat2 a link to the
+    catalog, is the entry `agents/x/capabilities/current.json` names."""
+    if path.name in ("", ".", ".."):  # a folder named by `.` or `..`: no entry of its own to name
+        return _real(path)
+    return _key(Path(os.path.realpath(path.parent), path.name))
 
 
 def _nothing_found(folder: Path) -> Diagnostic:
