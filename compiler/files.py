@@ -23,7 +23,7 @@ import secrets
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from capidx.compiler.errors import UsageError
+from capidx.compiler.errors import InvalidError, UsageError
 from capidx.schema.pathkind import PathKind, folder_kind, path_kind, refusal
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -97,6 +97,19 @@ class FolderUnreadable(UsageError):
         super().__init__(f"{shown(folder)}: {self.problem} ({self.needed})")
 
 
+class TooManyTemplates(InvalidError):
+    """A templates folder holding more than MAX_TEMPLATE_FILES files, subfolders included (`paths.templates: /`): no
+    folder of templates, and one the build would otherwise walk to its end. The build stops at it (exit 1), and
+    validate says it beforehand in the same words (`problem`, `hint`), the folder named as validate names it
+    (`shown`)."""
+
+    def __init__(self, folder: str | Path) -> None:
+        self.folder = os.fspath(folder)
+        self.problem = f"more than {MAX_TEMPLATE_FILES:,} files: not a templates folder"
+        self.hint = "give paths.templates or --templates a folder of templates and the files they include"
+        super().__init__(f"{shown(folder)}: {self.problem} ({self.hint})")
+
+
 def shown(path: str | Path, cwd: str | Path | None = None) -> str:
     """`path` as validate's reporters show a file (`Reporter.display_path` is this): relative to the working directory
     (`cwd`, else the process's) when it is an absolute path below it, else as given, so that a path a message names
@@ -166,9 +179,14 @@ def walk_templates(
     top: str | Path, refused: Callable[[FolderUnreadable], object] | None = None
 ) -> Iterator[tuple[str, list[str]]]:
     """(folder, files) of a templates folder, as `walk` gives them, less version control's folders (`VCS_FOLDERS`):
-    one walk for the build, which lists the templates, and for validate, which says beforehand what would stop it."""
+    one walk for the build, which lists the templates, and for validate, which says beforehand what would stop it.
+    Past MAX_TEMPLATE_FILES files it raises `TooManyTemplates`, before giving the folder that passes the limit."""
+    seen = 0
     for folder, subfolders, files in walk(top, refused):
         subfolders[:] = [name for name in subfolders if version_control_part([name]) is None]
+        seen += len(files)
+        if seen > MAX_TEMPLATE_FILES:
+            raise TooManyTemplates(top)
         yield folder, files
 
 

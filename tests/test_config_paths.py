@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 from catalog_factory import deny_listing, deny_search, run_cli, write_catalog
 
+from capidx.compiler import files
+
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
@@ -543,6 +545,45 @@ def test_a_folder_of_the_templates_folder_this_user_may_not_list_stops_validate_
     assert built.exit_code == 2, built.output
     assert f"error: {expected}" in built.stderr.splitlines()  # named as validate names it, not by its whole path
     assert not (project / "build").exists()
+
+
+def test_a_templates_folder_too_large_to_be_one_stops_validate_as_it_stops_the_build(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build refuses a templates folder of more than 10,000 files (`paths.templates: /`) with an error (exit 1);
+    validate, which says beforehand what stops the build in the templates folder, stopped its walk there in silence
+    (exit 0). It says the build's error, in the build's words, both naming the folder relative to the working folder.
+    The limit is lowered: 10,001 files take seconds to make on a slow disk."""
+    monkeypatch.setattr(files, "MAX_TEMPLATE_FILES", 3)
+    (project / "templates" / "summary.md.j2").write_text("# {{ title }}\n", encoding="utf-8")
+    (project / "templates" / "notes" / "more").mkdir(parents=True)
+    for index in range(3):
+        (project / "templates" / "notes" / "more" / f"part{index}.md").write_text("x", encoding="utf-8")
+
+    validated = run_cli(["validate", "-q"], project)
+    built = run_cli(["build", "-q"], project)
+
+    said = validated.output.splitlines()
+    assert validated.exit_code == 1, validated.output
+    assert said[0].startswith("templates: more than 3 files: not a templates folder ("), validated.output
+    assert validated.output.count("more than 3 files") == 1, validated.output
+    assert built.exit_code == 1, built.output
+    assert built.stderr.splitlines()[0] == f"error: {said[0]}", built.stderr  # one wording, one name
+    assert not (project / "build").exists()
+
+
+def test_a_templates_folder_at_the_limit_is_walked_whole(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At the limit, not past it, the folder is a templates folder: validate and the build pass."""
+    monkeypatch.setattr(files, "MAX_TEMPLATE_FILES", 3)
+    (project / "templates" / "summary.md.j2").write_text("# Ours {{ title }}\n", encoding="utf-8")
+    (project / "templates" / "notes").mkdir()
+    for index in range(2):
+        (project / "templates" / "notes" / f"part{index}.md").write_text("x", encoding="utf-8")
+
+    assert run_cli(["validate", "-q"], project).exit_code == 0
+    built = run_cli(["build", "-q"], project)
+    assert built.exit_code == 0, built.output
+    assert (project / "build" / "summary.md").read_text("utf-8").startswith("# Ours ")
 
 
 @pytest.mark.parametrize("given", ["--templates", "capidx.yaml"])

@@ -348,14 +348,15 @@ def test_bundled_templates_still_render_in_the_sandbox(tmp_path: Path) -> None:
 
 
 def test_a_templates_folder_too_large_to_be_one_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from capidx.compiler import files
     from capidx.compiler.render import environment as render
 
-    monkeypatch.setattr(render, "MAX_TEMPLATE_FILES", 3)  # instead of making 10,000 files (`paths.templates: /`)
+    monkeypatch.setattr(files, "MAX_TEMPLATE_FILES", 3)  # instead of making 10,000 files (`paths.templates: /`)
     folder = tmp_path / "templates"
     (folder / "deep" / "er").mkdir(parents=True)
     for index in range(4):
         (folder / "deep" / "er" / f"f{index}.txt").write_text("x")
-    with pytest.raises(TemplateFailure, match=r"templates: more than 3 files: not a templates folder"):
+    with pytest.raises(files.TooManyTemplates, match=r"templates: more than 3 files: not a templates folder"):
         render.templates_digest(render.make_environment(folder))
 
 

@@ -39,7 +39,7 @@ from jinja2.utils import generate_lorem_ipsum, internalcode
 from capidx.compiler import catalog
 from capidx.compiler.diagnostics import plural
 from capidx.compiler.errors import InvalidError
-from capidx.compiler.files import MAX_TEMPLATE_FILES, read_at_most, version_control_part, walk_templates
+from capidx.compiler.files import TooManyTemplates, read_at_most, version_control_part, walk_templates
 from capidx.compiler.render import markdown as mdtext
 from capidx.compiler.render import views
 from capidx.compiler.render.phrases import join_phrases
@@ -168,15 +168,13 @@ class _FolderLoader(jinja2.FileSystemLoader):
 
     def list_templates(self) -> list[str]:
         """Jinja's listing (every file below the folder, links to folders not followed, by its path in the folder),
-        refused for a folder of more than MAX_TEMPLATE_FILES files (say `paths.templates: /`), which it would otherwise
-        walk to the end. Walked without recursion (`files.walk`): Jinja's own walk is Python 3.11's `os.walk`, which
-        fails with a RecursionError in a folder nested some 1,000 deep."""
+        refused for a folder of more than MAX_TEMPLATE_FILES files (`files.TooManyTemplates`: say `paths.templates:
+        /`), which it would otherwise walk to the end. Walked without recursion (`files.walk`): Jinja's own walk is
+        Python 3.11's `os.walk`, which fails with a RecursionError in a folder nested some 1,000 deep."""
         found: set[str] = set()
         for folder, files in walk_templates(self.folder):
             inside = os.path.relpath(folder, self.folder)
             found.update(posixpath.normpath(f"{inside.replace(os.sep, '/')}/{name}") for name in files)
-            if len(found) > MAX_TEMPLATE_FILES:
-                raise TemplateFailure(f"{self.folder}: more than {MAX_TEMPLATE_FILES:,} files: not a templates folder")
         return sorted(found)
 
     def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Callable[[], bool]]:
@@ -568,7 +566,7 @@ def folder_reads(folder: Path) -> list[Path] | None:
     assert env.loader is not None
     try:
         pending = [name for name in env.list_templates() if name.endswith(".j2")]
-    except TemplateFailure:
+    except TooManyTemplates:
         return None
     seen: set[str] = set()
     queued: set[str] = set(pending)  # distinct names waiting in `pending`

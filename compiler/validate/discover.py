@@ -14,7 +14,7 @@ from pathlib import Path
 
 from capidx.compiler.config import ALIAS_FILE_NAMES, Config
 from capidx.compiler.diagnostics import Diagnostic
-from capidx.compiler.files import MAX_TEMPLATE_FILES, FolderUnreadable, shown, walk, walk_templates
+from capidx.compiler.files import FolderUnreadable, TooManyTemplates, shown, walk, walk_templates
 from capidx.compiler.validate import configured
 from capidx.compiler.validate.keys import one_edit
 from capidx.compiler.validate.load import file_problem
@@ -191,15 +191,20 @@ def _templates_problems(config: Config) -> list[Diagnostic]:
 
 def _unlisted_templates(templates: Path) -> list[Diagnostic]:
     """The problem of each folder of the templates folder that this user may not list, found by the walk the build
-    lists its templates with (`files.walk_templates`), so that validate says what stops the build. A walk past
-    MAX_TEMPLATE_FILES files stops there: the build refuses such a folder (`paths.templates: /`) whole."""
+    lists its templates with (`files.walk_templates`), so that validate says what stops the build; and, in the
+    build's words, a folder too large to be one (`paths.templates: /`), where that walk stops."""
     unlisted: list[FolderUnreadable] = []
-    seen = 0
-    for _, files in walk_templates(templates, unlisted.append):
-        seen += len(files)
-        if seen > MAX_TEMPLATE_FILES:
-            break
+    try:
+        for _ in walk_templates(templates, unlisted.append):
+            pass
+    except TooManyTemplates as refused:
+        return [_unlisted(folder) for folder in unlisted] + [_too_many(refused)]
     return [_unlisted(folder) for folder in unlisted]
+
+
+def _too_many(refused: TooManyTemplates) -> Diagnostic:
+    """The build's error (exit 1) as a problem of the templates folder, not an I/O one (exit 2)."""
+    return file_problem(Path(refused.folder), refused.problem, refused.hint, code="templates-folder")
 
 
 def _unreadable_templates(templates: Path | None) -> Diagnostic | None:
