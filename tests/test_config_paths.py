@@ -586,6 +586,32 @@ def test_a_templates_folder_at_the_limit_is_walked_whole(project: Path, monkeypa
     assert (project / "build" / "summary.md").read_text("utf-8").startswith("# Ours ")
 
 
+def test_the_build_walks_the_templates_folder_once(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The build listed its templates folder for the template names, again for its warnings of unused files, again
+    for every file a computed include may name, and validation walked it once more (and once more on the way to
+    "up to date") for the problems the first listing had already raised at. One walk serves them all; validate,
+    which lists no templates, still walks it."""
+    (project / "templates" / "summary.md.j2").write_text("# {{ title }}\n{% include 'parts/' ~ 'x.md' %}\n", "utf-8")
+    (project / "templates" / "parts").mkdir()
+    (project / "templates" / "parts" / "x.md").write_text("part\n", encoding="utf-8")
+    walked: list[str] = []
+    walk = files.walk
+
+    def counted(top: str | Path, *args: Any, **kwargs: Any) -> Any:
+        if Path(top) == project / "templates":
+            walked.append(str(top))
+        return walk(top, *args, **kwargs)
+
+    monkeypatch.setattr(files, "walk", counted)
+    for command, outcome in ((["build"], "build written"), (["build"], "inputs unchanged"), (["validate"], "valid")):
+        walked.clear()
+        result = run_cli(command, project)
+        assert result.exit_code == 0, result.output
+        assert outcome in result.output, result.output
+        assert len(walked) == 1, (command, walked)
+    assert (project / "build" / "summary.md").read_text("utf-8").endswith("part\n")
+
+
 @pytest.mark.parametrize("given", ["--templates", "capidx.yaml"])
 def test_a_templates_folder_this_user_may_list_but_not_search_is_named_not_a_folder_in_it(
     project: Path, monkeypatch: pytest.MonkeyPatch, given: str

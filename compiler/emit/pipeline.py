@@ -249,7 +249,9 @@ def run_build(
 
 def _templates(config: Config, err: TextIO, verbosity: int) -> tuple[Any, list[tuple[str, bytes]]]:
     """The Jinja environment and the templates' sources (for the input digest); a template the loader
-    refuses (a link out of its folder, not UTF-8) fails the build. Warns about user files that are not used."""
+    refuses (a link out of its folder, not UTF-8) fails the build. Warns about user files that are not used.
+    Listing the templates folder here (`files.walk_templates`, which raises at a folder in it that cannot be listed
+    and at too many files) is the walk validation would make for the same problems: it is not made again there."""
     from capidx.compiler.render.environment import make_environment, override_warnings, templates_digest
 
     env = make_environment(config.templates)
@@ -322,7 +324,7 @@ def _validate(config: Config, strict: bool, err: TextIO, verbosity: int = 0) -> 
     from capidx.compiler.validate.reporters import REPORTER_BY_NAME
     from capidx.compiler.validate.run import validate_project
 
-    result = validate_project(config, strict=strict, for_build=True)
+    result = validate_project(config, strict=strict, for_build=True, templates_listed=True)  # by `_templates`
     if result.diagnostics and (text := REPORTER_BY_NAME["text"](verbosity=verbosity).render(result)):
         print(text, file=err)
     if not result.ok:
@@ -371,7 +373,7 @@ def _inputs_on_disk(config: Config) -> list[tuple[str, bytes]] | None:
     of the digest shows what is wrong around the documents read, so only validation can say it."""
     from capidx.compiler.validate import discover
 
-    inputs = discover.collect(config, ())
+    inputs = discover.collect(config, (), templates_listed=True)  # by `_templates`, before
     if any(problem.is_error for problem in inputs.problems):
         return None
     parts = []

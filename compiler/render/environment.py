@@ -165,8 +165,16 @@ class _FolderLoader(jinja2.FileSystemLoader):
     def __init__(self, folder: Path) -> None:
         super().__init__(str(folder))
         self.folder = str(folder)
+        self._listed: list[str] | None = None
 
     def list_templates(self) -> list[str]:
+        """The listing (`_listing`), made once for the loader's life (one build, or one `folder_reads`): the build
+        asks for it for its template names, for its warnings of unused files, and for every file of the folder."""
+        if self._listed is None:
+            self._listed = self._listing()
+        return list(self._listed)
+
+    def _listing(self) -> list[str]:
         """Jinja's listing (every file below the folder, links to folders not followed, by its path in the folder),
         refused for a folder of more than MAX_TEMPLATE_FILES files (`files.TooManyTemplates`: say `paths.templates:
         /`), which it would otherwise walk to the end. Walked without recursion (`files.walk`): Jinja's own walk is

@@ -53,8 +53,11 @@ class Inputs:
         return self.documents + self.aliases
 
 
-def collect(config: Config, paths: Sequence[Path]) -> Inputs:
-    return _from_paths(paths, config) if paths else _from_config(config)
+def collect(config: Config, paths: Sequence[Path], *, templates_listed: bool = False) -> Inputs:
+    """The inputs of `paths`, else of the configured catalog, with the problems met finding them. `templates_listed`:
+    the caller has listed the templates folder already by `files.walk_templates` (the build, before it validates),
+    which raises at every problem a folder in it could have: not walked again (`_templates_problems`)."""
+    return _from_paths(paths, config) if paths else _from_config(config, templates_listed)
 
 
 def agent_id(path: Path) -> str:
@@ -147,7 +150,7 @@ def _walked(folder: Path, refused: Callable[[FolderUnreadable], object]) -> list
     return catalog_documents(folder, refused)
 
 
-def _from_config(config: Config) -> Inputs:
+def _from_config(config: Config, templates_listed: bool = False) -> Inputs:
     table_missing = configured.missing(config, "aliases")
     if table_missing is not None and config.aliases is not None and _unlinked([config.aliases])[1]:
         # a link out of its folder into one this user may not search: refused as such below, as it is when the
@@ -156,7 +159,7 @@ def _from_config(config: Config) -> Inputs:
     tables, refused = _unlinked([config.aliases] if config.aliases and not table_missing else [])
     aliases = tuple(tables)
     refused += [problem for table in tables for problem in tables_beside(table, config.agents)]
-    refused += ([table_missing] if table_missing else []) + _templates_problems(config)
+    refused += ([table_missing] if table_missing else []) + _templates_problems(config, templates_listed)
     kind = folder_kind(config.agents)
     if kind is not PathKind.FOLDER:
         problem = configured.missing(config, "agents") or _no_catalog(config.agents, kind)
@@ -181,12 +184,13 @@ def _unlisted(refused: FolderUnreadable) -> Diagnostic:
     return file_problem(Path(refused.folder), refused.problem, refused.needed)
 
 
-def _templates_problems(config: Config) -> list[Diagnostic]:
+def _templates_problems(config: Config, listed: bool = False) -> list[Diagnostic]:
     """What would stop the build in the templates folder before it renders: the folder missing, not to be looked
-    into or listed, or a folder in it not to be listed (where a template the build would list cannot be told)."""
+    into or listed, or a folder in it not to be listed (where a template the build would list cannot be told), or
+    too many files in it. The last two only by walking it, unless it was `listed` already (`collect`)."""
     if problem := configured.missing(config, "templates") or _unreadable_templates(config.templates):
         return [problem]
-    return [] if config.templates is None else _unlisted_templates(config.templates)
+    return [] if config.templates is None or listed else _unlisted_templates(config.templates)
 
 
 def _unlisted_templates(templates: Path) -> list[Diagnostic]:

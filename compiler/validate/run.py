@@ -66,20 +66,23 @@ def validate_project(
     strict: bool = False,
     today: date | None = None,
     for_build: bool = False,
+    templates_listed: bool = False,
 ) -> ValidationResult:
     """Validate the catalog named by `config` (or only `paths`, when given).
 
     With a schema other than the bundled one, what the build needs of a document (`contract`) is checked
     too: warnings for `capidx validate` (a catalog of another layout may be checked against its own
     schema), errors when the build validates (`for_build`), which then stops with them instead of a crash.
+    `templates_listed`: the templates folder was listed already, and passed (`discover.collect`).
     """
-    return _validate_project(config, paths, strict=strict, today=today or date.today(), for_build=for_build)
+    today = today or date.today()
+    return _validate_project(config, paths, strict=strict, today=today, for_build=for_build, listed=templates_listed)
 
 
 def _validate_project(
-    config: Config, paths: Sequence[Path], *, strict: bool, today: date, for_build: bool
+    config: Config, paths: Sequence[Path], *, strict: bool, today: date, for_build: bool, listed: bool
 ) -> ValidationResult:
-    inputs = discover.collect(config, paths)
+    inputs = discover.collect(config, paths, templates_listed=listed)
     diagnostics = list(inputs.problems)
     validator, problems = _capability_validator(config)
     diagnostics += problems
