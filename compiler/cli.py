@@ -275,13 +275,14 @@ def build(
     """
     from capidx.compiler.config import load_config, with_catalog
     from capidx.compiler.diagnostics import ExitCode
+    from capidx.compiler.validate.reporters import problem_text
 
     if aliases is not None and no_aliases:
         raise click.UsageError("--aliases and --no-aliases exclude each other")
     try:  # a Ctrl-C before the build starts: nothing was written, and it says so as a later one would
         config, problems = load_config(_absolute(config_file), Path.cwd())
         for problem in problems:
-            click.echo(problem.as_text(), err=True)
+            click.echo(problem_text(problem), err=True)
         if problems:
             raise SystemExit(ExitCode.USAGE)
         config = with_catalog(config, _absolute(agents), _absolute(aliases), no_aliases)
@@ -399,11 +400,12 @@ def report(
 def _settings(config: Path | None) -> Any:
     """The capidx.yaml in force (--config, else ./capidx.yaml, else defaults); its errors are usage errors."""
     from capidx.compiler.config import load_config
+    from capidx.compiler.validate.reporters import problem_text
 
     settings, problems = load_config(_absolute(config), Path.cwd())
     errors = [problem for problem in problems if problem.is_error]
     if errors:
-        raise UsageError("\n".join(problem.as_text() for problem in errors))
+        raise UsageError("\n".join(problem_text(problem) for problem in errors))
     return settings
 
 
@@ -417,9 +419,10 @@ def _refuse_build_inputs(output: Path, config: Path | None) -> Any:
     from capidx.compiler.inject.inputs import build_inputs
     from capidx.compiler.inject.target import InputIndex, input_of
     from capidx.compiler.validate.discover import meant_for_capidx
+    from capidx.compiler.validate.reporters import problem_text
 
     settings, problems = load_config(_absolute(config), Path.cwd())
-    if errors := [problem.as_text() for problem in problems if problem.is_error]:
+    if errors := [problem_text(problem) for problem in problems if problem.is_error]:
         raise UsageError(
             f"{output}: not written: while capidx.yaml does not load, the files capidx build reads are unknown "
             "(fix it, or write the report to standard output with -o -)\n" + "\n".join(errors)

@@ -612,6 +612,40 @@ def test_the_build_walks_the_templates_folder_once(project: Path, monkeypatch: p
     assert (project / "build" / "summary.md").read_text("utf-8").endswith("part\n")
 
 
+@pytest.mark.parametrize("command", ["validate", "build", "report", "verify"])
+@pytest.mark.parametrize("given", ["bad.yaml", "{project}/bad.yaml"], ids=["relative", "absolute"])
+def test_a_config_file_that_does_not_load_is_named_as_validate_names_it(
+    project: Path, command: str, given: str
+) -> None:
+    """build, report and verify held the --config file by its whole path and printed its problems so
+    (`/home/…/bad.yaml:2:1: invalid YAML …`), where validate, through its reporter, named it `bad.yaml`. Each names it
+    relative to the working folder, whether given so or by its whole path (exit 2)."""
+    (project / "bad.yaml").write_text("paths: [\n", encoding="utf-8")
+
+    result = run_cli([command, "--config", given.format(project=project)], project)
+
+    assert result.exit_code == 2, result.output
+    said = [line.removeprefix("Error: ") for line in result.output.splitlines() if "invalid YAML" in line]
+    assert len(said) == 1 and said[0].startswith("bad.yaml:2:"), result.output
+    assert str(project) not in result.output
+
+
+def test_verify_names_the_documents_it_cannot_read_as_validate_does(project: Path) -> None:
+    """verify stops at a document it cannot read, listing the problems: the configured catalog is held by its whole
+    path, and they named `/home/…/agents/…`, where validate names `agents/…` (verify exits 2, nothing fetched)."""
+    document = project / "agents" / "claude-code" / "capabilities" / "current.json"
+    document.write_text("{\n", encoding="utf-8")
+
+    verified = run_cli(["verify"], project)
+    validated = run_cli(["validate", "-q"], project)
+
+    assert verified.exit_code == 2 and validated.exit_code == 1, verified.output + validated.output
+    named = str(Path("agents", "claude-code", "capabilities", "current.json"))
+    assert f"Error: {validated.output.splitlines()[0]}" in verified.output.splitlines(), verified.output
+    assert validated.output.startswith(f"{named}:2:"), validated.output
+    assert str(project) not in verified.output
+
+
 @pytest.mark.parametrize("given", ["--templates", "capidx.yaml"])
 def test_a_templates_folder_this_user_may_list_but_not_search_is_named_not_a_folder_in_it(
     project: Path, monkeypatch: pytest.MonkeyPatch, given: str

@@ -20,6 +20,7 @@ from click.testing import CliRunner, Result
 from manifest_factory import make_manifest, write_build, write_memory_build
 
 from capidx.cli import cli
+from capidx.compiler import files
 from capidx.compiler.render.environment import MAX_NAMES_FOLLOWED
 
 MEMORY = "# Coding-agent capabilities\n\n| capability | alpha | beta |\n|---|---|---|\n| hooks | ✓ | – |\n"
@@ -1423,6 +1424,37 @@ def test_a_memory_file_in_a_folder_this_user_may_not_search_is_said_to_be_unread
         "nothing written",
     ]
     assert not (project / "AGENTS.md").exists()
+
+
+def test_a_memory_file_this_user_may_not_read_says_the_permission_needed(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A memory file of mode 000, in a folder this user may search: inject said "cannot read it: Permission denied",
+    where validate, build and inject itself (for a file in a folder it may not search) say what permission is
+    missing. It is said in those words, and nothing is written. Simulated: root reads a file of mode 000."""
+    (project / "AGENTS.md").write_text("# Rules\n", encoding="utf-8")
+    denied = str(project / "AGENTS.md")
+    real_open = open
+
+    def guarded(path: object, *args: object, **kwargs: object) -> object:
+        if isinstance(path, str | os.PathLike) and os.path.abspath(path) == denied:
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+        return real_open(path, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(files, "open", guarded, raising=False)
+    needed = (
+        "the user running capidx needs read permission on the file, and search permission on the folders above it"
+        " and, for a link, the folders it leads through"
+    )
+
+    result = inject("AGENTS.md", "CLAUDE.md")
+
+    assert result.exit_code == 2, result.output
+    assert result.output.splitlines() == [
+        f"Error: AGENTS.md: cannot be read: permission denied ({needed})",
+        "nothing written",
+    ]
+    assert (project / "AGENTS.md").read_text("utf-8") == "# Rules\n" and not (project / "CLAUDE.md").exists()
 
 
 def test_a_folder_of_the_catalog_this_user_may_not_list_stops_inject(

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from capidx.compiler.errors import UsageError
 from capidx.compiler.files import read_at_most, write_beside
-from capidx.schema.pathkind import FILE_PERMISSION, PathKind, path_kind
+from capidx.schema.pathkind import PathKind, path_kind, refusal
 
 # A memory file is read whole by an agent at start: one of 4 MiB is not one, whatever it claims.
 MAX_BYTES = 4 * 1024 * 1024
@@ -121,7 +121,7 @@ def open_target(
     # In a folder this user may not search nothing can be read or written, and what is there cannot be told (asked
     # whether an input it is is a folder, Path.is_dir raised the PermissionError)
     if path_kind(given) is PathKind.DENIED:
-        raise InjectError(f"{shown}: cannot be read: permission denied ({FILE_PERMISSION})")
+        raise _denied(shown)
     index = inputs or InputIndex.of(())
     _refuse_inputs(path, root, index, shown, lambda: _suggestion(root, cwd, builds, index))
     _refuse_line_files(given, _project_as_written(given, Path(os.path.abspath(project)), root), shown)
@@ -133,6 +133,8 @@ def open_target(
             raise InjectError(f"{shown}: a symbolic link to a missing file ({path}); fix or remove the link") from None
         _check_folder(path.parent, root, shown)
         return Target(shown, path, None, None, None)
+    except PermissionError:
+        raise _denied(shown) from None
     except OSError as exc:
         raise InjectError(f"{shown}: cannot read it: {exc.strerror or exc}") from None
     if not stat.S_ISREG(info.st_mode):
@@ -352,9 +354,20 @@ def _check_folder(folder: Path, root: Path, shown: str) -> None:
         raise InjectError(f"{shown}: {folder} is not a folder")
 
 
+def _denied(shown: str) -> InjectError:
+    """The error of a memory file this user may not read, in the words every command uses for one (`refusal`), with
+    the permission needed: a file of mode 000 was "cannot read it: Permission denied", saying nothing of what to do."""
+    said = refusal(PathKind.DENIED, folder=False)
+    assert said is not None  # DENIED is a refusal
+    problem, needed = said
+    return InjectError(f"{shown}: {problem} ({needed})")
+
+
 def _read(path: Path, shown: str) -> bytes:
     try:
         raw = read_at_most(path, MAX_BYTES)
+    except PermissionError:
+        raise _denied(shown) from None
     except OSError as exc:
         raise InjectError(f"{shown}: cannot read it: {exc.strerror or exc}") from None
     if raw is None:

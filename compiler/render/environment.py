@@ -39,7 +39,7 @@ from jinja2.utils import generate_lorem_ipsum, internalcode
 from capidx.compiler import catalog
 from capidx.compiler.diagnostics import plural
 from capidx.compiler.errors import InvalidError
-from capidx.compiler.files import TooManyTemplates, read_at_most, version_control_part, walk_templates
+from capidx.compiler.files import TooManyTemplates, read_at_most, shown, version_control_part, walk_templates
 from capidx.compiler.render import markdown as mdtext
 from capidx.compiler.render import views
 from capidx.compiler.render.phrases import join_phrases
@@ -193,22 +193,24 @@ class _FolderLoader(jinja2.FileSystemLoader):
         pieces = split_template_path(template)
         filename = posixpath.join(self.folder, *pieces)
         if part := version_control_part(pieces):
-            raise TemplateFailure(f"{filename}: refused: inside {part}, version control's folder ({_VCS_REFUSED})")
+            raise TemplateFailure(
+                f"{shown(filename)}: refused: inside {part}, version control's folder ({_VCS_REFUSED})"
+            )
         if not os.path.lexists(filename):
             raise jinja2.TemplateNotFound(template)
         real_folder, real = os.path.realpath(self.folder), os.path.realpath(filename)
         if os.path.commonpath([real_folder, real]) != real_folder:
             raise TemplateFailure(
-                f"{filename}: refused: a symbolic link to {real}, outside the templates folder {self.folder} "
-                "(templates are read only from inside their folder)"
+                f"{shown(filename)}: refused: a symbolic link to {real}, outside the templates folder "
+                f"{shown(self.folder)} (templates are read only from inside their folder)"
             )
         if part := version_control_part(Path(os.path.relpath(real, real_folder)).parts):
             raise TemplateFailure(
-                f"{filename}: refused: a symbolic link to {real}, inside {part}, version control's folder "
+                f"{shown(filename)}: refused: a symbolic link to {real}, inside {part}, version control's folder "
                 f"({_VCS_REFUSED})"
             )
         if not os.path.isfile(filename):
-            raise TemplateFailure(f"{filename}: not a regular file (a template must be a file of UTF-8 text)")
+            raise TemplateFailure(f"{shown(filename)}: not a regular file (a template must be a file of UTF-8 text)")
         return _read_template(filename), os.path.normpath(filename), lambda: False
 
 
@@ -216,16 +218,17 @@ def _read_template(filename: str) -> str:
     try:
         data = read_at_most(filename, MAX_TEMPLATE_BYTES)
     except OSError as exc:
-        raise TemplateFailure(f"{filename}: cannot read the template: {exc.strerror or exc}") from None
+        raise TemplateFailure(f"{shown(filename)}: cannot read the template: {exc.strerror or exc}") from None
     if data is None:
-        raise TemplateFailure(f"{filename}: template larger than {MAX_TEMPLATE_BYTES:,} bytes")
+        raise TemplateFailure(f"{shown(filename)}: template larger than {MAX_TEMPLATE_BYTES:,} bytes")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
         raise TemplateFailure(
-            f"{filename}:{line}:{column}: not UTF-8 text (byte 0x{data[exc.start]:02x}); save the template as UTF-8"
+            f"{shown(filename)}:{line}:{column}: not UTF-8 text (byte 0x{data[exc.start]:02x}); "
+            "save the template as UTF-8"
         ) from None
 
 
@@ -421,7 +424,7 @@ def get_renderer(env: jinja2.Environment, name: str) -> Callable[..., str]:
     try:
         template = env.get_template(name)
     except jinja2.TemplateSyntaxError as exc:
-        where = f"{exc.filename or exc.name or name}:{exc.lineno}"
+        where = f"{_shown(exc.filename) or exc.name or name}:{exc.lineno}"
         raise TemplateFailure(f"{where}: template syntax error: {exc.message}") from None
     except jinja2.TemplateNotFound as exc:
         raise TemplateFailure(
@@ -434,7 +437,7 @@ def get_renderer(env: jinja2.Environment, name: str) -> Callable[..., str]:
     # Jinja's `handle_exception` rewrites the traceback to template lines, as `render` would.
     environment, root, blocks = template.environment, template.root_render_func, template.blocks
     make_context, globals_ = environment.context_class, dict(template.globals)
-    where = template.filename or template.name or name
+    where = _shown(template.filename) or template.name or name
 
     def render(**context: Any) -> str:
         try:
@@ -451,7 +454,7 @@ def get_renderer(env: jinja2.Environment, name: str) -> Callable[..., str]:
             raise
         except jinja2.TemplateSyntaxError as exc:  # an {% include %} or {% import %} of a broken template
             raise TemplateFailure(
-                f"{exc.filename or exc.name}:{exc.lineno}: template syntax error: {exc.message}"
+                f"{_shown(exc.filename) or exc.name}:{exc.lineno}: template syntax error: {exc.message}"
             ) from None
         except RecursionError as exc:
             raise TemplateFailure(
@@ -496,8 +499,14 @@ def _template_location(exc: BaseException, template: jinja2.Template) -> str:
         if frame.filename.endswith(".j2") or frame.filename == "<template>"
     ]
     if frames:
-        return f"{frames[-1].filename}:{frames[-1].lineno}"
-    return template.filename or template.name or "<template>"
+        return f"{shown(frames[-1].filename)}:{frames[-1].lineno}"
+    return _shown(template.filename) or template.name or "<template>"
+
+
+def _shown(filename: str | None) -> str | None:
+    """A template's file as validate names a file (`files.shown`: relative to the working folder when below it), in
+    the build's template errors and warnings; Jinja holds the loader's whole path."""
+    return shown(filename) if filename else filename
 
 
 # Templates rendered from the bundled package only, whatever a user's folder holds: HTML whose escaping keeps data
@@ -532,8 +541,8 @@ def override_warnings(env: jinja2.Environment) -> list[str]:
     for name in names:
         if name in BUNDLED_ONLY:
             warnings.append(
-                f"{posixpath.join(user.folder, name)}: {BUNDLED_ONLY[name]} is bundled only and cannot be overridden "
-                "(what it escapes is a security property: docs/security.md), so this file is not used"
+                f"{shown(posixpath.join(user.folder, name))}: {BUNDLED_ONLY[name]} is bundled only and cannot be "
+                "overridden (what it escapes is a security property: docs/security.md), so this file is not used"
             )
             continue
         if name in bundled or name in referenced:
@@ -542,7 +551,7 @@ def override_warnings(env: jinja2.Environment) -> list[str]:
         close = difflib.get_close_matches(name.removesuffix(BUILD_TEMPLATE_SUFFIX), list(stems), n=1, cutoff=0.6)
         hint = f"did you mean '{stems[close[0]]}'?" if close else f"bundled templates: {', '.join(bundled)}"
         warnings.append(
-            f"{posixpath.join(user.folder, name)}: overrides no bundled template and no template includes or "
+            f"{shown(posixpath.join(user.folder, name))}: overrides no bundled template and no template includes or "
             f"imports it, so it is not used ({hint})"
         )
     return warnings

@@ -262,6 +262,14 @@ REPORTER_BY_NAME: dict[str, type[Reporter]] = {
 }
 
 
+def problem_text(problem: Diagnostic, cwd: Path | None = None) -> str:
+    """A problem said outside a report (a capidx.yaml that does not load, for build and report; what verify cannot
+    read), as `Diagnostic.as_text`, its file named as the reporters name it (`files.shown`): capidx holds the
+    configured paths as absolute ones, so `build --config bad.yaml` named `/home/…/bad.yaml`, where validate said
+    `bad.yaml`."""
+    return replace(problem, path=shown(problem.path, cwd)).as_text()
+
+
 def use_color(stream_is_tty: bool, environ: Iterable[tuple[str, str]] | None = None) -> bool:
     """Colour only on a terminal, and never when NO_COLOR is set to anything (https://no-color.org)."""
     env = dict(environ if environ is not None else os.environ.items())

@@ -15,6 +15,7 @@ from capidx.compiler.diagnostics import ExitCode
 from capidx.compiler.errors import UsageError
 from capidx.compiler.validate import discover
 from capidx.compiler.validate.load import SourceFile, load_file
+from capidx.compiler.validate.reporters import problem_text
 from capidx.compiler.validate.run import ValidateArgs, effective_config
 from capidx.compiler.verify.content import Page, parse_page
 from capidx.compiler.verify.fetch import FetchJob, FetchResult, FetchRun, FetchSettings, Resolver, resolve
@@ -77,10 +78,10 @@ def load_sources(options: VerifyOptions) -> tuple[list[SourceFile], list[Source]
     args = ValidateArgs(cwd=options.cwd, paths=options.paths, config_file=options.config_file, agents=options.agents)
     config, problems = effective_config(args)
     if problems:
-        raise VerifyUsageError("\n".join(problem.as_text() for problem in problems))
+        raise VerifyUsageError("\n".join(problem_text(problem, options.cwd) for problem in problems))
     inputs = discover.collect(config, [options.cwd / path for path in options.paths])
     if inputs.problems:
-        raise VerifyUsageError("\n".join(problem.as_text() for problem in inputs.problems))
+        raise VerifyUsageError("\n".join(problem_text(problem, options.cwd) for problem in inputs.problems))
     paths = list(inputs.documents)
     if options.agent is not None:
         paths = [path for path in paths if discover.agent_id(path) == options.agent]
@@ -91,7 +92,7 @@ def load_sources(options: VerifyOptions) -> tuple[list[SourceFile], list[Source]
     failures: list[str] = []
     for path in paths:
         source, problems = load_file(path)
-        failures += [problem.as_text() for problem in problems if problem.is_error]
+        failures += [problem_text(problem, options.cwd) for problem in problems if problem.is_error]
         if source is not None and not problems:
             files.append(source)
     if failures:
