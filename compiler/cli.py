@@ -20,6 +20,7 @@ import click
 from capidx.compiler.diagnostics import append_step_summary
 from capidx.compiler.errors import UsageError
 from capidx.schema.homepath import HomePath
+from capidx.schema.realpath import real_path, resolve
 
 # ---- capidx init ---------------------------------------------------------------------------------------
 
@@ -432,9 +433,9 @@ def _refuse_build_inputs(output: Path, config: Path | None) -> Any:
         raise UsageError(
             f"{output}: it is {found.what} ({found.path}), which capidx build reads; write the report elsewhere"
         )
-    target = Path(os.path.realpath(output))  # a new file there may be one the build reads, or validate refuses
+    target = Path(real_path(output))  # a new file there may be one the build reads, or validate refuses
     read = meant_for_capidx(target.name) or target.parent.name == "capabilities"  # 'current.yml', 'aliases.jsonl'
-    if read and target.is_relative_to(os.path.realpath(settings.agents)):
+    if read and target.is_relative_to(real_path(settings.agents)):
         raise UsageError(
             f"{output}: inside the catalog folder ({settings.agents}), a file of this name is one capidx build reads "
             "or validate refuses; write the report elsewhere"
@@ -445,7 +446,7 @@ def _refuse_build_inputs(output: Path, config: Path | None) -> Any:
 def _configured_out(config: Path | None, settings: Any = None) -> Path:
     settings = settings or _settings(config)
     # Relative to the working directory when possible: the path is printed in PR comments.
-    cwd = Path.cwd().resolve()
+    cwd = resolve(Path.cwd())
     return settings.out.relative_to(cwd) if settings.out.is_relative_to(cwd) else settings.out
 
 

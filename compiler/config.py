@@ -19,6 +19,7 @@ from capidx.compiler.markup import defuse
 from capidx.schema import labels
 from capidx.schema.homepath import expand_home
 from capidx.schema.pathkind import PathKind, folder_kind
+from capidx.schema.realpath import resolve
 from capidx.schema.yamldata import SourceMap, json_path, whole_numbers
 
 if TYPE_CHECKING:
@@ -346,7 +347,7 @@ def load_config(config_path: Path | None, cwd: Path) -> tuple[Config, list[Diagn
 
     path = config_path or find_config_file(cwd)
     if path is None:
-        return default_config(cwd.resolve()), []
+        return default_config(resolve(cwd)), []
     path = Path(os.path.abspath(path))  # not resolved: a link loop is reported by load_file, not raised here
     source, problems = load_file(path, allow_empty=True)
     if source is not None:  # parsed (a duplicate key is reported, not fatal): its settings are checked too

@@ -37,6 +37,7 @@ from types import MappingProxyType
 from typing import Any
 
 from capidx.schema import builddir
+from capidx.schema.realpath import real_path, resolve
 from capidx.server.limits import clip
 from capidx.server.matchindex import MatchIndex
 
@@ -234,7 +235,7 @@ def _build_root(directory: Path) -> Path:
         if not _is(stat.S_ISDIR, directory):
             where = f"{directory} is not a directory" if os.path.exists(directory) else f"no build at {directory}"
             raise NoBuildError(f"{where}: run `capidx build` first, or pass --build DIR")
-        root = directory.resolve(strict=True)
+        root = resolve(directory, strict=True)
         manifest = root / MANIFEST_NAME
         if not _is(stat.S_ISREG, manifest):
             if os.path.lexists(manifest):  # a pipe would block, a device never end
@@ -522,7 +523,7 @@ def _check_folder(root: Path, folder: str, checked: dict[str, bool]) -> None:
     if checked.get(folder):
         return
     path = root / folder
-    resolved = Path(os.path.realpath(path))
+    resolved = Path(real_path(path))
     if not resolved.is_relative_to(root):
         raise BuildError(f"{path}: resolves outside the build directory (to {resolved}); refusing to serve it")
     checked[folder] = True
@@ -531,11 +532,9 @@ def _check_folder(root: Path, folder: str, checked: dict[str, bool]) -> None:
 def _followed(root: Path, candidate: Path) -> Path:
     """A symlinked artifact: serve it only if it ends at a regular file inside the build."""
     try:
-        resolved = candidate.resolve(strict=True)
-    except OSError as error:
+        resolved = resolve(candidate, strict=True)
+    except OSError as error:  # a link loop (or a chain of too many links) is missing: ELOOP
         raise _listed_but_unreadable(candidate, error) from error
-    except RuntimeError as error:  # a link loop, on Pythons whose resolve says so with RuntimeError
-        raise BuildError(f"{candidate}: listed in {MANIFEST_NAME} but missing; {_REBUILD}") from error
     if not resolved.is_relative_to(root):
         raise BuildError(f"{candidate}: resolves outside the build directory (to {resolved}); refusing to serve it")
     if not resolved.is_file():

@@ -6,10 +6,10 @@ command, and no input makes a traceback reach the user. Three families of input:
 - `tests/cases/validate/invalid/*`: catalogs. `capidx validate` exits as the case's expected.txt says;
   `capidx build` of the same catalog (the case's options translated to build's) exits exactly as
   `capidx validate` does on it, writes nothing, and prints no traceback.
-- Files no repository can hold (a pipe, a directory, a link loop, `/dev/zero`, a file over the size limit,
-  an unreadable file), made by this module in place of a capability document, the alias table, the
-  `--config` file and the `--schema` file: exit 2 from validate and from build, with and without a
-  previous build (which stays byte for byte as it was), and nothing hangs.
+- Files no repository can hold (a pipe, a directory, a link loop, a chain of more links than the kernel follows,
+  `/dev/zero`, a file over the size limit, an unreadable file), made by this module in place of a capability
+  document, the alias table, the `--config` file and the `--schema` file: exit 2 from validate and from build,
+  with and without a previous build (which stays byte for byte as it was), and nothing hangs.
 - `tests/cases/manifest/*`: build directories whose manifest.json is broken (plus pipes and devices made
   here): `capidx report` (as `--build` and as `--against`), `capidx serve` (which must refuse to start) and,
   where expected.txt says `# build: N`, `capidx build --out` into that folder (refused: not a build).
@@ -34,6 +34,7 @@ import pytest
 from catalog_factory import documents, snapshot, write_catalog
 from click.testing import CliRunner, Result
 from manifest_factory import make_manifest, write_build
+from test_link_chains import link_chain
 from test_validate_cases import DEFAULT_TODAY, parse_expected
 
 from capidx.cli import cli
@@ -136,6 +137,13 @@ def _link_loop(path: Path) -> None:
     path.symlink_to(path.name)
 
 
+def _link_chain(path: Path) -> None:
+    """1,500 links ending at a file: Python 3.11's realpath recursed once per link, to a RecursionError."""
+    target = path.with_name(f".{path.name}.target")
+    target.write_text("{}\n", encoding="utf-8")
+    link_chain(path, target.name)
+
+
 def _dev_zero(path: Path) -> None:
     path.symlink_to("/dev/zero")  # reading it never ends
 
@@ -151,6 +159,7 @@ KINDS: dict[str, Callable[[Path], None]] = {
     "pipe": _pipe,
     "directory": _directory,
     "link-loop": _link_loop,
+    "link-chain": _link_chain,
     "dev-zero": _dev_zero,
     "too-large": _too_large,
 }
@@ -330,12 +339,14 @@ SPECIAL_MANIFESTS: dict[str, Callable[[Path], None]] = {
     "pipe": _pipe,
     "dev-zero": _dev_zero,
     "link-loop": _link_loop,
+    "link-chain": _link_chain,
 }
 
 
 @pytest.mark.parametrize("kind", SPECIAL_MANIFESTS)
 def test_a_manifest_that_is_not_a_regular_file(kind: str, tmp_path: Path) -> None:
-    """A pipe would block the reader forever and /dev/zero never ends: both are refused without reading."""
+    """A pipe would block the reader forever and /dev/zero never ends: both are refused without reading; a link loop
+    and a chain of too many links cannot be read."""
     folder = tmp_path / f"manifest-{kind}"
     folder.mkdir()
     SPECIAL_MANIFESTS[kind](folder / "manifest.json")

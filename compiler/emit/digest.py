@@ -17,6 +17,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
+from capidx.schema.realpath import resolve
 from capidx.schema.text import canonical_json
 
 
@@ -60,6 +61,6 @@ def _python_files(folder: Traversable, prefix: str) -> Iterator[tuple[str, bytes
 
 def relative_label(path: Path, root: Path, fallback: str) -> str:
     try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
+        return resolve(path).relative_to(resolve(root)).as_posix()
     except ValueError:
         return fallback

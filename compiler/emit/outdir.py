@@ -56,6 +56,7 @@ from capidx.compiler.errors import UsageError
 from capidx.compiler.validate.manifests import manifest_problems
 from capidx.schema import builddir
 from capidx.schema.builddir import MANIFEST
+from capidx.schema.realpath import real_path
 
 CHOOSE_FOR = "folder for --out"  # the option a refusal names (the build names `paths.out` instead when it set it)
 _CHOOSE = f"Choose a new or empty {CHOOSE_FOR}."
@@ -384,7 +385,7 @@ def _prefixes(path: str) -> Iterator[str]:
 
 
 def _resolved(path: Path) -> Path:
-    return Path(os.path.realpath(path))
+    return Path(real_path(path))
 
 
 def _home() -> Path | None:

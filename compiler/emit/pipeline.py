@@ -60,6 +60,7 @@ from capidx.compiler.errors import CapidxError, UsageError
 from capidx.compiler.validate.load import read_limited
 from capidx.schema.builddir import MANIFEST, MATCH_INDEX
 from capidx.schema.pathkind import PathKind, path_kind
+from capidx.schema.realpath import resolve
 
 # Above this many artifacts a TTY gets progress bars (small catalogs build faster than a bar draws).
 PROGRESS_THRESHOLD = 5_000
@@ -436,7 +437,7 @@ def _referenced_schemas(config: Config) -> list[tuple[str, bytes]]:
     parts = []
     for path in referenced_files(config.schema):
         with suppress(OSError):  # unreadable: validation reports it
-            parts.append((f"schema/{path.relative_to(config.schema.parent.resolve()).as_posix()}", path.read_bytes()))
+            parts.append((f"schema/{path.relative_to(resolve(config.schema.parent)).as_posix()}", path.read_bytes()))
     return parts
 
 

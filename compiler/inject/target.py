@@ -27,6 +27,7 @@ from pathlib import Path
 from capidx.compiler.errors import UsageError
 from capidx.compiler.files import read_at_most, write_beside
 from capidx.schema.pathkind import PathKind, path_kind, refusal
+from capidx.schema.realpath import resolve
 
 # A memory file is read whole by an agent at start: one of 4 MiB is not one, whatever it claims.
 MAX_BYTES = 4 * 1024 * 1024
@@ -334,15 +335,15 @@ def _refuse_script(path: Path, info: os.stat_result, shown: str) -> None:
 def _resolve_quietly(path: Path) -> Path:
     """`path` with its links followed as far as they go (a broken input is the build's to report, not ours)."""
     try:
-        return path.resolve()
-    except (OSError, RuntimeError, ValueError):
+        return resolve(path)
+    except (OSError, ValueError):
         return Path(os.path.abspath(path))
 
 
 def _resolve(path: Path, shown: str) -> Path:
     try:
-        return path.resolve()
-    except (OSError, RuntimeError) as exc:  # a link loop: RuntimeError before Python 3.13, OSError since
+        return resolve(path)
+    except OSError as exc:  # a link loop, or a chain of more links than a path may have
         raise InjectError(f"{shown}: cannot follow its symbolic links ({exc})") from None
 
 

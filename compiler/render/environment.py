@@ -43,6 +43,7 @@ from capidx.compiler.files import TooManyTemplates, read_at_most, shown, version
 from capidx.compiler.render import markdown as mdtext
 from capidx.compiler.render import views
 from capidx.compiler.render.phrases import join_phrases
+from capidx.schema.realpath import real_path
 
 BUNDLED_PACKAGE = "capidx.templates"
 
@@ -198,7 +199,7 @@ class _FolderLoader(jinja2.FileSystemLoader):
             )
         if not os.path.lexists(filename):
             raise jinja2.TemplateNotFound(template)
-        real_folder, real = os.path.realpath(self.folder), os.path.realpath(filename)
+        real_folder, real = real_path(self.folder), real_path(filename)
         if os.path.commonpath([real_folder, real]) != real_folder:
             raise TemplateFailure(
                 f"{shown(filename)}: refused: a symbolic link to {real}, outside the templates folder "
@@ -410,9 +411,9 @@ def templates_digest(env: jinja2.Environment, out: Path | None = None) -> list[t
 def _every_user_file(user: Any, out: Path | None) -> list[str]:
     """The user folder's files, as template names (version control's are not listed), less the build directory's (by
     where it really is: a link may name it)."""
-    folder = os.path.realpath(user.folder)
+    folder = real_path(user.folder)
     try:
-        inside = os.path.relpath(os.path.realpath(out), folder) if out is not None else ".."
+        inside = os.path.relpath(real_path(out), folder) if out is not None else ".."
     except ValueError:  # another drive
         inside = ".."
     skipped = None if inside == "." or inside.split(os.sep)[0] == ".." else Path(inside).as_posix() + "/"

@@ -5,7 +5,6 @@ with problems turned into one `ManifestError` naming the file and listing every 
 
 from __future__ import annotations
 
-import os
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from capidx.compiler.errors import UsageError
 from capidx.compiler.validate.manifests import manifest_problems
 from capidx.schema import builddir
 from capidx.schema.pathkind import PathKind, path_kind
+from capidx.schema.realpath import real_path
 
 
 class ManifestError(UsageError):
@@ -56,7 +56,7 @@ def load_manifest(
     reading it (`report`, `inject`), whose user a manifest that may not be read needs the permission for."""
     path = builddir.manifest_path(location)
     # a link to a manifest.json (`--against base.json`) is the build's manifest, whatever the link is called
-    named = {path.name, Path(os.path.realpath(path)).name}  # realpath: a link loop is no crash
+    named = {path.name, Path(real_path(path)).name}  # not strict: a link loop, or a chain of links, is no crash
     damaged = builddir.REBUILD_DAMAGED if builddir.MANIFEST in named else _NOT_A_BUILD
     try:
         data = builddir.parse_manifest(path, builddir.read_manifest(path, follow_links=True))

@@ -21,6 +21,7 @@ from capidx.compiler.report.formats import render_github, render_json, render_ma
 from capidx.compiler.report.html import render_page
 from capidx.compiler.report.manifest_reader import load_manifest
 from capidx.compiler.report.model import Report, build_report
+from capidx.schema.realpath import real_path, resolve
 
 
 def render_html(report: Report, *, color: bool = False) -> str:
@@ -84,8 +85,8 @@ def _refuse_inside_a_build(path: Path) -> None:
     from capidx.compiler.emit.outdir import enclosing_build
 
     try:
-        target = path.resolve()  # '..' and a linked file read as they land
-    except (OSError, RuntimeError):  # a link loop: the write says so
+        target = resolve(path)  # '..' and a linked file read as they land
+    except OSError:  # a link loop: the write says so
         return
     if (build := enclosing_build(target)) is not None:
         raise ReportUsageError(
@@ -112,7 +113,7 @@ def _replace(path: Path, text: str) -> None:
         _write(path, text, "w")
         return
     mode = None if info is None else stat.S_IMODE(info.st_mode)
-    real = Path(os.path.realpath(path))
+    real = Path(real_path(path))
     try:
         if info is not None:  # a rename needs only the folder's permission: a file this user may not write stays
             os.close(os.open(real, os.O_WRONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)))

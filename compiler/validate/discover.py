@@ -19,6 +19,7 @@ from capidx.compiler.validate import configured
 from capidx.compiler.validate.keys import one_edit
 from capidx.compiler.validate.load import file_problem
 from capidx.schema.pathkind import PathKind, folder_kind, refusal
+from capidx.schema.realpath import real_path
 
 CAPABILITY_FILE_NAMES = ("current.json", "current.yaml", "current.yml")
 _READ_NAMES = CAPABILITY_FILE_NAMES + ALIAS_FILE_NAMES
@@ -87,11 +88,11 @@ def confined(paths: Sequence[Path], root: Path) -> tuple[list[Path], list[Diagno
     """The paths whose real location is inside `root`, and a problem for each that is a symbolic link
     leading out of it: a catalog arrives in pull requests, and a linked `current.json` would otherwise
     pull any file of the machine that runs CI (its text quoted in errors, or built into the summary)."""
-    top = os.path.realpath(root)
+    top = real_path(root)
     kept: list[Path] = []
     problems: list[Diagnostic] = []
     for path in paths:
-        real = os.path.realpath(path)
+        real = real_path(path)
         if os.path.commonpath((top, real)) == top:
             kept.append(path)
         else:
@@ -251,7 +252,7 @@ def unread(root: Path, read: Sequence[Path], templates: Path | None = None) -> l
     `<agent>/current.json`), whose agent or aliases would drop out of the build in silence (also with `-q`, as CI
     runs it); a warning for another data file outside a capabilities folder that holds a document (`alias.json`), or
     for an alias table in its place that the configuration chose not to read (`--no-aliases`, `paths.aliases`)."""
-    known = {_key(place) for path in read for place in (path, Path(os.path.realpath(path)))}  # and link targets
+    known = {_key(place) for path in read for place in (path, Path(real_path(path)))}  # and link targets
     skipped = {_key(templates)} if templates else set()  # its files are read too, as templates
     problems = []
     # a folder it cannot list is said by catalog_documents, which walks every folder this walk does
@@ -287,7 +288,7 @@ def _holds_document(folder: Path, known: set[str]) -> bool:
         return False
     inside = folder if folder.name == "capabilities" else folder / "capabilities"
     documents = [inside / name for name in CAPABILITY_FILE_NAMES if os.path.lexists(inside / name)]
-    return any(_key(Path(os.path.realpath(document))) not in known for document in documents)
+    return any(_key(Path(real_path(document))) not in known for document in documents)
 
 
 def _linked_folder(folder: Path) -> Diagnostic:
@@ -342,7 +343,7 @@ def _linked_on_the_way(folder: Path, boundary: Path) -> Path | None:
 
 
 def _real(path: Path) -> str:
-    return _key(Path(os.path.realpath(path)))
+    return _key(Path(real_path(path)))
 
 
 def _catalog_end(parts: tuple[str, ...], catalog: Path) -> int | None:

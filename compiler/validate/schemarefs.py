@@ -25,6 +25,7 @@ from urllib.request import url2pathname
 
 from capidx.compiler.diagnostics import Diagnostic
 from capidx.compiler.validate.load import SourceFile, load_file
+from capidx.schema.realpath import resolve
 
 if TYPE_CHECKING:  # imported where used: `referenced_files` serves a no-op build, which must stay quick
     from referencing import Registry, Resolver, Resource, Specification
@@ -85,7 +86,7 @@ class _LocalFiles:
         file_errors: Callable[[SourceFile], list[Diagnostic]] | None = None,
         draft: Specification | None = None,
     ) -> None:
-        self.folder = folder.resolve()
+        self.folder = resolve(folder)
         self.draft = draft  # of a file naming none: the schema's, as jsonschema applies such a file
         # The folder stands for the directory of the schema's own `$id`: `https://x/s/cap.json` -> `https://x/s/`.
         self.id_folder = root_id.rsplit("/", 1)[0] + "/" if root_id and urlsplit(root_id).scheme else None
@@ -130,7 +131,10 @@ class _LocalFiles:
         elif self.id_folder and uri.startswith(self.id_folder):
             relative = url2pathname(urlsplit(uri[len(self.id_folder) :]).path)
         if relative is not None:
-            path = (self.folder / relative).resolve()
+            try:
+                path = resolve(self.folder / relative)
+            except OSError as exc:  # a link loop, or a chain of more links than the kernel follows
+                raise NonLocalReference(f"{relative}: {exc.strerror or exc}") from None
             if path.is_relative_to(self.folder) and path.is_file():
                 return path
             raise NonLocalReference(f"no such schema file inside {self.folder}")
@@ -229,7 +233,7 @@ def referenced_files(path: Path) -> list[Path]:
                     _follow(document, files, found, pending)
     except RecursionError:  # a schema nested too deeply to check: validation says so, and the build stops
         pass
-    return sorted(set(found.values()) - {path.resolve()})
+    return sorted(set(found.values()) - {resolve(path)})
 
 
 def _follow(document: str, files: _LocalFiles, found: dict[str, Path], pending: list[tuple[Any, str]]) -> None:

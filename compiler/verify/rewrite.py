@@ -27,6 +27,7 @@ from capidx.compiler.files import write_whole
 from capidx.compiler.validate.load import YAML_SUFFIXES, SourceFile
 from capidx.compiler.validate.positions import Parts, scan_json
 from capidx.compiler.verify.verdicts import Verdict
+from capidx.schema.realpath import resolve
 
 _scan_value = json.JSONDecoder().scan_once
 _BOM = b"\xef\xbb\xbf"
@@ -102,8 +103,8 @@ def write_file(source: SourceFile, edit: FileEdit) -> None:
     """Replace the file atomically, keeping its mode and byte-order mark; refuse if it changed since read.
 
     A symbolic link stays a link: its target is replaced."""
-    path = source.path.resolve()
     try:
+        path = resolve(source.path)
         current = path.read_bytes()
     except OSError as exc:
         raise RewriteError(f"cannot read it again: {exc.strerror or exc}") from None
