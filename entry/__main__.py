@@ -6,19 +6,44 @@ so `capidx` stays a namespace package in wheels and editable installs alike.
 
 The CLI is imported inside `main`, not at the top of this module: loading click and the commands takes a few
 tens of milliseconds, and a Ctrl-C in that time ends the command with 130 like a Ctrl-C later, not with the
-traceback of an interrupted import.
+traceback of an interrupted import. `capidx serve`, which a supervisor stops with SIGTERM as often as a person
+with Ctrl-C, takes both signals from here on (server/signals.py): before, a SIGTERM in its first few hundred
+milliseconds killed it by the default action (-15, not 143) and a SIGINT printed a KeyboardInterrupt's traceback.
 """
 
 import sys
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["serve"]:
+        _serve()
+        return
     try:
         from capidx.cli import main as run
     except KeyboardInterrupt:
         print(file=sys.stderr)  # the shell's prompt on a line of its own, after the terminal's ^C
         sys.exit(130)
     run()
+
+
+def _serve() -> None:
+    """`capidx serve`: a stop signal raises `Stopped` from before click is imported, which ends the command with
+    the signal's code (128 + its number) wherever it is raised on the way to the event loop. `serve` installs the
+    same handlers and puts these back when it ends; once the command is over, Python's defaults are put back where
+    these still are, rather than a `Stopped` that nobody catches (an atexit callback would only print it)."""
+    try:
+        from capidx.server.signals import Stopped, raise_on_stop_signals, stop_raising
+    except KeyboardInterrupt:  # before the handlers: Python's own
+        sys.exit(130)
+    raise_on_stop_signals()
+    try:
+        from capidx.cli import main as run
+
+        run()
+    except Stopped as stopped:
+        sys.exit(stopped.exit_code)
+    finally:
+        stop_raising()
 
 
 if __name__ == "__main__":

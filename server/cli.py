@@ -157,7 +157,7 @@ def serve(config: Path | None, print_config: bool, **flags: object) -> None:
 def _run(settings: Settings) -> None:
     from capidx.server.instructions import refuse_missing_instructions
     from capidx.server.logs import configure_logging
-    from capidx.server.signals import Stopped, raise_on_stop_signals
+    from capidx.server.signals import Stopped, raise_on_stop_signals, stop_received
     from capidx.server.snapshot import BuildError, load_snapshot
 
     stop_logging = configure_logging()
@@ -177,14 +177,23 @@ def _run(settings: Settings) -> None:
             run(settings, snapshot)
         except StartupError as error:
             raise ServeError(str(error)) from None
-    except BuildError as error:
-        raise ServeError(str(error)) from None
     except Stopped as stopped:
         raise click.exceptions.Exit(stopped.exit_code) from None
     except KeyboardInterrupt:  # Python's own Ctrl-C handler, once the event loop has put it back
         raise click.exceptions.Exit(Stopped(signal.SIGINT).exit_code) from None
+    except Exception as error:
+        # After a stop signal, an error is the stop's: its `Stopped`, raised inside a library's callback, can come out
+        # as another exception (pydantic-core's SchemaError while the MCP SDK was imported, exit 1 and a traceback).
+        signum = stop_received()
+        if signum is not None:
+            raise click.exceptions.Exit(Stopped(signum).exit_code) from None
+        if isinstance(error, BuildError):
+            raise ServeError(str(error)) from None
+        raise
     finally:
-        restore_signals()  # first: a signal from here on is Python's own KeyboardInterrupt (130) or a plain exit
+        # First: a signal from here on meets the handlers from before serve (the `capidx` command's own, which end it
+        # with the signal's code; in another caller, Python's KeyboardInterrupt or a plain exit).
+        restore_signals()
         stop_logging()
         # What `run` froze was what the server kept alive; a caller in this process (click's runner) would otherwise
         # keep all its own objects of that moment frozen too, never collected once they become garbage.

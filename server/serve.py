@@ -20,7 +20,7 @@ import anyio.abc
 from capidx.server.app import Hub, build_server, warn_over_budget
 from capidx.server.reload import Reloader
 from capidx.server.settings import Settings
-from capidx.server.signals import Stopped, watch
+from capidx.server.signals import Stopped, record_stop_signals, watch
 from capidx.server.snapshot import Snapshot
 
 logger = logging.getLogger("capidx.server")
@@ -44,6 +44,9 @@ def run(settings: Settings, snapshot: Snapshot) -> None:
     gc.freeze()
     gc.enable()
     main = _serve_http if settings.transport == "http" else _serve_stdio
+    # From here until the loop receives the signals, a stop signal is recorded, not raised in the middle of the
+    # loop's own set-up (server/signals.py); the loop acts on it as soon as it receives them.
+    record_stop_signals()
     try:
         anyio.run(main, hub, settings)
     except BaseExceptionGroup as group:  # task groups wrap what their tasks raise
@@ -79,7 +82,8 @@ async def _serve_until_stopped(
     the signals, not before: until then a signal raises `Stopped` wherever the main thread is, and with that thread
     importing the model's packages meanwhile, it landed in the import system's own clean-up, where an exception is
     only printed ("Exception ignored in ... _get_module_lock"), leaving the import lock held: the signal was lost
-    and the thread hung on the lock (3 stops in 100 within 50 ms of "serving")."""
+    and the thread hung on the lock (3 stops in 100 within 50 ms of "serving"). A stop signal recorded before the loop
+    received the signals stops serving at once, and the model is then not loaded at all."""
     stop = anyio.Event()
     watching = anyio.CancelScope()
     signalled: list[int] = []
@@ -94,8 +98,9 @@ async def _serve_until_stopped(
 
     async with anyio.create_task_group() as tg:
         await tg.start(watch_signals)
-        meanings = hub.snapshot.index.meanings
-        threading.Thread(target=meanings.prepare, name="capidx-meanings", daemon=True).start()
+        if not signalled:
+            meanings = hub.snapshot.index.meanings
+            threading.Thread(target=meanings.prepare, name="capidx-meanings", daemon=True).start()
         if settings.reload:
             tg.start_soon(Reloader(hub, settings.build).run, stop)
         try:

@@ -396,3 +396,131 @@ def test_a_sigterm_as_http_serving_starts_ends_with_143(hand_build: Path, tmp_pa
     )
     assert done.returncode == 143, done.stderr
     assert "Traceback" not in done.stderr, done.stderr
+
+
+def _run_patched(script: str, build: Path, signum: int = signal.SIGTERM) -> subprocess.CompletedProcess[str]:
+    """`script` (which patches the server, sends `signum` to itself somewhere on the way, then runs `main` as the
+    console script does) with `serve --build build --no-reload` and stdin a pipe held open: only the signal ends it."""
+    command = [sys.executable, "-c", script.replace("SIGNUM", str(int(signum)))]
+    command += ["serve", "--build", str(build), "--no-reload"]
+    with subprocess.Popen(
+        command, cwd=build.parent, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    ) as proc:
+        try:
+            _, err = proc.communicate(timeout=STOP_WAIT * 3)  # closes stdin only once the server has ended
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise AssertionError(f"the server did not stop: {proc.communicate()[1]}") from None
+    return subprocess.CompletedProcess(command, proc.returncode, "", err)
+
+
+# The console script's `main` run with the signal sent as click begins to be imported: the first few hundred
+# milliseconds of the process, before `serve` itself installs its handlers.
+SIGNAL_AS_CLICK_IMPORTS = (
+    "import os, sys\n"
+    "class SignalAtImport:\n"
+    "    def find_spec(self, name, path=None, target=None):\n"
+    "        if name == 'capidx.cli':\n"
+    "            os.kill(os.getpid(), SIGNUM)\n"
+    "            print('signal sent as the CLI is imported', file=sys.stderr, flush=True)\n"
+    "        return None\n"
+    "sys.meta_path.insert(0, SignalAtImport())\n"
+    "from capidx.__main__ import main\n"
+    "main()\n"
+)
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_before_serve_has_started_ends_with_its_code(hand_build: Path, signum: int, code: int) -> None:
+    """`capidx serve` took the stop signals only once its command ran, a few hundred milliseconds in: a SIGTERM
+    before killed it by the default action (-15), a SIGINT printed a KeyboardInterrupt's traceback. The console
+    script takes them before it imports click: the signal is raised where the import is, and ends the command."""
+    done = _run_patched(SIGNAL_AS_CLICK_IMPORTS, hand_build, signum)
+    assert done.returncode == code, done.stderr
+    assert "Traceback" not in done.stderr and "KeyboardInterrupt" not in done.stderr, done.stderr
+    assert "signal sent" not in done.stderr  # raised where it landed, in the import, not later
+    assert "serving" not in done.stderr
+
+
+# A stop signal sent from inside the event loop before it receives signals (the transport's set-up, in the window
+# between the handlers that raise `Stopped` and the loop's own receiver), and one from an object's `__del__` while the
+# build loads, where Python can only print an exception raised by the signal's handler.
+SIGNAL_IN_THE_HAND_OVER = (
+    "import os, sys\n"
+    "from capidx.server import serve\n"
+    "build_server = serve.build_server\n"
+    "def signalled(hub):\n"
+    "    os.kill(os.getpid(), SIGNUM)\n"
+    "    print('running on after the signal', file=sys.stderr, flush=True)\n"
+    "    return build_server(hub)\n"
+    "serve.build_server = signalled\n"
+    "from capidx.__main__ import main\n"
+    "main()\n"
+)
+SIGNAL_IN_A_DEL = (
+    "import os, sys\n"
+    "from capidx.server import snapshot\n"
+    "load_snapshot = snapshot.load_snapshot\n"
+    "class SignalsAsItGoes:\n"
+    "    def __del__(self):\n"
+    "        os.kill(os.getpid(), SIGNUM)\n"
+    "        for _ in range(1000):\n"
+    "            pass\n"
+    "def loading(*args):\n"
+    "    SignalsAsItGoes()\n"
+    "    print('loading on after the signal', file=sys.stderr, flush=True)\n"
+    "    return load_snapshot(*args)\n"
+    "snapshot.load_snapshot = loading\n"
+    "from capidx.__main__ import main\n"
+    "main()\n"
+)
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_as_the_event_loop_starts_is_recorded_and_acted_on_once_it_runs(
+    hand_build: Path, signum: int, code: int
+) -> None:
+    """Raised in the middle of the loop's own start-up, a stop ended the process with exit 1 or was printed as
+    "Exception ignored in ... BaseEventLoop.__del__" (1 stop in 300 there). From just before the loop starts until
+    it receives the signals, a stop signal is only recorded: the code goes on, and the loop stops serving at once."""
+    done = _run_patched(SIGNAL_IN_THE_HAND_OVER, hand_build, signum)
+    assert done.returncode == code, done.stderr
+    assert "running on after the signal" in done.stderr
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr
+
+
+def test_a_stop_python_could_only_print_is_acted_on_once_the_loop_runs(hand_build: Path) -> None:
+    """A `Stopped` raised where Python only prints an exception (here an object's `__del__`; in the wild, a callback
+    of the import system) was lost, and the server ran on. It is recorded as well: the loop acts on it, silently."""
+    done = _run_patched(SIGNAL_IN_A_DEL, hand_build)
+    assert done.returncode == 143, done.stderr
+    assert "loading on after the signal" in done.stderr and "serving" in done.stderr
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr
+
+
+# A stop signal whose `Stopped` a library turns into another exception (as pydantic-core's Rust code did with one
+# raised while the MCP SDK's models were built: a SchemaError).
+SIGNAL_WRAPPED_BY_A_LIBRARY = (
+    "import os\n"
+    "from capidx.server import snapshot\n"
+    "load_snapshot = snapshot.load_snapshot\n"
+    "def loading(*args):\n"
+    "    try:\n"
+    "        os.kill(os.getpid(), SIGNUM)\n"
+    "        for _ in range(1000):\n"
+    "            pass\n"
+    "    except BaseException as error:\n"
+    "        raise RuntimeError('what the library made of it') from error\n"
+    "    return load_snapshot(*args)\n"
+    "snapshot.load_snapshot = loading\n"
+    "from capidx.__main__ import main\n"
+    "main()\n"
+)
+
+
+def test_an_error_a_stop_turned_into_ends_with_the_stops_code(hand_build: Path) -> None:
+    """A `Stopped` raised inside a library's callback can come out as another exception: after a stop signal, the
+    error is the stop's, and the command ends with its code rather than exit 1 and a traceback."""
+    done = _run_patched(SIGNAL_WRAPPED_BY_A_LIBRARY, hand_build)
+    assert done.returncode == 143, done.stderr
+    assert "Traceback" not in done.stderr and "what the library made of it" not in done.stderr, done.stderr
