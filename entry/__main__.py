@@ -30,9 +30,10 @@ def _serve() -> None:
     """`capidx serve`: a stop signal raises `Stopped` from before click is imported, which ends the command with
     the signal's code (128 + its number) wherever it is raised on the way to the event loop. `serve` installs the
     same handlers and puts these back when it ends; once the command is over, Python's defaults are put back where
-    these still are, rather than a `Stopped` that nobody catches (an atexit callback would only print it)."""
+    these still are, rather than a `Stopped` that nobody catches (an atexit callback would only print it). After a
+    stop signal, an error on the way out is the stop's, and ends the command with its code as well."""
     try:
-        from capidx.server.signals import Stopped, raise_on_stop_signals, stop_raising
+        from capidx.server.signals import Stopped, raise_on_stop_signals, stop_raising, stop_received
     except KeyboardInterrupt:  # before the handlers: Python's own
         sys.exit(130)
     raise_on_stop_signals()
@@ -42,6 +43,13 @@ def _serve() -> None:
         run()
     except Stopped as stopped:
         sys.exit(stopped.exit_code)
+    except Exception:
+        # The stop's own `Stopped`, turned into another exception on its way (Python wraps what a class body's
+        # `__set_name__` raises in a RuntimeError, and a module imported then fails with it).
+        signum = stop_received()
+        if signum is None:
+            raise
+        sys.exit(Stopped(signum).exit_code)
     finally:
         stop_raising()
 

@@ -518,9 +518,31 @@ SIGNAL_WRAPPED_BY_A_LIBRARY = (
 )
 
 
-def test_an_error_a_stop_turned_into_ends_with_the_stops_code(hand_build: Path) -> None:
+# The same as the settings' module is imported, before serve itself runs (Python wraps what `__set_name__` raises in a
+# class body in a RuntimeError, and so failed `capidx.schema.yamldata`'s import).
+SIGNAL_WRAPPED_IN_AN_IMPORT = (
+    "import os\n"
+    "class WrapsAtImport:\n"
+    "    def find_spec(self, name, path=None, target=None):\n"
+    "        if name == 'capidx.server.settings':\n"
+    "            try:\n"
+    "                os.kill(os.getpid(), SIGNUM)\n"
+    "                for _ in range(1000):\n"
+    "                    pass\n"
+    "            except BaseException as error:\n"
+    "                raise RuntimeError('what the library made of it') from error\n"
+    "        return None\n"
+    "import sys\n"
+    "sys.meta_path.insert(0, WrapsAtImport())\n"
+    "from capidx.__main__ import main\n"
+    "main()\n"
+)
+
+
+@pytest.mark.parametrize("script", [SIGNAL_WRAPPED_BY_A_LIBRARY, SIGNAL_WRAPPED_IN_AN_IMPORT], ids=["load", "import"])
+def test_an_error_a_stop_turned_into_ends_with_the_stops_code(hand_build: Path, script: str) -> None:
     """A `Stopped` raised inside a library's callback can come out as another exception: after a stop signal, the
     error is the stop's, and the command ends with its code rather than exit 1 and a traceback."""
-    done = _run_patched(SIGNAL_WRAPPED_BY_A_LIBRARY, hand_build)
+    done = _run_patched(script, hand_build)
     assert done.returncode == 143, done.stderr
     assert "Traceback" not in done.stderr and "what the library made of it" not in done.stderr, done.stderr
