@@ -11,12 +11,13 @@ import json
 from pathlib import Path
 
 import pytest
-from server_support import Cap, real_build, score_capabilities, write_catalog
+from server_support import Cap, connect, real_build, score_capabilities, write_catalog
 
 from capidx.schema.lexicon import ABBREVIATIONS, expansions, identifiers
 from capidx.schema.text import terms
 from capidx.server import resolve, semantic
 from capidx.server.matchindex import MatchIndex
+from capidx.server.names import resolve_agent
 from capidx.server.query import analyse, correct
 from capidx.server.resolve import DECISION_RULE, decide, resolve_capability
 
@@ -535,3 +536,79 @@ def test_a_category_no_capability_is_in_leaves_the_words_answer(tmp_path: Path) 
     index = MatchIndex.from_json(data)
     found = resolve_capability(index, "testing", agent=CLAUDE)
     assert found.resolved_by != "category" and (found.ok or found.candidates)
+
+
+# --- agent names several agents share -------------------------------------------------------------------------
+
+
+def _named_agents(root: Path, agents: dict[str, tuple[str, str]]) -> Path:
+    """A catalog of agents (id -> (name, vendor)), each with one capability, built for real."""
+    for agent_id, (name, vendor) in agents.items():
+        document = {
+            "agent": {"name": name, "vendor": vendor, "version": "1", "lastUpdated": "2026-11-01T00:00:00Z"},
+            "capabilities": [
+                {
+                    "name": "MCP Servers",
+                    "category": "api-integration",
+                    "description": "Connects to Model Context Protocol servers over stdio to add external tools.",
+                    "available": True,
+                }
+            ],
+        }
+        target = root / "agents" / agent_id / "capabilities" / "current.json"
+        target.parent.mkdir(parents=True)
+        target.write_text(json.dumps(document), encoding="utf-8")
+    return real_build(root / "agents", root / "build")
+
+
+@pytest.mark.parametrize(
+    ("agents", "word"),
+    [
+        # The vendor-stripped name of the one agent whose name starts with its vendor, a generic word ...
+        ({"cursor-agent": ("Cursor Agent", "Cursor"), "junie-agent": ("Junie Agent", "JetBrains")}, "agent"),
+        # ... or a distinctive one, whichever agents' names start with their vendors.
+        ({"acme-bot": ("Acme Bot", "Acme"), "yaml-bot": ("Yaml Bot", "Yamlco")}, "bot"),
+        (
+            {"acme-bot": ("Acme Bot", "Acme"), "yaml-bot": ("Yaml Bot", "Yamlco"), "zeta-bot": ("Zeta Bot", "Zeta")},
+            "bot",
+        ),
+        # A reordered "<product> in <host>" name is shared the same way.
+        ({"pilot-vs": ("Pilot in VS Code", "Acme"), "pilot-plus": ("Pilot Plus in VS Code", "Zeta")}, "vs code pilot"),
+    ],
+)
+def test_a_word_several_agents_names_share_is_ambiguous_and_lists_them_all(
+    tmp_path: Path, agents: dict[str, tuple[str, str]], word: str
+) -> None:
+    """A name shortened by its vendor's words ("Cursor Agent" by Cursor: "agent") would otherwise be a name of that
+    agent alone, and answer "agent" or "bot" with one of several agents at confidence 1.0."""
+    index = _match_index(_named_agents(tmp_path, agents))
+    for query in (word, word.upper()):
+        found = resolve_agent(index, query)
+        assert (found.status, found.value) == ("ambiguous", None)
+        assert [c.value for c in found.candidates] == sorted(agents)
+
+
+@pytest.mark.parametrize(
+    ("agents", "query", "agent"),
+    [
+        ({"cursor-agent": ("Cursor Agent", "Cursor"), "junie": ("Junie", "JetBrains")}, "agent", "cursor-agent"),
+        ({"acme-bot": ("Acme Bot", "Acme"), "yaml-bot": ("Yaml Bot", "Yamlco")}, "yaml", "yaml-bot"),
+        ({"pilot-vs": ("Pilot in VS Code", "Acme"), "pilot-cli": ("Pilot CLI", "Zeta")}, "vs code pilot", "pilot-vs"),
+    ],
+)
+def test_a_shortened_name_only_one_agent_has_still_names_it(
+    tmp_path: Path, agents: dict[str, tuple[str, str]], query: str, agent: str
+) -> None:
+    found = resolve_agent(_match_index(_named_agents(tmp_path, agents)), query)
+    assert (found.status, found.value, found.confidence) == ("resolved", agent, 1.0)
+
+
+@pytest.mark.anyio
+async def test_lookup_with_a_shared_word_for_the_agent_asks_which(tmp_path: Path) -> None:
+    build = _named_agents(tmp_path, {"cursor-agent": ("Cursor Agent", "Cursor"), "junie": ("Junie Agent", "JetBrains")})
+    async with connect(build) as client:
+        result = await client.call_tool("lookup_capability", {"agent": "agent", "capability": "MCP Servers"})
+    assert result.is_error
+    agent = result.meta["capidx/resolution"]["agent"]
+    assert agent["status"] == "ambiguous"
+    assert [c["value"] for c in agent["candidates"]] == ["cursor-agent", "junie"]

@@ -219,26 +219,50 @@ def terminology_key(key: str) -> bool:
 def agent_names(agents: Iterable[Agent]) -> dict[str, list[str]]:
     """Every way people name an agent -> the agent ids it may mean.
 
-    Strong names belong to their agent alone: the id, the name, the name without the vendor, the vendor
-    followed by the name ("google gemini cli"), each also with well-known product names abbreviated
-    (`PRODUCT_ABBREVIATIONS`: "copilot in vs code"), and for a name of the form "<product> in <host>" the
-    two words orders without "in" ("vs code copilot", "copilot vscode"). Nicknames map to every agent they
-    fit, so "copilot" and "github copilot" name both Copilot agents and the server reports them as
-    ambiguous: distinctive single words of the name or id, runs of two or more words of the name without
-    the vendor, leading words of the name ("github copilot"), the vendor followed by leading words of the
-    name without it ("google gemini"), and the vendor. A strong name is never diluted by a nickname of
-    another agent.
+    Strong names belong to their agent alone: the id, the name, the vendor followed by the name ("google gemini
+    cli"), each also with well-known product names abbreviated (`PRODUCT_ABBREVIATIONS`: "copilot in vs code"),
+    and the name's shorter or reordered forms (`_shortenings`: without the vendor, "<host> <product>").
+    Nicknames map to every agent they fit, so "copilot" and "github copilot" name both Copilot agents and the
+    server reports them as ambiguous: distinctive single words of the name or id, runs of two or more words of
+    the name without the vendor, leading words of the name ("github copilot"), the vendor followed by leading
+    words of the name without it ("google gemini"), and the vendor. A strong name is never diluted by a nickname
+    of another agent.
+
+    A shortening whose every word another agent's name or id also has is a nickname of all those agents instead:
+    "Cursor Agent" by Cursor leaves "agent", which "Junie Agent" has too, so "agent" is ambiguous rather than a
+    name of Cursor's agent alone.
     """
+    agents = list(agents)
     strong: dict[str, set[str]] = {}
     weak: dict[str, set[str]] = {}
+    having = _agents_having(agents)
     for agent in agents:
         for key in _strong_names(agent):
             strong.setdefault(key, set()).add(agent.id)
         for key in _nicknames(agent):
             weak.setdefault(key, set()).add(agent.id)
+        for key in _shortenings(agent):
+            others = _others_having(having, key, agent.id)
+            (weak if others else strong).setdefault(key, set()).update({agent.id, *others})
     merged = {key: ids for key, ids in weak.items() if key not in strong}
     merged.update(strong)
     return {key: sorted(ids) for key, ids in sorted(merged.items()) if key}
+
+
+def _agents_having(agents: Iterable[Agent]) -> dict[str, set[str]]:
+    """Word -> the agents whose name (or an abbreviated form of it) or id has it: who else a shortening may mean."""
+    having: dict[str, set[str]] = {}
+    for agent in agents:
+        words = {*normalize(agent.id).split(), *chain.from_iterable(_name_variants(agent))}
+        for word in words:
+            having.setdefault(word, set()).add(agent.id)
+    return having
+
+
+def _others_having(having: Mapping[str, set[str]], key: str, agent_id: str) -> set[str]:
+    """The agents other than `agent_id` whose name or id has every word of `key`."""
+    found = [having.get(word, set()) for word in key.split()]
+    return set.intersection(*found) - {agent_id} if found else set()
 
 
 def _name_variants(agent: Agent) -> list[list[str]]:
@@ -252,13 +276,25 @@ def _name_variants(agent: Agent) -> list[list[str]]:
 
 
 def _strong_names(agent: Agent) -> set[str]:
+    """The id and the whole name, as written and with the vendor before it when it does not say it."""
     keys = {normalize(agent.id), agent.id.replace("-", "")}
     vendor = normalize(agent.vendor)
     for words in _name_variants(agent):
-        own = _without_vendor(agent, words)
-        keys.update((" ".join(words), " ".join(own)))
-        if own == words:  # the name does not say who makes it: people add the vendor ("google gemini cli")
+        keys.add(" ".join(words))
+        if _without_vendor(agent, words) == words:  # the name does not say who makes it: "google gemini cli"
             keys.add(f"{vendor} {' '.join(words)}")
+    return keys
+
+
+def _shortenings(agent: Agent) -> set[str]:
+    """The name without the vendor's words, and for "<product> in <host>" both orders without "in" ("vs code
+    copilot", "copilot vscode"): shorter or reordered names, strong unless another agent's name or id has all
+    their words too (`agent_names`)."""
+    keys: set[str] = set()
+    for words in _name_variants(agent):
+        own = _without_vendor(agent, words)
+        if own != words:
+            keys.add(" ".join(own))
         if "in" in own[1:-1]:  # "<product> in <host>": also said "<host> <product>" and "<product> <host>"
             split = own.index("in")
             product, host = " ".join(own[:split]), " ".join(own[split + 1 :])
