@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
-from catalog_factory import deny_search, documents, run_cli, write_catalog
+from catalog_factory import built_project, deny_search, documents, run_cli, write_catalog
 from click.testing import CliRunner, Result
 
 from capidx.cli import cli
@@ -630,3 +630,85 @@ def test_over_long_names_are_not_compared_for_a_near_miss(tmp_path: Path) -> Non
     assert result.exit_code == 1
     assert "1,001 characters long (at most 200" in result.output
     assert "spelled almost like" not in result.output
+
+
+# --- a named folder that holds the configured catalog -----------------------------------------------------------
+
+_TODAY = ("--today", "2026-02-01")  # after every lastUpdated of the catalog
+_BROKEN_ALIASES = {"aliases": {"mcp": "MCP Server", "memory file": "Custom Instructions"}}  # 'MCP Server': no such
+
+
+@pytest.mark.parametrize(
+    ("config", "table", "named"),
+    [
+        ("paths:\n  out: build\n", "agents/aliases.json", [".", "agents", "{root}"]),
+        ("paths:\n  out: build\n  aliases: data/aliases.json\n", "data/aliases.json", [".", "agents", "{root}"]),
+        # the templates folder is checked when the named folder holds it: the project's top, not the catalog
+        ("paths:\n  out: build\n  templates: nowhere\n", "agents/aliases.json", [".", "{root}"]),
+    ],
+)
+def test_naming_the_project_or_its_catalog_validates_what_validate_does(
+    tmp_path: Path, config: str, table: str, named: list[str]
+) -> None:
+    """`capidx validate .` at the project's top passed ("3 files valid") while the catalog's alias table had errors:
+    the table is the catalog's, not the named folder's, and the build folder was walked for stray files instead.
+    Naming the project, or the catalog, now says what `capidx validate` says, word for word."""
+    built_project(tmp_path)
+    (tmp_path / "capidx.yaml").write_text(config, encoding="utf-8")
+    (tmp_path / table).parent.mkdir(exist_ok=True)
+    (tmp_path / table).write_text(json.dumps(_BROKEN_ALIASES), encoding="utf-8")
+    unnamed = run_cli(["validate", *_TODAY], cwd=tmp_path)
+    assert f"{table}:" in unnamed.output and "'MCP Server' is not the name of any capability" in unnamed.output
+    for name in named:
+        result = run_cli(["validate", *_TODAY, name.format(root=tmp_path)], cwd=tmp_path)
+        assert (result.exit_code, result.output) == (unnamed.exit_code, unnamed.output), name
+    assert unnamed.exit_code == (2 if "nowhere" in config else 1)
+
+
+def test_a_named_document_checks_the_configured_alias_tables_targets(tmp_path: Path) -> None:
+    """A pre-commit hook names the changed documents: the catalog's table (here `paths.aliases`) is checked for aliases
+    their capabilities leave without a target."""
+    built_project(tmp_path)
+    (tmp_path / "capidx.yaml").write_text("paths:\n  out: build\n  aliases: data/aliases.json\n", encoding="utf-8")
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "aliases.json").write_text(json.dumps(_BROKEN_ALIASES), encoding="utf-8")
+    result = run_cli(["validate", *_TODAY, "agents/claude-code/capabilities/current.json"], tmp_path)
+    assert result.exit_code == 1
+    assert "data/aliases.json:" in result.output and "'MCP Server' is not the name of any capability" in result.output
+
+
+def test_no_aliases_leaves_the_catalogs_table_unread_whichever_folder_is_named(tmp_path: Path) -> None:
+    built_project(tmp_path)
+    (tmp_path / "agents" / "aliases.json").write_text(json.dumps(_BROKEN_ALIASES), encoding="utf-8")
+    for named in ([], ["."], ["agents"]):
+        result = run_cli(["validate", *_TODAY, "--no-aliases", *named], cwd=tmp_path)
+        assert result.exit_code == 0, result.output
+        assert "agents/aliases.json: warning: not read" in result.output
+
+
+def test_build_directories_are_not_walked_for_stray_files(tmp_path: Path) -> None:
+    """`capidx validate .` reported each JSON file of build/ as "not read" (18 warnings burying what mattered): the
+    build folder (`paths.out`) and any other capidx build below the named folder are not walked. A folder whose
+    manifest.json is not a capidx build's is walked as any other."""
+    built_project(tmp_path)
+    assert run_cli(["build", "-q", "--out", "dist/old"], cwd=tmp_path).exit_code == 0  # a build paths.out does not name
+    (tmp_path / "build" / "stray.json").write_text("{}", encoding="utf-8")  # what paths.out holds is never walked
+    (tmp_path / "web").mkdir()
+    (tmp_path / "web" / "manifest.json").write_text('{"name": "app"}', encoding="utf-8")
+    (tmp_path / "notes.json").write_text("{}", encoding="utf-8")
+    result = run_cli(["validate", *_TODAY, "."], cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    stray = sorted(line.split(":")[0] for line in result.output.splitlines() if "warning: not read" in line)
+    assert stray == ["notes.json", "web/manifest.json"]
+    below = run_cli(["validate", *_TODAY, "dist"], cwd=tmp_path)  # nothing there but a build
+    assert "dist: no capability documents found" in below.output and "not read" not in below.output
+
+
+def test_a_catalog_named_from_its_own_top_reads_its_own_alias_table(tmp_path: Path) -> None:
+    """Without a configured catalog there (no agents/ below the working folder), `validate .` in a catalog folder
+    reads the table at its top, as before."""
+    catalog = write_catalog(tmp_path, aliases=_BROKEN_ALIASES)
+    result = run_cli(["validate", *_TODAY, "."], cwd=catalog)
+    assert result.exit_code == 1
+    assert "aliases.json:" in result.output and "'MCP Server' is not the name of any capability" in result.output
+    assert "not read" not in result.output

@@ -53,7 +53,7 @@ from capidx.compiler.emit.write import (
     remove_ours,
 )
 from capidx.compiler.errors import UsageError
-from capidx.compiler.validate.manifests import manifest_problems
+from capidx.compiler.validate.manifests import is_build, manifest_problems
 from capidx.schema import builddir
 from capidx.schema.builddir import MANIFEST
 from capidx.schema.realpath import real_path
@@ -102,14 +102,7 @@ def enclosing_build(target: Path) -> Path | None:
     """The nearest folder above `target` that is marked as a capidx build (its manifest.json is a regular
     file and a build manifest), whatever else it holds: a build written inside it would become a folder
     that build's manifest does not list."""
-    for folder in target.parents:
-        raw, _ = manifest_bytes(folder)
-        if raw is None:
-            continue
-        data, reason = _parse(raw)
-        if reason is None and (not manifest_problems(data) or builddir.newer_format(data)):
-            return folder
-    return None
+    return next((folder for folder in target.parents if is_build(folder)), None)
 
 
 def check_kind(out: Path) -> bool:

@@ -1,6 +1,7 @@
 """Which files `capidx validate` reads: the configured catalog, or the PATHS given on the command line.
 
-A directory contributes every `*/capabilities/current.{json,yaml,yml}` below it and its own
+A directory contributes every `*/capabilities/current.{json,yaml,yml}` below it (build directories passed over) and
+an alias table: the configured catalog's when it is or holds that catalog (`capidx validate .`), else its own
 `aliases.{json,yaml,yml}`; a file is a capability document unless it is named like an alias table.
 Paths that do not exist are problems (code `io`, exit 2), reported together with everything else.
 """
@@ -8,7 +9,7 @@ Paths that do not exist are problems (code `io`, exit 2), reported together with
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -18,6 +19,8 @@ from capidx.compiler.files import FolderUnreadable, TooManyTemplates, shown, wal
 from capidx.compiler.validate import configured
 from capidx.compiler.validate.keys import one_edit
 from capidx.compiler.validate.load import file_problem
+from capidx.compiler.validate.manifests import is_build
+from capidx.schema.builddir import MANIFEST
 from capidx.schema.pathkind import PathKind, folder_kind, refusal
 from capidx.schema.realpath import real_path
 
@@ -66,22 +69,41 @@ def agent_id(path: Path) -> str:
     return path.parent.parent.name if path.parent.name == "capabilities" else path.stem
 
 
-def catalog_documents(root: Path, refused: Callable[[FolderUnreadable], object] | None = None) -> list[Path]:
-    """Every `capabilities/current.*` below `root`, sorted; hidden and build folders are skipped.
+def catalog_documents(
+    root: Path, refused: Callable[[FolderUnreadable], object] | None = None, skipped: Iterable[Path] = ()
+) -> list[Path]:
+    """Every `capabilities/current.*` below `root`, sorted; hidden folders, tools' folders (`node_modules`), capidx
+    build directories and the `skipped` folders are passed over (`_catalog_walk`).
 
     Symbolic links to folders are not followed (they could loop); linked files are read, and a
     link that loops is reported when it is read. A folder below `root` that cannot be listed raises
     `FolderUnreadable`, or is given to `refused` (`files.walk`).
     """
     found = []
-    for folder, subfolders, files in walk(root, refused):
-        subfolders[:] = sorted(d for d in subfolders if not d.startswith(".") and d not in _SKIPPED_DIRECTORIES)
+    for folder, _, files in _catalog_walk(root, refused, skipped):
         if os.path.basename(folder) == "capabilities":
             # listed is there too: in a folder this user may list but not search (mode 644) os.path.lexists answers
             # False, and the document, dropped, was said to be misplaced; read, it is said to be unreadable
             there = [name for name in CAPABILITY_FILE_NAMES if name in files or os.path.lexists(Path(folder, name))]
             found += [Path(folder, name) for name in there]
     return found
+
+
+def _catalog_walk(
+    root: Path, refused: Callable[[FolderUnreadable], object] | None, skipped: Iterable[Path]
+) -> Iterator[tuple[str, list[str], list[str]]]:
+    """`files.walk` of a folder named or configured as a catalog, less what holds no catalog data: hidden folders,
+    tools' folders (`_SKIPPED_DIRECTORIES`), the `skipped` folders (the build's `paths.out`, the templates folder) and,
+    below `root`, any capidx build directory (its manifest says so): a build's JSON files are the catalog's output,
+    not documents misplaced, and walking them only buried what was wrong under "not read" warnings."""
+    passed = {_key(folder) for folder in skipped}
+    for folder, subfolders, files in walk(root, refused):
+        if MANIFEST in files and folder != os.fspath(root) and is_build(Path(folder)):
+            subfolders[:] = []
+            continue
+        kept = (d for d in subfolders if not d.startswith(".") and d not in _SKIPPED_DIRECTORIES)
+        subfolders[:] = sorted(d for d in kept if _key(Path(folder, d)) not in passed)
+        yield folder, subfolders, files
 
 
 def confined(paths: Sequence[Path], root: Path) -> tuple[list[Path], list[Diagnostic]]:
@@ -151,32 +173,55 @@ def _walked(folder: Path, refused: Callable[[FolderUnreadable], object]) -> list
     return catalog_documents(folder, refused)
 
 
-def _from_config(config: Config, templates_listed: bool = False) -> Inputs:
+@dataclass(frozen=True)
+class _Table:
+    """The alias table a catalog is read with (`_configured_table`, `_folder_table`), and what was met finding it."""
+
+    tables: list[Path]  # the table, or none (`--no-aliases`, `paths.aliases: null`, none there, or refused)
+    problems: list[Diagnostic]
+    known: list[Path]  # no strays: a second table beside it (said as such) and, `paths.aliases` wrong, the one meant
+
+
+def _configured_table(config: Config) -> _Table:
+    """The catalog's alias table as the configuration names it (`paths.aliases`, `--aliases`, else the catalog's own
+    `aliases.*`; none with `--no-aliases`), with the problems of reaching it: what `capidx validate` reads, and a
+    named folder holding the catalog (`capidx validate .`) too."""
     table_missing = configured.missing(config, "aliases")
     if table_missing is not None and config.aliases is not None and _unlinked([config.aliases])[1]:
         # a link out of its folder into one this user may not search: refused as such below, as it is when the
         # folder may be searched (no permission would let capidx read it)
         table_missing = None
-    tables, refused = _unlinked([config.aliases] if config.aliases and not table_missing else [])
-    aliases = tuple(tables)
-    refused += [problem for table in tables for problem in tables_beside(table, config.agents)]
-    refused += ([table_missing] if table_missing else []) + _templates_problems(config, templates_listed)
+    tables, problems = _unlinked([config.aliases] if config.aliases and not table_missing else [])
+    problems += [problem for table in tables for problem in tables_beside(table, config.agents)]
+    problems += [table_missing] if table_missing else []
+    beside = [Path(problem.path) for problem in problems if problem.code == "duplicate-alias-table"]
+    # With paths.aliases wrong, the table the default would read is what it meant: the error names it, and it is
+    # no stray to rename.
+    meant = _alias_tables(config.agents) if table_missing else []
+    return _Table(tables, problems, [*beside, *meant])
+
+
+def _not_catalog(config: Config) -> list[Path]:
+    """Folders a catalog walk passes over: the templates folder (its files are read as templates) and the build's."""
+    return [folder for folder in (config.templates, config.out) if folder is not None]
+
+
+def _from_config(config: Config, templates_listed: bool = False) -> Inputs:
+    table = _configured_table(config)
+    aliases = tuple(table.tables)
+    refused = table.problems + _templates_problems(config, templates_listed)
     kind = folder_kind(config.agents)
     if kind is not PathKind.FOLDER:
         problem = configured.missing(config, "agents") or _no_catalog(config.agents, kind)
         unseen = kind in (PathKind.DENIED, PathKind.UNLISTED)  # there, but what it holds cannot be told
         return Inputs((), aliases, (), (*refused, problem), complete=not unseen)
     unlisted: list[FolderUnreadable] = []
-    found = catalog_documents(config.agents, unlisted.append)
+    found = catalog_documents(config.agents, unlisted.append, [config.out])
     documents, problems = confined(found, config.agents)
     problems += [_unlisted(folder) for folder in unlisted]
     if not documents and not problems:
         problems.append(_nothing_found(config.agents))
-    beside = [Path(problem.path) for problem in refused if problem.code == "duplicate-alias-table"]
-    # With paths.aliases wrong, the table the default would read is what it meant: the error names it, and it is
-    # no stray to rename.
-    meant = _alias_tables(config.agents) if table_missing else []
-    problems += unread(config.agents, [*found, *_configured(config), *beside, *meant], config.templates)
+    problems += unread(config.agents, [*found, *_configured(config), *table.known], _not_catalog(config))
     return Inputs(tuple(documents), aliases, (), (*refused, *problems), complete=not unlisted)
 
 
@@ -246,19 +291,21 @@ def _refused_folder(folder: Path, what: str, kind: PathKind) -> Diagnostic | Non
     return None
 
 
-def unread(root: Path, read: Sequence[Path], templates: Path | None = None) -> list[Diagnostic]:
+def unread(
+    root: Path, read: Sequence[Path], skipped: Iterable[Path] = (), catalog: Path | None = None
+) -> list[Diagnostic]:
     """Each file under the catalog that looks meant for capidx but is not read: an error for a name one typing error
     from a document's or alias table's (`capabilites/current.json`, `Current.json`, `current.jsn`, `aliase.json`,
     `<agent>/current.json`), whose agent or aliases would drop out of the build in silence (also with `-q`, as CI
     runs it); a warning for another data file outside a capabilities folder that holds a document (`alias.json`), or
-    for an alias table in its place that the configuration chose not to read (`--no-aliases`, `paths.aliases`)."""
+    for an alias table in its place (the top of `root`, or of the configured `catalog` below it) that the
+    configuration chose not to read (`--no-aliases`, `paths.aliases`). The `skipped` folders are not walked: the
+    templates folder, whose files are read too, as templates, and the build's output folder (`_catalog_walk`)."""
     known = {_key(place) for path in read for place in (path, Path(real_path(path)))}  # and link targets
-    skipped = {_key(templates)} if templates else set()  # its files are read too, as templates
+    tops = {_key(root), *([_key(catalog)] if catalog is not None else [])}
     problems = []
     # a folder it cannot list is said by catalog_documents, which walks every folder this walk does
-    for folder, subfolders, files in walk(root, refused=lambda _folder: None):
-        kept = (d for d in subfolders if not d.startswith(".") and d not in _SKIPPED_DIRECTORIES)
-        subfolders[:] = sorted(d for d in kept if _key(Path(folder, d)) not in skipped)
+    for folder, subfolders, files in _catalog_walk(root, lambda _folder: None, skipped):
         problems += [_linked_folder(Path(folder, d)) for d in subfolders if _holds_document(Path(folder, d), known)]
         archive = os.path.basename(folder) == "capabilities" and any(name in files for name in CAPABILITY_FILE_NAMES)
         for name in sorted(files):
@@ -266,7 +313,7 @@ def unread(root: Path, read: Sequence[Path], templates: Path | None = None) -> l
             if name.startswith(".") or _key(path) in known:
                 continue
             misspelled = meant_for_capidx(name)
-            chosen = name in ALIAS_FILE_NAMES and _key(Path(folder)) == _key(root)  # --no-aliases, or paths.aliases
+            chosen = name in ALIAS_FILE_NAMES and _key(Path(folder)) in tops  # --no-aliases, or paths.aliases
             if misspelled and not chosen:  # a document or alias table misplaced or misspelled: its data would drop
                 problems.append(Diagnostic(str(path), None, None, "", "error", _MISPLACED, _UNREAD_HINT, "misplaced"))
             elif name.lower().endswith(_DATA_SUFFIXES) and not archive:
@@ -395,15 +442,19 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
             if _real(path) in walked:  # `agents cat2`, cat2 a link to agents: read by the first name alone
                 continue
             walked.add(_real(path))
-            candidates, every_table = catalog_documents(path, unlisted.append), _alias_tables(path)
+            candidates = catalog_documents(path, unlisted.append, [config.out])
             found, refused = confined(candidates, boundary)
             found, unfollowed = _unfollowed(found, path, boundary, unlisted.append)  # named through a linked folder
-            tables, linked = _unlinked(every_table[:1], boundary)
-            problems += refused + unfollowed + linked + (tables_beside(every_table[0], path) if every_table else [])
+            table = _folder_table(path, boundary, config)
+            problems += refused + unfollowed + table.problems
             _add(documents, found)
-            _add(aliases, tables)
-            problems += unread(path, [*candidates, *every_table, *_configured(config)], config.templates)
-            if not found and not tables and not refused and not unfollowed and not linked:
+            _add(aliases, table.tables)
+            catalog = config.agents if _holds_catalog(path, config) else None
+            read = [*candidates, *table.tables, *table.known, *_configured(config)]
+            problems += unread(path, read, _not_catalog(config), catalog)
+            if config.templates is not None and _holds(path, config.templates):  # the project's top: as without PATHS
+                problems += _templates_problems(config)
+            if not found and not table.tables and not table.problems and not refused and not unfollowed:
                 problems.append(_nothing_found(path))
         elif path.name.lower() in ALIAS_FILE_NAMES:
             boundary = _boundary(path, path.parent, config.agents)
@@ -427,7 +478,9 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
                 continue
             if layout and _real(root) not in roots and confined([root], boundary)[0]:  # not walked when linked out
                 roots.add(_real(root))
-                tables, linked = _unlinked(_alias_tables(root), boundary)
+                configured_catalog = _real(root) == _real(config.agents)  # its table is the configuration's
+                theirs = _configured_table(config).tables if configured_catalog else _alias_tables(root)
+                tables, linked = _unlinked(theirs, None if configured_catalog else boundary)
                 problems += linked
                 _add(related, tables)
                 _add(context, _documents_within(root, boundary, unlisted.append))
@@ -436,6 +489,29 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
     others = tuple(p for key, p in related.items() if key not in aliases)
     unique = _once(problems)
     return Inputs(tuple(documents.values()), tuple(aliases.values()), quiet, unique, others, complete=not unlisted)
+
+
+def _folder_table(folder: Path, boundary: Path, config: Config) -> _Table:
+    """The alias table a named folder contributes: when it is or holds the configured catalog (`agents`, or `.` at the
+    project's top), that catalog's table as `capidx validate` reads it (`_configured_table`), so that naming the
+    folder never skips it; else the folder's own `aliases.*` at its top (the first; a second is said beside it)."""
+    if _holds_catalog(folder, config):
+        return _configured_table(config)
+    every = _alias_tables(folder)
+    tables, linked = _unlinked(every[:1], boundary)
+    return _Table(tables, linked + (tables_beside(every[0], folder) if every else []), every)
+
+
+def _holds_catalog(folder: Path, config: Config) -> bool:
+    """Whether the configured catalog is there, and is `folder` or lies below it. Where it is not (a catalog validated
+    from its own top, `paths.agents` left at the default `agents/`), the named folder is a catalog of its own."""
+    return os.path.lexists(config.agents) and _holds(folder, config.agents)
+
+
+def _holds(folder: Path, inner: Path) -> bool:
+    """Whether `inner` is `folder` or lies below it, as written or where both really are."""
+    pairs = ((_key(inner), _key(folder)), (_real(inner), _real(folder)))
+    return any(os.path.commonpath((below, top)) == top for below, top in pairs)
 
 
 def _add(found: dict[str, Path], paths: Iterable[Path]) -> None:
@@ -495,7 +571,7 @@ def _entry(path: Path) -> str:
     catalog, is the entry `agents/x/capabilities/current.json` names."""
     if path.name in ("", ".", ".."):  # a folder named by `.` or `..`: no entry of its own to name
         return _real(path)
-    return _key(Path(os.path.realpath(path.parent), path.name))
+    return _key(Path(real_path(path.parent), path.name))
 
 
 def _nothing_found(folder: Path) -> Diagnostic:

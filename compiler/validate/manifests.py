@@ -1,12 +1,25 @@
 """Is this a capidx build manifest? The check the compiler makes before it trusts a manifest it did not just write:
-before replacing a build with `--out`, and when `capidx report` reads one."""
+before replacing a build with `--out`, when `capidx report` reads one, and when validate meets a build directory
+(not walked for documents or stray files)."""
 
 from __future__ import annotations
 
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from capidx.schema import builddir
+from capidx.schema.builddir import MANIFEST
+
+
+def is_build(folder: Path) -> bool:
+    """Whether `folder` is marked as a capidx build, whatever else it holds: its manifest.json is a regular file (not
+    a link) and a build manifest, of this capidx or a newer one."""
+    try:
+        data = builddir.parse_manifest(folder / MANIFEST, builddir.read_manifest(folder / MANIFEST))
+    except builddir.ManifestUnreadable:
+        return False
+    return not manifest_problems(data) or builddir.newer_format(data) is not None
 
 
 def manifest_problems(data: Any) -> list[str]:

@@ -8,6 +8,7 @@ ties config, validation and reporting together for the command line. `capidx bui
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
@@ -197,7 +198,10 @@ def _check_alias_tables(
 
 
 def _reading_order(diagnostic: Diagnostic) -> tuple[str, int, int, str]:
-    return diagnostic.path, diagnostic.line or 0, diagnostic.col or 0, diagnostic.message
+    """By file, then place: a file by where it is, so that one found by a walk of a named folder (`agents/x/...`) and
+    one the configuration names (its whole path: the alias table, capidx.yaml) stand in one order, as without PATHS."""
+    where = os.path.abspath(diagnostic.path) if diagnostic.path else ""
+    return where, diagnostic.line or 0, diagnostic.col or 0, diagnostic.message
 
 
 @dataclass(frozen=True)
