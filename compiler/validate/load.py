@@ -59,6 +59,7 @@ _JSON_MESSAGES = {
     "Unterminated string starting at": "a string that is never closed",
 }
 _JSON_LITERALS = ("true", "false", "null")
+_TRAILING_COMMA = ("invalid JSON: a trailing comma", "remove the comma after the last item: JSON allows none")
 
 
 def _json_problem(exc: json.JSONDecodeError, text: str) -> tuple[int, int, str, str | None]:
@@ -76,10 +77,12 @@ def _json_problem(exc: json.JSONDecodeError, text: str) -> tuple[int, int, str, 
     if ahead.startswith("'"):
         return line, col, f"invalid JSON: {said}", "strings and keys take double quotes in JSON, not single ones"
     before = text[: exc.pos].rstrip()
+    if exc.msg.startswith("Illegal trailing comma"):  # Python 3.13 on: said so, and placed at the comma already
+        return line, col, *_TRAILING_COMMA
     trailing = exc.msg.startswith(("Expecting value", "Expecting property name")) and before.endswith(",")
-    if trailing and ahead[:1] in "]}":
+    if trailing and ahead[:1] in "]}":  # up to Python 3.12: "Expecting ..." at the bracket after the comma
         line, col = before.count("\n") + 1, len(before) - 1 - before.rfind("\n")
-        return line, col, "invalid JSON: a trailing comma", "remove the comma after the last item: JSON allows none"
+        return line, col, *_TRAILING_COMMA
     if exc.msg.startswith("Expecting ',' delimiter"):
         if "\n" in text[len(before) : exc.pos]:
             hint = f"is a comma missing at the end of line {before.count(chr(10)) + 1}?"
@@ -394,23 +397,35 @@ def _parse_yaml(path: Path, raw: bytes, text: str) -> tuple[SourceFile | None, l
     return (None if non_string_keys else source), problems
 
 
+def _colon_hint(text: str, index: int) -> str:
+    """What a ':' at `index` no mapping may have usually is. After a key's ': ' on its own line, a second ': ' in that
+    key's plain value. Else the line is read as the rest of a plain value above it: a key indented deeper than the
+    keys beside it (`name: x` then `  description: y`), or a value continued on an indented line holding ': '; told to
+    quote the value, the first would still be wrong."""
+    start = max(text.rfind("\n", 0, index), text.rfind("\r", 0, index)) + 1
+    if re.search(r":[ \t]", text[start:index]):
+        return "a ': ' inside a value: put the whole value in quotes"
+    return "this line is read as the rest of the value above it: indent it as the keys beside it, or quote that value"
+
+
 def _yaml_problem(path: Path, exc: Any, text: str) -> Diagnostic:
     """PyYAML's message where the mistake most likely is: a quote left open is placed where it opens (the parser
-    notices at the end of the file), a bracket's problem says where it opens; a tab and a ': ' inside a plain value
-    are said."""
+    notices at the end of the file, or of the document at a `---`), a bracket's problem says where it opens; a tab
+    and a ': ' inside a plain value are said, and a line indented under a plain value, which is read as its rest."""
     mark = exc.problem_mark or exc.context_mark
     problem = exc.problem or ""
     hint = None
     opened, context = exc.context_mark, exc.context or ""
-    if opened is not None and context.startswith("while scanning a quoted scalar") and "end of stream" in problem:
+    unclosed = "end of stream" in problem or "unexpected document" in problem  # libyaml: indicator; PyYAML: separator
+    if opened is not None and context.startswith("while scanning a quoted scalar") and unclosed:
         mark, hint = opened, "it is never closed: is a closing quote missing?"
     elif opened is not None and context.startswith("while parsing a flow"):
         where = f"line {opened.line + 1}, column {opened.column + 1}"
         hint = f"is the bracket opened at {where} closed, and a comma between its items?"
     elif mark is not None and text[mark.index : mark.index + 1] == "\t":  # the mark's index counts characters
         hint = "a tab: YAML indents with spaces only"  # the parser's message does not say which character it was
-    elif problem.startswith("mapping values are not allowed"):
-        hint = "a ': ' inside a value: put the whole value in quotes"
+    elif problem.startswith("mapping values are not allowed") and mark is not None:
+        hint = _colon_hint(text, mark.index)
     line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
     # PyYAML reads context first: "while parsing a block mapping, did not find expected key".
     message = "invalid YAML: " + ", ".join(part for part in (exc.context, problem) if part)
