@@ -99,6 +99,51 @@ def test_a_real_build_with_a_foreign_folder_or_link_is_refused(project: Path) ->
     assert "it holds notes," in refused(project, "build", "--strict")
 
 
+APPLEDOUBLE = b"\x00\x05\x16\x07\x00\x02\x00\x00"  # the signature and version of an AppleDouble file
+
+
+def test_a_file_browser_s_metadata_files_do_not_make_a_build_foreign(project: Path) -> None:
+    """Opening build/site in Finder writes .DS_Store there: the build replaces the folder, and they go with it."""
+    build = project / "build"
+    (build / ".DS_Store").write_bytes(b"")  # what `touch` makes: the name alone is enough
+    (build / "site" / ".DS_Store").write_bytes(b"\x00\x00\x00\x01Bud1")
+    (build / "site" / "api" / "Thumbs.db").write_bytes(b"thumbnails")
+    (build / "site" / "._index.html").write_bytes(APPLEDOUBLE + b"attributes")
+    docs = documents()
+    docs["claude-code"]["capabilities"][0]["description"] = "Connects tool servers; changed for this test."
+    write_catalog(project, docs)
+    result = run_cli(["build", "-q"], cwd=project)
+    assert result.exit_code == 0, result.output
+    left = [key for key in tree(build) if key.rsplit("/", 1)[-1] in (".DS_Store", "Thumbs.db", "._index.html")]
+    assert left == []
+    assert b"changed for this test" in (build / "full.md").read_bytes()
+
+
+def test_an_empty_folder_holding_only_a_ds_store_is_built(project: Path) -> None:
+    (project / "fresh").mkdir()
+    (project / "fresh" / ".DS_Store").write_bytes(b"")
+    result = run_cli(["build", "--out", "fresh", "-q"], cwd=project)
+    assert result.exit_code == 0, result.output
+    assert (project / "fresh" / "manifest.json").is_file() and not (project / "fresh" / ".DS_Store").exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "make", "shown"),
+    [
+        ("desktop.ini", lambda path: path.write_text("[.ShellClassInfo]\n", encoding="utf-8"), "desktop.ini,"),
+        ("._notes", lambda path: path.write_text("my notes\n", encoding="utf-8"), "._notes,"),
+        (".DS_Store", lambda path: path.mkdir(), ".DS_Store/"),
+        ("Thumbs.db", lambda path: path.symlink_to(path.parent / "manifest.json"), "Thumbs.db,"),
+    ],
+    ids=["desktop-ini", "appledouble-name-without-its-signature", "a-folder-by-that-name", "a-link-by-that-name"],
+)
+def test_other_files_by_those_names_still_make_a_build_foreign(project: Path, name: str, make, shown: str) -> None:
+    """Only the plain files a file browser writes on its own: a folder, a link, a `._` file that is not
+    AppleDouble, a desktop.ini (written when a person customizes a folder) are kept, and the build refused."""
+    make(project / "build" / name)
+    assert f"it holds {shown}" in refused(project, "build")
+
+
 def test_a_manifest_listing_nothing_does_not_make_a_folder_a_build(project: Path) -> None:
     """A schema-valid manifest is not enough: the folder must hold nothing it does not list."""
     manifest = json.loads((project / "build" / "manifest.json").read_text("utf-8"))

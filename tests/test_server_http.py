@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 from collections.abc import Iterator
 from pathlib import Path
@@ -151,3 +152,20 @@ def test_the_start_up_log_names_the_site_when_the_build_has_one(
             assert page.status_code == 200 and ('href="/site/"' in page.text) == has_site
             text = log.read_text()
         assert (f"site for people: {url.removesuffix('/mcp')}/site/" in text) == has_site, text
+
+
+async def test_a_build_holding_a_file_browser_s_metadata_is_served(catalog_build: Path, tmp_path: Path) -> None:
+    """The server reads only what the manifest lists: .DS_Store and Thumbs.db beside it change nothing, and are
+    not served under /site/ (only listed files are)."""
+    build = tmp_path / "build"
+    shutil.copytree(catalog_build, build)
+    for folder in (build, build / "site", build / "site" / "api"):
+        (folder / ".DS_Store").write_bytes(b"\x00\x00\x00\x01Bud1")
+        (folder / "Thumbs.db").write_bytes(b"thumbnails")
+    with serving_http(build, "--expose", "full") as (_proc, url, _port):
+        async with Client(url, mode="legacy", cache=None) as client:
+            full = await client.read_resource(PREFIX + "full")
+            assert full.contents[0].text.encode("utf-8") == (build / "full.md").read_bytes()
+        site = url.removesuffix("/mcp") + "/site/"
+        assert httpx2.get(site, timeout=10).status_code == 200
+        assert httpx2.get(site + ".DS_Store", timeout=10).status_code == 404

@@ -10,7 +10,8 @@ Two rules keep that from happening, checked before anything is read, written or 
   that one would then refuse to replace, for holding a folder its manifest does not list).
 - **What**: a folder that exists must be empty, or provably a capidx build: its `manifest.json` is a
   regular file that parses and is a build manifest by `schema/build-manifest.schema.json`, and the folder
-  holds nothing that manifest does not list (no other file, folder, link or device).
+  holds nothing that manifest does not list (no other file, folder, link or device) but the few files an
+  operating system's file browser writes into any folder it shows (`os_metadata`), which go with the old build.
 
 Anything else is an `OutputError` (exit 2) naming the folder and the reason. The check is repeated just
 before the swap (`recheck`), so a file put into the folder while the build ran is not lost either, and once
@@ -179,14 +180,14 @@ def _not_a_build(out: Path, reason: str) -> str:
 
 
 def examine(folder: Path, also: frozenset[str] = frozenset()) -> tuple[Replaceable, str | None]:
-    """(what it holds, None) when `folder` is empty or provably a capidx build; else (_, why not). `also`: names
-    it may hold besides what its manifest lists (a leftover's marker)."""
+    """(what it holds, None) when `folder` is empty (but for `os_metadata`) or provably a capidx build; else
+    (_, why not). `also`: names it may hold besides what its manifest lists (a leftover's marker)."""
     try:
         with os.scandir(folder) as entries:
-            empty = next(entries, None) is None
+            empty = all(entry.is_file(follow_symlinks=False) and os_metadata(Path(entry.path)) for entry in entries)
     except OSError as exc:
         return Replaceable(), f"cannot list it: {exc.strerror or exc}"
-    if empty:
+    if empty:  # nothing, or nothing but a file browser's metadata (an empty `build/` opened in Finder)
         return Replaceable(), None
     raw, reason = manifest_bytes(folder)
     if raw is None:
@@ -367,8 +368,48 @@ def _unlisted(folder: Path, listed: frozenset[str]) -> Iterator[str]:
             relative = f"{base}/{name}" if base else name
             if is_dir and relative in folders:
                 stack.append(relative)
-            elif not (is_file and relative in listed):
+            elif not (is_file and (relative in listed or os_metadata(folder / relative))):
                 yield relative + ("/" if is_dir else "")
+
+
+# Files a file browser writes by itself into a folder it shows: Finder's view settings (`.DS_Store`, in every
+# folder opened, `build/site` included) and Windows Explorer's thumbnail cache (`Thumbs.db`).
+OS_METADATA_NAMES = frozenset([".DS_Store", "Thumbs.db"])
+APPLEDOUBLE_PREFIX = "._"
+_APPLEDOUBLE_MAGIC = b"\x00\x05\x16\x07"  # the AppleDouble format's first four bytes
+
+
+def os_metadata(path: Path) -> bool:
+    """Whether `path` (a regular file, checked by the caller) is operating-system metadata that does not make a
+    build directory foreign: it holds nothing of a person's, appears without anyone asking (opening `build/site`
+    in Finder writes `.DS_Store`), and a refusal for it would stop every build until it is deleted by hand.
+
+    The set is small and explicit, each name one that a file browser writes on its own: `.DS_Store` (Finder),
+    `Thumbs.db` (Explorer), and a `._NAME` AppleDouble file (macOS keeps a file's extended attributes in one on
+    a disk or share that cannot store them) only when its first bytes are the AppleDouble signature, since
+    `._` alone would also match a file a person named. Left out: `desktop.ini`, which Explorer writes only when a
+    person customizes a folder and which holds that choice, and folders and links by any of these names, which
+    no file browser makes: they stay foreign, as does everything else."""
+    name = path.name
+    if name in OS_METADATA_NAMES:
+        return True
+    return name.startswith(APPLEDOUBLE_PREFIX) and _starts_with(path, _APPLEDOUBLE_MAGIC)
+
+
+def _starts_with(path: Path, signature: bytes) -> bool:
+    """Whether the regular file at `path` begins with `signature`: opened without following a link or blocking,
+    and checked again once open, so a link or a pipe put in its place is never read."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return False
+    try:
+        return stat.S_ISREG(os.fstat(fd).st_mode) and os.read(fd, len(signature)) == signature
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def _prefixes(path: str) -> Iterator[str]:
