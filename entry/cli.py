@@ -67,10 +67,14 @@ def cli() -> None:
 
 def _needs_serve_extra(callback: Any) -> Any:
     """`serve`'s callback, first checking that the serve extra is installed (exit 2 with the one-line hint,
-    not an ImportError's traceback). `--help` is answered by click before and works without it."""
+    not an ImportError's traceback). `--help` is answered by click before and works without it, and so does
+    `--print-config`: the settings (server/settings.py) are read with the base install's packages alone, and
+    checking a `serve:` section before installing the server is what a CI job or a new user does first."""
 
     @functools.wraps(callback)
     def checked(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("print_config"):
+            return callback(*args, **kwargs)
         for name in SERVE_EXTRA:
             if not _installed(name):
                 from capidx.install_hint import serve_hint

@@ -134,3 +134,17 @@ def test_a_broken_install_record_gives_the_generic_hint(
     env = _installed_from(base_install_env, text)
     result = _capidx("serve", cwd=tmp_path, env=env)
     assert result.returncode == 2 and "'<folder>[serve]'" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_print_config_works_without_the_extra(base_install_env: dict[str, str], tmp_path: Path) -> None:
+    """Printing the settings needs none of the server's packages: no install hint, the settings as with the extra,
+    and a bad setting is reported as such (not as a missing extra)."""
+    (tmp_path / "capidx.yaml").write_text("serve:\n  transport: http\n  port: 8123\n", encoding="utf-8")
+    result = _capidx("serve", "--print-config", cwd=tmp_path, env=base_install_env)
+    assert result.returncode == 0, result.stderr
+    assert "transport: http" in result.stdout and "port: 8123" in result.stdout
+    assert "[serve]" not in result.stderr and "Traceback" not in result.stderr
+    bad = _capidx("serve", "--port", "8000", "--expose", "fulll", "--print-config", cwd=tmp_path, env=base_install_env)
+    assert bad.returncode == 2 and "--expose" in bad.stderr and "fulll" in bad.stderr
+    assert "[serve]" not in bad.stderr and "Traceback" not in bad.stderr
+    assert "[serve]" in _capidx("serve", cwd=tmp_path, env=base_install_env).stderr  # serving still needs it
