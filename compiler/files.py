@@ -25,6 +25,7 @@ from pathlib import Path
 
 from capidx.compiler.errors import InvalidError, UsageError
 from capidx.schema.pathkind import PathKind, folder_kind, path_kind, refusal
+from capidx.schema.wording import shown as shown  # where validate's reporters, build and serve find it
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 MAX_TEMPLATE_FILES = 10_000  # in the user's templates folder, subfolders included
@@ -108,22 +109,6 @@ class TooManyTemplates(InvalidError):
         self.problem = f"more than {MAX_TEMPLATE_FILES:,} files: not a templates folder"
         self.hint = "give paths.templates or --templates a folder of templates and the files they include"
         super().__init__(f"{shown(folder)}: {self.problem} ({self.hint})")
-
-
-def shown(path: str | Path, cwd: str | Path | None = None) -> str:
-    """`path` as validate's reporters show a file (`Reporter.display_path` is this): relative to the working directory
-    (`cwd`, else the process's) when it is an absolute path below it, else as given, so that a path a message names
-    reads as the file it is said of. build and inject hold the configured folders as absolute paths, so a folder of
-    the catalog that validate named `agents/x`, they named by its whole path."""
-    text = os.fspath(path)
-    if not os.path.isabs(text):
-        return text
-    if cwd is None:
-        try:
-            cwd = os.getcwd()
-        except OSError:  # the working folder was removed: nothing is below it
-            return text
-    return str(Path(text).relative_to(cwd)) if Path(text).is_relative_to(cwd) else text
 
 
 def walk(

@@ -29,6 +29,7 @@ from typing import Any
 
 from capidx.schema.homepath import EMPTY_PATH, LINK_LOOP, broken_link, expand_home
 from capidx.schema.pathkind import FILE_PERMISSION
+from capidx.schema.wording import describe, said, shown, without_shadowed
 from capidx.schema.yamldata import (
     MAX_FILE_BYTES,
     MAX_NESTING,
@@ -347,24 +348,26 @@ def find_config(cwd: Path, explicit: Path | None) -> Path | None:
     return candidate if os.path.lexists(candidate) else None
 
 
-def from_file(path: Path) -> tuple[dict[str, Any], list[str]]:
+def from_file(path: Path, cwd: Path | None = None) -> tuple[dict[str, Any], list[str]]:
     """The `serve:` section of capidx.yaml (and `paths.out` as the default build), once the whole file is valid.
 
     Every problem is a `file:line:col: $.json.path: message` line (`file: message` for a file that cannot be
-    read at all). The file is checked as `capidx validate` checks it: readable, UTF-8, YAML, no duplicate or
+    read at all), the file named as validate names it (`wording.shown`: relative to the working folder `cwd`).
+    The file is checked as `capidx validate` checks it: readable, UTF-8, YAML, no duplicate or
     non-string keys, valid against config-schema.json everywhere; the rules relating staleness or injection
     keys to each other concern only the compiler and are left to it.
     """
+    named = Path(shown(path, cwd))
     try:
-        document = _parse(path, _read(path))
+        document = _parse(named, _read(path, named))
     except SettingsError as error:
         return {}, list(error.problems)
     data = document.data
     if data is None:  # an empty file, or only comments: every default
         return {}, []
     if not isinstance(data, dict):
-        return {}, [_at(path, document.source_map.locate(()), (), "expected a mapping of settings at the top level")]
-    problems = _schema_problems(path, data, document.source_map)
+        return {}, [_at(named, document.source_map.locate(()), (), "expected a mapping of settings at the top level")]
+    problems = _schema_problems(named, data, document.source_map)
     if problems:
         return {}, problems
     serve = whole_numbers(data, config_schema()).get("serve", {})  # `port: 8000.0` is 8000, as the compiler reads it
@@ -378,19 +381,20 @@ def from_file(path: Path) -> tuple[dict[str, Any], list[str]]:
     return values, []
 
 
-def _read(path: Path) -> bytes:
-    """The file's bytes; `SettingsError` saying why they cannot be had. A pipe, socket or device is refused before
-    it is opened: opening a FIFO waits for a writer, so serve would hang at start instead of saying what is wrong."""
+def _read(path: Path, named: Path) -> bytes:
+    """The file's bytes; `SettingsError` saying why they cannot be had (naming the file as `named`). A pipe,
+    socket or device is refused before it is opened: opening a FIFO waits for a writer, so serve would hang at
+    start instead of saying what is wrong."""
     try:
         info = os.stat(path)
     except OSError as error:
-        raise SettingsError([f"{path}: {_stat_problem(path, error)}"]) from None
+        raise SettingsError([f"{named}: {_stat_problem(path, error)}"]) from None
     if stat.S_ISDIR(info.st_mode):
-        raise SettingsError([f"{path}: is a directory, expected a file"])
-    not_regular = SettingsError([f"{path}: is not a regular file (a device, socket or pipe?)"])
+        raise SettingsError([f"{named}: is a directory, expected a file"])
+    not_regular = SettingsError([f"{named}: is not a regular file (a device, socket or pipe?)"])
     if not stat.S_ISREG(info.st_mode):
         raise not_regular
-    too_large = SettingsError([f"{path}: file is over the {MAX_FILE_BYTES // 1024 // 1024} MB limit for data files"])
+    too_large = SettingsError([f"{named}: file is over the {MAX_FILE_BYTES // 1024 // 1024} MB limit for data files"])
     if info.st_size > MAX_FILE_BYTES:  # as validate and build refuse it
         raise too_large
     try:
@@ -400,7 +404,7 @@ def _read(path: Path) -> bytes:
                 raise not_regular
             raw = handle.read(MAX_FILE_BYTES + 1)  # the file may have grown since the stat
     except OSError as error:
-        raise SettingsError([f"{path}: {_stat_problem(path, error)}"]) from None
+        raise SettingsError([f"{named}: {_stat_problem(path, error)}"]) from None
     if len(raw) > MAX_FILE_BYTES:
         raise too_large
     return raw
@@ -471,57 +475,26 @@ def _file_values(base: Path, serve: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _schema_problems(path: Path, data: dict[str, Any], source_map: SourceMap) -> list[str]:
-    """Every place the file breaks config-schema.json, in the order they are written."""
+    """Every place the file breaks config-schema.json, in the order they are written, in validate's words
+    (`capidx.schema.wording`: the same misspelled key reads the same in validate, build and serve)."""
     try:
         errors = list(config_validator().iter_errors(data))
     except RecursionError:
         return [f"{path}: nested too deeply to check"]
     found: list[tuple[Position, Parts, str]] = []
-    for error in errors:
-        parts: Parts = tuple(error.absolute_path)
-        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-            known = list(error.schema.get("properties", {}))  # in the schema's order, as validate lists them
-            found += [
-                _placed(source_map, (*parts, key), _unknown_key(str(key), known), key=True)
-                for key in error.instance
-                if key not in known
-            ]
-        else:
-            found.append(_placed(source_map, parts, _explain(error)))
+    for error in without_shadowed(errors):
+        for problem in describe(error):
+            found.append(_placed(source_map, problem.parts, problem.message, problem.hint, key=problem.key))
     return [_at(path, *problem) for problem in sorted(found, key=lambda problem: problem[0])]
 
 
-def _placed(source_map: SourceMap, parts: Parts, message: str, *, key: bool = False) -> tuple[Position, Parts, str]:
-    """A problem placed as `capidx validate` places it (`SourceMap.place`): for a value used through an alias,
-    where the alias stands, the message saying where the value is written."""
+def _placed(
+    source_map: SourceMap, parts: Parts, message: str, hint: str | None = None, *, key: bool = False
+) -> tuple[Position, Parts, str]:
+    """A problem placed and said as `capidx validate` does (`SourceMap.place`, `wording.said`): for a value used
+    through an alias, where the alias stands, the message saying where the value is written, then the hint."""
     at, written = source_map.place(parts, key=key)
-    return at or (1, 1), parts, message + written
-
-
-def _unknown_key(key: str, known: Sequence[str]) -> str:
-    hint = did_you_mean(key, known) or f" (known keys: {', '.join(known)})"
-    return f"unknown key {shown_key(key)!r}{hint}"
-
-
-def _explain(error: Any) -> str:
-    if error.validator == "enum":
-        choices = ", ".join(map(str, error.validator_value))
-        meant = did_you_mean(str(error.instance), [str(choice) for choice in error.validator_value])
-        return f"unknown value {_shown(error.instance)}{meant} (choose from {choices})"
-    if error.validator == "type":
-        expected = error.validator_value
-        wanted = " or ".join(expected) if isinstance(expected, list) else expected
-        return f"expected {wanted}, got {_shown(error.instance)}"
-    if error.validator == "uniqueItems":
-        return "has non-unique elements"
-    message = " ".join(str(error.message).split())  # jsonschema's own words: minimum, pattern, required, ...
-    return message if len(message) <= 200 else message[:199] + "…"
-
-
-def _shown(value: Any) -> str:
-    """A value as a message names it ('oops', 5, null, [1, 2]), cut as a key is (`shown_key`): the value, not a
-    whole section of the file."""
-    return shown_key(repr(value) if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str))
+    return at or (1, 1), parts, said(message + written, hint)
 
 
 def _at(path: Path, at: Position | None, parts: Parts, message: str) -> str:
@@ -552,7 +525,7 @@ def resolve_settings(
     if config is not None and not os.path.lexists(config):  # anything else there is read, or refused for what it is
         problems.append(f"--config: {config} does not exist")
     elif config_file is not None:
-        file_values, file_problems = from_file(config_file)
+        file_values, file_problems = from_file(config_file, cwd)
         problems += file_problems
     env_values, env_problems = from_environment(environ)
     flag_values, flag_problems = from_flags(flags)
@@ -578,7 +551,7 @@ def resolve_settings(
     where = {name: _origin(settings, name) for name in NAMES}
     for name, (line, column) in positions.items():
         if name in where and sources[name].startswith("file "):  # file:line:col: key, as other file problems
-            where[name] = f"{config_file}:{line}:{column}: {json_path(('serve', name))}"
+            where[name] = f"{shown(config_file, cwd)}:{line}:{column}: {json_path(('serve', name))}"
     problems += _cross_checks(settings, where) if not problems else []
     if problems:
         raise SettingsError(problems)

@@ -630,6 +630,37 @@ def test_a_config_file_that_does_not_load_is_named_as_validate_names_it(
     assert str(project) not in result.output
 
 
+MISSPELLED_KEY = "capidx.yaml:2:11: $.budgets.sumary: 'sumary' is not a known key: did you mean 'summary'?"
+
+
+@pytest.mark.parametrize("command", ["validate", "build", "serve"])
+@pytest.mark.parametrize("given", [[], ["--config", "{project}/capidx.yaml"]], ids=["found", "absolute"])
+def test_a_misspelled_key_reads_the_same_in_validate_build_and_serve(
+    project: Path, command: str, given: list[str]
+) -> None:
+    """One mistake, one wording: build named capidx.yaml by its whole path, and serve (which checks the file itself,
+    not through the compiler) by its whole path and in words of its own (`unknown key 'sumary' (did you mean …)`)."""
+    (project / "capidx.yaml").write_text("# budgets\nbudgets: {sumary: 500}\n", encoding="utf-8")
+
+    result = run_cli([command, *(part.format(project=project) for part in given)], project)
+
+    assert result.exit_code == 2, result.output
+    said = [line.removeprefix("Error: ") for line in result.output.splitlines() if "sumary" in line]
+    assert said == [MISSPELLED_KEY], result.output
+    assert str(project) not in result.output.replace(f"config: {project}", "")  # build's notice names the file in force
+
+
+def test_a_catalog_folder_that_is_not_there_is_not_called_a_validation_error(project: Path) -> None:
+    """`paths.agents: nope` stops the build with exit 2, as validate: a configuration error, not invalid data (1)."""
+    (project / "capidx.yaml").write_text("paths:\n  agents: nope\n", encoding="utf-8")
+
+    result = run_cli(["build"], project)
+
+    assert result.exit_code == 2, result.output
+    assert "error: 1 configuration or input error\n" in result.stderr
+    assert "validation error" not in result.stderr
+
+
 def test_verify_names_the_documents_it_cannot_read_as_validate_does(project: Path) -> None:
     """verify stops at a document it cannot read, listing the problems: the configured catalog is held by its whole
     path, and they named `/home/…/agents/…`, where validate names `agents/…` (verify exits 2, nothing fetched)."""

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from capidx.cli import cli
-from capidx.compiler.validate.keys import one_edit, suggest, unknown_key, within_edits
+from capidx.schema.wording import one_edit, suggest, unknown_key, within_edits
 
 KNOWN = ["category", "name", "description", "available", "terminology", "tier", "sources", "url", "status"]
 

@@ -27,7 +27,7 @@ from capidx.compiler import __version__
 from capidx.compiler.artifacts import Artifact, Measured, PendingRow, count_lines, count_words, encode
 from capidx.compiler.catalog import Catalog, build_catalog
 from capidx.compiler.config import Config
-from capidx.compiler.diagnostics import ExitCode, exit_code_for
+from capidx.compiler.diagnostics import USAGE_CODES, Diagnostic, ExitCode, exit_code_for
 from capidx.compiler.emit import digest as digests
 from capidx.compiler.emit.budgets import BudgetResult, check_budgets
 from capidx.compiler.emit.manifest import (
@@ -330,12 +330,16 @@ def _validate(config: Config, strict: bool, err: TextIO, verbosity: int = 0) -> 
         print(text, file=err)
     if not result.ok:
         # As `capidx validate`: a catalog that cannot be found or read is an I/O error (2), not invalid data (1).
-        raise ValidationFailed(_errors_message(len(result.errors)), exit_code_for(result.diagnostics))
+        raise ValidationFailed(_errors_message(result.errors), exit_code_for(result.diagnostics))
     return result
 
 
-def _errors_message(count: int) -> str:
-    return f"{count} validation error{'s' if count != 1 else ''}"
+def _errors_message(errors: Sequence[Diagnostic]) -> str:
+    """The errors counted by what they are, as the exit code tells them: a capidx.yaml, schema file or input that
+    cannot be used (exit 2) is no "validation error" (invalid data, exit 1), which `paths.agents: nope` was called."""
+    usage = sum(error.code in USAGE_CODES for error in errors)
+    counts = [(usage, "configuration or input error"), (len(errors) - usage, "validation error")]
+    return ", ".join(f"{count} {what}{'s' if count != 1 else ''}" for count, what in counts if count)
 
 
 def _may_skip_validation(config: Config, strict: bool) -> bool:

@@ -17,12 +17,12 @@ from capidx.compiler.config import ALIAS_FILE_NAMES, Config
 from capidx.compiler.diagnostics import Diagnostic
 from capidx.compiler.files import FolderUnreadable, TooManyTemplates, shown, walk, walk_templates
 from capidx.compiler.validate import configured
-from capidx.compiler.validate.keys import one_edit
 from capidx.compiler.validate.load import file_problem
 from capidx.compiler.validate.manifests import is_build
 from capidx.schema.builddir import MANIFEST
 from capidx.schema.pathkind import PathKind, folder_kind, refusal
 from capidx.schema.realpath import real_path
+from capidx.schema.wording import one_edit
 
 CAPABILITY_FILE_NAMES = ("current.json", "current.yaml", "current.yml")
 _READ_NAMES = CAPABILITY_FILE_NAMES + ALIAS_FILE_NAMES

@@ -1,96 +1,28 @@
-"""Unknown keys: which known key a misspelled one meant, and near misses that an open schema lets through.
+"""Near misses that an open schema lets through: keys one edit from a known one.
 
 capidx's own schemas are closed, so an unknown key there is an error (`schemas`), with the key it most
-likely meant. A user's schema (`--schema`) may leave objects open; a key one edit (or a change of case)
-away from a known one is then still most likely a typo whose value the build drops without a word, so it
-gets a warning. The keys known at a place are the user's schema's and the bundled schema's (what the build
-reads). Keys starting with `x-` are extension fields: never reported.
+likely meant (`capidx.schema.wording.suggest`, shared with `capidx serve`, which checks capidx.yaml itself).
+A user's schema (`--schema`) may leave objects open; a key one edit (or a change of case) away from a known
+one is then still most likely a typo whose value the build drops without a word, so it gets a warning. The
+keys known at a place are the user's schema's and the bundled schema's (what the build reads). Keys starting
+with `x-` are extension fields: never reported.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Container, Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from capidx.compiler.diagnostics import Diagnostic
 from capidx.compiler.validate.load import SourceFile
-from capidx.schema.yamldata import shown_key
+from capidx.schema.wording import EXTENSION_PREFIX, suggest, unknown_key
 
-EXTENSION_PREFIX = "x-"
 CODE = "unknown-key-typo"
-_MAX_KEY_CHARS = 200  # longer keys are not compared: bounded work on hostile input
-_LONG_KEY = 8  # characters from which two edits still make a likely typo (`implemntaton`)
 _MAX_DEPTH = 64  # document levels followed
 _MAX_SUBSCHEMAS = 1000  # subschemas applying to one value (a hostile schema could name thousands)
 _COMBINATORS = ("allOf", "anyOf", "oneOf", "then", "else")
-
-
-def suggest(key: str, known: Iterable[str], *, loose: bool = True, present: Container[str] = ()) -> str | None:
-    """The known key `key` most likely meant: the same in another case, one edit away (an insertion, a
-    deletion, a substitution or two neighbours swapped), or with `loose` and a long key (`_LONG_KEY`), two.
-    Nothing looser: `tags` is not `status`, nor `src` `sources`. A key the object already has (`present`) is
-    returned only in another case (`unknown_key` then says it is already there), never as a spelling."""
-    folded = key.casefold()
-    known = [name for name in known if name != key and (name not in present or name.casefold() == folded)]
-    if len(key) > _MAX_KEY_CHARS or not known:
-        return None
-    tests = [lambda name: name.casefold() == folded, lambda name: one_edit(folded, name.casefold())]
-    if loose and len(key) >= _LONG_KEY:
-        tests.append(lambda name: within_edits(folded, name.casefold(), 2))
-    for test in tests:
-        found = next((name for name in known if test(name)), None)
-        if found is not None:
-            return found
-    return None
-
-
-def suggest_also_given(key: str, known: Iterable[str], present: Container[str]) -> str | None:
-    """The known key `key` most likely meant, the object's own keys included: a misspelled second copy of a key
-    the object has (`stalenes` beside `staleness`) still names it, as `unknown_key` then says it is also given."""
-    known = list(known)
-    meant = suggest(key, known, present=present)
-    return meant if meant is not None else suggest(key, [name for name in known if name in present])
-
-
-def unknown_key(key: str, meant: str | None, present: Container[str] = ()) -> str:
-    """The message for an unknown key (cut short when long: the key is the data's, any length); `meant`
-    among the object's keys (`present`) is the same key in another case, or the key of which `key` is a
-    misspelled second copy."""
-    shown = shown_key(key)
-    if meant is not None and meant in present:
-        if meant.casefold() != key.casefold():  # a misspelled copy of a key also given (`stalenes` and `staleness`)
-            return f"'{shown}' is not a known key: did you mean '{meant}'? (also given)"
-        return f"'{shown}' is not a known key: '{meant}' is already there, in another case"
-    return f"'{shown}' is not a known key" + (f": did you mean '{meant}'?" if meant else "")
-
-
-def one_edit(a: str, b: str) -> bool:
-    """Whether `a` and `b` differ by exactly one insertion, deletion, substitution or transposition."""
-    return a != b and within_edits(a, b, 1)
-
-
-def within_edits(a: str, b: str, limit: int) -> bool:
-    """Whether `a` becomes `b` by at most `limit` insertions, deletions, substitutions or swaps of neighbours
-    (optimal string alignment, computed only in the band `limit` wide around the diagonal: linear work)."""
-    if abs(len(a) - len(b)) > limit:
-        return False
-    over = limit + 1
-    before: list[int] = []
-    previous = [min(j, over) for j in range(len(b) + 1)]
-    for i in range(1, len(a) + 1):
-        current = [over] * (len(b) + 1)
-        current[0] = min(i, over)
-        for j in range(max(1, i - limit), min(len(b), i + limit) + 1):
-            value = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] != b[j - 1]))
-            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                value = min(value, before[j - 2] + 1)
-            current[j] = min(value, over)
-        if min(current) > limit:
-            return False
-        before, previous = previous, current
-    return previous[len(b)] <= limit
 
 
 def near_misses(source: SourceFile, schema: dict[str, Any], also: Sequence[dict[str, Any]] = ()) -> list[Diagnostic]:

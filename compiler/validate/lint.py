@@ -25,11 +25,11 @@ from capidx.compiler.derive.match import wording_keys
 from capidx.compiler.derive.semantics import description_stats, low_information
 from capidx.compiler.diagnostics import Diagnostic, Severity
 from capidx.compiler.validate import discover, instructions, links, textrules
-from capidx.compiler.validate.keys import one_edit
 from capidx.compiler.validate.load import SourceFile
 from capidx.compiler.validate.regexrisk import MAX_PATTERN_CHARS, backtracking_risk
 from capidx.compiler.validate.textrules import quote
 from capidx.schema.text import fold, normalize, slugify
+from capidx.schema.wording import one_edit
 
 AGENT_SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")

@@ -16,6 +16,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from capidx.schema.wording import json_identity
+
 # How long checking one document against a user's schema may take. The bundled schema checks a document of the
 # bundled catalog in about 3,000 keyword checks, a few milliseconds. Once one document has taken longer, the schema
 # is said to be too costly and no other document is checked with it.
@@ -103,18 +105,3 @@ def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> An
 
     if unique and validator.is_type(instance, "array") and len(set(map(json_identity, instance))) < len(instance):
         yield ValidationError(f"{instance!r} has non-unique elements")
-
-
-def json_identity(value: Any) -> Any:
-    """A hashable stand-in for a JSON value, equal where JSON Schema counts values equal: 1 and 1.0 are, `true` and 1
-    are not, an object's keys have no order. (jsonschema's own search sorts the items and compares neighbours, which
-    `[[1], [true], [1]]` escapes: this one follows the specification.)"""
-    if isinstance(value, bool):
-        return ("boolean", value)
-    if isinstance(value, str):
-        return ("string", value)
-    if isinstance(value, list | tuple):
-        return ("array", tuple(map(json_identity, value)))
-    if isinstance(value, dict):
-        return ("object", frozenset((key, json_identity(item)) for key, item in value.items()))
-    return ("number", value)  # and null

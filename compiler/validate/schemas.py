@@ -7,12 +7,8 @@ key's likely spelling, the expected date format.
 
 from __future__ import annotations
 
-import calendar
-import decimal
-import difflib
 import json
-import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import replace
 from functools import cache, cached_property
 from importlib import resources
@@ -21,34 +17,15 @@ from typing import Any
 
 from capidx.compiler.diagnostics import Diagnostic
 from capidx.compiler.validate.fastschema import compile_check
-from capidx.compiler.validate.keys import EXTENSION_PREFIX, suggest, suggest_also_given, unknown_key
 from capidx.compiler.validate.load import SourceFile, file_problem, load_file
-from capidx.compiler.validate.schemacost import Budget, TooCostly, counted, json_identity
+from capidx.compiler.validate.schemacost import Budget, TooCostly, counted
+from capidx.schema.wording import describe, json_type, without_shadowed
+from capidx.schema.wording import short as _short
+from capidx.schema.wording import short_message as _short_message
 
 CAPABILITY_SCHEMA = "capability-schema.json"
 ALIASES_SCHEMA = "aliases-schema.json"
 CONFIG_SCHEMA = "config-schema.json"
-
-_FORMAT_HINTS = {
-    "date": "write the date as YYYY-MM-DD",
-    "date-time": "write an RFC 3339 date-time such as 2026-01-31T09:00:00Z",
-    "uri": "write an absolute URI such as https://example.com/docs",
-    "email": "write an address such as name@example.com",
-}
-_MAX_LISTED = 25
-_EXTENSIONS = f"^{EXTENSION_PREFIX}"  # the `patternProperties` of capidx's own schemas that lets extension keys in
-# How to write a value of each JSON type, for "expected boolean, received string".
-_TYPE_HINTS = {
-    "boolean": "write true or false, without quotes",
-    "number": "write a number without quotes, such as 0.5",
-    "integer": "write a whole number without quotes, such as 30",
-    "string": "write text in quotes",
-    "array": 'write a list: ["first", "second"], or in YAML one \'- item\' per line',
-    "object": 'write keys and values: {"key": "value"}, or in YAML \'key: value\' lines indented below',
-    "null": "write null",
-}
-_MONTHS = "January February March April May June July August September October November December".split()
-_DATE_PARTS = re.compile(r"(\d{4})-(\d{2})-(\d{2})", re.ASCII)
 
 
 @cache
@@ -246,12 +223,6 @@ def _risky_patterns(source: SourceFile) -> list[Diagnostic]:
     return found
 
 
-def _shown_pattern(pattern: Any) -> Any:
-    """A pattern as a message shows it: without the bundled schemas' `(?!\\n)` before a final `$`, which only keeps
-    Python's `re` from letting `$` match before a final line break (JSON Schema's `$` is the string's end)."""
-    return pattern.replace("(?!\\n)$", "$") if isinstance(pattern, str) else pattern
-
-
 def schema_diagnostics(validator: LazyValidator, source: SourceFile, code: str = "schema") -> list[Diagnostic]:
     """Every schema error of the file, deduplicated, as positioned diagnostics."""
     if validator.certainly_valid(source.data):
@@ -259,12 +230,7 @@ def schema_diagnostics(validator: LazyValidator, source: SourceFile, code: str =
     found: dict[Diagnostic, None] = {}
     try:
         errors = list(validator.iter_errors(source.data))
-        # A value of the wrong type also fails its enum (`tier: null`): one error, the type's, which says how to
-        # write the value.
-        mistyped = {tuple(error.absolute_path) for error in errors if error.validator == "type"}
-        for error in errors:
-            if error.validator == "enum" and tuple(error.absolute_path) in mistyped:
-                continue
+        for error in without_shadowed(errors):
             for diagnostic in _describe(error, source, code):
                 found.setdefault(diagnostic)
     except RecursionError:
@@ -317,253 +283,9 @@ def _cut(value: Any, levels: int) -> Any:
     return value
 
 
-_HINTED_KEY = 100  # characters of a key the lower-case hint tries its pattern on
-
-
-def _lower_case(key: Any, pattern: Any) -> str | None:
-    """'use lower case: 'yolo mode'' when that is all that keeps a key from its pattern (the alias table's)."""
-    if not isinstance(key, str) or not isinstance(pattern, str) or key == key.lower() or len(key) > _HINTED_KEY:
-        return None  # a longer key is no alias phrase, and a schema's pattern runs here where jsonschema did not
-    try:
-        fits = re.search(pattern, key.lower()) is not None
-    except re.error:
-        return None
-    return f"use lower case: {_short(key.lower())}" if fits else None
-
-
 def _describe(error: Any, source: SourceFile, code: str) -> list[Diagnostic]:
-    if error.validator in ("anyOf", "oneOf") and error.context:
-        from jsonschema.exceptions import best_match
-
-        return _describe(best_match(error.context), source, code)
-    parts = tuple(error.absolute_path)
-    if "propertyNames" in error.relative_schema_path:
-        key = error.instance
-        message = (
-            f"key {_short(key)} does not match the pattern {_shown_pattern(error.validator_value)}"
-            if error.validator == "pattern"
-            else f"key {_short(key)}: {_message(error, parts)}"
-        )
-        hint = _lower_case(key, error.validator_value) if error.validator == "pattern" else None
-        return [source.diagnostic((*parts, key), "error", message, hint, code=code, key=True)]
-    if error.validator in ("additionalProperties", "unevaluatedProperties") and isinstance(error.instance, dict):
-        return _unknown_keys(error, parts, source, code)
-    if error.validator == "required" and isinstance(error.instance, dict):
-        return _missing_keys(error, parts, source, code)
-    hint = _hint(error, lambda: source.written(parts, error.instance))
-    return [source.diagnostic(parts, "error", _message(error, parts), hint, code)]
-
-
-def _unknown_keys(error: Any, parts: tuple[Any, ...], source: SourceFile, code: str) -> list[Diagnostic]:
-    extra = [key for key in error.instance if not _named(error.schema, key)]
-    known = list(error.schema.get("properties", {}))
-    missing = [key for key in error.schema.get("required", ()) if key not in error.instance]
-    problems = []
-    for key in extra:
-        meant = suggest_also_given(key, known, error.instance)
-        message = unknown_key(key, meant, error.instance)
-        if meant in error.instance:
-            hint = "keep one of the two"
-        elif meant in missing:
-            hint: str | None = f"'{meant}' is required"
-        elif meant is None:
-            hint = _listing("known keys", known)
-            if _EXTENSIONS in error.schema.get("patternProperties", {}):
-                hint = (hint + "; " if hint else "") + "an extension key starts with 'x-'"
-        else:
-            hint = None
-        problems.append(source.diagnostic((*parts, key), "error", message, hint, code, key=True))
-    return problems or [source.diagnostic(parts, "error", _short_message(error.message), None, code)]
-
-
-def _missing_keys(error: Any, parts: tuple[Any, ...], source: SourceFile, code: str) -> list[Diagnostic]:
-    """One error per missing key, at the present key that looks like its misspelling when there is one.
-
-    When the schema also rejects that key as unknown, its unknown-key error already says "did you mean"
-    and that the key is required: one error for one typo.
-    """
-    known = list(error.schema.get("properties", {}))
-    strangers = [key for key in error.instance if key not in known]
-    closed = error.schema.get("additionalProperties") is False
-    problems = []
-    for key in (name for name in error.validator_value if name not in error.instance):
-        typo = next((stranger for stranger in strangers if suggest(stranger, [key]) == key), None)
-        if typo is None:
-            problems.append(source.diagnostic(parts, "error", f"missing required key '{key}'", None, code))
-        elif not (closed and not _named(error.schema, typo) and suggest(typo, known) == key):
-            hint = f"{_short(typo)} is present: did you mean '{key}'?"
-            problems.append(
-                source.diagnostic((*parts, typo), "error", f"missing required key '{key}'", hint, code, key=True)
-            )
-    return problems
-
-
-def _named(schema: dict[str, Any], key: str) -> bool:
-    """Whether `properties` or `patternProperties` of `schema` name `key`."""
-    if key in schema.get("properties", {}):
-        return True
-    return any(re.search(pattern, key) for pattern in schema.get("patternProperties", {}))
-
-
-def _message(error: Any, parts: tuple[Any, ...]) -> str:
-    kind, value, expected = error.validator, error.instance, error.validator_value
-    if kind == "type":
-        wanted = " or ".join(expected) if isinstance(expected, list) else expected
-        return f"expected {wanted}, received {json_type(value)}"
-    if kind == "enum":
-        return f"{_short(value)} is not a valid {_subject(parts)}"
-    if kind == "const":
-        return f"must be {_short(expected)}"
-    if kind == "format":
-        return f"{_short(value)} is not a valid {expected}"
-    if kind == "minLength" and isinstance(value, str):
-        return "must not be empty" if expected == 1 else f"is too short ({len(value)} characters, at least {expected})"
-    if kind == "maxLength" and isinstance(value, str):
-        return f"is too long ({len(value)} characters, at most {expected})"
-    if kind == "pattern":
-        return f"{_short(value)} does not match the pattern {_shown_pattern(expected)}"
-    if kind in ("minItems", "maxItems") and isinstance(value, list):
-        bound = "at least" if kind == "minItems" else "at most"
-        return f"has {len(value)} items, expected {bound} {expected}"
-    if kind == "uniqueItems":
-        return "items must be unique"
-    return _short_message(error.message)
-
-
-# Vendors' words for a maturity that the schema names otherwise (docs/data-format.md, "Conventions").
-_VENDOR_WORDS = {"preview": "beta", "public preview": "beta"}
-
-
-def _hint(error: Any, written: Callable[[], str | None] = lambda: None) -> str | None:
-    """`written`: the value's text in the file, read only for a number that should have been a string."""
-    kind, value, expected = error.validator, error.instance, error.validator_value
-    if kind == "enum":
-        allowed = [str(item) for item in expected]
-        usual = _VENDOR_WORDS.get(value.strip().casefold()) if isinstance(value, str) else None
-        if usual in allowed:
-            return f"record a vendor's '{value}' as '{usual}' and repeat its word in limitations (docs/data-format.md)"
-        close = _closest(value, allowed) if isinstance(value, str) else None
-        return f"did you mean '{close}'?" if close else _listing("allowed values", allowed)
-    if kind == "type":
-        return _type_hint(expected, value, written)
-    if kind == "format":
-        impossible = _impossible_date(value) if expected in ("date", "date-time") else None
-        return impossible or _FORMAT_HINTS.get(expected)
-    if kind == "pattern" and isinstance(value, str) and not value.isprintable():  # the pattern alone says little
-        return "it holds a line break, a tab or another character that cannot be shown: write it on one line"
-    if kind == "uniqueItems" and isinstance(value, list):
-        seen: set[Any] = set()  # JSON Schema's equality (`true` is not 1), in linear time: not Python's `in`
-        for item in value:
-            if (frozen := json_identity(item)) in seen:
-                return f"{_short(item)} appears more than once"
-            seen.add(frozen)
-    return None
-
-
-def _type_hint(expected: str | list[str], value: Any, written: Callable[[], str | None]) -> str | None:
-    """How to write the expected type, naming the value itself where it only needs its quotes changed."""
-    wanted = [name for name in ([expected] if isinstance(expected, str) else expected) if name != "null"]
-    kind = wanted[0] if wanted else "null"
-    if isinstance(value, str) and len(value) <= 40:
-        text = value.strip()
-        if kind == "boolean" and text.casefold() in ("true", "false"):
-            return f"write {text.casefold()}, without quotes"
-        number = _number(text)
-        whole = isinstance(number, float) and number.is_integer()  # '1e3' is 1000: a whole number
-        if kind in ("number", "integer") and (
-            json_type(number) in ({kind} | {"integer"}) or (kind, whole) == ("integer", True)
-        ):
-            if "e" not in text.casefold():
-                return f"write {text}, without quotes"
-            if (plain := _written_out(text)) is not None:
-                return f"write {plain}, without quotes; in YAML an exponent such as {text} is read as text"
-    if kind == "string" and isinstance(value, int | float) and not isinstance(value, bool):
-        return f'write it in quotes: "{written() or value}"'
-    return _TYPE_HINTS.get(kind)
-
-
-def _written_out(text: str) -> str | None:
-    """A number written with an exponent, as its exact digits (5e-7: 0.0000005, 1e30: thirty zeros); None when that
-    takes more than 40 characters. The exponent is checked first: 1e-999999999 is 40 characters of text, and writing
-    it out would take a gigabyte."""
-    try:
-        exact = decimal.Decimal(text)
-    except decimal.InvalidOperation:
-        return None
-    if not exact.is_finite() or abs(exact.adjusted()) >= 40:
-        return None
-    plain = format(exact, "f")
-    plain = plain.rstrip("0").rstrip(".") if "." in plain else plain
-    return plain if len(plain) <= 40 else None
-
-
-def _number(text: str) -> Any:
-    """The JSON value `text` spells, or None; NaN and Infinity are not JSON (nor numbers the schema takes),
-    so quoting them is not what is wrong."""
-    try:
-        return json.loads(text, parse_constant=_no_constant) if len(text) <= 40 else None
-    except ValueError:
-        return None
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(name)
-
-
-def _impossible_date(value: Any) -> str | None:
-    """For a date in the right shape that is not in the calendar, what is wrong with it."""
-    match = _DATE_PARTS.match(value) if isinstance(value, str) else None
-    if match is None:
-        return None
-    year, month, day = (int(group) for group in match.groups())
-    if year == 0:
-        return "there is no year 0000: write the date as YYYY-MM-DD"
-    if not 1 <= month <= 12:
-        return f"there is no month {month:02d}: write the date as YYYY-MM-DD"
-    days = calendar.monthrange(year, month)[1]
-    if not 1 <= day <= days:
-        return f"that day does not exist: {_MONTHS[month - 1]} {year} has {days} days"
-    return None
-
-
-def _closest(value: str, allowed: list[str]) -> str | None:
-    """The allowed value a typo most likely meant: similar spelling, or the only one containing it ('chat')."""
-    close = difflib.get_close_matches(value, allowed, n=1, cutoff=0.6)
-    if close:
-        return close[0]
-    containing = [item for item in allowed if value.strip() and value.strip().casefold() in item.casefold()]
-    return containing[0] if len(containing) == 1 else None
-
-
-def _subject(parts: tuple[Any, ...]) -> str:
-    """What the value is, for messages: the nearest key name ('category'), or 'value'."""
-    return next((part for part in reversed(parts) if isinstance(part, str)), "value")
-
-
-def _listing(label: str, items: Iterable[str]) -> str | None:
-    items = list(items)
-    if not items:
-        return None
-    shown = ", ".join(items[:_MAX_LISTED])
-    return f"{label}: {shown}" + (f", … ({len(items) - _MAX_LISTED} more)" if len(items) > _MAX_LISTED else "")
-
-
-def json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    for python_type, name in ((int, "integer"), (float, "number"), (str, "string"), (list, "array"), (dict, "object")):
-        if isinstance(value, python_type):
-            return name
-    return type(value).__name__
-
-
-def _short(value: Any, limit: int = 60) -> str:
-    text = f"'{value}'" if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= limit else text[: limit - 2] + "…" + text[-1]
-
-
-def _short_message(message: str, limit: int = 200) -> str:
-    message = " ".join(message.split())
-    return message if len(message) <= limit else message[: limit - 1] + "…"
+    """One jsonschema error as positioned diagnostics, in the words `capidx.schema.wording` gives every command."""
+    return [
+        source.diagnostic(problem.parts, "error", problem.message, problem.hint, code, key=problem.key)
+        for problem in describe(error, source.written)
+    ]

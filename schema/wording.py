@@ -1,0 +1,442 @@
+"""How a problem of a capidx schema is worded: one wording for `capidx validate` and `build` (the compiler) and
+`capidx serve` (the server), which may not import each other.
+
+The server checks capidx.yaml against the same config schema as validate; with its own wording the same
+misspelled key read `unknown key 'sumary' (did you mean 'summary'?)` there and `'sumary' is not a known key: did
+you mean 'summary'?` in validate. Each side places a `Problem` in its own way (the compiler as a `Diagnostic`,
+the server as a line of text); what it says is made here. Standard library only: the errors described are
+jsonschema's, but this module needs only their attributes.
+
+- Unknown keys: which known key a misspelled one meant (`suggest`), in the words `unknown_key` gives.
+- Files: `shown` names a file as validate's reports name it, relative to the working folder.
+- Schema errors: `describe` turns one jsonschema error into the problems it stands for, each with the value's
+  place, a message and a hint of what to write instead (the closest allowed value, the unknown key's likely
+  spelling, the expected date format).
+"""
+
+from __future__ import annotations
+
+import calendar
+import decimal
+import difflib
+import json
+import os
+import re
+from collections.abc import Callable, Container, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from capidx.schema.yamldata import shown_key
+
+Parts = tuple[Any, ...]
+Written = Callable[[Parts, Any], "str | None"]  # a value's text as the file has it, when known
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem of a value: where (`parts`; `key`: at the key itself, not its value), what, and what to do."""
+
+    parts: Parts
+    message: str
+    hint: str | None = None
+    key: bool = False
+
+
+def shown(path: str | Path, cwd: str | Path | None = None) -> str:
+    """`path` as validate's reporters show a file (`Reporter.display_path` is this): relative to the working directory
+    (`cwd`, else the process's) when it is an absolute path below it, else as given, so that a path a message names
+    reads as the file it is said of. build, inject and serve hold the configured paths as absolute ones, so a file
+    that validate named `capidx.yaml` or `agents/x`, they named by its whole path."""
+    text = os.fspath(path)
+    if not os.path.isabs(text):
+        return text
+    if cwd is None:
+        try:
+            cwd = os.getcwd()
+        except OSError:  # the working folder was removed: nothing is below it
+            return text
+    return str(Path(text).relative_to(cwd)) if Path(text).is_relative_to(cwd) else text
+
+
+def said(message: str, hint: str | None) -> str:
+    """`message (hint)`: how a problem reads on one line, in validate's reports as in serve's errors."""
+    return f"{message} ({hint})" if hint else message
+
+
+def describe(error: Any, written: Written = lambda parts, value: None) -> list[Problem]:
+    """The problems one jsonschema error stands for (an unknown-key error names each unknown key), each placed at
+    its value or key, in validate's words."""
+    if error.validator in ("anyOf", "oneOf") and error.context:
+        from jsonschema.exceptions import best_match
+
+        return describe(best_match(error.context), written)
+    parts = tuple(error.absolute_path)
+    if "propertyNames" in error.relative_schema_path:
+        key = error.instance
+        message = (
+            f"key {short(key)} does not match the pattern {_shown_pattern(error.validator_value)}"
+            if error.validator == "pattern"
+            else f"key {short(key)}: {_message(error, parts)}"
+        )
+        hint = _lower_case(key, error.validator_value) if error.validator == "pattern" else None
+        return [Problem((*parts, key), message, hint, key=True)]
+    if error.validator in ("additionalProperties", "unevaluatedProperties") and isinstance(error.instance, dict):
+        return _unknown_keys(error, parts)
+    if error.validator == "required" and isinstance(error.instance, dict):
+        return _missing_keys(error, parts)
+    hint = _hint(error, lambda: written(parts, error.instance))
+    return [Problem(parts, _message(error, parts), hint)]
+
+
+def without_shadowed(errors: Iterable[Any]) -> Iterator[Any]:
+    """The errors worth saying: a value of the wrong type also fails its enum (`tier: null`), and only the type's
+    error is said, which says how to write the value."""
+    errors = list(errors)
+    mistyped = {tuple(error.absolute_path) for error in errors if error.validator == "type"}
+    return (e for e in errors if not (e.validator == "enum" and tuple(e.absolute_path) in mistyped))
+
+
+# --- keys ------------------------------------------------------------------------------------------------
+
+
+EXTENSION_PREFIX = "x-"
+_MAX_KEY_CHARS = 200  # longer keys are not compared: bounded work on hostile input
+_LONG_KEY = 8  # characters from which two edits still make a likely typo (`implemntaton`)
+
+
+_EXTENSIONS = f"^{EXTENSION_PREFIX}"  # the `patternProperties` of capidx's own schemas that lets extension keys in
+
+
+def suggest(key: str, known: Iterable[str], *, loose: bool = True, present: Container[str] = ()) -> str | None:
+    """The known key `key` most likely meant: the same in another case, one edit away (an insertion, a
+    deletion, a substitution or two neighbours swapped), or with `loose` and a long key (`_LONG_KEY`), two.
+    Nothing looser: `tags` is not `status`, nor `src` `sources`. A key the object already has (`present`) is
+    returned only in another case (`unknown_key` then says it is already there), never as a spelling."""
+    folded = key.casefold()
+    known = [name for name in known if name != key and (name not in present or name.casefold() == folded)]
+    if len(key) > _MAX_KEY_CHARS or not known:
+        return None
+    tests = [lambda name: name.casefold() == folded, lambda name: one_edit(folded, name.casefold())]
+    if loose and len(key) >= _LONG_KEY:
+        tests.append(lambda name: within_edits(folded, name.casefold(), 2))
+    for test in tests:
+        found = next((name for name in known if test(name)), None)
+        if found is not None:
+            return found
+    return None
+
+
+def suggest_also_given(key: str, known: Iterable[str], present: Container[str]) -> str | None:
+    """The known key `key` most likely meant, the object's own keys included: a misspelled second copy of a key
+    the object has (`stalenes` beside `staleness`) still names it, as `unknown_key` then says it is also given."""
+    known = list(known)
+    meant = suggest(key, known, present=present)
+    return meant if meant is not None else suggest(key, [name for name in known if name in present])
+
+
+def unknown_key(key: str, meant: str | None, present: Container[str] = ()) -> str:
+    """The message for an unknown key (cut short when long: the key is the data's, any length); `meant`
+    among the object's keys (`present`) is the same key in another case, or the key of which `key` is a
+    misspelled second copy."""
+    shown = shown_key(key)
+    if meant is not None and meant in present:
+        if meant.casefold() != key.casefold():  # a misspelled copy of a key also given (`stalenes` and `staleness`)
+            return f"'{shown}' is not a known key: did you mean '{meant}'? (also given)"
+        return f"'{shown}' is not a known key: '{meant}' is already there, in another case"
+    return f"'{shown}' is not a known key" + (f": did you mean '{meant}'?" if meant else "")
+
+
+def one_edit(a: str, b: str) -> bool:
+    """Whether `a` and `b` differ by exactly one insertion, deletion, substitution or transposition."""
+    return a != b and within_edits(a, b, 1)
+
+
+def within_edits(a: str, b: str, limit: int) -> bool:
+    """Whether `a` becomes `b` by at most `limit` insertions, deletions, substitutions or swaps of neighbours
+    (optimal string alignment, computed only in the band `limit` wide around the diagonal: linear work)."""
+    if abs(len(a) - len(b)) > limit:
+        return False
+    over = limit + 1
+    before: list[int] = []
+    previous = [min(j, over) for j in range(len(b) + 1)]
+    for i in range(1, len(a) + 1):
+        current = [over] * (len(b) + 1)
+        current[0] = min(i, over)
+        for j in range(max(1, i - limit), min(len(b), i + limit) + 1):
+            value = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                value = min(value, before[j - 2] + 1)
+            current[j] = min(value, over)
+        if min(current) > limit:
+            return False
+        before, previous = previous, current
+    return previous[len(b)] <= limit
+
+
+# --- schema errors ---------------------------------------------------------------------------------------
+
+
+_FORMAT_HINTS = {
+    "date": "write the date as YYYY-MM-DD",
+    "date-time": "write an RFC 3339 date-time such as 2026-01-31T09:00:00Z",
+    "uri": "write an absolute URI such as https://example.com/docs",
+    "email": "write an address such as name@example.com",
+}
+_MAX_LISTED = 25
+# How to write a value of each JSON type, for "expected boolean, received string".
+_TYPE_HINTS = {
+    "boolean": "write true or false, without quotes",
+    "number": "write a number without quotes, such as 0.5",
+    "integer": "write a whole number without quotes, such as 30",
+    "string": "write text in quotes",
+    "array": 'write a list: ["first", "second"], or in YAML one \'- item\' per line',
+    "object": 'write keys and values: {"key": "value"}, or in YAML \'key: value\' lines indented below',
+    "null": "write null",
+}
+_MONTHS = "January February March April May June July August September October November December".split()
+_DATE_PARTS = re.compile(r"(\d{4})-(\d{2})-(\d{2})", re.ASCII)
+# Vendors' words for a maturity that the schema names otherwise (docs/data-format.md, "Conventions").
+_VENDOR_WORDS = {"preview": "beta", "public preview": "beta"}
+_HINTED_KEY = 100  # characters of a key the lower-case hint tries its pattern on
+
+
+def _unknown_keys(error: Any, parts: Parts) -> list[Problem]:
+    extra = [key for key in error.instance if not _named(error.schema, key)]
+    known = list(error.schema.get("properties", {}))
+    missing = [key for key in error.schema.get("required", ()) if key not in error.instance]
+    problems = []
+    for key in extra:
+        meant = suggest_also_given(key, known, error.instance)
+        message = unknown_key(key, meant, error.instance)
+        if meant in error.instance:
+            hint = "keep one of the two"
+        elif meant in missing:
+            hint: str | None = f"'{meant}' is required"
+        elif meant is None:
+            hint = _listing("known keys", known)
+            if _EXTENSIONS in error.schema.get("patternProperties", {}):
+                hint = (hint + "; " if hint else "") + "an extension key starts with 'x-'"
+        else:
+            hint = None
+        problems.append(Problem((*parts, key), message, hint, key=True))
+    return problems or [Problem(parts, short_message(error.message))]
+
+
+def _missing_keys(error: Any, parts: Parts) -> list[Problem]:
+    """One error per missing key, at the present key that looks like its misspelling when there is one.
+
+    When the schema also rejects that key as unknown, its unknown-key error already says "did you mean"
+    and that the key is required: one error for one typo.
+    """
+    known = list(error.schema.get("properties", {}))
+    strangers = [key for key in error.instance if key not in known]
+    closed = error.schema.get("additionalProperties") is False
+    problems = []
+    for key in (name for name in error.validator_value if name not in error.instance):
+        typo = next((stranger for stranger in strangers if suggest(stranger, [key]) == key), None)
+        if typo is None:
+            problems.append(Problem(parts, f"missing required key '{key}'"))
+        elif not (closed and not _named(error.schema, typo) and suggest(typo, known) == key):
+            hint = f"{short(typo)} is present: did you mean '{key}'?"
+            problems.append(Problem((*parts, typo), f"missing required key '{key}'", hint, key=True))
+    return problems
+
+
+def _shown_pattern(pattern: Any) -> Any:
+    """A pattern as a message shows it: without the bundled schemas' `(?!\\n)` before a final `$`, which only keeps
+    Python's `re` from letting `$` match before a final line break (JSON Schema's `$` is the string's end)."""
+    return pattern.replace("(?!\\n)$", "$") if isinstance(pattern, str) else pattern
+
+
+def _lower_case(key: Any, pattern: Any) -> str | None:
+    """'use lower case: 'yolo mode'' when that is all that keeps a key from its pattern (the alias table's)."""
+    if not isinstance(key, str) or not isinstance(pattern, str) or key == key.lower() or len(key) > _HINTED_KEY:
+        return None  # a longer key is no alias phrase, and a schema's pattern runs here where jsonschema did not
+    try:
+        fits = re.search(pattern, key.lower()) is not None
+    except re.error:
+        return None
+    return f"use lower case: {short(key.lower())}" if fits else None
+
+
+def _named(schema: dict[str, Any], key: str) -> bool:
+    """Whether `properties` or `patternProperties` of `schema` name `key`."""
+    if key in schema.get("properties", {}):
+        return True
+    return any(re.search(pattern, key) for pattern in schema.get("patternProperties", {}))
+
+
+def _message(error: Any, parts: tuple[Any, ...]) -> str:
+    kind, value, expected = error.validator, error.instance, error.validator_value
+    if kind == "type":
+        wanted = " or ".join(expected) if isinstance(expected, list) else expected
+        return f"expected {wanted}, received {json_type(value)}"
+    if kind == "enum":
+        return f"{short(value)} is not a valid {_subject(parts)}"
+    if kind == "const":
+        return f"must be {short(expected)}"
+    if kind == "format":
+        return f"{short(value)} is not a valid {expected}"
+    if kind == "minLength" and isinstance(value, str):
+        return "must not be empty" if expected == 1 else f"is too short ({len(value)} characters, at least {expected})"
+    if kind == "maxLength" and isinstance(value, str):
+        return f"is too long ({len(value)} characters, at most {expected})"
+    if kind == "pattern":
+        return f"{short(value)} does not match the pattern {_shown_pattern(expected)}"
+    if kind in ("minItems", "maxItems") and isinstance(value, list):
+        bound = "at least" if kind == "minItems" else "at most"
+        return f"has {len(value)} items, expected {bound} {expected}"
+    if kind == "uniqueItems":
+        return "items must be unique"
+    return short_message(error.message)
+
+
+def _hint(error: Any, written: Callable[[], str | None] = lambda: None) -> str | None:
+    """`written`: the value's text in the file, read only for a number that should have been a string."""
+    kind, value, expected = error.validator, error.instance, error.validator_value
+    if kind == "enum":
+        allowed = [str(item) for item in expected]
+        usual = _VENDOR_WORDS.get(value.strip().casefold()) if isinstance(value, str) else None
+        if usual in allowed:
+            return f"record a vendor's '{value}' as '{usual}' and repeat its word in limitations (docs/data-format.md)"
+        close = _closest(value, allowed) if isinstance(value, str) else None
+        return f"did you mean '{close}'?" if close else _listing("allowed values", allowed)
+    if kind == "type":
+        return _type_hint(expected, value, written)
+    if kind == "format":
+        impossible = _impossible_date(value) if expected in ("date", "date-time") else None
+        return impossible or _FORMAT_HINTS.get(expected)
+    if kind == "pattern" and isinstance(value, str) and not value.isprintable():  # the pattern alone says little
+        return "it holds a line break, a tab or another character that cannot be shown: write it on one line"
+    if kind == "uniqueItems" and isinstance(value, list):
+        seen: set[Any] = set()  # JSON Schema's equality (`true` is not 1), in linear time: not Python's `in`
+        for item in value:
+            if (frozen := json_identity(item)) in seen:
+                return f"{short(item)} appears more than once"
+            seen.add(frozen)
+    return None
+
+
+def _type_hint(expected: str | list[str], value: Any, written: Callable[[], str | None]) -> str | None:
+    """How to write the expected type, naming the value itself where it only needs its quotes changed."""
+    wanted = [name for name in ([expected] if isinstance(expected, str) else expected) if name != "null"]
+    kind = wanted[0] if wanted else "null"
+    if isinstance(value, str) and len(value) <= 40:
+        text = value.strip()
+        if kind == "boolean" and text.casefold() in ("true", "false"):
+            return f"write {text.casefold()}, without quotes"
+        number = _number(text)
+        whole = isinstance(number, float) and number.is_integer()  # '1e3' is 1000: a whole number
+        if kind in ("number", "integer") and (
+            json_type(number) in ({kind} | {"integer"}) or (kind, whole) == ("integer", True)
+        ):
+            if "e" not in text.casefold():
+                return f"write {text}, without quotes"
+            if (plain := _written_out(text)) is not None:
+                return f"write {plain}, without quotes; in YAML an exponent such as {text} is read as text"
+    if kind == "string" and isinstance(value, int | float) and not isinstance(value, bool):
+        return f'write it in quotes: "{written() or value}"'
+    return _TYPE_HINTS.get(kind)
+
+
+def _written_out(text: str) -> str | None:
+    """A number written with an exponent, as its exact digits (5e-7: 0.0000005, 1e30: thirty zeros); None when that
+    takes more than 40 characters. The exponent is checked first: 1e-999999999 is 40 characters of text, and writing
+    it out would take a gigabyte."""
+    try:
+        exact = decimal.Decimal(text)
+    except decimal.InvalidOperation:
+        return None
+    if not exact.is_finite() or abs(exact.adjusted()) >= 40:
+        return None
+    plain = format(exact, "f")
+    plain = plain.rstrip("0").rstrip(".") if "." in plain else plain
+    return plain if len(plain) <= 40 else None
+
+
+def _number(text: str) -> Any:
+    """The JSON value `text` spells, or None; NaN and Infinity are not JSON (nor numbers the schema takes),
+    so quoting them is not what is wrong."""
+    try:
+        return json.loads(text, parse_constant=_no_constant) if len(text) <= 40 else None
+    except ValueError:
+        return None
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+def _impossible_date(value: Any) -> str | None:
+    """For a date in the right shape that is not in the calendar, what is wrong with it."""
+    match = _DATE_PARTS.match(value) if isinstance(value, str) else None
+    if match is None:
+        return None
+    year, month, day = (int(group) for group in match.groups())
+    if year == 0:
+        return "there is no year 0000: write the date as YYYY-MM-DD"
+    if not 1 <= month <= 12:
+        return f"there is no month {month:02d}: write the date as YYYY-MM-DD"
+    days = calendar.monthrange(year, month)[1]
+    if not 1 <= day <= days:
+        return f"that day does not exist: {_MONTHS[month - 1]} {year} has {days} days"
+    return None
+
+
+def _closest(value: str, allowed: list[str]) -> str | None:
+    """The allowed value a typo most likely meant: similar spelling, or the only one containing it ('chat')."""
+    close = difflib.get_close_matches(value, allowed, n=1, cutoff=0.6)
+    if close:
+        return close[0]
+    containing = [item for item in allowed if value.strip() and value.strip().casefold() in item.casefold()]
+    return containing[0] if len(containing) == 1 else None
+
+
+def _subject(parts: tuple[Any, ...]) -> str:
+    """What the value is, for messages: the nearest key name ('category'), or 'value'."""
+    return next((part for part in reversed(parts) if isinstance(part, str)), "value")
+
+
+def _listing(label: str, items: Iterable[str]) -> str | None:
+    items = list(items)
+    if not items:
+        return None
+    shown = ", ".join(items[:_MAX_LISTED])
+    return f"{label}: {shown}" + (f", … ({len(items) - _MAX_LISTED} more)" if len(items) > _MAX_LISTED else "")
+
+
+def json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    for python_type, name in ((int, "integer"), (float, "number"), (str, "string"), (list, "array"), (dict, "object")):
+        if isinstance(value, python_type):
+            return name
+    return type(value).__name__
+
+
+def short(value: Any, limit: int = 60) -> str:
+    text = f"'{value}'" if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 2] + "…" + text[-1]
+
+
+def short_message(message: str, limit: int = 200) -> str:
+    message = " ".join(message.split())
+    return message if len(message) <= limit else message[: limit - 1] + "…"
+
+
+def json_identity(value: Any) -> Any:
+    """A hashable stand-in for a JSON value, equal where JSON Schema counts values equal: 1 and 1.0 are, `true` and 1
+    are not, an object's keys have no order. (jsonschema's own search sorts the items and compares neighbours, which
+    `[[1], [true], [1]]` escapes: this one follows the specification.)"""
+    if isinstance(value, bool):
+        return ("boolean", value)
+    if isinstance(value, str):
+        return ("string", value)
+    if isinstance(value, list | tuple):
+        return ("array", tuple(map(json_identity, value)))
+    if isinstance(value, dict):
+        return ("object", frozenset((key, json_identity(item)) for key, item in value.items()))
+    return ("number", value)  # and null
