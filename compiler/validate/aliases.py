@@ -129,6 +129,34 @@ def check_table_names(source: SourceFile, names: Mapping[str, Named]) -> list[Di
     return problems
 
 
+def check_own_aliases(source: SourceFile, parts: tuple[Any, ...], capability: dict[str, Any]) -> list[Diagnostic]:
+    """Aliases of one record that add nothing: one phrase given twice (`["mcp", "mcp"]`, or `mcp` and `MCP`: the
+    index keys both as one phrase), and the record's own name or slug as an alias (the server answers the name
+    before any alias). Both are kept silently by the build and mean a list written by hand that says less than
+    it seems, so a warning at the item to remove (`alias-repeated`, `alias-own-name`)."""
+    owner, aliases = _named(capability), capability.get("aliases")
+    if owner is None or not isinstance(aliases, list):
+        return []
+    own = {normalize(owner.name), normalize(owner.slug)}
+    first: dict[str, int] = {}
+    problems = []
+    for item, phrase in enumerate(aliases):
+        key = normalize(phrase) if isinstance(phrase, str) else ""
+        if not key:
+            continue  # not a phrase: the schema's or `blank`'s to say
+        where = (*parts, "aliases", item)
+        if key in own:
+            message = f"alias {quote(phrase)} is the capability's own name {quote(owner.name)}"
+            hint = "remove it: the name already finds the capability; an alias is another name people use"
+            problems.append(source.diagnostic(where, "warning", message, hint, "alias-own-name"))
+        elif key in first:
+            message = f"alias {quote(phrase)} is given twice in {quote(owner.name)} (first as aliases[{first[key]}])"
+            hint = "remove the repeat: phrases are compared ignoring case, spacing and punctuation"
+            problems.append(source.diagnostic(where, "warning", message, hint, "alias-repeated"))
+        first.setdefault(key, item)
+    return problems
+
+
 def check_record_aliases(
     sources: Sequence[SourceFile],
     context: Sequence[SourceFile] = (),

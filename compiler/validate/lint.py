@@ -24,7 +24,7 @@ from capidx.compiler.config import Config, Staleness
 from capidx.compiler.derive.match import wording_keys
 from capidx.compiler.derive.semantics import description_stats, low_information
 from capidx.compiler.diagnostics import Diagnostic, Severity
-from capidx.compiler.validate import discover, instructions, links, textrules
+from capidx.compiler.validate import aliases, discover, instructions, links, textrules
 from capidx.compiler.validate.load import SourceFile
 from capidx.compiler.validate.regexrisk import MAX_PATTERN_CHARS, backtracking_risk
 from capidx.compiler.validate.textrules import quote
@@ -53,6 +53,8 @@ def check_document(source: SourceFile, config: Config, today: date) -> list[Diag
         parts = ("capabilities", index)
         problems += _vague_description(source, parts, capability, config.min_description_entropy)
         problems += _deprecation_and_date(source, parts, capability)
+        problems += aliases.check_own_aliases(source, parts, capability) + _repeated_sources(source, parts, capability)
+        problems += _unavailable_labels(source, parts, capability)
         problems += _use_when_patterns(source, parts, capability)
         for source_index, citation in textrules.items(capability, "sources"):
             source_parts = (*parts, "sources", source_index)
@@ -374,6 +376,44 @@ def _deprecation_and_date(source: SourceFile, parts: tuple[Any, ...], capability
     else:
         return []
     return [source.diagnostic((*parts, where), "error", message, hint, "deprecated-date")]
+
+
+def _repeated_sources(source: SourceFile, parts: tuple[Any, ...], capability: dict[str, Any]) -> list[Diagnostic]:
+    """One page cited twice by one record (the same `url`, as written but for surrounding space): the build numbers
+    it twice, and the two citations' dates and statuses can disagree about one page (`source-repeated`)."""
+    first: dict[str, int] = {}
+    problems = []
+    for index, citation in textrules.items(capability, "sources"):
+        url = citation.get("url")
+        if not isinstance(url, str) or not url.strip():
+            continue
+        if (earlier := first.setdefault(url.strip(), index)) != index:
+            message = f"source {quote(url.strip())} is cited twice by this capability (first as sources[{earlier}])"
+            hint = "cite each page once: keep one citation (the newer verifiedDate) and remove the other"
+            problems.append(
+                source.diagnostic((*parts, "sources", index, "url"), "warning", message, hint, "source-repeated")
+            )
+    return problems
+
+
+# docs/data-format.md, "Conventions for the optional labels": unavailable capabilities carry none of these. A label
+# says how the agent offers a capability (plan, maturity, status), which one it does not have contradicts.
+UNAVAILABLE_CARRY_NONE = ("tier", "maturityLevel", "status")
+
+
+def _unavailable_labels(source: SourceFile, parts: tuple[Any, ...], capability: dict[str, Any]) -> list[Diagnostic]:
+    """`available: false` with a `tier`, `maturityLevel` or `status` (not null): the pages and answers would show
+    "✗" beside "pro" or "stable" (`unavailable-label`). `limitations` are not among them: the convention does not
+    name them, and "what it lacks" can be a fact worth recording about an absent capability."""
+    if capability.get("available") is not False:
+        return []
+    problems = []
+    for key in UNAVAILABLE_CARRY_NONE:
+        if capability.get(key) is not None:
+            message = f"{key} on an unavailable capability (available: false)"
+            hint = f"remove {key}: a capability the agent lacks has none, by the conventions of docs/data-format.md"
+            problems.append(source.diagnostic((*parts, key), "warning", message, hint, "unavailable-label"))
+    return problems
 
 
 def _use_when_patterns(source: SourceFile, parts: tuple[Any, ...], capability: dict[str, Any]) -> list[Diagnostic]:

@@ -1,0 +1,119 @@
+"""Records that validate used to accept without a word: a repeated or self-naming alias, a page cited twice by one
+record, and plan or maturity labels on a capability the agent lacks (docs/data-format.md's conventions)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from catalog_factory import documents, run_cli, write_catalog
+
+NEW_CODES = ("alias-repeated", "alias-own-name", "source-repeated", "unavailable-label")
+
+
+def warnings_of(tmp_path: Path, edit: Callable[[dict[str, Any]], None]) -> list[dict[str, Any]]:
+    """The new warnings `capidx validate -v --format json` gives once `edit` has changed Claude Code's document;
+    the run must pass (warnings do not fail it)."""
+    docs = documents()
+    edit(docs["claude-code"])
+    write_catalog(tmp_path, docs)
+    result = run_cli(["validate", "-v", "--format", "json"], tmp_path)
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.stdout)["diagnostics"]
+    return [problem for problem in found if problem["code"] in NEW_CODES]
+
+
+def mcp(document: dict[str, Any]) -> dict[str, Any]:
+    return document["capabilities"][0]  # MCP Servers: available, with aliases, two sources, tier and maturityLevel
+
+
+def said(problems: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    return [(problem["code"], problem["severity"], problem["pointer"]) for problem in problems]
+
+
+def test_an_unchanged_catalog_gets_none_of_these_warnings(tmp_path: Path) -> None:
+    assert warnings_of(tmp_path, lambda document: None) == []
+
+
+@pytest.mark.parametrize("repeat", ["tool servers", "Tool  Servers", "tool-servers"])
+def test_an_alias_given_twice_in_one_record_is_warned_at_the_repeat(tmp_path: Path, repeat: str) -> None:
+    found = warnings_of(tmp_path, lambda document: mcp(document)["aliases"].append(repeat))
+    assert said(found) == [("alias-repeated", "warning", "$.capabilities[0].aliases[2]")]
+    assert "first as aliases[1]" in found[0]["message"] and "remove the repeat" in found[0]["hint"]
+    assert found[0]["line"] and found[0]["col"]
+
+
+@pytest.mark.parametrize("alias", ["MCP Servers", "mcp servers", "mcp-servers"])
+def test_an_alias_that_is_the_record_s_own_name_is_warned(tmp_path: Path, alias: str) -> None:
+    found = warnings_of(tmp_path, lambda document: mcp(document)["aliases"].insert(0, alias))
+    assert said(found) == [("alias-own-name", "warning", "$.capabilities[0].aliases[0]")]
+    assert "own name 'MCP Servers'" in found[0]["message"] and found[0]["hint"].startswith("remove it")
+
+
+def test_one_alias_repeated_and_naming_the_record_is_said_once_as_its_name(tmp_path: Path) -> None:
+    found = warnings_of(tmp_path, lambda document: mcp(document)["aliases"].extend(["MCP Servers", "mcp servers"]))
+    assert [code for code, _, _ in said(found)] == ["alias-own-name", "alias-own-name"]
+
+
+def test_a_page_cited_twice_by_one_record_is_warned_at_the_second_url(tmp_path: Path) -> None:
+    def cite_twice(document: dict[str, Any]) -> None:
+        first = dict(mcp(document)["sources"][0])
+        mcp(document)["sources"].append({**first, "verifiedDate": "2026-01-11"})
+
+    found = warnings_of(tmp_path, cite_twice)
+    assert said(found) == [("source-repeated", "warning", "$.capabilities[0].sources[2].url")]
+    assert "first as sources[0]" in found[0]["message"] and "cite each page once" in found[0]["hint"]
+
+
+def test_one_page_cited_by_two_records_is_no_repeat(tmp_path: Path) -> None:
+    def cite_elsewhere(document: dict[str, Any]) -> None:
+        document["capabilities"][3]["sources"] = [dict(mcp(document)["sources"][0])]
+
+    assert warnings_of(tmp_path, cite_elsewhere) == []
+
+
+def test_labels_on_an_unavailable_capability_are_warned_each_at_its_key(tmp_path: Path) -> None:
+    def lacks(document: dict[str, Any]) -> None:
+        mcp(document)["available"] = False
+
+    found = warnings_of(tmp_path, lacks)
+    assert said(found) == [
+        ("unavailable-label", "warning", f"$.capabilities[0].{key}") for key in ("tier", "maturityLevel", "status")
+    ]
+    assert all("docs/data-format.md" in problem["hint"] for problem in found)
+
+
+def test_limitations_on_an_unavailable_capability_are_not_warned(tmp_path: Path) -> None:
+    """The convention names tier, maturityLevel and status; what an absent capability lacks may be recorded."""
+
+    def lacks(document: dict[str, Any]) -> None:
+        record = mcp(document)
+        record["available"] = False
+        for key in ("tier", "maturityLevel", "status"):
+            del record[key]
+        assert record["limitations"]
+
+    assert warnings_of(tmp_path, lacks) == []
+
+
+def test_two_capabilities_with_one_description_get_none_of_these_warnings(tmp_path: Path) -> None:
+    def same_words(document: dict[str, Any]) -> None:
+        document["capabilities"][3]["description"] = mcp(document)["description"]
+
+    assert warnings_of(tmp_path, same_words) == []
+
+
+def test_the_text_report_places_each_warning_and_says_what_to_do(tmp_path: Path) -> None:
+    docs = documents()
+    mcp(docs["claude-code"])["aliases"].append("tool servers")
+    write_catalog(tmp_path, docs)
+    result = run_cli(["validate", "-v"], tmp_path)
+    assert result.exit_code == 0, result.output
+    (line,) = [line for line in result.output.splitlines() if "given twice" in line]
+    assert line.startswith("agents/claude-code/capabilities/current.json:")
+    assert "$.capabilities[0].aliases[2]: warning: alias 'tool servers'" in line and "(remove the repeat" in line
+    strict = run_cli(["validate", "--strict", "-q"], tmp_path)
+    assert strict.exit_code == 1 and "given twice" in strict.output
