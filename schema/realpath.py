@@ -11,7 +11,9 @@ module cannot resolve is one that opening would fail on with ELOOP as well. A ch
 caller already treats a loop:
 
 - `real_path` (for `os.path.realpath`): without `strict`, the path is returned resolved as far as the last link it
-  followed, the rest unresolved (where realpath leaves a loop); with `strict`, OSError(ELOOP), as realpath raises.
+  followed, the rest unresolved (where realpath leaves a loop); with `strict`, OSError(ELOOP), as realpath raises. That
+  unresolved answer is for comparing, not for opening: opened on its own, it starts the kernel's count anew at a
+  link of the chain and may reach its end, where the path it came from (or any path through it) fails with ELOOP.
 - `resolve` (for `Path.resolve`): a loop or an over-long chain is OSError(ELOOP) also without `strict` (where
   Python 3.11 raised RuntimeError), and a missing path is kept as written unless `strict`.
 

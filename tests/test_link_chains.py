@@ -12,7 +12,10 @@ from __future__ import annotations
 import errno
 import json
 import os
+import random
 import shutil
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -117,6 +120,114 @@ def test_a_missing_target_is_kept_unless_strict(tmp_path: Path) -> None:
             call()
 
 
+# Random trees of folders, files and links (relative and absolute targets, `..` and `.` in them, trailing and
+# repeated slashes, dangling links, loops, links to `/`), and random paths in them, absolute or relative to a random
+# working folder: a few thousand paths, each compared with the standard library and with what the kernel opens.
+_NAMES = ("a", "b", "c", "l", "m")
+_PARTS = (*_NAMES, "..", ".", "", "a", "b")
+
+
+def _outcome(call: Callable[[], object]) -> tuple[object, ...]:
+    """A call's value, or the kind of error it raised (Python 3.11's RuntimeError for a loop is the ELOOP it means)."""
+    try:
+        return ("value", call())
+    except RuntimeError:
+        return ("error", OSError, errno.ELOOP)
+    except OSError as error:
+        return ("error", type(error), error.errno)
+
+
+def _random_tree(rng: random.Random, base: Path) -> list[Path]:
+    """Folders, files and links under `base`: the folders made, `base` first."""
+    folders = [base]
+    for _ in range(rng.randint(3, 10)):
+        path = rng.choice(folders) / rng.choice(_NAMES)
+        if os.path.lexists(path):
+            continue
+        kind, words = rng.random(), "/".join(rng.choice(_PARTS) for _ in range(rng.randint(1, 4)))
+        if kind < 0.35:
+            path.mkdir()
+            folders.append(path)
+        elif kind < 0.5:
+            path.write_bytes(b"")
+        else:
+            choice = rng.random()
+            target = (
+                f"{base}/{words}" if choice < 0.15 else "/" if choice < 0.2 else f"/{words}" if choice < 0.25 else words
+            )
+            path.symlink_to(target + ("/" if rng.random() < 0.1 else "") or ".")
+    return folders
+
+
+def _random_path(rng: random.Random, base: Path, folders: list[Path], monkeypatch: pytest.MonkeyPatch) -> str:
+    words = "/".join(rng.choice(_PARTS) for _ in range(rng.randint(0, 6)))
+    if rng.random() < 0.5:
+        monkeypatch.chdir(rng.choice(folders))
+        return words
+    return f"{base}{'//' if rng.random() < 0.1 else '/'}{words}{'/' if rng.random() < 0.2 else ''}"
+
+
+def _compare(path: str) -> None:
+    """`path` resolves as the standard library resolves it, unless it is a loop (or a chain past `MAX_LINKS`): then
+    the kernel does not open it either. A path the kernel opens resolves strictly to the file it opens."""
+    given_up = _outcome(lambda: resolve(Path(path))) == ("error", OSError, errno.ELOOP)
+    kernel = _outcome(lambda: os.stat(path))
+    for strict in (False, True):
+        ours = _outcome(partial(real_path, path, strict=strict))
+        ours_resolved = _outcome(partial(resolve, Path(path), strict=strict))
+        if not given_up:
+            assert ours == _outcome(partial(os.path.realpath, path, strict=strict)), (path, strict)
+            assert ours_resolved == _outcome(partial(Path(path).resolve, strict=strict)), (path, strict)
+        elif ours_resolved[0] == "value":
+            pytest.fail(f"{path}: a loop resolved (strict={strict})")
+    if given_up:
+        assert kernel[0] == "error", path
+    if kernel[0] == "value":
+        assert os.stat(real_path(path, strict=True)) == kernel[1], path
+    elif kernel[2] == errno.ELOOP:
+        assert _outcome(lambda: real_path(path, strict=True))[0] == "error", path
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_trees_resolve_as_the_standard_library_and_the_kernel(
+    seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for tree in range(50):
+        rng = random.Random(seed * 1_000 + tree)
+        base = Path(os.path.realpath(tmp_path)) / f"t{tree}"
+        base.mkdir()
+        folders = _random_tree(rng, base)
+        for _ in range(20):
+            _compare(_random_path(rng, base, folders, monkeypatch))
+
+
+def test_links_spread_over_a_path_count_together_as_the_kernel_counts_them(tmp_path: Path) -> None:
+    """Linux follows `MAX_LINKS` links in all for one path, those of nested targets and repeated hops included:
+    a path within that many resolves to the file the kernel opens, one past it is a loop to both."""
+    (tmp_path / "d" / "d").mkdir(parents=True)
+    (tmp_path / "d" / "d" / "f").write_text("x", encoding="utf-8")
+    link_chain(tmp_path / "x", "d", links=12)  # 12 links to d
+    (tmp_path / "y").symlink_to("x/../x")  # 1 + 12 + 12
+    for path, links in (
+        ("x/d/f", 12),
+        ("y/d/f", 25),
+        ("y/../y/d/f", 50),
+        ("x/../y/../x/d/f", 49),
+        ("x/../x/../x/d/f", 36),
+    ):
+        name = str(tmp_path / path)
+        if links <= MAX_LINKS:
+            assert os.stat(name) == os.stat(tmp_path / "d" / "d" / "f")
+            assert real_path(name, strict=True) == str(tmp_path / "d" / "d" / "f"), path
+        else:
+            with pytest.raises(OSError) as kernel:
+                os.stat(name)
+            assert kernel.value.errno == errno.ELOOP
+            with pytest.raises(OSError) as ours:
+                resolve(Path(name))
+            assert ours.value.errno == errno.ELOOP, path
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # The commands
 
@@ -209,3 +320,12 @@ def test_serve_refuses_a_build_folder_chained_inside_the_build(project: Path, mo
     (build / "agents").rename(build / "agents-copy")
     link_chain(build / "agents", "agents-copy")
     assert_refused(invoke(["serve", "--build", "build", "--no-reload"], project, monkeypatch), 2, "agents")
+
+
+def test_validate_says_a_document_named_through_a_chained_folder_is_missing(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Telling one document met by two names apart (`_entry`) resolved the named file's folder with realpath."""
+    link_chain(project / "agents" / "cc", "claude-code")
+    for named in ("agents/cc/capabilities/current.json", "agents/cc/capabilities"):
+        assert_refused(invoke(["validate", named], project, monkeypatch), 2, named)
