@@ -36,11 +36,15 @@ def _serve() -> None:
         from capidx.server.signals import Stopped, raise_on_stop_signals, stop_raising, stop_received
     except KeyboardInterrupt:  # before the handlers: Python's own
         sys.exit(130)
-    raise_on_stop_signals()
     try:
+        # Inside the statement that catches what a stop signal raises: one landing as the handlers are put in place
+        # is a KeyboardInterrupt before them and a `Stopped` after, and ends the command with its code either way.
+        raise_on_stop_signals()
         from capidx.cli import main as run
 
         run()
+    except KeyboardInterrupt:
+        sys.exit(130)
     except Stopped as stopped:
         sys.exit(stopped.exit_code)
     except Exception:

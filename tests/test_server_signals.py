@@ -546,3 +546,47 @@ def test_an_error_a_stop_turned_into_ends_with_the_stops_code(hand_build: Path, 
     done = _run_patched(script, hand_build)
     assert done.returncode == 143, done.stderr
     assert "Traceback" not in done.stderr and "what the library made of it" not in done.stderr, done.stderr
+
+
+# A stop signal while the console script puts its handlers in place: a SIGINT just before (Python's own handler still
+# there: a KeyboardInterrupt), a SIGTERM just after (the new handler: a `Stopped`), both raised in the installation.
+SIGNAL_BEFORE_THE_HANDLERS = (
+    "import os, signal\n"
+    "getsignal = signal.getsignal\n"
+    "def looking(signum):\n"
+    "    signal.getsignal = getsignal\n"
+    "    os.kill(os.getpid(), SIGNUM)\n"
+    "    return getsignal(signum)\n"
+    "signal.getsignal = looking\n"
+    "from capidx.__main__ import main\n"
+    "main()\n"
+)
+SIGNAL_AFTER_THE_HANDLERS = (
+    "import os, signal\n"
+    "install = signal.signal\n"
+    "def installing(signum, handler):\n"
+    "    previous = install(signum, handler)\n"
+    "    if signum == signal.SIGTERM and getattr(handler, '__name__', '') == '_raise_stopped':\n"
+    "        signal.signal = install\n"
+    "        os.kill(os.getpid(), SIGNUM)\n"
+    "    return previous\n"
+    "signal.signal = installing\n"
+    "from capidx.__main__ import main\n"
+    "main()\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("script", "signum", "code"),
+    [(SIGNAL_BEFORE_THE_HANDLERS, signal.SIGINT, 130), (SIGNAL_AFTER_THE_HANDLERS, signal.SIGTERM, 143)],
+    ids=["before", "after"],
+)
+def test_a_signal_as_the_console_script_installs_its_handlers_ends_with_its_code(
+    hand_build: Path, script: str, signum: int, code: int
+) -> None:
+    """The console script put its handlers in place outside the statement that catches what a stop signal raises: one
+    landing there ended the command with a KeyboardInterrupt's or a `Stopped`'s traceback (exit 1 for the latter)."""
+    done = _run_patched(script, hand_build, signum)
+    assert done.returncode == code, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    assert "serving" not in done.stderr
