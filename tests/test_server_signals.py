@@ -240,10 +240,13 @@ def test_the_help_states_the_exit_codes_of_a_stop() -> None:
 def test_serve_puts_the_signal_handlers_back_when_it_ends(tmp_path: Path) -> None:
     # A stop signal raises `Stopped` only while serve can catch it; after serve has ended (here: refusing a
     # missing build), a Ctrl-C must be Python's own KeyboardInterrupt again, not an uncaught `Stopped`.
+    # The unraisable-exception hook serve wraps (silent about a `Stopped`) is the caller's own again too: pytest's here.
     before = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    hook = sys.unraisablehook
     result = CliRunner().invoke(cli, ["serve", "--build", str(tmp_path / "missing")])
     assert result.exit_code == 2
     assert {signum: signal.getsignal(signum) for signum in before} == before
+    assert sys.unraisablehook is hook
 
 
 def test_serve_turns_the_collector_back_on_when_it_ends(tmp_path: Path) -> None:
