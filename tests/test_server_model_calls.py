@@ -30,6 +30,8 @@ def test_end_waits_for_a_call_under_way() -> None:
     ended: list[bool] = []
     ending = threading.Thread(target=lambda: ended.append(calls.end()))
     ending.start()
+    ending.join(0.2)
+    assert ending.is_alive() and not ended  # still waiting for the call under way, whatever the time it took
     release.set()
     ending.join(60)
     thread.join(60)
