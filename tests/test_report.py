@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -933,6 +934,8 @@ def test_html_shows_a_breach_beyond_its_budget_mark(breached: Path) -> None:
     assert "1 budget breached" in result.output
     assert 'class="fill breach" style="width: 100.00%' in result.output
     assert "over the budget of 20,000" in result.output
+    # the share is of the budget, said so: after "over the budget" a bare "(121%)" read as the overage
+    assert re.search(r"over the budget of 20,000 \(\d+% of it\)", result.output)
 
 
 def test_html_escapes_text_from_the_manifest(tmp_path: Path) -> None:

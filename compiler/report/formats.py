@@ -109,7 +109,8 @@ def breach_message(report: Report, budget: Budget) -> str:
     subject = document if document == budget.kind else f"{budget.kind}: {document}"
     return (
         f"{subject} is {number(budget.tokens)} tokens, "
-        f"{number(budget.tokens - budget.budget)} over the budget of {number(budget.budget)} ({use_percent(budget)})"
+        f"{number(budget.tokens - budget.budget)} over the budget of {number(budget.budget)} "
+        f"({use_percent(budget)} of it)"
     )
 
 

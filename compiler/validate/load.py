@@ -41,6 +41,8 @@ from capidx.schema.yamldata import (
 )
 
 YAML_SUFFIXES = frozenset({".yaml", ".yml"})
+# UTF-16 (little and big endian; UTF-32's little-endian mark begins with UTF-16's).
+_WIDE_BYTE_ORDER_MARKS = (b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
 # Python reads no JSON integer of more digits (`sys.get_int_max_str_digits`).
 PYTHON_INT_DIGITS = 4300
 # JSON strings (skipped) and the runs of digits between them: one pass, whatever the file holds.
@@ -244,6 +246,8 @@ def _decode(path: Path, raw: bytes) -> tuple[str, Diagnostic | None]:
         line = raw.count(b"\n", 0, offset) + 1
         col = len(raw[line_start:offset].decode("utf-8", "replace")) + 1
         message = f"not valid UTF-8: byte 0x{raw[offset]:02x} at offset {offset}"
+        if raw.startswith(_WIDE_BYTE_ORDER_MARKS):  # Windows editors' "Unicode": said as such, not as its first byte
+            message = "not valid UTF-8: the file is UTF-16 or UTF-32 (it starts with their byte order mark)"
         return "", Diagnostic(str(path), line, col, "", "error", message, "save the file as UTF-8", "parse")
 
 
