@@ -72,6 +72,28 @@ async def test_init_then_validate_build_and_serve_work_at_once(tmp_path: Path, a
         assert not found.is_error and "MCP Servers" in found.content[0].text
 
 
+def test_the_next_steps_say_the_sample_aliases_follow_the_example_and_validate_names_those_left_behind(
+    tmp_path: Path,
+) -> None:
+    """Replacing the example agent leaves the sample alias table pointing at its capabilities: the steps say so, and
+    validate names each entry whose capability is gone."""
+    result = run_cli(["init"], cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "agents/aliases.json maps phrases to the example's capability names" in result.output
+    example = tmp_path / "agents" / "example-agent" / "capabilities" / "current.json"
+    document = json.loads(example.read_text("utf-8"))
+    document["capabilities"] = [c for c in document["capabilities"] if c["name"] != "MCP Servers"]
+    example.write_text(json.dumps(document), "utf-8")
+    aliases = json.loads((tmp_path / "agents" / "aliases.json").read_text("utf-8"))["aliases"]
+    gone = sorted(phrase for phrase, name in aliases.items() if name == "MCP Servers")
+    assert gone  # the sample table has entries for the example's MCP Servers
+
+    checked = run_cli(["validate"], cwd=tmp_path)
+    assert checked.exit_code == 1
+    for phrase in gone:
+        assert phrase in checked.output
+
+
 def test_init_refuses_to_overwrite_and_writes_nothing(tmp_path: Path) -> None:
     (tmp_path / "capidx.yaml").write_text("title: mine\n", encoding="utf-8")
     workflow = tmp_path / ".github" / "workflows" / "capidx.yml"
