@@ -20,6 +20,7 @@ from capidx.schema import labels
 from capidx.schema.homepath import expand_home
 from capidx.schema.pathkind import PathKind, folder_kind
 from capidx.schema.realpath import resolve
+from capidx.schema.wording import NOT_SETTINGS
 from capidx.schema.yamldata import SourceMap, json_path, whole_numbers
 
 if TYPE_CHECKING:
@@ -288,7 +289,7 @@ def check_config_mapping(data: Any, path: str, source: SourceFile | None = None)
         return []
     source = source or SourceFile(Path(path), b"", "", data, SourceMap())
     if not isinstance(data, dict):
-        return [source.diagnostic((), "error", "capidx.yaml must be a mapping of settings", code="config")]
+        return [source.diagnostic((), "error", NOT_SETTINGS, code="config")]
     found = schema_diagnostics(bundled_validator(CONFIG_SCHEMA), source, code="config")
     found += _check_encodings(data, source)  # names, whatever else is wrong
     problems = sorted(found, key=lambda problem: (problem.line or 0, problem.col or 0))  # as the file reads

@@ -440,3 +440,45 @@ def json_identity(value: Any) -> Any:
     if isinstance(value, dict):
         return ("object", frozenset((key, json_identity(item)) for key, item in value.items()))
     return ("number", value)  # and null
+
+
+# --- the file itself: its encoding, its YAML, its top level ---------------------------------------------------
+
+UTF8_HINT = "save the file as UTF-8"  # the hint of a file that is not UTF-8 (the message says the byte and offset)
+NOT_SETTINGS = "capidx.yaml must be a mapping of settings"  # a capidx.yaml whose top level is a list or a scalar
+
+
+def yaml_problem(error: Any, text: str) -> tuple[tuple[int | None, int | None], str, str | None]:
+    """PyYAML's `MarkedYAMLError` (by its attributes) as ((line, column), message, hint), where the mistake most
+    likely is: a quote left open is placed where it opens (the parser notices at the end of the file, or of the
+    document at a `---`), a bracket's problem says where it opens; a tab and a ': ' inside a plain value are said,
+    and a line indented under a plain value, which is read as its rest. Shared so that serve's check of capidx.yaml
+    says a syntax error as validate does, at the same place."""
+    mark = error.problem_mark or error.context_mark
+    problem = error.problem or ""
+    hint = None
+    opened, context = error.context_mark, error.context or ""
+    unclosed = "end of stream" in problem or "unexpected document" in problem  # libyaml: indicator; PyYAML: separator
+    if opened is not None and context.startswith("while scanning a quoted scalar") and unclosed:
+        mark, hint = opened, "it is never closed: is a closing quote missing?"
+    elif opened is not None and context.startswith("while parsing a flow"):
+        where = f"line {opened.line + 1}, column {opened.column + 1}"
+        hint = f"is the bracket opened at {where} closed, and a comma between its items?"
+    elif mark is not None and text[mark.index : mark.index + 1] == "\t":  # the mark's index counts characters
+        hint = "a tab: YAML indents with spaces only"  # the parser's message does not say which character it was
+    elif problem.startswith("mapping values are not allowed") and mark is not None:
+        hint = _colon_hint(text, mark.index)
+    at = (mark.line + 1, mark.column + 1) if mark else (None, None)
+    # PyYAML reads context first: "while parsing a block mapping, did not find expected key".
+    return at, "invalid YAML: " + ", ".join(part for part in (error.context, problem) if part), hint
+
+
+def _colon_hint(text: str, index: int) -> str:
+    """What a ':' at `index` no mapping may have usually is. After a key's ': ' on its own line, a second ': ' in that
+    key's plain value. Else the line is read as the rest of a plain value above it: a key indented deeper than the
+    keys beside it (`name: x` then `  description: y`), or a value continued on an indented line holding ': '; told to
+    quote the value, the first would still be wrong."""
+    start = max(text.rfind("\n", 0, index), text.rfind("\r", 0, index)) + 1
+    if re.search(r":[ \t]", text[start:index]):
+        return "a ': ' inside a value: put the whole value in quotes"
+    return "this line is read as the rest of the value above it: indent it as the keys beside it, or quote that value"

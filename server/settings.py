@@ -29,7 +29,7 @@ from typing import Any
 
 from capidx.schema.homepath import EMPTY_PATH, LINK_LOOP, broken_link, expand_home
 from capidx.schema.pathkind import FILE_PERMISSION
-from capidx.schema.wording import describe, said, shown, without_shadowed
+from capidx.schema.wording import NOT_SETTINGS, UTF8_HINT, describe, said, shown, without_shadowed, yaml_problem
 from capidx.schema.yamldata import (
     MAX_FILE_BYTES,
     MAX_NESTING,
@@ -366,7 +366,7 @@ def from_file(path: Path, cwd: Path | None = None) -> tuple[dict[str, Any], list
     if data is None:  # an empty file, or only comments: every default
         return {}, []
     if not isinstance(data, dict):
-        return {}, [_at(named, document.source_map.locate(()), (), "expected a mapping of settings at the top level")]
+        return {}, [_at(named, document.source_map.locate(()), (), NOT_SETTINGS)]
     problems = _schema_problems(named, data, document.source_map)
     if problems:
         return {}, problems
@@ -434,23 +434,23 @@ def _parse(path: Path, raw: bytes) -> YamlDocument:
         at = error.start
         line = raw.count(b"\n", 0, at) + 1
         column = len(raw[raw.rfind(b"\n", 0, at) + 1 : at].decode("utf-8", "replace")) + 1
-        raise SettingsError([f"{path}:{line}:{column}: not valid UTF-8: byte 0x{raw[at]:02x} at offset {at}"]) from None
+        message = f"not valid UTF-8: byte 0x{raw[at]:02x} at offset {at}"
+        raise SettingsError([f"{path}:{line}:{column}: {said(message, UTF8_HINT)}"]) from None
     try:
         document = parse_yaml(text)
+    except yaml.MarkedYAMLError as error:  # worded and placed as validate does (`wording.yaml_problem`)
+        (line, column), message, hint = yaml_problem(error, text)
+        where = str(path) if line is None else f"{path}:{line}:{column}"
+        raise SettingsError([_printable(f"{where}: {said(message, hint)}")]) from None
     except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
-        reason = ", ".join(part for part in (getattr(error, "context", None), getattr(error, "problem", None)) if part)
-        raise SettingsError(
-            [_printable(f"{where}: not valid YAML: {reason or ' '.join(str(error).split())}")]
-        ) from None
+        raise SettingsError([_printable(f"{path}: invalid YAML: {' '.join(str(error).split())}")]) from None
     except YamlTooDeep as error:  # as `too_deep` below says it of the parsed data
         raise SettingsError([_at(path, error.position, error.parts, str(error))]) from None
     except YamlShapeError as error:
         line, column = error.position
         raise SettingsError([f"{path}:{line}:{column}: unusable YAML: {error}"]) from None
     except RecursionError:
-        raise SettingsError([f"{path}: not valid YAML: nested too deeply"]) from None
+        raise SettingsError([f"{path}: invalid YAML: nested too deeply"]) from None
     found: list[tuple[Position, Parts, str]] = []
     for dup in document.source_map.duplicates:
         first = f"first at line {dup.first[0]}, column {dup.first[1]}; parsers keep only the last value"

@@ -650,6 +650,35 @@ def test_a_misspelled_key_reads_the_same_in_validate_build_and_serve(
     assert str(project) not in result.output.replace(f"config: {project}", "")  # build's notice names the file in force
 
 
+BROKEN_FILES = {
+    "bracket": (b"budgets:\n  summary: [5\n", "is the bracket opened at line 2, column 12 closed"),
+    "quote": (b"budgets:\n  summary: 'x\nencodings: []\n", "is a closing quote missing?"),
+    "tab": (b"budgets:\n\tsummary: 5\n", "YAML indents with spaces only"),
+    "utf8": (b"budgets:\n  summary: \xff\n", "save the file as UTF-8"),
+    "list": (b"- budgets\n", "capidx.yaml must be a mapping of settings"),
+}
+
+
+@pytest.mark.parametrize("broken", sorted(BROKEN_FILES))
+def test_a_capidx_yaml_that_does_not_parse_reads_the_same_in_validate_build_and_serve(
+    project: Path, broken: str
+) -> None:
+    """serve read capidx.yaml with its own words for a file that is not a mapping of settings in YAML and UTF-8:
+    `not valid YAML` without validate's hint (which bracket is open, a tab), an open quote placed at the end of the
+    file rather than where it opens, `not valid UTF-8` without saying to save the file as UTF-8."""
+    text, hint = BROKEN_FILES[broken]
+    (project / "capidx.yaml").write_bytes(text)
+
+    said = {}
+    for command in ("validate", "build", "serve"):
+        result = run_cli([command], project)
+        assert result.exit_code == 2, result.output
+        said[command] = [line.removeprefix("Error: ") for line in result.output.splitlines() if "capidx.yaml:" in line]
+
+    assert len(said["validate"]) == 1 and hint in said["validate"][0], said
+    assert said["build"] == said["validate"] and said["serve"] == said["validate"], said
+
+
 def test_a_catalog_folder_that_is_not_there_is_not_called_a_validation_error(project: Path) -> None:
     """`paths.agents: nope` stops the build with exit 2, as validate: a configuration error, not invalid data (1)."""
     (project / "capidx.yaml").write_text("paths:\n  agents: nope\n", encoding="utf-8")

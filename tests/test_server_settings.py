@@ -126,7 +126,7 @@ def test_every_problem_is_reported_at_once() -> None:
         ("serve:\n  resources: maybe\n", ":2:14: $.serve.resources: expected boolean"),
         ("serve:\n  idle_timeout: 100000000\n", ":2:17: $.serve.idle_timeout: 100000000 is greater than the maximum"),
         ("serve:\n  expose: [summary, summary]\n", "$.serve.expose: items must be unique ('summary' appears more"),
-        ("serve: [\n", "not valid YAML"),
+        ("serve: [\n", "invalid YAML"),
     ],
 )
 def test_invalid_file_values_name_file_line_and_column(tmp_path: Path, yaml_text: str, message: str) -> None:

@@ -25,6 +25,7 @@ from capidx.compiler.files import read_at_most
 from capidx.compiler.validate.positions import JsonPositions, first_too_deep, scan_json
 from capidx.schema.homepath import LINK_LOOP, broken_link
 from capidx.schema.pathkind import FILE_PERMISSION
+from capidx.schema.wording import UTF8_HINT, yaml_problem
 from capidx.schema.yamldata import (
     MAX_FILE_BYTES,
     MAX_NESTING,
@@ -248,7 +249,7 @@ def _decode(path: Path, raw: bytes) -> tuple[str, Diagnostic | None]:
         message = f"not valid UTF-8: byte 0x{raw[offset]:02x} at offset {offset}"
         if raw.startswith(_WIDE_BYTE_ORDER_MARKS):  # Windows editors' "Unicode": said as such, not as its first byte
             message = "not valid UTF-8: the file is UTF-16 or UTF-32 (it starts with their byte order mark)"
-        return "", Diagnostic(str(path), line, col, "", "error", message, "save the file as UTF-8", "parse")
+        return "", Diagnostic(str(path), line, col, "", "error", message, UTF8_HINT, "parse")
 
 
 def _is_yaml(path: Path, text: str) -> bool:
@@ -401,36 +402,7 @@ def _parse_yaml(path: Path, raw: bytes, text: str) -> tuple[SourceFile | None, l
     return (None if non_string_keys else source), problems
 
 
-def _colon_hint(text: str, index: int) -> str:
-    """What a ':' at `index` no mapping may have usually is. After a key's ': ' on its own line, a second ': ' in that
-    key's plain value. Else the line is read as the rest of a plain value above it: a key indented deeper than the
-    keys beside it (`name: x` then `  description: y`), or a value continued on an indented line holding ': '; told to
-    quote the value, the first would still be wrong."""
-    start = max(text.rfind("\n", 0, index), text.rfind("\r", 0, index)) + 1
-    if re.search(r":[ \t]", text[start:index]):
-        return "a ': ' inside a value: put the whole value in quotes"
-    return "this line is read as the rest of the value above it: indent it as the keys beside it, or quote that value"
-
-
 def _yaml_problem(path: Path, exc: Any, text: str) -> Diagnostic:
-    """PyYAML's message where the mistake most likely is: a quote left open is placed where it opens (the parser
-    notices at the end of the file, or of the document at a `---`), a bracket's problem says where it opens; a tab
-    and a ': ' inside a plain value are said, and a line indented under a plain value, which is read as its rest."""
-    mark = exc.problem_mark or exc.context_mark
-    problem = exc.problem or ""
-    hint = None
-    opened, context = exc.context_mark, exc.context or ""
-    unclosed = "end of stream" in problem or "unexpected document" in problem  # libyaml: indicator; PyYAML: separator
-    if opened is not None and context.startswith("while scanning a quoted scalar") and unclosed:
-        mark, hint = opened, "it is never closed: is a closing quote missing?"
-    elif opened is not None and context.startswith("while parsing a flow"):
-        where = f"line {opened.line + 1}, column {opened.column + 1}"
-        hint = f"is the bracket opened at {where} closed, and a comma between its items?"
-    elif mark is not None and text[mark.index : mark.index + 1] == "\t":  # the mark's index counts characters
-        hint = "a tab: YAML indents with spaces only"  # the parser's message does not say which character it was
-    elif problem.startswith("mapping values are not allowed") and mark is not None:
-        hint = _colon_hint(text, mark.index)
-    line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
-    # PyYAML reads context first: "while parsing a block mapping, did not find expected key".
-    message = "invalid YAML: " + ", ".join(part for part in (exc.context, problem) if part)
+    """PyYAML's error as a diagnostic, placed and worded by `wording.yaml_problem` (which `capidx serve` uses too)."""
+    (line, col), message, hint = yaml_problem(exc, text)
     return Diagnostic(str(path), line, col, "", "error", message, hint, "parse")
