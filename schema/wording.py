@@ -445,6 +445,21 @@ def json_identity(value: Any) -> Any:
 # --- the file itself: its encoding, its YAML, its top level ---------------------------------------------------
 
 UTF8_HINT = "save the file as UTF-8"  # the hint of a file that is not UTF-8 (the message says the byte and offset)
+# UTF-16 (little and big endian; UTF-32's little-endian mark begins with UTF-16's).
+_WIDE_BYTE_ORDER_MARKS = (b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
+
+
+def not_utf8(raw: bytes, error: UnicodeDecodeError) -> tuple[int, int, str]:
+    """Line, column (in characters) and message of bytes that are not UTF-8: the byte and its offset, or, for a file
+    that starts with UTF-16's or UTF-32's byte order mark (a Windows editor's "Unicode"), that it is one."""
+    at = error.start
+    line = raw.count(b"\n", 0, at) + 1
+    column = len(raw[raw.rfind(b"\n", 0, at) + 1 : at].decode("utf-8", "replace")) + 1
+    if raw.startswith(_WIDE_BYTE_ORDER_MARKS):
+        return line, column, "not valid UTF-8: the file is UTF-16 or UTF-32 (it starts with their byte order mark)"
+    return line, column, f"not valid UTF-8: byte 0x{raw[at]:02x} at offset {at}"
+
+
 NOT_SETTINGS = "capidx.yaml must be a mapping of settings"  # a capidx.yaml whose top level is a list or a scalar
 
 

@@ -29,7 +29,16 @@ from typing import Any
 
 from capidx.schema.homepath import EMPTY_PATH, LINK_LOOP, broken_link, expand_home
 from capidx.schema.pathkind import FILE_PERMISSION
-from capidx.schema.wording import NOT_SETTINGS, UTF8_HINT, describe, said, shown, without_shadowed, yaml_problem
+from capidx.schema.wording import (
+    NOT_SETTINGS,
+    UTF8_HINT,
+    describe,
+    not_utf8,
+    said,
+    shown,
+    without_shadowed,
+    yaml_problem,
+)
 from capidx.schema.yamldata import (
     MAX_FILE_BYTES,
     MAX_NESTING,
@@ -431,10 +440,7 @@ def _parse(path: Path, raw: bytes) -> YamlDocument:
     try:
         text = raw.decode("utf-8-sig")  # a leading BOM is tolerated and not counted as a column, as in validate
     except UnicodeDecodeError as error:
-        at = error.start
-        line = raw.count(b"\n", 0, at) + 1
-        column = len(raw[raw.rfind(b"\n", 0, at) + 1 : at].decode("utf-8", "replace")) + 1
-        message = f"not valid UTF-8: byte 0x{raw[at]:02x} at offset {at}"
+        line, column, message = not_utf8(raw, error)
         raise SettingsError([f"{path}:{line}:{column}: {said(message, UTF8_HINT)}"]) from None
     try:
         document = parse_yaml(text)

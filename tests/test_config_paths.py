@@ -656,6 +656,7 @@ BROKEN_FILES = {
     "tab": (b"budgets:\n\tsummary: 5\n", "YAML indents with spaces only"),
     "utf8": (b"budgets:\n  summary: \xff\n", "save the file as UTF-8"),
     "list": (b"- budgets\n", "capidx.yaml must be a mapping of settings"),
+    "utf16": ("budgets: {}\n".encode("utf-16"), "the file is UTF-16 or UTF-32"),
 }
 
 

@@ -25,7 +25,7 @@ from capidx.compiler.files import read_at_most
 from capidx.compiler.validate.positions import JsonPositions, first_too_deep, scan_json
 from capidx.schema.homepath import LINK_LOOP, broken_link
 from capidx.schema.pathkind import FILE_PERMISSION
-from capidx.schema.wording import UTF8_HINT, yaml_problem
+from capidx.schema.wording import UTF8_HINT, not_utf8, yaml_problem
 from capidx.schema.yamldata import (
     MAX_FILE_BYTES,
     MAX_NESTING,
@@ -42,8 +42,6 @@ from capidx.schema.yamldata import (
 )
 
 YAML_SUFFIXES = frozenset({".yaml", ".yml"})
-# UTF-16 (little and big endian; UTF-32's little-endian mark begins with UTF-16's).
-_WIDE_BYTE_ORDER_MARKS = (b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
 # Python reads no JSON integer of more digits (`sys.get_int_max_str_digits`).
 PYTHON_INT_DIGITS = 4300
 # JSON strings (skipped) and the runs of digits between them: one pass, whatever the file holds.
@@ -242,13 +240,7 @@ def _decode(path: Path, raw: bytes) -> tuple[str, Diagnostic | None]:
     try:
         return raw.decode("utf-8-sig"), None  # a leading BOM is tolerated and not counted as a column
     except UnicodeDecodeError as exc:
-        offset = exc.start
-        line_start = raw.rfind(b"\n", 0, offset) + 1
-        line = raw.count(b"\n", 0, offset) + 1
-        col = len(raw[line_start:offset].decode("utf-8", "replace")) + 1
-        message = f"not valid UTF-8: byte 0x{raw[offset]:02x} at offset {offset}"
-        if raw.startswith(_WIDE_BYTE_ORDER_MARKS):  # Windows editors' "Unicode": said as such, not as its first byte
-            message = "not valid UTF-8: the file is UTF-16 or UTF-32 (it starts with their byte order mark)"
+        line, col, message = not_utf8(raw, exc)
         return "", Diagnostic(str(path), line, col, "", "error", message, UTF8_HINT, "parse")
 
 
