@@ -232,7 +232,7 @@ def _too_large(path: Path, size: int, limit: int) -> Diagnostic:
     return file_problem(
         path,
         f"file is {size / 1024 / 1024:.1f} MB, over the {limit // 1024 // 1024} MB limit for data files",
-        "split the catalog into one file per agent",
+        "a capability document or alias table takes kilobytes (and capidx.yaml less): is it the file meant?",
     )
 
 
