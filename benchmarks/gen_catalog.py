@@ -74,7 +74,7 @@ def _record(rng: random.Random, agent: int, base: dict[str, Any], pages: int) ->
         ],
     }
     for key, value in (("tier", rng.choice(TIERS)), ("maturityLevel", rng.choice(MATURITY))):
-        if value:
+        if value and record["available"]:  # labels describe what an agent has (docs/data-format.md); drawn either way
             record[key] = value
     if rng.random() > 0.5:
         record["terminology"] = f"{rng.choice(WORDS)} {rng.choice(WORDS)}"
