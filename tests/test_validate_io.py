@@ -741,3 +741,97 @@ def test_a_catalog_named_from_its_own_top_reads_its_own_alias_table(tmp_path: Pa
     assert result.exit_code == 1
     assert "aliases.json:" in result.output and "'MCP Server' is not the name of any capability" in result.output
     assert "not read" not in result.output
+
+
+# --- a manifest.json anyone may put in the catalog ---------------------------------------------------------------
+
+_NEWER_BUILD = {"artifacts": [], "format": 99}  # a build of a newer capidx: a manifest that is easy to write
+
+
+@pytest.mark.parametrize("marker", ["copied", "newer"])
+def test_a_build_manifest_in_an_agents_folder_hides_nothing(tmp_path: Path, marker: str) -> None:
+    """A manifest.json saying "build" in an agent's folder made validation pass over the folder, and the build, which
+    reads what validation reads, dropped the agent: its invalid document was neither reported nor built, exit 0. The
+    documents under such a folder are read; only its other data files go unwarned."""
+    built_project(tmp_path)
+    copied = (tmp_path / "build" / "manifest.json").read_text(encoding="utf-8")
+    manifest = copied if marker == "copied" else json.dumps(_NEWER_BUILD)
+    agent = tmp_path / "agents" / "copilot-cli"
+    (agent / "manifest.json").write_text(manifest, encoding="utf-8")
+    (agent / "notes.json").write_text("{}", encoding="utf-8")
+    document = agent / "capabilities" / "current.json"
+    data = json.loads(document.read_text(encoding="utf-8"))
+    data["capabilities"][0]["category"] = "no-such-category"
+    document.write_text(json.dumps(data), encoding="utf-8")
+    for named in ([], ["."], ["agents"]):
+        result = run_cli(["validate", *_TODAY, *named], cwd=tmp_path)
+        assert result.exit_code == 1, (named, result.output)
+        assert "agents/copilot-cli/capabilities/current.json:" in result.output
+        assert "not read" not in result.output
+    built = run_cli(["build", "-q", "--out", "again"], cwd=tmp_path)
+    assert built.exit_code == 1 and "no-such-category" in built.output
+    assert not (tmp_path / "again").exists()
+
+
+def test_a_misspelled_document_below_a_build_manifest_is_still_an_error(tmp_path: Path) -> None:
+    """The error that says an agent drops out of the build (`capabilites/`) is not silenced by a manifest beside it."""
+    agents = write_catalog(tmp_path)
+    (agents / "copilot-cli" / "capabilities").rename(agents / "copilot-cli" / "capabilites")
+    (agents / "copilot-cli" / "manifest.json").write_text(json.dumps(_NEWER_BUILD), encoding="utf-8")
+    result = run_cli(["validate", *_TODAY, "-q"], cwd=tmp_path)
+    assert result.exit_code == 1
+    assert "agents/copilot-cli/capabilites/current.json: not read" in result.output
+
+
+def test_a_large_manifest_json_that_is_no_build_is_not_read_for_its_every_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whether a folder met in the catalog is a build is a yes or no: listing every schema error of a manifest.json
+    of a few MB that is no build manifest took jsonschema minutes, in `capidx validate` and in every build."""
+    from capidx.schema import builddir
+
+    def listed(_data: object) -> list[str]:
+        raise AssertionError("the manifest's schema errors were listed")
+
+    monkeypatch.setattr(builddir, "manifest_problems", listed)
+    agents = write_catalog(tmp_path)
+    (agents / "notes").mkdir()
+    stray = {"format": 1, "artifacts": [{"n": n} for n in range(20_000)]}
+    (agents / "notes" / "manifest.json").write_text(json.dumps(stray), encoding="utf-8")
+    result = run_cli(["validate", *_TODAY], cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "agents/notes/manifest.json: warning: not read" in result.output
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"\xff\xfe not utf-8", b"{" * 100_000, b"[" * 50_000 + b"]" * 50_000, b'{"artifacts": "x", "format": 99}', b"7"],
+)
+def test_a_manifest_json_that_is_no_manifest_is_walked_as_any_file(tmp_path: Path, content: bytes) -> None:
+    agents = write_catalog(tmp_path)
+    (agents / "notes").mkdir()
+    (agents / "notes" / "manifest.json").write_bytes(content)
+    (agents / "notes" / "other.json").write_text("{}", encoding="utf-8")
+    result = run_cli(["validate", *_TODAY], cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "agents/notes/other.json: warning: not read" in result.output
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="symbolic links")
+def test_the_catalog_or_project_named_through_a_link_reads_the_table_once(tmp_path: Path) -> None:
+    """`capidx validate cat`, cat a link to the catalog (or the project named through a link), read the configured
+    table by the name the configuration gives it, then said it was "not read" under the link's name: a warning, and
+    for the project an error (a table misplaced)."""
+    project = tmp_path / "project"
+    built_project(project)
+    (project / "agents" / "aliases.json").write_text(json.dumps(_BROKEN_ALIASES), encoding="utf-8")
+    (project / "cat").symlink_to("agents", target_is_directory=True)
+    (tmp_path / "link").symlink_to(project, target_is_directory=True)
+    for named in ("cat", str(tmp_path / "link"), str(tmp_path / "link" / "agents")):
+        result = run_cli(["validate", *_TODAY, named], cwd=project)
+        assert result.exit_code == 1, (named, result.output)
+        assert result.output.count("'MCP Server' is not the name of any capability") == 1, (named, result.output)
+        assert "not read" not in result.output, (named, result.output)
+        unread = run_cli(["validate", *_TODAY, "--no-aliases", named], cwd=project)
+        assert unread.exit_code == 0, (named, unread.output)
+        assert unread.output.count("aliases.json: warning: not read") == 1, (named, unread.output)

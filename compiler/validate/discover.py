@@ -1,6 +1,6 @@
 """Which files `capidx validate` reads: the configured catalog, or the PATHS given on the command line.
 
-A directory contributes every `*/capabilities/current.{json,yaml,yml}` below it (build directories passed over) and
+A directory contributes every `*/capabilities/current.{json,yaml,yml}` below it (`paths.out` passed over) and
 an alias table: the configured catalog's when it is or holds that catalog (`capidx validate .`), else its own
 `aliases.{json,yaml,yml}`; a file is a capability document unless it is named like an alias table.
 Paths that do not exist are problems (code `io`, exit 2), reported together with everything else.
@@ -72,8 +72,10 @@ def agent_id(path: Path) -> str:
 def catalog_documents(
     root: Path, refused: Callable[[FolderUnreadable], object] | None = None, skipped: Iterable[Path] = ()
 ) -> list[Path]:
-    """Every `capabilities/current.*` below `root`, sorted; hidden folders, tools' folders (`node_modules`), capidx
-    build directories and the `skipped` folders are passed over (`_catalog_walk`).
+    """Every `capabilities/current.*` below `root`, sorted; hidden folders, tools' folders (`node_modules`) and the
+    `skipped` folders are passed over (`_catalog_walk`). A folder whose manifest.json says it is a build is walked:
+    a build holds no capability document, and anyone may put such a manifest in an agent's folder, which would
+    otherwise drop the agent from validation and from the build alike, unsaid.
 
     Symbolic links to folders are not followed (they could loop); linked files are read, and a
     link that loops is reported when it is read. A folder below `root` that cannot be listed raises
@@ -93,14 +95,10 @@ def _catalog_walk(
     root: Path, refused: Callable[[FolderUnreadable], object] | None, skipped: Iterable[Path]
 ) -> Iterator[tuple[str, list[str], list[str]]]:
     """`files.walk` of a folder named or configured as a catalog, less what holds no catalog data: hidden folders,
-    tools' folders (`_SKIPPED_DIRECTORIES`), the `skipped` folders (the build's `paths.out`, the templates folder) and,
-    below `root`, any capidx build directory (its manifest says so): a build's JSON files are the catalog's output,
-    not documents misplaced, and walking them only buried what was wrong under "not read" warnings."""
+    tools' folders (`_SKIPPED_DIRECTORIES`) and the `skipped` folders the configuration names (the build's
+    `paths.out`, the templates folder)."""
     passed = {_key(folder) for folder in skipped}
     for folder, subfolders, files in walk(root, refused):
-        if MANIFEST in files and folder != os.fspath(root) and is_build(Path(folder)):
-            subfolders[:] = []
-            continue
         kept = (d for d in subfolders if not d.startswith(".") and d not in _SKIPPED_DIRECTORIES)
         subfolders[:] = sorted(d for d in kept if _key(Path(folder, d)) not in passed)
         yield folder, subfolders, files
@@ -300,25 +298,45 @@ def unread(
     runs it); a warning for another data file outside a capabilities folder that holds a document (`alias.json`), or
     for an alias table in its place (the top of `root`, or of the configured `catalog` below it) that the
     configuration chose not to read (`--no-aliases`, `paths.aliases`). The `skipped` folders are not walked: the
-    templates folder, whose files are read too, as templates, and the build's output folder (`_catalog_walk`)."""
+    templates folder, whose files are read too, as templates, and the build's output folder (`_catalog_walk`). In
+    another build directory below `root` (`_in_build`) the data files are the build's, no warning; a misplaced
+    document or alias table is still an error there, as a manifest.json anyone may add must not hide one."""
     known = {_key(place) for path in read for place in (path, Path(real_path(path)))}  # and link targets
-    tops = {_key(root), *([_key(catalog)] if catalog is not None else [])}
+    tops = {key for top in (root, catalog) if top is not None for key in (_key(top), _real(top))}
     problems = []
+    builds: set[str] = set()  # the folders walked that are, or lie in, a build directory
     # a folder it cannot list is said by catalog_documents, which walks every folder this walk does
     for folder, subfolders, files in _catalog_walk(root, lambda _folder: None, skipped):
         problems += [_linked_folder(Path(folder, d)) for d in subfolders if _holds_document(Path(folder, d), known)]
+        output = _in_build(folder, files, root, builds)
+        # where the folder really is: a file read by another name (the table `paths.aliases` names, reached here
+        # through a link to the catalog or to the project) is no file left unread
+        there = real_path(Path(folder))
         archive = os.path.basename(folder) == "capabilities" and any(name in files for name in CAPABILITY_FILE_NAMES)
         for name in sorted(files):
             path = Path(folder, name)
-            if name.startswith(".") or _key(path) in known:
+            if name.startswith(".") or _key(path) in known or _key(Path(there, name)) in known:
                 continue
             misspelled = meant_for_capidx(name)
-            chosen = name in ALIAS_FILE_NAMES and _key(Path(folder)) in tops  # --no-aliases, or paths.aliases
+            # --no-aliases, or paths.aliases
+            chosen = name in ALIAS_FILE_NAMES and (_key(Path(folder)) in tops or _key(Path(there)) in tops)
             if misspelled and not chosen:  # a document or alias table misplaced or misspelled: its data would drop
                 problems.append(Diagnostic(str(path), None, None, "", "error", _MISPLACED, _UNREAD_HINT, "misplaced"))
-            elif name.lower().endswith(_DATA_SUFFIXES) and not archive:
+            elif name.lower().endswith(_DATA_SUFFIXES) and not archive and not output:
                 problems.append(Diagnostic(str(path), None, None, "", "warning", "not read", _UNREAD_HINT, "unread"))
     return problems
+
+
+def _in_build(folder: str, files: Sequence[str], root: Path, builds: set[str]) -> bool:
+    """Whether `folder`, met walking `root` top down, is a capidx build directory below `root` (its manifest.json says
+    so: `manifests.is_build`) or lies in one met before (`builds`, which it joins): its JSON files are the catalog's
+    output, and a "not read" warning for each buried what was wrong."""
+    if os.path.dirname(folder) in builds or (
+        MANIFEST in files and folder != os.fspath(root) and is_build(Path(folder))
+    ):
+        builds.add(folder)
+        return True
+    return False
 
 
 def meant_for_capidx(name: str) -> bool:

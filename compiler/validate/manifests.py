@@ -1,6 +1,6 @@
 """Is this a capidx build manifest? The check the compiler makes before it trusts a manifest it did not just write:
 before replacing a build with `--out`, when `capidx report` reads one, and when validate meets a build directory
-(not walked for documents or stray files)."""
+in a catalog (its data files are not said to be unread)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,25 @@ def is_build(folder: Path) -> bool:
         data = builddir.parse_manifest(folder / MANIFEST, builddir.read_manifest(folder / MANIFEST))
     except builddir.ManifestUnreadable:
         return False
-    return not manifest_problems(data) or builddir.newer_format(data) is not None
+    return _is_manifest(data) or builddir.newer_format(data) is not None
+
+
+def _is_manifest(data: Any) -> bool:
+    """Whether `data` is a build manifest of this capidx, stopping at the first thing wrong. `manifest_problems` lists
+    every schema error of a file that is no manifest, which took jsonschema minutes over a few MB of other JSON: that
+    was the cost of a manifest.json anyone may put in a catalog folder (validate asks `is_build` of each it meets)."""
+    try:
+        valid = _fast_valid(data) if _fast_check() is not None else _valid(data)
+        return valid and not builddir.contract_problems(data)
+    except RecursionError:
+        return False
+
+
+def _valid(data: Any) -> bool:
+    """jsonschema's yes/no (the first error ends it), where fastjsonschema cannot compile the manifest schema."""
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(builddir.manifest_schema()).is_valid(data) and type(data["format"]) is int
 
 
 def manifest_problems(data: Any) -> list[str]:
