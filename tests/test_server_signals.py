@@ -15,6 +15,7 @@ import queue
 import signal
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 from collections.abc import Iterator
@@ -501,6 +502,16 @@ def test_a_stop_python_could_only_print_is_acted_on_once_the_loop_runs(hand_buil
     assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr
 
 
+# Sends the stop signal and turns the `Stopped` it raises into another exception, as a library can.
+SIGNAL_WRAPPED = (
+    "try:\n"
+    "    os.kill(os.getpid(), SIGNUM)\n"
+    "    for _ in range(1000):\n"
+    "        pass\n"
+    "except BaseException as error:\n"
+    "    raise RuntimeError('what the library made of it') from error\n"
+)
+
 # A stop signal whose `Stopped` a library turns into another exception (as pydantic-core's Rust code did with one
 # raised while the MCP SDK's models were built: a SchemaError).
 SIGNAL_WRAPPED_BY_A_LIBRARY = (
@@ -508,12 +519,7 @@ SIGNAL_WRAPPED_BY_A_LIBRARY = (
     "from capidx.server import snapshot\n"
     "load_snapshot = snapshot.load_snapshot\n"
     "def loading(*args):\n"
-    "    try:\n"
-    "        os.kill(os.getpid(), SIGNUM)\n"
-    "        for _ in range(1000):\n"
-    "            pass\n"
-    "    except BaseException as error:\n"
-    "        raise RuntimeError('what the library made of it') from error\n"
+    f"{textwrap.indent(SIGNAL_WRAPPED, '    ')}"
     "    return load_snapshot(*args)\n"
     "snapshot.load_snapshot = loading\n"
     "from capidx.__main__ import main\n"
@@ -528,12 +534,7 @@ SIGNAL_WRAPPED_IN_AN_IMPORT = (
     "class WrapsAtImport:\n"
     "    def find_spec(self, name, path=None, target=None):\n"
     "        if name == 'capidx.server.settings':\n"
-    "            try:\n"
-    "                os.kill(os.getpid(), SIGNUM)\n"
-    "                for _ in range(1000):\n"
-    "                    pass\n"
-    "            except BaseException as error:\n"
-    "                raise RuntimeError('what the library made of it') from error\n"
+    f"{textwrap.indent(SIGNAL_WRAPPED, ' ' * 12)}"
     "        return None\n"
     "import sys\n"
     "sys.meta_path.insert(0, WrapsAtImport())\n"
