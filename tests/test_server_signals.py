@@ -556,6 +556,9 @@ def test_an_error_a_stop_turned_into_ends_with_the_stops_code(hand_build: Path, 
 # there: a KeyboardInterrupt), a SIGTERM just after (the new handler: a `Stopped`), both raised in the installation.
 SIGNAL_BEFORE_THE_HANDLERS = (
     "import os, signal\n"
+    # Python's own handler, as in a process started from a terminal: one started with SIGINT ignored (a shell's
+    # background job) keeps it ignored until capidx's handlers are in place, and this signal would be lost
+    "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
     "getsignal = signal.getsignal\n"
     "def looking(signum):\n"
     "    signal.getsignal = getsignal\n"
