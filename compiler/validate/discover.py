@@ -301,7 +301,7 @@ def unread(
     templates folder, whose files are read too, as templates, and the build's output folder (`_catalog_walk`). In
     another build directory below `root` (`_in_build`) the data files are the build's, no warning; a misplaced
     document or alias table is still an error there, as a manifest.json anyone may add must not hide one."""
-    known = {_key(place) for path in read for place in (path, Path(real_path(path)))}  # and link targets
+    known = {key for path in read for key in (_key(path), _real(path))}  # and link targets
     tops = {key for top in (root, catalog) if top is not None for key in (_key(top), _real(top))}
     problems = []
     builds: set[str] = set()  # the folders walked that are, or lie in, a build directory
@@ -353,7 +353,7 @@ def _holds_document(folder: Path, known: set[str]) -> bool:
         return False
     inside = folder if folder.name == "capabilities" else folder / "capabilities"
     documents = [inside / name for name in CAPABILITY_FILE_NAMES if os.path.lexists(inside / name)]
-    return any(_key(Path(real_path(document))) not in known for document in documents)
+    return any(_real(document) not in known for document in documents)
 
 
 def _linked_folder(folder: Path) -> Diagnostic:
