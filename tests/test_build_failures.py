@@ -229,6 +229,12 @@ def test_a_budget_breach_exits_1_and_still_writes(project: Path) -> None:
     assert (project / "build" / "summary.md").is_file()
     assert "BREACH" in result.stdout  # as `capidx report` says it
 
+    again = _build(project)  # the same inputs: nothing is written, and the last line must not say it was
+    assert again.exit_code == 1
+    assert f"over budget: build written to {project / 'build'} for inspection" not in again.stderr
+    said = f"over budget: the build in {project / 'build'} is up to date, not written again (kept for inspection)"
+    assert said in again.stderr.splitlines(), again.stderr
+
 
 def test_no_op_rebuild_is_up_to_date_and_writes_nothing(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: object) -> None:

@@ -583,7 +583,10 @@ def _print_outcome(result: BuildResult, quiet: bool, err: TextIO) -> None:
     breaches += [overview_breach(row) for row in manifest.get("overview", ()) if not row["ok"]]
     for breach in breaches:
         print(breach, file=err)
-    if breaches:
+    if breaches and result.up_to_date:  # nothing was written: the build over budget is the one already there
+        said = f"the build in {result.out} is up to date, not written again (kept for inspection)"
+        print(f"over budget: {said}", file=err)
+    elif breaches:
         print(f"over budget: build written to {result.out} for inspection", file=err)
 
 
