@@ -595,7 +595,7 @@ def _link_loop(project: Path) -> tuple[str, str]:
 
 def _not_utf8(project: Path) -> tuple[str, str]:
     (project / "AGENTS.md").write_bytes("# Règles\n".encode("latin-1"))
-    return "AGENTS.md", "not UTF-8"
+    return "AGENTS.md", "AGENTS.md:1:4: not valid UTF-8: byte 0xe8 at offset 3 (save the file as UTF-8)"
 
 
 def _folder(project: Path) -> tuple[str, str]:
@@ -861,7 +861,7 @@ def test_a_file_that_may_not_be_used_is_refused_and_nothing_is_written(project: 
     result = inject(*(["--check"] if check else []), *options, "GEMINI.md", name, "CONVENTIONS.md")
 
     assert result.exit_code == 2, result.output
-    assert f"{name}: " in result.output and problem in result.output
+    assert f"{name}:" in result.output and problem in result.output  # "name: problem", or "name:line:column: ..."
     assert "Traceback" not in result.output
     assert tree(project.parent) == before  # the good files named with it were neither written nor created
 
@@ -1184,7 +1184,7 @@ def test_every_bad_file_is_named_at_once(project: Path) -> None:
     result = inject("AGENTS.md", "CLAUDE.md", "../x.md")
 
     assert result.exit_code == 2
-    assert "AGENTS.md: not UTF-8" in result.output
+    assert "AGENTS.md:1:1: not valid UTF-8: the file is UTF-16 or UTF-32" in result.output  # \xff\xfe: its mark
     assert "CLAUDE.md: unbalanced" in result.output
     assert "../x.md: it is outside the project" in result.output
 

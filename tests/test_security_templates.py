@@ -266,8 +266,21 @@ def test_a_template_that_is_not_utf8_is_a_clear_error(tmp_path: Path) -> None:
     write_catalog(tmp_path)
     result = run_cli(["build", "-q"], cwd=tmp_path)
     assert result.exit_code == 1
-    assert f"error: template error: {Path('templates', 'agent.md.j2')}:2:4: not UTF-8 text (byte 0xe9)" in result.stderr
+    place = f"error: template error: {Path('templates', 'agent.md.j2')}:2:4:"
+    assert f"{place} not valid UTF-8: byte 0xe9 at offset 11 (save the file as UTF-8)" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_template_saved_as_utf16_is_said_to_be(tmp_path: Path) -> None:
+    """A Windows editor's "Unicode" is UTF-16 with a byte order mark: said as for a capability document."""
+    folder = tmp_path / "templates"
+    folder.mkdir()
+    (folder / "agent.md.j2").write_bytes("# Agent {{ agent.id }}\n".encode("utf-16"))
+    write_catalog(tmp_path)
+    result = run_cli(["build", "-q"], cwd=tmp_path)
+    assert result.exit_code == 1
+    place = f"error: template error: {Path('templates', 'agent.md.j2')}:1:1:"
+    assert f"{place} not valid UTF-8: the file is UTF-16 or UTF-32" in result.stderr, result.stderr
 
 
 def test_a_template_file_that_is_not_a_regular_file_is_refused(tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ from capidx.compiler.errors import UsageError
 from capidx.compiler.files import read_at_most, write_beside
 from capidx.schema.pathkind import PathKind, path_kind, refusal
 from capidx.schema.realpath import resolve
+from capidx.schema.wording import UTF8_HINT, not_utf8, said
 
 # A memory file is read whole by an agent at start: one of 4 MiB is not one, whatever it claims.
 MAX_BYTES = 4 * 1024 * 1024
@@ -380,8 +381,8 @@ def _decode(raw: bytes, shown: str) -> str:
     try:
         return raw.decode("utf-8")  # a byte-order mark stays in the text: it is outside the block
     except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise InjectError(f"{shown}: not UTF-8 ({exc.reason} at byte {exc.start}, line {line})") from None
+        line, column, message = not_utf8(raw, exc)  # worded as validate's (a UTF-16 AGENTS.md named as such)
+        raise InjectError(f"{shown}:{line}:{column}: {said(message, UTF8_HINT)}") from None
 
 
 def write_all(writes: Sequence[tuple[Target, bytes]]) -> None:

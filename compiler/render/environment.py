@@ -44,6 +44,7 @@ from capidx.compiler.render import markdown as mdtext
 from capidx.compiler.render import views
 from capidx.compiler.render.phrases import join_phrases
 from capidx.schema.realpath import real_path
+from capidx.schema.wording import UTF8_HINT, not_utf8, said
 
 BUNDLED_PACKAGE = "capidx.templates"
 
@@ -225,12 +226,8 @@ def _read_template(filename: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise TemplateFailure(
-            f"{shown(filename)}:{line}:{column}: not UTF-8 text (byte 0x{data[exc.start]:02x}); "
-            "save the template as UTF-8"
-        ) from None
+        line, column, message = not_utf8(data, exc)  # worded as a capability document's (UTF-16 named as such)
+        raise TemplateFailure(f"{shown(filename)}:{line}:{column}: {said(message, UTF8_HINT)}") from None
 
 
 def make_environment(user_templates: Path | None) -> jinja2.Environment:
