@@ -31,7 +31,8 @@ def _serve() -> None:
     the signal's code (128 + its number) wherever it is raised on the way to the event loop. `serve` installs the
     same handlers and puts these back when it ends; once the command is over, Python's defaults are put back where
     these still are, rather than a `Stopped` that nobody catches (an atexit callback would only print it). After a
-    stop signal, an error on the way out is the stop's, and ends the command with its code as well."""
+    stop signal, an error on the way out is the stop's, and ends the command with its code as well. The command
+    then ends without the interpreter's shutdown (`_end`)."""
     try:
         from capidx.server.signals import Stopped, raise_on_stop_signals, stop_raising, stop_received
     except KeyboardInterrupt:  # before the handlers: Python's own
@@ -43,19 +44,43 @@ def _serve() -> None:
         from capidx.cli import main as run
 
         run()
+        code = 0
+    except SystemExit as done:  # click ends every command so, serve stopped by a signal included (its code)
+        if not isinstance(done.code, int | None):
+            stop_raising()
+            raise
+        code = done.code or 0
     except KeyboardInterrupt:
-        sys.exit(130)
+        code = 130
     except Stopped as stopped:
-        sys.exit(stopped.exit_code)
+        code = stopped.exit_code
     except Exception:
         # The stop's own `Stopped`, turned into another exception on its way (Python wraps what a class body's
         # `__set_name__` raises in a RuntimeError, and a module imported then fails with it).
         signum = stop_received()
         if signum is None:
+            stop_raising()
             raise
-        sys.exit(Stopped(signum).exit_code)
-    finally:
-        stop_raising()
+        code = Stopped(signum).exit_code
+    stop_raising()
+    _end(code)
+
+
+def _end(code: int) -> None:
+    """End `capidx serve`: what exit handlers do (the wait for a call into the embedding model, logging's flush),
+    then the exit, without the rest of the interpreter's shutdown. That shutdown collects and frees everything the
+    server held (the build, the model: 0.6-1 s after a stop), and gives the signals their defaults back first: a
+    second Ctrl-C or SIGTERM meanwhile killed the process (-15) instead of ending it with its code. The server
+    writes nothing that the shutdown would have to finish."""
+    import atexit
+    import contextlib
+    import os
+
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):  # (the protocol's replies go to a descriptor of their own, unbuffered)
+        with contextlib.suppress(OSError, ValueError):  # closed, or a reader gone
+            stream.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from capidx.schema.text import canonical_json, normalize, terms
 from capidx.server.matchindex import Resolution
 from capidx.server.snapshot import Snapshot
+from capidx.server.unlisted import NOT_LISTED_CHARS, fitting
 
 _NAMED_BY = frozenset(("alias", "terminology", "identifier"))  # the tiers a query names a capability in words
 
@@ -91,3 +92,31 @@ def uncited(snapshot: Snapshot, found: Resolution, agent: str) -> str:
     if not isinstance(value, dict) or value.get("sources"):
         return ""
     return f"{agent}'s record of {entry.name} cites no sources."
+
+
+def uncited_records(snapshot: Snapshot, agent: str) -> str:
+    """After an agent's sources: its records that cite nothing, which the list of URLs cannot show ("copilot-cli's
+    records of Plugins, Web Search cite no sources."), their names within `NOT_LISTED_CHARS` characters, then how
+    many more. Read from the agent's sources document: a record it cites in no row cites nothing."""
+    document = snapshot.find("sources", agent=agent, capability=None)
+    value = document.value if document is not None else None
+    rows = value.get("sources") if isinstance(value, dict) else None
+    if not isinstance(rows, list):
+        return ""
+    cited = {
+        citation.get("capability")
+        for row in rows
+        if isinstance(row, dict) and isinstance(row.get("citations"), list)
+        for citation in row["citations"]
+        if isinstance(citation, dict)
+    }
+    names = [
+        entry.name for slug, entry in snapshot.index.capabilities.items() if agent in entry.agents and slug not in cited
+    ]
+    if not names:
+        return ""
+    shown = fitting(names, NOT_LISTED_CHARS)
+    more = f" and {len(names) - len(shown):,} more" if len(shown) < len(names) else ""
+    records = "record" if len(names) == 1 else "records"
+    cites = "cites" if len(names) == 1 else "cite"
+    return f"{agent}'s {records} of {', '.join(shown)}{more} {cites} no sources."

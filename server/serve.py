@@ -20,7 +20,7 @@ import anyio.abc
 from capidx.server.app import Hub, build_server, warn_over_budget
 from capidx.server.reload import Reloader
 from capidx.server.settings import Settings
-from capidx.server.signals import Stopped, record_stop_signals, watch
+from capidx.server.signals import Stopped, record_stop_signals, stopped_before, stopping, watch
 from capidx.server.snapshot import Snapshot
 
 logger = logging.getLogger("capidx.server")
@@ -89,7 +89,10 @@ async def _serve_until_stopped(
     signalled: list[int] = []
 
     def on_signal(signum: int) -> None:
+        if stopped_before():  # a second stop, received by the loop before `stopping`'s handlers: it means now
+            os._exit(128 + signum)
         signalled.append(signum)
+        stopping(signum)  # a further stop signal ends the process at once
         stop_serving()
 
     async def watch_signals(*, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
@@ -183,8 +186,8 @@ async def _serve_http(hub: Hub, settings: Settings) -> None:
     server = Server(config)
 
     def stop() -> None:
-        """A first signal shuts down gracefully (open requests get `timeout_graceful_shutdown`), a second at once."""
-        server.force_exit = server.should_exit
+        """Shut down gracefully (open requests get `timeout_graceful_shutdown`); a second stop signal ends the process
+        at once (server/signals.py, `stopping`)."""
         server.should_exit = True
 
     async def announce() -> None:

@@ -13,6 +13,12 @@ start-up, could leave it half-way through anything:
 3. While the loop runs, `watch` receives the signals inside it and calls the transport's own stop (cancel the stdio
    session; let uvicorn shut down), after acting on any signal recorded before.
 
+Once serving has acted on a stop signal, any further one ends the process at once with its own code (`stopping`):
+the stop under way (open HTTP requests' grace, a call into the embedding model, the interpreter's shutdown) is
+what a second Ctrl-C means not to wait for. Before, it met whatever handler that moment had: asyncio's defaults
+once the loop let go of the signals (-15 for SIGTERM instead of 143) or uvicorn's forced exit, which left the
+app's lifespan task to be cancelled and logged with a traceback.
+
 A `Stopped` raised in phase 1 where Python can only print an exception (a weak reference's callback in the import
 system, an object's `__del__`) is lost as an exception but not as a stop: it is recorded too, and `watch` acts on it
 as the loop starts; the "Exception ignored" it would print is not (`_quiet_about_stopped`).
@@ -20,6 +26,7 @@ as the loop starts; the "Exception ignored" it would print is not (`_quiet_about
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 
@@ -33,6 +40,8 @@ if TYPE_CHECKING:
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 # The stop signals taken before the event loop receives them, in order: `watch` acts on them once it does.
 _RECEIVED: list[int] = []
+# The stop signals serving has acted on (`stopping`): while it holds one, a further stop signal ends the process.
+_ACTED_ON: list[int] = []
 
 
 class Stopped(BaseException):
@@ -55,6 +64,7 @@ def raise_on_stop_signals() -> Callable[[], None]:
     command's first line and by `serve`, the second's restore puts the first's handlers back."""
     previous = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
     previous_hook = sys.unraisablehook
+    _ACTED_ON.clear()  # a serve starting: no stop is under way
     for signum in STOP_SIGNALS:
         signal.signal(signum, _raise_stopped)
     sys.unraisablehook = _quiet_about_stopped(previous_hook)
@@ -76,11 +86,37 @@ def stop_received() -> int | None:
 
 def stop_raising() -> None:
     """As the command ends, after serving: each stop signal that still raises `Stopped`, which nobody would catch any
-    more, gets Python's default back (SIGTERM ends the process, SIGINT raises KeyboardInterrupt)."""
+    more, gets Python's default back (SIGTERM ends the process, SIGINT raises KeyboardInterrupt). When the command
+    ends because of a stop, every stop signal ends the process at once instead (`stopping`), a Ctrl-C the CLI ignores
+    once a command is over included: the exit may still wait for the embedding model, for seconds at worst."""
+    if _ACTED_ON:
+        stopping(_ACTED_ON[0])
+        return
     defaults = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
     for signum, default in defaults.items():
         if signal.getsignal(signum) is _raise_stopped:
             signal.signal(signum, default)
+
+
+def stopping(signum: int) -> None:
+    """Serving acts on the stop signal `signum`: from now on a further stop signal ends the process at once, with
+    its own code (`_exit_now`). Called again after the event loop let go of the signals (it puts asyncio's defaults
+    back); `raise_on_stop_signals`'s handlers, put back as serving ends, do the same while a stop is under way."""
+    if signum not in _ACTED_ON:
+        _ACTED_ON.append(signum)
+    for stop_signal in STOP_SIGNALS:
+        signal.signal(stop_signal, _exit_now)
+
+
+def stopped_before() -> bool:
+    """Whether serving has already acted on a stop signal: the next one ends the process (`_exit_now`)."""
+    return bool(_ACTED_ON)
+
+
+def _exit_now(signum: int, frame: FrameType | None) -> None:
+    """End the process with the signal's code, skipping the interpreter's shutdown (and with it what the stop under
+    way still waits for: the shutdown is where a thread in the model's Rust code aborted the process)."""
+    os._exit(128 + signum)
 
 
 def record_stop_signals() -> None:
@@ -97,6 +133,8 @@ def _record(signum: int, frame: FrameType | None) -> None:
 
 
 def _raise_stopped(signum: int, frame: FrameType | None) -> None:
+    if _ACTED_ON:  # a stop is under way: this one means now
+        _exit_now(signum, frame)
     _RECEIVED.append(signum)
     raise Stopped(signum)
 
@@ -125,9 +163,13 @@ async def watch(stop: Callable[[int], None], watching: Callable[[], None] = lamb
         return
     import anyio  # here, not at the top: the command's first line imports this module, before anything heavy
 
-    with anyio.open_signal_receiver(*STOP_SIGNALS) as signals:
-        while _RECEIVED:  # recorded while the receiver was being set up
-            stop(_RECEIVED.pop(0))
-        watching()
-        async for signum in signals:
-            stop(signum)
+    try:
+        with anyio.open_signal_receiver(*STOP_SIGNALS) as signals:
+            while _RECEIVED:  # recorded while the receiver was being set up
+                stop(_RECEIVED.pop(0))
+            watching()
+            async for signum in signals:
+                stop(signum)
+    finally:
+        if _ACTED_ON:  # the receiver put asyncio's defaults back (-15 for a second SIGTERM): a stop is under way
+            stopping(_ACTED_ON[0])

@@ -427,6 +427,8 @@ def get_sources(snapshot: Snapshot, agent: str | None = None, capability: str | 
         uncited = records.uncited(snapshot, found, agent_id)
         shown = "asked about here" if uncited else "whose sources are listed above"
         notes = [records.borrowed(snapshot, found, agent_id, shown), uncited]
+    elif agent_id:  # every source of the agent's records: those that cite none are not in it
+        notes = [records.uncited_records(snapshot, agent_id)]
     return _filtered(snapshot, "sources", "sources", resolved, " ".join(filter(None, notes)))
 
 

@@ -597,3 +597,58 @@ def test_a_signal_as_the_console_script_installs_its_handlers_ends_with_its_code
     assert done.returncode == code, done.stderr
     assert "Traceback" not in done.stderr, done.stderr
     assert "serving" not in done.stderr
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize("gap", [0.0, 0.02, 0.1])
+def test_a_second_signal_ends_http_serve_at_once_without_a_traceback(
+    hand_build: Path, signum: int, code: int, gap: float
+) -> None:
+    """A second stop signal during the first's graceful stop used uvicorn's forced exit, which left the app's lifespan
+    task to be cancelled as the loop closed: uvicorn logged that as an error with a traceback (every time with gaps up
+    to 0.1 s). A second stop now ends the process with its code."""
+    log = hand_build.parent / f"http-twice-{signum}-{gap}-{time.monotonic_ns()}.log"
+    with serving_http(hand_build, log=log) as (proc, _url, _port):
+        proc.send_signal(signum)
+        time.sleep(gap)
+        if proc.poll() is None:
+            proc.send_signal(signum)
+        assert stopped(proc) == code
+    text = log.read_text()
+    assert "Traceback" not in text and "ERROR" not in text, text
+
+
+# The console script (`capidx` itself), its embedding model's first call kept under way until the process ends: a stop
+# then waits for it at the exit (for at most `END_WAIT_SECONDS`).
+CONSOLE_SCRIPT_WAITING_FOR_THE_MODEL = (
+    "import sys, threading, time\n"
+    "import wordllama\n"
+    "def loading(*args, **kwargs):\n"
+    "    print('model loading', file=sys.stderr, flush=True)\n"
+    "    while True:\n"
+    "        time.sleep(0.01)\n"
+    "wordllama.WordLlama.load = loading\n"
+    "from capidx.server import model_calls\n"
+    "model_calls.END_WAIT_SECONDS = 60.0\n"
+    "model_calls.ModelCalls.__init__.__defaults__ = (60.0,)\n"
+    "from capidx.__main__ import main\n"
+    "main()\n"
+)
+
+
+@pytest.mark.parametrize(("first", "second", "code"), [("SIGTERM", "SIGINT", 130), ("SIGINT", "SIGTERM", 143)])
+def test_a_second_signal_while_the_stop_waits_for_the_model_ends_at_once_with_its_code(
+    catalog_build: Path, first: str, second: str, code: int
+) -> None:
+    """The exit after a stop waits for a call into the embedding model; a second stop meanwhile met Python's defaults
+    (a KeyboardInterrupt printed from the exit handler, the process still waiting; a SIGTERM killed it, -15). It now
+    ends the process at once with its own code, whether it lands before or after the first was acted on."""
+    with serve_patched(CONSOLE_SCRIPT_WAITING_FOR_THE_MODEL, catalog_build) as (proc, stderr):
+        stderr.wait_for("model loading")
+        stop_by(proc, first)
+        time.sleep(0.5)  # into the exit's wait, on most machines; earlier, the loop takes both: the same code
+        stop_by(proc, second)
+        returncode = stopped(proc)
+        log = stderr.rest()
+    assert returncode == code, log
+    assert "Traceback" not in log and "Exception ignored" not in log, log

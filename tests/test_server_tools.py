@@ -1038,6 +1038,23 @@ async def test_sources_of_a_capability_the_agent_does_not_mention_say_so(bundled
     assert uncited == "claude-code's record of Inline Code Completion cites no sources."
 
 
+async def test_an_agent_s_sources_name_its_records_that_cite_none(bundled_build: Path) -> None:
+    """Every source of an agent lists URLs, which cannot show the records that cite nothing: said after the list,
+    by name, so that a model does not take the list for every record's evidence. An agent whose records all cite
+    something gets no line."""
+    async with connect(bundled_build) as client:
+        some = await client.call_tool("get_sources", {"agent": "claude"})
+        full = await client.call_tool("get_sources", {"agent": "vscode"})
+        one = await client.call_tool("get_sources", {"agent": "claude", "capability": "inline code completion"})
+    cited = {c["capability"] for row in some.structured_content["sources"] for c in row["citations"]}
+    assert "inline-code-completion" not in cited and cited  # the data this test reads
+    (said,) = [b.text for b in some.content[1:]]
+    assert said.startswith("claude-code's records of ") and said.endswith(" cite no sources.")
+    assert "Inline Code Completion" in said and "MCP Servers" not in said  # MCP Servers cites its sources
+    assert len(full.content) == 1
+    assert [b.text for b in one.content[1:]] == ["claude-code's record of Inline Code Completion cites no sources."]
+
+
 async def test_errors_say_what_the_catalog_covers_and_where_to_go(any_build: Path) -> None:
     """An agent the catalog does not cover is said to be outside it, with the ids it covers (so a model answers
     from elsewhere, not from the closest id); a capability's name given as a category points to the capability
