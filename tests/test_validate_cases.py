@@ -107,6 +107,7 @@ def test_every_rule_has_a_failing_case() -> None:
         "characters long (at most",
         "lone surrogate",
         "makes the same slug",
+        "has category",
         "is not an absolute http(s) URL",
         "empty or only white space",
         "no capabilities recorded",

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import difflib
 import re
-import unicodedata
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, date, datetime, time, timedelta
@@ -24,21 +23,16 @@ from capidx.compiler.config import Config, Staleness
 from capidx.compiler.derive.match import wording_keys
 from capidx.compiler.derive.semantics import description_stats, low_information
 from capidx.compiler.diagnostics import Diagnostic, Severity
-from capidx.compiler.validate import aliases, discover, instructions, links, textrules
+from capidx.compiler.validate import across, aliases, discover, instructions, links, textrules
 from capidx.compiler.validate.load import SourceFile
 from capidx.compiler.validate.regexrisk import MAX_PATTERN_CHARS, backtracking_risk
 from capidx.compiler.validate.textrules import quote
-from capidx.schema.text import fold, normalize, slugify
-from capidx.schema.wording import one_edit
+from capidx.schema.text import normalize, slugify
 
 AGENT_SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _MAX_DATE_TIME = 40  # characters of an RFC 3339 date-time with a long fraction of a second
 _REVERIFY = "re-check the source and update verifiedDate"
-# A name shorter than this (normalized) is not compared for a typing error: short names are often one letter
-# apart on purpose.
-NEAR_MISS_MIN = 6
-_DIGITS = re.compile(r"\d")
 
 
 def check_document(source: SourceFile, config: Config, today: date) -> list[Diagnostic]:
@@ -174,96 +168,6 @@ def check_alias_text(source: SourceFile) -> list[Diagnostic]:
     return textrules.check_alias_text(source) + instructions.check_document(source) + links.check_document(source)
 
 
-def check_across_agents(sources: Sequence[SourceFile]) -> list[Diagnostic]:
-    """One canonical capability should be spelled and categorized alike in every agent (warnings).
-
-    Repeats within one document are left to the duplicate-name rule.
-    """
-    seen: dict[str, tuple[int, str, Any]] = {}
-    problems = []
-    for number, source in enumerate(sources):
-        for index, capability in textrules.items(source.data, "capabilities"):
-            name, category = capability.get("name"), capability.get("category")
-            key = normalize(name) if isinstance(name, str) else ""
-            if not key:
-                continue
-            owner, first_name, first_category = seen.setdefault(key, (number, name, category))
-            if owner == number:
-                continue
-            parts = ("capabilities", index)
-            if name != first_name and _symbols(name) != _symbols(first_name):  # 'C# Support', 'C++ Support'
-                message = f"{quote(name)} makes the same slug ({slugify(name)}) as {quote(first_name)} elsewhere"
-                problems.append(source.diagnostic((*parts, "name"), "error", message, _RENAME, "name-slug-collision"))
-            elif name != first_name:
-                message = f"{quote(name)} is spelled {quote(first_name)} elsewhere"
-                problems.append(
-                    source.diagnostic(
-                        (*parts, "name"), "warning", message, "use one spelling for one capability", "name-spelling"
-                    )
-                )
-            if isinstance(category, str) and isinstance(first_category, str) and category != first_category:
-                message = f"{quote(first_name)} has category {quote(first_category)} elsewhere"
-                problems.append(
-                    source.diagnostic(
-                        (*parts, "category"),
-                        "warning",
-                        message,
-                        "use one category for one capability",
-                        "category-mismatch",
-                    )
-                )
-    return problems
-
-
-def check_name_near_misses(sources: Sequence[SourceFile], context: Sequence[SourceFile] = ()) -> list[Diagnostic]:
-    """A capability name one typing error away from a name other agents use ('Inline Code Completon') makes a
-    second capability, with nothing said at build time: warn where the name with fewer agents is written.
-
-    Names within one error of each other share a string with one letter deleted (or one is such a string of the
-    other), so each name is compared (`one_edit`) only with the names in its deletion neighbourhood: linear in
-    the catalog's letters, not quadratic in its names. Names shorter than `NEAR_MISS_MIN` letters are left
-    alone."""
-    used: dict[str, list[tuple[int, int, str]]] = {}  # normalized name -> (document, index, name as written)
-    for number, source in enumerate((*sources, *context)):  # `context`: compared with, never reported at
-        for index, capability in textrules.items(source.data, "capabilities"):
-            name = capability.get("name")
-            key = normalize(name) if isinstance(name, str) else ""
-            if NEAR_MISS_MIN <= len(key) <= textrules.SINGLE_LINE_MAX:  # a longer one is an error of its own
-                used.setdefault(key, []).append((number, index, name))
-    neighbours: dict[str, set[str]] = {}
-    for key in used:
-        for variant in _deletions(key):
-            neighbours.setdefault(variant, set()).add(key)
-    problems = []
-    for key, places in used.items():
-        named = [place for place in places if place[0] < len(sources)]
-        if not named:
-            continue  # only in `context`: compared with, never reported at
-        documents = {number for number, _, _ in places}
-        near = {other for variant in _deletions(key) for other in neighbours[variant]}  # a superset: confirmed below
-        for other in sorted(other for other in near if one_edit(key, other)):
-            others = {number for number, _, _ in used[other]}
-            if documents & others or (len(others), other) < (len(documents), key) or _digits_apart(key, other):
-                continue  # two capabilities of one agent, the better-established name, or 'Python 2' / 'Python 3'
-            number, index, name = named[0]
-            wording = "another agent uses" if len(others) == 1 else f"{len(others)} other agents use"
-            message = f"{quote(name)} is spelled almost like {quote(used[other][0][2])}, which {wording}"
-            hint = "one capability spelled two ways becomes two capabilities: spell it as the others do"
-            problems.append(
-                sources[number].diagnostic(("capabilities", index, "name"), "warning", message, hint, "name-near-miss")
-            )
-    return problems
-
-
-def _deletions(key: str) -> set[str]:
-    """The key and every string one letter shorter: two keys one edit apart share one of them."""
-    return {key, *(key[:i] + key[i + 1 :] for i in range(len(key)))}
-
-
-def _digits_apart(one: str, other: str) -> bool:
-    return _DIGITS.sub("", one) == _DIGITS.sub("", other)
-
-
 def check_successors(sources: Sequence[SourceFile], names: Iterable[str]) -> list[Diagnostic]:
     """A capability's `supersededBy` names its replacement, which the build's relationships point a model to:
     it should be one of the catalog's capability `names` (compared normalized, like alias targets)."""
@@ -288,24 +192,6 @@ def capability_names(data: Any) -> Iterator[str]:
             yield capability["name"]
 
 
-# Characters a name may be written with or without and still be the same name: spaces, dashes, quotes, brackets
-# and the punctuation that separates words. A slug keeps only a-z and 0-9, so names that differ in anything else
-# ('C++' and 'C#', '日本語' and '中文') would be merged into one capability without a word.
-_SEPARATING = frozenset({"Zs", "Zl", "Zp", "Pd", "Pc", "Ps", "Pe", "Pi", "Pf"})
-_SEPARATORS = frozenset(".,;:!?/\\'\"·…&")
-_SLUG_KEEPS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
-_RENAME = "write the name with letters a-z and digits ('C Sharp', 'Japanese'): a capability's slug keeps only those"
-
-
-def _symbols(name: str) -> list[str]:
-    """The characters of a name that its slug drops and that are not mere separators ('+', '#', '語')."""
-    return [
-        c
-        for c in fold(name)
-        if c not in _SLUG_KEEPS and c not in _SEPARATORS and unicodedata.category(c) not in _SEPARATING
-    ]
-
-
 def _duplicate_names(source: SourceFile, capabilities: list[tuple[int, dict[str, Any]]]) -> list[Diagnostic]:
     first: dict[str, tuple[int, str]] = {}
     problems = []
@@ -321,7 +207,7 @@ def _duplicate_names(source: SourceFile, capabilities: list[tuple[int, dict[str,
         first_index, first_name = first[key]
         line = source.source_map.locate(("capabilities", first_index, "name"))
         where = f"first at $.capabilities[{first_index}]" + (f", line {line[0]}" if line else "")
-        hint = where if _symbols(name) == _symbols(first_name) else f"{where}; {_RENAME}"
+        hint = where if across.symbols(name) == across.symbols(first_name) else f"{where}; {across.RENAME}"
         problems.append(
             source.diagnostic(
                 ("capabilities", index, "name"),

@@ -17,9 +17,9 @@ from typing import Any
 
 from capidx.compiler.config import Config, load_config, with_catalog
 from capidx.compiler.diagnostics import Diagnostic, ExitCode, exit_code_for
+from capidx.compiler.validate import across, configured, discover, keys, lint
 from capidx.compiler.validate import aliases as alias_rules
 from capidx.compiler.validate import build_needs as contract
-from capidx.compiler.validate import configured, discover, keys, lint
 from capidx.compiler.validate.load import SourceFile, load_file
 from capidx.compiler.validate.schemas import (
     ALIASES_SCHEMA,
@@ -112,7 +112,8 @@ def _validate_project(
     read = len(sources) == len(inputs.documents) and len(context) == len(inputs.context)
     catalog_complete = inputs.complete and listed and read
     names = {name for source in (*sources, *context) for name in lint.capability_names(source.data)}
-    diagnostics += lint.check_across_agents(sources) + lint.check_name_near_misses(sources, context)
+    diagnostics += _unrefused(across.check_across_agents(sources, context), diagnostics)
+    diagnostics += across.check_name_near_misses(sources, context)
     diagnostics += lint.check_agent_names(sources, context)
     if catalog_complete:  # with a document unreadable, its names are unknown: no false alarms
         diagnostics += lint.check_successors(sources, names)
@@ -152,6 +153,17 @@ def _unsaid(linted: Sequence[Diagnostic], schema: Sequence[Diagnostic]) -> list[
     says it all)."""
     refused = {problem.pointer for problem in schema}
     return [problem for problem in linted if problem.code not in _SAID_BY_SCHEMA or problem.pointer not in refused]
+
+
+def _unrefused(compared: Sequence[Diagnostic], found: Sequence[Diagnostic]) -> list[Diagnostic]:
+    """The findings across agents without a category mismatch at a category refused already (not in the schema's
+    enumeration, not a slug): one error for one value, whose fix is said there."""
+    refused = {(problem.path, problem.pointer) for problem in found if problem.code in ("schema", "category-slug")}
+    return [
+        problem
+        for problem in compared
+        if problem.code != "category-mismatch" or (problem.path, problem.pointer) not in refused
+    ]
 
 
 def _check_document(source: SourceFile, validator: Any, config: Config, today: date) -> list[Diagnostic]:

@@ -9,7 +9,7 @@ enforces the same rules), with the file, line, column and JSON path of the offen
   category Cc: newline, tab, ESC, BEL, DEL, C1), no format characters (Cf: bidi embeddings and overrides
   U+202A-202E, isolates U+2066-2069, zero-width space/joiners, the BOM, soft hyphen), no line or paragraph
   separators (U+2028/2029); free text among them (not URLs, dates, enumerations) at most `SINGLE_LINE_MAX`
-  characters;
+  characters, and a warning for white space at its ends (`surrounding-space`);
 - **multi-line text** (descriptions, limitations, requirements, notes, excerpts, and any field capidx does
   not know): no control characters other than newline and tab, no bidi controls (`_BIDI`);
 - **every string and key**: no lone surrogate (a `\\ud800` escape without its pair), which is not Unicode
@@ -204,10 +204,12 @@ def _check(source: SourceFile, lines: dict[Any, Any], lengths: dict[Any, Any]) -
                 seen.add(parts)
                 problems.append(source.diagnostic(parts, "error", *found, key=is_key))
     too_long: list[tuple[Any, ...]] = []
-    _fields(source.data, lengths, (), too_long)
+    spaced: list[tuple[tuple[Any, ...], str]] = []
+    _fields(source.data, lengths, (), too_long, spaced)
     for parts, text, limit in too_long:
         if parts not in seen:
             problems.append(source.diagnostic(parts, "error", *_too_long(text, limit)))
+    problems += [source.diagnostic(parts, "warning", *_spaced(text)) for parts, text in spaced if parts not in seen]
     for parts in _long_keys(source.data):  # the schema names every key but the `x-` ones, which may be any length
         if parts not in seen:
             problems.append(source.diagnostic(parts, "error", *_too_long(str(parts[-1]), SINGLE_LINE_MAX), key=True))
@@ -261,9 +263,16 @@ def _limit(tree: dict[Any, Any], parts: tuple[Any, ...]) -> Any:
     return node.get(_LEAF, _MULTI)
 
 
-def _fields(value: Any, tree: dict[Any, Any], parts: tuple[Any, ...], out: list[tuple[Any, ...]]) -> None:
-    """Append (path, text, limit) for each string field of `value` longer than the limit `tree` gives it.
-    Strings are checked in line and paths built only for what is too long: this visits every capability."""
+def _fields(
+    value: Any,
+    tree: dict[Any, Any],
+    parts: tuple[Any, ...],
+    out: list[tuple[Any, ...]],
+    spaced: list[tuple[tuple[Any, ...], str]],
+) -> None:
+    """Append (path, text, limit) to `out` for each string field of `value` longer than the limit `tree` gives it,
+    and (path, text) to `spaced` for each with white space at an end (not blank: that is `check_blank`'s error).
+    Strings are checked in line and paths built only for what is found: this visits every capability."""
     if isinstance(value, dict):
         items = [(key, value[key], below) for key, below in tree.items() if key in value and key is not _ANY]
         if _ANY in tree:
@@ -277,8 +286,10 @@ def _fields(value: Any, tree: dict[Any, Any], parts: tuple[Any, ...], out: list[
             limit = below.get(_LEAF)
             if limit is not None and len(item) > limit:
                 out.append(((*parts, key), item, limit))
+            elif (item[:1].isspace() or item[-1:].isspace()) and not item.isspace():
+                spaced.append(((*parts, key), item))
         elif isinstance(item, (dict, list)):
-            _fields(item, below, (*parts, key), out)
+            _fields(item, below, (*parts, key), out, spaced)
 
 
 def _too_long(text: str, limit: int) -> tuple[str, str, str]:
@@ -286,6 +297,31 @@ def _too_long(text: str, limit: int) -> tuple[str, str, str]:
 
 
 _LENGTH_HINT = "shorten it; details belong in the description"
+
+
+def spacing(text: str) -> list[str]:
+    """The white space of `text` a reader cannot see once it is quoted: at its ends ('a space at the end'), and
+    spaces in a row between its words."""
+    start, end = len(text) - len(text.lstrip()), len(text) - len(text.rstrip())
+    said = [f"{_spaces(text[:start])} at the start"] if start and not text.isspace() else []
+    said += [f"{_spaces(text[len(text) - end :])} at the end"] if end and not text.isspace() else []
+    return said + (["spaces in a row"] if "  " in text.strip() else [])
+
+
+def _spaces(run: str) -> str:
+    if run == " ":
+        return "a space"
+    return f"{len(run)} spaces" if run == " " * len(run) else "white space"
+
+
+def _spaced(text: str) -> tuple[str, str, str]:
+    ends = " and ".join(note for note in spacing(text) if note.endswith(("start", "end")))
+    return f"{quote(text)} has {ends}", _SPACE_HINT, "surrounding-space"
+
+
+# A space at an end is invisible where the text is shown, yet it is another spelling of the text, and Markdown
+# emphasis does not close on it: '**MCP servers **' shows its asterisks.
+_SPACE_HINT = "remove it: it cannot be seen where the text is shown, and Markdown shows '**name **' with its asterisks"
 
 
 def strings(value: Any, parts: tuple[Any, ...]) -> Iterator[tuple[tuple[Any, ...], str, bool]]:

@@ -1,0 +1,236 @@
+"""Rules across agents (`compiler/validate/across.py`): one capability has one category and one spelling in every
+agent, a near miss names both places, and a document is told the same checked alone as with the whole catalog."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from catalog_factory import documents, run_cli, snapshot, write_catalog
+
+ACROSS = ("name-slug-collision", "name-spelling", "category-mismatch", "name-near-miss", "surrounding-space")
+Docs = dict[str, dict[str, Any]]
+
+
+def found(tmp_path: Path, docs: Docs, *paths: str) -> list[dict[str, Any]]:
+    """The diagnostics of these rules `capidx validate -v --format json [paths]` gives for the catalog `docs`."""
+    write_catalog(tmp_path, docs)
+    result = run_cli(["validate", "-v", "--format", "json", *paths], tmp_path)
+    assert result.exit_code in (0, 1), result.output
+    return [problem for problem in json.loads(result.stdout)["diagnostics"] if problem["code"] in ACROSS]
+
+
+def said(problems: list[dict[str, Any]]) -> list[tuple[str, str, str, str]]:
+    return [(problem["path"], problem["pointer"], problem["severity"], problem["code"]) for problem in problems]
+
+
+def place(tmp_path: Path, agent: str, text: str) -> str:
+    """`agents/<agent>/capabilities/current.json:line:col` of the first value written after `text` (`': "x"'`), as
+    validate places a diagnostic at a value: at its opening quote."""
+    path = f"agents/{agent}/capabilities/current.json"
+    lines = (tmp_path / path).read_text("utf-8").splitlines()
+    number, line = next((number, line) for number, line in enumerate(lines, 1) if text in line)
+    return f"{path}:{number}:{line.index(text) + 3}"
+
+
+def edited(edit: Callable[[Docs], None], *dropped: str) -> Docs:
+    docs = documents()
+    for agent in dropped:
+        del docs[agent]
+    edit(docs)
+    return docs
+
+
+def custom_instructions(docs: Docs, agent: str) -> dict[str, Any]:
+    return next(item for item in docs[agent]["capabilities"] if item["name"] == "Custom Instructions")
+
+
+# --- category-mismatch ------------------------------------------------------------------------------------------
+
+
+def test_a_category_fewer_agents_give_is_an_error_naming_a_place_of_the_other(tmp_path: Path) -> None:
+    docs = edited(lambda docs: custom_instructions(docs, "claude-code").update(category="context-awareness"))
+    problems = found(tmp_path, docs)
+    assert said(problems) == [
+        ("agents/claude-code/capabilities/current.json", "$.capabilities[1].category", "error", "category-mismatch")
+    ]
+    other = place(tmp_path, "copilot-cli", ': "customization"')
+    assert problems[0]["message"] == f"'Custom Instructions' has category 'customization' in {other}"
+    assert problems[0]["hint"] == "use one category for one capability"
+
+
+@pytest.mark.parametrize("odd", ["claude-code", "copilot-cli"])
+def test_on_a_tie_each_category_is_an_error_naming_the_other_whatever_the_file_order(tmp_path: Path, odd: str) -> None:
+    docs = edited(lambda docs: custom_instructions(docs, odd).update(category="context-awareness"), "vscode-copilot")
+    problems = found(tmp_path, docs)
+    assert [problem["path"] for problem in problems] == [
+        "agents/claude-code/capabilities/current.json",
+        "agents/copilot-cli/capabilities/current.json",
+    ]
+    even = "copilot-cli" if odd == "claude-code" else "claude-code"
+    at_odd, at_even = problems if odd == "claude-code" else problems[::-1]
+    customization, awareness = place(tmp_path, even, ': "customization"'), place(tmp_path, odd, ': "context-awareness"')
+    assert at_odd["message"] == f"'Custom Instructions' has category 'customization' in {customization}"
+    assert at_even["message"] == f"'Custom Instructions' has category 'context-awareness' in {awareness}"
+
+
+def test_the_build_refuses_a_capability_in_two_categories_and_keeps_the_previous_build(tmp_path: Path) -> None:
+    write_catalog(tmp_path)
+    assert run_cli(["build", "--out", str(tmp_path / "build"), "-q"], tmp_path).exit_code == 0
+    before = snapshot(tmp_path / "build")
+    write_catalog(
+        tmp_path, edited(lambda docs: custom_instructions(docs, "vscode-copilot").update(category="security"))
+    )
+
+    result = run_cli(["build", "--out", str(tmp_path / "build"), "-q"], tmp_path)
+
+    assert result.exit_code == 1, result.output
+    assert "$.capabilities[1].category: 'Custom Instructions' has category 'customization' in agents/" in result.stderr
+    assert "validation error" in result.stderr
+    assert snapshot(tmp_path / "build") == before
+
+
+# --- name-near-miss ---------------------------------------------------------------------------------------------
+
+
+def _misspelled(where: str) -> Callable[[Docs], None]:
+    def edit(docs: Docs) -> None:
+        docs["claude-code"]["capabilities"][3]["name"] = "Inline Suggestions"  # 'Hooks': now one agent each
+        target = docs[where]["capabilities"][3 if where == "claude-code" else 2]
+        target["name"] = "Inline Suggestons"
+
+    return edit
+
+
+@pytest.mark.parametrize("typo", ["claude-code", "vscode-copilot"])
+def test_a_near_miss_one_agent_each_is_said_at_both_without_taking_a_side(tmp_path: Path, typo: str) -> None:
+    """On a tie neither spelling is 'the others'': each place is told of the other and that one of the two is likely
+    a typo, never to copy it, whichever agent's file holds the typo."""
+    docs = edited(_misspelled(typo))
+    problems = found(tmp_path, docs)
+    assert [(problem["path"], problem["code"]) for problem in problems] == [
+        ("agents/claude-code/capabilities/current.json", "name-near-miss"),
+        ("agents/vscode-copilot/capabilities/current.json", "name-near-miss"),
+    ]
+    right = "vscode-copilot" if typo == "claude-code" else "claude-code"
+    at_claude, at_vscode = problems
+    at_typo, at_right = (at_claude, at_vscode) if typo == "claude-code" else (at_vscode, at_claude)
+    correct, misspelled = (
+        place(tmp_path, right, ': "Inline Suggestions"'),
+        place(tmp_path, typo, ': "Inline Suggestons"'),
+    )
+    assert at_typo["message"] == (
+        f"'Inline Suggestons' is spelled almost like 'Inline Suggestions' in {correct}, one agent each: one of the two"
+        " is likely a typo"
+    )
+    assert at_right["message"] == (
+        f"'Inline Suggestions' is spelled almost like 'Inline Suggestons' in {misspelled}, one agent each: one of the"
+        " two is likely a typo"
+    )
+    assert all("as the others do" not in problem["hint"] for problem in problems)
+
+
+def test_a_near_miss_of_a_name_more_agents_use_is_said_in_each_file_of_the_rarer_one(tmp_path: Path) -> None:
+    def edit(docs: Docs) -> None:
+        docs["claude-code"]["capabilities"][3]["name"] = "Code Reviews"  # 'Hooks'
+        docs["vscode-copilot"]["capabilities"].append(dict(docs["copilot-cli"]["capabilities"][3]))  # 'Code Review'
+        for agent, copy in (("claude-code", "claude-two"), ("copilot-cli", "copilot-two")):
+            docs[copy] = json.loads(json.dumps(docs[agent]))
+            docs[copy]["agent"]["name"] += " Two"
+
+    problems = found(tmp_path, edited(edit))
+    assert said(problems) == [
+        (f"agents/{agent}/capabilities/current.json", "$.capabilities[3].name", "warning", "name-near-miss")
+        for agent in ("claude-code", "claude-two")
+    ]
+    other = place(tmp_path, "copilot-cli", ': "Code Review"')
+    for problem in problems:
+        assert problem["message"] == (
+            f"'Code Reviews' is spelled almost like 'Code Review' in {other}, the spelling 3 other agents use"
+        )
+        assert problem["hint"].endswith("spell it as the others do")
+
+
+# --- name-spelling, white space ---------------------------------------------------------------------------------
+
+
+def test_a_second_spelling_names_the_place_of_the_first_and_the_space_it_hides(tmp_path: Path) -> None:
+    problems = found(tmp_path, edited(lambda docs: docs["claude-code"]["capabilities"][0].update(name="MCP servers ")))
+    assert said(problems) == [
+        ("agents/claude-code/capabilities/current.json", "$.capabilities[0].name", "warning", "name-spelling"),
+        ("agents/claude-code/capabilities/current.json", "$.capabilities[0].name", "warning", "surrounding-space"),
+    ]
+    other = place(tmp_path, "copilot-cli", ': "MCP Servers"')
+    assert problems[0]["message"] == f"'MCP servers ' (a space at the end) is spelled 'MCP Servers' in {other}"
+    assert problems[1]["message"] == "'MCP servers ' has a space at the end"
+    assert problems[1]["hint"].startswith("remove it")
+
+
+def test_spellings_that_differ_only_in_spaces_in_a_row_say_so(tmp_path: Path) -> None:
+    problems = found(tmp_path, edited(lambda docs: docs["claude-code"]["capabilities"][0].update(name="MCP  Servers")))
+    assert said(problems) == [
+        ("agents/claude-code/capabilities/current.json", "$.capabilities[0].name", "warning", "name-spelling")
+    ]
+    assert problems[0]["message"].startswith("'MCP  Servers' (spaces in a row) is spelled 'MCP Servers' in agents/")
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (" MCP servers", "' MCP servers' has a space at the start"),
+        ("MCP servers   ", "'MCP servers   ' has 3 spaces at the end"),
+        ("\u3000MCP servers ", "'\\u3000MCP servers ' has white space at the start and a space at the end"),
+    ],
+)
+def test_white_space_at_an_end_of_a_single_line_field_is_a_warning(tmp_path: Path, value: str, message: str) -> None:
+    problems = found(tmp_path, edited(lambda docs: docs["claude-code"]["capabilities"][0].update(terminology=value)))
+    assert said(problems) == [
+        (
+            "agents/claude-code/capabilities/current.json",
+            "$.capabilities[0].terminology",
+            "warning",
+            "surrounding-space",
+        )
+    ]
+    assert problems[0]["message"] == message
+
+
+def test_white_space_that_is_an_error_already_is_not_also_a_warning(tmp_path: Path) -> None:
+    """A tab is a control character in a single-line field and only white space is blank: both errors of their own."""
+
+    def edit(docs: Docs) -> None:
+        docs["claude-code"]["capabilities"][0]["terminology"] = "MCP servers\t"
+        docs["claude-code"]["capabilities"][0]["aliases"] = ["   "]
+        docs["claude-code"]["capabilities"][0]["description"] += "  "  # multi-line text: spaces at its end are fine
+
+    write_catalog(tmp_path, edited(edit))
+    result = run_cli(["validate", "-v"], tmp_path)
+    assert result.exit_code == 1
+    assert "control character U+0009 (TAB)" in result.output and "empty or only white space" in result.output
+    assert "surrounding-space" not in result.output and " at the end" not in result.output
+
+
+# --- one file alone, as a pre-commit hook checks it -------------------------------------------------------------
+
+
+def test_a_document_checked_alone_is_told_what_the_whole_catalog_tells_it(tmp_path: Path) -> None:
+    """Each rule decides from every record, context included: a file named alone gets exactly the findings it gets
+    in the whole catalog (a category error, a spelling, a slug collision, a near miss), wherever they point."""
+
+    def edit(docs: Docs) -> None:
+        custom_instructions(docs, "claude-code")["category"] = "context-awareness"  # outvoted: said at claude-code
+        docs["copilot-cli"]["capabilities"][0]["name"] = "MCP servers"  # outvoted: said at copilot-cli
+        docs["copilot-cli"]["capabilities"][3]["name"] = "C# Support"  # 'Code Review'
+        docs["vscode-copilot"]["capabilities"].append({**docs["copilot-cli"]["capabilities"][3], "name": "C++ Support"})
+        docs["claude-code"]["capabilities"][3]["name"] = "Inline Suggestons"  # 'Hooks'
+
+    docs = edited(edit)
+    whole = found(tmp_path, docs)
+    assert {problem["code"] for problem in whole} == set(ACROSS) - {"surrounding-space"}
+    for agent in docs:
+        path = f"agents/{agent}/capabilities/current.json"
+        alone = found(tmp_path, docs, path)
+        assert alone == [problem for problem in whole if problem["path"] == path], agent
