@@ -34,6 +34,7 @@ MAX_YAML_CHARACTERS = 2 * MAX_FILE_BYTES
 # Python reads or prints no integer of over 4,300 decimal digits (`sys.get_int_max_str_digits`): an integer literal
 # of more characters than this, in any base (3,000 hex digits are 3,612 decimal ones), is refused. No data needs one.
 MAX_INT_LITERAL = 3000
+_YAML_TAG = "tag:yaml.org,2002:"
 _INT_TAG = "tag:yaml.org,2002:int"
 # The largest whole number every JSON reader holds exactly (RFC 8259, section 6), and so the largest a float may stand
 # for as an integer setting (`whole_numbers`); no integer setting of config-schema.json may be larger.
@@ -218,12 +219,30 @@ class YamlTooDeep(YamlShapeError):
 
 
 @dataclass(frozen=True)
+class Unusable:
+    """A value JSON cannot hold (a tag with no JSON form, `.nan`, text tagged as a number, an integer too long to
+    read): where it is written, the JSON path of its first place (None for one in a key, which has none), and what
+    is wrong. One document may hold many: each is said, not only the first."""
+
+    position: Position
+    parts: Parts | None
+    message: str
+
+
+@dataclass(frozen=True)
 class YamlDocument:
-    """A parsed YAML document: its data, where each value sits, and the keys that are not strings."""
+    """A parsed YAML document: its data, where each value sits, and the keys that are not strings.
+
+    `unusable`: the values JSON cannot hold, in the order they are written; the data holds null in their place,
+    at the paths `nulled` (every place each is used, through aliases and merges too), so that a reader may check
+    the rest of the document and say nothing of those nulls. A reader that uses the data must refuse it when
+    `unusable` is not empty."""
 
     data: Any
     source_map: SourceMap
     non_string_keys: list[tuple[Parts, Position, str]]
+    unusable: tuple[Unusable, ...] = ()
+    nulled: tuple[Parts, ...] = ()
 
 
 def parse_yaml(text: str) -> YamlDocument:
@@ -231,8 +250,9 @@ def parse_yaml(text: str) -> YamlDocument:
 
     Raises what PyYAML raises for text that is not YAML (`yaml.YAMLError`, with a mark when it has a
     position), `YamlTooDeep` for nesting past `MAX_NESTING` where it is written, `YamlShapeError` for aliases
-    that cannot be JSON data, and `RecursionError` should anything else recurse too deep; callers word each for
-    their users.
+    that cannot be JSON data (they are about the whole document: the first found stops the reading), and
+    `RecursionError` should anything else recurse too deep; callers word each for their users. Values JSON cannot
+    hold are not raised but listed, every one (`YamlDocument.unusable`).
     """
     try:
         return _parse(text)
@@ -267,11 +287,63 @@ def _parse(text: str) -> YamlDocument:
     loader = yaml_loader()(text)
     try:
         node = loader.get_single_node()
-        source_map, non_string_keys = walk_yaml(node, loader.uses)
+        walk = _YamlWalk(loader.uses)
+        source_map, non_string_keys = _walked(node, walk)
+        for found in walk.unusable.values():  # read as `_Unreadable`, not by a constructor that fails on it
+            found.node.tag = _UNUSABLE_TAG
+            if isinstance(found.node.value, list):  # a `!!set` merged by `<<` gives no members
+                found.node.value = []
         data = loader.construct_document(node) if node is not None else None
     finally:
         loader.dispose()
-    return YamlDocument(data, source_map, non_string_keys)
+    if not walk.unusable:
+        return YamlDocument(data, source_map, non_string_keys)
+    data, nulled = _nulled(data)
+    for node_id, paths in nulled.items():  # one met only in a merge is named where the merge puts it
+        found = walk.unusable[node_id]
+        found.parts = found.parts if found.parts is not None else paths[0]
+    unusable = tuple(found.said() for found in walk.unusable.values())
+    every = tuple(sorted((parts for paths in nulled.values() for parts in paths), key=_path_order))
+    return YamlDocument(data, source_map, non_string_keys, unusable, every)
+
+
+@dataclass(frozen=True)
+class _Unreadable:
+    """What the loader reads a value JSON cannot hold as (`node`: the id of its node), until `_nulled` puts null in
+    its place. Values used through aliases are one object, as the loader reads every alias."""
+
+    node: int
+
+
+_UNUSABLE_TAG = "tag:capidx,2026:unusable"  # not a tag a document can write: YAML's own are `tag:yaml.org,2002:`
+
+
+def _nulled(data: Any) -> tuple[Any, dict[int, list[Parts]]]:
+    """`data` with null in place of every value JSON cannot hold, and by node id the paths where each was, sorted
+    (through aliases, one value may stand in many places: all are found before any is replaced).
+    Iterative; the data's size is bounded by `MAX_YAML_VALUES` already. A key is left as it is: a document with a
+    key JSON cannot hold is not checked."""
+    if isinstance(data, _Unreadable):
+        return None, {data.node: [()]}
+    found: list[tuple[dict[Any, Any] | list[Any], Any, Parts, int]] = []
+    stack: list[tuple[Parts, Any]] = [((), data)]
+    while stack:
+        parts, value = stack.pop()
+        items = list(value.items()) if isinstance(value, dict) else list(enumerate(value))
+        for part, item in items:
+            if isinstance(item, _Unreadable):
+                found.append((value, part, (*parts, part), item.node))
+            elif isinstance(item, dict | list):
+                stack.append(((*parts, part), item))
+    paths: dict[int, list[Parts]] = {}
+    for container, part, parts, node in sorted(found, key=lambda each: _path_order(each[2])):
+        container[part] = None
+        paths.setdefault(node, []).append(parts)
+    return data, paths
+
+
+def _path_order(parts: Parts) -> tuple[tuple[int, int | str], ...]:
+    return tuple((0, part) if isinstance(part, int) else (1, part) for part in parts)
 
 
 def yaml_error() -> type[Exception]:
@@ -322,6 +394,7 @@ def yaml_loader() -> type:
                 Resolver.__init__(self)
 
     Loader.add_constructor("tag:yaml.org,2002:timestamp", SafeConstructor.construct_yaml_str)
+    Loader.add_constructor(_UNUSABLE_TAG, lambda _loader, node: _Unreadable(id(node)))
     return Loader
 
 
@@ -410,6 +483,19 @@ class _YamlWalk:
     merged: dict[Parts, _Merged] = field(default_factory=dict)
     # Merged value's node id -> its members (`_merged_members`), None when they are not placed: read once each.
     merge_tables: dict[int, dict[str, _Member | None] | None] = field(default_factory=dict)
+    unusable: dict[int, _UnusableNode] = field(default_factory=dict)  # node id -> a value JSON cannot hold
+
+
+@dataclass
+class _UnusableNode:
+    """A value JSON cannot hold as the walk finds it: its node (retagged before the data is read), its first path."""
+
+    node: Any
+    parts: Parts | None
+    message: str
+
+    def said(self) -> Unusable:
+        return Unusable(_mark(self.node), self.parts, self.message)
 
 
 def walk_yaml(root: Any, uses: Uses | None = None) -> tuple[SourceMap, list[tuple[Parts, Position, str]]]:
@@ -417,13 +503,17 @@ def walk_yaml(root: Any, uses: Uses | None = None) -> tuple[SourceMap, list[tupl
 
     Each node is walked once: the insides of a value reached through an alias are located in the anchored
     original, and the alias itself (from `uses`, the composer's record) where it is used (`SourceMap.aliases`), as
-    is each member a mapping gets from a merge key. Raises `YamlShapeError` for a recursive alias, when aliases
+    is each member a mapping gets from a merge key. Raises `YamlShapeError` for a recursive alias, and when aliases
     expand the data past `MAX_YAML_VALUES` or `MAX_YAML_CHARACTERS` (a "billion laughs" document would otherwise
-    hang the checks), for an integer Python would refuse to read (`MAX_INT_LITERAL`), and for a value JSON cannot
-    hold (`!!set`, `!!binary`, `.nan`). Run it before constructing the data: construction flattens merge keys
-    (`<<`) in place.
+    hang the checks): both are about the whole document, and the first stops the walk. A value JSON cannot hold
+    (`!!set`, `!!binary`, `.nan`, an integer Python would refuse to read, `MAX_INT_LITERAL`) is about itself: every
+    one is listed (`_YamlWalk.unusable`, which `parse_yaml` reports). Run it before constructing the data:
+    construction flattens merge keys (`<<`) in place.
     """
-    walk = _YamlWalk(uses or {})
+    return _walked(root, _YamlWalk(uses or {}))
+
+
+def _walked(root: Any, walk: _YamlWalk) -> tuple[SourceMap, list[tuple[Parts, Position, str]]]:
     if root is not None:
         _walk_node(root, (), walk, set())
     source_map = SourceMap(walk.values, walk.keys, tuple(walk.duplicates), (), walk.aliases, walk.merged, walk.places)
@@ -439,19 +529,17 @@ def _walk_node(node: Any, parts: Parts | None, walk: _YamlWalk, ancestors: set[i
     and characters of text it stands for once aliases are expanded, keys and merged mappings included."""
     if parts is not None:
         walk.values[parts] = _mark(node)
-    if node.tag not in _JSON_TAGS:
-        kind = node.tag.removeprefix("tag:yaml.org,2002:")
-        raise YamlShapeError(
-            f"a value tagged !!{kind} has no JSON form: write a string, number, list or object", _mark(node)
-        )
-    if not isinstance(node.value, list):  # a scalar, read once however many aliases use it
-        if id(node) in walk.sizes:
-            return walk.sizes[id(node)]
-        digits = node.value.replace("_", "").lstrip("+-")
-        if node.tag == _INT_TAG and len(digits) > MAX_INT_LITERAL:
-            raise YamlShapeError(f"an integer of over {MAX_INT_LITERAL:,} digits", _mark(node))
-        if node.tag in _READ_TAGS and (problem := _unreadable(node)):
-            raise YamlShapeError(problem, _mark(node))
+    if id(node) in walk.unusable:  # said once, under the first path it has
+        found = walk.unusable[id(node)]
+        found.parts = found.parts if found.parts is not None else parts
+        return walk.sizes[id(node)]
+    if not isinstance(node.value, list) and id(node) in walk.sizes:  # a scalar, read once however many aliases use it
+        return walk.sizes[id(node)]
+    if problem := _no_json_form(node):
+        walk.unusable[id(node)] = _UnusableNode(node, parts, problem)  # its insides, if any, are not read
+        walk.sizes[id(node)] = 1, 0 if isinstance(node.value, list) else len(node.value)
+        return walk.sizes[id(node)]
+    if not isinstance(node.value, list):
         walk.sizes[id(node)] = 1, len(node.value)
         return walk.sizes[id(node)]
     if id(node) in ancestors:
@@ -477,6 +565,21 @@ def _walk_node(node: Any, parts: Parts | None, walk: _YamlWalk, ancestors: set[i
     if parts is not None and node.id == "mapping":
         _record_merged(node, parts, walk)
     return values, characters
+
+
+def _no_json_form(node: Any) -> str:
+    """What makes a value one JSON cannot hold, else "": a tag JSON has no type for, an integer literal too long for
+    Python to read, a number or boolean that is not one (`_unreadable`)."""
+    if node.tag not in _JSON_TAGS:
+        tag = node.tag[:SHOWN_ANCHOR]  # a local tag (`!thing`) is the data's, of any length
+        kind = f"!!{tag[len(_YAML_TAG) :]}" if tag.startswith(_YAML_TAG) else tag
+        return f"a value tagged {kind} has no JSON form: write a string, number, list or object"
+    if isinstance(node.value, list):
+        return ""
+    digits = node.value.replace("_", "").lstrip("+-")
+    if node.tag == _INT_TAG and len(digits) > MAX_INT_LITERAL:
+        return f"an integer of over {MAX_INT_LITERAL:,} digits"
+    return _unreadable(node) if node.tag in _READ_TAGS else ""
 
 
 def _check_expansion(node: Any, values: int, characters: int) -> None:

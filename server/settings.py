@@ -433,8 +433,8 @@ def _stat_problem(path: Path, error: OSError) -> str:
 
 
 def _parse(path: Path, raw: bytes) -> YamlDocument:
-    """The YAML document; `SettingsError` when it is not one, or has duplicate or non-string keys (as in validate,
-    the schema is then not applied: the data is not what the file seems to say)."""
+    """The YAML document; `SettingsError` when it is not one, or has duplicate or non-string keys or values JSON
+    cannot hold (as in validate, the schema is then not applied: the data is not what the file seems to say)."""
     import yaml
 
     try:
@@ -458,6 +458,8 @@ def _parse(path: Path, raw: bytes) -> YamlDocument:
     except RecursionError:
         raise SettingsError([f"{path}: invalid YAML: nested too deeply"]) from None
     found: list[tuple[Position, Parts, str]] = []
+    for value in document.unusable:  # every one, as validate says them
+        found.append((value.position, value.parts or (), f"unusable YAML: {value.message}"))
     for dup in document.source_map.duplicates:
         first = f"first at line {dup.first[0]}, column {dup.first[1]}; parsers keep only the last value"
         found.append((dup.position, dup.parts, f"duplicate key {shown_key(dup.parts[-1])!r} ({first})"))

@@ -330,6 +330,18 @@ def test_a_duplicate_key_inside_serve_is_refused(tmp_path: Path) -> None:
                             "parsers keep only the last value)")  # fmt: skip
 
 
+def test_every_yaml_value_json_cannot_hold_is_refused_in_one_run(tmp_path: Path) -> None:
+    """Serve stopped at the first; each is said now, at its place, as validate says them."""
+    (tmp_path / "capidx.yaml").write_text("serve:\n  port: .nan\n  host: !!binary aGk=\n", encoding="utf-8")
+    result = in_project(tmp_path, ["--print-config"])
+    assert result.exit_code == 2, result.output
+    assert error_lines(result.output) == [
+        "capidx.yaml:2:9: $.serve.port: unusable YAML: '.nan' is not a number JSON can hold: write a finite number",
+        "capidx.yaml:3:9: $.serve.host: unusable YAML: a value tagged !!binary has no JSON form: write a string, "
+        "number, list or object",
+    ]
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
 @pytest.mark.parametrize("explicit", [False, True], ids=["found", "--config"])
 def test_a_capidx_yaml_that_is_a_pipe_is_refused_without_waiting_for_a_writer(tmp_path: Path, explicit: bool) -> None:

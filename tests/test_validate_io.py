@@ -514,8 +514,8 @@ def test_yaml_nested_through_merges_is_placed(project: Path, text: str, expected
             f'a: &a "{"x" * 3_000_000}"\nb: [{", ".join(["*a"] * 8)}]\n',
             "current.yaml:2:4: unusable YAML: aliases expand to more than 20,971,520 characters of text",
         ),
-        ("a: 1_" + "0_" * 5000 + "0\n", "current.yaml:1:4: unusable YAML: an integer of over 3,000 digits"),
-        ("a: 0x" + "f" * 4000 + "\n", "current.yaml:1:4: unusable YAML: an integer of over 3,000 digits"),
+        ("a: 1_" + "0_" * 5000 + "0\n", "current.yaml:1:4: $.a: unusable YAML: an integer of over 3,000 digits"),
+        ("a: 0x" + "f" * 4000 + "\n", "current.yaml:1:4: $.a: unusable YAML: an integer of over 3,000 digits"),
         ("? " + "9" * 5000 + "\n: x\n", "current.yaml:1:3: unusable YAML: an integer of over 3,000 digits"),
         (  # merged mappings and keys are expanded text too
             f'a: &a {{k: "{"x" * 3_000_000}"}}\nb: [{", ".join(["{<<: *a}"] * 8)}]\n',
@@ -527,20 +527,29 @@ def test_yaml_nested_through_merges_is_placed(project: Path, text: str, expected
         ),
         # types JSON does not have: a set reached the artifacts as a Python repr in an order that changed between
         # runs, NaN passed `minimum` and `maximum`
-        ("a:\n  b: !!set {x, y}\n", "current.yaml:2:6: unusable YAML: a value tagged !!set has no JSON form"),
-        ("a: !!binary aGVsbG8=\n", "current.yaml:1:4: unusable YAML: a value tagged !!binary has no JSON form"),
-        ("a: !!omap [{x: 1}]\n", "current.yaml:1:4: unusable YAML: a value tagged !!omap has no JSON form"),
-        ("a: [1, .NaN]\n", "current.yaml:1:8: unusable YAML: '.NaN' is not a number JSON can hold"),
-        ("a: -.inf\n", "current.yaml:1:4: unusable YAML: '-.inf' is not a number JSON can hold"),
-        ("a:\n  b: 1.0e+999\n", "current.yaml:2:6: unusable YAML: '1.0e+999' is not a number JSON can hold"),
-        ("a: !!float .na_n\n", "current.yaml:1:4: unusable YAML: '.na_n' is not a number JSON can hold"),  # as read
-        ("a: !!float nan\n", "current.yaml:1:4: unusable YAML: 'nan' is not a number JSON can hold"),
-        ("a: " + "9" * 330 + ":00.0\n", "current.yaml:1:4: unusable YAML: '9999"),  # base 60, past a double
-        ("a: 1" + ":0" * 180 + ".5\n", "current.yaml:1:4: unusable YAML: '1:0:0"),  # base 60, too many parts to read
-        ("a: !!float abc\n", "current.yaml:1:4: unusable YAML: 'abc' is not a number JSON can hold"),  # was a traceback
-        ("a: !!int abc\n", "current.yaml:1:4: unusable YAML: 'abc' is not a whole number"),
-        ('a: !!int ""\n', "current.yaml:1:4: unusable YAML: '' is not a whole number"),
-        ("a: !!bool maybe\n", "current.yaml:1:4: unusable YAML: 'maybe' is not a boolean (true or false)"),
+        ("a:\n  b: !!set {x, y}\n", "current.yaml:2:6: $.a.b: unusable YAML: a value tagged !!set has no JSON form"),
+        ("a: !!binary aGVsbG8=\n", "current.yaml:1:4: $.a: unusable YAML: a value tagged !!binary has no JSON form"),
+        ("a: !!omap [{x: 1}]\n", "current.yaml:1:4: $.a: unusable YAML: a value tagged !!omap has no JSON form"),
+        ("a: [1, .NaN]\n", "current.yaml:1:8: $.a[1]: unusable YAML: '.NaN' is not a number JSON can hold"),
+        ("a: -.inf\n", "current.yaml:1:4: $.a: unusable YAML: '-.inf' is not a number JSON can hold"),
+        ("a:\n  b: 1.0e+999\n", "current.yaml:2:6: $.a.b: unusable YAML: '1.0e+999' is not a number JSON can hold"),
+        (
+            "a: !!float .na_n\n",
+            "current.yaml:1:4: $.a: unusable YAML: '.na_n' is not a number JSON can hold",
+        ),  # as read
+        ("a: !!float nan\n", "current.yaml:1:4: $.a: unusable YAML: 'nan' is not a number JSON can hold"),
+        ("a: " + "9" * 330 + ":00.0\n", "current.yaml:1:4: $.a: unusable YAML: '9999"),  # base 60, past a double
+        (
+            "a: 1" + ":0" * 180 + ".5\n",
+            "current.yaml:1:4: $.a: unusable YAML: '1:0:0",
+        ),  # base 60, too many parts to read
+        (
+            "a: !!float abc\n",
+            "current.yaml:1:4: $.a: unusable YAML: 'abc' is not a number JSON can hold",
+        ),  # was a traceback
+        ("a: !!int abc\n", "current.yaml:1:4: $.a: unusable YAML: 'abc' is not a whole number"),
+        ('a: !!int ""\n', "current.yaml:1:4: $.a: unusable YAML: '' is not a whole number"),
+        ("a: !!bool maybe\n", "current.yaml:1:4: $.a: unusable YAML: 'maybe' is not a boolean (true or false)"),
         (  # a long scalar through many aliases: each read once (each reference re-read 4 MB)
             f"a: &x 1.{'0' * 400_000}1\nb: [{', '.join(['*x'] * 100_000)}]\n",
             "unusable YAML: aliases expand to more than 20,971,520 characters of text",
@@ -581,6 +590,101 @@ def test_yaml_that_is_not_json_data(project: Path, text: str, message: str) -> N
 
     assert result.exit_code == 1
     assert message in result.output
+
+
+# Beta's document with three values JSON cannot hold in one capability and a schema error in another.
+UNUSABLE_VALUES = """\
+agent:
+  name: Beta Agent
+  vendor: Example Corp
+  version: "2.1"
+  lastUpdated: 2026-01-10T00:00:00Z
+capabilities:
+  - name: Code Review
+    category: code-refactoring
+    description: Reviews a diff, explains each finding and offers a patch that fixes the problem it found.
+    available: .nan
+    introducedIn: !!binary aGVsbG8=
+    tier: !!int abc
+    sources:
+      - url: https://example.com/beta/review
+        description: Beta review guide
+        sourceGranularity: dedicatd
+        verifiedDate: 2026-01-14
+"""
+UNUSABLE_SAID = [
+    "current.yaml:10:16: $.capabilities[0].available: unusable YAML: '.nan' is not a number JSON can hold",
+    "current.yaml:11:19: $.capabilities[0].introducedIn: unusable YAML: a value tagged !!binary has no JSON form",
+    "current.yaml:12:11: $.capabilities[0].tier: unusable YAML: 'abc' is not a whole number",
+    "current.yaml:16:28: $.capabilities[0].sources[0].sourceGranularity: 'dedicatd' is not a valid",
+]
+
+
+@pytest.mark.parametrize("command", ["validate", "build"])
+def test_every_yaml_value_json_cannot_hold_is_said_in_one_run_with_the_schema_s_errors(
+    project: Path, command: str
+) -> None:
+    """Validate stopped at the first value JSON cannot hold: the others, and the schema's errors, came one a run.
+    Every one is said at its place now, and the document is checked with null in their places, of which nothing
+    is said (null is not a boolean, nor one of the tiers). The build refuses the file as before."""
+    yaml_file = project / "agents" / "beta-2" / "capabilities" / "current.yaml"
+    yaml_file.write_text(UNUSABLE_VALUES, encoding="utf-8")
+
+    result = run() if command == "validate" else run_cli(["build", "--out", "out"], cwd=project)
+
+    assert result.exit_code == 1
+    said = [line for line in result.output.splitlines() if "current.yaml:" in line and "warning:" not in line]
+    assert len(said) == len(UNUSABLE_SAID), result.output
+    for line, expected in zip(said, UNUSABLE_SAID, strict=True):
+        assert expected in line
+    assert not (project / "out").exists()
+
+
+def test_a_yaml_value_json_cannot_hold_used_through_aliases_is_said_once(project: Path) -> None:
+    """Where it is written, and nothing of the nulls the aliases stand for (nor of the merged member)."""
+    text = UNUSABLE_VALUES.replace("available: .nan", "available: &nan .nan\n    x-also: [*nan, *nan]")
+    text = text.replace("    introducedIn: !!binary aGVsbG8=\n    tier: !!int abc\n", "")
+    text += (
+        "  - {<<: {available: *nan}, name: Copy, category: testing,\n"
+        "     description: Writes the tests a change needs and runs them until they pass.}\n"
+    )
+    (project / "agents" / "beta-2" / "capabilities" / "current.yaml").write_text(text, encoding="utf-8")
+
+    result = run()
+
+    assert result.exit_code == 1
+    said = [line for line in result.output.splitlines() if "current.yaml:" in line and "warning:" not in line]
+    assert said[0].endswith(
+        "current.yaml:10:16: $.capabilities[0].available: unusable YAML: '.nan' is not a number "
+        "JSON can hold: write a finite number"
+    ), result.output
+    assert "'dedicatd' is not a valid" in said[1]
+    assert len(said) == 2, result.output
+
+
+def test_a_capability_name_json_cannot_hold_makes_no_alias_target_unknown(project: Path) -> None:
+    """Read as null, the name is not known: an alias naming it is not said to name no capability (as when the
+    document could not be read at all)."""
+    text = UNUSABLE_VALUES.replace("name: Code Review", "name: !!binary QmV0YSBPbmx5")  # "Beta Only"
+    (project / "agents" / "beta-2" / "capabilities" / "current.yaml").write_text(text, encoding="utf-8")
+    (project / "agents" / "aliases.json").write_text('{"aliases": {"beta": "Beta Only"}}\n', encoding="utf-8")
+
+    result = run()
+
+    assert result.exit_code == 1
+    assert "$.capabilities[0].name: unusable YAML: a value tagged !!binary has no JSON form" in result.output
+    assert "alias target" not in result.output
+
+
+def test_yaml_values_json_cannot_hold_in_capidx_yaml_are_all_said(project: Path) -> None:
+    """capidx.yaml is not checked further (its settings are used at once), but each value is said in the one run."""
+    (project / "capidx.yaml").write_text("title: !!set {a}\nbudgets:\n  summary: .inf\n", encoding="utf-8")
+
+    result = run()
+
+    assert result.exit_code == 2
+    assert "capidx.yaml:1:8: $.title: unusable YAML: a value tagged !!set has no JSON form" in result.output
+    assert "capidx.yaml:3:12: $.budgets.summary: unusable YAML: '.inf' is not a number JSON can hold" in result.output
 
 
 def test_a_json_number_python_would_refuse_is_an_error_with_its_place(project: Path) -> None:

@@ -33,6 +33,7 @@ from capidx.schema.yamldata import (
     Parts,
     Position,
     SourceMap,
+    Unusable,
     YamlShapeError,
     YamlTooDeep,
     json_path,
@@ -113,11 +114,22 @@ _SCALAR = re.compile(r"[^\s,\]}#]+")  # a number or plain scalar, up to what end
 class SourceFile:
     """A parsed data file: its bytes, text, data, and (computed on first use for JSON) its source map."""
 
-    def __init__(self, path: Path, raw: bytes, text: str, data: Any, source_map: SourceMap | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        raw: bytes,
+        text: str,
+        data: Any,
+        source_map: SourceMap | None = None,
+        nulled: frozenset[str] = frozenset(),
+    ) -> None:
         self.path = path
         self.raw = raw
         self.text = text
         self.data = data
+        # The JSON paths where the data holds null for a YAML value JSON cannot hold (`load_file(partial=True)`):
+        # said where it is written, and nothing else is said of the null.
+        self.nulled = nulled
         self._map: SourceMap | JsonPositions | None = source_map
         self._yaml = path.suffix.lower() in YAML_SUFFIXES
         self._lines: list[str] | None = None
@@ -166,10 +178,15 @@ def file_problem(path: Path, message: str, hint: str | None = None, code: str = 
     return Diagnostic(str(path), None, None, "", "error", message, hint, code)
 
 
-def load_file(path: Path, *, allow_empty: bool = False) -> tuple[SourceFile | None, list[Diagnostic]]:
+def load_file(
+    path: Path, *, allow_empty: bool = False, partial: bool = False
+) -> tuple[SourceFile | None, list[Diagnostic]]:
     """Read, decode and parse one data file; `(None, problems)` when it cannot be used at all.
 
-    An empty file is a problem unless `allow_empty` (an empty capidx.yaml means "all defaults").
+    An empty file is a problem unless `allow_empty` (an empty capidx.yaml means "all defaults"). YAML values JSON
+    cannot hold are each a problem; with `partial` the file is still returned, null in their place
+    (`SourceFile.nulled`), so that validate checks the rest of it in the same run: its every other caller uses the
+    data, and gets none.
     """
     raw, problem = read_limited(path)
     if problem is not None:
@@ -183,7 +200,7 @@ def load_file(path: Path, *, allow_empty: bool = False) -> tuple[SourceFile | No
     if not text.strip():
         what = "mapping" if path.suffix.lower() in YAML_SUFFIXES else "JSON object"
         return None, [Diagnostic(str(path), 1, 1, "", "error", "file is empty", f"expected a {what}", "parse")]
-    source, problems = _parse_yaml(path, raw, text) if _is_yaml(path, text) else _parse_json(path, raw, text)
+    source, problems = _parse_yaml(path, raw, text, partial) if _is_yaml(path, text) else _parse_json(path, raw, text)
     if source is not None and (deep := too_deep(source.data)) is not None:
         return None, [source.diagnostic(deep, "error", *TOO_DEEP, "parse")]
     return source, problems
@@ -358,7 +375,7 @@ def _first_at(position: Position) -> str:
     return f"first at line {position[0]}, column {position[1]}; parsers keep only the last value"
 
 
-def _parse_yaml(path: Path, raw: bytes, text: str) -> tuple[SourceFile | None, list[Diagnostic]]:
+def _parse_yaml(path: Path, raw: bytes, text: str, partial: bool) -> tuple[SourceFile | None, list[Diagnostic]]:
     import yaml
 
     try:
@@ -377,8 +394,10 @@ def _parse_yaml(path: Path, raw: bytes, text: str) -> tuple[SourceFile | None, l
     except RecursionError:
         return None, [Diagnostic(str(path), None, None, "", "error", "invalid YAML: nested too deeply", None, "parse")]
     source_map, non_string_keys = document.source_map, document.non_string_keys
-    source = SourceFile(path, raw, text, document.data, source_map)
-    problems = _duplicate_keys(source, source_map.duplicates)
+    nulled = frozenset(json_path(parts) for parts in document.nulled)
+    source = SourceFile(path, raw, text, document.data, source_map, nulled)
+    problems = [_unusable(path, found) for found in document.unusable]
+    problems += _duplicate_keys(source, source_map.duplicates)
     problems += [
         source.diagnostic(
             parts,
@@ -390,8 +409,16 @@ def _parse_yaml(path: Path, raw: bytes, text: str) -> tuple[SourceFile | None, l
         )
         for parts, _, key in non_string_keys
     ]
+    problems.sort(key=lambda problem: (problem.line or 0, problem.col or 0))
     # Data with non-string keys is not JSON data: checking it further would only confuse (or crash) the schema.
-    return (None if non_string_keys else source), problems
+    usable = not non_string_keys and (partial or not document.unusable)
+    return (source if usable else None), problems
+
+
+def _unusable(path: Path, found: Unusable) -> Diagnostic:
+    """A value JSON cannot hold, where it is written (under the first JSON path it has; none for one in a key)."""
+    (line, col), where = found.position, "" if found.parts is None else json_path(found.parts)
+    return Diagnostic(str(path), line, col, where, "error", f"unusable YAML: {found.message}", None, "parse")
 
 
 def _yaml_problem(path: Path, exc: Any, text: str) -> Diagnostic:

@@ -90,7 +90,7 @@ def _validate_project(
     documents: list[LoadedDocument] = []
     sources: list[SourceFile] = []
     for path in inputs.documents if validator is not None else ():
-        source, problems = load_file(path)
+        source, problems = load_file(path, partial=True)
         diagnostics += problems
         if source is not None:
             checked = _check_document(source, validator, config, today)
@@ -110,6 +110,8 @@ def _validate_project(
         isinstance(s.data, dict) and isinstance(s.data.get("capabilities"), list) for s in (*sources, *context)
     )
     read = len(sources) == len(inputs.documents) and len(context) == len(inputs.context)
+    # A value JSON cannot hold, read as null, may be a capability's name: which names the catalog has is not known.
+    read = read and not any(source.nulled for source in sources)
     catalog_complete = inputs.complete and listed and read
     names = {name for source in (*sources, *context) for name in lint.capability_names(source.data)}
     diagnostics += _unrefused(across.check_across_agents(sources, context), diagnostics)
@@ -120,6 +122,7 @@ def _validate_project(
     named = alias_rules.name_keys((*sources, *context))  # once: the table rules and the records' aliases read it
     aliases, table, problems = _check_alias_tables(inputs, names, catalog_complete, (*sources, *context), named)
     diagnostics += problems + alias_rules.check_record_aliases(sources, context, table, named)
+    diagnostics = _unsaid_of_nulls(diagnostics, sources)
     if strict:
         diagnostics = [diagnostic.promoted() for diagnostic in diagnostics]
     return ValidationResult(
@@ -166,6 +169,22 @@ def _unrefused(compared: Sequence[Diagnostic], found: Sequence[Diagnostic]) -> l
     ]
 
 
+# What is said of a YAML value JSON cannot hold: that it cannot be held, and that its key is written twice.
+_SAID_OF_UNUSABLE = frozenset({"parse", "duplicate-key"})
+
+
+def _unsaid_of_nulls(diagnostics: Sequence[Diagnostic], sources: Sequence[SourceFile]) -> list[Diagnostic]:
+    """`diagnostics` without what the schema and the rules say of the nulls put for YAML values JSON cannot hold
+    (`load_file(partial=True)`): each value is said to be unusable, and the rest of its document is checked as if it
+    were null, which nobody wrote."""
+    nulled = {(str(source.path), pointer) for source in sources for pointer in source.nulled}
+    if not nulled:
+        return list(diagnostics)
+    return [
+        found for found in diagnostics if found.code in _SAID_OF_UNUSABLE or (found.path, found.pointer) not in nulled
+    ]
+
+
 def _check_document(source: SourceFile, validator: Any, config: Config, today: date) -> list[Diagnostic]:
     schema = schema_diagnostics(validator, source)
     linted = _unsaid(lint.check_document(source, config, today), schema)
@@ -188,16 +207,16 @@ def _check_alias_tables(
     related: SourceFile | None = None
     diagnostics: list[Diagnostic] = []
     for path in inputs.aliases:
-        source, problems = load_file(path)
+        source, problems = load_file(path, partial=True)
         diagnostics += problems
         if source is None:
             continue
         schema = schema_diagnostics(bundled_validator(ALIASES_SCHEMA), source)
-        diagnostics += [*schema, *_unsaid(lint.check_alias_text(source), schema)]
-        diagnostics += alias_rules.check_table_keys(source)
+        found = [*schema, *_unsaid(lint.check_alias_text(source), schema), *alias_rules.check_table_keys(source)]
         if catalog_complete:  # with a document unreadable, its names are unknown: no false alarms
-            diagnostics += lint.check_alias_targets(source, names) + lint.check_alias_wordings(source, documents)
-            diagnostics += alias_rules.check_table_names(source, named)
+            found += lint.check_alias_targets(source, names) + lint.check_alias_wordings(source, documents)
+            found += alias_rules.check_table_names(source, named)
+        diagnostics += _unsaid_of_nulls(found, [source])
         first = first or LoadedDocument(path, None, source.data, source.raw)
     for path in inputs.related_aliases:
         source, _ = load_file(path)  # not named: only its targets are checked (its own problems are its commit's)
