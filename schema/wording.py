@@ -477,6 +477,8 @@ def yaml_problem(error: Any, text: str) -> tuple[tuple[int | None, int | None], 
     if opened is not None and context.startswith("while scanning a quoted scalar") and unclosed:
         mark, hint = opened, "it is never closed: is a closing quote missing?"
     elif opened is not None and context.startswith("while parsing a flow"):
+        if context.startswith("while parsing a flow node"):  # its mark is where the node was due, not a bracket
+            opened = _open_bracket(text) or opened
         where = f"line {opened.line + 1}, column {opened.column + 1}"
         hint = f"is the bracket opened at {where} closed, and a comma between its items?"
     elif mark is not None and text[mark.index : mark.index + 1] == "\t":  # the mark's index counts characters
@@ -486,6 +488,32 @@ def yaml_problem(error: Any, text: str) -> tuple[tuple[int | None, int | None], 
     at = (mark.line + 1, mark.column + 1) if mark else (None, None)
     # PyYAML reads context first: "while parsing a block mapping, did not find expected key".
     return at, "invalid YAML: " + ", ".join(part for part in (error.context, problem) if part), hint
+
+
+def _open_bracket(text: str) -> Any | None:
+    """Where the innermost `[` or `{` still open when the parser fails opens (its mark), or None.
+
+    For a flow node it did not find ("did not find expected node content", `{"agent": ` at the end of the file),
+    libyaml's context mark is where the node was due, often the line after the bracket: the events before the error
+    say which flow collections are open. Read once more only on that error, as validate and serve read the file."""
+    import yaml
+    from yaml.events import CollectionEndEvent, CollectionStartEvent
+
+    from capidx.schema.yamldata import yaml_loader
+
+    loader = yaml_loader()(text)
+    opened: list[Any] = []  # per open collection: its start event when written in brackets, else None
+    try:
+        while (event := loader.get_event()) is not None:
+            if isinstance(event, CollectionStartEvent):
+                opened.append(event if event.flow_style else None)
+            elif isinstance(event, CollectionEndEvent) and opened:
+                opened.pop()
+    except yaml.YAMLError:
+        pass
+    finally:
+        loader.dispose()
+    return opened[-1].start_mark if opened and opened[-1] is not None else None
 
 
 def _colon_hint(text: str, index: int) -> str:

@@ -652,6 +652,7 @@ def test_a_misspelled_key_reads_the_same_in_validate_build_and_serve(
 
 BROKEN_FILES = {
     "bracket": (b"budgets:\n  summary: [5\n", "is the bracket opened at line 2, column 12 closed"),
+    "bracket-value-missing": (b"budgets: {summary: \n", "is the bracket opened at line 1, column 10 closed"),
     "quote": (b"budgets:\n  summary: 'x\nencodings: []\n", "is a closing quote missing?"),
     "tab": (b"budgets:\n\tsummary: 5\n", "YAML indents with spaces only"),
     "utf8": (b"budgets:\n  summary: \xff\n", "save the file as UTF-8"),

@@ -592,6 +592,31 @@ def test_yaml_that_is_not_json_data(project: Path, text: str, message: str) -> N
     assert message in result.output
 
 
+@pytest.mark.parametrize(
+    ("text", "opened"),
+    [
+        ('{"agent": \n', "line 1, column 1"),  # a value missing at the end: libyaml's context is line 2
+        ("agent: {name: A}\ncapabilities: [\n", "line 2, column 15"),
+        ("agent:\n  name: {x: 1, y: [1, \n", "line 2, column 19"),  # the innermost
+        ("capabilities:\n  - {a: [1, {b: \n", "line 2, column 13"),
+        ("agent: {name: A, \n", "line 1, column 8"),
+        ("agent: {name: '[x', vendor: [\n", "line 1, column 29"),  # a bracket in quotes opens nothing
+        ("capabilities: [a, b\n", "line 1, column 15"),  # the parser's own context
+        ("agent: {name: A\n", "line 1, column 8"),
+    ],
+    ids=["mapping-value", "sequence", "nested", "in-block-list", "after-comma", "quoted", "sequence-item", "mapping"],
+)
+def test_an_unclosed_yaml_bracket_is_named_where_it_opens(project: Path, text: str, opened: str) -> None:
+    """For a node missing in brackets (`{"agent": ` and the end of the file), the parser's context is where the node
+    was due, often the next line: the hint named a bracket at line 2, column 1, where there is none."""
+    (project / "agents" / "beta-2" / "capabilities" / "current.yaml").write_text(text, encoding="utf-8")
+
+    result = run()
+
+    assert result.exit_code == 1
+    assert f"(is the bracket opened at {opened} closed, and a comma between its items?)" in result.output
+
+
 # Beta's document with three values JSON cannot hold in one capability and a schema error in another.
 UNUSABLE_VALUES = """\
 agent:
