@@ -194,6 +194,8 @@ _TYPE_HINTS = {
     "object": 'write keys and values: {"key": "value"}, or in YAML \'key: value\' lines indented below',
     "null": "write null",
 }
+# How JSON writes a boolean; YAML 1.1 reads `yes`, `no`, `on` and `off` (in any of three cases) as booleans too.
+_JSON_BOOLEANS = ("true", "false")
 _MONTHS = "January February March April May June July August September October November December".split()
 _DATE_PARTS = re.compile(r"(\d{4})-(\d{2})-(\d{2})", re.ASCII)
 # Vendors' words for a maturity that the schema names otherwise (docs/data-format.md, "Conventions").
@@ -293,7 +295,7 @@ def _message(error: Any, parts: tuple[Any, ...]) -> str:
 
 
 def _hint(error: Any, written: Callable[[], str | None] = lambda: None) -> str | None:
-    """`written`: the value's text in the file, read only for a number that should have been a string."""
+    """`written`: the value's text in the file, read only for a number or a boolean that should have been a string."""
     kind, value, expected = error.validator, error.instance, error.validator_value
     if kind == "enum":
         allowed = [str(item) for item in expected]
@@ -335,6 +337,8 @@ def _type_hint(expected: str | list[str], value: Any, written: Callable[[], str 
                 return f"write {text}, without quotes"
             if (plain := _written_out(text)) is not None:
                 return f"write {plain}, without quotes; in YAML an exponent such as {text} is read as text"
+    if kind == "string" and isinstance(value, bool) and (text := written()) and text.casefold() not in _JSON_BOOLEANS:
+        return f"'{text}' is read as {json.dumps(value)} in YAML: write \"{text}\" in quotes"  # yes, no, on, off
     if kind == "string" and isinstance(value, int | float) and not isinstance(value, bool):
         return f'write it in quotes: "{written() or value}"'
     return _TYPE_HINTS.get(kind)

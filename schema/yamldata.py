@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -694,6 +694,38 @@ def _children(
             walk.duplicates.append(Duplicate(child_parts, position, seen[key]))
         seen[key] = walk.keys[child_parts] = position
         yield child_parts, value_node, False, walk.uses.get((id(node), slot, False))
+
+
+# A scalar as a file writes it (`0.190`, `on`), up to what ends it in JSON or YAML: read for a message that quotes it.
+_WRITTEN_SCALAR = re.compile(r"[^\s,\]}#]+")
+MAX_WRITTEN = 100  # characters of it read, at most: a line may be megabytes long, and no scalar a message quotes is
+
+
+def written_scalar(lines: Sequence[str], at: Position | None, value: Any, read: Callable[[str], Any]) -> str | None:
+    """The text of the scalar at `at` (line and column in `lines`) when `read` (the file format's reader, raising
+    ValueError for text it cannot read) reads it back as `value`: the words a person wrote, `on` for a True. None
+    when it does not (an anchor or a tag written before it) or it is longer than `MAX_WRITTEN`."""
+    if at is None or not 0 < at[0] <= len(lines):
+        return None
+    start = at[1] - 1
+    match = _WRITTEN_SCALAR.match(lines[at[0] - 1], start, start + MAX_WRITTEN + 1)
+    if match is None or len(match.group(0)) > MAX_WRITTEN:
+        return None
+    try:
+        found = read(match.group(0))
+    except ValueError:
+        return None
+    return match.group(0) if found == value and type(found) is type(value) else None
+
+
+def yaml_scalar(text: str) -> Any:
+    """One YAML scalar as PyYAML's safe loader reads it (for `written_scalar`); ValueError for text that is not YAML."""
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise ValueError(error) from None
 
 
 def too_deep(data: Any) -> Parts | None:

@@ -53,6 +53,8 @@ from capidx.schema.yamldata import (
     shown_key,
     too_deep,
     whole_numbers,
+    written_scalar,
+    yaml_scalar,
 )
 from capidx.server.limits import clip
 
@@ -368,7 +370,7 @@ def from_file(path: Path, cwd: Path | None = None) -> tuple[dict[str, Any], list
     """
     named = Path(shown(path, cwd))
     try:
-        document = _parse(named, _read(path, named))
+        document, text = _parse(named, _read(path, named))
     except SettingsError as error:
         return {}, list(error.problems)
     data = document.data
@@ -376,7 +378,7 @@ def from_file(path: Path, cwd: Path | None = None) -> tuple[dict[str, Any], list
         return {}, []
     if not isinstance(data, dict):
         return {}, [_at(named, document.source_map.locate(()), (), NOT_SETTINGS)]
-    problems = _schema_problems(named, data, document.source_map)
+    problems = _schema_problems(named, data, document.source_map, text)
     if problems:
         return {}, problems
     serve = whole_numbers(data, config_schema()).get("serve", {})  # `port: 8000.0` is 8000, as the compiler reads it
@@ -432,9 +434,10 @@ def _stat_problem(path: Path, error: OSError) -> str:
     return f"cannot read: {error.strerror or error}"
 
 
-def _parse(path: Path, raw: bytes) -> YamlDocument:
-    """The YAML document; `SettingsError` when it is not one, or has duplicate or non-string keys or values JSON
-    cannot hold (as in validate, the schema is then not applied: the data is not what the file seems to say)."""
+def _parse(path: Path, raw: bytes) -> tuple[YamlDocument, str]:
+    """The YAML document and its text; `SettingsError` when it is not one, or has duplicate or non-string keys or
+    values JSON cannot hold (as in validate, the schema is then not applied: the data is not what the file seems to
+    say)."""
     import yaml
 
     try:
@@ -472,7 +475,7 @@ def _parse(path: Path, raw: bytes) -> YamlDocument:
     if (deep := too_deep(document.data)) is not None:
         message = f"nested more than {MAX_NESTING} levels deep"
         raise SettingsError([_at(path, *_placed(document.source_map, deep, message))])
-    return document
+    return document, text
 
 
 def _file_values(base: Path, serve: Mapping[str, Any]) -> dict[str, Any]:
@@ -482,16 +485,22 @@ def _file_values(base: Path, serve: Mapping[str, Any]) -> dict[str, Any]:
     return values
 
 
-def _schema_problems(path: Path, data: dict[str, Any], source_map: SourceMap) -> list[str]:
+def _schema_problems(path: Path, data: dict[str, Any], source_map: SourceMap, text: str) -> list[str]:
     """Every place the file breaks config-schema.json, in the order they are written, in validate's words
-    (`capidx.schema.wording`: the same misspelled key reads the same in validate, build and serve)."""
+    (`capidx.schema.wording`: the same misspelled key reads the same in validate, build and serve; a hint that
+    quotes a value, `on` read as true, quotes it as written)."""
     try:
         errors = list(config_validator().iter_errors(data))
     except RecursionError:
         return [f"{path}: nested too deeply to check"]
+    lines = text.splitlines()  # as the source map counts them, as validate reads them (`SourceFile.written`)
+
+    def written(parts: Parts, value: Any) -> str | None:
+        return written_scalar(lines, source_map.locate(parts), value, yaml_scalar)
+
     found: list[tuple[Position, Parts, str]] = []
     for error in without_shadowed(errors):
-        for problem in describe(error):
+        for problem in describe(error, written):
             found.append(_placed(source_map, problem.parts, problem.message, problem.hint, key=problem.key))
     return [_at(path, *problem) for problem in sorted(found, key=lambda problem: problem[0])]
 

@@ -681,6 +681,22 @@ def test_a_capidx_yaml_that_does_not_parse_reads_the_same_in_validate_build_and_
     assert said["build"] == said["validate"] and said["serve"] == said["validate"], said
 
 
+def test_a_yaml_boolean_word_meant_as_text_reads_the_same_in_validate_build_and_serve(project: Path) -> None:
+    """`title: off` said "write text in quotes" and not why: YAML 1.1 reads off, on, yes and no as booleans. The hint
+    quotes the word as written, in serve (which checks the file itself) as in validate and build."""
+    (project / "capidx.yaml").write_text("budgets: {summary: 500}\ntitle: Off\n", encoding="utf-8")
+    expected = [
+        "capidx.yaml:2:8: $.title: expected string, received boolean "
+        "('Off' is read as false in YAML: write \"Off\" in quotes)"
+    ]
+
+    for command in ("validate", "build", "serve"):
+        result = run_cli([command], project)
+        assert result.exit_code == 2, result.output
+        said = [line.removeprefix("Error: ") for line in result.output.splitlines() if "capidx.yaml:" in line]
+        assert said == expected, (command, result.output)
+
+
 def test_a_catalog_folder_that_is_not_there_is_not_called_a_validation_error(project: Path) -> None:
     """`paths.agents: nope` stops the build with exit 2, as validate: a configuration error, not invalid data (1)."""
     (project / "capidx.yaml").write_text("paths:\n  agents: nope\n", encoding="utf-8")

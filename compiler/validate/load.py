@@ -40,6 +40,8 @@ from capidx.schema.yamldata import (
     parse_yaml,
     shown_key,
     too_deep,
+    written_scalar,
+    yaml_scalar,
 )
 
 YAML_SUFFIXES = frozenset({".yaml", ".yml"})
@@ -99,18 +101,6 @@ def _json_problem(exc: json.JSONDecodeError, text: str) -> tuple[int, int, str, 
     return line, col, f"invalid JSON: {said}", hint
 
 
-def _yaml_scalar(text: str) -> Any:
-    import yaml  # only for YAML documents, as in `_parse_yaml`
-
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        raise ValueError(error) from None
-
-
-_SCALAR = re.compile(r"[^\s,\]}#]+")  # a number or plain scalar, up to what ends it in JSON or YAML
-
-
 class SourceFile:
     """A parsed data file: its bytes, text, data, and (computed on first use for JSON) its source map."""
 
@@ -143,19 +133,10 @@ class SourceFile:
     def written(self, parts: Parts, value: Any) -> str | None:
         """A scalar's text as the file has it (`0.190`, not the 0.19 it parses to), when the text there reads back
         as `value` (not an anchor or a tag written before it); else None."""
-        found = self.source_map.locate(tuple(parts))
         if self._lines is None:  # split once: lines as the source map counts them (JSON: "\n"; YAML: every break)
             self._lines = self.text.splitlines() if self._yaml else self.text.split("\n")
-        if found is None or not 0 < found[0] <= len(self._lines):
-            return None
-        match = _SCALAR.match(self._lines[found[0] - 1], found[1] - 1)
-        if match is None:
-            return None
-        try:
-            read = _yaml_scalar(match.group(0)) if self._yaml else json.loads(match.group(0))
-        except ValueError:
-            return None
-        return match.group(0) if read == value and type(read) is type(value) else None
+        read = yaml_scalar if self._yaml else json.loads
+        return written_scalar(self._lines, self.source_map.locate(tuple(parts)), value, read)
 
     def diagnostic(
         self,
