@@ -200,6 +200,7 @@ _MONTHS = "January February March April May June July August September October N
 _DATE_PARTS = re.compile(r"(\d{4})-(\d{2})-(\d{2})", re.ASCII)
 # Vendors' words for a maturity that the schema names otherwise (docs/data-format.md, "Conventions").
 _VENDOR_WORDS = {"preview": "beta", "public preview": "beta"}
+_SHOWN_DATE_TIME = 40  # characters of a date-time a hint repeats (one with a fraction of a second is 26 or so)
 _HINTED_KEY = 100  # characters of a key the lower-case hint tries its pattern on
 
 
@@ -308,7 +309,7 @@ def _hint(error: Any, written: Callable[[], str | None] = lambda: None) -> str |
         return _type_hint(expected, value, written)
     if kind == "format":
         impossible = _impossible_date(value) if expected in ("date", "date-time") else None
-        return impossible or _FORMAT_HINTS.get(expected)
+        return impossible or _no_offset(value, expected) or _FORMAT_HINTS.get(expected)
     if kind == "pattern" and isinstance(value, str) and not value.isprintable():  # the pattern alone says little
         return "it holds a line break, a tab or another character that cannot be shown: write it on one line"
     if kind == "uniqueItems" and isinstance(value, list):
@@ -386,6 +387,18 @@ def _impossible_date(value: Any) -> str | None:
     if not 1 <= day <= days:
         return f"that day does not exist: {_MONTHS[month - 1]} {year} has {days} days"
     return None
+
+
+def _no_offset(value: Any, expected: str) -> str | None:
+    """For a date-time that is one but for its offset from UTC (`2026-01-15T09:00:00`, which RFC 3339 does not allow:
+    without it the moment is not known), how to add it."""
+    if expected != "date-time" or not isinstance(value, str) or len(value) > _SHOWN_DATE_TIME:
+        return None
+    from rfc3339_validator import validate_rfc3339  # what the schema check applies (`validate.formats`)
+
+    if not validate_rfc3339(value.upper() + "Z"):
+        return None
+    return f"the offset from UTC is missing: write {value}Z for UTC, or an offset such as {value}+02:00"
 
 
 def _closest(value: str, allowed: list[str]) -> str | None:
