@@ -171,6 +171,25 @@ def test_agent_option_limits_the_run(tmp_path: Path) -> None:
     assert unknown.exit_code == 2 and "gamma" in unknown.output and "alpha, beta" in unknown.output
 
 
+@pytest.mark.parametrize(
+    ("given", "meant"),
+    [("acme", "acme-coder"), ("acme-codr", "acme-coder"), ("Zeta-Pilot", "zeta-pilot"), ("a", None), ("omega", None)],
+    ids=["beginning", "one-edit", "case", "begins-two", "nothing-near"],
+)
+def test_an_unknown_agent_names_the_one_meant(tmp_path: Path, given: str, meant: str | None) -> None:
+    """`--agent acme` listed the agents and left the reader to see that acme-coder begins so; the one agent id it
+    begins, or one edit (or a case) away, is offered. Nothing is fetched."""
+    agents = ["acme-coder", "zeta-pilot", "alpha"]
+    write_catalog(tmp_path, {agent: document([source("http://127.0.0.1:9/never")]) for agent in agents})
+
+    result = _verify(tmp_path, "--agent", given, "--agents", "agents", *FAST)
+
+    assert result.exit_code == 2, result.output
+    listed = "agents: acme-coder, alpha, zeta-pilot)"
+    said = f"(did you mean '{meant}'? {listed}" if meant else f"({listed}"
+    assert f"no capability document for agent '{given}' {said}" in result.output
+
+
 def test_default_catalog_comes_from_capidx_yaml(tmp_path: Path, server: PageServer) -> None:
     write_catalog(tmp_path / "data", {"alpha": document([source(server.url("/good"))])})
     (tmp_path / "capidx.yaml").write_text("paths:\n  agents: data/agents\n")

@@ -22,6 +22,7 @@ from capidx.compiler.verify.fetch import FetchJob, FetchResult, FetchRun, FetchS
 from capidx.compiler.verify.rewrite import FileEdit, RewriteError, changes_for, edit_file, write_file
 from capidx.compiler.verify.sources import Source, document_sources
 from capidx.compiler.verify.verdicts import GRANULARITIES, Verdict, is_text, judge
+from capidx.schema.wording import suggest
 
 FAIL_ON = ("broken", "stale", "never")
 
@@ -86,8 +87,12 @@ def load_sources(options: VerifyOptions) -> tuple[list[SourceFile], list[Source]
     if options.agent is not None:
         paths = [path for path in paths if discover.agent_id(path) == options.agent]
         if not paths:
-            known = ", ".join(sorted(discover.agent_id(path) for path in inputs.documents)) or "none"
-            raise VerifyUsageError(f"no capability document for agent {options.agent!r} (agents: {known})")
+            ids = sorted(discover.agent_id(path) for path in inputs.documents)
+            meant = _meant_agent(options.agent, ids)
+            guess = f"did you mean {meant!r}? " if meant else ""
+            raise VerifyUsageError(
+                f"no capability document for agent {options.agent!r} ({guess}agents: {', '.join(ids) or 'none'})"
+            )
     files: list[SourceFile] = []
     failures: list[str] = []
     for path in paths:
@@ -99,6 +104,14 @@ def load_sources(options: VerifyOptions) -> tuple[list[SourceFile], list[Source]
         raise VerifyUsageError("\n".join([*failures, "fix these first (capidx validate shows every problem)"]))
     sources = [_located(source, found) for source in files for found in _sources_of(source)]
     return files, sources
+
+
+def _meant_agent(given: str, ids: list[str]) -> str | None:
+    """The agent id `given` most likely means: the only one it begins (`acme` for `acme-coder`), else one in another
+    case or one edit away (`wording.suggest`, as a misspelled key is told)."""
+    folded = given.casefold()
+    starting = [agent for agent in ids if folded and agent.casefold().startswith(folded)]
+    return starting[0] if len(starting) == 1 else suggest(given, ids, loose=False)
 
 
 def _sources_of(source: SourceFile) -> list[Source]:
