@@ -6,6 +6,7 @@ capability by slug winning. An alias that loses there is dropped without a word,
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +17,8 @@ from capidx.compiler.validate.load import SourceFile
 from capidx.compiler.validate.textrules import items, quote
 from capidx.schema.lexicon import identifiers
 from capidx.schema.text import normalize, slugify
+from capidx.schema.wording import suggest
+from capidx.schema.yamldata import json_path
 
 _OWN_WORD = "an agent's own word for a capability belongs in its record's `terminology`"
 
@@ -62,6 +65,36 @@ def table_targets(table: Any, names: Mapping[str, Named]) -> dict[str, Named]:
         if found is not None and (key := normalize(phrase)):
             targets.setdefault(key, found)
     return targets
+
+
+# The keys an alias table's top level may have besides `x-` ones (schema/aliases-schema.json).
+_TABLE_KEYS = ("$schema", "$comment", "aliases")
+_SHOWN = 40  # characters of a phrase and of its target the example in `flat_table` repeats
+
+
+def flat_table(source: SourceFile) -> tuple[Diagnostic, frozenset[str]] | None:
+    """A table written without its `aliases` object (`{"mcp": "MCP Servers"}`): one error at `$` saying where the
+    phrases go, with the first as the example, and the JSON paths of what the schema says instead (the missing key
+    at `$`, each phrase an unknown key), which it replaces. None for a table that has `aliases`, or a key at its top
+    that is no phrase (an object, a misspelling of `aliases`): the schema's own words fit those."""
+    data = source.data
+    if not isinstance(data, dict) or "aliases" in data:
+        return None
+    phrases = [key for key in data if key not in _TABLE_KEYS and not key.startswith("x-")]
+    if not phrases or any(not isinstance(data[key], str) or suggest(key, ["aliases"]) for key in phrases):
+        return None
+    example = json.dumps({"aliases": {_cut(phrases[0]): _cut(data[phrases[0]])}}, ensure_ascii=False)
+    problem = source.diagnostic(
+        (),
+        "error",
+        "missing required key 'aliases': the phrases are written at the top of the table",
+        f'put them under "aliases": {example}',
+    )
+    return problem, frozenset({json_path(()), *(json_path((key,)) for key in phrases)})
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"
 
 
 def check_table_keys(source: SourceFile) -> list[Diagnostic]:

@@ -212,6 +212,8 @@ def _check_alias_tables(
         if source is None:
             continue
         schema = schema_diagnostics(bundled_validator(ALIASES_SCHEMA), source)
+        if (flat := alias_rules.flat_table(source)) is not None:  # said once, not once per phrase
+            schema = [flat[0], *(problem for problem in schema if problem.pointer not in flat[1])]
         found = [*schema, *_unsaid(lint.check_alias_text(source), schema), *alias_rules.check_table_keys(source)]
         if catalog_complete:  # with a document unreadable, its names are unknown: no false alarms
             found += lint.check_alias_targets(source, names) + lint.check_alias_wordings(source, documents)
