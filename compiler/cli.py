@@ -388,6 +388,7 @@ def report(
     settings = _refuse_build_inputs(output, config) if output is not None else None
     options = ReportOptions(
         build=build_dir if build_dir is not None else _configured_out(config, settings),
+        build_given=build_dir is not None,
         against=against,
         format=output_format,
         output=output,

@@ -84,25 +84,40 @@ def newer_format(data: Any, action: str = "read") -> str | None:
     return f"written by {made} (build format {found}; this capidx reads {readable}): upgrade capidx to {action} it"
 
 
-def make_build(folder: Path) -> str:
-    """How to get a build where there is none: `capidx build`, which replaces a folder holding anything only when
-    its manifest proves it is a build (a non-empty folder without one must be emptied first). A folder with no sign
-    of a build (no `index/match.json`: the catalog, a home folder) is not to be moved or deleted: either it was named
-    by mistake and the build is elsewhere, or it is where a build is looked for by default (`build/`, which other
-    tools write too) and `capidx build` must write elsewhere, so both ways are said."""
+def build_remains(folder: Path) -> str:
+    """What a folder with no manifest.json holds: "empty"; "nothing of a build" (no `index/match.json`: the catalog, a
+    home folder, another tool's `build/`); or "part of a build" (a build's index without its manifest)."""
     try:
         with os.scandir(folder) as entries:
             empty = next(entries, None) is None
     except OSError:
         empty = True
     if empty:
+        return "empty"
+    return "part of a build" if os.path.lexists(folder / MATCH_INDEX) else "nothing of a build"
+
+
+def move_away(out: str = "") -> str:
+    """For a folder that is part of a build: `capidx build` replaces a folder holding anything only when its manifest
+    proves it is a build, so what it holds must go first (`out`: the build's options that write there again)."""
+    return f"if it held a capidx build, move what it holds away (or delete it), then run `capidx build{out}`"
+
+
+def make_build(folder: Path) -> str:
+    """How to get a build where there is none: `capidx build`, which replaces a folder holding anything only when
+    its manifest proves it is a build (a non-empty folder without one must be emptied first). A folder with no sign
+    of a build (no `index/match.json`: the catalog, a home folder) is not to be moved or deleted: either it was named
+    by mistake and the build is elsewhere, or it is where a build is looked for by default (`build/`, which other
+    tools write too) and `capidx build` must write elsewhere, so both ways are said."""
+    remains = build_remains(folder)
+    if remains == "empty":
         return "run `capidx build` first"
-    if not os.path.lexists(folder / MATCH_INDEX):
+    if remains == "nothing of a build":
         return (
             "it holds no capidx build: name the folder `capidx build` wrote (`build/` unless told otherwise), or have"
             " it write a new or empty one (`capidx build --out DIR`)"
         )
-    return "if it held a capidx build, move what it holds away (or delete it), then run `capidx build`"
+    return move_away()
 
 
 def read_manifest(path: Path, *, follow_links: bool = False, limit: int = MAX_MANIFEST_BYTES) -> bytes:

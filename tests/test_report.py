@@ -18,7 +18,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from catalog_factory import deny_search
+from catalog_factory import deny_search, run_cli
 from click.testing import CliRunner
 from manifest_factory import PRIMARY, make_manifest, uri, write_build
 
@@ -276,6 +276,31 @@ def test_a_default_build_folder_holding_something_else_says_how_to_get_a_build(
     assert "delete" not in result.output and "move" not in result.output
 
 
+@pytest.mark.parametrize("command", ["report", "inject"])
+def test_a_build_folder_given_that_holds_no_build_is_not_told_to_pass_it(tmp_path: Path, command: str) -> None:
+    """`report --build /tmp` was told to "have it write a new or empty one (`capidx build --out DIR`), or pass
+    --build DIR": the user passed --build, and report writes no build. Given, the folder is to be named right; what is
+    left of a build is rebuilt there (`--out` it); nothing yet, or an empty folder, is built there."""
+    (tmp_path / "other" / "lib").mkdir(parents=True)
+    (tmp_path / "other" / "lib" / "module.py").write_text("", encoding="utf-8")
+    (tmp_path / "left" / "index").mkdir(parents=True)
+    (tmp_path / "left" / "index" / "match.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "empty").mkdir()
+    memory = ["AGENTS.md"] if command == "inject" else []
+    said = {}
+    for folder in ("other", "left", "empty", "none"):
+        result = run_cli([command, "--build", folder, *memory], cwd=tmp_path)
+        assert result.exit_code == 2, result.output
+        said[folder] = result.output
+        assert "pass --build" not in result.output and "or have it write" not in result.output
+
+    assert "it holds no capidx build: give --build the folder `capidx build` wrote" in said["other"]
+    assert "capidx build --out" not in said["other"] and "delete" not in said["other"]
+    assert "move what it holds away (or delete it), then run `capidx build --out left`" in said["left"]
+    assert "--build needs an existing build (`capidx build --out empty` makes one)" in said["empty"]
+    assert "--build needs an existing build (`capidx build --out none` makes one)" in said["none"]
+
+
 def test_a_report_is_not_written_into_a_build(tmp_path: Path) -> None:
     """A file the manifest does not list would make the next build refuse to replace the folder."""
     build = write_build(tmp_path / "build", make_manifest())
@@ -423,7 +448,10 @@ def test_every_format_fails_on_a_breach(breached: Path, output_format: str) -> N
 def test_a_missing_build_exits_2_naming_the_manifest(tmp_path: Path) -> None:
     result = _run("--build", str(tmp_path / "nowhere"))
     assert result.exit_code == 2
-    assert f"no build at {tmp_path / 'nowhere'}: run `capidx build` first, or pass --build DIR" in result.output
+    nowhere = tmp_path / "nowhere"
+    assert f"no build at {nowhere}: --build needs an existing build (`capidx build --out {nowhere}` makes one)" in (
+        result.output
+    )
 
 
 def test_an_invalid_manifest_exits_2_naming_file_and_problem(tmp_path: Path) -> None:

@@ -78,7 +78,7 @@ def _again(options: InjectOptions, command: str, *words: str) -> str:
 def execute(options: InjectOptions, echo: Callable[[str], Any] = print) -> int:
     """Check (with `check`) or update every file; return the exit code. `InjectError` (exit 2) names every bad
     input at once, before anything is written."""
-    memory = load_memory(options.build)
+    memory = load_memory(options.build, given=options.given_build is not None)
     plans = _plan_all(options, memory)
     if options.check:
         return _report(options, plans, echo)
@@ -151,9 +151,9 @@ def _plan(target: Target, memory: Memory) -> Plan:
     return Plan(target, block.splice(target.text, found, rendered), stale, done, edited)
 
 
-def load_memory(location: Path) -> Memory:
-    """The build's memory artifact, checked against its sha256 in the manifest."""
-    manifest = load_manifest(location, command="inject")
+def load_memory(location: Path, *, given: bool = False) -> Memory:
+    """The build's memory artifact, checked against its sha256 in the manifest (`given`: --build named it)."""
+    manifest = load_manifest(location, given=given, command="inject")
     row = _memory_row(manifest.artifacts)
     if row is None:
         raise InjectError(

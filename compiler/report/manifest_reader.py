@@ -74,14 +74,29 @@ def load_manifest(
 
 
 def _no_build(location: Path, option: str, given: bool) -> str:
-    """The server's wording (`capidx serve` with no build): where it looked, and the two ways out."""
+    """Where it looked, as `capidx serve` says it, and the ways out for a command that reads a build and writes none.
+    A folder given by its flag (`given`) is not passed again: it was named by mistake, or not built yet (`capidx
+    build --out` it, when it is nothing or empty: the build refuses a folder holding something else). The folder
+    looked in when none is given may be another tool's `build/`: a build written elsewhere is then passed."""
     folder = path_kind(location) is PathKind.FOLDER
     where = f"no build at {location.absolute()}"
+    remains = builddir.build_remains(location) if folder else "empty"
     if folder:
         where += f" ({builddir.MANIFEST} is missing)"
-    if given:  # passed, and wrong: say how to make a build there
-        flag = option.split()[0]
+    flag = option.split()[0]
+    if given and remains == "empty":  # passed, and nothing there yet: say how to make a build there
         made = f"`capidx build --out {shlex.quote(str(location))}` makes one"
         return f"{where}: {flag} needs an existing build{' to compare with' if flag == '--against' else ''} ({made})"
-    how = builddir.make_build(location) if folder else "run `capidx build` first"
-    return f"{where}: {how}, or pass {option}"
+    if remains == "nothing of a build":
+        if given:
+            wrote = "the folder `capidx build` wrote (`build/` unless told otherwise)"
+            return f"{where}: it holds no capidx build: give {flag} {wrote}"
+        return (
+            f"{where}: it holds no capidx build: pass {option} naming the folder `capidx build` wrote, or have it"
+            " write one to a new or empty folder (`capidx build --out DIR`) and pass that"
+        )
+    if remains == "part of a build":
+        if given:
+            return f"{where}: {builddir.move_away(f' --out {shlex.quote(str(location))}')}"
+        return f"{where}: {builddir.move_away()}, or pass {option}"
+    return f"{where}: run `capidx build` first, or pass {option}"

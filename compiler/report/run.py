@@ -43,6 +43,7 @@ class ReportOptions:
     """Parsed `capidx report` options (check-jsonschema's parse-then-execute)."""
 
     build: Path
+    build_given: bool = False  # --build named it (else capidx.yaml's `paths.out` or `build/`)
     against: Path | None = None
     format: str = "text"
     output: Path | None = None
@@ -61,7 +62,7 @@ def run_report(options: ReportOptions, echo: Any = print) -> int:
     Raises a `UsageError` for anything that is not about the budgets (exit code 2): `ManifestError`,
     `BaselineError`, `ReportUsageError`.
     """
-    build = load_manifest(options.build)
+    build = load_manifest(options.build, given=options.build_given)
     baseline = load_manifest(options.against, "--against BASELINE", given=True) if options.against is not None else None
     report = build_report(build, baseline)
     text = RENDERER_BY_NAME[options.format](report, color=options.color)
