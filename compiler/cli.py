@@ -380,15 +380,21 @@ def report(
     Exit codes: 0 within budget (or --no-fail), 1 a budget is breached,
     2 usage error or a missing, unreadable or invalid manifest.
     """
+    from capidx.compiler.config import load_config
     from capidx.compiler.report.run import ReportOptions, run_report
     from capidx.compiler.validate.reporters import use_color
 
     if output == Path("-"):  # standard output, as most tools read it: coloured on a terminal as without -o
         output = None
     settings = _refuse_build_inputs(output, config) if output is not None else None
+    if settings is None and build_dir is None:
+        settings = _settings(config)
+    if settings is None and output_format == "github":  # only to place annotations: a file that does not load, none
+        settings = load_config(_absolute(config), Path.cwd())[0]
     options = ReportOptions(
         build=build_dir if build_dir is not None else _configured_out(config, settings),
         build_given=build_dir is not None,
+        budget_places=_budget_places(settings) if output_format == "github" else {},
         against=against,
         format=output_format,
         output=output,
@@ -442,6 +448,23 @@ def _refuse_build_inputs(output: Path, config: Path | None) -> Any:
             "or validate refuses; write the report elsewhere"
         )
     return settings
+
+
+def _budget_places(settings: Any) -> dict[tuple[str, str], Any]:
+    """Where the capidx.yaml in force sets each budget (`Config.budget_places`, found as it was read), named as
+    validate names the file, with the number it sets: a breach is annotated there (`report --format github`)."""
+    from capidx.compiler.report.model import BudgetPlace
+    from capidx.schema.wording import shown
+
+    if settings.config_file is None:
+        return {}
+    file = shown(settings.config_file, Path.cwd())
+    budgets = {"budgets": settings.budgets, "character_budgets": settings.character_budgets}
+    return {
+        (section, kind): BudgetPlace(file, line, col, budgets[section][kind])
+        for (section, kind), (line, col) in settings.budget_places.items()
+        if kind in budgets[section]
+    }
 
 
 def _configured_out(config: Path | None, settings: Any = None) -> Path:

@@ -128,6 +128,9 @@ class Config:
     build_label: str = "build"
     # Setting name -> where capidx.yaml writes it, for the `LOCATED` settings the file gives and no flag overrides.
     origins: dict[str, Origin] = field(default_factory=dict)
+    # (`budgets` or `character_budgets`, kind) -> the line and column of its key, for each budget the file writes
+    # (`report --format github` annotates a breach there).
+    budget_places: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
 
     @property
     def primary_encoding(self) -> str:
@@ -357,7 +360,21 @@ def load_config(config_path: Path | None, cwd: Path) -> tuple[Config, list[Diagn
     if source is None or problems:
         return default_config(path.parent), problems
     config = config_from_mapping(source.data or {}, path.parent, path)
-    return replace(config, origins=_origins(source, path)), []
+    return replace(config, origins=_origins(source, path), budget_places=_budget_places(source)), []
+
+
+BUDGET_SECTIONS = ("budgets", "character_budgets")
+
+
+def _budget_places(source: SourceFile) -> dict[tuple[str, str], tuple[int, int]]:
+    """Where the file writes each budget's key, from the map made as it was read (nothing is read again)."""
+    data = source.data if isinstance(source.data, dict) else {}
+    found: dict[tuple[str, str], tuple[int, int]] = {}
+    for section in BUDGET_SECTIONS:
+        for kind in data.get(section) or {}:
+            if (at := source.source_map.locate((section, kind), key=True)) is not None:
+                found[section, kind] = at
+    return found
 
 
 def _origins(source: SourceFile, path: Path) -> dict[str, Origin]:

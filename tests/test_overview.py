@@ -203,7 +203,8 @@ def test_report_fails_on_a_character_budget_breach(tmp_path: Path) -> None:
     assert "instructions: " in report.output and "> budget 50 in its shortest form (total)" in report.output
     assert report.output.rstrip().splitlines()[-1].startswith("FAIL: 1 budget breached")
     github = run_cli(["report", "--format", "github"], tmp_path)
-    assert "::error title=capidx character budget breached (instructions)::" in github.output
+    placed = "file=capidx.yaml,line=2,col=3,"  # at the budget's key in the capidx.yaml in force
+    assert f"::error {placed}title=capidx character budget breached (instructions)::" in github.output
     assert run_cli(["report", "--no-fail"], tmp_path).exit_code == 0
 
 

@@ -672,6 +672,34 @@ def test_github_prints_annotations_and_appends_the_step_summary(tmp_path: Path) 
     assert summary.read_text(encoding="utf-8").count(MARKER) == 2  # appended again, never overwritten
 
 
+SETS_BUDGETS = "# budgets\nbudgets:\n  agent: 10000\n  full: 20000\n"
+
+
+@pytest.mark.parametrize(
+    ("config", "args", "placed"),
+    [
+        (SETS_BUDGETS, ["--build", "out"], "file=capidx.yaml,line=4,col=3,"),
+        (SETS_BUDGETS + "paths: {out: out}\n", [], "file=capidx.yaml,line=4,col=3,"),
+        ("budgets: {full: 30000}\n", ["--build", "out"], ""),  # the build was checked against another number
+        ("budgets: [\n", ["--build", "out"], ""),  # a file that does not load places nothing, and stops nothing
+        (None, ["--build", "out"], ""),
+    ],
+    ids=["set-here", "set-here-paths-out", "set-otherwise", "broken", "none"],
+)
+def test_github_places_a_breach_at_the_budget_capidx_yaml_sets(
+    tmp_path: Path, config: str | None, args: list[str], placed: str
+) -> None:
+    """A breach was an annotation with no file or line; the capidx.yaml in force says where its budget is set."""
+    write_build(tmp_path / "out", make_manifest(budgets={"full": 20_000, "agent": 10_000}))
+    if config is not None:
+        (tmp_path / "capidx.yaml").write_text(config, encoding="utf-8")
+
+    result = run_cli(["report", *args, "--format", "github"], cwd=tmp_path)
+
+    assert result.exit_code == 1, result.output
+    assert result.output.startswith(f"::error {placed}title=capidx budget breached (full)::full is 24,0")
+
+
 def test_github_refusing_the_output_appends_nothing_to_the_step_summary(tmp_path: Path) -> None:
     """An -o that is refused (exit 2) leaves the job's summary as it was: no report of a step that failed."""
     head = write_build(tmp_path / "head", make_manifest(budgets={"full": 20_000}))

@@ -8,7 +8,8 @@ stay in `capidx.compiler.report.run`.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from capidx.compiler.diagnostics import (
     ANNOTATIONS_PER_LEVEL,
@@ -22,6 +23,7 @@ from capidx.compiler.report.json_form import report_to_dict
 from capidx.compiler.report.model import (
     WINDOWS,
     Budget,
+    BudgetPlace,
     Change,
     Delta,
     KindRow,
@@ -389,14 +391,28 @@ def _md_changes(report: Report) -> list[str]:
 # --- GitHub -----------------------------------------------------------------------------------------
 
 
-def render_github(report: Report, *, color: bool = False) -> str:
-    """Workflow commands: `::error` per breach, `::warning` per finding, then one plain summary line."""
+def render_github(
+    report: Report, *, color: bool = False, places: Mapping[tuple[str, str], BudgetPlace] | None = None
+) -> str:
+    """Workflow commands: `::error` per breach, `::warning` per finding, then one plain summary line. A breach of a
+    budget the capidx.yaml in force sets (`places`, by section and kind) is annotated at its key there."""
+    places = places or {}
     lines = [
-        _workflow_command("error", f"capidx budget breached ({budget.kind})", breach_message(report, budget))
+        _workflow_command(
+            "error",
+            f"capidx budget breached ({budget.kind})",
+            breach_message(report, budget),
+            _place(places.get(("budgets", budget.kind)), budget.budget),
+        )
         for budget in report.breaches
     ]
     lines += [
-        _workflow_command("error", f"capidx character budget breached ({item.row['kind']})", overview_breach(item.row))
+        _workflow_command(
+            "error",
+            f"capidx character budget breached ({item.row['kind']})",
+            overview_breach(item.row),
+            _place(places.get(("character_budgets", item.row["kind"])), item.row["budget"]),
+        )
         for item in report.overview_breaches
     ]
     warnings = [
@@ -422,8 +438,18 @@ def _capped(level: str, commands: list[str]) -> list[str]:
     return [*shown, _workflow_command(level, "capidx token report", message)]
 
 
-def _workflow_command(command: str, title: str, message: str) -> str:
-    return f"::{command} title={escape_workflow_property(title)}::{escape_workflow_data(message)}"
+def _place(place: BudgetPlace | None, budget: Any) -> dict[str, str]:
+    """The annotation's file, line and column: the budget's key, when the build was checked against that number."""
+    if place is None or place.budget != budget:
+        return {}
+    return {"file": place.file, "line": str(place.line), "col": str(place.col)}
+
+
+def _workflow_command(command: str, title: str, message: str, where: Mapping[str, str] | None = None) -> str:
+    fields = ",".join(
+        f"{key}={escape_workflow_property(value)}" for key, value in {**(where or {}), "title": title}.items()
+    )
+    return f"::{command} {fields}::{escape_workflow_data(message)}"
 
 
 # --- JSON and HTML ----------------------------------------------------------------------------------

@@ -66,6 +66,17 @@ class Budget:
 
 
 @dataclass(frozen=True)
+class BudgetPlace:
+    """Where the capidx.yaml in force sets a budget (its key), and to what: a breach of that budget is annotated
+    there when the build was checked against the same number (a build made with another file is not)."""
+
+    file: str  # as validate names it: relative to the working folder when inside it
+    line: int
+    col: int
+    budget: int
+
+
+@dataclass(frozen=True)
 class Document:
     kind: str
     uri: str

@@ -9,8 +9,8 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from capidx.compiler.files import write_whole
 from capidx.compiler.report.formats import render_github, render_json, render_markdown, render_text
 from capidx.compiler.report.html import render_page
 from capidx.compiler.report.manifest_reader import load_manifest
-from capidx.compiler.report.model import Report, build_report
+from capidx.compiler.report.model import BudgetPlace, Report, build_report
 from capidx.schema.realpath import real_path, resolve
 
 
@@ -50,6 +50,8 @@ class ReportOptions:
     fail: bool = True
     color: bool = False
     step_summary: Path | None = None  # $GITHUB_STEP_SUMMARY, for --format github
+    # Where the capidx.yaml in force sets each budget, for --format github (`render_github`).
+    budget_places: Mapping[tuple[str, str], BudgetPlace] = field(default_factory=dict)
 
 
 class ReportUsageError(UsageError):
@@ -65,7 +67,10 @@ def run_report(options: ReportOptions, echo: Any = print) -> int:
     build = load_manifest(options.build, given=options.build_given)
     baseline = load_manifest(options.against, "--against BASELINE", given=True) if options.against is not None else None
     report = build_report(build, baseline)
-    text = RENDERER_BY_NAME[options.format](report, color=options.color)
+    if options.format == "github":
+        text = render_github(report, places=options.budget_places)
+    else:
+        text = RENDERER_BY_NAME[options.format](report, color=options.color)
     if options.output is None:
         echo(text.rstrip("\n"))
     else:
