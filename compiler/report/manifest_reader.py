@@ -89,8 +89,8 @@ def _no_build(location: Path, option: str, given: bool) -> str:
         return f"{where}: {flag} needs an existing build{' to compare with' if flag == '--against' else ''} ({made})"
     if remains == "nothing of a build":
         if given:
-            wrote = "the folder `capidx build` wrote (`build/` unless told otherwise)"
-            return f"{where}: it holds no capidx build: give {flag} {wrote}"
+            default = " (`build/` unless told otherwise)" if flag == "--build" else ""
+            return f"{where}: it holds no capidx build: give {flag} the folder `capidx build` wrote{default}"
         return (
             f"{where}: it holds no capidx build: pass {option} naming the folder `capidx build` wrote, or have it"
             " write one to a new or empty folder (`capidx build --out DIR`) and pass that"
