@@ -11,7 +11,9 @@ jsonschema's, but this module needs only their attributes.
 - Files: `shown` names a file as validate's reports name it, relative to the working folder.
 - Schema errors: `describe` turns one jsonschema error into the problems it stands for, each with the value's
   place, a message and a hint of what to write instead (the closest allowed value, the unknown key's likely
-  spelling, the expected date format).
+  spelling, the expected date format). A hint that matches the schema's regexes against the data (whether a key is
+  named by `patternProperties`, whether a value fits its pattern in lower case) matches with `search`, which for a
+  user's schema is the compiler's, with a time limit; the server describes only capidx's own schemas.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from capidx.schema.yamldata import shown_key
 
 Parts = tuple[Any, ...]
 Written = Callable[[Parts, Any], "str | None"]  # a value's text as the file has it, when known
+Search = Callable[[str, str], Any]  # whether a regex matches in a text, as `re.search` says (truthy or not)
 
 
 @dataclass(frozen=True)
@@ -64,13 +67,14 @@ def said(message: str, hint: str | None) -> str:
     return f"{message} ({hint})" if hint else message
 
 
-def describe(error: Any, written: Written = lambda parts, value: None) -> list[Problem]:
+def describe(error: Any, written: Written = lambda parts, value: None, search: Search | None = None) -> list[Problem]:
     """The problems one jsonschema error stands for (an unknown-key error names each unknown key), each placed at
-    its value or key, in validate's words."""
+    its value or key, in validate's words; the schema's regexes matched with `search` (default `re.search`)."""
+    search = search or re.search
     if error.validator in ("anyOf", "oneOf") and error.context:
         from jsonschema.exceptions import best_match
 
-        return describe(best_match(error.context), written)
+        return describe(best_match(error.context), written, search)
     parts = tuple(error.absolute_path)
     if "propertyNames" in error.relative_schema_path:
         key = error.instance
@@ -79,12 +83,12 @@ def describe(error: Any, written: Written = lambda parts, value: None) -> list[P
             if error.validator == "pattern"
             else f"key {short(key)}: {_message(error, parts)}"
         )
-        hint = _lower_case(key, error.validator_value) if error.validator == "pattern" else None
+        hint = _lower_case(key, error.validator_value, search) if error.validator == "pattern" else None
         return [Problem((*parts, key), message, hint, key=True)]
     if error.validator in ("additionalProperties", "unevaluatedProperties") and isinstance(error.instance, dict):
-        return _unknown_keys(error, parts)
+        return _unknown_keys(error, parts, search)
     if error.validator == "required" and isinstance(error.instance, dict):
-        return _missing_keys(error, parts)
+        return _missing_keys(error, parts, search)
     hint = _hint(error, lambda: written(parts, error.instance))
     return [Problem(parts, _message(error, parts), hint)]
 
@@ -204,8 +208,8 @@ _SHOWN_DATE_TIME = 40  # characters of a date-time a hint repeats (one with a fr
 _HINTED_KEY = 100  # characters of a key the lower-case hint tries its pattern on
 
 
-def _unknown_keys(error: Any, parts: Parts) -> list[Problem]:
-    extra = [key for key in error.instance if not _named(error.schema, key)]
+def _unknown_keys(error: Any, parts: Parts, search: Search) -> list[Problem]:
+    extra = [key for key in error.instance if not _named(error.schema, key, search)]
     known = list(error.schema.get("properties", {}))
     missing = [key for key in error.schema.get("required", ()) if key not in error.instance]
     problems = []
@@ -226,7 +230,7 @@ def _unknown_keys(error: Any, parts: Parts) -> list[Problem]:
     return problems or [Problem(parts, short_message(error.message))]
 
 
-def _missing_keys(error: Any, parts: Parts) -> list[Problem]:
+def _missing_keys(error: Any, parts: Parts, search: Search) -> list[Problem]:
     """One error per missing key, at the present key that looks like its misspelling when there is one.
 
     When the schema also rejects that key as unknown, its unknown-key error already says "did you mean"
@@ -240,7 +244,7 @@ def _missing_keys(error: Any, parts: Parts) -> list[Problem]:
         typo = next((stranger for stranger in strangers if suggest(stranger, [key]) == key), None)
         if typo is None:
             problems.append(Problem(parts, f"missing required key '{key}'"))
-        elif not (closed and not _named(error.schema, typo) and suggest(typo, known) == key):
+        elif not (closed and not _named(error.schema, typo, search) and suggest(typo, known) == key):
             hint = f"{short(typo)} is present: did you mean '{key}'?"
             problems.append(Problem((*parts, typo), f"missing required key '{key}'", hint, key=True))
     return problems
@@ -252,22 +256,22 @@ def _shown_pattern(pattern: Any) -> Any:
     return pattern.replace("(?!\\n)$", "$") if isinstance(pattern, str) else pattern
 
 
-def _lower_case(key: Any, pattern: Any) -> str | None:
+def _lower_case(key: Any, pattern: Any, search: Search) -> str | None:
     """'use lower case: 'yolo mode'' when that is all that keeps a key from its pattern (the alias table's)."""
     if not isinstance(key, str) or not isinstance(pattern, str) or key == key.lower() or len(key) > _HINTED_KEY:
         return None  # a longer key is no alias phrase, and a schema's pattern runs here where jsonschema did not
     try:
-        fits = re.search(pattern, key.lower()) is not None
+        fits = bool(search(pattern, key.lower()))
     except re.error:
         return None
     return f"use lower case: {short(key.lower())}" if fits else None
 
 
-def _named(schema: dict[str, Any], key: str) -> bool:
+def _named(schema: dict[str, Any], key: str, search: Search) -> bool:
     """Whether `properties` or `patternProperties` of `schema` name `key`."""
     if key in schema.get("properties", {}):
         return True
-    return any(re.search(pattern, key) for pattern in schema.get("patternProperties", {}))
+    return any(search(pattern, key) for pattern in schema.get("patternProperties", {}))
 
 
 def _message(error: Any, parts: tuple[Any, ...]) -> str:

@@ -36,6 +36,8 @@ INTERNAL = {
     "capidx.compiler.validate.schemarefs.NonLocalReference": "caught in schemarefs.py",
     # checking a document against a user's schema took too long: schemas.py says it as an error of the schema file
     "capidx.compiler.validate.schemacost.TooCostly": "caught in schemas.schema_diagnostics",
+    # one match of a user schema's regex took too long: said as an error at the value it was matched against
+    "capidx.compiler.validate.schemacost.SlowPattern": "caught in schemas.schema_diagnostics and validate.run",
     # a schema file referencing cannot read: schemarefs.py turns it into a diagnostic of that file
     "capidx.compiler.validate.schemarefs.UnreadableSchema": "caught in schemarefs.py",
     # a page that cannot be fetched is a verdict on that source (broken), reported with the others

@@ -5,7 +5,8 @@ likely meant (`capidx.schema.wording.suggest`, shared with `capidx serve`, which
 A user's schema (`--schema`) may leave objects open; a key one edit (or a change of case) away from a known
 one is then still most likely a typo whose value the build drops without a word, so it gets a warning. The
 keys known at a place are the user's schema's and the bundled schema's (what the build reads). Keys starting
-with `x-` are extension fields: never reported.
+with `x-` are extension fields: never reported. The schema's `patternProperties` are matched with the `search`
+given: the time-limited one of the user's schema (schemacost), since the keys come from the data.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 from capidx.compiler.diagnostics import Diagnostic
 from capidx.compiler.validate.load import SourceFile
-from capidx.schema.wording import EXTENSION_PREFIX, suggest, unknown_key
+from capidx.schema.wording import EXTENSION_PREFIX, Search, suggest, unknown_key
 
 CODE = "unknown-key-typo"
 _MAX_DEPTH = 64  # document levels followed
@@ -25,7 +26,9 @@ _MAX_SUBSCHEMAS = 1000  # subschemas applying to one value (a hostile schema cou
 _COMBINATORS = ("allOf", "anyOf", "oneOf", "then", "else")
 
 
-def near_misses(source: SourceFile, schema: dict[str, Any], also: Sequence[dict[str, Any]] = ()) -> list[Diagnostic]:
+def near_misses(
+    source: SourceFile, schema: dict[str, Any], also: Sequence[dict[str, Any]] = (), search: Search = re.search
+) -> list[Diagnostic]:
     """A warning for each key of `source` that neither `schema` nor the `also` schemas name, one edit or a
     case change from one that they do. Objects `schema` closes (`additionalProperties: false`) are left
     alone: the schema check reports their unknown keys itself, as it reports a required key that is missing
@@ -33,11 +36,11 @@ def near_misses(source: SourceFile, schema: dict[str, Any], also: Sequence[dict[
     """
     found = []
     top = [_Place(schema, schema), *(_Place(other, other, closes=False) for other in also)]
-    for parts, value, shape in _objects(source.data, top):
+    for parts, value, shape in _objects(source.data, top, search):
         if shape.closed or not shape.known:
             continue
         for key in (key for key in value if isinstance(key, str) and key not in shape.known):
-            if key.startswith(EXTENSION_PREFIX) or shape.matches_pattern(key):
+            if key.startswith(EXTENSION_PREFIX) or shape.matches_pattern(key, search):
                 continue
             meant = suggest(key, shape.known, loose=False, present=value)
             if meant is not None and not (meant in shape.required and meant not in value):
@@ -83,11 +86,11 @@ class _Shape:
                 required.update(key for key in schema.get("required", ()) if isinstance(key, str))
         return cls(frozenset(known), tuple(patterns), closed, frozenset(required), tuple(places))
 
-    def matches_pattern(self, key: str) -> bool:
+    def matches_pattern(self, key: str, search: Search) -> bool:
         # The patterns of a user's schema passed `regexrisk` when it was loaded (`load_schema_file`).
-        return any(_searches(pattern, key) for pattern in self.patterns)
+        return any(_searches(pattern, key, search) for pattern in self.patterns)
 
-    def below(self, key: str) -> list[_Place]:
+    def below(self, key: str, search: Search) -> list[_Place]:
         """The subschemas that apply to the value of `key`."""
         out = []
         for place in self.places:
@@ -100,7 +103,7 @@ class _Shape:
             matched = [
                 replace(place, schema=sub)
                 for pattern, sub in (pattern_properties.items() if isinstance(pattern_properties, dict) else ())
-                if _searches(pattern, key)
+                if _searches(pattern, key, search)
             ]
             if matched:
                 out += matched
@@ -109,15 +112,15 @@ class _Shape:
         return out
 
 
-def _searches(pattern: str, key: str) -> bool:
+def _searches(pattern: str, key: str, search: Search) -> bool:
     try:
-        return re.search(pattern, key) is not None
+        return bool(search(pattern, key))
     except re.error:
         return False
 
 
 def _objects(
-    value: Any, places: list[_Place], parts: tuple[Any, ...] = ()
+    value: Any, places: list[_Place], search: Search, parts: tuple[Any, ...] = ()
 ) -> Iterator[tuple[tuple[Any, ...], dict[str, Any], _Shape]]:
     """(parts, object, the shape its subschemas give it) for every object of the document a schema describes."""
     if len(parts) > _MAX_DEPTH:
@@ -129,7 +132,7 @@ def _objects(
         shape = _Shape.of(places)
         yield parts, value, shape
         for key, child in value.items():
-            yield from _objects(child, shape.below(key), (*parts, key))
+            yield from _objects(child, shape.below(key, search), search, (*parts, key))
     elif isinstance(value, list):
         items = [replace(p, schema=p.schema["items"]) for p in places if isinstance(p.schema.get("items"), dict)]
         for index, item in enumerate(value):
@@ -138,7 +141,7 @@ def _objects(
                 prefix = place.schema.get("prefixItems")
                 if isinstance(prefix, list) and index < len(prefix) and isinstance(prefix[index], dict):
                     below.append(replace(place, schema=prefix[index]))
-            yield from _objects(item, below, (*parts, index))
+            yield from _objects(item, below, search, (*parts, index))
 
 
 def _expand(place: _Place) -> list[_Place]:

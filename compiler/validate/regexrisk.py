@@ -24,8 +24,9 @@ works from; private, but stable since Python 3.11 where it was renamed from `sre
 
 What it cannot catch: polynomial blow-ups between *adjacent* quantifiers (`\\d+\\d+x`, `.*.*=`), overlaps
 decided by what follows a group, and back-references. It also flags some harmless shapes (`(ab|a)+`,
-`(\\w+ )+` with a separator, `(x?y?z)+`), which are easy to rewrite. Nothing bounds what slips through in time:
-`re` has no time limit.
+`(\\w+ )+` with a separator, `(x?y?z)+`), which are easy to rewrite. What slips through a user schema's check is
+bounded when it runs: validate matches a user schema's regexes with a time limit (schemacost, schemaregex), where `re`
+has none. capidx never runs a `useWhen` pattern.
 """
 
 from __future__ import annotations

@@ -21,12 +21,14 @@ from capidx.compiler.validate import across, configured, discover, keys, lint
 from capidx.compiler.validate import aliases as alias_rules
 from capidx.compiler.validate import build_needs as contract
 from capidx.compiler.validate.load import SourceFile, load_file
+from capidx.compiler.validate.schemacost import TooCostly
 from capidx.compiler.validate.schemas import (
     ALIASES_SCHEMA,
     CAPABILITY_SCHEMA,
     bundled_validator,
     load_schema_file,
     schema_diagnostics,
+    stopped,
 )
 
 
@@ -189,9 +191,21 @@ def _check_document(source: SourceFile, validator: Any, config: Config, today: d
     schema = schema_diagnostics(validator, source)
     linted = _unsaid(lint.check_document(source, config, today), schema)
     problems = [*schema, *linted, *lint.check_agent_directory(source.path)]
-    if config.schema is not None:  # capidx's own schema is closed: its unknown keys are errors already
-        problems += keys.near_misses(source, validator.schema, [bundled_validator(CAPABILITY_SCHEMA).schema])
+    if config.schema is not None and not validator.stopped:
+        # capidx's own schema is closed: its unknown keys are errors already. A check stopped for taking too long (a
+        # slow pattern) is not given more time for near misses, which match the same patterns.
+        problems += _near_misses(source, validator)
     return problems
+
+
+def _near_misses(source: SourceFile, validator: Any) -> list[Diagnostic]:
+    """keys.near_misses, within what is left of the document's time (it matches the schema's patterns too)."""
+    try:
+        return keys.near_misses(
+            source, validator.schema, [bundled_validator(CAPABILITY_SCHEMA).schema], validator.search
+        )
+    except TooCostly as exc:
+        return [stopped(validator, source, exc)]
 
 
 def _check_alias_tables(

@@ -8,14 +8,21 @@ subschemas, spend from a `Budget`, also in the draft a subschema switches to by 
 applies it with that draft's own class, which would count nothing). A count of checks alone bounds no time (a
 failing check formats the whole value it failed on: 0.3 ms for a document of the bundled catalog), so the budget is
 time, read every `CLOCK_EVERY` checks.
+
+A keyword check that matches a regex is one step the clock cannot interrupt: `Budget.search` matches with a time limit
+of its own (`MAX_MATCH_SECONDS`, and never past the document's deadline), and `counted` makes jsonschema's regex
+keywords use it (`schemaregex`).
 """
 
 from __future__ import annotations
 
+import re
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterator
 from typing import Any
 
+from capidx.compiler.validate.schemaregex import with_search
 from capidx.schema.wording import json_identity
 
 # How long checking one document against a user's schema may take. The bundled schema checks a document of the
@@ -23,10 +30,29 @@ from capidx.schema.wording import json_identity
 # is said to be too costly and no other document is checked with it.
 MAX_SECONDS = 10.0
 CLOCK_EVERY = 16  # keyword checks and validators made between two readings of the clock
+# How long one match of one of the schema's regexes against one value may take. A value of the bundled catalog is
+# matched in microseconds: a pattern that needs a second is backtracking, and would most likely need hours.
+MAX_MATCH_SECONDS = 1.0
 
 
 class TooCostly(Exception):
-    """Checking a document passed `MAX_SECONDS`: said as an error of the schema file."""
+    """Checking a document passed `MAX_SECONDS`: said as an error of the schema file. `pattern`: the regex being
+    matched when the time ran out, if one was."""
+
+    def __init__(self, reason: str, pattern: str | None = None) -> None:
+        super().__init__(reason)
+        self.pattern = pattern
+
+
+class SlowPattern(TooCostly):
+    """One match of the schema's regex `pattern` against `text` passed `MAX_MATCH_SECONDS`: said at the value, whose
+    place `path` collects on the way out, as jsonschema's errors collect theirs."""
+
+    def __init__(self, pattern: str, text: str, seconds: float) -> None:
+        super().__init__(f"more than {seconds:g} s for one match", pattern)
+        self.text = text
+        self.seconds = seconds
+        self.path: deque[Any] = deque()
 
 
 class Budget:
@@ -36,18 +62,44 @@ class Budget:
         self.checks = 0
         self.deadline = 0.0
         self.exhausted = False
+        self.exhausted_in: str | None = None  # the pattern being matched when the time ran out, if one was
+        self.stopped = False  # the document being checked was stopped (TooCostly): not to be checked further
 
     def start(self) -> None:
         if self.exhausted:  # one document was too costly: so would the next be, very likely
-            raise TooCostly(self.reason)
+            raise TooCostly(self.reason, self.exhausted_in)
         self.checks = 0
+        self.stopped = False
         self.deadline = time.monotonic() + MAX_SECONDS
 
     def spend(self) -> None:
         self.checks += 1
         if self.checks % CLOCK_EVERY == 0 and time.monotonic() > self.deadline:
-            self.exhausted = True
-            raise TooCostly(self.reason)
+            raise self._exhausted()
+
+    def search(self, pattern: str, text: str) -> bool:
+        """Whether `pattern` matches in `text`, as `re.search` says, matched by the `regex` package in its
+        re-compatible mode (V0), which stops after `MAX_MATCH_SECONDS` or at the document's deadline, whichever comes
+        first: SlowPattern, or TooCostly. A pattern `regex` cannot compile raises `re.error`, as `re` would."""
+        import regex
+
+        seconds = min(MAX_MATCH_SECONDS, self.deadline - time.monotonic())
+        if seconds <= 0:
+            raise self._exhausted(pattern)
+        try:
+            return regex.search(pattern, text, flags=regex.V0, timeout=seconds) is not None
+        except TimeoutError:
+            if seconds < MAX_MATCH_SECONDS:
+                raise self._exhausted(pattern) from None
+            self.stopped = True
+            raise SlowPattern(pattern, text, seconds) from None
+        except regex.error as exc:
+            raise re.error(exc.msg, exc.pattern, exc.pos) from None
+
+    def _exhausted(self, pattern: str | None = None) -> TooCostly:
+        self.exhausted = self.stopped = True
+        self.exhausted_in = pattern
+        return TooCostly(self.reason, pattern)
 
     @property
     def reason(self) -> str:
@@ -65,11 +117,13 @@ def counted(cls: Any, budget: Budget) -> Any:
     def counting(plain: Any) -> Any:
         if plain in made:
             return made[plain]
-        checks = {keyword: _spending(check, budget) for keyword, check in plain.VALIDATORS.items()}
+        checks = {
+            keyword: _spending(with_search(check, budget.search), budget) for keyword, check in plain.VALIDATORS.items()
+        }
         if "uniqueItems" in checks:
             checks["uniqueItems"] = _spending(_unique_items, budget)
         new = jsonschema.validators.extend(plain, checks)
-        evolve = new.evolve
+        evolve, descend = new.evolve, new.descend
 
         def evolve_counted(self: Any, **changes: Any) -> Any:
             # Spent too: unevaluatedProperties / unevaluatedItems follow `$ref`, `$dynamicRef` and `$recursiveRef`
@@ -83,7 +137,20 @@ def counted(cls: Any, budget: Budget) -> Any:
             fields = attrs.fields(type(evolved))
             return target(**{field.alias: getattr(evolved, field.name) for field in fields if field.init})
 
+        def descend_placing(
+            self: Any, instance: Any, schema: Any, path: Any = None, *args: Any, **kw: Any
+        ) -> Iterator[Any]:
+            # A slow match is an exception, not an error (under `not` or `anyOf` an error changes the verdict): it is
+            # given its place as it leaves each level, as jsonschema gives an error its place.
+            try:
+                yield from descend(self, instance, schema, path, *args, **kw)
+            except SlowPattern as slow:
+                if path is not None:
+                    slow.path.appendleft(path)
+                raise
+
         new.evolve = evolve_counted
+        new.descend = descend_placing
         made[plain] = made[new] = new
         return new
 

@@ -18,8 +18,8 @@ from typing import Any
 from capidx.compiler.diagnostics import Diagnostic
 from capidx.compiler.validate.fastschema import compile_check
 from capidx.compiler.validate.load import SourceFile, file_problem, load_file
-from capidx.compiler.validate.schemacost import Budget, TooCostly, counted
-from capidx.schema.wording import describe, json_type, without_shadowed
+from capidx.compiler.validate.schemacost import Budget, SlowPattern, TooCostly, counted
+from capidx.schema.wording import Search, describe, json_type, shown, without_shadowed
 from capidx.schema.wording import short as _short
 from capidx.schema.wording import short_message as _short_message
 
@@ -55,6 +55,17 @@ class LazyValidator:
         self.ours = ours
         self.path = path  # a user's schema file, blamed when applying the schema recurses without end
         self.budget = None if ours else Budget()  # a user's schema may ask for unbounded work (schemacost)
+
+    @property
+    def search(self) -> Search | None:
+        """How the schema's regexes are matched outside jsonschema (hints, near misses): with the time limit of a
+        user's schema; None, `re.search`, for capidx's own."""
+        return None if self.budget is None else self.budget.search
+
+    @property
+    def stopped(self) -> bool:
+        """Whether checking the last document was stopped for taking too long (schemacost)."""
+        return self.budget is not None and self.budget.stopped
 
     def recurses(self, instance: Any) -> bool:
         """Whether checking `instance` ends in a RecursionError."""
@@ -194,9 +205,9 @@ def _local_file_errors(source: SourceFile, default: Any) -> list[Diagnostic]:
 
 def _risky_patterns(source: SourceFile) -> list[Diagnostic]:
     """An error for each `pattern` / `patternProperties` regex of a user schema that could backtrack
-    catastrophically (regexrisk): jsonschema and fastjsonschema run them with Python's `re`, on every
-    string of every document, without a time limit, so one such pattern in a fork's schema would hang
-    `capidx validate` in CI. The same structural check refuses such `useWhen` patterns in catalog data."""
+    catastrophically (regexrisk), said at its place before any document is read: jsonschema runs them on every
+    string of every document, and each match then stops after `MAX_MATCH_SECONDS` (schemacost) with an error at the
+    value, far from the pattern. The same structural check refuses such `useWhen` patterns in catalog data."""
     from capidx.compiler.validate.regexrisk import backtracking_risk
 
     found: list[Diagnostic] = []
@@ -231,12 +242,12 @@ def schema_diagnostics(validator: LazyValidator, source: SourceFile, code: str =
     try:
         errors = list(validator.iter_errors(source.data))
         for error in without_shadowed(errors):
-            for diagnostic in _describe(error, source, code):
+            for diagnostic in _describe(error, source, code, validator.search):
                 found.setdefault(diagnostic)
     except RecursionError:
         found.setdefault(_recursed(validator, source))
     except TooCostly as exc:  # the schema's fault far more often than the document's: said once (run.py)
-        found.setdefault(_too_costly(validator, source, exc))
+        found.setdefault(stopped(validator, source, exc))
     except Exception as exc:  # a user schema can fail inside jsonschema in many ways (bad $ref, bad regex)
         message = f"the schema cannot be applied: {type(exc).__name__}: {_short_message(str(exc))}"
         hint = "fix the schema given by --schema or paths.schema (e.g. a bad $ref or pattern)"
@@ -244,13 +255,54 @@ def schema_diagnostics(validator: LazyValidator, source: SourceFile, code: str =
     return list(found)
 
 
-def _too_costly(validator: LazyValidator, source: SourceFile, cause: TooCostly) -> Diagnostic:
-    message = f"checking a document takes too much work ({cause}): the schema's alternatives multiply it"
-    hint = (
-        "anyOf, oneOf or allOf nested in each other try every branch at every level: make the branches exclusive"
-        " (a `type` or `required` each) or the nesting shallower"
-    )
+def stopped(validator: LazyValidator, source: SourceFile, cause: TooCostly) -> Diagnostic:
+    """What to say when checking `source` was stopped (schemacost): one match of a pattern, at its value; or the
+    whole document, an error of the schema file."""
+    if isinstance(cause, SlowPattern):
+        return _slow_pattern(validator, source, cause)
+    if cause.pattern is not None:  # the time ran out while a pattern was matched
+        message = f"checking a document takes too much work ({cause}), the last of it in the pattern"
+        message += f" {_short(cause.pattern)}"
+        hint = f"simplify the pattern: {_BACKTRACKING}"
+    else:
+        message = f"checking a document takes too much work ({cause}): the schema's alternatives multiply it"
+        hint = (
+            "anyOf, oneOf or allOf nested in each other try every branch at every level: make the branches exclusive"
+            " (a `type` or `required` each) or the nesting shallower"
+        )
     return file_problem(validator.path or source.path, message, hint, "schema-file")
+
+
+_BACKTRACKING = (
+    "parts that can match the same characters in turn, such as \\d*\\d* or .*a.*a, try every way to share them"
+)
+
+
+def _slow_pattern(validator: LazyValidator, source: SourceFile, slow: SlowPattern) -> Diagnostic:
+    """A match that took too long, at the value (or key) it was matched against: a problem of the schema (exit 2),
+    which the value shows. A match made outside jsonschema (near misses, hints) has no place: the text is looked for."""
+    parts, key = (tuple(slow.path), False) if slow.path else _place_of(source.data, slow.text)
+    message = f"the schema's pattern {_short(slow.pattern)} took over {slow.seconds:g} s on {_short(slow.text)}"
+    schema = f" in {shown(validator.path)}" if validator.path is not None else ""
+    hint = f"simplify the pattern{schema}: {_BACKTRACKING}"
+    return source.diagnostic(parts, "error", message, hint, "schema-file", key=key)
+
+
+def _place_of(data: Any, text: str) -> tuple[tuple[Any, ...], bool]:
+    """The place of the first string or key equal to `text` in `data`, breadth first, and whether it is a key;
+    ((), False) when there is none."""
+    pending: list[tuple[Any, tuple[Any, ...]]] = [(data, ())]
+    for value, parts in pending:
+        if value == text:
+            return parts, False
+        if isinstance(value, dict):
+            for name, item in value.items():
+                if name == text:
+                    return (*parts, name), True
+                pending.append((item, (*parts, name)))
+        elif isinstance(value, list):
+            pending += [(item, (*parts, index)) for index, item in enumerate(value)]
+    return (), False
 
 
 _SHALLOW = 8  # levels of a document kept to tell a schema that loops from a document nested too deeply
@@ -263,7 +315,7 @@ def _recursed(validator: LazyValidator, source: SourceFile) -> Diagnostic:
     try:
         loops = validator.path is not None and validator.recurses(_cut(source.data, _SHALLOW))
     except TooCostly as exc:  # the document cut short takes too long too: the schema is to blame, for that
-        return _too_costly(validator, source, exc)
+        return stopped(validator, source, exc)
     if loops:
         message = "checking a document does not end: the schema's references loop without going into the data"
         hint = (
@@ -283,9 +335,9 @@ def _cut(value: Any, levels: int) -> Any:
     return value
 
 
-def _describe(error: Any, source: SourceFile, code: str) -> list[Diagnostic]:
+def _describe(error: Any, source: SourceFile, code: str, search: Search | None) -> list[Diagnostic]:
     """One jsonschema error as positioned diagnostics, in the words `capidx.schema.wording` gives every command."""
     return [
         source.diagnostic(problem.parts, "error", problem.message, problem.hint, code, key=problem.key)
-        for problem in describe(error, source.written)
+        for problem in describe(error, source.written, search)
     ]
