@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from catalog_factory import run_cli, write_catalog
 
-from capidx.compiler.validate import fastschema
+from capidx.compiler import usercache
 from capidx.compiler.validate.fastschema import compile_check
 from capidx.compiler.validate.load import load_file
 from capidx.compiler.validate.schemas import (
@@ -340,7 +340,7 @@ def _compiling_refused(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_a_compiled_check_is_kept_in_the_user_cache_and_reused(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert compile_check(TINY)({"a": 1}) is True
-    assert len(_entries(cache)) == 1 and fastschema.cache_dir() == cache
+    assert len(_entries(cache)) == 1 and usercache.cache_dir() == cache
     _compiling_refused(monkeypatch)
     check = compile_check(TINY)
     assert check is not None and check({"a": 1}) and not check({})
@@ -388,7 +388,7 @@ def test_an_unwritable_cache_still_checks(tmp_path: Path, monkeypatch: pytest.Mo
 def test_a_relative_xdg_cache_home_is_ignored(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")
     monkeypatch.setenv("HOME", str(tmp_path))
-    assert fastschema.cache_dir() == tmp_path / ".cache" / "capidx"
+    assert usercache.cache_dir() == tmp_path / ".cache" / "capidx"
 
 
 def test_a_build_works_with_an_unwritable_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

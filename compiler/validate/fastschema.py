@@ -12,11 +12,12 @@ corners, and only capidx's own schemas are tested to get the same verdicts from 
 importing jsonschema; a schema naming a format `formats` does not know gets no fast check.
 
 Compiling a schema (generating its code, then compiling that to bytecode) takes ~50-100 ms, more than
-the rest of validating a small catalog, so the compiled code is kept in the user's cache
-(`$XDG_CACHE_HOME/capidx`, else `~/.cache/capidx`), keyed by the schema's sha256, fastjsonschema's
-version and Python's bytecode version. An entry carries its key and the sha256 of its payload: a
-corrupt, truncated or foreign file is ignored and rewritten. Entries are written atomically (a temporary
-file, then a rename), and a cache that cannot be read or written only means compiling again.
+the rest of validating a small catalog, so the compiled code is kept in capidx's cache folder for this
+user (`compiler/usercache.py`: `$XDG_CACHE_HOME/capidx`, else `~/.cache/capidx`), keyed by the schema's
+sha256, fastjsonschema's version and Python's bytecode version. An entry carries its key and the sha256
+of its payload: a corrupt, truncated or foreign file is ignored and rewritten. Entries are written
+atomically (a temporary file, then a rename), and a cache that cannot be read or written only means
+compiling again.
 """
 
 from __future__ import annotations
@@ -33,11 +34,11 @@ from importlib.util import MAGIC_NUMBER
 from pathlib import Path
 from typing import Any
 
+from capidx.compiler.usercache import cache_dir, owned, private_cache_dir
 from capidx.compiler.validate import formats as format_rules
 
 Check = Callable[[Any], bool]
 
-CACHE_ENV = "XDG_CACHE_HOME"
 _HEADER = b"capidx-fastschema 1\n"
 _MAX_ENTRY_BYTES = 16 << 20  # far above any schema's compiled code (the capability schema's: ~0.1 MiB)
 
@@ -118,20 +119,14 @@ def _never(value: Any) -> bool:
     raise AssertionError("format functions are given when checking")
 
 
-def cache_dir() -> Path:
-    """`$XDG_CACHE_HOME/capidx`, or `~/.cache/capidx` (the XDG default) when it is unset or not absolute."""
-    base = os.environ.get(CACHE_ENV, "")
-    return (Path(base) if os.path.isabs(base) else Path.home() / ".cache") / "capidx"
-
-
 def _read_entry(path: Path, key: str) -> tuple[str, Any] | None:
     """A cache entry, only if it is whole, for this key, and ours; None otherwise (then: compile again)."""
     try:
         with open(path, "rb") as handle:
-            if os.fstat(handle.fileno()).st_uid != os.getuid():  # written by someone else: never executed
+            if not owned(handle.fileno()):  # written by someone else: never executed
                 return None
             data = handle.read(_MAX_ENTRY_BYTES + 1)
-    except (OSError, AttributeError):  # no entry, unreadable; AttributeError: no getuid (Windows)
+    except OSError:  # no entry, unreadable
         return None
     head = _HEADER + key.encode() + b"\n"
     if not data.startswith(head) or len(data) > _MAX_ENTRY_BYTES:
@@ -150,8 +145,9 @@ def _write_entry(path: Path, key: str, compiled: tuple[str, Any]) -> None:
     """Store an entry atomically: a reader sees no entry or a whole one. Failure is silent (no cache)."""
     payload = marshal.dumps(compiled)
     data = _HEADER + key.encode() + b"\n" + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
+    if private_cache_dir() != path.parent:  # no cache folder of this user's alone: none is written
+        return
     try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".fastschema-", suffix=".part")
     except OSError:
         return
