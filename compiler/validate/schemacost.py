@@ -16,6 +16,7 @@ keywords use it (`schemaregex`).
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections import deque
@@ -81,20 +82,17 @@ class Budget:
         """Whether `pattern` matches in `text`, as `re.search` says, matched by the `regex` package in its
         re-compatible mode (V0), which stops after `MAX_MATCH_SECONDS` or at the document's deadline, whichever comes
         first: SlowPattern, or TooCostly. A pattern `regex` cannot compile raises `re.error`, as `re` would."""
-        import regex
-
+        compiled = _compiled(pattern)
         seconds = min(MAX_MATCH_SECONDS, self.deadline - time.monotonic())
         if seconds <= 0:
             raise self._exhausted(pattern)
         try:
-            return regex.search(pattern, text, flags=regex.V0, timeout=seconds) is not None
+            return compiled.search(text, timeout=seconds) is not None
         except TimeoutError:
             if seconds < MAX_MATCH_SECONDS:
                 raise self._exhausted(pattern) from None
             self.stopped = True
             raise SlowPattern(pattern, text, seconds) from None
-        except regex.error as exc:
-            raise re.error(exc.msg, exc.pattern, exc.pos) from None
 
     def _exhausted(self, pattern: str | None = None) -> TooCostly:
         self.exhausted = self.stopped = True
@@ -104,6 +102,18 @@ class Budget:
     @property
     def reason(self) -> str:
         return f"more than {MAX_SECONDS:g} s for one document"
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled(pattern: str) -> Any:
+    """`pattern` compiled once by `regex` in its re-compatible mode (its own cache costs more than the match of a short
+    value); `re.error` when it does not compile, as `re` would raise."""
+    import regex
+
+    try:
+        return regex.compile(pattern, flags=regex.V0)
+    except regex.error as exc:
+        raise re.error(exc.msg, exc.pattern, exc.pos) from None
 
 
 def counted(cls: Any, budget: Budget) -> Any:
