@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import click
 
-from capidx.compiler.diagnostics import append_step_summary
+from capidx.compiler.diagnostics import append_step_summary, visible
 from capidx.compiler.errors import UsageError
 from capidx.schema.homepath import HomePath
 from capidx.schema.realpath import real_path, resolve
@@ -295,7 +295,7 @@ def build(
         if quiet and verbose:
             raise click.UsageError("--quiet and --verbose exclude each other")
         if not quiet:
-            click.echo(config_notice(config.config_file, _absolute(agents)), err=True)
+            click.echo(visible(config_notice(config.config_file, _absolute(agents))), err=True)
         from capidx.compiler.emit.pipeline import execute
     except KeyboardInterrupt:
         click.echo("\ninterrupted: build not started; nothing was written", err=True)
@@ -413,7 +413,7 @@ def _settings(config: Path | None) -> Any:
     settings, problems = load_config(_absolute(config), Path.cwd())
     errors = [problem for problem in problems if problem.is_error]
     if errors:
-        raise UsageError("\n".join(problem_text(problem) for problem in errors))
+        raise UsageError([problem_text(problem) for problem in errors])
     return settings
 
 
@@ -432,8 +432,11 @@ def _refuse_build_inputs(output: Path, config: Path | None) -> Any:
     settings, problems = load_config(_absolute(config), Path.cwd())
     if errors := [problem_text(problem) for problem in problems if problem.is_error]:
         raise UsageError(
-            f"{output}: not written: while capidx.yaml does not load, the files capidx build reads are unknown "
-            "(fix it, or write the report to standard output with -o -)\n" + "\n".join(errors)
+            [
+                f"{output}: not written: while capidx.yaml does not load, the files capidx build reads are unknown "
+                "(fix it, or write the report to standard output with -o -)",
+                *errors,
+            ]
         )
     found = input_of(Path(os.path.abspath(output)), InputIndex.of(build_inputs(settings)))
     if found is not None:

@@ -13,6 +13,11 @@ from enum import IntEnum
 from pathlib import Path
 from typing import Literal, TypeVar
 
+# How every command prints text from a file (validate's reporters, the build, report, inject, verify, the server's
+# log): shared with the server, as `plural` is, which imports nothing from the compiler.
+from capidx.schema.printable import escape_character as escape_character
+from capidx.schema.printable import visible as visible
+from capidx.schema.printable import visible_lines as visible_lines
 from capidx.schema.text import plural as plural  # shared with the server, which imports nothing from the compiler
 
 Severity = Literal["error", "warning"]
@@ -121,20 +126,3 @@ def append_step_summary(markdown: str, environ: Mapping[str, str] | None = None)
     with open(target, "a", encoding="utf-8", newline="\n") as stream:
         stream.write(markdown.rstrip("\n") + "\n")
     return Path(target)
-
-
-def visible(text: str, keep: str = "") -> str:
-    """`text` with every control, format, separator and surrogate character written as an escape (`\\x1b`,
-    `\\u202e`): what reporters print, so data quoted in a message cannot move the cursor, ring the bell, end
-    a line or reorder what a terminal shows. Characters in `keep` are left for the caller to escape its way."""
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() or ch in keep else escape_character(ch) for ch in text)
-
-
-def escape_character(ch: str) -> str:
-    """`\\x1b`, `\\u202e`, `\\U000e0001`: Python's escape for one character."""
-    code = ord(ch)
-    if code <= 0xFF:
-        return f"\\x{code:02x}"
-    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"

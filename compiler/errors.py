@@ -16,6 +16,11 @@ Nothing translates one error type into another: an error travels up to click, wh
 that the previous build is unchanged, from one handler in `build.execute`). `format_message` is what
 the user reads; a subclass may prefix it (`template error: ...`) without changing `str(error)`.
 
+What is printed is escaped as validate's reports are (`capidx.schema.wording.visible_lines`): a message quotes
+file names, templates' and libraries' errors and values from a fork's pull request, whose line break would start a
+forged line (a GitHub workflow command `::error …`) and whose escape sequence would reach the terminal. A message
+of several lines is given as its lines (a sequence of str); a line break inside a str is the data's, and escaped.
+
 Exceptions that never reach a user (control flow inside a module, turned into a diagnostic or a verdict
 where they are caught: `verify.fetch.FetchFailure`, `sourcemap.YamlShapeError`, ...) stay plain
 `Exception`s; tests/test_errors.py lists them and says why.
@@ -23,9 +28,11 @@ where they are caught: `verify.fetch.FetchFailure`, `sourcemap.YamlShapeError`, 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import click
 
-from capidx.compiler.diagnostics import ExitCode
+from capidx.compiler.diagnostics import ExitCode, visible_lines
 
 
 class CapidxError(click.ClickException):
@@ -33,8 +40,8 @@ class CapidxError(click.ClickException):
 
     exit_code: int = ExitCode.INVALID
 
-    def __init__(self, message: str, exit_code: ExitCode | None = None) -> None:
-        super().__init__(message)
+    def __init__(self, message: str | Sequence[str], exit_code: ExitCode | None = None) -> None:
+        super().__init__(visible_lines(message))
         if exit_code is not None:
             self.exit_code = ExitCode(exit_code)
 

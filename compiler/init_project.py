@@ -22,12 +22,12 @@ import re
 import shlex
 import stat
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 
 from capidx.compiler.config import ALIAS_FILE_NAMES, Config, load_config, relative_inside
-from capidx.compiler.diagnostics import Diagnostic, plural
+from capidx.compiler.diagnostics import Diagnostic, plural, visible
 from capidx.compiler.errors import UsageError
 from capidx.compiler.files import FolderUnreadable, read_at_most, write_whole
 from capidx.compiler.validate.discover import catalog_documents
@@ -282,12 +282,29 @@ def _gitignore_lines(result: Scaffolded) -> list[str]:
 
 
 def summary(result: Scaffolded, shown_root: str) -> Sequence[str]:
-    """What `capidx init` prints: each file written or kept (and why), then what to do next."""
+    """What `capidx init` prints: each file written or kept (and why), then what to do next. What comes from the
+    project (the paths its capidx.yaml names, why a file of it was kept) is printed `visible`: the project may be a
+    fork's, whose line break would start a line of its own; the steps' own line breaks stay."""
+    result = _printable(result)
     lines = [f"created {target}" for target in result.written]
     lines += [f"kept {target}: {why}" for target, why in result.kept]
     lines += [result.no_example] if result.no_example else []
     lines += _gitignore_lines(result)
-    return [f"capidx init: a catalog in {result.root}", *lines, "", *_next_steps(result, shown_root)]
+    return [f"capidx init: a catalog in {result.root}", *lines, "", *_next_steps(result, visible(shown_root))]
+
+
+def _printable(result: Scaffolded) -> Scaffolded:
+    """`result` with every text that names or quotes the project's files `visible`."""
+    return replace(
+        result,
+        root=Path(visible(str(result.root))),
+        written=tuple(visible(target) for target in result.written),
+        kept=tuple((visible(target), visible(why)) for target, why in result.kept),
+        no_example=visible(result.no_example),
+        no_catalog=visible(result.no_catalog),
+        ignored=visible(result.ignored),
+        out_unknown=visible(result.out_unknown),
+    )
 
 
 def _next_steps(result: Scaffolded, shown_root: str) -> list[str]:

@@ -6,12 +6,14 @@ from __future__ import annotations
 import gc
 import os
 import signal
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
 from capidx.schema.homepath import HomePath
+from capidx.schema.printable import visible_lines
 
 if TYPE_CHECKING:
     from capidx.server.settings import Settings
@@ -20,9 +22,16 @@ EXIT_USAGE = 2
 
 
 class ServeError(click.ClickException):
-    """Bad settings, no build or a build that cannot be served: exit 2 with the reasons."""
+    """Bad settings, no build or a build that cannot be served: exit 2 with the reasons.
+
+    Printed as the compiler's errors are (`visible_lines`): the reasons quote paths and capidx.yaml's values, whose
+    line break would start a forged line in a CI log and whose escape sequence would reach the terminal. Several
+    reasons are given as lines."""
 
     exit_code = EXIT_USAGE
+
+    def __init__(self, message: str | Sequence[str]) -> None:
+        super().__init__(visible_lines(message))
 
 
 @click.command(short_help="Serve a build over MCP (stdio or HTTP).")
@@ -147,7 +156,7 @@ def serve(config: Path | None, print_config: bool, **flags: object) -> None:
     try:
         settings = resolve_settings(flags, os.environ, Path.cwd(), config)
     except SettingsError as error:
-        raise ServeError("\n".join(error.problems)) from None
+        raise ServeError(error.problems) from None
     if print_config:
         click.echo(render(settings), nl=False)
         return

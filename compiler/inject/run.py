@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from capidx.compiler.diagnostics import ExitCode
+from capidx.compiler.diagnostics import ExitCode, visible
 from capidx.compiler.inject import block
 from capidx.compiler.inject.target import InjectError, Input, InputIndex, Target, open_target, write_all
 from capidx.compiler.report.manifest_reader import load_manifest
@@ -78,19 +78,25 @@ def _again(options: InjectOptions, command: str, *words: str) -> str:
 def execute(options: InjectOptions, echo: Callable[[str], Any] = print) -> int:
     """Check (with `check`) or update every file; return the exit code. `InjectError` (exit 2) names every bad
     input at once, before anything is written."""
+    say = _printing(echo)
     memory = load_memory(options.build, given=options.given_build is not None)
     plans = _plan_all(options, memory)
     if options.check:
-        return _report(options, plans, echo)
+        return _report(options, plans, say)
     write_all([(plan.target, plan.new.encode("utf-8")) for plan in plans if plan.stale is not None])
     for plan in plans:
-        echo(f"{plan.target.shown}: {plan.done}")
+        say(f"{plan.target.shown}: {plan.done}")
     out = options.project_out
     # the block sends a model to files not there yet (of a folder this user may not look at, nothing can be said)
     if out is not None and path_kind(options.cwd / out) in (PathKind.NOTHING, PathKind.OTHER):
         shown = out.relative_to(options.project) if out.is_relative_to(options.project) else out
-        echo(f"note: the block points at {shown.as_posix()}/ (paths.out), which does not exist yet: run `capidx build`")
+        say(f"note: the block points at {shown.as_posix()}/ (paths.out), which does not exist yet: run `capidx build`")
     return int(ExitCode.OK)
+
+
+def _printing(echo: Callable[[str], Any]) -> Callable[[str], Any]:
+    """`echo` of one line, `visible`: the lines name the files given, which pre-commit takes from a pull request."""
+    return lambda line: echo(visible(line))
 
 
 def _report(options: InjectOptions, plans: list[Plan], echo: Callable[[str], Any]) -> int:
@@ -125,7 +131,7 @@ def _plan_all(options: InjectOptions, memory: Memory) -> list[Plan]:
         except block.MarkerError as error:
             problems.append(f"{name}: {error}")
     if problems:
-        raise InjectError("\n".join([*problems, "nothing written"]))
+        raise InjectError([*problems, "nothing written"])
     return list(plans.values())
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from capidx.compiler.diagnostics import visible
 from capidx.compiler.errors import UsageError
 from capidx.compiler.validate.manifests import manifest_problems
 from capidx.schema import builddir
@@ -25,7 +26,7 @@ class ManifestError(UsageError):
         self.path = path
         self.problems = tuple(problems)
         lines = [f"{path}: {problem}" if prefixed else problem for problem in self.problems]
-        super().__init__("\n".join([*lines, hint] if hint else lines))
+        super().__init__([*lines, hint] if hint else lines)
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,24 @@ def load_manifest(
     if problems := manifest_problems(data):
         raise ManifestError(path, problems, hint=f"Not a build manifest: {damaged}.")
     return Manifest(path, data)
+
+
+def printable(manifest: Manifest) -> Manifest:
+    """`manifest` with every text in it (keys too) `visible`, for a report that prints it. The schema leaves titles,
+    kinds, URIs and encodings free text, and a build directory may come from anywhere (a baseline committed in a
+    pull request, a manifest written by hand): a line break in a kind would start a forged line of the report, an
+    escape sequence reach the terminal. A build capidx made holds no such character, so its report is unchanged."""
+    return Manifest(manifest.path, _visible_texts(manifest.data))
+
+
+def _visible_texts(value: Any) -> Any:
+    if isinstance(value, str):
+        return visible(value)
+    if isinstance(value, Mapping):
+        return {visible(key): _visible_texts(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_visible_texts(item) for item in value]
+    return value
 
 
 def _no_build(location: Path, option: str, given: bool) -> str:

@@ -19,7 +19,7 @@ from capidx.compiler.errors import UsageError
 from capidx.compiler.files import write_whole
 from capidx.compiler.report.formats import render_github, render_json, render_markdown, render_text
 from capidx.compiler.report.html import render_page
-from capidx.compiler.report.manifest_reader import load_manifest
+from capidx.compiler.report.manifest_reader import load_manifest, printable
 from capidx.compiler.report.model import BudgetPlace, Report, build_report
 from capidx.schema.realpath import real_path, resolve
 
@@ -64,8 +64,10 @@ def run_report(options: ReportOptions, echo: Any = print) -> int:
     Raises a `UsageError` for anything that is not about the budgets (exit code 2): `ManifestError`,
     `BaselineError`, `ReportUsageError`.
     """
-    build = load_manifest(options.build, given=options.build_given)
-    baseline = load_manifest(options.against, "--against BASELINE", given=True) if options.against is not None else None
+    build = printable(load_manifest(options.build, given=options.build_given))
+    baseline = None
+    if options.against is not None:
+        baseline = printable(load_manifest(options.against, "--against BASELINE", given=True))
     report = build_report(build, baseline)
     if options.format == "github":
         text = render_github(report, places=options.budget_places)

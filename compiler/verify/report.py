@@ -16,7 +16,13 @@ from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from capidx.compiler.diagnostics import escape_workflow_data, escape_workflow_property, plural, within_annotation_cap
+from capidx.compiler.diagnostics import (
+    escape_workflow_data,
+    escape_workflow_property,
+    plural,
+    visible,
+    within_annotation_cap,
+)
 from capidx.compiler.markup import defuse
 from capidx.compiler.render.markdown import cell, inline
 from capidx.compiler.verify.run import VerifyResult
@@ -127,9 +133,17 @@ def render_text(result: VerifyResult, cwd: Path) -> str:
         cells = [row[0].ljust(widths[0]), *(cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True))]
         lines.append("  ".join(cells).rstrip())
     lines += ["", *result.problems, _changes_line(result)]
+    shown = [visible(line) for line in lines]  # a reason quotes what a server answered, a problem a file's name
     if not result.written:
-        lines += [edit.diff(_display(edit.path, cwd)).rstrip("\n") for edit in result.edits]
-    return "\n".join(lines)
+        shown += [visible(line, keep="\t") for line in _diff_lines(result, cwd)]
+    return "\n".join(shown)
+
+
+def _diff_lines(result: VerifyResult, cwd: Path) -> list[str]:
+    """The lines of the diff `--write` would apply, each to be printed `visible` but for its tabs (a document
+    indented with tabs); a document's own line ends (`\\r\\n`) end its lines."""
+    diffs = (edit.diff(_display(edit.path, cwd)).rstrip("\n") for edit in result.edits)
+    return [line.removesuffix("\r") for diff in diffs for line in diff.split("\n")]
 
 
 def render_json(result: VerifyResult, cwd: Path) -> str:
@@ -197,10 +211,12 @@ def render_markdown(result: VerifyResult, cwd: Path) -> str:
             # the job's page renders Markdown: a name or reason from a fork's data shows no image or link there
             lines.append("| " + " | ".join(cell(defuse(text)) for text in cells) + " |")
     lines += ["", *(f"- {inline(defuse(problem))}" for problem in result.problems), _changes_line(result)]
+    lines = [visible(line) for line in lines]
     if result.edits and not result.written:
-        diff = "\n".join(edit.diff(_display(edit.path, cwd)).rstrip("\n") for edit in result.edits)
-        fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", diff)), default=0))  # data cannot close it
-        lines += ["", "<details><summary>diff</summary>", "", f"{fence}diff", diff, fence, "", "</details>"]
+        diff = [visible(line, keep="\t") for line in _diff_lines(result, cwd)]
+        longest = max((len(run) for line in diff for run in re.findall(r"`+", line)), default=0)
+        fence = "`" * max(3, 1 + longest)  # the data cannot close it
+        lines += ["", "<details><summary>diff</summary>", "", f"{fence}diff", *diff, fence, "", "</details>"]
     return "\n".join(lines)
 
 
@@ -218,14 +234,14 @@ def render_github(result: VerifyResult, cwd: Path) -> str:
     for (path, level), verdicts in shown:
         first = verdicts[0].source
         title = f"capidx verify: {plural(len(verdicts), 'source')} {_VERB[level]}"
-        body = "\n".join(f"line {v.source.line}: {v.source.url}: {v.reason}" for v in verdicts)
-        properties = (
-            f"file={escape_workflow_property(path)},line={first.line or 1},title={escape_workflow_property(title)}"
-        )
+        # as validate's annotations: line breaks encoded as the command's, any other control character `visible`
+        body = visible("\n".join(f"line {v.source.line}: {v.source.url}: {v.reason}" for v in verdicts), keep="\n")
+        where = escape_workflow_property(visible(path))
+        properties = f"file={where},line={first.line or 1},title={escape_workflow_property(title)}"
         lines.append(f"::{level} {properties}::{escape_workflow_data(body)}")
     if rest:
         count = sum(len(verdicts) for _, verdicts in rest)
-        files = ", ".join(sorted({path for (path, _), _ in rest}))
+        files = visible(", ".join(sorted({path for (path, _), _ in rest})))
         lines.append(f"::error title=capidx verify::{escape_workflow_data(f'{count} more failing sources in {files}')}")
     lines.append(render_text(result, cwd))
     return "\n".join(lines)

@@ -79,10 +79,10 @@ def load_sources(options: VerifyOptions) -> tuple[list[SourceFile], list[Source]
     args = ValidateArgs(cwd=options.cwd, paths=options.paths, config_file=options.config_file, agents=options.agents)
     config, problems = effective_config(args)
     if problems:
-        raise VerifyUsageError("\n".join(problem_text(problem, options.cwd) for problem in problems))
+        raise VerifyUsageError([problem_text(problem, options.cwd) for problem in problems])
     inputs = discover.collect(config, [options.cwd / path for path in options.paths])
     if inputs.problems:
-        raise VerifyUsageError("\n".join(problem_text(problem, options.cwd) for problem in inputs.problems))
+        raise VerifyUsageError([problem_text(problem, options.cwd) for problem in inputs.problems])
     paths = list(inputs.documents)
     if options.agent is not None:
         paths = [path for path in paths if discover.agent_id(path) == options.agent]
@@ -101,7 +101,7 @@ def load_sources(options: VerifyOptions) -> tuple[list[SourceFile], list[Source]
         if source is not None and not problems:
             files.append(source)
     if failures:
-        raise VerifyUsageError("\n".join([*failures, "fix these first (capidx validate shows every problem)"]))
+        raise VerifyUsageError([*failures, "fix these first (capidx validate shows every problem)"])
     sources = [_located(source, found) for source in files for found in _sources_of(source)]
     return files, sources
 
