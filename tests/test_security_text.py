@@ -389,3 +389,34 @@ def test_an_agent_directory_name_is_at_most_200_characters(tmp_path: Path) -> No
     validated = _validate(tmp_path)
     assert validated.exit_code == 1 and "agent directory name of 253 characters (at most 200)" in validated.output
     assert _build(tmp_path).exit_code == 1
+
+
+OPEN_SCHEMA = {"$schema": "https://json-schema.org/draft/2020-12/schema"}  # checks nothing: every value passes
+
+
+def test_a_date_a_custom_schema_lets_through_is_read_as_no_date(tmp_path: Path) -> None:
+    """With a schema that does not check `format: date`, validate passed and the build ended in a traceback
+    (`date.fromisoformat`: `month must be in 1..12`, `Invalid isoformat string: 'not a date'`). The build does not
+    trust a format the schema in force does not check: such a date is read as no date (no age, never stale, not
+    the reference date) and shown as written, so the build passes where validate passes."""
+    (tmp_path / "open.json").write_text(json.dumps(OPEN_SCHEMA), "utf-8")
+    sources = [
+        {"url": "https://example.com/a", "description": "A", "sourceGranularity": "section", "verifiedDate": day}
+        for day in ("2024-13-45", "20240101", "2026-01-05")
+    ]
+    sources = [{**source, "url": f"{source['url']}{index}"} for index, source in enumerate(sources)]
+    _write(tmp_path, _document(_capability(sources=sources), lastUpdated="not a date"))
+    validated = _validate(tmp_path, "--schema", "open.json")
+    assert validated.exit_code == 0, validated.output
+    result = _build(tmp_path, "--schema", "open.json")
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output
+    build = tmp_path / "build"
+    counts = json.loads((build / "stats.json").read_text("utf-8"))["catalog"]["sources"]
+    assert counts["referenceDate"] == "2026-01-05" and counts["stale"] == 0
+    quality = json.loads((build / "site" / "api" / "quality.json").read_text("utf-8"))
+    rows = {row["url"]: row for row in quality["sources"]}
+    assert rows["https://example.com/a0"]["verifiedDate"] == "2024-13-45"
+    assert rows["https://example.com/a0"]["ageDays"] is None and rows["https://example.com/a0"]["stale"] is False
+    assert rows["https://example.com/a2"]["ageDays"] == 0
+    assert "verified 2024-13-45" in (build / "agents" / "alpha.md").read_text("utf-8")

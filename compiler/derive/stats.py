@@ -18,6 +18,7 @@ from typing import Any
 
 from capidx.compiler.catalog import Catalog, Source
 from capidx.compiler.derive.semantics import description_stats
+from capidx.compiler.validate.formats import conforms
 
 LOWEST_DESCRIPTIONS = 5  # how many of the least informative descriptions quality.json names
 UNSPECIFIED = "unspecified"
@@ -29,9 +30,21 @@ NOTE = (  # what a model would otherwise guess: which figures count records, and
 
 
 def reference_date(catalog: Catalog) -> str | None:
+    """The newest date in the data (`calendar_date`s only), or None when it holds none."""
     dates = [agent.last_updated[:10] for agent in catalog.agents]
     dates += [source.verified_date for source in _citations(catalog) if source.verified_date]
+    dates = [day for day in dates if calendar_date(day) is not None]
     return max(dates) if dates else None
+
+
+def calendar_date(text: str | None) -> date | None:
+    """`text` as a date when it is one written YYYY-MM-DD (the `date` format, `formats.conforms`), else None.
+
+    The bundled schema makes every `verifiedDate` (and the start of every `lastUpdated`) such a date, but a schema
+    given by --schema or paths.schema may allow any text, and validate then passes: a date that is none
+    (`2024-13-45`) is read as no date (no age, never stale, not the reference date) rather than ending the build
+    in a traceback, so that the build passes where validate does. The text itself is still shown as written."""
+    return date.fromisoformat(text) if text and conforms(text, "date") else None
 
 
 def _citations(catalog: Catalog) -> Iterable[Source]:
@@ -86,7 +99,7 @@ def _source_counts(catalog: Catalog, old_days: int) -> dict[str, Any]:
         "citations": len(citations),
         "unique": len({source.url for source in citations}),
         "unverified": len(citations) - len(verified),
-        "stale": sum(1 for day in verified if cutoff and day < cutoff),
+        "stale": sum(1 for day in verified if cutoff and calendar_date(day) and day < cutoff),
         "staleAfterDays": old_days,
         "referenceDate": reference,
     }

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date
 from typing import Any
 
 from capidx.compiler.catalog import Agent, CanonicalCapability, Capability, Catalog, Source
 from capidx.compiler.derive import tool_documents as derive
-from capidx.compiler.derive.stats import catalog_counts, description_semantics, reference_date
+from capidx.compiler.derive.stats import calendar_date, catalog_counts, description_semantics, reference_date
 from capidx.compiler.render import views
 
 TIERS = tuple(views.TIER_MARKS)  # free, pro, business, enterprise: the schema's order
@@ -227,13 +226,13 @@ def source_quality(catalog: Catalog, old_days: int) -> list[SourceQuality]:
     citing it once each, in the (agent, capability) order `derive.citations_by_url` gives.
 
     No wall clock: ages count from the catalog's reference date (stats.py), so a build is reproducible."""
-    reference = reference_date(catalog)
-    today = date.fromisoformat(reference) if reference else None
+    today = calendar_date(reference_date(catalog))
     rows = []
     for citations in derive.citations_by_url(record for agent in catalog.agents for record in agent.capabilities):
         freshest = _newest([source for _, source in citations])
         verified = freshest.verified_date
-        age = (today - date.fromisoformat(verified)).days if verified and today else None
+        day = calendar_date(verified)  # None for text a schema of the user's let through as a date (stats.py)
+        age = (today - day).days if day and today else None
         rows.append(
             SourceQuality(
                 url=freshest.url,
