@@ -32,6 +32,8 @@ INTERNAL = {
     "capidx.compiler.emit.tokens._NotCached": "caught in tokens.load_encoding",
     # stops a runaway render early: render.py words it as TemplateFailure (exit 1)
     "capidx.compiler.render.environment._OutputTooLarge": "caught in render.get_renderer",
+    # a $id or $ref urllib cannot read as a URI: schemarefs.py turns it into a diagnostic at its place
+    "capidx.compiler.validate.schemarefs.MalformedUri": "caught in schemarefs.py",
     # a $ref capidx will not follow: schemarefs.py turns it into a diagnostic naming the reference
     "capidx.compiler.validate.schemarefs.NonLocalReference": "caught in schemarefs.py",
     # checking a document against a user's schema took too long: schemas.py says it as an error of the schema file

@@ -619,6 +619,43 @@ def test_a_draft_04_schema_names_its_base_by_id_not_by_dollar_id(tmp_path: Path)
     _accepted_and_applied(tmp_path, schema)
 
 
+DRAFT_04 = "http://json-schema.org/draft-04/schema#"
+OPEN_IPV6 = "http://[::1/s.json"  # a host that opens its bracket and never closes it: urllib's ValueError
+
+
+@pytest.mark.parametrize(
+    "where",
+    ["the schema's own id", "a reference", "the id of a file it refers to", "the id of a subschema it refers to"],
+)
+@pytest.mark.parametrize("command", ["validate", "build"])
+def test_a_uri_urllib_cannot_read_is_said_at_its_place(tmp_path: Path, where: str, command: str) -> None:
+    """`"id": "http://[::1/s.json"` in a draft-04 schema (whose meta-schema checks no format of `id` or `$ref`)
+    ended validate and build in a traceback (`urlsplit`: `ValueError: Invalid IPv6 URL`). It is an error of the
+    schema file at the value's line and column, as the schema's other problems are (exit 2), and the build writes
+    nothing."""
+    write_catalog(tmp_path)
+    schema_data: dict[str, Any] = {"$schema": DRAFT_04, "type": "object"}
+    named = tmp_path / "schemas" / "main.json"
+    if where == "the schema's own id":
+        schema_data["id"] = OPEN_IPV6
+    elif where == "a reference":
+        schema_data["properties"] = {"agent": {"$ref": OPEN_IPV6}}
+    elif where == "the id of a file it refers to":
+        schema_data["properties"] = {"agent": {"$ref": "agent.json"}}
+        named = _write(tmp_path / "schemas" / "agent.json", {"$schema": DRAFT_04, "id": OPEN_IPV6})
+    else:
+        schema_data["properties"] = {"agent": {"$ref": "#/definitions/agent"}}
+        schema_data["definitions"] = {"agent": {"id": OPEN_IPV6, "type": "object"}}
+    schema = _write(tmp_path / "schemas" / "main.json", schema_data)
+    result = run_cli([command, "--schema", str(schema)], cwd=tmp_path)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and not isinstance(result.exception, ValueError)
+    [line] = [line for line in result.output.splitlines() if OPEN_IPV6 in line]
+    assert line.startswith(f"{named.relative_to(tmp_path)}:{_line_of(named, OPEN_IPV6)}:")
+    assert f'"{OPEN_IPV6}" is not a URI' in line
+    assert not (tmp_path / "build").exists()
+
+
 @pytest.mark.parametrize("name", ["id", "$ref"])
 def test_a_draft_03_dependency_on_a_key_named_like_a_keyword_is_no_keyword(tmp_path: Path, name: str) -> None:
     """Draft 3's `dependencies` maps a key to a schema or to the one key it needs, a string. The check of references

@@ -45,6 +45,15 @@ class NonLocalReference(Exception):
     """A reference to something that is not a local schema file (so it would have to be fetched)."""
 
 
+class MalformedUri(Exception):
+    """A `$id` (`id`) or reference that urllib cannot read as a URI (`http://[::1/s.json`, a host that opens a bracket
+    and never closes it): `urljoin`, and with it referencing and jsonschema, fail on it with a ValueError."""
+
+    def __init__(self, parts: tuple[Any, ...], value: str, why: str) -> None:
+        super().__init__(why)
+        self.parts, self.value, self.why = parts, value, why
+
+
 class UnreadableSchema(Exception):
     """A schema that referencing cannot read (a `$schema` or `$id` that is no string, in a subschema a meta-schema
     did not check): jsonschema would fail on it with whatever Python error follows."""
@@ -89,7 +98,7 @@ class _LocalFiles:
         self.folder = resolve(folder)
         self.draft = draft  # of a file naming none: the schema's, as jsonschema applies such a file
         # The folder stands for the directory of the schema's own `$id`: `https://x/s/cap.json` -> `https://x/s/`.
-        self.id_folder = root_id.rsplit("/", 1)[0] + "/" if root_id and urlsplit(root_id).scheme else None
+        self.id_folder = root_id.rsplit("/", 1)[0] + "/" if root_id and _scheme(root_id) else None
         self.loaded: dict[str, SourceFile] = {}
         self.crawled: dict[str, Registry] = {}  # each file of `loaded` as a registry of its resources and anchors
         self.problems: list[Diagnostic] = []
@@ -114,6 +123,9 @@ class _LocalFiles:
         if source is None or any(problem.is_error for problem in problems):
             self.problems += [problem for problem in problems if problem.is_error]
             raise NonLocalReference(f"{path} cannot be read")
+        if malformed := malformed_uris(source, self.draft):  # referencing would fail on it as it reads the file
+            self.problems += malformed
+            raise UnreadableSchema(malformed[0].message)
         try:
             _, self.crawled[uri] = _crawled(source.data, uri, self.draft)
         except UnreadableSchema as exc:  # said once, with where in the file when its meta-schema can tell
@@ -124,12 +136,10 @@ class _LocalFiles:
 
     def path(self, uri: str) -> Path:
         """The local schema file `uri` names; NonLocalReference when there is none."""
-        parts = urlsplit(uri)
-        relative = None
-        if parts.scheme in ("", "file") and not parts.netloc:
-            relative = url2pathname(parts.path)
-        elif self.id_folder and uri.startswith(self.id_folder):
-            relative = url2pathname(urlsplit(uri[len(self.id_folder) :]).path)
+        try:
+            relative = self._relative(uri)
+        except ValueError as exc:  # no URI: `malformed_uris` said where, when a schema file wrote it
+            raise NonLocalReference(f"not a URI ({exc})") from None
         if relative is not None:
             try:
                 path = resolve(self.folder / relative)
@@ -142,6 +152,16 @@ class _LocalFiles:
         if declared is None:
             raise NonLocalReference(_NEVER_FETCHED)
         return declared
+
+    def _relative(self, uri: str) -> str | None:
+        """The path `uri` names inside the schema's folder (a relative path, a `file:` URI, a URI under the folder of
+        the schema's own `$id`); None when it names none; ValueError when it is no URI."""
+        parts = urlsplit(uri)
+        if parts.scheme in ("", "file") and not parts.netloc:
+            return url2pathname(parts.path)
+        if self.id_folder and uri.startswith(self.id_folder):
+            return url2pathname(urlsplit(uri[len(self.id_folder) :]).path)
+        return None
 
     def _declared_ids(self) -> dict[str, Path]:
         """`$id` (`id` in drafts 3 and 4) -> file, for the schema files of the folder (read once, when a reference
@@ -173,6 +193,8 @@ def check_references(
     draft = _named_draft(schema, DRAFT202012)
     files = _LocalFiles(source.path.parent, _root_id(schema, draft), file_errors, draft)
     registry = Registry(retrieve=files).with_resources(_bundled_resources())
+    if malformed := malformed_uris(source, draft):  # before referencing reads a URI, which would fail on it
+        return registry, malformed, []
     try:
         root_uri, root = _crawled(schema)
     except UnreadableSchema as exc:
@@ -231,7 +253,7 @@ def referenced_files(path: Path) -> list[Path]:
                 document = urldefrag(reference).url
                 if document and document not in found:
                     _follow(document, files, found, pending)
-    except RecursionError:  # a schema nested too deeply to check: validation says so, and the build stops
+    except (RecursionError, MalformedUri):  # a schema nested too deeply, or an `$id` no URI: validation says so
         pass
     return sorted(set(found.values()) - {resolve(path)})
 
@@ -244,6 +266,38 @@ def _follow(document: str, files: _LocalFiles, found: dict[str, Path], pending: 
     loaded, _ = load_file(found[document])
     if loaded is not None:
         pending.append((loaded.data, document))
+
+
+def malformed_uris(source: SourceFile, draft: Specification | None) -> list[Diagnostic]:
+    """An error at the first `$id` (`id` in drafts 3 and 4) or reference of the schema file in `source` that is no
+    URI urllib can read (`MalformedUri`), said at its place like the schema's other problems, where referencing
+    and jsonschema would end in a ValueError's traceback (`draft`: the one it is read in when it names none)."""
+    try:
+        for _ in _references(source.data, "", (), _id_rules(source.data, draft)):
+            pass
+    except MalformedUri as exc:
+        message = f"{exc.parts[-1]} {json.dumps(exc.value, ensure_ascii=False)[:200]} is not a URI ({exc.why})"
+        hint = "write a URI such as https://example.com/schemas/capability.json; an IPv6 host closes its bracket: [::1]"
+        return [source.diagnostic(exc.parts, "error", message, hint, _CODE)]
+    return []
+
+
+def _scheme(uri: str) -> str:
+    """`uri`'s scheme; "" when it has none or is no URI (`malformed_uris` says so)."""
+    try:
+        return urlsplit(uri).scheme
+    except ValueError:
+        return ""
+
+
+def _joined(base: str, reference: str, parts: tuple[Any, ...]) -> str:
+    """`reference` made absolute against `base`; MalformedUri (placed at `parts`) when it is no URI. Checked alone
+    first: `urljoin` returns a reference as it is, unread, when the base is empty (the schema's own `$id`)."""
+    try:
+        urlsplit(reference)
+        return urljoin(base, reference)
+    except ValueError as exc:
+        raise MalformedUri(parts, reference, str(exc)) from None
 
 
 def _root_id(schema: Any, draft: Specification | None) -> str | None:
@@ -361,11 +415,11 @@ def _references(
     # A map of names holds no keyword: draft 3's `"dependencies": {"id": "name"}` names a key, not a URI.
     declared = None if names else node.get(id_keyword)
     if isinstance(declared, str) and not declared.startswith("#") and not (ref_hides_id and "$ref" in node):
-        base = urljoin(base, declared)
+        base = _joined(base, declared, (*parts, id_keyword))
     for keyword in () if names else _REF_KEYWORDS:
         value = node.get(keyword)
         if isinstance(value, str):
-            target = urljoin(base, value)
+            target = _joined(base, value, (*parts, keyword))
             # A dynamic reference's fragment names an anchor found at run time: only its document must be local.
             yield (*parts, keyword), target if keyword == "$ref" else urldefrag(target).url or base or "#"
     for key, value in node.items():
