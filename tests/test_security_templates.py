@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from catalog_factory import documents, run_cli, write_catalog
+from catalog_factory import built_project, documents, run_cli, snapshot, write_catalog
 from jinja2.sandbox import unsafe
 
 from capidx.compiler.render import views
@@ -269,6 +269,34 @@ def test_a_template_that_is_not_utf8_is_a_clear_error(tmp_path: Path) -> None:
     place = f"error: template error: {Path('templates', 'agent.md.j2')}:2:4:"
     assert f"{place} not valid UTF-8: byte 0xe9 at offset 11 (save the file as UTF-8)" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("template", "artifact", "source"),
+    [
+        ("summary.md.j2", "summary.md", '{{ "\\ud800" }}\n'),
+        ("agent.md.j2", "agents/claude-code.md", '# {{ agent.id }}\n{% include "part.md.j2" %}\n'),
+    ],
+)
+def test_a_lone_surrogate_in_a_template_s_output_is_a_template_error(
+    tmp_path: Path, template: str, artifact: str, source: str
+) -> None:
+    """A Jinja string escape makes a lone surrogate, which UTF-8 cannot encode: the build ended in a
+    UnicodeEncodeError's traceback. It is a template error naming the template, the artifact and the line of its
+    text (exit 1), also when the surrogate comes from a file the template includes, and the previous build stays."""
+    project = built_project(tmp_path)
+    before = snapshot(project / "build")
+    folder = project / "templates"
+    folder.mkdir()
+    (folder / template).write_text(source, "utf-8")
+    (folder / "part.md.j2").write_text('text {{ "\\udfff" }}\n', "utf-8")
+    result = run_cli(["build", "-q"], cwd=project)
+    assert result.exit_code == 1
+    [error] = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    line = 1 if template == "summary.md.j2" else 2
+    assert error.startswith(f"error: template error: {Path('templates', template)}: {artifact}, line {line}, ")
+    assert "lone surrogate" in error and "Traceback" not in result.output
+    assert snapshot(project / "build") == before
 
 
 def test_a_template_saved_as_utf16_is_said_to_be(tmp_path: Path) -> None:

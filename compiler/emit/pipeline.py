@@ -480,10 +480,10 @@ def _render_and_measure(
     artifacts = chain(markdown, tool_artifacts(catalog, config.uri_prefix, enhanced, indexed))
     expected = len((previous or {}).get("artifacts", ()))  # for the progress bar: the last build's size
     with _bar(progress, "rendering", expected) as tick:
-        measured = _measure(artifacts, counter, encodings[0], writer, tick)
+        measured = _measure(artifacts, counter, encodings[0], writer, tick, env=env)
     full_tokens = next(item.tokens[encodings[0]] for item in measured if item.artifact.kind == "full")
     summary = summary_artifact(catalog, env, config.uri_prefix, full_tokens, title=config.title)
-    measured += _measure([summary], counter, encodings[0], writer)
+    measured += _measure([summary], counter, encodings[0], writer, env=env)
     fitted = overview_artifacts(
         catalog, config.uri_prefix, config.character_budgets, title=config.title, build=config.build_label
     )
@@ -522,13 +522,23 @@ def _measure(
     primary: str,
     writer: TreeWriter,
     tick: Callable[[int], None] | None = None,
+    *,
+    env: Any = None,
 ) -> list[Measured]:
     """Write and measure artifacts as they come: a file each, or an answer appended to its tool's pack.
 
-    Only their figures are kept (texts and bytes are dropped); token counts are collected at the end."""
+    Only their figures are kept (texts and bytes are dropped); token counts are collected at the end. `env`: the
+    templates' environment, when templates rendered the artifacts (a text UTF-8 cannot encode is their error)."""
     done = []
     for artifact in artifacts:
-        data, sha = encode(artifact)
+        try:
+            data, sha = encode(artifact)
+        except UnicodeEncodeError as error:
+            if env is None:
+                raise
+            from capidx.compiler.render.plan import unencodable
+
+            raise unencodable(env, artifact, error) from None
         pack = pack_path(artifact.kind)
         if pack is None:
             writer.add(artifact.path, data)

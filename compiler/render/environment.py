@@ -508,6 +508,15 @@ def _template_location(exc: BaseException, template: jinja2.Template) -> str:
     return _shown(template.filename) or template.name or "<template>"
 
 
+def template_file(env: jinja2.Environment, name: str) -> str:
+    """The file template `name` is loaded from (the user's override, else the bundled one), as errors name it."""
+    try:
+        template = env.get_template(name)
+    except jinja2.TemplateError:
+        return name
+    return _shown(template.filename) or name
+
+
 def _shown(filename: str | None) -> str | None:
     """A template's file as validate names a file (`files.shown`: relative to the working folder when below it), in
     the build's template errors and warnings; Jinja holds the loader's whole path."""

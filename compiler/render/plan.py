@@ -24,17 +24,37 @@ from capidx.compiler.derive.match import match_index
 from capidx.compiler.derive.snippets import TEMPLATE as SNIPPET_TEMPLATE
 from capidx.compiler.derive.snippets import snippet_artifacts
 from capidx.compiler.derive.stats import stats_document
-from capidx.compiler.render.environment import get_renderer
+from capidx.compiler.diagnostics import escape_character
+from capidx.compiler.render.environment import TemplateFailure, get_renderer, template_file
 from capidx.compiler.render.overview import Fitted, fit, instructions_frame, memory_frame
 from capidx.compiler.render.views import References
 from capidx.schema.builddir import MATCH_INDEX
 from capidx.schema.text import canonical_json
 
 Renderer = Callable[..., str]
+# The kinds of artifact a template renders, each from the template of its name (`_renderers`).
+TEMPLATED_KINDS = frozenset({"full", "agent", "capability", "category", SNIPPET_TEMPLATE, "summary"})
 
 
 def _renderers(env: jinja2.Environment, *names: str) -> dict[str, Renderer]:
-    return {name: _tidy(get_renderer(env, f"{name}.md.j2")) for name in names}
+    return {name: _tidy(get_renderer(env, _template_name(name))) for name in names}
+
+
+def _template_name(kind: str) -> str:
+    return f"{kind}.md.j2"
+
+
+def unencodable(env: jinja2.Environment, artifact: Artifact, error: UnicodeEncodeError) -> TemplateFailure:
+    """The template error of an artifact whose text UTF-8 cannot encode: a lone surrogate, which only a template
+    can make (a string escape such as `"\\ud800"`; validate refuses one in the data, YAML in capidx.yaml), named
+    with the template, the artifact and the line of its text, as other template errors are (exit 1)."""
+    line = error.object.count("\n", 0, error.start) + 1
+    found = escape_character(error.object[error.start])
+    where = template_file(env, _template_name(artifact.kind)) if artifact.kind in TEMPLATED_KINDS else None
+    return TemplateFailure(
+        f"{where or artifact.path}: {artifact.path}, line {line}, holds a lone surrogate ({found}), which UTF-8 "
+        'cannot encode (a string escape in the template such as "\\ud800"? write the character itself)'
+    )
 
 
 def _tidy(render: Renderer) -> Renderer:
