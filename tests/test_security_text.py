@@ -391,7 +391,36 @@ def test_an_agent_directory_name_is_at_most_200_characters(tmp_path: Path) -> No
     assert _build(tmp_path).exit_code == 1
 
 
+STYLE = "<style>*{background:url(https://evil.example/t.png)}</style>"  # fetched by a renderer that shows HTML
 OPEN_SCHEMA = {"$schema": "https://json-schema.org/draft/2020-12/schema"}  # checks nothing: every value passes
+
+
+def test_no_value_of_the_configuration_or_the_data_reaches_a_document_unescaped(tmp_path: Path) -> None:
+    """capidx.yaml's `title` headed summary.md as written (`{{ title }}`, while instructions.md, memory.md and
+    llms.txt escaped it), and so did values a schema of the user's lets through where the bundled one allows only
+    an enum or a date (tier, maturity, status, lastUpdated, a source's granularity, a documentation key): a
+    `<style>` fetching an image in every client that shows HTML. A source's excerpt, multi-line text under the
+    bundled schema too, began a line of its own in the list of sources (a heading here)."""
+    (tmp_path / "capidx.yaml").write_text(f'title: "{STYLE}<script>alert(1)</script>"\n', "utf-8")
+    (tmp_path / "open.json").write_text(json.dumps(OPEN_SCHEMA), "utf-8")
+    source = {"url": "https://example.com/docs", "description": "Docs", "sourceGranularity": STYLE}
+    source |= {"verifiedDate": "2026-01-05", "excerpt": "first line\n# Injected heading"}
+    capability = _capability(tier=STYLE, maturityLevel=STYLE, status=STYLE, sources=[source])
+    document = _document(capability, lastUpdated=STYLE) | {"documentation": {STYLE: "https://example.com/docs"}}
+    _write(tmp_path, document)
+    assert _validate(tmp_path, "--schema", "open.json").exit_code == 0
+    result = _build(tmp_path, "--schema", "open.json")
+    assert result.exit_code == 0, result.output
+    summary = (tmp_path / "build" / "summary.md").read_text("utf-8")
+    assert summary.startswith("# \\<style>*{background:url(https://evil.example/t.png)}\\</style>\\<script>")
+    documents = sorted((tmp_path / "build").rglob("*.md"))
+    assert len(documents) > 5
+    for path in documents:
+        for line in path.read_text("utf-8").splitlines():
+            assert not UNESCAPED_HTML.search(line), (path, line)
+            assert not line.lstrip().startswith("# Injected"), (path, line)
+    shown = (tmp_path / "build" / "agents" / "alpha.md").read_text("utf-8")
+    assert shown.count("\\<style>") >= 4  # each value is still there, escaped
 
 
 def test_a_date_a_custom_schema_lets_through_is_read_as_no_date(tmp_path: Path) -> None:
