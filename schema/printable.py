@@ -13,14 +13,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+# A GitHub runner reads its first syntax of workflow commands, `##[command]…`, anywhere in a line: the second '#' of
+# it is written as its escape, so no quoted text can hold one.
+_RUNNER_COMMAND = "##["
+_RUNNER_COMMAND_SHOWN = "#\\x23["
+
 
 def visible(text: str, keep: str = "") -> str:
     """`text` with every control, format, separator and surrogate character written as an escape (`\\x1b`,
     `\\u202e`), so data quoted in a message cannot move the cursor, ring the bell, end a line or reorder what a
-    terminal shows. Characters in `keep` are left for the caller to escape its way."""
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() or ch in keep else escape_character(ch) for ch in text)
+    terminal shows, and with no `##[` a runner would read as a command (`#\\x23[`). Characters in `keep` are left
+    for the caller to escape its way."""
+    if not text.isprintable():
+        text = "".join(ch if ch.isprintable() or ch in keep else escape_character(ch) for ch in text)
+    return text.replace(_RUNNER_COMMAND, _RUNNER_COMMAND_SHOWN) if _RUNNER_COMMAND in text else text
 
 
 def escape_character(ch: str) -> str:

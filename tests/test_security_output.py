@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from catalog_factory import built_project, run_cli, snapshot, write_catalog
+from catalog_factory import built_project, documents, run_cli, snapshot, write_catalog
 
 FORGED = "::error file=README.md,line=1,title=capidx::forged annotation"
 ESCAPES = "\x1b[2J\x1b]0;owned\x07"  # clear the screen, set the terminal's title, ring the bell
@@ -236,3 +236,25 @@ def test_the_build_prints_nothing_new_for_a_clean_project(tmp_path: Path) -> Non
     assert result.exit_code == 0
     assert "\\x" not in _printed(result)
     assert snapshot(project / "build") == before
+
+
+RUNNER_COMMAND = "##[error]forged annotation"  # the runner's first syntax, read anywhere in a line
+
+
+def test_the_runner_s_first_command_syntax_is_not_printed_from_data(tmp_path: Path) -> None:
+    """A GitHub runner reads `##[command]` anywhere in a line of the log, not only at its start: quoted from a
+    template's error (build) or from a value validate refuses, it would be an annotation of the pull request's."""
+    docs = documents()
+    first = next(iter(docs.values()))
+    first["capabilities"][0]["tier"] = RUNNER_COMMAND
+    write_catalog(tmp_path, docs)
+    checked = run_cli(["validate"], tmp_path)
+    assert checked.exit_code == 1 and RUNNER_COMMAND.replace("##[", "#\\x23[") in _printed(checked)
+    first["capabilities"][0]["tier"] = "free"
+    write_catalog(tmp_path, docs)
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "summary.md.j2").write_text('{% include "' + RUNNER_COMMAND + '" %}\n', "utf-8")
+    built = run_cli(["build", "-q"], tmp_path)
+    assert built.exit_code == 1 and "TemplateNotFound" in built.stderr
+    for result in (checked, built):
+        assert "##[" not in _printed(result), _printed(result)
