@@ -9,7 +9,10 @@ held forever. About 20,000 such loopback connections exhausted the process's fil
 - at most `max_connections` open connections: one more is answered `503` and closed as soon as it
   is accepted, so its descriptor is released at once;
 - a connection with no request in progress is closed after `idle_timeout` seconds, counted from
-  the connect or from the end of the previous response, however slowly bytes trickle in.
+  the connect or from the end of the previous response, however slowly bytes trickle in;
+- a request head larger than `MAX_HEADER_BYTES` is answered `400` and the connection closed, however it
+  arrives. h11's `max_incomplete_event_size` bounds only a head still incomplete: one read holding a whole
+  head of 60 KB (or of 10,000 headers) was served.
 
 `HostGuard` checks the Host header of every request, on every path, before routing: a missing or
 empty Host is `400`, one that matches no allowed pattern is `421`. The SDK makes the same check only
@@ -34,6 +37,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+import h11
 from mcp_types import INVALID_REQUEST
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
@@ -42,7 +46,7 @@ from capidx.server.limits import clip
 
 logger = logging.getLogger("capidx.server")
 
-MAX_HEADER_BYTES = 16 * 1024  # h11's own default, stated: a request head larger than this is a 400
+MAX_HEADER_BYTES = 16 * 1024  # h11's own default, stated: a request head larger than this is a 400, blank line included
 DESCRIPTOR_MARGIN = 64  # descriptors besides connections: std streams, listening sockets, reloads
 # A body the SDK may answer 202 (taken for a notification) is kept up to this size until that answer, to check its
 # id then; a larger one is checked before the SDK reads it.
@@ -58,12 +62,39 @@ def _refusal() -> bytes:
     return head.encode("ascii") + body
 
 
+class HeadBound(h11.Connection):
+    """h11's server connection, with its bound on a request head (`max_incomplete_event_size`) applied to a head
+    that arrives whole as well: h11 checks it only while it waits for more of a head.
+
+    The head's size is what it took from the receive buffer, the bytes h11's own check counts (a head padded with
+    spaces counts them). Refused as h11 refuses an incomplete one, with `RemoteProtocolError`, which uvicorn answers
+    `400` before closing the connection. Reads h11's private `_receive_buffer`: its length is the only measure of
+    the raw head (the parsed one drops whitespace)."""
+
+    def __init__(self, max_head_bytes: int) -> None:
+        super().__init__(h11.SERVER, max_incomplete_event_size=max_head_bytes)
+        self.max_head_bytes = max_head_bytes
+
+    def next_event(self) -> Any:
+        head_next = self.their_state is h11.IDLE  # the next event, if any, is a request head
+        before = len(self._receive_buffer)
+        event = super().next_event()
+        if head_next and isinstance(event, h11.Request) and before - len(self._receive_buffer) > self.max_head_bytes:
+            raise h11.RemoteProtocolError("Request head too large", error_status_hint=431)
+        return event
+
+
 def bounded_protocol(max_connections: int, idle_timeout: float) -> type[H11Protocol]:
-    """uvicorn's h11 protocol, refusing connections over `max_connections` and closing idle ones."""
+    """uvicorn's h11 protocol, refusing connections over `max_connections`, closing idle ones and refusing a request
+    head over `MAX_HEADER_BYTES`."""
 
     class BoundedH11Protocol(H11Protocol):
         _refused = False
         _idle: asyncio.TimerHandle | None = None
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.conn = HeadBound(MAX_HEADER_BYTES)
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             if len(self.server_state.connections) >= max_connections:

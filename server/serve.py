@@ -137,7 +137,7 @@ async def _serve_http(hub: Hub, settings: Settings) -> None:
     from mcp.server.transport_security import TransportSecuritySettings
 
     from capidx.server.browser_page import BrowserPage
-    from capidx.server.http import MAX_HEADER_BYTES, HostGuard, WholeBody, bounded_protocol, ensure_descriptors
+    from capidx.server.http import HostGuard, WholeBody, bounded_protocol, ensure_descriptors
     from capidx.server.site_files import SiteFiles
 
     ensure_descriptors(settings.max_connections)
@@ -157,12 +157,11 @@ async def _serve_http(hub: Hub, settings: Settings) -> None:
         HostGuard(BrowserPage(site, site.has_page), hosts),  # a browser at /mcp gets a page, not a silent stream
         host=settings.host,
         port=settings.port,
-        http=bounded_protocol(settings.max_connections, settings.idle_timeout),
+        http=bounded_protocol(settings.max_connections, settings.idle_timeout),  # and the request head's size
         # uvicorn counts the connection asking as well: one more lets each allowed connection have a
         # request in flight, and still bounds requests left running by connections already gone.
         limit_concurrency=settings.max_connections + 1,
         timeout_keep_alive=settings.idle_timeout,
-        h11_max_incomplete_event_size=MAX_HEADER_BYTES,
         log_config=None,  # uvicorn's records go through our rate-limited handler (capidx.server.logs)
         log_level="warning",
         access_log=False,

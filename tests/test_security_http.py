@@ -231,6 +231,57 @@ def test_an_empty_or_foreign_host_is_refused_on_every_path(small_limits: int) ->
     assert good.status_code == 200
 
 
+HEAD_LIMIT = 16 * 1024  # docs/security.md: a request head (its blank line included) of more than this is a 400
+
+
+def padded_head(port: int, size: int) -> bytes:
+    """A GET of /site/ whose head is `size` bytes long, padded in one header."""
+    start = b"GET /site/ HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nX-Pad: " % port
+    return start + b"a" * (size - len(start) - 4) + b"\r\n\r\n"
+
+
+def status_of(port: int, head: bytes, pieces: int = 1) -> bytes:
+    """The status code the server answers `head` with, the head written in `pieces` writes a moment apart (so that
+    the server reads it in as many reads) and the whole head written before any answer can come."""
+    size = -(-len(head) // pieces)
+    with socket.create_connection(("127.0.0.1", port), timeout=15) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for start in range(0, len(head), size):
+            if start:
+                time.sleep(0.01)
+            sock.sendall(head[start : start + size])
+        data = b""
+        while b"\r\n" not in data and (chunk := sock.recv(4096)):
+            data += chunk
+    return data.split(b" ", 2)[1]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pieces", [1, 32], ids=["one read", "many reads"])
+def test_a_request_head_over_16_kib_is_refused_however_it_arrives(small_limits: int, pieces: int) -> None:
+    """h11 bounds a request head only while it waits for the rest of it: a head that arrived whole in one read (a
+    header of 60 KB, 10,000 headers) was served, and so was one whose last read completed it past the bound."""
+    port = small_limits
+    served = status_of(port, padded_head(port, 100))
+    assert served != b"400"
+    assert status_of(port, padded_head(port, HEAD_LIMIT), pieces) == served
+    assert status_of(port, padded_head(port, HEAD_LIMIT + 1), pieces) == b"400"
+    if pieces == 1:  # larger heads in pieces are refused by h11 as they come in (the server then hangs up on the rest)
+        assert status_of(port, padded_head(port, 60_000)) == b"400"
+        many = b"GET /site/ HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n" % port + b"X: a\r\n" * 10_000 + b"\r\n"
+        assert status_of(port, many) == b"400"
+        spaces = padded_head(port, 100)[:-4] + b" " * HEAD_LIMIT + b"\r\n\r\n"  # counted as sent, not as parsed
+        assert status_of(port, spaces) == b"400"
+        pipelined = padded_head(port, 100) + padded_head(port, 30_000)  # the second head read from h11's buffer
+        with socket.create_connection(("127.0.0.1", port), timeout=15) as sock:
+            sock.sendall(pipelined)
+            answers = b""
+            while chunk := sock.recv(65536):
+                answers += chunk
+        assert re.findall(rb"HTTP/1.1 (\d+)", answers) == [served, b"400"]
+    assert mcp_answers(port, time.monotonic() + 30)
+
+
 @pytest.mark.slow
 def test_the_message_size_limit_applies_to_http_bodies(small_limits: int) -> None:
     port = small_limits
