@@ -21,6 +21,13 @@ Here stdin is read in chunks and cut into lines by `LineSplitter`, which keeps a
 Blank lines are skipped. The server then goes on reading. Like the SDK's transport, this one points
 fd 1 at stderr while it runs and writes the protocol to a private duplicate, so stray output from
 anything in the process cannot corrupt the channel; fd 1 is restored on exit.
+
+What a client can make it hold is bounded too. The SDK starts a task for every request it is given, and a
+reply waits in its task until it is written, so requests sent faster than they are answered (or by a client
+that reads no reply) would each cost memory, without end. At most `MAX_IN_FLIGHT` requests are passed to
+the server and not yet answered: with that many, the reader reads no more of stdin until one is answered
+or cancelled, and the client's writes wait on the full pipe. Replies handed to the writer thread and not
+yet written are at most `PENDING_REPLIES` more.
 """
 
 from __future__ import annotations
@@ -29,10 +36,12 @@ import json
 import logging
 import os
 import queue
+import select
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import anyio
@@ -41,7 +50,7 @@ import anyio.lowlevel
 import mcp_types as types
 from anyio.lowlevel import EventLoopToken
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from mcp.shared.message import SessionMessage
+from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from pydantic import ValidationError
 
 from capidx.server.jsonrpc_id import id_problem, loaded, surrogates_replaced, usable_id
@@ -202,9 +211,9 @@ async def stdio_transport(
     """(read stream, write stream) for `Server.run`, over the process's stdin and stdout."""
     out, restore = _claim_stdout(stdout_fd)
     writer = _Writer(out, anyio.lowlevel.current_token())
-    in_flight = _InFlight()
+    in_flight = _InFlight(MAX_IN_FLIGHT)
     read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-    write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](0)
+    write_send, write_recv = anyio.create_memory_object_stream[SessionMessage | Reply](0)
     try:
         async with anyio.create_task_group() as tg:
             reading = anyio.CancelScope()
@@ -226,20 +235,21 @@ async def _read(
     fd: int,
     limit: int,
     messages: MemoryObjectSendStream[SessionMessage | Exception],
-    replies: MemoryObjectSendStream[SessionMessage],
+    replies: MemoryObjectSendStream[SessionMessage | Reply],
     in_flight: _InFlight,
 ) -> None:
     splitter = LineSplitter(limit)
     chunks_in, chunks = anyio.create_memory_object_stream[bytes](0)
     token = anyio.lowlevel.current_token()
     threading.Thread(target=_pump, args=(fd, chunks_in, token), name="capidx-stdin", daemon=True).start()
+    room = partial(_wait_for_room, in_flight, fd, scope)
     with scope:
         async with messages, replies, chunks:
             async for chunk in chunks:  # ends when the pump closes its end
                 for line in splitter.feed(chunk):
-                    await _deliver(parse_line(line, limit), messages, replies, in_flight)
+                    await _deliver(parse_line(line, limit), messages, replies, in_flight, room)
             if (last := splitter.end()) is not None:
-                await _deliver(parse_line(last, limit), messages, replies, in_flight)
+                await _deliver(parse_line(last, limit), messages, replies, in_flight, room)
             # Closing the stream makes the SDK cancel the handlers still running: wait for them first
             await in_flight.settled(EOF_GRACE_SECONDS)
 
@@ -278,52 +288,132 @@ def _read_chunk(fd: int) -> bytes:
 async def _deliver(
     parsed: types.JSONRPCMessage | Reply | None,
     messages: MemoryObjectSendStream[SessionMessage | Exception],
-    replies: MemoryObjectSendStream[SessionMessage],
+    replies: MemoryObjectSendStream[SessionMessage | Reply],
     in_flight: _InFlight,
+    room: Callable[[], Awaitable[None]],
 ) -> None:
     if isinstance(parsed, Reply):
         logger.warning("stdin: %s", parsed.error.error.message)
-        await replies.send(SessionMessage(parsed.error))
+        await replies.send(parsed)
+    elif isinstance(parsed, types.JSONRPCRequest):
+        await room()  # stdin is not read meanwhile: the client's writes wait on the full pipe
+        # The SDK answers nothing to a request the client cancelled, and says so through this hook
+        unanswered = ServerMessageMetadata(on_request_unanswered=in_flight.sent(parsed.id))
+        await messages.send(SessionMessage(parsed, metadata=unanswered))
     elif parsed is not None:
-        if isinstance(parsed, types.JSONRPCRequest):
-            in_flight.sent(parsed.id)
         await messages.send(SessionMessage(parsed))
 
 
 EOF_GRACE_SECONDS = 5  # at the end of stdin, how long requests still being handled may take to be answered
+HANG_UP_CHECK_SECONDS = 0.5  # while the reader waits for room: how often it looks whether stdin was closed
+# Requests passed to the server and not answered yet; stdin is not read beyond that. Fixed, not `max_connections`
+# (HTTP's, whose minimum is 1): one stdio client, whose open subscriptions/listen each hold a place for good.
+MAX_IN_FLIGHT = 32
+
+
+async def _wait_for_room(in_flight: _InFlight, fd: int, scope: anyio.CancelScope) -> None:
+    """Wait until the server may be given one more request.
+
+    Meanwhile stdin is not read, so its end would not be seen, and requests that are never answered (open
+    subscriptions/listen) would hold the server after the client closed it. Whether it has is looked at every
+    `HANG_UP_CHECK_SECONDS`; once it has, the reader (what is left of stdin, then the requests in flight) has
+    `EOF_GRACE_SECONDS` more, as at the end of stdin, and is then stopped."""
+    while not in_flight.has_room:
+        with anyio.move_on_after(HANG_UP_CHECK_SECONDS):
+            await in_flight.room()
+        if not in_flight.has_room and _hung_up(fd):
+            scope.deadline = min(scope.deadline, anyio.current_time() + EOF_GRACE_SECONDS)
+
+
+def _hung_up(fd: int) -> bool:
+    """Whether the client closed its end of `fd`, though bytes may be left to read: a pipe with no writer left, a
+    socket shut for writing (POLLRDHUP, Linux). False where poll cannot tell (no poll, a file, a terminal on macOS)."""
+    if not hasattr(select, "poll"):
+        return False
+    ended = select.POLLHUP | getattr(select, "POLLRDHUP", 0)
+    poller = select.poll()
+    poller.register(fd, ended)
+    try:
+        return any(events & ended for _, events in poller.poll(0))
+    except OSError:
+        return False
 
 
 class _InFlight:
-    """The ids of the requests passed to the server and not answered yet (a count each: a client may reuse one)."""
+    """The requests passed to the server and not answered yet, counted by id (a client may reuse one), at most
+    `limit` of them: the reader waits for `room` before it passes on another.
 
-    def __init__(self) -> None:
+    A request is answered when its reply is handed to the writer, or when the server settles it without a reply
+    (the client cancelled it); both free its place."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
         self._ids: dict[str | int, int] = {}
-        self._idle = anyio.Event()
-        self._idle.set()
+        self._held = 0
+        self._idle = _event(True)
+        self._room = _event(True)
 
-    def sent(self, request_id: str | int) -> None:
+    def sent(self, request_id: str | int) -> Callable[[], Awaitable[None]]:
+        """Count one more request with this id; returns what to call if the server settles it without a reply."""
         self._ids[request_id] = self._ids.get(request_id, 0) + 1
-        if self._idle.is_set():
-            self._idle = anyio.Event()
+        self._held += 1
+        self._changed()
+
+        async def unanswered() -> None:
+            self.answered(request_id)
+
+        return unanswered
 
     def answered(self, request_id: Any) -> None:
-        if (count := self._ids.pop(request_id, 0)) > 1:
+        """One request with this id is answered (an id nobody asked with, such as a reply to a line that could not
+        be read, changes nothing)."""
+        count = self._ids.pop(request_id, 0)
+        if count > 1:
             self._ids[request_id] = count - 1
-        if not self._ids:
-            self._idle.set()
+        if count:
+            self._held -= 1
+            self._changed()
+
+    @property
+    def has_room(self) -> bool:
+        """Whether fewer than `limit` requests are held."""
+        return self._held < self._limit
+
+    async def room(self) -> None:
+        """Wait until fewer than `limit` requests are held."""
+        while not self.has_room:
+            await self._room.wait()
 
     async def settled(self, seconds: float) -> None:
         """Wait until every request is answered, or `seconds` (one the server never answers must not hold it)."""
         with anyio.move_on_after(seconds):
             await self._idle.wait()
 
+    def _changed(self) -> None:
+        self._idle = _event(self._held == 0, self._idle)
+        self._room = _event(self.has_room, self._room)
 
-async def _write(messages: MemoryObjectReceiveStream[SessionMessage], writer: _Writer, in_flight: _InFlight) -> None:
+
+def _event(state: bool, event: anyio.Event | None = None) -> anyio.Event:
+    """An event that is set while `state` holds: `event` set, or a fresh unset one in its place once it no longer
+    holds (an event cannot be cleared)."""
+    if event is None or (event.is_set() and not state):
+        event = anyio.Event()
+    if state:
+        event.set()
+    return event
+
+
+async def _write(
+    messages: MemoryObjectReceiveStream[SessionMessage | Reply], writer: _Writer, in_flight: _InFlight
+) -> None:
+    """Hand every reply to the writer thread, in order. A reply of the server's frees its request's place once it
+    is handed over; the reader's own replies (to lines that never reached the server) hold none."""
     async with messages:
-        async for session_message in messages:
-            message = session_message.message
+        async for item in messages:
+            message = item.error if isinstance(item, Reply) else item.message
             await writer.write(message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8") + b"\n")
-            if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+            if not isinstance(item, Reply) and isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
                 in_flight.answered(message.id)
     await writer.drain()
 

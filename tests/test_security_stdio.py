@@ -33,7 +33,17 @@ from server_support import (
 from capidx.server import logs
 from capidx.server.jsonrpc_id import MAX_SURROGATES, surrogates_replaced
 from capidx.server.logs import write_all
-from capidx.server.stdio import LineSplitter, Oversized, Reply, _read_chunk, parse_line, stdio_transport
+from capidx.server.stdio import (
+    CHUNK_BYTES,
+    MAX_IN_FLIGHT,
+    PENDING_REPLIES,
+    LineSplitter,
+    Oversized,
+    Reply,
+    _read_chunk,
+    parse_line,
+    stdio_transport,
+)
 
 PING = b'{"jsonrpc":"2.0","id":%d,"method":"ping"}\n'
 INITIALIZE = {
@@ -275,6 +285,115 @@ def test_requests_still_being_handled_when_stdin_ends_are_answered(hand_build: P
     replies = [json.loads(line) for line in done.stdout.splitlines()]
     assert sorted(reply["id"] for reply in replies) == list(range(8))  # initialize is id 0 here
     assert all("result" in reply for reply in replies)
+
+
+def _pipe_held(fd: int) -> int:
+    """How many bytes the pipe at `fd` (either end) holds."""
+    buffer = bytearray(4)
+    fcntl.ioctl(fd, termios.FIONREAD, buffer)
+    return int.from_bytes(buffer, sys.byteorder)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads how full a pipe is (Linux ioctl)")
+def test_a_flood_of_requests_is_read_only_as_fast_as_it_is_answered(hand_build: Path) -> None:
+    """The SDK starts a task for every request it is given, and a reply waits in its task until it is written: a
+    client that sent pings faster than they were answered, or read no reply, grew the server by 10 KB or more a request
+    without end. Ten times `MAX_IN_FLIGHT` pings of 4,000 bytes (each reply as long: the pipes fill) are sent without
+    reading stdout: the server stops reading stdin, holding no more than its bound, and once the client reads, every
+    ping is answered, in order."""
+    count = MAX_IN_FLIGHT * 10
+    ids = [f"{n:04d}" + "." * 3940 for n in range(1, count + 1)]
+    lines = [b'{"jsonrpc":"2.0","id":"%s","method":"ping"}\n' % request_id.encode() for request_id in ids]
+    with serving_stdio(hand_build, "--no-reload") as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        stdin, stdout = proc.stdin.fileno(), proc.stdout.fileno()
+        write_all(stdin, json.dumps(INITIALIZE).encode() + b"\n")
+        assert json.loads(proc.stdout.readline())["id"] == 0
+        sent: list[int] = []  # the length of each line written whole
+
+        def write_lines() -> None:
+            for line in lines:
+                write_all(stdin, line)
+                sent.append(len(line))
+
+        flood = threading.Thread(target=write_lines, daemon=True)
+        flood.start()
+        _wait_until_full(stdin)  # the server has stopped reading stdin
+        assert flood.is_alive(), "the whole flood was read while no reply was"
+        taken = (sum(sent) - _pipe_held(stdin)) // len(lines[0])  # lines the server took from stdin
+        written = _pipe_held(stdout) // len(lines[0])  # replies it wrote, waiting in the pipe
+        # what the reader holds: its chunk and the next; the requests in flight; the replies queued for the writer
+        bound = 2 * (CHUNK_BYTES // len(lines[0]) + 1) + MAX_IN_FLIGHT + PENDING_REPLIES + 2
+        assert taken - written <= bound, f"{taken - written} requests held (bound {bound})"
+        replies = [json.loads(proc.stdout.readline()) for _ in range(count)]
+        assert [reply["id"] for reply in replies] == ids
+        assert all(reply["result"] == {} for reply in replies)
+        flood.join(60)
+        assert not flood.is_alive()
+        write_all(stdin, PING % 1)
+        assert json.loads(proc.stdout.readline()) == {"jsonrpc": "2.0", "id": 1, "result": {}}
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0
+
+
+# `capidx serve` with every lookup held for ever once it has started, resolved off the event loop
+HELD_LOOKUP = (
+    "import threading\n"
+    "from capidx.server import app, tools\n"
+    "app.INLINE_CAPABILITIES = 0\n"
+    "tools.call_tool = lambda *args: threading.Event().wait()\n"
+    "from capidx.cli import main\n"
+    "main()\n"
+)
+
+
+LOOKUP = (
+    b'{"jsonrpc":"2.0","id":%d,"method":"tools/call",'
+    b'"params":{"name":"lookup_capability","arguments":{"agent":"claude","capability":"hooks"}}}\n'
+)
+
+
+@contextmanager
+def held_lookups(build: Path) -> Iterator[Stdio]:
+    """An initialized `capidx serve --no-reload` over stdio (HELD_LOOKUP), its stderr dropped; killed after."""
+    command = [sys.executable, "-c", HELD_LOOKUP, "serve", "--build", str(build), "--no-reload"]
+    pipes: dict[str, Any] = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.DEVNULL}
+    with subprocess.Popen(command, cwd=build.parent, **pipes) as proc:
+        try:
+            server = Stdio(proc)
+            server.send(json.dumps(INITIALIZE).encode() + b"\n")
+            assert server.reply()["id"] == 0
+            yield server
+        finally:
+            proc.kill()
+
+
+@pytest.mark.slow
+def test_a_cancelled_request_frees_its_place(hand_build: Path) -> None:
+    """The server answers nothing to a request the client cancelled: its place among the `MAX_IN_FLIGHT` is freed
+    all the same, so a client that sends and cancels twice as many lookups as that, each held for ever, is still
+    read, and its ping answered; the cancelled lookups are not."""
+    cancel = b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d}}\n'
+    with held_lookups(hand_build) as server:
+        server.send(b"".join(LOOKUP % n + cancel % n for n in range(1, 2 * MAX_IN_FLIGHT + 1)))
+        server.send(PING % 1000)
+        assert server.reply() == {"jsonrpc": "2.0", "id": 1000, "result": {}}
+
+
+@pytest.mark.slow
+def test_stdin_closing_ends_a_server_that_has_stopped_reading_it(hand_build: Path) -> None:
+    """With `MAX_IN_FLIGHT` requests not answered the server reads no more of stdin, so it would not see its end:
+    twice as many lookups, each held for ever, then stdin closed. The server still ends, once the lookups in flight
+    have had their grace, and says the session ended to each (an error, as at any end of stdin)."""
+    with held_lookups(hand_build) as server:
+        server.send(b"".join(LOOKUP % n for n in range(1, 2 * MAX_IN_FLIGHT + 1)))
+        assert server.proc.stdin is not None
+        server.proc.stdin.close()
+        assert server.proc.wait(timeout=60) == 0
+        replies = [server.reply() for _ in range(MAX_IN_FLIGHT)]
+    assert sorted(reply["id"] for reply in replies) == list(range(1, MAX_IN_FLIGHT + 1))
+    assert all("error" in reply for reply in replies)
 
 
 LIMIT = 65536  # the smallest message limit there is: every check below runs against the same server
