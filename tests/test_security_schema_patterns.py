@@ -178,6 +178,44 @@ def test_a_pattern_that_does_not_compile_raises_re_s_error() -> None:
         budget.search("a(", "a")
 
 
+# Compiled by `regex`, each repeated part is written out once per turn of its least count, with no time limit: this
+# count took it 30 ms and `a{10000000}` 15 s and 2.6 GB, where `re` compiles any count at once.
+LONG = "^\\d{20000}$"
+
+
+@pytest.mark.parametrize("command", ["validate", "build"])
+def test_a_pattern_regex_would_write_out_at_length_is_refused_at_its_place(tmp_path: Path, command: str) -> None:
+    """A schema's regex whose repeats `regex` would write out past `MAX_WRITTEN_OUT` parts is an error of the schema
+    file at the pattern (exit 2), before any document is checked; so are the patterns of one `patternProperties` that
+    do so together, which `additionalProperties` matches as one regex."""
+    _catalog(tmp_path, "1.0")
+    version = {"type": "string", "pattern": LONG}
+    keys = {"^a{6000}$": {}, "^b{6000}$": {}, "^(name|vendor|version|lastUpdated)$": {}}
+    schema = _issue_schema("2020-12", {"properties": {"version": version}, "patternProperties": keys})
+    _write(tmp_path / "s.json", schema)
+    result = run_cli([command, "-q", "--schema", "s.json"], cwd=tmp_path)
+    output = result.output if command == "validate" else result.stderr
+    assert result.exit_code == 2, output
+    assert (
+        "$.properties.agent.properties.version.pattern: regex '^\\d{20000}$': its repeats come to 20,002 parts"
+        in output
+    )
+    assert (
+        "$.properties.agent.patternProperties: its regexes, which additionalProperties matches as one, come to"
+        in output
+    )
+    assert "current.json" not in output and "Traceback" not in output, output
+
+
+def test_a_pattern_regex_would_write_out_at_length_is_never_compiled() -> None:
+    """Whatever reaches the bounded search unchecked is refused as `re` refuses a pattern, not compiled by `regex`."""
+    budget = schemacost.Budget()
+    budget.start()
+    with pytest.raises(re.error, match="20,002 parts written out"):
+        budget.search(LONG, "1")
+    assert budget.search("^\\d{2}$", "12")
+
+
 def _search(pattern: str, text: str) -> bool:
     return re.search(pattern, text) is not None
 

@@ -26,7 +26,9 @@ What it cannot catch: polynomial blow-ups between *adjacent* quantifiers (`\\d+\
 decided by what follows a group, and back-references. It also flags some harmless shapes (`(ab|a)+`,
 `(\\w+ )+` with a separator, `(x?y?z)+`), which are easy to rewrite. What slips through a user schema's check is
 bounded when it runs: validate matches a user schema's regexes with a time limit (schemacost, schemaregex), where `re`
-has none. capidx never runs a `useWhen` pattern.
+has none. Compiling is bounded by no time limit: `written_out` measures what the `regex` package writes out to compile
+a user schema's pattern, which a large repeat count makes unbounded (schemas.py refuses it). capidx never runs a
+`useWhen` pattern.
 """
 
 from __future__ import annotations
@@ -39,6 +41,10 @@ from typing import Any
 
 MAX_PATTERN_CHARS = 500  # the bundled catalog's longest pattern has ~150; a request is matched against them all
 MAX_SPLIT_COUNT = 16  # turns of a variable-length part a fixed count may ask for: 2**16 ways at most
+# The parts the `regex` package writes out compiling one pattern of a user schema (`written_out`): it repeats a part as
+# many times as its minimum count, with no time limit (`a{10000000}`: 15 s and 2.6 GB; `a{4294967294}` exhausts memory),
+# where `re` compiles any count at once. `a{10000}` takes it about 15 ms and 3 MB; a schema's patterns need far less.
+MAX_WRITTEN_OUT = 10_000
 
 _REPEATS = (c.MAX_REPEAT, c.MIN_REPEAT)
 # (what is wrong, how to fix it), as `backtracking_risk` reports them
@@ -70,6 +76,38 @@ def backtracking_risk(pattern: str) -> tuple[str, str] | None:
     except (re.error, RecursionError, OverflowError):
         return None
     return _walk(tree, repeated=False) or (_OPTIONALS if _choices(tree) > MAX_SPLIT_COUNT else None)
+
+
+def written_out(pattern: str) -> int:
+    """How many parts `regex` writes out to compile `pattern`: a repeated part once per turn of its minimum count (at
+    least once), repeats inside repeats multiplied. re.error where `re` refuses the pattern, as re.compile would."""
+    try:
+        with warnings.catch_warnings():  # the meta-schema's check reports the parser's warnings
+            warnings.simplefilter("ignore")
+            tree = parser.parse(pattern)
+    except (RecursionError, OverflowError) as exc:
+        raise re.error(f"cannot be read: {type(exc).__name__}", pattern) from None
+    return _written(tree)
+
+
+def _written(items: Any) -> int:
+    total = 0
+    for op, av in items:
+        if op in (*_REPEATS, c.POSSESSIVE_REPEAT):
+            total += max(av[0], 1) * _written(av[2])
+        elif op is c.SUBPATTERN:
+            total += 1 + _written(av[3])
+        elif op is c.ATOMIC_GROUP:
+            total += 1 + _written(av)
+        elif op is c.BRANCH:
+            total += 1 + sum(_written(branch) for branch in av[1])
+        elif op is c.GROUPREF_EXISTS:
+            total += 1 + _written(av[1]) + (_written(av[2]) if av[2] else 0)
+        elif op in (c.ASSERT, c.ASSERT_NOT):
+            total += 1 + _written(av[1])
+        else:
+            total += 1
+    return total
 
 
 def _flexible(items: Any) -> bool:

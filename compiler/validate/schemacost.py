@@ -23,6 +23,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from capidx.compiler.validate.regexrisk import MAX_WRITTEN_OUT, written_out
 from capidx.compiler.validate.schemaregex import with_search
 from capidx.schema.wording import json_identity
 
@@ -107,9 +108,12 @@ class Budget:
 @functools.lru_cache(maxsize=1024)
 def _compiled(pattern: str) -> Any:
     """`pattern` compiled once by `regex` in its re-compatible mode (its own cache costs more than the match of a short
-    value); `re.error` when it does not compile, as `re` would raise."""
+    value); `re.error` when `re` refuses it, and when `regex` would write it out past `MAX_WRITTEN_OUT` parts: compiling
+    has no time limit (the schema's patterns are refused at their place before this, `schemas._risky_patterns`)."""
     import regex
 
+    if (size := written_out(pattern)) > MAX_WRITTEN_OUT:
+        raise re.error(f"its repeats come to {size:,} parts written out, more than {MAX_WRITTEN_OUT:,}", pattern)
     try:
         return regex.compile(pattern, flags=regex.V0)
     except regex.error as exc:

@@ -8,7 +8,8 @@ key's likely spelling, the expected date format.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from functools import cache, cached_property
 from importlib import resources
@@ -207,11 +208,29 @@ def _risky_patterns(source: SourceFile) -> list[Diagnostic]:
     """An error for each `pattern` / `patternProperties` regex of a user schema that could backtrack
     catastrophically (regexrisk), said at its place before any document is read: jsonschema runs them on every
     string of every document, and each match then stops after `MAX_MATCH_SECONDS` (schemacost) with an error at the
-    value, far from the pattern. The same structural check refuses such `useWhen` patterns in catalog data."""
-    from capidx.compiler.validate.regexrisk import backtracking_risk
+    value, far from the pattern. The same structural check refuses such `useWhen` patterns in catalog data. So is
+    a regex the `regex` package would write out past `MAX_WRITTEN_OUT` parts to compile (`a{10000000}`), which no
+    time limit bounds: also the patterns of one `patternProperties` together, which `additionalProperties` matches
+    as one."""
+    from capidx.compiler.validate.regexrisk import MAX_WRITTEN_OUT, backtracking_risk
 
     found: list[Diagnostic] = []
-    pending: list[tuple[Any, tuple[Any, ...]]] = [(source.data, ())]
+    for parts, regexes in _regexes(source.data):
+        sizes = [_written_out(pattern) for _, pattern in regexes]
+        for (where, pattern), size in zip(regexes, sizes, strict=True):
+            problem = backtracking_risk(pattern) or (_long("its repeats", size) if size > MAX_WRITTEN_OUT else None)
+            if problem is not None:
+                message = f"regex {_short(pattern)}: {problem[0]}"
+                found.append(source.diagnostic((*parts, *where), "error", message, problem[1], "schema-file"))
+        if len(regexes) > 1 and max(sizes) <= MAX_WRITTEN_OUT < sum(sizes):
+            message, hint = _long("its regexes, which additionalProperties matches as one,", sum(sizes))
+            found.append(source.diagnostic((*parts, "patternProperties"), "error", message, hint, "schema-file"))
+    return found
+
+
+def _regexes(data: Any) -> Iterator[tuple[tuple[Any, ...], list[tuple[tuple[str, ...], str]]]]:
+    """(place of an object of a schema file, its regexes as ((keyword, ...), pattern)) for each object holding any."""
+    pending: list[tuple[Any, tuple[Any, ...]]] = [(data, ())]
     while pending:
         node, parts = pending.pop()
         if isinstance(node, list):
@@ -220,18 +239,33 @@ def _risky_patterns(source: SourceFile) -> list[Diagnostic]:
         if not isinstance(node, dict):
             continue
         # Every object may be used as a schema (`{"$ref": "#/$defs"}` makes a map of names one): its regexes run
-        regexes = [(("pattern",), node["pattern"])] if isinstance(node.get("pattern"), str) else []
+        if isinstance(node.get("pattern"), str):
+            yield parts, [(("pattern",), node["pattern"])]
         if isinstance(node.get("patternProperties"), dict):
-            regexes += [(("patternProperties", key), key) for key in node["patternProperties"]]
-        for where, pattern in regexes:
-            risk = backtracking_risk(pattern)
-            if risk is not None:
-                what, fix = risk
-                message = f"regex {_short(pattern)}: {what}"
-                found.append(source.diagnostic((*parts, *where), "error", message, fix, "schema-file"))
+            yield parts, [(("patternProperties", key), key) for key in node["patternProperties"]]
         # value keywords too: `$ref` may point into `examples` or `default`, and jsonschema runs what it finds there
         pending += [(value, (*parts, key)) for key, value in node.items()]
-    return found
+
+
+def _written_out(pattern: str) -> int:
+    """regexrisk.written_out; 0 for a pattern `re` refuses, which the meta-schema's `regex` format says."""
+    from capidx.compiler.validate.regexrisk import written_out
+
+    try:
+        return written_out(pattern)
+    except re.error:
+        return 0
+
+
+def _long(what: str, size: int) -> tuple[str, str]:
+    """The error of regexes `regex` would write out in `size` parts to compile, and its hint."""
+    from capidx.compiler.validate.regexrisk import MAX_WRITTEN_OUT
+
+    return (
+        f"{what} come to {size:,} parts written out, more than the {MAX_WRITTEN_OUT:,} a schema's regex may have",
+        "to compile a regex, each repeated part is written out as many times as its least count: lower the count,"
+        " or bound a length with minLength and maxLength",
+    )
 
 
 def schema_diagnostics(validator: LazyValidator, source: SourceFile, code: str = "schema") -> list[Diagnostic]:
