@@ -16,7 +16,7 @@ Nothing translates one error type into another: an error travels up to click, wh
 that the previous build is unchanged, from one handler in `build.execute`). `format_message` is what
 the user reads; a subclass may prefix it (`template error: ...`) without changing `str(error)`.
 
-What is printed is escaped as validate's reports are (`capidx.schema.wording.visible_lines`): a message quotes
+What is printed is escaped as validate's reports are (`capidx.schema.printable.visible_lines`): a message quotes
 file names, templates' and libraries' errors and values from a fork's pull request, whose line break would start a
 forged line (a GitHub workflow command `::error …`) and whose escape sequence would reach the terminal. A message
 of several lines is given as its lines (a sequence of str); a line break inside a str is the data's, and escaped.

@@ -29,6 +29,13 @@ def visible(text: str, keep: str = "") -> str:
     return text.replace(_RUNNER_COMMAND, _RUNNER_COMMAND_SHOWN) if _RUNNER_COMMAND in text else text
 
 
+def unlike_command(path: str) -> str:
+    """`path` as it may begin a printed line (`path:line:col: …`, `path: created`): a relative path a runner would read
+    as a workflow command, `::` after any blanks (a folder a pull request names `::error title=…::x` in capidx.yaml, a
+    file pre-commit passes), is written from the current folder, `./::error…`, the same file on a line of capidx's."""
+    return "./" + path if path.lstrip().startswith("::") else path
+
+
 def escape_character(ch: str) -> str:
     """`\\x1b`, `\\u202e`, `\\U000e0001`: Python's escape for one character."""
     code = ord(ch)

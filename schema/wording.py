@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from capidx.schema.printable import unlike_command
 from capidx.schema.yamldata import shown_key
 
 Parts = tuple[Any, ...]
@@ -50,16 +51,17 @@ def shown(path: str | Path, cwd: str | Path | None = None) -> str:
     """`path` as validate's reporters show a file (`Reporter.display_path` is this): relative to the working directory
     (`cwd`, else the process's) when it is an absolute path below it, else as given, so that a path a message names
     reads as the file it is said of. build, inject and serve hold the configured paths as absolute ones, so a file
-    that validate named `capidx.yaml` or `agents/x`, they named by its whole path."""
+    that validate named `capidx.yaml` or `agents/x`, they named by its whole path. A name that starts a line of the
+    reports must not be read as a workflow command on a GitHub runner: `./::error…` (`printable.unlike_command`)."""
     text = os.fspath(path)
     if not os.path.isabs(text):
-        return text
+        return unlike_command(text)
     if cwd is None:
         try:
             cwd = os.getcwd()
         except OSError:  # the working folder was removed: nothing is below it
             return text
-    return str(Path(text).relative_to(cwd)) if Path(text).is_relative_to(cwd) else text
+    return unlike_command(str(Path(text).relative_to(cwd))) if Path(text).is_relative_to(cwd) else text
 
 
 def said(message: str, hint: str | None) -> str:

@@ -238,6 +238,37 @@ def test_the_build_prints_nothing_new_for_a_clean_project(tmp_path: Path) -> Non
     assert snapshot(project / "build") == before
 
 
+COMMAND_FOLDER = "::error file=README.md,title=capidx::forged"  # a folder's name: one line, no line break needed
+
+
+def test_a_path_named_as_a_workflow_command_never_begins_a_line(tmp_path: Path) -> None:
+    """A line of validate's and build's reports begins with the file's path, relative to the working folder: a
+    catalog folder a fork's capidx.yaml names `::error …` (a valid name on Linux and in git) made every line about
+    its files an annotation of the pull request's. Such a path is written from the current folder, `./::error …`."""
+    docs = documents()
+    next(iter(docs.values()))["agent"]["name"] = ""
+    write_catalog(tmp_path, docs, agents_dir=COMMAND_FOLDER)
+    (tmp_path / "capidx.yaml").write_text(f'paths:\n  agents: "{COMMAND_FOLDER}"\n', "utf-8")
+    checked = run_cli(["validate"], tmp_path)
+    built = run_cli(["build", "-q"], tmp_path)
+    for result in (checked, built):
+        assert result.exit_code == 1, _printed(result)
+        assert _forged_lines(_printed(result)) == [], _printed(result)
+        assert f"./{COMMAND_FOLDER}/" in _printed(result) and "$.agent.name: must not be empty" in _printed(result)
+
+
+def test_inject_names_a_file_named_as_a_workflow_command_from_the_current_folder(tmp_path: Path) -> None:
+    """pre-commit hands `capidx inject` the names of the files a pull request changed; each line of its output
+    begins with one."""
+    project = built_project(tmp_path)
+    for name, code in ((f"{COMMAND_FOLDER}.md", 0), (f" {COMMAND_FOLDER}.py", 2)):  # refused as code: an error line
+        result = run_cli(["inject", name], project)
+        assert result.exit_code == code, _printed(result)
+        assert _forged_lines(_printed(result)) == [] and f"./{name}" in _printed(result), _printed(result)
+        checked = run_cli(["inject", "--check", name], project)
+        assert _forged_lines(_printed(checked)) == [], _printed(checked)
+
+
 RUNNER_COMMAND = "##[error]forged annotation"  # the runner's first syntax, read anywhere in a line
 
 

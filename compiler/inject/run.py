@@ -24,6 +24,7 @@ from capidx.compiler.inject.target import InjectError, Input, InputIndex, Target
 from capidx.compiler.report.manifest_reader import load_manifest
 from capidx.schema import builddir
 from capidx.schema.pathkind import PathKind, path_kind
+from capidx.schema.printable import unlike_command
 
 MEMORY_KIND = "memory"
 
@@ -129,7 +130,7 @@ def _plan_all(options: InjectOptions, memory: Memory) -> list[Plan]:
         except InjectError as error:
             problems.append(error.message)
         except block.MarkerError as error:
-            problems.append(f"{name}: {error}")
+            problems.append(f"{unlike_command(str(name))}: {error}")
     if problems:
         raise InjectError([*problems, "nothing written"])
     return list(plans.values())

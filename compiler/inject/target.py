@@ -27,6 +27,7 @@ from pathlib import Path
 from capidx.compiler.errors import UsageError
 from capidx.compiler.files import read_at_most, write_beside
 from capidx.schema.pathkind import PathKind, path_kind, refusal
+from capidx.schema.printable import unlike_command
 from capidx.schema.realpath import resolve
 from capidx.schema.wording import UTF8_HINT, not_utf8, said
 
@@ -106,7 +107,7 @@ def open_target(
     not be used. `build` is the build directory read (`--build`, or its manifest.json) and `project_out` the
     project's own (`paths.out`): neither is ever written. `inputs` are what the project's build reads
     (`compiler/inject/inputs.py`): never written either."""
-    shown = str(name)
+    shown = unlike_command(str(name))  # begins the lines about it
     given = Path(os.path.abspath(cwd / name))
     root = _resolve(project, shown)
     path = _resolve(given, shown)

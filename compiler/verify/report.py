@@ -34,21 +34,15 @@ from capidx.compiler.verify.verdicts import (
     Verdict,
     status_class,
 )
+from capidx.schema.wording import shown as shown_path
 from capidx.schema.yamldata import json_path
 
 FORMATS = ("text", "json", "github", "markdown")
 
 
-def _display(path: Path, cwd: Path) -> str:
-    try:
-        return str(path.relative_to(cwd))
-    except ValueError:
-        return str(path)
-
-
 def _location(verdict: Verdict, cwd: Path) -> str:
     source = verdict.source
-    where = _display(source.path, cwd)
+    where = shown_path(source.path, cwd)
     return f"{where}:{source.line}:{source.col}" if source.line is not None else where
 
 
@@ -142,7 +136,7 @@ def render_text(result: VerifyResult, cwd: Path) -> str:
 def _diff_lines(result: VerifyResult, cwd: Path) -> list[str]:
     """The lines of the diff `--write` would apply, each to be printed `visible` but for its tabs (a document
     indented with tabs); a document's own line ends (`\\r\\n`) end its lines."""
-    diffs = (edit.diff(_display(edit.path, cwd)).rstrip("\n") for edit in result.edits)
+    diffs = (edit.diff(shown_path(edit.path, cwd)).rstrip("\n") for edit in result.edits)
     return [line.removesuffix("\r") for diff in diffs for line in diff.split("\n")]
 
 
@@ -158,7 +152,7 @@ def render_json(result: VerifyResult, cwd: Path) -> str:
         "sources": [_json_source(verdict, cwd) for verdict in _told(result)],
         "changes": [
             {
-                "path": _display(edit.path, cwd),
+                "path": shown_path(edit.path, cwd),
                 "pointer": json_path((*change.parts, change.key)),
                 "key": change.key,
                 "value": change.value,
@@ -175,7 +169,7 @@ def render_json(result: VerifyResult, cwd: Path) -> str:
 def _json_source(verdict: Verdict, cwd: Path) -> dict[str, object]:
     source = verdict.source
     return {
-        "path": _display(source.path, cwd),
+        "path": shown_path(source.path, cwd),
         "line": source.line,
         "col": source.col,
         "pointer": json_path(source.parts),
@@ -227,7 +221,7 @@ def render_github(result: VerifyResult, cwd: Path) -> str:
     groups: dict[tuple[str, str], list[Verdict]] = {}
     for verdict in _failures(result):
         level = "error" if verdict.outcome == "broken" else "warning"
-        groups.setdefault((_display(verdict.source.path, cwd), level), []).append(verdict)
+        groups.setdefault((shown_path(verdict.source.path, cwd), level), []).append(verdict)
     lines = []
     ordered = sorted(groups.items(), key=lambda item: (item[0][1] != "error", item[0][0]))
     shown, rest = within_annotation_cap(ordered)  # errors first: a capped list keeps them
