@@ -29,10 +29,10 @@ def main() -> None:
 def _serve() -> None:
     """`capidx serve`: a stop signal raises `Stopped` from before click is imported, which ends the command with
     the signal's code (128 + its number) wherever it is raised on the way to the event loop. `serve` installs the
-    same handlers and puts these back when it ends; once the command is over, Python's defaults are put back where
-    these still are, rather than a `Stopped` that nobody catches (an atexit callback would only print it). After a
-    stop signal, an error on the way out is the stop's, and ends the command with its code as well. The command
-    then ends without the interpreter's shutdown (`_end`)."""
+    same handlers and puts these back when it ends; once the command is over, a stop signal ends the process at
+    once (`stop_raising`), rather than raising a `Stopped` that nobody catches (an atexit callback would only print
+    it). After a stop signal, an error on the way out is the stop's, and ends the command with its code as well. The
+    command then ends without the interpreter's shutdown (`_end`)."""
     try:
         from capidx.server.signals import Stopped, raise_on_stop_signals, stop_raising, stop_received
     except KeyboardInterrupt:  # before the handlers: Python's own

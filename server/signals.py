@@ -85,17 +85,12 @@ def stop_received() -> int | None:
 
 
 def stop_raising() -> None:
-    """As the command ends, after serving: each stop signal that still raises `Stopped`, which nobody would catch any
-    more, gets Python's default back (SIGTERM ends the process, SIGINT raises KeyboardInterrupt). When the command
-    ends because of a stop, every stop signal ends the process at once instead (`stopping`), a Ctrl-C the CLI ignores
-    once a command is over included: the exit may still wait for the embedding model, for seconds at worst."""
-    if _ACTED_ON:
-        stopping(_ACTED_ON[0])
-        return
-    defaults = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
-    for signum, default in defaults.items():
-        if signal.getsignal(signum) is _raise_stopped:
-            signal.signal(signum, default)
+    """As the `capidx` command ends, after serving: a stop signal, which no `Stopped` handler is left to catch, ends
+    the process at once with its code (`_exit_now`), a Ctrl-C the CLI ignores once a command is over included. The
+    exit may still wait for a call into the embedding model, seconds at worst, and a stop means not to wait: after a
+    stop signal as after stdin's end (before, SIGTERM then killed the process, -15, and Ctrl-C was ignored)."""
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, _exit_now)
 
 
 def stopping(signum: int) -> None:

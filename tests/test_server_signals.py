@@ -636,13 +636,17 @@ CONSOLE_SCRIPT_WAITING_FOR_THE_MODEL = (
 )
 
 
-@pytest.mark.parametrize(("first", "second", "code"), [("SIGTERM", "SIGINT", 130), ("SIGINT", "SIGTERM", 143)])
+@pytest.mark.parametrize(
+    ("first", "second", "code"),
+    [("SIGTERM", "SIGINT", 130), ("SIGINT", "SIGTERM", 143), ("stdin closing", "SIGTERM", 143)],
+)
 def test_a_second_signal_while_the_stop_waits_for_the_model_ends_at_once_with_its_code(
     catalog_build: Path, first: str, second: str, code: int
 ) -> None:
-    """The exit after a stop waits for a call into the embedding model; a second stop meanwhile met Python's defaults
-    (a KeyboardInterrupt printed from the exit handler, the process still waiting; a SIGTERM killed it, -15). It now
-    ends the process at once with its own code, whether it lands before or after the first was acted on."""
+    """The exit after a stop (or stdin's end) waits for a call into the embedding model; a stop signal meanwhile met
+    Python's defaults (a KeyboardInterrupt printed from the exit handler, or ignored, the process still waiting; a
+    SIGTERM killed it, -15). It now ends the process at once with its own code, whether it lands before or after the
+    first was acted on."""
     with serve_patched(CONSOLE_SCRIPT_WAITING_FOR_THE_MODEL, catalog_build) as (proc, stderr):
         stderr.wait_for("model loading")
         stop_by(proc, first)
