@@ -234,3 +234,36 @@ def test_a_document_checked_alone_is_told_what_the_whole_catalog_tells_it(tmp_pa
         path = f"agents/{agent}/capabilities/current.json"
         alone = found(tmp_path, docs, path)
         assert alone == [problem for problem in whole if problem["path"] == path], agent
+
+
+@pytest.mark.parametrize("named", [(), ("agents/copilot-cli/capabilities/current.json",)])
+def test_a_category_the_schema_refuses_takes_no_part_in_the_vote(tmp_path: Path, named: tuple[str, ...]) -> None:
+    """A misspelled category is the schema's error, with its did-you-mean: the agent that writes a valid one is not
+    told it disagrees with the typo, in the whole catalog or checked alone (the typo then read only to compare)."""
+    docs = edited(
+        lambda docs: custom_instructions(docs, "claude-code").update(category="customisation"), "vscode-copilot"
+    )
+    write_catalog(tmp_path, docs)
+    result = run_cli(["validate", "-v", "--format", "json", *named], tmp_path)
+    problems = json.loads(result.stdout)["diagnostics"]
+    assert [problem for problem in problems if problem["code"] == "category-mismatch"] == []
+    typo = [problem for problem in problems if problem["pointer"] == "$.capabilities[1].category"]
+    assert [(problem["path"], problem["code"]) for problem in typo] == (
+        [] if named else [("agents/claude-code/capabilities/current.json", "schema")]
+    )
+
+
+def test_a_refused_category_leaves_the_others_to_disagree(tmp_path: Path) -> None:
+    """Three agents, three categories, one refused: the two valid ones are a tie, each naming the other."""
+
+    def edit(docs: Docs) -> None:
+        custom_instructions(docs, "claude-code")["category"] = "customisation"
+        custom_instructions(docs, "vscode-copilot")["category"] = "context-awareness"
+
+    problems = found(tmp_path, edited(edit))
+    assert said(problems) == [
+        (f"agents/{agent}/capabilities/current.json", "$.capabilities[1].category", "error", "category-mismatch")
+        for agent in ("copilot-cli", "vscode-copilot")
+    ]
+    assert "'context-awareness' in agents/vscode-copilot/" in problems[0]["message"]
+    assert "'customization' in agents/copilot-cli/" in problems[1]["message"]

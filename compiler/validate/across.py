@@ -73,9 +73,16 @@ class _Record:
     key: str
 
 
-def check_across_agents(sources: Sequence[SourceFile], context: Sequence[SourceFile] = ()) -> list[Diagnostic]:
+# Whether the schema refuses the category of a document's capability (at this index): it is said there, with its fix.
+Refused = Callable[[SourceFile, int], bool]
+
+
+def check_across_agents(
+    sources: Sequence[SourceFile], context: Sequence[SourceFile] = (), refused: Refused = lambda source, index: False
+) -> list[Diagnostic]:
     """`name-slug-collision`, `name-spelling` and `category-mismatch` at the checked `sources`' records, compared
-    with every record of one slug in `sources` and `context`."""
+    with every record of one slug in `sources` and `context`. A category `refused` by the schema, or no slug, takes
+    no part in the vote: its own error says it, and the agents that agree are not told they disagree with a typo."""
     documents = (*sources, *context)
     groups: dict[str, list[_Record]] = {}  # normalized name -> its records, in catalog order
     for record in _records(documents):
@@ -83,9 +90,10 @@ def check_across_agents(sources: Sequence[SourceFile], context: Sequence[SourceF
     problems: list[Diagnostic] = []
     for group in groups.values():
         records = _first_of_each_document(group) if len(group) > 1 else []
-        if len(records) < 2:
-            continue  # one agent's: nothing to agree with
-        problems += _names(documents, len(sources), records) + _categories(documents, len(sources), records)
+        if len(records) < 2 or all(record.document >= len(sources) for record in records):
+            continue  # one agent's, nothing to agree with; or none of the checked documents'
+        problems += _names(documents, len(sources), records)
+        problems += _categories(documents, len(sources), records, refused)
     return problems
 
 
@@ -175,9 +183,20 @@ def _names(documents: Sequence[SourceFile], checked: int, records: Sequence[_Rec
     return problems
 
 
-def _categories(documents: Sequence[SourceFile], checked: int, records: Sequence[_Record]) -> list[Diagnostic]:
-    """Categories of one slug: an error at each outvoted one (the build has one category per capability)."""
+def _categories(
+    documents: Sequence[SourceFile], checked: int, records: Sequence[_Record], refused: Refused
+) -> list[Diagnostic]:
+    """Categories of one slug: an error at each outvoted one (the build has one category per capability). Only
+    categories the schema and the slug rule accept vote (asked only where the categories differ: `refused` may
+    check a document)."""
     categorized = [record for record in records if isinstance(record.category, str)]  # else the schema's error
+    if len({record.category for record in categorized}) < 2:
+        return []
+    categorized = [
+        record
+        for record in categorized
+        if textrules.is_category(record.category) and not refused(documents[record.document], record.index)
+    ]
     problems = []
     for record, other in _outvoted(categorized, lambda record: record.category):
         if record.document >= checked:

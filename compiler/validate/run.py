@@ -30,6 +30,7 @@ from capidx.compiler.validate.schemas import (
     schema_diagnostics,
     stopped,
 )
+from capidx.schema.yamldata import json_path
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,7 @@ def _validate_project(
     read = read and not any(source.nulled for source in sources)
     catalog_complete = inputs.complete and listed and read
     names = {name for source in (*sources, *context) for name in lint.capability_names(source.data)}
-    diagnostics += _unrefused(across.check_across_agents(sources, context), diagnostics)
+    diagnostics += across.check_across_agents(sources, context, _refused_categories(diagnostics, sources, validator))
     diagnostics += across.check_name_near_misses(sources, context)
     diagnostics += lint.check_agent_names(sources, context)
     if catalog_complete:  # with a document unreadable, its names are unknown: no false alarms
@@ -160,15 +161,20 @@ def _unsaid(linted: Sequence[Diagnostic], schema: Sequence[Diagnostic]) -> list[
     return [problem for problem in linted if problem.code not in _SAID_BY_SCHEMA or problem.pointer not in refused]
 
 
-def _unrefused(compared: Sequence[Diagnostic], found: Sequence[Diagnostic]) -> list[Diagnostic]:
-    """The findings across agents without a category mismatch at a category refused already (not in the schema's
-    enumeration, not a slug): one error for one value, whose fix is said there."""
-    refused = {(problem.path, problem.pointer) for problem in found if problem.code in ("schema", "category-slug")}
-    return [
-        problem
-        for problem in compared
-        if problem.code != "category-mismatch" or (problem.path, problem.pointer) not in refused
-    ]
+def _refused_categories(found: Sequence[Diagnostic], sources: Sequence[SourceFile], validator: Any) -> across.Refused:
+    """Whether the schema refuses a capability's category (not in its enumeration): said in `found` for the checked
+    `sources`; a document read only to compare with is checked when first asked, as a run naming it would check it,
+    so that a file is told the same checked alone as with the whole catalog."""
+    said = {(problem.path, problem.pointer) for problem in found if problem.code == "schema"}
+    checked = {str(source.path) for source in sources}
+
+    def refused(source: SourceFile, index: int) -> bool:
+        if str(source.path) not in checked and validator is not None:
+            checked.add(str(source.path))
+            said.update((problem.path, problem.pointer) for problem in schema_diagnostics(validator, source))
+        return (str(source.path), json_path(("capabilities", index, "category"))) in said
+
+    return refused
 
 
 # What is said of a YAML value JSON cannot hold: that it cannot be held, and that its key is written twice.

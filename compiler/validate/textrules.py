@@ -122,7 +122,7 @@ def check_document_text(source: SourceFile) -> list[Diagnostic]:
         if isinstance(name, str) and name and len(name) <= SINGLE_LINE_MAX:
             problems += _slug_problems(source, ("capabilities", index, "name"), name)
         category = capability.get("category") if isinstance(capability, dict) else None
-        if isinstance(category, str) and not (_SLUG.match(category) and len(category) <= SLUG_MAX):
+        if isinstance(category, str) and not is_category(category):
             problems += _category_problem(source, ("capabilities", index, "category"), category)
     return problems
 
@@ -386,6 +386,11 @@ def _describe(ch: str) -> str:
 
 
 _SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+
+def is_category(category: str) -> bool:
+    """Whether a category may name files and URIs as it is: a slug of at most `SLUG_MAX` characters."""
+    return bool(_SLUG.match(category)) and len(category) <= SLUG_MAX
 
 
 def _category_problem(source: SourceFile, parts: tuple[Any, ...], category: str) -> list[Diagnostic]:
