@@ -701,6 +701,67 @@ def test_a_capability_name_json_cannot_hold_makes_no_alias_target_unknown(projec
     assert "alias target" not in result.output
 
 
+def test_a_misspelled_key_holding_a_value_json_cannot_hold_is_said_in_the_same_run(project: Path) -> None:
+    """What is said of the null is left out, not what is said of its key: the unknown key and its did-you-mean come
+    with the value's own error, not a run later."""
+    text = UNUSABLE_VALUES.replace("tier: !!int abc", "tierr: !!int abc")
+    (project / "agents" / "beta-2" / "capabilities" / "current.yaml").write_text(text, encoding="utf-8")
+
+    result = run()
+
+    assert result.exit_code == 1
+    assert "current.yaml:12:12: $.capabilities[0].tierr: unusable YAML: 'abc' is not a whole number" in result.output
+    assert "current.yaml:12:5: $.capabilities[0].tierr: 'tierr' is not a known key" in result.output
+
+
+@pytest.mark.parametrize(
+    ("written", "nulled"),
+    [
+        ("status: !!binary aGk=\n    deprecatedDate: 2025-06-01", "status"),
+        ("status: deprecated\n    deprecatedDate: !!binary aGk=", "deprecatedDate"),
+        ("maturityLevel: deprecated\n    deprecatedDate: .nan", "deprecatedDate"),
+    ],
+)
+def test_a_deprecation_half_json_cannot_hold_makes_no_deprecated_date_error(
+    project: Path, written: str, nulled: str
+) -> None:
+    """Read as null, a status is not "not deprecated" and a date is not missing: nobody wrote either."""
+    text = UNUSABLE_VALUES.replace("    introducedIn: !!binary aGVsbG8=\n    tier: !!int abc\n", "")
+    text = text.replace("available: .nan", f"available: true\n    {written}")
+    (project / "agents" / "beta-2" / "capabilities" / "current.yaml").write_text(text, encoding="utf-8")
+
+    result = run()
+
+    assert result.exit_code == 1
+    assert f"$.capabilities[0].{nulled}: unusable YAML" in result.output
+    assert "deprecated-date" not in run("--format", "json").output
+
+
+def test_a_value_json_cannot_hold_elsewhere_than_a_name_leaves_alias_targets_checked(project: Path) -> None:
+    """Only a null where a capability's name may be makes the catalog's names unknown: a `.nan` tier does not hide
+    an alias target that names no capability until the next run."""
+    (project / "agents" / "beta-2" / "capabilities" / "current.yaml").write_text(UNUSABLE_VALUES, encoding="utf-8")
+    (project / "agents" / "aliases.json").write_text('{"aliases": {"beta": "Beta Only"}}\n', encoding="utf-8")
+
+    result = run()
+
+    assert result.exit_code == 1
+    assert "alias target 'Beta Only' is not the name of any capability" in result.output
+
+
+def test_a_flat_yaml_alias_table_with_a_value_json_cannot_hold_is_still_one_error(project: Path) -> None:
+    (project / "agents" / "aliases.json").unlink(missing_ok=True)
+    table = project / "agents" / "aliases.yaml"
+    table.write_text("review: .nan\npr review: Code Review\n", encoding="utf-8")
+
+    result = run()
+
+    assert result.exit_code == 1
+    assert "aliases.yaml:1:1: $: missing required key 'aliases': the phrases are written at the top" in result.output
+    assert "aliases.yaml:1:9: $.review: unusable YAML: '.nan' is not a number JSON can hold" in result.output
+    assert "is not a known key" not in result.output
+
+
 def test_yaml_values_json_cannot_hold_in_capidx_yaml_are_all_said(project: Path) -> None:
     """capidx.yaml is not checked further (its settings are used at once), but each value is said in the one run."""
     (project / "capidx.yaml").write_text("title: !!set {a}\nbudgets:\n  summary: .inf\n", encoding="utf-8")

@@ -81,9 +81,11 @@ def flat_table(source: SourceFile) -> tuple[Diagnostic, frozenset[str]] | None:
     if not isinstance(data, dict) or "aliases" in data:
         return None
     phrases = [key for key in data if key not in _TABLE_KEYS and not key.startswith("x-")]
-    if not phrases or any(not isinstance(data[key], str) or suggest(key, ["aliases"]) for key in phrases):
+    targets = [key for key in phrases if isinstance(data[key], str) or source.is_nulled((key,))]  # said unusable
+    if not phrases or targets != phrases or any(suggest(key, ["aliases"]) for key in phrases):
         return None
-    example = json.dumps({"aliases": {_cut(phrases[0]): _cut(data[phrases[0]])}}, ensure_ascii=False)
+    first = next((key for key in phrases if isinstance(data[key], str)), phrases[0])
+    example = json.dumps({"aliases": {_cut(first): _cut(data[first] or "…")}}, ensure_ascii=False)
     problem = source.diagnostic(
         (),
         "error",

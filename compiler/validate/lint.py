@@ -249,7 +249,10 @@ def _deprecation_and_date(source: SourceFile, parts: tuple[Any, ...], capability
 
     A date on a record that is not deprecated contradicts itself: the build would say both (no † in the
     matrices, "deprecated <date>" in the agent's page and the lookup answer). An error either way, since only
-    the author knows which half is true; `deprecatedDate: null` is no date (nor is a blank one: that is `blank`)."""
+    the author knows which half is true; `deprecatedDate: null` is no date (nor is a blank one: that is `blank`). A
+    null put for a YAML value JSON cannot hold is neither half: nothing is said."""
+    if any(source.is_nulled((*parts, key)) for key in ("status", "maturityLevel", "deprecatedDate")):
+        return []
     status_says = capability.get("status") == "deprecated"
     if status_says or capability.get("maturityLevel") == "deprecated":
         if capability.get("deprecatedDate"):

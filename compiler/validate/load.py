@@ -16,7 +16,7 @@ import math
 import os
 import re
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -111,15 +111,16 @@ class SourceFile:
         text: str,
         data: Any,
         source_map: SourceMap | None = None,
-        nulled: frozenset[str] = frozenset(),
+        nulled: Mapping[str, Position | None] | None = None,
     ) -> None:
         self.path = path
         self.raw = raw
         self.text = text
         self.data = data
-        # The JSON paths where the data holds null for a YAML value JSON cannot hold (`load_file(partial=True)`):
-        # said where it is written, and nothing else is said of the null.
-        self.nulled = nulled
+        # The JSON paths where the data holds null for a YAML value JSON cannot hold (`load_file(partial=True)`), and
+        # where a problem with the value there is shown: said where it is written, nothing else is said of the null
+        # (what is said of its key, written as it is, stands).
+        self.nulled: Mapping[str, Position | None] = nulled or {}
         self._map: SourceMap | JsonPositions | None = source_map
         self._yaml = path.suffix.lower() in YAML_SUFFIXES
         self._lines: list[str] | None = None
@@ -137,6 +138,10 @@ class SourceFile:
             self._lines = self.text.splitlines() if self._yaml else self.text.split("\n")
         read = yaml_scalar if self._yaml else json.loads
         return written_scalar(self._lines, self.source_map.locate(tuple(parts)), value, read)
+
+    def is_nulled(self, parts: Parts) -> bool:
+        """Whether the value at `parts` is a null put for a YAML value JSON cannot hold: no rule reads it as null."""
+        return bool(self.nulled) and json_path(tuple(parts)) in self.nulled
 
     def diagnostic(
         self,
@@ -375,7 +380,7 @@ def _parse_yaml(path: Path, raw: bytes, text: str, partial: bool) -> tuple[Sourc
     except RecursionError:
         return None, [Diagnostic(str(path), None, None, "", "error", "invalid YAML: nested too deeply", None, "parse")]
     source_map, non_string_keys = document.source_map, document.non_string_keys
-    nulled = frozenset(json_path(parts) for parts in document.nulled)
+    nulled = {json_path(parts): source_map.place(parts)[0] for parts in document.nulled}
     source = SourceFile(path, raw, text, document.data, source_map, nulled)
     problems = [_unusable(path, found) for found in document.unusable]
     problems += _duplicate_keys(source, source_map.duplicates)

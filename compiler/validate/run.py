@@ -9,6 +9,7 @@ ties config, validation and reporting together for the command line. `capidx bui
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
@@ -113,8 +114,8 @@ def _validate_project(
         isinstance(s.data, dict) and isinstance(s.data.get("capabilities"), list) for s in (*sources, *context)
     )
     read = len(sources) == len(inputs.documents) and len(context) == len(inputs.context)
-    # A value JSON cannot hold, read as null, may be a capability's name: which names the catalog has is not known.
-    read = read and not any(source.nulled for source in sources)
+    # A value JSON cannot hold, read as null, where a capability's name is: which names the catalog has is not known.
+    read = read and not any(_NAME_PLACE.fullmatch(pointer) for source in sources for pointer in source.nulled)
     catalog_complete = inputs.complete and listed and read
     names = {name for source in (*sources, *context) for name in lint.capability_names(source.data)}
     diagnostics += across.check_across_agents(sources, context, _refused_categories(diagnostics, sources, validator))
@@ -177,19 +178,27 @@ def _refused_categories(found: Sequence[Diagnostic], sources: Sequence[SourceFil
     return refused
 
 
-# What is said of a YAML value JSON cannot hold: that it cannot be held, and that its key is written twice.
-_SAID_OF_UNUSABLE = frozenset({"parse", "duplicate-key"})
+# The JSON paths of a null that may stand for a capability's name: the capability, or its name. (A null document or
+# `capabilities` is no list of capabilities, which makes the names unknown already.)
+_NAME_PLACE = re.compile(r"\$\.capabilities\[\d+\](\.name)?")
 
 
 def _unsaid_of_nulls(diagnostics: Sequence[Diagnostic], sources: Sequence[SourceFile]) -> list[Diagnostic]:
     """`diagnostics` without what the schema and the rules say of the nulls put for YAML values JSON cannot hold
-    (`load_file(partial=True)`): each value is said to be unusable, and the rest of its document is checked as if it
-    were null, which nobody wrote."""
-    nulled = {(str(source.path), pointer) for source in sources for pointer in source.nulled}
+    (`load_file(partial=True)`): each value is said to be unusable (`parse`), and the rest of its document is checked
+    as if it were null, which nobody wrote. What is said of its key (unknown, misspelled, written twice) is placed
+    at the key, and stands."""
+    nulled = {
+        (str(source.path), pointer, *(place or (None, None)))
+        for source in sources
+        for pointer, place in source.nulled.items()
+    }
     if not nulled:
         return list(diagnostics)
     return [
-        found for found in diagnostics if found.code in _SAID_OF_UNUSABLE or (found.path, found.pointer) not in nulled
+        found
+        for found in diagnostics
+        if found.code == "parse" or (found.path, found.pointer, found.line, found.col) not in nulled
     ]
 
 
