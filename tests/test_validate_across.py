@@ -267,3 +267,28 @@ def test_a_refused_category_leaves_the_others_to_disagree(tmp_path: Path) -> Non
     ]
     assert "'context-awareness' in agents/vscode-copilot/" in problems[0]["message"]
     assert "'customization' in agents/copilot-cli/" in problems[1]["message"]
+
+
+def test_a_document_read_to_compare_with_is_compared_despite_a_yaml_value_json_cannot_hold(tmp_path: Path) -> None:
+    """The whole catalog checks such a document with null in the value's place; read only to compare with, it was
+    dropped, and a file named alone was told nothing of the category it disagrees with."""
+    import yaml
+
+    docs = edited(lambda docs: custom_instructions(docs, "claude-code").update(category="context-awareness"))
+    write_catalog(tmp_path, docs)
+    for agent in ("copilot-cli", "vscode-copilot"):
+        path = tmp_path / f"agents/{agent}/capabilities/current.json"
+        text = yaml.safe_dump(json.loads(path.read_text("utf-8")), sort_keys=False)
+        path.with_suffix(".yaml").write_text(text.replace("available: true", "available: .nan", 1), "utf-8")
+        path.unlink()
+    named = "agents/claude-code/capabilities/current.json"
+
+    def across(*paths: str) -> list[dict[str, Any]]:
+        result = run_cli(["validate", "-v", "--format", "json", *paths], tmp_path)
+        return [problem for problem in json.loads(result.stdout)["diagnostics"] if problem["code"] in ACROSS]
+
+    whole = [problem for problem in across() if problem["path"] == named]
+    alone = across(named)
+
+    assert [problem["code"] for problem in whole] == ["category-mismatch"]
+    assert alone == whole

@@ -106,8 +106,8 @@ def _validate_project(
             sources.append(source)
     diagnostics += lint.check_duplicate_agents((doc.agent_id or "", doc.path) for doc in documents)
     # The catalog's other documents (named files only, as a pre-commit hook passes them): read quietly, for
-    # the rules that compare a document with the rest.
-    context = [found for path in inputs.context if (found := load_file(path)[0]) is not None]
+    # the rules that compare a document with the rest, as the whole catalog's run reads them.
+    context = [found for path in inputs.context if (found := load_file(path, partial=True)[0]) is not None]
     # Every document read, and each with a list of capabilities: a document that is null, a list, or whose
     # `capabilities` is misspelled has names nobody knows, which alias targets and successors may name.
     listed = all(
@@ -115,7 +115,7 @@ def _validate_project(
     )
     read = len(sources) == len(inputs.documents) and len(context) == len(inputs.context)
     # A value JSON cannot hold, read as null, where a capability's name is: which names the catalog has is not known.
-    read = read and not any(_NAME_PLACE.fullmatch(pointer) for source in sources for pointer in source.nulled)
+    read = read and not any(_NAME_PLACE.fullmatch(at) for source in (*sources, *context) for at in source.nulled)
     catalog_complete = inputs.complete and listed and read
     names = {name for source in (*sources, *context) for name in lint.capability_names(source.data)}
     diagnostics += across.check_across_agents(sources, context, _refused_categories(diagnostics, sources, validator))
