@@ -101,6 +101,26 @@ def test_a_named_document_that_renames_an_alias_target_fails_on_the_alias_table(
     assert validate_project(default_config(untouched), [named], today=TODAY).ok
 
 
+def test_an_unnamed_yaml_alias_table_with_a_value_json_cannot_hold_still_has_its_targets_checked(
+    tmp_path: Path,
+) -> None:
+    """The whole catalog's run reads the table with null for that value and checks its other targets: a named
+    document alone is told the same of the table, not nothing (the table was not read at all)."""
+    project = copy_case("valid/full", tmp_path)
+    (project / "agents" / "aliases.json").unlink()
+    (project / "agents" / "aliases.yaml").write_text(
+        "aliases:\n  pr review: Code Review\n  unit tests: .nan\n  tdd: Test Generation\n", "utf-8"
+    )
+    alpha = project / "agents" / "alpha" / "capabilities" / "current.json"
+    alpha.write_text(alpha.read_text("utf-8").replace('"name": "Test Generation"', '"name": "Test Writing"'), "utf-8")
+
+    result = validate_project(default_config(project), [alpha], today=TODAY)
+
+    assert [(e.code, e.message) for e in result.errors] == [
+        ("alias-target", "alias target 'Test Generation' is not the name of any capability")
+    ]
+
+
 def test_an_alias_that_is_an_agents_wording_for_another_capability_warns(tmp_path: Path) -> None:
     """The server reads the alias table before agents' wordings: an alias leading elsewhere than an agent's own
     wording with the same words answers that agent with the alias's capability, so the table's line is warned."""

@@ -250,7 +250,9 @@ def _check_alias_tables(
         diagnostics += _unsaid_of_nulls(found, [source])
         first = first or LoadedDocument(path, None, source.data, source.raw)
     for path in inputs.related_aliases:
-        source, _ = load_file(path)  # not named: only its targets are checked (its own problems are its commit's)
+        # Not named: read as the whole catalog's run reads it, and only its targets are checked (its own problems
+        # are its commit's).
+        source, _ = load_file(path, partial=True)
         if source is None:
             continue
         related = related or source
