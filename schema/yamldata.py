@@ -244,6 +244,13 @@ class YamlDocument:
     unusable: tuple[Unusable, ...] = ()
     nulled: tuple[Parts, ...] = ()
 
+    def unsaid_keys(self) -> list[tuple[Parts, Position, str]]:
+        """The keys that are not strings, but for those that are values JSON cannot hold (`? !!set {a}`, `.nan:`):
+        each is said once, as such a value (`unusable`), not also as a key named '?'. Any key that is not a string
+        still makes the data unusable (`non_string_keys`)."""
+        said = {found.position for found in self.unusable}
+        return [key for key in self.non_string_keys if key[1] not in said]
+
 
 def parse_yaml(text: str) -> YamlDocument:
     """Parse one YAML document as JSON data (safe types only, dates as strings), walking its nodes first.

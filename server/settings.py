@@ -461,13 +461,13 @@ def _parse(path: Path, raw: bytes) -> tuple[YamlDocument, str]:
         raise SettingsError([f"{path}:{line}:{column}: unusable YAML: {error}"]) from None
     except RecursionError:
         raise SettingsError([f"{path}: invalid YAML: nested too deeply"]) from None
-    found: list[tuple[Position, Parts, str]] = []
+    found: list[tuple[Position, Parts | None, str]] = []
     for value in document.unusable:  # every one, as validate says them
-        found.append((value.position, value.parts or (), f"unusable YAML: {value.message}"))
+        found.append((value.position, value.parts, f"unusable YAML: {value.message}"))
     for dup in document.source_map.duplicates:
         first = f"first at line {dup.first[0]}, column {dup.first[1]}; parsers keep only the last value"
         found.append((dup.position, dup.parts, f"duplicate key {shown_key(dup.parts[-1])!r} ({first})"))
-    for parts, at, key in document.non_string_keys:
+    for parts, at, key in document.unsaid_keys():
         found.append(
             (at, parts, f"key {shown_key(key)!r} is not a string (quote it: JSON data allows only string keys)")
         )
@@ -515,11 +515,13 @@ def _placed(
     return at or (1, 1), parts, said(message + written, hint)
 
 
-def _at(path: Path, at: Position | None, parts: Parts, message: str) -> str:
-    """`file:line:col: $.json.path: message`; nothing from the file can move the terminal's cursor or reorder its
-    text (a key is quoted in the path as written)."""
+def _at(path: Path, at: Position | None, parts: Parts | None, message: str) -> str:
+    """`file:line:col: $.json.path: message` (no path for a problem in a key, which has none, as validate says it);
+    nothing from the file can move the terminal's cursor or reorder its text (a key is quoted in the path as
+    written)."""
     line, column = at or (1, 1)
-    return _printable(f"{path}:{line}:{column}: {json_path(parts)}: {message}")
+    where = "" if parts is None else f"{json_path(parts)}: "
+    return _printable(f"{path}:{line}:{column}: {where}{message}")
 
 
 def _printable(text: str) -> str:

@@ -342,6 +342,16 @@ def test_every_yaml_value_json_cannot_hold_is_refused_in_one_run(tmp_path: Path)
     ]
 
 
+def test_a_key_json_cannot_hold_is_said_once(tmp_path: Path) -> None:
+    """A key that is such a value (`? !!set {a}`) was said twice at its place, once as "key '?' is not a string"."""
+    (tmp_path / "capidx.yaml").write_text("serve: {}\n? !!set {a}\n: 1\n", encoding="utf-8")
+    result = in_project(tmp_path, ["--print-config"])
+    assert result.exit_code == 2, result.output
+    assert error_lines(result.output) == [
+        "capidx.yaml:2:3: unusable YAML: a value tagged !!set has no JSON form: write a string, number, list or object"
+    ]
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
 @pytest.mark.parametrize("explicit", [False, True], ids=["found", "--config"])
 def test_a_capidx_yaml_that_is_a_pipe_is_refused_without_waiting_for_a_writer(tmp_path: Path, explicit: bool) -> None:

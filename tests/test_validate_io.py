@@ -592,6 +592,19 @@ def test_yaml_that_is_not_json_data(project: Path, text: str, message: str) -> N
     assert message in result.output
 
 
+@pytest.mark.parametrize("key", ["? !!set {a}\n: 1", ".nan: 1", "? !!binary aGk=\n: 1"])
+def test_a_key_json_cannot_hold_is_said_once(project: Path, key: str) -> None:
+    """Said as a value JSON cannot hold, not also as a key that is not a string ("key '?' is not a string")."""
+    (project / "agents" / "alpha" / "capabilities" / "current.json").unlink()
+    (project / "agents" / "alpha" / "capabilities" / "current.yaml").write_text(f"agent: {{}}\n{key}\n")
+
+    result = run()
+
+    assert result.exit_code == 1
+    said = [line for line in result.output.splitlines() if "current.yaml:2:" in line]
+    assert len(said) == 1 and "unusable YAML" in said[0], result.output
+
+
 @pytest.mark.parametrize(
     ("text", "opened"),
     [

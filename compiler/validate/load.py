@@ -393,7 +393,7 @@ def _parse_yaml(path: Path, raw: bytes, text: str, partial: bool) -> tuple[Sourc
             "parse",
             key=True,
         )
-        for parts, _, key in non_string_keys
+        for parts, _, key in document.unsaid_keys()
     ]
     problems.sort(key=lambda problem: (problem.line or 0, problem.col or 0))
     # Data with non-string keys is not JSON data: checking it further would only confuse (or crash) the schema.
