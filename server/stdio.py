@@ -27,7 +27,8 @@ reply waits in its task until it is written, so requests sent faster than they a
 that reads no reply) would each cost memory, without end. At most `MAX_IN_FLIGHT` requests are passed to
 the server and not yet answered: with that many, the reader reads no more of stdin until one is answered
 or cancelled, and the client's writes wait on the full pipe. Replies handed to the writer thread and not
-yet written are at most `PENDING_REPLIES` more.
+yet written are at most `PENDING_REPLIES` more. A `subscriptions/listen`, which lasts until the client cancels
+it, takes no place among the `MAX_IN_FLIGHT` (`HOLD_NO_PLACE`): the SDK bounds open listens itself.
 """
 
 from __future__ import annotations
@@ -296,9 +297,11 @@ async def _deliver(
         logger.warning("stdin: %s", parsed.error.error.message)
         await replies.send(parsed)
     elif isinstance(parsed, types.JSONRPCRequest):
-        await room()  # stdin is not read meanwhile: the client's writes wait on the full pipe
+        holds = parsed.method not in HOLD_NO_PLACE
+        if holds:
+            await room()  # stdin is not read meanwhile: the client's writes wait on the full pipe
         # The SDK answers nothing to a request the client cancelled, and says so through this hook
-        unanswered = ServerMessageMetadata(on_request_unanswered=in_flight.sent(parsed.id))
+        unanswered = ServerMessageMetadata(on_request_unanswered=in_flight.sent(parsed.id, holds=holds))
         await messages.send(SessionMessage(parsed, metadata=unanswered))
     elif parsed is not None:
         await messages.send(SessionMessage(parsed))
@@ -307,15 +310,19 @@ async def _deliver(
 EOF_GRACE_SECONDS = 5  # at the end of stdin, how long requests still being handled may take to be answered
 HANG_UP_CHECK_SECONDS = 0.5  # while the reader waits for room: how often it looks whether stdin was closed
 # Requests passed to the server and not answered yet; stdin is not read beyond that. Fixed, not `max_connections`
-# (HTTP's, whose minimum is 1): one stdio client, whose open subscriptions/listen each hold a place for good.
+# (HTTP's, whose minimum is 1): one stdio client.
 MAX_IN_FLIGHT = 32
+# Requests that last until the client ends them, and hold no place among `MAX_IN_FLIGHT`: the client ends one with
+# notifications/cancelled, which a reader waiting for room would never read. Bounded by the SDK instead (its
+# ListenHandler's max_subscriptions, 1024: one more is refused).
+HOLD_NO_PLACE = frozenset({"subscriptions/listen"})
 
 
 async def _wait_for_room(in_flight: _InFlight, fd: int, scope: anyio.CancelScope) -> None:
     """Wait until the server may be given one more request.
 
-    Meanwhile stdin is not read, so its end would not be seen, and requests that are never answered (open
-    subscriptions/listen) would hold the server after the client closed it. Whether it has is looked at every
+    Meanwhile stdin is not read, so its end would not be seen, and requests that are never answered (a handler
+    that never returns) would hold the server after the client closed it. Whether it has is looked at every
     `HANG_UP_CHECK_SECONDS`; once it has, the reader (what is left of stdin, then the requests in flight) has
     `EOF_GRACE_SECONDS` more, as at the end of stdin, and is then stopped."""
     while not in_flight.has_room:
@@ -340,47 +347,59 @@ def _hung_up(fd: int) -> bool:
 
 
 class _InFlight:
-    """The requests passed to the server and not answered yet, counted by id (a client may reuse one), at most
-    `limit` of them: the reader waits for `room` before it passes on another.
+    """The requests passed to the server and not answered yet, counted by id (a client may reuse one). At most
+    `limit` of them hold a place: the reader waits for `room` before it passes on another; the others
+    (`HOLD_NO_PLACE`) are counted for `settled` only.
 
     A request is answered when its reply is handed to the writer, or when the server settles it without a reply
-    (the client cancelled it); both free its place."""
+    (the client cancelled it); both free its place. A reply names only the id: with requests of both kinds
+    pending under one id, it is taken for one that holds a place (a listen ends by a reply only when the server
+    ends it), and per id the counts stay right, so no place is lost or gained for good."""
 
     def __init__(self, limit: int) -> None:
         self._limit = limit
-        self._ids: dict[str | int, int] = {}
+        self._holding: dict[str | int, int] = {}  # id -> requests holding a place
+        self._free: dict[str | int, int] = {}  # id -> requests holding none
         self._held = 0
         self._idle = _event(True)
         self._room = _event(True)
 
-    def sent(self, request_id: str | int) -> Callable[[], Awaitable[None]]:
+    def sent(self, request_id: str | int, *, holds: bool = True) -> Callable[[], Awaitable[None]]:
         """Count one more request with this id; returns what to call if the server settles it without a reply."""
-        self._ids[request_id] = self._ids.get(request_id, 0) + 1
-        self._held += 1
+        counts = self._holding if holds else self._free
+        counts[request_id] = counts.get(request_id, 0) + 1
+        self._held += holds
         self._changed()
 
         async def unanswered() -> None:
-            self.answered(request_id)
+            self._settle(request_id, holds)
 
         return unanswered
 
     def answered(self, request_id: Any) -> None:
         """One request with this id is answered (an id nobody asked with, such as a reply to a line that could not
         be read, changes nothing)."""
-        count = self._ids.pop(request_id, 0)
-        if count > 1:
-            self._ids[request_id] = count - 1
-        if count:
-            self._held -= 1
-            self._changed()
+        self._settle(request_id, True)
+
+    def _settle(self, request_id: Any, holds: bool) -> None:
+        """One request with this id is done: one of `holds`'s kind if there is one, else one of the other."""
+        if request_id not in self._holding and request_id not in self._free:
+            return
+        if request_id not in (self._holding if holds else self._free):
+            holds = not holds
+        counts = self._holding if holds else self._free
+        if (count := counts.pop(request_id)) > 1:
+            counts[request_id] = count - 1
+        self._held -= holds
+        self._changed()
 
     @property
     def has_room(self) -> bool:
-        """Whether fewer than `limit` requests are held."""
+        """Whether fewer than `limit` requests hold a place."""
         return self._held < self._limit
 
     async def room(self) -> None:
-        """Wait until fewer than `limit` requests are held."""
+        """Wait until fewer than `limit` requests hold a place."""
         while not self.has_room:
             await self._room.wait()
 
@@ -390,7 +409,7 @@ class _InFlight:
             await self._idle.wait()
 
     def _changed(self) -> None:
-        self._idle = _event(self._held == 0, self._idle)
+        self._idle = _event(not self._holding and not self._free, self._idle)
         self._room = _event(self.has_room, self._room)
 
 

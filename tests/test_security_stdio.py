@@ -17,10 +17,11 @@ import termios
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import AsyncExitStack, contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp.shared.exceptions import MCPError
 from server_support import (
@@ -379,6 +380,28 @@ def test_a_cancelled_request_frees_its_place(hand_build: Path) -> None:
         server.send(b"".join(LOOKUP % n + cancel % n for n in range(1, 2 * MAX_IN_FLIGHT + 1)))
         server.send(PING % 1000)
         assert server.reply() == {"jsonrpc": "2.0", "id": 1000, "result": {}}
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_open_listens_hold_no_place(hand_build: Path) -> None:
+    """A `subscriptions/listen` lasts until the client ends it, with `notifications/cancelled`. Counted among the
+    `MAX_IN_FLIGHT`, one listen more than that was never read (nor anything after it, a cancel included) and the
+    client waited for ever. Listens now hold no place: a real client opens one more than the bound, is answered
+    after them, and ends them all."""
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    command, *args = capidx_command("serve", "--build", str(hand_build), "--no-reload")
+    server = StdioServerParameters(command=command, args=args, cwd=hand_build.parent)
+    async with Client(server, mode="auto", cache=None) as client, AsyncExitStack() as listens:
+        with anyio.fail_after(60):
+            for _ in range(MAX_IN_FLIGHT + 1):
+                subscription = await listens.enter_async_context(client.listen(tools_list_changed=True))
+                assert subscription.honored is not None
+            assert (await client.list_tools()).tools
+            await listens.aclose()
+            assert (await client.list_tools()).tools
 
 
 @pytest.mark.slow
