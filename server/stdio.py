@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import queue
 import select
@@ -243,7 +244,7 @@ async def _read(
     chunks_in, chunks = anyio.create_memory_object_stream[bytes](0)
     token = anyio.lowlevel.current_token()
     threading.Thread(target=_pump, args=(fd, chunks_in, token), name="capidx-stdin", daemon=True).start()
-    room = partial(_wait_for_room, in_flight, fd, scope)
+    room = partial(_wait_for_room, in_flight, fd)
     with scope:
         async with messages, replies, chunks:
             async for chunk in chunks:  # ends when the pump closes its end
@@ -252,7 +253,7 @@ async def _read(
             if (last := splitter.end()) is not None:
                 await _deliver(parse_line(last, limit), messages, replies, in_flight, room)
             # Closing the stream makes the SDK cancel the handlers still running: wait for them first
-            await in_flight.settled(EOF_GRACE_SECONDS)
+            await in_flight.settled()
 
 
 def _pump(fd: int, chunks: MemoryObjectSendStream[bytes], token: EventLoopToken) -> None:
@@ -291,15 +292,17 @@ async def _deliver(
     messages: MemoryObjectSendStream[SessionMessage | Exception],
     replies: MemoryObjectSendStream[SessionMessage | Reply],
     in_flight: _InFlight,
-    room: Callable[[], Awaitable[None]],
+    room: Callable[[], Awaitable[bool]],
 ) -> None:
     if isinstance(parsed, Reply):
         logger.warning("stdin: %s", parsed.error.error.message)
         await replies.send(parsed)
     elif isinstance(parsed, types.JSONRPCRequest):
         holds = parsed.method not in HOLD_NO_PLACE
-        if holds:
-            await room()  # stdin is not read meanwhile: the client's writes wait on the full pipe
+        # stdin is not read meanwhile: the client's writes wait on the full pipe
+        if holds and not await room():
+            await replies.send(_error(parsed.id, types.CONNECTION_CLOSED, ENDED))
+            return
         # The SDK answers nothing to a request the client cancelled, and says so through this hook
         unanswered = ServerMessageMetadata(on_request_unanswered=in_flight.sent(parsed.id, holds=holds))
         await messages.send(SessionMessage(parsed, metadata=unanswered))
@@ -318,18 +321,25 @@ MAX_IN_FLIGHT = 32
 HOLD_NO_PLACE = frozenset({"subscriptions/listen"})
 
 
-async def _wait_for_room(in_flight: _InFlight, fd: int, scope: anyio.CancelScope) -> None:
-    """Wait until the server may be given one more request.
+ENDED = "Connection closed: stdin was closed while the server was still busy with earlier requests"
+
+
+async def _wait_for_room(in_flight: _InFlight, fd: int) -> bool:
+    """Wait until the server may be given one more request: True then, False if it may not be given any more.
 
     Meanwhile stdin is not read, so its end would not be seen, and requests that are never answered (a handler
     that never returns) would hold the server after the client closed it. Whether it has is looked at every
-    `HANG_UP_CHECK_SECONDS`; once it has, the reader (what is left of stdin, then the requests in flight) has
-    `EOF_GRACE_SECONDS` more, as at the end of stdin, and is then stopped."""
+    `HANG_UP_CHECK_SECONDS`; once it has, the requests in flight have `EOF_GRACE_SECONDS` more, as at the end of
+    stdin. Past that, the session is ending: what is left of stdin (finite: the client closed it) is still read,
+    and each request in it answered with an error, as the server answers those in flight once it ends."""
     while not in_flight.has_room:
+        if anyio.current_time() >= in_flight.deadline:
+            return False
         with anyio.move_on_after(HANG_UP_CHECK_SECONDS):
             await in_flight.room()
         if not in_flight.has_room and _hung_up(fd):
-            scope.deadline = min(scope.deadline, anyio.current_time() + EOF_GRACE_SECONDS)
+            in_flight.end_grace(EOF_GRACE_SECONDS)
+    return True
 
 
 def _hung_up(fd: int) -> bool:
@@ -363,6 +373,7 @@ class _InFlight:
         self._held = 0
         self._idle = _event(True)
         self._room = _event(True)
+        self.deadline = math.inf  # when requests in flight stop being waited for (`end_grace`)
 
     def sent(self, request_id: str | int, *, holds: bool = True) -> Callable[[], Awaitable[None]]:
         """Count one more request with this id; returns what to call if the server settles it without a reply."""
@@ -403,9 +414,15 @@ class _InFlight:
         while not self.has_room:
             await self._room.wait()
 
-    async def settled(self, seconds: float) -> None:
-        """Wait until every request is answered, or `seconds` (one the server never answers must not hold it)."""
-        with anyio.move_on_after(seconds):
+    def end_grace(self, seconds: float) -> None:
+        """The client has gone: requests in flight are waited for `seconds` more at most (no more than already)."""
+        self.deadline = min(self.deadline, anyio.current_time() + seconds)
+
+    async def settled(self) -> None:
+        """At the end of stdin: wait until every request is answered, or `EOF_GRACE_SECONDS` (one the server never
+        answers must not hold it), or less if the grace began when the client was seen to go."""
+        self.end_grace(EOF_GRACE_SECONDS)
+        with anyio.move_on_after(self.deadline - anyio.current_time()):
             await self._idle.wait()
 
     def _changed(self) -> None:

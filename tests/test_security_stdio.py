@@ -407,15 +407,16 @@ async def test_open_listens_hold_no_place(hand_build: Path) -> None:
 @pytest.mark.slow
 def test_stdin_closing_ends_a_server_that_has_stopped_reading_it(hand_build: Path) -> None:
     """With `MAX_IN_FLIGHT` requests not answered the server reads no more of stdin, so it would not see its end:
-    twice as many lookups, each held for ever, then stdin closed. The server still ends, once the lookups in flight
-    have had their grace, and says the session ended to each (an error, as at any end of stdin)."""
+    twice as many lookups, each held for ever, and a ping, then stdin closed. The server still ends, once the lookups
+    in flight have had their grace, and says the session ended to every request, read or not (an error, as at any
+    end of stdin): those it had not read yet, the ping among them, used to get no answer at all."""
     with held_lookups(hand_build) as server:
-        server.send(b"".join(LOOKUP % n for n in range(1, 2 * MAX_IN_FLIGHT + 1)))
+        server.send(b"".join(LOOKUP % n for n in range(1, 2 * MAX_IN_FLIGHT + 1)) + PING % 1000)
         assert server.proc.stdin is not None
         server.proc.stdin.close()
         assert server.proc.wait(timeout=60) == 0
-        replies = [server.reply() for _ in range(MAX_IN_FLIGHT)]
-    assert sorted(reply["id"] for reply in replies) == list(range(1, MAX_IN_FLIGHT + 1))
+        replies = [server.reply() for _ in range(2 * MAX_IN_FLIGHT + 1)]
+    assert sorted(reply["id"] for reply in replies) == [*range(1, 2 * MAX_IN_FLIGHT + 1), 1000]
     assert all("error" in reply for reply in replies)
 
 
