@@ -68,18 +68,20 @@ class HeadBound(h11.Connection):
 
     The head's size is what it took from the receive buffer, the bytes h11's own check counts (a head padded with
     spaces counts them). Refused as h11 refuses an incomplete one, with `RemoteProtocolError`, which uvicorn answers
-    `400` before closing the connection. Reads h11's private `_receive_buffer`: its length is the only measure of
-    the raw head (the parsed one drops whitespace)."""
+    `400` before closing the connection. The buffer is measured through `trailing_data`, h11's public copy of it
+    (its private `_receive_buffer` could change with any release), and only before a request head: it then holds
+    the head and at most what arrived with it."""
 
     def __init__(self, max_head_bytes: int) -> None:
         super().__init__(h11.SERVER, max_incomplete_event_size=max_head_bytes)
         self.max_head_bytes = max_head_bytes
 
     def next_event(self) -> Any:
-        head_next = self.their_state is h11.IDLE  # the next event, if any, is a request head
-        before = len(self._receive_buffer)
+        if self.their_state is not h11.IDLE:  # the next event, if any, is no request head
+            return super().next_event()
+        before = len(self.trailing_data[0])
         event = super().next_event()
-        if head_next and isinstance(event, h11.Request) and before - len(self._receive_buffer) > self.max_head_bytes:
+        if isinstance(event, h11.Request) and before - len(self.trailing_data[0]) > self.max_head_bytes:
             raise h11.RemoteProtocolError("Request head too large", error_status_hint=431)
         return event
 
