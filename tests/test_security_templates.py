@@ -259,15 +259,26 @@ def test_a_link_inside_the_folder_is_followed(tmp_path: Path) -> None:
     assert _render(tmp_path, "{% include 'alias.md.j2' %}") == "inside"
 
 
-def test_a_template_that_is_not_utf8_is_a_clear_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        (
+            "# Agent\nCaf\xe9 {{ agent.id }}\n".encode("latin-1"),
+            "2:4: not valid UTF-8: byte 0xe9 at offset 11 (save the file as UTF-8)",
+        ),
+        # a Windows editor's "Unicode" is UTF-16 with a byte order mark: said as for a capability document
+        ("# Agent {{ agent.id }}\n".encode("utf-16"), "1:1: not valid UTF-8: the file is UTF-16 or UTF-32"),
+    ],
+    ids=["latin-1", "utf-16"],
+)
+def test_a_template_that_is_not_utf8_is_a_clear_error(tmp_path: Path, data: bytes, said: str) -> None:
     folder = tmp_path / "templates"
     folder.mkdir()
-    (folder / "agent.md.j2").write_bytes("# Agent\nCaf\xe9 {{ agent.id }}\n".encode("latin-1"))
+    (folder / "agent.md.j2").write_bytes(data)
     write_catalog(tmp_path)
     result = run_cli(["build", "-q"], cwd=tmp_path)
     assert result.exit_code == 1
-    place = f"error: template error: {Path('templates', 'agent.md.j2')}:2:4:"
-    assert f"{place} not valid UTF-8: byte 0xe9 at offset 11 (save the file as UTF-8)" in result.stderr
+    assert f"error: template error: {Path('templates', 'agent.md.j2')}:{said}" in result.stderr, result.stderr
     assert "Traceback" not in result.stderr
 
 
@@ -297,18 +308,6 @@ def test_a_lone_surrogate_in_a_template_s_output_is_a_template_error(
     assert error.startswith(f"error: template error: {Path('templates', template)}: {artifact}, line {line}, ")
     assert "lone surrogate" in error and "Traceback" not in result.output
     assert snapshot(project / "build") == before
-
-
-def test_a_template_saved_as_utf16_is_said_to_be(tmp_path: Path) -> None:
-    """A Windows editor's "Unicode" is UTF-16 with a byte order mark: said as for a capability document."""
-    folder = tmp_path / "templates"
-    folder.mkdir()
-    (folder / "agent.md.j2").write_bytes("# Agent {{ agent.id }}\n".encode("utf-16"))
-    write_catalog(tmp_path)
-    result = run_cli(["build", "-q"], cwd=tmp_path)
-    assert result.exit_code == 1
-    place = f"error: template error: {Path('templates', 'agent.md.j2')}:1:1:"
-    assert f"{place} not valid UTF-8: the file is UTF-16 or UTF-32" in result.stderr, result.stderr
 
 
 def test_a_template_file_that_is_not_a_regular_file_is_refused(tmp_path: Path) -> None:
