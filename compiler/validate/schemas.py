@@ -19,6 +19,7 @@ from typing import Any
 from capidx.compiler.diagnostics import Diagnostic
 from capidx.compiler.validate.fastschema import compile_check
 from capidx.compiler.validate.load import SourceFile, file_problem, load_file
+from capidx.compiler.validate.regexrisk import MAX_WRITTEN_OUT, backtracking_risk, written_out
 from capidx.compiler.validate.schemacost import Budget, SlowPattern, TooCostly, counted
 from capidx.schema.wording import Search, describe, json_type, shown, without_shadowed
 from capidx.schema.wording import short as _short
@@ -212,8 +213,6 @@ def _risky_patterns(source: SourceFile) -> list[Diagnostic]:
     a regex the `regex` package would write out past `MAX_WRITTEN_OUT` parts to compile (`a{10000000}`), which no
     time limit bounds: also the patterns of one `patternProperties` together, which `additionalProperties` matches
     as one."""
-    from capidx.compiler.validate.regexrisk import MAX_WRITTEN_OUT, backtracking_risk
-
     found: list[Diagnostic] = []
     for parts, regexes in _regexes(source.data):
         sizes = [_written_out(pattern) for _, pattern in regexes]
@@ -249,8 +248,6 @@ def _regexes(data: Any) -> Iterator[tuple[tuple[Any, ...], list[tuple[tuple[str,
 
 def _written_out(pattern: str) -> int:
     """regexrisk.written_out; 0 for a pattern `re` refuses, which the meta-schema's `regex` format says."""
-    from capidx.compiler.validate.regexrisk import written_out
-
     try:
         return written_out(pattern)
     except re.error:
@@ -259,8 +256,6 @@ def _written_out(pattern: str) -> int:
 
 def _long(what: str, size: int) -> tuple[str, str]:
     """The error of regexes `regex` would write out in `size` parts to compile, and its hint."""
-    from capidx.compiler.validate.regexrisk import MAX_WRITTEN_OUT
-
     return (
         f"{what} come to {size:,} parts written out, more than the {MAX_WRITTEN_OUT:,} a schema's regex may have",
         "to compile a regex, each repeated part is written out as many times as its least count: lower the count,"
