@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import re
 import types
-from collections.abc import Callable
 from typing import Any
 
-Search = Callable[[str, str], bool]
+from capidx.schema.wording import Search
 
 
 def with_search(function: Any, search: Search) -> Any:
