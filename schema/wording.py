@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from capidx.schema.printable import unlike_command
-from capidx.schema.yamldata import shown_key
+from capidx.schema.yamldata import shown_key, yaml_loader
 
 Parts = tuple[Any, ...]
 Written = Callable[[Parts, Any], "str | None"]  # a value's text as the file has it, when known
@@ -521,8 +521,6 @@ def _open_bracket(text: str) -> Any | None:
     say which flow collections are open. Read once more only on that error, as validate and serve read the file."""
     import yaml
     from yaml.events import CollectionEndEvent, CollectionStartEvent
-
-    from capidx.schema.yamldata import yaml_loader
 
     loader = yaml_loader()(text)
     opened: list[Any] = []  # per open collection: its start event when written in brackets, else None
