@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from capidx.schema.text import canonical_json, normalize, terms
 from capidx.server.matchindex import Resolution
 from capidx.server.snapshot import Snapshot
-from capidx.server.unlisted import NOT_LISTED_CHARS, fitting
+from capidx.server.unlisted import NOT_LISTED_CHARS, fitting, some_of
 
 _NAMED_BY = frozenset(("alias", "terminology", "identifier"))  # the tiers a query names a capability in words
 
@@ -97,7 +97,8 @@ def uncited(snapshot: Snapshot, found: Resolution, agent: str) -> str:
 def uncited_records(snapshot: Snapshot, agent: str) -> str:
     """After an agent's sources: its records that cite nothing, which the list of URLs cannot show ("copilot-cli's
     records of Plugins, Web Search cite no sources."), their names within `NOT_LISTED_CHARS` characters, then how
-    many more. Read from the agent's sources document: a record it cites in no row cites nothing."""
+    many more, said as a list's note says them (`unlisted.some_of`). Read from the agent's sources document: a record
+    it cites in no row cites nothing."""
     document = snapshot.find("sources", agent=agent, capability=None)
     value = document.value if document is not None else None
     rows = value.get("sources") if isinstance(value, dict) else None
@@ -115,8 +116,5 @@ def uncited_records(snapshot: Snapshot, agent: str) -> str:
     ]
     if not names:
         return ""
-    shown = fitting(names, NOT_LISTED_CHARS)
-    more = f" and {len(names) - len(shown):,} more" if len(shown) < len(names) else ""
-    records = "record" if len(names) == 1 else "records"
-    cites = "cites" if len(names) == 1 else "cite"
-    return f"{agent}'s {records} of {', '.join(shown)}{more} {cites} no sources."
+    records, cites = ("record", "cites") if len(names) == 1 else ("records", "cite")
+    return f"{agent}'s {records} of {some_of(fitting(names, NOT_LISTED_CHARS), len(names))} {cites} no sources."

@@ -60,7 +60,7 @@ def not_listed(snapshot: Snapshot, resolved: Mapping[str, Resolution]) -> str:
         room = max(0, room - len(", ".join(shown)))
         cut = cut or len(shown) < len(missing)
         if shown or "agent" in resolved:
-            said.append(f"Not in {_data_of(ids, count)}, so not listed: {_some_of(shown, len(missing))}")
+            said.append(f"Not in {_data_of(ids, count)}, so not listed: {some_of(shown, len(missing))}")
         else:  # a count alone, said once per group, is no use: these agents are said in one sentence
             folded.append((ids, count))
     if folded or others:
@@ -93,7 +93,7 @@ def _data_of(ids: list[str], count: int) -> str:
     return f"the data of {', '.join(ids)}{more}"
 
 
-def _some_of(shown: list[str], count: int) -> str:
+def some_of(shown: list[str], count: int) -> str:
     """'Hooks, Plugins and 3 more' of `count` capabilities; '5 capabilities' when none is named."""
     if not shown:
         return plural(count, "capability", "capabilities")
