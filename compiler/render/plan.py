@@ -32,8 +32,10 @@ from capidx.schema.builddir import MATCH_INDEX
 from capidx.schema.text import canonical_json
 
 Renderer = Callable[..., str]
-# The kinds of artifact a template renders, each from the template of its name (`_renderers`).
-TEMPLATED_KINDS = frozenset({"full", "agent", "capability", "category", SNIPPET_TEMPLATE, "summary"})
+# The kinds of artifact a template renders, each from the template of its name (`_renderers`): those of
+# `markdown_artifacts`, and the summary.
+MARKDOWN_KINDS = ("full", "agent", "capability", "category", SNIPPET_TEMPLATE)
+TEMPLATED_KINDS = frozenset({*MARKDOWN_KINDS, "summary"})
 
 
 def _renderers(env: jinja2.Environment, *names: str) -> dict[str, Renderer]:
@@ -68,7 +70,7 @@ def markdown_artifacts(
     """full.md, one document per agent, canonical capability and category, and the snippets.
 
     `title` (capidx.yaml's `title:`) is a variable of every template, for user templates that want it."""
-    render = _renderers(env, "full", "agent", "capability", "category", SNIPPET_TEMPLATE)
+    render = _renderers(env, *MARKDOWN_KINDS)
     related = {capability.slug: enhanced.similar_rows(capability.slug) for capability in catalog.capabilities}
     shared = {"catalog": catalog, "prefix": prefix, "related": related, "title": title}
     records = [record for agent in catalog.agents for record in agent.capabilities]
