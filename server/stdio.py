@@ -297,14 +297,13 @@ async def _deliver(
     if isinstance(parsed, Reply):
         logger.warning("stdin: %s", parsed.error.error.message)
         await replies.send(parsed)
-    elif isinstance(parsed, types.JSONRPCRequest):
-        holds = parsed.method not in HOLD_NO_PLACE
+    elif isinstance(parsed, types.JSONRPCRequest) and parsed.method not in HOLD_NO_PLACE:
         # stdin is not read meanwhile: the client's writes wait on the full pipe
-        if holds and not await room():
+        if not await room():
             await replies.send(_error(parsed.id, types.CONNECTION_CLOSED, ENDED))
             return
         # The SDK answers nothing to a request the client cancelled, and says so through this hook
-        unanswered = ServerMessageMetadata(on_request_unanswered=in_flight.sent(parsed.id, holds=holds))
+        unanswered = ServerMessageMetadata(on_request_unanswered=in_flight.sent(parsed.id))
         await messages.send(SessionMessage(parsed, metadata=unanswered))
     elif parsed is not None:
         await messages.send(SessionMessage(parsed))
@@ -316,8 +315,8 @@ HANG_UP_CHECK_SECONDS = 0.5  # while the reader waits for room: how often it loo
 # (HTTP's, whose minimum is 1): one stdio client.
 MAX_IN_FLIGHT = 32
 # Requests that last until the client ends them, and hold no place among `MAX_IN_FLIGHT`: the client ends one with
-# notifications/cancelled, which a reader waiting for room would never read. Bounded by the SDK instead (its
-# ListenHandler's max_subscriptions, 1024: one more is refused).
+# notifications/cancelled, which a reader waiting for room would never read; nor are they waited for at the end of
+# stdin. Bounded by the SDK instead (its ListenHandler's max_subscriptions, 1024: one more is refused).
 HOLD_NO_PLACE = frozenset({"subscriptions/listen"})
 
 
@@ -357,57 +356,44 @@ def _hung_up(fd: int) -> bool:
 
 
 class _InFlight:
-    """The requests passed to the server and not answered yet, counted by id (a client may reuse one). At most
-    `limit` of them hold a place: the reader waits for `room` before it passes on another; the others
-    (`HOLD_NO_PLACE`) are counted for `settled` only.
+    """The requests passed to the server that hold a place and are not answered yet, counted by id (a client may
+    reuse one). At most `limit`: the reader waits for `room` before it passes on another. `HOLD_NO_PLACE` requests
+    are not counted: only the client or the end of the session ends one, so neither `room` nor `settled` waits for
+    them.
 
     A request is answered when its reply is handed to the writer, or when the server settles it without a reply
-    (the client cancelled it); both free its place. A reply names only the id: with requests of both kinds
-    pending under one id, it is taken for one that holds a place (a listen ends by a reply only when the server
-    ends it), and per id the counts stay right, so no place is lost or gained for good."""
+    (the client cancelled it); both free its place. A reply names only the id: one that ends a listen sharing its
+    id with a counted request frees that request's place, once, so no place is lost or gained for good."""
 
     def __init__(self, limit: int) -> None:
         self._limit = limit
         self._holding: dict[str | int, int] = {}  # id -> requests holding a place
-        self._free: dict[str | int, int] = {}  # id -> requests holding none
-        self._held = 0
         self._idle = _event(True)
         self._room = _event(True)
         self.deadline = math.inf  # when requests in flight stop being waited for (`end_grace`)
 
-    def sent(self, request_id: str | int, *, holds: bool = True) -> Callable[[], Awaitable[None]]:
+    def sent(self, request_id: str | int) -> Callable[[], Awaitable[None]]:
         """Count one more request with this id; returns what to call if the server settles it without a reply."""
-        counts = self._holding if holds else self._free
-        counts[request_id] = counts.get(request_id, 0) + 1
-        self._held += holds
+        self._holding[request_id] = self._holding.get(request_id, 0) + 1
         self._changed()
 
         async def unanswered() -> None:
-            self._settle(request_id, holds)
+            self.answered(request_id)
 
         return unanswered
 
     def answered(self, request_id: Any) -> None:
-        """One request with this id is answered (an id nobody asked with, such as a reply to a line that could not
-        be read, changes nothing)."""
-        self._settle(request_id, True)
-
-    def _settle(self, request_id: Any, holds: bool) -> None:
-        """One request with this id is done: one of `holds`'s kind if there is one, else one of the other."""
-        if request_id not in self._holding and request_id not in self._free:
-            return
-        if request_id not in (self._holding if holds else self._free):
-            holds = not holds
-        counts = self._holding if holds else self._free
-        if (count := counts.pop(request_id)) > 1:
-            counts[request_id] = count - 1
-        self._held -= holds
-        self._changed()
+        """One request with this id is done (an id nobody asked with, such as a reply to a line that could not be
+        read, changes nothing)."""
+        if (count := self._holding.pop(request_id, 0)) > 1:
+            self._holding[request_id] = count - 1
+        if count:
+            self._changed()
 
     @property
     def has_room(self) -> bool:
         """Whether fewer than `limit` requests hold a place."""
-        return self._held < self._limit
+        return sum(self._holding.values()) < self._limit
 
     async def room(self) -> None:
         """Wait until fewer than `limit` requests hold a place."""
@@ -419,14 +405,16 @@ class _InFlight:
         self.deadline = min(self.deadline, anyio.current_time() + seconds)
 
     async def settled(self) -> None:
-        """At the end of stdin: wait until every request is answered, or `EOF_GRACE_SECONDS` (one the server never
-        answers must not hold it), or less if the grace began when the client was seen to go."""
+        """At the end of stdin: wait until every request that holds a place is answered, or `EOF_GRACE_SECONDS` (one
+        the server never answers must not hold it), or less if the grace began when the client was seen to go. Open
+        listens are not waited for: only the client or the server's end ends one, so each kept a server that had
+        nothing left to do running for the whole grace; the end of the session answers them."""
         self.end_grace(EOF_GRACE_SECONDS)
         with anyio.move_on_after(self.deadline - anyio.current_time()):
             await self._idle.wait()
 
     def _changed(self) -> None:
-        self._idle = _event(not self._holding and not self._free, self._idle)
+        self._idle = _event(not self._holding, self._idle)
         self._room = _event(self.has_room, self._room)
 
 

@@ -24,6 +24,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED
 from server_support import (
     PREFIX,
     capidx_command,
@@ -402,6 +403,33 @@ async def test_open_listens_hold_no_place(hand_build: Path) -> None:
             assert (await client.list_tools()).tools
             await listens.aclose()
             assert (await client.list_tools()).tools
+
+
+# `capidx serve` that would wait an hour for requests still in flight at the end of stdin
+LONG_GRACE = "from capidx.server import stdio\nstdio.EOF_GRACE_SECONDS = 3600\nfrom capidx.cli import main\nmain()\n"
+META_2026 = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+@pytest.mark.slow
+def test_an_open_listen_does_not_keep_a_server_whose_stdin_ended(hand_build: Path) -> None:
+    """Only the client or the end of the session ends a `subscriptions/listen`: waited for like any request in
+    flight, an open one kept a server whose client had closed stdin running for the whole end-of-stdin grace. With
+    the grace an hour long, the server still ends at once, and answers the listen that the session ended."""
+    discover = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": META_2026}}
+    notifications = {"toolsListChanged": True}
+    listen = {"jsonrpc": "2.0", "id": 2, "method": "subscriptions/listen"}
+    listen["params"] = {"notifications": notifications, "_meta": META_2026}
+    data = b"".join(json.dumps(message).encode() + b"\n" for message in (discover, listen))
+    command = [sys.executable, "-c", LONG_GRACE, "serve", "--build", str(hand_build), "--no-reload"]
+    done = subprocess.run(command, cwd=hand_build.parent, input=data, capture_output=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [reply.get("id") for reply in replies if "id" in reply] == [1, 2]
+    assert replies[-1]["error"]["code"] == CONNECTION_CLOSED
 
 
 @pytest.mark.slow
