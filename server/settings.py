@@ -323,7 +323,7 @@ def from_environment(environ: Mapping[str, str]) -> tuple[dict[str, Any], list[s
     known = [variable for variable, _flag in NAMES.values()]
     for variable in sorted(v for v in environ if v.startswith("CAPIDX_") and v not in known and environ[v].strip()):
         if close := difflib.get_close_matches(variable, known, n=1, cutoff=0.85):
-            problems.append(_printable(f"{variable}: not a capidx setting (did you mean {close[0]}?)"))
+            problems.append(visible(f"{variable}: not a capidx setting (did you mean {close[0]}?)"))
     for name, (variable, _flag) in NAMES.items():
         raw = environ.get(variable, "")
         if not raw.strip():
@@ -451,9 +451,9 @@ def _parse(path: Path, raw: bytes) -> tuple[YamlDocument, str]:
     except yaml.MarkedYAMLError as error:  # worded and placed as validate does (`wording.yaml_problem`)
         (line, column), message, hint = yaml_problem(error, text)
         where = str(path) if line is None else f"{path}:{line}:{column}"
-        raise SettingsError([_printable(f"{where}: {said(message, hint)}")]) from None
+        raise SettingsError([visible(f"{where}: {said(message, hint)}")]) from None
     except yaml.YAMLError as error:
-        raise SettingsError([_printable(f"{path}: invalid YAML: {' '.join(str(error).split())}")]) from None
+        raise SettingsError([visible(f"{path}: invalid YAML: {' '.join(str(error).split())}")]) from None
     except YamlTooDeep as error:  # as `too_deep` below says it of the parsed data
         raise SettingsError([_at(path, error.position, error.parts, str(error))]) from None
     except YamlShapeError as error:
@@ -521,12 +521,7 @@ def _at(path: Path, at: Position | None, parts: Parts | None, message: str) -> s
     written)."""
     line, column = at or (1, 1)
     where = "" if parts is None else f"{json_path(parts)}: "
-    return _printable(f"{path}:{line}:{column}: {where}{message}")
-
-
-def _printable(text: str) -> str:
-    """`text` with every character a terminal would act on (escape, bidi controls, line breaks) as its escape."""
-    return text if text.isprintable() else "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+    return visible(f"{path}:{line}:{column}: {where}{message}")
 
 
 # --- merge ------------------------------------------------------------------------------------------
