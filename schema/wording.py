@@ -306,6 +306,8 @@ def _hint(error: Any, written: Callable[[], str | None] = lambda: None) -> str |
     kind, value, expected = error.validator, error.instance, error.validator_value
     if kind == "enum":
         allowed = [str(item) for item in expected]
+        if (yaml_boolean := _yaml_boolean(value, written)) and value not in expected:  # 'instructions: off'
+            return f"{yaml_boolean}; {_listing('allowed values', allowed)}"
         usual = _VENDOR_WORDS.get(value.strip().casefold()) if isinstance(value, str) else None
         if usual in allowed:
             return f"record a vendor's '{value}' as '{usual}' and repeat its word in limitations (docs/data-format.md)"
@@ -344,11 +346,18 @@ def _type_hint(expected: str | list[str], value: Any, written: Callable[[], str 
                 return f"write {text}, without quotes"
             if (plain := _written_out(text)) is not None:
                 return f"write {plain}, without quotes; in YAML an exponent such as {text} is read as text"
-    if kind == "string" and isinstance(value, bool) and (text := written()) and text.casefold() not in _JSON_BOOLEANS:
-        return f"'{text}' is read as {json.dumps(value)} in YAML: write \"{text}\" in quotes"  # yes, no, on, off
+    if kind == "string" and (yaml_boolean := _yaml_boolean(value, written)):
+        return f'{yaml_boolean}: write "{written()}" in quotes'
     if kind == "string" and isinstance(value, int | float) and not isinstance(value, bool):
         return f'write it in quotes: "{written() or value}"'
     return _TYPE_HINTS.get(kind)
+
+
+def _yaml_boolean(value: Any, written: Callable[[], str | None]) -> str | None:
+    """How YAML read a boolean written as YAML 1.1's `yes`, `no`, `on` or `off` ('off' is read as false)."""
+    if isinstance(value, bool) and (text := written()) and text.casefold() not in _JSON_BOOLEANS:
+        return f"'{text}' is read as {json.dumps(value)} in YAML"
+    return None
 
 
 def _written_out(text: str) -> str | None:

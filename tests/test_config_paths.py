@@ -697,6 +697,19 @@ def test_a_yaml_boolean_word_meant_as_text_reads_the_same_in_validate_build_and_
         assert said == expected, (command, result.output)
 
 
+def test_a_yaml_boolean_word_given_for_a_listed_value_says_how_yaml_read_it(project: Path) -> None:
+    """`serve: {instructions: off}` said "false is not a valid instructions": the user wrote off, not false. The hint
+    says how YAML read the word, then the allowed values, in every command that checks the file."""
+    (project / "capidx.yaml").write_text("budgets: {summary: 500}\nserve:\n  instructions: off\n", encoding="utf-8")
+
+    for command in ("validate", "build", "serve"):
+        result = run_cli([command], project)
+        assert result.exit_code == 2, result.output
+        said = [line for line in result.output.splitlines() if "capidx.yaml:3:17: $.serve.instructions" in line]
+        assert len(said) == 1, (command, result.output)
+        assert "('off' is read as false in YAML; allowed values: pointer, summary)" in said[0], (command, said)
+
+
 def test_a_catalog_folder_that_is_not_there_is_not_called_a_validation_error(project: Path) -> None:
     """`paths.agents: nope` stops the build with exit 2, as validate: a configuration error, not invalid data (1)."""
     (project / "capidx.yaml").write_text("paths:\n  agents: nope\n", encoding="utf-8")
