@@ -687,7 +687,9 @@ def test_a_schema_that_takes_too_long_to_apply_is_stopped_and_said_once(
     monkeypatch.setattr(schemacost, "MAX_SECONDS", -1.0)  # any reading of the clock is too late
     monkeypatch.setattr(schemacost, "CLOCK_EVERY", 3)  # the root spends on its `$ref` and the validator it makes
     agent = _agent_schema() | {"$schema": "http://json-schema.org/draft-07/schema#"}
-    schema = _write(tmp_path / "costly.schema.json", {"$defs": {"agent": _schema(agent)}, "$ref": "#/$defs/agent"})
+    whole = _schema(agent)  # its `$ref`s name the root's `$defs`: they are the root's here too
+    costly = {"$defs": {**whole["$defs"], "whole": whole}, "$ref": "#/$defs/whole"}
+    schema = _write(tmp_path / "costly.schema.json", costly)
     result = run_cli([command, "--schema", str(schema)], cwd=tmp_path)
     output = result.output if command == "validate" else result.stderr
     assert result.exit_code == 2, output

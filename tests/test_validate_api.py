@@ -237,11 +237,16 @@ properties:
 """
 
 
-def _run_schema(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, schema_text: str | None) -> tuple[int, str]:
+def _run_schema(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, schema_text: str | None, beside: str = ""
+) -> tuple[int, str]:
+    """`validate --schema s.yaml` on a copy of valid/full with one bad homepage; `beside`: d.yaml's text."""
     project = copy_case("valid/full", tmp_path)
     monkeypatch.chdir(project)
     if schema_text is not None:
         (project / "s.yaml").write_text(schema_text)
+    if beside:
+        (project / "d.yaml").write_text(beside)
     doc = project / "agents" / "alpha" / "capabilities" / "current.json"
     data = json.loads(doc.read_text())
     data["capabilities"][0]["homepage"] = "not a uri"
@@ -274,11 +279,23 @@ def test_missing_user_schema_is_a_usage_error(tmp_path: Path, monkeypatch: pytes
     assert "s.yaml: does not exist" in output
 
 
-def test_user_schema_with_a_broken_ref(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    code, output = _run_schema(tmp_path, monkeypatch, "type: object\nproperties:\n  agent: {$ref: '#/$defs/nope'}\n")
+@pytest.mark.parametrize(
+    ("reference", "missing"), [("#/$defs/nope", "'/$defs/nope'"), ("#nope", "anchor 'nope'"), ("d.yaml#/x", "'/x'")]
+)
+def test_a_user_schema_ref_to_a_place_that_is_not_there_is_said_once_at_the_ref(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reference: str, missing: str
+) -> None:
+    """A `$ref` to a key or an anchor its document lacks was said once per document checked, by jsonschema's private
+    wrapper ("the schema cannot be applied: _WrappedReferencingError: PointerToNowhere: ... does not exist within"
+    and the whole schema): it is an error of the schema, said once at the `$ref`, before any document is checked."""
+    schema = f"type: object\nproperties:\n  agent: {{$ref: '{reference}'}}\n"
+
+    code, output = _run_schema(tmp_path, monkeypatch, schema, beside="$defs: {y: {}}\n")
 
     assert code == 2
-    assert "current.json: the schema cannot be applied: _WrappedReferencingError: PointerToNowhere" in output
+    assert f's.yaml:3:17: $.properties.agent.$ref: $ref "{reference}" points to nothing' in output
+    assert f"the schema it names has no {missing}" in output
+    assert output.count("points to nothing") == 1 and "current.json" not in output, output
 
 
 def test_a_shared_alias_is_warned_when_only_one_document_is_named(tmp_path: Path) -> None:

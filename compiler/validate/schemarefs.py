@@ -213,8 +213,10 @@ def check_references(
                 known = known.combine(*list(files.crawled.values())[combined:])
                 combined = len(files.crawled)
             cause = _resolve(known.resolver(root_uri), reference)
-            if cause is not None:
+            if isinstance(cause, NonLocalReference):
                 problems.append(_not_local(current, parts, cause, source.path.parent))
+            elif cause is not None:
+                problems.append(_nowhere(current, parts, cause))
         for uri, loaded in files.loaded.items():
             if uri not in seen:
                 seen.add(uri)
@@ -364,8 +366,10 @@ def _only_schemas(specification: Specification) -> Specification:
     )
 
 
-def _resolve(resolver: Any, reference: str) -> NonLocalReference | None:
-    """None when `reference` resolves, or fails for another reason than not being local (jsonschema's to report)."""
+def _resolve(resolver: Any, reference: str) -> Exception | None:
+    """None when `reference` resolves, or names a local file that cannot be read (said once, by `_LocalFiles`); else
+    why not: NonLocalReference, or referencing's error for a place the document lacks (`#/$defs/nope`, an anchor),
+    which jsonschema would otherwise raise, and name by its private wrapper, once per document checked."""
     from referencing.exceptions import Unresolvable
 
     try:
@@ -373,9 +377,10 @@ def _resolve(resolver: Any, reference: str) -> NonLocalReference | None:
     except Unresolvable as exc:
         cause: BaseException | None = exc
         while cause is not None:
-            if isinstance(cause, NonLocalReference):
-                return cause
+            if isinstance(cause, NonLocalReference | UnreadableSchema):
+                return cause if isinstance(cause, NonLocalReference) else None
             cause = cause.__cause__
+        return exc
     return None
 
 
@@ -428,14 +433,33 @@ def _references(
             yield from _references(value, base, (*parts, key), rules, names=named)
 
 
-def _not_local(source: SourceFile, parts: tuple[Any, ...], cause: NonLocalReference, folder: Path) -> Diagnostic:
-    reference = source.data
-    for part in parts:
-        reference = reference[part]
+def _nowhere(source: SourceFile, parts: tuple[Any, ...], cause: Exception) -> Diagnostic:
+    """A reference to a place its document does not have: named by what is missing, not by the whole document
+    referencing's message repeats."""
+    anchor = getattr(cause, "anchor", None)
+    missing = f"anchor {anchor!r}" if anchor is not None else repr(getattr(cause, "ref", ""))
     return source.diagnostic(
         parts,
         "error",
-        f"{parts[-1]} {json.dumps(reference, ensure_ascii=False)[:200]} is not a local schema file ({cause})",
+        f"{parts[-1]} {_written(source, parts)} points to nothing: the schema it names has no {missing}",
+        "point it at a place the schema has: '#/$defs/<name>' for a key under $defs, or '#<name>' for an $anchor",
+        _CODE,
+    )
+
+
+def _written(source: SourceFile, parts: tuple[Any, ...]) -> str:
+    """The reference at `parts`, quoted as JSON (200 characters at most)."""
+    data = source.data
+    for part in parts:
+        data = data[part]
+    return json.dumps(data, ensure_ascii=False)[:200]
+
+
+def _not_local(source: SourceFile, parts: tuple[Any, ...], cause: NonLocalReference, folder: Path) -> Diagnostic:
+    return source.diagnostic(
+        parts,
+        "error",
+        f"{parts[-1]} {_written(source, parts)} is not a local schema file ({cause})",
         f"copy the schema it names into {folder} and refer to it by a relative path",
         _CODE,
     )
