@@ -25,9 +25,12 @@ def cache_dir() -> Path:
 
 def private_cache_dir() -> Path | None:
     """The cache folder, made if missing, when it is a folder (not a link) of this user's that no one else may write
-    in; None otherwise, or where it cannot be made."""
+    in; None otherwise, where it cannot be made, or when it is no absolute path (a relative HOME would put it in
+    whatever folder a command runs in: a project, a build)."""
     try:
         folder = cache_dir()
+        if not folder.is_absolute():
+            return None
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         info = os.lstat(folder)
         mine = info.st_uid == os.getuid()

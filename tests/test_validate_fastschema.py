@@ -391,6 +391,18 @@ def test_a_relative_xdg_cache_home_is_ignored(monkeypatch: pytest.MonkeyPatch, t
     assert usercache.cache_dir() == tmp_path / ".cache" / "capidx"
 
 
+def test_a_relative_home_gives_no_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`~/.cache/capidx` from a relative HOME is a folder of whatever folder a command runs in, a project's or a
+    build's: no cache is used then, and the check is still compiled and run."""
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", "relative/home")
+    monkeypatch.chdir(tmp_path)
+    assert usercache.private_cache_dir() is None
+    check = compile_check(TINY)
+    assert check is not None and check({"a": 1}) and not check({})
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_build_works_with_an_unwritable_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("a file where the cache folder would be", "utf-8")
