@@ -11,7 +11,14 @@ from typing import Any
 import pytest
 from catalog_factory import documents, run_cli, snapshot, write_catalog
 
-ACROSS = ("name-slug-collision", "name-spelling", "category-mismatch", "name-near-miss", "surrounding-space")
+ACROSS = (
+    "name-slug-collision",
+    "name-spelling",
+    "name-plural",
+    "category-mismatch",
+    "name-near-miss",
+    "surrounding-space",
+)
 Docs = dict[str, dict[str, Any]]
 
 
@@ -135,7 +142,7 @@ def test_a_near_miss_one_agent_each_is_said_at_both_without_taking_a_side(tmp_pa
 
 def test_a_near_miss_of_a_name_more_agents_use_is_said_in_each_file_of_the_rarer_one(tmp_path: Path) -> None:
     def edit(docs: Docs) -> None:
-        docs["claude-code"]["capabilities"][3]["name"] = "Code Reviews"  # 'Hooks'
+        docs["claude-code"]["capabilities"][3]["name"] = "Code Revew"  # 'Hooks'
         docs["vscode-copilot"]["capabilities"].append(dict(docs["copilot-cli"]["capabilities"][3]))  # 'Code Review'
         for agent, copy in (("claude-code", "claude-two"), ("copilot-cli", "copilot-two")):
             docs[copy] = json.loads(json.dumps(docs[agent]))
@@ -149,9 +156,78 @@ def test_a_near_miss_of_a_name_more_agents_use_is_said_in_each_file_of_the_rarer
     other = place(tmp_path, "copilot-cli", ': "Code Review"')
     for problem in problems:
         assert problem["message"] == (
-            f"'Code Reviews' is spelled almost like 'Code Review' in {other}, the spelling 3 other agents use"
+            f"'Code Revew' is spelled almost like 'Code Review' in {other}, the spelling 3 other agents use"
         )
         assert problem["hint"].endswith("spell it as the others do")
+
+
+# --- name-plural --------------------------------------------------------------------------------------------------
+
+
+def test_a_name_in_the_plural_where_more_agents_write_the_singular_is_an_error_naming_their_place(
+    tmp_path: Path,
+) -> None:
+    """'Code Reviews' beside the 'Code Review' three agents write was one typing error apart, a warning: CI stayed green
+    while the build made two capabilities, each agent answered on one. Names that differ only in singular and plural
+    are refused where the spelling fewer agents write is, naming a place of the other; no near-miss besides."""
+
+    def edit(docs: Docs) -> None:
+        docs["claude-code"]["capabilities"][3]["name"] = "Code Reviews"  # 'Hooks'
+        docs["vscode-copilot"]["capabilities"].append(dict(docs["copilot-cli"]["capabilities"][3]))  # 'Code Review'
+        docs["gemini-two"] = json.loads(json.dumps(docs["copilot-cli"]))
+        docs["gemini-two"]["agent"]["name"] += " Two"
+
+    problems = found(tmp_path, edited(edit))
+    assert said(problems) == [
+        ("agents/claude-code/capabilities/current.json", "$.capabilities[3].name", "error", "name-plural")
+    ]
+    other = place(tmp_path, "copilot-cli", ': "Code Review"')
+    assert problems[0]["message"] == f"'Code Reviews' differs only in singular and plural from 'Code Review' in {other}"
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [("Policies", "Policy"), ("Agent Skills", "agent-skill"), ("Boxes", "Box"), ("Prompt Caches", "Prompt Cache")],
+)
+def test_two_agents_each_writing_one_form_are_both_told(tmp_path: Path, one: str, other: str) -> None:
+    """On a tie neither form is the others': each is said, naming the other's place."""
+
+    def edit(docs: Docs) -> None:
+        docs["claude-code"]["capabilities"][3]["name"] = one
+        docs["copilot-cli"]["capabilities"][3]["name"] = other
+
+    problems = found(tmp_path, edited(edit))
+    assert {(problem["path"], problem["code"]) for problem in problems} == {
+        ("agents/claude-code/capabilities/current.json", "name-plural"),
+        ("agents/copilot-cli/capabilities/current.json", "name-plural"),
+    }
+
+
+def test_one_agent_writing_both_forms_has_a_duplicate_name(tmp_path: Path) -> None:
+    """'MCP Server' beside 'MCP Servers' in one file validated: the build made two capabilities of one agent, and
+    'mcp' and 'mcp server' answered differently. The second is a duplicate name, naming the first."""
+
+    def edit(docs: Docs) -> None:
+        first = docs["claude-code"]["capabilities"][0]
+        docs["claude-code"]["capabilities"].append({**first, "name": first["name"].removesuffix("s")})
+
+    write_catalog(tmp_path, edited(edit))
+    result = run_cli(["validate", "--format", "json"], tmp_path)
+    problems = json.loads(result.stdout)["diagnostics"]
+    duplicates = [problem for problem in problems if problem["code"] == "duplicate-capability"]
+    assert len(duplicates) == 1, problems
+    assert duplicates[0]["message"].endswith("it differs only in singular and plural from 'MCP Servers'")
+    assert "first at $.capabilities[0]" in duplicates[0]["hint"]
+
+
+@pytest.mark.parametrize(("one", "other"), [("Testing", "Tests"), ("Status", "Statu"), ("Gas", "Ga")])
+def test_names_that_differ_in_more_than_a_plural_ending_are_no_plural(tmp_path: Path, one: str, other: str) -> None:
+    def edit(docs: Docs) -> None:
+        docs["claude-code"]["capabilities"][3]["name"] = one
+        docs["copilot-cli"]["capabilities"][3]["name"] = other
+
+    problems = found(tmp_path, edited(edit))
+    assert all(problem["code"] != "name-plural" for problem in problems), problems
 
 
 # --- name-spelling, white space ---------------------------------------------------------------------------------
@@ -226,6 +302,7 @@ def test_a_document_checked_alone_is_told_what_the_whole_catalog_tells_it(tmp_pa
         docs["copilot-cli"]["capabilities"][3]["name"] = "C# Support"  # 'Code Review'
         docs["vscode-copilot"]["capabilities"].append({**docs["copilot-cli"]["capabilities"][3], "name": "C++ Support"})
         docs["claude-code"]["capabilities"][3]["name"] = "Inline Suggestons"  # 'Hooks'
+        docs["claude-code"]["capabilities"][2]["name"] = "Subagent"  # copilot-cli's 'Subagents': a tie, said at both
 
     docs = edited(edit)
     whole = found(tmp_path, docs)

@@ -7,6 +7,9 @@ and one category (`capidx.compiler.catalog`), so those records should agree.
 - `category-mismatch` (error): one capability given two categories. The build can file it under one only, while its
   answers about each agent quote that agent's record: the catalog would contradict itself, so it is refused, as a
   second spelling of a slug is;
+- `name-plural` (error): names that differ only in singular and plural ('Custom Instruction' / 'Custom
+  Instructions'): one capability the build would make two of, each agent answered on one of them, so that the
+  catalog contradicts itself (within one document, the duplicate-name rule's error, `lint`);
 - `name-near-miss` (warning): a name one typing error from another agent's ('Inline Code Completon'), which the
   build would make a second capability of.
 
@@ -42,6 +45,7 @@ _DIGITS = re.compile(r"\d")
 _SPELLING_HINT = "use one spelling for one capability"
 _CATEGORY_HINT = "use one category for one capability"
 _NEAR_MISS_HINT = "one capability spelled two ways becomes two capabilities"
+PLURAL_HINT = "the build makes two capabilities of two names: write one for one capability, or name two apart"
 
 # Characters a name may be written with or without and still be the same name: spaces, dashes, quotes, brackets
 # and the punctuation that separates words. A slug keeps only a-z and 0-9, so names that differ in anything else
@@ -85,16 +89,44 @@ def check_across_agents(
     no part in the vote: its own error says it, and the agents that agree are not told they disagree with a typo."""
     documents = (*sources, *context)
     groups: dict[str, list[_Record]] = {}  # normalized name -> its records, in catalog order
+    forms: dict[str, list[_Record]] = {}  # the same in the singular -> its records
     for record in _records(documents):
         groups.setdefault(record.key, []).append(record)
+        forms.setdefault(singular(record.key), []).append(record)
     problems: list[Diagnostic] = []
     for group in groups.values():
-        records = _first_of_each_document(group) if len(group) > 1 else []
-        if len(records) < 2 or all(record.document >= len(sources) for record in records):
-            continue  # one agent's, nothing to agree with; or none of the checked documents'
-        problems += _names(documents, len(sources), records)
-        problems += _categories(documents, len(sources), records, refused)
+        if records := _to_compare(group, len(sources)):
+            problems += _names(documents, len(sources), records)
+            problems += _categories(documents, len(sources), records, refused)
+    for group in forms.values():
+        if len({record.key for record in group}) > 1 and (records := _to_compare(group, len(sources))):
+            problems += _plurals(documents, len(sources), records)
     return problems
+
+
+def singular(key: str) -> str:
+    """A normalized name with each word in the singular ('mcp servers' -> 'mcp server', 'policies' -> 'policy'), a
+    key only names that differ in plural endings share: 'testing' stays, and words of three letters ('gas', 'mcp')."""
+    return " ".join(_singular_word(word) for word in key.split())
+
+
+def _singular_word(word: str) -> str:
+    """'policies' -> 'policy', 'servers' -> 'server'; after a hissing sound a final 'e' goes too, so that a plural
+    in '-es' meets its singular whichever it is: 'boxes' and 'box' -> 'box', 'caches' and 'cache' -> 'cach'."""
+    if len(word) <= 3:
+        return word
+    if word.endswith("ies") and len(word) > 5:
+        return word[:-3] + "y"
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    return word[:-1] if word.endswith(("se", "she", "che", "xe", "ze")) else word
+
+
+def _to_compare(group: Sequence[_Record], checked: int) -> list[_Record]:
+    """A document's first record of each group, when two documents or more have one and a checked one is among
+    them; else none (one agent's, nothing to agree with; or none of the checked documents')."""
+    records = _first_of_each_document(group) if len(group) > 1 else []
+    return records if len(records) > 1 and any(record.document < checked for record in records) else []
 
 
 def check_name_near_misses(sources: Sequence[SourceFile], context: Sequence[SourceFile] = ()) -> list[Diagnostic]:
@@ -124,8 +156,14 @@ def check_name_near_misses(sources: Sequence[SourceFile], context: Sequence[Sour
         near = {other for variant in _deletions(key) for other in neighbours[variant]}  # a superset: confirmed below
         for other in sorted(other for other in near if one_edit(key, other)):
             theirs = {record.document for record in used[other]}
-            if ours & theirs or len(theirs) < len(ours) or _digits_apart(key, other):
-                continue  # two capabilities of one agent, the better-established name, or 'Python 2' / 'Python 3'
+            if (
+                ours & theirs
+                or len(theirs) < len(ours)
+                or _digits_apart(key, other)
+                or singular(key) == singular(other)
+            ):
+                continue  # two capabilities of one agent, the better-established name, 'Python 2' / 'Python 3', or
+                # 'MCP Server' / 'MCP Servers' (`name-plural`'s error)
             problems += [_near_miss(documents, record, used[other][0], len(ours), len(theirs)) for record in named]
     return problems
 
@@ -180,6 +218,18 @@ def _names(documents: Sequence[SourceFile], checked: int, records: Sequence[_Rec
             name, there = _spelled(record.name, other.name)
             message = f"{name} is spelled {there} in {where}"
             problems.append(source.diagnostic(parts, "warning", message, _SPELLING_HINT, "name-spelling"))
+    return problems
+
+
+def _plurals(documents: Sequence[SourceFile], checked: int, records: Sequence[_Record]) -> list[Diagnostic]:
+    """Names one capability in the singular and the plural: an error at each outvoted spelling."""
+    problems = []
+    for record, other in _outvoted(records, lambda record: record.key):
+        if record.document < checked:
+            where = _where(documents, other, "name")
+            message = f"{quote(record.name)} differs only in singular and plural from {quote(other.name)} in {where}"
+            parts = ("capabilities", record.index, "name")
+            problems.append(documents[record.document].diagnostic(parts, "error", message, PLURAL_HINT, "name-plural"))
     return problems
 
 

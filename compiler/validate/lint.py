@@ -193,29 +193,30 @@ def capability_names(data: Any) -> Iterator[str]:
 
 
 def _duplicate_names(source: SourceFile, capabilities: list[tuple[int, dict[str, Any]]]) -> list[Diagnostic]:
+    """Names differing only in case, spacing and punctuation would share one slug and one URI; only in singular and
+    plural ('MCP Server', 'MCP Servers'), they would be two capabilities of one agent, each answering its part."""
     first: dict[str, tuple[int, str]] = {}
     problems = []
     for index, capability in capabilities:
         name = capability.get("name")
-        # Names differing only in case, spacing and punctuation would share one slug and one URI.
         key = normalize(name) if isinstance(name, str) else ""
         if not key:
             continue
-        if key not in first:
-            first[key] = (index, name)
+        if (form := across.singular(key)) not in first:
+            first[form] = (index, name)
             continue
-        first_index, first_name = first[key]
+        first_index, first_name = first[form]
         line = source.source_map.locate(("capabilities", first_index, "name"))
         where = f"first at $.capabilities[{first_index}]" + (f", line {line[0]}" if line else "")
-        hint = where if across.symbols(name) == across.symbols(first_name) else f"{where}; {across.RENAME}"
+        if key != normalize(first_name):
+            message = f"duplicate capability name {quote(name)}: it differs only in singular and plural from "
+            message += quote(first_name)
+            hint = f"{where}; {across.PLURAL_HINT}"
+        else:
+            message = f"duplicate capability name {quote(name)}"
+            hint = where if across.symbols(name) == across.symbols(first_name) else f"{where}; {across.RENAME}"
         problems.append(
-            source.diagnostic(
-                ("capabilities", index, "name"),
-                "error",
-                f"duplicate capability name {quote(name)}",
-                hint,
-                "duplicate-capability",
-            )
+            source.diagnostic(("capabilities", index, "name"), "error", message, hint, "duplicate-capability")
         )
     return problems
 
