@@ -1,9 +1,11 @@
-"""A short page for a browser that opens the MCP endpoint (`capidx serve --transport http`).
+"""What a GET of the MCP endpoint gets (`capidx serve --transport http`): a page for a browser, 405 for anything else.
 
-A browser's GET /mcp (Accept: text/html, no text/event-stream, no MCP headers) used to get the SDK's event
-stream, which never sends anything: the tab spins forever. Such a request is answered with one small HTML page
-that says what the endpoint is and, when the build has a site, links to `/site/`. A request an MCP client makes
-(it accepts text/event-stream, or carries an MCP header) passes through untouched.
+The server is stateless, so the event stream the SDK opens for a GET on the 2025-11-25 revision never carries
+anything: a browser's tab spun forever, and each such GET (a health check, `curl`) held a connection until the client
+gave up, so that a few of them kept every other client out under `max_connections`. A browser's GET (Accept:
+text/html, no text/event-stream, no MCP headers) gets one small HTML page that says what the endpoint is and, when the
+build has a site, links to `/site/`; any other GET is answered 405 with `Allow: POST`, as the SDK answers it on
+2026-07-28 and as the specification lets a server that offers no such stream answer. Other methods pass through.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from capidx.server.http import send_response
+from capidx.server.http import send_response, send_text
 
 MCP_PATHS = ("/mcp", "/mcp/")
 _MCP_HEADERS = (b"mcp-session-id", b"mcp-protocol-version", b"last-event-id")
@@ -20,6 +22,9 @@ _HEAD = (
     "<h1>capidx: MCP endpoint</h1>\n"
     "<p>This address is for MCP clients (streamable HTTP), not for a browser: add it to an MCP client as a "
     "server of type <code>http</code> with this URL.</p>\n"
+)
+NO_STREAM = (
+    "Method Not Allowed: this MCP endpoint is stateless and opens no event stream; POST JSON-RPC requests here\n"
 )
 _SITE = '<p>The capability index for people: <a href="/site/">/site/</a>.</p>\n'
 _HEADERS = [
@@ -36,7 +41,7 @@ def page(has_site: bool) -> bytes:
 
 def is_browser_request(scope: Any) -> bool:
     """A plain GET of the endpoint by a browser: wants HTML, not an event stream, and sends no MCP header."""
-    if scope["type"] != "http" or scope["method"] != "GET" or scope.get("path") not in MCP_PATHS:
+    if not is_endpoint_get(scope):
         return False
     headers = scope["headers"]
     if any(name in _MCP_HEADERS for name, _value in headers):
@@ -45,16 +50,24 @@ def is_browser_request(scope: Any) -> bool:
     return b"text/html" in accept and b"text/event-stream" not in accept
 
 
+def is_endpoint_get(scope: Any) -> bool:
+    return scope["type"] == "http" and scope["method"] == "GET" and scope.get("path") in MCP_PATHS
+
+
 class BrowserPage:
-    """ASGI middleware: a browser's GET of the MCP endpoint gets `page`; everything else goes to `app`."""
+    """ASGI middleware: a browser's GET of the MCP endpoint gets `page`, any other GET of it 405; the rest goes to
+    `app`."""
 
     def __init__(self, app: Any, has_site: Callable[[], bool]) -> None:
         self.app = app
         self.has_site = has_site
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if not is_browser_request(scope):
+        if not is_endpoint_get(scope):
             await self.app(scope, receive, send)
+            return
+        if not is_browser_request(scope):
+            await send_text(send, 405, NO_STREAM, [(b"allow", b"POST")])
             return
         body = page(self.has_site())
         headers = [*_HEADERS, (b"content-length", str(len(body)).encode())]

@@ -134,12 +134,26 @@ async def test_a_browser_at_mcp_gets_a_page_and_mcp_clients_are_unaffected(serve
     page = httpx2.get(url, headers={"Accept": BROWSER_ACCEPT}, timeout=10)  # it used to hang on a silent stream
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     assert "MCP endpoint" in page.text and 'href="/site/"' in page.text
-    # A GET that asks for the event stream (or carries an MCP header) is the SDK's, as before: never the page.
+    # A GET that asks for the event stream (or carries an MCP header) never gets the page.
     for headers in ({"Accept": "text/event-stream"}, {"Accept": BROWSER_ACCEPT, "MCP-Protocol-Version": "2025-11-25"}):
         with httpx2.stream("GET", url, headers=headers, timeout=10) as response:
             assert "text/html" not in response.headers.get("content-type", ""), headers
     async with Client(url, mode="legacy", cache=None) as client:
         assert len((await client.list_resources()).resources) == 3
+
+
+@pytest.mark.parametrize("revision", [None, "2025-11-25", "2026-07-28"])
+def test_a_get_of_the_endpoint_is_refused_not_held_open(catalog_build: Path, revision: str | None) -> None:
+    """The server is stateless: on 2025-11-25 the event stream the SDK opened for a GET never carried anything, and
+    held its connection until the client gave up, so that two `curl`s of /mcp kept every other client out under
+    `--max-connections 2`. Every GET but a browser's is answered 405 (Allow: POST), on either revision; with two
+    connections allowed, two such GETs and then an MCP client are all served."""
+    headers = {"Accept": "text/event-stream"} | ({"MCP-Protocol-Version": revision} if revision else {})
+    with serving_http(catalog_build, "--max-connections", "2") as (_proc, url, _port):
+        for _ in range(2):
+            refused = httpx2.get(url, headers=headers, timeout=10)
+            assert refused.status_code == 405 and refused.headers["allow"] == "POST"
+        assert httpx2.get(url.removesuffix("mcp") + "site/", timeout=10).status_code == 200
 
 
 def test_the_start_up_log_names_the_site_when_the_build_has_one(
