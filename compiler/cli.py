@@ -657,6 +657,7 @@ def inject(files: tuple[Path, ...], build_dir: Path | None, check: bool, force: 
     """
     from capidx.compiler.inject.inputs import build_inputs
     from capidx.compiler.inject.run import InjectOptions, execute
+    from capidx.schema.pathkind import PathKind, path_kind
 
     if check and force:
         raise click.UsageError("--check writes nothing, so --force has nothing to replace: give one of them")
@@ -670,6 +671,7 @@ def inject(files: tuple[Path, ...], build_dir: Path | None, check: bool, force: 
         force=force,
         project_out=settings.out,
         inputs=build_inputs(settings),
+        has_catalog=path_kind(settings.agents) is not PathKind.NOTHING,
         given_build=None if build_dir is None else str(build_dir),
         given_config=None if config is None else str(config),
     )

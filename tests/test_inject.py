@@ -1380,6 +1380,37 @@ def test_a_block_pointing_at_a_build_not_there_yet_says_so(project: Path) -> Non
     assert "note:" not in inject("AGENTS.md").output
 
 
+def test_a_build_from_outside_a_project_without_catalog_is_said_to_be_another_project_s(
+    project: Path, tmp_path: Path
+) -> None:
+    """A catalog kept in its own repository, its block injected into an app's: the block's build files are the
+    catalog project's, and `capidx build` run in the app (no catalog there) failed. The note says where the details
+    come from instead, and `--check` says to rebuild that build in its own project, not here. In a project with a
+    catalog a build outside it (CI's `--out ../out/head`) is the project's, as before."""
+    elsewhere = tmp_path / "catalog-repo" / "build"
+    write_memory_build(elsewhere, MEMORY)
+    result = inject("--build", str(elsewhere), "AGENTS.md")
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1] == (
+        f"note: {elsewhere} is the build of a catalog outside this project, so the build files the block names for"
+        " details are not here: agents here get the details from the capidx MCP server"
+    )
+    write_memory_build(elsewhere, NEWER)
+    stale = inject("--check", "--build", str(elsewhere), "AGENTS.md")
+    assert stale.exit_code == 1, stale.output
+    assert stale.output.splitlines()[-1] == (
+        f"to update: rebuild {elsewhere} in its catalog's project (if the catalog changed), "
+        f"then capidx inject --build {elsewhere} AGENTS.md"
+    )
+    assert "capidx build" not in stale.output
+    (project / "agents").mkdir()
+    assert (
+        inject("--check", "--build", str(elsewhere), "AGENTS.md")
+        .output.splitlines()[-1]
+        .startswith(f"to update: capidx build --out {elsewhere} (if the catalog changed)")
+    )
+
+
 def test_a_catalog_or_build_folder_this_user_may_not_look_at_is_no_traceback(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

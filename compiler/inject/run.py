@@ -42,6 +42,7 @@ class InjectOptions:
     project_out: Path | None = None  # the project's own build directory (paths.out), never written either
     # What the project's build reads (`inputs.build_inputs`), never written.
     inputs: tuple[Input, ...] = ()
+    has_catalog: bool = True  # the project has a catalog folder (paths.agents): a build of it is made here
     # The options given (`--build`, `--config`), repeated in the commands `--check` suggests; each as written.
     given_build: str | None = None
     given_config: str | None = None
@@ -51,6 +52,15 @@ class InjectOptions:
 class Memory:
     text: str
     sha256: str
+    folder: Path  # the build it was read from
+
+
+def _own_build(options: InjectOptions, memory: Memory) -> bool:
+    """Whether the build read is this project's: it has a catalog, or the build is inside it. Else the build was
+    made from another project's catalog (one kept in its own repository, injected into an app's): the build files
+    the block names for details (`build/agents/…`) are that project's, and `capidx build` here would not make it."""
+    inside = Path(os.path.realpath(memory.folder)).is_relative_to(os.path.realpath(options.project))
+    return options.has_catalog or inside
 
 
 @dataclass(frozen=True)
@@ -83,13 +93,18 @@ def execute(options: InjectOptions, echo: Callable[[str], Any] = print) -> int:
     memory = load_memory(options.build, given=options.given_build is not None)
     plans = _plan_all(options, memory)
     if options.check:
-        return _report(options, plans, say)
+        return _report(options, plans, say, own=_own_build(options, memory))
     write_all([(plan.target, plan.new.encode("utf-8")) for plan in plans if plan.stale is not None])
     for plan in plans:
         say(f"{plan.target.shown}: {plan.done}")
     out = options.project_out
+    if not _own_build(options, memory):
+        say(
+            f"note: {options.given_build or memory.folder} is the build of a catalog outside this project, so the build"
+            " files the block names for details are not here: agents here get the details from the capidx MCP server"
+        )
     # the block sends a model to files not there yet (of a folder this user may not look at, nothing can be said)
-    if out is not None and path_kind(options.cwd / out) in (PathKind.NOTHING, PathKind.OTHER):
+    elif out is not None and path_kind(options.cwd / out) in (PathKind.NOTHING, PathKind.OTHER):
         shown = out.relative_to(options.project) if out.is_relative_to(options.project) else out
         say(f"note: the block points at {shown.as_posix()}/ (paths.out), which does not exist yet: run `capidx build`")
     return int(ExitCode.OK)
@@ -100,15 +115,17 @@ def _printing(echo: Callable[[str], Any]) -> Callable[[str], Any]:
     return lambda line: echo(visible(line))
 
 
-def _report(options: InjectOptions, plans: list[Plan], echo: Callable[[str], Any]) -> int:
+def _report(options: InjectOptions, plans: list[Plan], echo: Callable[[str], Any], *, own: bool) -> int:
     """`--check`: one verdict a file, then the commands that make every file current; an edited block's
-    command says `--force`, as a plain `capidx inject` refuses to replace it."""
+    command says `--force`, as a plain `capidx inject` refuses to replace it. Another project's build (`own`
+    False) is rebuilt there: this project has no catalog for a `capidx build` here."""
     for plan in plans:
         echo(f"{plan.target.shown}: {plan.stale or 'current'}")
     stale = [plan.target.shown for plan in plans if plan.stale and not plan.edited]
     edited = [plan.target.shown for plan in plans if plan.edited]
     if stale:
-        build, inject = _again(options, "build"), _again(options, "inject", *stale)
+        inject = _again(options, "inject", *stale)
+        build = _again(options, "build") if own else f"rebuild {options.given_build} in its catalog's project"
         echo(f"to update: {build} (if the catalog changed), then {inject}")
     if edited:
         force = _again(options, "inject", "--force", *edited)
@@ -176,7 +193,7 @@ def load_memory(location: Path, *, given: bool = False) -> Memory:
         raise InjectError(f"{path}: not UTF-8; {builddir.REBUILD}") from None
     if line := block.marker_line(text):  # it would end the block early on the next run: the catalog's text is refused
         raise InjectError(f"{path}:{line}: a line starting with a capidx marker; remove it from the catalog")
-    return Memory(text, row["sha256"])
+    return Memory(text, row["sha256"], manifest.path.parent)
 
 
 def _memory_row(rows: Any) -> Mapping[str, Any] | None:
