@@ -182,6 +182,26 @@ def test_deltas_per_kind_and_growth_warnings(pair: tuple[Path, Path]) -> None:
     assert not any(f.kind == "summary" for f in report.warnings)
 
 
+def test_a_per_item_kind_warns_of_growth_in_its_largest_document_not_in_its_total(tmp_path: Path) -> None:
+    """Every capability added grows the totals of the per-item kinds (capability, lookup, category, …): on a small
+    catalog one new capability made a dozen growth warnings, none of them actionable. Growth is warned of where a
+    read gets dearer: a per-item kind's largest document (a single document's total, as before)."""
+    two = {"mcp-servers": "api-integration", "plugins": "customization"}
+    base = _manifest(tmp_path, "base", capabilities=two)
+    added = _manifest(tmp_path, "added", capabilities=two | {"hooks": "customization"})
+    report = build_report(added, base)
+    assert _row(report, "capability").total_delta.relative > 0.10
+    assert not [f for f in report.warnings if f.kind == "capability"], report.warnings
+    hooks = {"capabilities/hooks": 9_000}
+    larger = _manifest(tmp_path, "larger", capabilities=two | {"hooks": "customization"}, tokens=hooks)
+    grown = build_report(larger, base)
+    largest = _row(grown, "capability").largest_delta
+    assert largest.after == 9_000 and largest.relative > 0.10
+    assert [f.message for f in grown.warnings if f.kind == "capability"] == [
+        f"capability: grew more than 10%: largest {largest.before:,} → 9,000 tokens (▲ +{largest.relative:.1%})"
+    ]
+
+
 def test_growth_of_exactly_ten_percent_is_not_a_warning(tmp_path: Path) -> None:
     base = _manifest(tmp_path, "base", tokens={"full": 10_000})
     head = _manifest(tmp_path, "head", tokens={"full": 11_000})

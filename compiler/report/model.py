@@ -387,7 +387,9 @@ def _change(
 
 
 def _warnings(rows: Iterable[KindRow], prefix: str) -> Iterable[Finding]:
-    """Kinds within 10% of their budget, then kinds growing more than 10% against the baseline."""
+    """Kinds within 10% of their budget, then kinds growing more than 10% against the baseline: a single document's
+    total, a per-item kind's largest document (what one read costs, and what its budget holds). A per-item kind's
+    total grows with every capability added; warned on, it made a dozen warnings of one new capability."""
     for row in rows:
         if row.budget is not None and row.budget.near:
             b = row.budget
@@ -398,11 +400,7 @@ def _warnings(rows: Iterable[KindRow], prefix: str) -> Iterable[Finding]:
                 f"{use_percent(b)} of the budget of {b.budget:,}",
             )
     for row in rows:
-        figures = (
-            (("total", row.total_delta),)
-            if row.single
-            else (("total", row.total_delta), ("largest", row.largest_delta))
-        )
+        figures = (("total", row.total_delta),) if row.single else (("largest", row.largest_delta),)
         grown = [
             (label, delta)
             for label, delta in figures
