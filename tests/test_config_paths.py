@@ -71,6 +71,20 @@ def test_a_configured_path_that_is_not_there_is_reported_at_its_key(project: Pat
     assert not (project / "build").exists()
 
 
+@pytest.mark.parametrize("command", ["validate", "build"])
+def test_run_from_a_subfolder_the_capidx_yaml_above_is_named(project: Path, command: str) -> None:
+    """capidx reads the working folder's capidx.yaml only; run from `agents/` it found no catalog and said to run
+    it "where agents/ is". It now names the capidx.yaml above and how to use it."""
+    (project / "capidx.yaml").write_text("title: Agents\n", encoding="utf-8")
+    result = run_cli([command], project / "agents")
+    assert result.exit_code == 2, result.output
+    output = result.output if command == "validate" else result.stderr
+    assert (
+        "agents: catalog directory not found (no capidx.yaml here; ../capidx.yaml is above: run capidx in .., or pass"
+        " --config ../capidx.yaml)"
+    ) in output.splitlines()
+
+
 def test_a_path_given_by_a_flag_keeps_the_flags_wording(project: Path) -> None:
     """The file's setting is not to blame for a flag, nor for a setting a flag overrides."""
     (project / "capidx.yaml").write_text("paths:\n  agents: agnets\n", encoding="utf-8")

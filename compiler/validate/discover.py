@@ -210,7 +210,9 @@ def _from_config(config: Config, templates_listed: bool = False) -> Inputs:
     refused = table.problems + _templates_problems(config, templates_listed)
     kind = folder_kind(config.agents)
     if kind is not PathKind.FOLDER:
-        problem = configured.missing(config, "agents") or _no_catalog(config.agents, kind)
+        above = _config_above(config.root) if config.config_file is None else None
+        above = Path(os.path.relpath(above, config.root)) if above is not None else None  # '../capidx.yaml'
+        problem = configured.missing(config, "agents") or _no_catalog(config.agents, kind, above)
         unseen = kind in (PathKind.DENIED, PathKind.UNLISTED)  # there, but what it holds cannot be told
         return Inputs((), aliases, (), (*refused, problem), complete=not unseen)
     unlisted: list[FolderUnreadable] = []
@@ -269,13 +271,29 @@ def _unreadable_templates(templates: Path | None) -> Diagnostic | None:
     return _refused_folder(templates, "templates folder", kind)
 
 
-def _no_catalog(agents: Path, kind: PathKind) -> Diagnostic:
+CONFIG_LEVELS_UP = 8  # how far above the working folder a capidx.yaml is looked for, to name it in a hint
+
+
+def _config_above(root: Path) -> Path | None:
+    """The nearest capidx.yaml in a folder above `root` (no capidx.yaml there): capidx reads only the working
+    folder's, like mkdocs, so one run from a subfolder of a project (`agents/`) finds no catalog; it is named."""
+    for folder in list(root.parents)[:CONFIG_LEVELS_UP]:
+        if os.path.isfile(found := folder / "capidx.yaml"):
+            return found
+    return None
+
+
+def _no_catalog(agents: Path, kind: PathKind, config_above: Path | None = None) -> Diagnostic:
     """The problem of a catalog folder given by `--agents` or the default `agents/` that is not one: not found, no
     folder (a file, a pipe, a link leading nowhere), or not to be looked into (a link into a folder this user may not
-    search, or a folder it may not search itself) or listed, where no other folder would help."""
+    search, or a folder it may not search itself) or listed, where no other folder would help. `config_above`: the
+    capidx.yaml of a folder above, with no capidx.yaml in force."""
     if refused := _refused_folder(agents, "catalog directory", kind):
         return refused
     hint = "run capidx where agents/ is, or pass --agents DIR, --config FILE or PATHS"
+    if config_above is not None:
+        hint = f"no capidx.yaml here; {config_above} is above: run capidx in {config_above.parent}, or pass --config"
+        hint += f" {config_above}"
     if kind is PathKind.OTHER:  # there, but no folder: "not found" sent the user looking for a typing error
         return file_problem(agents, f"catalog directory {configured.no_folder(agents)}", hint)
     return file_problem(agents, "catalog directory not found", hint)
