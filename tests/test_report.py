@@ -535,10 +535,15 @@ def test_an_unknown_format_is_a_usage_error(within_budget: Path) -> None:
     assert "'yaml' is not one of" in result.output
 
 
-def test_an_unwritable_output_exits_2(within_budget: Path, tmp_path: Path) -> None:
-    result = _run("--build", str(within_budget), "--output", str(tmp_path / "no" / "such" / "dir.txt"))
+def test_an_output_in_a_folder_not_there_exits_2_naming_the_folder(within_budget: Path, tmp_path: Path) -> None:
+    """The folder is not made (a mistyped path would make one), and said: "No such file or directory" alone sent the
+    user looking for the file."""
+    folder = tmp_path / "no" / "such"
+    result = _run("--build", str(within_budget), "--output", str(folder / "dir.txt"))
     assert result.exit_code == 2
-    assert "cannot write the report" in result.output
+    assert f"{folder / 'dir.txt'}: cannot write the report: " in result.output
+    assert f"(no folder {folder}: make it first)" in result.output
+    assert not folder.exists()
 
 
 def test_the_build_defaults_to_paths_out_from_capidx_yaml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -149,5 +149,9 @@ def _write(path: Path, text: str, mode: str, failure: str | None = None) -> None
 
 
 def _cannot_write(path: Path, error: OSError, failure: str | None = None) -> ReportUsageError:
-    """The refusal of a write, said as `failure` (default: the report at `path`) with the system's reason."""
-    return ReportUsageError(f"{failure or f'{path}: cannot write the report'}: {error.strerror or error}")
+    """The refusal of a write, said as `failure` (default: the report at `path`) with the system's reason; a
+    folder that is not there is named (it is not made: a mistyped path would make one)."""
+    reason = error.strerror or str(error)
+    if error.errno == errno.ENOENT and not os.path.isdir(path.parent):
+        reason += f" (no folder {path.parent}: make it first)"
+    return ReportUsageError(f"{failure or f'{path}: cannot write the report'}: {reason}")
