@@ -103,7 +103,8 @@ def check_agent_names(sources: Sequence[SourceFile], context: Sequence[SourceFil
             continue
         if key not in first:
             first[key] = source.path
-        elif number >= len(context):
+        elif number >= len(context) and discover.agent_id(first[key]) != discover.agent_id(source.path):
+            # (one agent's second document, current.yaml beside current.json, is duplicate-agent's error)
             hint = "give each agent its own name: tables show agents by it, and the server answers it with both"
             message = f"agent name {quote(name)} is also the name of agent {quote(discover.agent_id(first[key]))}"
             problems.append(source.diagnostic(("agent", "name"), "warning", message, hint, "agent-name"))
