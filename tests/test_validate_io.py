@@ -271,6 +271,31 @@ def test_missing_paths_are_all_reported_with_the_rest(project: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    ("typed", "meant"),
+    [
+        ("agents/alpha/capabilities/curent.json", "current.json"),
+        ("agents/alpha/capabilities/Current.json", "current.json"),
+        ("agents/alph", None),
+    ],
+)
+def test_a_path_one_typing_error_from_an_entry_of_its_folder_is_suggested(
+    project: Path, typed: str, meant: str | None
+) -> None:
+    """`capidx validate agents/x/capabilities/curent.json` said only "does not exist"; the entry of the folder the
+    name is one typing error (or a change of case) from is suggested; nothing when two entries are as close ('alph':
+    'alpha' and 'alphb')."""
+    if meant is None:
+        (project / "agents" / "alphb").mkdir()
+    result = run(typed)
+    assert result.exit_code == 2
+    line = next(line for line in result.output.splitlines() if line.startswith(f"{typed}: does not exist"))
+    if meant is None:
+        assert line == f"{typed}: does not exist"
+    else:
+        assert line == f"{typed}: does not exist (did you mean {Path(typed).parent / meant}?)"
+
+
+@pytest.mark.parametrize(
     ("names", "shown", "read"),
     [
         (["agents", "cat2"], "agents", 3),

@@ -283,6 +283,24 @@ def _config_above(root: Path) -> Path | None:
     return None
 
 
+NAMES_COMPARED = 500  # entries of a folder a missing path's name is compared with, at most
+
+
+def _named_like(path: Path) -> str | None:
+    """'did you mean …/current.json?' for a path named one typing error from an entry of its folder
+    ('curent.json'); None when the folder is not there, or nothing there is named alike."""
+    try:
+        with os.scandir(path.parent if str(path.parent) else ".") as entries:
+            names = [entry.name for _, entry in zip(range(NAMES_COMPARED), entries, strict=False)]
+    except OSError:
+        return None
+    typed = path.name.casefold()
+    close = [
+        name for name in names if name != path.name and (name.casefold() == typed or one_edit(name.casefold(), typed))
+    ]
+    return f"did you mean {path.parent / close[0]}?" if len(close) == 1 else None
+
+
 def _no_catalog(agents: Path, kind: PathKind, config_above: Path | None = None) -> Diagnostic:
     """The problem of a catalog folder given by `--agents` or the default `agents/` that is not one: not found, no
     folder (a file, a pipe, a link leading nowhere), or not to be looked into (a link into a folder this user may not
@@ -469,7 +487,7 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
                 continue
             refused_named.append(file_problem(path, *said))
         elif kind is PathKind.NOTHING:
-            problems.append(file_problem(path, "does not exist"))
+            problems.append(file_problem(path, "does not exist", _named_like(path)))
         elif kind is PathKind.FOLDER:
             boundary = _boundary(path, path, config.agents)
             if out := confined([path], boundary)[1]:  # a folder linked out is refused whole, never walked
