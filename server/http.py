@@ -9,7 +9,10 @@ held forever. About 20,000 such loopback connections exhausted the process's fil
 - at most `max_connections` open connections: one more is answered `503` and closed as soon as it
   is accepted, so its descriptor is released at once;
 - a connection with no request in progress is closed after `idle_timeout` seconds, counted from
-  the connect or from the end of the previous response, however slowly bytes trickle in;
+  the connect or from the end of the previous response, however slowly bytes trickle in; so is one whose
+  request head has arrived but not yet its whole body (answered `408` when nothing was answered yet): a
+  head followed by a body that stalls held the connection for ever, and `max_connections` of them shut
+  every other client out;
 - a request head larger than `MAX_HEADER_BYTES` is answered `400` and the connection closed, however it
   arrives. h11's `max_incomplete_event_size` bounds only a head still incomplete: one read holding a whole
   head of 60 KB (or of 10,000 headers) was served.
@@ -86,6 +89,15 @@ class HeadBound(h11.Connection):
         return event
 
 
+def _body_timeout() -> bytes:
+    body = b"Request body not received in time"
+    head = (
+        "HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
+        f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+    )
+    return head.encode("ascii") + body
+
+
 def bounded_protocol(max_connections: int, idle_timeout: float) -> type[H11Protocol]:
     """uvicorn's h11 protocol, refusing connections over `max_connections`, closing idle ones and refusing a request
     head over `MAX_HEADER_BYTES`."""
@@ -135,8 +147,15 @@ def bounded_protocol(max_connections: int, idle_timeout: float) -> type[H11Proto
             self._idle = None
             if self.transport.is_closing():
                 return
-            if self.cycle is not None and not self.cycle.response_complete:
-                return  # a request is in progress; the timer starts again when its response ends
+            cycle = self.cycle
+            if cycle is not None and not cycle.response_complete:
+                if not cycle.more_body:
+                    return  # a request is in progress; the timer starts again when its response ends
+                # Its body is still arriving, idle_timeout after the connect or the previous response: a client
+                # that stops sending it would hold the connection (and one of max_connections) for ever.
+                logger.warning("closed a connection whose request body did not arrive within %g s", idle_timeout)
+                if not cycle.response_started:
+                    self.transport.write(_body_timeout())
             self.transport.close()
 
     return BoundedH11Protocol

@@ -205,6 +205,25 @@ def test_a_connection_without_a_request_is_closed_after_the_idle_timeout(small_l
     assert mcp_answers(port, time.monotonic() + 30)
 
 
+@pytest.mark.parametrize("framing", [b"Content-Length: 100\r\n\r\n{", b"Transfer-Encoding: chunked\r\n\r\n1\r\n{\r\n"])
+def test_a_request_whose_body_stalls_is_closed_after_the_idle_timeout(small_limits: int, framing: bytes) -> None:
+    """A whole request head, then one byte of the body and nothing more: before, the connection was held for ever
+    (a request was "in progress"), so max_connections such clients shut every other one out. Now it is answered
+    408 and closed once the idle timeout (1 s here) has passed since the connect."""
+    port = small_limits
+    head = (
+        b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n"
+        b"Accept: application/json, text/event-stream\r\n" % port
+    )
+    with socket.create_connection(("127.0.0.1", port), timeout=20) as stalled:
+        stalled.sendall(head + framing)
+        answer = b""
+        while chunk := stalled.recv(4096):  # a timeout here (the connection still held) raises
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 408 "), answer
+    assert mcp_answers(port, time.monotonic() + 30)
+
+
 def raw_status(port: int, head: bytes) -> bytes:
     """The status line the server answers a raw request head with."""
     with socket.create_connection(("127.0.0.1", port), timeout=15) as sock:
