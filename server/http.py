@@ -13,6 +13,10 @@ held forever. About 20,000 such loopback connections exhausted the process's fil
   request head has arrived but not yet its whole body (answered `408` when nothing was answered yet): a
   head followed by a body that stalls held the connection for ever, and `max_connections` of them shut
   every other client out;
+- a connection whose client reads nothing of an answer for `idle_timeout` seconds (the answer waits, its
+  writing paused by flow control) is dropped, and so is one the idle timeout closed while what it was
+  sent still waits to be read: a client that pipelined requests and never read the answers held its
+  connection for ever, a request being in progress;
 - a request head larger than `MAX_HEADER_BYTES` is answered `400` and the connection closed, however it
   arrives. h11's `max_incomplete_event_size` bounds only a head still incomplete: one read holding a whole
   head of 60 KB (or of 10,000 headers) was served.
@@ -105,6 +109,7 @@ def bounded_protocol(max_connections: int, idle_timeout: float) -> type[H11Proto
     class BoundedH11Protocol(H11Protocol):
         _refused = False
         _idle: asyncio.TimerHandle | None = None
+        _stalled: asyncio.TimerHandle | None = None
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
@@ -128,7 +133,16 @@ def bounded_protocol(max_connections: int, idle_timeout: float) -> type[H11Proto
             if self._refused:
                 return  # never registered with uvicorn
             self._disarm_idle()
+            self._disarm_stalled()
             super().connection_lost(exc)
+
+        def pause_writing(self) -> None:
+            super().pause_writing()
+            self._arm_stalled()
+
+        def resume_writing(self) -> None:
+            self._disarm_stalled()
+            super().resume_writing()
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
@@ -142,6 +156,22 @@ def bounded_protocol(max_connections: int, idle_timeout: float) -> type[H11Proto
             if self._idle is not None:
                 self._idle.cancel()
                 self._idle = None
+
+        def _arm_stalled(self) -> None:
+            """The client must take what waits to be written within `idle_timeout`: a request whose answer cannot
+            be written is in progress for ever, and `close()` waits for the answer to be read first."""
+            if self._stalled is None:
+                self._stalled = self.loop.call_later(idle_timeout, self._stalled_expired)
+
+        def _disarm_stalled(self) -> None:
+            if self._stalled is not None:
+                self._stalled.cancel()
+                self._stalled = None
+
+        def _stalled_expired(self) -> None:
+            self._stalled = None
+            logger.warning("dropped a connection whose client read nothing of its answer for %g s", idle_timeout)
+            self.transport.abort()
 
         def _idle_expired(self) -> None:
             self._idle = None
@@ -157,6 +187,8 @@ def bounded_protocol(max_connections: int, idle_timeout: float) -> type[H11Proto
                 if not cycle.response_started:
                     self.transport.write(_body_timeout())
             self.transport.close()
+            if self.transport.get_write_buffer_size():  # written only once the client reads it
+                self._arm_stalled()
 
     return BoundedH11Protocol
 

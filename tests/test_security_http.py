@@ -224,6 +224,38 @@ def test_a_request_whose_body_stalls_is_closed_after_the_idle_timeout(small_limi
     assert mcp_answers(port, time.monotonic() + 30)
 
 
+def established(port: int) -> int | None:
+    """How many TCP connections to `port` are established on the server's side (None without `ss`)."""
+    try:
+        listed = subprocess.run(
+            ["ss", "-Htn", "state", "established", f"( sport = :{port} )"], capture_output=True, text=True, timeout=10
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return len(listed.stdout.splitlines()) if listed.returncode == 0 else None
+
+
+def test_a_client_that_never_reads_its_answers_is_dropped(small_limits: int) -> None:
+    """Requests pipelined by the thousand and no answer ever read, through a tiny receive buffer: the server's
+    writing is paused with a request in progress. Before, the connection was held for ever (with max_connections
+    of them, every other client got 503); now it is dropped once nothing was read for the idle timeout (1 s)."""
+    port = small_limits
+    if established(port) is None:
+        pytest.skip("needs `ss` to see the server's side of a connection")
+    request = b"GET /nothing HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % port
+    with socket.socket() as greedy:
+        greedy.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+        greedy.connect(("127.0.0.1", port))
+        greedy.settimeout(5)
+        with contextlib.suppress(TimeoutError, OSError):
+            greedy.sendall(request * 20_000)
+        deadline = time.monotonic() + 30
+        while established(port) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert established(port) == 0, "a client that read none of its answers kept its connection"
+    assert mcp_answers(port, time.monotonic() + 30)
+
+
 def raw_status(port: int, head: bytes) -> bytes:
     """The status line the server answers a raw request head with."""
     with socket.create_connection(("127.0.0.1", port), timeout=15) as sock:
