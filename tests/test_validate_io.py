@@ -1063,3 +1063,35 @@ def test_the_catalog_or_project_named_through_a_link_reads_the_table_once(tmp_pa
         unread = run_cli(["validate", *_TODAY, "--no-aliases", named], cwd=project)
         assert unread.exit_code == 0, (named, unread.output)
         assert unread.output.count("aliases.json: warning: not read") == 1, (named, unread.output)
+
+
+@pytest.mark.parametrize(
+    ("shape", "more"),
+    [
+        ("unknown keys", "more schema errors than the first 1,000"),
+        ("capabilities missing their keys", "more schema errors than the first 1,000"),
+        ("duplicate keys", "1,999 more duplicate keys than the first 1,000"),
+    ],
+)
+def test_a_document_with_thousands_of_errors_says_the_first_thousand(tmp_path: Path, shape: str, more: str) -> None:
+    """A pull request's document makes as many errors as it has keys or items: 100,000 capabilities missing their
+    keys (3 MB, within the 10 MB a file may have) took 69 s and 2 GB of memory, and printed 600,000 lines. The first
+    1,000 errors of a kind are said, then one line that there are more: build and validate the same."""
+    agents = write_catalog(tmp_path / "project")
+    path = sorted(agents.glob("*/capabilities/current.json"))[0]
+    document = json.loads(path.read_text("utf-8"))
+    if shape == "unknown keys":
+        document.update({f"k{number}": 1 for number in range(3_000)})
+        path.write_text(json.dumps(document), "utf-8")
+    elif shape == "capabilities missing their keys":
+        document["capabilities"] = [{f"z{number}": 1} for number in range(3_000)]
+        path.write_text(json.dumps(document), "utf-8")
+    else:
+        path.write_text(json.dumps(document)[:-1] + ', "x-a": 1' * 3_000 + "}", "utf-8")
+    for command in ("validate", "build"):
+        result = run_cli([command], tmp_path / "project")
+        assert result.exit_code in (1, 2), result.output
+        named = path.relative_to(tmp_path / "project").as_posix()
+        lines = [line for line in result.output.splitlines() if line.startswith(named) and "warning:" not in line]
+        assert len(lines) <= 1_002, (command, len(lines))
+        assert any(more in line for line in lines), (command, result.output[-2000:])

@@ -343,8 +343,14 @@ def _json_oddities(source: SourceFile) -> list[Diagnostic]:
     return problems
 
 
+# Duplicate keys said of one file, one by one; the rest are counted. 500,000 of them in a 3 MB file were as many
+# lines: 67 MB of output, 15 s and 480 MB of memory.
+MAX_SAID_DUPLICATES = 1_000
+
+
 def _duplicate_keys(source: SourceFile, duplicates: tuple[Duplicate, ...]) -> list[Diagnostic]:
-    return [
+    more = len(duplicates) - MAX_SAID_DUPLICATES
+    said = [
         source.diagnostic(
             dup.parts,
             "error",
@@ -353,8 +359,12 @@ def _duplicate_keys(source: SourceFile, duplicates: tuple[Duplicate, ...]) -> li
             "duplicate-key",
             key=True,
         )
-        for dup in duplicates
+        for dup in duplicates[:MAX_SAID_DUPLICATES]
     ]
+    if more > 0:
+        message = f"{more:,} more duplicate keys than the first {MAX_SAID_DUPLICATES:,}, which are said"
+        said.append(file_problem(source.path, message, "fix those and validate again", "duplicate-key"))
+    return said
 
 
 def _first_at(position: Position) -> str:
