@@ -230,6 +230,24 @@ def test_a_folder_inside_a_capidx_build_is_refused(project: Path) -> None:
     assert "is inside the capidx build directory" in refused(project, "build/inner")
 
 
+@pytest.mark.parametrize("out", [".git/refs/tags", ".git/new", ".GIT/new", ".git", "linked/tags", "x/.hg/y"])
+def test_a_folder_inside_version_control_s_folder_is_refused(project: Path, out: str) -> None:
+    """A pull request's `paths.out: .git/refs/tags` (an empty folder in a fresh clone) was replaced by a build:
+    every file of it a broken tag that each later git command of the CI job warned about; any folder inside `.git`
+    (in any case, however reached) was written. Refused as inject and templates refuse `.git`, by flag and by
+    capidx.yaml."""
+    (project / ".git" / "refs" / "tags").mkdir(parents=True)
+    (project / ".git" / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
+    (project / "linked").symlink_to(project / ".git" / "refs", target_is_directory=True)
+    assert "version control's folder; refusing to write there" in refused(project, out)
+    (project / "capidx.yaml").write_text(f"paths:\n  out: {out}\n", encoding="utf-8")
+    before = tree(project)
+    result = run_cli(["build", "-q"], cwd=project)
+    assert result.exit_code == 2, result.output
+    assert "$.paths.out: " in result.stderr and "version control's folder" in result.stderr
+    assert tree(project) == before
+
+
 def test_a_folder_inside_a_folder_with_another_manifest_is_built(project: Path) -> None:
     """Only a capidx build manifest marks a build: a web app's `public/` with its own manifest.json may hold one."""
     public = project / "public"

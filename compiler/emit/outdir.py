@@ -54,6 +54,7 @@ from capidx.compiler.emit.write import (
     remove_ours,
 )
 from capidx.compiler.errors import UsageError
+from capidx.compiler.files import version_control_part
 from capidx.compiler.validate.manifests import is_build, manifest_problems
 from capidx.schema import builddir
 from capidx.schema.builddir import MANIFEST
@@ -77,8 +78,16 @@ class Replaceable:
 
 def check_location(out: Path, protected: Iterable[tuple[Path, str]], catalog: Path) -> None:
     """Refuse an `--out` that is `/`, the home folder, the catalog or another `protected` folder (with what
-    it is), a parent of one of them, or a folder inside the catalog."""
+    it is), a parent of one of them, a folder inside the catalog, or inside version control's folder: a pull
+    request's `paths.out: .git/refs/tags` (empty in a fresh clone) became a build there, each of its files a
+    broken tag for every later git command of the job; inject, templates and the catalog never touch `.git`
+    either."""
     target = _resolved(out)
+    if (part := version_control_part(target.parts)) is not None:
+        raise OutputError(
+            f"{out}: is inside {part}, version control's folder; refusing to write there (a checkout keeps its"
+            f" refs, hooks and credentials in it). {_CHOOSE}"
+        )
     inside = _resolved(catalog)
     if target != inside and target.is_relative_to(inside):
         raise OutputError(f"{out}: is inside the catalog folder {catalog}; refusing to write there. {_CHOOSE}")
