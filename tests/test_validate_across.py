@@ -230,6 +230,40 @@ def test_names_that_differ_in_more_than_a_plural_ending_are_no_plural(tmp_path: 
     assert all(problem["code"] != "name-plural" for problem in problems), problems
 
 
+def test_names_all_alike_are_compared_a_bounded_number_of_times(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """300 names of 40 letters, each one letter away from 'aaa…a', share that string: every name was compared with
+    every other (90,000 comparisons; 800 names of 190 letters took 444 s for a 0.5 MB document). Now at most
+    NEAR_MISS_COMPARISONS per name on average, and a real near miss of the catalog beside them is still said."""
+    from capidx.compiler.validate import across
+
+    compared = 0
+    real = across.one_edit
+
+    def counted(a: str, b: str) -> bool:
+        nonlocal compared
+        compared += 1
+        return real(a, b)
+
+    monkeypatch.setattr(across, "one_edit", counted)
+    docs = edited(_misspelled("claude-code"))
+    template = docs["copilot-cli"]["capabilities"][0]
+    alike = [
+        {**template, "name": "a" * at + letter + "a" * (39 - at), "aliases": [], "triggers": [], "terminology": {}}
+        for letter in "bcdefghij"
+        for at in range(40)
+    ][:300]
+    for capability in alike:
+        capability.pop("terminology")
+    docs["copilot-cli"]["capabilities"] += alike
+    problems = found(tmp_path, docs)
+    assert compared <= 64 * 400, compared  # NEAR_MISS_COMPARISONS per name, 300 names and the catalog's
+    assert ("agents/claude-code/capabilities/current.json", "name-near-miss") in [
+        (problem["path"], problem["code"]) for problem in problems
+    ]
+
+
 # --- name-spelling, white space ---------------------------------------------------------------------------------
 
 

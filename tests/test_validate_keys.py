@@ -36,6 +36,16 @@ def test_one_edit(a: str, b: str, expected: bool) -> None:
     assert one_edit(a, b) is expected
 
 
+def test_one_edit_says_what_the_alignment_says_of_two_different_strings() -> None:
+    """one_edit compares slices instead of aligning cell by cell (fast for the near-miss check): the same answers."""
+    import itertools
+
+    for length_a, length_b in itertools.product(range(5), repeat=2):
+        for a in map("".join, itertools.product("ab", repeat=length_a)):
+            for b in map("".join, itertools.product("ab", repeat=length_b)):
+                assert one_edit(a, b) is (a != b and within_edits(a, b, 1)), (a, b)
+
+
 @pytest.mark.parametrize(
     ("key", "loose", "expected"),
     [

@@ -41,6 +41,11 @@ from capidx.schema.wording import one_edit, shown
 # A name shorter than this (normalized) is not compared for a typing error: short names are often one letter
 # apart on purpose.
 NEAR_MISS_MIN = 6
+# Names a name is compared with, on average, by the near-miss check. The deletion neighbourhood bounds a real
+# catalog's comparisons (a name has a handful of neighbours, most none), not a pull request's: 800 names of 190
+# letters, one letter each away from 'aaa…a', all share that string and were compared pair by pair (444 s for a
+# 0.5 MB document). Past the budget no more names are compared: what is left unsaid is a warning about a typo.
+NEAR_MISS_COMPARISONS = 64
 _DIGITS = re.compile(r"\d")
 _SPELLING_HINT = "use one spelling for one capability"
 _CATEGORY_HINT = "use one category for one capability"
@@ -136,8 +141,8 @@ def check_name_near_misses(sources: Sequence[SourceFile], context: Sequence[Sour
 
     Names within one error of each other share a string with one letter deleted (or one is such a string of the
     other), so each name is compared (`one_edit`) only with the names in its deletion neighbourhood: linear in
-    the catalog's letters, not quadratic in its names. Names shorter than `NEAR_MISS_MIN` letters are left
-    alone."""
+    the catalog's letters, not quadratic in its names, for names that are not all alike. Names shorter than
+    `NEAR_MISS_MIN` letters are left alone, and no more than `NEAR_MISS_COMPARISONS` per name on average are made."""
     documents = (*sources, *context)
     used: dict[str, list[_Record]] = {}  # normalized name -> its records, in catalog order
     for record in _records(documents):
@@ -148,12 +153,16 @@ def check_name_near_misses(sources: Sequence[SourceFile], context: Sequence[Sour
         for variant in _deletions(key):
             neighbours.setdefault(variant, set()).add(key)
     problems = []
+    budget = NEAR_MISS_COMPARISONS * len(used)
     for key, records in used.items():
         named = _first_of_each_document(record for record in records if record.document < len(sources))
         if not named:
             continue  # only in `context`: compared with, never reported at
         ours = {record.document for record in records}
         near = {other for variant in _deletions(key) for other in neighbours[variant]}  # a superset: confirmed below
+        budget -= len(near)
+        if budget < 0:
+            break
         for other in sorted(other for other in near if one_edit(key, other)):
             theirs = {record.document for record in used[other]}
             if (
