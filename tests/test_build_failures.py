@@ -14,6 +14,7 @@ from catalog_factory import deny_search, documents, run_cli, snapshot, write_cat
 
 from capidx.compiler.config import default_config
 from capidx.compiler.emit import pipeline as build
+from capidx.compiler.emit.madehere import remember
 from capidx.compiler.emit.pipeline import run_build
 from capidx.compiler.validate import run as validate
 
@@ -34,6 +35,7 @@ def first_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def project(first_build: Path, tmp_path: Path) -> Path:
     target = tmp_path / "project"
     shutil.copytree(first_build, target)
+    remember(target / "build")  # a copy is no build capidx wrote there: taken as the one it wrote
     return target
 
 

@@ -22,6 +22,7 @@ import pytest
 from catalog_factory import built_project, documents, run_cli, tree, write_catalog
 
 from capidx.compiler.emit import pipeline, write
+from capidx.compiler.emit.madehere import remember
 from capidx.compiler.emit.write import MARKER, MARKER_TEXT, OLD_PREFIX, TEMP_PREFIX
 
 CHANGED = "Connects tool servers; changed so that the next build differs."
@@ -39,6 +40,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def project(built: Path, tmp_path: Path) -> Path:
     target = tmp_path / "project"
     shutil.copytree(built, target, symlinks=True)
+    remember(target / "build")  # a copy is no build capidx wrote there: taken as the one it wrote
     return target
 
 

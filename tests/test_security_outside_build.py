@@ -56,7 +56,8 @@ def _files(folder: Path) -> list[str]:
 
 def test_validate_and_build_write_only_into_capidx_s_cache_folder(places: tuple[Path, Path, Path]) -> None:
     """The temp directory stays empty; the home folder holds `.cache/capidx` (mode 0700) with the compiled schema
-    checks and the compiled bundled templates, as docs/security.md lists them, and nothing else."""
+    checks, the compiled bundled templates and the fingerprint of the build written, as docs/security.md lists them,
+    and nothing else."""
     project, home, tmp = places
     for args in (["validate", "-q"], ["build", "-q"], ["report", "--format", "json"]):
         result = _capidx(project, home, tmp, *args)
@@ -65,7 +66,8 @@ def test_validate_and_build_write_only_into_capidx_s_cache_folder(places: tuple[
     cache = home / ".cache" / "capidx"
     assert stat.S_IMODE(cache.stat().st_mode) == 0o700
     entries = _files(cache)
-    assert {name.partition("-")[0] for name in entries} == {"fastschema", "templates"}, entries
+    assert {name.partition("-")[0] for name in entries} == {"fastschema", "templates", "build"}, entries
+    assert len([name for name in entries if name.startswith("build-")]) == 1, entries
     assert _files(home) == [".cache", ".cache/capidx", *(f".cache/capidx/{name}" for name in entries)]
     assert json.loads((project / "build" / "manifest.json").read_text("utf-8"))["artifacts"]
 

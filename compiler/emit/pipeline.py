@@ -30,6 +30,7 @@ from capidx.compiler.config import Config
 from capidx.compiler.diagnostics import USAGE_CODES, Diagnostic, ExitCode, exit_code_for, visible
 from capidx.compiler.emit import digest as digests
 from capidx.compiler.emit.budgets import BudgetResult, check_budgets
+from capidx.compiler.emit.madehere import made_here, remember
 from capidx.compiler.emit.manifest import (
     is_intact,
     known_token_counts,
@@ -223,7 +224,8 @@ def run_build(
     check_names(encodings)
 
     env, templates = _templates(config, err or sys.stderr, verbosity)
-    previous = read_previous(out)
+    # A build this user's capidx did not write (one a pull request committed) is never up to date: madehere.py.
+    previous = read_previous(out) if made_here(out) else None
     if previous and _may_skip_validation(config, strict):
         # Byte-identical inputs (and compiler) to a build that passed validation: nothing to do.
         on_disk = _inputs_on_disk(config)
@@ -247,7 +249,9 @@ def run_build(
     )
     del validation  # the parsed documents are not needed any more: the catalog holds what the build needs
     counter = (counter_factory or TokenCounter)(encodings, known_token_counts(previous))
-    return _build(config, catalog, digest, env, previous, counter, progress, replaceable)
+    result = _build(config, catalog, digest, env, previous, counter, progress, replaceable)
+    remember(out)
+    return result
 
 
 def _templates(config: Config, err: TextIO, verbosity: int) -> tuple[Any, list[tuple[str, bytes]]]:

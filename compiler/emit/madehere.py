@@ -1,0 +1,96 @@
+"""Which build folders this user's capidx wrote: only such a build is taken as up to date, or its counts reused.
+
+`capidx build` leaves a build alone when its inputs' digest matches the manifest's and every listed file has its
+listed size. Both are in the folder: a pull request that commits `build/` (its manifest copied from a build of the
+same inputs, its files edited at the same sizes) made the build say "up to date" and keep text no validation, no
+escaping and no template ever produced, which `serve` then served and `inject` wrote into memory files; and a token
+count the manifest gave a text's sha256 was reused for that text, so a budget could pass unmeasured. So after a
+build is written, a fingerprint of it is recorded in capidx's cache folder for this user (`usercache`), one entry per
+build folder (`build-<sha256 of the folder's real path>`): the sha256 of its manifest and, of the manifest and each
+file it lists, the size, modification time and inode number (a stat each, as the size check makes). A previous build
+is trusted only while it has that fingerprint: one without a record (another machine's, a fresh CI runner's, a
+checkout's, or with no usable cache folder) or changed since (a file written again, even at its size) is built again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from capidx.compiler.emit.manifest import file_sizes
+from capidx.compiler.usercache import owned, private_cache_dir
+from capidx.schema import builddir
+from capidx.schema.realpath import real_path
+
+PREFIX = "build-"
+_RECORD_BYTES = 64  # a sha256 in hex
+
+
+def _fingerprint(out: Path) -> str | None:
+    """The sha256 of the manifest in `out` and of the size, modification time and inode of it and of every file it
+    lists; None when any of them cannot be read."""
+    try:
+        data = builddir.read_manifest(out / builddir.MANIFEST)
+        manifest = json.loads(data)
+    except (builddir.ManifestUnreadable, OSError, ValueError, RecursionError):
+        return None
+    sizes = file_sizes(manifest.get("artifacts", ())) if isinstance(manifest, dict) else None
+    if sizes is None:
+        return None
+    digest = hashlib.sha256(data)
+    for path in (builddir.MANIFEST, *sorted(sizes)):
+        try:
+            info = os.lstat(out / path)
+        except (OSError, ValueError):
+            return None
+        digest.update(f"\0{path}\0{info.st_size}\0{info.st_mtime_ns}\0{info.st_ino}".encode())
+    return digest.hexdigest()
+
+
+def _entry(folder: Path, out: Path) -> Path | None:
+    try:
+        return folder / (PREFIX + hashlib.sha256(os.fsencode(real_path(out))).hexdigest())
+    except (OSError, ValueError):
+        return None
+
+
+def made_here(out: Path) -> bool:
+    """Whether the build in `out` is, as far as its fingerprint tells, the one this user's capidx last wrote there."""
+    folder = private_cache_dir()
+    entry = _entry(folder, out) if folder is not None else None
+    if entry is None:
+        return False
+    try:
+        with open(entry, "rb") as handle:
+            if not owned(handle.fileno()):
+                return False
+            recorded = handle.read(_RECORD_BYTES + 1)
+    except OSError:
+        return False
+    found = _fingerprint(out)
+    return found is not None and recorded == found.encode()
+
+
+def remember(out: Path) -> None:
+    """Record the build just written in `out` (atomically; a cache that cannot be written records nothing, and
+    the next build is a whole one)."""
+    folder = private_cache_dir()
+    entry = _entry(folder, out) if folder is not None else None
+    found = _fingerprint(out)
+    if entry is None or found is None:
+        return
+    try:
+        fd, temporary = tempfile.mkstemp(dir=folder, prefix=f".{PREFIX}", suffix=".part")
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(found.encode())
+        os.replace(temporary, entry)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
