@@ -127,6 +127,8 @@ def test_every_problem_is_reported_at_once() -> None:
         ("serve:\n  idle_timeout: 100000000\n", ":2:17: $.serve.idle_timeout: 100000000 is greater than the maximum"),
         ("serve:\n  expose: [summary, summary]\n", "$.serve.expose: items must be unique ('summary' appears more"),
         ("serve: [\n", "invalid YAML"),
+        # a line break quoted is written as every command writes it (`visible`), not as repr's \n
+        ('serve:\n  expose: ["a\\nb"]\n', ":2:12: $.serve.expose[0]: 'a\\x0ab' is not a valid expose"),
     ],
 )
 def test_invalid_file_values_name_file_line_and_column(tmp_path: Path, yaml_text: str, message: str) -> None:
