@@ -341,7 +341,8 @@ def _hint(error: Any, written: Callable[[], str | None] = lambda: None) -> str |
     kind, value, expected = error.validator, error.instance, error.validator_value
     if kind == "enum":
         allowed = [str(item) for item in expected]
-        if (yaml_boolean := _yaml_boolean(value, written)) and value not in expected:  # 'instructions: off'
+        # 'instructions: off', refused by the enum: no `in` test, which takes false for an enum's 0
+        if yaml_boolean := _yaml_boolean(value, written):
             return f"{yaml_boolean}; {_listing('allowed values', allowed)}"
         usual = _VENDOR_WORDS.get(value.strip().casefold()) if isinstance(value, str) else None
         if usual in allowed:

@@ -724,6 +724,18 @@ def test_a_yaml_boolean_word_given_for_a_listed_value_says_how_yaml_read_it(proj
         assert "('off' is read as false in YAML; allowed values: pointer, summary)" in said[0], (command, said)
 
 
+def test_a_yaml_boolean_word_refused_by_an_enum_of_numbers_says_how_yaml_read_it() -> None:
+    """An enum of a user's schema holding 0 or 1: `off` is refused (jsonschema tells false from 0), and the hint says
+    how YAML read it there too; a Python `in` test took false for 0 and said only the allowed values."""
+    from jsonschema import Draft202012Validator
+
+    from capidx.schema.wording import describe
+
+    error = next(Draft202012Validator({"enum": [0, 1]}).iter_errors(False))
+    (problem,) = describe(error, lambda parts, value: "off")
+    assert problem.hint == "'off' is read as false in YAML; allowed values: 0, 1"
+
+
 def test_a_catalog_folder_that_is_not_there_is_not_called_a_validation_error(project: Path) -> None:
     """`paths.agents: nope` stops the build with exit 2, as validate: a configuration error, not invalid data (1)."""
     (project / "capidx.yaml").write_text("paths:\n  agents: nope\n", encoding="utf-8")
