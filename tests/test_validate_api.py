@@ -280,7 +280,13 @@ def test_missing_user_schema_is_a_usage_error(tmp_path: Path, monkeypatch: pytes
 
 
 @pytest.mark.parametrize(
-    ("reference", "missing"), [("#/$defs/nope", "'/$defs/nope'"), ("#nope", "anchor 'nope'"), ("d.yaml#/x", "'/x'")]
+    ("reference", "missing"),
+    [
+        ("#/$defs/nope", "'/$defs/nope'"),
+        ("#nope", "anchor 'nope'"),
+        ("d.yaml#/x", "'/x'"),
+        ("#/type/x", "'/type/x'"),  # into a string by no index: referencing's ValueError was a traceback
+    ],
 )
 def test_a_user_schema_ref_to_a_place_that_is_not_there_is_said_once_at_the_ref(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reference: str, missing: str

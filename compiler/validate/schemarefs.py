@@ -181,10 +181,9 @@ def check_references(
     source: SourceFile, file_errors: Callable[[SourceFile], list[Diagnostic]]
 ) -> tuple[Registry, list[Diagnostic], list[SourceFile]]:
     """The registry to validate with (crawled, retrieving nothing), an error for each `$ref` of the schema in
-    `source` (and of the local schema files it refers to) that is not local, and those local files (their patterns
-    run as the schema's do); other broken references are left to jsonschema, which reports them when a document is
-    checked. A file that referencing cannot read is an error too, said by `file_errors` (its `$schema`, its
-    meta-schema's errors)."""
+    `source` (and of the local schema files it refers to) that is not local or points to nothing, and those local
+    files (their patterns run as the schema's do). A file that referencing cannot read is an error too, said by
+    `file_errors` (its `$schema`, its meta-schema's errors)."""
     from jsonschema_specifications import REGISTRY as SPECIFICATIONS  # the meta-schemas, shipped offline
     from referencing import Registry
     from referencing.jsonschema import DRAFT202012
@@ -381,6 +380,8 @@ def _resolve(resolver: Any, reference: str) -> Exception | None:
                 return cause if isinstance(cause, NonLocalReference) else None
             cause = cause.__cause__
         return exc
+    except ValueError:  # a pointer into an array or a string by a segment that is no index ('#/type/x')
+        return Unresolvable(ref=urldefrag(reference).fragment)
     return None
 
 
