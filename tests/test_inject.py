@@ -1411,6 +1411,22 @@ def test_a_build_from_outside_a_project_without_catalog_is_said_to_be_another_pr
     )
 
 
+def test_another_project_s_build_named_by_paths_out_is_named_in_check_s_advice(project: Path, tmp_path: Path) -> None:
+    """Without `--build`, a build of another project's catalog found through paths.out is named by where it is: the
+    advice said 'rebuild None in its catalog's project'."""
+    elsewhere = tmp_path / "catalog-repo" / "build"
+    write_memory_build(elsewhere, MEMORY)
+    (project / "capidx.yaml").write_text(f"paths:\n  out: {elsewhere}\n", encoding="utf-8")
+    assert inject("AGENTS.md").exit_code == 0
+    write_memory_build(elsewhere, NEWER)
+    stale = inject("--check", "AGENTS.md")
+    assert stale.exit_code == 1, stale.output
+    assert stale.output.splitlines()[-1] == (
+        f"to update: rebuild {elsewhere} in its catalog's project (if the catalog changed), "
+        "then capidx inject AGENTS.md"
+    )
+
+
 def test_a_catalog_or_build_folder_this_user_may_not_look_at_is_no_traceback(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -63,6 +63,11 @@ def _own_build(options: InjectOptions, memory: Memory) -> bool:
     return options.has_catalog or inside
 
 
+def _shown(options: InjectOptions, memory: Memory) -> str:
+    """The build read, as `--build` gives it, else where paths.out found it."""
+    return options.given_build or str(memory.folder)
+
+
 @dataclass(frozen=True)
 class Plan:
     """One file: what it should hold, why it is not current (None: it is) and what writing it does."""
@@ -93,14 +98,14 @@ def execute(options: InjectOptions, echo: Callable[[str], Any] = print) -> int:
     memory = load_memory(options.build, given=options.given_build is not None)
     plans = _plan_all(options, memory)
     if options.check:
-        return _report(options, plans, say, own=_own_build(options, memory))
+        return _report(options, plans, say, other=None if _own_build(options, memory) else _shown(options, memory))
     write_all([(plan.target, plan.new.encode("utf-8")) for plan in plans if plan.stale is not None])
     for plan in plans:
         say(f"{plan.target.shown}: {plan.done}")
     out = options.project_out
     if not _own_build(options, memory):
         say(
-            f"note: {options.given_build or memory.folder} is the build of a catalog outside this project, so the build"
+            f"note: {_shown(options, memory)} is the build of a catalog outside this project, so the build"
             " files the block names for details are not here: agents here get the details from the capidx MCP server"
         )
     # the block sends a model to files not there yet (of a folder this user may not look at, nothing can be said)
@@ -115,17 +120,17 @@ def _printing(echo: Callable[[str], Any]) -> Callable[[str], Any]:
     return lambda line: echo(visible(line))
 
 
-def _report(options: InjectOptions, plans: list[Plan], echo: Callable[[str], Any], *, own: bool) -> int:
+def _report(options: InjectOptions, plans: list[Plan], echo: Callable[[str], Any], *, other: str | None) -> int:
     """`--check`: one verdict a file, then the commands that make every file current; an edited block's
-    command says `--force`, as a plain `capidx inject` refuses to replace it. Another project's build (`own`
-    False) is rebuilt there: this project has no catalog for a `capidx build` here."""
+    command says `--force`, as a plain `capidx inject` refuses to replace it. Another project's build (`other`, as
+    shown) is rebuilt there: this project has no catalog for a `capidx build` here."""
     for plan in plans:
         echo(f"{plan.target.shown}: {plan.stale or 'current'}")
     stale = [plan.target.shown for plan in plans if plan.stale and not plan.edited]
     edited = [plan.target.shown for plan in plans if plan.edited]
     if stale:
         inject = _again(options, "inject", *stale)
-        build = _again(options, "build") if own else f"rebuild {options.given_build} in its catalog's project"
+        build = _again(options, "build") if other is None else f"rebuild {other} in its catalog's project"
         echo(f"to update: {build} (if the catalog changed), then {inject}")
     if edited:
         force = _again(options, "inject", "--force", *edited)
