@@ -210,7 +210,8 @@ def _from_config(config: Config, templates_listed: bool = False) -> Inputs:
     refused = table.problems + _templates_problems(config, templates_listed)
     kind = folder_kind(config.agents)
     if kind is not PathKind.FOLDER:
-        above = _config_above(config.root) if config.config_file is None else None
+        default = config.config_file is None and config.agents == config.root / "agents"  # no --agents elsewhere
+        above = _config_above(config.root) if default else None
         above = Path(os.path.relpath(above, config.root)) if above is not None else None  # '../capidx.yaml'
         problem = configured.missing(config, "agents") or _no_catalog(config.agents, kind, above)
         unseen = kind in (PathKind.DENIED, PathKind.UNLISTED)  # there, but what it holds cannot be told
