@@ -313,11 +313,17 @@ def _document_facts(
 def _suggestion_facts(tool: str, data: Mapping[str, Any], resolution: Mapping[str, Any]) -> dict[str, Any] | None:
     res = resolution.get("capability")
     rows = data.get("suggestions") or ()
-    if tool != "lookup_capability" or not isinstance(res, dict) or res.get("status") != "resolved" or not rows:
+    if tool not in ("lookup_capability", "compare_capability") or not rows:
+        return None
+    if not isinstance(res, dict) or res.get("status") != "resolved":
         return None
     first = rows[0]
     if first.get("capability") != res.get("value"):
         return None
+    if tool == "compare_capability":  # the cross-agent snippet answers for every agent (or those asked about)
+        asked = resolution.get("agents")
+        agents = sorted(r.get("value") for r in asked) if isinstance(asked, list) else None
+        return {"capability": first["capability"], **({"agents": agents} if agents is not None else {})}
     return {"agent": data.get("agent"), "capability": first["capability"], "available": first.get("available")}
 
 

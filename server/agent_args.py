@@ -86,9 +86,12 @@ def closest(resolution: Resolution) -> str:
     return f" Closest: {', '.join(c.value for c in resolution.candidates)}." if resolution.candidates else ""
 
 
-def resolve_agents(snapshot: Snapshot, names: list[str]) -> tuple[list[Resolution], str | None]:
+def resolve_agents(
+    snapshot: Snapshot, names: list[str], *, several: bool = False
+) -> tuple[list[Resolution], str | None]:
     """Each name's agent; a name that is none but joins names of agents ('claude and gemini', 'claude code vs copilot
-    in VS Code'), as models write a comparison, is those agents."""
+    in VS Code'), as models write a comparison, is those agents. `several`: a name that could be several agents
+    ('copilot') is no problem, for a comparison sets them all side by side (`named_ids`)."""
     resolutions: list[Resolution] = []
     budget, unread = JOINED_RUNS, []
     for asked in names:
@@ -112,13 +115,29 @@ def resolve_agents(snapshot: Snapshot, names: list[str]) -> tuple[list[Resolutio
             continue
         budget -= runs
         resolutions += _joined(snapshot, name, pieces) or [whole]
-    failed = [r for r in resolutions if not r.ok]
+    failed = [r for r in resolutions if not r.ok and not (several and r.status == "ambiguous")]
     if not failed:
         return resolutions, None
     problem = _agents_problem(snapshot, failed)
     if unread:
         problem += f" {', '.join(map(repr, unread))}: more names joined than one call reads; give them as a list."
     return resolutions, problem
+
+
+def named_ids(resolutions: list[Resolution]) -> list[str]:
+    """The agents the names stand for, each once, in the order named: an ambiguous name ('copilot') for every agent
+    it could be."""
+    ids = [c.value for r in resolutions for c in (r.candidates if r.status == "ambiguous" else ()) if c.value]
+    return list(dict.fromkeys([*(r.value for r in resolutions if r.ok and r.value), *ids]))
+
+
+def read_as_several(resolutions: list[Resolution]) -> str:
+    """ "'copilot' read as copilot-cli and vscode-copilot." for each ambiguous name of a comparison; '' when none."""
+    said = []
+    for r in dict.fromkeys(r for r in resolutions if r.status == "ambiguous"):
+        ids = [c.value for c in r.candidates]
+        said.append(f"{r.query!r} read as {', '.join(ids[:-1])} and {ids[-1]}." if len(ids) > 1 else "")
+    return " ".join(filter(None, said))
 
 
 def _runs(pieces: int) -> int:

@@ -304,11 +304,16 @@ def _synthesized(
 
 
 def _suggested(
-    snapshot: Snapshot, resolution: Resolution, agent_id: str | None, **meta: Resolution | list[Resolution]
+    snapshot: Snapshot,
+    resolution: Resolution,
+    agent_id: str | None,
+    note: str = "",
+    **meta: Resolution | list[Resolution],
 ) -> types.CallToolResult:
     answer = unresolved.suggestions(snapshot, resolution, agent_id)
     content = [types.TextContent(text=answer["text"])]
-    if said := readings.agent_readings(snapshot, meta):  # the suggestions themselves say how the capability was read
+    # the suggestions themselves say how the capability was read; how the agents were, and a note, follow
+    if said := [*readings.agent_readings(snapshot, meta), *filter(None, [note])]:
         content.append(types.TextContent(text=" ".join(said)))
     return types.CallToolResult(
         content=content,
@@ -356,10 +361,17 @@ def lookup_capability(snapshot: Snapshot, agent: str, capability: str) -> types.
 
 def compare_capability(snapshot: Snapshot, capability: str, agents: list[str] | None = None) -> types.CallToolResult:
     cap_res = resolve_capability(snapshot.index, capability)
-    if cap_res.status == "ambiguous" and snapshot.has_kind("snippet"):
-        return _suggested(snapshot, cap_res, None, capability=cap_res)
+    # The agents first, whatever answers: a name that is no agent is said, never dropped with the filter; one that
+    # could be several ('copilot') is all of them, as a comparison can set them side by side.
+    agent_res, problem = agent_args.resolve_agents(snapshot, agents, several=True) if agents else ([], None)
+    if problem:
+        return _error(problem, capability=cap_res, agents=agent_res)
+    meta: dict[str, Any] = {"agents": agent_res} if agents else {}
+    read = agent_args.read_as_several(agent_res)
+    if unresolved.wants_suggestions(snapshot, cap_res):  # no clear winner, or free text, as a lookup has them
+        return _suggested(snapshot, cap_res, None, read, capability=cap_res, **meta)
     if not cap_res.ok:  # ambiguous without snippets, or unknown: candidates
-        return _synthesized(snapshot, unresolved.candidates(snapshot, cap_res, None), capability=cap_res)
+        return _synthesized(snapshot, unresolved.candidates(snapshot, cap_res, None), read, capability=cap_res, **meta)
     document = snapshot.find("compare", capability=cap_res.value)
     if document is None:
         return _error(f"The build has no comparison for {cap_res.value}; rebuild it.")
@@ -370,16 +382,13 @@ def compare_capability(snapshot: Snapshot, capability: str, agents: list[str] | 
             records.unrecorded(snapshot, cap_res.value or "", snapshot.index.agents),
             capability=cap_res,
         )
-    agent_res, problem = agent_args.resolve_agents(snapshot, agents)
-    if problem:
-        return _error(problem, capability=cap_res, agents=agent_res)
-    wanted = {r.value for r in agent_res}
+    wanted = agent_args.named_ids(agent_res)
     whole = document.value
     if not isinstance(whole, dict) or not isinstance(whole.get("agents"), list):
         return _error(f"The build's comparison for {cap_res.value} is not a JSON object; rebuild it.")
     value = dict(whole)
     value["agents"] = [entry for entry in whole["agents"] if entry.get("agent") in wanted]
-    note = records.unrecorded(snapshot, cap_res.value or "", [r.value or "" for r in agent_res])
+    note = " ".join(filter(None, (read, records.unrecorded(snapshot, cap_res.value or "", wanted))))
     return _synthesized(snapshot, value, note, capability=cap_res, agents=agent_res)
 
 

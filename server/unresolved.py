@@ -164,7 +164,7 @@ def _no_words_match(query: str, closest: bool) -> str:
 
 
 def wants_suggestions(snapshot: Snapshot, resolution: Resolution) -> bool:
-    """For a lookup: no clear winner, or free text that only scoring could resolve -- and a build with
+    """For a lookup or a comparison: no clear winner, or free text that only scoring could resolve -- and a build with
     snippets to answer with (older builds have none: they answer with the document or candidates)."""
     if not snapshot.has_kind("snippet"):
         return False
