@@ -1,19 +1,23 @@
-"""What a GET of the MCP endpoint gets (`capidx serve --transport http`): a page for a browser, 405 for anything else.
+"""What the MCP endpoint answers itself (`capidx serve --transport http`): a page for a browser's GET, 405 for every
+other method but POST and DELETE.
 
 The server is stateless, so the event stream the SDK opens for a GET on the 2025-11-25 revision never carries
 anything: a browser's tab spun forever, and each such GET (a health check, `curl`) held a connection until the client
 gave up, so that a few of them kept every other client out under `max_connections`. A browser's GET (Accept:
 text/html, no text/event-stream, no MCP headers) gets one small HTML page that says what the endpoint is and, when the
-build has a site, links to `/site/`; any other GET is answered 405 with `Allow: POST`, as the SDK answers it on
-2026-07-28 and as the specification lets a server that offers no such stream answer. Other methods pass through.
+build has a site, links to `/site/`; any other GET is answered 405, as the SDK answers it on 2026-07-28 and as the
+specification lets a server that offers no such stream answer. So is HEAD, PUT, OPTIONS or PATCH, which the SDK
+answered 405 saying `Allow: GET, POST, DELETE`: every 405 here says `Allow: POST`, in the SDK's JSON-RPC form.
+POST and DELETE (the SDK says itself that a stateless server ends no session) pass through.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
-from capidx.server.http import send_response, send_text
+from capidx.server.http import send_response
 
 MCP_PATHS = ("/mcp", "/mcp/")
 _MCP_HEADERS = (b"mcp-session-id", b"mcp-protocol-version", b"last-event-id")
@@ -23,9 +27,8 @@ _HEAD = (
     "<p>This address is for MCP clients (streamable HTTP), not for a browser: add it to an MCP client as a "
     "server of type <code>http</code> with this URL.</p>\n"
 )
-NO_STREAM = (
-    "Method Not Allowed: this MCP endpoint is stateless and opens no event stream; POST JSON-RPC requests here\n"
-)
+NO_STREAM = "Method Not Allowed: this MCP endpoint is stateless and opens no event stream; POST JSON-RPC requests here"
+_PASSED_ON = ("POST", "DELETE")
 _SITE = '<p>The capability index for people: <a href="/site/">/site/</a>.</p>\n'
 _HEADERS = [
     (b"content-type", b"text/html; charset=utf-8"),
@@ -54,20 +57,35 @@ def is_endpoint_get(scope: Any) -> bool:
     return scope["type"] == "http" and scope["method"] == "GET" and scope.get("path") in MCP_PATHS
 
 
+def refused(method: str) -> tuple[list[tuple[bytes, bytes]], bytes]:
+    """The 405 of a method the endpoint does not serve: JSON-RPC's invalid request, as the SDK words its own, with
+    `Allow: POST`; no body for HEAD."""
+    error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": NO_STREAM}}
+    body = json.dumps(error, separators=(",", ":")).encode()
+    body = b"" if method == "HEAD" else body
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"allow", b"POST"),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    return headers, body
+
+
 class BrowserPage:
-    """ASGI middleware: a browser's GET of the MCP endpoint gets `page`, any other GET of it 405; the rest goes to
-    `app`."""
+    """ASGI middleware: a browser's GET of the MCP endpoint gets `page`, every other method but POST and DELETE 405;
+    the rest goes to `app`."""
 
     def __init__(self, app: Any, has_site: Callable[[], bool]) -> None:
         self.app = app
         self.has_site = has_site
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if not is_endpoint_get(scope):
+        endpoint = scope["type"] == "http" and scope.get("path") in MCP_PATHS
+        if not endpoint or scope["method"] in _PASSED_ON:
             await self.app(scope, receive, send)
             return
         if not is_browser_request(scope):
-            await send_text(send, 405, NO_STREAM, [(b"allow", b"POST")])
+            await send_response(send, 405, *refused(scope["method"]))
             return
         body = page(self.has_site())
         headers = [*_HEADERS, (b"content-length", str(len(body)).encode())]

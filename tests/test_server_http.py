@@ -153,7 +153,12 @@ def test_a_get_of_the_endpoint_is_refused_not_held_open(catalog_build: Path, rev
         for _ in range(2):
             refused = httpx2.get(url, headers=headers, timeout=10)
             assert refused.status_code == 405 and refused.headers["allow"] == "POST"
+            assert refused.json()["error"]["code"] == -32600  # in the SDK's JSON-RPC form, as its own 405s
         assert httpx2.get(url.removesuffix("mcp") + "site/", timeout=10).status_code == 200
+        # the SDK's 405 for other methods said `Allow: GET, POST, DELETE`: GET is refused too, so every 405 says POST
+        for method in ("HEAD", "PUT", "OPTIONS", "PATCH"):
+            other = httpx2.request(method, url, headers=headers, timeout=10)
+            assert (other.status_code, other.headers["allow"]) == (405, "POST"), method
 
 
 def test_the_start_up_log_names_the_site_when_the_build_has_one(
