@@ -304,6 +304,21 @@ def test_a_user_schema_ref_to_a_place_that_is_not_there_is_said_once_at_the_ref(
     assert output.count("points to nothing") == 1 and "current.json" not in output, output
 
 
+@pytest.mark.parametrize(("reference", "kind"), [("#/required/0", "string"), ("#/required", "array")])
+def test_a_user_schema_ref_to_a_value_that_is_no_schema_is_said_once_at_the_ref(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reference: str, kind: str
+) -> None:
+    """A `$ref` to a value that is no schema (an item of `required`) failed every document with "the schema cannot be
+    applied: AttributeError …": one error at the `$ref`, before any document is checked."""
+    schema = f"type: object\nrequired: [agent]\nproperties:\n  agent: {{$ref: '{reference}'}}\n"
+
+    code, output = _run_schema(tmp_path, monkeypatch, schema)
+
+    assert code == 2
+    assert f'$.properties.agent.$ref: $ref "{reference}" points to a value of type {kind}, which is no schema' in output
+    assert "cannot be applied" not in output and "current.json" not in output, output
+
+
 def test_a_shared_alias_is_warned_when_only_one_document_is_named(tmp_path: Path) -> None:
     """A pre-commit hook names only the changed document: the other agents' records and the catalog's alias table
     are still compared with, so the alias the index drops is warned where it is written."""

@@ -26,6 +26,7 @@ from urllib.request import url2pathname
 from capidx.compiler.diagnostics import Diagnostic
 from capidx.compiler.validate.load import SourceFile, load_file
 from capidx.schema.realpath import resolve
+from capidx.schema.wording import json_type
 
 if TYPE_CHECKING:  # imported where used: `referenced_files` serves a no-op build, which must stay quick
     from referencing import Registry, Resolver, Resource, Specification
@@ -43,6 +44,15 @@ _CODE = "schema-file"
 
 class NonLocalReference(Exception):
     """A reference to something that is not a local schema file (so it would have to be fetched)."""
+
+
+class NoSchemaThere(Exception):
+    """A reference to a value that is no schema (`#/required/0`, a string): jsonschema failed every document on it
+    with an AttributeError."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(kind)
+        self.kind = kind
 
 
 class MalformedUri(Exception):
@@ -372,7 +382,7 @@ def _resolve(resolver: Any, reference: str) -> Exception | None:
     from referencing.exceptions import Unresolvable
 
     try:
-        resolver.lookup(reference)
+        found = resolver.lookup(reference).contents
     except Unresolvable as exc:
         cause: BaseException | None = exc
         while cause is not None:
@@ -382,6 +392,8 @@ def _resolve(resolver: Any, reference: str) -> Exception | None:
         return exc
     except ValueError:  # a pointer into an array or a string by a segment that is no index ('#/type/x')
         return Unresolvable(ref=urldefrag(reference).fragment)
+    if not isinstance(found, dict | bool):  # a schema is an object, or true / false
+        return NoSchemaThere(json_type(found))
     return None
 
 
@@ -437,15 +449,14 @@ def _references(
 def _nowhere(source: SourceFile, parts: tuple[Any, ...], cause: Exception) -> Diagnostic:
     """A reference to a place its document does not have: named by what is missing, not by the whole document
     referencing's message repeats."""
+    hint = "point it at a place the schema has: '#/$defs/<name>' for a key under $defs, or '#<name>' for an $anchor"
+    if isinstance(cause, NoSchemaThere):
+        message = f"{parts[-1]} {_written(source, parts)} points to a value of type {cause.kind}, which is no schema"
+        return source.diagnostic(parts, "error", message, f"{hint} (a schema is an object, or true or false)", _CODE)
     anchor = getattr(cause, "anchor", None)
     missing = f"anchor {anchor!r}" if anchor is not None else repr(getattr(cause, "ref", ""))
-    return source.diagnostic(
-        parts,
-        "error",
-        f"{parts[-1]} {_written(source, parts)} points to nothing: the schema it names has no {missing}",
-        "point it at a place the schema has: '#/$defs/<name>' for a key under $defs, or '#<name>' for an $anchor",
-        _CODE,
-    )
+    message = f"{parts[-1]} {_written(source, parts)} points to nothing: the schema it names has no {missing}"
+    return source.diagnostic(parts, "error", message, hint, _CODE)
 
 
 def _written(source: SourceFile, parts: tuple[Any, ...]) -> str:
