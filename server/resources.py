@@ -129,7 +129,9 @@ def read_resource(snapshot: Snapshot, kinds: frozenset[str], uri: str) -> Read:
         resolution = RESOLVERS[kind](snapshot.index, value)
         if resolution.status == "ambiguous":
             options = [template.uri_base + c.value for c in resolution.candidates]
-            said = f"{clip(uri)}{_ambiguous(snapshot, kinds, resolution, kind)} {', '.join(options)}"
+            said = (
+                f"Resource not found: {clip(uri)}{_ambiguous(snapshot, kinds, resolution, kind)} {', '.join(options)}"
+            )
             raise ResourceNotFound(uri, said, options)
         found = snapshot.find(kind, **{template.parameter: resolution.value}) if resolution.ok else None
         if found is None and kind == "agent" and resolution.status == "unknown":  # said as the tools say it
@@ -167,8 +169,9 @@ def _ambiguous(snapshot: Snapshot, kinds: frozenset[str], resolution: Resolution
         shown, total = len(resolution.candidates), len(resolution.ranked)
         some = f"its first {shown} of {total} capabilities" if total > shown else "its capabilities"
         return f" is a category ({_where(snapshot, kinds, 'category', category)}); {some}:"
-    if resolution.scored:
-        return f": no {kind} clearly matches {clip(resolution.query)!r}; the closest:"
+    if resolution.scored:  # which is not a no, as when nothing matches (`_no_match`)
+        no = ", which is not a no" if kind == "capability" else ""
+        return f": no {kind} clearly matches {clip(resolution.query)!r}{no}; the closest:"
     return f" matches more than one {kind}:"
 
 

@@ -440,3 +440,15 @@ async def test_a_completion_past_a_hundred_values_says_how_many_there_are(large_
         )
     assert len(every.completion.values) == 100 and every.completion.total == 250 and every.completion.has_more
     assert few.completion.total == len(few.completion.values) < 100 and not few.completion.has_more
+
+
+async def test_a_capability_no_name_clearly_matches_is_not_found_and_not_a_no(bundled_build: Path) -> None:
+    """A template value whose words match a few capabilities weakly ('voice mode') said only "no capability clearly
+    matches 'voice mode'; the closest: …", where a value that matches nothing says "Resource not found" and that it
+    is not a no: said alike now, with the closest still listed."""
+    async with connect(bundled_build) as client:
+        with pytest.raises(MCPError) as caught:
+            await client.read_resource(PREFIX + "capabilities/voice%20mode")
+    message = caught.value.message
+    assert message.startswith(f"Resource not found: {PREFIX}capabilities/voice%20mode: no capability clearly matches")
+    assert "'voice mode', which is not a no; the closest: " + PREFIX + "capabilities/" in message
