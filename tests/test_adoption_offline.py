@@ -154,6 +154,22 @@ def test_a_cached_file_is_found_where_tiktoken_keeps_it(proxy: list, empty_cache
     assert proxy == []
 
 
+def test_a_cached_file_larger_than_any_encoding_is_not_read(
+    proxy: list, empty_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """tiktoken's cache defaults to the shared temp folder, where any user may put a file under an encoding's name:
+    it was read whole to hash it. One larger than an encoding's file can be is named as not the encoding, unread."""
+    cached = empty_cache / hashlib.sha1(CL100K_URL.encode()).hexdigest()
+    shutil.copyfile(_bundled_cl100k(), cached)
+    assert tokens.cache_problem("cl100k_base") is None
+    monkeypatch.setattr(tokens, "MAX_ENCODING_BYTES", cached.stat().st_size - 1)
+    read: list[str] = []
+    monkeypatch.setattr(tokens.hashlib, "file_digest", lambda *args: read.append("read") or hashlib.sha256())
+    problem = tokens.cache_problem("cl100k_base")
+    assert problem is not None and str(cached) in "\n".join(problem)
+    assert read == [] and cached.exists()
+
+
 def test_a_corrupt_cached_file_is_named_and_kept(proxy: list, empty_cache: Path) -> None:
     """tiktoken would delete a file whose sha256 is wrong and download it again; capidx names it instead."""
     cached = empty_cache / hashlib.sha1(CL100K_URL.encode()).hexdigest()

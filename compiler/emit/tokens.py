@@ -251,6 +251,11 @@ def cached_file(blob: str) -> Path | None:
     return Path(directory, hashlib.sha1(blob.encode()).hexdigest()) if directory else None
 
 
+# tiktoken's encoding files are a few MB (o200k_base 3.6 MB): a larger file in its cache is no encoding's, and is not
+# read (its cache defaults to $TMPDIR/data-gym-cache, where any user of the machine may put a file of any size).
+MAX_ENCODING_BYTES = 64 * 1024 * 1024
+
+
 def cache_problem(name: str) -> list[str] | None:
     """Why encoding `name` cannot be loaded without the network (the lines of the message), or None when its file
     is in the cache with the expected sha256 (or it needs no downloaded file). Only the first file is checked (the
@@ -266,11 +271,16 @@ def cache_problem(name: str) -> list[str] | None:
         return _not_cached(name, url, None)
     if expected is None:
         return None
-    try:
-        data = path.read_bytes()
+    try:  # hashed as it is read, and no further than an encoding's file can be: the cache may be the shared temp folder
+        with path.open("rb") as stream:
+            if os.fstat(stream.fileno()).st_size > MAX_ENCODING_BYTES:
+                return _not_cached(name, url, path)
+            found = hashlib.file_digest(stream, "sha256").hexdigest()
     except PermissionError:  # a file this user may not read
         return _unreadable(name, path)
-    return _not_cached(name, url, path) if hashlib.sha256(data).hexdigest() != expected else None
+    except OSError:
+        return _not_cached(name, url, path)
+    return _not_cached(name, url, path) if found != expected else None
 
 
 def _unreadable(name: str, path: Path) -> list[str]:
