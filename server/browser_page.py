@@ -1,5 +1,5 @@
 """What the MCP endpoint answers itself (`capidx serve --transport http`): a page for a browser's GET, 405 for every
-other method but POST and DELETE.
+other method but POST.
 
 The server is stateless, so the event stream the SDK opens for a GET on the 2025-11-25 revision never carries
 anything: a browser's tab spun forever, and each such GET (a health check, `curl`) held a connection until the client
@@ -7,8 +7,9 @@ gave up, so that a few of them kept every other client out under `max_connection
 text/html, no text/event-stream, no MCP headers) gets one small HTML page that says what the endpoint is and, when the
 build has a site, links to `/site/`; any other GET is answered 405, as the SDK answers it on 2026-07-28 and as the
 specification lets a server that offers no such stream answer. So is HEAD, PUT, OPTIONS or PATCH, which the SDK
-answered 405 saying `Allow: GET, POST, DELETE`: every 405 here says `Allow: POST`, in the SDK's JSON-RPC form.
-POST and DELETE (the SDK says itself that a stateless server ends no session) pass through.
+answered 405 saying `Allow: GET, POST, DELETE`: every 405 here says `Allow: POST`, in the SDK's JSON-RPC form. So
+is DELETE, in the SDK's words (a stateless server ends no session): the SDK's 405 for it had no `Allow` at all, which
+a 405 must have. POST passes through.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ _HEAD = (
     "server of type <code>http</code> with this URL.</p>\n"
 )
 NO_STREAM = "Method Not Allowed: this MCP endpoint is stateless and opens no event stream; POST JSON-RPC requests here"
-_PASSED_ON = ("POST", "DELETE")
+_PASSED_ON = ("POST",)
+# What the SDK says of a DELETE, which ends a session: a stateless server has none.
+NO_SESSION = "Method Not Allowed: Session termination not supported"
 _SITE = '<p>The capability index for people: <a href="/site/">/site/</a>.</p>\n'
 _HEADERS = [
     (b"content-type", b"text/html; charset=utf-8"),
@@ -60,7 +63,8 @@ def is_endpoint_get(scope: Any) -> bool:
 def refused(method: str) -> tuple[list[tuple[bytes, bytes]], bytes]:
     """The 405 of a method the endpoint does not serve: JSON-RPC's invalid request, as the SDK words its own, with
     `Allow: POST`; no body for HEAD."""
-    error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": NO_STREAM}}
+    message = NO_SESSION if method == "DELETE" else NO_STREAM
+    error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
     body = json.dumps(error, separators=(",", ":")).encode()
     body = b"" if method == "HEAD" else body
     headers = [
@@ -72,8 +76,8 @@ def refused(method: str) -> tuple[list[tuple[bytes, bytes]], bytes]:
 
 
 class BrowserPage:
-    """ASGI middleware: a browser's GET of the MCP endpoint gets `page`, every other method but POST and DELETE 405;
-    the rest goes to `app`."""
+    """ASGI middleware: a browser's GET of the MCP endpoint gets `page`, every other method but POST 405; the rest
+    goes to `app`."""
 
     def __init__(self, app: Any, has_site: Callable[[], bool]) -> None:
         self.app = app

@@ -159,6 +159,10 @@ def test_a_get_of_the_endpoint_is_refused_not_held_open(catalog_build: Path, rev
         for method in ("HEAD", "PUT", "OPTIONS", "PATCH"):
             other = httpx2.request(method, url, headers=headers, timeout=10)
             assert (other.status_code, other.headers["allow"]) == (405, "POST"), method
+        # DELETE too, in the SDK's words: the SDK's own 405 for it had no Allow, which a 405 must have
+        ended = httpx2.delete(url, headers=headers, timeout=10)
+        assert (ended.status_code, ended.headers.get("allow")) == (405, "POST")
+        assert ended.json()["error"]["message"] == "Method Not Allowed: Session termination not supported"
 
 
 def test_the_start_up_log_names_the_site_when_the_build_has_one(
