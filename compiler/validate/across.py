@@ -143,7 +143,8 @@ def check_name_near_misses(sources: Sequence[SourceFile], context: Sequence[Sour
     Names within one error of each other share their first or their last letters (`_ends`), so each name is
     compared (`one_edit`) only with the names that share one of its ends: linear in the catalog's letters, not
     quadratic in its names, for names that are not all alike. Names shorter than
-    `NEAR_MISS_MIN` letters are left alone, and no more than `NEAR_MISS_COMPARISONS` per name on average are made."""
+    `NEAR_MISS_MIN` letters are left alone, and no more than `NEAR_MISS_COMPARISONS` per name on average are made,
+    those of the names with the fewest others to compare first."""
     documents = (*sources, *context)
     used: dict[str, list[_Record]] = {}  # normalized name -> its records, in catalog order
     for record in _records(documents):
@@ -153,9 +154,12 @@ def check_name_near_misses(sources: Sequence[SourceFile], context: Sequence[Sour
     for key in used:
         for end in _ends(key):
             neighbours.setdefault(end, set()).add(key)
-    problems = []
+    said: dict[str, list[Diagnostic]] = {}
     budget = NEAR_MISS_COMPARISONS * len(used)
-    for key, records in used.items():
+    # The names with the fewest others to compare first: names all alike (a pull request's, in a file read first)
+    # spent the budget before a real near miss read after them was compared, and it went unsaid.
+    for key in sorted(used, key=lambda key: sum(len(neighbours[end]) for end in _ends(key))):
+        records = used[key]
         named = _first_of_each_document(record for record in records if record.document < len(sources))
         if not named:
             continue  # only in `context`: compared with, never reported at
@@ -174,8 +178,10 @@ def check_name_near_misses(sources: Sequence[SourceFile], context: Sequence[Sour
             ):
                 continue  # two capabilities of one agent, the better-established name, 'Python 2' / 'Python 3', or
                 # 'MCP Server' / 'MCP Servers' (`name-plural`'s error)
-            problems += [_near_miss(documents, record, used[other][0], len(ours), len(theirs)) for record in named]
-    return problems
+            said.setdefault(key, []).extend(
+                _near_miss(documents, record, used[other][0], len(ours), len(theirs)) for record in named
+            )
+    return [problem for key in used for problem in said.get(key, ())]  # in catalog order
 
 
 def _first_of_each_document(records: Iterable[_Record]) -> list[_Record]:
