@@ -304,18 +304,23 @@ def test_a_user_schema_ref_to_a_place_that_is_not_there_is_said_once_at_the_ref(
     assert output.count("points to nothing") == 1 and "current.json" not in output, output
 
 
-@pytest.mark.parametrize(("reference", "kind"), [("#/required/0", "string"), ("#/required", "array")])
+@pytest.mark.parametrize(
+    ("keyword", "reference", "kind"),
+    [("$ref", "#/required/0", "string"), ("$ref", "#/required", "array"), ("$dynamicRef", "#/required/0", "string")],
+)
 def test_a_user_schema_ref_to_a_value_that_is_no_schema_is_said_once_at_the_ref(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reference: str, kind: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keyword: str, reference: str, kind: str
 ) -> None:
     """A `$ref` to a value that is no schema (an item of `required`) failed every document with "the schema cannot be
-    applied: AttributeError …": one error at the `$ref`, before any document is checked."""
-    schema = f"type: object\nrequired: [agent]\nproperties:\n  agent: {{$ref: '{reference}'}}\n"
+    applied: AttributeError …": one error at the `$ref`, before any document is checked. So did a `$dynamicRef` whose
+    fragment is a JSON pointer, which resolves as a `$ref` does (only an anchor is found at run time)."""
+    schema = f"type: object\nrequired: [agent]\nproperties:\n  agent: {{{keyword}: '{reference}'}}\n"
 
     code, output = _run_schema(tmp_path, monkeypatch, schema)
 
     assert code == 2
-    assert f'$.properties.agent.$ref: $ref "{reference}" points to a value of type {kind}, which is no schema' in output
+    said = f'$.properties.agent.{keyword}: {keyword} "{reference}" points to a value of type {kind}, which is no schema'
+    assert said in output, output
     assert "cannot be applied" not in output and "current.json" not in output, output
 
 

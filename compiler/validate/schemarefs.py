@@ -438,8 +438,10 @@ def _references(
         value = node.get(keyword)
         if isinstance(value, str):
             target = _joined(base, value, (*parts, keyword))
-            # A dynamic reference's fragment names an anchor found at run time: only its document must be local.
-            yield (*parts, keyword), target if keyword == "$ref" else urldefrag(target).url or base or "#"
+            # A dynamic reference's fragment names an anchor found at run time: only its document must be local. A
+            # JSON pointer (`$dynamicRef: "#/required/0"`) is no anchor: it resolves as a `$ref`, and is checked so.
+            static = keyword == "$ref" or (keyword == "$dynamicRef" and urldefrag(target).fragment.startswith("/"))
+            yield (*parts, keyword), target if static else urldefrag(target).url or base or "#"
     for key, value in node.items():
         if (names or key not in _NOT_SCHEMAS) and isinstance(value, dict | list):
             named = not names and key in _NAMED_SCHEMAS
