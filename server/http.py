@@ -10,9 +10,9 @@ held forever. About 20,000 such loopback connections exhausted the process's fil
   is accepted, so its descriptor is released at once;
 - a connection with no request in progress is closed after `idle_timeout` seconds, counted from
   the connect or from the end of the previous response, however slowly bytes trickle in; so is one whose
-  request head has arrived but not yet its whole body (answered `408` when nothing was answered yet): a
-  head followed by a body that stalls held the connection for ever, and `max_connections` of them shut
-  every other client out;
+  request head has arrived but not yet its whole body `idle_timeout` seconds after the head (answered `408` when
+  nothing was answered yet): a head followed by a body that stalls held the connection for ever, and
+  `max_connections` of them shut every other client out;
 - a connection whose client reads nothing of an answer for `idle_timeout` seconds (the answer waits, its
   writing paused by flow control) is dropped, and so is one the idle timeout closed while what it was
   sent still waits to be read: a client that pipelined requests and never read the answers held its
@@ -144,6 +144,14 @@ def bounded_protocol(max_connections: int, idle_timeout: float) -> type[H11Proto
             self._disarm_stalled()
             super().resume_writing()
 
+        def handle_events(self) -> None:
+            before = self.cycle
+            super().handle_events()
+            if self.cycle is not before and self.cycle is not None and self.cycle.more_body:
+                # A request head came, its body still to come: the body has idle_timeout from its head, not what
+                # was left of the idle time (a head 4.9 s into it had 0.1 s, and a body 0.3 s behind it got 408).
+                self._arm_idle()
+
         def on_response_complete(self) -> None:
             super().on_response_complete()
             self._arm_idle()
@@ -181,8 +189,8 @@ def bounded_protocol(max_connections: int, idle_timeout: float) -> type[H11Proto
             if cycle is not None and not cycle.response_complete:
                 if not cycle.more_body:
                     return  # a request is in progress; the timer starts again when its response ends
-                # Its body is still arriving, idle_timeout after the connect or the previous response: a client
-                # that stops sending it would hold the connection (and one of max_connections) for ever.
+                # Its body is still arriving, idle_timeout after its head: a client that stops sending it would
+                # hold the connection (and one of max_connections) for ever.
                 logger.warning("closed a connection whose request body did not arrive within %g s", idle_timeout)
                 if not cycle.response_started:
                     self.transport.write(_body_timeout())

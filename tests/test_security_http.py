@@ -224,6 +224,26 @@ def test_a_request_whose_body_stalls_is_closed_after_the_idle_timeout(small_limi
     assert mcp_answers(port, time.monotonic() + 30)
 
 
+def test_a_request_begun_late_in_the_idle_time_has_the_whole_timeout_for_its_body(small_limits: int) -> None:
+    """The idle timeout (1 s here) counts from the connect or the previous response until a request head comes; its
+    body then has the whole timeout. A head 0.7 s after the connect and its body 0.5 s after the head were answered
+    408: the body had what was left of the idle time, 0.3 s, and a request the server served before was lost."""
+    port = small_limits
+    body = json.dumps(INITIALIZE).encode()
+    head = (
+        b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n"
+        b"Accept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n" % (port, len(body))
+    )
+    with socket.create_connection(("127.0.0.1", port), timeout=20) as client:
+        time.sleep(0.7)
+        client.sendall(head)
+        time.sleep(0.5)
+        client.sendall(body)
+        answer = client.recv(4096)
+    assert answer.startswith(b"HTTP/1.1 200 "), answer
+    assert mcp_answers(port, time.monotonic() + 30)
+
+
 def established(port: int) -> int | None:
     """How many TCP connections to `port` are established on the server's side (None without `ss`)."""
     try:
