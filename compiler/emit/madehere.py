@@ -7,9 +7,10 @@ escaping and no template ever produced, which `serve` then served and `inject` w
 count the manifest gave a text's sha256 was reused for that text, so a budget could pass unmeasured. So after a
 build is written, a fingerprint of it is recorded in capidx's cache folder for this user (`usercache`), one entry per
 build folder (`build-<sha256 of the folder's real path>`): the sha256 of its manifest and, of the manifest and each
-file it lists, the size, modification time and inode number (a stat each, as the size check makes). A previous build
-is trusted only while it has that fingerprint: one without a record (another machine's, a fresh CI runner's, a
-checkout's, or with no usable cache folder) or changed since (a file written again, even at its size) is built again.
+file it lists, the size, modification time and inode number (one stat each, which also checks each file's listed
+size). A previous build is trusted only while it has that fingerprint: one without a record (another machine's, a
+fresh CI runner's, a checkout's, or with no usable cache folder) or changed since (a file written again, even at its
+size) is built again. The manifest is read once, for the fingerprint and for the build (`previous_build`).
 """
 
 from __future__ import annotations
@@ -20,24 +21,31 @@ import json
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from capidx.compiler.emit.manifest import file_sizes
 from capidx.compiler.usercache import owned, private_cache_dir
 from capidx.schema import builddir
+from capidx.schema.builddir import READABLE_FORMATS
 from capidx.schema.realpath import real_path
 
 PREFIX = "build-"
 _RECORD_BYTES = 64  # a sha256 in hex
 
 
-def _fingerprint(out: Path) -> str | None:
-    """The sha256 of the manifest in `out` and of the size, modification time and inode of it and of every file it
-    lists; None when any of them cannot be read."""
+def _read(out: Path) -> tuple[bytes, Any] | None:
+    """The manifest in `out`, as bytes and parsed; None when it cannot be read."""
     try:
         data = builddir.read_manifest(out / builddir.MANIFEST)
-        manifest = json.loads(data)
+        return data, json.loads(data)
     except (builddir.ManifestUnreadable, OSError, ValueError, RecursionError):
         return None
+
+
+def _fingerprint(out: Path, data: bytes, manifest: Any) -> str | None:
+    """The sha256 of the manifest `data` and of the size, modification time and inode of it and of every file it
+    lists; None when any of them cannot be read, or a file has not the size the manifest gives it (what
+    `manifest.is_intact` checks, here in the same stat)."""
     sizes = file_sizes(manifest.get("artifacts", ())) if isinstance(manifest, dict) else None
     if sizes is None:
         return None
@@ -46,6 +54,8 @@ def _fingerprint(out: Path) -> str | None:
         try:
             info = os.lstat(out / path)
         except (OSError, ValueError):
+            return None
+        if path in sizes and info.st_size != sizes[path]:
             return None
         digest.update(f"\0{path}\0{info.st_size}\0{info.st_mtime_ns}\0{info.st_ino}".encode())
     return digest.hexdigest()
@@ -58,21 +68,26 @@ def _entry(folder: Path, out: Path) -> Path | None:
         return None
 
 
-def made_here(out: Path) -> bool:
-    """Whether the build in `out` is, as far as its fingerprint tells, the one this user's capidx last wrote there."""
+def previous_build(out: Path) -> dict[str, Any] | None:
+    """The manifest of the build in `out` when that build is, as far as its fingerprint tells, the one this user's
+    capidx last wrote there, whole (every listed file at its size) and of a format this capidx reads; else None.
+    The manifest is read and parsed once, for the fingerprint and for the caller."""
     folder = private_cache_dir()
     entry = _entry(folder, out) if folder is not None else None
     if entry is None:
-        return False
+        return None
     try:
         with open(entry, "rb") as handle:
             if not owned(handle.fileno()):
-                return False
+                return None
             recorded = handle.read(_RECORD_BYTES + 1)
     except OSError:
-        return False
-    found = _fingerprint(out)
-    return found is not None and recorded == found.encode()
+        return None
+    read = _read(out)
+    if read is None or (found := _fingerprint(out, *read)) is None or recorded != found.encode():
+        return None
+    manifest = read[1]
+    return manifest if isinstance(manifest, dict) and manifest.get("format") in READABLE_FORMATS else None
 
 
 def remember(out: Path) -> None:
@@ -80,7 +95,8 @@ def remember(out: Path) -> None:
     the next build is a whole one)."""
     folder = private_cache_dir()
     entry = _entry(folder, out) if folder is not None else None
-    found = _fingerprint(out)
+    read = _read(out)
+    found = _fingerprint(out, *read) if read is not None else None
     if entry is None or found is None:
         return
     try:

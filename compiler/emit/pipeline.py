@@ -30,13 +30,11 @@ from capidx.compiler.config import Config
 from capidx.compiler.diagnostics import USAGE_CODES, Diagnostic, ExitCode, exit_code_for, visible
 from capidx.compiler.emit import digest as digests
 from capidx.compiler.emit.budgets import BudgetResult, check_budgets
-from capidx.compiler.emit.madehere import made_here, remember
+from capidx.compiler.emit.madehere import previous_build, remember
 from capidx.compiler.emit.manifest import (
-    is_intact,
     known_token_counts,
     manifest_document,
     previous_json,
-    read_previous,
     serialized,
 )
 from capidx.compiler.emit.outdir import (
@@ -224,13 +222,14 @@ def run_build(
     check_names(encodings)
 
     env, templates = _templates(config, err or sys.stderr, verbosity)
-    # A build this user's capidx did not write (one a pull request committed) is never up to date: madehere.py.
-    previous = read_previous(out) if made_here(out) else None
+    # A build this user's capidx did not write (one a pull request committed) is never up to date, nor one with a
+    # file changed since (madehere.py): `previous` is whole when it is not None.
+    previous = previous_build(out)
     if previous and _may_skip_validation(config, strict):
         # Byte-identical inputs (and compiler) to a build that passed validation: nothing to do.
         on_disk = _inputs_on_disk(config)
         quick = on_disk is not None and _input_digest(config, on_disk, templates, encodings)
-        if quick == previous.get("inputDigest") and is_intact(out, previous):
+        if quick == previous.get("inputDigest"):
             check_listing(out, previous)
             remove_leftovers(out.parent)
             return _up_to_date(out, previous, validated=False)
@@ -240,7 +239,7 @@ def run_build(
 
     validation = _validate(config, strict, err or sys.stderr, verbosity)
     digest = _input_digest(config, _validated_inputs(config, validation), templates, encodings)
-    if previous and previous.get("inputDigest") == digest and is_intact(out, previous):
+    if previous and previous.get("inputDigest") == digest:
         return _up_to_date(out, previous)
     # A CatalogError propagates as it is (a CapidxError).
     catalog = build_catalog(
