@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -46,13 +47,12 @@ class NonLocalReference(Exception):
     """A reference to something that is not a local schema file (so it would have to be fetched)."""
 
 
-class NoSchemaThere(Exception):
-    """A reference to a value that is no schema (`#/required/0`, a string): jsonschema failed every document on it
-    with an AttributeError."""
+@dataclass(frozen=True)
+class NoSchemaThere:
+    """Why a reference that resolves is refused: it names a value that is no schema (`#/required/0`, a string), on
+    which jsonschema failed every document with an AttributeError. Returned by `_resolve`, never raised."""
 
-    def __init__(self, kind: str) -> None:
-        super().__init__(kind)
-        self.kind = kind
+    kind: str  # the value's JSON type
 
 
 class MalformedUri(Exception):
@@ -375,7 +375,7 @@ def _only_schemas(specification: Specification) -> Specification:
     )
 
 
-def _resolve(resolver: Any, reference: str) -> Exception | None:
+def _resolve(resolver: Any, reference: str) -> Exception | NoSchemaThere | None:
     """None when `reference` resolves, or names a local file that cannot be read (said once, by `_LocalFiles`); else
     why not: NonLocalReference, or referencing's error for a place the document lacks (`#/$defs/nope`, an anchor),
     which jsonschema would otherwise raise, and name by its private wrapper, once per document checked."""
@@ -448,7 +448,7 @@ def _references(
             yield from _references(value, base, (*parts, key), rules, names=named)
 
 
-def _nowhere(source: SourceFile, parts: tuple[Any, ...], cause: Exception) -> Diagnostic:
+def _nowhere(source: SourceFile, parts: tuple[Any, ...], cause: Exception | NoSchemaThere) -> Diagnostic:
     """A reference to a place its document does not have: named by what is missing, not by the whole document
     referencing's message repeats."""
     hint = "point it at a place the schema has: '#/$defs/<name>' for a key under $defs, or '#<name>' for an $anchor"
