@@ -164,10 +164,54 @@ def test_a_cached_file_larger_than_any_encoding_is_not_read(
     assert tokens.cache_problem("cl100k_base") is None
     monkeypatch.setattr(tokens, "MAX_ENCODING_BYTES", cached.stat().st_size - 1)
     read: list[str] = []
-    monkeypatch.setattr(tokens.hashlib, "file_digest", lambda *args: read.append("read") or hashlib.sha256())
+    monkeypatch.setattr(tokens, "_digest", lambda *args: read.append("read"))
     problem = tokens.cache_problem("cl100k_base")
     assert problem is not None and str(cached) in "\n".join(problem)
     assert read == [] and cached.exists()
+
+
+def test_a_cached_file_that_grows_while_it_is_read_is_read_no_further_than_the_bound(
+    proxy: list, empty_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file of the shared temp folder that another user appends to after its size was checked was read to its end
+    (320 MiB for a 64 MiB bound): no more than one byte past the bound is read, and the file is not the encoding."""
+    cached = empty_cache / hashlib.sha1(CL100K_URL.encode()).hexdigest()
+    shutil.copyfile(_bundled_cl100k(), cached)
+    size = cached.stat().st_size
+    monkeypatch.setattr(tokens, "MAX_ENCODING_BYTES", size // 2)
+    real_fstat = os.fstat
+
+    def small_at_first(fd: int) -> os.stat_result:  # the size checked before the file grew
+        found = tuple(real_fstat(fd))
+        return os.stat_result((*found[:6], 1, *found[7:]))
+
+    monkeypatch.setattr(tokens.os, "fstat", small_at_first)
+    problem = tokens.cache_problem("cl100k_base")
+    assert problem is not None and str(cached) in "\n".join(problem)
+    read: list[int] = []
+    digest = tokens._digest
+    monkeypatch.setattr(tokens, "_digest", lambda stream, limit: digest(stream, limit) or read.append(stream.tell()))
+    tokens.cache_problem("cl100k_base")
+    assert read == [size // 2 + 1]
+
+
+def test_a_pipe_in_place_of_a_cached_file_is_not_waited_on(
+    proxy: list, empty_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pipe put in place of the cached file after it was found to be one (the cache may be the shared temp folder)
+    blocked the build in its open for ever: it is opened without blocking and named as not the encoding."""
+    cached = empty_cache / hashlib.sha1(CL100K_URL.encode()).hexdigest()
+    os.mkfifo(cached)
+    monkeypatch.setattr(Path, "is_file", lambda self: True)  # as when checked, before the swap
+    said: list[list[str] | None] = []
+    reader = threading.Thread(target=lambda: said.append(tokens.cache_problem("cl100k_base")), daemon=True)
+    reader.start()
+    reader.join(10)
+    blocked = reader.is_alive()
+    if blocked:  # let the blocked open go
+        os.close(os.open(cached, os.O_WRONLY | os.O_NONBLOCK))
+    assert not blocked
+    assert said and said[0] is not None and str(cached) in "\n".join(said[0])
 
 
 def test_a_corrupt_cached_file_is_named_and_kept(proxy: list, empty_cache: Path) -> None:

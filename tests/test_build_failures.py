@@ -173,7 +173,7 @@ def test_an_encodings_cache_file_this_user_may_not_read_is_said_to_be_unreadable
     file raised the PermissionError, and the build ended in a traceback; a cache file this user may not read did so
     when it was read for its sha256. Said to be unreadable, with the permission needed (exit 2), not "not in the
     cache", which would send the user downloading a file they have. Simulated: root reads any file."""
-    import io
+    import os
 
     from capidx.compiler.emit.tokens import cached_file, first_blob
 
@@ -188,14 +188,14 @@ def test_an_encodings_cache_file_this_user_may_not_read_is_said_to_be_unreadable
     if how == "folder":
         deny_search(monkeypatch, hidden)
     else:
-        real_open = io.open
+        real_open = os.open  # the file is opened by descriptor, without blocking
 
         def refused(file: object, *args: object, **kwargs: object) -> object:
             if str(file) == str(cached):
                 raise PermissionError(13, "Permission denied", str(file))
-            return real_open(file, *args, **kwargs)  # type: ignore[call-overload]
+            return real_open(file, *args, **kwargs)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(io, "open", refused)
+        monkeypatch.setattr(os, "open", refused)
     before = snapshot(project / "build")
 
     result = _build(project, "--encoding", "cl100k_base", "--encoding", "o200k_base")

@@ -21,6 +21,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import os
+import stat
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -272,15 +273,35 @@ def cache_problem(name: str) -> list[str] | None:
     if expected is None:
         return None
     try:  # hashed as it is read, and no further than an encoding's file can be: the cache may be the shared temp folder
-        with path.open("rb") as stream:
-            if os.fstat(stream.fileno()).st_size > MAX_ENCODING_BYTES:
-                return _not_cached(name, url, path)
-            found = hashlib.file_digest(stream, "sha256").hexdigest()
+        found = _encoding_digest(path)
     except PermissionError:  # a file this user may not read
         return _unreadable(name, path)
     except OSError:
         return _not_cached(name, url, path)
     return _not_cached(name, url, path) if found != expected else None
+
+
+def _encoding_digest(path: Path) -> str | None:
+    """The sha256 of the regular file at `path`, or None when it is none (a pipe or a device put in its place since
+    it was checked) or is larger than `MAX_ENCODING_BYTES`, also when it grows past them while it is read: opened
+    without blocking, and never read further than that (a file another user of the temp folder keeps writing to was
+    read to its end, however far that was)."""
+    with open(os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)), "rb") as stream:
+        info = os.fstat(stream.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_ENCODING_BYTES:
+            return None
+        return _digest(stream, MAX_ENCODING_BYTES)
+
+
+def _digest(stream: Any, limit: int) -> str | None:
+    """The sha256 of what `stream` holds, or None when that is more than `limit` bytes (no more than one past them is
+    read)."""
+    digest = hashlib.sha256()
+    left = limit + 1
+    while left > 0 and (chunk := stream.read(min(left, 1 << 20))):
+        digest.update(chunk)
+        left -= len(chunk)
+    return digest.hexdigest() if left > 0 else None
 
 
 def _unreadable(name: str, path: Path) -> list[str]:
