@@ -164,7 +164,7 @@ def test_a_cached_file_larger_than_any_encoding_is_not_read(
     assert tokens.cache_problem("cl100k_base") is None
     monkeypatch.setattr(tokens, "MAX_ENCODING_BYTES", cached.stat().st_size - 1)
     read: list[str] = []
-    monkeypatch.setattr(tokens, "_digest", lambda *args: read.append("read"))
+    monkeypatch.setattr(tokens, "_bounded", lambda *args: read.append("read"))
     problem = tokens.cache_problem("cl100k_base")
     assert problem is not None and str(cached) in "\n".join(problem)
     assert read == [] and cached.exists()
@@ -189,8 +189,8 @@ def test_a_cached_file_that_grows_while_it_is_read_is_read_no_further_than_the_b
     problem = tokens.cache_problem("cl100k_base")
     assert problem is not None and str(cached) in "\n".join(problem)
     read: list[int] = []
-    digest = tokens._digest
-    monkeypatch.setattr(tokens, "_digest", lambda stream, limit: digest(stream, limit) or read.append(stream.tell()))
+    bounded = tokens._bounded
+    monkeypatch.setattr(tokens, "_bounded", lambda stream, limit: bounded(stream, limit) or read.append(stream.tell()))
     tokens.cache_problem("cl100k_base")
     assert read == [size // 2 + 1]
 
@@ -212,6 +212,29 @@ def test_a_pipe_in_place_of_a_cached_file_is_not_waited_on(
         os.close(os.open(cached, os.O_WRONLY | os.O_NONBLOCK))
     assert not blocked
     assert said and said[0] is not None and str(cached) in "\n".join(said[0])
+
+
+def test_a_cached_file_changed_after_the_check_is_read_as_the_check_reads_it_and_kept(
+    proxy: list, empty_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache may be the shared temp folder, and the encoding is loaded well after its file was checked (after
+    validation): tiktoken then read whatever file was there whole, and deleted one whose sha256 differs to download
+    it again. The load reads it as the check does, and keeps it."""
+    cached = empty_cache / hashlib.sha1(CL100K_URL.encode()).hexdigest()
+    shutil.copyfile(_bundled_cl100k(), cached)
+    assert tokens.cache_problem("cl100k_base") is None
+    cached.write_bytes(b"not the vocabulary\n")  # changed since
+    with pytest.raises(EncodingUnavailable, match="not the file tiktoken expects"):
+        tokens.load_cached("cl100k_base")
+    assert cached.exists()
+    shutil.copyfile(_bundled_cl100k(), cached)
+    monkeypatch.setattr(tokens, "MAX_ENCODING_BYTES", cached.stat().st_size - 1)  # larger than any encoding's
+    read: list[str] = []
+    monkeypatch.setattr(tokens, "_bounded", lambda *args: read.append("read"))
+    with pytest.raises(EncodingUnavailable):
+        tokens.load_cached("cl100k_base")
+    assert read == [] and cached.exists()
+    assert proxy == []
 
 
 def test_a_corrupt_cached_file_is_named_and_kept(proxy: list, empty_cache: Path) -> None:

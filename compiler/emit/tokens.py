@@ -183,6 +183,23 @@ def _read_bundled(blobpath: str, expected_hash: str | None = None) -> bytes:
     return data
 
 
+def _read_cached(blobpath: str, expected_hash: str | None = None) -> bytes:
+    """Stands in for tiktoken's `read_file_cached` for an encoding of its cache: the cached file read as
+    `cache_problem` reads it, its sha256 checked as tiktoken checks it. The file may have changed since that check (the
+    cache may be the shared temp folder): tiktoken read whatever was there whole, a pipe for ever, and deleted a file
+    that differs to download it again; one larger than an encoding's file is refused unread, and none is deleted."""
+    path = cached_file(blobpath)
+    if path is None:  # caching off: tiktoken fetches it, which `read_file` refuses for a URL
+        return _local_only(blobpath)
+    try:
+        data = _encoding_file(path)
+    except FileNotFoundError:
+        raise _NotCached(blobpath, expected_hash) from None
+    if data is None or (expected_hash is not None and hashlib.sha256(data).hexdigest() != expected_hash):
+        raise ValueError(f"{path} is not the file tiktoken expects (a partial, corrupt or changed copy)")
+    return data
+
+
 def _probe(blobpath: str, expected_hash: str | None = None) -> bytes:
     """Stands in for tiktoken's `read_file_cached`: reports the first file a constructor asks for."""
     raise _NotCached(blobpath, expected_hash)
@@ -213,7 +230,7 @@ def _bundled_only() -> Iterator[None]:
 def _cache_only() -> Iterator[None]:
     import tiktoken.load
 
-    with _replaced(tiktoken.load, {"read_file": _local_only}):
+    with _replaced(tiktoken.load, {"read_file_cached": _read_cached, "read_file": _local_only}):
         yield
 
 
@@ -273,16 +290,16 @@ def cache_problem(name: str) -> list[str] | None:
     if expected is None:
         return None
     try:  # hashed as it is read, and no further than an encoding's file can be: the cache may be the shared temp folder
-        found = _encoding_digest(path)
+        data = _encoding_file(path)
     except PermissionError:  # a file this user may not read
         return _unreadable(name, path)
     except OSError:
         return _not_cached(name, url, path)
-    return _not_cached(name, url, path) if found != expected else None
+    return _not_cached(name, url, path) if data is None or hashlib.sha256(data).hexdigest() != expected else None
 
 
-def _encoding_digest(path: Path) -> str | None:
-    """The sha256 of the regular file at `path`, or None when it is none (a pipe or a device put in its place since
+def _encoding_file(path: Path) -> bytes | None:
+    """The bytes of the regular file at `path`, or None when it is none (a pipe or a device put in its place since
     it was checked) or is larger than `MAX_ENCODING_BYTES`, also when it grows past them while it is read: opened
     without blocking, and never read further than that (a file another user of the temp folder keeps writing to was
     read to its end, however far that was)."""
@@ -290,18 +307,13 @@ def _encoding_digest(path: Path) -> str | None:
         info = os.fstat(stream.fileno())
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_ENCODING_BYTES:
             return None
-        return _digest(stream, MAX_ENCODING_BYTES)
+        return _bounded(stream, MAX_ENCODING_BYTES)
 
 
-def _digest(stream: Any, limit: int) -> str | None:
-    """The sha256 of what `stream` holds, or None when that is more than `limit` bytes (no more than one past them is
-    read)."""
-    digest = hashlib.sha256()
-    left = limit + 1
-    while left > 0 and (chunk := stream.read(min(left, 1 << 20))):
-        digest.update(chunk)
-        left -= len(chunk)
-    return digest.hexdigest() if left > 0 else None
+def _bounded(stream: Any, limit: int) -> bytes | None:
+    """What `stream` holds, or None when that is more than `limit` bytes (no more than one past them is read)."""
+    data = stream.read(limit + 1)
+    return data if len(data) <= limit else None
 
 
 def _unreadable(name: str, path: Path) -> list[str]:
