@@ -216,6 +216,16 @@ def test_an_abbreviation_is_not_corrected_as_a_typo(index: MatchIndex) -> None:
     assert not analyse("repo search", index.vocabulary).corrected
 
 
+def test_a_word_in_another_form_is_read_as_the_index_has_it_and_not_called_a_typo(index: MatchIndex) -> None:
+    """'propose' is read as 'propos', the light stem of the record's 'proposed' (Snowball roots them apart): the
+    correction counts for the ranking, but an answer that said "allowing for typos" of a question without any misled
+    the model. A real typo is still called one."""
+    word, trust = correct("propose", index.vocabulary)
+    assert word == "propos" and trust < 1.0
+    assert not analyse("propose changes in the editor", index.vocabulary).corrected
+    assert analyse("serch the web", index.vocabulary).corrected
+
+
 # --- the decision rule and never a confident wrong "no" ------------------------------------------------
 
 
