@@ -377,8 +377,9 @@ def _only_schemas(specification: Specification) -> Specification:
 
 def _resolve(resolver: Any, reference: str) -> Exception | NoSchemaThere | None:
     """None when `reference` resolves, or names a local file that cannot be read (said once, by `_LocalFiles`); else
-    why not: NonLocalReference, or referencing's error for a place the document lacks (`#/$defs/nope`, an anchor),
-    which jsonschema would otherwise raise, and name by its private wrapper, once per document checked."""
+    why not: NonLocalReference, referencing's error for a place the document lacks (`#/$defs/nope`, an anchor),
+    which jsonschema would otherwise raise, and name by its private wrapper, once per document checked, or
+    NoSchemaThere for a place that holds a value that is no schema (`#/required/0`)."""
     from referencing.exceptions import Unresolvable
 
     try:
