@@ -70,7 +70,7 @@ class Query:
     normalized: str
     identifiers: tuple[str, ...]
     key: str  # the terms joined: 'the release notes' and 'release note' share it
-    corrected: bool  # a word was taken for a typo of an index term, not the same word in another form ('integrat')
+    corrected: bool  # a word was taken for a typo of an index term, not for its light stem ('integrate': 'integrat')
     mistyped: bool  # a word the index does not have: the whole string may be a mistyped name
     rest: tuple[str, ...]  # terms outside the identifiers
     units: tuple[Unit, ...]
@@ -93,7 +93,7 @@ def analyse(text: str, vocabulary: Vocabulary) -> Query:
         normalized=normalize(text),
         identifiers=literal,
         key=" ".join(raw),
-        corrected=any(trust < 1.0 and not (t.startswith(w) or w.startswith(t)) for t, (w, trust) in fixed.items()),
+        corrected=any(trust < 1.0 and t != w + "e" for t, (w, trust) in fixed.items()),  # '-ed', '-ing' drop an 'e'
         mistyped=any(t not in vocabulary.terms for t in raw),
         rest=rest,
         units=tuple(units),
