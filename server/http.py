@@ -60,10 +60,12 @@ DESCRIPTOR_MARGIN = 64  # descriptors besides connections: std streams, listenin
 ID_CHECK_BYTES = 64 * 1024
 
 
-def _refusal() -> bytes:
-    body = b"Too many open connections"
+def _closing_response(status: str, text: str) -> bytes:
+    """A whole plain-text HTTP/1.1 response that closes the connection, written to the transport as it is: answered
+    where no request cycle of uvicorn's can answer (a connection refused, a body that never came)."""
+    body = text.encode("ascii")
     head = (
-        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\n"
+        f"HTTP/1.1 {status}\r\ncontent-type: text/plain; charset=utf-8\r\n"
         f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
     )
     return head.encode("ascii") + body
@@ -93,13 +95,9 @@ class HeadBound(h11.Connection):
         return event
 
 
-def _body_timeout() -> bytes:
-    body = b"Request body not received in time"
-    head = (
-        "HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
-        f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
-    )
-    return head.encode("ascii") + body
+def _cancel(timer: asyncio.TimerHandle | None) -> None:
+    if timer is not None:
+        timer.cancel()
 
 
 def bounded_protocol(max_connections: int, idle_timeout: float) -> type[H11Protocol]:
@@ -118,7 +116,7 @@ def bounded_protocol(max_connections: int, idle_timeout: float) -> type[H11Proto
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             if len(self.server_state.connections) >= max_connections:
                 self._refused = True
-                transport.write(_refusal())
+                transport.write(_closing_response("503 Service Unavailable", "Too many open connections"))
                 transport.close()
                 logger.warning("refused a connection: %d open (max_connections)", max_connections)
                 return
@@ -161,9 +159,8 @@ def bounded_protocol(max_connections: int, idle_timeout: float) -> type[H11Proto
             self._idle = self.loop.call_later(idle_timeout, self._idle_expired)
 
         def _disarm_idle(self) -> None:
-            if self._idle is not None:
-                self._idle.cancel()
-                self._idle = None
+            _cancel(self._idle)
+            self._idle = None
 
         def _arm_stalled(self) -> None:
             """The client must take what waits to be written within `idle_timeout`: a request whose answer cannot
@@ -172,9 +169,8 @@ def bounded_protocol(max_connections: int, idle_timeout: float) -> type[H11Proto
                 self._stalled = self.loop.call_later(idle_timeout, self._stalled_expired)
 
         def _disarm_stalled(self) -> None:
-            if self._stalled is not None:
-                self._stalled.cancel()
-                self._stalled = None
+            _cancel(self._stalled)
+            self._stalled = None
 
         def _stalled_expired(self) -> None:
             self._stalled = None
@@ -193,7 +189,7 @@ def bounded_protocol(max_connections: int, idle_timeout: float) -> type[H11Proto
                 # hold the connection (and one of max_connections) for ever.
                 logger.warning("closed a connection whose request body did not arrive within %g s", idle_timeout)
                 if not cycle.response_started:
-                    self.transport.write(_body_timeout())
+                    self.transport.write(_closing_response("408 Request Timeout", "Request body not received in time"))
             self.transport.close()
             if self.transport.get_write_buffer_size():  # written only once the client reads it
                 self._arm_stalled()
