@@ -150,21 +150,22 @@ def check_name_near_misses(sources: Sequence[SourceFile], context: Sequence[Sour
     for record in _records(documents):
         if NEAR_MISS_MIN <= len(record.key) <= textrules.SINGLE_LINE_MAX:  # a longer one is an error of its own
             used.setdefault(record.key, []).append(record)
+    ends = {key: _ends(key) for key in used}
     neighbours: dict[tuple[str, int, str], set[str]] = {}
-    for key in used:
-        for end in _ends(key):
+    for key, key_ends in ends.items():
+        for end in key_ends:
             neighbours.setdefault(end, set()).add(key)
     said: dict[str, list[Diagnostic]] = {}
     budget = NEAR_MISS_COMPARISONS * len(used)
     # The names with the fewest others to compare first: names all alike (a pull request's, in a file read first)
     # spent the budget before a real near miss read after them was compared, and it went unsaid.
-    for key in sorted(used, key=lambda key: sum(len(neighbours[end]) for end in _ends(key))):
+    for key in sorted(used, key=lambda key: sum(len(neighbours[end]) for end in ends[key])):
         records = used[key]
         named = _first_of_each_document(record for record in records if record.document < len(sources))
         if not named:
             continue  # only in `context`: compared with, never reported at
         ours = {record.document for record in records}
-        near = {other for end in _ends(key) for other in neighbours[end]}  # a superset: confirmed below
+        near = {other for end in ends[key] for other in neighbours[end]}  # a superset: confirmed below
         budget -= len(near)
         if budget < 0:
             break
