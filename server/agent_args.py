@@ -52,10 +52,10 @@ def _not_an_agent(snapshot: Snapshot, name: str) -> str:
     return ""
 
 
-def one_agent_problem(snapshot: Snapshot, resolution: Resolution, compare: bool = True) -> str:
+def one_agent_problem(snapshot: Snapshot, resolution: Resolution) -> str:
     """Why an agent argument names no one agent: when it joins several agents' names ('claude vs gemini', 'claude,
-    gemini'), that this tool answers for one at a time (and, with `compare`, that compare_capability sets them side
-    by side); else `_agents_problem`."""
+    gemini'), that this tool answers for one at a time (a lookup answers them side by side instead); else
+    `_agents_problem`."""
     found, problem = resolve_agents(snapshot, comma_separated(resolution.query))
     if len(found) < 2:  # not names joined: the name itself is unknown or ambiguous
         return _agents_problem(snapshot, [resolution])
@@ -64,10 +64,9 @@ def one_agent_problem(snapshot: Snapshot, resolution: Resolution, compare: bool 
     ids = list(dict.fromkeys(r.value for r in found))
     if len(ids) == 1:  # 'claude vs claude code'
         return f"{resolution.query!r} names {ids[0]} more than once: give it once, as the agent argument."
-    side = f", or compare_capability(capability, agents={ids!r}) to set them side by side" if compare else ""
     return (
         f"{resolution.query!r} names {len(ids)} agents ({', '.join(map(str, ids))}): this tool answers for one at a "
-        f"time. Call it once per agent{side}."
+        "time. Call it once per agent."
     )
 
 
@@ -134,7 +133,12 @@ def named_ids(resolutions: list[Resolution]) -> list[str]:
 def read_as_several(resolutions: list[Resolution]) -> str:
     """ "'copilot' read as copilot-cli and vscode-copilot." for each ambiguous name of a comparison; '' when none."""
     read = [(r.query, [c.value for c in r.candidates]) for r in dict.fromkeys(resolutions) if r.status == "ambiguous"]
-    return " ".join(f"{query!r} read as {', '.join(ids[:-1])} and {ids[-1]}." for query, ids in read if len(ids) > 1)
+    return " ".join(read_as_agents(query, ids) for query, ids in read if len(ids) > 1)
+
+
+def read_as_agents(query: str, ids: list[str]) -> str:
+    """ "'copilot' read as copilot-cli and vscode-copilot." """
+    return f"{query!r} read as {', '.join(ids[:-1])} and {ids[-1]}."
 
 
 def _runs(pieces: int) -> int:

@@ -91,6 +91,7 @@ OUTPUT_SCHEMAS: dict[ToolName, dict[str, Any]] = {
             "agent": {"type": "string"},
             "capability": _OBJECT,
             "availableFor": _ARRAY,
+            "agents": _ARRAY,
             "suggestions": _ARRAY,
             "candidates": _ARRAY,
         },
@@ -308,9 +309,10 @@ def _suggested(
     resolution: Resolution,
     agent_id: str | None,
     note: str = "",
+    compared: Sequence[str] = (),
     **meta: Resolution | list[Resolution],
 ) -> types.CallToolResult:
-    answer = unresolved.suggestions(snapshot, resolution, agent_id)
+    answer = unresolved.suggestions(snapshot, resolution, agent_id, compared)
     content = [types.TextContent(text=answer["text"])]
     # the suggestions themselves say how the capability was read; how the agents were, and a note, follow
     if said := [*readings.agent_readings(snapshot, meta), *filter(None, [note])]:
@@ -343,6 +345,12 @@ def _filtered(
 def lookup_capability(snapshot: Snapshot, agent: str, capability: str) -> types.CallToolResult:
     agent_res = resolve_agent(snapshot.index, agent)
     if not agent_res.ok:
+        # A name that stands for several agents ('copilot', 'claude vs gemini') is answered as a comparison of
+        # them, in this one call: the model asked about each of them.
+        found, problem = agent_args.resolve_agents(snapshot, [agent], several=True)
+        if problem is None and len(ids := agent_args.named_ids(found)) > 1:
+            read = agent_args.read_as_agents(agent, ids)
+            return _compared(snapshot, resolve_capability(snapshot.index, capability), [agent], found, None, read)
         return _error(agent_args.one_agent_problem(snapshot, agent_res), agent=agent_res)
     cap_res = resolve_capability(snapshot.index, capability, agent=agent_res.value)
     if unresolved.wants_suggestions(snapshot, cap_res):
@@ -364,12 +372,26 @@ def compare_capability(snapshot: Snapshot, capability: str, agents: list[str] | 
     # The agents first, whatever answers: a name that is no agent is said, never dropped with the filter; one that
     # could be several ('copilot') is all of them, as a comparison can set them side by side.
     agent_res, problem = agent_args.resolve_agents(snapshot, agents, several=True) if agents else ([], None)
+    return _compared(snapshot, cap_res, agents, agent_res, problem)
+
+
+def _compared(
+    snapshot: Snapshot,
+    cap_res: Resolution,
+    agents: list[str] | None,
+    agent_res: list[Resolution],
+    problem: str | None,
+    lead: str = "",
+) -> types.CallToolResult:
+    """The comparison of a capability across the agents named (all, without `agents`); `lead` says how the names
+    were read in place of the comparison's own words."""
     if problem:
         return _error(problem, capability=cap_res, agents=agent_res)
     meta: dict[str, Any] = {"agents": agent_res} if agents else {}
-    read = agent_args.read_as_several(agent_res)
+    read = lead or agent_args.read_as_several(agent_res)
     if unresolved.wants_suggestions(snapshot, cap_res):  # no clear winner, or free text, as a lookup has them
-        return _suggested(snapshot, cap_res, None, read, capability=cap_res, **meta)
+        asked = agent_args.named_ids(agent_res)
+        return _suggested(snapshot, cap_res, None, read, asked, capability=cap_res, **meta)
     if not cap_res.ok:  # ambiguous without snippets, or unknown: candidates
         return _synthesized(snapshot, unresolved.candidates(snapshot, cap_res, None), read, capability=cap_res, **meta)
     document = snapshot.find("compare", capability=cap_res.value)
@@ -401,7 +423,7 @@ def list_capabilities(
     if agent is not None:
         resolved["agent"] = resolve_agent(snapshot.index, agent)
         if not resolved["agent"].ok:
-            return _error(agent_args.one_agent_problem(snapshot, resolved["agent"], compare=False), **resolved)
+            return _error(agent_args.one_agent_problem(snapshot, resolved["agent"]), **resolved)
     if category is not None:
         resolved["category"] = resolve_category(snapshot.index, category)
         if not resolved["category"].ok:
@@ -423,7 +445,7 @@ def get_sources(snapshot: Snapshot, agent: str | None = None, capability: str | 
     if agent is not None:
         resolved["agent"] = resolve_agent(snapshot.index, agent)
         if not resolved["agent"].ok:
-            return _error(agent_args.one_agent_problem(snapshot, resolved["agent"], compare=False), **resolved)
+            return _error(agent_args.one_agent_problem(snapshot, resolved["agent"]), **resolved)
     agent_id = resolved["agent"].value if "agent" in resolved else None
     if capability is not None:
         resolved["capability"] = resolve_capability(snapshot.index, capability, agent=agent_id)

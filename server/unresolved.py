@@ -9,6 +9,7 @@ for `get_sources`. A query that is a category's name is answered with that categ
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from capidx.schema.labels import Label, sorted_labels
@@ -174,27 +175,32 @@ def wants_suggestions(snapshot: Snapshot, resolution: Resolution) -> bool:
     return resolution.ok and resolution.scored and free_text
 
 
-def _snippet(snapshot: Snapshot, slug: str, agent: str | None) -> Artifact | None:
-    """The agent's own snippet for the capability, else the cross-agent one."""
-    own = snapshot.find("snippet", agent=agent, capability=slug) if agent is not None else None
-    return own or snapshot.find("snippet", capability=slug)
+def _snippet(snapshot: Snapshot, slug: str, agents: Sequence[str]) -> Artifact | None:
+    """The first asked agent's own snippet for the capability, else the cross-agent one (whose description may be
+    any agent's: not the one to show for a question about others)."""
+    own = (snapshot.find("snippet", agent=agent, capability=slug) for agent in agents)
+    return next(filter(None, own), None) or snapshot.find("snippet", capability=slug)
 
 
 def _suggestion_candidates(
-    snapshot: Snapshot, pairs: list[tuple[str, float]], agent: str | None
+    snapshot: Snapshot, pairs: list[tuple[str, float]], agents: Sequence[str]
 ) -> list[suggest.Candidate]:
     primary = snapshot.encodings[0]
     found = []
     for slug, confidence in pairs:
-        artifact = _snippet(snapshot, slug, agent)
+        artifact = _snippet(snapshot, slug, agents)
         if artifact is not None and primary in artifact.tokens:
             found.append(suggest.Candidate(slug, confidence, artifact.text, artifact.tokens[primary]))
     return found
 
 
-def suggestions(snapshot: Snapshot, resolution: Resolution, agent: str | None) -> dict[str, Any]:
-    """Ranked snippets packed within the build's budget (match.json `injection`), then related ones."""
+def suggestions(
+    snapshot: Snapshot, resolution: Resolution, agent: str | None, compared: Sequence[str] = ()
+) -> dict[str, Any]:
+    """Ranked snippets packed within the build's budget (match.json `injection`), then related ones; each the asked
+    agent's own (or the first of the `compared` agents' that records it) where there is one."""
     index = snapshot.index
+    voices = (agent,) if agent is not None else tuple(compared)
     injection = index.injection
     max_snippets = _setting(injection, "max_snippets", suggest.DEFAULT_MAX_SNIPPETS)
     ranked = resolution.ranked or resolution.candidates  # scored results rank every candidate, winner first
@@ -206,11 +212,11 @@ def suggestions(snapshot: Snapshot, resolution: Resolution, agent: str | None) -
         top, confidence = pairs[0]
         related = [(slug, round(confidence * score, 3)) for slug, score in index.capabilities[top].similar]
     result = suggest.suggest(
-        _suggestion_candidates(snapshot, pairs, agent),
+        _suggestion_candidates(snapshot, pairs, voices),
         labels=_labels(snapshot) if category is None else MEMBERS,  # a member is one whatever its words' share
         max_snippets=max_snippets,
         max_tokens=_setting(injection, "max_tokens", suggest.DEFAULT_MAX_TOKENS),
-        related=_suggestion_candidates(snapshot, [(s, c) for s, c in related if s in index.capabilities], agent),
+        related=_suggestion_candidates(snapshot, [(s, c) for s, c in related if s in index.capabilities], voices),
         overhead_tokens=_setting(injection, "overhead_tokens", suggest.FALLBACK_OVERHEAD_TOKENS),
     )
     rows = []

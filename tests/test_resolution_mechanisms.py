@@ -616,11 +616,13 @@ def test_a_shortened_name_only_one_agent_has_still_names_it(
 
 
 @pytest.mark.anyio
-async def test_lookup_with_a_shared_word_for_the_agent_asks_which(tmp_path: Path) -> None:
+async def test_lookup_with_a_shared_word_for_the_agent_answers_for_each(tmp_path: Path) -> None:
+    """A word both agents' names share is neither one of them: the lookup answers for both, side by side."""
     build = _named_agents(tmp_path, {"cursor-agent": ("Cursor Agent", "Cursor"), "junie": ("Junie Agent", "JetBrains")})
     async with connect(build) as client:
         result = await client.call_tool("lookup_capability", {"agent": "agent", "capability": "MCP Servers"})
-    assert result.is_error
-    agent = result.meta["capidx/resolution"]["agent"]
+    assert not result.is_error
+    assert [e["agent"] for e in result.structured_content["agents"]] == ["cursor-agent", "junie"]
+    (agent,) = result.meta["capidx/resolution"]["agents"]
     assert agent["status"] == "ambiguous"
     assert [c["value"] for c in agent["candidates"]] == ["cursor-agent", "junie"]

@@ -410,13 +410,23 @@ async def test_a_capability_the_agent_lacks_is_answered_not_swapped(any_build: P
     assert "claude-code" in never.structured_content["availableFor"]
 
 
-async def test_ambiguous_agent_is_an_error_result_naming_both(any_build: Path, revision: str) -> None:
+async def test_a_lookup_for_a_name_of_several_agents_answers_each_side_by_side(any_build: Path, revision: str) -> None:
+    """'copilot' could be either Copilot: one call answers for both, as a comparison of the two, and says how the
+    name was read (a model that asked about "copilot" needs no second call); an unclear capability gets its
+    suggestions all the same."""
     async with connect(any_build, revision) as client:
         result = await client.call_tool("lookup_capability", {"agent": "copilot", "capability": "mcp"})
-    assert result.is_error
-    assert "copilot-cli" in text_of(result) and "vscode-copilot" in text_of(result)
-    candidates = result.meta["capidx/resolution"]["agent"]["candidates"]
-    assert [c["value"] for c in candidates] == ["copilot-cli", "vscode-copilot"]
+        unclear = await client.call_tool("lookup_capability", {"agent": "Copilot", "capability": "zzqx telepathy"})
+    assert not result.is_error
+    assert [e["agent"] for e in result.structured_content["agents"]] == ["copilot-cli", "vscode-copilot"]
+    assert result.structured_content["capability"]["slug"] == "mcp-servers"
+    assert json.loads(result.content[0].text) == result.structured_content
+    assert "'copilot' read as copilot-cli and vscode-copilot." in [block.text for block in result.content]
+    agents = result.meta["capidx/resolution"]["agents"]
+    assert [(a["input"], a["status"]) for a in agents] == [("copilot", "ambiguous")]
+    assert [c["value"] for c in agents[0]["candidates"]] == ["copilot-cli", "vscode-copilot"]
+    assert not unclear.is_error and "agents" not in unclear.structured_content
+    assert "'Copilot' read as copilot-cli and vscode-copilot." in " ".join(block.text for block in unclear.content)
 
 
 async def test_low_margin_without_snippets_returns_top_three_with_confidence(tmp_path: Path, revision: str) -> None:
@@ -493,9 +503,7 @@ async def test_names_side_by_side_are_read_only_when_each_names_an_agent(any_bui
         mistyped = await client.call_tool("lookup_capability", {"agent": "claude coode", "capability": "hooks"})
         half = await client.call_tool("lookup_capability", {"agent": "claude cursor", "capability": "hooks"})
     assert sorted(e["agent"] for e in compared.structured_content["agents"]) == ["claude-code", "gemini-cli"]
-    assert looked_up.is_error and text_of(looked_up).startswith(
-        "'claude gemini' names 2 agents (claude-code, gemini-cli)"
-    )
+    assert [e["agent"] for e in looked_up.structured_content["agents"]] == ["claude-code", "gemini-cli"]
     assert not mistyped.is_error and mistyped.meta["capidx/resolution"]["agent"]["value"] == "claude-code"
     assert half.is_error and text_of(half).startswith("Unknown agent 'claude cursor'")
 
@@ -927,6 +935,23 @@ async def test_a_comparison_asked_in_free_text_answers_with_suggestions_as_a_loo
     assert unknown.is_error and "Unknown agent 'cursor'" in text_of(unknown)
 
 
+async def test_suggestions_for_a_comparison_of_some_agents_show_their_own_snippets(bundled_build: Path) -> None:
+    """The cross-agent snippet's description is one agent's, whichever the build chose: a comparison asked about
+    gemini and Copilot CLI in free words showed Copilot CLI's or Claude Code's words. The first asked agent that
+    records the capability speaks for it; with no agent asked, the cross-agent snippet as before."""
+    asked = "make a plan before editing"
+    async with connect(bundled_build) as client:
+        some = await client.call_tool("compare_capability", {"capability": asked, "agents": ["claude", "gemini"]})
+        every = await client.call_tool("compare_capability", {"capability": asked})
+        both = await client.call_tool("lookup_capability", {"agent": "copilot", "capability": asked})
+    for result, agent in ((some, "claude-code"), (both, "copilot-cli")):
+        for row in result.structured_content["suggestions"]:
+            own = snippet(bundled_build, agent=agent, capability=row["capability"])
+            assert (row["snippet"], row["tokens"]) == own
+    for row in every.structured_content["suggestions"]:
+        assert (row["snippet"], row["tokens"]) == snippet(bundled_build, capability=row["capability"])
+
+
 async def test_a_snippet_the_agent_does_not_record_falls_back_to_the_cross_agent_one(hand_build: Path) -> None:
     async with connect(hand_build) as client:
         result = await client.call_tool(
@@ -1104,19 +1129,20 @@ async def test_errors_say_what_the_catalog_covers_and_where_to_go(any_build: Pat
             "compare_capability", {"capability": "hooks", "agents": ["copilot", "Copilot", "COPILOT", "cursor"] * 2}
         )
         joined = [  # several agents where one is wanted: not "unknown"
-            await client.call_tool("lookup_capability", {"agent": "claude vs gemini", "capability": "hooks"}),
             await client.call_tool("get_sources", {"agent": "claude, copilot cli", "capability": "hooks"}),
             await client.call_tool("list_capabilities", {"agent": "claude and gemini"}),
         ]
+        compared = await client.call_tool("lookup_capability", {"agent": "claude vs gemini", "capability": "hooks"})
         half = await client.call_tool("lookup_capability", {"agent": "claude vs cursor", "capability": "hooks"})
         twice = await client.call_tool("lookup_capability", {"agent": "claude vs claude code", "capability": "hooks"})
     ids = ("claude-code", "copilot-cli", "gemini-cli", "vscode-copilot")
-    lookup, sources, listing = map(text_of, joined)
+    sources, listing = map(text_of, joined)
     assert all(answer.is_error for answer in joined)
-    assert lookup.startswith("'claude vs gemini' names 2 agents (claude-code, gemini-cli): this tool answers for one")
-    assert "compare_capability(capability, agents=['claude-code', 'gemini-cli'])" in lookup
-    assert "(claude-code, copilot-cli)" in sources and "Call it once per agent" in listing
-    assert "compare_capability" not in listing  # it compares one capability, and a list names none
+    assert sources.startswith("'claude, copilot cli' names 2 agents (claude-code, copilot-cli): this tool answers")
+    assert "Call it once per agent" in listing and "compare_capability" not in listing
+    # a lookup answers the agents joined side by side, in this one call
+    assert [e["agent"] for e in compared.structured_content["agents"]] == ["claude-code", "gemini-cli"]
+    assert "'claude vs gemini' read as claude-code and gemini-cli." in [block.text for block in compared.content]
     assert half.is_error and text_of(half).startswith("'claude vs cursor' joins several names, and this tool answers")
     assert "Unknown agent 'cursor': this catalog covers" in text_of(half)  # the name that is no agent, said as such
     assert twice.is_error and text_of(twice).startswith("'claude vs claude code' names claude-code more than once")
