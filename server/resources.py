@@ -170,7 +170,7 @@ def _ambiguous(snapshot: Snapshot, kinds: frozenset[str], resolution: Resolution
         some = f"its first {shown} of {total} capabilities" if total > shown else "its capabilities"
         return f" is a category ({_where(snapshot, kinds, 'category', category)}); {some}:"
     if resolution.scored:  # which is not a no, as when nothing matches (`_no_match`)
-        no = ", which is not a no" if kind == "capability" else ""
+        no = ", which is not a no (the catalog may word it otherwise)" if kind == "capability" else ""
         return f": no {kind} clearly matches {clip(resolution.query)!r}{no}; the closest:"
     return f" matches more than one {kind}:"
 
