@@ -650,6 +650,7 @@ def test_json_is_stable_and_complete(pair: tuple[Path, Path]) -> None:
         "breaches",
         "warnings",
         "overview",
+        "data",
     ]
     assert data["ok"] is True and data["baseline"]["manifest"].endswith("manifest.json")
     assert set(data["changes"]) == {"added", "removed", "changed"}
@@ -664,6 +665,8 @@ def test_json_is_stable_and_complete(pair: tuple[Path, Path]) -> None:
         "over": 0,
     }
     assert set(agent["delta"]) == {"tokens", "largest", "documents"}
+    # The factory writes a manifest and no artifact: the data comparison is unavailable, and the report goes on.
+    assert data["data"]["available"] is False and "cannot read it" in data["data"]["unavailable"]
 
 
 def test_json_without_baseline_has_null_baseline_and_empty_changes(within_budget: Path) -> None:

@@ -19,6 +19,7 @@ from capidx.compiler.diagnostics import (
     within_annotation_cap,
 )
 from capidx.compiler.emit.table import STATUS_TEXT, overview_breach, overview_text
+from capidx.compiler.report.datadiff import DataDiff
 from capidx.compiler.report.json_form import report_to_dict
 from capidx.compiler.report.model import (
     WINDOWS,
@@ -38,6 +39,8 @@ HEADING = "## capidx token report"
 MINUS = "\u2212"
 UP, DOWN = "▲", "▼"
 MAX_LISTED_CHANGES = 20  # per list in text and Markdown; JSON and HTML list every change
+MAX_DATA_LINES = 10  # per section of the data changes in text, Markdown and HTML (JSON: json_form.MAX_DATA_ITEMS)
+SESSION_KINDS = ("instructions", "memory", "summary")  # what a model reads at the start of a session
 STATUS_ICON = {"breach": "❌", "near": "⚠️", "ok": "✅", "unbudgeted": ""}
 _COLOURS = {"breach": ("red", True), "near": ("yellow", False), "ok": ("green", False)}
 
@@ -182,6 +185,7 @@ def render_text(report: Report, *, color: bool = False) -> str:
     lines += _text_table(report, paint)
     lines += ["", _FOOTNOTE, ""]
     lines += [*overview_lines(report), ""] if report.overview else []
+    lines += _text_data(report)
     lines += _text_largest(report)
     if report.baseline:
         lines += _text_changes(report)
@@ -268,6 +272,40 @@ def _paint_delta(cell: str, paint: Callable[..., str]) -> str:
     return paint(cell, fg="green") if DOWN in cell else cell
 
 
+def session_changes(report: Report) -> list[str]:
+    """`instructions: 442 → 450 tokens (▲ +8 (+1.8%))` for each document read at the start of a session whose
+    tokens changed against the baseline."""
+    rows = {row.kind: row for row in report.kinds}
+    return [
+        f"{kind}: {number(delta.before)} → {number(delta.after)} tokens ({delta_text(delta)})"
+        for kind in SESSION_KINDS
+        if (row := rows.get(kind)) is not None and (delta := row.total_delta) is not None and delta.tokens
+    ]
+
+
+def data_heading(data: DataDiff) -> str:
+    return f"Data changes against the baseline: {data.summary()}"
+
+
+def _text_data(report: Report) -> list[str]:
+    """What the model will now answer differently: the records' changes, section by section (`datadiff`)."""
+    data = report.data
+    if data is None:
+        return []
+    lines = [data_heading(data)]
+    session = session_changes(report)
+    if session:
+        lines.append("  Read at the start of every session:")
+        lines += [f"    {line}" for line in session]
+    for section in data.sections:
+        if section.items:
+            lines.append(f"  {section.title}:")
+            lines += [f"    {item.text}" for item in section.items[:MAX_DATA_LINES]]
+            if len(section.items) > MAX_DATA_LINES:
+                lines.append(f"    … and {len(section.items) - MAX_DATA_LINES} more (--format json lists them)")
+    return [*lines, ""]
+
+
 def _text_largest(report: Report) -> list[str]:
     lines = [f"Largest documents ({report.encoding} tokens):"]
     width = max((len(number(doc.tokens)) for docs in report.largest.values() for doc in docs), default=0)
@@ -332,6 +370,7 @@ def render_markdown(report: Report, *, color: bool = False) -> str:
     if report.overview:
         head, *items = overview_lines(report)
         lines += [head, *(f"- {_md(item.strip())}" for item in items), ""]
+    lines += _md_data(report)
     lines += _md_largest(report)
     if report.baseline:
         lines += _md_changes(report)
@@ -343,6 +382,32 @@ def render_markdown(report: Report, *, color: bool = False) -> str:
 def _md(text: str) -> str:
     """Escape what would break a table cell or start markup."""
     return text.replace("|", "\\|").replace("<", "&lt;")
+
+
+_MD_ACTIVE = str.maketrans({char: "\\" + char for char in "\\`*_[]~#!"} | {"&": "&amp;", ">": "&gt;"})
+
+
+def _md_text(text: str) -> str:
+    """`_md`, and no emphasis, link, code span, entity or heading either: for the catalog's texts outside a table
+    (a fork writes them: `[x](https://…)` stays text)."""
+    return _md(text.translate(_MD_ACTIVE))
+
+
+def _md_data(report: Report) -> list[str]:
+    data = report.data
+    if data is None:
+        return []
+    lines = [f"**{_md_text(data_heading(data))}**", ""]
+    session = session_changes(report)
+    if session:
+        lines += ["- Read at the start of every session:", *(f"  - {_md_text(line)}" for line in session)]
+    for section in data.sections:
+        if section.items:
+            lines.append(f"- {section.title}:")
+            lines += [f"  - {_md_text(item.text)}" for item in section.items[:MAX_DATA_LINES]]
+            if len(section.items) > MAX_DATA_LINES:
+                lines.append(f"  - … and {len(section.items) - MAX_DATA_LINES} more (`--format json` lists them)")
+    return [*lines, ""] if len(lines) > 2 else lines
 
 
 def _md_table(report: Report) -> list[str]:
@@ -419,21 +484,40 @@ def render_github(
         _workflow_command("warning", f"capidx token report ({finding.kind})", finding.message)
         for finding in report.warnings
     ]
-    lines = _capped("error", lines) + _capped("warning", warnings)
-    lines.append(f"capidx report: {verdict(report)}; {_summary_line(report)}")
+    lines = (
+        _capped("error", lines)
+        + _capped("warning", warnings)
+        + _capped("notice", _data_notices(report), "`capidx report --format json`")
+    )
+    data = f"; data: {report.data.summary()}" if report.data is not None else ""
+    lines.append(f"capidx report: {verdict(report)}; {_summary_line(report)}{data}")
     return "\n".join(lines) + "\n"
 
 
-def _capped(level: str, commands: list[str]) -> list[str]:
+def _data_notices(report: Report) -> list[str]:
+    """A `::notice` saying what changed in the data, then one per availability change (what the model now answers
+    differently); none when nothing changed."""
+    data = report.data
+    if data is None or not (data.changed or data.unavailable or session_changes(report)):
+        return []
+    notices = [_workflow_command("notice", "capidx data changes", data_heading(data))]
+    availability = next((section for section in data.sections if section.key == "availability"), None)
+    for item in availability.items if availability is not None else ():
+        notices.append(_workflow_command("notice", "capidx availability change", item.text))
+    return notices
+
+
+def _capped(level: str, commands: list[str], lists: str = "`capidx report` (text or --format markdown)") -> list[str]:
     """GitHub shows `ANNOTATIONS_PER_LEVEL` annotations of a level per step and drops the rest unsaid: past it,
-    the last one says how many more there are (every finding is in the text and Markdown forms)."""
+    the last one says how many more there are, and `lists` where they all are (every finding is in the text and
+    Markdown forms; every data change in the JSON form)."""
     shown, rest = within_annotation_cap(commands)
     if not rest:
         return shown
     more = len(rest)
     message = (
         f"{plural(more, level)} more: GitHub shows only {ANNOTATIONS_PER_LEVEL} annotations of a level per step; "
-        "`capidx report` (text or --format markdown) lists them all"
+        f"{lists} lists them all"
     )
     return [*shown, _workflow_command(level, "capidx token report", message)]
 

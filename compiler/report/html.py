@@ -11,7 +11,16 @@ from typing import Any
 
 from capidx.compiler.artifacts import SINGLE_KINDS
 from capidx.compiler.emit.table import overview_breach
-from capidx.compiler.report.formats import breach_message, delta_text, number, overview_line, percent, verdict
+from capidx.compiler.report.formats import (
+    MAX_DATA_LINES,
+    breach_message,
+    delta_text,
+    number,
+    overview_line,
+    percent,
+    session_changes,
+    verdict,
+)
 from capidx.compiler.report.json_form import report_to_dict
 from capidx.compiler.report.model import WINDOWS, Budget, Delta, Report, use_percent
 
@@ -41,6 +50,8 @@ def render_page(report: Report) -> str:
         breach_messages=[breach_message(report, budget) for budget in report.breaches]
         + [overview_breach(item.row) for item in report.overview_breaches],
         per_session=[overview_line(report, item) for item in report.overview],
+        session_changes=session_changes(report),
+        data_lines=MAX_DATA_LINES,
     )
 
 

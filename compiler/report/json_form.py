@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from capidx.compiler.report.datadiff import DataDiff, DataItem
 from capidx.compiler.report.model import (
     WINDOWS,
     Budget,
@@ -43,6 +44,42 @@ def report_to_dict(report: Report) -> dict[str, Any]:
         "breaches": [_budget_dict(budget) for budget in report.breaches],
         "warnings": [{"kind": f.kind, "reason": f.reason, "message": f.message} for f in report.warnings],
         "overview": [{**item.row, "tokens": item.tokens} for item in report.overview],
+        "data": None if report.data is None else data_dict(report.data),
+    }
+
+
+MAX_DATA_ITEMS = 1000  # per section: a catalog of thousands of records changed keeps a readable report
+
+
+def data_dict(data: DataDiff) -> dict[str, Any]:
+    """The data comparison (docs/report.md, "JSON"): every section, its count and its first items."""
+    return {
+        "available": data.unavailable is None,
+        "unavailable": data.unavailable,
+        "summary": data.summary(),
+        "sections": {
+            section.key: {
+                "title": section.title,
+                "count": len(section.items),
+                "items": [_item_dict(item) for item in section.items[:MAX_DATA_ITEMS]],
+                "more": max(0, len(section.items) - MAX_DATA_ITEMS),
+            }
+            for section in data.sections
+        },
+    }
+
+
+def _item_dict(item: DataItem) -> dict[str, Any]:
+    return {
+        "text": item.text,
+        "agent": item.agent,
+        "capability": item.capability,
+        "field": item.field,
+        "before": item.before,
+        "after": item.after,
+        "fields": list(item.fields),
+        "added": item.added,
+        "removed": item.removed,
     }
 
 

@@ -1,6 +1,7 @@
 """`capidx report`: what a build costs in a context window, and what a change does to that cost.
 
-The report reads `manifest.json` and nothing else (docs/build-directory.md): every figure was
+The report's figures come from `manifest.json` alone (docs/build-directory.md; with `--against`, `datadiff`
+compares the two builds' records, read by `run`): every figure was
 measured by `capidx build`, so this module never imports a tokenizer. Loading and validation live in
 `manifest_reader`; `build_report` is pure and returns a `Report` value; `json_form` gives its JSON
 form and `formats` prints it; `run.run_report` ties them together for the command.
@@ -16,6 +17,7 @@ from typing import Any
 
 from capidx.compiler.artifacts import ALL_KINDS, CONTEXT_WINDOWS, SINGLE_KINDS
 from capidx.compiler.errors import UsageError
+from capidx.compiler.report.datadiff import DataDiff
 from capidx.compiler.report.manifest_reader import Manifest
 
 # Context windows the shares are computed against: (JSON key, label, tokens).
@@ -185,6 +187,7 @@ class Report:
     breaches: tuple[Budget, ...]
     warnings: tuple[Finding, ...]
     overview: tuple[Overview, ...] = ()  # empty for builds made before the overview artifacts
+    data: DataDiff | None = None  # what changed in the catalog's records; None without a baseline
 
     @property
     def overview_breaches(self) -> tuple[Overview, ...]:
@@ -215,7 +218,9 @@ def share(tokens: int, window: int) -> float:
 # --- building the report (pure) -----------------------------------------------------------------
 
 
-def build_report(build: Manifest, baseline: Manifest | None = None) -> Report:
+def build_report(build: Manifest, baseline: Manifest | None = None, data: DataDiff | None = None) -> Report:
+    """The report of `build`, compared with `baseline` when given; `data` is the comparison of their records
+    (`datadiff.diff_builds`, which reads documents: the caller's I/O)."""
     encoding = build.encoding
     if baseline is not None and encoding not in baseline.data["encodings"]:
         raise BaselineError(
@@ -238,6 +243,7 @@ def build_report(build: Manifest, baseline: Manifest | None = None) -> Report:
         breaches=tuple(sorted((Budget(**row) for row in breaches), key=lambda b: (-b.use, b.kind))),
         warnings=tuple(_warnings(rows, build.data["uriPrefix"])),
         overview=_overview(build, encoding),
+        data=data if baseline is not None else None,
     )
 
 

@@ -17,10 +17,13 @@ from typing import Any
 from capidx.compiler.diagnostics import ExitCode
 from capidx.compiler.errors import UsageError
 from capidx.compiler.files import write_whole
+from capidx.compiler.report.artifact_reader import ArtifactUnreadable, read_artifacts
+from capidx.compiler.report.datadiff import COMPARE_KIND, DataDiff, DataUnavailable, diff_builds
 from capidx.compiler.report.formats import render_github, render_json, render_markdown, render_text
 from capidx.compiler.report.html import render_page
-from capidx.compiler.report.manifest_reader import load_manifest, printable
+from capidx.compiler.report.manifest_reader import Manifest, load_manifest, printable
 from capidx.compiler.report.model import BudgetPlace, Report, build_report
+from capidx.schema.printable import visible
 from capidx.schema.realpath import real_path, resolve
 
 
@@ -68,7 +71,8 @@ def run_report(options: ReportOptions, echo: Any = print) -> int:
     baseline = None
     if options.against is not None:
         baseline = printable(load_manifest(options.against, "--against BASELINE", given=True))
-    report = build_report(build, baseline)
+    data = None if baseline is None else _data_diff(build, baseline)
+    report = build_report(build, baseline, data)
     if options.format == "github":
         text = render_github(report, places=options.budget_places)
     else:
@@ -85,6 +89,19 @@ def run_report(options: ReportOptions, echo: Any = print) -> int:
         summary = options.step_summary  # named as such when it fails: the user never gave that path
         _write(summary, render_markdown(report) + "\n", "a", f"cannot append to $GITHUB_STEP_SUMMARY ({summary})")
     return int(ExitCode.INVALID if not report.ok and options.fail else ExitCode.OK)
+
+
+def _data_diff(build: Manifest, baseline: Manifest) -> DataDiff:
+    """The comparison of the two builds' records, read from the compare documents their manifests list."""
+    manifests = {"build": build, "baseline": baseline}
+
+    def read(which: str) -> dict[str, bytes]:
+        try:
+            return read_artifacts(manifests[which], COMPARE_KIND)
+        except ArtifactUnreadable as error:
+            raise DataUnavailable(visible(str(error))) from None
+
+    return diff_builds(build.data, baseline.data, read)
 
 
 def _refuse_inside_a_build(path: Path) -> None:

@@ -1,0 +1,355 @@
+"""What a change does to the data a model is answered from: the catalog of one build against another's.
+
+`capidx report --against` compares two builds' `compare` documents (one per canonical capability, holding every
+agent's record of it: docs/build-directory.md, "Tool documents") and their manifests' `catalog`, and says what the
+model will now answer differently: availability that flipped, agents and capabilities added or removed, tier,
+status and maturity changes, sources added or removed, and records whose text changed (named, not diffed).
+
+Pure: `read_catalog` takes the manifest's data and the documents' bytes (read by `artifact_reader`), `compare`
+takes two catalogs. Every text that reaches a report is `visible` (no control character, no line break); each
+format escapes it further its own way.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from capidx.compiler.diagnostics import plural
+from capidx.schema.printable import visible
+
+COMPARE_KIND = "compare"
+AVAILABLE, NOT_AVAILABLE, NOT_RECORDED = "available", "not available", "not recorded"
+TRAITS = ("tier", "status", "maturityLevel")
+_NOT_TEXT = frozenset({"agent", "available", "recorded", "sources", *TRAITS})
+_NAMED_AGENTS = 3  # agents named for a capability added or removed; the rest are counted
+
+
+class DataUnavailable(Exception):
+    """The build does not hold what the comparison needs; `str()` says what is missing."""
+
+
+@dataclass(frozen=True)
+class Record:
+    """One agent's record of one capability, as its compare document gives it."""
+
+    available: bool
+    traits: Mapping[str, str]  # tier, status, maturityLevel: those the record has
+    texts: Mapping[str, str]  # every other field (description, limitations, …) as canonical JSON, to compare
+    sources: tuple[str, ...]  # the URLs it cites, in order
+
+    @property
+    def state(self) -> str:
+        return AVAILABLE if self.available else NOT_AVAILABLE
+
+
+@dataclass(frozen=True)
+class Capability:
+    name: str
+    category: str
+
+
+@dataclass(frozen=True)
+class Catalog:
+    agents: tuple[str, ...]
+    capabilities: Mapping[str, Capability]  # by slug
+    records: Mapping[tuple[str, str], Record]  # by (agent, capability slug)
+
+    def state(self, agent: str, capability: str) -> str:
+        record = self.records.get((agent, capability))
+        return NOT_RECORDED if record is None else record.state
+
+
+@dataclass(frozen=True)
+class DataItem:
+    """One line of a section. `text` is the line as printed (plain, visible); the other fields are its JSON form."""
+
+    text: str
+    agent: str | None = None
+    capability: str | None = None
+    field: str | None = None
+    before: str | None = None
+    after: str | None = None
+    fields: tuple[str, ...] = ()
+    added: int = 0
+    removed: int = 0
+
+
+@dataclass(frozen=True)
+class Section:
+    key: str  # the JSON key
+    title: str  # "Availability changes"
+    one: str  # one of its items, after a count: "availability change"
+    items: tuple[DataItem, ...]
+
+    def count(self) -> str:
+        return plural(len(self.items), self.one, self.title.lower())
+
+
+@dataclass(frozen=True)
+class DataDiff:
+    """The data comparison, or why there is none (`unavailable`)."""
+
+    sections: tuple[Section, ...] = ()
+    unavailable: str | None = None
+
+    @property
+    def changed(self) -> bool:
+        return any(section.items for section in self.sections)
+
+    def summary(self) -> str:
+        """`2 availability changes, 1 agent added, …`, `no record changed`, or `unavailable (why)`."""
+        if self.unavailable is not None:
+            return f"unavailable ({self.unavailable})"
+        return ", ".join(section.count() for section in self.sections if section.items) or "no record changed"
+
+
+# Sections in order of importance: (JSON key, title, one item after a count).
+SECTIONS = (
+    ("availability", "Availability changes", "availability change"),
+    ("agentsAdded", "Agents added", "agent added"),
+    ("agentsRemoved", "Agents removed", "agent removed"),
+    ("capabilitiesAdded", "Capabilities added", "capability added"),
+    ("capabilitiesRemoved", "Capabilities removed", "capability removed"),
+    ("traits", "Tier, status and maturity changes", "tier, status or maturity change"),
+    ("sources", "Source changes", "source change"),
+    ("text", "Text changes", "text change"),
+)
+
+
+# --- reading a build's catalog ---------------------------------------------------------------------------
+
+
+def read_catalog(manifest: Mapping[str, Any], documents: Mapping[str, bytes]) -> Catalog:
+    """The catalog of a build: its manifest's data and the bytes of its compare documents by URI. Raises
+    `DataUnavailable` when a capability of the catalog has no compare document, or one is not one."""
+    rows = [row for row in manifest["artifacts"] if row["kind"] == COMPARE_KIND]
+    if not rows:
+        raise DataUnavailable("it has no compare documents (made by an older capidx?)")
+    slugs = {_param(row, "capability"): row["uri"] for row in rows}
+    catalog = manifest["catalog"]
+    capabilities: dict[str, Capability] = {}
+    records: dict[tuple[str, str], Record] = {}
+    for slug in catalog["capabilities"]:
+        uri = slugs.get(slug)
+        if uri is None or uri not in documents:
+            raise DataUnavailable(f"it has no compare document for {slug}")
+        document = _parse(documents[uri], uri)
+        capabilities[slug] = _capability(document.get("capability"), slug)
+        for entry in document["agents"]:
+            if entry.get("recorded", True) is not False:
+                records[(visible(entry["agent"]), slug)] = _record(entry)
+    return Catalog(tuple(catalog["agents"]), capabilities, records)
+
+
+def _param(row: Mapping[str, Any], key: str) -> str | None:
+    params = row.get("params")
+    value = params.get(key) if isinstance(params, Mapping) else None
+    return value if isinstance(value, str) else None
+
+
+def _parse(data: bytes, uri: str) -> dict[str, Any]:
+    try:
+        document = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise DataUnavailable(f"{visible(uri)} is not JSON") from None
+    agents = document.get("agents") if isinstance(document, dict) else None
+    if not isinstance(agents, list) or not all(
+        isinstance(entry, dict) and isinstance(entry.get("agent"), str) for entry in agents
+    ):
+        raise DataUnavailable(f"{visible(uri)} is not a compare document (no list of agents' records)")
+    return document
+
+
+def _capability(value: Any, slug: str) -> Capability:
+    value = value if isinstance(value, Mapping) else {}
+    return Capability(_text(value.get("name"), slug), _text(value.get("category"), ""))
+
+
+def _text(value: Any, default: str) -> str:
+    return visible(value) if isinstance(value, str) else default
+
+
+def _record(entry: Mapping[str, Any]) -> Record:
+    sources = entry.get("sources")
+    urls = [_source_url(source) for source in sources] if isinstance(sources, list) else []
+    return Record(
+        available=entry.get("available") is True,
+        traits={name: visible(str(entry[name])) for name in TRAITS if entry.get(name) is not None},
+        texts={
+            key: json.dumps(value, ensure_ascii=False, sort_keys=True)
+            for key, value in entry.items()
+            if key not in _NOT_TEXT
+        },
+        sources=tuple(urls),
+    )
+
+
+def _source_url(source: Any) -> str:
+    if isinstance(source, Mapping) and isinstance(source.get("url"), str):
+        return source["url"]
+    return json.dumps(source, ensure_ascii=False, sort_keys=True)
+
+
+# --- comparing two catalogs --------------------------------------------------------------------------------
+
+
+def compare(before: Catalog, after: Catalog) -> DataDiff:
+    """What changed from `before` (the baseline) to `after` (the build), section by section, most important first."""
+    agents = [agent for agent in after.agents if agent in set(before.agents)]
+    shared = sorted(after.capabilities.keys() & before.capabilities.keys())
+    pairs = [(agent, slug) for agent in agents for slug in shared]
+    found: dict[str, list[DataItem]] = {
+        "availability": _availability(before, after, pairs),
+        "agentsAdded": _agents(after, [a for a in after.agents if a not in set(before.agents)]),
+        "agentsRemoved": _agents(before, [a for a in before.agents if a not in set(after.agents)]),
+        "capabilitiesAdded": _capabilities(after, sorted(after.capabilities.keys() - before.capabilities.keys())),
+        "capabilitiesRemoved": _capabilities(before, sorted(before.capabilities.keys() - after.capabilities.keys())),
+        "traits": [*_categories(before, after, shared), *_traits(before, after, pairs)],
+        "sources": _sources(before, after, pairs),
+        "text": [*_names(before, after, shared), *_texts(before, after, pairs)],
+    }
+    return DataDiff(tuple(Section(key, title, one, tuple(found[key])) for key, title, one in SECTIONS))
+
+
+def subject(agent: str | None, capability: str | None) -> str:
+    return " / ".join(part for part in (agent, capability) if part)
+
+
+# A flip between yes and no first: the answer to "can it?" changes; then a record added or removed.
+_FLIP_ORDER = {frozenset({AVAILABLE, NOT_AVAILABLE}): 0, frozenset({NOT_RECORDED, AVAILABLE}): 1}
+
+
+def _availability(before: Catalog, after: Catalog, pairs: Iterable[tuple[str, str]]) -> list[DataItem]:
+    items = []
+    for agent, slug in pairs:
+        old, new = before.state(agent, slug), after.state(agent, slug)
+        if old != new:
+            note = " (record added)" if old == NOT_RECORDED else " (record removed)" if new == NOT_RECORDED else ""
+            text = f"{subject(agent, slug)}: {old} → {new}{note}"
+            items.append(DataItem(text, agent, slug, "available", old, new))
+    return sorted(items, key=lambda item: (_FLIP_ORDER.get(frozenset({item.before, item.after}), 2), item.text))
+
+
+def _agents(catalog: Catalog, agents: Iterable[str]) -> list[DataItem]:
+    wanted = set(agents)
+    recorded: Counter[str] = Counter()
+    available: Counter[str] = Counter()
+    for (agent, _slug), record in catalog.records.items():
+        if agent in wanted:
+            recorded[agent] += 1
+            available[agent] += record.available
+    return [
+        DataItem(
+            f"{agent}: {plural(recorded[agent], 'capability', 'capabilities')} recorded, {available[agent]} available",
+            agent=agent,
+            added=recorded[agent],
+        )
+        for agent in agents
+    ]
+
+
+def _capabilities(catalog: Catalog, slugs: Iterable[str]) -> list[DataItem]:
+    wanted = set(slugs)
+    recorded: dict[str, list[str]] = {}
+    available: dict[str, list[str]] = {}
+    for (agent, slug), record in sorted(catalog.records.items()):
+        if slug in wanted:
+            recorded.setdefault(slug, []).append(agent)
+            if record.available:
+                available.setdefault(slug, []).append(agent)
+    items = []
+    for slug in sorted(wanted):
+        having, count = available.get(slug, []), len(recorded.get(slug, []))
+        named = ", ".join(having[:_NAMED_AGENTS]) + (", …" if len(having) > _NAMED_AGENTS else "")
+        who = f"available for {named}" if having else "available for no agent"
+        text = f"{slug}: {who} ({len(having)} of {plural(len(catalog.agents), 'agent')}; {count} recorded)"
+        items.append(DataItem(text, capability=slug, added=len(having)))
+    return items
+
+
+def _both(
+    before: Catalog, after: Catalog, pairs: Iterable[tuple[str, str]]
+) -> Iterable[tuple[str, str, Record, Record]]:
+    for agent, slug in pairs:
+        old, new = before.records.get((agent, slug)), after.records.get((agent, slug))
+        if old is not None and new is not None:
+            yield agent, slug, old, new
+
+
+def _changed_value(name: str, old: str | None, new: str | None) -> str:
+    return f"{name} {old or 'none'} → {new or 'none'}"
+
+
+def _categories(before: Catalog, after: Catalog, slugs: Iterable[str]) -> list[DataItem]:
+    return [
+        DataItem(
+            f"{slug}: {_changed_value('category', old, new)}", capability=slug, field="category", before=old, after=new
+        )
+        for slug in slugs
+        if (old := before.capabilities[slug].category) != (new := after.capabilities[slug].category)
+    ]
+
+
+def _traits(before: Catalog, after: Catalog, pairs: Iterable[tuple[str, str]]) -> list[DataItem]:
+    items = []
+    for agent, slug, old, new in _both(before, after, pairs):
+        for name in TRAITS:
+            was, now = old.traits.get(name), new.traits.get(name)
+            if was != now:
+                text = f"{subject(agent, slug)}: {_changed_value(name, was, now)}"
+                items.append(DataItem(text, agent, slug, name, was, now))
+    return items
+
+
+def _sources(before: Catalog, after: Catalog, pairs: Iterable[tuple[str, str]]) -> list[DataItem]:
+    items = []
+    for agent, slug, old, new in _both(before, after, pairs):
+        was, now = Counter(old.sources), Counter(new.sources)
+        added, removed = sum((now - was).values()), sum((was - now).values())
+        if added or removed:
+            counts = ", ".join(
+                part for part, count in ((f"{added} added", added), (f"{removed} removed", removed)) if count
+            )
+            text = f"{subject(agent, slug)}: {len(old.sources)} → {plural(len(new.sources), 'source')} ({counts})"
+            items.append(DataItem(text, agent, slug, "sources", added=added, removed=removed))
+    return items
+
+
+def _names(before: Catalog, after: Catalog, slugs: Iterable[str]) -> list[DataItem]:
+    return [
+        DataItem(f"{slug}: name", capability=slug, fields=("name",))
+        for slug in slugs
+        if before.capabilities[slug].name != after.capabilities[slug].name
+    ]
+
+
+def _texts(before: Catalog, after: Catalog, pairs: Iterable[tuple[str, str]]) -> list[DataItem]:
+    items = []
+    for agent, slug, old, new in _both(before, after, pairs):
+        fields = tuple(
+            sorted(name for name in old.texts.keys() | new.texts.keys() if old.texts.get(name) != new.texts.get(name))
+        )
+        if fields:
+            shown = ", ".join(visible(name) for name in fields)
+            items.append(DataItem(f"{subject(agent, slug)}: {shown}", agent, slug, fields=fields))
+    return items
+
+
+def diff_builds(
+    build: Mapping[str, Any],
+    baseline: Mapping[str, Any],
+    read: Callable[[str], Mapping[str, bytes]],
+) -> DataDiff:
+    """The comparison of two builds' manifests, reading documents through `read(which)` ("build", "baseline"),
+    which raises `DataUnavailable` for a build whose documents cannot be read."""
+    catalogs = []
+    for which, manifest in (("baseline", baseline), ("build", build)):
+        try:
+            catalogs.append(read_catalog(manifest, read(which)))
+        except DataUnavailable as error:
+            return DataDiff(unavailable=f"the {which}: {error}")
+    return compare(*catalogs)

@@ -1,0 +1,296 @@
+"""`capidx report --against`: what the change does to the data a model is answered from (compiler/report/datadiff.py).
+
+A small catalog is built twice, the second time with its data changed (an availability flipped, a record added, an
+agent added, a capability removed, a description rewritten, a source added, a tier changed), and each change must
+be named in every format; identical builds report none; a baseline without compare documents says the comparison
+is unavailable; hostile text in a baseline's documents is escaped as the report escapes catalog text.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from catalog_factory import documents, write_catalog
+from click.testing import CliRunner
+from test_report import check_html
+
+from capidx.cli import cli
+
+FORMATS = ("text", "markdown", "json", "github", "html")
+BUDGETS = "budgets:\n  summary: 50000\n"
+
+
+def _build(root: Path, docs: dict[str, Any]) -> Path:
+    write_catalog(root, docs)
+    (root / "capidx.yaml").write_text(BUDGETS, encoding="utf-8")
+    out = root / "build"
+    result = CliRunner().invoke(cli, ["build", "--config", str(root / "capidx.yaml"), "--out", str(out), "-q"])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def _capability(docs: dict[str, Any], agent: str, name: str) -> dict[str, Any]:
+    return next(c for c in docs[agent]["capabilities"] if c["name"] == name)
+
+
+def _changed() -> dict[str, Any]:
+    docs = documents()
+    subagents = _capability(docs, "copilot-cli", "Subagents")
+    subagents["available"] = True  # the flip
+    subagents["description"] = "Delegates a task to a subagent with its own context."
+    claude = docs["claude-code"]["capabilities"]
+    claude[:] = [c for c in claude if c["name"] != "Hooks"]  # only Claude had it: gone from the catalog
+    _capability(docs, "vscode-copilot", "MCP Servers")["description"] += " Servers may be set per user profile."
+    _capability(docs, "claude-code", "Custom Instructions")["sources"].append(
+        {"url": "https://example.com/memory", "description": "Memory guide", "sourceGranularity": "section"}
+    )
+    _capability(docs, "vscode-copilot", "Inline Suggestions")["tier"] = "pro"
+    vscode = docs["vscode-copilot"]["capabilities"]
+    vscode.append({**copy.deepcopy(_capability(docs, "claude-code", "Subagents")), "tier": "free"})  # record added
+    newcomer = copy.deepcopy(docs["vscode-copilot"])
+    newcomer["agent"] = {**newcomer["agent"], "name": "Zed Agent", "vendor": "Zed Industries"}
+    docs["zed-agent"] = newcomer
+    return docs
+
+
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("report-data")
+    return {"base": _build(root / "base", documents()), "head": _build(root / "head", _changed())}
+
+
+def _report(*args: str) -> Any:
+    return CliRunner().invoke(cli, ["report", "--no-fail", *args], env={"GITHUB_STEP_SUMMARY": ""})
+
+
+def _against(build: Path, base: Path, output_format: str = "text") -> str:
+    result = _report("--build", str(build), "--against", str(base), "--format", output_format)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+# Each change as every format's text names it.
+EXPECTED = (
+    "copilot-cli / subagents: not available → available",
+    "vscode-copilot / subagents: not recorded → available (record added)",
+    "zed-agent: 4 capabilities recorded, 4 available",
+    "hooks: available for claude-code (1 of 3 agents; 1 recorded)",
+    "vscode-copilot / inline-suggestions: tier free → pro",
+    "claude-code / custom-instructions: 1 → 2 sources (1 added)",
+    "vscode-copilot / mcp-servers: description",
+    "copilot-cli / subagents: description",
+)
+
+
+@pytest.mark.parametrize("output_format", ["text", "markdown", "html"])
+def test_every_data_change_is_named(builds: dict[str, Path], output_format: str) -> None:
+    output = _against(builds["head"], builds["base"], output_format)
+    if output_format == "html":
+        check_html(output)
+    for line in EXPECTED:
+        assert line in output, line
+    # Availability first: the flip between yes and no before the record added, both before any other section.
+    assert output.index(EXPECTED[0]) < output.index(EXPECTED[1]) < output.index("Agents added")
+    assert output.index("Agents added") < output.index("Capabilities removed") < output.index("Text changes")
+
+
+def test_the_json_form_has_every_section(builds: dict[str, Path]) -> None:
+    data = json.loads(_against(builds["head"], builds["base"], "json"))["data"]
+    assert data["available"] is True and data["unavailable"] is None
+    sections = data["sections"]
+    [flip, added] = sections["availability"]["items"]
+    assert (flip["agent"], flip["capability"], flip["before"], flip["after"]) == (
+        "copilot-cli",
+        "subagents",
+        "not available",
+        "available",
+    )
+    assert (added["agent"], added["before"], added["after"]) == ("vscode-copilot", "not recorded", "available")
+    assert [item["agent"] for item in sections["agentsAdded"]["items"]] == ["zed-agent"]
+    assert sections["agentsRemoved"]["count"] == 0 and sections["capabilitiesAdded"]["count"] == 0
+    assert [item["capability"] for item in sections["capabilitiesRemoved"]["items"]] == ["hooks"]
+    [tier] = sections["traits"]["items"]
+    assert (tier["field"], tier["before"], tier["after"]) == ("tier", "free", "pro")
+    [source] = sections["sources"]["items"]
+    assert (source["agent"], source["added"], source["removed"]) == ("claude-code", 1, 0)
+    texts = {(item["agent"], item["capability"]): item["fields"] for item in sections["text"]["items"]}
+    assert texts == {("copilot-cli", "subagents"): ["description"], ("vscode-copilot", "mcp-servers"): ["description"]}
+    assert data["summary"].startswith("2 availability changes, 1 agent added, 1 capability removed")
+
+
+def test_github_annotates_each_availability_change(builds: dict[str, Path]) -> None:
+    output = _against(builds["head"], builds["base"], "github")
+    assert "::notice title=capidx data changes::Data changes against the baseline: 2 availability changes" in output
+    assert f"::notice title=capidx availability change::{EXPECTED[0]}" in output
+    assert f"::notice title=capidx availability change::{EXPECTED[1]}" in output
+    assert output.splitlines()[-1].endswith(
+        "; data: " + json.loads(_against(builds["head"], builds["base"], "json"))["data"]["summary"]
+    )
+
+
+@pytest.mark.parametrize("output_format", FORMATS)
+def test_identical_builds_report_no_data_change(builds: dict[str, Path], output_format: str) -> None:
+    output = _against(builds["base"], builds["base"], output_format)
+    assert "→" not in output.split("Largest documents")[0].split("Data changes")[-1] or output_format == "json"
+    for line in EXPECTED:
+        assert line not in output
+    if output_format == "json":
+        data = json.loads(output)["data"]
+        assert data["summary"] == "no record changed"
+        assert all(section["count"] == 0 for section in data["sections"].values())
+    elif output_format == "github":
+        assert "::notice" not in output and output.rstrip().endswith("; data: no record changed")
+    else:
+        assert "no record changed" in output
+
+
+def _rewrite_manifest(build: Path, change: Any) -> None:
+    path = build / "manifest.json"
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    change(manifest)
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+
+
+@pytest.mark.parametrize("output_format", FORMATS)
+def test_a_baseline_without_compare_documents_says_the_comparison_is_unavailable(
+    builds: dict[str, Path], tmp_path: Path, output_format: str
+) -> None:
+    """A build made before the documents the comparison reads: the report says so and goes on (exit 0)."""
+    import shutil
+
+    older = tmp_path / "older"
+    shutil.copytree(builds["base"], older)
+
+    def drop_compare(manifest: dict[str, Any]) -> None:
+        manifest["artifacts"] = [row for row in manifest["artifacts"] if row["kind"] != "compare"]
+
+    _rewrite_manifest(older, drop_compare)
+    output = _against(builds["head"], older, output_format)
+    said = "unavailable (the baseline: it has no compare documents (made by an older capidx?))"
+    assert said in (json.loads(output)["data"]["summary"] if output_format == "json" else output)
+    assert EXPECTED[0] not in output
+    if output_format == "json":
+        assert json.loads(output)["data"]["available"] is False
+
+
+def test_a_compare_document_that_does_not_match_its_sha256_is_not_compared(
+    builds: dict[str, Path], tmp_path: Path
+) -> None:
+    import shutil
+
+    damaged = tmp_path / "damaged"
+    shutil.copytree(builds["base"], damaged)
+    pack = damaged / "tools" / "compare.pack"
+    data = pack.read_bytes()
+    pack.write_bytes(data[:-2] + b"X}")
+    output = _against(builds["head"], damaged)
+    assert "Data changes against the baseline: unavailable (the baseline: tools/compare.pack in" in output
+    assert "does not match its sha256 in manifest.json" in output
+
+
+HOSTILE = "pro](https://evil.example) <img src=x> | `x` *y* ::error title=forged::pwned\n::error::second line"
+
+
+def _hostile_baseline(base: Path, folder: Path) -> Path:
+    """`base` with one compare document replaced by one whose tier is hostile text (a baseline a fork wrote), its
+    manifest row naming the new file, its bytes and its sha256: the document is read as listed."""
+    import shutil
+
+    shutil.copytree(base, folder)
+
+    def plant(manifest: dict[str, Any]) -> None:
+        row = next(r for r in manifest["artifacts"] if r["uri"].endswith("tools/compare/inline-suggestions"))
+        start = row["offset"]
+        document = json.loads((folder / row["path"]).read_bytes()[start : start + row["bytes"]])
+        for entry in document["agents"]:
+            if entry["agent"] == "vscode-copilot":
+                entry["tier"] = HOSTILE
+        data = json.dumps(document).encode("utf-8")
+        (folder / "tools" / "evil.json").write_bytes(data)
+        row.pop("offset")
+        row.update(path="tools/evil.json", bytes=len(data), sha256=hashlib.sha256(data).hexdigest())
+
+    _rewrite_manifest(folder, plant)
+    return folder
+
+
+@pytest.mark.parametrize("output_format", FORMATS)
+def test_hostile_text_in_a_baseline_is_escaped(builds: dict[str, Path], tmp_path: Path, output_format: str) -> None:
+    hostile = _hostile_baseline(builds["base"], tmp_path / "hostile")
+    output = _against(builds["head"], hostile, output_format)
+    lines = output.splitlines()
+    # No line is a forged workflow command: the data's line break is shown (`\x0a`), never printed.
+    assert not [line for line in lines if line.startswith("::error")]
+    if output_format != "github":  # reported, on one line
+        assert "\\x0a::error::second line" in output.replace("\\\\x0a", "\\x0a")
+    if output_format == "markdown":
+        [line] = [line for line in lines if "evil.example" in line]
+        assert "pro\\](https" in line  # no link
+        assert "<img" not in line and "&lt;img" in line and "\\|" in line and "\\`x\\`" in line
+    if output_format == "html":
+        check_html(output)
+        assert "<img" not in output and "&lt;img" in output
+    if output_format == "github":
+        [notice] = [line for line in lines if "evil.example" in line] or [""]
+        assert notice == ""  # a tier change is no availability change: not annotated, only counted
+        assert "1 tier, status or maturity change" in output
+    if output_format == "json":
+        [item] = json.loads(output)["data"]["sections"]["traits"]["items"]
+        assert item["before"] == HOSTILE.replace("\n", "\\x0a") and item["after"] == "pro"
+
+
+def test_a_compare_pack_linked_from_outside_the_build_is_not_read(builds: dict[str, Path], tmp_path: Path) -> None:
+    import shutil
+
+    linked = tmp_path / "linked"
+    shutil.copytree(builds["base"], linked)
+    outside = tmp_path / "compare.pack"
+    (linked / "tools" / "compare.pack").rename(outside)
+    (linked / "tools" / "compare.pack").symlink_to(outside)
+    output = _against(builds["head"], linked)
+    assert "unavailable (the baseline: tools/compare.pack in" in output
+    assert "leads out of the build directory" in output
+
+
+def _many_flips(count: int) -> tuple[Any, Any]:
+    from capidx.compiler.report.datadiff import Capability, Catalog, Record
+
+    def catalog(available: bool) -> Catalog:
+        slugs = [f"cap-{index:03}" for index in range(count)]
+        record = Record(available, {}, {}, ())
+        return Catalog(
+            ("alpha-cli",),
+            {slug: Capability(slug, "testing") for slug in slugs},
+            {("alpha-cli", slug): record for slug in slugs},
+        )
+
+    return catalog(False), catalog(True)
+
+
+def test_a_huge_change_is_bounded_in_every_format(tmp_path: Path) -> None:
+    """1,200 availability changes: ten lines and "and 1190 more" in text, Markdown and HTML, ten notices in the
+    github format (the tenth saying how many more are left), 1,000 items and the count of the rest in JSON."""
+    from manifest_factory import make_manifest, write_build
+
+    from capidx.compiler.report.datadiff import compare
+    from capidx.compiler.report.formats import render_github, render_markdown, render_text
+    from capidx.compiler.report.html import render_page
+    from capidx.compiler.report.json_form import report_to_dict
+    from capidx.compiler.report.manifest_reader import load_manifest
+    from capidx.compiler.report.model import build_report
+
+    base = load_manifest(write_build(tmp_path / "base", make_manifest()))
+    head = load_manifest(write_build(tmp_path / "head", make_manifest()))
+    report = build_report(head, base, compare(*_many_flips(1200)))
+    for output in (render_text(report), render_markdown(report), render_page(report)):
+        assert output.count("alpha-cli / cap-") == 10
+        assert "and 1190 more" in output
+    notices = [line for line in render_github(report).splitlines() if line.startswith("::notice")]
+    assert len(notices) == 10 and "notices more" in notices[-1] and "--format json" in notices[-1]
+    section = report_to_dict(report)["data"]["sections"]["availability"]
+    assert (section["count"], len(section["items"]), section["more"]) == (1200, 1000, 200)
