@@ -294,3 +294,17 @@ def test_an_empty_sources_list_is_the_same_as_none(tmp_path: Path) -> None:
         kept = {path: data for path, data in files.items() if path != "manifest.json" and not path.startswith("site/")}
         outputs.append(([(d["pointer"], d["code"]) for d in checked["diagnostics"]], kept))
     assert outputs[0] == outputs[1]
+
+
+def test_a_record_spelled_otherwise_is_headed_with_the_catalogs_spelling(tmp_path: Path) -> None:
+    """Two agents write 'MCP Servers', one 'MCP servers' (a `name-spelling` warning): the build shows the spelling
+    most agents write everywhere, that agent's own document and full.md included, which headed its record
+    'MCP servers'."""
+    docs = documents()
+    docs["vscode-copilot"]["capabilities"][0]["name"] = "MCP servers"
+    write_catalog(tmp_path, docs)
+    assert run_cli(["build", "-q"], cwd=tmp_path).exit_code == 0
+    page = (tmp_path / "build" / "agents" / "vscode-copilot.md").read_text("utf-8")
+    full = (tmp_path / "build" / "full.md").read_text("utf-8")
+    assert "### MCP Servers\n" in page and "MCP servers\n" not in page
+    assert full.count("### MCP Servers\n") == 3 and "### MCP servers" not in full

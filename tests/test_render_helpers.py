@@ -100,7 +100,7 @@ def test_a_typo_in_the_capability_macro_is_still_caught(tmp_path: Path) -> None:
     render = get_renderer(env, "agent.md.j2")
     agent = Agent("a", "A", "Vendor", "1", "2026-01-01", (_record("a"),))
     with pytest.raises(TemplateFailure, match=r"_macros\.md\.j2:\d+: .*descripton"):
-        render(agent=agent, refs=References(agent.capabilities), catalog=None, prefix="", related={})
+        render(agent=agent, refs=References(agent.capabilities), catalog=None, prefix="", related={}, names={})
 
 
 def test_synchronous_filters_render_as_jinja_s_own() -> None:

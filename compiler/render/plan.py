@@ -72,7 +72,8 @@ def markdown_artifacts(
     `title` (capidx.yaml's `title:`) is a variable of every template, for user templates that want it."""
     render = _renderers(env, *MARKDOWN_KINDS)
     related = {capability.slug: enhanced.similar_rows(capability.slug) for capability in catalog.capabilities}
-    shared = {"catalog": catalog, "prefix": prefix, "related": related, "title": title}
+    names = {capability.slug: capability.name for capability in catalog.capabilities}  # a record may spell it otherwise
+    shared = {"catalog": catalog, "prefix": prefix, "related": related, "title": title, "names": names}
     records = [record for agent in catalog.agents for record in agent.capabilities]
     yield make_artifact(
         "full",
