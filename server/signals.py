@@ -37,7 +37,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from types import FrameType
 
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+# The stop signals this process takes: one it inherited as ignored stays ignored, as Python itself leaves it (a job
+# started in the background by a shell script ignores SIGINT, so that Ctrl-C at the terminal stops the script alone;
+# `nohup`-like supervisors may ignore either). Read as the command's first line imports this module.
+STOP_SIGNALS = tuple(s for s in (signal.SIGINT, signal.SIGTERM) if signal.getsignal(s) is not signal.SIG_IGN)
 # The stop signals taken before the event loop receives them, in order: `watch` acts on them once it does.
 _RECEIVED: list[int] = []
 # The stop signals serving has acted on (`stopping`): while it holds one, a further stop signal ends the process.
@@ -158,6 +161,9 @@ async def watch(stop: Callable[[int], None], watching: Callable[[], None] = lamb
         return
     import anyio  # here, not at the top: the command's first line imports this module, before anything heavy
 
+    if not STOP_SIGNALS:  # both ignored: nothing to receive
+        watching()
+        await anyio.sleep_forever()
     try:
         with anyio.open_signal_receiver(*STOP_SIGNALS) as signals:
             while _RECEIVED:  # recorded while the receiver was being set up

@@ -25,7 +25,7 @@ from typing import IO, Any
 
 import pytest
 from click.testing import CliRunner
-from server_support import INITIALIZE, serving_http, serving_stdio
+from server_support import INITIALIZE, capidx_command, serving_http, serving_stdio
 
 from capidx.cli import cli
 
@@ -140,6 +140,36 @@ def test_sigterm_stops_stdio_serve_with_143(hand_build: Path) -> None:
         log = stderr.rest()
     assert "Traceback" not in log, log
     assert WAITING not in log
+
+
+def test_a_sigint_inherited_as_ignored_stays_ignored(hand_build: Path) -> None:
+    """A server started in the background by a shell script inherits SIGINT ignored, so that Ctrl-C at the terminal
+    stops the script, not its background jobs; serve took SIGINT all the same and ended with 130. It now leaves it
+    ignored, as Python does, and serves on; SIGTERM still stops it with 143."""
+
+    def ignore_sigint() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    command = capidx_command("serve", "--build", str(hand_build), "--no-reload")
+    pipes: dict[str, Any] = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+    with subprocess.Popen(command, cwd=hand_build.parent, preexec_fn=ignore_sigint, **pipes) as proc:
+        try:
+            assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+            stderr, replies = Lines(proc.stderr), Lines(proc.stdout)
+            proc.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
+            proc.stdin.flush()
+            assert json.loads(replies.wait_for('"id":1'))["result"]["serverInfo"]
+            proc.send_signal(signal.SIGINT)
+            proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"}).encode() + b"\n")
+            proc.stdin.flush()
+            assert json.loads(replies.wait_for('"id":2'))["result"] == {}
+            assert proc.poll() is None
+            proc.send_signal(signal.SIGTERM)
+            assert stopped(proc) == 143
+            log = stderr.rest()
+        finally:
+            proc.kill()
+    assert "Traceback" not in log, log
 
 
 def test_the_meaning_model_loads_when_serving_starts_and_a_stop_meanwhile_ends_with_its_code(
