@@ -390,8 +390,10 @@ def _compared(
     meta: dict[str, Any] = {"agents": agent_res} if agents else {}
     read = lead or agent_args.read_as_several(agent_res)
     if unresolved.wants_suggestions(snapshot, cap_res):  # no clear winner, or free text, as a lookup has them
+        # one agent asked: its own snippets, as a lookup has them; several: every agent's, and where each stands
         asked = agent_args.named_ids(agent_res)
-        return _suggested(snapshot, cap_res, None, read, asked, capability=cap_res, **meta)
+        one = asked[0] if len(asked) == 1 else None
+        return _suggested(snapshot, cap_res, one, read, asked if one is None else (), capability=cap_res, **meta)
     if not cap_res.ok:  # ambiguous without snippets, or unknown: candidates
         return _synthesized(snapshot, unresolved.candidates(snapshot, cap_res, None), read, capability=cap_res, **meta)
     document = snapshot.find("compare", capability=cap_res.value)

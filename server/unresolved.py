@@ -175,20 +175,19 @@ def wants_suggestions(snapshot: Snapshot, resolution: Resolution) -> bool:
     return resolution.ok and resolution.scored and free_text
 
 
-def _snippet(snapshot: Snapshot, slug: str, agents: Sequence[str]) -> Artifact | None:
-    """The first asked agent's own snippet for the capability, else the cross-agent one (whose description may be
-    any agent's: not the one to show for a question about others)."""
-    own = (snapshot.find("snippet", agent=agent, capability=slug) for agent in agents)
-    return next(filter(None, own), None) or snapshot.find("snippet", capability=slug)
+def _snippet(snapshot: Snapshot, slug: str, agent: str | None) -> Artifact | None:
+    """The agent's own snippet for the capability, else the cross-agent one."""
+    own = snapshot.find("snippet", agent=agent, capability=slug) if agent is not None else None
+    return own or snapshot.find("snippet", capability=slug)
 
 
 def _suggestion_candidates(
-    snapshot: Snapshot, pairs: list[tuple[str, float]], agents: Sequence[str]
+    snapshot: Snapshot, pairs: list[tuple[str, float]], agent: str | None
 ) -> list[suggest.Candidate]:
     primary = snapshot.encodings[0]
     found = []
     for slug, confidence in pairs:
-        artifact = _snippet(snapshot, slug, agents)
+        artifact = _snippet(snapshot, slug, agent)
         if artifact is not None and primary in artifact.tokens:
             found.append(suggest.Candidate(slug, confidence, artifact.text, artifact.tokens[primary]))
     return found
@@ -198,9 +197,9 @@ def suggestions(
     snapshot: Snapshot, resolution: Resolution, agent: str | None, compared: Sequence[str] = ()
 ) -> dict[str, Any]:
     """Ranked snippets packed within the build's budget (match.json `injection`), then related ones; each the asked
-    agent's own (or the first of the `compared` agents' that records it) where there is one."""
+    agent's own where there is one. For a comparison of some agents (`compared`), the cross-agent snippets, and each
+    suggestion's standing with every one of them (a snippet speaks for every agent, or for one)."""
     index = snapshot.index
-    voices = (agent,) if agent is not None else tuple(compared)
     injection = index.injection
     max_snippets = _setting(injection, "max_snippets", suggest.DEFAULT_MAX_SNIPPETS)
     ranked = resolution.ranked or resolution.candidates  # scored results rank every candidate, winner first
@@ -212,11 +211,11 @@ def suggestions(
         top, confidence = pairs[0]
         related = [(slug, round(confidence * score, 3)) for slug, score in index.capabilities[top].similar]
     result = suggest.suggest(
-        _suggestion_candidates(snapshot, pairs, voices),
+        _suggestion_candidates(snapshot, pairs, agent),
         labels=_labels(snapshot) if category is None else MEMBERS,  # a member is one whatever its words' share
         max_snippets=max_snippets,
         max_tokens=_setting(injection, "max_tokens", suggest.DEFAULT_MAX_TOKENS),
-        related=_suggestion_candidates(snapshot, [(s, c) for s, c in related if s in index.capabilities], voices),
+        related=_suggestion_candidates(snapshot, [(s, c) for s, c in related if s in index.capabilities], agent),
         overhead_tokens=_setting(injection, "overhead_tokens", suggest.FALLBACK_OVERHEAD_TOKENS),
     )
     rows = []
@@ -228,6 +227,10 @@ def suggestions(
         row |= {"tokens": item.tokens, "snippet": item.snippet}
         if agent is not None:
             row |= {"available": entry.available_to(agent), "recorded": agent in entry.agents}
+        if compared:
+            row["agents"] = [
+                {"agent": a, "available": entry.available_to(a), "recorded": a in entry.agents} for a in compared
+            ]
         if item.related:
             row["related"] = True
         rows.append(row)
@@ -242,6 +245,8 @@ def suggestions(
     loose = _loosely_related(snapshot, resolution, rows)  # decided once: the first line and the last both depend on it
     if rows:  # said first: how the query was read, or that these are candidates ('voice mode' is not Plan Mode)
         text = f"{_lead(snapshot, resolution, rows, loose)}\n\n{text}"
+    if compared and rows:  # what the snippets say of every agent, said of the agents asked, before the next step
+        text = f"{text.rstrip()}\n\n{_standings(rows)}"
     if not rows:  # nothing fit the budget (or no candidate has a snippet): name the candidates instead
         names = ", ".join(f"{index.capabilities[slug].name} ({slug})" for slug, _ in pairs[:SUGGESTED_NAMES])
         text = f"{text or 'No snippet to suggest'}. Candidates: {names}. Call again with one slug."
@@ -256,6 +261,20 @@ def suggestions(
     if agent is not None and (unrecorded := [row["name"] for row in rows if row.get("recorded") is False]):
         text = f"{text.rstrip()}\n\n{_unrecorded_suggestions(agent, unrecorded)}"
     return {"text": text, "value": value}
+
+
+def _standings(rows: list[dict[str, Any]]) -> str:
+    """Each suggestion's standing with the agents a comparison asked about, which a cross-agent snippet gives among
+    every agent's (or, past its room, not at all): 'For the agents asked: Hooks: claude-code ✓, gemini-cli ✗; no
+    record: aider (no data, not a no).'"""
+    said = []
+    for row in rows:
+        marks = [f"{a['agent']} {'✓' if a['available'] else '✗'}" for a in row["agents"] if a["recorded"]]
+        unrecorded = [a["agent"] for a in row["agents"] if not a["recorded"]]
+        parts = [", ".join(marks)] if marks else []
+        parts += [f"no record: {', '.join(unrecorded)}"] if unrecorded else []
+        said.append(f"{row['name']}: {'; '.join(parts)}")
+    return f"For the agents asked (✓ available, ✗ not; no record: no data, not a no): {'. '.join(said)}."
 
 
 def _call_again(rows: list[dict[str, Any]], others: list[dict[str, Any]], agent: str | None) -> str:

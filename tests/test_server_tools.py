@@ -935,21 +935,40 @@ async def test_a_comparison_asked_in_free_text_answers_with_suggestions_as_a_loo
     assert unknown.is_error and "Unknown agent 'cursor'" in text_of(unknown)
 
 
-async def test_suggestions_for_a_comparison_of_some_agents_show_their_own_snippets(bundled_build: Path) -> None:
-    """The cross-agent snippet's description is one agent's, whichever the build chose: a comparison asked about
-    gemini and Copilot CLI in free words showed Copilot CLI's or Claude Code's words. The first asked agent that
-    records the capability speaks for it; with no agent asked, the cross-agent snippet as before."""
-    asked = "make a plan before editing"
+async def test_suggestions_for_a_comparison_say_where_each_asked_agent_stands(bundled_build: Path) -> None:
+    """A comparison of some agents in free words: the first asked agent's own snippets left the others out (a model
+    read the one shown as the answer for all of them), and the cross-agent snippet alone says little of them past its
+    room. Several agents asked: the cross-agent snippets, then each suggestion's standing with each asked agent (✓,
+    ✗, or no record), also in `structuredContent`; one agent asked: its own snippets, as a lookup has them."""
+    asked = "search the internet for current results"
     async with connect(bundled_build) as client:
-        some = await client.call_tool("compare_capability", {"capability": asked, "agents": ["claude", "gemini"]})
+        some = await client.call_tool("compare_capability", {"capability": asked, "agents": ["vs code", "gemini"]})
+        one = await client.call_tool("compare_capability", {"capability": asked, "agents": ["gemini"]})
         every = await client.call_tool("compare_capability", {"capability": asked})
         both = await client.call_tool("lookup_capability", {"agent": "copilot", "capability": asked})
-    for result, agent in ((some, "claude-code"), (both, "copilot-cli")):
+    for result in (some, every, both):
         for row in result.structured_content["suggestions"]:
-            own = snippet(bundled_build, agent=agent, capability=row["capability"])
-            assert (row["snippet"], row["tokens"]) == own
-    for row in every.structured_content["suggestions"]:
-        assert (row["snippet"], row["tokens"]) == snippet(bundled_build, capability=row["capability"])
+            assert (row["snippet"], row["tokens"]) == snippet(bundled_build, capability=row["capability"])
+    first = some.structured_content["suggestions"][0]
+    assert first["capability"] == "web-search"
+    assert first["agents"] == [
+        {"agent": "vscode-copilot", "available": False, "recorded": False},
+        {"agent": "gemini-cli", "available": True, "recorded": True},
+    ]
+    said = text_of(some)
+    assert "For the agents asked (✓ available, ✗ not; no record: no data, not a no): Web Search: gemini-cli ✓; " in said
+    assert "no record: vscode-copilot" in said
+    assert said.index("For the agents asked") < said.index("Call again")  # the next step stays last
+    assert [a["agent"] for a in both.structured_content["suggestions"][0]["agents"]] == [
+        "copilot-cli",
+        "vscode-copilot",
+    ]
+    assert one.structured_content["agent"] == "gemini-cli"
+    for row in one.structured_content["suggestions"]:
+        own = snippet(bundled_build, agent="gemini-cli", capability=row["capability"])
+        assert (row["snippet"], row["tokens"]) == own and "agents" not in row
+    assert all("agents" not in row for row in every.structured_content["suggestions"])
+    assert "For the agents asked" not in text_of(every)
 
 
 async def test_a_snippet_the_agent_does_not_record_falls_back_to_the_cross_agent_one(hand_build: Path) -> None:
