@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -419,13 +420,20 @@ def test_build_verbose_lists_every_warning(noisy: Path) -> None:
 
 LOW = "Plugins plugins plugins."
 RICH = "Connects external tools and data sources to the agent through the Model Context Protocol."
+SOLO_SOURCE = {"url": "https://docs.acme.dev/plugins", "description": "Plugins guide", "sourceGranularity": "section"}
 
 
 def _one_capability_catalog(root: Path, description: str) -> None:
     document = {
         "agent": {"name": "Solo", "vendor": "Acme", "version": "1", "lastUpdated": "2026-01-01T00:00:00Z"},
         "capabilities": [
-            {"category": "customization", "name": "Plugins", "description": description, "available": True}
+            {
+                "category": "customization",
+                "name": "Plugins",
+                "description": description,
+                "available": True,
+                "sources": [SOLO_SOURCE | {"verifiedDate": date.today().isoformat()}],  # no no-sources warning
+            }
         ],
     }
     write_catalog(root, {"solo": document}, aliases=None)

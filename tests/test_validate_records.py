@@ -117,3 +117,57 @@ def test_the_text_report_places_each_warning_and_says_what_to_do(tmp_path: Path)
     assert "$.capabilities[0].aliases[2]: warning: alias 'tool servers'" in line and "(remove the repeat" in line
     strict = run_cli(["validate", "--strict", "-q"], tmp_path)
     assert strict.exit_code == 1 and "given twice" in strict.output
+
+
+def uncited_warnings(tmp_path: Path, edit: Callable[[dict[str, Any]], None]) -> list[dict[str, Any]]:
+    """`no-sources` warnings at Claude Code's MCP Servers once `edit` has changed it (the factory's catalog has
+    available records citing nothing elsewhere: Hooks, Custom Instructions, …)."""
+    docs = documents()
+    edit(docs["claude-code"])
+    write_catalog(tmp_path, docs)
+    result = run_cli(["validate", "-v", "--format", "json"], tmp_path)
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.stdout)["diagnostics"]
+    return [
+        problem
+        for problem in found
+        if problem["code"] == "no-sources"
+        and problem["path"].startswith("agents/claude-code/")
+        and problem["pointer"] == "$.capabilities[0]"
+    ]
+
+
+@pytest.mark.parametrize("cites", ["no key", "empty list"])
+def test_an_available_record_citing_nothing_is_warned_at_the_record(tmp_path: Path, cites: str) -> None:
+    """A claim with no source gets at least the attention of one with an unverified source (`never-verified`)."""
+
+    def uncited(document: dict[str, Any]) -> None:
+        if cites == "no key":
+            del mcp(document)["sources"]
+        else:
+            mcp(document)["sources"] = []
+
+    assert uncited_warnings(tmp_path, lambda document: None) == []
+    found = uncited_warnings(tmp_path, uncited)
+    assert said(found) == [("no-sources", "warning", "$.capabilities[0]")]
+    assert found[0]["message"] == "available capability 'MCP Servers' cites no source"
+    assert "add sources" in found[0]["hint"] and "available: false" in found[0]["hint"]
+    assert found[0]["line"] and found[0]["col"]
+    text = run_cli(["validate"], tmp_path)
+    (line,) = [line for line in text.output.splitlines() if "'MCP Servers' cites no source" in line]
+    assert line.startswith("agents/claude-code/capabilities/current.json:") and ": $.capabilities[0]: warning:" in line
+    strict = run_cli(["validate", "--strict", "-q"], tmp_path)
+    assert (
+        strict.exit_code == 1
+        and ": $.capabilities[0]: available capability 'MCP Servers' cites no source" in strict.output
+    )
+
+
+def test_an_unavailable_record_citing_nothing_is_not_warned(tmp_path: Path) -> None:
+    def absent(document: dict[str, Any]) -> None:
+        for key in ("tier", "maturityLevel", "status"):
+            mcp(document).pop(key, None)
+        mcp(document)["available"] = False
+        del mcp(document)["sources"]
+
+    assert uncited_warnings(tmp_path, absent) == []

@@ -48,7 +48,7 @@ def check_document(source: SourceFile, config: Config, today: date) -> list[Diag
         problems += _vague_description(source, parts, capability, config.min_description_entropy)
         problems += _deprecation_and_date(source, parts, capability)
         problems += aliases.check_own_aliases(source, parts, capability) + _repeated_sources(source, parts, capability)
-        problems += _unavailable_labels(source, parts, capability)
+        problems += _unavailable_labels(source, parts, capability) + _no_sources(source, parts, capability)
         problems += _use_when_patterns(source, parts, capability)
         for source_index, citation in textrules.items(capability, "sources"):
             source_parts = (*parts, "sources", source_index)
@@ -305,6 +305,19 @@ def _unavailable_labels(source: SourceFile, parts: tuple[Any, ...], capability: 
             hint = f"remove {key}: a capability the agent lacks has none, by the conventions of docs/data-format.md"
             problems.append(source.diagnostic((*parts, key), "warning", message, hint, "unavailable-label"))
     return problems
+
+
+def _no_sources(source: SourceFile, parts: tuple[Any, ...], capability: dict[str, Any]) -> list[Diagnostic]:
+    """`available: true` citing nothing (no `sources`, or `"sources": []`): a claim with no source at all, which
+    deserves at least the attention `never-verified` gives a cited page nobody has checked (`no-sources`). A record
+    with `available: false` may cite nothing: an absence is rarely documented. A `sources` of the wrong type is the
+    schema's error."""
+    if capability.get("available") is not True or capability.get("sources", []) != []:
+        return []
+    name = capability.get("name")
+    message = f"available capability {quote(name)} cites no source" if isinstance(name, str) else ""
+    hint = "add sources: the url of the page that states it (then verifiedDate once checked), or set available: false"
+    return [source.diagnostic(parts, "warning", message or "available capability cites no source", hint, "no-sources")]
 
 
 def _use_when_patterns(source: SourceFile, parts: tuple[Any, ...], capability: dict[str, Any]) -> list[Diagnostic]:
