@@ -53,7 +53,8 @@ SCAFFOLD = PROJECT_FILES[:1] + EXAMPLE_FILES + PROJECT_FILES[1:]  # everything a
 TRY_IT = "capidx validate && capidx build && capidx serve"
 EXAMPLE_STEP = f"""\
 Rename {CATALOG}/{EXAMPLE_AGENT}/ to your agent's id and replace its example values; every
-     source url is a placeholder (example.com) that must point to the page documenting the claim.
+     source url is a placeholder (example.com: validate warns, placeholder-url, until you replace
+     it) that must point to the page documenting the claim.
      {CATALOG}/aliases.json maps phrases to the example's capability names: keep the entries
      your capabilities have (validate names each one whose capability is gone)."""
 CI_STEP = """\

@@ -522,3 +522,18 @@ def test_a_folder_name_too_long_for_the_file_system_is_said_so_and_nothing_writt
     assert result.exit_code == 2, result.output
     assert "; nothing written" in result.output and "Traceback" not in result.output
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_example_agent_validates_with_exactly_its_placeholder_warnings(tmp_path: Path) -> None:
+    """Each example source is never verified and on example.com: validate says both, and nothing else."""
+    assert run_cli(["init"], cwd=tmp_path).exit_code == 0
+    result = run_cli(["validate", "-v", "--format", "json"], cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    found = [(d["severity"], d["code"], d["pointer"]) for d in json.loads(result.stdout)["diagnostics"]]
+    assert sorted(found) == [
+        ("warning", "never-verified", "$.capabilities[0].sources[0]"),
+        ("warning", "never-verified", "$.capabilities[1].sources[0]"),
+        ("warning", "placeholder-url", "$.capabilities[0].sources[0].url"),
+        ("warning", "placeholder-url", "$.capabilities[1].sources[0].url"),
+    ]
+    assert run_cli(["build"], cwd=tmp_path).exit_code == 0

@@ -171,3 +171,51 @@ def test_an_unavailable_record_citing_nothing_is_not_warned(tmp_path: Path) -> N
         del mcp(document)["sources"]
 
     assert uncited_warnings(tmp_path, absent) == []
+
+
+def placeholder_warnings(tmp_path: Path, edit: Callable[[dict[str, Any]], None]) -> list[dict[str, Any]]:
+    docs = documents()
+    edit(docs["claude-code"])
+    write_catalog(tmp_path, docs)
+    result = run_cli(["validate", "-v", "--format", "json"], tmp_path)
+    assert result.exit_code == 0, result.output
+    return [problem for problem in json.loads(result.stdout)["diagnostics"] if problem["code"] == "placeholder-url"]
+
+
+@pytest.mark.parametrize(
+    ("url", "host"),
+    [
+        ("https://example.com/replace-with-the-page", "example.com"),
+        ("https://docs.Example.ORG/page", "docs.example.org"),
+        ("http://example.net./x", "example.net"),
+        ("https://vendor.example/docs", "vendor.example"),
+        ("https://docs.acme.test/mcp", "docs.acme.test"),
+        ("https://nothing.invalid/", "nothing.invalid"),
+        ("http://localhost:8080/docs", "localhost"),
+        ("https://app.localhost/docs", "app.localhost"),
+    ],
+)
+def test_a_source_url_on_a_reserved_example_domain_is_warned_at_the_url(tmp_path: Path, url: str, host: str) -> None:
+    assert placeholder_warnings(tmp_path, lambda document: None) == []
+    found = placeholder_warnings(tmp_path, lambda document: mcp(document)["sources"][0].update(url=url))
+    assert said(found) == [("placeholder-url", "warning", "$.capabilities[0].sources[0].url")]
+    assert found[0]["message"].startswith(f"placeholder URL: '{host}' is a domain reserved for examples")
+    assert found[0]["hint"] == "replace it with the page that states the fact"
+    assert found[0]["line"] and found[0]["col"]
+    text = run_cli(["validate"], tmp_path)
+    (line,) = [line for line in text.output.splitlines() if "placeholder URL" in line]
+    assert line.startswith("agents/claude-code/capabilities/current.json:")
+    assert ": $.capabilities[0].sources[0].url: warning: placeholder URL" in line
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://example.community/docs",
+        "https://notexample.com/",
+        "https://example.com.evil.io/",
+        "https://testing.dev/",
+    ],
+)
+def test_a_real_domain_that_looks_like_an_example_is_not_warned(tmp_path: Path, url: str) -> None:
+    assert placeholder_warnings(tmp_path, lambda document: mcp(document)["sources"][0].update(url=url)) == []

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 from capidx.compiler.diagnostics import Diagnostic
 from capidx.compiler.markup import DOCUMENTATION_KEYS, URL_KEYS, link_syntax, web_address
@@ -48,6 +49,41 @@ def check_addresses(source: SourceFile) -> list[Diagnostic]:
         if isinstance(value, str) and not web_address(value):
             message = f"{quote(value)} is not an absolute http(s) URL"
             problems.append(source.diagnostic(parts, "error", message, _ADDRESS_HINT, "url-scheme"))
+    return problems
+
+
+# RFC 2606 and RFC 6761: names reserved for examples and tests, which no real documentation lives on.
+_EXAMPLE_DOMAINS = ("example.com", "example.org", "example.net")
+_EXAMPLE_TLDS = ("example", "test", "invalid", "localhost")
+
+
+def placeholder_host(url: str) -> str | None:
+    """The host of `url` when it is a reserved example name (`example.com` and its subdomains, RFC 2606's `.org` and
+    `.net`, the `.example`, `.test`, `.invalid` and `.localhost` TLDs, `localhost`), else None."""
+    try:
+        host = (urlsplit(url).hostname or "").rstrip(".").lower()
+    except ValueError:
+        return None
+    if not host:
+        return None
+    if any(host == domain or host.endswith(f".{domain}") for domain in _EXAMPLE_DOMAINS):
+        return host
+    return host if host.rpartition(".")[2] in _EXAMPLE_TLDS else None
+
+
+def check_placeholders(source: SourceFile) -> list[Diagnostic]:
+    """A warning (code `placeholder-url`) for each address on a reserved example domain (`capidx init` writes
+    `https://example.com/replace-with-…`): it validates as a URL, yet the page it names states nothing."""
+    problems = []
+    for parts, value in _addresses(source.data):
+        if not isinstance(value, str) or not web_address(value) or (host := placeholder_host(value)) is None:
+            continue
+        message = f"placeholder URL: {quote(host)} is a domain reserved for examples"
+        if parts[-1] == "url":
+            hint = "replace it with the page that states the fact"
+        else:
+            hint = "replace it with the real address"
+        problems.append(source.diagnostic(parts, "warning", message, hint, "placeholder-url"))
     return problems
 
 

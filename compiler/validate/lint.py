@@ -40,6 +40,7 @@ def check_document(source: SourceFile, config: Config, today: date) -> list[Diag
     capabilities = list(textrules.items(source.data, "capabilities"))
     problems = _duplicate_names(source, capabilities) + textrules.check_document_text(source)
     problems += instructions.check_document(source) + links.check_document(source) + links.check_addresses(source)
+    problems += links.check_placeholders(source)
     problems += _future_edit(source, today) + _no_capabilities(source)
     said = {problem.pointer for problem in problems}  # e.g. a blank name has no slug, a blank url no scheme
     problems += [problem for problem in textrules.check_blank(source) if problem.pointer not in said]
