@@ -219,3 +219,56 @@ def test_a_source_url_on_a_reserved_example_domain_is_warned_at_the_url(tmp_path
 )
 def test_a_real_domain_that_looks_like_an_example_is_not_warned(tmp_path: Path, url: str) -> None:
     assert placeholder_warnings(tmp_path, lambda document: mcp(document)["sources"][0].update(url=url)) == []
+
+
+def test_a_warning_about_a_source_names_its_capability_and_keeps_its_place(tmp_path: Path) -> None:
+    """`$.capabilities[7].sources[0]` alone does not tell a reviewer of a CI log which capability it is: every message
+    about a source names it (quoted and escaped as catalog text is), while `path:line:col: $.pointer: ` and the github
+    format's `file=…,line=…,col=…,title=capidx <code>::` stay as editors and GitHub parse them."""
+    docs = documents()
+    hooks = docs["claude-code"]["capabilities"][3]
+    hooks["name"] = "Hooks\u202e"  # a bidi control: an error of its own, and escaped wherever the name is quoted
+    hooks["sources"] = [
+        {"url": "https://docs.acme.dev/hooks", "description": "Hooks guide", "sourceGranularity": "section"},
+        {"url": "https://docs.acme.dev/hooks", "description": "Hooks again", "sourceGranularity": "excerpt"},
+    ]
+    mcp(docs["claude-code"])["sources"][0]["url"] = "https://docs.example.com/mcp"
+    write_catalog(tmp_path, docs)
+    result = run_cli(["validate", "-v", "--format", "json", "--today", "2026-01-15"], tmp_path)
+    found = json.loads(result.stdout)["diagnostics"]
+    about_sources = {
+        (problem["code"], problem["pointer"]): problem["message"]
+        for problem in found
+        if problem["path"].startswith("agents/claude-code/") and ".sources[" in problem["pointer"]
+    }
+    assert about_sources == {
+        (
+            "never-verified",
+            "$.capabilities[1].sources[0]",
+        ): "source never verified, in capability 'Custom Instructions'",
+        ("placeholder-url", "$.capabilities[0].sources[0].url"): (
+            "placeholder URL: 'docs.example.com' is a domain reserved for examples, in capability 'MCP Servers'"
+        ),
+        ("stale", "$.capabilities[2].sources[0].verifiedDate"): (
+            "stale: verified 228 days ago (over 90), in capability 'Subagents'"
+        ),
+        ("never-verified", "$.capabilities[3].sources[0]"): "source never verified, in capability 'Hooks\\u202e'",
+        ("never-verified", "$.capabilities[3].sources[1]"): "source never verified, in capability 'Hooks\\u202e'",
+        ("source-repeated", "$.capabilities[3].sources[1].url"): (
+            "source 'https://docs.acme.dev/hooks' is cited twice (first as sources[0]), in capability 'Hooks\\u202e'"
+        ),
+        ("excerpt-required", "$.capabilities[3].sources[1].sourceGranularity"): (
+            "sourceGranularity is 'excerpt' but there is no excerpt, in capability 'Hooks\\u202e'"
+        ),
+    }
+    text = run_cli(["validate", "-v", "--today", "2026-01-15"], tmp_path).output.splitlines()
+    assert (
+        "agents/claude-code/capabilities/current.json:89:9: $.capabilities[1].sources[0]: warning: source never "
+        "verified, in capability 'Custom Instructions' (check that it supports the claim, then add verifiedDate: "
+        "YYYY-MM-DD)"
+    ) in text
+    github = run_cli(["validate", "--format", "github", "--today", "2026-01-15"], tmp_path).output.splitlines()
+    (annotation,) = [line for line in github if "line=89,col=9," in line]  # grouped: the first names its own
+    assert annotation.startswith("::warning file=agents/claude-code/capabilities/current.json,line=89,col=9,title=")
+    assert "never-verified (3)::$.capabilities[1].sources[0]: source never verified, in capability " in annotation
+    assert "'Custom Instructions' (check that it supports the claim" in annotation

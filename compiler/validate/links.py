@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from capidx.compiler.diagnostics import Diagnostic
 from capidx.compiler.markup import DOCUMENTATION_KEYS, URL_KEYS, link_syntax, web_address
 from capidx.compiler.validate.load import SourceFile
-from capidx.compiler.validate.textrules import items, quote, strings
+from capidx.compiler.validate.textrules import cited_by, items, quote, strings
 
 _HINT = "write it as plain text; put an address in `sources`, which capidx links itself"
 
@@ -79,6 +79,8 @@ def check_placeholders(source: SourceFile) -> list[Diagnostic]:
         if not isinstance(value, str) or not web_address(value) or (host := placeholder_host(value)) is None:
             continue
         message = f"placeholder URL: {quote(host)} is a domain reserved for examples"
+        if parts[0] == "capabilities" and parts[2] == "sources":
+            message += cited_by(source.data["capabilities"][parts[1]])
         if parts[-1] == "url":
             hint = "replace it with the page that states the fact"
         else:

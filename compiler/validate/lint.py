@@ -51,10 +51,11 @@ def check_document(source: SourceFile, config: Config, today: date) -> list[Diag
         problems += aliases.check_own_aliases(source, parts, capability) + _repeated_sources(source, parts, capability)
         problems += _unavailable_labels(source, parts, capability) + _no_sources(source, parts, capability)
         problems += _use_when_patterns(source, parts, capability)
+        of = textrules.cited_by(capability)
         for source_index, citation in textrules.items(capability, "sources"):
             source_parts = (*parts, "sources", source_index)
-            problems += _excerpt_missing(source, source_parts, citation)
-            problems += _freshness(source, source_parts, citation, config.staleness, today)
+            problems += _excerpt_missing(source, source_parts, citation, of)
+            problems += _freshness(source, source_parts, citation, config.staleness, today, of)
     return problems
 
 
@@ -280,7 +281,8 @@ def _repeated_sources(source: SourceFile, parts: tuple[Any, ...], capability: di
         if not isinstance(url, str) or not url.strip():
             continue
         if (earlier := first.setdefault(url.strip(), index)) != index:
-            message = f"source {quote(url.strip())} is cited twice by this capability (first as sources[{earlier}])"
+            message = f"source {quote(url.strip())} is cited twice (first as sources[{earlier}])"
+            message += textrules.cited_by(capability)
             hint = "cite each page once: keep one citation (the newer verifiedDate) and remove the other"
             problems.append(
                 source.diagnostic((*parts, "sources", index, "url"), "warning", message, hint, "source-repeated")
@@ -374,14 +376,16 @@ def _pattern_risk(pattern: str) -> tuple[tuple[Severity, str, str | None], ...]:
     return ()
 
 
-def _excerpt_missing(source: SourceFile, parts: tuple[Any, ...], citation: dict[str, Any]) -> list[Diagnostic]:
+def _excerpt_missing(
+    source: SourceFile, parts: tuple[Any, ...], citation: dict[str, Any], of: str = ""
+) -> list[Diagnostic]:
     if citation.get("sourceGranularity") != "excerpt" or citation.get("excerpt"):
         return []
     return [
         source.diagnostic(
             (*parts, "sourceGranularity"),
             "error",
-            "sourceGranularity is 'excerpt' but there is no excerpt",
+            f"sourceGranularity is 'excerpt' but there is no excerpt{of}",
             "quote the supporting passage (50-300 characters) in excerpt",
             "excerpt-required",
         )
@@ -389,14 +393,20 @@ def _excerpt_missing(source: SourceFile, parts: tuple[Any, ...], citation: dict[
 
 
 def _freshness(
-    source: SourceFile, parts: tuple[Any, ...], citation: dict[str, Any], staleness: Staleness, today: date
+    source: SourceFile,
+    parts: tuple[Any, ...],
+    citation: dict[str, Any],
+    staleness: Staleness,
+    today: date,
+    of: str = "",
 ) -> list[Diagnostic]:
+    """Freshness of one citation; `of` (`cited_by`) names the record's capability in each message."""
     if "verifiedDate" not in citation:
         return [
             source.diagnostic(
                 parts,
                 "warning",
-                "source never verified",
+                f"source never verified{of}",
                 "check that it supports the claim, then add verifiedDate: YYYY-MM-DD",
                 "never-verified",
             )
@@ -410,7 +420,7 @@ def _freshness(
             source.diagnostic(
                 where,
                 "error",
-                f"verifiedDate {verified} is in the future (today is {today})",
+                f"verifiedDate {verified} is in the future (today is {today}){of}",
                 "a source can only have been verified on or before today",
                 "future-date",
             )
@@ -420,7 +430,7 @@ def _freshness(
             source.diagnostic(
                 where,
                 "error",
-                f"verified {age} days ago, over the {staleness.error_days}-day limit",
+                f"verified {age} days ago, over the {staleness.error_days}-day limit{of}",
                 _REVERIFY,
                 "too-old",
             )
@@ -428,13 +438,17 @@ def _freshness(
     if age > staleness.old_days:
         return [
             source.diagnostic(
-                where, "warning", f"stale: verified {age} days ago (over {staleness.old_days})", _REVERIFY, "stale"
+                where, "warning", f"stale: verified {age} days ago (over {staleness.old_days}){of}", _REVERIFY, "stale"
             )
         ]
     if age > staleness.warn_days:
         return [
             source.diagnostic(
-                where, "warning", f"verified {age} days ago (over {staleness.warn_days})", _REVERIFY, "verified-age"
+                where,
+                "warning",
+                f"verified {age} days ago (over {staleness.warn_days}){of}",
+                _REVERIFY,
+                "verified-age",
             )
         ]
     return []

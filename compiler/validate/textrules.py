@@ -190,6 +190,14 @@ def quote(value: object, limit: int = QUOTE_MAX) -> str:
     return f"'{text}'"
 
 
+def cited_by(capability: Any) -> str:
+    """`, in capability 'MCP Servers'`: what a message about one of a record's sources adds, so that a reviewer reading
+    a CI log knows the capability without counting `$.capabilities[7]` (quoted and escaped like every catalog text in
+    a message; "" when the record has no name to give, the schema's error)."""
+    name = capability.get("name") if isinstance(capability, dict) else None
+    return f", in capability {quote(name)}" if isinstance(name, str) and name.strip() else ""
+
+
 def _check(source: SourceFile, lines: dict[Any, Any], lengths: dict[Any, Any]) -> list[Diagnostic]:
     """Characters of every string and key (unless the file cannot hold a bad one), lengths of single-line fields."""
     problems: list[Diagnostic] = []
