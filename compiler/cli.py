@@ -395,6 +395,7 @@ def report(
         build=build_dir if build_dir is not None else _configured_out(config, settings),
         build_given=build_dir is not None,
         budget_places=_budget_places(settings) if output_format == "github" else {},
+        config_file=_budget_file(settings) if build_dir is None else None,
         against=against,
         format=output_format,
         output=output,
@@ -468,6 +469,13 @@ def _budget_places(settings: Any) -> dict[tuple[str, str], Any]:
         for (section, kind), (line, col) in settings.budget_places.items()
         if kind in budgets[section]
     }
+
+
+def _budget_file(settings: Any) -> str | None:
+    """The capidx.yaml whose `paths.out` named the build, which set its budgets: named as validate names files."""
+    from capidx.schema.wording import shown
+
+    return shown(settings.config_file, Path.cwd()) if settings is not None and settings.config_file else None
 
 
 def _configured_out(config: Path | None, settings: Any = None) -> Path:

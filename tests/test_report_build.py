@@ -187,3 +187,28 @@ def test_an_integer_setting_written_with_a_fraction_of_zero_is_a_whole_number(tm
     assert '"budget":50000,' in (root / "build" / "manifest.json").read_text(encoding="utf-8")
     text = _report("--build", str(root / "build")).output
     assert "50,000 " in text and "50,000.0" not in text and "2,048.0" not in text
+
+
+def test_a_breach_says_what_to_do_in_the_build_and_the_report_alike(tmp_path: Path) -> None:
+    """`capidx build` over budget named the breach and nothing to do about it; the build and the report now end it
+    with one remedy in one wording (`budget_remedy`): the budget's key in the capidx.yaml used, or the largest text."""
+    import contextlib
+
+    from capidx.compiler.emit.budgets import budget_remedy
+
+    write_catalog(tmp_path, documents())
+    (tmp_path / "capidx.yaml").write_text("budgets:\n  summary: 10\n  agent: 50000\n", encoding="utf-8")
+    with contextlib.chdir(tmp_path):
+        build = CliRunner().invoke(cli, ["build", "-q"])
+        assert build.exit_code == 1
+        remedy = "to fit: raise budgets.summary in capidx.yaml, or shorten the catalog text behind "
+        lines = build.stderr.splitlines()
+        assert lines[-1] == f"{remedy}capability-index://summary", build.stderr
+        assert lines[-1] == budget_remedy([("summary", "capability-index://summary")], "capidx.yaml")
+        report = CliRunner().invoke(cli, ["report"])
+        assert report.exit_code == 1
+        assert f"  {remedy}summary" in report.output.splitlines(), report.output
+        markdown = CliRunner().invoke(cli, ["report", "--format", "markdown"])
+        assert f"- {remedy}summary" in markdown.output.splitlines(), markdown.output
+        elsewhere = CliRunner().invoke(cli, ["report", "--build", "build"])  # which capidx.yaml set it is unknown
+        assert "  to fit: raise budgets.summary in the capidx.yaml the build used, or shorten" in elsewhere.output

@@ -30,6 +30,20 @@ class BudgetResult:
         return {"kind": self.kind, "budget": self.budget, "tokens": self.tokens, "uri": self.uri, "ok": self.ok}
 
 
+def budget_remedy(breached: Sequence[tuple[str, str]], config_file: str | None) -> str:
+    """The one line saying what to do about token budgets breached, shared by `capidx build` and `capidx report`:
+    `breached` is (kind, its largest document) per breach, `config_file` the capidx.yaml that set the budgets as
+    the command names it (None when it cannot know, as `capidx report --build DIR`)."""
+    keys = _series([f"budgets.{kind}" for kind, _ in breached])
+    documents = _series([document for _, document in breached])
+    where = config_file or "the capidx.yaml the build used"
+    return f"to fit: raise {keys} in {where}, or shorten the catalog text behind {documents}"
+
+
+def _series(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
 def check_budgets(budgets: Mapping[str, int], measured: Sequence[Measured], primary: str) -> tuple[BudgetResult, ...]:
     largest: dict[str, Measured] = {}
     for item in measured:

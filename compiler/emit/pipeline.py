@@ -29,7 +29,7 @@ from capidx.compiler.catalog import Catalog, build_catalog
 from capidx.compiler.config import Config
 from capidx.compiler.diagnostics import USAGE_CODES, Diagnostic, ExitCode, exit_code_for, visible
 from capidx.compiler.emit import digest as digests
-from capidx.compiler.emit.budgets import BudgetResult, check_budgets
+from capidx.compiler.emit.budgets import BudgetResult, budget_remedy, check_budgets
 from capidx.compiler.emit.madehere import previous_build, remember
 from capidx.compiler.emit.manifest import (
     known_token_counts,
@@ -60,6 +60,7 @@ from capidx.compiler.validate.load import read_limited
 from capidx.schema.builddir import MANIFEST, MATCH_INDEX
 from capidx.schema.pathkind import PathKind, path_kind
 from capidx.schema.realpath import resolve
+from capidx.schema.wording import shown
 
 # Above this many artifacts a TTY gets progress bars (small catalogs build faster than a bar draws).
 PROGRESS_THRESHOLD = 5_000
@@ -119,7 +120,8 @@ def execute(
             print(f"error: {_placed(failure, config)}", file=err)  # a CapidxError's message is printable already
             print(visible(told.failed(failure)), file=err)
             return BuildResult(ExitCode(failure.exit_code), config.out)
-        _print_outcome(result, quiet, err)  # a Ctrl-C while the table prints: the build is in, and it says so
+        # a Ctrl-C while the table prints: the build is in, and it says so
+        _print_outcome(result, quiet, err, config.config_file)
     except KeyboardInterrupt:  # Ctrl-C: say what became of the build; the CLI then exits 130
         print(f"\ninterrupted: {visible(told.interrupted())}", file=err)
         raise
@@ -581,9 +583,10 @@ def _overview_ok(manifest: dict[str, Any]) -> bool:
     return all(row.get("ok", True) for row in manifest.get("overview", ()))
 
 
-def _print_outcome(result: BuildResult, quiet: bool, err: TextIO) -> None:
+def _print_outcome(result: BuildResult, quiet: bool, err: TextIO, config_file: Path | None = None) -> None:
     """The table and the outcome. An up-to-date build's figures are its manifest's, which a pull request may have
-    written by hand: every line is printed `visible`, and the table's kinds are (`kind_table`)."""
+    written by hand: every line is printed `visible`, and the table's kinds are (`kind_table`). A token budget
+    breached ends with what to do (`budget_remedy`), naming `config_file`, the capidx.yaml that set it."""
     manifest = result.manifest
     primary = manifest["encodings"][0]
     if not quiet:
@@ -605,6 +608,8 @@ def _print_outcome(result: BuildResult, quiet: bool, err: TextIO) -> None:
         print(visible(f"over budget: {said}"), file=err)
     elif breaches:
         print(visible(f"over budget: build written to {result.out} for inspection"), file=err)
+    if over := [(budget.kind, budget.uri) for budget in result.budgets if not budget.ok]:
+        print(visible(budget_remedy(over, shown(config_file) if config_file else None)), file=err)
 
 
 def _progress_factory(err: TextIO) -> Callable[[str, int], Any] | None:

@@ -18,6 +18,7 @@ from capidx.compiler.diagnostics import (
     plural,
     within_annotation_cap,
 )
+from capidx.compiler.emit.budgets import budget_remedy
 from capidx.compiler.emit.table import STATUS_TEXT, overview_breach, overview_text
 from capidx.compiler.report.datadiff import DataDiff
 from capidx.compiler.report.json_form import report_to_dict
@@ -109,6 +110,11 @@ def verdict(report: Report) -> str:
     return verdict + (f", {plural(warnings, 'warning')}" if warnings else "")
 
 
+def breach_remedy(report: Report, config_file: str | None) -> str:
+    """What to do about the token budgets breached: `capidx build`'s wording (`budget_remedy`)."""
+    return budget_remedy([(budget.kind, report.short_uri(budget.uri)) for budget in report.breaches], config_file)
+
+
 def breach_message(report: Report, budget: Budget) -> str:
     document = report.short_uri(budget.uri)
     subject = document if document == budget.kind else f"{budget.kind}: {document}"
@@ -174,14 +180,14 @@ _FOOTNOTE = (
 # --- text -------------------------------------------------------------------------------------------
 
 
-def render_text(report: Report, *, color: bool = False) -> str:
+def render_text(report: Report, *, color: bool = False, config_file: str | None = None) -> str:
     paint = _painter(color)
     lines = [paint(f"capidx token report: {report.build.manifest}", bold=True)]
     lines.append(f"capidx {report.build.capidx}, {report.encoding}, {_catalog_text(report)}")
     if report.baseline:
         lines.append(f"baseline: {report.baseline.manifest} (capidx {report.baseline.capidx})")
     lines.append("")
-    lines += _text_findings(report, paint)
+    lines += _text_findings(report, paint, config_file)
     lines += _text_table(report, paint)
     lines += ["", _FOOTNOTE, ""]
     lines += [*overview_lines(report), ""] if report.overview else []
@@ -232,11 +238,12 @@ def _painter(color: bool) -> Callable[..., str]:
     return paint
 
 
-def _text_findings(report: Report, paint: Callable[..., str]) -> list[str]:
+def _text_findings(report: Report, paint: Callable[..., str], config_file: str | None = None) -> list[str]:
     lines = []
     if report.breaches:
         lines.append(paint(f"✗ {plural(len(report.breaches), 'budget')} breached", fg="red", bold=True))
         lines += [f"  {breach_message(report, budget)}" for budget in report.breaches]
+        lines.append(f"  {breach_remedy(report, config_file)}")
     if report.warnings:
         lines.append(paint(f"! {plural(len(report.warnings), 'warning')}", fg="yellow", bold=True))
         lines += [f"  {finding.message}" for finding in report.warnings]
@@ -354,7 +361,7 @@ def _by_size_of_change(changes: Iterable[Change]) -> list[Change]:
 # --- Markdown ---------------------------------------------------------------------------------------
 
 
-def render_markdown(report: Report, *, color: bool = False) -> str:
+def render_markdown(report: Report, *, color: bool = False, config_file: str | None = None) -> str:
     """A compact PR comment / step summary. The marker lets CI find and update one comment in place."""
     lines = [MARKER, HEADING, ""]
     icon = "❌" if not report.ok else "✅" if report.budgeted else "ℹ️"
@@ -362,6 +369,7 @@ def render_markdown(report: Report, *, color: bool = False) -> str:
     lines.append("")
     if not report.ok or report.warnings:
         lines += [f"- ❌ {_md(breach_message(report, budget))}" for budget in report.breaches]
+        lines += [f"- {_md(breach_remedy(report, config_file))}"] if report.breaches else []
         lines += [f"- ❌ {_md(overview_breach(item.row))}" for item in report.overview_breaches]
         lines += [f"- ⚠️ {_md(finding.message)}" for finding in report.warnings]
         lines.append("")

@@ -55,6 +55,8 @@ class ReportOptions:
     step_summary: Path | None = None  # $GITHUB_STEP_SUMMARY, for --format github
     # Where the capidx.yaml in force sets each budget, for --format github (`render_github`).
     budget_places: Mapping[tuple[str, str], BudgetPlace] = field(default_factory=dict)
+    # The capidx.yaml that set the budgets, as a breach's remedy names it (None: unknown, as with --build DIR).
+    config_file: str | None = None
 
 
 class ReportUsageError(UsageError):
@@ -76,7 +78,8 @@ def run_report(options: ReportOptions, echo: Any = print) -> int:
     if options.format == "github":
         text = render_github(report, places=options.budget_places)
     else:
-        text = RENDERER_BY_NAME[options.format](report, color=options.color)
+        named = {"config_file": options.config_file} if options.format in ("text", "markdown") else {}
+        text = RENDERER_BY_NAME[options.format](report, color=options.color, **named)
     if options.output is None:
         echo(text.rstrip("\n"))
     else:
@@ -87,7 +90,8 @@ def run_report(options: ReportOptions, echo: Any = print) -> int:
         # and a summary file that cannot be written loses none of the annotations. Append: other steps of the same
         # job write their own summaries to this file.
         summary = options.step_summary  # named as such when it fails: the user never gave that path
-        _write(summary, render_markdown(report) + "\n", "a", f"cannot append to $GITHUB_STEP_SUMMARY ({summary})")
+        text = render_markdown(report, config_file=options.config_file) + "\n"
+        _write(summary, text, "a", f"cannot append to $GITHUB_STEP_SUMMARY ({summary})")
     return int(ExitCode.INVALID if not report.ok and options.fail else ExitCode.OK)
 
 
