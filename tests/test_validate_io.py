@@ -14,6 +14,7 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
+import yaml
 from catalog_factory import built_project, deny_search, documents, run_cli, write_catalog
 from click.testing import CliRunner, Result
 
@@ -73,6 +74,34 @@ def test_a_file_meant_for_capidx_but_not_read_is_an_error(tmp_path: Path) -> Non
             assert (f"{data}: warning: not read" in result.output) == ("-q" not in command)
     built = run_cli(["build", "-q"], cwd=tmp_path)
     assert built.exit_code == 1 and f"agents/agent-d/current.json{named}" in built.output
+
+
+@pytest.mark.parametrize("stray", ["capabilities.json", "current.json", "capabilities.yaml", "data/acme.json"])
+def test_an_agent_folder_with_its_data_in_the_wrong_place_is_an_error_naming_the_right_path(
+    tmp_path: Path, stray: str
+) -> None:
+    """`agents/acme-two/capabilities.json` was a "not read" warning, and the agent dropped out of the build while
+    validate passed; `agents/acme-two/current.json` was an error. Both are errors now, each naming where the document
+    belongs; a data file that holds no capability data (`notes.json`) stays a warning, as in an agent folder that
+    has its document."""
+    agents = write_catalog(tmp_path)
+    document = json.loads(sorted(agents.glob("*/capabilities/current.json"))[0].read_text("utf-8"))
+    document["agent"]["name"] = "Acme Two"
+    target = agents / "acme-two" / stray
+    target.parent.mkdir(parents=True)
+    text = json.dumps(document, indent=2)
+    target.write_text(text if stray.endswith(".json") else yaml.safe_dump(document), encoding="utf-8")
+    (agents / "acme-two" / "notes.json").write_text("{}", encoding="utf-8")
+    right = "capidx reads agents/acme-two/capabilities/current.json (or .yaml, .yml): move the agent's data there"
+    for command in (["validate"], ["validate", "-q"], ["validate", "agents"]):
+        result = run_cli(command, cwd=tmp_path)
+        assert result.exit_code == 1, result.output
+        (line,) = [line for line in result.output.splitlines() if line.startswith(f"agents/acme-two/{stray}: ")]
+        assert ": warning:" not in line and "not read" in line and f"({right}" in line, line
+        assert ("agents/acme-two/notes.json: warning: not read" in result.output) == ("-q" not in command)
+    found = json.loads(run_cli(["validate", "--format", "json"], cwd=tmp_path).stdout)["diagnostics"]
+    assert [d["code"] for d in found if d["path"] == f"agents/acme-two/{stray}"] == ["misplaced"]
+    assert run_cli(["build", "-q"], cwd=tmp_path).exit_code == 1
 
 
 def test_a_catalog_at_the_project_root_reads_its_config_schema_and_templates(tmp_path: Path) -> None:

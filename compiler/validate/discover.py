@@ -17,7 +17,7 @@ from capidx.compiler.config import ALIAS_FILE_NAMES, Config
 from capidx.compiler.diagnostics import Diagnostic
 from capidx.compiler.files import FolderUnreadable, TooManyTemplates, shown, walk, walk_templates
 from capidx.compiler.validate import configured
-from capidx.compiler.validate.load import file_problem
+from capidx.compiler.validate.load import file_problem, load_file
 from capidx.compiler.validate.manifests import is_build
 from capidx.schema.builddir import MANIFEST
 from capidx.schema.pathkind import PathKind, folder_kind, refusal
@@ -357,11 +357,55 @@ def unread(
             misspelled = meant_for_capidx(name)
             # --no-aliases, or paths.aliases
             chosen = name in ALIAS_FILE_NAMES and (_key(Path(folder)) in tops or _key(Path(there)) in tops)
+            agent = _agent_without_document(path, catalog or root)
             if misspelled and not chosen:  # a document or alias table misplaced or misspelled: its data would drop
-                problems.append(Diagnostic(str(path), None, None, "", "error", _MISPLACED, _UNREAD_HINT, "misplaced"))
+                hint = _document_hint(agent) if agent is not None else _UNREAD_HINT
+                problems.append(Diagnostic(str(path), None, None, "", "error", _MISPLACED, hint, "misplaced"))
+            elif name.lower().endswith(_DATA_SUFFIXES) and not archive and not output and _capability_data(path, agent):
+                assert agent is not None
+                message = f"not read: capability data in the agent folder {agent.name}, which has no capability "
+                message += "document where capidx reads one: the agent would drop out of the build"
+                problems.append(
+                    Diagnostic(str(path), None, None, "", "error", message, _document_hint(agent), "misplaced")
+                )
             elif name.lower().endswith(_DATA_SUFFIXES) and not archive and not output:
                 problems.append(Diagnostic(str(path), None, None, "", "warning", "not read", _UNREAD_HINT, "unread"))
     return problems
+
+
+def _agent_without_document(path: Path, top: Path) -> Path | None:
+    """The agent folder (`<top>/<id>/`, `top` the catalog) `path` lies in, somewhere below it, when that folder holds
+    no capability document where capidx reads one (`<id>/capabilities/current.*`): a data file there is the agent's
+    data in the wrong place (`agents/acme/capabilities.json`, `agents/acme/current.json`), and the agent drops out
+    of the build in silence. None for a file at the catalog's top, or in an agent folder that has its document."""
+    try:  # absolute: the walk may name the catalog `agents` that the configuration holds as /project/agents
+        parts = Path(os.path.abspath(path)).relative_to(os.path.abspath(top)).parts
+    except ValueError:
+        return None
+    if len(parts) < 2 or parts[0].startswith("."):
+        return None
+    folder = path.parents[len(parts) - 2]  # named as the walk names `path`
+    inside = folder / "capabilities"
+    return None if any(os.path.lexists(inside / name) for name in CAPABILITY_FILE_NAMES) else folder
+
+
+def _capability_data(path: Path, agent: Path | None) -> bool:
+    """Whether a data file of an agent folder without its document (`_agent_without_document`) holds capability data:
+    an object with `capabilities` or `agent`, as a capability document has (a `notes.json` of `{}` is other data,
+    left to the `unread` warning). Read within validate's limits (`load_file`); a file it cannot parse is not."""
+    if agent is None:
+        return False
+    source, _problems = load_file(path)
+    data = source.data if source is not None else None
+    return isinstance(data, dict) and ("capabilities" in data or "agent" in data)
+
+
+def _document_hint(agent: Path) -> str:
+    """Where the agent folder's document belongs, named as the file itself is (relative when the walk was)."""
+    return (
+        f"capidx reads {shown(agent / 'capabilities' / 'current.json')} (or .yaml, .yml): move the agent's data "
+        "there, or keep other files outside the catalog folder"
+    )
 
 
 def _in_build(folder: str, files: Sequence[str], root: Path, builds: set[str]) -> bool:
