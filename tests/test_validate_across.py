@@ -220,6 +220,25 @@ def test_one_agent_writing_both_forms_has_a_duplicate_name(tmp_path: Path) -> No
     assert "first at $.capabilities[0]" in duplicates[0]["hint"]
 
 
+def test_two_names_of_one_file_that_make_one_slug_are_a_slug_collision_not_a_duplicate(tmp_path: Path) -> None:
+    """'C++ Support' then 'C# Support' in one file was "duplicate capability name 'C# Support'", first at the other
+    name: no name was written twice. It is the error two agents' such names get, naming both."""
+
+    def edit(docs: Docs) -> None:
+        first = docs["claude-code"]["capabilities"][0]
+        docs["claude-code"]["capabilities"] += [{**first, "name": "C++ Support"}, {**first, "name": "C# Support"}]
+
+    write_catalog(tmp_path, edited(edit))
+    result = run_cli(["validate", "--format", "json"], tmp_path)
+    problems = [p for p in json.loads(result.stdout)["diagnostics"] if p["severity"] == "error"]
+    assert [(p["code"], p["pointer"]) for p in problems] == [("name-slug-collision", "$.capabilities[5].name")]
+    assert problems[0]["message"] == "'C# Support' makes the same slug (c-support) as 'C++ Support'"
+    assert (
+        problems[0]["hint"].startswith("first at $.capabilities[4]") and "letters a-z and digits" in problems[0]["hint"]
+    )
+    assert result.exit_code == 1
+
+
 @pytest.mark.parametrize(("one", "other"), [("Testing", "Tests"), ("Status", "Statu"), ("Gas", "Ga")])
 def test_names_that_differ_in_more_than_a_plural_ending_are_no_plural(tmp_path: Path, one: str, other: str) -> None:
     def edit(docs: Docs) -> None:

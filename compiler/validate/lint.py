@@ -211,16 +211,17 @@ def _duplicate_names(source: SourceFile, capabilities: list[tuple[int, dict[str,
         first_index, first_name = first[form]
         line = source.source_map.locate(("capabilities", first_index, "name"))
         where = f"first at $.capabilities[{first_index}]" + (f", line {line[0]}" if line else "")
+        code = "duplicate-capability"
         if key != normalize(first_name):
             message = f"duplicate capability name {quote(name)}: it differs only in singular and plural from "
             message += quote(first_name)
             hint = f"{where}; {across.PLURAL_HINT}"
+        elif across.symbols(name) != across.symbols(first_name):  # 'C# Support' after 'C++ Support': not one name
+            message = f"{quote(name)} makes the same slug ({slugify(name)}) as {quote(first_name)}"
+            hint, code = f"{where}; {across.RENAME}", "name-slug-collision"
         else:
-            message = f"duplicate capability name {quote(name)}"
-            hint = where if across.symbols(name) == across.symbols(first_name) else f"{where}; {across.RENAME}"
-        problems.append(
-            source.diagnostic(("capabilities", index, "name"), "error", message, hint, "duplicate-capability")
-        )
+            message, hint = f"duplicate capability name {quote(name)}", where
+        problems.append(source.diagnostic(("capabilities", index, "name"), "error", message, hint, code))
     return problems
 
 
