@@ -1094,6 +1094,25 @@ def test_the_catalog_or_project_named_through_a_link_reads_the_table_once(tmp_pa
         assert unread.output.count("aliases.json: warning: not read") == 1, (named, unread.output)
 
 
+def test_a_document_with_thousands_of_warnings_says_the_first_thousand(tmp_path: Path) -> None:
+    """A pull request's document makes as many warnings as it has items: one alias written 120,000 times (0.8 MB)
+    made 120,000 `alias-repeated` warnings, 4 s and 120,000 lines, where its errors were bounded. A file's first
+    1,000 warnings are said, then one counting the rest; the exit code is the one every warning would have made (0,
+    and 1 with --strict, which makes the count an error too), in validate and build."""
+    agents = write_catalog(tmp_path / "project")
+    path = sorted(agents.glob("*/capabilities/current.json"))[0]
+    document = json.loads(path.read_text("utf-8"))
+    document["capabilities"][0]["aliases"] = ["the same phrase"] * 3_001
+    path.write_text(json.dumps(document), "utf-8")
+    named = path.relative_to(tmp_path / "project").as_posix()
+    for command, strict, code in (("validate", [], 0), ("validate", ["--strict"], 1), ("build", [], 0)):
+        result = run_cli([command, *strict], tmp_path / "project")
+        assert result.exit_code == code, (command, strict, result.output[-2000:])
+        lines = [line for line in result.output.splitlines() if line.startswith(named)]
+        assert len(lines) <= 1_001, (command, strict, len(lines))
+        assert sum("more warnings than the first 1,000, which are said" in line for line in lines) == 1, lines[:3]
+
+
 @pytest.mark.parametrize(
     ("shape", "more"),
     [
