@@ -19,7 +19,7 @@ from capidx.compiler.markup import defuse
 from capidx.schema import labels
 from capidx.schema.homepath import expand_home
 from capidx.schema.pathkind import PathKind, folder_kind
-from capidx.schema.realpath import resolve
+from capidx.schema.realpath import real_path, resolve
 from capidx.schema.wording import NOT_SETTINGS
 from capidx.schema.yamldata import SourceMap, json_path, whole_numbers
 
@@ -360,7 +360,38 @@ def load_config(config_path: Path | None, cwd: Path) -> tuple[Config, list[Diagn
     if source is None or problems:
         return default_config(path.parent), problems
     config = config_from_mapping(source.data or {}, path.parent, path)
-    return replace(config, origins=_origins(source, path), budget_places=_budget_places(source)), []
+    config = replace(config, origins=_origins(source, path), budget_places=_budget_places(source))
+    if outside := outside_project(config):
+        return default_config(path.parent), outside
+    return config, []
+
+
+# The settings naming what capidx reads (`paths.out` is written, and only when it is provably a build), with the flag
+# that names the same from outside the project.
+READ_SETTINGS = {
+    "agents": ("catalog directory", "--agents DIR"),
+    "aliases": ("alias table", "--aliases FILE"),
+    "schema": ("schema file", "--schema FILE"),
+    "templates": ("templates folder", "--templates DIR"),
+}
+
+
+def outside_project(config: Config) -> list[Diagnostic]:
+    """A problem at each path capidx.yaml gives to read from that leads, after symbolic links, outside the project
+    (the folder holding capidx.yaml). A fork's `paths.schema: /etc/passwd` (or `~/.ssh/…`) was read in CI, and its
+    keys and fragments quoted in errors the job's public log shows; a name near a missing one was suggested from
+    any folder of the machine. A flag's path is the user's own choice, and is not limited."""
+    root = real_path(config.root)
+    found = []
+    for name, (what, flag) in READ_SETTINGS.items():
+        origin, path = config.origin(name), getattr(config, name)
+        if origin is None or path is None:
+            continue
+        if os.path.commonpath([root, real_path(path)]) != root:
+            message = f"{what} '{origin.value}' is outside the project folder, the one holding capidx.yaml"
+            hint = f"paths.{name} must lead there, also through symbolic links; name one elsewhere with {flag}"
+            found.append(origin.diagnostic(message, hint))
+    return found
 
 
 BUDGET_SECTIONS = ("budgets", "character_budgets")

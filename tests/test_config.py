@@ -439,10 +439,11 @@ def test_every_key_is_documented() -> None:
 
 
 def test_a_leading_tilde_is_the_home_folder_in_every_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`paths.out: ~/capidx-build` once made a folder named `~` in the project; `a/~` and `~user` stay as written."""
-    home = tmp_path / "home"
-    monkeypatch.setenv("HOME", str(home))
+    """`paths.out: ~/capidx-build` once made a folder named `~` in the project; `a/~` and `~user` stay as written.
+    (The home folder is inside the project here: the paths capidx reads must lead there.)"""
     project = tmp_path / "project"
+    home = project / "home"
+    monkeypatch.setenv("HOME", str(home))
     write(
         project / "capidx.yaml",
         "paths:\n  out: ~/capidx-build\n  agents: ~/catalog\n  aliases: ~/a.json\n  schema: '~'\n  templates: a/~\n",
@@ -454,7 +455,7 @@ def test_a_leading_tilde_is_the_home_folder_in_every_path(tmp_path: Path, monkey
     assert (config.out, config.agents, config.aliases) == (home / "capidx-build", home / "catalog", home / "a.json")
     assert config.schema == home
     assert config.templates == project / "a" / "~"
-    assert config.build_label == "capidx-build"
+    assert config.build_label == "home/capidx-build"
     # Flags: the CLI's HomePath expands them (tests/test_home_paths.py).
 
 

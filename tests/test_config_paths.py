@@ -914,3 +914,43 @@ def test_an_agent_folder_this_user_may_list_but_not_search_holding_a_linked_capa
         assert result.exit_code == 2, result.output
         assert f"{Path('agents', 'vscode-copilot')}: cannot be read: permission denied" in result.output
         assert "alias target" not in result.output
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="symbolic links")
+@pytest.mark.parametrize("setting", ["agents", "aliases", "schema", "templates"])
+@pytest.mark.parametrize("way", ["absolute", "dot-dot", "a-link", "home"])
+def test_a_configured_path_leading_outside_the_project_is_refused_unread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting: str, way: str
+) -> None:
+    """A fork's capidx.yaml named any file of the CI machine (`paths.schema: /etc/passwd`, `~/.ssh/…`): it was read,
+    and its keys quoted in errors the job's public log shows (`$.token_abc: 'token_abc' is not a known key`), or a
+    name near a missing one suggested from that folder. A path capidx.yaml gives to read from must lead, after
+    symbolic links, inside the folder holding capidx.yaml: else it is a configuration error at its key (exit 2),
+    nothing read; a flag naming the same path is the user's own choice, and is read (its error quotes the file)."""
+    project = tmp_path / "project"
+    write_catalog(project)
+    secret = tmp_path / "home" / "secret"
+    secret.mkdir(parents=True)
+    (secret / "token.json").write_text('{"token_abc": {"x": 1}}', encoding="utf-8")
+    (secret / "current.json").write_text('{"token_abc": 1}', encoding="utf-8")
+    (secret / "x.j2").write_text("{{ token_abc }", encoding="utf-8")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    target = secret if setting in ("agents", "templates") else secret / "token.json"
+    (project / "link").symlink_to(target)
+    value = {
+        "absolute": str(target),
+        "dot-dot": os.path.relpath(target, project),
+        "a-link": "link",
+        "home": "~/" + target.relative_to(tmp_path / "home").as_posix(),
+    }[way]
+    (project / "capidx.yaml").write_text(f"paths:\n  {setting}: '{value}'\n", encoding="utf-8")
+    for command in ("validate", "build"):
+        result = run_cli([command], cwd=project)
+        assert result.exit_code == 2, (command, result.output)
+        assert f"capidx.yaml:2:{len(setting) + 5}: $.paths.{setting}: " in result.output, result.output
+        assert "is outside the project folder" in result.output, result.output
+        assert "token_abc" not in result.output and "token.json" not in result.output.replace(value, ""), result.output
+    assert not (project / "build").exists()
+    (project / "capidx.yaml").write_text("title: Mine\n", encoding="utf-8")
+    flagged = run_cli(["validate", f"--{setting}", str(target)], cwd=project)
+    assert "is outside the project folder" not in flagged.output, flagged.output
