@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from capidx.schema.printable import unlike_command
-from capidx.schema.yamldata import shown_key, yaml_loader
+from capidx.schema.yamldata import editor_position, shown_key, yaml_loader
 
 Parts = tuple[Any, ...]
 Written = Callable[[Parts, Any], "str | None"]  # a value's text as the file has it, when known
@@ -550,15 +550,23 @@ def yaml_problem(error: Any, text: str) -> tuple[tuple[int | None, int | None], 
     elif opened is not None and context.startswith("while parsing a flow"):
         if context.startswith("while parsing a flow node"):  # its mark is where the node was due, not a bracket
             opened = _open_bracket(text) or opened
-        where = f"line {opened.line + 1}, column {opened.column + 1}"
+        where = "line {}, column {}".format(*_placed(opened, text))
         hint = f"is the bracket opened at {where} closed, and a comma between its items?"
     elif mark is not None and text[mark.index : mark.index + 1] == "\t":  # the mark's index counts characters
         hint = "a tab: YAML indents with spaces only"  # the parser's message does not say which character it was
     elif problem.startswith("mapping values are not allowed") and mark is not None:
         hint = _colon_hint(text, mark.index)
-    at = (mark.line + 1, mark.column + 1) if mark else (None, None)
+    at: tuple[int | None, int | None] = _placed(mark, text) if mark else (None, None)
     # PyYAML reads context first: "while parsing a block mapping, did not find expected key".
     return at, "invalid YAML: " + ", ".join(part for part in (error.context, problem) if part), hint
+
+
+def _placed(mark: Any, text: str) -> tuple[int, int]:
+    """A mark's line and column as an editor shows them: PyYAML counts U+2028, U+2029, U+0085 and a lone CR as line
+    breaks too, and placed an error after one a line too far (JSON's positions count `\n` only)."""
+    if 0 <= mark.index <= len(text):
+        return editor_position(text, mark.index)
+    return mark.line + 1, mark.column + 1
 
 
 def _open_bracket(text: str) -> Any | None:

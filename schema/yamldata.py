@@ -11,9 +11,11 @@ document is parsed.
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -290,7 +292,48 @@ def _flow_opens_before(text: str, end: int) -> bool:
     return window.count("[") + window.count("{") - window.count("]") - window.count("}") > MAX_NESTING
 
 
+# Line breaks to PyYAML (and libyaml) that are none to an editor, nor to JSON's positions: a value after one was
+# placed a line too far, at a column counted from it. (A lone CR ends a line to PyYAML and to editors alike.)
+_OTHER_BREAKS = re.compile("[\x85\u2028\u2029]")
+_LINE_END = re.compile("\r\n|\r|\n")
+
+
+class EditorLines:
+    """Line and column (1-based) of a character offset as an editor shows them: lines end at `\n`, `\r\n` or `\r`."""
+
+    def __init__(self, text: str) -> None:
+        self._starts = [0, *(match.end() for match in _LINE_END.finditer(text))]
+
+    def position(self, index: int) -> Position:
+        line = bisect.bisect_right(self._starts, index)
+        return line, index - self._starts[line - 1] + 1
+
+
+def editor_position(text: str, index: int) -> Position:
+    """A YAML mark's place in `text` (its `index` counts characters) as an editor shows it; see `_OTHER_BREAKS`.
+    (The character after it is looked at: a mark at the `\n` of a `\r\n` is on the line that pair ends.)"""
+    return EditorLines(text[: index + 1]).position(index)
+
+
+def editor_lines(text: str) -> list[str]:
+    """`text`'s lines as an editor shows them, and as `SourceMap` positions count them (`str.splitlines` also breaks
+    at U+2028, U+0085, form feeds and more)."""
+    return _LINE_END.split(text)
+
+
+# The lines of the text being parsed when it holds a break only PyYAML counts (`_mark`); None: the marks are right.
+_LINES: ContextVar[EditorLines | None] = ContextVar("_LINES", default=None)
+
+
 def _parse(text: str) -> YamlDocument:
+    token = _LINES.set(EditorLines(text) if _OTHER_BREAKS.search(text) else None)
+    try:
+        return _parse_placed(text)
+    finally:
+        _LINES.reset(token)
+
+
+def _parse_placed(text: str) -> YamlDocument:
     loader = yaml_loader()(text)
     try:
         node = loader.get_single_node()
@@ -528,7 +571,10 @@ def _walked(root: Any, walk: _YamlWalk) -> tuple[SourceMap, list[tuple[Parts, Po
 
 
 def _mark(node: Any) -> Position:
-    return node.start_mark.line + 1, node.start_mark.column + 1
+    """Where `node` (or an event) starts, as an editor shows it (`_OTHER_BREAKS`)."""
+    mark = node.start_mark
+    lines = _LINES.get()
+    return lines.position(mark.index) if lines is not None else (mark.line + 1, mark.column + 1)
 
 
 def _walk_node(node: Any, parts: Parts | None, walk: _YamlWalk, ancestors: set[int]) -> tuple[int, int]:

@@ -49,6 +49,7 @@ from capidx.schema.yamldata import (
     YamlDocument,
     YamlShapeError,
     YamlTooDeep,
+    editor_lines,
     json_path,
     parse_yaml,
     shown_key,
@@ -494,7 +495,7 @@ def _schema_problems(path: Path, data: dict[str, Any], source_map: SourceMap, te
         errors = list(config_validator().iter_errors(data))
     except RecursionError:
         return [f"{path}: nested too deeply to check"]
-    lines = text.splitlines()  # as the source map counts them, as validate reads them (`SourceFile.written`)
+    lines = editor_lines(text)  # as the source map counts them, as validate reads them (`SourceFile.written`)
 
     def written(parts: Parts, value: Any) -> str | None:
         return written_scalar(lines, source_map.locate(parts), value, yaml_scalar)

@@ -208,3 +208,50 @@ def test_entropy_equals_the_plain_formula() -> None:
     assert term_entropy(["a"] * 100 + ["b"]) == _plain_entropy(["a"] * 100 + ["b"])  # past the lookup table
     stats = description_stats("Runs tests, runs linters, runs formatters and reports every failure.")
     assert stats.unique_terms < stats.total_terms
+
+
+# Characters PyYAML counts as line breaks and an editor (and JSON's positions) does not.
+_NOT_BREAKS = ["\u2028", "\u2029", "\x85"]
+
+
+@pytest.mark.parametrize("character", _NOT_BREAKS, ids=["U+2028", "U+2029", "U+0085"])
+def test_a_position_after_a_character_yaml_reads_as_a_line_break_is_the_editor_s(
+    tmp_path: Path, character: str
+) -> None:
+    """PyYAML counts U+2028, U+2029 and U+0085 as line breaks: an error after one was placed a line further down, and
+    at a column counted from it, than an editor (and validate's own JSON positions) shows. The same document as
+    YAML (lines ended by LF, CRLF or CR, as editors read all three) and as JSON is placed alike; so is a YAML syntax
+    error, and a capidx.yaml's."""
+    from catalog_factory import run_cli
+
+    agent = {"name": "X", "vendor": "V", "version": "1", "lastUpdated": "2026-01-01T00:00:00Z"}
+    yaml_text = (
+        f'agent:\n  name: "X{character}Y"\n  vendor: V\n  version: "1"\n  lastUpdated: "{agent["lastUpdated"]}"\n'
+        f'capabilities:\n  - name: "Cap {character} Two"\n    category: nope-category\n'
+    )
+    json_text = (
+        '{\n  "agent": ' + json.dumps({**agent, "name": f"X{character}Y"}, ensure_ascii=False) + ",\n"
+        f'  "capabilities": [\n    {{"name": "Cap {character} Two",\n     "category": "nope-category"}}]\n}}\n'
+    )
+    expected = {"yaml": (8, 15), "crlf": (8, 15), "cr": (8, 15), "json": (5, 18)}
+    texts = {"yaml": yaml_text, "crlf": yaml_text.replace("\n", "\r\n"), "cr": yaml_text.replace("\n", "\r")}
+    for name, text in (*texts.items(), ("json", json_text)):
+        suffix = "json" if name == "json" else "yaml"
+        folder = tmp_path / name / "agents" / "x" / "capabilities"
+        folder.mkdir(parents=True)
+        (folder / f"current.{suffix}").write_text(text, encoding="utf-8", newline="")
+        result = run_cli(["validate"], cwd=tmp_path / name)
+        line, col = expected[name]
+        assert f"current.{suffix}:{line}:{col}: $.capabilities[0].category:" in result.output, result.output
+    broken = tmp_path / "broken"
+    (broken / "agents" / "x" / "capabilities").mkdir(parents=True)
+    (broken / "agents" / "x" / "capabilities" / "current.yaml").write_text(
+        f'agent: "{character}"\nx: [1,\ny: {{\n', encoding="utf-8"
+    )
+    result = run_cli(["validate"], cwd=broken)
+    assert "current.yaml:4:1: invalid YAML" in result.output and "opened at line 3, column 4" in result.output, (
+        result.output
+    )
+    (broken / "capidx.yaml").write_text(f'title: "A{character}B"\nsite: 3\n', encoding="utf-8")
+    result = run_cli(["validate"], cwd=broken)
+    assert "capidx.yaml:2:7: $.site:" in result.output, result.output

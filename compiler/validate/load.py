@@ -36,6 +36,7 @@ from capidx.schema.yamldata import (
     Unusable,
     YamlShapeError,
     YamlTooDeep,
+    editor_lines,
     json_path,
     parse_yaml,
     shown_key,
@@ -134,8 +135,8 @@ class SourceFile:
     def written(self, parts: Parts, value: Any) -> str | None:
         """A scalar's text as the file has it (`0.190`, not the 0.19 it parses to), when the text there reads back
         as `value` (not an anchor or a tag written before it); else None."""
-        if self._lines is None:  # split once: lines as the source map counts them (JSON: "\n"; YAML: every break)
-            self._lines = self.text.splitlines() if self._yaml else self.text.split("\n")
+        if self._lines is None:  # split once: lines as the source map counts them (JSON: "\n"; YAML: as editors)
+            self._lines = editor_lines(self.text) if self._yaml else self.text.split("\n")
         read = yaml_scalar if self._yaml else json.loads
         return written_scalar(self._lines, self.source_map.locate(tuple(parts)), value, read)
 
