@@ -449,3 +449,30 @@ def test_a_date_a_custom_schema_lets_through_is_read_as_no_date(tmp_path: Path) 
     assert rows["https://example.com/a0"]["ageDays"] is None and rows["https://example.com/a0"]["stale"] is False
     assert rows["https://example.com/a2"]["ageDays"] == 0
     assert "verified 2024-13-45" in (build / "agents" / "alpha.md").read_text("utf-8")
+
+
+@pytest.mark.parametrize(("run", "said"), [("x", "characters without white space"), (" ", "white-space characters")])
+def test_a_text_with_a_run_longer_than_any_word_is_refused_before_it_is_counted(
+    tmp_path: Path, run: str, said: str
+) -> None:
+    """The tokenizer reads a run without white space (or of white space) as one piece, and encodes it the slower per
+    character the longer it is: a description of 2 MB of `x` (a fork's pull request) took the build 26 s, in some 20
+    artifacts. A run of more than 10,000 characters is an error at its value (validate and build exit 1, nothing
+    written); one of 10,000 passes."""
+    from catalog_factory import run_cli, write_catalog
+
+    agents = write_catalog(tmp_path / "project")
+    path = sorted(agents.glob("*/capabilities/current.json"))[0]
+    document = json.loads(path.read_text("utf-8"))
+    between = " " if run == "x" else ""
+    document["capabilities"][0]["description"] = f"Completes code.{between}{run * 10_000}{between}Then more."
+    path.write_text(json.dumps(document), "utf-8")
+    assert run_cli(["validate", "-q"], tmp_path / "project").exit_code == 0
+    document["capabilities"][0]["description"] = f"Completes code.{between}{run * 10_001}{between}Then more."
+    path.write_text(json.dumps(document), "utf-8")
+    for command in ("validate", "build"):
+        result = run_cli([command], tmp_path / "project")
+        assert result.exit_code == 1, (command, result.output[-2000:])
+        assert f"$.capabilities[0].description: 10,001 {said}" in result.output, result.output[-2000:]
+        assert "(at most 10,000)" in result.output
+    assert not (tmp_path / "project" / "build").exists()

@@ -221,7 +221,33 @@ def _check(source: SourceFile, lines: dict[Any, Any], lengths: dict[Any, Any]) -
     for parts in _long_keys(source.data):  # the schema names every key but the `x-` ones, which may be any length
         if parts not in seen:
             problems.append(source.diagnostic(parts, "error", *_too_long(str(parts[-1]), SINGLE_LINE_MAX), key=True))
+    problems += [source.diagnostic(parts, "error", *found) for parts, found in _long_runs(source.data)]
     return problems
+
+
+# Characters in a row without white space, or of white space, in one text. The tokenizer reads such a run as one
+# piece, whose encoding takes longer per character the longer it is (2 MB of `x`: 1.3 s, against 0.3 s for as many
+# words), and a description is in some 20 artifacts: one of 2 MB took the build 26 s. No word or URL is that long.
+MAX_RUN = 10_000
+_LONG_RUN = re.compile(rf"\S{{{MAX_RUN + 1},}}|\s{{{MAX_RUN + 1},}}")
+_RUN_HINTS = ("break it with spaces: no word or address is that long", "remove the white space")
+
+
+def _long_runs(data: Any) -> Iterator[tuple[tuple[Any, ...], tuple[str, str, str]]]:
+    """(path, problem) of each string value holding a run longer than `MAX_RUN` (the first of it said; a key that
+    long is an error already). Iterative, and a path is built only for what is found: this visits every string."""
+    stack: list[tuple[tuple[Any, ...], Any]] = [((), data)]
+    while stack:
+        parts, value = stack.pop()
+        items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        for key, item in items:
+            if isinstance(item, (dict, list)):
+                stack.append(((*parts, key), item))
+            elif isinstance(item, str) and len(item) > MAX_RUN and (run := _LONG_RUN.search(item)) is not None:
+                space = run.group(0)[0].isspace()
+                what = "white-space characters in a row" if space else "characters without white space"
+                message = f"{run.end() - run.start():,} {what} (at most {MAX_RUN:,})"
+                yield (*parts, key), (message, _RUN_HINTS[space], "long-run")
 
 
 def _long_keys(data: Any) -> Iterator[tuple[Any, ...]]:
