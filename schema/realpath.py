@@ -95,3 +95,11 @@ def _walk(name: str, strict: bool) -> tuple[str, bool]:
 
 def _loop_error(name: str) -> OSError:
     return OSError(errno.ELOOP, os.strerror(errno.ELOOP), name)
+
+
+def leads_out(path: Path) -> tuple[str, str] | None:
+    """(where `path` leads, its folder's real path) when a symbolic link takes it out of the folder it is found in;
+    None when it stays there. For the `capidx.yaml` a command finds in its working folder: a pull request may
+    commit one that is a link to any file of the machine, whose keys the check of capidx.yaml then quotes."""
+    folder, real = real_path(path.parent), real_path(path)
+    return None if os.path.commonpath((folder, real)) == folder else (real, folder)

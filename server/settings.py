@@ -30,6 +30,7 @@ from typing import Any
 from capidx.schema.homepath import EMPTY_PATH, LINK_LOOP, broken_link, expand_home
 from capidx.schema.pathkind import FILE_PERMISSION
 from capidx.schema.printable import visible, visible_lines
+from capidx.schema.realpath import leads_out
 from capidx.schema.wording import (
     NOT_SETTINGS,
     UTF8_HINT,
@@ -540,6 +541,8 @@ def resolve_settings(
     file_values: dict[str, Any] = {}
     if config is not None and not os.path.lexists(config):  # anything else there is read, or refused for what it is
         problems.append(f"--config: {config} does not exist")
+    elif config_file is not None and config is None and (out := leads_out(config_file)) is not None:
+        problems.append(f"{shown(config_file, cwd)}: refused: a symbolic link to {out[0]}, outside the project folder")
     elif config_file is not None:
         file_values, file_problems = from_file(config_file, cwd)
         problems += file_problems

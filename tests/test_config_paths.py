@@ -954,3 +954,29 @@ def test_a_configured_path_leading_outside_the_project_is_refused_unread(
     (project / "capidx.yaml").write_text("title: Mine\n", encoding="utf-8")
     flagged = run_cli(["validate", f"--{setting}", str(target)], cwd=project)
     assert "is outside the project folder" not in flagged.output, flagged.output
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="symbolic links")
+def test_a_found_capidx_yaml_linked_out_of_the_project_is_refused_unread(tmp_path: Path) -> None:
+    """A pull request may commit capidx.yaml as a symbolic link to any file of the CI machine (`~/.docker/config.json`):
+    every command read it, and quoted its keys in errors (`'auths' is not a known key`). The capidx.yaml a command
+    finds must lead, after links, inside its own folder (exit 2, nothing of it said, in validate, build, report and
+    serve); one linked inside the project is read, and so is any file named by --config."""
+    project = tmp_path / "project"
+    write_catalog(project)
+    secret = tmp_path / "secret.json"
+    secret.write_text('{"auths_token_abc": {"x": 1}}', encoding="utf-8")
+    (project / "capidx.yaml").symlink_to(secret)
+    for command in (["validate"], ["build"], ["report"], ["serve", "--print-config"]):
+        result = run_cli(command, cwd=project)
+        assert result.exit_code == 2, (command, result.output)
+        assert f"capidx.yaml: refused: a symbolic link to {secret}, outside the project folder" in result.output
+        assert "auths_token_abc" not in result.output.replace(str(secret), ""), (command, result.output)
+    assert not (project / "build").exists()
+    named = run_cli(["validate", "--config", "capidx.yaml"], cwd=project)
+    assert "'auths_token_abc' is not a known key" in named.output, named.output
+    (project / "settings").mkdir()
+    (project / "settings" / "capidx.yaml").write_text("title: Linked\n", encoding="utf-8")
+    (project / "capidx.yaml").unlink()
+    (project / "capidx.yaml").symlink_to(Path("settings", "capidx.yaml"))
+    assert run_cli(["validate", "-q"], cwd=project).exit_code == 0
