@@ -362,6 +362,18 @@ def config_option(help_text: str) -> Callable[[_Command], _Command]:
     help="Write the report to FILE instead of standard output (- is standard output).",
 )
 @click.option("--no-fail", is_flag=True, help="Exit 0 even when a budget is breached.")
+@click.option(
+    "--propose-budgets",
+    is_flag=True,
+    help="Print a budgets: block for capidx.yaml sized from the build's measured tokens instead (exit 0).",
+)
+@click.option(
+    "--headroom",
+    type=click.FloatRange(min=0, max=1000),
+    default=None,
+    metavar="PCT",
+    help="With --propose-budgets: percent above the largest document of each kind.  [default: 20]",
+)
 @config_option("capidx.yaml to take paths.out from. Ignored with --build.")
 def report(
     build_dir: Path | None,
@@ -369,21 +381,30 @@ def report(
     output_format: str,
     output: Path | None,
     no_fail: bool,
+    propose_budgets: bool,
+    headroom: float | None,
     config: Path | None,
 ) -> None:
     """Show what a build costs in tokens, per artifact kind, against budgets and context windows.
 
     Reads only the build's manifest.json. With --against, shows what changed since a baseline build:
-    token deltas per kind and the artifacts added, removed or changed.
+    token deltas per kind and the artifacts added, removed or changed. With --propose-budgets, prints
+    a budgets: block for capidx.yaml instead: the largest document of each kind plus --headroom.
 
     \b
     Exit codes: 0 within budget (or --no-fail), 1 a budget is breached,
     2 usage error or a missing, unreadable or invalid manifest.
     """
     from capidx.compiler.config import load_config
+    from capidx.compiler.report.propose import DEFAULT_HEADROOM
     from capidx.compiler.report.run import ReportOptions, run_report
     from capidx.compiler.validate.reporters import use_color
 
+    if headroom is not None and not propose_budgets:
+        raise click.UsageError("--headroom sizes the budgets --propose-budgets prints: give --propose-budgets too")
+    if propose_budgets and (against is not None or output_format != "text"):
+        given = "--against" if against is not None else f"--format {output_format}"
+        raise click.UsageError(f"--propose-budgets prints YAML for capidx.yaml from one build: drop {given}")
     if output == Path("-"):  # standard output, as most tools read it: coloured on a terminal as without -o
         output = None
     settings = _refuse_build_inputs(output, config) if output is not None else None
@@ -400,6 +421,7 @@ def report(
         format=output_format,
         output=output,
         fail=not no_fail,
+        propose=None if not propose_budgets else (DEFAULT_HEADROOM if headroom is None else headroom),
         color=output is None and use_color(sys.stdout.isatty()),
         step_summary=Path(os.environ["GITHUB_STEP_SUMMARY"]) if os.environ.get("GITHUB_STEP_SUMMARY") else None,
     )

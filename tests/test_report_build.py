@@ -201,7 +201,10 @@ def test_a_breach_says_what_to_do_in_the_build_and_the_report_alike(tmp_path: Pa
     with contextlib.chdir(tmp_path):
         build = CliRunner().invoke(cli, ["build", "-q"])
         assert build.exit_code == 1
-        remedy = "to fit: raise budgets.summary in capidx.yaml, or shorten the catalog text behind "
+        remedy = (
+            "to fit: raise budgets.summary in capidx.yaml (`capidx report --propose-budgets` prints them sized from"
+            " this build), or shorten the catalog text behind "
+        )
         lines = build.stderr.splitlines()
         assert lines[-1] == f"{remedy}capability-index://summary", build.stderr
         assert lines[-1] == budget_remedy([("summary", "capability-index://summary")], "capidx.yaml")
@@ -211,4 +214,85 @@ def test_a_breach_says_what_to_do_in_the_build_and_the_report_alike(tmp_path: Pa
         markdown = CliRunner().invoke(cli, ["report", "--format", "markdown"])
         assert f"- {remedy}summary" in markdown.output.splitlines(), markdown.output
         elsewhere = CliRunner().invoke(cli, ["report", "--build", "build"])  # which capidx.yaml set it is unknown
-        assert "  to fit: raise budgets.summary in the capidx.yaml the build used, or shorten" in elsewhere.output
+        assert "  to fit: raise budgets.summary in the capidx.yaml the build used (`capidx report" in elsewhere.output
+
+
+# --- --propose-budgets --------------------------------------------------------------------------------
+
+
+def test_propose_budgets_prints_a_budgets_block_the_config_schema_accepts(tmp_path: Path) -> None:
+    """A catalog larger than its budgets were set for breaches them all, and nothing but a comment said how to size
+    them: `report --propose-budgets` prints a `budgets:` block from the build's measured sizes (exit 0 with budgets
+    breached), one entry per measured kind the config schema takes, that a build then meets."""
+    import contextlib
+
+    import jsonschema
+    import yaml
+
+    from capidx.compiler.report.propose import readable
+    from capidx.compiler.validate.schemas import CONFIG_SCHEMA, bundled_schema
+
+    write_catalog(tmp_path, documents())
+    (tmp_path / "capidx.yaml").write_text("budgets:\n  summary: 10\n  agent: 50000\n", encoding="utf-8")
+    with contextlib.chdir(tmp_path):
+        assert CliRunner().invoke(cli, ["build", "-q"]).exit_code == 1  # over budget
+        result = CliRunner().invoke(cli, ["report", "--propose-budgets"])
+    assert result.exit_code == 0, result.output
+    proposed = yaml.safe_load(result.stdout)
+    schema = bundled_schema(CONFIG_SCHEMA)
+    jsonschema.validate(proposed, schema)
+    manifest = _manifest(tmp_path / "build")
+    largest: dict[str, int] = {}
+    for row in manifest["artifacts"]:
+        largest[row["kind"]] = max(largest.get(row["kind"], 0), row["tokens"]["cl100k_base"])
+    accepted = set(schema["properties"]["budgets"]["properties"])
+    assert set(proposed["budgets"]) == set(largest) & accepted and "index" in largest  # the match index: no budget
+    for kind, value in proposed["budgets"].items():
+        assert value == readable(largest[kind] * 1.2) >= largest[kind] * 1.2, kind
+    lines = result.stdout.splitlines()
+    summary = next(line for line in lines if line.startswith("  summary: "))
+    assert summary.endswith(f"# measured {largest['summary']:,}; was 10"), summary
+    assert any(line.startswith("# changed from the budgets") and "summary 10 -> " in line for line in lines)
+    assert next(line for line in lines if line.startswith("  capability: ")).endswith("; new")
+    # The block is capidx.yaml's: the catalog builds within it.
+    (tmp_path / "capidx.yaml").write_text(result.stdout, encoding="utf-8")
+    with contextlib.chdir(tmp_path):
+        assert CliRunner().invoke(cli, ["build", "-q"]).exit_code == 0
+        again = CliRunner().invoke(cli, ["report", "--propose-budgets", "--headroom", "0"])
+    assert again.exit_code == 0
+    assert yaml.safe_load(again.stdout)["budgets"]["summary"] == readable(largest["summary"])
+
+
+def test_propose_budgets_keeps_a_budgeted_kind_the_build_has_none_of(tmp_path: Path) -> None:
+    """A kind the capidx.yaml budgets stays in the block even when the build made no document of it."""
+    manifest = _manifest(_build(tmp_path, documents()))
+    manifest["artifacts"] = [row for row in manifest["artifacts"] if row["kind"] != "capability"]
+    manifest["budgets"] = [{"kind": "capability", "budget": 777, "tokens": 0, "uri": "", "ok": True}]
+    (tmp_path / "edited.json").write_text(json.dumps(manifest), encoding="utf-8")
+    result = _report("--build", str(tmp_path / "edited.json"), "--propose-budgets", "--headroom", "50")
+    assert result.exit_code == 0, result.output
+    assert "  capability: 777  # no document of this kind in the build; kept" in result.stdout.splitlines()
+    assert "plus 50%" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--headroom", "10"], "give --propose-budgets too"),
+        (["--propose-budgets", "--format", "json"], "drop --format json"),
+        (["--propose-budgets", "--against", "build"], "drop --against"),
+        (["--propose-budgets", "--headroom", "-5"], "-5"),
+    ],
+)
+def test_propose_budgets_refuses_what_it_cannot_use(tmp_path: Path, args: list[str], message: str) -> None:
+    result = _report("--build", str(tmp_path), *args)
+    assert result.exit_code == 2 and message in result.output, result.output
+
+
+@pytest.mark.parametrize(
+    ("value", "rounded"), [(0.4, 5), (12, 15), (681.6, 685), (1609.2, 1650), (13384.8, 13500), (93886, 94000)]
+)
+def test_proposed_budgets_round_up_to_a_readable_step(value: float, rounded: int) -> None:
+    from capidx.compiler.report.propose import readable
+
+    assert readable(value) == rounded

@@ -30,6 +30,11 @@ class BudgetResult:
         return {"kind": self.kind, "budget": self.budget, "tokens": self.tokens, "uri": self.uri, "ok": self.ok}
 
 
+# How to size every budget at once, named wherever a breach is (`budget_remedy`): a catalog far larger than the one
+# its budgets were set for breaches them all, and raising them one key at a time is guesswork.
+PROPOSE = "`capidx report --propose-budgets` prints them sized from this build"
+
+
 def budget_remedy(breached: Sequence[tuple[str, str]], config_file: str | None) -> str:
     """The one line saying what to do about token budgets breached, shared by `capidx build` and `capidx report`:
     `breached` is (kind, its largest document) per breach, `config_file` the capidx.yaml that set the budgets as
@@ -37,7 +42,7 @@ def budget_remedy(breached: Sequence[tuple[str, str]], config_file: str | None) 
     keys = _series([f"budgets.{kind}" for kind, _ in breached])
     documents = _series([document for _, document in breached])
     where = config_file or "the capidx.yaml the build used"
-    return f"to fit: raise {keys} in {where}, or shorten the catalog text behind {documents}"
+    return f"to fit: raise {keys} in {where} ({PROPOSE}), or shorten the catalog text behind {documents}"
 
 
 def _series(names: Sequence[str]) -> str:

@@ -23,6 +23,7 @@ from capidx.compiler.report.formats import render_github, render_json, render_ma
 from capidx.compiler.report.html import render_page
 from capidx.compiler.report.manifest_reader import Manifest, load_manifest, printable
 from capidx.compiler.report.model import BudgetPlace, Report, build_report
+from capidx.compiler.report.propose import propose_budgets
 from capidx.schema.printable import visible
 from capidx.schema.realpath import real_path, resolve
 
@@ -57,6 +58,8 @@ class ReportOptions:
     budget_places: Mapping[tuple[str, str], BudgetPlace] = field(default_factory=dict)
     # The capidx.yaml that set the budgets, as a breach's remedy names it (None: unknown, as with --build DIR).
     config_file: str | None = None
+    # --propose-budgets: the headroom in percent (None: the report). Prints a budgets: block, exit 0.
+    propose: float | None = None
 
 
 class ReportUsageError(UsageError):
@@ -70,6 +73,9 @@ def run_report(options: ReportOptions, echo: Any = print) -> int:
     `BaselineError`, `ReportUsageError`.
     """
     build = printable(load_manifest(options.build, given=options.build_given))
+    if options.propose is not None:  # YAML for capidx.yaml, whatever the budgets say of this build
+        _deliver(options, propose_budgets(build, options.propose), echo)
+        return int(ExitCode.OK)
     baseline = None
     if options.against is not None:
         baseline = printable(load_manifest(options.against, "--against BASELINE", given=True))
@@ -80,11 +86,7 @@ def run_report(options: ReportOptions, echo: Any = print) -> int:
     else:
         named = {"config_file": options.config_file} if options.format in ("text", "markdown") else {}
         text = RENDERER_BY_NAME[options.format](report, color=options.color, **named)
-    if options.output is None:
-        echo(text.rstrip("\n"))
-    else:
-        _refuse_inside_a_build(options.output)
-        _replace(options.output, text)
+    _deliver(options, text, echo)
     if options.format == "github" and options.step_summary is not None:
         # After the report, as `validate --format github` does: a refused -o appends nothing to the job's summary,
         # and a summary file that cannot be written loses none of the annotations. Append: other steps of the same
@@ -93,6 +95,15 @@ def run_report(options: ReportOptions, echo: Any = print) -> int:
         text = render_markdown(report, config_file=options.config_file) + "\n"
         _write(summary, text, "a", f"cannot append to $GITHUB_STEP_SUMMARY ({summary})")
     return int(ExitCode.INVALID if not report.ok and options.fail else ExitCode.OK)
+
+
+def _deliver(options: ReportOptions, text: str, echo: Any) -> None:
+    """To standard output, or written whole to --output."""
+    if options.output is None:
+        echo(text.rstrip("\n"))
+    else:
+        _refuse_inside_a_build(options.output)
+        _replace(options.output, text)
 
 
 def _data_diff(build: Manifest, baseline: Manifest) -> DataDiff:
