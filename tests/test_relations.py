@@ -9,7 +9,6 @@ import pytest
 from capidx.compiler.derive.relations import (
     COMMON_TERM_FLOOR,
     KeywordSource,
-    NameWords,
     SimilarEdge,
     common_term_cap,
     exact_similar_edges,
@@ -18,7 +17,6 @@ from capidx.compiler.derive.relations import (
     similar_edges,
     similar_to,
 )
-from capidx.schema.text import terms
 
 
 def words(text: str) -> frozenset[str]:
@@ -246,20 +244,3 @@ def test_duplicate_sources_are_one_capability() -> None:
 def test_invalid_limits_are_rejected(threshold: float, max_similar: int) -> None:
     with pytest.raises(ValueError):
         similar_edges(HAND, threshold, max_similar)
-
-
-def test_name_words_leave_agents_names_out_but_keep_words_other_agents_name_capabilities_with() -> None:
-    agents = {
-        "claude-code": ("claude-code", "Claude Code", "Anthropic"),
-        "amazon-q-developer": ("amazon-q-developer", "Amazon Q Developer", "Amazon"),
-        "vscode-copilot": ("vscode-copilot", "GitHub Copilot in VS Code", "GitHub"),
-    }
-    capabilities = [
-        ("Code Review", ["amazon-q-developer"]),  # 'code': a capability's word for an agent not named with it
-        ("Copilot Edits", ["vscode-copilot"]),  # 'copilot': only its own agent's capability is named with it
-    ]
-    names = NameWords.of(agents, capabilities)
-    assert names.words == {"claude", "anthropic", "amazon", "q", "developer", "vscode", "copilot", "github", "vs"}
-    text = "Claude Code reviews the code; Amazon Q Developer and GitHub Copilot in VS Code too."
-    assert names.strip(terms(text)) == ["review", "code"]  # "Claude Code" and "VS Code" go whole
-    assert NameWords().strip(["claude", "code"]) == ["claude", "code"]

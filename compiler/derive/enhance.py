@@ -17,7 +17,7 @@ from typing import Any
 
 from capidx.compiler.catalog import CanonicalCapability, Capability, Catalog
 from capidx.compiler.config import Config, Injection, InjectionLabel, Relationships
-from capidx.compiler.derive.relations import KeywordSource, NameWords, SimilarEdge, keyword_sets, similar_edges
+from capidx.compiler.derive.relations import KeywordSource, SimilarEdge, keyword_sets, similar_edges
 from capidx.compiler.derive.semantics import description_stats
 from capidx.compiler.errors import UsageError
 from capidx.schema.labels import measure_overhead
@@ -115,8 +115,7 @@ def enhance(
     """The enhanced index of `catalog` (pure); `injection` is match.json's section, as made by `injection_section`."""
     relationships = relationships or Relationships()
     text_terms = _TermTable()
-    names = agent_name_words(catalog, text_terms.__getitem__)
-    sets = keyword_sets(keyword_sources(catalog), lambda text: names.strip(text_terms[text]))
+    sets = keyword_sets(keyword_sources(catalog), text_terms.__getitem__)
     try:
         similar = similar_edges(sets, relationships.similarity_threshold, relationships.max_similar)
     except ValueError as exc:  # the config schema allows a threshold of 0, Jaccard edges need > 0
@@ -161,15 +160,6 @@ def _with_reasons(
         slug: tuple(SimilarEdge(edge.target, edge.score, reason(edge.shared)) for edge in edges)
         for slug, edges in similar.items()
     }
-
-
-def agent_name_words(catalog: Catalog, terms_of: Callable[[str], Iterable[str]] = terms) -> NameWords:
-    """The words of the agents' ids, names and vendors, which relate no two capabilities (`NameWords`)."""
-    agents = {agent.id: (agent.id, agent.name, agent.vendor) for agent in catalog.agents}
-    capabilities = (
-        (capability.name, [record.agent for record in capability.records]) for capability in catalog.capabilities
-    )
-    return NameWords.of(agents, capabilities, terms_of)
 
 
 def keyword_sources(catalog: Catalog) -> Iterator[KeywordSource]:

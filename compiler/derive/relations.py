@@ -103,67 +103,6 @@ def _keywords(texts: Iterable[str], terms_of: Callable[[str], Iterable[str]]) ->
     return frozenset(term for text in texts for term in terms_of(text) if term not in NOT_KEYWORDS)
 
 
-@dataclass(frozen=True)
-class NameWords:
-    """The words that name agents, left out of keyword sets: descriptions name their agent ("Gemini CLI can …"),
-    so without this two capabilities of one agent share its name and look alike.
-
-    `phrases`: the terms of each agent's id, name and vendor, as sequences (`("claude", "code")`), removed where
-    they occur in a text's terms in that order; `words`: their single terms, removed wherever they occur, except
-    a word of the name of a capability that an agent not named by that word records (`code`: Code Review,
-    recorded by Gemini CLI; `github`: GitHub Integration, recorded by Cursor): such a word is a word of what
-    capabilities are, kept outside the agent's name. A word only its own agents' capabilities are named with
-    (`copilot` in Copilot Edits Review Panel, `google` in Google Search Grounding) is a product name."""
-
-    phrases: tuple[tuple[str, ...], ...] = ()
-    words: frozenset[str] = frozenset()
-
-    @classmethod
-    def of(
-        cls,
-        agents: Mapping[str, Iterable[str]],
-        capabilities: Iterable[tuple[str, Iterable[str]]],
-        terms_of: Callable[[str], Iterable[str]] = terms,
-    ) -> NameWords:
-        """`agents`: agent id → its id, name and vendor; `capabilities`: (name, ids of the agents recording it)."""
-        phrases: set[tuple[str, ...]] = set()
-        named: dict[str, frozenset[str]] = {}  # agent id → the words of its names
-        for agent, names in agents.items():
-            found = {phrase for name in names if (phrase := tuple(terms_of(name)))}
-            phrases |= found
-            named[agent] = frozenset(term for phrase in found for term in phrase)
-        words = set().union(*named.values())
-        for name, recorded_by in capabilities:
-            in_name = words.intersection(terms_of(name))
-            for agent in recorded_by if in_name else ():
-                words -= in_name - named.get(agent, frozenset())
-        # Longest first, so that "github copilot cli" goes whole before "github copilot" is tried.
-        return cls(tuple(sorted(phrases, key=lambda phrase: (-len(phrase), phrase))), frozenset(words))
-
-    def strip(self, found: Iterable[str]) -> list[str]:
-        """`found` (a text's terms, in order) without the agents' names and the words only they use."""
-        left = list(found)
-        if not left or not (self.phrases or self.words):
-            return left
-        present = set(left)
-        for phrase in self.phrases:
-            if phrase[0] in present and len(phrase) > 1:
-                left = _without_phrase(left, phrase)
-        return [term for term in left if term not in self.words]
-
-
-def _without_phrase(found: list[str], phrase: tuple[str, ...]) -> list[str]:
-    out: list[str] = []
-    size, at = len(phrase), 0
-    while at < len(found):
-        if tuple(found[at : at + size]) == phrase:
-            at += size
-        else:
-            out.append(found[at])
-            at += 1
-    return out
-
-
 def _texts(source: KeywordSource) -> tuple[str, ...]:
     return (source.name, *source.terminology, source.description, *source.aliases, *source.triggers)
 
