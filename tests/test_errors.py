@@ -42,6 +42,9 @@ INTERNAL = {
     "capidx.compiler.validate.schemacost.SlowPattern": "caught in schemas.schema_diagnostics and validate.run",
     # a schema file referencing cannot read: schemarefs.py turns it into a diagnostic of that file
     "capidx.compiler.validate.schemarefs.UnreadableSchema": "caught in schemarefs.py",
+    # a baseline whose documents cannot be read: the report says its data comparison is unavailable, and why
+    "capidx.compiler.report.artifact_reader.ArtifactUnreadable": "caught in report.run",
+    "capidx.compiler.report.datadiff.DataUnavailable": "caught in report.datadiff",
     # a page that cannot be fetched is a verdict on that source (broken), reported with the others
     "capidx.compiler.verify.fetch.FetchFailure": "caught in verify.fetch",
     # a file verify --write cannot edit safely: listed as "not edited: ..." with the other problems

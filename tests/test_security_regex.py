@@ -33,7 +33,7 @@ def _document(patterns: list[str]) -> dict[str, object]:
                 "name": "Code Review",
                 "category": "testing",
                 "description": "Reviews a change, explains the problems it finds and proposes concrete fixes in place.",
-                "available": True,
+                "available": False,  # nothing to cite: no warning besides the patterns' own
                 "useWhen": [{"pattern": pattern, "confidence": 0.5} for pattern in patterns],
             }
         ],
