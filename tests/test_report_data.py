@@ -197,8 +197,20 @@ HOSTILE = "pro](https://evil.example) <img src=x> | `x` *y* ::error title=forged
 
 
 def _hostile_baseline(base: Path, folder: Path) -> Path:
-    """`base` with one compare document replaced by one whose tier is hostile text (a baseline a fork wrote), its
-    manifest row naming the new file, its bytes and its sha256: the document is read as listed."""
+    """`base` with one compare document replaced by one whose tier is hostile text (a baseline a fork wrote)."""
+
+    def hostile_tier(document: dict[str, Any]) -> bytes:
+        for entry in document["agents"]:
+            if entry["agent"] == "vscode-copilot":
+                entry["tier"] = HOSTILE
+        return json.dumps(document).encode("utf-8")
+
+    return _planted_baseline(base, folder, hostile_tier)
+
+
+def _planted_baseline(base: Path, folder: Path, make: Any) -> Path:
+    """`base` with one compare document replaced by `make(document)`, its manifest row naming the new file, its bytes
+    and its sha256: the document is read as listed."""
     import shutil
 
     shutil.copytree(base, folder)
@@ -206,11 +218,7 @@ def _hostile_baseline(base: Path, folder: Path) -> Path:
     def plant(manifest: dict[str, Any]) -> None:
         row = next(r for r in manifest["artifacts"] if r["uri"].endswith("tools/compare/inline-suggestions"))
         start = row["offset"]
-        document = json.loads((folder / row["path"]).read_bytes()[start : start + row["bytes"]])
-        for entry in document["agents"]:
-            if entry["agent"] == "vscode-copilot":
-                entry["tier"] = HOSTILE
-        data = json.dumps(document).encode("utf-8")
+        data = make(json.loads((folder / row["path"]).read_bytes()[start : start + row["bytes"]]))
         (folder / "tools" / "evil.json").write_bytes(data)
         row.pop("offset")
         row.update(path="tools/evil.json", bytes=len(data), sha256=hashlib.sha256(data).hexdigest())
@@ -242,6 +250,15 @@ def test_hostile_text_in_a_baseline_is_escaped(builds: dict[str, Path], tmp_path
     if output_format == "json":
         [item] = json.loads(output)["data"]["sections"]["traits"]["items"]
         assert item["before"] == HOSTILE.replace("\n", "\\x0a") and item["after"] == "pro"
+
+
+def test_a_compare_document_nested_too_deeply_is_not_compared(builds: dict[str, Path], tmp_path: Path) -> None:
+    """JSON nested past the parser's recursion limit (a baseline a fork wrote): the comparison is unavailable, the
+    report goes on (no traceback, exit 0)."""
+    deep = b'{"agents": [{"agent": "x", "d": ' + b"[" * 100_000 + b"]" * 100_000 + b"}]}"
+    output = _against(builds["head"], _planted_baseline(builds["base"], tmp_path / "deep", lambda _: deep))
+    assert "Data changes against the baseline: unavailable (the baseline: " in output
+    assert "tools/compare/inline-suggestions is nested too deeply to be a compare document" in output
 
 
 def test_a_compare_pack_linked_from_outside_the_build_is_not_read(builds: dict[str, Path], tmp_path: Path) -> None:

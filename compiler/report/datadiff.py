@@ -156,6 +156,8 @@ def _parse(data: bytes, uri: str) -> dict[str, Any]:
         document = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         raise DataUnavailable(f"{visible(uri)} is not JSON") from None
+    except RecursionError:  # the parser's guard against a stack overflow, as for the manifest (`builddir`)
+        raise DataUnavailable(f"{visible(uri)} is nested too deeply to be a compare document") from None
     agents = document.get("agents") if isinstance(document, dict) else None
     if not isinstance(agents, list) or not all(
         isinstance(entry, dict) and isinstance(entry.get("agent"), str) for entry in agents
