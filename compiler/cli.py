@@ -8,6 +8,7 @@ Each command parses its options and hands them to its stage, imported inside the
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from collections.abc import Callable
@@ -323,6 +324,13 @@ def build_option(help_text: str) -> Callable[[_Command], _Command]:
     )
 
 
+def _not_nan(_ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    """`value` of a `FloatRange` option, which lets `nan` through (no comparison with it is true)."""
+    if value is not None and math.isnan(value):
+        raise click.BadParameter(f"{value} is not a number.", param=param)
+    return value
+
+
 def config_option(help_text: str) -> Callable[[_Command], _Command]:
     """--config FILE as `report` and `inject` take it (read by `_settings`): defined once so that the two cannot
     drift apart; each says in its help what it takes from capidx.yaml."""
@@ -371,6 +379,7 @@ def config_option(help_text: str) -> Callable[[_Command], _Command]:
     "--headroom",
     type=click.FloatRange(min=0, max=1000),
     default=None,
+    callback=_not_nan,
     metavar="PCT",
     help="With --propose-budgets: percent above the largest document of each kind.  [default: 20]",
 )

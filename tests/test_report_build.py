@@ -282,6 +282,7 @@ def test_propose_budgets_keeps_a_budgeted_kind_the_build_has_none_of(tmp_path: P
         (["--propose-budgets", "--format", "json"], "drop --format json"),
         (["--propose-budgets", "--against", "build"], "drop --against"),
         (["--propose-budgets", "--headroom", "-5"], "-5"),
+        (["--propose-budgets", "--headroom", "nan"], "nan is not a number"),
     ],
 )
 def test_propose_budgets_refuses_what_it_cannot_use(tmp_path: Path, args: list[str], message: str) -> None:
