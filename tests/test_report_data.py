@@ -274,6 +274,32 @@ def test_a_compare_pack_linked_from_outside_the_build_is_not_read(builds: dict[s
     assert "leads out of the build directory" in output
 
 
+def test_rows_naming_the_same_bytes_again_and_again_are_not_read_past_a_bound(
+    builds: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A forged baseline whose manifest lists the whole compare pack under 50 more URIs: each row checks out against
+    its sha256, so without a bound on the total every copy was read and kept (50 MB of pack, 2.5 GB in memory)."""
+    import shutil
+
+    from capidx.compiler.report import artifact_reader
+
+    repeated = tmp_path / "repeated"
+    shutil.copytree(builds["base"], repeated)
+    pack = (repeated / "tools" / "compare.pack").read_bytes()
+
+    def repeat(manifest: dict[str, Any]) -> None:
+        row = next(r for r in manifest["artifacts"] if r["kind"] == "compare")
+        whole = {"offset": 0, "bytes": len(pack), "sha256": hashlib.sha256(pack).hexdigest()}
+        manifest["artifacts"] += [{**row, **whole, "uri": f"{row['uri']}-{index}"} for index in range(50)]
+
+    _rewrite_manifest(repeated, repeat)
+    monkeypatch.setattr(artifact_reader, "MAX_ARTIFACT_BYTES", 10 * len(pack))
+    output = _against(builds["head"], repeated)
+    assert "against the baseline: unavailable (the baseline: its compare documents in manifest.json" in output
+    assert f"add up to {51 * len(pack):,} bytes, over the {10 * len(pack):,} read at most" in output
+    assert "unavailable" not in _against(builds["head"], builds["base"])  # a build as capidx wrote it is read
+
+
 def _many_flips(count: int) -> tuple[Any, Any]:
     from capidx.compiler.report.datadiff import Capability, Catalog, Record
 

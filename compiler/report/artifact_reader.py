@@ -2,7 +2,8 @@
 
 Only files the manifest lists are read, each inside the build directory (a path or link that leads out of it is
 refused, as the server refuses it), each no more than its row's `bytes` from its `offset`, and each checked
-against its `sha256`: a baseline may come from anywhere (a build committed in a pull request). Nothing is
+against its `sha256`: a baseline may come from anywhere (a build committed in a pull request). What the rows
+list adds up to no more than `MAX_ARTIFACT_BYTES`, however many rows name the same bytes. Nothing is
 raised for the report's sake: a build that cannot give the documents gives a reason, and the report says the
 data comparison is unavailable.
 """
@@ -20,6 +21,10 @@ from capidx.compiler.report.manifest_reader import Manifest
 from capidx.schema import builddir
 from capidx.schema.realpath import real_path
 
+# Bytes read of one kind, at most: as much as a manifest may hold, which lists far more than the documents of one kind
+# take (a build of 1,000 capabilities by 5 agents: a 10 MB manifest, 4 MB of compare documents).
+MAX_ARTIFACT_BYTES = builddir.MAX_MANIFEST_BYTES
+
 
 class ArtifactUnreadable(Exception):
     """An artifact the manifest lists cannot be read as listed; `str()` says which and why."""
@@ -33,6 +38,12 @@ def read_artifacts(manifest: Manifest, kind: str) -> dict[str, bytes]:
     for row in manifest.artifacts:
         if row["kind"] == kind:
             by_path.setdefault(row["path"], []).append(row)
+    total = sum(row["bytes"] for rows in by_path.values() for row in rows)
+    if total > MAX_ARTIFACT_BYTES:
+        raise ArtifactUnreadable(
+            f"its {kind} documents in {builddir.MANIFEST} add up to {total:,} bytes, over the"
+            f" {MAX_ARTIFACT_BYTES:,} read at most"
+        )
     found: dict[str, bytes] = {}
     for relative, rows in sorted(by_path.items()):
         found.update(_read_file(folder, relative, rows))
