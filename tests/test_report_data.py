@@ -261,6 +261,23 @@ def test_a_compare_document_nested_too_deeply_is_not_compared(builds: dict[str, 
     assert "tools/compare/inline-suggestions is nested too deeply to be a compare document" in output
 
 
+def test_a_hostile_field_name_in_a_baseline_is_escaped_in_json_too(builds: dict[str, Path], tmp_path: Path) -> None:
+    """A text change names the fields that changed: a field name a forged baseline wrote is quoted as every other
+    text of the documents, `visible` in every format, the JSON form's `fields` too."""
+
+    def hostile_field(document: dict[str, Any]) -> bytes:
+        for entry in document["agents"]:
+            if entry["agent"] == "vscode-copilot":
+                entry["note\n::error::x"] = "planted"
+        return json.dumps(document).encode("utf-8")
+
+    hostile = _planted_baseline(builds["base"], tmp_path / "field", hostile_field)
+    assert "vscode-copilot / inline-suggestions: note\\x0a::error::x" in _against(builds["head"], hostile)
+    items = json.loads(_against(builds["head"], hostile, "json"))["data"]["sections"]["text"]["items"]
+    [item] = [item for item in items if item["capability"] == "inline-suggestions"]
+    assert item["fields"] == ["note\\x0a::error::x"]
+
+
 def test_a_compare_pack_linked_from_outside_the_build_is_not_read(builds: dict[str, Path], tmp_path: Path) -> None:
     import shutil
 

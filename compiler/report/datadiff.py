@@ -38,7 +38,7 @@ class Record:
 
     available: bool
     traits: Mapping[str, str]  # tier, status, maturityLevel: those the record has
-    texts: Mapping[str, str]  # every other field (description, limitations, …) as canonical JSON, to compare
+    texts: Mapping[str, str]  # every other field (description, limitations, …; its name visible) as canonical JSON
     sources: tuple[str, ...]  # the URLs it cites, in order
 
     @property
@@ -182,7 +182,7 @@ def _record(entry: Mapping[str, Any]) -> Record:
         available=entry.get("available") is True,
         traits={name: visible(str(entry[name])) for name in TRAITS if entry.get(name) is not None},
         texts={
-            key: json.dumps(value, ensure_ascii=False, sort_keys=True)
+            visible(key): json.dumps(value, ensure_ascii=False, sort_keys=True)
             for key, value in entry.items()
             if key not in _NOT_TEXT
         },
@@ -336,8 +336,7 @@ def _texts(before: Catalog, after: Catalog, pairs: Iterable[tuple[str, str]]) ->
             sorted(name for name in old.texts.keys() | new.texts.keys() if old.texts.get(name) != new.texts.get(name))
         )
         if fields:
-            shown = ", ".join(visible(name) for name in fields)
-            items.append(DataItem(f"{subject(agent, slug)}: {shown}", agent, slug, fields=fields))
+            items.append(DataItem(f"{subject(agent, slug)}: {', '.join(fields)}", agent, slug, fields=fields))
     return items
 
 
