@@ -275,6 +275,20 @@ def test_propose_budgets_keeps_a_budgeted_kind_the_build_has_none_of(tmp_path: P
     assert "plus 50%" in result.stdout
 
 
+def test_propose_budgets_quotes_the_manifest_path_on_its_comment_line(tmp_path: Path) -> None:
+    """The header names the manifest read, in a YAML comment: a line break in its path (a folder or link a user
+    named so) is shown as an escape, else the rest of the name would be a line of capidx.yaml of its own."""
+    import yaml
+
+    manifest = _build(tmp_path, documents()) / "manifest.json"
+    named = tmp_path / "base\nencodings: [o200k_base]\n#.json"
+    named.write_bytes(manifest.read_bytes())
+    result = _report("--build", str(named), "--propose-budgets")
+    assert result.exit_code == 0, result.output
+    assert set(yaml.safe_load(result.stdout)) == {"budgets"}
+    assert "base\\x0aencodings: [o200k_base]\\x0a#.json:" in result.stdout.splitlines()[0]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

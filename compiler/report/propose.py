@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 
 from capidx.compiler.artifacts import ALL_KINDS, SINGLE_KINDS
 from capidx.compiler.report.manifest_reader import Manifest
+from capidx.schema.printable import visible
 
 DEFAULT_HEADROOM = 20  # percent above the measured size, as the bundled capidx.yaml's budgets were set
 
@@ -66,8 +67,9 @@ def propose_budgets(manifest: Manifest, headroom: float = DEFAULT_HEADROOM, kind
         else:
             continue
         lines.append(f"  {kind}: {value}  # {note}")
+    source = visible(str(manifest.path))  # on a comment line: a line break in a folder's name would end it
     head = [
-        f"# budgets proposed by `capidx report --propose-budgets --headroom {headroom:g}` from {manifest.path}:",
+        f"# budgets proposed by `capidx report --propose-budgets --headroom {headroom:g}` from {source}:",
         f"# the largest document of each kind ({primary} tokens) plus {headroom:g}%, rounded up. Replace the",
         "# budgets: block of capidx.yaml with it, or copy the lines you want.",
     ]
