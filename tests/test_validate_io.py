@@ -104,6 +104,32 @@ def test_an_agent_folder_with_its_data_in_the_wrong_place_is_an_error_naming_the
     assert run_cli(["build", "-q"], cwd=tmp_path).exit_code == 1
 
 
+def test_capability_data_linked_in_from_outside_the_catalog_is_not_read(tmp_path: Path) -> None:
+    """A data file of an agent folder without its document is read to tell capability data from other data; one that
+    is a symbolic link leading out of the catalog is not read (a pull request must not learn, from an error rather
+    than a warning, what a file of the machine running CI holds): it stays an `unread` warning, whatever it holds.
+    A link that stays inside the catalog is read as the file it names."""
+    agents = write_catalog(tmp_path)
+    secret = tmp_path / "outside" / "secret.json"
+    secret.parent.mkdir()
+    secret.write_text('{"agent": "s3cr3t"}', encoding="utf-8")
+    (agents / "acme").mkdir()
+    (agents / "acme" / "notes.json").symlink_to(secret)
+    result = run_cli(["validate", "--format", "json"], cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.stdout)["diagnostics"]
+    assert [(d["code"], d["severity"]) for d in found if d["path"] == "agents/acme/notes.json"] == [
+        ("unread", "warning")
+    ]
+    inside = agents / "drafts.json"
+    inside.write_text('{"agent": {}}', encoding="utf-8")
+    (agents / "acme" / "notes.json").unlink()
+    (agents / "acme" / "notes.json").symlink_to(inside)
+    result = run_cli(["validate", "--format", "json"], cwd=tmp_path)
+    found = json.loads(result.stdout)["diagnostics"]
+    assert [d["code"] for d in found if d["path"] == "agents/acme/notes.json"] == ["misplaced"]
+
+
 def test_a_catalog_at_the_project_root_reads_its_config_schema_and_templates(tmp_path: Path) -> None:
     """With `agents: .` the catalog folder holds capidx.yaml, the schema and the templates folder: all read, none
     'not read'."""

@@ -392,8 +392,10 @@ def _agent_without_document(path: Path, top: Path) -> Path | None:
 def _capability_data(path: Path, agent: Path | None) -> bool:
     """Whether a data file of an agent folder without its document (`_agent_without_document`) holds capability data:
     an object with `capabilities` or `agent`, as a capability document has (a `notes.json` of `{}` is other data,
-    left to the `unread` warning). Read within validate's limits (`load_file`); a file it cannot parse is not."""
-    if agent is None:
+    left to the `unread` warning). Read within validate's limits (`load_file`); a file it cannot parse is not, nor
+    is one that is a symbolic link leading out of the catalog (`confined`): it holds no catalog data, and an error
+    rather than a warning would tell a pull request what a file of the machine that runs CI holds."""
+    if agent is None or not confined([path], agent.parent)[0]:
         return False
     source, _problems = load_file(path)
     data = source.data if source is not None else None
