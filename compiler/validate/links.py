@@ -47,7 +47,7 @@ def check_addresses(source: SourceFile) -> list[Diagnostic]:
     problems = []
     for parts, value in _addresses(source.data):
         if isinstance(value, str) and not web_address(value):
-            message = f"{quote(value)} is not an absolute http(s) URL"
+            message = f"{quote(value)} is not an absolute http(s) URL{_cited_by(source, parts)}"
             problems.append(source.diagnostic(parts, "error", message, _ADDRESS_HINT, "url-scheme"))
     return problems
 
@@ -78,15 +78,20 @@ def check_placeholders(source: SourceFile) -> list[Diagnostic]:
     for parts, value in _addresses(source.data):
         if not isinstance(value, str) or not web_address(value) or (host := placeholder_host(value)) is None:
             continue
-        message = f"placeholder URL: {quote(host)} is a domain reserved for examples"
-        if parts[0] == "capabilities" and parts[2] == "sources":
-            message += cited_by(source.data["capabilities"][parts[1]])
+        message = f"placeholder URL: {quote(host)} is a domain reserved for examples{_cited_by(source, parts)}"
         if parts[-1] == "url":
             hint = "replace it with the page that states the fact"
         else:
             hint = "replace it with the real address"
         problems.append(source.diagnostic(parts, "warning", message, hint, "placeholder-url"))
     return problems
+
+
+def _cited_by(source: SourceFile, parts: tuple[Any, ...]) -> str:
+    """`cited_by` for an address of one of a record's sources (`url`, `supersededBy`), else ""."""
+    if parts[0] == "capabilities" and parts[2] == "sources":
+        return cited_by(source.data["capabilities"][parts[1]])
+    return ""
 
 
 def _addresses(data: Any) -> Iterator[tuple[tuple[Any, ...], Any]]:
