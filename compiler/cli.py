@@ -275,14 +275,17 @@ def build(
     or config, missing or unreadable catalog, unknown encoding or one not in tiktoken's cache, an
     --out that is not provably a capidx build or is the project, the catalog or a parent of them).
     """
-    from capidx.compiler.config import load_config, with_catalog
+    from capidx.compiler.config import given_by_flags, load_config, with_catalog
     from capidx.compiler.diagnostics import ExitCode
     from capidx.compiler.validate.reporters import problem_text
 
     if aliases is not None and no_aliases:
         raise click.UsageError("--aliases and --no-aliases exclude each other")
     try:  # a Ctrl-C before the build starts: nothing was written, and it says so as a later one would
-        config, problems = load_config(_absolute(config_file), Path.cwd())
+        given = given_by_flags(
+            _absolute(agents), _absolute(aliases), no_aliases, _absolute(schema), _absolute(templates)
+        )
+        config, problems = load_config(_absolute(config_file), Path.cwd(), given)
         for problem in problems:
             click.echo(problem_text(problem), err=True)
         if problems:

@@ -340,18 +340,20 @@ def _check_across_options(data: dict[str, Any], source: SourceFile) -> list[Diag
     return problems
 
 
-def load_config(config_path: Path | None, cwd: Path) -> tuple[Config, list[Diagnostic]]:
+def load_config(config_path: Path | None, cwd: Path, given: Iterable[str] = ()) -> tuple[Config, list[Diagnostic]]:
     """Read capidx.yaml (given, or found in `cwd`); defaults when there is none.
 
     Returns the config and any problems, each with the file's line:col; on problems the returned config
     is the defaults, so a caller can still report everything before deciding to stop. Every problem has
-    the code `config` or `io`: a broken configuration is a usage error (exit 2).
+    the code `config` or `io`: a broken configuration is a usage error (exit 2). `given` names the settings of
+    `READ_SETTINGS` a flag gives (`given_by_flags`): where those lead is the user's own choice (`outside_project`).
     """
     from capidx.compiler.validate.load import load_file
 
     path = config_path or find_config_file(cwd)
     if path is None:
-        return default_config(resolve(cwd)), []
+        config = default_config(resolve(cwd))
+        return config, outside_project(config, given)
     path = Path(os.path.abspath(path))  # not resolved: a link loop is reported by load_file, not raised here
     if config_path is None and (out := leads_out(path)) is not None:  # found, not named: the project's own
         message = f"refused: a symbolic link to {out[0]}, outside the project folder {out[1]}"
@@ -365,7 +367,7 @@ def load_config(config_path: Path | None, cwd: Path) -> tuple[Config, list[Diagn
         return default_config(path.parent), problems
     config = config_from_mapping(source.data or {}, path.parent, path)
     config = replace(config, origins=_origins(source, path), budget_places=_budget_places(source))
-    if outside := outside_project(config):
+    if outside := outside_project(config, given):
         return default_config(path.parent), outside
     return config, []
 
@@ -380,18 +382,33 @@ READ_SETTINGS = {
 }
 
 
-def outside_project(config: Config) -> list[Diagnostic]:
+def given_by_flags(
+    agents: Path | None,
+    aliases: Path | None,
+    no_aliases: bool,
+    schema: Path | None = None,
+    templates: Path | None = None,
+) -> frozenset[str]:
+    """The settings of `READ_SETTINGS` the flags give (None: not given), for `load_config`: --agents brings its own
+    alias table (`with_catalog`), and --no-aliases reads none."""
+    flags = {"agents": agents, "aliases": aliases, "schema": schema, "templates": templates}
+    names = {name for name, value in flags.items() if value is not None}
+    return frozenset(names | ({"aliases"} if agents is not None or no_aliases else set()))
+
+
+def outside_project(config: Config, given: Iterable[str] = ()) -> list[Diagnostic]:
     """A problem at each path capidx.yaml gives to read from that leads, after symbolic links, outside the project
     (the folder holding capidx.yaml). A fork's `paths.schema: /etc/passwd` (or `~/.ssh/…`) was read in CI, and its
     keys and fragments quoted in errors the job's public log shows; a name near a missing one was suggested from
-    any folder of the machine. A flag's path is the user's own choice, and is not limited."""
+    any folder of the machine. A flag's path (the settings `given`) is the user's own choice, and is not limited,
+    nor is what capidx.yaml gives in its place."""
     root = real_path(config.root)
     found = []
     for name, (what, flag) in READ_SETTINGS.items():
         origin, path = config.origin(name), getattr(config, name)
-        if origin is None or path is None:
+        if name in given or path is None:
             continue
-        if os.path.commonpath([root, real_path(path)]) != root:
+        if origin is not None and os.path.commonpath([root, real_path(path)]) != root:
             message = f"{what} '{origin.value}' is outside the project folder, the one holding capidx.yaml"
             hint = f"paths.{name} must lead there, also through symbolic links; name one elsewhere with {flag}"
             found.append(origin.diagnostic(message, hint))

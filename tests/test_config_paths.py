@@ -980,3 +980,30 @@ def test_a_found_capidx_yaml_linked_out_of_the_project_is_refused_unread(tmp_pat
     (project / "capidx.yaml").unlink()
     (project / "capidx.yaml").symlink_to(Path("settings", "capidx.yaml"))
     assert run_cli(["validate", "-q"], cwd=project).exit_code == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="symbolic links")
+@pytest.mark.parametrize("setting", ["agents", "aliases", "schema", "templates"])
+def test_a_flag_replaces_a_configured_path_leading_outside_the_project(tmp_path: Path, setting: str) -> None:
+    """The refusal of `paths.<setting>` leading outside the project says to name such a path with the flag; a flag
+    naming one inside did not help, the key was refused all the same. The flag replaces the key, which is then
+    neither read nor judged (a monorepo's capidx.yaml naming `../shared`, overridden in one job)."""
+    project = tmp_path / "project"
+    agents = write_catalog(project)
+    outside = tmp_path / "shared"
+    outside.mkdir()
+    (outside / "aliases.json").write_text('{"aliases": {}}', encoding="utf-8")
+    (project / "capidx.yaml").write_text(f"paths:\n  {setting}: '{outside / 'aliases.json'}'\n", encoding="utf-8")
+    inside = {"agents": agents, "aliases": agents / "aliases.json", "schema": None, "templates": None}[setting]
+    if setting == "schema":
+        inside = project / "schema.json"
+        inside.write_text('{"type": "object"}', encoding="utf-8")
+    if setting == "templates":
+        inside = project / "mine"
+        inside.mkdir()
+        (inside / "agent.md.j2").write_text("# {{ agent.name }}\n", encoding="utf-8")
+    commands = [["build", "-q"]] if setting == "templates" else [["validate", "-q"], ["build", "-q"]]
+    for command in commands:
+        result = run_cli([*command, f"--{setting}", str(inside)], cwd=project)
+        assert "is outside the project folder" not in result.output, (command, result.output)
+        assert result.exit_code == 0, (command, result.output)

@@ -16,7 +16,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from capidx.compiler.config import Config, load_config, with_catalog
+from capidx.compiler.config import Config, given_by_flags, load_config, with_catalog
 from capidx.compiler.diagnostics import Diagnostic, ExitCode, exit_code_for
 from capidx.compiler.validate import across, configured, discover, keys, lint
 from capidx.compiler.validate import aliases as alias_rules
@@ -312,8 +312,9 @@ class ValidateArgs:
 
 def effective_config(args: ValidateArgs) -> tuple[Config, list[Diagnostic]]:
     """capidx.yaml (or defaults) with the flags the user gave on top; paths in flags are relative to the cwd."""
-    config, problems = load_config(_absolute(args.config_file, args.cwd), args.cwd)
     agents, aliases = _absolute(args.agents, args.cwd), _absolute(args.aliases, args.cwd)
+    given = given_by_flags(agents, aliases, args.no_aliases, _absolute(args.schema, args.cwd))
+    config, problems = load_config(_absolute(args.config_file, args.cwd), args.cwd, given)
     config = with_catalog(config, agents, aliases, args.no_aliases)
     config = config.with_overrides(schema=_absolute(args.schema, args.cwd))
     if args.max_age_days is not None:
