@@ -400,8 +400,9 @@ def outside_project(config: Config, given: Iterable[str] = ()) -> list[Diagnosti
     """A problem at each path capidx.yaml gives to read from that leads, after symbolic links, outside the project
     (the folder holding capidx.yaml). A fork's `paths.schema: /etc/passwd` (or `~/.ssh/…`) was read in CI, and its
     keys and fragments quoted in errors the job's public log shows; a name near a missing one was suggested from
-    any folder of the machine. A flag's path (the settings `given`) is the user's own choice, and is not limited,
-    nor is what capidx.yaml gives in its place."""
+    any folder of the machine. So are the project's own `agents` and `templates` read when capidx.yaml does not name
+    them, when they are links out of it: a pull request commits one as readily as it writes `paths.agents`. A flag's
+    path (the settings `given`) is the user's own choice, and is not limited, nor is what it replaces."""
     root = real_path(config.root)
     found = []
     for name, (what, flag) in READ_SETTINGS.items():
@@ -412,6 +413,10 @@ def outside_project(config: Config, given: Iterable[str] = ()) -> list[Diagnosti
             message = f"{what} '{origin.value}' is outside the project folder, the one holding capidx.yaml"
             hint = f"paths.{name} must lead there, also through symbolic links; name one elsewhere with {flag}"
             found.append(origin.diagnostic(message, hint))
+        elif origin is None and name in ("agents", "templates") and (out := leads_out(path)) is not None:
+            message = f"refused: a symbolic link to {out[0]}, outside the project folder {out[1]}"
+            hint = f"make {path.name} a folder of the project, or name the {what} with {flag}"
+            found.append(Diagnostic(str(path), None, None, "", "error", message, hint, "config"))
     return found
 
 

@@ -1007,3 +1007,35 @@ def test_a_flag_replaces_a_configured_path_leading_outside_the_project(tmp_path:
         result = run_cli([*command, f"--{setting}", str(inside)], cwd=project)
         assert "is outside the project folder" not in result.output, (command, result.output)
         assert result.exit_code == 0, (command, result.output)
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="symbolic links")
+@pytest.mark.parametrize("config", ["", "title: Mine\n"])
+@pytest.mark.parametrize("folder", ["agents", "templates"])
+def test_the_projects_own_folder_linked_out_of_it_is_refused_unread(tmp_path: Path, config: str, folder: str) -> None:
+    """`paths.agents: agents` was refused when `agents` is a link out of the project, but without the key (or
+    without capidx.yaml) the same link was read, and the files it led to quoted (`'token_abc' is not a known key`):
+    a pull request commits the link as readily as the key. The default `agents` and `templates` are refused the
+    same way (exit 2, nothing read); the flag naming the same folder reads it."""
+    project = tmp_path / "project"
+    write_catalog(tmp_path / "elsewhere")
+    secret = tmp_path / "elsewhere" / "agents"
+    (secret / "aliases.json").write_text('{"token_abc": {}}', encoding="utf-8")
+    (secret / "agent.md.j2").write_text("{{ token_abc }", encoding="utf-8")
+    if folder == "templates":
+        write_catalog(project)
+    project.mkdir(exist_ok=True)
+    (project / folder).symlink_to(secret)
+    if config:
+        (project / "capidx.yaml").write_text(config, encoding="utf-8")
+    commands = [["validate"], ["build"]] if folder == "agents" else [["build"]]
+    for command in commands:
+        result = run_cli(command, cwd=project)
+        assert result.exit_code == 2, (command, result.output)
+        assert f"{folder}: refused: a symbolic link to {secret}, outside the project folder" in result.output
+        assert "token_abc" not in result.output, (command, result.output)
+    assert not (project / "build").exists()
+    flagged = run_cli(["validate" if folder == "agents" else "build", f"--{folder}", folder], cwd=project)
+    assert "refused" not in flagged.output
+    read = "'token_abc' is not a known key" if folder == "agents" else "agent.md.j2:1: template syntax error"
+    assert read in flagged.output, flagged.output
