@@ -20,7 +20,7 @@ from capidx.schema import labels
 from capidx.schema.homepath import expand_home
 from capidx.schema.pathkind import PathKind, folder_kind
 from capidx.schema.realpath import leads_out, real_path, resolve
-from capidx.schema.wording import NOT_SETTINGS
+from capidx.schema.wording import LINKED_OUT, LINKED_OUT_HINT, NOT_SETTINGS
 from capidx.schema.yamldata import SourceMap, json_path, whole_numbers
 
 if TYPE_CHECKING:
@@ -356,8 +356,7 @@ def load_config(config_path: Path | None, cwd: Path, given: Iterable[str] = ()) 
         return config, outside_project(config, given)
     path = Path(os.path.abspath(path))  # not resolved: a link loop is reported by load_file, not raised here
     if config_path is None and (out := leads_out(path)) is not None:  # found, not named: the project's own
-        message = f"refused: a symbolic link to {out[0]}, outside the project folder {out[1]}"
-        hint = "make capidx.yaml a file of the project, or name the file with --config"
+        message, hint = LINKED_OUT.format(*out), LINKED_OUT_HINT
         return default_config(path.parent), [Diagnostic(str(path), None, None, "", "error", message, hint, "config")]
     source, problems = load_file(path, allow_empty=True)
     if source is not None:  # parsed (a duplicate key is reported, not fatal): its settings are checked too

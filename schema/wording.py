@@ -532,6 +532,10 @@ def not_utf8(raw: bytes, error: UnicodeDecodeError) -> tuple[int, int, str]:
 
 
 NOT_SETTINGS = "capidx.yaml must be a mapping of settings"  # a capidx.yaml whose top level is a list or a scalar
+# A capidx.yaml found in the working folder that is a link out of it (`realpath.leads_out`): validate, build and
+# serve refuse it in one wording, with the target and the folder.
+LINKED_OUT = "refused: a symbolic link to {}, outside the project folder {}"
+LINKED_OUT_HINT = "make capidx.yaml a file of the project, or name the file with --config"
 
 
 def yaml_problem(error: Any, text: str) -> tuple[tuple[int | None, int | None], str, str | None]:

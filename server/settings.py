@@ -32,6 +32,8 @@ from capidx.schema.pathkind import FILE_PERMISSION
 from capidx.schema.printable import visible, visible_lines
 from capidx.schema.realpath import leads_out
 from capidx.schema.wording import (
+    LINKED_OUT,
+    LINKED_OUT_HINT,
     NOT_SETTINGS,
     UTF8_HINT,
     describe,
@@ -542,7 +544,7 @@ def resolve_settings(
     if config is not None and not os.path.lexists(config):  # anything else there is read, or refused for what it is
         problems.append(f"--config: {config} does not exist")
     elif config_file is not None and config is None and (out := leads_out(config_file)) is not None:
-        problems.append(f"{shown(config_file, cwd)}: refused: a symbolic link to {out[0]}, outside the project folder")
+        problems.append(f"{shown(config_file, cwd)}: {said(LINKED_OUT.format(*out), LINKED_OUT_HINT)}")
     elif config_file is not None:
         file_values, file_problems = from_file(config_file, cwd)
         problems += file_problems

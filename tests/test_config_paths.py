@@ -970,7 +970,8 @@ def test_a_found_capidx_yaml_linked_out_of_the_project_is_refused_unread(tmp_pat
     for command in (["validate"], ["build"], ["report"], ["serve", "--print-config"]):
         result = run_cli(command, cwd=project)
         assert result.exit_code == 2, (command, result.output)
-        assert f"capidx.yaml: refused: a symbolic link to {secret}, outside the project folder" in result.output
+        refused = f"capidx.yaml: refused: a symbolic link to {secret}, outside the project folder {project} "
+        assert refused + "(make capidx.yaml a file of the project, or name the file with --config)" in result.output
         assert "auths_token_abc" not in result.output.replace(str(secret), ""), (command, result.output)
     assert not (project / "build").exists()
     named = run_cli(["validate", "--config", "capidx.yaml"], cwd=project)
