@@ -345,12 +345,14 @@ def _filtered(
 def lookup_capability(snapshot: Snapshot, agent: str, capability: str) -> types.CallToolResult:
     agent_res = resolve_agent(snapshot.index, agent)
     if not agent_res.ok:
-        # A name that stands for several agents ('copilot', 'claude vs gemini') is answered as a comparison of
-        # them, in this one call: the model asked about each of them.
-        found, problem = agent_args.resolve_agents(snapshot, [agent], several=True)
-        if problem is None and len(ids := agent_args.named_ids(found)) > 1:
-            read = agent_args.read_as_agents(agent, ids)
-            return _compared(snapshot, resolve_capability(snapshot.index, capability), [agent], found, None, read)
+        # A name that stands for several agents ('copilot', 'claude vs gemini', 'claude, copilot', read as
+        # compare_capability reads a string of names) is answered as a comparison of them, in this one call: the model
+        # asked about each of them. Joined names of which one is no agent ('claude vs cursor') are said as a
+        # comparison says them: this tool does answer for several.
+        found, problem = agent_args.resolve_agents(snapshot, agent_args.comma_separated(agent), several=True)
+        if len(ids := agent_args.named_ids(found)) > 1 or (problem is not None and len(found) > 1):
+            read = agent_args.read_as_agents(agent, ids) if problem is None else ""
+            return _compared(snapshot, resolve_capability(snapshot.index, capability), [agent], found, problem, read)
         return _error(agent_args.one_agent_problem(snapshot, agent_res), agent=agent_res)
     cap_res = resolve_capability(snapshot.index, capability, agent=agent_res.value)
     if unresolved.wants_suggestions(snapshot, cap_res):

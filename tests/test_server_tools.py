@@ -1152,6 +1152,7 @@ async def test_errors_say_what_the_catalog_covers_and_where_to_go(any_build: Pat
             await client.call_tool("list_capabilities", {"agent": "claude and gemini"}),
         ]
         compared = await client.call_tool("lookup_capability", {"agent": "claude vs gemini", "capability": "hooks"})
+        commas = await client.call_tool("lookup_capability", {"agent": "claude, copilot", "capability": "hooks"})
         half = await client.call_tool("lookup_capability", {"agent": "claude vs cursor", "capability": "hooks"})
         twice = await client.call_tool("lookup_capability", {"agent": "claude vs claude code", "capability": "hooks"})
     ids = ("claude-code", "copilot-cli", "gemini-cli", "vscode-copilot")
@@ -1162,8 +1163,10 @@ async def test_errors_say_what_the_catalog_covers_and_where_to_go(any_build: Pat
     # a lookup answers the agents joined side by side, in this one call
     assert [e["agent"] for e in compared.structured_content["agents"]] == ["claude-code", "gemini-cli"]
     assert "'claude vs gemini' read as claude-code and gemini-cli." in [block.text for block in compared.content]
-    assert half.is_error and text_of(half).startswith("'claude vs cursor' joins several names, and this tool answers")
-    assert "Unknown agent 'cursor': this catalog covers" in text_of(half)  # the name that is no agent, said as such
+    # names separated by commas as compare_capability reads a string of them, 'copilot' among them both Copilots
+    assert [e["agent"] for e in commas.structured_content["agents"]] == [*ids[:2], "vscode-copilot"]
+    # the name that is no agent, said as a comparison says it: a lookup does answer for several
+    assert half.is_error and text_of(half) == f"Unknown agent 'cursor': this catalog covers {', '.join(ids)}."
     assert twice.is_error and text_of(twice).startswith("'claude vs claude code' names claude-code more than once")
     assert cursor.is_error and text_of(cursor) == f"Unknown agent 'cursor': this catalog covers {', '.join(ids)}."
     assert plan.is_error and "'Plan Mode' is a capability (plan-mode)" in text_of(plan)
