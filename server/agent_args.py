@@ -126,8 +126,8 @@ def resolve_agents(
 def named_ids(resolutions: list[Resolution]) -> list[str]:
     """The agents the names stand for, each once, in the order named: an ambiguous name ('copilot') for every agent
     it could be."""
-    ids = [c.value for r in resolutions for c in (r.candidates if r.status == "ambiguous" else ()) if c.value]
-    return list(dict.fromkeys([*(r.value for r in resolutions if r.ok and r.value), *ids]))
+    ids = [[r.value] if r.ok else [c.value for c in r.candidates if r.status == "ambiguous"] for r in resolutions]
+    return list(dict.fromkeys(value for values in ids for value in values if value))
 
 
 def read_as_several(resolutions: list[Resolution]) -> str:

@@ -417,6 +417,7 @@ async def test_a_lookup_for_a_name_of_several_agents_answers_each_side_by_side(a
     async with connect(any_build, revision) as client:
         result = await client.call_tool("lookup_capability", {"agent": "copilot", "capability": "mcp"})
         unclear = await client.call_tool("lookup_capability", {"agent": "Copilot", "capability": "zzqx telepathy"})
+        joined = await client.call_tool("lookup_capability", {"agent": "copilot vs gemini", "capability": "mcp"})
     assert not result.is_error
     assert [e["agent"] for e in result.structured_content["agents"]] == ["copilot-cli", "vscode-copilot"]
     assert result.structured_content["capability"]["slug"] == "mcp-servers"
@@ -427,6 +428,8 @@ async def test_a_lookup_for_a_name_of_several_agents_answers_each_side_by_side(a
     assert [c["value"] for c in agents[0]["candidates"]] == ["copilot-cli", "vscode-copilot"]
     assert not unclear.is_error and "agents" not in unclear.structured_content
     assert "'Copilot' read as copilot-cli and vscode-copilot." in " ".join(block.text for block in unclear.content)
+    # in the order named, whether a name is one agent or several
+    assert "'copilot vs gemini' read as copilot-cli, vscode-copilot and gemini-cli." in [b.text for b in joined.content]
 
 
 async def test_low_margin_without_snippets_returns_top_three_with_confidence(tmp_path: Path, revision: str) -> None:
