@@ -310,9 +310,10 @@ def _suggested(
     agent_id: str | None,
     note: str = "",
     compared: Sequence[str] = (),
+    comparing: bool = False,
     **meta: Resolution | list[Resolution],
 ) -> types.CallToolResult:
-    answer = unresolved.suggestions(snapshot, resolution, agent_id, compared)
+    answer = unresolved.suggestions(snapshot, resolution, agent_id, compared, comparing)
     content = [types.TextContent(text=answer["text"])]
     # the suggestions themselves say how the capability was read; how the agents were, and a note, follow
     if said := [*readings.agent_readings(snapshot, meta), *filter(None, [note])]:
@@ -395,7 +396,8 @@ def _compared(
         # one agent asked: its own snippets, as a lookup has them; several: every agent's, and where each stands
         asked = agent_args.named_ids(agent_res)
         one = asked[0] if len(asked) == 1 else None
-        return _suggested(snapshot, cap_res, one, read, asked if one is None else (), capability=cap_res, **meta)
+        several = asked if one is None else ()
+        return _suggested(snapshot, cap_res, one, read, several, one is not None, capability=cap_res, **meta)
     if not cap_res.ok:  # ambiguous without snippets, or unknown: candidates
         return _synthesized(snapshot, unresolved.candidates(snapshot, cap_res, None), read, capability=cap_res, **meta)
     document = snapshot.find("compare", capability=cap_res.value)

@@ -80,13 +80,13 @@ def _elsewhere(rows: list[dict[str, Any]], agent: str | None) -> str:
     )
 
 
-def _partly(rows: list[dict[str, Any]], agent: str | None) -> str:
+def _partly(rows: list[dict[str, Any]], agent: str | None, compare: str = "compare_capability") -> str:
     """The clause a hint adds when the agent's data records only some of the candidates (`recorded`): calling again
     for that agent with one it has no record of would answer with no record, as `_next_step` says of suggestions."""
     recorded = [row.get("recorded") for row in rows]
     if agent is None or all(recorded) or not any(recorded):
         return ""
-    return f"; for one {agent} has no record of, compare_capability gives every agent's"
+    return f"; for one {agent} has no record of, {compare} gives every agent's"
 
 
 def _members(resolution: Resolution) -> tuple[Candidate, ...]:
@@ -194,12 +194,18 @@ def _suggestion_candidates(
 
 
 def suggestions(
-    snapshot: Snapshot, resolution: Resolution, agent: str | None, compared: Sequence[str] = ()
+    snapshot: Snapshot,
+    resolution: Resolution,
+    agent: str | None,
+    compared: Sequence[str] = (),
+    comparing: bool = False,
 ) -> dict[str, Any]:
     """Ranked snippets packed within the build's budget (match.json `injection`), then related ones; each the asked
     agent's own where there is one. For a comparison of some agents (`compared`), the cross-agent snippets, and each
-    suggestion's standing with every one of them (a snippet speaks for every agent, or for one)."""
+    suggestion's standing with every one of them (a snippet speaks for every agent, or for one). `comparing`: the
+    asked agent is a comparison's one agent, which compare_capability gives every agent's record without."""
     index = snapshot.index
+    compare = "compare_capability without agents" if comparing else "compare_capability"
     injection = index.injection
     max_snippets = _setting(injection, "max_snippets", suggest.DEFAULT_MAX_SNIPPETS)
     ranked = resolution.ranked or resolution.candidates  # scored results rank every candidate, winner first
@@ -255,9 +261,9 @@ def suggestions(
         value["candidates"] = others
     if others and category is None:  # a category's are named in its first line
         names = ", ".join(f"{row['name']} ({row['slug']}, {row['matchConfidence']})" for row in others)
-        text = f"{text.rstrip()}\n\nOther candidates: {names}. {_call_again(rows, others, agent)}"
+        text = f"{text.rstrip()}\n\nOther candidates: {names}. {_call_again(rows, others, agent, compare)}"
     elif rows:
-        text = f"{text.rstrip()}\n\n{_next_step(rows, agent, loose)}"
+        text = f"{text.rstrip()}\n\n{_next_step(rows, agent, loose, compare)}"
     if agent is not None and (unrecorded := [row["name"] for row in rows if row.get("recorded") is False]):
         text = f"{text.rstrip()}\n\n{_unrecorded_suggestions(agent, unrecorded)}"
     return {"text": text, "value": value}
@@ -277,17 +283,21 @@ def _standings(rows: list[dict[str, Any]]) -> str:
     return f"For the agents asked (✓ available, ✗ not; no record: no data, not a no): {'. '.join(said)}."
 
 
-def _call_again(rows: list[dict[str, Any]], others: list[dict[str, Any]], agent: str | None) -> str:
+def _call_again(
+    rows: list[dict[str, Any]], others: list[dict[str, Any]], agent: str | None, compare: str = "compare_capability"
+) -> str:
     """The last line's step after suggestions and other candidates: calling again for an agent whose data records
     none of them would answer with no record, so every agent's record is pointed to (compare_capability); where only
     some are recorded, the line says so of the others, as `_next_step` does."""
     listed = [*rows, *others]
     if not any(row.get("recorded") is not False for row in listed):  # no agent asked: every one recorded
-        return "compare_capability with one's name or slug gives every agent's record of it (setup, limits, sources)."
-    return f"Call again with one slug{_partly(listed, agent)}."
+        return f"{compare} with one's name or slug gives every agent's record of it (setup, limits, sources)."
+    return f"Call again with one slug{_partly(listed, agent, compare)}."
 
 
-def _next_step(rows: list[dict[str, Any]], agent: str | None, other_words_said: bool) -> str:
+def _next_step(
+    rows: list[dict[str, Any]], agent: str | None, other_words_said: bool, compare: str = "compare_capability"
+) -> str:
     """The last line of suggestions that name no other candidates: a snippet is a summary, the record is a call away;
     for an agent whose data records none of them, every agent's record is (compare_capability): this tool would
     answer with no record, and where only some are recorded, the line says so of the others. One suggestion is named
@@ -295,10 +305,10 @@ def _next_step(rows: list[dict[str, Any]], agent: str | None, other_words_said: 
     recorded = [row.get("recorded") is not False for row in rows]  # no agent asked: every row has its record
     named = f"{rows[0]['capability']!r}" if len(rows) == 1 else "one's name or slug"
     if any(recorded):
-        step = f"Call again with {named} for its full record (setup, limits, sources{_partly(rows, agent)})"
+        step = f"Call again with {named} for its full record (setup, limits, sources{_partly(rows, agent, compare)})"
         words = ", or with"
     else:
-        step = f"compare_capability with {named} gives every agent's record of it (setup, limits, sources)"
+        step = f"{compare} with {named} gives every agent's record of it (setup, limits, sources)"
         words = "; call again with"
     return f"{step}." if other_words_said else f"{step}{words} other words if none of these is it."
 

@@ -974,6 +974,18 @@ async def test_suggestions_for_a_comparison_say_where_each_asked_agent_stands(bu
     assert "For the agents asked" not in text_of(every)
 
 
+async def test_a_comparison_of_one_agent_points_to_every_agent_s_record_without_agents(bundled_build: Path) -> None:
+    """Suggestions for a comparison of one agent are worded as its lookup's, whose next step for a capability the
+    agent has no record of is every agent's record: compare_capability, called again with the same `agents`, would
+    give that agent's 'no record' again."""
+    asked = "headless print mode for scripts"  # Non-interactive Mode, of which vscode-copilot has no record
+    async with connect(bundled_build) as client:
+        one = await client.call_tool("compare_capability", {"capability": asked, "agents": ["vscode"]})
+        lookup = await client.call_tool("lookup_capability", {"agent": "vscode", "capability": asked})
+    assert "vscode-copilot has no record of, compare_capability without agents gives every agent's" in text_of(one)
+    assert "vscode-copilot has no record of, compare_capability gives every agent's" in text_of(lookup)
+
+
 async def test_a_snippet_the_agent_does_not_record_falls_back_to_the_cross_agent_one(hand_build: Path) -> None:
     async with connect(hand_build) as client:
         result = await client.call_tool(
