@@ -308,3 +308,7 @@ def test_a_record_spelled_otherwise_is_headed_with_the_catalogs_spelling(tmp_pat
     full = (tmp_path / "build" / "full.md").read_text("utf-8")
     assert "### MCP Servers\n" in page and "MCP servers\n" not in page
     assert full.count("### MCP Servers\n") == 3 and "### MCP servers" not in full
+    site = tmp_path / "build" / "site"  # the site's JSON and its page's agent cards alike
+    record = json.loads((site / "api" / "agents" / "vscode-copilot.json").read_text("utf-8"))["capabilities"][0]
+    assert (record["slug"], record["name"]) == ("mcp-servers", "MCP Servers")
+    assert 'data-show-capability="mcp-servers">MCP servers</a>' not in (site / "index.html").read_text("utf-8")

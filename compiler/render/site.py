@@ -87,8 +87,9 @@ def site_artifacts(catalog: Catalog, settings: SiteSettings, measured: Sequence[
         site_data.capabilities_document(catalog),
     )
     rows, agents = [], []
+    names = {capability.slug: capability.name for capability in catalog.capabilities}
     for agent in catalog.agents:
-        document = site_data.agent_document(agent)
+        document = site_data.agent_document(agent, names)
         url = site_data.api_url("agent", agent.id)
         agents.append(site_page.agent_view(document, url, site_data.markdown_url("agent", agent.id)))
         yield _json(

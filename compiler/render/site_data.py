@@ -11,7 +11,7 @@ sub-path (a GitHub Pages project site) and from a folder opened in a browser.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -147,10 +147,14 @@ def capability_document(catalog: Catalog, capability: CanonicalCapability) -> di
     }
 
 
-def agent_document(agent: Agent) -> dict[str, Any]:
+def agent_document(agent: Agent, names: Mapping[str, str]) -> dict[str, Any]:
+    """One agent's records and numbered sources; each record named as the catalog spells its capability (`names`,
+    slug -> name), which a record may spell otherwise ('Plan mode')."""
     refs = views.References(agent.capabilities)
     rows = [
-        _record_identity(record) | record_view(record, refs) | {"url": "../" + api_url("capability", record.slug)}
+        _record_identity(record, names)
+        | record_view(record, refs)
+        | {"url": "../" + api_url("capability", record.slug)}
         for record in agent.capabilities
     ]
     document: dict[str, Any] = {"agent": agent_identity(agent)}
@@ -174,8 +178,8 @@ def _present(**fields: Any) -> dict[str, Any]:
     return {key: value for key, value in fields.items() if value is not None and value != []}
 
 
-def _record_identity(record: Capability) -> dict[str, Any]:
-    return {"name": record.name, "slug": record.slug, "category": record.category}
+def _record_identity(record: Capability, names: Mapping[str, str]) -> dict[str, Any]:
+    return {"name": names.get(record.slug, record.name), "slug": record.slug, "category": record.category}
 
 
 def category_document(catalog: Catalog, category: str, capabilities: Sequence[CanonicalCapability]) -> dict[str, Any]:
