@@ -10,6 +10,7 @@ import contextlib
 import gc
 import logging
 import os
+import signal
 import socket
 import threading
 from collections.abc import Awaitable, Callable, Iterator
@@ -20,11 +21,11 @@ import anyio.abc
 from capidx.server.app import Hub, build_server, warn_over_budget
 from capidx.server.reload import Reloader
 from capidx.server.settings import Settings
-from capidx.server.signals import Stopped, record_stop_signals, stopped_before, stopping, watch
+from capidx.server.signals import STOP_SIGNALS, Stopped, record_stop_signals, stopped_before, stopping, watch
 from capidx.server.snapshot import Snapshot
 
 logger = logging.getLogger("capidx.server")
-WAITING = "waiting for an MCP client on stdin (MCP clients start this command themselves); Ctrl-C stops it"
+WAITING = "waiting for an MCP client on stdin (MCP clients start this command themselves)"
 
 
 def run(settings: Settings, snapshot: Snapshot) -> None:
@@ -123,8 +124,11 @@ async def _serve_stdio(hub: Hub, settings: Settings) -> None:
     serving = anyio.CancelScope()
 
     async def serve() -> None:
-        if os.isatty(0):  # someone typed `capidx serve` in a terminal: say what it waits for
-            logger.info(WAITING)
+        if os.isatty(0):  # someone typed `capidx serve` in a terminal: say what it waits for, and how it stops
+            how = (
+                "Ctrl-C stops it" if signal.SIGINT in STOP_SIGNALS else "Ctrl-C is ignored (inherited), Ctrl-D stops it"
+            )
+            logger.info("%s; %s", WAITING, how)
         with serving:
             async with stdio_transport(settings.max_message_bytes) as (read_stream, write_stream):
                 await server.run(read_stream, write_stream, server.create_initialization_options())

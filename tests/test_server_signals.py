@@ -127,6 +127,30 @@ def test_one_ctrl_c_stops_stdio_serve_in_a_terminal(hand_build: Path) -> None:
     assert log.count(WAITING) == 1
 
 
+def test_in_a_terminal_with_sigint_ignored_the_waiting_line_does_not_promise_ctrl_c(hand_build: Path) -> None:
+    """`trap '' INT; capidx serve` in a terminal: Ctrl-C stays ignored, so the waiting line says so and names what
+    does stop it (the end of stdin), not "Ctrl-C stops it"."""
+    main, terminal = pty.openpty()
+    command = capidx_command("serve", "--build", str(hand_build))
+    ignored = {"preexec_fn": lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)}
+    try:
+        with subprocess.Popen(
+            command, cwd=hand_build.parent, stdin=terminal, stderr=subprocess.PIPE, **ignored
+        ) as proc:
+            try:
+                os.close(terminal)
+                terminal = -1
+                assert proc.stderr is not None
+                line = Lines(proc.stderr).wait_for(WAITING)
+            finally:
+                proc.kill()
+    finally:
+        os.close(main)
+        if terminal >= 0:
+            os.close(terminal)
+    assert "Ctrl-C stops it" not in line and "Ctrl-C is ignored" in line and "Ctrl-D stops it" in line
+
+
 def test_sigterm_stops_stdio_serve_with_143(hand_build: Path) -> None:
     """Not a terminal: no waiting line; SIGTERM while a client is connected ends the server with 143."""
     with serve_stdio(hand_build, subprocess.PIPE, "--no-reload") as (proc, stderr):
