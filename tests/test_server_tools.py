@@ -497,6 +497,24 @@ async def test_compare_whole_and_filtered(any_build: Path, revision: str) -> Non
     assert all(answer.structured_content == some.structured_content for answer in joined)
 
 
+async def test_a_name_of_several_agents_joined_with_others_is_read_as_agents(any_build: Path) -> None:
+    """'copilot' names two agents: joined with a name that is no agent ('copilot and cursor') the error named the
+    whole string as unknown; now 'cursor' alone, as when the other name is one agent's. Side by side with another
+    agent's name ('copilot gemini') it is read as those agents, as 'claude gemini' is."""
+    async with connect(any_build) as client:
+        unknown = await client.call_tool("lookup_capability", {"agent": "copilot and cursor", "capability": "hooks"})
+        compared = await client.call_tool("compare_capability", {"capability": "hooks", "agents": ["copilot & cursor"]})
+        spaced = await client.call_tool("lookup_capability", {"agent": "copilot gemini", "capability": "hooks"})
+    ids = ("claude-code", "copilot-cli", "gemini-cli", "vscode-copilot")
+    for answer in (unknown, compared):
+        assert answer.is_error and text_of(answer) == f"Unknown agent 'cursor': this catalog covers {', '.join(ids)}."
+    assert sorted(e["agent"] for e in spaced.structured_content["agents"]) == [
+        "copilot-cli",
+        "gemini-cli",
+        "vscode-copilot",
+    ]
+
+
 async def test_names_side_by_side_are_read_only_when_each_names_an_agent(any_build: Path) -> None:
     """'claude gemini' (no joiner) names two agents; a mistyped name or a name with one unknown word stays one name,
     answered as before (resolved, or unknown with the agents the catalog covers)."""
