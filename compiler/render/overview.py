@@ -175,11 +175,20 @@ _BODIES: dict[str, Callable[[Catalog, bool], str]] = {
 def dated(catalog: Catalog) -> str:
     """'data as of 2026-11-22', or 'data of 2026-10-01 to 2026-11-22' when the agents' files were last updated on
     different days: what a model weighs against what it remembers, from the files' own `lastUpdated` (not the day
-    of the build, so that a build of the same files is the same); '' when no file says."""
+    of the build, so that a build of the same files is the same); then how many of the sources the records cite
+    carry a `verifiedDate` ('sources unverified', '12 of 171 sources verified'): a file's date says when it was
+    edited, not that its facts were checked. '' when no file says."""
     days = sorted({inline(agent.last_updated[:10]) for agent in catalog.agents if agent.last_updated[:10].strip()})
     if not days:
         return ""
-    return f"data as of {days[0]}" if len(days) == 1 else f"data of {days[0]} to {days[-1]}"
+    when = f"data as of {days[0]}" if len(days) == 1 else f"data of {days[0]} to {days[-1]}"
+    sources = [source for agent in catalog.agents for record in agent.capabilities for source in record.sources]
+    verified = sum(1 for source in sources if source.verified_date)
+    if not sources:
+        return when
+    if verified == len(sources):
+        return f"{when}, sources verified"
+    return f"{when}, {f'{verified:,} of {len(sources):,} sources verified' if verified else 'sources unverified'}"
 
 
 def instructions_frame(catalog: Catalog, title: str) -> Frame:
