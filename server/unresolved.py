@@ -175,19 +175,20 @@ def wants_suggestions(snapshot: Snapshot, resolution: Resolution) -> bool:
     return resolution.ok and resolution.scored and free_text
 
 
-def _snippet(snapshot: Snapshot, slug: str, agent: str | None) -> Artifact | None:
-    """The agent's own snippet for the capability, else the cross-agent one."""
-    own = snapshot.find("snippet", agent=agent, capability=slug) if agent is not None else None
-    return own or snapshot.find("snippet", capability=slug)
+def _snippet(snapshot: Snapshot, slug: str, agents: Sequence[str]) -> Artifact | None:
+    """The first asked agent's own snippet for the capability (of those that record it), else the cross-agent one,
+    whose description is some agent's, perhaps one nobody asked about."""
+    own = (snapshot.find("snippet", agent=agent, capability=slug) for agent in agents)
+    return next(filter(None, own), None) or snapshot.find("snippet", capability=slug)
 
 
 def _suggestion_candidates(
-    snapshot: Snapshot, pairs: list[tuple[str, float]], agent: str | None
+    snapshot: Snapshot, pairs: list[tuple[str, float]], agents: Sequence[str]
 ) -> list[suggest.Candidate]:
     primary = snapshot.encodings[0]
     found = []
     for slug, confidence in pairs:
-        artifact = _snippet(snapshot, slug, agent)
+        artifact = _snippet(snapshot, slug, agents)
         if artifact is not None and primary in artifact.tokens:
             found.append(suggest.Candidate(slug, confidence, artifact.text, artifact.tokens[primary]))
     return found
@@ -201,10 +202,12 @@ def suggestions(
     comparing: bool = False,
 ) -> dict[str, Any]:
     """Ranked snippets packed within the build's budget (match.json `injection`), then related ones; each the asked
-    agent's own where there is one. For a comparison of some agents (`compared`), the cross-agent snippets, and each
-    suggestion's standing with every one of them (a snippet speaks for every agent, or for one). `comparing`: the
-    asked agent is a comparison's one agent, which compare_capability gives every agent's record without."""
+    agent's own where there is one. For a comparison of some agents (`compared`), the first of them that records a
+    suggestion speaks for it, and a line says each suggestion's standing with every one of them (a snippet speaks for
+    one agent). `comparing`: the asked agent is a comparison's one agent, which compare_capability gives every
+    agent's record without."""
     index = snapshot.index
+    voices = (agent,) if agent is not None else tuple(compared)
     compare = "compare_capability without agents" if comparing else "compare_capability"
     injection = index.injection
     max_snippets = _setting(injection, "max_snippets", suggest.DEFAULT_MAX_SNIPPETS)
@@ -217,11 +220,11 @@ def suggestions(
         top, confidence = pairs[0]
         related = [(slug, round(confidence * score, 3)) for slug, score in index.capabilities[top].similar]
     result = suggest.suggest(
-        _suggestion_candidates(snapshot, pairs, agent),
+        _suggestion_candidates(snapshot, pairs, voices),
         labels=_labels(snapshot) if category is None else MEMBERS,  # a member is one whatever its words' share
         max_snippets=max_snippets,
         max_tokens=_setting(injection, "max_tokens", suggest.DEFAULT_MAX_TOKENS),
-        related=_suggestion_candidates(snapshot, [(s, c) for s, c in related if s in index.capabilities], agent),
+        related=_suggestion_candidates(snapshot, [(s, c) for s, c in related if s in index.capabilities], voices),
         overhead_tokens=_setting(injection, "overhead_tokens", suggest.FALLBACK_OVERHEAD_TOKENS),
     )
     rows = []

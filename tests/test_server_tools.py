@@ -957,19 +957,28 @@ async def test_a_comparison_asked_in_free_text_answers_with_suggestions_as_a_loo
 
 
 async def test_suggestions_for_a_comparison_say_where_each_asked_agent_stands(bundled_build: Path) -> None:
-    """A comparison of some agents in free words: the first asked agent's own snippets left the others out (a model
-    read the one shown as the answer for all of them), and the cross-agent snippet alone says little of them past its
-    room. Several agents asked: the cross-agent snippets, then each suggestion's standing with each asked agent (✓,
-    ✗, or no record), also in `structuredContent`; one agent asked: its own snippets, as a lookup has them."""
+    """A comparison of some agents in free words: the first asked agent's own snippets alone left the others out (a
+    model read the one shown as the answer for all of them), and the cross-agent snippet speaks in any agent's words
+    ("can copilot resume my conversation?" answered with gemini-cli's commands) and, past its room, says little of
+    the asked ones. Several agents asked: each suggestion in the words of the first asked agent that records it (or
+    the cross-agent snippet when none does), then each suggestion's standing with each asked agent (✓, ✗, or no
+    record), also in `structuredContent`; one agent asked: its own snippets, as a lookup has them."""
     asked = "search the internet for current results"
     async with connect(bundled_build) as client:
         some = await client.call_tool("compare_capability", {"capability": asked, "agents": ["vs code", "gemini"]})
         one = await client.call_tool("compare_capability", {"capability": asked, "agents": ["gemini"]})
         every = await client.call_tool("compare_capability", {"capability": asked})
         both = await client.call_tool("lookup_capability", {"agent": "copilot", "capability": asked})
-    for result in (some, every, both):
+    for row in every.structured_content["suggestions"]:
+        assert (row["snippet"], row["tokens"]) == snippet(bundled_build, capability=row["capability"])
+    for result, asked_agents in ((some, ("vscode-copilot", "gemini-cli")), (both, ("copilot-cli", "vscode-copilot"))):
         for row in result.structured_content["suggestions"]:
-            assert (row["snippet"], row["tokens"]) == snippet(bundled_build, capability=row["capability"])
+            voice = next((a["agent"] for a in row["agents"] if a["recorded"]), None)
+            own = snippet(bundled_build, capability=row["capability"], **({"agent": voice} if voice else {}))
+            assert (row["snippet"], row["tokens"]) == own
+            assert [a["agent"] for a in row["agents"]] == list(asked_agents)
+    # vscode-copilot has no record of Web Search: gemini-cli, asked second, speaks for it
+    assert some.structured_content["suggestions"][0]["snippet"].startswith("**Web Search** (gemini-cli)")
     first = some.structured_content["suggestions"][0]
     assert first["capability"] == "web-search"
     assert first["agents"] == [
