@@ -201,13 +201,13 @@ def _source_url(source: Any) -> str:
 
 def compare(before: Catalog, after: Catalog) -> DataDiff:
     """What changed from `before` (the baseline) to `after` (the build), section by section, most important first."""
-    agents = [agent for agent in after.agents if agent in set(before.agents)]
+    listed_before, listed_after = set(before.agents), set(after.agents)  # once: a set per agent is quadratic
     shared = sorted(after.capabilities.keys() & before.capabilities.keys())
-    pairs = [(agent, slug) for agent in agents for slug in shared]
+    pairs = _recorded_pairs(before, after, listed_before, shared)
     found: dict[str, list[DataItem]] = {
         "availability": _availability(before, after, pairs),
-        "agentsAdded": _agents(after, [a for a in after.agents if a not in set(before.agents)]),
-        "agentsRemoved": _agents(before, [a for a in before.agents if a not in set(after.agents)]),
+        "agentsAdded": _agents(after, [a for a in after.agents if a not in listed_before]),
+        "agentsRemoved": _agents(before, [a for a in before.agents if a not in listed_after]),
         "capabilitiesAdded": _capabilities(after, sorted(after.capabilities.keys() - before.capabilities.keys())),
         "capabilitiesRemoved": _capabilities(before, sorted(before.capabilities.keys() - after.capabilities.keys())),
         "traits": [*_categories(before, after, shared), *_traits(before, after, pairs)],
@@ -215,6 +215,19 @@ def compare(before: Catalog, after: Catalog) -> DataDiff:
         "text": [*_names(before, after, shared), *_texts(before, after, pairs)],
     }
     return DataDiff(tuple(Section(key, title, one, tuple(found[key])) for key, title, one in SECTIONS))
+
+
+def _recorded_pairs(
+    before: Catalog, after: Catalog, listed_before: set[str], shared: Iterable[str]
+) -> list[tuple[str, str]]:
+    """The (agent, capability) pairs of agents and capabilities both catalogs list that either records, in the
+    catalog's order of agents, then by capability. A pair neither records changes nothing, so the work is bounded by
+    the records the documents hold (bytes read), not by agents times capabilities: a forged manifest listing 20,000
+    of each, its compare documents one empty list, would otherwise make 400 million pairs (minutes, gigabytes)."""
+    order = {agent: place for place, agent in enumerate(after.agents) if agent in listed_before}
+    capabilities = set(shared)
+    recorded = {pair for pair in (*before.records, *after.records) if pair[0] in order and pair[1] in capabilities}
+    return sorted(recorded, key=lambda pair: (order[pair[0]], pair[1]))
 
 
 def subject(agent: str | None, capability: str | None) -> str:
