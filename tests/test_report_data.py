@@ -388,3 +388,26 @@ def test_a_forged_catalog_of_many_agents_and_capabilities_is_compared_in_time_bo
     output = _against(forged, forged)
     assert "Data changes against the baseline: no record changed" in output
     assert time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize("options", [(), ("--propose-budgets",), ("--format", "html")])
+def test_a_token_count_too_large_for_a_float_is_a_damaged_manifest_not_a_traceback(
+    builds: dict[str, Path], tmp_path: Path, options: tuple[str, ...]
+) -> None:
+    """A forged build whose manifest gives one document 10**400 tokens: the report divided it by a context window
+    and --propose-budgets multiplied it by the headroom, both an OverflowError traceback. The manifest's schema
+    now bounds every integer at 2**53 - 1 (JSON's exact integers, as capidx.yaml's budgets), so it is exit 2."""
+    import shutil
+
+    forged = tmp_path / "forged"
+    shutil.copytree(builds["base"], forged)
+
+    def enlarge(manifest: dict[str, Any]) -> None:
+        row = manifest["artifacts"][0]
+        row["tokens"] = {encoding: 10**400 for encoding in row["tokens"]}
+
+    _rewrite_manifest(forged, enlarge)
+    result = _report("--build", str(forged), *options)
+    assert result.exit_code == 2, result.output
+    assert "tokens.cl100k_base: 1000000" in result.output
+    assert "Not a build manifest" in result.output
