@@ -208,15 +208,15 @@ def _hostile_baseline(base: Path, folder: Path) -> Path:
     return _planted_baseline(base, folder, hostile_tier)
 
 
-def _planted_baseline(base: Path, folder: Path, make: Any) -> Path:
-    """`base` with one compare document replaced by `make(document)`, its manifest row naming the new file, its bytes
-    and its sha256: the document is read as listed."""
+def _planted_baseline(base: Path, folder: Path, make: Any, capability: str = "inline-suggestions") -> Path:
+    """`base` with one compare document (`capability`'s) replaced by `make(document)`, its manifest row naming the new
+    file, its bytes and its sha256: the document is read as listed."""
     import shutil
 
     shutil.copytree(base, folder)
 
     def plant(manifest: dict[str, Any]) -> None:
-        row = next(r for r in manifest["artifacts"] if r["uri"].endswith("tools/compare/inline-suggestions"))
+        row = next(r for r in manifest["artifacts"] if r["uri"].endswith(f"tools/compare/{capability}"))
         start = row["offset"]
         data = make(json.loads((folder / row["path"]).read_bytes()[start : start + row["bytes"]]))
         (folder / "tools" / "evil.json").write_bytes(data)
@@ -411,3 +411,24 @@ def test_a_token_count_too_large_for_a_float_is_a_damaged_manifest_not_a_traceba
     assert result.exit_code == 2, result.output
     assert "tokens.cl100k_base: 1000000" in result.output
     assert "Not a build manifest" in result.output
+
+
+@pytest.mark.parametrize("output_format", FORMATS)
+def test_records_of_agents_the_catalog_does_not_list_are_not_compared(
+    builds: dict[str, Path], tmp_path: Path, output_format: str
+) -> None:
+    """A forged baseline's compare document of a capability the head drops ('hooks') adds records of agents its
+    manifest's catalog does not list, named as a fork likes: they were counted ('available for ..., 5 of 3 agents')
+    and their names quoted in every format, a mention ('@someone') in the Markdown a pull request's comment shows.
+    Only the catalog's agents (slugs, by the manifest's schema) are read."""
+    names = ["@someone", "<img src=x>", "[x](https://evil.example)", "www.evil.example"]
+
+    def extra_agents(document: dict[str, Any]) -> bytes:
+        document["agents"] += [{"agent": name, "available": True} for name in names]
+        return json.dumps(document).encode("utf-8")
+
+    forged = _planted_baseline(builds["base"], tmp_path / "extra", extra_agents, capability="hooks")
+    output = _against(builds["head"], forged, output_format)
+    assert "evil.example" not in output and "someone" not in output and "img src" not in output
+    if output_format == "text":
+        assert "hooks: available for claude-code (1 of 3 agents; 1 recorded)" in output

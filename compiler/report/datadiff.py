@@ -125,12 +125,15 @@ SECTIONS = (
 
 def read_catalog(manifest: Mapping[str, Any], documents: Mapping[str, bytes]) -> Catalog:
     """The catalog of a build: its manifest's data and the bytes of its compare documents by URI. Raises
-    `DataUnavailable` when a capability of the catalog has no compare document, or one is not one."""
+    `DataUnavailable` when a capability of the catalog has no compare document, or one is not one. Only records of
+    agents the catalog lists are kept: a capidx build's documents name no other, and a forged one's extra names
+    ('<img …>', '@someone') would be counted as agents ('15 of 4 agents') and quoted in every format."""
     rows = [row for row in manifest["artifacts"] if row["kind"] == COMPARE_KIND]
     if not rows:
         raise DataUnavailable("it has no compare documents (made by an older capidx?)")
     slugs = {_param(row, "capability"): row["uri"] for row in rows}
     catalog = manifest["catalog"]
+    listed = set(catalog["agents"])  # slugs (the manifest's schema): a record of another name is not the catalog's
     capabilities: dict[str, Capability] = {}
     records: dict[tuple[str, str], Record] = {}
     for slug in catalog["capabilities"]:
@@ -140,8 +143,8 @@ def read_catalog(manifest: Mapping[str, Any], documents: Mapping[str, bytes]) ->
         document = _parse(documents[uri], uri)
         capabilities[slug] = _capability(document.get("capability"), slug)
         for entry in document["agents"]:
-            if entry.get("recorded", True) is not False:
-                records[(visible(entry["agent"]), slug)] = _record(entry)
+            if entry.get("recorded", True) is not False and entry["agent"] in listed:
+                records[(entry["agent"], slug)] = _record(entry)
     return Catalog(tuple(catalog["agents"]), capabilities, records)
 
 
