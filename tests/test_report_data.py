@@ -261,6 +261,20 @@ def test_a_compare_document_nested_too_deeply_is_not_compared(builds: dict[str, 
     assert "tools/compare/inline-suggestions is nested too deeply to be a compare document" in output
 
 
+def test_a_compare_document_larger_than_any_capidx_writes_is_not_parsed(
+    builds: dict[str, Path], tmp_path: Path
+) -> None:
+    """A forged 64 MiB compare document of empty objects took 1.8 GB to parse (JSON takes some 30 times its bytes):
+    one larger than `MAX_DOCUMENT_BYTES` is not parsed, and the comparison is said to be unavailable."""
+    from capidx.compiler.report.datadiff import MAX_DOCUMENT_BYTES
+
+    padding = b"{}," * (MAX_DOCUMENT_BYTES // 3)
+    huge = b'{"agents": [{"agent": "claude-code", "x": [' + padding + b"{}]}]}"
+    output = _against(builds["head"], _planted_baseline(builds["base"], tmp_path / "huge", lambda _: huge))
+    assert "Data changes against the baseline: unavailable (the baseline: " in output
+    assert f"tools/compare/inline-suggestions is {len(huge):,} bytes, over the {MAX_DOCUMENT_BYTES:,}" in output
+
+
 def test_a_hostile_field_name_in_a_baseline_is_escaped_in_json_too(builds: dict[str, Path], tmp_path: Path) -> None:
     """A text change names the fields that changed: a field name a forged baseline wrote is quoted as every other
     text of the documents, `visible` in every format, the JSON form's `fields` too."""

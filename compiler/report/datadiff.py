@@ -12,6 +12,7 @@ format escapes it further its own way.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
@@ -22,6 +23,9 @@ from capidx.compiler.diagnostics import plural
 from capidx.schema.printable import visible
 
 COMPARE_KIND = "compare"
+# One compare document's bytes, at most: every agent's record of one capability, some kilobytes each (a capability
+# of the bundled catalog: 5 KB); parsed, JSON takes some 30 times its bytes, so a forged 64 MiB one took 1.8 GB.
+MAX_DOCUMENT_BYTES = 8 << 20
 AVAILABLE, NOT_AVAILABLE, NOT_RECORDED = "available", "not available", "not recorded"
 TRAITS = ("tier", "status", "maturityLevel")
 _NOT_TEXT = frozenset({"agent", "available", "recorded", "sources", *TRAITS})
@@ -38,7 +42,7 @@ class Record:
 
     available: bool
     traits: Mapping[str, str]  # tier, status, maturityLevel: those the record has
-    texts: Mapping[str, str]  # every other field (description, limitations, …; its name visible) as canonical JSON
+    texts: Mapping[str, str]  # every other field (description, limitations, …; its name visible): its JSON's digest
     sources: tuple[str, ...]  # the URLs it cites, in order
 
     @property
@@ -155,6 +159,10 @@ def _param(row: Mapping[str, Any], key: str) -> str | None:
 
 
 def _parse(data: bytes, uri: str) -> dict[str, Any]:
+    if len(data) > MAX_DOCUMENT_BYTES:  # parsed, JSON takes some 30 times its bytes
+        raise DataUnavailable(
+            f"{visible(uri)} is {len(data):,} bytes, over the {MAX_DOCUMENT_BYTES:,} of a compare document"
+        )
     try:
         document = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
@@ -184,8 +192,8 @@ def _record(entry: Mapping[str, Any]) -> Record:
     return Record(
         available=entry.get("available") is True,
         traits={name: visible(str(entry[name])) for name in TRAITS if entry.get(name) is not None},
-        texts={
-            visible(key): json.dumps(value, ensure_ascii=False, sort_keys=True)
+        texts={  # compared for equality only: a digest, so that what a catalog holds is not held twice
+            visible(key): hashlib.sha256(json.dumps(value, ensure_ascii=False, sort_keys=True).encode()).hexdigest()
             for key, value in entry.items()
             if key not in _NOT_TEXT
         },
