@@ -147,20 +147,23 @@ def _runs(pieces: int) -> int:
 
 
 def _side_by_side(snapshot: Snapshot, name: str, words: list[tuple[int, int]]) -> list[Resolution] | None:
-    """Names written side by side with spaces alone ('claude gemini', 'copilot gemini'): read as the agents they name
-    only when every run of words names agents and they are two or more (a mistyped name, 'claude coode', stays one
-    name)."""
-    reading = _joined(snapshot, name, words)
-    if not reading or not all(map(_names_agents, reading)) or len(named_ids(reading)) < 2:
+    """Names written side by side with spaces alone ('claude gemini'): read as the agents they name only when every
+    run of words names one agent and they are two or more (a mistyped name, 'claude coode', stays one name; so does
+    'claude cli', whose 'cli' several agents' names share, as do 'copilot' and 'code')."""
+    reading = _joined(snapshot, name, words, several=False)
+    if not reading or not all(r.ok for r in reading) or len({r.value for r in reading}) < 2:
         return None
     return reading
 
 
-def _joined(snapshot: Snapshot, name: str, pieces: list[tuple[int, int]]) -> list[Resolution]:
+def _joined(snapshot: Snapshot, name: str, pieces: list[tuple[int, int]], *, several: bool = True) -> list[Resolution]:
     """The reading of the pieces as runs of adjacent pieces, each an agent's name, with the fewest runs that name no
     agent, then the fewest pieces in those, then the fewest runs ('R&D Agent vs claude': 'R&D Agent', 'claude'; in
     'claude code vs copilot in VS Code vs emacs' only 'emacs' fails); [] if no run of it names an agent. A name of
-    several agents ('copilot') names agents: in 'copilot and cursor' it is 'cursor' that names none."""
+    several agents ('copilot') names agents (`several`): in 'copilot and cursor' it is 'cursor' that names none."""
+
+    def names_agents(resolution: Resolution) -> bool:
+        return resolution.ok or (several and resolution.status == "ambiguous")
 
     @functools.cache
     def run(first: int, last: int) -> Resolution:
@@ -170,15 +173,11 @@ def _joined(snapshot: Snapshot, name: str, pieces: list[tuple[int, int]]) -> lis
     for end in range(1, len(pieces) + 1):
         options = []
         for start, ((failed, failed_pieces, count), readings) in enumerate(best):
-            bad = not _names_agents(reading := run(start, end - 1))
+            bad = not names_agents(reading := run(start, end - 1))
             options.append(((failed + bad, failed_pieces + bad * (end - start), count + 1), [*readings, reading]))
         best.append(min(options, key=lambda option: option[0]))
     readings = best[-1][1]
-    return readings if any(map(_names_agents, readings)) else []
-
-
-def _names_agents(resolution: Resolution) -> bool:
-    return resolution.ok or resolution.status == "ambiguous"
+    return readings if any(map(names_agents, readings)) else []
 
 
 def comma_separated(text: str) -> list[str]:

@@ -500,7 +500,7 @@ async def test_compare_whole_and_filtered(any_build: Path, revision: str) -> Non
 async def test_a_name_of_several_agents_joined_with_others_is_read_as_agents(any_build: Path) -> None:
     """'copilot' names two agents: joined with a name that is no agent ('copilot and cursor') the error named the
     whole string as unknown; now 'cursor' alone, as when the other name is one agent's. Side by side with another
-    agent's name ('copilot gemini') it is read as those agents, as 'claude gemini' is."""
+    agent's name and no joiner ('copilot gemini') it stays one name, as every such run must name one agent."""
     async with connect(any_build) as client:
         unknown = await client.call_tool("lookup_capability", {"agent": "copilot and cursor", "capability": "hooks"})
         compared = await client.call_tool("compare_capability", {"capability": "hooks", "agents": ["copilot & cursor"]})
@@ -508,11 +508,23 @@ async def test_a_name_of_several_agents_joined_with_others_is_read_as_agents(any
     ids = ("claude-code", "copilot-cli", "gemini-cli", "vscode-copilot")
     for answer in (unknown, compared):
         assert answer.is_error and text_of(answer) == f"Unknown agent 'cursor': this catalog covers {', '.join(ids)}."
-    assert sorted(e["agent"] for e in spaced.structured_content["agents"]) == [
-        "copilot-cli",
-        "gemini-cli",
-        "vscode-copilot",
-    ]
+    assert spaced.is_error and text_of(spaced).startswith("Unknown agent 'copilot gemini'")
+
+
+async def test_a_word_of_several_agents_names_is_no_agent_beside_another_name(bundled_build: Path) -> None:
+    """With spaces alone, a word that several agents' names share ('cli', 'code', 'github') is no agent of its own:
+    'claude cli' was read as claude-code, copilot-cli and gemini-cli, and 'gemini code' as three agents, answered
+    as a comparison nobody asked for. Side by side, each run of words must name one agent; a joiner still reads
+    them ('claude and cli')."""
+    async with connect(bundled_build) as client:
+        answers = {
+            name: await client.call_tool("lookup_capability", {"agent": name, "capability": "hooks"})
+            for name in ("claude cli", "gemini code", "claude github")
+        }
+        joined = await client.call_tool("lookup_capability", {"agent": "claude and cli", "capability": "hooks"})
+    for name, answer in answers.items():
+        assert answer.is_error and text_of(answer).startswith(f"Unknown agent {name!r}")
+    assert [e["agent"] for e in joined.structured_content["agents"]] == ["claude-code", "copilot-cli", "gemini-cli"]
 
 
 async def test_names_side_by_side_are_read_only_when_each_names_an_agent(any_build: Path) -> None:
