@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from capidx.schema.text import canonical_json, normalize, terms
 from capidx.server.matchindex import Resolution
@@ -29,13 +29,17 @@ def unrecorded(snapshot: Snapshot, slug: str, agents: Iterable[str]) -> str:
     return _no_record([agent for agent in dict.fromkeys(agents) if agent not in entry.agents], [entry.name])
 
 
-def borrowed(snapshot: Snapshot, resolution: Resolution, agent: str, shown: str = "answered above") -> str:
+def borrowed(
+    snapshot: Snapshot, resolution: Resolution, agent: str | Sequence[str], shown: str = "answered above"
+) -> str:
     """ "'GEMINI.md' is used in the records of copilot-cli and gemini-cli of Custom Instructions; claude-code's record
     of Custom Instructions, answered above, does not use it." when a name, wording or identifier found the capability
     and other agents' records of it use the words while the asked agent's does not: the answer would otherwise read as
-    if that agent had it. `shown`: what the answer above shows of that record."""
+    if that agent had it. Several asked agents (a comparison): those of them whose records do not use the words, in
+    one sentence. `shown`: what the answer above shows of that record."""
     entry = snapshot.index.capabilities.get(resolution.value or "")
-    if resolution.resolved_by not in _NAMED_BY or entry is None or agent not in entry.agents:
+    asked_agents = [agent] if isinstance(agent, str) else list(dict.fromkeys(agent))
+    if resolution.resolved_by not in _NAMED_BY or entry is None:
         return ""
     asked = _words(resolution.query)
 
@@ -46,14 +50,17 @@ def borrowed(snapshot: Snapshot, resolution: Resolution, agent: str, shown: str 
         held += [_words(alias) for alias in aliases if isinstance(alias, str)] if isinstance(aliases, list) else []
         return any(a and f" {a} " in f" {h} " for words in held for a, h in zip(asked, words, strict=True))
 
-    owners = [] if says(agent) else [who for who in sorted(entry.agents) if who != agent and says(who)]
+    lacking = [who for who in asked_agents if who in entry.agents and not says(who)]
+    owners = [who for who in sorted(entry.agents) if who not in lacking and says(who)] if lacking else []
     if not owners:
         return ""
     whose = f"{owners[0]}'s record" if len(owners) == 1 else f"the records of {', '.join(owners[:-1])} and {owners[-1]}"
-    return (
-        f"'{resolution.query.strip()}' is used in {whose} of {entry.name}; {agent}'s record of {entry.name}, {shown}, "
-        "does not use it."
+    lack = (
+        f"{lacking[0]}'s record of {entry.name}, {shown}, does not use it."
+        if len(lacking) == 1
+        else f"the records of {', '.join(lacking[:-1])} and {lacking[-1]} of {entry.name}, {shown}, do not use it."
     )
+    return f"'{resolution.query.strip()}' is used in {whose} of {entry.name}; {lack}"
 
 
 def _words(text: str) -> tuple[str, str]:

@@ -416,7 +416,12 @@ def _compared(
         return _error(f"The build's comparison for {cap_res.value} is not a JSON object; rebuild it.")
     value = dict(whole)
     value["agents"] = [entry for entry in whole["agents"] if entry.get("agent") in wanted]
-    note = " ".join(filter(None, (read, records.unrecorded(snapshot, cap_res.value or "", wanted))))
+    notes = (
+        read,
+        records.borrowed(snapshot, cap_res, wanted),
+        records.unrecorded(snapshot, cap_res.value or "", wanted),
+    )
+    note = " ".join(filter(None, notes))
     return _synthesized(snapshot, value, note, capability=cap_res, agents=agent_res)
 
 

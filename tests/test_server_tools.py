@@ -511,6 +511,22 @@ async def test_a_name_of_several_agents_joined_with_others_is_read_as_agents(any
     assert spaced.is_error and text_of(spaced).startswith("Unknown agent 'copilot gemini'")
 
 
+async def test_a_comparison_of_some_agents_says_whose_words_found_the_capability(bundled_build: Path) -> None:
+    """'does copilot integrate with jetbrains?': a lookup of one agent said that only claude-code's record uses
+    'jetbrains', a lookup of 'copilot' (both Copilots compared) and compare_capability with agents said nothing, and
+    both Copilots' IDE Integration read as JetBrains support."""
+    async with connect(bundled_build) as client:
+        copilot = await client.call_tool("lookup_capability", {"agent": "copilot", "capability": "jetbrains"})
+        some = await client.call_tool("compare_capability", {"capability": "jetbrains", "agents": ["gemini", "claude"]})
+        one = await client.call_tool("lookup_capability", {"agent": "gemini", "capability": "jetbrains"})
+    said = "'jetbrains' is used in claude-code's record of IDE Integration; "
+    assert copilot.content[-1].text.endswith(
+        said + "the records of copilot-cli and vscode-copilot of IDE Integration, answered above, do not use it."
+    )
+    lacking = "gemini-cli's record of IDE Integration, answered above, does not use it."
+    assert some.content[-1].text == one.content[-1].text == said + lacking
+
+
 async def test_a_word_of_several_agents_names_is_no_agent_beside_another_name(bundled_build: Path) -> None:
     """With spaces alone, a word that several agents' names share ('cli', 'code', 'github') is no agent of its own:
     'claude cli' was read as claude-code, copilot-cli and gemini-cli, and 'gemini code' as three agents, answered
