@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -21,6 +22,13 @@ from server_support import (  # noqa: F401 (fixtures)
 )
 
 REPO = Path(__file__).resolve().parent.parent
+
+# The servers the tests start stop on SIGINT as one started from a terminal does; a process started with SIGINT
+# ignored (a job a shell script puts in the background, `nohup`) passes that on to its children, and `capidx serve`
+# keeps an ignored stop signal ignored (docs/server.md, "Stopping"). The suite's processes take SIGINT again, so
+# that what their servers inherit is the default, whatever started the suite.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 # What a copy of the working tree leaves out: VCS data, build output, caches, virtual environments.
 _NOT_SOURCE = shutil.ignore_patterns(
     ".git",
