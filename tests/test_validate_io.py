@@ -40,6 +40,17 @@ def test_the_fixture_project_is_valid(project: Path) -> None:
     assert run().exit_code == 0
 
 
+@pytest.mark.parametrize("named", ["capabilities/current.json", "./capabilities/current.json"])
+def test_a_document_named_from_its_agent_folder_is_that_agent_s(tmp_path: Path, named: str) -> None:
+    """From inside `agents/claude-code`, `capidx validate capabilities/current.json` said "agent directory name '' is
+    not a slug": the agent was read from the path as given, which names no folder above `capabilities`."""
+    agents = write_catalog(tmp_path)
+    result = run_cli(["validate", "--format", "json", named], cwd=agents / "claude-code")
+    report = json.loads(result.output)
+    assert result.exit_code == 0, report
+    assert not [d for d in report["diagnostics"] if d["code"] == "agent-dir-slug"]
+
+
 def test_a_file_meant_for_capidx_but_not_read_is_an_error(tmp_path: Path) -> None:
     """A misspelled folder or file name dropped an agent, or every alias, while validation passed (and `-q`, as CI
     runs it, hid the warning); another data file outside a capabilities folder is a warning."""

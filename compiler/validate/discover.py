@@ -65,8 +65,11 @@ def collect(config: Config, paths: Sequence[Path], *, templates_listed: bool = F
 
 
 def agent_id(path: Path) -> str:
-    """`agents/<id>/capabilities/current.json` -> `<id>`; any other file is named after itself."""
-    return path.parent.parent.name if path.parent.name == "capabilities" else path.stem
+    """`agents/<id>/capabilities/current.json` -> `<id>`; any other file is named after itself. Read from the path made
+    absolute: `capabilities/current.json`, given from the agent's folder, has no folder above in its own words."""
+    if path.parent.name != "capabilities":
+        return path.stem
+    return Path(os.path.abspath(path)).parent.parent.name
 
 
 def catalog_documents(

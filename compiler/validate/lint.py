@@ -63,7 +63,7 @@ def check_agent_directory(path: Path) -> list[Diagnostic]:
     """`agents/<id>/capabilities/current.json`: <id> becomes URIs and file names, so it must be a slug."""
     if path.parent.name != "capabilities":
         return []
-    agent_id = path.parent.parent.name
+    agent_id = discover.agent_id(path)
     if AGENT_SLUG.match(agent_id) and len(agent_id) > textrules.SLUG_MAX:
         message = f"agent directory name of {len(agent_id)} characters (at most {textrules.SLUG_MAX})"
         hint = "it names the agent's files and URIs; shorten it"
