@@ -386,7 +386,9 @@ def config_option(help_text: str) -> Callable[[_Command], _Command]:
     metavar="PCT",
     help="With --propose-budgets: percent above the largest document of each kind.  [default: 20]",
 )
-@config_option("capidx.yaml to take paths.out from. Ignored with --build.")
+@config_option(
+    "capidx.yaml to take paths.out from; with --build, only where --format github places a budget's annotation."
+)
 def report(
     build_dir: Path | None,
     against: Path | None,

@@ -210,6 +210,8 @@ def test_the_report_job_builds_both_branches_comments_uploads_and_checks_last() 
     upload = steps[uses.index("actions/upload-artifact")]
     assert upload["if"] == "always()" and upload["with"]["path"] == "out/"
     assert "--format github" in steps[-1]["run"]  # last: it fails the job on a breach
+    # in the checkout, where ./capidx.yaml is: from the workspace root a breach's annotation named no file
+    assert steps[-1]["working-directory"] == "head" and "--build ../out/head" in steps[-1]["run"]
 
 
 def test_ci_md_shows_the_example_files_verbatim() -> None:
