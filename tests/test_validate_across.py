@@ -220,6 +220,23 @@ def test_one_agent_writing_both_forms_has_a_duplicate_name(tmp_path: Path) -> No
     assert "first at $.capabilities[0]" in duplicates[0]["hint"]
 
 
+def test_one_agent_writing_a_name_spelled_apart_and_together_has_a_duplicate_name(tmp_path: Path) -> None:
+    """'Sub-agents' beside 'Subagents' in one file validated (a blind test): two capabilities of one agent, two
+    rows of the summary. The second is a duplicate name, naming the first."""
+
+    def edit(docs: Docs) -> None:
+        first = docs["claude-code"]["capabilities"][2]  # Subagents
+        docs["claude-code"]["capabilities"].append({**first, "name": "Sub-agents"})
+
+    write_catalog(tmp_path, edited(edit))
+    result = run_cli(["validate", "--format", "json"], tmp_path)
+    problems = [p for p in json.loads(result.stdout)["diagnostics"] if p["code"] == "duplicate-capability"]
+    assert [p["message"] for p in problems] == [
+        "duplicate capability name 'Sub-agents': it differs only in spaces and hyphens from 'Subagents'"
+    ]
+    assert "first at $.capabilities[2]" in problems[0]["hint"] and result.exit_code == 1
+
+
 def test_two_names_of_one_file_that_make_one_slug_are_a_slug_collision_not_a_duplicate(tmp_path: Path) -> None:
     """'C++ Support' then 'C# Support' in one file was "duplicate capability name 'C# Support'", first at the other
     name: no name was written twice. It is the error two agents' such names get, naming both."""

@@ -205,14 +205,18 @@ def _duplicate_names(source: SourceFile, capabilities: list[tuple[int, dict[str,
         key = normalize(name) if isinstance(name, str) else ""
         if not key:
             continue
-        if (form := across.singular(key)) not in first:
+        if (form := across.singular(key).replace(" ", "")) not in first:  # 'Sub-agents' is 'Subagents' spelled apart
             first[form] = (index, name)
             continue
         first_index, first_name = first[form]
         line = source.source_map.locate(("capabilities", first_index, "name"))
         where = f"first at $.capabilities[{first_index}]" + (f", line {line[0]}" if line else "")
         code = "duplicate-capability"
-        if key != normalize(first_name):
+        if key.replace(" ", "") == normalize(first_name).replace(" ", "") and key != normalize(first_name):
+            message = f"duplicate capability name {quote(name)}: it differs only in spaces and hyphens from "
+            message += quote(first_name)
+            hint = f"{where}; write one name once"
+        elif key != normalize(first_name):
             message = f"duplicate capability name {quote(name)}: it differs only in singular and plural from "
             message += quote(first_name)
             hint = f"{where}; {across.PLURAL_HINT}"
