@@ -51,6 +51,19 @@ def test_a_document_named_from_its_agent_folder_is_that_agent_s(tmp_path: Path, 
     assert not [d for d in report["diagnostics"] if d["code"] == "agent-dir-slug"]
 
 
+@pytest.mark.parametrize("cwd", ["Claude_Code", "Claude_Code/capabilities"])
+def test_an_agent_folder_not_a_slug_is_an_error_however_its_document_is_named(tmp_path: Path, cwd: str) -> None:
+    """Named from its capabilities folder (`capidx validate current.json`), the document was read as no agent's: the
+    folder `Claude_Code` passed, which `capabilities/current.json` named from one folder up refused."""
+    agents = write_catalog(tmp_path)
+    (agents / "claude-code").rename(agents / "Claude_Code")
+    named = (agents / "Claude_Code" / "capabilities" / "current.json").relative_to(agents / cwd)
+    result = run_cli(["validate", "--format", "json", str(named)], cwd=agents / cwd)
+    report = json.loads(result.output)
+    assert result.exit_code == 1, report
+    assert [d["code"] for d in report["diagnostics"] if d["code"] == "agent-dir-slug"] == ["agent-dir-slug"]
+
+
 def test_a_file_meant_for_capidx_but_not_read_is_an_error(tmp_path: Path) -> None:
     """A misspelled folder or file name dropped an agent, or every alias, while validation passed (and `-q`, as CI
     runs it, hid the warning); another data file outside a capabilities folder is a warning."""

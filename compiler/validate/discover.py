@@ -65,11 +65,17 @@ def collect(config: Config, paths: Sequence[Path], *, templates_listed: bool = F
 
 
 def agent_id(path: Path) -> str:
-    """`agents/<id>/capabilities/current.json` -> `<id>`; any other file is named after itself. Read from the path made
-    absolute: `capabilities/current.json`, given from the agent's folder, has no folder above in its own words."""
-    if path.parent.name != "capabilities":
-        return path.stem
-    return Path(os.path.abspath(path)).parent.parent.name
+    """`agents/<id>/capabilities/current.json` -> `<id>`; any other file is named after itself."""
+    folder = agent_folder(path)
+    return path.stem if folder is None else folder
+
+
+def agent_folder(path: Path) -> str | None:
+    """`<id>` of `agents/<id>/capabilities/current.json` (None for a file outside a capabilities folder), read from the
+    path made absolute: `capabilities/current.json`, given from the agent's folder, has no folder above in its own
+    words, and `current.json`, given from its capabilities folder, not even that one."""
+    absolute = Path(os.path.abspath(path))
+    return absolute.parent.parent.name if absolute.parent.name == "capabilities" else None
 
 
 def catalog_documents(

@@ -61,9 +61,9 @@ def check_document(source: SourceFile, config: Config, today: date) -> list[Diag
 
 def check_agent_directory(path: Path) -> list[Diagnostic]:
     """`agents/<id>/capabilities/current.json`: <id> becomes URIs and file names, so it must be a slug."""
-    if path.parent.name != "capabilities":
+    agent_id = discover.agent_folder(path)
+    if agent_id is None:
         return []
-    agent_id = discover.agent_id(path)
     if AGENT_SLUG.match(agent_id) and len(agent_id) > textrules.SLUG_MAX:
         message = f"agent directory name of {len(agent_id)} characters (at most {textrules.SLUG_MAX})"
         hint = "it names the agent's files and URIs; shorten it"
