@@ -14,16 +14,20 @@ from catalog_factory import documents, run_cli, write_catalog
 NEW_CODES = ("alias-repeated", "alias-own-name", "source-repeated", "unavailable-label")
 
 
-def warnings_of(tmp_path: Path, edit: Callable[[dict[str, Any]], None]) -> list[dict[str, Any]]:
-    """The new warnings `capidx validate -v --format json` gives once `edit` has changed Claude Code's document;
-    the run must pass (warnings do not fail it)."""
+def diagnostics_of(tmp_path: Path, edit: Callable[[dict[str, Any]], None]) -> list[dict[str, Any]]:
+    """What `capidx validate -v --format json` says once `edit` has changed Claude Code's document; the run must
+    pass (warnings do not fail it)."""
     docs = documents()
     edit(docs["claude-code"])
     write_catalog(tmp_path, docs)
     result = run_cli(["validate", "-v", "--format", "json"], tmp_path)
     assert result.exit_code == 0, result.output
-    found = json.loads(result.stdout)["diagnostics"]
-    return [problem for problem in found if problem["code"] in NEW_CODES]
+    return json.loads(result.stdout)["diagnostics"]
+
+
+def warnings_of(tmp_path: Path, edit: Callable[[dict[str, Any]], None]) -> list[dict[str, Any]]:
+    """The new warnings once `edit` has changed Claude Code's document."""
+    return [problem for problem in diagnostics_of(tmp_path, edit) if problem["code"] in NEW_CODES]
 
 
 def mcp(document: dict[str, Any]) -> dict[str, Any]:
@@ -122,15 +126,9 @@ def test_the_text_report_places_each_warning_and_says_what_to_do(tmp_path: Path)
 def uncited_warnings(tmp_path: Path, edit: Callable[[dict[str, Any]], None]) -> list[dict[str, Any]]:
     """`no-sources` warnings at Claude Code's MCP Servers once `edit` has changed it (the factory's catalog has
     available records citing nothing elsewhere: Hooks, Custom Instructions, …)."""
-    docs = documents()
-    edit(docs["claude-code"])
-    write_catalog(tmp_path, docs)
-    result = run_cli(["validate", "-v", "--format", "json"], tmp_path)
-    assert result.exit_code == 0, result.output
-    found = json.loads(result.stdout)["diagnostics"]
     return [
         problem
-        for problem in found
+        for problem in diagnostics_of(tmp_path, edit)
         if problem["code"] == "no-sources"
         and problem["path"].startswith("agents/claude-code/")
         and problem["pointer"] == "$.capabilities[0]"
