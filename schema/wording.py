@@ -117,14 +117,19 @@ _EXTENSIONS = f"^{EXTENSION_PREFIX}"  # the `patternProperties` of capidx's own 
 
 def suggest(key: str, known: Iterable[str], *, loose: bool = True, present: Container[str] = ()) -> str | None:
     """The known key `key` most likely meant: the same in another case, one edit away (an insertion, a
-    deletion, a substitution or two neighbours swapped), or with `loose` and a long key (`_LONG_KEY`), two.
+    deletion, a substitution or two neighbours swapped), its singular or plural in '-ies' (`capabilities` for the
+    budget `capability`, as the catalog's words are plural), or with `loose` and a long key (`_LONG_KEY`), two.
     Nothing looser: `tags` is not `status`, nor `src` `sources`. A key the object already has (`present`) is
     returned only in another case (`unknown_key` then says it is already there), never as a spelling."""
     folded = key.casefold()
     known = [name for name in known if name != key and (name not in present or name.casefold() == folded)]
     if len(key) > _MAX_KEY_CHARS or not known:
         return None
-    tests = [lambda name: name.casefold() == folded, lambda name: one_edit(folded, name.casefold())]
+    tests = [
+        lambda name: name.casefold() == folded,
+        lambda name: one_edit(folded, name.casefold()),
+        lambda name: _ies_plural(folded, name.casefold()) or _ies_plural(name.casefold(), folded),
+    ]
     if loose and len(key) >= _LONG_KEY:
         tests.append(lambda name: within_edits(folded, name.casefold(), 2))
     for test in tests:
@@ -132,6 +137,12 @@ def suggest(key: str, known: Iterable[str], *, loose: bool = True, present: Cont
         if found is not None:
             return found
     return None
+
+
+def _ies_plural(plural: str, singular: str) -> bool:
+    """'capabilities' / 'capability', 'categories' / 'category': three edits apart, one word (a plural in '-s' is
+    one edit from its singular already)."""
+    return len(singular) > 1 and singular.endswith("y") and plural == singular[:-1] + "ies"
 
 
 def suggest_also_given(key: str, known: Iterable[str], present: Container[str]) -> str | None:

@@ -671,6 +671,19 @@ def test_a_misspelled_key_reads_the_same_in_validate_build_and_serve(
     assert str(project) not in result.output.replace(f"config: {project}", "")  # build's notice names the file in force
 
 
+@pytest.mark.parametrize("command", ["validate", "serve"])
+def test_a_budget_named_by_the_catalog_s_plural_suggests_its_kind(project: Path, command: str) -> None:
+    """Budgets are per artifact kind, in the singular (`capability`), where the catalog's words are plural: a blind
+    test wrote `capabilities: 300` and got the list of known keys, no suggestion (three edits apart)."""
+    (project / "capidx.yaml").write_text("budgets:\n  capabilities: 300\n  categories: 5\n", encoding="utf-8")
+
+    result = run_cli([command], project)
+
+    assert result.exit_code == 2, result.output
+    assert "'capabilities' is not a known key: did you mean 'capability'?" in result.output
+    assert "'categories' is not a known key: did you mean 'category'?" in result.output
+
+
 BROKEN_FILES = {
     "bracket": (b"budgets:\n  summary: [5\n", "is the bracket opened at line 2, column 12 closed"),
     "bracket-value-missing": (b"budgets: {summary: \n", "is the bracket opened at line 1, column 10 closed"),
