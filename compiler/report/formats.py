@@ -294,22 +294,26 @@ def data_heading(data: DataDiff) -> str:
     return f"Data changes against the baseline: {data.summary()}"
 
 
+def data_groups(report: Report, data: DataDiff) -> list[tuple[str, list[str], int]]:
+    """What the text and Markdown forms list under the data heading, one group per title: its lines (the documents
+    read every session, then each section's first `MAX_DATA_LINES` items) and how many more it has."""
+    groups = [("Read at the start of every session", session_changes(report), 0)]
+    groups += [
+        (section.title, [item.text for item in section.items[:MAX_DATA_LINES]], len(section.items) - MAX_DATA_LINES)
+        for section in data.sections
+    ]
+    return [(title, lines, more) for title, lines, more in groups if lines]
+
+
 def _text_data(report: Report) -> list[str]:
     """What the model will now answer differently: the records' changes, section by section (`datadiff`)."""
     data = report.data
     if data is None:
         return []
     lines = [data_heading(data)]
-    session = session_changes(report)
-    if session:
-        lines.append("  Read at the start of every session:")
-        lines += [f"    {line}" for line in session]
-    for section in data.sections:
-        if section.items:
-            lines.append(f"  {section.title}:")
-            lines += [f"    {item.text}" for item in section.items[:MAX_DATA_LINES]]
-            if len(section.items) > MAX_DATA_LINES:
-                lines.append(f"    … and {len(section.items) - MAX_DATA_LINES} more (--format json lists them)")
+    for title, listed, more in data_groups(report, data):
+        lines += [f"  {title}:", *(f"    {line}" for line in listed)]
+        lines += [f"    … and {more} more (--format json lists them)"] if more > 0 else []
     return [*lines, ""]
 
 
@@ -406,15 +410,9 @@ def _md_data(report: Report) -> list[str]:
     if data is None:
         return []
     lines = [f"**{_md_text(data_heading(data))}**", ""]
-    session = session_changes(report)
-    if session:
-        lines += ["- Read at the start of every session:", *(f"  - {_md_text(line)}" for line in session)]
-    for section in data.sections:
-        if section.items:
-            lines.append(f"- {section.title}:")
-            lines += [f"  - {_md_text(item.text)}" for item in section.items[:MAX_DATA_LINES]]
-            if len(section.items) > MAX_DATA_LINES:
-                lines.append(f"  - … and {len(section.items) - MAX_DATA_LINES} more (`--format json` lists them)")
+    for title, listed, more in data_groups(report, data):
+        lines += [f"- {title}:", *(f"  - {_md_text(line)}" for line in listed)]
+        lines += [f"  - … and {more} more (`--format json` lists them)"] if more > 0 else []
     return [*lines, ""] if len(lines) > 2 else lines
 
 
