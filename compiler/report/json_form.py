@@ -6,6 +6,7 @@ existing key changes meaning. Ratios are fractions rounded to six places.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from capidx.compiler.report.datadiff import DataDiff, DataItem
@@ -70,17 +71,8 @@ def data_dict(data: DataDiff) -> dict[str, Any]:
 
 
 def _item_dict(item: DataItem) -> dict[str, Any]:
-    return {
-        "text": item.text,
-        "agent": item.agent,
-        "capability": item.capability,
-        "field": item.field,
-        "before": item.before,
-        "after": item.after,
-        "fields": list(item.fields),
-        "added": item.added,
-        "removed": item.removed,
-    }
+    """Every field of the item, by its own name (the documented JSON form is the dataclass)."""
+    return {**dataclasses.asdict(item), "fields": list(item.fields)}
 
 
 def _ratio(value: float | None) -> float | None:
