@@ -15,7 +15,7 @@ from typing import Any
 from capidx.schema.labels import Label, sorted_labels
 from capidx.schema.text import normalize
 from capidx.server import suggest
-from capidx.server.matchindex import Candidate, Resolution
+from capidx.server.matchindex import Candidate, CapabilityEntry, Resolution
 from capidx.server.readings import LOOSE_READINGS, listing, quoted, read_as
 from capidx.server.snapshot import Artifact, Snapshot
 
@@ -38,7 +38,7 @@ def candidates(snapshot: Snapshot, resolution: Resolution, agent: str | None) ->
         if category is None:  # a category's member is one, not a match of some confidence
             row["matchConfidence"] = candidate.confidence
         if agent is not None:
-            row |= {"available": entry.available_to(agent), "recorded": agent in entry.agents}
+            row |= _standing(entry, agent)
         rows.append(row)
     value: dict[str, Any] = {"query": resolution.query, "candidates": rows}
     if agent is not None:
@@ -235,11 +235,9 @@ def suggestions(
             row |= {"label": item.label, "confidence": item.confidence}
         row |= {"tokens": item.tokens, "snippet": item.snippet}
         if agent is not None:
-            row |= {"available": entry.available_to(agent), "recorded": agent in entry.agents}
+            row |= _standing(entry, agent)
         if compared:
-            row["agents"] = [
-                {"agent": a, "available": entry.available_to(a), "recorded": a in entry.agents} for a in compared
-            ]
+            row["agents"] = [{"agent": a, **_standing(entry, a)} for a in compared]
         if item.related:
             row["related"] = True
         rows.append(row)
@@ -254,7 +252,7 @@ def suggestions(
     loose = _loosely_related(snapshot, resolution, rows)  # decided once: the first line and the last both depend on it
     if rows:  # said first: how the query was read, or that these are candidates ('voice mode' is not Plan Mode)
         text = f"{_lead(snapshot, resolution, rows, loose)}\n\n{text}"
-    if compared and rows:  # what the snippets say of every agent, said of the agents asked, before the next step
+    if compared and rows:  # a snippet speaks for one agent: where every asked agent stands, before the next step
         text = f"{text.rstrip()}\n\n{_standings(rows)}"
     if not rows:  # nothing fit the budget (or no candidate has a snippet): name the candidates instead
         names = ", ".join(f"{index.capabilities[slug].name} ({slug})" for slug, _ in pairs[:SUGGESTED_NAMES])
@@ -272,10 +270,14 @@ def suggestions(
     return {"text": text, "value": value}
 
 
+def _standing(entry: CapabilityEntry, agent: str) -> dict[str, bool]:
+    """Whether the agent's record says it has the capability, and whether it has a record at all."""
+    return {"available": entry.available_to(agent), "recorded": agent in entry.agents}
+
+
 def _standings(rows: list[dict[str, Any]]) -> str:
-    """Each suggestion's standing with the agents a comparison asked about, which a cross-agent snippet gives among
-    every agent's (or, past its room, not at all): 'For the agents asked: Hooks: claude-code ✓, gemini-cli ✗; no
-    record: aider (no data, not a no).'"""
+    """Each suggestion's standing with the agents a comparison asked about, of whom its snippet speaks for one:
+    'For the agents asked: Hooks: claude-code ✓, gemini-cli ✗; no record: aider (no data, not a no).'"""
     said = []
     for row in rows:
         marks = [f"{a['agent']} {'✓' if a['available'] else '✗'}" for a in row["agents"] if a["recorded"]]
