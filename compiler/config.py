@@ -413,8 +413,10 @@ def outside_project(config: Config, given: Iterable[str] = ()) -> list[Diagnosti
             hint = f"paths.{name} must lead there, also through symbolic links; name one elsewhere with {flag}"
             found.append(origin.diagnostic(message, hint))
         elif origin is None and name in ("agents", "templates") and (out := leads_out(path)) is not None:
-            message = f"refused: a symbolic link to {out[0]}, outside the project folder {out[1]}"
-            hint = f"make {path.name} a folder of the project, or name the {what} with {flag}"
+            message, hint = (
+                LINKED_OUT.format(*out),
+                f"make {path.name} a folder of the project, or name the {what} with {flag}",
+            )
             found.append(Diagnostic(str(path), None, None, "", "error", message, hint, "config"))
     return found
 
