@@ -446,3 +446,20 @@ def test_records_of_agents_the_catalog_does_not_list_are_not_compared(
     assert "evil.example" not in output and "someone" not in output and "img src" not in output
     if output_format == "text":
         assert "hooks: available for claude-code (1 of 3 agents; 1 recorded)" in output
+
+
+def test_no_github_mention_or_reference_is_live_in_markdown(builds: dict[str, Path], tmp_path: Path) -> None:
+    """The Markdown report is posted as a pull request's comment: text from a forged build (here a tier) naming
+    `@octocat`, `#12` or an issue's github.com address would notify that user or team or mark that issue. Every word
+    shows as written, and none is a mention or reference."""
+    mentions = "@octocat and @acme/team about #12, GH-7, owner/repo#3 and https://github.com/owner/repo/issues/1"
+
+    def tier(document: dict[str, Any]) -> bytes:
+        next(e for e in document["agents"] if e["agent"] == "vscode-copilot")["tier"] = mentions
+        return json.dumps(document).encode("utf-8")
+
+    output = _against(builds["head"], _planted_baseline(builds["base"], tmp_path / "forged", tier), "markdown")
+    [line] = [line for line in output.splitlines() if "octocat" in line]
+    for live in ("@octocat", "@acme", "#12", "GH-7", "#3", "github.com"):
+        assert live not in line, (live, line)
+    assert mentions.replace("#", "\\#") in line.replace("&#8203;", "")  # how GitHub shows it, '#' escaped

@@ -8,6 +8,7 @@ stay in `capidx.compiler.report.run`.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -392,7 +393,12 @@ def render_markdown(report: Report, *, color: bool = False, config_file: str | N
 
 
 def _md(text: str) -> str:
-    """Escape what would break a table cell or start markup."""
+    """Escape what would break a table cell or start markup; no entity either (`&#64;` would show as `@`)."""
+    return _inert_references(_md_code(text.replace("&", "&amp;")))
+
+
+def _md_code(text: str) -> str:
+    """`_md` for a code span, where GitHub reads neither mentions, references nor entities."""
     return text.replace("|", "\\|").replace("<", "&lt;")
 
 
@@ -400,9 +406,21 @@ _MD_ACTIVE = str.maketrans({char: "\\" + char for char in "\\`*_[]~#!"} | {"&": 
 
 
 def _md_text(text: str) -> str:
-    """`_md`, and no emphasis, link, code span, entity or heading either: for the catalog's texts outside a table
+    """`_md`, and no emphasis, link, code span, heading or quote either: for the catalog's texts outside a table
     (a fork writes them: `[x](https://…)` stays text)."""
-    return _md(text.translate(_MD_ACTIVE))
+    return _inert_references(_md_code(text.translate(_MD_ACTIVE)))
+
+
+# GitHub makes `@name` a mention (a notification to that user or team) and `#12`, `owner/repo#12`, `GH-12` or an
+# issue's address on github.com a reference (an entry in that issue's timeline): a fork's catalog text in a pull
+# request's comment must do neither.
+_GITHUB_REFERENCE = re.compile(r"(?<=@)(?=\w)|(?<=#)(?=\d)|(?<=\bgh)(?=-\d)|(?<=\bgithub)(?=\.com\b)", re.IGNORECASE)
+
+
+def _inert_references(markdown: str) -> str:
+    """A zero-width space after each `@` or `#` GitHub would read as a mention or reference (before the `-` of
+    `GH-12`, the `.com` of github.com): it breaks them and shows nothing."""
+    return _GITHUB_REFERENCE.sub("&#8203;", markdown)
 
 
 def _md_data(report: Report) -> list[str]:
@@ -433,7 +451,9 @@ def _md_table(report: Report) -> list[str]:
 
 def _md_largest(report: Report) -> list[str]:
     rows = [
-        f"| {kind} | " + " · ".join(f"`{_md(report.short_uri(doc.uri))}` {number(doc.tokens)}" for doc in docs) + " |"
+        f"| {kind} | "
+        + " · ".join(f"`{_md_code(report.short_uri(doc.uri))}` {number(doc.tokens)}" for doc in docs)
+        + " |"
         for kind, docs in report.largest.items()
         if docs
     ]
@@ -451,7 +471,7 @@ def _md_changes(report: Report) -> list[str]:
             for change in ordered[:MAX_LISTED_CHANGES]:
                 before, after = _figure(change.before), _figure(change.after)
                 delta = delta_text(Delta(change.before or 0, change.after or 0))
-                lines.append(f"| {sign} | `{_md(report.short_uri(change.uri))}` | {before} | {after} | {delta} |")
+                lines.append(f"| {sign} | `{_md_code(report.short_uri(change.uri))}` | {before} | {after} | {delta} |")
             if len(ordered) > MAX_LISTED_CHANGES:
                 lines.append(f"| {sign} | … {len(ordered) - MAX_LISTED_CHANGES} more | | | |")
     else:
