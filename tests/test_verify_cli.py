@@ -378,6 +378,27 @@ def test_the_command_offers_what_the_package_implements() -> None:
     assert cli_verify.FAIL_ON == run.FAIL_ON
 
 
+def test_a_host_that_did_not_resolve_is_not_asked_or_waited_for_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Offline, five pages on one host were each waited for (a second apart, the rate limit) and resolved again, to
+    fail the same way: the host is asked once, its other pages fail at once with the same reason."""
+    asked: list[str] = []
+
+    def no_dns(host: str, *_args: Any, **_kwargs: Any) -> Any:
+        asked.append(host)
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", no_dns)
+    pages = [source(f"https://docs.one.example/page-{n}") for n in range(5)]
+    write_catalog(tmp_path, {"alpha": document(pages)})
+    # the default rate limit (one request a second per host); one page at a time, so the order is known
+    result = _verify(tmp_path, "agents", "--concurrency", "1", "--today", "2026-11-24")
+    assert result.exit_code == 1
+    assert asked == ["docs.one.example"]
+    assert result.stdout.count("cannot resolve docs.one.example") == 5, result.stdout
+
+
 @pytest.mark.parametrize("hosts", [["docs.one.example", "two.example"], ["docs.one.example"]])
 def test_when_no_host_name_resolves_the_report_suspects_the_machine(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hosts: list[str]

@@ -11,6 +11,7 @@ from verify_support import PageServer, Route, default_routes, serving
 
 from capidx.compiler import __version__
 from capidx.compiler.verify.fetch import (
+    FetchFailure,
     FetchJob,
     FetchRun,
     FetchSettings,
@@ -200,6 +201,24 @@ def test_rate_limit_spaces_requests_per_host() -> None:
     for host in ("a.test", "a.test", "b.test", "a.test"):
         limiter.wait(host)
     assert slept == [1.0, 2.0]
+
+
+def test_a_host_that_did_not_resolve_fails_at_once_even_for_a_request_already_waiting() -> None:
+    now = [100.0]
+    slept: list[float] = []
+    limiter = RateLimiter(1.0, clock=lambda: now[0], sleep=slept.append)
+    limiter.wait("a.test")
+    limiter.unresolved("b.test", FetchFailure("unresolved", "cannot resolve b.test"))
+    with pytest.raises(FetchFailure, match=r"cannot resolve b\.test"):
+        limiter.wait("b.test")
+    assert slept == []  # not waited for
+    waiting = RateLimiter(1.0, clock=lambda: now[0], sleep=lambda _: waiting.unresolved("a.test", failure))
+    failure = FetchFailure("unresolved", "cannot resolve a.test")
+    waiting.wait("a.test")
+    with pytest.raises(FetchFailure, match=r"cannot resolve a\.test"):  # it failed while this one waited
+        waiting.wait("a.test")
+    limiter.wait("a.test")  # other hosts keep their pace
+    assert slept == [1.0]
 
 
 def test_many_urls_fetched_once_each(server: PageServer) -> None:
