@@ -203,8 +203,15 @@ async def _serve_http(hub: Hub, settings: Settings) -> None:
         if not sockets:  # stopped already
             return
         host, port = sockets[0].getsockname()[:2]
-        shown = f"[{host}]" if ":" in host else host
-        logger.info("listening on http://%s:%d/mcp", shown, port)
+        if settings.bound_host is None:  # every address: here, a loopback one; elsewhere, a name allowed
+            shown = "[::1]" if ":" in host else "127.0.0.1"
+            names = ", ".join(settings.allowed_hosts)
+            logger.info(
+                "listening on http://%s:%d/mcp and port %d of every address (Host: %s)", shown, port, port, names
+            )
+        else:
+            shown = f"[{host}]" if ":" in host else host
+            logger.info("listening on http://%s:%d/mcp", shown, port)
         if site.has_page():
             logger.info("site for people: http://%s:%d/site/", shown, port)
 

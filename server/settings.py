@@ -82,6 +82,7 @@ INSTRUCTIONS = ("pointer", "summary")
 DEFAULT_INSTRUCTIONS = "summary"
 LOOPBACK_ALLOWED_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
 LOOPBACK_ALLOWED_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
+WILDCARD_HOSTS = frozenset({"", "0.0.0.0", "::"})  # a bind to every address of the machine
 # Bounds on what one client can make the server hold (docs/server.md "Limits").
 DEFAULT_MAX_CONNECTIONS = 100
 DEFAULT_IDLE_TIMEOUT = 5  # seconds
@@ -178,11 +179,26 @@ class Settings:
         return is_loopback(self.host)
 
     def security_hosts(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """Host and Origin headers accepted over HTTP (DNS-rebinding protection is always on)."""
+        """Host and Origin headers accepted over HTTP (DNS-rebinding protection is always on): the loopback names,
+        the address bound (the URL the server prints: `--host 127.0.0.2` refused it) and `--allowed-host`. A
+        rebinding page's requests carry the attacker's DNS name as Host, never an address or `localhost`, so the
+        loopback names are accepted on any bind too: a health check on the server's machine needs them."""
+        own = (self.bound_host,) if self.bound_host else ()
+        hosts = tuple(dict.fromkeys((*LOOPBACK_ALLOWED_HOSTS, *own, *self.allowed_hosts)))
         if self.loopback:
-            return LOOPBACK_ALLOWED_HOSTS + self.allowed_hosts, LOOPBACK_ALLOWED_ORIGINS + self.allowed_origins
-        origins = self.allowed_origins or tuple(f"{s}://{h}" for h in self.allowed_hosts for s in ("http", "https"))
-        return self.allowed_hosts, origins
+            origins = (*LOOPBACK_ALLOWED_ORIGINS, *(f"http://{h}" for h in own), *self.allowed_origins)
+            return hosts, tuple(dict.fromkeys(origins))
+        named = (*own, *self.allowed_hosts)
+        return hosts, self.allowed_origins or tuple(f"{s}://{h}" for h in named for s in ("http", "https"))
+
+    @property
+    def bound_host(self) -> str | None:
+        """The Host pattern of the address bound (`127.0.0.2:*`, `[fd00::5]:*`), or None for every address
+        (`0.0.0.0`, `::`): no client writes that in a URL."""
+        host = self.host.strip("[]")
+        if host in WILDCARD_HOSTS:
+            return None
+        return f"[{host}]:*" if ":" in host else f"{host}:*"
 
 
 def is_loopback(host: str) -> bool:

@@ -74,10 +74,15 @@ async def test_stateless_needs_no_session_affinity(served: tuple[str, int]) -> N
         ).contents
 
 
-async def test_a_non_loopback_bind_accepts_only_the_allowed_hosts(catalog_build: Path) -> None:
-    with serving_http(catalog_build, "--host", "0.0.0.0", "--allowed-host", "capidx.test:*") as (_proc, _url, port):
+async def test_a_non_loopback_bind_accepts_the_allowed_hosts_and_the_loopback_names(catalog_build: Path) -> None:
+    """Bound to every address, the server answers the names `--allowed-host` gives, and the loopback names (a health
+    check on its own machine; no rebinding page sends them), and its log gives a URL that works."""
+    with serving_http(catalog_build, "--host", "0.0.0.0", "--allowed-host", "capidx.test:*") as (_proc, url, port):
         local = f"http://127.0.0.1:{port}/mcp"
-        assert httpx2.post(local, json=INITIALIZE, headers=HEADERS, timeout=10).status_code == 421
+        assert url == local  # the URL logged, not http://0.0.0.0:…
+        assert httpx2.post(local, json=INITIALIZE, headers=HEADERS, timeout=10).status_code == 200
+        other = {**HEADERS, "Host": f"rebinding.test:{port}"}
+        assert httpx2.post(local, json=INITIALIZE, headers=other, timeout=10).status_code == 421
         allowed = {**HEADERS, "Host": f"capidx.test:{port}"}
         assert httpx2.post(local, json=INITIALIZE, headers=allowed, timeout=10).status_code == 200
         async with (
@@ -85,6 +90,16 @@ async def test_a_non_loopback_bind_accepts_only_the_allowed_hosts(catalog_build:
             Client(streamable_http_client(local, http_client=http), mode="legacy", cache=None) as client,
         ):
             assert (await client.list_tools()).tools
+
+
+def test_a_loopback_address_bound_accepts_the_url_it_logs(catalog_build: Path) -> None:
+    """`--host 127.0.0.2` logged http://127.0.0.2:PORT/mcp and answered that URL 421 (only 127.0.0.1, localhost and
+    [::1] were accepted)."""
+    with serving_http(catalog_build, "--host", "127.0.0.2") as (_proc, url, port):
+        assert url == f"http://127.0.0.2:{port}/mcp"
+        assert httpx2.post(url, json=INITIALIZE, headers=HEADERS, timeout=10).status_code == 200
+        origin = {**HEADERS, "Origin": f"http://127.0.0.2:{port}"}
+        assert httpx2.post(url, json=INITIALIZE, headers=origin, timeout=10).status_code == 200
 
 
 async def test_a_2026_listener_over_http_hears_a_reload_and_a_shutdown_ends_its_stream(tmp_path: Path) -> None:

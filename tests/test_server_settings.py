@@ -179,7 +179,15 @@ def test_non_loopback_http_requires_allowed_hosts() -> None:
     (problem,) = problems(flags={"transport": "http", "host": "0.0.0.0"})
     assert "0.0.0.0 is not a loopback address" in problem and "--allowed-host" in problem
     s = settings({"transport": "http", "host": "0.0.0.0", "allowed_hosts": ("example.org:8000",)})
-    assert s.security_hosts() == (("example.org:8000",), ("http://example.org:8000", "https://example.org:8000"))
+    assert s.security_hosts() == (
+        ("127.0.0.1:*", "localhost:*", "[::1]:*", "example.org:8000"),
+        ("http://example.org:8000", "https://example.org:8000"),
+    )
+    bound = settings({"transport": "http", "host": "10.0.0.5", "allowed_hosts": ("capidx.test",)}).security_hosts()
+    assert bound[0][3:] == ("10.0.0.5:*", "capidx.test") and bound[1][:2] == ("http://10.0.0.5:*", "https://10.0.0.5:*")
+    assert "fd00::5" in str(
+        settings({"transport": "http", "host": "fd00::5", "allowed_hosts": ("a",)}).security_hosts()
+    )
     for loopback in ("127.0.0.1", "::1", "localhost", "127.0.0.2"):
         assert settings({"transport": "http", "host": loopback}).loopback
     # stdio ignores the host, but an invalid combination is still only checked for http
