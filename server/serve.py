@@ -7,6 +7,7 @@ SIGTERM stop either transport (server/signals.py): `run` then raises `Stopped`.
 from __future__ import annotations
 
 import contextlib
+import errno
 import gc
 import logging
 import os
@@ -136,6 +137,23 @@ async def _serve_stdio(hub: Hub, settings: Settings) -> None:
     await _serve_until_stopped(hub, settings, serve, serving.cancel)
 
 
+def _bind_remedy(host: str, port: int) -> str:
+    """What to do about a bind that failed, from a second try's error: uvicorn logs its own and exits, so the
+    error line the user reads last said only "cannot listen"."""
+    try:
+        family = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)[0][0]
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.bind((host.strip("[]"), port))
+    except OSError as error:
+        if error.errno == errno.EADDRINUSE:
+            return ": the port is in use (another server?): choose another --port, or --port 0 for any free one"
+        if error.errno == errno.EACCES:
+            return ": permission denied (a port below 1024 needs privileges): choose a port from 1024 up"
+        if error.errno == errno.EADDRNOTAVAIL:
+            return ": no interface of this machine has that address: check --host"
+    return ""
+
+
 async def _serve_http(hub: Hub, settings: Settings) -> None:
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
@@ -221,7 +239,8 @@ async def _serve_http(hub: Hub, settings: Settings) -> None:
             try:
                 await server.serve()
             except SystemExit:  # uvicorn exits when it cannot bind; it has logged why
-                raise StartupError(f"cannot listen on {settings.host}:{settings.port}") from None
+                where = f"{settings.host}:{settings.port}"
+                raise StartupError(f"cannot listen on {where}{_bind_remedy(settings.host, settings.port)}") from None
             tg.cancel_scope.cancel()
 
     await _serve_until_stopped(hub, settings, serve, stop)

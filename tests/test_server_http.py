@@ -138,7 +138,17 @@ def test_a_port_in_use_exits_2(catalog_build: Path) -> None:
             "--build", str(catalog_build), "--transport", "http", "--port", str(port), cwd=catalog_build.parent
         )
     assert result.returncode == 2
-    assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
+    assert f"cannot listen on 127.0.0.1:{port}: the port is in use" in result.stderr
+    assert "--port 0" in result.stderr.splitlines()[-1]  # the last line says what to do
+
+
+def test_an_address_of_no_interface_says_to_check_the_host(catalog_build: Path) -> None:
+    result = run_serve(
+        "--build", str(catalog_build), "--transport", "http", "--host", "192.0.2.1", "--allowed-host", "a.test",
+        cwd=catalog_build.parent,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert "no interface of this machine has that address: check --host" in result.stderr.splitlines()[-1]
 
 
 BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
