@@ -101,7 +101,10 @@ OUTPUT_SCHEMAS: dict[ToolName, dict[str, Any]] = {
         "properties": {"capability": _OBJECT, "agents": _ARRAY, "suggestions": _ARRAY, "candidates": _ARRAY},
     },
     ToolName.LIST: {"type": "object", "properties": {"filter": _OBJECT, "capabilities": _ARRAY}},
-    ToolName.SOURCES: {"type": "object", "properties": {"filter": _OBJECT, "sources": _ARRAY, "candidates": _ARRAY}},
+    ToolName.SOURCES: {
+        "type": "object",
+        "properties": {"filter": _OBJECT, "sources": _ARRAY, "agents": _ARRAY, "candidates": _ARRAY},
+    },
 }
 
 READ_ONLY = types.ToolAnnotations(read_only_hint=True, open_world_hint=False)
@@ -343,15 +346,25 @@ def _filtered(
 # --- the tools --------------------------------------------------------------------------------------
 
 
+def _several_agents(snapshot: Snapshot, agent: str) -> tuple[list[Resolution], list[str], str | None] | None:
+    """An agent argument that names no one agent read as the agents it stands for: a name they share ('copilot'), or
+    names joined ('claude vs gemini', 'claude, copilot', read as compare_capability reads a string of names): how
+    each name was read, the agents' ids in the order named, and what to say of a joined name that is no agent
+    ('claude vs cursor', said as a comparison says it: the tool does answer for several). None when the argument
+    stands for one agent at most (unknown, or one agent named twice): `agent_args.one_agent_problem` says why."""
+    found, problem = agent_args.resolve_agents(snapshot, agent_args.comma_separated(agent), several=True)
+    if len(ids := agent_args.named_ids(found)) > 1 or (problem is not None and len(found) > 1):
+        return found, ids, problem
+    return None
+
+
 def lookup_capability(snapshot: Snapshot, agent: str, capability: str) -> types.CallToolResult:
     agent_res = resolve_agent(snapshot.index, agent)
     if not agent_res.ok:
-        # A name that stands for several agents ('copilot', 'claude vs gemini', 'claude, copilot', read as
-        # compare_capability reads a string of names) is answered as a comparison of them, in this one call: the model
-        # asked about each of them. Joined names of which one is no agent ('claude vs cursor') are said as a
-        # comparison says them: this tool does answer for several.
-        found, problem = agent_args.resolve_agents(snapshot, agent_args.comma_separated(agent), several=True)
-        if len(ids := agent_args.named_ids(found)) > 1 or (problem is not None and len(found) > 1):
+        # A name that stands for several agents is answered as a comparison of them, in this one call: the model
+        # asked about each of them.
+        if (several := _several_agents(snapshot, agent)) is not None:
+            found, ids, problem = several
             read = agent_args.read_as_agents(agent, ids) if problem is None else ""
             return _compared(snapshot, resolve_capability(snapshot.index, capability), [agent], found, problem, read)
         return _error(agent_args.one_agent_problem(snapshot, agent_res), agent=agent_res)
@@ -456,6 +469,8 @@ def get_sources(snapshot: Snapshot, agent: str | None = None, capability: str | 
     if agent is not None:
         resolved["agent"] = resolve_agent(snapshot.index, agent)
         if not resolved["agent"].ok:
+            if (several := _several_agents(snapshot, agent)) is not None:  # each agent's sources, in this one call
+                return _sources_of_several(snapshot, agent, capability, *several)
             return _error(agent_args.one_agent_problem(snapshot, resolved["agent"]), **resolved)
     agent_id = resolved["agent"].value if "agent" in resolved else None
     if capability is not None:
@@ -472,6 +487,46 @@ def get_sources(snapshot: Snapshot, agent: str | None = None, capability: str | 
     elif agent_id:  # every source of the agent's records: those that cite none are not in it
         notes = [records.uncited_records(snapshot, agent_id)]
     return _filtered(snapshot, "sources", "sources", resolved, " ".join(filter(None, notes)))
+
+
+def _sources_of_several(
+    snapshot: Snapshot,
+    agent: str,
+    capability: str | None,
+    found: list[Resolution],
+    ids: list[str],
+    problem: str | None,
+) -> types.CallToolResult:
+    """get_sources for a name of several agents ('copilot'): each agent's answer in `agents`, in the order named,
+    as its own call would give it (`sources`, and the `hint` of a capability its data does not mention), said to
+    stand for those agents in the words a lookup uses; a joined name that is no agent is said as a lookup says it."""
+    cap_res = resolve_capability(snapshot.index, capability) if capability is not None else None
+    asked: dict[str, Resolution] = {"capability": cap_res} if cap_res is not None else {}
+    if problem is not None:
+        return _error(problem, agents=found, **asked)
+    read = agent_args.read_as_agents(agent, ids)
+    if cap_res is not None and not cap_res.ok:  # ambiguous or unknown: candidates, for none of the agents in particular
+        return _synthesized(snapshot, unresolved.candidates(snapshot, cap_res, None), read, agents=found, **asked)
+    slug = cap_res.value if cap_res is not None else None
+    entry = snapshot.index.capabilities.get(slug or "")
+    answers, notes = [], [read]
+    for agent_id in ids:
+        params = {"agent": agent_id, **({"capability": slug} if slug else {})}
+        document = snapshot.find("sources", **params)
+        value = document.value if document is not None else None
+        if document is not None and not isinstance(value, dict):
+            return _error(f"The build's sources document {document.uri} is not a JSON object; rebuild it.")
+        if value is None or (entry is not None and agent_id not in entry.agents):
+            answers.append({"agent": agent_id, "sources": [], "hint": unlisted.nothing(snapshot, "sources", params)})
+        else:
+            answers.append({"agent": agent_id, "sources": value.get("sources", [])})
+        notes.append(
+            records.uncited(snapshot, cap_res, agent_id) if cap_res else records.uncited_records(snapshot, agent_id)
+        )
+    if cap_res is not None:
+        notes.insert(1, records.borrowed(snapshot, cap_res, ids, "whose sources are listed above"))
+    whole = {"filter": {"agents": ids, **({"capability": slug} if slug else {})}, "agents": answers}
+    return _synthesized(snapshot, whole, " ".join(filter(None, notes)), agents=found, **asked)
 
 
 def get_capability_index(snapshot: Snapshot, variant: str) -> types.CallToolResult:

@@ -432,6 +432,47 @@ async def test_a_lookup_for_a_name_of_several_agents_answers_each_side_by_side(a
     assert "'copilot vs gemini' read as copilot-cli, vscode-copilot and gemini-cli." in [b.text for b in joined.content]
 
 
+async def test_sources_for_a_name_of_several_agents_answer_for_each(any_build: Path, revision: str) -> None:
+    """get_sources with 'copilot' was an error that sent the model back for one id: each agent's sources now, in this
+    one call, under `agents`, each as its own call answers it (without the filter), and the reading said in a
+    lookup's words; a name among them that is no agent is still named as unknown."""
+    import jsonschema
+
+    async with connect(any_build, revision) as client:
+        tools_listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        both = await client.call_tool("get_sources", {"agent": "copilot", "capability": "Plugins"})
+        each = {
+            agent: await client.call_tool("get_sources", {"agent": agent, "capability": "Plugins"})
+            for agent in ("copilot-cli", "vscode-copilot")
+        }
+        every = await client.call_tool("get_sources", {"agent": "GitHub Copilot"})
+        alone = {agent: await client.call_tool("get_sources", {"agent": agent}) for agent in each}
+        unknown = await client.call_tool("get_sources", {"agent": "copilot and cursor", "capability": "Plugins"})
+        unclear = await client.call_tool("get_sources", {"agent": "copilot", "capability": "zzqx telepathy"})
+    schema = tools_listed["get_sources"].output_schema
+    for answer, own in ((both, each), (every, alone)):
+        assert not answer.is_error
+        value = answer.structured_content
+        assert json.loads(answer.content[0].text) == value
+        assert [entry["agent"] for entry in value["agents"]] == ["copilot-cli", "vscode-copilot"]
+        for entry in value["agents"]:
+            one = own[entry["agent"]].structured_content
+            assert entry == {"agent": entry["agent"], **{k: v for k, v in one.items() if k != "filter"}}
+        jsonschema.validate(value, schema)
+    assert both.structured_content["filter"] == {"agents": ["copilot-cli", "vscode-copilot"], "capability": "plugins"}
+    assert every.structured_content["filter"] == {"agents": ["copilot-cli", "vscode-copilot"]}
+    assert both.structured_content["agents"][1]["hint"].startswith("vscode-copilot's data does not mention Plugins")
+    assert both.content[1].text.startswith("'copilot' read as copilot-cli and vscode-copilot.")
+    assert every.content[1].text.startswith("'GitHub Copilot' read as copilot-cli and vscode-copilot.")
+    agents = both.meta["capidx/resolution"]["agents"]
+    assert [(a["input"], a["status"]) for a in agents] == [("copilot", "ambiguous")]
+    jsonschema.validate(each["copilot-cli"].structured_content, schema)  # one agent's answer, as before
+    ids = "claude-code, copilot-cli, gemini-cli, vscode-copilot"
+    assert unknown.is_error and text_of(unknown) == f"Unknown agent 'cursor': this catalog covers {ids}."
+    assert not unclear.is_error and unclear.structured_content["candidates"]
+    assert "'copilot' read as copilot-cli and vscode-copilot." in [block.text for block in unclear.content]
+
+
 async def test_low_margin_without_snippets_returns_top_three_with_confidence(tmp_path: Path, revision: str) -> None:
     older = write_build(tmp_path / "build", enhanced=False)  # a build from before snippets
     async with connect(older, revision) as client:
@@ -1226,10 +1267,11 @@ async def test_errors_say_what_the_catalog_covers_and_where_to_go(any_build: Pat
         half = await client.call_tool("lookup_capability", {"agent": "claude vs cursor", "capability": "hooks"})
         twice = await client.call_tool("lookup_capability", {"agent": "claude vs claude code", "capability": "hooks"})
     ids = ("claude-code", "copilot-cli", "gemini-cli", "vscode-copilot")
-    sources, listing = map(text_of, joined)
-    assert all(answer.is_error for answer in joined)
-    assert sources.startswith("'claude, copilot cli' names 2 agents (claude-code, copilot-cli): this tool answers")
-    assert "Call it once per agent" in listing and "compare_capability" not in listing
+    sources, listing = joined
+    # each agent's sources, in this one call
+    assert [entry["agent"] for entry in sources.structured_content["agents"]] == ["claude-code", "copilot-cli"]
+    assert "'claude, copilot cli' read as claude-code and copilot-cli." in [block.text for block in sources.content]
+    assert listing.is_error and "Call it once per agent" in text_of(listing)
     # a lookup answers the agents joined side by side, in this one call
     assert [e["agent"] for e in compared.structured_content["agents"]] == ["claude-code", "gemini-cli"]
     assert "'claude vs gemini' read as claude-code and gemini-cli." in [block.text for block in compared.content]
