@@ -2,8 +2,9 @@
 
 Models join names in one string ('claude vs gemini', 'claude, gemini', even 'claude gemini') when comparing, and
 misspell or guess ids outside the catalog. `resolve_agents` reads each name, a joined string as the agents it joins
-(within a bounded number of resolutions per call); `one_agent_problem` tells a tool answering for one agent that it was
-given several; `covered` says which agents the catalog has, for the tools and the resource templates alike.
+(within a bounded number of resolutions per call), which the tools answer for each agent; `one_agent_problem` says why
+an argument names no agent; `covered` says which agents the catalog has, for the tools and the resource templates
+alike.
 """
 
 from __future__ import annotations
@@ -53,21 +54,13 @@ def _not_an_agent(snapshot: Snapshot, name: str) -> str:
 
 
 def one_agent_problem(snapshot: Snapshot, resolution: Resolution) -> str:
-    """Why an agent argument names no one agent: when it joins several agents' names ('claude vs gemini', 'claude,
-    gemini'), that this tool answers for one at a time (a lookup answers them side by side instead); else
-    `_agents_problem`."""
-    found, problem = resolve_agents(snapshot, comma_separated(resolution.query))
-    if len(found) < 2:  # not names joined: the name itself is unknown or ambiguous
-        return _agents_problem(snapshot, [resolution])
-    if problem is not None:  # joined names, one of them no agent or several ('claude and copilot')
-        return f"{resolution.query!r} joins several names, and this tool answers for one agent. {problem}"
-    ids = list(dict.fromkeys(r.value for r in found))
-    if len(ids) == 1:  # 'claude vs claude code'
+    """Why an agent argument names no agent, once a tool has found that it stands for no more than one (a name of
+    several agents, or several names joined, is answered for each of them): one agent named more than once ('claude
+    vs claude code'), else `_agents_problem`."""
+    found, _problem = resolve_agents(snapshot, comma_separated(resolution.query), several=True)
+    if len(found) > 1 and len(ids := named_ids(found)) == 1:
         return f"{resolution.query!r} names {ids[0]} more than once: give it once, as the agent argument."
-    return (
-        f"{resolution.query!r} names {len(ids)} agents ({', '.join(map(str, ids))}): this tool answers for one at a "
-        "time. Call it once per agent."
-    )
+    return _agents_problem(snapshot, [resolution])
 
 
 def covered(snapshot: Snapshot, unknown: list[Resolution]) -> str:

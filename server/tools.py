@@ -39,6 +39,9 @@ UNKNOWN_NAME_CHARS = 60
 SAID_PROBLEMS = 5  # problems an invalid-arguments message names (a list too long may hold thousands of blanks)
 # Claude Code cuts each tool description at 2,048 characters: every description stays within it.
 MAX_DESCRIPTION = 2_048
+# Agents a name of several may stand for in a list or sources answer without a category or capability (each agent's
+# whole list is ~700-900 tokens on the bundled catalog, its sources ~1,700): past them, one narrows the question.
+SEVERAL_WHOLE = 4
 
 
 class ToolName(StrEnum):
@@ -447,19 +450,70 @@ def list_capabilities(
     if agent is not None:
         resolved["agent"] = resolve_agent(snapshot.index, agent)
         if not resolved["agent"].ok:
+            if (several := _several_agents(snapshot, agent)) is not None:  # each agent's list, in this one call
+                return _list_of_several(snapshot, agent, category, *several)
             return _error(agent_args.one_agent_problem(snapshot, resolved["agent"]), **resolved)
     if category is not None:
-        resolved["category"] = resolve_category(snapshot.index, category)
-        if not resolved["category"].ok:
-            if resolved["category"].status == "ambiguous":
-                options = ", ".join(c.value for c in resolved["category"].candidates)
-                return _error(f"Category {category!r} is ambiguous: it could be {options}.", **resolved)
-            if (slug := snapshot.index.keys.get(normalize(category))) is not None:  # a capability's name
-                hint = f" {category!r} is a capability ({slug}): call lookup_capability or compare_capability."
-                return _error(f"Unknown category {category!r}.{hint}", **resolved)
-            return _error(f"Unknown category {category!r}.{agent_args.closest(resolved['category'])}", **resolved)
+        resolved["category"], problem = _category(snapshot, category)
+        if problem:
+            return _error(problem, **resolved)
     # An agent with nothing in that category has no document.
     return _filtered(snapshot, "list", "capabilities", resolved, unlisted.not_listed(snapshot, resolved))
+
+
+def _category(snapshot: Snapshot, category: str) -> tuple[Resolution, str]:
+    """A category argument's reading, and what to say when it names no category ('' when it does)."""
+    resolution = resolve_category(snapshot.index, category)
+    if resolution.ok:
+        return resolution, ""
+    if resolution.status == "ambiguous":
+        options = ", ".join(c.value for c in resolution.candidates)
+        return resolution, f"Category {category!r} is ambiguous: it could be {options}."
+    if (slug := snapshot.index.keys.get(normalize(category))) is not None:  # a capability's name
+        hint = f" {category!r} is a capability ({slug}): call lookup_capability or compare_capability."
+        return resolution, f"Unknown category {category!r}.{hint}"
+    return resolution, f"Unknown category {category!r}.{agent_args.closest(resolution)}"
+
+
+def _list_of_several(
+    snapshot: Snapshot,
+    agent: str,
+    category: str | None,
+    found: list[Resolution],
+    ids: list[str],
+    problem: str | None,
+) -> types.CallToolResult:
+    """list_capabilities for a name of several agents ('copilot'): their rows in the shape of a category's list (each
+    row with its `agent`; a capability's rows together, the agents in the order named), `filter.agents` naming them,
+    said to stand for those agents in the words a lookup uses, then what their data leaves out; a joined name that is
+    no agent is said as a lookup says it."""
+    asked: dict[str, Resolution] = {}
+    wrong = ""
+    if category is not None:
+        asked["category"], wrong = _category(snapshot, category)
+    if problem is not None or wrong:
+        return _error(problem or wrong, agents=found, **asked)
+    if category is None and (too_many := _too_many(agent, ids, "list", "a category")):
+        return _error(too_many, agents=found)
+    in_category = {"category": asked["category"].value} if category is not None else {}
+    rows: list[dict[str, Any]] = []
+    for agent_id in ids:
+        document = snapshot.find("list", agent=agent_id, **in_category)
+        value = document.value if document is not None else {"capabilities": []}  # nothing in the category
+        if not isinstance(value, dict) or not isinstance(value.get("capabilities"), list):
+            return _error(f"The build's list document {document.uri if document else ''} is not valid; rebuild it.")
+        rows += [{**row, "agent": agent_id} for row in value["capabilities"] if isinstance(row, dict)]
+    first: dict[Any, int] = {}
+    for place, row in enumerate(rows):
+        first.setdefault(row.get("slug"), place)
+    whole: dict[str, Any] = {
+        "filter": {"agents": ids, **in_category},
+        "capabilities": sorted(rows, key=lambda row: first[row.get("slug")]),  # stable: agents in the order named
+    }
+    if not rows:
+        whole["hint"] = f"The data of {', '.join(ids)} records no capability in {in_category['category']}."
+    note = " ".join(filter(None, [agent_args.read_as_agents(agent, ids), unlisted.not_listed(snapshot, asked, ids)]))
+    return _synthesized(snapshot, whole, note, agents=found, **asked)
 
 
 def get_sources(snapshot: Snapshot, agent: str | None = None, capability: str | None = None) -> types.CallToolResult:
@@ -489,6 +543,17 @@ def get_sources(snapshot: Snapshot, agent: str | None = None, capability: str | 
     return _filtered(snapshot, "sources", "sources", resolved, " ".join(filter(None, notes)))
 
 
+def _too_many(agent: str, ids: list[str], whole: str, narrower: str) -> str:
+    """What to say when a name stands for more agents than one answer gives the whole `whole` of ('' when it does
+    not): a list of every capability of each would cost thousands of tokens."""
+    if len(ids) <= SEVERAL_WHOLE:
+        return ""
+    return (
+        f"{agent!r} stands for {len(ids):,} agents ({named('', ids, 300).rstrip('.')}): one answer gives the whole "
+        f"{whole} of {SEVERAL_WHOLE} at most. Give {narrower}, or at most {SEVERAL_WHOLE} of them."
+    )
+
+
 def _sources_of_several(
     snapshot: Snapshot,
     agent: str,
@@ -504,6 +569,8 @@ def _sources_of_several(
     asked: dict[str, Resolution] = {"capability": cap_res} if cap_res is not None else {}
     if problem is not None:
         return _error(problem, agents=found, **asked)
+    if cap_res is None and (too_many := _too_many(agent, ids, "sources", "a capability")):
+        return _error(too_many, agents=found)
     read = agent_args.read_as_agents(agent, ids)
     if cap_res is not None and not cap_res.ok:  # ambiguous or unknown: candidates, for none of the agents in particular
         return _synthesized(snapshot, unresolved.candidates(snapshot, cap_res, None), read, agents=found, **asked)

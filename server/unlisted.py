@@ -21,18 +21,21 @@ NOT_LISTED_SHOWN = 10  # sentences a category's list's note says, at most: one p
 NOT_LISTED_CHARS = 600
 
 
-def not_listed(snapshot: Snapshot, resolved: Mapping[str, Resolution]) -> str:
+def not_listed(snapshot: Snapshot, resolved: Mapping[str, Resolution], several: Sequence[str] = ()) -> str:
     """After a list: the capabilities of the catalog (in the category) that the agent's data does not mention, which
     the list leaves out; for a category's list, the same for the agents whose data leaves some out, those that leave
     out the same ones together (up to `NOT_LISTED_SHOWN` sentences, then the other agents as leaving some out too).
     A category's note names every such agent's id, then every capability, within `NOT_LISTED_CHARS` characters
     shared by all (ids first: a count of names is no use without whose they are), then says how many more, and once
     which list names them; the agents whose capabilities no name fits are said with the other agents, in one
-    sentence (a count per agent would say the same thing again and again). A model would otherwise read a missing
-    entry as a no, and cannot see names not given."""
+    sentence (a count per agent would say the same thing again and again). `several`: the agents a name of several
+    stands for ('copilot'), said as a category's agents are, with or without a category. A model would otherwise read
+    a missing entry as a no, and cannot see names not given."""
     category = resolved["category"].value if "category" in resolved else None
     if "agent" in resolved:
         agents = [resolved["agent"].value or ""]
+    elif several:
+        agents = list(several)
     elif category is not None:
         agents = list(snapshot.index.agents)
     else:
@@ -102,6 +105,8 @@ def some_of(shown: list[str], count: int) -> str:
 
 def _narrower(agent: bool, category: bool) -> str:
     """Which list names what a list's note did not: by the agent and a category; none narrower for both."""
+    if not agent and not category:  # several agents' lists
+        return " A list by one of these agents and a category names those not named here."
     if not agent:
         return " A list by an agent and this category names those not named here."
     return "" if category else " A list by that agent and a category names those not named here."

@@ -473,6 +473,50 @@ async def test_sources_for_a_name_of_several_agents_answer_for_each(any_build: P
     assert "'copilot' read as copilot-cli and vscode-copilot." in [block.text for block in unclear.content]
 
 
+async def test_a_list_for_a_name_of_several_agents_lists_each(
+    any_build: Path, revision: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """list_capabilities with 'copilot' was an error asking for one id: the agents' rows now, in a category list's
+    shape (each row with its `agent`), `filter.agents` naming them, the reading said in a lookup's words and what
+    their data leaves out; past `SEVERAL_WHOLE` agents without a category, a request to narrow it."""
+    ids = ["copilot-cli", "vscode-copilot"]
+    async with connect(any_build, revision) as client:
+        both = await client.call_tool("list_capabilities", {"agent": "copilot"})
+        each = {agent: await client.call_tool("list_capabilities", {"agent": agent}) for agent in ids}
+        in_category = await client.call_tool("list_capabilities", {"agent": "Copilot", "category": "customization"})
+        category = await client.call_tool("list_capabilities", {"category": "customization"})
+        unknown = await client.call_tool("list_capabilities", {"agent": "copilot and cursor"})
+        monkeypatch.setattr(tools, "SEVERAL_WHOLE", 1)
+        too_many = await client.call_tool("list_capabilities", {"agent": "copilot"})
+        sources = await client.call_tool("get_sources", {"agent": "copilot"})
+        narrowed = await client.call_tool("list_capabilities", {"agent": "copilot", "category": "customization"})
+    assert not both.is_error and json.loads(both.content[0].text) == both.structured_content
+    rows = both.structured_content["capabilities"]
+    assert both.structured_content["filter"] == {"agents": ids}
+    for agent in ids:
+        own = each[agent].structured_content["capabilities"]
+        assert sorted((r["slug"], {**r, "agent": agent}) for r in own) == sorted(
+            (r["slug"], r) for r in rows if r["agent"] == agent
+        )
+    slugs = [r["slug"] for r in rows]
+    assert all(slugs.index(slug) == place or slugs[place - 1] == slug for place, slug in enumerate(slugs))  # together
+    assert both.content[1].text.startswith("'copilot' read as copilot-cli and vscode-copilot. Not in ")
+    assert re.search(r"Not in vscode-copilot's data, so not listed: [^.]*\bPlugins\b", both.content[1].text)
+    assert in_category.structured_content == {
+        "filter": {"agents": ids, "category": "customization"},
+        "capabilities": [r for r in category.structured_content["capabilities"] if r["agent"] in ids],
+    }
+    assert [(a["input"], a["status"]) for a in both.meta["capidx/resolution"]["agents"]] == [("copilot", "ambiguous")]
+    covered = "claude-code, copilot-cli, gemini-cli, vscode-copilot"
+    assert unknown.is_error and text_of(unknown) == f"Unknown agent 'cursor': this catalog covers {covered}."
+    whole = "'copilot' stands for 2 agents (copilot-cli, vscode-copilot): one answer gives the whole"
+    assert (
+        too_many.is_error and text_of(too_many) == f"{whole} list of 1 at most. Give a category, or at most 1 of them."
+    )
+    assert sources.is_error and text_of(sources).startswith(f"{whole} sources of 1 at most. Give a capability")
+    assert not narrowed.is_error
+
+
 async def test_low_margin_without_snippets_returns_top_three_with_confidence(tmp_path: Path, revision: str) -> None:
     older = write_build(tmp_path / "build", enhanced=False)  # a build from before snippets
     async with connect(older, revision) as client:
@@ -1258,7 +1302,7 @@ async def test_errors_say_what_the_catalog_covers_and_where_to_go(any_build: Pat
         repeated = await client.call_tool(
             "compare_capability", {"capability": "hooks", "agents": ["copilot", "Copilot", "COPILOT", "cursor"] * 2}
         )
-        joined = [  # several agents where one is wanted: not "unknown"
+        joined = [  # several agents where one was wanted: answered for each
             await client.call_tool("get_sources", {"agent": "claude, copilot cli", "capability": "hooks"}),
             await client.call_tool("list_capabilities", {"agent": "claude and gemini"}),
         ]
@@ -1268,10 +1312,11 @@ async def test_errors_say_what_the_catalog_covers_and_where_to_go(any_build: Pat
         twice = await client.call_tool("lookup_capability", {"agent": "claude vs claude code", "capability": "hooks"})
     ids = ("claude-code", "copilot-cli", "gemini-cli", "vscode-copilot")
     sources, listing = joined
-    # each agent's sources, in this one call
+    # each agent's sources and list, in this one call
     assert [entry["agent"] for entry in sources.structured_content["agents"]] == ["claude-code", "copilot-cli"]
     assert "'claude, copilot cli' read as claude-code and copilot-cli." in [block.text for block in sources.content]
-    assert listing.is_error and "Call it once per agent" in text_of(listing)
+    assert {row["agent"] for row in listing.structured_content["capabilities"]} == {"claude-code", "gemini-cli"}
+    assert listing.content[1].text.startswith("'claude and gemini' read as claude-code and gemini-cli.")
     # a lookup answers the agents joined side by side, in this one call
     assert [e["agent"] for e in compared.structured_content["agents"]] == ["claude-code", "gemini-cli"]
     assert "'claude vs gemini' read as claude-code and gemini-cli." in [block.text for block in compared.content]
