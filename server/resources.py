@@ -18,7 +18,7 @@ from urllib.parse import unquote
 import mcp_types as types
 
 from capidx.schema.text import normalize
-from capidx.server.agent_args import covered
+from capidx.server.agent_args import comma_separated, covered, named_ids, resolve_agents
 from capidx.server.limits import clip
 from capidx.server.matchindex import RESOLUTION_META, MatchIndex, Resolution
 from capidx.server.names import resolve_agent, resolve_category
@@ -135,6 +135,8 @@ def read_resource(snapshot: Snapshot, kinds: frozenset[str], uri: str) -> Read:
             raise ResourceNotFound(uri, said, options)
         found = snapshot.find(kind, **{template.parameter: resolution.value}) if resolution.ok else None
         if found is None and kind == "agent" and resolution.status == "unknown":  # said as the tools say it
+            if (several := _several_agents(snapshot, uri, value, template.uri_base)) is not None:
+                raise several
             message = (
                 f"Resource not found: {clip(uri)}: unknown agent '{clip(value)}': {covered(snapshot, [resolution])}"
             )
@@ -149,6 +151,23 @@ def read_resource(snapshot: Snapshot, kinds: frozenset[str], uri: str) -> Read:
             raise ResourceNotFound(uri, f"Resource not found: {clip(uri)}: {_no_match(kind, value)}{hint}", closest)
         return Read(found, resolution)
     raise _not_found(snapshot, kinds, uri)
+
+
+def _several_agents(snapshot: Snapshot, uri: str, value: str, base: str) -> ResourceNotFound | None:
+    """An agent value that joins several agents' names ('claude vs gemini', 'claude, copilot'), read as the tools read
+    it: each agent has its own resource, and the error names each one's URI (with what to say of a name among them
+    that is no agent). None when the value stands for one agent at most."""
+    found, problem = resolve_agents(snapshot, comma_separated(value), several=True)
+    ids = named_ids(found)
+    if len(ids) < 2 and (problem is None or len(found) < 2):
+        return None
+    uris = [base + agent for agent in ids]
+    if problem is None:
+        said = f"{clip(value)!r} names {len(ids)} agents, a resource each: {', '.join(uris)}"
+    else:
+        others = f" The others' resources: {', '.join(uris)}" if uris else ""
+        said = f"{problem[:1].lower()}{problem[1:]}{others}"
+    return ResourceNotFound(uri, f"Resource not found: {clip(uri)}: {said}", uris)
 
 
 def _no_match(kind: str, value: str) -> str:

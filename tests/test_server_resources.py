@@ -130,6 +130,29 @@ async def test_ambiguous_template_value_lists_the_candidates(any_build: Path, re
     assert caught.value.data["uri"] == PREFIX + "agents/copilot"
 
 
+async def test_an_agent_value_joining_several_names_names_each_agents_resource(any_build: Path) -> None:
+    """'claude vs gemini' or 'claude, copilot' as an agent value was 'unknown agent': read as the tools read it, the
+    error now names each agent's resource URI (in `data.candidates` too); a name among them that is no agent is said
+    as the tools say it, with the others' URIs."""
+    said, data = {}, {}
+    async with connect(any_build) as client:
+        for value in ("claude%20vs%20gemini", "claude,%20copilot", "copilot%20and%20cursor"):
+            with pytest.raises(MCPError) as caught:
+                await client.read_resource(PREFIX + "agents/" + value)
+            assert caught.value.code == INVALID_PARAMS
+            said[value], data[value] = caught.value.message, caught.value.error.data
+    claude, gemini = PREFIX + "agents/claude-code", PREFIX + "agents/gemini-cli"
+    copilots = [PREFIX + "agents/copilot-cli", PREFIX + "agents/vscode-copilot"]
+    assert said["claude%20vs%20gemini"].endswith(
+        f": 'claude vs gemini' names 2 agents, a resource each: {claude}, {gemini}"
+    )
+    assert data["claude%20vs%20gemini"]["candidates"] == [claude, gemini]
+    assert data["claude,%20copilot"]["candidates"] == [claude, *copilots]
+    unknown = said["copilot%20and%20cursor"]
+    assert ": unknown agent 'cursor': this catalog covers claude-code, " in unknown
+    assert unknown.endswith(f" The others' resources: {', '.join(copilots)}")
+
+
 async def test_a_template_value_that_names_no_one_document_says_why(tmp_path: Path) -> None:
     """As the tools say it: a category's name given as a capability points to the category and lists its
     capabilities; free words that match nothing clearly are not "more than one capability"; a capability's name given
