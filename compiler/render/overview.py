@@ -104,8 +104,8 @@ def render(catalog: Catalog, frame: Frame, form: str) -> str:
 def _matrix(catalog: Catalog, headings: bool) -> str:
     deprecated = f", {DEPRECATED_LEGEND}" if any_deprecated(catalog.capabilities) else ""
     legend = (
-        f"Columns: {' '.join(catalog.agent_ids)}. {AVAILABLE} available, {UNAVAILABLE} not available, "
-        f"{NOT_RECORDED} not recorded{deprecated}."
+        f"Columns: {' '.join(catalog.agent_ids)}. {AVAILABLE} available (tier: see Details), {UNAVAILABLE} not "
+        f"available, {NOT_RECORDED} not recorded{deprecated}; not recorded or not listed: no data, not a no."
     )
     lines = [legend]
     for category, capabilities in catalog.by_category().items():
