@@ -429,6 +429,7 @@ def report(
     options = ReportOptions(
         build=build_dir if build_dir is not None else _configured_out(config, settings),
         build_given=build_dir is not None,
+        above=_config_above(build_dir, settings),
         budget_places=_budget_places(settings) if output_format == "github" else {},
         config_file=_budget_file(settings) if build_dir is None else None,
         against=against,
@@ -512,6 +513,17 @@ def _budget_file(settings: Any) -> str | None:
     from capidx.schema.wording import shown
 
     return shown(settings.config_file, Path.cwd()) if settings is not None and settings.config_file else None
+
+
+def _config_above(build_dir: Path | None, settings: Any) -> Path | None:
+    """The capidx.yaml of a folder above the working one, when the build is the default `build/` because no
+    capidx.yaml is in force (none here, no --config): run from a subfolder of a project, a missing build names the
+    project's (`manifest_reader.above_build_hint`). A --build the user named is not second-guessed."""
+    from capidx.schema.above import config_above
+
+    if build_dir is not None or settings is None or settings.config_file is not None:
+        return None
+    return config_above(resolve(Path.cwd()))
 
 
 def _configured_out(config: Path | None, settings: Any = None) -> Path:
@@ -718,6 +730,7 @@ def inject(files: tuple[Path, ...], build_dir: Path | None, check: bool, force: 
         has_catalog=path_kind(settings.agents) is not PathKind.NOTHING,
         given_build=None if build_dir is None else str(build_dir),
         given_config=None if config is None else str(config),
+        above=_config_above(build_dir, settings),
     )
     click.get_current_context().exit(execute(options, echo=click.echo))
 

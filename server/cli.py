@@ -197,7 +197,7 @@ def _run(settings: Settings) -> None:
         if signum is not None:
             raise click.exceptions.Exit(Stopped(signum).exit_code) from None
         if isinstance(error, BuildError):
-            raise ServeError(str(error)) from None
+            raise ServeError(_no_build_above(error, settings) or str(error)) from None
         raise
     finally:
         # First: a signal from here on meets the handlers from before serve (the `capidx` command's own, which end it
@@ -208,3 +208,26 @@ def _run(settings: Settings) -> None:
         # keep all its own objects of that moment frozen too, never collected once they become garbage.
         gc.unfreeze()
         gc.enable()
+
+
+def _no_build_above(error: Exception, settings: Settings) -> str | None:
+    """`no build at …/agents/claude-code/build: no capidx.yaml here; ../../capidx.yaml is above: run capidx in ../..,
+    or pass --build ../../build`: run from a subfolder of a project, with no capidx.yaml in force and the build
+    folder left to the default (`build/`, not named by --build or CAPIDX_BUILD), nothing of a build there, the
+    capidx.yaml of a folder above (`schema.above`) is named with the build it names (serve.build, else paths.out, as
+    serve reads it there), or with --config when it does not load without error. None in every other case."""
+    from capidx.schema.above import above_hint, config_above
+    from capidx.server.settings import from_file
+    from capidx.server.snapshot import NoBuildError
+
+    where = error.where if isinstance(error, NoBuildError) else None
+    if where is None or settings.config_file is not None or settings.sources.get("build") != "default":
+        return None
+    cwd = Path.cwd()
+    above = config_above(cwd)
+    if above is None:
+        return None
+    values, problems = from_file(above, cwd)
+    if problems:
+        return f"{where}: {above_hint(above, cwd)}"
+    return f"{where}: {above_hint(above, cwd, '--build', values.get('build', above.parent / 'build'))}"

@@ -60,7 +60,13 @@ class BuildError(Exception):
 
 
 class NoBuildError(BuildError):
-    """There is no build at the given path at all."""
+    """There is no build at the given path at all. `where` says where none is (`no build at …`) when nothing of a build
+    is there either, a folder that is nothing or holds no sign of one: a caller that knows where the build is may put
+    its own advice after it (`capidx serve` run from a subfolder of a project names the project's)."""
+
+    def __init__(self, message: str, where: str | None = None) -> None:
+        super().__init__(message)
+        self.where = where
 
 
 class BuildDenied(BuildError):
@@ -233,14 +239,17 @@ def _build_root(directory: Path) -> Path:
     with advice to run `capidx build` that cannot help. An error other than absence is said as it is (`_unreadable`)."""
     try:
         if not _is(stat.S_ISDIR, directory):
-            where = f"{directory} is not a directory" if os.path.exists(directory) else f"no build at {directory}"
-            raise NoBuildError(f"{where}: run `capidx build` first, or pass --build DIR")
+            exists = os.path.exists(directory)
+            where = f"{directory} is not a directory" if exists else f"no build at {directory}"
+            raise NoBuildError(f"{where}: run `capidx build` first, or pass --build DIR", None if exists else where)
         root = resolve(directory, strict=True)
         manifest = root / MANIFEST_NAME
         if not _is(stat.S_ISREG, manifest):
             if os.path.lexists(manifest):  # a pipe would block, a device never end
                 raise BuildError(f"{manifest}: not a regular file (a link loop, a pipe or a device?); {_DAMAGED}")
-            raise NoBuildError(f"no build at {directory} ({MANIFEST_NAME} is missing): {builddir.make_build(root)}")
+            where = f"no build at {directory} ({MANIFEST_NAME} is missing)"
+            nothing = builddir.build_remains(root) in ("empty", "nothing of a build")
+            raise NoBuildError(f"{where}: {builddir.make_build(root)}", where if nothing else None)
     except OSError as error:
         raise _unreadable(directory, error) from None
     return root

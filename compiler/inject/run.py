@@ -46,6 +46,8 @@ class InjectOptions:
     # The options given (`--build`, `--config`), repeated in the commands `--check` suggests; each as written.
     given_build: str | None = None
     given_config: str | None = None
+    # The capidx.yaml of a folder above, none being in force nor --build given: named if `build` holds no build.
+    above: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,7 @@ def execute(options: InjectOptions, echo: Callable[[str], Any] = print) -> int:
     """Check (with `check`) or update every file; return the exit code. `InjectError` (exit 2) names every bad
     input at once, before anything is written."""
     say = _printing(echo)
-    memory = load_memory(options.build, given=options.given_build is not None)
+    memory = load_memory(options.build, given=options.given_build is not None, above=options.above)
     plans = _plan_all(options, memory)
     if options.check:
         return _report(options, plans, say, other=None if _own_build(options, memory) else _shown(options, memory))
@@ -180,9 +182,10 @@ def _plan(target: Target, memory: Memory) -> Plan:
     return Plan(target, block.splice(target.text, found, rendered), stale, done, edited)
 
 
-def load_memory(location: Path, *, given: bool = False) -> Memory:
-    """The build's memory artifact, checked against its sha256 in the manifest (`given`: --build named it)."""
-    manifest = load_manifest(location, given=given, command="inject")
+def load_memory(location: Path, *, given: bool = False, above: Path | None = None) -> Memory:
+    """The build's memory artifact, checked against its sha256 in the manifest (`given`: --build named it; `above`:
+    the capidx.yaml of a folder above, named when there is no build, `load_manifest`)."""
+    manifest = load_manifest(location, given=given, command="inject", above=above)
     row = _memory_row(manifest.artifacts)
     if row is None:
         raise InjectError(

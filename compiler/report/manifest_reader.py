@@ -15,6 +15,7 @@ from capidx.compiler.diagnostics import visible
 from capidx.compiler.errors import UsageError
 from capidx.compiler.validate.manifests import manifest_problems
 from capidx.schema import builddir
+from capidx.schema.above import above_hint
 from capidx.schema.pathkind import PathKind, path_kind
 from capidx.schema.realpath import real_path
 
@@ -48,13 +49,20 @@ _NOT_A_BUILD = f"name the folder `capidx build` wrote (`build/` unless told othe
 
 
 def load_manifest(
-    location: Path, option: str = "--build DIR", *, given: bool = False, command: str = "report"
+    location: Path,
+    option: str = "--build DIR",
+    *,
+    given: bool = False,
+    command: str = "report",
+    above: Path | None = None,
 ) -> Manifest:
     """Read and validate the manifest of a build directory (or a manifest.json path).
 
     `option` is the flag that names `location`, for the hint when there is no build there; `given`: the flag
     was passed (so the hint says how to make a build there rather than to pass it); `command`, the capidx command
-    reading it (`report`, `inject`), whose user a manifest that may not be read needs the permission for."""
+    reading it (`report`, `inject`), whose user a manifest that may not be read needs the permission for; `above`,
+    the capidx.yaml of a folder above the working one (`schema.above.config_above`), when none is in force and
+    `location` is the default `build/`: a missing build there names it (`_no_build`)."""
     path = builddir.manifest_path(location)
     # a link to a manifest.json (`--against base.json`) is the build's manifest, whatever the link is called
     named = {path.name, Path(real_path(path)).name}  # not strict: a link loop, or a chain of links, is no crash
@@ -63,7 +71,7 @@ def load_manifest(
         data = builddir.parse_manifest(path, builddir.read_manifest(path, follow_links=True))
     except builddir.ManifestUnreadable as error:
         if error.missing:
-            raise ManifestError(path, [_no_build(location, option, given)], prefixed=False) from None
+            raise ManifestError(path, [_no_build(location, option, given, above)], prefixed=False) from None
         if error.denied:  # not a damaged build: deleting and rebuilding it would not mend a permission
             raise ManifestError(path, [f"{error.reason}; {builddir.read_permission(command)}"]) from None
         raise ManifestError(path, [f"{error.reason}; {damaged}"]) from None
@@ -92,16 +100,20 @@ def _visible_texts(value: Any) -> Any:
     return value
 
 
-def _no_build(location: Path, option: str, given: bool) -> str:
+def _no_build(location: Path, option: str, given: bool, above: Path | None = None) -> str:
     """Where it looked, as `capidx serve` says it, and the ways out for a command that reads a build and writes none.
     A folder given by its flag (`given`) is not passed again: it was named by mistake, or not built yet (`capidx
     build --out` it, when it is nothing or empty: the build refuses a folder holding something else). The folder
-    looked in when none is given may be another tool's `build/`: a build written elsewhere is then passed."""
+    looked in when none is given may be another tool's `build/`: a build written elsewhere is then passed. Looked in
+    by default from a subfolder of a project (`above`: its capidx.yaml), with nothing of a build there, the project's
+    build is (`above_build_hint`)."""
     folder = path_kind(location) is PathKind.FOLDER
     where = f"no build at {location.absolute()}"
     remains = builddir.build_remains(location) if folder else "empty"
     if folder:
         where += f" ({builddir.MANIFEST} is missing)"
+    if above is not None and not given and remains in ("empty", "nothing of a build"):
+        return f"{where}: {above_build_hint(above, Path.cwd())}"
     flag = option.split()[0]
     if given and remains == "empty":  # passed, and nothing there yet: say how to make a build there
         made = f"`capidx build --out {shlex.quote(str(location))}` makes one"
@@ -119,3 +131,15 @@ def _no_build(location: Path, option: str, given: bool) -> str:
             return f"{where}: {builddir.move_away(f' --out {shlex.quote(str(location))}')}"
         return f"{where}: {builddir.move_away()}, or pass {option}"
     return f"{where}: run `capidx build` first, or pass {option}"
+
+
+def above_build_hint(above: Path, cwd: Path) -> str:
+    """`no capidx.yaml here; ../../capidx.yaml is above: run capidx in ../.., or pass --build ../../build`: the build
+    folder the capidx.yaml `above` names (`paths.out`), read as `capidx build` there reads it; `--config` and the file
+    itself when it does not load without error (report and inject take both)."""
+    from capidx.compiler.config import load_config
+
+    settings, problems = load_config(above, cwd)
+    if any(problem.is_error for problem in problems):
+        return above_hint(above, cwd)
+    return above_hint(above, cwd, "--build", settings.out)

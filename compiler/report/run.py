@@ -48,6 +48,8 @@ class ReportOptions:
 
     build: Path
     build_given: bool = False  # --build named it (else capidx.yaml's `paths.out` or `build/`)
+    # The capidx.yaml of a folder above, none being in force nor --build given: named if `build` holds no build.
+    above: Path | None = None
     against: Path | None = None
     format: str = "text"
     output: Path | None = None
@@ -72,7 +74,7 @@ def run_report(options: ReportOptions, echo: Any = print) -> int:
     Raises a `UsageError` for anything that is not about the budgets (exit code 2): `ManifestError`,
     `BaselineError`, `ReportUsageError`.
     """
-    build = printable(load_manifest(options.build, given=options.build_given))
+    build = printable(load_manifest(options.build, given=options.build_given, above=options.above))
     if options.propose is not None:  # YAML for capidx.yaml, whatever the budgets say of this build
         _deliver(options, propose_budgets(build, options.propose), echo)
         return int(ExitCode.OK)

@@ -19,6 +19,7 @@ from capidx.compiler.files import FolderUnreadable, TooManyTemplates, shown, wal
 from capidx.compiler.validate import configured
 from capidx.compiler.validate.load import file_problem, load_file
 from capidx.compiler.validate.manifests import is_build
+from capidx.schema.above import above_hint, config_above
 from capidx.schema.builddir import MANIFEST
 from capidx.schema.pathkind import PathKind, folder_kind, refusal
 from capidx.schema.realpath import real_path
@@ -220,9 +221,9 @@ def _from_config(config: Config, templates_listed: bool = False) -> Inputs:
     kind = folder_kind(config.agents)
     if kind is not PathKind.FOLDER:
         default = config.config_file is None and config.agents == config.root / "agents"  # no --agents elsewhere
-        above = _config_above(config.root) if default else None
-        above = Path(os.path.relpath(above, config.root)) if above is not None else None  # '../capidx.yaml'
-        problem = configured.missing(config, "agents") or _no_catalog(config.agents, kind, above)
+        above = config_above(config.root) if default else None
+        hint = above_hint(above, config.root) if above is not None else None
+        problem = configured.missing(config, "agents") or _no_catalog(config.agents, kind, hint)
         unseen = kind in (PathKind.DENIED, PathKind.UNLISTED)  # there, but what it holds cannot be told
         return Inputs((), aliases, (), (*refused, problem), complete=not unseen)
     unlisted: list[FolderUnreadable] = []
@@ -281,18 +282,6 @@ def _unreadable_templates(templates: Path | None) -> Diagnostic | None:
     return _refused_folder(templates, "templates folder", kind)
 
 
-CONFIG_LEVELS_UP = 8  # how far above the working folder a capidx.yaml is looked for, to name it in a hint
-
-
-def _config_above(root: Path) -> Path | None:
-    """The nearest capidx.yaml in a folder above `root` (no capidx.yaml there): capidx reads only the working
-    folder's, like mkdocs, so one run from a subfolder of a project (`agents/`) finds no catalog; it is named."""
-    for folder in list(root.parents)[:CONFIG_LEVELS_UP]:
-        if os.path.isfile(found := folder / "capidx.yaml"):
-            return found
-    return None
-
-
 NAMES_COMPARED = 500  # entries of a folder a missing path's name is compared with, at most
 
 
@@ -311,17 +300,14 @@ def _named_like(path: Path) -> str | None:
     return f"did you mean {path.parent / close[0]}?" if len(close) == 1 else None
 
 
-def _no_catalog(agents: Path, kind: PathKind, config_above: Path | None = None) -> Diagnostic:
+def _no_catalog(agents: Path, kind: PathKind, above: str | None = None) -> Diagnostic:
     """The problem of a catalog folder given by `--agents` or the default `agents/` that is not one: not found, no
     folder (a file, a pipe, a link leading nowhere), or not to be looked into (a link into a folder this user may not
-    search, or a folder it may not search itself) or listed, where no other folder would help. `config_above`: the
-    capidx.yaml of a folder above, with no capidx.yaml in force."""
+    search, or a folder it may not search itself) or listed, where no other folder would help. `above`: the hint
+    naming the capidx.yaml of a folder above (`above.above_hint`), with no capidx.yaml in force."""
     if refused := _refused_folder(agents, "catalog directory", kind):
         return refused
-    hint = "run capidx where agents/ is, or pass --agents DIR, --config FILE or PATHS"
-    if config_above is not None:
-        hint = f"no capidx.yaml here; {config_above} is above: run capidx in {config_above.parent}, or pass --config"
-        hint += f" {config_above}"
+    hint = above or "run capidx where agents/ is, or pass --agents DIR, --config FILE or PATHS"
     if kind is PathKind.OTHER:  # there, but no folder: "not found" sent the user looking for a typing error
         return file_problem(agents, f"catalog directory {configured.no_folder(agents)}", hint)
     return file_problem(agents, "catalog directory not found", hint)

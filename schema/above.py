@@ -1,0 +1,44 @@
+"""The capidx.yaml of a folder above the working one, named by every command run from a subfolder of a project.
+
+capidx reads the working folder's capidx.yaml only (or --config's), like mkdocs: run from a subfolder of a project
+(`agents/claude-code/`), validate and build find no catalog there, and report, serve and inject no build. Each names
+the capidx.yaml of the nearest folder above and how to use it (`above_hint`), as long as no capidx.yaml is in force
+and no flag named the catalog or the build. One lookup for the compiler and the server, which import nothing of each
+other. Standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+CONFIG_FILE_NAME = "capidx.yaml"
+CONFIG_LEVELS_UP = 8  # how far above the working folder a capidx.yaml is looked for, to name it in a hint
+
+
+def config_above(root: Path) -> Path | None:
+    """The nearest capidx.yaml in a folder above `root` (no capidx.yaml there): capidx reads only the working
+    folder's, like mkdocs, so one run from a subfolder of a project (`agents/`) finds no catalog, or no build; it is
+    named."""
+    for folder in list(root.parents)[:CONFIG_LEVELS_UP]:
+        if os.path.isfile(found := folder / CONFIG_FILE_NAME):
+            return found
+    return None
+
+
+def above_hint(above: Path, cwd: Path, option: str = "--config", value: Path | None = None) -> str:
+    """`no capidx.yaml here; ../../capidx.yaml is above: run capidx in ../.., or pass --config ../../capidx.yaml`, the
+    capidx.yaml `above` named relative to the working folder `cwd`. `option` and `value` are what to pass instead
+    (`--build` and the build folder that capidx.yaml names): `value` relative to `cwd` when it is in that project,
+    else by its whole path; the capidx.yaml itself when not given."""
+    config = Path(os.path.relpath(above, cwd))
+    given = config if value is None else _named(value, above.parent, cwd)
+    return f"no capidx.yaml here; {config} is above: run capidx in {config.parent}, or pass {option} {given}"
+
+
+def _named(path: Path, project: Path, cwd: Path) -> Path:
+    """`path` relative to `cwd` when it lies in the `project` folder (`../../build`), else by its whole path: a build
+    written elsewhere (`paths.out: /srv/capidx`) reads better as it is than as `../../../../srv/capidx`."""
+    whole = Path(os.path.abspath(path))
+    inside = os.path.commonpath((whole, os.path.abspath(project))) == os.path.abspath(project)
+    return Path(os.path.relpath(whole, cwd)) if inside else whole

@@ -1,0 +1,168 @@
+"""Every command run from a subfolder of a project names the project's capidx.yaml (`capidx.schema.above`).
+
+capidx reads the working folder's capidx.yaml only. Run from `agents/<id>/`, validate and build said where the
+capidx.yaml above is, but report, serve and `inject --check` only "no build at …/agents/<id>/build: run `capidx
+build` first", which sent the user to build in the wrong place. They now name the capidx.yaml above and the build
+it names, relative to the working folder; a --build (or CAPIDX_BUILD) the user gave, a capidx.yaml in force, or no
+capidx.yaml above leaves today's message.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from catalog_factory import built_project, run_cli, write_catalog
+
+from capidx.schema.above import CONFIG_LEVELS_UP, above_hint, config_above
+
+ABOVE = "no capidx.yaml here; ../../capidx.yaml is above: run capidx in ../.., or pass"
+COMMANDS = {"report": ["report"], "serve": ["serve"], "inject": ["inject", "--check", "AGENTS.md"]}
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A built project (capidx.yaml with `paths.out: build`, build/): the tests only read it."""
+    return built_project(tmp_path_factory.mktemp("project"))
+
+
+def _run(command: str, cwd: Path, *more: str) -> tuple[int, str]:
+    """Exit code and everything printed (report and inject print their errors on stdout, serve on stderr)."""
+    result = run_cli([*COMMANDS[command], *more], cwd)
+    return result.exit_code, result.output
+
+
+def _no_build(cwd: Path) -> str:
+    return f"no build at {cwd.resolve() / 'build'}"
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_run_from_an_agent_folder_the_build_above_is_named(project: Path, command: str) -> None:
+    here = project / "agents" / "claude-code"
+    code, output = _run(command, here)
+    assert code == 2, output
+    assert f"{_no_build(here)}: {ABOVE} --build ../../build" in output, output
+    assert not (here / "build").exists()
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_the_build_named_is_the_one_paths_out_names(tmp_path: Path, command: str) -> None:
+    write_catalog(tmp_path)
+    (tmp_path / "capidx.yaml").write_text("paths:\n  out: out/index\n", encoding="utf-8")
+    here = tmp_path / "agents" / "copilot-cli"
+    code, output = _run(command, here)
+    assert code == 2, output
+    assert f"{_no_build(here)}: {ABOVE} --build ../../out/index" in output, output
+
+
+def test_serve_names_serve_build_before_paths_out(tmp_path: Path) -> None:
+    """serve's default build is serve.build of capidx.yaml, else paths.out: read there, it names that one."""
+    write_catalog(tmp_path)
+    (tmp_path / "capidx.yaml").write_text("paths:\n  out: out\nserve:\n  build: served\n", encoding="utf-8")
+    here = tmp_path / "agents" / "copilot-cli"
+    code, output = _run("serve", here)
+    assert code == 2, output
+    assert f"{_no_build(here)}: {ABOVE} --build ../../served" in output, output
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_capidx_yaml_above_that_does_not_load_is_passed_by_config(tmp_path: Path, command: str) -> None:
+    write_catalog(tmp_path)
+    (tmp_path / "capidx.yaml").write_text("paths:\n  out: [build\n", encoding="utf-8")
+    here = tmp_path / "agents" / "claude-code"
+    code, output = _run(command, here)
+    assert code == 2, output
+    assert f"{_no_build(here)}: {ABOVE} --config ../../capidx.yaml" in output, output
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_folder_of_another_tool_where_the_build_is_looked_for_names_the_build_above(
+    project: Path, tmp_path: Path, command: str
+) -> None:
+    """A `build/` of another tool in the subfolder holds nothing of a build: the project's build is still meant."""
+    here = project / "agents" / "vscode-copilot"
+    (here / "build").mkdir()
+    try:
+        (here / "build" / "notes.txt").write_text("another tool's\n", encoding="utf-8")
+        code, output = _run(command, here)
+    finally:
+        (here / "build" / "notes.txt").unlink()
+        (here / "build").rmdir()
+    assert code == 2, output
+    assert f"{_no_build(here)} (manifest.json is missing): {ABOVE} --build ../../build" in output, output
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_the_build_named_is_the_project_s(project: Path, command: str) -> None:
+    """Following the hint works: the build it names is there."""
+    here = project / "agents" / "claude-code"
+    if command == "serve":
+        code, output = _run(command, here, "--build", "../../build", "--print-config")
+    else:
+        code, output = _run(command, here, "--build", "../../build")
+    # inject --check: AGENTS.md holds no block yet (exit 1); report: within budget (exit 0)
+    assert code == (1 if command == "inject" else 0), output
+    assert "no capidx.yaml here" not in output
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_build_folder_given_by_flag_is_not_second_guessed(project: Path, command: str) -> None:
+    here = project / "agents" / "claude-code"
+    code, output = _run(command, here, "--build", "build")
+    assert code == 2, output
+    assert _no_build(here) in output, output
+    assert "capidx.yaml" not in output, output
+
+
+def test_a_build_folder_given_by_capidx_build_is_not_second_guessed(project: Path, monkeypatch) -> None:
+    monkeypatch.setenv("CAPIDX_BUILD", "build")
+    here = project / "agents" / "claude-code"
+    code, output = _run("serve", here)
+    assert code == 2, output
+    assert f"{_no_build(here)}: run `capidx build` first, or pass --build DIR" in output, output
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_capidx_yaml_in_force_is_not_second_guessed(project: Path, tmp_path: Path, command: str) -> None:
+    """--config names the capidx.yaml in force: its build is the one looked for, and nothing is said of another."""
+    (tmp_path / "capidx.yaml").write_text("paths:\n  out: nowhere\n", encoding="utf-8")
+    here = project / "agents" / "claude-code"
+    code, output = _run(command, here, "--config", str(tmp_path / "capidx.yaml"))
+    assert code == 2, output
+    assert f"no build at {tmp_path / 'nowhere'}" in output, output
+    assert "no capidx.yaml here" not in output, output
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_without_a_capidx_yaml_above_the_message_is_today_s(tmp_path: Path, command: str) -> None:
+    write_catalog(tmp_path)
+    here = tmp_path / "agents" / "claude-code"
+    assert config_above(here) is None  # nothing above the test's folder either
+    code, output = _run(command, here)
+    assert code == 2, output
+    assert f"{_no_build(here)}: run `capidx build` first, or pass --build DIR" in output, output
+    assert "capidx.yaml" not in output, output
+
+
+@pytest.mark.parametrize("command", ["validate", "build"])
+def test_validate_and_build_from_an_agent_folder_name_the_capidx_yaml_above(project: Path, command: str) -> None:
+    here = project / "agents" / "claude-code"
+    result = run_cli([command], here)
+    assert result.exit_code == 2, result.output
+    assert f"agents: catalog directory not found ({ABOVE} --config ../../capidx.yaml)" in result.output.splitlines()
+    assert not (here / "build").exists()
+
+
+def test_the_lookup_stops_some_levels_up(tmp_path: Path) -> None:
+    (tmp_path / "capidx.yaml").write_text("title: T\n", encoding="utf-8")
+    deep = tmp_path.joinpath(*["d"] * CONFIG_LEVELS_UP)
+    assert config_above(deep) == tmp_path / "capidx.yaml"
+    assert config_above(deep / "d") is None
+
+
+def test_a_build_outside_the_project_is_named_by_its_whole_path(tmp_path: Path) -> None:
+    above = tmp_path / "project" / "capidx.yaml"
+    here = tmp_path / "project" / "agents"
+    hint = above_hint(above, here, "--build", tmp_path / "shared" / "build")
+    shared = tmp_path / "shared" / "build"
+    assert hint == f"no capidx.yaml here; ../capidx.yaml is above: run capidx in .., or pass --build {shared}"
