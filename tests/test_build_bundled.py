@@ -112,3 +112,21 @@ def test_no_list_item_ends_in_doubled_punctuation(built: Path) -> None:
             name = path.relative_to(built)
             doubled += [f"{name}: {text[m.start() - 40 : m.end()]!r}" for m in re.finditer(r"\.;", text)]
     assert not doubled, doubled[:5]
+
+
+def test_an_agents_document_leaves_the_usewhen_patterns_to_the_capability_documents(built: Path) -> None:
+    """A model reads an agent's document whole: its useWhen regular expressions (a quarter of it, saying no more
+    than the trigger phrases) are left out there, and shown in the capability documents and full.md (lossless)."""
+    patterns = {
+        rule["pattern"]
+        for path in _bundled_inputs()
+        if path.name == "current.json"
+        for capability in json.loads(path.read_text("utf-8"))["capabilities"]
+        for rule in capability.get("useWhen", ())
+    }
+    assert patterns
+    agents = "".join(path.read_text("utf-8") for path in (built / "agents").glob("*.md"))
+    capabilities = "".join(path.read_text("utf-8") for path in (built / "capabilities").glob("*.md"))
+    full = (built / "full.md").read_text("utf-8")
+    assert "Use when" not in agents and "Triggers:" in agents
+    assert all(f"`{pattern}`" in capabilities and f"`{pattern}`" in full for pattern in patterns)

@@ -74,7 +74,7 @@ def test_an_override_of_the_capability_macro_reaches_every_document(tmp_path: Pa
     templates = tmp_path / "templates"
     templates.mkdir()
     bundled = (REPO / "templates" / "_macros.md.j2").read_text("utf-8")
-    marker = "{% macro capability(cap, refs, heading, common=none) %}\n"
+    marker = "{% macro capability(cap, refs, heading, common=none, patterns=true) %}\n"
     assert marker in bundled
     (templates / "_macros.md.j2").write_text(
         bundled.replace(marker, marker + "OVERRIDDEN {{ cap.agent }}/{{ cap.slug }}\n"), "utf-8"

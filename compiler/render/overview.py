@@ -221,9 +221,9 @@ def memory_frame(catalog: Catalog, title: str, build: str) -> Frame:
         ),
         tail=(
             "Details: if the capidx MCP server is connected, use its tools lookup_capability, compare_capability, "
-            f"list_capabilities and get_sources; otherwise (after `capidx build`) read {build}/agents/{{agent}}.md, "
-            f"{build}/capabilities/{{capability}}.md and {build}/categories/{{category}}.md (capability: lower-case "
-            "name with hyphens)."
+            f"list_capabilities and get_sources; otherwise (after `capidx build`) read "
+            f"{build}/capabilities/{{capability}}.md (capability: lower-case name with hyphens), "
+            f"{build}/categories/{{category}}.md or {build}/agents/{{agent}}.md (all of one agent)."
         ),
         headings=False,
     )
