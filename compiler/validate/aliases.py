@@ -179,15 +179,19 @@ def check_own_aliases(source: SourceFile, parts: tuple[Any, ...], capability: di
         key = normalize(phrase) if isinstance(phrase, str) else ""
         if not key:
             continue  # not a phrase: the schema's or `blank`'s to say
+        code = "alias-own-name" if key in own else "alias-repeated" if key in first else None
+        if code is None or source.past_cap(code):  # (made in reading order: past the cap, only counted)
+            first.setdefault(key, item)
+            continue
         where = (*parts, "aliases", item)
         if key in own:
             message = f"alias {quote(phrase)} is the capability's own name {quote(owner.name)}"
             hint = "remove it: the name already finds the capability; an alias is another name people use"
-            problems.append(source.diagnostic(where, "warning", message, hint, "alias-own-name"))
-        elif key in first:
+            problems.append(source.diagnostic(where, "warning", message, hint, code))
+        else:
             message = f"alias {quote(phrase)} is given twice in {quote(owner.name)} (first as aliases[{first[key]}])"
             hint = "remove the repeat: phrases are compared ignoring case, spacing and punctuation"
-            problems.append(source.diagnostic(where, "warning", message, hint, "alias-repeated"))
+            problems.append(source.diagnostic(where, "warning", message, hint, code))
         first.setdefault(key, item)
     return problems
 
@@ -208,21 +212,42 @@ def check_record_aliases(
     names = name_keys(documents) if names is None else names
     tabled = table_targets(table, names)
     claims: dict[str, list[_RecordAlias]] = {}
-    for alias in _record_aliases(documents):
-        claims.setdefault(normalize(alias.phrase), []).append(alias)
-    problems = []
+    for key, alias in _record_aliases(documents):
+        claims.setdefault(key, []).append(alias)
+    # The aliases to warn of, made in reading order (a document's, by place): past a file's cap, only counted.
+    warned: list[tuple[_RecordAlias, Named | None, Mapping[str, _RecordAlias], Named, Named | None]] = []
     for key, aliases in claims.items():
         owners: dict[str, _RecordAlias] = {}  # slug -> its first claim, in claim order: linear per phrase
         for claim in aliases:
             owners.setdefault(claim.owner.slug, claim)
         kept = owners[min(owners)].owner  # the first capability by slug: the index's reading for other agents
-        for alias in aliases:
-            if alias.document >= len(sources):
-                continue
-            diagnostic = _dead_alias(sources[alias.document], alias, names.get(key))
-            diagnostic = diagnostic or _shared_alias(sources[alias.document], alias, owners, kept, tabled.get(key))
+        named, by_table = names.get(key), tabled.get(key)
+        if named is None and by_table is None and len(owners) == 1:
+            continue  # a phrase of one capability, and no name: nothing to say of its claims
+        warned += [
+            (alias, named, owners, kept, by_table)
+            for alias in aliases
+            if alias.document < len(sources) and _warned(alias, named, owners, by_table)
+        ]
+    problems = []
+    for alias, named, owners, kept, by_table in sorted(warned, key=lambda found: (found[0].document, found[0].parts)):
+        source = sources[alias.document]
+        if not source.past_cap("alias-record"):  # alias-is-name or alias-shared, one of them per alias
+            diagnostic = _dead_alias(source, alias, named) or _shared_alias(source, alias, owners, kept, by_table)
             problems += [diagnostic] if diagnostic is not None else []
     return problems
+
+
+def _warned(
+    alias: _RecordAlias, named: Named | None, owners: Mapping[str, _RecordAlias], by_table: Named | None
+) -> bool:
+    """Whether `_dead_alias` or `_shared_alias` says something of `alias`, without making what they say."""
+    slug = alias.owner.slug
+    if named is not None and named.slug != slug:
+        return True
+    if by_table is not None:
+        return by_table.slug != slug
+    return any(other != slug for other in owners)
 
 
 def _dead_alias(source: SourceFile, alias: _RecordAlias, named: Named | None) -> Diagnostic | None:
@@ -253,7 +278,9 @@ def _shared_alias(
     return source.diagnostic(alias.parts, "warning", message, hint, "alias-shared")
 
 
-def _record_aliases(documents: Sequence[SourceFile]) -> Iterator[_RecordAlias]:
+def _record_aliases(documents: Sequence[SourceFile]) -> Iterator[tuple[str, _RecordAlias]]:
+    """Every phrase of the records' `aliases`, normalized (once: a document may hold hundreds of thousands), with
+    where it is."""
     for number, document in enumerate(documents):
         agent = discover.agent_id(document.path)
         for index, capability in items(document.data, "capabilities"):
@@ -261,8 +288,8 @@ def _record_aliases(documents: Sequence[SourceFile]) -> Iterator[_RecordAlias]:
             if owner is None or not isinstance(aliases, list):
                 continue
             for item, phrase in enumerate(aliases):
-                if isinstance(phrase, str) and normalize(phrase):
-                    yield _RecordAlias(number, ("capabilities", index, "aliases", item), phrase, owner, agent)
+                if isinstance(phrase, str) and (key := normalize(phrase)):
+                    yield key, _RecordAlias(number, ("capabilities", index, "aliases", item), phrase, owner, agent)
 
 
 def _named(capability: dict[str, Any]) -> Named | None:

@@ -97,6 +97,7 @@ def _validate_project(
         source, problems = load_file(path, partial=True)
         diagnostics += problems
         if source is not None:
+            source.warning_cap = MAX_SAID_WARNINGS
             checked = _check_document(source, validator, config, today)
             # An error of the schema file found with each document (its references loop) is said once.
             diagnostics += [found for found in checked if found.code != "schema-file" or found not in diagnostics]
@@ -126,7 +127,8 @@ def _validate_project(
     named = alias_rules.name_keys((*sources, *context))  # once: the table rules and the records' aliases read it
     aliases, table, problems = _check_alias_tables(inputs, names, catalog_complete, (*sources, *context), named)
     diagnostics += problems + alias_rules.check_record_aliases(sources, context, table, named)
-    diagnostics = _within_warning_cap(sorted(_unsaid_of_nulls(diagnostics, sources), key=_reading_order))
+    unmade = {str(source.path): source.unmade for source in sources}
+    diagnostics = _within_warning_cap(sorted(_unsaid_of_nulls(diagnostics, sources), key=_reading_order), unmade)
     if strict:
         diagnostics = [diagnostic.promoted() for diagnostic in diagnostics]
     return ValidationResult(
@@ -144,10 +146,11 @@ MAX_SAID_WARNINGS = 1_000
 _FIX_THOSE = "fix those and validate again"
 
 
-def _within_warning_cap(diagnostics: Sequence[Diagnostic]) -> list[Diagnostic]:
+def _within_warning_cap(diagnostics: Sequence[Diagnostic], unmade: Mapping[str, int]) -> list[Diagnostic]:
     """`diagnostics` (in reading order) with each file's first `MAX_SAID_WARNINGS` warnings and every error, then one
     warning per file counting the warnings left unsaid (before `--strict` promotes them: it is an error then too, so
-    the exit code is the one every warning would have made)."""
+    the exit code is the one every warning would have made). `unmade`: by file, the warnings its rules only counted
+    (`SourceFile.past_cap`), each past the first `MAX_SAID_WARNINGS` of its rule, so never said."""
     kept: list[Diagnostic] = []
     counts: dict[str, int] = {}
     for diagnostic in diagnostics:
@@ -156,6 +159,8 @@ def _within_warning_cap(diagnostics: Sequence[Diagnostic]) -> list[Diagnostic]:
             if counts[diagnostic.path] > MAX_SAID_WARNINGS:
                 continue
         kept.append(diagnostic)
+    for path, count in unmade.items():
+        counts[path] = counts.get(path, 0) + count
     for path, count in counts.items():
         if (more := count - MAX_SAID_WARNINGS) > 0:
             message = f"{more:,} more warnings than the first {MAX_SAID_WARNINGS:,}, which are said"
