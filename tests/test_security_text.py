@@ -491,4 +491,42 @@ def test_runs_just_short_of_the_limit_are_sought_in_linear_time() -> None:
     started = time.process_time()
     found = list(_long_runs({"description": ("x" * 5_000 + " " * 5_000) * 300, "notes": text}))
     assert time.process_time() - started < 5
-    assert found == [(("notes",), ("10,001 characters without white space (at most 10,000)", ANY, "long-run"))]
+    assert found == [
+        (("notes",), ("10,001 characters without white space or punctuation (at most 10,000)", ANY, "long-run"))
+    ]
+
+
+# A sentence as Chinese is written: no spaces, punctuation every few dozen characters.
+_CHINESE = "该代理可以在终端中读取和修改代码库，运行命令并根据测试结果调整更改。"
+
+
+@pytest.mark.parametrize(
+    ("run", "said"),
+    [
+        ("该代理可以在终端中读取和修改代码库", "characters without white space or punctuation"),
+        ("1234567890", "digits in a row"),
+        ("!?", "punctuation or symbol characters in a row"),
+    ],
+)
+def test_a_text_without_spaces_is_refused_only_where_the_tokenizer_reads_one_piece(
+    tmp_path: Path, run: str, said: str
+) -> None:
+    """Chinese and Japanese are written without spaces, so a long paragraph is one run without white space, which
+    `long-run` refused over 10,000 characters; but the tokenizer cuts a run at every change from letters to digits or
+    to punctuation, and 2 MB of Chinese with its punctuation encodes as fast as runs of 10,000 (1.06 against 0.83 us a
+    character): only 2 MB of letters without punctuation (4.3), of one sign or of digits is slow. A paragraph of
+    20,000 characters of Chinese passes; a run of 10,001 letters, digits or signs is refused."""
+    from catalog_factory import run_cli, write_catalog
+
+    agents = write_catalog(tmp_path / "project")
+    path = sorted(agents.glob("*/capabilities/current.json"))[0]
+    document = json.loads(path.read_text("utf-8"))
+    document["capabilities"][0]["description"] = (_CHINESE * 700)[:20_000]
+    path.write_text(json.dumps(document, ensure_ascii=False), "utf-8")
+    result = run_cli(["validate", "-q"], tmp_path / "project")
+    assert result.exit_code == 0, result.output[-2000:]
+    document["capabilities"][0]["description"] = f"{_CHINESE} {(run * 10_001)[:10_001]} {_CHINESE}"
+    path.write_text(json.dumps(document, ensure_ascii=False), "utf-8")
+    result = run_cli(["validate"], tmp_path / "project")
+    assert result.exit_code == 1, result.output[-2000:]
+    assert f"$.capabilities[0].description: 10,001 {said} (at most 10,000)" in result.output, result.output[-2000:]
