@@ -73,10 +73,14 @@ def placeholder_host(url: str) -> str | None:
 
 def check_placeholders(source: SourceFile) -> list[Diagnostic]:
     """A warning (code `placeholder-url`) for each address on a reserved example domain (`capidx init` writes
-    `https://example.com/replace-with-…`): it validates as a URL, yet the page it names states nothing."""
+    `https://example.com/replace-with-…`): it validates as a URL, yet the page it names states nothing. A record's
+    addresses of one field (`url`, `supersededBy`, `startUrl`) are found in reading order, so past a file's cap of
+    them they are only counted (`SourceFile.past_cap`)."""
     problems = []
     for parts, value in _addresses(source.data):
         if not isinstance(value, str) or not web_address(value) or (host := placeholder_host(value)) is None:
+            continue
+        if parts[0] == "capabilities" and source.past_cap(f"placeholder-url {parts[-1]}"):
             continue
         message = f"placeholder URL: {quote(host)} is a domain reserved for examples{_cited_by(source, parts)}"
         if parts[-1] == "url":

@@ -405,8 +405,11 @@ def _freshness(
     today: date,
     of: str = "",
 ) -> list[Diagnostic]:
-    """Freshness of one citation; `of` (`cited_by`) names the record's capability in each message."""
+    """Freshness of one citation; `of` (`cited_by`) names the record's capability in each message. Its warnings are
+    made in reading order (a citation after another), so past a file's cap of one code they are only counted."""
     if "verifiedDate" not in citation:
+        if source.past_cap("never-verified"):
+            return []
         return [
             source.diagnostic(
                 parts,
@@ -440,6 +443,8 @@ def _freshness(
                 "too-old",
             )
         ]
+    if age > staleness.warn_days and source.past_cap("stale" if age > staleness.old_days else "verified-age"):
+        return []
     if age > staleness.old_days:
         return [
             source.diagnostic(
