@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from capidx.schema.labels import Label, sorted_labels
-from capidx.schema.text import normalize
+from capidx.schema.text import normalize, terms
 from capidx.server import suggest
 from capidx.server.matchindex import Candidate, CapabilityEntry, Resolution
 from capidx.server.readings import LOOSE_READINGS, listing, quoted, read_as
@@ -175,22 +175,44 @@ def wants_suggestions(snapshot: Snapshot, resolution: Resolution) -> bool:
     return resolution.ok and resolution.scored and free_text
 
 
-def _snippet(snapshot: Snapshot, slug: str, agents: Sequence[str]) -> Artifact | None:
+def _snippet(snapshot: Snapshot, slug: str, agents: Sequence[str], asked: frozenset[str]) -> Artifact | None:
     """The first asked agent's own snippet for the capability (of those that record it), else the cross-agent one,
-    whose description is some agent's, perhaps one nobody asked about."""
+    whose description is some agent's. With no agent asked, the record whose snippet has more of the query's words
+    (`asked`) than the cross-agent one speaks instead ('ollama' is in copilot-cli's record of Model Selection, not
+    in claude-code's, which the cross-agent snippet quotes): its words are what the question was about."""
     own = (snapshot.find("snippet", agent=agent, capability=slug) for agent in agents)
-    return next(filter(None, own), None) or snapshot.find("snippet", capability=slug)
+    found = next(filter(None, own), None) or snapshot.find("snippet", capability=slug)
+    if agents or not asked or found is None:
+        return found
+    records = snapshot.index.capabilities[slug].agents
+    voices = [found, *filter(None, (snapshot.find("snippet", agent=agent, capability=slug) for agent in records))]
+    return max(voices, key=lambda artifact: len(asked.intersection(_described(artifact))))  # the first of equals
+
+
+def _described(snippet: Artifact) -> list[str]:
+    """The terms of a snippet's description, its second line (the first is its heading): what its record says,
+    not how to set it up, which the agents' own snippets add and the cross-agent one leaves out."""
+    lines = snippet.text.split("\n", 2)
+    return terms(lines[1]) if len(lines) > 1 else []
 
 
 def _suggestion_candidates(
-    snapshot: Snapshot, pairs: list[tuple[str, float]], agents: Sequence[str]
+    snapshot: Snapshot,
+    pairs: list[tuple[str, float]],
+    agents: Sequence[str],
+    asked: frozenset[str],
+    speakers: dict[str, str],
 ) -> list[suggest.Candidate]:
+    """The candidates with their snippets; `speakers` gets, for a snippet chosen by its words (`_snippet`), the
+    agent whose record it is."""
     primary = snapshot.encodings[0]
     found = []
     for slug, confidence in pairs:
-        artifact = _snippet(snapshot, slug, agents)
+        artifact = _snippet(snapshot, slug, agents, asked)
         if artifact is not None and primary in artifact.tokens:
             found.append(suggest.Candidate(slug, confidence, artifact.text, artifact.tokens[primary]))
+            if not agents and (speaker := artifact.params.get("agent")):
+                speakers[slug] = speaker
     return found
 
 
@@ -219,12 +241,16 @@ def suggestions(
     if pairs and category is None:  # a category's answer is its capabilities, no neighbours
         top, confidence = pairs[0]
         related = [(slug, round(confidence * score, 3)) for slug, score in index.capabilities[top].similar]
+    asked = frozenset(terms(resolution.query)) if not voices else frozenset()
+    speakers: dict[str, str] = {}  # with no agent asked: a suggestion in one agent's words, and whose
     result = suggest.suggest(
-        _suggestion_candidates(snapshot, pairs, voices),
+        _suggestion_candidates(snapshot, pairs, voices, asked, speakers),
         labels=_labels(snapshot) if category is None else MEMBERS,  # a member is one whatever its words' share
         max_snippets=max_snippets,
         max_tokens=_setting(injection, "max_tokens", suggest.DEFAULT_MAX_TOKENS),
-        related=_suggestion_candidates(snapshot, [(s, c) for s, c in related if s in index.capabilities], voices),
+        related=_suggestion_candidates(
+            snapshot, [(s, c) for s, c in related if s in index.capabilities], voices, asked, speakers
+        ),
         overhead_tokens=_setting(injection, "overhead_tokens", suggest.FALLBACK_OVERHEAD_TOKENS),
     )
     rows = []
@@ -236,8 +262,8 @@ def suggestions(
         row |= {"tokens": item.tokens, "snippet": item.snippet}
         if agent is not None:
             row |= _standing(entry, agent)
-        if compared:
-            row["agents"] = [{"agent": a, **_standing(entry, a)} for a in compared]
+        if compared or item.key in speakers:  # a snippet speaks for one agent: where the others stand
+            row["agents"] = [{"agent": a, **_standing(entry, a)} for a in (compared or index.agents)]
         if item.related:
             row["related"] = True
         rows.append(row)
@@ -254,6 +280,8 @@ def suggestions(
         text = f"{_lead(snapshot, resolution, rows, loose)}\n\n{text}"
     if compared and rows:  # a snippet speaks for one agent: where every asked agent stands, before the next step
         text = f"{text.rstrip()}\n\n{_standings(rows)}"
+    elif spoken := [row for row in rows if "agents" in row]:  # the same, where one agent's words were chosen
+        text = f"{text.rstrip()}\n\n{_standings(spoken, 'For every agent')}"
     if not rows:  # nothing fit the budget (or no candidate has a snippet): name the candidates instead
         names = ", ".join(f"{index.capabilities[slug].name} ({slug})" for slug, _ in pairs[:SUGGESTED_NAMES])
         text = f"{text or 'No snippet to suggest'}. Candidates: {names}. Call again with one slug."
@@ -275,9 +303,10 @@ def _standing(entry: CapabilityEntry, agent: str) -> dict[str, bool]:
     return {"available": entry.available_to(agent), "recorded": agent in entry.agents}
 
 
-def _standings(rows: list[dict[str, Any]]) -> str:
-    """Each suggestion's standing with the agents a comparison asked about, of whom its snippet speaks for one:
-    'For the agents asked: Hooks: claude-code ✓, gemini-cli ✗; no record: aider (no data, not a no).'"""
+def _standings(rows: list[dict[str, Any]], whom: str = "For the agents asked") -> str:
+    """Each suggestion's standing with the agents a comparison asked about (or every agent), of whom its snippet
+    speaks for one: 'For the agents asked: Hooks: claude-code ✓, gemini-cli ✗; no record: aider (no data, not a
+    no).'"""
     said = []
     for row in rows:
         marks = [f"{a['agent']} {'✓' if a['available'] else '✗'}" for a in row["agents"] if a["recorded"]]
@@ -285,7 +314,7 @@ def _standings(rows: list[dict[str, Any]]) -> str:
         parts = [", ".join(marks)] if marks else []
         parts += [f"no record: {', '.join(unrecorded)}"] if unrecorded else []
         said.append(f"{row['name']}: {'; '.join(parts)}")
-    return f"For the agents asked (✓ available, ✗ not; no record: no data, not a no): {'. '.join(said)}."
+    return f"{whom} (✓ available, ✗ not; no record: no data, not a no): {'. '.join(said)}."
 
 
 def _call_again(

@@ -28,7 +28,7 @@ from server_support import (
 )
 
 from capidx.compiler.emit.tokens import load_bundled
-from capidx.schema.text import slugify
+from capidx.schema.text import slugify, terms
 from capidx.server import tools, unlisted
 from capidx.server.snapshot import load_snapshot
 
@@ -1082,8 +1082,12 @@ async def test_suggestions_for_a_comparison_say_where_each_asked_agent_stands(bu
         one = await client.call_tool("compare_capability", {"capability": asked, "agents": ["gemini"]})
         every = await client.call_tool("compare_capability", {"capability": asked})
         both = await client.call_tool("lookup_capability", {"agent": "copilot", "capability": asked})
-    for row in every.structured_content["suggestions"]:
-        assert (row["snippet"], row["tokens"]) == snippet(bundled_build, capability=row["capability"])
+    for row in every.structured_content["suggestions"]:  # no agent asked: the cross-agent snippet, or as below
+        voice = next((a["agent"] for a in row.get("agents", ()) if a["recorded"]), None)
+        assert (row["snippet"], row["tokens"]) in (
+            snippet(bundled_build, capability=row["capability"]),
+            *(snippet(bundled_build, capability=row["capability"], agent=a["agent"]) for a in row.get("agents", ())),
+        ), voice
     for result, asked_agents in ((some, ("vscode-copilot", "gemini-cli")), (both, ("copilot-cli", "vscode-copilot"))):
         for row in result.structured_content["suggestions"]:
             voice = next((a["agent"] for a in row["agents"] if a["recorded"]), None)
@@ -1110,8 +1114,42 @@ async def test_suggestions_for_a_comparison_say_where_each_asked_agent_stands(bu
     for row in one.structured_content["suggestions"]:
         own = snippet(bundled_build, agent="gemini-cli", capability=row["capability"])
         assert (row["snippet"], row["tokens"]) == own and "agents" not in row
-    assert all("agents" not in row for row in every.structured_content["suggestions"])
     assert "For the agents asked" not in text_of(every)
+
+
+async def test_a_comparison_without_agents_suggests_in_the_words_of_the_record_the_question_is_about(
+    bundled_build: Path,
+) -> None:
+    """No agent asked: the cross-agent snippet quotes one agent's description, whichever; 'offline local model
+    ollama' showed claude-code's Model Selection (Bedrock, Vertex) while copilot-cli's record names Ollama, and a
+    model answered "no data". Each suggestion is the snippet (the cross-agent one, or an agent's own) whose
+    description has the most of the query's words, the cross-agent one on a tie; one in an agent's words says where
+    every agent stands, as a comparison of several agents does."""
+    asked = "offline local model ollama"
+    async with connect(bundled_build) as client:
+        result = await client.call_tool("compare_capability", {"capability": asked})
+    words = set(terms(asked))
+
+    def described(text: str) -> int:
+        return len(words.intersection(terms(text.split("\n")[1])))
+
+    rows = result.structured_content["suggestions"]
+    index = json.loads((bundled_build / "index" / "match.json").read_text("utf-8"))
+    agents = [agent["id"] for agent in index["agents"]]
+    for row in rows:
+        cross = snippet(bundled_build, capability=row["capability"])
+        recorded = next(c["agents"] for c in index["capabilities"] if c["slug"] == row["capability"])
+        owns = [snippet(bundled_build, capability=row["capability"], agent=a) for a in agents if a in recorded]
+        best = max([cross, *owns], key=lambda found: described(found[0]))
+        assert (row["snippet"], row["tokens"]) == best
+        if best != cross:
+            assert [a["agent"] for a in row["agents"]] == agents
+            assert row["snippet"].startswith(f"**{row['name']}** (")
+        else:
+            assert "agents" not in row
+    spoken = [row for row in rows if "agents" in row]
+    assert spoken, "the query was chosen so that an agent's own words answer it"
+    assert "For every agent (✓ available, ✗ not; no record: no data, not a no): " + spoken[0]["name"] in text_of(result)
 
 
 async def test_a_comparison_of_one_agent_points_to_every_agent_s_record_without_agents(bundled_build: Path) -> None:
