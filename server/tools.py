@@ -131,7 +131,9 @@ def _descriptions(snapshot: Snapshot) -> dict[ToolName, str]:
             "Compare one capability across agents (optionally only some); recorded=false: no data (not a no)."
         ),
         ToolName.LIST: listing + named(" Categories: ", snapshot.index.categories, MAX_DESCRIPTION - len(listing)),
-        ToolName.SOURCES: "Documentation sources for an agent, a capability, or both.",
+        ToolName.SOURCES: (
+            "Documentation sources for an agent, a capability, or both (an agent alone: all its sources, a long list)."
+        ),
     }
 
 
