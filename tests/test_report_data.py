@@ -463,3 +463,22 @@ def test_no_github_mention_or_reference_is_live_in_markdown(builds: dict[str, Pa
     for live in ("@octocat", "@acme", "#12", "GH-7", "#3", "github.com"):
         assert live not in line, (live, line)
     assert mentions.replace("#", "\\#") in line.replace("&#8203;", "")  # how GitHub shows it, '#' escaped
+
+
+def test_a_backtick_in_a_forged_uri_does_not_end_its_code_span(builds: dict[str, Path], tmp_path: Path) -> None:
+    """A document's URI is quoted in a code span, where GitHub reads no mention: a forged baseline's URI holding a
+    backtick ended the span, and the `@octocat` and `#12` after it were live. The span is fenced by more backticks
+    than the URI holds in a row."""
+    import shutil
+
+    forged = tmp_path / "forged"
+    shutil.copytree(builds["base"], forged)
+
+    def backticked(manifest: dict[str, Any]) -> None:
+        row = next(row for row in manifest["artifacts"] if row["uri"].endswith("agents/claude-code"))
+        row["uri"] += "` @octocat fixes #12 ``x"
+
+    _rewrite_manifest(forged, backticked)
+    output = _against(builds["head"], forged, "markdown")
+    [line] = [line for line in output.splitlines() if "octocat" in line]
+    assert "| ``` agents/claude-code` @octocat fixes #12 ``x ``` |" in line, line

@@ -402,6 +402,14 @@ def _md_code(text: str) -> str:
     return text.replace("|", "\\|").replace("<", "&lt;")
 
 
+def _md_span(text: str) -> str:
+    """`text` (a document's URI) as a code span, fenced by more backticks than any run of them in it: a URI of a
+    forged manifest is free text, and its own backtick would end the span and leave `@name` or `#12` live."""
+    fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
+    pad = " " if len(fence) > 1 else ""  # a space each side: a backtick at an end is not read as the fence's
+    return f"{fence}{pad}{_md_code(text)}{pad}{fence}"
+
+
 _MD_ACTIVE = str.maketrans({char: "\\" + char for char in "\\`*_[]~#!"} | {"&": "&amp;", ">": "&gt;"})
 
 
@@ -452,7 +460,7 @@ def _md_table(report: Report) -> list[str]:
 def _md_largest(report: Report) -> list[str]:
     rows = [
         f"| {kind} | "
-        + " · ".join(f"`{_md_code(report.short_uri(doc.uri))}` {number(doc.tokens)}" for doc in docs)
+        + " · ".join(f"{_md_span(report.short_uri(doc.uri))} {number(doc.tokens)}" for doc in docs)
         + " |"
         for kind, docs in report.largest.items()
         if docs
@@ -471,7 +479,7 @@ def _md_changes(report: Report) -> list[str]:
             for change in ordered[:MAX_LISTED_CHANGES]:
                 before, after = _figure(change.before), _figure(change.after)
                 delta = delta_text(Delta(change.before or 0, change.after or 0))
-                lines.append(f"| {sign} | `{_md_code(report.short_uri(change.uri))}` | {before} | {after} | {delta} |")
+                lines.append(f"| {sign} | {_md_span(report.short_uri(change.uri))} | {before} | {after} | {delta} |")
             if len(ordered) > MAX_LISTED_CHANGES:
                 lines.append(f"| {sign} | … {len(ordered) - MAX_LISTED_CHANGES} more | | | |")
     else:
