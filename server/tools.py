@@ -512,8 +512,9 @@ def _list_of_several(
         "filter": {"agents": ids, **in_category},
         "capabilities": sorted(rows, key=lambda row: first[row.get("slug")]),  # stable: agents in the order named
     }
-    if not rows:
-        whole["hint"] = f"The data of {', '.join(ids)} records no capability in {in_category['category']}."
+    if not rows:  # in the category, or at all (agents whose documents record no capability)
+        about = f" in {in_category['category']}" if in_category else ""
+        whole["hint"] = f"The data of {', '.join(ids)} records no capability{about}."
     note = " ".join(filter(None, [agent_args.read_as_agents(agent, ids), unlisted.not_listed(snapshot, asked, ids)]))
     return _synthesized(snapshot, whole, note, agents=found, **asked)
 

@@ -16,6 +16,7 @@ from catalog_factory import write_catalog as write_agents
 from manifest_factory import artifact_bytes
 from mcp.shared.exceptions import MCPError
 from server_support import (
+    CAPABILITIES,
     PREFIX,
     Cap,
     connect,
@@ -515,6 +516,21 @@ async def test_a_list_for_a_name_of_several_agents_lists_each(
     )
     assert sources.is_error and text_of(sources).startswith(f"{whole} sources of 1 at most. Give a capability")
     assert not narrowed.is_error
+
+
+def test_a_list_for_several_agents_that_record_nothing_says_so(tmp_path: Path) -> None:
+    """Both Copilots recording no capability, list_capabilities('copilot') without a category raised a KeyError (its
+    hint named the category there is none of) instead of the empty list and its hint."""
+    from dataclasses import replace
+
+    caps = tuple(
+        replace(cap, agents={a: f for a, f in cap.agents.items() if "copilot" not in a}) for cap in CAPABILITIES
+    )
+    snapshot = load_snapshot(write_build(tmp_path / "build", caps=caps))
+    answer = tools.list_capabilities(snapshot, "copilot")
+    assert not answer.is_error
+    assert answer.structured_content["capabilities"] == []
+    assert answer.structured_content["hint"] == "The data of copilot-cli, vscode-copilot records no capability."
 
 
 async def test_low_margin_without_snippets_returns_top_three_with_confidence(tmp_path: Path, revision: str) -> None:
