@@ -4,13 +4,15 @@ capidx reads the working folder's capidx.yaml only (or --config's), like mkdocs:
 (`agents/claude-code/`), validate and build find no catalog there, and report, serve and inject no build. Each names
 the capidx.yaml of the nearest folder above and how to use it (`above_hint`), as long as no capidx.yaml is in force
 and no flag named the catalog or the build. One lookup for the compiler and the server, which import nothing of each
-other. Standard library only.
+other.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+
+from capidx.schema.realpath import leads_out
 
 CONFIG_FILE_NAME = "capidx.yaml"
 CONFIG_LEVELS_UP = 8  # how far above the working folder a capidx.yaml is looked for, to name it in a hint
@@ -24,6 +26,14 @@ def config_above(root: Path) -> Path | None:
         if os.path.isfile(found := folder / CONFIG_FILE_NAME):
             return found
     return None
+
+
+def readable(above: Path) -> bool:
+    """Whether the hint may read the capidx.yaml `above` for the build it names: not when it is a symbolic link
+    leading out of its folder, as the working folder's is refused (`realpath.leads_out`: a pull request may commit
+    one leading to any file of the machine, and the hint would quote that file's `paths.out`); it is then named
+    with --config, unread."""
+    return leads_out(above) is None
 
 
 def above_hint(above: Path, cwd: Path, option: str = "--config", value: Path | None = None) -> str:

@@ -215,8 +215,9 @@ def _no_build_above(error: Exception, settings: Settings) -> str | None:
     or pass --build ../../build`: run from a subfolder of a project, with no capidx.yaml in force and the build
     folder left to the default (`build/`, not named by --build or CAPIDX_BUILD), nothing of a build there, the
     capidx.yaml of a folder above (`schema.above`) is named with the build it names (serve.build, else paths.out, as
-    serve reads it there), or with --config when it does not load without error. None in every other case."""
-    from capidx.schema.above import above_hint, config_above
+    serve reads it there), or with --config when it does not load without error or may not be read (a link out of
+    its folder, `above.readable`). None in every other case."""
+    from capidx.schema.above import above_hint, config_above, readable
     from capidx.server.settings import from_file
     from capidx.server.snapshot import NoBuildError
 
@@ -227,6 +228,8 @@ def _no_build_above(error: Exception, settings: Settings) -> str | None:
     above = config_above(cwd)
     if above is None:
         return None
+    if not readable(above):  # a link out of its folder: named, never read
+        return f"{where}: {above_hint(above, cwd)}"
     values, problems = from_file(above, cwd)
     if problems:
         return f"{where}: {above_hint(above, cwd)}"

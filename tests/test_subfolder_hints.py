@@ -166,3 +166,20 @@ def test_a_build_outside_the_project_is_named_by_its_whole_path(tmp_path: Path) 
     hint = above_hint(above, here, "--build", tmp_path / "shared" / "build")
     shared = tmp_path / "shared" / "build"
     assert hint == f"no capidx.yaml here; ../capidx.yaml is above: run capidx in .., or pass --build {shared}"
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_capidx_yaml_above_linked_out_of_its_folder_is_named_unread(tmp_path: Path, command: str) -> None:
+    """The working folder's capidx.yaml that is a link out of its folder is refused unread: a pull request may commit
+    one leading to any file of the machine. The one above was read through such a link, and its `paths.out` (or
+    `serve.build`) quoted; it is named with --config, nothing of it said."""
+    elsewhere = tmp_path / "elsewhere.yaml"
+    elsewhere.write_text("paths:\n  out: secret-out\nserve:\n  build: secret-build\n", encoding="utf-8")
+    project = tmp_path / "project"
+    write_catalog(project)
+    (project / "capidx.yaml").symlink_to(elsewhere)
+    here = project / "agents" / "claude-code"
+    code, output = _run(command, here)
+    assert code == 2, output
+    assert f"{_no_build(here)}: {ABOVE} --config ../../capidx.yaml" in output, output
+    assert "secret" not in output, output

@@ -15,7 +15,7 @@ from capidx.compiler.diagnostics import visible
 from capidx.compiler.errors import UsageError
 from capidx.compiler.validate.manifests import manifest_problems
 from capidx.schema import builddir
-from capidx.schema.above import above_hint
+from capidx.schema.above import above_hint, readable
 from capidx.schema.pathkind import PathKind, path_kind
 from capidx.schema.realpath import real_path
 
@@ -136,9 +136,11 @@ def _no_build(location: Path, option: str, given: bool, above: Path | None = Non
 def above_build_hint(above: Path, cwd: Path) -> str:
     """`no capidx.yaml here; ../../capidx.yaml is above: run capidx in ../.., or pass --build ../../build`: the build
     folder the capidx.yaml `above` names (`paths.out`), read as `capidx build` there reads it; `--config` and the file
-    itself when it does not load without error (report and inject take both)."""
+    itself when it does not load without error or may not be read (report and inject take both)."""
     from capidx.compiler.config import load_config
 
+    if not readable(above):  # a link out of its folder: named, never read
+        return above_hint(above, cwd)
     settings, problems = load_config(above, cwd)
     if any(problem.is_error for problem in problems):
         return above_hint(above, cwd)
