@@ -82,7 +82,6 @@ INSTRUCTIONS = ("pointer", "summary")
 DEFAULT_INSTRUCTIONS = "summary"
 LOOPBACK_ALLOWED_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
 LOOPBACK_ALLOWED_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
-WILDCARD_HOSTS = frozenset({"", "0.0.0.0", "::"})  # a bind to every address of the machine
 # Bounds on what one client can make the server hold (docs/server.md "Limits").
 DEFAULT_MAX_CONNECTIONS = 100
 DEFAULT_IDLE_TIMEOUT = 5  # seconds
@@ -196,9 +195,17 @@ class Settings:
         """The Host pattern of the address bound (`127.0.0.2:*`, `[fd00::5]:*`), or None for every address
         (`0.0.0.0`, `::`): no client writes that in a URL."""
         host = self.host.strip("[]")
-        if host in WILDCARD_HOSTS:
+        if not host or is_unspecified(host):
             return None
         return f"[{host}]:*" if ":" in host else f"{host}:*"
+
+
+def is_unspecified(host: str) -> bool:
+    """Whether `host` is the address of every address of the machine, however written (`0.0.0.0`, `::`, `::0`)."""
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_unspecified
+    except ValueError:
+        return False
 
 
 def is_loopback(host: str) -> bool:
