@@ -144,11 +144,15 @@ def _bind_remedy(host: str, port: int) -> str:
         family = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)[0][0]
         with socket.socket(family, socket.SOCK_STREAM) as probe:
             probe.bind((host.strip("[]"), port))
+    except socket.gaierror:
+        return ": the host name does not resolve: check --host"
     except OSError as error:
         if error.errno == errno.EADDRINUSE:
             return ": the port is in use (another server?): choose another --port, or --port 0 for any free one"
-        if error.errno == errno.EACCES:
+        if error.errno == errno.EACCES and port < 1024:
             return ": permission denied (a port below 1024 needs privileges): choose a port from 1024 up"
+        if error.errno == errno.EACCES:
+            return ": permission denied (a security policy of this machine?): choose another --port"
         if error.errno == errno.EADDRNOTAVAIL:
             return ": no interface of this machine has that address: check --host"
     return ""

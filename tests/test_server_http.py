@@ -151,6 +151,15 @@ def test_an_address_of_no_interface_says_to_check_the_host(catalog_build: Path) 
     assert "no interface of this machine has that address: check --host" in result.stderr.splitlines()[-1]
 
 
+def test_a_host_name_that_does_not_resolve_says_to_check_the_host(catalog_build: Path) -> None:
+    result = run_serve(
+        "--build", str(catalog_build), "--transport", "http", "--host", "no-such-host.invalid",
+        "--allowed-host", "a.test", cwd=catalog_build.parent,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert "the host name does not resolve: check --host" in result.stderr.splitlines()[-1]
+
+
 BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
 
 
