@@ -3,7 +3,9 @@
 Each of N agents records M capabilities drawn from a shared pool of canonical names (1.25 × M), so
 names are shared across agents as in the real catalog (and lookup documents stay N × pool, not
 N × N × M). Text is realistic in length and vocabulary; the vocabulary of a canonical capability
-(aliases, triggers, useWhen) is repeated by every agent, as in the bundled catalog. Deterministic:
+(aliases, triggers, useWhen) is repeated by every agent, as in the bundled catalog. Addresses are on `.internal`
+(reserved for private use, so no one's real site), not on an example domain: `capidx validate` warns about those
+(`placeholder-url`), and a benchmark of it would time 1,500 warnings a real catalog does not have. Deterministic:
 the same arguments always write the same bytes.
 """
 
@@ -65,7 +67,7 @@ def _record(rng: random.Random, agent: int, base: dict[str, Any], pages: int) ->
         "requirements": [_sentence(rng, 6) for _ in range(rng.randint(0, 1))],
         "sources": [
             {
-                "url": f"https://docs.agent{agent}.example.com/{rng.choice(WORDS)}/{rng.randrange(pages)}",
+                "url": f"https://docs.agent{agent}.internal/{rng.choice(WORDS)}/{rng.randrange(pages)}",
                 "description": _sentence(rng, 5),
                 "sourceGranularity": rng.choice(("dedicated", "section")),
                 **({"verifiedDate": f"2026-0{rng.randint(1, 9)}-1{rng.randint(0, 9)}"} if rng.random() > 0.2 else {}),
@@ -101,7 +103,7 @@ def generate(agents: int, capabilities: int, out: Path, seed: int = 20260101) ->
                 "lastUpdated": "2026-10-01T00:00:00Z",
             },
             "capabilities": [_record(rng, agent, pool[index], pages) for index in chosen],
-            "documentation": {"officialDocs": f"https://docs.agent{agent}.example.com/"},
+            "documentation": {"officialDocs": f"https://docs.agent{agent}.internal/"},
         }
         path = out / f"agent-{agent:02d}" / "capabilities" / "current.json"
         path.parent.mkdir(parents=True, exist_ok=True)
