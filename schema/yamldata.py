@@ -96,6 +96,8 @@ class SourceMap:
     # places is read once, not once for each place (see `_record_merged`).
     merged: dict[Parts, _Merged] = field(default_factory=dict)
     places: dict[int, Parts] = field(default_factory=dict)  # node id -> where its insides' positions are recorded
+    # Whether an alias is written: the values it stands for are placed where it stands, out of reading order.
+    aliased: bool = False
 
     def locate(self, parts: Parts, *, key: bool = False) -> Position | None:
         """Position of the value at `parts` (or of its key) where it is written, in the anchored value for a path
@@ -566,7 +568,9 @@ def walk_yaml(root: Any, uses: Uses | None = None) -> tuple[SourceMap, list[tupl
 def _walked(root: Any, walk: _YamlWalk) -> tuple[SourceMap, list[tuple[Parts, Position, str]]]:
     if root is not None:
         _walk_node(root, (), walk, set())
-    source_map = SourceMap(walk.values, walk.keys, tuple(walk.duplicates), (), walk.aliases, walk.merged, walk.places)
+    source_map = SourceMap(
+        walk.values, walk.keys, tuple(walk.duplicates), (), walk.aliases, walk.merged, walk.places, bool(walk.uses)
+    )
     return source_map, walk.non_string_keys
 
 

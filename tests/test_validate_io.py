@@ -1226,6 +1226,28 @@ def test_sources_past_the_warning_cap_are_counted_not_made(tmp_path: Path, monke
     assert said == [f"{named}: warning: {more} (fix those and validate again)", *every[:1_000]]
 
 
+def test_warnings_through_a_yaml_alias_are_made_before_the_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The values of a YAML alias all stand where the alias is, in the order of their messages, not of the rule that
+    makes them: past the cap of a rule's warnings, the next may still be among the file's first 1,000. A document
+    using an alias has its warnings made, then capped (one list of 1,100 aliases used through an alias said the
+    1,000 'zzz' repeats, not the 'aaa' that comes first)."""
+    agents = write_catalog(tmp_path / "project")
+    path = sorted(agents.glob("*/capabilities/current.json"))[0]
+    document = json.loads(path.read_text("utf-8"))
+    phrases = ["zzz"] * 1_100 + ["aaa", "aaa"]
+    document = {"x-phrases": phrases, **document}  # anchored first, so that the aliases are used through an alias
+    document["capabilities"][0]["aliases"] = phrases
+    path.unlink()
+    path = path.with_suffix(".yaml")
+    path.write_text(yaml.safe_dump(document, sort_keys=False), "utf-8")
+    assert "aliases: *" in path.read_text("utf-8")
+    named = path.relative_to(tmp_path / "project").as_posix()
+    said, _, every = _said_and_made(tmp_path / "project", named, monkeypatch)
+    more = f"{len(every) - 1_000:,} more warnings than the first 1,000, which are said"
+    assert said == [f"{named}: warning: {more} (fix those and validate again)", *every[:1_000]]
+    assert any("alias 'aaa' is given twice" in line for line in said)
+
+
 @pytest.mark.parametrize(
     ("shape", "more"),
     [
