@@ -24,6 +24,9 @@ from capidx.server.snapshot import Artifact, Snapshot
 FREE_TEXT_WORDS = 3
 SUGGESTED_NAMES = 3  # candidates named when no snippet fits the budget
 MEMBERS_NAMED = 12  # capabilities an answer to a category's name names, at most
+# Agents a comparison may name (compare_capability's `agents`): with no agent asked, an agent's own snippet is chosen
+# only in a catalog of at most as many, since it is followed by where every agent stands, outside the budget.
+EVERY_AGENT_NAMED = 20
 # The one label of a category's members, which qualifies every one (what their words share is no match confidence).
 MEMBERS = (Label("", 0.0),)
 
@@ -241,7 +244,8 @@ def suggestions(
     if pairs and category is None:  # a category's answer is its capabilities, no neighbours
         top, confidence = pairs[0]
         related = [(slug, round(confidence * score, 3)) for slug, score in index.capabilities[top].similar]
-    asked = frozenset(terms(resolution.query)) if not voices else frozenset()
+    few = len(index.agents) <= EVERY_AGENT_NAMED  # where every agent stands is a line of at most as many
+    asked = frozenset(terms(resolution.query)) if not voices and few else frozenset()
     speakers: dict[str, str] = {}  # with no agent asked: a suggestion in one agent's words, and whose
     result = suggest.suggest(
         _suggestion_candidates(snapshot, pairs, voices, asked, speakers),

@@ -6,6 +6,7 @@ import json
 import re
 import shutil
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from server_support import (
     Cap,
     connect,
     dumps,
+    large_catalog_build,
     make_hub,
     real_build,
     run_capidx,
@@ -30,7 +32,7 @@ from server_support import (
 
 from capidx.compiler.emit.tokens import load_bundled
 from capidx.schema.text import slugify, terms
-from capidx.server import tools, unlisted
+from capidx.server import tools, unlisted, unresolved
 from capidx.server.snapshot import load_snapshot
 
 pytestmark = pytest.mark.anyio
@@ -1166,6 +1168,29 @@ async def test_a_comparison_without_agents_suggests_in_the_words_of_the_record_t
     spoken = [row for row in rows if "agents" in row]
     assert spoken, "the query was chosen so that an agent's own words answer it"
     assert "For every agent (✓ available, ✗ not; no record: no data, not a no): " + spoken[0]["name"] in text_of(result)
+
+
+@pytest.fixture(scope="module", name="large_build")
+def fixture_large_build(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    yield from large_catalog_build(tmp_path_factory)
+
+
+async def test_a_comparison_without_agents_in_a_large_catalog_keeps_the_cross_agent_snippets(large_build: Path) -> None:
+    """An agent's own snippet is followed by where every agent stands, a line outside the snippets' budget: with 250
+    agents, 'session context review' was answered in 4,000 tokens of text (14,700 structured), every agent named
+    under each of three suggestions, where the budget says 400. Only a catalog of at most as many agents as a
+    comparison may name (`agents`, 20) lets an agent's own words speak."""
+    async with connect(large_build) as client:
+        for asked in ("session context review", "sandbox network permission"):
+            result = await client.call_tool("compare_capability", {"capability": asked})
+            assert "For every agent" not in text_of(result)
+            for row in result.structured_content["suggestions"]:
+                assert "agents" not in row
+                assert (row["snippet"], row["tokens"]) == snippet(large_build, capability=row["capability"])
+    index = json.loads((large_build / "index" / "match.json").read_text("utf-8"))
+    assert len(index["agents"]) > unresolved.EVERY_AGENT_NAMED
+    compared = tools.INPUT_SCHEMAS[tools.ToolName.COMPARE]["properties"]["agents"]
+    assert compared["maxItems"] == unresolved.EVERY_AGENT_NAMED
 
 
 async def test_a_comparison_of_one_agent_points_to_every_agent_s_record_without_agents(bundled_build: Path) -> None:
