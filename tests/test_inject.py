@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import re
 import stat
 from collections.abc import Callable
 from pathlib import Path
@@ -1365,6 +1366,18 @@ def test_inject_md_documents_every_option_and_the_hook_exists() -> None:
     assert hooks["capidx-inject-check"]["entry"] == "capidx inject --check"
     assert "capidx-inject-check" in (root / "docs" / "ci.md").read_text("utf-8")
     assert "inject" in CliRunner().invoke(cli, ["--help"]).output
+
+
+def test_inject_md_checks_an_app_s_block_against_the_build_its_ci_writes() -> None:
+    """docs/inject.md's CI check for an app whose block comes from a catalog of its own repository built the catalog
+    with `capidx build` (to the catalog's `paths.out`, which the same paragraph says to set to `.capidx`) and checked
+    against `/tmp/catalog/build`: no build there, exit 2. The build's `--out` is the check's `--build`."""
+    root = Path(__file__).resolve().parent.parent
+    text = (root / "docs" / "inject.md").read_text("utf-8")
+    fence = text[text.index("in the app's CI") :].split("```sh\n", 1)[1].split("```", 1)[0]
+    (built,) = re.findall(r"capidx build --out (\S+?)\)?$", fence, re.MULTILINE)
+    (checked,) = re.findall(r"capidx inject --check --build (\S+)", fence)
+    assert built == checked
 
 
 def test_a_block_pointing_at_a_build_not_there_yet_says_so(project: Path) -> None:
