@@ -89,6 +89,20 @@ def test_an_override_of_the_capability_macro_reaches_every_document(tmp_path: Pa
     assert "OVERRIDDEN claude-code/" in agent
 
 
+def test_build_directory_md_names_every_argument_the_macros_take() -> None:
+    """An override of `_macros.md.j2` must take every argument the bundled document templates pass: the previous
+    release's file, which kept every documented name, failed the build once `agent.md.j2` passed `patterns=false`
+    (`macro 'agent_capabilities' takes no keyword argument 'patterns'`). The docs name each argument."""
+    import re
+
+    macros = (REPO / "templates" / "_macros.md.j2").read_text("utf-8")
+    docs = " ".join((REPO / "docs" / "build-directory.md").read_text("utf-8").split())
+    for name, arguments in re.findall(r"\{% macro (\w+)\((.*?)\) -?%\}", macros):
+        if name != "extras":  # used inside the file only
+            names = ", ".join(argument.split("=")[0].strip() for argument in arguments.split(","))
+            assert f"`{name}({names})`" in docs, name
+
+
 def test_a_typo_in_the_capability_macro_is_still_caught(tmp_path: Path) -> None:
     """StrictUndefined inside the flat macro: a misspelt attribute fails instead of rendering blank."""
     templates = tmp_path / "templates"
