@@ -1406,7 +1406,8 @@ def test_a_build_from_outside_a_project_without_catalog_is_said_to_be_another_pr
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[-1] == (
         f"note: {elsewhere} is the build of a catalog outside this project, so the build files the block names for"
-        " details are not here: agents here get the details from the capidx MCP server"
+        " details are not here unless a copy is kept (docs/inject.md): agents here get the details from the capidx"
+        " MCP server"
     )
     write_memory_build(elsewhere, NEWER)
     stale = inject("--check", "--build", str(elsewhere), "AGENTS.md")

@@ -108,7 +108,8 @@ def execute(options: InjectOptions, echo: Callable[[str], Any] = print) -> int:
     if not _own_build(options, memory):
         say(
             f"note: {_shown(options, memory)} is the build of a catalog outside this project, so the build"
-            " files the block names for details are not here: agents here get the details from the capidx MCP server"
+            " files the block names for details are not here unless a copy is kept (docs/inject.md): agents here get"
+            " the details from the capidx MCP server"
         )
     # the block sends a model to files not there yet (of a folder this user may not look at, nothing can be said)
     elif out is not None and path_kind(options.cwd / out) in (PathKind.NOTHING, PathKind.OTHER):
