@@ -23,7 +23,7 @@ from typing import Any
 
 import mcp_types as types
 
-from capidx.schema.text import canonical_json, normalize
+from capidx.schema.text import canonical_json, normalize, plural
 from capidx.server import agent_args, readings, records, unlisted, unresolved
 from capidx.server.limits import clip
 from capidx.server.matchindex import RESOLUTION_META, Resolution
@@ -495,7 +495,7 @@ def _list_of_several(
         asked["category"], wrong = _category(snapshot, category)
     if problem is not None or wrong:
         return _error(problem or wrong, agents=found, **asked)
-    if category is None and (too_many := _too_many(agent, ids, "list", "a category")):
+    if category is None and (too_many := _too_many(agent, ids, "every capability", "a category")):
         return _error(too_many, agents=found)
     in_category = {"category": asked["category"].value} if category is not None else {}
     rows: list[dict[str, Any]] = []
@@ -547,13 +547,13 @@ def get_sources(snapshot: Snapshot, agent: str | None = None, capability: str | 
 
 
 def _too_many(agent: str, ids: list[str], whole: str, narrower: str) -> str:
-    """What to say when a name stands for more agents than one answer gives the whole `whole` of ('' when it does
-    not): a list of every capability of each would cost thousands of tokens."""
+    """What to say when a name stands for more agents than one answer gives `whole` (every capability, every
+    source) of ('' when it does not): that of each would cost thousands of tokens."""
     if len(ids) <= SEVERAL_WHOLE:
         return ""
     return (
-        f"{agent!r} stands for {len(ids):,} agents ({named('', ids, 300).rstrip('.')}): one answer gives the whole "
-        f"{whole} of {SEVERAL_WHOLE} at most. Give {narrower}, or at most {SEVERAL_WHOLE} of them."
+        f"{agent!r} stands for {len(ids):,} agents ({named('', ids, 300).rstrip('.')}): one answer gives {whole} "
+        f"of {plural(SEVERAL_WHOLE, 'agent')} at most. Give {narrower}, or at most {SEVERAL_WHOLE} of them."
     )
 
 
@@ -572,7 +572,7 @@ def _sources_of_several(
     asked: dict[str, Resolution] = {"capability": cap_res} if cap_res is not None else {}
     if problem is not None:
         return _error(problem, agents=found, **asked)
-    if cap_res is None and (too_many := _too_many(agent, ids, "sources", "a capability")):
+    if cap_res is None and (too_many := _too_many(agent, ids, "every source", "a capability")):
         return _error(too_many, agents=found)
     read = agent_args.read_as_agents(agent, ids)
     if cap_res is not None and not cap_res.ok:  # ambiguous or unknown: candidates, for none of the agents in particular

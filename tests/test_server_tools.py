@@ -512,11 +512,10 @@ async def test_a_list_for_a_name_of_several_agents_lists_each(
     assert [(a["input"], a["status"]) for a in both.meta["capidx/resolution"]["agents"]] == [("copilot", "ambiguous")]
     covered = "claude-code, copilot-cli, gemini-cli, vscode-copilot"
     assert unknown.is_error and text_of(unknown) == f"Unknown agent 'cursor': this catalog covers {covered}."
-    whole = "'copilot' stands for 2 agents (copilot-cli, vscode-copilot): one answer gives the whole"
-    assert (
-        too_many.is_error and text_of(too_many) == f"{whole} list of 1 at most. Give a category, or at most 1 of them."
-    )
-    assert sources.is_error and text_of(sources).startswith(f"{whole} sources of 1 at most. Give a capability")
+    whole = "'copilot' stands for 2 agents (copilot-cli, vscode-copilot): one answer gives every"
+    assert too_many.is_error
+    assert text_of(too_many) == f"{whole} capability of 1 agent at most. Give a category, or at most 1 of them."
+    assert sources.is_error and text_of(sources).startswith(f"{whole} source of 1 agent at most. Give a capability")
     assert not narrowed.is_error
 
 
