@@ -19,6 +19,7 @@ import ipaddress
 import json
 import os
 import re
+import socket
 import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -201,10 +202,15 @@ class Settings:
 
 
 def is_unspecified(host: str) -> bool:
-    """Whether `host` is the address of every address of the machine, however written (`0.0.0.0`, `::`, `::0`)."""
+    """Whether `host` is the address of every address of the machine, however written (`0.0.0.0`, `::`, `::0`, and
+    `0`, which the system's resolver reads as 0.0.0.0 as it reads `127.1` as 127.0.0.1)."""
     try:
         return ipaddress.ip_address(host.strip("[]")).is_unspecified
     except ValueError:
+        pass
+    try:
+        return socket.inet_aton(host) == bytes(4)
+    except OSError:
         return False
 
 
