@@ -180,10 +180,10 @@ def check_own_aliases(source: SourceFile, parts: tuple[Any, ...], capability: di
         if not key:
             continue  # not a phrase: the schema's or `blank`'s to say
         code = "alias-own-name" if key in own else "alias-repeated" if key in first else None
-        if code is None or source.past_cap(code):  # (made in reading order: past the cap, only counted)
+        where = (*parts, "aliases", item)
+        if code is None or source.past_cap(code, where):  # (made in reading order: past the cap, only counted)
             first.setdefault(key, item)
             continue
-        where = (*parts, "aliases", item)
         if key in own:
             message = f"alias {quote(phrase)} is the capability's own name {quote(owner.name)}"
             hint = "remove it: the name already finds the capability; an alias is another name people use"
@@ -232,7 +232,7 @@ def check_record_aliases(
     problems = []
     for alias, named, owners, kept, by_table in sorted(warned, key=lambda found: (found[0].document, found[0].parts)):
         source = sources[alias.document]
-        if not source.past_cap("alias-record"):  # alias-is-name or alias-shared, one of them per alias
+        if not source.past_cap("alias-record", alias.parts):  # alias-is-name or alias-shared, one of them per alias
             diagnostic = _dead_alias(source, alias, named) or _shared_alias(source, alias, owners, kept, by_table)
             problems += [diagnostic] if diagnostic is not None else []
     return problems

@@ -80,7 +80,7 @@ def check_placeholders(source: SourceFile) -> list[Diagnostic]:
     for parts, value in _addresses(source.data):
         if not isinstance(value, str) or not web_address(value) or (host := placeholder_host(value)) is None:
             continue
-        if parts[0] == "capabilities" and source.past_cap(f"placeholder-url {parts[-1]}"):
+        if parts[0] == "capabilities" and source.past_cap(f"placeholder-url {parts[-1]}", parts):
             continue
         message = f"placeholder URL: {quote(host)} is a domain reserved for examples{_cited_by(source, parts)}"
         if parts[-1] == "url":

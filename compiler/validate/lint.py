@@ -408,7 +408,7 @@ def _freshness(
     """Freshness of one citation; `of` (`cited_by`) names the record's capability in each message. Its warnings are
     made in reading order (a citation after another), so past a file's cap of one code they are only counted."""
     if "verifiedDate" not in citation:
-        if source.past_cap("never-verified"):
+        if source.past_cap("never-verified", parts):
             return []
         return [
             source.diagnostic(
@@ -443,7 +443,7 @@ def _freshness(
                 "too-old",
             )
         ]
-    if age > staleness.warn_days and source.past_cap("stale" if age > staleness.old_days else "verified-age"):
+    if age > staleness.warn_days and source.past_cap("stale" if age > staleness.old_days else "verified-age", where):
         return []
     if age > staleness.old_days:
         return [
