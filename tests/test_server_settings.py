@@ -188,7 +188,7 @@ def test_non_loopback_http_requires_allowed_hosts() -> None:
     assert "fd00::5" in str(
         settings({"transport": "http", "host": "fd00::5", "allowed_hosts": ("a",)}).security_hosts()
     )
-    for every in ("0.0.0.0", "::", "::0", "0:0:0:0:0:0:0:0", "[::]", "0"):  # every address, however written
+    for every in ("0.0.0.0", "::", "::0", "0:0:0:0:0:0:0:0", "[::]", "0", "0.0", "0x0"):  # every address
         assert settings({"transport": "http", "host": every, "allowed_hosts": ("a",)}).bound_host is None, every
     for loopback in ("127.0.0.1", "::1", "localhost", "127.0.0.2"):
         assert settings({"transport": "http", "host": loopback}).loopback
