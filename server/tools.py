@@ -77,7 +77,12 @@ INPUT_SCHEMAS: dict[ToolName, dict[str, Any]] = {
     ToolName.COMPARE: _input(
         {
             "capability": _text(_CAPABILITY),
-            "agents": {"type": "array", "items": _text(_AGENT), "maxItems": 20, "description": "Only these agents"},
+            "agents": {
+                "type": "array",
+                "items": _text(_AGENT),
+                "maxItems": unresolved.EVERY_AGENT_NAMED,
+                "description": "Only these agents",
+            },
         },
         ("capability",),
     ),
