@@ -1274,6 +1274,41 @@ def test_an_alias_written_in_many_records_makes_no_more_than_the_cap(
     assert made < 2 * (1_000 + 120), made  # two rules: their first 1,000, and those where the 1,000th stands
 
 
+def test_warnings_placed_out_of_the_rule_s_order_are_made_before_the_cap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rule's warnings are made in the data's order, which is not always where they are placed: with `capabilities`
+    written twice, the records kept are placed through the aliases of the first list where it wrote one. Past the
+    cap, one placed before the last place of the rule's first 1,000 is made, not only the 1,000th's: one placed
+    after the 1,000th (through an alias) but before the 999 made first was counted, and a later one said instead."""
+    agents = write_catalog(tmp_path / "project")
+    path = sorted(agents.glob("*/capabilities/current.json"))[0]
+    document = json.loads(path.read_text("utf-8"))
+    record = {key: value for key, value in document["capabilities"][0].items() if key != "aliases"}
+
+    def records(aliases: list[str]) -> str:
+        listed = [{**record, "name": f"Capability {number}", "aliases": []} for number in range(len(aliases))]
+        listed = json.loads(json.dumps(listed))  # no value shared: no anchor of PyYAML's
+        written = yaml.safe_dump({"capabilities": listed}, sort_keys=False, width=1_000_000)
+        return written.replace("aliases: []", "aliases: {}").format(*aliases)
+
+    def repeated(phrase: str, times: int) -> str:
+        return "[" + ", ".join([phrase] * times) + "]"
+
+    path.unlink()
+    path = path.with_suffix(".yaml")
+    rest = yaml.safe_dump({key: value for key, value in document.items() if key != "capabilities"}, sort_keys=False)
+    written_first = records(["[a]", "[a]", "[a]", "*phrases", "*phrases", "[a]"])  # not kept: the second is
+    kept = records([repeated("qq", 334)] * 3 + [repeated("zz", 400)] * 2 + ["[b]"])  # 999 repeats, then 800
+    path.write_text(f"x-phrases: &phrases {repeated('rr', 2)}\n{rest}{written_first}{kept}", "utf-8")
+    named = path.relative_to(tmp_path / "project").as_posix()
+    said = [line for line in run_cli(["validate", "-v"], tmp_path / "project").output.splitlines()]
+    monkeypatch.setattr(load.SourceFile, "past_cap", lambda *_: False)  # every warning made, then capped
+    every = [line for line in run_cli(["validate", "-v"], tmp_path / "project").output.splitlines()]
+    assert said == every
+    assert any(line.startswith(named) and "'zz' is given twice in 'Capability 4'" in line for line in said)
+
+
 @pytest.mark.parametrize(
     ("shape", "more"),
     [

@@ -129,7 +129,7 @@ class SourceFile:
         self.warning_cap: int | None = None
         self.unmade = 0  # warnings counted by `past_cap`, never made
         self._made: dict[str, int] = {}
-        self._capped_at: dict[str, Position | None] = {}  # in a file writing an alias: where each rule's cap is met
+        self._capped_at: dict[str, Position] = {}  # in a file writing an alias: the last place of a rule's first made
 
     @property
     def source_map(self) -> SourceMap | JsonPositions:
@@ -156,22 +156,23 @@ class SourceFile:
         place in the file, its message and its sort: a 9 MB document of one alias written 500,000 times took 19 s and
         460 MB to make 500,000 `alias-repeated` warnings, of which 1,000 are said. In a YAML file that writes an
         alias, the values it stands for are all placed where it stands, sorted there by their messages, not in the
-        rule's order: one placed where the last of the first `warning_cap` stands is still made (its place only is
-        found), and one placed after it counted, so an alias written in each of many records does not make them all
-        (900 records each writing a list of 900 phrases through one alias: 810,000 warnings, 40 s and 1.4 GB)."""
+        rule's order: one placed no later than the last of the rule's first `warning_cap` is still made (their places
+        only are found: the `warning_cap`th is not always the last, as a value under a key written twice is placed
+        through an alias of the value not kept), and one placed after it counted, so an alias written in each of many
+        records does not make them all (900 records each writing a list of 900 phrases through one alias: 810,000
+        warnings, 40 s and 1.4 GB)."""
         made = self._made[rule] = self._made.get(rule, 0) + 1
-        if self.warning_cap is None or made < self.warning_cap:
+        if self.warning_cap is None:
             return False
         if not (isinstance(self._map, SourceMap) and self._map.aliased):
-            if made == self.warning_cap:
+            if made <= self.warning_cap:
                 return False
         else:
-            at = self._map.place(tuple(parts))[0]
-            if made == self.warning_cap:
-                self._capped_at[rule] = at
+            at = self._map.place(tuple(parts))[0] or (0, 0)  # no place: said first (`run._reading_order`)
+            if made <= self.warning_cap:
+                self._capped_at[rule] = max(at, self._capped_at.get(rule, at))
                 return False
-            last = self._capped_at[rule]
-            if at is None or last is None or at <= last:
+            if at <= self._capped_at[rule]:
                 return False
         self.unmade += 1
         return True
