@@ -127,7 +127,8 @@ def _descriptions(snapshot: Snapshot) -> dict[ToolName, str]:
     `MAX_DESCRIPTION` (a client never shows the model what is past its cut, and says nothing)."""
     lookup = (
         "One agent's support for one capability: availability, tier, setup, limits, sources. "
-        "If the agent lacks it: available=false and availableFor; recorded=false: no data (unknown, not a no)."
+        "If the agent lacks it: available=false and availableFor; recorded=false: no data (unknown, not a no). "
+        "No tier: not stated, not free."
     )
     listing = "List capabilities of an agent, a category, or both."
     return {
