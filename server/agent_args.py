@@ -116,6 +116,18 @@ def resolve_agents(
     return resolutions, problem
 
 
+def several_agents(snapshot: Snapshot, name: str) -> tuple[list[Resolution], list[str], str | None] | None:
+    """An agent argument that names no one agent read as the agents it stands for: a name they share ('copilot'), or
+    names joined ('claude vs gemini', 'claude, copilot', read as compare_capability reads a string of names): how
+    each name was read, the agents' ids in the order named, and what to say of a joined name that is no agent
+    ('claude vs cursor'). None when the argument stands for one agent at most (unknown, or one agent named twice):
+    `one_agent_problem` says why. The tools answer for each agent; the agent resource names each one's URI."""
+    found, problem = resolve_agents(snapshot, comma_separated(name), several=True)
+    if len(ids := named_ids(found)) > 1 or (problem is not None and len(found) > 1):
+        return found, ids, problem
+    return None
+
+
 def named_ids(resolutions: list[Resolution]) -> list[str]:
     """The agents the names stand for, each once, in the order named: an ambiguous name ('copilot') for every agent
     it could be."""

@@ -18,7 +18,7 @@ from urllib.parse import unquote
 import mcp_types as types
 
 from capidx.schema.text import normalize
-from capidx.server.agent_args import comma_separated, covered, named_ids, resolve_agents
+from capidx.server.agent_args import covered, several_agents
 from capidx.server.limits import clip
 from capidx.server.matchindex import RESOLUTION_META, MatchIndex, Resolution
 from capidx.server.names import resolve_agent, resolve_category
@@ -135,7 +135,7 @@ def read_resource(snapshot: Snapshot, kinds: frozenset[str], uri: str) -> Read:
             raise ResourceNotFound(uri, said, options)
         found = snapshot.find(kind, **{template.parameter: resolution.value}) if resolution.ok else None
         if found is None and kind == "agent" and resolution.status == "unknown":  # said as the tools say it
-            if (several := _several_agents(snapshot, uri, value, template.uri_base)) is not None:
+            if (several := _named_several(snapshot, uri, value, template.uri_base)) is not None:
                 raise several
             message = (
                 f"Resource not found: {clip(uri)}: unknown agent '{clip(value)}': {covered(snapshot, [resolution])}"
@@ -153,14 +153,13 @@ def read_resource(snapshot: Snapshot, kinds: frozenset[str], uri: str) -> Read:
     raise _not_found(snapshot, kinds, uri)
 
 
-def _several_agents(snapshot: Snapshot, uri: str, value: str, base: str) -> ResourceNotFound | None:
+def _named_several(snapshot: Snapshot, uri: str, value: str, base: str) -> ResourceNotFound | None:
     """An agent value that joins several agents' names ('claude vs gemini', 'claude, copilot'), read as the tools read
     it: each agent has its own resource, and the error names each one's URI (with what to say of a name among them
     that is no agent). None when the value stands for one agent at most."""
-    found, problem = resolve_agents(snapshot, comma_separated(value), several=True)
-    ids = named_ids(found)
-    if len(ids) < 2 and (problem is None or len(found) < 2):
+    if (several := several_agents(snapshot, value)) is None:
         return None
+    _found, ids, problem = several
     uris = [base + agent for agent in ids]
     if problem is None:
         said = f"{clip(value)!r} names {len(ids)} agents, a resource each: {', '.join(uris)}"

@@ -357,24 +357,12 @@ def _filtered(
 # --- the tools --------------------------------------------------------------------------------------
 
 
-def _several_agents(snapshot: Snapshot, agent: str) -> tuple[list[Resolution], list[str], str | None] | None:
-    """An agent argument that names no one agent read as the agents it stands for: a name they share ('copilot'), or
-    names joined ('claude vs gemini', 'claude, copilot', read as compare_capability reads a string of names): how
-    each name was read, the agents' ids in the order named, and what to say of a joined name that is no agent
-    ('claude vs cursor', said as a comparison says it: the tool does answer for several). None when the argument
-    stands for one agent at most (unknown, or one agent named twice): `agent_args.one_agent_problem` says why."""
-    found, problem = agent_args.resolve_agents(snapshot, agent_args.comma_separated(agent), several=True)
-    if len(ids := agent_args.named_ids(found)) > 1 or (problem is not None and len(found) > 1):
-        return found, ids, problem
-    return None
-
-
 def lookup_capability(snapshot: Snapshot, agent: str, capability: str) -> types.CallToolResult:
     agent_res = resolve_agent(snapshot.index, agent)
     if not agent_res.ok:
         # A name that stands for several agents is answered as a comparison of them, in this one call: the model
         # asked about each of them.
-        if (several := _several_agents(snapshot, agent)) is not None:
+        if (several := agent_args.several_agents(snapshot, agent)) is not None:
             found, ids, problem = several
             read = agent_args.read_as_agents(agent, ids) if problem is None else ""
             return _compared(snapshot, resolve_capability(snapshot.index, capability), [agent], found, problem, read)
@@ -458,7 +446,7 @@ def list_capabilities(
     if agent is not None:
         resolved["agent"] = resolve_agent(snapshot.index, agent)
         if not resolved["agent"].ok:
-            if (several := _several_agents(snapshot, agent)) is not None:  # each agent's list, in this one call
+            if (several := agent_args.several_agents(snapshot, agent)) is not None:  # each agent's list, one call
                 return _list_of_several(snapshot, agent, category, *several)
             return _error(agent_args.one_agent_problem(snapshot, resolved["agent"]), **resolved)
     if category is not None:
@@ -532,7 +520,7 @@ def get_sources(snapshot: Snapshot, agent: str | None = None, capability: str | 
     if agent is not None:
         resolved["agent"] = resolve_agent(snapshot.index, agent)
         if not resolved["agent"].ok:
-            if (several := _several_agents(snapshot, agent)) is not None:  # each agent's sources, in this one call
+            if (several := agent_args.several_agents(snapshot, agent)) is not None:  # each agent's sources, one call
                 return _sources_of_several(snapshot, agent, capability, *several)
             return _error(agent_args.one_agent_problem(snapshot, resolved["agent"]), **resolved)
     agent_id = resolved["agent"].value if "agent" in resolved else None
