@@ -10,6 +10,7 @@ other.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from capidx.schema.realpath import leads_out
@@ -52,3 +53,11 @@ def _named(path: Path, project: Path, cwd: Path) -> Path:
     whole = Path(os.path.abspath(path))
     inside = os.path.commonpath((whole, os.path.abspath(project))) == os.path.abspath(project)
     return Path(os.path.relpath(whole, cwd)) if inside else whole
+
+
+def build_hint(above: Path, cwd: Path, build_named: Callable[[Path], Path | None]) -> str:
+    """`above_hint` with the build folder the capidx.yaml `above` names (`build_named`: read by the caller's own
+    settings reader, None when the file does not load without error), or with `--config` and the file itself when it
+    does not load or may not be read (`readable`: a link out of its folder is named, never read)."""
+    out = build_named(above) if readable(above) else None
+    return above_hint(above, cwd) if out is None else above_hint(above, cwd, "--build", out)

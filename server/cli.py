@@ -217,7 +217,7 @@ def _no_build_above(error: Exception, settings: Settings) -> str | None:
     capidx.yaml of a folder above (`schema.above`) is named with the build it names (serve.build, else paths.out, as
     serve reads it there), or with --config when it does not load without error or may not be read (a link out of
     its folder, `above.readable`). None in every other case."""
-    from capidx.schema.above import above_hint, config_above, readable
+    from capidx.schema.above import build_hint, config_above
     from capidx.server.settings import from_file
     from capidx.server.snapshot import NoBuildError
 
@@ -228,9 +228,9 @@ def _no_build_above(error: Exception, settings: Settings) -> str | None:
     above = config_above(cwd)
     if above is None:
         return None
-    if not readable(above):  # a link out of its folder: named, never read
-        return f"{where}: {above_hint(above, cwd)}"
-    values, problems = from_file(above, cwd)
-    if problems:
-        return f"{where}: {above_hint(above, cwd)}"
-    return f"{where}: {above_hint(above, cwd, '--build', values.get('build', above.parent / 'build'))}"
+
+    def build_named(config: Path) -> Path | None:
+        values, problems = from_file(config, cwd)
+        return None if problems else values.get("build", config.parent / "build")
+
+    return f"{where}: {build_hint(above, cwd, build_named)}"

@@ -15,7 +15,7 @@ from capidx.compiler.diagnostics import visible
 from capidx.compiler.errors import UsageError
 from capidx.compiler.validate.manifests import manifest_problems
 from capidx.schema import builddir
-from capidx.schema.above import above_hint, readable
+from capidx.schema.above import build_hint
 from capidx.schema.pathkind import PathKind, path_kind
 from capidx.schema.realpath import real_path
 
@@ -139,9 +139,8 @@ def above_build_hint(above: Path, cwd: Path) -> str:
     itself when it does not load without error or may not be read (report and inject take both)."""
     from capidx.compiler.config import load_config
 
-    if not readable(above):  # a link out of its folder: named, never read
-        return above_hint(above, cwd)
-    settings, problems = load_config(above, cwd)
-    if any(problem.is_error for problem in problems):
-        return above_hint(above, cwd)
-    return above_hint(above, cwd, "--build", settings.out)
+    def build_named(config: Path) -> Path | None:
+        settings, problems = load_config(config, cwd)
+        return None if any(problem.is_error for problem in problems) else settings.out
+
+    return build_hint(above, cwd, build_named)
