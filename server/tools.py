@@ -345,13 +345,21 @@ def _filtered(
     """The `kind` document for the resolved filter; an empty `listed` list when the build has none for it (with `note`
     all the same: an agent with nothing in a category still gets the names its data does not mention)."""
     params = {key: r.value for key, r in resolved.items()}
-    document = snapshot.find(kind, **params)
-    entry = snapshot.index.capabilities.get(params.get("capability") or "")
-    unrecorded = entry is not None and params.get("agent") is not None and params["agent"] not in entry.agents
-    if document is None or unrecorded:  # said, so that an empty list is not read as the agent lacking it all
+    document = _recorded(snapshot, kind, params)
+    if document is None:  # said, so that an empty list is not read as the agent lacking it all
         value = {"filter": params, listed: [], "hint": unlisted.nothing(snapshot, listed, params, bool(note))}
         return _synthesized(snapshot, value, note, **resolved)
     return _document(snapshot, document, note, **resolved)
+
+
+def _recorded(snapshot: Snapshot, kind: str, params: Mapping[str, str | None]) -> Artifact | None:
+    """The `kind` document for `params`; None when the build has none, or the agent has no record of the capability
+    (whatever another agent's record holds): the answer is then an empty list and what the data does not say."""
+    entry = snapshot.index.capabilities.get(params.get("capability") or "")
+    agent = params.get("agent")
+    if entry is not None and agent is not None and agent not in entry.agents:
+        return None
+    return snapshot.find(kind, **params)
 
 
 # --- the tools --------------------------------------------------------------------------------------
@@ -572,15 +580,14 @@ def _sources_of_several(
     if cap_res is not None and not cap_res.ok:  # ambiguous or unknown: candidates, for none of the agents in particular
         return _synthesized(snapshot, unresolved.candidates(snapshot, cap_res, None), read, agents=found, **asked)
     slug = cap_res.value if cap_res is not None else None
-    entry = snapshot.index.capabilities.get(slug or "")
     answers, notes = [], [read]
     for agent_id in ids:
         params = {"agent": agent_id, **({"capability": slug} if slug else {})}
-        document = snapshot.find("sources", **params)
+        document = _recorded(snapshot, "sources", params)
         value = document.value if document is not None else None
         if document is not None and not isinstance(value, dict):
             return _error(f"The build's sources document {document.uri} is not a JSON object; rebuild it.")
-        if value is None or (entry is not None and agent_id not in entry.agents):
+        if value is None:
             answers.append({"agent": agent_id, "sources": [], "hint": unlisted.nothing(snapshot, "sources", params)})
         else:
             answers.append({"agent": agent_id, "sources": value.get("sources", [])})
