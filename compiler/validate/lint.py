@@ -211,12 +211,12 @@ def _duplicate_names(source: SourceFile, capabilities: list[tuple[int, dict[str,
         first_index, first_name = first[form]
         line = source.source_map.locate(("capabilities", first_index, "name"))
         where = f"first at $.capabilities[{first_index}]" + (f", line {line[0]}" if line else "")
-        code = "duplicate-capability"
-        if key.replace(" ", "") == normalize(first_name).replace(" ", "") and key != normalize(first_name):
+        code, first_key = "duplicate-capability", normalize(first_name)
+        if key != first_key and key.replace(" ", "") == first_key.replace(" ", ""):
             message = f"duplicate capability name {quote(name)}: it differs only in spaces and hyphens from "
             message += quote(first_name)
             hint = f"{where}; write one name once"
-        elif key != normalize(first_name):
+        elif key != first_key:
             message = f"duplicate capability name {quote(name)}: it differs only in singular and plural from "
             message += quote(first_name)
             hint = f"{where}; {across.PLURAL_HINT}"
