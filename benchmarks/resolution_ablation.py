@@ -116,8 +116,8 @@ MECHANISMS: dict[str, Callable[[], Any]] = {
         resolve, "_similarity", lambda index, n, scorer, cutoff, typo=False: _SIMILARITY(index, n, scorer, cutoff)
     ),
     "an agent's own alias first ('scribe')": lambda: _index_edit(lambda i: dataclasses.replace(i, own_aliases={})),
-    "a category's name answered with that category ('security')": lambda: replaced(
-        resolve, "_in_category", lambda index, q, resolution, agent: resolution
+    "a category's name answered with that category ('security'; 'debugging', which nothing is in, with none)": lambda: (
+        replaced(resolve, "_in_category", lambda index, q, resolution, agent: resolution)
     ),
     "a sentence nothing matches answered with what is closest in meaning, not in spelling": lambda: replaced(
         resolve, "SENTENCE", sys.maxsize

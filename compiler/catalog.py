@@ -181,6 +181,7 @@ class Catalog:
     agents: tuple[Agent, ...]  # sorted by id
     capabilities: tuple[CanonicalCapability, ...]  # sorted by slug
     alias_table: tuple[tuple[str, str], ...] = ()  # (phrase, slug), sorted by phrase
+    defined_categories: tuple[str, ...] = ()  # every category the schema defines, used or not, sorted
 
     @property
     def agent_ids(self) -> tuple[str, ...]:
@@ -197,9 +198,14 @@ class Catalog:
         return {category: tuple(items) for category, items in groups.items()}
 
 
-def build_catalog(documents: Iterable[tuple[str, Mapping[str, Any]]], aliases: Mapping[str, Any] | None) -> Catalog:
-    """The catalog for validated documents, given as (agent id, parsed document) pairs (pure). Markdown link
-    and image syntax in their text is made inert here, once for every artifact (`capidx.compiler.markup`)."""
+def build_catalog(
+    documents: Iterable[tuple[str, Mapping[str, Any]]],
+    aliases: Mapping[str, Any] | None,
+    defined_categories: Iterable[str] = (),
+) -> Catalog:
+    """The catalog for validated documents, given as (agent id, parsed document) pairs (pure), and the categories
+    their schema defines. Markdown link and image syntax in their text is made inert here, once for every artifact
+    (`capidx.compiler.markup`)."""
     agents = tuple(sorted((_agent(agent_id, defused(data)) for agent_id, data in documents), key=lambda a: a.id))
     aliases = defused(aliases) if aliases is not None else None
     canonical = _canonical(agents)
@@ -207,6 +213,7 @@ def build_catalog(documents: Iterable[tuple[str, Mapping[str, Any]]], aliases: M
         agents=agents,
         capabilities=_attach_table_aliases(canonical, aliases),
         alias_table=_alias_table(canonical, aliases),
+        defined_categories=tuple(sorted(set(defined_categories))),
     )
 
 

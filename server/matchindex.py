@@ -114,8 +114,9 @@ class MatchIndex:
     stemmed: Mapping[str, str]  # `terms()` of a name or alias naming one capability ('tool approval') -> slug
     # Identifier token ('/compact') -> ((slug, agent or None, evidence), ...): where it occurs literally.
     identifiers: Mapping[str, tuple[tuple[str, str | None, float], ...]]
-    categories: tuple[str, ...]
-    category_names: NameTable
+    categories: tuple[str, ...]  # those some capability is in
+    empty_categories: tuple[str, ...]  # those the schema defines and no capability is in ('debugging')
+    category_names: NameTable  # both
     names: tuple[str, ...]  # every capability's `names`, each once: whole-string similarity is one C loop over them
     name_owners: tuple[tuple[str, ...], ...]  # per name: the capabilities that have it
     ranker: Ranker
@@ -126,6 +127,7 @@ class MatchIndex:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> MatchIndex:
         agents = {row["id"]: row["name"] for row in data["agents"]}
+        empty = data.get("emptyCategories", ())  # older builds: none
         agent_names = {normalize(k): tuple(v) for k, v in data["agentNames"].items()}
         for agent_id, name in agents.items():  # ids and names always resolve, even if the index left them out
             for spelling in (agent_id, name):
@@ -169,7 +171,8 @@ class MatchIndex:
             stemmed=MappingProxyType({key: min(s) for key, s in stemmed.items() if key and len(s) == 1}),
             identifiers=MappingProxyType(identifiers),
             categories=tuple(data["categories"]),
-            category_names=NameTable.build({normalize(category): (category,) for category in data["categories"]}),
+            empty_categories=tuple(empty),
+            category_names=NameTable.build({normalize(c): (c,) for c in (*empty, *data["categories"])}),
             names=tuple(owners),
             name_owners=tuple(map(tuple, owners.values())),
             ranker=ranker,

@@ -40,7 +40,8 @@ def reading(
             f"{read_as(snapshot, found, how)} (match {found.confidence:.2f}){others}. If another capability was "
             "meant, call again with its slug."
         )
-        if (category := snapshot.index.category_named(found.query)) is not None:
+        category = snapshot.index.category_named(found.query)
+        if category is not None and category not in snapshot.index.empty_categories:
             said.append(f"{category} is also a category: {listing(category)} lists what is in it.")
     said += [note] if note else []
     return [types.TextContent(text=" ".join(said))] if said else []
@@ -104,3 +105,9 @@ def quoted(query: str) -> str:
 def listing(category: str) -> str:
     """The call that lists a category, as every answer that points to it says it."""
     return f"list_capabilities(category={category!r})"
+
+
+def nothing_in(category: str) -> str:
+    """What every answer says of a category the schema defines and no capability is in ('debugging'): the catalog's
+    silence, which is no data, not a no (no agent lacks what nobody recorded)."""
+    return f"this catalog records no capability in {category}: it has no data on it, which is not a no"

@@ -68,7 +68,8 @@ def _in_category(index: MatchIndex, q: Query, resolution: Resolution, agent: str
     """A query that is a category's name ('security') answers with the category's capabilities (those its words rank
     first), `resolved_by` "category", unless its words found one of them that the asked agent has a record of (or
     any one, when the agent has a record of none): a capability of another category that shares a word ('security
-    review'), or "no data" on one capability while the agent has others of the category, is not what was asked."""
+    review'), or "no data" on one capability while the agent has others of the category, is not what was asked. A
+    category with no capability ('debugging', which the schema defines) answers with none."""
     category = index.category_named(q.normalized)
     if category is None:
         return resolution
@@ -76,9 +77,10 @@ def _in_category(index: MatchIndex, q: Query, resolution: Resolution, agent: str
     members = sorted(
         (s for s, c in index.capabilities.items() if c.category == category), key=lambda s: (-scores.get(s, 0.0), s)
     )
+    if not members:  # a category the catalog records nothing in ('debugging'): no capability of another is it
+        return Resolution(q.text, "unknown", None, "category")
     recorded = [slug for slug in members if agent is None or agent in index.capabilities[slug].agents]
-    # no member (a hand-edited index), or the words found the agent's own one: the words' answer stands
-    if not members or resolution.value in (recorded or members):
+    if resolution.value in (recorded or members):  # the words found the agent's own one: their answer stands
         return resolution
     share = round(1 / len(members), 3)
     listed = tuple(Candidate(slug, index.capabilities[slug].name, share) for slug in members)

@@ -22,6 +22,7 @@ from capidx.server.agent_args import covered, several_agents
 from capidx.server.limits import clip
 from capidx.server.matchindex import RESOLUTION_META, MatchIndex, Resolution
 from capidx.server.names import resolve_agent, resolve_category
+from capidx.server.readings import nothing_in
 from capidx.server.resolve import resolve_capability
 from capidx.server.snapshot import RESOURCE_KINDS, TEMPLATE_KINDS, VARIANT_KINDS, Artifact, Snapshot
 
@@ -141,6 +142,9 @@ def read_resource(snapshot: Snapshot, kinds: frozenset[str], uri: str) -> Read:
                 f"Resource not found: {clip(uri)}: unknown agent '{clip(value)}': {covered(snapshot, [resolution])}"
             )
             raise ResourceNotFound(uri, message)
+        if found is None and (category := _nothing_in(snapshot, resolution, kind)):
+            said = f"{clip(value)!r} is a category and {category}"
+            raise ResourceNotFound(uri, f"Resource not found: {clip(uri)}: {said}")
         if found is None:
             closest = [template.uri_base + c.value for c in resolution.candidates]
             hint = f" (closest: {', '.join(closest)})" if closest else ""
@@ -151,6 +155,15 @@ def read_resource(snapshot: Snapshot, kinds: frozenset[str], uri: str) -> Read:
             raise ResourceNotFound(uri, f"Resource not found: {clip(uri)}: {_no_match(kind, value)}{hint}", closest)
         return Read(found, resolution)
     raise _not_found(snapshot, kinds, uri)
+
+
+def _nothing_in(snapshot: Snapshot, resolution: Resolution, kind: str) -> str:
+    """What a category value, or a capability value that is a category's name, says when the catalog records no
+    capability in that category ('debugging'); "" for any other."""
+    if kind != "category" and resolution.resolved_by != "category":  # a capability value read as a category's name
+        return ""
+    category = snapshot.index.category_named(resolution.query)
+    return nothing_in(category) if category in snapshot.index.empty_categories else ""
 
 
 def _named_several(snapshot: Snapshot, uri: str, value: str, base: str) -> ResourceNotFound | None:

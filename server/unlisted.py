@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 
 from capidx.schema.text import plural
 from capidx.server.matchindex import Resolution
+from capidx.server.readings import nothing_in
 from capidx.server.snapshot import Snapshot
 
 NOT_LISTED_SHOWN = 10  # sentences a category's list's note says, at most: one per set of capabilities agents leave out
@@ -117,6 +118,8 @@ def nothing(snapshot: Snapshot, listed: str, params: Mapping[str, str | None], n
     `noted`: a note follows, which for a list names what the agent's data does not mention as no data, not a no:
     the hint does not say it twice."""
     agent, capability, category = (params.get(key) for key in ("agent", "capability", "category"))
+    if category in snapshot.index.empty_categories:
+        return f"{nothing_in(category)[:1].upper()}{nothing_in(category)[1:]}."
     entry = snapshot.index.capabilities.get(capability or "")
     if agent is not None and (entry is None or agent not in entry.agents):
         if entry is not None:

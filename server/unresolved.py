@@ -16,7 +16,7 @@ from capidx.schema.labels import Label, sorted_labels
 from capidx.schema.text import normalize, terms
 from capidx.server import suggest
 from capidx.server.matchindex import Candidate, CapabilityEntry, Resolution
-from capidx.server.readings import LOOSE_READINGS, listing, quoted, read_as
+from capidx.server.readings import LOOSE_READINGS, listing, nothing_in, quoted, read_as
 from capidx.server.snapshot import Artifact, Snapshot
 
 # A capability argument of at least this many words that no name, alias, wording or trigger matches
@@ -47,7 +47,7 @@ def candidates(snapshot: Snapshot, resolution: Resolution, agent: str | None) ->
     if agent is not None:
         value["agent"] = agent
     if resolution.status == "unknown":  # a normal answer, not an error: the closest names and where to browse
-        value["hint"] = _no_words_match(resolution.query, bool(rows))
+        value["hint"] = _in_category(snapshot, resolution) or _no_words_match(resolution.query, bool(rows))
         return value
     elsewhere = _elsewhere(rows, agent)  # what calling again for that agent would not give
     partly = _partly(rows, agent)  # said of the candidates the agent's data has no record of, when only some
@@ -127,12 +127,15 @@ def _category_asked(snapshot: Snapshot, resolution: Resolution) -> str | None:
 
 def _in_category(snapshot: Snapshot, resolution: Resolution) -> str:
     """What an answer to a category's name ('security') says first: that it is one, its capabilities (up to
-    `MEMBERS_NAMED`), and where its whole list is. Its members come as such, not as matches: each is one of it."""
+    `MEMBERS_NAMED`), and where its whole list is; or that the catalog records none in it ('debugging'). Its members
+    come as such, not as matches: each is one of it."""
     category = _category_asked(snapshot, resolution)
     if category is None:
         return ""
     named = "" if normalize(category) == normalize(resolution.query) else f", {category}"
     members = [c.label for c in _members(resolution)]
+    if not members:
+        return f"{resolution.query!r} is a category{named}, not one capability, and {nothing_in(category)}."
     more = f" and {len(members) - MEMBERS_NAMED:,} more" if len(members) > MEMBERS_NAMED else ""
     its = "Its only capability" if len(members) == 1 else f"Its {len(members):,} capabilities"
     return (

@@ -193,7 +193,7 @@ def test_match_index(built: Path) -> None:
     # Only what the server reads: the ranking model computes its own statistics from `terms` and `description`;
     # `descriptions`, as written, are what it embeds for the order of what it offers.
     assert set(index) == {"version", "agents", "agentNames", "capabilities", "aliases", "terminology", "categories",
-                          "identifiers", "injection"}  # fmt: skip
+                          "emptyCategories", "identifiers", "injection"}  # fmt: skip
     assert set(entry) == {
         "slug", "name", "category", "agents", "aliases", "terms", "description", "descriptions", "similarTo"
     }  # fmt: skip

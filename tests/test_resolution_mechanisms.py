@@ -539,15 +539,20 @@ def test_a_category_name_found_by_its_words_in_a_capability_the_agent_has_no_rec
     assert (alone.status, alone.value) == ("resolved", "security-analysis")
 
 
-def test_a_category_no_capability_is_in_leaves_the_words_answer(tmp_path: Path) -> None:
-    """A hand-edited index may name a category nothing is in: its name is then answered by the words, not with an
-    empty list of its capabilities."""
-    build = real_build(write_catalog(tmp_path / "agents", CATEGORIES), tmp_path / "build")
+def test_a_category_the_schema_defines_and_no_capability_is_in_answers_with_none(tmp_path: Path) -> None:
+    """'debugging' is a category of the bundled schema that no capability here is in: asked as a capability, it is
+    answered with none (the catalog records nothing there), not with the capability of another category whose record
+    says the word most. A build made before match.json recorded such categories keeps the words' answer."""
+    caps = (*CATEGORIES, Cap("Usage Reports", "observability", "Reports debugging sessions and debugging costs.",
+                             agents=BOTH))  # fmt: skip
+    build = real_build(write_catalog(tmp_path / "agents", caps), tmp_path / "build")
     data = json.loads((build / "index" / "match.json").read_text("utf-8"))
-    data["categories"] = [*data["categories"], "testing"]
-    index = MatchIndex.from_json(data)
-    found = resolve_capability(index, "testing", agent=CLAUDE)
-    assert found.resolved_by != "category" and (found.ok or found.candidates)
+    assert "debugging" in data["emptyCategories"] and "security" not in data["emptyCategories"]
+    found = resolve_capability(MatchIndex.from_json(data), "Debugging", agent=CLAUDE)
+    assert (found.status, found.value, found.resolved_by, found.candidates) == ("unknown", None, "category", ())
+    del data["emptyCategories"]
+    older = resolve_capability(MatchIndex.from_json(data), "debugging", agent=CLAUDE)
+    assert (older.status, older.value) == ("resolved", "usage-reports")
 
 
 # --- agent names several agents share -------------------------------------------------------------------------

@@ -156,7 +156,8 @@ async def test_an_agent_value_joining_several_names_names_each_agents_resource(a
 async def test_a_template_value_that_names_no_one_document_says_why(tmp_path: Path) -> None:
     """As the tools say it: a category's name given as a capability points to the category and lists its
     capabilities; free words that match nothing clearly are not "more than one capability"; a capability's name given
-    as a category points to the capability; words that match nothing are not said to be a no."""
+    as a category points to the capability; words that match nothing are not said to be a no; a category nothing is in
+    is said to have no data."""
     caps = (
         Cap("Code Review", "collaboration", "Reviews a diff for security bugs: a security review.", agents=BOTH),
         Cap("Sandboxing", "security", "Runs commands in an isolated container.", agents=BOTH),
@@ -165,7 +166,13 @@ async def test_a_template_value_that_names_no_one_document_says_why(tmp_path: Pa
     build = real_build(write_catalog(tmp_path / "agents", caps), tmp_path / "build")
     said, data = {}, {}
     async with connect(make_hub(build, {"expose": "summary,stats,agents,capabilities,categories"})) as client:
-        for value in ("capabilities/security", "capabilities/voice%20telepathy", "categories/sandboxing"):
+        for value in (
+            "capabilities/security",
+            "capabilities/voice%20telepathy",
+            "categories/sandboxing",
+            "categories/debugging",
+            "capabilities/Debugging",
+        ):
             with pytest.raises(MCPError) as caught:
                 await client.read_resource(PREFIX + value)
             said[value] = caught.value.message
@@ -180,6 +187,12 @@ async def test_a_template_value_that_names_no_one_document_says_why(tmp_path: Pa
     assert "closely enough to answer" in unmatched  # not "its words", which a record may share weakly
     assert f"'sandboxing' is a capability (read {PREFIX}capabilities/sandboxing)" in said["categories/sandboxing"]
     assert not (data["categories/sandboxing"] or {}).get("candidates")  # no category merely spelled like it
+    # a category the schema defines and nothing here is in: the catalog has no data there, said of the category
+    for value, asked in (("categories/debugging", "debugging"), ("capabilities/Debugging", "Debugging")):
+        assert said[value].endswith(
+            f"{asked!r} is a category and this catalog records no capability in debugging: it has no data on it, "
+            "which is not a no"
+        )
 
 
 @pytest.mark.parametrize(

@@ -1465,6 +1465,30 @@ async def test_a_category_given_as_the_capability_answers_with_the_category(tmp_
     )
 
 
+async def test_a_category_nothing_is_in_is_answered_as_no_data(catalog_build: Path) -> None:
+    """'debugging' is a category the schema defines and no capability of this catalog is in: listing it is an empty
+    list that says the catalog has no data there (not "unknown category"), with or without an agent; asked as a
+    capability, it is that, not a capability of another category found by a word, nor a list of candidates."""
+    async with connect(catalog_build) as client:
+        listed = await client.call_tool("list_capabilities", {"category": "debugging"})
+        theirs = await client.call_tool("list_capabilities", {"agent": "claude", "category": "Debugging"})
+        asked = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "debugging"})
+        compared = await client.call_tool("compare_capability", {"capability": "Code Generation"})
+        unknown = await client.call_tool("list_capabilities", {"category": "debuggery"})
+    for result in (listed, theirs):
+        assert not result.is_error
+        value = result.structured_content
+        assert value["capabilities"] == [] and value["filter"]["category"] == "debugging"
+        assert "records no capability in debugging" in value["hint"] and "not a no" in value["hint"]
+    for result, query in ((asked, "debugging"), (compared, "Code Generation")):
+        assert not result.is_error
+        value = result.structured_content
+        assert value["candidates"] == [] and "suggestions" not in value
+        assert value["hint"].startswith(f"{query!r} is a category, not one capability")
+        assert "records no capability in" in value["hint"] and "not a no" in value["hint"]
+    assert unknown.is_error and "Unknown category 'debuggery'" in text_of(unknown)
+
+
 async def test_a_long_query_that_found_nothing_is_quoted_short(any_build: Path) -> None:
     """The model sent the query and has it: an answer that found nothing quotes its start and its length, not all
     of it again."""

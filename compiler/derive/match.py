@@ -52,6 +52,8 @@ def match_index(catalog: Catalog, enhanced: Enhanced | None = None) -> dict[str,
         "aliases": _aliases(catalog),
         "terminology": _terminology(catalog),
         "categories": list(catalog.categories),
+        # defined by the schema, used by no capability: asked about, the server says the catalog records nothing there
+        "emptyCategories": sorted(set(catalog.defined_categories) - set(catalog.categories)),
         "identifiers": _identifiers(catalog),
     }
     if enhanced.injection:

@@ -247,6 +247,7 @@ def run_build(
     catalog = build_catalog(
         [(doc.agent_id or doc.path.parent.parent.name, doc.data) for doc in validation.documents],
         validation.aliases.data if validation.aliases else None,
+        validation.categories,
     )
     del validation  # the parsed documents are not needed any more: the catalog holds what the build needs
     counter = (counter_factory or TokenCounter)(encodings, known_token_counts(previous))

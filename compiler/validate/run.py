@@ -22,6 +22,7 @@ from capidx.compiler.validate import across, configured, discover, keys, lint
 from capidx.compiler.validate import aliases as alias_rules
 from capidx.compiler.validate import build_needs as contract
 from capidx.compiler.validate.load import SourceFile, load_file
+from capidx.compiler.validate.schemacategories import defined_categories
 from capidx.compiler.validate.schemacost import TooCostly
 from capidx.compiler.validate.schemas import (
     ALIASES_SCHEMA,
@@ -50,6 +51,7 @@ class ValidationResult:
     aliases: LoadedDocument | None
     diagnostics: tuple[Diagnostic, ...]
     checked: tuple[Path, ...] = ()  # every file that was looked at, readable or not
+    categories: tuple[str, ...] = ()  # the categories the schema defines (`defined_categories`), used or not
 
     @property
     def errors(self) -> tuple[Diagnostic, ...]:
@@ -136,6 +138,7 @@ def _validate_project(
         aliases,
         tuple(sorted(diagnostics, key=_reading_order)),
         inputs.checked,
+        defined_categories(validator.schema) if validator is not None else (),
     )
 
 
