@@ -38,9 +38,10 @@ def init(directory: Path, force: bool) -> None:
 
     \b
     Writes what is missing of: capidx.yaml (commented), a .pre-commit-config.yaml, a GitHub Actions
-    workflow (.github/workflows/capidx.yml, the one docs/ci.md explains) and, into a new catalog only,
-    an example agent and alias table under agents/ (not when agents/ holds anything or capidx.yaml is
-    yours). It never replaces or deletes a file, and says per file what it kept and why.
+    workflow (.github/workflows/capidx.yml, the one docs/ci.md explains; both at the top of the git
+    repository when DIRECTORY is a folder below it, given DIRECTORY's capidx.yaml) and, into a new
+    catalog only, an example agent and alias table under agents/ (not when agents/ holds anything or
+    capidx.yaml is yours). It never replaces or deletes a file, and says per file what it kept and why.
 
     \b
     Exit codes: 0 written (or nothing missing), 2 a file of yours is in the way without --force (named;

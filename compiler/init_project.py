@@ -13,6 +13,10 @@ configuration are theirs. It writes only what is missing, and says per file what
   catalog folder holds anything, nor next to a capidx.yaml of the maintainer's (whose catalog is theirs).
 - `.gitignore`: only one line is ever appended, the build directory: `build/`, or the `paths.out` of a
   capidx.yaml of the maintainer's (not appended, and said, when that file cannot be read).
+- a folder below the top of a git work tree (`capidx init tools/catalog` in a monorepo): the workflow and the
+  pre-commit configuration go to the top, the only place GitHub Actions and pre-commit read them, running capidx with
+  `--config tools/catalog/capidx.yaml` from there (so annotations name files as the repository does); in the folder
+  they would never run. A folder name that cannot be written into them as it is keeps them in the folder, and says so.
 """
 
 from __future__ import annotations
@@ -58,12 +62,14 @@ Rename {CATALOG}/{EXAMPLE_AGENT}/ to your agent's id and replace its example val
      {CATALOG}/aliases.json maps phrases to the example's capability names: keep the entries
      your capabilities have (validate names each one whose capability is gone)."""
 CI_STEP = """\
-In .pre-commit-config.yaml and .github/workflows/capidx.yml replace OWNER (the account that
+In {pre_commit} and {workflow} replace OWNER (the account that
      hosts capidx) and COMMIT (a full commit sha or a release tag), then `pre-commit install`."""
+GIT = ".git"  # a folder, or a worktree's or submodule's file: the top of a work tree
 GITIGNORE = ".gitignore"
 IGNORED = "build/"  # the default paths.out: output, never committed
 _MODE = 0o644  # of a file capidx init creates, whatever the umask
-# A paths.out written into .gitignore as it is: no pattern characters, no line break, no leading `#` or `!`.
+# A paths.out written into .gitignore as it is: no pattern characters, no line break, no leading `#` or `!`; also
+# a catalog folder written into the CI files at the top of a work tree (a YAML plain scalar, a regex once escaped).
 _PLAIN_OUT = re.compile(r"[\w.-]+(?:/[\w.-]+)*")
 _MAX_GITIGNORE = 1 << 20  # a larger .gitignore is not read (nor changed): the hint says what to add
 _MAX_COMPARED = 1 << 20  # a project file larger than this is not the scaffold's (which is a few KiB)
@@ -88,14 +94,19 @@ class Scaffolded:
     no_catalog: str = ""  # the catalog the maintainer's capidx.yaml names, when it is not there ("": it is)
     ignored: str = IGNORED  # the build directory's .gitignore line ("": not known, see `out_unknown`)
     out_unknown: str = ""  # why the build directory is not known, so .gitignore was left alone
+    ci_files: tuple[str, ...] = tuple(target for _source, target in PROJECT_FILES[1:])  # where they go, from `root`
+    ci_note: str = ""  # below the top of a work tree: where the CI files went and why, or why they stay in `root`
 
 
 def scaffold(root: Path, *, force: bool = False) -> Scaffolded:
-    """Write what is missing of the scaffold under `root` (created if missing), never replacing a file.
+    """Write what is missing of the scaffold under `root` (created if missing), never replacing a file; the CI files
+    at the top of the git work tree `root` is in, when it is below it (`_placed`).
 
     Every check runs before the first write, so a refusal leaves nothing behind."""
     _check_names(root)
-    present = {target: why for source, target in PROJECT_FILES if (why := _kept_why(root / target, source))}
+    placed, ci_note = _placed(root)
+    project = [(source, placed[source][0]) for source, _target in PROJECT_FILES]
+    present = {target: why for source, target in project if (why := _kept_why(root / target, placed[source][1]))}
     folders = [target for target, why in present.items() if why == FOLDER]
     if folders:
         raise InitError(f"{root}: {', '.join(folders)} is a folder, not a file; nothing written (move it away)")
@@ -108,27 +119,62 @@ def scaffold(root: Path, *, force: bool = False) -> Scaffolded:
     no_example = _why_no_example(root, config_is_theirs=CONFIG in theirs)
     loaded = load_config(root / CONFIG, root) if CONFIG in theirs else None  # theirs, read once as capidx reads it
     no_catalog = _their_missing_catalog(root, *loaded) if loaded else ""
-    missing = {target for _source, target in PROJECT_FILES if target not in present}
+    missing = {target for _source, target in project if target not in present}
     missing |= set() if no_example else {target for _source, target in EXAMPLE_FILES}
-    planned = [(source, target) for source, target in SCAFFOLD if target in missing]
-    if blocked := _files_in_the_way(root, [target for _source, target in planned]):
+    planned = [(source, placed[source]) for source, _target in SCAFFOLD if placed[source][0] in missing]
+    if blocked := _files_in_the_way(root, [target for _source, (target, _data) in planned]):
         raise InitError(
             f"{root}: {blocked} is a file or a link where a folder goes; nothing written (make it a folder, or move it)"
         )
     ignored, out_unknown = _build_line(root, present.get(CONFIG), loaded)
     done: list[str] = []
     try:
-        for source, target in planned:
-            write_whole(root / target, _bundled(source), _MODE)  # whole or not at all
+        for _source, (target, data) in planned:
+            write_whole(root / target, data, _MODE)  # whole or not at all
             done.append(target)
         gitignore = _ignore_build(root / GITIGNORE, ignored) if ignored else "skipped" if out_unknown else "kept"
     except OSError as exc:
         file = f"{exc.filename}: " if exc.filename else ""  # which file, when the error says
         written = f"; written before it: {', '.join(done)}" if done else "; nothing written"
         raise InitError(f"cannot write the scaffold under {root}: {file}{exc.strerror or exc}{written}") from None
+    ci_files = tuple(target for _source, target in project[1:])
     return Scaffolded(
-        root, tuple(done), tuple(present.items()), gitignore, no_example, no_catalog, ignored, out_unknown
+        root, tuple(done), tuple(present.items()), gitignore, no_example, no_catalog, ignored, out_unknown,
+        ci_files, ci_note,
+    )  # fmt: skip
+
+
+def _placed(root: Path) -> tuple[dict[str, tuple[str, bytes]], str]:
+    """Each scaffold file (by its name in compiler/scaffold/): where it goes from `root`, and what it holds. Below the
+    top of a git work tree, the CI files go to that top, adapted to the catalog's folder (`_for_folder`); the note
+    says so, or why they stay in `root` ("": `root` is no work tree's folder below its top)."""
+    placed = {source: (target, _bundled(source)) for source, target in SCAFFOLD}
+    top = _work_tree_top(root)
+    if top is None:
+        return placed, ""
+    folder = root.relative_to(top).as_posix()
+    if not _PLAIN_OUT.fullmatch(folder):
+        why = (
+            f"the CI files stay here, where nothing reads them: {top} is the top of the repository, the only place "
+            f"GitHub Actions and pre-commit read them, and {folder!r} cannot be written into them as it is; move them "
+            f"there, adding `--config <folder>/{CONFIG}` to each capidx command (docs/ci.md)"
+        )
+        return placed, why
+    up = os.path.relpath(top, root)
+    for source, target in PROJECT_FILES[1:]:
+        placed[source] = (f"{up}/{target}", _for_folder(source, folder))
+    return placed, (
+        f"the CI files are at the top of the repository ({up} from here), the only place GitHub Actions and pre-commit "
+        f"read them; they run capidx with --config {folder}/{CONFIG}"
     )
+
+
+def _work_tree_top(root: Path) -> Path | None:
+    """The top of the git work tree `root` is below (the nearest folder above it holding `.git`); None when `root` is
+    the top, or in no work tree."""
+    if os.path.lexists(root / GIT):
+        return None
+    return next((folder for folder in root.parents if os.path.lexists(folder / GIT)), None)
 
 
 def _check_names(root: Path) -> None:
@@ -147,7 +193,7 @@ def _check_names(root: Path) -> None:
             )
 
 
-def _kept_why(path: Path, source: str) -> str | None:
+def _kept_why(path: Path, data: bytes) -> str | None:
     """Why the project file at `path` is left as it is (None: it is missing, so init writes it). A folder
     comes back as FOLDER: capidx cannot work with one there, and init moves nothing."""
     try:
@@ -164,7 +210,7 @@ def _kept_why(path: Path, source: str) -> str | None:
         return LINK
     if stat.S_ISDIR(info.st_mode):
         return FOLDER
-    return SAME if stat.S_ISREG(info.st_mode) and _holds(path, _bundled(source)) else THEIRS
+    return SAME if stat.S_ISREG(info.st_mode) and _holds(path, data) else THEIRS
 
 
 def _files_in_the_way(root: Path, targets: list[str]) -> str:
@@ -275,6 +321,34 @@ def _bundled(name: str) -> bytes:
     return resources.files("capidx.compiler").joinpath("scaffold", name).read_bytes()
 
 
+def _for_folder(source: str, folder: str) -> bytes:
+    """A CI file of the scaffold for the top of a work tree whose catalog is in `folder` (a `_PLAIN_OUT` path): each
+    capidx command that reads the catalog from a checkout's top gets `--config <folder>/capidx.yaml`, and the
+    pre-commit hook checks only the catalog's files (a monorepo has other `aliases.json`)."""
+    config = f"--config {folder}/{CONFIG}"
+    if source == "workflow.yml":
+        edits = [
+            ("capidx validate --format", f"capidx validate {config} --format", 1),
+            ("capidx build --out", f"capidx build {config} --out", 2),
+            (
+                'capidx report --build ../out/head "$@" --format github',
+                f'capidx report {config} --build ../out/head "$@" --format github',
+                1,
+            ),
+        ]
+    else:
+        files = rf"^{re.escape(folder)}/(.*/)?(capabilities/current\.(json|ya?ml)|aliases\.(json|ya?ml))$"
+        hook = "      - id: capidx-validate\n"
+        edits = [(hook, f"{hook}        args: [--config, {folder}/{CONFIG}]\n        files: {files}\n", 1)]
+    text = _bundled(source).decode("utf-8")
+    for old, new, count in edits:
+        if text.count(old) != count:  # the scaffold changed: these edits must follow it (a test runs them)
+            raise AssertionError(f"compiler/scaffold/{source}: {old!r} is there {text.count(old)} times, not {count}")
+        text = text.replace(old, new)
+    heading = f"# The catalog is in {folder}/: capidx runs from here with {config}.\n"
+    return (heading + text).encode("utf-8")
+
+
 def _gitignore_lines(result: Scaffolded) -> list[str]:
     """What init did to .gitignore, when it did something."""
     if result.gitignore == "created":
@@ -291,6 +365,7 @@ def summary(result: Scaffolded, shown_root: str) -> Sequence[str]:
     lines += [f"kept {target}: {why}" for target, why in result.kept]
     lines += [result.no_example] if result.no_example else []
     lines += _gitignore_lines(result)
+    lines += [result.ci_note] if result.ci_note else []
     return [f"capidx init: a catalog in {result.root}", *lines, "", *_next_steps(result, visible(shown_root))]
 
 
@@ -305,6 +380,8 @@ def _printable(result: Scaffolded) -> Scaffolded:
         no_catalog=visible(result.no_catalog),
         ignored=visible(result.ignored),
         out_unknown=visible(result.out_unknown),
+        ci_files=tuple(visible(target) for target in result.ci_files),
+        ci_note=visible(result.ci_note),
     )
 
 
@@ -325,7 +402,8 @@ def _next_steps(result: Scaffolded, shown_root: str) -> list[str]:
             f"Create {result.no_catalog}/<agent>/capabilities/current.json: the catalog your capidx.yaml names."
         )
     scaffolded = {*result.written, *(target for target, why in result.kept if why == SAME)}
-    todo += [CI_STEP] if {target for _s, target in PROJECT_FILES[1:]} & scaffolded else []  # OWNER, COMMIT
+    pre_commit, workflow = result.ci_files
+    todo += [CI_STEP.format(pre_commit=pre_commit, workflow=workflow)] if {*result.ci_files} & scaffolded else []
     if result.out_unknown:
         todo.append(f"Add your build directory (paths.out) to {GITIGNORE}: {result.out_unknown}.")
     elif result.gitignore == "skipped":

@@ -537,3 +537,73 @@ def test_the_example_agent_validates_with_exactly_its_placeholder_warnings(tmp_p
         ("warning", "placeholder-url", "$.capabilities[1].sources[0].url"),
     ]
     assert run_cli(["build"], cwd=tmp_path).exit_code == 0
+
+
+# --- a catalog below the top of a git work tree ----------------------------------------------------------------
+
+CI_FILES = (".pre-commit-config.yaml", ".github/workflows/capidx.yml")
+
+
+@pytest.mark.parametrize("git", ["folder", "file"])  # a clone's .git folder, a worktree's or submodule's .git file
+def test_init_below_the_top_of_a_work_tree_puts_the_ci_files_at_the_top(tmp_path: Path, git: str) -> None:
+    """GitHub Actions and pre-commit read their files only at the repository's top: `capidx init tools/catalog` in a
+    monorepo writes them there, each capidx command given the catalog's capidx.yaml, and none into the catalog, where
+    they would never run. Run from the top as CI runs them, those commands work on the new catalog."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / ".git").mkdir() if git == "folder" else (repo / ".git").write_text("gitdir: ../x\n", encoding="utf-8")
+    result = run_cli(["init", "tools/catalog"], cwd=repo)
+    assert result.exit_code == 0, result.output
+    catalog = repo / "tools" / "catalog"
+    assert not any((catalog / name).exists() for name in (*CI_FILES, ".github"))
+    assert (catalog / "capidx.yaml").is_file() and (catalog / ".gitignore").read_text("utf-8") == "build/\n"
+    lines = result.output.splitlines()
+    assert [line for line in lines if line.startswith("created ../../")] == [f"created ../../{f}" for f in CI_FILES]
+    assert "they run capidx with --config tools/catalog/capidx.yaml" in result.output
+    assert "In ../../.pre-commit-config.yaml and ../../.github/workflows/capidx.yml replace OWNER" in result.output
+
+    workflow = (repo / CI_FILES[1]).read_text("utf-8")
+    commands = [line.strip() for line in workflow.splitlines() if re.search(r"\bcapidx (validate|build|report)", line)]
+    in_checkouts = [command for command in commands if "out/report" not in command]  # the reports' step reads out/
+    assert len(in_checkouts) == 4 and all("--config tools/catalog/capidx.yaml" in c for c in in_checkouts)
+    yaml.safe_load(workflow)
+    (hook,) = yaml.safe_load((repo / CI_FILES[0]).read_text("utf-8"))["repos"][0]["hooks"]
+    assert hook["args"] == ["--config", "tools/catalog/capidx.yaml"]
+    checked = re.compile(hook["files"])
+    assert checked.search("tools/catalog/agents/a/capabilities/current.json")
+    assert checked.search("tools/catalog/agents/aliases.json")
+    assert not checked.search("web/i18n/aliases.json") and not checked.search("tools/catalogue/aliases.json")
+
+    validated = run_cli(["validate", "--config", "tools/catalog/capidx.yaml", "--format", "github"], cwd=repo)
+    assert validated.exit_code == 0, validated.output
+    assert "file=tools/catalog/agents/example-agent/capabilities/current.json" in validated.output  # as git names it
+    again = run_cli(["init", "tools/catalog"], cwd=repo)
+    assert again.exit_code == 0 and "kept ../../.github/workflows/capidx.yml: same as the scaffold" in again.output
+
+
+def test_the_ci_files_at_the_top_are_valid_for_pre_commit(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    assert run_cli(["init", "catalog"], cwd=tmp_path).exit_code == 0
+    result = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "validate-config", str(tmp_path / CI_FILES[0])],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_folder_name_the_ci_files_cannot_hold_keeps_them_in_it_and_says_where_they_belong(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    result = run_cli(["init", "my catalog"], cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    assert all((tmp_path / "my catalog" / name).is_file() for name in CI_FILES)
+    assert not any((tmp_path / name).exists() for name in CI_FILES)
+    assert f"the CI files stay here, where nothing reads them: {tmp_path} is the top of the repository" in result.output
+
+
+def test_init_at_the_top_of_a_work_tree_writes_the_ci_files_as_the_docs_show(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    assert run_cli(["init"], cwd=tmp_path).exit_code == 0
+    assert (tmp_path / CI_FILES[1]).read_bytes() == (ROOT / "docs" / "examples" / "capidx.yml").read_bytes()
