@@ -106,7 +106,7 @@ def scaffold(root: Path, *, force: bool = False) -> Scaffolded:
     _check_names(root)
     placed, ci_note = _placed(root)
     project = [(source, placed[source][0]) for source, _target in PROJECT_FILES]
-    present = {target: why for source, target in project if (why := _kept_why(root / target, placed[source][1]))}
+    present = {target: why for source, target in project if (why := _kept_why(_at(root, target), placed[source][1]))}
     folders = [target for target, why in present.items() if why == FOLDER]
     if folders:
         raise InitError(f"{root}: {', '.join(folders)} is a folder, not a file; nothing written (move it away)")
@@ -130,7 +130,7 @@ def scaffold(root: Path, *, force: bool = False) -> Scaffolded:
     done: list[str] = []
     try:
         for _source, (target, data) in planned:
-            write_whole(root / target, data, _MODE)  # whole or not at all
+            write_whole(_at(root, target), data, _MODE)  # whole or not at all
             done.append(target)
         gitignore = _ignore_build(root / GITIGNORE, ignored) if ignored else "skipped" if out_unknown else "kept"
     except OSError as exc:
@@ -167,6 +167,13 @@ def _placed(root: Path) -> tuple[dict[str, tuple[str, bytes]], str]:
         f"the CI files are at the top of the repository ({up} from here), the only place GitHub Actions and pre-commit "
         f"read them; they run capidx with --config {folder}/{CONFIG}"
     )
+
+
+def _at(root: Path, target: str) -> Path:
+    """The file `target` names from `root`; one at the top of the work tree (`../../.github/…`) with its `..` taken
+    away by name, so that it is looked at where it is even before `root` is made (by the first write): through a
+    folder not there yet, a file of the top looked missing, and was replaced, or a linked `.github` followed."""
+    return Path(os.path.normpath(root / target)) if target.startswith("../") else root / target
 
 
 def _work_tree_top(root: Path) -> Path | None:
@@ -217,11 +224,11 @@ def _files_in_the_way(root: Path, targets: list[str]) -> str:
     """The folders the `targets` go into that are something else (`.github` a file) or a symbolic link (a write
     through it would land outside the project), as "a, b" ("": none): found before the first write, which would
     otherwise fail, or write elsewhere, after writing the files before it."""
-    folders = {parent for target in targets for parent in Path(target).parents if parent != Path(".")}
+    folders = {parent for target in targets for parent in Path(target).parents if parent.name not in ("", "..")}
     in_the_way = [
         folder.as_posix()
         for folder in folders
-        if os.path.islink(root / folder) or (os.path.lexists(root / folder) and not (root / folder).is_dir())
+        if os.path.islink(path := _at(root, folder.as_posix())) or (os.path.lexists(path) and not path.is_dir())
     ]
     return ", ".join(sorted(in_the_way))
 

@@ -607,3 +607,38 @@ def test_init_at_the_top_of_a_work_tree_writes_the_ci_files_as_the_docs_show(tmp
     (tmp_path / ".git").mkdir()
     assert run_cli(["init"], cwd=tmp_path).exit_code == 0
     assert (tmp_path / CI_FILES[1]).read_bytes() == (ROOT / "docs" / "examples" / "capidx.yml").read_bytes()
+
+
+@pytest.mark.parametrize("catalog", ["tools/catalog", "tools"])  # a new folder (made by the first write), or one there
+def test_init_below_the_top_never_replaces_the_tops_files_nor_writes_through_a_linked_github(
+    tmp_path: Path, catalog: str
+) -> None:
+    """The top's files are looked at where they are, whether the catalog's folder is there yet or not: one of yours
+    (another catalog's CI files, too) stops init, and a `.github` that is a link is not followed."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "tools").mkdir()
+    (repo / CI_FILES[0]).write_bytes(b"repos: []  # mine\n")
+    before = snapshot(repo)
+    refused = run_cli(["init", catalog], cwd=repo)
+    assert refused.exit_code == 2 and "/.pre-commit-config.yaml already there" in refused.output
+    assert snapshot(repo) == before and sorted(os.listdir(repo / "tools")) == []
+
+    (repo / CI_FILES[0]).unlink()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (repo / ".github").symlink_to(elsewhere)
+    linked = run_cli(["init", catalog], cwd=repo)
+    assert linked.exit_code == 2 and "/.github is a file or a link where a folder goes" in linked.output
+    assert os.listdir(elsewhere) == [] and os.listdir(repo / "tools") == [] and not (repo / CI_FILES[0]).exists()
+
+
+def test_a_second_catalog_below_the_top_keeps_the_first_ones_ci_files(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    assert run_cli(["init", "first"], cwd=tmp_path).exit_code == 0
+    before = snapshot(tmp_path)
+    assert run_cli(["init", "second"], cwd=tmp_path).exit_code == 2
+    assert snapshot(tmp_path) == before
+    forced = run_cli(["init", "--force", "second"], cwd=tmp_path)
+    assert forced.exit_code == 0, forced.output
+    assert all("--config first/capidx.yaml" in (tmp_path / name).read_text("utf-8") for name in CI_FILES)
