@@ -149,10 +149,11 @@ def _placed(root: Path) -> tuple[dict[str, tuple[str, bytes]], str]:
     top of a git work tree, the CI files go to that top, adapted to the catalog's folder (`_for_folder`); the note
     says so, or why they stay in `root` ("": `root` is no work tree's folder below its top)."""
     placed = {source: (target, _bundled(source)) for source, target in SCAFFOLD}
-    top = _work_tree_top(root)
+    real = Path(os.path.realpath(root))  # as git sees it: `init ../catalog`'s `..` taken away, links followed
+    top = _work_tree_top(real)
     if top is None:
         return placed, ""
-    folder = root.relative_to(top).as_posix()
+    folder = real.relative_to(top).as_posix()
     if not _PLAIN_OUT.fullmatch(folder):
         why = (
             f"the CI files stay here, where nothing reads them: {top} is the top of the repository, the only place "
@@ -160,7 +161,7 @@ def _placed(root: Path) -> tuple[dict[str, tuple[str, bytes]], str]:
             f"there, adding `--config <folder>/{CONFIG}` to each capidx command (docs/ci.md)"
         )
         return placed, why
-    up = os.path.relpath(top, root)
+    up = os.path.relpath(top, real)
     for source, target in PROJECT_FILES[1:]:
         placed[source] = (f"{up}/{target}", _for_folder(source, folder))
     return placed, (
@@ -170,10 +171,13 @@ def _placed(root: Path) -> tuple[dict[str, tuple[str, bytes]], str]:
 
 
 def _at(root: Path, target: str) -> Path:
-    """The file `target` names from `root`; one at the top of the work tree (`../../.github/…`) with its `..` taken
-    away by name, so that it is looked at where it is even before `root` is made (by the first write): through a
-    folder not there yet, a file of the top looked missing, and was replaced, or a linked `.github` followed."""
-    return Path(os.path.normpath(root / target)) if target.startswith("../") else root / target
+    """The file `target` names from `root`; one at the top of the work tree (`../../.github/…`) from the real folder
+    `_placed` found that top from, its `..` taken away by name, so that it is looked at where it is even before `root`
+    is made (by the first write): through a folder not there yet, a file of the top looked missing, and was replaced,
+    or a linked `.github` followed."""
+    if not target.startswith("../"):
+        return root / target
+    return Path(os.path.normpath(os.path.join(os.path.realpath(root), target)))
 
 
 def _work_tree_top(root: Path) -> Path | None:

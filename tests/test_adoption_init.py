@@ -642,3 +642,17 @@ def test_a_second_catalog_below_the_top_keeps_the_first_ones_ci_files(tmp_path: 
     forced = run_cli(["init", "--force", "second"], cwd=tmp_path)
     assert forced.exit_code == 0, forced.output
     assert all("--config first/capidx.yaml" in (tmp_path / name).read_text("utf-8") for name in CI_FILES)
+
+
+def test_init_given_a_path_through_dot_dot_names_the_catalog_as_the_repository_does(tmp_path: Path) -> None:
+    """`capidx init ../catalog` from tools/other: the CI files name tools/catalog, the folder git has, not
+    tools/other/../catalog, which the pre-commit hook's `files` pattern never matches."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "tools" / "other").mkdir(parents=True)
+    result = run_cli(["init", "../catalog"], cwd=tmp_path / "tools" / "other")
+    assert result.exit_code == 0, result.output
+    assert "created ../../.pre-commit-config.yaml" in result.output
+    (hook,) = yaml.safe_load((tmp_path / CI_FILES[0]).read_text("utf-8"))["repos"][0]["hooks"]
+    assert hook["args"] == ["--config", "tools/catalog/capidx.yaml"]
+    assert re.search(hook["files"], "tools/catalog/agents/aliases.json")
+    assert "--config tools/catalog/capidx.yaml --format github" in (tmp_path / CI_FILES[1]).read_text("utf-8")
