@@ -165,8 +165,8 @@ def _placed(root: Path) -> tuple[dict[str, tuple[str, bytes]], str]:
     for source, target in PROJECT_FILES[1:]:
         placed[source] = (f"{up}/{target}", _for_folder(source, folder))
     return placed, (
-        f"the CI files are at the top of the repository ({up} from here), the only place GitHub Actions and pre-commit "
-        f"read them; they run capidx with --config {folder}/{CONFIG}"
+        f"the CI files are at the top of the repository, {top} ({up} from the catalog), the only place GitHub Actions "
+        f"and pre-commit read them; they run capidx with --config {folder}/{CONFIG}"
     )
 
 

@@ -560,6 +560,7 @@ def test_init_below_the_top_of_a_work_tree_puts_the_ci_files_at_the_top(tmp_path
     lines = result.output.splitlines()
     assert [line for line in lines if line.startswith("created ../../")] == [f"created ../../{f}" for f in CI_FILES]
     assert "they run capidx with --config tools/catalog/capidx.yaml" in result.output
+    assert f"the CI files are at the top of the repository, {repo} (../.. from the catalog)" in result.output
     assert "In ../../.pre-commit-config.yaml and ../../.github/workflows/capidx.yml replace OWNER" in result.output
 
     workflow = (repo / CI_FILES[1]).read_text("utf-8")
