@@ -138,6 +138,9 @@ def scaffold(root: Path, *, force: bool = False) -> Scaffolded:
         written = f"; written before it: {', '.join(done)}" if done else "; nothing written"
         raise InitError(f"cannot write the scaffold under {root}: {file}{exc.strerror or exc}{written}") from None
     ci_files = tuple(target for _source, target in project[1:])
+    kept_at_top = [target for target in ci_files if target.startswith("../") and present.get(target, SAME) != SAME]
+    if kept_at_top:  # yours (another catalog's too), or a link: the --config of the note is not in them
+        ci_note += f"; not those kept ({', '.join(kept_at_top)}) until each of their capidx commands has it"
     return Scaffolded(
         root, tuple(done), tuple(present.items()), gitignore, no_example, no_catalog, ignored, out_unknown,
         ci_files, ci_note,

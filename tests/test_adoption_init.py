@@ -643,6 +643,8 @@ def test_a_second_catalog_below_the_top_keeps_the_first_ones_ci_files(tmp_path: 
     forced = run_cli(["init", "--force", "second"], cwd=tmp_path)
     assert forced.exit_code == 0, forced.output
     assert all("--config first/capidx.yaml" in (tmp_path / name).read_text("utf-8") for name in CI_FILES)
+    kept = "(../.pre-commit-config.yaml, ../.github/workflows/capidx.yml)"  # the first catalog's: no --config of second
+    assert f"they run capidx with --config second/capidx.yaml; not those kept {kept} until each" in forced.output
 
 
 def test_init_given_a_path_through_dot_dot_names_the_catalog_as_the_repository_does(tmp_path: Path) -> None:
