@@ -5,6 +5,7 @@ category counts (through its own `#/...` references), and a schema that leaves t
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -68,3 +69,38 @@ def test_references_that_loop_or_lead_nowhere_define_none() -> None:
     looping = {"$ref": "#"}
     elsewhere = {"properties": {"capabilities": {"$ref": "#/$defs/missing"}}}
     assert defined_categories(looping) == defined_categories(elsewhere) == defined_categories([]) == ()
+
+
+@pytest.mark.parametrize(
+    ("category", "empty"),
+    [
+        # beside a `$ref`, an enumeration applies too (draft 2020-12): only what both allow is a category
+        (lambda used: {"$ref": "#/$defs/category", "enum": used}, []),
+        (lambda used: {"$ref": "#/$defs/slug", "enum": [*used, "debugging"]}, ["debugging"]),
+        (lambda used: {"allOf": [{"$ref": "#/$defs/category"}, {"enum": [*used, "debugging", "x-y"]}]}, ["debugging"]),
+        # a pointer as a URI fragment: its reserved characters escaped
+        (lambda used: {"$ref": "#/$defs/a~1b%20c"}, ["x-y"]),
+    ],
+)
+def test_every_subschema_that_applies_to_the_category_counts(
+    tmp_path: Path, category: Callable[[list[str]], dict[str, Any]], empty: list[str]
+) -> None:
+    """A schema's categories are those every enumeration that applies to a capability's category allows, as
+    validation applies them: never one a document could not be filed under."""
+    schema = _bundled_schema()
+    used = sorted(_used())
+    schema["$defs"] |= {"slug": {"type": "string", "pattern": "^[a-z-]+$"}, "a/b c": {"enum": [*used, "x-y"]}}
+    schema["$defs"]["capability"]["properties"]["category"] = category(used)
+    assert _empty_categories(tmp_path, schema) == empty
+
+
+def test_a_reference_read_only_as_a_pointer_within_the_schema() -> None:
+    """An anchor ('#category') is not a pointer to a key of that name; a `const` is an enumeration of one."""
+    from capidx.compiler.validate.schemacategories import defined_categories
+
+    def schema(category: dict[str, Any]) -> dict[str, Any]:
+        capabilities = {"items": {"properties": {"category": category}}}
+        return {"properties": {"capabilities": capabilities}, "category": {"enum": ["testing"]}}
+
+    assert defined_categories(schema({"$ref": "#category"})) == ()
+    assert defined_categories(schema({"const": "testing"})) == ("testing",)
