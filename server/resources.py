@@ -142,8 +142,9 @@ def read_resource(snapshot: Snapshot, kinds: frozenset[str], uri: str) -> Read:
                 f"Resource not found: {clip(uri)}: unknown agent '{clip(value)}': {covered(snapshot, [resolution])}"
             )
             raise ResourceNotFound(uri, message)
-        if found is None and (category := _nothing_in(snapshot, resolution, kind)):
-            said = f"{clip(value)!r} is a category and {category}"
+        if found is None and (category := _empty_category(snapshot, resolution, kind)):
+            named = "" if normalize(category) == normalize(value) else f", {category},"
+            said = f"{clip(value)!r} is a category{named} and {nothing_in(category)}"
             raise ResourceNotFound(uri, f"Resource not found: {clip(uri)}: {said}")
         if found is None:
             closest = [template.uri_base + c.value for c in resolution.candidates]
@@ -157,13 +158,16 @@ def read_resource(snapshot: Snapshot, kinds: frozenset[str], uri: str) -> Read:
     raise _not_found(snapshot, kinds, uri)
 
 
-def _nothing_in(snapshot: Snapshot, resolution: Resolution, kind: str) -> str:
-    """What a category value, or a capability value that is a category's name, says when the catalog records no
-    capability in that category ('debugging'); "" for any other."""
-    if kind != "category" and resolution.resolved_by != "category":  # a capability value read as a category's name
+def _empty_category(snapshot: Snapshot, resolution: Resolution, kind: str) -> str:
+    """The category a category value (mistyped or not, as list_capabilities reads it), or a capability value that is
+    a category's name, names when the catalog records no capability in it ('debugging'); "" for any other."""
+    if kind == "category":
+        category = resolution.value
+    elif resolution.resolved_by == "category":  # a capability value read as a category's name
+        category = snapshot.index.category_named(resolution.query)
+    else:
         return ""
-    category = snapshot.index.category_named(resolution.query)
-    return nothing_in(category) if category in snapshot.index.empty_categories else ""
+    return category if category in snapshot.index.empty_categories else ""
 
 
 def _named_several(snapshot: Snapshot, uri: str, value: str, base: str) -> ResourceNotFound | None:

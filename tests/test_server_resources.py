@@ -172,6 +172,7 @@ async def test_a_template_value_that_names_no_one_document_says_why(tmp_path: Pa
             "categories/sandboxing",
             "categories/debugging",
             "capabilities/Debugging",
+            "categories/debuging",
         ):
             with pytest.raises(MCPError) as caught:
                 await client.read_resource(PREFIX + value)
@@ -188,10 +189,17 @@ async def test_a_template_value_that_names_no_one_document_says_why(tmp_path: Pa
     assert f"'sandboxing' is a capability (read {PREFIX}capabilities/sandboxing)" in said["categories/sandboxing"]
     assert not (data["categories/sandboxing"] or {}).get("candidates")  # no category merely spelled like it
     # a category the schema defines and nothing here is in: the catalog has no data there, said of the category
-    for value, asked in (("categories/debugging", "debugging"), ("capabilities/Debugging", "Debugging")):
+    # (mistyped as a category, as list_capabilities reads it)
+    asked_as = (
+        ("categories/debugging", "debugging"),
+        ("capabilities/Debugging", "Debugging"),
+        ("categories/debuging", "debuging"),
+    )
+    for value, asked in asked_as:
+        named = ", debugging," if asked == "debuging" else ""
         assert said[value].endswith(
-            f"{asked!r} is a category and this catalog records no capability in debugging: it has no data on it, "
-            "which is not a no"
+            f"{asked!r} is a category{named} and this catalog records no capability in debugging: it has no data on "
+            "it, which is not a no"
         )
 
 
