@@ -1475,6 +1475,7 @@ async def test_a_category_nothing_is_in_is_answered_as_no_data(catalog_build: Pa
         asked = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "debugging"})
         compared = await client.call_tool("compare_capability", {"capability": "Code Generation"})
         unknown = await client.call_tool("list_capabilities", {"category": "debuggery"})
+        as_agent = await client.call_tool("list_capabilities", {"agent": "debugging"})
     for result in (listed, theirs):
         assert not result.is_error
         value = result.structured_content
@@ -1487,6 +1488,12 @@ async def test_a_category_nothing_is_in_is_answered_as_no_data(catalog_build: Pa
         assert value["hint"].startswith(f"{query!r} is a category, not one capability")
         assert "records no capability in" in value["hint"] and "not a no" in value["hint"]
     assert unknown.is_error and "Unknown category 'debuggery'" in text_of(unknown)
+    # given as the agent: a category, as a capability argument says it, not one with something to list
+    assert as_agent.is_error and "lists what is in it" not in text_of(as_agent)
+    assert text_of(as_agent).endswith(
+        "'debugging' is a category, not an agent, and this catalog records no capability in debugging: it has no data "
+        "on it, which is not a no."
+    )
 
 
 async def test_a_long_query_that_found_nothing_is_quoted_short(any_build: Path) -> None:
