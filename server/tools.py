@@ -514,7 +514,9 @@ def _list_of_several(
         "filter": {"agents": ids, **in_category},
         "capabilities": sorted(rows, key=lambda row: first[row.get("slug")]),  # stable: agents in the order named
     }
-    if not rows:  # in the category, or at all (agents whose documents record no capability)
+    if not rows and in_category.get("category") in snapshot.index.empty_categories:  # no one's: as one agent's list
+        whole["hint"] = unlisted.nothing(snapshot, "capabilities", in_category)
+    elif not rows:  # in the category, or at all (agents whose documents record no capability)
         about = f" in {in_category['category']}" if in_category else ""
         whole["hint"] = f"The data of {', '.join(ids)} records no capability{about}."
     note = " ".join(filter(None, [agent_args.read_as_agents(agent, ids), unlisted.not_listed(snapshot, asked, ids)]))
