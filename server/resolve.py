@@ -69,7 +69,8 @@ def _in_category(index: MatchIndex, q: Query, resolution: Resolution, agent: str
     first), `resolved_by` "category", unless its words found one of them that the asked agent has a record of (or
     any one, when the agent has a record of none): a capability of another category that shares a word ('security
     review'), or "no data" on one capability while the agent has others of the category, is not what was asked. A
-    category with no capability ('debugging', which the schema defines) answers with none."""
+    category with no capability ('debugging', which the schema defines) resolves to none: what its words found is
+    offered (candidates of status "unknown")."""
     category = index.category_named(q.normalized)
     if category is None:
         return resolution
@@ -77,8 +78,13 @@ def _in_category(index: MatchIndex, q: Query, resolution: Resolution, agent: str
     members = sorted(
         (s for s, c in index.capabilities.items() if c.category == category), key=lambda s: (-scores.get(s, 0.0), s)
     )
-    if not members:  # a category the catalog records nothing in ('debugging'): no capability of another is it
-        return Resolution(q.text, "unknown", None, "category")
+    if not members:  # a category the catalog records nothing in ('debugging'): no capability of another is it, and
+        # what the words found ('code generation': Test Generation) is offered as that, not resolved (not what is
+        # merely close to a query they found nothing for)
+        offered = (
+            () if resolution.status == "unknown" else resolution.candidates or resolution.ranked[:SHOWN_CANDIDATES]
+        )
+        return Resolution(q.text, "unknown", None, "category", candidates=offered)
     recorded = [slug for slug in members if agent is None or agent in index.capabilities[slug].agents]
     if resolution.value in (recorded or members):  # the words found the agent's own one: their answer stands
         return resolution

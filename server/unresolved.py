@@ -47,7 +47,7 @@ def candidates(snapshot: Snapshot, resolution: Resolution, agent: str | None) ->
     if agent is not None:
         value["agent"] = agent
     if resolution.status == "unknown":  # a normal answer, not an error: the closest names and where to browse
-        value["hint"] = _in_category(snapshot, resolution) or _no_words_match(resolution.query, bool(rows))
+        value["hint"] = _nothing_in_category(snapshot, resolution) or _no_words_match(resolution.query, bool(rows))
         return value
     elsewhere = _elsewhere(rows, agent)  # what calling again for that agent would not give
     partly = _partly(rows, agent)  # said of the candidates the agent's data has no record of, when only some
@@ -121,21 +121,37 @@ def _opener(snapshot: Snapshot, query: str, first: str | None, weak: bool) -> st
 
 
 def _category_asked(snapshot: Snapshot, resolution: Resolution) -> str | None:
-    """The category a capability query named ('security'), answered with its capabilities; None for any other."""
-    return snapshot.index.category_named(resolution.query) if resolution.resolved_by == "category" else None
+    """The category a capability query named ('security'), answered with its capabilities; None for any other, and
+    for a category nothing is in (`_nothing_in_category`), whose answer's candidates are matches of its words."""
+    category = snapshot.index.category_named(resolution.query) if resolution.resolved_by == "category" else None
+    return None if category in snapshot.index.empty_categories else category
+
+
+def _nothing_in_category(snapshot: Snapshot, resolution: Resolution) -> str:
+    """What an answer to the name of a category nothing is in ('debugging') says: that, and that the capabilities
+    offered (of other categories, found by its words: 'code generation', Test Generation) only share words with it;
+    "" for any other answer."""
+    category = snapshot.index.category_named(resolution.query) if resolution.resolved_by == "category" else None
+    if category is None or category not in snapshot.index.empty_categories:
+        return ""
+    named = "" if normalize(category) == normalize(resolution.query) else f", {category}"
+    said = f"{resolution.query!r} is a category{named}, not one capability, and {nothing_in(category)}."
+    if resolution.candidates:
+        said += (
+            " The capabilities here, of other categories, share words with it: if one was meant, call again with its"
+        )
+        said += " slug."
+    return said
 
 
 def _in_category(snapshot: Snapshot, resolution: Resolution) -> str:
     """What an answer to a category's name ('security') says first: that it is one, its capabilities (up to
-    `MEMBERS_NAMED`), and where its whole list is; or that the catalog records none in it ('debugging'). Its members
-    come as such, not as matches: each is one of it."""
+    `MEMBERS_NAMED`), and where its whole list is. Its members come as such, not as matches: each is one of it."""
     category = _category_asked(snapshot, resolution)
     if category is None:
         return ""
     named = "" if normalize(category) == normalize(resolution.query) else f", {category}"
     members = [c.label for c in _members(resolution)]
-    if not members:
-        return f"{resolution.query!r} is a category{named}, not one capability, and {nothing_in(category)}."
     more = f" and {len(members) - MEMBERS_NAMED:,} more" if len(members) > MEMBERS_NAMED else ""
     its = "Its only capability" if len(members) == 1 else f"Its {len(members):,} capabilities"
     return (

@@ -540,16 +540,20 @@ def test_a_category_name_found_by_its_words_in_a_capability_the_agent_has_no_rec
 
 
 def test_a_category_the_schema_defines_and_no_capability_is_in_answers_with_none(tmp_path: Path) -> None:
-    """'debugging' is a category of the bundled schema that no capability here is in: asked as a capability, it is
-    answered with none (the catalog records nothing there), not with the capability of another category whose record
-    says the word most. A build made before match.json recorded such categories keeps the words' answer."""
+    """'debugging' is a category of the bundled schema that no capability here is in: asked as a capability, it
+    resolves to none (the catalog records nothing there), not to the capability of another category whose record says
+    the word most, which is offered instead. A build made before match.json recorded such categories keeps the words'
+    answer."""
     caps = (*CATEGORIES, Cap("Usage Reports", "observability", "Reports debugging sessions and debugging costs.",
                              agents=BOTH))  # fmt: skip
     build = real_build(write_catalog(tmp_path / "agents", caps), tmp_path / "build")
     data = json.loads((build / "index" / "match.json").read_text("utf-8"))
     assert "debugging" in data["emptyCategories"] and "security" not in data["emptyCategories"]
     found = resolve_capability(MatchIndex.from_json(data), "Debugging", agent=CLAUDE)
-    assert (found.status, found.value, found.resolved_by, found.candidates) == ("unknown", None, "category", ())
+    assert (found.status, found.value, found.resolved_by) == ("unknown", None, "category")
+    assert [c.value for c in found.candidates] == ["usage-reports"]
+    none = resolve_capability(MatchIndex.from_json(data), "Performance", agent=CLAUDE)  # no word of it is anywhere
+    assert (none.status, none.resolved_by, none.candidates) == ("unknown", "category", ())
     del data["emptyCategories"]
     older = resolve_capability(MatchIndex.from_json(data), "debugging", agent=CLAUDE)
     assert (older.status, older.value) == ("resolved", "usage-reports")

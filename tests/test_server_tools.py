@@ -1497,6 +1497,24 @@ async def test_a_category_nothing_is_in_is_answered_as_no_data(catalog_build: Pa
     )
 
 
+async def test_a_category_nothing_is_in_offers_what_its_words_found_as_such(tmp_path: Path) -> None:
+    """'debugging' names no capability here, but a record of another category says the word: that capability is
+    offered, as a candidate of another category that shares words with it, and not resolved."""
+    both = {"claude-code": {"available": True}, "gemini-cli": {"available": True}}
+    caps = (
+        Cap("Usage Reports", "observability", "Reports debugging sessions and debugging costs.", agents=both),
+        Cap("Sandboxing", "security", "Runs commands in an isolated container.", agents=both),
+    )
+    build = real_build(write_catalog(tmp_path / "agents", caps), tmp_path / "build")
+    async with connect(build) as client:
+        result = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "debugging"})
+    value = result.structured_content
+    assert not result.is_error and "capability" not in value  # nothing resolved
+    assert [row["slug"] for row in value["candidates"]] == ["usage-reports"]
+    assert "records no capability in debugging" in value["hint"]
+    assert "of other categories, share words with it: if one was meant, call again with its slug" in value["hint"]
+
+
 async def test_a_long_query_that_found_nothing_is_quoted_short(any_build: Path) -> None:
     """The model sent the query and has it: an answer that found nothing quotes its start and its length, not all
     of it again."""
