@@ -62,8 +62,13 @@ Rename {CATALOG}/{EXAMPLE_AGENT}/ to your agent's id and replace its example val
      {CATALOG}/aliases.json maps phrases to the example's capability names: keep the entries
      your capabilities have (validate names each one whose capability is gone)."""
 CI_STEP = """\
-In {pre_commit} and {workflow} replace OWNER (the account that
-     hosts capidx) and COMMIT (a full commit sha or a release tag), then `pre-commit install`."""
+In {files} replace OWNER (the account that
+     hosts capidx) and COMMIT (a full commit sha or a release tag){then}."""
+HOOK_STEP = """\
+{pre_commit} is yours and was kept: add capidx's hook under its `repos:` (replace
+     OWNER and COMMIT as the comments say), then `pre-commit install`:"""
+WORKFLOW_STEP = """\
+{workflow} is yours and was kept: the scaffold's workflow is docs/ci.md's{config}."""
 GIT = ".git"  # a folder, or a worktree's or submodule's file: the top of a work tree
 GITIGNORE = ".gitignore"
 IGNORED = "build/"  # the default paths.out: output, never committed
@@ -96,6 +101,8 @@ class Scaffolded:
     out_unknown: str = ""  # why the build directory is not known, so .gitignore was left alone
     ci_files: tuple[str, ...] = tuple(target for _source, target in PROJECT_FILES[1:])  # where they go, from `root`
     ci_note: str = ""  # below the top of a work tree: where the CI files went and why, or why they stay in `root`
+    hook: str = ""  # the scaffold's pre-commit entry (under `repos:`), for a pre-commit configuration of yours
+    config_flag: str = ""  # what each capidx command of the CI files is given (`--config tools/catalog/capidx.yaml`)
 
 
 def scaffold(root: Path, *, force: bool = False) -> Scaffolded:
@@ -141,9 +148,11 @@ def scaffold(root: Path, *, force: bool = False) -> Scaffolded:
     kept_at_top = [target for target in ci_files if target.startswith("../") and present.get(target, SAME) != SAME]
     if kept_at_top:  # yours (another catalog's too), or a link: the --config of the note is not in them
         ci_note += f"; not those kept ({', '.join(kept_at_top)}) until each of their capidx commands has it"
+    hook = placed["pre-commit-config.yaml"][1].decode("utf-8").partition("\nrepos:\n")[2]
+    flag = _config_flag(placed["workflow.yml"][1])
     return Scaffolded(
         root, tuple(done), tuple(present.items()), gitignore, no_example, no_catalog, ignored, out_unknown,
-        ci_files, ci_note,
+        ci_files, ci_note, hook, flag,
     )  # fmt: skip
 
 
@@ -331,6 +340,12 @@ def _ignore_build(path: Path, ignored: str) -> str:
     return "updated"
 
 
+def _config_flag(workflow: bytes) -> str:
+    """The `--config …` a workflow `_for_folder` made gives capidx ("": the scaffold's own, which gives none)."""
+    found = re.search(rb"capidx validate (--config \S+) ", workflow)
+    return found.group(1).decode("utf-8") if found else ""
+
+
 def _bundled(name: str) -> bytes:
     return resources.files("capidx.compiler").joinpath("scaffold", name).read_bytes()
 
@@ -417,7 +432,15 @@ def _next_steps(result: Scaffolded, shown_root: str) -> list[str]:
         )
     scaffolded = {*result.written, *(target for target, why in result.kept if why == SAME)}
     pre_commit, workflow = result.ci_files
-    todo += [CI_STEP.format(pre_commit=pre_commit, workflow=workflow)] if {*result.ci_files} & scaffolded else []
+    ours = [target for target in result.ci_files if target in scaffolded]
+    then = ", then `pre-commit install`" if pre_commit in ours else ""
+    todo += [CI_STEP.format(files=" and ".join(ours), then=then)] if ours else []  # OWNER, COMMIT
+    theirs = {target for target, why in result.kept if why != SAME}
+    if pre_commit in theirs and result.hook:
+        todo.append(HOOK_STEP.format(pre_commit=pre_commit) + "\n" + result.hook.rstrip("\n"))
+    if workflow in theirs:
+        config = f", with {result.config_flag} in each capidx command run from a checkout" if result.config_flag else ""
+        todo.append(WORKFLOW_STEP.format(workflow=workflow, config=config))
     if result.out_unknown:
         todo.append(f"Add your build directory (paths.out) to {GITIGNORE}: {result.out_unknown}.")
     elif result.gitignore == "skipped":

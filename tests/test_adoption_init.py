@@ -659,3 +659,44 @@ def test_init_given_a_path_through_dot_dot_names_the_catalog_as_the_repository_d
     assert hook["args"] == ["--config", "tools/catalog/capidx.yaml"]
     assert re.search(hook["files"], "tools/catalog/agents/aliases.json")
     assert "--config tools/catalog/capidx.yaml --format github" in (tmp_path / CI_FILES[1]).read_text("utf-8")
+
+
+def test_a_pre_commit_configuration_of_yours_gets_the_hook_to_add_in_the_next_steps(tmp_path: Path) -> None:
+    """Kept with --force, your .pre-commit-config.yaml has no capidx hook: the next steps give the entry to add under
+    its `repos:` (for a catalog below the top, with its --config and files), which pasted there is a valid
+    configuration; the OWNER/COMMIT step names only the files init wrote."""
+    (tmp_path / ".git").mkdir()
+    mine = "repos:\n  - repo: local\n    hooks:\n      - {id: mine, name: mine, entry: 'true', language: system}\n"
+    (tmp_path / CI_FILES[0]).write_text(mine, encoding="utf-8")
+    result = run_cli(["init", "--force", "tools/catalog"], cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / CI_FILES[0]).read_text("utf-8") == mine
+    steps = result.output.split("\nNext:\n", 1)[1]
+    assert "In ../../.github/workflows/capidx.yml replace OWNER" in steps and "then `pre-commit install`" in steps
+    assert "In ../../.pre-commit-config.yaml" not in steps
+    lead = "../../.pre-commit-config.yaml is yours and was kept: add capidx's hook under its `repos:`"
+    block = steps.split(lead, 1)[1].split(":\n", 1)[1].rstrip("\n")
+    assert "args: [--config, tools/catalog/capidx.yaml]" in block and block.startswith("  - repo: ")
+    (tmp_path / "merged.yaml").write_text(mine + block + "\n", encoding="utf-8")
+    checked = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "validate-config", str(tmp_path / "merged.yaml")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    hooks = [hook["id"] for repo in yaml.safe_load(mine + block)["repos"] for hook in repo["hooks"]]
+    assert hooks == ["mine", "capidx-validate"]
+
+
+def test_a_workflow_of_yours_is_pointed_to_the_one_the_docs_show(tmp_path: Path) -> None:
+    workflow = tmp_path / CI_FILES[1]
+    workflow.parent.mkdir(parents=True)
+    workflow.write_text("name: mine\n", encoding="utf-8")
+    result = run_cli(["init", "--force"], cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    assert (
+        ".github/workflows/capidx.yml is yours and was kept: the scaffold's workflow is docs/ci.md's." in result.output
+    )
+    assert "In .pre-commit-config.yaml replace OWNER" in result.output
