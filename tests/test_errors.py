@@ -49,6 +49,8 @@ INTERNAL = {
     "capidx.compiler.verify.fetch.FetchFailure": "caught in verify.fetch",
     # a file verify --write cannot edit safely: listed as "not edited: ..." with the other problems
     "capidx.compiler.verify.rewrite.RewriteError": "caught in verify.run",
+    # a schema's category defined in a way not read (an alternative, another file): defined_categories gives none
+    "capidx.compiler.validate.schemacategories._Unread": "caught in schemacategories.defined_categories",
 }
 
 
