@@ -35,6 +35,7 @@ from capidx.compiler.diagnostics import Diagnostic, plural, visible
 from capidx.compiler.errors import UsageError
 from capidx.compiler.files import FolderUnreadable, read_at_most, write_whole
 from capidx.compiler.validate.discover import catalog_documents
+from capidx.compiler.worktree import top_above
 from capidx.schema.pathkind import SEARCH_PERMISSION
 
 EXAMPLE_AGENT = "example-agent"
@@ -69,7 +70,6 @@ HOOK_STEP = """\
      OWNER and COMMIT as the comments say), then `pre-commit install`:"""
 WORKFLOW_STEP = """\
 {workflow} is yours and was kept: the scaffold's workflow is docs/ci.md's{config}."""
-GIT = ".git"  # a folder, or a worktree's or submodule's file: the top of a work tree
 GITIGNORE = ".gitignore"
 IGNORED = "build/"  # the default paths.out: output, never committed
 _MODE = 0o644  # of a file capidx init creates, whatever the umask
@@ -162,7 +162,7 @@ def _placed(root: Path) -> tuple[dict[str, tuple[str, bytes]], str]:
     says so, or why they stay in `root` ("": `root` is no work tree's folder below its top)."""
     placed = {source: (target, _bundled(source)) for source, target in SCAFFOLD}
     real = Path(os.path.realpath(root))  # as git sees it: `init ../catalog`'s `..` taken away, links followed
-    top = _work_tree_top(real)
+    top = top_above(real)
     if top is None:
         return placed, ""
     folder = real.relative_to(top).as_posix()
@@ -190,14 +190,6 @@ def _at(root: Path, target: str) -> Path:
     if not target.startswith("../"):
         return root / target
     return Path(os.path.normpath(os.path.join(os.path.realpath(root), target)))
-
-
-def _work_tree_top(root: Path) -> Path | None:
-    """The top of the git work tree `root` is below (the nearest folder above it holding `.git`); None when `root` is
-    the top, or in no work tree."""
-    if os.path.lexists(root / GIT):
-        return None
-    return next((folder for folder in root.parents if os.path.lexists(folder / GIT)), None)
 
 
 def _check_names(root: Path) -> None:

@@ -1,0 +1,43 @@
+"""The top of the git work tree a folder is in: where GitHub Actions and pre-commit read their files (`capidx init`),
+where agents read the memory files (`capidx inject`), and what the paths in memory.md are relative to.
+
+Found as git finds it, on the real path: a folder reached through a symbolic link (or named with `..` after one) is in
+the work tree of the folder it really is, so each function takes the folder's real path (`os.path.realpath`) and
+answers in real paths; a caller relating a lexical path to the top (`paths.out` below the project) applies it to the
+project's real path first (`named_from_top`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+GIT = ".git"  # a folder, or a worktree's or submodule's file: the top of a work tree
+
+
+def work_tree_top(folder: Path) -> Path | None:
+    """The top of the git work tree `folder` is in, `folder` itself when it is the top (the nearest of it and the
+    folders above it holding `.git`, real paths); None when it is in no work tree."""
+    real = Path(os.path.realpath(folder))
+    return next((place for place in (real, *real.parents) if os.path.lexists(place / GIT)), None)
+
+
+def top_above(folder: Path) -> Path | None:
+    """The top of the git work tree `folder` is below (real path); None when `folder` is the top, or in no work
+    tree."""
+    top = work_tree_top(folder)
+    return None if top is None or top == Path(os.path.realpath(folder)) else top
+
+
+def named_from_top(project: Path, path: Path) -> str | None:
+    """`path` (a path the project folder `project` names, such as its `paths.out`, lexical) as the top of the work
+    tree above `project` names it, POSIX (`tools/capidx/build`): its relation to `project` taken as written, then
+    applied to the project's real folder, as the system resolves `..` after a link. None when `project` is at the top
+    or in no work tree (names are the project's own then), or when `path` is outside that top."""
+    top = top_above(project)
+    if top is None:
+        return None
+    real = Path(os.path.realpath(project))
+    written = os.path.relpath(os.path.normpath(os.path.abspath(path)), os.path.normpath(os.path.abspath(project)))
+    seen = Path(os.path.normpath(real / written))
+    return seen.relative_to(top).as_posix() if seen.is_relative_to(top) else None
