@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from capidx.compiler.diagnostics import Diagnostic
 from capidx.compiler.markup import defuse
+from capidx.compiler.worktree import named_from_top
 from capidx.schema import labels
 from capidx.schema.homepath import expand_home
 from capidx.schema.pathkind import PathKind, folder_kind
@@ -126,6 +128,10 @@ class Config:
     # project, or its folder name when outside it. `--out` does not change it: a one-off build elsewhere (a CI
     # comparison) must write the same memory block as the project's own build.
     build_label: str = "build"
+    # The command that makes that build, as memory.md says it to an agent in the same folder as its label's
+    # (`_build_command`): `capidx build`, with `--config` naming the capidx.yaml from the top of the work tree
+    # when the project is in a folder below it.
+    build_command: str = "capidx build"
     # Setting name -> where capidx.yaml writes it, for the `LOCATED` settings the file gives and no flag overrides.
     origins: dict[str, Origin] = field(default_factory=dict)
     # (`budgets` or `character_budgets`, kind) -> the line and column of its key, for each budget the file writes
@@ -174,6 +180,8 @@ def default_config(root: Path) -> Config:
         schema=None,
         templates=templates if _is_user_templates(templates) else None,
         out=root / "build",
+        build_label=defuse(_label(root, root / "build")),
+        build_command=defuse(_build_command(root, None)),
     )
 
 
@@ -197,9 +205,25 @@ def with_catalog(config: Config, agents: Path | None, aliases: Path | None, no_a
 
 def _label(root: Path, out: Path) -> str:
     """`out` as the project names it: relative to `root` when inside it, else its folder name (never an
-    absolute path of the machine that built it)."""
+    absolute path of the machine that built it). A project in a folder below the top of a git work tree (a catalog
+    in `tools/capidx/` of a monorepo) is named from that top, where agents read memory files
+    (`tools/capidx/build`), when `out` is inside it: a checkout in CI names it as a clone does."""
+    from_top = named_from_top(root, out)
+    if from_top is not None:
+        return from_top
     inside = relative_inside(root, out)
     return Path(os.path.normpath(out)).name if inside is None else inside or "."
+
+
+def _build_command(root: Path, config_file: Path | None) -> str:
+    """How memory.md tells an agent to make the build, in the folder its label is named from: `capidx build`, or
+    below the top of a git work tree `capidx build --config tools/capidx/capidx.yaml` (a capidx.yaml there, the
+    file the top names) or `cd tools/capidx && capidx build` (none: the folder's defaults)."""
+    if config_file is not None:
+        named = named_from_top(root, config_file)
+        return "capidx build" if named is None else f"capidx build --config {shlex.quote(named)}"
+    folder = named_from_top(root, root)
+    return "capidx build" if folder is None else f"cd {shlex.quote(folder)} && capidx build"
 
 
 def relative_inside(root: Path, path: Path) -> str | None:
@@ -261,6 +285,7 @@ def config_from_mapping(data: dict[str, Any], root: Path, config_file: Path | No
         templates=root / paths["templates"] if paths.get("templates") else base.templates,
         out=root / paths["out"] if "out" in paths else base.out,
         build_label=defuse(_label(root, root / paths["out"])) if "out" in paths else base.build_label,  # memory.md's
+        build_command=defuse(_build_command(root, config_file)),
         uri_prefix=data.get("uri_prefix", DEFAULT_URI_PREFIX),
         title=defuse(data.get("title", DEFAULT_TITLE)),  # it heads documents models read: no live link or image
         encodings=tuple(data.get("encodings", (DEFAULT_ENCODING,))),

@@ -419,6 +419,8 @@ def _input_digest(
         "budgets": config.budgets,
         "characterBudgets": config.character_budgets,
         "build": config.build_label,  # memory.md names the project's build directory
+        # and the command that makes it, when it is not `capidx build` (a project below a work tree's top)
+        **({"buildCommand": config.build_command} if config.build_command != "capidx build" else {}),
         "staleDays": config.staleness.old_days,
         "relationships": dataclasses.asdict(config.relationships),
         "injection": dataclasses.asdict(config.injection),
@@ -491,7 +493,12 @@ def _render_and_measure(
     summary = summary_artifact(catalog, env, config.uri_prefix, full_tokens, title=config.title)
     measured += _measure([summary], counter, encodings[0], writer, env=env)
     fitted = overview_artifacts(
-        catalog, config.uri_prefix, config.character_budgets, title=config.title, build=config.build_label
+        catalog,
+        config.uri_prefix,
+        config.character_budgets,
+        title=config.title,
+        build=config.build_label,
+        make=config.build_command,
     )
     measured += _measure([artifact for artifact, _ in fitted], counter, encodings[0], writer)
     overview.extend(fit.manifest_row(artifact.kind, artifact.uri) for artifact, fit in fitted)

@@ -209,10 +209,12 @@ def instructions_frame(catalog: Catalog, title: str) -> Frame:
     )
 
 
-def memory_frame(catalog: Catalog, title: str, build: str) -> Frame:
+def memory_frame(catalog: Catalog, title: str, build: str, make: str = "capidx build") -> Frame:
     """A memory file's form (AGENTS.md and the like): the MCP server may not be connected, so it says where
-    details live in both cases. `build`: the build directory as the project names it (e.g. `build`)."""
+    details live in both cases. `build`: the build directory as the project names it (e.g. `build`, or from the top
+    of the work tree `tools/capidx/build`); `make`: the command that writes it there (`Config.build_command`)."""
     build = inline(build)  # on one line, opening no HTML comment: a marker line would end the injected block
+    make = inline(make)
     return Frame(
         head=(
             f"{line(title)}: which of {plural(len(catalog.agents), 'agent')} has which of "
@@ -221,7 +223,7 @@ def memory_frame(catalog: Catalog, title: str, build: str) -> Frame:
         ),
         tail=(
             "Details: if the capidx MCP server is connected, use its tools lookup_capability, compare_capability, "
-            f"list_capabilities and get_sources; otherwise (after `capidx build`) read "
+            f"list_capabilities and get_sources; otherwise (after `{make}`) read "
             f"{build}/capabilities/{{capability}}.md (capability: lower-case name with hyphens), "
             f"{build}/categories/{{category}}.md or {build}/agents/{{agent}}.md (all of one agent)."
         ),

@@ -153,12 +153,13 @@ def summary_artifact(
 
 
 def overview_artifacts(
-    catalog: Catalog, prefix: str, budgets: Mapping[str, int], *, title: str, build: str
+    catalog: Catalog, prefix: str, budgets: Mapping[str, int], *, title: str, build: str, make: str = "capidx build"
 ) -> list[tuple[Artifact, Fitted]]:
     """instructions.md (sent by `capidx serve --instructions summary`) and memory.md (the body `capidx inject`
-    writes into a memory file), each in the richest form that fits its character budget."""
+    writes into a memory file), each in the richest form that fits its character budget. `build` and `make`: the
+    build directory memory.md names, and the command it says makes it (`Config.build_label`, `build_command`)."""
     instructions = fit(catalog, instructions_frame(catalog, title), budgets["instructions"])
-    memory = fit(catalog, memory_frame(catalog, title, build), budgets["memory"])
+    memory = fit(catalog, memory_frame(catalog, title, build, make), budgets["memory"])
     return [
         (
             make_artifact(
