@@ -527,6 +527,49 @@ def _config_above(build_dir: Path | None, settings: Any) -> Path | None:
     return config_above(resolve(Path.cwd()))
 
 
+def _config_building(build: Path) -> Path | None:
+    """With `--build DIR` and no capidx.yaml in force (none here, no --config): the capidx.yaml whose `paths.out` is DIR
+    (links followed), in DIR's folder or one above it below the working folder: run from the top of a monorepo, `inject
+    --build tools/capidx/build` is tools/capidx/capidx.yaml's build, whose files the commands it suggests must read
+    (`capidx build --config tools/capidx/capidx.yaml`). None when there is none, or it does not load without error;
+    a capidx.yaml that is a link out of its folder is not read (`schema.above.readable`)."""
+    from capidx.compiler.config import CONFIG_FILE_NAME, load_config
+    from capidx.schema.above import readable
+    from capidx.schema.builddir import MANIFEST
+
+    cwd = resolve(Path.cwd())
+    where = Path(os.path.realpath(build))
+    if where.name == MANIFEST and where.is_file():  # --build takes the manifest too
+        where = where.parent
+    for folder in where.parents:
+        if folder == cwd or not folder.is_relative_to(cwd):
+            return None
+        candidate = folder / CONFIG_FILE_NAME
+        if os.path.isfile(candidate) and readable(candidate):
+            settings, problems = load_config(candidate, cwd)
+            if not problems and Path(os.path.realpath(settings.out)) == where:
+                return candidate
+    return None
+
+
+def _config_named(config_file: Path | None) -> str | None:
+    """The capidx.yaml in force as a command pasted in the working folder names it with --config: None when it is that
+    folder's own capidx.yaml (or there is none), which capidx reads without it; else relative to the working folder
+    (`tools/capidx/capidx.yaml`), or whole when that is shorter to say (another drive, far above)."""
+    from capidx.compiler.config import CONFIG_FILE_NAME
+
+    if config_file is None:
+        return None
+    cwd = Path.cwd()
+    if os.path.abspath(config_file) in (str(cwd / CONFIG_FILE_NAME), str(resolve(cwd) / CONFIG_FILE_NAME)):
+        return None
+    try:
+        relative = os.path.relpath(config_file, cwd)
+    except ValueError:  # another drive (Windows)
+        return str(config_file)
+    return relative if len(relative) <= len(str(config_file)) else str(config_file)
+
+
 def _configured_out(config: Path | None, settings: Any = None) -> Path:
     settings = settings or _settings(config)
     # Relative to the working directory when possible: the path is printed in PR comments.
@@ -718,7 +761,11 @@ def inject(files: tuple[Path, ...], build_dir: Path | None, check: bool, force: 
 
     if check and force:
         raise click.UsageError("--check writes nothing, so --force has nothing to replace: give one of them")
+    from capidx.compiler.worktree import top_above
+
     settings = _settings(config)
+    if build_dir is not None and settings.config_file is None and (building := _config_building(build_dir)):
+        settings = _settings(building)  # --build alone: the project whose build it is (a monorepo's, from its top)
     options = InjectOptions(
         files=files,
         build=build_dir or settings.out,
@@ -730,8 +777,9 @@ def inject(files: tuple[Path, ...], build_dir: Path | None, check: bool, force: 
         inputs=build_inputs(settings),
         has_catalog=path_kind(settings.agents) is not PathKind.NOTHING,
         given_build=None if build_dir is None else str(build_dir),
-        given_config=None if config is None else str(config),
+        given_config=str(config) if config is not None else _config_named(settings.config_file),
         above=_config_above(build_dir, settings),
+        top=top_above(settings.root),
     )
     click.get_current_context().exit(execute(options, echo=click.echo))
 

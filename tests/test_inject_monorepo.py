@@ -70,3 +70,99 @@ def test_a_catalog_at_the_top_or_in_no_work_tree_names_its_build_as_before(tmp_p
         memory = _memory(top / "build")
         assert "otherwise (after `capidx build`) read build/capabilities/{capability}.md" in memory
         assert "build/categories/{category}.md or build/agents/{agent}.md" in memory
+
+
+def _built(tmp_path: Path) -> Path:
+    top = _monorepo(tmp_path)
+    assert run_cli(["build", "-q", "--config", CONFIG], top).exit_code == 0
+    (top / "AGENTS.md").write_text("# Our rules\n", "utf-8")
+    return top
+
+
+def test_inject_from_the_top_and_from_the_catalogs_folder(tmp_path: Path) -> None:
+    top = _built(tmp_path)
+    memory = _memory(top / "tools/capidx/build")
+    written = run_cli(["inject", "--config", CONFIG, "AGENTS.md", ".github/copilot-instructions.md"], top)
+    assert written.exit_code == 0, written.output
+    assert written.output == "AGENTS.md: block added\n.github/copilot-instructions.md: created\n"
+    assert (top / "AGENTS.md").read_text("utf-8").startswith("# Our rules\n\n<!-- capidx:begin")
+    assert memory in (top / "AGENTS.md").read_text("utf-8")
+
+    folder = top / "tools/capidx"
+    again = run_cli(["inject", "../../AGENTS.md", "../../CLAUDE.md"], folder)
+    assert again.exit_code == 0, again.output
+    assert again.output == "../../AGENTS.md: unchanged (the block is current)\n../../CLAUDE.md: created\n"
+    assert run_cli(["inject", "--check", "../../AGENTS.md", "../../CLAUDE.md"], folder).exit_code == 0
+    # --build alone, from the top: the capidx.yaml whose paths.out it is is the one in force
+    assert run_cli(["inject", "--check", "--build", "tools/capidx/build", "AGENTS.md", "CLAUDE.md"], top).exit_code == 0
+
+
+def test_every_command_suggested_names_the_capidx_yaml_in_force(tmp_path: Path) -> None:
+    top = _built(tmp_path)
+    stale = run_cli(["inject", "--check", "--config", CONFIG, "AGENTS.md"], top)
+    assert stale.exit_code == 1
+    assert stale.output.splitlines()[-1] == (
+        f"to update: capidx build --config {CONFIG} (if the catalog changed), then capidx inject --config {CONFIG} "
+        "AGENTS.md"
+    )
+    given = run_cli(["inject", "--check", "--build", "tools/capidx/build", "AGENTS.md"], top)
+    assert given.exit_code == 1
+    assert given.output.splitlines()[-1] == (
+        f"to update: capidx build --out tools/capidx/build --config {CONFIG} (if the catalog changed), then "
+        f"capidx inject --build tools/capidx/build --config {CONFIG} AGENTS.md"
+    )
+    # in the catalog's folder its capidx.yaml is read without --config
+    here = run_cli(["inject", "--check", "../../AGENTS.md"], top / "tools/capidx")
+    assert here.output.splitlines()[-1] == (
+        "to update: capidx build (if the catalog changed), then capidx inject ../../AGENTS.md"
+    )
+    shutil.rmtree(top / "tools/capidx/build")  # a fresh clone: the build that makes one works from the top
+    fresh = run_cli(["inject", "--check", "--build", "tools/capidx/build", "AGENTS.md"], top)
+    assert fresh.exit_code == 2
+    assert f"(`capidx build --out tools/capidx/build --config {CONFIG}` makes one)" in fresh.output
+    missing = run_cli(["inject", "--check", "--config", CONFIG, "AGENTS.md"], top)
+    assert f"run `capidx build --config {CONFIG}` first" in missing.output
+    made = run_cli(["build", "-q", "--out", "tools/capidx/build", "--config", CONFIG], top)  # as suggested
+    assert made.exit_code == 0, made.output
+
+
+def test_a_ci_checkout_checks_against_a_build_elsewhere(tmp_path: Path) -> None:
+    top = _built(tmp_path)
+    assert run_cli(["inject", "--config", CONFIG, "AGENTS.md"], top).exit_code == 0
+    head = tmp_path / "ci" / "head"  # actions/checkout into head/, with its own .git; the build into ../out/head
+    shutil.copytree(top, head, ignore=shutil.ignore_patterns("build"))
+    assert run_cli(["build", "-q", "--config", CONFIG, "--out", "../out/head"], head).exit_code == 0
+    checked = run_cli(["inject", "--check", "--config", CONFIG, "--build", "../out/head", "AGENTS.md"], head)
+    assert checked.exit_code == 0, checked.output
+    assert checked.output == "AGENTS.md: current\n"
+
+
+def test_outside_the_work_tree_and_what_the_build_reads_stay_refused(tmp_path: Path) -> None:
+    top = _built(tmp_path)
+    for name, said in (
+        ("../NOTES.md", "../NOTES.md: it is outside the git work tree the project is in ("),
+        (CONFIG, f"{CONFIG}: it is the capidx.yaml in force"),
+        (".git/info/x.md", "inside .git"),
+        ("tools/capidx/build/x.md", "inside the build directory"),
+    ):
+        refused = run_cli(["inject", "--config", CONFIG, name], top)
+        assert refused.exit_code == 2 and said in refused.output, (name, refused.output)
+    assert not (tmp_path / "NOTES.md").exists()
+    outside = run_cli(["inject", "../../../NOTES.md"], top / "tools/capidx")
+    assert outside.exit_code == 2 and "outside the git work tree the project is in" in outside.output
+
+
+def test_a_catalog_at_the_top_keeps_its_boundary_and_commands(tmp_path: Path) -> None:
+    top = tmp_path / "repo"
+    (top / ".git").mkdir(parents=True)
+    write_catalog(top)
+    (top / "capidx.yaml").write_text("title: Ours\n", "utf-8")
+    assert run_cli(["build", "-q"], top).exit_code == 0
+    check = run_cli(["inject", "--check", "AGENTS.md"], top)
+    assert check.output == (
+        "AGENTS.md: missing: the file does not exist\n"
+        "to update: capidx build (if the catalog changed), then capidx inject AGENTS.md\n"
+    )
+    outside = run_cli(["inject", "../NOTES.md"], top)
+    assert outside.exit_code == 2
+    assert f"../NOTES.md: it is outside the project ({top}); name a file inside it" in outside.output

@@ -43,11 +43,20 @@ class InjectOptions:
     # What the project's build reads (`inputs.build_inputs`), never written.
     inputs: tuple[Input, ...] = ()
     has_catalog: bool = True  # the project has a catalog folder (paths.agents): a build of it is made here
-    # The options given (`--build`, `--config`), repeated in the commands `--check` suggests; each as written.
+    # Repeated in the commands inject suggests, so that each works pasted in the working folder: `--build` as given,
+    # and the capidx.yaml in force when it is not the working folder's own (`--config` as given, else as found).
     given_build: str | None = None
     given_config: str | None = None
     # The capidx.yaml of a folder above, none being in force nor --build given: named if `build` holds no build.
     above: Path | None = None
+    # The top of the git work tree the project's folder is below (None: at its top, or in none): where agents read
+    # memory files, so the files written may be anywhere under it (`bound`).
+    top: Path | None = None
+
+    @property
+    def bound(self) -> Path:
+        """The folder every memory file written must be in: the work tree's top above the project, else the project."""
+        return self.project if self.top is None else self.top
 
 
 @dataclass(frozen=True)
@@ -85,10 +94,11 @@ def _command(*words: str) -> str:
     return " ".join(["capidx", *map(shlex.quote, words)])
 
 
-def _again(options: InjectOptions, command: str, *words: str) -> str:
-    """`capidx build` or `capidx inject` with the `--build` (for a build: `--out`) and `--config` given."""
+def _again(options: InjectOptions, command: str, *words: str, out: bool = True) -> str:
+    """`capidx build` or `capidx inject` with the `--build` given (for a build: `--out`; not with `out` false) and the
+    capidx.yaml in force (`--config`), as pasted in the working folder."""
     config = ("--config", options.given_config) if options.given_config else ()
-    given = options.given_build
+    given = options.given_build if out else None
     build = () if given is None else ("--out", given) if command == "build" else ("--build", given)
     return _command(command, *build, *config, *words)
 
@@ -97,7 +107,9 @@ def execute(options: InjectOptions, echo: Callable[[str], Any] = print) -> int:
     """Check (with `check`) or update every file; return the exit code. `InjectError` (exit 2) names every bad
     input at once, before anything is written."""
     say = _printing(echo)
-    memory = load_memory(options.build, given=options.given_build is not None, above=options.above)
+    memory = load_memory(
+        options.build, given=options.given_build is not None, above=options.above, config=options.given_config
+    )
     plans = _plan_all(options, memory)
     if options.check:
         return _report(options, plans, say, other=None if _own_build(options, memory) else _shown(options, memory))
@@ -113,8 +125,12 @@ def execute(options: InjectOptions, echo: Callable[[str], Any] = print) -> int:
         )
     # the block sends a model to files not there yet (of a folder this user may not look at, nothing can be said)
     elif out is not None and path_kind(options.cwd / out) in (PathKind.NOTHING, PathKind.OTHER):
-        shown = out.relative_to(options.project) if out.is_relative_to(options.project) else out
-        say(f"note: the block points at {shown.as_posix()}/ (paths.out), which does not exist yet: run `capidx build`")
+        seen = out if options.top is None else Path(os.path.realpath(options.cwd / out))  # the top is a real path
+        shown = seen.relative_to(options.bound) if seen.is_relative_to(options.bound) else seen
+        say(
+            f"note: the block points at {shown.as_posix()}/ (paths.out), which does not exist yet: run "
+            f"`{_again(options, 'build', out=False)}`"
+        )
     return int(ExitCode.OK)
 
 
@@ -147,7 +163,9 @@ def _plan_all(options: InjectOptions, memory: Memory) -> list[Plan]:
     inputs = InputIndex.of(options.inputs)  # what the build reads, as the files are now: once for all files named
     for name in options.files:
         try:
-            target = open_target(name, options.project, options.cwd, options.build, options.project_out, inputs)
+            target = open_target(
+                name, options.bound, options.cwd, options.build, options.project_out, inputs, options.top
+            )
             if target.path not in plans:  # the same file twice (or through a link) is done once
                 plans[target.path] = plan = _plan(target, memory)
                 if plan.edited and not (options.check or options.force):
@@ -183,10 +201,11 @@ def _plan(target: Target, memory: Memory) -> Plan:
     return Plan(target, block.splice(target.text, found, rendered), stale, done, edited)
 
 
-def load_memory(location: Path, *, given: bool = False, above: Path | None = None) -> Memory:
+def load_memory(location: Path, *, given: bool = False, above: Path | None = None, config: str | None = None) -> Memory:
     """The build's memory artifact, checked against its sha256 in the manifest (`given`: --build named it; `above`:
-    the capidx.yaml of a folder above, named when there is no build, `load_manifest`)."""
-    manifest = load_manifest(location, given=given, command="inject", above=above)
+    the capidx.yaml of a folder above, named when there is no build; `config`: the `--config` a `capidx build` it
+    suggests needs; `load_manifest`)."""
+    manifest = load_manifest(location, given=given, command="inject", above=above, config=config)
     row = _memory_row(manifest.artifacts)
     if row is None:
         raise InjectError(

@@ -102,11 +102,13 @@ def open_target(
     build: Path,
     project_out: Path | None = None,
     inputs: InputIndex | None = None,
+    below: Path | None = None,
 ) -> Target:
     """Read the memory file `name` (relative to `cwd`) or learn that it is missing; `InjectError` when it may
-    not be used. `build` is the build directory read (`--build`, or its manifest.json) and `project_out` the
-    project's own (`paths.out`): neither is ever written. `inputs` are what the project's build reads
-    (`compiler/inject/inputs.py`): never written either."""
+    not be used. `project` is the folder it must be in: the project's, or (`below`, the same folder) the top of the
+    git work tree the project's folder is below, where agents read memory files. `build` is the build directory read
+    (`--build`, or its manifest.json) and `project_out` the project's own (`paths.out`): neither is ever written.
+    `inputs` are what the project's build reads (`compiler/inject/inputs.py`): never written either."""
     shown = unlike_command(str(name))  # begins the lines about it
     given = Path(os.path.abspath(cwd / name))
     root = _resolve(project, shown)
@@ -114,7 +116,8 @@ def open_target(
     if not path.is_relative_to(root):
         inside = given.is_relative_to(root) or given.is_relative_to(project)
         how = "a symbolic link on the way leads out of" if inside else "it is outside"
-        raise InjectError(f"{shown}: {how} the project ({project}); name a file inside it")
+        where = "the project" if below is None else "the git work tree the project is in"
+        raise InjectError(f"{shown}: {how} {where} ({project}); name a file inside it")
     build = _resolve(Path(os.path.abspath(cwd / build)), shown)
     folders = [build if build.is_dir() else build.parent]
     if project_out is not None:  # a folder by configuration, whether built yet or not

@@ -55,6 +55,7 @@ def load_manifest(
     given: bool = False,
     command: str = "report",
     above: Path | None = None,
+    config: str | None = None,
 ) -> Manifest:
     """Read and validate the manifest of a build directory (or a manifest.json path).
 
@@ -62,7 +63,9 @@ def load_manifest(
     was passed (so the hint says how to make a build there rather than to pass it); `command`, the capidx command
     reading it (`report`, `inject`), whose user a manifest that may not be read needs the permission for; `above`,
     the capidx.yaml of a folder above the working one (`schema.above.config_above`), when none is in force and
-    `location` is the default `build/`: a missing build there names it (`_no_build`)."""
+    `location` is the default `build/`: a missing build there names it (`_no_build`); `config`, the `--config` each
+    `capidx build` it suggests needs to work where it is printed (the capidx.yaml in force, when not the working
+    folder's)."""
     path = builddir.manifest_path(location)
     # a link to a manifest.json (`--against base.json`) is the build's manifest, whatever the link is called
     named = {path.name, Path(real_path(path)).name}  # not strict: a link loop, or a chain of links, is no crash
@@ -71,7 +74,7 @@ def load_manifest(
         data = builddir.parse_manifest(path, builddir.read_manifest(path, follow_links=True))
     except builddir.ManifestUnreadable as error:
         if error.missing:
-            raise ManifestError(path, [_no_build(location, option, given, above)], prefixed=False) from None
+            raise ManifestError(path, [_no_build(location, option, given, above, config)], prefixed=False) from None
         if error.denied:  # not a damaged build: deleting and rebuilding it would not mend a permission
             raise ManifestError(path, [f"{error.reason}; {builddir.read_permission(command)}"]) from None
         raise ManifestError(path, [f"{error.reason}; {damaged}"]) from None
@@ -100,13 +103,14 @@ def _visible_texts(value: Any) -> Any:
     return value
 
 
-def _no_build(location: Path, option: str, given: bool, above: Path | None = None) -> str:
+def _no_build(location: Path, option: str, given: bool, above: Path | None = None, config: str | None = None) -> str:
     """Where it looked, as `capidx serve` says it, and the ways out for a command that reads a build and writes none.
     A folder given by its flag (`given`) is not passed again: it was named by mistake, or not built yet (`capidx
     build --out` it, when it is nothing or empty: the build refuses a folder holding something else). The folder
     looked in when none is given may be another tool's `build/`: a build written elsewhere is then passed. Looked in
     by default from a subfolder of a project (`above`: its capidx.yaml), with nothing of a build there, the project's
-    build is (`above_build_hint`)."""
+    build is (`above_build_hint`). Each `capidx build` said names `config` (`--config`), when given."""
+    settings = "" if config is None else f" --config {shlex.quote(config)}"
     folder = path_kind(location) is PathKind.FOLDER
     where = f"no build at {location.absolute()}"
     remains = builddir.build_remains(location) if folder else "empty"
@@ -116,7 +120,7 @@ def _no_build(location: Path, option: str, given: bool, above: Path | None = Non
         return f"{where}: {above_build_hint(above, Path.cwd())}"
     flag = option.split()[0]
     if given and remains == "empty":  # passed, and nothing there yet: say how to make a build there
-        made = f"`capidx build --out {shlex.quote(str(location))}` makes one"
+        made = f"`capidx build --out {shlex.quote(str(location))}{settings}` makes one"
         return f"{where}: {flag} needs an existing build{' to compare with' if flag == '--against' else ''} ({made})"
     if remains == "nothing of a build":
         if given:
@@ -124,13 +128,13 @@ def _no_build(location: Path, option: str, given: bool, above: Path | None = Non
             return f"{where}: it holds no capidx build: give {flag} the folder `capidx build` wrote{default}"
         return (
             f"{where}: it holds no capidx build: pass {option} naming the folder `capidx build` wrote, or have it"
-            " write one to a new or empty folder (`capidx build --out DIR`) and pass that"
+            f" write one to a new or empty folder (`capidx build --out DIR{settings}`) and pass that"
         )
     if remains == "part of a build":
         if given:
-            return f"{where}: {builddir.move_away(f' --out {shlex.quote(str(location))}')}"
-        return f"{where}: {builddir.move_away()}, or pass {option}"
-    return f"{where}: run `capidx build` first, or pass {option}"
+            return f"{where}: {builddir.move_away(f' --out {shlex.quote(str(location))}{settings}')}"
+        return f"{where}: {builddir.move_away(settings)}, or pass {option}"
+    return f"{where}: run `capidx build{settings}` first, or pass {option}"
 
 
 def above_build_hint(above: Path, cwd: Path) -> str:
