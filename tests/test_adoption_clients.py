@@ -84,13 +84,17 @@ def test_the_package_arguments_are_a_real_serve_command_line(server: dict[str, A
     assert ",".join(settings.expose) == environment["CAPIDX_EXPOSE"]
 
 
-def test_clients_md_json_examples_parse_and_run_serve() -> None:
+def test_clients_md_json_examples_parse_and_run_serve(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     text = CLIENTS.read_text("utf-8")
+    (tmp_path / "tools" / "capidx").mkdir(parents=True)  # the monorepo's capidx.yaml the .mcp.json names, from its top
+    (tmp_path / "tools" / "capidx" / "capidx.yaml").write_text("paths:\n  out: build\n", "utf-8")
+    monkeypatch.chdir(tmp_path)
     blocks = [json.loads(body) for language, body in _FENCE.findall(text) if language == "json"]
-    assert len(blocks) == 2  # VS Code, Gemini CLI
+    assert len(blocks) == 3  # Claude Code's .mcp.json for a catalog in a monorepo's folder, VS Code, Gemini CLI
     for block in blocks:
         (entry,) = (block.get("servers") or block["mcpServers"]).values()
-        assert entry["command"] == "capidx" and entry["args"][:2] == ["serve", "--build"]
+        assert entry["command"] == "capidx" and entry["args"][0] == "serve"
+        assert entry["args"][1] in ("--build", "--config")
         cli.get_command(click.Context(cli), "serve").make_context("serve", entry["args"][1:])
 
 

@@ -166,3 +166,30 @@ def test_a_catalog_at_the_top_keeps_its_boundary_and_commands(tmp_path: Path) ->
     outside = run_cli(["inject", "../NOTES.md"], top)
     assert outside.exit_code == 2
     assert f"../NOTES.md: it is outside the project ({top}); name a file inside it" in outside.output
+
+
+def test_serve_with_a_relative_config_from_the_top_serves_the_catalogs_build(tmp_path: Path) -> None:
+    """docs/clients.md's `.mcp.json` at the top: `capidx serve --config tools/capidx/capidx.yaml` run there, its
+    capidx.yaml setting `paths.out` (as capidx init's does: serve reads that relative to the file's folder)."""
+    import json
+    import subprocess
+    import sys
+
+    top = _monorepo(tmp_path, "paths:\n  out: build\n")
+    assert run_cli(["build", "-q", "--config", CONFIG], top).exit_code == 0
+    client = {"name": "t", "version": "1"}
+    params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": client}
+    messages = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}]
+    served = subprocess.run(
+        [sys.executable, "-m", "capidx", "serve", "--config", CONFIG],
+        cwd=top,
+        input="".join(json.dumps(message) + "\n" for message in messages),
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=60,
+        check=False,
+    )
+    assert f"serving {top / 'tools/capidx/build'} " in served.stderr, served.stderr
+    answer = json.loads(served.stdout.splitlines()[0])
+    assert "Check here before answering from memory." in answer["result"]["instructions"]
