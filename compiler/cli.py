@@ -742,9 +742,10 @@ def inject(files: tuple[Path, ...], build_dir: Path | None, check: bool, force: 
     .cursor/rules/*.mdc, .windsurfrules and the like. Writes one block between `<!-- capidx:begin … -->` and
     `<!-- capidx:end -->` holding the build's memory.md, creating a missing file; every byte outside the
     block stays as it was. A file already current is not written. Files must be inside the project (the
-    folder of the capidx.yaml in force), or, when that folder is below the top of a git work tree (a catalog
-    in tools/capidx/ of a monorepo), anywhere under that top. A block is replaced only when capidx wrote it and nobody edited it
-    since (its text matches the sha256 in its begin marker); --force replaces any other, losing its text.
+    folder of the capidx.yaml in force), or, when that folder is below the top of a git work tree (a
+    catalog in tools/capidx/ of a monorepo), anywhere under that top. A block is replaced only when capidx
+    wrote it and nobody edited it since (its text matches the sha256 in its begin marker); --force
+    replaces any other, losing its text.
 
     \b
     Exit codes: 0 written or current, 1 (--check) a block is missing or stale,
