@@ -595,7 +595,9 @@ def resolve_settings(
             chosen[name], sources[name] = file_values[name], f"file {config_file} ({key})"
         else:
             chosen[name], sources[name] = DEFAULTS[name], "default"
-    if not sources["build"].startswith("file "):
+    if sources["build"] == "default" and config_file is not None:  # the build `capidx build` writes for that file
+        chosen["build"] = cwd / config_file.parent / chosen["build"]
+    elif not sources["build"].startswith("file "):
         chosen["build"] = cwd / chosen["build"]  # flags, environment and the default are relative to the cwd
     settings = Settings(**chosen, config_file=config_file, sources=sources)
     where = {name: _origin(settings, name) for name in NAMES}

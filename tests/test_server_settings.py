@@ -63,6 +63,18 @@ def test_serve_build_beats_paths_out_and_is_relative_to_the_file(tmp_path: Path)
     assert settings(env={"CAPIDX_BUILD": "/abs"}, cwd=tmp_path, config=config).build == Path("/abs")
 
 
+def test_a_config_without_paths_out_serves_the_build_beside_it(tmp_path: Path) -> None:
+    """`capidx build --config tools/capidx/capidx.yaml` writes tools/capidx/build when the file names no paths.out:
+    serve given that file serves that build, not ./build of the folder it runs in (a monorepo's top)."""
+    project = tmp_path / "tools" / "capidx"
+    project.mkdir(parents=True)
+    config = project / "capidx.yaml"
+    config.write_text("title: Ours\n", encoding="utf-8")
+    s = settings(cwd=tmp_path, config=config)
+    assert s.build == project / "build" and s.sources["build"] == "default"
+    assert settings({"build": "x"}, cwd=tmp_path, config=config).build == tmp_path / "x"  # a flag: from the cwd
+
+
 @pytest.mark.parametrize(
     ("variable", "value", "message"),
     [
