@@ -47,7 +47,8 @@ def candidates(snapshot: Snapshot, resolution: Resolution, agent: str | None) ->
     if agent is not None:
         value["agent"] = agent
     if resolution.status == "unknown":  # a normal answer, not an error: the closest names and where to browse
-        value["hint"] = _nothing_in_category(snapshot, resolution) or _no_words_match(resolution.query, bool(rows))
+        hint = _nothing_in_category(snapshot, resolution, rows, agent)
+        value["hint"] = hint or _no_words_match(resolution.query, bool(rows))
         return value
     elsewhere = _elsewhere(rows, agent)  # what calling again for that agent would not give
     partly = _partly(rows, agent)  # said of the candidates the agent's data has no record of, when only some
@@ -127,21 +128,24 @@ def _category_asked(snapshot: Snapshot, resolution: Resolution) -> str | None:
     return None if category in snapshot.index.empty_categories else category
 
 
-def _nothing_in_category(snapshot: Snapshot, resolution: Resolution) -> str:
+def _nothing_in_category(
+    snapshot: Snapshot, resolution: Resolution, rows: list[dict[str, Any]], agent: str | None
+) -> str:
     """What an answer to the name of a category nothing is in ('debugging') says: that, and that the capabilities
-    offered (of other categories, found by its words: 'code generation', Test Generation) only share words with it;
-    "" for any other answer."""
+    offered (of other categories, found by its words: 'code generation', Test Generation) only share words with it,
+    with where their records are when the asked agent's data has none of them (`_elsewhere`, `_partly`); "" for any
+    other answer."""
     category = snapshot.index.category_named(resolution.query) if resolution.resolved_by == "category" else None
     if category is None or category not in snapshot.index.empty_categories:
         return ""
     named = "" if normalize(category) == normalize(resolution.query) else f", {category}"
     said = f"{resolution.query!r} is a category{named}, not one capability, and {nothing_in(category)}."
-    if resolution.candidates:
-        said += (
-            " The capabilities here, of other categories, share words with it: if one was meant, call again with its"
-        )
-        said += " slug."
-    return said
+    if not rows:
+        return said
+    shared = f"{said} The capabilities here, of other categories, share words with it"
+    if elsewhere := _elsewhere(rows, agent):  # calling again for that agent would answer with no record
+        return f"{shared}. {elsewhere}."
+    return f"{shared}: if one was meant, call again with its slug{_partly(rows, agent)}."
 
 
 def _in_category(snapshot: Snapshot, resolution: Resolution) -> str:

@@ -1739,3 +1739,24 @@ async def test_a_stop_does_not_wait_for_a_lookup_resolving_in_a_thread(
         while threads.borrowed_tokens:  # given back once the lookup ends
             await anyio.sleep(0.01)
     assert released == [True] and daemon == [True]  # the interpreter does not wait for it at exit
+
+
+async def test_a_category_nothing_is_in_points_to_every_agents_record_of_what_the_agent_has_none_of(
+    tmp_path: Path,
+) -> None:
+    """What an empty category's words found and the asked agent has no record of is pointed to as the other hints
+    point to it: calling again for that agent with its slug would answer with no record."""
+    gemini = {"gemini-cli": {"available": True}}
+    both = {"claude-code": {"available": True}, "gemini-cli": {"available": True}}
+    caps = (
+        Cap("Usage Reports", "observability", "Reports debugging sessions and debugging costs.", agents=gemini),
+        Cap("Sandboxing", "security", "Runs commands in an isolated container.", agents=both),
+    )
+    build = real_build(write_catalog(tmp_path / "agents", caps), tmp_path / "build")
+    async with connect(build) as client:
+        result = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "debugging"})
+    value = result.structured_content
+    assert [(row["slug"], row["recorded"]) for row in value["candidates"]] == [("usage-reports", False)]
+    assert "call again with its slug" not in value["hint"]
+    elsewhere = "claude-code's data has no record of it (no data, not a no): compare_capability with 'usage-reports'"
+    assert elsewhere in value["hint"]
