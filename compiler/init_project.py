@@ -149,6 +149,9 @@ def scaffold(root: Path, *, force: bool = False) -> Scaffolded:
     if kept_at_top:  # yours (another catalog's too), or a link: the --config of the note is not in them
         ci_note += f"; not those kept ({', '.join(kept_at_top)}) until each of their capidx commands has it"
     hook = placed["pre-commit-config.yaml"][1].decode("utf-8").partition("\nrepos:\n")[2]
+    pre_commit = ci_files[0]
+    if present.get(pre_commit) == THEIRS:  # pasted under their `repos:`, in line with their entries
+        hook = _indented_as_theirs(_at(root, pre_commit), hook)
     flag = _config_flag(placed["workflow.yml"][1])
     return Scaffolded(
         root, tuple(done), tuple(present.items()), gitignore, no_example, no_catalog, ignored, out_unknown,
@@ -330,6 +333,22 @@ def _ignore_build(path: Path, ignored: str) -> str:
     separator = b"" if not data or data.endswith(b"\n") else b"\n"
     write_whole(path, data + separator + f"{ignored}\n".encode(), info.st_mode & 0o777)
     return "updated"
+
+
+def _indented_as_theirs(path: Path, hook: str) -> str:
+    """The scaffold's entry (its `- repo:` two spaces in) with its `-` where the entries of the `repos:` of the
+    pre-commit configuration at `path` have theirs (`pre-commit sample-config` writes them at the line's start); as
+    it is when that file cannot be read or has no entry."""
+    try:
+        data = read_at_most(path, _MAX_GITIGNORE)
+    except OSError:
+        return hook
+    found = re.search(rb"^repos:[ \t]*(?:#.*)?\r?\n(?:[ \t]*(?:#.*)?\r?\n)*( *)- ", data or b"", re.MULTILINE)
+    if found is None:
+        return hook
+    shift = len(found.group(1)) - 2
+    lines = hook.splitlines(keepends=True)
+    return "".join(" " * shift + line if shift >= 0 else line[-shift:] for line in lines)
 
 
 def _config_flag(workflow: bytes) -> str:

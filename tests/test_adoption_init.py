@@ -700,3 +700,30 @@ def test_a_workflow_of_yours_is_pointed_to_the_one_the_docs_show(tmp_path: Path)
         ".github/workflows/capidx.yml is yours and was kept: the scaffold's workflow is docs/ci.md's." in result.output
     )
     assert "In .pre-commit-config.yaml replace OWNER" in result.output
+
+
+def test_the_hook_to_add_is_indented_as_the_entries_of_your_repos(tmp_path: Path) -> None:
+    """`pre-commit sample-config` writes its entries at the line's start (`-   repo:`): the entry the next steps give
+    has its `-` there too, so that pasted at the end of that file it is a valid configuration."""
+    (tmp_path / ".git").mkdir()
+    mine = (
+        "# See https://pre-commit.com for more information\nrepos:\n-   repo: https://github.com/pre-commit/pre-commit-hooks\n"
+        "    rev: v3.2.0\n    hooks:\n    -   id: trailing-whitespace\n"
+    )
+    (tmp_path / CI_FILES[0]).write_text(mine, encoding="utf-8")
+    result = run_cli(["init", "--force", "tools/catalog"], cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    lead = "../../.pre-commit-config.yaml is yours and was kept: add capidx's hook under its `repos:`"
+    block = result.output.split(lead, 1)[1].split(":\n", 1)[1].rstrip("\n")
+    assert block.startswith("- repo: ") and "\n      args: [--config, tools/catalog/capidx.yaml]" in block
+    (tmp_path / "merged.yaml").write_text(mine + block + "\n", encoding="utf-8")
+    checked = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "validate-config", str(tmp_path / "merged.yaml")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    hooks = [hook["id"] for repo in yaml.safe_load(mine + block)["repos"] for hook in repo["hooks"]]
+    assert hooks == ["trailing-whitespace", "capidx-validate"]
