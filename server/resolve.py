@@ -79,11 +79,13 @@ def _in_category(index: MatchIndex, q: Query, resolution: Resolution, agent: str
         (s for s, c in index.capabilities.items() if c.category == category), key=lambda s: (-scores.get(s, 0.0), s)
     )
     if not members:  # a category the catalog records nothing in ('debugging'): no capability of another is it, and
-        # what the words found ('code generation': Test Generation) is offered as that, not resolved (not what is
-        # merely close to a query they found nothing for)
-        offered = (
-            () if resolution.status == "unknown" else resolution.candidates or resolution.ranked[:SHOWN_CANDIDATES]
-        )
+        # what the words found ('code generation': Test Generation; a name it may be a mistyping of, which comes with
+        # no candidates) is offered as that, not resolved (not what is merely close to a query they found nothing for)
+        if resolution.status == "unknown":
+            return Resolution(q.text, "unknown", None, "category")
+        value = resolution.value
+        found = (Candidate(value, index.capabilities[value].name, resolution.confidence),) if value else ()
+        offered = resolution.candidates or resolution.ranked[:SHOWN_CANDIDATES] or found
         return Resolution(q.text, "unknown", None, "category", candidates=offered)
     recorded = [slug for slug in members if agent is None or agent in index.capabilities[slug].agents]
     if resolution.value in (recorded or members):  # the words found the agent's own one: their answer stands

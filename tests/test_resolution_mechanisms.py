@@ -559,6 +559,20 @@ def test_a_category_the_schema_defines_and_no_capability_is_in_answers_with_none
     assert (older.status, older.value) == ("resolved", "usage-reports")
 
 
+def test_a_category_nothing_is_in_offers_the_name_it_may_be_a_mistyping_of(tmp_path: Path) -> None:
+    """'performance' is no word of this catalog, and the one name it may be a mistyping of is 'Performence', which the
+    words resolve to with no candidates: the empty category's answer offers it, as it offers what scoring found."""
+    caps = (*CATEGORIES, Cap("Performence", "observability", "Profiles slow runs.", agents=BOTH))
+    data = json.loads((real_build(write_catalog(tmp_path / "agents", caps), tmp_path / "build") / "index" /
+                       "match.json").read_text("utf-8"))  # fmt: skip
+    found = resolve_capability(MatchIndex.from_json(data), "performance", agent=CLAUDE)
+    assert (found.status, found.value, found.resolved_by) == ("unknown", None, "category")
+    assert [c.value for c in found.candidates] == ["performence"]
+    del data["emptyCategories"]
+    older = resolve_capability(MatchIndex.from_json(data), "performance", agent=CLAUDE)
+    assert (older.status, older.value, older.resolved_by) == ("resolved", "performence", "fuzzy")
+
+
 # --- agent names several agents share -------------------------------------------------------------------------
 
 
