@@ -145,7 +145,9 @@ def read_resource(snapshot: Snapshot, kinds: frozenset[str], uri: str) -> Read:
         if found is None and (category := _empty_category(snapshot, resolution, kind)):
             named = "" if normalize(category) == normalize(value) else f", {category},"
             said = f"{clip(value)!r} is a category{named} and {nothing_in(category)}"
-            raise ResourceNotFound(uri, f"Resource not found: {clip(uri)}: {said}")
+            others = [template.uri_base + c.value for c in resolution.candidates] if kind == "capability" else []
+            words = f" (of other categories, sharing words with it: {', '.join(others)})" if others else ""
+            raise ResourceNotFound(uri, f"Resource not found: {clip(uri)}: {said}{words}", others)
         if found is None:
             closest = [template.uri_base + c.value for c in resolution.candidates]
             hint = f" (closest: {', '.join(closest)})" if closest else ""

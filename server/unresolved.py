@@ -142,7 +142,12 @@ def _nothing_in_category(
     said = f"{resolution.query!r} is a category{named}, not one capability, and {nothing_in(category)}."
     if not rows:
         return said
-    shared = f"{said} The capabilities here, of other categories, share words with it"
+    these = (
+        "The capability here, of another category, shares"
+        if len(rows) == 1
+        else "The capabilities here, of other categories, share"
+    )
+    shared = f"{said} {these} words with it"
     if elsewhere := _elsewhere(rows, agent):  # calling again for that agent would answer with no record
         return f"{shared}. {elsewhere}."
     return f"{shared}: if one was meant, call again with its slug{_partly(rows, agent)}."

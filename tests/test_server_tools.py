@@ -1506,13 +1506,19 @@ async def test_a_category_nothing_is_in_offers_what_its_words_found_as_such(tmp_
         Cap("Sandboxing", "security", "Runs commands in an isolated container.", agents=both),
     )
     build = real_build(write_catalog(tmp_path / "agents", caps), tmp_path / "build")
-    async with connect(build) as client:
+    async with connect(make_hub(build, {"expose": "summary,capabilities"})) as client:
         result = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "debugging"})
+        with pytest.raises(MCPError) as caught:  # the resource says the same, and names what the tools offer
+            await client.read_resource(f"{PREFIX}capabilities/debugging")
     value = result.structured_content
     assert not result.is_error and "capability" not in value  # nothing resolved
     assert [row["slug"] for row in value["candidates"]] == ["usage-reports"]
     assert "records no capability in debugging" in value["hint"]
-    assert "of other categories, share words with it: if one was meant, call again with its slug" in value["hint"]
+    assert "of another category, shares words with it: if one was meant, call again with its slug" in value["hint"]
+    assert "records no capability in debugging" in caught.value.message
+    assert caught.value.message.endswith(
+        f"(of other categories, sharing words with it: {PREFIX}capabilities/usage-reports)"
+    )
 
 
 async def test_a_long_query_that_found_nothing_is_quoted_short(any_build: Path) -> None:
