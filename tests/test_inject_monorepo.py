@@ -193,3 +193,19 @@ def test_serve_with_a_relative_config_from_the_top_serves_the_catalogs_build(tmp
     assert f"serving {top / 'tools/capidx/build'} " in served.stderr, served.stderr
     answer = json.loads(served.stdout.splitlines()[0])
     assert "Check here before answering from memory." in answer["result"]["instructions"]
+
+
+def test_the_docs_name_the_work_tree_boundary_and_its_refusals(tmp_path: Path) -> None:
+    """A link leading out of the top is refused in its own words, and docs/inject.md's bad-input table and docs/cli.md
+    say them, as they say the boundary below the top of a work tree and --build alone."""
+    top = _built(tmp_path)
+    (tmp_path / "NOTES.md").write_text("# elsewhere\n", "utf-8")
+    (top / "NOTES.md").symlink_to(tmp_path / "NOTES.md")
+    refused = run_cli(["inject", "--config", CONFIG, "NOTES.md"], top)
+    said = "a symbolic link on the way leads out of the git work tree the project is in"
+    assert refused.exit_code == 2 and said in refused.output, refused.output
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    assert f"`{said} (…)`" in (docs / "inject.md").read_text("utf-8")
+    cli_md = " ".join((docs / "cli.md").read_text("utf-8").split())
+    assert "anywhere under that top" in cli_md
+    assert "the `capidx.yaml` whose `paths.out` is `DIR`" in cli_md
