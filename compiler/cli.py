@@ -431,6 +431,7 @@ def report(
         build=build_dir if build_dir is not None else _configured_out(config, settings),
         build_given=build_dir is not None,
         above=_config_above(build_dir, settings),
+        given_config=None if config is None else str(config),
         budget_places=_budget_places(settings) if output_format == "github" else {},
         config_file=_budget_file(settings) if build_dir is None else None,
         against=against,

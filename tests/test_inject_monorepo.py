@@ -209,3 +209,14 @@ def test_the_docs_name_the_work_tree_boundary_and_its_refusals(tmp_path: Path) -
     cli_md = " ".join((docs / "cli.md").read_text("utf-8").split())
     assert "anywhere under that top" in cli_md
     assert "the `capidx.yaml` whose `paths.out` is `DIR`" in cli_md
+
+
+def test_report_from_the_top_names_the_capidx_yaml_in_the_build_it_suggests(tmp_path: Path) -> None:
+    """As inject's: `report --config tools/capidx/capidx.yaml` with no build yet says the `capidx build` that makes it
+    from the top, not a bare `capidx build` (which there reads no capidx.yaml, and no catalog)."""
+    top = _monorepo(tmp_path)
+    missing = run_cli(["report", "--config", CONFIG], top)
+    assert missing.exit_code == 2
+    assert f"run `capidx build --config {CONFIG}` first" in missing.output, missing.output
+    assert run_cli(["build", "-q", "--config", CONFIG], top).exit_code == 0  # as suggested
+    assert run_cli(["report", "--config", CONFIG], top).exit_code == 0

@@ -50,6 +50,8 @@ class ReportOptions:
     build_given: bool = False  # --build named it (else capidx.yaml's `paths.out` or `build/`)
     # The capidx.yaml of a folder above, none being in force nor --build given: named if `build` holds no build.
     above: Path | None = None
+    # --config as given: each `capidx build` a missing build's message suggests names it, to work where it is printed.
+    given_config: str | None = None
     against: Path | None = None
     format: str = "text"
     output: Path | None = None
@@ -74,7 +76,9 @@ def run_report(options: ReportOptions, echo: Any = print) -> int:
     Raises a `UsageError` for anything that is not about the budgets (exit code 2): `ManifestError`,
     `BaselineError`, `ReportUsageError`.
     """
-    build = printable(load_manifest(options.build, given=options.build_given, above=options.above))
+    build = printable(
+        load_manifest(options.build, given=options.build_given, above=options.above, config=options.given_config)
+    )
     if options.propose is not None:  # YAML for capidx.yaml, whatever the budgets say of this build
         _deliver(options, propose_budgets(build, options.propose), echo)
         return int(ExitCode.OK)
