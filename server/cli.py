@@ -39,7 +39,7 @@ class ServeError(click.ClickException):
     "--build",
     metavar="DIR",
     default=None,
-    show_default="serve.build or paths.out of capidx.yaml, else build/",
+    show_default="serve.build or paths.out of capidx.yaml, else build/ beside it (or here)",
     help="Build directory to serve.",
 )
 @click.option(
@@ -197,7 +197,8 @@ def _run(settings: Settings) -> None:
         if signum is not None:
             raise click.exceptions.Exit(Stopped(signum).exit_code) from None
         if isinstance(error, BuildError):
-            raise ServeError(_no_build_above(error, settings) or str(error)) from None
+            said = _no_build_of(error, settings) or _no_build_above(error, settings) or str(error)
+            raise ServeError(said) from None
         raise
     finally:
         # First: a signal from here on meets the handlers from before serve (the `capidx` command's own, which end it
@@ -208,6 +209,21 @@ def _run(settings: Settings) -> None:
         # keep all its own objects of that moment frozen too, never collected once they become garbage.
         gc.unfreeze()
         gc.enable()
+
+
+def _no_build_of(error: Exception, settings: Settings) -> str | None:
+    """`no build at tools/capidx/build: run `capidx build --config tools/capidx/capidx.yaml` first, …`: with a
+    `--config` naming a capidx.yaml elsewhere (a monorepo's .mcp.json at the top) and the build it names (or the
+    default beside it) missing, the command that makes it, said so that it works where serve runs: a plain `capidx
+    build` there reads no capidx.yaml. None in every other case."""
+    from capidx.server.snapshot import NoBuildError
+
+    where = error.where if isinstance(error, NoBuildError) else None
+    given = settings.config_file  # as given with --config, else ./capidx.yaml
+    from_file = settings.sources.get("build") == "default" or settings.sources.get("build", "").startswith("file ")
+    if where is None or given is None or not from_file or Path(os.path.abspath(given)).parent == Path.cwd():
+        return None
+    return f"{where}: run `capidx build --config {given}` first, or pass --build DIR"
 
 
 def _no_build_above(error: Exception, settings: Settings) -> str | None:

@@ -220,3 +220,31 @@ def test_report_from_the_top_names_the_capidx_yaml_in_the_build_it_suggests(tmp_
     assert f"run `capidx build --config {CONFIG}` first" in missing.output, missing.output
     assert run_cli(["build", "-q", "--config", CONFIG], top).exit_code == 0  # as suggested
     assert run_cli(["report", "--config", CONFIG], top).exit_code == 0
+
+
+def test_serve_from_the_top_without_a_build_says_the_build_command_that_works_there(tmp_path: Path) -> None:
+    """The same `.mcp.json` before anyone built: the error names `capidx build --config tools/capidx/capidx.yaml`, which
+    run at the top makes the build serve then serves (a plain `capidx build` there reads no capidx.yaml); the
+    capidx.yaml names no paths.out: the build beside it is the one served, as `capidx build --config` writes it."""
+    import subprocess
+    import sys
+
+    top = _monorepo(tmp_path)
+
+    def serve() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "capidx", "serve", "--config", CONFIG],
+            cwd=top,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
+    missing = serve()
+    assert missing.returncode == 2
+    assert f"run `capidx build --config {CONFIG}` first, or pass --build DIR" in missing.stderr, missing.stderr
+    assert run_cli(["build", "-q", "--config", CONFIG], top).exit_code == 0  # as suggested, where it was said
+    served = serve()
+    assert served.returncode == 0 and f"serving {top / 'tools/capidx/build'} " in served.stderr, served.stderr
