@@ -539,7 +539,7 @@ def _config_building(build: Path) -> Path | None:
     from capidx.schema.builddir import MANIFEST
 
     cwd = resolve(Path.cwd())
-    where = Path(os.path.realpath(build))
+    where = Path(real_path(build))
     if where.name == MANIFEST and where.is_file():  # --build takes the manifest too
         where = where.parent
     for folder in where.parents:
@@ -548,7 +548,7 @@ def _config_building(build: Path) -> Path | None:
         candidate = folder / CONFIG_FILE_NAME
         if os.path.isfile(candidate) and readable(candidate):
             settings, problems = load_config(candidate, cwd)
-            if not problems and Path(os.path.realpath(settings.out)) == where:
+            if not problems and Path(real_path(settings.out)) == where:
                 return candidate
     return None
 

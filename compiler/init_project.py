@@ -37,6 +37,7 @@ from capidx.compiler.files import FolderUnreadable, read_at_most, write_whole
 from capidx.compiler.validate.discover import catalog_documents
 from capidx.compiler.worktree import top_above
 from capidx.schema.pathkind import SEARCH_PERMISSION
+from capidx.schema.realpath import real_path
 
 EXAMPLE_AGENT = "example-agent"
 CATALOG = "agents"  # the default paths.agents, which the scaffold's capidx.yaml names
@@ -164,7 +165,7 @@ def _placed(root: Path) -> tuple[dict[str, tuple[str, bytes]], str]:
     top of a git work tree, the CI files go to that top, adapted to the catalog's folder (`_for_folder`); the note
     says so, or why they stay in `root` ("": `root` is no work tree's folder below its top)."""
     placed = {source: (target, _bundled(source)) for source, target in SCAFFOLD}
-    real = Path(os.path.realpath(root))  # as git sees it: `init ../catalog`'s `..` taken away, links followed
+    real = Path(real_path(root))  # as git sees it: `init ../catalog`'s `..` taken away, links followed
     top = top_above(real)
     if top is None:
         return placed, ""
@@ -192,7 +193,7 @@ def _at(root: Path, target: str) -> Path:
     or a linked `.github` followed."""
     if not target.startswith("../"):
         return root / target
-    return Path(os.path.normpath(os.path.join(os.path.realpath(root), target)))
+    return Path(os.path.normpath(os.path.join(real_path(root), target)))
 
 
 def _check_names(root: Path) -> None:

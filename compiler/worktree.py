@@ -2,9 +2,10 @@
 where agents read the memory files (`capidx inject`), and what the paths in memory.md are relative to.
 
 Found as git finds it, on the real path: a folder reached through a symbolic link (or named with `..` after one) is in
-the work tree of the folder it really is, so each function takes the folder's real path (`os.path.realpath`) and
-answers in real paths; a caller relating a lexical path to the top (`paths.out` below the project) applies it to the
-project's real path first (`named_from_top`).
+the work tree of the folder it really is, so each function takes the folder's real path (`real_path`: no more links
+followed than the kernel would, where `os.path.realpath` recursed into a RecursionError on a long chain) and answers in
+real paths; a caller relating a lexical path to the top (`paths.out` below the project) applies it to the project's
+real path first (`named_from_top`).
 """
 
 from __future__ import annotations
@@ -12,13 +13,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from capidx.schema.realpath import real_path
+
 GIT = ".git"  # a folder, or a worktree's or submodule's file: the top of a work tree
 
 
 def work_tree_top(folder: Path) -> Path | None:
     """The top of the git work tree `folder` is in, `folder` itself when it is the top (the nearest of it and the
     folders above it holding `.git`, real paths); None when it is in no work tree."""
-    real = Path(os.path.realpath(folder))
+    real = Path(real_path(folder))
     return next((place for place in (real, *real.parents) if os.path.lexists(place / GIT)), None)
 
 
@@ -26,7 +29,7 @@ def top_above(folder: Path) -> Path | None:
     """The top of the git work tree `folder` is below (real path); None when `folder` is the top, or in no work
     tree."""
     top = work_tree_top(folder)
-    return None if top is None or top == Path(os.path.realpath(folder)) else top
+    return None if top is None or top == Path(real_path(folder)) else top
 
 
 def named_from_top(project: Path, path: Path) -> str | None:
@@ -37,7 +40,7 @@ def named_from_top(project: Path, path: Path) -> str | None:
     top = top_above(project)
     if top is None:
         return None
-    real = Path(os.path.realpath(project))
+    real = Path(real_path(project))
     written = os.path.relpath(os.path.normpath(os.path.abspath(path)), os.path.normpath(os.path.abspath(project)))
     seen = Path(os.path.normpath(real / written))
     return seen.relative_to(top).as_posix() if seen.is_relative_to(top) else None

@@ -25,6 +25,7 @@ from capidx.compiler.report.manifest_reader import load_manifest
 from capidx.schema import builddir
 from capidx.schema.pathkind import PathKind, path_kind
 from capidx.schema.printable import unlike_command
+from capidx.schema.realpath import real_path
 
 MEMORY_KIND = "memory"
 
@@ -70,7 +71,7 @@ def _own_build(options: InjectOptions, memory: Memory) -> bool:
     """Whether the build read is this project's: it has a catalog, or the build is inside it. Else the build was
     made from another project's catalog (one kept in its own repository, injected into an app's): the build files
     the block names for details (`build/agents/…`) are that project's, and `capidx build` here would not make it."""
-    inside = Path(os.path.realpath(memory.folder)).is_relative_to(os.path.realpath(options.project))
+    inside = Path(real_path(memory.folder)).is_relative_to(real_path(options.project))
     return options.has_catalog or inside
 
 
@@ -125,7 +126,7 @@ def execute(options: InjectOptions, echo: Callable[[str], Any] = print) -> int:
         )
     # the block sends a model to files not there yet (of a folder this user may not look at, nothing can be said)
     elif out is not None and path_kind(options.cwd / out) in (PathKind.NOTHING, PathKind.OTHER):
-        seen = out if options.top is None else Path(os.path.realpath(options.cwd / out))  # the top is a real path
+        seen = out if options.top is None else Path(real_path(options.cwd / out))  # the top is a real path
         shown = seen.relative_to(options.bound) if seen.is_relative_to(options.bound) else seen
         say(
             f"note: the block points at {shown.as_posix()}/ (paths.out), which does not exist yet: run "
