@@ -339,12 +339,20 @@ def _ignore_build(path: Path, ignored: str) -> str:
 def _indented_as_theirs(path: Path, hook: str) -> str:
     """The scaffold's entry (its `- repo:` two spaces in) with its `-` where the entries of the `repos:` of the
     pre-commit configuration at `path` have theirs (`pre-commit sample-config` writes them at the line's start); as
-    it is when that file cannot be read or has no entry."""
+    it is when that file cannot be read or has no entry. Only a regular file is read, opened without following a link
+    or blocking: a FIFO kept as yours (`_kept_why`) would have held init for ever once it had written the scaffold."""
     try:
-        data = read_at_most(path, _MAX_GITIGNORE)
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return hook
-    found = re.search(rb"^repos:[ \t]*(?:#.*)?\r?\n(?:[ \t]*(?:#.*)?\r?\n)*( *)- ", data or b"", re.MULTILINE)
+    with os.fdopen(descriptor, "rb") as stream:
+        try:
+            data = stream.read(_MAX_GITIGNORE + 1) if stat.S_ISREG(os.fstat(descriptor).st_mode) else b""
+        except OSError:
+            return hook
+    if len(data) > _MAX_GITIGNORE:
+        return hook
+    found = re.search(rb"^repos:[ \t]*(?:#.*)?\r?\n(?:[ \t]*(?:#.*)?\r?\n)*( *)- ", data, re.MULTILINE)
     if found is None:
         return hook
     shift = len(found.group(1)) - 2

@@ -14,8 +14,10 @@ import re
 import stat
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -727,3 +729,24 @@ def test_the_hook_to_add_is_indented_as_the_entries_of_your_repos(tmp_path: Path
     assert checked.returncode == 0, checked.stdout + checked.stderr
     hooks = [hook["id"] for repo in yaml.safe_load(mine + block)["repos"] for hook in repo["hooks"]]
     assert hooks == ["trailing-whitespace", "capidx-validate"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_pipe_kept_as_your_pre_commit_configuration_is_not_read_for_its_indentation(tmp_path: Path) -> None:
+    """A FIFO where .pre-commit-config.yaml goes is kept as yours (--force); opened to find its entries' indentation,
+    it held init for ever, the scaffold written: the entry the next steps give is then the scaffold's own."""
+    os.mkfifo(tmp_path / CI_FILES[0])
+    results: list[Any] = []
+    worker = threading.Thread(
+        target=lambda: results.append(run_cli(["init", "--force", "."], cwd=tmp_path)), daemon=True
+    )
+    worker.start()
+    worker.join(timeout=30)
+    waited = worker.is_alive()
+    if waited:  # a writer that closes at once lets the blocked read end
+        os.close(os.open(tmp_path / CI_FILES[0], os.O_WRONLY | os.O_NONBLOCK))
+        worker.join(timeout=10)
+    assert not waited, "init waited for a writer of the pipe"
+    assert results and results[0].exit_code == 0
+    assert f"kept {CI_FILES[0]}: yours (not the scaffold's bytes), left byte for byte" in results[0].output
+    assert "\n  - repo: https://github.com/OWNER/capidx" in results[0].output
