@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import os
+import shlex
 import signal
 from collections.abc import Sequence
 from pathlib import Path
@@ -223,7 +224,7 @@ def _no_build_of(error: Exception, settings: Settings) -> str | None:
     from_file = settings.sources.get("build") == "default" or settings.sources.get("build", "").startswith("file ")
     if where is None or given is None or not from_file or Path(os.path.abspath(given)).parent == Path.cwd():
         return None
-    return f"{where}: run `capidx build --config {given}` first, or pass --build DIR"
+    return f"{where}: run `capidx build --config {shlex.quote(str(given))}` first, or pass --build DIR"
 
 
 def _no_build_above(error: Exception, settings: Settings) -> str | None:

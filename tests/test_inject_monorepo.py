@@ -248,3 +248,27 @@ def test_serve_from_the_top_without_a_build_says_the_build_command_that_works_th
     assert run_cli(["build", "-q", "--config", CONFIG], top).exit_code == 0  # as suggested, where it was said
     served = serve()
     assert served.returncode == 0 and f"serving {top / 'tools/capidx/build'} " in served.stderr, served.stderr
+
+
+def test_serve_quotes_the_capidx_yaml_in_the_build_it_suggests_as_report_does(tmp_path: Path) -> None:
+    """A catalog folder whose name has a space: the `capidx build --config …` serve says to run works pasted, as the
+    one report says for the same file does (each `capidx build` a no-build message suggests is quoted for the shell)."""
+    import subprocess
+    import sys
+
+    top = _monorepo(tmp_path)
+    (top / "tools/capidx").rename(top / "tools/our capidx")
+    config = "tools/our capidx/capidx.yaml"
+    quoted = "'tools/our capidx/capidx.yaml'"
+    served = subprocess.run(
+        [sys.executable, "-m", "capidx", "serve", "--config", config],
+        cwd=top,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert served.returncode == 2
+    assert f"run `capidx build --config {quoted}` first, or pass --build DIR" in served.stderr, served.stderr
+    assert f"run `capidx build --config {quoted}` first" in run_cli(["report", "--config", config], top).output
