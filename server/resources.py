@@ -146,7 +146,8 @@ def read_resource(snapshot: Snapshot, kinds: frozenset[str], uri: str) -> Read:
             named = "" if normalize(category) == normalize(value) else f", {category},"
             said = f"{clip(value)!r} is a category{named} and {nothing_in(category)}"
             others = [template.uri_base + c.value for c in resolution.candidates] if kind == "capability" else []
-            words = f" (of other categories, sharing words with it: {', '.join(others)})" if others else ""
+            these = "of another category" if len(others) == 1 else "of other categories"  # as the tools' hint says it
+            words = f" ({these}, sharing words with it: {', '.join(others)})" if others else ""
             raise ResourceNotFound(uri, f"Resource not found: {clip(uri)}: {said}{words}", others)
         if found is None:
             closest = [template.uri_base + c.value for c in resolution.candidates]

@@ -1517,7 +1517,7 @@ async def test_a_category_nothing_is_in_offers_what_its_words_found_as_such(tmp_
     assert "of another category, shares words with it: if one was meant, call again with its slug" in value["hint"]
     assert "records no capability in debugging" in caught.value.message
     assert caught.value.message.endswith(
-        f"(of other categories, sharing words with it: {PREFIX}capabilities/usage-reports)"
+        f"(of another category, sharing words with it: {PREFIX}capabilities/usage-reports)"
     )
 
 
