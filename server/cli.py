@@ -216,15 +216,19 @@ def _no_build_of(error: Exception, settings: Settings) -> str | None:
     """`no build at tools/capidx/build: run `capidx build --config tools/capidx/capidx.yaml` first, …`: with a
     `--config` naming a capidx.yaml elsewhere (a monorepo's .mcp.json at the top) and the build it names (or the
     default beside it) missing, the command that makes it, said so that it works where serve runs: a plain `capidx
-    build` there reads no capidx.yaml. None in every other case."""
+    build` there reads no capidx.yaml. A `serve.build` of that file is not where `capidx build` writes (its
+    `paths.out`): the command names it with --out. None in every other case."""
     from capidx.server.snapshot import NoBuildError
 
     where = error.where if isinstance(error, NoBuildError) else None
     given = settings.config_file  # as given with --config, else ./capidx.yaml
-    from_file = settings.sources.get("build") == "default" or settings.sources.get("build", "").startswith("file ")
-    if where is None or given is None or not from_file or Path(os.path.abspath(given)).parent == Path.cwd():
+    source = settings.sources.get("build", "")
+    if where is None or given is None or not (source == "default" or source.startswith("file ")):
         return None
-    return f"{where}: run `capidx build --config {shlex.quote(str(given))}` first, or pass --build DIR"
+    if Path(os.path.abspath(given)).parent == Path.cwd():
+        return None
+    out = f" --out {shlex.quote(str(settings.build))}" if source.endswith("(serve.build)") else ""
+    return f"{where}: run `capidx build --config {shlex.quote(str(given))}{out}` first, or pass --build DIR"
 
 
 def _no_build_above(error: Exception, settings: Settings) -> str | None:

@@ -272,3 +272,30 @@ def test_serve_quotes_the_capidx_yaml_in_the_build_it_suggests_as_report_does(tm
     assert served.returncode == 2
     assert f"run `capidx build --config {quoted}` first, or pass --build DIR" in served.stderr, served.stderr
     assert f"run `capidx build --config {quoted}` first" in run_cli(["report", "--config", config], top).output
+
+
+def test_serve_names_the_build_its_serve_build_names_in_the_build_it_suggests(tmp_path: Path) -> None:
+    """A capidx.yaml whose `serve.build` is not its `paths.out`: `capidx build --config` alone writes the build serve
+    does not read, and serve said to run it again and again; the command it says makes the build it serves."""
+    import subprocess
+    import sys
+
+    top = _monorepo(tmp_path, "title: Our agents\nserve:\n  build: served\n")
+
+    def serve() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "capidx", "serve", "--config", CONFIG],
+            cwd=top,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
+    missing = serve()
+    suggested = f"capidx build --config {CONFIG} --out tools/capidx/served"
+    assert missing.returncode == 2 and f"run `{suggested}` first" in missing.stderr, missing.stderr
+    assert run_cli([*suggested.split()[1:], "-q"], top).exit_code == 0  # as suggested, where it was said
+    served = serve()
+    assert served.returncode == 0 and f"serving {top / 'tools/capidx/served'} " in served.stderr, served.stderr
