@@ -220,6 +220,13 @@ def test_report_from_the_top_names_the_capidx_yaml_in_the_build_it_suggests(tmp_
     assert f"run `capidx build --config {CONFIG}` first" in missing.output, missing.output
     assert run_cli(["build", "-q", "--config", CONFIG], top).exit_code == 0  # as suggested
     assert run_cli(["report", "--config", CONFIG], top).exit_code == 0
+    # the baseline --against names, not built yet: the `capidx build --out` that makes it names the --config too
+    base = tmp_path / "base"
+    missing = run_cli(["report", "--config", CONFIG, "--against", str(base)], top)
+    assert missing.exit_code == 2
+    assert f"`capidx build --out {base} --config {CONFIG}` makes one" in missing.output, missing.output
+    assert run_cli(["build", "-q", "--out", str(base), "--config", CONFIG], top).exit_code == 0  # as suggested
+    assert run_cli(["report", "--config", CONFIG, "--against", str(base)], top).exit_code == 0
 
 
 def test_serve_from_the_top_without_a_build_says_the_build_command_that_works_there(tmp_path: Path) -> None:

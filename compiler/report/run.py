@@ -84,7 +84,9 @@ def run_report(options: ReportOptions, echo: Any = print) -> int:
         return int(ExitCode.OK)
     baseline = None
     if options.against is not None:
-        baseline = printable(load_manifest(options.against, "--against BASELINE", given=True))
+        baseline = printable(
+            load_manifest(options.against, "--against BASELINE", given=True, config=options.given_config)
+        )
     data = None if baseline is None else _data_diff(build, baseline)
     report = build_report(build, baseline, data)
     if options.format == "github":
