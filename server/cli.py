@@ -216,8 +216,9 @@ def _no_build_of(error: Exception, settings: Settings) -> str | None:
     """`no build at tools/capidx/build: run `capidx build --config tools/capidx/capidx.yaml` first, …`: with a
     `--config` naming a capidx.yaml elsewhere (a monorepo's .mcp.json at the top) and the build it names (or the
     default beside it) missing, the command that makes it, said so that it works where serve runs: a plain `capidx
-    build` there reads no capidx.yaml. A `serve.build` of that file is not where `capidx build` writes (its
-    `paths.out`): the command names it with --out. None in every other case."""
+    build` there reads no capidx.yaml. A `serve.build` of the capidx.yaml in force (that one, or the working folder's)
+    is not where `capidx build` writes (its `paths.out`): the command names it with --out. None in every other
+    case."""
     from capidx.server.snapshot import NoBuildError
 
     where = error.where if isinstance(error, NoBuildError) else None
@@ -225,10 +226,13 @@ def _no_build_of(error: Exception, settings: Settings) -> str | None:
     source = settings.sources.get("build", "")
     if where is None or given is None or not (source == "default" or source.startswith("file ")):
         return None
-    if Path(os.path.abspath(given)).parent == Path.cwd():
+    cwd = Path.cwd()
+    config = "" if Path(os.path.abspath(given)).parent == cwd else f" --config {shlex.quote(str(given))}"
+    build = settings.build.relative_to(cwd) if settings.build.is_relative_to(cwd) else settings.build
+    out = f" --out {shlex.quote(str(build))}" if source.endswith("(serve.build)") else ""
+    if not config and not out:  # the plain `capidx build` the build's own error says
         return None
-    out = f" --out {shlex.quote(str(settings.build))}" if source.endswith("(serve.build)") else ""
-    return f"{where}: run `capidx build --config {shlex.quote(str(given))}{out}` first, or pass --build DIR"
+    return f"{where}: run `capidx build{config}{out}` first, or pass --build DIR"
 
 
 def _no_build_above(error: Exception, settings: Settings) -> str | None:

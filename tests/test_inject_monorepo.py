@@ -306,3 +306,29 @@ def test_serve_names_the_build_its_serve_build_names_in_the_build_it_suggests(tm
     assert run_cli([*suggested.split()[1:], "-q"], top).exit_code == 0  # as suggested, where it was said
     served = serve()
     assert served.returncode == 0 and f"serving {top / 'tools/capidx/served'} " in served.stderr, served.stderr
+
+
+def test_serve_names_the_build_its_own_folders_serve_build_names_in_the_build_it_suggests(tmp_path: Path) -> None:
+    """Run in the catalog's folder, whose capidx.yaml has a `serve.build` that is not its `paths.out`: a plain
+    `capidx build` writes build/, which serve does not read; the command it says makes the build it serves."""
+    import subprocess
+    import sys
+
+    folder = _monorepo(tmp_path, "title: Our agents\nserve:\n  build: served\n") / "tools/capidx"
+
+    def serve() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "capidx", "serve"],
+            cwd=folder,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
+    missing = serve()
+    assert missing.returncode == 2 and "run `capidx build --out served` first" in missing.stderr, missing.stderr
+    assert run_cli(["build", "-q", "--out", "served"], folder).exit_code == 0  # as suggested, where it was said
+    served = serve()
+    assert served.returncode == 0 and f"serving {folder / 'served'} " in served.stderr, served.stderr
