@@ -1,7 +1,7 @@
 """Symbolic links chained past what the kernel follows: a clear error from every command, never a traceback.
 
 Python 3.11's `os.path.realpath` and `Path.resolve` recurse once per link, so a chain of some 1,000 links (which a
-pull request can hold: git stores links) ended validate, build, report, inject, verify and serve in a
+pull request can hold: git stores links) ended init, validate, build, report, inject, verify and serve in a
 RecursionError. `capidx.schema.realpath` follows at most `MAX_LINKS` links, as the kernel does, and treats a
 longer chain as a loop: each command says of it what it says of a link loop. The chains here are 1,500 links long,
 made in `tmp_path` (well under a second).
@@ -329,3 +329,15 @@ def test_validate_says_a_document_named_through_a_chained_folder_is_missing(
     link_chain(project / "agents" / "cc", "claude-code")
     for named in ("agents/cc/capabilities/current.json", "agents/cc/capabilities"):
         assert_refused(invoke(["validate", named], project, monkeypatch), 2, named)
+
+
+@pytest.mark.parametrize("named", ["catalog", "catalog/sub"])
+def test_init_refuses_a_folder_given_by_a_chain(named: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Below the top of a work tree, init placed the CI files by the catalog folder's real path, taken with realpath:
+    a chained folder (or a chain on its way) ended in a RecursionError."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "real").mkdir()
+    link_chain(tmp_path / "catalog", "real")
+    assert_refused(invoke(["init", named], tmp_path, monkeypatch), 2, f"{named}/capidx.yaml")
+    assert sorted(path.name for path in tmp_path.iterdir()) == [".catalog-chain", ".git", "catalog", "real"]
+    assert not any((tmp_path / "real").iterdir())
