@@ -77,7 +77,7 @@ _MODE = 0o644  # of a file capidx init creates, whatever the umask
 # A paths.out written into .gitignore as it is: no pattern characters, no line break, no leading `#` or `!`; also
 # a catalog folder written into the CI files at the top of a work tree (a YAML plain scalar, a regex once escaped).
 _PLAIN_OUT = re.compile(r"[\w.-]+(?:/[\w.-]+)*")
-_MAX_GITIGNORE = 1 << 20  # a larger .gitignore is not read (nor changed): the hint says what to add
+_MAX_GITIGNORE = 1 << 20  # a larger .gitignore (or pre-commit config of yours) is not read: the hint says what to add
 _MAX_COMPARED = 1 << 20  # a project file larger than this is not the scaffold's (which is a few KiB)
 
 SAME = "same as the scaffold"
