@@ -679,16 +679,7 @@ def test_a_pre_commit_configuration_of_yours_gets_the_hook_to_add_in_the_next_st
     lead = "../../.pre-commit-config.yaml is yours and was kept: add capidx's hook under its `repos:`"
     block = steps.split(lead, 1)[1].split(":\n", 1)[1].rstrip("\n")
     assert "args: [--config, tools/catalog/capidx.yaml]" in block and block.startswith("  - repo: ")
-    (tmp_path / "merged.yaml").write_text(mine + block + "\n", encoding="utf-8")
-    checked = subprocess.run(
-        [sys.executable, "-m", "pre_commit", "validate-config", str(tmp_path / "merged.yaml")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert checked.returncode == 0, checked.stdout + checked.stderr
-    hooks = [hook["id"] for repo in yaml.safe_load(mine + block)["repos"] for hook in repo["hooks"]]
+    hooks = _pasted(tmp_path, mine, block)
     assert hooks == ["mine", "capidx-validate"]
 
 
@@ -718,16 +709,7 @@ def test_the_hook_to_add_is_indented_as_the_entries_of_your_repos(tmp_path: Path
     lead = "../../.pre-commit-config.yaml is yours and was kept: add capidx's hook under its `repos:`"
     block = result.output.split(lead, 1)[1].split(":\n", 1)[1].rstrip("\n")
     assert block.startswith("- repo: ") and "\n      args: [--config, tools/catalog/capidx.yaml]" in block
-    (tmp_path / "merged.yaml").write_text(mine + block + "\n", encoding="utf-8")
-    checked = subprocess.run(
-        [sys.executable, "-m", "pre_commit", "validate-config", str(tmp_path / "merged.yaml")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert checked.returncode == 0, checked.stdout + checked.stderr
-    hooks = [hook["id"] for repo in yaml.safe_load(mine + block)["repos"] for hook in repo["hooks"]]
+    hooks = _pasted(tmp_path, mine, block)
     assert hooks == ["trailing-whitespace", "capidx-validate"]
 
 
@@ -750,3 +732,17 @@ def test_a_pipe_kept_as_your_pre_commit_configuration_is_not_read_for_its_indent
     assert results and results[0].exit_code == 0
     assert f"kept {CI_FILES[0]}: yours (not the scaffold's bytes), left byte for byte" in results[0].output
     assert "\n  - repo: https://github.com/OWNER/capidx" in results[0].output
+
+
+def _pasted(tmp_path: Path, mine: str, block: str) -> list[str]:
+    """The hook ids of `mine` with the printed entry pasted after its last entry, once pre-commit has validated it."""
+    (tmp_path / "merged.yaml").write_text(mine + block + "\n", encoding="utf-8")
+    checked = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "validate-config", str(tmp_path / "merged.yaml")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    return [hook["id"] for repo in yaml.safe_load(mine + block)["repos"] for hook in repo["hooks"]]

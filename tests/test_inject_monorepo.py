@@ -6,6 +6,8 @@ folder, each command it suggests working where it is printed. A `.git` folder is
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from catalog_factory import run_cli, write_catalog
@@ -21,6 +23,20 @@ def _monorepo(tmp_path: Path, config: str = "title: Our agents\n") -> Path:
     write_catalog(folder)
     (folder / "capidx.yaml").write_text(config, "utf-8")
     return top
+
+
+def _serve(where: Path, *, with_config: bool = True) -> subprocess.CompletedProcess[str]:
+    """`capidx serve --config tools/capidx/capidx.yaml` run in `where` (the top, as a committed .mcp.json starts it),
+    or plain `capidx serve`; stdin at its end."""
+    return subprocess.run(
+        [sys.executable, "-m", "capidx", "serve", *(("--config", CONFIG) if with_config else ())],
+        cwd=where,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
 
 def _memory(build: Path) -> str:
@@ -233,27 +249,14 @@ def test_serve_from_the_top_without_a_build_says_the_build_command_that_works_th
     """The same `.mcp.json` before anyone built: the error names `capidx build --config tools/capidx/capidx.yaml`, which
     run at the top makes the build serve then serves (a plain `capidx build` there reads no capidx.yaml); the
     capidx.yaml names no paths.out: the build beside it is the one served, as `capidx build --config` writes it."""
-    import subprocess
-    import sys
 
     top = _monorepo(tmp_path)
 
-    def serve() -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "capidx", "serve", "--config", CONFIG],
-            cwd=top,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-
-    missing = serve()
+    missing = _serve(top)
     assert missing.returncode == 2
     assert f"run `capidx build --config {CONFIG}` first, or pass --build DIR" in missing.stderr, missing.stderr
     assert run_cli(["build", "-q", "--config", CONFIG], top).exit_code == 0  # as suggested, where it was said
-    served = serve()
+    served = _serve(top)
     assert served.returncode == 0 and f"serving {top / 'tools/capidx/build'} " in served.stderr, served.stderr
 
 
@@ -284,51 +287,23 @@ def test_serve_quotes_the_capidx_yaml_in_the_build_it_suggests_as_report_does(tm
 def test_serve_names_the_build_its_serve_build_names_in_the_build_it_suggests(tmp_path: Path) -> None:
     """A capidx.yaml whose `serve.build` is not its `paths.out`: `capidx build --config` alone writes the build serve
     does not read, and serve said to run it again and again; the command it says makes the build it serves."""
-    import subprocess
-    import sys
 
     top = _monorepo(tmp_path, "title: Our agents\nserve:\n  build: served\n")
 
-    def serve() -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "capidx", "serve", "--config", CONFIG],
-            cwd=top,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-
-    missing = serve()
+    missing = _serve(top)
     suggested = f"capidx build --config {CONFIG} --out tools/capidx/served"
     assert missing.returncode == 2 and f"run `{suggested}` first" in missing.stderr, missing.stderr
     assert run_cli([*suggested.split()[1:], "-q"], top).exit_code == 0  # as suggested, where it was said
-    served = serve()
+    served = _serve(top)
     assert served.returncode == 0 and f"serving {top / 'tools/capidx/served'} " in served.stderr, served.stderr
 
 
 def test_serve_names_the_build_its_own_folders_serve_build_names_in_the_build_it_suggests(tmp_path: Path) -> None:
     """Run in the catalog's folder, whose capidx.yaml has a `serve.build` that is not its `paths.out`: a plain
     `capidx build` writes build/, which serve does not read; the command it says makes the build it serves."""
-    import subprocess
-    import sys
-
     folder = _monorepo(tmp_path, "title: Our agents\nserve:\n  build: served\n") / "tools/capidx"
-
-    def serve() -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "capidx", "serve"],
-            cwd=folder,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-
-    missing = serve()
+    missing = _serve(folder, with_config=False)
     assert missing.returncode == 2 and "run `capidx build --out served` first" in missing.stderr, missing.stderr
     assert run_cli(["build", "-q", "--out", "served"], folder).exit_code == 0  # as suggested, where it was said
-    served = serve()
+    served = _serve(folder, with_config=False)
     assert served.returncode == 0 and f"serving {folder / 'served'} " in served.stderr, served.stderr
