@@ -170,11 +170,11 @@ def resolved(answer: Answer) -> dict[str, Any] | None:
         res = answer.resolution.get("capability")
         first = (data.get("suggestions") or [{}])[0]
         if isinstance(res, dict) and res.get("status") == "resolved" and first.get("capability") == res.get("value"):
-            return {"agent": data.get("agent"), "capability": first["capability"], "available": first.get("available")}
+            return {"agent": data.get("agent"), "capability": first["capability"], "available": _available(first)}
         return None
     cap = data.get("capability")
     if isinstance(cap, dict) and "slug" in cap:
-        return {"agent": data.get("agent"), "capability": cap["slug"], "available": cap.get("available")}
+        return {"agent": data.get("agent"), "capability": cap["slug"], "available": _available(cap)}
     return None
 
 
@@ -393,6 +393,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name, rows in results.items():
             print_table(name, rows)
     return 0
+
+
+def _available(row: dict) -> bool | None:
+    """A row's `available`; a record the agent does not have (`recorded: false`, which carries no `available`) is
+    judged as not available, as the query sets expect."""
+    return False if row.get("recorded") is False else row.get("available")
 
 
 if __name__ == "__main__":

@@ -331,8 +331,11 @@ def suggestions(
 
 
 def _standing(entry: CapabilityEntry, agent: str) -> dict[str, bool]:
-    """Whether the agent's record says it has the capability, and whether it has a record at all."""
-    return {"available": entry.available_to(agent), "recorded": agent in entry.agents}
+    """Whether the agent's record says it has the capability, and whether it has a record at all: without a record,
+    no `available` (a false one would read as a no: no data is not a no)."""
+    if agent not in entry.agents:
+        return {"recorded": False}
+    return {"available": entry.available_to(agent), "recorded": True}
 
 
 def _standings(rows: list[dict[str, Any]], whom: str = "For the agents asked") -> str:

@@ -225,7 +225,7 @@ def _lookup(cap: Cap, agent: str) -> dict[str, Any]:
     available_for = sorted(a for a, f in cap.agents.items() if f.get("available"))
     base = {"name": cap.name, "slug": cap.slug, "category": cap.category}
     if facts is None:
-        capability = base | {"available": False, "recorded": False}
+        capability = base | {"recorded": False}
     else:
         capability = base | {"available": bool(facts["available"]), "recorded": True, "description": cap.description}
         for key in ("terminology", "tier", "limitations"):
@@ -243,7 +243,7 @@ def _compare(cap: Cap) -> dict[str, Any]:
     for agent in sorted(AGENTS):
         facts = _facts(cap, agent)
         if not facts:
-            entries.append({"agent": agent, "available": False, "recorded": False})
+            entries.append({"agent": agent, "recorded": False})
             continue
         entry = {"agent": agent, "available": bool(facts["available"]), "description": cap.description}
         for key in ("terminology", "limitations"):

@@ -121,7 +121,7 @@ def test_lookup_documents_cover_every_agent_and_capability(built: Path) -> None:
         "agent": "vscode-copilot",
         "availableFor": ["claude-code"],
         "capability": {
-            "available": False, "category": "agent-orchestration", "name": "Subagents", "recorded": False,
+            "category": "agent-orchestration", "name": "Subagents", "recorded": False,
             "slug": "subagents",
         },
         "relationships": {"sameCapability": ["claude-code"]},
@@ -142,7 +142,7 @@ def test_compare_list_and_sources_documents(built: Path) -> None:
     assert compare["capability"] == {"category": "agent-orchestration", "name": "Subagents", "slug": "subagents"}
     assert [entry["agent"] for entry in compare["agents"]] == list(AGENT_IDS)
     lacks, unrecorded = compare["agents"][1:]
-    assert unrecorded == {"agent": "vscode-copilot", "available": False, "recorded": False}  # no data: not a "no"
+    assert unrecorded == {"agent": "vscode-copilot", "recorded": False}  # no data, no `available` to read as a "no"
     assert lacks["available"] is False  # a "no" keeps its reason
     assert lacks["description"].startswith("No user-defined subagents")
     assert compare["agents"][0]["terminology"] == "subagents"

@@ -403,8 +403,7 @@ async def test_a_capability_the_agent_lacks_is_answered_not_swapped(any_build: P
     assert lacks.structured_content["capability"]["available"] is False
     assert lacks.structured_content["capability"]["recorded"] is True
     assert "claude-code" in lacks.structured_content["availableFor"]
-    assert never.structured_content["capability"] == {
-        "available": False,
+    assert never.structured_content["capability"] == {  # no record: no `available` that would read as a no
         "category": "customization",
         "name": "Hooks",
         "recorded": False,
@@ -1116,7 +1115,7 @@ async def test_suggestions_for_a_comparison_say_where_each_asked_agent_stands(bu
     first = some.structured_content["suggestions"][0]
     assert first["capability"] == "web-search"
     assert first["agents"] == [
-        {"agent": "vscode-copilot", "available": False, "recorded": False},
+        {"agent": "vscode-copilot", "recorded": False},
         {"agent": "gemini-cli", "available": True, "recorded": True},
     ]
     said = text_of(some)
@@ -1210,7 +1209,7 @@ async def test_a_snippet_the_agent_does_not_record_falls_back_to_the_cross_agent
             "lookup_capability", {"agent": "vscode-copilot", "capability": "search the internet for current results"}
         )
     row = result.structured_content["suggestions"][0]
-    assert row["capability"] == "web-search" and row["available"] is False  # not recorded for vscode-copilot
+    assert row["capability"] == "web-search" and row["recorded"] is False and "available" not in row  # no record
     assert row["snippet"] == snippet(hand_build, capability="web-search")[0]
 
 
@@ -1294,7 +1293,7 @@ async def test_no_data_is_told_apart_from_a_no(bundled_build: Path) -> None:
             text_of(await client.call_tool("lookup_capability", {"agent": "claude", "capability": "inline chat"}))
         )
     entries = {entry["agent"]: entry for entry in compare["agents"]}
-    assert entries["claude-code"] == {"agent": "claude-code", "available": False, "recorded": False}
+    assert entries["claude-code"] == {"agent": "claude-code", "recorded": False}
     assert entries["copilot-cli"]["available"] is False and "recorded" not in entries["copilot-cli"]
     assert entries["copilot-cli"]["description"] == lookup_of(bundled_build, "copilot-cli", "inline-chat")
     assert lookup["capability"]["recorded"] is False
@@ -1309,18 +1308,18 @@ def lookup_of(build: Path, agent: str, slug: str) -> str:
 async def test_suggestions_never_give_another_agents_record_as_a_no(bundled_build: Path) -> None:
     """Copilot CLI's file does not mention Custom Slash Commands: a free-text question is answered with the
     cross-agent snippet, which must say who has it, that some agent has no record and whose words its description
-    is, and the row must say recorded=false, not a bare available=false."""
+    is, and the row must say recorded=false, with no available=false that would read as a no."""
     async with connect(bundled_build) as client:
         result = await client.call_tool(
             "lookup_capability", {"agent": "copilot-cli", "capability": "how do I write my own slash commands?"}
         )
     rows = {row["capability"]: row for row in result.structured_content["suggestions"]}
     row = rows["custom-slash-commands"]
-    assert (row["available"], row["recorded"]) == (False, False)
+    assert row["recorded"] is False and "available" not in row
     head, described = row["snippet"].splitlines()[:2]
     assert head.endswith("; no record for the other agents") and "copilot-cli" not in head
     assert described.split(": ", 1)[0] in head  # the description is named as another agent's
-    assert all(r["recorded"] for r in rows.values() if r["available"])
+    assert all(r["recorded"] for r in rows.values() if r.get("available"))
     # Said in the text too, which is all a model is shown: the snippet is another agent's. Said of the suggestion, not
     # as a bare "copilot-cli's data has no record of ...", which a model reads as the answer to the question.
     last = text_of(result).split("\n\n")[-1]

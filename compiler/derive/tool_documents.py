@@ -73,7 +73,7 @@ def lookup_document(
     record = capability.record(agent_id)
     body: dict[str, Any] = identity(capability)
     if record is None:
-        body.update(available=False, recorded=False)
+        body.update(recorded=False)  # no `available`: no data is not a no
     else:
         body.update(record_fields(record), recorded=True, category=record.category)
         _put(body, "limitations", list(record.limitations))
@@ -89,8 +89,8 @@ def compare_document(
     entries = []
     for agent_id in catalog.agent_ids:
         record = capability.record(agent_id)
-        if record is None:  # no data is not a "no": said so, as in lookup documents
-            entries.append({"agent": agent_id, "available": False, "recorded": False})
+        if record is None:  # no data is not a "no": no `available` to read as one, as in lookup documents
+            entries.append({"agent": agent_id, "recorded": False})
             continue
         entry = {"agent": agent_id, **record_fields(record)}  # a "no" keeps its reason and sources
         for key in NOT_COMPARED:

@@ -329,7 +329,7 @@ class _CapabilityTexts:
         if record is None or fields is None:
             if self._unrecorded is None:
                 self._unrecorded = canonical_json(
-                    derive.identity(self._capability) | {"available": False, "recorded": False}
+                    derive.identity(self._capability) | {"recorded": False}  # no `available`: no data, not a no
                 )
             body = self._unrecorded
         else:
@@ -349,7 +349,7 @@ class _CapabilityTexts:
             record = self._capability.record(agent_id)
             agent = encode_basestring(agent_id)
             if record is None:
-                entries.append(f'{{"agent":{agent},"available":false,"recorded":false}}')
+                entries.append(f'{{"agent":{agent},"recorded":false}}')
                 continue
             compared = {key: text for key, text in fields[agent_id].items() if key not in derive.NOT_COMPARED}
             if record.limitations:  # what a comparison is read for, as in the lookup
