@@ -285,6 +285,12 @@ class Verdict:
     retry_arguments: dict[str, Any] | None = None
 
 
+def judged_available(row: Mapping[str, Any]) -> bool | None:
+    """A row's `available`; a record the agent does not have (`recorded: false`, which carries no `available`) is
+    judged as not available, as the query sets expect. The one rule of both judges (resolution_bench imports it)."""
+    return False if row.get("recorded") is False else row.get("available")
+
+
 def _document_facts(
     tool: str, data: Mapping[str, Any] | None, resolution: Mapping[str, Any] | None = None
 ) -> dict[str, Any] | None:
@@ -300,7 +306,7 @@ def _document_facts(
     if tool == "lookup_capability":
         cap = data.get("capability")
         if isinstance(cap, dict) and "slug" in cap and "agent" in data:
-            return {"agent": data["agent"], "capability": cap["slug"], "available": _available(cap)}
+            return {"agent": data["agent"], "capability": cap["slug"], "available": judged_available(cap)}
     elif tool == "compare_capability":
         cap = data.get("capability")
         if isinstance(cap, dict) and "slug" in cap:
@@ -324,7 +330,7 @@ def _suggestion_facts(tool: str, data: Mapping[str, Any], resolution: Mapping[st
         asked = resolution.get("agents")
         agents = sorted(r.get("value") for r in asked) if isinstance(asked, list) else None
         return {"capability": first["capability"], **({"agents": agents} if agents is not None else {})}
-    return {"agent": data.get("agent"), "capability": first["capability"], "available": _available(first)}
+    return {"agent": data.get("agent"), "capability": first["capability"], "available": judged_available(first)}
 
 
 def _unresolved(answer: Answer) -> list[tuple[str, int | None, Mapping[str, Any]]]:
@@ -695,12 +701,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.check and not all(all(run["targetsMet"].values()) for run in report["runs"]):
         return 1
     return 0
-
-
-def _available(row: dict) -> bool | None:
-    """A row's `available`; a record the agent does not have (`recorded: false`, which carries no `available`) is
-    judged as not available, as the query sets expect."""
-    return False if row.get("recorded") is False else row.get("available")
 
 
 if __name__ == "__main__":

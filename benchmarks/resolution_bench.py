@@ -56,7 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent / "resolution"))
 
 from check_queries import UNREAD as UNREAD_SET
-from prompt_bench import Answer, SetupError, build_catalog, connect
+from prompt_bench import Answer, SetupError, build_catalog, connect, judged_available
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "resolution"
@@ -170,11 +170,11 @@ def resolved(answer: Answer) -> dict[str, Any] | None:
         res = answer.resolution.get("capability")
         first = (data.get("suggestions") or [{}])[0]
         if isinstance(res, dict) and res.get("status") == "resolved" and first.get("capability") == res.get("value"):
-            return {"agent": data.get("agent"), "capability": first["capability"], "available": _available(first)}
+            return {"agent": data.get("agent"), "capability": first["capability"], "available": judged_available(first)}
         return None
     cap = data.get("capability")
     if isinstance(cap, dict) and "slug" in cap:
-        return {"agent": data.get("agent"), "capability": cap["slug"], "available": _available(cap)}
+        return {"agent": data.get("agent"), "capability": cap["slug"], "available": judged_available(cap)}
     return None
 
 
@@ -393,12 +393,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name, rows in results.items():
             print_table(name, rows)
     return 0
-
-
-def _available(row: dict) -> bool | None:
-    """A row's `available`; a record the agent does not have (`recorded: false`, which carries no `available`) is
-    judged as not available, as the query sets expect."""
-    return False if row.get("recorded") is False else row.get("available")
 
 
 if __name__ == "__main__":

@@ -170,6 +170,21 @@ def test_judge_budgeted_suggestions() -> None:
     assert (unclear.outcome, unclear.retry_arguments) == ("unresolved", {"agent": "claude", "capability": "plugins"})
 
 
+def test_judges_read_no_record_as_not_available() -> None:
+    """A lookup document or suggestion row for a capability the agent has no record of carries `recorded: false` and
+    no `available`: both judges score it as not available, what the query sets expect of such a capability."""
+    args = {"agent": "claude", "capability": "mcp"}
+    document = {"agent": "claude-code", "capability": {"slug": "mcp-servers", "recorded": False}, "availableFor": []}
+    row = {"capability": "mcp-servers", "label": "✓ Recommended", "recorded": False}
+    suggested = {"query": "q", "agent": "claude-code", "suggestions": [row], "totalTokens": 90, "maxTokens": 500}
+    resolution = {"capability": {"status": "resolved", "value": "mcp-servers"}}
+    resolution_bench = _load("resolution_bench")
+    for answer in (_answer(document, {}), _answer(suggested, resolution)):
+        assert bench.judge("lookup_capability", args, LOOKUP | {"available": False}, answer).outcome == "correct"
+        assert bench.judge("lookup_capability", args, LOOKUP, answer).outcome == "wrong"
+        assert resolution_bench.resolved(answer)["available"] is False
+
+
 def test_judge_ambiguous_agent() -> None:
     expect = {"ambiguousAgent": ["copilot-cli", "vscode-copilot"]}
     both = [{"value": "copilot-cli"}, {"value": "vscode-copilot"}]
