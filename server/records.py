@@ -1,9 +1,9 @@
 """What an answer says of records: the asked agents' data with no record of the capability, a name found in other
 agents' records only, and a record that cites nothing.
 
-A lookup answers `available: false` beside `recorded: false` for an agent whose data does not mention the
-capability, and an empty source list for a record that cites nothing: alone, a model reads either as a no or
-a lost answer. These notes, said after the answer, keep "no data" from being read as "not supported".
+A lookup answers `recorded: false` (and no `available`) for an agent whose data does not mention the capability,
+and an empty source list for a record that cites nothing: alone, a model reads either as a no or a lost answer.
+These notes, said after the answer, keep "no data" from being read as "not supported".
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ _NAMED_BY = frozenset(("alias", "terminology", "identifier"))  # the tiers a que
 
 def unrecorded(snapshot: Snapshot, slug: str, agents: Iterable[str]) -> str:
     """Said after a lookup or comparison for the asked agents whose data does not mention the capability: their
-    `available: false` beside `recorded: false` would otherwise be read as a no."""
+    `recorded: false` would otherwise be read as a no."""
     entry = snapshot.index.capabilities.get(slug)
     if entry is None:
         return ""

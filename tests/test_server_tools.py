@@ -1762,6 +1762,7 @@ async def test_a_category_nothing_is_in_points_to_every_agents_record_of_what_th
         result = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "debugging"})
     value = result.structured_content
     assert [(row["slug"], row["recorded"]) for row in value["candidates"]] == [("usage-reports", False)]
+    assert "available" not in value["candidates"][0]  # no record: no `available` to read as a no (docs/server.md)
     assert "call again with its slug" not in value["hint"]
     elsewhere = "claude-code's data has no record of it (no data, not a no): compare_capability with 'usage-reports'"
     assert elsewhere in value["hint"]
