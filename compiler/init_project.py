@@ -112,7 +112,7 @@ def scaffold(root: Path, *, force: bool = False) -> Scaffolded:
 
     Every check runs before the first write, so a refusal leaves nothing behind."""
     _check_names(root)
-    placed, ci_note = _placed(root)
+    placed, ci_note, flag = _placed(root)
     project = [(source, placed[source][0]) for source, _target in PROJECT_FILES]
     present = {target: why for source, target in project if (why := _kept_why(_at(root, target), placed[source][1]))}
     folders = [target for target, why in present.items() if why == FOLDER]
@@ -153,37 +153,38 @@ def scaffold(root: Path, *, force: bool = False) -> Scaffolded:
     pre_commit = ci_files[0]
     if present.get(pre_commit) == THEIRS:  # pasted under their `repos:`, in line with their entries
         hook = _indented_as_theirs(_at(root, pre_commit), hook)
-    flag = _config_flag(placed["workflow.yml"][1])
     return Scaffolded(
         root, tuple(done), tuple(present.items()), gitignore, no_example, no_catalog, ignored, out_unknown,
         ci_files, ci_note, hook, flag,
     )  # fmt: skip
 
 
-def _placed(root: Path) -> tuple[dict[str, tuple[str, bytes]], str]:
+def _placed(root: Path) -> tuple[dict[str, tuple[str, bytes]], str, str]:
     """Each scaffold file (by its name in compiler/scaffold/): where it goes from `root`, and what it holds. Below the
     top of a git work tree, the CI files go to that top, adapted to the catalog's folder (`_for_folder`); the note
-    says so, or why they stay in `root` ("": `root` is no work tree's folder below its top)."""
+    says so, or why they stay in `root` ("": `root` is no work tree's folder below its top); and the `--config` their
+    capidx commands are given ("": none)."""
     placed = {source: (target, _bundled(source)) for source, target in SCAFFOLD}
     real = Path(real_path(root))  # as git sees it: `init ../catalog`'s `..` taken away, links followed
     top = top_above(real)
     if top is None:
-        return placed, ""
+        return placed, "", ""
     folder = real.relative_to(top).as_posix()
     if not _PLAIN_OUT.fullmatch(folder):
         why = (
             f"the CI files stay here, where nothing reads them: {top} is the top of the repository, the only place "
             f"GitHub Actions and pre-commit read them, and {folder!r} cannot be written into them as it is; move them "
-            f"there, adding `--config <folder>/{CONFIG}` to each capidx command (docs/ci.md)"
+            f"there, adding `{_config_flag('<folder>')}` to each capidx command (docs/ci.md)"
         )
-        return placed, why
+        return placed, why, ""
     up = os.path.relpath(top, real)
     for source, target in PROJECT_FILES[1:]:
         placed[source] = (f"{up}/{target}", _for_folder(source, folder))
-    return placed, (
+    note = (
         f"the CI files are at the top of the repository, {top} ({up} from the catalog), the only place GitHub Actions "
-        f"and pre-commit read them; they run capidx with --config {folder}/{CONFIG}"
+        f"and pre-commit read them; they run capidx with {_config_flag(folder)}"
     )
+    return placed, note, _config_flag(folder)
 
 
 def _at(root: Path, target: str) -> Path:
@@ -360,10 +361,9 @@ def _indented_as_theirs(path: Path, hook: str) -> str:
     return "".join(" " * shift + line if shift >= 0 else line[-shift:] for line in lines)
 
 
-def _config_flag(workflow: bytes) -> str:
-    """The `--config …` a workflow `_for_folder` made gives capidx ("": the scaffold's own, which gives none)."""
-    found = re.search(rb"capidx validate (--config \S+) ", workflow)
-    return found.group(1).decode("utf-8") if found else ""
+def _config_flag(folder: str) -> str:
+    """What each capidx command of the CI files at the top is given for a catalog in `folder`."""
+    return f"--config {folder}/{CONFIG}"
 
 
 def _bundled(name: str) -> bytes:
@@ -374,7 +374,7 @@ def _for_folder(source: str, folder: str) -> bytes:
     """A CI file of the scaffold for the top of a work tree whose catalog is in `folder` (a `_PLAIN_OUT` path): each
     capidx command that reads the catalog from a checkout's top gets `--config <folder>/capidx.yaml`, and the
     pre-commit hook checks only the catalog's files (a monorepo has other `aliases.json`)."""
-    config = f"--config {folder}/{CONFIG}"
+    config = _config_flag(folder)
     if source == "workflow.yml":
         edits = [
             ("capidx validate --format", f"capidx validate {config} --format", 1),

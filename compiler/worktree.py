@@ -18,18 +18,17 @@ from capidx.schema.realpath import real_path
 GIT = ".git"  # a folder, or a worktree's or submodule's file: the top of a work tree
 
 
-def work_tree_top(folder: Path) -> Path | None:
-    """The top of the git work tree `folder` is in, `folder` itself when it is the top (the nearest of it and the
-    folders above it holding `.git`, real paths); None when it is in no work tree."""
-    real = Path(real_path(folder))
-    return next((place for place in (real, *real.parents) if os.path.lexists(place / GIT)), None)
-
-
 def top_above(folder: Path) -> Path | None:
     """The top of the git work tree `folder` is below (real path); None when `folder` is the top, or in no work
     tree."""
-    top = work_tree_top(folder)
-    return None if top is None or top == Path(real_path(folder)) else top
+    return _top_above(Path(real_path(folder)))
+
+
+def _top_above(real: Path) -> Path | None:
+    """`top_above` of a real path: the nearest folder above it holding `.git`, unless it holds one itself."""
+    if os.path.lexists(real / GIT):
+        return None
+    return next((place for place in real.parents if os.path.lexists(place / GIT)), None)
 
 
 def named_from_top(project: Path, path: Path) -> str | None:
@@ -37,10 +36,10 @@ def named_from_top(project: Path, path: Path) -> str | None:
     tree above `project` names it, POSIX (`tools/capidx/build`): its relation to `project` taken as written, then
     applied to the project's real folder, as the system resolves `..` after a link. None when `project` is at the top
     or in no work tree (names are the project's own then), or when `path` is outside that top."""
-    top = top_above(project)
+    real = Path(real_path(project))
+    top = _top_above(real)
     if top is None:
         return None
-    real = Path(real_path(project))
     written = os.path.relpath(os.path.normpath(os.path.abspath(path)), os.path.normpath(os.path.abspath(project)))
     seen = Path(os.path.normpath(real / written))
     return seen.relative_to(top).as_posix() if seen.is_relative_to(top) else None

@@ -25,6 +25,7 @@ from capidx.server.names import resolve_agent, resolve_category
 from capidx.server.readings import nothing_in
 from capidx.server.resolve import resolve_capability
 from capidx.server.snapshot import RESOURCE_KINDS, TEMPLATE_KINDS, VARIANT_KINDS, Artifact, Snapshot
+from capidx.server.unresolved import category_answered
 
 TOKENS_META = "capidx/tokens"
 SHA_META = "capidx/sha256"
@@ -164,12 +165,7 @@ def read_resource(snapshot: Snapshot, kinds: frozenset[str], uri: str) -> Read:
 def _empty_category(snapshot: Snapshot, resolution: Resolution, kind: str) -> str:
     """The category a category value (mistyped or not, as list_capabilities reads it), or a capability value that is
     a category's name, names when the catalog records no capability in it ('debugging'); "" for any other."""
-    if kind == "category":
-        category = resolution.value
-    elif resolution.resolved_by == "category":  # a capability value read as a category's name
-        category = snapshot.index.category_named(resolution.query)
-    else:
-        return ""
+    category = resolution.value if kind == "category" else category_answered(snapshot, resolution)
     return category if category in snapshot.index.empty_categories else ""
 
 

@@ -121,10 +121,16 @@ def _opener(snapshot: Snapshot, query: str, first: str | None, weak: bool) -> st
     return f"No single clear match for {quoted(query)}; the closest capabilities:"
 
 
+def category_answered(snapshot: Snapshot, resolution: Resolution) -> str | None:
+    """The category an answer read its capability query as the name of (`resolved_by` "category"); None for any
+    other answer."""
+    return snapshot.index.category_named(resolution.query) if resolution.resolved_by == "category" else None
+
+
 def _category_asked(snapshot: Snapshot, resolution: Resolution) -> str | None:
     """The category a capability query named ('security'), answered with its capabilities; None for any other, and
     for a category nothing is in (`_nothing_in_category`), whose answer's candidates are matches of its words."""
-    category = snapshot.index.category_named(resolution.query) if resolution.resolved_by == "category" else None
+    category = category_answered(snapshot, resolution)
     return None if category in snapshot.index.empty_categories else category
 
 
@@ -135,7 +141,7 @@ def _nothing_in_category(
     offered (of other categories, found by its words: 'code generation', Test Generation) only share words with it,
     with where their records are when the asked agent's data has none of them (`_elsewhere`, `_partly`); "" for any
     other answer."""
-    category = snapshot.index.category_named(resolution.query) if resolution.resolved_by == "category" else None
+    category = category_answered(snapshot, resolution)
     if category is None or category not in snapshot.index.empty_categories:
         return ""
     named = "" if normalize(category) == normalize(resolution.query) else f", {category}"

@@ -25,11 +25,11 @@ def _monorepo(tmp_path: Path, config: str = "title: Our agents\n") -> Path:
     return top
 
 
-def _serve(where: Path, *, with_config: bool = True) -> subprocess.CompletedProcess[str]:
-    """`capidx serve --config tools/capidx/capidx.yaml` run in `where` (the top, as a committed .mcp.json starts it),
-    or plain `capidx serve`; stdin at its end."""
+def _serve(where: Path, config: str | None = CONFIG) -> subprocess.CompletedProcess[str]:
+    """`capidx serve --config tools/capidx/capidx.yaml` (or another `config`) run in `where` (the top, as a committed
+    .mcp.json starts it), or plain `capidx serve` (`config` None); stdin at its end."""
     return subprocess.run(
-        [sys.executable, "-m", "capidx", "serve", *(("--config", CONFIG) if with_config else ())],
+        [sys.executable, "-m", "capidx", "serve", *(("--config", config) if config else ())],
         cwd=where,
         stdin=subprocess.DEVNULL,
         capture_output=True,
@@ -188,8 +188,6 @@ def test_serve_with_a_relative_config_from_the_top_serves_the_catalogs_build(tmp
     """docs/clients.md's `.mcp.json` at the top: `capidx serve --config tools/capidx/capidx.yaml` run there, its
     capidx.yaml setting `paths.out` (as capidx init's does: serve reads that relative to the file's folder)."""
     import json
-    import subprocess
-    import sys
 
     top = _monorepo(tmp_path, "paths:\n  out: build\n")
     assert run_cli(["build", "-q", "--config", CONFIG], top).exit_code == 0
@@ -263,22 +261,12 @@ def test_serve_from_the_top_without_a_build_says_the_build_command_that_works_th
 def test_serve_quotes_the_capidx_yaml_in_the_build_it_suggests_as_report_does(tmp_path: Path) -> None:
     """A catalog folder whose name has a space: the `capidx build --config …` serve says to run works pasted, as the
     one report says for the same file does (each `capidx build` a no-build message suggests is quoted for the shell)."""
-    import subprocess
-    import sys
 
     top = _monorepo(tmp_path)
     (top / "tools/capidx").rename(top / "tools/our capidx")
     config = "tools/our capidx/capidx.yaml"
     quoted = "'tools/our capidx/capidx.yaml'"
-    served = subprocess.run(
-        [sys.executable, "-m", "capidx", "serve", "--config", config],
-        cwd=top,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    served = _serve(top, config)
     assert served.returncode == 2
     assert f"run `capidx build --config {quoted}` first, or pass --build DIR" in served.stderr, served.stderr
     assert f"run `capidx build --config {quoted}` first" in run_cli(["report", "--config", config], top).output
@@ -302,8 +290,8 @@ def test_serve_names_the_build_its_own_folders_serve_build_names_in_the_build_it
     """Run in the catalog's folder, whose capidx.yaml has a `serve.build` that is not its `paths.out`: a plain
     `capidx build` writes build/, which serve does not read; the command it says makes the build it serves."""
     folder = _monorepo(tmp_path, "title: Our agents\nserve:\n  build: served\n") / "tools/capidx"
-    missing = _serve(folder, with_config=False)
+    missing = _serve(folder, config=None)
     assert missing.returncode == 2 and "run `capidx build --out served` first" in missing.stderr, missing.stderr
     assert run_cli(["build", "-q", "--out", "served"], folder).exit_code == 0  # as suggested, where it was said
-    served = _serve(folder, with_config=False)
+    served = _serve(folder, config=None)
     assert served.returncode == 0 and f"serving {folder / 'served'} " in served.stderr, served.stderr
