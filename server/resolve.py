@@ -24,15 +24,13 @@ from capidx.server.semantic import WEIGHT
 # leads the runner-up by the second; a winner the asked agent lacks ("no") needs the third value instead of the
 # first (at least 0.1 more, by design). Anything else comes back as candidates.
 DECISION_RULE: tuple[float, float, float] = (0.3, 0.16, 0.4)
-# An unresolved answer offers up to this many ranked candidates, down to this confidence; below half the
-# rule's confidence nothing matched ("unknown") and the closest capabilities fill the list (`_closest`).
+# An unresolved answer offers up to this many ranked candidates, down to this confidence; below half the rule's
+# confidence nothing matched ("unknown"): the closest capabilities fill the list, their closeness (0..1) scaled by
+# FILL_SCALE at most, by meaning for a query of SENTENCE words or more, else by the spelling of their names.
 SHOWN_CANDIDATES = 5
 SHOWN_FLOOR = 0.02
-FILL_SCALE = DECISION_RULE[0] / 4  # the closest capabilities' closeness (0..1) is shown scaled by this, at most
-# A query of this many words or more that matches nothing is a sentence: what is closest to it in meaning fills the
-# list; a shorter one may be a name mistyped beyond the typo tier: the names closest in spelling fill it.
+FILL_SCALE = DECISION_RULE[0] / 4
 SENTENCE = 3
-
 # An identifier found in another agent's record weighs this share of the same in the asked agent's; the evidence
 # and the lead over the runner-up (a field or an agent apart) an identifier answer needs.
 OTHER_AGENT_IDENTIFIER = 0.4
@@ -60,8 +58,7 @@ def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) 
         return Resolution(query, "resolved", slug, "stemmed", 1.0)
     # A whole name, alias or wording mistyped ('hoks', 'mcp srvers', 'hoo ks'; not 'gpu usage metrics').
     near = _similarity(index, n, fuzz.ratio, TYPO_RATIO - TYPO_LEAD, typo=True) if q.mistyped else {}
-    typo = typo_winner(query, near)
-    return _in_category(index, q, typo or _by_ranking(index, q, agent), agent)
+    return _in_category(index, q, typo_winner(query, near) or _by_ranking(index, q, agent), agent)
 
 
 def _in_category(index: MatchIndex, q: Query, resolution: Resolution, agent: str | None) -> Resolution:
@@ -70,23 +67,20 @@ def _in_category(index: MatchIndex, q: Query, resolution: Resolution, agent: str
     any one, when the agent has a record of none): a capability of another category that shares a word ('security
     review'), or "no data" on one capability while the agent has others of the category, is not what was asked. A
     category with no capability ('debugging', which the schema defines) resolves to none: what its words found is
-    offered (candidates of status "unknown")."""
-    category = index.category_named(q.normalized)
-    if category is None:
+    offered (candidates of status "unknown"), not resolved."""
+    if (category := index.category_named(q.normalized)) is None:
         return resolution
     scores = index.ranker.rank(q.units)
     members = sorted(
         (s for s, c in index.capabilities.items() if c.category == category), key=lambda s: (-scores.get(s, 0.0), s)
     )
-    if not members:  # a category the catalog records nothing in ('debugging'): no capability of another is it, and
-        # what the words found ('code generation': Test Generation; a name it may be a mistyping of, which comes with
-        # no candidates) is offered as that, not resolved (not what is merely close to a query they found nothing for)
-        if resolution.status == "unknown":
-            return Resolution(q.text, "unknown", None, "category")
+    if not members:  # a name it may be a mistyping of comes with no candidates: it is offered
         value = resolution.value
         found = (Candidate(value, index.capabilities[value].name, resolution.confidence),) if value else ()
         offered = resolution.candidates or resolution.ranked[:SHOWN_CANDIDATES] or found
-        return Resolution(q.text, "unknown", None, "category", candidates=offered)
+        return Resolution(
+            q.text, "unknown", None, "category", candidates=() if resolution.status == "unknown" else offered
+        )
     recorded = [slug for slug in members if agent is None or agent in index.capabilities[slug].agents]
     if resolution.value in (recorded or members):  # the words found the agent's own one: their answer stands
         return resolution
@@ -112,13 +106,10 @@ def _identifier_evidence(index: MatchIndex, q: Query, agent: str | None) -> Coun
 
 def _by_identifier(index: MatchIndex, q: Query, evidence: Mapping[str, float], agent: str | None) -> Resolution | None:
     """A query that is only identifiers ('/compact', 'CLAUDE.md') resolves to the capability whose records name
-    them most directly, when clearly so."""
-    if q.rest:
-        return None  # words besides the identifiers: scoring weighs both
+    them most directly, when clearly so; words besides them are weighed by the ranking."""
     ranked = best_first(evidence)
-    best_slug, best = ranked[0]
-    runner_up = ranked[1][1] if len(ranked) > 1 else 0.0
-    if best < IDENTIFIER_MIN or best - runner_up < IDENTIFIER_LEAD:
+    (best_slug, best), runner_up = ranked[0], (ranked[1][1] if len(ranked) > 1 else 0.0)
+    if q.rest or best < IDENTIFIER_MIN or best - runner_up < IDENTIFIER_LEAD:
         return None
     everything = tuple(Candidate(s, index.capabilities[s].name, round(c, 3)) for s, c in ranked)
     resolved = Resolution(q.text, "resolved", best_slug, "identifier", round(best, 3), ranked=everything, scored=True)
@@ -129,35 +120,34 @@ def _by_ranking(index: MatchIndex, q: Query, agent: str | None) -> Resolution:
     """The ranking model's answer, as `decide` rules: the winner, or the top candidates in the order of words and
     meaning together (server/semantic.py). A query that names one capability (`_named`) resolves to no other."""
     ordered = [Candidate(s, index.capabilities[s].name, c) for s, c in best_first(index.ranker.rank(q.units))]
+    best, runner_up, *_ = [c.confidence for c in ordered[:2]] + [0.0, 0.0]
     floor = DECISION_RULE[0] / 2  # below it a candidate is noise: suggestions' snippets skip it
-    best = ordered[0].confidence if ordered else 0.0
-    runner_up = ordered[1].confidence if len(ordered) > 1 else 0.0
-    named = _named(index, q, {c.value for c in ordered if c.confidence >= SHOWN_FLOOR})
-    if decide(best, runner_up) and named in (None, ordered[0].value):
-        everything = tuple(c for c in ordered if c.confidence >= floor)
-        shown = tuple(c for c in ordered[:SHOWN_CANDIDATES] if c.confidence >= SHOWN_FLOOR)
-        how = "fuzzy" if q.corrected else "lexical"
-        winner = Resolution(q.text, "resolved", ordered[0].value, how, best, ranked=everything, scored=True)
-        return _no_rule(index, winner, agent, shown, runner_up)
-    above = {c.value for c in ordered if c.confidence >= floor}
+    above = tuple(c for c in ordered if c.confidence >= floor)
     pool = [c for c in ordered if c.confidence >= SHOWN_FLOOR]
+    named = _named(index, q, {c.value for c in pool})
+    if decide(best, runner_up) and named in (None, ordered[0].value):
+        how = "fuzzy" if q.corrected else "lexical"
+        winner = Resolution(q.text, "resolved", ordered[0].value, how, best, ranked=above, scored=True)
+        return _no_rule(index, winner, agent, tuple(pool[:SHOWN_CANDIDATES]), runner_up)
     # Meaning orders what ranked and fills a sentence's list; a name nothing ranked for needs neither (nor the model).
-    wanted = pool or len(q.normalized.split()) >= SENTENCE
-    close = index.meanings.closeness(q.text) if wanted else None  # None: no model, words alone
+    close = index.meanings.closeness(q.text) if pool or len(q.normalized.split()) >= SENTENCE else None
     offered = _by_meaning(q, pool, named, close or {})
-    shown, everything = tuple(offered[:SHOWN_CANDIDATES]), tuple(c for c in offered if c.value in above)
-    if best < floor:  # nothing matched: what ranked a little first, then the closest capabilities
-        # Closeness is weaker evidence than words that ranked: it is scaled below them, so the list stays in order
-        # and nothing merely close claims what a ranked answer would.
-        similar = _closest(index, q, close) if len(shown) < SUGGESTIONS else {}
-        low = shown[-1].confidence if shown else FILL_SCALE
-        fill = tuple(
-            Candidate(c.value, c.label, round(min(low, c.confidence * FILL_SCALE), 3))
-            for c in closest(similar, lambda slug: index.capabilities[slug].name)
-            if c.value not in {s.value for s in shown}
+    shown = tuple(offered[:SHOWN_CANDIDATES])
+    if best >= floor:
+        kept = {c.value for c in above}
+        return Resolution(
+            q.text, "ambiguous", candidates=shown, ranked=tuple(c for c in offered if c.value in kept), scored=True
         )
-        return Resolution(q.text, "unknown", candidates=shown + fill[: SUGGESTIONS - len(shown)], scored=True)
-    return Resolution(q.text, "ambiguous", candidates=shown, ranked=everything, scored=True)
+    # Nothing matched: what ranked a little first, then the closest capabilities, scaled below what ranked (weaker
+    # evidence than words), so the list stays in order and nothing merely close claims what a ranked answer would.
+    similar = _closest(index, q, close) if len(shown) < SUGGESTIONS else {}
+    low = shown[-1].confidence if shown else FILL_SCALE
+    fill = tuple(
+        Candidate(c.value, c.label, round(min(low, c.confidence * FILL_SCALE), 3))
+        for c in closest(similar, lambda slug: index.capabilities[slug].name)
+        if c.value not in {s.value for s in shown}
+    )
+    return Resolution(q.text, "unknown", candidates=shown + fill[: SUGGESTIONS - len(shown)], scored=True)
 
 
 def _named(index: MatchIndex, q: Query, offered: set[str]) -> str | None:
