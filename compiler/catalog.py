@@ -34,7 +34,7 @@ _AGENT_KEYS = frozenset("name vendor version lastUpdated".split())
 # and note things for the file's editors, not the agent: docs/build-directory.md, "Losslessness").
 _DOCUMENT_KEYS = frozenset("$schema $comment agent capabilities integrations models documentation".split())
 _INTEGRATION_KEYS = frozenset("platform supported features".split())
-_MODEL_KEYS = frozenset("name provider available tier".split())
+_MODEL_KEYS = frozenset("name provider available tier note".split())
 
 
 class CatalogError(InvalidError):
@@ -115,6 +115,7 @@ class Model:
     provider: str | None = None
     available: bool | None = None
     tier: str | None = None
+    note: str | None = None
     extra: Extra = ()
 
 
@@ -314,6 +315,7 @@ def _model(item: Mapping[str, Any]) -> Model:
         provider=item.get("provider"),
         available=item.get("available"),
         tier=item.get("tier"),
+        note=item.get("note"),
         extra=_extra(item, _MODEL_KEYS),
     )
 

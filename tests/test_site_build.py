@@ -373,7 +373,7 @@ def test_the_agent_view_and_its_data_carry_integrations_models_and_documentation
     docs = documents()
     agent = sorted(docs)[0]
     docs[agent]["models"] = [
-        {"name": "Model One", "provider": "Acme", "available": True, "tier": "pro"},
+        {"name": "Model One", "provider": "Acme", "available": True, "tier": "pro", "note": "Default model"},
         {"provider": "Acme"},  # nothing stated about its name or availability: no mark, as in the Markdown
     ]
     docs[agent]["integrations"] = [{"platform": "VS Code", "supported": False}, {"features": ["chat"]}]
@@ -386,6 +386,8 @@ def test_the_agent_view_and_its_data_carry_integrations_models_and_documentation
     page = (tmp_path / "build" / "site" / "index.html").read_text("utf-8")
     view = page[page.index(f'id="agent-{agent}"') :]
     view = view[: view.index("</section>")]
-    assert "<strong>Models:</strong> Model One (Acme, pro) ✓ · (unnamed) (Acme)</p>" in view
+    assert "<strong>Models:</strong> Model One (Acme, pro) ✓ — Default model · (unnamed) (Acme)</p>" in view
+    markdown = (tmp_path / "build" / "agents" / f"{agent}.md").read_text("utf-8")
+    assert "Models: Model One (Acme, pro) ✓ — Default model · (unnamed) (Acme)" in markdown
     assert "<strong>Integrations:</strong> VS Code ✗ · (unnamed) (chat)</p>" in view
     assert '<a href="https://example.com/docs" rel="noopener noreferrer">official docs</a>' in view

@@ -136,3 +136,27 @@ def test_a_self_referencing_user_schema_does_not_hang_the_near_miss_check(
 
     assert result.exit_code == 2, result.output  # jsonschema cannot apply it: the schema's references loop
     assert "'terminolgy' is not a known key: did you mean 'terminology'?" in result.output
+
+
+def _model_messages(tmp_path: Path, model: dict[str, object]) -> list[str]:
+    folder = tmp_path / "agents" / "alpha" / "capabilities"
+    folder.mkdir(parents=True, exist_ok=True)
+    document = {
+        "agent": {"name": "Alpha", "vendor": "V", "version": "1", "lastUpdated": "2026-01-01T00:00:00Z"},
+        "capabilities": [BASE | {"category": "customization"}],
+        "models": [model],
+    }
+    (folder / "current.json").write_text(json.dumps(document), encoding="utf-8")
+    result = CliRunner().invoke(
+        cli, ["validate", "--format", "json", "--today", "2026-01-15", str(tmp_path / "agents")]
+    )
+    return [d["message"] for d in json.loads(result.output)["diagnostics"] if d["severity"] == "error"]
+
+
+def test_a_model_note_as_the_public_catalog_writes_it_is_known_and_a_misspelled_one_is_not(tmp_path: Path) -> None:
+    """The public ai-agent-capabilities files give models a `note` its schema does not list: a document copied from
+    them must validate; a misspelling of it is still caught at the key."""
+    public = {"name": "Model X", "provider": "Acme", "available": True, "tier": "free", "note": "Default model"}
+    assert _model_messages(tmp_path, public) == []
+    [message] = _model_messages(tmp_path, public | {"notes": "Fast"})
+    assert "'notes' is not a known key: did you mean 'note'?" in message

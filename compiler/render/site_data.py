@@ -164,7 +164,8 @@ def agent_document(agent: Agent, names: Mapping[str, str]) -> dict[str, Any]:
         ]
     if agent.models:
         document["models"] = [
-            _present(name=m.name, provider=m.provider, available=m.available, tier=m.tier) for m in agent.models
+            _present(name=m.name, provider=m.provider, available=m.available, tier=m.tier, note=m.note)
+            for m in agent.models
         ]
     return document | {
         "capabilities": rows,

@@ -53,6 +53,7 @@ _LIMITED = (
     ("models", _ANY, "name"),
     ("models", _ANY, "provider"),
     ("models", _ANY, "tier"),
+    ("models", _ANY, "note"),
 )
 # Single-line too, without a length limit here: enumerations and dates (the schema bounds them), URLs (a long
 # one breaks nothing), a useWhen pattern (the regex rule in lint.py limits its length).
