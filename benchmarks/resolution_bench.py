@@ -370,7 +370,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--summary", action="store_true", help="one line per run: one-call and wrong shares")
     parser.add_argument("--calibrate", action="store_true", help="print the calibration table of the decision rule")
     parser.add_argument("--fit", action="store_true", help="fit the decision rule on the runs, best rules first")
+    parser.add_argument(
+        "--catalog",
+        nargs=2,
+        metavar=("AGENTS", "QUERIES"),
+        help="run only this query file against another catalog's agents folder (e.g. a copy of the public "
+        "ai-agent-capabilities catalog: benchmarks/resolution/README.md)",
+    )
     args = parser.parse_args(argv)
+    if args.catalog:
+        RUNS["catalog"] = (Path(args.catalog[0]).resolve(), Path(args.catalog[1]).resolve(), False)
+        args.runs = ["catalog"]
     if args.fit or args.calibrate:
         with tempfile.TemporaryDirectory(prefix="capidx-resolution-") as tmp:
             points = [p for name in args.runs for p in scored_points(name, Path(tmp))]
