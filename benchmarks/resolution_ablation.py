@@ -10,6 +10,7 @@ dot-directory path tokens are a build-time mechanism, so that row rebuilds the c
 
     python benchmarks/resolution_ablation.py                 # every blind set but the unread check set
     python benchmarks/resolution_ablation.py --runs catalog2 blind-2026-11-28-catalog2
+    python benchmarks/resolution_ablation.py --catalog AGENTS QUERIES   # a query file on another catalog
 """
 
 from __future__ import annotations
@@ -27,7 +28,16 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from resolution_bench import RUNS, UNREAD, ablated_copy, agent_ids, classify, expected_agent
+from resolution_bench import (
+    RUNS,
+    UNREAD,
+    ablated_copy,
+    add_catalog_argument,
+    agent_ids,
+    catalog_run,
+    classify,
+    expected_agent,
+)
 
 from capidx.schema import lexicon
 from capidx.server import matchindex, names, query, resolve
@@ -171,8 +181,12 @@ def judge_runs(runs: Sequence[str], workdir: Path, builds: dict[tuple[Path, bool
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", nargs="+", choices=sorted(RUNS), default=list(DEFAULT_RUNS))
+    chosen = parser.add_mutually_exclusive_group()
+    chosen.add_argument("--runs", nargs="+", choices=sorted(RUNS), default=list(DEFAULT_RUNS))
+    add_catalog_argument(chosen)
     args = parser.parse_args(argv)
+    if args.catalog:
+        args.runs = [catalog_run(*args.catalog)]
     rows = []
     with tempfile.TemporaryDirectory(prefix="capidx-ablation-") as tmp:
         builds: dict[tuple[Path, bool], tuple[Path, Path]] = {}

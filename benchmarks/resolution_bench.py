@@ -23,6 +23,7 @@ Runs (a "hint" is what a maintainer adds for the resolver: the alias table, `ali
     python benchmarks/resolution_bench.py --json     # machine-readable results
     python benchmarks/resolution_bench.py --runs bundled-ablated catalog2
     python benchmarks/resolution_bench.py --summary  # one line per run: one-call and wrong shares
+    python benchmarks/resolution_bench.py --catalog AGENTS QUERIES  # a query file on another catalog
     python benchmarks/resolution_bench.py --calibrate  # the calibration table of the scored decision rule
     python benchmarks/resolution_bench.py --fit --runs ...  # fit the decision rule on these runs
 
@@ -363,24 +364,35 @@ def print_summary(results: Mapping[str, Sequence[Row]]) -> None:
         print(f"{name:<26}{len(rows):>5}{cells}  ({one_call} / {counts['wrong']})")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", nargs="+", choices=sorted(RUNS), default=list(DEFAULT_RUNS))
-    parser.add_argument("--json", action="store_true", help="print the results as JSON")
-    parser.add_argument("--summary", action="store_true", help="one line per run: one-call and wrong shares")
-    parser.add_argument("--calibrate", action="store_true", help="print the calibration table of the decision rule")
-    parser.add_argument("--fit", action="store_true", help="fit the decision rule on the runs, best rules first")
-    parser.add_argument(
+def add_catalog_argument(group: Any) -> None:
+    """`--catalog AGENTS QUERIES`, instead of `--runs`: one query file against another catalog's agents folder."""
+    group.add_argument(
         "--catalog",
         nargs=2,
         metavar=("AGENTS", "QUERIES"),
         help="run only this query file against another catalog's agents folder (e.g. a copy of the public "
-        "ai-agent-capabilities catalog: benchmarks/resolution/README.md)",
+        "ai-agent-capabilities catalog: benchmarks/resolution/README.md); not with --runs",
     )
+
+
+def catalog_run(agents: str, queries: str) -> str:
+    """The run `--catalog` names (its hints kept: such a catalog's own), added to `RUNS`."""
+    RUNS["catalog"] = (Path(agents).resolve(), Path(queries).resolve(), False)
+    return "catalog"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    chosen = parser.add_mutually_exclusive_group()
+    chosen.add_argument("--runs", nargs="+", choices=sorted(RUNS), default=list(DEFAULT_RUNS))
+    add_catalog_argument(chosen)
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--summary", action="store_true", help="one line per run: one-call and wrong shares")
+    parser.add_argument("--calibrate", action="store_true", help="print the calibration table of the decision rule")
+    parser.add_argument("--fit", action="store_true", help="fit the decision rule on the runs, best rules first")
     args = parser.parse_args(argv)
     if args.catalog:
-        RUNS["catalog"] = (Path(args.catalog[0]).resolve(), Path(args.catalog[1]).resolve(), False)
-        args.runs = ["catalog"]
+        args.runs = [catalog_run(*args.catalog)]
     if args.fit or args.calibrate:
         with tempfile.TemporaryDirectory(prefix="capidx-resolution-") as tmp:
             points = [p for name in args.runs for p in scored_points(name, Path(tmp))]

@@ -12,8 +12,10 @@ from bench_loader import load_benchmark
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_a_query_file_runs_against_the_catalog_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    bench = load_benchmark("resolution_bench")
+AGENTS = ROOT / "benchmarks" / "resolution" / "catalog2" / "agents"
+
+
+def _query_file(tmp_path: Path) -> Path:
     queries = [
         {"id": "x1", "kind": "exact", "agent": "ferrule", "query": "conversation rewind",
          "expect": {"capability": "Conversation Rewind", "available": True}},
@@ -22,7 +24,29 @@ def test_a_query_file_runs_against_the_catalog_named(tmp_path: Path, capsys: pyt
     ]  # fmt: skip
     file = tmp_path / "mine_queries.json"
     file.write_text(json.dumps(queries), encoding="utf-8")
-    agents = ROOT / "benchmarks" / "resolution" / "catalog2" / "agents"
-    assert bench.main(["--catalog", str(agents), str(file), "--summary"]) == 0
+    return file
+
+
+def test_a_query_file_runs_against_the_catalog_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bench = load_benchmark("resolution_bench")
+    assert bench.main(["--catalog", str(AGENTS), str(_query_file(tmp_path)), "--summary"]) == 0
     [line] = [row for row in capsys.readouterr().out.splitlines() if row.startswith("catalog ")]
     assert line.split()[1] == "2" and line.endswith("(2 / 0)")
+
+
+def test_the_ablation_runs_a_query_file_against_the_catalog_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/benchmarks.md gives an ablation on the public catalog's query set: the script that makes it takes the
+    same --catalog."""
+    ablation = load_benchmark("resolution_ablation")
+    assert ablation.main(["--catalog", str(AGENTS), str(_query_file(tmp_path))]) == 0
+    assert "1 runs, 2 queries; as it is: one call 2, right 2, wrong 0" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("script", ["resolution_bench", "resolution_ablation"])
+def test_a_catalog_and_named_runs_are_not_asked_for_together(tmp_path: Path, script: str) -> None:
+    """--catalog replaces the runs: a --runs given with it was dropped without a word."""
+    with pytest.raises(SystemExit) as refused:
+        load_benchmark(script).main(["--runs", "catalog2", "--catalog", str(AGENTS), str(_query_file(tmp_path))])
+    assert refused.value.code == 2
