@@ -74,7 +74,7 @@ def _in_category(index: MatchIndex, q: Query, resolution: Resolution, agent: str
     members = sorted(
         (s for s, c in index.capabilities.items() if c.category == category), key=lambda s: (-scores.get(s, 0.0), s)
     )
-    if not members:  # a name it may be a mistyping of comes with no candidates: it is offered
+    if not members:  # no capability of another category is it: what the words found is offered, not resolved
         value = resolution.value
         found = (Candidate(value, index.capabilities[value].name, resolution.confidence),) if value else ()
         offered = resolution.candidates or resolution.ranked[:SHOWN_CANDIDATES] or found
