@@ -83,6 +83,7 @@ def _words_order(q: Any, candidates: Any, named: Any, close: Any) -> Any:
 _SIMILARITY = resolve._similarity
 _BY_MEANING = resolve._by_meaning
 _UNIT = query._unit
+_CATEGORY_NAMED = resolve.category_named
 
 
 def _any_numbers(numbers: list[str], spelling: str) -> bool:
@@ -127,7 +128,10 @@ MECHANISMS: dict[str, Callable[[], Any]] = {
     ),
     "an agent's own alias first ('scribe')": lambda: _index_edit(lambda i: dataclasses.replace(i, own_aliases={})),
     "a category's name answered with that category ('security'; 'debugging', which nothing is in, with none)": lambda: (
-        replaced(resolve, "_in_category", lambda index, q, resolution, agent: resolution)
+        replaced(resolve, "_in_category", lambda index, q, category, resolution, agent: resolution)
+    ),
+    "a category's name mistyped read as that category ('securty')": lambda: replaced(
+        resolve, "category_named", lambda index, query, mistyped=True: _CATEGORY_NAMED(index, query, mistyped=False)
     ),
     "a sentence nothing matches answered with what is closest in meaning, not in spelling": lambda: replaced(
         resolve, "SENTENCE", sys.maxsize

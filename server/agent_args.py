@@ -15,7 +15,7 @@ import unicodedata
 
 from capidx.schema.text import normalize
 from capidx.server.matchindex import Resolution
-from capidx.server.names import resolve_agent
+from capidx.server.names import category_named, resolve_agent
 from capidx.server.readings import listing, nothing_in
 from capidx.server.snapshot import Snapshot
 
@@ -49,7 +49,7 @@ def _not_an_agent(snapshot: Snapshot, name: str) -> str:
     if (slug := snapshot.index.keys.get(normalize(name))) is not None:
         tools = "lookup_capability, compare_capability and get_sources take it as `capability`"
         return f"{name!r} is a capability ({slug}), not an agent: {tools}."
-    if (category := snapshot.index.category_named(name)) in snapshot.index.empty_categories:
+    if (category := category_named(snapshot.index, name)) in snapshot.index.empty_categories:
         return f"{name!r} is a category, not an agent, and {nothing_in(category)}."
     if category is not None:
         return f"{name!r} is a category: {listing(category)} lists what is in it."

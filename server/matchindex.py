@@ -195,11 +195,6 @@ class MatchIndex:
     def agent_label(self, agent_id: str) -> str:
         return self.agents.get(agent_id, agent_id)
 
-    def category_named(self, query: str) -> str | None:
-        """The category whose name the query is ('security', 'API integration'), else None."""
-        found = self.category_names.spellings.get(normalize(query), ())
-        return found[0] if len(found) == 1 else None
-
 
 def _own_aliases(capabilities: Mapping[str, CapabilityEntry]) -> Mapping[tuple[str, str], str]:
     """(agent, normalized alias) -> slug, from each agent's record (match.json `agents` `aliases`): a phrase two

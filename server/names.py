@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 
-from rapidfuzz import fuzz
+from rapidfuzz import fuzz, process
 from rapidfuzz.distance import OSA
 
 from capidx.schema.text import STOP_WORDS, normalize
@@ -41,15 +41,32 @@ def _resolve_name(table: NameTable, query: str, label: Callable[[str], str]) -> 
         return Resolution(query, "resolved", found[0], "exact" if n == normalize(found[0]) else "name", 1.0)
     if found:  # 'github copilot': both Copilots
         return ambiguous(query, found, label)
-    spelled = table.spellings.items()
-    numbers = _NUMBER.findall(n)  # a typo does not change a number: 'agent-999' is not 'agent-99'
-    near = _best_per_value(
-        (values, fuzz.ratio(n, s)) for s, values in spelled if n and keeps(numbers, s) and mistyped_as(n, s)
-    )
-    if resolved := typo_winner(query, near):
+    if resolved := _mistyped(table, query, n):
         return resolved
-    similar = _best_per_value((values, fuzz.WRatio(n, s)) for s, values in spelled)  # only when it is shown
+    similar = _best_per_value((values, fuzz.WRatio(n, s)) for s, values in table.spellings.items())  # when shown
     return Resolution(query, "unknown", candidates=closest(similar, label))
+
+
+def category_named(index: MatchIndex, query: str, mistyped: bool = True) -> str | None:
+    """The category whose name the query is ('security', 'API integration') or, with `mistyped`, is mistyped as
+    ('securty'), else None: a capability asked by a category's name is answered with that category
+    (server/resolve.py), and every answer that says so reads it back here."""
+    n = normalize(query)
+    found = index.category_names.spellings.get(n) or (
+        (typo.value,) if mistyped and (typo := _mistyped(index.category_names, query, n)) and typo.value else ()
+    )
+    return found[0] if len(found) == 1 else None
+
+
+def _mistyped(table: NameTable, query: str, n: str) -> Resolution | None:
+    """The one value whose spelling the normalized query is, mistyped (`mistyped_as`, `typo_winner`)."""
+    numbers = _NUMBER.findall(n)  # a typo does not change a number: 'agent-999' is not 'agent-99'
+    floor = TYPO_RATIO - TYPO_LEAD  # below it a spelling can neither win nor come within the lead (`typo_winner`)
+    close = process.extract(n, list(table.spellings), scorer=fuzz.ratio, score_cutoff=floor, limit=None)
+    near = _best_per_value(
+        (table.spellings[s], score) for s, score, _ in close if n and keeps(numbers, s) and mistyped_as(n, s)
+    )
+    return typo_winner(query, near)
 
 
 def _containing(table: NameTable, n: str) -> tuple[str, ...]:

@@ -14,6 +14,7 @@ import mcp_types as types
 
 from capidx.schema.text import normalize, terms, unread_words
 from capidx.server.matchindex import Resolution
+from capidx.server.names import category_named
 from capidx.server.query import root
 from capidx.server.snapshot import Snapshot
 
@@ -40,7 +41,7 @@ def reading(
             f"{read_as(snapshot, found, how)} (match {found.confidence:.2f}){others}. If another capability was "
             "meant, call again with its slug."
         )
-        category = snapshot.index.category_named(found.query)
+        category = category_named(snapshot.index, found.query, mistyped=False)
         if category is not None and category not in snapshot.index.empty_categories:
             said.append(f"{category} is also a category: {listing(category)} lists what is in it.")
     said += [note] if note else []

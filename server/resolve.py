@@ -15,7 +15,16 @@ from rapidfuzz import fuzz, process
 
 from capidx.schema.text import bind_negation, normalize, terms
 from capidx.server.matchindex import Candidate, MatchIndex, Resolution
-from capidx.server.names import SUGGESTIONS, TYPO_LEAD, TYPO_RATIO, ambiguous, best_first, closest, typo_winner
+from capidx.server.names import (
+    SUGGESTIONS,
+    TYPO_LEAD,
+    TYPO_RATIO,
+    ambiguous,
+    best_first,
+    category_named,
+    closest,
+    typo_winner,
+)
 from capidx.server.query import Query, analyse
 from capidx.server.semantic import WEIGHT
 
@@ -58,17 +67,21 @@ def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) 
         return Resolution(query, "resolved", slug, "stemmed", 1.0)
     # A whole name, alias or wording mistyped ('hoks', 'mcp srvers', 'hoo ks'; not 'gpu usage metrics').
     near = _similarity(index, n, fuzz.ratio, TYPO_RATIO - TYPO_LEAD, typo=True) if q.mistyped else {}
-    return _in_category(index, q, typo_winner(query, near) or _by_ranking(index, q, agent), agent)
+    typo = typo_winner(query, near)  # a capability's name mistyped is read before a category's ('debug lgging')
+    category = category_named(index, n, mistyped=typo is None)
+    return _in_category(index, q, category, typo or _by_ranking(index, q, agent), agent)
 
 
-def _in_category(index: MatchIndex, q: Query, resolution: Resolution, agent: str | None) -> Resolution:
+def _in_category(
+    index: MatchIndex, q: Query, category: str | None, resolution: Resolution, agent: str | None
+) -> Resolution:
     """A query that is a category's name ('security') answers with the category's capabilities (those its words rank
     first), `resolved_by` "category", unless its words found one of them that the asked agent has a record of (or
     any one, when the agent has a record of none): a capability of another category that shares a word ('security
     review'), or "no data" on one capability while the agent has others of the category, is not what was asked. A
     category with no capability ('debugging', which the schema defines) resolves to none: what its words found is
     offered (candidates of status "unknown"), not resolved."""
-    if (category := index.category_named(q.normalized)) is None:
+    if category is None:
         return resolution
     scores = index.ranker.rank(q.units)
     members = sorted(

@@ -21,7 +21,7 @@ from capidx.schema.text import normalize
 from capidx.server.agent_args import covered, several_agents
 from capidx.server.limits import clip
 from capidx.server.matchindex import RESOLUTION_META, MatchIndex, Resolution
-from capidx.server.names import resolve_agent, resolve_category
+from capidx.server.names import category_named, resolve_agent, resolve_category
 from capidx.server.readings import nothing_in
 from capidx.server.resolve import resolve_capability
 from capidx.server.snapshot import RESOURCE_KINDS, TEMPLATE_KINDS, VARIANT_KINDS, Artifact, Snapshot
@@ -199,7 +199,7 @@ def _no_match(kind: str, value: str) -> str:
 def _ambiguous(snapshot: Snapshot, kinds: frozenset[str], resolution: Resolution, kind: str) -> str:
     """Why a template value names no one document, as the tools would say it: several documents by one name; none
     clearly, by its words (the closest follow); or a category's name (its capabilities follow)."""
-    if resolution.resolved_by == "category" and (category := snapshot.index.category_named(resolution.query)):
+    if resolution.resolved_by == "category" and (category := category_named(snapshot.index, resolution.query)):
         shown, total = len(resolution.candidates), len(resolution.ranked)
         some = f"its first {shown} of {total} capabilities" if total > shown else "its capabilities"
         return f" is a category ({_where(snapshot, kinds, 'category', category)}); {some}:"

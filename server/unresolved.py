@@ -16,6 +16,7 @@ from capidx.schema.labels import Label, sorted_labels
 from capidx.schema.text import normalize, terms
 from capidx.server import suggest
 from capidx.server.matchindex import Candidate, CapabilityEntry, Resolution
+from capidx.server.names import category_named
 from capidx.server.readings import LOOSE_READINGS, listing, nothing_in, quoted, read_as
 from capidx.server.snapshot import Artifact, Snapshot
 
@@ -124,7 +125,7 @@ def _opener(snapshot: Snapshot, query: str, first: str | None, weak: bool) -> st
 def category_answered(snapshot: Snapshot, resolution: Resolution) -> str | None:
     """The category an answer read its capability query as the name of (`resolved_by` "category"); None for any
     other answer."""
-    return snapshot.index.category_named(resolution.query) if resolution.resolved_by == "category" else None
+    return category_named(snapshot.index, resolution.query) if resolution.resolved_by == "category" else None
 
 
 def _category_asked(snapshot: Snapshot, resolution: Resolution) -> str | None:

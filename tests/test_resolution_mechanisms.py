@@ -517,6 +517,24 @@ def test_a_category_name_answers_with_that_category(tmp_path: Path) -> None:
     assert (kept.status, kept.value, kept.resolved_by) == ("resolved", "usage-metrics", "lexical")
 
 
+def test_a_category_name_mistyped_is_read_as_that_category_after_the_names_mistyped(tmp_path: Path) -> None:
+    """'securty' and 'debuging' are category names mistyped (debugging being a category the schema defines and
+    nothing here is in): read as those categories, as they are spelled right, not as the capability their corrected
+    words rank first. 'Debug Lgging' is a capability's name mistyped, and also near 'debugging': the name is read
+    first, as the tiers go. A word that is a category's only when mistyped twice ('secrty') is no category."""
+    caps = (*CATEGORIES, Cap("Debug Logging", "observability", "Writes a debug log of each request.", agents=BOTH))
+    index = _match_index(real_build(write_catalog(tmp_path / "agents", caps), tmp_path / "build"))
+    security = resolve_capability(index, "securty", agent=CLAUDE)
+    assert (security.status, security.resolved_by) == ("ambiguous", "category")
+    assert [c.value for c in security.candidates] == ["sandboxing", "tool-permissions"]
+    debugging = resolve_capability(index, "debuging", agent=CLAUDE)
+    assert (debugging.status, debugging.value, debugging.resolved_by) == ("unknown", None, "category")
+    assert resolve_capability(index, "debugging", agent=CLAUDE).resolved_by == "category"
+    logging = resolve_capability(index, "Debug Lgging", agent=CLAUDE)
+    assert (logging.status, logging.value, logging.resolved_by) == ("resolved", "debug-logging", "fuzzy")
+    assert resolve_capability(index, "scrty", agent=CLAUDE).resolved_by != "category"
+
+
 def test_a_category_name_found_by_its_words_in_a_capability_the_agent_has_no_record_of(tmp_path: Path) -> None:
     """'performance' finds Token Caching by its words, but the asked agent has no record of it and has one of
     another capability of the category: "no data" on one capability is not what was asked, so the category's
