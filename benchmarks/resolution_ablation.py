@@ -111,6 +111,9 @@ MECHANISMS: dict[str, Callable[[], Any]] = {
         query, "QUESTION_WORDS", frozenset()
     ),
     "abbreviation expansions ('docs')": lambda: replaced(query, "expansions", lambda word: ()),
+    "a programming language by name read also as 'programming language' ('kotlin')": lambda: replaced(
+        query, "kinds", lambda word: ()
+    ),
     "spelled-out run -> abbreviation ('command line interface')": lambda: replaced(
         query, "abbreviations", _single_word_abbreviations_only
     ),

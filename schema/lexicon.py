@@ -1,4 +1,5 @@
-"""Software abbreviations ('repo', 'PR', 'cmds') read both ways, and the identifier tokens of a text.
+"""Software abbreviations ('repo', 'PR', 'cmds') read both ways, programming languages by name, and the identifier
+tokens of a text.
 
 Why: people shorten the words of the field while catalogs spell them out, and name features by identifiers
 (`/compact`, `CLAUDE.md`, `--yolo`, `#codebase`, `MY_API_KEY`) that word splitting would break; the query
@@ -44,6 +45,13 @@ e2e: end to end; ref: reference; refs: references; gh: github; ext: extension; e
 gen: generation | generate; regex: regular expression; perf: performance; mgmt: management;
 repl: read eval print loop; instr: instruction; instrs: instructions; ckpt: checkpoint; ckpts: checkpoints
 """
+# Programming languages by name, which a catalog names by their kind ("Rust, Go and Kotlin" for a capability that
+# supports "multiple programming languages"), as `terms()` gives them; only names that are no everyday English word
+# ('go', 'swift' and 'c' are left out).
+PROGRAMMING_LANGUAGES = frozenset(
+    "python javascript typescript java kotlin rust golang ruby php scala haskell elixir erlang clojure csharp cpp perl "
+    "lua dart julia ocaml fsharp cobol fortran zig groovy".split()
+)
 ABBREVIATIONS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
         word.strip(): tuple(e.strip() for e in expanded.split("|"))
@@ -110,6 +118,11 @@ def expansions(word: str) -> tuple[str, ...]:
     """The usual expansions of a normalized word, or () when it is not a known abbreviation. The word may be
     the light stem of one (`capidx.schema.text.stem`), as a query's `terms()` hold it: 'prefs' as 'pref'."""
     return _BY_WORD.get(word, ())
+
+
+def kinds(word: str) -> tuple[str, ...]:
+    """The kind of thing a `terms()` word names ('kotlin' -> ('programming language',)), or ()."""
+    return ("programming language",) if word in PROGRAMMING_LANGUAGES else ()
 
 
 def abbreviations(words: tuple[str, ...]) -> tuple[str, ...]:

@@ -13,7 +13,7 @@ import Stemmer
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import OSA
 
-from capidx.schema.lexicon import IDENTIFIER_PATTERN, abbreviations, expansions, identifiers
+from capidx.schema.lexicon import IDENTIFIER_PATTERN, abbreviations, expansions, identifiers, kinds
 from capidx.schema.text import normalize, terms
 
 # Typo correction: an unknown word of at least this many letters may be one typing error away from an index
@@ -123,7 +123,7 @@ def _units(words: list[tuple[str, float]], vocabulary: Vocabulary) -> list[Unit]
             term, trust = words[i]
             short = abbreviations((term,))  # 'picture' -> 'pic', whose other one-word reading ('image') may be meant
             siblings = [e for s in short for e in expansions(s) if len(terms(e)) == 1]  # not "integrated ..."
-            spelled = [tuple(terms(e)) for e in (*expansions(term), *siblings)]
+            spelled = [tuple(terms(e)) for e in (*expansions(term), *siblings, *kinds(term))]  # 'kotlin': a language
             units.append(_unit((term,), [*spelled, *((s,) for s in short)], trust, vocabulary))
             i += 1
     return units
@@ -140,8 +140,9 @@ def _unit(run: tuple[str, ...], alternatives: list[tuple[str, ...]], trust: floa
 
 def correct(term: str, vocabulary: Vocabulary) -> tuple[str, float]:
     """The term, or the index term one plausible typing error away that it most likely is (the fewest errors away,
-    then the most similar), with the similarity; index terms and abbreviations stay ('repo' is not 'report')."""
-    if term in vocabulary.terms or expansions(term) or len(term) < MIN_CORRECTABLE:
+    then the most similar), with the similarity; index terms, abbreviations and known names stay ('repo' is not
+    'report', 'julia' not 'jira')."""
+    if term in vocabulary.terms or expansions(term) or kinds(term) or len(term) < MIN_CORRECTABLE:
         return term, 1.0
     limit = 2 if len(term) >= LONG_TYPO else 1
     within = process.extract(term, vocabulary.terms, scorer=OSA.distance, score_cutoff=limit, limit=None)

@@ -216,6 +216,25 @@ def test_an_abbreviation_is_not_corrected_as_a_typo(index: MatchIndex) -> None:
     assert not analyse("repo search", index.vocabulary).corrected
 
 
+def test_a_programming_language_by_name_reads_as_a_programming_language(tmp_path: Path) -> None:
+    """A catalog says "multiple programming languages", a question names them ('Kotlin, Rust and Haskell'): each
+    name also reads as 'programming language' (an alternative, as an abbreviation's reading), and it is never
+    corrected as a typo of an index word ('julia' is not 'jira'). A word that is also an everyday word ('go') is
+    not read so."""
+    caps = (
+        Cap("Multi-language Support", "language-support", "Works in multiple programming languages.", agents=BOTH),
+        Cap("Issue Tracking", "collaboration", "Links Jira issues to the session and its commits.", agents=BOTH),
+        Cap("Code Generation", "code-generation", "Writes code from a description of what it should do.",
+            agents=BOTH),
+    )  # fmt: skip
+    index = _match_index(real_build(write_catalog(tmp_path / "agents", caps), tmp_path / "build"))
+    asked = resolve_capability(index, "Will it handle Kotlin, Rust and Haskell?", agent=CLAUDE)
+    assert (asked.value if asked.ok else asked.candidates[0].value) == "multi-language-support"
+    assert resolve_capability(index, "julia", agent=CLAUDE).value == "multi-language-support"
+    assert correct("julia", index.vocabulary) == ("julia", 1.0)
+    assert not analyse("go", index.vocabulary).units[0].alternatives
+
+
 def test_a_word_in_another_form_is_read_as_the_index_has_it_and_not_called_a_typo(index: MatchIndex) -> None:
     """'propose' is read as 'propos', the light stem of the record's 'proposed' (light stemming drops the 'e' with
     '-ed' and '-ing'; Snowball roots the two apart): the correction counts for the ranking, but an answer that said
