@@ -134,6 +134,13 @@ def expected_agent(written: str, table: Mapping[str, str]) -> str:
     if "-".join(sorted(words)) in table:
         return table["-".join(sorted(words))]
     matches = {agent for form, agent in table.items() if words <= set(form.split("-"))}
+    if not matches:  # a word no form has ('Claude Code CLI'): the agent whose forms hold the most of them, if one
+        held = {
+            agent: max(len(words & set(f.split("-"))) for f, a in table.items() if a == agent)
+            for agent in table.values()
+        }
+        most = max(held.values(), default=0)
+        matches = {agent for agent, count in held.items() if count == most} if most else set()
     if len(matches) != 1:
         raise SetupError(f"the benchmark cannot tell which agent {written!r} means: {sorted(matches)}")
     return matches.pop()

@@ -75,7 +75,21 @@ def _containing(table: NameTable, n: str) -> tuple[str, ...]:
     words = set(n.split())
     found = {v for spelling, values in table.spellings.items() if words <= set(spelling.split()) for v in values}
     meaningful = words - STOP_WORDS
-    return tuple(sorted(found or (value for value, known in table.words.items() if meaningful <= known)))
+    found = found or {value for value, known in table.words.items() if meaningful <= known}
+    return tuple(sorted(found)) or _most_words(table, meaningful)
+
+
+def _most_words(table: NameTable, words: set[str]) -> tuple[str, ...]:
+    """The one value whose names hold the most of the words, when every word is a word of some value's names and
+    those it lacks name more than one value ('Claude Code CLI': 'cli' is Gemini CLI's and Copilot CLI's; not 'claude
+    code gemini', whose 'gemini' names one other agent, nor 'Claude Desktop', whose 'desktop' names none)."""
+    held = {value: len(words & known) for value, known in table.words.items()}
+    best = max(held.values(), default=0)
+    winners = [value for value, count in held.items() if count == best]
+    if not best or len(winners) != 1:
+        return ()
+    naming = {word: sum(word in known for known in table.words.values()) for word in words - table.words[winners[0]]}
+    return tuple(winners) if all(count > 1 for count in naming.values()) else ()
 
 
 def mistyped_as(typed: str, spelling: str) -> bool:

@@ -358,6 +358,28 @@ def test_agent_words_spread_over_several_names(query: str, expected: str) -> Non
     assert resolve_agent(index, "copilot code cli").status == "unknown"  # no one agent has all three
 
 
+def test_an_agents_name_with_a_word_of_other_agents_names_resolves_to_it() -> None:
+    """'Claude Code CLI' (a blind writer's name for Claude Code, which is a CLI): no one agent's names hold all three
+    words, Claude Code's hold the most, and the word they lack, 'cli', names two other agents rather than one. A word
+    that names one other agent ('claude code gemini'), a word of no agent's name ('Claude Desktop') or a tie ('copilot
+    gemini', 'claude cli') names no one agent."""
+    index = agent_index(
+        {
+            "claude code": ["claude-code"],
+            "claude": ["claude-code"],
+            "gemini cli": ["gemini-cli"],
+            "gemini": ["gemini-cli"],
+            "copilot cli": ["copilot-cli"],
+            "copilot": ["copilot-cli", "vscode-copilot"],
+            "vs code": ["vscode-copilot"],
+        }
+    )
+    found = resolve_agent(index, "Claude Code CLI")
+    assert (found.status, found.value, found.resolved_by) == ("resolved", "claude-code", "name")
+    for query in ("claude code gemini", "Claude Desktop", "copilot gemini", "claude cli"):
+        assert resolve_agent(index, query).status != "resolved", query
+
+
 @pytest.mark.parametrize(
     ("query", "expected"), [("githubcopilotcli", "copilot-cli"), ("googlegeminicli", "gemini-cli")]
 )
