@@ -81,15 +81,18 @@ def _containing(table: NameTable, n: str) -> tuple[str, ...]:
 
 def _most_words(table: NameTable, words: set[str]) -> tuple[str, ...]:
     """The one value whose names hold the most of the words, when every word is a word of some value's names and
-    those it lacks name more than one value ('Claude Code CLI': 'cli' is Gemini CLI's and Copilot CLI's; not 'claude
-    code gemini', whose 'gemini' names one other agent, nor 'Claude Desktop', whose 'desktop' names none)."""
+    those it lacks name more than one value and hold no name ('Claude Code CLI': 'cli' is Gemini CLI's and Copilot
+    CLI's; not 'claude code gemini', whose 'gemini' names one other agent, nor 'Claude Desktop', whose 'desktop'
+    names none, nor 'Anthropic Claude Code and Copilot CLI', whose 'copilot' is a name of its own)."""
     held = {value: len(words & known) for value, known in table.words.items()}
     best = max(held.values(), default=0)
     winners = [value for value, count in held.items() if count == best]
     if not best or len(winners) != 1:
         return ()
-    naming = {word: sum(word in known for known in table.words.values()) for word in words - table.words[winners[0]]}
-    return tuple(winners) if all(count > 1 for count in naming.values()) else ()
+    lacking = words - table.words[winners[0]]
+    naming = {word: sum(word in known for known in table.words.values()) for word in lacking}
+    named = any(set(spelling.split()) <= lacking for spelling in table.spellings)  # 'copilot', 'github'
+    return tuple(winners) if all(count > 1 for count in naming.values()) and not named else ()
 
 
 def mistyped_as(typed: str, spelling: str) -> bool:

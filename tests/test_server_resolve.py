@@ -380,6 +380,27 @@ def test_an_agents_name_with_a_word_of_other_agents_names_resolves_to_it() -> No
         assert resolve_agent(index, query).status != "resolved", query
 
 
+def test_an_agents_name_with_another_agents_name_names_no_one_agent() -> None:
+    """'Anthropic Claude Code and Copilot CLI' names two agents: Claude Code's names hold the most of its words, and
+    each word they lack ('copilot', 'cli') is a word of two other agents' names, but 'copilot' is a name by itself
+    (of both Copilots), as 'github' is, and 'copilot cli' one agent's name: such a word is no word of a name."""
+    index = agent_index(
+        {
+            "claude code": ["claude-code"],
+            "anthropic": ["claude-code"],
+            "gemini cli": ["gemini-cli"],
+            "copilot cli": ["copilot-cli"],
+            "copilot": ["copilot-cli", "vscode-copilot"],
+            "github": ["copilot-cli", "vscode-copilot"],
+            "vs code": ["vscode-copilot"],
+        }
+    )
+    two = ("Anthropic Claude Code and Copilot CLI", "anthropic claude code copilot", "Anthropic Claude Code GitHub CLI")
+    for query in two:
+        assert resolve_agent(index, query).status != "resolved", query
+    assert resolve_agent(index, "Anthropic Claude Code CLI").value == "claude-code"
+
+
 @pytest.mark.parametrize(
     ("query", "expected"), [("githubcopilotcli", "copilot-cli"), ("googlegeminicli", "gemini-cli")]
 )
