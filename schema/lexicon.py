@@ -46,8 +46,8 @@ gen: generation | generate; regex: regular expression; perf: performance; mgmt: 
 repl: read eval print loop; instr: instruction; instrs: instructions; ckpt: checkpoint; ckpts: checkpoints
 """
 # Programming languages by name, which a catalog names by their kind ("Rust, Go and Kotlin" for a capability that
-# supports "multiple programming languages"), as `terms()` gives them; only names that are no everyday English word
-# ('go', 'swift' and 'c' are left out).
+# supports "multiple programming languages"), as `terms()` gives them; only names a question to a coding agent seldom
+# means as anything else ('go', 'swift' and 'c', everyday words or a letter, are left out).
 PROGRAMMING_LANGUAGES = frozenset(
     "python javascript typescript java kotlin rust golang ruby php scala haskell elixir erlang clojure csharp cpp perl "
     "lua dart julia ocaml fsharp cobol fortran zig groovy".split()

@@ -53,9 +53,34 @@ def category_named(index: MatchIndex, query: str, mistyped: bool = True) -> str 
     (server/resolve.py), and every answer that says so reads it back here."""
     n = normalize(query)
     found = index.category_names.spellings.get(n) or (
-        (typo.value,) if mistyped and (typo := _mistyped(index.category_names, query, n)) and typo.value else ()
+        _mistyped_words(index.category_names, query, n) if mistyped else ()
     )
     return found[0] if len(found) == 1 else None
+
+
+def _mistyped_words(table: NameTable, query: str, n: str) -> tuple[str, ...]:
+    """The value whose spelling the query is with its words mistyped word for word (`_slip`): a category's name is
+    everyday words, which a wrong letter makes into others ('tasting', 'nesting' for 'testing'), as words run
+    together do ('disintegration' for 'ide integration')."""
+    words = n.split()
+
+    def typed_as(spelling: str) -> bool:
+        parts = spelling.split()
+        return len(parts) == len(words) and all(a == b or _slip(a, b) for a, b in zip(words, parts, strict=True))
+
+    near = {value: fuzz.ratio(n, s) for s, values in table.spellings.items() if typed_as(s) for value in values}
+    typo = typo_winner(query, near)
+    return (typo.value,) if typo and typo.value else ()
+
+
+def _slip(typed: str, word: str) -> bool:
+    """Whether `typed` is `word` with one letter missing, one added or two swapped, its first letter kept ('securty',
+    'debuging', 'langauge'); not with one letter changed."""
+    return (
+        typed[:1] == word[:1]
+        and OSA.distance(typed, word) == 1
+        and (len(typed) != len(word) or sorted(typed) == sorted(word))
+    )
 
 
 def _mistyped(table: NameTable, query: str, n: str) -> Resolution | None:

@@ -540,7 +540,8 @@ def test_a_category_name_mistyped_is_read_as_that_category_after_the_names_misty
     """'securty' and 'debuging' are category names mistyped (debugging being a category the schema defines and
     nothing here is in): read as those categories, as they are spelled right, not as the capability their corrected
     words rank first. 'Debug Lgging' is a capability's name mistyped, and also near 'debugging': the name is read
-    first, as the tiers go. A word that is a category's only when mistyped twice ('secrty') is no category."""
+    first, as the tiers go. A word that is a category's only when mistyped twice ('scrty'), or with a letter changed
+    ('tasting' for testing: a word of its own), is no category."""
     caps = (*CATEGORIES, Cap("Debug Logging", "observability", "Writes a debug log of each request.", agents=BOTH))
     index = _match_index(real_build(write_catalog(tmp_path / "agents", caps), tmp_path / "build"))
     security = resolve_capability(index, "securty", agent=CLAUDE)
@@ -552,6 +553,9 @@ def test_a_category_name_mistyped_is_read_as_that_category_after_the_names_misty
     logging = resolve_capability(index, "Debug Lgging", agent=CLAUDE)
     assert (logging.status, logging.value, logging.resolved_by) == ("resolved", "debug-logging", "fuzzy")
     assert resolve_capability(index, "scrty", agent=CLAUDE).resolved_by != "category"
+    # everyday words a changed letter or words run together make of a category's name are not it mistyped
+    for word in ("tasting", "nesting", "texting", "deluging", "securely", "disintegration"):
+        assert resolve_capability(index, word, agent=CLAUDE).resolved_by != "category", word
 
 
 def test_a_category_name_found_by_its_words_in_a_capability_the_agent_has_no_record_of(tmp_path: Path) -> None:
