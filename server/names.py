@@ -68,8 +68,9 @@ def _mistyped_words(table: NameTable, query: str, n: str) -> tuple[str, ...]:
         parts = spelling.split()
         return len(parts) == len(words) and all(a == b or _slip(a, b) for a, b in zip(words, parts, strict=True))
 
-    near = {value: fuzz.ratio(n, s) for s, values in table.spellings.items() if typed_as(s) for value in values}
-    typo = typo_winner(query, near)
+    floor = TYPO_RATIO - TYPO_LEAD  # below it a spelling can neither win nor come within the lead (`typo_winner`)
+    close = process.extract(n, list(table.spellings), scorer=fuzz.ratio, score_cutoff=floor, limit=None)
+    typo = typo_winner(query, _best_per_value((table.spellings[s], score) for s, score, _ in close if typed_as(s)))
     return (typo.value,) if typo and typo.value else ()
 
 
