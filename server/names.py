@@ -7,7 +7,7 @@ the words of their names and typo tolerance suffice; capabilities need the ranki
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import OSA
@@ -53,20 +53,23 @@ def category_named(index: MatchIndex, query: str, mistyped: bool = True) -> str 
     (server/resolve.py), and every answer that says so reads it back here."""
     n = normalize(query)
     found = index.category_names.spellings.get(n) or (
-        _mistyped_words(index.category_names, query, n) if mistyped else ()
+        _mistyped_words(index.category_names, index.vocabulary.terms, query, n) if mistyped else ()
     )
     return found[0] if len(found) == 1 else None
 
 
-def _mistyped_words(table: NameTable, query: str, n: str) -> tuple[str, ...]:
-    """The value whose spelling the query is with its words mistyped word for word (`_slip`): a category's name is
-    everyday words, which a wrong letter makes into others ('tasting', 'nesting' for 'testing'), as words run
-    together do ('disintegration' for 'ide integration')."""
+def _mistyped_words(table: NameTable, known: Container[str], query: str, n: str) -> tuple[str, ...]:
+    """The value whose spelling the query is with its words mistyped word for word (`_slip`), each a word the index
+    does not know: a category's name is everyday words, which a wrong letter makes into others ('tasting', 'nesting'
+    for 'testing'), as words run together do ('disintegration' for 'ide integration'), and a letter missing may make
+    one the catalog says ('ai integration', 'mode selection')."""
     words = n.split()
 
     def typed_as(spelling: str) -> bool:
         parts = spelling.split()
-        return len(parts) == len(words) and all(a == b or _slip(a, b) for a, b in zip(words, parts, strict=True))
+        return len(parts) == len(words) and all(
+            a == b or (a not in known and _slip(a, b)) for a, b in zip(words, parts, strict=True)
+        )
 
     floor = TYPO_RATIO - TYPO_LEAD  # below it a spelling can neither win nor come within the lead (`typo_winner`)
     close = process.extract(n, list(table.spellings), scorer=fuzz.ratio, score_cutoff=floor, limit=None)

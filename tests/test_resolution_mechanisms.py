@@ -558,6 +558,15 @@ def test_a_category_name_mistyped_is_read_as_that_category_after_the_names_misty
         assert resolve_capability(index, word, agent=CLAUDE).resolved_by != "category", word
 
 
+def test_a_word_the_catalog_says_is_no_category_word_mistyped(tmp_path: Path) -> None:
+    """'mode' is 'model' with a letter missing, but a word the catalog says ('a read-only mode'): 'mode selection'
+    asks for choosing a mode, not the model-selection category mistyped; 'modle selection' is that, mistyped."""
+    caps = (*CATEGORIES, Cap("Plan Mode", "agent-orchestration", "Plans in a read-only mode first.", agents=BOTH))
+    index = _match_index(real_build(write_catalog(tmp_path / "agents", caps), tmp_path / "build"))
+    assert resolve_capability(index, "mode selection", agent=CLAUDE).resolved_by != "category"
+    assert resolve_capability(index, "modle selection", agent=CLAUDE).resolved_by == "category"
+
+
 def test_a_category_name_found_by_its_words_in_a_capability_the_agent_has_no_record_of(tmp_path: Path) -> None:
     """'performance' finds Token Caching by its words, but the asked agent has no record of it and has one of
     another capability of the category: "no data" on one capability is not what was asked, so the category's
