@@ -43,7 +43,11 @@ msg: message; msgs: messages; info: information; ops: operations; op: operation;
 stats: statistics; temp: temporary; tmp: temporary; sec: security; dev: development; prod: production;
 e2e: end to end; ref: reference; refs: references; gh: github; ext: extension; exts: extensions;
 gen: generation | generate; regex: regular expression; perf: performance; mgmt: management;
-repl: read eval print loop; instr: instruction; instrs: instructions; ckpt: checkpoint; ckpts: checkpoints
+repl: read eval print loop; instr: instruction; instrs: instructions; ckpt: checkpoint; ckpts: checkpoints;
+vuln: vulnerability; vulns: vulnerabilities; cve: vulnerability; i18n: internationalization; l10n: localization;
+a11y: accessibility; o11y: observability; rbac: role based access control | access control; acl: access control list |
+access control; sso: single sign on; iac: infrastructure as code; js: javascript; ts: typescript; py: python;
+ws: workspace | websocket
 """
 # Programming languages by name, which a catalog names by their kind ("Rust, Go and Kotlin" for a capability that
 # supports "multiple programming languages"), as `terms()` gives them; only names a question to a coding agent seldom
