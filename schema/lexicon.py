@@ -5,7 +5,9 @@ Why: people shorten the words of the field while catalogs spell them out, and na
 (`/compact`, `CLAUDE.md`, `--yolo`, `#codebase`, `MY_API_KEY`) that word splitting would break; the query
 analysis (server/query.py) and the match index (compiler/derive/match.py) share this module so build and run
 time agree. The table is general knowledge of software tooling, written independently of any catalog or
-benchmark; an entry with several usual meanings lists them all. Standard library only.
+benchmark; an entry with several usual meanings lists them all. The one-word readings of an entry are read as names
+of one thing ('pic': 'picture', 'image'), so two meanings of one word are not both written as one word ('ws':
+'workspace', 'web socket'). Standard library only.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ repl: read eval print loop; instr: instruction; instrs: instructions; ckpt: chec
 vuln: vulnerability; vulns: vulnerabilities; cve: vulnerability; i18n: internationalization; l10n: localization;
 a11y: accessibility; o11y: observability; rbac: role based access control | access control; acl: access control list |
 access control; sso: single sign on; iac: infrastructure as code; js: javascript; ts: typescript; py: python;
-ws: workspace | websocket
+ws: workspace | web socket
 """
 # Programming languages by name, which a catalog names by their kind ("Rust, Go and Kotlin" for a capability that
 # supports "multiple programming languages"), as `terms()` gives them; only names a question to a coding agent seldom

@@ -79,6 +79,9 @@ def test_the_other_readings_of_a_words_abbreviation_are_alternatives(index: Matc
     # siblings ('link' is a reading of 'url', but 'web address' is not taken for another name of a link)
     assert analyse("screenshot", index.vocabulary).units[0].alternatives == ()
     assert analyse("link", index.vocabulary).units[0].alternatives == (("url",),)
+    # 'ws' stands for 'workspace' or a web socket, two meanings, not two names of one: neither reads as the other
+    assert (root("workspace"),) not in analyse("websocket", index.vocabulary).units[0].alternatives
+    assert not any("websocket" in a for a in analyse("workspace", index.vocabulary).units[0].alternatives)
 
 
 def test_words_of_a_name_rank_it_first(index: MatchIndex) -> None:
