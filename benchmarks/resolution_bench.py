@@ -137,7 +137,7 @@ def expected_agent(written: str, table: Mapping[str, str]) -> str:
     if not matches:  # a word no form has ('Claude Code CLI'): the agent whose forms hold the most of them, if one
         held = {
             agent: max(len(words & set(f.split("-"))) for f, a in table.items() if a == agent)
-            for agent in table.values()
+            for agent in set(table.values())
         }
         most = max(held.values(), default=0)
         matches = {agent for agent, count in held.items() if count == most} if most else set()

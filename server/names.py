@@ -71,9 +71,7 @@ def _mistyped_words(table: NameTable, known: Container[str], query: str, n: str)
             a == b or (a not in known and _slip(a, b)) for a, b in zip(words, parts, strict=True)
         )
 
-    floor = TYPO_RATIO - TYPO_LEAD  # below it a spelling can neither win nor come within the lead (`typo_winner`)
-    close = process.extract(n, list(table.spellings), scorer=fuzz.ratio, score_cutoff=floor, limit=None)
-    typo = typo_winner(query, _best_per_value((table.spellings[s], score) for s, score, _ in close if typed_as(s)))
+    typo = typo_winner(query, _best_per_value((values, score) for s, values, score in _near(table, n) if typed_as(s)))
     return (typo.value,) if typo and typo.value else ()
 
 
@@ -90,12 +88,18 @@ def _slip(typed: str, word: str) -> bool:
 def _mistyped(table: NameTable, query: str, n: str) -> Resolution | None:
     """The one value whose spelling the normalized query is, mistyped (`mistyped_as`, `typo_winner`)."""
     numbers = _NUMBER.findall(n)  # a typo does not change a number: 'agent-999' is not 'agent-99'
-    floor = TYPO_RATIO - TYPO_LEAD  # below it a spelling can neither win nor come within the lead (`typo_winner`)
-    close = process.extract(n, list(table.spellings), scorer=fuzz.ratio, score_cutoff=floor, limit=None)
     near = _best_per_value(
-        (table.spellings[s], score) for s, score, _ in close if n and keeps(numbers, s) and mistyped_as(n, s)
+        (values, score) for s, values, score in _near(table, n) if n and keeps(numbers, s) and mistyped_as(n, s)
     )
     return typo_winner(query, near)
+
+
+def _near(table: NameTable, n: str) -> list[tuple[str, tuple[str, ...], float]]:
+    """(spelling, its values, similarity 0-100) of the spellings as similar to `n` as `typo_winner` can use: one
+    below `TYPO_RATIO - TYPO_LEAD` can neither win nor come within the lead (rapidfuzz skips it in C)."""
+    floor = TYPO_RATIO - TYPO_LEAD
+    close = process.extract(n, list(table.spellings), scorer=fuzz.ratio, score_cutoff=floor, limit=None)
+    return [(spelling, table.spellings[spelling], score) for spelling, score, _ in close]
 
 
 def _containing(table: NameTable, n: str) -> tuple[str, ...]:
