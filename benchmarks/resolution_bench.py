@@ -383,7 +383,12 @@ def add_catalog_argument(group: Any) -> None:
 
 
 def catalog_run(agents: str, queries: str) -> str:
-    """The run `--catalog` names (its hints kept: such a catalog's own), added to `RUNS`."""
+    """The run `--catalog` names (its hints kept: such a catalog's own), added to `RUNS`; a folder or file that is
+    not there ends the script with a message, not a traceback midway."""
+    if not Path(agents).is_dir():
+        raise SystemExit(f"--catalog: no agents folder at {agents}")
+    if not Path(queries).is_file():
+        raise SystemExit(f"--catalog: no query file at {queries}")
     RUNS["catalog"] = (Path(agents).resolve(), Path(queries).resolve(), False)
     return "catalog"
 
