@@ -19,6 +19,7 @@ from capidx.server.query import LONG_TYPO
 # Whole-string similarity (0-100) that counts as "the same words, mistyped", when TYPO_LEAD ahead of the next.
 TYPO_RATIO = 82
 TYPO_LEAD = 5
+TYPO_FLOOR = TYPO_RATIO - TYPO_LEAD  # a similarity below it can neither win nor come within the lead
 SUGGESTIONS = 3
 _NUMBER = re.compile(r"\d+")
 
@@ -96,9 +97,8 @@ def _mistyped(table: NameTable, query: str, n: str) -> Resolution | None:
 
 def _near(table: NameTable, n: str) -> list[tuple[str, tuple[str, ...], float]]:
     """(spelling, its values, similarity 0-100) of the spellings as similar to `n` as `typo_winner` can use: one
-    below `TYPO_RATIO - TYPO_LEAD` can neither win nor come within the lead (rapidfuzz skips it in C)."""
-    floor = TYPO_RATIO - TYPO_LEAD
-    close = process.extract(n, list(table.spellings), scorer=fuzz.ratio, score_cutoff=floor, limit=None)
+    below `TYPO_FLOOR` can neither win nor come within the lead (rapidfuzz skips it in C)."""
+    close = process.extract(n, list(table.spellings), scorer=fuzz.ratio, score_cutoff=TYPO_FLOOR, limit=None)
     return [(spelling, table.spellings[spelling], score) for spelling, score, _ in close]
 
 
@@ -146,7 +146,7 @@ def keeps(numbers: list[str], spelling: str) -> bool:
 
 def typo_winner(query: str, similarity: Mapping[str, float]) -> Resolution | None:
     """The one value clearly most similar to the query (`TYPO_RATIO`, `TYPO_LEAD` ahead of the next) resolves as
-    `fuzzy`; values below `TYPO_RATIO - TYPO_LEAD` may be left out of `similarity`, as they cannot change that."""
+    `fuzzy`; values below `TYPO_FLOOR` may be left out of `similarity`, as they cannot change that."""
     ranked = best_first(similarity)
     if ranked and ranked[0][1] >= TYPO_RATIO and (len(ranked) == 1 or ranked[0][1] - ranked[1][1] >= TYPO_LEAD):
         return Resolution(query, "resolved", ranked[0][0], "fuzzy", round(ranked[0][1] / 100, 3))

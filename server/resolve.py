@@ -15,16 +15,7 @@ from rapidfuzz import fuzz, process
 
 from capidx.schema.text import bind_negation, normalize, terms
 from capidx.server.matchindex import Candidate, MatchIndex, Resolution
-from capidx.server.names import (
-    SUGGESTIONS,
-    TYPO_LEAD,
-    TYPO_RATIO,
-    ambiguous,
-    best_first,
-    category_named,
-    closest,
-    typo_winner,
-)
+from capidx.server.names import SUGGESTIONS, TYPO_FLOOR, ambiguous, best_first, category_named, closest, typo_winner
 from capidx.server.query import Query, analyse
 from capidx.server.semantic import WEIGHT
 
@@ -66,7 +57,7 @@ def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) 
     if (slug := index.stemmed.get(q.key)) is not None:  # a name or alias in other forms ('the release notes')
         return Resolution(query, "resolved", slug, "stemmed", 1.0)
     # A whole name, alias or wording mistyped ('hoks', 'mcp srvers', 'hoo ks'; not 'gpu usage metrics').
-    near = _similarity(index, n, fuzz.ratio, TYPO_RATIO - TYPO_LEAD, typo=True) if q.mistyped else {}
+    near = _similarity(index, n, fuzz.ratio, TYPO_FLOOR, typo=True) if q.mistyped else {}
     typo = typo_winner(query, near)  # a capability's name mistyped is read before a category's ('debug lgging')
     category = category_named(index, n, mistyped=typo is None)
     return _in_category(index, q, category, typo or _by_ranking(index, q, agent), agent)
