@@ -72,7 +72,7 @@ def _mistyped_words(table: NameTable, known: Container[str], query: str, n: str)
             a == b or (a not in known and _slip(a, b)) for a, b in zip(words, parts, strict=True)
         )
 
-    typo = typo_winner(query, _best_per_value((values, score) for s, values, score in _near(table, n) if typed_as(s)))
+    typo = typo_winner(query, _near(table, n, typed_as))
     return (typo.value,) if typo and typo.value else ()
 
 
@@ -89,17 +89,14 @@ def _slip(typed: str, word: str) -> bool:
 def _mistyped(table: NameTable, query: str, n: str) -> Resolution | None:
     """The one value whose spelling the normalized query is, mistyped (`mistyped_as`, `typo_winner`)."""
     numbers = _NUMBER.findall(n)  # a typo does not change a number: 'agent-999' is not 'agent-99'
-    near = _best_per_value(
-        (values, score) for s, values, score in _near(table, n) if n and keeps(numbers, s) and mistyped_as(n, s)
-    )
-    return typo_winner(query, near)
+    return typo_winner(query, _near(table, n, lambda s: n and keeps(numbers, s) and mistyped_as(n, s)))
 
 
-def _near(table: NameTable, n: str) -> list[tuple[str, tuple[str, ...], float]]:
-    """(spelling, its values, similarity 0-100) of the spellings as similar to `n` as `typo_winner` can use: one
+def _near(table: NameTable, n: str, keep: Callable[[str], object]) -> dict[str, float]:
+    """Value -> similarity (0-100) to `n` of its closest spelling that `keep` accepts, as `typo_winner` can use it: one
     below `TYPO_FLOOR` can neither win nor come within the lead (rapidfuzz skips it in C)."""
     close = process.extract(n, list(table.spellings), scorer=fuzz.ratio, score_cutoff=TYPO_FLOOR, limit=None)
-    return [(spelling, table.spellings[spelling], score) for spelling, score, _ in close]
+    return _best_per_value((table.spellings[spelling], score) for spelling, score, _ in close if keep(spelling))
 
 
 def _containing(table: NameTable, n: str) -> tuple[str, ...]:
