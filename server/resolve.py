@@ -63,9 +63,7 @@ def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) 
     return _in_category(index, q, category, typo or _by_ranking(index, q, agent), agent)
 
 
-def _in_category(
-    index: MatchIndex, q: Query, category: str | None, resolution: Resolution, agent: str | None
-) -> Resolution:
+def _in_category(index: MatchIndex, q: Query, category: str | None, found: Resolution, agent: str | None) -> Resolution:
     """A query that is a category's name ('security') answers with the category's capabilities (those its words rank
     first), `resolved_by` "category", unless its words found one of them that the asked agent has a record of (or
     any one, when the agent has a record of none): a capability of another category that shares a word ('security
@@ -73,21 +71,19 @@ def _in_category(
     category with no capability ('debugging', which the schema defines) resolves to none: what its words found is
     offered (candidates of status "unknown"), not resolved."""
     if category is None:
-        return resolution
+        return found
     scores = index.ranker.rank(q.units)
     members = sorted(
         (s for s, c in index.capabilities.items() if c.category == category), key=lambda s: (-scores.get(s, 0.0), s)
     )
     if not members:  # no capability of another category is it: what the words found is offered, not resolved
-        value = resolution.value
-        found = (Candidate(value, index.capabilities[value].name, resolution.confidence),) if value else ()
-        offered = resolution.candidates or resolution.ranked[:SHOWN_CANDIDATES] or found
-        return Resolution(
-            q.text, "unknown", None, "category", candidates=() if resolution.status == "unknown" else offered
-        )
+        value = found.value
+        winner = (Candidate(value, index.capabilities[value].name, found.confidence),) if value else ()
+        offered = found.candidates or found.ranked[:SHOWN_CANDIDATES] or winner
+        return Resolution(q.text, "unknown", None, "category", candidates=() if found.status == "unknown" else offered)
     recorded = [slug for slug in members if agent is None or agent in index.capabilities[slug].agents]
-    if resolution.value in (recorded or members):  # the words found the agent's own one: their answer stands
-        return resolution
+    if found.value in (recorded or members):  # the words found the agent's own one: their answer stands
+        return found
     share = round(1 / len(members), 3)
     listed = tuple(Candidate(slug, index.capabilities[slug].name, share) for slug in members)
     return Resolution(
@@ -181,16 +177,14 @@ def _closest(index: MatchIndex, q: Query, close: Mapping[str, float] | None) -> 
     return _similarity(index, q.normalized, fuzz.WRatio, 0.0)
 
 
-def _by_meaning(
-    q: Query, candidates: list[Candidate], named: str | None, close: Mapping[str, float]
-) -> list[Candidate]:
+def _by_meaning(q: Query, pool: list[Candidate], named: str | None, close: Mapping[str, float]) -> list[Candidate]:
     """The candidates by confidence plus `WEIGHT` x closeness of meaning (`close`), each shown with that blend (0..1);
     first, whatever their blend, those whose name holds the query, a partial name ('permissions', 'in-editor'), then
     the one whose name the query holds."""
     weight = WEIGHT if close else 0.0  # no model, or a build without descriptions: the words' order
-    blend = {c.value: (c.confidence + weight * max(0.0, close.get(c.value, 0.0))) / (1 + weight) for c in candidates}
+    blend = {c.value: (c.confidence + weight * max(0.0, close.get(c.value, 0.0))) / (1 + weight) for c in pool}
     asked = (_as_written(q.normalized), q.key)  # the query's two forms, once
-    order = sorted(candidates, key=lambda c: (_holds(c.label, asked), c.value != named, -blend[c.value], c.value))
+    order = sorted(pool, key=lambda c: (_holds(c.label, asked), c.value != named, -blend[c.value], c.value))
     return [Candidate(c.value, c.label, round(blend[c.value], 3)) for c in order]
 
 
