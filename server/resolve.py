@@ -170,11 +170,9 @@ def _closest(index: MatchIndex, q: Query, close: Mapping[str, float] | None) -> 
     teammate') by meaning, a few words ('kubernets') by the spelling of its names (also without a model, and when
     the model finds nothing close in meaning: no cosine that, scaled by `FILL_SCALE`, shows above 0 (noise), or none
     at all, a query embedded as NaN)."""
-    if len(q.normalized.split()) >= SENTENCE:
-        meaning = {slug: 100 * cosine for slug, cosine in (close or {}).items() if round(cosine * FILL_SCALE, 3) > 0}
-        if meaning:
-            return meaning
-    return _similarity(index, q.normalized, fuzz.WRatio, 0.0)
+    sentence = len(q.normalized.split()) >= SENTENCE
+    meaning = {slug: 100 * c for slug, c in (close or {}).items() if sentence and round(c * FILL_SCALE, 3) > 0}
+    return meaning or _similarity(index, q.normalized, fuzz.WRatio, 0.0)
 
 
 def _by_meaning(q: Query, pool: list[Candidate], named: str | None, close: Mapping[str, float]) -> list[Candidate]:
