@@ -49,10 +49,7 @@ class Ranker:
             rest = ((t, n - described.get(t, 0) - fields["name"].get(root(t), 0)) for t, n in row["terms"].items())
             fields["detail"] = _roots((t, n) for t, n in rest if n > 0)
             counted[row["slug"]] = fields
-        averages = {
-            field: sum(c[field].total() for c in counted.values()) / max(1, len(counted)) or 1.0
-            for field in FIELD_WEIGHTS
-        }
+        averages = {f: sum(c[f].total() for c in counted.values()) / max(1, len(counted)) or 1.0 for f in FIELD_WEIGHTS}
         postings: dict[str, Counter[str]] = {}
         for slug, fields in counted.items():
             for field, counts in fields.items():
