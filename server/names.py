@@ -153,8 +153,7 @@ def typo_winner(query: str, similarity: Mapping[str, float]) -> Resolution | Non
 def closest(similarity: Mapping[str, float], label: Callable[[str], str]) -> tuple[Candidate, ...]:
     """The `SUGGESTIONS` values most similar to an unknown name, as candidates; none that shares nothing with it
     ('🤖' would otherwise get the first names in alphabetical order)."""
-    similar = [(v, s) for v, s in best_first(similarity)[:SUGGESTIONS] if s > 0]
-    return tuple(Candidate(v, label(v), round(s / 100, 3)) for v, s in similar)
+    return tuple(Candidate(v, label(v), round(s / 100, 3)) for v, s in best_first(similarity)[:SUGGESTIONS] if s > 0)
 
 
 def ambiguous(query: str, values: Iterable[str], label: Callable[[str], str]) -> Resolution:
