@@ -79,11 +79,8 @@ def _mistyped_words(table: NameTable, known: Container[str], query: str, n: str)
 def _slip(typed: str, word: str) -> bool:
     """Whether `typed` is `word` with one letter missing, one added or two swapped, its first letter kept ('securty',
     'debuging', 'langauge'); not with one letter changed."""
-    return (
-        typed[:1] == word[:1]
-        and OSA.distance(typed, word) == 1
-        and (len(typed) != len(word) or sorted(typed) == sorted(word))
-    )
+    not_changed = len(typed) != len(word) or sorted(typed) == sorted(word)
+    return typed[:1] == word[:1] and OSA.distance(typed, word) == 1 and not_changed
 
 
 def _mistyped(table: NameTable, query: str, n: str) -> Resolution | None:
