@@ -73,9 +73,8 @@ def _in_category(index: MatchIndex, q: Query, category: str | None, found: Resol
     if category is None:
         return found
     scores = index.ranker.rank(q.units)
-    members = sorted(
-        (s for s, c in index.capabilities.items() if c.category == category), key=lambda s: (-scores.get(s, 0.0), s)
-    )
+    inside = [s for s, c in index.capabilities.items() if c.category == category]
+    members = sorted(inside, key=lambda s: (-scores.get(s, 0.0), s))
     if not members:  # no capability of another category is it: what the words found is offered, not resolved
         value = found.value
         winner = (Candidate(value, index.capabilities[value].name, found.confidence),) if value else ()
