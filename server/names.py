@@ -7,7 +7,7 @@ the words of their names and typo tolerance suffice; capabilities need the ranki
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Container, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import OSA
@@ -53,14 +53,12 @@ def category_named(index: MatchIndex, query: str, mistyped: bool = True) -> str 
     ('securty'), else None: a capability asked by a category's name is answered with that category
     (server/resolve.py), and every answer that says so reads it back here."""
     n = normalize(query)
-    found = index.category_names.spellings.get(n) or (
-        _mistyped_words(index.category_names, index.vocabulary.terms, query, n) if mistyped else ()
-    )
+    found = index.category_names.spellings.get(n) or (_mistyped_words(index, query, n) if mistyped else ())
     return found[0] if len(found) == 1 else None
 
 
-def _mistyped_words(table: NameTable, known: Container[str], query: str, n: str) -> tuple[str, ...]:
-    """The value whose spelling the query is with its words mistyped word for word (`_slip`), each a word the index
+def _mistyped_words(index: MatchIndex, query: str, n: str) -> tuple[str, ...]:
+    """The category whose spelling the query is with its words mistyped word for word (`_slip`), each a word the index
     does not know: a category's name is everyday words, which a wrong letter makes into others ('tasting', 'nesting'
     for 'testing'), as words run together do ('disintegration' for 'ide integration'), and a letter missing may make
     one the catalog says ('ai integration', 'mode selection')."""
@@ -69,10 +67,10 @@ def _mistyped_words(table: NameTable, known: Container[str], query: str, n: str)
     def typed_as(spelling: str) -> bool:
         parts = spelling.split()
         return len(parts) == len(words) and all(
-            a == b or (a not in known and _slip(a, b)) for a, b in zip(words, parts, strict=True)
+            a == b or (a not in index.vocabulary.terms and _slip(a, b)) for a, b in zip(words, parts, strict=True)
         )
 
-    typo = typo_winner(query, _near(table, n, typed_as))
+    typo = typo_winner(query, _near(index.category_names, n, typed_as))
     return (typo.value,) if typo and typo.value else ()
 
 
