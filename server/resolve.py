@@ -170,7 +170,7 @@ def _closest(index: MatchIndex, q: Query, close: Mapping[str, float] | None) -> 
     the model finds nothing close in meaning: no cosine that, scaled by `FILL_SCALE`, shows above 0 (noise), or none
     at all, a query embedded as NaN)."""
     sentence = len(q.normalized.split()) >= SENTENCE
-    meaning = {slug: 100 * c for slug, c in (close or {}).items() if sentence and round(c * FILL_SCALE, 3) > 0}
+    meaning = {slug: 100 * c for slug, c in (close or {}).items() if round(c * FILL_SCALE, 3) > 0} if sentence else {}
     return meaning or _similarity(index, q.normalized, fuzz.WRatio, 0.0)
 
 
