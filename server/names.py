@@ -77,8 +77,8 @@ def _mistyped_words(index: MatchIndex, query: str, n: str) -> tuple[str, ...]:
 def _slip(typed: str, word: str) -> bool:
     """Whether `typed` is `word` with one letter missing, one added or two swapped, its first letter kept ('securty',
     'debuging', 'langauge'); not with one letter changed."""
-    not_changed = len(typed) != len(word) or sorted(typed) == sorted(word)
-    return typed[:1] == word[:1] and OSA.distance(typed, word) == 1 and not_changed
+    one_slip = typed[:1] == word[:1] and OSA.distance(typed, word) == 1  # missing, added, swapped or changed
+    return one_slip and (len(typed) != len(word) or sorted(typed) == sorted(word))  # the same letters: not changed
 
 
 def _mistyped(table: NameTable, query: str, n: str) -> Resolution | None:
