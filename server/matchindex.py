@@ -145,7 +145,10 @@ class MatchIndex:
             named.setdefault(slug, {})[phrase] = None
         ranker = Ranker.build(rows, named)
         capabilities = MappingProxyType({row["slug"]: _capability_entry(row, named[row["slug"]]) for row in rows})
-        owners = _grouped((name, slug) for slug, entry in capabilities.items() for name in entry.names)
+        owners: dict[str, list[str]] = {}
+        for slug, entry in capabilities.items():
+            for name in entry.names:
+                owners.setdefault(name, []).append(slug)
         spelled = [(text, row["slug"]) for row in rows for text in (row["name"], row["slug"])]
         keys = {normalize(text): slug for text, slug in spelled}
         # a key chord ('Cmd+I', in the table as 'cmd i') has no words: 'cmd' alone does not name Inline Chat

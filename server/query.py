@@ -169,5 +169,8 @@ def _plausible_typo(typed: str, known: str) -> bool:
     """Whether `known` may be what `typed` meant: misspellings keep their first letter ('fine' is not 'line'), and
     in a short word a wrong or extra letter usually makes another real word ('spot' / 'shot'), while a missing or
     swapped letter rarely does ('hoks', 'mdoe')."""
-    missing_or_swapped = len(known) == len(typed) + 1 or (len(known) == len(typed) and sorted(known) == sorted(typed))
-    return typed[:1] == known[:1] and (len(typed) > SHORT_TYPO or missing_or_swapped)
+    if typed[:1] != known[:1]:
+        return False
+    if len(typed) > SHORT_TYPO:
+        return True
+    return len(known) == len(typed) + 1 or (len(known) == len(typed) and sorted(known) == sorted(typed))

@@ -188,7 +188,8 @@ def _by_meaning(q: Query, pool: list[Candidate], named: str | None, close: Mappi
 def _holds(name: str, asked: tuple[str, str]) -> int:
     """0: the name holds the query as written ('in-editor': In-editor Prompt, not Editor Bridge), 1: in other
     forms, `terms()` ('permission': Tool Permissions), 2: neither."""
-    return next((i for i, (h, a) in enumerate(zip(_forms(name), asked, strict=True)) if a and f" {a} " in f" {h} "), 2)
+    held = _forms(name)
+    return next((i for i, (h, a) in enumerate(zip(held, asked, strict=True)) if a and f" {a} " in f" {h} "), 2)
 
 
 @lru_cache(maxsize=4096)
