@@ -193,7 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_catalog_argument(chosen)
     args = parser.parse_args(argv)
     if args.catalog:
-        args.runs = [catalog_run(*args.catalog)]
+        args.runs = [catalog_run(parser, *args.catalog)]
     rows = []
     with tempfile.TemporaryDirectory(prefix="capidx-ablation-") as tmp:
         builds: dict[tuple[Path, bool], tuple[Path, Path]] = {}

@@ -382,13 +382,13 @@ def add_catalog_argument(group: Any) -> None:
     )
 
 
-def catalog_run(agents: str, queries: str) -> str:
+def catalog_run(parser: argparse.ArgumentParser, agents: str, queries: str) -> str:
     """The run `--catalog` names (its hints kept: such a catalog's own), added to `RUNS`; a folder or file that is
-    not there ends the script with a message, not a traceback midway."""
+    not there is a usage error (exit 2, as argparse's own), not a traceback midway."""
     if not Path(agents).is_dir():
-        raise SystemExit(f"--catalog: no agents folder at {agents}")
+        parser.error(f"--catalog: no agents folder at {agents}")
     if not Path(queries).is_file():
-        raise SystemExit(f"--catalog: no query file at {queries}")
+        parser.error(f"--catalog: no query file at {queries}")
     RUNS["catalog"] = (Path(agents).resolve(), Path(queries).resolve(), False)
     return "catalog"
 
@@ -404,7 +404,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--fit", action="store_true", help="fit the decision rule on the runs, best rules first")
     args = parser.parse_args(argv)
     if args.catalog:
-        args.runs = [catalog_run(*args.catalog)]
+        args.runs = [catalog_run(parser, *args.catalog)]
     if args.fit or args.calibrate:
         with tempfile.TemporaryDirectory(prefix="capidx-resolution-") as tmp:
             points = [p for name in args.runs for p in scored_points(name, Path(tmp))]

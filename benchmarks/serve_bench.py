@@ -268,6 +268,9 @@ def raw_round_trips(build: Path, reads: int) -> dict[str, Any]:
     try:
         call("initialize", INITIALIZE)
         proc.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+        # As in the SDK series: a scored lookup waits for the model the server loads as it starts, whose thread's CPU
+        # /proc would count in the first series.
+        call("tools/call", {"name": "lookup_capability", "arguments": {"agent": "claude", "capability": SCORED_QUERY}})
         for name, request in series.items():
             for i in range(min(reads, len(queries))):  # warm-up (blind series: each query once, model loaded)
                 call(*request(i))

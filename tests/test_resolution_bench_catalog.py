@@ -54,10 +54,13 @@ def test_a_catalog_and_named_runs_are_not_asked_for_together(tmp_path: Path, scr
 
 @pytest.mark.parametrize("script", ["resolution_bench", "resolution_ablation"])
 @pytest.mark.parametrize("missing", ["agents", "queries"])
-def test_a_catalog_or_query_file_not_there_is_said_before_any_build(tmp_path: Path, script: str, missing: str) -> None:
-    """A mistyped --catalog path ended in a traceback from deep inside the run."""
+def test_a_catalog_or_query_file_not_there_is_said_before_any_build(
+    tmp_path: Path, script: str, missing: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A mistyped --catalog path ended in a traceback from deep inside the run; it is a usage error, as argparse's."""
     agents = tmp_path / "no-agents" if missing == "agents" else AGENTS
     queries = tmp_path / "no-queries.json" if missing == "queries" else _query_file(tmp_path)
     with pytest.raises(SystemExit) as refused:
         load_benchmark(script).main(["--catalog", str(agents), str(queries)])
-    assert str(refused.value.code).startswith("--catalog: no ") and str(tmp_path) in str(refused.value.code)
+    said = capsys.readouterr().err
+    assert refused.value.code == 2 and "--catalog: no " in said and str(tmp_path) in said
