@@ -130,6 +130,8 @@ def agent_ids(agents: Path) -> dict[str, str]:
 
 
 def expected_agent(written: str, table: Mapping[str, str]) -> str:
+    """The agent a query file's agent string means, by the judge's own reading of the folders' ids, names and
+    vendors: never the server's `resolve_agent`, which the benchmark grades (a shared rule would grade itself)."""
     words = _agent_words(written)
     if "-".join(sorted(words)) in table:
         return table["-".join(sorted(words))]
