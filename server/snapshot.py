@@ -37,6 +37,7 @@ from types import MappingProxyType
 from typing import Any
 
 from capidx.schema import builddir
+from capidx.schema.homepath import LINK_LOOP, broken_link
 from capidx.schema.realpath import real_path, resolve
 from capidx.server.limits import clip
 from capidx.server.matchindex import MatchIndex
@@ -239,6 +240,9 @@ def _build_root(directory: Path) -> Path:
     with advice to run `capidx build` that cannot help. An error other than absence is said as it is (`_unreadable`)."""
     try:
         if not _is(stat.S_ISDIR, directory):
+            if os.path.lexists(directory) and not os.path.exists(directory):  # a link that leads to no folder
+                problem = _link_problem(directory)
+                raise BuildError(f"{directory}: {problem}: point it at a build folder, or pass --build DIR")
             exists = os.path.exists(directory)
             where = f"{directory} is not a directory" if exists else f"no build at {directory}"
             raise NoBuildError(f"{where}: run `capidx build` first, or pass --build DIR", None if exists else where)
@@ -256,6 +260,17 @@ def _build_root(directory: Path) -> Path:
 
 
 _ABSENT = (errno.ENOENT, errno.ENOTDIR, errno.ELOOP)  # nothing there to read (or a link loop, a dangling link)
+
+
+def _link_problem(path: Path) -> str:
+    """Why a link names no folder: a loop, or a target that is not there (`no build at` would send the user to run a
+    build where none can be written)."""
+    try:
+        os.stat(path)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return LINK_LOOP
+    return broken_link(path)
 
 
 def _is(kind: Callable[[int], bool], path: Path) -> bool:

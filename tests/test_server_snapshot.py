@@ -119,6 +119,20 @@ def test_no_build(tmp_path: Path) -> None:
         load_snapshot(tmp_path / "file")
 
 
+def test_a_build_path_that_is_a_link_to_nothing_says_which_link_not_that_no_build_is_there(tmp_path: Path) -> None:
+    """`no build at` would send the user to run a build that no link loop can hold."""
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    with pytest.raises(BuildError, match="symbolic link loop") as loop:
+        load_snapshot(tmp_path / "a")
+    (tmp_path / "dangling").symlink_to(tmp_path / "gone")
+    with pytest.raises(BuildError, match=r"broken symbolic link \(target '.*gone' does not exist\)") as dangling:
+        load_snapshot(tmp_path / "dangling")
+    for refused in (loop, dangling):
+        assert not isinstance(refused.value, NoBuildError)
+        assert "--build DIR" in str(refused.value)
+
+
 # --- a build this user may not read: said so, not taken for a missing or damaged one ---------------------------
 
 
