@@ -211,7 +211,18 @@ async def blind_lookups(client: Client, reads: int) -> dict[str, float]:
         t = time.perf_counter()
         await client.call_tool("lookup_capability", {"agent": query["agent"], "capability": query["query"]})
         samples.append(time.perf_counter() - t)
-    return summarize(samples)
+    return summarize(samples) | {"first_ms": round(samples[0] * 1000, 1), "over_5_ms": sum(s > 0.005 for s in samples)}
+
+
+async def from_start(build: Path, reads: int) -> dict[str, Any]:
+    """The blind lookups from the moment `initialize` is answered, nothing asked before: a client that asks at once
+    meets the server while it loads the embedding model (about a third of a second), which the series above wait
+    out. Its first lookup waits for the model; the p99 says whether the rest do."""
+    results: dict[str, Any] = {}
+    for revision, mode in MODES.items():
+        async with Client(stdio_params(build), mode=mode, cache=None) as client:
+            results[f"{revision} lookup_capability, blind queries"] = await blind_lookups(client, reads)
+    return results
 
 
 @functools.cache
@@ -356,6 +367,7 @@ async def run(args: argparse.Namespace, build: Path) -> dict[str, Any]:
     report["artifacts"] = {uri: {"bytes": b, "tokens": t} for uri, (b, t) in sizes.items()}
     report["startup"] = await startup(build, args.startup_runs)
     report["stdio"] = await stdio_reads(build, args.reads)
+    report["stdio_from_start"] = await from_start(build, args.reads)
     report["stdio_raw"] = await anyio.to_thread.run_sync(raw_round_trips, build, args.reads)
     report["http"] = []
     if args.no_http:
@@ -385,6 +397,12 @@ def print_report(report: dict[str, Any]) -> None:
     print("stdio round trips (SDK client, cache off):")
     for name, row in report["stdio"].items():
         print(f"  {name:<30} p50 {row['p50_ms']:>7.3f} ms   p99 {row['p99_ms']:>7.3f} ms   (n={row['n']})")
+    print("stdio round trips from the `initialize` answer on (SDK client; no lookup before, the model loading):")
+    for name, row in report["stdio_from_start"].items():
+        print(
+            f"  {name:<30} p50 {row['p50_ms']:>7.3f} ms   p99 {row['p99_ms']:>7.3f} ms   first {row['first_ms']:.1f} ms"
+            f"   over 5 ms: {row['over_5_ms']}   (n={row['n']})"
+        )
     print("stdio round trips (raw JSON-RPC, 2025-11-25; the server's CPU per call):")
     for name, row in report["stdio_raw"].items():
         cpu = f"   server CPU {row['server_cpu_ms']:.3f} ms" if "server_cpu_ms" in row else ""

@@ -46,7 +46,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from capidx.server import resources as res
-from capidx.server import tools
+from capidx.server import semantic, tools
 from capidx.server.handshake import explain_uninitialized
 from capidx.server.instructions import server_instructions
 from capidx.server.limits import clip
@@ -300,11 +300,17 @@ class Hub:
         A daemon thread (`in_daemon_thread`), not an AnyIO worker: a stop (a signal, stdin closing) or a cancelled
         request waited for a worker's lookup to end, and the interpreter joined it at exit. An abandoned lookup only
         computes an answer nobody sends; AnyIO's limiter on threads still bounds how many run at once, held until
-        each ends, so a client cancelling its lookups cannot pile up threads."""
+        each ends, so a client cancelling its lookups cannot pile up threads.
+
+        While the model is being loaded (the first third of a second after start), every such call waits for it
+        first, not only one that needs it: run beside the loading, which holds the interpreter as it imports, a lookup
+        took 5-20 ms instead of 2, a few dozen of them in a row, where one wait ends the slow part at once
+        (docs/benchmarks.md, "Latency")."""
         index = self.snapshot.index
         named = uri is not None and uri in self.snapshot.artifacts  # read as it is: nothing to resolve
         if not named and (index.meanings.pending or len(index.capabilities) > INLINE_CAPABILITIES):
-            return await in_daemon_thread(call, "capidx-resolve", anyio.to_thread.current_default_thread_limiter())
+            run = functools.partial(_after_the_model, call) if index.meanings.pending else call
+            return await in_daemon_thread(run, "capidx-resolve", anyio.to_thread.current_default_thread_limiter())
         return call()
 
     def _read(self, uri: str) -> res.Read:
@@ -391,6 +397,12 @@ class Hub:
 
 
 Ctx = ServerRequestContext[Peer, Any]
+
+
+def _after_the_model(call: Callable[[], T]) -> T:
+    """`call()` once the embedding model is loaded, or given up (`semantic.model` waits for a load under way)."""
+    semantic.model()
+    return call()
 
 
 async def in_daemon_thread(call: Callable[[], T], name: str, limiter: anyio.CapacityLimiter | None = None) -> T:

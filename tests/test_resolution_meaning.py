@@ -340,6 +340,38 @@ async def test_the_lookup_that_embeds_the_catalog_does_not_hold_up_other_request
         assert [c["slug"] for c in answer.structured_content["candidates"]][:1] == ["code-review"]
 
 
+@pytest.mark.anyio
+async def test_a_lookup_made_while_the_model_loads_waits_for_it_even_one_that_does_not_need_it(
+    built: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Run beside the loading, which holds the interpreter for a third of a second as it imports, lookups that need no
+    # meaning (a name) took several times their time, dozens in a row; waiting for the load ends that at once. Other
+    # requests are answered meanwhile. Were the name answered at once, the stand-in load would never be entered.
+    entered, go = threading.Event(), threading.Event()
+
+    def loading() -> StandIn | None:
+        entered.set()
+        return StandIn("mistake", "bug") if go.wait(10) else None
+
+    monkeypatch.setattr(semantic, "model", loading)
+    monkeypatch.setattr(semantic, "_LOADED", [])  # not loaded yet in this process: `pending`
+    hub = make_hub(built)
+    answers = []
+    async with connect(hub) as client:
+
+        async def ask() -> None:
+            answers.append(await client.call_tool("lookup_capability", {"agent": CLAUDE, "capability": "Code Review"}))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(ask)
+            assert await anyio.to_thread.run_sync(entered.wait, 10)  # the name's lookup waits for the load
+            assert (await client.list_tools()).tools  # other requests are answered meanwhile
+            assert not answers
+            go.set()
+    (answer,) = answers
+    assert answer.structured_content["capability"]["slug"] == "code-review"
+
+
 class WaitingOnQuery(StandIn):
     """Once `armed`, embeds a query only when the test lets it, and says whether it was let or gave up waiting."""
 
