@@ -181,9 +181,6 @@ def _run(settings: Settings) -> None:
         # damaged build is reported in a fraction of the SDK's import time.
         snapshot = load_snapshot(settings.build)
         refuse_missing_instructions(snapshot, settings)  # refused before the SDK is imported
-        import os as _os, threading as _th
-        if _os.environ.get("ME_EARLY"):
-            _th.Thread(target=snapshot.index.meanings.prepare, name="capidx-meanings", daemon=True).start()
         from capidx.server.serve import StartupError, run
 
         try:
