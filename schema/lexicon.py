@@ -127,8 +127,10 @@ def expansions(word: str) -> tuple[str, ...]:
 
 
 def kinds(word: str) -> tuple[str, ...]:
-    """The kind of thing a `terms()` word names ('kotlin' -> ('programming language',)), or ()."""
-    return ("programming language",) if word in PROGRAMMING_LANGUAGES else ()
+    """The kind of thing a `terms()` word names, also as an abbreviation ('kotlin', 'py' -> ('programming
+    language',)), or ()."""
+    named = word in PROGRAMMING_LANGUAGES or not PROGRAMMING_LANGUAGES.isdisjoint(expansions(word))
+    return ("programming language",) if named else ()
 
 
 def abbreviations(words: tuple[str, ...]) -> tuple[str, ...]:

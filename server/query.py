@@ -52,6 +52,11 @@ class Vocabulary:
     name_roots: Mapping[str, frozenset[str]]  # a capability -> its name's roots
     named: Mapping[str, frozenset[frozenset[str]]]  # a question word -> the terms of each name, alias... with it
 
+    def knows(self, term: str) -> bool:
+        """An index term, an abbreviation or a language's name: read as itself, never as a typo of an index term nor
+        as a name mistyped ('py support' is not MCP Support)."""
+        return term in self.terms or bool(expansions(term) or kinds(term))
+
 
 @dataclass(frozen=True, slots=True)
 class Unit:
@@ -94,7 +99,7 @@ def analyse(text: str, vocabulary: Vocabulary) -> Query:
         identifiers=literal,
         key=" ".join(raw),
         corrected=any(trust < 1.0 and t != w + "e" for t, (w, trust) in fixed.items()),  # '-ed', '-ing' drop an 'e'
-        mistyped=any(t not in vocabulary.terms for t in raw),
+        mistyped=not all(map(vocabulary.knows, raw)),
         rest=rest,
         units=tuple(units),
     )
@@ -142,7 +147,7 @@ def correct(term: str, vocabulary: Vocabulary) -> tuple[str, float]:
     """The term, or the index term one plausible typing error away that it most likely is (the fewest errors away,
     then the most similar), with the similarity; index terms, abbreviations and known names stay ('repo' is not
     'report', 'julia' not 'jira')."""
-    if term in vocabulary.terms or expansions(term) or kinds(term) or len(term) < MIN_CORRECTABLE:
+    if vocabulary.knows(term) or len(term) < MIN_CORRECTABLE:
         return term, 1.0
     limit = 2 if len(term) >= LONG_TYPO else 1
     within = process.extract(term, vocabulary.terms, scorer=OSA.distance, score_cutoff=limit, limit=None)

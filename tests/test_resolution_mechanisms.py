@@ -219,10 +219,12 @@ def test_an_abbreviation_is_not_corrected_as_a_typo(index: MatchIndex) -> None:
 def test_a_programming_language_by_name_reads_as_a_programming_language(tmp_path: Path) -> None:
     """A catalog says "multiple programming languages", a question names them ('Kotlin, Rust and Haskell'): each
     name also reads as 'programming language' (an alternative, as an abbreviation's reading), and it is never
-    corrected as a typo of an index word ('julia' is not 'jira'). A word that is also an everyday word ('go') is
-    not read so."""
+    corrected as a typo of an index word ('julia' is not 'jira'), nor taken for a name mistyped ('py support' is
+    not MCP Support); its abbreviation reads so too ('py', 'ts', 'js'). A word that is also an everyday word ('go')
+    is not read so."""
     caps = (
         Cap("Multi-language Support", "language-support", "Works in multiple programming languages.", agents=BOTH),
+        Cap("MCP Support", "api-integration", "Connects to Model Context Protocol servers.", agents=BOTH),
         Cap("Issue Tracking", "collaboration", "Links Jira issues to the session and its commits.", agents=BOTH),
         Cap("Code Generation", "code-generation", "Writes code from a description of what it should do.",
             agents=BOTH),
@@ -233,6 +235,9 @@ def test_a_programming_language_by_name_reads_as_a_programming_language(tmp_path
     assert resolve_capability(index, "julia", agent=CLAUDE).value == "multi-language-support"
     assert correct("julia", index.vocabulary) == ("julia", 1.0)
     assert not analyse("go", index.vocabulary).units[0].alternatives
+    for query in ("py support", "does it handle ts and js?"):
+        asked = resolve_capability(index, query, agent=CLAUDE)
+        assert (asked.value if asked.ok else asked.candidates[0].value) == "multi-language-support", query
 
 
 def test_a_word_in_another_form_is_read_as_the_index_has_it_and_not_called_a_typo(index: MatchIndex) -> None:
