@@ -38,7 +38,7 @@ vsc: visual studio code; vscode: visual studio code; ui: user interface; tui: te
 gui: graphical user interface; ux: user experience; api: application programming interface;
 sdk: software development kit; mcp: model context protocol; otel: opentelemetry; db: database; vm: virtual machine;
 vms: virtual machines; k8s: kubernetes; os: operating system; fs: file system; url: web address | link;
-llm: language model | large language model; llms: language models; ai: artificial intelligence;
+llm: language model | large language model; llms: language models; ai: artificial intelligence; nl: natural language;
 byok: bring your own key; ctx: context; sys: system; tok: token; toks: tokens; img: image; imgs: images;
 pic: picture | image; pics: pictures | images; doc: documentation | document; docs: documentation | documents;
 msg: message; msgs: messages; info: information; ops: operations; op: operation; max: maximum; min: minimum;
