@@ -32,7 +32,7 @@ from resolution_bench import (
     RUNS,
     UNREAD,
     ablated_copy,
-    add_catalog_argument,
+    add_run_arguments,
     agent_ids,
     catalog_run,
     classify,
@@ -189,8 +189,7 @@ def judge_runs(runs: Sequence[str], workdir: Path, builds: dict[tuple[Path, bool
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     chosen = parser.add_mutually_exclusive_group()
-    chosen.add_argument("--runs", nargs="+", choices=sorted(RUNS), default=list(DEFAULT_RUNS))
-    add_catalog_argument(chosen)
+    add_run_arguments(chosen, DEFAULT_RUNS)
     args = parser.parse_args(argv)
     if args.catalog:
         args.runs = [catalog_run(parser, *args.catalog)]

@@ -373,8 +373,17 @@ def print_summary(results: Mapping[str, Sequence[Row]]) -> None:
         print(f"{name:<26}{len(rows):>5}{cells}  ({one_call} / {counts['wrong']})")
 
 
-def add_catalog_argument(group: Any) -> None:
-    """`--catalog AGENTS QUERIES`, instead of `--runs`: one query file against another catalog's agents folder."""
+def add_run_arguments(group: Any, default: Sequence[str]) -> None:
+    """`--runs RUN ...` or `--catalog AGENTS QUERIES` (one query file against another catalog's agents folder). The
+    runs are named in `--help`, not in the usage line: there are some hundred and fifty."""
+    group.add_argument(
+        "--runs",
+        nargs="+",
+        choices=sorted(RUNS),
+        default=list(default),
+        metavar="RUN",
+        help=f"the runs to judge (default: {len(default)} runs); one of: {', '.join(sorted(RUNS))}",
+    )
     group.add_argument(
         "--catalog",
         nargs=2,
@@ -398,8 +407,7 @@ def catalog_run(parser: argparse.ArgumentParser, agents: str, queries: str) -> s
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     chosen = parser.add_mutually_exclusive_group()
-    chosen.add_argument("--runs", nargs="+", choices=sorted(RUNS), default=list(DEFAULT_RUNS))
-    add_catalog_argument(chosen)
+    add_run_arguments(chosen, DEFAULT_RUNS)
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--summary", action="store_true", help="one line per run: one-call and wrong shares")
     parser.add_argument("--calibrate", action="store_true", help="print the calibration table of the decision rule")
