@@ -31,9 +31,6 @@ SHOWN_CANDIDATES = 5
 SHOWN_FLOOR = 0.02
 FILL_SCALE = DECISION_RULE[0] / 4
 SENTENCE = 3
-# How similar (0-100) to a name a query of words the index has must be to be taken for that name mistyped: a
-# letter off in a name of twenty ('no interactive mode', 97), never a phrase of other words ('plan mode', 'agent mode').
-WORDS_TYPO = 95
 # An identifier found in another agent's record weighs this share of the same in the asked agent's; the evidence
 # and the lead over the runner-up (a field or an agent apart) an identifier answer needs.
 OTHER_AGENT_IDENTIFIER = 0.4
@@ -59,11 +56,9 @@ def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) 
         return Resolution(query, "resolved", slugs[0], "terminology", 1.0)
     if (slug := index.stemmed.get(q.key)) is not None:  # a name or alias in other forms ('the release notes')
         return Resolution(query, "resolved", slug, "stemmed", 1.0)
-    # A whole name, alias or wording mistyped ('hoks', 'mcp srvers', 'hoo ks'; not 'gpu usage metrics'); one whose
-    # typo makes words the index has only when a letter or so away ('no-interactive mode': `WORDS_TYPO`).
-    near = _similarity(index, n, fuzz.ratio, TYPO_FLOOR, typo=True)
-    typo = typo_winner(query, near) if q.mistyped or max(near.values(), default=0) >= WORDS_TYPO else None
-    # a capability's name mistyped is read before a category's ('debug lgging')
+    # A whole name, alias or wording mistyped ('hoks', 'mcp srvers', 'hoo ks'; not 'gpu usage metrics').
+    near = _similarity(index, n, fuzz.ratio, TYPO_FLOOR, typo=True) if q.mistyped else {}
+    typo = typo_winner(query, near)  # a capability's name mistyped is read before a category's ('debug lgging')
     category = category_named(index, n, mistyped=typo is None)
     return _in_category(index, q, category, typo or _by_ranking(index, q, agent), agent)
 
