@@ -341,17 +341,19 @@ async def test_the_lookup_that_embeds_the_catalog_does_not_hold_up_other_request
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("loads", [True, False], ids=["loaded", "failed"])
 async def test_a_lookup_made_while_the_model_loads_waits_for_it_even_one_that_does_not_need_it(
-    built: Path, monkeypatch: pytest.MonkeyPatch
+    built: Path, monkeypatch: pytest.MonkeyPatch, loads: bool
 ) -> None:
     # Run beside the loading, which holds the interpreter for a third of a second as it imports, lookups that need no
     # meaning (a name) took several times their time, dozens in a row; waiting for the load ends that at once. Other
-    # requests are answered meanwhile. Were the name answered at once, the stand-in load would never be entered.
+    # requests are answered meanwhile, and a load that fails (no model) lets the lookup go on, by words alone. Were the
+    # name answered at once, the stand-in load would never be entered.
     entered, go = threading.Event(), threading.Event()
 
     def loading() -> StandIn | None:
         entered.set()
-        return StandIn("mistake", "bug") if go.wait(10) else None
+        return StandIn("mistake", "bug") if go.wait(10) and loads else None
 
     monkeypatch.setattr(semantic, "model", loading)
     monkeypatch.setattr(semantic, "_LOADED", [])  # not loaded yet in this process: `pending`
