@@ -21,6 +21,7 @@ from typing import Any
 import click
 
 from capidx.schema.pathkind import FILE_PERMISSION, SEARCH_PERMISSION, PathKind, path_kind
+from capidx.schema.realpath import real_path
 
 _HOME_PREFIXES = ("~/", "~" + os.sep)
 # What an empty path is told, as an option or as serve's settings take it (`--agents "$AGENTS"` with it unset).
@@ -29,8 +30,13 @@ LINK_LOOP = "symbolic link loop"
 
 
 def broken_link(path: str | os.PathLike[str]) -> str:
-    """What a symbolic link is whose target does not exist, naming the target."""
-    return f"broken symbolic link (target {os.readlink(path)!r} does not exist)"
+    """What a symbolic link is whose target does not exist, naming the target; through a chain of links, also the
+    path at its end, the one missing ('a -> b -> gone': b exists, as a link)."""
+    target = os.readlink(path)
+    end = real_path(path)
+    if os.path.lexists(os.path.join(os.path.dirname(os.fspath(path)), target)) and not os.path.lexists(end):
+        return f"broken symbolic link (target {target!r} leads to {end!r}, which does not exist)"
+    return f"broken symbolic link (target {target!r} does not exist)"
 
 
 def expand_home(text: str) -> str:

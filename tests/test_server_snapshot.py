@@ -128,7 +128,10 @@ def test_a_build_path_that_is_a_link_to_nothing_says_which_link_not_that_no_buil
     (tmp_path / "dangling").symlink_to(tmp_path / "gone")
     with pytest.raises(BuildError, match=r"broken symbolic link \(target '.*gone' does not exist\)") as dangling:
         load_snapshot(tmp_path / "dangling")
-    for refused in (loop, dangling):
+    (tmp_path / "chained").symlink_to("dangling")  # its target exists, as a link: the missing end is named
+    with pytest.raises(BuildError, match=r"target 'dangling' leads to '.*gone', which does not exist") as chained:
+        load_snapshot(tmp_path / "chained")
+    for refused in (loop, dangling, chained):
         assert not isinstance(refused.value, NoBuildError)
         assert "--build DIR" in str(refused.value)
 
