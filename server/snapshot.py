@@ -240,9 +240,8 @@ def _build_root(directory: Path) -> Path:
     with advice to run `capidx build` that cannot help. An error other than absence is said as it is (`_unreadable`)."""
     try:
         if not _is(stat.S_ISDIR, directory):
-            if os.path.lexists(directory) and not os.path.exists(directory):  # a link that leads to no folder
-                problem = _link_problem(directory)
-                raise BuildError(f"{directory}: {problem}: point it at a build folder, or pass --build DIR")
+            if (link := _broken_link_on(directory)) is not None:  # it, or a folder above it, leads nowhere
+                raise BuildError(f"{link}: {_link_problem(link)}: point it at a build folder, or pass --build DIR")
             exists = os.path.exists(directory)
             where = f"{directory} is not a directory" if exists else f"no build at {directory}"
             raise NoBuildError(f"{where}: run `capidx build` first, or pass --build DIR", None if exists else where)
@@ -260,6 +259,15 @@ def _build_root(directory: Path) -> Path:
 
 
 _ABSENT = (errno.ENOENT, errno.ENOTDIR, errno.ELOOP)  # nothing there to read (or a link loop, a dangling link)
+
+
+def _broken_link_on(path: Path) -> Path | None:
+    """The path, or the nearest folder above it that is there, when it is a link that leads nowhere (a loop, or a
+    missing target): `no build at dangling/sub` would send the user to a build that cannot be written there."""
+    for candidate in (path, *path.parents):
+        if os.path.lexists(candidate):
+            return None if os.path.exists(candidate) else candidate
+    return None
 
 
 def _link_problem(path: Path) -> str:

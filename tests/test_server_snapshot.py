@@ -131,7 +131,9 @@ def test_a_build_path_that_is_a_link_to_nothing_says_which_link_not_that_no_buil
     (tmp_path / "chained").symlink_to("dangling")  # its target exists, as a link: the missing end is named
     with pytest.raises(BuildError, match=r"target 'dangling' leads to '.*gone', which does not exist") as chained:
         load_snapshot(tmp_path / "chained")
-    for refused in (loop, dangling, chained):
+    with pytest.raises(BuildError, match=r"dangling: broken symbolic link") as above:  # a folder above the build's
+        load_snapshot(tmp_path / "dangling" / "build")
+    for refused in (loop, dangling, chained, above):
         assert not isinstance(refused.value, NoBuildError)
         assert "--build DIR" in str(refused.value)
 
