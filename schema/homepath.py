@@ -15,6 +15,7 @@ serve say the same of the same path.
 
 from __future__ import annotations
 
+import errno
 import os
 from typing import Any
 
@@ -37,6 +38,20 @@ def broken_link(path: str | os.PathLike[str]) -> str:
     if os.path.lexists(os.path.join(os.path.dirname(os.fspath(path)), target)) and not os.path.lexists(end):
         return f"broken symbolic link (target {target!r} leads to {end!r}, which does not exist)"
     return f"broken symbolic link (target {target!r} does not exist)"
+
+
+def dead_link(path: str | os.PathLike[str]) -> str | None:
+    """What a symbolic link that leads nowhere is: a `LINK_LOOP`, or a `broken_link`; None for a path that is no such
+    link (one that leads somewhere, or none at all). Said instead of "not a folder" or "no build": what to mend is the
+    link."""
+    try:
+        os.stat(path)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return LINK_LOOP
+        if error.errno in (errno.ENOENT, errno.ENOTDIR) and os.path.islink(path):
+            return broken_link(path)
+    return None
 
 
 def expand_home(text: str) -> str:

@@ -37,7 +37,7 @@ from types import MappingProxyType
 from typing import Any
 
 from capidx.schema import builddir
-from capidx.schema.homepath import LINK_LOOP, broken_link
+from capidx.schema.homepath import dead_link
 from capidx.schema.realpath import real_path, resolve
 from capidx.server.limits import clip
 from capidx.server.matchindex import MatchIndex
@@ -240,8 +240,9 @@ def _build_root(directory: Path) -> Path:
     with advice to run `capidx build` that cannot help. An error other than absence is said as it is (`_unreadable`)."""
     try:
         if not _is(stat.S_ISDIR, directory):
-            if (link := _broken_link_on(directory)) is not None:  # it, or a folder above it, leads nowhere
-                raise BuildError(f"{link}: {_link_problem(link)}: point it at a build folder, or pass --build DIR")
+            if dead := _dead_link_on(directory):  # it, or a folder above it, is a link that leads nowhere
+                link, problem = dead
+                raise BuildError(f"{link}: {problem}: point it at a build folder, or pass --build DIR")
             exists = os.path.exists(directory)
             where = f"{directory} is not a directory" if exists else f"no build at {directory}"
             raise NoBuildError(f"{where}: run `capidx build` first, or pass --build DIR", None if exists else where)
@@ -261,24 +262,14 @@ def _build_root(directory: Path) -> Path:
 _ABSENT = (errno.ENOENT, errno.ENOTDIR, errno.ELOOP)  # nothing there to read (or a link loop, a dangling link)
 
 
-def _broken_link_on(path: Path) -> Path | None:
-    """The path, or the nearest folder above it that is there, when it is a link that leads nowhere (a loop, or a
-    missing target): `no build at dangling/sub` would send the user to a build that cannot be written there."""
+def _dead_link_on(path: Path) -> tuple[Path, str] | None:
+    """The path, or the nearest folder above it that is there, with what is wrong with it when it is a link that leads
+    nowhere (`dead_link`): `no build at dangling/sub` would send the user to a build that cannot be written there."""
     for candidate in (path, *path.parents):
         if os.path.lexists(candidate):
-            return None if os.path.exists(candidate) else candidate
+            problem = dead_link(candidate)
+            return (candidate, problem) if problem else None
     return None
-
-
-def _link_problem(path: Path) -> str:
-    """Why a link names no folder: a loop, or a target that is not there (`no build at` would send the user to run a
-    build where none can be written)."""
-    try:
-        os.stat(path)
-    except OSError as error:
-        if error.errno == errno.ELOOP:
-            return LINK_LOOP
-    return broken_link(path)
 
 
 def _is(kind: Callable[[int], bool], path: Path) -> bool:

@@ -9,14 +9,13 @@ their own wording (the user sees the flag they typed).
 from __future__ import annotations
 
 import difflib
-import errno
 import itertools
 import os
 from pathlib import Path, PurePath
 
 from capidx.compiler.config import Config
 from capidx.compiler.diagnostics import Diagnostic
-from capidx.schema.homepath import LINK_LOOP, broken_link
+from capidx.schema.homepath import dead_link
 from capidx.schema.pathkind import PathKind, folder_kind, path_kind, refusal
 
 _MAX_ENTRIES = 10_000  # entries of one folder compared with a misspelled name: bounded work in a huge folder
@@ -57,14 +56,8 @@ def no_folder(path: Path) -> str:
     """Why `path`, which is there, is no folder. A link that leads nowhere is said to be one, naming where it points,
     as a broken link to a file is when it is read (`load.read_limited`): "is not a folder" sent the user looking for a
     file where there is none. For a folder capidx.yaml names, and one a flag names (`discover`)."""
-    try:
-        os.stat(path)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            return f"is a {LINK_LOOP}"
-        if exc.errno in (errno.ENOENT, errno.ENOTDIR) and os.path.islink(path):
-            return f"is a {broken_link(path)}"
-    return "is not a folder"
+    problem = dead_link(path)
+    return f"is a {problem}" if problem else "is not a folder"
 
 
 def _near(path: Path, folder: bool) -> str | None:
