@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import errno
 import os
+from pathlib import Path
 from typing import Any
 
 import click
@@ -51,6 +52,16 @@ def dead_link(path: str | os.PathLike[str]) -> str | None:
             return LINK_LOOP
         if error.errno in (errno.ENOENT, errno.ENOTDIR) and os.path.islink(path):
             return broken_link(path)
+    return None
+
+
+def dead_link_on(path: Path) -> tuple[Path, str] | None:
+    """The path, or the nearest folder above it that is there, with what is wrong with it when it is a link that leads
+    nowhere (`dead_link`): `no build at dangling/sub` would send the user to a build that cannot be written there."""
+    for candidate in (path, *path.parents):
+        if os.path.lexists(candidate):
+            problem = dead_link(candidate)
+            return (candidate, problem) if problem else None
     return None
 
 

@@ -37,7 +37,7 @@ from types import MappingProxyType
 from typing import Any
 
 from capidx.schema import builddir
-from capidx.schema.homepath import dead_link
+from capidx.schema.homepath import dead_link_on
 from capidx.schema.realpath import real_path, resolve
 from capidx.server.limits import clip
 from capidx.server.matchindex import MatchIndex
@@ -240,7 +240,7 @@ def _build_root(directory: Path) -> Path:
     with advice to run `capidx build` that cannot help. An error other than absence is said as it is (`_unreadable`)."""
     try:
         if not _is(stat.S_ISDIR, directory):
-            if dead := _dead_link_on(directory):  # it, or a folder above it, is a link that leads nowhere
+            if dead := dead_link_on(directory):  # it, or a folder above it, is a link that leads nowhere
                 link, problem = dead
                 raise BuildError(f"{link}: {problem}: point it at a build folder, or pass --build DIR")
             exists = os.path.exists(directory)
@@ -260,16 +260,6 @@ def _build_root(directory: Path) -> Path:
 
 
 _ABSENT = (errno.ENOENT, errno.ENOTDIR, errno.ELOOP)  # nothing there to read (or a link loop, a dangling link)
-
-
-def _dead_link_on(path: Path) -> tuple[Path, str] | None:
-    """The path, or the nearest folder above it that is there, with what is wrong with it when it is a link that leads
-    nowhere (`dead_link`): `no build at dangling/sub` would send the user to a build that cannot be written there."""
-    for candidate in (path, *path.parents):
-        if os.path.lexists(candidate):
-            problem = dead_link(candidate)
-            return (candidate, problem) if problem else None
-    return None
 
 
 def _is(kind: Callable[[int], bool], path: Path) -> bool:

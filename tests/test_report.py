@@ -321,6 +321,40 @@ def test_a_build_folder_given_that_holds_no_build_is_not_told_to_pass_it(tmp_pat
     assert "--build needs an existing build (`capidx build --out none` makes one)" in said["none"]
 
 
+@pytest.mark.parametrize("command", ["report", "inject"])
+def test_a_build_path_that_is_a_link_leading_nowhere_is_named_not_built_into(tmp_path: Path, command: str) -> None:
+    """`--build dangling` was told "no build at …: `capidx build --out dangling` makes one": the build would fail on the
+    link, or write where it points. The link is what to mend (as `capidx serve` says): a dangling one names its target,
+    a loop is a loop, also when it is a folder above the path given or the manifest.json in a folder."""
+    (tmp_path / "dangling").symlink_to("gone")
+    (tmp_path / "loop").symlink_to("loop")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "folder" / "manifest.json").symlink_to("gone.json")
+    memory = ["AGENTS.md"] if command == "inject" else []
+    said = {}
+    for given in ("dangling", "loop", "dangling/sub", "folder", "folder/manifest.json"):
+        result = run_cli([command, "--build", given, *memory], cwd=tmp_path)
+        assert result.exit_code == 2, result.output
+        assert "capidx build --out" not in result.output and "no build at" not in result.output
+        said[given] = result.output
+    dangling = f"{tmp_path / 'dangling'}: broken symbolic link (target 'gone' does not exist)"
+    assert f"{dangling}: point it at a build folder, or pass --build DIR" in said["dangling"]
+    assert f"{dangling}: point it at a build folder" in said["dangling/sub"]
+    assert f"{tmp_path / 'loop'}: symbolic link loop: point it at a build folder" in said["loop"]
+    manifest = f"{tmp_path / 'folder' / 'manifest.json'}: broken symbolic link (target 'gone.json' does not exist)"
+    assert f"{manifest}: point it at a build's manifest.json" in said["folder"]
+    assert manifest in said["folder/manifest.json"]
+
+
+def test_a_baseline_that_is_a_link_leading_nowhere_is_named(tmp_path: Path) -> None:
+    build = write_build(tmp_path / "build", make_manifest())
+    (tmp_path / "base").symlink_to("gone")
+    result = _run("--build", str(build), "--against", str(tmp_path / "base"))
+    assert result.exit_code == 2, result.output
+    assert f"{tmp_path / 'base'}: broken symbolic link (target 'gone' does not exist)" in result.output
+    assert "or pass --against BASELINE" in result.output and "capidx build --out" not in result.output
+
+
 def test_a_report_is_not_written_into_a_build(tmp_path: Path) -> None:
     """A file the manifest does not list would make the next build refuse to replace the folder."""
     build = write_build(tmp_path / "build", make_manifest())

@@ -16,6 +16,7 @@ from capidx.compiler.errors import UsageError
 from capidx.compiler.validate.manifests import manifest_problems
 from capidx.schema import builddir
 from capidx.schema.above import build_hint
+from capidx.schema.homepath import dead_link_on
 from capidx.schema.pathkind import PathKind, path_kind
 from capidx.schema.realpath import real_path
 
@@ -73,6 +74,11 @@ def load_manifest(
     try:
         data = builddir.parse_manifest(path, builddir.read_manifest(path, follow_links=True))
     except builddir.ManifestUnreadable as error:
+        if dead := dead_link_on(path):  # a link that leads nowhere is to mend, not a folder to build into
+            link, problem = dead
+            aim = f"a build's {builddir.MANIFEST}" if link.name == builddir.MANIFEST else "a build folder"
+            said = f"{link.absolute()}: {problem}: point it at {aim}, or pass {option}"
+            raise ManifestError(path, [said], prefixed=False) from None
         if error.missing:
             raise ManifestError(path, [_no_build(location, option, given, above, config)], prefixed=False) from None
         if error.denied:  # not a damaged build: deleting and rebuilding it would not mend a permission
