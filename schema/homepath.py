@@ -55,6 +55,18 @@ def dead_link(path: str | os.PathLike[str]) -> str | None:
     return None
 
 
+def unreadable(path: str | os.PathLike[str], error: OSError) -> tuple[str, str | None]:
+    """Why a file cannot be looked at or opened, and what to do about it (or None), in the words every command uses
+    for the same file: validate and build for a data file, serve for its settings."""
+    if error.errno == errno.ELOOP:
+        return LINK_LOOP, "point the link at a real file"
+    if error.errno == errno.ENOENT:
+        return (broken_link(path) if os.path.lexists(path) else "does not exist"), None
+    if error.errno == errno.EACCES:
+        return "permission denied", FILE_PERMISSION
+    return f"cannot read: {error.strerror or error}", None
+
+
 def dead_link_on(path: Path) -> tuple[Path, str] | None:
     """The path, or the nearest folder above it that is there, with what is wrong with it when it is a link that leads
     nowhere (`dead_link`): `no build at dangling/sub` would send the user to a build that cannot be written there."""

@@ -14,7 +14,6 @@ same file. `paths.out` is read as the default build directory.
 from __future__ import annotations
 
 import difflib
-import errno
 import ipaddress
 import json
 import os
@@ -28,8 +27,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from capidx.schema.homepath import EMPTY_PATH, LINK_LOOP, broken_link, expand_home
-from capidx.schema.pathkind import FILE_PERMISSION
+from capidx.schema.homepath import EMPTY_PATH, expand_home, unreadable
 from capidx.schema.printable import visible, visible_lines
 from capidx.schema.realpath import leads_out
 from capidx.schema.wording import (
@@ -456,16 +454,8 @@ def _read(path: Path, named: Path) -> bytes:
 
 
 def _stat_problem(path: Path, error: OSError) -> str:
-    """Why a path cannot be read, in the words validate and build use for the same file."""
-    if error.errno == errno.ENOENT:
-        if os.path.lexists(path):
-            return broken_link(path)
-        return "does not exist"
-    if error.errno == errno.ELOOP:
-        return f"{LINK_LOOP} (point the link at a real file)"
-    if error.errno == errno.EACCES:
-        return f"permission denied ({FILE_PERMISSION})"
-    return f"cannot read: {error.strerror or error}"
+    problem, hint = unreadable(path, error)
+    return f"{problem} ({hint})" if hint else problem
 
 
 def _parse(path: Path, raw: bytes) -> tuple[YamlDocument, str]:

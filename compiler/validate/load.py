@@ -10,7 +10,6 @@ get `parse` (exit 1).
 
 from __future__ import annotations
 
-import errno
 import json
 import math
 import os
@@ -23,7 +22,7 @@ from typing import Any
 from capidx.compiler.diagnostics import Diagnostic, Severity
 from capidx.compiler.files import read_at_most
 from capidx.compiler.validate.positions import JsonPositions, first_too_deep, scan_json
-from capidx.schema.homepath import LINK_LOOP, broken_link
+from capidx.schema.homepath import unreadable
 from capidx.schema.pathkind import FILE_PERMISSION
 from capidx.schema.wording import UTF8_HINT, not_utf8, yaml_problem
 from capidx.schema.yamldata import (
@@ -254,15 +253,7 @@ def read_limited(path: Path) -> tuple[bytes | None, Diagnostic | None]:
 
 
 def _stat_problem(path: Path, exc: OSError) -> Diagnostic:
-    if exc.errno == errno.ELOOP:
-        return file_problem(path, LINK_LOOP, "point the link at a real file")
-    if exc.errno == errno.ENOENT:
-        if os.path.lexists(path):
-            return file_problem(path, broken_link(path))
-        return file_problem(path, "does not exist")
-    if exc.errno == errno.EACCES:
-        return file_problem(path, "permission denied", FILE_PERMISSION)
-    return file_problem(path, f"cannot read: {exc.strerror or exc}")
+    return file_problem(path, *unreadable(path, exc))
 
 
 def _too_large(path: Path, size: int, limit: int) -> Diagnostic:
