@@ -377,3 +377,42 @@ def test_builds_another_repositorys_layout_without_touching_it(tmp_path: Path) -
     assert nothing.exit_code == 0
     index = json.loads((tmp_path / "b" / "index" / "match.json").read_text("utf-8"))
     assert "memory file" not in index["aliases"]
+
+
+def test_fingerprints_of_builds_are_bounded_least_recently_used_first(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One fingerprint is kept per build folder, and a folder that is gone (every temporary build) left its entry for
+    ever. Past `MAX_RECORDS` the least recently written or trusted go; nothing but such entries is touched, and a
+    build whose entry went is built whole again, not taken as up to date."""
+    import os
+
+    from capidx.compiler.emit import madehere
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    monkeypatch.setattr(madehere, "MAX_RECORDS", 3)
+    assert _build(project, "-q").exit_code == 0  # a whole build: no fingerprint yet in this cache
+    folder = cache / "capidx"
+    (ours,) = folder.glob("build-*")
+    stale = [folder / f"build-{n:064x}" for n in range(4)]
+    for age, entry in enumerate(stale):
+        entry.write_bytes(b"0" * 64)
+        os.utime(entry, (1_000_000 + age, 1_000_000 + age))
+    others = [folder / "build-short", folder / "notes.txt", folder / f"build-{9:064x}"]
+    others[0].write_text("x")
+    others[1].write_text("x")
+    others[2].symlink_to(others[1])  # a link with an entry's name is not an entry of ours
+    os.utime(ours, (900_000, 900_000))
+
+    assert "up to date" in _build(project).stdout  # trusted: now the most recently used
+    assert run_cli(["build", "--out", str(tmp_path / "other"), "-q"], cwd=project).exit_code == 0  # one more: pruned
+
+    kept = sorted(p.name for p in folder.glob("build-*") if not p.is_symlink() and len(p.name) == 70)
+    assert len(kept) == 3 and ours.name in kept
+    assert [p.exists() for p in stale] == [False, False, False, True]  # the newest stale one, ours and the new one
+    assert all(os.path.lexists(p) for p in others)
+    os.utime(ours, (1, 1))
+    run_cli(["build", "--out", str(tmp_path / "third"), "-q"], cwd=project)
+    assert not ours.exists()  # the least recently used went: the build there is no longer taken as up to date
+    assert "up to date" not in _build(project).stdout

@@ -19,6 +19,8 @@ import contextlib
 import hashlib
 import json
 import os
+import re
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -31,6 +33,11 @@ from capidx.schema.realpath import real_path
 
 PREFIX = "build-"
 _RECORD_BYTES = 64  # a sha256 in hex
+# The fingerprints kept: one per build folder, and a folder that is gone (a temporary one, a deleted checkout) leaves
+# its entry behind, which nothing could tell apart from a live one's (the name is a hash of the path). Past this many,
+# the least recently written or trusted are removed; a build whose entry went is built whole next time, nothing worse.
+MAX_RECORDS = 1000
+_ENTRY = re.compile(rf"{PREFIX}[0-9a-f]{{64}}")
 
 
 def _read(out: Path) -> tuple[bytes, Any] | None:
@@ -87,7 +94,11 @@ def previous_build(out: Path) -> dict[str, Any] | None:
     if read is None or (found := _fingerprint(out, *read)) is None or recorded != found.encode():
         return None
     manifest = read[1]
-    return manifest if isinstance(manifest, dict) and manifest.get("format") in READABLE_FORMATS else None
+    if not isinstance(manifest, dict) or manifest.get("format") not in READABLE_FORMATS:
+        return None
+    with contextlib.suppress(OSError):
+        os.utime(entry)  # trusted now: among the last to be pruned
+    return manifest
 
 
 def remember(out: Path) -> None:
@@ -110,3 +121,25 @@ def remember(out: Path) -> None:
     except OSError:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
+        return
+    _prune(folder)
+
+
+def _prune(folder: Path) -> None:
+    """Remove the least recently used fingerprints past `MAX_RECORDS`: only entries of ours (a `build-<sha256>` name, a
+    regular file this user owns, not a link), so that a cache folder shared with nothing else stays bounded."""
+    try:
+        with os.scandir(folder) as found:
+            names = [entry for entry in found if _ENTRY.fullmatch(entry.name)]
+        if len(names) <= MAX_RECORDS:
+            return
+        dated = []
+        for entry in names:
+            info = entry.stat(follow_symlinks=False)
+            if stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid():
+                dated.append((info.st_mtime_ns, entry.name))
+    except (OSError, AttributeError):  # AttributeError: no getuid
+        return
+    for _, name in sorted(dated)[: max(0, len(dated) - MAX_RECORDS)]:
+        with contextlib.suppress(OSError):
+            os.unlink(folder / name)
