@@ -317,10 +317,12 @@ def suggestions(
     loose = _loosely_related(snapshot, resolution, rows)  # decided once: the first line and the last both depend on it
     if rows:  # said first: how the query was read, or that these are candidates ('voice mode' is not Plan Mode)
         text = f"{_lead(snapshot, resolution, rows, loose)}\n\n{text}"
+    # Where agents stand on capabilities loosely related to the query is no answer to it: the line says so.
+    of = f", on these loosely related capabilities, not on {quoted(resolution.query)}" if loose else ""
     if compared and rows:  # a snippet speaks for one agent: where every asked agent stands, before the next step
-        text = f"{text.rstrip()}\n\n{_standings(rows)}"
+        text = f"{text.rstrip()}\n\n{_standings(rows, f'For the agents asked{of}')}"
     elif spoken := [row for row in rows if "agents" in row]:  # the same, where one agent's words were chosen
-        text = f"{text.rstrip()}\n\n{_standings(spoken, 'For every agent')}"
+        text = f"{text.rstrip()}\n\n{_standings(spoken, f'For every agent{of}')}"
     if not rows:  # nothing fit the budget (or no candidate has a snippet): name the candidates instead
         names = ", ".join(f"{index.capabilities[slug].name} ({slug})" for slug, _ in pairs[:SUGGESTED_NAMES])
         text = f"{text or 'No snippet to suggest'}. Candidates: {names}. Call again with one slug."
@@ -345,7 +347,7 @@ def _standing(entry: CapabilityEntry, agent: str) -> dict[str, bool]:
     return {"available": entry.available_to(agent), "recorded": True}
 
 
-def _standings(rows: list[dict[str, Any]], whom: str = "For the agents asked") -> str:
+def _standings(rows: list[dict[str, Any]], whom: str) -> str:
     """Each suggestion's standing with the agents a comparison asked about (or every agent), of whom its snippet
     speaks for one: 'For the agents asked: Hooks: claude-code ✓, gemini-cli ✗; no record: aider (no data, not a
     no).'"""

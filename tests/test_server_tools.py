@@ -1165,7 +1165,30 @@ async def test_a_comparison_without_agents_suggests_in_the_words_of_the_record_t
             assert "agents" not in row
     spoken = [row for row in rows if "agents" in row]
     assert spoken, "the query was chosen so that an agent's own words answer it"
-    assert "For every agent (✓ available, ✗ not; no record: no data, not a no): " + spoken[0]["name"] in text_of(result)
+    said = text_of(result)
+    assert said.startswith(f"Nothing in this catalog clearly matches '{asked}'")  # every suggestion is loose
+    standing = f"For every agent, on these loosely related capabilities, not on '{asked}'"
+    assert f"{standing} (✓ available, ✗ not; no record: no data, not a no): {spoken[0]['name']}" in said
+
+
+async def test_where_agents_stand_on_loose_suggestions_is_said_not_to_answer_the_question(bundled_build: Path) -> None:
+    """'can any of these generate images?' as `compare_capability("image generation")`: nothing matches, and the
+    answer ended "For every agent (✓ available…): Image Input: claude-code ✓, copilot-cli ✓, …", the most
+    answer-shaped line of the reply, about another capability. Where the suggestions are loosely related at best, the
+    line says whose standing it gives; where they match, it reads as before."""
+    asked = ["image generation", "offline local model", "voice input", "search the internet for current results"]
+    loose_lines, clear_lines = 0, 0
+    async with connect(bundled_build) as client:
+        for capability in asked:
+            for agents in ({}, {"agents": ["vscode-copilot", "gemini-cli"]}):
+                said = text_of(await client.call_tool("compare_capability", {"capability": capability, **agents}))
+                lines = [line for line in said.splitlines() if line.startswith(("For every agent", "For the agents"))]
+                loose = said.startswith("Nothing in this catalog clearly matches")
+                for line in lines:
+                    assert (f", on these loosely related capabilities, not on '{capability}' (" in line) == loose, line
+                loose_lines += len(lines) * loose
+                clear_lines += len(lines) * (not loose)
+    assert loose_lines >= 2 and clear_lines >= 1  # both kinds were seen
 
 
 @pytest.fixture(scope="module", name="large_build")
