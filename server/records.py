@@ -34,24 +34,30 @@ def borrowed(
 ) -> str:
     """ "'GEMINI.md' is used in the records of copilot-cli and gemini-cli of Custom Instructions; claude-code's record
     of Custom Instructions, answered above, does not use it." when a name, wording or identifier found the capability
-    and other agents' records of it use the words while the asked agent's does not: the answer would otherwise read as
-    if that agent had it. Several asked agents (a comparison): those of them whose records do not use the words, in
-    one sentence. `shown`: what the answer above shows of that record."""
+    and other agents' records of it use the words (a phrase as one of their names for it) while the asked agent's does
+    not: the answer would otherwise read as if that agent had it. Several asked agents (a comparison): those of them
+    whose records do not use the words, in one sentence. `shown`: what the answer above shows of that record."""
     entry = snapshot.index.capabilities.get(resolution.value or "")
     asked_agents = [agent] if isinstance(agent, str) else list(dict.fromkeys(agent))
     if resolution.resolved_by not in _NAMED_BY or entry is None:
         return ""
     asked = _words(resolution.query)
+    # A phrase is another agent's word only as one of its names for the capability (its wording or its own aliases):
+    # 'choose model', from the alias table, is in one record's description as plain prose. An identifier is its own.
+    phrase = resolution.resolved_by != "identifier"
 
-    def says(who: str) -> bool:  # in what the model is shown of its record, or in its aliases (not shown), any form
-        document = snapshot.find("lookup", agent=who, capability=entry.slug)
-        aliases = entry.agents[who].get("aliases")
-        held = [_record_words(document.text) if document is not None else ("", "")]
-        held += [_words(alias) for alias in aliases if isinstance(alias, str)] if isinstance(aliases, list) else []
+    def says(who: str, names_only: bool = False) -> bool:  # in what the model is shown of its record, or its aliases
+        record = entry.agents[who]
+        aliases = record.get("aliases")
+        names = [*(aliases if isinstance(aliases, list) else ()), record.get("terminology")]
+        held = [_words(name) for name in names if isinstance(name, str)]
+        if not names_only:
+            document = snapshot.find("lookup", agent=who, capability=entry.slug)
+            held.append(_record_words(document.text) if document is not None else ("", ""))
         return any(a and f" {a} " in f" {h} " for words in held for a, h in zip(asked, words, strict=True))
 
     lacking = [who for who in asked_agents if who in entry.agents and not says(who)]
-    owners = [who for who in sorted(entry.agents) if who not in lacking and says(who)] if lacking else []
+    owners = [who for who in sorted(entry.agents) if who not in lacking and says(who, phrase)] if lacking else []
     if not owners:
         return ""
     whose = f"{owners[0]}'s record" if len(owners) == 1 else f"the records of {', '.join(owners[:-1])} and {owners[-1]}"

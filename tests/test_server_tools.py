@@ -183,7 +183,8 @@ async def test_no_record_is_said_as_no_data_beside_available_false(catalog_build
 async def test_another_agents_word_is_said_to_be_theirs(tmp_path: Path) -> None:
     """A wording, alias or identifier that other agents' records of a capability use and the asked agent's does not
     finds the capability, and the answer is the asked agent's record: a line says whose word it was, so that the
-    model does not take it for the asked agent's. Said only when true of what the records show."""
+    model does not take it for the asked agent's. Said only when true of what the records show; a phrase is another
+    agent's word where it is one of its names for the capability (its wording or own aliases), not prose."""
     docs = documents()
     (copilot_instructions,) = [c for c in docs["copilot-cli"]["capabilities"] if c["name"] == "Custom Instructions"]
     copilot_instructions["terminology"] = "repository instructions"
@@ -210,7 +211,9 @@ async def test_another_agents_word_is_said_to_be_theirs(tmp_path: Path) -> None:
         wording = await said("lookup_capability", "claude", "repository instructions")
         identifier = await said("lookup_capability", "vscode-copilot", "AGENTS.md")
         cited = await said("get_sources", "claude", "AGENTS.md")
-        other_form = await said("lookup_capability", "copilot-cli", "project memories")  # claude's 'project memory'
+        # the alias table's phrase: vscode-copilot's own alias has it in another form; claude-code's description has
+        # 'project memory' as plain prose, which makes it no word of claude-code's
+        other_form = await said("lookup_capability", "copilot-cli", "project memories")
         unrecorded = await said("lookup_capability", "claude", "pr review")
         own = [
             await said("lookup_capability", "copilot-cli", "repository instructions"),
@@ -240,7 +243,7 @@ async def test_another_agents_word_is_said_to_be_theirs(tmp_path: Path) -> None:
     assert plain(cited, "AGENTS.md", ["copilot-cli"], "claude-code")
     assert "answered above" in wording[0] and "answered above" in identifier[0]  # the lookup answered the record
     assert "whose sources are listed above" in cited[0] and "answered" not in cited[0]  # get_sources: only its sources
-    assert plain(other_form, "project memories", ["claude-code"], "copilot-cli")
+    assert plain(other_form, "project memories", ["vscode-copilot"], "copilot-cli") and "claude" not in other_form[0]
     assert unrecorded == ["claude-code's data has no record of Code Review: no data, not a no."]  # nothing more
     assert own == [[], [], [], [], [], []]
 
@@ -626,6 +629,23 @@ async def test_a_comparison_of_some_agents_says_whose_words_found_the_capability
     )
     lacking = "gemini-cli's record of IDE Integration, answered above, does not use it."
     assert some.content[-1].text == one.content[-1].text == said + lacking
+
+
+async def test_a_phrase_is_said_to_be_another_agents_only_where_it_is_one_of_its_names(bundled_build: Path) -> None:
+    """'choose model' (the alias table's) found Model Selection for gemini-cli, and the answer added that copilot-cli's
+    record uses the phrase and gemini-cli's does not: copilot-cli's description says "Choose a model" as plain prose,
+    and the note read as a difference between the agents. A phrase is another agent's word where it is one of that
+    agent's names for the capability (its wording, its own aliases); an identifier anywhere in a record is its own."""
+    async with connect(bundled_build) as client:
+        table = await client.call_tool("lookup_capability", {"agent": "gemini", "capability": "choose model"})
+        wording = await client.call_tool("lookup_capability", {"agent": "vscode", "capability": "run shell command"})
+    assert table.structured_content["capability"]["slug"] == "model-selection"
+    assert not any("is used in" in block.text for block in table.content)
+    # gemini-cli's wording (`run_shell_command`); claude-code's and copilot-cli's descriptions say "runs shell commands"
+    assert wording.content[-1].text == (
+        "'run shell command' is used in gemini-cli's record of Shell Command Execution; vscode-copilot's record of "
+        "Shell Command Execution, answered above, does not use it."
+    )
 
 
 async def test_a_word_of_several_agents_names_is_no_agent_beside_another_name(bundled_build: Path) -> None:
