@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import json
 import os
 import re
 import stat
@@ -1216,6 +1217,40 @@ def test_a_memory_md_that_does_not_match_the_manifest_is_refused(project: Path) 
 
     assert result.exit_code == 2
     assert "sha256" in result.output and "capidx build" in result.output
+    assert not (project / "AGENTS.md").exists()
+
+
+def test_a_memory_md_linked_out_of_the_build_is_refused_unread(project: Path, tmp_path: Path) -> None:
+    """A build a pull request commits may link its memory.md to any file of the machine: inject followed the link and
+    copied the file into AGENTS.md when its sha256 matched the row (report and serve refuse such a link)."""
+    outside = tmp_path / "outside.md"
+    outside.write_text(MEMORY, encoding="utf-8")
+    (project / "build" / "memory.md").unlink()
+    (project / "build" / "memory.md").symlink_to(outside)
+
+    result = inject("AGENTS.md")
+
+    assert result.exit_code == 2, result.output
+    assert "memory.md: leads out of the build directory; rebuild with `capidx build`" in result.output
+    assert not (project / "AGENTS.md").exists()
+
+
+def test_a_memory_row_listing_more_bytes_than_its_file_is_refused_before_it_is_read(project: Path) -> None:
+    """The row's `bytes` was handed to `read`: 2**53 - 1, which the manifest's schema allows, asked for that much
+    memory at once (a MemoryError traceback, exit 1); a large file was read as far as the row said."""
+    manifest_file = project / "build" / "manifest.json"
+    manifest = json.loads(manifest_file.read_text(encoding="utf-8"))
+    row = next(row for row in manifest["artifacts"] if row["kind"] == "memory")
+    row["bytes"] = 2**53 - 1
+    manifest_file.write_text(json.dumps(manifest), encoding="utf-8")
+
+    result = inject("AGENTS.md")
+
+    assert result.exit_code == 2, result.output
+    assert f"memory.md: {len(MEMORY.encode()):,} bytes, fewer than the 9,007,199,254,740,991 its row in" in (
+        result.output
+    )
+    assert result.exception is None or isinstance(result.exception, SystemExit)
     assert not (project / "AGENTS.md").exists()
 
 
