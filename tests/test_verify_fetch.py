@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import socket
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -32,6 +33,7 @@ def server() -> Iterator[PageServer]:
     )
     routes["/to-metadata"] = Route(status=302, headers={"Location": "http://169.254.169.254/latest/meta-data/"})
     routes["/to-file"] = Route(status=301, headers={"Location": "file:///etc/passwd"})
+    routes["/drip"] = Route(body=b"<p>" + b"x" * 100 + b"</p>", headers={"Content-Type": "text/html"}, drip=0.1)
     with serving(routes) as running:
         yield running
 
@@ -103,6 +105,20 @@ def test_error_after_a_redirect_keeps_the_final_address(server: PageServer) -> N
 def test_slow_page_times_out(server: PageServer) -> None:
     result = fetch(server.url("/slow"), FetchSettings(timeout=0.3, per_host_interval=0, allow_private=True))
     assert result.outcome == "timeout" and result.detail
+
+
+def test_a_page_sent_a_byte_at_a_time_ends_at_the_deadline(server: PageServer) -> None:
+    """Each byte came within the read timeout, so no read timed out: http.client read on until it had a header line or
+    the body's next 64 KiB, and the deadline was looked at only between two such reads (this page, 0.3 s timeout,
+    1.8 s deadline: 17 s; 64 KiB at 10 s a byte with the defaults, days). The connection is now cut at the deadline,
+    however the head or the body trickles in."""
+    settings = FetchSettings(timeout=0.3, per_host_interval=0, allow_private=True)
+    started = time.monotonic()
+
+    result = fetch(server.url("/drip"), settings)
+
+    assert result.outcome == "timeout" and f"within {settings.deadline:g} s" in result.detail
+    assert time.monotonic() - started < settings.deadline + 1.0
 
 
 @pytest.mark.parametrize("path", ["/huge", "/huge-unannounced", "/bomb"])

@@ -50,6 +50,7 @@ class Route:
     delay: float = 0.0  # seconds before answering
     head_status: int | None = None  # a different status for HEAD
     length: bool = True  # send Content-Length
+    drip: float = 0.0  # seconds between two bytes of the whole answer, head and body (a page sent a byte at a time)
 
 
 def _html(text: str) -> Route:
@@ -136,6 +137,9 @@ class PageServer:
                 if route.delay and server.stopping.wait(route.delay):
                     return
                 status = route.head_status if head and route.head_status else route.status
+                if route.drip:
+                    self._drip(status, route, head)
+                    return
                 self.send_response(status)
                 for name, value in route.headers.items():
                     self.send_header(name, value)
@@ -149,6 +153,18 @@ class PageServer:
                         self.wfile.write(route.body)
                 if not route.length:
                     self.close_connection = True
+
+            def _drip(self, status: int, route: Route, head: bool) -> None:
+                """The answer one byte at a time, `route.drip` seconds apart, each within any read timeout."""
+                lines = [f"HTTP/1.1 {status} OK", f"Content-Length: {len(route.body)}", "Connection: close"]
+                lines += [f"{name}: {value}" for name, value in route.headers.items()]
+                data = ("\r\n".join(lines) + "\r\n\r\n").encode() + (b"" if head else route.body)
+                self.close_connection = True
+                with contextlib.suppress(OSError):  # the client gave up
+                    for byte in data:
+                        if server.stopping.wait(route.drip):
+                            return
+                        self.wfile.write(bytes([byte]))
 
         return Handler
 

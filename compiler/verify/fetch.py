@@ -9,7 +9,8 @@ redirect is a new request to a new address and is checked like the first):
   connection made) unless `allow_private`; the connection then goes to the checked address, so a
   second, different DNS answer cannot slip past the check (DNS rebinding);
 - redirects are followed by hand (at most `max_redirects`, loops detected);
-- timeouts on connecting and on every read, plus a deadline for the whole fetch of one URL;
+- timeouts on connecting and on every read, plus a deadline for the whole fetch of one URL, which a
+  page sent a byte at a time cannot outlast (its connection is shut down when the deadline passes);
 - bodies are read up to `max_bytes` (a larger `Content-Length` is refused before reading; compressed
   bodies are inflated up to the same limit);
 - a per-host rate limit and a bounded thread pool.
@@ -21,6 +22,7 @@ the checked address, which `urllib` (proxies, its own redirect handling, its own
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import ipaddress
 import socket
@@ -225,13 +227,29 @@ class RateLimiter:
 
 
 class _PinnedConnection(http.client.HTTPConnection):
-    """Connects to the address that was checked, whatever DNS would answer now."""
+    """Connects to the address that was checked, whatever DNS would answer now; `cut` ends it at the deadline."""
 
     pinned_address = ""
+    expired = False
 
     def connect(self) -> None:
         self.sock = socket.create_connection((self.pinned_address, self.port), self.timeout)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if self.expired:  # `cut` ran before the socket was there to shut down
+            self.cut()
+
+    def cut(self) -> None:
+        """Shut the socket down, from another thread, so that the read under way ends at once.
+
+        The socket timeout bounds each read, not a response: `http.client` reads a header line, or the body's next
+        64 KiB, until it has it, and a server that sends one byte within every timeout kept one fetch going for
+        days (64 KiB at 10 s a byte), past the deadline `_read_body` checks only between two such reads."""
+        self.expired = True
+        sock = self.sock
+        if sock is not None:
+            with contextlib.suppress(OSError):  # closed already: nothing to end
+                # the socket's own shutdown, also under TLS: SSLSocket.shutdown would unwrap it under the reader
+                socket.socket.shutdown(sock, socket.SHUT_RDWR)
 
 
 class _PinnedTLSConnection(http.client.HTTPSConnection, _PinnedConnection):
@@ -280,6 +298,9 @@ def _request(url: str, method: str, context: _Context) -> _Answer:
         "Accept": "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5",
         "Accept-Encoding": "gzip, deflate",
     }
+    cutoff = threading.Timer(max(deadline - time.monotonic(), 0.0), connection.cut)  # type: ignore[attr-defined]
+    cutoff.daemon = True
+    cutoff.start()
     try:
         connection.request(method, target, headers=headers)
         response = connection.getresponse()
@@ -290,6 +311,7 @@ def _request(url: str, method: str, context: _Context) -> _Answer:
             body = _read_body(response, settings, deadline)
         return _Answer(response.status, location, body, content_type)
     finally:
+        cutoff.cancel()
         connection.close()
 
 
@@ -397,7 +419,9 @@ def _follow(url: str, method: str, context: _Context) -> FetchResult:
 
 
 def _guarded(url: str, method: str, context: _Context) -> _Answer:
-    """`_request` with every network failure turned into a `FetchFailure` of the right kind."""
+    """`_request` with every network failure turned into a `FetchFailure` of the right kind; any failure once the
+    deadline has passed is its timeout (the connection cut then, `_PinnedConnection.cut`, fails the read under way
+    as an end of stream would, a TLS one with an SSL error)."""
     settings = context.settings
     if time.monotonic() > context.deadline:
         raise FetchFailure("timeout", f"no answer within {settings.deadline:g} s")
@@ -405,18 +429,23 @@ def _guarded(url: str, method: str, context: _Context) -> _Answer:
         return _request(url, method, context)
     except FetchFailure:
         raise
-    except TimeoutError:
-        raise FetchFailure("timeout", f"no answer within {settings.timeout:g} s") from None
-    except ssl.SSLError as exc:
-        raise FetchFailure("tls-error", f"TLS failed: {exc.reason or exc}") from None
-    except ssl.CertificateError as exc:
-        raise FetchFailure("tls-error", f"certificate rejected: {exc}") from None
-    except ConnectionRefusedError:
-        raise FetchFailure("refused", "the connection was refused") from None
-    except http.client.InvalidURL as exc:
-        raise FetchFailure("invalid-url", f"not a valid URL: {exc}") from None
-    except (http.client.HTTPException, OSError, zlib.error, ValueError) as exc:
-        raise FetchFailure("network-error", f"{type(exc).__name__}: {exc}") from None
+    except (ssl.SSLError, http.client.HTTPException, OSError, zlib.error, ValueError) as exc:
+        if time.monotonic() >= context.deadline:
+            raise FetchFailure("timeout", f"no answer within {settings.deadline:g} s") from None
+        raise _failure(exc, settings) from None
+
+
+def _failure(exc: Exception, settings: FetchSettings) -> FetchFailure:
+    """The `FetchFailure` a network error of one request is."""
+    if isinstance(exc, TimeoutError):
+        return FetchFailure("timeout", f"no answer within {settings.timeout:g} s")
+    if isinstance(exc, ssl.SSLError):  # a certificate rejected too (ssl.CertificateError is one), as before
+        return FetchFailure("tls-error", f"TLS failed: {exc.reason or exc}")
+    if isinstance(exc, ConnectionRefusedError):
+        return FetchFailure("refused", "the connection was refused")
+    if isinstance(exc, http.client.InvalidURL):
+        return FetchFailure("invalid-url", f"not a valid URL: {exc}")
+    return FetchFailure("network-error", f"{type(exc).__name__}: {exc}")
 
 
 # --- many URLs --------------------------------------------------------------------------------------
