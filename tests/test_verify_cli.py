@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from verify_support import EXCERPT, PageServer, document, serving, source, write_catalog
+from verify_support import EXCERPT, PageServer, Route, document, serving, source, write_catalog
 
 from capidx.cli import cli
 
@@ -134,6 +134,21 @@ def test_slow_oversized_and_looping_pages_are_broken(tmp_path: Path, server: Pag
         "redirect-loop",
     ]
     assert {entry["outcome"] for entry in report["sources"]} == {"broken"}
+
+
+def _page(body: bytes) -> dict[str, Route]:
+    return {"/page": Route(body=body, headers={"Content-Type": "text/html"})}
+
+
+def test_a_page_with_a_marked_section_python_does_not_know_is_still_read(tmp_path: Path) -> None:
+    """`<![x` made Python 3.11's parser raise AssertionError out of `feed`: one such page (a source's URL is anyone's)
+    ended the whole run with a traceback, no source reported."""
+    page = f"<html><body><p>{EXCERPT}</p><![x <![<![ ]></body></html>".encode()
+    with serving(_page(page)) as marked:
+        write_catalog(tmp_path, {"alpha": document([source(marked.url("/page"))])})
+        result = _verify(tmp_path, "agents", *FAST)
+    assert result.exit_code == 0, result.output
+    assert "1 source on 1 page: 1 verified" in result.stdout
 
 
 def test_loopback_refused_without_allow_private(tmp_path: Path) -> None:
