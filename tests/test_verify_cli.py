@@ -152,6 +152,18 @@ def test_a_page_with_a_marked_section_python_does_not_know_is_still_read(tmp_pat
     assert "1 source on 1 page: 1 verified" in result.stdout
 
 
+@pytest.mark.parametrize("charset", ["base64", "zlib", "idna", "undefined"])
+def test_a_page_naming_a_codec_that_is_no_text_encoding_is_read_as_utf_8(tmp_path: Path, charset: str) -> None:
+    """The page names its charset, and Python knows codecs that are no text encoding (`base64`: LookupError from
+    `decode`) or refuse the `replace` handler (`idna`: UnicodeError): one such page ended the run with a traceback."""
+    page = f"<html><head><meta charset={charset}></head><body><p>{EXCERPT}</p></body></html>".encode()
+    with serving(_page(page)) as named:
+        write_catalog(tmp_path, {"alpha": document([source(named.url("/page"))])})
+        result = _verify(tmp_path, "agents", *FAST)
+    assert result.exit_code == 0, result.output
+    assert "1 source on 1 page: 1 verified" in result.stdout
+
+
 def test_a_page_of_unclosed_tags_is_read_in_linear_time(tmp_path: Path) -> None:
     """Python 3.11's parser read a tag still open at the end of the page as text, restarting its scan at each `<` of
     it: these 200 KB took 45 s, the 5 MB `--max-bytes` allows by default hours. Such a tag is dropped, as HTML does."""

@@ -104,7 +104,7 @@ class _TextParser(HTMLParser):
 
 def parse_page(body: bytes, content_type: str) -> Page:
     """The page behind a fetched body; HTML when the Content-Type says so or the body looks like it."""
-    text = body.decode(_charset(body, content_type), errors="replace")
+    text = _decoded(body, _charset(body, content_type))
     media = content_type.split(";", 1)[0].strip().lower()
     looks_html = media in ("text/html", "application/xhtml+xml") or (
         not media and text.lstrip()[:100].lower().startswith(("<!doctype html", "<html"))
@@ -129,6 +129,16 @@ def _charset(body: bytes, content_type: str) -> str:
         return "utf-8" if candidate is None else _known(candidate)
     except LookupError:
         return "utf-8"
+
+
+def _decoded(body: bytes, charset: str) -> str:
+    """The body as text in `charset`, else as UTF-8. The charset is the page's to name (its Content-Type, a `<meta>`),
+    and Python knows codecs that are no text encoding (`base64`, `zlib`, `rot13`: LookupError from `decode`) or that
+    refuse the `replace` handler (`idna`, `undefined`: UnicodeError): either ended the whole run with a traceback."""
+    try:
+        return body.decode(charset, errors="replace")
+    except (LookupError, UnicodeError):
+        return body.decode("utf-8", errors="replace")
 
 
 def _known(name: str) -> str:
