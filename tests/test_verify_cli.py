@@ -8,7 +8,6 @@ import os
 import socket
 import stat
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from click.testing import CliRunner, Result
 from verify_support import EXCERPT, PageServer, Route, document, serving, source, write_catalog
 
 from capidx.cli import cli
+from capidx.compiler.verify.content import parse_page
 
 FAST = ["--allow-private", "--timeout", "0.5", "--rate-limit", "0", "--max-bytes", "16384", "--today", "2026-11-24"]
 
@@ -164,16 +164,18 @@ def test_a_page_naming_a_codec_that_is_no_text_encoding_is_read_as_utf_8(tmp_pat
     assert "1 source on 1 page: 1 verified" in result.stdout
 
 
-def test_a_page_of_unclosed_tags_is_read_in_linear_time(tmp_path: Path) -> None:
-    """Python 3.11's parser read a tag still open at the end of the page as text, restarting its scan at each `<` of
-    it: these 200 KB took 45 s, the 5 MB `--max-bytes` allows by default hours. Such a tag is dropped, as HTML does."""
-    page = f"<html><body><p>{EXCERPT}</p>".encode() + b"<a" * 100_000
+def test_a_page_ending_inside_an_unclosed_tag_is_read_without_it(tmp_path: Path) -> None:
+    """Python 3.11's parser read a tag, comment or declaration still open at the end of a page as text, restarting
+    its scan at each `<` of it: quadratic (100,000 `<a`, 200 KB, took 45 s; the 5 MB `--max-bytes` allows by default,
+    hours). Such an end is dropped, as HTML drops it: none of it is the page's text."""
+    for end in (b"<a" * 5, b"<!-- open comment", b'<a href="x', b"<!DOCTYPE x"):
+        page = parse_page(b"<html><body><p>hello world</p>" + end, "text/html")
+        assert page.text == "hello world", end
+    page = f"<html><body><p>{EXCERPT}</p>".encode() + b"<a" * 20_000
     fast = [*FAST[:-4], "--max-bytes", "1048576", *FAST[-2:]]  # FAST's 16 KiB would refuse the page unread
     with serving(_page(page)) as unclosed:
         write_catalog(tmp_path, {"alpha": document([source(unclosed.url("/page"))])})
-        started = time.monotonic()
         result = _verify(tmp_path, "agents", *fast)
-    assert time.monotonic() - started < 10
     assert result.exit_code == 0, result.output
     assert "1 source on 1 page: 1 verified" in result.stdout
 

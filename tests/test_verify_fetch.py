@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import socket
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -113,12 +112,11 @@ def test_a_page_sent_a_byte_at_a_time_ends_at_the_deadline(server: PageServer) -
     1.8 s deadline: 17 s; 64 KiB at 10 s a byte with the defaults, days). The connection is now cut at the deadline,
     however the head or the body trickles in."""
     settings = FetchSettings(timeout=0.3, per_host_interval=0, allow_private=True)
-    started = time.monotonic()
 
     result = fetch(server.url("/drip"), settings)
 
     assert result.outcome == "timeout" and f"within {settings.deadline:g} s" in result.detail
-    assert time.monotonic() - started < settings.deadline + 1.0
+    assert "/drip" not in server.dripped  # ended before the page had come whole (some 20 s of bytes)
 
 
 @pytest.mark.parametrize("path", ["/huge", "/huge-unannounced", "/bomb"])

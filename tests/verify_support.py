@@ -101,6 +101,7 @@ class PageServer:
         self.routes = routes or default_routes()
         self.requests: list[tuple[str, str, dict[str, str]]] = []  # (method, path, headers)
         self.stopping = threading.Event()
+        self.dripped: set[str] = set()  # paths whose answer a drip sent whole
         self._lock = threading.Lock()
         self.httpd = _Server(("127.0.0.1", 0), self._handler())
 
@@ -165,6 +166,9 @@ class PageServer:
                         if server.stopping.wait(route.drip):
                             return
                         self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                    with server._lock:
+                        server.dripped.add(self.path)
 
         return Handler
 
