@@ -69,6 +69,8 @@ MAX_SUBSCRIBED_URIS = 100
 # Distinct URIs all open `subscriptions/listen` streams may watch together: one listen is bounded above, but a client
 # may open many (the SDK allows 1,024 at once), and every watched URI is resolved twice at each reload.
 MAX_WATCHED_URIS = 1_000
+# Open `subscriptions/listen` streams over stdio: the SDK's own bound (one client, one pipe).
+MAX_LISTENS_STDIO = 1_024
 # Resolving a name (a lookup, a free-text resource URI) in a catalog of more capabilities than this takes milliseconds
 # (a question nothing names: about 0.1 ms per capability, 100 ms for 1,250): it runs in a thread of its own, so that
 # other requests, of this session or another, are answered meanwhile (a daemon thread, which a stop does not wait for:
@@ -148,7 +150,7 @@ class Hub:
         self.legacy_push = legacy_push
         self.ttl_ms = TTL_MS_RELOAD if settings.reload else TTL_MS_STATIC
         self.bus = InMemorySubscriptionBus()
-        self.listen = ListenHandler(self.bus)
+        self.listen = ListenHandler(self.bus, max_subscriptions=max_listens(settings))
         self.peers: set[Peer] = set()
         self.watched: Counter[str] = Counter()  # URIs that 2026-07-28 listeners asked about
 
@@ -397,6 +399,17 @@ class Hub:
 
 
 Ctx = ServerRequestContext[Peer, Any]
+
+
+def max_listens(settings: Settings) -> int:
+    """Open `subscriptions/listen` streams the server holds at once. Over HTTP each holds a connection for as long
+    as its client keeps it, sending nothing (the idle timeout cuts no request in progress), so with the SDK's 1,024
+    a client's `max_connections` listens held every connection and every other client got 503 until it let go:
+    over HTTP at most half of `max_connections` may listen, the other half is left for requests. Over stdio, the
+    SDK's bound."""
+    if settings.transport != "http":
+        return MAX_LISTENS_STDIO
+    return max(1, settings.max_connections // 2)
 
 
 def _after_the_model(call: Callable[[], T]) -> T:

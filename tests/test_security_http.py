@@ -419,6 +419,51 @@ def test_a_lone_surrogate_is_read_as_a_replacement_character_on_both_revisions(s
         assert httpx2.post(url, content=chunks, headers=headers, timeout=10).status_code == 413, revision
 
 
+META_2026 = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+def open_listen(port: int) -> tuple[socket.socket, bytes]:
+    """A `subscriptions/listen` sent on a connection of its own, kept open; with the first event it got (its
+    acknowledgement, or the error that refused it)."""
+    params = {"notifications": {"toolsListChanged": True}, "_meta": META_2026}
+    body = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "subscriptions/listen", "params": params}).encode()
+    head = (
+        b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n"
+        b"Accept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2026-07-28\r\n"
+        b"Mcp-Method: subscriptions/listen\r\nContent-Length: %d\r\n\r\n" % (port, len(body))
+    )
+    sock = socket.create_connection(("127.0.0.1", port), timeout=20)
+    sock.sendall(head + body)
+    data = b""
+    while b"acknowledged" not in data and b'"error"' not in data:
+        chunk = sock.recv(4096)  # a timeout here raises: neither came
+        assert chunk, data
+        data += chunk
+    return sock, data
+
+
+@pytest.mark.slow
+def test_open_listens_leave_connections_for_other_clients(hand_build: Path) -> None:
+    """A `subscriptions/listen` over HTTP holds its connection for as long as its client keeps it, and the idle
+    timeout cuts no request in progress. With the SDK's bound of 1,024 listens, `max_connections` of them held every
+    connection: every other client was refused 503 until they ended. At most half of `max_connections` may listen
+    now; one more is refused as the SDK refuses a listen over its bound, and other requests are still answered."""
+    with serving(hand_build, {"CAPIDX_MAX_CONNECTIONS": "6"}) as (port, _log), contextlib.ExitStack() as held:
+        answers = []
+        for _ in range(6):
+            sock, first = open_listen(port)
+            held.callback(sock.close)
+            answers.append(first)
+        acknowledged = [answer for answer in answers if b"acknowledged" in answer]
+        refused = [answer for answer in answers if b"Subscription limit reached" in answer]
+        assert (len(acknowledged), len(refused)) == (3, 3), answers
+        assert mcp_answers(port, time.monotonic() + 30), "the open listens shut other clients out"
+
+
 @pytest.mark.slow
 def test_a_client_that_hangs_up_mid_body_costs_one_log_line(hand_build: Path) -> None:
     """Content-Length 1000, 11 bytes sent, then the socket closed: one info line, no traceback (it was an
