@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -139,6 +140,23 @@ def test_a_report_of_a_manifest_written_by_hand_prints_no_forged_line(tmp_path: 
     assert [line for line in _forged_lines(printed) if not line.startswith(ours)] == []
     assert _raw_controls(printed) == []
     assert FORGED in printed or "forged annotation" in printed  # still said, on the line it belongs to
+
+
+def test_a_markdown_report_of_a_manifest_written_by_hand_makes_no_link_or_image(tmp_path: Path) -> None:
+    """A budget row's kind and URI are free text in a forged manifest (a baseline committed in the pull request) and
+    reach the Markdown report, posted as the pull request's comment: a link or an image there was live (a 'review'
+    link to any site, an image fetched from it). Their brackets are escaped now: shown as written, never markup."""
+    project = built_project(tmp_path)
+    manifest_path = project / "build" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text("utf-8"))
+    link, image = "[review](https://evil.example/x)", "![](https://evil.example/p.png)"
+    manifest["budgets"] = [{"kind": f"full {link}", "budget": 1, "tokens": 2, "uri": f"x {image}", "ok": False}]
+    manifest_path.write_text(json.dumps(manifest), "utf-8")
+    result = run_cli(["report", "--build", "build", "--format", "markdown", "--no-fail"], project)
+    assert result.exit_code == 0, result.output
+    assert re.findall(r"(?<!\\)\[[^\]]*(?<!\\)\]\(", result.stdout) == []  # no `[text](` left unescaped
+    assert "\\[review\\](https://evil.example/x)" in result.stdout
+    assert "!\\[\\](https://evil.example/p.png)" in result.stdout
 
 
 def test_inject_names_a_file_given_with_a_line_break_on_one_line(tmp_path: Path) -> None:

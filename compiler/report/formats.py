@@ -392,9 +392,14 @@ def render_markdown(report: Report, *, color: bool = False, config_file: str | N
     return "\n".join(lines) + "\n"
 
 
+_MD_LINK = str.maketrans({"[": "\\[", "]": "\\]"})
+
+
 def _md(text: str) -> str:
-    """Escape what would break a table cell or start markup; no entity either (`&#64;` would show as `@`)."""
-    return _inert_references(_md_code(text.replace("&", "&amp;")))
+    """Escape what would break a table cell or start markup; no entity either (`&#64;` would show as `@`), and no
+    link or image: a forged manifest's budget kind `[review](https://…)` or `![](https://…)` was one in the pull
+    request's comment (capidx's own messages use code spans, which stay)."""
+    return _inert_references(_md_code(text.replace("&", "&amp;").translate(_MD_LINK)))
 
 
 def _md_code(text: str) -> str:
