@@ -150,7 +150,7 @@ def test_a_near_miss_of_a_name_more_agents_use_is_said_in_each_file_of_the_rarer
 
     problems = found(tmp_path, edited(edit))
     assert said(problems) == [
-        (f"agents/{agent}/capabilities/current.json", "$.capabilities[3].name", "warning", "name-near-miss")
+        (f"agents/{agent}/capabilities/current.json", "$.capabilities[3].name", "error", "name-near-miss")
         for agent in ("claude-code", "claude-two")
     ]
     other = place(tmp_path, "copilot-cli", ': "Code Review"')
@@ -158,7 +158,29 @@ def test_a_near_miss_of_a_name_more_agents_use_is_said_in_each_file_of_the_rarer
         assert problem["message"] == (
             f"'Code Revew' is spelled almost like 'Code Review' in {other}, the spelling 3 other agents use"
         )
-        assert problem["hint"].endswith("spell it as the others do")
+        assert problem["hint"].endswith("spell it as the others do, or name another capability apart from it")
+
+
+def test_a_name_one_space_from_the_others_fails_validation_and_the_build_keeps_the_previous_one(
+    tmp_path: Path,
+) -> None:
+    """'CustomInstructions' beside the 'Custom Instructions' every other agent writes (as 'Sub-agents' beside
+    'Subagents') was a warning, which `validate -q` hides: the build made a capability of its own for one agent, and a
+    lookup of that agent answered that its data has no record of the capability the others share. Outvoted, it is an
+    error: validation fails and the build is not written."""
+    write_catalog(tmp_path)
+    assert run_cli(["build", "--out", str(tmp_path / "build"), "-q"], tmp_path).exit_code == 0
+    before = snapshot(tmp_path / "build")
+    write_catalog(
+        tmp_path, edited(lambda docs: custom_instructions(docs, "claude-code").update(name="CustomInstructions"))
+    )
+    validated = run_cli(["validate", "-q"], tmp_path)
+    built = run_cli(["build", "--out", str(tmp_path / "build"), "-q"], tmp_path)
+    assert validated.exit_code == 1 and built.exit_code == 1, (validated.output, built.output)
+    assert "$.capabilities[1].name: 'CustomInstructions' is spelled almost like 'Custom Instructions' in " in (
+        validated.output
+    )
+    assert snapshot(tmp_path / "build") == before
 
 
 # --- name-plural --------------------------------------------------------------------------------------------------

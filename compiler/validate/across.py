@@ -10,8 +10,10 @@ and one category (`capidx.compiler.catalog`), so those records should agree.
 - `name-plural` (error): names that differ only in singular and plural ('Custom Instruction' / 'Custom
   Instructions'): one capability the build would make two of, each agent answered on one of them, so that the
   catalog contradicts itself (within one document, the duplicate-name rule's error, `lint`);
-- `name-near-miss` (warning): a name one typing error from another agent's ('Inline Code Completon'), which the
-  build would make a second capability of.
+- `name-near-miss`: a name one typing error from another agent's ('Inline Code Completon', 'Sub-agents'), which the
+  build would make a second capability of: an error where more agents write the other spelling (the answers about
+  the one agent would say it has no record of the capability the others share), a warning on a tie (either may be
+  the typo).
 
 Each rule decides from every record of the catalog, the documents read only to compare with (`context`: the rest of
 the catalog when a pre-commit hook names the changed files) included, and reports only in the checked documents: a
@@ -31,7 +33,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from capidx.compiler.diagnostics import Diagnostic, plural
+from capidx.compiler.diagnostics import Diagnostic, Severity, plural
 from capidx.compiler.validate import textrules
 from capidx.compiler.validate.load import SourceFile
 from capidx.compiler.validate.textrules import quote
@@ -137,8 +139,8 @@ def _to_compare(group: Sequence[_Record], checked: int) -> list[_Record]:
 
 def check_name_near_misses(sources: Sequence[SourceFile], context: Sequence[SourceFile] = ()) -> list[Diagnostic]:
     """A capability name one typing error away from a name another agent uses ('Inline Code Completon') makes a
-    second capability, with nothing said at build time: a warning in each document that writes the name fewer agents
-    use, naming a place of the other; on a tie, in each of both, since either may be the typo.
+    second capability, with nothing said at build time: an error in each document that writes the name fewer agents
+    use, naming a place of the other; on a tie a warning in each of both, since either may be the typo.
 
     Names within one error of each other share their first or their last letters (`_ends`), so each name is
     compared (`one_edit`) only with the names that share one of its ends: linear in the catalog's letters, not
@@ -276,17 +278,21 @@ def _categories(
 
 
 def _near_miss(documents: Sequence[SourceFile], record: _Record, other: _Record, ours: int, theirs: int) -> Diagnostic:
-    """The warning at `record`, whose name `ours` agents use, one typing error from `other`'s, which `theirs` use."""
+    """At `record`, whose name `ours` agents use, one typing error from `other`'s, which `theirs` use: an error where
+    the others outvote it (the build would split their capability, and a lookup of this agent would answer that it
+    has no record of it), a warning on a tie."""
     said = f"{quote(record.name)} is spelled almost like {quote(other.name)} in {_where(documents, other, 'name')}"
     if theirs > ours:
         message = f"{said}, the spelling {plural(theirs, 'other agent')} use"
-        hint = f"{_NEAR_MISS_HINT}: spell it as the others do"
+        hint = f"{_NEAR_MISS_HINT}: spell it as the others do, or name another capability apart from it"
+        severity: Severity = "error"
     else:
         each = "one agent each" if ours == 1 else f"{ours} agents each"
         message = f"{said}, {each}: one of the two is likely a typo"
         hint = f"{_NEAR_MISS_HINT}: correct the misspelled one"
+        severity = "warning"
     parts = ("capabilities", record.index, "name")
-    return documents[record.document].diagnostic(parts, "warning", message, hint, "name-near-miss")
+    return documents[record.document].diagnostic(parts, severity, message, hint, "name-near-miss")
 
 
 def _where(documents: Sequence[SourceFile], record: _Record, field: str) -> str:
