@@ -183,6 +183,33 @@ def test_a_name_one_space_from_the_others_fails_validation_and_the_build_keeps_t
     assert snapshot(tmp_path / "build") == before
 
 
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("Memory File", "'Memory File' is the alias table's phrase for 'Custom Instructions'"),
+        ("Tool Servers", "'Tool Servers' is in agents/claude-code/capabilities/current.json:"),
+    ],
+)
+def test_a_name_that_is_another_capabilitys_alias_is_said_at_the_name(tmp_path: Path, name: str, said: str) -> None:
+    """'Shell Commands' for a new agent's Shell Command Execution validated with a warning at the alias table only
+    ("remove the alias"), in a file the new agent's author never opened, while the build made a capability of the
+    name and the phrase no longer led where it did. Said at the name too: the table's phrase, or a record's alias
+    with its place."""
+
+    def edit(docs: Docs) -> None:
+        docs["copilot-cli"]["capabilities"][3]["name"] = name  # 'Code Review': a capability of its own
+
+    write_catalog(tmp_path, edited(edit))
+    result = run_cli(["validate", "-v", "--format", "json"], tmp_path)
+    problems = [p for p in json.loads(result.stdout)["diagnostics"] if p["code"] == "name-is-alias"]
+    assert [(p["path"], p["pointer"], p["severity"]) for p in problems] == [
+        ("agents/copilot-cli/capabilities/current.json", "$.capabilities[3].name", "warning")
+    ]
+    assert problems[0]["message"].startswith(said)
+    assert problems[0]["message"].endswith("the build makes a capability of it")
+    assert result.exit_code == 0  # a warning: a capability may be named with another's alias on purpose
+
+
 # --- name-plural --------------------------------------------------------------------------------------------------
 
 

@@ -17,7 +17,7 @@ from capidx.compiler.validate.load import SourceFile
 from capidx.compiler.validate.textrules import items, quote
 from capidx.schema.lexicon import identifiers
 from capidx.schema.text import normalize, slugify
-from capidx.schema.wording import suggest
+from capidx.schema.wording import shown, suggest
 from capidx.schema.yamldata import json_path
 
 _OWN_WORD = "an agent's own word for a capability belongs in its record's `terminology`"
@@ -276,6 +276,38 @@ def _shared_alias(
         return None
     hint = f"one phrase names one capability: drop it from one of them; {_OWN_WORD}"
     return source.diagnostic(alias.parts, "warning", message, hint, "alias-shared")
+
+
+def check_names_that_are_aliases(
+    sources: Sequence[SourceFile],
+    context: Sequence[SourceFile] = (),
+    table: Any = None,
+    names: Mapping[str, Named] | None = None,
+) -> list[Diagnostic]:
+    """A capability's name that is another capability's alias, in the table or a record ('Shell Commands', the table's
+    phrase for Shell Command Execution): the build makes a capability of its own of it, and the phrase, answered as a
+    name first, no longer leads to the other one. The alias rules say so at the alias ("remove the alias"), in files
+    the author of the name may never have opened; said at the name (`name-is-alias`), where the choice is made."""
+    documents = (*sources, *context)
+    names = name_keys(documents) if names is None else names
+    aliased = {key: (named, "the alias table's phrase for") for key, named in table_targets(table, names).items()}
+    for key, alias in _record_aliases(documents):
+        if key not in aliased:
+            at = documents[alias.document].source_map.place(alias.parts)[0]
+            where = f"{shown(documents[alias.document].path)}:{at[0]}:{at[1]}" if at else shown(alias.phrase)
+            aliased[key] = (alias.owner, f"in {where} an alias of")
+    problems = []
+    for source in sources:
+        for index, capability in items(source.data, "capabilities"):
+            named = _named(capability)
+            other, how = aliased.get(normalize(named.name), (None, "")) if named is not None else (None, "")
+            if named is None or other is None or other.slug == named.slug:
+                continue
+            message = f"{quote(named.name)} is {how} {quote(other.name)}: the build makes a capability of it"
+            hint = f"for a record of {quote(other.name)}, name it so; for another capability, give the alias up"
+            at = ("capabilities", index, "name")
+            problems.append(source.diagnostic(at, "warning", message, hint, "name-is-alias"))
+    return problems
 
 
 def _record_aliases(documents: Sequence[SourceFile]) -> Iterator[tuple[str, _RecordAlias]]:

@@ -129,6 +129,7 @@ def _validate_project(
     named = alias_rules.name_keys((*sources, *context))  # once: the table rules and the records' aliases read it
     aliases, table, problems = _check_alias_tables(inputs, names, catalog_complete, (*sources, *context), named)
     diagnostics += problems + alias_rules.check_record_aliases(sources, context, table, named)
+    diagnostics += alias_rules.check_names_that_are_aliases(sources, context, table, named)
     unmade = {str(source.path): source.unmade for source in sources}
     diagnostics = _within_warning_cap(sorted(_unsaid_of_nulls(diagnostics, sources), key=_reading_order), unmade)
     if strict:
