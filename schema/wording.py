@@ -223,7 +223,7 @@ def within_edits(a: str, b: str, limit: int) -> bool:
 _FORMAT_HINTS = {
     "date": "write the date as YYYY-MM-DD",
     "date-time": "write an RFC 3339 date-time such as 2026-01-31T09:00:00Z",
-    "uri": "write an absolute URI such as https://example.com/docs",
+    "uri": "write an absolute URI, starting with https:// (or http://)",
     "email": "write an address such as name@example.com",
 }
 _MAX_LISTED = 25
@@ -367,7 +367,7 @@ def _hint(error: Any, written: Callable[[], str | None] = lambda: None) -> str |
         return _type_hint(expected, value, written)
     if kind == "format":
         impossible = _impossible_date(value) if expected in ("date", "date-time") else None
-        return impossible or _no_offset(value, expected) or _FORMAT_HINTS.get(expected)
+        return impossible or _no_offset(value, expected) or _no_scheme(value, expected) or _FORMAT_HINTS.get(expected)
     if kind == "pattern" and isinstance(value, str) and not value.isprintable():  # the pattern alone says little
         return "it holds a line break, a tab or another character that cannot be shown: write it on one line"
     if kind == "uniqueItems" and isinstance(value, list):
@@ -464,6 +464,21 @@ def _no_offset(value: Any, expected: str) -> str | None:
     if not validate_rfc3339(value.upper() + "Z"):
         return None
     return f"the offset from UTC is missing: write {value}Z for UTC, or an offset such as {value}+02:00"
+
+
+# An address written without its scheme ('docs.vendor.dev/cli/hooks'): a host of dotted labels, then a path.
+_HOST_AND_PATH = re.compile(r"[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+(?:[/?#]\S*)?", re.ASCII)
+_SHOWN_ADDRESS = 200  # characters of an address a hint repeats (a single-line field's length)
+
+
+def _no_scheme(value: Any, expected: str) -> str | None:
+    """For an address that is one but for its scheme, that address with it: the generic hint's example domain would
+    be copied, and is itself a placeholder validate warns about."""
+    if expected != "uri" or not isinstance(value, str) or len(value) > _SHOWN_ADDRESS:
+        return None
+    if not _HOST_AND_PATH.fullmatch(value):
+        return None
+    return f"the scheme is missing: write https://{value}"
 
 
 def _closest(value: str, allowed: list[str]) -> str | None:
