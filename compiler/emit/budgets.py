@@ -33,6 +33,9 @@ class BudgetResult:
 # How to size every budget at once, named wherever a breach is (`budget_remedy`): a catalog far larger than the one
 # its budgets were set for breaches them all, and raising them one key at a time is guesswork.
 PROPOSE = "`capidx report --propose-budgets` prints them sized from this build"
+# The overviews whose size is the catalog's shape, a row per capability and a cell per agent, more than its text: a new
+# agent or capability breaches them, and shortening descriptions does not bring them back.
+_GRIDS = ("summary", "instructions", "memory")
 
 
 def budget_remedy(breached: Sequence[tuple[str, str]], config_file: str | None) -> str:
@@ -42,7 +45,11 @@ def budget_remedy(breached: Sequence[tuple[str, str]], config_file: str | None) 
     keys = _series([f"budgets.{kind}" for kind, _ in breached])
     documents = _series([document for _, document in breached])
     where = config_file or "the capidx.yaml the build used"
-    return f"to fit: raise {keys} in {where} ({PROPOSE}), or shorten the catalog text behind {documents}"
+    line = f"to fit: raise {keys} in {where} ({PROPOSE}), or shorten the catalog text behind {documents}"
+    if grids := [kind for kind, _ in breached if kind in _GRIDS]:
+        grows = "grows" if len(grids) == 1 else "grow"
+        line += f" ({_series(grids)} {grows} with every agent and capability: shorter text frees little there)"
+    return line
 
 
 def _series(names: Sequence[str]) -> str:
