@@ -291,22 +291,30 @@ def check_names_that_are_aliases(
     documents = (*sources, *context)
     names = name_keys(documents) if names is None else names
     aliased = {key: (named, "the alias table's phrase for") for key, named in table_targets(table, names).items()}
+    # Only the checked names are looked up, and a record alias's place is found only for one of them: finding the
+    # place of every alias of a catalog of 200,000 took 7 s (`place` reads the document up to each one).
+    checked = [
+        (source, index, named, normalize(named.name))
+        for source in sources
+        for index, capability in items(source.data, "capabilities")
+        if (named := _named(capability)) is not None
+    ]
+    wanted = {key for *_, key in checked if key not in aliased}
     for key, alias in _record_aliases(documents):
-        if key not in aliased:
+        if key in wanted:
+            wanted.discard(key)
             at = documents[alias.document].source_map.place(alias.parts)[0]
             where = f"{shown(documents[alias.document].path)}:{at[0]}:{at[1]}" if at else shown(alias.phrase)
             aliased[key] = (alias.owner, f"in {where} an alias of")
     problems = []
-    for source in sources:
-        for index, capability in items(source.data, "capabilities"):
-            named = _named(capability)
-            other, how = aliased.get(normalize(named.name), (None, "")) if named is not None else (None, "")
-            if named is None or other is None or other.slug == named.slug:
-                continue
+    for source, index, named, key in checked:
+        other, how = aliased.get(key, (None, ""))
+        if other is not None and other.slug != named.slug:
             message = f"{quote(named.name)} is {how} {quote(other.name)}: the build makes a capability of it"
             hint = f"for a record of {quote(other.name)}, name it so; for another capability, give the alias up"
-            at = ("capabilities", index, "name")
-            problems.append(source.diagnostic(at, "warning", message, hint, "name-is-alias"))
+            problems.append(
+                source.diagnostic(("capabilities", index, "name"), "warning", message, hint, "name-is-alias")
+            )
     return problems
 
 
