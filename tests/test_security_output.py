@@ -150,13 +150,18 @@ def test_a_markdown_report_of_a_manifest_written_by_hand_makes_no_link_or_image(
     manifest_path = project / "build" / "manifest.json"
     manifest = json.loads(manifest_path.read_text("utf-8"))
     link, image = "[review](https://evil.example/x)", "![](https://evil.example/p.png)"
-    manifest["budgets"] = [{"kind": f"full {link}", "budget": 1, "tokens": 2, "uri": f"x {image}", "ok": False}]
+    escaped = "\\[escaped\\](https://evil.example/y)"  # its backslashes would escape the escapes added
+    manifest["budgets"] = [
+        {"kind": f"full {link} {escaped}", "budget": 1, "tokens": 2, "uri": f"x {image}", "ok": False}
+    ]
     manifest_path.write_text(json.dumps(manifest), "utf-8")
     result = run_cli(["report", "--build", "build", "--format", "markdown", "--no-fail"], project)
     assert result.exit_code == 0, result.output
-    assert re.findall(r"(?<!\\)\[[^\]]*(?<!\\)\]\(", result.stdout) == []  # no `[text](` left unescaped
+    # no `](` after an even run of backslashes (none, or escaped ones): no link or image is closed
+    assert re.findall(r"(?<!\\)(?:\\\\)*\]\(", result.stdout) == []
     assert "\\[review\\](https://evil.example/x)" in result.stdout
     assert "!\\[\\](https://evil.example/p.png)" in result.stdout
+    assert "\\\\\\[escaped\\\\\\](https://evil.example/y)" in result.stdout  # shown as written
 
 
 def test_inject_names_a_file_given_with_a_line_break_on_one_line(tmp_path: Path) -> None:

@@ -393,13 +393,17 @@ def render_markdown(report: Report, *, color: bool = False, config_file: str | N
 
 
 _MD_LINK = str.maketrans({"[": "\\[", "]": "\\]"})
+# Backslashes before a bracket, doubled: the bracket's own escape would otherwise be escaped by them (`\[x\](…)`
+# became `\\[x\\](…)`, a literal backslash and a live link).
+_MD_BACKSLASHES = re.compile(r"\\+(?=[\[\]])")
 
 
 def _md(text: str) -> str:
     """Escape what would break a table cell or start markup; no entity either (`&#64;` would show as `@`), and no
     link or image: a forged manifest's budget kind `[review](https://…)` or `![](https://…)` was one in the pull
     request's comment (capidx's own messages use code spans, which stay)."""
-    return _inert_references(_md_code(text.replace("&", "&amp;").translate(_MD_LINK)))
+    text = _MD_BACKSLASHES.sub(lambda run: run[0] * 2, text.replace("&", "&amp;"))
+    return _inert_references(_md_code(text.translate(_MD_LINK)))
 
 
 def _md_code(text: str) -> str:
