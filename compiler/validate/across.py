@@ -11,9 +11,10 @@ and one category (`capidx.compiler.catalog`), so those records should agree.
   Instructions'): one capability the build would make two of, each agent answered on one of them, so that the
   catalog contradicts itself (within one document, the duplicate-name rule's error, `lint`);
 - `name-near-miss`: a name one typing error from another agent's ('Inline Code Completon', 'Sub-agents'), which the
-  build would make a second capability of: an error where more agents write the other spelling (the answers about
-  the one agent would say it has no record of the capability the others share), a warning on a tie (either may be
-  the typo).
+  build would make a second capability of. An error where the two differ only in a space or hyphen between words
+  ('Sub-agents' / 'Subagents': one word written apart and together is one name) and more agents write the other
+  spelling: the answers about the one agent would say it has no record of the capability the others share. Else a
+  warning: one letter apart may be two capabilities ('Mode Selection' / 'Model Selection').
 
 Each rule decides from every record of the catalog, the documents read only to compare with (`context`: the rest of
 the catalog when a pre-commit hook names the changed files) included, and reports only in the checked documents: a
@@ -139,8 +140,9 @@ def _to_compare(group: Sequence[_Record], checked: int) -> list[_Record]:
 
 def check_name_near_misses(sources: Sequence[SourceFile], context: Sequence[SourceFile] = ()) -> list[Diagnostic]:
     """A capability name one typing error away from a name another agent uses ('Inline Code Completon') makes a
-    second capability, with nothing said at build time: an error in each document that writes the name fewer agents
-    use, naming a place of the other; on a tie a warning in each of both, since either may be the typo.
+    second capability, with nothing said at build time: said in each document that writes the name fewer agents
+    use, naming a place of the other (`_near_miss`: an error for a space or hyphen apart, else a warning); on a tie a
+    warning in each of both, since either may be the typo.
 
     Names within one error of each other share their first or their last letters (`_ends`), so each name is
     compared (`one_edit`) only with the names that share one of its ends: linear in the catalog's letters, not
@@ -278,19 +280,21 @@ def _categories(
 
 
 def _near_miss(documents: Sequence[SourceFile], record: _Record, other: _Record, ours: int, theirs: int) -> Diagnostic:
-    """At `record`, whose name `ours` agents use, one typing error from `other`'s, which `theirs` use: an error where
-    the others outvote it (the build would split their capability, and a lookup of this agent would answer that it
-    has no record of it), a warning on a tie."""
+    """At `record`, whose name `ours` agents use, one typing error from `other`'s, which `theirs` use. An error where
+    the others outvote it and the two differ only in a space (a hyphen, normalized) between words: one word written
+    apart and together is one name, and the build would split the capability, a lookup of this agent answering that
+    it has no record of it. Else a warning: a letter apart may name another capability ('Mode Selection')."""
     said = f"{quote(record.name)} is spelled almost like {quote(other.name)} in {_where(documents, other, 'name')}"
+    severity: Severity = "warning"
     if theirs > ours:
         message = f"{said}, the spelling {plural(theirs, 'other agent')} use"
-        hint = f"{_NEAR_MISS_HINT}: spell it as the others do, or name another capability apart from it"
-        severity: Severity = "error"
+        hint = f"{_NEAR_MISS_HINT}: spell it as the others do"
+        if record.key.replace(" ", "") == other.key.replace(" ", ""):
+            severity = "error"
     else:
         each = "one agent each" if ours == 1 else f"{ours} agents each"
         message = f"{said}, {each}: one of the two is likely a typo"
         hint = f"{_NEAR_MISS_HINT}: correct the misspelled one"
-        severity = "warning"
     parts = ("capabilities", record.index, "name")
     return documents[record.document].diagnostic(parts, severity, message, hint, "name-near-miss")
 
