@@ -466,8 +466,10 @@ def _no_offset(value: Any, expected: str) -> str | None:
     return f"the offset from UTC is missing: write {value}Z for UTC, or an offset such as {value}+02:00"
 
 
-# An address written without its scheme ('docs.vendor.dev/cli/hooks'): a host of dotted labels, then a path.
-_HOST_AND_PATH = re.compile(r"[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+(?:[/?#]\S*)?", re.ASCII)
+# An address written without its scheme ('docs.vendor.dev/cli/hooks'): a host of dotted labels ending in a top-level
+# domain of letters, then a path. Not a file name ('README.md', 'cli.md#hooks') nor a version ('1.5', 'v1.2.3').
+_HOST_AND_PATH = re.compile(r"[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.([A-Za-z]{2,})(?:[/?#]\S*)?", re.ASCII)
+_FILE_SUFFIXES = frozenset("md markdown html htm json yaml yml txt rst toml xml pdf py js ts".split())
 _SHOWN_ADDRESS = 200  # characters of an address a hint repeats (a single-line field's length)
 
 
@@ -476,7 +478,8 @@ def _no_scheme(value: Any, expected: str) -> str | None:
     be copied, and is itself a placeholder validate warns about."""
     if expected != "uri" or not isinstance(value, str) or len(value) > _SHOWN_ADDRESS:
         return None
-    if not _HOST_AND_PATH.fullmatch(value):
+    found = _HOST_AND_PATH.fullmatch(value)
+    if found is None or found.group(1).lower() in _FILE_SUFFIXES:
         return None
     return f"the scheme is missing: write https://{value}"
 

@@ -270,3 +270,25 @@ def test_a_warning_about_a_source_names_its_capability_and_keeps_its_place(tmp_p
     assert annotation.startswith("::warning file=agents/claude-code/capabilities/current.json,line=89,col=9,title=")
     assert "never-verified (3)::$.capabilities[1].sources[0]: source never verified, in capability " in annotation
     assert "'Custom Instructions' (check that it supports the claim" in annotation
+
+
+@pytest.mark.parametrize(
+    ("url", "hint"),
+    [
+        ("docs.vendor.dev/cli/hooks#setup", "the scheme is missing: write https://docs.vendor.dev/cli/hooks#setup"),
+        ("github.com/owner/repo", "the scheme is missing: write https://github.com/owner/repo"),
+        ("README.md", "write an absolute URI, starting with https:// (or http://)"),  # a file, not a host
+        ("cli.md#hooks", "write an absolute URI, starting with https:// (or http://)"),
+        ("v1.2.3", "write an absolute URI, starting with https:// (or http://)"),  # a version
+    ],
+)
+def test_an_address_without_its_scheme_is_told_the_address_with_it(tmp_path: Path, url: str, hint: str) -> None:
+    """The hint offered `https://example.com/docs`, a domain validate itself warns about as a placeholder; an address
+    that is a host and a path without `https://` is told the address with it, anything else how to start one."""
+    docs = documents()
+    mcp(docs["claude-code"])["sources"][0]["url"] = url
+    write_catalog(tmp_path, docs)
+    result = run_cli(["validate", "--format", "json"], tmp_path)
+    assert result.exit_code == 1, result.output
+    (problem,) = [p for p in json.loads(result.stdout)["diagnostics"] if p["pointer"].endswith("sources[0].url")]
+    assert problem["hint"] == hint
