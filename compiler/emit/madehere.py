@@ -131,15 +131,19 @@ def _prune(folder: Path) -> None:
     try:
         with os.scandir(folder) as found:
             names = [entry for entry in found if _ENTRY.fullmatch(entry.name)]
-        if len(names) <= MAX_RECORDS:
-            return
-        dated = []
-        for entry in names:
-            info = entry.stat(follow_symlinks=False)
-            if stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid():
-                dated.append((info.st_mtime_ns, entry.name))
+        user = os.getuid()
     except (OSError, AttributeError):  # AttributeError: no getuid
         return
+    if len(names) <= MAX_RECORDS:
+        return
+    dated = []
+    for entry in names:
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:  # gone meanwhile (another build pruned it): nothing to weigh
+            continue
+        if stat.S_ISREG(info.st_mode) and info.st_uid == user:
+            dated.append((info.st_mtime_ns, entry.name))
     for _, name in sorted(dated)[: max(0, len(dated) - MAX_RECORDS)]:
         with contextlib.suppress(OSError):
             os.unlink(folder / name)
