@@ -409,7 +409,7 @@ def max_listens(settings: Settings) -> int:
     SDK's bound."""
     if settings.transport != "http":
         return MAX_LISTENS_STDIO
-    return max(1, settings.max_connections // 2)
+    return settings.max_connections // 2  # one connection (max_connections 1): none, it would hold that one
 
 
 def _after_the_model(call: Callable[[], T]) -> T:
