@@ -141,15 +141,20 @@ def _page(body: bytes) -> dict[str, Route]:
     return {"/page": Route(body=body, headers={"Content-Type": "text/html"})}
 
 
+def _verified(tmp_path: Path, page: bytes, options: list[str] = FAST) -> None:
+    """A catalog whose one source is `page`, served as HTML, is verified: the run reads it to its end."""
+    with serving(_page(page)) as server:
+        write_catalog(tmp_path, {"alpha": document([source(server.url("/page"))])})
+        result = _verify(tmp_path, "agents", *options)
+    assert result.exit_code == 0, result.output
+    assert "1 source on 1 page: 1 verified" in result.stdout
+
+
 def test_a_page_with_a_marked_section_python_does_not_know_is_still_read(tmp_path: Path) -> None:
     """`<![x` made Python 3.11's parser raise AssertionError out of `feed`: one such page (a source's URL is anyone's)
     ended the whole run with a traceback, no source reported."""
     page = f"<html><body><p>{EXCERPT}</p><![x <![<![ ]></body></html>".encode()
-    with serving(_page(page)) as marked:
-        write_catalog(tmp_path, {"alpha": document([source(marked.url("/page"))])})
-        result = _verify(tmp_path, "agents", *FAST)
-    assert result.exit_code == 0, result.output
-    assert "1 source on 1 page: 1 verified" in result.stdout
+    _verified(tmp_path, page)
 
 
 @pytest.mark.parametrize("charset", ["base64", "zlib", "idna", "undefined"])
@@ -157,11 +162,7 @@ def test_a_page_naming_a_codec_that_is_no_text_encoding_is_read_as_utf_8(tmp_pat
     """The page names its charset, and Python knows codecs that are no text encoding (`base64`: LookupError from
     `decode`) or refuse the `replace` handler (`idna`: UnicodeError): one such page ended the run with a traceback."""
     page = f"<html><head><meta charset={charset}></head><body><p>{EXCERPT}</p></body></html>".encode()
-    with serving(_page(page)) as named:
-        write_catalog(tmp_path, {"alpha": document([source(named.url("/page"))])})
-        result = _verify(tmp_path, "agents", *FAST)
-    assert result.exit_code == 0, result.output
-    assert "1 source on 1 page: 1 verified" in result.stdout
+    _verified(tmp_path, page)
 
 
 def test_a_page_ending_inside_an_unclosed_tag_is_read_without_it(tmp_path: Path) -> None:
@@ -172,12 +173,7 @@ def test_a_page_ending_inside_an_unclosed_tag_is_read_without_it(tmp_path: Path)
         page = parse_page(b"<html><body><p>hello world</p>" + end, "text/html")
         assert page.text == "hello world", end
     page = f"<html><body><p>{EXCERPT}</p>".encode() + b"<a" * 20_000
-    fast = [*FAST[:-4], "--max-bytes", "1048576", *FAST[-2:]]  # FAST's 16 KiB would refuse the page unread
-    with serving(_page(page)) as unclosed:
-        write_catalog(tmp_path, {"alpha": document([source(unclosed.url("/page"))])})
-        result = _verify(tmp_path, "agents", *fast)
-    assert result.exit_code == 0, result.output
-    assert "1 source on 1 page: 1 verified" in result.stdout
+    _verified(tmp_path, page, [*FAST[:-4], "--max-bytes", "1048576", *FAST[-2:]])  # FAST's 16 KiB would refuse it
 
 
 def test_loopback_refused_without_allow_private(tmp_path: Path) -> None:
