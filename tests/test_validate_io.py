@@ -130,6 +130,30 @@ def test_an_agent_folder_with_its_data_in_the_wrong_place_is_an_error_naming_the
     assert run_cli(["build", "-q"], cwd=tmp_path).exit_code == 1
 
 
+def test_an_agent_folder_put_beside_the_catalog_is_said_to_be_unread(tmp_path: Path) -> None:
+    """A maintainer put a new agent's folder at the project's top, beside `agents/`: validate said "5 files valid", the
+    agent was not in the build, and nothing said why. A warning names its document and where agent folders go; the
+    project's other folders, and those named by a pre-commit hook's file list, are not looked into."""
+    agents = write_catalog(tmp_path)
+    first = sorted(agents.glob("*/capabilities/current.json"))[0]
+    (tmp_path / "forge-cli" / "capabilities").mkdir(parents=True)
+    (tmp_path / "forge-cli" / "capabilities" / "current.yaml").write_text("agent: {}\n", encoding="utf-8")
+    (tmp_path / "web" / "capabilities").mkdir(parents=True)  # the project's own: no document there
+    (tmp_path / "web" / "capabilities" / "list.json").write_text("[]", encoding="utf-8")
+    (tmp_path / ".old" / "capabilities").mkdir(parents=True)  # hidden
+    (tmp_path / ".old" / "capabilities" / "current.json").write_bytes(first.read_bytes())
+
+    result = run_cli(["validate", "--format", "json"], cwd=tmp_path)
+    named = run_cli(["validate", "--format", "json", str(first.relative_to(tmp_path))], cwd=tmp_path)
+
+    assert result.exit_code == 0, result.output
+    said = [d for d in json.loads(result.output)["diagnostics"] if d["code"] == "unread"]
+    assert [(d["path"], d["severity"]) for d in said] == [("forge-cli/capabilities/current.yaml", "warning")]
+    assert said[0]["message"] == "not read: an agent folder beside the catalog folder agents/"
+    assert said[0]["hint"] == "move forge-cli/ into agents/, where capidx reads agent folders"
+    assert not [d for d in json.loads(named.output)["diagnostics"] if d["code"] == "unread"]
+
+
 def test_capability_data_linked_in_from_outside_the_catalog_is_not_read(tmp_path: Path) -> None:
     """A data file of an agent folder without its document is read to tell capability data from other data; one that
     is a symbolic link leading out of the catalog is not read (a pull request must not learn, from an error rather

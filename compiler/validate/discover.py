@@ -8,6 +8,7 @@ Paths that do not exist are problems (code `io`, exit 2), reported together with
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -233,7 +234,36 @@ def _from_config(config: Config, templates_listed: bool = False) -> Inputs:
     if not documents and not problems:
         problems.append(_nothing_found(config.agents))
     problems += unread(config.agents, [*found, *_configured(config), *table.known], _not_catalog(config))
+    problems += _agents_beside(config)
     return Inputs(tuple(documents), aliases, (), (*refused, *problems), complete=not unlisted)
+
+
+BESIDE_LOOKED_AT = 1_000  # entries of the project's top looked into for an agent folder put beside the catalog
+
+
+def _agents_beside(config: Config) -> list[Diagnostic]:
+    """An agent folder put at the project's top beside the catalog (`forge-cli/capabilities/current.json` next to
+    `agents/`), which no walk of the catalog reaches: validate said "5 files valid" and the agent was not in the build,
+    with nothing to say why. A warning at its document (other folders there are the project's own). Only where the
+    catalog is a folder at the project's top, and at most `BESIDE_LOOKED_AT` of its entries are looked into."""
+    top = config.agents.parent
+    if _real(top) != _real(config.root):
+        return []
+    problems = []
+    try:
+        with os.scandir(top) as entries:
+            for entry in itertools.islice(entries, BESIDE_LOOKED_AT):
+                if entry.name.startswith(".") or not entry.is_dir() or _key(Path(entry.path)) == _key(config.agents):
+                    continue
+                for name in CAPABILITY_FILE_NAMES:
+                    document = Path(entry.path, "capabilities", name)
+                    if document.is_file():
+                        message = f"not read: an agent folder beside the catalog folder {config.agents.name}/"
+                        hint = f"move {entry.name}/ into {config.agents.name}/, where capidx reads agent folders"
+                        problems.append(Diagnostic(str(document), None, None, "", "warning", message, hint, "unread"))
+    except OSError:  # the project's top cannot be listed: the catalog's own walk says what it can
+        return problems
+    return problems
 
 
 def _unlisted(refused: FolderUnreadable) -> Diagnostic:
