@@ -154,6 +154,25 @@ def test_an_agent_folder_put_beside_the_catalog_is_said_to_be_unread(tmp_path: P
     assert not [d for d in json.loads(named.output)["diagnostics"] if d["code"] == "unread"]
 
 
+def test_a_folder_at_the_top_that_cannot_be_searched_leaves_the_agent_folders_beside_the_catalog_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder at the project's top this user may not search (a container's data folder owned by root) ended the
+    look for agent folders beside the catalog at the first one met (Path.is_file raised the PermissionError): the
+    agent folder listed after it went unsaid. Such a folder is passed over. Simulated: root may search any folder."""
+    write_catalog(tmp_path)
+    (tmp_path / "forge-cli" / "capabilities").mkdir(parents=True)
+    (tmp_path / "forge-cli" / "capabilities" / "current.yaml").write_text("agent: {}\n", encoding="utf-8")
+    for number in range(20):  # listed in an order of the file system's: most of them before forge-cli
+        (tmp_path / f"data-{number}").mkdir()
+        deny_search(monkeypatch, tmp_path / f"data-{number}")
+
+    result = run_cli(["validate", "--format", "json"], cwd=tmp_path)
+
+    said = [d["path"] for d in json.loads(result.output)["diagnostics"] if d["code"] == "unread"]
+    assert said == ["forge-cli/capabilities/current.yaml"], result.output
+
+
 def test_capability_data_linked_in_from_outside_the_catalog_is_not_read(tmp_path: Path) -> None:
     """A data file of an agent folder without its document is read to tell capability data from other data; one that
     is a symbolic link leading out of the catalog is not read (a pull request must not learn, from an error rather

@@ -253,17 +253,29 @@ def _agents_beside(config: Config) -> list[Diagnostic]:
     try:
         with os.scandir(top) as entries:
             for entry in itertools.islice(entries, BESIDE_LOOKED_AT):
-                if entry.name.startswith(".") or not entry.is_dir() or _key(Path(entry.path)) == _key(config.agents):
+                if entry.name.startswith(".") or _key(Path(entry.path)) == _key(config.agents):
                     continue
-                for name in CAPABILITY_FILE_NAMES:
-                    document = Path(entry.path, "capabilities", name)
-                    if document.is_file():
-                        message = f"not read: an agent folder beside the catalog folder {config.agents.name}/"
-                        hint = f"move {entry.name}/ into {config.agents.name}/, where capidx reads agent folders"
-                        problems.append(Diagnostic(str(document), None, None, "", "warning", message, hint, "unread"))
+                for document in _beside(entry):
+                    message = f"not read: an agent folder beside the catalog folder {config.agents.name}/"
+                    hint = f"move {entry.name}/ into {config.agents.name}/, where capidx reads agent folders"
+                    problems.append(Diagnostic(str(document), None, None, "", "warning", message, hint, "unread"))
     except OSError:  # the project's top cannot be listed: the catalog's own walk says what it can
         return problems
     return problems
+
+
+def _beside(entry: os.DirEntry[str]) -> list[Path]:
+    """The capability documents of a folder at the project's top; none where it cannot be looked into (a folder this
+    user may not search, such as a container's data folder owned by root: Path.is_file raises the PermissionError,
+    which ended the look at the first such folder, the agent folders listed after it unsaid)."""
+    try:
+        if not entry.is_dir():
+            return []
+        return [
+            document for name in CAPABILITY_FILE_NAMES if (document := Path(entry.path, "capabilities", name)).is_file()
+        ]
+    except OSError:
+        return []
 
 
 def _unlisted(refused: FolderUnreadable) -> Diagnostic:
