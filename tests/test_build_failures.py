@@ -416,3 +416,34 @@ def test_fingerprints_of_builds_are_bounded_least_recently_used_first(
     run_cli(["build", "--out", str(tmp_path / "third"), "-q"], cwd=project)
     assert not ours.exists()  # the least recently used went: the build there is no longer taken as up to date
     assert "up to date" not in _build(project).stdout
+
+
+def test_a_fingerprint_gone_while_the_cache_is_pruned_is_passed_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An entry listed, then pruned by another build before it was looked at, ended the pruning: the cache was left
+    past its bound. It is passed over, and the least recently used of the others still go."""
+    import contextlib
+    import os
+    from collections.abc import Iterator
+
+    from capidx.compiler.emit import madehere
+
+    monkeypatch.setattr(madehere, "MAX_RECORDS", 2)
+    entries = [tmp_path / f"build-{n:064x}" for n in range(5)]
+    for age, entry in enumerate(entries):
+        entry.write_bytes(b"0" * 64)
+        os.utime(entry, (1_000_000 + age, 1_000_000 + age))
+    listed = os.scandir
+
+    @contextlib.contextmanager
+    def then_one_gone(path: Path) -> Iterator[Iterator[os.DirEntry[str]]]:
+        with listed(path) as found:
+            listing = list(found)
+        entries[-1].unlink()  # another build pruned it meanwhile
+        yield iter(listing)
+
+    monkeypatch.setattr(madehere.os, "scandir", then_one_gone)
+    madehere._prune(tmp_path)
+
+    assert [entry.exists() for entry in entries] == [False, False, True, True, False]
