@@ -464,6 +464,20 @@ def test_open_listens_leave_connections_for_other_clients(hand_build: Path) -> N
         assert mcp_answers(port, time.monotonic() + 30), "the open listens shut other clients out"
 
 
+@pytest.mark.parametrize(("connections", "listens"), [(1, 0), (2, 1), (7, 3)])
+def test_open_listens_leave_a_connection_for_requests_however_few_there_are(
+    tmp_path: Path, connections: int, listens: int
+) -> None:
+    """Half of `max_connections`, rounded down, may listen over HTTP: with one connection, none (the one listen
+    allowed held the only connection, and every request was answered 503 while it lasted). stdio has the SDK's bound."""
+    from capidx.server.app import MAX_LISTENS_STDIO, max_listens
+    from capidx.server.settings import Settings
+
+    settings = Settings(tmp_path, True, (), True, "http", "127.0.0.1", 8000, (), (), False, connections)
+    assert max_listens(settings) == listens
+    assert max_listens(Settings(tmp_path, True, (), True, "stdio", "", 0, (), (), False, 1)) == MAX_LISTENS_STDIO
+
+
 @pytest.mark.slow
 def test_a_client_that_hangs_up_mid_body_costs_one_log_line(hand_build: Path) -> None:
     """Content-Length 1000, 11 bytes sent, then the socket closed: one info line, no traceback (it was an
