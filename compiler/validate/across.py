@@ -11,10 +11,10 @@ and one category (`capidx.compiler.catalog`), so those records should agree.
   Instructions'): one capability the build would make two of, each agent answered on one of them, so that the
   catalog contradicts itself (within one document, the duplicate-name rule's error, `lint`);
 - `name-near-miss`: a name one typing error from another agent's ('Inline Code Completon', 'Sub-agents'), which the
-  build would make a second capability of. An error where the two differ only in a space or hyphen between words
-  ('Sub-agents' / 'Subagents': one word written apart and together is one name) and more agents write the other
-  spelling: the answers about the one agent would say it has no record of the capability the others share. Else a
-  warning: one letter apart may be two capabilities ('Mode Selection' / 'Model Selection').
+  build would make a second capability of. An error where the two differ only in where a space or hyphen falls
+  between the letters ('Sub-agents' / 'Subagents': one word written apart and together is one name) and more agents
+  write the other spelling: the answers about the one agent would say it has no record of the capability the others
+  share. Else a warning: one letter apart may be two capabilities ('Mode Selection' / 'Model Selection').
 
 Each rule decides from every record of the catalog, the documents read only to compare with (`context`: the rest of
 the catalog when a pre-commit hook names the changed files) included, and reports only in the checked documents: a

@@ -269,7 +269,7 @@ def _beside(entry: os.DirEntry[str]) -> list[Path]:
     user may not search, such as a container's data folder owned by root: Path.is_file raises the PermissionError,
     which ended the look at the first such folder, the agent folders listed after it unsaid)."""
     try:
-        if not entry.is_dir():
+        if not entry.is_dir(follow_symlinks=False):  # a linked folder is not walked, as in the catalog
             return []
         return [
             document for name in CAPABILITY_FILE_NAMES if (document := Path(entry.path, "capabilities", name)).is_file()
