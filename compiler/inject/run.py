@@ -10,9 +10,7 @@ quoted by hand, or edited since: `block.edited`) is replaced only with `force`.
 from __future__ import annotations
 
 import hashlib
-import os
 import shlex
-import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +19,7 @@ from typing import Any
 from capidx.compiler.diagnostics import ExitCode, visible
 from capidx.compiler.inject import block
 from capidx.compiler.inject.target import InjectError, Input, InputIndex, Target, open_target, write_all
+from capidx.compiler.report.artifact_reader import ArtifactUnreadable, read_listed
 from capidx.compiler.report.manifest_reader import load_manifest
 from capidx.schema import builddir
 from capidx.schema.pathkind import PathKind, path_kind
@@ -213,7 +212,10 @@ def load_memory(location: Path, *, given: bool = False, above: Path | None = Non
             f"{manifest.path}: the build has no {MEMORY_KIND} artifact (made by an older capidx?): run `capidx build`"
         )
     path = manifest.path.parent / row["path"]
-    data = _artifact_bytes(path, row, manifest.path.parent)
+    try:  # as `capidx report` and `capidx serve` read a build: a regular file inside it, no more than its row lists
+        (data,) = read_listed(path, Path(real_path(manifest.path.parent)), [row], str(path))
+    except ArtifactUnreadable as error:
+        raise InjectError(f"{error}; {builddir.REBUILD}") from None
     if hashlib.sha256(data).hexdigest() != row["sha256"]:
         raise InjectError(f"{path}: does not match its sha256 in {builddir.MANIFEST}; {builddir.REBUILD}")
     try:
@@ -227,33 +229,3 @@ def load_memory(location: Path, *, given: bool = False, above: Path | None = Non
 
 def _memory_row(rows: Any) -> Mapping[str, Any] | None:
     return next((row for row in rows if row["kind"] == MEMORY_KIND), None)
-
-
-def _artifact_bytes(path: Path, row: Mapping[str, Any], folder: Path) -> bytes:
-    """The artifact's bytes, no more than the manifest says (its file, or its slice of a pack), from a regular file
-    inside the build `folder` only, as `capidx report` and `capidx serve` read a build.
-
-    A build may come from a pull request, manifest and all: a `memory.md` linked to any file of the machine was read,
-    up to the row's `bytes` (a link to a large file, 800 MB, was read whole into memory before its sha256 was
-    compared), and a `bytes` of 2**53 made `read` ask for that much memory at once (a MemoryError traceback). So a
-    link out of the build is refused, and a row that asks for more than the file holds is refused before any read."""
-    offset = row.get("offset", 0)
-    inside = Path(real_path(folder))
-    real = Path(real_path(path))
-    if real != inside and inside not in real.parents:
-        raise InjectError(f"{path}: leads out of the build directory; {builddir.REBUILD}")
-    try:
-        # O_NONBLOCK: a pipe put there does not hold the open; it is refused by the check of the open file
-        with os.fdopen(os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as stream:
-            info = os.fstat(stream.fileno())
-            if not stat.S_ISREG(info.st_mode):  # a pipe would block, a device never end
-                raise InjectError(f"{path}: not a regular file; {builddir.REBUILD}")
-            if offset + row["bytes"] > info.st_size:
-                raise InjectError(
-                    f"{path}: {info.st_size:,} bytes, fewer than the {offset + row['bytes']:,} its row in "
-                    f"{builddir.MANIFEST} needs; {builddir.REBUILD}"
-                )
-            stream.seek(offset)
-            return stream.read(row["bytes"])
-    except OSError as exc:
-        raise InjectError(f"{path}: cannot read it: {exc.strerror or exc}; {builddir.REBUILD}") from None

@@ -1,4 +1,5 @@
-"""Reading artifacts a build's manifest lists, for `capidx report --against` (the I/O edge of `datadiff`).
+"""Reading artifacts a build's manifest lists, for `capidx report --against` (the I/O edge of `datadiff`) and for
+`capidx inject`, which reads the build's memory document (`read_listed`).
 
 Only files the manifest lists are read, each inside the build directory (a path or link that leads out of it is
 refused, as the server refuses it), each no more than its row's `bytes` from its `offset`, and each checked
@@ -51,22 +52,39 @@ def read_artifacts(manifest: Manifest, kind: str) -> dict[str, bytes]:
 
 
 def _read_file(folder: Path, relative: str, rows: Sequence[Mapping[str, Any]]) -> dict[str, bytes]:
-    path = folder / relative
+    ordered = sorted(rows, key=lambda item: item.get("offset", 0))
     shown = f"{relative} in {folder}"
+    found: dict[str, bytes] = {}
+    for row, data in zip(ordered, read_listed(folder / relative, folder, ordered, shown), strict=True):
+        if hashlib.sha256(data).hexdigest() != row["sha256"]:
+            raise ArtifactUnreadable(f"{shown}: {row['uri']} does not match its sha256 in {builddir.MANIFEST}")
+        found[row["uri"]] = data
+    return found
+
+
+def read_listed(path: Path, folder: Path, rows: Sequence[Mapping[str, Any]], shown: str) -> list[bytes]:
+    """The bytes each row lists of the file at `path` (its `offset`, its `bytes`), in the rows' order, unchecked
+    against their sha256, which the caller words; `folder` is the build's real path, `shown` how messages name the
+    file. The file must be a regular one inside `folder` (a link out of it is refused unread), opened without waiting
+    (a pipe put there is refused by the check of the open file), and hold every byte the rows ask for: a row's
+    `bytes` of 2**53 asked `read` for that much memory at once, a link to a large file was read whole."""
     real = Path(real_path(path))
     if folder != real and folder not in real.parents:
         raise ArtifactUnreadable(f"{shown}: leads out of the build directory")
-    found: dict[str, bytes] = {}
     try:
-        if not stat.S_ISREG(os.stat(real).st_mode):  # a pipe would block
-            raise ArtifactUnreadable(f"{shown}: not a regular file")
-        with open(real, "rb") as stream:
-            for row in sorted(rows, key=lambda item: item.get("offset", 0)):
+        with os.fdopen(os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as stream:
+            info = os.fstat(stream.fileno())
+            if not stat.S_ISREG(info.st_mode):  # a pipe would block, a device never end
+                raise ArtifactUnreadable(f"{shown}: not a regular file")
+            needed = max((row.get("offset", 0) + row["bytes"] for row in rows), default=0)
+            if needed > info.st_size:
+                raise ArtifactUnreadable(
+                    f"{shown}: {info.st_size:,} bytes, fewer than the {needed:,} its row in {builddir.MANIFEST} needs"
+                )
+            found = []
+            for row in rows:
                 stream.seek(row.get("offset", 0))
-                data = stream.read(row["bytes"])
-                if hashlib.sha256(data).hexdigest() != row["sha256"]:
-                    raise ArtifactUnreadable(f"{shown}: {row['uri']} does not match its sha256 in {builddir.MANIFEST}")
-                found[row["uri"]] = data
+                found.append(stream.read(row["bytes"]))
+            return found
     except OSError as exc:
         raise ArtifactUnreadable(f"{shown}: cannot read it: {exc.strerror or exc}") from None
-    return found
