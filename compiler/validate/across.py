@@ -281,9 +281,10 @@ def _categories(
 
 def _near_miss(documents: Sequence[SourceFile], record: _Record, other: _Record, ours: int, theirs: int) -> Diagnostic:
     """At `record`, whose name `ours` agents use, one typing error from `other`'s, which `theirs` use. An error where
-    the others outvote it and the two differ only in a space (a hyphen, normalized) between words: one word written
-    apart and together is one name, and the build would split the capability, a lookup of this agent answering that
-    it has no record of it. Else a warning: a letter apart may name another capability ('Mode Selection')."""
+    the others outvote it and the two differ only in where a space (a hyphen, normalized) falls between the letters:
+    one word written apart and together is one name, and the build would split the capability, a lookup of this
+    agent answering that it has no record of it. Else a warning: a letter apart may name another capability ('Mode
+    Selection')."""
     said = f"{quote(record.name)} is spelled almost like {quote(other.name)} in {_where(documents, other, 'name')}"
     severity: Severity = "warning"
     if theirs > ours:

@@ -8,6 +8,7 @@ Paths that do not exist are problems (code `io`, exit 2), reported together with
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -250,17 +251,14 @@ def _agents_beside(config: Config) -> list[Diagnostic]:
     if _real(top) != _real(config.root):
         return []
     problems = []
-    try:
-        with os.scandir(top) as entries:
-            for entry in itertools.islice(entries, BESIDE_LOOKED_AT):
-                if entry.name.startswith(".") or _key(Path(entry.path)) == _key(config.agents):
-                    continue
-                for document in _beside(entry):
-                    message = f"not read: an agent folder beside the catalog folder {config.agents.name}/"
-                    hint = f"move {entry.name}/ into {config.agents.name}/, where capidx reads agent folders"
-                    problems.append(Diagnostic(str(document), None, None, "", "warning", message, hint, "unread"))
-    except OSError:  # the project's top cannot be listed: the catalog's own walk says what it can
-        return problems
+    with contextlib.suppress(OSError), os.scandir(top) as entries:  # a top it cannot list: the catalog's walk says it
+        for entry in itertools.islice(entries, BESIDE_LOOKED_AT):
+            if entry.name.startswith(".") or _key(Path(entry.path)) == _key(config.agents):
+                continue
+            for document in _beside(entry):
+                message = f"not read: an agent folder beside the catalog folder {config.agents.name}/"
+                hint = f"move {entry.name}/ into {config.agents.name}/, where capidx reads agent folders"
+                problems.append(Diagnostic(str(document), None, None, "", "warning", message, hint, "unread"))
     return problems
 
 
