@@ -375,6 +375,12 @@ def config_option(help_text: str) -> Callable[[_Command], _Command]:
 )
 @click.option("--no-fail", is_flag=True, help="Exit 0 even when a budget is breached.")
 @click.option(
+    "--baseline-budgets",
+    is_flag=True,
+    help="With --against: check the build against the tighter of its own and the baseline's budgets, so that "
+    "a change cannot loosen the budgets it is checked against (a pull request's capidx.yaml, in CI).",
+)
+@click.option(
     "--propose-budgets",
     is_flag=True,
     help="Print a budgets: block for capidx.yaml sized from the build's measured tokens instead (exit 0).",
@@ -396,6 +402,7 @@ def report(
     output_format: str,
     output: Path | None,
     no_fail: bool,
+    baseline_budgets: bool,
     propose_budgets: bool,
     headroom: float | None,
     config: Path | None,
@@ -403,8 +410,10 @@ def report(
     """Show what a build costs in tokens, per artifact kind, against budgets and context windows.
 
     Reads only the build's manifest.json. With --against, shows what changed since a baseline build:
-    token deltas per kind and the artifacts added, removed or changed. With --propose-budgets, prints
-    a budgets: block for capidx.yaml instead: the largest document of each kind plus --headroom.
+    token deltas per kind and the artifacts added, removed or changed, and warns about each budget the
+    build sets looser than the baseline (--baseline-budgets holds it to the baseline's). With
+    --propose-budgets, prints a budgets: block for capidx.yaml instead: the largest document of each kind
+    plus --headroom.
 
     \b
     Exit codes: 0 within budget (or --no-fail), 1 a budget is breached,
@@ -415,6 +424,10 @@ def report(
     from capidx.compiler.report.run import ReportOptions, run_report
     from capidx.compiler.validate.reporters import use_color
 
+    if baseline_budgets and against is None:
+        raise click.UsageError(
+            "--baseline-budgets holds the build to the budgets of the --against baseline: give --against"
+        )
     if headroom is not None and not propose_budgets:
         raise click.UsageError("--headroom sizes the budgets --propose-budgets prints: give --propose-budgets too")
     if propose_budgets and (against is not None or output_format != "text"):
@@ -438,6 +451,7 @@ def report(
         format=output_format,
         output=output,
         fail=not no_fail,
+        baseline_budgets=baseline_budgets,
         propose=None if not propose_budgets else (DEFAULT_HEADROOM if headroom is None else headroom),
         color=output is None and use_color(sys.stdout.isatty()),
         step_summary=Path(os.environ["GITHUB_STEP_SUMMARY"]) if os.environ.get("GITHUB_STEP_SUMMARY") else None,

@@ -386,7 +386,8 @@ def _for_folder(source: str, folder: str) -> bytes:
             ),
         ]
     else:
-        files = rf"^{re.escape(folder)}/(.*/)?(capabilities/current\.(json|ya?ml)|aliases\.(json|ya?ml))$"
+        top = rf"^{re.escape(folder)}/"
+        files = rf"{top}(.*/)?(capabilities/current\.(json|ya?ml)|aliases\.(json|ya?ml))$|{top}{re.escape(CONFIG)}$"
         hook = "      - id: capidx-validate\n"
         edits = [(hook, f"{hook}        args: [--config, {folder}/{CONFIG}]\n        files: {files}\n", 1)]
     text = _bundled(source).decode("utf-8")

@@ -576,6 +576,9 @@ def test_init_below_the_top_of_a_work_tree_puts_the_ci_files_at_the_top(tmp_path
     assert checked.search("tools/catalog/agents/a/capabilities/current.json")
     assert checked.search("tools/catalog/agents/aliases.json")
     assert not checked.search("web/i18n/aliases.json") and not checked.search("tools/catalogue/aliases.json")
+    assert checked.search("tools/catalog/capidx.yaml") and not checked.search("tools/catalog/agents/capidx.yaml")
+    hooked = run_cli(["validate", *hook["args"], "tools/catalog/capidx.yaml"], cwd=repo)  # as the hook runs it
+    assert hooked.exit_code == 0, hooked.output
 
     validated = run_cli(["validate", "--config", "tools/catalog/capidx.yaml", "--format", "github"], cwd=repo)
     assert validated.exit_code == 0, validated.output

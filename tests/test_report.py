@@ -685,6 +685,7 @@ def test_json_is_stable_and_complete(pair: tuple[Path, Path]) -> None:
         "warnings",
         "overview",
         "data",
+        "heldToBaseline",
     ]
     assert data["ok"] is True and data["baseline"]["manifest"].endswith("manifest.json")
     assert set(data["changes"]) == {"added", "removed", "changed"}

@@ -384,3 +384,37 @@ def test_blank_values_are_found_in_the_order_of_the_file(tmp_path: Path) -> None
     found = check_blank(source)
     lines = [problem.line for problem in found]
     assert len(found) == 301 and lines == sorted(lines)
+
+
+def test_capidx_yaml_named_as_the_hook_names_it_is_checked_as_the_configuration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pre-commit hook passes capidx.yaml when a commit changes it: it is the configuration in force, checked as
+    such (a misspelled key fails), never read as a capability document; another capidx.yaml is said to be one."""
+    import re
+
+    import yaml
+
+    project = copy_case("valid/full", tmp_path)
+    monkeypatch.chdir(project)
+    (project / "capidx.yaml").write_text("budgets:\n  summary: 50000\n", "utf-8")
+    checked = CliRunner().invoke(cli, ["validate", "capidx.yaml"])
+    assert checked.exit_code == 0, checked.output
+    assert "missing required key" not in checked.output and "not a known key" not in checked.output
+
+    (project / "capidx.yaml").write_text("budgts:\n  summary: 50000\n", "utf-8")
+    misspelled = CliRunner().invoke(cli, ["validate", "capidx.yaml"])
+    assert misspelled.exit_code == 2 and "did you mean 'budgets'?" in misspelled.output
+
+    (project / "capidx.yaml").write_text("budgets:\n  summary: 50000\n", "utf-8")
+    (project / "other").mkdir()
+    (project / "other" / "capidx.yaml").write_text("budgets: {}\n", "utf-8")
+    other = CliRunner().invoke(cli, ["validate", "other/capidx.yaml"])
+    assert other.exit_code == 2
+    assert "a capidx configuration, not a capability document" in other.output
+    assert "--config other/capidx.yaml" in other.output
+
+    (hook,) = [h for h in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text("utf-8")) if "files" in h]
+    files = re.compile(hook["files"])
+    assert files.search("capidx.yaml") and files.search("agents/a/capabilities/current.json")
+    assert not files.search("docs/examples/capidx.yml") and not files.search("tools/capidx.yaml")

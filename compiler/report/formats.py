@@ -112,17 +112,46 @@ def verdict(report: Report) -> str:
 
 
 def breach_remedy(report: Report, config_file: str | None) -> str:
-    """What to do about the token budgets breached: `capidx build`'s wording (`budget_remedy`)."""
-    return budget_remedy([(budget.kind, report.short_uri(budget.uri)) for budget in report.breaches], config_file)
+    """What to do about the token budgets breached: `capidx build`'s wording (`budget_remedy`); for those held to
+    the baseline's (`--baseline-budgets`), raising them in this build's capidx.yaml changes nothing."""
+    own = [(budget.kind, report.short_uri(budget.uri)) for budget in report.breaches if not budget.held]
+    held = [budget for budget in report.breaches if budget.held]
+    lines = [budget_remedy(own, config_file)] if own else []
+    if held:
+        keys = ", ".join(f"budgets.{budget.kind}" for budget in held)
+        documents = ", ".join(report.short_uri(budget.uri) for budget in held)
+        lines.append(
+            f"the baseline's budgets hold here: shorten the catalog text behind {documents}, or raise {keys} "
+            "on the base branch first"
+        )
+    return "; ".join(lines)
+
+
+# Said once per report made with --baseline-budgets.
+HELD = "budgets: each the tighter of this build's and the baseline's (--baseline-budgets)"
 
 
 def breach_message(report: Report, budget: Budget) -> str:
     document = report.short_uri(budget.uri)
     subject = document if document == budget.kind else f"{budget.kind}: {document}"
+    whose = (
+        f"the baseline's budget of {number(budget.budget)}" if budget.held else f"the budget of {number(budget.budget)}"
+    )
+    own = "" if not budget.held else f"; this build sets {'none' if budget.own is None else number(budget.own)}"
     return (
         f"{subject} is {number(budget.tokens)} tokens, "
-        f"{number(budget.tokens - budget.budget)} over the budget of {number(budget.budget)} "
-        f"({use_percent(budget)} of it)"
+        f"{number(budget.tokens - budget.budget)} over {whose} ({use_percent(budget)} of it{own})"
+    )
+
+
+def overview_breach_message(row: Mapping[str, Any]) -> str:
+    """`capidx build`'s wording (`overview_breach`), or for a row held to the baseline's character budget
+    (`--baseline-budgets`), what the build's own capidx.yaml set instead: the build chose the form for that."""
+    if "held" not in row:
+        return overview_breach(row)
+    return (
+        f"{row['kind']}: {row['characters']:,} characters > the baseline's budget {row['budget']:,} in the form this "
+        f"build chose ({row['form']}) for its own budget of {row['held']:,}"
     )
 
 
@@ -187,6 +216,8 @@ def render_text(report: Report, *, color: bool = False, config_file: str | None 
     lines.append(f"capidx {report.build.capidx}, {report.encoding}, {_catalog_text(report)}")
     if report.baseline:
         lines.append(f"baseline: {report.baseline.manifest} (capidx {report.baseline.capidx})")
+    if report.held:
+        lines.append(HELD)
     lines.append("")
     lines += _text_findings(report, paint, config_file)
     lines += _text_table(report, paint)
@@ -214,7 +245,7 @@ def overview_lines(report: Report) -> list[str]:
     for item in report.overview:
         lines.append(f"  {overview_line(report, item)}")
         if not item.ok:
-            lines.append(f"  {overview_breach(item.row)}")
+            lines.append(f"  {overview_breach_message(item.row)}")
     return lines
 
 
@@ -375,7 +406,7 @@ def render_markdown(report: Report, *, color: bool = False, config_file: str | N
     if not report.ok or report.warnings:
         lines += [f"- ❌ {_md(breach_message(report, budget))}" for budget in report.breaches]
         lines += [f"- {_md(breach_remedy(report, config_file))}"] if report.breaches else []
-        lines += [f"- ❌ {_md(overview_breach(item.row))}" for item in report.overview_breaches]
+        lines += [f"- ❌ {_md(overview_breach_message(item.row))}" for item in report.overview_breaches]
         lines += [f"- ⚠️ {_md(finding.message)}" for finding in report.warnings]
         lines.append("")
     lines += _md_table(report)
@@ -388,7 +419,8 @@ def render_markdown(report: Report, *, color: bool = False, config_file: str | N
     if report.baseline:
         lines += _md_changes(report)
     baseline = f" against `{report.baseline.manifest}`" if report.baseline else ""
-    lines.append(f"<sub>capidx {report.build.capidx} · `{report.build.manifest}`{baseline}</sub>")
+    held = f" · {HELD}" if report.held else ""
+    lines.append(f"<sub>capidx {report.build.capidx} · `{report.build.manifest}`{baseline}{held}</sub>")
     return "\n".join(lines) + "\n"
 
 
@@ -518,13 +550,18 @@ def render_github(
         _workflow_command(
             "error",
             f"capidx character budget breached ({item.row['kind']})",
-            overview_breach(item.row),
+            overview_breach_message(item.row),
             _place(places.get(("character_budgets", item.row["kind"])), item.row["budget"]),
         )
         for item in report.overview_breaches
     ]
     warnings = [
-        _workflow_command("warning", f"capidx token report ({finding.kind})", finding.message)
+        _workflow_command(
+            "warning",
+            f"capidx token report ({finding.kind})",
+            finding.message,
+            _place(places.get((finding.section, finding.kind)), finding.budget) if finding.section else None,
+        )
         for finding in report.warnings
     ]
     lines = (

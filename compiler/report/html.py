@@ -10,12 +10,12 @@ from importlib import resources
 from typing import Any
 
 from capidx.compiler.artifacts import SINGLE_KINDS
-from capidx.compiler.emit.table import overview_breach
 from capidx.compiler.report.formats import (
     MAX_DATA_LINES,
     breach_message,
     delta_text,
     number,
+    overview_breach_message,
     overview_line,
     percent,
     session_changes,
@@ -48,7 +48,7 @@ def render_page(report: Report) -> str:
         verdict=verdict(report).capitalize(),
         single_kinds=sorted(SINGLE_KINDS),
         breach_messages=[breach_message(report, budget) for budget in report.breaches]
-        + [overview_breach(item.row) for item in report.overview_breaches],
+        + [overview_breach_message(item.row) for item in report.overview_breaches],
         per_session=[overview_line(report, item) for item in report.overview],
         session_changes=session_changes(report),
         data_lines=MAX_DATA_LINES,

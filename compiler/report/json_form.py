@@ -7,6 +7,7 @@ existing key changes meaning. Ratios are fractions rounded to six places.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 from capidx.compiler.report.datadiff import DataDiff, DataItem
@@ -43,9 +44,13 @@ def report_to_dict(report: Report) -> dict[str, Any]:
             "changed": [_change_dict(change) for change in report.changed],
         },
         "breaches": [_budget_dict(budget) for budget in report.breaches],
-        "warnings": [{"kind": f.kind, "reason": f.reason, "message": f.message} for f in report.warnings],
-        "overview": [{**item.row, "tokens": item.tokens} for item in report.overview],
+        "warnings": [
+            {"kind": f.kind, "reason": f.reason, "message": f.message, "section": f.section, "budget": f.budget}
+            for f in report.warnings
+        ],
+        "overview": [_overview_dict(item.row, item.tokens) for item in report.overview],
         "data": None if report.data is None else data_dict(report.data),
+        "heldToBaseline": report.held,
     }
 
 
@@ -109,7 +114,14 @@ def _budget_dict(budget: Budget) -> dict[str, Any]:
         "ok": budget.ok,
         "use": _ratio(budget.use),
         "over": max(0, budget.tokens - budget.budget),
+        **({"heldToBaseline": True, "ownBudget": budget.own} if budget.held else {}),
     }
+
+
+def _overview_dict(row: Mapping[str, Any], tokens: int) -> dict[str, Any]:
+    """A manifest `overview` row with its tokens; held to the baseline's budget, with the build's own."""
+    own = {"heldToBaseline": True, "ownBudget": row["held"]} if "held" in row else {}
+    return {**{key: value for key, value in row.items() if key != "held"}, **own, "tokens": tokens}
 
 
 def _kind_dict(row: KindRow, encoding: str) -> dict[str, Any]:

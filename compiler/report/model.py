@@ -57,6 +57,9 @@ class Budget:
     tokens: int
     uri: str
     ok: bool
+    # `--baseline-budgets`: the baseline's budget was the tighter one, and this is the build's own (None: it sets none).
+    held: bool = False
+    own: int | None = None
 
     @property
     def use(self) -> float:
@@ -136,8 +139,11 @@ class Finding:
     """A warning: a kind near its budget, or growing fast."""
 
     kind: str
-    reason: str  # "near-budget" or "growth"
+    reason: str  # "near-budget", "growth" or "budget-loosened"
     message: str
+    # "budget-loosened": the capidx.yaml section and the value the build sets (None: it sets none), to annotate its key.
+    section: str = ""
+    budget: int | None = None
 
 
 @dataclass(frozen=True)
@@ -188,6 +194,7 @@ class Report:
     warnings: tuple[Finding, ...]
     overview: tuple[Overview, ...] = ()  # empty for builds made before the overview artifacts
     data: DataDiff | None = None  # what changed in the catalog's records; None without a baseline
+    held: bool = False  # `--baseline-budgets`: each budget is the tighter of the build's and the baseline's
 
     @property
     def overview_breaches(self) -> tuple[Overview, ...]:
@@ -218,15 +225,21 @@ def share(tokens: int, window: int) -> float:
 # --- building the report (pure) -----------------------------------------------------------------
 
 
-def build_report(build: Manifest, baseline: Manifest | None = None, data: DataDiff | None = None) -> Report:
+def build_report(
+    build: Manifest, baseline: Manifest | None = None, data: DataDiff | None = None, *, held: bool = False
+) -> Report:
     """The report of `build`, compared with `baseline` when given; `data` is the comparison of their records
-    (`datadiff.diff_builds`, which reads documents: the caller's I/O)."""
+    (`datadiff.diff_builds`, which reads documents: the caller's I/O). `held`: the build is checked against the
+    tighter of its own budgets and the baseline's (`held_to`)."""
     encoding = build.encoding
     if baseline is not None and encoding not in baseline.data["encodings"]:
         raise BaselineError(
             f"{baseline.path}: the baseline was measured with {', '.join(baseline.data['encodings'])}, "
             f"not {encoding}; compare builds measured with the same primary encoding"
         )
+    loosened = tuple(_loosened(build, baseline)) if baseline is not None else ()
+    if held and baseline is not None:
+        build = held_to(build, baseline)
     rows = _kind_rows(build, baseline, encoding)
     added, removed, changed = _changes(build, baseline, encoding) if baseline else ((), (), ())
     breaches = tuple(row for row in build.data["budgets"] if not row["ok"])
@@ -241,10 +254,71 @@ def build_report(build: Manifest, baseline: Manifest | None = None, data: DataDi
         removed=removed,
         changed=changed,
         breaches=tuple(sorted((Budget(**row) for row in breaches), key=lambda b: (-b.use, b.kind))),
-        warnings=tuple(_warnings(rows, build.data["uriPrefix"])),
+        warnings=loosened + tuple(_warnings(rows, build.data["uriPrefix"])),
         overview=_overview(build, encoding),
         data=data if baseline is not None else None,
+        held=held and baseline is not None,
     )
+
+
+# The two budget sections of a manifest: (capidx.yaml section, manifest key, what the budget counts).
+_BUDGET_ROWS = (("budgets", "budgets", "tokens"), ("character_budgets", "overview", "characters"))
+
+
+def _tightest(rows: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """Kind -> its budget; should a kind have several rows, the tightest."""
+    found: dict[str, int] = {}
+    for row in rows:
+        found[row["kind"]] = min(found.get(row["kind"], row["budget"]), row["budget"])
+    return found
+
+
+def _loosened(build: Manifest, baseline: Manifest) -> Iterable[Finding]:
+    """A warning per budget the build sets looser than the baseline, or not at all: a pull request's capidx.yaml
+    sets the budgets its own build is checked against, so a raised budget passes a check it would fail."""
+    for section, key, unit in _BUDGET_ROWS:
+        own = _tightest(build.data.get(key, ()))
+        for kind, theirs in sorted(_tightest(baseline.data.get(key, ())).items()):
+            mine = own.get(kind)
+            if mine is None:
+                said = f"{section}.{kind}: the baseline's budget of {theirs:,} {unit} is not set for this build"
+            elif mine > theirs:
+                said = f"{section}.{kind} raised from {theirs:,} to {mine:,} {unit} against the baseline"
+            else:
+                continue
+            yield Finding(kind, "budget-loosened", said, section, mine)
+
+
+def held_to(build: Manifest, baseline: Manifest) -> Manifest:
+    """`build` with each budget the tighter of its own and the baseline's, a kind only the baseline budgets
+    included, each checked again against the build's documents (`report --baseline-budgets`): the base branch's
+    budgets gate a pull request, which cannot loosen them in its own capidx.yaml."""
+    encoding, own = build.encoding, _tightest(build.data["budgets"])
+    largest = {row["kind"]: row for row in build.data["budgets"]}
+    for artifact in sorted(build.artifacts, key=lambda a: (-a["tokens"].get(encoding, 0), a["path"])):
+        largest.setdefault(artifact["kind"], {"tokens": artifact["tokens"].get(encoding, 0), "uri": artifact["uri"]})
+    budgets = [dict(row) for row in build.data["budgets"]]
+    for kind, theirs in sorted(_tightest(baseline.data["budgets"]).items()):
+        if kind in own and own[kind] <= theirs:
+            continue
+        budgets = [row for row in budgets if row["kind"] != kind]
+        top = largest.get(kind, {"tokens": 0, "uri": ""})
+        tokens, uri = top["tokens"], top["uri"]
+        budgets.append(
+            {"kind": kind, "budget": theirs, "tokens": tokens, "uri": uri, "ok": tokens <= theirs}
+            | {"held": True, "own": own.get(kind)}
+        )
+    characters = _tightest(baseline.data.get("overview", ()))
+    overview = [_held_overview(row, characters.get(row["kind"])) for row in build.data.get("overview", ())]
+    return Manifest(build.path, {**build.data, "budgets": budgets, "overview": overview})
+
+
+def _held_overview(row: Mapping[str, Any], theirs: int | None) -> Mapping[str, Any]:
+    """An overview row held to the baseline's character budget when that is the tighter (`held`: the build's own).
+    The build chose the overview's form for its own budget, so a row held breaches in the form it has."""
+    if theirs is None or row["budget"] <= theirs:
+        return row
+    return {**row, "budget": theirs, "ok": row["ok"] and row["characters"] <= theirs, "held": row["budget"]}
 
 
 def _overview(build: Manifest, encoding: str) -> tuple[Overview, ...]:

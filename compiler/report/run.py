@@ -64,6 +64,8 @@ class ReportOptions:
     config_file: str | None = None
     # --propose-budgets: the headroom in percent (None: the report). Prints a budgets: block, exit 0.
     propose: float | None = None
+    # --baseline-budgets: each budget the tighter of the build's and the --against baseline's.
+    baseline_budgets: bool = False
 
 
 class ReportUsageError(UsageError):
@@ -88,7 +90,7 @@ def run_report(options: ReportOptions, echo: Any = print) -> int:
             load_manifest(options.against, "--against BASELINE", given=True, config=options.given_config)
         )
     data = None if baseline is None else _data_diff(build, baseline)
-    report = build_report(build, baseline, data)
+    report = build_report(build, baseline, data, held=options.baseline_budgets)
     if options.format == "github":
         text = render_github(report, places=options.budget_places)
     else:

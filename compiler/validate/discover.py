@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from capidx.compiler.config import ALIAS_FILE_NAMES, Config
+from capidx.compiler.config import ALIAS_FILE_NAMES, CONFIG_FILE_NAME, Config
 from capidx.compiler.diagnostics import Diagnostic
 from capidx.compiler.files import FolderUnreadable, TooManyTemplates, shown, walk, walk_templates
 from capidx.compiler.validate import configured
@@ -599,6 +599,11 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
             problems += next((tables_beside(table, path.parent) for table in _alias_tables(path.parent)), [])
             _add(aliases, tables)
             _add(context, _documents_within(path.parent, boundary, unlisted.append))
+        elif path.name == CONFIG_FILE_NAME:  # a pre-commit hook passes capidx.yaml when it changes
+            if config.config_file is None or _real(path) != _real(config.config_file):
+                hint = f"validate checks the capidx.yaml in force, which this one is with --config {path}"
+                problems.append(file_problem(path, "a capidx configuration, not a capability document", hint))
+            # the one in force was checked as it was loaded, before any document: nothing more to read here
         elif path.suffix.lower() not in _DATA_SUFFIXES:  # 'capidx validate README.md': no YAML error about Markdown
             hint = "name an agent's capabilities/current.json (or .yaml), or a catalog folder"
             problems.append(file_problem(path, "not a capability document: capidx reads .json, .yaml and .yml", hint))
