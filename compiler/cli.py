@@ -511,11 +511,12 @@ def _budget_places(settings: Any) -> dict[tuple[str, str], Any]:
     """Where the capidx.yaml in force sets each budget (`Config.budget_places`, found as it was read), named as
     validate names the file, with the number it sets: a breach is annotated there (`report --format github`)."""
     from capidx.compiler.report.model import BudgetPlace
+    from capidx.compiler.worktree import annotation_path
     from capidx.schema.wording import shown
 
     if settings.config_file is None:
         return {}
-    file = shown(settings.config_file, Path.cwd())
+    file = annotation_path(settings.config_file, shown(settings.config_file, Path.cwd()))
     budgets = {"budgets": settings.budgets, "character_budgets": settings.character_budgets}
     return {
         (section, kind): BudgetPlace(file, line, col, budgets[section][kind])

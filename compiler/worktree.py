@@ -43,3 +43,14 @@ def named_from_top(project: Path, path: Path) -> str | None:
     written = os.path.relpath(os.path.normpath(os.path.abspath(path)), os.path.normpath(os.path.abspath(project)))
     seen = Path(os.path.normpath(real / written))
     return seen.relative_to(top).as_posix() if seen.is_relative_to(top) else None
+
+
+def annotation_path(path: str | Path, shown: str) -> str:
+    """A file as a GitHub annotation names it: relative to the top of the git work tree holding it, POSIX, which is
+    where GitHub places annotations whatever folder the step ran in (`working-directory: tools/catalog`, a checkout
+    in `head/`); `shown` (the path as the text form shows it) for a file in no work tree."""
+    if not os.path.isabs(path):
+        path = os.path.abspath(path)
+    real = Path(real_path(Path(path)))
+    top = next((place for place in real.parents if os.path.lexists(place / GIT)), None)
+    return real.relative_to(top).as_posix() if top is not None else shown

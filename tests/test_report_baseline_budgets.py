@@ -155,6 +155,11 @@ def test_a_loosened_budget_is_annotated_at_its_key(builds: dict[str, Path]) -> N
     result = _report(*args, "--config", str(config))
     line = next(row for row in result.output.splitlines() if "budgets.capability raised" in row)
     assert line.startswith(f"::warning file={config},line=3,col=3,")  # `capability: 50000` in LOOSE
+    # In a git work tree (a checkout), the file is named from its top, where GitHub places annotations.
+    (config.parent / ".git").mkdir(exist_ok=True)
+    checkout = _report(*args, "--config", str(config))
+    line = next(row for row in checkout.output.splitlines() if "budgets.capability raised" in row)
+    assert line.startswith("::warning file=capidx.yaml,line=3,col=3,")
     dropped = next(row for row in result.output.splitlines() if "budgets.lookup:" in row)
     assert dropped.startswith("::warning title=")  # no key to point at: the build's capidx.yaml has none
 

@@ -176,7 +176,7 @@ def test_github_annotates_every_error_line_while_under_the_limit(
     assert annotations == result.output.splitlines()  # nothing grouped: the annotations are the whole output
 
 
-def test_github_groups_only_what_is_over_the_limit_and_logs_every_diagnostic() -> None:
+def test_github_groups_only_what_is_over_the_limit_and_logs_every_problem() -> None:
     diagnostics = tuple(_never_verified("a.json", line) for line in range(1, 41))
     diagnostics += (_schema_error("a.json", 7),)
     text = GithubReporter().render(ValidationResult((), None, diagnostics, (Path("a.json"),)))
@@ -188,8 +188,15 @@ def test_github_groups_only_what_is_over_the_limit_and_logs_every_diagnostic() -
     assert [w.split(",col=")[0] for w in warnings[:9]] == [f"::warning file=a.json,line={n}" for n in range(1, 10)]
     assert warnings[9].startswith("::warning file=a.json,line=10,col=9,title=capidx never-verified (31)::")
     assert "and 30 more of this kind in this file (lines 11, 12," in warnings[9]
-    # The log still has every diagnostic, as text lines after the annotations.
-    assert sum("source never verified" in line for line in text.splitlines() if not line.startswith("::")) == 40
+    # The log still has every problem, as the text form says them after the annotations: the sources never verified
+    # of a file on one line with their count, as `capidx validate` prints them; each on a line of its own with -v.
+    logged = [line for line in text.splitlines() if not line.startswith("::")]
+    assert [line for line in logged if "never verified" in line] == [
+        "a.json:1:9: warning: 40 sources never verified (add verifiedDate after checking them; -v lists them)"
+    ]
+    assert any("bad value" in line for line in logged)
+    verbose = GithubReporter(verbosity=1).render(ValidationResult((), None, diagnostics, (Path("a.json"),)))
+    assert sum("source never verified" in line for line in verbose.splitlines() if not line.startswith("::")) == 40
 
 
 def test_github_names_one_other_line_as_line() -> None:
@@ -227,19 +234,32 @@ def test_github_caps_annotations_per_level_at_what_github_shows() -> None:
     assert sum(line.startswith("f") and ": bad" in line for line in text.splitlines()) == 15
 
 
-def test_github_step_summary_lists_every_diagnostic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("verbose", [False, True])
+def test_github_step_summary_lists_every_problem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verbose: bool
+) -> None:
+    """Every problem has a row; a file's sources never verified share one with their count unless -v (a catalog's
+    171 unverified sources made a 44 KB table of them, every other problem lost among its rows)."""
     summary = tmp_path / "summary.md"
     summary.write_text("earlier step\n", encoding="utf-8")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    result = run_case("valid/warnings-grouped", tmp_path, monkeypatch, "--format", "github")
+    flags = ("-v",) if verbose else ()
+    result = run_case("valid/warnings-grouped", tmp_path, monkeypatch, "--format", "github", *flags)
 
     assert result.exit_code == 0
     text = summary.read_text(encoding="utf-8")
     assert text.startswith("earlier step\n### capidx validate: ✅ valid")  # appended, not overwritten
     table = [line for line in text.splitlines() if line.startswith("| warning |")]
     annotations = _annotations(result.output)
-    assert len(table) == len(annotations) == 7  # under GitHub's limits: an annotation for each
-    assert sum("never-verified" in row for row in table) == 5
+    assert len(annotations) == 7  # under GitHub's limits: an annotation for each
+    unverified = [row for row in table if "never-verified" in row]
+    others = [row for row in table if "never-verified" not in row]
+    assert len(others) == 2
+    if verbose:
+        assert len(unverified) == 5
+    else:
+        (row,) = unverified
+        assert "| 5 sources never verified (add verifiedDate after checking them; -v lists them) |" in row
 
 
 def test_github_step_summary_escapes_table_cells() -> None:
@@ -265,3 +285,26 @@ def test_github_without_a_step_summary_writes_none(tmp_path: Path, monkeypatch: 
     result = run_case("valid/warnings-grouped", tmp_path, monkeypatch, "--format", "github")
     assert result.exit_code == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["project"]
+
+
+def test_github_annotations_name_files_from_the_top_of_their_work_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GitHub places an annotation by its path from the repository's top, whatever folder the step ran in: run in a
+    subfolder (`working-directory: agents/alpha`), or above a checkout in `head/`, validate named the files by their
+    absolute path or from the working folder, and the annotations landed on no file."""
+    repository = tmp_path / "head"
+    shutil.copytree(CASES / "valid/warnings-grouped", repository, ignore=shutil.ignore_patterns("expected.txt"))
+    (repository / ".git").mkdir()
+    (repository / "capidx.yaml").write_text("# defaults\n", "utf-8")
+    (document,) = sorted(repository.glob("agents/*/capabilities/current.json"))
+    expected = f"file={document.relative_to(repository).as_posix()},"
+
+    monkeypatch.chdir(document.parent.parent)  # the agent's folder
+    below = CliRunner().invoke(cli, ["validate", "--config", "../../capidx.yaml", "--format", "github"])
+    monkeypatch.chdir(tmp_path)  # the workspace above the checkout
+    above = CliRunner().invoke(cli, ["validate", "--config", "head/capidx.yaml", "--format", "github"])
+
+    for result in (below, above):
+        annotations = _annotations(result.output)
+        assert annotations and all(expected in line for line in annotations), result.output

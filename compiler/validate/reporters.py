@@ -7,7 +7,8 @@
   shows as annotations on the pull request's diff. GitHub shows only ten annotations of a level per
   step: one annotation per diagnostic while they fit, then only what does not fit is grouped (one
   annotation per file and rule, with the count and the other lines) and, past that, capped; the log
-  then gets every diagnostic as text, and `step_summary` lists every one for the job's page.
+  then gets the text form, and `step_summary` a table for the job's page: in both, warnings that pile up
+  (a source never verified) are grouped per file unless verbose, as the text form groups them.
 """
 
 from __future__ import annotations
@@ -34,17 +35,46 @@ from capidx.compiler.diagnostics import (
 from capidx.compiler.files import shown
 from capidx.compiler.markup import defuse
 from capidx.compiler.render.markdown import cell
+from capidx.compiler.worktree import annotation_path
 
 if TYPE_CHECKING:
     from capidx.compiler.validate.run import ValidationResult
 
-# Warnings that pile up (one per source) and are grouped into one line per file by the text reporter.
+# Warnings that pile up (one per source), grouped into one line per file unless verbose (`grouped`).
 GROUPED_WARNINGS = {
     "never-verified": ("sources never verified", "add verifiedDate after checking them"),
     "verified-age": ("sources verified more than staleness.warn_days ago", "re-check them, update verifiedDate"),
     "stale": ("stale sources", "re-check them, update verifiedDate"),
 }
 GROUP_THRESHOLD = 3  # a file with more than this many warnings of one kind gets one line for them
+
+
+def grouped(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """The warnings that pile up (`GROUPED_WARNINGS`, more than `GROUP_THRESHOLD` of a kind in a file) as one
+    line per file and kind, at the first one's place; everything else as it is."""
+    counts = Counter((d.path, d.code) for d in diagnostics if not d.is_error and d.code in GROUPED_WARNINGS)
+    out: list[Diagnostic] = []
+    done: set[tuple[str, str]] = set()
+    for diagnostic in diagnostics:
+        key = (diagnostic.path, diagnostic.code)
+        if diagnostic.is_error or counts.get(key, 0) <= GROUP_THRESHOLD:
+            out.append(diagnostic)
+        elif key not in done:
+            done.add(key)
+            label, hint = GROUPED_WARNINGS[diagnostic.code]
+            out.append(
+                Diagnostic(
+                    diagnostic.path,
+                    diagnostic.line,
+                    diagnostic.col,
+                    "",
+                    "warning",
+                    f"{counts[key]} {label}",
+                    f"{hint}; -v lists them",
+                    diagnostic.code,
+                )
+            )
+    return out
 
 
 class Reporter:
@@ -70,7 +100,7 @@ class TextReporter(Reporter):
 
     def render(self, result: ValidationResult) -> str:
         shown = [_visible(d) for d in result.diagnostics if d.is_error or self.verbosity >= 0]
-        lines = [self._line(d) for d in (shown if self.verbosity > 0 else self._grouped(shown))]
+        lines = [self._line(d) for d in (shown if self.verbosity > 0 else grouped(shown))]
         if self.verbosity >= 0:
             lines.append(self._summary(result))
         return "\n".join(lines)
@@ -89,31 +119,6 @@ class TextReporter(Reporter):
         if diagnostic.hint:
             text += " " + (click.style(f"({diagnostic.hint})", dim=True) if self.color else f"({diagnostic.hint})")
         return text
-
-    def _grouped(self, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
-        counts = Counter((d.path, d.code) for d in diagnostics if not d.is_error and d.code in GROUPED_WARNINGS)
-        out: list[Diagnostic] = []
-        done: set[tuple[str, str]] = set()
-        for diagnostic in diagnostics:
-            key = (diagnostic.path, diagnostic.code)
-            if diagnostic.is_error or counts.get(key, 0) <= GROUP_THRESHOLD:
-                out.append(diagnostic)
-            elif key not in done:
-                done.add(key)
-                label, hint = GROUPED_WARNINGS[diagnostic.code]
-                out.append(
-                    Diagnostic(
-                        diagnostic.path,
-                        diagnostic.line,
-                        diagnostic.col,
-                        "",
-                        "warning",
-                        f"{counts[key]} {label}",
-                        f"{hint}; -v lists them",
-                        diagnostic.code,
-                    )
-                )
-        return out
 
     def _summary(self, result: ValidationResult) -> str:
         errors, warnings = len(result.errors), len(result.warnings)
@@ -179,8 +184,8 @@ class GithubReporter(Reporter):
                     f"{ANNOTATIONS_PER_LEVEL} annotations of a level per step; the log and the job summary list all"
                 )
                 lines.append(f"::{level} title=capidx validate::{escape_workflow_data(message)}")
-        if not complete:  # the log keeps what the annotations only count
-            lines.append(TextReporter(verbosity=max(self.verbosity, 1), cwd=self.cwd).render(result))
+        if not complete:  # the log keeps what the annotations only count, grouped as the text form groups it
+            lines.append(TextReporter(verbosity=max(self.verbosity, 0), cwd=self.cwd).render(result))
         return "\n".join(lines)
 
     def step_summary(self, result: ValidationResult) -> str:
@@ -192,7 +197,8 @@ class GithubReporter(Reporter):
         if not result.diagnostics:
             return head
         rows = ["| Level | Location | Rule | Problem |", "|:--|:--|:--|:--|"]
-        for diagnostic in result.diagnostics[: self.SUMMARY_ROWS]:
+        listed = result.diagnostics if self.verbosity > 0 else grouped(list(result.diagnostics))
+        for diagnostic in listed[: self.SUMMARY_ROWS]:
             where = self.display_path(diagnostic.path)
             if diagnostic.line is not None:
                 where += f":{diagnostic.line}" + (f":{diagnostic.col}" if diagnostic.col is not None else "")
@@ -202,14 +208,14 @@ class GithubReporter(Reporter):
             level = "error" if diagnostic.is_error else "warning"
             # the job's page renders Markdown: a value quoted from a fork's data must not show an image or a link there
             rows.append(f"| {level} | {cell(defuse(where))} | {cell(diagnostic.code)} | {cell(defuse(problem))} |")
-        if len(result.diagnostics) > self.SUMMARY_ROWS:
-            rows.append(f"\n…and {len(result.diagnostics) - self.SUMMARY_ROWS} more: run `capidx validate -v`")
+        if len(listed) > self.SUMMARY_ROWS:
+            rows.append(f"\n…and {len(listed) - self.SUMMARY_ROWS} more: run `capidx validate -v`")
         return head + "\n" + "\n".join(rows) + "\n"
 
     def _command(self, group: list[Diagnostic]) -> str:
         """One annotation for the diagnostics of one rule in one file, at the first one's position."""
         first = group[0]
-        properties = {"file": self.display_path(first.path).replace(os.sep, "/")}
+        properties = {"file": annotation_path(first.path, self.display_path(first.path).replace(os.sep, "/"))}
         if first.line is not None:
             properties["line"] = str(first.line)
             if first.col is not None:
