@@ -482,3 +482,37 @@ def test_a_backtick_in_a_forged_uri_does_not_end_its_code_span(builds: dict[str,
     output = _against(builds["head"], forged, "markdown")
     [line] = [line for line in output.splitlines() if "octocat" in line]
     assert "| ``` agents/claude-code` @octocat fixes #12 ``x ``` |" in line, line
+
+
+def test_an_alias_added_or_removed_is_named(builds: dict[str, Path], tmp_path: Path) -> None:
+    """An alias changes what a lookup resolves, and no compare document holds aliases: read from the match index.
+    An alias-table change was missing from the data changes (the bundled catalog's `"add extension": "Plugins"`
+    showed only among the changed documents)."""
+    docs = documents()
+    instructions = _capability(docs, "claude-code", "Custom Instructions")
+    instructions["aliases"] = [*instructions.get("aliases", []), "house rules"]
+    aliased = _build(tmp_path / "aliased", docs)
+
+    text = _against(aliased, builds["base"])
+    assert "Data changes against the baseline: 1 alias change" in text
+    assert "custom-instructions: +1 alias ('house rules')" in text
+    assert "custom-instructions: −1 alias ('house rules')" in _against(builds["base"], aliased)
+    [item] = json.loads(_against(aliased, builds["base"], "json"))["data"]["sections"]["aliases"]["items"]
+    assert (item["capability"], item["field"], item["added"], item["removed"]) == (
+        "custom-instructions",
+        "aliases",
+        1,
+        0,
+    )
+
+
+def test_a_baseline_without_a_match_index_still_compares_records(builds: dict[str, Path], tmp_path: Path) -> None:
+    """Aliases are compared only when both builds' index can be read; the records' changes are said all the same."""
+    import shutil
+
+    older = tmp_path / "older"
+    shutil.copytree(builds["base"], older)
+    _rewrite_manifest(older, lambda m: m.update(artifacts=[a for a in m["artifacts"] if a["kind"] != "index"]))
+    data = json.loads(_against(builds["head"], older, "json"))["data"]
+    assert data["available"] is True and data["sections"]["aliases"]["count"] == 0
+    assert data["sections"]["availability"]["count"] == 2

@@ -31,19 +31,20 @@ class ArtifactUnreadable(Exception):
     """An artifact the manifest lists cannot be read as listed; `str()` says which and why."""
 
 
-def read_artifacts(manifest: Manifest, kind: str) -> dict[str, bytes]:
-    """The bytes of every artifact of `kind`, by URI, each checked against its row (see the module's docstring).
-    Rows sharing a file (a pack) are read through one open file, in offset order."""
+def read_artifacts(manifest: Manifest, kind: str, limit: int | None = None) -> dict[str, bytes]:
+    """The bytes of every artifact of `kind`, by URI, each checked against its row (see the module's docstring), at
+    most `limit` bytes in all (`MAX_ARTIFACT_BYTES` when None). Rows sharing a file (a pack) are read through one open
+    file, in offset order."""
+    limit = MAX_ARTIFACT_BYTES if limit is None else limit
     folder = Path(real_path(manifest.path)).parent  # `--against base.json`, a link: the build is where it leads
     by_path: dict[str, list[Mapping[str, Any]]] = {}
     for row in manifest.artifacts:
         if row["kind"] == kind:
             by_path.setdefault(row["path"], []).append(row)
     total = sum(row["bytes"] for rows in by_path.values() for row in rows)
-    if total > MAX_ARTIFACT_BYTES:
+    if total > limit:
         raise ArtifactUnreadable(
-            f"its {kind} documents in {builddir.MANIFEST} add up to {total:,} bytes, over the"
-            f" {MAX_ARTIFACT_BYTES:,} read at most"
+            f"its {kind} documents in {builddir.MANIFEST} add up to {total:,} bytes, over the {limit:,} read at most"
         )
     found: dict[str, bytes] = {}
     for relative, rows in sorted(by_path.items()):

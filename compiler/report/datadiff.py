@@ -1,9 +1,10 @@
 """What a change does to the data a model is answered from: the catalog of one build against another's.
 
 `capidx report --against` compares two builds' `compare` documents (one per canonical capability, holding every
-agent's record of it: docs/build-directory.md, "Tool documents") and their manifests' `catalog`, and says what the
-model will now answer differently: availability that flipped, agents and capabilities added or removed, tier,
-status and maturity changes, sources added or removed, and records whose text changed (named, not diffed).
+agent's record of it: docs/build-directory.md, "Tool documents"), their match indexes (each capability's aliases)
+and their manifests' `catalog`, and says what the model will now answer differently: availability that flipped,
+agents and capabilities added or removed, tier, status and maturity changes, aliases added or removed, sources added
+or removed, and records whose text changed (named, not diffed).
 
 Pure: `read_catalog` takes the manifest's data and the documents' bytes (read by `artifact_reader`), `compare`
 takes two catalogs. Every text that reaches a report is `visible` (no control character, no line break); each
@@ -23,6 +24,11 @@ from capidx.compiler.diagnostics import plural
 from capidx.schema.printable import visible
 
 COMPARE_KIND = "compare"
+INDEX_KIND = "index"  # index/match.json: each capability's aliases (the alias table's and the records')
+# The match index's bytes, at most: it holds every capability's terms, some tens of KB per hundred capabilities.
+MAX_INDEX_BYTES = 64 << 20
+_SHOWN_ALIASES = 5  # aliases quoted per capability; the rest counted
+_ALIAS_CHARACTERS = 60  # of each alias quoted
 # One compare document's bytes, at most: every agent's record of one capability, some kilobytes each (a capability
 # of the bundled catalog: 5 KB); parsed, JSON takes some 30 times its bytes, so a forged 64 MiB one took 1.8 GB.
 MAX_DOCUMENT_BYTES = 8 << 20
@@ -61,6 +67,8 @@ class Catalog:
     agents: tuple[str, ...]
     capabilities: Mapping[str, Capability]  # by slug
     records: Mapping[tuple[str, str], Record]  # by (agent, capability slug)
+    # slug -> the other names a lookup takes for it (match index `aliases`); None: the build's index was not read
+    aliases: Mapping[str, frozenset[str]] | None = None
 
     def state(self, agent: str, capability: str) -> str:
         record = self.records.get((agent, capability))
@@ -119,6 +127,7 @@ SECTIONS = (
     ("capabilitiesAdded", "Capabilities added", "capability added"),
     ("capabilitiesRemoved", "Capabilities removed", "capability removed"),
     ("traits", "Tier, status and maturity changes", "tier, status or maturity change"),
+    ("aliases", "Alias changes", "alias change"),
     ("sources", "Source changes", "source change"),
     ("text", "Text changes", "text change"),
 )
@@ -149,7 +158,30 @@ def read_catalog(manifest: Mapping[str, Any], documents: Mapping[str, bytes]) ->
         for entry in document["agents"]:
             if entry.get("recorded", True) is not False and entry["agent"] in listed:
                 records[(entry["agent"], slug)] = _record(entry)
-    return Catalog(tuple(catalog["agents"]), capabilities, records)
+    return Catalog(tuple(catalog["agents"]), capabilities, records, _aliases(manifest, documents))
+
+
+def _aliases(manifest: Mapping[str, Any], documents: Mapping[str, bytes]) -> dict[str, frozenset[str]] | None:
+    """Each capability's aliases from the build's match index (`documents` holds it by URI when it was read), or
+    None when there is none to read, or it is not one: the alias table and the records' aliases are what a lookup
+    resolves besides names, and no compare document holds them."""
+    uri = next((row["uri"] for row in manifest["artifacts"] if row["kind"] == INDEX_KIND), None)
+    data = documents.get(uri) if uri is not None else None
+    if data is None or len(data) > MAX_INDEX_BYTES:
+        return None
+    try:
+        index = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    rows = index.get("capabilities") if isinstance(index, dict) else None
+    if not isinstance(rows, list):
+        return None
+    found: dict[str, frozenset[str]] = {}
+    for row in rows:
+        names = row.get("aliases") if isinstance(row, dict) else None
+        if isinstance(row, dict) and isinstance(row.get("slug"), str) and isinstance(names, list):
+            found[row["slug"]] = frozenset(visible(name) for name in names if isinstance(name, str))
+    return found
 
 
 def _param(row: Mapping[str, Any], key: str) -> str | None:
@@ -222,6 +254,7 @@ def compare(before: Catalog, after: Catalog) -> DataDiff:
         "capabilitiesAdded": _capabilities(after, sorted(after.capabilities.keys() - before.capabilities.keys())),
         "capabilitiesRemoved": _capabilities(before, sorted(before.capabilities.keys() - after.capabilities.keys())),
         "traits": [*_categories(before, after, shared), *_traits(before, after, pairs)],
+        "aliases": _alias_changes(before, after, shared),
         "sources": _sources(before, after, pairs),
         "text": [*_names(before, after, shared), *_texts(before, after, pairs)],
     }
@@ -343,6 +376,40 @@ def _sources(before: Catalog, after: Catalog, pairs: Iterable[tuple[str, str]]) 
             text = f"{subject(agent, slug)}: {len(old.sources)} → {plural(len(new.sources), 'source')} ({counts})"
             items.append(DataItem(text, agent, slug, "sources", added=added, removed=removed))
     return items
+
+
+def _alias_changes(before: Catalog, after: Catalog, slugs: Iterable[str]) -> list[DataItem]:
+    """Per capability both builds have, the aliases added and removed (`plugins: +1 alias ('add extension')`); none
+    when either build's aliases are unknown (an index not read)."""
+    if before.aliases is None or after.aliases is None:
+        return []
+    items = []
+    for slug in slugs:
+        was, now = before.aliases.get(slug, frozenset()), after.aliases.get(slug, frozenset())
+        added, removed = sorted(now - was), sorted(was - now)
+        if added or removed:
+            parts = [
+                f"{sign}{plural(len(names), 'alias', 'aliases')} ({_quoted(names)})"
+                for sign, names in (("+", added), ("−", removed))
+                if names
+            ]
+            items.append(
+                DataItem(
+                    f"{slug}: {', '.join(parts)}",
+                    capability=slug,
+                    field="aliases",
+                    added=len(added),
+                    removed=len(removed),
+                )
+            )
+    return items
+
+
+def _quoted(names: list[str]) -> str:
+    """The first aliases, each cut at `_ALIAS_CHARACTERS` (the data's text, of any length), then how many more."""
+    cut = [name if len(name) <= _ALIAS_CHARACTERS else name[: _ALIAS_CHARACTERS - 1] + "…" for name in names]
+    shown = ", ".join(repr(name) for name in cut[:_SHOWN_ALIASES])
+    return shown + (f", and {len(names) - _SHOWN_ALIASES} more" if len(names) > _SHOWN_ALIASES else "")
 
 
 def _names(before: Catalog, after: Catalog, slugs: Iterable[str]) -> list[DataItem]:

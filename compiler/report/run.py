@@ -18,7 +18,14 @@ from capidx.compiler.diagnostics import ExitCode
 from capidx.compiler.errors import UsageError
 from capidx.compiler.files import write_whole
 from capidx.compiler.report.artifact_reader import ArtifactUnreadable, read_artifacts
-from capidx.compiler.report.datadiff import COMPARE_KIND, DataDiff, DataUnavailable, diff_builds
+from capidx.compiler.report.datadiff import (
+    COMPARE_KIND,
+    INDEX_KIND,
+    MAX_INDEX_BYTES,
+    DataDiff,
+    DataUnavailable,
+    diff_builds,
+)
 from capidx.compiler.report.formats import render_github, render_json, render_markdown, render_text
 from capidx.compiler.report.html import render_page
 from capidx.compiler.report.manifest_reader import Manifest, load_manifest, printable
@@ -122,9 +129,13 @@ def _data_diff(build: Manifest, baseline: Manifest) -> DataDiff:
 
     def read(which: str) -> dict[str, bytes]:
         try:
-            return read_artifacts(manifests[which], COMPARE_KIND)
+            documents = read_artifacts(manifests[which], COMPARE_KIND)
         except ArtifactUnreadable as error:
             raise DataUnavailable(visible(str(error))) from None
+        try:  # the aliases: without the index, the other sections stand (`datadiff._aliases`)
+            return documents | read_artifacts(manifests[which], INDEX_KIND, MAX_INDEX_BYTES)
+        except ArtifactUnreadable:
+            return documents
 
     return diff_builds(build.data, baseline.data, read)
 
