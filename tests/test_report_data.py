@@ -516,3 +516,30 @@ def test_a_baseline_without_a_match_index_still_compares_records(builds: dict[st
     data = json.loads(_against(builds["head"], older, "json"))["data"]
     assert data["available"] is True and data["sections"]["aliases"]["count"] == 0
     assert data["sections"]["availability"]["count"] == 2
+
+
+def test_a_capability_renamed_with_its_records_unchanged_is_a_rename(builds: dict[str, Path], tmp_path: Path) -> None:
+    """A new name is a new slug: the report said one capability removed and one added. With every record the same
+    (agents, availability, traits, texts, sources) it is a rename; with a record's text changed too, it stays removed
+    and added, as nothing then ties the two."""
+    docs = documents()
+    _capability(docs, "claude-code", "Hooks")["name"] = "Lifecycle Hooks"
+    renamed = _build(tmp_path / "renamed", docs)
+    text = _against(renamed, builds["base"])
+    assert "Data changes against the baseline: 1 capability renamed" in text
+    assert "hooks → lifecycle-hooks: Hooks → Lifecycle Hooks" in text
+    sections = json.loads(_against(renamed, builds["base"], "json"))["data"]["sections"]
+    assert sections["capabilitiesAdded"]["count"] == sections["capabilitiesRemoved"]["count"] == 0
+    [item] = sections["capabilitiesRenamed"]["items"]
+    assert (item["before"], item["after"], item["capability"], item["field"]) == (
+        "hooks",
+        "lifecycle-hooks",
+        "lifecycle-hooks",
+        "slug",
+    )
+
+    _capability(docs, "claude-code", "Lifecycle Hooks")["description"] += " Also on session start."
+    rewritten = _build(tmp_path / "rewritten", docs)
+    sections = json.loads(_against(rewritten, builds["base"], "json"))["data"]["sections"]
+    assert sections["capabilitiesRenamed"]["count"] == 0
+    assert sections["capabilitiesAdded"]["count"] == sections["capabilitiesRemoved"]["count"] == 1

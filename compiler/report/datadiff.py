@@ -126,6 +126,7 @@ SECTIONS = (
     ("agentsRemoved", "Agents removed", "agent removed"),
     ("capabilitiesAdded", "Capabilities added", "capability added"),
     ("capabilitiesRemoved", "Capabilities removed", "capability removed"),
+    ("capabilitiesRenamed", "Capabilities renamed", "capability renamed"),
     ("traits", "Tier, status and maturity changes", "tier, status or maturity change"),
     ("aliases", "Alias changes", "alias change"),
     ("sources", "Source changes", "source change"),
@@ -247,18 +248,55 @@ def compare(before: Catalog, after: Catalog) -> DataDiff:
     listed_before, listed_after = set(before.agents), set(after.agents)  # once: a set per agent is quadratic
     shared = sorted(after.capabilities.keys() & before.capabilities.keys())
     pairs = _recorded_pairs(before, after, listed_before, shared)
+    added, removed = (
+        after.capabilities.keys() - before.capabilities.keys(),
+        before.capabilities.keys() - after.capabilities.keys(),
+    )
+    renamed = _renamed(before, after, removed, added)
     found: dict[str, list[DataItem]] = {
         "availability": _availability(before, after, pairs),
         "agentsAdded": _agents(after, [a for a in after.agents if a not in listed_before]),
         "agentsRemoved": _agents(before, [a for a in before.agents if a not in listed_after]),
-        "capabilitiesAdded": _capabilities(after, sorted(after.capabilities.keys() - before.capabilities.keys())),
-        "capabilitiesRemoved": _capabilities(before, sorted(before.capabilities.keys() - after.capabilities.keys())),
+        "capabilitiesAdded": _capabilities(after, sorted(added - set(renamed.values()))),
+        "capabilitiesRemoved": _capabilities(before, sorted(removed - renamed.keys())),
+        "capabilitiesRenamed": [
+            DataItem(
+                f"{old} → {new}: {before.capabilities[old].name} → {after.capabilities[new].name}",
+                capability=new,
+                field="slug",
+                before=old,
+                after=new,
+            )
+            for old, new in sorted(renamed.items())
+        ],
         "traits": [*_categories(before, after, shared), *_traits(before, after, pairs)],
         "aliases": _alias_changes(before, after, shared),
         "sources": _sources(before, after, pairs),
         "text": [*_names(before, after, shared), *_texts(before, after, pairs)],
     }
     return DataDiff(tuple(Section(key, title, one, tuple(found[key])) for key, title, one in SECTIONS))
+
+
+def _renamed(before: Catalog, after: Catalog, removed: Iterable[str], added: Iterable[str]) -> dict[str, str]:
+    """Old slug -> new slug for a capability removed whose records an added one holds unchanged (the same agents,
+    each with the same availability, traits, texts but the name, and sources): a rename, not a capability gone and
+    another come. One whose records match several is left as removed and added."""
+
+    def signatures(catalog: Catalog, slugs: Iterable[str]) -> dict[str, tuple[Any, ...]]:
+        wanted, held = set(slugs), {}
+        for (agent, slug), record in catalog.records.items():
+            if slug in wanted:
+                traits, texts = tuple(sorted(record.traits.items())), tuple(sorted(record.texts.items()))
+                held.setdefault(slug, []).append((agent, record.available, traits, texts, record.sources))
+        return {slug: tuple(sorted(found)) for slug, found in held.items()}  # none recorded: nothing to tell it by
+
+    by_records: dict[tuple[Any, ...], list[str]] = {}
+    for slug, signature in sorted(signatures(after, added).items()):
+        by_records.setdefault(signature, []).append(slug)
+    gone = signatures(before, removed)
+    matched = {slug: by_records.get(signature, []) for slug, signature in gone.items()}
+    claimed = Counter(new for found in matched.values() for new in found)
+    return {old: found[0] for old, found in sorted(matched.items()) if len(found) == 1 and claimed[found[0]] == 1}
 
 
 def _recorded_pairs(
