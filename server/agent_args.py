@@ -2,9 +2,9 @@
 
 Models join names in one string ('claude vs gemini', 'claude, gemini', even 'claude gemini') when comparing, and
 misspell or guess ids outside the catalog. `resolve_agents` reads each name, a joined string as the agents it joins
-(within a bounded number of resolutions per call), which the tools answer for each agent; `one_agent_problem` says why
-an argument names no agent; `covered` says which agents the catalog has, for the tools and the resource templates
-alike.
+(within a bounded number of resolutions per call), which the tools answer for each agent; `one_agent` reads one
+agent named more than once, and says why an argument names no agent; `covered` says which agents the catalog has,
+for the tools and the resource templates alike.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import unicodedata
 from capidx.schema.text import normalize
 from capidx.server.matchindex import Resolution
 from capidx.server.names import category_named, resolve_agent
-from capidx.server.readings import listing, nothing_in
+from capidx.server.readings import REPEATED, listing, nothing_in
 from capidx.server.snapshot import Snapshot
 
 # What joins agents' names in one string: "and", "or", "vs", "versus", "&", "/", "+", ";". Every run of adjacent
@@ -56,14 +56,15 @@ def _not_an_agent(snapshot: Snapshot, name: str) -> str:
     return ""
 
 
-def one_agent_problem(snapshot: Snapshot, resolution: Resolution) -> str:
-    """Why an agent argument names no agent, once a tool has found that it stands for no more than one (a name of
-    several agents, or several names joined, is answered for each of them): one agent named more than once ('claude
-    vs claude code'), else `_agents_problem`."""
-    found, _problem = resolve_agents(snapshot, comma_separated(resolution.query), several=True)
-    if len(found) > 1 and len(ids := named_ids(found)) == 1:
-        return f"{resolution.query!r} names {ids[0]} more than once: give it once, as the agent argument."
-    return _agents_problem(snapshot, [resolution])
+def one_agent(snapshot: Snapshot, resolution: Resolution) -> tuple[Resolution, str]:
+    """An agent argument that stands for no more than one agent (a name of several agents, or several names joined,
+    is answered for each of them: `several_agents`), read: one agent named more than once ('claude vs claude code',
+    'claude, claude code') is that agent, resolved as `repeated` (said after the answer, as a comparison of names
+    that repeat one reads it once); else the resolution, and why it names no agent (`_agents_problem`)."""
+    found, problem = resolve_agents(snapshot, comma_separated(resolution.query), several=True)
+    if problem is None and len(found) > 1 and len(ids := named_ids(found)) == 1:
+        return Resolution(resolution.query, "resolved", ids[0], REPEATED, 1.0), ""
+    return resolution, _agents_problem(snapshot, [resolution])
 
 
 def covered(snapshot: Snapshot, unknown: list[Resolution]) -> str:
@@ -124,7 +125,7 @@ def several_agents(snapshot: Snapshot, name: str) -> tuple[list[Resolution], lis
     names joined ('claude vs gemini', 'claude, copilot', read as compare_capability reads a string of names): how
     each name was read, the agents' ids in the order named, and what to say of a joined name that is no agent
     ('claude vs cursor'). None when the argument stands for one agent at most (unknown, or one agent named twice):
-    `one_agent_problem` says why. The tools answer for each agent; the agent resource names each one's URI."""
+    `one_agent` reads it. The tools answer for each agent; the agent resource names each one's URI."""
     found, problem = resolve_agents(snapshot, comma_separated(name), several=True)
     if len(ids := named_ids(found)) > 1 or (problem is not None and len(found) > 1):
         return found, ids, problem

@@ -21,6 +21,10 @@ from capidx.server.snapshot import Snapshot
 # How a capability was read when not as spelled in the index, said after the answer (`reading`).
 LOOSE_READINGS = {"lexical": "by its words", "fuzzy": "by its words, allowing for typos"}
 NEXT_NAMED = 2  # runner-ups a loose reading names
+# `resolvedBy` of one agent named more than once in one argument ('claude vs claude code': `agent_args.one_agent`).
+REPEATED = "repeated"
+# How an agent's name was read when not as spelled.
+AGENT_READINGS = {"fuzzy": "allowing for typos", REPEATED: "which it names more than once"}
 # A query quoted back in an answer that did not find it: the model sent it and has it, so a long sentence is cut.
 QUOTED_CHARS = 80
 UNREAD_NAMED = 5  # words of a query in another script that an answer names as left out
@@ -63,7 +67,9 @@ def agent_readings(snapshot: Snapshot, resolution: Mapping[str, Resolution | lis
     and the words of any name that were left out as unreadable ('без web search')."""
     agents = [r for value in (resolution.get("agent"), resolution.get("agents")) for r in _listed_of(value)]
     said = [
-        f"Read agent {r.query!r} as {r.value}, allowing for typos." for r in agents if r.ok and r.resolved_by == "fuzzy"
+        f"Read agent {r.query!r} as {r.value}, {AGENT_READINGS[r.resolved_by or '']}."
+        for r in agents
+        if r.ok and r.resolved_by in AGENT_READINGS
     ]
     category = resolution.get("category")
     if isinstance(category, Resolution) and category.ok and category.resolved_by == "fuzzy":

@@ -374,7 +374,9 @@ def lookup_capability(snapshot: Snapshot, agent: str, capability: str) -> types.
             found, ids, problem = several
             read = agent_args.read_as_agents(agent, ids) if problem is None else ""
             return _compared(snapshot, resolve_capability(snapshot.index, capability), [agent], found, problem, read)
-        return _error(agent_args.one_agent_problem(snapshot, agent_res), agent=agent_res)
+        agent_res, problem = agent_args.one_agent(snapshot, agent_res)
+        if problem:
+            return _error(problem, agent=agent_res)
     cap_res = resolve_capability(snapshot.index, capability, agent=agent_res.value)
     if unresolved.wants_suggestions(snapshot, cap_res):
         return _suggested(snapshot, cap_res, agent_res.value, agent=agent_res, capability=cap_res)
@@ -456,7 +458,9 @@ def list_capabilities(
         if not resolved["agent"].ok:
             if (several := agent_args.several_agents(snapshot, agent)) is not None:  # each agent's list, one call
                 return _list_of_several(snapshot, agent, category, *several)
-            return _error(agent_args.one_agent_problem(snapshot, resolved["agent"]), **resolved)
+            resolved["agent"], problem = agent_args.one_agent(snapshot, resolved["agent"])
+            if problem:
+                return _error(problem, **resolved)
     if category is not None:
         resolved["category"], problem = _category(snapshot, category)
         if problem:
@@ -532,7 +536,9 @@ def get_sources(snapshot: Snapshot, agent: str | None = None, capability: str | 
         if not resolved["agent"].ok:
             if (several := agent_args.several_agents(snapshot, agent)) is not None:  # each agent's sources, one call
                 return _sources_of_several(snapshot, agent, capability, *several)
-            return _error(agent_args.one_agent_problem(snapshot, resolved["agent"]), **resolved)
+            resolved["agent"], problem = agent_args.one_agent(snapshot, resolved["agent"])
+            if problem:
+                return _error(problem, **resolved)
     agent_id = resolved["agent"].value if "agent" in resolved else None
     if capability is not None:
         resolved["capability"] = resolve_capability(snapshot.index, capability, agent=agent_id)

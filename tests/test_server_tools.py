@@ -1444,7 +1444,10 @@ async def test_errors_say_what_the_catalog_covers_and_where_to_go(any_build: Pat
     assert [e["agent"] for e in commas.structured_content["agents"]] == [*ids[:2], "vscode-copilot"]
     # the name that is no agent, said as a comparison says it: a lookup does answer for several
     assert half.is_error and text_of(half) == f"Unknown agent 'cursor': this catalog covers {', '.join(ids)}."
-    assert twice.is_error and text_of(twice).startswith("'claude vs claude code' names claude-code more than once")
+    # one agent named twice is that agent, answered once, and said so
+    assert not twice.is_error and twice.structured_content["agent"] == "claude-code"
+    assert "Read agent 'claude vs claude code' as claude-code, which it names more than once." in twice.content[-1].text
+    assert twice.meta["capidx/resolution"]["agent"]["resolvedBy"] == "repeated"
     assert cursor.is_error and text_of(cursor) == f"Unknown agent 'cursor': this catalog covers {', '.join(ids)}."
     assert plan.is_error and "'Plan Mode' is a capability (plan-mode)" in text_of(plan)
     assert "lookup_capability" in text_of(plan)
@@ -1809,3 +1812,22 @@ async def test_a_category_nothing_is_in_points_to_every_agents_record_of_what_th
     assert "call again with its slug" not in value["hint"]
     elsewhere = "claude-code's data has no record of it (no data, not a no): compare_capability with 'usage-reports'"
     assert elsewhere in value["hint"]
+
+
+async def test_one_agent_named_more_than_once_is_answered_once_by_every_tool(any_build: Path) -> None:
+    """'claude vs claude code' names one agent twice: every tool that takes one agent answers for it, once, and says
+    how the name was read (a lookup refused it, asking to give the agent once, while compare answered it)."""
+    said = "Read agent 'claude vs claude code' as claude-code, which it names more than once."
+    async with connect(any_build, "2026-07-28") as client:
+        lookup = await client.call_tool("lookup_capability", {"agent": "claude vs claude code", "capability": "hooks"})
+        sources = await client.call_tool("get_sources", {"agent": "claude vs claude code", "capability": "hooks"})
+        listing = await client.call_tool("list_capabilities", {"agent": "claude vs claude code"})
+        alone = [
+            await client.call_tool("lookup_capability", {"agent": "claude-code", "capability": "hooks"}),
+            await client.call_tool("get_sources", {"agent": "claude-code", "capability": "hooks"}),
+            await client.call_tool("list_capabilities", {"agent": "claude-code"}),
+        ]
+    for answer, once in zip((lookup, sources, listing), alone, strict=True):
+        assert not answer.is_error and said in [block.text for block in answer.content], answer.content
+        assert answer.meta["capidx/resolution"]["agent"]["value"] == "claude-code"
+        assert answer.structured_content == once.structured_content
