@@ -145,6 +145,22 @@ def test_breaches_come_first_then_kinds_near_their_budget(tmp_path: Path) -> Non
     assert not report.ok
 
 
+def test_against_a_baseline_a_kind_near_its_budget_is_warned_about_when_it_grew(tmp_path: Path) -> None:
+    """The same near-budget warning on every pull request, whatever it changed, is one reviewers learn to skip: against
+    a baseline it is given when the kind's figure grew; the table still says `near`."""
+    budgets = {"full": 10_500, "agent": 100_000}
+    base = _manifest(tmp_path, "base", budgets=budgets, tokens={"full": 10_000})
+    same = _manifest(tmp_path, "same", budgets=budgets, tokens={"full": 10_000})
+    grown = _manifest(tmp_path, "grown", budgets=budgets, tokens={"full": 10_100})
+    alone = build_report(same)
+    unchanged = build_report(same, base)
+    larger = build_report(grown, base)
+    assert [f.kind for f in alone.warnings if f.reason == "near-budget"] == ["full"]
+    assert [f.kind for f in unchanged.warnings if f.reason == "near-budget"] == []
+    assert _row(unchanged, "full").status == "near"
+    assert [f.kind for f in larger.warnings if f.reason == "near-budget"] == ["full"]
+
+
 def test_a_budgeted_kind_without_documents_still_has_a_row(tmp_path: Path) -> None:
     report = build_report(_manifest(tmp_path, budgets={"snippet": 500}))
     snippet = _row(report, "snippet")
