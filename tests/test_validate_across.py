@@ -573,3 +573,46 @@ def test_a_document_read_to_compare_with_is_compared_despite_a_yaml_value_json_c
 
     assert [problem["code"] for problem in whole] == ["category-mismatch"]
     assert alone == whole
+
+
+# --- catalog-size -----------------------------------------------------------------------------------------------
+
+
+def _agents_of_their_own(count: int) -> Docs:
+    """`count` agents, each recording one capability no other agent records: `count` × `count` answers."""
+    return {
+        f"agent-{number}": {
+            "agent": {"name": f"Agent {number}", "vendor": "V", "version": "1", "lastUpdated": "2026-01-01T00:00:00Z"},
+            "capabilities": [
+                {"name": f"Feature {number}", "category": "testing", "description": "Runs tests.", "available": False}
+            ],
+        }
+        for number in range(count)
+    }
+
+
+def test_a_catalog_whose_agents_times_capabilities_pass_the_bound_is_refused_before_it_is_built(tmp_path: Path) -> None:
+    """Every agent is answered on every capability, so a build grows with their product: 300 agents of one capability
+    of their own each (150 KB of documents) made 90,000 lookup and sources answers each and a build of hundreds of MB.
+    One error says it, in validate and in build (nothing written), also when pre-commit names one file."""
+    from capidx.compiler.validate.lint import MAX_ANSWERED_PAIRS
+
+    count = 230
+    assert count * count > MAX_ANSWERED_PAIRS >= (count - 10) ** 2
+    write_catalog(tmp_path, _agents_of_their_own(count), aliases=None)
+    result = run_cli(["validate", "--format", "json"], tmp_path)
+    assert result.exit_code == 1, result.output
+    problems = [problem for problem in json.loads(result.stdout)["diagnostics"] if problem["code"] == "catalog-size"]
+    assert said(problems) == [("agents/agent-0/capabilities/current.json", "", "error", "catalog-size")]
+    assert "230 agents and 230 capabilities make 52,900 answers" in problems[0]["message"]
+    named = run_cli(["validate", "-q", "agents/agent-7/capabilities/current.json"], tmp_path)
+    assert named.exit_code == 1 and "52,900 answers" in named.output
+    built = run_cli(["build", "-q"], tmp_path)
+    assert built.exit_code == 1 and "52,900 answers" in built.output
+    assert not (tmp_path / "build").exists()
+
+
+def test_a_catalog_within_the_bound_is_not_told_its_size(tmp_path: Path) -> None:
+    write_catalog(tmp_path, _agents_of_their_own(220), aliases=None)
+    result = run_cli(["validate", "--format", "json"], tmp_path)
+    assert not [problem for problem in json.loads(result.stdout)["diagnostics"] if problem["code"] == "catalog-size"]

@@ -90,6 +90,36 @@ def check_duplicate_agents(paths_by_agent: Iterable[tuple[str, Path]]) -> list[D
     return problems
 
 
+# Agent × capability answers a build makes at most. Each agent is answered on every capability of the catalog,
+# recorded or not (a lookup and a sources answer, a cell of every matrix), so their number is the product of the two
+# counts, not the number of records: 80 agents each recording 20 capabilities of their own (1.3 MB of documents) made
+# 128,000 of each answer, a 252 MB build, 58 s and 1.4 GB of memory; 300 agents of one capability each, 90,000 from
+# 150 KB. Twice the largest catalog benchmarked (20 agents sharing 1,250 capabilities: 25,000).
+MAX_ANSWERED_PAIRS = 50_000
+_CATALOG_SIZE_HINT = (
+    "every agent is answered on every capability, recorded or not: give one capability one name in every agent "
+    "that has it, or split the catalog"
+)
+
+
+def check_catalog_size(sources: Sequence[SourceFile], context: Sequence[SourceFile] = ()) -> list[Diagnostic]:
+    """One error, at the first checked document, when the catalog's agents times its capabilities (by slug, as the
+    build makes them) pass `MAX_ANSWERED_PAIRS`: the build's size grows with that product, so a pull request's few
+    small documents, each naming capabilities of its own, would make it grow with the square of theirs."""
+    documents = (*sources, *context)
+    agents = {discover.agent_id(source.path) for source in documents}
+    slugs = {slug for source in documents for name in capability_names(source.data) if (slug := slugify(name))}
+    pairs = len(agents) * len(slugs)
+    if pairs <= MAX_ANSWERED_PAIRS or not sources:
+        return []
+    first = min(sources, key=lambda source: str(source.path))
+    message = (
+        f"the catalog's {len(agents):,} agents and {len(slugs):,} capabilities make {pairs:,} answers "
+        f"(one per agent and capability), more than the {MAX_ANSWERED_PAIRS:,} a build makes"
+    )
+    return [Diagnostic(str(first.path), None, None, "", "error", message, _CATALOG_SIZE_HINT, "catalog-size")]
+
+
 def check_agent_names(sources: Sequence[SourceFile], context: Sequence[SourceFile] = ()) -> list[Diagnostic]:
     """Two agents with one display name (an agent folder copied, its `agent.name` left as it was): the matrices show
     two columns of that name, and the server answers the name with both. Said at each checked document whose name

@@ -124,6 +124,7 @@ def _validate_project(
     diagnostics += across.check_across_agents(sources, context, _refused_categories(diagnostics, sources, validator))
     diagnostics += across.check_name_near_misses(sources, context)
     diagnostics += lint.check_agent_names(sources, context)
+    diagnostics += lint.check_catalog_size(sources, context)
     if catalog_complete:  # with a document unreadable, its names are unknown: no false alarms
         diagnostics += lint.check_successors(sources, names)
     named = alias_rules.name_keys((*sources, *context))  # once: the table rules and the records' aliases read it
