@@ -578,31 +578,41 @@ def test_a_document_read_to_compare_with_is_compared_despite_a_yaml_value_json_c
 # --- catalog-size -----------------------------------------------------------------------------------------------
 
 
-def _agents_of_their_own(count: int) -> Docs:
-    """`count` agents, each recording one capability no other agent records: `count` × `count` answers."""
+def _agents(count: int, own: bool = True) -> Docs:
+    """`count` agents, each recording one available capability: its own (`count` × `count` answers), or one they all
+    share (each of the `count` lookup answers naming the `count` agents that have it)."""
     return {
         f"agent-{number}": {
             "agent": {"name": f"Agent {number}", "vendor": "V", "version": "1", "lastUpdated": "2026-01-01T00:00:00Z"},
             "capabilities": [
-                {"name": f"Feature {number}", "category": "testing", "description": "Runs tests.", "available": False}
+                {
+                    "name": f"Feature {number if own else 'shared'}",
+                    "category": "testing",
+                    "description": "Runs the tests of a project.",
+                    "available": True,
+                }
             ],
         }
         for number in range(count)
     }
 
 
+def _sizes(tmp_path: Path, docs: Docs) -> list[dict[str, Any]]:
+    write_catalog(tmp_path, docs, aliases=None)
+    result = run_cli(["validate", "--format", "json"], tmp_path)
+    assert result.exit_code in (0, 1), result.output
+    return [problem for problem in json.loads(result.stdout)["diagnostics"] if problem["code"] == "catalog-size"]
+
+
 def test_a_catalog_whose_agents_times_capabilities_pass_the_bound_is_refused_before_it_is_built(tmp_path: Path) -> None:
     """Every agent is answered on every capability, so a build grows with their product: 300 agents of one capability
-    of their own each (150 KB of documents) made 90,000 lookup and sources answers each and a build of hundreds of MB.
-    One error says it, in validate and in build (nothing written), also when pre-commit names one file."""
+    of their own each (136 KB of documents) made 90,000 lookup and sources answers each and a 171 MB build. One error
+    says it, in validate and in build (nothing written), also when pre-commit names one file."""
     from capidx.compiler.validate.lint import MAX_ANSWERED_PAIRS
 
     count = 230
     assert count * count > MAX_ANSWERED_PAIRS >= (count - 10) ** 2
-    write_catalog(tmp_path, _agents_of_their_own(count), aliases=None)
-    result = run_cli(["validate", "--format", "json"], tmp_path)
-    assert result.exit_code == 1, result.output
-    problems = [problem for problem in json.loads(result.stdout)["diagnostics"] if problem["code"] == "catalog-size"]
+    problems = _sizes(tmp_path, _agents(count))
     assert said(problems) == [("agents/agent-0/capabilities/current.json", "", "error", "catalog-size")]
     assert "230 agents and 230 capabilities make 52,900 answers" in problems[0]["message"]
     named = run_cli(["validate", "-q", "agents/agent-7/capabilities/current.json"], tmp_path)
@@ -613,6 +623,16 @@ def test_a_catalog_whose_agents_times_capabilities_pass_the_bound_is_refused_bef
 
 
 def test_a_catalog_within_the_bound_is_not_told_its_size(tmp_path: Path) -> None:
-    write_catalog(tmp_path, _agents_of_their_own(220), aliases=None)
-    result = run_cli(["validate", "--format", "json"], tmp_path)
-    assert not [problem for problem in json.loads(result.stdout)["diagnostics"] if problem["code"] == "catalog-size"]
+    assert _sizes(tmp_path, _agents(220)) == []
+
+
+def test_agents_all_sharing_a_capability_past_the_bound_are_refused(tmp_path: Path) -> None:
+    """Each agent's lookup answer on a capability lists every agent that has it: 1,000 agents sharing one capability
+    (400 KB) made a 24 MB lookup pack, four times 500 agents'. Refused past `MAX_LISTED_AGENTS` agents so named."""
+    from capidx.compiler.validate.lint import MAX_LISTED_AGENTS
+
+    count = 1_415
+    assert count * count > MAX_LISTED_AGENTS >= (count - 1) ** 2
+    problems = _sizes(tmp_path, _agents(count, own=False))
+    assert said(problems) == [("agents/agent-0/capabilities/current.json", "", "error", "catalog-size")]
+    assert "1,415 agents and 1,415 records of available capabilities make 2,002,225" in problems[0]["message"]

@@ -94,30 +94,56 @@ def check_duplicate_agents(paths_by_agent: Iterable[tuple[str, Path]]) -> list[D
 # recorded or not (a lookup and a sources answer, a cell of every matrix), so their number is the product of the two
 # counts, not the number of records: 80 agents each recording 20 capabilities of their own (1.3 MB of documents) made
 # 128,000 of each answer, a 252 MB build, 58 s and 1.4 GB of memory; 300 agents of one capability each, 90,000 from
-# 150 KB. Twice the largest catalog benchmarked (20 agents sharing 1,250 capabilities: 25,000).
+# 136 KB. Twice the largest catalog benchmarked (20 agents sharing 1,250 capabilities: 25,000).
 MAX_ANSWERED_PAIRS = 50_000
+# Agents named in lookup answers at most: each agent's answer on a capability lists every agent that has it
+# (`availableFor`), so they are the agents times the records of available capabilities. 1,000 agents sharing one
+# capability (400 KB of documents) made a lookup pack of 24 MB, four times 500 agents'. Five times the largest
+# catalog benchmarked (20 agents, 20,000 records: at most 400,000).
+MAX_LISTED_AGENTS = 2_000_000
 _CATALOG_SIZE_HINT = (
     "every agent is answered on every capability, recorded or not: give one capability one name in every agent "
     "that has it, or split the catalog"
+)
+_LISTED_AGENTS_HINT = (
+    "each agent's answer on a capability lists every agent that has it: split the catalog, or keep fewer agents in it"
 )
 
 
 def check_catalog_size(sources: Sequence[SourceFile], context: Sequence[SourceFile] = ()) -> list[Diagnostic]:
     """One error, at the first checked document, when the catalog's agents times its capabilities (by slug, as the
-    build makes them) pass `MAX_ANSWERED_PAIRS`: the build's size grows with that product, so a pull request's few
-    small documents, each naming capabilities of its own, would make it grow with the square of theirs."""
+    build makes them) pass `MAX_ANSWERED_PAIRS`, or its agents times its records of available capabilities pass
+    `MAX_LISTED_AGENTS`: the build's size grows with those products, so a pull request's small documents, each
+    naming capabilities of its own or all sharing one, would make it grow with the square of theirs."""
     documents = (*sources, *context)
     agents = {discover.agent_id(source.path) for source in documents}
-    slugs = {slug for source in documents for name in capability_names(source.data) if (slug := slugify(name))}
-    pairs = len(agents) * len(slugs)
-    if pairs <= MAX_ANSWERED_PAIRS or not sources:
+    slugs: set[str] = set()
+    available: set[tuple[str, str]] = set()
+    for source in documents:
+        for _, capability in textrules.items(source.data, "capabilities"):
+            name = capability.get("name")
+            if isinstance(name, str) and (slug := slugify(name)):
+                slugs.add(slug)
+                if capability.get("available") is True:
+                    available.add((discover.agent_id(source.path), slug))
+    if not sources:
+        return []
+    if (pairs := len(agents) * len(slugs)) > MAX_ANSWERED_PAIRS:
+        message = (
+            f"the catalog's {len(agents):,} agents and {len(slugs):,} capabilities make {pairs:,} answers "
+            f"(one per agent and capability), more than the {MAX_ANSWERED_PAIRS:,} a build makes"
+        )
+        hint = _CATALOG_SIZE_HINT
+    elif (listed := len(agents) * len(available)) > MAX_LISTED_AGENTS:
+        message = (
+            f"the catalog's {len(agents):,} agents and {len(available):,} records of available capabilities make "
+            f"{listed:,} agents named in lookup answers, more than the {MAX_LISTED_AGENTS:,} a build makes"
+        )
+        hint = _LISTED_AGENTS_HINT
+    else:
         return []
     first = min(sources, key=lambda source: str(source.path))
-    message = (
-        f"the catalog's {len(agents):,} agents and {len(slugs):,} capabilities make {pairs:,} answers "
-        f"(one per agent and capability), more than the {MAX_ANSWERED_PAIRS:,} a build makes"
-    )
-    return [Diagnostic(str(first.path), None, None, "", "error", message, _CATALOG_SIZE_HINT, "catalog-size")]
+    return [Diagnostic(str(first.path), None, None, "", "error", message, hint, "catalog-size")]
 
 
 def check_agent_names(sources: Sequence[SourceFile], context: Sequence[SourceFile] = ()) -> list[Diagnostic]:
