@@ -486,11 +486,44 @@ def _no_scheme(value: Any, expected: str) -> str | None:
 
 def _closest(value: str, allowed: list[str]) -> str | None:
     """The allowed value a typo most likely meant: similar spelling, or the only one containing it ('chat')."""
-    close = difflib.get_close_matches(value, allowed, n=1, cutoff=0.6)
-    if close:
-        return close[0]
+    if close := close_match(value, allowed):
+        return close
+    if len(allowed) > _CONTAINED_IN:  # each test reads the whole value: a schema's enum of thousands, a long value
+        return None
     containing = [item for item in allowed if value.strip() and value.strip().casefold() in item.casefold()]
     return containing[0] if len(containing) == 1 else None
+
+
+# The work of one `close_match`, in characters: each candidate looked at costs its length, each compared letter by
+# letter (`SequenceMatcher.ratio`) the product of both lengths, which is its worst case. A schema's `category` enum
+# of 5,000 values of 60 letters took 3.8 s per value it refused (77 s for 20; its 1,000 errors an hour), and a
+# supersededBy naming no capability was compared with every name of the catalog (2,000 records: 78 s). The bundled
+# schema's 21 categories cost a few thousand.
+CLOSE_MATCH_WORK = 50_000
+_CUTOFF = 0.6  # get_close_matches' default
+_CONTAINED_IN = 1_000  # allowed values the "only one containing it" test reads at most
+
+
+def close_match(word: str, candidates: Iterable[str], budget: int = CLOSE_MATCH_WORK) -> str | None:
+    """`difflib.get_close_matches(word, candidates, n=1)[0]` (None when it finds none) within `budget`
+    (`CLOSE_MATCH_WORK`): the candidates past it are not looked at, so a long list may go without its suggestion."""
+    matcher = difflib.SequenceMatcher()
+    matcher.set_seq2(word)
+    best: tuple[float, str] | None = None
+    work = 0
+    for candidate in candidates:
+        work += len(candidate) + 1
+        if work > budget:
+            break
+        matcher.set_seq1(candidate)
+        if matcher.real_quick_ratio() < _CUTOFF or matcher.quick_ratio() < _CUTOFF:
+            continue
+        work += len(candidate) * len(word)
+        if work > budget:
+            break
+        if (score := matcher.ratio()) >= _CUTOFF and (best is None or (score, candidate) > best):
+            best = (score, candidate)
+    return best[1] if best else None
 
 
 def _subject(parts: tuple[Any, ...]) -> str:

@@ -1383,3 +1383,85 @@ def test_a_document_with_thousands_of_errors_says_the_first_thousand(tmp_path: P
         lines = [line for line in result.output.splitlines() if line.startswith(named) and "warning:" not in line]
         assert len(lines) <= 1_002, (command, len(lines))
         assert any(more in line for line in lines), (command, result.output[-2000:])
+
+
+def _counted_ratios(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that grows by one at each letter-by-letter comparison of two strings for a 'did you mean'."""
+    import difflib
+
+    calls: list[int] = []
+    real = difflib.SequenceMatcher.ratio
+
+    def ratio(self: difflib.SequenceMatcher[str]) -> float:
+        calls.append(1)
+        return real(self)
+
+    monkeypatch.setattr(difflib.SequenceMatcher, "ratio", ratio)
+    return calls
+
+
+def test_successors_naming_no_capability_are_compared_with_a_bounded_number_of_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each supersededBy naming no capability was compared with every name of the catalog for its 'did you mean':
+    2,000 records took validate 78 s, quadratic. Now the first `MAX_SPELLINGS_SOUGHT` are looked up, each within a
+    bounded work, and every one is still said."""
+    from capidx.compiler.validate.lint import MAX_SPELLINGS_SOUGHT
+
+    count = 600
+    docs = documents()
+    description = "Runs the project's unit tests in a sandbox and reports each failure with its stack trace."
+    docs["claude-code"]["capabilities"] = [
+        {
+            "name": f"Feature number {n:04d} of the catalog",
+            "category": "testing",
+            "description": description,
+            "available": False,
+            "supersededBy": f"Feature numbr {n:04d} of the",
+        }
+        for n in range(count)
+    ]
+    write_catalog(tmp_path, docs, aliases=None)
+    calls = _counted_ratios(monkeypatch)
+    result = run_cli(["validate", "--format", "json"], tmp_path)
+    said = [
+        problem
+        for problem in json.loads(result.stdout)["diagnostics"]
+        if problem["code"] == "successor" and "claude-code" in problem["path"]
+    ]
+    assert len(said) == count
+    assert said[0]["hint"].startswith("did you mean 'Feature number ")
+    assert said[-1]["hint"] == "use the name of a capability in some agent's document"
+    assert len(calls) <= MAX_SPELLINGS_SOUGHT * count // 2  # every pair: count * count
+
+
+def test_a_value_a_schema_s_long_enum_refuses_is_compared_with_a_bounded_number_of_its_values(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pull request's schema (`paths.schema`) with a category enum of 5,000 values of 60 letters took 3.8 s per
+    category it refused to find a 'did you mean' among them (a document's 1,000 errors: an hour). Each value refused
+    is compared with the enum's values within `CLOSE_MATCH_WORK`; a typo of one near the start is still found."""
+    from capidx.schema.wording import CLOSE_MATCH_WORK
+
+    letters = "abcdefghij" * 6
+    allowed = [letters[n % 60 :] + letters[: n % 60] + f"{n:05d}" for n in range(3_000)]
+    schema = json.loads((Path(__file__).parents[1] / "schema" / "capability-schema.json").read_text("utf-8"))
+    schema["$defs"]["category"] = {"type": "string", "enum": allowed}
+    schema.pop("$id", None)
+    (tmp_path / "schema.json").write_text(json.dumps(schema), encoding="utf-8")
+    (tmp_path / "capidx.yaml").write_text("paths:\n  schema: schema.json\n", encoding="utf-8")
+    docs = documents()
+    records = docs["claude-code"]["capabilities"]
+    for number, record in enumerate(records):
+        record["category"] = allowed[1][:-1] + "9" if number == 0 else letters[::-1] + f"{number:05d}"
+    write_catalog(tmp_path, docs, aliases=None)
+    calls = _counted_ratios(monkeypatch)
+    result = run_cli(["validate", "--format", "json"], tmp_path)
+    refused = [
+        problem
+        for problem in json.loads(result.stdout)["diagnostics"]
+        if "not a valid category" in problem["message"] and "claude-code" in problem["path"]
+    ]
+    assert len(refused) == len(records)
+    assert refused[0]["hint"] == f"did you mean '{allowed[1]}'?"
+    assert len(calls) <= len(docs) * len(records) * CLOSE_MATCH_WORK // (65 * 65)

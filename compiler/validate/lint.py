@@ -10,7 +10,6 @@ unchanged data just because time passed.
 
 from __future__ import annotations
 
-import difflib
 import re
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
@@ -28,6 +27,7 @@ from capidx.compiler.validate.load import SourceFile
 from capidx.compiler.validate.regexrisk import MAX_PATTERN_CHARS, backtracking_risk
 from capidx.compiler.validate.textrules import quote
 from capidx.schema.text import normalize, slugify
+from capidx.schema.wording import CLOSE_MATCH_WORK, close_match
 
 AGENT_SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -179,12 +179,13 @@ def check_alias_targets(source: SourceFile, capability_names: Iterable[str]) -> 
     for phrase, target in table.items():
         if not isinstance(target, str) or not target.strip() or normalize(target) in known:
             continue
+        sought = len(problems) < MAX_SPELLINGS_SOUGHT
         problems.append(
             source.diagnostic(
                 ("aliases", phrase),
                 "error",
                 f"alias target {quote(target)} is not the name of any capability",
-                _closest(target, known.values()),
+                _closest(target, known.values()) if sought else _NO_NAME,
                 "alias-target",
             )
         )
@@ -238,7 +239,7 @@ def check_successors(sources: Sequence[SourceFile], names: Iterable[str]) -> lis
             if not isinstance(successor, str) or not successor.strip() or normalize(successor) in known:
                 continue
             message = f"supersededBy {quote(successor)} is not the name of any capability"
-            hint = _closest(successor, known.values())
+            hint = _closest(successor, known.values()) if len(problems) < MAX_SPELLINGS_SOUGHT else _NO_NAME
             problems.append(
                 source.diagnostic(("capabilities", index, "supersededBy"), "warning", message, hint, "successor")
             )
@@ -577,9 +578,17 @@ def _date(value: Any) -> date | None:
         return None
 
 
+# Names not found (alias targets, successors) that one check looks for a spelling of among the catalog's names; the
+# rest get the general hint. Each look is bounded (`close_match`), but one per record of a large catalog was not:
+# 2,000 records each naming a successor no capability has took validate 78 s, 10,000 would take half an hour.
+MAX_SPELLINGS_SOUGHT = 100
+_SPELLING_WORK = 5 * CLOSE_MATCH_WORK  # names of a catalog of thousands are compared with each of those
+_NO_NAME = "use the name of a capability in some agent's document"
+
+
 def _closest(word: str, candidates: Iterable[str]) -> str:
     by_folded = {candidate.casefold(): candidate for candidate in candidates}
-    close = difflib.get_close_matches(word.casefold(), list(by_folded), n=1, cutoff=0.6)
-    if close:
-        return f"did you mean {quote(by_folded[close[0]])}?"
-    return "use the name of a capability in some agent's document"
+    close = close_match(word.casefold(), by_folded, budget=_SPELLING_WORK)
+    if close is not None:
+        return f"did you mean {quote(by_folded[close])}?"
+    return _NO_NAME
