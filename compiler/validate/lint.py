@@ -192,6 +192,9 @@ def check_alias_targets(source: SourceFile, capability_names: Iterable[str]) -> 
     return problems
 
 
+_Use = tuple[str, str, str, str]  # an agent's wording: (agent, wording, capability name, that name normalized)
+
+
 def check_alias_wordings(source: SourceFile, documents: Sequence[SourceFile]) -> list[Diagnostic]:
     """An alias leads every agent to its target, ahead of the agents' own wordings (the server tries the alias table
     first): a phrase an agent's terminology uses for another capability would answer that agent with the wrong one.
@@ -199,22 +202,30 @@ def check_alias_wordings(source: SourceFile, documents: Sequence[SourceFile]) ->
     table = source.data.get("aliases") if isinstance(source.data, dict) else None
     if not isinstance(table, dict):
         return []
-    worded: dict[str, list[tuple[str, str, str]]] = {}  # wording key -> (agent, wording, capability name)
+    # Wording key -> its first use and the first use for another capability, each (agent, wording, capability name,
+    # that name normalized): the first use whose capability is not an alias's target is one of those two. Every use of
+    # the key was looked at for each phrase: 19,000 phrases written apart in spaces and hyphens (one key) and 1,000
+    # records sharing the wording took 49 s, growing with the product.
+    worded: dict[str, tuple[_Use, _Use | None]] = {}
     for document in documents:
         agent = discover.agent_id(document.path) or "an agent"
         for _, capability in textrules.items(document.data, "capabilities"):
             wording, name = capability.get("terminology"), capability.get("name")
             if isinstance(wording, str) and isinstance(name, str):
+                use = (agent, wording, name, normalize(name))
                 for key in wording_keys(wording):
-                    worded.setdefault(key, []).append((agent, wording, name))
+                    first, other = worded.setdefault(key, (use, None))
+                    if other is None and use[3] != first[3]:
+                        worded[key] = (first, use)
     problems = []
     for phrase, target in table.items():
         if not isinstance(target, str):
             continue  # the schema's error
-        clashes = [use for use in worded.get(normalize(phrase), ()) if normalize(use[2]) != normalize(target)]
-        if not clashes:
+        first, other = worded.get(normalize(phrase), (None, None))
+        clash = first if first is not None and first[3] != normalize(target) else other
+        if clash is None:
             continue
-        agent, wording, name = clashes[0]
+        agent, wording, name, _ = clash
         used = f"{agent}'s wording {quote(wording)} uses it for {quote(name)}"
         message = f"alias {quote(phrase)} leads to {quote(target)}, but {used}"
         answered = f"asking {agent} for {quote(phrase)} answers {quote(target)}"
