@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -1424,15 +1425,17 @@ def test_successors_naming_no_capability_are_compared_with_a_bounded_number_of_n
     write_catalog(tmp_path, docs, aliases=None)
     calls = _counted_ratios(monkeypatch)
     result = run_cli(["validate", "--format", "json"], tmp_path)
-    said = [
-        problem
-        for problem in json.loads(result.stdout)["diagnostics"]
-        if problem["code"] == "successor" and "claude-code" in problem["path"]
-    ]
+    said = _claude_s(result, lambda problem: problem["code"] == "successor")
     assert len(said) == count
     assert said[0]["hint"].startswith("did you mean 'Feature number ")
     assert said[-1]["hint"] == "use the name of a capability in some agent's document"
     assert len(calls) <= MAX_SPELLINGS_SOUGHT * count // 2  # every pair: count * count
+
+
+def _claude_s(result: Any, wanted: Callable[[dict[str, Any]], bool]) -> list[dict[str, Any]]:
+    """The problems `validate --format json` said in claude-code's document that `wanted` picks."""
+    problems = json.loads(result.stdout)["diagnostics"]
+    return [problem for problem in problems if "claude-code" in problem["path"] and wanted(problem)]
 
 
 def test_a_value_a_schema_s_long_enum_refuses_is_compared_with_a_bounded_number_of_its_values(
@@ -1457,11 +1460,7 @@ def test_a_value_a_schema_s_long_enum_refuses_is_compared_with_a_bounded_number_
     write_catalog(tmp_path, docs, aliases=None)
     calls = _counted_ratios(monkeypatch)
     result = run_cli(["validate", "--format", "json"], tmp_path)
-    refused = [
-        problem
-        for problem in json.loads(result.stdout)["diagnostics"]
-        if "not a valid category" in problem["message"] and "claude-code" in problem["path"]
-    ]
+    refused = _claude_s(result, lambda problem: "not a valid category" in problem["message"])
     assert len(refused) == len(records)
     assert refused[0]["hint"] == f"did you mean '{allowed[1]}'?"
     assert len(calls) <= len(docs) * len(records) * CLOSE_MATCH_WORK // (65 * 65)
