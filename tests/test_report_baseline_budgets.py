@@ -168,3 +168,20 @@ def test_baseline_budgets_need_a_baseline(builds: dict[str, Path]) -> None:
     result = _report("--build", str(builds["head"]), "--baseline-budgets")
     assert result.exit_code == 2
     assert "--against" in result.output
+
+
+def test_baseline_budgets_need_the_same_primary_encoding(builds: dict[str, Path]) -> None:
+    """The baseline's budgets count its primary encoding's tokens: a build that switched its primary encoding to
+    another the baseline also measured is not held to them in another unit (nor passes for it)."""
+    from capidx.compiler.report.manifest_reader import Manifest
+    from capidx.compiler.report.model import BaselineError, build_report
+
+    head, base = _manifest(builds["head"]), _manifest(builds["base"])
+    other = {**base, "encodings": ["o200k_base", *base["encodings"]]}  # its primary: not the build's
+    build, baseline = (
+        Manifest(builds["head"] / "manifest.json", head),
+        Manifest(builds["base"] / "manifest.json", other),
+    )
+    assert build_report(build, baseline).ok  # compared, the build's own budgets decide
+    with pytest.raises(BaselineError, match="same primary encoding"):
+        build_report(build, baseline, held=True)

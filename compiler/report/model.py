@@ -237,6 +237,13 @@ def build_report(
             f"{baseline.path}: the baseline was measured with {', '.join(baseline.data['encodings'])}, "
             f"not {encoding}; compare builds measured with the same primary encoding"
         )
+    if held and baseline is not None and baseline.encoding != encoding:
+        # The baseline's budgets count its primary encoding's tokens: held to them, a build that switched its primary
+        # encoding (to one that counts the same text in fewer tokens) would be measured in another unit.
+        raise BaselineError(
+            f"{baseline.path}: the baseline's budgets count {baseline.encoding} tokens, this build's primary encoding "
+            f"is {encoding}; --baseline-budgets compares builds with the same primary encoding"
+        )
     loosened = tuple(_loosened(build, baseline)) if baseline is not None else ()
     if held and baseline is not None:
         build = held_to(build, baseline)
