@@ -538,6 +538,18 @@ def test_a_capability_renamed_with_its_records_unchanged_is_a_rename(builds: dic
         "slug",
     )
 
+    # The category is the capability's, not a record's: renamed and moved, both are said.
+    moved = documents()
+    _capability(moved, "claude-code", "Hooks").update(name="Lifecycle Hooks", category="agent-orchestration")
+    sections = json.loads(_against(_build(tmp_path / "moved", moved), builds["base"], "json"))["data"]["sections"]
+    assert sections["capabilitiesRenamed"]["count"] == 1
+    [item] = [item for item in sections["traits"]["items"] if item["field"] == "category"]
+    assert (item["capability"], item["before"], item["after"]) == (
+        "lifecycle-hooks",
+        "customization",
+        "agent-orchestration",
+    )
+
     _capability(docs, "claude-code", "Lifecycle Hooks")["description"] += " Also on session start."
     rewritten = _build(tmp_path / "rewritten", docs)
     sections = json.loads(_against(rewritten, builds["base"], "json"))["data"]["sections"]

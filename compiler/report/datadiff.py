@@ -269,7 +269,7 @@ def compare(before: Catalog, after: Catalog) -> DataDiff:
             )
             for old, new in sorted(renamed.items())
         ],
-        "traits": [*_categories(before, after, shared), *_traits(before, after, pairs)],
+        "traits": [*_categories(before, after, shared, renamed), *_traits(before, after, pairs)],
         "aliases": _alias_changes(before, after, shared),
         "sources": _sources(before, after, pairs),
         "text": [*_names(before, after, shared), *_texts(before, after, pairs)],
@@ -381,13 +381,16 @@ def _changed_value(name: str, old: str | None, new: str | None) -> str:
     return f"{name} {old or 'none'} → {new or 'none'}"
 
 
-def _categories(before: Catalog, after: Catalog, slugs: Iterable[str]) -> list[DataItem]:
+def _categories(before: Catalog, after: Catalog, slugs: Iterable[str], renamed: Mapping[str, str]) -> list[DataItem]:
+    """A capability's category changed: of those both builds have, then of those renamed (old slug -> new), whose
+    category is the capability's, not a record's, so a rename (same records) may still move it."""
+    pairs = [*((slug, slug) for slug in slugs), *sorted(renamed.items())]
     return [
         DataItem(
             f"{slug}: {_changed_value('category', old, new)}", capability=slug, field="category", before=old, after=new
         )
-        for slug in slugs
-        if (old := before.capabilities[slug].category) != (new := after.capabilities[slug].category)
+        for was, slug in pairs
+        if (old := before.capabilities[was].category) != (new := after.capabilities[slug].category)
     ]
 
 
