@@ -516,6 +516,11 @@ def test_a_baseline_without_a_match_index_still_compares_records(builds: dict[st
     data = json.loads(_against(builds["head"], older, "json"))["data"]
     assert data["available"] is True and data["sections"]["aliases"]["count"] == 0
     assert data["sections"]["availability"]["count"] == 2
+    # said, so that no alias change is not read as none
+    assert data["aliasesNotCompared"] == "the baseline: no match index read"
+    assert data["summary"].endswith("; aliases not compared (the baseline: no match index read)")
+    assert "aliases not compared (the baseline: no match index read)" in _against(builds["head"], older)
+    assert json.loads(_against(builds["head"], builds["base"], "json"))["data"]["aliasesNotCompared"] is None
 
 
 def test_a_capability_renamed_with_its_records_unchanged_is_a_rename(builds: dict[str, Path], tmp_path: Path) -> None:
@@ -549,6 +554,13 @@ def test_a_capability_renamed_with_its_records_unchanged_is_a_rename(builds: dic
         "customization",
         "agent-orchestration",
     )
+
+    # its aliases are compared old slug with new: a record's alias added with the rename is said
+    _capability(docs, "claude-code", "Lifecycle Hooks")["aliases"] = ["event hooks"]
+    realiased = _build(tmp_path / "realiased", docs)
+    sections = json.loads(_against(realiased, builds["base"], "json"))["data"]["sections"]
+    assert [item["capability"] for item in sections["capabilitiesRenamed"]["items"]] == ["lifecycle-hooks"]
+    assert [item["text"] for item in sections["aliases"]["items"]] == ["lifecycle-hooks: +1 alias ('event hooks')"]
 
     _capability(docs, "claude-code", "Lifecycle Hooks")["description"] += " Also on session start."
     rewritten = _build(tmp_path / "rewritten", docs)

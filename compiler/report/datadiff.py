@@ -25,8 +25,10 @@ from capidx.schema.printable import visible
 
 COMPARE_KIND = "compare"
 INDEX_KIND = "index"  # index/match.json: each capability's aliases (the alias table's and the records')
-# The match index's bytes, at most: it holds every capability's terms, some tens of KB per hundred capabilities.
-MAX_INDEX_BYTES = 64 << 20
+# The match index's bytes, at most: it holds every capability's terms, about 4 KB a capability (some 4,000
+# capabilities), and parsed, JSON takes up to 30 times its bytes (a forged one of short strings): past it, aliases
+# are not compared, and the report says so.
+MAX_INDEX_BYTES = 16 << 20
 _SHOWN_ALIASES = 5  # aliases quoted per capability; the rest counted
 _ALIAS_CHARACTERS = 60  # of each alias quoted
 # One compare document's bytes, at most: every agent's record of one capability, some kilobytes each (a capability
@@ -107,6 +109,8 @@ class DataDiff:
 
     sections: tuple[Section, ...] = ()
     unavailable: str | None = None
+    # Why aliases were not compared (a build's match index not read), else None: no alias change is then no news.
+    aliases_unread: str | None = None
 
     @property
     def changed(self) -> bool:
@@ -116,7 +120,8 @@ class DataDiff:
         """`2 availability changes, 1 agent added, …`, `no record changed`, or `unavailable (why)`."""
         if self.unavailable is not None:
             return f"unavailable ({self.unavailable})"
-        return ", ".join(section.count() for section in self.sections if section.items) or "no record changed"
+        said = ", ".join(section.count() for section in self.sections if section.items) or "no record changed"
+        return said + (f"; aliases not compared ({self.aliases_unread})" if self.aliases_unread else "")
 
 
 # Sections in order of importance: (JSON key, title, one item after a count).
@@ -270,11 +275,13 @@ def compare(before: Catalog, after: Catalog) -> DataDiff:
             for old, new in sorted(renamed.items())
         ],
         "traits": [*_categories(before, after, shared, renamed), *_traits(before, after, pairs)],
-        "aliases": _alias_changes(before, after, shared),
+        "aliases": _alias_changes(before, after, [*((slug, slug) for slug in shared), *renamed.items()]),
         "sources": _sources(before, after, pairs),
         "text": [*_names(before, after, shared), *_texts(before, after, pairs)],
     }
-    return DataDiff(tuple(Section(key, title, one, tuple(found[key])) for key, title, one in SECTIONS))
+    unread = [which for which, catalog in (("the baseline", before), ("the build", after)) if catalog.aliases is None]
+    said = f"{' and '.join(unread)}: no match index read" if unread else None
+    return DataDiff(tuple(Section(key, title, one, tuple(found[key])) for key, title, one in SECTIONS), None, said)
 
 
 def _renamed(before: Catalog, after: Catalog, removed: Iterable[str], added: Iterable[str]) -> dict[str, str]:
@@ -419,14 +426,14 @@ def _sources(before: Catalog, after: Catalog, pairs: Iterable[tuple[str, str]]) 
     return items
 
 
-def _alias_changes(before: Catalog, after: Catalog, slugs: Iterable[str]) -> list[DataItem]:
-    """Per capability both builds have, the aliases added and removed (`plugins: +1 alias ('add extension')`); none
-    when either build's aliases are unknown (an index not read)."""
+def _alias_changes(before: Catalog, after: Catalog, slugs: Iterable[tuple[str, str]]) -> list[DataItem]:
+    """Per capability both builds have (old slug, new slug: the same, or a rename's), the aliases added and removed
+    (`plugins: +1 alias ('add extension')`); none when either build's aliases are unknown (an index not read)."""
     if before.aliases is None or after.aliases is None:
         return []
     items = []
-    for slug in slugs:
-        was, now = before.aliases.get(slug, frozenset()), after.aliases.get(slug, frozenset())
+    for old, slug in slugs:
+        was, now = before.aliases.get(old, frozenset()), after.aliases.get(slug, frozenset())
         added, removed = sorted(now - was), sorted(was - now)
         if added or removed:
             parts = [

@@ -63,6 +63,7 @@ def data_dict(data: DataDiff) -> dict[str, Any]:
         "available": data.unavailable is None,
         "unavailable": data.unavailable,
         "summary": data.summary(),
+        "aliasesNotCompared": data.aliases_unread,
         "sections": {
             section.key: {
                 "title": section.title,

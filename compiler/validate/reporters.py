@@ -181,7 +181,8 @@ class GithubReporter(Reporter):
                 files = sorted({self.display_path(group[0].path) for group in rest})
                 message = (
                     f"{plural(count, level)} more in {', '.join(files)}: GitHub shows only "
-                    f"{ANNOTATIONS_PER_LEVEL} annotations of a level per step; the log and the job summary list all"
+                    f"{ANNOTATIONS_PER_LEVEL} annotations of a level per step; the log and the job summary list them "
+                    "all (sources never verified counted per file; -v lists each)"
                 )
                 lines.append(f"::{level} title=capidx validate::{escape_workflow_data(message)}")
         if not complete:  # the log keeps what the annotations only count, grouped as the text form groups it
