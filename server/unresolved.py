@@ -323,10 +323,11 @@ def suggestions(
         text = f"{text.rstrip()}\n\n{_standings(rows, f'For the agents asked{of}')}"
     elif spoken := [row for row in rows if "agents" in row]:  # the same, where one agent's words were chosen
         text = f"{text.rstrip()}\n\n{_standings(spoken, f'For every agent{of}')}"
-    if not rows:  # nothing fit the budget (or no candidate has a snippet): name the candidates instead
-        names = ", ".join(f"{index.capabilities[slug].name} ({slug})" for slug, _ in pairs[:SUGGESTED_NAMES])
-        text = f"{text or 'No snippet to suggest'}. Candidates: {names}. Call again with one slug."
     others = _other_candidates(snapshot, resolution, {row["capability"] for row in rows}, agent)
+    if not rows:  # nothing fit the budget (or no candidate has a snippet): name the candidates instead, once
+        names = ", ".join(f"{index.capabilities[slug].name} ({slug})" for slug, _ in pairs[:SUGGESTED_NAMES])
+        listed = "" if others else f" Candidates: {names}. Call again with one slug."  # else the line below names them
+        text = f"{text or 'No snippet to suggest'}.{listed}"
     if others:
         value["candidates"] = others
     if others and category is None:  # a category's are named in its first line
