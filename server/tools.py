@@ -91,7 +91,9 @@ INPUT_SCHEMAS: dict[ToolName, dict[str, Any]] = {
 }
 
 # Loose on purpose, a documented union (docs/server.md, "Response format"): the document, or
-# `suggestions` (budgeted snippets) for free text and unclear names, or `candidates` (builds without snippets).
+# `suggestions` (budgeted snippets) for free text and unclear names, or `candidates` (builds without snippets);
+# with `notes` (`_with_notes`) when text follows it, left out here as any key the loose schemas allow: tools/list
+# is sent in every session.
 OUTPUT_SCHEMAS: dict[ToolName, dict[str, Any]] = {
     ToolName.LOOKUP: {
         "type": "object",
@@ -300,20 +302,29 @@ def _document(
     snapshot: Snapshot, artifact: Artifact, note: str = "", **resolution: Resolution | list[Resolution]
 ) -> types.CallToolResult:
     """The precompiled document, byte for byte, with its parsed value (and how a loose name was read, and `note`)."""
+    said = readings.reading(snapshot, resolution, note)
     return types.CallToolResult(
-        content=[types.TextContent(text=artifact.text), *readings.reading(snapshot, resolution, note)],
-        structured_content=artifact.value,
+        content=[types.TextContent(text=artifact.text), *said],
+        structured_content=_with_notes(artifact.value, [block.text for block in said]),
         _meta={RESOLUTION_META: _describe(resolution), URI_META: artifact.uri},
     )
+
+
+def _with_notes(value: Any, notes: Sequence[str]) -> Any:
+    """`value` with `notes`, the lines the text blocks add to it: a client that passes the model only the structured
+    result (Claude Code does, whenever there is one) drops the text blocks, and with them how a name was read, what
+    a record lacks and what to call next. The document's own value is left as it is."""
+    return {**value, "notes": list(notes)} if notes and isinstance(value, dict) else value
 
 
 def _synthesized(
     snapshot: Snapshot, value: dict[str, Any], note: str = "", **resolution: Resolution | list[Resolution]
 ) -> types.CallToolResult:
     """A value the build has no document for (a filtered comparison, an empty list, candidates)."""
+    said = readings.reading(snapshot, resolution, note)
     return types.CallToolResult(
-        content=[types.TextContent(text=canonical_json(value)), *readings.reading(snapshot, resolution, note)],
-        structured_content=value,
+        content=[types.TextContent(text=canonical_json(value)), *said],
+        structured_content=_with_notes(value, [block.text for block in said]),
         _meta={RESOLUTION_META: _describe(resolution)},
     )
 
@@ -334,7 +345,7 @@ def _suggested(
         content.append(types.TextContent(text=" ".join(said)))
     return types.CallToolResult(
         content=content,
-        structured_content=answer["value"],
+        structured_content=_with_notes(answer["value"], [*answer["notes"], *([" ".join(said)] if said else [])]),
         _meta={RESOLUTION_META: _describe(meta)},
     )
 

@@ -314,30 +314,38 @@ def suggestions(
     value |= {"suggestions": rows, "totalTokens": result.total_tokens, "maxTokens": result.max_tokens}
     value["omitted"] = list(result.omitted)
     text = suggest.render_suggestions(result, labelled=category is None)
+    # The lines besides the snippets, also given as `notes` in the value: a client that passes the model only the
+    # structured result (Claude Code does, when there is one) drops the text, and with it these lines.
+    notes: list[str] = []
+
+    def then(line: str) -> str:
+        notes.append(line)
+        return line
+
     loose = _loosely_related(snapshot, resolution, rows)  # decided once: the first line and the last both depend on it
     if rows:  # said first: how the query was read, or that these are candidates ('voice mode' is not Plan Mode)
-        text = f"{_lead(snapshot, resolution, rows, loose)}\n\n{text}"
+        text = f"{then(_lead(snapshot, resolution, rows, loose))}\n\n{text}"
     # Where agents stand on capabilities loosely related to the query is no answer to it: the line says so.
     of = f", on these loosely related capabilities, not on {quoted(resolution.query)}" if loose else ""
     if compared and rows:  # a snippet speaks for one agent: where every asked agent stands, before the next step
-        text = f"{text.rstrip()}\n\n{_standings(rows, f'For the agents asked{of}')}"
+        text = f"{text.rstrip()}\n\n{then(_standings(rows, f'For the agents asked{of}'))}"
     elif spoken := [row for row in rows if "agents" in row]:  # the same, where one agent's words were chosen
-        text = f"{text.rstrip()}\n\n{_standings(spoken, f'For every agent{of}')}"
+        text = f"{text.rstrip()}\n\n{then(_standings(spoken, f'For every agent{of}'))}"
     others = _other_candidates(snapshot, resolution, {row["capability"] for row in rows}, agent)
     if not rows:  # nothing fit the budget (or no candidate has a snippet): name the candidates instead, once
         names = ", ".join(f"{index.capabilities[slug].name} ({slug})" for slug, _ in pairs[:SUGGESTED_NAMES])
         listed = "" if others else f" Candidates: {names}. Call again with one slug."  # else the line below names them
-        text = f"{text or 'No snippet to suggest'}.{listed}"
+        text = then(f"{text or 'No snippet to suggest'}.{listed}")
     if others:
         value["candidates"] = others
     if others and category is None:  # a category's are named in its first line
         names = ", ".join(f"{row['name']} ({row['slug']}, {row['matchConfidence']})" for row in others)
-        text = f"{text.rstrip()}\n\nOther candidates: {names}. {_call_again(rows, others, agent, compare)}"
+        text = f"{text.rstrip()}\n\n{then(f'Other candidates: {names}. {_call_again(rows, others, agent, compare)}')}"
     elif rows:
-        text = f"{text.rstrip()}\n\n{_next_step(rows, agent, loose, compare)}"
+        text = f"{text.rstrip()}\n\n{then(_next_step(rows, agent, loose, compare))}"
     if agent is not None and (unrecorded := [row["name"] for row in rows if row.get("recorded") is False]):
-        text = f"{text.rstrip()}\n\n{_unrecorded_suggestions(agent, unrecorded)}"
-    return {"text": text, "value": value}
+        text = f"{text.rstrip()}\n\n{then(_unrecorded_suggestions(agent, unrecorded))}"
+    return {"text": text, "value": value, "notes": notes}
 
 
 def _standing(entry: CapabilityEntry, agent: str) -> dict[str, bool]:

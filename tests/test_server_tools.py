@@ -52,6 +52,19 @@ def document(build: Path, kind: str, **params: str) -> str:
     return artifact_bytes(build, _entry(build, kind, **params)).decode("utf-8")
 
 
+def _value(result) -> dict:
+    """An answer's structuredContent less its `notes` (the lines of the text blocks after the first)."""
+    return {key: value for key, value in result.structured_content.items() if key != "notes"}
+
+
+def _same_as_text(result) -> bool:
+    """structuredContent is the first text block's JSON, with `notes`: the text of each block after it (a client that
+    passes the model only structuredContent, as Claude Code does, drops the blocks)."""
+    assert json.loads(result.content[0].text) == _value(result)
+    assert result.structured_content.get("notes", []) == [block.text for block in result.content[1:]]
+    return True
+
+
 def text_of(result) -> str:
     """The answer's first block: the document, or the message; a loose reading adds a line after it."""
     return result.content[0].text
@@ -426,7 +439,7 @@ async def test_a_lookup_for_a_name_of_several_agents_answers_each_side_by_side(a
     assert not result.is_error
     assert [e["agent"] for e in result.structured_content["agents"]] == ["copilot-cli", "vscode-copilot"]
     assert result.structured_content["capability"]["slug"] == "mcp-servers"
-    assert json.loads(result.content[0].text) == result.structured_content
+    assert _same_as_text(result)
     assert "'copilot' read as copilot-cli and vscode-copilot." in [block.text for block in result.content]
     agents = result.meta["capidx/resolution"]["agents"]
     assert [(a["input"], a["status"]) for a in agents] == [("copilot", "ambiguous")]
@@ -457,8 +470,8 @@ async def test_sources_for_a_name_of_several_agents_answer_for_each(any_build: P
     schema = tools_listed["get_sources"].output_schema
     for answer, own in ((both, each), (every, alone)):
         assert not answer.is_error
-        value = answer.structured_content
-        assert json.loads(answer.content[0].text) == value
+        value = _value(answer)
+        assert _same_as_text(answer)
         assert [entry["agent"] for entry in value["agents"]] == ["copilot-cli", "vscode-copilot"]
         for entry in value["agents"]:
             one = own[entry["agent"]].structured_content
@@ -495,7 +508,7 @@ async def test_a_list_for_a_name_of_several_agents_lists_each(
         too_many = await client.call_tool("list_capabilities", {"agent": "copilot"})
         sources = await client.call_tool("get_sources", {"agent": "copilot"})
         narrowed = await client.call_tool("list_capabilities", {"agent": "copilot", "category": "customization"})
-    assert not both.is_error and json.loads(both.content[0].text) == both.structured_content
+    assert not both.is_error and _same_as_text(both)
     rows = both.structured_content["capabilities"]
     assert both.structured_content["filter"] == {"agents": ids}
     for agent in ids:
@@ -507,7 +520,7 @@ async def test_a_list_for_a_name_of_several_agents_lists_each(
     assert all(slugs.index(slug) == place or slugs[place - 1] == slug for place, slug in enumerate(slugs))  # together
     assert both.content[1].text.startswith("'copilot' read as copilot-cli and vscode-copilot. Not in ")
     assert re.search(r"Not in vscode-copilot's data, so not listed: [^.]*\bPlugins\b", both.content[1].text)
-    assert in_category.structured_content == {
+    assert _value(in_category) == {
         "filter": {"agents": ids, "category": "customization"},
         "capabilities": [r for r in category.structured_content["capabilities"] if r["agent"] in ids],
     }
@@ -834,7 +847,7 @@ async def test_list_needs_an_agent_or_a_category(any_build: Path, revision: str)
     assert text_of(by_agent) == document(any_build, "list", agent="claude-code")
     assert text_of(by_category) == document(any_build, "list", category="customization")
     assert text_of(both) == document(any_build, "list", agent="gemini-cli", category="customization")
-    assert empty.structured_content == {
+    assert _value(empty) == {
         "filter": {"agent": "vscode-copilot", "category": "customization"},
         "capabilities": [],
         # An empty list is said to be no data, not the agent lacking everything in the category: by the note after
@@ -876,7 +889,7 @@ def _cited(records: dict[str, list[dict]], **only: str) -> list[tuple[str, str, 
 def _answered(result) -> list[tuple[str, str, str]]:
     """The citations of a sources answer, as `_cited` writes them (the row's URL put back into each)."""
     rows = result.structured_content["sources"]
-    assert json.loads(text_of(result)) == result.structured_content
+    assert _same_as_text(result)
     assert [row["url"] for row in rows] == sorted({row["url"] for row in rows})  # one row per URL, in URL order
     fixed = result.structured_content["filter"]
     answered = []
@@ -1834,4 +1847,22 @@ async def test_one_agent_named_more_than_once_is_answered_once_by_every_tool(any
     for answer, once in zip((lookup, sources, listing), alone, strict=True):
         assert not answer.is_error and said in [block.text for block in answer.content], answer.content
         assert answer.meta["capidx/resolution"]["agent"]["value"] == "claude-code"
-        assert answer.structured_content == once.structured_content
+        assert _value(answer) == once.structured_content
+
+
+async def test_what_the_text_blocks_add_is_in_the_structured_result_as_notes(any_build: Path) -> None:
+    """Claude Code passes the model only structuredContent whenever a result has one: the lines after a document (a
+    name read loosely, what a record lacks) and the lines around suggestions (how the query was read, where agents
+    stand, what to call next) reached it only in text blocks it drops. They are also the result's `notes`."""
+    async with connect(any_build, "2026-07-28") as client:
+        exact = await client.call_tool("lookup_capability", {"agent": "claude-code", "capability": "hooks"})
+        loose = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "compaction"})
+        free = await client.call_tool(
+            "lookup_capability", {"agent": "claude-code", "capability": "how do I add an MCP server to it"}
+        )
+    assert "notes" not in exact.structured_content and len(exact.content) == 1  # the document, as the build wrote it
+    assert _same_as_text(loose)
+    assert loose.structured_content["notes"][0].startswith("Read 'compaction' as Context Compaction ")
+    notes = free.structured_content["notes"]
+    assert notes and all(note in free.content[0].text for note in notes)  # each a line of the suggestions' text
+    assert any(note.startswith(("Call again", "compare_capability", "Other candidates")) for note in notes), notes
