@@ -334,7 +334,8 @@ def suggestions(
     others = _other_candidates(snapshot, resolution, {row["capability"] for row in rows}, agent)
     if not rows:  # nothing fit the budget (or no candidate has a snippet): name the candidates instead, once
         names = ", ".join(f"{index.capabilities[slug].name} ({slug})" for slug, _ in pairs[:SUGGESTED_NAMES])
-        listed = "" if others else f" Candidates: {names}. Call again with one slug."  # else the line below names them
+        # named below, with their match, when an 'Other candidates' line follows (a category's answer has none)
+        listed = "" if others and category is None else f" Candidates: {names}. Call again with one slug."
         text = then(f"{text or 'No snippet to suggest'}.{listed}")
     if others:
         value["candidates"] = others

@@ -1295,6 +1295,27 @@ async def test_no_snippet_fits_a_tiny_budget(tmp_path: Path) -> None:
         assert text.count(f"({slug}") == 1, text
 
 
+async def test_no_snippet_fits_a_tiny_budget_for_a_category_or_a_resolved_query(tmp_path: Path) -> None:
+    """A category's answer has no 'Other candidates' line (its members are named in its first line, which an answer
+    with no snippet has not): with nothing fitting, its members are named in the 'Candidates:' line, as for a
+    free-text query that resolved, not left unnamed with no next step."""
+    tiny = write_build(tmp_path / "build", injection={"maxTokens": 5, "maxSnippets": 3, "overheadTokens": 9})
+    free_text = "summarize a long conversation to free context space"
+    async with connect(tiny) as client:
+        category = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "customization"})
+        resolved = await client.call_tool("lookup_capability", {"agent": "claude", "capability": free_text})
+    assert category.structured_content["category"] == "customization"
+    assert category.structured_content["suggestions"] == []
+    assert text_of(category).endswith(". Candidates: Hooks (hooks), Plugins (plugins). Call again with one slug."), (
+        text_of(category)
+    )
+    assert resolved.meta["capidx/resolution"]["capability"]["status"] == "resolved"
+    assert resolved.structured_content["suggestions"] == [] and "candidates" not in resolved.structured_content
+    text = text_of(resolved)
+    assert text.count("Candidates: Context Compaction (context-compaction)") == 1, text
+    assert "Other candidates" not in text and text.count("Call again with one slug") == 1, text
+
+
 async def test_a_real_build_with_a_tiny_budget_in_capidx_yaml(tmp_path: Path) -> None:
     from server_support import real_build, write_catalog
 
