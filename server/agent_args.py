@@ -16,7 +16,7 @@ import unicodedata
 from capidx.schema.text import normalize
 from capidx.server.matchindex import Resolution
 from capidx.server.names import category_named, resolve_agent
-from capidx.server.readings import REPEATED, listing, nothing_in
+from capidx.server.readings import REPEATED, REPEATED_MISTYPED, listing, nothing_in
 from capidx.server.snapshot import Snapshot
 
 # What joins agents' names in one string: "and", "or", "vs", "versus", "&", "/", "+", ";". Every run of adjacent
@@ -63,7 +63,8 @@ def one_agent(snapshot: Snapshot, resolution: Resolution) -> tuple[Resolution, s
     that repeat one reads it once); else the resolution, and why it names no agent (`_agents_problem`)."""
     found, problem = resolve_agents(snapshot, comma_separated(resolution.query), several=True)
     if problem is None and len(found) > 1 and len(ids := named_ids(found)) == 1:
-        return Resolution(resolution.query, "resolved", ids[0], REPEATED, 1.0), ""
+        typo = any(r.resolved_by == "fuzzy" for r in found)  # 'claude vs claud code': a name mistyped is said too
+        return Resolution(resolution.query, "resolved", ids[0], REPEATED_MISTYPED if typo else REPEATED, 1.0), ""
     return resolution, _agents_problem(snapshot, [resolution])
 
 

@@ -23,8 +23,13 @@ LOOSE_READINGS = {"lexical": "by its words", "fuzzy": "by its words, allowing fo
 NEXT_NAMED = 2  # runner-ups a loose reading names
 # `resolvedBy` of one agent named more than once in one argument ('claude vs claude code': `agent_args.one_agent`).
 REPEATED = "repeated"
+REPEATED_MISTYPED = "repeated-fuzzy"  # the same, one of the names mistyped ('claude vs claud code')
 # How an agent's name was read when not as spelled.
-AGENT_READINGS = {"fuzzy": "allowing for typos", REPEATED: "which it names more than once"}
+AGENT_READINGS = {
+    "fuzzy": "allowing for typos",
+    REPEATED: "which it names more than once",
+    REPEATED_MISTYPED: "which it names more than once, allowing for typos",
+}
 # A query quoted back in an answer that did not find it: the model sent it and has it, so a long sentence is cut.
 QUOTED_CHARS = 80
 UNREAD_NAMED = 5  # words of a query in another script that an answer names as left out

@@ -523,6 +523,32 @@ def test_a_baseline_without_a_match_index_still_compares_records(builds: dict[st
     assert json.loads(_against(builds["head"], builds["base"], "json"))["data"]["aliasesNotCompared"] is None
 
 
+def test_a_match_index_without_each_capability_s_aliases_is_not_compared(
+    builds: dict[str, Path], tmp_path: Path
+) -> None:
+    """An index whose rows lack `aliases` (as an older one may) would make every alias of the other build read as
+    added: aliases are then not compared, and the report says so."""
+    import shutil
+
+    older = tmp_path / "older"
+    shutil.copytree(builds["base"], older)
+    match = older / "index" / "match.json"
+    index = json.loads(match.read_text("utf-8"))
+    for row in index["capabilities"]:
+        row.pop("aliases", None)
+    data = json.dumps(index).encode()
+    match.write_bytes(data)
+
+    def resign(manifest: dict[str, Any]) -> None:
+        row = next(a for a in manifest["artifacts"] if a["kind"] == "index")
+        row.update(bytes=len(data), sha256=hashlib.sha256(data).hexdigest())
+
+    _rewrite_manifest(older, resign)
+    result = json.loads(_against(builds["head"], older, "json"))["data"]
+    assert result["aliasesNotCompared"] == "the baseline: no match index read"
+    assert result["sections"]["aliases"]["count"] == 0
+
+
 def test_a_capability_renamed_with_its_records_unchanged_is_a_rename(builds: dict[str, Path], tmp_path: Path) -> None:
     """A new name is a new slug: the report said one capability removed and one added. With every record the same
     (agents, availability, traits, texts, sources) it is a rename; with a record's text changed too, it stays removed

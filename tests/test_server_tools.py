@@ -1860,6 +1860,7 @@ async def test_one_agent_named_more_than_once_is_answered_once_by_every_tool(any
         lookup = await client.call_tool("lookup_capability", {"agent": "claude vs claude code", "capability": "hooks"})
         sources = await client.call_tool("get_sources", {"agent": "claude vs claude code", "capability": "hooks"})
         listing = await client.call_tool("list_capabilities", {"agent": "claude vs claude code"})
+        mistyped = await client.call_tool("lookup_capability", {"agent": "claude vs claud code", "capability": "hooks"})
         alone = [
             await client.call_tool("lookup_capability", {"agent": "claude-code", "capability": "hooks"}),
             await client.call_tool("get_sources", {"agent": "claude-code", "capability": "hooks"}),
@@ -1869,6 +1870,10 @@ async def test_one_agent_named_more_than_once_is_answered_once_by_every_tool(any
         assert not answer.is_error and said in [block.text for block in answer.content], answer.content
         assert answer.meta["capidx/resolution"]["agent"]["value"] == "claude-code"
         assert _value(answer) == once.structured_content
+    # one of the names mistyped: the typo is said as well
+    typo = "Read agent 'claude vs claud code' as claude-code, which it names more than once, allowing for typos."
+    assert typo in [block.text for block in mistyped.content]
+    assert mistyped.meta["capidx/resolution"]["agent"]["resolvedBy"] == "repeated-fuzzy"
 
 
 async def test_what_the_text_blocks_add_is_in_the_structured_result_as_notes(any_build: Path) -> None:

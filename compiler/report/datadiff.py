@@ -185,8 +185,9 @@ def _aliases(manifest: Mapping[str, Any], documents: Mapping[str, bytes]) -> dic
     found: dict[str, frozenset[str]] = {}
     for row in rows:
         names = row.get("aliases") if isinstance(row, dict) else None
-        if isinstance(row, dict) and isinstance(row.get("slug"), str) and isinstance(names, list):
-            found[row["slug"]] = frozenset(visible(name) for name in names if isinstance(name, str))
+        if not isinstance(row, dict) or not isinstance(row.get("slug"), str) or not isinstance(names, list):
+            return None  # an index without every capability's aliases (an older one): each would read as added
+        found[row["slug"]] = frozenset(visible(name) for name in names if isinstance(name, str))
     return found
 
 
