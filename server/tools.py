@@ -4,7 +4,8 @@ Plain functions over a snapshot, tested directly. Each call validates its argume
 published input schema (a failure is a tool result with `isError: true`, so the model sees it and
 can correct itself: SEP-1303), resolves names (`capidx.server.resolve`), finds the document by
 `(kind, params)` and returns its text unchanged as the text content and its parsed value as
-`structuredContent`. How names were resolved goes in the result's `_meta` under
+`structuredContent` (with `notes`, the text of the blocks after it, when there are any). How names were resolved
+goes in the result's `_meta` under
 `capidx/resolution`, never into the document.
 
 What an answer says beside the document is made elsewhere, each by one module: `readings` (how a name
