@@ -169,8 +169,9 @@ def read_catalog(manifest: Mapping[str, Any], documents: Mapping[str, bytes]) ->
 
 def _aliases(manifest: Mapping[str, Any], documents: Mapping[str, bytes]) -> dict[str, frozenset[str]] | None:
     """Each capability's aliases from the build's match index (`documents` holds it by URI when it was read), or
-    None when there is none to read, or it is not one: the alias table and the records' aliases are what a lookup
-    resolves besides names, and no compare document holds them."""
+    None when there is none to read, it is not one, or a row of it has no `aliases` (an older index: every alias of the
+    other build would read as added): the alias table and the records' aliases are what a lookup resolves besides
+    names, and no compare document holds them."""
     uri = next((row["uri"] for row in manifest["artifacts"] if row["kind"] == INDEX_KIND), None)
     data = documents.get(uri) if uri is not None else None
     if data is None or len(data) > MAX_INDEX_BYTES:
