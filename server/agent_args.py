@@ -64,7 +64,8 @@ def one_agent(snapshot: Snapshot, resolution: Resolution) -> tuple[Resolution, s
     found, problem = resolve_agents(snapshot, comma_separated(resolution.query), several=True)
     if problem is None and len(found) > 1 and len(ids := named_ids(found)) == 1:
         typo = any(r.resolved_by == "fuzzy" for r in found)  # 'claude vs claud code': a name mistyped is said too
-        return Resolution(resolution.query, "resolved", ids[0], REPEATED_MISTYPED if typo else REPEATED, 1.0), ""
+        confidence = min(r.confidence for r in found)  # as sure as its least sure name ('claud code': 0.95)
+        return Resolution(resolution.query, "resolved", ids[0], REPEATED_MISTYPED if typo else REPEATED, confidence), ""
     return resolution, _agents_problem(snapshot, [resolution])
 
 

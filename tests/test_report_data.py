@@ -517,9 +517,13 @@ def test_a_baseline_without_a_match_index_still_compares_records(builds: dict[st
     assert data["available"] is True and data["sections"]["aliases"]["count"] == 0
     assert data["sections"]["availability"]["count"] == 2
     # said, so that no alias change is not read as none
-    assert data["aliasesNotCompared"] == "the baseline: no match index read"
-    assert data["summary"].endswith("; aliases not compared (the baseline: no match index read)")
-    assert "aliases not compared (the baseline: no match index read)" in _against(builds["head"], older)
+    assert data["aliasesNotCompared"] == "the baseline: no match index with every capability's aliases"
+    assert data["summary"].endswith(
+        "; aliases not compared (the baseline: no match index with every capability's aliases)"
+    )
+    assert "aliases not compared (the baseline: no match index with every capability's aliases)" in _against(
+        builds["head"], older
+    )
     assert json.loads(_against(builds["head"], builds["base"], "json"))["data"]["aliasesNotCompared"] is None
 
 
@@ -545,7 +549,7 @@ def test_a_match_index_without_each_capability_s_aliases_is_not_compared(
 
     _rewrite_manifest(older, resign)
     result = json.loads(_against(builds["head"], older, "json"))["data"]
-    assert result["aliasesNotCompared"] == "the baseline: no match index read"
+    assert result["aliasesNotCompared"] == "the baseline: no match index with every capability's aliases"
     assert result["sections"]["aliases"]["count"] == 0
 
 

@@ -1873,7 +1873,9 @@ async def test_one_agent_named_more_than_once_is_answered_once_by_every_tool(any
     # one of the names mistyped: the typo is said as well
     typo = "Read agent 'claude vs claud code' as claude-code, which it names more than once, allowing for typos."
     assert typo in [block.text for block in mistyped.content]
-    assert mistyped.meta["capidx/resolution"]["agent"]["resolvedBy"] == "repeated-fuzzy"
+    reading = mistyped.meta["capidx/resolution"]["agent"]
+    assert reading["resolvedBy"] == "repeated-fuzzy" and 0 < reading["matchConfidence"] < 1  # the typo's, not 1.0
+    assert lookup.meta["capidx/resolution"]["agent"]["matchConfidence"] == 1.0
 
 
 async def test_what_the_text_blocks_add_is_in_the_structured_result_as_notes(any_build: Path) -> None:

@@ -282,7 +282,7 @@ def compare(before: Catalog, after: Catalog) -> DataDiff:
         "text": [*_names(before, after, shared), *_texts(before, after, pairs)],
     }
     unread = [which for which, catalog in (("the baseline", before), ("the build", after)) if catalog.aliases is None]
-    said = f"{' and '.join(unread)}: no match index read" if unread else None
+    said = f"{' and '.join(unread)}: no match index with every capability's aliases" if unread else None
     return DataDiff(tuple(Section(key, title, one, tuple(found[key])) for key, title, one in SECTIONS), None, said)
 
 
