@@ -314,8 +314,10 @@ def suggestions(
     value |= {"suggestions": rows, "totalTokens": result.total_tokens, "maxTokens": result.max_tokens}
     value["omitted"] = list(result.omitted)
     text = suggest.render_suggestions(result, labelled=category is None)
-    # The lines besides the snippets, also given as `notes` in the value: a client that passes the model only the
-    # structured result (Claude Code does, when there is one) drops the text, and with it these lines.
+    # The lines besides the snippets that the value's fields do not hold, also given as `notes`: a client that passes
+    # the model only the structured result (Claude Code does, when there is one) drops the text, and with it these
+    # lines. Where each agent stands is each row's `agents`, and the other candidates are `candidates`: only the
+    # step after them is a note.
     notes: list[str] = []
 
     def then(line: str) -> str:
@@ -328,9 +330,9 @@ def suggestions(
     # Where agents stand on capabilities loosely related to the query is no answer to it: the line says so.
     of = f", on these loosely related capabilities, not on {quoted(resolution.query)}" if loose else ""
     if compared and rows:  # a snippet speaks for one agent: where every asked agent stands, before the next step
-        text = f"{text.rstrip()}\n\n{then(_standings(rows, f'For the agents asked{of}'))}"
+        text = f"{text.rstrip()}\n\n{_standings(rows, f'For the agents asked{of}')}"
     elif spoken := [row for row in rows if "agents" in row]:  # the same, where one agent's words were chosen
-        text = f"{text.rstrip()}\n\n{then(_standings(spoken, f'For every agent{of}'))}"
+        text = f"{text.rstrip()}\n\n{_standings(spoken, f'For every agent{of}')}"
     others = _other_candidates(snapshot, resolution, {row["capability"] for row in rows}, agent)
     if not rows:  # nothing fit the budget (or no candidate has a snippet): name the candidates instead, once
         names = ", ".join(f"{index.capabilities[slug].name} ({slug})" for slug, _ in pairs[:SUGGESTED_NAMES])
@@ -341,7 +343,7 @@ def suggestions(
         value["candidates"] = others
     if others and category is None:  # a category's are named in its first line
         names = ", ".join(f"{row['name']} ({row['slug']}, {row['matchConfidence']})" for row in others)
-        text = f"{text.rstrip()}\n\n{then(f'Other candidates: {names}. {_call_again(rows, others, agent, compare)}')}"
+        text = f"{text.rstrip()}\n\nOther candidates: {names}. {then(_call_again(rows, others, agent, compare))}"
     elif rows:
         text = f"{text.rstrip()}\n\n{then(_next_step(rows, agent, loose, compare))}"
     if agent is not None and (unrecorded := [row["name"] for row in rows if row.get("recorded") is False]):

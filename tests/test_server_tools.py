@@ -1893,4 +1893,6 @@ async def test_what_the_text_blocks_add_is_in_the_structured_result_as_notes(any
     assert loose.structured_content["notes"][0].startswith("Read 'compaction' as Context Compaction ")
     notes = free.structured_content["notes"]
     assert notes and all(note in free.content[0].text for note in notes)  # each a line of the suggestions' text
-    assert any(note.startswith(("Call again", "compare_capability", "Other candidates")) for note in notes), notes
+    assert any(note.startswith(("Call again", "compare_capability")) for note in notes), notes
+    # what the value's own fields hold is not repeated: where agents stand (`agents`), the other candidates
+    assert not [note for note in notes if note.startswith(("For the agents asked", "For every agent", "Other cand"))]
