@@ -14,10 +14,13 @@ from collections.abc import Iterable, Sequence
 
 from capidx.schema.text import canonical_json, normalize, terms
 from capidx.server.matchindex import Resolution
+from capidx.server.query import QUESTION_WORDS
 from capidx.server.snapshot import Snapshot
 from capidx.server.unlisted import NOT_LISTED_CHARS, fitting, some_of
 
 _NAMED_BY = frozenset(("alias", "terminology", "identifier"))  # the tiers a query names a capability in words
+_READ_BY_WORDS = frozenset(("lexical", "fuzzy"))  # the ranking's answers: what its words found
+_UNHELD_NAMED = 4  # words of a query named as missing from a record, at most
 
 
 def unrecorded(snapshot: Snapshot, slug: str, agents: Iterable[str]) -> str:
@@ -67,6 +70,38 @@ def borrowed(
         else f"the records of {', '.join(lacking[:-1])} and {lacking[-1]} of {entry.name}, {shown}, do not use it."
     )
     return f"'{resolution.query.strip()}' is used in {whose} of {entry.name}; {lack}"
+
+
+def unheld(snapshot: Snapshot, resolution: Resolution, agent: str) -> str:
+    """ "'worktrees' is not in gemini-cli's record of Git Integration (copilot-cli's has it)." when a capability was
+    read by its words (ranked, not named) and words of the query are in no form in the asked agent's record of it: the
+    record answers the capability, not necessarily what those words asked ('git worktrees', 'run shell commands in
+    the background'), and a model shown `available: true` would say yes to them."""
+    entry = snapshot.index.capabilities.get(resolution.value or "")
+    if resolution.resolved_by not in _READ_BY_WORDS or entry is None or agent not in entry.agents:
+        return ""
+
+    def held(who: str) -> set[str]:
+        document = snapshot.find("lookup", agent=who, capability=entry.slug)
+        return set(_record_words(document.text)[1].split()) if document is not None else set()
+
+    own = held(agent)
+    missing = [
+        word for word in dict.fromkeys(terms(resolution.query)) if word not in own and word not in QUESTION_WORDS
+    ]
+    if not missing:
+        return ""
+    named = ", ".join(f"'{word}'" for word in missing[:_UNHELD_NAMED])
+    verb = "is" if len(missing) == 1 else "are"
+    others = [who for who in sorted(entry.agents) if who != agent and set(missing) <= held(who)]
+    them = "it" if len(missing) == 1 else "them"
+    if len(others) == 1:
+        theirs = f" ({others[0]}'s has {them})"
+    elif others:
+        theirs = f" (the records of {', '.join(others[:-1])} and {others[-1]} have {them})"
+    else:
+        theirs = ""
+    return f"{named} {verb} not in {agent}'s record of {entry.name}{theirs}."
 
 
 def _words(text: str) -> tuple[str, str]:

@@ -400,7 +400,11 @@ def lookup_capability(snapshot: Snapshot, agent: str, capability: str) -> types.
     if document is None:
         return _error(f"The build has no lookup document for {agent_res.value} / {cap_res.value}; rebuild it.")
     asked = agent_res.value or ""
-    notes = (records.borrowed(snapshot, cap_res, asked), records.unrecorded(snapshot, cap_res.value or "", [asked]))
+    notes = (
+        records.borrowed(snapshot, cap_res, asked),
+        records.unheld(snapshot, cap_res, asked),
+        records.unrecorded(snapshot, cap_res.value or "", [asked]),
+    )
     return _document(snapshot, document, " ".join(filter(None, notes)), agent=agent_res, capability=cap_res)
 
 

@@ -1896,3 +1896,19 @@ async def test_what_the_text_blocks_add_is_in_the_structured_result_as_notes(any
     assert any(note.startswith(("Call again", "compare_capability")) for note in notes), notes
     # what the value's own fields hold is not repeated: where agents stand (`agents`), the other candidates
     assert not [note for note in notes if note.startswith(("For the agents asked", "For every agent", "Other cand"))]
+
+
+async def test_words_a_loosely_read_capability_s_record_lacks_are_said(bundled_build: Path) -> None:
+    """A capability read by its words answers the capability, not what every word asked: 'git worktrees' for
+    gemini-cli answered its Git Integration record, which never mentions worktrees, with nothing said (a model would
+    answer yes). The words the asked agent's record lacks are named, with the agents whose records have them."""
+    async with connect(bundled_build, "2026-07-28") as client:
+        worktrees = await client.call_tool("lookup_capability", {"agent": "gemini", "capability": "git worktrees"})
+        named = await client.call_tool("lookup_capability", {"agent": "gemini", "capability": "Git Integration"})
+    gemini = json.loads(document(bundled_build, "lookup", agent="gemini-cli", capability="git-integration"))
+    copilot = json.loads(document(bundled_build, "lookup", agent="copilot-cli", capability="git-integration"))
+    assert "worktree" not in json.dumps(gemini["capability"]).lower()  # the data this test reads
+    assert "worktree" in json.dumps(copilot["capability"]).lower()
+    said = worktrees.structured_content["notes"][-1]
+    assert "'worktree' is not in gemini-cli's record of Git Integration (" in said and "copilot-cli" in said
+    assert "is not in" not in " ".join(block.text for block in named.content)  # named, not read by its words
