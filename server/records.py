@@ -14,12 +14,14 @@ from collections.abc import Iterable, Sequence
 
 from capidx.schema.text import canonical_json, normalize, terms
 from capidx.server.matchindex import Resolution
-from capidx.server.query import QUESTION_WORDS
+from capidx.server.query import QUESTION_WORDS, analyse, root
 from capidx.server.snapshot import Snapshot
 from capidx.server.unlisted import NOT_LISTED_CHARS, fitting, some_of
 
 _NAMED_BY = frozenset(("alias", "terminology", "identifier"))  # the tiers a query names a capability in words
-_READ_BY_WORDS = frozenset(("lexical", "fuzzy"))  # the ranking's answers: what its words found
+# The ranking's answers with no word corrected (a mistyped one, `fuzzy`, is said to be read allowing for typos, and
+# a whole name mistyped ('hoks') has no word of the record as typed).
+_READ_BY_WORDS = frozenset(("lexical",))
 _UNHELD_NAMED = 4  # words of a query named as missing from a record, at most
 
 
@@ -73,27 +75,30 @@ def borrowed(
 
 
 def unheld(snapshot: Snapshot, resolution: Resolution, agent: str) -> str:
-    """ "'worktrees' is not in gemini-cli's record of Git Integration (copilot-cli's has it)." when a capability was
-    read by its words (ranked, not named) and words of the query are in no form in the asked agent's record of it: the
-    record answers the capability, not necessarily what those words asked ('git worktrees', 'run shell commands in
-    the background'), and a model shown `available: true` would say yes to them."""
+    """ "'worktree' is not in gemini-cli's record of Git Integration (copilot-cli's has it)." when a capability was
+    read by its words (ranked, not named, no word corrected) and words of the query are in no form in the asked
+    agent's record of it: the record answers the capability, not necessarily what those words asked ('git
+    worktrees'), and a model shown `available: true` would say yes to them. A word is compared as the ranking read it
+    (its roots, an abbreviation's readings); one the analysis split ('autocompletion') is not named."""
     entry = snapshot.index.capabilities.get(resolution.value or "")
     if resolution.resolved_by not in _READ_BY_WORDS or entry is None or agent not in entry.agents:
         return ""
 
     def held(who: str) -> set[str]:
         document = snapshot.find("lookup", agent=who, capability=entry.slug)
-        return set(_record_words(document.text)[1].split()) if document is not None else set()
+        return {root(term) for term in _record_words(document.text)[1].split()} if document is not None else set()
 
     own = held(agent)
-    missing = [
-        word for word in dict.fromkeys(terms(resolution.query)) if word not in own and word not in QUESTION_WORDS
-    ]
+    units = analyse(resolution.query, snapshot.index.vocabulary).units
+    lacking = [u for u in units if not any(set(r) <= own for r in (u.words, *u.alternatives)) and u.trust == 1.0]
+    typed = [t for t in dict.fromkeys(terms(resolution.query)) if t not in QUESTION_WORDS]
+    missing = [t for t in typed if any(u.words == (root(t),) for u in lacking)]
     if not missing:
         return ""
     named = ", ".join(f"'{word}'" for word in missing[:_UNHELD_NAMED])
     verb = "is" if len(missing) == 1 else "are"
-    others = [who for who in sorted(entry.agents) if who != agent and set(missing) <= held(who)]
+    roots = {root(word) for word in missing}
+    others = [who for who in sorted(entry.agents) if who != agent and roots <= held(who)]
     them = "it" if len(missing) == 1 else "them"
     if len(others) == 1:
         theirs = f" ({others[0]}'s has {them})"

@@ -1905,6 +1905,10 @@ async def test_words_a_loosely_read_capability_s_record_lacks_are_said(bundled_b
     async with connect(bundled_build, "2026-07-28") as client:
         worktrees = await client.call_tool("lookup_capability", {"agent": "gemini", "capability": "git worktrees"})
         named = await client.call_tool("lookup_capability", {"agent": "gemini", "capability": "Git Integration"})
+        typos = [
+            await client.call_tool("lookup_capability", {"agent": "claude", "capability": query})
+            for query in ("subagnets", "hoks", "code reveiw", "autocompletion")
+        ]
     gemini = json.loads(document(bundled_build, "lookup", agent="gemini-cli", capability="git-integration"))
     copilot = json.loads(document(bundled_build, "lookup", agent="copilot-cli", capability="git-integration"))
     assert "worktree" not in json.dumps(gemini["capability"]).lower()  # the data this test reads
@@ -1912,3 +1916,5 @@ async def test_words_a_loosely_read_capability_s_record_lacks_are_said(bundled_b
     said = worktrees.structured_content["notes"][-1]
     assert "'worktree' is not in gemini-cli's record of Git Integration (" in said and "copilot-cli" in said
     assert "is not in" not in " ".join(block.text for block in named.content)  # named, not read by its words
+    for answer in typos:  # a word mistyped, or run together, is not what the record lacks
+        assert "is not in" not in " ".join(block.text for block in answer.content), answer.content
