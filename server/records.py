@@ -75,11 +75,12 @@ def borrowed(
 
 
 def unheld(snapshot: Snapshot, resolution: Resolution, agent: str) -> str:
-    """ "'worktree' is not in gemini-cli's record of Git Integration (copilot-cli's has it)." when a capability was
+    """ "'worktrees' is not in gemini-cli's record of Git Integration (copilot-cli's has it)." when a capability was
     read by its words (ranked, not named, no word corrected) and words of the query are in no form in the asked
     agent's record of it: the record answers the capability, not necessarily what those words asked ('git
     worktrees'), and a model shown `available: true` would say yes to them. A word is compared as the ranking read it
-    (its roots, an abbreviation's readings); one the analysis split ('autocompletion') is not named."""
+    (its roots, an abbreviation's readings) and named as typed; one the analysis split ('autocompletion') is not
+    named, nor a word of the asked agent's own names ('Gemini CLI Code Explanation')."""
     entry = snapshot.index.capabilities.get(resolution.value or "")
     if resolution.resolved_by not in _READ_BY_WORDS or entry is None or agent not in entry.agents:
         return ""
@@ -91,13 +92,18 @@ def unheld(snapshot: Snapshot, resolution: Resolution, agent: str) -> str:
     own = held(agent)
     units = analyse(resolution.query, snapshot.index.vocabulary).units
     lacking = [u for u in units if not any(set(r) <= own for r in (u.words, *u.alternatives)) and u.trust == 1.0]
-    typed = [t for t in dict.fromkeys(terms(resolution.query)) if t not in QUESTION_WORDS]
-    missing = [t for t in typed if any(u.words == (root(t),) for u in lacking)]
+    lacking_roots = {u.words[0] for u in lacking if len(u.words) == 1}
+    agent_words = snapshot.index.agent_names.words.get(agent, frozenset())  # 'Gemini CLI Code Explanation'
+    missing: dict[str, str] = {}  # the word as typed -> its root
+    for word in normalize(resolution.query).split():
+        found = [t for t in terms(word) if t not in QUESTION_WORDS and root(t) in lacking_roots]
+        if found and word not in agent_words:
+            missing.setdefault(word, root(found[0]))
     if not missing:
         return ""
-    named = ", ".join(f"'{word}'" for word in missing[:_UNHELD_NAMED])
+    named = ", ".join(f"'{word}'" for word in list(missing)[:_UNHELD_NAMED])
     verb = "is" if len(missing) == 1 else "are"
-    roots = {root(word) for word in missing}
+    roots = set(missing.values())
     others = [who for who in sorted(entry.agents) if who != agent and roots <= held(who)]
     them = "it" if len(missing) == 1 else "them"
     if len(others) == 1:

@@ -1909,12 +1909,15 @@ async def test_words_a_loosely_read_capability_s_record_lacks_are_said(bundled_b
             await client.call_tool("lookup_capability", {"agent": "claude", "capability": query})
             for query in ("subagnets", "hoks", "code reveiw", "autocompletion")
         ]
+        own_name = await client.call_tool(  # the asked agent's own name is no word its record lacks
+            "lookup_capability", {"agent": "gemini", "capability": "Gemini CLI Code Explanation"}
+        )
     gemini = json.loads(document(bundled_build, "lookup", agent="gemini-cli", capability="git-integration"))
     copilot = json.loads(document(bundled_build, "lookup", agent="copilot-cli", capability="git-integration"))
     assert "worktree" not in json.dumps(gemini["capability"]).lower()  # the data this test reads
     assert "worktree" in json.dumps(copilot["capability"]).lower()
     said = worktrees.structured_content["notes"][-1]
-    assert "'worktree' is not in gemini-cli's record of Git Integration (" in said and "copilot-cli" in said
+    assert "'worktrees' is not in gemini-cli's record of Git Integration (" in said and "copilot-cli" in said
     assert "is not in" not in " ".join(block.text for block in named.content)  # named, not read by its words
-    for answer in typos:  # a word mistyped, or run together, is not what the record lacks
+    for answer in (*typos, own_name):  # a word mistyped, or run together, is not what the record lacks
         assert "is not in" not in " ".join(block.text for block in answer.content), answer.content
