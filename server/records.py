@@ -74,13 +74,14 @@ def borrowed(
     return f"'{resolution.query.strip()}' is used in {whose} of {entry.name}; {lack}"
 
 
-def unheld(snapshot: Snapshot, resolution: Resolution, agent: str) -> str:
+def unheld(snapshot: Snapshot, resolution: Resolution, agent: str, elsewhere: bool = False) -> str:
     """ "'worktrees' is not in gemini-cli's record of Git Integration (copilot-cli's has it)." when a capability was
     read by its words (ranked, not named, no word corrected) and words of the query are in no form in the asked
     agent's record of it: the record answers the capability, not necessarily what those words asked ('git
     worktrees'), and a model shown `available: true` would say yes to them. A word is compared as the ranking read it
     (its roots, an abbreviation's readings) and named as typed; one the analysis split ('autocompletion') is not
-    named, nor a word of the asked agent's own names ('Gemini CLI Code Explanation')."""
+    named, nor a word of the asked agent's own names ('Gemini CLI Code Explanation'). `elsewhere`: only when another
+    agent's record of it has them (a sentence's incidental words, 'my last edits', are in no record)."""
     entry = snapshot.index.capabilities.get(resolution.value or "")
     if resolution.resolved_by not in _READ_BY_WORDS or entry is None or agent not in entry.agents:
         return ""
@@ -105,6 +106,8 @@ def unheld(snapshot: Snapshot, resolution: Resolution, agent: str) -> str:
     verb = "is" if len(missing) == 1 else "are"
     roots = set(missing.values())
     others = [who for who in sorted(entry.agents) if who != agent and roots <= held(who)]
+    if elsewhere and not others:
+        return ""
     them = "it" if len(missing) == 1 else "them"
     if len(others) == 1:
         theirs = f" ({others[0]}'s has {them})"

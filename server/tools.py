@@ -390,8 +390,9 @@ def lookup_capability(snapshot: Snapshot, agent: str, capability: str) -> types.
         if problem:
             return _error(problem, agent=agent_res)
     cap_res = resolve_capability(snapshot.index, capability, agent=agent_res.value)
-    if unresolved.wants_suggestions(snapshot, cap_res):
-        return _suggested(snapshot, cap_res, agent_res.value, agent=agent_res, capability=cap_res)
+    if unresolved.wants_suggestions(snapshot, cap_res):  # free text read as one capability: what its record lacks too
+        lacks = records.unheld(snapshot, cap_res, agent_res.value or "", elsewhere=True)
+        return _suggested(snapshot, cap_res, agent_res.value, lacks, agent=agent_res, capability=cap_res)
     if not cap_res.ok:  # ambiguous or unknown: candidates as a normal result (issue 12)
         return _synthesized(
             snapshot, unresolved.candidates(snapshot, cap_res, agent_res.value), agent=agent_res, capability=cap_res

@@ -1909,6 +1909,12 @@ async def test_words_a_loosely_read_capability_s_record_lacks_are_said(bundled_b
             await client.call_tool("lookup_capability", {"agent": "claude", "capability": query})
             for query in ("subagnets", "hoks", "code reveiw", "autocompletion")
         ]
+        sentence = await client.call_tool(  # free text read as one capability: its suggestions say it too
+            "lookup_capability", {"agent": "gemini", "capability": "does gemini support git worktrees"}
+        )
+        incidental = await client.call_tool(  # a sentence's words no record has are not named
+            "lookup_capability", {"agent": "claude", "capability": "undo my last edits please"}
+        )
         own_name = await client.call_tool(  # the asked agent's own name is no word its record lacks
             "lookup_capability", {"agent": "gemini", "capability": "Gemini CLI Code Explanation"}
         )
@@ -1919,5 +1925,10 @@ async def test_words_a_loosely_read_capability_s_record_lacks_are_said(bundled_b
     said = worktrees.structured_content["notes"][-1]
     assert "'worktrees' is not in gemini-cli's record of Git Integration (" in said and "copilot-cli" in said
     assert "is not in" not in " ".join(block.text for block in named.content)  # named, not read by its words
+    assert any(
+        "'worktrees' is not in gemini-cli's record of Git Integration (" in n
+        for n in sentence.structured_content["notes"]
+    )
+    assert not [n for n in incidental.structured_content.get("notes", []) if "is not in" in n or "are not in" in n]
     for answer in (*typos, own_name):  # a word mistyped, or run together, is not what the record lacks
         assert "is not in" not in " ".join(block.text for block in answer.content), answer.content
