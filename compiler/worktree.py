@@ -52,5 +52,5 @@ def annotation_path(path: str | Path, shown: str) -> str:
     if not os.path.isabs(path):
         path = os.path.abspath(path)
     real = Path(real_path(Path(path)))
-    top = next((place for place in real.parents if os.path.lexists(place / GIT)), None)
+    top = _top_above(real)  # a file holds no `.git`: the nearest folder above it that does
     return real.relative_to(top).as_posix() if top is not None else shown

@@ -260,6 +260,7 @@ def compare(before: Catalog, after: Catalog) -> DataDiff:
         before.capabilities.keys() - after.capabilities.keys(),
     )
     renamed = _renamed(before, after, removed, added)
+    kept = [*((slug, slug) for slug in shared), *renamed.items()]  # (old slug, new slug) of each capability kept
     found: dict[str, list[DataItem]] = {
         "availability": _availability(before, after, pairs),
         "agentsAdded": _agents(after, [a for a in after.agents if a not in listed_before]),
@@ -276,8 +277,8 @@ def compare(before: Catalog, after: Catalog) -> DataDiff:
             )
             for old, new in sorted(renamed.items())
         ],
-        "traits": [*_categories(before, after, shared, renamed), *_traits(before, after, pairs)],
-        "aliases": _alias_changes(before, after, [*((slug, slug) for slug in shared), *renamed.items()]),
+        "traits": [*_categories(before, after, kept), *_traits(before, after, pairs)],
+        "aliases": _alias_changes(before, after, kept),
         "sources": _sources(before, after, pairs),
         "text": [*_names(before, after, shared), *_texts(before, after, pairs)],
     }
@@ -390,15 +391,14 @@ def _changed_value(name: str, old: str | None, new: str | None) -> str:
     return f"{name} {old or 'none'} → {new or 'none'}"
 
 
-def _categories(before: Catalog, after: Catalog, slugs: Iterable[str], renamed: Mapping[str, str]) -> list[DataItem]:
-    """A capability's category changed: of those both builds have, then of those renamed (old slug -> new), whose
-    category is the capability's, not a record's, so a rename (same records) may still move it."""
-    pairs = [*((slug, slug) for slug in slugs), *sorted(renamed.items())]
+def _categories(before: Catalog, after: Catalog, kept: Iterable[tuple[str, str]]) -> list[DataItem]:
+    """A capability's category changed, of each both builds have (old slug, new slug: the same, or a rename's, whose
+    category is the capability's, not a record's, so a rename of the same records may still move it)."""
     return [
         DataItem(
             f"{slug}: {_changed_value('category', old, new)}", capability=slug, field="category", before=old, after=new
         )
-        for was, slug in pairs
+        for was, slug in kept
         if (old := before.capabilities[was].category) != (new := after.capabilities[slug].category)
     ]
 

@@ -301,10 +301,7 @@ def held_to(build: Manifest, baseline: Manifest) -> Manifest:
     included, each checked again against the build's documents (`report --baseline-budgets`): the base branch's
     budgets gate a pull request, which cannot loosen them in its own capidx.yaml."""
     encoding, own = build.encoding, _tightest(build.data["budgets"])
-    largest: dict[str, Mapping[str, Any]] = {}  # a kind's largest document, from its rows (a forged manifest: several)
-    for row in build.data["budgets"]:
-        if row["kind"] not in largest or row["tokens"] > largest[row["kind"]]["tokens"]:
-            largest[row["kind"]] = row
+    largest: dict[str, Mapping[str, Any]] = {}  # a kind's largest document, ties by path, as the build's check has it
     for artifact in sorted(build.artifacts, key=lambda a: (-a["tokens"].get(encoding, 0), a["path"])):
         largest.setdefault(artifact["kind"], {"tokens": artifact["tokens"].get(encoding, 0), "uri": artifact["uri"]})
     budgets = [dict(row) for row in build.data["budgets"]]

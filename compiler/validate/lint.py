@@ -115,19 +115,19 @@ def check_catalog_size(sources: Sequence[SourceFile], context: Sequence[SourceFi
     build makes them) pass `MAX_ANSWERED_PAIRS`, or its agents times its records of available capabilities pass
     `MAX_LISTED_AGENTS`: the build's size grows with those products, so a pull request's small documents, each
     naming capabilities of its own or all sharing one, would make it grow with the square of theirs."""
-    documents = (*sources, *context)
-    agents = {discover.agent_id(source.path) for source in documents}
+    if not sources:
+        return []
+    agents: set[str] = set()
     slugs: set[str] = set()
     available: set[tuple[str, str]] = set()
-    for source in documents:
+    for source in (*sources, *context):
+        agents.add(agent := discover.agent_id(source.path))
         for _, capability in textrules.items(source.data, "capabilities"):
             name = capability.get("name")
             if isinstance(name, str) and (slug := slugify(name)):
                 slugs.add(slug)
                 if capability.get("available") is True:
-                    available.add((discover.agent_id(source.path), slug))
-    if not sources:
-        return []
+                    available.add((agent, slug))
     if (pairs := len(agents) * len(slugs)) > MAX_ANSWERED_PAIRS:
         message = (
             f"the catalog's {len(agents):,} agents and {len(slugs):,} capabilities make {pairs:,} answers "
