@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import Any, Literal, TypeVar
 
 from capidx.schema.text import normalize, terms
-from capidx.server.query import QUESTION_WORDS, Vocabulary, root
+from capidx.server.query import QUESTION_WORDS, Query, Vocabulary, root
 from capidx.server.rank import Ranker
 from capidx.server.semantic import Meanings
 from capidx.server.suggest import Injection
@@ -51,6 +51,8 @@ class Resolution:
     candidates: tuple[Candidate, ...] = ()
     ranked: tuple[Candidate, ...] = field(default=(), compare=False, repr=False)
     scored: bool = field(default=False, compare=False, repr=False)  # decided by ranking, not by a lookup
+    # The query as the ranking analysed it, for what is said after a ranked answer (`records.unheld`): not again.
+    analysed: Query | None = field(default=None, compare=False, repr=False)
 
     @property
     def ok(self) -> bool:

@@ -91,7 +91,7 @@ def unheld(snapshot: Snapshot, resolution: Resolution, agent: str, elsewhere: bo
         return {root(term) for term in _record_words(document.text)[1].split()} if document is not None else set()
 
     own = held(agent)
-    units = analyse(resolution.query, snapshot.index.vocabulary).units
+    units = (resolution.analysed or analyse(resolution.query, snapshot.index.vocabulary)).units
     lacking = [u for u in units if not any(set(r) <= own for r in (u.words, *u.alternatives)) and u.trust == 1.0]
     lacking_roots = {u.words[0] for u in lacking if len(u.words) == 1}
     agent_words = snapshot.index.agent_names.words.get(agent, frozenset())  # 'Gemini CLI Code Explanation'

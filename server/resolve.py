@@ -126,7 +126,7 @@ def _by_ranking(index: MatchIndex, q: Query, agent: str | None) -> Resolution:
     named = _named(index, q, {c.value for c in pool})
     if decide(best, runner_up) and named in (None, ordered[0].value):
         how = "fuzzy" if q.corrected else "lexical"
-        winner = Resolution(q.text, "resolved", ordered[0].value, how, best, ranked=above, scored=True)
+        winner = Resolution(q.text, "resolved", ordered[0].value, how, best, ranked=above, scored=True, analysed=q)
         return _no_rule(index, winner, agent, tuple(pool[:SHOWN_CANDIDATES]), runner_up)
     # Meaning orders what ranked and fills a sentence's list; a name nothing ranked for needs neither (nor the model).
     close = index.meanings.closeness(q.text) if pool or len(q.normalized.split()) >= SENTENCE else None
