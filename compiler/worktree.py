@@ -52,5 +52,7 @@ def annotation_path(path: str | Path, shown: str) -> str:
     if not os.path.isabs(path):
         path = os.path.abspath(path)
     real = Path(real_path(Path(path)))
-    top = _top_above(real)  # a file holds no `.git`: the nearest folder above it that does
+    # the nearest folder above that holds `.git`; not `_top_above`, which answers None for a folder holding one
+    # itself (a submodule's top, named from the checkout's)
+    top = next((place for place in real.parents if os.path.lexists(place / GIT)), None)
     return real.relative_to(top).as_posix() if top is not None else shown

@@ -308,3 +308,16 @@ def test_github_annotations_name_files_from_the_top_of_their_work_tree(
     for result in (below, above):
         annotations = _annotations(result.output)
         assert annotations and all(expected in line for line in annotations), result.output
+
+
+def test_an_annotated_folder_holding_its_own_git_is_named_from_the_work_tree_above(tmp_path: Path) -> None:
+    """A diagnostic's folder that is a nested work tree's top (a submodule: `.git` a file) is named from the top of
+    the checkout that holds it, as GitHub places annotations: not as shown."""
+    from capidx.compiler.worktree import annotation_path
+
+    (tmp_path / ".git").mkdir()
+    nested = tmp_path / "vendor" / "catalog"
+    nested.mkdir(parents=True)
+    (nested / ".git").write_text("gitdir: ../../.git/modules/catalog\n", "utf-8")
+    assert annotation_path(nested, "shown") == "vendor/catalog"
+    assert annotation_path(nested / "a.json", "shown") == "a.json"  # a file in it: from its own work tree's top
