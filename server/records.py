@@ -23,6 +23,9 @@ _NAMED_BY = frozenset(("alias", "terminology", "identifier"))  # the tiers a que
 # a whole name mistyped ('hoks') has no word of the record as typed).
 _READ_BY_WORDS = frozenset(("lexical",))
 _UNHELD_NAMED = 4  # words of a query named as missing from a record, at most
+_AGENTS_NAMED = 6  # agents a sentence of `unheld` names, at most; then how many more
+_UNHELD_SENTENCES = 3  # sentences `unheld` says, at most: one per set of agents lacking words and set holding them
+_RECORDS_READ = 64  # agents' records of one capability `unheld` reads, at most
 
 
 def unrecorded(snapshot: Snapshot, slug: str, agents: Iterable[str]) -> str:
@@ -74,48 +77,67 @@ def borrowed(
     return f"'{resolution.query.strip()}' is used in {whose} of {entry.name}; {lack}"
 
 
-def unheld(snapshot: Snapshot, resolution: Resolution, agent: str, elsewhere: bool = False) -> str:
+def unheld(snapshot: Snapshot, resolution: Resolution, agents: str | Sequence[str], elsewhere: bool = False) -> str:
     """ "'worktrees' is not in gemini-cli's record of Git Integration (copilot-cli's has it)." when a capability was
-    read by its words (ranked, not named, no word corrected) and words of the query are in no form in the asked
+    read by its words (ranked, not named, no word corrected) and words of the query are in no form in an asked
     agent's record of it: the record answers the capability, not necessarily what those words asked ('git
     worktrees'), and a model shown `available: true` would say yes to them. A word is compared as the ranking read it
     (its roots, an abbreviation's readings) and named as typed; one the analysis split ('autocompletion') is not
-    named, nor a word of the asked agent's own names ('Gemini CLI Code Explanation'). `elsewhere`: only when another
-    agent's record of it has them (a sentence's incidental words, 'my last edits', are in no record)."""
+    named, nor a word of an asked agent's own names ('Gemini CLI Code Explanation'). Words lacking from the same asked
+    agents' records and held by the same other records are said together, up to `_UNHELD_SENTENCES` sentences (a
+    comparison's summary speaks in one agent's words). `elsewhere`: only the words another agent's record of it has
+    (a sentence's incidental words, 'my last edits', are in no record). A capability more than `_RECORDS_READ` agents
+    record is not checked: each record read is a document parsed."""
     entry = snapshot.index.capabilities.get(resolution.value or "")
-    if resolution.resolved_by not in _READ_BY_WORDS or entry is None or agent not in entry.agents:
+    if resolution.resolved_by not in _READ_BY_WORDS or entry is None or len(entry.agents) > _RECORDS_READ:
         return ""
-
-    def held(who: str) -> set[str]:
-        document = snapshot.find("lookup", agent=who, capability=entry.slug)
-        return {root(term) for term in _record_words(document.text)[1].split()} if document is not None else set()
-
-    own = held(agent)
+    asked = [who for who in ([agents] if isinstance(agents, str) else dict.fromkeys(agents)) if who in entry.agents]
     units = (resolution.analysed or analyse(resolution.query, snapshot.index.vocabulary)).units
-    lacking = [u for u in units if not any(set(r) <= own for r in (u.words, *u.alternatives)) and u.trust == 1.0]
-    lacking_roots = {u.words[0] for u in lacking if len(u.words) == 1}
-    agent_words = snapshot.index.agent_names.words.get(agent, frozenset())  # 'Gemini CLI Code Explanation'
-    missing: dict[str, str] = {}  # the word as typed -> its root
+    single = {u.words[0]: u for u in units if len(u.words) == 1 and u.trust == 1.0}  # read as typed, not split
+    names = snapshot.index.agent_names.words  # 'Gemini CLI Code Explanation': an asked agent's own name
+    own_names = frozenset().union(*(names.get(who, frozenset()) for who in asked))
+    typed: dict[str, str] = {}  # a query word as typed -> its root
     for word in normalize(resolution.query).split():
-        found = [t for t in terms(word) if t not in QUESTION_WORDS and root(t) in lacking_roots]
-        if found and word not in agent_words:
-            missing.setdefault(word, root(found[0]))
-    if not missing:
-        return ""
-    named = ", ".join(f"'{word}'" for word in list(missing)[:_UNHELD_NAMED])
-    verb = "is" if len(missing) == 1 else "are"
-    roots = set(missing.values())
-    others = [who for who in sorted(entry.agents) if who != agent and roots <= held(who)]
-    if elsewhere and not others:
-        return ""
-    them = "it" if len(missing) == 1 else "them"
+        found = [t for t in terms(word) if t not in QUESTION_WORDS and root(t) in single]
+        if found and word not in own_names:
+            typed.setdefault(word, root(found[0]))
+
+    @functools.cache
+    def has(who: str, key: str) -> bool:
+        document = snapshot.find("lookup", agent=who, capability=entry.slug)
+        held = {root(t) for t in _record_words(document.text)[1].split()} if document is not None else set()
+        return any(set(words) <= held for words in (single[key].words, *single[key].alternatives))
+
+    groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[str]] = {}  # (lacking, holding) -> words
+    for word, key in typed.items():
+        if lacking := tuple(who for who in asked if not has(who, key)):
+            holding = tuple(who for who in sorted(entry.agents) if who not in lacking and has(who, key))
+            if holding or not elsewhere:
+                groups.setdefault((lacking, holding), []).append(word)
+    said = list(groups.items())[:_UNHELD_SENTENCES]
+    return " ".join(_lacking(words, lacking, holding, entry.name) for (lacking, holding), words in said)
+
+
+def _lacking(words: Sequence[str], lacking: Sequence[str], others: Sequence[str], name: str) -> str:
+    """'worktrees' is not in gemini-cli's record of Git Integration (copilot-cli's has it)."""
+    named = ", ".join(f"'{word}'" for word in list(words)[:_UNHELD_NAMED])
+    verb = "is" if len(words) == 1 else "are"
+    them = "it" if len(words) == 1 else "them"
+    whose = f"{lacking[0]}'s record" if len(lacking) == 1 else f"the records of {_agents(lacking)}"
     if len(others) == 1:
         theirs = f" ({others[0]}'s has {them})"
     elif others:
-        theirs = f" (the records of {', '.join(others[:-1])} and {others[-1]} have {them})"
+        theirs = f" (the records of {_agents(others)} have {them})"
     else:
         theirs = ""
-    return f"{named} {verb} not in {agent}'s record of {entry.name}{theirs}."
+    return f"{named} {verb} not in {whose} of {name}{theirs}."
+
+
+def _agents(ids: Sequence[str]) -> str:
+    """'a, b and c'; past `_AGENTS_NAMED`, 'a, b, c and 4 more' (a comparison of a large catalog's every agent)."""
+    if len(ids) > _AGENTS_NAMED:
+        return f"{', '.join(ids[:_AGENTS_NAMED])} and {len(ids) - _AGENTS_NAMED:,} more"
+    return f"{', '.join(ids[:-1])} and {ids[-1]}"
 
 
 def _words(text: str) -> tuple[str, str]:

@@ -436,19 +436,18 @@ def _compared(
         asked = agent_args.named_ids(agent_res)
         one = asked[0] if len(asked) == 1 else None
         several = asked if one is None else ()
-        return _suggested(snapshot, cap_res, one, read, several, one is not None, capability=cap_res, **meta)
+        lacks = records.unheld(snapshot, cap_res, asked or list(snapshot.index.agents), elsewhere=True)
+        note = " ".join(filter(None, (read, lacks)))
+        return _suggested(snapshot, cap_res, one, note, several, one is not None, capability=cap_res, **meta)
     if not cap_res.ok:  # ambiguous without snippets, or unknown: candidates
         return _synthesized(snapshot, unresolved.candidates(snapshot, cap_res, None), read, capability=cap_res, **meta)
     document = snapshot.find("compare", capability=cap_res.value)
     if document is None:
         return _error(f"The build has no comparison for {cap_res.value}; rebuild it.")
     if not agents:
-        return _document(
-            snapshot,
-            document,
-            records.unrecorded(snapshot, cap_res.value or "", snapshot.index.agents),
-            capability=cap_res,
-        )
+        every = list(snapshot.index.agents)
+        notes = (records.unheld(snapshot, cap_res, every), records.unrecorded(snapshot, cap_res.value or "", every))
+        return _document(snapshot, document, " ".join(filter(None, notes)), capability=cap_res)
     wanted = agent_args.named_ids(agent_res)
     whole = document.value
     if not isinstance(whole, dict) or not isinstance(whole.get("agents"), list):
@@ -458,6 +457,7 @@ def _compared(
     notes = (
         read,
         records.borrowed(snapshot, cap_res, wanted),
+        records.unheld(snapshot, cap_res, wanted),
         records.unrecorded(snapshot, cap_res.value or "", wanted),
     )
     note = " ".join(filter(None, notes))

@@ -1915,6 +1915,9 @@ async def test_words_a_loosely_read_capability_s_record_lacks_are_said(bundled_b
         incidental = await client.call_tool(  # a sentence's words no record has are not named
             "lookup_capability", {"agent": "claude", "capability": "undo my last edits please"}
         )
+        mixed = await client.call_tool(  # an incidental word beside one another record has: that one is named
+            "lookup_capability", {"agent": "claude", "capability": "run shell commands in the background quickly"}
+        )
         own_name = await client.call_tool(  # the asked agent's own name is no word its record lacks
             "lookup_capability", {"agent": "gemini", "capability": "Gemini CLI Code Explanation"}
         )
@@ -1929,6 +1932,47 @@ async def test_words_a_loosely_read_capability_s_record_lacks_are_said(bundled_b
         "'worktrees' is not in gemini-cli's record of Git Integration (" in n
         for n in sentence.structured_content["notes"]
     )
-    assert not [n for n in incidental.structured_content.get("notes", []) if "is not in" in n or "are not in" in n]
+    assert not [n for n in incidental.structured_content.get("notes", []) if "'last'" in n]  # in no record
+    assert any(  # not 'quickly', which no record has, and not nothing because of it
+        n.startswith("'background' is not in claude-code's record of Shell Command Execution (")
+        for n in mixed.structured_content["notes"]
+    ), mixed.structured_content["notes"]
     for answer in (*typos, own_name):  # a word mistyped, or run together, is not what the record lacks
         assert "is not in" not in " ".join(block.text for block in answer.content), answer.content
+
+
+async def test_a_comparison_read_by_its_words_says_which_agents_records_lack_them(bundled_build: Path) -> None:
+    """A comparison read by its words speaks, in its summary, for one agent, and marks every agent that has the
+    capability: 'git worktrees' compared marked claude-code and gemini-cli too, whose records of Git Integration never
+    mention worktrees. Each agent whose record lacks the words is named, by comparison and by a name of several agents
+    ('copilot'), for the whole catalog or the agents asked, and the words each lacks differently are said apart."""
+    async with connect(bundled_build, "2026-07-28") as client:
+        every = await client.call_tool("compare_capability", {"capability": "git worktrees"})
+        two = await client.call_tool(
+            "compare_capability", {"capability": "git worktrees", "agents": ["claude", "copilot cli"]}
+        )
+        several = await client.call_tool("lookup_capability", {"agent": "copilot", "capability": "git worktrees"})
+        sentence = await client.call_tool(  # free text: the suggestions route, of every agent
+            "compare_capability", {"capability": "does it support git worktrees"}
+        )
+        asked = await client.call_tool(  # one word lacking from one agent's record, another from another's
+            "compare_capability", {"capability": "ollama local models", "agents": ["claude", "copilot cli"]}
+        )
+        named = await client.call_tool("compare_capability", {"capability": "Git Integration"})
+    records = {
+        agent: json.dumps(
+            json.loads(document(bundled_build, "lookup", agent=agent, capability="git-integration"))["capability"]
+        ).lower()
+        for agent in ("claude-code", "copilot-cli", "gemini-cli", "vscode-copilot")
+    }
+    lacking = sorted(agent for agent, text in records.items() if "worktree" not in text)
+    assert lacking == ["claude-code", "gemini-cli"]  # the data this test reads
+    expected = "'worktrees' is not in the records of claude-code and gemini-cli of Git Integration ("
+    assert expected in every.structured_content["notes"][-1]
+    assert any(expected in note for note in sentence.structured_content["notes"]), sentence.structured_content
+    assert "'worktrees' is not in claude-code's record of Git Integration (" in two.structured_content["notes"][-1]
+    assert "is not in" not in " ".join(block.text for block in several.content)  # both Copilots' records have it
+    ollama = " ".join(asked.structured_content["notes"])
+    assert "'ollama' is not in claude-code's record of Model Selection (" in ollama
+    assert "copilot-cli's record" not in ollama
+    assert "is not in" not in " ".join(block.text for block in named.content)  # named, not read by its words
