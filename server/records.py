@@ -92,21 +92,34 @@ def unheld(snapshot: Snapshot, resolution: Resolution, agents: str | Sequence[st
     if resolution.resolved_by not in _READ_BY_WORDS or entry is None or len(entry.agents) > _RECORDS_READ:
         return ""
     asked = [who for who in ([agents] if isinstance(agents, str) else dict.fromkeys(agents)) if who in entry.agents]
-    units = (resolution.analysed or analyse(resolution.query, snapshot.index.vocabulary)).units
-    single = {u.words[0]: u for u in units if len(u.words) == 1 and u.trust == 1.0}  # read as typed, not split
+    query = resolution.analysed or analyse(resolution.query, snapshot.index.vocabulary)
+    single = {u.words[0]: u for u in query.units if len(u.words) == 1 and u.trust == 1.0}  # read as typed, not split
+    # An identifier the index has is a unit of its own ('copilot-instructions.md'), held by the records it occurs in
+    # (match.json `identifiers`; the alias table's, without an agent, is in no record).
+    where = {
+        token: {who for slug, who, _ in snapshot.index.identifiers.get(token, ()) if slug == entry.slug}
+        for token in query.identifiers
+        if token in single
+    }
     names = snapshot.index.agent_names.words  # 'Gemini CLI Code Explanation': an asked agent's own name
     own_names = frozenset().union(*(names.get(who, frozenset()) for who in asked))
-    typed: dict[str, str] = {}  # a query word as typed -> its root
+    typed = {_as_typed(resolution.query, token): token for token in where}  # a query word as typed -> its root
     for word in normalize(resolution.query).split():
         found = [t for t in terms(word) if t not in QUESTION_WORDS and root(t) in single]
         if found and word not in own_names:
             typed.setdefault(word, root(found[0]))
 
     @functools.cache
-    def has(who: str, key: str) -> bool:
+    def held(who: str) -> frozenset[str]:
         document = snapshot.find("lookup", agent=who, capability=entry.slug)
-        held = {root(t) for t in _record_words(document.text)[1].split()} if document is not None else set()
-        return any(set(words) <= held for words in (single[key].words, *single[key].alternatives))
+        return (
+            frozenset(root(t) for t in _record_words(document.text)[1].split()) if document is not None else frozenset()
+        )
+
+    def has(who: str, key: str) -> bool:
+        if key in where:
+            return who in where[key]
+        return any(set(words) <= held(who) for words in (single[key].words, *single[key].alternatives))
 
     groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[str]] = {}  # (lacking, holding) -> words
     for word, key in typed.items():
@@ -116,6 +129,13 @@ def unheld(snapshot: Snapshot, resolution: Resolution, agents: str | Sequence[st
                 groups.setdefault((lacking, holding), []).append(word)
     said = list(groups.items())[:_UNHELD_SENTENCES]
     return " ".join(_lacking(words, lacking, holding, entry.name) for (lacking, holding), words in said)
+
+
+def _as_typed(text: str, token: str) -> str:
+    """An identifier token (case-folded: 'gemini.md') as the query has it ('GEMINI.md')."""
+    folded = text.casefold()
+    at = folded.find(token)
+    return text[at : at + len(token)] if at >= 0 and len(folded) == len(text) else token
 
 
 def _lacking(words: Sequence[str], lacking: Sequence[str], others: Sequence[str], name: str) -> str:

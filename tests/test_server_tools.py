@@ -1959,6 +1959,10 @@ async def test_a_comparison_read_by_its_words_says_which_agents_records_lack_the
             "compare_capability", {"capability": "ollama local models", "agents": ["claude", "copilot cli"]}
         )
         named = await client.call_tool("compare_capability", {"capability": "Git Integration"})
+        compact = await client.call_tool(  # an identifier too: gemini-cli's record says /compress
+            "lookup_capability", {"agent": "gemini", "capability": "/compact"}
+        )
+        file = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "GEMINI.md file"})
     records = {
         agent: json.dumps(
             json.loads(document(bundled_build, "lookup", agent=agent, capability="git-integration"))["capability"]
@@ -1976,3 +1980,8 @@ async def test_a_comparison_read_by_its_words_says_which_agents_records_lack_the
     assert "'ollama' is not in claude-code's record of Model Selection (" in ollama
     assert "copilot-cli's record" not in ollama
     assert "is not in" not in " ".join(block.text for block in named.content)  # named, not read by its words
+    gemini = json.loads(document(bundled_build, "lookup", agent="gemini-cli", capability="context-compaction"))
+    assert "/compact" not in json.dumps(gemini["capability"])  # the data this test reads
+    assert "'/compact' is not in gemini-cli's record of Context Compaction (" in compact.structured_content["notes"][-1]
+    said = file.structured_content["notes"]  # named as typed, not as the index folds it
+    assert any(n.startswith("'GEMINI.md' is not in claude-code's record of Custom Instructions (") for n in said), said
