@@ -24,7 +24,7 @@ _NAMED_BY = frozenset(("alias", "terminology", "identifier"))  # the tiers a que
 _READ_BY_WORDS = frozenset(("lexical",))
 _UNHELD_NAMED = 4  # words of a query named as missing from a record, at most
 _AGENTS_NAMED = 6  # agents a sentence of `unheld` names, at most; then how many more
-_UNHELD_SENTENCES = 3  # sentences `unheld` says, at most: one per set of agents lacking words and set holding them
+UNHELD_SENTENCES = 3  # sentences `unheld` says, at most: one per set of agents lacking words and set holding them
 _RECORDS_READ = 64  # agents' records of one capability `unheld` reads, at most
 
 
@@ -84,13 +84,30 @@ def unheld(snapshot: Snapshot, resolution: Resolution, agents: str | Sequence[st
     worktrees'), and a model shown `available: true` would say yes to them. A word is compared as the ranking read it
     (its roots, an abbreviation's readings) and named as typed; one the analysis split ('autocompletion') is not
     named, nor a word of an asked agent's own names ('Gemini CLI Code Explanation'). Words lacking from the same asked
-    agents' records and held by the same other records are said together, up to `_UNHELD_SENTENCES` sentences (a
+    agents' records and held by the same other records are said together, up to `UNHELD_SENTENCES` sentences (a
     comparison's summary speaks in one agent's words). `elsewhere`: only the words another agent's record of it has
     (a sentence's incidental words, 'my last edits', are in no record). A capability more than `_RECORDS_READ` agents
     record is not checked: each record read is a document parsed."""
-    entry = snapshot.index.capabilities.get(resolution.value or "")
-    if resolution.resolved_by not in _READ_BY_WORDS or entry is None or len(entry.agents) > _RECORDS_READ:
+    if resolution.resolved_by not in _READ_BY_WORDS:
         return ""
+    return " ".join(lacking(snapshot, resolution, resolution.value or "", agents, elsewhere))
+
+
+def lacking(
+    snapshot: Snapshot,
+    resolution: Resolution,
+    slug: str,
+    agents: str | Sequence[str],
+    elsewhere: bool = False,
+    sentences: int = UNHELD_SENTENCES,
+    distinctive: bool = False,
+) -> list[str]:
+    """`unheld`'s sentences for one capability the query was ranked for (a suggestion of an unclear answer, too);
+    `distinctive`: only words in at most a quarter of the catalog's capabilities ('agent', 'run' and 'file' are in
+    most records, and which of them say it is no finding)."""
+    entry = snapshot.index.capabilities.get(slug)
+    if entry is None or len(entry.agents) > _RECORDS_READ:
+        return []
     asked = [who for who in ([agents] if isinstance(agents, str) else dict.fromkeys(agents)) if who in entry.agents]
     query = resolution.analysed or analyse(resolution.query, snapshot.index.vocabulary)
     single = {u.words[0]: u for u in query.units if len(u.words) == 1 and u.trust == 1.0}  # read as typed, not split
@@ -104,8 +121,10 @@ def unheld(snapshot: Snapshot, resolution: Resolution, agents: str | Sequence[st
     names = snapshot.index.agent_names.words  # 'Gemini CLI Code Explanation': an asked agent's own name
     own_names = frozenset().union(*(names.get(who, frozenset()) for who in asked))
     typed = {_as_typed(resolution.query, token): token for token in where}  # a query word as typed -> its root
+    postings, common = snapshot.index.ranker.postings, len(snapshot.index.capabilities) / 4
     for word in normalize(resolution.query).split():
         found = [t for t in terms(word) if t not in QUESTION_WORDS and root(t) in single]
+        found = [t for t in found if not distinctive or len(postings.get(root(t), ())) <= common]
         if found and word not in own_names:
             typed.setdefault(word, root(found[0]))
 
@@ -123,12 +142,12 @@ def unheld(snapshot: Snapshot, resolution: Resolution, agents: str | Sequence[st
 
     groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[str]] = {}  # (lacking, holding) -> words
     for word, key in typed.items():
-        if lacking := tuple(who for who in asked if not has(who, key)):
-            holding = tuple(who for who in sorted(entry.agents) if who not in lacking and has(who, key))
+        if short := tuple(who for who in asked if not has(who, key)):
+            holding = tuple(who for who in sorted(entry.agents) if who not in short and has(who, key))
             if holding or not elsewhere:
-                groups.setdefault((lacking, holding), []).append(word)
-    said = list(groups.items())[:_UNHELD_SENTENCES]
-    return " ".join(_lacking(words, lacking, holding, entry.name) for (lacking, holding), words in said)
+                groups.setdefault((short, holding), []).append(word)
+    said = list(groups.items())[:sentences]
+    return [_lacking(words, short, holding, entry.name) for (short, holding), words in said]
 
 
 def _as_typed(text: str, token: str) -> str:

@@ -134,9 +134,8 @@ def _by_ranking(index: MatchIndex, q: Query, agent: str | None) -> Resolution:
     shown = tuple(offered[:SHOWN_CANDIDATES])
     if best >= floor:
         kept = {c.value for c in above}
-        return Resolution(
-            q.text, "ambiguous", candidates=shown, ranked=tuple(c for c in offered if c.value in kept), scored=True
-        )
+        ranked = tuple(c for c in offered if c.value in kept)
+        return Resolution(q.text, "ambiguous", candidates=shown, ranked=ranked, scored=True, analysed=q)
     # Nothing matched: what ranked a little first, then the closest capabilities, scaled below what ranked (weaker
     # evidence than words), so the list stays in order and nothing merely close claims what a ranked answer would.
     similar = _closest(index, q, close) if len(shown) < SUGGESTIONS else {}
@@ -218,7 +217,8 @@ def _no_rule(
     has = agent is None or index.capabilities[resolution.value or ""].available_to(agent)
     if has or decide(resolution.confidence, runner_up, lacks=True):
         return resolution
-    return Resolution(resolution.query, "ambiguous", candidates=offered, ranked=resolution.ranked, scored=True)
+    ranked, analysed = resolution.ranked, resolution.analysed
+    return Resolution(resolution.query, "ambiguous", candidates=offered, ranked=ranked, scored=True, analysed=analysed)
 
 
 def _similarity(

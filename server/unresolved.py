@@ -14,7 +14,7 @@ from typing import Any
 
 from capidx.schema.labels import Label, sorted_labels
 from capidx.schema.text import normalize, terms
-from capidx.server import suggest
+from capidx.server import records, suggest
 from capidx.server.matchindex import Candidate, CapabilityEntry, Resolution
 from capidx.server.names import category_named
 from capidx.server.readings import LOOSE_READINGS, listing, nothing_in, quoted, read_as
@@ -333,6 +333,8 @@ def suggestions(
         text = f"{text.rstrip()}\n\n{_standings(rows, f'For the agents asked{of}')}"
     elif spoken := [row for row in rows if "agents" in row]:  # the same, where one agent's words were chosen
         text = f"{text.rstrip()}\n\n{_standings(spoken, f'For every agent{of}')}"
+    if lacks := _lacking(snapshot, resolution, rows, loose):
+        text = f"{text.rstrip()}\n\n{then(lacks)}"
     others = _other_candidates(snapshot, resolution, {row["capability"] for row in rows}, agent)
     if not rows:  # nothing fit the budget (or no candidate has a snippet): name the candidates instead, once
         names = ", ".join(f"{index.capabilities[slug].name} ({slug})" for slug, _ in pairs[:SUGGESTED_NAMES])
@@ -349,6 +351,18 @@ def suggestions(
     if agent is not None and (unrecorded := [row["name"] for row in rows if row.get("recorded") is False]):
         text = f"{text.rstrip()}\n\n{then(_unrecorded_suggestions(agent, unrecorded))}"
     return {"text": text, "value": value, "notes": notes}
+
+
+def _lacking(snapshot: Snapshot, resolution: Resolution, rows: list[dict[str, Any]], loose: bool) -> str:
+    """Of an unclear answer's first suggestion, in one agent's words beside where other agents stand (a comparison,
+    or no agent asked), the query's distinctive words other records of it have and an agent's does not
+    (`records.lacking`): 'custom slash commands' compared offers Claude Code's Custom Instructions first, whose record
+    speaks of slash commands, with gemini-cli's ✓ beside it, whose record does not."""
+    if resolution.status != "ambiguous" or resolution.resolved_by == "category" or loose or not rows:
+        return ""
+    agents = [a["agent"] for a in rows[0].get("agents", ()) if a["recorded"]]
+    found = records.lacking(snapshot, resolution, rows[0]["capability"], agents, True, distinctive=True)
+    return " ".join(found) if agents else ""
 
 
 def _standing(entry: CapabilityEntry, agent: str) -> dict[str, bool]:

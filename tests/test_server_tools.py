@@ -1985,3 +1985,30 @@ async def test_a_comparison_read_by_its_words_says_which_agents_records_lack_the
     assert "'/compact' is not in gemini-cli's record of Context Compaction (" in compact.structured_content["notes"][-1]
     said = file.structured_content["notes"]  # named as typed, not as the index folds it
     assert any(n.startswith("'GEMINI.md' is not in claude-code's record of Custom Instructions (") for n in said), said
+
+
+async def test_an_unclear_comparison_says_which_records_lack_its_first_suggestion_s_distinctive_words(
+    bundled_build: Path,
+) -> None:
+    """An unclear comparison offers its first suggestion in one agent's words, beside every compared agent's ✓: the
+    query's distinctive words that agent's record has and another compared agent's does not are named, so that the
+    ✓ is not read as covering them; words most records have ('agent', 'run') are not."""
+    asked = "Can the agent run commands in the terminal and read the output?"
+    async with connect(bundled_build, "2026-07-28") as client:
+        answer = await client.call_tool("compare_capability", {"capability": asked, "agents": ["claude", "gemini"]})
+        alone = await client.call_tool("lookup_capability", {"agent": "claude", "capability": asked})
+    first = answer.structured_content["suggestions"][0]
+    assert first["capability"] == "shell-command-execution" and "notes" in answer.structured_content
+    said = [n for n in answer.structured_content["notes"] if " not in " in n]
+    assert said and all(sentence in text_of(answer) for sentence in said)  # a line of the text too
+    text = {
+        agent: json.dumps(
+            json.loads(document(bundled_build, "lookup", agent=agent, capability=first["capability"]))["capability"]
+        ).lower()
+        for agent in ("claude-code", "gemini-cli", "copilot-cli")
+    }
+    for word in re.findall(r"'([^']+)'", said[0].split(" not in ")[0]):  # each word named is as the records say
+        assert word not in text["claude-code"] and word not in text["gemini-cli"]
+    assert "'terminal'" in said[0] and "terminal" in text["copilot-cli"]  # the data this test reads
+    assert "'agent'" not in said[0] and "'run'" not in said[0]
+    assert not [n for n in alone.structured_content.get("notes", []) if " not in " in n]  # its own words: none
