@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Iterable, Sequence
 
 from capidx.schema.text import canonical_json, normalize, terms
@@ -22,6 +23,8 @@ _NAMED_BY = frozenset(("alias", "terminology", "identifier"))  # the tiers a que
 # The ranking's answers with no word corrected (a mistyped one, `fuzzy`, is said to be read allowing for typos, and
 # a whole name mistyped ('hoks') has no word of the record as typed).
 _READ_BY_WORDS = frozenset(("lexical",))
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")  # where a camelCase word's words meet ('PreToolUse')
+_DETAIL_SHARED = 2  # capabilities a word may be in and still be a detail, in a catalog of fewer than 16 of them
 _UNHELD_NAMED = 4  # words of a query named as missing from a record, at most
 _AGENTS_NAMED = 6  # agents a sentence of `unheld` names, at most; then how many more
 UNHELD_SENTENCES = 3  # sentences `unheld` says, at most: one per set of agents lacking words and set holding them
@@ -83,7 +86,9 @@ def unheld(snapshot: Snapshot, resolution: Resolution, agents: str | Sequence[st
     agent's record of it: the record answers the capability, not necessarily what those words asked ('git
     worktrees'), and a model shown `available: true` would say yes to them. A word is compared as the ranking read it
     (its roots, an abbreviation's readings) and named as typed; one the analysis split ('autocompletion') is not
-    named, nor a word of an asked agent's own names ('Gemini CLI Code Explanation'). Words lacking from the same asked
+    named, nor a word of an asked agent's own names ('Gemini CLI Code Explanation'), nor a word more than an eighth of
+    the catalog's capabilities have ('tool', 'session', 'terminal': which records say such a word is no finding, and
+    read as one it misleads; an identifier is always a detail). Words lacking from the same asked
     agents' records and held by the same other records are said together, up to `UNHELD_SENTENCES` sentences (a
     comparison's summary speaks in one agent's words). `elsewhere`: only the words another agent's record of it has
     (a sentence's incidental words, 'my last edits', are in no record). A capability more than `_RECORDS_READ` agents
@@ -100,11 +105,8 @@ def lacking(
     agents: str | Sequence[str],
     elsewhere: bool = False,
     sentences: int = UNHELD_SENTENCES,
-    distinctive: bool = False,
 ) -> list[str]:
-    """`unheld`'s sentences for one capability the query was ranked for (a suggestion of an unclear answer, too);
-    `distinctive`: only words in at most a quarter of the catalog's capabilities ('agent', 'run' and 'file' are in
-    most records, and which of them say it is no finding)."""
+    """`unheld`'s sentences for one capability the query was ranked for (a suggestion of an unclear answer, too)."""
     entry = snapshot.index.capabilities.get(slug)
     if entry is None or len(entry.agents) > _RECORDS_READ:
         return []
@@ -121,24 +123,21 @@ def lacking(
     names = snapshot.index.agent_names.words  # 'Gemini CLI Code Explanation': an asked agent's own name
     own_names = frozenset().union(*(names.get(who, frozenset()) for who in asked))
     typed = {_as_typed(resolution.query, token): token for token in where}  # a query word as typed -> its root
-    postings, common = snapshot.index.ranker.postings, len(snapshot.index.capabilities) / 4
+    postings, common = snapshot.index.ranker.postings, max(_DETAIL_SHARED, len(snapshot.index.capabilities) / 8)
     for word in normalize(resolution.query).split():
         found = [t for t in terms(word) if t not in QUESTION_WORDS and root(t) in single]
-        found = [t for t in found if not distinctive or len(postings.get(root(t), ())) <= common]
+        found = [t for t in found if len(postings.get(root(t), ())) <= common]
         if found and word not in own_names:
             typed.setdefault(word, root(found[0]))
-
-    @functools.cache
-    def held(who: str) -> frozenset[str]:
-        document = snapshot.find("lookup", agent=who, capability=entry.slug)
-        return (
-            frozenset(root(t) for t in _record_words(document.text)[1].split()) if document is not None else frozenset()
-        )
 
     def has(who: str, key: str) -> bool:
         if key in where:
             return who in where[key]
-        return any(set(words) <= held(who) for words in (single[key].words, *single[key].alternatives))
+        document = snapshot.find("lookup", agent=who, capability=entry.slug)
+        record = entry.agents[who]  # its aliases and wording, which match.json holds and the document does not
+        names = [n for n in (*_listed(record.get("aliases")), record.get("terminology")) if isinstance(n, str)]
+        held = _roots(canonical_json(names)) | (_record_roots(document.text) if document is not None else frozenset())
+        return any(set(words) <= held for words in (single[key].words, *single[key].alternatives))
 
     groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[str]] = {}  # (lacking, holding) -> words
     for word, key in typed.items():
@@ -182,6 +181,29 @@ def _agents(ids: Sequence[str]) -> str:
 def _words(text: str) -> tuple[str, str]:
     """A text as normalized words and as `terms()`: 'pull requests' holds 'pull request' in the second form."""
     return normalize(text), " ".join(terms(text))
+
+
+@functools.lru_cache(maxsize=1024)
+def _record_roots(document: str) -> frozenset[str]:
+    """The roots a lookup document's capability record holds (`_roots`)."""
+    try:
+        value = json.loads(document)
+    except (ValueError, RecursionError):
+        return frozenset()
+    return _roots(canonical_json(value.get("capability") if isinstance(value, dict) else None))
+
+
+@functools.lru_cache(maxsize=1024)
+def _roots(text: str) -> frozenset[str]:
+    """A text's roots, read generously, since `unheld` says a word is not there: each camelCase word also as its
+    words ('PreToolUse': 'pre', 'tool', 'use'), and each term also as if the light stem had dropped an 'e' ('pasted'
+    is 'past' to `terms()`, and 'paste' is not)."""
+    found = terms(f"{text} {_CAMEL.sub(' ', text)}")
+    return frozenset(root(t) for term in found for t in (term, f"{term}e"))
+
+
+def _listed(value: object) -> list[object]:
+    return value if isinstance(value, list) else []
 
 
 @functools.lru_cache(maxsize=1024)

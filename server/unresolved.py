@@ -355,13 +355,13 @@ def suggestions(
 
 def _lacking(snapshot: Snapshot, resolution: Resolution, rows: list[dict[str, Any]], loose: bool) -> str:
     """Of an unclear answer's first suggestion, in one agent's words beside where other agents stand (a comparison,
-    or no agent asked), the query's distinctive words other records of it have and an agent's does not
+    or no agent asked), the query's words other records of it have and an agent's does not
     (`records.lacking`): 'custom slash commands' compared offers Claude Code's Custom Instructions first, whose record
     speaks of slash commands, with gemini-cli's ✓ beside it, whose record does not."""
     if resolution.status != "ambiguous" or resolution.resolved_by == "category" or loose or not rows:
         return ""
     agents = [a["agent"] for a in rows[0].get("agents", ()) if a["recorded"]]
-    found = records.lacking(snapshot, resolution, rows[0]["capability"], agents, True, distinctive=True)
+    found = records.lacking(snapshot, resolution, rows[0]["capability"], agents, True)
     return " ".join(found) if agents else ""
 
 

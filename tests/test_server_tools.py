@@ -19,6 +19,7 @@ from mcp.shared.exceptions import MCPError
 from server_support import (
     CAPABILITIES,
     PREFIX,
+    REPO,
     Cap,
     connect,
     dumps,
@@ -1963,6 +1964,10 @@ async def test_a_comparison_read_by_its_words_says_which_agents_records_lack_the
             "lookup_capability", {"agent": "gemini", "capability": "/compact"}
         )
         file = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "GEMINI.md file"})
+        pasted = await client.call_tool(  # its record says 'pasted', which the light stem reads as 'past'
+            "lookup_capability", {"agent": "copilot cli", "capability": "paste a screenshot"}
+        )
+        hooks = await client.call_tool("compare_capability", {"capability": "hooks before and after tool calls"})
     records = {
         agent: json.dumps(
             json.loads(document(bundled_build, "lookup", agent=agent, capability="git-integration"))["capability"]
@@ -1985,30 +1990,54 @@ async def test_a_comparison_read_by_its_words_says_which_agents_records_lack_the
     assert "'/compact' is not in gemini-cli's record of Context Compaction (" in compact.structured_content["notes"][-1]
     said = file.structured_content["notes"]  # named as typed, not as the index folds it
     assert any(n.startswith("'GEMINI.md' is not in claude-code's record of Custom Instructions (") for n in said), said
+    image = json.loads(document(bundled_build, "lookup", agent="copilot-cli", capability="image-input"))
+    assert "pasted" in json.dumps(image["capability"])  # the data this test reads
+    said = " ".join(pasted.structured_content["notes"])
+    assert said.startswith("Read 'paste a screenshot' as Image Input") and "'paste'" not in said
+    # 'tool' is in most records (and in copilot-cli's alias PreToolUse), 'calls' in many: neither is a detail
+    said = " ".join(hooks.structured_content["notes"])
+    assert "'tool'" not in said and "'calls'" not in said
 
 
 async def test_an_unclear_comparison_says_which_records_lack_its_first_suggestion_s_distinctive_words(
     bundled_build: Path,
 ) -> None:
     """An unclear comparison offers its first suggestion in one agent's words, beside every compared agent's ✓: the
-    query's distinctive words that agent's record has and another compared agent's does not are named, so that the
-    ✓ is not read as covering them; words most records have ('agent', 'run') are not."""
-    asked = "Can the agent run commands in the terminal and read the output?"
+    query's distinctive words another record has and a compared agent's does not are named, so that the ✓ is not read
+    as covering them; words many records have ('tool', 'calls') are not."""
+    asked = "perms policy for tool calls"
     async with connect(bundled_build, "2026-07-28") as client:
         answer = await client.call_tool("compare_capability", {"capability": asked, "agents": ["claude", "gemini"]})
-        alone = await client.call_tool("lookup_capability", {"agent": "claude", "capability": asked})
+        alone = await client.call_tool("lookup_capability", {"agent": "gemini", "capability": asked})
     first = answer.structured_content["suggestions"][0]
-    assert first["capability"] == "shell-command-execution" and "notes" in answer.structured_content
+    assert first["capability"] == "tool-permissions" and "notes" in answer.structured_content
     said = [n for n in answer.structured_content["notes"] if " not in " in n]
     assert said and all(sentence in text_of(answer) for sentence in said)  # a line of the text too
     text = {
         agent: json.dumps(
             json.loads(document(bundled_build, "lookup", agent=agent, capability=first["capability"]))["capability"]
         ).lower()
-        for agent in ("claude-code", "gemini-cli", "copilot-cli")
+        for agent in ("claude-code", "gemini-cli")
     }
-    for word in re.findall(r"'([^']+)'", said[0].split(" not in ")[0]):  # each word named is as the records say
-        assert word not in text["claude-code"] and word not in text["gemini-cli"]
-    assert "'terminal'" in said[0] and "terminal" in text["copilot-cli"]  # the data this test reads
-    assert "'agent'" not in said[0] and "'run'" not in said[0]
+    assert "polic" not in text["claude-code"] and "policy" in text["gemini-cli"]  # the data this test reads
+    assert said[0].startswith("'policy' is not in claude-code's record of Tool Permissions (gemini-cli's has it)")
+    assert "'tool'" not in " ".join(said) and "'calls'" not in " ".join(said)
     assert not [n for n in alone.structured_content.get("notes", []) if " not in " in n]  # its own words: none
+
+
+async def test_a_word_of_the_asked_agent_s_own_alias_is_not_said_to_be_missing(bundled_build: Path) -> None:
+    """'yolo approval' for claude-code read Auto-Approve Mode by its words and said "'yolo' is not in claude-code's
+    record of Auto-Approve Mode", while that record gives "YOLO mode" as its own alias: the line that a record lacks
+    a word must count the record's own aliases, as the line about another agent's word does."""
+    records = json.loads((REPO / "agents" / "claude-code" / "capabilities" / "current.json").read_text())
+    record = next(c for c in records["capabilities"] if c["name"] == "Auto-Approve Mode")
+    assert "YOLO mode" in record["aliases"]  # the data this test reads
+    async with connect(bundled_build, "2026-07-28") as client:
+        yolo = await client.call_tool("lookup_capability", {"agent": "claude-code", "capability": "yolo approval"})
+        context = await client.call_tool(
+            "lookup_capability", {"agent": "claude-code", "capability": "add this file to context"}
+        )
+    assert yolo.structured_content["capability"]["slug"] == "auto-approve-mode"
+    for answer in (yolo, context):
+        said = " ".join(block.text for block in answer.content[1:])
+        assert "not in claude-code's record" not in said, said
