@@ -46,14 +46,13 @@ def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) 
     if (slug := index.keys.get(n)) is not None:
         return Resolution(query, "resolved", slug, "exact", 1.0)
     if evidence := _identifier_evidence(index, q, agent):  # '/memory' is not the word 'memory'
-        return _by_identifier(index, q, evidence, agent) or _by_ranking(index, q, agent)
-    if (slug := index.own_aliases.get((agent or "", n)) or index.aliases.get(n)) is not None:  # the agent's own first
-        return Resolution(query, "resolved", slug, "alias", 1.0)
-    if uses := index.terminology.get(n):  # an agent's wording: the asked agent's own first
-        slugs = sorted({slug for who, slug in uses if who == agent}) or sorted({slug for _, slug in uses})
-        if len(slugs) > 1:  # several agents use this word for different capabilities
-            return ambiguous(query, slugs, lambda slug: index.capabilities[slug].name)
-        return Resolution(query, "resolved", slugs[0], "terminology", 1.0)
+        if found := _by_identifier(index, q, evidence, agent):
+            return found
+        # Identifiers and words, spelled as an alias or a wording spells them ('/compact, auto-compact'), are that
+        # name; identifiers alone are never read as the words normalization leaves of them.
+        return (_named_exactly(index, query, n, agent) if q.rest else None) or _by_ranking(index, q, agent)
+    if found := _named_exactly(index, query, n, agent):
+        return found
     if (slug := index.stemmed.get(q.key)) is not None:  # a name or alias in other forms ('the release notes')
         return Resolution(query, "resolved", slug, "stemmed", 1.0)
     # A whole name, alias or wording mistyped ('hoks', 'mcp srvers', 'hoo ks'; not 'gpu usage metrics').
@@ -61,6 +60,19 @@ def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) 
     typo = typo_winner(query, near)  # a capability's name mistyped is read before a category's ('debug lgging')
     category = category_named(index, n, mistyped=typo is None)
     return _in_category(index, q, category, typo or _by_ranking(index, q, agent), agent)
+
+
+def _named_exactly(index: MatchIndex, query: str, n: str, agent: str | None) -> Resolution | None:
+    """The alias and terminology tiers: an alias (the asked agent's own first), else an agent's wording (the asked
+    agent's own first; several capabilities of other agents' one wording: ambiguous)."""
+    if (slug := index.own_aliases.get((agent or "", n)) or index.aliases.get(n)) is not None:  # the agent's own first
+        return Resolution(query, "resolved", slug, "alias", 1.0)
+    if uses := index.terminology.get(n):  # an agent's wording: the asked agent's own first
+        slugs = sorted({slug for who, slug in uses if who == agent}) or sorted({slug for _, slug in uses})
+        if len(slugs) > 1:  # several agents use this word for different capabilities
+            return ambiguous(query, slugs, lambda slug: index.capabilities[slug].name)
+        return Resolution(query, "resolved", slugs[0], "terminology", 1.0)
+    return None
 
 
 def _in_category(index: MatchIndex, q: Query, category: str | None, found: Resolution, agent: str | None) -> Resolution:

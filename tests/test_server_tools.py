@@ -2025,6 +2025,27 @@ async def test_an_unclear_comparison_says_which_records_lack_its_first_suggestio
     assert not [n for n in alone.structured_content.get("notes", []) if " not in " in n]  # its own words: none
 
 
+async def test_an_agent_s_own_wording_with_an_identifier_in_it_answers_with_the_document(bundled_build: Path) -> None:
+    """claude-code's record calls Context Compaction "/compact, auto-compact". Asked in those words, the lookup read
+    them as free text (the identifier '/compact' alone decided nothing, and the wording tier was never tried) and
+    answered with suggestions, while get_sources answered the record: a name, alias or agent wording answers with
+    the document, by every tool."""
+    records = json.loads((REPO / "agents" / "claude-code" / "capabilities" / "current.json").read_text())
+    record = next(c for c in records["capabilities"] if c["name"] == "Context Compaction")
+    assert record["terminology"] == "/compact, auto-compact"  # the data this test reads
+    asked = {"agent": "claude-code", "capability": "/compact, auto-compact"}
+    async with connect(bundled_build, "2026-07-28") as client:
+        lookup = await client.call_tool("lookup_capability", asked)
+        sources = await client.call_tool("get_sources", asked)
+        alone = await client.call_tool("lookup_capability", {"agent": "claude-code", "capability": "/compact"})
+    assert "suggestions" not in lookup.structured_content
+    assert lookup.structured_content["capability"]["slug"] == "context-compaction"
+    assert lookup.meta["capidx/resolution"]["capability"]["resolvedBy"] == "terminology"
+    assert sources.structured_content["filter"]["capability"] == "context-compaction"
+    assert sources.meta["capidx/resolution"]["capability"]["resolvedBy"] == "terminology"
+    assert alone.meta["capidx/resolution"]["capability"]["resolvedBy"] == "identifier"  # an identifier alone: as before
+
+
 async def test_a_word_of_the_asked_agent_s_own_alias_is_not_said_to_be_missing(bundled_build: Path) -> None:
     """'yolo approval' for claude-code read Auto-Approve Mode by its words and said "'yolo' is not in claude-code's
     record of Auto-Approve Mode", while that record gives "YOLO mode" as its own alias: the line that a record lacks
