@@ -210,7 +210,8 @@ def wants_suggestions(snapshot: Snapshot, resolution: Resolution) -> bool:
     if resolution.status == "ambiguous":
         return True
     free_text = len(normalize(resolution.query).split()) >= FREE_TEXT_WORDS
-    return resolution.ok and resolution.scored and free_text
+    named = resolution.resolved_by == "identifier"  # identifiers alone ('/pr, /diff, /worktree') name, not ask
+    return resolution.ok and resolution.scored and free_text and not named
 
 
 def _snippet(snapshot: Snapshot, slug: str, agents: Sequence[str], asked: frozenset[str]) -> Artifact | None:

@@ -2062,3 +2062,16 @@ async def test_a_word_of_the_asked_agent_s_own_alias_is_not_said_to_be_missing(b
     for answer in (yolo, context):
         said = " ".join(block.text for block in answer.content[1:])
         assert "not in claude-code's record" not in said, said
+
+
+async def test_identifiers_alone_answer_with_the_document_however_many(bundled_build: Path) -> None:
+    """copilot-cli's record calls Git Integration "/pr, /diff, /worktree, /delegate": the identifiers find it clearly,
+    and being four words they were taken for a question and answered with suggestions, while get_sources answered the
+    record. Identifiers name; they do not ask."""
+    asked = {"agent": "copilot-cli", "capability": "/pr, /diff, /worktree, /delegate"}
+    async with connect(bundled_build, "2026-07-28") as client:
+        lookup = await client.call_tool("lookup_capability", asked)
+        sources = await client.call_tool("get_sources", asked)
+    assert "suggestions" not in lookup.structured_content
+    assert lookup.structured_content["capability"]["slug"] == "git-integration"
+    assert sources.structured_content["filter"]["capability"] == "git-integration"
