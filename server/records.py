@@ -131,12 +131,15 @@ def lacking(
             typed.setdefault(word, root(found[0]))
 
     def has(who: str, key: str) -> bool:
-        if key in where:
-            return who in where[key]
-        document = snapshot.find("lookup", agent=who, capability=entry.slug)
-        record = entry.agents[who]  # its aliases and wording, which match.json holds and the document does not
+        documents = [snapshot.find(kind, agent=who, capability=entry.slug) for kind in ("lookup", "sources")]
+        if key in where:  # or within a longer one ('.json' in 'settings.json')
+            return who in where[key] or any(key in d.text.casefold() for d in documents if d is not None)
+        record = entry.agents[who]  # its aliases and wording, which match.json holds and the documents do not
         names = [n for n in (*_listed(record.get("aliases")), record.get("terminology")) if isinstance(n, str)]
-        held = _roots(canonical_json(names)) | (_record_roots(document.text) if document is not None else frozenset())
+        held = _roots(canonical_json(names))
+        for document, part in zip(documents, ("capability", "sources"), strict=True):  # the record, its sources
+            if document is not None:
+                held |= _record_roots(document.text, part)
         return any(set(words) <= held for words in (single[key].words, *single[key].alternatives))
 
     groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[str]] = {}  # (lacking, holding) -> words
@@ -184,13 +187,13 @@ def _words(text: str) -> tuple[str, str]:
 
 
 @functools.lru_cache(maxsize=1024)
-def _record_roots(document: str) -> frozenset[str]:
-    """The roots a lookup document's capability record holds (`_roots`)."""
+def _record_roots(document: str, part: str) -> frozenset[str]:
+    """The roots a document's `part` holds (`_roots`): a lookup's capability record, a sources document's rows."""
     try:
         value = json.loads(document)
     except (ValueError, RecursionError):
         return frozenset()
-    return _roots(canonical_json(value.get("capability") if isinstance(value, dict) else None))
+    return _roots(canonical_json(value.get(part) if isinstance(value, dict) else None))
 
 
 @functools.lru_cache(maxsize=1024)

@@ -2075,3 +2075,26 @@ async def test_identifiers_alone_answer_with_the_document_however_many(bundled_b
     assert "suggestions" not in lookup.structured_content
     assert lookup.structured_content["capability"]["slug"] == "git-integration"
     assert sources.structured_content["filter"]["capability"] == "git-integration"
+
+
+async def test_a_word_in_the_record_s_sources_or_inside_its_identifiers_is_not_said_to_be_missing(
+    tmp_path: Path,
+) -> None:
+    """What a record cites is the record's too: a word its source's excerpt quotes is not said to be missing from it,
+    nor an identifier it holds within a longer one ('.json' in 'settings.json'); a record that has neither is."""
+    docs = documents()
+    claude_mcp = next(c for c in docs["claude-code"]["capabilities"] if c["name"] == "MCP Servers")
+    claude_mcp["sources"][0]["excerpt"] = "Besides the servers you add, the GitHub MCP server comes built in."
+    claude_mcp["description"] += " Servers are listed in settings.json."
+    build = real_build(write_agents(tmp_path, docs), tmp_path / "build")
+    async with connect(build, "2026-07-28") as client:
+        claude = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "mcp built"})
+        vscode = await client.call_tool("lookup_capability", {"agent": "vs code", "capability": "mcp built"})
+        json_claude = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "mcp .json"})
+    assert claude.structured_content["capability"]["slug"] == "mcp-servers"
+    assert not [n for n in claude.structured_content.get("notes", []) if "'built'" in n]  # its excerpt says it
+    said = " ".join(vscode.structured_content["notes"])  # a record without it, beside: named
+    assert (
+        "'built' is not in vscode-copilot's record of MCP Servers (the records of claude-code and copilot-cli" in said
+    )
+    assert not [n for n in json_claude.structured_content.get("notes", []) if "'.json'" in n]
