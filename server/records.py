@@ -130,16 +130,21 @@ def lacking(
         if found and word not in own_names:
             typed.setdefault(word, root(found[0]))
 
-    def has(who: str, key: str) -> bool:
+    @functools.cache
+    def read(who: str) -> tuple[str, frozenset[str]]:
+        """An agent's record of the capability, once per call: its documents' text case-folded, and its roots."""
         documents = [snapshot.find(kind, agent=who, capability=entry.slug) for kind in ("lookup", "sources")]
-        if key in where:  # or within a longer one ('.json' in 'settings.json')
-            return who in where[key] or any(key in d.text.casefold() for d in documents if d is not None)
         record = entry.agents[who]  # its aliases and wording, which match.json holds and the documents do not
         names = [n for n in (*_listed(record.get("aliases")), record.get("terminology")) if isinstance(n, str)]
-        held = _roots(canonical_json(names))
-        for document, part in zip(documents, ("capability", "sources"), strict=True):  # the record, its sources
-            if document is not None:
-                held |= _record_roots(document.text, part)
+        held = _roots(canonical_json(names)).union(
+            *(_record_roots(d.text, part) for d, part in zip(documents, ("capability", "sources"), strict=True) if d)
+        )
+        return " ".join(d.text.casefold() for d in documents if d is not None), held
+
+    def has(who: str, key: str) -> bool:
+        text, held = read(who)
+        if key in where:  # or within a longer one ('.json' in 'settings.json')
+            return who in where[key] or key in text
         return any(set(words) <= held for words in (single[key].words, *single[key].alternatives))
 
     groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[str]] = {}  # (lacking, holding) -> words
