@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 
+from capidx.schema.lexicon import identifiers
 from capidx.schema.text import canonical_json, normalize, terms
 from capidx.server.matchindex import Resolution
 from capidx.server.query import QUESTION_WORDS, analyse, root
@@ -28,7 +29,7 @@ _DETAIL_SHARED = 2  # capabilities a word may be in and still be a detail, in a 
 _UNHELD_NAMED = 4  # words of a query named as missing from a record, at most
 _AGENTS_NAMED = 6  # agents a sentence of `unheld` names, at most; then how many more
 UNHELD_SENTENCES = 3  # sentences `unheld` says, at most: one per set of agents lacking words and set holding them
-_RECORDS_READ = 64  # agents' records of one capability `unheld` reads, at most
+_RECORDS_READ = 64  # agents' records of one capability `unheld` reads, at most: the asked agents' first
 
 
 def unrecorded(snapshot: Snapshot, slug: str, agents: Iterable[str]) -> str:
@@ -57,14 +58,24 @@ def borrowed(
     # 'choose model', from the alias table, is in one record's description as plain prose. An identifier is its own.
     phrase = resolution.resolved_by != "identifier"
 
+    # An identifier is compared as itself, not as its words ('/compact' is not the 'compact' of 'auto-compact'): where
+    # match.json places it, or within a longer one of the record ('.json' in 'settings.json').
+    tokens = identifiers(resolution.query) if not phrase else ()
+
     def says(who: str, names_only: bool = False) -> bool:  # in what the model is shown of its record, or its aliases
         record = entry.agents[who]
         aliases = record.get("aliases")
-        names = [*(aliases if isinstance(aliases, list) else ()), record.get("terminology")]
+        names = [name for name in (*(aliases if isinstance(aliases, list) else ()), record.get("terminology")) if name]
+        document = None if names_only else snapshot.find("lookup", agent=who, capability=entry.slug)
+        if tokens:
+            text = " ".join(
+                [canonical_json(names).casefold(), _record(document.text, "capability")[0] if document else ""]
+            )
+            placed = snapshot.index.identifiers
+            return all(any(row[:2] == (entry.slug, who) for row in placed.get(t, ())) or t in text for t in tokens)
         held = [_words(name) for name in names if isinstance(name, str)]
-        if not names_only:
-            document = snapshot.find("lookup", agent=who, capability=entry.slug)
-            held.append(_record_words(document.text) if document is not None else ("", ""))
+        if document is not None:
+            held.append(_record_words(document.text))
         return any(a and f" {a} " in f" {h} " for words in held for a, h in zip(asked, words, strict=True))
 
     lacking = [who for who in asked_agents if who in entry.agents and not says(who)]
@@ -81,7 +92,8 @@ def borrowed(
 
 
 def unheld(snapshot: Snapshot, resolution: Resolution, agents: str | Sequence[str], elsewhere: bool = False) -> str:
-    """ "'worktrees' is not in gemini-cli's record of Git Integration (copilot-cli's has it)." when a capability was
+    """ "gemini-cli's record of Git Integration does not use the word 'worktrees' (copilot-cli's does)." when a
+    capability was
     read by its words (ranked, not named, no word corrected) and words of the query are in no form in an asked
     agent's record of it: the record answers the capability, not necessarily what those words asked ('git
     worktrees'), and a model shown `available: true` would say yes to them. A word is compared as the ranking read it
@@ -91,8 +103,9 @@ def unheld(snapshot: Snapshot, resolution: Resolution, agents: str | Sequence[st
     read as one it misleads; an identifier is always a detail). Words lacking from the same asked
     agents' records and held by the same other records are said together, up to `UNHELD_SENTENCES` sentences (a
     comparison's summary speaks in one agent's words). `elsewhere`: only the words another agent's record of it has
-    (a sentence's incidental words, 'my last edits', are in no record). A capability more than `_RECORDS_READ` agents
-    record is not checked: each record read is a document parsed."""
+    (a sentence's incidental words, 'my last edits', are in no record). At most `_RECORDS_READ` records are read
+    (each is a document parsed), the asked agents' first: of a capability hundreds of agents record, the others
+    named are some of those whose records use the words."""
     if resolution.resolved_by not in _READ_BY_WORDS:
         return ""
     return " ".join(lacking(snapshot, resolution, resolution.value or "", agents, elsewhere))
@@ -108,9 +121,12 @@ def lacking(
 ) -> list[str]:
     """`unheld`'s sentences for one capability the query was ranked for (a suggestion of an unclear answer, too)."""
     entry = snapshot.index.capabilities.get(slug)
-    if entry is None or len(entry.agents) > _RECORDS_READ:
+    if entry is None:
         return []
-    asked = [who for who in ([agents] if isinstance(agents, str) else dict.fromkeys(agents)) if who in entry.agents]
+    listed = [agents] if isinstance(agents, str) else list(dict.fromkeys(agents))
+    asked = [who for who in listed if who in entry.agents][:_RECORDS_READ]
+    # The other records a word is looked for in: a capability of hundreds of agents is answered from some of them.
+    others = [who for who in sorted(entry.agents) if who not in asked][: max(0, _RECORDS_READ - len(asked))]
     query = resolution.analysed or analyse(resolution.query, snapshot.index.vocabulary)
     single = {u.words[0]: u for u in query.units if len(u.words) == 1 and u.trust == 1.0}  # read as typed, not split
     # An identifier the index has is a unit of its own ('copilot-instructions.md'), held by the records it occurs in
@@ -132,14 +148,13 @@ def lacking(
 
     @functools.cache
     def read(who: str) -> tuple[str, frozenset[str]]:
-        """An agent's record of the capability, once per call: its documents' text case-folded, and its roots."""
+        """An agent's record of the capability, once per call: its text case-folded, and its roots (`_record`)."""
         documents = [snapshot.find(kind, agent=who, capability=entry.slug) for kind in ("lookup", "sources")]
         record = entry.agents[who]  # its aliases and wording, which match.json holds and the documents do not
         names = [n for n in (*_listed(record.get("aliases")), record.get("terminology")) if isinstance(n, str)]
-        held = _roots(canonical_json(names)).union(
-            *(_record_roots(d.text, part) for d, part in zip(documents, ("capability", "sources"), strict=True) if d)
-        )
-        return " ".join(d.text.casefold() for d in documents if d is not None), held
+        parts = [_record(d.text, part) for d, part in zip(documents, ("capability", "sources"), strict=True) if d]
+        texts = [canonical_json(names).casefold(), *(text for text, _ in parts)]
+        return " ".join(texts), _roots(canonical_json(names)).union(*(held for _, held in parts))
 
     def has(who: str, key: str) -> bool:
         text, held = read(who)
@@ -150,7 +165,7 @@ def lacking(
     groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[str]] = {}  # (lacking, holding) -> words
     for word, key in typed.items():
         if short := tuple(who for who in asked if not has(who, key)):
-            holding = tuple(who for who in sorted(entry.agents) if who not in short and has(who, key))
+            holding = tuple(who for who in sorted((*asked, *others)) if who not in short and has(who, key))
             if holding or not elsewhere:
                 groups.setdefault((short, holding), []).append(word)
     said = list(groups.items())[:sentences]
@@ -165,18 +180,21 @@ def _as_typed(text: str, token: str) -> str:
 
 
 def _lacking(words: Sequence[str], lacking: Sequence[str], others: Sequence[str], name: str) -> str:
-    """'worktrees' is not in gemini-cli's record of Git Integration (copilot-cli's has it)."""
+    """ "gemini-cli's record of Git Integration does not use the word 'worktrees' (copilot-cli's does)." Said of the
+    word, not of what it names: a record may say the same in other words."""
     named = ", ".join(f"'{word}'" for word in list(words)[:_UNHELD_NAMED])
-    verb = "is" if len(words) == 1 else "are"
-    them = "it" if len(words) == 1 else "them"
-    whose = f"{lacking[0]}'s record" if len(lacking) == 1 else f"the records of {_agents(lacking)}"
+    word = f"the word {named}" if len(words) == 1 else f"the words {named}"
+    if len(lacking) == 1:
+        said = f"{lacking[0]}'s record of {name} does not use {word}"
+    else:
+        said = f"The records of {_agents(lacking)} of {name} do not use {word}"
     if len(others) == 1:
-        theirs = f" ({others[0]}'s has {them})"
+        theirs = f" ({others[0]}'s does)"
     elif others:
-        theirs = f" (the records of {_agents(others)} have {them})"
+        theirs = f" (those of {_agents(others)} do)"
     else:
         theirs = ""
-    return f"{named} {verb} not in {whose} of {name}{theirs}."
+    return f"{said}{theirs}."
 
 
 def _agents(ids: Sequence[str]) -> str:
@@ -192,13 +210,15 @@ def _words(text: str) -> tuple[str, str]:
 
 
 @functools.lru_cache(maxsize=1024)
-def _record_roots(document: str, part: str) -> frozenset[str]:
-    """The roots a document's `part` holds (`_roots`): a lookup's capability record, a sources document's rows."""
+def _record(document: str, part: str) -> tuple[str, frozenset[str]]:
+    """A document's `part` (a lookup's capability record, a sources document's rows) as text case-folded, to find an
+    identifier in, and its roots (`_roots`)."""
     try:
         value = json.loads(document)
     except (ValueError, RecursionError):
-        return frozenset()
-    return _roots(canonical_json(value.get(part) if isinstance(value, dict) else None))
+        return "", frozenset()
+    text = canonical_json(value.get(part) if isinstance(value, dict) else None)
+    return text.casefold(), _roots(text)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -48,9 +48,13 @@ def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) 
     if evidence := _identifier_evidence(index, q, agent):  # '/memory' is not the word 'memory'
         if found := _by_identifier(index, q, evidence, agent):
             return found
-        # Identifiers and words, spelled as an alias or a wording spells them ('/compact, auto-compact'), are that
-        # name; identifiers alone are never read as the words normalization leaves of them.
-        return (_named_exactly(index, query, n, agent) if q.rest else None) or _by_ranking(index, q, agent)
+        # Identifiers and words, spelled as an alias or a wording of a capability whose records hold the identifiers
+        # ('/compact, auto-compact'), are that name; identifiers alone are never read as the words normalization
+        # leaves of them, nor '/init project' as another capability's alias 'init project'.
+        named = _named_exactly(index, query, n, agent) if q.rest else None
+        if named and all(any(row[0] == named.value for row in index.identifiers.get(t, ())) for t in q.identifiers):
+            return named
+        return _by_ranking(index, q, agent)
     if found := _named_exactly(index, query, n, agent):
         return found
     if (slug := index.stemmed.get(q.key)) is not None:  # a name or alias in other forms ('the release notes')

@@ -446,7 +446,11 @@ def _compared(
         return _error(f"The build has no comparison for {cap_res.value}; rebuild it.")
     if not agents:
         every = list(snapshot.index.agents)
-        notes = (records.unheld(snapshot, cap_res, every), records.unrecorded(snapshot, cap_res.value or "", every))
+        notes = (
+            records.borrowed(snapshot, cap_res, every),
+            records.unheld(snapshot, cap_res, every),
+            records.unrecorded(snapshot, cap_res.value or "", every),
+        )
         return _document(snapshot, document, " ".join(filter(None, notes)), capability=cap_res)
     wanted = agent_args.named_ids(agent_res)
     whole = document.value

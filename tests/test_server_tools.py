@@ -1927,19 +1927,21 @@ async def test_words_a_loosely_read_capability_s_record_lacks_are_said(bundled_b
     assert "worktree" not in json.dumps(gemini["capability"]).lower()  # the data this test reads
     assert "worktree" in json.dumps(copilot["capability"]).lower()
     said = worktrees.structured_content["notes"][-1]
-    assert "'worktrees' is not in gemini-cli's record of Git Integration (" in said and "copilot-cli" in said
-    assert "is not in" not in " ".join(block.text for block in named.content)  # named, not read by its words
+    assert (
+        "gemini-cli's record of Git Integration does not use the word 'worktrees' (" in said and "copilot-cli" in said
+    )
+    assert "not use the word" not in " ".join(block.text for block in named.content)  # named, not read by its words
     assert any(
-        "'worktrees' is not in gemini-cli's record of Git Integration (" in n
+        "gemini-cli's record of Git Integration does not use the word 'worktrees' (" in n
         for n in sentence.structured_content["notes"]
     )
     assert not [n for n in incidental.structured_content.get("notes", []) if "'last'" in n]  # in no record
     assert any(  # not 'quickly', which no record has, and not nothing because of it
-        n.startswith("'background' is not in claude-code's record of Shell Command Execution (")
+        n.startswith("claude-code's record of Shell Command Execution does not use the word 'background' (")
         for n in mixed.structured_content["notes"]
     ), mixed.structured_content["notes"]
     for answer in (*typos, own_name):  # a word mistyped, or run together, is not what the record lacks
-        assert "is not in" not in " ".join(block.text for block in answer.content), answer.content
+        assert "not use the word" not in " ".join(block.text for block in answer.content), answer.content
 
 
 async def test_a_comparison_read_by_its_words_says_which_agents_records_lack_them(bundled_build: Path) -> None:
@@ -1960,6 +1962,7 @@ async def test_a_comparison_read_by_its_words_says_which_agents_records_lack_the
             "compare_capability", {"capability": "ollama local models", "agents": ["claude", "copilot cli"]}
         )
         named = await client.call_tool("compare_capability", {"capability": "Git Integration"})
+        compared = await client.call_tool("compare_capability", {"capability": "/compact"})  # by identifier
         compact = await client.call_tool(  # an identifier too: gemini-cli's record says /compress
             "lookup_capability", {"agent": "gemini", "capability": "/compact"}
         )
@@ -1976,20 +1979,29 @@ async def test_a_comparison_read_by_its_words_says_which_agents_records_lack_the
     }
     lacking = sorted(agent for agent, text in records.items() if "worktree" not in text)
     assert lacking == ["claude-code", "gemini-cli"]  # the data this test reads
-    expected = "'worktrees' is not in the records of claude-code and gemini-cli of Git Integration ("
+    expected = "The records of claude-code and gemini-cli of Git Integration do not use the word 'worktrees' ("
     assert expected in every.structured_content["notes"][-1]
     assert any(expected in note for note in sentence.structured_content["notes"]), sentence.structured_content
-    assert "'worktrees' is not in claude-code's record of Git Integration (" in two.structured_content["notes"][-1]
-    assert "is not in" not in " ".join(block.text for block in several.content)  # both Copilots' records have it
+    assert (
+        "claude-code's record of Git Integration does not use the word 'worktrees' ("
+        in (two.structured_content["notes"][-1])
+    )
+    assert "not use the word" not in " ".join(block.text for block in several.content)  # both Copilots' have it
     ollama = " ".join(asked.structured_content["notes"])
-    assert "'ollama' is not in claude-code's record of Model Selection (" in ollama
+    assert "claude-code's record of Model Selection does not use the word 'ollama' (" in ollama
     assert "copilot-cli's record" not in ollama
-    assert "is not in" not in " ".join(block.text for block in named.content)  # named, not read by its words
+    assert "not use the word" not in " ".join(block.text for block in named.content)  # named, not read by its words
     gemini = json.loads(document(bundled_build, "lookup", agent="gemini-cli", capability="context-compaction"))
     assert "/compact" not in json.dumps(gemini["capability"])  # the data this test reads
-    assert "'/compact' is not in gemini-cli's record of Context Compaction (" in compact.structured_content["notes"][-1]
+    assert (
+        "gemini-cli's record of Context Compaction does not use the word '/compact' ("
+        in (compact.structured_content["notes"][-1])
+    )
+    said = compared.structured_content["notes"][-1]  # 'compact' of 'auto-compact' is not the identifier '/compact'
+    assert said.startswith("'/compact' is used in the records of ") and "gemini-cli's record" in said
     said = file.structured_content["notes"]  # named as typed, not as the index folds it
-    assert any(n.startswith("'GEMINI.md' is not in claude-code's record of Custom Instructions (") for n in said), said
+    expected = "claude-code's record of Custom Instructions does not use the word 'GEMINI.md' ("
+    assert any(n.startswith(expected) for n in said), said
     image = json.loads(document(bundled_build, "lookup", agent="copilot-cli", capability="image-input"))
     assert "pasted" in json.dumps(image["capability"])  # the data this test reads
     said = " ".join(pasted.structured_content["notes"])
@@ -2011,7 +2023,7 @@ async def test_an_unclear_comparison_says_which_records_lack_its_first_suggestio
         alone = await client.call_tool("lookup_capability", {"agent": "gemini", "capability": asked})
     first = answer.structured_content["suggestions"][0]
     assert first["capability"] == "tool-permissions" and "notes" in answer.structured_content
-    said = [n for n in answer.structured_content["notes"] if " not in " in n]
+    said = [n for n in answer.structured_content["notes"] if "not use the word" in n]
     assert said and all(sentence in text_of(answer) for sentence in said)  # a line of the text too
     text = {
         agent: json.dumps(
@@ -2020,9 +2032,11 @@ async def test_an_unclear_comparison_says_which_records_lack_its_first_suggestio
         for agent in ("claude-code", "gemini-cli")
     }
     assert "polic" not in text["claude-code"] and "policy" in text["gemini-cli"]  # the data this test reads
-    assert said[0].startswith("'policy' is not in claude-code's record of Tool Permissions (gemini-cli's has it)")
+    assert said[0].startswith(
+        "claude-code's record of Tool Permissions does not use the word 'policy' (gemini-cli's does)"
+    )
     assert "'tool'" not in " ".join(said) and "'calls'" not in " ".join(said)
-    assert not [n for n in alone.structured_content.get("notes", []) if " not in " in n]  # its own words: none
+    assert not [n for n in alone.structured_content.get("notes", []) if "not use the word" in n]  # its own: none
 
 
 async def test_an_agent_s_own_wording_with_an_identifier_in_it_answers_with_the_document(bundled_build: Path) -> None:
@@ -2061,7 +2075,7 @@ async def test_a_word_of_the_asked_agent_s_own_alias_is_not_said_to_be_missing(b
     assert yolo.structured_content["capability"]["slug"] == "auto-approve-mode"
     for answer in (yolo, context):
         said = " ".join(block.text for block in answer.content[1:])
-        assert "not in claude-code's record" not in said, said
+        assert "claude-code's record of" not in said or "not use the word" not in said, said
 
 
 async def test_identifiers_alone_answer_with_the_document_however_many(bundled_build: Path) -> None:
@@ -2095,6 +2109,52 @@ async def test_a_word_in_the_record_s_sources_or_inside_its_identifiers_is_not_s
     assert not [n for n in claude.structured_content.get("notes", []) if "'built'" in n]  # its excerpt says it
     said = " ".join(vscode.structured_content["notes"])  # a record without it, beside: named
     assert (
-        "'built' is not in vscode-copilot's record of MCP Servers (the records of claude-code and copilot-cli" in said
+        "vscode-copilot's record of MCP Servers does not use the word 'built' (those of claude-code and copilot-cli"
+        in said
     )
     assert not [n for n in json_claude.structured_content.get("notes", []) if "'.json'" in n]
+
+
+async def test_an_identifier_and_words_are_an_alias_only_of_a_capability_whose_records_hold_the_identifier(
+    tmp_path: Path,
+) -> None:
+    """Normalization drops an identifier's marks: '/init project' spells the alias 'init project' of MCP Servers,
+    whose records never mention /init. Read as that alias, it resolved to MCP Servers; it is read by its words
+    instead, which find the record that does."""
+    docs = documents()
+    claude = {c["name"]: c for c in docs["claude-code"]["capabilities"]}
+    claude["Custom Instructions"]["description"] += " Run /init to write a first one."
+    claude["MCP Servers"]["aliases"] = [*claude["MCP Servers"]["aliases"], "init project"]
+    build = real_build(write_agents(tmp_path, docs), tmp_path / "build")
+    async with connect(build, "2026-07-28") as client:
+        asked = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "/init project"})
+        alias = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "init project"})
+    resolved = asked.meta["capidx/resolution"]["capability"]
+    assert resolved.get("value") != "mcp-servers" and resolved.get("resolvedBy") != "alias", resolved
+    assert alias.meta["capidx/resolution"]["capability"]["value"] == "mcp-servers"  # the alias itself still is
+
+
+def test_what_records_lack_reads_each_record_once_however_many_words(
+    bundled_build: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`records.lacking` checks each of the query's words against every record of the capability: reading an agent's
+    lookup and sources documents again for each word cost documents x words (a query of many rare words against a
+    capability 64 agents record: thousands of reads and set unions). Each record is read once a call."""
+    from capidx.server import records
+    from capidx.server.resolve import resolve_capability
+    from capidx.server.snapshot import Snapshot
+
+    snapshot = load_snapshot(bundled_build)
+    postings = snapshot.index.ranker.postings
+    rare = sorted(word for word, held in postings.items() if word.isalpha() and len(held) == 1)
+    query = " ".join(rare[::5])[: tools.MAX_NAME]
+    resolution = resolve_capability(snapshot.index, query)
+    entry = snapshot.index.capabilities["git-integration"]
+    fetched: list[tuple[str, Any]] = []
+    real = Snapshot.find
+    monkeypatch.setattr(
+        Snapshot, "find", lambda self, kind, **params: (fetched.append((kind, params)), real(self, kind, **params))[1]
+    )
+    said = records.lacking(snapshot, resolution, entry.slug, list(entry.agents))
+    assert said  # the words checked: some record lacks them (the data this test reads)
+    assert len(fetched) <= 2 * len(entry.agents), len(fetched)
