@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from capidx.schema.lexicon import identifiers
-from capidx.schema.text import canonical_json, normalize, terms
+from capidx.schema.text import bind_negation, canonical_json, normalize, terms
 from capidx.server.matchindex import Resolution
 from capidx.server.query import QUESTION_WORDS, analyse, root
 from capidx.server.snapshot import Snapshot
@@ -25,6 +25,7 @@ _NAMED_BY = frozenset(("alias", "terminology", "identifier"))  # the tiers a que
 # a whole name mistyped ('hoks') has no word of the record as typed).
 _READ_BY_WORDS = frozenset(("lexical",))
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")  # where a camelCase word's words meet ('PreToolUse')
+_SHORT_QUERY = 2  # units of a query each of whose words is a detail ('sandbox mode')
 _DETAIL_SHARED = 2  # capabilities a word may be in and still be a detail, in a catalog of fewer than 16 of them
 _UNHELD_NAMED = 4  # words of a query named as missing from a record, at most
 _AGENTS_NAMED = 6  # agents a sentence of `unheld` names, at most; then how many more
@@ -139,12 +140,16 @@ def lacking(
     names = snapshot.index.agent_names.words  # 'Gemini CLI Code Explanation': an asked agent's own name
     own_names = frozenset().union(*(names.get(who, frozenset()) for who in asked))
     typed = {_as_typed(resolution.query, token): token for token in where}  # a query word as typed -> its root
+    # A detail: in a query of one or two words, any; in a longer one, a word at most an eighth of the capabilities have.
     postings, common = snapshot.index.ranker.postings, max(_DETAIL_SHARED, len(snapshot.index.capabilities) / 8)
-    for word in normalize(resolution.query).split():
+    short = len(query.units) <= _SHORT_QUERY
+    for word in bind_negation(normalize(resolution.query).split()):  # 'non-interactive' as the ranking reads it
         found = [t for t in terms(word) if t not in QUESTION_WORDS and root(t) in single]
-        found = [t for t in found if len(postings.get(root(t), ())) <= common]
+        found = [t for t in found if short or len(postings.get(root(t), ())) <= common]
         if found and word not in own_names:
-            typed.setdefault(word, root(found[0]))
+            typed.setdefault(
+                f"non-{word[3:]}" if word.startswith("non") and word not in single else word, root(found[0])
+            )
 
     @functools.cache
     def read(who: str) -> tuple[str, frozenset[str]]:
@@ -224,9 +229,10 @@ def _record(document: str, part: str) -> tuple[str, frozenset[str]]:
 @functools.lru_cache(maxsize=1024)
 def _roots(text: str) -> frozenset[str]:
     """A text's roots, read generously, since `unheld` says a word is not there: each camelCase word also as its
-    words ('PreToolUse': 'pre', 'tool', 'use'), and each term also as if the light stem had dropped an 'e' ('pasted'
-    is 'past' to `terms()`, and 'paste' is not)."""
-    found = terms(f"{text} {_CAMEL.sub(' ', text)}")
+    words ('PreToolUse': 'pre', 'tool', 'use'), each hyphenated word also written together ('Sub-agents' holds
+    'subagents'), and each term also as if the light stem had dropped an 'e' ('pasted' is 'past' to `terms()`, and
+    'paste' is not)."""
+    found = terms(f"{text} {_CAMEL.sub(' ', text)} {text.replace('-', '')}")  # 'Sub-agents' also as 'Subagents'
     return frozenset(root(t) for term in found for t in (term, f"{term}e"))
 
 

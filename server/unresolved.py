@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from capidx.schema.labels import Label, sorted_labels
+from capidx.schema.lexicon import identifiers
 from capidx.schema.text import normalize, terms
 from capidx.server import records, suggest
 from capidx.server.matchindex import Candidate, CapabilityEntry, Resolution
@@ -419,10 +420,16 @@ def _next_step(
 
 
 def _loosely_related(snapshot: Snapshot, resolution: Resolution, rows: list[dict[str, Any]]) -> bool:
-    """Whether suggestions that resolved nothing, and answer no category's name, all have the lowest label: the first
+    """Whether suggestions that resolved nothing, and answer no category's name nor lead with a capability whose
+    records hold an identifier of the query ('CLAUDE.md'), all have the lowest label: the first
     line then says nothing clearly matches and to call again with other words (`_no_clear_match`), which the closing
     line does not repeat."""
     if resolution.ok or _category_asked(snapshot, resolution) is not None:
+        return False
+    placed = snapshot.index.identifiers  # a first suggestion whose records hold the identifier asked is no loose match
+    if rows and any(
+        row[0] == rows[0]["capability"] for t in identifiers(resolution.query) for row in placed.get(t, ())
+    ):
         return False
     return _weak(_labels(snapshot), [row["confidence"] for row in rows])
 

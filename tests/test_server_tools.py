@@ -2158,3 +2158,48 @@ def test_what_records_lack_reads_each_record_once_however_many_words(
     said = records.lacking(snapshot, resolution, entry.slug, list(entry.agents))
     assert said  # the words checked: some record lacks them (the data this test reads)
     assert len(fetched) <= 2 * len(entry.agents), len(fetched)
+
+
+async def test_what_a_record_does_not_use_reads_negations_short_queries_and_hyphens_as_the_ranking_does(
+    tmp_path: Path,
+) -> None:
+    """'non-interactive' is one word to the ranking ('noninteractive'), and was never named; 'multi-agent' is the
+    word 'multiagent' written apart, which a record holds; and in a query of two words each word is a detail, however
+    many records have it."""
+    docs = documents()
+    mcp = {agent: next(c for c in doc["capabilities"] if c["name"] == "MCP Servers") for agent, doc in docs.items()}
+    mcp["claude-code"]["description"] += " Also in multi-agent setups."
+    mcp["copilot-cli"]["description"] += " Works in non-interactive runs and multiagent setups."
+    build = real_build(write_agents(tmp_path, docs), tmp_path / "build")
+    async with connect(build, "2026-07-28") as client:
+        negated = await client.call_tool("compare_capability", {"capability": "mcp non-interactive"})
+        claude = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "mcp multiagent"})
+        vscode = await client.call_tool("lookup_capability", {"agent": "vs code", "capability": "mcp multiagent"})
+    said = " ".join(negated.structured_content["notes"])
+    assert (
+        "The records of claude-code and vscode-copilot of MCP Servers do not use the word 'non-interactive' "
+        "(copilot-cli's does)." in said
+    ), said
+    assert "'multiagent'" not in " ".join(claude.structured_content.get("notes", []))  # 'multi-agent' is it
+    said = " ".join(vscode.structured_content["notes"])
+    assert "vscode-copilot's record of MCP Servers does not use the word 'multiagent' (those of claude-code and" in said
+
+
+def test_suggestions_led_by_a_capability_holding_the_identifier_asked_are_not_called_loosely_related(
+    bundled_build: Path,
+) -> None:
+    """'CLAUDE.md' offered Custom Instructions first, whose records name CLAUDE.md, under "Nothing in this catalog
+    clearly matches" because every candidate's confidence was low: the identifier itself matched."""
+    from capidx.server import unresolved
+    from capidx.server.matchindex import Candidate, Resolution
+
+    snapshot = load_snapshot(bundled_build)
+    assert any(row[0] == "custom-instructions" for row in snapshot.index.identifiers["claude.md"])  # the data
+    weak = (Candidate("custom-instructions", "Custom Instructions", 0.1), Candidate("hooks", "Hooks", 0.09))
+
+    def first_line(query: str) -> str:
+        resolution = Resolution(query, "ambiguous", candidates=weak, ranked=weak, scored=True)
+        return unresolved.suggestions(snapshot, resolution, "claude-code")["text"].split("\n")[0]
+
+    assert first_line("CLAUDE.md").startswith("No single clear match for 'CLAUDE.md'")
+    assert first_line("zebra stripes").startswith("Nothing in this catalog clearly matches")
