@@ -108,6 +108,8 @@ class MatchIndex:
 
     agents: Mapping[str, str]  # id -> name
     agent_names: NameTable  # -> agent ids
+    # id -> the platforms ('integrations') and models ('models') its file lists: (kind, name, supported or None)
+    agent_lists: Mapping[str, tuple[tuple[str, str, bool | None], ...]]
     capabilities: Mapping[str, CapabilityEntry]
     keys: Mapping[str, str]  # normalized name or slug -> slug
     aliases: Mapping[str, str]
@@ -164,6 +166,7 @@ class MatchIndex:
         }
         return cls(
             agents=MappingProxyType(agents),
+            agent_lists=MappingProxyType({row["id"]: _agent_lists(row) for row in data["agents"]}),
             agent_names=NameTable.build(agent_names),
             capabilities=capabilities,
             keys=MappingProxyType(keys),
@@ -196,6 +199,17 @@ class MatchIndex:
 
     def agent_label(self, agent_id: str) -> str:
         return self.agents.get(agent_id, agent_id)
+
+
+def _agent_lists(row: Mapping[str, Any]) -> tuple[tuple[str, str, bool | None], ...]:
+    """An agents row's platforms and models (older builds: none), each named, with its flag when a boolean."""
+    found = []
+    for kind, flag in (("integrations", "supported"), ("models", "available")):
+        for item in row.get(kind, ()) if isinstance(row.get(kind), list) else ():
+            if isinstance(item, dict) and isinstance(name := item.get("name"), str) and name.strip():
+                said = item.get(flag)
+                found.append((kind, name, said if isinstance(said, bool) else None))
+    return tuple(found)
 
 
 def _own_aliases(capabilities: Mapping[str, CapabilityEntry]) -> Mapping[tuple[str, str], str]:

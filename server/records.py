@@ -27,6 +27,11 @@ _READ_BY_WORDS = frozenset(("lexical",))
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")  # where a camelCase word's words meet ('PreToolUse')
 _SHORT_QUERY = 2  # units of a query each of whose words is a detail ('sandbox mode')
 _DETAIL_SHARED = 2  # capabilities a word may be in and still be a detail, in a catalog of fewer than 16 of them
+_LISTED_NAMED = 3  # platforms or models of one kind `listed` names per agent, at most
+_FLAGS = {
+    "integrations": {True: " (supported)", False: " (not supported)"},
+    "models": {True: " (available)", False: " (not available)"},
+}
 _UNHELD_NAMED = 4  # words of a query named as missing from a record, at most
 _AGENTS_NAMED = 6  # agents a sentence of `unheld` names, at most; then how many more
 UNHELD_SENTENCES = 3  # sentences `unheld` says, at most: one per set of agents lacking words and set holding them
@@ -207,6 +212,33 @@ def _agents(ids: Sequence[str]) -> str:
     if len(ids) > _AGENTS_NAMED:
         return f"{', '.join(ids[:_AGENTS_NAMED])} and {len(ids) - _AGENTS_NAMED:,} more"
     return f"{', '.join(ids[:-1])} and {ids[-1]}"
+
+
+def listed(snapshot: Snapshot, query: str, agents: Sequence[str]) -> str:
+    """ "claude-code's data lists JetBrains IDEs (supported) among its integrations." for each asked agent whose file
+    lists a platform or model the query names ('JetBrains', 'GPT-5', 'does it run in VS Code'): no capability is
+    about it, so the answer alone says nothing matches and that this is no no, while the agent's data says it. Named:
+    the query's words (those asking about a record left out) are all words of the listed name, not all words of
+    capability names ('code' is no platform), or the listed name stands whole in the query."""
+    asked = terms(query)
+    content = set(asked) - QUESTION_WORDS
+    generic = {root(word) for word in content} <= snapshot.index.vocabulary.names.keys()  # words of names alone
+    said = []
+    for who in list(dict.fromkeys(agents))[:_AGENTS_NAMED]:
+        found: dict[str, list[str]] = {}
+        for kind, name, flag in snapshot.index.agent_lists.get(who, ()):
+            words = terms(name)
+            whole = bool(words) and f" {' '.join(words)} " in f" {' '.join(asked)} "
+            if whole or (content and content <= set(words) and not generic):
+                found.setdefault(kind, []).append(f"{name}{_FLAGS[kind].get(flag, '')}")
+        parts = [f"{_and(names[:_LISTED_NAMED])} among its {kind}" for kind, names in found.items()]
+        if parts:
+            said.append(f"{who}'s data lists {' and '.join(parts)}.")
+    return " ".join(said)
+
+
+def _and(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _words(text: str) -> tuple[str, str]:

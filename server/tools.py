@@ -390,21 +390,22 @@ def lookup_capability(snapshot: Snapshot, agent: str, capability: str) -> types.
         if problem:
             return _error(problem, agent=agent_res)
     cap_res = resolve_capability(snapshot.index, capability, agent=agent_res.value)
+    asked = agent_res.value or ""
+    listed = records.listed(snapshot, capability, [asked])  # a platform or model its file lists ('JetBrains')
     if unresolved.wants_suggestions(snapshot, cap_res):  # free text read as one capability: what its record lacks too
-        lacks = records.unheld(snapshot, cap_res, agent_res.value or "", elsewhere=True)
+        lacks = " ".join(filter(None, (records.unheld(snapshot, cap_res, asked, elsewhere=True), listed)))
         return _suggested(snapshot, cap_res, agent_res.value, lacks, agent=agent_res, capability=cap_res)
     if not cap_res.ok:  # ambiguous or unknown: candidates as a normal result (issue 12)
-        return _synthesized(
-            snapshot, unresolved.candidates(snapshot, cap_res, agent_res.value), agent=agent_res, capability=cap_res
-        )
+        value = unresolved.candidates(snapshot, cap_res, agent_res.value)
+        return _synthesized(snapshot, value, listed, agent=agent_res, capability=cap_res)
     document = snapshot.find("lookup", agent=agent_res.value, capability=cap_res.value)
     if document is None:
         return _error(f"The build has no lookup document for {agent_res.value} / {cap_res.value}; rebuild it.")
-    asked = agent_res.value or ""
     notes = (
         records.borrowed(snapshot, cap_res, asked),
         records.unheld(snapshot, cap_res, asked),
         records.unrecorded(snapshot, cap_res.value or "", [asked]),
+        listed,
     )
     return _document(snapshot, document, " ".join(filter(None, notes)), agent=agent_res, capability=cap_res)
 
@@ -431,40 +432,36 @@ def _compared(
         return _error(problem, capability=cap_res, agents=agent_res)
     meta: dict[str, Any] = {"agents": agent_res} if agents else {}
     read = lead or agent_args.read_as_several(agent_res)
+    asked = agent_args.named_ids(agent_res)
+    every = asked or list(snapshot.index.agents)
+    listed = records.listed(snapshot, cap_res.query, every)  # a platform or model their files list ('JetBrains')
     if unresolved.wants_suggestions(snapshot, cap_res):  # no clear winner, or free text, as a lookup has them
         # one agent asked: its own snippets, as a lookup has them; several: every agent's, and where each stands
-        asked = agent_args.named_ids(agent_res)
         one = asked[0] if len(asked) == 1 else None
         several = asked if one is None else ()
-        lacks = records.unheld(snapshot, cap_res, asked or list(snapshot.index.agents), elsewhere=True)
-        note = " ".join(filter(None, (read, lacks)))
+        note = " ".join(filter(None, (read, records.unheld(snapshot, cap_res, every, elsewhere=True), listed)))
         return _suggested(snapshot, cap_res, one, note, several, one is not None, capability=cap_res, **meta)
     if not cap_res.ok:  # ambiguous without snippets, or unknown: candidates
-        return _synthesized(snapshot, unresolved.candidates(snapshot, cap_res, None), read, capability=cap_res, **meta)
+        value = unresolved.candidates(snapshot, cap_res, None)
+        return _synthesized(snapshot, value, " ".join(filter(None, (read, listed))), capability=cap_res, **meta)
     document = snapshot.find("compare", capability=cap_res.value)
     if document is None:
         return _error(f"The build has no comparison for {cap_res.value}; rebuild it.")
+    notes = (
+        read,
+        records.borrowed(snapshot, cap_res, every),
+        records.unheld(snapshot, cap_res, every),
+        records.unrecorded(snapshot, cap_res.value or "", every),
+        listed,
+    )
+    note = " ".join(filter(None, notes))
     if not agents:
-        every = list(snapshot.index.agents)
-        notes = (
-            records.borrowed(snapshot, cap_res, every),
-            records.unheld(snapshot, cap_res, every),
-            records.unrecorded(snapshot, cap_res.value or "", every),
-        )
-        return _document(snapshot, document, " ".join(filter(None, notes)), capability=cap_res)
-    wanted = agent_args.named_ids(agent_res)
+        return _document(snapshot, document, note, capability=cap_res)
     whole = document.value
     if not isinstance(whole, dict) or not isinstance(whole.get("agents"), list):
         return _error(f"The build's comparison for {cap_res.value} is not a JSON object; rebuild it.")
     value = dict(whole)
-    value["agents"] = [entry for entry in whole["agents"] if entry.get("agent") in wanted]
-    notes = (
-        read,
-        records.borrowed(snapshot, cap_res, wanted),
-        records.unheld(snapshot, cap_res, wanted),
-        records.unrecorded(snapshot, cap_res.value or "", wanted),
-    )
-    note = " ".join(filter(None, notes))
+    value["agents"] = [entry for entry in whole["agents"] if entry.get("agent") in asked]
     return _synthesized(snapshot, value, note, capability=cap_res, agents=agent_res)
 
 

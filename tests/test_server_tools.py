@@ -2203,3 +2203,22 @@ def test_suggestions_led_by_a_capability_holding_the_identifier_asked_are_not_ca
 
     assert first_line("CLAUDE.md").startswith("No single clear match for 'CLAUDE.md'")
     assert first_line("zebra stripes").startswith("Nothing in this catalog clearly matches")
+
+
+async def test_a_platform_or_model_an_agent_s_file_lists_is_said_when_asked_as_a_capability(tmp_path: Path) -> None:
+    """An agent's file lists the platforms it runs in and the models it offers, which no capability is about:
+    asked 'Emacs' or 'sonnet', the answer said only that nothing matches (not a no, the catalog may word it otherwise)
+    while the data says it. It is said, with what the file says of it; a word of capability names is no platform."""
+    build = real_build(write_agents(tmp_path), tmp_path / "build")  # claude-code's file lists VS Code and Emacs
+    async with connect(build, "2026-07-28") as client:
+        emacs = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "Emacs"})
+        sonnet = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "sonnet support"})
+        gpt = await client.call_tool("compare_capability", {"capability": "GPT-4.1"})
+        mcp = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "mcp"})
+    assert "claude-code's data lists Emacs (not supported) among its integrations." in emacs.structured_content["notes"]
+    said = " ".join(sonnet.structured_content["notes"])
+    assert "claude-code's data lists Claude Sonnet 4.5 (available) among its models." in said
+    assert "vscode-copilot's data lists GPT-4.1 (not available) among its models." in " ".join(
+        gpt.structured_content["notes"]
+    )
+    assert "data lists" not in text_of(mcp)

@@ -40,13 +40,28 @@ GENERIC_FEATURE_WORDS = frozenset(
 )
 
 
+def _agent_row(agent: Agent) -> dict[str, Any]:
+    """An agent's id and name, and the names of the platforms and models its file lists with whether it says it
+    supports them: a capability query that names one ('JetBrains', 'GPT-5') is told where the data says so."""
+    row: dict[str, Any] = {"id": agent.id, "name": agent.name}
+    if platforms := [(i.platform, i.supported) for i in agent.integrations if i.platform]:
+        row["integrations"] = [_present(name=name, supported=flag) for name, flag in platforms]
+    if models := [(m.name, m.available) for m in agent.models if m.name]:
+        row["models"] = [_present(name=name, available=flag) for name, flag in models]
+    return row
+
+
+def _present(**fields: Any) -> dict[str, Any]:
+    return {key: value for key, value in fields.items() if value is not None}
+
+
 def match_index(catalog: Catalog, enhanced: Enhanced | None = None) -> dict[str, Any]:
     """The index; `enhanced` (default: computed with default settings and no `injection`) gives the term
     analysis, the `similarTo` edges and the `injection` section."""
     enhanced = enhanced if enhanced is not None else enhance(catalog)
     index = {
         "version": INDEX_VERSION,
-        "agents": [{"id": agent.id, "name": agent.name} for agent in catalog.agents],
+        "agents": [_agent_row(agent) for agent in catalog.agents],
         "agentNames": agent_names(catalog.agents),
         "capabilities": [_capability_entry(capability, enhanced) for capability in catalog.capabilities],
         "aliases": _aliases(catalog),
