@@ -222,13 +222,17 @@ def listed(snapshot: Snapshot, query: str, agents: Sequence[str]) -> str:
     capability names ('code' is no platform), or the listed name stands whole in the query."""
     asked = terms(query)
     content = set(asked) - QUESTION_WORDS
-    generic = {root(word) for word in content} <= snapshot.index.vocabulary.names.keys()  # words of names alone
+    names = snapshot.index.vocabulary.names.keys()
+    generic = {root(word) for word in content} <= names  # words of names alone
     said = []
     for who in list(dict.fromkeys(agents))[:_AGENTS_NAMED]:
         found: dict[str, list[str]] = {}
         for kind, name, flag in snapshot.index.agent_lists.get(who, ()):
             words = terms(name)
-            whole = bool(words) and f" {' '.join(words)} " in f" {' '.join(asked)} "
+            # A listed name of capability-name words alone ('Web') is said whole only when asked alone, not in
+            # 'web search', which asks the capability.
+            plain = {root(word) for word in words} <= names and set(words) != content
+            whole = bool(words) and not plain and f" {' '.join(words)} " in f" {' '.join(asked)} "
             if whole or (content and content <= set(words) and not generic):
                 found.setdefault(kind, []).append(f"{name}{_FLAGS[kind].get(flag, '')}")
         parts = [f"{_and(names[:_LISTED_NAMED])} among its {kind}" for kind, names in found.items()]

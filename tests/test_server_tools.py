@@ -33,7 +33,7 @@ from server_support import (
 
 from capidx.compiler.emit.tokens import load_bundled
 from capidx.schema.text import slugify, terms
-from capidx.server import tools, unlisted, unresolved
+from capidx.server import records, tools, unlisted, unresolved
 from capidx.server.snapshot import load_snapshot
 
 pytestmark = pytest.mark.anyio
@@ -2222,3 +2222,22 @@ async def test_a_platform_or_model_an_agent_s_file_lists_is_said_when_asked_as_a
         gpt.structured_content["notes"]
     )
     assert "data lists" not in text_of(mcp)
+
+
+def _listed_snapshot(tmp_path: Path, platforms: list[dict[str, Any]], capability: dict[str, Any] | None = None) -> Any:
+    docs = documents()
+    docs["claude-code"]["integrations"] = platforms
+    if capability is not None:
+        docs["claude-code"]["capabilities"].append(capability)
+    return load_snapshot(real_build(write_agents(tmp_path, docs), tmp_path / "build"))
+
+
+def test_a_listed_name_of_capability_name_words_alone_is_not_said_of_a_longer_query(tmp_path: Path) -> None:
+    """'Web' (a platform) stands whole in 'web search', a capability's name: the query asks the capability, not the
+    platform, as a query of capability-name words alone is never read as a listed name."""
+    web_search = {"category": "api-integration", "name": "Web Search", "description": "Searches the web."}
+    web_search["available"] = True
+    snap = _listed_snapshot(tmp_path, [{"platform": "Web", "supported": True}], web_search)
+    assert records.listed(snap, "web search", ["claude-code"]) == ""
+    said = "claude-code's data lists Web (supported) among its integrations."
+    assert records.listed(snap, "Web", ["claude-code"]) == said
