@@ -109,7 +109,8 @@ class MatchIndex:
     agents: Mapping[str, str]  # id -> name
     agent_names: NameTable  # -> agent ids
     # id -> the platforms ('integrations') and models ('models') its file lists: (kind, name, supported or None)
-    agent_lists: Mapping[str, tuple[tuple[str, str, bool | None], ...]]
+    # and the name's terms, read once at load, not on every call
+    agent_lists: Mapping[str, tuple[tuple[str, str, bool | None, tuple[str, ...]], ...]]
     capabilities: Mapping[str, CapabilityEntry]
     keys: Mapping[str, str]  # normalized name or slug -> slug
     aliases: Mapping[str, str]
@@ -201,14 +202,14 @@ class MatchIndex:
         return self.agents.get(agent_id, agent_id)
 
 
-def _agent_lists(row: Mapping[str, Any]) -> tuple[tuple[str, str, bool | None], ...]:
+def _agent_lists(row: Mapping[str, Any]) -> tuple[tuple[str, str, bool | None, tuple[str, ...]], ...]:
     """An agents row's platforms and models (older builds: none), each named, with its flag when a boolean."""
     found = []
     for kind, flag in (("integrations", "supported"), ("models", "available")):
         for item in row.get(kind, ()) if isinstance(row.get(kind), list) else ():
             if isinstance(item, dict) and isinstance(name := item.get("name"), str) and name.strip():
                 said = item.get(flag)
-                found.append((kind, name, said if isinstance(said, bool) else None))
+                found.append((kind, name, said if isinstance(said, bool) else None, tuple(terms(name))))
     return tuple(found)
 
 

@@ -28,6 +28,7 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")  # where a camelCase word's words
 _SHORT_QUERY = 2  # units of a query each of whose words is a detail ('sandbox mode')
 _DETAIL_SHARED = 2  # capabilities a word may be in and still be a detail, in a catalog of fewer than 16 of them
 _LISTED_NAMED = 3  # platforms or models of one kind `listed` names per agent, at most
+_LISTED_CHARS = 80  # characters of a listed name `listed` says, at most (match.json may come from any build)
 _FLAGS = {
     "integrations": {True: " (supported)", False: " (not supported)"},
     "models": {True: " (available)", False: " (not available)"},
@@ -227,21 +228,24 @@ def listed(snapshot: Snapshot, query: str, agents: Sequence[str]) -> str:
     said = []
     for who in list(dict.fromkeys(agents))[:_AGENTS_NAMED]:
         found: dict[str, list[str]] = {}
-        for kind, name, flag in snapshot.index.agent_lists.get(who, ()):
-            words = terms(name)
+        for kind, name, flag, words in snapshot.index.agent_lists.get(who, ()):
             # A listed name of capability-name words alone ('Web') is said whole only when asked alone, not in
             # 'web search', which asks the capability.
             plain = {root(word) for word in words} <= names and set(words) != content
             whole = bool(words) and not plain and f" {' '.join(words)} " in f" {' '.join(asked)} "
             if whole or (content and content <= set(words) and not generic):
-                found.setdefault(kind, []).append(f"{name}{_FLAGS[kind].get(flag, '')}")
-        parts = [f"{_and(names[:_LISTED_NAMED])} among its {kind}" for kind, names in found.items()]
+                shown = name if len(name) <= _LISTED_CHARS else f"{name[: _LISTED_CHARS - 1]}…"  # a build's data
+                found.setdefault(kind, []).append(f"{shown}{_FLAGS[kind].get(flag, '')}")
+        parts = [f"{_and(names)} among its {kind}" for kind, names in found.items()]
         if parts:
             said.append(f"{who}'s data lists {' and '.join(parts)}.")
     return " ".join(said)
 
 
 def _and(names: Sequence[str]) -> str:
+    """'A, B and C'; past `_LISTED_NAMED`, 'A, B, C and 4 more' (a file listing hundreds of models)."""
+    if len(names) > _LISTED_NAMED:
+        return f"{', '.join(names[:_LISTED_NAMED])} and {len(names) - _LISTED_NAMED:,} more"
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 

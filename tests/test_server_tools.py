@@ -2241,3 +2241,25 @@ def test_a_listed_name_of_capability_name_words_alone_is_not_said_of_a_longer_qu
     assert records.listed(snap, "web search", ["claude-code"]) == ""
     said = "claude-code's data lists Web (supported) among its integrations."
     assert records.listed(snap, "Web", ["claude-code"]) == said
+
+
+def test_listed_names_are_bounded_and_read_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """match.json may come from any build: a listed name of hundreds of characters is said cut, hundreds of matching
+    models as three and how many more, and no call reads every listed name's words again."""
+    long = "Emacs " + "x" * 190  # as long as validation lets it be; a build made otherwise has longer
+    models = [{"name": f"Sonnet {n}", "available": True} for n in range(200)]
+    docs = documents()
+    docs["claude-code"]["integrations"] = [{"platform": long, "supported": True}]
+    docs["claude-code"]["models"] = models
+    snap = load_snapshot(real_build(write_agents(tmp_path, docs), tmp_path / "build"))
+    emacs = records.listed(snap, "emacs", ["claude-code"])
+    assert emacs.startswith("claude-code's data lists Emacs x") and len(emacs) < 200
+    calls = []
+    real_terms = records.terms
+    monkeypatch.setattr(records, "terms", lambda text: calls.append(text) or real_terms(text))
+    said = records.listed(snap, "sonnet", ["claude-code"])
+    assert said == (
+        "claude-code's data lists Sonnet 0 (available), Sonnet 1 (available), Sonnet 2 (available) and 197 more"
+        " among its models."
+    )
+    assert len(calls) <= 2
