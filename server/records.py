@@ -149,13 +149,12 @@ def lacking(
     # A detail: in a query of one or two words, any; in a longer one, a word at most an eighth of the capabilities have.
     postings, common = snapshot.index.ranker.postings, max(_DETAIL_SHARED, len(snapshot.index.capabilities) / 8)
     short = len(query.units) <= _SHORT_QUERY
-    for word in bind_negation(normalize(resolution.query).split()):  # 'non-interactive' as the ranking reads it
+    written = normalize(resolution.query).split()
+    for word in bind_negation(written):  # 'non-interactive' as the ranking reads it: one word
         found = [t for t in terms(word) if t not in QUESTION_WORDS and root(t) in single]
         found = [t for t in found if short or len(postings.get(root(t), ())) <= common]
         if found and word not in own_names:
-            typed.setdefault(
-                f"non-{word[3:]}" if word.startswith("non") and word not in single else word, root(found[0])
-            )
+            typed.setdefault(word if word in written else f"non-{word[3:]}", root(found[0]))  # not 'nonce
 
     @functools.cache
     def read(who: str) -> tuple[str, frozenset[str]]:
@@ -198,7 +197,7 @@ def _lacking(words: Sequence[str], lacking: Sequence[str], others: Sequence[str]
     if len(lacking) == 1:
         said = f"{lacking[0]}'s record of {name} does not use {word}"
     else:
-        said = f"The records of {_agents(lacking)} of {name} do not use {word}"
+        said = f"The {name} records of {_agents(lacking)} do not use {word}"
     if len(others) == 1:
         theirs = f" ({others[0]}'s does)"
     elif others:
@@ -218,28 +217,36 @@ def _agents(ids: Sequence[str]) -> str:
 def listed(snapshot: Snapshot, query: str, agents: Sequence[str]) -> str:
     """ "claude-code's data lists JetBrains IDEs (supported) among its integrations." for each asked agent whose file
     lists a platform or model the query names ('JetBrains', 'GPT-5', 'does it run in VS Code'): no capability is
-    about it, so the answer alone says nothing matches and that this is no no, while the agent's data says it. Named:
-    the query's words (those asking about a record left out) are all words of the listed name, not all words of
-    capability names ('code' is no platform), or the listed name stands whole in the query."""
+    about it, so the answer alone says nothing matches and that this is no no, while the agent's data says it. The
+    query's words (those asking about a record, and the agent's own names, left out) name a listed name when they are
+    all its words and not all words of capability names ('code' is no platform), or when it stands whole in the query
+    and the query's other words name no capability ('github mcp server' asks MCP Servers; a name of capability-name
+    words alone, 'Web', only when it is the whole query). Up to `_AGENTS_NAMED` agents are named, then how many more."""
     asked = terms(query)
-    content = set(asked) - QUESTION_WORDS
     names = snapshot.index.vocabulary.names.keys()
-    generic = {root(word) for word in content} <= names  # words of names alone
+
+    def capability_words(words: Iterable[str]) -> bool:
+        return {root(word) for word in words} <= names
+
     said = []
-    for who in list(dict.fromkeys(agents))[:_AGENTS_NAMED]:
-        found: dict[str, list[str]] = {}
+    for who in dict.fromkeys(agents):
+        content = set(asked) - QUESTION_WORDS - snapshot.index.agent_names.words.get(who, frozenset())
+        found: dict[str, dict[str, None]] = {}
         for kind, name, flag, words in snapshot.index.agent_lists.get(who, ()):
-            # A listed name of capability-name words alone ('Web') is said whole only when asked alone, not in
-            # 'web search', which asks the capability.
-            plain = {root(word) for word in words} <= names and set(words) != content
-            whole = bool(words) and not plain and f" {' '.join(words)} " in f" {' '.join(asked)} "
-            if whole or (content and content <= set(words) and not generic):
+            listed_words = set(words)
+            whole = bool(words) and f" {' '.join(words)} " in f" {' '.join(asked)} "
+            rest = content - listed_words
+            if whole and capability_words(listed_words) and rest:
+                whole = False  # 'web search' asks Web Search, not the platform Web
+            if (whole and not (rest and capability_words(rest))) or (
+                content and content <= listed_words and not capability_words(content)
+            ):
                 shown = name if len(name) <= _LISTED_CHARS else f"{name[: _LISTED_CHARS - 1]}…"  # a build's data
-                found.setdefault(kind, []).append(f"{shown}{_FLAGS[kind].get(flag, '')}")
-        parts = [f"{_and(names)} among its {kind}" for kind, names in found.items()]
-        if parts:
+                found.setdefault(kind, {})[f"{shown}{_FLAGS[kind].get(flag, '')}"] = None
+        if parts := [f"{_and(list(items))} among its {kind}" for kind, items in found.items()]:
             said.append(f"{who}'s data lists {' and '.join(parts)}.")
-    return " ".join(said)
+    more = len(said) - _AGENTS_NAMED
+    return " ".join(said[:_AGENTS_NAMED] + ([f"The data of {more:,} more agents lists one too."] if more > 0 else []))
 
 
 def _and(names: Sequence[str]) -> str:

@@ -1979,7 +1979,7 @@ async def test_a_comparison_read_by_its_words_says_which_agents_records_lack_the
     }
     lacking = sorted(agent for agent, text in records.items() if "worktree" not in text)
     assert lacking == ["claude-code", "gemini-cli"]  # the data this test reads
-    expected = "The records of claude-code and gemini-cli of Git Integration do not use the word 'worktrees' ("
+    expected = "The Git Integration records of claude-code and gemini-cli do not use the word 'worktrees' ("
     assert expected in every.structured_content["notes"][-1]
     assert any(expected in note for note in sentence.structured_content["notes"]), sentence.structured_content
     assert (
@@ -2177,7 +2177,7 @@ async def test_what_a_record_does_not_use_reads_negations_short_queries_and_hyph
         vscode = await client.call_tool("lookup_capability", {"agent": "vs code", "capability": "mcp multiagent"})
     said = " ".join(negated.structured_content["notes"])
     assert (
-        "The records of claude-code and vscode-copilot of MCP Servers do not use the word 'non-interactive' "
+        "The MCP Servers records of claude-code and vscode-copilot do not use the word 'non-interactive' "
         "(copilot-cli's does)." in said
     ), said
     assert "'multiagent'" not in " ".join(claude.structured_content.get("notes", []))  # 'multi-agent' is it
@@ -2221,7 +2221,7 @@ async def test_a_platform_or_model_an_agent_s_file_lists_is_said_when_asked_as_a
     assert "vscode-copilot's data lists GPT-4.1 (not available) among its models." in " ".join(
         gpt.structured_content["notes"]
     )
-    assert "data lists" not in text_of(mcp)
+    assert "data lists" not in " ".join(block.text for block in mcp.content)
 
 
 def _listed_snapshot(tmp_path: Path, platforms: list[dict[str, Any]], capability: dict[str, Any] | None = None) -> Any:
@@ -2263,3 +2263,12 @@ def test_listed_names_are_bounded_and_read_once(tmp_path: Path, monkeypatch: pyt
         " among its models."
     )
     assert len(calls) <= 2
+
+
+async def test_a_listed_platform_is_not_said_of_a_query_asking_a_capability(bundled_build: Path) -> None:
+    """'github mcp server' asks MCP Servers; that copilot-cli's file lists the platform GitHub is no answer to it."""
+    async with connect(bundled_build, "2026-07-28") as client:
+        mcp = await client.call_tool("lookup_capability", {"agent": "copilot cli", "capability": "github mcp server"})
+        github = await client.call_tool("lookup_capability", {"agent": "copilot cli", "capability": "GitHub"})
+    assert "data lists" not in " ".join(block.text for block in mcp.content)
+    assert "copilot-cli's data lists GitHub (supported) among its integrations." in github.structured_content["notes"]
