@@ -47,6 +47,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PROMPTS_FILE = ROOT / "benchmarks" / "prompts.json"
 AGENTS_DIR = ROOT / "agents"
 RESOLUTION_META = "capidx/resolution"
+BUDGET_META = "capidx/budget"  # a suggestions answer's tokens against its budget
 TOOLS = ("lookup_capability", "compare_capability", "list_capabilities", "get_sources")
 KINDS = (
     "exact",
@@ -238,6 +239,7 @@ class Answer:
     data: dict[str, Any] | None
     resolution: dict[str, Any]
     wire: str
+    budget: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def of(cls, result: Any) -> Answer:
@@ -251,7 +253,7 @@ class Answer:
             data = parsed if isinstance(parsed, dict) else None
         meta = result.meta or {}
         resolution = meta.get(RESOLUTION_META) or {}
-        return cls(bool(result.is_error), text, data, resolution, wire(result))
+        return cls(bool(result.is_error), text, data, resolution, wire(result), meta.get(BUDGET_META) or {})
 
     def summary(self) -> str:
         """What the server said, in one line, for the failure list."""
@@ -264,7 +266,8 @@ class Answer:
             parts.append(f"candidates [{names}]")
         if self.data and "suggestions" in self.data:
             rows = ", ".join(f"{s.get('capability')} {s.get('confidence')}" for s in self.data["suggestions"])
-            parts.append(f"suggestions [{rows}] {self.data.get('totalTokens')}/{self.data.get('maxTokens')} tokens")
+            used = f" {self.budget.get('totalTokens')}/{self.budget.get('maxTokens')} tokens" if self.budget else ""
+            parts.append(f"suggestions [{rows}]{used}")
         if self.is_error and not parts:
             parts.append(f"error: {self.text[:160]}")
         return "; ".join(parts) or self.text[:160]

@@ -33,6 +33,7 @@ from capidx.server.resolve import resolve_capability
 from capidx.server.snapshot import Artifact, Snapshot
 
 URI_META = "capidx/uri"
+BUDGET_META = "capidx/budget"  # a suggestions answer's tokens against its budget: `unresolved.suggestions`
 MAX_NAME = 200
 MAX_ARGUMENT_BYTES = 16_384
 NAMED_UNKNOWN = 3  # unknown argument names an error names, each in at most UNKNOWN_NAME_CHARS characters
@@ -347,7 +348,7 @@ def _suggested(
     return types.CallToolResult(
         content=content,
         structured_content=_with_notes(answer["value"], [*answer["notes"], *([" ".join(said)] if said else [])]),
-        _meta={RESOLUTION_META: _describe(meta)},
+        _meta={RESOLUTION_META: _describe(meta), BUDGET_META: answer["budget"]},
     )
 
 

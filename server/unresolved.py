@@ -300,7 +300,7 @@ def suggestions(
         row: dict[str, Any] = {"capability": item.key, "name": entry.name}
         if category is None:  # a category's members are its members, not matches: no label nor confidence
             row |= {"label": item.label, "confidence": item.confidence}
-        row |= {"tokens": item.tokens, "snippet": item.snippet}
+        row["snippet"] = item.snippet
         if agent is not None:
             row |= _standing(entry, agent)
         if compared or item.key in speakers:  # a snippet speaks for one agent: where the others stand
@@ -313,8 +313,14 @@ def suggestions(
         value["agent"] = agent
     if category is not None:
         value["category"] = category
-    value |= {"suggestions": rows, "totalTokens": result.total_tokens, "maxTokens": result.max_tokens}
-    value["omitted"] = list(result.omitted)
+    value["suggestions"] = rows
+    # What the budget let in and left out is for the client, not the model: `_meta`, not the value the model reads.
+    budget = {
+        "totalTokens": result.total_tokens,
+        "maxTokens": result.max_tokens,
+        "tokens": {item.key: item.tokens for item in result.suggestions},
+        "omitted": list(result.omitted),
+    }
     text = suggest.render_suggestions(result, labelled=category is None)
     # The lines besides the snippets that the value's fields do not hold, also given as `notes`: a client that passes
     # the model only the structured result (Claude Code does, when there is one) drops the text, and with it these
@@ -352,7 +358,7 @@ def suggestions(
         text = f"{text.rstrip()}\n\n{then(_next_step(rows, agent, loose, compare))}"
     if agent is not None and (unrecorded := [row["name"] for row in rows if row.get("recorded") is False]):
         text = f"{text.rstrip()}\n\n{then(_unrecorded_suggestions(agent, unrecorded))}"
-    return {"text": text, "value": value, "notes": notes}
+    return {"text": text, "value": value, "notes": notes, "budget": budget}
 
 
 def _lacking(snapshot: Snapshot, resolution: Resolution, rows: list[dict[str, Any]], loose: bool) -> str:

@@ -148,7 +148,7 @@ def test_judge_retries_with_the_top_candidate() -> None:
 
 def _suggestions(status: str, *slugs: str, available: bool = True) -> object:
     rows = [{"capability": slug, "label": "✓ Recommended", "available": available} for slug in slugs]
-    value = {"query": "q", "agent": "claude-code", "suggestions": rows, "totalTokens": 90, "maxTokens": 500}
+    value = {"query": "q", "agent": "claude-code", "suggestions": rows}
     resolution = {"agent": {"status": "resolved", "value": "claude-code"}, "capability": {"status": status}}
     if status == "resolved":
         resolution["capability"]["value"] = slugs[0]
@@ -176,7 +176,7 @@ def test_judges_read_no_record_as_not_available() -> None:
     args = {"agent": "claude", "capability": "mcp"}
     document = {"agent": "claude-code", "capability": {"slug": "mcp-servers", "recorded": False}, "availableFor": []}
     row = {"capability": "mcp-servers", "label": "✓ Recommended", "recorded": False}
-    suggested = {"query": "q", "agent": "claude-code", "suggestions": [row], "totalTokens": 90, "maxTokens": 500}
+    suggested = {"query": "q", "agent": "claude-code", "suggestions": [row]}
     resolution = {"capability": {"status": "resolved", "value": "mcp-servers"}}
     resolution_bench = _load("resolution_bench")
     for answer in (_answer(document, {}), _answer(suggested, resolution)):

@@ -642,7 +642,9 @@ async def test_a_comparison_of_some_agents_says_whose_words_found_the_capability
         said + "the records of copilot-cli and vscode-copilot of IDE Integration, answered above, do not use it."
     )
     lacking = "gemini-cli's record of IDE Integration, answered above, does not use it."
-    assert some.content[-1].text == one.content[-1].text == said + lacking
+    assert one.content[-1].text == said + lacking
+    listed = " claude-code's data lists JetBrains IDEs (supported) among its integrations."  # claude-code compared
+    assert some.content[-1].text == said + lacking + listed
 
 
 async def test_a_phrase_is_said_to_be_another_agents_only_where_it_is_one_of_its_names(bundled_build: Path) -> None:
@@ -1049,6 +1051,11 @@ async def test_index_tool_works_without_the_resources_capability(any_build: Path
 LABELS = ("✓ Recommended", "○ Consider", "△ Possible")
 
 
+def tokens_of(result: Any, row: dict) -> int:
+    """A suggestion's tokens, which the answer's `_meta` gives: the model is not told them."""
+    return result.meta["capidx/budget"]["tokens"][row["capability"]]
+
+
 def snippet(build: Path, **params: str) -> tuple[str, int]:
     entry = _entry(build, "snippet", **params)
     return artifact_bytes(build, entry).decode("utf-8"), entry["tokens"]["cl100k_base"]
@@ -1068,9 +1075,11 @@ async def test_free_text_lookup_answers_with_labelled_snippets_within_budget(any
     assert [row["confidence"] for row in rows] == sorted((row["confidence"] for row in rows), reverse=True)
     for row in rows:  # each snippet is the agent's precompiled one, with its measured tokens
         text, tokens = snippet(any_build, agent="gemini-cli", capability=row["capability"])
-        assert (row["snippet"], row["tokens"]) == (text, tokens)
-    assert value["totalTokens"] <= value["maxTokens"] == 500
-    assert value["totalTokens"] >= sum(row["tokens"] for row in rows)
+        assert (row["snippet"], tokens_of(result, row)) == (text, tokens)
+    budget = result.meta["capidx/budget"]  # for the client: the value the model reads holds no token counts
+    assert budget["totalTokens"] <= budget["maxTokens"] == 500
+    assert budget["totalTokens"] >= sum(tokens_of(result, row) for row in rows)
+    assert not {"totalTokens", "maxTokens", "omitted"} & value.keys() and all("tokens" not in row for row in rows)
     lead, _, blocks = text_of(result).partition("\n\n")  # resolved: how it was read, not "no clear match"
     assert "hooks" in lead and "clear" not in lead
     assert blocks.splitlines()[0] == f"{rows[0]['label']} ({rows[0]['confidence']:.2f})"  # then the winner first
@@ -1089,7 +1098,7 @@ async def test_no_clear_winner_answers_with_suggestions(any_build: Path) -> None
     rows = compare.structured_content["suggestions"]
     assert rows and "agent" not in compare.structured_content
     for row in rows:  # no agent: the cross-agent snippets
-        assert (row["snippet"], row["tokens"]) == snippet(any_build, capability=row["capability"])
+        assert (row["snippet"], tokens_of(compare, row)) == snippet(any_build, capability=row["capability"])
         assert "available" not in row
     for result in (lookup, compare):  # the text says first that these are candidates, not the answer
         assert text_of(result).startswith("No single clear match for 'tool'; the closest capabilities:\n\n")
@@ -1134,7 +1143,7 @@ async def test_suggestions_for_a_comparison_say_where_each_asked_agent_stands(bu
         both = await client.call_tool("lookup_capability", {"agent": "copilot", "capability": asked})
     for row in every.structured_content["suggestions"]:  # no agent asked: the cross-agent snippet, or as below
         voice = next((a["agent"] for a in row.get("agents", ()) if a["recorded"]), None)
-        assert (row["snippet"], row["tokens"]) in (
+        assert (row["snippet"], tokens_of(every, row)) in (
             snippet(bundled_build, capability=row["capability"]),
             *(snippet(bundled_build, capability=row["capability"], agent=a["agent"]) for a in row.get("agents", ())),
         ), voice
@@ -1142,7 +1151,7 @@ async def test_suggestions_for_a_comparison_say_where_each_asked_agent_stands(bu
         for row in result.structured_content["suggestions"]:
             voice = next((a["agent"] for a in row["agents"] if a["recorded"]), None)
             own = snippet(bundled_build, capability=row["capability"], **({"agent": voice} if voice else {}))
-            assert (row["snippet"], row["tokens"]) == own
+            assert (row["snippet"], tokens_of(result, row)) == own
             assert [a["agent"] for a in row["agents"]] == list(asked_agents)
     # vscode-copilot has no record of Web Search: gemini-cli, asked second, speaks for it
     assert some.structured_content["suggestions"][0]["snippet"].startswith("**Web Search** (gemini-cli)")
@@ -1163,7 +1172,7 @@ async def test_suggestions_for_a_comparison_say_where_each_asked_agent_stands(bu
     assert one.structured_content["agent"] == "gemini-cli"
     for row in one.structured_content["suggestions"]:
         own = snippet(bundled_build, agent="gemini-cli", capability=row["capability"])
-        assert (row["snippet"], row["tokens"]) == own and "agents" not in row
+        assert (row["snippet"], tokens_of(one, row)) == own and "agents" not in row
     assert "For the agents asked" not in text_of(every)
 
 
@@ -1191,7 +1200,7 @@ async def test_a_comparison_without_agents_suggests_in_the_words_of_the_record_t
         recorded = next(c["agents"] for c in index["capabilities"] if c["slug"] == row["capability"])
         owns = [snippet(bundled_build, capability=row["capability"], agent=a) for a in agents if a in recorded]
         best = max([cross, *owns], key=lambda found: described(found[0]))
-        assert (row["snippet"], row["tokens"]) == best
+        assert (row["snippet"], tokens_of(result, row)) == best
         if best != cross:
             assert [a["agent"] for a in row["agents"]] == agents
             assert row["snippet"].startswith(f"**{row['name']}** (")
@@ -1241,7 +1250,7 @@ async def test_a_comparison_without_agents_in_a_large_catalog_keeps_the_cross_ag
             assert "For every agent" not in text_of(result)
             for row in result.structured_content["suggestions"]:
                 assert "agents" not in row
-                assert (row["snippet"], row["tokens"]) == snippet(large_build, capability=row["capability"])
+                assert (row["snippet"], tokens_of(result, row)) == snippet(large_build, capability=row["capability"])
     index = json.loads((large_build / "index" / "match.json").read_text("utf-8"))
     assert len(index["agents"]) > unresolved.EVERY_AGENT_NAMED
     compared = tools.INPUT_SCHEMAS[tools.ToolName.COMPARE]["properties"]["agents"]
@@ -1283,16 +1292,16 @@ async def test_no_snippet_fits_a_tiny_budget(tmp_path: Path) -> None:
     async with connect(tiny) as client:
         result = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "tool"})
     assert not result.is_error
-    value = result.structured_content
-    assert value["suggestions"] == [] and value["totalTokens"] == 0 and value["maxTokens"] == 5
-    assert value["omitted"]
+    value, budget = result.structured_content, result.meta["capidx/budget"]
+    assert value["suggestions"] == [] and budget["totalTokens"] == 0 and budget["maxTokens"] == 5
+    assert budget["omitted"]
     text = text_of(result)
     assert text.startswith("no snippet fits the budget of 5 tokens")
-    assert all(f"({slug}" in text for slug in value["omitted"][:3])
+    assert all(f"({slug}" in text for slug in budget["omitted"][:3])
     # the candidates are named once: in 'Other candidates' with their match when nothing resolved, else in one line
     assert text.count("Candidates: ") + text.count("Other candidates: ") == 1, text
     assert text.count("Call again with one slug") == 1, text
-    for slug in value["omitted"][:3]:
+    for slug in budget["omitted"][:3]:
         assert text.count(f"({slug}") == 1, text
 
 
@@ -1344,12 +1353,12 @@ async def test_related_capabilities_are_appended_only_while_budget_remains(tmp_p
     assert {row["capability"] for row in related} <= {item["capability"] for item in entry["similarTo"]}
     assert all(row["confidence"] <= rows[0]["confidence"] for row in related)
     # a budget that only fits the first snippet: nothing related is appended
-    first = rows[0]["tokens"] + 9
+    first = tokens_of(result, rows[0]) + 9
     tight = write_build(tmp_path / "tight", injection={"maxTokens": first, "maxSnippets": 3, "overheadTokens": 9})
     async with connect(tight) as client:
         result = await client.call_tool("lookup_capability", {"agent": "claude", "capability": question})
     assert [row["capability"] for row in result.structured_content["suggestions"]] == ["context-compaction"]
-    assert result.structured_content["totalTokens"] == first
+    assert result.meta["capidx/budget"]["totalTokens"] == first
 
 
 async def test_suggestions_fit_the_output_schema(any_build: Path) -> None:
