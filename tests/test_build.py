@@ -197,7 +197,14 @@ def test_match_index(built: Path) -> None:
     assert set(entry) == {
         "slug", "name", "category", "agents", "aliases", "terms", "description", "descriptions", "similarTo"
     }  # fmt: skip
-    assert index["agents"][0].keys() == {"id", "name"}
+    claude = next(row for row in index["agents"] if row["id"] == "claude-code")  # what its file lists, by name
+    assert claude == {
+        "id": "claude-code",
+        "name": "Claude Code",
+        "integrations": [{"name": "VS Code", "supported": True}, {"name": "Emacs", "supported": False}],
+        "models": [{"name": "Claude Sonnet 4.5", "available": True}],
+    }
+    assert next(row for row in index["agents"] if row["id"] == "copilot-cli").keys() <= {"id", "name", "integrations"}
     assert all(normalize(key) == key for key in names)
 
 
