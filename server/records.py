@@ -25,7 +25,8 @@ _NAMED_BY = frozenset(("alias", "terminology", "identifier"))  # the tiers a que
 # a whole name mistyped ('hoks') has no word of the record as typed).
 _READ_BY_WORDS = frozenset(("lexical",))
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")  # where a camelCase word's words meet ('PreToolUse')
-_SHORT_QUERY = 2  # units of a query each of whose words is a detail ('sandbox mode')
+_SHORT_QUERY = 2  # words of a query each of which is a detail ('sandbox mode')
+_HYPHENATED = re.compile(r"[^\W_]+(?:-[^\W_]+)+")  # 'mid-session', 'multi-file'; linear
 _DETAIL_SHARED = 2  # capabilities a word may be in and still be a detail, in a catalog of fewer than 16 of them
 _LISTED_NAMED = 3  # platforms or models of one kind `listed` names per agent, at most
 _LISTED_CHARS = 80  # characters of a listed name `listed` says, at most (match.json may come from any build)
@@ -89,11 +90,11 @@ def borrowed(
     owners = [who for who in sorted(entry.agents) if who not in lacking and says(who, phrase)] if lacking else []
     if not owners:
         return ""
-    whose = f"{owners[0]}'s record" if len(owners) == 1 else f"the records of {', '.join(owners[:-1])} and {owners[-1]}"
+    whose = f"{owners[0]}'s record" if len(owners) == 1 else f"the records of {_agents(owners)}"  # a catalog of 100s
     lack = (
         f"{lacking[0]}'s record of {entry.name}, {shown}, does not use it."
         if len(lacking) == 1
-        else f"the records of {', '.join(lacking[:-1])} and {lacking[-1]} of {entry.name}, {shown}, do not use it."
+        else f"the records of {_agents(lacking)} of {entry.name}, {shown}, do not use it."
     )
     return f"'{resolution.query.strip()}' is used in {whose} of {entry.name}; {lack}"
 
@@ -148,13 +149,15 @@ def lacking(
     typed = {_as_typed(resolution.query, token): token for token in where}  # a query word as typed -> its root
     # A detail: in a query of one or two words, any; in a longer one, a word at most an eighth of the capabilities have.
     postings, common = snapshot.index.ranker.postings, max(_DETAIL_SHARED, len(snapshot.index.capabilities) / 8)
-    short = len(query.units) <= _SHORT_QUERY
     written = normalize(resolution.query).split()
+    short = len(written) <= _SHORT_QUERY
+    # A word of a hyphenated compound ('mid' of 'mid-session') is no word the query used ('non-' joins its word).
+    parts = {part for token in _HYPHENATED.findall(resolution.query) for part in normalize(token).split()}
     for word in bind_negation(written):  # 'non-interactive' as the ranking reads it: one word
         found = [t for t in terms(word) if t not in QUESTION_WORDS and root(t) in single]
         found = [t for t in found if short or len(postings.get(root(t), ())) <= common]
-        if found and word not in own_names:
-            typed.setdefault(word if word in written else f"non-{word[3:]}", root(found[0]))  # not 'nonce
+        if found and word not in own_names and word not in parts:
+            typed.setdefault(word if word in written else f"non-{word[3:]}", root(found[0]))  # 'nonce' as written
 
     @functools.cache
     def read(who: str) -> tuple[str, frozenset[str]]:
@@ -190,14 +193,14 @@ def _as_typed(text: str, token: str) -> str:
 
 
 def _lacking(words: Sequence[str], lacking: Sequence[str], others: Sequence[str], name: str) -> str:
-    """ "gemini-cli's record of Git Integration does not use the word 'worktrees' (copilot-cli's does)." Said of the
-    word, not of what it names: a record may say the same in other words."""
+    """ "gemini-cli's record of Git Integration does not use the word 'worktrees' in any form (copilot-cli's does)."
+    Said of the word ('window' is a form of 'windows'), not of what it names: a record may say it in other words."""
     named = ", ".join(f"'{word}'" for word in list(words)[:_UNHELD_NAMED])
     word = f"the word {named}" if len(words) == 1 else f"the words {named}"
     if len(lacking) == 1:
-        said = f"{lacking[0]}'s record of {name} does not use {word}"
+        said = f"{lacking[0]}'s record of {name} does not use {word} in any form"
     else:
-        said = f"The {name} records of {_agents(lacking)} do not use {word}"
+        said = f"The {name} records of {_agents(lacking)} do not use {word} in any form"
     if len(others) == 1:
         theirs = f" ({others[0]}'s does)"
     elif others:

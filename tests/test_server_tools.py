@@ -1937,16 +1937,17 @@ async def test_words_a_loosely_read_capability_s_record_lacks_are_said(bundled_b
     assert "worktree" in json.dumps(copilot["capability"]).lower()
     said = worktrees.structured_content["notes"][-1]
     assert (
-        "gemini-cli's record of Git Integration does not use the word 'worktrees' (" in said and "copilot-cli" in said
+        "gemini-cli's record of Git Integration does not use the word 'worktrees' in any form (" in said
+        and "copilot-cli" in said
     )
     assert "not use the word" not in " ".join(block.text for block in named.content)  # named, not read by its words
     assert any(
-        "gemini-cli's record of Git Integration does not use the word 'worktrees' (" in n
+        "gemini-cli's record of Git Integration does not use the word 'worktrees' in any form (" in n
         for n in sentence.structured_content["notes"]
     )
     assert not [n for n in incidental.structured_content.get("notes", []) if "'last'" in n]  # in no record
     assert any(  # not 'quickly', which no record has, and not nothing because of it
-        n.startswith("claude-code's record of Shell Command Execution does not use the word 'background' (")
+        n.startswith("claude-code's record of Shell Command Execution does not use the word 'background' in any form (")
         for n in mixed.structured_content["notes"]
     ), mixed.structured_content["notes"]
     for answer in (*typos, own_name):  # a word mistyped, or run together, is not what the record lacks
@@ -1988,28 +1989,28 @@ async def test_a_comparison_read_by_its_words_says_which_agents_records_lack_the
     }
     lacking = sorted(agent for agent, text in records.items() if "worktree" not in text)
     assert lacking == ["claude-code", "gemini-cli"]  # the data this test reads
-    expected = "The Git Integration records of claude-code and gemini-cli do not use the word 'worktrees' ("
+    expected = "The Git Integration records of claude-code and gemini-cli do not use the word 'worktrees' in any form ("
     assert expected in every.structured_content["notes"][-1]
     assert any(expected in note for note in sentence.structured_content["notes"]), sentence.structured_content
     assert (
-        "claude-code's record of Git Integration does not use the word 'worktrees' ("
+        "claude-code's record of Git Integration does not use the word 'worktrees' in any form ("
         in (two.structured_content["notes"][-1])
     )
     assert "not use the word" not in " ".join(block.text for block in several.content)  # both Copilots' have it
     ollama = " ".join(asked.structured_content["notes"])
-    assert "claude-code's record of Model Selection does not use the word 'ollama' (" in ollama
+    assert "claude-code's record of Model Selection does not use the word 'ollama' in any form (" in ollama
     assert "copilot-cli's record" not in ollama
     assert "not use the word" not in " ".join(block.text for block in named.content)  # named, not read by its words
     gemini = json.loads(document(bundled_build, "lookup", agent="gemini-cli", capability="context-compaction"))
     assert "/compact" not in json.dumps(gemini["capability"])  # the data this test reads
     assert (
-        "gemini-cli's record of Context Compaction does not use the word '/compact' ("
+        "gemini-cli's record of Context Compaction does not use the word '/compact' in any form ("
         in (compact.structured_content["notes"][-1])
     )
     said = compared.structured_content["notes"][-1]  # 'compact' of 'auto-compact' is not the identifier '/compact'
     assert said.startswith("'/compact' is used in the records of ") and "gemini-cli's record" in said
     said = file.structured_content["notes"]  # named as typed, not as the index folds it
-    expected = "claude-code's record of Custom Instructions does not use the word 'GEMINI.md' ("
+    expected = "claude-code's record of Custom Instructions does not use the word 'GEMINI.md' in any form ("
     assert any(n.startswith(expected) for n in said), said
     image = json.loads(document(bundled_build, "lookup", agent="copilot-cli", capability="image-input"))
     assert "pasted" in json.dumps(image["capability"])  # the data this test reads
@@ -2042,7 +2043,7 @@ async def test_an_unclear_comparison_says_which_records_lack_its_first_suggestio
     }
     assert "polic" not in text["claude-code"] and "policy" in text["gemini-cli"]  # the data this test reads
     assert said[0].startswith(
-        "claude-code's record of Tool Permissions does not use the word 'policy' (gemini-cli's does)"
+        "claude-code's record of Tool Permissions does not use the word 'policy' in any form (gemini-cli's does)"
     )
     assert "'tool'" not in " ".join(said) and "'calls'" not in " ".join(said)
     assert not [n for n in alone.structured_content.get("notes", []) if "not use the word" in n]  # its own: none
@@ -2118,8 +2119,8 @@ async def test_a_word_in_the_record_s_sources_or_inside_its_identifiers_is_not_s
     assert not [n for n in claude.structured_content.get("notes", []) if "'built'" in n]  # its excerpt says it
     said = " ".join(vscode.structured_content["notes"])  # a record without it, beside: named
     assert (
-        "vscode-copilot's record of MCP Servers does not use the word 'built' (those of claude-code and copilot-cli"
-        in said
+        "vscode-copilot's record of MCP Servers does not use the word 'built' in any form "
+        "(those of claude-code and copilot-cli" in said
     )
     assert not [n for n in json_claude.structured_content.get("notes", []) if "'.json'" in n]
 
@@ -2186,12 +2187,15 @@ async def test_what_a_record_does_not_use_reads_negations_short_queries_and_hyph
         vscode = await client.call_tool("lookup_capability", {"agent": "vs code", "capability": "mcp multiagent"})
     said = " ".join(negated.structured_content["notes"])
     assert (
-        "The MCP Servers records of claude-code and vscode-copilot do not use the word 'non-interactive' "
+        "The MCP Servers records of claude-code and vscode-copilot do not use the word 'non-interactive' in any form "
         "(copilot-cli's does)." in said
     ), said
     assert "'multiagent'" not in " ".join(claude.structured_content.get("notes", []))  # 'multi-agent' is it
     said = " ".join(vscode.structured_content["notes"])
-    assert "vscode-copilot's record of MCP Servers does not use the word 'multiagent' (those of claude-code and" in said
+    assert (
+        "vscode-copilot's record of MCP Servers does not use the word 'multiagent' in any form "
+        "(those of claude-code and" in said
+    )
 
 
 def test_suggestions_led_by_a_capability_holding_the_identifier_asked_are_not_called_loosely_related(
@@ -2224,6 +2228,7 @@ async def test_a_platform_or_model_an_agent_s_file_lists_is_said_when_asked_as_a
         sonnet = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "sonnet support"})
         gpt = await client.call_tool("compare_capability", {"capability": "GPT-4.1"})
         mcp = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "mcp"})
+        own = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "claude"})  # its name
     assert "claude-code's data lists Emacs (not supported) among its integrations." in emacs.structured_content["notes"]
     said = " ".join(sonnet.structured_content["notes"])
     assert "claude-code's data lists Claude Sonnet 4.5 (available) among its models." in said
@@ -2231,6 +2236,7 @@ async def test_a_platform_or_model_an_agent_s_file_lists_is_said_when_asked_as_a
         gpt.structured_content["notes"]
     )
     assert "data lists" not in " ".join(block.text for block in mcp.content)
+    assert "data lists" not in " ".join(block.text for block in own.content)  # not its Claude Sonnet 4.5
 
 
 def _listed_snapshot(tmp_path: Path, platforms: list[dict[str, Any]], capability: dict[str, Any] | None = None) -> Any:
