@@ -249,7 +249,8 @@ def listed(snapshot: Snapshot, query: str, agents: Sequence[str]) -> str:
         if parts := [f"{_and(list(items))} among its {kind}" for kind, items in found.items()]:
             said.append(f"{who}'s data lists {' and '.join(parts)}.")
     more = len(said) - _AGENTS_NAMED
-    return " ".join(said[:_AGENTS_NAMED] + ([f"The data of {more:,} more agents lists one too."] if more > 0 else []))
+    agents_more = f"{more:,} more agent{'s' if more > 1 else ''}"
+    return " ".join(said[:_AGENTS_NAMED] + ([f"The data of {agents_more} lists one too."] if more > 0 else []))
 
 
 def _and(names: Sequence[str]) -> str:

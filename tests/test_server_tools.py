@@ -2287,3 +2287,17 @@ async def test_a_listed_platform_is_not_said_of_a_query_asking_a_capability(bund
         github = await client.call_tool("lookup_capability", {"agent": "copilot cli", "capability": "GitHub"})
     assert "data lists" not in " ".join(block.text for block in mcp.content)
     assert "copilot-cli's data lists GitHub (supported) among its integrations." in github.structured_content["notes"]
+
+
+def test_agents_past_those_named_by_listed_are_counted_in_the_singular_for_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past `_AGENTS_NAMED` agents whose files list a name the query names, how many more: one is '1 more agent'."""
+    docs = documents()
+    for agent in ("claude-code", "copilot-cli"):
+        docs[agent]["integrations"] = [{"platform": "Emacs", "supported": True}]
+    snap = load_snapshot(real_build(write_agents(tmp_path, docs), tmp_path / "build"))
+    monkeypatch.setattr(records, "_AGENTS_NAMED", 1)
+    assert records.listed(snap, "emacs", ["claude-code", "copilot-cli"]) == (
+        "claude-code's data lists Emacs (supported) among its integrations. The data of 1 more agent lists one too."
+    )
