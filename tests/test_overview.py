@@ -206,7 +206,7 @@ def test_build_writes_both_overview_artifacts_and_says_which_form(tmp_path: Path
 
 def test_a_character_budget_chooses_a_shorter_form_and_a_breach_fails_the_build(tmp_path: Path) -> None:
     write_catalog(tmp_path)
-    (tmp_path / "capidx.yaml").write_text("character_budgets:\n  instructions: 550\n  memory: 100\n", "utf-8")
+    (tmp_path / "capidx.yaml").write_text("character_budgets:\n  instructions: 650\n  memory: 100\n", "utf-8")
     result = run_cli(["build"], tmp_path)
     assert result.exit_code == 1
     rows = {row["kind"]: row for row in _manifest(tmp_path)["overview"]}

@@ -204,7 +204,8 @@ def instructions_frame(catalog: Catalog, title: str) -> Frame:
         tail=(
             "Details: lookup_capability(agent, capability) for one agent; compare_capability(capability) across "
             "agents; list_capabilities(agent and/or category) to list names; get_sources(agent and/or capability) "
-            "to cite."
+            "to cite. A capability may be asked in your own words; a name several agents share (copilot) answers "
+            "for each."
         ),
     )
 
