@@ -201,6 +201,10 @@ class MatchIndex:
     def agent_label(self, agent_id: str) -> str:
         return self.agents.get(agent_id, agent_id)
 
+    def identifier_holders(self, token: str, slug: str) -> frozenset[str | None]:
+        """The agents whose records of `slug` hold the identifier literally (None: the alias table's, no record's)."""
+        return frozenset(who for found, who, _ in self.identifiers.get(token, ()) if found == slug)
+
 
 def _agent_lists(row: Mapping[str, Any]) -> tuple[tuple[str, str, bool | None, tuple[str, ...]], ...]:
     """An agents row's platforms and models (older builds: none), each named, with its flag when a boolean."""

@@ -11,7 +11,8 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from capidx.schema.lexicon import identifiers
 from capidx.schema.text import bind_negation, canonical_json, normalize, terms
@@ -71,17 +72,14 @@ def borrowed(
     tokens = identifiers(resolution.query) if not phrase else ()
 
     def says(who: str, names_only: bool = False) -> bool:  # in what the model is shown of its record, or its aliases
-        record = entry.agents[who]
-        aliases = record.get("aliases")
-        names = [name for name in (*(aliases if isinstance(aliases, list) else ()), record.get("terminology")) if name]
+        names = _own_names(entry.agents[who])
         document = None if names_only else snapshot.find("lookup", agent=who, capability=entry.slug)
         if tokens:
             text = " ".join(
                 [canonical_json(names).casefold(), _record(document.text, "capability")[0] if document else ""]
             )
-            placed = snapshot.index.identifiers
-            return all(any(row[:2] == (entry.slug, who) for row in placed.get(t, ())) or t in text for t in tokens)
-        held = [_words(name) for name in names if isinstance(name, str)]
+            return all(who in snapshot.index.identifier_holders(t, entry.slug) or t in text for t in tokens)
+        held = [_words(name) for name in names]
         if document is not None:
             held.append(_record_words(document.text))
         return any(a and f" {a} " in f" {h} " for words in held for a, h in zip(asked, words, strict=True))
@@ -100,20 +98,19 @@ def borrowed(
 
 
 def unheld(snapshot: Snapshot, resolution: Resolution, agents: str | Sequence[str], elsewhere: bool = False) -> str:
-    """ "gemini-cli's record of Git Integration does not use the word 'worktrees' (copilot-cli's does)." when a
-    capability was
-    read by its words (ranked, not named, no word corrected) and words of the query are in no form in an asked
-    agent's record of it: the record answers the capability, not necessarily what those words asked ('git
-    worktrees'), and a model shown `available: true` would say yes to them. A word is compared as the ranking read it
-    (its roots, an abbreviation's readings) and named as typed; one the analysis split ('autocompletion') is not
-    named, nor a word of an asked agent's own names ('Gemini CLI Code Explanation'), nor a word more than an eighth of
-    the catalog's capabilities have ('tool', 'session', 'terminal': which records say such a word is no finding, and
-    read as one it misleads; an identifier is always a detail). Words lacking from the same asked
-    agents' records and held by the same other records are said together, up to `UNHELD_SENTENCES` sentences (a
-    comparison's summary speaks in one agent's words). `elsewhere`: only the words another agent's record of it has
-    (a sentence's incidental words, 'my last edits', are in no record). At most `_RECORDS_READ` records are read
-    (each is a document parsed), the asked agents' first: of a capability hundreds of agents record, the others
-    named are some of those whose records use the words."""
+    """ "gemini-cli's record of Git Integration does not use the word 'worktrees' in any form (copilot-cli's does)."
+    when a capability was read by its words (ranked, not named, no word corrected) and words of the query are in no
+    form in an asked agent's record of it: the record answers the capability, not necessarily what those words asked
+    ('git worktrees'), and a model shown `available: true` would say yes to them. A word is compared as the ranking
+    read it (its roots, an abbreviation's readings) and named as typed; one the analysis split ('autocompletion') is
+    not named, nor a word of an asked agent's own names ('Gemini CLI Code Explanation'), nor, in a query of more
+    than two words, a word more than an eighth of the catalog's capabilities have ('tool', 'session', 'terminal':
+    which records say such a word is no finding, and read as one it misleads; an identifier is always a detail).
+    Words lacking from the same asked agents' records and held by the same other records are said together, up to
+    `UNHELD_SENTENCES` sentences (a comparison's summary speaks in one agent's words). `elsewhere`: only the words
+    another agent's record of it has (a sentence's incidental words, 'my last edits', are in no record). At most
+    `_RECORDS_READ` records are read (each is a document parsed), the asked agents' first: of a capability hundreds
+    of agents record, the others named are some of those whose records use the words."""
     if resolution.resolved_by not in _READ_BY_WORDS:
         return ""
     return " ".join(lacking(snapshot, resolution, resolution.value or "", agents, elsewhere))
@@ -140,9 +137,7 @@ def lacking(
     # An identifier the index has is a unit of its own ('copilot-instructions.md'), held by the records it occurs in
     # (match.json `identifiers`; the alias table's, without an agent, is in no record).
     where = {
-        token: {who for slug, who, _ in snapshot.index.identifiers.get(token, ()) if slug == entry.slug}
-        for token in query.identifiers
-        if token in single
+        token: snapshot.index.identifier_holders(token, entry.slug) for token in query.identifiers if token in single
     }
     names = snapshot.index.agent_names.words  # 'Gemini CLI Code Explanation': an asked agent's own name
     own_names = frozenset().union(*(names.get(who, frozenset()) for who in asked))
@@ -152,19 +147,18 @@ def lacking(
     written = normalize(resolution.query).split()
     short = len(written) <= _SHORT_QUERY
     # A word of a hyphenated compound ('mid' of 'mid-session') is no word the query used ('non-' joins its word).
-    parts = {part for token in _HYPHENATED.findall(resolution.query) for part in normalize(token).split()}
+    compounded = {part for token in _HYPHENATED.findall(resolution.query) for part in normalize(token).split()}
     for word in bind_negation(written):  # 'non-interactive' as the ranking reads it: one word
         found = [t for t in terms(word) if t not in QUESTION_WORDS and root(t) in single]
         found = [t for t in found if short or len(postings.get(root(t), ())) <= common]
-        if found and word not in own_names and word not in parts:
+        if found and word not in own_names and word not in compounded:
             typed.setdefault(word if word in written else f"non-{word[3:]}", root(found[0]))  # 'nonce' as written
 
     @functools.cache
     def read(who: str) -> tuple[str, frozenset[str]]:
         """An agent's record of the capability, once per call: its text case-folded, and its roots (`_record`)."""
         documents = [snapshot.find(kind, agent=who, capability=entry.slug) for kind in ("lookup", "sources")]
-        record = entry.agents[who]  # its aliases and wording, which match.json holds and the documents do not
-        names = [n for n in (*_listed(record.get("aliases")), record.get("terminology")) if isinstance(n, str)]
+        names = _own_names(entry.agents[who])  # its aliases and wording: match.json holds them, the documents do not
         parts = [_record(d.text, part) for d, part in zip(documents, ("capability", "sources"), strict=True) if d]
         texts = [canonical_json(names).casefold(), *(text for text, _ in parts)]
         return " ".join(texts), _roots(canonical_json(names)).union(*(held for _, held in parts))
@@ -177,12 +171,12 @@ def lacking(
 
     groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[str]] = {}  # (lacking, holding) -> words
     for word, key in typed.items():
-        if short := tuple(who for who in asked if not has(who, key)):
-            holding = tuple(who for who in sorted((*asked, *others)) if who not in short and has(who, key))
+        if without := tuple(who for who in asked if not has(who, key)):
+            holding = tuple(who for who in sorted((*asked, *others)) if who not in without and has(who, key))
             if holding or not elsewhere:
-                groups.setdefault((short, holding), []).append(word)
+                groups.setdefault((without, holding), []).append(word)
     said = list(groups.items())[:sentences]
-    return [_lacking(words, short, holding, entry.name) for (short, holding), words in said]
+    return [_lacking(words, without, holding, entry.name) for (without, holding), words in said]
 
 
 def _as_typed(text: str, token: str) -> str:
@@ -266,15 +260,21 @@ def _words(text: str) -> tuple[str, str]:
 
 
 @functools.lru_cache(maxsize=1024)
-def _record(document: str, part: str) -> tuple[str, frozenset[str]]:
-    """A document's `part` (a lookup's capability record, a sources document's rows) as text case-folded, to find an
-    identifier in, and its roots (`_roots`)."""
+def _part(document: str, part: str) -> str | None:
+    """A document's `part` (a lookup's capability record, a sources document's rows) as canonical JSON, parsed once
+    per document text; None when the document is no JSON."""
     try:
         value = json.loads(document)
     except (ValueError, RecursionError):
-        return "", frozenset()
-    text = canonical_json(value.get(part) if isinstance(value, dict) else None)
-    return text.casefold(), _roots(text)
+        return None
+    return canonical_json(value.get(part) if isinstance(value, dict) else None)
+
+
+@functools.lru_cache(maxsize=1024)
+def _record(document: str, part: str) -> tuple[str, frozenset[str]]:
+    """A document's `part` as text case-folded, to find an identifier in, and its roots (`_roots`)."""
+    text = _part(document, part)
+    return (text.casefold(), _roots(text)) if text is not None else ("", frozenset())
 
 
 @functools.lru_cache(maxsize=1024)
@@ -287,19 +287,22 @@ def _roots(text: str) -> frozenset[str]:
     return frozenset(root(t) for term in found for t in (term, f"{term}e"))
 
 
-def _listed(value: object) -> list[object]:
-    return value if isinstance(value, list) else []
+def _own_names(record: Mapping[str, Any]) -> list[str]:
+    """A record's own aliases and wording (match.json `agents`), the names its agent gives the capability."""
+    aliases = record.get("aliases")
+    return [
+        name
+        for name in (*(aliases if isinstance(aliases, list) else ()), record.get("terminology"))
+        if isinstance(name, str)
+    ]
 
 
 @functools.lru_cache(maxsize=1024)
 def _record_words(document: str) -> tuple[str, str]:
-    """A lookup document's capability record as normalized words and as `terms()` (parsed once per document text:
-    the lookups that need it are the exact tiers', the most frequent)."""
-    try:
-        value = json.loads(document)
-    except (ValueError, RecursionError):
-        return "", ""
-    return _words(canonical_json(value.get("capability") if isinstance(value, dict) else None))
+    """A lookup document's capability record as normalized words and as `terms()` (once per document text: the
+    lookups that need it are the exact tiers', the most frequent)."""
+    text = _part(document, "capability")
+    return _words(text) if text is not None else ("", "")
 
 
 def _no_record(agents: list[str], names: list[str]) -> str:

@@ -52,7 +52,7 @@ def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) 
         # ('/compact, auto-compact'), are that name; identifiers alone are never read as the words normalization
         # leaves of them, nor '/init project' as another capability's alias 'init project'.
         named = _named_exactly(index, query, n, agent) if q.rest else None
-        if named and all(any(row[0] == named.value for row in index.identifiers.get(t, ())) for t in q.identifiers):
+        if named and all(index.identifier_holders(t, named.value or "") for t in q.identifiers):
             return named
         return _by_ranking(index, q, agent)
     if found := _named_exactly(index, query, n, agent):

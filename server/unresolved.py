@@ -369,8 +369,7 @@ def _lacking(snapshot: Snapshot, resolution: Resolution, rows: list[dict[str, An
     if resolution.status != "ambiguous" or resolution.resolved_by == "category" or loose or not rows:
         return ""
     agents = [a["agent"] for a in rows[0].get("agents", ()) if a["recorded"]]
-    found = records.lacking(snapshot, resolution, rows[0]["capability"], agents, True)
-    return " ".join(found) if agents else ""
+    return " ".join(records.lacking(snapshot, resolution, rows[0]["capability"], agents, True)) if agents else ""
 
 
 def _standing(entry: CapabilityEntry, agent: str) -> dict[str, bool]:
@@ -432,10 +431,10 @@ def _loosely_related(snapshot: Snapshot, resolution: Resolution, rows: list[dict
     line does not repeat."""
     if resolution.ok or _category_asked(snapshot, resolution) is not None:
         return False
-    placed = snapshot.index.identifiers  # a first suggestion whose records hold the identifier asked is no loose match
-    if rows and any(
-        row[0] == rows[0]["capability"] for t in identifiers(resolution.query) for row in placed.get(t, ())
-    ):
+    held = (
+        snapshot.index.identifier_holders
+    )  # a first suggestion whose records hold the identifier asked: no loose match
+    if rows and any(held(token, rows[0]["capability"]) for token in identifiers(resolution.query)):
         return False
     return _weak(_labels(snapshot), [row["confidence"] for row in rows])
 
