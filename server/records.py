@@ -53,7 +53,7 @@ def unrecorded(snapshot: Snapshot, slug: str, agents: Iterable[str]) -> str:
 def borrowed(
     snapshot: Snapshot, resolution: Resolution, agent: str | Sequence[str], shown: str = "answered above"
 ) -> str:
-    """ "'GEMINI.md' is used in the records of copilot-cli and gemini-cli of Custom Instructions; claude-code's record
+    """ "'GEMINI.md' is used in the Custom Instructions records of copilot-cli and gemini-cli; claude-code's record
     of Custom Instructions, answered above, does not use it." when a name, wording or identifier found the capability
     and other agents' records of it use the words (a phrase as one of their names for it) while the asked agent's does
     not: the answer would otherwise read as if that agent had it. Several asked agents (a comparison): those of them
@@ -88,13 +88,18 @@ def borrowed(
     owners = [who for who in sorted(entry.agents) if who not in lacking and says(who, phrase)] if lacking else []
     if not owners:
         return ""
-    whose = f"{owners[0]}'s record" if len(owners) == 1 else f"the records of {_agents(owners)}"  # a catalog of 100s
+    # As `_lacking` words it ('the Git Integration records of a and b'): never "the records of a and b of X".
+    whose = (
+        f"{owners[0]}'s record of {entry.name}"
+        if len(owners) == 1
+        else f"the {entry.name} records of {_agents(owners)}"
+    )
     lack = (
         f"{lacking[0]}'s record of {entry.name}, {shown}, does not use it."
         if len(lacking) == 1
-        else f"the records of {_agents(lacking)} of {entry.name}, {shown}, do not use it."
+        else f"the {entry.name} records of {_agents(lacking)}, {shown}, do not use it."
     )
-    return f"'{resolution.query.strip()}' is used in {whose} of {entry.name}; {lack}"
+    return f"'{resolution.query.strip()}' is used in {whose}; {lack}"
 
 
 def unheld(snapshot: Snapshot, resolution: Resolution, agents: str | Sequence[str], elsewhere: bool = False) -> str:

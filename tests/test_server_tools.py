@@ -639,7 +639,7 @@ async def test_a_comparison_of_some_agents_says_whose_words_found_the_capability
         one = await client.call_tool("lookup_capability", {"agent": "gemini", "capability": "jetbrains"})
     said = "'jetbrains' is used in claude-code's record of IDE Integration; "
     assert copilot.content[-1].text.endswith(
-        said + "the records of copilot-cli and vscode-copilot of IDE Integration, answered above, do not use it."
+        said + "the IDE Integration records of copilot-cli and vscode-copilot, answered above, do not use it."
     )
     lacking = "gemini-cli's record of IDE Integration, answered above, does not use it."
     assert one.content[-1].text == said + lacking
@@ -2008,7 +2008,7 @@ async def test_a_comparison_read_by_its_words_says_which_agents_records_lack_the
         in (compact.structured_content["notes"][-1])
     )
     said = compared.structured_content["notes"][-1]  # 'compact' of 'auto-compact' is not the identifier '/compact'
-    assert said.startswith("'/compact' is used in the records of ") and "gemini-cli's record" in said
+    assert said.startswith("'/compact' is used in the Context Compaction records of ") and "gemini-cli's record" in said
     said = file.structured_content["notes"]  # named as typed, not as the index folds it
     expected = "claude-code's record of Custom Instructions does not use the word 'GEMINI.md' in any form ("
     assert any(n.startswith(expected) for n in said), said
