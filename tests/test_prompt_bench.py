@@ -104,13 +104,14 @@ def test_subset_takes_every_kind_first() -> None:
 # --- the judge (no server) --------------------------------------------------------------------------
 
 
-def _answer(value: dict | None, resolution: dict, *, error: str | None = None) -> object:
+def _answer(value: dict | None, resolution: dict, *, error: str | None = None, budget: dict | None = None) -> object:
     text = error if error is not None else json.dumps(value)
+    meta = {bench.RESOLUTION_META: resolution} | ({bench.BUDGET_META: budget} if budget is not None else {})
     result = types.CallToolResult(
         content=[types.TextContent(text=text)],
         structured_content=value if error is None else None,
         is_error=error is not None,
-        _meta={bench.RESOLUTION_META: resolution},
+        _meta=meta,
     )
     return bench.Answer.of(result)
 
@@ -146,7 +147,7 @@ def test_judge_retries_with_the_top_candidate() -> None:
     assert verdict.retry_arguments == {"agent": "claude", "capability": "mcp-servers"}
 
 
-def _suggestions(status: str, *slugs: str, available: bool = True) -> object:
+def _suggestions(status: str, *slugs: str, available: bool = True, budget: dict | None = None) -> object:
     rows = [{"capability": slug, "label": "✓ Recommended", "available": available} for slug in slugs]
     value = {"query": "q", "agent": "claude-code", "suggestions": rows}
     resolution = {"agent": {"status": "resolved", "value": "claude-code"}, "capability": {"status": status}}
@@ -154,7 +155,7 @@ def _suggestions(status: str, *slugs: str, available: bool = True) -> object:
         resolution["capability"]["value"] = slugs[0]
     else:
         resolution["capability"]["candidates"] = [{"value": slug, "matchConfidence": 0.5} for slug in slugs]
-    return _answer(value, resolution)
+    return _answer(value, resolution, budget=budget)
 
 
 def test_judge_budgeted_suggestions() -> None:
@@ -162,6 +163,11 @@ def test_judge_budgeted_suggestions() -> None:
     resolved = _suggestions("resolved", "mcp-servers", "plugins")
     assert bench.judge("lookup_capability", args, LOOKUP, resolved).outcome == "correct"
     assert "suggestions [mcp-servers" in resolved.summary()
+    assert "tokens" not in resolved.summary()  # no budget in `_meta`: none is made up
+    # The tokens a suggestions answer used against its budget are read from `_meta` (the model is not told them).
+    budget = {"totalTokens": 180, "maxTokens": 500, "tokens": {"mcp-servers": 120}, "omitted": []}
+    budgeted = _suggestions("resolved", "mcp-servers", "plugins", budget=budget).summary()
+    assert budgeted.endswith("suggestions [mcp-servers None, plugins None] 180/500 tokens"), budgeted
     other = _suggestions("resolved", "plugins", "mcp-servers")
     assert bench.judge("lookup_capability", args, LOOKUP, other).outcome == "wrong"
     lacking = _suggestions("resolved", "mcp-servers", available=False)
