@@ -2175,16 +2175,19 @@ async def test_what_a_record_does_not_use_reads_negations_short_queries_and_hyph
 ) -> None:
     """'non-interactive' is one word to the ranking ('noninteractive'), and was never named; 'multi-agent' is the
     word 'multiagent' written apart, which a record holds; and in a query of two words each word is a detail, however
-    many records have it."""
+    many records have it. A word that merely begins with 'non' ('nonce') is named as written, not as 'non-ce'."""
     docs = documents()
     mcp = {agent: next(c for c in doc["capabilities"] if c["name"] == "MCP Servers") for agent, doc in docs.items()}
     mcp["claude-code"]["description"] += " Also in multi-agent setups."
-    mcp["copilot-cli"]["description"] += " Works in non-interactive runs and multiagent setups."
+    mcp["copilot-cli"]["description"] += " Works in non-interactive runs and multiagent setups, signed with a nonce."
     build = real_build(write_agents(tmp_path, docs), tmp_path / "build")
     async with connect(build, "2026-07-28") as client:
         negated = await client.call_tool("compare_capability", {"capability": "mcp non-interactive"})
         claude = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "mcp multiagent"})
         vscode = await client.call_tool("lookup_capability", {"agent": "vs code", "capability": "mcp multiagent"})
+        nonce = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "mcp nonce"})
+    said = " ".join(nonce.structured_content["notes"])
+    assert "claude-code's record of MCP Servers does not use the word 'nonce' in any form (copilot-cli's does)." in said
     said = " ".join(negated.structured_content["notes"])
     assert (
         "The MCP Servers records of claude-code and vscode-copilot do not use the word 'non-interactive' in any form "
