@@ -68,6 +68,7 @@ BLIND_SETS = [
     ("check-2026-11-30-d", "fq", "fr"),
     ("check-2026-11-30-e", "fs", "ft"),
     ("check-2026-12-01-a", "fu", "fv"),
+    ("check-2026-12-01-b", "fw", "fx"),
 ]
 # The check set kept unread until the resolver change it checks (README.md): its problems are reported by query
 # id only, so that running this check shows nobody its queries. `--show-unread` shows them.
