@@ -96,6 +96,17 @@ def test_the_next_steps_say_the_sample_aliases_follow_the_example_and_validate_n
         assert phrase in checked.output
 
 
+def test_the_instructions_of_a_one_agent_catalog_name_no_name_several_agents_share(tmp_path: Path) -> None:
+    """The instructions end saying a name several agents share answers for each: of a catalog where no name is
+    shared (the scaffold's one agent) it is untrue, and '(copilot)' names an agent it does not have."""
+    assert run_cli(["init"], cwd=tmp_path).exit_code == 0
+    built = run_cli(["build"], cwd=tmp_path)
+    assert built.exit_code == 0, built.output
+    instructions = (tmp_path / "build" / "instructions.md").read_text("utf-8")
+    assert instructions.rstrip().endswith("A capability may be asked in your own words.")
+    assert "several agents share" not in instructions and "copilot" not in instructions
+
+
 def test_init_refuses_to_overwrite_and_writes_nothing(tmp_path: Path) -> None:
     (tmp_path / "capidx.yaml").write_text("title: mine\n", encoding="utf-8")
     workflow = tmp_path / ".github" / "workflows" / "capidx.yml"

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from capidx.compiler.catalog import Capability, Catalog
+from capidx.compiler.derive.match import agent_names
 from capidx.compiler.diagnostics import plural
 from capidx.compiler.render.markdown import inline, line
 from capidx.compiler.render.views import (
@@ -204,10 +205,19 @@ def instructions_frame(catalog: Catalog, title: str) -> Frame:
         tail=(
             "Details: lookup_capability(agent, capability) for one agent; compare_capability(capability) across "
             "agents; list_capabilities(agent and/or category) to list names; get_sources(agent and/or capability) "
-            "to cite. A capability may be asked in your own words; a name several agents share (copilot) answers "
-            "for each."
+            f"to cite. A capability may be asked in your own words{_shared_name(catalog)}."
         ),
     )
+
+
+def _shared_name(catalog: Catalog) -> str:
+    """'; a name several agents share (copilot) answers for each', with a name of this catalog that several agents
+    share (a one-word one first, alphabetically), or '' when no name is shared: a one-agent catalog has none."""
+    shared = [name for name, ids in agent_names(catalog.agents).items() if len(ids) > 1]
+    if not shared:
+        return ""
+    name = min(shared, key=lambda name: (" " in name, name))
+    return f"; a name several agents share ({name}) answers for each"
 
 
 def memory_frame(catalog: Catalog, title: str, build: str, make: str = "capidx build") -> Frame:
