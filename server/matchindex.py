@@ -111,6 +111,9 @@ class MatchIndex:
     # id -> the platforms ('integrations') and models ('models') its file lists: (kind, name, supported or None)
     # and the name's terms, read once at load, not on every call
     agent_lists: Mapping[str, tuple[tuple[str, str, bool | None, tuple[str, ...]], ...]]
+    # the terms of every listed name and agent name ('github actions', 'github copilot'): a listed name ('GitHub')
+    # standing in the query only within a longer one is not what the query names
+    longer_names: frozenset[tuple[str, ...]]
     capabilities: Mapping[str, CapabilityEntry]
     keys: Mapping[str, str]  # normalized name or slug -> slug
     aliases: Mapping[str, str]
@@ -165,9 +168,15 @@ class MatchIndex:
             token: tuple((row["capability"], row.get("agent"), IDENTIFIER_EVIDENCE[row["field"]]) for row in found)
             for token, found in data.get("identifiers", {}).items()
         }
+        agent_lists = {row["id"]: _agent_lists(row) for row in data["agents"]}
+        listed_words = (words for lists in agent_lists.values() for *_, words in lists)
+        longer_names = frozenset(
+            words for words in itertools.chain(listed_words, map(tuple, map(terms, agent_names))) if len(words) > 1
+        )
         return cls(
             agents=MappingProxyType(agents),
-            agent_lists=MappingProxyType({row["id"]: _agent_lists(row) for row in data["agents"]}),
+            agent_lists=MappingProxyType(agent_lists),
+            longer_names=longer_names,
             agent_names=NameTable.build(agent_names),
             capabilities=capabilities,
             keys=MappingProxyType(keys),

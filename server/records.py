@@ -236,7 +236,7 @@ def listed(snapshot: Snapshot, query: str, agents: Sequence[str]) -> str:
         found: dict[str, dict[str, None]] = {}
         for kind, name, flag, words in snapshot.index.agent_lists.get(who, ()):
             listed_words = set(words)
-            whole = bool(words) and f" {' '.join(words)} " in f" {' '.join(asked)} "
+            whole = bool(words) and _stands_whole(snapshot, words, asked)
             rest = content - listed_words
             if whole and capability_words(listed_words) and rest:
                 whole = False  # 'web search' asks Web Search, not the platform Web
@@ -250,6 +250,27 @@ def listed(snapshot: Snapshot, query: str, agents: Sequence[str]) -> str:
     more = len(said) - _AGENTS_NAMED
     agents_more = f"{more:,} more agent{'s' if more > 1 else ''}"
     return " ".join(said[:_AGENTS_NAMED] + ([f"The data of {agents_more} lists one too."] if more > 0 else []))
+
+
+def _stands_whole(snapshot: Snapshot, words: Sequence[str], asked: Sequence[str]) -> bool:
+    """Whether a listed name's words stand in the query's, somewhere not within a longer listed name or agent name
+    also standing there: 'github actions' names GitHub Actions, and 'github copilot' the Copilots, not GitHub."""
+    longer = snapshot.index.longer_names
+    most = min(max(map(len, longer), default=0), len(asked))
+    size = len(words)
+    for start in range(len(asked) - size + 1):
+        end = start + size
+        if tuple(asked[start:end]) != tuple(words):
+            continue
+        spans = (
+            (first, last)
+            for first in range(max(0, end - most), start + 1)
+            for last in range(end, min(len(asked), first + most) + 1)
+            if last - first > size
+        )
+        if not any(tuple(asked[first:last]) in longer for first, last in spans):
+            return True
+    return False
 
 
 def _and(names: Sequence[str]) -> str:

@@ -2292,6 +2292,22 @@ async def test_a_listed_platform_is_not_said_of_a_query_asking_a_capability(bund
     assert "copilot-cli's data lists GitHub (supported) among its integrations." in github.structured_content["notes"]
 
 
+async def test_a_listed_name_within_a_longer_name_the_query_holds_is_not_said(bundled_build: Path) -> None:
+    """'github actions' names GitHub Actions (claude-code's and gemini-cli's files list it), and 'GitHub Copilot CLI'
+    and 'github copilot' name agents: that copilot-cli's and vscode-copilot's files list the platform GitHub is no
+    answer to them. 'GitHub' alone still is."""
+    async with connect(bundled_build, "2026-07-28") as client:
+        actions = await client.call_tool("compare_capability", {"capability": "github actions"})
+        own = await client.call_tool("lookup_capability", {"agent": "copilot cli", "capability": "GitHub Copilot CLI"})
+        nick = await client.call_tool("compare_capability", {"capability": "github copilot"})
+        github = await client.call_tool("lookup_capability", {"agent": "copilot cli", "capability": "GitHub"})
+    said = " ".join(block.text for block in actions.content)
+    assert "claude-code's data lists GitHub Actions (supported) among its integrations." in said
+    assert "GitHub (supported)" not in said
+    assert "data lists" not in " ".join(block.text for block in (*own.content, *nick.content))
+    assert "copilot-cli's data lists GitHub (supported) among its integrations." in github.structured_content["notes"]
+
+
 def test_agents_past_those_named_by_listed_are_counted_in_the_singular_for_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
