@@ -26,6 +26,9 @@ RESOLUTION_META = "capidx/resolution"
 IDENTIFIER_EVIDENCE: Mapping[str, float] = MappingProxyType(
     {"name": 1.0, "terminology": 1.0, "alias": 0.9, "description": 0.8, "detail": 0.6, "source": 0.5}
 )
+# A listed or agent name of more words is no name a query holds whole (`longer_names`): a query's spans are looked up
+# up to this length, so a build's longest name does not set the work per call.
+LONGEST_NAME_WORDS = 8
 K, V = TypeVar("K"), TypeVar("V")
 
 
@@ -171,7 +174,9 @@ class MatchIndex:
         agent_lists = {row["id"]: _agent_lists(row) for row in data["agents"]}
         listed_words = (words for lists in agent_lists.values() for *_, words in lists)
         longer_names = frozenset(
-            words for words in itertools.chain(listed_words, map(tuple, map(terms, agent_names))) if len(words) > 1
+            words
+            for words in itertools.chain(listed_words, map(tuple, map(terms, agent_names)))
+            if 1 < len(words) <= LONGEST_NAME_WORDS
         )
         return cls(
             agents=MappingProxyType(agents),

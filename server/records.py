@@ -16,7 +16,7 @@ from typing import Any
 
 from capidx.schema.lexicon import identifiers
 from capidx.schema.text import bind_negation, canonical_json, normalize, terms
-from capidx.server.matchindex import Resolution
+from capidx.server.matchindex import LONGEST_NAME_WORDS, Resolution
 from capidx.server.query import QUESTION_WORDS, analyse, root
 from capidx.server.snapshot import Snapshot
 from capidx.server.unlisted import NOT_LISTED_CHARS, fitting, some_of
@@ -230,13 +230,13 @@ def listed(snapshot: Snapshot, query: str, agents: Sequence[str]) -> str:
     def capability_words(words: Iterable[str]) -> bool:
         return {root(word) for word in words} <= names
 
-    said = []
+    said, longer = [], _longer_names(snapshot, asked)
     for who in dict.fromkeys(agents):
         content = set(asked) - QUESTION_WORDS - snapshot.index.agent_names.words.get(who, frozenset())
         found: dict[str, dict[str, None]] = {}
         for kind, name, flag, words in snapshot.index.agent_lists.get(who, ()):
             listed_words = set(words)
-            whole = bool(words) and _stands_whole(snapshot, words, asked)
+            whole = bool(words) and _stands_whole(words, asked, longer)
             rest = content - listed_words
             if whole and capability_words(listed_words) and rest:
                 whole = False  # 'web search' asks Web Search, not the platform Web
@@ -252,23 +252,27 @@ def listed(snapshot: Snapshot, query: str, agents: Sequence[str]) -> str:
     return " ".join(said[:_AGENTS_NAMED] + ([f"The data of {agents_more} lists one too."] if more > 0 else []))
 
 
-def _stands_whole(snapshot: Snapshot, words: Sequence[str], asked: Sequence[str]) -> bool:
-    """Whether a listed name's words stand in the query's, somewhere not within a longer listed name or agent name
-    also standing there: 'github actions' names GitHub Actions, and 'github copilot' the Copilots, not GitHub."""
-    longer = snapshot.index.longer_names
-    most = min(max(map(len, longer), default=0), len(asked))
+def _longer_names(snapshot: Snapshot, asked: Sequence[str]) -> list[tuple[int, int]]:
+    """The spans of the query's words that are a listed or agent name of several words, found once per call: a
+    listed name within one ('github' of 'github actions', of 'github copilot') is not what the query names."""
+    longer, n = snapshot.index.longer_names, len(asked)
+    return [
+        (first, last)
+        for first in range(n)
+        for last in range(first + 2, min(n, first + LONGEST_NAME_WORDS) + 1)
+        if tuple(asked[first:last]) in longer
+    ]
+
+
+def _stands_whole(words: Sequence[str], asked: Sequence[str], longer: Sequence[tuple[int, int]]) -> bool:
+    """Whether a listed name's words stand in the query's somewhere not within a longer name's span (`_longer_names`):
+    'github actions' names GitHub Actions, and 'github copilot' the Copilots, not GitHub."""
     size = len(words)
     for start in range(len(asked) - size + 1):
         end = start + size
-        if tuple(asked[start:end]) != tuple(words):
-            continue
-        spans = (
-            (first, last)
-            for first in range(max(0, end - most), start + 1)
-            for last in range(end, min(len(asked), first + most) + 1)
-            if last - first > size
-        )
-        if not any(tuple(asked[first:last]) in longer for first, last in spans):
+        if tuple(asked[start:end]) == tuple(words) and not any(
+            first <= start and end <= last and last - first > size for first, last in longer
+        ):
             return True
     return False
 
