@@ -140,6 +140,33 @@ def test_a_near_miss_one_agent_each_is_said_at_both_without_taking_a_side(tmp_pa
     assert all("as the others do" not in problem["hint"] for problem in problems)
 
 
+def test_one_name_written_apart_and_together_by_one_agent_each_is_an_error_at_both(tmp_path: Path) -> None:
+    """'Sub-agents' in one agent's file and 'Subagents' in the other's was a warning on a tie (every two-agent catalog),
+    which `-q` hides: the build made two capabilities, each agent answered as having no record of the other's."""
+
+    def edit(docs: Docs) -> None:
+        docs["claude-code"]["capabilities"][3]["name"] = "Inline Suggestions"  # 'Hooks': now one agent each
+        docs["vscode-copilot"]["capabilities"][2]["name"] = "InlineSuggestions"
+
+    problems = found(tmp_path, edited(edit))
+    assert said(problems) == [
+        (f"agents/{agent}/capabilities/current.json", f"$.capabilities[{index}].name", "error", "name-near-miss")
+        for agent, index in (("claude-code", 3), ("vscode-copilot", 2))
+    ]
+    apart, together = (
+        place(tmp_path, "claude-code", ': "Inline Suggestions"'),
+        place(tmp_path, "vscode-copilot", ': "InlineSuggestions"'),
+    )
+    assert problems[0]["message"] == (
+        f"'Inline Suggestions' is spelled almost like 'InlineSuggestions' in {together}, one agent each: one name "
+        "written apart and together"
+    )
+    assert problems[1]["message"].startswith(
+        f"'InlineSuggestions' is spelled almost like 'Inline Suggestions' in {apart}"
+    )
+    assert all(problem["hint"].endswith("write it one way in both") for problem in problems)
+
+
 def test_a_near_miss_of_a_name_more_agents_use_is_said_in_each_file_of_the_rarer_one(tmp_path: Path) -> None:
     def edit(docs: Docs) -> None:
         docs["claude-code"]["capabilities"][3]["name"] = "Code Revew"  # 'Hooks'

@@ -12,9 +12,10 @@ and one category (`capidx.compiler.catalog`), so those records should agree.
   catalog contradicts itself (within one document, the duplicate-name rule's error, `lint`);
 - `name-near-miss`: a name one typing error from another agent's ('Inline Code Completon', 'Sub-agents'), which the
   build would make a second capability of. An error where the two differ only in where a space or hyphen falls
-  between the letters ('Sub-agents' / 'Subagents': one word written apart and together is one name) and more agents
-  write the other spelling: the answers about the one agent would say it has no record of the capability the others
-  share. Else a warning: one letter apart may be two capabilities ('Mode Selection' / 'Model Selection').
+  between the letters ('Sub-agents' / 'Subagents': one word written apart and together is one name): the answers
+  about each agent would say it has no record of the capability the others have, and on a tie (every two-agent
+  catalog) the overview shows each agent on a capability of its own. Else a warning: one letter apart may be two
+  capabilities ('Mode Selection' / 'Model Selection').
 
 Each rule decides from every record of the catalog, the documents read only to compare with (`context`: the rest of
 the catalog when a pre-commit hook names the changed files) included, and reports only in the checked documents: a
@@ -281,17 +282,20 @@ def _categories(
 
 def _near_miss(documents: Sequence[SourceFile], record: _Record, other: _Record, ours: int, theirs: int) -> Diagnostic:
     """At `record`, whose name `ours` agents use, one typing error from `other`'s, which `theirs` use. An error where
-    the others outvote it and the two differ only in where a space (a hyphen, normalized) falls between the letters:
-    one word written apart and together is one name, and the build would split the capability, a lookup of this
-    agent answering that it has no record of it. Else a warning: a letter apart may name another capability ('Mode
-    Selection')."""
+    the two differ only in where a space (a hyphen, normalized) falls between the letters: one word written apart and
+    together is one name, and the build would split the capability, a lookup of this agent answering that it has no
+    record of it; on a tie too, where neither is the others' spelling and the split is the same. Else a warning: a
+    letter apart may name another capability ('Mode Selection')."""
     said = f"{quote(record.name)} is spelled almost like {quote(other.name)} in {_where(documents, other, 'name')}"
-    severity: Severity = "warning"
+    spacing = record.key.replace(" ", "") == other.key.replace(" ", "")  # one name, written apart and together
+    severity: Severity = "error" if spacing else "warning"
     if theirs > ours:
         message = f"{said}, the spelling {plural(theirs, 'other agent')} use"
         hint = f"{_NEAR_MISS_HINT}: spell it as the others do"
-        if record.key.replace(" ", "") == other.key.replace(" ", ""):
-            severity = "error"
+    elif spacing:  # a tie: neither is the others', but the build would still split the capability in two
+        each = "one agent each" if ours == 1 else f"{ours} agents each"
+        message = f"{said}, {each}: one name written apart and together"
+        hint = f"{_NEAR_MISS_HINT}: write it one way in both"
     else:
         each = "one agent each" if ours == 1 else f"{ours} agents each"
         message = f"{said}, {each}: one of the two is likely a typo"
