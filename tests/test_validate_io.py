@@ -650,6 +650,28 @@ def test_yaml_nested_through_merges_is_placed(project: Path, text: str, expected
     assert re.match(rf"agents/alpha/capabilities/{expected}", result.output), result.output[:500]
 
 
+def test_a_yaml_key_that_is_not_a_string_hides_no_other_problem_of_the_document(project: Path) -> None:
+    """`on:` (read as true) was said alone: the document was set aside, so its misspelled key and its value outside
+    the enum were said only once `on` was quoted, one run later, though validate says every problem in one run."""
+    path = project / "agents" / "beta-2" / "capabilities" / "current.yaml"
+    text = path.read_text(encoding="utf-8").replace(
+        "    available: true\n", "    available: true\n    terminolgy: reviews\n    on: true\n    maturityLevel: GA\n"
+    )
+    path.write_text(text, encoding="utf-8")
+
+    result = run()
+
+    assert result.exit_code == 1
+    said = [line.split(": ", 1)[1] for line in result.output.splitlines() if line.startswith("agents/beta-2/")]
+    assert [line.split(":")[0] for line in said] == [
+        "$.capabilities[0].terminolgy",
+        "$.capabilities[0].on",
+        "$.capabilities[0].maturityLevel",
+    ]
+    assert "key 'on' is not a string" in said[1] and "'GA' is not a valid maturityLevel" in said[2]
+    assert "3 errors" in result.output
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

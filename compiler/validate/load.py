@@ -416,7 +416,10 @@ def _parse_yaml(path: Path, raw: bytes, text: str, partial: bool) -> tuple[Sourc
         return None, [Diagnostic(str(path), None, None, "", "error", "invalid YAML: nested too deeply", None, "parse")]
     source_map, non_string_keys = document.source_map, document.non_string_keys
     nulled = {json_path(parts): source_map.place(parts)[0] for parts in document.nulled}
-    source = SourceFile(path, raw, text, document.data, source_map, nulled)
+    # A key that is not a string ('on:', 'yes:', '2:' are read as true and 2) is said below and left out, so that the
+    # rest of the document is still checked: every problem in one run, not one at a time.
+    data = _string_keys_only(document.data) if non_string_keys else document.data
+    source = SourceFile(path, raw, text, data, source_map, nulled)
     problems = [_unusable(path, found) for found in document.unusable]
     problems += _duplicate_keys(source, source_map.duplicates)
     problems += [
@@ -431,9 +434,17 @@ def _parse_yaml(path: Path, raw: bytes, text: str, partial: bool) -> tuple[Sourc
         for parts, _, key in document.unsaid_keys()
     ]
     problems.sort(key=lambda problem: (problem.line or 0, problem.col or 0))
-    # Data with non-string keys is not JSON data: checking it further would only confuse (or crash) the schema.
-    usable = not non_string_keys and (partial or not document.unusable)
-    return (source if usable else None), problems
+    return (source if partial or not document.unusable else None), problems
+
+
+def _string_keys_only(value: Any) -> Any:
+    """The data without its non-string keys (each said where it is written): JSON data, which the schema can check.
+    Recursion is bounded by the parse's depth limit (`YamlTooDeep`)."""
+    if isinstance(value, dict):
+        return {key: _string_keys_only(item) for key, item in value.items() if isinstance(key, str)}
+    if isinstance(value, list):
+        return [_string_keys_only(item) for item in value]
+    return value
 
 
 def _unusable(path: Path, found: Unusable) -> Diagnostic:
