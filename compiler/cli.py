@@ -536,11 +536,11 @@ def _config_above(build_dir: Path | None, settings: Any) -> Path | None:
     """The capidx.yaml of a folder above the working one, when the build is the default `build/` because no
     capidx.yaml is in force (none here, no --config): run from a subfolder of a project, a missing build names the
     project's (`manifest_reader.above_build_hint`). A --build the user named is not second-guessed."""
-    from capidx.schema.above import config_above
+    from capidx.schema.above import config_near
 
     if build_dir is not None or settings is None or settings.config_file is not None:
         return None
-    return config_above(resolve(Path.cwd()))
+    return config_near(resolve(Path.cwd()))
 
 
 def _config_building(build: Path) -> Path | None:

@@ -1,10 +1,11 @@
-"""The capidx.yaml of a folder above the working one, named by every command run from a subfolder of a project.
+"""The capidx.yaml of a folder above or below the working one, named by every command run elsewhere in a project.
 
 capidx reads the working folder's capidx.yaml only (or --config's), like mkdocs: run from a subfolder of a project
-(`agents/claude-code/`), validate and build find no catalog there, and report, serve and inject no build. Each names
-the capidx.yaml of the nearest folder above and how to use it (`above_hint`), as long as no capidx.yaml is in force
-and no flag named the catalog or the build. One lookup for the compiler and the server, which import nothing of each
-other.
+(`agents/claude-code/`), or from the top of a repository whose catalog lives in a subfolder (`tools/capidx/`, as
+`capidx init tools/capidx` makes it), validate and build find no catalog there, and report, serve and inject no
+build. Each names the capidx.yaml of the nearest folder above, else below, and how to use it (`above_hint`), as long
+as no capidx.yaml is in force and no flag named the catalog or the build. One lookup for the compiler and the
+server, which import nothing of each other.
 """
 
 from __future__ import annotations
@@ -17,6 +18,11 @@ from capidx.schema.realpath import leads_out
 
 CONFIG_FILE_NAME = "capidx.yaml"
 CONFIG_LEVELS_UP = 8  # how far above the working folder a capidx.yaml is looked for, to name it in a hint
+CONFIG_LEVELS_DOWN = 3  # and how far below ('tools/capidx/capidx.yaml' is two down)
+# Folder entries read looking below, at most: a repository's top may hold thousands (a fork's pull request in CI
+# too), and a hint is not worth more. Hidden folders and those of installed packages are not looked into.
+ENTRIES_READ_BELOW = 5_000
+_NOT_LOOKED_INTO = frozenset({"node_modules", "site-packages", "__pycache__", "venv", "env"})
 
 
 def config_above(root: Path) -> Path | None:
@@ -27,6 +33,41 @@ def config_above(root: Path) -> Path | None:
         if os.path.isfile(found := folder / CONFIG_FILE_NAME):
             return found
     return None
+
+
+def config_near(root: Path) -> Path | None:
+    """The nearest capidx.yaml above `root` (`config_above`), else the nearest below it (`config_below`)."""
+    return config_above(root) or config_below(root)
+
+
+def config_below(root: Path) -> Path | None:
+    """The capidx.yaml of the shallowest folder below `root` that has one (the first by name among those as deep),
+    looked for `CONFIG_LEVELS_DOWN` levels down, reading `ENTRIES_READ_BELOW` folder entries at most, never through a
+    symbolic link nor into hidden folders or installed packages: a monorepo's top, where `capidx init tools/capidx`
+    put the CI files, names its catalog's."""
+    level, read = [root], 0
+    for _ in range(CONFIG_LEVELS_DOWN):
+        deeper: list[Path] = []
+        for folder in level:
+            try:
+                with os.scandir(folder) as entries:
+                    for entry in entries:
+                        read += 1
+                        if read > ENTRIES_READ_BELOW:
+                            return _first_with_config(deeper)
+                        looked_into = entry.name[:1] != "." and entry.name not in _NOT_LOOKED_INTO
+                        if looked_into and entry.is_dir(follow_symlinks=False):
+                            deeper.append(Path(entry.path))
+            except OSError:  # not listable: looked past
+                continue
+        if found := _first_with_config(deeper):
+            return found
+        level = sorted(deeper)
+    return None
+
+
+def _first_with_config(folders: list[Path]) -> Path | None:
+    return next((found for folder in sorted(folders) if os.path.isfile(found := folder / CONFIG_FILE_NAME)), None)
 
 
 def readable(above: Path) -> bool:
@@ -44,7 +85,8 @@ def above_hint(above: Path, cwd: Path, option: str = "--config", value: Path | N
     else by its whole path; the capidx.yaml itself when not given."""
     config = Path(os.path.relpath(above, cwd))
     given = config if value is None else _named(value, above.parent, cwd)
-    return f"no capidx.yaml here; {config} is above: run capidx in {config.parent}, or pass {option} {given}"
+    where = "above" if config.parts[0] == os.pardir else "below"  # `config_near`
+    return f"no capidx.yaml here; {config} is {where}: run capidx in {config.parent}, or pass {option} {given}"
 
 
 def _named(path: Path, project: Path, cwd: Path) -> Path:

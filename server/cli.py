@@ -242,7 +242,7 @@ def _no_build_above(error: Exception, settings: Settings) -> str | None:
     capidx.yaml of a folder above (`schema.above`) is named with the build it names (serve.build, else paths.out, as
     serve reads it there), or with --config when it does not load without error or may not be read (a link out of
     its folder, `above.readable`). None in every other case."""
-    from capidx.schema.above import build_hint, config_above
+    from capidx.schema.above import build_hint, config_near
     from capidx.server.settings import from_file
     from capidx.server.snapshot import NoBuildError
 
@@ -250,7 +250,7 @@ def _no_build_above(error: Exception, settings: Settings) -> str | None:
     if where is None or settings.config_file is not None or settings.sources.get("build") != "default":
         return None
     cwd = Path.cwd()
-    above = config_above(cwd)
+    above = config_near(cwd)
     if above is None:
         return None
 

@@ -1,4 +1,5 @@
-"""Every command run from a subfolder of a project names the project's capidx.yaml (`capidx.schema.above`).
+"""Every command run from a subfolder of a project, or from the top of a repository whose catalog is in a subfolder,
+names the project's capidx.yaml (`capidx.schema.above`).
 
 capidx reads the working folder's capidx.yaml only. Run from `agents/<id>/`, validate and build said where the
 capidx.yaml above is, but report, serve and `inject --check` only "no build at …/agents/<id>/build: run `capidx
@@ -14,7 +15,14 @@ from pathlib import Path
 import pytest
 from catalog_factory import built_project, run_cli, write_catalog
 
-from capidx.schema.above import CONFIG_LEVELS_UP, above_hint, config_above
+from capidx.schema.above import (
+    CONFIG_LEVELS_DOWN,
+    CONFIG_LEVELS_UP,
+    ENTRIES_READ_BELOW,
+    above_hint,
+    config_above,
+    config_below,
+)
 
 ABOVE = "no capidx.yaml here; ../../capidx.yaml is above: run capidx in ../.., or pass"
 COMMANDS = {"report": ["report"], "serve": ["serve"], "inject": ["inject", "--check", "AGENTS.md"]}
@@ -183,3 +191,73 @@ def test_a_capidx_yaml_above_linked_out_of_its_folder_is_named_unread(tmp_path: 
     assert code == 2, output
     assert f"{_no_build(here)}: {ABOVE} --config ../../capidx.yaml" in output, output
     assert "secret" not in output, output
+
+
+BELOW = "no capidx.yaml here; tools/capidx/capidx.yaml is below: run capidx in tools/capidx, or pass"
+
+
+@pytest.fixture(scope="module")
+def monorepo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A repository whose catalog is in tools/capidx (`capidx init tools/capidx`), built there."""
+    top = tmp_path_factory.mktemp("monorepo")
+    built_project(top / "tools" / "capidx")
+    (top / "src").mkdir()
+    return top
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_run_at_the_top_of_a_monorepo_the_build_below_is_named(monorepo: Path, command: str) -> None:
+    """From the repository's top, where init put the CI files, report, serve and inject said only "no build at
+    …/build: run `capidx build` first", and that build said it found no catalog: neither named tools/capidx."""
+    code, output = _run(command, monorepo)
+    assert code == 2, output
+    assert f"{_no_build(monorepo)}: {BELOW} --build tools/capidx/build" in output, output
+
+
+@pytest.mark.parametrize("command", ["validate", "build"])
+def test_validate_and_build_at_the_top_of_a_monorepo_name_the_capidx_yaml_below(monorepo: Path, command: str) -> None:
+    result = run_cli([command], monorepo)
+    assert result.exit_code == 2, result.output
+    said = f"agents: catalog directory not found ({BELOW} --config tools/capidx/capidx.yaml)"
+    assert said in result.output.splitlines(), result.output
+    assert not (monorepo / "build").exists()
+
+
+def test_the_lookup_below_takes_the_shallowest_and_stops_some_levels_down(tmp_path: Path) -> None:
+    deep = tmp_path.joinpath(*["d"] * CONFIG_LEVELS_DOWN)
+    deep.mkdir(parents=True)
+    (deep / "capidx.yaml").write_text("title: T\n", encoding="utf-8")
+    assert config_below(tmp_path) == deep / "capidx.yaml"
+    assert config_below(tmp_path.parent) is None or config_below(tmp_path.parent) != deep / "capidx.yaml"
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "capidx.yaml").write_text("title: T\n", encoding="utf-8")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "capidx.yaml").write_text("title: T\n", encoding="utf-8")
+    assert config_below(tmp_path) == tmp_path / "a" / "capidx.yaml"  # the shallowest, then by name
+
+
+def test_the_lookup_below_skips_hidden_folders_links_and_installed_packages(tmp_path: Path) -> None:
+    for folder in (".git", "node_modules", "venv"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "capidx.yaml").write_text("title: T\n", encoding="utf-8")
+    elsewhere = tmp_path.parent / f"{tmp_path.name}-elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "capidx.yaml").write_text("title: T\n", encoding="utf-8")
+    (tmp_path / "linked").symlink_to(elsewhere, target_is_directory=True)
+    assert config_below(tmp_path) is None
+
+
+def test_the_lookup_below_reads_a_bounded_number_of_entries(tmp_path: Path) -> None:
+    """A repository's top with more entries than it reads: what lies past them is not looked for (a hint is not
+    worth reading a huge tree; a fork's pull request controls the tree in CI). Folders are read in name order, so
+    the crowded one comes first."""
+    crowded = tmp_path / "a"
+    crowded.mkdir()
+    for number in range(ENTRIES_READ_BELOW):
+        (crowded / f"f{number}").touch()
+    (tmp_path / "b" / "c").mkdir(parents=True)
+    (tmp_path / "b" / "c" / "capidx.yaml").write_text("title: T\n", encoding="utf-8")
+    assert config_below(tmp_path) is None  # past the entries read
+    for number in range(3):  # 2 entries at the top, all but three of the limit in a/, 1 in b/: the limit read
+        (crowded / f"f{number}").unlink()
+    assert config_below(tmp_path) == tmp_path / "b" / "c" / "capidx.yaml"  # within them

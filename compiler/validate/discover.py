@@ -21,7 +21,7 @@ from capidx.compiler.files import FolderUnreadable, TooManyTemplates, shown, wal
 from capidx.compiler.validate import configured
 from capidx.compiler.validate.load import file_problem, load_file
 from capidx.compiler.validate.manifests import is_build
-from capidx.schema.above import above_hint, config_above
+from capidx.schema.above import above_hint, config_near
 from capidx.schema.builddir import MANIFEST
 from capidx.schema.pathkind import PathKind, folder_kind, refusal
 from capidx.schema.realpath import real_path
@@ -223,7 +223,7 @@ def _from_config(config: Config, templates_listed: bool = False) -> Inputs:
     kind = folder_kind(config.agents)
     if kind is not PathKind.FOLDER:
         default = config.config_file is None and config.agents == config.root / "agents"  # no --agents elsewhere
-        above = config_above(config.root) if default else None
+        above = config_near(config.root) if default else None
         hint = above_hint(above, config.root) if above is not None else None
         problem = configured.missing(config, "agents") or _no_catalog(config.agents, kind, hint)
         unseen = kind in (PathKind.DENIED, PathKind.UNLISTED)  # there, but what it holds cannot be told
