@@ -226,6 +226,16 @@ def test_growth_of_exactly_ten_percent_is_not_a_warning(tmp_path: Path) -> None:
     assert [f.kind for f in build_report(head, base).warnings] == ["full"]
 
 
+def test_growth_of_a_few_dozen_tokens_is_not_a_warning_however_large_a_share(tmp_path: Path) -> None:
+    """One capability added to a catalog of five grew ten kinds by more than 10%, a few dozen tokens each (a snippet
+    48 -> 74): ten warnings on every such pull request. Growth is a warning from 200 tokens on."""
+    base = _manifest(tmp_path, "base", tokens={"full": 400})
+    head = _manifest(tmp_path, "head", tokens={"full": 599})
+    assert not build_report(head, base).warnings
+    head = _manifest(tmp_path, "head2", tokens={"full": 600})
+    assert [f.kind for f in build_report(head, base).warnings] == ["full"]
+
+
 def test_a_kind_new_in_the_build_has_no_relative_change(tmp_path: Path) -> None:
     base = _manifest(tmp_path, "base", kinds=("summary", "full"))
     head = _manifest(tmp_path, "head")

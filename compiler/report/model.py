@@ -23,7 +23,10 @@ from capidx.compiler.report.manifest_reader import Manifest
 # Context windows the shares are computed against: (JSON key, label, tokens).
 WINDOWS = tuple((key, key.upper(), size) for key, size in CONTEXT_WINDOWS.items())
 NEAR_BUDGET = 0.9  # a kind at or above 90% of its budget is "near" (a warning)
-GROWTH_WARNING = 0.10  # a kind growing more than 10% against the baseline is a warning
+GROWTH_WARNING = 0.10  # a kind growing more than 10% against the baseline is a warning,
+# when it also grew by at least this many tokens: one capability added to a catalog of five made ten warnings, each of
+# a few dozen tokens (a snippet 48 → 74), which a large catalog's 10% never is
+GROWTH_WARNING_TOKENS = 200
 TOP_DOCUMENTS = 3
 LARGEST_KINDS = ("agent", "capability", "lookup")
 
@@ -478,7 +481,8 @@ def _warnings(rows: Iterable[KindRow], prefix: str) -> Iterable[Finding]:
     total, a per-item kind's largest document (what one read costs, and what its budget holds). A per-item kind's
     total grows with every capability added; warned on, it made a dozen warnings of one new capability. Against a
     baseline, a kind near its budget is warned about only when that figure grew: the same warning on every pull
-    request, whatever it changed, is one reviewers learn to skip (the table still says `near`)."""
+    request, whatever it changed, is one reviewers learn to skip (the table still says `near`). Growth is warned of
+    when it is also `GROWTH_WARNING_TOKENS` or more: a small catalog grows by more than 10% with each capability."""
     for row in rows:
         grown = row.total_delta if row.single else row.largest_delta
         if row.budget is not None and row.budget.near and (grown is None or grown.tokens > 0):
@@ -494,7 +498,10 @@ def _warnings(rows: Iterable[KindRow], prefix: str) -> Iterable[Finding]:
         grown = [
             (label, delta)
             for label, delta in figures
-            if delta is not None and delta.relative is not None and delta.relative > GROWTH_WARNING
+            if delta is not None
+            and delta.relative is not None
+            and delta.relative > GROWTH_WARNING
+            and delta.tokens >= GROWTH_WARNING_TOKENS
         ]
         if grown:
             parts = "; ".join(f"{label} {d.before:,} → {d.after:,} tokens (▲ +{d.relative:.1%})" for label, d in grown)
