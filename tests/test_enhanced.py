@@ -102,6 +102,31 @@ def test_superseded_by_comes_from_the_data(factory: Path) -> None:
     assert "supersededBy" not in _json(factory, "tools/lookup/claude-code/code-review.json").get("relationships", {})
 
 
+def _related(root: Path, docs: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    write_catalog(root, docs)
+    (root / "capidx.yaml").write_text(LOW_THRESHOLD, encoding="utf-8")
+    result = run_cli(["build", "--out", str(root / "build"), "-q"], cwd=root)
+    assert result.exit_code == 0, result.stderr
+    slugs = [row["slug"] for row in _json(root / "build", "index/match.json")["capabilities"]]
+    compared = {slug: _json(root / "build", f"tools/compare/{slug}.json") for slug in slugs}
+    return {slug: document.get("relationships", {}).get("similarTo", []) for slug, document in compared.items()}
+
+
+def test_an_agent_naming_itself_in_its_records_relates_no_capabilities_by_its_name(tmp_path: Path) -> None:
+    """A team catalog whose records begin "Acme Bot runs …" showed 'Related: Hooks 0.15 (defin, run, tool, bot)': the
+    agent's own name, in every record of it, related capabilities that share nothing else. A record's own agent's
+    name and id are left out of what similarity compares (another agent's name in it stays)."""
+    plain = documents()
+    named = documents()
+    for agent_id, document in named.items():
+        document["agent"]["name"] = f"Zephyr {agent_id.split('-')[0].title()} Qux"
+        for capability in document["capabilities"]:
+            capability["description"] = f"{document['agent']['name']} ({agent_id}): {capability['description']}"
+    before, after = _related(tmp_path / "plain", plain), _related(tmp_path / "named", named)
+    assert after == before
+    assert any(before.values())  # the catalog has edges to compare
+
+
 def test_bundled_catalog_has_relationships_everywhere(bundled: Path) -> None:
     index = _json(bundled, "index/match.json")
     with_edges = [row for row in index["capabilities"] if row["similarTo"]]

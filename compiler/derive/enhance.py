@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -163,17 +164,31 @@ def _with_reasons(
 
 
 def keyword_sources(catalog: Catalog) -> Iterator[KeywordSource]:
-    """One source per record (relations merges those of one slug), the alias-table phrases on the first."""
+    """One source per record (relations merges those of one slug), the alias-table phrases on the first. A record's
+    own agent's name and id are left out of its texts: "Acme Bot runs …" in two of its records relates them by the
+    agent, not by what they do (a team catalog showed 'Related: Hooks (defin, run, tool, bot)')."""
+    own = {agent.id: _naming(agent.name, agent.id) for agent in catalog.agents}
     for capability in catalog.capabilities:
         for position, record in enumerate(capability.records):
+            mine = own.get(record.agent)
+
+            def told(text: str, mine: re.Pattern[str] | None = mine) -> str:
+                return mine.sub(" ", text) if mine is not None else text
+
             yield KeywordSource(
                 key=capability.slug,
                 name=capability.name,
-                terminology=(record.terminology,) if record.terminology else (),
-                description=record.description,
-                aliases=record.aliases + (capability.table_aliases if position == 0 else ()),
-                triggers=record.triggers,
+                terminology=(told(record.terminology),) if record.terminology else (),
+                description=told(record.description),
+                aliases=tuple(map(told, record.aliases)) + (capability.table_aliases if position == 0 else ()),
+                triggers=tuple(map(told, record.triggers)),
             )
+
+
+def _naming(*names: str) -> re.Pattern[str] | None:
+    """An agent's names as whole words, in any case ('Claude Code', 'claude-code'); the longest first."""
+    spelled = sorted({re.escape(name.strip()) for name in names if name.strip()}, key=len, reverse=True)
+    return re.compile(rf"(?<!\w)(?:{'|'.join(spelled)})(?!\w)", re.IGNORECASE) if spelled else None
 
 
 def canonical_record(capability: CanonicalCapability) -> Capability:
