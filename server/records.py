@@ -57,7 +57,8 @@ def borrowed(
     of Custom Instructions, answered above, does not use it." when a name, wording or identifier found the capability
     and other agents' records of it use the words (a phrase as one of their names for it) while the asked agent's does
     not: the answer would otherwise read as if that agent had it. Several asked agents (a comparison): those of them
-    whose records do not use the words, in one sentence. `shown`: what the answer above shows of that record."""
+    whose records do not use the words, in one sentence. `shown`: what the answer above shows of that record. Of a
+    capability hundreds of agents record, as in `unheld`, the agents named are among the `_RECORDS_READ` read."""
     entry = snapshot.index.capabilities.get(resolution.value or "")
     asked_agents = [agent] if isinstance(agent, str) else list(dict.fromkeys(agent))
     if resolution.resolved_by not in _NAMED_BY or entry is None:
@@ -84,8 +85,14 @@ def borrowed(
             held.append(_record_words(document.text))
         return any(a and f" {a} " in f" {h} " for words in held for a, h in zip(asked, words, strict=True))
 
-    lacking = [who for who in asked_agents if who in entry.agents and not says(who)]
-    owners = [who for who in sorted(entry.agents) if who not in lacking and says(who, phrase)] if lacking else []
+    # At most `_RECORDS_READ` records are read, the asked agents' first, as `lacking` reads them: each is a lookup
+    # parsed, and a lookup lists every agent that has the capability, so reading all of a capability 1,400 agents
+    # record parsed 124 MB of JSON per call, the agents squared.
+    read = [who for who in asked_agents if who in entry.agents][:_RECORDS_READ]
+    first = set(read)
+    others = [who for who in sorted(entry.agents) if who not in first][: max(0, _RECORDS_READ - len(read))]
+    lacking = [who for who in read if not says(who)]
+    owners = [who for who in sorted((*read, *others)) if who not in lacking and says(who, phrase)] if lacking else []
     if not owners:
         return ""
     # As `_lacking` words it ('the Git Integration records of a and b'): never "the records of a and b of X".

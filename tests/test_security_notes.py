@@ -1,0 +1,74 @@
+"""What the server says after an answer, on a build a fork's catalog makes (docs/security.md, "The server").
+
+The notes on what a record does not say (`server/records.py`) read other agents' records of the capability: a build
+of a catalog whose agents all share one capability must not make one call read all of them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from server_support import connect, made_once, real_build
+
+from capidx.server.snapshot import Snapshot
+
+pytestmark = pytest.mark.anyio
+
+SHARED = 80  # agents recording one capability: more than the records a note reads (`records._RECORDS_READ`, 64)
+
+
+def _shared_catalog(root: Path) -> Path:
+    """`SHARED` agents recording Custom Instructions, every other one saying 'settings.json' (an identifier) and
+    giving it the alias 'frobnicator knob'."""
+    for i in range(SHARED):
+        says = i % 2 == 1
+        record = {
+            "category": "customization",
+            "name": "Custom Instructions",
+            "description": "Reads settings.json and project rules at start." if says else "Reads rules at start.",
+            "available": True,
+            "aliases": ["frobnicator knob"] if says else [f"house rules {i}"],
+        }
+        document = {
+            "agent": {"name": f"Agent {i}", "vendor": "V", "version": "1", "lastUpdated": "2026-01-01T00:00:00Z"},
+            "capabilities": [record],
+        }
+        target = root / "agents" / f"agent-{i:03d}" / "capabilities" / "current.json"
+        target.parent.mkdir(parents=True)
+        target.write_text(json.dumps(document), encoding="utf-8")
+    return real_build(root / "agents", root / "build")
+
+
+@pytest.fixture(name="shared_build", scope="module")
+def fixture_shared_build(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    yield from made_once(tmp_path_factory, "shared-capability-80-agents", _shared_catalog)
+
+
+@pytest.mark.parametrize("query", ["settings.json", "frobnicator knob"])
+async def test_a_note_reads_a_bounded_number_of_records_of_a_capability_every_agent_shares(
+    shared_build: Path, query: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`records.borrowed` ('X is used in the records of a and b; c's record does not use it') read every agent's
+    lookup of the capability, and each lookup lists every agent that has it: a comparison of a capability 1,400
+    agents share parsed 124 MB of JSON on every call (0.55 s, against 2 ms for 50 agents). It reads at most 64
+    records, the asked agents' first, as `records.unheld` does, and still says whose records use the words."""
+    lookups: list[Any] = []
+    real = Snapshot.find
+
+    def counted(self: Snapshot, kind: str, **params: Any) -> Any:
+        if kind == "lookup":
+            lookups.append(params)
+        return real(self, kind, **params)
+
+    monkeypatch.setattr(Snapshot, "find", counted)
+    async with connect(shared_build) as client:
+        result = await client.call_tool("compare_capability", {"capability": query})
+    notes = " ".join(block.text for block in result.content if block.type == "text")
+    assert f"'{query}' is used in the records of agent-001, agent-003" in notes, notes
+    assert "do not use it." in notes
+    read = {params["agent"] for params in lookups}
+    assert len(read) <= 64, len(read)
