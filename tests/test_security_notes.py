@@ -52,7 +52,7 @@ def fixture_shared_build(tmp_path_factory: pytest.TempPathFactory) -> Iterator[P
 async def test_a_note_reads_a_bounded_number_of_records_of_a_capability_every_agent_shares(
     shared_build: Path, query: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`records.borrowed` ('X is used in the records of a and b; c's record does not use it') read every agent's
+    """`records.borrowed` ('X is used in the Hooks records of a and b; c's record does not use it') read every agent's
     lookup of the capability, and each lookup lists every agent that has it: a comparison of a capability 1,400
     agents share parsed 124 MB of JSON on every call (0.55 s, against 2 ms for 50 agents). It reads at most 64
     records, the asked agents' first, as `records.unheld` does, and still says whose records use the words."""
@@ -68,7 +68,7 @@ async def test_a_note_reads_a_bounded_number_of_records_of_a_capability_every_ag
     async with connect(shared_build) as client:
         result = await client.call_tool("compare_capability", {"capability": query})
     notes = " ".join(block.text for block in result.content if block.type == "text")
-    assert f"'{query}' is used in the records of agent-001, agent-003" in notes, notes
+    assert f"'{query}' is used in the Custom Instructions records of agent-001, agent-003" in notes, notes
     assert "do not use it." in notes
     read = {params["agent"] for params in lookups}
     assert len(read) <= 64, len(read)
