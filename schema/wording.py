@@ -308,14 +308,23 @@ def _shown_pattern(pattern: Any) -> Any:
 
 
 def _lower_case(key: Any, pattern: Any, search: Search) -> str | None:
-    """'use lower case: 'yolo mode'' when that is all that keeps a key from its pattern (the alias table's)."""
-    if not isinstance(key, str) or not isinstance(pattern, str) or key == key.lower() or len(key) > _HINTED_KEY:
+    """'use lower case: 'yolo mode'' when that is all that keeps a key from its pattern (the alias table's); else
+    'write 'hooks' instead' when the key lower-cased and without its punctuation fits ('Hooks!', '@workspace')."""
+    if not isinstance(key, str) or not isinstance(pattern, str) or len(key) > _HINTED_KEY:
         return None  # a longer key is no alias phrase, and a schema's pattern runs here where jsonschema did not
+    plain = " ".join(_PUNCTUATION.sub(" ", key.lower()).split())
     try:
-        fits = bool(search(pattern, key.lower()))
+        if key != key.lower() and search(pattern, key.lower()):
+            return f"use lower case: {short(key.lower())}"
+        fits = plain not in ("", key) and bool(search(pattern, plain))
     except re.error:
         return None
-    return f"use lower case: {short(key.lower())}" if fits else None
+    return f"write {short(plain)} instead" if fits else None
+
+
+# What `_lower_case` takes out of a key: anything but letters, digits and the marks alias phrases keep ('c++', 'c#',
+# 'ci/cd', 'node.js', 'auto-approve').
+_PUNCTUATION = re.compile(r"[^\w .+#/-]+")
 
 
 def _named(schema: dict[str, Any], key: str, search: Search) -> bool:

@@ -165,6 +165,22 @@ def test_an_upper_case_alias_is_told_to_be_lower_case_and_a_markdown_file_is_no_
     assert problem.message == "not a capability document: capidx reads .json, .yaml and .yml"
 
 
+@pytest.mark.parametrize(
+    ("phrase", "hint"),
+    [("Hooks!", "write 'hooks' instead"), ("@Workspace files", "write 'workspace files' instead"), ("!!!", None)],
+)
+def test_an_alias_with_punctuation_is_told_the_phrase_that_fits(tmp_path: Path, phrase: str, hint: str | None) -> None:
+    """'Hooks!' got the pattern alone, while 'Sub-Agents' got 'use lower case': the phrase without its punctuation is
+    said when it fits; nothing when nothing is left."""
+    project = copy_case("valid/full", tmp_path)
+    table = project / "agents" / "aliases.json"
+    data = json.loads(table.read_text("utf-8"))
+    data["aliases"][phrase] = "Code Review"
+    table.write_text(json.dumps(data, indent=2), "utf-8")
+    (error,) = validate_project(default_config(project), today=TODAY).errors
+    assert error.message.startswith(f"key '{phrase}' does not match the pattern") and error.hint == hint
+
+
 def test_exit_codes() -> None:
     def make(severity: str, code: str) -> Diagnostic:
         return Diagnostic("f", None, None, "", severity, "m", None, code)  # type: ignore[arg-type]
