@@ -114,6 +114,9 @@ class MatchIndex:
     # id -> the platforms ('integrations') and models ('models') its file lists: (kind, name, supported or None)
     # and the name's terms, read once at load, not on every call
     agent_lists: Mapping[str, tuple[tuple[str, str, bool | None, tuple[str, ...]], ...]]
+    # id -> a word -> the positions in its `agent_lists` of the names that have the word: a query is held up only to
+    # the names that share a word with it (a file may list thousands)
+    listed_words: Mapping[str, Mapping[str, tuple[int, ...]]]
     # the terms of every listed name and agent name ('github actions', 'github copilot'): a listed name ('GitHub')
     # standing in the query only within a longer one is not what the query names
     longer_names: frozenset[tuple[str, ...]]
@@ -181,6 +184,7 @@ class MatchIndex:
         return cls(
             agents=MappingProxyType(agents),
             agent_lists=MappingProxyType(agent_lists),
+            listed_words=MappingProxyType({who: _by_word(lists) for who, lists in agent_lists.items()}),
             longer_names=longer_names,
             agent_names=NameTable.build(agent_names),
             capabilities=capabilities,
@@ -229,6 +233,15 @@ def _agent_lists(row: Mapping[str, Any]) -> tuple[tuple[str, str, bool | None, t
                 said = item.get(flag)
                 found.append((kind, name, said if isinstance(said, bool) else None, tuple(terms(name))))
     return tuple(found)
+
+
+def _by_word(lists: Iterable[tuple[str, str, bool | None, tuple[str, ...]]]) -> Mapping[str, tuple[int, ...]]:
+    """A word -> the positions of the listed names that have it, each once."""
+    found: dict[str, dict[int, None]] = {}
+    for at, (*_, words) in enumerate(lists):
+        for word in words:
+            found.setdefault(word, {})[at] = None
+    return MappingProxyType({word: tuple(positions) for word, positions in found.items()})
 
 
 def _own_aliases(capabilities: Mapping[str, CapabilityEntry]) -> Mapping[tuple[str, str], str]:

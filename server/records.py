@@ -241,7 +241,10 @@ def listed(snapshot: Snapshot, query: str, agents: Sequence[str]) -> str:
     for who in dict.fromkeys(agents):
         content = set(asked) - QUESTION_WORDS - snapshot.index.agent_names.words.get(who, frozenset())
         found: dict[str, dict[str, None]] = {}
-        for kind, name, flag, words in snapshot.index.agent_lists.get(who, ()):
+        lists, by_word = snapshot.index.agent_lists.get(who, ()), snapshot.index.listed_words.get(who, {})
+        # Every name said shares a word with the query (it stands in it whole, or holds all its other words).
+        for at in sorted({at for word in set(asked) for at in by_word.get(word, ())}):
+            kind, name, flag, words = lists[at]
             listed_words = set(words)
             whole = bool(words) and _stands_whole(words, asked, longer)
             rest = content - listed_words
