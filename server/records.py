@@ -170,7 +170,8 @@ def lacking(
     def read(who: str) -> tuple[str, frozenset[str]]:
         """An agent's record of the capability, once per call: its text case-folded, and its roots (`_record`)."""
         documents = [snapshot.find(kind, agent=who, capability=entry.slug) for kind in ("lookup", "sources")]
-        names = _own_names(entry.agents[who])  # its aliases and wording: match.json holds them, the documents do not
+        # Its aliases, wording and trigger phrases: match.json holds them, the documents do not.
+        names = [*_own_names(entry.agents[who]), *_strings(entry.agents[who].get("triggers"))]
         parts = [_record(d.text, part) for d, part in zip(documents, ("capability", "sources"), strict=True) if d]
         texts = [canonical_json(names).casefold(), *(text for text, _ in parts)]
         return " ".join(texts), _roots(canonical_json(names)).union(*(held for _, held in parts))
@@ -325,6 +326,11 @@ def _roots(text: str) -> frozenset[str]:
     'paste' is not)."""
     found = terms(f"{text} {_CAMEL.sub(' ', text)} {text.replace('-', '')}")  # 'Sub-agents' also as 'Subagents'
     return frozenset(root(t) for term in found for t in (term, f"{term}e"))
+
+
+def _strings(value: Any) -> list[str]:
+    """The strings of a list from match.json (another value, none: a build's data is not trusted to be well formed)."""
+    return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
 
 
 def _own_names(record: Mapping[str, Any]) -> list[str]:

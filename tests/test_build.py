@@ -188,6 +188,7 @@ def test_match_index(built: Path) -> None:
         "available": True,
         "terminology": "MCP servers",
         "aliases": ["model context protocol", "tool servers"],
+        "triggers": ["connect a database", "add a tool server", "use an external tool"],  # words the record uses
     }
     assert entry["terms"]["connect"] >= 1  # a trigger phrase ("connect a database") counts as a record's text
     # Only what the server reads: the ranking model computes its own statistics from `terms` and `description`;

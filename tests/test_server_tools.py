@@ -2201,6 +2201,19 @@ async def test_what_a_record_does_not_use_reads_negations_short_queries_and_hyph
     )
 
 
+async def test_a_word_of_the_asked_agent_s_trigger_phrases_is_not_said_missing_from_its_record(tmp_path: Path) -> None:
+    """A team's record with the trigger "add a tool hub", asked 'add a tool hub', was said not to use the word 'add'
+    in any form: the note read what a lookup shows, aliases and wording, not the record's trigger phrases."""
+    docs = documents()
+    mcp = next(c for c in docs["copilot-cli"]["capabilities"] if c["name"] == "MCP Servers")
+    assert "external" in " ".join(mcp["triggers"]) and "external" not in json.dumps({**mcp, "triggers": []}).lower()
+    build = real_build(write_agents(tmp_path, docs), tmp_path / "build")
+    async with connect(build, "2026-07-28") as client:
+        asked = await client.call_tool("lookup_capability", {"agent": "copilot cli", "capability": "mcp external"})
+    assert asked.structured_content["capability"]["slug"] == "mcp-servers"
+    assert "'external'" not in " ".join(asked.structured_content.get("notes", []))
+
+
 def test_suggestions_led_by_a_capability_holding_the_identifier_asked_are_not_called_loosely_related(
     bundled_build: Path,
 ) -> None:

@@ -95,6 +95,8 @@ def _capability_entry(capability: CanonicalCapability, enhanced: Enhanced) -> di
             texts.append(record.terminology)
         if record.aliases:  # the agent's own names for it: whose word a query was (server/records.py `borrowed`)
             agent["aliases"] = sorted(record.aliases)
+        if record.triggers:  # what a user says when they need it: words the record uses (server/records.py `lacking`)
+            agent["triggers"] = list(dict.fromkeys(record.triggers))
         agents[record.agent] = agent
         aliases.update(record.aliases)
         triggers.update(record.triggers)
