@@ -178,6 +178,7 @@ def test_text_from_the_data_is_escaped_and_unsafe_links_are_not_links(tmp_path: 
     record["description"] = 'Runs </script><script>alert("x")</script> & <b>bold</b> claims.'
     record["limitations"] = ["<img src=x onerror=alert(1)>"]
     record["sources"][0]["description"] = "<i>docs</i>"
+    docs["claude-code"]["agent"]["name"] = "Claude <b>Code</b> [beta]"  # link text in llms.txt
     write_catalog(tmp_path, docs)
     result = run_cli(["build", "--out", str(tmp_path / "build"), "-q"], cwd=tmp_path)
     assert result.exit_code == 0, result.stderr
@@ -188,6 +189,9 @@ def test_text_from_the_data_is_escaped_and_unsafe_links_are_not_links(tmp_path: 
     assert page.count("<script") == 1  # the page's own script.js, nothing else
     llms = (tmp_path / "build" / "site" / "llms.txt").read_text("utf-8")
     assert "<script>" not in llms
+    # `<` escaped once: a doubled backslash before it ('\\<b>') showed a backslash and left the tag live
+    assert "- [Claude \\<b>Code\\</b> \\[beta\\]](md/agents/claude-code.md)" in llms, llms
+    assert "\\\\<" not in llms
 
 
 @pytest.mark.parametrize(

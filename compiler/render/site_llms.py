@@ -19,7 +19,9 @@ from capidx.compiler.render import site_data, views
 
 
 def _link_text(value: str) -> str:
-    return mdtext.inline(value).replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+    """Backslashes and brackets escaped before `inline` escapes HTML: after, its `\\<` became `\\\\<`, a backslash
+    shown and a live tag."""
+    return mdtext.inline(value.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]"))
 
 
 def _tokens(tokens: Mapping[str, int], path: str) -> str:
