@@ -348,7 +348,10 @@ def suggestions(
         names = ", ".join(f"{index.capabilities[slug].name} ({slug})" for slug, _ in pairs[:SUGGESTED_NAMES])
         # named below, with their match, when an 'Other candidates' line follows (a category's answer has none)
         listed = "" if others and category is None else f" Candidates: {names}. Call again with one slug."
-        text = then(f"{text or 'No snippet to suggest'}.{listed}")
+        # No candidate reached a label (capidx.yaml's lowest `min_confidence` above 0): nothing matched clearly, which
+        # is no "no" either, as an answer with snippets would say.
+        empty = "No snippet to suggest" if resolution.ok or category is not None else _no_clear_match(resolution.query)
+        text = then(f"{text or empty}.{listed}")
     if others:
         value["candidates"] = others
     if others and category is None:  # a category's are named in its first line

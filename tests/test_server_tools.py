@@ -1339,6 +1339,24 @@ async def test_a_real_build_with_a_tiny_budget_in_capidx_yaml(tmp_path: Path) ->
     assert text_of(result).startswith("no snippet fits the budget of 5 tokens")
 
 
+async def test_candidates_below_every_label_still_say_nothing_matched_is_no_no(tmp_path: Path) -> None:
+    """Labels that stop above 0 (`min_confidence: 0.9` alone) left a weak match no snippet and the answer only 'No
+    snippet to suggest. Other candidates: …': the line saying nothing clearly matches, which is not a no, was gone."""
+    from server_support import real_build, write_catalog
+
+    labels = "injection:\n  labels:\n    - {label: Strong, min_confidence: 0.9}\n"
+    (tmp_path / "capidx.yaml").write_text(labels, encoding="utf-8")
+    build = real_build(write_catalog(tmp_path / "agents"), tmp_path / "build")
+    async with connect(build) as client:
+        result = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "tool"})
+    assert result.structured_content["suggestions"] == [] and result.structured_content["candidates"]
+    text = text_of(result)
+    assert text.startswith(
+        "Nothing in this catalog clearly matches 'tool'. If none of these is it, that is not a no"
+    ), text
+    assert "Other candidates: " in text and text.count("Call again") == 1, text
+
+
 async def test_related_capabilities_are_appended_only_while_budget_remains(tmp_path: Path) -> None:
     question = "summarize a long conversation to free context space"  # one clear match, related ones after it
     roomy = write_build(tmp_path / "roomy")
