@@ -110,12 +110,19 @@ KEY_CHORD = re.compile(KEY_CHORD_PATTERN)
 
 @lru_cache(maxsize=16384)
 def _terms(text: str) -> tuple[str, ...]:
+    return tuple([term for term, _ in worded_terms(text)])
+
+
+@lru_cache(maxsize=16384)
+def worded_terms(text: str) -> tuple[tuple[str, str], ...]:
+    """`terms()` each beside the word it was made from ('server', 'servers'): a reason shown to a reader names words
+    as the catalog writes them, not stems ('coordinat')."""
     if "+" in text:
         text = KEY_CHORD.sub(" ", text)
     words = _words(text)
     if "non" in words:
         words = bind_negation(words)
-    return tuple([stem(word) for word in words if word not in STOP_WORDS])
+    return tuple([(stem(word), word) for word in words if word not in STOP_WORDS])
 
 
 def bind_negation(words: list[str]) -> list[str]:

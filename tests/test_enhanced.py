@@ -127,6 +127,28 @@ def test_an_agent_naming_itself_in_its_records_relates_no_capabilities_by_its_na
     assert any(before.values())  # the catalog has edges to compare
 
 
+def test_the_reasons_of_a_relation_are_words_as_the_catalog_writes_them(bundled: Path) -> None:
+    """A reader saw stems ('coordinat', 'ad' for 'add', 'rule' for 'rules'): each shared term is shown as a word both
+    capabilities' records write (the form written most often)."""
+    words: dict[str, set[str]] = {}
+    for path in sorted((REPO / "agents").glob("*/capabilities/current.json")):
+        for record in json.loads(path.read_text("utf-8"))["capabilities"]:
+            texts = [record["name"], record.get("terminology") or "", record["description"]]
+            texts += [*record.get("aliases", ()), *record.get("triggers", ())]
+            words.setdefault(normalize(record["name"]), set()).update(normalize(" ".join(texts)).split())
+    names = {row["slug"]: normalize(row["name"]) for row in _json(bundled, "index/match.json")["capabilities"]}
+    table = json.loads((REPO / "agents" / "aliases.json").read_text("utf-8"))["aliases"]
+    for phrase, named in table.items():  # the alias table's phrases are the capability's words too
+        words[normalize(named) if normalize(named) in words else names[named]].update(normalize(phrase).split())
+    shown = 0
+    for slug, name in names.items():
+        for edge in _json(bundled, f"tools/compare/{slug}.json").get("relationships", {}).get("similarTo", []):
+            for word in edge["shared"]:
+                assert word in words[name] or word in words[names[edge["capability"]]], (slug, edge)
+                shown += 1
+    assert shown > 50
+
+
 def test_bundled_catalog_has_relationships_everywhere(bundled: Path) -> None:
     index = _json(bundled, "index/match.json")
     with_edges = [row for row in index["capabilities"] if row["similarTo"]]

@@ -18,11 +18,11 @@ from typing import Any
 
 from capidx.compiler.catalog import CanonicalCapability, Capability, Catalog
 from capidx.compiler.config import Config, Injection, InjectionLabel, Relationships
-from capidx.compiler.derive.relations import KeywordSource, SimilarEdge, keyword_sets, similar_edges
+from capidx.compiler.derive.relations import KeywordSource, SimilarEdge, keyword_sets, similar_edges, source_texts
 from capidx.compiler.derive.semantics import description_stats
 from capidx.compiler.errors import UsageError
 from capidx.schema.labels import measure_overhead
-from capidx.schema.text import terms
+from capidx.schema.text import terms, worded_terms
 
 # The reason given for a similar-to edge: at most this many shared terms, the most distinctive first.
 MAX_SHARED_TERMS = 4
@@ -116,14 +116,15 @@ def enhance(
     """The enhanced index of `catalog` (pure); `injection` is match.json's section, as made by `injection_section`."""
     relationships = relationships or Relationships()
     text_terms = _TermTable()
-    sets = keyword_sets(keyword_sources(catalog), text_terms.__getitem__)
+    sources = list(keyword_sources(catalog))
+    sets = keyword_sets(sources, text_terms.__getitem__)
     try:
         similar = similar_edges(sets, relationships.similarity_threshold, relationships.max_similar)
     except ValueError as exc:  # the config schema allows a threshold of 0, Jaccard edges need > 0
         raise SettingsError(f"relationships: {exc}") from None
     described = {capability.slug: canonical_record(capability) for capability in catalog.capabilities}
     return Enhanced(
-        similar=_with_reasons(similar, sets),
+        similar=_with_reasons(similar, sets, _written_as(sources)),
         names={capability.slug: capability.name for capability in catalog.capabilities},
         superseded_by={
             capability.slug: successor
@@ -144,21 +145,41 @@ class _TermTable(dict[str, tuple[str, ...]]):
         return found
 
 
+def _written_as(sources: Iterable[KeywordSource]) -> dict[str, dict[str, Counter[str]]]:
+    """Per capability, each term -> the words its texts write it as, counted ('coordinated' and 'coordinates' for the
+    term 'coordinat'): the reason for an edge names a term as the two capabilities write it."""
+    written: dict[str, dict[str, Counter[str]]] = {}
+    for source in sources:
+        words = written.setdefault(source.key, {})
+        for text in source_texts(source):
+            for term, word in worded_terms(text):
+                words.setdefault(term, Counter())[word] += 1
+    return written
+
+
 def _with_reasons(
-    similar: Mapping[str, tuple[SimilarEdge, ...]], sets: Mapping[str, frozenset[str]]
+    similar: Mapping[str, tuple[SimilarEdge, ...]],
+    sets: Mapping[str, frozenset[str]],
+    written: Mapping[str, Mapping[str, Counter[str]]],
 ) -> dict[str, tuple[SimilarEdge, ...]]:
     """Edges whose `shared` terms are cut to the `MAX_SHARED_TERMS` most distinctive ones (used by the fewest
-    capabilities; ties alphabetical), in that order: "hook, lifecycle" says more than "run, tool, file"."""
+    capabilities; ties alphabetical), in that order: "hook, lifecycle" says more than "run, tool, file"; each shown as
+    the word the two capabilities write it as most often (ties: the shorter, then alphabetical), not as its stem."""
     frequency = Counter(term for terms in sets.values() for term in terms)
     # Each term's position in the (frequency, term) order, computed once: sorting the shared terms of every edge
     # by it gives the same order with a C-level key (edges share dozens of terms on a large catalog).
     position = {term: index for index, term in enumerate(sorted(frequency, key=lambda term: (frequency[term], term)))}
 
-    def reason(shared: tuple[str, ...]) -> tuple[str, ...]:
-        return tuple(sorted(shared, key=position.__getitem__)[:MAX_SHARED_TERMS])
+    def word(term: str, slug: str, target: str) -> str:
+        seen = written.get(slug, {}).get(term, Counter()) + written.get(target, {}).get(term, Counter())
+        return min(seen, key=lambda word: (-seen[word], len(word), word)) if seen else term
+
+    def reason(shared: tuple[str, ...], slug: str, target: str) -> tuple[str, ...]:
+        distinctive = sorted(shared, key=position.__getitem__)[:MAX_SHARED_TERMS]
+        return tuple(word(term, slug, target) for term in distinctive)
 
     return {
-        slug: tuple(SimilarEdge(edge.target, edge.score, reason(edge.shared)) for edge in edges)
+        slug: tuple(SimilarEdge(edge.target, edge.score, reason(edge.shared, slug, edge.target)) for edge in edges)
         for slug, edges in similar.items()
     }
 

@@ -83,7 +83,7 @@ def keyword_set(source: KeywordSource, terms_of: Callable[[str], Iterable[str]] 
 
     `terms_of` is `terms` or a memo of it (the build analyses each distinct text once).
     """
-    return _keywords(_texts(source), terms_of)
+    return _keywords(source_texts(source), terms_of)
 
 
 def keyword_sets(
@@ -95,7 +95,7 @@ def keyword_sets(
     """
     texts: defaultdict[str, set[str]] = defaultdict(set)
     for source in sources:
-        texts[source.key].update(_texts(source))
+        texts[source.key].update(source_texts(source))
     return {key: _keywords(texts[key], terms_of) for key in sorted(texts)}
 
 
@@ -103,7 +103,7 @@ def _keywords(texts: Iterable[str], terms_of: Callable[[str], Iterable[str]]) ->
     return frozenset(term for text in texts for term in terms_of(text) if term not in NOT_KEYWORDS)
 
 
-def _texts(source: KeywordSource) -> tuple[str, ...]:
+def source_texts(source: KeywordSource) -> tuple[str, ...]:
     return (source.name, *source.terminology, source.description, *source.aliases, *source.triggers)
 
 
