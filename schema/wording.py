@@ -376,7 +376,13 @@ def _hint(error: Any, written: Callable[[], str | None] = lambda: None) -> str |
         return _type_hint(expected, value, written)
     if kind == "format":
         impossible = _impossible_date(value) if expected in ("date", "date-time") else None
-        return impossible or _no_offset(value, expected) or _no_scheme(value, expected) or _FORMAT_HINTS.get(expected)
+        return (
+            impossible
+            or _no_offset(value, expected)
+            or _no_scheme(value, expected)
+            or _unencoded(value, expected)
+            or _FORMAT_HINTS.get(expected)
+        )
     if kind == "pattern" and isinstance(value, str) and not value.isprintable():  # the pattern alone says little
         return "it holds a line break, a tab or another character that cannot be shown: write it on one line"
     if kind == "uniqueItems" and isinstance(value, list):
@@ -491,6 +497,22 @@ def _no_scheme(value: Any, expected: str) -> str | None:
     if found is None or found.group(1).lower() in _FILE_SUFFIXES:
         return None
     return f"the scheme is missing: write https://{value}"
+
+
+def _unencoded(value: Any, expected: str) -> str | None:
+    """For an address that has its scheme but characters a URI cannot hold as they are (a space, a quote, '<'), which
+    ones: 'write an absolute URI, starting with https://' sent its writer looking at the start of it."""
+    if expected != "uri" or not isinstance(value, str) or not value.lower().startswith(("https://", "http://")):
+        return None
+    found = sorted({char for char in value[: _SHOWN_ADDRESS * 4] if char in _NOT_IN_URIS or not char.isprintable()})
+    if not found:
+        return None
+    shown = ", ".join("a space" if char == " " else repr(char) for char in found)
+    return f"percent-encode what a URI cannot hold as it is: {shown} (a space is %20)"
+
+
+# Characters RFC 3986 never allows as they are (ASCII only: an address in another script is an IRI, left alone).
+_NOT_IN_URIS = frozenset(' "<>\\^`{|}')
 
 
 def _closest(value: str, allowed: list[str]) -> str | None:

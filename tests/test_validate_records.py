@@ -280,6 +280,11 @@ def test_a_warning_about_a_source_names_its_capability_and_keeps_its_place(tmp_p
         ("README.md", "write an absolute URI, starting with https:// (or http://)"),  # a file, not a host
         ("cli.md#hooks", "write an absolute URI, starting with https:// (or http://)"),
         ("v1.2.3", "write an absolute URI, starting with https:// (or http://)"),  # a version
+        # it has its scheme: what keeps it from being a URI is named, not its start
+        (
+            'https://docs.vendor.dev/a b?x="<y>',
+            "percent-encode what a URI cannot hold as it is: a space, '\"', '<', '>' (a space is %20)",
+        ),
     ],
 )
 def test_an_address_without_its_scheme_is_told_the_address_with_it(tmp_path: Path, url: str, hint: str) -> None:
