@@ -337,10 +337,16 @@ def suggestions(
         text = f"{then(_lead(snapshot, resolution, rows, loose))}\n\n{text}"
     # Where agents stand on capabilities loosely related to the query is no answer to it: the line says so.
     of = f", on these loosely related capabilities, not on {quoted(resolution.query)}" if loose else ""
+    standing = [row for row in rows if "agents" in row]
     if compared and rows:  # a snippet speaks for one agent: where every asked agent stands, before the next step
         text = f"{text.rstrip()}\n\n{_standings(rows, f'For the agents asked{of}')}"
-    elif spoken := [row for row in rows if "agents" in row]:  # the same, where one agent's words were chosen
-        text = f"{text.rstrip()}\n\n{_standings(spoken, f'For every agent{of}')}"
+    elif standing:  # the same, where one agent's words were chosen
+        text = f"{text.rstrip()}\n\n{_standings(standing, f'For every agent{of}')}"
+    if loose and standing:  # the rows' `agents` hold the standings the line above says; what they are about is a note
+        then(
+            f"Where the agents stand (each suggestion's agents) is on these loosely related capabilities, not on "
+            f"{quoted(resolution.query)}."
+        )
     if lacks := _lacking(snapshot, resolution, rows, loose):
         text = f"{text.rstrip()}\n\n{then(lacks)}"
     others = _other_candidates(snapshot, resolution, {row["capability"] for row in rows}, agent)

@@ -1218,15 +1218,23 @@ async def test_where_agents_stand_on_loose_suggestions_is_said_not_to_answer_the
     """'can any of these generate images?' as `compare_capability("image generation")`: nothing matches, and the
     answer ended "For every agent (✓ available…): Image Input: claude-code ✓, copilot-cli ✓, …", the most
     answer-shaped line of the reply, about another capability. Where the suggestions are loosely related at best, the
-    line says whose standing it gives; where they match, it reads as before."""
+    line says whose standing it gives; where they match, it reads as before. The structured answer, which holds the
+    standings in each row's `agents` (and is all Claude Code's model reads), says it in a note: a blind model test
+    read "review a GitHub pull request" compared as both agents reviewing pull requests."""
     asked = ["image generation", "offline local model", "voice input", "search the internet for current results"]
     loose_lines, clear_lines = 0, 0
     async with connect(bundled_build) as client:
         for capability in asked:
             for agents in ({}, {"agents": ["vscode-copilot", "gemini-cli"]}):
-                said = text_of(await client.call_tool("compare_capability", {"capability": capability, **agents}))
+                result = await client.call_tool("compare_capability", {"capability": capability, **agents})
+                said = text_of(result)
                 lines = [line for line in said.splitlines() if line.startswith(("For every agent", "For the agents"))]
                 loose = said.startswith("Nothing in this catalog clearly matches")
+                note = (
+                    "Where the agents stand (each suggestion's agents) is on these loosely related capabilities, "
+                    f"not on '{capability}'."
+                )
+                assert (note in result.structured_content.get("notes", [])) == (loose and bool(lines)), capability
                 for line in lines:
                     assert (f", on these loosely related capabilities, not on '{capability}' (" in line) == loose, line
                 loose_lines += len(lines) * loose
