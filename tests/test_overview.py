@@ -71,6 +71,20 @@ def test_the_richest_form_that_fits_is_chosen(capabilities: int, form: str) -> N
         assert characters(render(catalog, FRAME, richer)) > 2_048
 
 
+def test_the_spare_sentence_is_left_out_before_a_richer_form_is() -> None:
+    """The instructions' last sentence ('A capability may be asked in your own words…', about 100 characters) made a
+    catalog whose matrix had fitted its budget fall back to the names form on upgrade, losing every ✓ and ✗: it is
+    left out first, and said whenever it fits."""
+    catalog = synthetic(3, 12)
+    frame = Frame(head=FRAME.head, tail=FRAME.tail, spare="A capability may be asked in your own words.")
+    with_it, without = render(catalog, frame, "matrix"), render(catalog, frame, "matrix", spare=False)
+    assert with_it.rstrip().endswith(f"{FRAME.tail} {frame.spare}") and without.rstrip().endswith(FRAME.tail)
+    assert fit(catalog, frame, characters(with_it)).text == with_it  # room for it: said
+    squeezed = fit(catalog, frame, characters(with_it) - 1)
+    assert (squeezed.form, squeezed.text) == ("matrix", without)  # the matrix kept, the sentence left out
+    assert fit(catalog, frame, characters(without) - 1).form != "matrix"
+
+
 def test_many_categories_fall_back_to_the_total() -> None:
     catalog = one_agent([(f"category-number-{index:03d}", f"Cap {index}") for index in range(200)])
     fitted = fit(catalog, FRAME, 2_048)

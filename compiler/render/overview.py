@@ -51,6 +51,9 @@ class Frame:
     head: str
     tail: str
     headings: bool = True
+    # Said last when it fits, and left out first: never at the cost of a richer form (a catalog whose matrix fits
+    # only without it keeps the matrix).
+    spare: str = ""
 
 
 @dataclass(frozen=True)
@@ -90,16 +93,18 @@ def fit(catalog: Catalog, frame: Frame, budget: int) -> Fitted:
     then reports the breach: text is never cut)."""
     text, form = "", FORMS[-1]
     for form in FORMS:
-        text = render(catalog, frame, form)
-        if characters(text) <= budget:
-            break
+        for spare in dict.fromkeys((True, not frame.spare)):  # with the spare sentence, then without it
+            text = render(catalog, frame, form, spare)
+            if characters(text) <= budget:
+                return Fitted(text, form, characters(text), budget)
     return Fitted(text, form, characters(text), budget)
 
 
-def render(catalog: Catalog, frame: Frame, form: str) -> str:
-    """The whole text of one form (`FORMS`), whatever its size."""
+def render(catalog: Catalog, frame: Frame, form: str, spare: bool = True) -> str:
+    """The whole text of one form (`FORMS`), whatever its size; `spare`: with the frame's spare sentence."""
     body = _BODIES[form](catalog, frame.headings)
-    return "\n".join(part for part in (frame.head.strip(), body.strip(), frame.tail.strip()) if part) + "\n"
+    tail = f"{frame.tail.strip()} {frame.spare.strip()}" if spare and frame.spare.strip() else frame.tail.strip()
+    return "\n".join(part for part in (frame.head.strip(), body.strip(), tail) if part) + "\n"
 
 
 def _matrix(catalog: Catalog, headings: bool) -> str:
@@ -205,8 +210,9 @@ def instructions_frame(catalog: Catalog, title: str) -> Frame:
         tail=(
             "Details: lookup_capability(agent, capability) for one agent; compare_capability(capability) across "
             "agents; list_capabilities(agent and/or category) to list names; get_sources(agent and/or capability) "
-            f"to cite. A capability may be asked in your own words{_shared_name(catalog)}."
+            "to cite."
         ),
+        spare=f"A capability may be asked in your own words{_shared_name(catalog)}.",
     )
 
 
