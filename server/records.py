@@ -39,6 +39,8 @@ _UNHELD_NAMED = 4  # words of a query named as missing from a record, at most
 _AGENTS_NAMED = 6  # agents a sentence of `unheld` names, at most; then how many more
 UNHELD_SENTENCES = 3  # sentences `unheld` says, at most: one per set of agents lacking words and set holding them
 _RECORDS_READ = 64  # agents' records of one capability `unheld` reads, at most: the asked agents' first
+_LIMITS_SAID = 2  # limitations `limited` quotes, at most
+_LIMIT_CHARS = 160  # characters of a limitation `limited` quotes, at most
 
 
 def unrecorded(snapshot: Snapshot, slug: str, agents: Iterable[str]) -> str:
@@ -261,6 +263,33 @@ def listed(snapshot: Snapshot, query: str, agents: Sequence[str]) -> str:
     more = len(said) - _AGENTS_NAMED
     agents_more = f"{more:,} more agent{'s' if more > 1 else ''}"
     return " ".join(said[:_AGENTS_NAMED] + ([f"The data of {agents_more} lists one too."] if more > 0 else []))
+
+
+def limited(snapshot: Snapshot, query: str, shown: Sequence[tuple[str, Sequence[str]]]) -> str:
+    """ "ferrule's record of Contained Execution has the limitation: Not available on Windows." for a suggestion shown
+    (its capability and the agents asked about it) whose record, of one of those agents, lists a limitation that holds
+    a detail of the query (`lacking`'s: any word of a query of one or two words, else a word few capabilities have):
+    a snippet leaves limitations out, and its ✓ read as covering the very case the limitation excludes ('run on
+    Windows'). At most `_LIMITS_SAID` of them, each cut at `_LIMIT_CHARS`."""
+    index = snapshot.index
+    written = [t for t in terms(query) if t not in QUESTION_WORDS]
+    short, common = len(normalize(query).split()) <= _SHORT_QUERY, max(_DETAIL_SHARED, len(index.capabilities) / 8)
+    details = {root(t) for t in written if short or len(index.ranker.postings.get(root(t), ())) <= common}
+    said: list[str] = []
+    read = 0  # records read, over every suggestion: at most `_RECORDS_READ`, as `unheld` reads them
+    for slug, agents in shown:
+        if (entry := index.capabilities.get(slug)) is None or not details:
+            continue
+        for who in [who for who in dict.fromkeys(agents) if who in entry.agents][: max(0, _RECORDS_READ - read)]:
+            read += 1
+            document = snapshot.find("lookup", agent=who, capability=slug)
+            record = json.loads(_part(document.text, "capability") or "null") if document else None
+            for limit in _strings(record.get("limitations")) if isinstance(record, dict) else []:
+                if len(said) < _LIMITS_SAID and details & _roots(limit):
+                    cut = limit if len(limit) <= _LIMIT_CHARS else f"{limit[: _LIMIT_CHARS - 1]}…"
+                    end = "" if cut.endswith((".", "!", "?", "…")) else "."
+                    said.append(f"{who}'s record of {entry.name} has the limitation: {cut}{end}")
+    return " ".join(said)
 
 
 def _longer_names(snapshot: Snapshot, asked: Sequence[str]) -> list[tuple[int, int]]:

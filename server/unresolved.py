@@ -349,6 +349,10 @@ def suggestions(
         )
     if lacks := _lacking(snapshot, resolution, rows, loose):
         text = f"{text.rstrip()}\n\n{then(lacks)}"
+    # A snippet leaves its record's limitations out: one that holds a detail of the query is said ('on Windows').
+    asked_about = [(row["capability"], _asked_about(row, agent, compared, index)) for row in rows]
+    if limits := records.limited(snapshot, resolution.query, asked_about):
+        text = f"{text.rstrip()}\n\n{then(limits)}"
     others = _other_candidates(snapshot, resolution, {row["capability"] for row in rows}, agent)
     if not rows:  # nothing fit the budget (or no candidate has a snippet): name the candidates instead, once
         names = ", ".join(f"{index.capabilities[slug].name} ({slug})" for slug, _ in pairs[:SUGGESTED_NAMES])
@@ -379,6 +383,13 @@ def _lacking(snapshot: Snapshot, resolution: Resolution, rows: list[dict[str, An
         return ""
     agents = [a["agent"] for a in rows[0].get("agents", ()) if a["recorded"]]
     return " ".join(records.lacking(snapshot, resolution, rows[0]["capability"], agents, True)) if agents else ""
+
+
+def _asked_about(row: dict[str, Any], agent: str | None, compared: Sequence[str], index: Any) -> list[str]:
+    """The agents a suggestion answers for: the asked one, the compared ones, else every agent with a record of it."""
+    if agent is not None:
+        return [agent]
+    return list(compared) or sorted(index.capabilities[row["capability"]].agents)
 
 
 def _standing(entry: CapabilityEntry, agent: str) -> dict[str, bool]:

@@ -2240,6 +2240,26 @@ async def test_a_word_of_the_asked_agent_s_trigger_phrases_is_not_said_missing_f
     assert "'external'" not in " ".join(asked.structured_content.get("notes", []))
 
 
+async def test_a_limitation_holding_a_detail_of_the_query_is_said_beside_the_snippet(tmp_path: Path) -> None:
+    """A snippet leaves its record's limitations out: 'run on Windows' offered a ✓ Contained Execution whose record
+    says "Not available on Windows." (a blind model test on a fictional catalog), the one fact the question needed."""
+    docs = documents()
+    mcp = next(c for c in docs["claude-code"]["capabilities"] if c["name"] == "MCP Servers")
+    mcp["limitations"] = ["Not available on Windows.", "Reads at most 20 servers"]
+    build = real_build(write_agents(tmp_path, docs), tmp_path / "build")
+    asked = "connect a database on windows"
+    async with connect(build, "2026-07-28") as client:
+        lookup = await client.call_tool("lookup_capability", {"agent": "claude", "capability": asked})
+        compared = await client.call_tool("compare_capability", {"capability": asked})
+        other = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "connect a database"})
+    said = "claude-code's record of MCP Servers has the limitation: Not available on Windows."
+    assert lookup.structured_content["suggestions"][0]["capability"] == "mcp-servers"  # offered, not resolved
+    assert said in lookup.structured_content["notes"] and said in text_of(lookup)
+    assert said in compared.structured_content["notes"]
+    assert "20 servers" not in json.dumps(lookup.structured_content)  # a limitation without a word asked is not said
+    assert "limitation" not in json.dumps(other.structured_content.get("notes", []))
+
+
 def test_suggestions_led_by_a_capability_holding_the_identifier_asked_are_not_called_loosely_related(
     bundled_build: Path,
 ) -> None:
