@@ -29,6 +29,7 @@ IDENTIFIER_EVIDENCE: Mapping[str, float] = MappingProxyType(
 # A listed or agent name of more words is no name a query holds whole (`longer_names`): a query's spans are looked up
 # up to this length, so a build's longest name does not set the work per call.
 LONGEST_NAME_WORDS = 8
+TRIGGERS_INDEXED = 2  # the index version from which the agents rows carry trigger phrases
 K, V = TypeVar("K"), TypeVar("V")
 
 
@@ -137,6 +138,9 @@ class MatchIndex:
     vocabulary: Vocabulary
     meanings: Meanings
     injection: Injection | None
+    # The agents rows carry every record's trigger phrases (index version 2): only then is a word of none of a
+    # record's texts known not to be in it (server/records.py); an older build's rows leave triggers out.
+    triggers_indexed: bool = False
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> MatchIndex:
@@ -214,6 +218,7 @@ class MatchIndex:
             ),
             meanings=Meanings.of(rows),
             injection=Injection.from_json(data.get("injection")),
+            triggers_indexed=_version(data) >= TRIGGERS_INDEXED,
         )
 
     def agent_label(self, agent_id: str) -> str:
@@ -222,6 +227,12 @@ class MatchIndex:
     def identifier_holders(self, token: str, slug: str) -> frozenset[str | None]:
         """The agents whose records of `slug` hold the identifier literally (None: the alias table's, no record's)."""
         return frozenset(who for found, who, _ in self.identifiers.get(token, ()) if found == slug)
+
+
+def _version(data: Mapping[str, Any]) -> int:
+    """match.json's `version` (1 when absent or not a whole number: the oldest builds)."""
+    version = data.get("version", 1)
+    return version if isinstance(version, int) and not isinstance(version, bool) else 1
 
 
 def _agent_lists(row: Mapping[str, Any]) -> tuple[tuple[str, str, bool | None, tuple[str, ...]], ...]:

@@ -63,8 +63,8 @@ def borrowed(
     capability hundreds of agents record, as in `unheld`, the agents named are among the `_RECORDS_READ` read."""
     entry = snapshot.index.capabilities.get(resolution.value or "")
     asked_agents = [agent] if isinstance(agent, str) else list(dict.fromkeys(agent))
-    if resolution.resolved_by not in _NAMED_BY or entry is None:
-        return ""
+    if resolution.resolved_by not in _NAMED_BY or entry is None or not snapshot.index.triggers_indexed:
+        return ""  # an older build's index leaves trigger phrases out: an agent's may hold the words
     asked = _words(resolution.query)
     # A phrase is another agent's word only as one of its names for the capability (its wording or its own aliases):
     # 'choose model', from the alias table, is in one record's description as plain prose. An identifier is its own.
@@ -75,7 +75,8 @@ def borrowed(
     tokens = identifiers(resolution.query) if not phrase else ()
 
     def says(who: str, names_only: bool = False) -> bool:  # in what the model is shown of its record, or its aliases
-        names = _own_names(entry.agents[who])
+        names = _own_names(entry.agents[who])  # and, for what its record uses, its trigger phrases
+        names += [] if names_only else _strings(entry.agents[who].get("triggers"))
         document = None if names_only else snapshot.find("lookup", agent=who, capability=entry.slug)
         if tokens:
             text = " ".join(
@@ -138,9 +139,10 @@ def lacking(
     elsewhere: bool = False,
     sentences: int = UNHELD_SENTENCES,
 ) -> list[str]:
-    """`unheld`'s sentences for one capability the query was ranked for (a suggestion of an unclear answer, too)."""
+    """`unheld`'s sentences for one capability the query was ranked for (a suggestion of an unclear answer, too). None
+    from a build whose index leaves records' trigger phrases out (`triggers_indexed`): a word may be in them."""
     entry = snapshot.index.capabilities.get(slug)
-    if entry is None:
+    if entry is None or not snapshot.index.triggers_indexed:
         return []
     listed = [agents] if isinstance(agents, str) else list(dict.fromkeys(agents))
     asked = [who for who in listed if who in entry.agents][:_RECORDS_READ]

@@ -2240,6 +2240,42 @@ async def test_a_word_of_the_asked_agent_s_trigger_phrases_is_not_said_missing_f
     assert "'external'" not in " ".join(asked.structured_content.get("notes", []))
 
 
+def _as_index_version_1(build: Path) -> None:
+    """The build as an older capidx wrote its index: version 1, no trigger phrases in the agents rows (the manifest's
+    row for it made to match, as that capidx would have written it)."""
+    import hashlib
+
+    path = build / "index" / "match.json"
+    index = json.loads(path.read_text("utf-8"))
+    index["version"] = 1
+    for row in index["capabilities"]:
+        for record in row["agents"].values():
+            record.pop("triggers", None)
+    data = json.dumps(index, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    path.write_bytes(data)
+    manifest = json.loads((build / "manifest.json").read_text("utf-8"))
+    (row,) = [row for row in manifest["artifacts"] if row["path"] == "index/match.json"]
+    row |= {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    (build / "manifest.json").write_text(json.dumps(manifest, indent=2), "utf-8")
+
+
+async def test_a_server_reading_an_older_index_says_no_record_lacks_a_word(tmp_path: Path) -> None:
+    """Served by this server, a build an older capidx made (its index without the records' trigger phrases) was said
+    not to use 'formatter' in any form, its trigger being "run the formatter after each change" (a blind upgrade
+    test): what its index cannot tell, the server does not say."""
+    docs = documents()
+    mcp = next(c for c in docs["copilot-cli"]["capabilities"] if c["name"] == "MCP Servers")
+    assert "external" in " ".join(mcp["triggers"])  # only in a trigger phrase, as the test below shows
+    build = real_build(write_agents(tmp_path, docs), tmp_path / "build")
+    _as_index_version_1(build)
+    async with connect(build, "2026-07-28") as client:
+        asked = await client.call_tool("lookup_capability", {"agent": "copilot cli", "capability": "mcp external"})
+        compared = await client.call_tool("compare_capability", {"capability": "mcp external"})
+    assert asked.structured_content["capability"]["slug"] == "mcp-servers"
+    for result in (asked, compared):
+        assert "does not use" not in json.dumps(result.structured_content.get("notes", [])), result.structured_content
+
+
 async def test_a_limitation_holding_a_detail_of_the_query_is_said_beside_the_snippet(tmp_path: Path) -> None:
     """A snippet leaves its record's limitations out: 'run on Windows' offered a ✓ Contained Execution whose record
     says "Not available on Windows." (a blind model test on a fictional catalog), the one fact the question needed."""

@@ -17,7 +17,9 @@ from capidx.compiler.derive.enhance import Enhanced, enhance
 from capidx.schema.lexicon import identifiers
 from capidx.schema.text import STOP_WORDS, normalize, stem, terms
 
-INDEX_VERSION = 1
+# 2: the agents rows of each capability carry their trigger phrases, which a server reads before it says a record
+# does not use a word (a server reading a version 1 index says nothing of the kind: its records' triggers are unknown).
+INDEX_VERSION = 2
 
 # Words too common in product names to stand for one agent on their own ("code" is Claude Code and
 # VS Code; "cli" is half the market). They still count inside longer names ("copilot cli").
