@@ -252,6 +252,24 @@ def test_report_shows_the_form_and_the_per_session_cost(tmp_path: Path) -> None:
     assert rows["memory"]["characters"] <= rows["memory"]["budget"] == 2_048
 
 
+def test_report_against_a_baseline_warns_when_an_overview_s_form_changed(tmp_path: Path) -> None:
+    """An upgrade whose instructions grew past the team's character budget fell back from the matrix to the names
+    form, every ✓ and ✗ gone, and `report --against` showed only 146 tokens saved: the form change is a warning."""
+    write_catalog(tmp_path)
+    assert run_cli(["build", "--out", "base"], tmp_path).exit_code == 0
+    (tmp_path / "capidx.yaml").write_text("character_budgets:\n  instructions: 650\n", "utf-8")
+    assert run_cli(["build"], tmp_path).exit_code == 0
+    report = run_cli(["report", "--against", "base", "--format", "json"], tmp_path)
+    assert report.exit_code == 0, report.output
+    warnings = [w for w in json.loads(report.output)["warnings"] if w["reason"] == "overview-form"]
+    form = _manifest(tmp_path)["overview"][0]["form"]
+    assert [w["message"] for w in warnings] == [
+        f"instructions: matrix form → {form} form against the baseline (the richest form that fits its budget)"
+    ]
+    same = run_cli(["report", "--against", "build", "--format", "json"], tmp_path)
+    assert not [w for w in json.loads(same.output)["warnings"] if w["reason"] == "overview-form"]
+
+
 def test_report_fails_on_a_character_budget_breach(tmp_path: Path) -> None:
     write_catalog(tmp_path)
     (tmp_path / "capidx.yaml").write_text("character_budgets:\n  instructions: 50\n", "utf-8")

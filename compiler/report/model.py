@@ -142,7 +142,7 @@ class Finding:
     """A warning: a kind near its budget, or growing fast."""
 
     kind: str
-    reason: str  # "near-budget", "growth" or "budget-loosened"
+    reason: str  # "near-budget", "growth", "budget-loosened" or "overview-form"
     message: str
     # "budget-loosened": the capidx.yaml section and the value the build sets (None: it sets none), to annotate its key.
     section: str = ""
@@ -247,7 +247,7 @@ def build_report(
             f"{baseline.path}: the baseline's budgets count {baseline.encoding} tokens, this build's primary encoding "
             f"is {encoding}; --baseline-budgets compares builds with the same primary encoding"
         )
-    loosened = tuple(_loosened(build, baseline)) if baseline is not None else ()
+    loosened = (*_loosened(build, baseline), *_reformed(build, baseline)) if baseline is not None else ()
     if held and baseline is not None:
         build = held_to(build, baseline)
     rows = _kind_rows(build, baseline, encoding)
@@ -297,6 +297,18 @@ def _loosened(build: Manifest, baseline: Manifest) -> Iterable[Finding]:
             else:
                 continue
             yield Finding(kind, "budget-loosened", said, section, mine)
+
+
+def _reformed(build: Manifest, baseline: Manifest) -> Iterable[Finding]:
+    """A warning per overview whose form differs from the baseline's ('instructions: matrix form -> names form'): the
+    build picks the richest form that fits a character budget, so a few characters more can drop every ✓ and ✗ of
+    what each session receives, and its tokens read as a saving."""
+    before = {row.get("kind"): row.get("form") for row in baseline.data.get("overview", ()) if isinstance(row, dict)}
+    for row in build.data.get("overview", ()):
+        kind, form, was = row.get("kind"), row.get("form"), before.get(row.get("kind"))
+        if isinstance(was, str) and isinstance(form, str) and form != was:
+            said = f"{kind}: {was} form → {form} form against the baseline (the richest form that fits its budget)"
+            yield Finding(str(kind), "overview-form", said)
 
 
 def held_to(build: Manifest, baseline: Manifest) -> Manifest:
