@@ -417,6 +417,7 @@ def test_capidx_yaml_named_as_the_hook_names_it_is_checked_as_the_configuration(
     checked = CliRunner().invoke(cli, ["validate", "capidx.yaml"])
     assert checked.exit_code == 0, checked.output
     assert "missing required key" not in checked.output and "not a known key" not in checked.output
+    assert checked.output.splitlines()[-1] == "1 file valid"  # it said "0 files valid" of the file it checked
 
     (project / "capidx.yaml").write_text("budgts:\n  summary: 50000\n", "utf-8")
     misspelled = CliRunner().invoke(cli, ["validate", "capidx.yaml"])

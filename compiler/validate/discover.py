@@ -54,10 +54,13 @@ class Inputs:
     # False when the catalog, or a folder in it, could not be looked into or listed: the names of the documents there
     # are unknown, so nothing is said to name none of the catalog's capabilities (alias targets, successors).
     complete: bool = True
+    # The capidx.yaml in force, when it was named (a pre-commit hook passes it): checked as it was loaded, and
+    # counted among the files checked ('capidx validate capidx.yaml' said "0 files valid").
+    configuration: tuple[Path, ...] = ()
 
     @property
     def checked(self) -> tuple[Path, ...]:
-        return self.documents + self.aliases
+        return self.documents + self.aliases + self.configuration
 
 
 def collect(config: Config, paths: Sequence[Path], *, templates_listed: bool = False) -> Inputs:
@@ -560,6 +563,7 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
     walked: set[str] = set()  # named folders walked, by their real location: one folder named twice is read once
     unlisted: list[FolderUnreadable] = []  # folders of a catalog walked (named, or read for context) not listed
     refused_named: list[Diagnostic] = []  # named files and folders this user may not look at or list
+    configuration: dict[str, Path] = {}  # the capidx.yaml in force, named
     for path in paths:
         kind = folder_kind(path)  # Python 3.11's Path.is_dir raised a PermissionError; os.path.lexists said "absent"
         # UNLISTED: walked, it would hold no capability documents
@@ -603,7 +607,8 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
             if config.config_file is None or _real(path) != _real(config.config_file):
                 hint = f"validate checks the capidx.yaml in force, which this one is with --config {path}"
                 problems.append(file_problem(path, "a capidx configuration, not a capability document", hint))
-            # the one in force was checked as it was loaded, before any document: nothing more to read here
+            else:  # the one in force was checked as it was loaded, before any document: nothing more to read here
+                configuration[_real(path)] = path
         elif path.suffix.lower() not in _DATA_SUFFIXES:  # 'capidx validate README.md': no YAML error about Markdown
             hint = "name an agent's capabilities/current.json (or .yaml), or a catalog folder"
             problems.append(file_problem(path, "not a capability document: capidx reads .json, .yaml and .yml", hint))
@@ -629,7 +634,15 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
     quiet = tuple(p for key, p in context.items() if key not in documents)
     others = tuple(p for key, p in related.items() if key not in aliases)
     unique = _once(problems)
-    return Inputs(tuple(documents.values()), tuple(aliases.values()), quiet, unique, others, complete=not unlisted)
+    return Inputs(
+        tuple(documents.values()),
+        tuple(aliases.values()),
+        quiet,
+        unique,
+        others,
+        complete=not unlisted,
+        configuration=tuple(configuration.values()),
+    )
 
 
 def _folder_table(folder: Path, boundary: Path, config: Config) -> _Table:
