@@ -41,7 +41,7 @@ def _variables() -> dict[str, Any]:
         "with_context": jinja2.pass_context(lambda context: f"ctx:{context['value']}"),
         "with_context_local": jinja2.pass_context(lambda context: f"local:{context.get('local')}"),
         "with_eval": jinja2.pass_eval_context(lambda eval_ctx: f"eval:{eval_ctx.autoescape}"),
-        "with_env": jinja2.pass_environment(lambda env: f"env:{env.undefined.__name__}"),
+        "with_env": jinja2.pass_environment(lambda env: f"env:{issubclass(env.undefined, jinja2.StrictUndefined)}"),
         "callable_object": _Callable(),
         "method": _Holder().method,
         "value": "V",

@@ -1,6 +1,7 @@
 """Markdown rendering with Jinja: sandboxed, strict, overridable, and failing with the template's file and line.
 
-`StrictUndefined` turns a typo into an error instead of a blank. A template in the user's
+`StrictUndefined` turns a typo into an error instead of a blank, with the closest name when there is one (`_Undefined`,
+`undefined_hint`). A template in the user's
 templates folder (config `paths.templates` or `--templates`) overrides the bundled one of the same
 name, like a theme's custom_dir. Errors become `TemplateFailure` naming the template file and line.
 
@@ -22,6 +23,7 @@ import importlib
 import itertools
 import os
 import posixpath
+import re
 import traceback
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -34,7 +36,7 @@ from jinja2.bccache import Bucket
 from jinja2.exceptions import SecurityError
 from jinja2.loaders import split_template_path
 from jinja2.sandbox import ImmutableSandboxedEnvironment
-from jinja2.utils import generate_lorem_ipsum, internalcode
+from jinja2.utils import generate_lorem_ipsum, internalcode, missing
 
 from capidx.compiler import catalog
 from capidx.compiler.diagnostics import plural
@@ -45,7 +47,7 @@ from capidx.compiler.render import views
 from capidx.compiler.render.phrases import join_phrases
 from capidx.compiler.usercache import owned, private_cache_dir
 from capidx.schema.realpath import real_path
-from capidx.schema.wording import UTF8_HINT, not_utf8, said
+from capidx.schema.wording import UTF8_HINT, close_match, not_utf8, said
 
 BUNDLED_PACKAGE = "capidx.templates"
 
@@ -129,6 +131,48 @@ RECORD_TYPES: frozenset[type] = frozenset(
         views.References,
     }
 )
+
+
+class _Undefined(jinja2.StrictUndefined):
+    """Jinja's `StrictUndefined`, whose error for a misspelt attribute or key names the closest one the object has
+    (`'… Catalog object' has no attribute 'agnets': did you mean 'agents'?`), as validate does for a misspelt key. A
+    misspelt variable gets its hint where the variables are known, in `get_renderer` (`undefined_hint`)."""
+
+    __slots__ = ()
+
+    @property
+    def _undefined_message(self) -> str:
+        message: str = super()._undefined_message
+        obj, name = self._undefined_obj, self._undefined_name
+        if self._undefined_hint or obj is missing or not isinstance(name, str):
+            return message
+        return message + undefined_hint(name, _names_of(obj), obj)
+
+
+def _names_of(obj: Any) -> list[str]:
+    """What a template may write after `obj.`: a mapping's keys, else the object's attributes not starting with `_`
+    (what the sandbox allows)."""
+    try:
+        if isinstance(obj, Mapping):
+            return [key for key in obj if isinstance(key, str)]
+        return [name for name in dir(obj) if not name.startswith("_")]
+    except Exception:  # an object that cannot list itself: no hint
+        return []
+
+
+def undefined_hint(name: str, candidates: Iterable[str], obj: Any = None) -> str:
+    """`: did you mean 'agents'?` for a misspelt name (`close_match`, as validate's hints); for a capidx record with
+    no close attribute, its attributes (`; attributes: …`); else nothing."""
+    names = list(candidates)
+    if meant := close_match(name, names):
+        return f": did you mean '{meant}'?"
+    if type(obj) in RECORD_TYPES:
+        return f"; attributes: {', '.join(sorted(names))}"
+    return ""
+
+
+# Jinja's message for a variable no context holds (`Undefined._undefined_message`).
+_UNDEFINED_VARIABLE = re.compile(r"'([A-Za-z_][A-Za-z0-9_]*)' is undefined")
 
 
 def _is_int(value: Any) -> bool:
@@ -239,7 +283,7 @@ def make_environment(user_templates: Path | None) -> jinja2.Environment:
     loaders.append(jinja2.PackageLoader(BUNDLED_PACKAGE, "."))
     env = _Sandbox(
         loader=jinja2.ChoiceLoader(loaders),
-        undefined=jinja2.StrictUndefined,
+        undefined=_Undefined,
         auto_reload=False,
         bytecode_cache=_bytecode_cache(),
         **_CODE_OPTIONS,
@@ -445,9 +489,9 @@ def get_renderer(env: jinja2.Environment, name: str) -> Callable[..., str]:
     where = _shown(template.filename) or template.name or name
 
     def render(**context: Any) -> str:
+        parent = {**globals_, **context}
         try:
             try:
-                parent = {**globals_, **context}
                 return _bounded_concat(root(make_context(environment, parent, template.name, blocks, globals=globals_)))
             except Exception:
                 environment.handle_exception()
@@ -471,7 +515,10 @@ def get_renderer(env: jinja2.Environment, name: str) -> Callable[..., str]:
                 f"{where}: out of memory while rendering (a template that makes a huge value?)"
             ) from None
         except Exception as exc:
-            raise TemplateFailure(f"{_template_location(exc, template)}: {type(exc).__name__}: {exc}") from None
+            message = str(exc)
+            if isinstance(exc, jinja2.UndefinedError) and (variable := _UNDEFINED_VARIABLE.fullmatch(message)):
+                message += undefined_hint(variable[1], parent)  # the template's variables and globals
+            raise TemplateFailure(f"{_template_location(exc, template)}: {type(exc).__name__}: {message}") from None
 
     return render
 
