@@ -69,7 +69,8 @@ def markdown_artifacts(
 ) -> Iterator[Artifact]:
     """full.md, one document per agent, canonical capability and category, and the snippets.
 
-    `title` (capidx.yaml's `title:`) is a variable of every template, for user templates that want it."""
+    `title` (capidx.yaml's `title:`) is a variable of every template but the snippet's, for user templates that want it
+    (docs/templates.md)."""
     render = _renderers(env, *MARKDOWN_KINDS)
     related = {capability.slug: enhanced.similar_rows(capability.slug) for capability in catalog.capabilities}
     names = {capability.slug: capability.name for capability in catalog.capabilities}  # a record may spell it otherwise
