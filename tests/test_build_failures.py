@@ -113,35 +113,36 @@ def test_a_template_typo_fails_naming_file_and_line(project: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("template", "said"),
+    ("template", "name", "hint"),
     [
-        (
-            "{% for a in catalog.agnets %}- {{ a.name }}\n{% endfor %}",
-            "has no attribute 'agnets': did you mean 'agents'?",
-        ),
-        ("{{ catalog.agents[0].nmae }}", "has no attribute 'nmae': did you mean 'name'?"),
+        ("{% for a in catalog.agnets %}- {{ a.name }}\n{% endfor %}", "agnets", ": did you mean 'agents'?"),
+        ("{{ catalog.agents[0].nmae }}", "nmae", ": did you mean 'name'?"),
         (
             "{% for r in catalog.agents[0].capabilities %}{% for s in r.sources %}{{ s.urll }}{% endfor %}{% endfor %}",
-            "'url'?",
+            "urll",
+            ": did you mean 'url'?",
         ),
-        ("{{ catlog.agents }}", "'catlog' is undefined: did you mean 'catalog'?"),  # a variable
-        ("{{ titel|inline }}", "'titel' is undefined: did you mean 'title'?"),
-        ("{{ mrak(none) }}", "'mrak' is undefined: did you mean 'mark'?"),  # a global
+        ("{{ catlog.agents }}", "catlog", ": did you mean 'catalog'?"),  # a variable
+        ("{{ titel|inline }}", "titel", ": did you mean 'title'?"),
+        ("{{ mrak(none) }}", "mrak", ": did you mean 'mark'?"),  # a global
         (  # nothing close: a record's attributes are listed
             "{{ catalog.agents[0].zzzz }}",
-            "has no attribute 'zzzz'; attributes: capabilities, documentation, extra, id, integrations, last_updated, "
-            "models, name, vendor, version",
+            "zzzz",
+            "; attributes: capabilities, documentation, extra, id, integrations, last_updated, models, name, vendor, "
+            "version",
         ),
     ],
 )
-def test_a_misspelt_name_in_a_template_gets_a_did_you_mean(project: Path, template: str, said: str) -> None:
+def test_a_misspelt_name_in_a_template_gets_a_did_you_mean(project: Path, template: str, name: str, hint: str) -> None:
+    """Jinja says the name is undefined (in its own words, not pinned here); capidx adds, right after, the closest
+    name it could be."""
     templates = project / "templates"
     templates.mkdir()
     (templates / "summary.md.j2").write_text(f"# Summary\n{template}\n", encoding="utf-8")
     result = _build(project, "--templates", str(templates), "-q")
     assert result.exit_code == 1, result.output
     assert f"error: template error: {Path('templates', 'summary.md.j2')}:2: UndefinedError: " in result.stderr
-    assert said in result.stderr, result.stderr
+    assert f"'{name}'" in result.stderr and result.stderr.count(hint) == 1, result.stderr
 
 
 def test_nothing_close_to_a_misspelt_name_adds_no_guess(project: Path) -> None:
@@ -150,7 +151,9 @@ def test_nothing_close_to_a_misspelt_name_adds_no_guess(project: Path) -> None:
     (templates / "summary.md.j2").write_text("{{ zzqq }}{{ prefix.x }}\n", encoding="utf-8")
     result = _build(project, "--templates", str(templates), "-q")
     assert result.exit_code == 1
-    assert result.stderr.rstrip().splitlines()[0].endswith("UndefinedError: 'zzqq' is undefined"), result.stderr
+    first = result.stderr.rstrip().splitlines()[0]
+    assert "UndefinedError: " in first and "'zzqq'" in first
+    assert "did you mean" not in result.stderr and "attributes:" not in result.stderr
 
 
 def test_a_template_syntax_error_names_file_and_line(project: Path) -> None:

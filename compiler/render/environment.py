@@ -17,13 +17,13 @@ their folder (`_FolderLoader`: no symbolic link out of it), as UTF-8, and of a s
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import difflib
 import hashlib
 import importlib
 import itertools
 import os
 import posixpath
-import re
 import traceback
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -135,8 +135,8 @@ RECORD_TYPES: frozenset[type] = frozenset(
 
 class _Undefined(jinja2.StrictUndefined):
     """Jinja's `StrictUndefined`, whose error for a misspelt attribute or key names the closest one the object has
-    (`'… Catalog object' has no attribute 'agnets': did you mean 'agents'?`), as validate does for a misspelt key. A
-    misspelt variable gets its hint where the variables are known, in `get_renderer` (`undefined_hint`)."""
+    (`'… Catalog object' has no attribute 'agnets': did you mean 'agents'?`), as validate does for a misspelt key; a
+    misspelt variable, the closest of the variables and globals of the template being rendered (`_RENDERING`)."""
 
     __slots__ = ()
 
@@ -144,9 +144,15 @@ class _Undefined(jinja2.StrictUndefined):
     def _undefined_message(self) -> str:
         message: str = super()._undefined_message
         obj, name = self._undefined_obj, self._undefined_name
-        if self._undefined_hint or obj is missing or not isinstance(name, str):
+        if self._undefined_hint or not isinstance(name, str):
             return message
+        if obj is missing:  # a variable: those the render was given
+            return message + undefined_hint(name, _RENDERING.get({}))
         return message + undefined_hint(name, _names_of(obj), obj)
+
+
+# The variables and globals of the template being rendered (`get_renderer`), for `_Undefined`'s hint on a variable.
+_RENDERING: contextvars.ContextVar[Mapping[str, Any]] = contextvars.ContextVar("capidx_rendering")
 
 
 def _names_of(obj: Any) -> list[str]:
@@ -169,10 +175,6 @@ def undefined_hint(name: str, candidates: Iterable[str], obj: Any = None) -> str
     if type(obj) in RECORD_TYPES:
         return f"; attributes: {', '.join(sorted(names))}"
     return ""
-
-
-# Jinja's message for a variable no context holds (`Undefined._undefined_message`).
-_UNDEFINED_VARIABLE = re.compile(r"'([A-Za-z_][A-Za-z0-9_]*)' is undefined")
 
 
 def _is_int(value: Any) -> bool:
@@ -490,6 +492,7 @@ def get_renderer(env: jinja2.Environment, name: str) -> Callable[..., str]:
 
     def render(**context: Any) -> str:
         parent = {**globals_, **context}
+        rendering = _RENDERING.set(parent)
         try:
             try:
                 return _bounded_concat(root(make_context(environment, parent, template.name, blocks, globals=globals_)))
@@ -515,10 +518,9 @@ def get_renderer(env: jinja2.Environment, name: str) -> Callable[..., str]:
                 f"{where}: out of memory while rendering (a template that makes a huge value?)"
             ) from None
         except Exception as exc:
-            message = str(exc)
-            if isinstance(exc, jinja2.UndefinedError) and (variable := _UNDEFINED_VARIABLE.fullmatch(message)):
-                message += undefined_hint(variable[1], parent)  # the template's variables and globals
-            raise TemplateFailure(f"{_template_location(exc, template)}: {type(exc).__name__}: {message}") from None
+            raise TemplateFailure(f"{_template_location(exc, template)}: {type(exc).__name__}: {exc}") from None
+        finally:
+            _RENDERING.reset(rendering)
 
     return render
 
