@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import Any, Literal, TypeVar
 
 from capidx.schema.text import normalize, terms
+from capidx.server.listings import Listings
 from capidx.server.query import QUESTION_WORDS, Query, Vocabulary, root
 from capidx.server.rank import Ranker
 from capidx.server.semantic import Meanings
@@ -26,9 +27,6 @@ RESOLUTION_META = "capidx/resolution"
 IDENTIFIER_EVIDENCE: Mapping[str, float] = MappingProxyType(
     {"name": 1.0, "terminology": 1.0, "alias": 0.9, "description": 0.8, "detail": 0.6, "source": 0.5}
 )
-# A listed or agent name of more words is no name a query holds whole (`longer_names`): a query's spans are looked up
-# up to this length, so a build's longest name does not set the work per call.
-LONGEST_NAME_WORDS = 8
 TRIGGERS_INDEXED = 2  # the index version from which the agents rows carry trigger phrases
 K, V = TypeVar("K"), TypeVar("V")
 
@@ -112,15 +110,7 @@ class MatchIndex:
 
     agents: Mapping[str, str]  # id -> name
     agent_names: NameTable  # -> agent ids
-    # id -> the platforms ('integrations') and models ('models') its file lists: (kind, name, supported or None)
-    # and the name's terms, read once at load, not on every call
-    agent_lists: Mapping[str, tuple[tuple[str, str, bool | None, tuple[str, ...]], ...]]
-    # id -> a word -> the positions in its `agent_lists` of the names that have the word: a query is held up only to
-    # the names that share a word with it (a file may list thousands)
-    listed_words: Mapping[str, Mapping[str, tuple[int, ...]]]
-    # the terms of every listed name and agent name ('github actions', 'github copilot'): a listed name ('GitHub')
-    # standing in the query only within a longer one is not what the query names
-    longer_names: frozenset[tuple[str, ...]]
+    listings: Listings  # what each agent's file lists (platforms, models), for the notes that say it
     capabilities: Mapping[str, CapabilityEntry]
     keys: Mapping[str, str]  # normalized name or slug -> slug
     aliases: Mapping[str, str]
@@ -178,18 +168,9 @@ class MatchIndex:
             token: tuple((row["capability"], row.get("agent"), IDENTIFIER_EVIDENCE[row["field"]]) for row in found)
             for token, found in data.get("identifiers", {}).items()
         }
-        agent_lists = {row["id"]: _agent_lists(row) for row in data["agents"]}
-        listed_words = (words for lists in agent_lists.values() for *_, words in lists)
-        longer_names = frozenset(
-            words
-            for words in itertools.chain(listed_words, map(tuple, map(terms, agent_names)))
-            if 1 < len(words) <= LONGEST_NAME_WORDS
-        )
         return cls(
             agents=MappingProxyType(agents),
-            agent_lists=MappingProxyType(agent_lists),
-            listed_words=MappingProxyType({who: _by_word(lists) for who, lists in agent_lists.items()}),
-            longer_names=longer_names,
+            listings=Listings.from_json(data["agents"], agent_names),
             agent_names=NameTable.build(agent_names),
             capabilities=capabilities,
             keys=MappingProxyType(keys),
@@ -233,26 +214,6 @@ def _version(data: Mapping[str, Any]) -> int:
     """match.json's `version` (1 when absent or not a whole number: the oldest builds)."""
     version = data.get("version", 1)
     return version if isinstance(version, int) and not isinstance(version, bool) else 1
-
-
-def _agent_lists(row: Mapping[str, Any]) -> tuple[tuple[str, str, bool | None, tuple[str, ...]], ...]:
-    """An agents row's platforms and models (older builds: none), each named, with its flag when a boolean."""
-    found = []
-    for kind, flag in (("integrations", "supported"), ("models", "available")):
-        for item in row.get(kind, ()) if isinstance(row.get(kind), list) else ():
-            if isinstance(item, dict) and isinstance(name := item.get("name"), str) and name.strip():
-                said = item.get(flag)
-                found.append((kind, name, said if isinstance(said, bool) else None, tuple(terms(name))))
-    return tuple(found)
-
-
-def _by_word(lists: Iterable[tuple[str, str, bool | None, tuple[str, ...]]]) -> Mapping[str, tuple[int, ...]]:
-    """A word -> the positions of the listed names that have it, each once."""
-    found: dict[str, dict[int, None]] = {}
-    for at, (*_, words) in enumerate(lists):
-        for word in words:
-            found.setdefault(word, {})[at] = None
-    return MappingProxyType({word: tuple(positions) for word, positions in found.items()})
 
 
 def _own_aliases(capabilities: Mapping[str, CapabilityEntry]) -> Mapping[tuple[str, str], str]:

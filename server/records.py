@@ -16,7 +16,8 @@ from typing import Any
 
 from capidx.schema.lexicon import identifiers
 from capidx.schema.text import bind_negation, canonical_json, normalize, terms
-from capidx.server.matchindex import LONGEST_NAME_WORDS, Resolution
+from capidx.server.listings import LONGEST_NAME_WORDS
+from capidx.server.matchindex import Resolution
 from capidx.server.query import QUESTION_WORDS, analyse, root
 from capidx.server.snapshot import Snapshot
 from capidx.server.unlisted import NOT_LISTED_CHARS, fitting, some_of
@@ -246,7 +247,8 @@ def listed(snapshot: Snapshot, query: str, agents: Sequence[str]) -> str:
     for who in dict.fromkeys(agents):
         content = set(asked) - QUESTION_WORDS - snapshot.index.agent_names.words.get(who, frozenset())
         found: dict[str, dict[str, None]] = {}
-        lists, by_word = snapshot.index.agent_lists.get(who, ()), snapshot.index.listed_words.get(who, {})
+        listings = snapshot.index.listings
+        lists, by_word = listings.by_agent.get(who, ()), listings.words.get(who, {})
         # Every name said shares a word with the query (it stands in it whole, or holds all its other words).
         for at in sorted({at for word in set(asked) for at in by_word.get(word, ())}):
             kind, name, flag, words = lists[at]
@@ -297,7 +299,7 @@ def limited(snapshot: Snapshot, query: str, shown: Sequence[tuple[str, Sequence[
 def _longer_names(snapshot: Snapshot, asked: Sequence[str]) -> list[tuple[int, int]]:
     """The spans of the query's words that are a listed or agent name of several words, found once per call: a
     listed name within one ('github' of 'github actions', of 'github copilot') is not what the query names."""
-    longer, n = snapshot.index.longer_names, len(asked)
+    longer, n = snapshot.index.listings.longer, len(asked)
     return [
         (first, last)
         for first in range(n)

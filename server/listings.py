@@ -1,0 +1,67 @@
+"""What each agent's file lists (platforms as `integrations`, models as `models`), parsed once per build.
+
+Why: a capability query may name a platform or a model ('JetBrains', 'GPT-5') that no capability is about, while an
+agent's file lists it; the notes that say so (server/records.py `listed`) read these tables, made when a build is
+loaded so that a call looks up only the names that share a word with the query, however many a file lists.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from capidx.schema.text import terms
+
+# A listed or agent name of more words is no name a query holds whole (`longer`): a query's spans are looked up up to
+# this length, so a build's longest name does not set the work per call.
+LONGEST_NAME_WORDS = 8
+
+# (kind, name as listed, its flag or None, the name's terms)
+Listed = tuple[str, str, bool | None, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class Listings:
+    by_agent: Mapping[str, tuple[Listed, ...]]  # id -> its platforms and models, in the file's order
+    # id -> a word -> the positions in `by_agent` of the names that have it: a query is held up only to the names
+    # that share a word with it (a file may list thousands)
+    words: Mapping[str, Mapping[str, tuple[int, ...]]]
+    # the terms of every listed name and agent name of several words ('github actions', 'github copilot'): a listed
+    # name ('GitHub') standing in a query only within a longer one is not what the query names
+    longer: frozenset[tuple[str, ...]]
+
+    @classmethod
+    def from_json(cls, agents: Iterable[Mapping[str, Any]], agent_names: Iterable[str]) -> Listings:
+        """From match.json's agents rows (older builds: no lists) and the agents' normalized spellings."""
+        by_agent = {row["id"]: _listed(row) for row in agents}
+        listed_words = (words for lists in by_agent.values() for *_, words in lists)
+        longer = frozenset(
+            words
+            for words in itertools.chain(listed_words, map(tuple, map(terms, agent_names)))
+            if 1 < len(words) <= LONGEST_NAME_WORDS
+        )
+        words = {who: _by_word(lists) for who, lists in by_agent.items()}
+        return cls(MappingProxyType(by_agent), MappingProxyType(words), longer)
+
+
+def _listed(row: Mapping[str, Any]) -> tuple[Listed, ...]:
+    """An agents row's platforms and models, each named, with its flag when a boolean."""
+    found = []
+    for kind, flag in (("integrations", "supported"), ("models", "available")):
+        for item in row.get(kind, ()) if isinstance(row.get(kind), list) else ():
+            if isinstance(item, dict) and isinstance(name := item.get("name"), str) and name.strip():
+                said = item.get(flag)
+                found.append((kind, name, said if isinstance(said, bool) else None, tuple(terms(name))))
+    return tuple(found)
+
+
+def _by_word(lists: Iterable[Listed]) -> Mapping[str, tuple[int, ...]]:
+    """A word -> the positions of the listed names that have it, each once."""
+    found: dict[str, dict[int, None]] = {}
+    for at, (*_, words) in enumerate(lists):
+        for word in words:
+            found.setdefault(word, {})[at] = None
+    return MappingProxyType({word: tuple(positions) for word, positions in found.items()})
