@@ -165,6 +165,31 @@ def test_a_template_syntax_error_names_file_and_line(project: Path) -> None:
     assert "category.md.j2:2: template syntax error" in result.stderr
 
 
+def test_validate_says_the_template_syntax_errors_the_build_would_stop_at(project: Path) -> None:
+    """A pre-commit hook runs validate, not the build: a template left with an open tag passed validate and failed the
+    build (a blind test). Validate parses what the build parses (an override and what it includes), in the build's
+    words, and leaves a broken template nothing renders alone, as the build does."""
+    templates = project / "templates"  # beside the project: picked up without a flag
+    (templates / "parts").mkdir(parents=True)
+    (templates / "category.md.j2").write_text("line one\n{% if %}\n", encoding="utf-8")
+    (templates / "summary.md.j2").write_text('# {{ title }}\n{% include "parts/foot.md" %}\n', encoding="utf-8")
+    (templates / "parts" / "foot.md").write_text("{{ oops }\n", encoding="utf-8")
+    (templates / "unused.md.j2").write_text("{% for x in y %}\n", encoding="utf-8")  # renders nothing
+    checked = run_cli(["validate"], cwd=project)
+    assert checked.exit_code == 1, checked.output
+    said = [line for line in checked.output.splitlines() if "template syntax error" in line]
+    assert [line.split(":")[:2] for line in said] == [
+        [str(Path("templates", "category.md.j2")), "2"],
+        [str(Path("templates", "parts", "foot.md")), "1"],
+    ], checked.output
+    built = _build(project)
+    assert built.exit_code == 1 and "template syntax error" in built.stderr  # what the build stops at, too
+    (templates / "category.md.j2").unlink()
+    (templates / "parts" / "foot.md").write_text("a footer\n", encoding="utf-8")
+    assert run_cli(["validate"], cwd=project).exit_code == 0  # the unused one is left be, as the build leaves it
+    assert _build(project).exit_code == 0
+
+
 def test_a_user_template_overrides_the_bundled_one(project: Path) -> None:
     templates = project / "templates"  # beside the project: picked up without a flag
     templates.mkdir()

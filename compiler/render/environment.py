@@ -277,7 +277,9 @@ def _read_template(filename: str) -> str:
         raise TemplateFailure(f"{shown(filename)}:{line}:{column}: {said(message, UTF8_HINT)}") from None
 
 
-def make_environment(user_templates: Path | None) -> jinja2.Environment:
+def make_environment(user_templates: Path | None, cached: bool = True) -> jinja2.Environment:
+    """The build's environment, over the user's templates folder and the bundled ones; `cached`: with compiled code
+    kept in capidx's cache folder (validate, which renders nothing, writes none)."""
     loaders: list[jinja2.BaseLoader] = []
     user_loader = _FolderLoader(user_templates) if user_templates is not None else None
     if user_loader is not None:
@@ -287,7 +289,7 @@ def make_environment(user_templates: Path | None) -> jinja2.Environment:
         loader=jinja2.ChoiceLoader(loaders),
         undefined=_Undefined,
         auto_reload=False,
-        bytecode_cache=_bytecode_cache(),
+        bytecode_cache=_bytecode_cache() if cached else None,
         **_CODE_OPTIONS,
     )
     env.user_loader = user_loader
@@ -430,10 +432,27 @@ def templates_digest(env: jinja2.Environment, out: Path | None = None) -> list[t
     as the template naming it is (a bundled template names only bundled ones, all listed). A name computed at render
     time could be any file of the user's folder: then every one listed (version control's are not), but for the build
     directory `out` (with `paths.templates: .` the build's own output would change the next build's digest)."""
+    sources, _ = _followed(env, template_names(env), out)
+    return [(name, sources[name].encode("utf-8")) for name in sorted(sources)]
+
+
+def syntax_failures(env: jinja2.Environment) -> list[tuple[str, int | None, str]]:
+    """(file, line, message) of each template of the user's folder the build would parse that does not parse: a build
+    template or a file one of them includes, imports or extends (`templates_digest`'s walk). What stops the build,
+    said by `capidx validate` before one runs (a pre-commit hook runs validate, not the build). A template of the
+    folder that replaces none the build renders and that none of those names is not parsed: the build leaves it be."""
+    rendered = template_names(make_environment(None, cached=False))  # the bundled names: what the build renders
+    return sorted(_followed(env, rendered, None)[1])
+
+
+def _followed(
+    env: jinja2.Environment, built: list[str], out: Path | None
+) -> tuple[dict[str, str], list[tuple[str, int | None, str]]]:
+    """The sources of the templates `built` and of every file of the user's they include, import or extend, in turn
+    (`templates_digest`), and the user's templates among them that do not parse."""
     assert env.loader is not None
     user = getattr(env, "user_loader", None)
-    built = template_names(env)
-    pending, sources = list(built), {}
+    pending, sources, failures = list(built), {}, []
     while pending:
         name = pending.pop()
         if name in sources:
@@ -450,12 +469,19 @@ def templates_digest(env: jinja2.Environment, out: Path | None = None) -> list[t
             continue  # a bundled template names only bundled ones, all listed
         try:
             referenced = set(jinja2.meta.find_referenced_templates(env.parse(sources[name])))
-        except (jinja2.TemplateError, RecursionError):  # rendering says what is wrong with it
+        except jinja2.TemplateSyntaxError as exc:  # rendering says what is wrong with it; validate, before
+            failures.append((shown(filename) or name, exc.lineno, f"template syntax error: {exc.message}"))
+            continue
+        except RecursionError:
+            failures.append((shown(filename) or name, None, "template nested too deeply to be read"))
+            continue
+        except jinja2.TemplateError as exc:
+            failures.append((shown(filename) or name, None, f"template error: {exc}"))
             continue
         if None in referenced or len(sources) + len(referenced) > MAX_NAMES_FOLLOWED:
             referenced = set(_every_user_file(user, out))
         pending += sorted(str(reference) for reference in referenced - {None} - sources.keys())
-    return [(name, sources[name].encode("utf-8")) for name in sorted(sources)]
+    return sources, failures
 
 
 def _every_user_file(user: Any, out: Path | None) -> list[str]:

@@ -290,7 +290,9 @@ def _templates_problems(config: Config, listed: bool = False) -> list[Diagnostic
     too many files in it. The last two only by walking it, unless it was `listed` already (`collect`)."""
     if problem := configured.missing(config, "templates") or _unreadable_templates(config.templates):
         return [problem]
-    return [] if config.templates is None or listed else _unlisted_templates(config.templates)
+    if config.templates is None or listed:
+        return []
+    return _unlisted_templates(config.templates) or _unparsed_templates(config.templates)
 
 
 def _unlisted_templates(templates: Path) -> list[Diagnostic]:
@@ -304,6 +306,25 @@ def _unlisted_templates(templates: Path) -> list[Diagnostic]:
     except TooManyTemplates as refused:
         return [_unlisted(folder) for folder in unlisted] + [_too_many(refused)]
     return [_unlisted(folder) for folder in unlisted]
+
+
+def _unparsed_templates(templates: Path) -> list[Diagnostic]:
+    """Each template of the folder the build would parse that does not (a tag left open, an unknown filter syntax):
+    the build stops at it (exit 1), and a pre-commit hook runs validate, not the build. A template refused for what it
+    is (a link out of the folder, too large, not UTF-8) is said as the build says it."""
+    from capidx.compiler.render.environment import TemplateFailure, make_environment, syntax_failures
+
+    try:
+        failures = syntax_failures(make_environment(templates, cached=False))
+    except TemplateFailure as refused:
+        return [file_problem(templates, str(refused), code="template")]
+    return [
+        Diagnostic(path, line, None, "", "error", message, _TEMPLATE_HINT, "template")
+        for path, line, message in failures
+    ]
+
+
+_TEMPLATE_HINT = "fix the template: docs/templates.md says what each receives"
 
 
 def _too_many(refused: TooManyTemplates) -> Diagnostic:
