@@ -145,6 +145,17 @@ def test_a_misspelt_name_in_a_template_gets_a_did_you_mean(project: Path, templa
     assert f"'{name}'" in result.stderr and result.stderr.count(hint) == 1, result.stderr
 
 
+def test_a_misspelt_attribute_is_not_told_one_the_sandbox_refuses(project: Path) -> None:
+    """`apend` of a list is not told 'did you mean 'append'?': the immutable sandbox refuses `append`, so the hint
+    would lead to a SecurityError."""
+    templates = project / "templates"
+    templates.mkdir()
+    (templates / "summary.md.j2").write_text("{{ (catalog.agents|list).apend }}\n", encoding="utf-8")
+    result = _build(project, "--templates", str(templates), "-q")
+    assert result.exit_code == 1
+    assert "'apend'" in result.stderr and "did you mean" not in result.stderr, result.stderr
+
+
 def test_nothing_close_to_a_misspelt_name_adds_no_guess(project: Path) -> None:
     templates = project / "templates"
     templates.mkdir()

@@ -35,7 +35,7 @@ import jinja2.meta
 from jinja2.bccache import Bucket
 from jinja2.exceptions import SecurityError
 from jinja2.loaders import split_template_path
-from jinja2.sandbox import ImmutableSandboxedEnvironment
+from jinja2.sandbox import ImmutableSandboxedEnvironment, is_internal_attribute, modifies_known_mutable
 from jinja2.utils import generate_lorem_ipsum, internalcode, missing
 
 from capidx.compiler import catalog
@@ -156,12 +156,17 @@ _RENDERING: contextvars.ContextVar[Mapping[str, Any]] = contextvars.ContextVar("
 
 
 def _names_of(obj: Any) -> list[str]:
-    """What a template may write after `obj.`: a mapping's keys, else the object's attributes not starting with `_`
-    (what the sandbox allows)."""
+    """What a template may write after `obj.`: a mapping's keys, else the object's attributes the immutable sandbox
+    allows (`ImmutableSandboxedEnvironment.is_safe_attribute`: none starting with `_`, no internal attribute such as
+    a generator's `gi_frame`, no method that modifies a known mutable such as a list's `append`)."""
     try:
         if isinstance(obj, Mapping):
             return [key for key in obj if isinstance(key, str)]
-        return [name for name in dir(obj) if not name.startswith("_")]
+        return [
+            name
+            for name in dir(obj)
+            if not (name.startswith("_") or is_internal_attribute(obj, name) or modifies_known_mutable(obj, name))
+        ]
     except Exception:  # an object that cannot list itself: no hint
         return []
 
