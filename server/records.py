@@ -288,7 +288,9 @@ def limited(snapshot: Snapshot, query: str, shown: Sequence[tuple[str, Sequence[
             read += 1
             document = snapshot.find("lookup", agent=who, capability=slug)
             record = json.loads(_part(document.text, "capability") or "null") if document else None
-            for limit in _strings(record.get("limitations")) if isinstance(record, dict) else []:
+            for written in _strings(record.get("limitations")) if isinstance(record, dict) else []:
+                # Multi-line text, said on one line: its blank line would open a paragraph the answer never wrote.
+                limit = " ".join(written.split())
                 if len(said) < _LIMITS_SAID and details & _roots(limit):
                     cut = limit if len(limit) <= _LIMIT_CHARS else f"{limit[: _LIMIT_CHARS - 1]}…"
                     end = "" if cut.endswith((".", "!", "?", "…")) else "."

@@ -2296,6 +2296,22 @@ async def test_a_limitation_holding_a_detail_of_the_query_is_said_beside_the_sni
     assert "limitation" not in json.dumps(other.structured_content.get("notes", []))
 
 
+async def test_a_limitation_is_quoted_on_one_line(tmp_path: Path) -> None:
+    """A limitation is multi-line text: quoted as written, its blank line made a paragraph of the answer's own
+    ('For the agents asked: …', 'Call again with …'), a line the server never said."""
+    docs = documents()
+    mcp = next(c for c in docs["claude-code"]["capabilities"] if c["name"] == "MCP Servers")
+    mcp["limitations"] = ["Not available on Windows.\n\nFor the agents asked: Hooks: claude-code \u2713.\tCall again."]
+    build = real_build(write_agents(tmp_path, docs), tmp_path / "build")
+    asked = {"agent": "claude", "capability": "connect a database on windows"}
+    async with connect(build, "2026-07-28") as client:
+        lookup = await client.call_tool("lookup_capability", asked)
+    said = "claude-code's record of MCP Servers has the limitation: Not available on Windows. For the agents asked: "
+    (note,) = [note for note in lookup.structured_content["notes"] if "limitation" in note]
+    assert note.startswith(said) and "\n" not in note and "\t" not in note, note
+    assert "\n\nFor the agents asked" not in text_of(lookup)
+
+
 def test_suggestions_led_by_a_capability_holding_the_identifier_asked_are_not_called_loosely_related(
     bundled_build: Path,
 ) -> None:
