@@ -279,6 +279,9 @@ def limited(snapshot: Snapshot, query: str, shown: Sequence[tuple[str, Sequence[
     written = [t for t in terms(query) if t not in QUESTION_WORDS]
     short, common = len(normalize(query).split()) <= _SHORT_QUERY, max(_DETAIL_SHARED, len(index.capabilities) / 8)
     details = {root(t) for t in written if short or len(index.ranker.postings.get(root(t), ())) <= common}
+    # A word of a shown suggestion's name is what matched it, no detail: 'sandbox' of 'sandbox on windows' is in
+    # every limitation of Sandboxing, and quoting those left the one on Windows out.
+    details -= frozenset().union(*(_roots(entry.name) for slug, _ in shown if (entry := index.capabilities.get(slug))))
     said: list[str] = []
     read = 0  # records read, over every suggestion: at most `_RECORDS_READ`, as `unheld` reads them
     for slug, agents in shown:

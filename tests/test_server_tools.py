@@ -2312,6 +2312,28 @@ async def test_a_limitation_is_quoted_on_one_line(tmp_path: Path) -> None:
     assert "\n\nFor the agents asked" not in text_of(lookup)
 
 
+async def test_a_limitation_is_said_for_a_detail_besides_the_suggestions_names(bundled_build: Path) -> None:
+    """'sandbox on windows' quoted copilot-cli's "Local sandboxing is marked experimental; cloud sandboxes are in
+    public preview." for its 'sandbox', and 'delete memory files' "In prompt mode (-p) memory is off …" for its
+    'memory': a word of a shown suggestion's name is what matched it (every limitation of Sandboxing says it), not a
+    detail of the query, and its quotes took the place of one that holds a detail ('deleted')."""
+    async with connect(bundled_build, "2026-07-28") as client:
+        sandbox = await client.call_tool(
+            "lookup_capability", {"agent": "copilot-cli", "capability": "sandbox on windows"}
+        )
+        memory = await client.call_tool(
+            "lookup_capability", {"agent": "copilot-cli", "capability": "delete memory files"}
+        )
+        plan = await client.call_tool("lookup_capability", {"agent": "gemini", "capability": "free plan"})
+    assert sandbox.structured_content["suggestions"][0]["capability"] == "sandboxing"
+    assert memory.structured_content["suggestions"][0]["capability"] == "persistent-memory"
+    assert "limitation" not in json.dumps(sandbox.structured_content["notes"])
+    notes = json.dumps(memory.structured_content["notes"])
+    assert "Stored facts and preferences that go unused are deleted after 28 days." in notes, notes
+    assert "prompt mode" not in notes, notes
+    assert "experimental.plan" not in json.dumps(plan.structured_content["notes"])  # 'plan' of Plan Mode
+
+
 def test_suggestions_led_by_a_capability_holding_the_identifier_asked_are_not_called_loosely_related(
     bundled_build: Path,
 ) -> None:
