@@ -42,6 +42,10 @@ UNHELD_SENTENCES = 3  # sentences `unheld` says, at most: one per set of agents 
 _RECORDS_READ = 64  # agents' records of one capability `unheld` reads, at most: the asked agents' first
 _LIMITS_SAID = 2  # limitations `limited` quotes, at most
 _LIMIT_CHARS = 160  # characters of a limitation `limited` quotes, at most
+# Limitations `limited` reads per call, and characters of each: a build's record may list thousands, and reading all of
+# 64 records' (2,000 each) took 2 s per comparison.
+_LIMITS_READ = 256
+_LIMIT_READ_CHARS = 400
 
 
 def unrecorded(snapshot: Snapshot, slug: str, agents: Iterable[str]) -> str:
@@ -274,7 +278,8 @@ def limited(snapshot: Snapshot, query: str, shown: Sequence[tuple[str, Sequence[
     (its capability and the agents asked about it) whose record, of one of those agents, lists a limitation that holds
     a detail of the query (`lacking`'s: any word of a query of one or two words, else a word few capabilities have):
     a snippet leaves limitations out, and its ✓ read as covering the very case the limitation excludes ('run on
-    Windows'). At most `_LIMITS_SAID` of them, each cut at `_LIMIT_CHARS`."""
+    Windows'). At most `_LIMITS_SAID` of them, each cut at `_LIMIT_CHARS`; at most `_LIMITS_READ` limitations read,
+    over every record, and the first `_LIMIT_READ_CHARS` characters of each."""
     index = snapshot.index
     written = [t for t in terms(query) if t not in QUESTION_WORDS]
     short, common = len(normalize(query).split()) <= _SHORT_QUERY, max(_DETAIL_SHARED, len(index.capabilities) / 8)
@@ -284,18 +289,24 @@ def limited(snapshot: Snapshot, query: str, shown: Sequence[tuple[str, Sequence[
     details -= frozenset().union(*(_roots(entry.name) for slug, _ in shown if (entry := index.capabilities.get(slug))))
     said: list[str] = []
     read = 0  # records read, over every suggestion: at most `_RECORDS_READ`, as `unheld` reads them
+    left = _LIMITS_READ  # limitations read, over every record
     for slug, agents in shown:
         if (entry := index.capabilities.get(slug)) is None or not details:
             continue
         for who in [who for who in dict.fromkeys(agents) if who in entry.agents][: max(0, _RECORDS_READ - read)]:
+            if left <= 0 or len(said) >= _LIMITS_SAID:
+                break  # nothing more to read or to say: no more records parsed
             read += 1
             document = snapshot.find("lookup", agent=who, capability=slug)
             record = json.loads(_part(document.text, "capability") or "null") if document else None
-            for written in _strings(record.get("limitations")) if isinstance(record, dict) else []:
+            limits = _strings(record.get("limitations")) if isinstance(record, dict) else []
+            for text in limits[: max(0, left)] if len(said) < _LIMITS_SAID else []:
+                left -= 1
                 # Multi-line text, said on one line: its blank line would open a paragraph the answer never wrote.
-                limit = " ".join(written.split())
+                limit = " ".join(text[:_LIMIT_READ_CHARS].split())
                 if len(said) < _LIMITS_SAID and details & _roots(limit):
-                    cut = limit if len(limit) <= _LIMIT_CHARS else f"{limit[: _LIMIT_CHARS - 1]}…"
+                    whole = len(limit) <= _LIMIT_CHARS and len(text) <= _LIMIT_READ_CHARS
+                    cut = limit if whole else f"{limit[: _LIMIT_CHARS - 1]}…"
                     end = "" if cut.endswith((".", "!", "?", "…")) else "."
                     said.append(f"{who}'s record of {entry.name} has the limitation: {cut}{end}")
     return " ".join(said)

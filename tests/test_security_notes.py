@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from server_support import connect, made_once, real_build
+from server_support import connect, made_once, real_build, run_capidx
 
+from capidx.server import records
 from capidx.server.snapshot import Snapshot
 
 pytestmark = pytest.mark.anyio
@@ -72,3 +73,63 @@ async def test_a_note_reads_a_bounded_number_of_records_of_a_capability_every_ag
     assert "do not use it." in notes
     read = {params["agent"] for params in lookups}
     assert len(read) <= 64, len(read)
+
+
+LIMITATIONS = 3_000  # limitations of one record: far more than a note reads (`records._LIMITS_READ`, 256)
+
+
+def _limited_catalog(root: Path) -> Path:
+    """Two agents recording Custom Instructions, agent-000's with `LIMITATIONS` limitations and one of 20,000
+    characters; its first says Linux. Over the budgets: such a build is still written, and served."""
+    for i in range(2):
+        limits = [f"Rule file {j} is read in order {j}." for j in range(LIMITATIONS)] if i == 0 else []
+        record = {
+            "category": "customization",
+            "name": "Custom Instructions",
+            "description": "Reads project rules at start.",
+            "available": True,
+            "limitations": ["Not read on Linux.", "long " * 4_000, *limits] if i == 0 else [],
+        }
+        document = {
+            "agent": {"name": f"Agent {i}", "vendor": "V", "version": "1", "lastUpdated": "2026-01-01T00:00:00Z"},
+            "capabilities": [
+                record,
+                {
+                    "category": "customization",
+                    "name": "Hooks",
+                    "description": "Runs scripts on events.",
+                    "available": True,
+                },
+            ],
+        }
+        target = root / "agents" / f"agent-{i:03d}" / "capabilities" / "current.json"
+        target.parent.mkdir(parents=True)
+        target.write_text(json.dumps(document), encoding="utf-8")
+    result = run_capidx("build", "--agents", str(root / "agents"), "--out", str(root / "build"), cwd=root)
+    assert result.returncode in (0, 1) and (root / "build" / "manifest.json").is_file(), result.stderr
+    return root / "build"
+
+
+async def test_a_limitation_note_reads_a_bounded_part_of_a_record_s_limitations(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A suggestion's note on a limitation holding a detail of the query ('Not read on Linux.') read every limitation
+    of every record it looked at, each whole: 64 records of 2,000 limitations took 2 s per comparison. It reads at
+    most 256 limitations a call, 400 characters of each, and still says the one that holds the detail."""
+    build = _limited_catalog(tmp_path)
+    read: list[str] = []
+    real = records._roots
+
+    def counted(text: str) -> frozenset[str]:
+        read.append(text)
+        return real(text)
+
+    monkeypatch.setattr(records, "_roots", counted)
+    async with connect(build) as client:
+        result = await client.call_tool(
+            "lookup_capability", {"agent": "agent-000", "capability": "instructions on linux"}
+        )
+    notes = result.structured_content["notes"]
+    assert "agent-000's record of Custom Instructions has the limitation: Not read on Linux." in notes, notes
+    limitations = [text for text in read if not text.startswith(("{", "["))]  # not a record's JSON, nor its names
+    assert len(limitations) <= 256 + 2 and max(map(len, limitations)) <= 400, (len(limitations), max(map(len, read)))
