@@ -297,6 +297,8 @@ def limited(snapshot: Snapshot, query: str, shown: Sequence[tuple[str, Sequence[
             if left <= 0 or len(said) >= _LIMITS_SAID:
                 break  # nothing more to read or to say: no more records parsed
             read += 1
+            # nor a word of the agent's own names ('Edits made outside Claude Code…' for 'claude …'), as in `lacking`
+            theirs = details - {root(word) for word in index.agent_names.words.get(who, ())}
             document = snapshot.find("lookup", agent=who, capability=slug)
             record = json.loads(_part(document.text, "capability") or "null") if document else None
             limits = _strings(record.get("limitations")) if isinstance(record, dict) else []
@@ -304,7 +306,7 @@ def limited(snapshot: Snapshot, query: str, shown: Sequence[tuple[str, Sequence[
                 left -= 1
                 # Multi-line text, said on one line: its blank line would open a paragraph the answer never wrote.
                 limit = " ".join(text[:_LIMIT_READ_CHARS].split())
-                if len(said) < _LIMITS_SAID and details & _roots(limit):
+                if len(said) < _LIMITS_SAID and theirs & _roots(limit):
                     whole = len(limit) <= _LIMIT_CHARS and len(text) <= _LIMIT_READ_CHARS
                     cut = limit if whole else f"{limit[: _LIMIT_CHARS - 1]}…"
                     end = "" if cut.endswith((".", "!", "?", "…")) else "."

@@ -2296,6 +2296,19 @@ async def test_a_limitation_holding_a_detail_of_the_query_is_said_beside_the_sni
     assert "limitation" not in json.dumps(other.structured_content.get("notes", []))
 
 
+async def test_a_limitation_is_not_quoted_for_the_agent_s_own_name(tmp_path: Path) -> None:
+    """'database claude' asked of claude quoted "Servers added outside Claude Code are not seen." for its 'claude':
+    the agent's own name is in the question and its records, no detail of either (as for what a record lacks)."""
+    docs = documents()
+    mcp = next(c for c in docs["claude-code"]["capabilities"] if c["name"] == "MCP Servers")
+    mcp["limitations"] = ["Servers added outside Claude Code are not seen."]
+    build = real_build(write_agents(tmp_path, docs), tmp_path / "build")
+    async with connect(build, "2026-07-28") as client:
+        asked = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "database claude"})
+    assert asked.structured_content["suggestions"][0]["capability"] == "mcp-servers"
+    assert "limitation" not in json.dumps(asked.structured_content.get("notes", []))
+
+
 async def test_a_limitation_is_quoted_on_one_line(tmp_path: Path) -> None:
     """A limitation is multi-line text: quoted as written, its blank line made a paragraph of the answer's own
     ('For the agents asked: …', 'Call again with …'), a line the server never said."""
