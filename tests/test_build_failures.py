@@ -156,6 +156,18 @@ def test_a_misspelt_attribute_is_not_told_one_the_sandbox_refuses(project: Path)
     assert "'apend'" in result.stderr and "did you mean" not in result.stderr, result.stderr
 
 
+def test_a_variable_a_macro_cannot_see_is_not_suggested_as_itself(project: Path) -> None:
+    """An imported macro sees the globals, not the importing template's variables: `title` undefined there was told
+    "did you mean 'title'?", the very name, from the caller's variables."""
+    templates = project / "templates"
+    templates.mkdir()
+    (templates / "mine.md.j2").write_text("{% macro x() %}{{ title }}{% endmacro %}\n", encoding="utf-8")
+    (templates / "summary.md.j2").write_text('{% import "mine.md.j2" as m %}{{ m.x() }}\n', encoding="utf-8")
+    result = _build(project, "--templates", str(templates), "-q")
+    assert result.exit_code == 1, result.output
+    assert "'title'" in result.stderr and "did you mean 'title'" not in result.stderr, result.stderr
+
+
 def test_nothing_close_to_a_misspelt_name_adds_no_guess(project: Path) -> None:
     templates = project / "templates"
     templates.mkdir()

@@ -174,7 +174,7 @@ def _names_of(obj: Any) -> list[str]:
 def undefined_hint(name: str, candidates: Iterable[str], obj: Any = None) -> str:
     """`: did you mean 'agents'?` for a misspelt name (`close_match`, as validate's hints); for a capidx record with
     no close attribute, its attributes (`; attributes: …`); else nothing."""
-    names = list(candidates)
+    names = [candidate for candidate in candidates if candidate != name]  # a macro's caller has it: no hint of it
     if meant := close_match(name, names):
         return f": did you mean '{meant}'?"
     if type(obj) in RECORD_TYPES:
