@@ -121,7 +121,10 @@ def test_an_agent_naming_itself_in_its_records_relates_no_capabilities_by_its_na
     for agent_id, document in named.items():
         document["agent"]["name"] = f"Zephyr {agent_id.split('-')[0].title()} Qux"
         for capability in document["capabilities"]:
-            capability["description"] = f"{document['agent']['name']} ({agent_id}): {capability['description']}"
+            short = agent_id.replace("-", " ").title()  # 'Claude Code' for claude-code: the id as words
+            capability["description"] = (
+                f"{document['agent']['name']} ({agent_id}, {short}): {capability['description']}"
+            )
     before, after = _related(tmp_path / "plain", plain), _related(tmp_path / "named", named)
     assert after == before
     assert any(before.values())  # the catalog has edges to compare

@@ -186,9 +186,10 @@ def _with_reasons(
 
 def keyword_sources(catalog: Catalog) -> Iterator[KeywordSource]:
     """One source per record (relations merges those of one slug), the alias-table phrases on the first. A record's
-    own agent's name and id are left out of its texts: "Acme Bot runs …" in two of its records relates them by the
-    agent, not by what they do (a team catalog showed 'Related: Hooks (defin, run, tool, bot)')."""
-    own = {agent.id: _naming(agent.name, agent.id) for agent in catalog.agents}
+    own agent's name and id (also with spaces for its hyphens: 'Acme Bot' for `acme-bot`) are left out of its texts:
+    "Acme Bot runs …" in two of its records relates them by the agent, not by what they do (a team catalog showed
+    'Related: Hooks (defin, run, tool, bot)')."""
+    own = {agent.id: _naming(agent.name, agent.id, agent.id.replace("-", " ")) for agent in catalog.agents}
     for capability in catalog.capabilities:
         for position, record in enumerate(capability.records):
             mine = own.get(record.agent)
