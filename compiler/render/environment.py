@@ -195,7 +195,10 @@ def _check_power(base: Any, exponent: Any) -> None:
     if not (_is_int(base) and _is_int(exponent) and abs(base) > 1 and exponent > 0):
         return
     if abs(base).bit_length() * exponent > _MAX_POWER_BITS:
-        raise SecurityError(f"a power (**) too large for a template (at most {_MAX_POWER_BITS:,} bits)")
+        raise SecurityError(
+            f"a power (**) too large for a template (the base's bits times the exponent may be {_MAX_POWER_BITS:,} at "
+            "most)"
+        )
 
 
 def _lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> str:
