@@ -41,7 +41,14 @@ from jinja2.utils import generate_lorem_ipsum, internalcode, missing
 from capidx.compiler import catalog
 from capidx.compiler.diagnostics import plural
 from capidx.compiler.errors import InvalidError
-from capidx.compiler.files import TooManyTemplates, read_at_most, shown, version_control_part, walk_templates
+from capidx.compiler.files import (
+    FolderUnreadable,
+    TooManyTemplates,
+    read_at_most,
+    shown,
+    version_control_part,
+    walk_templates,
+)
 from capidx.compiler.render import markdown as mdtext
 from capidx.compiler.render import views
 from capidx.compiler.render.phrases import join_phrases
@@ -219,10 +226,10 @@ class _FolderLoader(jinja2.FileSystemLoader):
     `list_templates` does not walk (`files.VCS_FOLDERS`); nor does it follow symbolic links to folders (Jinja's
     default)."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, listed: list[str] | None = None) -> None:
         super().__init__(str(folder))
         self.folder = str(folder)
-        self._listed: list[str] | None = None
+        self._listed = listed  # the caller's own walk of the folder (`template_listing`), or None: walked when asked
 
     def list_templates(self) -> list[str]:
         """The listing (`_listing`), made once for the loader's life (one build, or one `folder_reads`): the build
@@ -236,11 +243,7 @@ class _FolderLoader(jinja2.FileSystemLoader):
         refused for a folder of more than MAX_TEMPLATE_FILES files (`files.TooManyTemplates`: say `paths.templates:
         /`), which it would otherwise walk to the end. Walked without recursion (`files.walk`): Jinja's own walk is
         Python 3.11's `os.walk`, which fails with a RecursionError in a folder nested some 1,000 deep."""
-        found: set[str] = set()
-        for folder, files in walk_templates(self.folder):
-            inside = os.path.relpath(folder, self.folder)
-            found.update(posixpath.normpath(f"{inside.replace(os.sep, '/')}/{name}") for name in files)
-        return sorted(found)
+        return template_listing(self.folder)
 
     def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Callable[[], bool]]:
         """The template's text, refused (`TemplateFailure`, which stops the build) when it is, or its link leads,
@@ -271,6 +274,16 @@ class _FolderLoader(jinja2.FileSystemLoader):
         return _read_template(filename), os.path.normpath(filename), lambda: False
 
 
+def template_listing(top: str | Path, refused: Callable[[FolderUnreadable], object] | None = None) -> list[str]:
+    """Every file below a templates folder, by its path in the folder (`files.walk_templates`): the loader's listing,
+    and validate's one walk of the folder, which says what would stop the build and hands the listing on."""
+    found: set[str] = set()
+    for folder, files in walk_templates(top, refused):
+        inside = os.path.relpath(folder, top)
+        found.update(posixpath.normpath(f"{inside.replace(os.sep, '/')}/{name}") for name in files)
+    return sorted(found)
+
+
 def _read_template(filename: str) -> str:
     try:
         data = read_at_most(filename, MAX_TEMPLATE_BYTES)
@@ -285,11 +298,14 @@ def _read_template(filename: str) -> str:
         raise TemplateFailure(f"{shown(filename)}:{line}:{column}: {said(message, UTF8_HINT)}") from None
 
 
-def make_environment(user_templates: Path | None, cached: bool = True) -> jinja2.Environment:
+def make_environment(
+    user_templates: Path | None, cached: bool = True, listed: list[str] | None = None
+) -> jinja2.Environment:
     """The build's environment, over the user's templates folder and the bundled ones; `cached`: with compiled code
-    kept in capidx's cache folder (validate, which renders nothing, writes none)."""
+    kept in capidx's cache folder (validate, which renders nothing, writes none); `listed`: the folder's listing, when
+    the caller has walked it already (`template_listing`)."""
     loaders: list[jinja2.BaseLoader] = []
-    user_loader = _FolderLoader(user_templates) if user_templates is not None else None
+    user_loader = _FolderLoader(user_templates, listed) if user_templates is not None else None
     if user_loader is not None:
         loaders.append(user_loader)
     loaders.append(jinja2.PackageLoader(BUNDLED_PACKAGE, "."))

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from capidx.compiler.config import ALIAS_FILE_NAMES, CONFIG_FILE_NAME, Config
 from capidx.compiler.diagnostics import Diagnostic
-from capidx.compiler.files import FolderUnreadable, TooManyTemplates, shown, walk, walk_templates
+from capidx.compiler.files import FolderUnreadable, TooManyTemplates, shown, walk
 from capidx.compiler.validate import configured
 from capidx.compiler.validate.load import file_problem, load_file
 from capidx.compiler.validate.manifests import is_build
@@ -290,32 +290,31 @@ def _templates_problems(config: Config, listed: bool = False) -> list[Diagnostic
     too many files in it. The last two only by walking it, unless it was `listed` already (`collect`)."""
     if problem := configured.missing(config, "templates") or _unreadable_templates(config.templates):
         return [problem]
-    if config.templates is None or listed:
-        return []
-    return _unlisted_templates(config.templates) or _unparsed_templates(config.templates)
+    return [] if config.templates is None or listed else _checked_templates(config.templates)
 
 
-def _unlisted_templates(templates: Path) -> list[Diagnostic]:
-    """The problem of each folder of the templates folder that this user may not list, found by the walk the build
-    lists its templates with (`files.walk_templates`), so that validate says what stops the build; and, in the
-    build's words, a folder too large to be one (`paths.templates: /`), where that walk stops."""
+def _checked_templates(templates: Path) -> list[Diagnostic]:
+    """What stops the build in the templates folder, said beforehand, from one walk of it (the build's listing,
+    `template_listing`): each folder in it that this user may not list; in the build's words, a folder too large to
+    be one (`paths.templates: /`), where that walk stops; else each template the build would parse that does not."""
+    from capidx.compiler.render.environment import template_listing
+
     unlisted: list[FolderUnreadable] = []
     try:
-        for _ in walk_templates(templates, unlisted.append):
-            pass
+        listing = template_listing(templates, unlisted.append)
     except TooManyTemplates as refused:
         return [_unlisted(folder) for folder in unlisted] + [_too_many(refused)]
-    return [_unlisted(folder) for folder in unlisted]
+    return [_unlisted(folder) for folder in unlisted] or _unparsed_templates(templates, listing)
 
 
-def _unparsed_templates(templates: Path) -> list[Diagnostic]:
+def _unparsed_templates(templates: Path, listing: list[str]) -> list[Diagnostic]:
     """Each template of the folder the build would parse that does not (a tag left open, an unknown filter syntax):
     the build stops at it (exit 1), and a pre-commit hook runs validate, not the build. A template refused for what it
     is (a link out of the folder, too large, not UTF-8) is said as the build says it."""
     from capidx.compiler.render.environment import TemplateFailure, make_environment, syntax_failures
 
     try:
-        failures = syntax_failures(make_environment(templates, cached=False))
+        failures = syntax_failures(make_environment(templates, cached=False, listed=listing))
     except TemplateFailure as refused:
         return [file_problem(templates, str(refused), code="template")]
     return [
