@@ -16,7 +16,7 @@ from capidx.schema.labels import Label, sorted_labels
 from capidx.schema.lexicon import identifiers
 from capidx.schema.text import normalize, terms
 from capidx.server import records, suggest
-from capidx.server.matchindex import Candidate, CapabilityEntry, Resolution
+from capidx.server.matchindex import Candidate, CapabilityEntry, MatchIndex, Resolution
 from capidx.server.names import category_named
 from capidx.server.readings import LOOSE_READINGS, listing, nothing_in, quoted, read_as
 from capidx.server.snapshot import Artifact, Snapshot
@@ -385,7 +385,7 @@ def _lacking(snapshot: Snapshot, resolution: Resolution, rows: list[dict[str, An
     return " ".join(records.lacking(snapshot, resolution, rows[0]["capability"], agents, True)) if agents else ""
 
 
-def _asked_about(row: dict[str, Any], agent: str | None, compared: Sequence[str], index: Any) -> list[str]:
+def _asked_about(row: dict[str, Any], agent: str | None, compared: Sequence[str], index: MatchIndex) -> list[str]:
     """The agents a suggestion answers for: the asked one, the compared ones, else every agent with a record of it."""
     if agent is not None:
         return [agent]
