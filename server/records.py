@@ -174,6 +174,14 @@ def lacking(
         found = [t for t in found if short or len(postings.get(root(t), ())) <= common]
         if found and word not in own_names and word not in compounded:
             typed.setdefault(word if word in written else f"non-{word[3:]}", root(found[0]))  # 'nonce' as written
+    # A hyphenated compound is a word of its own ('auto-compaction'), held by a record that writes it with a hyphen, a
+    # space or neither, its last part in any form: its parts alone ('auto', 'compaction') are in many a record.
+    compounds: dict[str, re.Pattern[str]] = {}
+    for token in _HYPHENATED.findall(resolution.query):
+        parts = normalize(token).split()
+        rare = short or any(len(postings.get(root(t), ())) <= common for part in parts for t in terms(part))
+        if len(parts) > 1 and parts[0] != "non" and rare and not set(parts) <= own_names:
+            compounds.setdefault(token, _compound(parts))
 
     @functools.cache
     def read(who: str) -> tuple[str, frozenset[str]]:
@@ -185,20 +193,33 @@ def lacking(
         texts = [canonical_json(names).casefold(), *(text for text, _ in parts)]
         return " ".join(texts), _roots(canonical_json(names)).union(*(held for _, held in parts))
 
-    def has(who: str, key: str) -> bool:
+    def has(who: str, key: str | re.Pattern[str]) -> bool:
         text, held = read(who)
+        if isinstance(key, re.Pattern):  # a compound
+            return key.search(text) is not None
         if key in where:  # or within a longer one ('.json' in 'settings.json')
             return who in where[key] or key in text
         return any(set(words) <= held for words in (single[key].words, *single[key].alternatives))
 
     groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[str]] = {}  # (lacking, holding) -> words
-    for word, key in typed.items():
+    checked: list[tuple[str, str | re.Pattern[str]]] = [*typed.items(), *compounds.items()]
+    for word, key in checked:
         if without := tuple(who for who in asked if not has(who, key)):
             holding = tuple(who for who in sorted((*asked, *others)) if who not in without and has(who, key))
             if holding or not elsewhere:
                 groups.setdefault((without, holding), []).append(word)
     said = list(groups.items())[:sentences]
     return [_lacking(words, without, holding, entry.name) for (without, holding), words in said]
+
+
+def _compound(parts: Sequence[str]) -> re.Pattern[str]:
+    """A hyphenated compound's parts as a case-folded record writes them ('auto-compaction', 'auto compaction',
+    'autocompaction', 'auto-compacts'): the parts in order, each followed by a hyphen, a space or nothing, the last
+    by its root and any ending. Linear: literal parts and one optional separator between each."""
+    last = terms(parts[-1])
+    ending = root(last[0]) if last else parts[-1]
+    joined = "".join(f"{re.escape(part)}[\\s-]?" for part in parts[:-1])
+    return re.compile(rf"(?<![a-z0-9]){joined}{re.escape(ending)}[a-z0-9]*")
 
 
 def _as_typed(text: str, token: str) -> str:

@@ -2347,6 +2347,28 @@ async def test_a_limitation_is_said_for_a_detail_besides_the_suggestions_names(b
     assert "experimental.plan" not in json.dumps(plan.structured_content["notes"])  # 'plan' of Plan Mode
 
 
+async def test_a_hyphenated_word_only_one_record_writes_is_said_missing_from_the_others(tmp_path: Path) -> None:
+    """'auto-compaction' compared answered with every agent ✓ while only one record says it (a blind model test on the
+    public catalog): its parts alone were not named ('auto' is in many a record), and the compound was no word at all.
+    It is one now, held by a record writing it with a hyphen, a space or neither, its last part in any form."""
+    docs = documents()
+    subagents = {a: c for a, doc in docs.items() for c in doc["capabilities"] if c["name"] == "Subagents"}
+    assert set(subagents) == {"claude-code", "copilot-cli"}  # the data this test reads
+    subagents["copilot-cli"]["description"] += " Long runs use auto-compaction."
+    subagents["claude-code"]["description"] += " Auto mode and compaction are separate settings."
+    build = real_build(write_agents(tmp_path, docs), tmp_path / "build")
+    async with connect(build, "2026-07-28") as client:
+        compared = await client.call_tool("compare_capability", {"capability": "subagents auto-compaction"})
+        written = await client.call_tool("compare_capability", {"capability": "subagents autocompacting"})
+    said = " ".join(compared.structured_content.get("notes", []))
+    assert (
+        "claude-code's record of Subagents does not use the word 'auto-compaction' in any form (copilot-cli's does)."
+        in said
+    ), said
+    assert "'auto'" not in said and "'compaction'" not in said  # its parts are not named
+    assert "auto-compaction" not in json.dumps(written.structured_content.get("notes", []))
+
+
 def test_suggestions_led_by_a_capability_holding_the_identifier_asked_are_not_called_loosely_related(
     bundled_build: Path,
 ) -> None:
