@@ -98,11 +98,17 @@ def analyse(text: str, vocabulary: Vocabulary) -> Query:
         normalized=normalize(text),
         identifiers=literal,
         key=" ".join(raw),
-        corrected=any(trust < 1.0 and t != w + "e" for t, (w, trust) in fixed.items()),  # '-ed', '-ing' drop an 'e'
+        corrected=any(trust < 1.0 and _typed_otherwise(t, w) for t, (w, trust) in fixed.items()),
         mistyped=not all(map(vocabulary.knows, raw)),
         rest=rest,
         units=tuple(units),
     )
+
+
+def _typed_otherwise(term: str, corrected: str) -> bool:
+    """Whether a correction is a typo's, not the light stem's dropped 'e' either way: 'include' for the index's
+    'includ' (of 'included'), 'past' (of 'pasted') for its 'paste'."""
+    return corrected not in (f"{term}e", term[:-1] if term.endswith("e") else None)
 
 
 def _asked(text: str, vocabulary: Vocabulary) -> list[str]:

@@ -258,6 +258,25 @@ def test_a_typo_of_a_name_is_corrected_then_looked_up() -> None:
 
 
 @pytest.mark.parametrize(
+    ("description", "query"),
+    [
+        ("Pastes a screenshot into the prompt.", "pasted screenshot"),  # 'past' (of 'pasted') read as 'paste'
+        ("Included files are read at start.", "include files"),  # 'include' read as the index's 'includ'
+    ],
+)
+def test_a_word_the_light_stem_took_an_e_from_is_no_typo(description: str, query: str) -> None:
+    """'read an image or pasted screenshot' was read "by its words, allowing for typos" with nothing mistyped, and so
+    left out of what is said of the words a record does not use: a word and the index's form of it one 'e' apart,
+    either way, is the same word in another form (the light stem drops the 'e' of '-ed' and '-ing')."""
+    caps = [
+        {"slug": "shots", "name": "Image Input", "description": description},
+        {"slug": "other", "name": "Web Search", "description": "Searches the web for current pages."},
+    ]
+    resolution = resolve_capability(make_index(caps), query)
+    assert (resolution.status, resolution.value, resolution.resolved_by) == ("resolved", "shots", "lexical")
+
+
+@pytest.mark.parametrize(
     ("typed", "meant"),
     [
         ("brekpoint", "breakpoint"),
