@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from capidx.schema.lexicon import identifiers
@@ -163,23 +163,21 @@ def lacking(
     names = snapshot.index.agent_names.words  # 'Gemini CLI Code Explanation': an asked agent's own name
     own_names = frozenset().union(*(names.get(who, frozenset()) for who in asked))
     typed = {_as_typed(resolution.query, token): token for token in where}  # a query word as typed -> its root
-    # A detail: in a query of one or two words, any; in a longer one, a word at most an eighth of the capabilities have.
-    postings, common = snapshot.index.ranker.postings, max(_DETAIL_SHARED, len(snapshot.index.capabilities) / 8)
+    detail = _is_detail(snapshot, resolution.query)
     written = normalize(resolution.query).split()
-    short = len(written) <= _SHORT_QUERY
     # A word of a hyphenated compound ('mid' of 'mid-session') is no word the query used ('non-' joins its word).
-    compounded = {part for token in _HYPHENATED.findall(resolution.query) for part in normalize(token).split()}
+    hyphenated = {token: normalize(token).split() for token in _HYPHENATED.findall(resolution.query)}
+    compounded = {part for parts in hyphenated.values() for part in parts}
     for word in bind_negation(written):  # 'non-interactive' as the ranking reads it: one word
-        found = [t for t in terms(word) if t not in QUESTION_WORDS and root(t) in single]
-        found = [t for t in found if short or len(postings.get(root(t), ())) <= common]
+        found = [t for t in terms(word) if t not in QUESTION_WORDS and root(t) in single and detail(root(t))]
         if found and word not in own_names and word not in compounded:
             typed.setdefault(word if word in written else f"non-{word[3:]}", root(found[0]))  # 'nonce' as written
     # A hyphenated compound is a word of its own ('auto-compaction'), held by a record that writes it with a hyphen, a
     # space or neither, its last part in any form: its parts alone ('auto', 'compaction') are in many a record.
     compounds: dict[str, re.Pattern[str]] = {}
-    for token in _HYPHENATED.findall(resolution.query):
-        parts = normalize(token).split()
-        rare = short or any(len(postings.get(root(t), ())) <= common for part in parts for t in terms(part))
+    for token, parts in hyphenated.items():
+        keys = [root(t) for part in parts for t in terms(part)]  # none: stop words alone, a detail of a short query
+        rare = any(map(detail, keys)) if keys else len(written) <= _SHORT_QUERY
         if len(parts) > 1 and parts[0] != "non" and rare and not set(parts) <= own_names:
             compounds.setdefault(token, _compound(parts))
 
@@ -210,6 +208,15 @@ def lacking(
                 groups.setdefault((without, holding), []).append(word)
     said = list(groups.items())[:sentences]
     return [_lacking(words, without, holding, entry.name) for (without, holding), words in said]
+
+
+def _is_detail(snapshot: Snapshot, query: str) -> Callable[[str], bool]:
+    """Whether a root of `query` is a detail the notes may name: in a query of one or two words, any; in a longer
+    one, a root at most an eighth of the catalog's capabilities have (`_DETAIL_SHARED` in a small catalog), not
+    `tool` or `session`, which records say in passing."""
+    short = len(normalize(query).split()) <= _SHORT_QUERY
+    postings, common = snapshot.index.ranker.postings, max(_DETAIL_SHARED, len(snapshot.index.capabilities) / 8)
+    return lambda key: short or len(postings.get(key, ())) <= common
 
 
 def _compound(parts: Sequence[str]) -> re.Pattern[str]:
@@ -268,11 +275,10 @@ def listed(snapshot: Snapshot, query: str, agents: Sequence[str]) -> str:
     def capability_words(words: Iterable[str]) -> bool:
         return {root(word) for word in words} <= names
 
-    said, longer = [], _longer_names(snapshot, asked)
+    said, longer, listings = [], _longer_names(snapshot, asked), snapshot.index.listings
     for who in dict.fromkeys(agents):
         content = set(asked) - QUESTION_WORDS - snapshot.index.agent_names.words.get(who, frozenset())
         found: dict[str, dict[str, None]] = {}
-        listings = snapshot.index.listings
         lists, by_word = listings.by_agent.get(who, ()), listings.words.get(who, {})
         # Every name said shares a word with the query (it stands in it whole, or holds all its other words).
         for at in sorted({at for word in set(asked) for at in by_word.get(word, ())}):
@@ -301,10 +307,8 @@ def limited(snapshot: Snapshot, query: str, shown: Sequence[tuple[str, Sequence[
     a snippet leaves limitations out, and its ✓ read as covering the very case the limitation excludes ('run on
     Windows'). At most `_LIMITS_SAID` of them, each cut at `_LIMIT_CHARS`; at most `_LIMITS_READ` limitations read,
     over every record, and the first `_LIMIT_READ_CHARS` characters of each."""
-    index = snapshot.index
-    written = [t for t in terms(query) if t not in QUESTION_WORDS]
-    short, common = len(normalize(query).split()) <= _SHORT_QUERY, max(_DETAIL_SHARED, len(index.capabilities) / 8)
-    details = {root(t) for t in written if short or len(index.ranker.postings.get(root(t), ())) <= common}
+    index, detail = snapshot.index, _is_detail(snapshot, query)
+    details = {key for t in terms(query) if t not in QUESTION_WORDS and detail(key := root(t))}
     # A word of a shown suggestion's name is what matched it, no detail: 'sandbox' of 'sandbox on windows' is in
     # every limitation of Sandboxing, and quoting those left the one on Windows out.
     details -= frozenset().union(*(_roots(entry.name) for slug, _ in shown if (entry := index.capabilities.get(slug))))
