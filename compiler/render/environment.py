@@ -19,13 +19,14 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import difflib
+import functools
 import hashlib
 import importlib
 import itertools
 import os
 import posixpath
 import traceback
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -446,6 +447,12 @@ def _bytecode_cache() -> jinja2.BytecodeCache | None:
 BUILD_TEMPLATE_SUFFIX = ".md.j2"  # what the build renders (the report's HTML template is not a build input)
 
 
+@functools.cache
+def bundled_names() -> tuple[str, ...]:
+    """The bundled build templates' names: what the build renders, whatever a user's folder overrides (read once)."""
+    return tuple(template_names(jinja2.Environment(loader=jinja2.PackageLoader(BUNDLED_PACKAGE, "."))))
+
+
 def template_names(env: jinja2.Environment) -> list[str]:
     return sorted(name for name in env.list_templates() if name.endswith(BUILD_TEMPLATE_SUFFIX))
 
@@ -465,12 +472,11 @@ def syntax_failures(env: jinja2.Environment) -> list[tuple[str, int | None, str]
     template or a file one of them includes, imports or extends (`templates_digest`'s walk). What stops the build,
     said by `capidx validate` before one runs (a pre-commit hook runs validate, not the build). A template of the
     folder that replaces none the build renders and that none of those names is not parsed: the build leaves it be."""
-    rendered = template_names(make_environment(None, cached=False))  # the bundled names: what the build renders
-    return sorted(_followed(env, rendered, None)[1])
+    return sorted(_followed(env, bundled_names(), None)[1])
 
 
 def _followed(
-    env: jinja2.Environment, built: list[str], out: Path | None
+    env: jinja2.Environment, built: Sequence[str], out: Path | None
 ) -> tuple[dict[str, str], list[tuple[str, int | None, str]]]:
     """The sources of the templates `built` and of every file of the user's they include, import or extend, in turn
     (`templates_digest`), and the user's templates among them that do not parse."""
@@ -639,7 +645,7 @@ def override_warnings(env: jinja2.Environment) -> list[str]:
     user = getattr(env, "user_loader", None)
     if user is None:
         return []
-    bundled = template_names(jinja2.Environment(loader=jinja2.PackageLoader(BUNDLED_PACKAGE, ".")))
+    bundled = bundled_names()
     names = [name for name in user.list_templates() if name.endswith(".j2")]
     referenced: set[str] = set()
     for name in names:
