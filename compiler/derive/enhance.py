@@ -9,6 +9,7 @@ them. Shapes: docs/build-directory.md, "The enhanced index".
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import re
 from collections import Counter
@@ -189,14 +190,11 @@ def keyword_sources(catalog: Catalog) -> Iterator[KeywordSource]:
     own agent's name and id (also with spaces for its hyphens: 'Acme Bot' for `acme-bot`) are left out of its texts:
     "Acme Bot runs …" in two of its records relates them by the agent, not by what they do (a team catalog showed
     'Related: Hooks (defin, run, tool, bot)')."""
-    own = {agent.id: _naming(agent.name, agent.id, agent.id.replace("-", " ")) for agent in catalog.agents}
+    # agent id -> its texts without its names (`str`, the text as it is, for a record of no agent the catalog lists)
+    own = {a.id: functools.partial(_naming(a.id, a.name, a.id.replace("-", " ")).sub, " ") for a in catalog.agents}
     for capability in catalog.capabilities:
         for position, record in enumerate(capability.records):
-            mine = own.get(record.agent)
-
-            def told(text: str, mine: re.Pattern[str] | None = mine) -> str:
-                return mine.sub(" ", text) if mine is not None else text
-
+            told: Callable[[str], str] = own.get(record.agent, str)
             yield KeywordSource(
                 key=capability.slug,
                 name=capability.name,
@@ -207,10 +205,11 @@ def keyword_sources(catalog: Catalog) -> Iterator[KeywordSource]:
             )
 
 
-def _naming(*names: str) -> re.Pattern[str] | None:
-    """An agent's names as whole words, in any case ('Claude Code', 'claude-code'); the longest first."""
-    spelled = sorted({re.escape(name.strip()) for name in names if name.strip()}, key=len, reverse=True)
-    return re.compile(rf"(?<!\w)(?:{'|'.join(spelled)})(?!\w)", re.IGNORECASE) if spelled else None
+def _naming(agent_id: str, *names: str) -> re.Pattern[str]:
+    """An agent's names as whole words, in any case ('Claude Code', 'claude-code'); the longest first. The id is never
+    empty (a folder's name), so the pattern never matches the empty string."""
+    spelled = sorted({re.escape(name.strip()) for name in (agent_id, *names) if name.strip()}, key=len, reverse=True)
+    return re.compile(rf"(?<!\w)(?:{'|'.join(spelled)})(?!\w)", re.IGNORECASE)
 
 
 def canonical_record(capability: CanonicalCapability) -> Capability:
