@@ -86,7 +86,7 @@ def describe(error: Any, written: Written = lambda parts, value: None, search: S
             if error.validator == "pattern"
             else f"key {short(key)}: {_message(error, parts)}"
         )
-        hint = _lower_case(key, error.validator_value, search) if error.validator == "pattern" else None
+        hint = _fitting_key(key, error.validator_value, search) if error.validator == "pattern" else None
         return [Problem((*parts, key), message, hint, key=True)]
     if error.validator in ("additionalProperties", "unevaluatedProperties") and isinstance(error.instance, dict):
         return _unknown_keys(error, parts, search)
@@ -307,7 +307,7 @@ def _shown_pattern(pattern: Any) -> Any:
     return pattern.replace("(?!\\n)$", "$") if isinstance(pattern, str) else pattern
 
 
-def _lower_case(key: Any, pattern: Any, search: Search) -> str | None:
+def _fitting_key(key: Any, pattern: Any, search: Search) -> str | None:
     """'use lower case: 'yolo mode'' when that is all that keeps a key from its pattern (the alias table's); else
     'write 'hooks' instead' when the key lower-cased and without its punctuation fits ('Hooks!', '@workspace')."""
     if not isinstance(key, str) or not isinstance(pattern, str) or len(key) > _HINTED_KEY:
@@ -322,7 +322,7 @@ def _lower_case(key: Any, pattern: Any, search: Search) -> str | None:
     return f"write {short(plain)} instead" if fits else None
 
 
-# What `_lower_case` takes out of a key: anything but letters, digits and the marks alias phrases keep ('c++', 'c#',
+# What `_fitting_key` takes out of a key: anything but letters, digits and the marks alias phrases keep ('c++', 'c#',
 # 'ci/cd', 'node.js', 'auto-approve').
 _PUNCTUATION = re.compile(r"[^\w .+#/-]+")
 
