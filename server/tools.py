@@ -642,12 +642,18 @@ def _listed(schema: Mapping[str, Any], arguments: dict[str, Any]) -> dict[str, A
     properties = schema.get("properties", {})
     optional = set(properties) - set(schema.get("required", ()))
     arguments = {key: value for key, value in arguments.items() if value is not None or key not in optional}
-    return {
-        key: agent_args.comma_separated(value)
-        if isinstance(value, str) and key in properties and properties[key].get("type") == "array"
-        else value
-        for key, value in arguments.items()
-    }
+    return {key: _as_meant(properties.get(key, {}), value) for key, value in arguments.items()}
+
+
+def _as_meant(schema: Mapping[str, Any], value: Any) -> Any:
+    """One argument as `_listed` reads it: names separated by commas where a list is wanted, and a choice in
+    another case (`"Full"`) as the choice it spells, as names are read in any case."""
+    if not isinstance(value, str):
+        return value
+    if schema.get("type") == "array":
+        return agent_args.comma_separated(value)
+    spelled = [choice for choice in schema.get("enum", ()) if str(choice).casefold() == value.casefold()]
+    return spelled[0] if len(spelled) == 1 else value
 
 
 HANDLERS: dict[str, Callable[..., types.CallToolResult]] = {

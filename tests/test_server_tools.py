@@ -1032,9 +1032,11 @@ async def test_index_tool_returns_only_exposed_variants(any_build: Path, revisio
         tools = {t.name: t for t in (await client.list_tools()).tools}
         summary = await client.call_tool("get_capability_index", {"variant": "summary"})
         full = await client.call_tool("get_capability_index", {"variant": "full"})
+        capitalized = await client.call_tool("get_capability_index", {"variant": "Stats"})  # as a model may write it
     assert tools["get_capability_index"].input_schema["properties"]["variant"]["enum"] == ["summary", "stats"]
     assert "cl100k_base" in tools["get_capability_index"].description
     assert text_of(summary) == (any_build / "summary.md").read_text("utf-8")
+    assert text_of(capitalized) == (any_build / "stats.json").read_text("utf-8")
     assert full.is_error and "summary, stats" in text_of(full)
 
 
