@@ -39,7 +39,7 @@ from resolution_bench import (
     expected_agent,
 )
 
-from capidx.schema import lexicon
+from capidx.schema import lexicon, text
 from capidx.server import matchindex, names, query, resolve
 from capidx.server.matchindex import MatchIndex
 from capidx.server.names import resolve_agent
@@ -140,8 +140,25 @@ MECHANISMS: dict[str, Callable[[], Any]] = {
         resolve, "SENTENCE", sys.maxsize
     ),
 }
+
+
+@contextmanager
+def _plurals_of_every_name() -> Iterator[None]:
+    """`text.PROPER_NAMES` read as plurals too, in the build and the query, its memoized forms forgotten each way."""
+    forms = (text.stem, text._terms, text.worded_terms, query.root)
+    try:
+        with replaced(text, "PROPER_NAMES", frozenset()), replaced(query, "PROPER_NAMES", frozenset()):
+            for memo in forms:
+                memo.cache_clear()
+            yield
+    finally:
+        for memo in forms:
+            memo.cache_clear()
+
+
 BUILD_MECHANISMS: dict[str, Callable[[], Any]] = {
     "dot-directory path tokens ('.claude/agents')": lambda: replaced(lexicon, "_config_paths", lambda word: []),
+    "an operating system's name is no plural ('Windows' is not a context window)": _plurals_of_every_name,
 }
 
 

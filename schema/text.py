@@ -70,6 +70,11 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(folded)
 
 
+# Operating systems' names, read as written: never a plural or another form ('Windows' is not a context window) nor,
+# by the server, a typo of a word of the catalog ('macos' is not 'macro').
+PROPER_NAMES = frozenset({"windows", "macos", "linux"})
+
+
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """Light, predictable normalization of plurals and verb forms (not a full stemmer).
@@ -77,7 +82,7 @@ def stem(word: str) -> str:
     'servers' -> 'server', 'completions' -> 'completion', 'running' -> 'run', 'edited' -> 'edit',
     'policies' -> 'policy'. Short words are left alone so 'gas' or 'mcp' survive.
     """
-    if len(word) <= 3:
+    if len(word) <= 3 or word in PROPER_NAMES:
         return word
     for suffix, replacement in (("ies", "y"), ("sses", "ss")):
         if word.endswith(suffix) and len(word) > len(suffix) + 2:

@@ -14,7 +14,7 @@ from rapidfuzz import fuzz, process
 from rapidfuzz.distance import OSA
 
 from capidx.schema.lexicon import IDENTIFIER_PATTERN, abbreviations, expansions, identifiers, kinds
-from capidx.schema.text import normalize, terms
+from capidx.schema.text import PROPER_NAMES, normalize, terms
 
 # Typo correction: an unknown word of at least this many letters may be one typing error away from an index
 # term (two from a word of at least LONG_TYPO letters, as in a mistyped agent name); in a word of up to SHORT_TYPO
@@ -39,7 +39,7 @@ _STEMMER = Stemmer.Stemmer("english")
 @lru_cache(maxsize=65536)
 def root(term: str) -> str:
     """The Snowball root of a `terms()` term ('approval', 'approve' -> 'approv'); an identifier stays as it is."""
-    return str(_STEMMER.stemWord(term)) if term.isalnum() else term
+    return str(_STEMMER.stemWord(term)) if term.isalnum() and term not in PROPER_NAMES else term
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,9 +53,9 @@ class Vocabulary:
     named: Mapping[str, frozenset[frozenset[str]]]  # a question word -> the terms of each name, alias... with it
 
     def knows(self, term: str) -> bool:
-        """An index term, an abbreviation or a language's name: read as itself, never as a typo of an index term nor
-        as a name mistyped ('py support' is not MCP Support)."""
-        return term in self.terms or bool(expansions(term) or kinds(term))
+        """An index term, an abbreviation, a language's or an operating system's name: read as itself, never as a
+        typo of an index term nor as a name mistyped ('py support' is not MCP Support)."""
+        return term in self.terms or term in PROPER_NAMES or bool(expansions(term) or kinds(term))
 
 
 @dataclass(frozen=True, slots=True)
