@@ -41,10 +41,11 @@ def config_near(root: Path) -> Path | None:
 
 
 def config_below(root: Path) -> Path | None:
-    """The capidx.yaml of the shallowest folder below `root` that has one (the first by name among those as deep),
-    looked for `CONFIG_LEVELS_DOWN` levels down, reading `ENTRIES_READ_BELOW` folder entries at most, never through a
-    symbolic link nor into hidden folders or installed packages: a monorepo's top, where `capidx init tools/capidx`
-    put the CI files, names its catalog's."""
+    """The capidx.yaml of the shallowest folder below `root` that has one, looked for `CONFIG_LEVELS_DOWN` levels
+    down, reading `ENTRIES_READ_BELOW` folder entries at most, never through a symbolic link nor into hidden folders
+    or installed packages: a monorepo's top, where `capidx init tools/capidx` put the CI files, names its catalog's.
+    None when several folders as shallow have one (a folder of projects, a home folder): which one is meant is not
+    ours to guess, and naming the first by name sent users into another project."""
     level, read = [root], 0
     for _ in range(CONFIG_LEVELS_DOWN):
         deeper: list[Path] = []
@@ -54,20 +55,25 @@ def config_below(root: Path) -> Path | None:
                     for entry in entries:
                         read += 1
                         if read > ENTRIES_READ_BELOW:
-                            return _first_with_config(deeper)
+                            return _only_config(deeper)
                         looked_into = entry.name[:1] != "." and entry.name not in _NOT_LOOKED_INTO
                         if looked_into and entry.is_dir(follow_symlinks=False):
                             deeper.append(Path(entry.path))
             except OSError:  # not listable: looked past
                 continue
-        if found := _first_with_config(deeper):
-            return found
+        if found := _configs(deeper):
+            return found[0] if len(found) == 1 else None
         level = sorted(deeper)
     return None
 
 
-def _first_with_config(folders: list[Path]) -> Path | None:
-    return next((found for folder in sorted(folders) if os.path.isfile(found := folder / CONFIG_FILE_NAME)), None)
+def _configs(folders: list[Path]) -> list[Path]:
+    return [config for folder in folders if os.path.isfile(config := folder / CONFIG_FILE_NAME)]
+
+
+def _only_config(folders: list[Path]) -> Path | None:
+    found = _configs(folders)
+    return found[0] if len(found) == 1 else None
 
 
 def readable(above: Path) -> bool:

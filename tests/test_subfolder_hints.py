@@ -233,7 +233,19 @@ def test_the_lookup_below_takes_the_shallowest_and_stops_some_levels_down(tmp_pa
     (tmp_path / "b" / "capidx.yaml").write_text("title: T\n", encoding="utf-8")
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "capidx.yaml").write_text("title: T\n", encoding="utf-8")
-    assert config_below(tmp_path) == tmp_path / "a" / "capidx.yaml"  # the shallowest, then by name
+    assert config_below(tmp_path) is None  # two as shallow: neither is guessed
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_folder_of_several_projects_names_none_of_them(tmp_path: Path, command: str) -> None:
+    """Run from a folder holding several projects (a home folder), each command named the first by name of their
+    capidx.yaml files, another project than the user's perhaps: which one is meant is not for capidx to guess."""
+    for project in ("alpha", "beta"):
+        built_project(tmp_path / project)
+    code, output = _run(command, tmp_path)
+    assert code == 2, output
+    assert "alpha" not in output and "beta" not in output, output
+    assert "capidx.yaml" not in output.replace(f"{tmp_path}", ""), output
 
 
 def test_the_lookup_below_skips_hidden_folders_links_and_installed_packages(tmp_path: Path) -> None:
