@@ -14,10 +14,11 @@ import sys
 from collections.abc import Callable
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 
+from capidx.compiler import finished
 from capidx.compiler.diagnostics import append_step_summary, visible
 from capidx.compiler.errors import UsageError
 from capidx.schema.homepath import HomePath
@@ -163,7 +164,13 @@ def validate(
             append_step_summary(reporter.step_summary(result))
         except OSError as exc:
             raise UsageError(f"cannot append to $GITHUB_STEP_SUMMARY: {exc}") from None
-    sys.exit(int(code))
+    _finish(int(code))
+
+
+def _finish(code: int) -> NoReturn:
+    """Exit with `code`, the command's outcome printed: a Ctrl-C from here on keeps it (compiler/finished.py)."""
+    finished.said(code)
+    sys.exit(code)
 
 
 def _as_date(value: datetime | None) -> date | None:
@@ -456,7 +463,7 @@ def report(
         color=output is None and use_color(sys.stdout.isatty()),
         step_summary=Path(os.environ["GITHUB_STEP_SUMMARY"]) if os.environ.get("GITHUB_STEP_SUMMARY") else None,
     )
-    click.get_current_context().exit(run_report(options, echo=click.echo))
+    _finish(run_report(options, echo=click.echo))
 
 
 def _settings(config: Path | None) -> Any:
@@ -713,7 +720,7 @@ def verify(paths: tuple[Path, ...], **options: Any) -> None:
             append_step_summary(render_markdown(result, verify_options.cwd))
         except OSError as exc:
             raise UsageError(f"cannot append to $GITHUB_STEP_SUMMARY: {exc}") from None
-    sys.exit(exit_code(result, verify_options.fail_on))
+    _finish(exit_code(result, verify_options.fail_on))
 
 
 class _Progress:
@@ -799,7 +806,7 @@ def inject(files: tuple[Path, ...], build_dir: Path | None, check: bool, force: 
         above=_config_above(build_dir, settings),
         top=top_above(settings.root),
     )
-    click.get_current_context().exit(execute(options, echo=click.echo))
+    _finish(execute(options, echo=click.echo))
 
 
 COMMANDS = (init, validate, build, report, verify, inject)

@@ -20,7 +20,7 @@ from typing import Any
 
 import click
 
-from capidx.compiler import __version__
+from capidx.compiler import __version__, finished
 from capidx.compiler.cli import COMMANDS
 from capidx.compiler.errors import UsageError
 from capidx.server.cli import serve
@@ -37,6 +37,7 @@ class _Capidx(click.Group):
     unwinding a KeyboardInterrupt."""
 
     def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        finished.begin()
         with _interrupt_exits_130():
             return super().make_context(*args, **kwargs)
 
@@ -47,9 +48,12 @@ class _Capidx(click.Group):
 
 @contextlib.contextmanager
 def _interrupt_exits_130() -> Iterator[None]:
+    """A Ctrl-C after the command printed its outcome (`finished`) keeps the outcome's code, unsaid."""
     try:
         yield
     except KeyboardInterrupt:
+        if (code := finished.code()) is not None:
+            raise click.exceptions.Exit(code) from None
         click.echo(err=True)  # the shell's prompt on a line of its own, after the terminal's ^C
         raise click.exceptions.Exit(130) from None
 

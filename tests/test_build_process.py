@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from catalog_factory import ALIASES, documents, run_cli, snapshot, write_catalog
@@ -153,6 +154,48 @@ def test_ctrl_c_while_the_outcome_prints_says_the_new_build_is_in(
     assert f"build written: {out}" in result.output
     assert f"interrupted: the new build was already in {out}" in result.stderr
     assert "Changed, so the new build differs." in (out / "full.md").read_text("utf-8")
+
+
+def test_a_ctrl_c_as_a_finished_build_returns_keeps_its_exit_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Ctrl-C sent as soon as "build written" appeared exited 130 with no word, a finished build
+    read as an interrupted one by a script. A Ctrl-C landing once the build has returned keeps its code."""
+    from capidx.compiler.emit import pipeline
+
+    write_catalog(tmp_path)
+    real = pipeline.execute
+
+    def build_then_ctrl_c(*args: Any, **kwargs: Any) -> Any:
+        real(*args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pipeline, "execute", build_then_ctrl_c)
+    result = run_cli(["build"], tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "build written" in result.output and "interrupted" not in result.output
+
+
+@pytest.mark.parametrize("command", [["build", "-q"], ["validate", "-q"], ["report"], ["inject", "--check"]])
+def test_a_ctrl_c_after_the_outcome_is_printed_keeps_the_commands_exit_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    """Every command keeps its outcome's code for a Ctrl-C landing once the outcome is recorded, as it exits."""
+    from capidx.compiler import finished
+
+    write_catalog(tmp_path)
+    assert run_cli(["build", "-q"], tmp_path).exit_code == 0
+    expected = run_cli(command, tmp_path).exit_code  # inject --check: 1, no block written yet
+    real = finished.said
+
+    def said_then_ctrl_c(code: int) -> None:
+        real(code)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(finished, "said", said_then_ctrl_c)
+    result = run_cli(command, tmp_path)
+    assert result.exit_code == expected != 130, result.output
+    assert "interrupted" not in result.output
 
 
 def test_once_a_command_has_finished_a_late_ctrl_c_is_ignored(tmp_path: Path) -> None:

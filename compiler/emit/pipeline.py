@@ -23,7 +23,7 @@ from itertools import chain
 from pathlib import Path
 from typing import Any, TextIO
 
-from capidx.compiler import __version__
+from capidx.compiler import __version__, finished
 from capidx.compiler.artifacts import Artifact, Measured, PendingRow, count_lines, count_words, encode
 from capidx.compiler.catalog import Catalog, build_catalog
 from capidx.compiler.config import Config
@@ -125,6 +125,7 @@ def execute(
     except KeyboardInterrupt:  # Ctrl-C: say what became of the build; the CLI then exits 130
         print(f"\ninterrupted: {visible(told.interrupted())}", file=err)
         raise
+    finished.said(result.exit_code)  # said: a Ctrl-C from here on keeps the build's code
     return result
 
 

@@ -1,0 +1,25 @@
+"""The exit code of a command that has printed its outcome, for a Ctrl-C that lands after it.
+
+Between the outcome and the process's end (the command returning, click unwinding) a Ctrl-C would turn a finished
+build's code into 130, the code of an interrupted one, with no word said; the entry point (entry/cli.py) exits with
+the code recorded here instead. Once the interpreter shuts down, SIGINT is ignored there too.
+"""
+
+from __future__ import annotations
+
+_codes: list[int] = []  # the code of the command running in this process, once it has said its outcome
+
+
+def said(code: int) -> None:
+    """The running command has printed its outcome, and exits with `code`."""
+    _codes[:] = [code]
+
+
+def code() -> int | None:
+    """The code of the running command's printed outcome; None before it has one."""
+    return _codes[0] if _codes else None
+
+
+def begin() -> None:
+    """A command starts: nothing of it is said yet (tests run many commands in one process)."""
+    _codes.clear()
