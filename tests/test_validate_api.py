@@ -433,5 +433,6 @@ def test_capidx_yaml_named_as_the_hook_names_it_is_checked_as_the_configuration(
 
     (hook,) = [h for h in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text("utf-8")) if "files" in h]
     files = re.compile(hook["files"])
+    assert hook["require_serial"] is True  # one run: checks across files, one summary (not one per process)
     assert files.search("capidx.yaml") and files.search("agents/a/capabilities/current.json")
     assert not files.search("docs/examples/capidx.yml") and not files.search("tools/capidx.yaml")
