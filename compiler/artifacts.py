@@ -208,3 +208,9 @@ def count_words(text: str) -> int:
 
 def count_lines(text: str) -> int:
     return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+
+
+def short_uri(uri: str, prefix: str) -> str:
+    """`capability-index://agents/x` → `agents/x`, for tables and messages: the build's and the report's words for a
+    document (most are no MCP resource, and the build's files are named so too)."""
+    return uri[len(prefix) :] if uri.startswith(prefix) else uri

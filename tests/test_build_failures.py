@@ -317,7 +317,8 @@ def test_a_budget_breach_exits_1_and_still_writes(project: Path) -> None:
     tokens = rows["summary"]["tokens"]
     assert f"summary: {tokens:,} tokens > budget 10 (+{100 * (tokens - 10) / 10:.1f}%)" in lines
     agent = rows["agent"]
-    head, tail = f"agent: {agent['tokens']:,} tokens > budget 100 (+", f"(largest: {agent['uri']})"
+    largest = agent["uri"].removeprefix("capability-index://")  # as `capidx report` names it
+    head, tail = f"agent: {agent['tokens']:,} tokens > budget 100 (+", f"(largest: {largest})"
     assert any(line.startswith(head) and line.endswith(tail) for line in lines)
     assert f"over budget: build written to {project / 'build'} for inspection" in lines
     assert (project / "build" / "summary.md").is_file()

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from capidx.compiler.artifacts import SINGLE_KINDS, Measured
+from capidx.compiler.artifacts import SINGLE_KINDS, Measured, short_uri
 
 
 @dataclass(frozen=True)
@@ -20,10 +20,11 @@ class BudgetResult:
     def ok(self) -> bool:
         return self.tokens <= self.budget
 
-    def breach_text(self) -> str:
-        """`summary: 1,234 tokens > budget 1,000 (+23.4%)`"""
+    def breach_text(self, prefix: str) -> str:
+        """`summary: 1,234 tokens > budget 1,000 (+23.4%)`; a per-item kind names its largest document as `capidx
+        report` does (`agent: … (largest: agents/claude-code)`), without the URI `prefix`."""
         over = 100 * (self.tokens - self.budget) / self.budget
-        where = f" (largest: {self.uri})" if self.kind not in SINGLE_KINDS and self.uri else ""
+        where = f" (largest: {short_uri(self.uri, prefix)})" if self.kind not in SINGLE_KINDS and self.uri else ""
         return f"{self.kind}: {self.tokens:,} tokens > budget {self.budget:,} (+{over:.1f}%){where}"
 
     def as_manifest_row(self) -> dict[str, Any]:

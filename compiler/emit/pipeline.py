@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from capidx.compiler import __version__, finished
-from capidx.compiler.artifacts import Artifact, Measured, PendingRow, count_lines, count_words, encode
+from capidx.compiler.artifacts import Artifact, Measured, PendingRow, count_lines, count_words, encode, short_uri
 from capidx.compiler.catalog import Catalog, build_catalog
 from capidx.compiler.config import Config
 from capidx.compiler.diagnostics import USAGE_CODES, Diagnostic, ExitCode, exit_code_for, visible
@@ -608,7 +608,8 @@ def _print_outcome(result: BuildResult, quiet: bool, err: TextIO, config_file: P
         )
         state = f"up to date ({unchanged})" if result.up_to_date else "written"
         print(visible(f"build {state}: {result.out} ({len(manifest['artifacts']):,} artifacts, tokens: {primary})"))
-    breaches = [budget.breach_text() for budget in result.budgets if not budget.ok]
+    prefix = manifest["uriPrefix"]
+    breaches = [budget.breach_text(prefix) for budget in result.budgets if not budget.ok]
     breaches += [overview_breach(row) for row in manifest.get("overview", ()) if not row["ok"]]
     for breach in breaches:
         print(visible(breach), file=err)
@@ -617,7 +618,7 @@ def _print_outcome(result: BuildResult, quiet: bool, err: TextIO, config_file: P
         print(visible(f"over budget: {said}"), file=err)
     elif breaches:
         print(visible(f"over budget: build written to {result.out} for inspection"), file=err)
-    if over := [(budget.kind, budget.uri) for budget in result.budgets if not budget.ok]:
+    if over := [(budget.kind, short_uri(budget.uri, prefix)) for budget in result.budgets if not budget.ok]:
         print(visible(budget_remedy(over, shown(config_file) if config_file else None)), file=err)
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from capidx.compiler.artifacts import ALL_KINDS, CONTEXT_WINDOWS, SINGLE_KINDS
+from capidx.compiler.artifacts import ALL_KINDS, CONTEXT_WINDOWS, SINGLE_KINDS, short_uri
 from capidx.compiler.errors import UsageError
 from capidx.compiler.report.datadiff import DataDiff
 from capidx.compiler.report.manifest_reader import Manifest
@@ -524,8 +524,3 @@ def use_percent(budget: Budget) -> str:
     """Rounded towards the verdict: 99.6% of a budget that holds reads 99%, 100.01% of one that breaks 101%."""
     value = budget.use * 100
     return f"{math.floor(value) if budget.ok else math.ceil(value)}%"
-
-
-def short_uri(uri: str, prefix: str) -> str:
-    """`capability-index://agents/x` → `agents/x`, for tables and messages."""
-    return uri[len(prefix) :] if uri.startswith(prefix) else uri
