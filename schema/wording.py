@@ -631,6 +631,12 @@ LINKED_OUT = "refused: a symbolic link to {}, outside the project folder {}"
 LINKED_OUT_HINT = "make capidx.yaml a file of the project, or name the file with --config"
 
 
+# A line indented as no key above it (less than its mapping's keys, or as a list's '- ' without one).
+OUT_OF_LINE = (
+    "this line is indented as no key above it: indent it as the keys it belongs with, a list item's after '- '"
+)
+
+
 def yaml_problem(error: Any, text: str) -> tuple[tuple[int | None, int | None], str, str | None]:
     """PyYAML's `MarkedYAMLError` (by its attributes) as ((line, column), message, hint), where the mistake most
     likely is: a quote left open is placed where it opens (the parser notices at the end of the file, or of the
@@ -653,6 +659,8 @@ def yaml_problem(error: Any, text: str) -> tuple[tuple[int | None, int | None], 
         hint = "a tab: YAML indents with spaces only"  # the parser's message does not say which character it was
     elif problem.startswith("mapping values are not allowed") and mark is not None:
         hint = _colon_hint(text, mark.index)
+    elif problem in ("did not find expected key", "did not find expected '-' indicator"):  # a key out of line
+        hint = OUT_OF_LINE
     at: tuple[int | None, int | None] = _placed(mark, text) if mark else (None, None)
     # PyYAML reads context first: "while parsing a block mapping, did not find expected key".
     return at, "invalid YAML: " + ", ".join(part for part in (error.context, problem) if part), hint
