@@ -517,7 +517,8 @@ def test_lint_and_quality_share_one_entropy(tmp_path: Path) -> None:
     _one_capability_catalog(tmp_path, "Runs hooks, runs hooks, then stops.")
     result = run_cli(["validate"], cwd=tmp_path)
     bits = description_stats("Runs hooks, runs hooks, then stops.").entropy
-    assert f"description too vague ({bits:.1f} bits" in result.output
+    said = f"description too vague to be found by its words: 3 distinct words a question can match ({bits:.1f} bits"
+    assert said in result.output
     assert run_cli(["build", "--out", str(tmp_path / "build"), "-q"], cwd=tmp_path).exit_code == 0
     assert _json(tmp_path / "build", "site/api/quality.json")["descriptions"]["minEntropy"] == bits
 

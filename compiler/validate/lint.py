@@ -26,7 +26,7 @@ from capidx.compiler.validate import across, aliases, discover, instructions, li
 from capidx.compiler.validate.load import SourceFile
 from capidx.compiler.validate.regexrisk import MAX_PATTERN_CHARS, backtracking_risk
 from capidx.compiler.validate.textrules import quote
-from capidx.schema.text import normalize, slugify
+from capidx.schema.text import normalize, plural, slugify
 from capidx.schema.wording import CLOSE_MATCH_WORK, close_match
 
 AGENT_SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -314,8 +314,10 @@ def _vague_description(
         source.diagnostic(
             (*parts, "description"),
             "warning",
-            f"description too vague ({stats.entropy:.1f} bits of term entropy, under {minimum:g})",
-            "say what it does, when to use it and its limits",
+            f"description too vague to be found by its words: {plural(stats.unique_terms, 'distinct word')} a"
+            f" question can match ({stats.entropy:.1f} bits of term entropy, under {minimum:g})",
+            "say what it does, when to use it and its limits, in words someone would ask with; for one the agent"
+            " lacks, what it lacks and what to use instead",
             "vague-description",
         )
     ]
