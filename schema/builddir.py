@@ -112,12 +112,21 @@ def make_build(folder: Path) -> str:
     remains = build_remains(folder)
     if remains == "empty":
         return "run `capidx build` first"
+    if remains == "nothing of a build" and (inside := build_inside(folder)) is not None:
+        return f"it holds no capidx build, its build/ folder does: pass --build {inside}"
     if remains == "nothing of a build":
         return (
             "it holds no capidx build: name the folder `capidx build` wrote (`build/` unless told otherwise), or have"
             " it write a new or empty one (`capidx build --out DIR`)"
         )
     return move_away()
+
+
+def build_inside(folder: Path) -> Path | None:
+    """The `build/` of a folder that is no build, when it holds a build's manifest: the project's folder named where
+    its build was meant (`--build my-catalog`), said with the folder to name instead."""
+    inside = folder / "build"
+    return inside if os.path.isfile(inside / MANIFEST) else None
 
 
 def read_manifest(path: Path, *, follow_links: bool = False, limit: int = MAX_MANIFEST_BYTES) -> bytes:

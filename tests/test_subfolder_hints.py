@@ -273,3 +273,14 @@ def test_the_lookup_below_reads_a_bounded_number_of_entries(tmp_path: Path) -> N
     for number in range(3):  # 2 entries at the top, all but three of the limit in a/, 1 in b/: the limit read
         (crowded / f"f{number}").unlink()
     assert config_below(tmp_path) == tmp_path / "b" / "c" / "capidx.yaml"  # within them
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_project_folder_named_as_the_build_names_its_build(project: Path, command: str) -> None:
+    """`serve --build my-catalog` (the project, whose build/ holds the build) was told to "name the folder `capidx
+    build` wrote": the build is right there, and the answer names it."""
+    code, output = _run(command, project.parent, "--build", project.name)
+    assert code == 2, output
+    inside = project.resolve() / "build" if command == "serve" else Path(project.name) / "build"
+    flag = "pass" if command == "serve" else "give"
+    assert f"it holds no capidx build, its build/ folder does: {flag} --build {inside}" in output, output
