@@ -29,7 +29,7 @@ _CAPABILITY_KEYS = frozenset(
     """category name description available terminology tier introducedIn maturityLevel limitations
     requirements status deprecatedDate supersededBy sources implementationNotes aliases triggers useWhen""".split()
 )
-_AGENT_KEYS = frozenset("name vendor version lastUpdated".split())
+_AGENT_KEYS = frozenset("name vendor version lastUpdated aliases".split())
 # Top-level keys of a capability document; `$schema` and `$comment` are build-only (they name the schema
 # and note things for the file's editors, not the agent: docs/build-directory.md, "Losslessness").
 _DOCUMENT_KEYS = frozenset("$schema $comment agent capabilities integrations models documentation".split())
@@ -131,6 +131,7 @@ class Agent:
     models: tuple[Model, ...] = ()
     documentation: tuple[tuple[str, str], ...] = ()  # (key, url), DOCUMENTATION_KEYS order, then others
     extra: Extra = ()
+    aliases: tuple[str, ...] = ()  # other names people use for the agent (`agent.aliases`)
 
 
 @dataclass(frozen=True)
@@ -236,6 +237,7 @@ def _agent(agent_id: str, data: Mapping[str, Any]) -> Agent:
         vendor=head["vendor"],
         version=head["version"],
         last_updated=head["lastUpdated"],
+        aliases=tuple(head.get("aliases", ())),
         capabilities=capabilities,
         integrations=tuple(_integration(item) for item in data.get("integrations", ())),
         models=tuple(_model(item) for item in data.get("models", ())),

@@ -128,8 +128,8 @@ def test_a_template_typo_fails_naming_file_and_line(project: Path) -> None:
         (  # nothing close: a record's attributes are listed
             "{{ catalog.agents[0].zzzz }}",
             "zzzz",
-            "; attributes: capabilities, documentation, extra, id, integrations, last_updated, models, name, vendor, "
-            "version",
+            "; attributes: aliases, capabilities, documentation, extra, id, integrations, last_updated, models, name, "
+            "vendor, version",
         ),
     ],
 )

@@ -304,8 +304,8 @@ def _name_variants(agent: Agent) -> list[list[str]]:
 
 
 def _strong_names(agent: Agent) -> set[str]:
-    """The id and the whole name, as written and with the vendor before it when it does not say it."""
-    keys = {normalize(agent.id), agent.id.replace("-", "")}
+    """The id, its aliases and the whole name, as written and with the vendor before it when it does not say it."""
+    keys = {normalize(agent.id), agent.id.replace("-", ""), *map(normalize, agent.aliases)}
     vendor = normalize(agent.vendor)
     for words in _name_variants(agent):
         keys.add(" ".join(words))

@@ -147,26 +147,38 @@ def check_catalog_size(sources: Sequence[SourceFile], context: Sequence[SourceFi
 
 
 def check_agent_names(sources: Sequence[SourceFile], context: Sequence[SourceFile] = ()) -> list[Diagnostic]:
-    """Two agents with one display name (an agent folder copied, its `agent.name` left as it was): the matrices show
-    two columns of that name, and the server answers the name with both. Said at each checked document whose name
-    an earlier one has; `context` (the rest of the catalog, read when a pre-commit hook names only changed files)
-    comes first, so that a copied folder named alone is still compared with the one it was copied from."""
-    first: dict[str, Path] = {}
+    """Two agents with one display name (an agent folder copied, its `agent.name` left as it was), or an agent's
+    alias (`agent.aliases`) that is another agent's name or alias: the matrices show two columns of that name, and
+    the server answers the name with both. Said at each checked document whose name an earlier one has; `context`
+    (the rest of the catalog, read when a pre-commit hook names only changed files) comes first, so that a copied
+    folder named alone is still compared with the one it was copied from."""
+    first: dict[str, tuple[Path, str]] = {}  # a name as compared -> the document that gave it first, and as what
     problems = []
     for number, source in enumerate((*context, *sources)):
-        agent = source.data.get("agent") if isinstance(source.data, dict) else None
-        name = agent.get("name") if isinstance(agent, dict) else None
-        key = normalize(name) if isinstance(name, str) else ""
-        if not key:
-            continue
-        if key not in first:
-            first[key] = source.path
-        elif number >= len(context) and discover.agent_id(first[key]) != discover.agent_id(source.path):
-            # (one agent's second document, current.yaml beside current.json, is duplicate-agent's error)
+        for path, name in _agent_names(source):
+            key = normalize(name)
+            if key not in first:
+                first[key] = (source.path, "name" if len(path) == 2 else "alias")
+                continue
+            earlier, what = first[key]
+            if number < len(context) or discover.agent_id(earlier) == discover.agent_id(source.path):
+                continue  # (one agent's second document, current.yaml beside current.json, is duplicate-agent's error)
             hint = "give each agent its own name: tables show agents by it, and the server answers it with both"
-            message = f"agent name {quote(name)} is also the name of agent {quote(discover.agent_id(first[key]))}"
-            problems.append(source.diagnostic(("agent", "name"), "warning", message, hint, "agent-name"))
+            said = "agent name" if len(path) == 2 else "agent alias"
+            message = f"{said} {quote(name)} is also the {what} of agent {quote(discover.agent_id(earlier))}"
+            problems.append(source.diagnostic(path, "warning", message, hint, "agent-name"))
     return problems
+
+
+def _agent_names(source: SourceFile) -> list[tuple[tuple[str | int, ...], str]]:
+    """Where and what each name of the document's agent is: its `name`, then each alias (blank ones left out)."""
+    agent = source.data.get("agent") if isinstance(source.data, dict) else None
+    if not isinstance(agent, dict):
+        return []
+    aliases = agent.get("aliases") if isinstance(agent.get("aliases"), list) else []
+    named = [(("agent", "name"), agent.get("name"))]
+    named += [(("agent", "aliases", index), alias) for index, alias in enumerate(aliases)]
+    return [(path, name) for path, name in named if isinstance(name, str) and normalize(name)]
 
 
 def check_alias_targets(source: SourceFile, capability_names: Iterable[str]) -> list[Diagnostic]:

@@ -41,6 +41,7 @@ _LIMITED = (
     ("agent", "name"),
     ("agent", "vendor"),
     ("agent", "version"),
+    ("agent", "aliases", _ANY),
     ("capabilities", _ANY, "name"),
     ("capabilities", _ANY, "terminology"),
     ("capabilities", _ANY, "introducedIn"),
