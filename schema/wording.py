@@ -537,7 +537,12 @@ _CONTAINED_IN = 1_000  # allowed values the "only one containing it" test reads 
 
 def close_match(word: str, candidates: Iterable[str], budget: int = CLOSE_MATCH_WORK) -> str | None:
     """`difflib.get_close_matches(word, candidates, n=1)[0]` (None when it finds none) within `budget`
-    (`CLOSE_MATCH_WORK`): the candidates past it are not looked at, so a long list may go without its suggestion."""
+    (`CLOSE_MATCH_WORK`): the candidates past it are not looked at, so a long list may go without its suggestion.
+    A word longer than the budget is compared with nothing (no candidate's ratio fits in it), so it is not indexed
+    either: `set_seq2` lists every position of every character, some 40 bytes each, and a template's 20-million
+    character key (`catalog['a' * 20000000]`) took 2 s and 800 MB for no suggestion."""
+    if len(word) > budget:
+        return None
     matcher = difflib.SequenceMatcher()
     matcher.set_seq2(word)
     best: tuple[float, str] | None = None

@@ -1488,6 +1488,30 @@ def test_a_value_a_schema_s_long_enum_refuses_is_compared_with_a_bounded_number_
     assert len(calls) <= len(docs) * len(records) * CLOSE_MATCH_WORK // (65 * 65)
 
 
+def test_a_word_longer_than_a_did_you_mean_s_work_is_compared_with_nothing() -> None:
+    """A value no candidate can be compared with within `CLOSE_MATCH_WORK` (each comparison costs both lengths'
+    product) was still indexed by difflib first, some 40 bytes per character: a template's key of 20 million
+    characters (`catalog['a' * 20000000]`) took 2 s and 800 MB, a refused enum value of 4.8 MB 215 MB, for no
+    suggestion. It is compared with nothing and indexed not at all; a word within the work still finds its match."""
+    import tracemalloc
+
+    from capidx.schema.wording import CLOSE_MATCH_WORK, close_match
+
+    word = "ab" * 1_000_000
+    candidates = ["agents", "ab" * 999_990, word[:-1]]
+    tracemalloc.start()
+    try:
+        found = close_match(word, candidates)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert found is None
+    assert peak < 1_000_000, peak
+    assert close_match("capabilites", ["agents", "capabilities"]) == "capabilities"
+    longest = "x" * (CLOSE_MATCH_WORK // 1_000)
+    assert close_match(longest + "y", [longest]) == longest
+
+
 def test_alias_phrases_of_one_wording_are_compared_with_its_uses_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
