@@ -213,6 +213,64 @@ def test_validate_says_the_template_syntax_errors_the_build_would_stop_at(projec
     assert _build(project).exit_code == 0
 
 
+def test_a_name_computed_at_render_time_makes_no_file_of_the_folder_a_syntax_error(project: Path) -> None:
+    """With `{% include name %}` any file of the folder may be rendered, and the build parses the one it renders:
+    validate parsed every file, and a README.md beside the templates failed it (exit 1) while the build passed. A
+    file only a computed name may reach is read (an input of the build), not parsed; one named as it is still is."""
+    templates = project / "templates"
+    templates.mkdir()
+    (templates / "summary.md.j2").write_text('{% set n = "foot.md" %}{% include n %}\n', encoding="utf-8")
+    (templates / "foot.md").write_text("a footer\n", encoding="utf-8")
+    (templates / "README.md").write_text("Overrides: {% like this %}\n", encoding="utf-8")
+    checked = run_cli(["validate"], cwd=project)
+    assert checked.exit_code == 0, checked.output
+    assert "README.md" not in checked.output
+    assert _build(project).exit_code == 0
+    (templates / "category.md.j2").write_text('{% include "parts/bad.md" %}\n', encoding="utf-8")
+    (templates / "parts").mkdir()
+    (templates / "parts" / "bad.md").write_text("{{ oops }\n", encoding="utf-8")
+    checked = run_cli(["validate"], cwd=project)
+    assert checked.exit_code == 1, checked.output
+    said = [line.split(":")[:2] for line in checked.output.splitlines() if "template syntax error" in line]
+    assert said == [[str(Path("templates", "parts", "bad.md")), "1"]], checked.output
+
+
+def test_the_templates_parsed_to_find_what_they_name_are_bounded(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Jinja parses some 1.7 s per MiB, and a folder may hold 10,000 templates of 1 MiB (identical files are one blob
+    in git): 20 unused ones took the build 35 s, parsed to warn that they are unused, and as many behind a computed
+    include as long again, in validate too. Past `MAX_CHARS_PARSED` characters, nothing more is parsed: no file is
+    warned about as unused, and every file counts as read."""
+    from capidx.compiler.render import environment
+
+    monkeypatch.setattr(environment, "MAX_CHARS_PARSED", 10_000)
+    parsed: list[int] = []
+    real = environment._Sandbox.parse
+
+    def counted(self: object, source: str, *args: object, **kwargs: object) -> object:
+        parsed.append(len(source))
+        return real(self, source, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(environment._Sandbox, "parse", counted)
+    templates = project / "templates"
+    templates.mkdir()
+    for number in range(20):
+        (templates / f"unused{number}.md.j2").write_text("{{ a }}" * 1_000, encoding="utf-8")
+    env = environment.make_environment(templates, cached=False)
+    assert environment.override_warnings(env) == []
+    assert sum(parsed) <= 10_000 + 7_000, parsed
+    parsed.clear()
+    (templates / "summary.md.j2").write_text('{% set n = "unused1.md.j2" %}{% include n %}\n', encoding="utf-8")
+    env = environment.make_environment(templates, cached=False)
+    names = [name for name, _ in environment.templates_digest(env)]
+    assert {f"unused{number}.md.j2" for number in range(20)} <= set(names)  # every file an input of the build
+    assert sum(parsed) <= 10_000 + 7_000, parsed
+    parsed.clear()
+    assert environment.syntax_failures(environment.make_environment(templates, cached=False)) == []
+    assert 7_000 not in parsed, parsed  # a file only the computed name reaches is not parsed
+
+
 def test_a_user_template_overrides_the_bundled_one(project: Path) -> None:
     templates = project / "templates"  # beside the project: picked up without a flag
     templates.mkdir()

@@ -483,6 +483,7 @@ def _followed(
     assert env.loader is not None
     user = getattr(env, "user_loader", None)
     pending, sources, failures = list(built), {}, []
+    every, parsed = False, 0  # whether every file of the user's folder is read; characters parsed
     while pending:
         name = pending.pop()
         if name in sources:
@@ -497,6 +498,10 @@ def _followed(
             continue
         if user is None or not Path(filename).is_relative_to(os.path.normpath(user.folder)):
             continue  # a bundled template names only bundled ones, all listed
+        parsed += len(sources[name])
+        if parsed > MAX_CHARS_PARSED:  # past it, every file of the folder counts as read, and none more is parsed
+            every = True
+            continue
         try:
             referenced = set(jinja2.meta.find_referenced_templates(env.parse(sources[name])))
         except jinja2.TemplateSyntaxError as exc:  # rendering says what is wrong with it; validate, before
@@ -508,9 +513,20 @@ def _followed(
         except jinja2.TemplateError as exc:
             failures.append((shown(filename) or name, None, f"template error: {exc}"))
             continue
-        if None in referenced or len(sources) + len(referenced) > MAX_NAMES_FOLLOWED:
-            referenced = set(_every_user_file(user, out))
+        if len(sources) + len(referenced) > MAX_NAMES_FOLLOWED:
+            every = True
+            continue
+        every = every or None in referenced
         pending += sorted(str(reference) for reference in referenced - {None} - sources.keys())
+    # A name computed at render time may be any file of the folder: each is read, for the digest, and none parsed. The
+    # build parses only the one it renders, and a README.md beside the templates is no template: validate said its
+    # braces were a syntax error the build never met. Parsing them all cost 1.7 s per MiB, too (20 of 1 MiB: 35 s).
+    for name in _every_user_file(user, out) if every else ():
+        if name not in sources:
+            try:
+                sources[name] = env.loader.get_source(env, name)[0]
+            except (jinja2.TemplateNotFound, TemplateFailure):  # gone, or refused: rendering says so if it is used
+                continue
     return sources, failures
 
 
@@ -648,11 +664,16 @@ def override_warnings(env: jinja2.Environment) -> list[str]:
     bundled = bundled_names()
     names = [name for name in user.list_templates() if name.endswith(".j2")]
     referenced: set[str] = set()
+    parsed = 0
     for name in names:
         try:
-            found = jinja2.meta.find_referenced_templates(env.parse(user.get_source(env, name)[0]))
+            source = user.get_source(env, name)[0]
+            parsed += len(source)
+            if parsed > MAX_CHARS_PARSED:  # more than any project's templates: what is used cannot be told cheaply
+                return []
+            found = jinja2.meta.find_referenced_templates(env.parse(source))
             referenced.update(found)  # type: ignore[arg-type]
-        except (TemplateFailure, jinja2.TemplateError):
+        except (TemplateFailure, jinja2.TemplateError, RecursionError):
             continue  # reported when the template is used; an unused one is warned about below
     if None in referenced:
         return []
@@ -679,6 +700,10 @@ def override_warnings(env: jinja2.Environment) -> list[str]:
 # `folder_reads` follows at most this many template names; past it, the folder counts as read whole (hostile
 # templates of 1 MiB each can name hundreds of thousands, and inject would spend longer than the build).
 MAX_NAMES_FOLLOWED = 10_000
+# Characters of the user's templates parsed to find what they name (`_followed`, `override_warnings`, `folder_reads`),
+# at most: Jinja parses some 1.7 s per MiB, and a folder may hold 10,000 files of 1 MiB (a pull request's identical
+# files are one blob in git); past it, every file counts as read and no warning of an unused one is given.
+MAX_CHARS_PARSED = 4 * 1024 * 1024
 
 
 def _unencodable(name: str) -> bool:
@@ -707,6 +732,7 @@ def folder_reads(folder: Path) -> list[Path] | None:
     seen: set[str] = set()
     queued: set[str] = set(pending)  # distinct names waiting in `pending`
     reads: list[Path] = []
+    parsed = 0
     while pending:
         name = pending.pop()
         queued.discard(name)
@@ -724,6 +750,9 @@ def folder_reads(folder: Path) -> list[Path] | None:
         except jinja2.TemplateNotFound:  # in neither folder yet: nothing it would include
             continue
         except TemplateFailure:  # a link out of the folder, not a file, too large, not UTF-8: the build stops there
+            return None
+        parsed += len(source)
+        if parsed > MAX_CHARS_PARSED:
             return None
         try:
             referenced = list(jinja2.meta.find_referenced_templates(env.parse(source)))
