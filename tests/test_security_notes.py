@@ -159,3 +159,45 @@ async def test_a_query_s_hyphenated_compounds_are_searched_for_a_bounded_number_
     assert result.meta is not None and "lexical" in json.dumps(result.meta), result.meta
     assert "'reads-rules' in any form" in notes, notes
     assert 1 <= len(made) <= 4, made
+
+
+def _listing_catalog(root: Path) -> Path:
+    """Two agents whose files list 2,600 models each, every one named with the word 'gpt' ('GPT 17 Turbo')."""
+    for who in ("alpha", "beta"):
+        document = {
+            "agent": {"name": who.title(), "vendor": "V", "version": "1", "lastUpdated": "2026-01-01T00:00:00Z"},
+            "models": [{"name": f"GPT {n} Turbo", "available": True} for n in range(2_600)],
+            "capabilities": [
+                {
+                    "category": "customization",
+                    "name": "Hooks",
+                    "description": "Runs commands at events.",
+                    "available": True,
+                }
+            ],
+        }
+        target = root / "agents" / who / "capabilities" / "current.json"
+        target.parent.mkdir(parents=True)
+        target.write_text(json.dumps(document), encoding="utf-8")
+    return real_build(root / "agents", root / "build")
+
+
+async def test_the_listed_names_a_note_reads_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A query's word that every listed name has ('gpt', of 5,000 models 'GPT N Turbo') made each comparison read
+    every one (130 agents of 5,000: 410 ms a call). At most `_LISTED_READ` are read, the asked agents' first, and the
+    answer says the rest was not."""
+    build = _listing_catalog(tmp_path)
+    read: list[Any] = []
+    real = records._stands_whole
+
+    def counted(*args: Any) -> Any:
+        read.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(records, "_stands_whole", counted)
+    async with connect(build) as client:
+        result = await client.call_tool("compare_capability", {"capability": "gpt 7 turbo"})
+    notes = " ".join(block.text for block in result.content if block.type == "text")
+    assert 0 < len(read) < 2 * 2_600  # not every name that has the word
+    assert "alpha's data lists GPT 7 Turbo (available) among its models." in notes, notes
+    assert "names the agents' data lists with a word of the query were read" in notes, notes
