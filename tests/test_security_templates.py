@@ -84,6 +84,18 @@ def test_the_issue_s_escape_fails_the_build_naming_the_template(tmp_path: Path) 
     assert not (tmp_path / "build").exists()
 
 
+def test_a_template_error_quoting_a_huge_name_is_clipped(tmp_path: Path) -> None:
+    """Jinja's message quotes the name it did not find whole: a key of 20 million characters made one line of 20
+    million on stderr. A template error is said in 2,000 characters at most, and says how long it was."""
+    write_catalog(tmp_path)
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "summary.md.j2").write_text("{{ catalog.agents[0]['a' * 50000] }}\n")
+    result = run_cli(["build", "-q"], cwd=tmp_path)
+    assert result.exit_code == 1
+    (line,) = [line for line in result.stderr.splitlines() if line.startswith("error: template error:")]
+    assert len(line) < 2_200 and "characters long)" in line, line[:300]
+
+
 @pytest.mark.parametrize(
     "source",
     ["{{ 'x' * 10**8 }}", "{{ [0] * 10**8 }}", "{{ 10**8 * 'x' }}", "{{ 7 ** 100000 }}", "{{ lipsum(10**6) }}"],

@@ -80,7 +80,19 @@ class TemplateFailure(InvalidError):
     """A template could not be loaded, compiled or rendered; the message names file and line."""
 
     def format_message(self) -> str:
-        return f"template error: {self.message}"
+        return f"template error: {clipped(self.message)}"
+
+
+# Characters of a template error's message said, at most: Jinja's message quotes the name it did not find whole, and
+# a template's key of 20 million characters made one line of 20 million on stderr.
+MAX_MESSAGE_CHARS = 2_000
+
+
+def clipped(message: str) -> str:
+    """`message`, or its first `MAX_MESSAGE_CHARS` characters and how long it was."""
+    if len(message) <= MAX_MESSAGE_CHARS:
+        return message
+    return f"{message[:MAX_MESSAGE_CHARS]}… (the message is {len(message):,} characters long)"
 
 
 class _Sandbox(ImmutableSandboxedEnvironment):
@@ -505,13 +517,15 @@ def _followed(
         try:
             referenced = set(jinja2.meta.find_referenced_templates(env.parse(sources[name])))
         except jinja2.TemplateSyntaxError as exc:  # rendering says what is wrong with it; validate, before
-            failures.append((shown(filename) or name, exc.lineno, f"template syntax error: {exc.message}"))
+            failures.append(
+                (shown(filename) or name, exc.lineno, f"template syntax error: {clipped(str(exc.message))}")
+            )
             continue
         except RecursionError:
             failures.append((shown(filename) or name, None, "template nested too deeply to be read"))
             continue
         except jinja2.TemplateError as exc:
-            failures.append((shown(filename) or name, None, f"template error: {exc}"))
+            failures.append((shown(filename) or name, None, f"template error: {clipped(str(exc))}"))
             continue
         if len(sources) + len(referenced) > MAX_NAMES_FOLLOWED:
             every = True
