@@ -517,6 +517,8 @@ async def test_a_list_for_a_name_of_several_agents_lists_each(
         assert sorted((r["slug"], {**r, "agent": agent}) for r in own) == sorted(
             (r["slug"], r) for r in rows if r["agent"] == agent
         )
+    # by category, as an agent's list (a capability only the second agent has went last, out of its category)
+    assert [r["category"] for r in rows] == sorted(r["category"] for r in rows)
     slugs = [r["slug"] for r in rows]
     assert all(slugs.index(slug) == place or slugs[place - 1] == slug for place, slug in enumerate(slugs))  # together
     assert both.content[1].text.startswith("'copilot' read as copilot-cli and vscode-copilot. Not in ")
