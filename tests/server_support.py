@@ -706,6 +706,13 @@ def write_catalog(root: Path, caps: tuple[Cap, ...] = CAPABILITIES, *, note: str
     return root
 
 
+def write_document(root: Path, agent_id: str, document: Mapping[str, Any]) -> None:
+    """`document` as the agent's `root/agents/<agent_id>/capabilities/current.json`."""
+    target = root / "agents" / agent_id / "capabilities" / "current.json"
+    target.parent.mkdir(parents=True)
+    target.write_text(json.dumps(document), encoding="utf-8")
+
+
 def real_build(catalog: Path, out: Path) -> Path:
     """Run `capidx build` for real; fail loudly with its output."""
     result = run_capidx("build", "--agents", str(catalog), "--out", str(out), "--no-aliases", cwd=out.parent)

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from server_support import Cap, connect, real_build, score_capabilities, write_catalog
+from server_support import Cap, connect, real_build, score_capabilities, write_catalog, write_document
 
 from capidx.schema.lexicon import ABBREVIATIONS, expansions, identifiers
 from capidx.schema.text import terms
@@ -656,9 +656,7 @@ def _named_agents(root: Path, agents: dict[str, tuple[str, str]]) -> Path:
                 }
             ],
         }
-        target = root / "agents" / agent_id / "capabilities" / "current.json"
-        target.parent.mkdir(parents=True)
-        target.write_text(json.dumps(document), encoding="utf-8")
+        write_document(root, agent_id, document)
     return real_build(root / "agents", root / "build")
 
 

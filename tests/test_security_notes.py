@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from server_support import connect, made_once, real_build, run_capidx
+from server_support import connect, made_once, real_build, run_capidx, write_document
 
 from capidx.server import records
 from capidx.server.snapshot import Snapshot
@@ -38,9 +38,7 @@ def _shared_catalog(root: Path) -> Path:
             "agent": {"name": f"Agent {i}", "vendor": "V", "version": "1", "lastUpdated": "2026-01-01T00:00:00Z"},
             "capabilities": [record],
         }
-        target = root / "agents" / f"agent-{i:03d}" / "capabilities" / "current.json"
-        target.parent.mkdir(parents=True)
-        target.write_text(json.dumps(document), encoding="utf-8")
+        write_document(root, f"agent-{i:03d}", document)
     return real_build(root / "agents", root / "build")
 
 
@@ -102,9 +100,7 @@ def _limited_catalog(root: Path) -> Path:
                 },
             ],
         }
-        target = root / "agents" / f"agent-{i:03d}" / "capabilities" / "current.json"
-        target.parent.mkdir(parents=True)
-        target.write_text(json.dumps(document), encoding="utf-8")
+        write_document(root, f"agent-{i:03d}", document)
     result = run_capidx("build", "--agents", str(root / "agents"), "--out", str(root / "build"), cwd=root)
     assert result.returncode in (0, 1) and (root / "build" / "manifest.json").is_file(), result.stderr
     return root / "build"
@@ -176,9 +172,7 @@ def _listing_catalog(root: Path) -> Path:
                 }
             ],
         }
-        target = root / "agents" / who / "capabilities" / "current.json"
-        target.parent.mkdir(parents=True)
-        target.write_text(json.dumps(document), encoding="utf-8")
+        write_document(root, who, document)
     return real_build(root / "agents", root / "build")
 
 
