@@ -139,6 +139,9 @@ MECHANISMS: dict[str, Callable[[], Any]] = {
     "a sentence nothing matches answered with what is closest in meaning, not in spelling": lambda: replaced(
         resolve, "SENTENCE", sys.maxsize
     ),
+    "a query of words asking about records resolves only a capability they name ('limitations')": lambda: replaced(
+        resolve, "_names_it", lambda index, q, slug: True
+    ),
 }
 
 

@@ -79,6 +79,7 @@ class Query:
     mistyped: bool  # a word the index does not have: the whole string may be a mistyped name
     rest: tuple[str, ...]  # terms outside the identifiers
     units: tuple[Unit, ...]
+    asks_only: bool = False  # every word asks about a record ('limitations', 'what features'): no capability's word
 
 
 def analyse(text: str, vocabulary: Vocabulary) -> Query:
@@ -102,6 +103,7 @@ def analyse(text: str, vocabulary: Vocabulary) -> Query:
         mistyped=not all(map(vocabulary.knows, raw)),
         rest=rest,
         units=tuple(units),
+        asks_only=bool(raw) and not literal and set(raw) <= QUESTION_WORDS,
     )
 
 

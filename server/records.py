@@ -19,6 +19,7 @@ from capidx.schema.text import bind_negation, canonical_json, normalize, terms
 from capidx.server.listings import LONGEST_NAME_WORDS
 from capidx.server.matchindex import Resolution
 from capidx.server.query import QUESTION_WORDS, analyse, root
+from capidx.server.readings import quoted
 from capidx.server.snapshot import Snapshot
 from capidx.server.unlisted import NOT_LISTED_CHARS, fitting, some_of
 
@@ -269,6 +270,19 @@ def _agents(ids: Sequence[str]) -> str:
     if len(ids) > _AGENTS_NAMED:
         return f"{', '.join(ids[:_AGENTS_NAMED])} and {len(ids) - _AGENTS_NAMED:,} more"
     return f"{', '.join(ids[:-1])} and {ids[-1]}"
+
+
+def about_records(resolution: Resolution, agents: Sequence[str]) -> str:
+    """ "'limitations' asks what records say, not about one capability: …" for a query whose every word asks about a
+    record (`Query.asks_only`) and that resolved to no capability: its words alone found a capability whose record
+    says 'limit' (Usage Metrics for 'what are its limitations'), while the answer is in each record."""
+    if resolution.ok or resolution.analysed is None or not resolution.analysed.asks_only:
+        return ""
+    whose = f"{agents[0]}'s" if len(agents) == 1 else "the agents'"
+    return (
+        f"{quoted(resolution.query)} asks what records say, not about one capability: each record says its own; call"
+        f" again with a capability (list_capabilities gives {whose}) to read its record."
+    )
 
 
 def listed(snapshot: Snapshot, query: str, agents: Sequence[str]) -> str:

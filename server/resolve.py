@@ -140,7 +140,7 @@ def _by_ranking(index: MatchIndex, q: Query, agent: str | None) -> Resolution:
     above = tuple(c for c in ordered if c.confidence >= floor)
     pool = [c for c in ordered if c.confidence >= SHOWN_FLOOR]
     named = _named(index, q, {c.value for c in pool})
-    if decide(best, runner_up) and named in (None, ordered[0].value):
+    if decide(best, runner_up) and named in (None, ordered[0].value) and _names_it(index, q, ordered[0].value):
         how = "fuzzy" if q.corrected else "lexical"
         winner = Resolution(q.text, "resolved", ordered[0].value, how, best, ranked=above, scored=True, analysed=q)
         return _no_rule(index, winner, agent, tuple(pool[:SHOWN_CANDIDATES]), runner_up)
@@ -162,6 +162,13 @@ def _by_ranking(index: MatchIndex, q: Query, agent: str | None) -> Resolution:
         if c.value not in {s.value for s in shown}
     )
     return Resolution(q.text, "unknown", candidates=shown + fill[: SUGGESTIONS - len(shown)], scored=True)
+
+
+def _names_it(index: MatchIndex, q: Query, slug: str) -> bool:
+    """Whether the query may resolve to `slug` by its words: a query whose every word asks about a record
+    ('limitations', `Query.asks_only`) names only a capability whose name has them ('availability': Model
+    Availability); else it asks what each record says, and the record that says 'limit' most is no answer."""
+    return not q.asks_only or all(word in index.vocabulary.name_roots[slug] for unit in q.units for word in unit.words)
 
 
 def _named(index: MatchIndex, q: Query, offered: set[str]) -> str | None:

@@ -393,12 +393,15 @@ def lookup_capability(snapshot: Snapshot, agent: str, capability: str) -> types.
     cap_res = resolve_capability(snapshot.index, capability, agent=agent_res.value)
     asked = agent_res.value or ""
     listed = records.listed(snapshot, capability, [asked])  # a platform or model its file lists ('JetBrains')
+    about = records.about_records(cap_res, [asked])  # 'limitations': each record's, no capability's
     if unresolved.wants_suggestions(snapshot, cap_res):  # free text read as one capability: what its record lacks too
-        lacks = " ".join(filter(None, (records.unheld(snapshot, cap_res, asked, elsewhere=True), listed)))
+        lacks = " ".join(filter(None, (records.unheld(snapshot, cap_res, asked, elsewhere=True), listed, about)))
         return _suggested(snapshot, cap_res, agent_res.value, lacks, agent=agent_res, capability=cap_res)
     if not cap_res.ok:  # ambiguous or unknown: candidates as a normal result (issue 12)
         value = unresolved.candidates(snapshot, cap_res, agent_res.value)
-        return _synthesized(snapshot, value, listed, agent=agent_res, capability=cap_res)
+        return _synthesized(
+            snapshot, value, " ".join(filter(None, (listed, about))), agent=agent_res, capability=cap_res
+        )
     document = snapshot.find("lookup", agent=agent_res.value, capability=cap_res.value)
     if document is None:
         return _error(f"The build has no lookup document for {agent_res.value} / {cap_res.value}; rebuild it.")
@@ -440,11 +443,13 @@ def _compared(
         # one agent asked: its own snippets, as a lookup has them; several: every agent's, and where each stands
         one = asked[0] if len(asked) == 1 else None
         several = asked if one is None else ()
-        note = " ".join(filter(None, (read, records.unheld(snapshot, cap_res, every, elsewhere=True), listed)))
+        about = records.about_records(cap_res, asked)
+        note = " ".join(filter(None, (read, records.unheld(snapshot, cap_res, every, elsewhere=True), listed, about)))
         return _suggested(snapshot, cap_res, one, note, several, one is not None, capability=cap_res, **meta)
     if not cap_res.ok:  # ambiguous without snippets, or unknown: candidates
         value = unresolved.candidates(snapshot, cap_res, None)
-        return _synthesized(snapshot, value, " ".join(filter(None, (read, listed))), capability=cap_res, **meta)
+        about = records.about_records(cap_res, asked)
+        return _synthesized(snapshot, value, " ".join(filter(None, (read, listed, about))), capability=cap_res, **meta)
     document = snapshot.find("compare", capability=cap_res.value)
     if document is None:
         return _error(f"The build has no comparison for {cap_res.value}; rebuild it.")

@@ -529,6 +529,31 @@ def test_an_agents_own_alias_is_read_first(tmp_path: Path) -> None:
     assert len(either) == 1 and either <= {"doc-writer", "session-replay"}
 
 
+@pytest.mark.anyio
+async def test_a_query_of_words_asking_about_records_resolves_only_a_capability_they_name(tmp_path: Path) -> None:
+    """'what are its limitations' resolved to the capability whose record says 'limits' most (Usage Tracking, at 0.63,
+    on the public catalog): such words ask what each record says. They resolve only a capability they name ('model
+    availability'), and the answer says where the records are."""
+    caps = (
+        Cap("Usage Metrics", "observability", "Shows usage against the plan's limits, with a limitation per plan.",
+            agents=BOTH),
+        Cap("Model Availability", "model-selection", "Which language models each subscription plan may use.",
+            agents=BOTH),
+        Cap("Web Search", "context-awareness", "Searches the web for current information.", agents=BOTH),
+    )  # fmt: skip
+    build = real_build(write_catalog(tmp_path / "agents", caps), tmp_path / "build")
+    index = _match_index(build)
+    for asked in ("limitations", "what are its limitations", "Limitations?"):
+        answer = resolve_capability(index, asked, agent=CLAUDE)
+        assert not answer.ok and answer.candidates[0].value == "usage-metrics", (asked, answer)
+    assert resolve_capability(index, "availability", agent=CLAUDE).value == "model-availability"
+    assert resolve_capability(index, "usage limits", agent=CLAUDE).value == "usage-metrics"  # a word of its own
+    async with connect(build) as client:
+        lookup = await client.call_tool("lookup_capability", {"agent": CLAUDE, "capability": "limitations"})
+    text = "\n".join(block.text for block in lookup.content)
+    assert "'limitations' asks what records say, not about one capability" in text, text
+
+
 CATEGORIES = (
     Cap("Code Review", "collaboration",
         "Reviews a diff for security bugs: a security review with each security finding explained.", agents=BOTH),
