@@ -63,3 +63,23 @@ def test_an_agents_alias_is_one_line_of_text(tmp_path: Path) -> None:
     )
     result = run_cli(["validate"], project)
     assert "$.agent.aliases[0]" in result.output, result.output
+
+
+async def test_an_alias_of_another_agents_words_takes_nothing_from_it(tmp_path: Path) -> None:
+    """An alias every word of which another agent's name or id has ('Claude', 'Copilot CLI' given to the VS Code
+    agent) was one of the agent's strong names: `agent='claude'` answered for VS Code alone, and `agent='copilot-cli'`,
+    the other agent's id, for both. It names both agents, as a word two names share does, and validate says so."""
+    project = _catalog(tmp_path, **{"vscode-copilot": ["Claude", "Copilot CLI", "Copilot Chat"]})
+    validated = run_cli(["validate"], project)
+    assert validated.exit_code == 0, validated.output
+    said = [line for line in validated.output.splitlines() if "also names agent" in line]
+    assert len(said) == 2 and all(line.startswith("agents/vscode-copilot/") for line in said), validated.output
+    assert "'Claude' also names agent 'claude-code'" in said[0] and "'copilot-cli'" in said[1], said
+    assert run_cli(["build", "-q"], project).exit_code == 0
+    async with connect(project / "build") as client:
+        by_id = await client.call_tool("lookup_capability", {"agent": "copilot-cli", "capability": "mcp"})
+        by_word = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "mcp"})
+        by_alias = await client.call_tool("lookup_capability", {"agent": "Copilot Chat", "capability": "mcp"})
+    assert by_id.structured_content["agent"] == "copilot-cli", _text(by_id)
+    assert [answer["agent"] for answer in by_word.structured_content["agents"]] == ["claude-code", "vscode-copilot"]
+    assert by_alias.structured_content["agent"] == "vscode-copilot", _text(by_alias)

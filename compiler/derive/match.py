@@ -258,7 +258,8 @@ def agent_names(agents: Iterable[Agent]) -> dict[str, list[str]]:
 
     A shortening whose every word another agent's name or id also has is a nickname of all those agents instead:
     "Cursor Agent" by Cursor leaves "agent", which "Junie Agent" has too, so "agent" is ambiguous rather than a
-    name of Cursor's agent alone.
+    name of Cursor's agent alone. So is an alias (`agent.aliases`): "Claude" given to another agent names both, and
+    never takes Claude Code's id or name from it.
     """
     agents = list(agents)
     strong: dict[str, set[str]] = {}
@@ -269,7 +270,7 @@ def agent_names(agents: Iterable[Agent]) -> dict[str, list[str]]:
             strong.setdefault(key, set()).add(agent.id)
         for key in _nicknames(agent):
             weak.setdefault(key, set()).add(agent.id)
-        for key in _shortenings(agent):
+        for key in _shortenings(agent) | _other_names(agent):
             others = _others_having(having, key, agent.id)
             (weak if others else strong).setdefault(key, set()).update({agent.id, *others})
     merged = {key: ids for key, ids in weak.items() if key not in strong}
@@ -281,8 +282,7 @@ def _agents_having(agents: Iterable[Agent]) -> dict[str, set[str]]:
     """Word -> the agents whose name (or an abbreviated form of it) or id has it: who else a shortening may mean."""
     having: dict[str, set[str]] = {}
     for agent in agents:
-        words = {*normalize(agent.id).split(), *chain.from_iterable(_name_variants(agent))}
-        for word in words:
+        for word in naming_words(agent.id, agent.name):
             having.setdefault(word, set()).add(agent.id)
     return having
 
@@ -293,9 +293,16 @@ def _others_having(having: Mapping[str, set[str]], key: str, agent_id: str) -> s
     return set.intersection(*found) - {agent_id} if found else set()
 
 
-def _name_variants(agent: Agent) -> list[list[str]]:
+def naming_words(agent_id: str, name: str) -> set[str]:
+    """The words of an agent's id and name, the name's well-known product names abbreviated too: a shortening or an
+    alias of another agent whose every word is among them names this agent as well (`agent_names`; validate's
+    `agent-name` warning says so of an alias)."""
+    return {*normalize(agent_id).split(), *chain.from_iterable(_name_variants(name))}
+
+
+def _name_variants(name: str) -> list[list[str]]:
     """The agent's name as words, then the same name with each well-known product name abbreviated."""
-    variants = [normalize(agent.name)]
+    variants = [normalize(name)]
     for long, shorts in PRODUCT_ABBREVIATIONS.items():
         for variant in list(variants):
             if f" {long} " in f" {variant} ":
@@ -304,14 +311,20 @@ def _name_variants(agent: Agent) -> list[list[str]]:
 
 
 def _strong_names(agent: Agent) -> set[str]:
-    """The id, its aliases and the whole name, as written and with the vendor before it when it does not say it."""
-    keys = {normalize(agent.id), agent.id.replace("-", ""), *map(normalize, agent.aliases)}
+    """The id and the whole name, as written and with the vendor before it when it does not say it."""
+    keys = {normalize(agent.id), agent.id.replace("-", "")}
     vendor = normalize(agent.vendor)
-    for words in _name_variants(agent):
+    for words in _name_variants(agent.name):
         keys.add(" ".join(words))
         if _without_vendor(agent, words) == words:  # the name does not say who makes it: "google gemini cli"
             keys.add(f"{vendor} {' '.join(words)}")
     return keys
+
+
+def _other_names(agent: Agent) -> set[str]:
+    """The agent's other names (`agent.aliases`), normalized: strong unless another agent's name or id has all their
+    words too (`agent_names`)."""
+    return {key for key in map(normalize, agent.aliases) if key}
 
 
 def _shortenings(agent: Agent) -> set[str]:
@@ -319,7 +332,7 @@ def _shortenings(agent: Agent) -> set[str]:
     copilot", "copilot vscode"): shorter or reordered names, strong unless another agent's name or id has all
     their words too (`agent_names`)."""
     keys: set[str] = set()
-    for words in _name_variants(agent):
+    for words in _name_variants(agent.name):
         own = _without_vendor(agent, words)
         if own != words:
             keys.add(" ".join(own))

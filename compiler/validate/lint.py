@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from capidx.compiler.config import Config, Staleness
-from capidx.compiler.derive.match import wording_keys
+from capidx.compiler.derive.match import naming_words, wording_keys
 from capidx.compiler.derive.semantics import description_stats, low_information
 from capidx.compiler.diagnostics import Diagnostic, Severity
 from capidx.compiler.validate import across, aliases, discover, instructions, links, textrules
@@ -167,6 +167,39 @@ def check_agent_names(sources: Sequence[SourceFile], context: Sequence[SourceFil
             said = "agent name" if len(path) == 2 else "agent alias"
             message = f"{said} {quote(name)} is also the {what} of agent {quote(discover.agent_id(earlier))}"
             problems.append(source.diagnostic(path, "warning", message, hint, "agent-name"))
+    return problems + _aliases_of_others(sources, context)
+
+
+def _aliases_of_others(sources: Sequence[SourceFile], context: Sequence[SourceFile]) -> list[Diagnostic]:
+    """An alias every word of which another agent's name or id has ('Claude', given to another agent than Claude
+    Code): the server reads it as both agents, as it does a word two names share. One that is that agent's name or
+    alias whole is said above."""
+    named: dict[str, tuple[set[str], set[str]]] = {}  # agent id -> the words naming it, its names whole
+    for source in (*context, *sources):
+        agent_id = discover.agent_id(source.path)
+        names = _agent_names(source)
+        if agent_id in named or not names or names[0][0] != ("agent", "name"):
+            continue
+        named[agent_id] = (naming_words(agent_id, names[0][1]), {normalize(name) for _, name in names})
+    problems = []
+    for source in sources:
+        own = discover.agent_id(source.path)
+        for path, name in [(path, name) for path, name in _agent_names(source) if path[1] == "aliases"]:
+            key = normalize(name)
+            others = [
+                agent_id
+                for agent_id, (words, whole) in named.items()
+                if agent_id != own and set(key.split()) <= words and key not in whole
+            ]
+            if others:
+                whose, answered = ("its name or id", "both") if len(others) == 1 else ("their names or ids", "each")
+                message = (
+                    f"agent alias {quote(name)} also names agent{'s' if len(others) > 1 else ''}"
+                    f" {', '.join(map(quote, others))} (every word of it is in {whose}): the server answers it with"
+                    f" {answered}"
+                )
+                hint = "give the alias a word of this agent's alone, or leave it out: its name and id are read already"
+                problems.append(source.diagnostic(path, "warning", message, hint, "agent-name"))
     return problems
 
 
