@@ -176,7 +176,9 @@ def test_a_ctrl_c_as_a_finished_build_returns_keeps_its_exit_code(
     assert "build written" in result.output and "interrupted" not in result.output
 
 
-@pytest.mark.parametrize("command", [["build", "-q"], ["validate", "-q"], ["report"], ["inject", "--check"]])
+@pytest.mark.parametrize(
+    "command", [["build", "-q"], ["validate", "-q"], ["report"], ["inject", "--check", "AGENTS.md"]]
+)
 def test_a_ctrl_c_after_the_outcome_is_printed_keeps_the_commands_exit_code(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]
 ) -> None:
@@ -184,8 +186,10 @@ def test_a_ctrl_c_after_the_outcome_is_printed_keeps_the_commands_exit_code(
     from capidx.compiler import finished
 
     write_catalog(tmp_path)
+    (tmp_path / "AGENTS.md").write_text("# Notes\n", encoding="utf-8")
     assert run_cli(["build", "-q"], tmp_path).exit_code == 0
     expected = run_cli(command, tmp_path).exit_code  # inject --check: 1, no block written yet
+    assert expected != 2, "the command ran to its outcome, not a usage error"
     real = finished.said
 
     def said_then_ctrl_c(code: int) -> None:
