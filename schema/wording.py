@@ -640,6 +640,10 @@ LINKED_OUT_HINT = "make capidx.yaml a file of the project, or name the file with
 OUT_OF_LINE = (
     "this line is indented as no key above it: indent it as the keys it belongs with, a list item's after '- '"
 )
+# The same errors where the line's indentation is not the mistake: text after a value that ended on that line
+# (`description: "Runs commands" at events`), or a list item written among a mapping's keys.
+TEXT_AFTER_VALUE = "text after a value that ended before it (a closing quote or bracket): quote the whole value"
+LIST_AMONG_KEYS = "a list item among keys: a list goes under a key of its own, its '- ' items below it"
 
 
 def yaml_problem(error: Any, text: str) -> tuple[tuple[int | None, int | None], str, str | None]:
@@ -664,11 +668,23 @@ def yaml_problem(error: Any, text: str) -> tuple[tuple[int | None, int | None], 
         hint = "a tab: YAML indents with spaces only"  # the parser's message does not say which character it was
     elif problem.startswith("mapping values are not allowed") and mark is not None:
         hint = _colon_hint(text, mark.index)
-    elif problem in ("did not find expected key", "did not find expected '-' indicator"):  # a key out of line
-        hint = OUT_OF_LINE
+    elif problem in ("did not find expected key", "did not find expected '-' indicator") and mark is not None:
+        hint = _out_of_line_hint(text, mark.index, problem)
     at: tuple[int | None, int | None] = _placed(mark, text) if mark else (None, None)
     # PyYAML reads context first: "while parsing a block mapping, did not find expected key".
     return at, "invalid YAML: " + ", ".join(part for part in (error.context, problem) if part), hint
+
+
+def _out_of_line_hint(text: str, index: int, problem: str) -> str:
+    """What a token where a key (or a list's '- ') was due most likely is: text after a value ended on its line, a
+    list item among keys, else a line indented as no key above it."""
+    if not 0 <= index < len(text):
+        return OUT_OF_LINE
+    if text[text.rfind("\n", 0, index) + 1 : index].strip():  # something before it on its line
+        return TEXT_AFTER_VALUE
+    if problem == "did not find expected key" and text[index] == "-":
+        return LIST_AMONG_KEYS
+    return OUT_OF_LINE
 
 
 def _placed(mark: Any, text: str) -> tuple[int, int]:
