@@ -300,16 +300,20 @@ def listed(snapshot: Snapshot, query: str, agents: Sequence[str]) -> str:
         return {root(word) for word in words} <= names
 
     said, longer, listings = [], _longer_names(snapshot, asked), snapshot.index.listings
-    left = _LISTED_READ  # listed names still to be read in this call, over every agent
+    left, cut = _LISTED_READ, False  # listed names still to be read in this call, over every agent; some left unread
     for who in dict.fromkeys(agents):
-        if left <= 0:
-            break
-        content = set(asked) - QUESTION_WORDS - snapshot.index.agent_names.words.get(who, frozenset())
-        found: dict[str, dict[str, None]] = {}
         lists, by_word = listings.by_agent.get(who, ()), listings.words.get(who, {})
         # Every name said shares a word with the query (it stands in it whole, or holds all its other words).
-        sharing = sorted({at for word in set(asked) for at in by_word.get(word, ())[:left]})[:left]
+        sharing = sorted({at for word in set(asked) for at in by_word.get(word, ())[: left + 1]})
+        if len(sharing) > left:  # one more than is read tells whether any is left unread
+            sharing, cut = sharing[:left], True
+        if not sharing:
+            if cut:
+                break
+            continue
         left -= len(sharing)
+        content = set(asked) - QUESTION_WORDS - snapshot.index.agent_names.words.get(who, frozenset())
+        found: dict[str, dict[str, None]] = {}
         for at in sharing:
             kind, name, flag, words = lists[at]
             listed_words = set(words)
@@ -327,9 +331,9 @@ def listed(snapshot: Snapshot, query: str, agents: Sequence[str]) -> str:
     more = len(said) - _AGENTS_NAMED
     agents_more = f"{more:,} more agent{'s' if more > 1 else ''}"
     tail = [f"The data of {agents_more} lists one too."] if more > 0 else []
-    tail += [f"(Only the first {_LISTED_READ:,} names the agents' data lists with a word of the query were read.)"] * (
-        left <= 0
-    )
+    if cut:
+        read = f"the first {_LISTED_READ:,} names the agents' data lists with a word of the query"
+        tail.append(f"(Only {read} were read.)")
     return " ".join(said[:_AGENTS_NAMED] + tail)
 
 

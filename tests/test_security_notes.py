@@ -157,12 +157,12 @@ async def test_a_query_s_hyphenated_compounds_are_searched_for_a_bounded_number_
     assert 1 <= len(made) <= 4, made
 
 
-def _listing_catalog(root: Path) -> Path:
-    """Two agents whose files list 2,600 models each, every one named with the word 'gpt' ('GPT 17 Turbo')."""
+def _listing_catalog(root: Path, models: int = 2_600) -> Path:
+    """Two agents whose files list `models` models each, every one named with the word 'gpt' ('GPT 17 Turbo')."""
     for who in ("alpha", "beta"):
         document = {
             "agent": {"name": who.title(), "vendor": "V", "version": "1", "lastUpdated": "2026-01-01T00:00:00Z"},
-            "models": [{"name": f"GPT {n} Turbo", "available": True} for n in range(2_600)],
+            "models": [{"name": f"GPT {n} Turbo", "available": True} for n in range(models)],
             "capabilities": [
                 {
                     "category": "customization",
@@ -195,3 +195,14 @@ async def test_the_listed_names_a_note_reads_are_bounded(tmp_path: Path, monkeyp
     assert 0 < len(read) < 2 * 2_600  # not every name that has the word
     assert "alpha's data lists GPT 7 Turbo (available) among its models." in notes, notes
     assert "names the agents' data lists with a word of the query were read" in notes, notes
+
+
+async def test_every_listed_name_read_is_no_bound_said(tmp_path: Path) -> None:
+    """Names sharing a word with the query exactly as many as a call reads (2 agents of 2,048): every one is read,
+    and the answer does not say the rest went unread."""
+    build = _listing_catalog(tmp_path, models=records._LISTED_READ // 2)
+    async with connect(build) as client:
+        result = await client.call_tool("compare_capability", {"capability": "gpt 7 turbo"})
+    notes = " ".join(block.text for block in result.content if block.type == "text")
+    assert "beta's data lists GPT 7 Turbo (available) among its models." in notes, notes
+    assert "were read" not in notes, notes
