@@ -12,6 +12,7 @@ import errno
 import json
 import os
 import re
+import shlex
 import stat
 from collections.abc import Iterable, Mapping
 from functools import cache
@@ -113,7 +114,7 @@ def make_build(folder: Path) -> str:
     if remains == "empty":
         return "run `capidx build` first"
     if remains == "nothing of a build" and (inside := build_inside(folder)) is not None:
-        return f"it holds no capidx build, its build/ folder does: pass --build {inside}"
+        return f"it holds no capidx build, its build/ folder does: pass --build {shlex.quote(str(inside))}"
     if remains == "nothing of a build":
         return (
             "it holds no capidx build: name the folder `capidx build` wrote (`build/` unless told otherwise), or have"

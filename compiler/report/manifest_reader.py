@@ -130,7 +130,7 @@ def _no_build(location: Path, option: str, given: bool, above: Path | None = Non
         return f"{where}: {flag} needs an existing build{' to compare with' if flag == '--against' else ''} ({made})"
     if remains == "nothing of a build":
         if given and (inside := builddir.build_inside(location)) is not None:
-            return f"{where}: it holds no capidx build, its build/ folder does: give {flag} {inside}"
+            return f"{where}: it holds no capidx build, its build/ folder does: give {flag} {shlex.quote(str(inside))}"
         if given:
             default = " (`build/` unless told otherwise)" if flag == "--build" else ""
             return f"{where}: it holds no capidx build: give {flag} the folder `capidx build` wrote{default}"

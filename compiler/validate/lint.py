@@ -360,7 +360,8 @@ def _vague_description(
             (*parts, "description"),
             "warning",
             f"description too vague to be found by its words: {plural(stats.unique_terms, 'distinct word')} a"
-            f" question can match ({stats.entropy:.1f} bits of term entropy, under {minimum:g})",
+            f" question can match{', much repeated' if stats.total_terms > 2 * stats.unique_terms else ''}"
+            f" ({stats.entropy:.1f} bits of term entropy, under {minimum:g})",
             "say what it does, when to use it and its limits, in words someone would ask with; for one the agent"
             " lacks, what it lacks and what to use instead",
             "vague-description",
