@@ -1,8 +1,8 @@
 """The CI recipe and the report docs cannot drift from the code.
 
-Every `capidx …` command line in docs/ci.md, docs/report.md and the example workflow is checked
-against click's command tree as it exists at run time: the command must exist, every flag must be one
-of its options, and a value of a choice option must be one of its choices.
+Every `capidx …` command line in docs/ci.md, docs/report.md, docs/cli.md, docs/inject.md, docs/tutorial.md and the
+example workflow is checked against click's command tree as it exists at run time: the command must exist, every flag
+must be one of its options, and a value of a choice option must be one of its choices.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 WORKFLOW = DOCS / "examples" / "capidx.yml"
 PRE_COMMIT = DOCS / "examples" / "pre-commit-config.yaml"
-CHECKED_DOCS = (DOCS / "ci.md", DOCS / "report.md", DOCS / "cli.md", DOCS / "inject.md")
+CHECKED_DOCS = (DOCS / "ci.md", DOCS / "report.md", DOCS / "cli.md", DOCS / "inject.md", DOCS / "tutorial.md")
 
 _FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 _INLINE = re.compile(r"(?<!`)`(capidx [^`]+)`(?!`)")
