@@ -230,7 +230,7 @@ def check_alias_targets(source: SourceFile, capability_names: Iterable[str]) -> 
                 ("aliases", phrase),
                 "error",
                 f"alias target {quote(target)} is not the name of any capability",
-                _closest(target, known.values()) if sought else _NO_NAME,
+                _closest(target, known.values(), _NO_NAME_OR_REMOVE) if sought else _NO_NAME_OR_REMOVE,
                 "alias-target",
             )
         )
@@ -645,9 +645,13 @@ _SPELLING_WORK = 5 * CLOSE_MATCH_WORK  # names of a catalog of thousands are com
 _NO_NAME = "use the name of a capability in some agent's document"
 
 
-def _closest(word: str, candidates: Iterable[str]) -> str:
+# An alias table's phrase whose capability is gone (init's example agent replaced) is most often to be removed.
+_NO_NAME_OR_REMOVE = f"{_NO_NAME}, or remove the alias"
+
+
+def _closest(word: str, candidates: Iterable[str], otherwise: str = _NO_NAME) -> str:
     by_folded = {candidate.casefold(): candidate for candidate in candidates}
     close = close_match(word.casefold(), by_folded, budget=_SPELLING_WORK)
     if close is not None:
         return f"did you mean {quote(by_folded[close])}?"
-    return _NO_NAME
+    return otherwise
