@@ -150,11 +150,7 @@ def _plurals_of_every_name() -> Iterator[None]:
     """`text.PROPER_NAMES` read as plurals too, in the build and the query, its memoized forms forgotten each way."""
     forms = (text.stem, text._terms, text.worded_terms, query.root)
     try:
-        with (
-            replaced(text, "PROPER_NAMES", frozenset()),
-            replaced(text, "_ALSO_PLURALS", frozenset()),
-            replaced(query, "PROPER_NAMES", frozenset()),
-        ):
+        with replaced(text, "PROPER_NAMES", frozenset()), replaced(query, "PROPER_NAMES", frozenset()):
             for memo in forms:
                 memo.cache_clear()
             yield

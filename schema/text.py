@@ -70,12 +70,9 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(folded)
 
 
-# Operating systems' names, read as written: never another form ('macOS' is not 'maco') nor, by the server, a typo of
-# a word of the catalog ('macos' is not 'macro').
+# Operating systems' names, read as written: never a plural or another form ('Windows' is not a context window) nor,
+# by the server, a typo of a word of the catalog ('macos' is not 'macro').
 PROPER_NAMES = frozenset({"windows", "macos", "linux"})
-# Of those, the ones an English plural is spelled as too: the name where written capitalized ('Windows' is not a
-# context window), the plural elsewhere ('context windows' is 'context window', as before the name was read).
-_ALSO_PLURALS = frozenset({"windows"})
 
 
 @lru_cache(maxsize=65536)
@@ -85,7 +82,7 @@ def stem(word: str) -> str:
     'servers' -> 'server', 'completions' -> 'completion', 'running' -> 'run', 'edited' -> 'edit',
     'policies' -> 'policy'. Short words are left alone so 'gas' or 'mcp' survive.
     """
-    if len(word) <= 3 or (word in PROPER_NAMES and word not in _ALSO_PLURALS):
+    if len(word) <= 3 or word in PROPER_NAMES:
         return word
     for suffix, replacement in (("ies", "y"), ("sses", "ss")):
         if word.endswith(suffix) and len(word) > len(suffix) + 2:
@@ -128,31 +125,9 @@ def worded_terms(text: str) -> tuple[tuple[str, str], ...]:
     if "+" in text:
         text = KEY_CHORD.sub(" ", text)
     words = _words(text)
-    if _ALSO_PLURALS.intersection(words):
-        words = _names_marked(text, words)
     if "non" in words:
         words = bind_negation(words)
-    return tuple([_worded(word) for word in words if word not in STOP_WORDS])
-
-
-# Ends a word `_names_marked` found written as a name: no word `_words` gives holds it.
-_NAME = "\0"
-_CASED_SEPARATORS = str.maketrans({chr(code): " " for code in range(128) if not re.fullmatch("[0-9A-Za-z]", chr(code))})
-
-
-def _names_marked(text: str, words: list[str]) -> list[str]:
-    """`words`, each of `_ALSO_PLURALS` written capitalized in `text` ('Windows') marked as a name (`_NAME`). The
-    words of an ASCII text are its runs of letters and digits in any case, so they line up with `text`'s; another
-    text's words are left as they are (plurals)."""
-    cased = text.translate(_CASED_SEPARATORS).split() if text.isascii() else []
-    if len(cased) != len(words):
-        return words
-    return [f"{w}{_NAME}" if w in _ALSO_PLURALS and c[:1].isupper() else w for w, c in zip(words, cased, strict=True)]
-
-
-def _worded(word: str) -> tuple[str, str]:
-    """A word's term and the word: a name `_names_marked` found is its own term, not stemmed."""
-    return (word[:-1], word[:-1]) if word.endswith(_NAME) else (stem(word), word)
+    return tuple([(stem(word), word) for word in words if word not in STOP_WORDS])
 
 
 def bind_negation(words: list[str]) -> list[str]:
