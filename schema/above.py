@@ -55,14 +55,14 @@ def config_below(root: Path) -> Path | None:
                     for entry in entries:
                         read += 1
                         if read > ENTRIES_READ_BELOW:
-                            return _only_config(deeper)
+                            return _the_one(_configs(deeper))
                         looked_into = entry.name[:1] != "." and entry.name not in _NOT_LOOKED_INTO
                         if looked_into and entry.is_dir(follow_symlinks=False):
                             deeper.append(Path(entry.path))
             except OSError:  # not listable: looked past
                 continue
         if found := _configs(deeper):
-            return found[0] if len(found) == 1 else None
+            return _the_one(found)
         level = sorted(deeper)
     return None
 
@@ -71,8 +71,8 @@ def _configs(folders: list[Path]) -> list[Path]:
     return [config for folder in folders if os.path.isfile(config := folder / CONFIG_FILE_NAME)]
 
 
-def _only_config(folders: list[Path]) -> Path | None:
-    found = _configs(folders)
+def _the_one(found: list[Path]) -> Path | None:
+    """The one capidx.yaml found as shallow, or None for several: which is meant is not ours to guess."""
     return found[0] if len(found) == 1 else None
 
 

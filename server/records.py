@@ -185,10 +185,10 @@ def lacking(
     # space or neither, its last part in any form: its parts alone ('auto', 'compaction') are in many a record.
     compounds: dict[str, re.Pattern[str]] = {}
     for token, parts in hyphenated.items():
-        keys = [root(t) for part in parts for t in terms(part)]  # none: stop words alone, a detail of a short query
-        rare = any(map(detail, keys)) if keys else len(written) <= _SHORT_QUERY
         if len(compounds) >= _COMPOUNDS_SOUGHT:
             break
+        keys = [root(t) for part in parts for t in terms(part)]  # none: stop words alone, a detail of a short query
+        rare = any(map(detail, keys)) if keys else len(written) <= _SHORT_QUERY
         if len(parts) > 1 and parts[0] != "non" and rare and not set(parts) <= own_names:
             compounds.setdefault(token, _compound(parts))
 

@@ -439,16 +439,15 @@ def _compared(
     asked = agent_args.named_ids(agent_res)
     every = asked or list(snapshot.index.agents)
     listed = records.listed(snapshot, cap_res.query, every)  # a platform or model their files list ('JetBrains')
+    about = records.about_records(cap_res, asked)  # 'limitations': each record's, no capability's
     if unresolved.wants_suggestions(snapshot, cap_res):  # no clear winner, or free text, as a lookup has them
         # one agent asked: its own snippets, as a lookup has them; several: every agent's, and where each stands
         one = asked[0] if len(asked) == 1 else None
         several = asked if one is None else ()
-        about = records.about_records(cap_res, asked)
         note = " ".join(filter(None, (read, records.unheld(snapshot, cap_res, every, elsewhere=True), listed, about)))
         return _suggested(snapshot, cap_res, one, note, several, one is not None, capability=cap_res, **meta)
     if not cap_res.ok:  # ambiguous without snippets, or unknown: candidates
         value = unresolved.candidates(snapshot, cap_res, None)
-        about = records.about_records(cap_res, asked)
         return _synthesized(snapshot, value, " ".join(filter(None, (read, listed, about))), capability=cap_res, **meta)
     document = snapshot.find("compare", capability=cap_res.value)
     if document is None:
