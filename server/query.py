@@ -5,6 +5,7 @@ abbreviation stands for, as Snowball roots; the table's other readings are alter
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -14,7 +15,7 @@ from rapidfuzz import fuzz, process
 from rapidfuzz.distance import OSA
 
 from capidx.schema.lexicon import IDENTIFIER_PATTERN, abbreviations, expansions, identifiers, kinds
-from capidx.schema.text import PROPER_NAMES, normalize, terms
+from capidx.schema.text import PROPER_NAMES, STOP_WORDS, normalize, terms
 
 # Typo correction: an unknown word of at least this many letters may be one typing error away from an index
 # term (two from a word of at least LONG_TYPO letters, as in a mistyped agent name); in a word of up to SHORT_TYPO
@@ -93,7 +94,7 @@ def analyse(text: str, vocabulary: Vocabulary) -> Query:
         unknown = [t for token in literal if token not in vocabulary.terms for t in terms(token)]
         words = [fixed.get(term) or correct(term, vocabulary) for term in dict.fromkeys((*rest, *unknown))]
     words = [part for word in words for part in _parts(word, vocabulary)]
-    units = [Unit((token,)) for token in known] + _units(words, vocabulary)
+    units = [Unit((token,)) for token in known] + _units(words, vocabulary, _plural_readings(text))
     return Query(
         text=text,
         normalized=normalize(text),
@@ -122,7 +123,22 @@ def _asked(text: str, vocabulary: Vocabulary) -> list[str]:
     return [t for t in found if t not in QUESTION_WORDS or any(n <= held for n in vocabulary.named.get(t, ()))]
 
 
-def _units(words: list[tuple[str, float]], vocabulary: Vocabulary) -> list[Unit]:
+def _plural_readings(text: str) -> dict[str, str]:
+    """An operating system's name after a word that may qualify a thing, written in its case, may be a plural
+    ('context windows', 'Context Windows'; not 'on windows', 'Windows support' nor 'native Windows'): its light
+    stem ('window') as an alternative too."""
+    return {
+        name: name.removesuffix("s")
+        for name in PROPER_NAMES
+        if name.endswith("s")
+        and any(
+            before.lower() not in STOP_WORDS and (written == name or before[:1].isupper())
+            for before, written in re.findall(rf"(\w+)[ -]+({name})\b", text, flags=re.IGNORECASE)
+        )
+    }
+
+
+def _units(words: list[tuple[str, float]], vocabulary: Vocabulary, plurals: Mapping[str, str]) -> list[Unit]:
     units: list[Unit] = []
     i = 0
     while i < len(words):
@@ -137,6 +153,7 @@ def _units(words: list[tuple[str, float]], vocabulary: Vocabulary) -> list[Unit]
             short = abbreviations((term,))  # 'picture' -> 'pic', whose other one-word reading ('image') may be meant
             siblings = [e for s in short for e in expansions(s) if len(terms(e)) == 1]  # not "integrated ..."
             spelled = [tuple(terms(e)) for e in (*expansions(term), *siblings, *kinds(term))]  # 'kotlin': a language
+            spelled += [(plurals[term],)] if term in plurals else []
             units.append(_unit((term,), [*spelled, *((s,) for s in short)], trust, vocabulary))
             i += 1
     return units

@@ -263,6 +263,27 @@ def test_an_operating_systems_name_is_not_the_plural_of_a_word_of_the_catalog(in
     assert resolve_capability(index, "context window", agent=CLAUDE).value == "context-compaction"
 
 
+def test_an_operating_systems_name_after_a_word_qualifying_it_is_also_a_plural(index: MatchIndex) -> None:
+    """After a word that may qualify a thing, written in that word's case ('context windows', 'Context Windows'),
+    'windows' is read as 'window' too; alone, after a function word or after a word in lower case ('native Windows')
+    it is the operating system's name only."""
+
+    def readings(asked: str) -> set[tuple[str, ...]]:
+        (unit,) = [u for u in analyse(asked, index.vocabulary).units if u.words == ("windows",)]
+        return set(unit.alternatives)
+
+    for asked in ("context windows", "Context Windows", "context-windows", "large context windows"):
+        assert ("window",) in readings(asked), asked
+    for asked in (
+        "Windows support",
+        "windows",
+        "does it run on windows",
+        "native Windows support",
+        "macOS and Windows",
+    ):
+        assert ("window",) not in readings(asked), asked
+
+
 # --- the decision rule and never a confident wrong "no" ------------------------------------------------
 
 

@@ -2329,6 +2329,23 @@ async def test_a_limitation_is_quoted_on_one_line(tmp_path: Path) -> None:
     assert "\n\nFor the agents asked" not in text_of(lookup)
 
 
+async def test_context_windows_is_the_plural_of_context_window_not_the_operating_system(bundled_build: Path) -> None:
+    """'context windows' offered Hooks first once 'windows' was read only as the operating system's name; a platform
+    question keeps that reading ('Windows support' resolved Context Compaction, "context window", at 0.81)."""
+
+    def first(result: Any) -> str:
+        content = result.structured_content
+        return content.get("capability", {}).get("slug") or content["suggestions"][0]["capability"]
+
+    async with connect(bundled_build, "2026-07-28") as client:
+        asked = {
+            query: await client.call_tool("lookup_capability", {"agent": "claude", "capability": query})
+            for query in ("context windows", "Context Windows", "Windows support", "native Windows support")
+        }
+    assert first(asked["context windows"]) == first(asked["Context Windows"]) == "context-compaction"
+    assert "context-compaction" not in {first(asked["Windows support"]), first(asked["native Windows support"])}
+
+
 async def test_a_limitation_is_said_for_a_detail_besides_the_suggestions_names(bundled_build: Path) -> None:
     """'sandbox on windows' quoted copilot-cli's "Local sandboxing is marked experimental; cloud sandboxes are in
     public preview." for its 'sandbox', and 'delete memory files' "In prompt mode (-p) memory is off …" for its
