@@ -414,6 +414,10 @@ def _standings(rows: list[dict[str, Any]], whom: str) -> str:
     return f"{whom} (✓ available, ✗ not; no record: no data, not a no): {'. '.join(said)}."
 
 
+# What a full record may hold beyond a snippet; not every record holds each ('where recorded').
+_HELD = "setup, limits, sources where recorded"
+
+
 def _call_again(
     rows: list[dict[str, Any]], others: list[dict[str, Any]], agent: str | None, compare: str = "compare_capability"
 ) -> str:
@@ -422,7 +426,7 @@ def _call_again(
     some are recorded, the line says so of the others, as `_next_step` does."""
     listed = [*rows, *others]
     if not any(row.get("recorded") is not False for row in listed):  # no agent asked: every one recorded
-        return f"{compare} with one's name or slug gives every agent's record of it (setup, limits, sources)."
+        return f"{compare} with one's name or slug gives every agent's record of it ({_HELD})."
     return f"Call again with one slug{_partly(listed, agent, compare)}."
 
 
@@ -436,10 +440,10 @@ def _next_step(
     recorded = [row.get("recorded") is not False for row in rows]  # no agent asked: every row has its record
     named = f"{rows[0]['capability']!r}" if len(rows) == 1 else "one's name or slug"
     if any(recorded):
-        step = f"Call again with {named} for its full record (setup, limits, sources{_partly(rows, agent, compare)})"
+        step = f"Call again with {named} for its full record ({_HELD}{_partly(rows, agent, compare)})"
         words = ", or with"
     else:
-        step = f"{compare} with {named} gives every agent's record of it (setup, limits, sources)"
+        step = f"{compare} with {named} gives every agent's record of it ({_HELD})"
         words = "; call again with"
     return f"{step}." if other_words_said else f"{step}{words} other words if none of these is it."
 
