@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from typing import NamedTuple
 
 from capidx.schema.text import normalize
 from capidx.server.matchindex import Resolution
@@ -122,16 +123,49 @@ def resolve_agents(
     return resolutions, problem
 
 
-def several_agents(snapshot: Snapshot, name: str) -> tuple[list[Resolution], list[str], str | None] | None:
+class Several(NamedTuple):
+    """An agent argument read as several agents: each name's reading, the agents' ids in the order named, what to
+    say instead of answering (`problem`), and the line said beside the answer (`read`: how the name was read, or
+    which of its names are no agent and for whom the answer is)."""
+
+    found: list[Resolution]
+    ids: list[str]
+    problem: str | None
+    read: str
+    unknown: str = ""  # what is said of the names that are no agent, when the others are answered
+
+
+def several_agents(snapshot: Snapshot, name: str) -> Several | None:
     """An agent argument that names no one agent read as the agents it stands for: a name they share ('copilot'), or
-    names joined ('claude vs gemini', 'claude, copilot', read as compare_capability reads a string of names): how
-    each name was read, the agents' ids in the order named, and what to say of a joined name that is no agent
-    ('claude vs cursor'). None when the argument stands for one agent at most (unknown, or one agent named twice):
-    `one_agent` reads it. The tools answer for each agent; the agent resource names each one's URI."""
+    names joined ('claude vs gemini', 'claude, copilot', read as compare_capability reads a string of names); names of
+    which some are no agent ('claude vs cursor') are answered for those that are (`beside_unknown`). None when the
+    argument stands for one agent at most (unknown, or one agent named twice): `one_agent` reads it. The tools answer
+    for each agent; the agent resource names each one's URI."""
     found, problem = resolve_agents(snapshot, comma_separated(name), several=True)
     if len(ids := named_ids(found)) > 1 or (problem is not None and len(found) > 1):
-        return found, ids, problem
+        problem, unknown = beside_unknown(snapshot, found, problem)
+        read = answered_for(found, unknown) if unknown else read_as_agents(name, ids) if problem is None else ""
+        return Several(found, ids, problem, read, unknown)
     return None
+
+
+def beside_unknown(snapshot: Snapshot, found: list[Resolution], problem: str | None) -> tuple[str | None, str]:
+    """Names of which some are agents and the others no agent at all (none ambiguous, every name read: 'claude vs
+    cursor', ['claude', 'cursor']) are answered for the agents, and the others said beside the answer
+    (`answered_for`): the catalog has nothing on them, which an error made the model learn in a second call.
+    (the problem left, what to say of the names that are no agent)."""
+    unknown = [r for r in found if not r.ok and r.status != "ambiguous"]
+    if problem is None or not named_ids(found) or not unknown or problem != _agents_problem(snapshot, unknown):
+        return problem, ""
+    return None, problem
+
+
+def answered_for(found: list[Resolution], unknown: str) -> str:
+    """ "'copilot' read as copilot-cli and vscode-copilot. Unknown agent 'cursor': this catalog covers … Answered for
+    copilot-cli, vscode-copilot alone." """
+    return " ".join(
+        filter(None, (read_as_several(found), f"{unknown} Answered for {', '.join(named_ids(found))} alone."))
+    )
 
 
 def named_ids(resolutions: list[Resolution]) -> list[str]:

@@ -175,7 +175,7 @@ def _named_several(snapshot: Snapshot, uri: str, value: str, base: str) -> Resou
     that is no agent). None when the value stands for one agent at most."""
     if (several := several_agents(snapshot, value)) is None:
         return None
-    _found, ids, problem = several
+    ids, problem = several.ids, several.problem or several.unknown or None  # a resource is one agent's: said all
     uris = [base + agent for agent in ids]
     if problem is None:
         said = f"{clip(value)!r} names {len(ids)} agents, a resource each: {', '.join(uris)}"

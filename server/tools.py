@@ -384,9 +384,8 @@ def lookup_capability(snapshot: Snapshot, agent: str, capability: str) -> types.
         # A name that stands for several agents is answered as a comparison of them, in this one call: the model
         # asked about each of them.
         if (several := agent_args.several_agents(snapshot, agent)) is not None:
-            found, ids, problem = several
-            read = agent_args.read_as_agents(agent, ids) if problem is None else ""
-            return _compared(snapshot, resolve_capability(snapshot.index, capability), [agent], found, problem, read)
+            cap_res = resolve_capability(snapshot.index, capability)
+            return _compared(snapshot, cap_res, [agent], several.found, several.problem, several.read)
         agent_res, problem = agent_args.one_agent(snapshot, agent_res)
         if problem:
             return _error(problem, agent=agent_res)
@@ -419,7 +418,9 @@ def compare_capability(snapshot: Snapshot, capability: str, agents: list[str] | 
     # The agents first, whatever answers: a name that is no agent is said, never dropped with the filter; one that
     # could be several ('copilot') is all of them, as a comparison can set them side by side.
     agent_res, problem = agent_args.resolve_agents(snapshot, agents, several=True) if agents else ([], None)
-    return _compared(snapshot, cap_res, agents, agent_res, problem)
+    problem, unknown = agent_args.beside_unknown(snapshot, agent_res, problem)  # ['claude', 'cursor']: claude's
+    beside = agent_args.answered_for(agent_res, unknown) if unknown else ""
+    return _compared(snapshot, cap_res, agents, agent_res, problem, beside)
 
 
 def _compared(
@@ -480,7 +481,7 @@ def list_capabilities(
         resolved["agent"] = resolve_agent(snapshot.index, agent)
         if not resolved["agent"].ok:
             if (several := agent_args.several_agents(snapshot, agent)) is not None:  # each agent's list, one call
-                return _list_of_several(snapshot, agent, category, *several)
+                return _list_of_several(snapshot, agent, category, several)
             resolved["agent"], problem = agent_args.one_agent(snapshot, resolved["agent"])
             if problem:
                 return _error(problem, **resolved)
@@ -507,17 +508,13 @@ def _category(snapshot: Snapshot, category: str) -> tuple[Resolution, str]:
 
 
 def _list_of_several(
-    snapshot: Snapshot,
-    agent: str,
-    category: str | None,
-    found: list[Resolution],
-    ids: list[str],
-    problem: str | None,
+    snapshot: Snapshot, agent: str, category: str | None, several: agent_args.Several
 ) -> types.CallToolResult:
     """list_capabilities for a name of several agents ('copilot'): their rows in the shape of a category's list (each
     row with its `agent`; a capability's rows together, the agents in the order named), `filter.agents` naming them,
     said to stand for those agents in the words a lookup uses, then what their data leaves out; a joined name that is
     no agent is said as a lookup says it."""
+    found, ids, problem, read = several.found, several.ids, several.problem, several.read
     asked: dict[str, Resolution] = {}
     wrong = ""
     if category is not None:
@@ -546,7 +543,7 @@ def _list_of_several(
     elif not rows:  # in the category, or at all (agents whose documents record no capability)
         about = f" in {in_category['category']}" if in_category else ""
         whole["hint"] = f"The data of {', '.join(ids)} records no capability{about}."
-    note = " ".join(filter(None, [agent_args.read_as_agents(agent, ids), unlisted.not_listed(snapshot, asked, ids)]))
+    note = " ".join(filter(None, [read, unlisted.not_listed(snapshot, asked, ids)]))
     return _synthesized(snapshot, whole, note, agents=found, **asked)
 
 
@@ -558,7 +555,7 @@ def get_sources(snapshot: Snapshot, agent: str | None = None, capability: str | 
         resolved["agent"] = resolve_agent(snapshot.index, agent)
         if not resolved["agent"].ok:
             if (several := agent_args.several_agents(snapshot, agent)) is not None:  # each agent's sources, one call
-                return _sources_of_several(snapshot, agent, capability, *several)
+                return _sources_of_several(snapshot, agent, capability, several)
             resolved["agent"], problem = agent_args.one_agent(snapshot, resolved["agent"])
             if problem:
                 return _error(problem, **resolved)
@@ -591,23 +588,18 @@ def _too_many(agent: str, ids: list[str], whole: str, narrower: str) -> str:
 
 
 def _sources_of_several(
-    snapshot: Snapshot,
-    agent: str,
-    capability: str | None,
-    found: list[Resolution],
-    ids: list[str],
-    problem: str | None,
+    snapshot: Snapshot, agent: str, capability: str | None, several: agent_args.Several
 ) -> types.CallToolResult:
     """get_sources for a name of several agents ('copilot'): each agent's answer in `agents`, in the order named,
     as its own call would give it (`sources`, and the `hint` of a capability its data does not mention), said to
     stand for those agents in the words a lookup uses; a joined name that is no agent is said as a lookup says it."""
+    found, ids, problem, read = several.found, several.ids, several.problem, several.read
     cap_res = resolve_capability(snapshot.index, capability) if capability is not None else None
     asked: dict[str, Resolution] = {"capability": cap_res} if cap_res is not None else {}
     if problem is not None:
         return _error(problem, agents=found, **asked)
     if cap_res is None and (too_many := _too_many(agent, ids, "every source", "a capability")):
         return _error(too_many, agents=found)
-    read = agent_args.read_as_agents(agent, ids)
     if cap_res is not None and not cap_res.ok:  # ambiguous or unknown: candidates, for none of the agents in particular
         return _synthesized(snapshot, unresolved.candidates(snapshot, cap_res, None), read, agents=found, **asked)
     slug = cap_res.value if cap_res is not None else None

@@ -454,7 +454,7 @@ async def test_a_lookup_for_a_name_of_several_agents_answers_each_side_by_side(a
 async def test_sources_for_a_name_of_several_agents_answer_for_each(any_build: Path, revision: str) -> None:
     """get_sources with 'copilot' was an error that sent the model back for one id: each agent's sources now, in this
     one call, under `agents`, each as its own call answers it (without the filter), and the reading said in a
-    lookup's words; a name among them that is no agent is still named as unknown."""
+    lookup's words; a name among them that is no agent is named as unknown beside the others' answer."""
     import jsonschema
 
     async with connect(any_build, revision) as client:
@@ -487,7 +487,11 @@ async def test_sources_for_a_name_of_several_agents_answer_for_each(any_build: P
     assert [(a["input"], a["status"]) for a in agents] == [("copilot", "ambiguous")]
     jsonschema.validate(each["copilot-cli"].structured_content, schema)  # one agent's answer, as before
     ids = "claude-code, copilot-cli, gemini-cli, vscode-copilot"
-    assert unknown.is_error and text_of(unknown) == f"Unknown agent 'cursor': this catalog covers {ids}."
+    assert [entry["agent"] for entry in unknown.structured_content["agents"]] == ["copilot-cli", "vscode-copilot"]
+    assert unknown.content[1].text == (
+        "'copilot' read as copilot-cli and vscode-copilot. Unknown agent 'cursor': this catalog covers "
+        f"{ids}. Answered for copilot-cli, vscode-copilot alone."
+    )
     assert not unclear.is_error and unclear.structured_content["candidates"]
     assert "'copilot' read as copilot-cli and vscode-copilot." in [block.text for block in unclear.content]
 
@@ -529,7 +533,11 @@ async def test_a_list_for_a_name_of_several_agents_lists_each(
     }
     assert [(a["input"], a["status"]) for a in both.meta["capidx/resolution"]["agents"]] == [("copilot", "ambiguous")]
     covered = "claude-code, copilot-cli, gemini-cli, vscode-copilot"
-    assert unknown.is_error and text_of(unknown) == f"Unknown agent 'cursor': this catalog covers {covered}."
+    assert {row["agent"] for row in unknown.structured_content["capabilities"]} == set(ids)
+    assert unknown.content[1].text.startswith(
+        "'copilot' read as copilot-cli and vscode-copilot. Unknown agent 'cursor': this catalog covers "
+        f"{covered}. Answered for copilot-cli, vscode-copilot alone. Not in "
+    )
     whole = "'copilot' stands for 2 agents (copilot-cli, vscode-copilot): one answer gives every"
     assert too_many.is_error
     assert text_of(too_many) == f"{whole} capability of 1 agent at most. Give a category, or at most 1 of them."
@@ -619,15 +627,20 @@ async def test_compare_whole_and_filtered(any_build: Path, revision: str) -> Non
 
 async def test_a_name_of_several_agents_joined_with_others_is_read_as_agents(any_build: Path) -> None:
     """'copilot' names two agents: joined with a name that is no agent ('copilot and cursor') the error named the
-    whole string as unknown; now 'cursor' alone, as when the other name is one agent's. Side by side with another
-    agent's name and no joiner ('copilot gemini') it stays one name, as every such run must name one agent."""
+    whole string as unknown; now 'cursor' alone, as when the other name is one agent's, beside the answer for both
+    Copilots. Side by side with another agent's name and no joiner ('copilot gemini') it stays one name, as every such
+    run must name one agent."""
     async with connect(any_build) as client:
         unknown = await client.call_tool("lookup_capability", {"agent": "copilot and cursor", "capability": "hooks"})
         compared = await client.call_tool("compare_capability", {"capability": "hooks", "agents": ["copilot & cursor"]})
         spaced = await client.call_tool("lookup_capability", {"agent": "copilot gemini", "capability": "hooks"})
     ids = ("claude-code", "copilot-cli", "gemini-cli", "vscode-copilot")
     for answer in (unknown, compared):
-        assert answer.is_error and text_of(answer) == f"Unknown agent 'cursor': this catalog covers {', '.join(ids)}."
+        assert [e["agent"] for e in answer.structured_content["agents"]] == ["copilot-cli", "vscode-copilot"]
+        assert answer.content[1].text.startswith(
+            "'copilot' read as copilot-cli and vscode-copilot. Unknown agent 'cursor': this catalog covers "
+            f"{', '.join(ids)}. Answered for copilot-cli, vscode-copilot alone."
+        )
     assert spaced.is_error and text_of(spaced).startswith("Unknown agent 'copilot gemini'")
 
 
@@ -748,13 +761,16 @@ async def test_compare_reads_names_joined_in_one_string(tmp_path: Path) -> None:
     inputs = [r["input"] for r in answers[0].meta["capidx/resolution"]["agents"]]
     assert inputs == ["R&D Agent", "claude"]
     unknown, ambiguous, inside, too_many = answers[4:]
-    assert unknown.is_error and "'emacs'" in text_of(unknown) and "claude and emacs" not in text_of(unknown)
+    assert [e["agent"] for e in unknown.structured_content["agents"]] == ["claude-code"]  # and 'emacs' said
+    said = unknown.content[1].text
+    assert "Unknown agent 'emacs'" in said and "claude and emacs" not in said and "claude-code alone" in said
     assert sorted(e["agent"] for e in ambiguous.structured_content["agents"]) == [
         "claude-code",
         "copilot-cli",
         "vscode-copilot",
     ]
-    assert inside.is_error and "'emacs'" in text_of(inside) and "ambiguous" not in text_of(inside)
+    assert sorted(e["agent"] for e in inside.structured_content["agents"]) == ["claude-code", "vscode-copilot"]
+    assert "Unknown agent 'emacs'" in inside.content[1].text and "ambiguous" not in inside.content[1].text
     assert too_many.is_error and repr(asked[-1]) in text_of(too_many) and "as a list" in text_of(too_many)
 
 
@@ -1129,7 +1145,8 @@ async def test_a_comparison_asked_in_free_text_answers_with_suggestions_as_a_loo
     read = [r.get("value") for r in filtered.meta["capidx/resolution"]["agents"]]
     assert read == ["claude-code", None]  # 'copilot' stands for both, said in the text
     assert "'copilot' read as copilot-cli and vscode-copilot." in " ".join(block.text for block in filtered.content)
-    assert unknown.is_error and "Unknown agent 'cursor'" in text_of(unknown)
+    assert unknown.structured_content["suggestions"][0]["capability"] == "image-input"  # claude's, 'cursor' said
+    assert "Unknown agent 'cursor'" in " ".join(block.text for block in unknown.content)
 
 
 async def test_suggestions_for_a_comparison_say_where_each_asked_agent_stands(bundled_build: Path) -> None:
@@ -1520,8 +1537,10 @@ async def test_errors_say_what_the_catalog_covers_and_where_to_go(any_build: Pat
     assert "'claude vs gemini' read as claude-code and gemini-cli." in [block.text for block in compared.content]
     # names separated by commas as compare_capability reads a string of them, 'copilot' among them both Copilots
     assert [e["agent"] for e in commas.structured_content["agents"]] == [*ids[:2], "vscode-copilot"]
-    # the name that is no agent, said as a comparison says it: a lookup does answer for several
-    assert half.is_error and text_of(half) == f"Unknown agent 'cursor': this catalog covers {', '.join(ids)}."
+    # the name that is no agent, said as a comparison says it, beside the answer for the other
+    assert [e["agent"] for e in half.structured_content["agents"]] == ["claude-code"]
+    said = f"Unknown agent 'cursor': this catalog covers {', '.join(ids)}. Answered for claude-code alone."
+    assert said in [block.text for block in half.content]
     # one agent named twice is that agent, answered once, and said so
     assert not twice.is_error and twice.structured_content["agent"] == "claude-code"
     assert "Read agent 'claude vs claude code' as claude-code, which it names more than once." in twice.content[-1].text
@@ -1537,10 +1556,11 @@ async def test_errors_say_what_the_catalog_covers_and_where_to_go(any_build: Pat
     assert "'customization' is a category: list_capabilities(category='customization')" in text_of(as_agent)
     assert neither.is_error and "summary" not in text_of(neither)
     assert "categories" in text_of(neither) and "Categories:" in tools["list_capabilities"].description
-    text = text_of(several)  # the ambiguous name with its options, the unknown ones together, the ids once
-    assert several.is_error and text.count("gemini-cli") == 1
+    text = several.content[1].text  # the unknown ones together, the ids once, beside the others' answer
+    assert not several.is_error and text.count("gemini-cli") == 1
     assert "Unknown agents 'cursor', 'aider': this catalog covers " in text and "ambiguous" not in text
-    text = text_of(repeated)  # a name given several times is said once
+    assert "Answered for claude-code, copilot-cli, vscode-copilot alone." in text
+    text = " ".join(block.text for block in repeated.content[1:])  # a name given several times is said once
     assert text.count("'cursor'") == 1 and "Unknown agent 'cursor':" in text
     hint = voice.structured_content["hint"]
     assert "list_capabilities with an agent or a category" in hint and "every capability" not in hint
