@@ -142,6 +142,9 @@ MECHANISMS: dict[str, Callable[[], Any]] = {
     "a query of words asking about records resolves only a capability they name ('limitations')": lambda: replaced(
         resolve, "_names_it", lambda index, q, slug: True
     ),
+    "one word the catalog lacks as typed is offered, never resolved ('autocomplete', 'compaction')": lambda: replaced(
+        resolve, "_guessed", lambda q: False
+    ),
 }
 
 

@@ -140,7 +140,8 @@ def _by_ranking(index: MatchIndex, q: Query, agent: str | None) -> Resolution:
     above = tuple(c for c in ordered if c.confidence >= floor)
     pool = [c for c in ordered if c.confidence >= SHOWN_FLOOR]
     named = _named(index, q, {c.value for c in pool})
-    if decide(best, runner_up) and named in (None, ordered[0].value) and _names_it(index, q, ordered[0].value):
+    clear = decide(best, runner_up) and named in (None, ordered[0].value) and not _guessed(q)
+    if clear and _names_it(index, q, ordered[0].value):
         how = "fuzzy" if q.corrected else "lexical"
         winner = Resolution(q.text, "resolved", ordered[0].value, how, best, ranked=above, scored=True, analysed=q)
         return _no_rule(index, winner, agent, tuple(pool[:SHOWN_CANDIDATES]), runner_up)
@@ -162,6 +163,13 @@ def _by_ranking(index: MatchIndex, q: Query, agent: str | None) -> Resolution:
         if c.value not in {s.value for s in shown}
     )
     return Resolution(q.text, "unknown", candidates=shown + fill[: SUGGESTIONS - len(shown)], scored=True)
+
+
+def _guessed(q: Query) -> bool:
+    """Whether the query is one word the catalog does not have as typed, read as an index word it may be a typo of or
+    as two words ('compaction' as 'companion', 'autocomplete' as 'auto complete'): a guess the ranking offers, never
+    resolves (a mistyped name is the whole-name typo tier's); it answered Editor Bridge ✗ and History Condensing ✓."""
+    return " " not in q.normalized and (q.corrected or len(q.units) > 1)
 
 
 def _names_it(index: MatchIndex, q: Query, slug: str) -> bool:

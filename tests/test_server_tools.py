@@ -2529,3 +2529,21 @@ def test_agents_past_those_named_by_listed_are_counted_in_the_singular_for_one(
     assert records.listed(snap, "emacs", ["claude-code", "copilot-cli"]) == (
         "claude-code's data lists Emacs (supported) among its integrations. The data of 1 more agent lists one too."
     )
+
+
+async def test_one_word_the_catalog_lacks_is_offered_not_resolved(tmp_path: Path) -> None:
+    """On a catalog without an alias table, 'autocomplete' (read as 'auto complete') resolved to History Condensing ✓
+    for Tidewright, whose Type-ahead Suggestions is ✗, and 'compaction' (read as the typo of 'companion') to Editor
+    Bridge ✗ while its History Condensing is ✓ (a blind model test): one word the catalog does not have as typed is a
+    guess, offered with the others, never an answer. A mistyped name still resolves, by the whole-name typo tier."""
+    agents = Path(__file__).resolve().parents[1] / "benchmarks" / "resolution" / "catalog2" / "agents"
+    build = real_build(agents, tmp_path / "build")
+    async with connect(build, "2026-07-28") as client:
+        asked = {
+            query: await client.call_tool("lookup_capability", {"agent": "tidewright", "capability": query})
+            for query in ("autocomplete", "compaction", "histroy condensing")
+        }
+    for query in ("autocomplete", "compaction"):
+        content = asked[query].structured_content
+        assert "capability" not in content and content["suggestions"], query  # offered, not answered
+    assert asked["histroy condensing"].structured_content["capability"]["slug"] == "history-condensing"
