@@ -531,12 +531,10 @@ def _list_of_several(
         if not isinstance(value, dict) or not isinstance(value.get("capabilities"), list):
             return _error(f"The build's list document {document.uri if document else ''} is not valid; rebuild it.")
         rows += [{**row, "agent": agent_id} for row in value["capabilities"] if isinstance(row, dict)]
-    first: dict[Any, int] = {}
-    for at, row in enumerate(rows):
-        first.setdefault(row.get("slug"), at)
-    # By category (a capability only the second agent has went after all of the first's rows, out of its category),
-    # then in the lists' order; stable: a capability's rows together, the agents in the order named.
-    in_order = sorted(rows, key=lambda row: (str(row.get("category")), first[row.get("slug")]))
+    # By category then slug, as an agent's or a category's list (a capability only the second agent has went after
+    # all of the first's rows, out of its category, then after the first's rows of its category); stable: a
+    # capability's rows together, the agents in the order named.
+    in_order = sorted(rows, key=lambda row: (str(row.get("category")), str(row.get("slug"))))
     whole: dict[str, Any] = {"filter": {"agents": ids, **in_category}, "capabilities": in_order}
     if not rows and in_category.get("category") in snapshot.index.empty_categories:  # no one's: as one agent's list
         whole["hint"] = unlisted.nothing(snapshot, "capabilities", in_category)

@@ -521,15 +521,18 @@ async def test_a_list_for_a_name_of_several_agents_lists_each(
         assert sorted((r["slug"], {**r, "agent": agent}) for r in own) == sorted(
             (r["slug"], r) for r in rows if r["agent"] == agent
         )
-    # by category, as an agent's list (a capability only the second agent has went last, out of its category)
-    assert [r["category"] for r in rows] == sorted(r["category"] for r in rows)
+    # by category and slug, as an agent's list (a capability only the second agent has went last, out of its category)
+    assert [(r["category"], r["slug"]) for r in rows] == sorted((r["category"], r["slug"]) for r in rows)
     slugs = [r["slug"] for r in rows]
     assert all(slugs.index(slug) == place or slugs[place - 1] == slug for place, slug in enumerate(slugs))  # together
     assert both.content[1].text.startswith("'copilot' read as copilot-cli and vscode-copilot. Not in ")
     assert re.search(r"Not in vscode-copilot's data, so not listed: [^.]*\bPlugins\b", both.content[1].text)
     assert _value(in_category) == {
         "filter": {"agents": ids, "category": "customization"},
-        "capabilities": [r for r in category.structured_content["capabilities"] if r["agent"] in ids],
+        "capabilities": sorted(  # the hand-written build's category list is in its catalog's order
+            (r for r in category.structured_content["capabilities"] if r["agent"] in ids),
+            key=lambda r: (r["category"], r["slug"]),
+        ),
     }
     assert [(a["input"], a["status"]) for a in both.meta["capidx/resolution"]["agents"]] == [("copilot", "ambiguous")]
     covered = "claude-code, copilot-cli, gemini-cli, vscode-copilot"
@@ -558,6 +561,30 @@ def test_a_list_for_several_agents_that_record_nothing_says_so(tmp_path: Path) -
     assert not answer.is_error
     assert answer.structured_content["capabilities"] == []
     assert answer.structured_content["hint"] == "The data of copilot-cli, vscode-copilot records no capability."
+
+
+def test_a_list_for_several_agents_orders_its_rows_as_a_category_list(tmp_path: Path) -> None:
+    """By category, then by capability as an agent's or a category's list is: a capability only the second agent has
+    went after the first agent's rows of its category (Extended Thinking after Model Selection in 'gemini vs
+    claude'); a capability's rows stay together, the agents in the order named."""
+    claude, gemini = {"claude-code": {"available": True}}, {"gemini-cli": {"available": True}}
+    caps = (
+        Cap("Delta Mode", "customization", "Switches the delta mode on.", agents={**claude, **gemini}),
+        Cap("Beta Mode", "customization", "Switches the beta mode on.", agents=claude),
+        Cap("Alpha Mode", "customization", "Switches the alpha mode on.", agents=gemini),
+        Cap("Web Search", "context-awareness", "Searches the web.", agents=claude),
+    )
+    snapshot = load_snapshot(write_build(tmp_path / "build", caps=caps))
+    for category in (None, "customization"):
+        answer = tools.list_capabilities(snapshot, "claude vs gemini", category)
+        rows = [(r["category"], r["slug"], r["agent"]) for r in answer.structured_content["capabilities"]]
+        assert rows == [
+            *([("context-awareness", "web-search", "claude-code")] if category is None else []),
+            ("customization", "alpha-mode", "gemini-cli"),
+            ("customization", "beta-mode", "claude-code"),
+            ("customization", "delta-mode", "claude-code"),
+            ("customization", "delta-mode", "gemini-cli"),
+        ], category
 
 
 async def test_low_margin_without_snippets_returns_top_three_with_confidence(tmp_path: Path, revision: str) -> None:
