@@ -175,8 +175,18 @@ def _guessed(q: Query) -> bool:
 def _names_it(index: MatchIndex, q: Query, slug: str) -> bool:
     """Whether the query may resolve to `slug` by its words: a query whose every word asks about a record
     ('limitations', `Query.asks_only`) names only a capability whose name has them ('availability': Model
-    Availability); else it asks what each record says, and the record that says 'limit' most is no answer."""
-    return not q.asks_only or all(word in index.vocabulary.name_roots[slug] for unit in q.units for word in unit.words)
+    Availability); else it asks what each record says, and the record that says 'limit' most is no answer. Written
+    forms, not roots: the root of 'limitations' is that of Usage Limits' 'limits', of 'functionality' Function
+    Calling's 'function'."""
+    if not q.asks_only:
+        return True
+    named = _written_forms(index.capabilities[slug].name)
+    return all(_written_forms(word) & named for word in q.key.split())
+
+
+def _written_forms(text: str) -> set[str]:
+    """`terms(text)`, each also as `terms()` gives it again ('settings' -> 'setting' -> 'set')."""
+    return {form for term in terms(text) for form in (term, *terms(term))}
 
 
 def _named(index: MatchIndex, q: Query, offered: set[str]) -> str | None:

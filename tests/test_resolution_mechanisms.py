@@ -575,6 +575,26 @@ async def test_a_query_of_words_asking_about_records_resolves_only_a_capability_
     assert "'limitations' asks what records say, not about one capability" in text, text
 
 
+def test_a_query_of_words_asking_about_records_names_a_capability_by_its_words_as_written(tmp_path: Path) -> None:
+    """'limitations' resolved Usage Limits (0.80) and 'what functionality' Function Calling (0.70): their roots are
+    those of 'limits' and 'function'. Such a query names a capability whose name has its words in a written form
+    ('settings' and 'setting': Settings Sync), not one whose name has another word of the same root."""
+    caps = (
+        Cap("Usage Limits", "observability", "Shows how much of the plan's rate limits a session has used.",
+            agents=BOTH),
+        Cap("Function Calling", "api-integration", "Lets the model call tools the user defines as JSON schemas.",
+            agents=BOTH),
+        Cap("Settings Sync", "customization", "Copies the user's preferences between machines.", agents=BOTH),
+        Cap("Web Search", "context-awareness", "Searches the web for current information.", agents=BOTH),
+    )  # fmt: skip
+    index = _match_index(real_build(write_catalog(tmp_path / "agents", caps), tmp_path / "build"))
+    for asked in ("limitations", "what are its limitations", "functionality", "what functionality"):
+        answer = resolve_capability(index, asked, agent=CLAUDE)
+        assert not answer.ok and answer.analysed is not None and answer.analysed.asks_only, (asked, answer)
+    for asked, slug in (("settings", "settings-sync"), ("setting", "settings-sync"), ("limits", "usage-limits")):
+        assert resolve_capability(index, asked, agent=CLAUDE).value == slug, asked
+
+
 CATEGORIES = (
     Cap("Code Review", "collaboration",
         "Reviews a diff for security bugs: a security review with each security finding explained.", agents=BOTH),
