@@ -523,6 +523,16 @@ def test_lint_and_quality_share_one_entropy(tmp_path: Path) -> None:
     assert _json(tmp_path / "build", "site/api/quality.json")["descriptions"]["minEntropy"] == bits
 
 
+def test_a_vague_description_says_much_repeated_only_when_repetition_is_the_cause(tmp_path: Path) -> None:
+    """'2 distinct words' alone read as 'write more words' for a description of many words that repeats two: it
+    says 'much repeated' when it has more than twice as many words as distinct ones, and not otherwise."""
+    for description, repeated in (("Runs hooks, runs hooks, runs hooks, runs hooks.", True), ("Reviews code.", False)):
+        _one_capability_catalog(tmp_path, description)
+        output = run_cli(["validate"], cwd=tmp_path).output
+        assert "2 distinct words a question can match" in output, output
+        assert ("2 distinct words a question can match, much repeated (" in output) == repeated, output
+
+
 def test_manifest_hashes_cover_the_new_artifacts(factory: Path) -> None:
     for row in _rows(factory, "snippet") + _rows(factory, "index"):
         assert hashlib.sha256(artifact_bytes(factory, row)).hexdigest() == row["sha256"]

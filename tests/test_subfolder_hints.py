@@ -250,6 +250,8 @@ def test_a_folder_of_several_projects_names_none_of_them(tmp_path: Path, command
     assert code == 2, output
     assert "alpha" not in output and "beta" not in output, output
     assert "is below" not in output, output
+    if command in COMMANDS:  # validate and build name the capidx.yaml in force: none here
+        assert "capidx.yaml" not in output.replace(f"{tmp_path}", ""), output
 
 
 def test_the_lookup_below_skips_hidden_folders_links_and_installed_packages(tmp_path: Path) -> None:
@@ -288,3 +290,14 @@ def test_a_project_folder_named_as_the_build_names_its_build(project: Path, comm
     inside = project.resolve() / "build" if command == "serve" else Path(project.name) / "build"  # a path to paste
     flag = "pass" if command == "serve" else "give"
     assert f"it holds no capidx build, its build/ folder does: {flag} --build {inside}" in output, output
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_project_folder_with_a_space_names_its_build_shell_quoted(tmp_path: Path, command: str) -> None:
+    """The build/ of a project folder given as the build is named as a path to paste into a shell: `--build my
+    catalog/build` split at the space."""
+    project = built_project(tmp_path / "my catalog")
+    code, output = _run(command, tmp_path, "--build", project.name)
+    assert code == 2, output
+    inside = project.resolve() / "build" if command == "serve" else Path(project.name) / "build"
+    assert f"its build/ folder does: {'pass' if command == 'serve' else 'give'} --build '{inside}'" in output, output
