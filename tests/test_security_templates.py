@@ -96,6 +96,18 @@ def test_a_template_error_quoting_a_huge_name_is_clipped(tmp_path: Path) -> None
     assert len(line) < 2_200 and "characters long)" in line, line[:300]
 
 
+def test_a_template_syntax_error_quoting_a_huge_name_is_clipped_by_validate(tmp_path: Path) -> None:
+    """validate says a template's syntax error before a build parses it, in Jinja's words, which quote an unknown
+    tag whole: clipped to 2,000 characters and how long it was, as the build's."""
+    write_catalog(tmp_path)
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "summary.md.j2").write_text("{% " + "a" * 50_000 + " %}\n")
+    result = run_cli(["validate"], cwd=tmp_path)
+    assert result.exit_code == 1
+    (line,) = [line for line in result.output.splitlines() if "template syntax error" in line]
+    assert len(line) < 2_300 and "characters long)" in line, line[:300]
+
+
 @pytest.mark.parametrize(
     "source",
     ["{{ 'x' * 10**8 }}", "{{ [0] * 10**8 }}", "{{ 10**8 * 'x' }}", "{{ 7 ** 100000 }}", "{{ lipsum(10**6) }}"],
