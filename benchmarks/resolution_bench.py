@@ -115,7 +115,7 @@ def ablated_copy(agents: Path, dest: Path) -> Path:
 
 
 def agent_ids(agents: Path) -> dict[str, str]:
-    """How the query files name agents -> agent id: the id, the agent's name, and the writer's short forms.
+    """How the query files name agents -> agent id: the id, the agent's name and aliases, and the writer's short forms.
 
     The query files carry what a user would type ("claude", "VS Code Copilot", "Google Gemini CLI"); the expected
     agent id is the one folder whose id, name, or vendor and name all the words of that string point to.
@@ -124,7 +124,7 @@ def agent_ids(agents: Path) -> dict[str, str]:
     for path in sorted(agents.glob("*/capabilities/current.json")):
         agent_id = path.parts[-3]
         agent = json.loads(path.read_text(encoding="utf-8"))["agent"]
-        for form in (agent_id, agent["name"], f"{agent.get('vendor', '')} {agent['name']}"):
+        for form in (agent_id, agent["name"], f"{agent.get('vendor', '')} {agent['name']}", *agent.get("aliases", ())):
             table["-".join(sorted(_agent_words(form)))] = agent_id
     return table
 
