@@ -185,3 +185,28 @@ def test_baseline_budgets_need_the_same_primary_encoding(builds: dict[str, Path]
     assert build_report(build, baseline).ok  # compared, the build's own budgets decide
     with pytest.raises(BaselineError, match="same primary encoding"):
         build_report(build, baseline, held=True)
+
+
+def test_a_budget_the_baseline_breaches_itself_holds_the_build_to_the_baselines_size(tmp_path: Path) -> None:
+    """The base branch over its own budget (the pre-commit hook checks no budget) made every pull request fail held
+    to it, the one raising the budget too: such a budget holds a build to the baseline's size instead, said as a
+    warning; a build larger than the baseline still breaches it."""
+    probe = _build(tmp_path / "probe", documents(), LOOSE)
+    fits = _largest(probe, "capability")
+    base = _build(tmp_path / "base", documents(), f"budgets:\n  capability: {fits - 10}\n")  # over its own budget
+    raised = _build(tmp_path / "raised", documents(), "budgets:\n  capability: 50000\n")  # the same data
+    grown = _build(tmp_path / "grown", _larger_catalog(), "budgets:\n  capability: 50000\n")
+
+    passed = _report("--build", str(raised), "--against", str(base), "--baseline-budgets")
+    assert passed.exit_code == 0, passed.output
+    said = f"the baseline breaches its own budget of {fits - 10:,} ({fits:,} tokens)"
+    assert said in passed.output and "held to that size" in passed.output
+    data = _json("--build", str(raised), "--against", str(base), "--baseline-budgets")
+    assert data["ok"] is True and "baseline-breach" in {w["reason"] for w in data["warnings"]}
+
+    failed = _report("--build", str(grown), "--against", str(base), "--baseline-budgets")
+    assert failed.exit_code == 1, failed.output
+    over = _largest(grown, "capability") - fits
+    assert f"{over:,} over the baseline's {fits:,}, which already breaches its budget of {fits - 10:,}" in failed.output
+    (breach,) = _json("--build", str(grown), "--against", str(base), "--baseline-budgets")["breaches"]
+    assert breach["baselineTokens"] == fits and breach["ok"] is False

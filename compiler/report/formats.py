@@ -138,6 +138,11 @@ def breach_message(report: Report, budget: Budget) -> str:
         f"the baseline's budget of {number(budget.budget)}" if budget.held else f"the budget of {number(budget.budget)}"
     )
     own = "" if not budget.held else f"; this build sets {'none' if budget.own is None else number(budget.own)}"
+    if budget.base is not None:  # held to the size of a baseline that breaches that budget itself
+        return (
+            f"{subject} is {number(budget.tokens)} tokens, {number(budget.tokens - budget.base)} over the baseline's "
+            f"{number(budget.base)}, which already breaches its budget of {number(budget.budget)}{own}"
+        )
     return (
         f"{subject} is {number(budget.tokens)} tokens, "
         f"{number(budget.tokens - budget.budget)} over {whose} ({use_percent(budget)} of it{own})"

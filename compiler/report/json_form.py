@@ -116,6 +116,7 @@ def _budget_dict(budget: Budget) -> dict[str, Any]:
         "use": _ratio(budget.use),
         "over": max(0, budget.tokens - budget.budget),
         **({"heldToBaseline": True, "ownBudget": budget.own} if budget.held else {}),
+        **({"baselineTokens": budget.base} if budget.base is not None else {}),
     }
 
 

@@ -63,6 +63,9 @@ class Budget:
     # `--baseline-budgets`: the baseline's budget was the tighter one, and this is the build's own (None: it sets none).
     held: bool = False
     own: int | None = None
+    # Held to a budget the baseline breaches itself: the baseline's largest document of the kind, the most this build
+    # may have (a pull request raising the budget could never pass otherwise; it may not grow past the base branch).
+    base: int | None = None
 
     @property
     def use(self) -> float:
@@ -70,7 +73,7 @@ class Budget:
 
     @property
     def near(self) -> bool:
-        return self.ok and self.use >= NEAR_BUDGET
+        return self.ok and self.use >= NEAR_BUDGET and self.base is None
 
 
 @dataclass(frozen=True)
@@ -142,7 +145,7 @@ class Finding:
     """A warning: a kind near its budget, or growing fast."""
 
     kind: str
-    reason: str  # "near-budget", "growth", "budget-loosened" or "overview-form"
+    reason: str  # "near-budget", "growth", "budget-loosened", "overview-form" or "baseline-breach"
     message: str
     # "budget-loosened": the capidx.yaml section and the value the build sets (None: it sets none), to annotate its key.
     section: str = ""
@@ -264,7 +267,7 @@ def build_report(
         removed=removed,
         changed=changed,
         breaches=tuple(sorted((Budget(**row) for row in breaches), key=lambda b: (-b.use, b.kind))),
-        warnings=loosened + tuple(_warnings(rows, build.data["uriPrefix"])),
+        warnings=loosened + tuple(_over_at_base(build)) + tuple(_warnings(rows, build.data["uriPrefix"])),
         overview=_overview(build, encoding),
         data=data if baseline is not None else None,
         held=held and baseline is not None,
@@ -314,11 +317,16 @@ def _reformed(build: Manifest, baseline: Manifest) -> Iterable[Finding]:
 def held_to(build: Manifest, baseline: Manifest) -> Manifest:
     """`build` with each budget the tighter of its own and the baseline's, a kind only the baseline budgets
     included, each checked again against the build's documents (`report --baseline-budgets`): the base branch's
-    budgets gate a pull request, which cannot loosen them in its own capidx.yaml."""
+    budgets gate a pull request, which cannot loosen them in its own capidx.yaml. A budget the baseline breaches
+    itself holds the build to the baseline's size instead (`Budget.base`): no pull request could pass it, not even
+    the one raising it, and the base branch is not made to fit by its own pull requests' checks."""
     encoding, own = build.encoding, _tightest(build.data["budgets"])
     largest: dict[str, Mapping[str, Any]] = {}  # a kind's largest document, ties by path, as the build's check has it
     for artifact in sorted(build.artifacts, key=lambda a: (-a["tokens"].get(encoding, 0), a["path"])):
         largest.setdefault(artifact["kind"], {"tokens": artifact["tokens"].get(encoding, 0), "uri": artifact["uri"]})
+    base: dict[str, int] = {}  # the baseline's largest document of each kind
+    for artifact in baseline.artifacts:
+        base[artifact["kind"]] = max(base.get(artifact["kind"], 0), artifact["tokens"].get(encoding, 0))
     budgets = [dict(row) for row in build.data["budgets"]]
     for kind, theirs in sorted(_tightest(baseline.data["budgets"]).items()):
         if kind in own and own[kind] <= theirs:
@@ -326,9 +334,10 @@ def held_to(build: Manifest, baseline: Manifest) -> Manifest:
         budgets = [row for row in budgets if row["kind"] != kind]
         top = largest.get(kind, {"tokens": 0, "uri": ""})
         tokens, uri = top["tokens"], top["uri"]
+        breached = base.get(kind, 0) if base.get(kind, 0) > theirs else None  # the base branch breaches it itself
         budgets.append(
-            {"kind": kind, "budget": theirs, "tokens": tokens, "uri": uri, "ok": tokens <= theirs}
-            | {"held": True, "own": own.get(kind)}
+            {"kind": kind, "budget": theirs, "tokens": tokens, "uri": uri, "ok": tokens <= (breached or theirs)}
+            | {"held": True, "own": own.get(kind), "base": breached}
         )
     characters = _tightest(baseline.data.get("overview", ()))
     overview = [_held_overview(row, characters.get(row["kind"])) for row in build.data.get("overview", ())]
@@ -486,6 +495,18 @@ def _change(
         before=old["tokens"].get(encoding, 0) if old else None,
         after=new["tokens"].get(encoding, 0) if new else None,
     )
+
+
+def _over_at_base(build: Manifest) -> Iterable[Finding]:
+    """A warning per budget held to the baseline that the baseline breaches itself, and this build no more: the
+    build is held to the baseline's size until the base branch fits its budget."""
+    for row in build.data["budgets"]:
+        if row.get("base") is not None and row["ok"]:
+            said = (
+                f"{row['kind']}: the baseline breaches its own budget of {row['budget']:,} ({row['base']:,} tokens): "
+                f"this build is held to that size ({row['tokens']:,}) until the base branch fits its budget"
+            )
+            yield Finding(row["kind"], "baseline-breach", said)
 
 
 def _warnings(rows: Iterable[KindRow], prefix: str) -> Iterable[Finding]:
