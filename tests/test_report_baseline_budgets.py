@@ -210,3 +210,20 @@ def test_a_budget_the_baseline_breaches_itself_holds_the_build_to_the_baselines_
     assert f"{over:,} over the baseline's {fits:,}, which already breaches its budget of {fits - 10:,}" in failed.output
     (breach,) = _json("--build", str(grown), "--against", str(base), "--baseline-budgets")["breaches"]
     assert breach["baselineTokens"] == fits and breach["ok"] is False
+
+
+def test_a_character_budget_the_baseline_breaches_itself_holds_the_overview_to_the_baselines_size(
+    tmp_path: Path,
+) -> None:
+    """The same for the overviews' character budgets: the base branch's instructions over its own budget, a pull
+    request raising it to what the base's form takes passes; one whose form is larger than the base's breaches."""
+    base = _build(tmp_path / "base", documents(), "character_budgets:\n  instructions: 100\n")
+    shortest = _characters(base, "instructions")
+    assert shortest > 100  # the base breaches its own budget
+    raised = _build(tmp_path / "raised", documents(), f"character_budgets:\n  instructions: {shortest}\n")
+    richer = _build(tmp_path / "richer", documents(), "character_budgets:\n  instructions: 2048\n")
+    assert _characters(richer, "instructions") > shortest
+    passed = _report("--build", str(raised), "--against", str(base), "--baseline-budgets")
+    assert passed.exit_code == 0, passed.output
+    failed = _report("--build", str(richer), "--against", str(base), "--baseline-budgets")
+    assert failed.exit_code == 1 and "in the form this build chose" in failed.output, failed.output

@@ -340,16 +340,22 @@ def held_to(build: Manifest, baseline: Manifest) -> Manifest:
             | {"held": True, "own": own.get(kind), "base": breached}
         )
     characters = _tightest(baseline.data.get("overview", ()))
-    overview = [_held_overview(row, characters.get(row["kind"])) for row in build.data.get("overview", ())]
+    over = {row["kind"]: row["characters"] for row in baseline.data.get("overview", ()) if not row.get("ok", True)}
+    overview = [
+        _held_overview(row, characters.get(row["kind"]), over.get(row["kind"]))
+        for row in build.data.get("overview", ())
+    ]
     return Manifest(build.path, {**build.data, "budgets": budgets, "overview": overview})
 
 
-def _held_overview(row: Mapping[str, Any], theirs: int | None) -> Mapping[str, Any]:
+def _held_overview(row: Mapping[str, Any], theirs: int | None, base: int | None = None) -> Mapping[str, Any]:
     """An overview row held to the baseline's character budget when that is the tighter (`held`: the build's own).
-    The build chose the overview's form for its own budget, so a row held breaches in the form it has."""
+    The build chose the overview's form for its own budget, so a row held breaches in the form it has. A budget the
+    baseline breaches itself (`base`: its characters) holds the row to the baseline's size, as `held_to` does."""
     if theirs is None or row["budget"] <= theirs:
         return row
-    return {**row, "budget": theirs, "ok": row["ok"] and row["characters"] <= theirs, "held": row["budget"]}
+    limit = base if base is not None and base > theirs else theirs
+    return {**row, "budget": theirs, "ok": row["ok"] and row["characters"] <= limit, "held": row["budget"]}
 
 
 def _overview(build: Manifest, encoding: str) -> tuple[Overview, ...]:
