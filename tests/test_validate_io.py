@@ -155,6 +155,30 @@ def test_an_agent_folder_put_beside_the_catalog_is_said_to_be_unread(tmp_path: P
     assert not [d for d in json.loads(named.output)["diagnostics"] if d["code"] == "unread"]
 
 
+def test_an_agent_folder_inside_another_agents_folder_is_said(tmp_path: Path) -> None:
+    """A second version of an agent put inside its folder (`anvil/v2/capabilities/current.json`) validated and built
+    as an agent named 'v2', unsaid (a blind first-hour test). A warning names it, from the catalog and from its file
+    named alone; folders that only group agents are not warned of."""
+    agents = write_catalog(tmp_path)
+    first = sorted(agents.glob("*/capabilities/current.json"))[0]
+    outer = first.parent.parent.name
+    doc = json.loads(first.read_text(encoding="utf-8"))
+    doc["agent"]["name"] = "Second Version"
+    inside = agents / outer / "v2" / "capabilities" / "current.json"
+    inside.parent.mkdir(parents=True)
+    inside.write_text(json.dumps(doc), encoding="utf-8")
+    grouped = agents / "vendor" / "tool" / "capabilities" / "current.json"  # a group folder holds no document
+    grouped.parent.mkdir(parents=True)
+    doc["agent"]["name"] = "Grouped Tool"
+    grouped.write_text(json.dumps(doc), encoding="utf-8")
+
+    for args in ([], [str(inside.relative_to(tmp_path))]):
+        result = run_cli(["validate", "--format", "json", *args], cwd=tmp_path)
+        said = [d for d in json.loads(result.output)["diagnostics"] if d["code"] == "agent-inside-agent"]
+        assert [(d["path"], d["severity"]) for d in said] == [(str(inside.relative_to(tmp_path)), "warning")], args
+        assert said[0]["message"] == f"agent folder v2/ is inside agent {outer}'s folder: read as agent 'v2'"
+
+
 def test_a_folder_at_the_top_that_cannot_be_searched_leaves_the_agent_folders_beside_the_catalog_said(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -238,7 +238,7 @@ def _from_config(config: Config, templates_listed: bool = False) -> Inputs:
     if not documents and not problems:
         problems.append(_nothing_found(config.agents))
     problems += unread(config.agents, [*found, *_configured(config), *table.known], _not_catalog(config))
-    problems += _agents_beside(config)
+    problems += _agents_beside(config) + _agents_inside(documents)
     return Inputs(tuple(documents), aliases, (), (*refused, *problems), complete=not unlisted)
 
 
@@ -262,6 +262,24 @@ def _agents_beside(config: Config) -> list[Diagnostic]:
                 message = f"not read: an agent folder beside the catalog folder {config.agents.name}/"
                 hint = f"move {entry.name}/ into {config.agents.name}/, where capidx reads agent folders"
                 problems.append(Diagnostic(str(document), None, None, "", "warning", message, hint, "unread"))
+    return problems
+
+
+def _agents_inside(documents: Sequence[Path], context: Sequence[Path] = ()) -> list[Diagnostic]:
+    """An agent folder inside another agent's folder (`anvil/v2/capabilities/current.json`, a second version of
+    Anvil): read as an agent of its own, named by its own folder ('v2'), which nothing said. A warning at its
+    document; folders that group agents (`openai/codex/`) hold no document of their own and are not warned of."""
+    agents = {Path(os.path.abspath(path)).parent.parent for path in (*documents, *context)}
+    problems = []
+    for document in documents:
+        folder = Path(os.path.abspath(document)).parent.parent
+        outer = next((parent for parent in folder.parents if parent in agents), None)
+        if outer is not None:
+            message = (
+                f"agent folder {folder.name}/ is inside agent {outer.name}'s folder: read as agent {folder.name!r}"
+            )
+            hint = f"give it a folder of its own beside {outer.name}/ (a second version: {outer.name}-2/, say)"
+            problems.append(Diagnostic(str(document), None, None, "", "warning", message, hint, "agent-inside-agent"))
     return problems
 
 
@@ -652,6 +670,7 @@ def _from_paths(paths: Sequence[Path], config: Config) -> Inputs:
                 _add(context, _documents_within(root, boundary, unlisted.append))
     problems += _refused_once(refused_named, unlisted)  # also of the catalog read for context: it is incomplete
     quiet = tuple(p for key, p in context.items() if key not in documents)
+    problems += _agents_inside(list(documents.values()), quiet)
     others = tuple(p for key, p in related.items() if key not in aliases)
     unique = _once(problems)
     return Inputs(
