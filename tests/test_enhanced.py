@@ -102,6 +102,33 @@ def test_superseded_by_comes_from_the_data(factory: Path) -> None:
     assert "supersededBy" not in _json(factory, "tools/lookup/claude-code/code-review.json").get("relationships", {})
 
 
+def test_one_agents_successor_is_said_of_its_record_not_of_the_capability(tmp_path: Path) -> None:
+    """copilot-cli's Code Review is deprecated for a successor, claude-code's is not: a comparison said the
+    capability's `supersededBy` at its top, as if every agent's were superseded, and left out which record was
+    deprecated (a blind first-hour test). Each entry says its own; the top says a successor every record names."""
+    docs = documents()
+    docs["claude-code"]["capabilities"].append(
+        {
+            "category": "code-explanation",
+            "name": "Code Review",
+            "description": "Reviews a diff on request.",
+            "available": True,
+            "sources": [
+                {"url": "https://example.org/review", "description": "Review docs", "sourceGranularity": "dedicated"}
+            ],
+        }
+    )
+    write_catalog(tmp_path, docs)
+    result = run_cli(["build", "--out", str(tmp_path / "build"), "-q"], cwd=tmp_path)
+    assert result.exit_code in (0, 1), result.stderr
+    compared = _json(tmp_path / "build", "tools/compare/code-review.json")
+    assert "supersededBy" not in compared.get("relationships", {})
+    entries = {entry["agent"]: entry for entry in compared["agents"]}
+    assert entries["copilot-cli"]["supersededBy"] == "Copilot code review on GitHub.com"
+    assert entries["copilot-cli"]["deprecatedDate"] == "2025-12-01"
+    assert "supersededBy" not in entries["claude-code"] and "deprecatedDate" not in entries["claude-code"]
+
+
 def _related(root: Path, docs: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     write_catalog(root, docs)
     (root / "capidx.yaml").write_text(LOW_THRESHOLD, encoding="utf-8")

@@ -221,9 +221,13 @@ def canonical_record(capability: CanonicalCapability) -> Capability:
 
 
 def canonical_superseded_by(capability: CanonicalCapability) -> str | None:
-    """The successor the records name (the most common when they differ; ties: alphabetically first)."""
-    counts = Counter(record.superseded_by for record in capability.records if record.superseded_by)
-    return min(counts, key=lambda value: (-counts[value], value)) if counts else None
+    """The successor every record names (the most common when they differ; ties: alphabetically first); None when a
+    record names none: one agent's deprecation said of the capability read as every agent's (a comparison's entries
+    say each record's own)."""
+    if not capability.records or not all(record.superseded_by for record in capability.records):
+        return None
+    counts = Counter(record.superseded_by for record in capability.records)
+    return min(counts, key=lambda value: (-counts[value], value))
 
 
 # --- injection --------------------------------------------------------------------------------------

@@ -57,8 +57,9 @@ def record_fields(record: Capability) -> dict[str, Any]:
     return out
 
 
-# Members of `record_fields` a comparison leaves out: compare stays to the contract's fields.
-NOT_COMPARED = ("introducedIn", "deprecatedDate", "supersededBy")
+# Members of `record_fields` a comparison leaves out. A record's deprecation and successor stay: one agent's, said only
+# of the capability, read as every agent's.
+NOT_COMPARED = ("introducedIn",)
 
 
 def identity(capability: CanonicalCapability) -> dict[str, Any]:
