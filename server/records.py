@@ -337,13 +337,15 @@ def listed(snapshot: Snapshot, query: str, agents: Sequence[str]) -> str:
     return " ".join(said[:_AGENTS_NAMED] + tail)
 
 
-def limited(snapshot: Snapshot, query: str, shown: Sequence[tuple[str, Sequence[str]]]) -> str:
+def limited(snapshot: Snapshot, query: str, shown: Sequence[tuple[str, Sequence[str]]], snippets: str = "") -> str:
     """ "ferrule's record of Contained Execution has the limitation: Not available on Windows." for a suggestion shown
     (its capability and the agents asked about it) whose record, of one of those agents, lists a limitation that holds
-    a detail of the query (`lacking`'s: any word of a query of one or two words, else a word few capabilities have):
-    a snippet leaves limitations out, and its ✓ read as covering the very case the limitation excludes ('run on
-    Windows'). At most `_LIMITS_SAID` of them, each cut at `_LIMIT_CHARS`; at most `_LIMITS_READ` limitations read,
-    over every record, and the first `_LIMIT_READ_CHARS` characters of each."""
+    a detail of the query (`lacking`'s: any word of a query of one or two words, else a word few capabilities have)
+    and that no shown snippet (`snippets`, their text) says: a cross-agent snippet leaves limitations out, and its ✓
+    read as covering the very case the limitation excludes ('run on Windows'). At most `_LIMITS_SAID` of them, each
+    cut at `_LIMIT_CHARS`; at most `_LIMITS_READ` limitations read, over every record, and the first
+    `_LIMIT_READ_CHARS` characters of each."""
+    said_there = f" {normalize(snippets)} "
     index, detail = snapshot.index, _is_detail(snapshot, query)
     details = {key for t in terms(query) if t not in QUESTION_WORDS and detail(key := root(t))}
     # A word of a shown suggestion's name is what matched it, no detail: 'sandbox' of 'sandbox on windows' is in
@@ -368,7 +370,7 @@ def limited(snapshot: Snapshot, query: str, shown: Sequence[tuple[str, Sequence[
                 left -= 1
                 # Multi-line text, said on one line: its blank line would open a paragraph the answer never wrote.
                 limit = " ".join(text[:_LIMIT_READ_CHARS].split())
-                if len(said) < _LIMITS_SAID and theirs & _roots(limit):
+                if len(said) < _LIMITS_SAID and theirs & _roots(limit) and f" {normalize(limit)} " not in said_there:
                     whole = len(limit) <= _LIMIT_CHARS and len(text) <= _LIMIT_READ_CHARS
                     cut = limit if whole else f"{limit[: _LIMIT_CHARS - 1]}…"
                     end = "" if cut.endswith((".", "!", "?", "…")) else "."

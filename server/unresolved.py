@@ -349,9 +349,10 @@ def suggestions(
         )
     if lacks := _lacking(snapshot, resolution, rows, loose):
         text = f"{text.rstrip()}\n\n{then(lacks)}"
-    # A snippet leaves its record's limitations out: one that holds a detail of the query is said ('on Windows').
+    # A cross-agent snippet leaves the records' limitations out: one that holds a detail of the query is said ('on
+    # Windows'), unless a snippet shown (an agent's own) says it.
     asked_about = [(row["capability"], _asked_about(row, agent, compared, index)) for row in rows]
-    if limits := records.limited(snapshot, resolution.query, asked_about):
+    if limits := records.limited(snapshot, resolution.query, asked_about, " ".join(row["snippet"] for row in rows)):
         text = f"{text.rstrip()}\n\n{then(limits)}"
     others = _other_candidates(snapshot, resolution, {row["capability"] for row in rows}, agent)
     if not rows:  # nothing fit the budget (or no candidate has a snippet): name the candidates instead, once

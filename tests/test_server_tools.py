@@ -2328,8 +2328,10 @@ async def test_a_server_reading_an_older_index_says_no_record_lacks_a_word(tmp_p
 
 
 async def test_a_limitation_holding_a_detail_of_the_query_is_said_beside_the_snippet(tmp_path: Path) -> None:
-    """A snippet leaves its record's limitations out: 'run on Windows' offered a ✓ Contained Execution whose record
-    says "Not available on Windows." (a blind model test on a fictional catalog), the one fact the question needed."""
+    """A snippet left its record's limitations out: 'run on Windows' offered a ✓ Contained Execution whose record
+    says "Not available on Windows." (a blind model test on a fictional catalog), the one fact the question needed.
+    An agent's own snippet says its record's limitations; a comparison's cross-agent snippet does not, and a
+    limitation holding a detail of the query is said beside it."""
     docs = documents()
     mcp = next(c for c in docs["claude-code"]["capabilities"] if c["name"] == "MCP Servers")
     mcp["limitations"] = ["Not available on Windows.", "Reads at most 20 servers"]
@@ -2340,10 +2342,12 @@ async def test_a_limitation_holding_a_detail_of_the_query_is_said_beside_the_sni
         compared = await client.call_tool("compare_capability", {"capability": asked})
         other = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "connect a database"})
     said = "claude-code's record of MCP Servers has the limitation: Not available on Windows."
-    assert lookup.structured_content["suggestions"][0]["capability"] == "mcp-servers"  # offered, not resolved
-    assert said in lookup.structured_content["notes"] and said in text_of(lookup)
-    assert said in compared.structured_content["notes"]
-    assert "20 servers" not in json.dumps(lookup.structured_content)  # a limitation without a word asked is not said
+    (first, *_) = lookup.structured_content["suggestions"]
+    assert first["capability"] == "mcp-servers"  # offered, not resolved
+    assert "Limits: Not available on Windows. Reads at most 20 servers." in first["snippet"]  # its own record's
+    assert said not in json.dumps(lookup.structured_content["notes"])  # said once, in the snippet
+    assert said in compared.structured_content["notes"]  # beside the cross-agent snippet
+    assert "20 servers" not in json.dumps(compared.structured_content["notes"])  # a limitation without a word asked
     assert "limitation" not in json.dumps(other.structured_content.get("notes", []))
 
 
@@ -2369,11 +2373,17 @@ async def test_a_limitation_is_quoted_on_one_line(tmp_path: Path) -> None:
     build = real_build(write_agents(tmp_path, docs), tmp_path / "build")
     asked = {"agent": "claude", "capability": "connect a database on windows"}
     async with connect(build, "2026-07-28") as client:
-        lookup = await client.call_tool("lookup_capability", asked)
+        lookup = await client.call_tool("lookup_capability", asked)  # the agent's own snippet says it
+        compared = await client.call_tool("compare_capability", {"capability": asked["capability"]})  # a note does
     said = "claude-code's record of MCP Servers has the limitation: Not available on Windows. For the agents asked: "
-    (note,) = [note for note in lookup.structured_content["notes"] if "limitation" in note]
+    (note,) = [note for note in compared.structured_content["notes"] if "limitation" in note]
     assert note.startswith(said) and "\n" not in note and "\t" not in note, note
-    assert "\n\nFor the agents asked" not in text_of(lookup)
+    (limits,) = [
+        line for line in lookup.structured_content["suggestions"][0]["snippet"].split("\n") if "Limits" in line
+    ]
+    assert limits.startswith("Limits: Not available on Windows. For the agents asked: ") and "\t" not in limits
+    for answer in (lookup, compared):
+        assert "\n\nFor the agents asked" not in text_of(answer)
 
 
 async def test_context_windows_is_the_plural_of_context_window_not_the_operating_system(bundled_build: Path) -> None:
@@ -2399,16 +2409,13 @@ async def test_a_limitation_is_said_for_a_detail_besides_the_suggestions_names(b
     'memory': a word of a shown suggestion's name is what matched it (every limitation of Sandboxing says it), not a
     detail of the query, and its quotes took the place of one that holds a detail ('deleted')."""
     async with connect(bundled_build, "2026-07-28") as client:
-        sandbox = await client.call_tool(
-            "lookup_capability", {"agent": "copilot-cli", "capability": "sandbox on windows"}
-        )
-        memory = await client.call_tool(
-            "lookup_capability", {"agent": "copilot-cli", "capability": "delete memory files"}
-        )
+        # compared across agents: the snippets speak for one agent, the others' limitations are notes
+        sandbox = await client.call_tool("compare_capability", {"capability": "sandbox on windows"})
+        memory = await client.call_tool("compare_capability", {"capability": "delete memory files"})
         plan = await client.call_tool("lookup_capability", {"agent": "gemini", "capability": "free plan"})
     assert sandbox.structured_content["suggestions"][0]["capability"] == "sandboxing"
     assert memory.structured_content["suggestions"][0]["capability"] == "persistent-memory"
-    assert "limitation" not in json.dumps(sandbox.structured_content["notes"])
+    assert "Local sandboxing is marked experimental" not in json.dumps(sandbox.structured_content["notes"])
     notes = json.dumps(memory.structured_content["notes"])
     assert "Stored facts and preferences that go unused are deleted after 28 days." in notes, notes
     assert "prompt mode" not in notes, notes
