@@ -388,6 +388,8 @@ def lookup_capability(snapshot: Snapshot, agent: str, capability: str) -> types.
             return _compared(snapshot, cap_res, [agent], several.found, several.problem, several.read)
         agent_res, problem = agent_args.one_agent(snapshot, agent_res)
         if problem:
+            if (swapped := resolve_agent(snapshot.index, capability)).ok:  # agent='MCP', capability='ferrule'
+                problem += f" {capability!r} is an agent ({swapped.value}): call again with the arguments swapped."
             return _error(problem, agent=agent_res)
     cap_res = resolve_capability(snapshot.index, capability, agent=agent_res.value)
     asked = agent_res.value or ""

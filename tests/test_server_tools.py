@@ -1580,6 +1580,7 @@ async def test_errors_say_what_the_catalog_covers_and_where_to_go(any_build: Pat
         "'Plan Mode' is a capability (plan-mode), not an agent: lookup_capability, compare_capability and get_sources"
         in (text_of(swapped))
     )
+    assert "'claude' is an agent (claude-code): call again with the arguments swapped." in text_of(swapped)
     assert "'customization' is a category: list_capabilities(category='customization')" in text_of(as_agent)
     assert neither.is_error and "summary" not in text_of(neither)
     assert "categories" in text_of(neither) and "Categories:" in tools["list_capabilities"].description
