@@ -246,7 +246,7 @@ def test_hostile_text_in_a_baseline_is_escaped(builds: dict[str, Path], tmp_path
     if output_format == "github":
         [notice] = [line for line in lines if "evil.example" in line] or [""]
         assert notice == ""  # a tier change is no availability change: not annotated, only counted
-        assert "1 tier, status or maturity change" in output
+        assert "1 tier, status, maturity or category change" in output
     if output_format == "json":
         [item] = json.loads(output)["data"]["sections"]["traits"]["items"]
         assert item["before"] == HOSTILE.replace("\n", "\\x0a") and item["after"] == "pro"

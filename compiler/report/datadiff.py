@@ -3,8 +3,8 @@
 `capidx report --against` compares two builds' `compare` documents (one per canonical capability, holding every
 agent's record of it: docs/build-directory.md, "Tool documents"), their match indexes (each capability's aliases)
 and their manifests' `catalog`, and says what the model will now answer differently: availability that flipped,
-agents and capabilities added or removed, tier, status and maturity changes, aliases added or removed, sources added
-or removed, and records whose text changed (named, not diffed).
+agents and capabilities added or removed, tier, status, maturity and category changes, aliases added or removed,
+sources added or removed, and records whose text changed (named, not diffed).
 
 Pure: `read_catalog` takes the manifest's data and the documents' bytes (read by `artifact_reader`), `compare`
 takes two catalogs. Every text that reaches a report is `visible` (no control character, no line break); each
@@ -132,7 +132,7 @@ SECTIONS = (
     ("capabilitiesAdded", "Capabilities added", "capability added"),
     ("capabilitiesRemoved", "Capabilities removed", "capability removed"),
     ("capabilitiesRenamed", "Capabilities renamed", "capability renamed"),
-    ("traits", "Tier, status and maturity changes", "tier, status or maturity change"),
+    ("traits", "Tier, status, maturity and category changes", "tier, status, maturity or category change"),
     ("aliases", "Alias changes", "alias change"),
     ("sources", "Source changes", "source change"),
     ("text", "Text changes", "text change"),
