@@ -411,6 +411,9 @@ def _type_hint(expected: str | list[str], value: Any, written: Callable[[], str 
                 return f"write {text}, without quotes"
             if (plain := _written_out(text)) is not None:
                 return f"write {plain}, without quotes; in YAML an exponent such as {text} is read as text"
+        grouped = text.replace(",", "").replace("_", "")  # '1,000' (YAML reads '1_000' as a number already)
+        if kind in ("number", "integer") and grouped != text and json_type(_number(grouped)) in {kind, "integer"}:
+            return f"write {grouped}, without quotes or a thousands separator"
     if kind == "string" and (yaml_boolean := _yaml_boolean(value, written)):
         return f'{yaml_boolean}: write "{written()}" in quotes'
     if kind == "string" and isinstance(value, int | float) and not isinstance(value, bool):
@@ -502,7 +505,11 @@ def _no_scheme(value: Any, expected: str) -> str | None:
 def _unencoded(value: Any, expected: str) -> str | None:
     """For an address that has its scheme but characters a URI cannot hold as they are (a space, a quote, '<'), which
     ones: 'write an absolute URI, starting with https://' sent its writer looking at the start of it."""
-    if expected != "uri" or not isinstance(value, str) or not value.lower().startswith(("https://", "http://")):
+    if expected != "uri" or not isinstance(value, str):
+        return None
+    if value != value.strip() and value.strip().lower().startswith(("https://", "http://")):
+        return "take out the space at its start or end"
+    if not value.lower().startswith(("https://", "http://")):
         return None
     found = sorted({char for char in value[: _SHOWN_ADDRESS * 4] if char in _NOT_IN_URIS or not char.isprintable()})
     if not found:

@@ -174,6 +174,15 @@ def test_empty_file_means_defaults(tmp_path: Path) -> None:
             ],
         ),
         (
+            "budgets:\n  summary: 1,000\n  full: '20,000'\n",  # a thousands separator makes it text
+            [
+                "capidx.yaml:2:12: $.budgets.summary: expected integer, received string (write 1000, without quotes or "
+                "a thousands separator)",
+                "capidx.yaml:3:9: $.budgets.full: expected integer, received string (write 20000, without quotes or a "
+                "thousands separator)",
+            ],
+        ),
+        (
             "budgets:\n  summary: 1e3\nlint:\n  min_description_entropy: 25e-1\n",  # YAML 1.1: text, not numbers
             [
                 "capidx.yaml:2:12: $.budgets.summary: expected integer, received string (write 1000, without quotes; "
@@ -259,6 +268,7 @@ def test_empty_file_means_defaults(tmp_path: Path) -> None:
         "unknown-unlike",
         "days-past-a-date",
         "wrong-types",
+        "thousands-separator",
         "exponent-as-text",
         "exponent-written-exactly",
         "exponent-too-large",

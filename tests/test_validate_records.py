@@ -285,6 +285,7 @@ def test_a_warning_about_a_source_names_its_capability_and_keeps_its_place(tmp_p
             'https://docs.vendor.dev/a b?x="<y>',
             "percent-encode what a URI cannot hold as it is: a space, '\"', '<', '>' (a space is %20)",
         ),
+        (" https://docs.vendor.dev/hooks", "take out the space at its start or end"),  # not its scheme: the space
     ],
 )
 def test_an_address_without_its_scheme_is_told_the_address_with_it(tmp_path: Path, url: str, hint: str) -> None:
