@@ -77,8 +77,9 @@ LIMITATIONS = 3_000  # limitations of one record: far more than a note reads (`r
 
 
 def _limited_catalog(root: Path) -> Path:
-    """Two agents recording Custom Instructions, agent-000's with `LIMITATIONS` limitations and one of 20,000
-    characters; its first says Linux. Over the budgets: such a build is still written, and served."""
+    """Two agents recording Custom Instructions, agent-000's with `LIMITATIONS` limitations, the first of 20,000
+    characters; its eleventh, past what its snippet says, says Linux. Over the budgets: such a build is still
+    written, and served."""
     for i in range(2):
         limits = [f"Rule file {j} is read in order {j}." for j in range(LIMITATIONS)] if i == 0 else []
         record = {
@@ -86,7 +87,7 @@ def _limited_catalog(root: Path) -> Path:
             "name": "Custom Instructions",
             "description": "Reads project rules at start.",
             "available": True,
-            "limitations": ["Not read on Linux.", "long " * 4_000, *limits] if i == 0 else [],
+            "limitations": ["long " * 4_000, *limits[:9], "Not read on Linux.", *limits[9:]] if i == 0 else [],
         }
         document = {
             "agent": {"name": f"Agent {i}", "vendor": "V", "version": "1", "lastUpdated": "2026-01-01T00:00:00Z"},
@@ -127,6 +128,8 @@ async def test_a_limitation_note_reads_a_bounded_part_of_a_record_s_limitations(
         )
     notes = result.structured_content["notes"]
     assert "agent-000's record of Custom Instructions has the limitation: Not read on Linux." in notes, notes
+    answer = " ".join(block.text for block in result.content if block.type == "text")
+    assert f"({LIMITATIONS + 2 - 4} more in its record.)" in answer and len(answer) < 4_000, answer[:4_000]
     limitations = [text for text in read if not text.startswith(("{", "["))]  # not a record's JSON, nor its names
     assert len(limitations) <= 256 + 2 and max(map(len, limitations)) <= 400, (len(limitations), max(map(len, read)))
 

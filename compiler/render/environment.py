@@ -344,6 +344,7 @@ def make_environment(
         agent_records=views.agent_records,
         group_by_category=views.group_by_category,
         record_traits=views.record_traits,
+        snippet_limits=views.snippet_limits,
         source_traits=views.source_traits,
         lipsum=_lipsum,
     )

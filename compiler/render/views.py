@@ -82,6 +82,25 @@ def record_traits(record: Capability) -> list[str]:
     return parts
 
 
+# A snippet is packed into a budgeted answer: a record with thousands of limitations, or one of a page, must not
+# make every snippet of it too large to show (the answer was then "no snippet fits the budget").
+SNIPPET_LIMITS = 4  # limitations a snippet says; the rest are counted
+SNIPPET_LIMIT_CHARS = 200  # characters of each, cut with "…"
+
+
+def snippet_limits(record: Capability) -> str:
+    """A record's limitations on one line, each a sentence, for its snippet: a ✓ is read as covering the case a
+    limitation excludes. The first `SNIPPET_LIMITS`, each cut at `SNIPPET_LIMIT_CHARS`; a count of the others
+    points to the record, whose limitations the lookup's notes still quote when one holds a detail of the query."""
+    said = []
+    for limit in record.limitations[:SNIPPET_LIMITS]:
+        text = " ".join(limit[: SNIPPET_LIMIT_CHARS * 2].split())
+        text = text if len(text) <= SNIPPET_LIMIT_CHARS else f"{text[: SNIPPET_LIMIT_CHARS - 1].rstrip()}…"
+        said.append(text if text.endswith((".", "!", "?", "…")) else f"{text}.")
+    more = len(record.limitations) - len(said)
+    return " ".join(said + ([f"({more} more in its record.)"] if more > 0 else []))
+
+
 def source_traits(source: Source) -> list[str]:
     """granularity, verification (date or `unverified`), then whatever else the source records (a status of
     `unknown` says nothing `unverified` or a date does not: left out)."""
