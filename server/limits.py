@@ -10,6 +10,8 @@ characters), so an ordinary mistake comes back whole.
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Mapping
+from typing import Any
 
 ECHO_CHARS = 512
 # Characters a reader of a message would not see, or that reorder what follows (U+202E, zero-width ones): echoed as
@@ -41,3 +43,29 @@ def _escaped(character: str) -> str:
     if code in _INVISIBLE or unicodedata.category(character) in _UNSEEN:
         return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
     return character
+
+
+def larger_than(value: Any, limit: int) -> bool:
+    """Whether the parsed JSON `value` would take more than about `limit` bytes written compactly (a string its
+    characters and quotes, any other scalar 8, a container its brackets and separators). Walked without recursion and
+    given up as soon as it is past `limit`, so that a value of any size or depth costs at most about `limit` steps:
+    a message's bytes bound what it costs to read, not what it costs to hold (4 MiB of `[]` are 1.4 million lists,
+    about 100 MB), and a request held open is measured before it is held."""
+    size, pending = 0, [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            size += len(item) + 2
+        elif isinstance(item, Mapping):
+            size += 2 + 2 * len(item)
+            if size <= limit:
+                pending += [*item.keys(), *item.values()]
+        elif isinstance(item, list | tuple):
+            size += 2 + len(item)
+            if size <= limit:
+                pending += item
+        else:
+            size += 8
+        if size > limit:
+            return True
+    return False

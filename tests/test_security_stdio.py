@@ -728,3 +728,52 @@ async def test_a_stdio_session_leaves_no_descriptor_open() -> None:
     for _ in range(10):
         await _one_session()
     assert len(os.listdir("/proc/self/fd")) == before
+
+
+@pytest.mark.slow
+def test_a_listen_with_large_parameters_is_refused_before_it_is_held(hand_build: Path) -> None:
+    """A `subscriptions/listen` is held, with its parameters as parsed, until its client ends it. Its message is
+    bounded in bytes (4 MiB), not in what it takes parsed: 4 MiB of `[]` in a key nobody reads held about 100 MB for
+    as long as the client kept the listen open, and the SDK allows 1,024 listens over stdio (16 held 1.8 GB). A
+    listen whose parameters pass `MAX_LISTEN_PARAMS_BYTES` is now refused `-32602` with its id, and nothing of it
+    is held: twelve of 2 MiB (600 MB held before) raise the peak by a fraction of that; a small listen is still
+    acknowledged."""
+    from capidx.server.app import MAX_LISTEN_PARAMS_BYTES
+
+    def listen(request_id: int, padding: int) -> bytes:
+        params = {"notifications": {"toolsListChanged": True}, "_meta": META_2026, "x": []}
+        line = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "subscriptions/listen", "params": params})
+        cut = line.rindex("[]")
+        return (line[: cut + 1] + ",".join(["[]"] * padding) + line[cut + 1 :] + "\n").encode()
+
+    discover = {"jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": {"_meta": META_2026}}
+    with stdio_server(hand_build, initialize=False) as server:
+        server.send(json.dumps(discover).encode() + b"\n")
+        assert server.reply()["id"] == 0
+        before = server.peak_rss_kib()
+        for request_id in range(1, 13):
+            server.send(listen(request_id, 2 * 1024 * 1024 // 3))
+            reply = server.reply()
+            assert reply["id"] == request_id, reply
+            assert reply["error"]["code"] == -32602, reply
+            assert str(MAX_LISTEN_PARAMS_BYTES) in reply["error"]["message"]
+        grown_mib = (server.peak_rss_kib() - before) / 1024
+        server.send(listen(100, 10))
+        acknowledged = server.reply()
+    assert grown_mib < 300, f"the refused listens raised the peak by {grown_mib:.0f} MiB"
+    assert acknowledged.get("method") == "notifications/subscriptions/acknowledged", acknowledged
+
+
+def test_larger_than_stops_once_past_its_limit() -> None:
+    """`larger_than` measures a parsed message without recursion and stops once past the limit: a value nested a
+    million levels deep, or holding a million items, costs about the limit's steps, not its size."""
+    from capidx.server.limits import larger_than
+
+    deep: list[Any] = []
+    for _ in range(1_000_000):
+        deep = [deep]
+    wide = {str(n): [n, "x"] for n in range(1_000_000)}
+    assert larger_than(deep, 1_000) and larger_than(wide, 1_000)
+    assert not larger_than({"notifications": {"toolsListChanged": True}, "_meta": META_2026}, 1_000)
+    assert larger_than("x" * 1_001, 1_000) and not larger_than("x" * 998, 1_000)
+    assert not larger_than(None, 8) and larger_than([None, None], 8)
