@@ -25,10 +25,13 @@ anything in the process cannot corrupt the channel; fd 1 is restored on exit.
 What a client can make it hold is bounded too. The SDK starts a task for every request it is given, and a
 reply waits in its task until it is written, so requests sent faster than they are answered (or by a client
 that reads no reply) would each cost memory, without end. At most `MAX_IN_FLIGHT` requests are passed to
-the server and not yet answered: with that many, the reader reads no more of stdin until one is answered
-or cancelled, and the client's writes wait on the full pipe. Replies handed to the writer thread and not
-yet written are at most `PENDING_REPLIES` more. A `subscriptions/listen`, which lasts until the client cancels
-it, takes no place among the `MAX_IN_FLIGHT` (`HOLD_NO_PLACE`): the SDK bounds open listens itself.
+the server and not yet answered, of at most `MAX_IN_FLIGHT_BYTES` together (one request is passed whatever its size):
+with that many, the reader reads no more of stdin until one is answered or cancelled, and the client's writes wait on
+the full pipe. The bytes are bounded too because a request is held parsed until it is answered, and parsed JSON takes
+up to some 25 times its bytes: 32 requests of 4 MiB of `[]` from a client that read no reply held 3.4 GB. Replies
+handed to the writer thread and not yet written are at most `PENDING_REPLIES` more. A `subscriptions/listen`, which
+lasts until the client cancels it, takes no place among the `MAX_IN_FLIGHT` (`HOLD_NO_PLACE`): the SDK bounds open
+listens itself, and the server the size of each (`app.MAX_LISTEN_PARAMS_BYTES`).
 """
 
 from __future__ import annotations
@@ -213,7 +216,7 @@ async def stdio_transport(
     """(read stream, write stream) for `Server.run`, over the process's stdin and stdout."""
     out, restore = _claim_stdout(stdout_fd)
     writer = _Writer(out, anyio.lowlevel.current_token())
-    in_flight = _InFlight(MAX_IN_FLIGHT)
+    in_flight = _InFlight(MAX_IN_FLIGHT, MAX_IN_FLIGHT_BYTES)
     read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_send, write_recv = anyio.create_memory_object_stream[SessionMessage | Reply](0)
     try:
@@ -249,9 +252,9 @@ async def _read(
         async with messages, replies, chunks:
             async for chunk in chunks:  # ends when the pump closes its end
                 for line in splitter.feed(chunk):
-                    await _deliver(parse_line(line, limit), messages, replies, in_flight, room)
+                    await _deliver(parse_line(line, limit), _size(line), messages, replies, in_flight, room)
             if (last := splitter.end()) is not None:
-                await _deliver(parse_line(last, limit), messages, replies, in_flight, room)
+                await _deliver(parse_line(last, limit), _size(last), messages, replies, in_flight, room)
             # Closing the stream makes the SDK cancel the handlers still running: wait for them first
             await in_flight.settled()
 
@@ -287,23 +290,29 @@ def _read_chunk(fd: int) -> bytes:
             return b""
 
 
+def _size(line: bytes | Oversized) -> int:
+    """The bytes of a line passed on (an oversized one is answered by the reader: none)."""
+    return 0 if isinstance(line, Oversized) else len(line)
+
+
 async def _deliver(
     parsed: types.JSONRPCMessage | Reply | None,
+    size: int,
     messages: MemoryObjectSendStream[SessionMessage | Exception],
     replies: MemoryObjectSendStream[SessionMessage | Reply],
     in_flight: _InFlight,
-    room: Callable[[], Awaitable[bool]],
+    room: Callable[[int], Awaitable[bool]],
 ) -> None:
     if isinstance(parsed, Reply):
         logger.warning("stdin: %s", parsed.error.error.message)
         await replies.send(parsed)
     elif isinstance(parsed, types.JSONRPCRequest) and parsed.method not in HOLD_NO_PLACE:
         # stdin is not read meanwhile: the client's writes wait on the full pipe
-        if not await room():
+        if not await room(size):
             await replies.send(_error(parsed.id, types.CONNECTION_CLOSED, ENDED))
             return
         # The SDK answers nothing to a request the client cancelled, and says so through this hook
-        unanswered = ServerMessageMetadata(on_request_unanswered=in_flight.sent(parsed.id))
+        unanswered = ServerMessageMetadata(on_request_unanswered=in_flight.sent(parsed.id, size))
         await messages.send(SessionMessage(parsed, metadata=unanswered))
     elif parsed is not None:
         await messages.send(SessionMessage(parsed))
@@ -314,6 +323,9 @@ HANG_UP_CHECK_SECONDS = 0.5  # while the reader waits for room: how often it loo
 # Requests passed to the server and not answered yet; stdin is not read beyond that. Fixed, not `max_connections`
 # (HTTP's, whose minimum is 1): one stdio client.
 MAX_IN_FLIGHT = 32
+# The bytes of the requests passed to the server and not answered yet, at most (a request is passed whatever its size
+# when none is in flight): held parsed until answered, JSON takes up to some 25 times its bytes (4 MiB of `[]`, 100 MB).
+MAX_IN_FLIGHT_BYTES = 4 * 1024 * 1024
 # Requests that last until the client ends them, and hold no place among `MAX_IN_FLIGHT`: the client ends one with
 # notifications/cancelled, which a reader waiting for room would never read; nor are they waited for at the end of
 # stdin. Bounded by the SDK instead (its ListenHandler's max_subscriptions, 1024: one more is refused).
@@ -323,20 +335,21 @@ HOLD_NO_PLACE = frozenset({"subscriptions/listen"})
 ENDED = "Connection closed: stdin was closed while the server was still busy with earlier requests"
 
 
-async def _wait_for_room(in_flight: _InFlight, fd: int) -> bool:
-    """Wait until the server may be given one more request: True then, False if it may not be given any more.
+async def _wait_for_room(in_flight: _InFlight, fd: int, size: int) -> bool:
+    """Wait until the server may be given one more request, of `size` bytes: True then, False if it may not be given
+    any more.
 
     Meanwhile stdin is not read, so its end would not be seen, and requests that are never answered (a handler
     that never returns) would hold the server after the client closed it. Whether it has is looked at every
     `HANG_UP_CHECK_SECONDS`; once it has, the requests in flight have `EOF_GRACE_SECONDS` more, as at the end of
     stdin. Past that, the session is ending: what is left of stdin (finite: the client closed it) is still read,
     and each request in it answered with an error, as the server answers those in flight once it ends."""
-    while not in_flight.has_room:
+    while not in_flight.fits(size):
         if anyio.current_time() >= in_flight.deadline:
             return False
         with anyio.move_on_after(HANG_UP_CHECK_SECONDS):
-            await in_flight.room()
-        if not in_flight.has_room and _hung_up(fd):
+            await in_flight.room(size)
+        if not in_flight.fits(size) and _hung_up(fd):
             in_flight.end_grace(EOF_GRACE_SECONDS)
     return True
 
@@ -357,7 +370,8 @@ def _hung_up(fd: int) -> bool:
 
 class _InFlight:
     """The requests passed to the server that hold a place and are not answered yet, counted by id (a client may
-    reuse one). At most `limit`: the reader waits for `room` before it passes on another. `HOLD_NO_PLACE` requests
+    reuse one), with their bytes. At most `limit`, of at most `byte_limit` bytes together (one request whatever its
+    size, when none is in flight): the reader waits for `room` before it passes on another. `HOLD_NO_PLACE` requests
     are not counted: only the client or the end of the session ends one, so neither `room` nor `settled` waits for
     them.
 
@@ -365,16 +379,22 @@ class _InFlight:
     (the client cancelled it); both free its place. A reply names only the id: one that ends a listen sharing its
     id with a counted request frees that request's place, once, so no place is lost or gained for good."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, byte_limit: int = 0) -> None:
         self._limit = limit
-        self._holding: dict[str | int, int] = {}  # id -> requests holding a place
+        self._byte_limit = byte_limit  # 0: no bound on the bytes
+        self._holding: dict[str | int, list[int]] = {}  # id -> the bytes of each request with it holding a place
+        self._count = 0
+        self._bytes = 0
         self._idle = _event(True)
-        self._room = _event(True)
+        self._change = anyio.Event()  # set, and replaced, at every change
         self.deadline = math.inf  # when requests in flight stop being waited for (`end_grace`)
 
-    def sent(self, request_id: str | int) -> Callable[[], Awaitable[None]]:
-        """Count one more request with this id; returns what to call if the server settles it without a reply."""
-        self._holding[request_id] = self._holding.get(request_id, 0) + 1
+    def sent(self, request_id: str | int, size: int = 0) -> Callable[[], Awaitable[None]]:
+        """Count one more request with this id, of `size` bytes; returns what to call if the server settles it
+        without a reply."""
+        self._holding.setdefault(request_id, []).append(size)
+        self._count += 1
+        self._bytes += size
         self._changed()
 
         async def unanswered() -> None:
@@ -385,20 +405,26 @@ class _InFlight:
     def answered(self, request_id: Any) -> None:
         """One request with this id is done (an id nobody asked with, such as a reply to a line that could not be
         read, changes nothing)."""
-        if (count := self._holding.pop(request_id, 0)) > 1:
-            self._holding[request_id] = count - 1
-        if count:
-            self._changed()
+        sizes = self._holding.get(request_id)
+        if not sizes:
+            return
+        self._count -= 1
+        self._bytes -= sizes.pop(0)
+        if not sizes:
+            del self._holding[request_id]
+        self._changed()
 
-    @property
-    def has_room(self) -> bool:
-        """Whether fewer than `limit` requests hold a place."""
-        return sum(self._holding.values()) < self._limit
+    def fits(self, size: int) -> bool:
+        """Whether one more request of `size` bytes may be passed on: fewer than `limit` hold a place, and its bytes
+        keep them within `byte_limit` (or none is in flight)."""
+        if self._count >= self._limit:
+            return False
+        return not self._byte_limit or not self._count or self._bytes + size <= self._byte_limit
 
-    async def room(self) -> None:
-        """Wait until fewer than `limit` requests hold a place."""
-        while not self.has_room:
-            await self._room.wait()
+    async def room(self, size: int = 0) -> None:
+        """Wait until one more request of `size` bytes `fits`."""
+        while not self.fits(size):
+            await self._change.wait()
 
     def end_grace(self, seconds: float) -> None:
         """The client has gone: requests in flight are waited for `seconds` more at most (no more than already)."""
@@ -415,7 +441,8 @@ class _InFlight:
 
     def _changed(self) -> None:
         self._idle = _event(not self._holding, self._idle)
-        self._room = _event(self.has_room, self._room)
+        self._change.set()  # wakes whoever waits for room, to look again
+        self._change = anyio.Event()
 
 
 def _event(state: bool, event: anyio.Event | None = None) -> anyio.Event:

@@ -777,3 +777,65 @@ def test_larger_than_stops_once_past_its_limit() -> None:
     assert not larger_than({"notifications": {"toolsListChanged": True}, "_meta": META_2026}, 1_000)
     assert larger_than("x" * 1_001, 1_000) and not larger_than("x" * 998, 1_000)
     assert not larger_than(None, 8) and larger_than([None, None], 8)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads how full a pipe is (Linux ioctl)")
+def test_requests_in_flight_are_bounded_in_bytes_too(hand_build: Path) -> None:
+    """A request is held parsed until it is answered, and parsed JSON takes up to some 25 times its bytes: 32
+    requests (`MAX_IN_FLIGHT`) of 4 MiB of `[]` in a key nobody reads, from a client that read no reply, held 3.4 GB.
+    Twelve lookups of 1 MiB, each held for ever, are now taken from stdin only up to `MAX_IN_FLIGHT_BYTES` (and the
+    line waiting for room, and what the reader read ahead); before, all twelve were."""
+    from capidx.server.stdio import MAX_IN_FLIGHT_BYTES
+
+    def lookup(request_id: int) -> bytes:
+        line = LOOKUP % request_id
+        cut = line.rindex(b"}}}")  # the padding goes in a key of params that nobody reads
+        return line[:cut] + b'},"x":[' + b",".join([b"[]"] * (1024 * 1024 // 3)) + b"]}}\n"
+
+    lines = [lookup(n) for n in range(1, 13)]
+    with held_lookups(hand_build) as server:
+        assert server.proc.stdin is not None
+        stdin = server.proc.stdin.fileno()
+        written = [0]
+
+        def write_lines() -> None:
+            with suppress(OSError):  # the server is killed, and its stdin closed, with writes still waiting
+                for line in lines:
+                    view = memoryview(line)
+                    while view:
+                        done = os.write(stdin, view)
+                        written[0] += done
+                        view = view[done:]
+
+        writer = threading.Thread(target=write_lines, daemon=True)
+        writer.start()
+        deadline, last, steady = time.monotonic() + 60, -1, 0
+        while writer.is_alive() and steady < 20:  # until the writes stop moving, or all are taken
+            assert time.monotonic() < deadline, "the server never stopped reading"
+            steady = steady + 1 if written[0] == last else 0
+            last = written[0]
+            time.sleep(0.05)
+        taken = written[0] - _pipe_held(stdin)
+    bound = MAX_IN_FLIGHT_BYTES + len(lines[0]) + 2 * CHUNK_BYTES
+    assert taken <= bound, f"{taken:,} bytes of requests taken from stdin while none was answered (bound {bound:,})"
+
+
+@pytest.mark.anyio
+async def test_a_request_of_any_size_is_passed_when_none_is_in_flight() -> None:
+    """The bytes in flight are bounded, but a request larger than the bound still passes alone: the bound is what
+    several may hold together, not the size of a message (`max_message_bytes` is that)."""
+    from capidx.server.stdio import _InFlight
+
+    in_flight = _InFlight(3, 100)
+    assert in_flight.fits(1_000)
+    unanswered = in_flight.sent("a", 1_000)
+    assert not in_flight.fits(1)
+    await unanswered()
+    in_flight.sent("b", 60)
+    assert in_flight.fits(40) and not in_flight.fits(41)
+    in_flight.sent("c", 1)
+    in_flight.sent("d", 1)
+    assert not in_flight.fits(0)  # three in flight: the count's bound
+    in_flight.answered("b")
+    assert in_flight.fits(98) and not in_flight.fits(99)
