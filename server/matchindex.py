@@ -136,7 +136,7 @@ class MatchIndex:
     def from_json(cls, data: Mapping[str, Any]) -> MatchIndex:
         agents = {row["id"]: row["name"] for row in data["agents"]}
         empty = data.get("emptyCategories", ())  # older builds: none
-        agent_names = {normalize(k): tuple(v) for k, v in data["agentNames"].items()}
+        agent_names = {normalize(k): _names(v) for k, v in data["agentNames"].items()}
         for agent_id, name in agents.items():  # ids and names always resolve, even if the index left them out
             for spelling in (agent_id, name):
                 agent_names.setdefault(normalize(spelling), (agent_id,))
@@ -240,6 +240,15 @@ def _capability_entry(row: Mapping[str, Any], named: Iterable[str]) -> Capabilit
         names=tuple(sorted(n for n in names if n)),
         similar=tuple((str(item["capability"]), _score(item["score"])) for item in row.get("similarTo", ())),
     )
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    """The agent ids a spelling of `agentNames` names, as the build writes them: a list of strings. Read on every
+    lookup of an agent and sorted there, an id of another type (null, a number) in a forged index made each answer
+    naming an unknown agent an internal error, with a traceback in the log, rather than a build refused at load."""
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise TypeError(f"an agentNames entry must be a list of agent ids, not {value!r:.40}")
+    return tuple(value)
 
 
 def _score(value: Any) -> float:

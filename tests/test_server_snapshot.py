@@ -463,6 +463,25 @@ def test_a_broken_match_index_is_refused(build: Path) -> None:
         load_snapshot(build)
 
 
+@pytest.mark.parametrize("ids", [[None, "claude-code"], [1], "claude-code", {"claude-code": 1}])
+def test_agent_names_naming_something_other_than_ids_are_refused_at_load(build: Path, ids: object) -> None:
+    """`agentNames` maps each spelling to a list of agent ids, read on each lookup of an agent: a null among them
+    passed the load and made every lookup of an unknown agent an internal error (sorting None with strings)."""
+    index = build / "index" / "match.json"
+    value = json.loads(index.read_bytes())
+    value["agentNames"][next(iter(value["agentNames"]))] = ids
+    data = json.dumps(value).encode()
+    index.write_bytes(data)
+    rewrite_manifest(
+        build,
+        lambda m: next(a for a in m["artifacts"] if a["kind"] == "index").update(
+            bytes=len(data), sha256=hashlib.sha256(data).hexdigest()
+        ),
+    )
+    with pytest.raises(BuildError, match=r"not a match index .*agentNames"):
+        load_snapshot(build)
+
+
 def test_an_oversized_manifest_is_refused_without_being_read_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
