@@ -469,7 +469,8 @@ def _compared(
     if not isinstance(whole, dict) or not isinstance(whole.get("agents"), list):
         return _error(f"The build's comparison for {cap_res.value} is not a JSON object; rebuild it.")
     value = dict(whole)
-    value["agents"] = [entry for entry in whole["agents"] if entry.get("agent") in asked]
+    # an entry that is no object (a forged build's) is no asked agent's: `.get` on it was an internal error
+    value["agents"] = [entry for entry in whole["agents"] if isinstance(entry, dict) and entry.get("agent") in asked]
     return _synthesized(snapshot, value, note, capability=cap_res, agents=agent_res)
 
 

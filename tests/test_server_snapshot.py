@@ -28,6 +28,7 @@ from server_support import (
 
 from capidx.cli import cli
 from capidx.schema import builddir
+from capidx.server import tools
 from capidx.server.snapshot import BuildDenied, BuildError, NoBuildError, load_snapshot, safe_path
 
 
@@ -480,6 +481,31 @@ def test_agent_names_naming_something_other_than_ids_are_refused_at_load(build: 
     )
     with pytest.raises(BuildError, match=r"not a match index .*agentNames"):
         load_snapshot(build)
+
+
+@pytest.mark.parametrize("entry", [None, 1, "claude-code", ["claude-code"]])
+def test_a_comparison_entry_that_is_no_object_is_left_out_of_a_comparison_of_some_agents(
+    build: Path, entry: object
+) -> None:
+    """A tool document is parsed when used: a compare document whose `agents` list held a null (a forged build)
+    loaded, and compare_capability for some agents was an internal error (`None.get`); the entry is now no asked
+    agent's, and the others are answered."""
+    path = build / "tools" / "compare" / "hooks.json"
+    value = json.loads(path.read_bytes())
+    value["agents"].insert(0, entry)
+    data = json.dumps(value).encode()
+    path.write_bytes(data)
+    rewrite_manifest(
+        build,
+        lambda m: next(a for a in m["artifacts"] if a["path"] == "tools/compare/hooks.json").update(
+            bytes=len(data), sha256=hashlib.sha256(data).hexdigest()
+        ),
+    )
+    snapshot = load_snapshot(build)
+    validators = tools.Validators.for_variants(None)
+    result = tools.call_tool(snapshot, validators, "compare_capability", {"capability": "hooks", "agents": ["claude"]})
+    assert not result.is_error, result
+    assert [row["agent"] for row in result.structured_content["agents"]] == ["claude-code"]
 
 
 def test_an_oversized_manifest_is_refused_without_being_read_whole(
