@@ -40,6 +40,11 @@ _COMMON_HEADERS = [
 ]
 
 
+# Site files read (and checked) at once, at most: each read holds the file about three times over (its bytes, its
+# text, the body), and AnyIO's 40 worker threads let 16 clients asking for a 50 MB page at once take 1.3 GB (a
+# 20,000-capability build's llms-full.txt is tens of MB). Others wait their turn.
+CONCURRENT_READS = 4
+
 _CHANGED = "Service Unavailable: the build changed on disk; it is served once reloaded"
 # A reload reads the same file with the same permission: that is no way out.
 _DENIED = "Service Unavailable: the server may not read this file of the build (permission denied); its log says why"
@@ -58,6 +63,7 @@ class SiteFiles:
         self.snapshot = snapshot
         self.origins = tuple(origins)
         self._paths: tuple[Snapshot, Mapping[str, Artifact]] | None = None
+        self._reads: anyio.CapacityLimiter | None = None  # made in the event loop, on the first read
 
     def _lookup(self, path: str) -> Artifact | None:
         snapshot = self.snapshot()
@@ -93,8 +99,10 @@ class SiteFiles:
         if artifact is None:
             await _respond(send, 404, "Not Found")
             return
+        if self._reads is None:
+            self._reads = anyio.CapacityLimiter(CONCURRENT_READS)
         try:  # read and checked in a worker thread: the page may be megabytes
-            body = await anyio.to_thread.run_sync(_body, artifact)
+            body = await anyio.to_thread.run_sync(_body, artifact, limiter=self._reads)
         except BuildError as error:  # the log names the file and what it needs; the body, no path of the machine
             logger.warning("not serving %s: %s", artifact.path, error)
             await _respond(send, 503, _DENIED if isinstance(error, BuildDenied) else _CHANGED)
