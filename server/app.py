@@ -71,11 +71,11 @@ MAX_SUBSCRIBED_URIS = 100
 MAX_WATCHED_URIS = 1_000
 # Open `subscriptions/listen` streams over stdio: the SDK's own bound (one client, one pipe).
 MAX_LISTENS_STDIO = 1_024
-# The parameters of one `subscriptions/listen`, at most (written as compact JSON, roughly: `limits.larger_than`). The
-# SDK holds a request's parameters as parsed until it is answered, and a listen is answered only when it ends: a listen
-# carrying 4 MiB of `[]` in a key nobody reads held about 100 MB for as long as its client kept it, so that 16 of them
-# held 1.8 GB over stdio (1,024 are allowed) and the 50 HTTP allows 5 GB. 100 URIs of a few hundred characters and the
-# request's `_meta` take a tenth of this.
+# The parameters of one `subscriptions/listen`, at most, in the memory they take parsed (roughly:
+# `limits.larger_than`). The SDK holds a request's parameters as parsed until it is answered, and a listen is answered
+# only when it ends: a listen carrying 4 MiB of `[]` in a key nobody reads held about 100 MB for as long as its client
+# kept it, so that 16 of them held 1.8 GB over stdio (1,024 are allowed) and the 50 HTTP allows 5 GB; now 1,024 hold
+# 64 MiB at most. 100 URIs of a few hundred characters and the request's `_meta` take half of it.
 MAX_LISTEN_PARAMS_BYTES = 64 * 1024
 # Resolving a name (a lookup, a free-text resource URI) in a catalog of more capabilities than this takes milliseconds
 # (a question nothing names: about 0.1 ms per capability, 100 ms for 1,250): it runs in a thread of its own, so that
@@ -348,8 +348,8 @@ class Hub:
         if larger_than(ctx.params, MAX_LISTEN_PARAMS_BYTES):  # refused before it is held
             message = (
                 f"subscriptions/listen parameters too large: a listen is held open until it ends, and its parameters "
-                f"with it, so they may take at most {MAX_LISTEN_PARAMS_BYTES} bytes; send only its notifications and "
-                "_meta"
+                f"with it, so they may take at most {MAX_LISTEN_PARAMS_BYTES} bytes of memory; send only its "
+                "notifications and _meta"
             )
             raise MCPError(types.INVALID_PARAMS, message, {"limit": MAX_LISTEN_PARAMS_BYTES})
         uris = tuple(dict.fromkeys(params.notifications.resource_subscriptions or ()))

@@ -765,8 +765,9 @@ def test_a_listen_with_large_parameters_is_refused_before_it_is_held(hand_build:
 
 
 def test_larger_than_stops_once_past_its_limit() -> None:
-    """`larger_than` measures a parsed message without recursion and stops once past the limit: a value nested a
-    million levels deep, or holding a million items, costs about the limit's steps, not its size."""
+    """`larger_than` weighs a parsed message as CPython holds it, without recursion, and stops once past the limit: a
+    value nested a million levels deep, or holding a million items, costs about the limit's steps, not its size; 64
+    KiB of `[]` weigh as the 1.4 MB they take, a string about its length."""
     from capidx.server.limits import larger_than
 
     deep: list[Any] = []
@@ -774,9 +775,11 @@ def test_larger_than_stops_once_past_its_limit() -> None:
         deep = [deep]
     wide = {str(n): [n, "x"] for n in range(1_000_000)}
     assert larger_than(deep, 1_000) and larger_than(wide, 1_000)
-    assert not larger_than({"notifications": {"toolsListChanged": True}, "_meta": META_2026}, 1_000)
-    assert larger_than("x" * 1_001, 1_000) and not larger_than("x" * 998, 1_000)
-    assert not larger_than(None, 8) and larger_than([None, None], 8)
+    assert not larger_than({"notifications": {"toolsListChanged": True}, "_meta": META_2026}, 2_000)
+    assert larger_than("x" * 1_000, 1_000) and not larger_than("x" * 900, 1_000)
+    assert larger_than([[] for _ in range(21_000)], 1_000_000) and not larger_than(["x" * 60_000], 100_000)
+    uris = [PREFIX + "capabilities/" + "x" * 200 for _ in range(100)]
+    assert not larger_than({"notifications": {"resourceSubscriptions": uris}, "_meta": META_2026}, 64 * 1024)
 
 
 @pytest.mark.slow
