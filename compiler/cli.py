@@ -21,7 +21,7 @@ import click
 from capidx.compiler import finished
 from capidx.compiler.diagnostics import append_step_summary, visible
 from capidx.compiler.errors import UsageError
-from capidx.schema.homepath import HomePath
+from capidx.schema.homepath import HomePath, build_argument, one_build
 from capidx.schema.realpath import real_path, resolve
 
 # ---- capidx init ---------------------------------------------------------------------------------------
@@ -403,7 +403,9 @@ def config_option(help_text: str) -> Callable[[_Command], _Command]:
 @config_option(
     "capidx.yaml to take paths.out from; with --build, only where --format github places a budget's annotation."
 )
+@build_argument(path_type=Path)
 def report(
+    build_positional: Path | None,
     build_dir: Path | None,
     against: Path | None,
     output_format: str,
@@ -414,7 +416,7 @@ def report(
     headroom: float | None,
     config: Path | None,
 ) -> None:
-    """Show what a build costs in tokens, per artifact kind, against budgets and context windows.
+    """Show what a build (BUILD, as --build) costs in tokens, per artifact kind, against budgets and context windows.
 
     Reads only the build's manifest.json. With --against, shows what changed since a baseline build:
     token deltas per kind and the artifacts added, removed or changed, and warns about each budget the
@@ -431,6 +433,7 @@ def report(
     from capidx.compiler.report.run import ReportOptions, run_report
     from capidx.compiler.validate.reporters import use_color
 
+    build_dir = one_build(build_positional, build_dir)
     if baseline_budgets and against is None:
         raise click.UsageError(
             "--baseline-budgets holds the build to the budgets of the --against baseline: give --against"

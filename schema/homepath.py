@@ -107,3 +107,18 @@ class HomePath(click.Path):
             shown = click.format_filename(value)
             self.fail(f"{self.name.capitalize()} {shown!r} cannot be read: permission denied ({needed}).", param, ctx)
         return super().convert(value, param, ctx)
+
+
+def build_argument(**path: Any) -> Any:
+    """The optional `[BUILD]` argument of `serve` and `report`: the build directory as `--build` takes it (`path`:
+    its click type's settings), for a reader who types `capidx serve build` (click said "Got unexpected extra
+    argument"). `one_build` merges the two."""
+    return click.argument("build_positional", metavar="[BUILD]", required=False, type=HomePath(**path))
+
+
+def one_build(argument: Any, option: Any) -> Any:
+    """The build directory given as `[BUILD]` or as `--build`: both is refused unless they name the same path, so
+    that neither is dropped unsaid."""
+    if argument is None or option is None or Path(argument) == Path(option):
+        return option if argument is None else argument
+    raise click.UsageError(f"the build directory is given twice ({argument} and --build {option}): give it once")

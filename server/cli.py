@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from capidx.schema.homepath import HomePath
+from capidx.schema.homepath import HomePath, build_argument, one_build
 from capidx.schema.printable import visible_lines
 
 if TYPE_CHECKING:
@@ -144,8 +144,9 @@ class ServeError(click.ClickException):
     "the tools.",
 )
 @click.option("--print-config", is_flag=True, help="Print the effective settings and their sources, then exit.")
-def serve(config: Path | None, print_config: bool, **flags: object) -> None:
-    """Serve a build directory over MCP: resources, resource templates and four read-only tools.
+@build_argument()
+def serve(config: Path | None, print_config: bool, build_positional: str | None, **flags: object) -> None:
+    """Serve a build directory (BUILD, as --build) over MCP: resources, resource templates and four read-only tools.
 
     \b
     Settings: flags > CAPIDX_* environment > the serve: section of capidx.yaml > defaults.
@@ -154,6 +155,7 @@ def serve(config: Path | None, print_config: bool, **flags: object) -> None:
     """
     from capidx.server.settings import SettingsError, render, resolve_settings
 
+    flags["build"] = one_build(build_positional, flags["build"])
     try:
         settings = resolve_settings(flags, os.environ, Path.cwd(), config)
     except SettingsError as error:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from catalog_factory import documents, write_catalog
+from catalog_factory import documents, run_cli, write_catalog
 from click.testing import CliRunner
 from test_report import check_html
 
@@ -314,3 +314,17 @@ def test_proposed_budgets_round_up_to_a_readable_step(value: float, rounded: int
     from capidx.compiler.report.propose import readable
 
     assert readable(value) == rounded
+
+
+def test_the_build_may_be_given_as_the_argument_of_report_and_serve(builds: dict[str, Path], tmp_path: Path) -> None:
+    """`capidx report build` and `capidx serve build`, as a newcomer types them, were "Got unexpected extra argument":
+    the argument is the build, as --build; both at once is refused unless they name the same folder."""
+    head, base = builds["head"], builds["base"]
+    assert _json(str(head)) == _json("--build", str(head)) == _json(str(head), "--build", str(head))
+    assert _json(str(head))["build"]["manifest"] == str(head / "manifest.json")
+    twice = _report(str(head), "--build", str(base))
+    assert twice.exit_code == 2 and "given twice" in twice.output, twice.output
+    served = run_cli(["serve", str(head), "--print-config"], cwd=tmp_path)
+    assert served.exit_code == 0 and f"build: {head}" in served.output, served.output
+    twice = run_cli(["serve", str(head), "--build", str(base), "--print-config"], cwd=tmp_path)
+    assert twice.exit_code == 2 and "given twice" in twice.output, twice.output
