@@ -152,7 +152,7 @@ def test_the_checker_catches_drift() -> None:
     assert "no command 'reprot'" in command_problems("capidx reprot")[0]
     assert "has no option --baseline" in command_problems("capidx report --baseline x")[0]
     assert "does not accept ['yaml']" in command_problems("capidx report --format=yaml")[0]
-    assert "takes no argument 'build'" in command_problems("capidx report build")[0]
+    assert "takes no argument 'out'" in command_problems("capidx build out")[0]
     script = 'if [ -f x ]; then set -- --against x; fi\ncapidx report "$@" \\\n  --no-fail | jq .'
     assert [command.split() for command in _commands_in_shell(script)] == [["capidx", "report", '"$@"', "--no-fail"]]
     assert _commands_in_shell("(cd a && capidx build -q)\n# capidx not a command") == ["capidx build -q"]
