@@ -240,6 +240,9 @@ def test_markdown_documents(built: Path) -> None:
     assert "Not in its data (" in vscode and "Subagents" in vscode.split("Not in its data", 1)[1].split("\n", 1)[0]
     assert "No data, not a no." in vscode
     assert "| copilot-cli | ✗ |" in capability
+    # its title names it once: the shared aliases follow the legend without a second heading of its name
+    mcp = (built / "capabilities/mcp-servers.md").read_text("utf-8")
+    assert mcp.count("MCP Servers (`mcp-servers`)") == 1 and "\n\n- Aliases: " in mcp and "mcp" in mcp, mcp[:1_500]
     heads = [path.read_text("utf-8").split("\n", 1)[0] for path in sorted((built / "categories").glob("*.md"))]
     assert any(head.endswith(": 1 capability") for head in heads)  # counted as said, not '1 capabilities'
     assert not any(head.endswith(": 1 capabilities") for head in heads)
