@@ -663,3 +663,25 @@ def test_agents_all_sharing_a_capability_past_the_bound_are_refused(tmp_path: Pa
     problems = _sizes(tmp_path, _agents(count, own=False))
     assert said(problems) == [("agents/agent-0/capabilities/current.json", "", "error", "catalog-size")]
     assert "1,415 agents and 1,415 records of available capabilities make 2,002,225" in problems[0]["message"]
+
+
+@pytest.mark.parametrize(
+    ("written", "differs"),
+    [("MCP SERVERS", "case"), ("MCP  servers.", "case, spacing or punctuation"), ("MCP Servers", None)],
+)
+def test_a_duplicate_name_written_otherwise_quotes_the_first_spelling(
+    tmp_path: Path, written: str, differs: str | None
+) -> None:
+    """'MCP SERVERS' after 'MCP Servers' was "duplicate capability name 'MCP SERVERS'" with only the first one's JSON
+    path: which spelling it repeats, and that only case or punctuation tells them apart, went unsaid (a blind test)."""
+
+    def edit(docs: Docs) -> None:
+        first = docs["claude-code"]["capabilities"][0]  # MCP Servers
+        docs["claude-code"]["capabilities"].append({**first, "name": written})
+
+    write_catalog(tmp_path, edited(edit))
+    result = run_cli(["validate", "--format", "json"], tmp_path)
+    [problem] = [p for p in json.loads(result.stdout)["diagnostics"] if p["code"] == "duplicate-capability"]
+    said = f": it differs only in {differs} from 'MCP Servers'" if differs else ""
+    assert problem["message"] == f"duplicate capability name '{written}'{said}", problem
+    assert problem["hint"].startswith("first at $.capabilities[0].name, line ") and result.exit_code == 1

@@ -323,7 +323,7 @@ def _duplicate_names(source: SourceFile, capabilities: list[tuple[int, dict[str,
             continue
         first_index, first_name = first[form]
         line = source.source_map.locate(("capabilities", first_index, "name"))
-        where = f"first at $.capabilities[{first_index}]" + (f", line {line[0]}" if line else "")
+        where = f"first at $.capabilities[{first_index}].name" + (f", line {line[0]}" if line else "")
         code, first_key = "duplicate-capability", normalize(first_name)
         if key != first_key and key.replace(" ", "") == first_key.replace(" ", ""):
             message = f"duplicate capability name {quote(name)}: it differs only in spaces and hyphens from "
@@ -336,8 +336,12 @@ def _duplicate_names(source: SourceFile, capabilities: list[tuple[int, dict[str,
         elif across.symbols(name) != across.symbols(first_name):  # 'C# Support' after 'C++ Support': not one name
             message = f"{quote(name)} makes the same slug ({slugify(name)}) as {quote(first_name)}"
             hint, code = f"{where}; {across.RENAME}", "name-slug-collision"
+        elif name != first_name:  # 'MCP SERVERS' after 'MCP Servers': the one it repeats, as written there
+            differs = "case" if name.casefold() == first_name.casefold() else "case, spacing or punctuation"
+            message = f"duplicate capability name {quote(name)}: it differs only in {differs} from {quote(first_name)}"
+            hint = f"{where}; write one name once"
         else:
-            message, hint = f"duplicate capability name {quote(name)}", where
+            message, hint = f"duplicate capability name {quote(name)}", f"{where}; write one name once"
         problems.append(source.diagnostic(("capabilities", index, "name"), "error", message, hint, code))
     return problems
 
