@@ -547,6 +547,18 @@ def rewrite_manifest(build: Path, edit: Any) -> None:
     path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
+def forge_artifact(build: Path, relative: str, data: bytes) -> None:
+    """Write `data` as the build's artifact at `relative` and list its size and hash in the manifest: a forged build
+    that passes the integrity checks, for tests of what the server does with the content."""
+    (build / relative).write_bytes(data)
+    rewrite_manifest(
+        build,
+        lambda m: next(a for a in m["artifacts"] if a["path"] == relative).update(
+            bytes=len(data), sha256=hashlib.sha256(data).hexdigest()
+        ),
+    )
+
+
 def swap_in(new_build: Path, target: Path) -> None:
     """Replace `target` by `new_build` the way `capidx build` does: rename aside, rename in, delete."""
     aside = target.with_name(f".capidx-old-{os.getpid()}")

@@ -22,6 +22,7 @@ import pytest
 from click.testing import CliRunner, Result
 from manifest_factory import artifact_bytes
 from server_support import (
+    forge_artifact,
     rewrite_manifest,
     write_build,
 )
@@ -451,15 +452,7 @@ def test_the_match_index_is_required(build: Path) -> None:
 
 
 def test_a_broken_match_index_is_refused(build: Path) -> None:
-    index = build / "index" / "match.json"
-    data = b'{"version": 1}'
-    index.write_bytes(data)
-    rewrite_manifest(
-        build,
-        lambda m: next(a for a in m["artifacts"] if a["kind"] == "index").update(
-            bytes=len(data), sha256=hashlib.sha256(data).hexdigest()
-        ),
-    )
+    forge_artifact(build, "index/match.json", b'{"version": 1}')
     with pytest.raises(BuildError, match="not a match index"):
         load_snapshot(build)
 
@@ -468,17 +461,9 @@ def test_a_broken_match_index_is_refused(build: Path) -> None:
 def test_agent_names_naming_something_other_than_ids_are_refused_at_load(build: Path, ids: object) -> None:
     """`agentNames` maps each spelling to a list of agent ids, read on each lookup of an agent: a null among them
     passed the load and made every lookup of an unknown agent an internal error (sorting None with strings)."""
-    index = build / "index" / "match.json"
-    value = json.loads(index.read_bytes())
+    value = json.loads((build / "index" / "match.json").read_bytes())
     value["agentNames"][next(iter(value["agentNames"]))] = ids
-    data = json.dumps(value).encode()
-    index.write_bytes(data)
-    rewrite_manifest(
-        build,
-        lambda m: next(a for a in m["artifacts"] if a["kind"] == "index").update(
-            bytes=len(data), sha256=hashlib.sha256(data).hexdigest()
-        ),
-    )
+    forge_artifact(build, "index/match.json", json.dumps(value).encode())
     with pytest.raises(BuildError, match=r"not a match index .*agentNames"):
         load_snapshot(build)
 
@@ -490,17 +475,9 @@ def test_a_comparison_entry_that_is_no_object_is_left_out_of_a_comparison_of_som
     """A tool document is parsed when used: a compare document whose `agents` list held a null (a forged build)
     loaded, and compare_capability for some agents was an internal error (`None.get`); the entry is now no asked
     agent's, and the others are answered."""
-    path = build / "tools" / "compare" / "hooks.json"
-    value = json.loads(path.read_bytes())
+    value = json.loads((build / "tools" / "compare" / "hooks.json").read_bytes())
     value["agents"].insert(0, entry)
-    data = json.dumps(value).encode()
-    path.write_bytes(data)
-    rewrite_manifest(
-        build,
-        lambda m: next(a for a in m["artifacts"] if a["path"] == "tools/compare/hooks.json").update(
-            bytes=len(data), sha256=hashlib.sha256(data).hexdigest()
-        ),
-    )
+    forge_artifact(build, "tools/compare/hooks.json", json.dumps(value).encode())
     snapshot = load_snapshot(build)
     validators = tools.Validators.for_variants(None)
     result = tools.call_tool(snapshot, validators, "compare_capability", {"capability": "hooks", "agents": ["claude"]})
