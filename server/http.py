@@ -22,7 +22,8 @@ held forever. About 20,000 such loopback connections exhausted the process's fil
   head of 60 KB (or of 10,000 headers) was served.
 
 `HostGuard` checks the Host header of every request, on every path, before routing: a missing or
-empty Host is `400`, one that matches no allowed pattern is `421`. The SDK makes the same check only
+empty Host is `400`, one that matches no allowed pattern is `421`; case does not count (Host and Origin are passed
+on in lower case, the patterns are kept so). The SDK makes the same check only
 inside its /mcp handler, so Starlette's redirect of `/mcp/` would otherwise answer (and echo) any Host.
 Patterns are the SDK's (`TransportSecuritySettings`): an exact value or `HOST:*` for any port;
 settings.py refuses anything else at start-up.
@@ -244,7 +245,12 @@ class HostGuard:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
-            hosts = [value for name, value in scope["headers"] if name == b"host"]
+            # A host name is read without regard to case (RFC 9110), so Host and Origin reach the SDK's own check,
+            # and its patterns (`Settings.security_hosts`), in lower case: 'MyHost.example' in --allowed-host
+            # refused every client, whose URL parser sends 'myhost.example'.
+            headers = [(n, v.lower() if n in (b"host", b"origin") else v) for n, v in scope["headers"]]
+            scope = {**scope, "headers": headers}
+            hosts = [value for name, value in headers if name == b"host"]
             host = hosts[0].decode("latin-1").strip() if len(hosts) == 1 else ""
             if not host:
                 await send_text(send, 400, "Missing or empty Host header")

@@ -181,13 +181,16 @@ class Settings:
         the address bound (the URL the server prints: `--host 127.0.0.2` refused it) and `--allowed-host`. A
         rebinding page's requests carry the attacker's DNS name as Host, never an address or `localhost`, so the
         loopback names are accepted on any bind too: a health check on the server's machine needs them."""
-        own = (self.bound_host,) if self.bound_host else ()
-        hosts = tuple(dict.fromkeys((*LOOPBACK_ALLOWED_HOSTS, *own, *self.allowed_hosts)))
+        own = (self.bound_host.lower(),) if self.bound_host else ()  # lower case, as HostGuard passes Host on
+        allowed, allowed_origins = (
+            tuple(p.lower() for p in found) for found in (self.allowed_hosts, self.allowed_origins)
+        )
+        hosts = tuple(dict.fromkeys((*LOOPBACK_ALLOWED_HOSTS, *own, *allowed)))
         if self.loopback:
-            origins = (*LOOPBACK_ALLOWED_ORIGINS, *(f"http://{h}" for h in own), *self.allowed_origins)
+            origins = (*LOOPBACK_ALLOWED_ORIGINS, *(f"http://{h}" for h in own), *allowed_origins)
             return hosts, tuple(dict.fromkeys(origins))
-        named = (*own, *self.allowed_hosts)
-        return hosts, self.allowed_origins or tuple(f"{s}://{h}" for h in named for s in ("http", "https"))
+        named = (*own, *allowed)
+        return hosts, allowed_origins or tuple(f"{s}://{h}" for h in named for s in ("http", "https"))
 
     @property
     def bound_host(self) -> str | None:

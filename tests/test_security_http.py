@@ -302,6 +302,26 @@ def test_an_empty_or_foreign_host_is_refused_on_every_path(small_limits: int) ->
     assert good.status_code == 200
 
 
+@pytest.mark.slow
+def test_host_and_origin_are_matched_without_regard_to_case(hand_build: Path) -> None:
+    """A host name has no case (RFC 9110): a pattern written 'MyHost.Example' admits the 'myhost.example' a client's
+    URL parser sends, and the reverse; the SDK's own check behind the guard agrees (an answer, not a 421 or 403)."""
+    args = ("--allowed-host", "MyHost.Example:*", "--allowed-origin", "https://MyHost.Example")
+    with serving(hand_build, {}, *args) as (port, _log):
+        for host, origin in (
+            ("myhost.example", "https://myhost.example"),
+            ("MYHOST.EXAMPLE", "HTTPS://MyHost.example"),
+        ):
+            headers = {**HEADERS, "Host": f"{host}:{port}", "Origin": origin}
+            response = httpx2.post(f"http://127.0.0.1:{port}/mcp", json=INITIALIZE, headers=headers, timeout=10)
+            assert response.status_code == 200, (host, origin, response.status_code, response.text)
+        foreign = {**HEADERS, "Host": f"myhost.example:{port}", "Origin": "https://other.example"}
+        response = httpx2.post(f"http://127.0.0.1:{port}/mcp", json=INITIALIZE, headers=foreign, timeout=10)
+        assert response.status_code == 403, response.text
+        head = b"POST /mcp HTTP/1.1\r\nHost: MyHost.Example.evil:%d\r\n" % port + JSON_EMPTY
+        assert raw_status(port, head).split(b" ")[1] == b"421"
+
+
 HEAD_LIMIT = 16 * 1024  # docs/security.md: a request head (its blank line included) of more than this is a 400
 
 
