@@ -339,15 +339,18 @@ def listed(snapshot: Snapshot, query: str, agents: Sequence[str]) -> str:
 
 def limited(snapshot: Snapshot, query: str, shown: Sequence[tuple[str, Sequence[str]]], snippets: str = "") -> str:
     """ "ferrule's record of Contained Execution has the limitation: Not available on Windows." for a suggestion shown
-    (its capability and the agents asked about it) whose record, of one of those agents, lists a limitation that holds
-    a detail of the query (`lacking`'s: any word of a query of one or two words, else a word few capabilities have)
-    and that no shown snippet (`snippets`, their text) says: a cross-agent snippet leaves limitations out, and its ✓
-    read as covering the very case the limitation excludes ('run on Windows'). At most `_LIMITS_SAID` of them, each
-    cut at `_LIMIT_CHARS`; at most `_LIMITS_READ` limitations read, over every record, and the first
-    `_LIMIT_READ_CHARS` characters of each."""
+    (its capability and the agents asked about it) whose record, of one of those agents, lists a limitation or a caveat
+    (`implementationNotes.gotchas`) that holds a detail of the query (`lacking`'s: any word of a query of one or two
+    words, else a word few capabilities have; or an identifier of the query, 'AGENTS.md', as written) and that no shown
+    snippet (`snippets`, their text) says: a cross-agent snippet leaves limitations out, an agent's own snippet leaves
+    caveats out, and its ✓ read as covering the very case the text excludes ('run on Windows'; 'does it read
+    AGENTS.md', which Gemini CLI does only once a setting names it). At most `_LIMITS_SAID` of them, each cut at
+    `_LIMIT_CHARS`; at most `_LIMITS_READ` texts read, over every record, and the first `_LIMIT_READ_CHARS` characters
+    of each."""
     said_there = f" {normalize(snippets)} "
     index, detail = snapshot.index, _is_detail(snapshot, query)
     details = {key for t in terms(query) if t not in QUESTION_WORDS and detail(key := root(t))}
+    tokens = frozenset(identifiers(query))
     # A word of a shown suggestion's name is what matched it, no detail: 'sandbox' of 'sandbox on windows' is in
     # every limitation of Sandboxing, and quoting those left the one on Windows out.
     details -= frozenset().union(*(_roots(entry.name) for slug, _ in shown if (entry := index.capabilities.get(slug))))
@@ -355,7 +358,7 @@ def limited(snapshot: Snapshot, query: str, shown: Sequence[tuple[str, Sequence[
     read = 0  # records read, over every suggestion: at most `_RECORDS_READ`, as `unheld` reads them
     left = _LIMITS_READ  # limitations read, over every record
     for slug, agents in shown:
-        if (entry := index.capabilities.get(slug)) is None or not details:
+        if (entry := index.capabilities.get(slug)) is None or not (details or tokens):
             continue
         for who in [who for who in dict.fromkeys(agents) if who in entry.agents][: max(0, _RECORDS_READ - read)]:
             if left <= 0 or len(said) >= _LIMITS_SAID:
@@ -365,16 +368,19 @@ def limited(snapshot: Snapshot, query: str, shown: Sequence[tuple[str, Sequence[
             theirs = details - {root(word) for word in index.agent_names.words.get(who, ())}
             document = snapshot.find("lookup", agent=who, capability=slug)
             record = json.loads(_part(document.text, "capability") or "null") if document else None
-            limits = _strings(record.get("limitations")) if isinstance(record, dict) else []
-            for text in limits[: max(0, left)] if len(said) < _LIMITS_SAID else []:
+            texts = [(t, "limitation") for t in _strings(record.get("limitations"))] if isinstance(record, dict) else []
+            notes = record.get("implementationNotes") if isinstance(record, dict) else None
+            texts += [(t, "caveat") for t in _strings(notes.get("gotchas"))] if isinstance(notes, dict) else []
+            for text, kind in texts[: max(0, left)] if len(said) < _LIMITS_SAID else []:
                 left -= 1
                 # Multi-line text, said on one line: its blank line would open a paragraph the answer never wrote.
                 limit = " ".join(text[:_LIMIT_READ_CHARS].split())
-                if len(said) < _LIMITS_SAID and theirs & _roots(limit) and f" {normalize(limit)} " not in said_there:
+                held = theirs & _roots(limit) or any(token in limit.casefold() for token in tokens)
+                if len(said) < _LIMITS_SAID and held and f" {normalize(limit)} " not in said_there:
                     whole = len(limit) <= _LIMIT_CHARS and len(text) <= _LIMIT_READ_CHARS
                     cut = limit if whole else f"{limit[: _LIMIT_CHARS - 1]}…"
                     end = "" if cut.endswith((".", "!", "?", "…")) else "."
-                    said.append(f"{who}'s record of {entry.name} has the limitation: {cut}{end}")
+                    said.append(f"{who}'s record of {entry.name} has the {kind}: {cut}{end}")
     return " ".join(said)
 
 

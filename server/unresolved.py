@@ -416,7 +416,7 @@ def _standings(rows: list[dict[str, Any]], whom: str) -> str:
 
 
 # What a full record may hold beyond a snippet; not every record holds each ('where recorded').
-_HELD = "setup, limits, sources where recorded"
+_HELD = "setup, limits, caveats, sources where recorded"
 
 
 def _call_again(

@@ -96,7 +96,7 @@ async def test_other_candidates_none_of_which_the_agent_records_point_to_every_a
     assert "Call again" not in others
     assert others.endswith(
         ". compare_capability with one's name or slug gives every agent's record of it"
-        " (setup, limits, sources where recorded)."
+        " (setup, limits, caveats, sources where recorded)."
     )
     (others,) = [line for line in some.content[0].text.split("\n\n") if line.startswith("Other candidates: ")]
     assert others.endswith(

@@ -2352,6 +2352,36 @@ async def test_a_limitation_holding_a_detail_of_the_query_is_said_beside_the_sni
     assert "limitation" not in json.dumps(other.structured_content.get("notes", []))
 
 
+async def test_a_caveat_holding_an_identifier_or_a_detail_of_the_query_is_said_beside_the_snippet(
+    tmp_path: Path,
+) -> None:
+    """A snippet leaves its record's caveats (`implementationNotes.gotchas`) out: 'does it read AGENTS.md files'
+    offered Gemini CLI's ✓ Custom Instructions, whose caveat says it reads AGENTS.md only once a setting names it (a
+    blind model test), the one fact the question needed. A caveat holding an identifier of the query, as written, or a
+    detail of it is said; one holding neither is not."""
+    docs = documents()
+    mcp = next(c for c in docs["claude-code"]["capabilities"] if c["name"] == "MCP Servers")
+    mcp["implementationNotes"]["gotchas"] = [
+        "Project-scoped servers need approval on first use",
+        "A server in .mcp.json starts only from the project's top folder.",
+    ]
+    build = real_build(write_agents(tmp_path, docs), tmp_path / "build")
+    async with connect(build, "2026-07-28") as client:
+        named = await client.call_tool(
+            "lookup_capability", {"agent": "claude", "capability": "external tools via .mcp.json"}
+        )
+        worded = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "external tools folder"})
+        other = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "external tools"})
+    said = (
+        "claude-code's record of MCP Servers has the caveat: A server in .mcp.json starts only from the project's top"
+    )
+    for result in (named, worded):
+        assert result.structured_content["suggestions"][0]["capability"] == "mcp-servers", result.structured_content
+        notes = json.dumps(result.structured_content["notes"])
+        assert said in notes and "approval" not in notes, notes
+    assert "caveat" not in json.dumps(other.structured_content.get("notes", []))
+
+
 async def test_a_limitation_is_not_quoted_for_the_agent_s_own_name(tmp_path: Path) -> None:
     """'database claude' asked of claude quoted "Servers added outside Claude Code are not seen." for its 'claude':
     the agent's own name is in the question and its records, no detail of either (as for what a record lacks)."""
