@@ -384,6 +384,36 @@ def limited(snapshot: Snapshot, query: str, shown: Sequence[tuple[str, Sequence[
     return " ".join(said)
 
 
+# Words that ask for what a record says a capability cannot do ('what are the limits of compaction'), as `terms()`
+# gives them.
+_LIMIT_WORDS = frozenset("limitation limit restriction restrict drawback downside caveat gotcha constraint".split())
+
+
+def unlimited(snapshot: Snapshot, resolution: Resolution, agents: Sequence[str]) -> str:
+    """ "copilot-cli's record of Context Compaction lists no limitations or caveats: none recorded, which does not say
+    there are none." when the query asks for limitations ('compaction limitations') and an asked agent's record, which
+    the answer shows, has neither: the record leaves the empty list out, and a model answered "no limitations" from
+    its silence (two blind model tests). Not when the word is one of the capability's name ('usage limits')."""
+    entry = snapshot.index.capabilities.get(resolution.value or "")
+    if not resolution.ok or entry is None or not (set(terms(resolution.query)) & _LIMIT_WORDS) - set(terms(entry.name)):
+        return ""
+    bare = []
+    for who in [who for who in dict.fromkeys(agents) if who in entry.agents][:_RECORDS_READ]:
+        document = snapshot.find("lookup", agent=who, capability=entry.slug)
+        record = json.loads(_part(document.text, "capability") or "null") if document else None
+        notes = record.get("implementationNotes") if isinstance(record, dict) else None
+        caveats = _strings(notes.get("gotchas")) if isinstance(notes, dict) else []
+        if isinstance(record, dict) and not _strings(record.get("limitations")) and not caveats:
+            bare.append(who)
+    if not bare:
+        return ""
+    if len(bare) == 1:
+        whose, verb, they = f"{bare[0]}'s record of {entry.name}", "lists", "it has"
+    else:
+        whose, verb, they = f"The {entry.name} records of {_agents(bare)}", "list", "they have"
+    return f"{whose} {verb} no limitations or caveats: none recorded, which does not say {they} none."
+
+
 def _longer_names(snapshot: Snapshot, asked: Sequence[str]) -> list[tuple[int, int]]:
     """The spans of the query's words that are a listed or agent name of several words, found once per call: a
     listed name within one ('github' of 'github actions', of 'github copilot') is not what the query names."""

@@ -396,7 +396,8 @@ def lookup_capability(snapshot: Snapshot, agent: str, capability: str) -> types.
     listed = records.listed(snapshot, capability, [asked])  # a platform or model its file lists ('JetBrains')
     about = records.about_records(cap_res, [asked])  # 'limitations': each record's, no capability's
     if unresolved.wants_suggestions(snapshot, cap_res):  # free text read as one capability: what its record lacks too
-        lacks = " ".join(filter(None, (records.unheld(snapshot, cap_res, asked, elsewhere=True), listed, about)))
+        unheld = records.unheld(snapshot, cap_res, asked, elsewhere=True)
+        lacks = " ".join(filter(None, (unheld, records.unlimited(snapshot, cap_res, [asked]), listed, about)))
         return _suggested(snapshot, cap_res, agent_res.value, lacks, agent=agent_res, capability=cap_res)
     if not cap_res.ok:  # ambiguous or unknown: candidates as a normal result (issue 12)
         value = unresolved.candidates(snapshot, cap_res, agent_res.value)
@@ -410,6 +411,7 @@ def lookup_capability(snapshot: Snapshot, agent: str, capability: str) -> types.
         records.borrowed(snapshot, cap_res, asked),
         records.unheld(snapshot, cap_res, asked),
         records.unrecorded(snapshot, cap_res.value or "", [asked]),
+        records.unlimited(snapshot, cap_res, [asked]),
         listed,
     )
     return _document(snapshot, document, " ".join(filter(None, notes)), agent=agent_res, capability=cap_res)
@@ -447,7 +449,8 @@ def _compared(
         # one agent asked: its own snippets, as a lookup has them; several: every agent's, and where each stands
         one = asked[0] if len(asked) == 1 else None
         several = asked if one is None else ()
-        note = " ".join(filter(None, (read, records.unheld(snapshot, cap_res, every, elsewhere=True), listed, about)))
+        unheld = records.unheld(snapshot, cap_res, every, elsewhere=True)
+        note = " ".join(filter(None, (read, unheld, records.unlimited(snapshot, cap_res, every), listed, about)))
         return _suggested(snapshot, cap_res, one, note, several, one is not None, capability=cap_res, **meta)
     if not cap_res.ok:  # ambiguous without snippets, or unknown: candidates
         value = unresolved.candidates(snapshot, cap_res, None)
@@ -460,6 +463,7 @@ def _compared(
         records.borrowed(snapshot, cap_res, every),
         records.unheld(snapshot, cap_res, every),
         records.unrecorded(snapshot, cap_res.value or "", every),
+        records.unlimited(snapshot, cap_res, every),
         listed,
     )
     note = " ".join(filter(None, notes))

@@ -2382,6 +2382,26 @@ async def test_a_caveat_holding_an_identifier_or_a_detail_of_the_query_is_said_b
     assert "caveat" not in json.dumps(other.structured_content.get("notes", []))
 
 
+async def test_a_record_without_limitations_says_so_when_they_are_asked_for(tmp_path: Path) -> None:
+    """A record leaves an empty limitation list out, and a model asked 'what are the limits of compaction' answered "no
+    limitations" from the silence (two blind model tests): the answer says none are recorded, for the asked records
+    that have neither limitations nor caveats, and only when the query asks for them."""
+    build = real_build(write_agents(tmp_path, documents()), tmp_path / "build")
+    async with connect(build, "2026-07-28") as client:
+        bare = await client.call_tool("lookup_capability", {"agent": "copilot cli", "capability": "mcp limitations"})
+        held = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "mcp limitations"})
+        plain = await client.call_tool("lookup_capability", {"agent": "copilot cli", "capability": "mcp servers"})
+        compared = await client.call_tool("compare_capability", {"capability": "mcp servers limitations"})
+    said = "copilot-cli's record of MCP Servers lists no limitations or caveats: none recorded, which does not say it"
+    assert bare.structured_content["capability"]["slug"] == "mcp-servers"
+    assert said in bare.content[-1].text and said in json.dumps(bare.structured_content["notes"])
+    for answer in (held, plain):
+        assert answer.structured_content["capability"]["slug"] == "mcp-servers"
+        assert "no limitations" not in " ".join(block.text for block in answer.content)
+    (note,) = [note for note in compared.structured_content["notes"] if "no limitations" in note]
+    assert "copilot-cli" in note and "claude-code" not in note, note
+
+
 async def test_a_limitation_is_not_quoted_for_the_agent_s_own_name(tmp_path: Path) -> None:
     """'database claude' asked of claude quoted "Servers added outside Claude Code are not seen." for its 'claude':
     the agent's own name is in the question and its records, no detail of either (as for what a record lacks)."""
