@@ -25,13 +25,14 @@ SHORT_TYPO = 5
 LONG_TYPO = 9
 # The longest spelled-out run an abbreviation may stand for ('bring your own key').
 LONGEST_EXPANSION = 4
-# Words that ask about a capability or its record ('does it support hooks?', 'hooks limitations', 'the file
-# references feature', 'enable usage metrics', 'hooks setup'), not what it is called: left out of a query unless it
-# holds every word of a name, alias or wording that has them ('models availability' for Model Availability), or has
-# no other word. As `terms()` gives them ('settings' -> 'setting', 'setting' -> 'set', 'enabled' -> 'enabl').
+# Words that ask about a capability or its record ('does it support hooks?', 'hooks limitations', 'hooks downsides',
+# 'the file references feature', 'enable usage metrics', 'hooks setup'), not what it is called: left out of a query
+# unless it holds every word of a name, alias or wording that has them ('models availability' for Model Availability),
+# or has no other word. As `terms()` gives them ('settings' -> 'setting', 'setting' -> 'set', 'enabled' -> 'enabl').
+# Not 'limit', which names capabilities ('usage limits', 'rate limit').
 QUESTION_WORDS = frozenset(
     "support available availability limitation requirement feature functionality capability option set setting setup "
-    "enable enabl".split()
+    "enable enabl drawback downside caveat gotcha restriction constraint".split()
 )
 
 _STEMMER = Stemmer.Stemmer("english")

@@ -384,16 +384,22 @@ def worded(tmp_path_factory: pytest.TempPathFactory) -> MatchIndex:
         "hooks option",
         "hooks capability",
         "hooks functionality",
+        "hooks downsides",
+        "drawbacks of hooks",
+        "hooks caveats",
+        "hooks gotchas",
+        "hooks restrictions",
+        "hooks constraints",
     ],
 )
 def test_words_asking_about_a_record_do_not_stand_between_a_name_and_its_capability(
     worded: MatchIndex, query: str
 ) -> None:
-    """Support, availability, limitations and requirements are what a capability's document says, and feature,
-    setup, settings, enable or option how one asks about a capability, not what it is called: 'limitations' would
-    otherwise read as the root 'limit', another capability's word, and 'setup' or 'enable' rank the record that says
-    them (Sandboxing) above the name; a name with such a word (Windows Support) does not make the word count in
-    every query."""
+    """Support, availability, limitations (drawbacks, caveats, restrictions) and requirements are what a capability's
+    document says, and feature, setup, settings, enable or option how one asks about a capability, not what it is
+    called: 'limitations' would otherwise read as the root 'limit', another capability's word, 'setup' or 'enable'
+    rank the record that says them (Sandboxing) above the name, and 'hooks downsides' offered IDE Integration first
+    on the bundled catalog; a name with such a word (Windows Support) does not make the word count in every query."""
     resolution = resolve_capability(worded, query, agent=CLAUDE)
     assert (resolution.status, resolution.value) == ("resolved", "hooks")
 
