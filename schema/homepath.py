@@ -119,6 +119,13 @@ def build_argument(**path: Any) -> Any:
 def one_build(argument: Any, option: Any) -> Any:
     """The build directory given as `[BUILD]` or as `--build`: both is refused unless they name the same path, so
     that neither is dropped unsaid."""
-    if argument is None or option is None or Path(argument) == Path(option):
+    if argument is None or option is None or _folder(argument) == _folder(option):
         return option if argument is None else argument
     raise click.UsageError(f"the build directory is given twice ({argument} and --build {option}): give it once")
+
+
+def _folder(path: Any) -> Path:
+    """The folder a build path names, for `one_build` to compare: `build`, `./build/` and its absolute path are one
+    folder, and so is a build's manifest.json, which `report` takes for its folder."""
+    folder = Path(os.path.abspath(os.path.expanduser(os.fspath(path))))
+    return folder.parent if folder.name == "manifest.json" and folder.is_file() else folder
