@@ -376,8 +376,11 @@ def limited(snapshot: Snapshot, query: str, shown: Sequence[tuple[str, Sequence[
                 # Multi-line text, said on one line: its blank line would open a paragraph the answer never wrote.
                 limit = " ".join(text[:_LIMIT_READ_CHARS].split())
                 held = theirs & _roots(limit) or any(token in limit.casefold() for token in tokens)
-                if len(said) < _LIMITS_SAID and held and f" {normalize(limit)} " not in said_there:
-                    whole = len(limit) <= _LIMIT_CHARS and len(text) <= _LIMIT_READ_CHARS
+                whole = len(limit) <= _LIMIT_CHARS and len(text) <= _LIMIT_READ_CHARS
+                # What the note would quote is said already when a snippet holds it: the whole limitation, or the
+                # part the note keeps of a long one (a snippet cuts it too, further on: the note would repeat it).
+                quoted_there = f" {normalize(limit)} " if whole else f" {normalize(limit[: _LIMIT_CHARS - 1])}"
+                if len(said) < _LIMITS_SAID and held and quoted_there not in said_there:
                     cut = limit if whole else f"{limit[: _LIMIT_CHARS - 1]}…"
                     end = "" if cut.endswith((".", "!", "?", "…")) else "."
                     said.append(f"{who}'s record of {entry.name} has the {kind}: {cut}{end}")

@@ -2437,6 +2437,26 @@ async def test_a_limitation_is_quoted_on_one_line(tmp_path: Path) -> None:
         assert "\n\nFor the agents asked" not in text_of(answer)
 
 
+async def test_a_long_limitation_its_snippet_cuts_is_not_quoted_again(tmp_path: Path) -> None:
+    """A limitation longer than a snippet says was quoted again in a note below the snippet that said it (both cut),
+    the answer saying one limitation twice; a comparison, whose snippet leaves it out, still quotes it."""
+    docs = documents()
+    mcp = next(c for c in docs["claude-code"]["capabilities"] if c["name"] == "MCP Servers")
+    mcp["limitations"] = [
+        "Servers are started from the settings file at launch, each as its own process with the user's own "
+        "environment, and a server that fails to start is skipped with a warning in the log; none runs on Windows."
+        " Servers are listed by /mcp and removed with /mcp remove, or by editing the settings file by hand."
+    ]
+    build = real_build(write_agents(tmp_path, docs), tmp_path / "build")
+    asked = {"agent": "claude", "capability": "connect a database on windows"}
+    async with connect(build, "2026-07-28") as client:
+        lookup = await client.call_tool("lookup_capability", asked)
+        compared = await client.call_tool("compare_capability", {"capability": asked["capability"]})
+    said = "claude-code's record of MCP Servers has the limitation: Servers are started from the settings file"
+    assert "Limits: Servers are started from the settings file" in text_of(lookup)  # the snippet, cut
+    assert said not in text_of(lookup) and said in text_of(compared)
+
+
 async def test_context_windows_is_the_plural_of_context_window_not_the_operating_system(bundled_build: Path) -> None:
     """'context windows' offered Hooks first once 'windows' was read only as the operating system's name; a platform
     question keeps that reading ('Windows support' resolved Context Compaction, "context window", at 0.81)."""
