@@ -227,3 +227,22 @@ def test_a_character_budget_the_baseline_breaches_itself_holds_the_overview_to_t
     assert passed.exit_code == 0, passed.output
     failed = _report("--build", str(richer), "--against", str(base), "--baseline-budgets")
     assert failed.exit_code == 1 and "in the form this build chose" in failed.output, failed.output
+
+
+def test_a_build_within_a_budget_the_baseline_breaches_is_not_said_to_be_held(tmp_path: Path) -> None:
+    """A build that fits the budget its baseline breaches was warned "this build is held to that size (N)", N its own
+    largest document, not the size it is held to: no warning then, and one over the budget names both sizes apart."""
+    probe = _build(tmp_path / "probe", documents(), LOOSE)
+    fits = _largest(probe, "capability")
+    base = _build(tmp_path / "base", _larger_catalog(), f"budgets:\n  capability: {fits}\n")  # over its own budget
+    within = _build(tmp_path / "within", documents(), "budgets:\n  capability: 50000\n")
+    data = _json("--build", str(within), "--against", str(base), "--baseline-budgets")
+    assert data["ok"] is True and "baseline-breach" not in {w["reason"] for w in data["warnings"]}, data["warnings"]
+    over = _build(tmp_path / "over", documents(), "budgets:\n  capability: 50000\n")
+    tight = _build(tmp_path / "tight", _larger_catalog(), f"budgets:\n  capability: {fits - 10}\n")
+    (said,) = [
+        w
+        for w in _json("--build", str(over), "--against", str(tight), "--baseline-budgets")["warnings"]
+        if w["reason"] == "baseline-breach"
+    ]
+    assert f"this build ({fits:,}) is held to that size" in said["message"], said

@@ -504,13 +504,14 @@ def _change(
 
 
 def _over_at_base(build: Manifest) -> Iterable[Finding]:
-    """A warning per budget held to the baseline that the baseline breaches itself, and this build no more: the
-    build is held to the baseline's size until the base branch fits its budget."""
+    """A warning per budget held to the baseline that the baseline breaches itself, and this build too, no more than
+    the baseline: the build is held to the baseline's size until the base branch fits its budget. A build within the
+    budget is held to nothing more (its largest document was said as "that size", which it is not)."""
     for row in build.data["budgets"]:
-        if row.get("base") is not None and row["ok"]:
+        if row.get("base") is not None and row["ok"] and row["tokens"] > row["budget"]:
             said = (
                 f"{row['kind']}: the baseline breaches its own budget of {row['budget']:,} ({row['base']:,} tokens): "
-                f"this build is held to that size ({row['tokens']:,}) until the base branch fits its budget"
+                f"this build ({row['tokens']:,}) is held to that size until the base branch fits its budget"
             )
             yield Finding(row["kind"], "baseline-breach", said)
 
