@@ -388,7 +388,14 @@ def lookup_capability(snapshot: Snapshot, agent: str, capability: str) -> types.
             return _compared(snapshot, cap_res, [agent], several.found, several.problem, several.read)
         agent_res, problem = agent_args.one_agent(snapshot, agent_res)
         if problem:
-            if (swapped := resolve_agent(snapshot.index, capability)).ok:  # agent='MCP', capability='ferrule'
+            # agent='MCP', capability='ferrule': swapped when the agent argument names a capability by a tier of its
+            # names, not by the ranking's words (agent='cursor', capability='claude' asks about two agents).
+            as_capability = resolve_capability(snapshot.index, agent)
+            if (
+                as_capability.ok
+                and not as_capability.scored
+                and (swapped := resolve_agent(snapshot.index, capability)).ok
+            ):
                 problem += f" {capability!r} is an agent ({swapped.value}): call again with the arguments swapped."
             return _error(problem, agent=agent_res)
     cap_res = resolve_capability(snapshot.index, capability, agent=agent_res.value)

@@ -1535,6 +1535,7 @@ async def test_errors_say_what_the_catalog_covers_and_where_to_go(any_build: Pat
         cursor = await client.call_tool("lookup_capability", {"agent": "cursor", "capability": "hooks"})
         plan = await client.call_tool("list_capabilities", {"category": "Plan Mode"})
         swapped = await client.call_tool("lookup_capability", {"agent": "Plan Mode", "capability": "claude"})
+        two_agents = await client.call_tool("lookup_capability", {"agent": "cursor", "capability": "claude"})
         as_agent = await client.call_tool("list_capabilities", {"agent": "customization"})
         neither = await client.call_tool("list_capabilities", {})
         voice = await client.call_tool("compare_capability", {"capability": "zzqx voice telepathy"})
@@ -1581,6 +1582,9 @@ async def test_errors_say_what_the_catalog_covers_and_where_to_go(any_build: Pat
         in (text_of(swapped))
     )
     assert "'claude' is an agent (claude-code): call again with the arguments swapped." in text_of(swapped)
+    # two agents' names, one outside the catalog ('cursor' ranks Inline Chat by its words): swapped, claude-code would
+    # be asked about 'cursor'
+    assert text_of(two_agents) == f"Unknown agent 'cursor': this catalog covers {', '.join(ids)}."
     assert "'customization' is a category: list_capabilities(category='customization')" in text_of(as_agent)
     assert neither.is_error and "summary" not in text_of(neither)
     assert "categories" in text_of(neither) and "Categories:" in tools["list_capabilities"].description
