@@ -394,6 +394,10 @@ def _hint(error: Any, written: Callable[[], str | None] = lambda: None) -> str |
     return None
 
 
+# A number written with a thousands separator: a first group of one to three digits, then groups of three.
+_THOUSANDS = re.compile(r"[+-]?\d{1,3}(?:[,_]\d{3})+(?:\.\d+)?")
+
+
 def _type_hint(expected: str | list[str], value: Any, written: Callable[[], str | None]) -> str | None:
     """How to write the expected type, naming the value itself where it only needs its quotes changed."""
     wanted = [name for name in ([expected] if isinstance(expected, str) else expected) if name != "null"]
@@ -412,7 +416,9 @@ def _type_hint(expected: str | list[str], value: Any, written: Callable[[], str 
             if (plain := _written_out(text)) is not None:
                 return f"write {plain}, without quotes; in YAML an exponent such as {text} is read as text"
         grouped = text.replace(",", "").replace("_", "")  # '1,000' (YAML reads '1_000' as a number already)
-        if kind in ("number", "integer") and grouped != text and json_type(_number(grouped)) in {kind, "integer"}:
+        # digits in threes after the first group: '1,5' and '1,2,3' are no thousands ('write 15' read a decimal comma)
+        in_threes = _THOUSANDS.fullmatch(text) is not None
+        if kind in ("number", "integer") and in_threes and json_type(_number(grouped)) in {kind, "integer"}:
             return f"write {grouped}, without quotes or a thousands separator"
     if kind == "string" and (yaml_boolean := _yaml_boolean(value, written)):
         return f'{yaml_boolean}: write "{written()}" in quotes'

@@ -183,6 +183,15 @@ def test_empty_file_means_defaults(tmp_path: Path) -> None:
             ],
         ),
         (
+            "budgets:\n  summary: 1,5\n  full: 1,2,3\n",  # a decimal comma, a list: no thousands ('write 15')
+            [
+                "capidx.yaml:2:12: $.budgets.summary: expected integer, received string (write a whole number without "
+                "quotes, such as 30)",
+                "capidx.yaml:3:9: $.budgets.full: expected integer, received string (write a whole number without "
+                "quotes, such as 30)",
+            ],
+        ),
+        (
             "budgets:\n  summary: 1e3\nlint:\n  min_description_entropy: 25e-1\n",  # YAML 1.1: text, not numbers
             [
                 "capidx.yaml:2:12: $.budgets.summary: expected integer, received string (write 1000, without quotes; "
@@ -269,6 +278,7 @@ def test_empty_file_means_defaults(tmp_path: Path) -> None:
         "days-past-a-date",
         "wrong-types",
         "thousands-separator",
+        "comma-not-in-thousands",
         "exponent-as-text",
         "exponent-written-exactly",
         "exponent-too-large",
