@@ -667,7 +667,13 @@ def test_agents_all_sharing_a_capability_past_the_bound_are_refused(tmp_path: Pa
 
 @pytest.mark.parametrize(
     ("written", "differs"),
-    [("MCP SERVERS", "case"), ("MCP  servers.", "case, spacing or punctuation"), ("MCP Servers", None)],
+    [
+        ("MCP SERVERS", "case"),
+        ("MCP  servers.", "case, spacing or punctuation"),
+        ("MCP Sérvers", "accents"),  # was said to be 'case, spacing or punctuation'
+        ("ＭＣＰ Ｓｅｒｖｅｒｓ", "character width or case"),  # full-width, likewise
+        ("MCP Servers", None),
+    ],
 )
 def test_a_duplicate_name_written_otherwise_quotes_the_first_spelling(
     tmp_path: Path, written: str, differs: str | None

@@ -11,6 +11,7 @@ unchanged data just because time passed.
 from __future__ import annotations
 
 import re
+import unicodedata
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, date, datetime, time, timedelta
@@ -337,13 +338,32 @@ def _duplicate_names(source: SourceFile, capabilities: list[tuple[int, dict[str,
             message = f"{quote(name)} makes the same slug ({slugify(name)}) as {quote(first_name)}"
             hint, code = f"{where}; {across.RENAME}", "name-slug-collision"
         elif name != first_name:  # 'MCP SERVERS' after 'MCP Servers': the one it repeats, as written there
-            differs = "case" if name.casefold() == first_name.casefold() else "case, spacing or punctuation"
+            differs = _how_it_differs(name, first_name)
             message = f"duplicate capability name {quote(name)}: it differs only in {differs} from {quote(first_name)}"
             hint = f"{where}; write one name once"
         else:
             message, hint = f"duplicate capability name {quote(name)}", f"{where}; write one name once"
         problems.append(source.diagnostic(("capabilities", index, "name"), "error", message, hint, code))
     return problems
+
+
+def _how_it_differs(name: str, first: str) -> str:
+    """What tells apart two spellings of one name ('MCP SERVERS', 'MCP Servers'): 'Cafe Mode' after 'Café Mode' was
+    said to differ "only in case, spacing or punctuation", and a full-width 'Ｃｏｄｅ Ｒｅｖｉｅｗ' too."""
+    if name.casefold() == first.casefold():
+        return "case"
+    if unicodedata.normalize("NFKC", name).casefold() == unicodedata.normalize("NFKC", first).casefold():
+        return "character width or case"  # full-width letters, a ligature ('ﬁ')
+
+    def unmarked(text: str) -> str:
+        return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+
+    if unmarked(name).casefold() == unmarked(first).casefold():
+        return "accents" if unmarked(name) == unmarked(first) else "accents or case"
+    marked = unmarked(name) != unicodedata.normalize("NFKD", name) or unmarked(first) != unicodedata.normalize(
+        "NFKD", first
+    )
+    return "case, spacing, punctuation or accents" if marked else "case, spacing or punctuation"
 
 
 def _vague_description(
