@@ -27,7 +27,7 @@ from capidx.schema.realpath import real_path
 
 _HOME_PREFIXES = ("~/", "~" + os.sep)
 # What an empty path is told, as an option or as serve's settings take it (`--agents "$AGENTS"` with it unset).
-EMPTY_PATH = "an empty path names nothing: give a path, or leave the option out"
+EMPTY_PATH = "an empty path names nothing: give a path, or leave it out"  # a flag, [BUILD] or a setting alike
 LINK_LOOP = "symbolic link loop"
 
 

@@ -161,10 +161,10 @@ def beside_unknown(snapshot: Snapshot, found: list[Resolution], problem: str | N
 
 
 def answered_for(found: list[Resolution], unknown: str) -> str:
-    """ "'copilot' read as copilot-cli and vscode-copilot. Unknown agent 'cursor': this catalog covers … Answered for
-    copilot-cli, vscode-copilot alone." """
+    """ "'copilot' read as copilot-cli and vscode-copilot. Unknown agent 'cursor': this catalog covers … Looked up for
+    copilot-cli, vscode-copilot alone." (what follows an answer or suggestions alike)"""
     return " ".join(
-        filter(None, (read_as_several(found), f"{unknown} Answered for {', '.join(named_ids(found))} alone."))
+        filter(None, (read_as_several(found), f"{unknown} Looked up for {', '.join(named_ids(found))} alone."))
     )
 
 

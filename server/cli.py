@@ -3,6 +3,7 @@ command (by `capidx.server.serve`) so other commands stay fast."""
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import os
 import shlex
@@ -160,6 +161,8 @@ def serve(config: Path | None, print_config: bool, build_positional: str | None,
         settings = resolve_settings(flags, os.environ, Path.cwd(), config)
     except SettingsError as error:
         raise ServeError(error.problems) from None
+    if build_positional is not None and settings.sources["build"].startswith("flag "):  # said as it was given
+        settings = dataclasses.replace(settings, sources={**settings.sources, "build": "argument BUILD"})
     if print_config:
         click.echo(render(settings), nl=False)
         return

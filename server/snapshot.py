@@ -244,6 +244,9 @@ def _build_root(directory: Path) -> Path:
                 link, problem = dead
                 raise BuildError(f"{link}: {problem}: point it at a build folder, or pass --build DIR")
             exists = os.path.exists(directory)
+            if exists and Path(directory).name == MANIFEST_NAME:  # `capidx report` takes it for its folder
+                folder = Path(directory).parent
+                raise NoBuildError(f"{directory} is a build's {MANIFEST_NAME}: serve its folder, {folder}")
             where = f"{directory} is not a directory" if exists else f"no build at {directory}"
             raise NoBuildError(f"{where}: run `capidx build` first, or pass --build DIR", None if exists else where)
         root = resolve(directory, strict=True)

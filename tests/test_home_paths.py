@@ -89,6 +89,7 @@ def test_an_empty_home_leaves_the_tilde_as_written(project: Path, monkeypatch: p
         ["inject", "--build", "", "AGENTS.md"],
         ["init", ""],
         ["serve", "--build", "", "--print-config"],
+        ["serve", "", "--print-config"],
     ],
 )
 def test_an_empty_path_is_refused_not_read_as_the_current_folder(project: Path, args: list[str]) -> None:
@@ -97,5 +98,5 @@ def test_an_empty_path_is_refused_not_read_as_the_current_folder(project: Path, 
     result = run_cli(args, cwd=project)
 
     assert result.exit_code == 2, result.output
-    assert "an empty path names nothing" in result.output
+    assert "an empty path names nothing: give a path, or leave it out" in result.output  # a flag or [BUILD]
     assert list(project.iterdir()) == []

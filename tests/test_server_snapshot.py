@@ -121,6 +121,24 @@ def test_no_build(tmp_path: Path) -> None:
         load_snapshot(tmp_path / "file")
 
 
+def test_serve_given_a_builds_manifest_names_the_folder_to_serve(build: Path) -> None:
+    # `capidx report build/manifest.json` reads that build; serve was told to run `capidx build`, which cannot help.
+    result = CliRunner().invoke(cli, ["serve", str(build / "manifest.json")])
+
+    assert result.exit_code == 2, result.output
+    assert f"serve its folder, {build}" in result.output
+    assert "run `capidx build`" not in result.output
+
+
+def test_the_build_given_as_an_argument_is_said_so_by_print_config(build: Path) -> None:
+    as_argument = CliRunner().invoke(cli, ["serve", str(build), "--print-config"])
+    as_flag = CliRunner().invoke(cli, ["serve", "--build", str(build), "--print-config"])
+
+    assert as_argument.exit_code == as_flag.exit_code == 0, as_argument.output + as_flag.output
+    assert "# argument BUILD" in as_argument.output and "--build" not in as_argument.output
+    assert "# flag --build" in as_flag.output
+
+
 def test_a_build_path_that_is_a_link_to_nothing_says_which_link_not_that_no_build_is_there(tmp_path: Path) -> None:
     """`no build at` would send the user to run a build that no link loop can hold."""
     (tmp_path / "a").symlink_to(tmp_path / "b")

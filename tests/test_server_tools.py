@@ -490,7 +490,7 @@ async def test_sources_for_a_name_of_several_agents_answer_for_each(any_build: P
     assert [entry["agent"] for entry in unknown.structured_content["agents"]] == ["copilot-cli", "vscode-copilot"]
     assert unknown.content[1].text == (
         "'copilot' read as copilot-cli and vscode-copilot. Unknown agent 'cursor': this catalog covers "
-        f"{ids}. Answered for copilot-cli, vscode-copilot alone."
+        f"{ids}. Looked up for copilot-cli, vscode-copilot alone."
     )
     assert not unclear.is_error and unclear.structured_content["candidates"]
     assert "'copilot' read as copilot-cli and vscode-copilot." in [block.text for block in unclear.content]
@@ -539,7 +539,7 @@ async def test_a_list_for_a_name_of_several_agents_lists_each(
     assert {row["agent"] for row in unknown.structured_content["capabilities"]} == set(ids)
     assert unknown.content[1].text.startswith(
         "'copilot' read as copilot-cli and vscode-copilot. Unknown agent 'cursor': this catalog covers "
-        f"{covered}. Answered for copilot-cli, vscode-copilot alone. Not in "
+        f"{covered}. Looked up for copilot-cli, vscode-copilot alone. Not in "
     )
     whole = "'copilot' stands for 2 agents (copilot-cli, vscode-copilot): one answer gives every"
     assert too_many.is_error
@@ -666,7 +666,7 @@ async def test_a_name_of_several_agents_joined_with_others_is_read_as_agents(any
         assert [e["agent"] for e in answer.structured_content["agents"]] == ["copilot-cli", "vscode-copilot"]
         assert answer.content[1].text.startswith(
             "'copilot' read as copilot-cli and vscode-copilot. Unknown agent 'cursor': this catalog covers "
-            f"{', '.join(ids)}. Answered for copilot-cli, vscode-copilot alone."
+            f"{', '.join(ids)}. Looked up for copilot-cli, vscode-copilot alone."
         )
     assert spaced.is_error and text_of(spaced).startswith("Unknown agent 'copilot gemini'")
 
@@ -1567,7 +1567,7 @@ async def test_errors_say_what_the_catalog_covers_and_where_to_go(any_build: Pat
     assert [e["agent"] for e in commas.structured_content["agents"]] == [*ids[:2], "vscode-copilot"]
     # the name that is no agent, said as a comparison says it, beside the answer for the other
     assert [e["agent"] for e in half.structured_content["agents"]] == ["claude-code"]
-    said = f"Unknown agent 'cursor': this catalog covers {', '.join(ids)}. Answered for claude-code alone."
+    said = f"Unknown agent 'cursor': this catalog covers {', '.join(ids)}. Looked up for claude-code alone."
     assert said in [block.text for block in half.content]
     # one agent named twice is that agent, answered once, and said so
     assert not twice.is_error and twice.structured_content["agent"] == "claude-code"
@@ -1591,7 +1591,7 @@ async def test_errors_say_what_the_catalog_covers_and_where_to_go(any_build: Pat
     text = several.content[1].text  # the unknown ones together, the ids once, beside the others' answer
     assert not several.is_error and text.count("gemini-cli") == 1
     assert "Unknown agents 'cursor', 'aider': this catalog covers " in text and "ambiguous" not in text
-    assert "Answered for claude-code, copilot-cli, vscode-copilot alone." in text
+    assert "Looked up for claude-code, copilot-cli, vscode-copilot alone." in text
     text = " ".join(block.text for block in repeated.content[1:])  # a name given several times is said once
     assert text.count("'cursor'") == 1 and "Unknown agent 'cursor':" in text
     hint = voice.structured_content["hint"]
