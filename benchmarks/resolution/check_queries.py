@@ -79,7 +79,7 @@ BLIND_SETS = [
 # query id only, so that running this check shows no query to a blind writer (who runs it on their own set) nor the
 # unread set to anyone: `--show-unread` shows the unread set's, `--show-all` every set's. The name of a set not yet
 # written leaves every set read until it is added.
-UNREAD = "check-2026-12-01-g"
+UNREAD = "check-2026-12-01-h"
 SETS = [
     (f"{name}_{catalog}_queries.json", root, letter)
     for name, bundled, catalog2 in BLIND_SETS
