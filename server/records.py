@@ -18,6 +18,7 @@ from capidx.schema.lexicon import identifiers
 from capidx.schema.text import bind_negation, canonical_json, normalize, terms
 from capidx.server.listings import LONGEST_NAME_WORDS
 from capidx.server.matchindex import Resolution
+from capidx.server.names import best_first
 from capidx.server.query import QUESTION_WORDS, analyse, root
 from capidx.server.readings import quoted
 from capidx.server.snapshot import Snapshot
@@ -49,6 +50,8 @@ _RECORDS_READ = 64  # agents' records of one capability `unheld` reads, at most:
 # read, not a lookup in its roots, and a query of 200 characters holds twenty; 12 of them over 128 records of 100 KB
 # took 550 ms a call (2.8 ms without them). The sentences name at most `_UNHELD_NAMED` words.
 _COMPOUNDS_SOUGHT = _UNHELD_NAMED
+_CLOSEST_SHARE = 0.5  # of a capability's name a record must explain (the ranking's confidence) to be said closest
+_CLOSEST_SAID = 2  # records `_closest_recorded` names per agent, at most
 _LIMITS_SAID = 2  # limitations `limited` quotes, at most
 _LIMIT_CHARS = 160  # characters of a limitation `limited` quotes, at most
 # Limitations `limited` reads per call, and characters of each: a build's record may list thousands, and reading all of
@@ -59,11 +62,34 @@ _LIMIT_READ_CHARS = 400
 
 def unrecorded(snapshot: Snapshot, slug: str, agents: Iterable[str]) -> str:
     """Said after a lookup or comparison for the asked agents whose data does not mention the capability: their
-    `recorded: false` would otherwise be read as a no."""
+    `recorded: false` would otherwise be read as a no. Then the records of theirs closest to it by name, where
+    one is close (`_closest_recorded`)."""
     entry = snapshot.index.capabilities.get(slug)
     if entry is None:
         return ""
-    return _no_record([agent for agent in dict.fromkeys(agents) if agent not in entry.agents], [entry.name])
+    lacking = [agent for agent in dict.fromkeys(agents) if agent not in entry.agents]
+    return " ".join(filter(None, (_no_record(lacking, [entry.name]), _closest_recorded(snapshot, slug, lacking))))
+
+
+def _closest_recorded(snapshot: Snapshot, slug: str, agents: Sequence[str]) -> str:
+    """'Closest by name among vscode-copilot's records: Web Fetch ✓.': a model told only that an agent has no record
+    of Web Search said it could not reach the web, while its record of Web Fetch says it can (a blind model test).
+    The capability's name ranked as a query; a record that explains at least `_CLOSEST_SHARE` of it, of the agents'
+    own, up to `_CLOSEST_SAID` each, for the first `_AGENTS_NAMED` agents."""
+    index = snapshot.index
+    if not agents:
+        return ""
+    ranked = best_first(index.ranker.rank(analyse(index.capabilities[slug].name, index.vocabulary).units))
+    close = [other for other, share in ranked if share >= _CLOSEST_SHARE and other != slug]
+    said = []
+    for agent in agents[:_AGENTS_NAMED]:
+        mine = [index.capabilities[other] for other in close if agent in index.capabilities[other].agents]
+        marks = ", ".join(f"{c.name} {'✓' if c.available_to(agent) else '✗'}" for c in mine[:_CLOSEST_SAID])
+        said += [(agent, marks)] if marks else []
+    if len(agents) == 1 and said:
+        return f"Closest by name among {said[0][0]}'s records: {said[0][1]}."
+    listed = "; ".join(f"{agent}'s {marks}" for agent, marks in said)
+    return f"Closest by name among their records: {listed}." if said else ""
 
 
 def borrowed(

@@ -24,6 +24,7 @@ from capidx.server.resolve import DECISION_RULE, decide, resolve_capability
 CLAUDE = "claude-code"
 GEMINI = "gemini-cli"
 BOTH = {CLAUDE: {"available": True}, GEMINI: {"available": True}}
+ONE = {CLAUDE: {"available": True}}
 
 CATALOG = (
     Cap(
@@ -785,3 +786,27 @@ async def test_lookup_with_a_shared_word_for_the_agent_answers_for_each(tmp_path
     (agent,) = result.meta["capidx/resolution"]["agents"]
     assert agent["status"] == "ambiguous"
     assert [c["value"] for c in agent["candidates"]] == ["cursor-agent", "junie"]
+
+
+@pytest.mark.anyio
+async def test_an_agent_with_no_record_is_pointed_at_its_records_closest_by_name(tmp_path: Path) -> None:
+    """Told only that vscode-copilot has no record of Web Search, a model said it could not reach the web; its record
+    of Web Fetch says it can. A record of the agent's own that explains at least half of the capability's name is
+    named beside "no data, not a no", with its availability; none when nothing is that close, nor another agent's."""
+    caps = (
+        Cap("Web Search", "context-awareness", "Looks up current pages with a search engine.", agents=ONE),
+        Cap("Web Fetch", "context-awareness", "Reads a page that a search found, from its address.", agents=BOTH),
+        Cap("Voice Input", "ide-integration", "Dictates a prompt aloud.", agents=ONE),
+        Cap("Plan Mode", "context-awareness", "Proposes a plan before any edit.", agents=BOTH),
+    )  # fmt: skip
+    build = real_build(write_catalog(tmp_path / "agents", caps), tmp_path / "build")
+    async with connect(build) as client:
+        lookup = await client.call_tool("lookup_capability", {"agent": GEMINI, "capability": "web search"})
+        compared = await client.call_tool("compare_capability", {"capability": "Web Search", "agents": [GEMINI]})
+        every = await client.call_tool("compare_capability", {"capability": "Web Search"})
+        voice = await client.call_tool("lookup_capability", {"agent": GEMINI, "capability": "voice input"})
+    said = f"{GEMINI}'s data has no record of Web Search: no data, not a no. Closest by name among {GEMINI}'s records"
+    assert lookup.content[-1].text == f"{said}: Web Fetch ✓.", lookup.content[-1].text
+    assert compared.content[-1].text == f"{said}: Web Fetch ✓.", compared.content[-1].text
+    assert every.content[-1].text.endswith(" Closest by name among their records: gemini-cli's Web Fetch ✓.")
+    assert voice.content[-1].text == f"{GEMINI}'s data has no record of Voice Input: no data, not a no."

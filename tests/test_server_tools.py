@@ -708,18 +708,19 @@ async def test_a_phrase_is_said_to_be_another_agents_only_where_it_is_one_of_its
 
 async def test_a_word_of_several_agents_names_is_no_agent_beside_another_name(bundled_build: Path) -> None:
     """With spaces alone, a word that several agents' names share ('cli', 'code', 'github') is no agent of its own:
-    'claude cli' was read as claude-code, copilot-cli and gemini-cli, and 'gemini code' as three agents, answered
-    as a comparison nobody asked for. Side by side, each run of words must name one agent; a joiner still reads
-    them ('claude and cli')."""
+    'gemini code' was read as three agents, answered as a comparison nobody asked for. Side by side, each run of words
+    must name one agent; a joiner still reads them ('gemini and code'). 'claude cli' is Claude Code's alias."""
     async with connect(bundled_build) as client:
         answers = {
             name: await client.call_tool("lookup_capability", {"agent": name, "capability": "hooks"})
-            for name in ("claude cli", "gemini code", "claude github")
+            for name in ("gemini code", "claude github")
         }
-        joined = await client.call_tool("lookup_capability", {"agent": "claude and cli", "capability": "hooks"})
+        joined = await client.call_tool("lookup_capability", {"agent": "gemini and code", "capability": "hooks"})
+        alias = await client.call_tool("lookup_capability", {"agent": "claude cli", "capability": "hooks"})
     for name, answer in answers.items():
         assert answer.is_error and text_of(answer).startswith(f"Unknown agent {name!r}")
-    assert [e["agent"] for e in joined.structured_content["agents"]] == ["claude-code", "copilot-cli", "gemini-cli"]
+    assert [e["agent"] for e in joined.structured_content["agents"]] == ["claude-code", "gemini-cli", "vscode-copilot"]
+    assert alias.structured_content["agent"] == "claude-code"
 
 
 async def test_names_side_by_side_are_read_only_when_each_names_an_agent(any_build: Path) -> None:
