@@ -21,12 +21,15 @@ TYPO_RATIO = 82
 TYPO_LEAD = 5
 TYPO_FLOOR = TYPO_RATIO - TYPO_LEAD  # a similarity below it can neither win nor come within the lead
 SUGGESTIONS = 3
+GENERIC_AGENT_WORDS = frozenset(("agent", "agents"))  # what every agent is: 'the VS Code agent'
 _NUMBER = re.compile(r"\d+")
 
 
 def resolve_agent(index: MatchIndex, query: str) -> Resolution:
-    """An agent id from its id, name or nickname ('Claude Code', 'claude', 'gemini', 'Copilot in VS Code')."""
-    return _resolve_name(index.agent_names, query, index.agent_label)
+    """An agent id from its id, name or nickname ('Claude Code', 'claude', 'gemini', 'Copilot in VS Code'), also as
+    'the X agent' ('VS Code agent', which a model asked and was told is no agent): 'agent' names every one of them,
+    so it is left out of the words unless an agent's names have it."""
+    return _resolve_name(index.agent_names, query, index.agent_label, GENERIC_AGENT_WORDS)
 
 
 def resolve_category(index: MatchIndex, query: str) -> Resolution:
@@ -34,9 +37,16 @@ def resolve_category(index: MatchIndex, query: str) -> Resolution:
     return _resolve_name(index.category_names, query, str)
 
 
-def _resolve_name(table: NameTable, query: str, label: Callable[[str], str]) -> Resolution:
-    """A spelling, the words of one (stop words alone name nothing), or a spelling mistyped; else suggestions."""
+def _resolve_name(
+    table: NameTable, query: str, label: Callable[[str], str], generic: frozenset[str] = frozenset()
+) -> Resolution:
+    """A spelling, the words of one (stop words alone name nothing, nor `generic` words no name has), or a spelling
+    mistyped; else suggestions."""
     n = normalize(query)
+    said = set(n.split()) - STOP_WORDS
+    unnamed = {word for word in said & generic if not any(word in known for known in table.words.values())}
+    if unnamed and said - unnamed:
+        n = " ".join(word for word in n.split() if word not in unnamed)
     found = table.spellings.get(n) or (_containing(table, n) if set(n.split()) - STOP_WORDS else ())
     if len(found) == 1:  # a spelling of the value, or every word of the query names it ('github copilot cli')
         return Resolution(query, "resolved", found[0], "exact" if n == normalize(found[0]) else "name", 1.0)

@@ -399,6 +399,23 @@ def test_an_agents_name_with_a_word_of_other_agents_names_resolves_to_it() -> No
         assert resolve_agent(index, query).status != "resolved", query
 
 
+def test_the_word_agent_beside_an_agents_name_is_that_agent() -> None:
+    """'VS Code agent': a model asked it and was told it is no agent. 'agent' is what every agent is, so beside a name
+    it names nothing more ('the gemini agent', 'copilot agent' both Copilots); alone it names no agent, and an agent
+    whose names have the word keeps it as a word of its names."""
+    index = agent_index(
+        {"gemini": ["gemini-cli"], "copilot": ["copilot-cli", "vscode-copilot"], "vs code": ["vscode-copilot"]}
+    )
+    assert resolve_agent(index, "VS Code agent").value == "vscode-copilot"
+    assert resolve_agent(index, "the Gemini agent").value == "gemini-cli"
+    assert resolve_agent(index, "gemni agent").value == "gemini-cli"  # mistyped, as without the word
+    assert resolve_agent(index, "copilot agents").status == "ambiguous"
+    for alone in ("agent", "the agents"):
+        assert resolve_agent(index, alone).status == "unknown", alone
+    named = agent_index({"agent smith": ["copilot-cli"], "agent": ["copilot-cli"], "gemini": ["gemini-cli"]})
+    assert resolve_agent(named, "gemini agent").status != "resolved"  # 'agent' is a name here: two agents' words
+
+
 def test_an_agents_name_with_another_agents_name_names_no_one_agent() -> None:
     """'Anthropic Claude Code and Copilot CLI' names two agents: Claude Code's names hold the most of its words, and
     each word they lack ('copilot', 'cli') is a word of two other agents' names, but 'copilot' is a name by itself
