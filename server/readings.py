@@ -76,6 +76,12 @@ def agent_readings(snapshot: Snapshot, resolution: Mapping[str, Resolution | lis
         for r in agents
         if r.ok and r.resolved_by in AGENT_READINGS
     ]
+    said += [
+        f"Read agent {r.query!r} as {r.value} ({snapshot.index.agent_label(r.value or '')}), the one agent of this "
+        "catalog so named; other products of that name have no data here."
+        for r in dict.fromkeys(agents)
+        if r.ok and r.resolved_by == "name" and _another_name(snapshot, r)
+    ]
     category = resolution.get("category")
     if isinstance(category, Resolution) and category.ok and category.resolved_by == "fuzzy":
         said.append(f"Read category {category.query!r} as {category.value}, allowing for typos.")
@@ -91,6 +97,15 @@ def agent_readings(snapshot: Snapshot, resolution: Mapping[str, Resolution | lis
             words = ", ".join(quoted(word) for word in unread[:UNREAD_NAMED])
             said.append(f"Left out of {quoted(query)}: {words} (capidx reads Latin letters and digits only).")
     return said
+
+
+def _another_name(snapshot: Snapshot, resolution: Resolution) -> bool:
+    """Whether an agent was named by none of the words of its id or name ('Google' for gemini-cli, 'Anthropic' for
+    claude-code): a vendor's name, read silently, was taken for the one agent of that vendor the catalog has, where
+    the user may mean another of its products."""
+    value = resolution.value or ""
+    own = set(normalize(f"{value} {snapshot.index.agent_label(value)}").split())
+    return not own & set(normalize(resolution.query).split())
 
 
 def _agent_spelled(snapshot: Snapshot, query: str) -> tuple[str, ...]:

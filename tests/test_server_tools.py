@@ -706,6 +706,24 @@ async def test_a_phrase_is_said_to_be_another_agents_only_where_it_is_one_of_its
     )
 
 
+async def test_an_agent_named_by_none_of_its_own_words_is_said_to_be_read_so(bundled_build: Path) -> None:
+    """'Google' resolved to gemini-cli silently (a blind model test): the user may mean another Google product, of
+    which the catalog has nothing. A name with a word of the agent's own id or name ('gemini', 'Google Gemini') is
+    read silently, as before."""
+    async with connect(bundled_build) as client:
+        vendor = await client.call_tool("lookup_capability", {"agent": "Google", "capability": "hooks"})
+        own = await client.call_tool("lookup_capability", {"agent": "Google Gemini", "capability": "hooks"})
+        compared = await client.call_tool("compare_capability", {"capability": "hooks", "agents": ["anthropic"]})
+
+    def every_block(result: Any) -> str:
+        return "\n".join(block.text for block in result.content)
+
+    said = "Read agent 'Google' as gemini-cli (Gemini CLI), the one agent of this catalog so named"
+    assert vendor.structured_content["agent"] == "gemini-cli" and said in every_block(vendor)
+    assert own.structured_content["agent"] == "gemini-cli" and "Read agent" not in every_block(own)
+    assert "Read agent 'anthropic' as claude-code (Claude Code), the one agent" in every_block(compared)
+
+
 async def test_a_word_of_several_agents_names_is_no_agent_beside_another_name(bundled_build: Path) -> None:
     """With spaces alone, a word that several agents' names share ('cli', 'code', 'github') is no agent of its own:
     'gemini code' was read as three agents, answered as a comparison nobody asked for. Side by side, each run of words
