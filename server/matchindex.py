@@ -109,6 +109,7 @@ class MatchIndex:
     """`index/match.json`, parsed once per build and never mutated."""
 
     agents: Mapping[str, str]  # id -> name
+    vendors: Mapping[str, str]  # id -> vendor, when the build says it
     agent_names: NameTable  # -> agent ids
     listings: Listings  # what each agent's file lists (platforms, models), for the notes that say it
     capabilities: Mapping[str, CapabilityEntry]
@@ -168,8 +169,10 @@ class MatchIndex:
             token: tuple((row["capability"], row.get("agent"), IDENTIFIER_EVIDENCE[row["field"]]) for row in found)
             for token, found in data.get("identifiers", {}).items()
         }
+        vendors = {row["id"]: row["vendor"] for row in data["agents"] if isinstance(row.get("vendor"), str)}
         return cls(
             agents=MappingProxyType(agents),
+            vendors=MappingProxyType(vendors),
             listings=Listings.from_json(data["agents"], agent_names),
             agent_names=NameTable.build(agent_names),
             capabilities=capabilities,

@@ -22,14 +22,14 @@ TYPO_LEAD = 5
 TYPO_FLOOR = TYPO_RATIO - TYPO_LEAD  # a similarity below it can neither win nor come within the lead
 SUGGESTIONS = 3
 GENERIC_AGENT_WORDS = frozenset(("agent", "agents"))  # what every agent is: 'the VS Code agent'
+_JOINERS = frozenset(",&/+;")  # a list of names, which `agent_args` splits ('claude, agents')
 _NUMBER = re.compile(r"\d+")
 
 
 def resolve_agent(index: MatchIndex, query: str) -> Resolution:
     """An agent id from its id, name or nickname ('Claude Code', 'claude', 'gemini', 'Copilot in VS Code'), also as
-    'the X agent' ('VS Code agent', which a model asked and was told is no agent): 'agent' names every one of them,
-    so it is left out of the words unless an agent's names have it."""
-    return _resolve_name(index.agent_names, query, index.agent_label, GENERIC_AGENT_WORDS)
+    '[the] X agent' (`_before_agent`)."""
+    return _resolve_name(index.agent_names, query, index.agent_label, _before_agent(index.agent_names, query))
 
 
 def resolve_category(index: MatchIndex, query: str) -> Resolution:
@@ -37,19 +37,27 @@ def resolve_category(index: MatchIndex, query: str) -> Resolution:
     return _resolve_name(index.category_names, query, str)
 
 
-def _resolve_name(
-    table: NameTable, query: str, label: Callable[[str], str], generic: frozenset[str] = frozenset()
-) -> Resolution:
-    """A spelling, the words of one (stop words alone name nothing, nor `generic` words no name has), or a spelling
-    mistyped; else suggestions."""
-    n = normalize(query)
-    said = set(n.split()) - STOP_WORDS
-    unnamed = {word for word in said & generic if not any(word in known for known in table.words.values())}
-    if unnamed and said - unnamed:
-        n = " ".join(word for word in n.split() if word not in unnamed)
+def _before_agent(table: NameTable, query: str) -> str:
+    """'[the] X agent(s)' read as 'X' ('VS Code agent', which a model asked and was told is no agent): every agent is
+    one, so the word adds nothing after a name. Not a spelling of an agent ('Cursor Agent'), nor a list or a phrase
+    of other words ('claude and other agents', 'claude, agents': the names are split and the rest said unknown)."""
+    words = normalize(query).split()
+    if len(words) < 2 or words[-1] not in GENERIC_AGENT_WORDS or " ".join(words) in table.spellings:
+        return query
+    head = words[1:-1] if words[0] == "the" else words[:-1]
+    if not head or set(head) & STOP_WORDS or not _JOINERS.isdisjoint(query):
+        return query
+    return " ".join(head)
+
+
+def _resolve_name(table: NameTable, query: str, label: Callable[[str], str], read: str | None = None) -> Resolution:
+    """A spelling, the words of one (stop words alone name nothing), or a spelling mistyped; else suggestions. `read`:
+    what of the query names the value, when not all of it."""
+    n = normalize(read if read is not None else query)
     found = table.spellings.get(n) or (_containing(table, n) if set(n.split()) - STOP_WORDS else ())
     if len(found) == 1:  # a spelling of the value, or every word of the query names it ('github copilot cli')
-        return Resolution(query, "resolved", found[0], "exact" if n == normalize(found[0]) else "name", 1.0)
+        exact = normalize(query) == normalize(found[0])  # 'claude-code agent' is no exact spelling
+        return Resolution(query, "resolved", found[0], "exact" if exact else "name", 1.0)
     if found:  # 'github copilot': both Copilots
         return ambiguous(query, found, label)
     if resolved := _mistyped(table, query, n):

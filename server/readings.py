@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 import mcp_types as types
 
-from capidx.schema.text import normalize, terms, unread_words
+from capidx.schema.text import STOP_WORDS, normalize, terms, unread_words
 from capidx.server.matchindex import Resolution
 from capidx.server.names import category_named
 from capidx.server.query import root
@@ -80,7 +80,7 @@ def agent_readings(snapshot: Snapshot, resolution: Mapping[str, Resolution | lis
         f"Read agent {r.query!r} as {r.value} ({snapshot.index.agent_label(r.value or '')}), the one agent of this "
         "catalog so named; other products of that name have no data here."
         for r in dict.fromkeys(agents)
-        if r.ok and r.resolved_by == "name" and _another_name(snapshot, r)
+        if r.ok and r.resolved_by == "name" and _by_vendor(snapshot, r)
     ]
     category = resolution.get("category")
     if isinstance(category, Resolution) and category.ok and category.resolved_by == "fuzzy":
@@ -99,13 +99,13 @@ def agent_readings(snapshot: Snapshot, resolution: Mapping[str, Resolution | lis
     return said
 
 
-def _another_name(snapshot: Snapshot, resolution: Resolution) -> bool:
-    """Whether an agent was named by none of the words of its id or name ('Google' for gemini-cli, 'Anthropic' for
-    claude-code): a vendor's name, read silently, was taken for the one agent of that vendor the catalog has, where
-    the user may mean another of its products."""
-    value = resolution.value or ""
-    own = set(normalize(f"{value} {snapshot.index.agent_label(value)}").split())
-    return not own & set(normalize(resolution.query).split())
+def _by_vendor(snapshot: Snapshot, resolution: Resolution) -> bool:
+    """Whether an agent was named by its vendor's name alone ('Google' for gemini-cli, 'Anthropic' for claude-code,
+    'GitHub' where one GitHub agent is in the catalog): read silently, it was taken for that vendor's one agent here,
+    where the user may mean another of its products. A build that does not give vendors says nothing."""
+    vendor = snapshot.index.vendors.get(resolution.value or "")
+    asked = set(normalize(resolution.query).split()) - STOP_WORDS
+    return vendor is not None and bool(asked) and asked <= set(normalize(vendor).split())
 
 
 def _agent_spelled(snapshot: Snapshot, query: str) -> tuple[str, ...]:

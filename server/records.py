@@ -72,24 +72,31 @@ def unrecorded(snapshot: Snapshot, slug: str, agents: Iterable[str]) -> str:
 
 
 def _closest_recorded(snapshot: Snapshot, slug: str, agents: Sequence[str]) -> str:
-    """'Closest by name among vscode-copilot's records: Web Fetch ✓.': a model told only that an agent has no record
-    of Web Search said it could not reach the web, while its record of Web Fetch says it can (a blind model test).
-    The capability's name ranked as a query; a record that explains at least `_CLOSEST_SHARE` of it, of the agents'
-    own, up to `_CLOSEST_SAID` each, for the first `_AGENTS_NAMED` agents."""
+    """'Closest by name among vscode-copilot's records: Web Fetch (available).': a model told only that an agent has
+    no record of Web Search said it could not reach the web, while its record of Web Fetch says it can (a blind model
+    test). Capabilities whose names share at least `_CLOSEST_SHARE` of the name's words (weighted by how rare each
+    is, idf; as roots), of the agents' own records, up to `_CLOSEST_SAID` each, for `_AGENTS_NAMED` agents with one.
+    By names alone: the ranking's other fields are every agent's texts, which named another agent's words."""
     index = snapshot.index
-    if not agents:
+    names, idf = index.vocabulary.name_roots, index.ranker.idf
+    asked, unknown = names.get(slug, frozenset()), index.ranker.unknown
+    weight = sum(idf.get(word, unknown) for word in asked)
+    if not weight:
         return ""
-    ranked = best_first(index.ranker.rank(analyse(index.capabilities[slug].name, index.vocabulary).units))
-    close = [other for other, share in ranked if share >= _CLOSEST_SHARE and other != slug]
+    sharing = {other for word in asked for other in index.vocabulary.names.get(word, ())} - {slug}
+    shares = {other: sum(idf.get(word, unknown) for word in asked & names[other]) / weight for other in sharing}
+    close = [index.capabilities[other] for other, share in best_first(shares) if share >= _CLOSEST_SHARE]
+    close = close[:_RECORDS_READ]  # each agent's few are looked for among these
     said = []
-    for agent in agents[:_AGENTS_NAMED]:
-        mine = [index.capabilities[other] for other in close if agent in index.capabilities[other].agents]
-        marks = ", ".join(f"{c.name} {'✓' if c.available_to(agent) else '✗'}" for c in mine[:_CLOSEST_SAID])
+    for agent in agents:
+        mine = [entry for entry in close if agent in entry.agents][:_CLOSEST_SAID]
+        marks = ", ".join(f"{e.name} ({'available' if e.available_to(agent) else 'not available'})" for e in mine)
         said += [(agent, marks)] if marks else []
-    if len(agents) == 1 and said:
+    if len(said) == 1 and len(agents) == 1:
         return f"Closest by name among {said[0][0]}'s records: {said[0][1]}."
-    listed = "; ".join(f"{agent}'s {marks}" for agent, marks in said)
-    return f"Closest by name among their records: {listed}." if said else ""
+    listed = "; ".join(f"{agent}'s {marks}" for agent, marks in said[:_AGENTS_NAMED])
+    more = f"; {len(said) - _AGENTS_NAMED} more agents' too" if len(said) > _AGENTS_NAMED else ""
+    return f"Closest by name among their records: {listed}{more}." if said else ""
 
 
 def borrowed(

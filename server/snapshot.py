@@ -246,7 +246,8 @@ def _build_root(directory: Path) -> Path:
             exists = os.path.exists(directory)
             if exists and Path(directory).name == MANIFEST_NAME:  # `capidx report` takes it for its folder
                 folder = Path(directory).parent
-                raise NoBuildError(f"{directory} is a build's {MANIFEST_NAME}: serve its folder, {folder}")
+                said = f"if it is a build's {MANIFEST_NAME}, serve its folder, {folder}"
+                raise NoBuildError(f"{directory} is a file: {said}")
             where = f"{directory} is not a directory" if exists else f"no build at {directory}"
             raise NoBuildError(f"{where}: run `capidx build` first, or pass --build DIR", None if exists else where)
         root = resolve(directory, strict=True)

@@ -202,6 +202,7 @@ def test_match_index(built: Path) -> None:
     assert claude == {
         "id": "claude-code",
         "name": "Claude Code",
+        "vendor": "Anthropic",
         "integrations": [{"name": "VS Code", "supported": True}, {"name": "Emacs", "supported": False}],
         "models": [{"name": "Claude Sonnet 4.5", "available": True}],
     }
@@ -209,6 +210,7 @@ def test_match_index(built: Path) -> None:
     assert copilot == {
         "id": "copilot-cli",
         "name": "GitHub Copilot CLI",
+        "vendor": "GitHub",
         "integrations": [{"name": "Terminal", "supported": True}],
     }
     assert all(normalize(key) == key for key in names)

@@ -790,23 +790,37 @@ async def test_lookup_with_a_shared_word_for_the_agent_answers_for_each(tmp_path
 
 @pytest.mark.anyio
 async def test_an_agent_with_no_record_is_pointed_at_its_records_closest_by_name(tmp_path: Path) -> None:
-    """Told only that vscode-copilot has no record of Web Search, a model said it could not reach the web; its record
-    of Web Fetch says it can. A record of the agent's own that explains at least half of the capability's name is
-    named beside "no data, not a no", with its availability; none when nothing is that close, nor another agent's."""
+    """Told only that an agent has no record of Web Search, a model said it could not reach the web; its record of Web
+    Fetch says it can. Its own records whose names share at least half of the capability's name (rarer words weigh
+    more) are named beside "no data, not a no", with where it stands; by names alone, so that another agent's text
+    (a description of Context Compaction that speaks of lifecycle hooks) names nothing, nor a name not that close."""
     caps = (
         Cap("Web Search", "context-awareness", "Looks up current pages with a search engine.", agents=ONE),
-        Cap("Web Fetch", "context-awareness", "Reads a page that a search found, from its address.", agents=BOTH),
-        Cap("Voice Input", "ide-integration", "Dictates a prompt aloud.", agents=ONE),
-        Cap("Plan Mode", "context-awareness", "Proposes a plan before any edit.", agents=BOTH),
+        Cap("Web Fetch", "context-awareness", "Reads a page from its address.", agents=BOTH),
+        Cap("Codebase Search", "context-awareness", "Searches the code for a symbol.", agents=BOTH),
+        Cap("Log Search", "observability", "Searches the session logs.", agents=BOTH),
+        Cap("Voice Input", "ide-integration", "Dictates a chat prompt aloud.", agents=ONE),
+        Cap("Lifecycle Hooks", "customization", "Runs a script at each lifecycle event.", agents=ONE),
+        Cap("Context Compaction", "context-awareness", "Summarizes the conversation; lifecycle hooks run first.",
+            agents=BOTH),
+        Cap("Inline Chat", "chat-assistance", "Chats in the editor.", agents=ONE),
+        Cap("Inline Completion", "code-generation", "Completes code as you type.",
+            agents={CLAUDE: {"available": True}, GEMINI: {"available": False}}),
+        Cap("Plan Mode", "context-awareness", "Proposes a plan in the chat before any edit.", agents=BOTH),
     )  # fmt: skip
     build = real_build(write_catalog(tmp_path / "agents", caps), tmp_path / "build")
     async with connect(build) as client:
-        lookup = await client.call_tool("lookup_capability", {"agent": GEMINI, "capability": "web search"})
+        asked = {
+            query: await client.call_tool("lookup_capability", {"agent": GEMINI, "capability": query})
+            for query in ("web search", "voice input", "lifecycle hooks", "inline chat")
+        }
         compared = await client.call_tool("compare_capability", {"capability": "Web Search", "agents": [GEMINI]})
         every = await client.call_tool("compare_capability", {"capability": "Web Search"})
-        voice = await client.call_tool("lookup_capability", {"agent": GEMINI, "capability": "voice input"})
-    said = f"{GEMINI}'s data has no record of Web Search: no data, not a no. Closest by name among {GEMINI}'s records"
-    assert lookup.content[-1].text == f"{said}: Web Fetch ✓.", lookup.content[-1].text
-    assert compared.content[-1].text == f"{said}: Web Fetch ✓.", compared.content[-1].text
-    assert every.content[-1].text.endswith(" Closest by name among their records: gemini-cli's Web Fetch ✓.")
-    assert voice.content[-1].text == f"{GEMINI}'s data has no record of Voice Input: no data, not a no."
+    said = {query: answer.content[-1].text for query, answer in asked.items()}
+    closest = f"Closest by name among {GEMINI}'s records"
+    assert said["web search"].endswith(f"no data, not a no. {closest}: Web Fetch (available)."), said
+    assert compared.content[-1].text == said["web search"]
+    assert every.content[-1].text.endswith(" Closest by name among their records: gemini-cli's Web Fetch (available).")
+    assert said["inline chat"].endswith(f"{closest}: Inline Completion (not available)."), said
+    for nothing_close in ("voice input", "lifecycle hooks"):
+        assert said[nothing_close].endswith("no data, not a no."), said[nothing_close]

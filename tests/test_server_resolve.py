@@ -399,21 +399,34 @@ def test_an_agents_name_with_a_word_of_other_agents_names_resolves_to_it() -> No
         assert resolve_agent(index, query).status != "resolved", query
 
 
-def test_the_word_agent_beside_an_agents_name_is_that_agent() -> None:
-    """'VS Code agent': a model asked it and was told it is no agent. 'agent' is what every agent is, so beside a name
-    it names nothing more ('the gemini agent', 'copilot agent' both Copilots); alone it names no agent, and an agent
-    whose names have the word keeps it as a word of its names."""
+def test_the_word_agent_after_an_agents_name_is_that_agent() -> None:
+    """'VS Code agent': a model asked it and was told it is no agent. Every agent is one, so '[the] X agent(s)' is X
+    ('copilot agents' both Copilots), mistyped too; 'agent' alone names no agent, a name that is a spelling with the
+    word keeps it ('Cursor Agent'), and a list or a phrase of other words is not read so ('claude and other agents',
+    'claude, agents': a review found them answered for claude-code alone, with nothing said of the rest)."""
     index = agent_index(
-        {"gemini": ["gemini-cli"], "copilot": ["copilot-cli", "vscode-copilot"], "vs code": ["vscode-copilot"]}
+        {
+            "gemini": ["gemini-cli"],
+            "copilot": ["copilot-cli", "vscode-copilot"],
+            "vs code": ["vscode-copilot"],
+            "claude code": ["claude-code"],
+            "cursor agent": ["cursor-agent"],
+            "cursor": ["cursor-agent"],
+        }
     )
     assert resolve_agent(index, "VS Code agent").value == "vscode-copilot"
-    assert resolve_agent(index, "the Gemini agent").value == "gemini-cli"
+    assert resolve_agent(index, "the Gemini agent").value == "gemini-cli"  # not also Cursor Agent, whose name has it
     assert resolve_agent(index, "gemni agent").value == "gemini-cli"  # mistyped, as without the word
     assert resolve_agent(index, "copilot agents").status == "ambiguous"
+    found = resolve_agent(index, "claude-code agent")
+    assert (found.value, found.resolved_by) == ("claude-code", "name")  # not an exact spelling
+    found = resolve_agent(index, "Cursor Agent")
+    assert (found.value, found.resolved_by) == ("cursor-agent", "exact")  # its id, spelled
+    for other in ("claude code and other agents", "claude code, agents", "gemini & agents"):
+        assert resolve_agent(index, other).status != "resolved", other
+    plain = agent_index({"gemini": ["gemini-cli"], "vs code": ["vscode-copilot"]})
     for alone in ("agent", "the agents"):
-        assert resolve_agent(index, alone).status == "unknown", alone
-    named = agent_index({"agent smith": ["copilot-cli"], "agent": ["copilot-cli"], "gemini": ["gemini-cli"]})
-    assert resolve_agent(named, "gemini agent").status != "resolved"  # 'agent' is a name here: two agents' words
+        assert resolve_agent(plain, alone).status == "unknown", alone
 
 
 def test_an_agents_name_with_another_agents_name_names_no_one_agent() -> None:

@@ -126,7 +126,7 @@ def test_serve_given_a_builds_manifest_names_the_folder_to_serve(build: Path) ->
     result = CliRunner().invoke(cli, ["serve", str(build / "manifest.json")])
 
     assert result.exit_code == 2, result.output
-    assert f"serve its folder, {build}" in result.output
+    assert f"if it is a build's manifest.json, serve its folder, {build}" in result.output  # a web app's is not
     assert "run `capidx build`" not in result.output
 
 
