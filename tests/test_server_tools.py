@@ -706,13 +706,14 @@ async def test_a_phrase_is_said_to_be_another_agents_only_where_it_is_one_of_its
     )
 
 
-async def test_an_agent_named_by_none_of_its_own_words_is_said_to_be_read_so(bundled_build: Path) -> None:
+async def test_an_agent_named_by_its_vendor_alone_is_said_to_be_read_so(bundled_build: Path) -> None:
     """'Google' resolved to gemini-cli silently (a blind model test): the user may mean another Google product, of
-    which the catalog has nothing. A name with a word of the agent's own id or name ('gemini', 'Google Gemini') is
-    read silently, as before."""
+    which the catalog has nothing. Only the vendor's words are said so: a name with a word of the agent's own
+    ('Google Gemini'), or its name run together ('ClaudeCode', which a review found said so), is read silently."""
     async with connect(bundled_build) as client:
         vendor = await client.call_tool("lookup_capability", {"agent": "Google", "capability": "hooks"})
         own = await client.call_tool("lookup_capability", {"agent": "Google Gemini", "capability": "hooks"})
+        together = await client.call_tool("lookup_capability", {"agent": "ClaudeCode", "capability": "hooks"})
         compared = await client.call_tool("compare_capability", {"capability": "hooks", "agents": ["anthropic"]})
 
     def every_block(result: Any) -> str:
@@ -721,6 +722,7 @@ async def test_an_agent_named_by_none_of_its_own_words_is_said_to_be_read_so(bun
     said = "Read agent 'Google' as gemini-cli (Gemini CLI), the one agent of this catalog so named"
     assert vendor.structured_content["agent"] == "gemini-cli" and said in every_block(vendor)
     assert own.structured_content["agent"] == "gemini-cli" and "Read agent" not in every_block(own)
+    assert together.structured_content["agent"] == "claude-code" and "Read agent" not in every_block(together)
     assert "Read agent 'anthropic' as claude-code (Claude Code), the one agent" in every_block(compared)
 
 
