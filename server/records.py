@@ -19,15 +19,15 @@ from capidx.schema.text import bind_negation, canonical_json, normalize, terms
 from capidx.server.listings import LONGEST_NAME_WORDS
 from capidx.server.matchindex import Resolution
 from capidx.server.names import best_first
-from capidx.server.query import QUESTION_WORDS, analyse, root
+from capidx.server.query import QUESTION_WORDS, analyse, correct, root
 from capidx.server.readings import quoted
 from capidx.server.snapshot import Snapshot
 from capidx.server.unlisted import NOT_LISTED_CHARS, fitting, some_of
 
 _NAMED_BY = frozenset(("alias", "terminology", "identifier"))  # the tiers a query names a capability in words
-# The ranking's answers with no word corrected (a mistyped one, `fuzzy`, is said to be read allowing for typos, and
-# a whole name mistyped ('hoks') has no word of the record as typed).
-_READ_BY_WORDS = frozenset(("lexical",))
+# The ranking's answers, read by their words, some perhaps corrected (`fuzzy`: a word mistyped is looked for as read,
+# 'worktress' as 'worktrees'; a whole name mistyped, 'hoks', is read as the name's words, which its record has).
+_READ_BY_WORDS = frozenset(("lexical", "fuzzy"))
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")  # where a camelCase word's words meet ('PreToolUse')
 _SHORT_QUERY = 2  # words of a query each of which is a detail ('sandbox mode')
 _HYPHENATED = re.compile(r"[^\W_]+(?:-[^\W_]+)+")  # 'mid-session', 'multi-file'; linear
@@ -196,7 +196,8 @@ def lacking(
     # The other records a word is looked for in: a capability of hundreds of agents is answered from some of them.
     others = [who for who in sorted(entry.agents) if who not in asked][: max(0, _RECORDS_READ - len(asked))]
     query = resolution.analysed or analyse(resolution.query, snapshot.index.vocabulary)
-    single = {u.words[0]: u for u in query.units if len(u.words) == 1 and u.trust == 1.0}  # read as typed, not split
+    fuzzy = resolution.resolved_by == "fuzzy"  # a word read as the index word it may be a typo of: looked for as read
+    single = {u.words[0]: u for u in query.units if len(u.words) == 1 and (u.trust == 1.0 or fuzzy)}  # not split
     # An identifier the index has is a unit of its own ('copilot-instructions.md'), held by the records it occurs in
     # (match.json `identifiers`; the alias table's, without an agent, is in no record).
     where = {
@@ -210,8 +211,14 @@ def lacking(
     # A word of a hyphenated compound ('mid' of 'mid-session') is no word the query used ('non-' joins its word).
     hyphenated = {token: normalize(token).split() for token in _HYPHENATED.findall(resolution.query)}
     compounded = {part for parts in hyphenated.values() for part in parts}
+    vocabulary = snapshot.index.vocabulary
     for word in bind_negation(written):  # 'non-interactive' as the ranking reads it: one word
         found = [t for t in terms(word) if t not in QUESTION_WORDS and root(t) in single and detail(root(t))]
+        # Of a mistyped answer, a word the index has no form of is a typo ('hoks' of a whole name), not a finding.
+        found = [t for t in found if root(t) in vocabulary.roots] if fuzzy else found
+        read = [c for t in terms(word) if (c := correct(t, vocabulary)[0]) != t] if fuzzy and not found else []
+        if fixed := [c for c in read if root(c) in single and detail(root(c)) and word not in own_names]:
+            typed.setdefault(fixed[0], root(fixed[0]))  # named as read ('worktrees' for 'worktress')
         if found and word not in own_names and word not in compounded:
             typed.setdefault(word if word in written else f"non-{word[3:]}", root(found[0]))  # 'nonce' as written
     # A hyphenated compound is a word of its own ('auto-compaction'), held by a record that writes it with a hyphen, a

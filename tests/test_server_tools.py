@@ -2057,6 +2057,21 @@ async def test_words_a_loosely_read_capability_s_record_lacks_are_said(bundled_b
         assert "not use the word" not in " ".join(block.text for block in answer.content), answer.content
 
 
+async def test_a_word_read_as_its_typo_is_said_to_be_lacking_as_read(bundled_build: Path) -> None:
+    """'git worktress' resolved Git Integration 'allowing for typos (match 0.76)' and said nothing of claude-code's
+    record never mentioning worktrees, which spelled right it says (a blind model test): a mistyped answer's words are
+    looked for as the analysis read them and named so. A whole name mistyped ('hoks') names no word: its record has
+    the name's."""
+    async with connect(bundled_build) as client:
+        mistyped = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "git worktress"})
+        name = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "hoks"})
+    said = "\n".join(block.text for block in mistyped.content)
+    assert "allowing for typos" in said
+    assert "claude-code's record of Git Integration does not use the word 'worktree' in any form (" in said, said
+    assert name.structured_content["capability"]["slug"] == "hooks"
+    assert "does not use the word" not in "\n".join(block.text for block in name.content)
+
+
 async def test_a_comparison_read_by_its_words_says_which_agents_records_lack_them(bundled_build: Path) -> None:
     """A comparison read by its words speaks, in its summary, for one agent, and marks every agent that has the
     capability: 'git worktrees' compared marked claude-code and gemini-cli too, whose records of Git Integration never
