@@ -76,12 +76,8 @@ def agent_readings(snapshot: Snapshot, resolution: Mapping[str, Resolution | lis
         for r in agents
         if r.ok and r.resolved_by in AGENT_READINGS
     ]
-    said += [
-        f"Read agent {r.query!r} as {r.value} ({snapshot.index.agent_label(r.value or '')}), the one agent of this "
-        "catalog so named; other products of that name have no data here."
-        for r in dict.fromkeys(agents)
-        if r.ok and r.resolved_by == "name" and _by_vendor(snapshot, r)
-    ]
+    said += [_read_by_name(snapshot, r) for r in dict.fromkeys(agents) if r.ok and r.resolved_by == "name"]
+    said = [line for line in said if line]
     category = resolution.get("category")
     if isinstance(category, Resolution) and category.ok and category.resolved_by == "fuzzy":
         said.append(f"Read category {category.query!r} as {category.value}, allowing for typos.")
@@ -97,6 +93,21 @@ def agent_readings(snapshot: Snapshot, resolution: Mapping[str, Resolution | lis
             words = ", ".join(quoted(word) for word in unread[:UNREAD_NAMED])
             said.append(f"Left out of {quoted(query)}: {words} (capidx reads Latin letters and digits only).")
     return said
+
+
+def _read_by_name(snapshot: Snapshot, resolution: Resolution) -> str:
+    """How an agent named other than by its id or a spelling of it was read: by its vendor's name alone ('Google'),
+    or by words of its names that no spelling has as written ('GitHub CLI', which may be GitHub's own CLI, read as
+    copilot-cli): the answer speaks of that agent, which the user may not have meant. '' for a spelling ('claude')."""
+    label = f"{resolution.value} ({snapshot.index.agent_label(resolution.value or '')})"
+    if _by_vendor(snapshot, resolution):
+        return (
+            f"Read agent {resolution.query!r} as {label}, the one agent of this catalog so named; other products of"
+            " that name have no data here."
+        )
+    if normalize(resolution.query) in snapshot.index.agent_names.spellings:
+        return ""
+    return f"Read agent {resolution.query!r} as {label}, by the words of its names."
 
 
 def _by_vendor(snapshot: Snapshot, resolution: Resolution) -> bool:

@@ -714,6 +714,8 @@ async def test_an_agent_named_by_its_vendor_alone_is_said_to_be_read_so(bundled_
         vendor = await client.call_tool("lookup_capability", {"agent": "Google", "capability": "hooks"})
         own = await client.call_tool("lookup_capability", {"agent": "Google Gemini", "capability": "hooks"})
         together = await client.call_tool("lookup_capability", {"agent": "ClaudeCode", "capability": "hooks"})
+        words = await client.call_tool("lookup_capability", {"agent": "GitHub CLI", "capability": "hooks"})
+        nickname = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "hooks"})
         compared = await client.call_tool("compare_capability", {"capability": "hooks", "agents": ["anthropic"]})
 
     def every_block(result: Any) -> str:
@@ -723,6 +725,10 @@ async def test_an_agent_named_by_its_vendor_alone_is_said_to_be_read_so(bundled_
     assert vendor.structured_content["agent"] == "gemini-cli" and said in every_block(vendor)
     assert own.structured_content["agent"] == "gemini-cli" and "Read agent" not in every_block(own)
     assert together.structured_content["agent"] == "claude-code" and "Read agent" not in every_block(together)
+    # words of its names no spelling has as written: GitHub's own CLI is another product
+    said = "Read agent 'GitHub CLI' as copilot-cli (GitHub Copilot CLI), by the words of its names."
+    assert words.structured_content["agent"] == "copilot-cli" and said in every_block(words)
+    assert "Read agent" not in every_block(nickname)  # a spelling the build gives the agent
     assert "Read agent 'anthropic' as claude-code (Claude Code), the one agent" in every_block(compared)
 
 
