@@ -9,6 +9,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from types import MappingProxyType
 
 import Stemmer
 from rapidfuzz import fuzz, process
@@ -81,6 +82,7 @@ class Query:
     mistyped: bool  # a word the index does not have: the whole string may be a mistyped name
     rest: tuple[str, ...]  # terms outside the identifiers
     units: tuple[Unit, ...]
+    corrections: Mapping[str, str]  # a term as typed -> the index term it was read as, when another
     asks_only: bool = False  # every word asks about a record ('limitations', 'what features'): no capability's word
 
 
@@ -105,6 +107,7 @@ def analyse(text: str, vocabulary: Vocabulary) -> Query:
         mistyped=not all(map(vocabulary.knows, raw)),
         rest=rest,
         units=tuple(units),
+        corrections=MappingProxyType({term: word for term, (word, _) in fixed.items() if word != term}),
         asks_only=bool(raw) and not literal and set(raw) <= QUESTION_WORDS,
     )
 

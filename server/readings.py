@@ -76,8 +76,9 @@ def agent_readings(snapshot: Snapshot, resolution: Mapping[str, Resolution | lis
         for r in agents
         if r.ok and r.resolved_by in AGENT_READINGS
     ]
-    said += [_read_by_name(snapshot, r) for r in dict.fromkeys(agents) if r.ok and r.resolved_by == "name"]
-    said = [line for line in said if line]
+    said += filter(
+        None, (_read_by_name(snapshot, r) for r in dict.fromkeys(agents) if r.ok and r.resolved_by == "name")
+    )
     category = resolution.get("category")
     if isinstance(category, Resolution) and category.ok and category.resolved_by == "fuzzy":
         said.append(f"Read category {category.query!r} as {category.value}, allowing for typos.")

@@ -19,7 +19,7 @@ from capidx.schema.text import bind_negation, canonical_json, normalize, terms
 from capidx.server.listings import LONGEST_NAME_WORDS
 from capidx.server.matchindex import Resolution
 from capidx.server.names import best_first
-from capidx.server.query import QUESTION_WORDS, analyse, correct, root
+from capidx.server.query import QUESTION_WORDS, analyse, root
 from capidx.server.readings import quoted
 from capidx.server.snapshot import Snapshot
 from capidx.server.unlisted import NOT_LISTED_CHARS, fitting, some_of
@@ -50,7 +50,7 @@ _RECORDS_READ = 64  # agents' records of one capability `unheld` reads, at most:
 # read, not a lookup in its roots, and a query of 200 characters holds twenty; 12 of them over 128 records of 100 KB
 # took 550 ms a call (2.8 ms without them). The sentences name at most `_UNHELD_NAMED` words.
 _COMPOUNDS_SOUGHT = _UNHELD_NAMED
-_CLOSEST_SHARE = 0.5  # of a capability's name a record must explain (the ranking's confidence) to be said closest
+_CLOSEST_SHARE = 0.5  # of a capability's name (its roots, by idf) another name must share to be said closest
 _CLOSEST_SAID = 2  # records `_closest_recorded` names per agent, at most
 _LIMITS_SAID = 2  # limitations `limited` quotes, at most
 _LIMIT_CHARS = 160  # characters of a limitation `limited` quotes, at most
@@ -216,7 +216,7 @@ def lacking(
         found = [t for t in terms(word) if t not in QUESTION_WORDS and root(t) in single and detail(root(t))]
         # Of a mistyped answer, a word the index has no form of is a typo ('hoks' of a whole name), not a finding.
         found = [t for t in found if root(t) in vocabulary.roots] if fuzzy else found
-        read = [c for t in terms(word) if (c := correct(t, vocabulary)[0]) != t] if fuzzy and not found else []
+        read = [c for t in terms(word) if (c := query.corrections.get(t))] if fuzzy and not found else []
         if fixed := [c for c in read if root(c) in single and detail(root(c)) and word not in own_names]:
             typed.setdefault(fixed[0], root(fixed[0]))  # named as read ('worktrees' for 'worktress')
         if found and word not in own_names and word not in compounded:

@@ -52,7 +52,7 @@ def _agent_row(agent: Agent) -> dict[str, Any]:
     """An agent's id, name and vendor, and the names of the platforms and models its file lists with whether it says
     it supports them: a capability query that names one ('JetBrains', 'GPT-5') is told where the data says so, and an
     agent named by its vendor alone ('Google') that it was read so."""
-    row: dict[str, Any] = {"id": agent.id, "name": agent.name, **({"vendor": agent.vendor} if agent.vendor else {})}
+    row: dict[str, Any] = {"id": agent.id, "name": agent.name, "vendor": agent.vendor}  # the schema requires a vendor
     if platforms := [(i.platform, i.supported) for i in agent.integrations if i.platform]:
         row["integrations"] = [_present(name=name, supported=flag) for name, flag in platforms]
     if models := [(m.name, m.available) for m in agent.models if m.name]:
