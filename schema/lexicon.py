@@ -1,13 +1,8 @@
-"""Software abbreviations ('repo', 'PR', 'cmds') read both ways, programming languages by name, and the identifier
-tokens of a text.
-
-Why: people shorten the words of the field while catalogs spell them out, and name features by identifiers
-(`/compact`, `CLAUDE.md`, `--yolo`, `#codebase`, `MY_API_KEY`) that word splitting would break; the query
-analysis (server/query.py) and the match index (compiler/derive/match.py) share this module so build and run
-time agree. The table is general knowledge of software tooling, written independently of any catalog or
-benchmark; an entry with several usual meanings lists them all. The one-word readings of an entry are read as names
-of one thing ('pic': 'picture', 'image'), so two meanings of one word are not both written as one word ('ws':
-'workspace', 'web socket'). Standard library only.
+"""Software abbreviations read both ways, programming languages by name, and the identifier tokens of a text: people
+shorten what catalogs spell out, and name features by identifiers (`/compact`, `CLAUDE.md`) that word splitting would
+break. Shared by the query analysis and the build's match index so that both agree. The table is general knowledge
+of software tooling, written independently of any catalog; an entry lists each usual meaning, and its one-word
+readings name one thing ('pic': 'picture', 'image').
 """
 
 from __future__ import annotations
@@ -51,9 +46,8 @@ a11y: accessibility; o11y: observability; rbac: role based access control | acce
 access control; sso: single sign on; iac: infrastructure as code; js: javascript; ts: typescript; py: python;
 ws: workspace | web socket
 """
-# Programming languages by name, which a catalog names by their kind ("Rust, Go and Kotlin" for a capability that
-# supports "multiple programming languages"), as `terms()` gives them; only names a question to a coding agent seldom
-# means as anything else ('go', 'swift' and 'c', everyday words or a letter, are left out).
+# Programming languages, which a catalog names by their kind ("multiple programming languages"); not 'go', 'swift'
+# or 'c', which a question often means otherwise.
 PROGRAMMING_LANGUAGES = frozenset(
     "python javascript typescript java kotlin rust golang ruby php scala haskell elixir erlang clojure csharp cpp perl "
     "lua dart julia ocaml fsharp cobol fortran zig groovy".split()
@@ -65,9 +59,8 @@ ABBREVIATIONS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     }
 )
 
-# An identifier as people type it (an example beside each kind): a flag needs two dashes (`-p` cannot be told
-# from a hyphen), a dotted name a letter in two of its parts (`identifiers`: not `4.2` or `e.g.`). Matched on the
-# NFKC text before case folding (environment variables are upper case).
+# An identifier as typed: a flag needs two dashes (`-p` is a hyphen too), a dotted name letters in two of its parts
+# (`identifiers`: not `4.2` or `e.g.`). Matched on the NFKC text before case folding (environment variables).
 IDENTIFIER_PATTERN = re.compile(
     rf"""
       (?<![\w/.])/[A-Za-z][\w-]*(?![\w/])               # /compact
@@ -85,14 +78,13 @@ _PUNCTUATION = ",;:!?()[]{}'\"`"
 _LETTERS = re.compile(r"[a-z]{2,}")
 _PATH_SEGMENT = re.compile(r"[\w.-]+")
 MAX_WORD = 200  # a longer word is no identifier anyone types: skipped, so hostile text cannot cost more
-# A dot-directory path's prefixes stop here: k segments would make k prefixes of O(k²) characters in all.
-MAX_PATH_SEGMENTS = 6
+MAX_PATH_SEGMENTS = 6  # k segments would make k prefixes of O(k²) characters in all
 
 
 @lru_cache(maxsize=16384)
 def identifiers(text: str) -> tuple[str, ...]:
-    """The identifier tokens of a text, case-folded, in order, with repeats ('Run /compact' -> ('/compact',));
-    not URLs. Memoized: the build reads many texts twice (term counts and `identifiers`)."""
+    """The identifier tokens of a text, case-folded, in order, with repeats; not URLs. Memoized: the build reads
+    many texts twice."""
     found = []
     for raw in unicodedata.normalize("NFKC", text).split():
         word = raw.strip(_PUNCTUATION).rstrip(".")
@@ -108,10 +100,8 @@ def identifiers(text: str) -> tuple[str, ...]:
 
 
 def _config_paths(word: str) -> list[str]:
-    """A path under a dot-directory names a feature's place ('.claude/agents/' holds Claude's custom agents): its
-    prefixes of two or more plain segments are tokens of their own, case-folded, with '~/' and './' dropped
-    ('~/.claude/agents/<name>.md' -> '.claude/agents'), so a query's path finds a text's longer one. Paths
-    elsewhere ('/usr/bin', 'and/or', 'ci/cd') are not identifiers."""
+    """A path under a dot-directory names a feature's place: its prefixes of two or more plain segments are tokens
+    ('~/.claude/agents/<name>.md' -> '.claude/agents'), so a query's path finds a text's longer one."""
     path = word.casefold().removeprefix("~/").removeprefix("./")
     segments = path.split("/", MAX_PATH_SEGMENTS)[:MAX_PATH_SEGMENTS]
     if len(segments) < 2 or not segments[0].startswith(".") or not _LETTERS.search(segments[0]):
@@ -121,26 +111,23 @@ def _config_paths(word: str) -> list[str]:
 
 
 def expansions(word: str) -> tuple[str, ...]:
-    """The usual expansions of a normalized word, or () when it is not a known abbreviation. The word may be
-    the light stem of one (`capidx.schema.text.stem`), as a query's `terms()` hold it: 'prefs' as 'pref'."""
+    """The usual expansions of a normalized word (or its light stem: 'pref'), or ()."""
     return _BY_WORD.get(word, ())
 
 
 def kinds(word: str) -> tuple[str, ...]:
-    """The kind of thing a `terms()` word names, also as an abbreviation ('kotlin', 'py' -> ('programming
-    language',)), or ()."""
+    """The kind of thing a word names, also abbreviated ('kotlin', 'py' -> ('programming language',)), or ()."""
     named = word in PROGRAMMING_LANGUAGES or not PROGRAMMING_LANGUAGES.isdisjoint(expansions(word))
     return ("programming language",) if named else ()
 
 
 def abbreviations(words: tuple[str, ...]) -> tuple[str, ...]:
-    """The abbreviations, as terms, whose expansion is this run of `terms()` (('command', 'line', 'interface')
-    -> ('cli',)); () when none."""
+    """The abbreviations whose expansion is this run of terms (('command', 'line', 'interface') -> ('cli',))."""
     return _BY_EXPANSION.get(words, ())
 
 
 def _inverted() -> tuple[Mapping[str, tuple[str, ...]], Mapping[tuple[str, ...], tuple[str, ...]]]:
-    """The table indexed by its abbreviations and their stems (an entry wins over a stem), and by expansion."""
+    """The table by abbreviation and its stem (an entry wins over a stem), and by expansion."""
     by_word = dict(ABBREVIATIONS)
     by_expansion: dict[tuple[str, ...], dict[str, None]] = {}
     for word, expanded in ABBREVIATIONS.items():

@@ -1,7 +1,5 @@
-"""`index/match.json` parsed once per build (`MatchIndex`), and the answer types of name resolution.
-
-Why: parsing the build-time index (docs/build-directory.md) and building its lookup tables and ranking model
-once per build, linear in the catalog, keeps each request to lookups.
+"""`index/match.json` parsed once per build (`MatchIndex`), and the answer types of name resolution: the lookup
+tables and ranking model are built once, linear in the catalog, so that each request is lookups.
 """
 
 from __future__ import annotations
@@ -20,10 +18,8 @@ from capidx.server.rank import Ranker
 from capidx.server.semantic import Meanings
 from capidx.server.suggest import Injection
 
-# The `_meta` key under which resources and tools say how each name was resolved (`Resolution.describe`).
-RESOLUTION_META = "capidx/resolution"
-# How strongly a literal identifier in each field of a record points to its capability (match.json
-# `identifiers`): a name or an agent's wording names it, a description or note only mentions it.
+RESOLUTION_META = "capidx/resolution"  # the `_meta` key of `Resolution.describe`
+# How strongly an identifier in each field of a record points to its capability: a name names it, a note mentions it.
 IDENTIFIER_EVIDENCE: Mapping[str, float] = MappingProxyType(
     {"name": 1.0, "terminology": 1.0, "alias": 0.9, "description": 0.8, "detail": 0.6, "source": 0.5}
 )
@@ -42,8 +38,7 @@ class Candidate:
 
 @dataclass(frozen=True, slots=True)
 class Resolution:
-    """How a name was resolved. `candidates` holds the top matches (ambiguous) or suggestions (unknown);
-    `ranked` every ranked candidate, best first (for budgeted suggestions)."""
+    """How a name was resolved: `candidates` the top matches or suggestions, `ranked` all that ranked, best first."""
 
     query: str
     status: Literal["resolved", "ambiguous", "unknown"]
@@ -53,15 +48,13 @@ class Resolution:
     candidates: tuple[Candidate, ...] = ()
     ranked: tuple[Candidate, ...] = field(default=(), compare=False, repr=False)
     scored: bool = field(default=False, compare=False, repr=False)  # decided by ranking, not by a lookup
-    # The query as the ranking analysed it, for what is said after a ranked answer (`records.unheld`): not again.
-    analysed: Query | None = field(default=None, compare=False, repr=False)
+    analysed: Query | None = field(default=None, compare=False, repr=False)  # as the ranking read it, for notes
 
     @property
     def ok(self) -> bool:
         return self.status == "resolved"
 
     def describe(self) -> dict[str, Any]:
-        """Resolution metadata for a response's `_meta`."""
         described: dict[str, Any] = {"input": self.query, "status": self.status}
         if self.value is not None:
             described |= {"value": self.value, "resolvedBy": self.resolved_by, "matchConfidence": self.confidence}
@@ -78,18 +71,16 @@ class CapabilityEntry:
     name: str
     category: str
     agents: Mapping[str, Mapping[str, Any]]
-    names: tuple[str, ...]  # normalized name, slug, aliases and wordings: what a mistyped name is compared with
+    names: tuple[str, ...]  # normalized name, slug, aliases and wordings: what a mistyped name is held up to
     similar: tuple[tuple[str, float], ...]  # `similarTo`: (slug, score), best first
 
     def available_to(self, agent: str) -> bool:
-        """Whether `agent`'s record says it has the capability (no record: no)."""
         return bool(self.agents.get(agent, {}).get("available", False))
 
 
 @dataclass(frozen=True, slots=True)
 class NameTable:
-    """The spellings of a few short names (agents, categories) and each value's words, also as written together
-    ('vs code' -> 'vscode', 'github copilot cli' -> 'githubcopilotcli'), for server/names.py."""
+    """Spellings of a few short names (agents, categories) and each value's words, also run together ('vscode')."""
 
     spellings: Mapping[str, tuple[str, ...]]  # normalized spelling -> values
     words: Mapping[str, frozenset[str]]
@@ -129,9 +120,7 @@ class MatchIndex:
     vocabulary: Vocabulary
     meanings: Meanings
     injection: Injection | None
-    # The agents rows carry every record's trigger phrases (index version 2): only then is a word of none of a
-    # record's texts known not to be in it (server/records.py); an older build's rows leave triggers out.
-    triggers_indexed: bool = False
+    triggers_indexed: bool = False  # the rows carry triggers (version 2): a word of no text is known absent
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> MatchIndex:
@@ -146,8 +135,7 @@ class MatchIndex:
             normalize(k): tuple((use["agent"], use["capability"]) for use in v) for k, v in data["terminology"].items()
         }
         rows = data["capabilities"]
-        # Each capability's aliases, then the alias-table phrases and agents' wordings that name it, each once,
-        # inverted once (loading stays linear in the catalog).
+        # Each capability's aliases, then the alias-table phrases and agents' wordings that name it, inverted once.
         named = {row["slug"]: dict.fromkeys(map(normalize, row.get("aliases", ()))) for row in rows}
         wordings = ((wording, slug) for wording, uses in terminology.items() for _, slug in uses)
         for phrase, slug in itertools.chain(aliases.items(), wordings):
@@ -160,7 +148,7 @@ class MatchIndex:
                 owners.setdefault(name, []).append(slug)
         spelled = [(text, row["slug"]) for row in rows for text in (row["name"], row["slug"])]
         keys = {normalize(text): slug for text, slug in spelled}
-        # a key chord ('Cmd+I', in the table as 'cmd i') has no words: 'cmd' alone does not name Inline Chat
+        # a key chord ('Cmd+I') has no words: 'cmd' alone does not name Inline Chat
         chords = {normalize(alias) for row in rows for alias in row.get("aliases", ()) if not terms(alias)}
         named_as = [*spelled, *((alias, slug) for alias, slug in aliases.items() if alias not in chords)]
         stemmed = _grouped((" ".join(terms(text)), slug) for text, slug in named_as)
@@ -191,7 +179,6 @@ class MatchIndex:
             vocabulary=Vocabulary(
                 terms=frozenset(t for row in rows for t in row["terms"]),
                 roots=frozenset(ranker.idf),
-                # whether some name has all of a run's roots is then a few set intersections, not a pass over names
                 names=_grouped((word, slug) for slug, roots in name_roots.items() for word in roots),
                 name_roots=name_roots,
                 named=_grouped(
@@ -209,20 +196,17 @@ class MatchIndex:
         return self.agents.get(agent_id, agent_id)
 
     def identifier_holders(self, token: str, slug: str) -> frozenset[str | None]:
-        """The agents whose records of `slug` hold the identifier literally (None: the alias table's, no record's)."""
+        """The agents whose records of `slug` hold the identifier (None: the alias table)."""
         return frozenset(who for found, who, _ in self.identifiers.get(token, ()) if found == slug)
 
 
 def _version(data: Mapping[str, Any]) -> int:
-    """match.json's `version` (1 when absent or not a whole number: the oldest builds)."""
     version = data.get("version", 1)
     return version if isinstance(version, int) and not isinstance(version, bool) else 1
 
 
 def _own_aliases(capabilities: Mapping[str, CapabilityEntry]) -> Mapping[tuple[str, str], str]:
-    """(agent, normalized alias) -> slug, from each agent's record (match.json `agents` `aliases`): a phrase two
-    capabilities' records claim is the asked agent's own first (the first capability's when one agent gives it twice,
-    which validate warns about)."""
+    """(agent, alias) -> slug from each record: a phrase two records claim is the asked agent's own first."""
     found: dict[tuple[str, str], str] = {}
     for slug, entry in capabilities.items():
         for agent, record in entry.agents.items():
@@ -246,23 +230,20 @@ def _capability_entry(row: Mapping[str, Any], named: Iterable[str]) -> Capabilit
 
 
 def _names(value: Any) -> tuple[str, ...]:
-    """The agent ids a spelling of `agentNames` names, as the build writes them: a list of strings. Read on every
-    lookup of an agent and sorted there, an id of another type (null, a number) in a forged index made each answer
-    naming an unknown agent an internal error, with a traceback in the log, rather than a build refused at load."""
+    """A spelling's agent ids as the build writes them (a forged index is refused at load, not failed per lookup)."""
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise TypeError(f"an agentNames entry must be a list of agent ids, not {value!r:.40}")
     return tuple(value)
 
 
 def _score(value: Any) -> float:
-    """A similarity score as the build writes it: a finite number (a string, a boolean or 1e400 is no index's)."""
+    """A similarity score as the build writes it: a finite number (not a string, a boolean or 1e400)."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise ValueError(f"a similarity score must be a finite number, not {value!r:.40}")
     return float(value)
 
 
 def _grouped(pairs: Iterable[tuple[K, V]]) -> Mapping[K, frozenset[V]]:
-    """Each key -> the set of values paired with it."""
     found: dict[K, set[V]] = {}
     for key, value in pairs:
         found.setdefault(key, set()).add(value)

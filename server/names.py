@@ -1,7 +1,5 @@
-"""Agent and category names, and the typo and suggestion helpers every resolver shares.
-
-Why: agents and categories have few, short names (match.json `agentNames`, `categories`), so exact spelling,
-the words of their names and typo tolerance suffice; capabilities need the ranking model (server/resolve.py).
+"""Agent and category names, and the typo and suggestion helpers every resolver shares: agents and categories have
+few, short names, so spellings, their words and typo tolerance suffice (capabilities need server/resolve.py).
 """
 
 from __future__ import annotations
@@ -16,31 +14,27 @@ from capidx.schema.text import STOP_WORDS, normalize
 from capidx.server.matchindex import Candidate, MatchIndex, NameTable, Resolution
 from capidx.server.query import LONG_TYPO
 
-# Whole-string similarity (0-100) that counts as "the same words, mistyped", when TYPO_LEAD ahead of the next.
-TYPO_RATIO = 82
-TYPO_LEAD = 5
-TYPO_FLOOR = TYPO_RATIO - TYPO_LEAD  # a similarity below it can neither win nor come within the lead
-SUGGESTIONS = 3
+# Whole-string similarity (0-100) that reads as "the same words, mistyped", when TYPO_LEAD ahead of the next; below
+# TYPO_FLOOR a similarity can neither win nor come within the lead.
+TYPO_RATIO, TYPO_LEAD, SUGGESTIONS = 82, 5, 3
+TYPO_FLOOR = TYPO_RATIO - TYPO_LEAD
 GENERIC_AGENT_WORDS = frozenset(("agent", "agents"))  # what every agent is: 'the VS Code agent'
 _JOINERS = frozenset(",&/+;")  # a list of names, which `agent_args` splits ('claude, agents')
 _NUMBER = re.compile(r"\d+")
 
 
 def resolve_agent(index: MatchIndex, query: str) -> Resolution:
-    """An agent id from its id, name or nickname ('Claude Code', 'claude', 'gemini', 'Copilot in VS Code'), also as
-    '[the] X agent' (`_before_agent`)."""
+    """An agent id from its id, name or nickname ('claude', 'Copilot in VS Code'), also as '[the] X agent'."""
     return _resolve_name(index.agent_names, query, index.agent_label, _before_agent(index.agent_names, query))
 
 
 def resolve_category(index: MatchIndex, query: str) -> Resolution:
-    """A category slug from its slug or words ('API integration', 'api' -> 'api-integration')."""
     return _resolve_name(index.category_names, query, str)
 
 
 def _before_agent(table: NameTable, query: str) -> str:
-    """'[the] X agent(s)' read as 'X' ('VS Code agent', which a model asked and was told is no agent): every agent is
-    one, so the word adds nothing after a name. Not a spelling of an agent ('Cursor Agent'), nor a list or a phrase
-    of other words ('claude and other agents', 'claude, agents': the names are split and the rest said unknown)."""
+    """'[the] X agent(s)' read as 'X' ('VS Code agent'); not a spelling ('Cursor Agent'), a list or other words
+    ('claude and other agents', 'claude, agents')."""
     words = normalize(query).split()
     if len(words) < 2 or words[-1] not in GENERIC_AGENT_WORDS or " ".join(words) in table.spellings:
         return query
@@ -51,8 +45,7 @@ def _before_agent(table: NameTable, query: str) -> str:
 
 
 def _resolve_name(table: NameTable, query: str, label: Callable[[str], str], read: str | None = None) -> Resolution:
-    """A spelling, the words of one (stop words alone name nothing), or a spelling mistyped; else suggestions. `read`:
-    what of the query names the value, when not all of it."""
+    """A spelling, its words (not stop words alone) or a spelling mistyped, else suggestions; `read`: what names it."""
     n = normalize(read if read is not None else query)
     found = table.spellings.get(n) or (_containing(table, n) if set(n.split()) - STOP_WORDS else ())
     if len(found) == 1:  # a spelling of the value, or every word of the query names it ('github copilot cli')
@@ -67,19 +60,15 @@ def _resolve_name(table: NameTable, query: str, label: Callable[[str], str], rea
 
 
 def category_named(index: MatchIndex, query: str, mistyped: bool = True) -> str | None:
-    """The category whose name the query is ('security', 'API integration') or, with `mistyped`, is mistyped as
-    ('securty'), else None: a capability asked by a category's name is answered with that category
-    (server/resolve.py), and every answer that says so reads it back here."""
+    """The category the query names ('security') or, with `mistyped`, names mistyped ('securty'), else None."""
     n = normalize(query)
     found = index.category_names.spellings.get(n) or (_mistyped_words(index, query, n) if mistyped else ())
     return found[0] if len(found) == 1 else None
 
 
 def _mistyped_words(index: MatchIndex, query: str, n: str) -> tuple[str, ...]:
-    """The category whose spelling the query is with its words mistyped word for word (`_slip`), each a word the index
-    does not know: a category's name is everyday words, which a wrong letter makes into others ('tasting', 'nesting'
-    for 'testing'), as words run together do ('disintegration' for 'ide integration'), and a letter missing may make
-    one the catalog says ('ai integration', 'mode selection')."""
+    """The category the query spells with words slipped (`_slip`) that the index lacks: a wrong letter makes everyday
+    words into others ('tasting' for 'testing'), and a missing one words the catalog says ('mode selection')."""
     words = n.split()
 
     def typed_as(spelling: str) -> bool:
@@ -93,28 +82,26 @@ def _mistyped_words(index: MatchIndex, query: str, n: str) -> tuple[str, ...]:
 
 
 def _slip(typed: str, word: str) -> bool:
-    """Whether `typed` is `word` with one letter missing, one added or two swapped, its first letter kept ('securty',
-    'debuging', 'langauge'); not with one letter changed."""
+    """`word` with one letter missing, added or swapped, the first kept ('securty', 'langauge'); not one changed."""
     one_slip = typed[:1] == word[:1] and OSA.distance(typed, word) == 1  # missing, added, swapped or changed
     return one_slip and (len(typed) != len(word) or sorted(typed) == sorted(word))  # the same letters: not changed
 
 
 def _mistyped(table: NameTable, query: str, n: str) -> Resolution | None:
-    """The one value whose spelling the normalized query is, mistyped (`mistyped_as`, `typo_winner`)."""
-    numbers = _NUMBER.findall(n)  # a typo does not change a number: 'agent-999' is not 'agent-99'
+    """The one value whose spelling the query is, mistyped; a typo does not change a number ('agent-999')."""
+    numbers = _NUMBER.findall(n)
     return typo_winner(query, _near(table, n, lambda s: n and keeps(numbers, s) and mistyped_as(n, s)))
 
 
 def _near(table: NameTable, n: str, keep: Callable[[str], object]) -> dict[str, float]:
-    """Value -> similarity (0-100) to `n` of its closest spelling that `keep` accepts, as `typo_winner` can use it: one
-    below `TYPO_FLOOR` can neither win nor come within the lead (rapidfuzz skips it in C)."""
+    """Value -> similarity (0-100) of its closest spelling `keep` accepts, from `TYPO_FLOOR` (skipped in C below)."""
     close = process.extract(n, list(table.spellings), scorer=fuzz.ratio, score_cutoff=TYPO_FLOOR, limit=None)
     return _best_per_value((table.spellings[spelling], score) for spelling, score, _ in close if keep(spelling))
 
 
 def _containing(table: NameTable, n: str) -> tuple[str, ...]:
-    """The values one of whose spellings has every word of the query; else those whose spellings together have every
-    meaningful word ('copilot in vs code': 'copilot', 'vs code'; 'google gemini cli': the vendor and the name)."""
+    """The values a spelling of which has every word of the query; else whose spellings together have every meaningful
+    word ('copilot in vs code')."""
     words = set(n.split())
     found = {v for spelling, values in table.spellings.items() if words <= set(spelling.split()) for v in values}
     meaningful = words - STOP_WORDS
@@ -123,10 +110,8 @@ def _containing(table: NameTable, n: str) -> tuple[str, ...]:
 
 
 def _most_words(table: NameTable, words: set[str]) -> tuple[str, ...]:
-    """The one value whose names hold the most of the words, when every word is a word of some value's names and
-    those it lacks name more than one value and hold no name ('Claude Code CLI': 'cli' is Gemini CLI's and Copilot
-    CLI's; not 'claude code gemini', whose 'gemini' names one other agent, nor 'Claude Desktop', whose 'desktop'
-    names none, nor 'Anthropic Claude Code and Copilot CLI', whose 'copilot' is a name of its own)."""
+    """The one value whose names hold the most words, when each word it lacks names several values and no spelling
+    ('Claude Code CLI'; not 'claude code gemini', 'Claude Desktop' nor 'Claude Code and Copilot CLI')."""
     held = {value: len(words & known) for value, known in table.words.items()}
     best = max(held.values(), default=0)
     winners = [value for value, count in held.items() if count == best]
@@ -139,9 +124,7 @@ def _most_words(table: NameTable, words: set[str]) -> tuple[str, ...]:
 
 
 def mistyped_as(typed: str, spelling: str) -> bool:
-    """Whether `typed` may be `spelling` mistyped word by word ('code refactor') or run together ('claudecod').
-    Similar strings are not enough: 'github copilot chat' is as similar to 'github copilot cli' as a typo, but
-    'chat' is a word, not a mistyped 'cli'."""
+    """`spelling` mistyped word by word or run together ('claudecod'): not merely similar ('github copilot chat')."""
     words, spelled = typed.split(), spelling.split()
     pairs = zip(words, spelled, strict=True) if len(words) == len(spelled) else [("".join(words), "".join(spelled))]
     return all(
@@ -150,13 +133,11 @@ def mistyped_as(typed: str, spelling: str) -> bool:
 
 
 def keeps(numbers: list[str], spelling: str) -> bool:
-    """Whether a spelling holds these numbers (a query's): ids that differ by a digit are different agents."""
     return _NUMBER.findall(spelling) == numbers
 
 
 def typo_winner(query: str, similarity: Mapping[str, float]) -> Resolution | None:
-    """The one value clearly most similar to the query (`TYPO_RATIO`, `TYPO_LEAD` ahead of the next) resolves as
-    `fuzzy`; values below `TYPO_FLOOR` may be left out of `similarity`, as they cannot change that."""
+    """The one value clearly most similar to the query (`TYPO_RATIO`, `TYPO_LEAD` ahead) resolves as `fuzzy`."""
     ranked = best_first(similarity)
     if ranked and ranked[0][1] >= TYPO_RATIO and (len(ranked) == 1 or ranked[0][1] - ranked[1][1] >= TYPO_LEAD):
         return Resolution(query, "resolved", ranked[0][0], "fuzzy", round(ranked[0][1] / 100, 3))
@@ -164,13 +145,11 @@ def typo_winner(query: str, similarity: Mapping[str, float]) -> Resolution | Non
 
 
 def closest(similarity: Mapping[str, float], label: Callable[[str], str]) -> tuple[Candidate, ...]:
-    """The `SUGGESTIONS` values most similar to an unknown name, as candidates; none that shares nothing with it
-    ('🤖' would otherwise get the first names in alphabetical order)."""
+    """The `SUGGESTIONS` values most similar to an unknown name; none that shares nothing with it ('🤖')."""
     return tuple(Candidate(v, label(v), round(s / 100, 3)) for v, s in best_first(similarity)[:SUGGESTIONS] if s > 0)
 
 
 def ambiguous(query: str, values: Iterable[str], label: Callable[[str], str]) -> Resolution:
-    """Several values the query names equally: each with an equal share of the confidence."""
     ordered = sorted(values)
     share = round(1 / len(ordered), 3)
     return Resolution(query, "ambiguous", candidates=tuple(Candidate(v, label(v), share) for v in ordered))

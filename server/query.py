@@ -1,6 +1,6 @@
 """The query analysed once (`Query`) for the exact tiers (server/resolve.py) and the ranking model (server/rank.py):
-identifiers, `terms()`, typos corrected against the index's vocabulary, and the units to rank (a word, or a run an
-abbreviation stands for, as Snowball roots; the table's other readings are alternatives unless a name has them all).
+identifiers, `terms()`, typos corrected against the index's vocabulary, and the units to rank: a word, or a run an
+abbreviation stands for, as Snowball roots, with the table's other readings as alternatives unless a name has it all.
 """
 
 from __future__ import annotations
@@ -18,46 +18,37 @@ from rapidfuzz.distance import OSA
 from capidx.schema.lexicon import IDENTIFIER_PATTERN, abbreviations, expansions, identifiers, kinds
 from capidx.schema.text import PROPER_NAMES, STOP_WORDS, normalize, terms
 
-# Typo correction: an unknown word of at least this many letters may be one typing error away from an index
-# term (two from a word of at least LONG_TYPO letters, as in a mistyped agent name); in a word of up to SHORT_TYPO
-# letters only a missing or swapped letter counts (`_plausible_typo`).
-MIN_CORRECTABLE = 4
-SHORT_TYPO = 5
-LONG_TYPO = 9
-# The longest spelled-out run an abbreviation may stand for ('bring your own key').
-LONGEST_EXPANSION = 4
-# Words that ask about a capability or its record ('does it support hooks?', 'hooks limitations', 'hooks downsides',
-# 'the file references feature', 'enable usage metrics', 'hooks setup'), not what it is called: left out of a query
-# unless it holds every word of a name, alias or wording that has them ('models availability' for Model Availability),
-# or has no other word. As `terms()` gives them ('settings' -> 'setting', 'setting' -> 'set', 'enabled' -> 'enabl').
-# Not 'limit', which names capabilities ('usage limits', 'rate limit').
+# Typo correction: a word of MIN_CORRECTABLE letters or more may be one error from an index term (two from LONG_TYPO
+# letters); up to SHORT_TYPO letters only a missing or swapped letter counts (`_plausible_typo`).
+MIN_CORRECTABLE, SHORT_TYPO, LONG_TYPO = 4, 5, 9
+LONGEST_EXPANSION = 4  # the longest run an abbreviation stands for ('bring your own key')
+# Words that ask about a record ('does it support hooks?', 'hooks setup'), not what a capability is called, as `terms()`
+# gives them: left out unless the query holds a whole name, alias or wording that has them, or has no other word.
 QUESTION_WORDS = frozenset(
     "support available availability limitation requirement feature functionality capability option set setting setup "
     "enable enabl drawback downside caveat gotcha restriction constraint".split()
 )
-
 _STEMMER = Stemmer.Stemmer("english")
 
 
 @lru_cache(maxsize=65536)
 def root(term: str) -> str:
-    """The Snowball root of a `terms()` term ('approval', 'approve' -> 'approv'); an identifier stays as it is."""
+    """The Snowball root of a `terms()` term ('approval' -> 'approv'); an identifier or proper name stays."""
     return str(_STEMMER.stemWord(term)) if term.isalnum() and term not in PROPER_NAMES else term
 
 
 @dataclass(frozen=True, slots=True)
 class Vocabulary:
-    """What analysis needs of the index: its terms and roots, and each capability's name roots."""
+    """What analysis needs of the index: its terms and roots, and the roots of each capability's name."""
 
     terms: frozenset[str]
-    roots: frozenset[str]  # the ranking model's roots
+    roots: frozenset[str]  # the ranking model's
     names: Mapping[str, frozenset[str]]  # a root -> the capabilities whose name has it
     name_roots: Mapping[str, frozenset[str]]  # a capability -> its name's roots
     named: Mapping[str, frozenset[frozenset[str]]]  # a question word -> the terms of each name, alias... with it
 
     def knows(self, term: str) -> bool:
-        """An index term, an abbreviation, a language's or an operating system's name: read as itself, never as a
-        typo of an index term nor as a name mistyped ('py support' is not MCP Support)."""
+        """An index term, abbreviation or proper name: never read as a typo ('py support' is not MCP Support)."""
         return term in self.terms or term in PROPER_NAMES or bool(expansions(term) or kinds(term))
 
 
@@ -72,50 +63,47 @@ class Unit:
 
 @dataclass(frozen=True, slots=True)
 class Query:
-    """Everything the resolver reads of one query, computed once by `analyse`."""
+    """Everything the resolver reads of one query."""
 
     text: str
     normalized: str
     identifiers: tuple[str, ...]
     key: str  # the terms joined: 'the release notes' and 'release note' share it
-    corrected: bool  # a word was taken for a typo of an index term, not for its light stem ('integrate': 'integrat')
-    mistyped: bool  # a word the index does not have: the whole string may be a mistyped name
+    corrected: bool  # a word was read as a typo of an index term (not the light stem's 'e': 'integrate')
+    mistyped: bool  # a word the index lacks: the whole string may be a mistyped name
     rest: tuple[str, ...]  # terms outside the identifiers
     units: tuple[Unit, ...]
-    corrections: Mapping[str, str]  # a term as typed -> the index term it was read as, when another
-    asks_only: bool = False  # every word asks about a record ('limitations', 'what features'): no capability's word
+    corrections: Mapping[str, str]  # a term as typed -> the index term it was read as
+    asks_only: bool = False  # every word asks about a record ('limitations')
 
 
 def analyse(text: str, vocabulary: Vocabulary) -> Query:
     literal = tuple(dict.fromkeys(identifiers(text)))
     raw = _asked(text, vocabulary)
     rest = tuple(_asked(IDENTIFIER_PATTERN.sub(" ", text), vocabulary)) if literal else tuple(raw)
-    fixed = {term: correct(term, vocabulary) for term in dict.fromkeys(raw)}  # each word corrected once
+    fixed = {term: correct(term, vocabulary) for term in dict.fromkeys(raw)}
     words = [fixed[term] for term in raw]
     known = [token for token in literal if token in vocabulary.terms]
-    if known:  # an identifier the index has is matched as itself, not as its words ('/memory' is not 'memory')
+    if known:  # an identifier the index has is matched as itself ('/memory' is not 'memory')
         unknown = [t for token in literal if token not in vocabulary.terms for t in terms(token)]
         words = [fixed.get(term) or correct(term, vocabulary) for term in dict.fromkeys((*rest, *unknown))]
     words = [part for word in words for part in _parts(word, vocabulary)]
     units = [Unit((token,)) for token in known] + _units(words, vocabulary, _plural_readings(text))
+    corrections = {term: word for term, (word, _) in fixed.items() if word != term}
+    # a typo's correction, not the light stem's dropped 'e' either way ('include' for 'includ', 'past' for 'paste')
+    typo = any(w not in (f"{t}e", t[:-1] if t.endswith("e") else None) for t, (w, trust) in fixed.items() if trust < 1)
     return Query(
         text=text,
         normalized=normalize(text),
         identifiers=literal,
         key=" ".join(raw),
-        corrected=any(trust < 1.0 and _typed_otherwise(t, w) for t, (w, trust) in fixed.items()),
+        corrected=typo,
         mistyped=not all(map(vocabulary.knows, raw)),
         rest=rest,
         units=tuple(units),
-        corrections=MappingProxyType({term: word for term, (word, _) in fixed.items() if word != term}),
+        corrections=MappingProxyType(corrections),
         asks_only=bool(raw) and not literal and set(raw) <= QUESTION_WORDS,
     )
-
-
-def _typed_otherwise(term: str, corrected: str) -> bool:
-    """Whether a correction is a typo's, not the light stem's dropped 'e' either way: 'include' for the index's
-    'includ' (of 'included'), 'past' (of 'pasted') for its 'paste'."""
-    return corrected not in (f"{term}e", term[:-1] if term.endswith("e") else None)
 
 
 def _asked(text: str, vocabulary: Vocabulary) -> list[str]:
@@ -128,9 +116,8 @@ def _asked(text: str, vocabulary: Vocabulary) -> list[str]:
 
 
 def _plural_readings(text: str) -> dict[str, str]:
-    """An operating system's name after a word that may qualify a thing, written in its case, may be a plural
-    ('context windows', 'Context Windows'; not 'on windows', 'Windows support' nor 'native Windows'): its light
-    stem ('window') as an alternative too."""
+    """An OS name ending in 's' after a word that may qualify a thing, in its case, may be a plural ('context windows';
+    not 'on windows', 'native Windows'): its light stem ('window') is an alternative too."""
     return {
         name: name.removesuffix("s")
         for name in PROPER_NAMES
@@ -155,7 +142,7 @@ def _units(words: list[tuple[str, float]], vocabulary: Vocabulary, plurals: Mapp
         else:
             term, trust = words[i]
             short = abbreviations((term,))  # 'picture' -> 'pic', whose other one-word reading ('image') may be meant
-            siblings = [e for s in short for e in expansions(s) if len(terms(e)) == 1]  # not "integrated ..."
+            siblings = [e for s in short for e in expansions(s) if len(terms(e)) == 1]
             spelled = [tuple(terms(e)) for e in (*expansions(term), *siblings, *kinds(term))]  # 'kotlin': a language
             spelled += [(plurals[term],)] if term in plurals else []
             units.append(_unit((term,), [*spelled, *((s,) for s in short)], trust, vocabulary))
@@ -165,17 +152,15 @@ def _units(words: list[tuple[str, float]], vocabulary: Vocabulary, plurals: Mapp
 
 def _unit(run: tuple[str, ...], alternatives: list[tuple[str, ...]], trust: float, vocabulary: Vocabulary) -> Unit:
     words = tuple(root(t) for t in run)
-    named_by = [vocabulary.names.get(word, frozenset()) for word in words]  # the capabilities whose name has it
-    if frozenset.intersection(*named_by):  # one name has them all: no expansion may outrank a name's own words
-        return Unit(words, (), trust)
+    if frozenset.intersection(*(vocabulary.names.get(w, frozenset()) for w in words)):  # a name has them all:
+        return Unit(words, (), trust)  # no expansion may outrank a name's own words
     others = tuple(dict.fromkeys(roots for a in alternatives if (roots := tuple(root(t) for t in a)) != words))
     return Unit(words, others, trust)
 
 
 def correct(term: str, vocabulary: Vocabulary) -> tuple[str, float]:
-    """The term, or the index term one plausible typing error away that it most likely is (the fewest errors away,
-    then the most similar), with the similarity; index terms, abbreviations and known names stay ('repo' is not
-    'report', 'julia' not 'jira')."""
+    """The term, or the index term one plausible typing error away (the fewest errors, then the most similar), with the
+    similarity; known words stay ('repo' is not 'report', 'julia' not 'jira')."""
     if vocabulary.knows(term) or len(term) < MIN_CORRECTABLE:
         return term, 1.0
     limit = 2 if len(term) >= LONG_TYPO else 1
@@ -188,7 +173,7 @@ def correct(term: str, vocabulary: Vocabulary) -> tuple[str, float]:
 
 
 def _parts(word: tuple[str, float], vocabulary: Vocabulary) -> list[tuple[str, float]]:
-    """An unknown word written as one that is two known words ('autocomplete', 'toolset'): those two words."""
+    """An unknown word that is two known words run together ('autocomplete', 'toolset'): those two."""
     term, trust = word
     if term in vocabulary.terms or len(term) < 2 * MIN_CORRECTABLE - 1:
         return [word]
@@ -200,11 +185,12 @@ def _parts(word: tuple[str, float], vocabulary: Vocabulary) -> list[tuple[str, f
 
 
 def _plausible_typo(typed: str, known: str) -> bool:
-    """Whether `known` may be what `typed` meant: misspellings keep their first letter ('fine' is not 'line'), and
-    in a short word a wrong or extra letter usually makes another real word ('spot' / 'shot'), while a missing or
-    swapped letter rarely does ('hoks', 'mdoe')."""
+    """A misspelling keeps its first letter ('fine' is not 'line'); in a short word a wrong or extra letter usually
+    makes another real word ('spot' / 'shot'), a missing or swapped one rarely ('hoks', 'mdoe')."""
     if typed[:1] != known[:1]:
         return False
-    if len(typed) > SHORT_TYPO:
-        return True
-    return len(known) == len(typed) + 1 or (len(known) == len(typed) and sorted(known) == sorted(typed))
+    return (
+        len(typed) > SHORT_TYPO
+        or len(known) == len(typed) + 1
+        or (len(known) == len(typed) and sorted(known) == sorted(typed))
+    )

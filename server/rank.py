@@ -1,8 +1,6 @@
-"""What the exact tiers (server/resolve.py) do not answer is ranked by one model, not by signals combined by hand:
-field-weighted BM25 (BM25F) over Snowball roots of a capability's name, its wordings and aliases, its category,
-its records' descriptions and the rest (match.json `terms` less name and descriptions). A capability's confidence
-is the share of the query's idf it explains (0..1); an alternative of a query unit (server/query.py) earns
-`EXPANSION` of the credit.
+"""One ranking model for what the exact tiers do not answer: BM25F over Snowball roots of a capability's name, its
+wordings and aliases, category, descriptions and the rest of its records. Confidence: the share of the query's idf
+explained (0..1); an alternative of a query unit (server/query.py) earns `EXPANSION` of the credit.
 """
 
 from __future__ import annotations
@@ -17,21 +15,16 @@ from typing import Any
 from capidx.schema.text import terms
 from capidx.server.query import Unit, root
 
-# Fitted on the query sets of benchmarks/resolution (benchmarks/resolution/RESULTS.md).
+# Fitted on benchmarks/resolution (its RESULTS.md); an alternative (an abbreviation read either way) earns EXPANSION.
 FIELD_WEIGHTS: Mapping[str, float] = MappingProxyType(
     {"name": 3.0, "terminology": 2.0, "category": 1.0, "description": 1.0, "detail": 0.5}
 )
-K1 = 1.2
-B = 0.5
-# An alternative (an abbreviation's expansion or the abbreviation of a spelled-out run) earns this share of the
-# credit the words themselves would.
-EXPANSION = 0.8
+K1, B, EXPANSION = 1.2, 0.5, 0.8
 
 
 @dataclass(frozen=True)
 class Ranker:
-    """The BM25F statistics of a build, computed once when it is loaded (linear in the catalog), kept per root so
-    that a query visits only the capabilities that have its words."""
+    """A build's BM25F statistics, per root so that a query visits only the capabilities with its words."""
 
     postings: Mapping[str, Mapping[str, float]]  # root -> slug -> weighted, length-normalized frequency
     idf: Mapping[str, float]
@@ -39,7 +32,7 @@ class Ranker:
 
     @classmethod
     def build(cls, rows: Iterable[Mapping[str, Any]], wordings: Mapping[str, Iterable[str]]) -> Ranker:
-        """From match.json's capability rows and, per slug, the aliases and wordings that name the capability."""
+        """From match.json's capability rows and, per slug, the aliases and wordings that name it (linear)."""
         counted: dict[str, dict[str, Counter[str]]] = {}  # slug -> field -> root -> count
         for row in rows:
             texts = {"name": [row["name"]], "terminology": wordings[row["slug"]], "category": [row["category"]]}
@@ -61,8 +54,7 @@ class Ranker:
         return cls(frozen, MappingProxyType(idf), unknown=max(idf.values(), default=1.0))
 
     def rank(self, units: Sequence[Unit]) -> dict[str, float]:
-        """Capability -> confidence (0..1): per unit the best of its words and alternatives (an alternative at
-        `EXPANSION`), weighted by the unit's idf, over the query's total."""
+        """Capability -> confidence: per unit the best of its words and alternatives, weighted by the unit's idf."""
         weights = [sum(self.idf.get(w, self.unknown) for w in unit.words) for unit in units]
         total = sum(weights) or 1.0
         scores: dict[str, float] = {}
@@ -76,7 +68,7 @@ class Ranker:
         return {slug: round(min(1.0, score / total), 3) for slug, score in scores.items() if score}
 
     def _shares(self, words: Sequence[str]) -> dict[str, float]:
-        """Capability -> how well it matches a run of roots, as a share of a perfect match (every root saturated)."""
+        """Capability -> its match of a run of roots, as a share of a perfect one (every root saturated)."""
         got: dict[str, float] = {}
         ideal = 0.0
         for word in words:

@@ -1,8 +1,8 @@
 """Capability resolution: what the user typed -> a capability slug.
 
-Why: exact tiers answer what is spelled as the index has it (a name, identifiers, an alias, an agent's wording,
-a name or alias in other forms, a whole name mistyped); the ranking model (server/rank.py) and one decision rule
-answer the rest, and never say with a loose match that the asked agent lacks something.
+Exact tiers answer what the index spells (a name, identifiers, an alias, an agent's wording, a name in other forms, a
+whole name mistyped); the ranking model (server/rank.py) and one decision rule answer the rest. A loose match never
+says that the asked agent lacks something.
 """
 
 from __future__ import annotations
@@ -19,28 +19,18 @@ from capidx.server.names import SUGGESTIONS, TYPO_FLOOR, ambiguous, best_first, 
 from capidx.server.query import Query, analyse
 from capidx.server.semantic import WEIGHT
 
-# The decision rule (fitted on the query sets of benchmarks/resolution; calibration table in
-# benchmarks/resolution/RESULTS.md): a ranked winner resolves when its confidence reaches the first value and it
-# leads the runner-up by the second; a winner the asked agent lacks ("no") needs the third value instead of the
-# first (at least 0.1 more, by design). Anything else comes back as candidates.
+# The decision rule (fitted on benchmarks/resolution; calibration table in its RESULTS.md): a ranked winner resolves
+# at the first confidence and the second lead over the runner-up; one the asked agent lacks needs the third instead.
 DECISION_RULE: tuple[float, float, float] = (0.3, 0.16, 0.4)
-# An unresolved answer offers up to this many ranked candidates, down to this confidence; below half the rule's
-# confidence nothing matched ("unknown"): the closest capabilities fill the list, their closeness (0..1) scaled by
-# FILL_SCALE at most, by meaning for a query of SENTENCE words or more, else by the spelling of their names.
-SHOWN_CANDIDATES = 5
-SHOWN_FLOOR = 0.02
-FILL_SCALE = DECISION_RULE[0] / 4
-SENTENCE = 3
-# An identifier found in another agent's record weighs this share of the same in the asked agent's; the evidence
-# and the lead over the runner-up (a field or an agent apart) an identifier answer needs.
-OTHER_AGENT_IDENTIFIER = 0.4
-IDENTIFIER_MIN = 0.6
-IDENTIFIER_LEAD = 0.15
+# Unresolved: up to SHOWN_CANDIDATES ranked candidates down to SHOWN_FLOOR; when none reaches half the rule's confidence
+# the closest capabilities fill the list, at FILL_SCALE at most: by meaning from SENTENCE words, else by spelling.
+SHOWN_CANDIDATES, SHOWN_FLOOR, FILL_SCALE, SENTENCE = 5, 0.02, DECISION_RULE[0] / 4, 3
+# An identifier in another agent's record weighs this share; the evidence and lead an identifier answer needs.
+OTHER_AGENT_IDENTIFIER, IDENTIFIER_MIN, IDENTIFIER_LEAD = 0.4, 0.6, 0.15
 
 
 def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) -> Resolution:
-    """A capability slug; `agent` (an id) makes that agent's own terminology and identifiers win, and keeps
-    a loose match from saying the agent lacks something."""
+    """A capability slug; `agent` (an id) makes that agent's own wording and identifiers win."""
     q = analyse(query, index.vocabulary)
     n = q.normalized
     if (slug := index.keys.get(n)) is not None:
@@ -48,9 +38,8 @@ def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) 
     if evidence := _identifier_evidence(index, q, agent):  # '/memory' is not the word 'memory'
         if found := _by_identifier(index, q, evidence, agent):
             return found
-        # Identifiers and words, spelled as an alias or a wording of a capability whose records hold the identifiers
-        # ('/compact, auto-compact'), are that name; identifiers alone are never read as the words normalization
-        # leaves of them, nor '/init project' as another capability's alias 'init project'.
+        # Identifiers and words spelled as a name of a capability whose records hold the identifiers ('/compact,
+        # auto-compact') are that name; identifiers alone are never read as their words.
         named = _named_exactly(index, query, n, agent) if q.rest else None
         if named and all(index.identifier_holders(t, named.value or "") for t in q.identifiers):
             return named
@@ -59,45 +48,40 @@ def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) 
         return found
     if (slug := index.stemmed.get(q.key)) is not None:  # a name or alias in other forms ('the release notes')
         return Resolution(query, "resolved", slug, "stemmed", 1.0)
-    # A whole name, alias or wording mistyped ('hoks', 'mcp srvers', 'hoo ks'; not 'gpu usage metrics').
-    near = _similarity(index, n, fuzz.ratio, TYPO_FLOOR, typo=True) if q.mistyped else {}
-    typo = typo_winner(query, near)  # a capability's name mistyped is read before a category's ('debug lgging')
+    # A whole name, alias or wording mistyped ('hoks', 'mcp srvers'), read before a category's ('debug lgging').
+    typo = typo_winner(query, _similarity(index, n, fuzz.ratio, TYPO_FLOOR, typo=True) if q.mistyped else {})
     category = category_named(index, n, mistyped=typo is None)
     return _in_category(index, q, category, typo or _by_ranking(index, q, agent), agent)
 
 
 def _named_exactly(index: MatchIndex, query: str, n: str, agent: str | None) -> Resolution | None:
-    """The alias and terminology tiers: an alias (the asked agent's own first), else an agent's wording (the asked
-    agent's own first; several capabilities of other agents' one wording: ambiguous)."""
-    if (slug := index.own_aliases.get((agent or "", n)) or index.aliases.get(n)) is not None:  # the agent's own first
+    """An alias, else an agent's wording, the asked agent's own first (one wording of several: ambiguous)."""
+    if (slug := index.own_aliases.get((agent or "", n)) or index.aliases.get(n)) is not None:
         return Resolution(query, "resolved", slug, "alias", 1.0)
-    if uses := index.terminology.get(n):  # an agent's wording: the asked agent's own first
+    if uses := index.terminology.get(n):
         slugs = sorted({slug for who, slug in uses if who == agent}) or sorted({slug for _, slug in uses})
-        if len(slugs) > 1:  # several agents use this word for different capabilities
+        if len(slugs) > 1:
             return ambiguous(query, slugs, lambda slug: index.capabilities[slug].name)
         return Resolution(query, "resolved", slugs[0], "terminology", 1.0)
     return None
 
 
 def _in_category(index: MatchIndex, q: Query, category: str | None, found: Resolution, agent: str | None) -> Resolution:
-    """A query that is a category's name ('security') answers with the category's capabilities (those its words rank
-    first), `resolved_by` "category", unless its words found one of them that the asked agent has a record of (or
-    any one, when the agent has a record of none): a capability of another category that shares a word ('security
-    review'), or "no data" on one capability while the agent has others of the category, is not what was asked. A
-    category with no capability ('debugging', which the schema defines) resolves to none: what its words found is
-    offered (candidates of status "unknown"), not resolved."""
+    """A category's name ('security') answers with its capabilities, best ranked first, unless its words found one the
+    asked agent has a record of (any one, if none): 'security review' is not the category. A category nothing is in
+    ('debugging') resolves nothing: what the words found is offered."""
     if category is None:
         return found
     scores = index.ranker.rank(q.units)
     inside = [s for s, c in index.capabilities.items() if c.category == category]
     members = sorted(inside, key=lambda s: (-scores.get(s, 0.0), s))
-    if not members:  # no capability of another category is it: what the words found is offered, not resolved
+    if not members:
         value = found.value
         winner = (Candidate(value, index.capabilities[value].name, found.confidence),) if value else ()
         offered = found.candidates or found.ranked[:SHOWN_CANDIDATES] or winner
         return Resolution(q.text, "unknown", None, "category", candidates=() if found.status == "unknown" else offered)
     recorded = [slug for slug in members if agent is None or agent in index.capabilities[slug].agents]
-    if found.value in (recorded or members):  # the words found the agent's own one: their answer stands
+    if found.value in (recorded or members):
         return found
     share = round(1 / len(members), 3)
     listed = tuple(Candidate(slug, index.capabilities[slug].name, share) for slug in members)
@@ -107,8 +91,7 @@ def _in_category(index: MatchIndex, q: Query, category: str | None, found: Resol
 
 
 def _identifier_evidence(index: MatchIndex, q: Query, agent: str | None) -> Counter[str]:
-    """Capability -> the mean over the query's identifiers of the strongest place each occurs (in another agent's
-    record at `OTHER_AGENT_IDENTIFIER`): an identifier nothing mentions lowers every score."""
+    """Capability -> the mean over the query's identifiers of the strongest place each occurs."""
     found: Counter[str] = Counter()
     for token in q.identifiers:
         best: dict[str, float] = {}
@@ -120,8 +103,7 @@ def _identifier_evidence(index: MatchIndex, q: Query, agent: str | None) -> Coun
 
 
 def _by_identifier(index: MatchIndex, q: Query, evidence: Mapping[str, float], agent: str | None) -> Resolution | None:
-    """A query that is only identifiers ('/compact', 'CLAUDE.md') resolves to the capability whose records name
-    them most directly, when clearly so; words besides them are weighed by the ranking."""
+    """Identifiers alone ('/compact') resolve to the capability whose records name them most directly, if clearly."""
     ranked = best_first(evidence)
     (best_slug, best), runner_up = ranked[0], (ranked[1][1] if len(ranked) > 1 else 0.0)
     if q.rest or best < IDENTIFIER_MIN or best - runner_up < IDENTIFIER_LEAD:
@@ -132,16 +114,19 @@ def _by_identifier(index: MatchIndex, q: Query, evidence: Mapping[str, float], a
 
 
 def _by_ranking(index: MatchIndex, q: Query, agent: str | None) -> Resolution:
-    """The ranking model's answer, as `decide` rules: the winner, or the top candidates in the order of words and
-    meaning together (server/semantic.py). A query that names one capability (`_named`) resolves to no other."""
+    """The ranking model's winner as `decide` rules, or candidates in the order of words and meaning together."""
     ordered = [Candidate(s, index.capabilities[s].name, c) for s, c in best_first(index.ranker.rank(q.units))]
     best, runner_up, *_ = [c.confidence for c in ordered[:2]] + [0.0, 0.0]
     floor = DECISION_RULE[0] / 2  # below it a candidate is noise: suggestions' snippets skip it
     above = tuple(c for c in ordered if c.confidence >= floor)
     pool = [c for c in ordered if c.confidence >= SHOWN_FLOOR]
     named = _named(index, q, {c.value for c in pool})
-    clear = decide(best, runner_up) and named in (None, ordered[0].value) and not _guessed(q)
-    if clear and _names_it(index, q, ordered[0].value):
+    if (
+        decide(best, runner_up)
+        and named in (None, ordered[0].value)
+        and not _guessed(q)
+        and _names_it(index, q, ordered[0].value)
+    ):
         how = "fuzzy" if q.corrected else "lexical"
         winner = Resolution(q.text, "resolved", ordered[0].value, how, best, ranked=above, scored=True, analysed=q)
         return _no_rule(index, winner, agent, tuple(pool[:SHOWN_CANDIDATES]), runner_up)
@@ -153,8 +138,7 @@ def _by_ranking(index: MatchIndex, q: Query, agent: str | None) -> Resolution:
         kept = {c.value for c in above}
         ranked = tuple(c for c in offered if c.value in kept)
         return Resolution(q.text, "ambiguous", candidates=shown, ranked=ranked, scored=True, analysed=q)
-    # Nothing matched: what ranked a little first, then the closest capabilities, scaled below what ranked (weaker
-    # evidence than words), so the list stays in order and nothing merely close claims what a ranked answer would.
+    # Nothing matched: what ranked a little, then the closest capabilities, below it (weaker evidence than words).
     similar = _closest(index, q, close) if len(shown) < SUGGESTIONS else {}
     low = shown[-1].confidence if shown else FILL_SCALE
     fill = tuple(
@@ -166,18 +150,14 @@ def _by_ranking(index: MatchIndex, q: Query, agent: str | None) -> Resolution:
 
 
 def _guessed(q: Query) -> bool:
-    """Whether the query is one word the catalog does not have as typed, read as an index word it may be a typo of or
-    as two words ('compaction' as 'companion', 'autocomplete' as 'auto complete'): a guess the ranking offers, never
-    resolves (a mistyped name is the whole-name typo tier's); it answered Editor Bridge ✗ and History Condensing ✓."""
+    """One word the catalog lacks as typed, read as a typo or as two words ('compaction', 'autocomplete'): offered,
+    never resolved (it answered Editor Bridge ✗ and History Condensing ✓)."""
     return " " not in q.normalized and (q.corrected or len(q.units) > 1)
 
 
 def _names_it(index: MatchIndex, q: Query, slug: str) -> bool:
-    """Whether the query may resolve to `slug` by its words: a query whose every word asks about a record
-    ('limitations', `Query.asks_only`) names only a capability whose name has them ('availability': Model
-    Availability); else it asks what each record says, and the record that says 'limit' most is no answer. Written
-    forms, not roots: the root of 'limitations' is that of Usage Limits' 'limits', of 'functionality' Function
-    Calling's 'function'."""
+    """A query of words asking about a record only ('limitations') names only a capability whose name has them, in
+    written forms ('availability': Model Availability; not 'limitations': Usage Limits)."""
     if not q.asks_only:
         return True
     named = _written_forms(index.capabilities[slug].name)
@@ -185,16 +165,12 @@ def _names_it(index: MatchIndex, q: Query, slug: str) -> bool:
 
 
 def _written_forms(text: str) -> set[str]:
-    """`terms(text)`, each also as `terms()` gives it again ('settings' -> 'setting' -> 'set')."""
-    return {form for term in terms(text) for form in (term, *terms(term))}
+    return {form for term in terms(text) for form in (term, *terms(term))}  # 'settings' -> 'setting' -> 'set'
 
 
 def _named(index: MatchIndex, q: Query, offered: set[str]) -> str | None:
-    """Of the capabilities offered, the one whose whole name the query holds with at most one word more, a word no
-    name has ('custom agents config', 'turn on subagents'; not 'IDE plugin'): it is offered right after the names
-    that hold the query, and another capability whose record has the words does not resolve. The query's words as
-    the ranking reads them (typos corrected), looked up by their roots, so a large catalog costs no more than a small
-    one."""
+    """The one capability offered whose whole name the query holds, with at most one word no name has ('turn on
+    subagents'; not 'IDE plugin'): offered after the names that hold the query, and no other resolves."""
     vocabulary, asked = index.vocabulary, {word for unit in q.units for word in unit.words}
     held = {s for r in asked for s in vocabulary.names.get(r, ()) if s in offered and vocabulary.name_roots[s] <= asked}
     if len(held) != 1:
@@ -205,37 +181,31 @@ def _named(index: MatchIndex, q: Query, offered: set[str]) -> str | None:
 
 
 def _closest(index: MatchIndex, q: Query, close: Mapping[str, float] | None) -> dict[str, float]:
-    """Capability -> how close it is (0-100) to a query nothing matched: a sentence ('live pair programming with a
-    teammate') by meaning, a few words ('kubernets') by the spelling of its names (also without a model, and when
-    the model finds nothing close in meaning: no cosine that, scaled by `FILL_SCALE`, shows above 0 (noise), or none
-    at all, a query embedded as NaN)."""
+    """Capability -> closeness (0-100) to a query nothing matched: a sentence's by meaning (cosines that show above 0
+    once scaled), else, or without it, its names' spelling."""
     sentence = len(q.normalized.split()) >= SENTENCE
     meaning = {slug: 100 * c for slug, c in (close or {}).items() if round(c * FILL_SCALE, 3) > 0} if sentence else {}
     return meaning or _similarity(index, q.normalized, fuzz.WRatio, 0.0)
 
 
 def _by_meaning(q: Query, pool: list[Candidate], named: str | None, close: Mapping[str, float]) -> list[Candidate]:
-    """The candidates by confidence plus `WEIGHT` x closeness of meaning (`close`), each shown with that blend (0..1);
-    first, whatever their blend, those whose name holds the query, a partial name ('permissions', 'in-editor'), then
-    the one whose name the query holds."""
-    weight = WEIGHT if close else 0.0  # no model, or a build without descriptions: the words' order
+    """Candidates by confidence plus `WEIGHT` x closeness of meaning, shown with that blend; first those whose name
+    holds the query ('permissions'), then the one whose name the query holds (`_named`)."""
+    weight = WEIGHT if close else 0.0
     blend = {c.value: (c.confidence + weight * max(0.0, close.get(c.value, 0.0))) / (1 + weight) for c in pool}
-    asked = (_as_written(q.normalized), q.key)  # the query's two forms, once
+    asked = (_as_written(q.normalized), q.key)
     order = sorted(pool, key=lambda c: (_holds(c.label, asked), c.value != named, -blend[c.value], c.value))
     return [Candidate(c.value, c.label, round(blend[c.value], 3)) for c in order]
 
 
 def _holds(name: str, asked: tuple[str, str]) -> int:
-    """0: the name holds the query as written ('in-editor': In-editor Prompt, not Editor Bridge), 1: in other
-    forms, `terms()` ('permission': Tool Permissions), 2: neither."""
+    """0: the name holds the query as written ('in-editor'), 1: as `terms()` ('permission'), 2: neither."""
     held = _forms(name)
     return next((i for i, (h, a) in enumerate(zip(held, asked, strict=True)) if a and f" {a} " in f" {h} "), 2)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=4096)  # a catalog's names are few, and each is held up to every query
 def _forms(name: str) -> tuple[str, str]:
-    """A name as written and in other forms; memoized: a catalog's names are few, and each is held up to every
-    query (0.3 ms a query otherwise)."""
     return _as_written(normalize(name)), " ".join(terms(name))
 
 
@@ -244,8 +214,7 @@ def _as_written(normalized: str) -> str:
 
 
 def decide(best: float, runner_up: float, lacks: bool = False, rule: tuple[float, float, float] | None = None) -> bool:
-    """Whether a ranked winner is clear enough to resolve: confident enough (more so for a winner the asked agent
-    lacks) and ahead of the runner-up by the rule's lead (confidences are shares of the query explained)."""
+    """Whether a ranked winner (confidence: the share of the query explained) is clear enough to resolve."""
     confidence, lead, no = rule or DECISION_RULE
     return best >= (no if lacks else confidence) and best - runner_up >= lead
 
@@ -253,8 +222,7 @@ def decide(best: float, runner_up: float, lacks: bool = False, rule: tuple[float
 def _no_rule(
     index: MatchIndex, resolution: Resolution, agent: str | None, offered: tuple[Candidate, ...], runner_up: float
 ) -> Resolution:
-    """Never a confident wrong "no": a ranked or identifier answer that the asked agent lacks the capability
-    stands only at the rule's stricter confidence; below it, the candidates come back instead."""
+    """Never a confident wrong "no": an answer the asked agent lacks stands only at the rule's stricter confidence."""
     has = agent is None or index.capabilities[resolution.value or ""].available_to(agent)
     if has or decide(resolution.confidence, runner_up, lacks=True):
         return resolution
@@ -265,9 +233,8 @@ def _no_rule(
 def _similarity(
     index: MatchIndex, n: str, scorer: Callable[[str, str], float], cutoff: float, typo: bool = False
 ) -> dict[str, float]:
-    """Capability -> how similar its closest name is to the normalized query (0-100), for those at `cutoff` or more
-    (rapidfuzz skips the rest in C); `typo`: only names the query may be a mistyping of, those with as many words or
-    at most two letters fewer."""
+    """Capability -> similarity (0-100) of its closest name to the query, from `cutoff`; `typo`: only names the query
+    may be a mistyping of (as many words, or at most two letters fewer)."""
     words, letters = n.count(" "), len(n) - n.count(" ")
     best: dict[str, float] = {}
     for name, score, at in process.extract(n, index.names, scorer=scorer, score_cutoff=cutoff, limit=None):

@@ -1,11 +1,7 @@
-"""Meaning beside words, for what is offered when nothing resolves: the ranking model's confidence plus `WEIGHT`
-times the cosine, in WordLlama's static word embeddings, between the query and a capability's name and records'
-descriptions (match.json `descriptions`). A question often shares few words with the right record and some with
-another (it asks about mistakes, the record speaks of bugs). Meaning orders what the words found and, for a sentence
-they found nothing for, picks the closest capabilities to suggest; nothing resolves or says "no" by meaning. The model
-ships in the `wordllama` package and is read from it, never downloaded, once per process, as a server starts
-(`prepare`); without it, or once an embedding has failed, the order stays the ranking model's and the names closest in
-spelling are suggested.
+"""Meaning beside words, for what is offered when nothing resolves: the cosine, in WordLlama's static embeddings
+(shipped in its package, never downloaded), between the query and a capability's name and descriptions. A question
+often shares few words with the right record (it asks about mistakes, the record speaks of bugs). Nothing resolves
+or says "no" by meaning; without the model the ranking model's order stands.
 """
 
 from __future__ import annotations
@@ -27,10 +23,8 @@ _CALLS = ModelCalls.at_exit()  # a stop lets a call into the model's Rust code e
 
 
 def model() -> Any | None:
-    """The embedding model, loaded once per process from the files its package ships; None if unavailable.
-
-    Once loaded (or given up), answered without the lock: a lookup on the event loop must never wait for a thread
-    that holds it."""
+    """The model, loaded once per process, or None; once settled read without the lock, which the event loop never
+    waits for."""
     if _LOADED:
         return _LOADED[0]
     with _LOCK:
@@ -53,32 +47,25 @@ class Meanings:
 
     texts: Mapping[str, str]  # slug -> name and descriptions
     _matrix: list[Any] = field(default_factory=list, repr=False, compare=False)  # [one row per text, in order]
-    # This catalog's own: a reload embeds the new build's (seconds, for a large one) while lookups on the build
-    # served, on the event loop, go on using its matrix; one lock for every catalog made them wait for it.
+    # Per catalog: a reload embeds the new build's while lookups on the one served go on.
     _embedding: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @classmethod
     def of(cls, rows: Iterable[Mapping[str, Any]]) -> Meanings:
-        """From match.json's capability rows (a build made before `descriptions`: none, and no reordering)."""
         return cls({r["slug"]: " . ".join([r["name"], *r["descriptions"]]) for r in rows if "descriptions" in r})
 
     @property
     def pending(self) -> bool:
-        """Whether a lookup may still have to load the model or embed the catalog (0.4 s; seconds for a large one).
-
-        Read without a lock: the matrix is appended whole, once embedded, and the model is set once, so a stale
-        answer can only be True (the lookup then runs in a thread, needlessly); False stays False."""
+        """Whether a lookup may still load the model or embed the catalog (0.4 s): lock-free, a stale answer is True."""
         return bool(self.texts) and not self._matrix and _LOADED != [None]
 
     def prepare(self) -> None:
-        """Load the model and embed the catalog before any lookup needs them: a server does so off the event loop
-        when it starts (server/serve.py) and before it swaps a new build in (server/reload.py), so that no lookup
-        waits 0.4 s for them or leaves the event loop (`pending`) for a name."""
+        """Load and embed before any lookup needs it: off the event loop, at start and before a reload's swap."""
         if self.closeness(next(iter(self.texts.values()), "")) is not None:
             logger.info("suggestions ordered by meaning: %d capabilities embedded", len(self.texts))
 
     def closeness(self, query: str) -> dict[str, float] | None:
-        """Slug -> cosine of meaning with the query; None without the model, the texts or a working embedding."""
+        """Slug -> cosine with the query; None without the model, the texts or a working embedding."""
         found = model() if self.texts else None
         if found is None:
             return None
