@@ -546,10 +546,13 @@ def _record_words(document: str) -> tuple[str, str]:
 
 
 def _no_record(agents: list[str], names: list[str]) -> str:
-    """'copilot-cli's data has no record of Plugins: no data, not a no.'; '' when no agent lacks a record."""
+    """'copilot-cli's data has no record of Plugins: no data, not a no.'; '' when no agent lacks a record. Up to
+    `_AGENTS_NAMED` agents are named, then how many more: a comparison of a 150-agent catalog named 33."""
     if not agents:
         return ""
-    whose = f"{agents[0]}'s data has" if len(agents) == 1 else f"The data of {', '.join(agents)} have"
+    more = len(agents) - _AGENTS_NAMED if len(agents) > _AGENTS_NAMED + 1 else 0
+    named = ", ".join(agents[: len(agents) - more]) + (f" and {more} more agents" if more else "")
+    whose = f"{agents[0]}'s data has" if len(agents) == 1 else f"The data of {named} have"
     return f"{whose} no record of {', '.join(names)}: no data, not a no."
 
 

@@ -1340,6 +1340,24 @@ async def test_a_comparison_without_agents_in_a_large_catalog_keeps_the_cross_ag
     assert compared["maxItems"] == unresolved.EVERY_AGENT_NAMED
 
 
+async def test_a_comparison_without_agents_names_a_few_agents_with_no_record_then_how_many_more(
+    large_build: Path,
+) -> None:
+    """A comparison of a 150-agent catalog said every agent with no record of the capability (33 ids) in one
+    sentence; it names a few, then how many more."""
+    index = json.loads((large_build / "index" / "match.json").read_text("utf-8"))
+    every = [row["id"] for row in index["agents"]]
+    row = max(index["capabilities"], key=lambda row: len(every) - len(row["agents"]))
+    lacking = [agent for agent in every if agent not in row["agents"]]
+    assert len(lacking) > 10
+    async with connect(large_build) as client:
+        result = await client.call_tool("compare_capability", {"capability": row["name"]})
+    (sentence,) = [block.text for block in result.content[1:] if "no record of" in block.text]
+    named = sentence.removeprefix("The data of ").split(" and ")[0].split(", ")
+    assert set(named) < set(lacking) and 1 < len(named) < 10
+    assert f" and {len(lacking) - len(named)} more agents have no record of {row['name']}: " in sentence
+
+
 async def test_a_comparison_of_one_agent_points_to_every_agent_s_record_without_agents(bundled_build: Path) -> None:
     """Suggestions for a comparison of one agent are worded as its lookup's, whose next step for a capability the
     agent has no record of is every agent's record: compare_capability, called again with the same `agents`, would
