@@ -550,8 +550,8 @@ def _no_record(agents: list[str], names: list[str]) -> str:
     `_AGENTS_NAMED` agents are named, then how many more: a comparison of a 150-agent catalog named 33."""
     if not agents:
         return ""
-    more = len(agents) - _AGENTS_NAMED if len(agents) > _AGENTS_NAMED + 1 else 0
-    named = ", ".join(agents[: len(agents) - more]) + (f" and {more} more agents" if more else "")
+    more = max(0, len(agents) - _AGENTS_NAMED)
+    named = ", ".join(agents[:_AGENTS_NAMED]) + (f" and {more} more agent{'s' * (more > 1)}" if more else "")
     whose = f"{agents[0]}'s data has" if len(agents) == 1 else f"The data of {named} have"
     return f"{whose} no record of {', '.join(names)}: no data, not a no."
 
