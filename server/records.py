@@ -106,8 +106,9 @@ def borrowed(
     of Custom Instructions, answered above, does not use it." when a name, wording or identifier found the capability
     and other agents' records of it use the words (a phrase as one of their names for it) while the asked agent's does
     not: the answer would otherwise read as if that agent had it. Several asked agents (a comparison): those of them
-    whose records do not use the words, in one sentence. `shown`: what the answer above shows of that record. Of a
-    capability hundreds of agents record, as in `unheld`, the agents named are among the `_RECORDS_READ` read."""
+    whose records do not use the words, and those whose records do, in one sentence. `shown`: what the answer above
+    shows of that record. Of a capability hundreds of agents record, as in `unheld`, the agents named are among the
+    `_RECORDS_READ` read."""
     entry = snapshot.index.capabilities.get(resolution.value or "")
     asked_agents = [agent] if isinstance(agent, str) else list(dict.fromkeys(agent))
     if resolution.resolved_by not in _NAMED_BY or entry is None or not snapshot.index.triggers_indexed:
@@ -121,7 +122,7 @@ def borrowed(
     # match.json places it, or within a longer one of the record ('.json' in 'settings.json').
     tokens = identifiers(resolution.query) if not phrase else ()
 
-    def says(who: str, names_only: bool = False) -> bool:  # in what the model is shown of its record, or its aliases
+    def says(who: str, names_only: bool = False, as_written: bool = False) -> bool:  # in its record or aliases
         names = _own_names(entry.agents[who])  # and, for what its record uses, its trigger phrases
         names += [] if names_only else _strings(entry.agents[who].get("triggers"))
         document = None if names_only else snapshot.find("lookup", agent=who, capability=entry.slug)
@@ -133,7 +134,8 @@ def borrowed(
         held = [_words(name) for name in names]
         if document is not None:
             held.append(_record_words(document.text))
-        return any(a and f" {a} " in f" {h} " for words in held for a, h in zip(asked, words, strict=True))
+        forms = asked[:1] if as_written else asked  # as written, or also in other forms (`terms()`)
+        return any(a and f" {a} " in f" {h} " for words in held for a, h in zip(forms, words, strict=False))
 
     # At most `_RECORDS_READ` records are read, the asked agents' first, as `lacking` reads them: each is a lookup
     # parsed, and a lookup lists every agent that has the capability, so reading all of a capability 1,400 agents
@@ -142,7 +144,13 @@ def borrowed(
     first = set(read)
     others = [who for who in sorted(entry.agents) if who not in first][: max(0, _RECORDS_READ - len(read))]
     lacking = [who for who in read if not says(who)]
-    owners = [who for who in sorted((*read, *others)) if who not in lacking and says(who, phrase)] if lacking else []
+
+    # An asked agent's record, shown above, uses the words where it has them as written ('worktrees' in a description;
+    # not 'runs shell commands' for 'run_shell_command'); another's only as one of its names.
+    def uses(who: str) -> bool:
+        return says(who, phrase) if who not in first else says(who, as_written=phrase)
+
+    owners = [who for who in sorted((*read, *others)) if who not in lacking and uses(who)] if lacking else []
     if not owners:
         return ""
     # As `_lacking` words it ('the Git Integration records of a and b'): never "the records of a and b of X".

@@ -689,6 +689,20 @@ async def test_a_comparison_of_some_agents_says_whose_words_found_the_capability
     assert some.content[-1].text == said + lacking + listed
 
 
+async def test_a_comparison_names_every_compared_record_that_uses_the_words(bundled_build: Path) -> None:
+    """compare_capability('worktrees') said copilot-cli's record uses the word and claude-code's and gemini-cli's do
+    not, and left out vscode-copilot's, whose description, compared above, has it: a compared record's words count
+    wherever they are in it, as a lookup of that agent counts them."""
+    async with connect(bundled_build) as client:
+        result = await client.call_tool("compare_capability", {"capability": "worktrees"})
+    (said,) = [block.text for block in result.content[1:] if " is used in " in block.text]
+    uses, lacks = said.removeprefix("'worktrees' is used in ").split("; ")
+    compared = {row["agent"]: row for row in result.structured_content["agents"]}
+    for agent, row in compared.items():
+        record = " ".join(str(value) for value in row.values()).casefold()
+        assert (agent in uses) == ("worktree" in record) != (agent in lacks), agent
+
+
 async def test_a_phrase_is_said_to_be_another_agents_only_where_it_is_one_of_its_names(bundled_build: Path) -> None:
     """'choose model' (the alias table's) found Model Selection for gemini-cli, and the answer added that copilot-cli's
     record uses the phrase and gemini-cli's does not: copilot-cli's description says "Choose a model" as plain prose,
