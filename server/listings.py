@@ -1,6 +1,7 @@
-"""What each agent's file lists (platforms as `integrations`, models as `models`), parsed once per build.
+"""What each agent's file lists (platforms and their features as `integrations`, models as `models`), parsed once.
 
-Why: a capability query may name a platform or a model ('JetBrains', 'GPT-5') that no capability is about, while an
+Why: a capability query may name a platform, a platform's feature or a model ('JetBrains', 'cloud agent sessions',
+'GPT-5') that no capability is about, while an
 agent's file lists it; the notes that say so (server/records.py `listed`) read these tables, made when a build is
 loaded so that a call looks up only the names that share a word with the query, however many a file lists.
 """
@@ -19,8 +20,9 @@ from capidx.schema.text import terms
 # this length, so a build's longest name does not set the work per call.
 LONGEST_NAME_WORDS = 8
 
-# (kind, name as listed, its flag or None, the name's terms)
-Listed = tuple[str, str, bool | None, tuple[str, ...]]
+# (kind, name as listed, its flag or None, the name's terms, the platform of an integration's feature or None)
+Listed = tuple[str, str, bool | None, tuple[str, ...], str | None]
+FEATURES = "integration features"  # the kind of a feature an integration lists ('cloud agent sessions' of GitHub)
 
 
 @dataclass(frozen=True)
@@ -37,7 +39,7 @@ class Listings:
     def from_json(cls, agents: Iterable[Mapping[str, Any]], agent_names: Iterable[str]) -> Listings:
         """From match.json's agents rows (older builds: no lists) and the agents' normalized spellings."""
         by_agent = {row["id"]: _listed(row) for row in agents}
-        listed_words = (words for lists in by_agent.values() for *_, words in lists)
+        listed_words = (words for lists in by_agent.values() for _, _, _, words, _ in lists)
         longer = frozenset(
             words
             for words in itertools.chain(listed_words, map(tuple, map(terms, agent_names)))
@@ -48,20 +50,24 @@ class Listings:
 
 
 def _listed(row: Mapping[str, Any]) -> tuple[Listed, ...]:
-    """An agents row's platforms and models, each named, with its flag when a boolean."""
-    found = []
+    """An agents row's platforms, their features and models, each named, with its flag when a boolean."""
+    found: list[Listed] = []
     for kind, flag in (("integrations", "supported"), ("models", "available")):
         for item in row.get(kind, ()) if isinstance(row.get(kind), list) else ():
             if isinstance(item, dict) and isinstance(name := item.get("name"), str) and name.strip():
-                said = item.get(flag)
-                found.append((kind, name, said if isinstance(said, bool) else None, tuple(terms(name))))
+                said = item.get(flag) if isinstance(item.get(flag), bool) else None
+                found.append((kind, name, said, tuple(terms(name)), None))
+                features = item.get("features") if kind == "integrations" else None
+                for feature in features if isinstance(features, list) else ():
+                    if isinstance(feature, str) and feature.strip():
+                        found.append((FEATURES, feature, said, tuple(terms(feature)), name))
     return tuple(found)
 
 
 def _by_word(lists: Iterable[Listed]) -> Mapping[str, tuple[int, ...]]:
     """A word -> the positions of the listed names that have it, each once."""
     found: dict[str, dict[int, None]] = {}
-    for at, (*_, words) in enumerate(lists):
+    for at, (_, _, _, words, _) in enumerate(lists):
         for word in words:
             found.setdefault(word, {})[at] = None
     return MappingProxyType({word: tuple(positions) for word, positions in found.items()})

@@ -16,7 +16,7 @@ from typing import Any
 
 from capidx.schema.lexicon import identifiers
 from capidx.schema.text import bind_negation, canonical_json, normalize, terms
-from capidx.server.listings import LONGEST_NAME_WORDS
+from capidx.server.listings import FEATURES, LONGEST_NAME_WORDS
 from capidx.server.matchindex import Resolution
 from capidx.server.names import best_first
 from capidx.server.query import QUESTION_WORDS, analyse, root
@@ -41,6 +41,7 @@ _LISTED_READ = 4_096
 _FLAGS = {
     "integrations": {True: " (supported)", False: " (not supported)"},
     "models": {True: " (available)", False: " (not available)"},
+    FEATURES: {True: ", supported)", False: ", not supported)"},
 }
 _UNHELD_NAMED = 4  # words of a query named as missing from a record, at most
 _AGENTS_NAMED = 6  # agents a sentence of `unheld` names, at most; then how many more
@@ -363,17 +364,20 @@ def listed(snapshot: Snapshot, query: str, agents: Sequence[str]) -> str:
         content = set(asked) - QUESTION_WORDS - snapshot.index.agent_names.words.get(who, frozenset())
         found: dict[str, dict[str, None]] = {}
         for at in sharing:
-            kind, name, flag, words = lists[at]
+            kind, name, flag, words, platform = lists[at]
             listed_words = set(words)
             whole = bool(words) and _stands_whole(words, asked, longer)
             rest = content - listed_words
-            if whole and capability_words(listed_words) and rest:
-                whole = False  # 'web search' asks Web Search, not the platform Web
+            if whole and (platform is not None or capability_words(listed_words)) and rest:
+                whole = False  # 'web search' asks Web Search, not the platform Web; a feature is asked alone
             if (whole and not (rest and capability_words(rest))) or (
                 content and content <= listed_words and not capability_words(content)
             ):
                 shown = name if len(name) <= _LISTED_CHARS else f"{name[: _LISTED_CHARS - 1]}…"  # a build's data
-                found.setdefault(kind, {})[f"{shown}{_FLAGS[kind].get(flag, '')}"] = None
+                marked = f"{shown}{_FLAGS[kind].get(flag, '')}"
+                if platform is not None:  # 'cloud agent sessions (of GitHub, supported)'
+                    marked = f"{shown} (of {platform[:_LISTED_CHARS]}{_FLAGS[kind].get(flag, ')')}"
+                found.setdefault(kind, {})[marked] = None
         if parts := [f"{_and(list(items))} among its {kind}" for kind, items in found.items()]:
             said.append(f"{who}'s data lists {' and '.join(parts)}.")
     more = len(said) - _AGENTS_NAMED

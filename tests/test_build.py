@@ -203,7 +203,10 @@ def test_match_index(built: Path) -> None:
         "id": "claude-code",
         "name": "Claude Code",
         "vendor": "Anthropic",
-        "integrations": [{"name": "VS Code", "supported": True}, {"name": "Emacs", "supported": False}],
+        "integrations": [
+            {"name": "VS Code", "supported": True, "features": ["diff view", "selection context"]},
+            {"name": "Emacs", "supported": False},  # no features: no key
+        ],
         "models": [{"name": "Claude Sonnet 4.5", "available": True}],
     }
     copilot = next(row for row in index["agents"] if row["id"] == "copilot-cli")  # no models: no key

@@ -2653,6 +2653,30 @@ def test_a_listed_name_of_capability_name_words_alone_is_not_said_of_a_longer_qu
     assert records.listed(snap, "Web", ["claude-code"]) == said
 
 
+def test_a_feature_an_integration_lists_is_said_when_asked_as_a_capability(tmp_path: Path) -> None:
+    """An integration's `features` ('cloud agent sessions' of VS Code's GitHub integration) reached no tool: a model
+    asked about them was told only of the capability their words ranked first. A feature is said as a listed name is,
+    with its platform and what the file says of it; a feature's words that only name capabilities are not said."""
+    features = ["cloud agent sessions", "pull request review", "Code Review"]
+    snap = _listed_snapshot(tmp_path, [{"platform": "GitHub", "supported": True, "features": features}])
+    said = "claude-code's data lists cloud agent sessions (of GitHub, supported) among its integration features."
+    assert records.listed(snap, "does it support cloud agent sessions?", ["claude-code"]) == said
+    review = records.listed(snap, "pull request review", ["claude-code", "gemini-cli"])
+    assert (
+        review == "claude-code's data lists pull request review (of GitHub, supported) among its integration features."
+    )
+    assert records.listed(snap, "code review comments", ["claude-code"]) == ""  # asks Code Review, a capability
+    index = json.loads((tmp_path / "build" / "index" / "match.json").read_text("utf-8"))
+    (row,) = [row for row in index["agents"] if row["id"] == "claude-code"]
+    assert row["integrations"] == [{"name": "GitHub", "supported": True, "features": features}]
+    assert all(
+        "features" not in item
+        for other in index["agents"]
+        for item in other.get("integrations", ())
+        if other is not row
+    )
+
+
 def test_listed_names_are_bounded_and_read_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """match.json may come from any build: a listed name of hundreds of characters is said cut, hundreds of matching
     models as three and how many more, and no call reads every listed name's words again."""

@@ -49,12 +49,14 @@ GENERIC_FEATURE_WORDS = frozenset(
 
 
 def _agent_row(agent: Agent) -> dict[str, Any]:
-    """An agent's id, name and vendor, and the names of the platforms and models its file lists with whether it says
-    it supports them: a capability query that names one ('JetBrains', 'GPT-5') is told where the data says so, and an
-    agent named by its vendor alone ('Google') that it was read so."""
+    """An agent's id, name and vendor, and the names of the platforms (with their features) and models its file lists
+    with whether it says it supports them: a capability query that names one ('JetBrains', 'GPT-5', 'cloud agent
+    sessions') is told where the data says so, and an agent named by its vendor alone ('Google') that it was read so."""
     row: dict[str, Any] = {"id": agent.id, "name": agent.name, "vendor": agent.vendor}  # the schema requires a vendor
-    if platforms := [(i.platform, i.supported) for i in agent.integrations if i.platform]:
-        row["integrations"] = [_present(name=name, supported=flag) for name, flag in platforms]
+    if platforms := [i for i in agent.integrations if i.platform]:
+        row["integrations"] = [
+            _present(name=i.platform, supported=i.supported, features=list(i.features) or None) for i in platforms
+        ]
     if models := [(m.name, m.available) for m in agent.models if m.name]:
         row["models"] = [_present(name=name, available=flag) for name, flag in models]
     return row

@@ -56,7 +56,7 @@ def manifest_document(
     budgets: Iterable[BudgetResult],
     overview: Sequence[dict[str, Any]] = (),
 ) -> tuple[dict[str, Any], Iterator[str]]:
-    """The manifest, and its artifact entries as canonical JSON (for `serialize`), made one at a time as
+    """The manifest, and its artifact entries as canonical JSON (for `serialized`), made one at a time as
     they are written: the entries are kept as dicts (`BuildResult.manifest`), their texts are not."""
     primary = encodings[0]
     ordered = sorted(measured, key=lambda m: m.artifact.path)
@@ -80,16 +80,10 @@ def manifest_document(
     }, texts
 
 
-def serialize(manifest: dict[str, Any], rows: Iterable[str]) -> bytes:
-    """Compact JSON with one artifact per line: small, and still readable in a diff or with grep.
-
-    `rows`: the artifacts' entries as canonical JSON, as `manifest_document` makes them."""
-    return b"".join(serialized(manifest, rows))
-
-
 def serialized(manifest: dict[str, Any], rows: Iterable[str]) -> Iterator[bytes]:
-    """`serialize`'s bytes in pieces, for writing without holding the whole (50 MB at 20,000 capabilities)
-    two or three times over."""
+    """Compact JSON with one artifact per line (small, and still readable in a diff or with grep), in pieces, for
+    writing without holding the whole (50 MB at 20,000 capabilities) two or three times over. `rows`: the
+    artifacts' entries as canonical JSON, as `manifest_document` makes them."""
     head = canonical_json({key: value for key, value in manifest.items() if key != "artifacts"})
     yield f'{head[:-1]},"artifacts":['.encode()
     separator = "\n"
