@@ -20,26 +20,27 @@ TYPO_RATIO, TYPO_LEAD, SUGGESTIONS = 82, 5, 3
 TYPO_FLOOR = TYPO_RATIO - TYPO_LEAD
 GENERIC_AGENT_WORDS = frozenset(("agent", "agents"))  # what every agent is: 'the VS Code agent'
 _JOINERS = frozenset(",&/+;")  # a list of names, which `agent_args` splits ('claude, agents')
+_JOINING_WORDS = frozenset("and or nor plus versus other others both all every".split())  # 'claude and other agents'
 _NUMBER = re.compile(r"\d+")
 
 
 def resolve_agent(index: MatchIndex, query: str) -> Resolution:
     """An agent id from its id, name or nickname ('claude', 'Copilot in VS Code'), also as '[the] X agent'."""
-    return _resolve_name(index.agent_names, query, index.agent_label, _before_agent(index.agent_names, query))
+    return _resolve_name(index.agent_names, query, index.agent_label, before_agent(index.agent_names, query))
 
 
 def resolve_category(index: MatchIndex, query: str) -> Resolution:
     return _resolve_name(index.category_names, query, str)
 
 
-def _before_agent(table: NameTable, query: str) -> str:
+def before_agent(table: NameTable, query: str) -> str:
     """'[the] X agent(s)' read as 'X' ('VS Code agent'); not a spelling ('Cursor Agent'), a list or other words
-    ('claude and other agents', 'claude, agents')."""
+    ('claude and other agents', 'claude, agents'); X may have stop words ('the copilot in vs code agent')."""
     words = normalize(query).split()
     if len(words) < 2 or words[-1] not in GENERIC_AGENT_WORDS or " ".join(words) in table.spellings:
         return query
     head = words[1:-1] if words[0] == "the" else words[:-1]
-    if not head or set(head) & STOP_WORDS or not _JOINERS.isdisjoint(query):
+    if not head or set(head) & _JOINING_WORDS or not _JOINERS.isdisjoint(query):
         return query
     return " ".join(head)
 

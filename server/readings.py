@@ -14,7 +14,7 @@ import mcp_types as types
 
 from capidx.schema.text import STOP_WORDS, normalize, terms, unread_words
 from capidx.server.matchindex import Resolution
-from capidx.server.names import category_named
+from capidx.server.names import before_agent, category_named
 from capidx.server.query import root
 from capidx.server.snapshot import Snapshot
 
@@ -101,22 +101,23 @@ def _read_by_name(snapshot: Snapshot, resolution: Resolution) -> str:
     or by words of its names that no spelling has as written ('GitHub CLI', which may be GitHub's own CLI, read as
     copilot-cli): the answer speaks of that agent, which the user may not have meant. '' for a spelling ('claude')."""
     label = f"{resolution.value} ({snapshot.index.agent_label(resolution.value or '')})"
-    if _by_vendor(snapshot, resolution):
+    named = before_agent(snapshot.index.agent_names, resolution.query)  # 'the Google agent': 'google'
+    if _by_vendor(snapshot, resolution.value, named):
         return (
             f"Read agent {resolution.query!r} as {label}, the one agent of this catalog so named; other products of"
             " that name have no data here."
         )
-    if normalize(resolution.query) in snapshot.index.agent_names.spellings:
+    if normalize(named) in snapshot.index.agent_names.spellings:
         return ""
     return f"Read agent {resolution.query!r} as {label}, by the words of its names."
 
 
-def _by_vendor(snapshot: Snapshot, resolution: Resolution) -> bool:
+def _by_vendor(snapshot: Snapshot, agent: str | None, query: str) -> bool:
     """Whether an agent was named by its vendor's name alone ('Google' for gemini-cli, 'Anthropic' for claude-code,
     'GitHub' where one GitHub agent is in the catalog): read silently, it was taken for that vendor's one agent here,
     where the user may mean another of its products. A build that does not give vendors says nothing."""
-    vendor = snapshot.index.vendors.get(resolution.value or "")
-    asked = set(normalize(resolution.query).split()) - STOP_WORDS
+    vendor = snapshot.index.vendors.get(agent or "")
+    asked = set(normalize(query).split()) - STOP_WORDS
     return vendor is not None and bool(asked) and asked <= set(normalize(vendor).split())
 
 

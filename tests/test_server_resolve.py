@@ -412,9 +412,13 @@ def test_the_word_agent_after_an_agents_name_is_that_agent() -> None:
             "claude code": ["claude-code"],
             "cursor agent": ["cursor-agent"],
             "cursor": ["cursor-agent"],
+            "copilot in vs code": ["vscode-copilot"],
         }
     )
     assert resolve_agent(index, "VS Code agent").value == "vscode-copilot"
+    # a name with a stop word ('in', 'for') is still a name: a review found them read as a list of three agents
+    for spelled in ("the copilot in vs code agent", "copilot for vs code agent"):
+        assert resolve_agent(index, spelled).value == "vscode-copilot", spelled
     assert resolve_agent(index, "the Gemini agent").value == "gemini-cli"  # not also Cursor Agent, whose name has it
     assert resolve_agent(index, "gemni agent").value == "gemini-cli"  # mistyped, as without the word
     assert resolve_agent(index, "copilot agents").status == "ambiguous"
@@ -422,7 +426,12 @@ def test_the_word_agent_after_an_agents_name_is_that_agent() -> None:
     assert (found.value, found.resolved_by) == ("claude-code", "name")  # not an exact spelling
     found = resolve_agent(index, "Cursor Agent")
     assert (found.value, found.resolved_by) == ("cursor-agent", "exact")  # its id, spelled
-    for other in ("claude code and other agents", "claude code, agents", "gemini & agents"):
+    for other in (
+        "claude code and other agents",
+        "claude code, agents",
+        "gemini & agents",
+        "claude code or gemini agent",
+    ):
         assert resolve_agent(index, other).status != "resolved", other
     plain = agent_index({"gemini": ["gemini-cli"], "vs code": ["vscode-copilot"]})
     for alone in ("agent", "the agents"):

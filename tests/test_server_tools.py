@@ -731,9 +731,20 @@ async def test_an_agent_named_by_its_vendor_alone_is_said_to_be_read_so(bundled_
         words = await client.call_tool("lookup_capability", {"agent": "GitHub CLI", "capability": "hooks"})
         nickname = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "hooks"})
         compared = await client.call_tool("compare_capability", {"capability": "hooks", "agents": ["anthropic"]})
+        # '[the] X agent' is read as X, its vendor's name too (a review found the vendor line lost, and spellings
+        # such as 'gemini agent' said to be read by the words of its names)
+        the_vendor = await client.call_tool("lookup_capability", {"agent": "the Google agent", "capability": "hooks"})
+        spelled = [
+            await client.call_tool("lookup_capability", {"agent": agent, "capability": "hooks"})
+            for agent in ("gemini agent", "claude-code agent", "the copilot in vs code agent")
+        ]
 
     def every_block(result: Any) -> str:
         return "\n".join(block.text for block in result.content)
+
+    assert "Read agent 'the Google agent' as gemini-cli (Gemini CLI), the one agent" in every_block(the_vendor)
+    assert [result.structured_content["agent"] for result in spelled] == ["gemini-cli", "claude-code", "vscode-copilot"]
+    assert not any("Read agent" in every_block(result) for result in spelled)
 
     said = "Read agent 'Google' as gemini-cli (Gemini CLI), the one agent of this catalog so named"
     assert vendor.structured_content["agent"] == "gemini-cli" and said in every_block(vendor)
