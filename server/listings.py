@@ -39,7 +39,8 @@ class Listings:
     def from_json(cls, agents: Iterable[Mapping[str, Any]], agent_names: Iterable[str]) -> Listings:
         """From match.json's agents rows (older builds: no lists) and the agents' normalized spellings."""
         by_agent = {row["id"]: _listed(row) for row in agents}
-        listed_words = (words for lists in by_agent.values() for _, _, _, words, _ in lists)
+        # a platform's or model's name (a feature hides no other agent's platform: 'vs code extension')
+        listed_words = (words for lists in by_agent.values() for _, _, _, words, platform in lists if platform is None)
         longer = frozenset(
             words
             for words in itertools.chain(listed_words, map(tuple, map(terms, agent_names)))

@@ -314,6 +314,10 @@ def _lacking(words: Sequence[str], lacking: Sequence[str], others: Sequence[str]
     return f"{said}{theirs}."
 
 
+def _cut(name: str) -> str:
+    return name if len(name) <= _LISTED_CHARS else f"{name[: _LISTED_CHARS - 1]}…"
+
+
 def _agents(ids: Sequence[str]) -> str:
     """'a, b and c'; past `_AGENTS_NAMED`, 'a, b, c and 4 more' (a comparison of a large catalog's every agent)."""
     if len(ids) > _AGENTS_NAMED:
@@ -366,18 +370,24 @@ def listed(snapshot: Snapshot, query: str, agents: Sequence[str]) -> str:
         for at in sharing:
             kind, name, flag, words, platform = lists[at]
             listed_words = set(words)
-            whole = bool(words) and _stands_whole(words, asked, longer)
-            rest = content - listed_words
-            if whole and (platform is not None or capability_words(listed_words)) and rest:
-                whole = False  # 'web search' asks Web Search, not the platform Web; a feature is asked alone
-            if (whole and not (rest and capability_words(rest))) or (
-                content and content <= listed_words and not capability_words(content)
-            ):
-                shown = name if len(name) <= _LISTED_CHARS else f"{name[: _LISTED_CHARS - 1]}…"  # a build's data
-                marked = f"{shown}{_FLAGS[kind].get(flag, '')}"
-                if platform is not None:  # 'cloud agent sessions (of GitHub, supported)'
-                    marked = f"{shown} (of {platform[:_LISTED_CHARS]}{_FLAGS[kind].get(flag, ')')}"
-                found.setdefault(kind, {})[marked] = None
+            if platform is not None:  # a feature: asked by its words alone, beside its platform's ('vs code quick ask')
+                mine = content - set(terms(platform))
+                if not mine or not mine <= listed_words or capability_words(mine):  # 'plugins' asks Plugins
+                    continue
+            else:
+                whole = bool(words) and _stands_whole(words, asked, longer)
+                rest = content - listed_words
+                if whole and capability_words(listed_words) and rest:
+                    whole = False  # 'web search' asks Web Search, not the platform Web
+                if not (whole and not (rest and capability_words(rest))) and not (
+                    content and content <= listed_words and not capability_words(content)
+                ):
+                    continue
+            shown = _cut(name)  # a build's data
+            marked = f"{shown}{_FLAGS[kind].get(flag, '')}"
+            if platform is not None:  # 'cloud agent sessions (of GitHub, supported)'
+                marked = f"{shown} (of {_cut(platform)}{_FLAGS[kind].get(flag, ')')}"
+            found.setdefault(kind, {})[marked] = None
         if parts := [f"{_and(list(items))} among its {kind}" for kind, items in found.items()]:
             said.append(f"{who}'s data lists {' and '.join(parts)}.")
     more = len(said) - _AGENTS_NAMED

@@ -2666,26 +2666,35 @@ def test_a_listed_name_of_capability_name_words_alone_is_not_said_of_a_longer_qu
 
 def test_a_feature_an_integration_lists_is_said_when_asked_as_a_capability(tmp_path: Path) -> None:
     """An integration's `features` ('cloud agent sessions' of VS Code's GitHub integration) reached no tool: a model
-    asked about them was told only of the capability their words ranked first. A feature is said as a listed name is,
-    with its platform and what the file says of it; a feature's words that only name capabilities are not said."""
-    features = ["cloud agent sessions", "pull request review", "Code Review"]
-    snap = _listed_snapshot(tmp_path, [{"platform": "GitHub", "supported": True, "features": features}])
-    said = "claude-code's data lists cloud agent sessions (of GitHub, supported) among its integration features."
+    asked about them was told only of the capability their words ranked first. A feature is said, with its platform
+    and what the file says of it, when the query asks it: all the query's words are the feature's, beside its
+    platform's. Not a feature in a longer sentence ('side panel'), nor one the words of capability names make up
+    ('Code Review'), and a feature hides no other agent's platform (a review found 'vs code extension' said only
+    claude-code's feature, and no longer that gemini-cli's file lists VS Code)."""
+    docs = documents()
+    features = ["cloud agent sessions", "side panel", "Code Review", "VS Code extension"]
+    docs["claude-code"]["integrations"] = [
+        {"platform": "GitHub", "supported": False, "features": features[:3]},
+        {"platform": "VS Code", "features": features[3:]},
+    ]
+    docs["copilot-cli"]["integrations"] = [{"platform": "VS Code", "supported": True}]
+    snap = load_snapshot(real_build(write_agents(tmp_path, docs), tmp_path / "build"))
+    said = "claude-code's data lists cloud agent sessions (of GitHub, not supported) among its integration features."
     assert records.listed(snap, "does it support cloud agent sessions?", ["claude-code"]) == said
-    review = records.listed(snap, "pull request review", ["claude-code", "gemini-cli"])
-    assert (
-        review == "claude-code's data lists pull request review (of GitHub, supported) among its integration features."
-    )
-    assert records.listed(snap, "code review comments", ["claude-code"]) == ""  # asks Code Review, a capability
+    assert records.listed(snap, "GitHub cloud agent sessions", ["claude-code"]).endswith(said.split(" lists ")[1])
+    side = "claude-code's data lists side panel (of GitHub, not supported) among its integration features."
+    assert records.listed(snap, "side panel", ["claude-code"]) == side
+    assert records.listed(snap, "explain the control flow of this file in the side panel", ["claude-code"]) == ""
+    assert records.listed(snap, "code review", ["claude-code"]) == ""  # asks Code Review, a capability
+    both = records.listed(snap, "vs code extension", ["copilot-cli", "claude-code"])
+    assert "copilot-cli's data lists VS Code (supported) among its integrations." in both
+    assert "VS Code extension (of VS Code) among its integration features." in both
     index = json.loads((tmp_path / "build" / "index" / "match.json").read_text("utf-8"))
     (row,) = [row for row in index["agents"] if row["id"] == "claude-code"]
-    assert row["integrations"] == [{"name": "GitHub", "supported": True, "features": features}]
-    assert all(
-        "features" not in item
-        for other in index["agents"]
-        for item in other.get("integrations", ())
-        if other is not row
-    )
+    assert row["integrations"] == [
+        {"name": "GitHub", "supported": False, "features": features[:3]},
+        {"name": "VS Code", "features": features[3:]},
+    ]
 
 
 def test_listed_names_are_bounded_and_read_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
