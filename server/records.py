@@ -96,7 +96,9 @@ def _closest_recorded(snapshot: Snapshot, slug: str, agents: Sequence[str]) -> s
     if len(said) == 1 and len(agents) == 1:
         return f"Closest by name among {said[0][0]}'s records: {said[0][1]}."
     listed = "; ".join(f"{agent}'s {marks}" for agent, marks in said[:_AGENTS_NAMED])
-    more = f"; {len(said) - _AGENTS_NAMED} more agents' too" if len(said) > _AGENTS_NAMED else ""
+    extra = len(said) - _AGENTS_NAMED
+    others = "1 more agent's" if extra == 1 else f"{extra:,} more agents'"
+    more = f"; {others} too" if extra > 0 else ""
     return f"Closest by name among their records: {listed}{more}." if said else ""
 
 
@@ -133,8 +135,7 @@ def borrowed(
             )
             return all(who in snapshot.index.identifier_holders(t, entry.slug) or t in text for t in tokens)
         held = [_words(name) for name in names]
-        if document is not None:
-            held.append(_record_words(document.text))
+        held += _prose(document.text) if document is not None else ()  # its texts: not keys nor addresses
         forms = asked[:1] if as_written else asked  # as written, or also in other forms (`terms()`)
         return any(a and f" {a} " in f" {h} " for words in held for a, h in zip(forms, words, strict=False))
 
@@ -154,18 +155,20 @@ def borrowed(
     owners = [who for who in sorted((*read, *others)) if who not in lacking and uses(who)] if lacking else []
     if not owners:
         return ""
+
     # As `_lacking` words it ('the Git Integration records of a and b'): never "the records of a and b of X".
-    whose = (
-        f"{owners[0]}'s record of {entry.name}"
-        if len(owners) == 1
-        else f"the {entry.name} records of {_agents(owners)}"
+    def records_of(ids: Sequence[str]) -> str:
+        return f"{ids[0]}'s record of {entry.name}" if len(ids) == 1 else f"the {entry.name} records of {_agents(ids)}"
+
+    # Asked agents whose records have the words only in other forms ('AI-credit' for 'ai credits') are said so.
+    formed = [who for who in read if who not in lacking and who not in owners]
+    has = "has" if len(formed) == 1 else "have"
+    other_forms = f"; {records_of(formed)} {has} its words in other forms" if formed else ""
+    does = "does" if len(lacking) == 1 else "do"
+    return (
+        f"'{resolution.query.strip()}' is used in {records_of(owners)}{other_forms}; {records_of(lacking)}, {shown}, "
+        f"{does} not use it."
     )
-    lack = (
-        f"{lacking[0]}'s record of {entry.name}, {shown}, does not use it."
-        if len(lacking) == 1
-        else f"the {entry.name} records of {_agents(lacking)}, {shown}, do not use it."
-    )
-    return f"'{resolution.query.strip()}' is used in {whose}; {lack}"
 
 
 def unheld(snapshot: Snapshot, resolution: Resolution, agents: str | Sequence[str], elsewhere: bool = False) -> str:
@@ -560,11 +563,22 @@ def _own_names(record: Mapping[str, Any]) -> list[str]:
 
 
 @functools.lru_cache(maxsize=1024)
-def _record_words(document: str) -> tuple[str, str]:
-    """A lookup document's capability record as normalized words and as `terms()` (once per document text: the
-    lookups that need it are the exact tiers', the most frequent)."""
-    text = _part(document, "capability")
-    return _words(text) if text is not None else ("", "")
+def _prose(document: str) -> tuple[tuple[str, str], ...]:
+    """A lookup document's capability record as its texts, each as `_words`: not its keys nor an address ('…/review-
+    code-edits' is no use of 'review code edits')."""
+    try:
+        value = json.loads(document)
+    except (ValueError, RecursionError):
+        return ()
+    texts: list[tuple[str, str]] = []
+    stack = [value.get("capability") if isinstance(value, dict) else None]
+    while stack:  # a forged build's record may nest deeper than recursion goes
+        item = stack.pop()
+        if isinstance(item, str) and "://" not in item:
+            texts.append(_words(item))
+        elif isinstance(item, list | dict):
+            stack.extend(item.values() if isinstance(item, dict) else item)
+    return tuple(texts)
 
 
 def _no_record(agents: list[str], names: list[str]) -> str:
@@ -572,9 +586,7 @@ def _no_record(agents: list[str], names: list[str]) -> str:
     `_AGENTS_NAMED` agents are named, then how many more: a comparison of a 150-agent catalog named 33."""
     if not agents:
         return ""
-    more = max(0, len(agents) - _AGENTS_NAMED)
-    named = ", ".join(agents[:_AGENTS_NAMED]) + (f" and {more} more agent{'s' * (more > 1)}" if more else "")
-    whose = f"{agents[0]}'s data has" if len(agents) == 1 else f"The data of {named} have"
+    whose = f"{agents[0]}'s data has" if len(agents) == 1 else f"The data of {_agents(agents)} have"
     return f"{whose} no record of {', '.join(names)}: no data, not a no."
 
 

@@ -32,7 +32,7 @@ from server_support import (
 )
 
 from capidx.compiler.emit.tokens import load_bundled
-from capidx.schema.text import slugify, terms
+from capidx.schema.text import normalize, slugify, terms
 from capidx.server import records, tools, unlisted, unresolved
 from capidx.server.snapshot import load_snapshot
 
@@ -176,7 +176,9 @@ async def test_a_loose_reading_is_said_after_the_document(any_build: Path, revis
     assert len(identifier.content) == 1  # spelled as the index has it: nothing to say
     # Of the exact comparison only what its rows cannot say: two agents' data have no record of it.
     said = [block.text for block in exact.content[1:]]
-    assert said == ["The data of copilot-cli, vscode-copilot have no record of Context Compaction: no data, not a no."]
+    assert said == [
+        "The data of copilot-cli and vscode-copilot have no record of Context Compaction: no data, not a no."
+    ]
 
 
 async def test_no_record_is_said_as_no_data_beside_available_false(catalog_build: Path) -> None:
@@ -689,18 +691,61 @@ async def test_a_comparison_of_some_agents_says_whose_words_found_the_capability
     assert some.content[-1].text == said + lacking + listed
 
 
-async def test_a_comparison_names_every_compared_record_that_uses_the_words(bundled_build: Path) -> None:
+def _texts(value: Any) -> list[str]:
+    """Every string of a JSON value but addresses, normalized: what a record says, not its keys nor its sources."""
+    if isinstance(value, str):
+        return [] if "://" in value else [normalize(value)]
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return [text for item in items for text in _texts(item)]
+
+
+@pytest.mark.parametrize("asked", ["worktrees", "run_shell_command", "ai credits"])
+async def test_a_comparison_says_of_every_compared_record_whether_it_uses_the_words(
+    bundled_build: Path, asked: str
+) -> None:
     """compare_capability('worktrees') said copilot-cli's record uses the word and claude-code's and gemini-cli's do
-    not, and left out vscode-copilot's, whose description, compared above, has it: a compared record's words count
-    wherever they are in it, as a lookup of that agent counts them."""
+    not, and left out vscode-copilot's, whose description, compared above, has it. Every compared record is now in
+    one clause: using the words as written (in its texts or its names, not in a key or a source's address), having
+    them only in other forms (claude-code's 'runs shell commands' is not gemini-cli's `run_shell_command`), or not
+    using them."""
     async with connect(bundled_build) as client:
-        result = await client.call_tool("compare_capability", {"capability": "worktrees"})
+        result = await client.call_tool("compare_capability", {"capability": asked})
     (said,) = [block.text for block in result.content[1:] if " is used in " in block.text]
-    uses, lacks = said.removeprefix("'worktrees' is used in ").split("; ")
-    compared = {row["agent"]: row for row in result.structured_content["agents"]}
-    for agent, row in compared.items():
-        record = " ".join(str(value) for value in row.values()).casefold()
-        assert (agent in uses) == ("worktree" in record) != (agent in lacks), agent
+    clauses = said.removeprefix(f"'{asked}' is used in ").split("; ")
+    uses, lacks, forms = clauses[0], clauses[-1], clauses[1] if len(clauses) == 3 else ""
+    slug = result.meta["capidx/resolution"]["capability"]["value"]
+    index = json.loads((bundled_build / "index" / "match.json").read_text("utf-8"))
+    (row,) = [row for row in index["capabilities"] if row["slug"] == slug]
+    written = f" {normalize(asked)} "
+    for agent in {entry["agent"] for entry in result.structured_content["agents"]}:
+        record = json.loads(document(bundled_build, "lookup", agent=agent, capability=slug))["capability"]
+        names = row["agents"][agent]
+        texts = _texts(record) + _texts([names.get("aliases"), names.get("terminology"), names.get("triggers")])
+        named = [agent in clause for clause in (uses, forms, lacks)]
+        assert named.count(True) == 1, (agent, said)
+        assert named[0] == any(written in f" {text} " for text in texts), (agent, said)
+    assert forms or asked == "worktrees"  # the other two have records with the words in other forms
+
+
+async def test_words_only_in_a_source_s_address_are_no_words_a_record_uses(tmp_path: Path) -> None:
+    """A record was read as its whole JSON: a source's address ('…/server-registry') made copilot-cli's record one
+    that uses 'server registry' (a review). Its texts and names count, not its keys nor its sources' addresses."""
+    docs = documents()
+    mine, theirs = (
+        next(c for c in docs[agent]["capabilities"] if c["name"] == "MCP Servers")
+        for agent in ("claude-code", "copilot-cli")
+    )
+    mine["aliases"] = [*mine.get("aliases", ()), "server registry"]
+    theirs["sources"] = [{**theirs["sources"][0], "url": "https://example.com/docs/server-registry"}]
+    aliases = {"aliases": {"server registry": "MCP Servers"}}
+    build = real_build(write_agents(tmp_path, docs, aliases=aliases), tmp_path / "build")
+    async with connect(build) as client:
+        result = await client.call_tool("compare_capability", {"capability": "server registry"})
+    said = [block.text for block in result.content[1:] if " is used in " in block.text]
+    assert said == [
+        "'server registry' is used in claude-code's record of MCP Servers; the MCP Servers records of copilot-cli and "
+        "vscode-copilot, answered above, do not use it."
+    ]
 
 
 async def test_a_phrase_is_said_to_be_another_agents_only_where_it_is_one_of_its_names(bundled_build: Path) -> None:
@@ -1380,7 +1425,7 @@ async def test_a_comparison_without_agents_names_a_few_agents_with_no_record_the
     (sentence,) = [block.text for block in result.content[1:] if "no record of" in block.text]
     named = sentence.removeprefix("The data of ").split(" and ")[0].split(", ")
     assert set(named) < set(lacking) and 1 < len(named) < 10
-    assert f" and {len(lacking) - len(named)} more agents have no record of {row['name']}: " in sentence
+    assert f" and {len(lacking) - len(named):,} more have no record of {row['name']}: " in sentence
 
 
 async def test_a_comparison_of_one_agent_points_to_every_agent_s_record_without_agents(bundled_build: Path) -> None:
