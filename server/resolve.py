@@ -20,7 +20,8 @@ from capidx.server.query import Query, analyse
 from capidx.server.semantic import WEIGHT
 
 # The decision rule (fitted on benchmarks/resolution; calibration table in its RESULTS.md): a ranked winner resolves
-# at the first confidence and the second lead over the runner-up; one the asked agent lacks needs the third instead.
+# at the first confidence and the second lead over the runner-up; one the asked agent lacks needs the third instead
+# (at least 0.1 more, by design: a wrong "no" is the worst answer).
 DECISION_RULE: tuple[float, float, float] = (0.3, 0.16, 0.4)
 # Unresolved: up to SHOWN_CANDIDATES ranked candidates down to SHOWN_FLOOR; when none reaches half the rule's confidence
 # the closest capabilities fill the list, at FILL_SCALE at most: by meaning from SENTENCE words, else by spelling.
