@@ -26,7 +26,11 @@ _NUMBER = re.compile(r"\d+")
 
 def resolve_agent(index: MatchIndex, query: str) -> Resolution:
     """An agent id from its id, name or nickname ('claude', 'Copilot in VS Code'), also as '[the] X agent'."""
-    return _resolve_name(index.agent_names, query, index.agent_label, before_agent(index.agent_names, query))
+    read = before_agent(index.agent_names, query)
+    n = normalize(read)
+    if n not in index.agent_names.spellings and set(n.split()) - STOP_WORDS - _JOINING_WORDS <= GENERIC_AGENT_WORDS:
+        read = ""  # 'the agent', 'every agent': what every agent is names none ('Cursor Agent' has the word)
+    return _resolve_name(index.agent_names, query, index.agent_label, read)
 
 
 def resolve_category(index: MatchIndex, query: str) -> Resolution:
@@ -40,9 +44,10 @@ def before_agent(table: NameTable, query: str) -> str:
     if len(words) < 2 or words[-1] not in GENERIC_AGENT_WORDS or " ".join(words) in table.spellings:
         return query
     head = words[1:-1] if words[0] == "the" else words[:-1]
-    if not head or set(head) & _JOINING_WORDS or not _JOINERS.isdisjoint(query):
+    if not head or not _JOINERS.isdisjoint(query):
         return query
-    return " ".join(head)
+    spelled = " ".join(head) in table.spellings  # 'the All Hands agent', 'Sand and Sea agent'
+    return query if set(head) & _JOINING_WORDS and not spelled else " ".join(head)
 
 
 def _resolve_name(table: NameTable, query: str, label: Callable[[str], str], read: str | None = None) -> Resolution:

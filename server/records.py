@@ -130,12 +130,10 @@ def borrowed(
         names += [] if names_only else _strings(entry.agents[who].get("triggers"))
         document = None if names_only else snapshot.find("lookup", agent=who, capability=entry.slug)
         if tokens:
-            text = " ".join(
-                [canonical_json(names).casefold(), _record(document.text, "capability")[0] if document else ""]
-            )
+            text = " ".join([canonical_json(names).casefold(), *(_texts(document.text) if document else ())]).casefold()
             return all(who in snapshot.index.identifier_holders(t, entry.slug) or t in text for t in tokens)
         held = [_words(name) for name in names]
-        held += _prose(document.text) if document is not None else ()  # its texts: not keys nor addresses
+        held += _text_words(document.text) if document is not None else ()  # not keys nor addresses
         forms = asked[:1] if as_written else asked  # as written, or also in other forms (`terms()`)
         return any(a and f" {a} " in f" {h} " for words in held for a, h in zip(forms, words, strict=False))
 
@@ -161,14 +159,12 @@ def borrowed(
         return f"{ids[0]}'s record of {entry.name}" if len(ids) == 1 else f"the {entry.name} records of {_agents(ids)}"
 
     # Asked agents whose records have the words only in other forms ('AI-credit' for 'ai credits') are said so.
+    query = resolution.query.strip()
     formed = [who for who in read if who not in lacking and who not in owners]
     has = "has" if len(formed) == 1 else "have"
-    other_forms = f"; {records_of(formed)} {has} its words in other forms" if formed else ""
+    other_forms = f"; {records_of(formed)} {has} '{query}' only in other forms" if formed else ""
     does = "does" if len(lacking) == 1 else "do"
-    return (
-        f"'{resolution.query.strip()}' is used in {records_of(owners)}{other_forms}; {records_of(lacking)}, {shown}, "
-        f"{does} not use it."
-    )
+    return f"'{query}' is used in {records_of(owners)}{other_forms}; {records_of(lacking)}, {shown}, {does} not use it."
 
 
 def unheld(snapshot: Snapshot, resolution: Resolution, agents: str | Sequence[str], elsewhere: bool = False) -> str:
@@ -563,19 +559,24 @@ def _own_names(record: Mapping[str, Any]) -> list[str]:
 
 
 @functools.lru_cache(maxsize=1024)
-def _prose(document: str) -> tuple[tuple[str, str], ...]:
-    """A lookup document's capability record as its texts, each as `_words`: not its keys nor an address ('…/review-
-    code-edits' is no use of 'review code edits')."""
+def _text_words(document: str) -> tuple[tuple[str, str], ...]:
+    return tuple(map(_words, _texts(document)))  # once per document text: a comparison reads up to 64 records
+
+
+@functools.lru_cache(maxsize=1024)
+def _texts(document: str) -> tuple[str, ...]:
+    """A lookup document's capability record as its texts: not its keys, nor an address in them ('…/review-code-edits'
+    is no use of 'review code edits', 'https://…/planning' none of '/plan')."""
     try:
         value = json.loads(document)
     except (ValueError, RecursionError):
         return ()
-    texts: list[tuple[str, str]] = []
+    texts: list[str] = []
     stack = [value.get("capability") if isinstance(value, dict) else None]
     while stack:  # a forged build's record may nest deeper than recursion goes
         item = stack.pop()
-        if isinstance(item, str) and "://" not in item:
-            texts.append(_words(item))
+        if isinstance(item, str):
+            texts.append(" ".join(word for word in item.split() if "://" not in word) if "://" in item else item)
         elif isinstance(item, list | dict):
             stack.extend(item.values() if isinstance(item, dict) else item)
     return tuple(texts)

@@ -436,6 +436,14 @@ def test_the_word_agent_after_an_agents_name_is_that_agent() -> None:
     plain = agent_index({"gemini": ["gemini-cli"], "vs code": ["vscode-copilot"]})
     for alone in ("agent", "the agents"):
         assert resolve_agent(plain, alone).status == "unknown", alone
+    # what every agent is names none, even where an agent's name has the word (a review found 'the agent' and
+    # 'every agent' read as Cursor Agent); a name with a joining word is still that name
+    for alone in ("agent", "the agent", "every agent", "all agents"):
+        assert resolve_agent(index, alone).status == "unknown", alone
+    assert resolve_agent(index, "claude code or cursor agent").status != "resolved"
+    joined = agent_index({"all hands": ["openhands"], "sand and sea": ["sand-and-sea"], "gemini": ["gemini-cli"]})
+    assert resolve_agent(joined, "the All Hands agent").value == "openhands"
+    assert resolve_agent(joined, "Sand and Sea agent").value == "sand-and-sea"
 
 
 def test_an_agents_name_with_another_agents_name_names_no_one_agent() -> None:

@@ -728,22 +728,31 @@ async def test_a_comparison_says_of_every_compared_record_whether_it_uses_the_wo
 
 
 async def test_words_only_in_a_source_s_address_are_no_words_a_record_uses(tmp_path: Path) -> None:
-    """A record was read as its whole JSON: a source's address ('…/server-registry') made copilot-cli's record one
-    that uses 'server registry' (a review). Its texts and names count, not its keys nor its sources' addresses."""
+    """A record was read as its whole JSON: a source's address ('…/server-registry', '…/registry.toml') made
+    copilot-cli's record one that uses 'server registry' and 'registry.toml' (two reviews). Its texts and names count,
+    not its keys nor an address, and a text with an address in it still counts for its other words."""
     docs = documents()
-    mine, theirs = (
+    mine, theirs, third = (
         next(c for c in docs[agent]["capabilities"] if c["name"] == "MCP Servers")
-        for agent in ("claude-code", "copilot-cli")
+        for agent in ("claude-code", "copilot-cli", "vscode-copilot")
     )
     mine["aliases"] = [*mine.get("aliases", ()), "server registry"]
-    theirs["sources"] = [{**theirs["sources"][0], "url": "https://example.com/docs/server-registry"}]
+    mine["description"] += " Reads its servers from registry.toml."
+    theirs["sources"] = [{**theirs["sources"][0], "url": "https://example.com/docs/server-registry/registry.toml"}]
+    third["description"] = "Lists each server registry entry (https://example.com/list) in agent mode."
     aliases = {"aliases": {"server registry": "MCP Servers"}}
     build = real_build(write_agents(tmp_path, docs, aliases=aliases), tmp_path / "build")
     async with connect(build) as client:
-        result = await client.call_tool("compare_capability", {"capability": "server registry"})
-    said = [block.text for block in result.content[1:] if " is used in " in block.text]
+        phrase = await client.call_tool("compare_capability", {"capability": "server registry"})
+        identifier = await client.call_tool("compare_capability", {"capability": "registry.toml"})
+    said = [block.text for block in phrase.content[1:] if " is used in " in block.text]
     assert said == [
-        "'server registry' is used in claude-code's record of MCP Servers; the MCP Servers records of copilot-cli and "
+        "'server registry' is used in the MCP Servers records of claude-code and vscode-copilot; copilot-cli's record "
+        "of MCP Servers, answered above, does not use it."
+    ]
+    said = [block.text for block in identifier.content[1:] if " is used in " in block.text]
+    assert said == [
+        "'registry.toml' is used in claude-code's record of MCP Servers; the MCP Servers records of copilot-cli and "
         "vscode-copilot, answered above, do not use it."
     ]
 
