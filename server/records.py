@@ -162,7 +162,7 @@ def borrowed(
     query = resolution.query.strip()
     formed = [who for who in read if who not in lacking and who not in owners]
     has = "has" if len(formed) == 1 else "have"
-    other_forms = f"; {records_of(formed)} {has} '{query}' only in other forms" if formed else ""
+    other_forms = f"; {records_of(formed)} {has} the words of '{query}' only in other forms" if formed else ""
     does = "does" if len(lacking) == 1 else "do"
     return f"'{query}' is used in {records_of(owners)}{other_forms}; {records_of(lacking)}, {shown}, {does} not use it."
 
