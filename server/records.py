@@ -130,7 +130,7 @@ def borrowed(
         names += [] if names_only else _strings(entry.agents[who].get("triggers"))
         document = None if names_only else snapshot.find("lookup", agent=who, capability=entry.slug)
         if tokens:
-            text = " ".join([canonical_json(names).casefold(), *(_texts(document.text) if document else ())]).casefold()
+            text = " ".join([canonical_json(names), *(_texts(document.text) if document else ())]).casefold()
             return all(who in snapshot.index.identifier_holders(t, entry.slug) or t in text for t in tokens)
         held = [_words(name) for name in names]
         held += _text_words(document.text) if document is not None else ()  # not keys nor addresses
@@ -382,11 +382,9 @@ def listed(snapshot: Snapshot, query: str, agents: Sequence[str]) -> str:
                     content and content <= listed_words and not capability_words(content)
                 ):
                     continue
-            shown = _cut(name)  # a build's data
-            marked = f"{shown}{_FLAGS[kind].get(flag, '')}"
-            if platform is not None:  # 'cloud agent sessions (of GitHub, supported)'
-                marked = f"{shown} (of {_cut(platform)}{_FLAGS[kind].get(flag, ')')}"
-            found.setdefault(kind, {})[marked] = None
+            # a build's data, cut: 'JetBrains IDEs (supported)', 'cloud agent sessions (of GitHub, supported)'
+            of = f" (of {_cut(platform)}{_FLAGS[kind].get(flag, ')')}" if platform is not None else ""
+            found.setdefault(kind, {})[f"{_cut(name)}{of or _FLAGS[kind].get(flag, '')}"] = None
         if parts := [f"{_and(list(items))} among its {kind}" for kind, items in found.items()]:
             said.append(f"{who}'s data lists {' and '.join(parts)}.")
     more = len(said) - _AGENTS_NAMED
