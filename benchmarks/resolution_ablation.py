@@ -124,6 +124,12 @@ MECHANISMS: dict[str, Callable[[], Any]] = {
     "a whole name with one word more offered first, no other resolved ('turn on subagents')": lambda: replaced(
         resolve, "_named", lambda index, q, offered: None
     ),
+    "a negation is no word more beside a whole name ('custom agents not working')": lambda: replaced(
+        resolve, "NEGATIONS", frozenset()
+    ),
+    "'no' or 'not' read with the word the index negates with 'non' ('No-interactive Mode')": lambda: replaced(
+        query, "_negated", lambda words, vocabulary: words
+    ),
     "an agent's typo does not change a number ('agent-99')": lambda: replaced(names, "keeps", _any_numbers),
     "an agent's name mistyped word by word ('Copilot Chat')": lambda: replaced(names, "mistyped_as", _about_as_long),
     "a mistyped name has no word more than the name": lambda: replaced(

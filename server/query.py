@@ -28,6 +28,8 @@ QUESTION_WORDS = frozenset(
     "support available availability limitation requirement feature functionality capability option set setting setup "
     "enable enabl drawback downside caveat gotcha restriction constraint".split()
 )
+# 'no' and 'not': read with the next word when the index negates it with 'non'; beside a name, no word more.
+NEGATIONS = frozenset(("no", "not"))
 _STEMMER = Stemmer.Stemmer("english")
 
 
@@ -87,7 +89,7 @@ def analyse(text: str, vocabulary: Vocabulary) -> Query:
     if known:  # an identifier the index has is matched as itself ('/memory' is not 'memory')
         unknown = [t for token in literal if token not in vocabulary.terms for t in terms(token)]
         words = [fixed.get(term) or correct(term, vocabulary) for term in dict.fromkeys((*rest, *unknown))]
-    words = [part for word in words for part in _parts(word, vocabulary)]
+    words = _negated([part for word in words for part in _parts(word, vocabulary)], vocabulary)
     units = [Unit((token,)) for token in known] + _units(words, vocabulary, _plural_readings(text))
     corrections = {term: word for term, (word, _) in fixed.items() if word != term}
     # a typo's correction, not the light stem's dropped 'e' either way ('include' for 'includ', 'past' for 'paste')
@@ -113,6 +115,17 @@ def _asked(text: str, vocabulary: Vocabulary) -> list[str]:
     if held <= QUESTION_WORDS:  # nothing else asked ('availability'): the word itself
         return found
     return [t for t in found if t not in QUESTION_WORDS or any(n <= held for n in vocabulary.named.get(t, ()))]
+
+
+def _negated(words: list[tuple[str, float]], vocabulary: Vocabulary) -> list[tuple[str, float]]:
+    """'no' or 'not' before a word the index negates with 'non' ('No-interactive Mode'): that negated word."""
+    read: list[tuple[str, float]] = []
+    for term, trust in words:
+        if read and read[-1][0] in NEGATIONS and f"non{term}" in vocabulary.terms:
+            read[-1] = (f"non{term}", trust)
+        else:
+            read.append((term, trust))
+    return read
 
 
 def _plural_readings(text: str) -> dict[str, str]:

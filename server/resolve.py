@@ -16,7 +16,7 @@ from rapidfuzz import fuzz, process
 from capidx.schema.text import bind_negation, normalize, terms
 from capidx.server.matchindex import Candidate, MatchIndex, Resolution
 from capidx.server.names import SUGGESTIONS, TYPO_FLOOR, ambiguous, best_first, category_named, closest, typo_winner
-from capidx.server.query import Query, analyse
+from capidx.server.query import NEGATIONS, Query, analyse
 from capidx.server.semantic import WEIGHT
 
 # The decision rule (fitted on benchmarks/resolution; calibration table in its RESULTS.md): a ranked winner resolves
@@ -171,13 +171,14 @@ def _written_forms(text: str) -> set[str]:
 
 def _named(index: MatchIndex, q: Query, offered: set[str]) -> str | None:
     """The one capability offered whose whole name the query holds, with at most one word no name has ('turn on
-    subagents'; not 'IDE plugin'): offered after the names that hold the query, and no other resolves."""
+    subagents'; not 'IDE plugin') besides a negation ('custom agents not working' asks about it as "doesn't work",
+    whose negation is a stop word): offered after the names that hold the query, and no other resolves."""
     vocabulary, asked = index.vocabulary, {word for unit in q.units for word in unit.words}
     held = {s for r in asked for s in vocabulary.names.get(r, ()) if s in offered and vocabulary.name_roots[s] <= asked}
     if len(held) != 1:
         return None
     (slug,) = held
-    extra = asked - vocabulary.name_roots[slug]
+    extra = asked - vocabulary.name_roots[slug] - NEGATIONS
     return slug if len(extra) <= 1 and not extra & vocabulary.names.keys() else None
 
 

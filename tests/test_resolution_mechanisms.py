@@ -448,6 +448,22 @@ def test_a_whole_name_with_one_word_more_is_offered_first(tmp_path: Path) -> Non
     assert not listed.ok and [c.value for c in listed.candidates][:2] == ["subagents", "custom-agents"]
 
 
+@pytest.mark.parametrize(
+    ("query", "order"),
+    [
+        ("subagents not listed", ["subagents", "custom-agents"]),
+        ("list subagents not working", ["custom-agents", "subagents"]),
+    ],
+)
+def test_a_negation_is_no_word_more(tmp_path: Path, query: str, order: list[str]) -> None:
+    """'not' says how the capability fares, as the stop words of "doesn't work" do: 'subagents not listed' holds
+    Subagents' name with one word more, although Custom Agents' record has more of its words; two words more besides
+    'not' are too many."""
+    index = _match_index(real_build(write_catalog(tmp_path / "agents", NAMED), tmp_path / "build"))
+    answer = resolve_capability(index, query, agent=CLAUDE)
+    assert not answer.ok and [c.value for c in answer.candidates][:2] == order
+
+
 # --- linear index building ----------------------------------------------------------------------------
 
 

@@ -125,6 +125,15 @@ def test_a_word_negated_by_non_is_not_the_word(index: MatchIndex) -> None:
         assert resolve_capability(index, spelled, agent=CLAUDE).value == "non-interactive-mode", spelled
 
 
+@pytest.mark.parametrize("query", ["No-interactive Mode", "no interactive mode", "runs when not interactive"])
+def test_no_or_not_before_a_word_the_index_negates_with_non_reads_it_so(index: MatchIndex, query: str) -> None:
+    # 'No-interactive Mode' mistypes the name into real words: 'no' or 'not' before a word the index has only negated
+    # by 'non' ('noninteractive') is read as the negated word; before any other word it stays ('no web search').
+    assert (root("noninteractive"),) in [unit.words for unit in analyse(query, index.vocabulary).units]
+    assert first(resolve_capability(index, query, agent=CLAUDE)) == "non-interactive-mode"
+    assert [unit.words for unit in analyse("no web search", index.vocabulary).units] == [("no",), ("web",), ("search",)]
+
+
 def test_a_mistyped_name_has_no_word_more_than_the_name(index: MatchIndex) -> None:
     # 'gpu image input' is close to 'image input' as a string (ratio 85), but a typo adds no word: the extra
     # word is something the catalog does not have, left to the ranking model and the decision rule.
