@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from capidx.schema.text import normalize
 from capidx.server.matchindex import Resolution
-from capidx.server.names import category_named, resolve_agent
+from capidx.server.names import category_named, generic_agent, resolve_agent
 from capidx.server.readings import REPEATED, REPEATED_MISTYPED, listing, nothing_in
 from capidx.server.snapshot import Snapshot
 
@@ -28,8 +28,9 @@ COVERED_SHOWN = 12  # agent ids an unknown-agent error lists; past it, their num
 
 
 def _agents_problem(snapshot: Snapshot, failed: list[Resolution]) -> str:
-    """Each ambiguous name with its options; the unknown ones together, said to be outside the catalog first (the
-    answer must come from elsewhere), with the ids it covers once, or past `COVERED_SHOWN` their number."""
+    """Each ambiguous name with its options; one that names every agent ('all agents') pointed at compare_capability;
+    the unknown ones together, said to be outside the catalog first (the answer must come from elsewhere), with the
+    ids it covers once, or past `COVERED_SHOWN` their number."""
     problems = []
     once: dict[str, Resolution] = {}
     for resolution in failed:  # a name given twice, in any case, is said once, as first written
@@ -38,7 +39,12 @@ def _agents_problem(snapshot: Snapshot, failed: list[Resolution]) -> str:
     for resolution in (r for r in failed if r.status == "ambiguous"):
         options = ", ".join(f"{c.value} ({c.label})" for c in resolution.candidates)
         problems.append(f"Agent {resolution.query!r} is ambiguous: it could be {options}. Call again with one id.")
-    if unknown := [r for r in failed if r.status != "ambiguous"]:
+    unknown = [r for r in failed if r.status != "ambiguous"]
+    for resolution in [r for r in unknown if normalize(r.query) and generic_agent(snapshot.index, r.query)]:
+        unknown.remove(resolution)  # 'all agents': in the catalog, each of them
+        every = "compare_capability without `agents` answers for every agent"
+        problems.append(f"{resolution.query!r} names no one agent: {every}.")
+    if unknown:
         named = ", ".join(repr(r.query) for r in unknown)
         problems.append(f"Unknown agent{'s' if len(unknown) > 1 else ''} {named}: {covered(snapshot, unknown)}")
         problems += [said for r in unknown if (said := _not_an_agent(snapshot, r.query))]

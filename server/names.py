@@ -26,11 +26,14 @@ _NUMBER = re.compile(r"\d+")
 
 def resolve_agent(index: MatchIndex, query: str) -> Resolution:
     """An agent id from its id, name or nickname ('claude', 'Copilot in VS Code'), also as '[the] X agent'."""
-    read = before_agent(index.agent_names, query)
-    n = normalize(read)
-    if n not in index.agent_names.spellings and set(n.split()) - STOP_WORDS - _JOINING_WORDS <= GENERIC_AGENT_WORDS:
-        read = ""  # 'the agent', 'every agent': what every agent is names none ('Cursor Agent' has the word)
+    read = "" if generic_agent(index, query) else before_agent(index.agent_names, query)
     return _resolve_name(index.agent_names, query, index.agent_label, read)
+
+
+def generic_agent(index: MatchIndex, query: str) -> bool:
+    """'the agent', 'all agents': what every agent is, naming none (unless a spelling: 'Cursor Agent' has the word)."""
+    n = normalize(before_agent(index.agent_names, query))
+    return n not in index.agent_names.spellings and set(n.split()) - STOP_WORDS - _JOINING_WORDS <= GENERIC_AGENT_WORDS
 
 
 def resolve_category(index: MatchIndex, query: str) -> Resolution:

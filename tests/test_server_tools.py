@@ -828,6 +828,29 @@ async def test_a_word_of_several_agents_names_is_no_agent_beside_another_name(bu
     assert alias.structured_content["agent"] == "claude-code"
 
 
+async def test_an_agent_argument_naming_every_agent_points_at_the_comparison(bundled_build: Path) -> None:
+    """'all agents' or 'the agent' given as the agent is not an agent outside the catalog ("Unknown agent" told a model
+    to look elsewhere): it names every agent, which compare_capability answers without `agents`; beside a name it is
+    said beside that agent's answer. A name that is no agent is still unknown."""
+    async with connect(bundled_build) as client:
+        every = {
+            name: await client.call_tool("lookup_capability", {"agent": name, "capability": "hooks"})
+            for name in ("all agents", "every other agent", "the agent")
+        }
+        beside = await client.call_tool(
+            "compare_capability", {"capability": "hooks", "agents": ["claude", "all agents"]}
+        )
+        cursor = await client.call_tool("lookup_capability", {"agent": "cursor agents", "capability": "hooks"})
+    for name, answer in every.items():
+        said = text_of(answer)
+        assert answer.is_error and "Unknown agent" not in said, name
+        assert said == f"{name!r} names no one agent: compare_capability without `agents` answers for every agent."
+    assert [e["agent"] for e in beside.structured_content["agents"]] == ["claude-code"]
+    said = " ".join(block.text for block in beside.content)
+    assert "'all agents' names no one agent" in said and "Unknown agent" not in said
+    assert cursor.is_error and text_of(cursor).startswith("Unknown agent 'cursor agents'")
+
+
 async def test_names_side_by_side_are_read_only_when_each_names_an_agent(any_build: Path) -> None:
     """'claude gemini' (no joiner) names two agents; a mistyped name or a name with one unknown word stays one name,
     answered as before (resolved, or unknown with the agents the catalog covers)."""
