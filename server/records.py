@@ -24,11 +24,14 @@ from capidx.server.readings import quoted
 from capidx.server.snapshot import Snapshot
 from capidx.server.unlisted import NOT_LISTED_CHARS, fitting, some_of
 
-_NAMED_BY = frozenset(("alias", "terminology", "identifier"))  # the tiers a query names a capability in words
+# The tiers a query names a capability in words: a name or alias in other forms, perhaps with words asking about it
+# ('JetBrains support', the alias 'JetBrains'), as much as one as written.
+_NAMED_BY = frozenset(("alias", "terminology", "identifier", "stemmed"))
 # The ranking's answers, read by their words, some perhaps corrected (`fuzzy`: a word mistyped is looked for as read,
 # 'worktress' as 'worktrees'; a whole name mistyped, 'hoks', is read as the name's words, which its record has).
 _READ_BY_WORDS = frozenset(("lexical", "fuzzy"))
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")  # where a camelCase word's words meet ('PreToolUse')
+_PUNCTUATION = ",.;:!?()[]{}'\"`"
 _SHORT_QUERY = 2  # words of a query each of which is a detail ('sandbox mode')
 _HYPHENATED = re.compile(r"[^\W_]+(?:-[^\W_]+)+")  # 'mid-session', 'multi-file'; linear
 _DETAIL_SHARED = 2  # capabilities a word may be in and still be a detail, in a catalog of fewer than 16 of them
@@ -116,7 +119,8 @@ def borrowed(
     asked_agents = [agent] if isinstance(agent, str) else list(dict.fromkeys(agent))
     if resolution.resolved_by not in _NAMED_BY or entry is None or not snapshot.index.triggers_indexed:
         return ""  # an older build's index leaves trigger phrases out: an agent's may hold the words
-    asked = _words(resolution.query)
+    query = _naming(resolution)
+    asked = _words(query)
     # A phrase is another agent's word only as one of its names for the capability (its wording or its own aliases):
     # 'choose model', from the alias table, is in one record's description as plain prose. An identifier is its own.
     phrase = resolution.resolved_by != "identifier"
@@ -159,12 +163,21 @@ def borrowed(
         return f"{ids[0]}'s record of {entry.name}" if len(ids) == 1 else f"the {entry.name} records of {_agents(ids)}"
 
     # Asked agents whose records have the words only in other forms ('AI-credit' for 'ai credits') are said so.
-    query = resolution.query.strip()
     formed = [who for who in read if who not in lacking and who not in owners]
     has = "has" if len(formed) == 1 else "have"
     other_forms = f"; {records_of(formed)} {has} the words of '{query}' only in other forms" if formed else ""
     does = "does" if len(lacking) == 1 else "do"
     return f"'{query}' is used in {records_of(owners)}{other_forms}; {records_of(lacking)}, {shown}, {does} not use it."
+
+
+def _naming(resolution: Resolution) -> str:
+    """The words of the query that name the capability: a name or alias in other forms without the words that ask
+    about it ('JetBrains' of 'does it support JetBrains?'); else the query as typed."""
+    query = resolution.query.strip()
+    if resolution.resolved_by != "stemmed":
+        return query
+    words = (word.strip(_PUNCTUATION) for word in query.split())
+    return " ".join(word for word in words if set(terms(word)) - QUESTION_WORDS) or query
 
 
 def unheld(snapshot: Snapshot, resolution: Resolution, agents: str | Sequence[str], elsewhere: bool = False) -> str:

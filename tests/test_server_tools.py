@@ -691,6 +691,30 @@ async def test_a_comparison_of_some_agents_says_whose_words_found_the_capability
     assert some.content[-1].text == said + lacking + listed
 
 
+async def test_an_alias_in_other_forms_with_words_asking_about_it_is_said_to_be_another_agents(
+    bundled_build: Path,
+) -> None:
+    """'JetBrains support' is the alias 'JetBrains' with a word asking about it (the stemmed tier): Copilot CLI's IDE
+    Integration was answered available with nothing said, and a model would have said it supports JetBrains. It is
+    said as the alias is, naming the words that found it; a name in other forms, which every record has, is not."""
+    async with connect(bundled_build) as client:
+        asked = {
+            query: await client.call_tool("lookup_capability", {"agent": "copilot-cli", "capability": query})
+            for query in ("JetBrains support", "does it support JetBrains?", "jetbrains")
+        }
+        name = await client.call_tool("lookup_capability", {"agent": "copilot-cli", "capability": "the hook"})
+    for query, answer in asked.items():
+        assert answer.meta["capidx/resolution"]["capability"]["value"] == "ide-integration", query
+        word = "jetbrains" if query == "jetbrains" else "JetBrains"
+        assert answer.content[-1].text == (
+            f"'{word}' is used in claude-code's record of IDE Integration; copilot-cli's record of IDE Integration, "
+            "answered above, does not use it."
+        ), query
+    assert asked["JetBrains support"].meta["capidx/resolution"]["capability"]["resolvedBy"] == "stemmed"
+    assert name.meta["capidx/resolution"]["capability"]["resolvedBy"] == "stemmed"
+    assert not any(" is used in " in block.text for block in name.content[1:])
+
+
 def _texts(value: Any) -> list[str]:
     """Every string of a JSON value but addresses, normalized: what a record says, not its keys nor its sources."""
     if isinstance(value, str):
