@@ -172,8 +172,9 @@ def _unit(run: tuple[str, ...], alternatives: list[tuple[str, ...]], trust: floa
 
 
 def correct(term: str, vocabulary: Vocabulary) -> tuple[str, float]:
-    """The term, or the index term one plausible typing error away (the fewest errors, then the most similar), with the
-    similarity; known words stay ('repo' is not 'report', 'julia' not 'jira')."""
+    """The term, or the index term one plausible typing error away (the fewest errors, then the 'e' the light stem
+    dropped: 'trac' of 'tracing' is 'trace', not 'track'; then the most similar), with the similarity; known words
+    stay ('repo' is not 'report', 'julia' not 'jira')."""
     if vocabulary.knows(term) or len(term) < MIN_CORRECTABLE:
         return term, 1.0
     limit = 2 if len(term) >= LONG_TYPO else 1
@@ -181,7 +182,7 @@ def correct(term: str, vocabulary: Vocabulary) -> tuple[str, float]:
     close = [m for m in within if len(m[0]) >= MIN_CORRECTABLE and _plausible_typo(term, m[0])]
     if not close:
         return term, 1.0
-    best = max(close, key=lambda m: (-m[1], fuzz.ratio(term, m[0]), m[0]))[0]
+    best = max(close, key=lambda m: (-m[1], m[0] == f"{term}e", fuzz.ratio(term, m[0]), m[0]))[0]
     return best, round(fuzz.ratio(term, best) / 100, 3)
 
 

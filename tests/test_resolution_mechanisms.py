@@ -253,6 +253,21 @@ def test_a_word_in_another_form_is_read_as_the_index_has_it_and_not_called_a_typ
         assert analyse(typo, index.vocabulary).corrected, typo  # a letter missing or added at the end is one too
 
 
+def test_a_word_whose_light_stem_dropped_an_e_is_read_as_the_word_with_it(tmp_path: Path) -> None:
+    """'tracing' is light-stemmed to 'trac', which the index lacks: 'trace' (of 'traces') and 'track' (of 'tracks')
+    are each one letter away and as similar; the 'e' the light stem dropped decides, not the alphabet ('track' won,
+    and 'tool-call tracing OpenTelemetry' offered the exporter of traces only among others)."""
+    caps = (
+        Cap("Telemetry Export", "observability", "Exports traces and metrics to a collector.", agents=BOTH),
+        Cap("Usage Tracking", "observability", "Tracks how many requests each session makes.", agents=BOTH),
+    )
+    index = _match_index(real_build(write_catalog(tmp_path / "agents", caps), tmp_path / "build"))
+    assert {"trace", "track"} <= index.vocabulary.terms
+    assert correct("trac", index.vocabulary)[0] == "trace"
+    answer = resolve_capability(index, "tracing", agent=CLAUDE)
+    assert (answer.value if answer.ok else answer.candidates[0].value) == "telemetry-export"
+
+
 def test_an_operating_systems_name_is_not_the_plural_of_a_word_of_the_catalog(index: MatchIndex) -> None:
     """'Windows' read as 'window' resolved a platform question to Context Compaction, whose record says "context
     window", with a confident match (0.81 on the bundled catalog): an operating system's name is a word of its own,
