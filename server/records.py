@@ -24,8 +24,8 @@ from capidx.server.readings import quoted
 from capidx.server.snapshot import Snapshot
 from capidx.server.unlisted import NOT_LISTED_CHARS, fitting, some_of
 
-# The tiers a query names a capability in words: a name or alias in other forms, perhaps with words asking about it
-# ('JetBrains support', the alias 'JetBrains'), as much as one as written.
+# The tiers by which a query names a capability in words: an alias, wording or identifier as written, or a name or
+# alias in other forms, perhaps with words asking about it ('JetBrains support': the alias 'JetBrains').
 _NAMED_BY = frozenset(("alias", "terminology", "identifier", "stemmed"))
 # The ranking's answers, read by their words, some perhaps corrected (`fuzzy`: a word mistyped is looked for as read,
 # 'worktress' as 'worktrees'; a whole name mistyped, 'hoks', is read as the name's words, which its record has).
