@@ -81,6 +81,7 @@ def _words_order(q: Any, candidates: Any, named: Any, close: Any) -> Any:
 
 
 _SIMILARITY = resolve._similarity
+_NAMES_IT = resolve._names_it
 _BY_MEANING = resolve._by_meaning
 _UNIT = query._unit
 _CATEGORY_NAMED = resolve.category_named
@@ -146,7 +147,10 @@ MECHANISMS: dict[str, Callable[[], Any]] = {
         resolve, "SENTENCE", sys.maxsize
     ),
     "a query of words asking about records resolves only a capability they name ('limitations')": lambda: replaced(
-        resolve, "_names_it", lambda index, q, slug: True
+        resolve, "_names_it", lambda index, q, slug: q.asks_only or _NAMES_IT(index, q, slug)
+    ),
+    "a query of an operating system's name only resolves only a capability it names ('Windows support')": lambda: (
+        replaced(resolve, "PROPER_NAMES", frozenset())
     ),
     "one word the catalog lacks as typed is offered, never resolved ('autocomplete', 'compaction')": lambda: replaced(
         resolve, "_guessed", lambda q: False

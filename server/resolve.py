@@ -13,7 +13,7 @@ from functools import lru_cache
 
 from rapidfuzz import fuzz, process
 
-from capidx.schema.text import bind_negation, normalize, terms
+from capidx.schema.text import PROPER_NAMES, bind_negation, normalize, terms
 from capidx.server.matchindex import Candidate, MatchIndex, Resolution
 from capidx.server.names import SUGGESTIONS, TYPO_FLOOR, ambiguous, best_first, category_named, closest, typo_winner
 from capidx.server.query import NEGATIONS, Query, analyse
@@ -157,9 +157,10 @@ def _guessed(q: Query) -> bool:
 
 
 def _names_it(index: MatchIndex, q: Query, slug: str) -> bool:
-    """A query of words asking about a record only ('limitations') names only a capability whose name has them, in
+    """A query of words asking about a record only ('limitations'), or of an operating system's name only ('Windows
+    support': a platform, which another agent's limitation may name), names only a capability whose name has them, in
     written forms ('availability': Model Availability; not 'limitations': Usage Limits)."""
-    if not q.asks_only:
+    if not q.asks_only and not PROPER_NAMES.issuperset(q.key.split() or ("",)):
         return True
     named = _written_forms(index.capabilities[slug].name)
     return all(_written_forms(word) & named for word in q.key.split())
