@@ -275,7 +275,13 @@ def lacking(
     checked: list[tuple[str, str | re.Pattern[str]]] = [*typed.items(), *compounds.items()]
     for word, key in checked:
         if without := tuple(who for who in asked if not has(who, key)):
-            holding = tuple(who for who in sorted((*asked, *others)) if who not in without and has(who, key))
+            # A record of an agent that lacks the capability holds the word as what it lacks ('There is no editor
+            # extension'): named beside the word, it read as the word's use.
+            holding = tuple(
+                who
+                for who in sorted((*asked, *others))
+                if who not in without and entry.available_to(who) and has(who, key)
+            )
             if holding or not elsewhere:
                 groups.setdefault((without, holding), []).append(word)
     said = list(groups.items())[:sentences]

@@ -2690,7 +2690,10 @@ async def test_a_hyphenated_word_only_one_record_writes_is_said_missing_from_the
     docs = documents()
     subagents = {a: c for a, doc in docs.items() for c in doc["capabilities"] if c["name"] == "Subagents"}
     assert set(subagents) == {"claude-code", "copilot-cli"}  # the data this test reads
-    subagents["copilot-cli"]["description"] += " Long runs use auto-compaction."
+    subagents["copilot-cli"] |= {
+        "available": True,
+        "description": "Hands tasks to subagents. Long runs use auto-compaction.",
+    }
     subagents["claude-code"]["description"] += " Auto mode and compaction are separate settings."
     build = real_build(write_agents(tmp_path, docs), tmp_path / "build")
     async with connect(build, "2026-07-28") as client:
@@ -2703,6 +2706,21 @@ async def test_a_hyphenated_word_only_one_record_writes_is_said_missing_from_the
     ), said
     assert "'auto'" not in said and "'compaction'" not in said  # its parts are not named
     assert "auto-compaction" not in json.dumps(written.structured_content.get("notes", []))
+
+
+async def test_a_record_of_an_agent_lacking_the_capability_is_not_named_as_using_a_word(tmp_path: Path) -> None:
+    """ "ferrule's record of Editor Bridge does not use the word 'extension' in any form (tidewright's does)": the
+    record of tidewright said "There is no editor extension", available false (a blind model test): what a record
+    says it lacks is no use of the word. The asked agent's record is still said to lack it."""
+    docs = documents()
+    subagents = {a: c for a, doc in docs.items() for c in doc["capabilities"] if c["name"] == "Subagents"}
+    assert not subagents["copilot-cli"]["available"] and "loop" in subagents["copilot-cli"]["description"]  # the data
+    build = real_build(write_agents(tmp_path, docs), tmp_path / "build")
+    async with connect(build) as client:
+        looked_up = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "subagents loop"})
+    said = " ".join(block.text for block in looked_up.content[1:])
+    assert "claude-code's record of Subagents does not use the word 'loop' in any form." in said, said
+    assert "copilot-cli's does" not in said, said
 
 
 def test_suggestions_led_by_a_capability_holding_the_identifier_asked_are_not_called_loosely_related(
