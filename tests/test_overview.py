@@ -120,6 +120,16 @@ def test_naming_forms_name_every_capability_and_cells_follow_the_columns() -> No
     assert "✓" not in names.text
 
 
+def test_the_matrix_points_at_tiers_only_when_a_record_states_one() -> None:
+    """'✓ available (tier: see Details)' promised a tier a catalog without any did not hold (a blind model test looked
+    for it in every record): the pointer is there only when some record states a tier."""
+    assert "✓ available, ✗ not available" in render(synthetic(2, 3), FRAME, "matrix")
+    head = {"name": "Solo", "vendor": "V", "version": "1", "lastUpdated": "2026-01-01"}
+    row = {"category": "testing", "name": "Test Writing", "description": "x y z", "available": True, "tier": "pro"}
+    tiered = build_catalog([("solo", {"agent": head, "capabilities": [row]})], None)
+    assert "✓ available (tier: see Details), ✗ not available" in render(tiered, FRAME, "matrix")
+
+
 def test_the_head_says_how_old_the_agents_data_is() -> None:
     """A model weighs the overview against what it remembers: the head says the day of the agents' files
     (`lastUpdated`), one day or the first and last, and never the day of the build (a build of the same files is the

@@ -109,9 +109,12 @@ def render(catalog: Catalog, frame: Frame, form: str, spare: bool = True) -> str
 
 def _matrix(catalog: Catalog, headings: bool) -> str:
     deprecated = f", {DEPRECATED_LEGEND}" if any_deprecated(catalog.capabilities) else ""
+    # A tier pointer only where a record states one: a catalog without tiers promised data it does not hold.
+    tiers = any(record.tier for capability in catalog.capabilities for record in capability.records)
+    tier = " (tier: see Details)" if tiers else ""
     legend = (
-        f"Columns: {' '.join(catalog.agent_ids)}. {AVAILABLE} available (tier: see Details), {UNAVAILABLE} not "
-        f"available, {NOT_RECORDED} not recorded{deprecated}; not recorded or not listed: no data, not a no."
+        f"Columns: {' '.join(catalog.agent_ids)}. {AVAILABLE} available{tier}, {UNAVAILABLE} not available, "
+        f"{NOT_RECORDED} not recorded{deprecated}; not recorded or not listed: no data, not a no."
     )
     lines = [legend]
     for category, capabilities in catalog.by_category().items():
