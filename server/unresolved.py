@@ -18,6 +18,7 @@ from capidx.schema.text import normalize, terms
 from capidx.server import records, suggest
 from capidx.server.matchindex import Candidate, CapabilityEntry, MatchIndex, Resolution
 from capidx.server.names import category_named
+from capidx.server.query import root
 from capidx.server.readings import LOOSE_READINGS, listing, nothing_in, quoted, read_as
 from capidx.server.snapshot import Artifact, Snapshot
 
@@ -230,10 +231,11 @@ def _snippet(snapshot: Snapshot, slug: str, agents: Sequence[str], asked: frozen
 
 
 def _described(snippet: Artifact) -> list[str]:
-    """The terms of a snippet's description, its second line (the first is its heading): what its record says,
-    not how to set it up, which the agents' own snippets add and the cross-agent one leaves out."""
+    """The roots of a snippet's description, its second line (the first is its heading): what its record says, not
+    how to set it up, which the agents' own snippets add and the cross-agent one leaves out. Roots: 'deploy' asked is
+    the 'deployments' a record says."""
     lines = snippet.text.split("\n", 2)
-    return terms(lines[1]) if len(lines) > 1 else []
+    return [root(term) for term in terms(lines[1])] if len(lines) > 1 else []
 
 
 def _suggestion_candidates(
@@ -282,7 +284,7 @@ def suggestions(
         top, confidence = pairs[0]
         related = [(slug, round(confidence * score, 3)) for slug, score in index.capabilities[top].similar]
     few = len(index.agents) <= EVERY_AGENT_NAMED  # where every agent stands is a line of at most as many
-    asked = frozenset(terms(resolution.query)) if not voices and few else frozenset()
+    asked = frozenset(map(root, terms(resolution.query))) if not voices and few else frozenset()
     speakers: dict[str, str] = {}  # with no agent asked: a suggestion in one agent's words, and whose
     result = suggest.suggest(
         _suggestion_candidates(snapshot, pairs, voices, asked, speakers),

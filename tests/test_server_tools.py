@@ -34,6 +34,7 @@ from server_support import (
 from capidx.compiler.emit.tokens import load_bundled
 from capidx.schema.text import normalize, slugify, terms
 from capidx.server import records, tools, unlisted, unresolved
+from capidx.server.query import root
 from capidx.server.snapshot import load_snapshot
 
 pytestmark = pytest.mark.anyio
@@ -1388,10 +1389,10 @@ async def test_a_comparison_without_agents_suggests_in_the_words_of_the_record_t
     asked = "offline local model ollama"
     async with connect(bundled_build) as client:
         result = await client.call_tool("compare_capability", {"capability": asked})
-    words = set(terms(asked))
+    words = {root(term) for term in terms(asked)}  # in any form: 'models' is the 'model' a record says
 
     def described(text: str) -> int:
-        return len(words.intersection(terms(text.split("\n")[1])))
+        return len(words.intersection(root(term) for term in terms(text.split("\n")[1])))
 
     rows = result.structured_content["suggestions"]
     index = json.loads((bundled_build / "index" / "match.json").read_text("utf-8"))
@@ -2875,6 +2876,20 @@ def test_agents_past_those_named_by_listed_are_counted_in_the_singular_for_one(
     assert records.listed(snap, "emacs", ["claude-code", "copilot-cli"]) == (
         "claude-code's data lists Emacs (supported) among its integrations. The data of 1 more agent lists one too."
     )
+
+
+async def test_a_suggestion_without_agents_speaks_in_the_record_holding_a_query_word_in_another_form(
+    tmp_path: Path,
+) -> None:
+    """'deploy to production' offered Engine Switching in Ferrule's words, which say nothing of deploying, while
+    Kestrel Pair's record, which its words found ('Azure deployments'), went unshown (a blind model test): the query's
+    words are compared with each record's in any form."""
+    agents = Path(__file__).resolve().parents[1] / "benchmarks" / "resolution" / "catalog2" / "agents"
+    build = real_build(agents, tmp_path / "build")
+    async with connect(build, "2026-07-28") as client:
+        result = await client.call_tool("compare_capability", {"capability": "deploy to production"})
+    (row,) = [row for row in result.structured_content["suggestions"] if row["capability"] == "engine-switching"]
+    assert row["snippet"].startswith("**Engine Switching** (kestrel-pair)") and "deployments" in row["snippet"]
 
 
 async def test_one_word_the_catalog_lacks_is_offered_not_resolved(tmp_path: Path) -> None:
