@@ -363,7 +363,8 @@ def listed(snapshot: Snapshot, query: str, agents: Sequence[str]) -> str:
     query's words (those asking about a record, and the agent's own names, left out) name a listed name when they are
     all its words and not all words of capability names ('code' is no platform), or when it stands whole in the query
     and the query's other words name no capability ('github mcp server' asks MCP Servers; a name of capability-name
-    words alone, 'Web', only when it is the whole query). Up to `_AGENTS_NAMED` agents are named, then how many more."""
+    words alone, 'Web', only when it is the whole query). Up to `_AGENTS_NAMED` agents are named, then how many more;
+    then the asked agents whose files list none of it (`_not_listed`)."""
     asked = terms(query)
     names = snapshot.index.vocabulary.names.keys()
 
@@ -372,16 +373,15 @@ def listed(snapshot: Snapshot, query: str, agents: Sequence[str]) -> str:
 
     said, longer, listings = [], _longer_names(snapshot, asked), snapshot.index.listings
     left, cut = _LISTED_READ, False  # listed names still to be read in this call, over every agent; some left unread
-    for who in dict.fromkeys(agents):
+
+    def named(who: str) -> dict[str, dict[str, None]]:
+        """Kind -> the names `who`'s file lists that the query names, as said."""
+        nonlocal left, cut
         lists, by_word = listings.by_agent.get(who, ()), listings.words.get(who, {})
         # Every name said shares a word with the query (it stands in it whole, or holds all its other words).
         sharing = sorted({at for word in set(asked) for at in by_word.get(word, ())[: left + 1]})
         if len(sharing) > left:  # one more than is read tells whether any is left unread
             sharing, cut = sharing[:left], True
-        if not sharing:
-            if cut:
-                break
-            continue
         left -= len(sharing)
         content = set(asked) - QUESTION_WORDS - snapshot.index.agent_names.words.get(who, frozenset())
         found: dict[str, dict[str, None]] = {}
@@ -404,15 +404,54 @@ def listed(snapshot: Snapshot, query: str, agents: Sequence[str]) -> str:
             # a build's data, cut: 'JetBrains IDEs (supported)', 'cloud agent sessions (of GitHub, supported)'
             of = f" (of {_cut(platform)}{_FLAGS[kind].get(flag, ')')}" if platform is not None else ""
             found.setdefault(kind, {})[f"{_cut(name)}{of or _FLAGS[kind].get(flag, '')}"] = None
-        if parts := [f"{_and(list(items))} among its {kind}" for kind, items in found.items()]:
+        return found
+
+    asked_agents = list(dict.fromkeys(agents))
+    unlisted, first = [], {}  # asked agents whose files list none of what the query names; the first found
+    for who in asked_agents:
+        if cut:
+            break
+        if found := named(who):
+            parts = [f"{_and(list(items))} among its {kind}" for kind, items in found.items()]
             said.append(f"{who}'s data lists {' and '.join(parts)}.")
+            first = first or found
+        else:
+            unlisted.append(who)
     more = len(said) - _AGENTS_NAMED
     agents_more = f"{more:,} more agent{'s' if more > 1 else ''}"
     tail = [f"The data of {agents_more} lists one too."] if more > 0 else []
+    # Who lists none of it, once the query is known to name a listed name (an asked agent's, else another's).
+    if unlisted and not first:
+        shown = set(asked_agents)
+        others = (who for who in sorted(listings.by_agent) if who not in shown)
+        first = next((found for who in others if not cut and (found := named(who))), {})
+    tail += _not_listed(snapshot, unlisted, first) if unlisted and not cut else []
     if cut:
         read = f"the first {_LISTED_READ:,} names the agents' data lists with a word of the query"
         tail.append(f"(Only {read} were read.)")
     return " ".join(said[:_AGENTS_NAMED] + tail)
+
+
+def _not_listed(snapshot: Snapshot, unlisted: Sequence[str], found: Mapping[str, Mapping[str, None]]) -> list[str]:
+    """ "ferrule's data does not list JetBrains IDEs among its integrations (it lists VS Code and Neovim)." for asked
+    agents whose files list none of a platform or model the query names (`found`: as another agent's file lists it,
+    'JetBrains plugin'): an answer of loose matches was read as "no data" where the file says what it has. At most
+    `_AGENTS_NAMED` agents are said, each file's first `_LISTED_NAMED` names of that kind."""
+    said, listings = [], snapshot.index.listings
+    for kind, items in found.items():
+        if kind == FEATURES:  # a feature is its platform's: said with it, never alone
+            continue
+        example = next(iter(items))
+        for flagged in _FLAGS[kind].values():  # as listed, without that agent's flag
+            example = example.removesuffix(flagged)
+        for who in unlisted[:_AGENTS_NAMED]:
+            names = [name for listed, name, *_ in listings.by_agent.get(who, ()) if listed == kind]
+            shown = ", ".join(map(_cut, names[:_LISTED_NAMED])) + (
+                f" and {len(names) - _LISTED_NAMED:,} more" if len(names) > _LISTED_NAMED else ""
+            )
+            lists = f"it lists {shown}" if names else f"it lists no {kind}"
+            said.append(f"{who}'s data does not list {example} among its {kind} ({lists}).")
+    return said
 
 
 def limited(snapshot: Snapshot, query: str, shown: Sequence[tuple[str, Sequence[str]]], snippets: str = "") -> str:

@@ -683,13 +683,15 @@ async def test_a_comparison_of_some_agents_says_whose_words_found_the_capability
         some = await client.call_tool("compare_capability", {"capability": "jetbrains", "agents": ["gemini", "claude"]})
         one = await client.call_tool("lookup_capability", {"agent": "gemini", "capability": "jetbrains"})
     said = "'jetbrains' is used in claude-code's record of IDE Integration; "
-    assert copilot.content[-1].text.endswith(
-        said + "the IDE Integration records of copilot-cli and vscode-copilot, answered above, do not use it."
-    )
+    assert (
+        said + "the IDE Integration records of copilot-cli and vscode-copilot, answered above, do not use it. "
+        "copilot-cli's data does not list JetBrains IDEs among its integrations (it lists "
+    ) in copilot.content[-1].text
     lacking = "gemini-cli's record of IDE Integration, answered above, does not use it."
-    assert one.content[-1].text == said + lacking
+    unlisted = " gemini-cli's data does not list JetBrains IDEs among its integrations (it lists "  # listed by another
+    assert one.content[-1].text.startswith(said + lacking + unlisted)
     listed = " claude-code's data lists JetBrains IDEs (supported) among its integrations."  # claude-code compared
-    assert some.content[-1].text == said + lacking + listed
+    assert some.content[-1].text.startswith(said + lacking + listed + unlisted)
 
 
 async def test_an_alias_in_other_forms_with_words_asking_about_it_is_said_to_be_another_agents(
@@ -707,7 +709,7 @@ async def test_an_alias_in_other_forms_with_words_asking_about_it_is_said_to_be_
     for query, answer in asked.items():
         assert answer.meta["capidx/resolution"]["capability"]["value"] == "ide-integration", query
         word = "jetbrains" if query == "jetbrains" else "JetBrains"
-        assert answer.content[-1].text == (
+        assert answer.content[-1].text.startswith(
             f"'{word}' is used in claude-code's record of IDE Integration; copilot-cli's record of IDE Integration, "
             "answered above, does not use it."
         ), query
@@ -2890,6 +2892,25 @@ async def test_a_suggestion_without_agents_speaks_in_the_record_holding_a_query_
         result = await client.call_tool("compare_capability", {"capability": "deploy to production"})
     (row,) = [row for row in result.structured_content["suggestions"] if row["capability"] == "engine-switching"]
     assert row["snippet"].startswith("**Engine Switching** (kestrel-pair)") and "deployments" in row["snippet"]
+
+
+async def test_an_agent_whose_file_lists_none_of_a_platform_another_lists_is_said_to_list_what_it_does(
+    tmp_path: Path,
+) -> None:
+    """'JetBrains' asked of Ferrule, whose file lists VS Code and Neovim, answered loose matches and "not a no" (a blind
+    model test), while Kestrel Pair's file lists JetBrains IDEs: the query names a platform, and each asked agent whose
+    file lists none of it is said to list what it does. Nothing is said of a query no file lists ('hooks')."""
+    agents = Path(__file__).resolve().parents[1] / "benchmarks" / "resolution" / "catalog2" / "agents"
+    build = real_build(agents, tmp_path / "build")
+    async with connect(build, "2026-07-28") as client:
+        ferrule = await client.call_tool("lookup_capability", {"agent": "ferrule", "capability": "JetBrains"})
+        compared = await client.call_tool("compare_capability", {"capability": "JetBrains"})
+        hooks = await client.call_tool("lookup_capability", {"agent": "ferrule", "capability": "hooks"})
+    said = "ferrule's data does not list JetBrains IDEs among its integrations (it lists VS Code, Neovim)."
+    assert said in " ".join(block.text for block in ferrule.content[1:])
+    notes = " ".join(compared.structured_content.get("notes", [])) or " ".join(b.text for b in compared.content[1:])
+    assert notes.startswith("kestrel-pair's data lists JetBrains IDEs (supported) among its integrations. " + said)
+    assert "does not list" not in " ".join(block.text for block in hooks.content)
 
 
 async def test_one_word_the_catalog_lacks_is_offered_not_resolved(tmp_path: Path) -> None:
