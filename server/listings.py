@@ -34,6 +34,7 @@ class Listings:
     # the terms of every listed name and agent name of several words ('github actions', 'github copilot'): a listed
     # name ('GitHub') standing in a query only within a longer one is not what the query names
     longer: frozenset[tuple[str, ...]]
+    holders: Mapping[str, frozenset[str]]  # a word -> the agents whose lists have it: who else lists what is asked
 
     @classmethod
     def from_json(cls, agents: Iterable[Mapping[str, Any]], agent_names: Iterable[str]) -> Listings:
@@ -47,7 +48,12 @@ class Listings:
             if 1 < len(words) <= LONGEST_NAME_WORDS
         )
         words = {who: _by_word(lists) for who, lists in by_agent.items()}
-        return cls(MappingProxyType(by_agent), MappingProxyType(words), longer)
+        holders: dict[str, set[str]] = {}
+        for who, by_word in words.items():
+            for word in by_word:
+                holders.setdefault(word, set()).add(who)
+        frozen = MappingProxyType({word: frozenset(agents) for word, agents in holders.items()})
+        return cls(MappingProxyType(by_agent), MappingProxyType(words), longer, frozen)
 
 
 def _listed(row: Mapping[str, Any]) -> tuple[Listed, ...]:

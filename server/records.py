@@ -422,8 +422,8 @@ def listed(snapshot: Snapshot, query: str, agents: Sequence[str]) -> str:
     tail = [f"The data of {agents_more} lists one too."] if more > 0 else []
     # Who lists none of it, once the query is known to name a listed name (an asked agent's, else another's).
     if unlisted and not first:
-        shown = set(asked_agents)
-        others = (who for who in sorted(listings.by_agent) if who not in shown)
+        # Only agents whose lists share a word with the query: a catalog of thousands is not walked per call.
+        others = sorted({who for word in set(asked) for who in listings.holders.get(word, ())} - set(asked_agents))
         first = next((found for who in others if not cut and (found := named(who))), {})
     tail += _not_listed(snapshot, unlisted, first) if unlisted and not cut else []
     if cut:
