@@ -74,7 +74,7 @@ IDENTIFIER_PATTERN = re.compile(
     re.VERBOSE,
 )
 _MARKS = frozenset("/#@._-+")
-_PUNCTUATION = ",;:!?()[]{}'\"`"
+PUNCTUATION = ",;:!?()[]{}'\"`"  # around a word as typed: 'GEMINI.md?', '(JetBrains)'
 _LETTERS = re.compile(r"[a-z]{2,}")
 _PATH_SEGMENT = re.compile(r"[\w.-]+")
 MAX_WORD = 200  # a longer word is no identifier anyone types: skipped, so hostile text cannot cost more
@@ -87,7 +87,7 @@ def identifiers(text: str) -> tuple[str, ...]:
     many texts twice."""
     found = []
     for raw in unicodedata.normalize("NFKC", text).split():
-        word = raw.strip(_PUNCTUATION).rstrip(".")
+        word = raw.strip(PUNCTUATION).rstrip(".")
         if len(word) > MAX_WORD or _MARKS.isdisjoint(word) or "://" in word:
             continue
         for match in IDENTIFIER_PATTERN.finditer(word):

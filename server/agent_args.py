@@ -39,12 +39,10 @@ def _agents_problem(snapshot: Snapshot, failed: list[Resolution]) -> str:
     for resolution in (r for r in failed if r.status == "ambiguous"):
         options = ", ".join(f"{c.value} ({c.label})" for c in resolution.candidates)
         problems.append(f"Agent {resolution.query!r} is ambiguous: it could be {options}. Call again with one id.")
-    unknown = [r for r in failed if r.status != "ambiguous"]
-    for resolution in [r for r in unknown if normalize(r.query) and generic_agent(snapshot.index, r.query)]:
-        unknown.remove(resolution)  # 'all agents': in the catalog, each of them
-        every = "compare_capability without `agents` answers for every agent"
-        problems.append(f"{resolution.query!r} names no one agent: {every}.")
-    if unknown:
+    every = [r for r in failed if r.status != "ambiguous" and generic_agent(snapshot.index, r.query)]
+    comparison = "compare_capability without `agents` answers for every agent"
+    problems += [f"{r.query!r} names no one agent: {comparison}." for r in every]  # 'all agents': each, in the catalog
+    if unknown := [r for r in failed if r.status != "ambiguous" and r not in every]:
         named = ", ".join(repr(r.query) for r in unknown)
         problems.append(f"Unknown agent{'s' if len(unknown) > 1 else ''} {named}: {covered(snapshot, unknown)}")
         problems += [said for r in unknown if (said := _not_an_agent(snapshot, r.query))]

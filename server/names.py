@@ -26,13 +26,17 @@ _NUMBER = re.compile(r"\d+")
 
 def resolve_agent(index: MatchIndex, query: str) -> Resolution:
     """An agent id from its id, name or nickname ('claude', 'Copilot in VS Code'), also as '[the] X agent'."""
-    read = "" if generic_agent(index, query) else before_agent(index.agent_names, query)
-    return _resolve_name(index.agent_names, query, index.agent_label, read)
+    read = before_agent(index.agent_names, query)
+    return _resolve_name(index.agent_names, query, index.agent_label, "" if _every_agent(index, read) else read)
 
 
 def generic_agent(index: MatchIndex, query: str) -> bool:
     """'the agent', 'all agents': what every agent is, naming none (unless a spelling: 'Cursor Agent' has the word)."""
-    n = normalize(before_agent(index.agent_names, query))
+    return bool(normalize(query)) and _every_agent(index, before_agent(index.agent_names, query))
+
+
+def _every_agent(index: MatchIndex, read: str) -> bool:
+    n = normalize(read)
     return n not in index.agent_names.spellings and set(n.split()) - STOP_WORDS - _JOINING_WORDS <= GENERIC_AGENT_WORDS
 
 

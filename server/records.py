@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from capidx.schema.lexicon import identifiers
+from capidx.schema.lexicon import PUNCTUATION, identifiers
 from capidx.schema.text import bind_negation, canonical_json, normalize, terms
 from capidx.server.listings import FEATURES, LONGEST_NAME_WORDS
 from capidx.server.matchindex import Resolution
@@ -31,7 +31,6 @@ _NAMED_BY = frozenset(("alias", "terminology", "identifier", "stemmed"))
 # 'worktress' as 'worktrees'; a whole name mistyped, 'hoks', is read as the name's words, which its record has).
 _READ_BY_WORDS = frozenset(("lexical", "fuzzy"))
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")  # where a camelCase word's words meet ('PreToolUse')
-_PUNCTUATION = ",.;:!?()[]{}'\"`"
 _SHORT_QUERY = 2  # words of a query each of which is a detail ('sandbox mode')
 _HYPHENATED = re.compile(r"[^\W_]+(?:-[^\W_]+)+")  # 'mid-session', 'multi-file'; linear
 _DETAIL_SHARED = 2  # capabilities a word may be in and still be a detail, in a catalog of fewer than 16 of them
@@ -176,7 +175,7 @@ def _naming(resolution: Resolution) -> str:
     query = resolution.query.strip()
     if resolution.resolved_by != "stemmed":
         return query
-    words = (word.strip(_PUNCTUATION) for word in query.split())
+    words = (word.strip(PUNCTUATION).rstrip(".") for word in query.split())
     return " ".join(word for word in words if set(terms(word)) - QUESTION_WORDS) or query
 
 
@@ -374,8 +373,8 @@ def listed(snapshot: Snapshot, query: str, agents: Sequence[str]) -> str:
     said, longer, listings = [], _longer_names(snapshot, asked), snapshot.index.listings
     left, cut = _LISTED_READ, False  # listed names still to be read in this call, over every agent; some left unread
 
-    def named(who: str) -> dict[str, dict[str, None]]:
-        """Kind -> the names `who`'s file lists that the query names, as said."""
+    def named(who: str) -> dict[str, dict[str, str]]:
+        """Kind -> the names `who`'s file lists that the query names, as said -> as listed (cut)."""
         nonlocal left, cut
         lists, by_word = listings.by_agent.get(who, ()), listings.words.get(who, {})
         # Every name said shares a word with the query (it stands in it whole, or holds all its other words).
@@ -384,7 +383,7 @@ def listed(snapshot: Snapshot, query: str, agents: Sequence[str]) -> str:
             sharing, cut = sharing[:left], True
         left -= len(sharing)
         content = set(asked) - QUESTION_WORDS - snapshot.index.agent_names.words.get(who, frozenset())
-        found: dict[str, dict[str, None]] = {}
+        found: dict[str, dict[str, str]] = {}
         for at in sharing:
             kind, name, flag, words, platform = lists[at]
             listed_words = set(words)
@@ -403,7 +402,7 @@ def listed(snapshot: Snapshot, query: str, agents: Sequence[str]) -> str:
                     continue
             # a build's data, cut: 'JetBrains IDEs (supported)', 'cloud agent sessions (of GitHub, supported)'
             of = f" (of {_cut(platform)}{_FLAGS[kind].get(flag, ')')}" if platform is not None else ""
-            found.setdefault(kind, {})[f"{_cut(name)}{of or _FLAGS[kind].get(flag, '')}"] = None
+            found.setdefault(kind, {})[f"{_cut(name)}{of or _FLAGS[kind].get(flag, '')}"] = _cut(name)
         return found
 
     asked_agents = list(dict.fromkeys(agents))
@@ -432,8 +431,8 @@ def listed(snapshot: Snapshot, query: str, agents: Sequence[str]) -> str:
     return " ".join(said[:_AGENTS_NAMED] + tail)
 
 
-def _not_listed(snapshot: Snapshot, unlisted: Sequence[str], found: Mapping[str, Mapping[str, None]]) -> list[str]:
-    """ "ferrule's data does not list JetBrains IDEs among its integrations (it lists VS Code and Neovim)." for asked
+def _not_listed(snapshot: Snapshot, unlisted: Sequence[str], found: Mapping[str, Mapping[str, str]]) -> list[str]:
+    """ "ferrule's data does not list JetBrains IDEs among its integrations (it lists VS Code, Neovim)." for asked
     agents whose files list none of a platform or model the query names (`found`: as another agent's file lists it,
     'JetBrains plugin'): an answer of loose matches was read as "no data" where the file says what it has. At most
     `_AGENTS_NAMED` agents are said, each file's first `_LISTED_NAMED` names of that kind."""
@@ -441,15 +440,11 @@ def _not_listed(snapshot: Snapshot, unlisted: Sequence[str], found: Mapping[str,
     for kind, items in found.items():
         if kind == FEATURES:  # a feature is its platform's: said with it, never alone
             continue
-        example = next(iter(items))
-        for flagged in _FLAGS[kind].values():  # as listed, without that agent's flag
-            example = example.removesuffix(flagged)
+        example = next(iter(items.values()))  # as listed, without that agent's flag
         for who in unlisted[:_AGENTS_NAMED]:
             names = [name for listed, name, *_ in listings.by_agent.get(who, ()) if listed == kind]
-            shown = ", ".join(map(_cut, names[:_LISTED_NAMED])) + (
-                f" and {len(names) - _LISTED_NAMED:,} more" if len(names) > _LISTED_NAMED else ""
-            )
-            lists = f"it lists {shown}" if names else f"it lists no {kind}"
+            shown = [_cut(name) for name in names[:_LISTED_NAMED]]
+            lists = f"it lists {some_of(shown, len(names))}" if names else f"it lists no {kind}"
             said.append(f"{who}'s data does not list {example} among its {kind} ({lists}).")
     return said
 

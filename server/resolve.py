@@ -160,10 +160,11 @@ def _names_it(index: MatchIndex, q: Query, slug: str) -> bool:
     """A query of words asking about a record only ('limitations'), or of an operating system's name only ('Windows
     support': a platform, which another agent's limitation may name), names only a capability whose name has them, in
     written forms ('availability': Model Availability; not 'limitations': Usage Limits)."""
-    if not q.asks_only and not PROPER_NAMES.issuperset(q.key.split() or ("",)):
+    words = q.key.split()
+    if not q.asks_only and not (words and PROPER_NAMES.issuperset(words)):
         return True
     named = _written_forms(index.capabilities[slug].name)
-    return all(_written_forms(word) & named for word in q.key.split())
+    return all(_written_forms(word) & named for word in words)
 
 
 def _written_forms(text: str) -> set[str]:
