@@ -115,7 +115,7 @@ class MatchIndex:
     empty_categories: tuple[str, ...]  # those the schema defines and no capability is in ('debugging')
     category_names: NameTable  # both
     names: tuple[str, ...]  # every capability's `names`, each once: whole-string similarity is one C loop over them
-    name_owners: tuple[tuple[str, ...], ...]  # per name: the capabilities that have it
+    name_owners: tuple[frozenset[str], ...]  # per name: the capabilities that have it
     ranker: Ranker
     vocabulary: Vocabulary
     meanings: Meanings
@@ -142,10 +142,7 @@ class MatchIndex:
             named.setdefault(slug, {})[phrase] = None
         ranker = Ranker.build(rows, named)
         capabilities = MappingProxyType({row["slug"]: _capability_entry(row, named[row["slug"]]) for row in rows})
-        owners: dict[str, list[str]] = {}
-        for slug, entry in capabilities.items():
-            for name in entry.names:
-                owners.setdefault(name, []).append(slug)
+        owners = _grouped((name, slug) for slug, entry in capabilities.items() for name in entry.names)
         spelled = [(text, row["slug"]) for row in rows for text in (row["name"], row["slug"])]
         keys = {normalize(text): slug for text, slug in spelled}
         # a key chord ('Cmd+I') has no words: 'cmd' alone does not name Inline Chat
@@ -174,7 +171,7 @@ class MatchIndex:
             empty_categories=tuple(empty),
             category_names=NameTable.build({normalize(c): (c,) for c in (*empty, *data["categories"])}),
             names=tuple(owners),
-            name_owners=tuple(map(tuple, owners.values())),
+            name_owners=tuple(owners.values()),
             ranker=ranker,
             vocabulary=Vocabulary(
                 terms=frozenset(t for row in rows for t in row["terms"]),
