@@ -454,8 +454,8 @@ def limited(snapshot: Snapshot, query: str, shown: Sequence[tuple[str, Sequence[
     (its capability and the agents asked about it) whose record, of one of those agents, lists a limitation or a caveat
     (`implementationNotes.gotchas`) that holds a detail of the query (`lacking`'s: any word of a query of one or two
     words, else a word few capabilities have; or an identifier of the query, 'AGENTS.md', as written) and that no shown
-    snippet (`snippets`, their text) says: a cross-agent snippet leaves limitations out, an agent's own snippet leaves
-    caveats out, and its ✓ read as covering the very case the text excludes ('run on Windows'; 'does it read
+    snippet (`snippets`, their text) says: a cross-agent snippet leaves limitations out, an agent's own snippet says
+    only its first few, cut, and its ✓ read as covering the very case the text excludes ('run on Windows'; 'does it read
     AGENTS.md', which Gemini CLI does only once a setting names it). At most `_LIMITS_SAID` of them, each cut at
     `_LIMIT_CHARS`; at most `_LIMITS_READ` texts read, over every record, and the first `_LIMIT_READ_CHARS` characters
     of each."""

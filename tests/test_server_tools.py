@@ -2545,34 +2545,46 @@ async def test_a_limitation_holding_a_detail_of_the_query_is_said_beside_the_sni
     assert "limitation" not in json.dumps(other.structured_content.get("notes", []))
 
 
-async def test_a_caveat_holding_an_identifier_or_a_detail_of_the_query_is_said_beside_the_snippet(
+async def test_a_snippet_says_its_records_caveats_and_a_note_the_one_it_leaves_out_that_the_query_holds(
     tmp_path: Path,
 ) -> None:
-    """A snippet leaves its record's caveats (`implementationNotes.gotchas`) out: 'does it read AGENTS.md files'
-    offered Gemini CLI's ✓ Custom Instructions, whose caveat says it reads AGENTS.md only once a setting names it (a
-    blind model test), the one fact the question needed. A caveat holding an identifier of the query, as written, or a
-    detail of it is said; one holding neither is not."""
+    """A model answers from a lookup's summary and rarely asks for the full record: 'does it read AGENTS.md files'
+    offered Gemini CLI's ✓ Custom Instructions, whose caveat says it reads AGENTS.md only once a setting names it, and
+    '.prompt.md prompt files' VS Code's ✓ Custom Slash Commands without "the default Agent Host does not use prompt
+    files" (blind model tests). A snippet says its record's first four caveats (`implementationNotes.gotchas`), each
+    cut at 200 characters, and how many more there are; one left out that holds an identifier of the query, as
+    written, or a detail of it is said in a note; none is said twice."""
     docs = documents()
     mcp = next(c for c in docs["claude-code"]["capabilities"] if c["name"] == "MCP Servers")
-    mcp["implementationNotes"]["gotchas"] = [
-        "Project-scoped servers need approval on first use",
-        "A server in .mcp.json starts only from the project's top folder.",
-    ]
-    build = real_build(write_agents(tmp_path, docs), tmp_path / "build")
-    async with connect(build, "2026-07-28") as client:
-        named = await client.call_tool(
-            "lookup_capability", {"agent": "claude", "capability": "external tools via .mcp.json"}
-        )
-        worded = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "external tools folder"})
-        other = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "external tools"})
-    said = (
-        "claude-code's record of MCP Servers has the caveat: A server in .mcp.json starts only from the project's top"
-    )
-    for result in (named, worded):
-        assert result.structured_content["suggestions"][0]["capability"] == "mcp-servers", result.structured_content
-        notes = json.dumps(result.structured_content["notes"])
-        assert said in notes and "approval" not in notes, notes
-    assert "caveat" not in json.dumps(other.structured_content.get("notes", []))
+    first = "Project-scoped servers need approval on first use."
+    fifth = "A server in .mcp.json starts only from the project's top folder."
+    fillers = ["Restart it. " * 50, "Output over the size limit is cut.", "Each entry counts against a budget."]
+    build = {}
+    for where, gotchas in (("first", [fifth, first, *fillers]), ("fifth", [first, *fillers, fifth])):
+        mcp["implementationNotes"]["gotchas"] = gotchas
+        build[where] = real_build(write_agents(tmp_path / where, docs), tmp_path / where / "build")
+    said = "claude-code's record of MCP Servers has the caveat: A server in .mcp.json starts only from the project"
+    for where in ("first", "fifth"):
+        async with connect(build[where], "2026-07-28") as client:
+            named = await client.call_tool(
+                "lookup_capability", {"agent": "claude", "capability": "external tools via .mcp.json"}
+            )
+            worded = await client.call_tool(
+                "lookup_capability", {"agent": "claude", "capability": "external tools folder"}
+            )
+            other = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "external tools"})
+        for result in (named, worded):
+            top = result.structured_content["suggestions"][0]
+            assert top["capability"] == "mcp-servers", result.structured_content
+            assert first in top["snippet"] and (fifth in top["snippet"]) == (where == "first"), top
+            caveats = next(line for line in top["snippet"].splitlines() if line.startswith("Caveats: "))
+            assert caveats.endswith("(1 more in its record.)") and "Restart it. Restart" in caveats, caveats
+            assert len(caveats) < 4 * 200 + 60 and "Restart it." * 20 not in caveats, caveats  # each cut at 200
+            text = " ".join(block.text for block in result.content)
+            notes = json.dumps(result.structured_content["notes"])
+            assert text.count("starts only from the project's top folder") == 1, text
+            assert (said in notes) == (where == "fifth") and "approval" not in notes, notes
+        assert "has the caveat" not in json.dumps(other.structured_content.get("notes", []))
 
 
 async def test_a_record_without_limitations_says_so_when_they_are_asked_for(tmp_path: Path) -> None:

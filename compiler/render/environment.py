@@ -345,6 +345,7 @@ def make_environment(
         group_by_category=views.group_by_category,
         record_traits=views.record_traits,
         snippet_limits=views.snippet_limits,
+        snippet_caveats=views.snippet_caveats,
         source_traits=views.source_traits,
         lipsum=_lipsum,
     )

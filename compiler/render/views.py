@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from capidx.compiler.catalog import Agent, CanonicalCapability, Capability, Source
@@ -84,7 +84,7 @@ def record_traits(record: Capability) -> list[str]:
 
 # A snippet is packed into a budgeted answer: a record with thousands of limitations, or one of a page, must not
 # make every snippet of it too large to show (the answer was then "no snippet fits the budget").
-SNIPPET_LIMITS = 4  # limitations a snippet says; the rest are counted
+SNIPPET_LIMITS = 4  # limitations (and caveats) a snippet says; the rest are counted
 SNIPPET_LIMIT_CHARS = 200  # characters of each, cut with "…"
 
 
@@ -92,12 +92,23 @@ def snippet_limits(record: Capability) -> str:
     """A record's limitations on one line, each a sentence, for its snippet: a ✓ is read as covering the case a
     limitation excludes. The first `SNIPPET_LIMITS`, each cut at `SNIPPET_LIMIT_CHARS`; a count of the others
     points to the record, whose limitations the lookup's notes still quote when one holds a detail of the query."""
+    return _snippet_line(record.limitations)
+
+
+def snippet_caveats(record: Capability) -> str:
+    """A record's caveats (`implementationNotes.gotchas`) as `snippet_limits` says its limitations: a model answers
+    from the snippet of a lookup in its own words and rarely asks for the full record, so a caveat left out there
+    ('sessions on the default host do not use prompt files') was an answer made true by omission."""
+    return _snippet_line(record.notes.gotchas if record.notes else ())
+
+
+def _snippet_line(texts: Sequence[str]) -> str:
     said = []
-    for limit in record.limitations[:SNIPPET_LIMITS]:
-        text = " ".join(limit[: SNIPPET_LIMIT_CHARS * 2].split())
+    for item in texts[:SNIPPET_LIMITS]:
+        text = " ".join(item[: SNIPPET_LIMIT_CHARS * 2].split())
         text = text if len(text) <= SNIPPET_LIMIT_CHARS else f"{text[: SNIPPET_LIMIT_CHARS - 1].rstrip()}…"
         said.append(text if text.endswith((".", "!", "?", "…")) else f"{text}.")
-    more = len(record.limitations) - len(said)
+    more = len(texts) - len(said)
     return " ".join(said + ([f"({more} more in its record.)"] if more > 0 else []))
 
 
