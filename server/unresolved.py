@@ -244,9 +244,10 @@ def _suggestion_candidates(
     agents: Sequence[str],
     asked: frozenset[str],
     speakers: dict[str, str],
+    room: int = 0,
 ) -> list[suggest.Candidate]:
     """The candidates with their snippets; `speakers` gets, for a snippet chosen by its words (`_snippet`), the
-    agent whose record it is."""
+    agent whose record it is; `room`: tokens the first may take to speak for every compared agent."""
     primary = snapshot.encodings[0]
     found = []
     for slug, confidence in pairs:
@@ -255,7 +256,28 @@ def _suggestion_candidates(
             found.append(suggest.Candidate(slug, confidence, artifact.text, artifact.tokens[primary]))
             if not agents and (speaker := artifact.params.get("agent")):
                 speakers[slug] = speaker
+    if found and len(agents) > 1 and room:  # a comparison's first suggestion: each compared agent's own record
+        found[0] = _every_voice(snapshot, found[0], agents, room)
     return found
+
+
+def _every_voice(snapshot: Snapshot, first: suggest.Candidate, agents: Sequence[str], room: int) -> suggest.Candidate:
+    """The first suggestion of a comparison of some agents in each one's own snippet, as many as fit in `room`
+    tokens, in the order asked: one agent's snippet said another's ✓ with none of its limits ('Not on the free
+    plan' of a review, a blind model test). Joined by a blank line, each join is charged one token more than the
+    measured counts (a snippet's last line break and the one added may tokenize as one more: 55 of 608 pairs of the
+    catalogs here in cl100k_base, none by more), so the budget still holds without a tokenizer."""
+    primary = snapshot.encodings[0]
+    own = (snapshot.find("snippet", agent=agent, capability=first.key) for agent in agents)
+    parts = [artifact for artifact in own if artifact is not None and primary in artifact.tokens]
+    kept, tokens = parts[:1], sum(artifact.tokens[primary] for artifact in parts[:1])
+    for artifact in parts[1:]:
+        if tokens + 1 + artifact.tokens[primary] <= room:
+            kept.append(artifact)
+            tokens += 1 + artifact.tokens[primary]
+    if len(kept) < 2:
+        return first
+    return suggest.Candidate(first.key, first.confidence, "\n".join(artifact.text for artifact in kept), tokens)
 
 
 def suggestions(
@@ -286,15 +308,17 @@ def suggestions(
     few = len(index.agents) <= EVERY_AGENT_NAMED  # where every agent stands is a line of at most as many
     asked = frozenset(map(root, terms(resolution.query))) if not voices and few else frozenset()
     speakers: dict[str, str] = {}  # with no agent asked: a suggestion in one agent's words, and whose
+    max_tokens = _setting(injection, "max_tokens", suggest.DEFAULT_MAX_TOKENS)
+    overhead = _setting(injection, "overhead_tokens", suggest.FALLBACK_OVERHEAD_TOKENS)
     result = suggest.suggest(
-        _suggestion_candidates(snapshot, pairs, voices, asked, speakers),
+        _suggestion_candidates(snapshot, pairs, voices, asked, speakers, max_tokens - overhead),
         labels=_labels(snapshot) if category is None else MEMBERS,  # a member is one whatever its words' share
         max_snippets=max_snippets,
-        max_tokens=_setting(injection, "max_tokens", suggest.DEFAULT_MAX_TOKENS),
+        max_tokens=max_tokens,
         related=_suggestion_candidates(
             snapshot, [(s, c) for s, c in related if s in index.capabilities], voices, asked, speakers
         ),
-        overhead_tokens=_setting(injection, "overhead_tokens", suggest.FALLBACK_OVERHEAD_TOKENS),
+        overhead_tokens=overhead,
     )
     rows = []
     for item in result.suggestions:

@@ -694,6 +694,42 @@ async def test_a_comparison_of_some_agents_says_whose_words_found_the_capability
     assert some.content[-1].text.startswith(said + lacking + listed + unlisted)
 
 
+async def test_a_comparison_of_some_agents_shows_each_ones_record_of_the_first_suggestion(tmp_path: Path) -> None:
+    """compare_capability('review a pull request', agents=[ferrule, kestrel]) showed ferrule's snippet alone, and a
+    model said both could, without kestrel's 'Not on the free plan' (a blind model test). The first suggestion of a
+    comparison of some agents is each one's own snippet, joined, charged one token more per join than the measured
+    counts, as many as the budget holds; a lookup of one agent, or a comparison of every agent, shows one."""
+    question = "run a script automatically after every edit"
+    (tmp_path / "roomy").mkdir()
+    roomy = real_build(REPO / "agents", tmp_path / "roomy" / "build")
+    own = {agent: snippet(roomy, agent=agent, capability="hooks") for agent in ("claude-code", "vscode-copilot")}
+    (claude, claude_tokens), (vscode, vscode_tokens) = own["claude-code"], own["vscode-copilot"]
+    (tmp_path / "tight").mkdir()
+    (tmp_path / "tight" / "capidx.yaml").write_text(
+        f"injection:\n  max_tokens: {claude_tokens + vscode_tokens + 9}\n", encoding="utf-8"
+    )
+    tight = real_build(REPO / "agents", tmp_path / "tight" / "build")
+    answers = {}
+    for build in (roomy, tight):
+        async with connect(build) as client:
+            answers[build] = [
+                await client.call_tool("compare_capability", {"capability": question, "agents": ["claude", "vscode"]}),
+                await client.call_tool("lookup_capability", {"agent": "claude", "capability": question}),
+                await client.call_tool("compare_capability", {"capability": question}),
+            ]
+    some, one, every = answers[roomy]
+    first = some.structured_content["suggestions"][0]
+    assert first["capability"] == "hooks" and first["snippet"] == claude + "\n" + vscode, first
+    assert tokens_of(some, first) == claude_tokens + vscode_tokens + 1
+    assert "Limits: Agent hooks are in preview" in text_of(some)  # vscode-copilot's own record says it
+    assert some.meta["capidx/budget"]["totalTokens"] <= some.meta["capidx/budget"]["maxTokens"]
+    for answer in (one, every):
+        top = answer.structured_content["suggestions"][0]
+        assert top["capability"] == "hooks" and top["snippet"].count("**Hooks**") == 1, top
+    squeezed = answers[tight][0].structured_content["suggestions"][0]  # the two and their join do not fit
+    assert squeezed["capability"] == "hooks" and squeezed["snippet"] == claude, squeezed
+
+
 async def test_an_alias_in_other_forms_with_words_asking_about_it_is_said_to_be_another_agents(
     bundled_build: Path,
 ) -> None:
@@ -1037,6 +1073,19 @@ async def test_an_agents_list_names_every_capability_its_data_does_not_mention(t
     (note,) = [block.text for block in listed.content[1:]]
     assert all(f"Feature {letter}" in note for letter in "ABCDEFGHIJKLM")
     assert "more" not in note and "Hooks" not in note and note.endswith("not a no).")
+
+
+async def test_a_list_says_a_maturity_other_than_stable(bundled_build: Path) -> None:
+    """A list of Copilot CLI's security capabilities showed its experimental Sandboxing as the stable ones beside it
+    (a blind model test): a row says `maturityLevel` unless it is stable (or not recorded)."""
+    async with connect(bundled_build) as client:
+        result = await client.call_tool("list_capabilities", {"agent": "copilot cli", "category": "security"})
+    rows = {row["slug"]: row for row in result.structured_content["capabilities"]}
+    records = json.loads((REPO / "agents" / "copilot-cli" / "capabilities" / "current.json").read_text("utf-8"))
+    maturity = {slugify(r["name"]): r.get("maturityLevel") for r in records["capabilities"]}
+    assert rows["sandboxing"]["maturityLevel"] == maturity["sandboxing"] == "experimental"
+    for slug, row in rows.items():
+        assert row.get("maturityLevel") == (None if maturity[slug] in (None, "stable") else maturity[slug]), row
 
 
 async def test_list_needs_an_agent_or_a_category(any_build: Path, revision: str) -> None:

@@ -105,9 +105,11 @@ def compare_document(
 
 
 def list_row(capability: CanonicalCapability, record: Capability) -> dict[str, Any]:
-    """One record's row in list documents, without the `agent` a list without an agent filter adds."""
+    """One record's row in list documents, without the `agent` a list without an agent filter adds. A maturity other
+    than stable is said: a list read 'experimental' Sandboxing as the stable features beside it (a blind model test)."""
     row: dict[str, Any] = {"name": capability.name, "slug": capability.slug, "category": record.category}
     _put(row, "tier", record.tier)
+    _put(row, "maturityLevel", record.maturity if record.maturity != "stable" else None)
     row["available"] = record.available
     return row
 
