@@ -23,7 +23,7 @@ from capidx.compiler.derive.match import agent_names, terminology_key
 from capidx.compiler.derive.semantics import description_stats
 from capidx.compiler.emit.tokens import load_bundled
 from capidx.schema.labels import measure_overhead
-from capidx.schema.text import normalize
+from capidx.schema.text import normalize, slugify
 
 REPO = Path(__file__).resolve().parent.parent
 ENCODING = load_bundled("cl100k_base")  # as the build loads it: nothing written to tiktoken's cache
@@ -252,14 +252,39 @@ def test_a_snippet_for_every_recorded_pair_and_canonical_capability(factory: Pat
     unavailable = build_text(factory, "tools/snippets/copilot-cli/subagents.md")
     assert "✗ not available" in unavailable
     canonical = build_text(factory, "tools/snippets/_all/subagents.md")
-    # It also answers for an agent with no record: it says who lacks it, that some agent has no record, and whose
+    # It also answers for an agent with no record: it says who lacks it, which agents have no record, and whose
     # words the description is, so that none reads as the asked agent's own.
     head, described = canonical.splitlines()[:2]
     assert head == (
         "**Subagents** (agent-orchestration): available in claude-code; not available in copilot-cli; "
-        "no record for the other agents"
+        "no record for vscode-copilot"
     )
     assert described.startswith("claude-code: Delegates focused tasks")
+
+
+def test_a_canonical_snippet_names_the_agents_with_no_record_up_to_four_then_counts_them(tmp_path: Path) -> None:
+    """'no record for the other agents' left a model asking about one agent unsure whether that agent was among them
+    (a blind model test): the ids are named, up to four; past four (a catalog of many agents) they are counted."""
+    docs = documents()
+    for number in range(1, 5):  # four more agents, each recording only Subagents
+        clone = json.loads(json.dumps(docs["copilot-cli"]))
+        clone["agent"]["name"] = f"Clone {number}"
+        clone["capabilities"] = [c for c in clone["capabilities"] if c["name"] == "Subagents"]
+        docs[f"clone-{number}"] = clone
+    write_catalog(tmp_path, docs)
+    result = run_cli(["build", "--out", str(tmp_path / "build"), "-q"], cwd=tmp_path)
+    assert result.exit_code in (0, 1), result.stderr[-3000:]
+    head = {
+        name: build_text(tmp_path / "build", f"tools/snippets/_all/{slugify(name)}.md").splitlines()[0]
+        for name in ("Subagents", "Hooks")
+    }
+    missing = {
+        name: [agent for agent, doc in docs.items() if all(c["name"] != name for c in doc["capabilities"])]
+        for name in head
+    }
+    assert missing["Subagents"] == ["vscode-copilot"] and len(missing["Hooks"]) == 6, missing
+    assert head["Subagents"].endswith("; no record for vscode-copilot"), head
+    assert head["Hooks"].endswith("; no record for the other 6 agents"), head
 
 
 def test_bundled_snippets_are_short_and_within_budget(bundled: Path) -> None:

@@ -1705,7 +1705,7 @@ async def test_suggestions_never_give_another_agents_record_as_a_no(bundled_buil
     row = rows["custom-slash-commands"]
     assert row["recorded"] is False and "available" not in row
     head, described = row["snippet"].splitlines()[:2]
-    assert head.endswith("; no record for the other agents") and "copilot-cli" not in head
+    assert head.endswith("; no record for copilot-cli") and "(copilot-cli)" not in head  # not its own snippet
     assert described.split(": ", 1)[0] in head  # the description is named as another agent's
     assert all(r["recorded"] for r in rows.values() if r.get("available"))
     # Said in the text too, which is all a model is shown: the snippet is another agent's. Said of the suggestion, not

@@ -2,7 +2,7 @@
 
 `tools/snippets/<agent>/<capability>.md` for every capability an agent's file records (availability,
 tier, maturity, description, setup and config file) and `tools/snippets/_all/<capability>.md` for the
-canonical capability (category, the agents that have it or lack it, whether some agent has no record, one
+canonical capability (category, the agents that have it or lack it, those with no record of it, one
 description with the agent whose record it is): the server answers with it for an agent with no record.
 Rendered with the `snippet.md.j2` template, so a project can restyle them; measured like every artifact, so the server
 sums the manifest's `tokens` instead of running a tokenizer.
@@ -49,7 +49,7 @@ def snippet_artifacts(
                 agent=None,
                 description=(described := enhanced.described[capability.slug]).description,
                 described_by=described.agent,
-                unrecorded=len(capability.records) < len(agents),
+                unrecorded=[a for a in agents if a not in {record.agent for record in capability.records}],
             ),
             capability=capability.slug,
         )
