@@ -134,7 +134,7 @@ def borrowed(
         document = None if names_only else snapshot.find("lookup", agent=who, capability=entry.slug)
         if tokens:
             text = " ".join([canonical_json(names), *(_texts(document.text) if document else ())]).casefold()
-            return all(who in snapshot.index.identifier_holders(t, entry.slug) or t in text for t in tokens)
+            return all(who in snapshot.index.identifier_holders(t, entry.slug) or _in_text(t, text) for t in tokens)
         held = [_words(name) for name in names]
         held += _text_words(document.text) if document is not None else ()  # not keys nor addresses
         forms = asked[:1] if as_written else asked  # as written, or also in other forms (`terms()`)
@@ -267,7 +267,7 @@ def lacking(
         if isinstance(key, re.Pattern):  # a compound
             return key.search(text) is not None
         if key in where:  # or within a longer one ('.json' in 'settings.json')
-            return who in where[key] or key in text
+            return who in where[key] or _in_text(key, text)
         return any(set(words) <= held for words in (single[key].words, *single[key].alternatives))
 
     groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[str]] = {}  # (lacking, holding) -> words
@@ -577,11 +577,20 @@ def _part(document: str, part: str) -> str | None:
     return canonical_json(value.get(part) if isinstance(value, dict) else None)
 
 
+def _in_text(token: str, text: str) -> bool:
+    """An identifier in a record's text, also within a longer one ('.json' in 'settings.json'); a command ('/mcp')
+    only as one, not as a part of a path ('.vscode/mcp.json' is no use of '/mcp')."""
+    if not token.startswith("/"):
+        return token in text
+    return re.search(rf"(?<![\w/.~-]){re.escape(token)}(?![\w/-])", text) is not None
+
+
 @functools.lru_cache(maxsize=1024)
 def _record(document: str, part: str) -> tuple[str, frozenset[str]]:
-    """A document's `part` as text case-folded, to find an identifier in, and its roots (`_roots`)."""
-    text = _part(document, part)
-    return (text.casefold(), _roots(text)) if text is not None else ("", frozenset())
+    """A document's `part` as its texts (`_texts`) case-folded, to find an identifier in, and their roots (`_roots`):
+    '/mcp' in '…/docs/en/mcp' was said to be used by the records that cite that page (a blind model test)."""
+    text = " ".join(_texts(document, part))
+    return text.casefold(), _roots(text)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -615,15 +624,15 @@ def _text_words(document: str) -> tuple[tuple[str, str], ...]:
 
 
 @functools.lru_cache(maxsize=1024)
-def _texts(document: str) -> tuple[str, ...]:
-    """A lookup document's capability record as its texts: not its keys, nor an address in them ('…/review-code-edits'
-    is no use of 'review code edits', 'https://…/planning' none of '/plan')."""
+def _texts(document: str, part: str = "capability") -> tuple[str, ...]:
+    """A document's `part` (a lookup's capability record, a sources document's rows) as its texts: not its keys, nor
+    an address in them ('…/review-code-edits' is no use of 'review code edits', 'https://…/planning' of '/plan')."""
     try:
         value = json.loads(document)
     except (ValueError, RecursionError):
         return ()
     texts: list[str] = []
-    stack = [value.get("capability") if isinstance(value, dict) else None]
+    stack = [value.get(part) if isinstance(value, dict) else None]
     while stack:  # a forged build's record may nest deeper than recursion goes
         item = stack.pop()
         if isinstance(item, str):

@@ -730,6 +730,27 @@ async def test_a_comparison_of_some_agents_shows_each_ones_record_of_the_first_s
     assert squeezed["capability"] == "hooks" and squeezed["snippet"] == claude, squeezed
 
 
+async def test_a_command_in_an_address_or_a_path_is_no_use_of_it(tmp_path: Path) -> None:
+    """The notes on which records use a query's words said '/mcp' was used by every record citing a page '…/en/mcp'
+    (a blind model test on the public catalog), and by one configured in '.vscode/mcp.json': a model would have said
+    those agents document a /mcp command. An address is no text of a record, and a command counts only as one."""
+    build = real_build(write_agents(tmp_path, documents()), tmp_path / "build")
+    async with connect(build) as client:
+        compared = await client.call_tool("compare_capability", {"capability": "/mcp"})
+        worded = await client.call_tool("compare_capability", {"capability": "/mcp command"})
+        one = await client.call_tool("lookup_capability", {"agent": "copilot-cli", "capability": "/mcp"})
+    assert worded.content[-1].text.endswith(
+        "The MCP Servers records of claude-code and vscode-copilot do not use the word '/mcp' in any form "
+        "(copilot-cli's does)."
+    )
+    assert compared.content[-1].text.startswith(
+        "'/mcp' is used in copilot-cli's record of MCP Servers; the MCP Servers records of claude-code and "
+        "vscode-copilot, answered above, do not use it."
+    )
+    assert one.structured_content["capability"]["slug"] == "mcp-servers"
+    assert not any("/mcp" in block.text for block in one.content[1:])  # its own record uses it: nothing to say
+
+
 async def test_an_alias_in_other_forms_with_words_asking_about_it_is_said_to_be_another_agents(
     bundled_build: Path,
 ) -> None:
