@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from capidx.schema.lexicon import abbreviations
 from capidx.schema.text import terms
+from capidx.server.query import LONGEST_EXPANSION
 
 # A listed or agent name of more words is no name a query holds whole (`longer`): a query's spans are looked up up to
 # this length, so a build's longest name does not set the work per call.
@@ -23,6 +25,17 @@ LONGEST_NAME_WORDS = 8
 # (kind, name as listed, its flag or None, the name's terms, the platform of an integration's feature or None)
 Listed = tuple[str, str, bool | None, tuple[str, ...], str | None]
 FEATURES = "integration features"  # the kind of a feature an integration lists ('cloud agent sessions' of GitHub)
+
+
+def shortened(words: Iterable[str]) -> tuple[str, ...]:
+    """`terms()` with each run an abbreviation stands for made that abbreviation ('pull request review' -> 'pr
+    review'), for a listed name and a query alike: 'PR reviews' listed answers 'review pull requests' and back."""
+    found, left = [], list(words)
+    while left:
+        size = next((n for n in range(min(LONGEST_EXPANSION, len(left)), 1, -1) if abbreviations(tuple(left[:n]))), 1)
+        found.append(abbreviations(tuple(left[:size]))[0] if size > 1 else left[0])
+        left = left[size:]
+    return tuple(found)
 
 
 @dataclass(frozen=True)
@@ -44,7 +57,7 @@ class Listings:
         listed_words = (words for lists in by_agent.values() for _, _, _, words, platform in lists if platform is None)
         longer = frozenset(
             words
-            for words in itertools.chain(listed_words, map(tuple, map(terms, agent_names)))
+            for words in itertools.chain(listed_words, (shortened(terms(name)) for name in agent_names))
             if 1 < len(words) <= LONGEST_NAME_WORDS
         )
         words = {who: _by_word(lists) for who, lists in by_agent.items()}
@@ -63,11 +76,11 @@ def _listed(row: Mapping[str, Any]) -> tuple[Listed, ...]:
         for item in row.get(kind, ()) if isinstance(row.get(kind), list) else ():
             if isinstance(item, dict) and isinstance(name := item.get("name"), str) and name.strip():
                 said = item.get(flag) if isinstance(item.get(flag), bool) else None
-                found.append((kind, name, said, tuple(terms(name)), None))
+                found.append((kind, name, said, shortened(terms(name)), None))
                 features = item.get("features") if kind == "integrations" else None
                 for feature in features if isinstance(features, list) else ():
                     if isinstance(feature, str) and feature.strip():
-                        found.append((FEATURES, feature, said, tuple(terms(feature)), name))
+                        found.append((FEATURES, feature, said, shortened(terms(feature)), name))
     return tuple(found)
 
 

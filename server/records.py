@@ -16,7 +16,7 @@ from typing import Any
 
 from capidx.schema.lexicon import PUNCTUATION, identifiers
 from capidx.schema.text import bind_negation, canonical_json, normalize, terms
-from capidx.server.listings import FEATURES, LONGEST_NAME_WORDS
+from capidx.server.listings import FEATURES, LONGEST_NAME_WORDS, shortened
 from capidx.server.matchindex import Resolution
 from capidx.server.names import best_first
 from capidx.server.query import QUESTION_WORDS, analyse, root
@@ -364,7 +364,7 @@ def listed(snapshot: Snapshot, query: str, agents: Sequence[str]) -> str:
     and the query's other words name no capability ('github mcp server' asks MCP Servers; a name of capability-name
     words alone, 'Web', only when it is the whole query). Up to `_AGENTS_NAMED` agents are named, then how many more;
     then the asked agents whose files list none of it (`_not_listed`)."""
-    asked = terms(query)
+    asked = list(shortened(terms(query)))  # as the listed names are read: 'pull request' is 'pr'
     names = snapshot.index.vocabulary.names.keys()
 
     def capability_words(words: Iterable[str]) -> bool:
@@ -388,7 +388,7 @@ def listed(snapshot: Snapshot, query: str, agents: Sequence[str]) -> str:
             kind, name, flag, words, platform = lists[at]
             listed_words = set(words)
             if platform is not None:  # a feature: asked by its words alone, beside its platform's ('vs code quick ask')
-                mine = content - set(terms(platform))
+                mine = content - set(shortened(terms(platform)))
                 if not mine or not mine <= listed_words or capability_words(mine):  # 'plugins' asks Plugins
                     continue
             else:

@@ -751,6 +751,27 @@ async def test_a_command_in_an_address_or_a_path_is_no_use_of_it(tmp_path: Path)
     assert not any("/mcp" in block.text for block in one.content[1:])  # its own record uses it: nothing to say
 
 
+async def test_a_listed_name_is_said_for_a_query_that_spells_out_or_shortens_its_words(
+    tmp_path: Path, bundled_build: Path
+) -> None:
+    """'review pull requests' said nothing of Gemini CLI's listed 'PR reviews' (of GitHub Actions), which 'PR reviews'
+    found (a blind model test on the public catalog): a model answered "no data" where the agent's data said yes. A
+    listed name and a query are read with each run an abbreviation stands for shortened, both ways."""
+    docs = documents()
+    docs["claude-code"]["integrations"] = [{"platform": "GitLab", "supported": True, "features": ["MR review"]}]
+    build = real_build(write_agents(tmp_path, docs), tmp_path / "build")
+    async with connect(build) as client:
+        asked = {"agent": "claude", "capability": "review merge requests"}
+        spelled = await client.call_tool("lookup_capability", asked)
+    async with connect(bundled_build) as client:
+        short = await client.call_tool("lookup_capability", {"agent": "gemini", "capability": "PR review"})
+    assert "claude-code's data lists MR review (of GitLab, supported) among its integration features." in " ".join(
+        block.text for block in spelled.content
+    )
+    said = "gemini-cli's data lists pull request review (of GitHub Actions, supported) among its integration features."
+    assert said in " ".join(block.text for block in short.content)
+
+
 async def test_an_alias_in_other_forms_with_words_asking_about_it_is_said_to_be_another_agents(
     bundled_build: Path,
 ) -> None:
