@@ -13,10 +13,10 @@ from functools import lru_cache
 
 from rapidfuzz import fuzz, process
 
-from capidx.schema.text import PROPER_NAMES, bind_negation, normalize, terms
+from capidx.schema.text import PROPER_NAMES, STOP_WORDS, bind_negation, normalize, terms
 from capidx.server.matchindex import Candidate, MatchIndex, Resolution
 from capidx.server.names import SUGGESTIONS, TYPO_FLOOR, ambiguous, best_first, category_named, closest, typo_winner
-from capidx.server.query import NEGATIONS, Query, analyse
+from capidx.server.query import NEGATIONS, QUESTION_WORDS, Query, analyse
 from capidx.server.semantic import WEIGHT
 
 # The decision rule (fitted on benchmarks/resolution; calibration table in its RESULTS.md): a ranked winner resolves
@@ -51,7 +51,10 @@ def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) 
         return Resolution(query, "resolved", slug, "stemmed", 1.0)
     # A whole name, alias or wording mistyped ('hoks', 'mcp srvers'), read before a category's ('debug lgging').
     typo = typo_winner(query, _similarity(index, n, fuzz.ratio, TYPO_FLOOR, typo=True) if q.mistyped else {})
-    category = category_named(index, n, mistyped=typo is None)
+    # 'does it have security features?' names the category as 'security' does: stop words and words asking about a
+    # record are no part of a name
+    asked = " ".join(w for w in n.split() if w not in STOP_WORDS and not QUESTION_WORDS.issuperset(terms(w) or "-"))
+    category = category_named(index, asked or n, mistyped=typo is None)
     return _in_category(index, q, category, typo or _by_ranking(index, q, agent), agent)
 
 
