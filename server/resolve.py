@@ -140,7 +140,7 @@ def _by_ranking(index: MatchIndex, q: Query, agent: str | None) -> Resolution:
     shown = tuple(offered[:SHOWN_CANDIDATES])
     if best >= floor:
         kept = {c.value for c in above}
-        ranked = tuple(c for c in offered if c.value in kept)
+        ranked = tuple(c for c in offered if c.value in kept or c.confidence >= floor)
         return Resolution(q.text, "ambiguous", candidates=shown, ranked=ranked, scored=True, analysed=q)
     # Nothing matched: what ranked a little, then the closest capabilities, below it (weaker evidence than words).
     similar = _closest(index, q, close) if len(shown) < SUGGESTIONS else {}

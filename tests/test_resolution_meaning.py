@@ -12,6 +12,7 @@ import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import anyio
@@ -90,6 +91,25 @@ def test_meaning_orders_what_is_offered(index: MatchIndex, monkeypatch: pytest.M
     shown = [c.confidence for c in both.candidates]
     assert shown == sorted(shown, reverse=True) and all(0 <= c <= 1 for c in shown)
     assert set(offered(both)) == set(offered(words_only))  # the same candidates, in another order
+
+
+@pytest.mark.anyio
+async def test_the_snippets_follow_the_candidates_order_meaning_included(
+    built: Path, index: MatchIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A candidate meaning lifts to half the rule's confidence gets its snippet in its place: one was named only
+    among the other candidates, after the snippets of candidates with a lower blend (a blind model test), so the
+    first snippet a model read was not the first candidate."""
+    with_model(monkeypatch, StandIn("mistake", "bug"))
+    both = resolve_capability(index, QUESTION, agent=CLAUDE)
+    floor = resolve.DECISION_RULE[0] / 2
+    lifted = [c.value for c in both.candidates if c.confidence >= floor]
+    assert lifted[:1] == ["code-review"] and [c.value for c in both.ranked][: len(lifted)] == lifted
+    async with connect(make_hub(built)) as client:
+        answer = await client.call_tool("lookup_capability", {"agent": CLAUDE, "capability": QUESTION})
+    rows = answer.structured_content["suggestions"]
+    meta = [c["value"] for c in answer.meta["capidx/resolution"]["capability"]["candidates"]]
+    assert [row["capability"] for row in rows] == meta[: len(rows)] and rows[0]["capability"] == "code-review"
 
 
 def test_meaning_neither_resolves_nor_offers_nor_changes_a_resolved_answer(
@@ -310,6 +330,13 @@ class Waiting(StandIn):
         return super().embed(texts, norm)
 
 
+def first_offered(answer: Any) -> str:
+    """The capability an unresolved answer offers first: its first suggestion's, or its first candidate's."""
+    value = answer.structured_content
+    rows = value.get("suggestions") or value["candidates"]
+    return rows[0].get("capability") or rows[0]["slug"]
+
+
 @pytest.mark.anyio
 async def test_the_lookup_that_embeds_the_catalog_does_not_hold_up_other_requests(
     built: Path, monkeypatch: pytest.MonkeyPatch
@@ -337,7 +364,7 @@ async def test_the_lookup_that_embeds_the_catalog_does_not_hold_up_other_request
     assert model.let == [True]  # embedded once, and only after the other request was answered
     assert not hub.snapshot.index.meanings.pending  # later lookups run on the loop, as every other request
     for answer in (*answers, again):
-        assert [c["slug"] for c in answer.structured_content["candidates"]][:1] == ["code-review"]
+        assert first_offered(answer) == "code-review"
 
 
 @pytest.mark.anyio
@@ -471,4 +498,4 @@ async def test_a_new_build_being_embedded_does_not_hold_up_lookups_on_the_served
                 model.go.set()
     assert model.let == [True] and swapped == [True]  # embedded only after the lookup was answered
     for answer in (before, during):
-        assert [c["slug"] for c in answer.structured_content["candidates"]][:1] == ["code-review"]
+        assert first_offered(answer) == "code-review"
