@@ -130,9 +130,9 @@ def _descriptions(snapshot: Snapshot) -> dict[ToolName, str]:
     """What each tool does comes first, the names it accepts last, listed only as far as they fit
     `MAX_DESCRIPTION` (a client never shows the model what is past its cut, and says nothing)."""
     lookup = (
-        "One agent's support for one capability: availability, tier, setup, limits, sources. "
+        "One agent's support for one capability: availability, setup, limits, sources. "
         "If the agent lacks it: available=false and availableFor; recorded=false: no data (unknown, not a no). "
-        "No tier: not stated, not free."
+        "Tier: cheapest plan with it (pro: paid individual plan or API); none: not stated, not free."
     )
     listing = "List capabilities of an agent, a category, or both."
     return {
