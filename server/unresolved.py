@@ -288,10 +288,10 @@ def suggestions(
     comparing: bool = False,
 ) -> dict[str, Any]:
     """Ranked snippets packed within the build's budget (match.json `injection`), then related ones; each the asked
-    agent's own where there is one. For a comparison of some agents (`compared`), the first of them that records a
-    suggestion speaks for it, and a line says each suggestion's standing with every one of them (a snippet speaks for
-    one agent). `comparing`: the asked agent is a comparison's one agent, which compare_capability gives every
-    agent's record without."""
+    agent's own where there is one. For a comparison of some agents (`compared`), the first suggestion is in each
+    one's own words that fit (`_every_voice`), each other one in the first of them that records it, and a line says
+    each suggestion's standing with every one of them. `comparing`: the asked agent is a comparison's one agent, which
+    compare_capability gives every agent's record without."""
     index = snapshot.index
     voices = (agent,) if agent is not None else tuple(compared)
     compare = "compare_capability without agents" if comparing else "compare_capability"
