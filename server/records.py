@@ -133,7 +133,9 @@ def borrowed(
         names += [] if names_only else _strings(entry.agents[who].get("triggers"))
         document = None if names_only else snapshot.find("lookup", agent=who, capability=entry.slug)
         if tokens:
-            text = " ".join([canonical_json(names), *(_texts(document.text) if document else ())]).casefold()
+            text = " ".join(
+                [canonical_json(names), *(_texts(document.text, "capability") if document else ())]
+            ).casefold()
             return all(who in snapshot.index.identifier_holders(t, entry.slug) or _in_text(t, text) for t in tokens)
         held = [_words(name) for name in names]
         held += _text_words(document.text) if document is not None else ()  # not keys nor addresses
@@ -620,11 +622,13 @@ def _own_names(record: Mapping[str, Any]) -> list[str]:
 
 @functools.lru_cache(maxsize=1024)
 def _text_words(document: str) -> tuple[tuple[str, str], ...]:
-    return tuple(map(_words, _texts(document)))  # once per document text: a comparison reads up to 64 records
+    return tuple(
+        map(_words, _texts(document, "capability"))
+    )  # once per document text: a comparison reads up to 64 records
 
 
 @functools.lru_cache(maxsize=1024)
-def _texts(document: str, part: str = "capability") -> tuple[str, ...]:
+def _texts(document: str, part: str) -> tuple[str, ...]:
     """A document's `part` (a lookup's capability record, a sources document's rows) as its texts: not its keys, nor
     an address in them ('…/review-code-edits' is no use of 'review code edits', 'https://…/planning' of '/plan')."""
     try:

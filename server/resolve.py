@@ -13,7 +13,7 @@ from functools import lru_cache
 
 from rapidfuzz import fuzz, process
 
-from capidx.schema.text import PROPER_NAMES, STOP_WORDS, bind_negation, normalize, terms
+from capidx.schema.text import PROPER_NAMES, bind_negation, normalize, terms
 from capidx.server.matchindex import Candidate, MatchIndex, Resolution
 from capidx.server.names import SUGGESTIONS, TYPO_FLOOR, ambiguous, best_first, category_named, closest, typo_winner
 from capidx.server.query import NEGATIONS, QUESTION_WORDS, Query, analyse
@@ -53,7 +53,7 @@ def resolve_capability(index: MatchIndex, query: str, agent: str | None = None) 
     typo = typo_winner(query, _similarity(index, n, fuzz.ratio, TYPO_FLOOR, typo=True) if q.mistyped else {})
     # 'does it have security features?' names the category as 'security' does: stop words and words asking about a
     # record are no part of a name
-    asked = " ".join(w for w in n.split() if w not in STOP_WORDS and not QUESTION_WORDS.issuperset(terms(w) or "-"))
+    asked = " ".join(word for word in n.split() if set(terms(word)) - QUESTION_WORDS)  # as records._naming reads
     category = category_named(index, asked or n, mistyped=typo is None)
     return _in_category(index, q, category, typo or _by_ranking(index, q, agent), agent)
 

@@ -270,7 +270,7 @@ def _every_voice(snapshot: Snapshot, first: suggest.Candidate, agents: Sequence[
     primary = snapshot.encodings[0]
     own = (snapshot.find("snippet", agent=agent, capability=first.key) for agent in agents)
     parts = [artifact for artifact in own if artifact is not None and primary in artifact.tokens]
-    kept, tokens = parts[:1], sum(artifact.tokens[primary] for artifact in parts[:1])
+    kept, tokens = parts[:1], first.tokens  # the first is the first asked agent's own snippet, when there is one
     for artifact in parts[1:]:
         if tokens + 1 + artifact.tokens[primary] <= room:
             kept.append(artifact)

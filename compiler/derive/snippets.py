@@ -25,6 +25,7 @@ def snippet_artifacts(
     """One snippet per recorded agent × capability pair, then one per canonical capability."""
     agents = {agent.id: agent for agent in catalog.agents}
     for capability in catalog.capabilities:
+        recorded = {record.agent for record in capability.records}
         for record in capability.records:
             agent = agents[record.agent]
             yield make_artifact(
@@ -49,7 +50,7 @@ def snippet_artifacts(
                 agent=None,
                 description=(described := enhanced.described[capability.slug]).description,
                 described_by=described.agent,
-                unrecorded=[a for a in agents if a not in {record.agent for record in capability.records}],
+                unrecorded=[agent_id for agent_id in agents if agent_id not in recorded],
             ),
             capability=capability.slug,
         )
