@@ -132,7 +132,7 @@ def _descriptions(snapshot: Snapshot) -> dict[ToolName, str]:
     lookup = (
         "One agent's support for one capability: availability, setup, limits, sources. "
         "If the agent lacks it: available=false and availableFor; recorded=false: no data (unknown, not a no). "
-        "Tier: cheapest plan with it (pro: paid individual plan or API); none: not stated, not free."
+        "Tier: cheapest plan with it (pro: paid individual plan or API); no tier: plan unknown."
     )
     listing = "List capabilities of an agent, a category, or both."
     return {

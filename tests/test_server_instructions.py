@@ -325,3 +325,17 @@ async def test_the_figures_readme_and_server_md_give_are_what_the_bundled_build_
     assert f"{pointer_chars:,}-character pointer" in readme
     assert f"| {chars:,} characters, {tokens:,} tokens (cl100k_base) |" in server_md
     assert f"| {pointer_chars:,} characters, {pointer_tokens:,} tokens |" in server_md
+
+
+async def test_lookup_description_names_only_tiers_a_record_can_have(bundled_build: Path) -> None:
+    """The tier legend a model reads in tools/list speaks only of values the schema allows, and says what a record
+    without a tier means: a blind model test read "none: …" as a tier value no answer carries, and "not free" as paid,
+    while such a record (every gemini-cli one) says nothing about the plan."""
+    _, tools = await instructions_and_tools(bundled_build)
+    (lookup,) = [tool.description or "" for tool in tools if tool.name == "lookup_capability"]
+    legend = lookup[lookup.index("Tier:") :].split(" Agents:")[0]
+    schema = json.loads((REPO / "schema" / "capability-schema.json").read_text("utf-8"))
+    allowed = set(schema["$defs"]["tier"]["enum"])
+    named = set(re.findall(r"(\w+(?: \w+)?): ", legend)) - {"Tier"}
+    assert named and named <= allowed | {"no tier"}, named
+    assert "no tier" in named and "not free" not in legend and "unknown" in legend
