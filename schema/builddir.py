@@ -123,6 +123,23 @@ def make_build(folder: Path) -> str:
     return move_away()
 
 
+def named_without_build(location: Path, flag: str, config: str = "") -> str | None:
+    """What to say of a folder named with `flag` (`--build`, a BUILD argument, `--against`) that holds no build: it is
+    not to be passed again, so how to make one there (nothing there, or an empty folder: `capidx build` refuses one
+    holding something else; `config`: its ` --config FILE`), or where the build is. None for part of a build. Serve,
+    report and inject say the same."""
+    remains = build_remains(location) if path_kind(location) is PathKind.FOLDER else "empty"
+    if remains == "empty":
+        made = f"`capidx build --out {shlex.quote(str(location))}{config}` makes one"
+        return f"{flag} needs an existing build{' to compare with' if flag == '--against' else ''} ({made})"
+    if remains == "nothing of a build":
+        if (inside := build_inside(location)) is not None:
+            return f"it holds no capidx build, its build/ folder does: give {flag} {shlex.quote(str(inside))}"
+        default = " (`build/` unless told otherwise)" if flag == "--build" else ""
+        return f"it holds no capidx build: give {flag} the folder `capidx build` wrote{default}"
+    return None
+
+
 def build_inside(folder: Path) -> Path | None:
     """The `build/` of a folder that is no build, when it holds a build's manifest: the project's folder named where
     its build was meant (`--build my-catalog`), said with the folder to name instead."""

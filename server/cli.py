@@ -203,7 +203,12 @@ def _run(settings: Settings) -> None:
         if signum is not None:
             raise click.exceptions.Exit(Stopped(signum).exit_code) from None
         if isinstance(error, BuildError):
-            said = _no_build_of(error, settings) or _no_build_above(error, settings) or str(error)
+            said = (
+                _named_no_build(error, settings)
+                or _no_build_of(error, settings)
+                or _no_build_above(error, settings)
+                or str(error)
+            )
             raise ServeError(said) from None
         raise
     finally:
@@ -215,6 +220,26 @@ def _run(settings: Settings) -> None:
         # keep all its own objects of that moment frozen too, never collected once they become garbage.
         gc.unfreeze()
         gc.enable()
+
+
+def _named_no_build(error: Exception, settings: Settings) -> str | None:
+    """`no build at /p/nonexist: --build needs an existing build (`capidx build --out /p/nonexist` makes one)`: a
+    folder named with --build (or as BUILD) is not to be passed again, as report and inject say
+    (`builddir.named_without_build`). None when the folder was not named so, or holds part of a build."""
+    from capidx.schema.builddir import named_without_build
+    from capidx.server.snapshot import NoBuildError
+
+    where = error.where if isinstance(error, NoBuildError) else None
+    if where is None or not settings.sources.get("build", "").startswith(("flag ", "argument ")):
+        return None
+    given = settings.config_file
+    config = (
+        ""
+        if given is None or Path(os.path.abspath(given)).parent == Path.cwd()
+        else f" --config {shlex.quote(str(given))}"
+    )
+    named = named_without_build(settings.build, "--build", config)
+    return f"{where}: {named}" if named else None
 
 
 def _no_build_of(error: Exception, settings: Settings) -> str | None:

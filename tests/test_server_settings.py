@@ -288,9 +288,21 @@ def test_bad_flag_value_stops_with_exit_2() -> None:
 
 
 def test_no_build_suggests_capidx_build(tmp_path: Path) -> None:
-    result = run(["--build", str(tmp_path / "missing")])
-    assert result.exit_code == 2
-    assert "run `capidx build`" in result.output
+    """Run where no build is named, the advice is `capidx build`; a folder named with --build (or as BUILD) is not
+    to be passed again: the build that writes there is said, as report and inject say it (a newcomer was told to
+    pass --build, which they had just done, and a plain `capidx build` writes elsewhere)."""
+    missing = tmp_path / "missing"
+    for args in (["--build", str(missing)], [str(missing)]):
+        result = run(args)
+        assert result.exit_code == 2
+        assert f"--build needs an existing build (`capidx build --out {missing}` makes one)" in result.output
+        assert "or pass --build" not in result.output
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "todo.txt").write_text("x", "utf-8")
+    other = run(["--build", str(tmp_path / "notes")])
+    assert other.exit_code == 2 and "it holds no capidx build: give --build the folder" in other.output
+    unnamed = run([])  # in an empty folder: its build/ is looked for
+    assert unnamed.exit_code == 2 and "run `capidx build` first" in unnamed.output
 
 
 # --- capidx.yaml is checked whole, as validate and build check it ---------------------------------------

@@ -124,16 +124,9 @@ def _no_build(location: Path, option: str, given: bool, above: Path | None = Non
         where += f" ({builddir.MANIFEST} is missing)"
     if above is not None and not given and remains in ("empty", "nothing of a build"):
         return f"{where}: {above_build_hint(above, Path.cwd())}"
-    flag = option.split()[0]
-    if given and remains == "empty":  # passed, and nothing there yet: say how to make a build there
-        made = f"`capidx build --out {shlex.quote(str(location))}{settings}` makes one"
-        return f"{where}: {flag} needs an existing build{' to compare with' if flag == '--against' else ''} ({made})"
+    if given and (named := builddir.named_without_build(location, option.split()[0], settings)) is not None:
+        return f"{where}: {named}"
     if remains == "nothing of a build":
-        if given and (inside := builddir.build_inside(location)) is not None:
-            return f"{where}: it holds no capidx build, its build/ folder does: give {flag} {shlex.quote(str(inside))}"
-        if given:
-            default = " (`build/` unless told otherwise)" if flag == "--build" else ""
-            return f"{where}: it holds no capidx build: give {flag} the folder `capidx build` wrote{default}"
         return (
             f"{where}: it holds no capidx build: pass {option} naming the folder `capidx build` wrote, or have it"
             f" write one to a new or empty folder (`capidx build --out DIR{settings}`) and pass that"
