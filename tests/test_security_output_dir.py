@@ -91,6 +91,27 @@ def test_a_real_build_with_one_foreign_file_is_refused(project: Path, inputs_cha
     assert "index/mine.txt, which its manifest.json does not list" in message
 
 
+def test_every_foreign_entry_is_named_in_one_refusal(project: Path) -> None:
+    """What makes a build folder no build is said at once, not one entry a run (a newcomer emptied it name by name);
+    past five entries, "and more"."""
+    (project / "build" / "extra").mkdir()
+    (project / "build" / "my-notes.txt").write_text("mine\n", encoding="utf-8")
+    assert "it holds extra/, my-notes.txt, which its manifest.json does not list" in refused(project, "build")
+    for number in range(5):
+        (project / "build" / f"n{number}.txt").write_text("mine\n", encoding="utf-8")
+    message = refused(project, "build")
+    assert "it holds extra/, my-notes.txt, n0.txt, n1.txt, n2.txt and more, which" in message
+
+
+def test_an_out_path_through_a_file_names_the_file(project: Path) -> None:
+    """`--out notes.txt/build`: the file on the way is named (it was a raw `File exists` and advice about
+    permissions and free space)."""
+    (project / "notes.txt").write_text("mine\n", encoding="utf-8")
+    message = refused(project, "notes.txt/build/sub")
+    assert f"notes.txt/build/sub: {project / 'notes.txt'} is a file, not a folder." in message
+    assert "Errno" not in message and "free space" not in message
+
+
 def test_a_real_build_with_a_foreign_folder_or_link_is_refused(project: Path) -> None:
     (project / "build" / "photos").mkdir()
     assert "it holds photos/" in refused(project, "build", "--strict")

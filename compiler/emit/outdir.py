@@ -37,6 +37,7 @@ import stat
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import suppress
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,7 @@ from capidx.schema.realpath import real_path
 
 CHOOSE_FOR = "folder for --out"  # the option a refusal names (the build names `paths.out` instead when it set it)
 _CHOOSE = f"Choose a new or empty {CHOOSE_FOR}."
+_FOREIGN_NAMED = 5  # entries named of a folder that is no build; the listing stops one past them
 
 
 class OutputError(UsageError):
@@ -119,8 +121,11 @@ def check_kind(out: Path) -> bool:
     """Whether `out` exists; OutputError when it is anything but a directory (a link is not followed)."""
     try:
         info = os.lstat(out)
-    except (FileNotFoundError, NotADirectoryError):  # to be made: the writer says if it cannot be
+    except FileNotFoundError:  # to be made: the writer says if it cannot be
         return False
+    except NotADirectoryError:  # a folder on the way is a file ('notes.txt/build'): nothing can be made there
+        blocker = next((up for up in out.parents if os.path.lexists(up) and not os.path.isdir(up)), out.parent)
+        raise OutputError(f"{out}: {blocker} is a file, not a folder. {_CHOOSE}") from None
     except OSError as exc:
         raise OutputError(f"{out}: cannot be examined ({exc.strerror or exc}). {_CHOOSE}") from None
     if stat.S_ISLNK(info.st_mode):
@@ -152,8 +157,8 @@ def check_listing(out: Path, manifest: Mapping[str, Any]) -> None:
     the folder holds nothing else: the answer must not depend on whether the inputs changed."""
     rows = manifest.get("artifacts", ())
     listed = frozenset([MANIFEST, *(row["path"] for row in rows if isinstance(row, dict) and "path" in row)])
-    if (foreign := next(_unlisted(out, listed), None)) is not None:
-        raise OutputError(_not_a_build(out, f"it holds {foreign}, which its {MANIFEST} does not list"))
+    if (foreign := _foreign(out, listed)) is not None:
+        raise OutputError(_not_a_build(out, foreign))
 
 
 def recheck(out: Path, earlier: Replaceable) -> None:
@@ -173,8 +178,7 @@ def removal_problem(folder: Path, earlier: Replaceable) -> str | None:
     and the swap, which moves whatever is there: it must still be what `check_output_dir` lets a build replace,
     an empty folder or provably a capidx build (cheaply, as in `recheck`, when its manifest is the same)."""
     if earlier.manifest is not None and manifest_bytes(folder)[0] == earlier.manifest:
-        foreign = next(_unlisted(folder, earlier.listed), None)
-        reason = None if foreign is None else f"it holds {foreign}, which its {MANIFEST} does not list"
+        reason = _foreign(folder, earlier.listed)
     else:
         reason = examine(folder)[1]
     return None if reason is None else f"not a capidx build: {reason}"
@@ -207,9 +211,19 @@ def examine(folder: Path, also: frozenset[str] = frozenset()) -> tuple[Replaceab
     if problems := manifest_problems(data):
         return Replaceable(), f"{MANIFEST} is not a capidx build manifest: {problems[0]}"
     listed = frozenset([MANIFEST, *(row["path"] for row in data["artifacts"])])
-    if (foreign := next(_unlisted(folder, listed | also), None)) is not None:
-        return Replaceable(), f"it holds {foreign}, which its {MANIFEST} does not list"
+    if (foreign := _foreign(folder, listed | also)) is not None:
+        return Replaceable(), foreign
     return Replaceable(raw, listed), None
+
+
+def _foreign(folder: Path, listed: frozenset[str]) -> str | None:
+    """ "it holds notes.txt, extra/, which its manifest.json does not list": the first `_FOREIGN_NAMED` entries that
+    make `folder` no build, all in one refusal (one a run had a user empty the folder name by name), then "and more"."""
+    found = list(islice(_unlisted(folder, listed), _FOREIGN_NAMED + 1))
+    if not found:
+        return None
+    more = " and more" if len(found) > _FOREIGN_NAMED else ""
+    return f"it holds {', '.join(found[:_FOREIGN_NAMED])}{more}, which its {MANIFEST} does not list"
 
 
 def restore_interrupted(out: Path) -> Path | None:
