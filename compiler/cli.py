@@ -215,7 +215,7 @@ def config_notice(config_file: Path | None, agents: Path | None) -> str:
 )
 @click.option(
     "--agents",
-    type=_EXISTING_DIR,
+    type=HomePath(path_type=Path),  # a missing or mistyped folder is said as validate says it, with a way on
     metavar="DIR",
     show_default="paths.agents",
     help="Catalog root holding <agent>/capabilities/current.json.",

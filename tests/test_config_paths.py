@@ -83,13 +83,12 @@ def test_run_from_a_subfolder_the_capidx_yaml_above_is_named(project: Path, comm
         "agents: catalog directory not found (no capidx.yaml here; ../capidx.yaml is above: run capidx in .., or pass"
         " --config ../capidx.yaml)"
     ) in output.splitlines()
-    if command == "build":
-        return  # click checks build's --agents itself
     # a catalog named by --agents is the user's choice: the capidx.yaml above is nothing to it
     result = run_cli([command, "--agents", "nope"], project / "agents")
-    output = result.output
-    assert "nope: catalog directory not found (run capidx where agents/ is" in output, output
-    assert "capidx.yaml" not in output, output
+    output = result.output if command == "validate" else result.stderr
+    said = [line for line in output.splitlines() if line.startswith("nope: ")]
+    assert said and said[0].startswith("nope: catalog directory not found (run capidx where agents/ is"), output
+    assert "capidx.yaml" not in said[0] and "capidx init" not in said[0], output
 
 
 def test_a_path_given_by_a_flag_keeps_the_flags_wording(project: Path) -> None:
@@ -102,6 +101,24 @@ def test_a_path_given_by_a_flag_keeps_the_flags_wording(project: Path) -> None:
     assert "agnetz: catalog directory not found" in result.output
     assert "capidx.yaml" not in result.output
     assert run_cli(["validate", "--agents", "agents"], project).exit_code == 0
+
+
+@pytest.mark.parametrize("command", ["validate", "build"])
+def test_a_mistyped_or_missing_catalog_flag_is_said_alike_with_a_way_on(project: Path, command: str) -> None:
+    """`build --agents agnets` was click's "Directory 'agnets' does not exist." while validate said the catalog's own
+    problem: both say it, with the folder beside it that was meant; and in a folder with nothing of a catalog, how a
+    new one starts (a newcomer's empty folder)."""
+    mistyped = run_cli([command, "--agents", "agnets"], project)
+    assert mistyped.exit_code == 2, mistyped.output
+    output = mistyped.output if command == "validate" else mistyped.stderr
+    assert "agnets: catalog directory not found (did you mean agents?)" in output, output
+    empty = project / "empty"
+    empty.mkdir()
+    started = run_cli([command], empty)
+    assert started.exit_code == 2, started.output
+    output = started.output if command == "validate" else started.stderr
+    assert "agents: catalog directory not found (" in output and "`capidx init`" in output, output
+    assert not (empty / "build").exists()
 
 
 def test_a_catalog_folder_this_user_may_not_search_asks_for_permission_not_a_catalog(
@@ -177,8 +194,10 @@ def test_a_path_option_that_must_exist_in_a_folder_this_user_may_not_search_asks
     (hidden / "capidx.yaml").write_text("title: x\n", encoding="utf-8")
     deny_search(monkeypatch, hidden, project / "linked")
 
+    linked = run_cli(["build", "--agents", "linked"], project)  # the catalog's own problem, as validate says it
+    assert linked.exit_code == 2, linked.output
+    assert f"linked: catalog directory cannot be read: permission denied ({FOLDER_PERMISSION})" in linked.output
     for args, permission in [
-        (["build", "--agents", "linked"], FOLDER_PERMISSION),
         (["build", "--templates", "hidden/templates"], FOLDER_PERMISSION),
         (["build", "--config", "hidden/capidx.yaml"], FILE_PERMISSION),
         (["serve", "--config", "hidden/capidx.yaml", "--print-config"], FILE_PERMISSION),

@@ -44,7 +44,7 @@ def missing(config: Config, name: str) -> Diagnostic | None:
         problem, needed = said
         return origin.diagnostic(f"{what} '{origin.value}' {problem}", needed)
     if kind is PathKind.NOTHING:
-        near = _near(Path(path), folder)
+        near = near_name(Path(path), folder)
         hint = f"did you mean '{PurePath(origin.value).with_name(near).as_posix()}'?" if near else way_out
         return origin.diagnostic(f"{what} '{origin.value}' does not exist", hint)
     if folder and kind is PathKind.OTHER:
@@ -60,7 +60,7 @@ def no_folder(path: Path) -> str:
     return f"is a {problem}" if problem else "is not a folder"
 
 
-def _near(path: Path, folder: bool) -> str | None:
+def near_name(path: Path, folder: bool) -> str | None:
     """The name in `path`'s folder closest to its own (a folder, or a file, as `folder` says), if any is close."""
     try:
         with os.scandir(path.parent) as entries:

@@ -228,7 +228,7 @@ def _from_config(config: Config, templates_listed: bool = False) -> Inputs:
         default = config.config_file is None and config.agents == config.root / "agents"  # no --agents elsewhere
         above = config_near(config.root) if default else None
         hint = above_hint(above, config.root) if above is not None else None
-        problem = configured.missing(config, "agents") or _no_catalog(config.agents, kind, hint)
+        problem = configured.missing(config, "agents") or _no_catalog(config.agents, kind, hint, start=default)
         unseen = kind in (PathKind.DENIED, PathKind.UNLISTED)  # there, but what it holds cannot be told
         return Inputs((), aliases, (), (*refused, problem), complete=not unseen)
     unlisted: list[FolderUnreadable] = []
@@ -381,16 +381,23 @@ def _named_like(path: Path) -> str | None:
     return f"did you mean {path.parent / close[0]}?" if len(close) == 1 else None
 
 
-def _no_catalog(agents: Path, kind: PathKind, above: str | None = None) -> Diagnostic:
+def _no_catalog(agents: Path, kind: PathKind, above: str | None = None, start: bool = False) -> Diagnostic:
     """The problem of a catalog folder given by `--agents` or the default `agents/` that is not one: not found, no
     folder (a file, a pipe, a link leading nowhere), or not to be looked into (a link into a folder this user may not
     search, or a folder it may not search itself) or listed, where no other folder would help. `above`: the hint
-    naming the capidx.yaml of a folder above (`above.above_hint`), with no capidx.yaml in force."""
+    naming the capidx.yaml of a folder above (`above.above_hint`), with no capidx.yaml in force. A folder named
+    one typing error from one beside it is said to be that one ('--agents agnets'); `start`: the default agents/,
+    with nothing above, is missing (a newcomer's empty folder), and how a new catalog starts is said too."""
     if refused := _refused_folder(agents, "catalog directory", kind):
         return refused
     hint = above or "run capidx where agents/ is, or pass --agents DIR, --config FILE or PATHS"
     if kind is PathKind.OTHER:  # there, but no folder: "not found" sent the user looking for a typing error
         return file_problem(agents, f"catalog directory {configured.no_folder(agents)}", hint)
+    if above is None and (near := configured.near_name(agents, folder=True)) is not None:
+        meant = agents.with_name(near)  # '--agents agnets' beside agents/, named as the problem names its path
+        hint = f"did you mean {meant.relative_to(Path.cwd()) if meant.is_relative_to(Path.cwd()) else meant}?"
+    elif start and above is None:
+        hint += "; a new catalog starts with `capidx init`"
     return file_problem(agents, "catalog directory not found", hint)
 
 
