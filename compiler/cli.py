@@ -311,6 +311,7 @@ def build(
         from capidx.compiler.emit.pipeline import execute
     except KeyboardInterrupt:
         click.echo("\ninterrupted: build not started; nothing was written", err=True)
+        finished.interruption_said()
         raise
     raise SystemExit(execute(config, strict=strict, quiet=quiet, verbose=verbose).exit_code)
 

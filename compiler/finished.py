@@ -8,6 +8,7 @@ the code recorded here instead. Once the interpreter shuts down, SIGINT is ignor
 from __future__ import annotations
 
 _codes: list[int] = []  # the code of the command running in this process, once it has said its outcome
+_interruption: list[bool] = []  # [True] once the running command has said what a Ctrl-C left of its work
 
 
 def said(code: int) -> None:
@@ -20,6 +21,17 @@ def code() -> int | None:
     return _codes[0] if _codes else None
 
 
+def interruption_said() -> None:
+    """The running command has said what a Ctrl-C left (`interrupted: build not written; …`): nothing more is said."""
+    _interruption[:] = [True]
+
+
+def interruption_unsaid() -> bool:
+    """Whether a Ctrl-C of the running command is still to be said (`interrupted`, by the entry point)."""
+    return not _interruption
+
+
 def begin() -> None:
     """A command starts: nothing of it is said yet (tests run many commands in one process)."""
     _codes.clear()
+    _interruption.clear()

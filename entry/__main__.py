@@ -21,7 +21,7 @@ def main() -> None:
     try:
         from capidx.cli import main as run
     except KeyboardInterrupt:
-        print(file=sys.stderr)  # the shell's prompt on a line of its own, after the terminal's ^C
+        print("\ninterrupted", file=sys.stderr)  # on a line of its own, after the terminal's ^C
         sys.exit(130)
     run()
 

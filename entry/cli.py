@@ -54,7 +54,8 @@ def _interrupt_exits_130() -> Iterator[None]:
     except KeyboardInterrupt:
         if (code := finished.code()) is not None:
             raise click.exceptions.Exit(code) from None
-        click.echo(err=True)  # the shell's prompt on a line of its own, after the terminal's ^C
+        if finished.interruption_unsaid():  # on a line of its own, after the terminal's ^C (a build says more)
+            click.echo("\ninterrupted", err=True)
         raise click.exceptions.Exit(130) from None
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import logging
 import os
 import shlex
 import signal
@@ -193,15 +194,15 @@ def _run(settings: Settings) -> None:
         except StartupError as error:
             raise ServeError(str(error)) from None
     except Stopped as stopped:
-        raise click.exceptions.Exit(stopped.exit_code) from None
+        raise click.exceptions.Exit(_said_stopped(stopped)) from None
     except KeyboardInterrupt:  # Python's own Ctrl-C handler, once the event loop has put it back
-        raise click.exceptions.Exit(Stopped(signal.SIGINT).exit_code) from None
+        raise click.exceptions.Exit(_said_stopped(Stopped(signal.SIGINT))) from None
     except Exception as error:
         # After a stop signal, an error is the stop's: its `Stopped`, raised inside a library's callback, can come out
         # as another exception (pydantic-core's SchemaError while the MCP SDK was imported, exit 1 and a traceback).
         signum = stop_received()
         if signum is not None:
-            raise click.exceptions.Exit(Stopped(signum).exit_code) from None
+            raise click.exceptions.Exit(_said_stopped(Stopped(signum))) from None
         if isinstance(error, BuildError):
             said = (
                 _named_no_build(error, settings)
@@ -220,6 +221,14 @@ def _run(settings: Settings) -> None:
         # keep all its own objects of that moment frozen too, never collected once they become garbage.
         gc.unfreeze()
         gc.enable()
+
+
+def _said_stopped(stopped: BaseException) -> int:
+    """`capidx serve: INFO: stopped by SIGINT`, logged as the server stops on a signal (after a Ctrl-C the terminal
+    showed only `^C`, and a supervisor's log ended with the last request), and the command's exit code."""
+    signum = getattr(stopped, "signum", signal.SIGINT)
+    logging.getLogger("capidx.server").info("stopped by %s", signal.Signals(signum).name)
+    return 128 + signum
 
 
 def _named_no_build(error: Exception, settings: Settings) -> str | None:

@@ -70,7 +70,29 @@ main()
 def test_ctrl_c_while_the_cli_loads_ends_with_130_not_a_traceback() -> None:
     result = subprocess.run([sys.executable, "-c", _INTERRUPTED_IMPORT], capture_output=True, text=True, timeout=120)
     assert result.returncode == 130
-    assert result.stderr.strip() == ""  # no traceback, no message: a line break after the terminal's ^C
+    assert result.stderr == "\ninterrupted\n"  # no traceback: on a line of its own after the terminal's ^C
+
+
+def test_ctrl_c_is_said_once_by_every_command(tmp_path: Path) -> None:
+    """A Ctrl-C of a command that says nothing of its own (validate) is said `interrupted`, after the terminal's ^C,
+    exit 130; a build says what became of the build and nothing more (an empty line followed it)."""
+    from capidx.cli import cli
+
+    def interrupted(*_args: object, **_kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    catalog = Path(__file__).resolve().parents[1] / "agents"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("capidx.compiler.validate.run.execute", interrupted)
+        validated = CliRunner().invoke(cli, ["validate", "--agents", str(catalog)])
+    assert validated.exit_code == 130
+    assert validated.stderr == "\ninterrupted\n"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("capidx.compiler.emit.pipeline.run_build", interrupted)
+        built = CliRunner().invoke(cli, ["build", "-q", "--agents", str(catalog), "--out", str(tmp_path / "b")])
+    assert built.exit_code == 130
+    assert built.stderr.startswith("\ninterrupted: ") and built.stderr.count("interrupted") == 1
+    assert built.stderr.endswith("\n") and not built.stderr.endswith("\n\n")
 
 
 def test_output_the_terminal_cannot_encode_is_escaped_not_a_traceback(tmp_path: Path) -> None:

@@ -125,6 +125,7 @@ def test_one_ctrl_c_stops_stdio_serve_in_a_terminal(hand_build: Path) -> None:
             os.close(terminal)
     assert "Traceback" not in log and "KeyboardInterrupt" not in log, log
     assert log.count(WAITING) == 1
+    assert "stopped by SIGINT" in log, log  # after the terminal's ^C, the log says the server ended
 
 
 def test_in_a_terminal_with_sigint_ignored_the_waiting_line_does_not_promise_ctrl_c(hand_build: Path) -> None:
@@ -164,6 +165,7 @@ def test_sigterm_stops_stdio_serve_with_143(hand_build: Path) -> None:
         log = stderr.rest()
     assert "Traceback" not in log, log
     assert WAITING not in log
+    assert "stopped by SIGTERM" in log, log  # a supervisor's log says why the server ended
 
 
 def test_a_sigint_inherited_as_ignored_stays_ignored(hand_build: Path) -> None:

@@ -124,6 +124,7 @@ def execute(
         _print_outcome(result, quiet, err, config.config_file)
     except KeyboardInterrupt:  # Ctrl-C: say what became of the build; the CLI then exits 130
         print(f"\ninterrupted: {visible(told.interrupted())}", file=err)
+        finished.interruption_said()
         raise
     finished.said(result.exit_code)  # said: a Ctrl-C from here on keeps the build's code
     return result
