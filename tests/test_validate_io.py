@@ -179,6 +179,32 @@ def test_an_agent_folder_inside_another_agents_folder_is_said(tmp_path: Path) ->
         assert said[0]["message"] == f"agent folder v2/ is inside agent {outer}'s folder: read as agent 'v2'"
 
 
+def test_one_agent_s_folder_given_as_the_catalog_is_warned_of(tmp_path: Path) -> None:
+    """`--agents agents/anvil`: the walk reads that agent alone (its folder holds capabilities/ itself), and a build
+    replaced the whole catalog's with it, without the alias table, unsaid (a newcomer's first hour). A warning names
+    the parent to pass; an agent kept alone in its own folder, nothing beside it, is not warned of."""
+    agents = write_catalog(tmp_path)
+    folders = sorted(path.parent.parent for path in agents.glob("*/capabilities/current.json"))
+    one = folders[0].relative_to(tmp_path)
+    result = run_cli(["validate", "--format", "json", "--agents", str(one)], cwd=tmp_path)
+    said = [d for d in json.loads(result.output)["diagnostics"] if d["code"] == "agent-folder-as-catalog"]
+    assert [(d["path"], d["severity"]) for d in said] == [(str(one / "capabilities" / "current.json"), "warning")]
+    assert f"agent {one.name}'s own folder" in said[0]["message"]
+    assert (
+        said[0]["hint"] == f"pass --agents agents for the whole catalog: {len(folders) - 1} other agents are beside it"
+    )
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    shutil.move(folders[1], alone / folders[1].name)
+    result = run_cli(["validate", "--format", "json", "--agents", str(alone / folders[1].name)], cwd=tmp_path)
+    assert not [d for d in json.loads(result.output)["diagnostics"] if d["code"] == "agent-folder-as-catalog"]
+    assert not [
+        d
+        for d in json.loads(run_cli(["validate", "--format", "json"], cwd=tmp_path).output)["diagnostics"]
+        if d["code"] == "agent-folder-as-catalog"
+    ]
+
+
 def test_a_folder_at_the_top_that_cannot_be_searched_leaves_the_agent_folders_beside_the_catalog_said(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -238,7 +238,7 @@ def _from_config(config: Config, templates_listed: bool = False) -> Inputs:
     if not documents and not problems:
         problems.append(_nothing_found(config.agents))
     problems += unread(config.agents, [*found, *_configured(config), *table.known], _not_catalog(config))
-    problems += _agents_beside(config) + _agents_inside(documents)
+    problems += _agents_beside(config) + _agents_inside(documents) + _one_of_several(config.agents, documents)
     return Inputs(tuple(documents), aliases, (), (*refused, *problems), complete=not unlisted)
 
 
@@ -281,6 +281,27 @@ def _agents_inside(documents: Sequence[Path], context: Sequence[Path] = ()) -> l
             hint = f"give it a folder of its own beside {outer.name}/ (a second version: {outer.name}-2/, say)"
             problems.append(Diagnostic(str(document), None, None, "", "warning", message, hint, "agent-inside-agent"))
     return problems
+
+
+def _one_of_several(catalog: Path, documents: Sequence[Path]) -> list[Diagnostic]:
+    """The catalog folder given is one agent's own folder (`--agents agents/anvil`) while the folder above it holds
+    other agents' (at most `BESIDE_LOOKED_AT` entries looked into): the build holds that agent alone, without the
+    catalog's alias table, and replaced a whole catalog's build with no word said. A warning at its document."""
+    folder = Path(os.path.abspath(catalog))
+    own = [document for document in documents if Path(os.path.abspath(document)).parent.parent == folder]
+    if not own:
+        return []
+    others = 0
+    with contextlib.suppress(OSError), os.scandir(folder.parent) as entries:
+        for entry in itertools.islice(entries, BESIDE_LOOKED_AT):
+            others += entry.name != folder.name and not entry.name.startswith(".") and bool(_beside(entry))
+    if not others:
+        return []
+    message = f"the catalog folder is agent {folder.name}'s own folder: the build holds that agent alone"
+    parent = folder.parent.relative_to(Path.cwd()) if folder.parent.is_relative_to(Path.cwd()) else folder.parent
+    beside = f"{others} other agent{'s are' if others > 1 else ' is'} beside it"
+    hint = f"pass --agents {parent} for the whole catalog: {beside}"
+    return [Diagnostic(str(own[0]), None, None, "", "warning", message, hint, "agent-folder-as-catalog")]
 
 
 def _beside(entry: os.DirEntry[str]) -> list[Path]:
