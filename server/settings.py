@@ -650,7 +650,7 @@ def render(settings: Settings) -> str:
     """`--print-config`: the effective `serve:` section as YAML, each line saying where it came from."""
     hosts, origins = settings.security_hosts()
     rows = [
-        ("build", str(settings.build)),
+        ("build", _as_in_file(settings)),
         ("resources", _yaml_bool(settings.resources)),
         ("expose", f"[{', '.join(settings.expose)}]"),
         ("index_tool", _yaml_bool(settings.index_tool)),
@@ -680,6 +680,16 @@ def render(settings: Settings) -> str:
         + (f", get_capability_index ({', '.join(settings.index_variants)})" if settings.index_tool else ""),
     ]
     return visible_lines(lines) + "\n"  # the values are capidx.yaml's, perhaps a fork's: one line each
+
+
+def _as_in_file(settings: Settings) -> str:
+    """The build folder as capidx.yaml would give it: relative to that file's folder (the paths of capidx.yaml are
+    read against it), so the printed section pasted into it names the same build (`tools/capidx/build`, printed
+    relative to the working folder, read as tools/capidx/tools/capidx/build); absolute when outside it."""
+    config = settings.config_file
+    base = Path(os.path.abspath(config)).parent if config is not None else Path.cwd()
+    build = Path(os.path.abspath(settings.build))
+    return str(build.relative_to(base)) if build.is_relative_to(base) else str(build)
 
 
 def _yaml_bool(value: bool) -> str:

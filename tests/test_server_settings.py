@@ -487,9 +487,30 @@ def test_a_valid_file_is_still_served_from(tmp_path: Path) -> None:
     result = in_project(tmp_path, ["--print-config"])
     assert result.exit_code == 0, result.output
     served = yaml_settings(result.output)
-    assert (served["transport"], served["port"], served["build"]) == ("http", 9000, str(tmp_path / "site" / "out"))
+    # as capidx.yaml gives it: relative to the file's folder, so that the section pasted back names the same build
+    assert (served["transport"], served["port"], served["build"]) == ("http", 9000, "site/out")
     validated = in_project_validate(tmp_path)  # no catalog here: validate stops at that, not at the file
     assert "agents: catalog directory not found" in validated.output and "capidx.yaml" not in validated.output
+
+
+def test_print_config_pasted_into_the_file_it_came_from_names_the_same_build(tmp_path: Path) -> None:
+    """A monorepo's `capidx serve --config tools/capidx/capidx.yaml --print-config`, run at the top, printed `build:
+    tools/capidx/build` (relative to the working folder); pasted into that file, whose paths are read against its own
+    folder, it named tools/capidx/tools/capidx/build. The build is printed as the file reads it; outside the file's
+    folder, absolute."""
+    config = tmp_path / "tools" / "capidx" / "capidx.yaml"
+    config.parent.mkdir(parents=True)
+    config.write_text("paths:\n  out: build\n", encoding="utf-8")
+    with contextlib.chdir(tmp_path):
+        printed = CliRunner().invoke(cli, ["serve", "--config", "tools/capidx/capidx.yaml", "--print-config"])
+        assert printed.exit_code == 0, printed.output
+        assert yaml_settings(printed.output)["build"] == "build"
+        config.write_text("paths:\n  out: build\n" + printed.output, encoding="utf-8")
+        again = CliRunner().invoke(cli, ["serve", "--config", "tools/capidx/capidx.yaml", "--print-config"])
+        assert again.exit_code == 0, again.output
+        assert yaml_settings(again.output)["build"] == "build" and "(serve.build)" in again.output
+        outside = CliRunner().invoke(cli, ["serve", "--config", str(config), "--build", "out", "--print-config"])
+    assert yaml_settings(outside.output)["build"] == str(tmp_path / "out")
 
 
 def test_the_file_capidx_init_writes_is_served_from(tmp_path: Path) -> None:
@@ -516,7 +537,7 @@ def test_environment_variables_still_override_a_valid_file_but_never_excuse_a_br
     assert (served["transport"], served["port"]) == ("stdio", 9100)
     lines = result.output.splitlines()
     assert any(line.startswith("  transport: stdio") and line.endswith("# env CAPIDX_TRANSPORT") for line in lines)
-    assert any(line.startswith(f"  build: {tmp_path / 'elsewhere'}") for line in lines)
+    assert any(line.startswith("  build: elsewhere ") for line in lines)
     (tmp_path / "capidx.yaml").write_text(MISSPELLED, encoding="utf-8")
     broken = in_project(tmp_path, ["--print-config", "--transport", "http"], env=env)
     assert broken.exit_code == 2 and "$.Serve: 'Serve' is not a known key" in broken.output
