@@ -221,6 +221,38 @@ def test_the_file_mode_is_kept(project: Path) -> None:
     assert stat.S_IMODE(path.stat().st_mode) == 0o640
 
 
+def test_a_read_only_file_is_refused_and_kept(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`chmod a-w CLAUDE.md`: the block was written to a new file renamed over it, which a write protection does not
+    stop (`echo >>` is refused). It is refused, nothing written. Simulated: the suite may run as root, whom no mode
+    stops."""
+    path = project / "CLAUDE.md"
+    path.write_text("# Mine\n", encoding="utf-8")
+    real_access = os.access
+    monkeypatch.setattr(
+        os, "access", lambda p, mode, **kw: False if Path(p) == path and mode & os.W_OK else real_access(p, mode, **kw)
+    )
+
+    result = inject("CLAUDE.md")
+
+    assert result.exit_code == 2, result.output
+    assert "CLAUDE.md: read-only (no write permission)" in result.output and "nothing written" in result.output
+    assert path.read_text("utf-8") == "# Mine\n"
+
+
+def test_a_file_with_another_name_is_refused_not_parted(project: Path) -> None:
+    """`ln AGENTS.md CLAUDE.md`: writing one through a rename parted the two names, the other keeping the old text,
+    unsaid. Refused, with the way on (a symbolic link, which inject follows)."""
+    (project / "AGENTS.md").write_text("# Shared\n", encoding="utf-8")
+    os.link(project / "AGENTS.md", project / "CLAUDE.md")
+
+    result = inject("CLAUDE.md")
+
+    assert result.exit_code == 2, result.output
+    assert "CLAUDE.md: has 1 other name (a hard link)" in result.output and "ln -sf" in result.output
+    assert (project / "AGENTS.md").read_text("utf-8") == "# Shared\n"
+    assert os.stat(project / "AGENTS.md").st_ino == os.stat(project / "CLAUDE.md").st_ino
+
+
 def test_a_link_inside_the_project_stays_a_link_and_its_target_is_written(project: Path) -> None:
     (project / "docs").mkdir()
     (project / "docs" / "AGENTS.md").write_text("# Shared\n", encoding="utf-8")
@@ -229,7 +261,8 @@ def test_a_link_inside_the_project_stays_a_link_and_its_target_is_written(projec
     result = inject("CLAUDE.md", "docs/AGENTS.md")  # the same file twice: written once
 
     assert result.exit_code == 0, result.output
-    assert result.output == "CLAUDE.md: block added\n"
+    # the second name is said, not passed over in silence
+    assert result.output == "CLAUDE.md: block added\ndocs/AGENTS.md: the same file as CLAUDE.md, done once\n"
     assert (project / "CLAUDE.md").is_symlink()
     assert body_of((project / "docs" / "AGENTS.md").read_text("utf-8")) == MEMORY
 

@@ -110,12 +110,16 @@ def execute(options: InjectOptions, echo: Callable[[str], Any] = print) -> int:
     memory = load_memory(
         options.build, given=options.given_build is not None, above=options.above, config=options.given_config
     )
-    plans = _plan_all(options, memory)
+    plans, again = _plan_all(options, memory)
+    same = [f"{name}: the same file as {first}, done once" for name, first in again.items()]
     if options.check:
-        return _report(options, plans, say, other=None if _own_build(options, memory) else _shown(options, memory))
+        code = _report(options, plans, say, other=None if _own_build(options, memory) else _shown(options, memory))
+        for line in same:
+            say(line)
+        return code
     write_all([(plan.target, plan.new.encode("utf-8")) for plan in plans if plan.stale is not None])
-    for plan in plans:
-        say(f"{plan.target.shown}: {plan.done}")
+    for line in [f"{plan.target.shown}: {plan.done}" for plan in plans] + same:
+        say(line)
     out = options.project_out
     if not _own_build(options, memory):
         say(
@@ -157,8 +161,10 @@ def _report(options: InjectOptions, plans: list[Plan], echo: Callable[[str], Any
     return int(ExitCode.INVALID if stale or edited else ExitCode.OK)
 
 
-def _plan_all(options: InjectOptions, memory: Memory) -> list[Plan]:
+def _plan_all(options: InjectOptions, memory: Memory) -> tuple[list[Plan], dict[str, str]]:
+    """A plan for each file named, each file once, and the names of a file named again (through a link)."""
     plans: dict[Path, Plan] = {}
+    again: dict[str, str] = {}  # a name -> the name of the same file planned first
     problems = []
     inputs = InputIndex.of(options.inputs)  # what the build reads, as the files are now: once for all files named
     for name in options.files:
@@ -170,13 +176,15 @@ def _plan_all(options: InjectOptions, memory: Memory) -> list[Plan]:
                 plans[target.path] = plan = _plan(target, memory)
                 if plan.edited and not (options.check or options.force):
                     problems.append(_refusal(options, plan))
+            elif target.shown != plans[target.path].target.shown:  # said, not passed over: 'AGENTS.md: … CLAUDE.md'
+                again[target.shown] = plans[target.path].target.shown
         except InjectError as error:
             problems.append(error.message)
         except block.MarkerError as error:
             problems.append(f"{unlike_command(str(name))}: {error}")
     if problems:
         raise InjectError([*problems, "nothing written"])
-    return list(plans.values())
+    return list(plans.values()), again
 
 
 def _refusal(options: InjectOptions, plan: Plan) -> str:

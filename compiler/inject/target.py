@@ -148,7 +148,22 @@ def open_target(
     raw = _read(path, shown)
     _refuse_program(raw, shown)
     _refuse_script(path, info, shown)
+    _refuse_kept(path, info, shown)
     return Target(shown, path, _decode(raw, shown), raw, stat.S_IMODE(info.st_mode))
+
+
+def _refuse_kept(path: Path, info: os.stat_result, shown: str) -> None:
+    """A file its owner keeps from being written, or one with other names: the block is written to a new file renamed
+    over it, which a write protection does not stop (`chmod a-w` was written through, where `echo >>` is refused)
+    and which parts a hard link (`ln AGENTS.md CLAUDE.md`: the other name kept the old text, unsaid)."""
+    if not os.access(path, os.W_OK):
+        raise InjectError(f"{shown}: read-only (no write permission): make it writable for the block, or leave it out")
+    if info.st_nlink > 1:
+        raise InjectError(
+            f"{shown}: has {info.st_nlink - 1} other name{'s' if info.st_nlink > 2 else ''} (a hard link): writing it"
+            " would part them, the others keeping the old text; make the other names symbolic links to it"
+            " (`ln -sf`), which inject follows, or name a file with one name"
+        )
 
 
 def _refuse_special_folders(path: Path, root: Path, builds: InputIndex, shown: str) -> None:
