@@ -291,11 +291,11 @@ def _missing_keys(error: Any, parts: Parts, search: Search) -> list[Problem]:
     strangers = [key for key in islice(error.instance, _MAX_COMPARED_KEYS) if key not in known]
     closed = error.schema.get("additionalProperties") is False
     problems = []
+    required = _listing("required here", [name for name in error.validator_value if isinstance(name, str)])
     for key in (name for name in error.validator_value if name not in error.instance):
         typo = next((stranger for stranger in strangers if suggest(stranger, [key]) == key), None)
         if typo is None:  # what else the object needs is said with it: one run finds every missing key
-            required = [name for name in error.validator_value if isinstance(name, str)]
-            problems.append(Problem(parts, f"missing required key '{key}'", _listing("required here", required)))
+            problems.append(Problem(parts, f"missing required key '{key}'", required))
         elif not (closed and not _named(error.schema, typo, search) and suggest(typo, known) == key):
             hint = f"{short(typo)} is present: did you mean '{key}'?"
             problems.append(Problem((*parts, typo), f"missing required key '{key}'", hint, key=True))

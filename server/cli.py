@@ -20,6 +20,7 @@ from capidx.schema.printable import visible_lines
 
 if TYPE_CHECKING:
     from capidx.server.settings import Settings
+    from capidx.server.signals import Stopped
 
 EXIT_USAGE = 2
 
@@ -223,12 +224,11 @@ def _run(settings: Settings) -> None:
         gc.enable()
 
 
-def _said_stopped(stopped: BaseException) -> int:
+def _said_stopped(stopped: Stopped) -> int:
     """`capidx serve: INFO: stopped by SIGINT`, logged as the server stops on a signal (after a Ctrl-C the terminal
     showed only `^C`, and a supervisor's log ended with the last request), and the command's exit code."""
-    signum = getattr(stopped, "signum", signal.SIGINT)
-    logging.getLogger("capidx.server").info("stopped by %s", signal.Signals(signum).name)
-    return 128 + signum
+    logging.getLogger("capidx.server").info("stopped by %s", signal.Signals(stopped.signum).name)
+    return stopped.exit_code
 
 
 def _named_no_build(error: Exception, settings: Settings) -> str | None:
@@ -241,14 +241,16 @@ def _named_no_build(error: Exception, settings: Settings) -> str | None:
     where = error.where if isinstance(error, NoBuildError) else None
     if where is None or not settings.sources.get("build", "").startswith(("flag ", "argument ")):
         return None
-    given = settings.config_file
-    config = (
-        ""
-        if given is None or Path(os.path.abspath(given)).parent == Path.cwd()
-        else f" --config {shlex.quote(str(given))}"
-    )
-    named = named_without_build(settings.build, "--build", config)
+    named = named_without_build(settings.build, "--build", _config_option(settings.config_file))
     return f"{where}: {named}" if named else None
+
+
+def _config_option(given: Path | None) -> str:
+    """` --config FILE` for a `capidx build` said to run where serve runs: none when the capidx.yaml in force is the
+    working folder's, which a plain `capidx build` reads too."""
+    if given is None or Path(os.path.abspath(given)).parent == Path.cwd():
+        return ""
+    return f" --config {shlex.quote(str(given))}"
 
 
 def _no_build_of(error: Exception, settings: Settings) -> str | None:
@@ -266,7 +268,7 @@ def _no_build_of(error: Exception, settings: Settings) -> str | None:
     if where is None or given is None or not (source == "default" or source.startswith("file ")):
         return None
     cwd = Path.cwd()
-    config = "" if Path(os.path.abspath(given)).parent == cwd else f" --config {shlex.quote(str(given))}"
+    config = _config_option(given)
     build = settings.build.relative_to(cwd) if settings.build.is_relative_to(cwd) else settings.build
     out = f" --out {shlex.quote(str(build))}" if source.endswith("(serve.build)") else ""
     if not config and not out:  # the plain `capidx build` the build's own error says

@@ -687,9 +687,7 @@ def _as_in_file(settings: Settings) -> str:
     read against it), so the printed section pasted into it names the same build (`tools/capidx/build`, printed
     relative to the working folder, read as tools/capidx/tools/capidx/build); absolute when outside it."""
     config = settings.config_file
-    base = Path(os.path.abspath(config)).parent if config is not None else Path.cwd()
-    build = Path(os.path.abspath(settings.build))
-    return str(build.relative_to(base)) if build.is_relative_to(base) else str(build)
+    return shown(os.path.abspath(settings.build), Path(os.path.abspath(config)).parent if config else Path.cwd())
 
 
 def _yaml_bool(value: bool) -> str:

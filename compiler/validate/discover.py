@@ -298,9 +298,8 @@ def _one_of_several(catalog: Path, documents: Sequence[Path]) -> list[Diagnostic
     if not others:
         return []
     message = f"the catalog folder is agent {folder.name}'s own folder: the build holds that agent alone"
-    parent = folder.parent.relative_to(Path.cwd()) if folder.parent.is_relative_to(Path.cwd()) else folder.parent
     beside = f"{others} other agent{'s are' if others > 1 else ' is'} beside it"
-    hint = f"pass --agents {parent} for the whole catalog: {beside}"
+    hint = f"pass --agents {shown(folder.parent)} for the whole catalog: {beside}"
     return [Diagnostic(str(own[0]), None, None, "", "warning", message, hint, "agent-folder-as-catalog")]
 
 
@@ -415,8 +414,7 @@ def _no_catalog(agents: Path, kind: PathKind, above: str | None = None, start: b
     if kind is PathKind.OTHER:  # there, but no folder: "not found" sent the user looking for a typing error
         return file_problem(agents, f"catalog directory {configured.no_folder(agents)}", hint)
     if above is None and (near := configured.near_name(agents, folder=True)) is not None:
-        meant = agents.with_name(near)  # '--agents agnets' beside agents/, named as the problem names its path
-        hint = f"did you mean {meant.relative_to(Path.cwd()) if meant.is_relative_to(Path.cwd()) else meant}?"
+        hint = f"did you mean {shown(agents.with_name(near))}?"  # '--agents agnets' beside agents/
     elif start and above is None:
         hint += "; a new catalog starts with `capidx init`"
     return file_problem(agents, "catalog directory not found", hint)
