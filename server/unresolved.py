@@ -366,8 +366,8 @@ def suggestions(
     standing = [row for row in rows if "agents" in row]
     if compared and rows:  # a snippet speaks for one agent: where every asked agent stands, before the next step
         text = f"{text.rstrip()}\n\n{_standings(rows, f'For the agents asked{of}')}"
-    elif standing:  # the same, where one agent's words were chosen
-        text = f"{text.rstrip()}\n\n{_standings(standing, f'For every agent{of}')}"
+    elif standing:  # the same, where one agent's words were chosen: of every suggestion, in order (`_every_agent`)
+        text = f"{text.rstrip()}\n\n{_standings(_every_agent(index, rows), f'For every agent{of}')}"
     if loose and standing:  # the rows' `agents` hold the standings the line above says; what they are about is a note
         then(
             f"Where the agents stand (each suggestion's agents) is on these loosely related capabilities, not on "
@@ -425,6 +425,21 @@ def _standing(entry: CapabilityEntry, agent: str) -> dict[str, bool]:
     if agent not in entry.agents:
         return {"recorded": False}
     return {"available": entry.available_to(agent), "recorded": True}
+
+
+def _every_agent(index: MatchIndex, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every suggestion with where every agent stands, in the order shown: the line of only those in one agent's
+    words read as the answer ('mcp' compared: MCP Support offered first across agents, then "For every agent: Debug
+    Logging: claude-code ✓, …", a blind model test)."""
+    return [
+        row
+        if "agents" in row
+        else {
+            **row,
+            "agents": [{"agent": a, **_standing(index.capabilities[row["capability"]], a)} for a in index.agents],
+        }
+        for row in rows
+    ]
 
 
 def _standings(rows: list[dict[str, Any]], whom: str) -> str:

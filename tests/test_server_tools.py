@@ -1478,7 +1478,8 @@ async def test_a_comparison_without_agents_suggests_in_the_words_of_the_record_t
     ollama' showed claude-code's Model Selection (Bedrock, Vertex) while copilot-cli's record names Ollama, and a
     model answered "no data". Each suggestion is the snippet (the cross-agent one, or an agent's own) whose
     description has the most of the query's words, the cross-agent one on a tie; one in an agent's words says where
-    every agent stands, as a comparison of several agents does."""
+    every agent stands, as a comparison of several agents does, in a line of every suggestion ('mcp' compared ended
+    "For every agent: Debug Logging: …", its second suggestion, and a blind model test read that as the answer)."""
     asked = "offline local model ollama"
     async with connect(bundled_build) as client:
         result = await client.call_tool("compare_capability", {"capability": asked})
@@ -1506,7 +1507,11 @@ async def test_a_comparison_without_agents_suggests_in_the_words_of_the_record_t
     said = text_of(result)
     assert said.startswith(f"Nothing in this catalog clearly matches '{asked}'")  # every suggestion is loose
     standing = f"For every agent, on these loosely related capabilities, not on '{asked}'"
-    assert f"{standing} (✓ available, ✗ not; no record: no data, not a no): {spoken[0]['name']}" in said
+    line = next(line for line in said.splitlines() if line.startswith(standing))
+    # every suggestion, in the order shown: a line of only those in one agent's words read as the answer
+    assert line.startswith(f"{standing} (✓ available, ✗ not; no record: no data, not a no): {rows[0]['name']}: ")
+    named = [line.index(f" {row['name']}: ") for row in rows]
+    assert named == sorted(named)
 
 
 async def test_where_agents_stand_on_loose_suggestions_is_said_not_to_answer_the_question(bundled_build: Path) -> None:
