@@ -20,31 +20,31 @@ from capidx.schema.text import KEY_CHORD_PATTERN, stem, terms
 _TABLE = """
 repo: repository; repos: repositories; pr: pull request; prs: pull requests; mr: merge request; mrs: merge requests;
 vcs: version control; scm: source control; ci: continuous integration; cd: continuous delivery;
-cicd: continuous integration; config: configuration; configs: configurations; cfg: configuration; conf: configuration;
-env: environment; envs: environments; var: variable; vars: variables; prefs: preferences; perm: permission;
-perms: permissions; auth: authentication; authn: authentication; authz: authorization; creds: credentials;
-dir: directory; dirs: directories; cwd: working directory; pkg: package; pkgs: packages; deps: dependencies;
-dep: dependency; cmd: command; cmds: commands; cli: command line interface | command line; args: arguments;
-arg: argument; param: parameter; params: parameters; opts: options; exec: execute; proc: process; fn: function;
-func: function; impl: implementation; lib: library; libs: libraries; util: utility; utils: utilities; tty: terminal;
-stdin: standard input; stdout: standard output; ide: integrated development environment | editor;
+cicd: continuous integration; config: configuration; configs: configurations; cfg: configuration;
+conf: configuration; env: environment; envs: environments; var: variable; vars: variables; prefs: preferences;
+perm: permission; perms: permissions; auth: authentication; authn: authentication; authz: authorization;
+creds: credentials; dir: directory; dirs: directories; cwd: working directory; pkg: package; pkgs: packages;
+deps: dependencies; dep: dependency; cmd: command; cmds: commands; cli: command line interface | command line;
+args: arguments; arg: argument; param: parameter; params: parameters; opts: options; exec: execute; proc: process;
+fn: function; func: function; impl: implementation; lib: library; libs: libraries; util: utility; utils: utilities;
+tty: terminal; stdin: standard input; stdout: standard output; ide: integrated development environment | editor;
 ides: integrated development environments | editors; lsp: language server protocol | language server;
 vsc: visual studio code; vscode: visual studio code; ui: user interface; tui: terminal user interface;
 gui: graphical user interface; ux: user experience; api: application programming interface;
 sdk: software development kit; mcp: model context protocol; otel: opentelemetry; db: database; vm: virtual machine;
 vms: virtual machines; k8s: kubernetes; os: operating system; fs: file system; url: web address | link;
-llm: language model | large language model; llms: language models; ai: artificial intelligence; nl: natural language;
-byok: bring your own key; ctx: context; sys: system; tok: token; toks: tokens; img: image; imgs: images;
-pic: picture | image; pics: pictures | images; doc: documentation | document; docs: documentation | documents;
-msg: message; msgs: messages; info: information; ops: operations; op: operation; max: maximum; min: minimum;
-stats: statistics; temp: temporary; tmp: temporary; sec: security; dev: development; prod: production;
-e2e: end to end; ref: reference; refs: references; gh: github; ext: extension; exts: extensions;
+llm: language model | large language model | model; llms: language models | models; ai: artificial intelligence;
+nl: natural language; byok: bring your own key; ctx: context; sys: system; tok: token; toks: tokens; img: image;
+imgs: images; pic: picture | image; pics: pictures | images; doc: documentation | document;
+docs: documentation | documents; msg: message; msgs: messages; info: information; ops: operations; op: operation;
+max: maximum; min: minimum; stats: statistics; temp: temporary; tmp: temporary; sec: security; dev: development;
+prod: production; e2e: end to end; ref: reference; refs: references; gh: github; ext: extension; exts: extensions;
 gen: generation | generate; regex: regular expression; perf: performance; mgmt: management;
 repl: read eval print loop; instr: instruction; instrs: instructions; ckpt: checkpoint; ckpts: checkpoints;
 vuln: vulnerability; vulns: vulnerabilities; cve: vulnerability; i18n: internationalization; l10n: localization;
-a11y: accessibility; o11y: observability; rbac: role based access control | access control; acl: access control list |
-access control; sso: single sign on; iac: infrastructure as code; js: javascript; ts: typescript; py: python;
-ws: workspace | web socket
+a11y: accessibility; o11y: observability; rbac: role based access control | access control;
+acl: access control list | access control; sso: single sign on; iac: infrastructure as code; js: javascript;
+ts: typescript; py: python; ws: workspace | web socket
 """
 # Programming languages, which a catalog names by their kind ("multiple programming languages"); not 'go', 'swift'
 # or 'c', which a question often means otherwise.
