@@ -55,7 +55,7 @@ def _not_an_agent(snapshot: Snapshot, name: str) -> str:
         tools = "lookup_capability, compare_capability and get_sources take it as `capability`"
         return f"{name!r} is a capability ({slug}), not an agent: {tools}."
     if (category := category_named(snapshot.index, name)) in snapshot.index.empty_categories:
-        return f"{name!r} is a category, not an agent, and {nothing_in(category)}."
+        return f"{name!r} is a category, not an agent, and {nothing_in(category, snapshot.index.listings)}."
     if category is not None:
         return f"{name!r} is a category: {listing(category)} lists what is in it."
     return ""

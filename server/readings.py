@@ -13,6 +13,7 @@ from collections.abc import Mapping
 import mcp_types as types
 
 from capidx.schema.text import STOP_WORDS, normalize, terms, unread_words
+from capidx.server.listings import Listings
 from capidx.server.matchindex import Resolution
 from capidx.server.names import before_agent, category_named
 from capidx.server.query import root
@@ -32,6 +33,7 @@ AGENT_READINGS = {
 }
 # A query quoted back in an answer that did not find it: the model sent it and has it, so a long sentence is cut.
 QUOTED_CHARS = 80
+INTEGRATIONS_NAMED = 8  # platforms an empty category of integrations names, then how many more
 UNREAD_NAMED = 5  # words of a query in another script that an answer names as left out
 
 
@@ -147,7 +149,24 @@ def listing(category: str) -> str:
     return f"list_capabilities(category={category!r})"
 
 
-def nothing_in(category: str) -> str:
+def nothing_in(category: str, listings: Listings | None = None) -> str:
     """What every answer says of a category the schema defines and no capability is in ('debugging'): the catalog's
-    silence, which is no data, not a no (no agent lacks what nobody recorded)."""
-    return f"this catalog records no capability in {category}: it has no data on it, which is not a no"
+    silence, which is no data, not a no (no agent lacks what nobody recorded). A category of integrations
+    ('ide-integration') is what the agents' files list as `integrations`: those are named, since "no data on it" was
+    read as the catalog knowing nothing of IDE support while it lists VS Code and JetBrains (a blind model test)."""
+    listed = _integrations(listings) if listings is not None and "integration" in category.split("-") else []
+    if not listed:
+        return f"this catalog records no capability in {category}: it has no data on it, which is not a no"
+    shown = ", ".join(listed[:INTEGRATIONS_NAMED]) + (
+        f" and {len(listed) - INTEGRATIONS_NAMED:,} more" if len(listed) > INTEGRATIONS_NAMED else ""
+    )
+    return (
+        f"this catalog records no capability in {category}, which is not a no; the agents' data lists integrations "
+        f"with {shown}: a lookup or comparison naming one says whose"
+    )
+
+
+def _integrations(listings: Listings) -> list[str]:
+    """The platforms the agents' files list as integrations, each once, in the files' order."""
+    found = (name for lists in listings.by_agent.values() for kind, name, *_ in lists if kind == "integrations")
+    return list(dict.fromkeys(found))

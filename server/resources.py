@@ -145,7 +145,7 @@ def read_resource(snapshot: Snapshot, kinds: frozenset[str], uri: str) -> Read:
             raise ResourceNotFound(uri, message)
         if found is None and (category := _empty_category(snapshot, resolution, kind)):
             named = "" if normalize(category) == normalize(value) else f", {category},"
-            said = f"{clip(value)!r} is a category{named} and {nothing_in(category)}"
+            said = f"{clip(value)!r} is a category{named} and {nothing_in(category, snapshot.index.listings)}"
             others = [template.uri_base + c.value for c in resolution.candidates] if kind == "capability" else []
             these = "of another category" if len(others) == 1 else "of other categories"  # as the tools' hint says it
             words = f" ({these}, sharing words with it: {', '.join(others)})" if others else ""

@@ -119,7 +119,7 @@ def nothing(snapshot: Snapshot, listed: str, params: Mapping[str, str | None], n
     the hint does not say it twice."""
     agent, capability, category = (params.get(key) for key in ("agent", "capability", "category"))
     if category in snapshot.index.empty_categories:
-        said = nothing_in(category)
+        said = nothing_in(category, snapshot.index.listings)
         return f"{said[:1].upper()}{said[1:]}."
     entry = snapshot.index.capabilities.get(capability or "")
     if agent is not None and (entry is None or agent not in entry.agents):

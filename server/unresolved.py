@@ -148,7 +148,8 @@ def _nothing_in_category(
     if category is None or category not in snapshot.index.empty_categories:
         return ""
     named = "" if normalize(category) == normalize(resolution.query) else f", {category}"
-    said = f"{resolution.query!r} is a category{named}, not one capability, and {nothing_in(category)}."
+    nothing = nothing_in(category, snapshot.index.listings)
+    said = f"{resolution.query!r} is a category{named}, not one capability, and {nothing}."
     if not rows:
         return said
     these = (

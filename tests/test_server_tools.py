@@ -1942,6 +1942,29 @@ async def test_a_category_nothing_is_in_is_answered_as_no_data(catalog_build: Pa
     )
 
 
+async def test_an_empty_category_of_integrations_names_the_integrations_the_agents_list(tmp_path: Path) -> None:
+    """No capability is in ide-integration here, while the agents' files list integrations (VS Code, Emacs,
+    Terminal): "it has no data on it" was read as the catalog knowing nothing of IDE support (a blind model test on the
+    public catalog, which lists VS Code and JetBrains). The answer names what the files list, and how to ask whose."""
+    build = real_build(write_agents(tmp_path), tmp_path / "build")
+    agents = json.loads((build / "index" / "match.json").read_text("utf-8"))["agents"]
+    listed = {item["name"] for row in agents for item in row.get("integrations", ())}
+    assert {"VS Code", "Emacs", "Terminal"} <= listed
+    async with connect(build) as client:
+        answers = [
+            await client.call_tool("list_capabilities", {"category": "ide-integration"}),
+            await client.call_tool("lookup_capability", {"agent": "claude", "capability": "IDE integration"}),
+            await client.call_tool("compare_capability", {"capability": "ide integration"}),
+        ]
+    for result in answers:
+        hint = result.structured_content["hint"]
+        assert "records no capability in ide-integration, which is not a no" in hint, hint
+        assert "no data on it" not in hint
+        said = hint.split("the agents' data lists integrations with ", 1)[1]
+        assert all(name in said for name in listed)
+        assert "a lookup or comparison naming one says whose" in said
+
+
 async def test_a_category_nothing_is_in_offers_what_its_words_found_as_such(tmp_path: Path) -> None:
     """'debugging' names no capability here, but a record of another category says the word: that capability is
     offered, as a candidate of another category that shares words with it, and not resolved."""
