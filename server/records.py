@@ -447,7 +447,9 @@ def _not_listed(snapshot: Snapshot, unlisted: Sequence[str], found: Mapping[str,
             names = [name for listed, name, *_ in listings.by_agent.get(who, ()) if listed == kind]
             shown = [_cut(name) for name in names[:_LISTED_NAMED]]
             lists = f"it lists {some_of(shown, len(names))}" if names else f"it lists no {kind}"
-            said.append(f"{who}'s data does not list {example} among its {kind} ({lists}).")
+            # which is not a no: a file's list may be partial ('it lists GPT-5' beside a record saying "Anthropic
+            # models"), and a model read the line as the agent lacking it (a blind model test)
+            said.append(f"{who}'s data does not list {example} among its {kind} ({lists}), which is not a no.")
     return said
 
 

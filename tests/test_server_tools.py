@@ -3037,7 +3037,10 @@ async def test_an_agent_whose_file_lists_none_of_a_platform_another_lists_is_sai
         ferrule = await client.call_tool("lookup_capability", {"agent": "ferrule", "capability": "JetBrains"})
         compared = await client.call_tool("compare_capability", {"capability": "JetBrains"})
         hooks = await client.call_tool("lookup_capability", {"agent": "ferrule", "capability": "hooks"})
-    said = "ferrule's data does not list JetBrains IDEs among its integrations (it lists VS Code, Neovim)."
+    said = (
+        "ferrule's data does not list JetBrains IDEs among its integrations (it lists VS Code, Neovim), which is not a "
+        "no."
+    )
     assert said in " ".join(block.text for block in ferrule.content[1:])
     notes = " ".join(compared.structured_content.get("notes", [])) or " ".join(b.text for b in compared.content[1:])
     assert notes.startswith("kestrel-pair's data lists JetBrains IDEs (supported) among its integrations. " + said)
