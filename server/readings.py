@@ -149,12 +149,12 @@ def listing(category: str) -> str:
     return f"list_capabilities(category={category!r})"
 
 
-def nothing_in(category: str, listings: Listings | None = None) -> str:
+def nothing_in(category: str, listings: Listings) -> str:
     """What every answer says of a category the schema defines and no capability is in ('debugging'): the catalog's
     silence, which is no data, not a no (no agent lacks what nobody recorded). A category of integrations
     ('ide-integration') is what the agents' files list as `integrations`: those are named, since "no data on it" was
     read as the catalog knowing nothing of IDE support while it lists VS Code and JetBrains (a blind model test)."""
-    listed = _integrations(listings) if listings is not None and "integration" in category.split("-") else []
+    listed = _integrations(listings) if "integration" in category.split("-") else []
     if not listed:
         return f"this catalog records no capability in {category}: it has no data on it, which is not a no"
     shown = ", ".join(listed[:INTEGRATIONS_NAMED]) + (
