@@ -363,8 +363,9 @@ def listed(snapshot: Snapshot, query: str, agents: Sequence[str]) -> str:
     about it, so the answer alone says nothing matches and that this is no no, while the agent's data says it. The
     query's words (those asking about a record, and the agent's own names, left out) name a listed name when they are
     all its words and not all words of capability names ('code' is no platform), or when it stands whole in the query
-    and the query's other words name no capability ('github mcp server' asks MCP Servers; a name of capability-name
-    words alone, 'Web', only when it is the whole query). Up to `_AGENTS_NAMED` agents are named, then how many more;
+    and, for a name of one word, the query's other words name no capability ('github mcp server' asks MCP Servers,
+    'VS Code extension' names VS Code too; a name of capability-name words alone, 'Web', only when it is the whole
+    query). Up to `_AGENTS_NAMED` agents are named, then how many more;
     then the asked agents whose files list none of it (`_not_listed`)."""
     asked = list(shortened(terms(query)))  # as the listed names are read: 'pull request' is 'pr'
     names = snapshot.index.vocabulary.names.keys()
@@ -398,7 +399,11 @@ def listed(snapshot: Snapshot, query: str, agents: Sequence[str]) -> str:
                 rest = content - listed_words
                 if whole and capability_words(listed_words) and rest:
                     whole = False  # 'web search' asks Web Search, not the platform Web
-                if not (whole and not (rest and capability_words(rest))) and not (
+                # A name of several words standing whole names its platform whatever else is asked ('VS Code
+                # extension': Extension System answered, and the agent's VS Code integration unsaid); one word may
+                # qualify the capability asked ('github mcp server' asks MCP Servers).
+                named_whole = whole and len(words) > 1
+                if not (named_whole or (whole and not (rest and capability_words(rest)))) and not (
                     content and content <= listed_words and not capability_words(content)
                 ):
                     continue

@@ -2981,6 +2981,20 @@ async def test_a_listed_platform_is_not_said_of_a_query_asking_a_capability(bund
     assert "copilot-cli's data lists GitHub (supported) among its integrations." in github.structured_content["notes"]
 
 
+async def test_a_listed_name_of_several_words_is_said_beside_the_capability_asked(bundled_build: Path) -> None:
+    """'JetBrains IDE plugin' resolves a capability by 'plugin', and claude-code's file lists JetBrains IDEs: a name
+    of several words standing whole names its platform whatever else is asked (a blind model test read 'VS Code
+    extension' answered by Extension System alone as Claude Code having no VS Code extension). One word qualifying the
+    capability asked ('github mcp server', above) is still no platform."""
+    async with connect(bundled_build, "2026-07-28") as client:
+        plugin = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "JetBrains IDE plugin"})
+        alone = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "plugins"})
+    said = "claude-code's data lists JetBrains IDEs (supported) among its integrations."
+    assert said in " ".join(block.text for block in plugin.content)
+    assert said in plugin.structured_content.get("notes", [])
+    assert "data lists" not in " ".join(block.text for block in alone.content)
+
+
 async def test_a_listed_name_within_a_longer_name_the_query_holds_is_not_said(bundled_build: Path) -> None:
     """'github actions' names GitHub Actions (claude-code's and gemini-cli's files list it), and 'GitHub Copilot CLI'
     and 'github copilot' name agents: that copilot-cli's and vscode-copilot's files list the platform GitHub is no
