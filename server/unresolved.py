@@ -17,7 +17,7 @@ from capidx.schema.lexicon import identifiers
 from capidx.schema.text import normalize, terms
 from capidx.server import records, suggest
 from capidx.server.matchindex import Candidate, CapabilityEntry, MatchIndex, Resolution
-from capidx.server.names import category_named
+from capidx.server.names import GENERIC_AGENT_WORDS, category_named
 from capidx.server.query import root
 from capidx.server.readings import LOOSE_READINGS, listing, nothing_in, quoted, read_as
 from capidx.server.snapshot import Artifact, Snapshot
@@ -221,13 +221,16 @@ def _snippet(snapshot: Snapshot, slug: str, agents: Sequence[str], asked: frozen
     """The first asked agent's own snippet for the capability (of those that record it), else the cross-agent one,
     whose description is some agent's. With no agent asked, the record whose snippet has more of the query's words
     (`asked`) than the cross-agent one speaks instead ('ollama' is in copilot-cli's record of Model Selection, not
-    in claude-code's, which the cross-agent snippet quotes): its words are what the question was about."""
+    in claude-code's, which the cross-agent snippet quotes): its words are what the question was about. Only a record
+    of an agent that has the capability: one that lacks it opened 'which agents have tab completion' with "Inline Code
+    Completion (copilot-cli): ✗ not available" while VS Code Copilot has it (a blind model test)."""
     own = (snapshot.find("snippet", agent=agent, capability=slug) for agent in agents)
     found = next(filter(None, own), None) or snapshot.find("snippet", capability=slug)
     if agents or not asked or found is None:
         return found
-    records = snapshot.index.capabilities[slug].agents
-    voices = [found, *filter(None, (snapshot.find("snippet", agent=agent, capability=slug) for agent in records))]
+    entry = snapshot.index.capabilities[slug]
+    having = (agent for agent in entry.agents if entry.available_to(agent))
+    voices = [found, *filter(None, (snapshot.find("snippet", agent=agent, capability=slug) for agent in having))]
     return max(voices, key=lambda artifact: len(asked.intersection(_described(artifact))))  # the first of equals
 
 
@@ -307,7 +310,10 @@ def suggestions(
         top, confidence = pairs[0]
         related = [(slug, round(confidence * score, 3)) for slug, score in index.capabilities[top].similar]
     few = len(index.agents) <= EVERY_AGENT_NAMED  # where every agent stands is a line of at most as many
-    asked = frozenset(map(root, terms(resolution.query))) if not voices and few else frozenset()
+    # the query's words a record may say: 'agents' asks which agents ('which agents have tab completion'), and a record
+    # saying 'agent' is no closer to the question
+    said = frozenset(map(root, terms(resolution.query))) - frozenset(map(root, GENERIC_AGENT_WORDS))
+    asked = said if not voices and few else frozenset()
     speakers: dict[str, str] = {}  # with no agent asked: a suggestion in one agent's words, and whose
     max_tokens = _setting(injection, "max_tokens", suggest.DEFAULT_MAX_TOKENS)
     overhead = _setting(injection, "overhead_tokens", suggest.FALLBACK_OVERHEAD_TOKENS)

@@ -1471,6 +1471,28 @@ async def test_suggestions_for_a_comparison_say_where_each_asked_agent_stands(bu
     assert "For the agents asked" not in text_of(every)
 
 
+async def test_no_record_of_an_agent_lacking_a_capability_speaks_for_it(bundled_build: Path) -> None:
+    """With no agent asked, a suggestion may be in the words of the record that has more of the query's words; never
+    a record of an agent that lacks the capability: 'which agents have tab completion' opened with "Inline Code
+    Completion (copilot-cli): ✗ not available" (its record says 'agent'), and a blind model test answered no while VS
+    Code Copilot has it. Nor does 'agents' count as a word a record says: it asks which agents."""
+    asked = [
+        "which agents have tab completion",
+        "which agents can chat inline in the editor",
+        "which agents offer code completions in the editor",
+        "which agents can search the web",
+    ]
+    async with connect(bundled_build) as client:
+        for capability in asked:
+            result = await client.call_tool("compare_capability", {"capability": capability})
+            rows = result.structured_content["suggestions"]
+            assert rows, capability
+            for row in rows:
+                heading = row["snippet"].split("\n", 1)[0]
+                assert "✗ not available" not in heading, (capability, heading)
+            assert "agents" not in rows[0], capability  # the cross-agent snippet: no one agent speaks for the first
+
+
 async def test_a_comparison_without_agents_suggests_in_the_words_of_the_record_the_question_is_about(
     bundled_build: Path,
 ) -> None:
