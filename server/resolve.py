@@ -26,6 +26,9 @@ DECISION_RULE: tuple[float, float, float] = (0.3, 0.16, 0.4)
 # Unresolved: up to SHOWN_CANDIDATES ranked candidates down to SHOWN_FLOOR; when none reaches half the rule's confidence
 # the closest capabilities fill the list, at FILL_SCALE at most: by meaning from SENTENCE words, else by spelling.
 SHOWN_CANDIDATES, SHOWN_FLOOR, FILL_SCALE, SENTENCE = 5, 0.02, DECISION_RULE[0] / 4, 3
+# Words beside an operating system's name that ask whether an agent is on it, as `terms()` gives them ('which agents run
+# on Windows', 'does it work on macOS'): no capability's words.
+ON_A_PLATFORM = frozenset(("agent", "run", "work", "install"))
 # An identifier in another agent's record weighs this share; the evidence and lead an identifier answer needs.
 OTHER_AGENT_IDENTIFIER, IDENTIFIER_MIN, IDENTIFIER_LEAD = 0.4, 0.6, 0.15
 
@@ -161,10 +164,14 @@ def _guessed(q: Query) -> bool:
 
 def _names_it(index: MatchIndex, q: Query, slug: str) -> bool:
     """A query of words asking about a record only ('limitations'), or of an operating system's name only ('Windows
-    support': a platform, which another agent's limitation may name), names only a capability whose name has them, in
-    written forms ('availability': Model Availability; not 'limitations': Usage Limits)."""
+    support', 'which agents run on Windows': a platform, which another agent's limitation may name), names only a
+    capability whose name has them, in written forms ('availability': Model Availability; not 'limitations': Usage
+    Limits)."""
     words = q.key.split()
-    if not q.asks_only and not (words and PROPER_NAMES.issuperset(words)):
+    platform = [word for word in words if word not in ON_A_PLATFORM]
+    if platform and PROPER_NAMES.issuperset(platform):
+        words = platform
+    elif not q.asks_only:
         return True
     named = _written_forms(index.capabilities[slug].name)
     return all(_written_forms(word) & named for word in words)

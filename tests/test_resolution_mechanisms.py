@@ -282,8 +282,9 @@ def test_an_operating_systems_name_is_not_the_plural_of_a_word_of_the_catalog(in
 def test_a_query_of_an_operating_systems_name_only_resolves_no_capability_it_does_not_name(tmp_path: Path) -> None:
     """'Windows' or 'Windows support' asks about a platform: another agent's limitation that names it ("Not on
     Windows.") resolved Sandboxing, answered as the asked agent's full record, available (a blind model test, on both
-    catalogs). It is offered, not answered; a capability whose name has it still resolves, and with another word the
-    query is ranked as any other ('sandbox on windows')."""
+    catalogs). It is offered, not answered, also with words that ask whether an agent is on it ('which agents run on
+    Windows' resolved Sandboxing compared, every agent ✓: a blind model test); a capability whose name has it still
+    resolves, and with another word the query is ranked as any other ('sandbox on windows')."""
     gemini = {"available": True, "terminology": "Windows sandbox", "limitations": ["Not available on Windows."]}
     sandbox = {CLAUDE: {"available": True}, GEMINI: gemini}  # another agent's words name Windows, clearly
     caps = (
@@ -291,7 +292,7 @@ def test_a_query_of_an_operating_systems_name_only_resolves_no_capability_it_doe
         Cap("Web Search", "context-awareness", "Searches the web for current information.", agents=BOTH),
     )
     index = _match_index(real_build(write_catalog(tmp_path / "agents", caps), tmp_path / "build"))
-    for asked in ("Windows", "windows support", "Windows?"):
+    for asked in ("Windows", "windows support", "Windows?", "which agents run on Windows", "does it work on windows"):
         answer = resolve_capability(index, asked, agent=CLAUDE)
         assert not answer.ok and answer.candidates[0].value == "sandboxing", asked
     assert resolve_capability(index, "sandbox on windows", agent=CLAUDE).value == "sandboxing"
@@ -300,6 +301,8 @@ def test_a_query_of_an_operating_systems_name_only_resolves_no_capability_it_doe
                    "Runs natively on Windows.", agents=BOTH))), tmp_path / "w" / "build")
     )  # fmt: skip
     assert resolve_capability(worded, "windows support", agent=CLAUDE).value == "windows-support"
+    ran = resolve_capability(worded, "does it run on windows", agent=CLAUDE)
+    assert (ran.value or ran.candidates[0].value) == "windows-support"
 
 
 def test_an_operating_systems_name_after_a_word_qualifying_it_is_also_a_plural(index: MatchIndex) -> None:
