@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 import mcp_types as types
 
-from capidx.schema.text import STOP_WORDS, normalize, terms, unread_words
+from capidx.schema.text import STOP_WORDS, normalize, plural, terms, unread_words
 from capidx.server.listings import Listings
 from capidx.server.matchindex import Resolution
 from capidx.server.names import before_agent, category_named
@@ -157,13 +157,18 @@ def nothing_in(category: str, listings: Listings) -> str:
     listed = _integrations(listings) if "integration" in category.split("-") else []
     if not listed:
         return f"this catalog records no capability in {category}: it has no data on it, which is not a no"
-    shown = ", ".join(listed[:INTEGRATIONS_NAMED]) + (
-        f" and {len(listed) - INTEGRATIONS_NAMED:,} more" if len(listed) > INTEGRATIONS_NAMED else ""
-    )
+    shown = some_of(listed[:INTEGRATIONS_NAMED], len(listed))
     return (
         f"this catalog records no capability in {category}, which is not a no; the agents' data lists integrations "
         f"with {shown}: a lookup or comparison naming one says whose"
     )
+
+
+def some_of(shown: list[str], count: int) -> str:
+    """'Hooks, Plugins and 3 more' of `count` capabilities; '5 capabilities' when none is named."""
+    if not shown:
+        return plural(count, "capability", "capabilities")
+    return ", ".join(shown) + (f" and {count - len(shown):,} more" if count > len(shown) else "")
 
 
 def _integrations(listings: Listings) -> list[str]:

@@ -20,9 +20,9 @@ from capidx.server.listings import FEATURES, LONGEST_NAME_WORDS, shortened
 from capidx.server.matchindex import Resolution
 from capidx.server.names import best_first
 from capidx.server.query import QUESTION_WORDS, analyse, root
-from capidx.server.readings import quoted
+from capidx.server.readings import quoted, some_of
 from capidx.server.snapshot import Snapshot
-from capidx.server.unlisted import NOT_LISTED_CHARS, fitting, some_of
+from capidx.server.unlisted import NOT_LISTED_CHARS, fitting
 
 # The tiers by which a query names a capability in words: an alias, wording or identifier as written, or a name or
 # alias in other forms, perhaps with words asking about it ('JetBrains support': the alias 'JetBrains').
@@ -402,10 +402,8 @@ def listed(snapshot: Snapshot, query: str, agents: Sequence[str]) -> str:
                 # A name of several words standing whole names its platform whatever else is asked ('VS Code
                 # extension': Extension System answered, and the agent's VS Code integration unsaid); one word may
                 # qualify the capability asked ('github mcp server' asks MCP Servers).
-                named_whole = whole and len(words) > 1
-                if not (named_whole or (whole and not (rest and capability_words(rest)))) and not (
-                    content and content <= listed_words and not capability_words(content)
-                ):
+                names_it = whole and (len(words) > 1 or not (rest and capability_words(rest)))
+                if not names_it and not (content and content <= listed_words and not capability_words(content)):
                     continue
             # a build's data, cut: 'JetBrains IDEs (supported)', 'cloud agent sessions (of GitHub, supported)'
             of = f" (of {_cut(platform)}{_FLAGS[kind].get(flag, ')')}" if platform is not None else ""
@@ -679,7 +677,7 @@ def uncited(snapshot: Snapshot, found: Resolution, agent: str) -> str:
 def uncited_records(snapshot: Snapshot, agent: str) -> str:
     """After an agent's sources: its records that cite nothing, which the list of URLs cannot show ("copilot-cli's
     records of Plugins, Web Search cite no sources."), their names within `NOT_LISTED_CHARS` characters, then how
-    many more, said as a list's note says them (`unlisted.some_of`). Read from the agent's sources document: a record
+    many more, said as a list's note says them (`readings.some_of`). Read from the agent's sources document: a record
     it cites in no row cites nothing."""
     document = snapshot.find("sources", agent=agent, capability=None)
     value = document.value if document is not None else None

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 
 from capidx.schema.text import plural
 from capidx.server.matchindex import Resolution
-from capidx.server.readings import nothing_in
+from capidx.server.readings import nothing_in, some_of
 from capidx.server.snapshot import Snapshot
 
 NOT_LISTED_SHOWN = 10  # sentences a category's list's note says, at most: one per set of capabilities agents leave out
@@ -95,13 +95,6 @@ def _data_of(ids: list[str], count: int) -> str:
         return f"the data of {plural(count, 'agent')}"
     more = f" and {plural(count - len(ids), 'more agent')}" if count > len(ids) else ""
     return f"the data of {', '.join(ids)}{more}"
-
-
-def some_of(shown: list[str], count: int) -> str:
-    """'Hooks, Plugins and 3 more' of `count` capabilities; '5 capabilities' when none is named."""
-    if not shown:
-        return plural(count, "capability", "capabilities")
-    return ", ".join(shown) + (f" and {count - len(shown):,} more" if count > len(shown) else "")
 
 
 def _narrower(agent: bool, category: bool) -> str:

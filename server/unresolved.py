@@ -9,7 +9,7 @@ for `get_sources`. A query that is a category's name is answered with that categ
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from capidx.schema.labels import Label, sorted_labels
@@ -32,6 +32,7 @@ MEMBERS_NAMED = 12  # capabilities an answer to a category's name names, at most
 EVERY_AGENT_NAMED = 20
 # The one label of a category's members, which qualifies every one (what their words share is no match confidence).
 MEMBERS = (Label("", 0.0),)
+_AGENT_ROOTS = frozenset(map(root, GENERIC_AGENT_WORDS))  # 'agents': which agents, no word a record says
 
 
 def candidates(snapshot: Snapshot, resolution: Resolution, agent: str | None) -> dict[str, Any]:
@@ -312,8 +313,7 @@ def suggestions(
     few = len(index.agents) <= EVERY_AGENT_NAMED  # where every agent stands is a line of at most as many
     # the query's words a record may say: 'agents' asks which agents ('which agents have tab completion'), and a record
     # saying 'agent' is no closer to the question
-    said = frozenset(map(root, terms(resolution.query))) - frozenset(map(root, GENERIC_AGENT_WORDS))
-    asked = said if not voices and few else frozenset()
+    asked = frozenset(map(root, terms(resolution.query))) - _AGENT_ROOTS if not voices and few else frozenset()
     speakers: dict[str, str] = {}  # with no agent asked: a suggestion in one agent's words, and whose
     max_tokens = _setting(injection, "max_tokens", suggest.DEFAULT_MAX_TOKENS)
     overhead = _setting(injection, "overhead_tokens", suggest.FALLBACK_OVERHEAD_TOKENS)
@@ -337,7 +337,7 @@ def suggestions(
         if agent is not None:
             row |= _standing(entry, agent)
         if compared or item.key in speakers:  # a snippet speaks for one agent: where the others stand
-            row["agents"] = [{"agent": a, **_standing(entry, a)} for a in (compared or index.agents)]
+            row["agents"] = _where_they_stand(entry, compared or index.agents)
         if item.related:
             row["related"] = True
         rows.append(row)
@@ -434,6 +434,11 @@ def _standing(entry: CapabilityEntry, agent: str) -> dict[str, bool]:
     return {"available": entry.available_to(agent), "recorded": True}
 
 
+def _where_they_stand(entry: CapabilityEntry, agents: Iterable[str]) -> list[dict[str, Any]]:
+    """A suggestion's `agents`: each agent with its standing (`_standing`)."""
+    return [{"agent": agent, **_standing(entry, agent)} for agent in agents]
+
+
 def _every_agent(index: MatchIndex, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Every suggestion with where every agent stands, in the order shown: the line of only those in one agent's
     words read as the answer ('mcp' compared: MCP Support offered first across agents, then "For every agent: Debug
@@ -441,10 +446,7 @@ def _every_agent(index: MatchIndex, rows: list[dict[str, Any]]) -> list[dict[str
     return [
         row
         if "agents" in row
-        else {
-            **row,
-            "agents": [{"agent": a, **_standing(index.capabilities[row["capability"]], a)} for a in index.agents],
-        }
+        else {**row, "agents": _where_they_stand(index.capabilities[row["capability"]], index.agents)}
         for row in rows
     ]
 
