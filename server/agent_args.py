@@ -17,7 +17,7 @@ from typing import NamedTuple
 from capidx.schema.text import normalize
 from capidx.server.matchindex import Resolution
 from capidx.server.names import category_named, generic_agent, resolve_agent
-from capidx.server.readings import REPEATED, REPEATED_MISTYPED, listing, nothing_in
+from capidx.server.readings import HOSTED, REPEATED, REPEATED_MISTYPED, listing, nothing_in
 from capidx.server.snapshot import Snapshot
 
 # What joins agents' names in one string: "and", "or", "vs", "versus", "&", "/", "+", ";". Every run of adjacent
@@ -67,6 +67,8 @@ def one_agent(snapshot: Snapshot, resolution: Resolution) -> tuple[Resolution, s
     'claude, claude code') is that agent, resolved as `repeated` (said after the answer, as a comparison of names
     that repeat one reads it once); else the resolution, and why it names no agent (`_agents_problem`)."""
     found, problem = resolve_agents(snapshot, comma_separated(resolution.query), several=True)
+    if problem is None and len(found) == 1 and found[0].resolved_by == HOSTED:
+        return found[0], ""
     if problem is None and len(found) > 1 and len(ids := named_ids(found)) == 1:
         typo = any(r.resolved_by == "fuzzy" for r in found)  # 'claude vs claud code': a name mistyped is said too
         confidence = min(r.confidence for r in found)  # as sure as its least sure name ('claud code': 0.95)
@@ -99,6 +101,9 @@ def resolve_agents(
     budget, unread = JOINED_RUNS, []
     for asked in names:
         whole = resolve_agent(snapshot.index, asked)
+        if not whole.ok and (where := hosted(snapshot, asked)) is not None:
+            resolutions.append(where)
+            continue
         name = unicodedata.normalize("NFKC", asked)  # a full-width '＆' or '／' joins as '&' and '/' do
         ends = [0, *(i for m in _JOINED.finditer(name) for i in m.span()), len(name)] if not whole.ok else []
         pieces = [(a, b) for a, b in zip(ends[::2], ends[1::2], strict=True) if name[a:b].strip()]
@@ -125,6 +130,18 @@ def resolve_agents(
     if unread:
         problem += f" {', '.join(map(repr, unread))}: more names joined than one call reads; give them as a list."
     return resolutions, problem
+
+
+_HOSTED_IN = re.compile(r"^(.+?)\s+in\s+\S.*$", re.IGNORECASE | re.DOTALL)
+
+
+def hosted(snapshot: Snapshot, name: str) -> Resolution | None:
+    """'Claude Code in VS Code' (its editor extension) is the agent named before 'in', not a comparison with VS Code
+    Copilot (a blind model test: Inline Chat ✓ was answered for it); None when no one agent is named before 'in'."""
+    if (match := _HOSTED_IN.match(name.strip())) is None:
+        return None
+    head = resolve_agent(snapshot.index, match.group(1))
+    return Resolution(name, "resolved", head.value, HOSTED, head.confidence) if head.ok and head.value else None
 
 
 class Several(NamedTuple):
@@ -227,6 +244,11 @@ def _joined(snapshot: Snapshot, name: str, pieces: list[tuple[int, int]], *, sev
         best.append(min(options, key=lambda option: option[0]))
     readings = best[-1][1]
     return readings if any(map(names_agents, readings)) else []
+
+
+def joins_names(text: str) -> bool:
+    """Whether a string has what joins agents' names ('claude vs gemini', 'claude, gemini')."""
+    return "," in text or _JOINED.search(unicodedata.normalize("NFKC", text)) is not None
 
 
 def comma_separated(text: str) -> list[str]:

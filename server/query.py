@@ -26,7 +26,7 @@ LONGEST_EXPANSION = 4  # the longest run an abbreviation stands for ('bring your
 # gives them: left out unless the query holds a whole name, alias or wording that has them, or has no other word.
 QUESTION_WORDS = frozenset(
     "support available availability limitation requirement feature functionality capability option set setting setup "
-    "enable enabl drawback downside caveat gotcha restriction constraint".split()
+    "enable enabl drawback downside caveat gotcha restriction constraint generally".split()
 )
 # 'no' and 'not': read with the next word when the index negates it with 'non'; beside a name, no word more.
 NEGATIONS = frozenset(("no", "not"))

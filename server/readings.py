@@ -25,11 +25,13 @@ NEXT_NAMED = 2  # runner-ups a loose reading names
 # `resolvedBy` of one agent named more than once in one argument ('claude vs claude code': `agent_args.one_agent`).
 REPEATED = "repeated"
 REPEATED_MISTYPED = "repeated-fuzzy"  # the same, one of the names mistyped ('claude vs claud code')
+HOSTED = "hosted"  # 'Claude Code in VS Code': the agent named before 'in' (`agent_args.hosted`)
 # How an agent's name was read when not as spelled.
 AGENT_READINGS = {
     "fuzzy": "allowing for typos",
     REPEATED: "which it names more than once",
     REPEATED_MISTYPED: "which it names more than once, allowing for typos",
+    HOSTED: "the agent named before 'in' (what follows says where it runs, not another agent)",
 }
 # A query quoted back in an answer that did not find it: the model sent it and has it, so a long sentence is cut.
 QUOTED_CHARS = 80

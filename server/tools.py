@@ -28,7 +28,7 @@ from capidx.schema.text import canonical_json, normalize, plural
 from capidx.server import agent_args, readings, records, unlisted, unresolved
 from capidx.server.limits import clip
 from capidx.server.matchindex import RESOLUTION_META, Resolution
-from capidx.server.names import resolve_agent, resolve_category
+from capidx.server.names import generic_agent, resolve_agent, resolve_category
 from capidx.server.resolve import resolve_capability
 from capidx.server.snapshot import Artifact, Snapshot
 
@@ -425,13 +425,53 @@ def lookup_capability(snapshot: Snapshot, agent: str, capability: str) -> types.
 
 
 def compare_capability(snapshot: Snapshot, capability: str, agents: list[str] | None = None) -> types.CallToolResult:
-    cap_res = resolve_capability(snapshot.index, capability)
+    asked, named = _of_agents(snapshot, capability)
+    cap_res = resolve_capability(snapshot.index, asked)
+    agents = agents or named  # 'hooks claude vs gemini': those two
     # The agents first, whatever answers: a name that is no agent is said, never dropped with the filter; one that
     # could be several ('copilot') is all of them, as a comparison can set them side by side.
     agent_res, problem = agent_args.resolve_agents(snapshot, agents, several=True) if agents else ([], None)
     problem, unknown = agent_args.beside_unknown(snapshot, agent_res, problem)  # ['claude', 'cursor']: claude's
     beside = agent_args.answered_for(agent_res, unknown) if unknown else ""
+    if asked != capability:
+        ids = agent_args.named_ids(agent_res)
+        whom = f"for {', '.join(ids[:-1])} and {ids[-1]}" if named and len(ids) > 1 else "across every agent"
+        beside = " ".join(filter(None, (f"Read {readings.quoted(capability)} as {asked!r} compared {whom}.", beside)))
     return _compared(snapshot, cap_res, agents, agent_res, problem, beside)
+
+
+# A comparison's words saying whom it is across ('hooks across agents', 'sandboxing in all agents'): no capability's.
+_ACROSS_AGENTS = re.compile(
+    r"\s+(?:across|between|among|amongst|for|in|on|of)\s+(?:(?:all|every|each|the|these|those|different|various|both"
+    r"|several|coding|ai)\s+){0,3}(?:agents?|assistants?|tools|them)\W{0,3}$",
+    re.IGNORECASE,
+)
+_BEFORE_AGENTS = re.compile(r"(?:\s+(?:across|between|among|for|in|on|of|with))?[\s:,]*$", re.IGNORECASE)
+_NAMED_WORDS, _NAMED_TRIES = 8, 4  # the longest run of agents' names at a comparison's end looked for; where it starts
+
+
+def _of_agents(snapshot: Snapshot, capability: str) -> tuple[str, list[str]]:
+    """A comparison's capability less the words saying whom it compares: 'hooks across agents' is 'hooks' (every
+    agent), 'hooks claude vs gemini' is 'hooks' for those two (a blind model test: both answered "nothing clearly
+    matches", Hooks offered at 0.46). Names at the end only, joined as compare's `agents` reads them, each one agent."""
+    if (across := _ACROSS_AGENTS.search(capability)) and capability[: across.start()].strip():
+        return capability[: across.start()].strip(), []
+    words = list(re.finditer(r"\S+", capability))
+    if len(words) < 3 or not agent_args.joins_names(capability):
+        return capability, []
+    tries = _NAMED_TRIES  # each reads a run of names as compare's `agents` does, at most JOINED_RUNS resolutions
+    for first in range(max(1, len(words) - _NAMED_WORDS), len(words) - 1):
+        tail = capability[words[first].start() :]
+        if not agent_args.joins_names(tail) or not tries:
+            break
+        if _BEFORE_AGENTS.fullmatch(f" {words[first].group()}"):  # 'in claude and gemini': the names after 'in'
+            continue
+        tries -= 1
+        found, problem = agent_args.resolve_agents(snapshot, agent_args.comma_separated(tail))
+        head = _BEFORE_AGENTS.sub("", capability[: words[first].start()])
+        if problem is None and len(found) > 1 and all(r.ok for r in found) and head.strip():
+            return head.strip(), [r.query for r in found]
+    return capability, []
 
 
 def _compared(
@@ -491,6 +531,8 @@ def list_capabilities(
     if agent is None and category is None:
         return _error("Give an agent, a category, or both (the categories are in this tool's description).")
     resolved: dict[str, Resolution] = {}
+    if category is not None and agent is not None and generic_agent(snapshot.index, agent):
+        agent = None  # 'all agents' with a category: the category's list is every agent's (it was an error)
     if agent is not None:
         resolved["agent"] = resolve_agent(snapshot.index, agent)
         if not resolved["agent"].ok:
@@ -518,7 +560,24 @@ def _category(snapshot: Snapshot, category: str) -> tuple[Resolution, str]:
     if (slug := snapshot.index.keys.get(normalize(category))) is not None:  # a capability's name
         hint = f" {category!r} is a capability ({slug}): call lookup_capability or compare_capability."
         return resolution, f"Unknown category {category!r}.{hint}"
-    return resolution, f"Unknown category {category!r}.{agent_args.closest(resolution)}"
+    return resolution, f"Unknown category {category!r}.{_read_otherwise(snapshot, category, resolution)}"
+
+
+def _read_otherwise(snapshot: Snapshot, category: str, resolution: Resolution) -> str:
+    """What an unknown category's words name: the capabilities they read as, with their categories ('memory':
+    Persistent Memory, in context-awareness), else the closest categories that hold something. The closest by
+    spelling alone were offered ('memory': agent-orchestration, model-selection, performance), one of them a category
+    the catalog has nothing in (a blind model test)."""
+    index = snapshot.index
+    found = resolve_capability(index, category)
+    read = [found.value] if found.ok and found.value else []
+    read = read or [c.value for c in found.candidates if found.status == "ambiguous"][: unresolved.SUGGESTED_NAMES]
+    if read:
+        named = ", ".join(f"{index.capabilities[s].name} ({s}, in {index.capabilities[s].category})" for s in read)
+        how = "As a capability, {} reads as" if found.ok else "As a capability's words, {} is closest to"
+        return f" {how.format(repr(category))} {named}: lookup_capability or compare_capability answers with it."
+    held = [c for c in resolution.candidates if c.value not in index.empty_categories]
+    return f" Closest: {', '.join(c.value for c in held)}." if held else ""
 
 
 def _list_of_several(

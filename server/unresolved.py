@@ -409,13 +409,17 @@ def suggestions(
 
 
 def _lacking(snapshot: Snapshot, resolution: Resolution, rows: list[dict[str, Any]], loose: bool) -> str:
-    """Of an unclear answer's first suggestion, in one agent's words beside where other agents stand (a comparison,
-    or no agent asked), the query's words other records of it have and an agent's does not
-    (`records.lacking`): 'custom slash commands' compared offers Claude Code's Custom Instructions first, whose record
-    speaks of slash commands, with gemini-cli's ✓ beside it, whose record does not."""
+    """Of an unclear answer's first suggestion, beside where other agents stand (a comparison, or no agent asked), the
+    query's words other records of it have and an agent's does not (`records.lacking`): 'custom slash commands'
+    compared offers Claude Code's Custom Instructions first, whose record speaks of slash commands, with gemini-cli's ✓
+    beside it, whose record does not; 'OpenTelemetry export' offers Usage Tracking across agents, ✓ for all four, and
+    only gemini-cli's record says OpenTelemetry (a blind model test)."""
     if resolution.status != "ambiguous" or resolution.resolved_by == "category" or loose or not rows:
         return ""
-    agents = [a["agent"] for a in rows[0].get("agents", ()) if a["recorded"]]
+    if "agents" in rows[0]:
+        agents = [a["agent"] for a in rows[0]["agents"] if a["recorded"]]
+    else:  # a snippet across agents: every agent with a record of it stands beside it ('For every agent')
+        agents = [] if "recorded" in rows[0] else sorted(snapshot.index.capabilities[rows[0]["capability"]].agents)
     return " ".join(records.lacking(snapshot, resolution, rows[0]["capability"], agents, True)) if agents else ""
 
 

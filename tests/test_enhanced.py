@@ -447,6 +447,15 @@ def test_generic_words_name_no_agent() -> None:
     assert not {"code", "cli", "in", "studio", "github copilot in"} & set(names)
 
 
+def test_no_nickname_cuts_a_product_name() -> None:
+    """'Visual Studio' is another product than Visual Studio Code: a run of the name that cut it was a nickname of
+    VS Code Copilot, which the server then read silently (a blind model test)."""
+    names = agent_names(AGENTS)
+    cut = {"visual", "visual studio", "visualstudio", "studio code", "studiocode", "copilot in visual studio"}
+    assert not cut & set(names)
+    assert names["visual studio code"] == names["copilot visual studio code"] == ["vscode-copilot"]
+
+
 @pytest.mark.parametrize(
     ("key", "kept"),
     [

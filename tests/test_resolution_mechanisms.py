@@ -639,6 +639,21 @@ async def test_a_query_of_words_asking_about_records_resolves_only_a_capability_
     assert "'limitations' asks what records say, not about one capability" in text, text
 
 
+def test_generally_available_asks_about_a_record(tmp_path: Path) -> None:
+    """'is it generally available' resolved Sub-agents (its record names a 'General-purpose' agent: 'generally' read as
+    a typo of 'general') and answered "✓ stable" to a question about the agent's release (a blind model test):
+    'generally' with 'available' asks what a record says."""
+    caps = (
+        Cap("Sub-agents", "agent-orchestration", "Delegates to built-in agents: Explore, Task and General-purpose.",
+            agents=BOTH),
+        Cap("Web Search", "context-awareness", "Searches the web for current information.", agents=BOTH),
+    )  # fmt: skip
+    index = _match_index(real_build(write_catalog(tmp_path / "agents", caps), tmp_path / "build"))
+    for asked in ("is it generally available", "generally available?"):
+        assert not resolve_capability(index, asked, agent=CLAUDE).ok, asked
+    assert resolve_capability(index, "general-purpose agent", agent=CLAUDE).value == "sub-agents"
+
+
 def test_a_query_of_words_asking_about_records_names_a_capability_by_its_words_as_written(tmp_path: Path) -> None:
     """'limitations' resolved Usage Limits (0.80) and 'what functionality' Function Calling (0.70): their roots are
     those of 'limits' and 'function'. Such a query names a capability whose name has its words in a written form

@@ -888,6 +888,9 @@ async def test_an_agent_named_by_its_vendor_alone_is_said_to_be_read_so(bundled_
         own = await client.call_tool("lookup_capability", {"agent": "Google Gemini", "capability": "hooks"})
         together = await client.call_tool("lookup_capability", {"agent": "ClaudeCode", "capability": "hooks"})
         words = await client.call_tool("lookup_capability", {"agent": "GitHub CLI", "capability": "hooks"})
+        studio = await client.call_tool(
+            "lookup_capability", {"agent": "Copilot in Visual Studio", "capability": "hooks"}
+        )
         nickname = await client.call_tool("lookup_capability", {"agent": "claude", "capability": "hooks"})
         compared = await client.call_tool("compare_capability", {"capability": "hooks", "agents": ["anthropic"]})
         # '[the] X agent' is read as X, its vendor's name too (a review found the vendor line lost, and spellings
@@ -912,8 +915,60 @@ async def test_an_agent_named_by_its_vendor_alone_is_said_to_be_read_so(bundled_
     # words of its names no spelling has as written: GitHub's own CLI is another product
     said = "Read agent 'GitHub CLI' as copilot-cli (GitHub Copilot CLI), by the words of its names."
     assert words.structured_content["agent"] == "copilot-cli" and said in every_block(words)
+    # so is Visual Studio, another product than Visual Studio Code: it was read silently (a blind model test)
+    said = "Read agent 'Copilot in Visual Studio' as vscode-copilot (GitHub Copilot in Visual Studio Code), by the"
+    assert said in every_block(studio)
     assert "Read agent" not in every_block(nickname)  # a spelling the build gives the agent
     assert "Read agent 'anthropic' as claude-code (Claude Code), the one agent" in every_block(compared)
+
+
+async def test_an_agent_in_a_host_is_that_agent(bundled_build: Path) -> None:
+    """'Claude Code in VS Code' (its editor extension) was read as claude-code and vscode-copilot, and a model told the
+    user Claude Code has inline chat in VS Code (a blind model test): the agent named before 'in' is the agent, and
+    the answer says how it was read. A name with 'in' that is an agent's own stays that agent's."""
+    async with connect(bundled_build) as client:
+        hosted = await client.call_tool("lookup_capability", {"agent": "Claude Code in VS Code", "capability": "hooks"})
+        compared = await client.call_tool(
+            "compare_capability", {"capability": "hooks", "agents": ["gemini cli in vs code", "copilot cli"]}
+        )
+        own = await client.call_tool("lookup_capability", {"agent": "Copilot in VS Code", "capability": "hooks"})
+
+    def every_block(result: Any) -> str:
+        return "\n".join(block.text for block in result.content)
+
+    assert hosted.structured_content["agent"] == "claude-code"
+    said = "Read agent 'Claude Code in VS Code' as claude-code, the agent named before 'in'"
+    assert said in every_block(hosted)
+    assert sorted(a["agent"] for a in compared.structured_content["agents"]) == ["copilot-cli", "gemini-cli"]
+    assert "Read agent 'gemini cli in vs code' as gemini-cli, the agent named before 'in'" in every_block(compared)
+    assert own.structured_content["agent"] == "vscode-copilot" and "Read agent" not in every_block(own)
+
+
+async def test_a_comparison_s_words_naming_whom_it_compares_are_no_capability_s(bundled_build: Path) -> None:
+    """'hooks across agents' and 'hooks claude vs gemini' answered "Nothing in this catalog clearly matches", Hooks
+    offered at 0.46 (a blind model test): words saying across whom, or agents' names at the end, are read as such,
+    and the answer says so. Capabilities joined ('hooks and plugins') and a name that is no agent stay words."""
+    async with connect(bundled_build) as client:
+        across = await client.call_tool("compare_capability", {"capability": "hooks across agents"})
+        named = await client.call_tool("compare_capability", {"capability": "hooks claude vs gemini"})
+        inside = await client.call_tool(
+            "compare_capability", {"capability": "MCP servers in claude code and copilot cli"}
+        )
+        given = await client.call_tool("compare_capability", {"capability": "hooks", "agents": ["claude", "gemini"]})
+        joined = await client.call_tool("compare_capability", {"capability": "hooks and plugins"})
+        unknown = await client.call_tool("compare_capability", {"capability": "hooks claude vs cursor"})
+
+    def every_block(result: Any) -> str:
+        return "\n".join(block.text for block in result.content)
+
+    assert across.structured_content["capability"]["slug"] == "hooks"
+    assert "Read 'hooks across agents' as 'hooks' compared across every agent." in every_block(across)
+    assert {**named.structured_content, "notes": []} == {**given.structured_content, "notes": []}  # Hooks, for two
+    assert "Read 'hooks claude vs gemini' as 'hooks' compared for claude-code and gemini-cli." in every_block(named)
+    assert {a["agent"] for a in inside.structured_content["agents"]} == {"claude-code", "copilot-cli"}
+    assert inside.structured_content["capability"]["slug"] == "mcp-servers"
+    for result in (joined, unknown):
+        assert "compared for" not in every_block(result) and "compared across" not in every_block(result)
 
 
 async def test_a_word_of_several_agents_names_is_no_agent_beside_another_name(bundled_build: Path) -> None:
@@ -1964,6 +2019,30 @@ async def test_a_category_nothing_is_in_is_answered_as_no_data(catalog_build: Pa
     )
 
 
+async def test_an_unknown_category_says_what_its_words_name(bundled_build: Path) -> None:
+    """'memory' as a category answered "Closest: agent-orchestration, model-selection, performance", the last a category
+    nothing is in (a blind model test): an unknown category's words are read as a capability's, else the closest
+    categories named hold something. 'all agents' with a category lists the category (it was an error)."""
+    async with connect(bundled_build) as client:
+        memory = await client.call_tool("list_capabilities", {"category": "memory"})
+        browsing = await client.call_tool("list_capabilities", {"category": "web browsing"})
+        pricing = await client.call_tool("list_capabilities", {"category": "pricing"})
+        everyone = await client.call_tool("list_capabilities", {"agent": "all agents", "category": "testing"})
+        listed = await client.call_tool("list_capabilities", {"category": "testing"})
+    assert memory.is_error and text_of(memory) == (
+        "Unknown category 'memory'. As a capability, 'memory' reads as Persistent Memory (persistent-memory, in "
+        "context-awareness): lookup_capability or compare_capability answers with it."
+    )
+    assert browsing.is_error and "As a capability's words, 'web browsing' is closest to Web Fetch (web-fetch, in " in (
+        text_of(browsing)
+    )
+    empty = load_snapshot(bundled_build).index.empty_categories
+    assert pricing.is_error and "Closest: " in text_of(pricing)
+    closest = text_of(pricing).split("Closest: ")[1].rstrip(".").split(", ")
+    assert closest and not set(closest) & set(empty), (closest, empty)
+    assert not everyone.is_error and everyone.structured_content == listed.structured_content
+
+
 async def test_an_empty_category_of_integrations_names_the_integrations_the_agents_list(tmp_path: Path) -> None:
     """No capability is in ide-integration here, while the agents' files list integrations (VS Code, Emacs,
     Terminal): "it has no data on it" was read as the catalog knowing nothing of IDE support (a blind model test on the
@@ -2459,6 +2538,28 @@ async def test_an_unclear_comparison_says_which_records_lack_its_first_suggestio
     )
     assert "'tool'" not in " ".join(said) and "'calls'" not in " ".join(said)
     assert not [n for n in alone.structured_content.get("notes", []) if "not use the word" in n]  # its own: none
+
+
+async def test_an_unclear_comparison_across_agents_says_which_records_lack_its_words(bundled_build: Path) -> None:
+    """A first suggestion in no one agent's words stands beside every agent's ✓ all the same ('For every agent'): the
+    query's words some records of it have and others lack are named ('OpenTelemetry export' offered Usage Tracking, ✓
+    for all four, when only one record said OpenTelemetry: a blind model test)."""
+    asked = "attach a file to the ctx"
+    async with connect(bundled_build, "2026-07-28") as client:
+        answer = await client.call_tool("compare_capability", {"capability": asked})
+    first = answer.structured_content["suggestions"][0]
+    assert first["capability"] == "file-references" and "agents" not in first  # a snippet across agents
+    text = {
+        agent: json.dumps(json.loads(document(bundled_build, "lookup", agent=agent, capability="file-references")))
+        for agent in ("claude-code", "copilot-cli", "gemini-cli", "vscode-copilot")
+    }
+    lacking = sorted(agent for agent, said in text.items() if "attach" not in said.lower())
+    assert lacking == ["claude-code", "copilot-cli", "gemini-cli"]  # the data this test reads
+    expected = (
+        "The File References records of claude-code, copilot-cli and gemini-cli do not use the word 'attach' in any "
+        "form (vscode-copilot's does)."
+    )
+    assert expected in answer.structured_content["notes"] and expected in text_of(answer)
 
 
 async def test_an_agent_s_own_wording_with_an_identifier_in_it_answers_with_the_document(bundled_build: Path) -> None:

@@ -347,8 +347,11 @@ def _shortenings(agent: Agent) -> set[str]:
 
 
 def _nicknames(agent: Agent) -> set[str]:
+    """Distinctive words, runs and leading words of the name, the vendor and its leading words, a product it names.
+    A well-known product name is one word here: 'visual studio' is another product than 'visual studio code', and a
+    run that cut it named VS Code Copilot silently for a question about Visual Studio (a blind model test)."""
     vendor = normalize(agent.vendor)
-    name = normalize(agent.name).split()[:NICKNAME_WORDS]  # its runs: the square of its words
+    name = _products_whole(normalize(agent.name).split()[:NICKNAME_WORDS])  # its runs: the square of its words
     words = _without_vendor(agent, name)
     ids = normalize(agent.id).split()[:NICKNAME_WORDS]
     keys = {vendor, *(word for word in [*words, *ids] if _distinctive(word))}
@@ -357,7 +360,7 @@ def _nicknames(agent: Agent) -> set[str]:
             phrase = words[start:end]
             if phrase[0] not in STOP_WORDS and phrase[-1] not in STOP_WORDS:
                 keys.add(" ".join(phrase))
-                if len(phrase) == 2:
+                if len(phrase) == 2 and " " not in "".join(phrase):
                     keys.add("".join(phrase))  # "vs code" is also typed "vscode"
     keys.update(_leading(name))  # "github copilot" for "github copilot cli"
     if words == name:
@@ -367,6 +370,18 @@ def _nicknames(agent: Agent) -> set[str]:
         if f" {long} " in text:
             keys.update(shorts)  # the product alone: "vs code"
     return keys
+
+
+def _products_whole(words: list[str]) -> list[str]:
+    """The words with each well-known product name (`PRODUCT_ABBREVIATIONS`) joined into one: no run cuts it."""
+    joined: list[str] = []
+    i = 0
+    while i < len(words):
+        at = words[i:]
+        product = next((long for long in PRODUCT_ABBREVIATIONS if at[: long.count(" ") + 1] == long.split()), "")
+        joined.append(product or words[i])
+        i += product.count(" ") + 1
+    return joined
 
 
 def _leading(words: list[str]) -> list[str]:
