@@ -16,13 +16,12 @@ from typing import NamedTuple
 
 from capidx.schema.text import normalize
 from capidx.server.matchindex import Resolution
-from capidx.server.names import category_named, generic_agent, resolve_agent
-from capidx.server.readings import HOSTED, REPEATED, REPEATED_MISTYPED, listing, nothing_in
+from capidx.server.names import JOINED, category_named, generic_agent, joiners, resolve_agent
+from capidx.server.readings import REPEATED, REPEATED_MISTYPED, listing, nothing_in
 from capidx.server.snapshot import Snapshot
 
-# What joins agents' names in one string: "and", "or", "vs", "versus", "&", "/", "+", ";". Every run of adjacent
-# pieces between them is resolved once: a call resolves at most JOINED_RUNS runs (one string of eight pieces).
-_JOINED = re.compile(r"\s+(?:and|or|vs\.?|versus)\s+|\s*[&/+;]\s*", re.IGNORECASE)
+# Every run of adjacent pieces between what joins names (`names.joiners`) is resolved once: a call resolves at most
+# JOINED_RUNS runs (one string of eight pieces).
 JOINED_RUNS = 36
 COVERED_SHOWN = 12  # agent ids an unknown-agent error lists; past it, their number and the closest
 
@@ -67,8 +66,6 @@ def one_agent(snapshot: Snapshot, resolution: Resolution) -> tuple[Resolution, s
     'claude, claude code') is that agent, resolved as `repeated` (said after the answer, as a comparison of names
     that repeat one reads it once); else the resolution, and why it names no agent (`_agents_problem`)."""
     found, problem = resolve_agents(snapshot, comma_separated(resolution.query), several=True)
-    if problem is None and len(found) == 1 and found[0].resolved_by == HOSTED:
-        return found[0], ""
     if problem is None and len(found) > 1 and len(ids := named_ids(found)) == 1:
         typo = any(r.resolved_by == "fuzzy" for r in found)  # 'claude vs claud code': a name mistyped is said too
         confidence = min(r.confidence for r in found)  # as sure as its least sure name ('claud code': 0.95)
@@ -101,11 +98,9 @@ def resolve_agents(
     budget, unread = JOINED_RUNS, []
     for asked in names:
         whole = resolve_agent(snapshot.index, asked)
-        if not whole.ok and (where := hosted(snapshot, asked)) is not None:
-            resolutions.append(where)
-            continue
         name = unicodedata.normalize("NFKC", asked)  # a full-width '＆' or '／' joins as '&' and '/' do
-        ends = [0, *(i for m in _JOINED.finditer(name) for i in m.span()), len(name)] if not whole.ok else []
+        ends = [0, *(i for m in joiners(snapshot.index.agent_names, name) for i in m.span()), len(name)]
+        ends = ends if not whole.ok else []
         pieces = [(a, b) for a, b in zip(ends[::2], ends[1::2], strict=True) if name[a:b].strip()]
         words = [match.span() for match in re.finditer(r"\S+", name)] if len(pieces) < 2 and not whole.ok else []
         if len(words) > 1 and (cost := _runs(len(words))) > budget:
@@ -130,18 +125,6 @@ def resolve_agents(
     if unread:
         problem += f" {', '.join(map(repr, unread))}: more names joined than one call reads; give them as a list."
     return resolutions, problem
-
-
-_HOSTED_IN = re.compile(r"^(.+?)\s+in\s+\S.*$", re.IGNORECASE | re.DOTALL)
-
-
-def hosted(snapshot: Snapshot, name: str) -> Resolution | None:
-    """'Claude Code in VS Code' (its editor extension) is the agent named before 'in', not a comparison with VS Code
-    Copilot (a blind model test: Inline Chat ✓ was answered for it); None when no one agent is named before 'in'."""
-    if (match := _HOSTED_IN.match(name.strip())) is None:
-        return None
-    head = resolve_agent(snapshot.index, match.group(1))
-    return Resolution(name, "resolved", head.value, HOSTED, head.confidence) if head.ok and head.value else None
 
 
 class Several(NamedTuple):
@@ -248,7 +231,7 @@ def _joined(snapshot: Snapshot, name: str, pieces: list[tuple[int, int]], *, sev
 
 def joins_names(text: str) -> bool:
     """Whether a string has what joins agents' names ('claude vs gemini', 'claude, gemini')."""
-    return "," in text or _JOINED.search(unicodedata.normalize("NFKC", text)) is not None
+    return "," in text or bool(JOINED.search(unicodedata.normalize("NFKC", text)))
 
 
 def comma_separated(text: str) -> list[str]:

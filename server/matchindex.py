@@ -84,15 +84,30 @@ class NameTable:
 
     spellings: Mapping[str, tuple[str, ...]]  # normalized spelling -> values
     words: Mapping[str, frozenset[str]]
+    # the first two or more words of a spelling of three or more -> the words that follow them in some spelling, and
+    # the values of those spellings: a name that stops inside one ('visual studio' of 'visual studio code') may be
+    # another product (server/names.py)
+    continuations: Mapping[tuple[str, ...], tuple[frozenset[str], frozenset[str]]]
+    every_word: frozenset[str]  # every word of every spelling: where a name may begin or end in a longer text
 
     @classmethod
     def build(cls, spellings: Mapping[str, tuple[str, ...]]) -> NameTable:
         words: dict[str, set[str]] = {}
+        going_on: dict[tuple[str, ...], tuple[set[str], set[str]]] = {}
         for spelling, values in spellings.items():
             parts = spelling.split()
             for value in values:
                 words.setdefault(value, set()).update(parts, ["".join(parts)], map("".join, itertools.pairwise(parts)))
-        return cls(MappingProxyType(dict(spellings)), MappingProxyType({k: frozenset(v) for k, v in words.items()}))
+            for end in range(2, len(parts)):
+                following, owners = going_on.setdefault(tuple(parts[:end]), (set(), set()))
+                following.add(parts[end])
+                owners.update(values)
+        return cls(
+            MappingProxyType(dict(spellings)),
+            MappingProxyType({k: frozenset(v) for k, v in words.items()}),
+            MappingProxyType({k: (frozenset(f), frozenset(o)) for k, (f, o) in going_on.items()}),
+            frozenset(word for spelling in spellings for word in spelling.split()),
+        )
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ few, short names, so spellings, their words and typo tolerance suffice (capabili
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 
 from rapidfuzz import fuzz, process
@@ -22,12 +23,78 @@ GENERIC_AGENT_WORDS = frozenset(("agent", "agents"))  # what every agent is: 'th
 _JOINERS = frozenset(",&/+;")  # a list of names, which `agent_args` splits ('claude, agents')
 _JOINING_WORDS = frozenset("and or nor plus versus other others both all every".split())  # 'claude and other agents'
 _NUMBER = re.compile(r"\d+")
+HOSTED = "hosted"  # `resolvedBy` of the agent named before 'in' ('Claude Code in VS Code')
+_HOSTED_IN = re.compile(r"^(.+?)\s+in\s+\S.*$", re.IGNORECASE | re.DOTALL)
+# What joins agents' names in one string: "and", "or", "vs", "versus", "&", "/", "+", ";" (agent_args splits on them;
+# a comma separates too).
+JOINED = re.compile(r"\s+(?:and|or|vs\.?|versus)\s+|\s*[&/+;]\s*", re.IGNORECASE)
 
 
 def resolve_agent(index: MatchIndex, query: str) -> Resolution:
-    """An agent id from its id, name or nickname ('claude', 'Copilot in VS Code'), also as '[the] X agent'."""
+    """An agent id from its id, name or nickname ('claude', 'Copilot in VS Code'), also as '[the] X agent', or as the
+    agent named before 'in' (`HOSTED`). A name that stops inside a longer name of the catalog ('Visual Studio' in
+    'Visual Studio Code') is another product, and names joined ('copilot cli vs vscode copilot') are several: neither
+    is read by its words nor as mistyped (agent_args reads joined names one by one)."""
     read = before_agent(index.agent_names, query)
-    return _resolve_name(index.agent_names, query, index.agent_label, "" if _every_agent(index, read) else read)
+    read = "" if _every_agent(index, read) else read
+    n = normalize(read)
+    if n not in index.agent_names.spellings and (hosted := _hosted(index, query, read)) is not None:
+        return hosted
+    loosely = not _cuts_a_name(index.agent_names, n) and "," not in read and not joiners(index.agent_names, read)
+    return _resolve_name(index.agent_names, query, index.agent_label, read, loosely=loosely)
+
+
+def joiners(table: NameTable, text: str) -> list[re.Match[str]]:
+    """Where names are joined (`JOINED`, on the NFKC text: a full-width '＆' joins as '&'); not a 'vs' that begins a
+    spelling ('Gemini Code Assist in VS Code' is no 'vs', whose 'Code' was read as two agents: a blind model test)."""
+    text = unicodedata.normalize("NFKC", text)
+    return [m for m in JOINED.finditer(text) if not _spelled_from(table, text[m.start() :])]
+
+
+def _spelled_from(table: NameTable, text: str) -> bool:
+    """Whether the text's first two words begin a spelling of two or more words, the second maybe cut ('VS Code ...',
+    'vs cod': 'vs code'; not 'vs codex', another product)."""
+    first = normalize(text).split()[:2]
+    if len(first) < 2:
+        return False
+    head, typed = first
+    seconds = {parts[1] for spelling in table.spellings if len(parts := spelling.split()) > 1 and parts[0] == head}
+    return any(word.startswith(typed) for word in seconds)
+
+
+def _hosted(index: MatchIndex, query: str, read: str) -> Resolution | None:
+    """'Claude Code in VS Code' (its editor extension) is the agent named before 'in', by a spelling of two or more
+    words or its id: it was read as claude-code and vscode-copilot, and a model answered that Claude Code has inline
+    chat in VS Code (a blind model test). Not a one-word nickname: 'Gemini in Android Studio' is another product."""
+    if (match := _HOSTED_IN.match(read.strip())) is None:
+        return None
+    head = normalize(match.group(1))
+    ids = index.agent_names.spellings.get(head, ())
+    if len(ids) != 1 or (" " not in head and head not in index.agents):
+        return None
+    return Resolution(query, "resolved", ids[0], HOSTED, 1.0)
+
+
+def _cuts_a_name(table: NameTable, n: str) -> bool:
+    """Whether the words hold the first two or more words of spellings of three or more, all of one agent, words that
+    are no spelling themselves, then end or go on with a word none of that agent's spellings has, even cut short
+    ('github copilot in visual studio' of 'visual studio code'; not 'visual studio cod', 'copilot in vs code', nor
+    'github copilot', which begins names of two agents)."""
+    if n in table.spellings:
+        return False
+    words = n.split()
+    for start in range(len(words) - 1):
+        for end in range(start + 2, len(words) + 1):
+            found = table.continuations.get(tuple(words[start:end]))
+            if found is None:
+                break
+            following, owners = found
+            after = words[end] if end < len(words) else ""
+            theirs = set().union(*(table.words.get(owner, frozenset()) for owner in owners)) if after else set()
+            going_on = after and (after in theirs or any(w.startswith(after) for w in following))
+            if not going_on and len(owners) == 1 and " ".join(words[start:end]) not in table.spellings:
+                return True
+    return False
 
 
 def generic_agent(index: MatchIndex, query: str) -> bool:
@@ -57,16 +124,19 @@ def before_agent(table: NameTable, query: str) -> str:
     return query if set(head) & _JOINING_WORDS and not spelled else " ".join(head)
 
 
-def _resolve_name(table: NameTable, query: str, label: Callable[[str], str], read: str | None = None) -> Resolution:
-    """A spelling, its words (not stop words alone) or a spelling mistyped, else suggestions; `read`: what names it."""
+def _resolve_name(
+    table: NameTable, query: str, label: Callable[[str], str], read: str | None = None, loosely: bool = True
+) -> Resolution:
+    """A spelling, else (`loosely`) its words (not stop words alone) or a spelling mistyped, else suggestions; `read`:
+    what names it."""
     n = normalize(read if read is not None else query)
-    found = table.spellings.get(n) or (_containing(table, n) if set(n.split()) - STOP_WORDS else ())
+    found = table.spellings.get(n) or (_containing(table, n) if loosely and set(n.split()) - STOP_WORDS else ())
     if len(found) == 1:  # a spelling of the value, or every word of the query names it ('github copilot cli')
         exact = normalize(query) == normalize(found[0])  # 'claude-code agent' is no exact spelling
         return Resolution(query, "resolved", found[0], "exact" if exact else "name", 1.0)
     if found:  # 'github copilot': both Copilots
         return ambiguous(query, found, label)
-    if resolved := _mistyped(table, query, n):
+    if loosely and (resolved := _mistyped(table, query, n)):
         return resolved
     similar = _best_per_value((values, fuzz.WRatio(n, s)) for s, values in table.spellings.items())  # when shown
     return Resolution(query, "unknown", candidates=closest(similar, label))
@@ -137,11 +207,18 @@ def _most_words(table: NameTable, words: set[str]) -> tuple[str, ...]:
 
 
 def mistyped_as(typed: str, spelling: str) -> bool:
-    """`spelling` mistyped word by word or run together ('claudecod'): not merely similar ('github copilot chat')."""
+    """`spelling` mistyped word by word or run together ('claudecod'): not merely similar ('github copilot chat').
+    Words spaced otherwise than the spelling's are read run together with one slip at most, unless typed as one word:
+    'copilot in xcode' is two slips from 'copilot in vs code', and another product (a blind model test)."""
     words, spelled = typed.split(), spelling.split()
-    pairs = zip(words, spelled, strict=True) if len(words) == len(spelled) else [("".join(words), "".join(spelled))]
+    if len(words) == len(spelled):
+        pairs = list(zip(words, spelled, strict=True))
+    else:
+        pairs = [("".join(words), "".join(spelled))]
+    slips = 2 if len(words) == 1 or len(words) == len(spelled) else 1
     return all(
-        OSA.distance(a, b) <= (2 if len(b) >= LONG_TYPO else 1) or (len(a) >= 3 and b.startswith(a)) for a, b in pairs
+        OSA.distance(a, b) <= (slips if len(b) >= LONG_TYPO else 1) or (len(a) >= 3 and b.startswith(a))
+        for a, b in pairs
     )
 
 

@@ -15,7 +15,7 @@ import mcp_types as types
 from capidx.schema.text import STOP_WORDS, normalize, plural, terms, unread_words
 from capidx.server.listings import Listings
 from capidx.server.matchindex import Resolution
-from capidx.server.names import before_agent, category_named
+from capidx.server.names import HOSTED, before_agent, category_named
 from capidx.server.query import root
 from capidx.server.snapshot import Snapshot
 
@@ -25,7 +25,6 @@ NEXT_NAMED = 2  # runner-ups a loose reading names
 # `resolvedBy` of one agent named more than once in one argument ('claude vs claude code': `agent_args.one_agent`).
 REPEATED = "repeated"
 REPEATED_MISTYPED = "repeated-fuzzy"  # the same, one of the names mistyped ('claude vs claud code')
-HOSTED = "hosted"  # 'Claude Code in VS Code': the agent named before 'in' (`agent_args.hosted`)
 # How an agent's name was read when not as spelled.
 AGENT_READINGS = {
     "fuzzy": "allowing for typos",

@@ -54,7 +54,8 @@ _RECORDS_READ = 64  # agents' records of one capability `unheld` reads, at most:
 # took 550 ms a call (2.8 ms without them). The sentences name at most `_UNHELD_NAMED` words.
 _COMPOUNDS_SOUGHT = _UNHELD_NAMED
 _CLOSEST_SHARE = 0.5  # of a capability's name (its roots, by idf) another name must share to be said closest
-_CLOSEST_SAID = 2  # records `_closest_recorded` names per agent, at most
+_OTHERS_READ, _OTHERS_SAID = 8, 2  # an agent's other records `lacking` reads for a word it lacks, and names
+_CLOSEST_SAID, _FEATURES_SAID = 2, 4  # records `_closest_recorded` names per agent, features `closest_features`
 _LIMITS_SAID = 2  # limitations `limited` quotes, at most
 _LIMIT_CHARS = 160  # characters of a limitation `limited` quotes, at most
 # Limitations `limited` reads per call, and characters of each: a build's record may list thousands, and reading all of
@@ -71,7 +72,34 @@ def unrecorded(snapshot: Snapshot, slug: str, agents: Iterable[str]) -> str:
     if entry is None:
         return ""
     lacking = [agent for agent in dict.fromkeys(agents) if agent not in entry.agents]
-    return " ".join(filter(None, (_no_record(lacking, [entry.name]), _closest_recorded(snapshot, slug, lacking))))
+    closest = (_closest_recorded(snapshot, slug, lacking), closest_features(snapshot, slug, lacking))
+    return " ".join(filter(None, (_no_record(lacking, [entry.name]), *closest)))
+
+
+def closest_features(snapshot: Snapshot, slug: str, agents: Sequence[str]) -> str:
+    """ "Closest by name among gemini-cli's integration features: PR reviews (of GitHub Actions, supported).": of an
+    agent with no record of Code Review, a blind model test answered "no data" while its file lists reviews of pull
+    requests where it runs. Features whose names share `_CLOSEST_SHARE` of the capability's name as
+    `_closest_recorded` reads it (by idf, as roots), up to `_FEATURES_SAID` per agent, for `_AGENTS_NAMED` agents."""
+    index = snapshot.index
+    asked, idf, unknown = index.vocabulary.name_roots.get(slug, frozenset()), index.ranker.idf, index.ranker.unknown
+    weight = sum(idf.get(word, unknown) for word in asked)
+    written = set(shortened(terms(index.capabilities[slug].name)))  # as the listed names are read
+    said = []
+    for agent in agents[:_RECORDS_READ]:
+        by_word = index.listings.words.get(agent, {})
+        near = sorted({at for word in written for at in by_word.get(word, ())})[:_LISTED_READ]
+        lists = index.listings.by_agent.get(agent, ())
+        features = []
+        for at in near:
+            kind, name, flag, words, platform = lists[at]
+            shared = asked & {root(word) for word in words}
+            if platform is not None and weight and sum(idf.get(w, unknown) for w in shared) / weight >= _CLOSEST_SHARE:
+                features.append(f"{_cut(name)} (of {_cut(platform)}{_FLAGS[kind].get(flag, ')')}")
+        if features:
+            closest = ", ".join(features[:_FEATURES_SAID])
+            said.append(f"Closest by name among {agent}'s integration features: {closest}.")
+    return " ".join(said[:_AGENTS_NAMED])
 
 
 def _closest_recorded(snapshot: Snapshot, slug: str, agents: Sequence[str]) -> str:
@@ -255,22 +283,39 @@ def lacking(
             compounds.setdefault(token, _compound(parts))
 
     @functools.cache
-    def read(who: str) -> tuple[str, frozenset[str]]:
-        """An agent's record of the capability, once per call: its text case-folded, and its roots (`_record`)."""
-        documents = [snapshot.find(kind, agent=who, capability=entry.slug) for kind in ("lookup", "sources")]
+    def read(who: str, slug: str = entry.slug) -> tuple[str, frozenset[str]]:
+        """An agent's record of a capability, once per call: its text case-folded, and its roots (`_record`)."""
+        documents = [snapshot.find(kind, agent=who, capability=slug) for kind in ("lookup", "sources")]
         # Its aliases, wording and trigger phrases: match.json holds them, the documents do not.
-        names = [*_own_names(entry.agents[who]), *_strings(entry.agents[who].get("triggers"))]
+        recorded = snapshot.index.capabilities[slug].agents[who]
+        names = [*_own_names(recorded), *_strings(recorded.get("triggers"))]
         parts = [_record(d.text, part) for d, part in zip(documents, ("capability", "sources"), strict=True) if d]
         texts = [canonical_json(names).casefold(), *(text for text, _ in parts)]
         return " ".join(texts), _roots(canonical_json(names)).union(*(held for _, held in parts))
 
-    def has(who: str, key: str | re.Pattern[str]) -> bool:
-        text, held = read(who)
+    def has(who: str, key: str | re.Pattern[str], slug: str = entry.slug) -> bool:
+        text, held = read(who, slug)
         if isinstance(key, re.Pattern):  # a compound
             return key.search(text) is not None
         if key in where:  # or within a longer one ('.json' in 'settings.json')
-            return who in where[key] or _in_text(key, text)
+            return who in snapshot.index.identifier_holders(key, slug) or _in_text(key, text)
         return any(set(words) <= held for words in (single[key].words, *single[key].alternatives))
+
+    def own_others(who: str, key: str | re.Pattern[str]) -> list[str]:
+        """The names of the agent's other records that use the word, of the capabilities the index finds it in, most
+        first: 'OpenTelemetry' asked of claude-code read as Usage Tracking, whose record lacks it, while its Debug
+        Logging record has it (a blind model test took the lack for a no)."""
+        if isinstance(key, re.Pattern):
+            return []
+        index = snapshot.index
+        if key in where:
+            holders = {slug: weight for slug, _, weight in index.identifiers.get(key, ())}
+        else:  # a word many records say ('command') is no finding where the agent's other records say it
+            holders = dict(index.ranker.postings.get(key, {}))
+            if len(holders) > max(_DETAIL_SHARED, len(index.capabilities) / 8):
+                return []
+        ranked = [s for s, _ in best_first(holders) if s != entry.slug and who in index.capabilities[s].agents]
+        return [index.capabilities[s].name for s in ranked[:_OTHERS_READ] if has(who, key, s)][:_OTHERS_SAID]
 
     groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[str]] = {}  # (lacking, holding) -> words
     checked: list[tuple[str, str | re.Pattern[str]]] = [*typed.items(), *compounds.items()]
@@ -286,7 +331,18 @@ def lacking(
             if holding or not elsewhere:
                 groups.setdefault((without, holding), []).append(word)
     said = list(groups.items())[:sentences]
-    return [_lacking(words, without, holding, entry.name) for (without, holding), words in said]
+    keys = dict(checked)
+
+    def elsewhere_own(without: tuple[str, ...], words: list[str]) -> list[tuple[str, list[str]]]:
+        if len(without) != 1:
+            return []
+        found = [(word, own_others(without[0], keys[word])) for word in words[:_UNHELD_NAMED]]
+        return [(word, names) for word, names in found if names]
+
+    return [
+        _lacking(words, without, holding, entry.name, elsewhere_own(without, words))
+        for (without, holding), words in said
+    ]
 
 
 def _is_detail(snapshot: Snapshot, query: str) -> Callable[[str], bool]:
@@ -315,9 +371,17 @@ def _as_typed(text: str, token: str) -> str:
     return text[at : at + len(token)] if at >= 0 and len(folded) == len(text) else token
 
 
-def _lacking(words: Sequence[str], lacking: Sequence[str], others: Sequence[str], name: str) -> str:
+def _lacking(
+    words: Sequence[str],
+    lacking: Sequence[str],
+    others: Sequence[str],
+    name: str,
+    own: Sequence[tuple[str, Sequence[str]]] = (),
+) -> str:
     """ "gemini-cli's record of Git Integration does not use the word 'worktrees' in any form (copilot-cli's does)."
-    Said of the word ('window' is a form of 'windows'), not of what it names: a record may say it in other words."""
+    Said of the word ('window' is a form of 'windows'), not of what it names: a record may say it in other words. `own`:
+    the one lacking agent's other records that use a word ('; its record of Debug Logging does', of several words
+    "; its record of Debug Logging uses '/mcp'")."""
     named = ", ".join(f"'{word}'" for word in list(words)[:_UNHELD_NAMED])
     word = f"the word {named}" if len(words) == 1 else f"the words {named}"
     if len(lacking) == 1:
@@ -330,7 +394,14 @@ def _lacking(words: Sequence[str], lacking: Sequence[str], others: Sequence[str]
         theirs = f" (those of {_agents(others)} do)"
     else:
         theirs = ""
-    return f"{said}{theirs}."
+    mine = []
+    for word, names in own:
+        records = f"its record{'s' if len(names) > 1 else ''} of {' and '.join(names)}"
+        if len(words) == 1:
+            mine.append(f"{records} {'do' if len(names) > 1 else 'does'}")
+        else:
+            mine.append(f"{records} {'use' if len(names) > 1 else 'uses'} '{word}'")
+    return f"{said}{theirs}{'; ' + ', '.join(mine) if mine else ''}."
 
 
 def _cut(name: str) -> str:

@@ -457,14 +457,16 @@ def _of_agents(snapshot: Snapshot, capability: str) -> tuple[str, list[str]]:
     if (across := _ACROSS_AGENTS.search(capability)) and capability[: across.start()].strip():
         return capability[: across.start()].strip(), []
     words = list(re.finditer(r"\S+", capability))
-    if len(words) < 3 or not agent_args.joins_names(capability):
+    named = snapshot.index.agent_names.every_word  # a run of names begins and ends with a word of one
+    if len(words) < 3 or not agent_args.joins_names(capability) or normalize(words[-1].group()) not in named:
         return capability, []
     tries = _NAMED_TRIES  # each reads a run of names as compare's `agents` does, at most JOINED_RUNS resolutions
     for first in range(max(1, len(words) - _NAMED_WORDS), len(words) - 1):
         tail = capability[words[first].start() :]
         if not agent_args.joins_names(tail) or not tries:
             break
-        if _BEFORE_AGENTS.fullmatch(f" {words[first].group()}"):  # 'in claude and gemini': the names after 'in'
+        begins = words[first].group()  # 'in claude and gemini': the names after 'in'
+        if normalize(begins) not in named or _BEFORE_AGENTS.fullmatch(f" {begins}"):
             continue
         tries -= 1
         found, problem = agent_args.resolve_agents(snapshot, agent_args.comma_separated(tail))
@@ -497,7 +499,13 @@ def _compared(
         one = asked[0] if len(asked) == 1 else None
         several = asked if one is None else ()
         unheld = records.unheld(snapshot, cap_res, every, elsewhere=True)
-        note = " ".join(filter(None, (read, unheld, records.unlimited(snapshot, cap_res, every), listed, about)))
+        # the first suggestion's agents without a record of it: their integration features closest to it by name
+        offered = [cap_res.value] if cap_res.ok else [c.value for c in cap_res.candidates]
+        first = next((slug for slug in offered if slug in snapshot.index.capabilities), None)
+        lacking = [a for a in every if first is not None and a not in snapshot.index.capabilities[first].agents]
+        features = records.closest_features(snapshot, first, lacking) if first and lacking else ""
+        notes = (read, unheld, records.unlimited(snapshot, cap_res, every), listed, about, features)
+        note = " ".join(filter(None, notes))
         return _suggested(snapshot, cap_res, one, note, several, one is not None, capability=cap_res, **meta)
     if not cap_res.ok:  # ambiguous without snippets, or unknown: candidates
         value = unresolved.candidates(snapshot, cap_res, None)

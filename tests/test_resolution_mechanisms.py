@@ -639,6 +639,31 @@ async def test_a_query_of_words_asking_about_records_resolves_only_a_capability_
     assert "'limitations' asks what records say, not about one capability" in text, text
 
 
+@pytest.mark.anyio
+async def test_a_word_the_answered_record_lacks_is_said_where_the_agent_s_other_records_use_it(tmp_path: Path) -> None:
+    """'OpenTelemetry' asked of claude-code read as Usage Tracking, and the note said its record lacks the word while
+    gemini-cli's has it; a model concluded Claude Code has no OpenTelemetry export, which its Debug Logging record
+    describes (a blind model test). The agent's own records that use the word are named."""
+    caps = (
+        Cap("Usage Tracking", "observability", "Shows token counts and costs per session.",
+            agents={CLAUDE: {"available": True},
+                    GEMINI: {"available": True, "limitations": ["OpenTelemetry export is opt-in."]}}),
+        Cap("Debug Logging", "observability", "Writes verbose logs of each turn.",
+            agents={CLAUDE: {"available": True, "limitations": ["OpenTelemetry metrics need an exporter variable."]}}),
+        Cap("Web Search", "context-awareness", "Searches the web for current information.", agents=BOTH),
+    )  # fmt: skip
+    build = real_build(write_catalog(tmp_path / "agents", caps), tmp_path / "build")
+    assert resolve_capability(_match_index(build), "opentelemetry usage", agent=CLAUDE).value == "usage-tracking"
+    async with connect(build) as client:
+        answer = await client.call_tool("lookup_capability", {"agent": CLAUDE, "capability": "opentelemetry usage"})
+    said = " ".join(block.text for block in answer.content)
+    expected = (
+        "claude-code's record of Usage Tracking does not use the word 'opentelemetry' in any form (gemini-cli's does); "
+        "its record of Debug Logging does."
+    )
+    assert expected in said, said
+
+
 def test_generally_available_asks_about_a_record(tmp_path: Path) -> None:
     """'is it generally available' resolved Sub-agents (its record names a 'General-purpose' agent: 'generally' read as
     a typo of 'general') and answered "✓ stable" to a question about the agent's release (a blind model test):
