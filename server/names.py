@@ -23,8 +23,8 @@ GENERIC_AGENT_WORDS = frozenset(("agent", "agents"))  # what every agent is: 'th
 _JOINERS = frozenset(",&/+;")  # a list of names, which `agent_args` splits ('claude, agents')
 _JOINING_WORDS = frozenset("and or nor plus versus other others both all every".split())  # 'claude and other agents'
 _NUMBER = re.compile(r"\d+")
-HOSTED = "hosted"  # `resolvedBy` of the agent named before 'in' ('Claude Code in VS Code')
-_HOSTED_IN = re.compile(r"^(.+?)\s+in\s+\S.*$", re.IGNORECASE | re.DOTALL)
+HOSTED = "hosted"  # `resolvedBy` of the agent named before 'in', 'for' or 'on' ('Claude Code in VS Code')
+_HOSTED_IN = re.compile(r"^(.+?)\s+(?:in|inside|for|on)\s+\S.*$", re.IGNORECASE | re.DOTALL)
 # What joins agents' names in one string: "and", "or", "vs", "versus", "&", "/", "+", ";" (agent_args splits on them;
 # a comma separates too).
 JOINED = re.compile(r"\s+(?:and|or|vs\.?|versus)\s+|\s*[&/+;]\s*", re.IGNORECASE)

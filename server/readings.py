@@ -30,7 +30,7 @@ AGENT_READINGS = {
     "fuzzy": "allowing for typos",
     REPEATED: "which it names more than once",
     REPEATED_MISTYPED: "which it names more than once, allowing for typos",
-    HOSTED: "the agent named before 'in' (what follows says where it runs, not another agent)",
+    HOSTED: "the agent named first (what follows says where it runs, not another agent)",
 }
 # A query quoted back in an answer that did not find it: the model sent it and has it, so a long sentence is cut.
 QUOTED_CHARS = 80

@@ -469,9 +469,10 @@ def _of_agents(snapshot: Snapshot, capability: str) -> tuple[str, list[str]]:
         if normalize(begins) not in named or _BEFORE_AGENTS.fullmatch(f" {begins}"):
             continue
         tries -= 1
-        found, problem = agent_args.resolve_agents(snapshot, agent_args.comma_separated(tail))
+        found, problem = agent_args.resolve_agents(snapshot, agent_args.comma_separated(tail), several=True)
         head = _BEFORE_AGENTS.sub("", capability[: words[first].start()])
-        if problem is None and len(found) > 1 and all(r.ok for r in found) and head.strip():
+        every = all(r.ok or r.status == "ambiguous" for r in found)  # 'copilot' is both Copilots, as `agents` reads it
+        if problem is None and len(found) > 1 and every and head.strip():
             return head.strip(), [r.query for r in found]
     return capability, []
 

@@ -937,16 +937,21 @@ async def test_an_agent_in_a_host_is_that_agent(bundled_build: Path) -> None:
             "compare_capability", {"capability": "hooks", "agents": ["gemini cli in vs code", "copilot cli"]}
         )
         own = await client.call_tool("lookup_capability", {"agent": "Copilot in VS Code", "capability": "hooks"})
+        # 'for' reads the same ('Copilot CLI for VS Code' was read as vscode-copilot alone: a blind model test)
+        extension = await client.call_tool(
+            "lookup_capability", {"agent": "Copilot CLI for VS Code", "capability": "hooks"}
+        )
 
     def every_block(result: Any) -> str:
         return "\n".join(block.text for block in result.content)
 
     assert hosted.structured_content["agent"] == "claude-code"
-    said = "Read agent 'Claude Code in VS Code' as claude-code, the agent named before 'in'"
+    said = "Read agent 'Claude Code in VS Code' as claude-code, the agent named first (what follows says where it runs"
     assert said in every_block(hosted)
     assert sorted(a["agent"] for a in compared.structured_content["agents"]) == ["copilot-cli", "gemini-cli"]
-    assert "Read agent 'gemini cli in vs code' as gemini-cli, the agent named before 'in'" in every_block(compared)
+    assert "Read agent 'gemini cli in vs code' as gemini-cli, the agent named first" in every_block(compared)
     assert own.structured_content["agent"] == "vscode-copilot" and "Read agent" not in every_block(own)
+    assert extension.structured_content["agent"] == "copilot-cli" and "the agent named first" in every_block(extension)
 
 
 async def test_a_name_of_another_product_is_no_agent(bundled_build: Path) -> None:
@@ -972,7 +977,7 @@ async def test_a_name_of_another_product_is_no_agent(bundled_build: Path) -> Non
     assert [entry["agent"] for entry in json.loads(text_of(joined))["agents"]] == ["copilot-cli", "vscode-copilot"]
     assert typo.structured_content["agent"] == "vscode-copilot" and "allowing for typos" in text_of_all(typo)
     assert hosted.structured_content["agent"] == "copilot-cli"
-    assert "the agent named before 'in'" in text_of_all(hosted)
+    assert "the agent named first" in text_of_all(hosted)
 
 
 async def test_a_comparison_s_words_naming_whom_it_compares_are_no_capability_s(bundled_build: Path) -> None:
@@ -988,6 +993,7 @@ async def test_a_comparison_s_words_naming_whom_it_compares_are_no_capability_s(
         given = await client.call_tool("compare_capability", {"capability": "hooks", "agents": ["claude", "gemini"]})
         joined = await client.call_tool("compare_capability", {"capability": "hooks and plugins"})
         unknown = await client.call_tool("compare_capability", {"capability": "hooks claude vs cursor"})
+        both = await client.call_tool("compare_capability", {"capability": "hooks copilot vs claude"})
 
     def every_block(result: Any) -> str:
         return "\n".join(block.text for block in result.content)
@@ -1000,6 +1006,8 @@ async def test_a_comparison_s_words_naming_whom_it_compares_are_no_capability_s(
     assert inside.structured_content["capability"]["slug"] == "mcp-servers"
     for result in (joined, unknown):
         assert "compared for" not in every_block(result) and "compared across" not in every_block(result)
+    # a name of several agents among them is all of them, as `agents` reads it
+    assert {a["agent"] for a in both.structured_content["agents"]} == {"copilot-cli", "vscode-copilot", "claude-code"}
 
 
 async def test_a_word_of_several_agents_names_is_no_agent_beside_another_name(bundled_build: Path) -> None:
