@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from capidx.schema.text import normalize
 from capidx.server.matchindex import Resolution
-from capidx.server.names import JOINED, category_named, generic_agent, joiners, resolve_agent
+from capidx.server.names import category_named, generic_agent, joiners, resolve_agent
 from capidx.server.readings import REPEATED, REPEATED_MISTYPED, listing, nothing_in
 from capidx.server.snapshot import Snapshot
 
@@ -99,8 +99,8 @@ def resolve_agents(
     for asked in names:
         whole = resolve_agent(snapshot.index, asked)
         name = unicodedata.normalize("NFKC", asked)  # a full-width '＆' or '／' joins as '&' and '/' do
-        ends = [0, *(i for m in joiners(snapshot.index.agent_names, name) for i in m.span()), len(name)]
-        ends = ends if not whole.ok else []
+        joined = joiners(snapshot.index.agent_names, name) if not whole.ok else []
+        ends = [0, *(i for m in joined for i in m.span()), len(name)] if not whole.ok else []
         pieces = [(a, b) for a, b in zip(ends[::2], ends[1::2], strict=True) if name[a:b].strip()]
         words = [match.span() for match in re.finditer(r"\S+", name)] if len(pieces) < 2 and not whole.ok else []
         if len(words) > 1 and (cost := _runs(len(words))) > budget:
@@ -227,11 +227,6 @@ def _joined(snapshot: Snapshot, name: str, pieces: list[tuple[int, int]], *, sev
         best.append(min(options, key=lambda option: option[0]))
     readings = best[-1][1]
     return readings if any(map(names_agents, readings)) else []
-
-
-def joins_names(text: str) -> bool:
-    """Whether a string has what joins agents' names ('claude vs gemini', 'claude, gemini')."""
-    return "," in text or bool(JOINED.search(unicodedata.normalize("NFKC", text)))
 
 
 def comma_separated(text: str) -> list[str]:

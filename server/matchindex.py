@@ -89,13 +89,17 @@ class NameTable:
     # another product (server/names.py)
     continuations: Mapping[tuple[str, ...], tuple[frozenset[str], frozenset[str]]]
     every_word: frozenset[str]  # every word of every spelling: where a name may begin or end in a longer text
+    second_words: Mapping[str, frozenset[str]]  # a spelling's first word -> the second words of those it begins
 
     @classmethod
     def build(cls, spellings: Mapping[str, tuple[str, ...]]) -> NameTable:
         words: dict[str, set[str]] = {}
         going_on: dict[tuple[str, ...], tuple[set[str], set[str]]] = {}
+        seconds: dict[str, set[str]] = {}
         for spelling, values in spellings.items():
             parts = spelling.split()
+            if len(parts) > 1:
+                seconds.setdefault(parts[0], set()).add(parts[1])
             for value in values:
                 words.setdefault(value, set()).update(parts, ["".join(parts)], map("".join, itertools.pairwise(parts)))
             for end in range(2, len(parts)):
@@ -107,6 +111,7 @@ class NameTable:
             MappingProxyType({k: frozenset(v) for k, v in words.items()}),
             MappingProxyType({k: (frozenset(f), frozenset(o)) for k, (f, o) in going_on.items()}),
             frozenset(word for spelling in spellings for word in spelling.split()),
+            MappingProxyType({k: frozenset(v) for k, v in seconds.items()}),
         )
 
 

@@ -27,7 +27,7 @@ HOSTED = "hosted"  # `resolvedBy` of the agent named before 'in', 'for' or 'on' 
 _HOSTED_IN = re.compile(r"^(.+?)\s+(?:in|inside|for|on)\s+\S.*$", re.IGNORECASE | re.DOTALL)
 # What joins agents' names in one string: "and", "or", "vs", "versus", "&", "/", "+", ";" (agent_args splits on them;
 # a comma separates too).
-JOINED = re.compile(r"\s+(?:and|or|vs\.?|versus)\s+|\s*[&/+;]\s*", re.IGNORECASE)
+_JOINED = re.compile(r"\s+(?:and|or|vs\.?|versus)\s+|\s*[&/+;]\s*", re.IGNORECASE)
 
 
 def resolve_agent(index: MatchIndex, query: str) -> Resolution:
@@ -40,15 +40,20 @@ def resolve_agent(index: MatchIndex, query: str) -> Resolution:
     n = normalize(read)
     if n not in index.agent_names.spellings and (hosted := _hosted(index, query, read)) is not None:
         return hosted
-    loosely = not _cuts_a_name(index.agent_names, n) and "," not in read and not joiners(index.agent_names, read)
+    loosely = not _cuts_a_name(index.agent_names, n) and not joins_names(index.agent_names, read)
     return _resolve_name(index.agent_names, query, index.agent_label, read, loosely=loosely)
 
 
 def joiners(table: NameTable, text: str) -> list[re.Match[str]]:
-    """Where names are joined (`JOINED`, on the NFKC text: a full-width '＆' joins as '&'); not a 'vs' that begins a
+    """Where names are joined (`_JOINED`, on the NFKC text: a full-width '＆' joins as '&'); not a 'vs' that begins a
     spelling ('Gemini Code Assist in VS Code' is no 'vs', whose 'Code' was read as two agents: a blind model test)."""
     text = unicodedata.normalize("NFKC", text)
-    return [m for m in JOINED.finditer(text) if not _spelled_from(table, text[m.start() :])]
+    return [m for m in _JOINED.finditer(text) if not _spelled_from(table, text[m.start() :])]
+
+
+def joins_names(table: NameTable, text: str) -> bool:
+    """Whether a string joins names of agents: a comma, or a joiner (`joiners`)."""
+    return "," in text or bool(joiners(table, text))
 
 
 def _spelled_from(table: NameTable, text: str) -> bool:
@@ -58,8 +63,7 @@ def _spelled_from(table: NameTable, text: str) -> bool:
     if len(first) < 2:
         return False
     head, typed = first
-    seconds = {parts[1] for spelling in table.spellings if len(parts := spelling.split()) > 1 and parts[0] == head}
-    return any(word.startswith(typed) for word in seconds)
+    return any(word.startswith(typed) for word in table.second_words.get(head, ()))
 
 
 def _hosted(index: MatchIndex, query: str, read: str) -> Resolution | None:

@@ -82,8 +82,7 @@ def closest_features(snapshot: Snapshot, slug: str, agents: Sequence[str]) -> st
     requests where it runs. Features whose names share `_CLOSEST_SHARE` of the capability's name as
     `_closest_recorded` reads it (by idf, as roots), up to `_FEATURES_SAID` per agent, for `_AGENTS_NAMED` agents."""
     index = snapshot.index
-    asked, idf, unknown = index.vocabulary.name_roots.get(slug, frozenset()), index.ranker.idf, index.ranker.unknown
-    weight = sum(idf.get(word, unknown) for word in asked)
+    share = _name_share(snapshot, slug)
     written = set(shortened(terms(index.capabilities[slug].name)))  # as the listed names are read
     said = []
     for agent in agents[:_RECORDS_READ]:
@@ -93,13 +92,21 @@ def closest_features(snapshot: Snapshot, slug: str, agents: Sequence[str]) -> st
         features = []
         for at in near:
             kind, name, flag, words, platform = lists[at]
-            shared = asked & {root(word) for word in words}
-            if platform is not None and weight and sum(idf.get(w, unknown) for w in shared) / weight >= _CLOSEST_SHARE:
+            if platform is not None and share({root(word) for word in words}) >= _CLOSEST_SHARE:
                 features.append(f"{_cut(name)} (of {_cut(platform)}{_FLAGS[kind].get(flag, ')')}")
         if features:
             closest = ", ".join(features[:_FEATURES_SAID])
             said.append(f"Closest by name among {agent}'s integration features: {closest}.")
     return " ".join(said[:_AGENTS_NAMED])
+
+
+def _name_share(snapshot: Snapshot, slug: str) -> Callable[[Iterable[str]], float]:
+    """The share of a capability's name (its roots, each weighed by its idf) that other roots hold: how close another
+    name is to it (`_closest_recorded`, `closest_features`); 0 for a name of no weight."""
+    idf, unknown = snapshot.index.ranker.idf, snapshot.index.ranker.unknown
+    asked = snapshot.index.vocabulary.name_roots.get(slug, frozenset())
+    weight = sum(idf.get(word, unknown) for word in asked)
+    return lambda roots: sum(idf.get(word, unknown) for word in asked.intersection(roots)) / weight if weight else 0.0
 
 
 def _closest_recorded(snapshot: Snapshot, slug: str, agents: Sequence[str]) -> str:
@@ -109,14 +116,10 @@ def _closest_recorded(snapshot: Snapshot, slug: str, agents: Sequence[str]) -> s
     is, idf; as roots), of the agents' own records, up to `_CLOSEST_SAID` each, for `_AGENTS_NAMED` agents with one.
     By names alone: the ranking's other fields are every agent's texts, which named another agent's words."""
     index = snapshot.index
-    names, idf = index.vocabulary.name_roots, index.ranker.idf
-    asked, unknown = names.get(slug, frozenset()), index.ranker.unknown
-    weight = sum(idf.get(word, unknown) for word in asked)
-    if not weight:
-        return ""
-    sharing = {other for word in asked for other in index.vocabulary.names.get(word, ())} - {slug}
-    shares = {other: sum(idf.get(word, unknown) for word in asked & names[other]) / weight for other in sharing}
-    close = [index.capabilities[other] for other, share in best_first(shares) if share >= _CLOSEST_SHARE]
+    names, share = index.vocabulary.name_roots, _name_share(snapshot, slug)
+    sharing = {other for word in names.get(slug, ()) for other in index.vocabulary.names.get(word, ())} - {slug}
+    shares = {other: share(names[other]) for other in sharing}
+    close = [index.capabilities[other] for other, shared in best_first(shares) if shared >= _CLOSEST_SHARE]
     close = close[:_RECORDS_READ]  # each agent's few are looked for among these
     said = []
     for agent in agents:
@@ -250,9 +253,8 @@ def lacking(
     single = {u.words[0]: u for u in query.units if len(u.words) == 1 and (u.trust == 1.0 or fuzzy)}  # not split
     # An identifier the index has is a unit of its own ('copilot-instructions.md'), held by the records it occurs in
     # (match.json `identifiers`; the alias table's, without an agent, is in no record).
-    where = {
-        token: snapshot.index.identifier_holders(token, entry.slug) for token in query.identifiers if token in single
-    }
+    where = frozenset(token for token in query.identifiers if token in single)
+    holders = functools.cache(snapshot.index.identifier_holders)  # (token, slug) -> the agents whose records hold it
     names = snapshot.index.agent_names.words  # 'Gemini CLI Code Explanation': an asked agent's own name
     own_names = frozenset().union(*(names.get(who, frozenset()) for who in asked))
     typed = {_as_typed(resolution.query, token): token for token in where}  # a query word as typed -> its root
@@ -298,7 +300,7 @@ def lacking(
         if isinstance(key, re.Pattern):  # a compound
             return key.search(text) is not None
         if key in where:  # or within a longer one ('.json' in 'settings.json')
-            return who in snapshot.index.identifier_holders(key, slug) or _in_text(key, text)
+            return who in holders(key, slug) or _in_text(key, text)
         return any(set(words) <= held for words in (single[key].words, *single[key].alternatives))
 
     def own_others(who: str, key: str | re.Pattern[str]) -> list[str]:

@@ -28,7 +28,7 @@ from capidx.schema.text import canonical_json, normalize, plural
 from capidx.server import agent_args, readings, records, unlisted, unresolved
 from capidx.server.limits import clip
 from capidx.server.matchindex import RESOLUTION_META, Resolution
-from capidx.server.names import generic_agent, resolve_agent, resolve_category
+from capidx.server.names import generic_agent, joins_names, resolve_agent, resolve_category
 from capidx.server.resolve import resolve_capability
 from capidx.server.snapshot import Artifact, Snapshot
 
@@ -457,13 +457,14 @@ def _of_agents(snapshot: Snapshot, capability: str) -> tuple[str, list[str]]:
     if (across := _ACROSS_AGENTS.search(capability)) and capability[: across.start()].strip():
         return capability[: across.start()].strip(), []
     words = list(re.finditer(r"\S+", capability))
-    named = snapshot.index.agent_names.every_word  # a run of names begins and ends with a word of one
-    if len(words) < 3 or not agent_args.joins_names(capability) or normalize(words[-1].group()) not in named:
+    table = snapshot.index.agent_names
+    named = table.every_word  # a run of names begins and ends with a word of one
+    if len(words) < 3 or normalize(words[-1].group()) not in named or not joins_names(table, capability):
         return capability, []
     tries = _NAMED_TRIES  # each reads a run of names as compare's `agents` does, at most JOINED_RUNS resolutions
     for first in range(max(1, len(words) - _NAMED_WORDS), len(words) - 1):
         tail = capability[words[first].start() :]
-        if not agent_args.joins_names(tail) or not tries:
+        if not joins_names(table, tail) or not tries:
             break
         begins = words[first].group()  # 'in claude and gemini': the names after 'in'
         if normalize(begins) not in named or _BEFORE_AGENTS.fullmatch(f" {begins}"):
@@ -502,9 +503,9 @@ def _compared(
         unheld = records.unheld(snapshot, cap_res, every, elsewhere=True)
         # the first suggestion's agents without a record of it: their integration features closest to it by name
         offered = [cap_res.value] if cap_res.ok else [c.value for c in cap_res.candidates]
-        first = next((slug for slug in offered if slug in snapshot.index.capabilities), None)
-        lacking = [a for a in every if first is not None and a not in snapshot.index.capabilities[first].agents]
-        features = records.closest_features(snapshot, first, lacking) if first and lacking else ""
+        first = next((snapshot.index.capabilities[s] for s in offered if s in snapshot.index.capabilities), None)
+        lacking = [a for a in every if a not in first.agents] if first is not None else []
+        features = records.closest_features(snapshot, first.slug, lacking) if first is not None else ""
         notes = (read, unheld, records.unlimited(snapshot, cap_res, every), listed, about, features)
         note = " ".join(filter(None, notes))
         return _suggested(snapshot, cap_res, one, note, several, one is not None, capability=cap_res, **meta)
